@@ -1,0 +1,3 @@
+from pyozone.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The `pyozone` command line: one module per command, Ozone's command names."""

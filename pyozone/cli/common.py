@@ -1,0 +1,43 @@
+"""What every command shares: -D overrides, --conf, and one-line errors with a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from pyozone.config import ConfigError, OzoneConfiguration
+
+
+class CLIError(Exception):
+    """A problem the user can fix; printed as one line, exit code 1."""
+
+
+def common_options() -> argparse.ArgumentParser:
+    """A parent parser so `-D key=value` and `--conf DIR` work after any subcommand, as in Ozone."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("-D", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a configuration key (repeatable)")
+    parent.add_argument("--conf", dest="conf_dir", default=None, metavar="DIR",
+                        help="directory holding ozone-site.xml (default: $OZONE_CONF_DIR)")
+    return parent
+
+
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    overrides: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"-D {item!r}: expected KEY=VALUE")
+        overrides[key.strip()] = value.strip()
+    return overrides
+
+
+def load_configuration(args: argparse.Namespace) -> OzoneConfiguration:
+    from pyozone.config.site import load_configuration as load
+
+    conf_dir = args.conf_dir or os.environ.get("OZONE_CONF_DIR")
+    try:
+        return load(Path(conf_dir) if conf_dir else None, parse_overrides(args.overrides))
+    except ConfigError as e:
+        raise CLIError(str(e)) from None

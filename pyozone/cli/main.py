@@ -1,0 +1,36 @@
+"""Entry point: `pyozone [COMMAND] ...`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from pyozone.cli.common import CLIError, common_options
+from pyozone.config import ConfigError
+from pyozone.scm.exceptions import SCMException
+
+COMMAND_MODULES = ("getconf", "scm", "debug", "plan")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parent = common_options()
+    parser = argparse.ArgumentParser(prog="pyozone", parents=[parent],
+                                     description="pyozone: Apache Ozone's storage-container architecture")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"pyozone.cli.{name}").register(sub, parent)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (CLIError, ConfigError, SCMException) as e:
+        print(f"pyozone {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,1 @@
+"""Small building blocks with no Ozone semantics of their own."""

@@ -1,0 +1,146 @@
+"""Every configuration key pyozone reads, with Ozone's name, type and default (spec section 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Kind(Enum):
+    DURATION = "duration"  # parsed to int milliseconds
+    SIZE = "size"  # parsed to int bytes
+    INT = "int"
+    FLOAT = "float"
+    FRACTION = "fraction"  # float in [0, 1]
+    BOOL = "bool"
+    STRING = "string"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    name: str
+    kind: Kind
+    default: str | None
+    description: str
+    unit: str = "ms"  # unit of a bare number, for DURATION keys
+
+
+def _k(name: str, kind: Kind, default: str | None, description: str, unit: str = "ms") -> ConfigKey:
+    return ConfigKey(name, kind, default, description, unit)
+
+
+D, S, I, F, P, B, T = Kind.DURATION, Kind.SIZE, Kind.INT, Kind.FLOAT, Kind.FRACTION, Kind.BOOL, Kind.STRING
+RM = "hdds.scm.replication."
+
+KEYS: tuple[ConfigKey, ...] = (
+    # --- node / heartbeat (2.1)
+    _k("hdds.heartbeat.interval", D, "30s", "Datanode to SCM heartbeat period"),
+    _k("hdds.heartbeat.initial-interval", D, "2s", "Datanode heartbeat period until registered"),
+    _k("ozone.scm.heartbeat.thread.interval", D, "3s", "SCM node health check period"),
+    _k("ozone.scm.stale.node.interval", D, "5m", "No heartbeat for this long: node is STALE"),
+    _k("ozone.scm.dead.node.interval", D, "10m", "No heartbeat for this long: node is DEAD"),
+    _k("ozone.scm.heartbeat.rpc-timeout", D, "5s", "Heartbeat RPC timeout"),
+    _k("hdds.node.report.interval", D, "60000ms", "Node report period"),
+    _k("hdds.container.report.interval", D, "60m", "Full container report period"),
+    _k("hdds.pipeline.report.interval", D, "60000ms", "Pipeline report period"),
+    _k("hdds.command.status.report.interval", D, "30s", "Command status report period"),
+    _k("ozone.scm.datanode.admin.monitor.interval", D, "30s", "Decommission/maintenance monitor period"),
+    _k("ozone.scm.datanode.admin.monitor.logging.limit", I, "1000", "Containers logged per monitor run"),
+    _k("hdds.datanode.replication.outofservice.limit.factor", F, "2.0",
+       "Scales replication limits on decommissioning/maintenance datanodes (clamped to [1, 10])"),
+    _k("hdds.datanode.block.delete.queue.limit", I, "5", "Delete-block commands queued on a datanode at most"),
+    _k("net.topology.node.switch.mapping.file", T, None,
+       "File mapping datanode host, IP or UUID to a rack (lines 'HOST /rack'); absent: /default-rack"),
+    # --- pipelines (2.2)
+    _k("ozone.scm.datanode.pipeline.limit", I, "2", "Pipelines per datanode; 0 derives it from metadata disks"),
+    _k("ozone.scm.pipeline.per.metadata.disk", I, "2", "Pipelines per metadata disk when the limit above is 0"),
+    _k("ozone.scm.ratis.pipeline.limit", I, "0", "Cluster-wide cap on Ratis pipelines; 0 means no cap"),
+    _k("ozone.scm.pipeline.owner.container.count", I, "3", "Open containers per pipeline owner"),
+    _k("ozone.scm.datanode.disallow.same.peers", B, "false", "Forbid two pipelines with the same peers"),
+    _k("ozone.scm.datanode.ratis.volume.free-space.min", S, "1GB", "Metadata volume free space needed"),
+    _k("ozone.scm.pipeline.allocated.timeout", D, "5m", "ALLOCATED pipelines older than this are scrubbed"),
+    _k("ozone.scm.pipeline.destroy.timeout", D, "66s", "CLOSED pipelines are removed after this"),
+    _k("ozone.scm.pipeline.creation.interval", D, "120s", "Background pipeline creator period"),
+    _k("ozone.scm.pipeline.scrub.interval", D, "5m", "Pipeline scrubber period"),
+    _k("ozone.scm.pipeline.creation.auto.factor.one", B, "true", "Background creator also makes RATIS/ONE"),
+    _k("ozone.scm.pipeline.creation.ratis.three", B, "true", "Create RATIS/THREE when default is EC"),
+    _k("ozone.scm.pipeline.leader-choose.policy", T, "MinLeaderCountChoosePolicy", "Leader choose policy"),
+    _k("hdds.scm.pipeline.choose.policy.impl", T, "RandomPipelineChoosePolicy", "Pipeline choose policy"),
+    _k("ozone.scm.ec.pipeline.minimum", I, "5", "Minimum open EC pipelines"),
+    _k("ozone.scm.ec.pipeline.per.volume.factor", F, "1", "EC pipelines per healthy volume"),
+    _k("ozone.scm.container.size", S, "5GB", "Container size"),
+    _k("ozone.scm.block.size", S, "256MB", "Block size"),
+    _k("ozone.scm.close.container.wait.duration", D, "150s", "Lease before the close command is sent"),
+    _k("hdds.container.ratis.datastream.enabled", B, "false", "Ratis streaming (write pipeline V2)"),
+    _k("ozone.replication", T, "3", "Default replication (1, 3 or an EC spec such as rs-3-2-1024k)"),
+    _k("ozone.replication.type", T, "RATIS", "Default replication type (RATIS or EC)"),
+    _k("ozone.scm.sequence.id.batch.size", I, "1000", "Ids reserved per persisted sequence-id batch"),
+    _k("hdds.scm.unknown-container.action", T, "WARN", "WARN or DELETE for containers SCM does not know"),
+    # --- safe mode (2.3)
+    _k("hdds.scm.safemode.enabled", B, "true", "Enter safe mode on start"),
+    _k("hdds.scm.safemode.min.datanode", I, "3", "Datanodes that must register (the pre-check)"),
+    _k("hdds.scm.safemode.threshold.pct", P, "0.99", "Fraction of containers with a reported replica"),
+    _k("hdds.scm.safemode.healthy.pipeline.pct", P, "0.10", "Fraction of RATIS/THREE pipelines healthy"),
+    _k("hdds.scm.safemode.atleast.one.node.reported.pipeline.pct", P, "0.90",
+       "Fraction of RATIS/THREE pipelines with one reported member"),
+    _k("hdds.scm.safemode.pipeline.creation", B, "true", "Create pipelines while in safe mode"),
+    _k("hdds.scm.safemode.rule.refresh.interval", D, "5s", "Safe-mode rule refresh period; 0 disables"),
+    _k("hdds.scm.safemode.log.interval", D, "1m", "Safe-mode status log period"),
+    _k("hdds.scm.wait.time.after.safemode.exit", D, "5m", "Services wait this long after safe-mode exit"),
+    # --- replication manager (2.4)
+    _k(RM + "thread.interval", D, "300s", "Replication Manager full scan period"),
+    _k(RM + "under.replicated.interval", D, "30s", "Under-replicated queue processor period"),
+    _k(RM + "over.replicated.interval", D, "30s", "Over-replicated queue processor period"),
+    _k(RM + "event.timeout", D, "12m", "SCM-side deadline of Replication Manager commands"),
+    _k(RM + "event.timeout.datanode.offset", D, "6m", "Datanode deadline = SCM deadline - this offset"),
+    _k(RM + "maintenance.replica.minimum", I, "2", "Ratis: healthy in-service replicas kept in maintenance"),
+    _k(RM + "maintenance.remaining.redundancy", I, "1", "EC: redundancy kept online in maintenance"),
+    _k(RM + "datanode.replication.limit", I, "20", "Weighted replicate+reconstruct commands per datanode"),
+    _k(RM + "datanode.reconstruction.weight", I, "3", "Weight of one reconstruction command"),
+    _k(RM + "datanode.delete.container.limit", I, "40", "deleteContainer commands queued per datanode"),
+    _k(RM + "inflight.limit.factor", F, "0.75", "Cluster cap on pending adds (0 disables)"),
+    _k(RM + "container.sample.limit", I, "100", "Container ids sampled per report state"),
+    _k(RM + "quasi.closed.stuck.best.origin.copies", I, "3", "Copies kept of the best origin"),
+    _k(RM + "quasi.closed.stuck.other.origin.copies", I, "2", "Copies kept of other origins"),
+    _k("ozone.scm.expired.container.replica.op.scrub.interval", D, "5m", "Pending replica op scrub period"),
+    # --- block deletion (2.5)
+    _k("hdds.scm.block.deletion.per-interval.max", I, "500000", "Blocks sent for deletion per run"),
+    _k("hdds.scm.block.deleting.service.interval", D, "60s", "Block deleting service period"),
+    _k("hdds.scm.block.deletion.txn.dn.commit.map.limit", I, "5000000", "Skip a run above this many entries"),
+    _k("ozone.scm.block.deletion.per.dn.distribution.factor", I, "8", "Per-datanode share of a deletion run"),
+    _k("ozone.block.deleting.service.timeout", D, "300000ms", "Block deleting service timeout"),
+    _k("ozone.scm.ha.ratis.log.appender.queue.byte-limit", S, "32MB", "Delete-transaction batch byte cap"),
+    # --- client (2.6)
+    _k("ozone.client.stream.buffer.size", S, "4MB", "Client write buffer (one writeChunk)"),
+    _k("ozone.client.stream.buffer.flush.size", S, "16MB", "Bytes between putBlock flushes"),
+    _k("ozone.client.stream.buffer.max.size", S, "32MB", "Client buffer pool capacity"),
+    _k("ozone.client.stream.buffer.increment", S, "0B", "Buffer increment"),
+    _k("ozone.client.stream.buffer.flush.delay", B, "true", "Delay flush until buffer is full"),
+    _k("ozone.client.max.retries", I, "5", "Write retries"),
+    _k("ozone.client.retry.interval", D, "0", "Write retry interval"),
+    _k("ozone.client.read.max.retries", I, "3", "Read retries"),
+    _k("ozone.client.read.retry.interval", D, "1", "Read retry interval", unit="s"),
+    _k("ozone.client.checksum.type", T, "CRC32", "NONE, CRC32, CRC32C, SHA256 or MD5"),
+    _k("ozone.client.bytes.per.checksum", S, "16KB", "Bytes covered by one checksum"),
+    _k("ozone.client.verify.checksum", B, "true", "Verify checksums on read"),
+    _k("ozone.client.exclude.nodes.expiry.time", D, "600000", "Excluded datanodes expire after this"),
+    _k("ozone.client.datastream.buffer.flush.size", S, "16MB", "Streaming flush size"),
+    _k("ozone.client.datastream.min.packet.size", S, "1MB", "Streaming minimum packet"),
+    _k("ozone.client.datastream.window.size", S, "64MB", "Streaming window"),
+    _k("ozone.client.datastream.pipeline.mode", B, "true", "Streaming chain through the pipeline"),
+    _k("ozone.fs.datastream.enabled", B, "false", "Client uses streaming writes"),
+    _k("ozone.fs.datastream.auto.threshold", S, "4MB", "Streaming above this size"),
+    _k("hdds.ratis.client.request.watch.type", T, "ALL_COMMITTED", "Watch type before key commit"),
+    _k("ozone.client.max.ec.stripe.write.retries", I, "10", "EC stripe write retries"),
+    # --- daemons and storage
+    _k("ozone.metadata.dirs", T, None, "Directory for metadata (RocksDB, VERSION files)"),
+    _k("ozone.scm.db.dirs", T, None, "Directory of scm.db; defaults to ozone.metadata.dirs"),
+    _k("hdds.datanode.dir", T, None, "Comma-separated datanode data volumes"),
+    _k("hdds.datanode.replication.streams.limit", I, "10", "Datanode replication worker pool size"),
+    _k("ozone.scm.names", T, None, "SCM host names"),
+    _k("ozone.scm.client.address", T, None, "SCM client RPC address"),
+    _k("ozone.scm.datanode.address", T, None, "SCM datanode RPC address"),
+    _k("ozone.scm.http-address", T, "0.0.0.0:9876", "SCM web UI address"),
+)
+
+KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}

@@ -1,0 +1,37 @@
+"""Parsing of Hadoop-style duration and size values ("30s", "5m", "256MB", "1GB")."""
+
+from __future__ import annotations
+
+import re
+
+_DURATION_UNITS_MS = {
+    "ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1_000, "m": 60_000, "min": 60_000,
+    "h": 3_600_000, "d": 86_400_000,
+}
+_SIZE_UNITS = {
+    "": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
+    "t": 1 << 40, "tb": 1 << 40, "p": 1 << 50, "pb": 1 << 50,
+}
+_NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_duration_ms(text: str, default_unit: str = "ms") -> int:
+    """A duration in milliseconds; a bare number is in `default_unit`, as Hadoop's getTimeDuration."""
+    m = _NUMBER_UNIT.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a duration (a number with an optional unit ms, s, m, h or d)")
+    number, unit = m.group(1), (m.group(2).lower() or default_unit)
+    if unit not in _DURATION_UNITS_MS:
+        raise ValueError(f"{text!r} has unknown duration unit {unit!r} (use ms, s, m, h or d)")
+    return round(float(number) * _DURATION_UNITS_MS[unit])
+
+
+def parse_size_bytes(text: str) -> int:
+    """A size in bytes; units are binary (1KB = 1024 B) as in Ozone's StorageUnit."""
+    m = _NUMBER_UNIT.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a size (a number with an optional unit B, KB, MB, GB or TB)")
+    number, unit = m.group(1), m.group(2).lower()
+    if unit not in _SIZE_UNITS:
+        raise ValueError(f"{text!r} has unknown size unit {m.group(2)!r} (use B, KB, MB, GB or TB)")
+    return round(float(number) * _SIZE_UNITS[unit])

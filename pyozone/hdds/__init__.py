@@ -1,0 +1,1 @@
+"""Types shared by every HDDS component: states, identifiers, replication configs."""
