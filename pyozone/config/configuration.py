@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from pyozone.config.keys import KEYS_BY_NAME, ConfigKey, Kind
+from pyozone.config.keys import KEYS_BY_NAME, ConfigKey, Kind, unknown_key_message
 from pyozone.config.units import parse_duration_ms, parse_size_bytes
 
 
@@ -15,35 +16,48 @@ class ConfigError(ValueError):
 
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
+_EXPECTED = {
+    Kind.DURATION: "e.g. 500ms, 30s, 5m, 1h or 1d",
+    Kind.SIZE: "e.g. 512B, 16KB, 256MB or 5GB; binary units",
+    Kind.INT: "a whole number",
+    Kind.FLOAT: "a finite number",
+    Kind.FRACTION: "a number from 0 to 1",
+    Kind.BOOL: "true or false",
+}
 
 
-def parse_value(key: ConfigKey, raw: str) -> Any:
+def _parse(key: ConfigKey, raw: str) -> Any:
+    match key.kind:
+        case Kind.DURATION:
+            return parse_duration_ms(raw, key.unit)
+        case Kind.SIZE:
+            return parse_size_bytes(raw)
+        case Kind.INT:
+            return int(raw.strip())
+        case Kind.FLOAT | Kind.FRACTION:
+            value = float(raw.strip())
+            if not math.isfinite(value) or (key.kind is Kind.FRACTION and not 0.0 <= value <= 1.0):
+                raise ValueError(raw)
+            return value
+        case Kind.BOOL:
+            text = raw.strip().lower()
+            if text not in _TRUE | _FALSE:
+                raise ValueError(raw)
+            return text in _TRUE
+        case _:
+            return raw.strip()
+
+
+def parse_value(key: ConfigKey, raw: str, source: str = "default") -> Any:
+    """The typed value of `raw`; the error names key, value, source and expected type for the operator."""
     try:
-        match key.kind:
-            case Kind.DURATION:
-                return parse_duration_ms(raw, key.unit)
-            case Kind.SIZE:
-                return parse_size_bytes(raw)
-            case Kind.INT:
-                return int(raw.strip())
-            case Kind.FLOAT:
-                return float(raw.strip())
-            case Kind.FRACTION:
-                value = float(raw.strip())
-                if not 0.0 <= value <= 1.0:
-                    raise ValueError(f"{raw!r} is outside [0, 1]")
-                return value
-            case Kind.BOOL:
-                text = raw.strip().lower()
-                if text in _TRUE:
-                    return True
-                if text in _FALSE:
-                    return False
-                raise ValueError(f"{raw!r} is not a boolean (true or false)")
-            case _:
-                return raw.strip()
-    except ValueError as e:
-        raise ConfigError(f"{key.name}: {e} (expected {key.kind.value})") from None
+        return _parse(key, raw)
+    except ValueError:
+        unit = f"; a bare number is in {key.unit}" if key.kind is Kind.DURATION else ""
+        raise ConfigError(
+            f"{key.name}: invalid value {raw!r} from {source}: expected {key.kind.value} "
+            f"({_EXPECTED[key.kind]}{unit})"
+        ) from None
 
 
 class OzoneConfiguration:
@@ -64,7 +78,7 @@ class OzoneConfiguration:
         """Sets a raw value; a known key must parse as its type, an unknown key is kept as text."""
         key = KEYS_BY_NAME.get(name)
         if key is not None:
-            self._cache[name] = parse_value(key, value)
+            self._cache[name] = parse_value(key, value, source)
         else:
             self._cache.pop(name, None)
         self._raw[name] = value
@@ -78,7 +92,7 @@ class OzoneConfiguration:
         raw = self._raw.get(name)
         if key is None:
             if raw is None:
-                raise ConfigError(f"{name}: not a configuration key pyozone knows")
+                raise ConfigError(unknown_key_message(name))
             return raw
         value = None if raw is None else parse_value(key, raw)
         self._cache[name] = value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from enum import Enum
 
@@ -98,7 +99,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k(RM + "datanode.replication.limit", I, "20", "Weighted replicate+reconstruct commands per datanode"),
     _k(RM + "datanode.reconstruction.weight", I, "3", "Weight of one reconstruction command"),
     _k(RM + "datanode.delete.container.limit", I, "40", "deleteContainer commands queued per datanode"),
-    _k(RM + "inflight.limit.factor", F, "0.75", "Cluster cap on pending adds (0 disables)"),
+    _k(RM + "inflight.limit.factor", P, "0.75", "Cluster cap on pending adds (0 disables)"),
     _k(RM + "container.sample.limit", I, "100", "Container ids sampled per report state"),
     _k(RM + "quasi.closed.stuck.best.origin.copies", I, "3", "Copies kept of the best origin"),
     _k(RM + "quasi.closed.stuck.other.origin.copies", I, "2", "Copies kept of other origins"),
@@ -144,3 +145,10 @@ KEYS: tuple[ConfigKey, ...] = (
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}
+
+
+def unknown_key_message(name: str) -> str:
+    """Why `name` is rejected, with the closest known key: most unknown names are typos."""
+    close = difflib.get_close_matches(name, KEYS_BY_NAME, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"{name}: not a configuration key pyozone knows{hint}"

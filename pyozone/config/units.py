@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 _DURATION_UNITS_MS = {
-    "ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1_000, "m": 60_000, "min": 60_000,
-    "h": 3_600_000, "d": 86_400_000,
+    "ns": Fraction(1, 1_000_000), "us": Fraction(1, 1_000), "ms": 1, "s": 1_000, "m": 60_000,
+    "min": 60_000, "h": 3_600_000, "d": 86_400_000,
 }
 _SIZE_UNITS = {
     "": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
@@ -22,8 +23,9 @@ def parse_duration_ms(text: str, default_unit: str = "ms") -> int:
         raise ValueError(f"{text!r} is not a duration (a number with an optional unit ms, s, m, h or d)")
     number, unit = m.group(1), (m.group(2).lower() or default_unit)
     if unit not in _DURATION_UNITS_MS:
-        raise ValueError(f"{text!r} has unknown duration unit {unit!r} (use ms, s, m, h or d)")
-    return round(float(number) * _DURATION_UNITS_MS[unit])
+        raise ValueError(f"{text!r} has unknown duration unit {m.group(2)!r} (use ms, s, m, h or d)")
+    # Fraction keeps large values exact, where a float would round "10000000000000001ms".
+    return round(Fraction(number) * _DURATION_UNITS_MS[unit])
 
 
 def parse_size_bytes(text: str) -> int:
@@ -34,4 +36,4 @@ def parse_size_bytes(text: str) -> int:
     number, unit = m.group(1), m.group(2).lower()
     if unit not in _SIZE_UNITS:
         raise ValueError(f"{text!r} has unknown size unit {m.group(2)!r} (use B, KB, MB, GB or TB)")
-    return round(float(number) * _SIZE_UNITS[unit])
+    return round(Fraction(number) * _SIZE_UNITS[unit])

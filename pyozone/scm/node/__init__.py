@@ -1,0 +1,1 @@
+"""Datanode membership, health and operational state, as SCM's NodeManager keeps them."""

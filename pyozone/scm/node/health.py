@@ -1,0 +1,94 @@
+"""The datanode health state machine and interval sanitisation (spec 3.1-3.2).
+
+Recovery never jumps to HEALTHY: STALE and DEAD nodes come back through HEALTHY_READONLY, and only a
+later check pass (with a matching layout) makes them HEALTHY.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, auto
+
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.states import NodeState
+
+
+class NodeLifeCycleEvent(Enum):
+    TIMEOUT = auto()
+    RESTORE = auto()
+    RESURRECT = auto()
+    LAYOUT_MISMATCH = auto()
+    LAYOUT_MATCH = auto()
+
+
+_E = NodeLifeCycleEvent
+TRANSITIONS: dict[tuple[NodeState, NodeLifeCycleEvent], NodeState] = {
+    (NodeState.HEALTHY, _E.TIMEOUT): NodeState.STALE,
+    (NodeState.HEALTHY, _E.LAYOUT_MISMATCH): NodeState.HEALTHY_READONLY,
+    (NodeState.HEALTHY_READONLY, _E.LAYOUT_MATCH): NodeState.HEALTHY,
+    (NodeState.HEALTHY_READONLY, _E.TIMEOUT): NodeState.STALE,
+    (NodeState.STALE, _E.TIMEOUT): NodeState.DEAD,
+    (NodeState.STALE, _E.RESTORE): NodeState.HEALTHY_READONLY,
+    (NodeState.DEAD, _E.RESURRECT): NodeState.HEALTHY_READONLY,
+}
+
+
+def next_state(state: NodeState, event: NodeLifeCycleEvent) -> NodeState | None:
+    """The target state, or None for a transition the machine does not have (ignored, as Ozone logs it)."""
+    return TRANSITIONS.get((state, event))
+
+
+def sanitize(value: int, base: int, min_factor: int, max_factor: int) -> int:
+    """Clamps value into [base * min_factor, base * max_factor] (Ozone's ServerUtils.sanitizeUserArgs)."""
+    return min(max(value, base * min_factor), base * max_factor)
+
+
+@dataclass(frozen=True, slots=True)
+class HealthIntervals:
+    check_interval_ms: int
+    stale_ms: int
+    dead_ms: int
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> HealthIntervals:
+        check = conf.get("ozone.scm.heartbeat.thread.interval")
+        heartbeat = conf.get("hdds.heartbeat.interval")
+        if check <= 0:
+            raise ConfigError("ozone.scm.heartbeat.thread.interval: must be greater than 0")
+        stale = sanitize(conf.get("ozone.scm.stale.node.interval"), check, 5, 1000)
+        stale = sanitize(stale, heartbeat, 3, 1000)
+        dead = sanitize(conf.get("ozone.scm.dead.node.interval"), stale, 2, 1000)
+        if stale >= dead:
+            raise ConfigError(
+                f"ozone.scm.stale.node.interval ({stale} ms after sanitisation) must be less than "
+                f"ozone.scm.dead.node.interval ({dead} ms)")
+        return cls(check, stale, dead)
+
+
+def health_transitions(state: NodeState, last_heartbeat_ms: int, now_ms: int, layout_matches: bool,
+                       intervals: HealthIntervals) -> list[NodeLifeCycleEvent]:
+    """The events one check pass applies to a node, in order, each judged against the pass-start state.
+
+    One transition per event per pass: a HEALTHY node goes STALE in one pass and DEAD in a later one.
+    """
+    healthy_deadline = now_ms - intervals.stale_ms
+    stale_deadline = now_ms - intervals.dead_ms
+    events: list[NodeLifeCycleEvent] = []
+    if state is NodeState.HEALTHY:
+        if not layout_matches:
+            events.append(_E.LAYOUT_MISMATCH)
+        if last_heartbeat_ms < healthy_deadline:
+            events.append(_E.TIMEOUT)
+    elif state is NodeState.HEALTHY_READONLY:
+        if layout_matches:
+            events.append(_E.LAYOUT_MATCH)
+        if last_heartbeat_ms < healthy_deadline:
+            events.append(_E.TIMEOUT)
+    elif state is NodeState.STALE:
+        if last_heartbeat_ms < stale_deadline:
+            events.append(_E.TIMEOUT)
+        elif last_heartbeat_ms >= healthy_deadline:
+            events.append(_E.RESTORE)
+    elif state is NodeState.DEAD and last_heartbeat_ms >= healthy_deadline:
+        events.append(_E.RESURRECT)
+    return events

@@ -1,0 +1,289 @@
+"""NodeManager: registration, heartbeats, health checks, operational state and per-node accounting.
+
+Sans-IO: time comes from the injected clock, outputs are events and queued commands.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
+from pyozone.hdds.states import NodeOperationalState as Op
+from pyozone.hdds.states import NodeState, SCMCommandType
+from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.exceptions import ResultCode, SCMException
+from pyozone.scm.node.commands import CommandQueue, SCMCommand
+from pyozone.scm.node.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion, NodeReport
+from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
+from pyozone.scm.node.status import NodeStatus
+from pyozone.scm.node.topology import NetworkTopology
+
+log = logging.getLogger(__name__)
+
+SCM_LAYOUT = LayoutVersion(metadata_layout_version=1, software_layout_version=1)
+
+HEALTH_EVENTS = {
+    NodeState.STALE: SCMEvent.STALE_NODE,
+    NodeState.DEAD: SCMEvent.DEAD_NODE,
+    NodeState.HEALTHY: SCMEvent.HEALTHY_READONLY_TO_HEALTHY_NODE,
+    NodeState.HEALTHY_READONLY: SCMEvent.HEALTHY_READONLY_NODE,
+}
+
+# Operational-state changes SCM accepts; admin commands and the admin monitor both go through them.
+OPERATIONAL_TRANSITIONS: frozenset[tuple[Op, Op]] = frozenset({
+    (Op.IN_SERVICE, Op.DECOMMISSIONING),
+    (Op.DECOMMISSIONING, Op.DECOMMISSIONED),
+    (Op.IN_SERVICE, Op.ENTERING_MAINTENANCE),
+    (Op.ENTERING_MAINTENANCE, Op.IN_MAINTENANCE),
+    *((state, Op.IN_SERVICE) for state in Op if state is not Op.IN_SERVICE),
+})
+_NOTIFY_RM_ON = (Op.ENTERING_MAINTENANCE, Op.DECOMMISSIONING, Op.IN_SERVICE)
+
+
+class NodeManager:
+    def __init__(self, conf: OzoneConfiguration, clock, events: EventQueue,
+                 topology: NetworkTopology | None = None, layout: LayoutVersion = SCM_LAYOUT) -> None:
+        self.conf = conf
+        self.clock = clock
+        self.events = events
+        self.topology = topology or NetworkTopology()
+        self.layout = layout
+        self.intervals = HealthIntervals.from_conf(conf)
+        self.commands = CommandQueue()
+        self.term = 0
+        self._nodes: dict[DatanodeID, DatanodeInfo] = {}
+        self._pipelines: dict[DatanodeID, set[PipelineID]] = {}
+        self._containers: dict[DatanodeID, set[ContainerID]] = {}
+        self._last_check_ms: int | None = None
+        self.skipped_health_checks = 0
+        self._fixed_pipeline_limit: int = conf.get("ozone.scm.datanode.pipeline.limit")
+        self._per_metadata_disk: int = conf.get("ozone.scm.pipeline.per.metadata.disk")
+        self._owner_container_count: int = conf.get("ozone.scm.pipeline.owner.container.count")
+
+    # ------------------------------------------------------------------ registration and heartbeat
+    def register(self, details: DatanodeDetails, report: NodeReport | None = None,
+                 layout: LayoutVersion | None = None) -> DatanodeInfo:
+        layout = layout or self.layout
+        rack = self.topology.resolve(details.uuid, details.hostname, details.ip_address)
+        details = _with_location(details, rack)
+        existing = self._nodes.get(details.uuid)
+        if existing is not None:
+            address_changed = (existing.details.hostname, existing.details.ip_address) != (
+                details.hostname, details.ip_address)
+            existing.details = details
+            existing.layout = layout
+            if report is not None:
+                existing.report = report
+            self.topology.add(details.uuid, rack)
+            if address_changed:
+                self.events.fire(SCMEvent.NODE_ADDRESS_UPDATE, details.uuid)
+            return existing
+        now = self.clock.now_ms()
+        health = NodeState.HEALTHY if self._layout_matches(layout) else NodeState.HEALTHY_READONLY
+        status = NodeStatus(details.persisted_op_state, health, details.persisted_op_state_expiry)
+        info = DatanodeInfo(details, status, now, now, layout, report or NodeReport(),
+                            last_heartbeat_wall_ms=self.clock.wall_ms())
+        self._nodes[details.uuid] = info
+        self._pipelines.setdefault(details.uuid, set())
+        self._containers.setdefault(details.uuid, set())
+        self.topology.add(details.uuid, rack)
+        log.info("Registered datanode %s (%s) on %s", details.uuid, details.hostname, rack)
+        self.events.fire(SCMEvent.NEW_NODE, details.uuid)
+        return info
+
+    def is_registered(self, dn: DatanodeID) -> bool:
+        return dn in self._nodes
+
+    def process_heartbeat(self, dn: DatanodeID, persisted_op_state: Op | None = None,
+                          persisted_op_state_expiry: int = 0, layout: LayoutVersion | None = None,
+                          command_queue_report: dict[SCMCommandType, int] | None = None,
+                          ) -> list[SCMCommand]:
+        """Records the heartbeat and returns the commands to send back with its response."""
+        info = self._nodes.get(dn)
+        if info is None:
+            return [SCMCommand(SCMCommandType.reregisterCommand, term=self.term)]
+        info.last_heartbeat_ms = self.clock.now_ms()
+        info.last_heartbeat_wall_ms = self.clock.wall_ms()
+        if layout is not None:
+            info.layout = layout
+            if layout.metadata_layout_version < self.layout.metadata_layout_version:
+                self.commands.add(dn, SCMCommand(SCMCommandType.finalizeNewLayoutVersionCommand,
+                                                 term=self.term))
+        if persisted_op_state is not None:
+            self._sync_operational_state(info, persisted_op_state, persisted_op_state_expiry)
+        sent = self.commands.drain(dn)
+        if command_queue_report is not None or sent:
+            self._update_command_counts(info, command_queue_report or {}, sent)
+        return sent
+
+    def _sync_operational_state(self, info: DatanodeInfo, reported: Op, expiry: int) -> None:
+        previous = info.details.persisted_op_state
+        if (reported, expiry) != (previous, info.details.persisted_op_state_expiry):
+            info.details = _with_persisted_state(info.details, reported, expiry)
+            if reported in _NOTIFY_RM_ON and reported is not previous:
+                self.events.fire(SCMEvent.REPLICATION_MANAGER_NOTIFY, info.uuid)
+        status = info.status
+        if (reported, expiry) != (status.operational_state, status.op_state_expiry_epoch_sec):
+            self.commands.add(info.uuid, SCMCommand(
+                SCMCommandType.setNodeOperationalStateCommand,
+                {"state": status.operational_state.name, "expiry": status.op_state_expiry_epoch_sec},
+                term=self.term))
+
+    def _update_command_counts(self, info: DatanodeInfo, reported: dict[SCMCommandType, int],
+                               sent: list[SCMCommand]) -> None:
+        """Spec 3.5: the datanode's counts replace ours, plus what this heartbeat just carried."""
+        counts = {t: max(0, c) for t, c in reported.items()}
+        for command in sent:
+            counts[command.type] = counts.get(command.type, 0) + 1
+        info.command_counts = counts
+        self.events.fire(SCMEvent.DATANODE_COMMAND_COUNT_UPDATED, info.uuid)
+
+    def process_node_report(self, dn: DatanodeID, report: NodeReport) -> None:
+        info = self._nodes.get(dn)
+        if info is not None:
+            info.report = report
+
+    # ------------------------------------------------------------------ health
+    def check_health(self) -> None:
+        """One pass of the health checker; a pass delayed by min(stale, dead) or more is skipped."""
+        now = self.clock.now_ms()
+        last, self._last_check_ms = self._last_check_ms, now
+        if last is not None and now - last >= min(self.intervals.stale_ms, self.intervals.dead_ms):
+            self.skipped_health_checks += 1
+            log.warning("Health check delayed by %d ms; skipping this pass", now - last)
+            return
+        for info in list(self._nodes.values()):
+            start = info.status.health
+            for event in health_transitions(start, info.last_heartbeat_ms, now,
+                                            self._layout_matches(info.layout), self.intervals):
+                target = next_state(start, event)
+                if target is not None and target is not info.status.health:
+                    self._set_health(info, target)
+
+    def _set_health(self, info: DatanodeInfo, health: NodeState) -> None:
+        log.info("Datanode %s: %s -> %s", info.uuid, info.status.health.name, health.name)
+        info.status = info.status.with_health(health)
+        self.events.fire(HEALTH_EVENTS[health], info.uuid)
+
+    def _layout_matches(self, layout: LayoutVersion) -> bool:
+        return layout.metadata_layout_version == self.layout.metadata_layout_version
+
+    # ------------------------------------------------------------------ operational state
+    def set_operational_state(self, dn: DatanodeID, state: Op, expiry_epoch_sec: int = 0) -> None:
+        info = self.node(dn)
+        current = info.status.operational_state
+        if state is current:
+            info.status = info.status.with_operational_state(state, expiry_epoch_sec)
+            return
+        if (current, state) not in OPERATIONAL_TRANSITIONS:
+            raise SCMException(f"datanode {dn} cannot go from {current.name} to {state.name}",
+                               ResultCode.INVALID_OPERATIONAL_STATE_TRANSITION)
+        info.status = info.status.with_operational_state(state, expiry_epoch_sec)
+        log.info("Datanode %s: operational state %s -> %s", dn, current.name, state.name)
+        self.events.fire(HEALTH_EVENTS[info.status.health], dn)
+
+    # ------------------------------------------------------------------ queries
+    def node(self, dn: DatanodeID) -> DatanodeInfo:
+        info = self._nodes.get(dn)
+        if info is None:
+            raise SCMException(f"datanode {dn} is not registered", ResultCode.NO_SUCH_DATANODE)
+        return info
+
+    def get(self, dn: DatanodeID) -> DatanodeInfo | None:
+        return self._nodes.get(dn)
+
+    def nodes(self, predicate: Callable[[NodeStatus], bool] | None = None) -> list[DatanodeInfo]:
+        if predicate is None:
+            return list(self._nodes.values())
+        return [info for info in self._nodes.values() if predicate(info.status)]
+
+    def healthy_in_service(self) -> list[DatanodeInfo]:
+        """Ozone's inServiceHealthy(): IN_SERVICE and HEALTHY (not HEALTHY_READONLY)."""
+        return self.nodes(NodeStatus.is_node_writable)
+
+    def count(self, op: Op | None = None, health: NodeState | None = None) -> int:
+        return sum(1 for i in self._nodes.values()
+                   if (op is None or i.status.operational_state is op)
+                   and (health is None or i.status.health is health))
+
+    # ------------------------------------------------------------------ pipelines and containers per node
+    def add_pipeline(self, pipeline_id: PipelineID, members: Iterable[DatanodeID]) -> None:
+        for dn in members:
+            self._pipelines.setdefault(dn, set()).add(pipeline_id)
+
+    def remove_pipeline(self, pipeline_id: PipelineID, members: Iterable[DatanodeID]) -> None:
+        for dn in members:
+            self._pipelines.get(dn, set()).discard(pipeline_id)
+
+    def pipelines(self, dn: DatanodeID) -> frozenset[PipelineID]:
+        return frozenset(self._pipelines.get(dn, ()))
+
+    def add_container(self, dn: DatanodeID, container_id: ContainerID) -> None:
+        self._containers.setdefault(dn, set()).add(container_id)
+
+    def remove_container(self, dn: DatanodeID, container_id: ContainerID) -> None:
+        self._containers.get(dn, set()).discard(container_id)
+
+    def containers(self, dn: DatanodeID) -> frozenset[ContainerID]:
+        return frozenset(self._containers.get(dn, ()))
+
+    def set_containers(self, dn: DatanodeID, container_ids: Iterable[ContainerID]) -> None:
+        self._containers[dn] = set(container_ids)
+
+    def pipeline_limit(self, dn: DatanodeID) -> int:
+        """Spec 3.6: the fixed limit, else per.metadata.disk x metadata volumes (0 with no healthy volume)."""
+        if self._fixed_pipeline_limit > 0:
+            return self._fixed_pipeline_limit
+        info = self._nodes.get(dn)
+        if info is None or info.healthy_volume_count() < 1:
+            return 0
+        return self._per_metadata_disk * info.metadata_volume_count()
+
+    def open_container_limit(self, members: Iterable[DatanodeID]) -> int:
+        """min over members of ceil(owner.container.count x healthy volumes / pipeline limit)."""
+        limits = []
+        for dn in members:
+            pipeline_limit = self.pipeline_limit(dn)
+            if pipeline_limit <= 0:
+                return 0
+            info = self._nodes.get(dn)
+            volumes = info.healthy_volume_count() if info else 0
+            a = self._owner_container_count * volumes
+            limits.append(1 + (a - 1) // pipeline_limit)
+        return min(limits) if limits else 0
+
+    # ------------------------------------------------------------------ commands
+    def add_datanode_command(self, dn: DatanodeID, command: SCMCommand) -> None:
+        self.commands.add(dn, command)
+
+    def clear_command_queue(self, dn: DatanodeID) -> list[SCMCommand]:
+        return self.commands.drain(dn)
+
+    def node_queued_command_count(self, dn: DatanodeID, command_type: SCMCommandType) -> int:
+        """What the datanode last reported (plus what SCM sent with it); -1 when unknown."""
+        info = self._nodes.get(dn)
+        if info is None:
+            return -1
+        return info.command_counts.get(command_type, -1)
+
+    def total_datanode_command_count(self, dn: DatanodeID, command_type: SCMCommandType) -> int:
+        queued_on_node = max(0, self.node_queued_command_count(dn, command_type))
+        return self.commands.count(dn, command_type) + queued_on_node
+
+    def forget(self, dn: DatanodeID) -> None:
+        """Drops a node from the topology (a DEAD node); it stays known until it registers again."""
+        self.topology.remove(dn)
+
+
+def _with_location(details: DatanodeDetails, rack: str) -> DatanodeDetails:
+    if details.network_location == rack:
+        return details
+    return DatanodeDetails(details.uuid, details.hostname, details.ip_address, details.ports, rack,
+                           details.persisted_op_state, details.persisted_op_state_expiry, details.version)
+
+
+def _with_persisted_state(details: DatanodeDetails, state: Op, expiry: int) -> DatanodeDetails:
+    return DatanodeDetails(details.uuid, details.hostname, details.ip_address, details.ports,
+                           details.network_location, state, expiry, details.version)
