@@ -14,11 +14,15 @@ class CLIError(Exception):
 
 
 def common_options() -> argparse.ArgumentParser:
-    """A parent parser so `-D key=value` and `--conf DIR` work after any subcommand, as in Ozone."""
+    """A parent parser so `-D key=value` and `--conf DIR` work before or after any subcommand.
+
+    The options default to SUPPRESS so a subcommand's parser does not overwrite what the top-level
+    parser already read; `load_configuration` supplies the real defaults.
+    """
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("-D", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a configuration key (repeatable)")
-    parent.add_argument("--conf", dest="conf_dir", default=None, metavar="DIR",
+    parent.add_argument("-D", dest="overrides", action="append", default=argparse.SUPPRESS,
+                        metavar="KEY=VALUE", help="override a configuration key (repeatable)")
+    parent.add_argument("--conf", dest="conf_dir", default=argparse.SUPPRESS, metavar="DIR",
                         help="directory holding ozone-site.xml (default: $OZONE_CONF_DIR)")
     return parent
 
@@ -36,8 +40,8 @@ def parse_overrides(items: list[str]) -> dict[str, str]:
 def load_configuration(args: argparse.Namespace) -> OzoneConfiguration:
     from pyozone.config.site import load_configuration as load
 
-    conf_dir = args.conf_dir or os.environ.get("OZONE_CONF_DIR")
+    conf_dir = getattr(args, "conf_dir", None) or os.environ.get("OZONE_CONF_DIR")
     try:
-        return load(Path(conf_dir) if conf_dir else None, parse_overrides(args.overrides))
+        return load(Path(conf_dir) if conf_dir else None, parse_overrides(getattr(args, "overrides", [])))
     except ConfigError as e:
         raise CLIError(str(e)) from None

@@ -1,2 +1,104 @@
-def register(subparsers, parent):  # placeholder, replaced by its owner
-    pass
+"""`pyozone debug ldb --db PATH ls|scan`: read a RocksDB such as scm.db, as Ozone's `ozone debug ldb`.
+
+The DB is opened read-only, so this works on the scm.db of a running SCM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pyozone.cli.common import CLIError
+from pyozone.scm.store.rocksdb import RocksDBBackend, StoreError, list_column_families
+
+INT_KEY_FAMILIES = frozenset({"containers", "deletedBlocks"})
+"""Families keyed by 8-byte big-endian ids (container ids, deleted-block transaction ids)."""
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    debug = subparsers.add_parser(
+        "debug", parents=[parent], help="inspect on-disk state", description="Tools to inspect on-disk state."
+    )
+    tools = debug.add_subparsers(dest="debug_command", metavar="TOOL", required=True)
+    ldb = tools.add_parser(
+        "ldb",
+        allow_abbrev=False,
+        help="read a RocksDB (such as scm.db) read-only",
+        description="Read a RocksDB such as scm.db, read-only.",
+    )
+    ldb.add_argument(
+        "--db", required=True, type=Path, metavar="PATH", help="the DB directory, e.g. <dir>/scm.db"
+    )
+    actions = ldb.add_subparsers(dest="ldb_command", metavar="ACTION", required=True)
+    actions.add_parser("ls", help="list the column families").set_defaults(func=run_ls)
+    scan = actions.add_parser(
+        "scan",
+        allow_abbrev=False,
+        help="print the records of one column family",
+        description='Print one JSON object per record: {"key": ..., "value": ...}.',
+    )
+    scan.add_argument(
+        "--column-family", "--column_family", "--cf", dest="column_family", required=True, metavar="NAME"
+    )
+    scan.add_argument("-l", "--limit", type=_positive_int, metavar="N", help="print at most N records")
+    scan.set_defaults(func=run_scan)
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def run_ls(args: argparse.Namespace) -> int:
+    try:
+        names = list_column_families(args.db)
+    except StoreError as e:
+        raise CLIError(str(e)) from None
+    for name in names:
+        print(name)
+    return 0
+
+
+def run_scan(args: argparse.Namespace) -> int:
+    try:
+        backend = RocksDBBackend(args.db, read_only=True)
+    except StoreError as e:
+        raise CLIError(str(e)) from None
+    try:
+        if args.column_family not in backend.column_families:
+            raise CLIError(
+                f"no column family {args.column_family!r} in {args.db}; "
+                f"valid: {', '.join(backend.column_families)}"
+            )
+        for count, (key, value) in enumerate(backend.items(args.column_family), start=1):
+            record = {"key": decode_key(args.column_family, key), "value": decode_value(value)}
+            print(json.dumps(record))
+            if count == args.limit:
+                break
+    except BrokenPipeError:
+        # The reader (`| head`) left; point stdout at /dev/null so the exit-time flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    finally:
+        backend.close()
+    return 0
+
+
+def decode_key(column_family: str, key: bytes) -> int | str:
+    if column_family in INT_KEY_FAMILIES:
+        return int.from_bytes(key, "big") if len(key) == 8 else "0x" + key.hex()
+    try:
+        return key.decode()
+    except UnicodeDecodeError:
+        return "0x" + key.hex()
+
+
+def decode_value(value: bytes) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return {"hex": value.hex()}

@@ -10,9 +10,13 @@ from pyozone.config.keys import KEYS_BY_NAME, unknown_key_message
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    parser = subparsers.add_parser("getconf", parents=[parent], allow_abbrev=False,
-                                   help="print effective configuration values",
-                                   description="Print effective configuration values and where they come from.")
+    parser = subparsers.add_parser(
+        "getconf",
+        parents=[parent],
+        allow_abbrev=False,
+        help="print effective configuration values",
+        description="Print effective configuration values and where they come from.",
+    )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("-confKey", dest="conf_key", metavar="KEY", help="print the raw value of KEY")
     what.add_argument("--all", action="store_true", help="print every key as KEY=VALUE  [source]")

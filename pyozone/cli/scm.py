@@ -1,2 +1,71 @@
-def register(subparsers, parent):  # placeholder, replaced by its owner
-    pass
+"""`pyozone scm [--init [--clusterid CID-...]]`: initialise or start the Storage Container Manager."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pyozone.cli.common import CLIError, load_configuration
+from pyozone.config import OzoneConfiguration
+from pyozone.scm.store.layout import scm_metadata_dir, version_file
+from pyozone.scm.store.rocksdb import StoreError
+from pyozone.scm.store.version import StorageError, init_scm, open_scm_store
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "scm",
+        parents=[parent],
+        allow_abbrev=False,
+        help="initialise or start the Storage Container Manager",
+        description="Start the SCM, or with --init create its cluster identity and an empty scm.db.",
+    )
+    parser.add_argument(
+        "--init", action="store_true", help="create the cluster identity (VERSION) and scm.db, then exit"
+    )
+    parser.add_argument("--clusterid", metavar="CID-...", help="with --init: the cluster id to use")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.clusterid is not None and not args.init:
+        raise CLIError("--clusterid only applies to --init")
+    conf = load_configuration(args)
+    try:
+        return _init(conf, args.clusterid) if args.init else _start(conf)
+    except (StorageError, StoreError) as e:
+        raise CLIError(str(e)) from None
+
+
+def _init(conf: OzoneConfiguration, cluster_id: str | None) -> int:
+    storage, created = init_scm(conf, cluster_id)
+    storage_dir = version_file(scm_metadata_dir(conf)).parent.parent
+    if created:
+        print(
+            f"SCM initialization succeeded. Current cluster id for sd={storage_dir}; "
+            f"cid={storage.cluster_id}; layoutVersion={storage.layout_version}"
+        )
+        print(f"scmUuid={storage.scm_uuid}")
+        return 0
+    if cluster_id is not None and cluster_id != storage.cluster_id:
+        print(
+            f"pyozone scm: warning: ignoring --clusterid {cluster_id}: the SCM keeps its cluster id",
+            file=sys.stderr,
+        )
+    print(
+        f"SCM already initialized. Reusing existing cluster id for sd={storage_dir}; "
+        f"cid={storage.cluster_id}; layoutVersion={storage.layout_version}"
+    )
+    return 0
+
+
+def _start(conf: OzoneConfiguration) -> int:
+    storage, store = open_scm_store(conf)
+    try:
+        from pyozone.scm.server import start_scm
+    except ImportError as e:
+        store.close()
+        if e.name != "pyozone.scm.server":
+            raise
+        raise CLIError("the SCM daemon is not available in this build") from None
+    return int(start_scm(conf, storage, store) or 0)

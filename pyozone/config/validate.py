@@ -19,18 +19,30 @@ RULES: tuple[Rule, ...] = (
     *(((k.name,), lambda v: v >= 0, "must not be negative") for k in KEYS if k.kind is Kind.DURATION),
     (("ozone.scm.heartbeat.thread.interval",), lambda v: v > 0, "must be > 0"),
     (("hdds.heartbeat.interval",), lambda v: v > 0, "must be > 0"),
-    (("ozone.scm.stale.node.interval", "ozone.scm.dead.node.interval"), lambda s, d: s < d,
-     "the stale interval must be less than the dead interval"),
-    ((RM + "event.timeout.datanode.offset", RM + "event.timeout"), lambda o, t: 0 <= o < t,
-     "the datanode offset must be >= 0 and less than the event timeout"),
+    (
+        ("ozone.scm.stale.node.interval", "ozone.scm.dead.node.interval"),
+        lambda s, d: s < d,
+        "the stale interval must be less than the dead interval",
+    ),
+    (
+        (RM + "event.timeout.datanode.offset", RM + "event.timeout"),
+        lambda o, t: 0 <= o < t,
+        "the datanode offset must be >= 0 and less than the event timeout",
+    ),
     ((RM + "datanode.reconstruction.weight",), lambda v: v > 0, "must be > 0"),
-    ((RM + "datanode.replication.limit", RM + "datanode.reconstruction.weight"), lambda lim, w: lim >= w,
-     "the replication limit must be >= the reconstruction weight"),
+    (
+        (RM + "datanode.replication.limit", RM + "datanode.reconstruction.weight"),
+        lambda lim, w: lim >= w,
+        "the replication limit must be >= the reconstruction weight",
+    ),
     (("hdds.scm.block.deletion.per-interval.max",), lambda v: v > 0, "must be > 0"),
     (("ozone.scm.block.size",), lambda v: v > 0, "must be > 0"),
     (("ozone.scm.container.size",), lambda v: v > 0, "must be > 0"),
-    (("ozone.scm.block.size", "ozone.scm.container.size"), lambda b, c: b <= c,
-     "the block size must not exceed the container size"),
+    (
+        ("ozone.scm.block.size", "ozone.scm.container.size"),
+        lambda b, c: b <= c,
+        "the block size must not exceed the container size",
+    ),
     (("ozone.scm.pipeline.owner.container.count",), lambda v: v >= 1, "must be >= 1"),
     (("ozone.scm.datanode.pipeline.limit",), lambda v: v >= 0, "must be >= 0"),
     (("ozone.scm.pipeline.per.metadata.disk",), lambda v: v >= 1, "must be >= 1"),
@@ -38,8 +50,11 @@ RULES: tuple[Rule, ...] = (
     (("hdds.scm.safemode.min.datanode",), lambda v: v >= 0, "must be >= 0"),
     (("ozone.scm.sequence.id.batch.size",), lambda v: v >= 1, "must be >= 1"),
     (("hdds.scm.unknown-container.action",), lambda v: v in {"WARN", "DELETE"}, "must be WARN or DELETE"),
-    (("ozone.client.checksum.type",), lambda v: v in {"NONE", "CRC32", "CRC32C", "SHA256", "MD5"},
-     "must be one of NONE, CRC32, CRC32C, SHA256, MD5"),
+    (
+        ("ozone.client.checksum.type",),
+        lambda v: v in {"NONE", "CRC32", "CRC32C", "SHA256", "MD5"},
+        "must be one of NONE, CRC32, CRC32C, SHA256, MD5",
+    ),
 )
 
 

@@ -61,12 +61,14 @@ class HealthIntervals:
         if stale >= dead:
             raise ConfigError(
                 f"ozone.scm.stale.node.interval ({stale} ms after sanitisation) must be less than "
-                f"ozone.scm.dead.node.interval ({dead} ms)")
+                f"ozone.scm.dead.node.interval ({dead} ms)"
+            )
         return cls(check, stale, dead)
 
 
-def health_transitions(state: NodeState, last_heartbeat_ms: int, now_ms: int, layout_matches: bool,
-                       intervals: HealthIntervals) -> list[NodeLifeCycleEvent]:
+def health_transitions(
+    state: NodeState, last_heartbeat_ms: int, now_ms: int, layout_matches: bool, intervals: HealthIntervals
+) -> list[NodeLifeCycleEvent]:
     """The events one check pass applies to a node, in order, each judged against the pass-start state.
 
     One transition per event per pass: a HEALTHY node goes STALE in one pass and DEAD in a later one.

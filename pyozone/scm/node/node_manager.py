@@ -32,19 +32,27 @@ HEALTH_EVENTS = {
 }
 
 # Operational-state changes SCM accepts; admin commands and the admin monitor both go through them.
-OPERATIONAL_TRANSITIONS: frozenset[tuple[Op, Op]] = frozenset({
-    (Op.IN_SERVICE, Op.DECOMMISSIONING),
-    (Op.DECOMMISSIONING, Op.DECOMMISSIONED),
-    (Op.IN_SERVICE, Op.ENTERING_MAINTENANCE),
-    (Op.ENTERING_MAINTENANCE, Op.IN_MAINTENANCE),
-    *((state, Op.IN_SERVICE) for state in Op if state is not Op.IN_SERVICE),
-})
+OPERATIONAL_TRANSITIONS: frozenset[tuple[Op, Op]] = frozenset(
+    {
+        (Op.IN_SERVICE, Op.DECOMMISSIONING),
+        (Op.DECOMMISSIONING, Op.DECOMMISSIONED),
+        (Op.IN_SERVICE, Op.ENTERING_MAINTENANCE),
+        (Op.ENTERING_MAINTENANCE, Op.IN_MAINTENANCE),
+        *((state, Op.IN_SERVICE) for state in Op if state is not Op.IN_SERVICE),
+    }
+)
 _NOTIFY_RM_ON = (Op.ENTERING_MAINTENANCE, Op.DECOMMISSIONING, Op.IN_SERVICE)
 
 
 class NodeManager:
-    def __init__(self, conf: OzoneConfiguration, clock, events: EventQueue,
-                 topology: NetworkTopology | None = None, layout: LayoutVersion = SCM_LAYOUT) -> None:
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        clock,
+        events: EventQueue,
+        topology: NetworkTopology | None = None,
+        layout: LayoutVersion = SCM_LAYOUT,
+    ) -> None:
         self.conf = conf
         self.clock = clock
         self.events = events
@@ -63,15 +71,18 @@ class NodeManager:
         self._owner_container_count: int = conf.get("ozone.scm.pipeline.owner.container.count")
 
     # ------------------------------------------------------------------ registration and heartbeat
-    def register(self, details: DatanodeDetails, report: NodeReport | None = None,
-                 layout: LayoutVersion | None = None) -> DatanodeInfo:
+    def register(
+        self, details: DatanodeDetails, report: NodeReport | None = None, layout: LayoutVersion | None = None
+    ) -> DatanodeInfo:
         layout = layout or self.layout
         rack = self.topology.resolve(details.uuid, details.hostname, details.ip_address)
         details = _with_location(details, rack)
         existing = self._nodes.get(details.uuid)
         if existing is not None:
             address_changed = (existing.details.hostname, existing.details.ip_address) != (
-                details.hostname, details.ip_address)
+                details.hostname,
+                details.ip_address,
+            )
             existing.details = details
             existing.layout = layout
             if report is not None:
@@ -83,8 +94,15 @@ class NodeManager:
         now = self.clock.now_ms()
         health = NodeState.HEALTHY if self._layout_matches(layout) else NodeState.HEALTHY_READONLY
         status = NodeStatus(details.persisted_op_state, health, details.persisted_op_state_expiry)
-        info = DatanodeInfo(details, status, now, now, layout, report or NodeReport(),
-                            last_heartbeat_wall_ms=self.clock.wall_ms())
+        info = DatanodeInfo(
+            details,
+            status,
+            now,
+            now,
+            layout,
+            report or NodeReport(),
+            last_heartbeat_wall_ms=self.clock.wall_ms(),
+        )
         self._nodes[details.uuid] = info
         self._pipelines.setdefault(details.uuid, set())
         self._containers.setdefault(details.uuid, set())
@@ -96,10 +114,14 @@ class NodeManager:
     def is_registered(self, dn: DatanodeID) -> bool:
         return dn in self._nodes
 
-    def process_heartbeat(self, dn: DatanodeID, persisted_op_state: Op | None = None,
-                          persisted_op_state_expiry: int = 0, layout: LayoutVersion | None = None,
-                          command_queue_report: dict[SCMCommandType, int] | None = None,
-                          ) -> list[SCMCommand]:
+    def process_heartbeat(
+        self,
+        dn: DatanodeID,
+        persisted_op_state: Op | None = None,
+        persisted_op_state_expiry: int = 0,
+        layout: LayoutVersion | None = None,
+        command_queue_report: dict[SCMCommandType, int] | None = None,
+    ) -> list[SCMCommand]:
         """Records the heartbeat and returns the commands to send back with its response."""
         info = self._nodes.get(dn)
         if info is None:
@@ -109,8 +131,9 @@ class NodeManager:
         if layout is not None:
             info.layout = layout
             if layout.metadata_layout_version < self.layout.metadata_layout_version:
-                self.commands.add(dn, SCMCommand(SCMCommandType.finalizeNewLayoutVersionCommand,
-                                                 term=self.term))
+                self.commands.add(
+                    dn, SCMCommand(SCMCommandType.finalizeNewLayoutVersionCommand, term=self.term)
+                )
         if persisted_op_state is not None:
             self._sync_operational_state(info, persisted_op_state, persisted_op_state_expiry)
         sent = self.commands.drain(dn)
@@ -126,13 +149,18 @@ class NodeManager:
                 self.events.fire(SCMEvent.REPLICATION_MANAGER_NOTIFY, info.uuid)
         status = info.status
         if (reported, expiry) != (status.operational_state, status.op_state_expiry_epoch_sec):
-            self.commands.add(info.uuid, SCMCommand(
-                SCMCommandType.setNodeOperationalStateCommand,
-                {"state": status.operational_state.name, "expiry": status.op_state_expiry_epoch_sec},
-                term=self.term))
+            self.commands.add(
+                info.uuid,
+                SCMCommand(
+                    SCMCommandType.setNodeOperationalStateCommand,
+                    {"state": status.operational_state.name, "expiry": status.op_state_expiry_epoch_sec},
+                    term=self.term,
+                ),
+            )
 
-    def _update_command_counts(self, info: DatanodeInfo, reported: dict[SCMCommandType, int],
-                               sent: list[SCMCommand]) -> None:
+    def _update_command_counts(
+        self, info: DatanodeInfo, reported: dict[SCMCommandType, int], sent: list[SCMCommand]
+    ) -> None:
         """Spec 3.5: the datanode's counts replace ours, plus what this heartbeat just carried."""
         counts = {t: max(0, c) for t, c in reported.items()}
         for command in sent:
@@ -156,8 +184,9 @@ class NodeManager:
             return
         for info in list(self._nodes.values()):
             start = info.status.health
-            for event in health_transitions(start, info.last_heartbeat_ms, now,
-                                            self._layout_matches(info.layout), self.intervals):
+            for event in health_transitions(
+                start, info.last_heartbeat_ms, now, self._layout_matches(info.layout), self.intervals
+            ):
                 target = next_state(start, event)
                 if target is not None and target is not info.status.health:
                     self._set_health(info, target)
@@ -178,8 +207,10 @@ class NodeManager:
             info.status = info.status.with_operational_state(state, expiry_epoch_sec)
             return
         if (current, state) not in OPERATIONAL_TRANSITIONS:
-            raise SCMException(f"datanode {dn} cannot go from {current.name} to {state.name}",
-                               ResultCode.INVALID_OPERATIONAL_STATE_TRANSITION)
+            raise SCMException(
+                f"datanode {dn} cannot go from {current.name} to {state.name}",
+                ResultCode.INVALID_OPERATIONAL_STATE_TRANSITION,
+            )
         info.status = info.status.with_operational_state(state, expiry_epoch_sec)
         log.info("Datanode %s: operational state %s -> %s", dn, current.name, state.name)
         self.events.fire(HEALTH_EVENTS[info.status.health], dn)
@@ -204,9 +235,12 @@ class NodeManager:
         return self.nodes(NodeStatus.is_node_writable)
 
     def count(self, op: Op | None = None, health: NodeState | None = None) -> int:
-        return sum(1 for i in self._nodes.values()
-                   if (op is None or i.status.operational_state is op)
-                   and (health is None or i.status.health is health))
+        return sum(
+            1
+            for i in self._nodes.values()
+            if (op is None or i.status.operational_state is op)
+            and (health is None or i.status.health is health)
+        )
 
     # ------------------------------------------------------------------ pipelines and containers per node
     def add_pipeline(self, pipeline_id: PipelineID, members: Iterable[DatanodeID]) -> None:
@@ -280,10 +314,26 @@ class NodeManager:
 def _with_location(details: DatanodeDetails, rack: str) -> DatanodeDetails:
     if details.network_location == rack:
         return details
-    return DatanodeDetails(details.uuid, details.hostname, details.ip_address, details.ports, rack,
-                           details.persisted_op_state, details.persisted_op_state_expiry, details.version)
+    return DatanodeDetails(
+        details.uuid,
+        details.hostname,
+        details.ip_address,
+        details.ports,
+        rack,
+        details.persisted_op_state,
+        details.persisted_op_state_expiry,
+        details.version,
+    )
 
 
 def _with_persisted_state(details: DatanodeDetails, state: Op, expiry: int) -> DatanodeDetails:
-    return DatanodeDetails(details.uuid, details.hostname, details.ip_address, details.ports,
-                           details.network_location, state, expiry, details.version)
+    return DatanodeDetails(
+        details.uuid,
+        details.hostname,
+        details.ip_address,
+        details.ports,
+        details.network_location,
+        state,
+        expiry,
+        details.version,
+    )

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from pyozone.scm.store.codec import Codec, IntKeyCodec, JsonCodec, StrKeyCodec
 from pyozone.scm.store.table import KVBackend, MemoryBackend, Op, Table
 
 TABLE_NAMES: tuple[str, ...] = (
-    "pipelines", "containers", "deletedBlocks", "validCerts", "sequenceId", "meta",
+    "pipelines",
+    "containers",
+    "deletedBlocks",
+    "validCerts",
+    "sequenceId",
+    "meta",
 )
 
 
@@ -28,6 +34,14 @@ class SCMMetadataStore:
     @classmethod
     def in_memory(cls) -> SCMMetadataStore:
         return cls(MemoryBackend(TABLE_NAMES))
+
+    @classmethod
+    def open(cls, db_dir: Path, read_only: bool = False) -> SCMMetadataStore:
+        """`<db_dir>/scm.db` on RocksDB, created with every column family if absent (unless read-only)."""
+        from pyozone.scm.store.layout import SCM_DB_NAME
+        from pyozone.scm.store.rocksdb import RocksDBBackend  # here, as rocksdb.py imports this module
+
+        return cls(RocksDBBackend(db_dir / SCM_DB_NAME, read_only))
 
     def table(self, name: str, key_codec: Codec[Any], value_codec: Codec[Any]) -> Table[Any, Any]:
         """A typed view of one column family; managers declare the codecs of the records they own."""

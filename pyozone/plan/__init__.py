@@ -1,0 +1,1 @@
+"""What-if planners that drive the real SCM code with simulated datanodes."""

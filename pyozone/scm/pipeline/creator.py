@@ -1,0 +1,60 @@
+"""The background pipeline creator (spec 6.5): fills every replication config up to its limits.
+
+The SCM core decides when it runs (its interval, one-shot triggers, safe mode); one `create_pipelines`
+call is one run: round-robin over the configs, each dropped at its first refusal.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
+from pyozone.scm.exceptions import SCMException
+from pyozone.scm.pipeline.manager import PipelineManager
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CreatorRun:
+    created: dict[ReplicationConfig, int] = field(default_factory=dict)
+    refusals: dict[ReplicationConfig, str] = field(default_factory=dict)
+
+
+def replication_configs(conf: OzoneConfiguration) -> list[ReplicationConfig]:
+    """In Ozone's order: RATIS/ONE (when auto.factor.one) before RATIS/THREE; EC default: THREE only."""
+    if str(conf.get("ozone.replication.type")).upper() == "EC":
+        return [RATIS_THREE] if conf.get("ozone.scm.pipeline.creation.ratis.three") else []
+    configs = [RATIS_ONE] if conf.get("ozone.scm.pipeline.creation.auto.factor.one") else []
+    return [*configs, RATIS_THREE]
+
+
+class BackgroundPipelineCreator:
+    def __init__(self, conf: OzoneConfiguration, pipeline_manager: PipelineManager) -> None:
+        self.pipelines = pipeline_manager
+        self.configs = replication_configs(conf)
+        self.one_shot = False
+
+    def trigger(self) -> None:
+        """NEW_NODE, NODE_ADDRESS_UPDATE, HEALTHY_READONLY_TO_HEALTHY and PRE_CHECK_COMPLETED ask for a run."""
+        self.one_shot = True
+
+    def create_pipelines(self) -> CreatorRun:
+        self.one_shot = False
+        run = CreatorRun()
+        active = list(self.configs)
+        while active:
+            for config in list(active):
+                try:
+                    self.pipelines.create_pipeline(config)
+                except SCMException as e:
+                    run.refusals[config] = str(e)
+                    active.remove(config)
+                else:
+                    run.created[config] = run.created.get(config, 0) + 1
+        if run.created:
+            log.info("Background pipeline creator made %s",
+                     ", ".join(f"{n} {c}" for c, n in run.created.items()))
+        return run

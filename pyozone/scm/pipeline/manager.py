@@ -1,0 +1,344 @@
+"""PipelineManager: pipeline states, creation under the limits, reports, close and removal.
+
+Sans-IO: createPipeline and closePipeline commands are queued on the NodeManager; containers are closed
+through CLOSE_CONTAINER events; persisted state lives in the `pipelines` table.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ContainerID, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.states import PipelineState, ReplicationType, SCMCommandType
+from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.exceptions import ResultCode, SCMException
+from pyozone.scm.node.commands import SCMCommand
+from pyozone.scm.node.node_manager import NodeManager
+from pyozone.scm.pipeline.limits import PipelineLimitSettings, check_ratis_three_limit
+from pyozone.scm.pipeline.pipeline import Pipeline
+from pyozone.scm.pipeline.placement import PipelinePlacementPolicy, choose_leader
+from pyozone.scm.store import RecordCodec, SCMMetadataStore, StrKeyCodec
+
+log = logging.getLogger(__name__)
+
+_LIVE = (PipelineState.ALLOCATED, PipelineState.OPEN, PipelineState.DORMANT)
+
+
+class PipelineManager:
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        clock,
+        events: EventQueue,
+        store: SCMMetadataStore,
+        node_manager: NodeManager,
+        precheck_passed: Callable[[], bool] = lambda: True,
+        in_safe_mode: Callable[[], bool] = lambda: False,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.conf = conf
+        self.clock = clock
+        self.events = events
+        self.nodes = node_manager
+        self.precheck_passed = precheck_passed
+        self.in_safe_mode = in_safe_mode
+        self.rng = rng or random.Random()
+        self.limits = PipelineLimitSettings.from_conf(conf)
+        self._table = store.table("pipelines", StrKeyCodec(), RecordCodec(Pipeline))
+        self._pipelines: dict[PipelineID, Pipeline] = {}
+        self._containers: dict[PipelineID, set[ContainerID]] = {}
+        self._counts: Counter[tuple[ReplicationConfig, PipelineState]] = Counter()
+        self._leader_counts: Counter[DatanodeID] = Counter()
+        self.placement = PipelinePlacementPolicy(
+            conf, node_manager, self.ratis_three_count, self.peers, self.rng
+        )
+        self.frozen = False
+        for pipeline in self._table.values():
+            self._put(pipeline, persist=False)
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _put(self, pipeline: Pipeline, persist: bool = True) -> None:
+        old = self._pipelines.get(pipeline.id)
+        if old is not None:
+            self._counts[(old.replication_config, old.state)] -= 1
+            if old.suggested_leader:
+                self._leader_counts[old.suggested_leader] -= 1
+        else:
+            self._containers.setdefault(pipeline.id, set())
+            self.nodes.add_pipeline(pipeline.id, pipeline.nodes)
+        self._pipelines[pipeline.id] = pipeline
+        self._counts[(pipeline.replication_config, pipeline.state)] += 1
+        if pipeline.suggested_leader:
+            self._leader_counts[pipeline.suggested_leader] += 1
+        if persist and (old is None or _persisted_fields(old) != _persisted_fields(pipeline)):
+            self._table.put(pipeline.id, pipeline)
+
+    def _remove(self, pipeline: Pipeline) -> None:
+        del self._pipelines[pipeline.id]
+        self._containers.pop(pipeline.id, None)
+        self._counts[(pipeline.replication_config, pipeline.state)] -= 1
+        if pipeline.suggested_leader:
+            self._leader_counts[pipeline.suggested_leader] -= 1
+        self.nodes.remove_pipeline(pipeline.id, pipeline.nodes)
+        self._table.delete(pipeline.id)
+
+    def count(self, replication_config: ReplicationConfig, states: Iterable[PipelineState] = _LIVE) -> int:
+        return sum(self._counts[(replication_config, s)] for s in states)
+
+    def ratis_three_count(self, dn: DatanodeID) -> int:
+        """Non-closed RATIS/THREE pipelines the node is in: what the per-node cap compares."""
+        n = 0
+        for pid in self.nodes.pipelines(dn):
+            p = self._pipelines.get(pid)
+            if p is not None and p.state is not PipelineState.CLOSED and p.replication_config == RATIS_THREE:
+                n += 1
+        return n
+
+    def peers(self, dn: DatanodeID) -> set[DatanodeID]:
+        result: set[DatanodeID] = set()
+        for pid in self.nodes.pipelines(dn):
+            p = self._pipelines.get(pid)
+            if p is not None and p.state is not PipelineState.CLOSED:
+                result.update(p.nodes)
+        result.discard(dn)
+        return result
+
+    # ------------------------------------------------------------------ queries
+    def find(self, pid: PipelineID) -> Pipeline | None:
+        return self._pipelines.get(pid)
+
+    def get(self, pid: PipelineID) -> Pipeline:
+        pipeline = self._pipelines.get(pid)
+        if pipeline is None:
+            raise SCMException(f"pipeline {pid} not found", ResultCode.PIPELINE_NOT_FOUND)
+        return pipeline
+
+    def pipelines(
+        self, replication_config: ReplicationConfig | None = None, state: PipelineState | None = None
+    ) -> list[Pipeline]:
+        return [
+            p
+            for p in self._pipelines.values()
+            if (replication_config is None or p.replication_config == replication_config)
+            and (state is None or p.state is state)
+        ]
+
+    def open_pipelines(
+        self,
+        replication_config: ReplicationConfig,
+        excluded_nodes: frozenset[DatanodeID] = frozenset(),
+        excluded_pipelines: frozenset[PipelineID] = frozenset(),
+    ) -> list[Pipeline]:
+        return [
+            p
+            for p in self.pipelines(replication_config, PipelineState.OPEN)
+            if p.id not in excluded_pipelines and not excluded_nodes.intersection(p.nodes)
+        ]
+
+    def containers(self, pid: PipelineID) -> frozenset[ContainerID]:
+        return frozenset(self._containers.get(pid, ()))
+
+    def add_container_to_pipeline(
+        self, pid: PipelineID, container_id: ContainerID, force: bool = False
+    ) -> None:
+        pipeline = self.get(pid)
+        if pipeline.is_closed() and not force:
+            raise SCMException(
+                f"cannot add container {container_id} to closed pipeline {pid}",
+                ResultCode.PIPELINE_STATE_CHANGE_NOT_ALLOWED,
+            )
+        self._containers[pid].add(container_id)
+
+    def remove_container_from_pipeline(self, pid: PipelineID, container_id: ContainerID) -> None:
+        self._containers.get(pid, set()).discard(container_id)
+
+    # ------------------------------------------------------------------ creation
+    def create_pipeline(
+        self, replication_config: ReplicationConfig, excluded_nodes: Iterable[DatanodeID] = ()
+    ) -> Pipeline:
+        """A new ALLOCATED pipeline, its members told to create it; refused past the limits (spec 6.2-6.4)."""
+        if replication_config.type is not ReplicationType.RATIS:
+            raise SCMException(f"cannot create {replication_config} pipelines", ResultCode.INTERNAL_ERROR)
+        if self.frozen:
+            raise SCMException("pipeline creation is frozen", ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
+        if replication_config.factor == 3:
+            if not self.precheck_passed():
+                raise SCMException(
+                    "Pipeline creation is not allowed in safe mode (pre-check not passed)",
+                    ResultCode.SAFE_MODE_EXCEPTION,
+                )
+            limit = check_ratis_three_limit(
+                self.limits,
+                self.count(RATIS_THREE),
+                self.count(RATIS_ONE, PipelineState),
+                len(self.nodes.healthy_in_service()),
+            )
+            if limit.refusal:
+                raise SCMException(limit.refusal, ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
+            members = self.placement.choose_datanodes(excluded_nodes)
+        else:
+            members = [self._choose_factor_one_node(set(excluded_nodes))]
+        now = self.clock.wall_ms()
+        leader = choose_leader(members, lambda dn: self._leader_counts[dn])
+        pipeline = Pipeline(
+            self._new_id(),
+            replication_config,
+            PipelineState.ALLOCATED,
+            tuple(members),
+            now,
+            now,
+            suggested_leader=leader,
+        )
+        self._put(pipeline)
+        for dn in members:
+            self.nodes.add_datanode_command(
+                dn,
+                SCMCommand(
+                    SCMCommandType.createPipelineCommand,
+                    {
+                        "pipelineID": pipeline.id,
+                        "type": "RATIS",
+                        "factor": replication_config.factor,
+                        "nodes": list(members),
+                        "suggestedLeader": leader,
+                    },
+                    term=self.nodes.term,
+                ),
+            )
+        log.info("Created pipeline %s %s on %s", pipeline.id, replication_config, ",".join(members))
+        return pipeline
+
+    def _choose_factor_one_node(self, excluded: set[DatanodeID]) -> DatanodeID:
+        used = {
+            p.nodes[0]
+            for p in self._pipelines.values()
+            if p.replication_config == RATIS_ONE and p.state in _LIVE
+        }
+        for info in self.nodes.healthy_in_service():
+            if info.uuid not in used and info.uuid not in excluded and self.placement.has_enough_space(info):
+                return info.uuid
+        raise SCMException(
+            "Cannot create pipeline RATIS/ONE: every healthy node already has one",
+            ResultCode.FAILED_TO_FIND_SUITABLE_NODE,
+        )
+
+    def _new_id(self) -> PipelineID:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    # ------------------------------------------------------------------ state changes
+    def open_pipeline(self, pid: PipelineID) -> None:
+        pipeline = self.get(pid)
+        if pipeline.state is PipelineState.CLOSED:
+            raise SCMException(
+                f"cannot open closed pipeline {pid}", ResultCode.PIPELINE_STATE_CHANGE_NOT_ALLOWED
+            )
+        if pipeline.state is PipelineState.ALLOCATED:
+            self._put(pipeline.with_state(PipelineState.OPEN, self.clock.wall_ms()))
+            log.info("Pipeline %s moved to OPEN", pid)
+
+    def deactivate_pipeline(self, pid: PipelineID) -> None:
+        self._move(pid, PipelineState.OPEN, PipelineState.DORMANT)
+
+    def activate_pipeline(self, pid: PipelineID) -> None:
+        self._move(pid, PipelineState.DORMANT, PipelineState.OPEN)
+
+    def _move(self, pid: PipelineID, source: PipelineState, target: PipelineState) -> None:
+        pipeline = self.get(pid)
+        if pipeline.state is target:
+            return
+        if pipeline.state is not source:
+            raise SCMException(
+                f"pipeline {pid} is {pipeline.state.name}; only {source.name} pipelines can "
+                f"move to {target.name}",
+                ResultCode.PIPELINE_STATE_CHANGE_NOT_ALLOWED,
+            )
+        self._put(pipeline.with_state(target, self.clock.wall_ms()))
+
+    def close_pipeline(self, pid: PipelineID) -> None:
+        """Closes its containers (OPEN ones finalize, CLOSING ones get close commands), then CLOSED."""
+        pipeline = self.get(pid)
+        if pipeline.is_closed():
+            return
+        for container_id in sorted(self._containers.get(pid, ())):
+            self.events.fire(SCMEvent.CLOSE_CONTAINER, container_id)
+        self._put(pipeline.with_state(PipelineState.CLOSED, self.clock.wall_ms()))
+        log.info("Pipeline %s closed", pid)
+
+    def delete_pipeline(self, pid: PipelineID) -> None:
+        """Removes a CLOSED pipeline and tells its members to drop their Ratis group."""
+        pipeline = self.get(pid)
+        if not pipeline.is_closed():
+            raise SCMException(
+                f"pipeline {pid} must be CLOSED before it is removed, it is {pipeline.state.name}",
+                ResultCode.PIPELINE_STATE_CHANGE_NOT_ALLOWED,
+            )
+        self._remove(pipeline)
+        for dn in pipeline.nodes:
+            self.send_close_command(dn, pid)
+
+    def send_close_command(self, dn: DatanodeID, pid: PipelineID) -> None:
+        self.nodes.add_datanode_command(
+            dn, SCMCommand(SCMCommandType.closePipelineCommand, {"pipelineID": pid}, term=self.nodes.term)
+        )
+
+    def close_and_delete(self, pid: PipelineID) -> None:
+        self.close_pipeline(pid)
+        self.delete_pipeline(pid)
+
+    # ------------------------------------------------------------------ reports
+    def process_pipeline_report(self, dn: DatanodeID, pid: PipelineID, is_leader: bool) -> None:
+        pipeline = self._pipelines.get(pid)
+        if pipeline is None:
+            self.send_close_command(dn, pid)
+            return
+        if dn not in pipeline.nodes:
+            log.warning("Datanode %s reported pipeline %s it is not a member of", dn, pid)
+            return
+        updated = pipeline.with_report(dn, is_leader)
+        if updated != pipeline or updated.reported != pipeline.reported:
+            self._put(updated)
+        if updated.state is PipelineState.ALLOCATED and updated.is_healthy():
+            self.open_pipeline(pid)
+        current = self._pipelines[pid]
+        if self.in_safe_mode() and current.state is PipelineState.OPEN:
+            self.events.fire(SCMEvent.OPEN_PIPELINE, current)
+
+    def process_pipeline_action(self, dn: DatanodeID, pid: PipelineID, reason: str) -> None:
+        log.error("pipeline Action CLOSE on pipeline %s. Reason : %s (from %s)", pid, reason, dn)
+        if pid in self._pipelines:
+            self.close_pipeline(pid)
+        else:
+            self.send_close_command(dn, pid)
+
+    # ------------------------------------------------------------------ scrubber
+    def scrub_pipelines(self) -> None:
+        """Spec 6.6: stuck ALLOCATED and long-CLOSED pipelines go; an OPEN one with a lost member closes."""
+        now = self.clock.wall_ms()
+        allocated_timeout = self.conf.get("ozone.scm.pipeline.allocated.timeout")
+        destroy_timeout = self.conf.get("ozone.scm.pipeline.destroy.timeout")
+        for pipeline in list(self._pipelines.values()):
+            if pipeline.replication_config.type is not ReplicationType.RATIS:
+                continue
+            if pipeline.state is PipelineState.ALLOCATED and now - pipeline.created_ms >= allocated_timeout:
+                log.info("Scrubbing pipeline %s: ALLOCATED for %d ms", pipeline.id, now - pipeline.created_ms)
+                self.close_and_delete(pipeline.id)
+            elif (
+                pipeline.state is PipelineState.CLOSED and now - pipeline.state_entered_ms >= destroy_timeout
+            ):
+                self.delete_pipeline(pipeline.id)
+            elif pipeline.state is PipelineState.OPEN and not all(
+                self.nodes.is_registered(dn) for dn in pipeline.nodes
+            ):
+                self.close_pipeline(pipeline.id)
+
+    def pipelines_of_node(self, dn: DatanodeID) -> list[Pipeline]:
+        return [self._pipelines[pid] for pid in sorted(self.nodes.pipelines(dn)) if pid in self._pipelines]
+
+
+def _persisted_fields(p: Pipeline) -> tuple:
+    return (p.state, p.state_entered_ms, p.leader, p.suggested_leader, p.nodes)

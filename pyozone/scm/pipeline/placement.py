@@ -1,0 +1,157 @@
+"""Choosing datanodes for a RATIS/THREE pipeline (spec 6.4) and the leader to suggest.
+
+One deliberate difference from Ozone: Ozone sorts candidates by pipeline count and picks the anchor
+uniformly at random. A uniform pick strands free slots (two nodes with room cannot host a pipeline,
+nor can one rack alone in a multi-rack cluster), so the cluster settles below the limit seed 000
+promises. We sort candidates by free slots (per-node limit minus pipelines, most first; the same
+order as Ozone's when every node has the same limit) and pick the anchor at random among those with
+the most free slots on the rack with the most free slots. Ties are broken by a seeded RNG.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import DatanodeID
+from pyozone.scm.exceptions import ResultCode, SCMException
+from pyozone.scm.node.datanode import DatanodeInfo
+from pyozone.scm.node.node_manager import NodeManager
+
+MULTIPLE_RACK_PIPELINE_MSG = (
+    "The cluster has multiple racks, but all nodes with available pipeline capacity are on a single "
+    "rack. There are insufficient cross rack nodes available to create a pipeline."
+)
+
+
+class PipelinePlacementPolicy:
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        node_manager: NodeManager,
+        pipeline_count: Callable[[DatanodeID], int],
+        peers: Callable[[DatanodeID], set[DatanodeID]],
+        rng: random.Random,
+    ) -> None:
+        self.nodes = node_manager
+        self.pipeline_count = pipeline_count
+        self.peers = peers
+        self.rng = rng
+        self.metadata_size_required: int = conf.get("ozone.scm.datanode.ratis.volume.free-space.min")
+        self.data_size_required: int = conf.get("ozone.scm.container.size")
+        self.disallow_same_peers = (
+            conf.get("ozone.scm.datanode.disallow.same.peers")
+            and conf.get("ozone.scm.datanode.pipeline.limit") != 1
+        )
+
+    def has_enough_space(self, info: DatanodeInfo) -> bool:
+        """A data volume that fits a container and a metadata volume above the Ratis minimum."""
+        data_ok = any(not s.failed and s.remaining >= self.data_size_required for s in info.report.storage)
+        if not data_ok:
+            return False
+        if self.metadata_size_required <= 0:
+            return True
+        return any(s.remaining > self.metadata_size_required for s in info.report.metadata_storage)
+
+    def filter_viable_nodes(self, excluded: Iterable[DatanodeID], required: int = 3) -> list[DatanodeID]:
+        healthy = self.nodes.healthy_in_service()
+        if not healthy:
+            raise SCMException(
+                "No healthy node found to allocate pipeline.", ResultCode.FAILED_TO_FIND_HEALTHY_NODES
+            )
+        with_space = [i for i in healthy if self.has_enough_space(i)]
+        if len(with_space) < required:
+            raise SCMException(
+                f"Pipeline creation failed due to no sufficient healthy nodes with enough space. "
+                f"Required {required}. Found {len(with_space)}.",
+                ResultCode.FAILED_TO_FIND_NODES_WITH_SPACE,
+            )
+        excluded_set = set(excluded)
+        candidates = [i.uuid for i in with_space if i.uuid not in excluded_set]
+        if len(candidates) < required:
+            raise SCMException(
+                f"Pipeline creation failed: required {required} nodes, found "
+                f"{len(candidates)} after exclusions.",
+                ResultCode.FAILED_TO_FIND_SUITABLE_NODE,
+            )
+        below_limit = [dn for dn in candidates if self.pipeline_count(dn) < self.nodes.pipeline_limit(dn)]
+        if len(below_limit) < required:
+            raise SCMException(
+                "Pipeline creation failed because nodes are engaged in other pipelines and every node can "
+                f"only be engaged in its pipeline limit. Required {required}. Found {len(below_limit)}.",
+                ResultCode.FAILED_TO_FIND_SUITABLE_NODE,
+            )
+        below_limit.sort(key=self.free_slots, reverse=True)
+        topology = self.nodes.topology
+        if topology.rack_count() > 1 and len({topology.rack_of(dn) for dn in below_limit}) == 1:
+            raise SCMException(MULTIPLE_RACK_PIPELINE_MSG, ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
+        return below_limit
+
+    def choose_datanodes(self, excluded: Iterable[DatanodeID] = ()) -> list[DatanodeID]:
+        candidates = self.filter_viable_nodes(excluded)
+        if self.nodes.topology.rack_count() <= 1:
+            return self._choose_anywhere(candidates)
+        return self._choose_rack_aware(candidates)
+
+    def free_slots(self, dn: DatanodeID) -> int:
+        return self.nodes.pipeline_limit(dn) - self.pipeline_count(dn)
+
+    def _choose_node(self, candidates: list[DatanodeID]) -> DatanodeID | None:
+        if not candidates:
+            return None
+        rack_of = self.nodes.topology.rack_of
+        rack_free: dict[str | None, int] = {}
+        for dn in candidates:
+            rack_free[rack_of(dn)] = rack_free.get(rack_of(dn), 0) + self.free_slots(dn)
+        score = {dn: (self.free_slots(dn), rack_free[rack_of(dn)]) for dn in candidates}
+        best = max(score.values())
+        pick = self.rng.choice([dn for dn in candidates if score[dn] == best])
+        candidates.remove(pick)
+        if self.disallow_same_peers:
+            peers = self.peers(pick)
+            candidates[:] = [dn for dn in candidates if dn not in peers]
+        return pick
+
+    def _choose_anywhere(self, candidates: list[DatanodeID]) -> list[DatanodeID]:
+        chosen: list[DatanodeID] = []
+        for _ in range(3):
+            pick = self._choose_node(candidates)
+            if pick is None:
+                raise SCMException(
+                    "Unable to find required number of nodes.", ResultCode.FAILED_TO_FIND_SUITABLE_NODE
+                )
+            chosen.append(pick)
+        return chosen
+
+    def _choose_rack_aware(self, candidates: list[DatanodeID]) -> list[DatanodeID]:
+        """Anchor, a second node on another rack, a third on the anchor's rack (spec 6.4)."""
+        rack_of = self.nodes.topology.rack_of
+        anchor = self._choose_node(candidates)
+        if anchor is None:
+            raise SCMException("Unable to find anchor node.", ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
+        chosen = [anchor]
+        second = next((dn for dn in candidates if rack_of(dn) != rack_of(anchor)), None)
+        if second is not None:
+            candidates.remove(second)
+            chosen.append(second)
+        while len(chosen) < 3:
+            pick = None
+            if second is not None:
+                pick = next((dn for dn in candidates if rack_of(dn) == rack_of(anchor)), None)
+                if pick is not None:
+                    candidates.remove(pick)
+            if pick is None:
+                pick = self._choose_node(candidates)
+            if pick is None:
+                raise SCMException(
+                    "Unable to find suitable node in pipeline allocation.",
+                    ResultCode.FAILED_TO_FIND_SUITABLE_NODE,
+                )
+            chosen.append(pick)
+        return chosen
+
+
+def choose_leader(members: Sequence[DatanodeID], leader_count: Callable[[DatanodeID], int]) -> DatanodeID:
+    """MinLeaderCountChoosePolicy: the member that is suggested leader of the fewest pipelines."""
+    return min(members, key=leader_count)

@@ -1,0 +1,1 @@
+"""SCM safe mode: exit rules, the pre-check / exit status machine and the gate for restricted operations."""

@@ -1,0 +1,48 @@
+"""SafeModeExitRule: the contract every safe-mode exit rule implements (spec 9.2)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.scm.events import SCMEvent
+
+
+class SafeModeExitRule(ABC):
+    """Counts what one event type reports until a threshold is met.
+
+    The manager drives it: `process` only while in safe mode and not yet validated, `refresh` only
+    while it fails; so a rule never has to guard against being called after it passed.
+    """
+
+    event: ClassVar[SCMEvent]
+    pre_check: ClassVar[bool] = False
+
+    @property
+    def name(self) -> str:
+        """Ozone's class name, which is what operators and the admin CLI see."""
+        return type(self).__name__
+
+    @abstractmethod
+    def validate(self) -> bool:
+        """True when the rule's exit condition holds on what has been counted so far."""
+
+    @abstractmethod
+    def process(self, payload: Any) -> None:
+        """Counts one event's payload."""
+
+    def refresh(self) -> None:  # noqa: B027 - most rules count events only and have no SCM state to re-read
+        """Re-reads SCM state (totals, thresholds) so a rule stuck on stale totals can still pass."""
+
+    @abstractmethod
+    def status_text(self) -> str:
+        """Progress as "counted (=n) >= required (=m)", in the spirit of Ozone's getStatusText()."""
+
+
+def fraction(conf: OzoneConfiguration, key: str) -> float:
+    """A percent key as a fraction; Ozone refuses values outside [0, 1] when the rule is built."""
+    value = float(conf.get(key))
+    if not 0.0 <= value <= 1.0:
+        raise ConfigError(f"{key} value should be >= 0.0 and <= 1.0, got {value}")
+    return value

@@ -1,0 +1,1 @@
+"""A deterministic simulator: virtual datanodes driving the real SCM core on a virtual clock."""

@@ -1,0 +1,70 @@
+"""Duration and size parsing, as Hadoop's getTimeDuration and Ozone's StorageUnit."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pyozone.config.units import parse_duration_ms, parse_size_bytes
+
+FACTORS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000}
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [
+        ("250ms", 250),
+        ("30s", 30_000),
+        ("5m", 300_000),
+        ("2h", 7_200_000),
+        ("1d", 86_400_000),
+        ("66S", 66_000),
+        (" 10 m ", 600_000),
+        ("1.5s", 1_500),
+        ("0", 0),
+        ("-1s", -1_000),
+    ],
+)
+def test_duration_units(text: str, ms: int) -> None:
+    assert parse_duration_ms(text) == ms
+
+
+def test_bare_duration_uses_the_default_unit() -> None:
+    assert parse_duration_ms("600000") == 600_000
+    assert parse_duration_ms("1", default_unit="s") == 1_000
+
+
+@pytest.mark.parametrize("text", ["", "abc", "5 minutes", "5x", "1e3s", "s", "--5s", "5m5s"])
+def test_duration_garbage_rejected(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_duration_ms(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("512", 512),
+        ("512B", 512),
+        ("16KB", 16 << 10),
+        ("256MB", 256 << 20),
+        ("5GB", 5 << 30),
+        ("1TB", 1 << 40),
+        ("1gb", 1 << 30),
+        ("0B", 0),
+        ("0.5KB", 512),
+    ],
+)
+def test_size_units_are_binary(text: str, size: int) -> None:
+    assert parse_size_bytes(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "big", "5XB", "5 G B", "MB"])
+def test_size_garbage_rejected(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_size_bytes(text)
+
+
+@given(st.integers(min_value=0), st.sampled_from(sorted(FACTORS)))
+def test_duration_is_exact(n: int, unit: str) -> None:
+    assert parse_duration_ms(f"{n}{unit}") == n * FACTORS[unit]

@@ -1,0 +1,121 @@
+"""`pyozone scm --init` and `pyozone scm` up to the hand-off to the daemon."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Result
+
+from pyozone.scm.store import SCMMetadataStore, SCMStorageConfig, read_scm_storage
+from pyozone.scm.store.layout import version_file
+
+Cli = Callable[..., Result]
+Snapshot = Callable[[Path], dict[str, bytes | None]]
+
+
+def md(path: Path) -> str:
+    return f"ozone.metadata.dirs={path}"
+
+
+def assert_one_line_error(result: Result, *fragments: str) -> None:
+    assert result.code == 1 and result.out == ""
+    assert result.err.count("\n") == 1 and result.err.startswith("pyozone scm: error: ")
+    for fragment in fragments:
+        assert fragment in result.err
+
+
+def test_init_then_init_again_reuses_the_cluster_id(cli: Cli, tmp_path: Path) -> None:
+    first = cli("scm", "--init", "-D", md(tmp_path))
+    storage = read_scm_storage(tmp_path)
+    assert first.code == 0 and first.err == ""
+    assert first.out == (
+        f"SCM initialization succeeded. Current cluster id for sd={tmp_path / 'scm'}; "
+        f"cid={storage.cluster_id}; layoutVersion=1\nscmUuid={storage.scm_uuid}\n"
+    )
+    assert (tmp_path / "scm.db" / "CURRENT").is_file()
+    again = cli("scm", "--init", "-D", md(tmp_path))
+    assert again.code == 0
+    assert again.out == (
+        f"SCM already initialized. Reusing existing cluster id for sd={tmp_path / 'scm'}; "
+        f"cid={storage.cluster_id}; layoutVersion=1\n"
+    )
+    assert read_scm_storage(tmp_path) == storage
+
+
+def test_init_with_cluster_id_and_a_later_different_one_is_ignored(cli: Cli, tmp_path: Path) -> None:
+    assert cli("scm", "--init", "--clusterid", "CID-prod", "-D", md(tmp_path)).code == 0
+    result = cli("scm", "--init", "--clusterid", "CID-other", "-D", md(tmp_path))
+    assert result.code == 0 and "cid=CID-prod;" in result.out
+    assert "ignoring --clusterid CID-other" in result.err
+    assert read_scm_storage(tmp_path).cluster_id == "CID-prod"
+
+
+def test_init_creates_every_column_family(cli: Cli, tmp_path: Path) -> None:
+    cli("scm", "--init", "-D", md(tmp_path))
+    assert cli("debug", "ldb", "--db", str(tmp_path / "scm.db"), "ls").out.split() == [
+        "default", "pipelines", "containers", "deletedBlocks", "validCerts", "sequenceId", "meta",
+    ]  # fmt: skip
+
+
+def test_init_without_metadata_dir(cli: Cli) -> None:
+    assert_one_line_error(cli("scm", "--init"), "ozone.metadata.dirs is not set")
+
+
+def test_init_on_a_file(cli: Cli, tmp_path: Path, snapshot: Snapshot) -> None:
+    (tmp_path / "meta").write_text("x")
+    before = snapshot(tmp_path)
+    assert_one_line_error(cli("scm", "--init", "-D", md(tmp_path / "meta")), "is not a directory")
+    assert snapshot(tmp_path) == before
+
+
+def test_init_with_a_bad_cluster_id_writes_nothing(cli: Cli, tmp_path: Path) -> None:
+    assert_one_line_error(cli("scm", "--init", "--clusterid", "prod", "-D", md(tmp_path)), "invalid cluster id")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_over_a_corrupt_version_writes_nothing(cli: Cli, tmp_path: Path, snapshot: Snapshot) -> None:
+    version_file(tmp_path).parent.mkdir(parents=True)
+    version_file(tmp_path).write_text("nodeType=SCM\n")
+    before = snapshot(tmp_path)
+    assert_one_line_error(cli("scm", "--init", "-D", md(tmp_path)), "missing field clusterID")
+    assert snapshot(tmp_path) == before
+
+
+def test_clusterid_needs_init(cli: Cli, tmp_path: Path) -> None:
+    assert_one_line_error(cli("scm", "--clusterid", "CID-x", "-D", md(tmp_path)), "--clusterid only applies")
+
+
+def test_start_before_init_fails_and_writes_nothing(cli: Cli, tmp_path: Path) -> None:
+    result = cli("scm", "-D", md(tmp_path))
+    assert_one_line_error(result, "SCM is not initialized", "--init")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_start_without_a_daemon_in_this_build(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyozone.scm.server", None)  # makes the import fail
+    cli("scm", "--init", "-D", md(tmp_path))
+    assert_one_line_error(cli("scm", "-D", md(tmp_path)), "the SCM daemon is not available in this build")
+    SCMMetadataStore.open(tmp_path).close()  # the store was closed: its lock is free
+
+
+def test_start_hands_the_opened_store_to_the_daemon(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[Any, SCMStorageConfig, SCMMetadataStore]] = []
+
+    def start_scm(conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore) -> int:
+        calls.append((conf, storage, store))
+        store.close()
+        return 0
+
+    monkeypatch.setitem(sys.modules, "pyozone.scm.server", types.SimpleNamespace(start_scm=start_scm))
+    cli("scm", "--init", "-D", md(tmp_path))
+    assert cli("scm", "-D", md(tmp_path)).code == 0
+    [(conf, storage, _)] = calls
+    assert conf.get("ozone.metadata.dirs") == str(tmp_path)
+    assert storage == read_scm_storage(tmp_path)
