@@ -59,7 +59,7 @@ def run_ls(args: argparse.Namespace) -> int:
         names = list_column_families(args.db)
     except StoreError as e:
         raise CLIError(str(e)) from None
-    for name in names:
+    for name in sorted(names):  # the manifest keeps creation order, which rocksdict leaves random
         print(name)
     return 0
 

@@ -11,7 +11,7 @@ from pyozone.cli.common import CLIError, common_options
 from pyozone.config import ConfigError
 from pyozone.scm.exceptions import SCMException
 
-COMMAND_MODULES = ("getconf", "scm", "debug", "plan")
+COMMAND_MODULES = ("getconf", "scm", "debug", "plan", "sim")
 
 
 def build_parser() -> argparse.ArgumentParser:

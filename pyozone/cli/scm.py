@@ -67,5 +67,8 @@ def _start(conf: OzoneConfiguration) -> int:
         store.close()
         if e.name != "pyozone.scm.server":
             raise
-        raise CLIError("the SCM daemon is not available in this build") from None
+        raise CLIError(
+            f"cluster {storage.cluster_id} is initialised, but the SCM network server is not built yet; "
+            f"run this SCM with simulated datanodes: pyozone sim --data-dir {scm_metadata_dir(conf)}"
+        ) from None
     return int(start_scm(conf, storage, store) or 0)

@@ -285,7 +285,8 @@ class NodeManager:
             info = self._nodes.get(dn)
             volumes = info.healthy_volume_count() if info else 0
             a = self._owner_container_count * volumes
-            limits.append(1 + (a - 1) // pipeline_limit)
+            # Java's integer division truncates toward zero: with a = 0, (a - 1) / limit is 0 for limit > 1
+            limits.append(1 + _java_div(a - 1, pipeline_limit))
         return min(limits) if limits else 0
 
     # ------------------------------------------------------------------ commands
@@ -309,6 +310,12 @@ class NodeManager:
     def forget(self, dn: DatanodeID) -> None:
         """Drops a node from the topology (a DEAD node); it stays known until it registers again."""
         self.topology.remove(dn)
+
+
+def _java_div(a: int, b: int) -> int:
+    """Integer division truncating toward zero, as Java's `/` on ints (b > 0)."""
+    q = abs(a) // b
+    return q if a >= 0 else -q
 
 
 def _with_location(details: DatanodeDetails, rack: str) -> DatanodeDetails:

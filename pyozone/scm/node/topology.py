@@ -36,6 +36,10 @@ class NetworkTopology:
         self._rack_of: dict[DatanodeID, str] = {}
         self._members: dict[str, set[DatanodeID]] = defaultdict(set)
 
+    def map_name(self, name: str, rack: str) -> None:
+        """Adds a mapping entry, as an operator adds a line to the mapping file."""
+        self._mapping[name] = rack
+
     def resolve(self, uuid: DatanodeID, hostname: str, ip: str) -> str:
         for name in (uuid, hostname, ip):
             rack = self._mapping.get(name)

@@ -38,7 +38,7 @@ class BackgroundPipelineCreator:
         self.one_shot = False
 
     def trigger(self) -> None:
-        """NEW_NODE, NODE_ADDRESS_UPDATE, HEALTHY_READONLY_TO_HEALTHY and PRE_CHECK_COMPLETED ask for a run."""
+        """New nodes, changed addresses, recovered nodes and the safe-mode pre-check ask for a run."""
         self.one_shot = True
 
     def create_pipelines(self) -> CreatorRun:

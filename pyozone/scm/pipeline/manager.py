@@ -66,14 +66,15 @@ class PipelineManager:
         old = self._pipelines.get(pipeline.id)
         if old is not None:
             self._counts[(old.replication_config, old.state)] -= 1
-            if old.suggested_leader:
+            if old.suggested_leader and not old.is_closed():
                 self._leader_counts[old.suggested_leader] -= 1
         else:
             self._containers.setdefault(pipeline.id, set())
             self.nodes.add_pipeline(pipeline.id, pipeline.nodes)
         self._pipelines[pipeline.id] = pipeline
         self._counts[(pipeline.replication_config, pipeline.state)] += 1
-        if pipeline.suggested_leader:
+        # MinLeaderCountChoosePolicy counts suggested-leader roles in pipelines that are not CLOSED
+        if pipeline.suggested_leader and not pipeline.is_closed():
             self._leader_counts[pipeline.suggested_leader] += 1
         if persist and (old is None or _persisted_fields(old) != _persisted_fields(pipeline)):
             self._table.put(pipeline.id, pipeline)
@@ -82,7 +83,7 @@ class PipelineManager:
         del self._pipelines[pipeline.id]
         self._containers.pop(pipeline.id, None)
         self._counts[(pipeline.replication_config, pipeline.state)] -= 1
-        if pipeline.suggested_leader:
+        if pipeline.suggested_leader and not pipeline.is_closed():
             self._leader_counts[pipeline.suggested_leader] -= 1
         self.nodes.remove_pipeline(pipeline.id, pipeline.nodes)
         self._table.delete(pipeline.id)

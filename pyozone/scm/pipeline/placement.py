@@ -67,6 +67,9 @@ class PipelinePlacementPolicy:
                 f"Required {required}. Found {len(with_space)}.",
                 ResultCode.FAILED_TO_FIND_NODES_WITH_SPACE,
             )
+        topology = self.nodes.topology
+        # Ozone judges "multiple racks" on the healthy nodes with space, before exclusions
+        multiple_racks = len({topology.rack_of(i.uuid) for i in with_space}) > 1
         excluded_set = set(excluded)
         candidates = [i.uuid for i in with_space if i.uuid not in excluded_set]
         if len(candidates) < required:
@@ -83,8 +86,7 @@ class PipelinePlacementPolicy:
                 ResultCode.FAILED_TO_FIND_SUITABLE_NODE,
             )
         below_limit.sort(key=self.free_slots, reverse=True)
-        topology = self.nodes.topology
-        if topology.rack_count() > 1 and len({topology.rack_of(dn) for dn in below_limit}) == 1:
+        if multiple_racks and len({topology.rack_of(dn) for dn in below_limit}) == 1:
             raise SCMException(MULTIPLE_RACK_PIPELINE_MSG, ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
         return below_limit
 
@@ -107,6 +109,10 @@ class PipelinePlacementPolicy:
         score = {dn: (self.free_slots(dn), rack_free[rack_of(dn)]) for dn in candidates}
         best = max(score.values())
         pick = self.rng.choice([dn for dn in candidates if score[dn] == best])
+        return self._take(candidates, pick)
+
+    def _take(self, candidates: list[DatanodeID], pick: DatanodeID) -> DatanodeID:
+        """Removes the pick from the candidates, and its peers too when same peers are disallowed."""
         candidates.remove(pick)
         if self.disallow_same_peers:
             peers = self.peers(pick)
@@ -133,14 +139,16 @@ class PipelinePlacementPolicy:
         chosen = [anchor]
         second = next((dn for dn in candidates if rack_of(dn) != rack_of(anchor)), None)
         if second is not None:
-            candidates.remove(second)
-            chosen.append(second)
+            chosen.append(self._take(candidates, second))
         while len(chosen) < 3:
             pick = None
             if second is not None:
-                pick = next((dn for dn in candidates if rack_of(dn) == rack_of(anchor)), None)
-                if pick is not None:
-                    candidates.remove(pick)
+                # on the anchor's rack; with none left there, on the second node's rack (spec 6.4)
+                for rack in (rack_of(anchor), rack_of(second)):
+                    pick = next((dn for dn in candidates if rack_of(dn) == rack), None)
+                    if pick is not None:
+                        self._take(candidates, pick)
+                        break
             if pick is None:
                 pick = self._choose_node(candidates)
             if pick is None:

@@ -96,15 +96,15 @@ class AbstractContainerSafeModeRule(SafeModeExitRule):
         )
 
     def refresh(self) -> None:
-        """Re-reads the eligible set: containers deleted (or closed) since leave (or join) the totals;
-        what was already counted for a still-eligible container is kept."""
+        """Re-reads the eligible set: containers deleted since leave the totals, containers closed since
+        join them; what was already counted for a still-eligible container is kept."""
         self._min_replicas = {
             c.container_id: self.min_replicas(c.replication_config)
             for state in _CLOSED
             for c in self.container_manager.containers(state)
             if c.replication_config.type is self.container_type and c.number_of_keys > 0
         }
-        self._counted &= self._min_replicas.keys()
+        self._counted.intersection_update(self._min_replicas)
         self._reporters = {cid: dns for cid, dns in self._reporters.items() if cid in self._min_replicas}
         log.info(
             "%s containers threshold count is %d of %d",

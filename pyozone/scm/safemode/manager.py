@@ -41,15 +41,19 @@ class SafeModeManager:
         self._rules = create_rules(conf, node_manager, pipeline_manager, container_manager)
         self._validated: set[str] = set()
         self.exited_at_ms: int | None = None
-        self.status = SafeModeStatus.INITIAL
+        self._status = SafeModeStatus.INITIAL
         if not conf.get("hdds.scm.safemode.enabled"):
             log.info("Safemode is disabled, skipping Safemode rule validation and force exiting Safemode.")
-            self.status = SafeModeStatus.OUT_OF_SAFE_MODE
+            self._status = SafeModeStatus.OUT_OF_SAFE_MODE
             self.exited_at_ms = clock.now_ms()
         for rule in self._rules:
             events.add_handler(rule.event, self._handler(rule))
 
     # ------------------------------------------------------------------ queries
+    @property
+    def status(self) -> SafeModeStatus:
+        return self._status
+
     def in_safe_mode(self) -> bool:
         return self.status.in_safe_mode
 
@@ -119,7 +123,7 @@ class SafeModeManager:
             self._set_status(SafeModeStatus.OUT_OF_SAFE_MODE)
 
     def _set_status(self, status: SafeModeStatus) -> None:
-        self.status = status
+        self._status = status
         if status is SafeModeStatus.OUT_OF_SAFE_MODE:
             self.exited_at_ms = self.clock.now_ms()
         self.events.fire(SCMEvent.SAFE_MODE_STATUS, status)

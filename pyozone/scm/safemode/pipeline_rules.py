@@ -123,7 +123,7 @@ class OneReplicaPipelineSafeModeRule(SafeModeExitRule):
     def __init__(self, pipeline_manager: PipelineSource, percent: float) -> None:
         self.pipeline_manager = pipeline_manager
         self.percent = percent
-        self._initial: set[PipelineID] = set()
+        self._expected: set[PipelineID] = set()
         self._reported: set[PipelineID] = set()
         self.threshold = 0
         self.refresh()
@@ -138,7 +138,7 @@ class OneReplicaPipelineSafeModeRule(SafeModeExitRule):
     def process(self, payload: tuple[DatanodeID, list[PipelineReport]]) -> None:
         _, reports = payload
         for report in reports:
-            if report.pipeline_id in self._reported or report.pipeline_id not in self._initial:
+            if report.pipeline_id in self._reported or report.pipeline_id not in self._expected:
                 continue
             pipeline = self.pipeline_manager.find(report.pipeline_id)
             if (
@@ -155,17 +155,17 @@ class OneReplicaPipelineSafeModeRule(SafeModeExitRule):
 
     def refresh(self) -> None:
         """Re-reads the open set; a reported pipeline that has since left it no longer counts."""
-        self._initial = _open_ratis_three(self.pipeline_manager)
-        self._reported &= self._initial
-        self.threshold = math.ceil(self.percent * len(self._initial))
+        self._expected = _open_ratis_three(self.pipeline_manager)
+        self._reported.intersection_update(self._expected)
+        self.threshold = math.ceil(self.percent * len(self._expected))
         log.info(
             "Total pipeline count is %d, pipelines with at least one datanode reported threshold count is %d",
-            len(self._initial),
+            len(self._expected),
             self.threshold,
         )
 
     def status_text(self) -> str:
         return (
             f"reported Ratis/THREE pipelines with at least one datanode (={self.reported_count}) "
-            f">= threshold (={self.threshold})" + _sample(self._initial - self._reported)
+            f">= threshold (={self.threshold})" + _sample(self._expected - self._reported)
         )

@@ -74,7 +74,7 @@ def _parse_properties(text: str) -> dict[str, str]:
 
 def _check_dir(metadata_dir: Path) -> None:
     if metadata_dir.exists() and not metadata_dir.is_dir():
-        raise StorageError(f"{metadata_dir} is not a directory (it is the SCM metadata directory)")
+        raise StorageError(f"the SCM metadata directory {metadata_dir} is not a directory")
 
 
 def read_scm_storage(metadata_dir: Path) -> SCMStorageConfig:
@@ -104,7 +104,7 @@ def read_scm_storage(metadata_dir: Path) -> SCMStorageConfig:
         raise bad("clusterID", "is not 'CID-' followed by an id")
     if not _UUID.fullmatch(field("scmUuid")):
         raise bad("scmUuid", "is not a UUID")
-    numbers = {}
+    numbers: dict[str, int] = {}
     for name in ("cTime", "layoutVersion"):
         if not re.fullmatch(r"[0-9]+", field(name)):
             raise bad(name, "is not a non-negative integer")

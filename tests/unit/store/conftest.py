@@ -44,6 +44,8 @@ def snapshot() -> Callable[[Path], dict[str, bytes | None]]:
     def take(root: Path) -> dict[str, bytes | None]:
         if not root.exists():
             return {}
-        return {str(p.relative_to(root)): None if p.is_dir() else p.read_bytes() for p in sorted(root.rglob("*"))}
+        return {
+            str(p.relative_to(root)): None if p.is_dir() else p.read_bytes() for p in sorted(root.rglob("*"))
+        }
 
     return take

@@ -77,11 +77,12 @@ def test_reinit_returns_the_existing_identity_and_writes_nothing(tmp_path: Path,
 def test_read_parses_java_properties_leniently(tmp_path: Path) -> None:
     path = version_file(tmp_path)
     path.parent.mkdir(parents=True)
+    upper_uuid = GOOD["scmUuid"].upper()
     path.write_text(
-        "# comment\n! another\n\n  nodeType = SCM\nclusterID:CID-x\nscmUuid=1B2C3D4E-5F60-4718-A9B0-C1D2E3F40516\n"
+        f"# comment\n! another\n\n  nodeType = SCM\nclusterID:CID-x\nscmUuid={upper_uuid}\n"
         "cTime=5\nlayoutVersion=0\nprimaryScmNodeId=extra-keys-are-ignored\n"
     )
-    assert read_scm_storage(tmp_path) == SCMStorageConfig("CID-x", "1B2C3D4E-5F60-4718-A9B0-C1D2E3F40516", 5, 0)
+    assert read_scm_storage(tmp_path) == SCMStorageConfig("CID-x", upper_uuid, 5, 0)
 
 
 def test_missing_version_file_says_how_to_initialise(tmp_path: Path) -> None:
@@ -122,7 +123,9 @@ def test_corrupt_fields_are_named_and_nothing_is_modified(
     [(b"", "missing field nodeType"), (b"\x00\xff\xfe garbage \x89PNG\r\n", "missing field nodeType")],
     ids=["empty", "garbage"],
 )
-def test_empty_or_garbage_file_is_corrupt(tmp_path: Path, snapshot: Snapshot, content: bytes, message: str) -> None:
+def test_empty_or_garbage_file_is_corrupt(
+    tmp_path: Path, snapshot: Snapshot, content: bytes, message: str
+) -> None:
     path = version_file(tmp_path)
     path.parent.mkdir(parents=True)
     path.write_bytes(content)

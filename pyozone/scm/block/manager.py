@@ -1,0 +1,140 @@
+"""BlockManager: block allocation in writable Ratis containers (spec 6.7) and deleteBlocks from OM (spec 8.1).
+
+Sans-IO: where Ozone waits for a freshly created pipeline to open, this raises
+FAILED_TO_FIND_ACTIVE_PIPELINE and the caller retries once datanodes have reported the pipeline.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import BlockID, ContainerID, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.states import PipelineState
+from pyozone.scm.block.deleted_block_log import DeletedBlockLog
+from pyozone.scm.block.sequence_id import LOCAL_ID, SequenceIdGenerator
+from pyozone.scm.container.info import ContainerInfo
+from pyozone.scm.events import EventQueue
+from pyozone.scm.exceptions import ResultCode, SCMException
+from pyozone.scm.pipeline.pipeline import Pipeline
+from pyozone.scm.store import SCMMetadataStore
+
+if TYPE_CHECKING:
+    from pyozone.scm.container.manager import ContainerManager
+    from pyozone.scm.pipeline.manager import PipelineManager
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludeList:
+    """What the client found failing: SCM avoids these datanodes, pipelines and containers if it can."""
+
+    datanodes: frozenset[DatanodeID] = frozenset()
+    pipelines: frozenset[PipelineID] = frozenset()
+    containers: frozenset[ContainerID] = frozenset()
+
+    def is_empty(self) -> bool:
+        return not (self.datanodes or self.pipelines or self.containers)
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedBlock:
+    block_id: BlockID
+    pipeline: Pipeline
+    container_id: ContainerID
+
+
+class BlockManager:
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        clock,
+        events: EventQueue,
+        store: SCMMetadataStore,
+        container_manager: ContainerManager,
+        pipeline_manager: PipelineManager,
+        sequence_ids: SequenceIdGenerator,
+        in_safe_mode: Callable[[], bool],
+        rng: random.Random | None = None,
+        deleted_block_log: DeletedBlockLog | None = None,
+    ) -> None:
+        self.clock = clock
+        self.events = events
+        self.container_size: int = conf.get("ozone.scm.container.size")
+        self._containers = container_manager
+        self._pipelines = pipeline_manager
+        self._sequence_ids = sequence_ids
+        self._in_safe_mode = in_safe_mode
+        self._rng = rng or random.Random()
+        self.deleted_block_log = deleted_block_log or DeletedBlockLog(
+            conf, clock, store, container_manager, sequence_ids
+        )
+
+    # ------------------------------------------------------------------ allocation
+    def allocate_block(
+        self,
+        size: int,
+        replication_config: ReplicationConfig,
+        owner: str,
+        excluded: ExcludeList = ExcludeList(),
+    ) -> AllocatedBlock:
+        if self._in_safe_mode():
+            raise SCMException("SafeModePrecheck failed for allocateBlock", ResultCode.SAFE_MODE_EXCEPTION)
+        if size < 0 or size > self.container_size:
+            raise SCMException(f"Unsupported block size: {size}", ResultCode.INVALID_BLOCK_SIZE)
+        container = self._writable_container(size, replication_config, owner, excluded)
+        pipeline = self._pipelines.get(container.pipeline_id)
+        local_id = self._sequence_ids.next_id(LOCAL_ID)
+        self._containers.add_allocated_bytes(container.container_id, size)
+        return AllocatedBlock(BlockID(container.container_id, local_id), pipeline, container.container_id)
+
+    def _writable_container(
+        self, size: int, config: ReplicationConfig, owner: str, excluded: ExcludeList
+    ) -> ContainerInfo:
+        """WritableRatisContainerProvider: an OPEN pipeline's container, else try creating a pipeline."""
+        container = self._from_open_pipelines(size, config, owner, excluded)
+        if container is not None:
+            return container
+        try:
+            pipeline = self._pipelines.create_pipeline(config)
+            reason = f"created pipeline {pipeline.id}, not OPEN yet"
+        except SCMException as e:
+            allocated = self._pipelines.pipelines(config, PipelineState.ALLOCATED)
+            reason = f"{len(allocated)} ALLOCATED pipelines, not OPEN yet" if allocated else str(e)
+            log.warning("Pipeline creation for %s failed: %s", config, e)
+        container = self._from_open_pipelines(size, config, owner, excluded)
+        if container is not None:
+            return container
+        raise SCMException(
+            f"Unable to allocate a container to the block of size: {size}, "
+            f"replicationConfig: {config}. {reason}",
+            ResultCode.FAILED_TO_FIND_ACTIVE_PIPELINE,
+        )
+
+    def _from_open_pipelines(
+        self, size: int, config: ReplicationConfig, owner: str, excluded: ExcludeList
+    ) -> ContainerInfo | None:
+        pipelines = self._pipelines.open_pipelines(config, excluded.datanodes, excluded.pipelines)
+        if not pipelines and not excluded.is_empty():
+            pipelines = self._pipelines.open_pipelines(config)
+        while pipelines:
+            pipeline = pipelines.pop(self._rng.randrange(len(pipelines)))
+            container = self._containers.get_matching_container(size, owner, pipeline, excluded.containers)
+            if container is not None:
+                return container
+        return None
+
+    # ------------------------------------------------------------------ deletion
+    def delete_blocks(self, block_ids: Sequence[BlockID]) -> list[int]:
+        """One delete transaction per container, persisted; returns the new transaction ids."""
+        if self._in_safe_mode():
+            raise SCMException("SafeModePrecheck failed for deleteBlocks", ResultCode.SAFE_MODE_EXCEPTION)
+        by_container: dict[ContainerID, list[int]] = {}
+        for block in block_ids:
+            by_container.setdefault(block.container_id, []).append(block.local_id)
+        return self.deleted_block_log.add_transactions(by_container)

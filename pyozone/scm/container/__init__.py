@@ -1,0 +1,1 @@
+"""Containers: records, the lifecycle state machine, the manager, report handling and the close flow."""

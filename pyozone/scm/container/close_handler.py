@@ -1,0 +1,89 @@
+"""CloseContainerEventHandler: CLOSE_CONTAINER -> CLOSING, then, after a lease, close commands (spec 7.2).
+
+The lease (ozone.scm.close.container.wait.duration, 150s) gives clients time to finish writing the
+blocks already allocated in the container before its replicas are told to close.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pyozone.common.timers import Timers
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicationType, SCMCommandType
+from pyozone.scm.container.info import ContainerInfo
+from pyozone.scm.exceptions import SCMException
+from pyozone.scm.node.commands import SCMCommand
+
+if TYPE_CHECKING:
+    from pyozone.scm.container.manager import ContainerManager
+    from pyozone.scm.node.node_manager import NodeManager
+    from pyozone.scm.pipeline.manager import PipelineManager
+
+log = logging.getLogger(__name__)
+
+
+class CloseContainerEventHandler:
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        clock,
+        timers: Timers,
+        container_manager: ContainerManager,
+        pipeline_manager: PipelineManager,
+        node_manager: NodeManager,
+    ) -> None:
+        self.clock = clock
+        self.timers = timers
+        self.wait_ms: int = conf.get("ozone.scm.close.container.wait.duration")
+        self._containers = container_manager
+        self._pipelines = pipeline_manager
+        self._nodes = node_manager
+        self._leases: set[ContainerID] = set()
+
+    def on_close_container(self, container_id: ContainerID) -> None:
+        """The SCMEvent.CLOSE_CONTAINER handler; its payload is the container id."""
+        try:
+            info = self._containers.get(container_id)
+            if info.state is LifeCycleState.OPEN:
+                info = self._containers.update_state(container_id, LifeCycleEvent.FINALIZE)
+        except SCMException as e:
+            log.error("Failed to close container %d: %s", container_id, e)
+            return
+        if info.state is not LifeCycleState.CLOSING:
+            log.debug("Not closing container %d: it is %s", container_id, info.state.name)
+            return
+        if container_id in self._leases:
+            log.debug("Close of container %d already waiting for its lease", container_id)
+            return
+        payload: dict[str, Any] = {
+            "containerID": container_id,
+            "pipelineID": info.pipeline_id,
+            "force": info.replication_config.type is not ReplicationType.RATIS,
+        }
+        self._leases.add(container_id)
+        term = self._nodes.term
+        self.timers.call_at(
+            self.clock.now_ms() + self.wait_ms, lambda: self._lease_expired(info, payload, term)
+        )
+
+    def pending(self) -> frozenset[ContainerID]:
+        """Containers whose close command waits for its lease to expire."""
+        return frozenset(self._leases)
+
+    def _lease_expired(self, info: ContainerInfo, payload: dict[str, Any], term: int) -> None:
+        self._leases.discard(info.container_id)
+        for dn in self._targets(info):
+            self._nodes.add_datanode_command(
+                dn, SCMCommand(SCMCommandType.closeContainerCommand, payload, term=term)
+            )
+        log.info("Sent close commands for container %d", info.container_id)
+
+    def _targets(self, info: ContainerInfo) -> list[DatanodeID]:
+        """The pipeline's members; if the pipeline is gone, wherever replicas are known."""
+        pipeline = self._pipelines.find(info.pipeline_id) if info.pipeline_id is not None else None
+        if pipeline is not None:
+            return list(pipeline.nodes)
+        return [replica.datanode for replica in self._containers.replicas(info.container_id)]

@@ -1,0 +1,225 @@
+"""StorageContainerManager: the sans-IO SCM core that composes every manager.
+
+Inputs are registrations, heartbeats, admin calls and `tick()`; outputs are the commands returned
+with each heartbeat. No sockets, no threads, no sleeps: the gRPC server (a later issue) and the
+simulator drive this same object.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyozone.common.clock import Clock
+from pyozone.common.timers import Timers
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.states import SCMCommandType
+from pyozone.scm.block.deleted_block_log import DeletedBlockLog
+from pyozone.scm.block.deleting_service import SCMBlockDeletingService
+from pyozone.scm.block.manager import BlockManager
+from pyozone.scm.block.sequence_id import SequenceIdGenerator
+from pyozone.scm.container.actions_handler import ContainerActionsHandler
+from pyozone.scm.container.close_handler import CloseContainerEventHandler
+from pyozone.scm.container.manager import ContainerManager
+from pyozone.scm.container.report_handler import ContainerReportHandler
+from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.messages import ContainerReplicaReport, Heartbeat, PipelineReport
+from pyozone.scm.node.commands import SCMCommand
+from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion, NodeReport
+from pyozone.scm.node.handlers import NodeEventHandlers
+from pyozone.scm.node.node_manager import NodeManager
+from pyozone.scm.node.topology import NetworkTopology
+from pyozone.scm.periodic import PeriodicTask
+from pyozone.scm.pipeline.creator import BackgroundPipelineCreator
+from pyozone.scm.pipeline.manager import PipelineManager
+from pyozone.scm.safemode.manager import SafeModeManager
+from pyozone.scm.store import SCMMetadataStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredNode:
+    cluster_id: str
+    datanode_uuid: str
+    network_location: str
+
+
+class StorageContainerManager:
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        clock: Clock,
+        store: SCMMetadataStore,
+        cluster_id: str = "CID-pyozone",
+        topology: NetworkTopology | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.conf = conf
+        self.clock = clock
+        self.store = store
+        self.cluster_id = cluster_id
+        self.rng = rng or random.Random()
+        self.events = EventQueue()
+        self.timers = Timers()
+        self.nodes = NodeManager(conf, clock, self.events, topology)
+        self.pipelines = PipelineManager(
+            conf,
+            clock,
+            self.events,
+            store,
+            self.nodes,
+            precheck_passed=lambda: self.safe_mode.precheck_passed(),
+            in_safe_mode=lambda: self.safe_mode.in_safe_mode(),
+            rng=self.rng,
+        )
+        self.sequence_ids = SequenceIdGenerator.from_conf(conf, store)
+        self.containers = ContainerManager(
+            conf, clock, self.events, store, self.nodes, self.pipelines, self.sequence_ids
+        )
+        self.container_reports = ContainerReportHandler(conf, self.events, self.nodes, self.containers)
+        self.close_containers = CloseContainerEventHandler(
+            conf, clock, self.timers, self.containers, self.pipelines, self.nodes
+        )
+        self.events.add_handler(SCMEvent.CLOSE_CONTAINER, self.close_containers.on_close_container)
+        self.container_actions = ContainerActionsHandler(self.events)
+        self.deleted_blocks = DeletedBlockLog(conf, clock, store, self.containers, self.sequence_ids)
+        self.blocks = BlockManager(
+            conf,
+            clock,
+            self.events,
+            store,
+            self.containers,
+            self.pipelines,
+            self.sequence_ids,
+            in_safe_mode=lambda: self.safe_mode.in_safe_mode(),
+            rng=self.rng,
+            deleted_block_log=self.deleted_blocks,
+        )
+        self.block_deleting = SCMBlockDeletingService(conf, self.deleted_blocks, self.nodes)
+        self.creator = BackgroundPipelineCreator(conf, self.pipelines)
+        self.node_handlers = NodeEventHandlers(
+            self.events,
+            self.nodes,
+            self.pipelines,
+            self.containers,
+            self.creator,
+            on_dead_node=[self.deleted_blocks.on_datanode_dead],
+        )
+        self.safe_mode = SafeModeManager(
+            conf, clock, self.events, self.nodes, self.pipelines, self.containers
+        )
+        self.events.add_handler(SCMEvent.PRE_CHECK_COMPLETED, lambda _: self.creator.trigger())
+        self.tasks = self._periodic_tasks()
+        self.safe_mode.start()
+
+    # ------------------------------------------------------------------ periodic work
+    def _periodic_tasks(self) -> list[PeriodicTask]:
+        c = self.conf
+        return [
+            PeriodicTask(
+                "NodeHealthCheck", c.get("ozone.scm.heartbeat.thread.interval"), self.nodes.check_health
+            ),
+            PeriodicTask(
+                "SafeModeRefresh",
+                c.get("hdds.scm.safemode.rule.refresh.interval"),
+                self.safe_mode.refresh,
+                self.safe_mode.in_safe_mode,
+            ),
+            PeriodicTask(
+                "BackgroundPipelineCreator",
+                c.get("ozone.scm.pipeline.creation.interval"),
+                self._run_creator,
+                self._creator_running,
+            ),
+            PeriodicTask(
+                "PipelineScrubber",
+                c.get("ozone.scm.pipeline.scrub.interval"),
+                self.pipelines.scrub_pipelines,
+                self.services_ready,
+            ),
+            PeriodicTask(
+                "SCMBlockDeletingService",
+                c.get("hdds.scm.block.deleting.service.interval"),
+                self.block_deleting.run,
+                self.services_ready,
+            ),
+        ]
+
+    def services_ready(self) -> bool:
+        """Out of safe mode for hdds.scm.wait.time.after.safemode.exit (spec 9.4)."""
+        exited = self.safe_mode.exited_at_ms
+        if exited is None or self.safe_mode.in_safe_mode():
+            return False
+        return self.clock.now_ms() - exited >= self.conf.get("hdds.scm.wait.time.after.safemode.exit")
+
+    def _creator_running(self) -> bool:
+        creation_in_safe_mode = self.conf.get("hdds.scm.safemode.pipeline.creation")
+        if self.safe_mode.in_safe_mode():
+            return creation_in_safe_mode
+        return creation_in_safe_mode or self.services_ready()
+
+    def _run_creator(self) -> None:
+        self.creator.create_pipelines()
+
+    def tick(self) -> None:
+        """Runs every periodic service that is due, one-shot pipeline creation, and due timers."""
+        now = self.clock.now_ms()
+        for task in self.tasks:
+            task.run_if_due(now)
+        if self.creator.one_shot and self._creator_running():
+            self.creator.create_pipelines()
+        self.timers.run_due(now)
+
+    # ------------------------------------------------------------------ datanode protocol
+    def register(
+        self,
+        details: DatanodeDetails,
+        node_report: NodeReport | None = None,
+        container_report: Sequence[ContainerReplicaReport] = (),
+        pipeline_reports: Sequence[PipelineReport] = (),
+        layout: LayoutVersion | None = None,
+    ) -> RegisteredNode:
+        info = self.nodes.register(details, node_report, layout)
+        self.container_reports.process_full_report(details.uuid, container_report, from_registration=True)
+        self._pipeline_reports(details.uuid, pipeline_reports)
+        self.events.fire(SCMEvent.NODE_REGISTRATION_CONT_REPORT, details.uuid)
+        return RegisteredNode(self.cluster_id, details.uuid, info.details.network_location)
+
+    def heartbeat(self, hb: Heartbeat) -> list[SCMCommand]:
+        """Seed 001's heartbeat: reports in, queued commands out (spec 3.4, 4)."""
+        dn = hb.datanode.uuid
+        if not self.nodes.is_registered(dn):
+            return self.nodes.process_heartbeat(dn)
+        if hb.node_report is not None:
+            self.nodes.process_node_report(dn, hb.node_report)
+        if hb.container_report is not None:
+            self.container_reports.process_full_report(dn, hb.container_report, from_registration=False)
+        if hb.incremental_container_reports:
+            self.container_reports.process_incremental_report(dn, hb.incremental_container_reports)
+        if hb.pipeline_reports is not None:
+            self._pipeline_reports(dn, hb.pipeline_reports)
+        for action in hb.pipeline_actions:
+            self.pipelines.process_pipeline_action(dn, action.pipeline_id, action.reason)
+        if hb.container_actions:
+            self.container_actions.process_actions(dn, hb.container_actions)
+        if hb.command_status_reports:
+            self.deleted_blocks.process_command_status(dn, hb.command_status_reports)
+        commands = self.nodes.process_heartbeat(
+            dn,
+            hb.persisted_op_state,
+            hb.datanode.persisted_op_state_expiry,
+            hb.layout,
+            hb.command_queue_report,
+        )
+        for command in commands:
+            if command.type is SCMCommandType.deleteBlocksCommand:
+                self.deleted_blocks.on_sent(dn, command)
+        return commands
+
+    def _pipeline_reports(self, dn: str, reports: Sequence[PipelineReport]) -> None:
+        for report in reports:
+            self.pipelines.process_pipeline_report(dn, report.pipeline_id, report.is_leader)
+        self.events.fire(SCMEvent.PIPELINE_REPORT, (dn, list(reports)))

@@ -1,0 +1,198 @@
+"""SimCluster: thousands of virtual datanodes heartbeating the real SCM core on a virtual clock.
+
+Deterministic for a seed: events run in (time, sequence) order from one heap. Tests kill, restart,
+slow or partition nodes and advance time; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Callable
+from dataclasses import replace
+from itertools import count
+
+from pyozone.common.clock import ManualClock
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
+from pyozone.hdds.states import ReplicaState
+from pyozone.scm.block.manager import AllocatedBlock, ExcludeList
+from pyozone.scm.messages import ContainerReplicaReport
+from pyozone.scm.node.datanode import DatanodeDetails
+from pyozone.scm.node.topology import NetworkTopology
+from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.store import SCMMetadataStore
+from pyozone.sim.datanode import SimDatanode
+from pyozone.sim.storage import node_report
+
+_HEARTBEAT, _TICK = 0, 1
+
+
+class SimCluster:
+    def __init__(
+        self,
+        datanodes: int = 3,
+        racks: int = 1,
+        data_disks: int = 1,
+        metadata_disks: int = 1,
+        conf: OzoneConfiguration | None = None,
+        seed: int = 0,
+        tick_ms: int = 1000,
+        store: SCMMetadataStore | None = None,
+    ) -> None:
+        self.conf = conf or OzoneConfiguration()
+        self.clock = ManualClock()
+        self.store = store or SCMMetadataStore.in_memory()
+        self.rng = random.Random(seed)
+        self.tick_ms = tick_ms
+        self.heartbeat_ms: int = self.conf.get("hdds.heartbeat.interval")
+        self._report_ms = {
+            "container": self.conf.get("hdds.container.report.interval"),
+            "node": self.conf.get("hdds.node.report.interval"),
+            "pipeline": self.conf.get("hdds.pipeline.report.interval"),
+        }
+        self._racks: dict[str, str] = {}
+        self.datanodes: dict[str, SimDatanode] = {}
+        self._last_report: dict[tuple[str, str], int] = {}
+        self._heap: list[tuple[int, int, int, str]] = []
+        self._seq = count()
+        self.heartbeats_delivered = 0
+        self.scm = self._new_scm()
+        self._schedule(0, _TICK, "")
+        for i in range(datanodes):
+            self.add_datanode(
+                rack=f"/rack{i % racks + 1}",
+                data_disks=data_disks,
+                metadata_disks=metadata_disks,
+                first_heartbeat_ms=i * self.heartbeat_ms // max(datanodes, 1),
+            )
+
+    def _new_scm(self) -> StorageContainerManager:
+        return StorageContainerManager(
+            self.conf, self.clock, self.store, topology=NetworkTopology(dict(self._racks)), rng=self.rng
+        )
+
+    # ------------------------------------------------------------------ membership and faults
+    def add_datanode(
+        self, rack: str = "/rack1", data_disks: int = 1, metadata_disks: int = 1, first_heartbeat_ms: int = 0
+    ) -> str:
+        uuid = f"{int(self.rng.getrandbits(32)):08x}-0000-4000-8000-{len(self.datanodes):012d}"
+        self._racks[uuid] = rack
+        self.scm.nodes.topology.map_name(uuid, rack)
+        details = DatanodeDetails(
+            uuid,
+            f"dn{len(self.datanodes) + 1}.sim",
+            f"10.0.{len(self.datanodes) // 250}.{len(self.datanodes) % 250 + 1}",
+            network_location=rack,
+        )
+        self.datanodes[uuid] = SimDatanode(details, node_report(uuid, data_disks, metadata_disks))
+        self._schedule(self.clock.now_ms() + first_heartbeat_ms, _HEARTBEAT, uuid)
+        return uuid
+
+    def kill(self, dn: str) -> None:
+        """The process dies: no heartbeats until restart; its disks (replicas) survive."""
+        self.datanodes[dn].alive = False
+
+    def restart(self, dn: str) -> None:
+        node = self.datanodes[dn]
+        if node.alive:
+            return
+        node.alive, node.registered = True, False
+        self._schedule(self.clock.now_ms(), _HEARTBEAT, dn)
+
+    def partition(self, dn: str) -> None:
+        """Heartbeats are lost on the way; the node keeps running."""
+        self.datanodes[dn].partitioned = True
+
+    def heal(self, dn: str) -> None:
+        self.datanodes[dn].partitioned = False
+
+    def slow(self, dn: str, factor: float) -> None:
+        """Heartbeats arrive `factor` times less often."""
+        self.datanodes[dn].slow_factor = factor
+
+    def restart_scm(self) -> None:
+        """A new SCM over the same store: state reloads, datanodes are told to register again."""
+        self.scm = self._new_scm()
+
+    # ------------------------------------------------------------------ time
+    def advance(self, ms: int) -> None:
+        end = self.clock.now_ms() + ms
+        while self._heap and self._heap[0][0] <= end:
+            due, _, kind, dn = heapq.heappop(self._heap)
+            self.clock.set(max(due, self.clock.now_ms()))
+            if kind == _TICK:
+                self.scm.tick()
+                self._schedule(due + self.tick_ms, _TICK, "")
+            else:
+                self._heartbeat(dn)
+        self.clock.set(end)
+
+    def run_until(self, predicate: Callable[[], bool], timeout_ms: int, step_ms: int = 1000) -> bool:
+        """Advances in steps until the predicate holds; False if it did not within the timeout."""
+        waited = 0
+        while not predicate():
+            if waited >= timeout_ms:
+                return False
+            self.advance(step_ms)
+            waited += step_ms
+        return True
+
+    def _schedule(self, due_ms: int, kind: int, dn: str) -> None:
+        heapq.heappush(self._heap, (due_ms, next(self._seq), kind, dn))
+
+    def _due(self, dn: str, report: str, now: int) -> bool:
+        last = self._last_report.get((dn, report))
+        if last is None or now - last >= self._report_ms[report]:
+            self._last_report[(dn, report)] = now
+            return True
+        return False
+
+    def _heartbeat(self, dn: str) -> None:
+        node = self.datanodes[dn]
+        if not node.alive:
+            return
+        now = self.clock.now_ms()
+        self._schedule(now + int(self.heartbeat_ms * node.slow_factor), _HEARTBEAT, dn)
+        if node.partitioned:
+            return
+        self.heartbeats_delivered += 1
+        if not node.registered:
+            self.scm.register(node.details, node.report, node.container_report(), node.pipeline_reports())
+            node.registered = True
+            for report in self._report_ms:
+                self._last_report[(dn, report)] = now
+            node.pending_icr.clear()
+            return
+        if self._due(dn, "pipeline", now):
+            node.pending_pipeline_report = True
+        heartbeat = node.heartbeat(self._due(dn, "container", now), self._due(dn, "node", now))
+        for command in self.scm.heartbeat(heartbeat):
+            node.execute(command)
+
+    # ------------------------------------------------------------------ writes
+    def write_block(
+        self,
+        size: int,
+        replication: ReplicationConfig = RATIS_THREE,
+        owner: str = "sim",
+        excluded: ExcludeList | None = None,
+    ) -> AllocatedBlock:
+        """Allocates a block from SCM and lands it on every pipeline member, as a client write would."""
+        block = self.scm.blocks.allocate_block(size, replication, owner, excluded or ExcludeList())
+        for dn in block.pipeline.nodes:
+            node = self.datanodes[dn]
+            old = node.replicas.get(block.block_id.container_id)
+            if old is None:
+                old = ContainerReplicaReport(
+                    block.block_id.container_id, ReplicaState.OPEN, origin_node_id=dn
+                )
+            node.set_replica(
+                replace(
+                    old,
+                    sequence_id=old.sequence_id + 1,
+                    key_count=old.key_count + 1,
+                    used_bytes=old.used_bytes + size,
+                )
+            )
+        return block

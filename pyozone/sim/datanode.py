@@ -1,0 +1,143 @@
+"""A virtual datanode: the state a real one keeps, and its answers to SCM's commands.
+
+It stores no data. It keeps what SCM can observe: replicas with state and BCSID, pipelines it is a
+member of, its persisted operational state, and the reports it owes SCM on its next heartbeat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
+from pyozone.scm.messages import (
+    CommandStatusReport,
+    ContainerReplicaReport,
+    DeleteBlockTransactionResult,
+    Heartbeat,
+    PipelineReport,
+)
+from pyozone.scm.node.commands import SCMCommand
+from pyozone.scm.node.datanode import DatanodeDetails, NodeReport
+
+
+@dataclass(slots=True)
+class SimDatanode:
+    details: DatanodeDetails
+    report: NodeReport
+    alive: bool = True
+    partitioned: bool = False
+    slow_factor: float = 1.0
+    registered: bool = False
+    op_state: NodeOperationalState = NodeOperationalState.IN_SERVICE
+    op_state_expiry: int = 0
+    replicas: dict[int, ContainerReplicaReport] = field(default_factory=dict)
+    pipelines: dict[str, tuple[str, ...]] = field(default_factory=dict)  # pipeline id -> members
+    leader_of: set[str] = field(default_factory=set)
+    pending_icr: dict[int, ContainerReplicaReport] = field(default_factory=dict)
+    pending_status: list[CommandStatusReport] = field(default_factory=list)
+    pending_pipeline_report: bool = False
+    executed: dict[SCMCommandType, int] = field(default_factory=dict)
+
+    @property
+    def uuid(self) -> str:
+        return self.details.uuid
+
+    def container_report(self) -> tuple[ContainerReplicaReport, ...]:
+        return tuple(self.replicas[cid] for cid in sorted(self.replicas))
+
+    def pipeline_reports(self) -> tuple[PipelineReport, ...]:
+        return tuple(PipelineReport(pid, pid in self.leader_of) for pid in sorted(self.pipelines))
+
+    def heartbeat(self, full_container_report: bool, node_report: bool) -> Heartbeat:
+        details = replace(
+            self.details, persisted_op_state=self.op_state, persisted_op_state_expiry=self.op_state_expiry
+        )
+        icrs = tuple(self.pending_icr[cid] for cid in sorted(self.pending_icr))
+        status = tuple(self.pending_status)
+        pipeline_reports = self.pipeline_reports() if self.pending_pipeline_report else None
+        self.pending_icr.clear()
+        self.pending_status.clear()
+        self.pending_pipeline_report = False
+        return Heartbeat(
+            datanode=details,
+            node_report=self.report if node_report else None,
+            container_report=self.container_report() if full_container_report else None,
+            incremental_container_reports=icrs,
+            command_status_reports=status,
+            pipeline_reports=pipeline_reports,
+            command_queue_report={},
+            persisted_op_state=self.op_state,
+        )
+
+    # ------------------------------------------------------------------ replicas
+    def set_replica(self, replica: ContainerReplicaReport) -> None:
+        self.replicas[replica.container_id] = replica
+        self.pending_icr[replica.container_id] = replica
+
+    def drop_replica(self, container_id: int) -> None:
+        replica = self.replicas.pop(container_id, None)
+        if replica is not None:
+            self.pending_icr[container_id] = replace(replica, state=ReplicaState.DELETED)
+
+    # ------------------------------------------------------------------ commands
+    def execute(self, command: SCMCommand) -> None:
+        self.executed[command.type] = self.executed.get(command.type, 0) + 1
+        handler = _HANDLERS.get(command.type)
+        if handler is not None:
+            handler(self, command)
+
+    def _create_pipeline(self, command: SCMCommand) -> None:
+        pid = command.payload["pipelineID"]
+        self.pipelines[pid] = tuple(command.payload["nodes"])
+        if command.payload.get("suggestedLeader") == self.uuid or len(self.pipelines[pid]) == 1:
+            self.leader_of.add(pid)
+        self.pending_pipeline_report = True
+
+    def _close_pipeline(self, command: SCMCommand) -> None:
+        pid = command.payload["pipelineID"]
+        self.pipelines.pop(pid, None)
+        self.leader_of.discard(pid)
+
+    def _close_container(self, command: SCMCommand) -> None:
+        """Spec 7.2: close through Ratis when in the pipeline, else force closes, else quasi-closes."""
+        replica = self.replicas.get(command.payload["containerID"])
+        if replica is None or replica.state in (ReplicaState.CLOSED, ReplicaState.UNHEALTHY):
+            return
+        force = command.payload.get("force", False)
+        if replica.state is ReplicaState.QUASI_CLOSED:
+            if force:
+                self.set_replica(replace(replica, state=ReplicaState.CLOSED))
+            return
+        in_pipeline = command.payload.get("pipelineID") in self.pipelines
+        target = ReplicaState.CLOSED if in_pipeline or force else ReplicaState.QUASI_CLOSED
+        self.set_replica(replace(replica, state=target))
+
+    def _delete_container(self, command: SCMCommand) -> None:
+        self.drop_replica(command.payload["containerID"])
+
+    def _delete_blocks(self, command: SCMCommand) -> None:
+        results = tuple(
+            DeleteBlockTransactionResult(tx["txID"], tx["containerID"], True)
+            for tx in command.payload.get("transactions", ())
+        )
+        self.pending_status.append(
+            CommandStatusReport(command.id, command.type, CommandStatus.EXECUTED, results)
+        )
+
+    def _set_operational_state(self, command: SCMCommand) -> None:
+        self.op_state = NodeOperationalState[command.payload["state"]]
+        self.op_state_expiry = command.payload.get("expiry", 0)
+
+    def _reregister(self, command: SCMCommand) -> None:
+        self.registered = False
+
+
+_HANDLERS = {
+    SCMCommandType.createPipelineCommand: SimDatanode._create_pipeline,
+    SCMCommandType.closePipelineCommand: SimDatanode._close_pipeline,
+    SCMCommandType.closeContainerCommand: SimDatanode._close_container,
+    SCMCommandType.deleteContainerCommand: SimDatanode._delete_container,
+    SCMCommandType.deleteBlocksCommand: SimDatanode._delete_blocks,
+    SCMCommandType.setNodeOperationalStateCommand: SimDatanode._set_operational_state,
+    SCMCommandType.reregisterCommand: SimDatanode._reregister,
+}
