@@ -20,10 +20,21 @@ def common_options() -> argparse.ArgumentParser:
     parser already read; `load_configuration` supplies the real defaults.
     """
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("-D", dest="overrides", action="append", default=argparse.SUPPRESS,
-                        metavar="KEY=VALUE", help="override a configuration key (repeatable)")
-    parent.add_argument("--conf", dest="conf_dir", default=argparse.SUPPRESS, metavar="DIR",
-                        help="directory holding ozone-site.xml (default: $OZONE_CONF_DIR)")
+    parent.add_argument(
+        "-D",
+        dest="overrides",
+        action="append",
+        default=argparse.SUPPRESS,
+        metavar="KEY=VALUE",
+        help="override a configuration key (repeatable)",
+    )
+    parent.add_argument(
+        "--conf",
+        dest="conf_dir",
+        default=argparse.SUPPRESS,
+        metavar="DIR",
+        help="directory holding ozone-site.xml (default: $OZONE_CONF_DIR)",
+    )
     return parent
 
 

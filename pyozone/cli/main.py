@@ -16,8 +16,9 @@ COMMAND_MODULES = ("getconf", "scm", "debug", "plan", "sim")
 
 def build_parser() -> argparse.ArgumentParser:
     parent = common_options()
-    parser = argparse.ArgumentParser(prog="pyozone", parents=[parent],
-                                     description="pyozone: Apache Ozone's storage-container architecture")
+    parser = argparse.ArgumentParser(
+        prog="pyozone", parents=[parent], description="pyozone: Apache Ozone's storage-container architecture"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:

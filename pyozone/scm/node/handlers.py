@@ -19,9 +19,15 @@ log = logging.getLogger(__name__)
 
 
 class NodeEventHandlers:
-    def __init__(self, events: EventQueue, nodes: NodeManager, pipelines: PipelineManager,
-                 containers: ContainerManager, creator: BackgroundPipelineCreator,
-                 on_dead_node: list | None = None) -> None:
+    def __init__(
+        self,
+        events: EventQueue,
+        nodes: NodeManager,
+        pipelines: PipelineManager,
+        containers: ContainerManager,
+        creator: BackgroundPipelineCreator,
+        on_dead_node: list | None = None,
+    ) -> None:
         self.nodes = nodes
         self.pipelines = pipelines
         self.containers = containers

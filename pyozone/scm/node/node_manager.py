@@ -62,6 +62,8 @@ class NodeManager:
         self.commands = CommandQueue()
         self.term = 0
         self._nodes: dict[DatanodeID, DatanodeInfo] = {}
+        # IN_SERVICE + HEALTHY nodes, kept current so placement need not scan every node
+        self._writable: dict[DatanodeID, None] = {}
         self._pipelines: dict[DatanodeID, set[PipelineID]] = {}
         self._containers: dict[DatanodeID, set[ContainerID]] = {}
         self._last_check_ms: int | None = None
@@ -104,6 +106,7 @@ class NodeManager:
             last_heartbeat_wall_ms=self.clock.wall_ms(),
         )
         self._nodes[details.uuid] = info
+        self._track_writable(info)
         self._pipelines.setdefault(details.uuid, set())
         self._containers.setdefault(details.uuid, set())
         self.topology.add(details.uuid, rack)
@@ -194,6 +197,7 @@ class NodeManager:
     def _set_health(self, info: DatanodeInfo, health: NodeState) -> None:
         log.info("Datanode %s: %s -> %s", info.uuid, info.status.health.name, health.name)
         info.status = info.status.with_health(health)
+        self._track_writable(info)
         self.events.fire(HEALTH_EVENTS[health], info.uuid)
 
     def _layout_matches(self, layout: LayoutVersion) -> bool:
@@ -212,6 +216,7 @@ class NodeManager:
                 ResultCode.INVALID_OPERATIONAL_STATE_TRANSITION,
             )
         info.status = info.status.with_operational_state(state, expiry_epoch_sec)
+        self._track_writable(info)
         log.info("Datanode %s: operational state %s -> %s", dn, current.name, state.name)
         self.events.fire(HEALTH_EVENTS[info.status.health], dn)
 
@@ -232,7 +237,13 @@ class NodeManager:
 
     def healthy_in_service(self) -> list[DatanodeInfo]:
         """Ozone's inServiceHealthy(): IN_SERVICE and HEALTHY (not HEALTHY_READONLY)."""
-        return self.nodes(NodeStatus.is_node_writable)
+        return [self._nodes[dn] for dn in self._writable]
+
+    def _track_writable(self, info: DatanodeInfo) -> None:
+        if info.status.is_node_writable():
+            self._writable[info.uuid] = None
+        else:
+            self._writable.pop(info.uuid, None)
 
     def count(self, op: Op | None = None, health: NodeState | None = None) -> int:
         return sum(

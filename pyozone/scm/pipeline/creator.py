@@ -55,6 +55,7 @@ class BackgroundPipelineCreator:
                 else:
                     run.created[config] = run.created.get(config, 0) + 1
         if run.created:
-            log.info("Background pipeline creator made %s",
-                     ", ".join(f"{n} {c}" for c, n in run.created.items()))
+            log.info(
+                "Background pipeline creator made %s", ", ".join(f"{n} {c}" for c, n in run.created.items())
+            )
         return run

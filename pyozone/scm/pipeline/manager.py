@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
 from pyozone.config import OzoneConfiguration
@@ -26,6 +26,7 @@ from pyozone.scm.store import RecordCodec, SCMMetadataStore, StrKeyCodec
 
 log = logging.getLogger(__name__)
 
+_IndexKey = tuple[ReplicationConfig, PipelineState]
 _LIVE = (PipelineState.ALLOCATED, PipelineState.OPEN, PipelineState.DORMANT)
 
 
@@ -52,8 +53,12 @@ class PipelineManager:
         self._table = store.table("pipelines", StrKeyCodec(), RecordCodec(Pipeline))
         self._pipelines: dict[PipelineID, Pipeline] = {}
         self._containers: dict[PipelineID, set[ContainerID]] = {}
-        self._counts: Counter[tuple[ReplicationConfig, PipelineState]] = Counter()
+        # (replication config, state) -> pipeline ids in creation order: counts and lookups without scans
+        self._index: defaultdict[_IndexKey, dict[PipelineID, None]] = defaultdict(dict)
         self._leader_counts: Counter[DatanodeID] = Counter()
+        # members' non-closed RATIS/THREE and RATIS/ONE pipelines: the per-node cap reads these per candidate
+        self._three_per_node: Counter[DatanodeID] = Counter()
+        self._one_per_node: Counter[DatanodeID] = Counter()
         self.placement = PipelinePlacementPolicy(
             conf, node_manager, self.ratis_three_count, self.peers, self.rng
         )
@@ -65,14 +70,16 @@ class PipelineManager:
     def _put(self, pipeline: Pipeline, persist: bool = True) -> None:
         old = self._pipelines.get(pipeline.id)
         if old is not None:
-            self._counts[(old.replication_config, old.state)] -= 1
+            del self._index[(old.replication_config, old.state)][old.id]
             if old.suggested_leader and not old.is_closed():
                 self._leader_counts[old.suggested_leader] -= 1
         else:
             self._containers.setdefault(pipeline.id, set())
             self.nodes.add_pipeline(pipeline.id, pipeline.nodes)
         self._pipelines[pipeline.id] = pipeline
-        self._counts[(pipeline.replication_config, pipeline.state)] += 1
+        self._count_members(old, -1)
+        self._count_members(pipeline, +1)
+        self._index[(pipeline.replication_config, pipeline.state)][pipeline.id] = None
         # MinLeaderCountChoosePolicy counts suggested-leader roles in pipelines that are not CLOSED
         if pipeline.suggested_leader and not pipeline.is_closed():
             self._leader_counts[pipeline.suggested_leader] += 1
@@ -81,24 +88,32 @@ class PipelineManager:
 
     def _remove(self, pipeline: Pipeline) -> None:
         del self._pipelines[pipeline.id]
+        self._count_members(pipeline, -1)
         self._containers.pop(pipeline.id, None)
-        self._counts[(pipeline.replication_config, pipeline.state)] -= 1
+        del self._index[(pipeline.replication_config, pipeline.state)][pipeline.id]
         if pipeline.suggested_leader and not pipeline.is_closed():
             self._leader_counts[pipeline.suggested_leader] -= 1
         self.nodes.remove_pipeline(pipeline.id, pipeline.nodes)
         self._table.delete(pipeline.id)
 
     def count(self, replication_config: ReplicationConfig, states: Iterable[PipelineState] = _LIVE) -> int:
-        return sum(self._counts[(replication_config, s)] for s in states)
+        return sum(len(self._index[(replication_config, s)]) for s in states)
+
+    def _count_members(self, pipeline: Pipeline | None, delta: int) -> None:
+        if pipeline is None or pipeline.is_closed():
+            return
+        if pipeline.replication_config == RATIS_THREE:
+            counter = self._three_per_node
+        elif pipeline.replication_config == RATIS_ONE:
+            counter = self._one_per_node
+        else:
+            return
+        for dn in pipeline.nodes:
+            counter[dn] += delta
 
     def ratis_three_count(self, dn: DatanodeID) -> int:
         """Non-closed RATIS/THREE pipelines the node is in: what the per-node cap compares."""
-        n = 0
-        for pid in self.nodes.pipelines(dn):
-            p = self._pipelines.get(pid)
-            if p is not None and p.state is not PipelineState.CLOSED and p.replication_config == RATIS_THREE:
-                n += 1
-        return n
+        return self._three_per_node[dn]
 
     def peers(self, dn: DatanodeID) -> set[DatanodeID]:
         result: set[DatanodeID] = set()
@@ -122,6 +137,8 @@ class PipelineManager:
     def pipelines(
         self, replication_config: ReplicationConfig | None = None, state: PipelineState | None = None
     ) -> list[Pipeline]:
+        if replication_config is not None and state is not None:
+            return [self._pipelines[pid] for pid in self._index[(replication_config, state)]]
         return [
             p
             for p in self._pipelines.values()
@@ -135,9 +152,12 @@ class PipelineManager:
         excluded_nodes: frozenset[DatanodeID] = frozenset(),
         excluded_pipelines: frozenset[PipelineID] = frozenset(),
     ) -> list[Pipeline]:
+        candidates = self.pipelines(replication_config, PipelineState.OPEN)
+        if not excluded_nodes and not excluded_pipelines:
+            return candidates
         return [
             p
-            for p in self.pipelines(replication_config, PipelineState.OPEN)
+            for p in candidates
             if p.id not in excluded_pipelines and not excluded_nodes.intersection(p.nodes)
         ]
 
@@ -215,13 +235,12 @@ class PipelineManager:
         return pipeline
 
     def _choose_factor_one_node(self, excluded: set[DatanodeID]) -> DatanodeID:
-        used = {
-            p.nodes[0]
-            for p in self._pipelines.values()
-            if p.replication_config == RATIS_ONE and p.state in _LIVE
-        }
         for info in self.nodes.healthy_in_service():
-            if info.uuid not in used and info.uuid not in excluded and self.placement.has_enough_space(info):
+            if (
+                not self._one_per_node[info.uuid]
+                and info.uuid not in excluded
+                and self.placement.has_enough_space(info)
+            ):
                 return info.uuid
         raise SCMException(
             "Cannot create pipeline RATIS/ONE: every healthy node already has one",

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import DatanodeID
 from pyozone.scm.exceptions import ResultCode, SCMException
-from pyozone.scm.node.datanode import DatanodeInfo
+from pyozone.scm.node.datanode import DatanodeInfo, NodeReport
 from pyozone.scm.node.node_manager import NodeManager
 
 MULTIPLE_RACK_PIPELINE_MSG = (
@@ -40,55 +40,79 @@ class PipelinePlacementPolicy:
         self.rng = rng
         self.metadata_size_required: int = conf.get("ozone.scm.datanode.ratis.volume.free-space.min")
         self.data_size_required: int = conf.get("ozone.scm.container.size")
+        self._space: dict[DatanodeID, tuple[NodeReport, bool]] = {}
         self.disallow_same_peers = (
             conf.get("ozone.scm.datanode.disallow.same.peers")
             and conf.get("ozone.scm.datanode.pipeline.limit") != 1
         )
 
     def has_enough_space(self, info: DatanodeInfo) -> bool:
-        """A data volume that fits a container and a metadata volume above the Ratis minimum."""
-        data_ok = any(not s.failed and s.remaining >= self.data_size_required for s in info.report.storage)
-        if not data_ok:
-            return False
-        if self.metadata_size_required <= 0:
-            return True
-        return any(s.remaining > self.metadata_size_required for s in info.report.metadata_storage)
+        """A data volume that fits a container and a metadata volume above the Ratis minimum.
+
+        Cached per node report: reports change every minute, placement asks on every creation.
+        """
+        cached = self._space.get(info.uuid)
+        if cached is not None and cached[0] is info.report:
+            return cached[1]
+        ok = any(not s.failed and s.remaining >= self.data_size_required for s in info.report.storage) and (
+            self.metadata_size_required <= 0
+            or any(s.remaining > self.metadata_size_required for s in info.report.metadata_storage)
+        )
+        self._space[info.uuid] = (info.report, ok)
+        return ok
 
     def filter_viable_nodes(self, excluded: Iterable[DatanodeID], required: int = 3) -> list[DatanodeID]:
+        """Healthy in-service nodes with space, not excluded, below their limit; most free slots first.
+
+        One pass over the nodes (this runs for every pipeline SCM creates); the errors come in Ozone's
+        order: no healthy node, too few with space, too few after exclusions, too few below the limit.
+        """
         healthy = self.nodes.healthy_in_service()
         if not healthy:
             raise SCMException(
                 "No healthy node found to allocate pipeline.", ResultCode.FAILED_TO_FIND_HEALTHY_NODES
             )
-        with_space = [i for i in healthy if self.has_enough_space(i)]
-        if len(with_space) < required:
+        excluded_set = set(excluded)
+        rack_of = self.nodes.topology.rack_of
+        with_space = candidates = 0
+        racks_with_space: set[str | None] = set()
+        below_limit: list[tuple[int, DatanodeID]] = []
+        for info in healthy:
+            if not self.has_enough_space(info):
+                continue
+            dn = info.uuid
+            with_space += 1
+            if len(racks_with_space) < 2:
+                racks_with_space.add(rack_of(dn))
+            if dn in excluded_set:
+                continue
+            candidates += 1
+            free = self.nodes.pipeline_limit(dn) - self.pipeline_count(dn)
+            if free > 0:
+                below_limit.append((free, dn))
+        if with_space < required:
             raise SCMException(
                 f"Pipeline creation failed due to no sufficient healthy nodes with enough space. "
-                f"Required {required}. Found {len(with_space)}.",
+                f"Required {required}. Found {with_space}.",
                 ResultCode.FAILED_TO_FIND_NODES_WITH_SPACE,
             )
-        topology = self.nodes.topology
-        # Ozone judges "multiple racks" on the healthy nodes with space, before exclusions
-        multiple_racks = len({topology.rack_of(i.uuid) for i in with_space}) > 1
-        excluded_set = set(excluded)
-        candidates = [i.uuid for i in with_space if i.uuid not in excluded_set]
-        if len(candidates) < required:
+        if candidates < required:
             raise SCMException(
-                f"Pipeline creation failed: required {required} nodes, found "
-                f"{len(candidates)} after exclusions.",
+                f"Pipeline creation failed: required {required} nodes, found {candidates} after exclusions.",
                 ResultCode.FAILED_TO_FIND_SUITABLE_NODE,
             )
-        below_limit = [dn for dn in candidates if self.pipeline_count(dn) < self.nodes.pipeline_limit(dn)]
         if len(below_limit) < required:
             raise SCMException(
                 "Pipeline creation failed because nodes are engaged in other pipelines and every node can "
                 f"only be engaged in its pipeline limit. Required {required}. Found {len(below_limit)}.",
                 ResultCode.FAILED_TO_FIND_SUITABLE_NODE,
             )
-        below_limit.sort(key=self.free_slots, reverse=True)
-        if multiple_racks and len({topology.rack_of(dn) for dn in below_limit}) == 1:
+        below_limit.sort(key=lambda entry: -entry[0])
+        ordered = [dn for _, dn in below_limit]
+        # Ozone judges "multiple racks" on the healthy nodes with space, before exclusions
+        if len(racks_with_space) > 1 and len({rack_of(dn) for dn in ordered}) == 1:
             raise SCMException(MULTIPLE_RACK_PIPELINE_MSG, ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
-        return below_limit
+        return ordered
 
     def choose_datanodes(self, excluded: Iterable[DatanodeID] = ()) -> list[DatanodeID]:
         candidates = self.filter_viable_nodes(excluded)
