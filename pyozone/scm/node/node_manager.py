@@ -140,8 +140,9 @@ class NodeManager:
         if persisted_op_state is not None:
             self._sync_operational_state(info, persisted_op_state, persisted_op_state_expiry)
         sent = self.commands.drain(dn)
-        if command_queue_report is not None or sent:
-            self._update_command_counts(info, command_queue_report or {}, sent)
+        if command_queue_report is not None:
+            # Without a queue report Ozone keeps the last counts rather than guessing.
+            self._update_command_counts(info, command_queue_report, sent)
         return sent
 
     def _sync_operational_state(self, info: DatanodeInfo, reported: Op, expiry: int) -> None:

@@ -296,3 +296,13 @@ def test_count_by_state(cluster) -> None:
     assert cluster.nm.count(health=NodeState.HEALTHY) == 3
     assert cluster.nm.count(op=Op.DECOMMISSIONING, health=NodeState.HEALTHY) == 1
     assert len(cluster.nm.healthy_in_service()) == 1
+
+
+def test_heartbeat_without_queue_report_keeps_the_last_counts(cluster) -> None:
+    nm = cluster.nm
+    dn = cluster.add(0)
+    nm.process_heartbeat(dn, command_queue_report={T.replicateContainerCommand: 4})
+    nm.add_datanode_command(dn, command(T.closeContainerCommand))
+    nm.process_heartbeat(dn)
+    assert nm.node_queued_command_count(dn, T.replicateContainerCommand) == 4
+    assert nm.node_queued_command_count(dn, T.closeContainerCommand) == -1
