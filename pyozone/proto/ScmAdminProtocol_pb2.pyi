@@ -1,0 +1,329 @@
+from pyozone.proto import hdds_pb2 as _hdds_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class GetScmInfoRequestProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetScmInfoResponseProto(_message.Message):
+    __slots__ = ("clusterId", "scmId", "peerRoles", "inSafeMode", "preCheckComplete")
+    CLUSTERID_FIELD_NUMBER: _ClassVar[int]
+    SCMID_FIELD_NUMBER: _ClassVar[int]
+    PEERROLES_FIELD_NUMBER: _ClassVar[int]
+    INSAFEMODE_FIELD_NUMBER: _ClassVar[int]
+    PRECHECKCOMPLETE_FIELD_NUMBER: _ClassVar[int]
+    clusterId: str
+    scmId: str
+    peerRoles: _containers.RepeatedScalarFieldContainer[str]
+    inSafeMode: bool
+    preCheckComplete: bool
+    def __init__(self, clusterId: _Optional[str] = ..., scmId: _Optional[str] = ..., peerRoles: _Optional[_Iterable[str]] = ..., inSafeMode: _Optional[bool] = ..., preCheckComplete: _Optional[bool] = ...) -> None: ...
+
+class NodeQueryRequestProto(_message.Message):
+    __slots__ = ("state", "traceID", "opState")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    OPSTATE_FIELD_NUMBER: _ClassVar[int]
+    state: _hdds_pb2.NodeState
+    traceID: str
+    opState: _hdds_pb2.NodeOperationalState
+    def __init__(self, state: _Optional[_Union[_hdds_pb2.NodeState, str]] = ..., traceID: _Optional[str] = ..., opState: _Optional[_Union[_hdds_pb2.NodeOperationalState, str]] = ...) -> None: ...
+
+class NodeQueryResponseProto(_message.Message):
+    __slots__ = ("datanodes",)
+    DATANODES_FIELD_NUMBER: _ClassVar[int]
+    datanodes: _containers.RepeatedCompositeFieldContainer[Node]
+    def __init__(self, datanodes: _Optional[_Iterable[_Union[Node, _Mapping]]] = ...) -> None: ...
+
+class Node(_message.Message):
+    __slots__ = ("nodeID", "nodeStates", "nodeOperationalStates", "opStateExpiryEpochSeconds", "lastHeartbeatTime", "pipelineCount", "containerCount", "capacity", "used", "remaining", "healthyVolumeCount", "failedVolumeCount", "metadataLayoutVersion", "softwareLayoutVersion")
+    NODEID_FIELD_NUMBER: _ClassVar[int]
+    NODESTATES_FIELD_NUMBER: _ClassVar[int]
+    NODEOPERATIONALSTATES_FIELD_NUMBER: _ClassVar[int]
+    OPSTATEEXPIRYEPOCHSECONDS_FIELD_NUMBER: _ClassVar[int]
+    LASTHEARTBEATTIME_FIELD_NUMBER: _ClassVar[int]
+    PIPELINECOUNT_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERCOUNT_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_FIELD_NUMBER: _ClassVar[int]
+    HEALTHYVOLUMECOUNT_FIELD_NUMBER: _ClassVar[int]
+    FAILEDVOLUMECOUNT_FIELD_NUMBER: _ClassVar[int]
+    METADATALAYOUTVERSION_FIELD_NUMBER: _ClassVar[int]
+    SOFTWARELAYOUTVERSION_FIELD_NUMBER: _ClassVar[int]
+    nodeID: _hdds_pb2.DatanodeDetailsProto
+    nodeStates: _containers.RepeatedScalarFieldContainer[_hdds_pb2.NodeState]
+    nodeOperationalStates: _containers.RepeatedScalarFieldContainer[_hdds_pb2.NodeOperationalState]
+    opStateExpiryEpochSeconds: int
+    lastHeartbeatTime: int
+    pipelineCount: int
+    containerCount: int
+    capacity: int
+    used: int
+    remaining: int
+    healthyVolumeCount: int
+    failedVolumeCount: int
+    metadataLayoutVersion: int
+    softwareLayoutVersion: int
+    def __init__(self, nodeID: _Optional[_Union[_hdds_pb2.DatanodeDetailsProto, _Mapping]] = ..., nodeStates: _Optional[_Iterable[_Union[_hdds_pb2.NodeState, str]]] = ..., nodeOperationalStates: _Optional[_Iterable[_Union[_hdds_pb2.NodeOperationalState, str]]] = ..., opStateExpiryEpochSeconds: _Optional[int] = ..., lastHeartbeatTime: _Optional[int] = ..., pipelineCount: _Optional[int] = ..., containerCount: _Optional[int] = ..., capacity: _Optional[int] = ..., used: _Optional[int] = ..., remaining: _Optional[int] = ..., healthyVolumeCount: _Optional[int] = ..., failedVolumeCount: _Optional[int] = ..., metadataLayoutVersion: _Optional[int] = ..., softwareLayoutVersion: _Optional[int] = ...) -> None: ...
+
+class ListPipelineRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class ListPipelineResponseProto(_message.Message):
+    __slots__ = ("pipelines",)
+    PIPELINES_FIELD_NUMBER: _ClassVar[int]
+    pipelines: _containers.RepeatedCompositeFieldContainer[_hdds_pb2.Pipeline]
+    def __init__(self, pipelines: _Optional[_Iterable[_Union[_hdds_pb2.Pipeline, _Mapping]]] = ...) -> None: ...
+
+class PipelineRequestProto(_message.Message):
+    __slots__ = ("replicationType", "replicationFactor", "pipelineID", "traceID")
+    REPLICATIONTYPE_FIELD_NUMBER: _ClassVar[int]
+    REPLICATIONFACTOR_FIELD_NUMBER: _ClassVar[int]
+    PIPELINEID_FIELD_NUMBER: _ClassVar[int]
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    replicationType: _hdds_pb2.ReplicationType
+    replicationFactor: _hdds_pb2.ReplicationFactor
+    pipelineID: str
+    traceID: str
+    def __init__(self, replicationType: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., replicationFactor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., pipelineID: _Optional[str] = ..., traceID: _Optional[str] = ...) -> None: ...
+
+class PipelineResponseProto(_message.Message):
+    __slots__ = ("errorCode", "pipeline", "errorMessage")
+    class Error(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        ERROR_UNSPECIFIED: _ClassVar[PipelineResponseProto.Error]
+        success: _ClassVar[PipelineResponseProto.Error]
+        errorPipelineAlreadyExists: _ClassVar[PipelineResponseProto.Error]
+    ERROR_UNSPECIFIED: PipelineResponseProto.Error
+    success: PipelineResponseProto.Error
+    errorPipelineAlreadyExists: PipelineResponseProto.Error
+    ERRORCODE_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    ERRORMESSAGE_FIELD_NUMBER: _ClassVar[int]
+    errorCode: PipelineResponseProto.Error
+    pipeline: _hdds_pb2.Pipeline
+    errorMessage: str
+    def __init__(self, errorCode: _Optional[_Union[PipelineResponseProto.Error, str]] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., errorMessage: _Optional[str] = ...) -> None: ...
+
+class ClosePipelineRequestProto(_message.Message):
+    __slots__ = ("pipelineID", "traceID")
+    PIPELINEID_FIELD_NUMBER: _ClassVar[int]
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    pipelineID: _hdds_pb2.PipelineID
+    traceID: str
+    def __init__(self, pipelineID: _Optional[_Union[_hdds_pb2.PipelineID, _Mapping]] = ..., traceID: _Optional[str] = ...) -> None: ...
+
+class ClosePipelineResponseProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ActivatePipelineRequestProto(_message.Message):
+    __slots__ = ("pipelineID", "traceID")
+    PIPELINEID_FIELD_NUMBER: _ClassVar[int]
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    pipelineID: _hdds_pb2.PipelineID
+    traceID: str
+    def __init__(self, pipelineID: _Optional[_Union[_hdds_pb2.PipelineID, _Mapping]] = ..., traceID: _Optional[str] = ...) -> None: ...
+
+class ActivatePipelineResponseProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DeactivatePipelineRequestProto(_message.Message):
+    __slots__ = ("pipelineID", "traceID")
+    PIPELINEID_FIELD_NUMBER: _ClassVar[int]
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    pipelineID: _hdds_pb2.PipelineID
+    traceID: str
+    def __init__(self, pipelineID: _Optional[_Union[_hdds_pb2.PipelineID, _Mapping]] = ..., traceID: _Optional[str] = ...) -> None: ...
+
+class DeactivatePipelineResponseProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SCMListContainerRequestProto(_message.Message):
+    __slots__ = ("count", "startContainerID", "traceID", "state", "factor", "type")
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    STARTCONTAINERID_FIELD_NUMBER: _ClassVar[int]
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    count: int
+    startContainerID: int
+    traceID: str
+    state: _hdds_pb2.LifeCycleState
+    factor: _hdds_pb2.ReplicationFactor
+    type: _hdds_pb2.ReplicationType
+    def __init__(self, count: _Optional[int] = ..., startContainerID: _Optional[int] = ..., traceID: _Optional[str] = ..., state: _Optional[_Union[_hdds_pb2.LifeCycleState, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ...) -> None: ...
+
+class SCMListContainerResponseProto(_message.Message):
+    __slots__ = ("containers", "containerCount")
+    CONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERCOUNT_FIELD_NUMBER: _ClassVar[int]
+    containers: _containers.RepeatedCompositeFieldContainer[_hdds_pb2.ContainerInfoProto]
+    containerCount: int
+    def __init__(self, containers: _Optional[_Iterable[_Union[_hdds_pb2.ContainerInfoProto, _Mapping]]] = ..., containerCount: _Optional[int] = ...) -> None: ...
+
+class GetContainerRequestProto(_message.Message):
+    __slots__ = ("containerID", "traceID")
+    CONTAINERID_FIELD_NUMBER: _ClassVar[int]
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    containerID: int
+    traceID: str
+    def __init__(self, containerID: _Optional[int] = ..., traceID: _Optional[str] = ...) -> None: ...
+
+class GetContainerResponseProto(_message.Message):
+    __slots__ = ("containerInfo", "replicas", "pipeline")
+    CONTAINERINFO_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    containerInfo: _hdds_pb2.ContainerInfoProto
+    replicas: _containers.RepeatedCompositeFieldContainer[SCMContainerReplicaProto]
+    pipeline: _hdds_pb2.Pipeline
+    def __init__(self, containerInfo: _Optional[_Union[_hdds_pb2.ContainerInfoProto, _Mapping]] = ..., replicas: _Optional[_Iterable[_Union[SCMContainerReplicaProto, _Mapping]]] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ...) -> None: ...
+
+class SCMContainerReplicaProto(_message.Message):
+    __slots__ = ("containerID", "state", "datanodeDetails", "placeOfBirth", "sequenceID", "keyCount", "bytesUsed", "replicaIndex", "isEmpty", "dataChecksum")
+    CONTAINERID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DATANODEDETAILS_FIELD_NUMBER: _ClassVar[int]
+    PLACEOFBIRTH_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCEID_FIELD_NUMBER: _ClassVar[int]
+    KEYCOUNT_FIELD_NUMBER: _ClassVar[int]
+    BYTESUSED_FIELD_NUMBER: _ClassVar[int]
+    REPLICAINDEX_FIELD_NUMBER: _ClassVar[int]
+    ISEMPTY_FIELD_NUMBER: _ClassVar[int]
+    DATACHECKSUM_FIELD_NUMBER: _ClassVar[int]
+    containerID: int
+    state: str
+    datanodeDetails: _hdds_pb2.DatanodeDetailsProto
+    placeOfBirth: str
+    sequenceID: int
+    keyCount: int
+    bytesUsed: int
+    replicaIndex: int
+    isEmpty: bool
+    dataChecksum: int
+    def __init__(self, containerID: _Optional[int] = ..., state: _Optional[str] = ..., datanodeDetails: _Optional[_Union[_hdds_pb2.DatanodeDetailsProto, _Mapping]] = ..., placeOfBirth: _Optional[str] = ..., sequenceID: _Optional[int] = ..., keyCount: _Optional[int] = ..., bytesUsed: _Optional[int] = ..., replicaIndex: _Optional[int] = ..., isEmpty: _Optional[bool] = ..., dataChecksum: _Optional[int] = ...) -> None: ...
+
+class SCMCloseContainerRequestProto(_message.Message):
+    __slots__ = ("containerID", "traceID")
+    CONTAINERID_FIELD_NUMBER: _ClassVar[int]
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    containerID: int
+    traceID: str
+    def __init__(self, containerID: _Optional[int] = ..., traceID: _Optional[str] = ...) -> None: ...
+
+class SCMCloseContainerResponseProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class InSafeModeRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class InSafeModeResponseProto(_message.Message):
+    __slots__ = ("inSafeMode", "preCheckComplete")
+    INSAFEMODE_FIELD_NUMBER: _ClassVar[int]
+    PRECHECKCOMPLETE_FIELD_NUMBER: _ClassVar[int]
+    inSafeMode: bool
+    preCheckComplete: bool
+    def __init__(self, inSafeMode: _Optional[bool] = ..., preCheckComplete: _Optional[bool] = ...) -> None: ...
+
+class GetSafeModeRuleStatusesRequestProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SafeModeRuleStatusProto(_message.Message):
+    __slots__ = ("ruleName", "validate", "statusText", "preCheck")
+    RULENAME_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_FIELD_NUMBER: _ClassVar[int]
+    STATUSTEXT_FIELD_NUMBER: _ClassVar[int]
+    PRECHECK_FIELD_NUMBER: _ClassVar[int]
+    ruleName: str
+    validate: bool
+    statusText: str
+    preCheck: bool
+    def __init__(self, ruleName: _Optional[str] = ..., validate: _Optional[bool] = ..., statusText: _Optional[str] = ..., preCheck: _Optional[bool] = ...) -> None: ...
+
+class GetSafeModeRuleStatusesResponseProto(_message.Message):
+    __slots__ = ("safeModeRuleStatusesProto",)
+    SAFEMODERULESTATUSESPROTO_FIELD_NUMBER: _ClassVar[int]
+    safeModeRuleStatusesProto: _containers.RepeatedCompositeFieldContainer[SafeModeRuleStatusProto]
+    def __init__(self, safeModeRuleStatusesProto: _Optional[_Iterable[_Union[SafeModeRuleStatusProto, _Mapping]]] = ...) -> None: ...
+
+class ForceExitSafeModeRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class ForceExitSafeModeResponseProto(_message.Message):
+    __slots__ = ("exitedSafeMode",)
+    EXITEDSAFEMODE_FIELD_NUMBER: _ClassVar[int]
+    exitedSafeMode: bool
+    def __init__(self, exitedSafeMode: _Optional[bool] = ...) -> None: ...
+
+class DecommissionNodesRequestProto(_message.Message):
+    __slots__ = ("hosts", "force")
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    hosts: _containers.RepeatedScalarFieldContainer[str]
+    force: bool
+    def __init__(self, hosts: _Optional[_Iterable[str]] = ..., force: _Optional[bool] = ...) -> None: ...
+
+class DatanodeAdminErrorResponseProto(_message.Message):
+    __slots__ = ("host", "error")
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    host: str
+    error: str
+    def __init__(self, host: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class DecommissionNodesResponseProto(_message.Message):
+    __slots__ = ("failedHosts",)
+    FAILEDHOSTS_FIELD_NUMBER: _ClassVar[int]
+    failedHosts: _containers.RepeatedCompositeFieldContainer[DatanodeAdminErrorResponseProto]
+    def __init__(self, failedHosts: _Optional[_Iterable[_Union[DatanodeAdminErrorResponseProto, _Mapping]]] = ...) -> None: ...
+
+class RecommissionNodesRequestProto(_message.Message):
+    __slots__ = ("hosts",)
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    hosts: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, hosts: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RecommissionNodesResponseProto(_message.Message):
+    __slots__ = ("failedHosts",)
+    FAILEDHOSTS_FIELD_NUMBER: _ClassVar[int]
+    failedHosts: _containers.RepeatedCompositeFieldContainer[DatanodeAdminErrorResponseProto]
+    def __init__(self, failedHosts: _Optional[_Iterable[_Union[DatanodeAdminErrorResponseProto, _Mapping]]] = ...) -> None: ...
+
+class StartMaintenanceNodesRequestProto(_message.Message):
+    __slots__ = ("hosts", "endInHours", "force")
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    ENDINHOURS_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    hosts: _containers.RepeatedScalarFieldContainer[str]
+    endInHours: int
+    force: bool
+    def __init__(self, hosts: _Optional[_Iterable[str]] = ..., endInHours: _Optional[int] = ..., force: _Optional[bool] = ...) -> None: ...
+
+class StartMaintenanceNodesResponseProto(_message.Message):
+    __slots__ = ("failedHosts",)
+    FAILEDHOSTS_FIELD_NUMBER: _ClassVar[int]
+    failedHosts: _containers.RepeatedCompositeFieldContainer[DatanodeAdminErrorResponseProto]
+    def __init__(self, failedHosts: _Optional[_Iterable[_Union[DatanodeAdminErrorResponseProto, _Mapping]]] = ...) -> None: ...

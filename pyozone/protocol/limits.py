@@ -1,0 +1,35 @@
+"""Message size limits of pyozone's gRPC services, and the channel/server options that apply them.
+
+gRPC refuses (RESOURCE_EXHAUSTED) any message above the receiver's limit, so an oversized request never
+reaches a handler. Servers and clients of a service use the same limit.
+"""
+
+from __future__ import annotations
+
+KiB = 1 << 10
+MiB = 1 << 20
+
+MAX_CHUNK_BYTES = 32 * MiB
+"""The largest chunk a WriteChunk or ReadChunk carries (Ozone's OZONE_SCM_CHUNK_MAX_SIZE)."""
+
+MAX_DATA_MESSAGE_BYTES = MAX_CHUNK_BYTES + 1 * MiB
+"""XceiverClientProtocolService and IntraDatanodeProtocolService: a largest chunk plus its envelope
+(block id, chunk info with one 4-byte checksum per 16 KiB, block metadata)."""
+
+MAX_HEARTBEAT_MESSAGE_BYTES = 16 * MiB
+"""StorageContainerDatanodeProtocolService (register, heartbeat). A full container report costs about
+80 bytes per replica, so 16 MiB holds some 200,000 replicas: a datanode with 1 PB of 5 GB containers."""
+
+MAX_ADMIN_MESSAGE_BYTES = 4 * MiB
+"""ScmAdminProtocolService: listings are paged (listContainer takes a count), so 4 MiB is ample."""
+
+REPLICATION_CHUNK_BYTES = 1 * MiB
+"""The size of each piece of a container archive streamed by upload and download."""
+
+
+def grpc_options(max_message_bytes: int) -> list[tuple[str, int]]:
+    """Options for grpc.aio.server(options=...) and grpc.aio.insecure_channel(options=...)."""
+    return [
+        ("grpc.max_send_message_length", max_message_bytes),
+        ("grpc.max_receive_message_length", max_message_bytes),
+    ]
