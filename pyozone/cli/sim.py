@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyozone.cli.common import CLIError, load_configuration
 from pyozone.scm.store.rocksdb import StoreError
 from pyozone.scm.store.version import StorageError, open_scm_store
 from pyozone.sim.cluster import SimCluster
+from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.status import HEADER, cluster_status, format_row
 
 FAULTS = ("kill", "restart", "partition", "heal")
+SIM_STATE_FILE = "sim-datanodes.json"
 _FAULT = re.compile(r"^(\d+)@(\d+(?:\.\d+)?)$")
 
 
@@ -79,13 +83,15 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("--minutes and --every must be positive")
     faults = parse_faults(args)
     conf = load_configuration(args)
-    store = None
+    store, state_file, restored = None, None, []
     if args.data_dir:
         conf.set("ozone.metadata.dirs", args.data_dir)
         try:
             _, store = open_scm_store(conf)
         except (StorageError, StoreError) as e:
             raise CLIError(str(e)) from None
+        state_file = Path(args.data_dir) / SIM_STATE_FILE
+        restored = _load_datanodes(state_file, store)
     try:
         cluster = SimCluster(
             args.datanodes,
@@ -95,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             conf=conf,
             seed=args.seed,
             store=store,
+            restored=restored,
         )
         nodes = list(cluster.datanodes)
         if not args.json:
@@ -111,7 +118,26 @@ def run(args: argparse.Namespace) -> int:
             cluster.advance(target - cluster.clock.now_ms())
             status = cluster_status(cluster.scm, cluster.clock.now_ms())
             print(json.dumps(status.to_dict()) if args.json else format_row(status))
+        if state_file is not None:
+            _save_datanodes(state_file, cluster)
     finally:
         if store is not None:
             store.close()
     return 0
+
+
+def _load_datanodes(path: Path, store) -> list[SimDatanode]:
+    """The simulated datanodes' disks from the previous run over this SCM, so the cluster comes back."""
+    if not path.exists():
+        return []
+    try:
+        return [SimDatanode.from_dict(d) for d in json.loads(path.read_text())]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        store.close()
+        raise CLIError(f"{path}: cannot load the simulated datanodes: {e}") from None
+
+
+def _save_datanodes(path: Path, cluster: SimCluster) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cluster.saved_datanodes()))
+    os.replace(tmp, path)

@@ -134,6 +134,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.metadata.dirs", T, None, "Directory for metadata (RocksDB, VERSION files)"),
     _k("ozone.scm.db.dirs", T, None, "Directory of scm.db; defaults to ozone.metadata.dirs"),
     _k("hdds.datanode.dir", T, None, "Comma-separated datanode data volumes"),
+    _k("hdds.container.close.threshold", P, "0.9", "Datanode asks SCM to close a container this full"),
     _k("hdds.datanode.replication.streams.limit", N, "10", "Datanode replication worker pool size"),
     _k("ozone.scm.names", T, None, "SCM host names"),
     _k("ozone.scm.client.address", T, None, "SCM client RPC address"),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 FIELDS = ("id", "rack", "data_disks", "metadata_disks")
+MAX_DISKS = 1024  # far above any real datanode; bounds the work a typo can cause
 
 
 class InventoryError(ValueError):
@@ -26,9 +27,11 @@ class InventoryNode:
 
 def load_inventory(path: Path) -> list[InventoryNode]:
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as e:
         raise InventoryError(f"{path}: cannot read inventory: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise InventoryError(f"{path}: not UTF-8 text (byte {e.start})") from None
     if path.suffix.lower() == ".json" or text.lstrip().startswith("["):
         rows = _json_rows(path, text)
     else:
@@ -89,8 +92,10 @@ def _node(path: Path, where: str, row: Any) -> InventoryNode:
 
 def _count(path: Path, where: str, row: dict[str, Any], name: str) -> int:
     value = row[name]
-    if isinstance(value, bool) or not (
-        isinstance(value, int) or (isinstance(value, str) and value.isdigit())
-    ):
-        raise InventoryError(f"{path}: {where}: {name} must be a whole number >= 0, got {value!r}")
-    return int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DISKS:
+        raise InventoryError(
+            f"{path}: {where}: {name} must be a whole number from 0 to {MAX_DISKS}, got {row[name]!r}"
+        )
+    return value

@@ -23,6 +23,7 @@ from pyozone.scm.block.sequence_id import SequenceIdGenerator
 from pyozone.scm.container.actions_handler import ContainerActionsHandler
 from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.container.manager import ContainerManager
+from pyozone.scm.container.replica_health import fully_replicated
 from pyozone.scm.container.report_handler import ContainerReportHandler
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.messages import ContainerReplicaReport, Heartbeat, PipelineReport
@@ -85,7 +86,9 @@ class StorageContainerManager:
         )
         self.events.add_handler(SCMEvent.CLOSE_CONTAINER, self.close_containers.on_close_container)
         self.container_actions = ContainerActionsHandler(self.events)
-        self.deleted_blocks = DeletedBlockLog(conf, clock, store, self.containers, self.sequence_ids)
+        self.deleted_blocks = DeletedBlockLog(
+            conf, clock, store, self.containers, self.sequence_ids, container_health_ok=self._fully_replicated
+        )
         self.blocks = BlockManager(
             conf,
             clock,
@@ -114,6 +117,13 @@ class StorageContainerManager:
         self.events.add_handler(SCMEvent.PRE_CHECK_COMPLETED, lambda _: self.creator.trigger())
         self.tasks = self._periodic_tasks()
         self.safe_mode.start()
+
+    def _fully_replicated(self, container_id: int) -> bool:
+        container = self.containers.find(container_id)
+        if container is None:
+            return False
+        status = lambda dn: info.status if (info := self.nodes.get(dn)) else None  # noqa: E731
+        return fully_replicated(container, self.containers.replicas(container_id), status)
 
     # ------------------------------------------------------------------ periodic work
     def _periodic_tasks(self) -> list[PeriodicTask]:

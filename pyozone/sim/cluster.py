@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import count
 
@@ -17,7 +17,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import ReplicaState
 from pyozone.scm.block.manager import AllocatedBlock, ExcludeList
-from pyozone.scm.messages import ContainerReplicaReport
+from pyozone.scm.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
 from pyozone.scm.node.datanode import DatanodeDetails
 from pyozone.scm.node.topology import NetworkTopology
 from pyozone.scm.scm import StorageContainerManager
@@ -39,6 +39,7 @@ class SimCluster:
         seed: int = 0,
         tick_ms: int = 1000,
         store: SCMMetadataStore | None = None,
+        restored: Sequence[SimDatanode] = (),
     ) -> None:
         self.conf = conf or OzoneConfiguration()
         self.clock = ManualClock()
@@ -58,13 +59,18 @@ class SimCluster:
         self._seq = count()
         self.heartbeats_delivered = 0
         self.scm = self._new_scm()
+        self.container_size: int = self.conf.get("ozone.scm.container.size")
+        self._close_at = int(self.container_size * self.conf.get("hdds.container.close.threshold"))
         self._schedule(0, _TICK, "")
-        for i in range(datanodes):
+        total = max(datanodes, len(restored))
+        for i, node in enumerate(restored):
+            self._add(node, first_heartbeat_ms=i * self.heartbeat_ms // total)
+        for i in range(len(restored), total):
             self.add_datanode(
                 rack=f"/rack{i % racks + 1}",
                 data_disks=data_disks,
                 metadata_disks=metadata_disks,
-                first_heartbeat_ms=i * self.heartbeat_ms // max(datanodes, 1),
+                first_heartbeat_ms=i * self.heartbeat_ms // total,
             )
 
     def _new_scm(self) -> StorageContainerManager:
@@ -76,18 +82,24 @@ class SimCluster:
     def add_datanode(
         self, rack: str = "/rack1", data_disks: int = 1, metadata_disks: int = 1, first_heartbeat_ms: int = 0
     ) -> str:
-        uuid = f"{int(self.rng.getrandbits(32)):08x}-0000-4000-8000-{len(self.datanodes):012d}"
-        self._racks[uuid] = rack
-        self.scm.nodes.topology.map_name(uuid, rack)
+        n = len(self.datanodes)
+        uuid = f"{int(self.rng.getrandbits(32)):08x}-0000-4000-8000-{n:012d}"
         details = DatanodeDetails(
-            uuid,
-            f"dn{len(self.datanodes) + 1}.sim",
-            f"10.0.{len(self.datanodes) // 250}.{len(self.datanodes) % 250 + 1}",
-            network_location=rack,
+            uuid, f"dn{n + 1}.sim", f"10.0.{n // 250}.{n % 250 + 1}", network_location=rack
         )
-        self.datanodes[uuid] = SimDatanode(details, node_report(uuid, data_disks, metadata_disks))
-        self._schedule(self.clock.now_ms() + first_heartbeat_ms, _HEARTBEAT, uuid)
+        self._add(SimDatanode(details, node_report(uuid, data_disks, metadata_disks)), first_heartbeat_ms)
         return uuid
+
+    def _add(self, node: SimDatanode, first_heartbeat_ms: int) -> None:
+        rack = node.details.network_location
+        self._racks[node.uuid] = rack
+        self.scm.nodes.topology.map_name(node.uuid, rack)
+        self.datanodes[node.uuid] = node
+        self._schedule(self.clock.now_ms() + first_heartbeat_ms, _HEARTBEAT, node.uuid)
+
+    def saved_datanodes(self) -> list[dict]:
+        """The simulated datanodes' disks, for the next run over the same SCM store."""
+        return [node.to_dict() for node in self.datanodes.values()]
 
     def kill(self, dn: str) -> None:
         """The process dies: no heartbeats until restart; its disks (replicas) survive."""
@@ -195,4 +207,9 @@ class SimCluster:
                     used_bytes=old.used_bytes + size,
                 )
             )
+            if old.used_bytes < self._close_at <= old.used_bytes + size:
+                # an Ozone datanode asks for the close once a write takes it past the threshold
+                node.container_actions.append(
+                    ContainerAction(block.block_id.container_id, ContainerActionReason.CONTAINER_FULL)
+                )
         return block

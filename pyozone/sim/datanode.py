@@ -7,10 +7,12 @@ member of, its persisted operational state, and the reports it owes SCM on its n
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.scm.messages import (
     CommandStatusReport,
+    ContainerAction,
     ContainerReplicaReport,
     DeleteBlockTransactionResult,
     Heartbeat,
@@ -18,6 +20,7 @@ from pyozone.scm.messages import (
 )
 from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.node.datanode import DatanodeDetails, NodeReport
+from pyozone.sim.storage import node_report
 
 
 @dataclass(slots=True)
@@ -36,11 +39,62 @@ class SimDatanode:
     pending_icr: dict[int, ContainerReplicaReport] = field(default_factory=dict)
     pending_status: list[CommandStatusReport] = field(default_factory=list)
     pending_pipeline_report: bool = False
+    container_actions: list[ContainerAction] = field(default_factory=list)
     executed: dict[SCMCommandType, int] = field(default_factory=dict)
 
     @property
     def uuid(self) -> str:
         return self.details.uuid
+
+    def to_dict(self) -> dict[str, Any]:
+        """What survives a restart of the simulated process: identity, disks, pipelines, replicas."""
+        d = self.details
+        return {
+            "uuid": d.uuid,
+            "hostname": d.hostname,
+            "ip": d.ip_address,
+            "rack": d.network_location,
+            "dataDisks": len(self.report.storage),
+            "metadataDisks": len(self.report.metadata_storage),
+            "opState": self.op_state.name,
+            "opStateExpiry": self.op_state_expiry,
+            "pipelines": {pid: list(members) for pid, members in self.pipelines.items()},
+            "leaderOf": sorted(self.leader_of),
+            "replicas": [
+                {
+                    "containerID": r.container_id,
+                    "state": r.state.name,
+                    "bcsid": r.sequence_id,
+                    "origin": r.origin_node_id,
+                    "keys": r.key_count,
+                    "used": r.used_bytes,
+                    "index": r.replica_index,
+                    "empty": r.is_empty,
+                }
+                for r in self.replicas.values()
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SimDatanode:
+        details = DatanodeDetails(data["uuid"], data["hostname"], data["ip"], network_location=data["rack"])
+        node = cls(details, node_report(data["uuid"], data["dataDisks"], data["metadataDisks"]))
+        node.op_state = NodeOperationalState[data["opState"]]
+        node.op_state_expiry = data["opStateExpiry"]
+        node.pipelines = {pid: tuple(members) for pid, members in data["pipelines"].items()}
+        node.leader_of = set(data["leaderOf"])
+        for r in data["replicas"]:
+            node.replicas[r["containerID"]] = ContainerReplicaReport(
+                r["containerID"],
+                ReplicaState[r["state"]],
+                r["bcsid"],
+                r["origin"],
+                r["keys"],
+                r["used"],
+                r["index"],
+                r["empty"],
+            )
+        return node
 
     def container_report(self) -> tuple[ContainerReplicaReport, ...]:
         return tuple(self.replicas[cid] for cid in sorted(self.replicas))
@@ -54,6 +108,8 @@ class SimDatanode:
         )
         icrs = tuple(self.pending_icr[cid] for cid in sorted(self.pending_icr))
         status = tuple(self.pending_status)
+        actions = tuple(self.container_actions)
+        self.container_actions.clear()
         pipeline_reports = self.pipeline_reports() if self.pending_pipeline_report else None
         self.pending_icr.clear()
         self.pending_status.clear()
@@ -64,6 +120,7 @@ class SimDatanode:
             container_report=self.container_report() if full_container_report else None,
             incremental_container_reports=icrs,
             command_status_reports=status,
+            container_actions=actions,
             pipeline_reports=pipeline_reports,
             command_queue_report={},
             persisted_op_state=self.op_state,

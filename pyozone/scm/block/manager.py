@@ -71,8 +71,10 @@ class BlockManager:
         self._sequence_ids = sequence_ids
         self._in_safe_mode = in_safe_mode
         self._rng = rng or random.Random()
-        self.deleted_block_log = deleted_block_log or DeletedBlockLog(
-            conf, clock, store, container_manager, sequence_ids
+        self.deleted_block_log = (
+            deleted_block_log
+            if deleted_block_log is not None
+            else DeletedBlockLog(conf, clock, store, container_manager, sequence_ids)
         )
 
     # ------------------------------------------------------------------ allocation

@@ -51,6 +51,8 @@ class ContainerManager:
         self._containers: dict[ContainerID, ContainerInfo] = {}
         self._by_state: dict[LifeCycleState, set[ContainerID]] = {s: set() for s in LifeCycleState}
         self._by_pipeline: dict[PipelineID, set[ContainerID]] = {}
+        # bytes of the blocks SCM handed out from each OPEN container (memory only, like Ozone's stats)
+        self._allocated: dict[ContainerID, int] = {}
         self._last_used: dict[tuple[str, PipelineID], ContainerID] = {}
         self._replicas = ContainerReplicaMap()
         self._load()
@@ -136,7 +138,12 @@ class ContainerManager:
         log.info("Container %d: %s -> %s (%s)", container_id, info.state.name, target.name, event.name)
         if event is LifeCycleEvent.FINALIZE and info.pipeline_id is not None:
             self._pipelines.remove_container_from_pipeline(info.pipeline_id, container_id)
+        self._allocated.pop(container_id, None)
         return updated
+
+    def allocated_bytes(self, container_id: ContainerID) -> int:
+        """What SCM allocated from an OPEN container since this SCM started."""
+        return self._allocated.get(container_id, 0)
 
     def transition_deleting_or_deleted_to(
         self, container_id: ContainerID, target: LifeCycleState
@@ -165,6 +172,7 @@ class ContainerManager:
     def add_allocated_bytes(self, container_id: ContainerID, size: int) -> ContainerInfo:
         """Counts a new block against the container; the allocation that fills it asks for its close."""
         info = self.get(container_id)
+        self._allocated[container_id] = self._allocated.get(container_id, 0) + size
         updated = replace(info, used_bytes=info.used_bytes + size)
         self._containers[container_id] = updated
         if info.used_bytes < self.container_size <= updated.used_bytes:

@@ -81,7 +81,7 @@ class HealthyPipelineSafeModeRule(SafeModeExitRule):
             return
         bad = [dn for dn in payload.nodes if not self._in_service_healthy(dn)]
         if bad:
-            log.warning("Pipeline %s has members not IN_SERVICE and HEALTHY: %s", payload.id, bad)
+            log.debug("Pipeline %s has members not IN_SERVICE and HEALTHY: %s", payload.id, bad)
             return
         self._processed.add(payload.id)
         log.info(

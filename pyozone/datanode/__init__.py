@@ -1,0 +1,1 @@
+"""The datanode: storage layer (pyozone.datanode.storage) and, later, the daemon."""

@@ -1,0 +1,165 @@
+"""ContainerSet: every container replica on the datanode, loaded from disk at start.
+
+Nothing found on disk is dropped silently: a replica whose descriptor cannot be trusted is kept as
+UNHEALTHY (so SCM learns of it and re-replicates), and a container found on two volumes keeps the
+better copy and records the conflict.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from pyozone.datanode.storage.container import KeyValueContainer
+from pyozone.datanode.storage.container_state import ContainerReplica
+from pyozone.datanode.storage.errors import ContainerError, Result
+from pyozone.datanode.storage.volume_set import VolumeSet
+from pyozone.hdds.states import ReplicaState
+from pyozone.scm.messages import ContainerReplicaReport
+
+log = logging.getLogger(__name__)
+
+ChangeListener = Callable[[ContainerReplicaReport], None]
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateReplica:
+    """One container id found on two volumes: the copy kept and the copy ignored (left on disk)."""
+
+    container_id: int
+    kept: str
+    ignored: str
+
+
+def _rank(c: KeyValueContainer) -> tuple[bool, int]:
+    return c.state is not ReplicaState.UNHEALTHY, c.bcsid
+
+
+class ContainerSet:
+    def __init__(self, volume_set: VolumeSet) -> None:
+        self.volume_set = volume_set
+        self.duplicates: list[DuplicateReplica] = []
+        self._containers: dict[int, KeyValueContainer] = {}
+        self._listeners: list[ChangeListener] = []
+        self._lock = threading.Lock()
+        for volume in volume_set.healthy_volumes():
+            for container_id, directory in volume.container_dirs():
+                self._load_one(KeyValueContainer.load(volume, container_id, directory))
+        for c in self._containers.values():
+            c.volume.add_used(c.used_bytes)
+            c.listener = self._fire
+        log.info("loaded %d containers", len(self._containers))
+
+    def _load_one(self, container: KeyValueContainer) -> None:
+        cid, other = container.container_id, self._containers.get(container.container_id)
+        if other is None:
+            self._containers[cid] = container
+            return
+        keep, ignore = (container, other) if _rank(container) > _rank(other) else (other, container)
+        self._containers[cid] = keep
+        self.duplicates.append(DuplicateReplica(cid, str(keep.directory), str(ignore.directory)))
+        log.error(
+            "container %d is on two volumes: keeping %s (BCSID %d), ignoring %s (BCSID %d)",
+            cid, keep.directory, keep.bcsid, ignore.directory, ignore.bcsid,
+        )  # fmt: skip
+
+    # --- listeners
+
+    def on_change(self, callback: ChangeListener) -> None:
+        """`callback(report)` runs after every replica change (the daemon's incremental report)."""
+        self._listeners.append(callback)
+
+    def _fire(self, container: ContainerReplica) -> None:
+        report = container.replica_report()
+        for callback in self._listeners:
+            try:
+                callback(report)
+            except Exception:
+                log.exception("container change listener failed for container %d", container.container_id)
+
+    # --- lookup
+
+    def get(self, container_id: int) -> KeyValueContainer | None:
+        return self._containers.get(container_id)
+
+    def require(self, container_id: int) -> KeyValueContainer:
+        container = self._containers.get(container_id)
+        if container is None:
+            raise ContainerError(Result.CONTAINER_NOT_FOUND, f"no container {container_id} on this datanode")
+        return container
+
+    def __contains__(self, container_id: object) -> bool:
+        return container_id in self._containers
+
+    def __len__(self) -> int:
+        return len(self._containers)
+
+    def __iter__(self) -> Iterator[KeyValueContainer]:
+        return iter(list(self._containers.values()))
+
+    def by_state(self, *states: ReplicaState) -> list[KeyValueContainer]:
+        return [c for c in self if c.state in states]
+
+    def replica_reports(self) -> list[ContainerReplicaReport]:
+        """The full container report."""
+        return [c.replica_report() for c in self]
+
+    # --- changes
+
+    def create(
+        self,
+        container_id: int,
+        origin_node_id: str,
+        origin_pipeline_id: str,
+        max_size: int | None = None,
+        replica_index: int = 0,
+    ) -> KeyValueContainer:
+        """A new OPEN container on the next volume with room; max_size defaults to the container size."""
+        size = self.volume_set.container_size if max_size is None else max_size
+        return self.install(
+            container_id,
+            lambda: KeyValueContainer.create(
+                self.volume_set.choose_volume(size),
+                container_id,
+                size,
+                origin_node_id,
+                origin_pipeline_id,
+                replica_index,
+            ),
+        )
+
+    def install(self, container_id: int, build: Callable[[], KeyValueContainer]) -> KeyValueContainer:
+        """Runs `build` (which puts the container on disk) and registers the result, then reports it.
+
+        Creates and imports of one id are serialised here, so two of them never share a directory or
+        clear each other's DB keys.
+        """
+        with self._lock:
+            if container_id in self._containers:
+                raise ContainerError(Result.CONTAINER_EXISTS, f"container {container_id} exists")
+            container = build()
+            container.listener = self._fire
+            self._containers[container_id] = container
+        self._fire(container)
+        return container
+
+    def delete(self, container_id: int, force: bool = False) -> None:
+        """Deletes the replica's data and reports it DELETED (SCM then forgets this replica)."""
+        container = self.require(container_id)
+        container.delete(force)
+        with self._lock:
+            if self._containers.get(container_id) is container:
+                del self._containers[container_id]
+        self._fire(container)
+
+    def remove_failed_volume_containers(self) -> list[int]:
+        """Forgets the containers of failed volumes, as Ozone does: the next full report omits them."""
+        with self._lock:
+            lost = [cid for cid, c in self._containers.items() if c.volume.is_failed]
+            for cid in lost:
+                del self._containers[cid]
+        if lost:
+            log.error("lost %d containers on failed volumes: %s", len(lost), lost)
+        return lost

@@ -1,0 +1,45 @@
+"""Small durable-file helpers shared by volumes, containers and the archive importer."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+
+def fsync_dir(directory: Path) -> None:
+    """Makes renames and new entries in `directory` durable, not only the files' bytes."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """tmp + fsync + rename + fsync(dir): readers see the old file or the new one, never a torn one."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java properties without escapes (VERSION files never hold any): `key=value` or `key:value`."""
+    props: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        match = re.search(r"[=:]", line)
+        key, value = (line[: match.start()], line[match.end() :]) if match else (line, "")
+        props[key.strip()] = value.strip()
+    return props

@@ -1,0 +1,244 @@
+"""Storage volumes: one directory per disk, laid out as Ozone lays out a datanode's volumes.
+
+    <root>/hdds/VERSION                                   identity: storageID, clusterID, datanodeUuid
+    <root>/hdds/<clusterID>/current/containerDir<N>/<id>/ one directory per container (N = id >> 9)
+    <root>/hdds/<clusterID>/db/                           RocksDB: block metadata of all containers here
+    <root>/hdds/<clusterID>/tmp/                          imports in progress, deletions, disk probes
+
+A volume that belongs to another cluster or datanode is refused and never reformatted: formatting it
+would destroy another node's data. Failure is sticky until restart, as in Ozone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from enum import Enum
+from pathlib import Path
+
+from pyozone.datanode.storage.fsutil import atomic_write, parse_properties
+from pyozone.datanode.storage.volume_db import DBError, VolumeDB
+from pyozone.scm.node.datanode import StorageReport
+
+log = logging.getLogger(__name__)
+
+LAYOUT_VERSION = 1
+CONTAINERS_PER_DIR_BITS = 9  # Ozone puts 512 container ids in each containerDir<N>
+_SAFE_NAME = re.compile(r"[\w.-]+", re.ASCII)
+
+
+class VolumeState(Enum):
+    NORMAL = "NORMAL"
+    FAILED = "FAILED"
+
+
+class VolumeError(Exception):
+    """Why a volume cannot be used; the volume is marked FAILED with this message."""
+
+
+class StorageVolume:
+    """A directory on one disk: a health probe, a usage report and usage tracked as files change."""
+
+    def __init__(self, root: Path, reserved_bytes: int = 0) -> None:
+        self.root = root
+        self.reserved_bytes = reserved_bytes
+        self.state = VolumeState.NORMAL
+        self.failure_reason = ""
+        self.storage_id = f"DS-{uuid.uuid5(uuid.NAMESPACE_URL, str(root.absolute()))}"
+        self._used = 0
+        self._lock = threading.Lock()
+
+    @property
+    def probe_dir(self) -> Path:
+        return self.root / "tmp" / "disk-check"
+
+    @property
+    def is_failed(self) -> bool:
+        return self.state is VolumeState.FAILED
+
+    def mark_failed(self, reason: str) -> None:
+        if not self.is_failed:
+            log.error("volume %s failed: %s", self.root, reason)
+        self.state, self.failure_reason = VolumeState.FAILED, reason
+
+    def check(self) -> bool:
+        """Write, fsync, read back and delete a probe file; any failure marks the volume FAILED."""
+        if self.is_failed:
+            return False
+        payload = os.urandom(4096)
+        probe = self.probe_dir / f"probe-{uuid.uuid4().hex}"
+        try:
+            self.probe_dir.mkdir(parents=True, exist_ok=True)
+            with open(probe, "wb") as f:
+                f.write(payload)
+                f.flush()
+                os.fsync(f.fileno())
+            read_back = probe.read_bytes()
+            probe.unlink()
+        except OSError as e:
+            self.mark_failed(f"disk check failed: {e}")
+            return False
+        if read_back != payload:
+            self.mark_failed("disk check failed: the probe file read back differently")
+            return False
+        return True
+
+    @property
+    def used(self) -> int:
+        return self._used
+
+    def add_used(self, delta: int) -> None:
+        with self._lock:
+            self._used = max(0, self._used + delta)
+
+    def available(self) -> int:
+        """Bytes new data may take: the filesystem's free space less the reserved space (0 if failed)."""
+        if self.is_failed:
+            return 0
+        try:
+            free = shutil.disk_usage(self.root).free
+        except OSError as e:
+            self.mark_failed(f"cannot stat the filesystem: {e}")
+            return 0
+        return max(0, free - self.reserved_bytes)
+
+    @property
+    def is_full(self) -> bool:
+        return self.available() == 0
+
+    def report(self) -> StorageReport:
+        try:
+            capacity = shutil.disk_usage(self.root).total
+        except OSError:
+            capacity = 0
+        return StorageReport(
+            self.storage_id, str(self.root), capacity, self.used, self.available(), failed=self.is_failed
+        )
+
+
+class MetadataVolume(StorageVolume):
+    """A directory of ozone.metadata.dirs: reported and probed; its files are not tracked."""
+
+    def load(self) -> None:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            self.mark_failed(f"cannot create {self.root}: {e}")
+
+
+class HddsVolume(StorageVolume):
+    """A data volume of hdds.datanode.dir: holds containers and the volume's block-metadata DB."""
+
+    def __init__(self, root: Path, reserved_bytes: int = 0, storage_type: str = "DISK") -> None:
+        super().__init__(root, reserved_bytes)
+        self.storage_type = storage_type
+        self.cluster_id = ""
+        self._db: VolumeDB | None = None
+
+    @property
+    def hdds_dir(self) -> Path:
+        return self.root / "hdds"
+
+    @property
+    def version_file(self) -> Path:
+        return self.hdds_dir / "VERSION"
+
+    @property
+    def cluster_dir(self) -> Path:
+        return self.hdds_dir / self.cluster_id
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.cluster_dir / "tmp"
+
+    @property
+    def probe_dir(self) -> Path:
+        return self.tmp_dir / "disk-check"
+
+    @property
+    def db(self) -> VolumeDB:
+        if self._db is None:
+            raise VolumeError(f"volume {self.root} is not loaded ({self.failure_reason or 'not loaded'})")
+        return self._db
+
+    def container_dir(self, container_id: int) -> Path:
+        return (
+            self.cluster_dir
+            / "current"
+            / f"containerDir{container_id >> CONTAINERS_PER_DIR_BITS}"
+            / str(container_id)
+        )
+
+    def container_dirs(self) -> Iterator[tuple[int, Path]]:
+        """Every container directory on the volume, by id; other names are ignored."""
+        for group in sorted((self.cluster_dir / "current").glob("containerDir*")):
+            for entry in sorted(group.iterdir()):
+                if entry.name.isdigit() and entry.is_dir():
+                    yield int(entry.name), entry
+
+    def load(self, cluster_id: str, datanode_uuid: str) -> None:
+        """Formats a new volume or checks an existing one's identity, then opens its DB.
+
+        Problems mark the volume FAILED (reason in failure_reason) instead of raising: one bad disk
+        must not stop the datanode.
+        """
+        try:
+            for name, value in (("cluster id", cluster_id), ("datanode uuid", datanode_uuid)):
+                if not _SAFE_NAME.fullmatch(value):
+                    raise VolumeError(f"invalid {name} {value!r}")
+            self._load_identity(cluster_id, datanode_uuid)
+            self.cluster_id = cluster_id
+            (self.cluster_dir / "current").mkdir(parents=True, exist_ok=True)
+            self._db = VolumeDB(self.cluster_dir / "db")  # first: its LOCK keeps a second datanode out
+            shutil.rmtree(self.tmp_dir, ignore_errors=True)  # leftovers of interrupted imports/deletes
+            self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        except (OSError, VolumeError, DBError) as e:
+            self.mark_failed(str(e))
+
+    def _load_identity(self, cluster_id: str, datanode_uuid: str) -> None:
+        if self.root.exists() and not self.root.is_dir():
+            raise VolumeError(f"{self.root} is not a directory")
+        self.hdds_dir.mkdir(parents=True, exist_ok=True)
+        if not self.version_file.exists():
+            if any(not p.name.startswith(".VERSION.") for p in self.hdds_dir.iterdir()):
+                raise VolumeError(f"{self.hdds_dir} holds data but no VERSION file; refusing to format it")
+            self._format(cluster_id, datanode_uuid)
+        props = parse_properties(self.version_file.read_bytes().decode("latin-1"))
+        for name in ("storageID", "clusterID", "datanodeUuid", "layOutVersion", "cTime"):
+            if not props.get(name):
+                raise VolumeError(f"corrupt VERSION file {self.version_file}: missing {name}")
+        if props["clusterID"] != cluster_id:
+            raise VolumeError(
+                f"{self.root} belongs to cluster {props['clusterID']}, not {cluster_id}; refusing to use it"
+            )
+        if props["datanodeUuid"] != datanode_uuid:
+            raise VolumeError(
+                f"{self.root} belongs to datanode {props['datanodeUuid']}, not {datanode_uuid}; "
+                "refusing to use it"
+            )
+        if not props["layOutVersion"].isdigit() or int(props["layOutVersion"]) > LAYOUT_VERSION:
+            raise VolumeError(f"{self.version_file}: unsupported layOutVersion {props['layOutVersion']!r}")
+        self.storage_id = props["storageID"]
+        self.storage_type = props.get("storageType", self.storage_type)
+
+    def _format(self, cluster_id: str, datanode_uuid: str) -> None:
+        ctime = time.time_ns() // 1_000_000
+        stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(ctime / 1000))
+        text = (
+            f"#{stamp}\nstorageType={self.storage_type}\nclusterID={cluster_id}\n"
+            f"datanodeUuid={datanode_uuid}\ncTime={ctime}\nlayOutVersion={LAYOUT_VERSION}\n"
+            f"storageID=DS-{uuid.uuid4()}\n"
+        )
+        atomic_write(self.version_file, text.encode("latin-1"))
+        log.info("formatted volume %s for cluster %s", self.root, cluster_id)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

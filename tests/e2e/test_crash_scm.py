@@ -1,0 +1,164 @@
+"""kill -9 of an SCM that is allocating blocks: on restart no acknowledged container is lost, pipelines
+reload, and no container id or local id is handed out twice.
+
+The child (scm_crash_child.py) runs the real SCM core over an on-disk scm.db with simulated datanodes
+and acknowledges each allocated block on stdout. Only the SCM dies: the datanodes keep their pipelines
+and replicas, so the restarted SCM is given datanodes that still hold what the acknowledged writes put
+there, and leaves safe mode from their reports.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import pyozone
+from pyozone.cli.main import main
+from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState
+from pyozone.scm.block.sequence_id import CONTAINER_ID, LOCAL_ID
+from pyozone.scm.messages import ContainerReplicaReport
+from pyozone.scm.store import SCMMetadataStore
+from pyozone.sim.cluster import SimCluster
+
+CHILD = Path(__file__).with_name("scm_crash_child.py")
+BLOCK = 1 << 20
+
+
+def _child_module() -> ModuleType:
+    """The child's settings (conf, seed, datanode count), so the restarted cluster matches it."""
+    spec = importlib.util.spec_from_file_location("scm_crash_child", CHILD)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+child = _child_module()
+
+
+def acked(out: bytes) -> int:
+    """Complete ack lines so far: a line is acknowledged once its newline is out."""
+    return out.rpartition(b"\n")[0].count(b"\nack ")
+
+
+def run_child_until_acks(db_dir: Path, wanted: int, log: Path, timeout: float = 25.0) -> list[str]:
+    """Starts the child, reads until `wanted` acks (or the timeout), SIGKILLs it; complete lines only."""
+    env = {**os.environ, "PYTHONPATH": str(Path(pyozone.__file__).parents[1])}
+    with open(log, "wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, str(CHILD), str(db_dir)], stdout=subprocess.PIPE, stderr=stderr, env=env
+        )
+        assert proc.stdout is not None
+        fd, out = proc.stdout.fileno(), b""
+        deadline = time.monotonic() + timeout
+        try:
+            while acked(out) < wanted and time.monotonic() < deadline and proc.poll() is None:
+                if select.select([fd], [], [], 0.2)[0]:
+                    out += os.read(fd, 1 << 16)
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+        out += proc.stdout.read()  # acks printed between our last read and the kill count too
+        proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL, f"child exited {proc.returncode}: {log.read_text()}"
+    complete = out.rpartition(b"\n")[0]  # a line cut by the kill was never acknowledged
+    return complete.decode().splitlines()
+
+
+def survivors(cluster: SimCluster, acks: list[tuple[int, int, str]]) -> None:
+    """The datanodes outlived the SCM: they still hold its pipelines and the acknowledged blocks."""
+    scm = cluster.scm
+    for pipeline in scm.pipelines.pipelines():
+        if pipeline.is_closed():
+            continue
+        for dn in pipeline.nodes:
+            node = cluster.datanodes[dn]
+            node.pipelines[pipeline.id] = pipeline.nodes
+            if dn in (pipeline.leader, pipeline.suggested_leader) or len(pipeline.nodes) == 1:
+                node.leader_of.add(pipeline.id)
+    blocks = Counter(cid for cid, _, _ in acks)
+    for info in scm.containers.containers():
+        pipeline = scm.pipelines.find(info.pipeline_id) if info.pipeline_id else None
+        if pipeline is None:
+            continue
+        state = ReplicaState.CLOSED if info.state is LifeCycleState.CLOSED else ReplicaState.OPEN
+        keys = blocks[info.container_id]
+        for dn in pipeline.nodes:
+            cluster.datanodes[dn].replicas[info.container_id] = ContainerReplicaReport(
+                info.container_id,
+                state,
+                sequence_id=keys,
+                origin_node_id=dn,
+                key_count=keys,
+                used_bytes=keys * BLOCK,
+            )
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("wanted", [1, 300, 2000])
+def test_sigkill_while_allocating_loses_no_container_and_reuses_no_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wanted: int
+) -> None:
+    started = time.monotonic()
+    assert main(["scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}"]) == 0
+    capsys.readouterr()
+
+    lines = run_child_until_acks(tmp_path, wanted, tmp_path / "child.stderr")
+    dns = [line.split()[1] for line in lines if line.startswith("dn ")]
+    acks = [
+        (int(c), int(loc), pid) for _, c, loc, pid in (ln.split() for ln in lines if ln.startswith("ack "))
+    ]
+    assert "ready" in lines and len(dns) == child.DATANODES
+    assert len(acks) >= wanted, f"only {len(acks)} acks: {(tmp_path / 'child.stderr').read_text()[-2000:]}"
+    local_ids = [loc for _, loc, _ in acks]
+    assert local_ids == sorted(set(local_ids)), "the child itself handed out a local id twice"
+    max_container, max_local = max(c for c, _, _ in acks), max(local_ids)
+
+    store = SCMMetadataStore.open(tmp_path)
+    try:
+        cluster = child.cluster_over(store)
+        scm = cluster.scm
+        assert list(cluster.datanodes) == dns  # same seed, same datanodes: they can report to the new SCM
+
+        # Every acknowledged container is back, on the pipeline its block was written to.
+        for cid, _, pid in acks:
+            info = scm.containers.find(cid)
+            assert info is not None, f"acknowledged container {cid} lost"
+            assert info.pipeline_id == pid
+        # The pipelines reloaded, still OPEN.
+        for pid in {pid for _, _, pid in acks}:
+            pipeline = scm.pipelines.find(pid)
+            assert pipeline is not None and pipeline.state is PipelineState.OPEN, pid
+        # The persisted batch ends are at or past every id handed out.
+        for name, handed_out in ((CONTAINER_ID, max_container), (LOCAL_ID, max_local)):
+            persisted = scm.sequence_ids.persisted_end(name)
+            assert persisted >= handed_out, f"{name}: stored end {persisted} < acknowledged {handed_out}"
+
+        known = {info.container_id for info in scm.containers.containers()}
+        survivors(cluster, acks)
+        assert cluster.run_until(lambda: child.writable(cluster), timeout_ms=30 * 60_000), [
+            (r.name, r.validated) for r in scm.safe_mode.rule_statuses()
+        ]
+
+        new_blocks = [cluster.write_block(BLOCK) for _ in range(200)]
+        new_locals = [b.block_id.local_id for b in new_blocks]
+        assert min(new_locals) > max_local, "a local id was handed out again after the crash"
+        assert new_locals == sorted(set(new_locals))
+        new_containers = {b.container_id for b in new_blocks} - known
+        assert new_containers, "200 blocks of 1 MB into 4 MB containers must open new containers"
+        assert min(new_containers) > max_container, "a container id was handed out again after the crash"
+        assert all(b.pipeline.replication_config == RATIS_THREE for b in new_blocks)
+    finally:
+        store.close()
+    assert time.monotonic() - started < 55
