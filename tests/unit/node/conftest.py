@@ -11,34 +11,12 @@ from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.states import NodeOperationalState
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.node.datanode import DatanodeDetails, NodeReport, StorageReport
+from pyozone.scm.node.datanode import DatanodeDetails, NodeReport
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.node.topology import NetworkTopology
+from tests.builders import GB, dn_id, node_report, volume
 
-GB = 1 << 30
 CHECK_STEP_MS = 3_000  # ozone.scm.heartbeat.thread.interval default
-
-
-def dn_id(i: int) -> str:
-    return f"00000000-0000-4000-8000-{i:012d}"
-
-
-def volume(name: str, remaining: int = 500 * GB, capacity: int = 1000 * GB, failed: bool = False):
-    return StorageReport(name, f"/data/{name}", capacity, capacity - remaining, remaining, failed)
-
-
-def node_report(
-    data_volumes: int = 1,
-    metadata_volumes: int = 1,
-    data_remaining: int = 500 * GB,
-    metadata_remaining: int = 50 * GB,
-    failed_data_volumes: int = 0,
-) -> NodeReport:
-    """Plenty of space by default: every data volume fits a 5GB container, metadata is above 1GB."""
-    data = tuple(volume(f"d{v}", data_remaining) for v in range(data_volumes))
-    data += tuple(volume(f"f{v}", data_remaining, failed=True) for v in range(failed_data_volumes))
-    meta = tuple(volume(f"m{v}", metadata_remaining) for v in range(metadata_volumes))
-    return NodeReport(storage=data, metadata_storage=meta)
 
 
 def details(
