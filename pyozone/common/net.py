@@ -1,0 +1,71 @@
+"""Addresses from configuration, resolved the way Ozone resolves its `*.address` / `*.port` keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyozone.config import ConfigError, OzoneConfiguration
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def parse_host_port(text: str, default_port: int | None, key: str) -> HostPort:
+    host, sep, port_text = text.strip().rpartition(":")
+    if not sep:
+        host, port_text = text.strip(), ""
+    if not host:
+        raise ConfigError(f"{key}: {text!r} has no host")
+    if not port_text:
+        if default_port is None:
+            raise ConfigError(f"{key}: {text!r} needs a port (host:port)")
+        return HostPort(host, default_port)
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ConfigError(f"{key}: {text!r} has an invalid port")
+    return HostPort(host, int(port_text))
+
+
+def address(
+    conf: OzoneConfiguration, address_key: str, port_key: str | None = None, default_host: str = "0.0.0.0"
+) -> HostPort:
+    """`address_key` as host[:port]; a missing port comes from `port_key`, a missing address from
+    `default_host` (bind addresses) — as Ozone's getSCMAddress / getHostPort helpers do."""
+    port = conf.get(port_key) if port_key else None
+    raw = conf.get(address_key)
+    if raw is None or not str(raw).strip():
+        if port is None:
+            raise ConfigError(f"{address_key}: not set")
+        return HostPort(default_host, port)
+    return parse_host_port(str(raw), port, address_key)
+
+
+def scm_datanode_address(conf: OzoneConfiguration) -> HostPort:
+    """Where a datanode reaches SCM: ozone.scm.datanode.address, else the first of ozone.scm.names."""
+    if conf.get("ozone.scm.datanode.address"):
+        return address(conf, "ozone.scm.datanode.address", "ozone.scm.datanode.port")
+    names = conf.get("ozone.scm.names")
+    if not names:
+        raise ConfigError(
+            "ozone.scm.names: not set, and ozone.scm.datanode.address neither: "
+            "a datanode needs one of them to find SCM"
+        )
+    return parse_host_port(str(names).split(",")[0], conf.get("ozone.scm.datanode.port"), "ozone.scm.names")
+
+
+def scm_client_address(conf: OzoneConfiguration) -> HostPort:
+    """Where admin tools reach SCM: ozone.scm.client.address, else the first of ozone.scm.names."""
+    if conf.get("ozone.scm.client.address"):
+        return address(conf, "ozone.scm.client.address", "ozone.scm.client.port")
+    names = conf.get("ozone.scm.names")
+    if not names:
+        raise ConfigError(
+            "ozone.scm.client.address: not set, and ozone.scm.names neither: "
+            "give the SCM address with --conf or -D ozone.scm.client.address=HOST:PORT"
+        )
+    return parse_host_port(str(names).split(",")[0], conf.get("ozone.scm.client.port"), "ozone.scm.names")
