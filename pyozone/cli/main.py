@@ -8,11 +8,12 @@ import logging
 import os
 import sys
 
+from pyozone.admin.client import AdminError
 from pyozone.cli.common import CLIError, common_options
 from pyozone.config import ConfigError
 from pyozone.scm.exceptions import SCMException
 
-COMMAND_MODULES = ("getconf", "scm", "debug", "plan", "sim")
+COMMAND_MODULES = ("getconf", "scm", "datanode", "admin", "cluster", "debug", "plan", "sim")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (CLIError, ConfigError, SCMException) as e:
+    except (CLIError, ConfigError, SCMException, AdminError) as e:
         print(f"pyozone {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

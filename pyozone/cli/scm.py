@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import logging
+import os
 import sys
 
 from pyozone.cli.common import CLIError, load_configuration
@@ -61,14 +64,14 @@ def _init(conf: OzoneConfiguration, cluster_id: str | None) -> int:
 
 def _start(conf: OzoneConfiguration) -> int:
     storage, store = open_scm_store(conf)
+    server = importlib.import_module("pyozone.scm.server")  # grpc loads only for the daemon
+
+    root, level = logging.getLogger(), logging.getLogger().level
+    if "PYOZONE_LOG_LEVEL" not in os.environ:
+        root.setLevel(logging.INFO)  # a daemon reports where it listens and what it does
     try:
-        from pyozone.scm.server import start_scm
-    except ImportError as e:
-        store.close()
-        if e.name != "pyozone.scm.server":
-            raise
-        raise CLIError(
-            f"cluster {storage.cluster_id} is initialised, but the SCM network server is not built yet; "
-            f"run this SCM with simulated datanodes: pyozone sim --data-dir {scm_metadata_dir(conf)}"
-        ) from None
-    return int(start_scm(conf, storage, store) or 0)
+        return int(server.start_scm(conf, storage, store) or 0)
+    except server.ServerStartError as e:
+        raise CLIError(str(e)) from None
+    finally:
+        root.setLevel(level)

@@ -145,6 +145,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.scm.block.client.port", N, "9863", "SCM block-protocol RPC port (used by OM)"),
     _k("ozone.scm.http-address", T, "0.0.0.0:9876", "SCM web UI and readiness address"),
     _k("ozone.scm.datanode.id.dir", T, None, "Directory of datanode.id (default: ozone.metadata.dirs)"),
+    _k("dfs.datanode.hostname", T, None, "Host name a datanode advertises (default: the machine's)"),
     _k("hdds.container.ipc.port", N, "9859", "Datanode container (data) protocol port"),
     _k("hdds.datanode.replication.port", N, "9886", "Datanode container replication port"),
     _k("hdds.datanode.http-address", T, "0.0.0.0:9882", "Datanode web UI and readiness address"),

@@ -57,6 +57,7 @@ class StorageContainerManager:
         cluster_id: str = "CID-pyozone",
         topology: NetworkTopology | None = None,
         rng: random.Random | None = None,
+        creator_budget: int | None = None,
     ) -> None:
         self.conf = conf
         self.clock = clock
@@ -102,7 +103,7 @@ class StorageContainerManager:
             deleted_block_log=self.deleted_blocks,
         )
         self.block_deleting = SCMBlockDeletingService(conf, self.deleted_blocks, self.nodes)
-        self.creator = BackgroundPipelineCreator(conf, self.pipelines)
+        self.creator = BackgroundPipelineCreator(conf, self.pipelines, budget=creator_budget)
         self.node_handlers = NodeEventHandlers(
             self.events,
             self.nodes,

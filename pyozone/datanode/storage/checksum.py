@@ -73,6 +73,21 @@ class ChecksumData:
         joined = base64.b64encode(b"".join(self.checksums)).decode("ascii")
         return {"type": self.type.name, "bytesPerChecksum": self.bytes_per_checksum, "checksums": joined}
 
+    def check_shape(self, length: int) -> None:
+        """Raises ValueError unless there is exactly one checksum of the type's size per piece of a
+        `length`-byte chunk (none for NONE): what is stored must be verifiable later."""
+        size = _SIZES[self.type]
+        expected = (
+            0 if size == 0 else -(-length // self.bytes_per_checksum) if self.bytes_per_checksum > 0 else -1
+        )
+        if expected < 0:
+            raise ValueError(f"bytes per checksum must be positive, got {self.bytes_per_checksum}")
+        if len(self.checksums) != expected or any(len(c) != size for c in self.checksums):
+            raise ValueError(
+                f"a {length}-byte chunk needs {expected} {self.type.name} checksums of {size} bytes, "
+                f"got {len(self.checksums)}"
+            )
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ChecksumData:
         kind = ChecksumType[d["type"]]
@@ -111,13 +126,17 @@ def verify(
     """Checks `data`, which starts `offset_in_chunk` bytes into its chunk.
 
     The data must start on a piece boundary and end on one or at the chunk's end: a piece's checksum
-    covers the whole piece, so part of a piece cannot be verified (and fails as a mismatch).
+    covers the whole piece, so part of a piece cannot be verified. A range that ends inside a piece
+    that is not the chunk's last raises ValueError (a caller error), never ChecksumMismatch.
     """
     if checksum_data.type is ChecksumType.NONE:
         return
     bpc, sums = checksum_data.bytes_per_checksum, checksum_data.checksums
     if bpc <= 0 or offset_in_chunk < 0 or offset_in_chunk % bpc:
         raise ValueError(f"offset {offset_in_chunk} is not on a {bpc}-byte checksum boundary")
+    end_piece, tail = divmod(offset_in_chunk + len(data), bpc)
+    if tail and end_piece < len(sums) - 1:
+        raise ValueError(f"range ending at byte {offset_in_chunk + len(data)} ends inside piece {end_piece}")
     fn, view, first = _function(checksum_data.type), memoryview(data).cast("B"), offset_in_chunk // bpc
     for n, start in enumerate(range(0, len(view), bpc)):
         index = first + n

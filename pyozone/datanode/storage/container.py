@@ -94,6 +94,7 @@ class KeyValueContainer(ContainerReplica):
                 Result.MALFORMED_REQUEST, f"chunk {chunk.name}: {len(data)} bytes for len {chunk.length}"
             )
         try:
+            chunk.checksum_data.check_shape(chunk.length)
             verify(data, chunk.checksum_data)
         except ChecksumMismatch as e:
             raise ContainerError(Result.CHECKSUM_MISMATCH, f"chunk {chunk.name} of {block_id}: {e}") from None

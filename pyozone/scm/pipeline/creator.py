@@ -32,9 +32,14 @@ def replication_configs(conf: OzoneConfiguration) -> list[ReplicationConfig]:
 
 
 class BackgroundPipelineCreator:
-    def __init__(self, conf: OzoneConfiguration, pipeline_manager: PipelineManager) -> None:
+    def __init__(
+        self, conf: OzoneConfiguration, pipeline_manager: PipelineManager, budget: int | None = None
+    ) -> None:
+        """`budget` caps the pipelines one call creates: a daemon spreads a big fill over several ticks
+        (its event loop keeps serving heartbeats), the simulator and the planner fill in one call."""
         self.pipelines = pipeline_manager
         self.configs = replication_configs(conf)
+        self.budget = budget
         self.one_shot = False
 
     def trigger(self) -> None:
@@ -45,14 +50,20 @@ class BackgroundPipelineCreator:
         self.one_shot = False
         run = CreatorRun()
         active = list(self.configs)
+        made = 0
         while active:
             for config in list(active):
+                if self.budget is not None and made >= self.budget:
+                    self.one_shot = True  # not done: the next tick goes on where this one stopped
+                    active.clear()
+                    break
                 try:
                     self.pipelines.create_pipeline(config)
                 except SCMException as e:
                     run.refusals[config] = str(e)
                     active.remove(config)
                 else:
+                    made += 1
                     run.created[config] = run.created.get(config, 0) + 1
         if run.created:
             log.info(

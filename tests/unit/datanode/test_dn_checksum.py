@@ -85,12 +85,22 @@ def test_partial_reads_verify_from_a_piece_boundary(
     verify(data[start:end], cd, offset_in_chunk=start)
 
 
-def test_partial_piece_in_the_middle_does_not_verify() -> None:
+def test_a_range_ending_inside_a_middle_piece_is_a_caller_error_not_a_mismatch() -> None:
+    """A mismatch marks a replica UNHEALTHY; a badly cut read range must not."""
     data = bytes(range(200)) * 10
     cd = compute(data, ChecksumType.CRC32, 100)
-    with pytest.raises(ChecksumMismatch) as e:
+    with pytest.raises(ValueError, match="ends inside piece 1"):
         verify(data[100:150], cd, offset_in_chunk=100)
-    assert e.value.index == 1
+    verify(data[1900:], cd, offset_in_chunk=1900)  # the last piece may end with the chunk
+
+
+@pytest.mark.parametrize(
+    ("kind", "sums"),
+    [(ChecksumType.NONE, (b"abcd",)), (ChecksumType.CRC32, (b"abcd",)), (ChecksumType.CRC32, (b"ab", b"cd"))],
+)
+def test_checksum_data_of_the_wrong_shape_is_refused(kind: ChecksumType, sums: tuple[bytes, ...]) -> None:
+    with pytest.raises(ValueError, match="needs"):
+        ChecksumData(kind, 100, sums).check_shape(200)
 
 
 def test_data_beyond_the_checksums_is_a_mismatch() -> None:

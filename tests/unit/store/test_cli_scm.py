@@ -103,14 +103,22 @@ def test_start_while_another_scm_holds_the_db(cli: Cli, tmp_path: Path) -> None:
     running.close()
 
 
-def test_start_without_a_daemon_in_this_build(
+def test_start_runs_the_daemon_and_reports_its_start_error_in_one_line(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "pyozone.scm.server", None)  # makes the import fail
+    from pyozone.scm import server
+
+    started: list[str] = []
+
+    def start_scm(conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore) -> int:
+        started.append(storage.cluster_id)
+        store.close()
+        raise server.ServerStartError("cannot bind the SCM to 127.0.0.1:9861 (ozone.scm.datanode.address)")
+
+    monkeypatch.setattr(server, "start_scm", start_scm)
     cli("scm", "--init", "-D", md(tmp_path))
-    assert_one_line_error(
-        cli("scm", "-D", md(tmp_path)), "network server is not built yet", "pyozone sim --data-dir"
-    )
+    assert_one_line_error(cli("scm", "-D", md(tmp_path)), "cannot bind the SCM", "ozone.scm.datanode.address")
+    assert started == [read_scm_storage(tmp_path).cluster_id]
     SCMMetadataStore.open(tmp_path).close()  # the store was closed: its lock is free
 
 

@@ -1,0 +1,1 @@
+"""Clients of SCM's admin protocol, returning the project's own dataclasses."""

@@ -1,0 +1,221 @@
+"""ScmAdminClient: a synchronous client of ScmAdminProtocolService for CLIs and tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+
+from pyozone.common.net import HostPort
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.states import LifeCycleState
+from pyozone.proto import ScmAdminProtocol_pb2 as pb
+from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol import (
+    ProtocolError,
+    container_info_from_proto,
+    container_replica_info_from_proto,
+    node_from_proto,
+    pipeline_from_proto,
+    pipeline_members,
+    rule_status_from_proto,
+)
+from pyozone.protocol.admin import DatanodeListing
+from pyozone.protocol.common import pipeline_id_to_proto, replication_to_proto
+from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, grpc_options
+from pyozone.scm.container.info import ContainerInfo, ContainerReplica
+from pyozone.scm.node.datanode import DatanodeDetails
+from pyozone.scm.pipeline.pipeline import Pipeline
+from pyozone.scm.safemode.status import RuleStatus
+
+T = TypeVar("T")
+
+
+class AdminError(Exception):
+    """SCM refused or could not be reached; the message is what an operator needs to read."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScmInfo:
+    cluster_id: str
+    scm_id: str
+    in_safe_mode: bool
+    pre_check_complete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineView:
+    pipeline: Pipeline
+    members: dict[str, DatanodeDetails]
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerView:
+    info: ContainerInfo
+    replicas: tuple[ContainerReplica, ...]
+    pipeline: PipelineView | None
+
+
+class ScmAdminClient:
+    def __init__(self, address: HostPort, timeout_s: float = 30.0) -> None:
+        self.address = address
+        self.timeout_s = timeout_s
+        self._channel = grpc.insecure_channel(str(address), options=grpc_options(MAX_ADMIN_MESSAGE_BYTES))
+        self._stub = pb_grpc.ScmAdminProtocolServiceStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> ScmAdminClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: Callable[..., Any], request: Any, convert: Callable[[Any], T]) -> T:
+        try:
+            response = method(request, timeout=self.timeout_s)
+        except grpc.RpcError as e:
+            code = e.code()
+            if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise AdminError(f"cannot reach SCM at {self.address}: {e.details()}") from None
+            raise AdminError(e.details() or code.name) from None
+        try:
+            return convert(response)
+        except ProtocolError as e:
+            raise AdminError(f"SCM at {self.address} sent a malformed answer: {e}") from None
+
+    # ------------------------------------------------------------------ cluster
+    def scm_info(self) -> ScmInfo:
+        return self._call(
+            self._stub.getScmInfo,
+            pb.GetScmInfoRequestProto(),
+            lambda r: ScmInfo(r.clusterId, r.scmId, r.inSafeMode, r.preCheckComplete),
+        )
+
+    def datanodes(self) -> list[DatanodeListing]:
+        return self._call(
+            self._stub.queryNode,
+            pb.NodeQueryRequestProto(),
+            lambda r: [node_from_proto(n, f"datanodes[{i}]") for i, n in enumerate(r.datanodes)],
+        )
+
+    # ------------------------------------------------------------------ pipelines
+    def pipelines(self) -> list[PipelineView]:
+        return self._call(
+            self._stub.listPipelines,
+            pb.ListPipelineRequestProto(),
+            lambda r: [_pipeline_view(p, f"pipelines[{i}]") for i, p in enumerate(r.pipelines)],
+        )
+
+    def create_pipeline(self, config: ReplicationConfig) -> PipelineView:
+        rtype, factor, _ = replication_to_proto(config)
+        request = pb.PipelineRequestProto(replicationType=rtype, replicationFactor=factor)
+
+        def convert(r: pb.PipelineResponseProto) -> PipelineView:
+            if r.errorMessage:
+                raise AdminError(r.errorMessage)
+            return _pipeline_view(r.pipeline, "pipeline")
+
+        return self._call(self._stub.createPipeline, request, convert)
+
+    def close_pipeline(self, pipeline_id: str) -> None:
+        self._call(
+            self._stub.closePipeline,
+            pb.ClosePipelineRequestProto(pipelineID=pipeline_id_to_proto(pipeline_id)),
+            _none,
+        )
+
+    def activate_pipeline(self, pipeline_id: str) -> None:
+        self._call(
+            self._stub.activatePipeline,
+            pb.ActivatePipelineRequestProto(pipelineID=pipeline_id_to_proto(pipeline_id)),
+            _none,
+        )
+
+    def deactivate_pipeline(self, pipeline_id: str) -> None:
+        self._call(
+            self._stub.deactivatePipeline,
+            pb.DeactivatePipelineRequestProto(pipelineID=pipeline_id_to_proto(pipeline_id)),
+            _none,
+        )
+
+    # ------------------------------------------------------------------ containers
+    def containers(
+        self, start: int = 0, count: int = 1000, state: LifeCycleState | None = None
+    ) -> tuple[list[ContainerInfo], int]:
+        request = pb.SCMListContainerRequestProto(startContainerID=start, count=count)
+        if state is not None:
+            request.state = state.value
+        return self._call(
+            self._stub.listContainer,
+            request,
+            lambda r: (
+                [container_info_from_proto(c, f"containers[{i}]") for i, c in enumerate(r.containers)],
+                r.containerCount,
+            ),
+        )
+
+    def container(self, container_id: int) -> ContainerView:
+        def convert(r: pb.GetContainerResponseProto) -> ContainerView:
+            pipeline = _pipeline_view(r.pipeline, "pipeline") if r.HasField("pipeline") else None
+            replicas = tuple(
+                container_replica_info_from_proto(x, f"replicas[{i}]") for i, x in enumerate(r.replicas)
+            )
+            return ContainerView(
+                container_info_from_proto(r.containerInfo, "containerInfo"), replicas, pipeline
+            )
+
+        return self._call(
+            self._stub.getContainer, pb.GetContainerRequestProto(containerID=container_id), convert
+        )
+
+    def close_container(self, container_id: int) -> None:
+        self._call(
+            self._stub.closeContainer, pb.SCMCloseContainerRequestProto(containerID=container_id), _none
+        )
+
+    # ------------------------------------------------------------------ safe mode
+    def in_safe_mode(self) -> bool:
+        return self._call(self._stub.inSafeMode, pb.InSafeModeRequestProto(), lambda r: r.inSafeMode)
+
+    def safe_mode_rules(self) -> list[RuleStatus]:
+        return self._call(
+            self._stub.getSafeModeRuleStatuses,
+            pb.GetSafeModeRuleStatusesRequestProto(),
+            lambda r: [rule_status_from_proto(s) for s in r.safeModeRuleStatusesProto],
+        )
+
+    def force_exit_safe_mode(self) -> bool:
+        return self._call(
+            self._stub.forceExitSafeMode, pb.ForceExitSafeModeRequestProto(), lambda r: r.exitedSafeMode
+        )
+
+    # ------------------------------------------------------------------ node admin
+    def decommission(self, hosts: list[str]) -> dict[str, str]:
+        return self._call(
+            self._stub.decommissionNodes, pb.DecommissionNodesRequestProto(hosts=hosts), _failed_hosts
+        )
+
+    def start_maintenance(self, hosts: list[str], end_in_hours: int) -> dict[str, str]:
+        request = pb.StartMaintenanceNodesRequestProto(hosts=hosts, endInHours=end_in_hours)
+        return self._call(self._stub.startMaintenanceNodes, request, _failed_hosts)
+
+    def recommission(self, hosts: list[str]) -> dict[str, str]:
+        return self._call(
+            self._stub.recommissionNodes, pb.RecommissionNodesRequestProto(hosts=hosts), _failed_hosts
+        )
+
+
+def _none(_: Any) -> None:
+    return None
+
+
+def _failed_hosts(response: Any) -> dict[str, str]:
+    return {f.host: f.error for f in response.failedHosts}
+
+
+def _pipeline_view(proto: Any, field: str) -> PipelineView:
+    return PipelineView(pipeline_from_proto(proto, field), pipeline_members(proto, field))

@@ -1,0 +1,15 @@
+"""`pyozone admin`: Ozone's `ozone admin` commands against a running SCM."""
+
+from __future__ import annotations
+
+import argparse
+
+from pyozone.cli.admin import container, datanode, pipeline, safemode
+
+
+def register(subparsers, parent: argparse.ArgumentParser) -> None:
+    admin = subparsers.add_parser("admin", parents=[parent], help="administer a running cluster (SCM)")
+    groups = admin.add_subparsers(dest="admin_group", metavar="GROUP")
+    groups.required = True
+    for module in (datanode, pipeline, container, safemode):
+        module.register(groups, parent)

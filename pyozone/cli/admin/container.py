@@ -1,0 +1,127 @@
+"""`pyozone admin container list|info|close`."""
+
+from __future__ import annotations
+
+import argparse
+
+from pyozone.admin.client import ContainerView
+from pyozone.cli.admin.connect import add_connection_options, connect
+from pyozone.cli.output import human_size, print_json, print_table
+from pyozone.hdds.states import LifeCycleState
+from pyozone.scm.container.info import ContainerInfo
+
+
+def register(groups, parent: argparse.ArgumentParser) -> None:
+    container = groups.add_parser("container", parents=[parent], help="containers: list, info, close")
+    commands = container.add_subparsers(dest="container_command", metavar="COMMAND")
+    commands.required = True
+    listing = commands.add_parser("list", parents=[parent], help="containers from an id on")
+    listing.add_argument("-s", "--start", type=int, default=0, metavar="ID", help="first container id")
+    listing.add_argument("-c", "--count", type=int, default=100, help="how many (default 100)")
+    listing.add_argument("--state", choices=[s.name for s in LifeCycleState], help="only this state")
+    add_connection_options(listing)
+    listing.set_defaults(func=run_list)
+    info = commands.add_parser("info", parents=[parent], help="one container with its replicas")
+    info.add_argument("container_id", type=int, metavar="ID")
+    add_connection_options(info)
+    info.set_defaults(func=run_info)
+    close = commands.add_parser("close", parents=[parent], help="close a container (allowed in safe mode)")
+    close.add_argument("container_id", type=int, metavar="ID")
+    add_connection_options(close)
+    close.set_defaults(func=run_close)
+
+
+def container_dict(info: ContainerInfo) -> dict:
+    return {
+        "containerID": info.container_id,
+        "state": info.state.name,
+        "replicationConfig": str(info.replication_config),
+        "pipelineID": info.pipeline_id,
+        "usedBytes": info.used_bytes,
+        "numberOfKeys": info.number_of_keys,
+        "sequenceId": info.sequence_id,
+        "owner": info.owner,
+        "stateEnterTime": info.state_entered_ms,
+    }
+
+
+def run_list(args: argparse.Namespace) -> int:
+    state = LifeCycleState[args.state] if args.state else None
+    with connect(args) as scm:
+        containers, total = scm.containers(args.start, args.count, state)
+    if args.json:
+        print_json([container_dict(c) for c in containers])
+        return 0
+    rows = [
+        (
+            c.container_id,
+            c.state.name,
+            c.replication_config,
+            human_size(c.used_bytes),
+            c.number_of_keys,
+            c.sequence_id,
+            c.pipeline_id or "-",
+        )
+        for c in containers
+    ]
+    print_table(("CONTAINER ID", "STATE", "REPLICATION", "USED", "KEYS", "BCSID", "PIPELINE"), rows)
+    print(f"\n{len(containers)} of {total} container(s)")
+    return 0
+
+
+def view_dict(view: ContainerView) -> dict:
+    data = container_dict(view.info)
+    data["replicas"] = [
+        {
+            "datanode": r.datanode,
+            "state": r.state.name,
+            "bcsid": r.sequence_id,
+            "origin": r.origin_node_id,
+            "keyCount": r.key_count,
+            "bytesUsed": r.bytes_used,
+            "replicaIndex": r.replica_index,
+            "isEmpty": r.is_empty,
+        }
+        for r in view.replicas
+    ]
+    data["pipeline"] = (
+        None
+        if view.pipeline is None
+        else {
+            "id": view.pipeline.pipeline.id,
+            "state": view.pipeline.pipeline.state.name,
+            "nodes": list(view.pipeline.pipeline.nodes),
+        }
+    )
+    return data
+
+
+def run_info(args: argparse.Namespace) -> int:
+    with connect(args) as scm:
+        view = scm.container(args.container_id)
+    if args.json:
+        print_json(view_dict(view))
+        return 0
+    info = view.info
+    print(f"Container id: {info.container_id}")
+    print(f"Pipeline id: {info.pipeline_id or '-'}")
+    if view.pipeline is not None:
+        print(f"Write Pipeline State: {view.pipeline.pipeline.state.name}")
+    print(f"Container State: {info.state.name}")
+    print(f"Replication: {info.replication_config}")
+    print(f"Used: {human_size(info.used_bytes)}; keys: {info.number_of_keys}; BCSID: {info.sequence_id}")
+    print(f"Datanodes: [{', '.join(r.datanode for r in view.replicas)}]")
+    print("Replicas:")
+    for r in view.replicas:
+        print(
+            f"  State: {r.state.name}; ReplicaIndex: {r.replica_index}; Origin: {r.origin_node_id}; "
+            f"Location: {r.datanode}; BCSID: {r.sequence_id}; Empty: {str(r.is_empty).lower()}"
+        )
+    return 0
+
+
+def run_close(args: argparse.Namespace) -> int:
+    with connect(args) as scm:
+        scm.close_container(args.container_id)
+    print(f"Container {args.container_id} is being closed")
+    return 0

@@ -1,0 +1,194 @@
+"""`pyozone cluster up|down|kill|start|status`: a local cluster, one process per daemon, on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pyozone.admin.client import ScmAdminClient
+from pyozone.cli.common import CLIError, parse_overrides
+from pyozone.cluster import supervisor
+from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, plan_cluster
+from pyozone.cluster.status import cluster_ready, print_status, scm_ready, wait_until
+from pyozone.common.net import HostPort
+
+DEFAULT_DATA_DIR = "pyozone-data/cluster"
+
+
+def register(subparsers, parent: argparse.ArgumentParser) -> None:
+    cluster = subparsers.add_parser("cluster", parents=[parent], help="a local cluster on 127.0.0.1")
+    commands = cluster.add_subparsers(dest="cluster_command", metavar="COMMAND")
+    commands.required = True
+    up = commands.add_parser("up", parents=[parent], help="start SCM and datanodes; wait until ready")
+    up.add_argument("--datanodes", type=int, default=3, help="number of datanodes (default 3)")
+    up.add_argument("--racks", type=int, default=1, help="racks to spread them over (default 1)")
+    up.add_argument("--timeout", type=float, default=180, help="seconds to wait for readiness")
+    up.add_argument("--background", action="store_true", help="return once ready; stop with `cluster down`")
+    up.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"default: ./{DEFAULT_DATA_DIR}")
+    up.set_defaults(func=run_up)
+    for name, help_text in (("down", "stop every daemon"), ("status", "print the cluster's state once")):
+        command = commands.add_parser(name, parents=[parent], help=help_text)
+        command.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+        command.set_defaults(func=run_down if name == "down" else run_status)
+    for name, help_text in (
+        ("kill", "kill -9 one daemon (scm, dn1, ...)"),
+        ("start", "start one daemon again"),
+    ):
+        command = commands.add_parser(name, parents=[parent], help=help_text)
+        command.add_argument("daemon", metavar="NODE", help="scm, dn1, dn2, ...")
+        command.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+        command.set_defaults(func=run_kill if name == "kill" else run_start)
+
+
+def _load(data_dir: str) -> ClusterState:
+    path = Path(data_dir)
+    if not (path / STATE_FILE).exists():
+        raise CLIError(f"no cluster in {path} (start one with: pyozone cluster up --data-dir {path})")
+    return ClusterState.load(path)
+
+
+def _admin(state: ClusterState) -> ScmAdminClient:
+    return ScmAdminClient(HostPort(HOST, state.daemon("scm").ports["client"]), timeout_s=5)
+
+
+def run_up(args: argparse.Namespace) -> int:
+    if args.datanodes < 1 or args.racks < 1:
+        raise CLIError("--datanodes and --racks must be at least 1")
+    data_dir = Path(args.data_dir)
+    if (data_dir / STATE_FILE).exists():
+        state = ClusterState.load(data_dir)
+        running = [n for n, pid in state.pids.items() if supervisor.is_running(pid)]
+        if running:
+            raise CLIError(
+                f"a cluster is already running in {data_dir} ({', '.join(running)}); "
+                "stop it with: pyozone cluster down"
+            )
+    else:
+        state = plan_cluster(
+            data_dir, args.datanodes, args.racks, parse_overrides(getattr(args, "overrides", []))
+        )
+    _init_scm(state)
+    print(f"Starting SCM and {len(state.daemons) - 1} datanode(s) in {state.data_dir}")
+    for daemon in state.daemons:
+        supervisor.start(state, daemon.name)
+    scm = state.daemon("scm")
+    try:
+        wait_until(lambda: scm_ready(scm.ports["http"]), args.timeout, "SCM readiness", _check_alive(state))
+        with _admin(state) as admin:
+            wait_until(
+                lambda: cluster_ready(admin, len(state.daemons) - 1),
+                args.timeout,
+                "safe-mode exit with open pipelines",
+                _check_alive(state),
+            )
+    except (TimeoutError, CLIError) as e:
+        supervisor.stop_all(state)
+        raise CLIError(f"{e}; logs are in {Path(state.data_dir) / 'logs'}") from None
+    _print_endpoints(state)
+    if args.background:
+        return 0
+    return _watch(state)
+
+
+def _init_scm(state: ClusterState) -> None:
+    init = [*state.daemon("scm").command, "--init"]
+    result = subprocess.run(init, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise CLIError(f"SCM init failed: {result.stderr.strip()}")
+
+
+def _check_alive(state: ClusterState):
+    def check() -> None:
+        dead = [d.name for d in state.daemons if not supervisor.is_running(state.pids.get(d.name))]
+        if dead:
+            raise CLIError(f"{', '.join(dead)} exited during start-up")
+
+    return check
+
+
+def _print_endpoints(state: ClusterState) -> None:
+    scm = state.daemon("scm")
+    print("Cluster is ready.")
+    print(f"  SCM client (admin):  {HOST}:{scm.ports['client']}")
+    print(f"  SCM datanode:        {HOST}:{scm.ports['datanode']}")
+    print(f"  SCM web/readiness:   http://{HOST}:{scm.ports['http']}/ready")
+    for d in state.daemons[1:]:
+        print(f"  {d.name}: data {HOST}:{d.ports['ipc']}  replication {HOST}:{d.ports['replication']}")
+    print(f"  configuration:       --conf {state.conf_dir}   (or export OZONE_CONF_DIR={state.conf_dir})")
+    print(f"  logs:                {Path(state.data_dir) / 'logs'}")
+
+
+def _watch(state: ClusterState) -> int:
+    stop = {"now": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    interactive = sys.stdout.isatty()
+    try:
+        with _admin(state) as admin:
+            while not stop["now"]:
+                if interactive:
+                    print("\033[2J\033[H", end="")
+                try:
+                    print_status(admin, {})
+                except Exception as e:  # SCM may be down (e.g. after `cluster kill scm`)
+                    print(f"SCM not answering: {e}")
+                print("\nCtrl-C stops the cluster.", flush=True)
+                for _ in range(20 if interactive else 100):
+                    if stop["now"]:
+                        break
+                    time.sleep(0.1)
+    except KeyboardInterrupt:
+        pass
+    print("\nStopping the cluster ...")
+    left = supervisor.stop_all(state)
+    if left:
+        raise CLIError(f"could not stop: {', '.join(left)}")
+    print("Stopped.")
+    return 0
+
+
+def run_down(args: argparse.Namespace) -> int:
+    state = _load(args.data_dir)
+    left = supervisor.stop_all(state)
+    if left:
+        raise CLIError(f"could not stop: {', '.join(left)}")
+    print(f"Stopped the cluster in {state.data_dir}")
+    return 0
+
+
+def run_kill(args: argparse.Namespace) -> int:
+    state = _load(args.data_dir)
+    try:
+        state.daemon(args.daemon)
+    except KeyError as e:
+        raise CLIError(str(e.args[0])) from None
+    if not supervisor.kill(state, args.daemon):
+        raise CLIError(f"{args.daemon} is not running")
+    print(f"Killed {args.daemon} (kill -9)")
+    return 0
+
+
+def run_start(args: argparse.Namespace) -> int:
+    state = _load(args.data_dir)
+    try:
+        state.daemon(args.daemon)
+    except KeyError as e:
+        raise CLIError(str(e.args[0])) from None
+    pid = supervisor.start(state, args.daemon)
+    print(f"Started {args.daemon} (pid {pid})")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    state = _load(args.data_dir)
+    for d in state.daemons:
+        print(
+            f"{d.name:6} {'running' if supervisor.is_running(state.pids.get(d.name)) else 'stopped':8} "
+            f"pid {state.pids.get(d.name, '-')}"
+        )
+    with _admin(state) as admin:
+        print_status(admin, {})
+    return 0

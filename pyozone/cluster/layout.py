@@ -1,0 +1,132 @@
+"""Where a local cluster keeps things, which ports it uses, and the ozone-site.xml it writes.
+
+One data dir holds `conf/ozone-site.xml` (every address, so other commands find the cluster through
+`--conf DIR/conf` or OZONE_CONF_DIR), `cluster.json` (the daemons and how to start them again), a
+directory per daemon and a log per daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pyozone.config.site import write_site_xml
+
+STATE_FILE = "cluster.json"
+HOST = "127.0.0.1"
+
+
+def free_ports(n: int) -> list[int]:
+    """Ports the kernel says are free now; held open together so no two are the same."""
+    sockets = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((HOST, 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Daemon:
+    name: str  # "scm", "dn1", ...
+    command: list[str]
+    log: str
+    ports: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ClusterState:
+    data_dir: str
+    conf_dir: str
+    daemons: list[Daemon]
+    pids: dict[str, int] = field(default_factory=dict)
+
+    def daemon(self, name: str) -> Daemon:
+        for d in self.daemons:
+            if d.name == name:
+                return d
+        names = ", ".join(d.name for d in self.daemons)
+        raise KeyError(f"no daemon {name!r} in this cluster (daemons: {names})")
+
+    def save(self) -> None:
+        path = Path(self.data_dir) / STATE_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({**asdict(self), "daemons": [asdict(d) for d in self.daemons]}, indent=2))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, data_dir: Path) -> ClusterState:
+        data = json.loads((data_dir / STATE_FILE).read_text())
+        return cls(data["data_dir"], data["conf_dir"], [Daemon(**d) for d in data["daemons"]], data["pids"])
+
+
+def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str, str]) -> ClusterState:
+    """Ports, directories, the site file and the command line of every daemon."""
+    data_dir = data_dir.resolve()
+    conf_dir = data_dir / "conf"
+    logs = data_dir / "logs"
+    for d in (conf_dir, logs):
+        d.mkdir(parents=True, exist_ok=True)
+    scm_client, scm_datanode, scm_http = free_ports(3)
+    site = {
+        "ozone.scm.names": HOST,
+        "ozone.scm.client.address": f"{HOST}:{scm_client}",
+        "ozone.scm.datanode.address": f"{HOST}:{scm_datanode}",
+        "ozone.scm.http-address": f"{HOST}:{scm_http}",
+        "ozone.metadata.dirs": str(data_dir / "scm"),
+        "hdds.scm.safemode.min.datanode": str(min(3, datanodes)),
+        "ozone.scm.datanode.pipeline.limit": "2",
+        **overrides,
+    }
+    python = [sys.executable, "-m", "pyozone"]
+    conf_arg = ["--conf", str(conf_dir)]
+    daemons = [
+        Daemon(
+            "scm",
+            [*python, "scm", *conf_arg],
+            str(logs / "scm.log"),
+            {"client": scm_client, "datanode": scm_datanode, "http": scm_http},
+        )
+    ]
+    racks_file = conf_dir / "racks.map"
+    rack_lines = []
+    for i in range(1, datanodes + 1):
+        name = f"dn{i}"
+        ipc, replication, http = free_ports(3)
+        home = data_dir / name
+        rack_lines.append(f"{name} /rack{(i - 1) % racks + 1}")
+        daemons.append(
+            Daemon(
+                name,
+                [
+                    *python,
+                    "datanode",
+                    *conf_arg,
+                    "-D",
+                    f"ozone.metadata.dirs={home / 'meta'}",
+                    "-D",
+                    f"hdds.datanode.dir={home / 'data'}",
+                    "-D",
+                    f"hdds.container.ipc.port={ipc}",
+                    "-D",
+                    f"hdds.datanode.replication.port={replication}",
+                    "-D",
+                    f"hdds.datanode.http-address={HOST}:{http}",
+                ],
+                str(logs / f"{name}.log"),
+                {"ipc": ipc, "replication": replication, "http": http},
+            )
+        )
+    racks_file.write_text("\n".join(rack_lines) + "\n")
+    if racks > 1:
+        site.setdefault("net.topology.node.switch.mapping.file", str(racks_file))
+    write_site_xml(conf_dir / "ozone-site.xml", site)
+    return ClusterState(str(data_dir), str(conf_dir), daemons)

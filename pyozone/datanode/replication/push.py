@@ -1,0 +1,84 @@
+"""push_container: the source side of replicateContainer (SCM sends the command to the source, which
+pushes the closed replica's archive to the target's upload).
+
+The archive is read from disk in the executor one piece at a time while gRPC sends: flow control holds
+the reader back when the target is slower, so a replica of any size is pushed in bounded memory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from concurrent.futures import Executor
+
+import grpc
+
+from pyozone.common.net import HostPort
+from pyozone.datanode.replication.worker import SerialWorker, export_pieces
+from pyozone.datanode.storage import ContainerError, ContainerSet, ExportStream
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES, grpc_options
+
+log = logging.getLogger(__name__)
+
+
+class ReplicationError(Exception):
+    """A push that did not complete; the target keeps nothing of it."""
+
+
+async def push_container(
+    containers: ContainerSet,
+    container_id: int,
+    target: HostPort,
+    executor: Executor,
+    replica_index: int = 0,
+    timeout_s: float = 600,
+) -> int:
+    """Pushes a CLOSED or QUASI_CLOSED replica to `target`; returns the bytes sent."""
+    what = f"push of container {container_id} to {target}"
+    container = containers.get(container_id)
+    if container is None:
+        raise ReplicationError(f"{what}: no such container on this datanode")
+    try:
+        stream = ExportStream(container, REPLICATION_CHUNK_BYTES)
+    except ContainerError as e:
+        raise ReplicationError(f"{what}: {e}") from None
+    read_errors: list[Exception] = []
+    sent = 0
+
+    async def requests() -> AsyncIterator[pb.SendContainerRequest]:
+        nonlocal sent
+        try:
+            async for piece, offset, last in export_pieces(stream, SerialWorker(executor)):
+                request = pb.SendContainerRequest(
+                    containerID=container_id, offset=offset, data=piece, replicaIndex=replica_index,
+                    compression=pb.NO_COMPRESSION,
+                )  # fmt: skip
+                if last:
+                    request.eof, request.archiveSize = True, offset + len(piece)
+                    request.archiveSha256 = bytes.fromhex(stream.sha256 or "")
+                sent = offset + len(piece)
+                yield request
+        except Exception as e:
+            # Raising here would only cancel the call; ending the stream without its eof piece makes the
+            # target abort the import and refuse the stream, and the cause is reported from here.
+            read_errors.append(e)
+
+    options = grpc_options(MAX_DATA_MESSAGE_BYTES)
+    async with grpc.aio.insecure_channel(str(target), options=options) as channel:
+        try:
+            answer = await pb_grpc.IntraDatanodeProtocolServiceStub(channel).upload(
+                requests(), timeout=timeout_s
+            )
+        except grpc.aio.AioRpcError as e:
+            if read_errors:
+                raise ReplicationError(f"{what}: reading the replica failed: {read_errors[0]}") from None
+            raise ReplicationError(f"{what} failed: {e.code().name}: {e.details()}") from None
+    if answer.containerID != container_id or answer.bytesReceived != sent:
+        raise ReplicationError(
+            f"{what}: the target acknowledged container {answer.containerID} with {answer.bytesReceived} "
+            f"bytes; {sent} were sent"
+        )
+    log.info("pushed container %d to %s (%d bytes)", container_id, target, sent)
+    return sent

@@ -1,0 +1,193 @@
+"""ReplicationService: the datanode's IntraDatanodeProtocolService, the two ends of container replication.
+
+upload is the target of a push (Ozone's replicateContainerCommand goes to the source, which pushes): the
+archive is parsed and staged as it arrives, then verified (the stream's SHA-256 and every chunk's
+checksums) and installed in one step, so the replica appears in the ContainerSet complete or not at all
+(the set's listener then sends the incremental report). Any failure aborts the import and leaves nothing
+behind. download streams a CLOSED or QUASI_CLOSED replica's archive to a puller.
+
+gRPC status codes: INVALID_ARGUMENT for a stream that breaks the protocol or fails verification,
+ALREADY_EXISTS when the container is here or being imported, RESOURCE_EXHAUSTED above max_bytes or
+without disk space, NOT_FOUND / FAILED_PRECONDITION for a download of a missing / not closed replica.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from concurrent.futures import Executor
+
+import grpc
+
+from pyozone.datanode.replication.worker import SerialWorker, export_pieces
+from pyozone.datanode.storage import ContainerError, ContainerImporter, ContainerSet, ExportStream, Result
+from pyozone.datanode.storage.archive import EXPORTABLE
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.common import container_id
+from pyozone.protocol.errors import ProtocolError
+from pyozone.protocol.limits import REPLICATION_CHUNK_BYTES
+
+log = logging.getLogger(__name__)
+
+_UNCOMPRESSED = (pb.COMPRESSION_UNSPECIFIED, pb.NO_COMPRESSION)
+_CODES = {
+    Result.CONTAINER_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
+    Result.DISK_OUT_OF_SPACE: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Result.MALFORMED_REQUEST: grpc.StatusCode.INVALID_ARGUMENT,
+    Result.CHECKSUM_MISMATCH: grpc.StatusCode.INVALID_ARGUMENT,
+}
+
+
+class Refused(Exception):
+    """Ends an RPC with this status code and message."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @classmethod
+    def of(cls, error: ContainerError) -> Refused:
+        return cls(_CODES.get(error.result, grpc.StatusCode.INTERNAL), str(error))
+
+
+def _bad(message: str) -> Refused:
+    return Refused(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def _container_id(value: int) -> int:
+    try:
+        return container_id(value, "containerID")
+    except ProtocolError as e:
+        raise _bad(str(e)) from None
+
+
+class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
+    def __init__(self, containers: ContainerSet, executor: Executor, max_bytes: int | None = None) -> None:
+        """`max_bytes` caps one uploaded archive (default: the importer's, twice the container size
+        plus room for metadata)."""
+        self.containers = containers
+        self.executor = executor
+        self.max_bytes = max_bytes
+        self._importing: set[int] = set()
+
+    # --- upload: the target of a push
+
+    async def upload(
+        self, request_iterator: AsyncIterator[pb.SendContainerRequest], context: grpc.aio.ServicerContext
+    ) -> pb.SendContainerResponse:
+        try:
+            return await self._upload(request_iterator)
+        except Refused as e:
+            log.warning("container upload refused: %s: %s", e.code.name, e)
+            await context.abort(e.code, str(e))  # raises
+
+    async def _upload(self, requests: AsyncIterator[pb.SendContainerRequest]) -> pb.SendContainerResponse:
+        worker, importer, cid, received = SerialWorker(self.executor), None, 0, 0
+        try:
+            async for piece in requests:
+                if importer is None:
+                    cid = self._reserve(piece)
+                    importer = await self._start_import(worker, cid)
+                self._check_piece(piece, cid, received, importer.max_bytes)
+                received += len(piece.data)
+                if piece.data:
+                    await worker.run(importer.feed, piece.data)
+                if piece.eof:
+                    return await self._finish(worker, importer, piece, received)
+            raise _bad("the stream ended before its last (eof) piece")
+        except ContainerError as e:
+            raise Refused.of(e) from None
+        finally:
+            if importer is not None:
+                await worker.cleanup(importer.abort)  # a no-op after a successful finish
+            self._importing.discard(cid)
+
+    def _reserve(self, first: pb.SendContainerRequest) -> int:
+        """One import per container at a time: two would both stage it and one would fail at the end."""
+        cid = _container_id(first.containerID)
+        if cid in self._importing:
+            raise Refused(grpc.StatusCode.ALREADY_EXISTS, f"container {cid} is being imported already")
+        self._importing.add(cid)
+        return cid
+
+    async def _start_import(self, worker: SerialWorker, cid: int) -> ContainerImporter:
+        return await worker.run(lambda: ContainerImporter(self.containers, cid, self.max_bytes))
+
+    @staticmethod
+    def _check_piece(piece: pb.SendContainerRequest, cid: int, received: int, max_bytes: int) -> None:
+        if piece.containerID != cid:
+            raise _bad(f"a piece of container {cid}'s stream names container {piece.containerID}")
+        if piece.offset != received:
+            raise _bad(f"piece at offset {piece.offset}; {received} bytes were received")
+        if piece.compression not in _UNCOMPRESSED:
+            raise _bad(f"compression {piece.compression} is not supported (only NO_COMPRESSION)")
+        if received + len(piece.data) > max_bytes:
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED, f"container {cid}'s archive exceeds {max_bytes} bytes"
+            )
+
+    async def _finish(
+        self, worker: SerialWorker, importer: ContainerImporter, last: pb.SendContainerRequest, received: int
+    ) -> pb.SendContainerResponse:
+        cid = last.containerID
+        if last.archiveSize != received:
+            raise _bad(f"the archive has {last.archiveSize} bytes; {received} were received")
+        if len(last.archiveSha256) != 32:
+            raise _bad("the last piece carries no SHA-256 of the archive")
+        container = await worker.run(importer.finish, last.archiveSha256.hex())
+        if container.data.replica_index != last.replicaIndex:
+            await worker.run(self.containers.delete, cid, True)
+            raise _bad(
+                f"container {cid}'s archive has replica index {container.data.replica_index}, "
+                f"not {last.replicaIndex}"
+            )
+        log.info("imported container %d (%d bytes, BCSID %d)", cid, received, container.bcsid)
+        return pb.SendContainerResponse(containerID=cid, bytesReceived=received)
+
+    # --- download: a puller reads a closed replica
+
+    async def download(
+        self, request: pb.CopyContainerRequestProto, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.CopyContainerResponseProto]:
+        try:
+            stream = self._export(request)
+            async for piece in self._pieces(stream, request.containerID):
+                yield piece
+        except ContainerError as e:
+            log.warning("download of container %d failed: %s", request.containerID, e)
+            await context.abort(grpc.StatusCode.INTERNAL, str(e))
+        except Refused as e:
+            await context.abort(e.code, str(e))
+
+    def _export(self, request: pb.CopyContainerRequestProto) -> ExportStream:
+        cid = _container_id(request.containerID)
+        if request.readOffset:
+            raise _bad("a download starts at offset 0")
+        if request.compression not in _UNCOMPRESSED:
+            raise _bad(f"compression {request.compression} is not supported (only NO_COMPRESSION)")
+        container = self.containers.get(cid)
+        if container is None:
+            raise Refused(grpc.StatusCode.NOT_FOUND, f"no container {cid} on this datanode")
+        if container.state not in EXPORTABLE:
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"container {cid} is {container.state.name}; only CLOSED or QUASI_CLOSED ones are copied",
+            )
+        return ExportStream(container, REPLICATION_CHUNK_BYTES)
+
+    async def _pieces(self, stream: ExportStream, cid: int) -> AsyncIterator[pb.CopyContainerResponseProto]:
+        """The archive's pieces; the last one has eof, the archive's size and SHA-256."""
+        async for piece, offset, last in export_pieces(stream, SerialWorker(self.executor)):
+            answer = pb.CopyContainerResponseProto(
+                containerID=cid, readOffset=offset, len=len(piece), data=piece
+            )
+            if last:
+                answer.eof, answer.archiveSize = True, offset + len(piece)
+                answer.archiveSha256 = bytes.fromhex(stream.sha256 or "")
+            yield answer
+
+
+def add_replication_service(server: grpc.aio.Server, service: ReplicationService) -> None:
+    """Mounts the service; create the server with grpc_options(MAX_DATA_MESSAGE_BYTES) (protocol.limits)."""
+    pb_grpc.add_IntraDatanodeProtocolServiceServicer_to_server(service, server)

@@ -1,0 +1,428 @@
+"""Dispatcher: one ContainerCommandRequestProto in, one ContainerCommandResponseProto out (Ozone's
+HddsDispatcher with its KeyValueHandler).
+
+Pure and synchronous: it calls the storage layer, which does blocking I/O, so the gRPC service runs it in
+a worker pool. It never raises: every failure is a response with Ozone's Result and a message, because
+a client that gets an exception instead of an answer cannot tell "retry elsewhere" from "bad request".
+
+Semantics that differ from a plain storage call, and why:
+- WriteChunk / PutSmallFile to an unknown container create it (origin = this datanode, pipeline = the
+  request's), as HddsDispatcher does: the first write on a new pipeline container is what creates it.
+- Writes (WriteChunk, PutBlock, PutSmallFile) need an OPEN replica; CLOSING, QUASI_CLOSED and CLOSED
+  answer CLOSED_CONTAINER_IO (the client then excludes the container), UNHEALTHY CONTAINER_UNHEALTHY.
+  The storage layer itself still accepts writes while CLOSING (what a follower applies from its log
+  before the close); only this client-facing entry refuses them.
+- PutBlock commits at the blockCommitSequenceId of the request's block id when it carries one (the
+  leader-ordered log's index); otherwise at the container's BCSID + 1, assigned under a per-container
+  lock so two concurrent putBlocks never get the same BCSID (the second would be dropped as a replay).
+- ReadChunk verifies against the checksums committed with the block, not the ones in the request: a
+  mismatch then proves the replica is damaged, so it is marked UNHEALTHY (the listener reports it) and
+  the answer is CHECKSUM_MISMATCH, which sends the client to another replica. Only a chunk with no
+  committed metadata is checked against the request's checksums, and a mismatch there marks nothing.
+- CloseContainer (a client's, or SCM's through the pipeline) marks an OPEN replica CLOSING and closes it;
+  CLOSED is a no-op; QUASI_CLOSED is refused (closing it is SCM's force decision, which comes as a
+  command, not as a client request) and so is UNHEALTHY.
+- DeleteContainer honours forceDelete as Ozone does: without it an OPEN or non-empty replica is refused
+  (DELETE_ON_OPEN_CONTAINER, DELETE_ON_NON_EMPTY_CONTAINER); with it any replica is deleted.
+- CreateContainer of an existing id answers CONTAINER_EXISTS (the caller decides whether that is fine).
+- Echo answers payloadSizeResp zero bytes and does not honour sleepTimeMs (a worker is not for sleeping).
+- UpdateContainer, ListContainer, DeleteBlock, DeleteChunk, ListChunk, CompactChunk, StreamInit,
+  StreamWrite and FinalizeBlock answer UNSUPPORTED_REQUEST (Ozone's KeyValueHandler refuses most of these
+  too; blocks are deleted through SCM's deleteBlocks command).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from pyozone.datanode.storage import (
+    BlockData,
+    ChecksumMismatch,
+    ChecksumType,
+    ChunkInfo,
+    ContainerError,
+    ContainerSet,
+    KeyValueContainer,
+    Result,
+)
+from pyozone.datanode.xceiver.convert import (
+    block_from_proto,
+    block_to_proto,
+    chunk_from_proto,
+    chunk_to_proto,
+    committed_length,
+    container_data_to_proto,
+)
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.states import ReplicaState
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.common import container_id, int32, integer, sub_message, text
+from pyozone.protocol.data import block_id_from_proto
+from pyozone.protocol.errors import ProtocolError
+from pyozone.protocol.limits import MAX_CHUNK_BYTES
+
+log = logging.getLogger(__name__)
+
+Response = pb.ContainerCommandResponseProto
+Request = pb.ContainerCommandRequestProto
+
+_BCSID_STRIPES = 64
+_LIST_BUDGET_BYTES = MAX_CHUNK_BYTES  # a ListBlock answer stays far below the message size limit
+_NOT_OPEN = {
+    ReplicaState.UNHEALTHY: Result.CONTAINER_UNHEALTHY,
+    ReplicaState.INVALID: Result.INVALID_CONTAINER_STATE,
+    ReplicaState.DELETED: Result.CONTAINER_NOT_FOUND,
+}
+_LOUD = {pb.CHECKSUM_MISMATCH, pb.IO_EXCEPTION, pb.DISK_OUT_OF_SPACE, pb.CONTAINER_INTERNAL_ERROR}
+
+
+class Refused(Exception):
+    """A request refused with a protocol Result that the storage layer has no name for."""
+
+    def __init__(self, result: int, message: str) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def _type_name(kind: int) -> str:
+    try:
+        return pb.Type.Name(kind)
+    except ValueError:
+        return f"command type {kind}"
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        containers: ContainerSet,
+        datanode_uuid: str,
+        on_container_full: Callable[[int], None],
+        close_threshold: float = 0.9,
+    ) -> None:
+        """`on_container_full(container_id)` runs once per container, in the dispatching worker thread,
+        when a write takes the container to `close_threshold` (hdds.container.close.threshold) of its
+        max size: the daemon then sends SCM a close action. It must be thread-safe and quick."""
+        if not 0 < close_threshold <= 1:
+            raise ValueError(f"close threshold must be in (0, 1], got {close_threshold}")
+        self.containers = containers
+        self.datanode_uuid = datanode_uuid
+        self.on_container_full = on_container_full
+        self.close_threshold = close_threshold
+        self._full: set[int] = set()
+        self._full_lock = threading.Lock()
+        self._bcsid_locks = [threading.Lock() for _ in range(_BCSID_STRIPES)]
+        self._handlers: dict[int, tuple[str, Callable[[Request, Any], Response]]] = {
+            pb.CreateContainer: ("createContainer", self._create_container),
+            pb.ReadContainer: ("readContainer", self._read_container),
+            pb.CloseContainer: ("closeContainer", self._close_container),
+            pb.DeleteContainer: ("deleteContainer", self._delete_container),
+            pb.PutBlock: ("putBlock", self._put_block),
+            pb.GetBlock: ("getBlock", self._get_block),
+            pb.ListBlock: ("listBlock", self._list_block),
+            pb.GetCommittedBlockLength: ("getCommittedBlockLength", self._committed_length),
+            pb.WriteChunk: ("writeChunk", self._write_chunk),
+            pb.ReadChunk: ("readChunk", self._read_chunk),
+            pb.PutSmallFile: ("putSmallFile", self._put_small_file),
+            pb.GetSmallFile: ("getSmallFile", self._get_small_file),
+            pb.Echo: ("echo", self._echo),
+        }
+
+    def dispatch(self, request: Request) -> Response:
+        try:
+            response = self._handle(request)
+            response.result = pb.SUCCESS
+        except Refused as e:
+            response = self._failed(request, e.result, str(e))
+        except ContainerError as e:
+            response = self._failed(request, pb.Result.Value(e.result.value), str(e.args[0]))
+        except ProtocolError as e:
+            response = self._failed(request, pb.MALFORMED_REQUEST, str(e))
+        except Exception as e:
+            log.exception("%s on container %d failed", _type_name(request.cmdType), request.containerID)
+            response = self._failed(request, pb.CONTAINER_INTERNAL_ERROR, f"{type(e).__name__}: {e}")
+        response.cmdType = request.cmdType
+        response.traceID = request.traceID
+        return response
+
+    def _failed(self, request: Request, result: int, message: str) -> Response:
+        level = logging.WARNING if result in _LOUD else logging.DEBUG
+        log.log(
+            level, "%s on container %d: %s: %s",
+            _type_name(request.cmdType), request.containerID, pb.Result.Name(result), message,
+        )  # fmt: skip
+        return Response(result=result, message=message)
+
+    def _handle(self, request: Request) -> Response:
+        if request.cmdType == pb.TYPE_UNSPECIFIED:
+            raise ProtocolError("cmdType", "is missing")
+        entry = self._handlers.get(request.cmdType)
+        if entry is None:
+            raise Refused(pb.UNSUPPORTED_REQUEST, f"{_type_name(request.cmdType)} is not supported")
+        field, handler = entry
+        present = request.WhichOneof("request")
+        if present != field:
+            problem = "is missing" if present is None else f"is missing ({present} was sent instead)"
+            raise ProtocolError(field, problem)
+        return handler(request, getattr(request, field))
+
+    # --- lookups and checks
+
+    def _container(self, request: Request) -> KeyValueContainer:
+        return self.containers.require(container_id(request.containerID, "containerID"))
+
+    @staticmethod
+    def _block_id(request: Request, proto: pb.DatanodeBlockID, field: str) -> BlockID:
+        block_id = block_id_from_proto(proto, field)
+        if block_id.container_id != request.containerID:
+            raise ProtocolError(
+                f"{field}.containerID",
+                f"is {block_id.container_id}; the request is for {request.containerID}",
+            )
+        return block_id
+
+    def _writable(self, request: Request, replica_index: int) -> KeyValueContainer:
+        """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN."""
+        cid = container_id(request.containerID, "containerID")
+        container = self.containers.get(cid)
+        if container is None:
+            container = self._create(cid, request.pipelineID, replica_index, exist_ok=True)
+        state = container.state
+        if state is not ReplicaState.OPEN:
+            result = _NOT_OPEN.get(state, Result.CLOSED_CONTAINER_IO)
+            raise ContainerError(
+                result, f"container {cid} is {state.name}: only an OPEN replica takes writes"
+            )
+        return container
+
+    def _create(self, cid: int, pipeline_id: str, replica_index: int, exist_ok: bool) -> KeyValueContainer:
+        try:
+            return self.containers.create(cid, self.datanode_uuid, pipeline_id, replica_index=replica_index)
+        except ContainerError as e:
+            existing = self.containers.get(cid)
+            if exist_ok and e.result is Result.CONTAINER_EXISTS and existing is not None:
+                return existing  # a concurrent first write created it
+            raise
+
+    def _write(self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes) -> None:
+        container.write_chunk(block_id, chunk, data)
+        if container.used_bytes >= self.close_threshold * container.data.max_size:
+            self._report_full(container.container_id)
+
+    def _report_full(self, cid: int) -> None:
+        with self._full_lock:
+            if cid in self._full:
+                return
+            self._full.add(cid)
+        log.info(
+            "container %d reached %.0f%% of its size: asking for it to close", cid, 100 * self.close_threshold
+        )
+        try:
+            self.on_container_full(cid)
+        except Exception:
+            log.exception("on_container_full failed for container %d", cid)
+
+    def _commit(self, container: KeyValueContainer, block: BlockData, requested_bcsid: int) -> BlockData:
+        """Puts the block at the requested BCSID, or at the next one; returns it with its BCSID."""
+        with self._bcsid_locks[container.container_id % _BCSID_STRIPES]:
+            bcsid = requested_bcsid or container.bcsid + 1
+            container.put_block(block, bcsid)
+        return block.with_bcsid(bcsid)
+
+    # --- containers
+
+    def _create_container(self, request: Request, body: pb.CreateContainerRequestProto) -> Response:
+        cid = container_id(request.containerID, "containerID")
+        if body.containerType not in (pb.CONTAINER_TYPE_UNSPECIFIED, pb.KeyValueContainer):
+            raise Refused(pb.UNKNOWN_CONTAINER_TYPE, f"container type {body.containerType} is not supported")
+        if body.state not in (pb.ContainerDataProto.STATE_UNSPECIFIED, pb.ContainerDataProto.OPEN):
+            raise Refused(pb.UNSUPPORTED_REQUEST, "containers are created OPEN")
+        replica_index = int32(body.replicaIndex, "createContainer.replicaIndex")
+        self._create(cid, request.pipelineID, replica_index, exist_ok=False)
+        return Response(createContainer=pb.CreateContainerResponseProto())
+
+    def _read_container(self, request: Request, body: pb.ReadContainerRequestProto) -> Response:
+        data = container_data_to_proto(self._container(request))
+        return Response(readContainer=pb.ReadContainerResponseProto(containerData=data))
+
+    def _close_container(self, request: Request, body: pb.CloseContainerRequestProto) -> Response:
+        container = self._container(request)
+        container.mark_closing()
+        container.close()
+        cid = container.container_id
+        return Response(closeContainer=pb.CloseContainerResponseProto(containerID=cid))
+
+    def _delete_container(self, request: Request, body: pb.DeleteContainerRequestProto) -> Response:
+        self.containers.delete(container_id(request.containerID, "containerID"), force=body.forceDelete)
+        return Response(deleteContainer=pb.DeleteContainerResponseProto())
+
+    # --- blocks
+
+    def _put_block(self, request: Request, body: pb.PutBlockRequestProto) -> Response:
+        proto = sub_message(body, "blockData", "putBlock")
+        block = block_from_proto(proto, "putBlock.blockData")
+        self._block_id(request, proto.blockID, "putBlock.blockData.blockID")
+        container = self._writable(request, proto.blockID.replicaIndex)
+        block = self._commit(container, block, proto.blockID.blockCommitSequenceId)
+        length = committed_length(block.block_id, block.bcsid, block.size)
+        return Response(putBlock=pb.PutBlockResponseProto(committedBlockLength=length))
+
+    def _get_block(self, request: Request, body: pb.GetBlockRequestProto) -> Response:
+        proto = sub_message(body, "blockID", "getBlock")
+        block_id = self._block_id(request, proto, "getBlock.blockID")
+        container = self._container(request)
+        block = container.get_block(block_id, proto.blockCommitSequenceId or None)
+        data = block_to_proto(block, container.data.replica_index)
+        return Response(getBlock=pb.GetBlockResponseProto(blockData=data))
+
+    def _committed_length(self, request: Request, body: pb.GetCommittedBlockLengthRequestProto) -> Response:
+        proto = sub_message(body, "blockID", "getCommittedBlockLength")
+        block_id = self._block_id(request, proto, "getCommittedBlockLength.blockID")
+        block = self._container(request).get_block(block_id)
+        return Response(getCommittedBlockLength=committed_length(block_id, block.bcsid, block.size))
+
+    def _list_block(self, request: Request, body: pb.ListBlockRequestProto) -> Response:
+        """Up to `count` blocks from startLocalID; fewer when the answer would grow too large (the client
+        pages on from the last local id + 1)."""
+        container = self._container(request)
+        start = integer(body.startLocalID, "listBlock.startLocalID")
+        if body.count == 0:
+            raise ProtocolError("listBlock.count", "is missing")
+        answer, size = pb.ListBlockResponseProto(), 0
+        for block in container.list_blocks(start, body.count):
+            proto = block_to_proto(block, container.data.replica_index)
+            size += proto.ByteSize()
+            if answer.blockData and size > _LIST_BUDGET_BYTES:
+                break
+            answer.blockData.append(proto)
+        return Response(listBlock=answer)
+
+    # --- chunks
+
+    def _write_chunk(self, request: Request, body: pb.WriteChunkRequestProto) -> Response:
+        proto = sub_message(body, "blockID", "writeChunk")
+        block_id = self._block_id(request, proto, "writeChunk.blockID")
+        chunk = chunk_from_proto(sub_message(body, "chunkData", "writeChunk"), "writeChunk.chunkData")
+        block = None
+        if body.HasField("block"):  # parsed before anything is written, so a bad one writes nothing
+            block_proto = sub_message(body.block, "blockData", "writeChunk.block")
+            block = block_from_proto(block_proto, "writeChunk.block.blockData")
+            if block.block_id != block_id:
+                raise ProtocolError("writeChunk.block.blockData.blockID", f"is not {block_id}")
+        container = self._writable(request, proto.replicaIndex)
+        self._write(container, block_id, chunk, body.data)
+        answer = pb.WriteChunkResponseProto()
+        if block is not None:
+            block = self._commit(container, block, body.block.blockData.blockID.blockCommitSequenceId)
+            answer.committedBlockLength.CopyFrom(committed_length(block_id, block.bcsid, block.size))
+        return Response(writeChunk=answer)
+
+    def _read_chunk(self, request: Request, body: pb.ReadChunkRequestProto) -> Response:
+        proto = sub_message(body, "blockID", "readChunk")
+        block_id = self._block_id(request, proto, "readChunk.blockID")
+        wanted = sub_message(body, "chunkData", "readChunk")
+        data = self._read(self._container(request), block_id, wanted, "readChunk.chunkData")
+        answer = pb.ReadChunkResponseProto(blockID=proto, chunkData=wanted)
+        if body.readChunkVersion == pb.V1:
+            step = wanted.checksumData.bytesPerChecksum or len(data) or 1
+            answer.dataBuffers.buffers.extend(data[i : i + step] for i in range(0, len(data), step))
+        else:
+            answer.data = data
+        return Response(readChunk=answer)
+
+    def _read(
+        self, container: KeyValueContainer, block_id: BlockID, wanted: pb.ChunkInfo, field: str
+    ) -> bytes:
+        """Reads the requested range, verified against the committed chunk that holds it."""
+        name = text(wanted.chunkName, f"{field}.chunkName")
+        offset, length = integer(wanted.offset, f"{field}.offset"), integer(wanted.len, f"{field}.len")
+        if length > MAX_CHUNK_BYTES:
+            raise ProtocolError(f"{field}.len", f"{length} is above the {MAX_CHUNK_BYTES}-byte chunk limit")
+        stored = self._committed_chunk(container, block_id, name, offset, length)
+        if stored is None:  # no committed metadata: only the request's own checksums can be checked
+            chunk = chunk_from_proto(wanted, field)
+            try:
+                return container.read_chunk(block_id, chunk)
+            except ChecksumMismatch as e:
+                raise ContainerError(
+                    Result.CHECKSUM_MISMATCH, f"{block_id} chunk {name} (uncommitted): {e}"
+                ) from None
+        skip = offset - stored.offset
+        _check_aligned(stored, skip, length, field)
+        return self._verified_read(container, block_id, stored, skip, length)
+
+    @staticmethod
+    def _committed_chunk(
+        container: KeyValueContainer, block_id: BlockID, name: str, offset: int, length: int
+    ) -> ChunkInfo | None:
+        try:
+            block = container.get_block(block_id)
+        except ContainerError as e:
+            if e.result is Result.NO_SUCH_BLOCK:
+                return None
+            raise
+        holding = [c for c in block.chunks if c.offset <= offset and offset + length <= c.offset + c.length]
+        return next((c for c in holding if c.name == name), holding[0] if holding else None)
+
+    @staticmethod
+    def _verified_read(
+        container: KeyValueContainer,
+        block_id: BlockID,
+        chunk: ChunkInfo,
+        skip: int = 0,
+        length: int | None = None,
+    ) -> bytes:
+        try:
+            return container.read_chunk(block_id, chunk, skip, length)
+        except ChecksumMismatch as e:
+            container.mark_unhealthy(f"read of {block_id} chunk {chunk.name}: {e}")
+            raise ContainerError(Result.CHECKSUM_MISMATCH, f"{block_id} chunk {chunk.name}: {e}") from None
+
+    # --- small files: a whole block in one request
+
+    def _put_small_file(self, request: Request, body: pb.PutSmallFileRequestProto) -> Response:
+        block_proto = sub_message(
+            sub_message(body, "block", "putSmallFile"), "blockData", "putSmallFile.block"
+        )
+        block = block_from_proto(block_proto, "putSmallFile.block.blockData")
+        self._block_id(request, block_proto.blockID, "putSmallFile.block.blockData.blockID")
+        chunk = chunk_from_proto(sub_message(body, "chunkInfo", "putSmallFile"), "putSmallFile.chunkInfo")
+        container = self._writable(request, block_proto.blockID.replicaIndex)
+        self._write(container, block.block_id, chunk, body.data)
+        block = self._commit(
+            container, replace(block, chunks=(chunk,)), block_proto.blockID.blockCommitSequenceId
+        )
+        length = committed_length(block.block_id, block.bcsid, block.size)
+        return Response(putSmallFile=pb.PutSmallFileResponseProto(committedBlockLength=length))
+
+    def _get_small_file(self, request: Request, body: pb.GetSmallFileRequestProto) -> Response:
+        proto = sub_message(sub_message(body, "block", "getSmallFile"), "blockID", "getSmallFile.block")
+        block_id = self._block_id(request, proto, "getSmallFile.block.blockID")
+        container = self._container(request)
+        block = container.get_block(block_id, proto.blockCommitSequenceId or None)
+        if block.size > MAX_CHUNK_BYTES:
+            raise Refused(pb.GET_SMALL_FILE_ERROR, f"{block_id} has {block.size} bytes; read it by chunks")
+        data = b"".join(self._verified_read(container, block_id, c) for c in block.chunks)
+        answer = pb.ReadChunkResponseProto(blockID=proto, data=data)
+        if block.chunks:
+            answer.chunkData.CopyFrom(chunk_to_proto(block.chunks[-1]))  # Ozone answers with the last chunk
+        return Response(getSmallFile=pb.GetSmallFileResponseProto(data=answer))
+
+    def _echo(self, request: Request, body: pb.EchoRequestProto) -> Response:
+        size = integer(body.payloadSizeResp, "echo.payloadSizeResp", 0, MAX_CHUNK_BYTES)
+        return Response(echo=pb.EchoResponseProto(payload=bytes(size)))
+
+
+def _check_aligned(chunk: ChunkInfo, skip: int, length: int, field: str) -> None:
+    """A partial read must cover whole checksum pieces: part of a piece cannot be verified, and the
+    storage layer would report it as a checksum mismatch, i.e. as damage that is not there."""
+    if chunk.checksum_data.type is ChecksumType.NONE:
+        return
+    bpc, end = chunk.checksum_data.bytes_per_checksum, skip + length
+    if skip % bpc or (end % bpc and end != chunk.length):
+        raise ProtocolError(
+            field, f"bytes {skip}..{end} of chunk {chunk.name} are not on its {bpc}-byte checksum boundaries"
+        )

@@ -1,0 +1,5 @@
+"""The SCM daemon: gRPC services for datanodes and admin tools over the SCM core, plus readiness."""
+
+from pyozone.scm.server.daemon import ScmDaemon, ServerStartError, start_scm
+
+__all__ = ["ScmDaemon", "ServerStartError", "start_scm"]

@@ -1,0 +1,173 @@
+"""The SCM daemon: the sans-IO core behind two gRPC servers, a tick loop and a readiness endpoint.
+
+Everything runs on one asyncio event loop: grpc.aio runs the service coroutines there and the tick loop
+is a task on it, so the core (which is not thread-safe) only ever runs on the loop's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+
+import grpc
+
+from pyozone.common.clock import Clock, SystemClock
+from pyozone.common.http_server import TinyHttpServer
+from pyozone.common.net import HostPort, address
+from pyozone.config import OzoneConfiguration
+from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as datanode_grpc
+from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES, grpc_options
+from pyozone.scm.node.topology import NetworkTopology, load_rack_mapping
+from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.server.admin_service import AdminService
+from pyozone.scm.server.datanode_service import DatanodeProtocolService
+from pyozone.scm.server.readiness import readiness_routes
+from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
+from pyozone.scm.store import SCMMetadataStore, SCMStorageConfig
+
+log = logging.getLogger(__name__)
+
+PIPELINES_PER_TICK = 32
+
+SHUTDOWN_GRACE_S = 5.0
+"""How long in-flight RPCs may finish after SIGTERM before they are cancelled."""
+
+
+class ServerStartError(Exception):
+    """A server could not bind its address; the message names the address and its configuration key."""
+
+
+def build_core(
+    conf: OzoneConfiguration, storage: SCMStorageConfig, store: SCMMetadataStore, clock: Clock
+) -> StorageContainerManager:
+    mapping_file = conf.get("net.topology.node.switch.mapping.file")
+    topology = NetworkTopology(load_rack_mapping(Path(mapping_file)) if mapping_file else None)
+    # At most this many pipelines per tick, so a large cluster's first fill does not stall heartbeats.
+    return StorageContainerManager(
+        conf,
+        clock,
+        store,
+        cluster_id=storage.cluster_id,
+        topology=topology,
+        creator_budget=PIPELINES_PER_TICK,
+    )
+
+
+class ScmDaemon:
+    """Owns the store from construction on: `stop()` closes it. Ports are known after `start()` (the
+    actual ones when the configuration asks for port 0)."""
+
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        storage: SCMStorageConfig,
+        store: SCMMetadataStore,
+        clock: Clock | None = None,
+    ) -> None:
+        self.storage = storage
+        self.store = store
+        try:
+            self.datanode_address = address(conf, "ozone.scm.datanode.address", "ozone.scm.datanode.port")
+            self.client_address = address(conf, "ozone.scm.client.address", "ozone.scm.client.port")
+            self.http_address = address(conf, "ozone.scm.http-address")
+            self.core = build_core(conf, storage, store, clock or SystemClock())
+        except BaseException:
+            store.close()
+            raise
+        self.datanode_port = 0
+        self.client_port = 0
+        self.http_port = 0
+        self.serving = False
+        self._servers: list[grpc.aio.Server] = []
+        self._http = TinyHttpServer(readiness_routes(self.core, lambda: self.serving))
+        self._ticker: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    async def start(self) -> None:
+        await self.start_http()
+        await self.start_rpc()
+        interval = tick_interval_ms(self.core)
+        self._ticker = asyncio.create_task(run_ticks(self.core, interval), name="scm-tick")
+        log.info(
+            "SCM %s of cluster %s listening: datanode protocol on %s:%d, admin on %s:%d, http on %s:%d "
+            "(tick every %d ms)",
+            self.storage.scm_uuid,
+            self.core.cluster_id,
+            self.datanode_address.host,
+            self.datanode_port,
+            self.client_address.host,
+            self.client_port,
+            self.http_address.host,
+            self.http_port,
+            interval,
+        )
+
+    async def start_http(self) -> None:
+        """The readiness endpoint comes first, so pollers see 503 rather than a refused connection."""
+        host, port = self.http_address.host, self.http_address.port
+        try:
+            self.http_port = await self._http.start(host, port)
+        except OSError as e:
+            where = f"{self.http_address} (ozone.scm.http-address)"
+            raise ServerStartError(f"cannot bind the SCM http server to {where}: {e.strerror}") from None
+
+    async def start_rpc(self) -> None:
+        scm_uuid = self.storage.scm_uuid
+        datanode = grpc.aio.server(options=grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES))
+        datanode_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(
+            DatanodeProtocolService(self.core, scm_uuid), datanode
+        )
+        self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode.address")
+        admin = grpc.aio.server(options=grpc_options(MAX_ADMIN_MESSAGE_BYTES))
+        admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(AdminService(self.core, scm_uuid), admin)
+        self.client_port = _bind(admin, self.client_address, "ozone.scm.client.address")
+        self._servers = [datanode, admin]
+        for server in self._servers:
+            await server.start()
+        self.serving = True
+
+    async def stop(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
+        """Not ready first (pollers see 503), then no new RPCs, in-flight ones get `grace_s`; then the tick
+        loop stops and the store is closed. Safe to call twice or after a failed start."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self.serving = False
+        await asyncio.gather(*(server.stop(grace_s) for server in self._servers))
+        if self._ticker is not None:
+            self._ticker.cancel()
+            await asyncio.gather(self._ticker, return_exceptions=True)
+        await self._http.stop()
+        self.store.close()
+        log.info("SCM stopped")
+
+
+def _bind(server: grpc.aio.Server, where: HostPort, key: str) -> int:
+    try:
+        return server.add_insecure_port(str(where))
+    except RuntimeError as e:
+        raise ServerStartError(f"cannot bind the SCM to {where} ({key}): {e}") from None
+
+
+async def serve(conf: OzoneConfiguration, storage: SCMStorageConfig, store: SCMMetadataStore) -> int:
+    """Runs the daemon until SIGTERM or SIGINT, then shuts it down gracefully."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    daemon = ScmDaemon(conf, storage, store)
+    try:
+        await daemon.start()
+        await stop.wait()
+        log.info("SCM shutting down")
+    finally:
+        await daemon.stop()
+    return 0
+
+
+def start_scm(conf: OzoneConfiguration, storage: SCMStorageConfig, store: SCMMetadataStore) -> int:
+    """`pyozone scm`: the daemon's entry point; takes ownership of the opened store."""
+    return asyncio.run(serve(conf, storage, store))

@@ -1,0 +1,80 @@
+"""StorageContainerDatanodeProtocolService: getVersion, register and sendHeartbeat over the SCM core.
+
+A thin adapter: convert the request, call the core on the event loop (the core is not thread-safe and
+grpc.aio runs these coroutines on the loop), convert the answer back.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+
+from pyozone import protocol as p
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as pb_grpc
+from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.server.resolve import details_resolver
+from pyozone.scm.server.rpc import parse, rpc
+
+log = logging.getLogger(__name__)
+
+CLUSTER_ID_METADATA = "pyozone-cluster-id"
+"""gRPC metadata a datanode may send with `register`: the cluster id in its own VERSION file.
+SCMRegisterRequestProto has no cluster id field, so it travels as metadata."""
+
+
+class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceServicer):
+    def __init__(self, core: StorageContainerManager, scm_uuid: str) -> None:
+        self.core = core
+        self.scm_uuid = scm_uuid
+        # commands naming other datanodes (pipeline members, replication targets) carry their addresses
+        self._resolve = details_resolver(core.nodes)
+
+    @rpc
+    async def getVersion(
+        self, request: pb.SCMVersionRequestProto, context: grpc.aio.ServicerContext
+    ) -> pb.SCMVersionResponseProto:
+        core = self.core
+        return p.version_response_to_proto(
+            p.VersionResponse(core.cluster_id, self.scm_uuid, core.nodes.layout)
+        )
+
+    @rpc
+    async def register(
+        self, request: pb.SCMRegisterRequestProto, context: grpc.aio.ServicerContext
+    ) -> pb.SCMRegisteredResponseProto:
+        req = parse(p.register_request_from_proto, request)
+        dn = req.datanode
+        theirs = _metadata(context, CLUSTER_ID_METADATA)
+        if theirs and theirs != self.core.cluster_id:
+            error = (
+                f"datanode {dn.uuid} ({dn.hostname}) belongs to cluster {theirs}, "
+                f"but this SCM manages cluster {self.core.cluster_id}"
+            )
+            log.error("Refused registration: %s", error)
+            return p.register_response_to_proto(
+                p.RegisterResponse(self.core.cluster_id, dn.uuid, error=error)
+            )
+        node = self.core.register(dn, req.node_report, req.container_report, req.pipeline_reports, req.layout)
+        return p.register_response_to_proto(
+            p.RegisterResponse(
+                node.cluster_id, node.datanode_uuid, node.network_location, dn.hostname, dn.ip_address
+            )
+        )
+
+    @rpc
+    async def sendHeartbeat(
+        self, request: pb.SCMHeartbeatRequestProto, context: grpc.aio.ServicerContext
+    ) -> pb.SCMHeartbeatResponseProto:
+        hb = parse(p.heartbeat_from_proto, request)
+        commands = self.core.heartbeat(hb)
+        response = p.HeartbeatResponse(hb.datanode.uuid, tuple(commands), self.core.nodes.term)
+        return p.heartbeat_response_to_proto(response, self._resolve)
+
+
+def _metadata(context: grpc.aio.ServicerContext, key: str) -> str:
+    for k, v in context.invocation_metadata() or ():
+        if k == key:
+            return v if isinstance(v, str) else v.decode()
+    return ""

@@ -1,0 +1,27 @@
+"""The SCM's readiness and health endpoints: what `pyozone cluster up` and orchestrators poll."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyozone.common.http_server import Response, Route
+from pyozone.scm.scm import StorageContainerManager
+
+
+def readiness_routes(core: StorageContainerManager, serving: Callable[[], bool]) -> dict[str, Route]:
+    """/ready: 200 once both gRPC services serve (503 before and while shutting down), with the safe-mode
+    state so a waiting tool needs no second call; /health: 200 while the process answers at all."""
+
+    def ready() -> Response:
+        up = serving()
+        return Response(
+            200 if up else 503,
+            {
+                "ready": up,
+                "clusterId": core.cluster_id,
+                "safeMode": core.safe_mode.in_safe_mode(),
+                "preCheckPassed": core.safe_mode.precheck_passed(),
+            },
+        )
+
+    return {"/ready": ready, "/health": lambda: Response(200, {"healthy": True})}

@@ -1,0 +1,180 @@
+"""Helpers for the datanode data-service tests: storage in tmp dirs, a live gRPC server, request builders."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Iterable
+from concurrent.futures import Executor
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from pyozone.common.net import HostPort
+from pyozone.config import OzoneConfiguration
+from pyozone.datanode.replication import ReplicationService, add_replication_service
+from pyozone.datanode.storage import ChecksumType, ContainerSet, VolumeSet, compute
+from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.scm.messages import ContainerReplicaReport
+
+CLUSTER = "CID-dns-test"
+BPC = 1024
+PIPELINE = "pipeline-1"
+
+
+@dataclass
+class Node:
+    """One datanode's storage, the replica changes it reported and the containers it called full."""
+
+    uuid: str
+    conf: OzoneConfiguration
+    volumes: VolumeSet
+    containers: ContainerSet
+    reports: list[ContainerReplicaReport] = field(default_factory=list)
+    full: list[int] = field(default_factory=list)
+
+    def close(self) -> None:
+        self.volumes.close()
+
+    def import_leftovers(self) -> list[Path]:
+        return [p for v in self.volumes.data_volumes for p in v.tmp_dir.glob("import-*")]
+
+
+def open_node(root: Path, dn_uuid: str, container_size: str = "1MB", **conf: str) -> Node:
+    settings = {
+        "hdds.datanode.dir": ",".join(str(root / f"disk{i}") for i in range(2)),
+        "ozone.metadata.dirs": str(root / "meta"),
+        "ozone.scm.container.size": container_size,
+        **conf,
+    }
+    config = OzoneConfiguration(settings)
+    volumes = VolumeSet(config, dn_uuid, CLUSTER)
+    node = Node(dn_uuid, config, volumes, ContainerSet(volumes))
+    node.containers.on_change(node.reports.append)
+    return node
+
+
+@dataclass
+class Served:
+    address: HostPort
+    channel: grpc.aio.Channel
+    dispatcher: Dispatcher
+
+    @property
+    def xceiver(self) -> pb_grpc.XceiverClientProtocolServiceStub:
+        return pb_grpc.XceiverClientProtocolServiceStub(self.channel)
+
+    @property
+    def replication(self) -> pb_grpc.IntraDatanodeProtocolServiceStub:
+        return pb_grpc.IntraDatanodeProtocolServiceStub(self.channel)
+
+
+@asynccontextmanager
+async def serve(
+    node: Node, executor: Executor, close_threshold: float = 0.9, max_bytes: int | None = None
+) -> AsyncIterator[Served]:
+    """The node's data services on 127.0.0.1, and a client channel to them."""
+    options = grpc_options(MAX_DATA_MESSAGE_BYTES)
+    dispatcher = Dispatcher(node.containers, node.uuid, node.full.append, close_threshold)
+    server = grpc.aio.server(options=options)
+    add_xceiver_service(server, XceiverService(dispatcher, executor))
+    add_replication_service(server, ReplicationService(node.containers, executor, max_bytes))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options)
+    try:
+        yield Served(HostPort("127.0.0.1", port), channel, dispatcher)
+    finally:
+        await channel.close()
+        await server.stop(None)
+
+
+async def exchange(
+    stub: pb_grpc.XceiverClientProtocolServiceStub, requests: Iterable[pb.ContainerCommandRequestProto]
+) -> list[pb.ContainerCommandResponseProto]:
+    """Sends every request on one stream without waiting for answers; returns the answers."""
+    call = stub.send()
+    for request in requests:
+        await call.write(request)
+    await call.done_writing()
+    return [response async for response in call]
+
+
+# --- request builders
+
+
+def payload(seed: int, size: int) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def block_id(cid: int, lid: int, bcsid: int = 0) -> pb.DatanodeBlockID:
+    return pb.DatanodeBlockID(containerID=cid, localID=lid, blockCommitSequenceId=bcsid)
+
+
+def chunk(
+    name: str, offset: int, data: bytes, kind: ChecksumType = ChecksumType.CRC32, bpc: int = BPC
+) -> pb.ChunkInfo:
+    sums = compute(data, kind, bpc)
+    checksums = pb.ChecksumData(type=int(kind), bytesPerChecksum=bpc, checksums=sums.checksums)
+    return pb.ChunkInfo(chunkName=name, offset=offset, len=len(data), checksumData=checksums)
+
+
+def request(kind: int, cid: int, trace: str = "", **body: object) -> pb.ContainerCommandRequestProto:
+    return pb.ContainerCommandRequestProto(
+        cmdType=kind, containerID=cid, traceID=trace, pipelineID=PIPELINE, datanodeUuid="client", **body
+    )
+
+
+def create(cid: int) -> pb.ContainerCommandRequestProto:
+    return request(pb.CreateContainer, cid, createContainer=pb.CreateContainerRequestProto())
+
+
+def write(cid: int, lid: int, info: pb.ChunkInfo, data: bytes) -> pb.ContainerCommandRequestProto:
+    body = pb.WriteChunkRequestProto(blockID=block_id(cid, lid), chunkData=info, data=data)
+    return request(pb.WriteChunk, cid, writeChunk=body)
+
+
+def put(cid: int, lid: int, chunks: list[pb.ChunkInfo], bcsid: int = 0) -> pb.ContainerCommandRequestProto:
+    data = pb.BlockData(blockID=block_id(cid, lid, bcsid), chunks=chunks)
+    return request(pb.PutBlock, cid, putBlock=pb.PutBlockRequestProto(blockData=data))
+
+
+def get(cid: int, lid: int, bcsid: int = 0) -> pb.ContainerCommandRequestProto:
+    return request(pb.GetBlock, cid, getBlock=pb.GetBlockRequestProto(blockID=block_id(cid, lid, bcsid)))
+
+
+def read(cid: int, lid: int, info: pb.ChunkInfo, version: int = pb.V0) -> pb.ContainerCommandRequestProto:
+    body = pb.ReadChunkRequestProto(blockID=block_id(cid, lid), chunkData=info, readChunkVersion=version)
+    return request(pb.ReadChunk, cid, readChunk=body)
+
+
+def close(cid: int) -> pb.ContainerCommandRequestProto:
+    return request(pb.CloseContainer, cid, closeContainer=pb.CloseContainerRequestProto())
+
+
+def block_writes(
+    cid: int, lid: int, data: bytes, chunk_size: int, bcsid: int = 0, bpc: int = BPC
+) -> tuple[list[pb.ContainerCommandRequestProto], list[pb.ChunkInfo]]:
+    """WriteChunk requests for `data` in chunks of chunk_size, then the PutBlock; and the chunks."""
+    requests, chunks = [], []
+    for n, offset in enumerate(range(0, len(data), chunk_size)):
+        piece = data[offset : offset + chunk_size]
+        info = chunk(f"{lid}_chunk_{n}", offset, piece, bpc=bpc)
+        chunks.append(info)
+        requests.append(write(cid, lid, info, piece))
+    requests.append(put(cid, lid, chunks, bcsid))
+    return requests, chunks
+
+
+def results(responses: Iterable[pb.ContainerCommandResponseProto]) -> list[str]:
+    return [pb.Result.Name(r.result) for r in responses]
+
+
+def flip_byte(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x40
+    path.write_bytes(bytes(data))
