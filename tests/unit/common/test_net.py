@@ -11,7 +11,7 @@ def test_host_and_port_parse() -> None:
 
 @pytest.mark.parametrize("bad", [":9861", "h:port", "h:70000"])
 def test_bad_addresses_name_the_key(bad: str) -> None:
-    with pytest.raises(ConfigError, match="ozone.scm.names"):
+    with pytest.raises(ConfigError, match=r"ozone\.scm\.names"):
         parse_host_port(bad, 1, "ozone.scm.names")
 
 
@@ -27,5 +27,5 @@ def test_datanodes_find_scm_through_names_or_the_address() -> None:
     conf = OzoneConfiguration({"ozone.scm.datanode.address": "127.0.0.1:19861", "ozone.scm.names": "x"})
     assert scm_datanode_address(conf) == HostPort("127.0.0.1", 19861)
     assert scm_client_address(OzoneConfiguration({"ozone.scm.names": "scm1"})) == HostPort("scm1", 9860)
-    with pytest.raises(ConfigError, match="ozone.scm.names"):
+    with pytest.raises(ConfigError, match=r"ozone\.scm\.names"):
         scm_datanode_address(OzoneConfiguration())
