@@ -44,18 +44,20 @@ class SCMVersionResponseProto(_message.Message):
     def __init__(self, softwareVersion: _Optional[int] = ..., keys: _Optional[_Iterable[_Union[_hdds_pb2.KeyValue, _Mapping]]] = ..., clusterID: _Optional[str] = ..., scmUuid: _Optional[str] = ..., scmLayoutVersion: _Optional[_Union[LayoutVersionProto, _Mapping]] = ...) -> None: ...
 
 class SCMRegisterRequestProto(_message.Message):
-    __slots__ = ("extendedDatanodeDetails", "nodeReport", "containerReport", "pipelineReports", "dataNodeLayoutVersion")
+    __slots__ = ("extendedDatanodeDetails", "nodeReport", "containerReport", "pipelineReports", "dataNodeLayoutVersion", "clusterID")
     EXTENDEDDATANODEDETAILS_FIELD_NUMBER: _ClassVar[int]
     NODEREPORT_FIELD_NUMBER: _ClassVar[int]
     CONTAINERREPORT_FIELD_NUMBER: _ClassVar[int]
     PIPELINEREPORTS_FIELD_NUMBER: _ClassVar[int]
     DATANODELAYOUTVERSION_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERID_FIELD_NUMBER: _ClassVar[int]
     extendedDatanodeDetails: _hdds_pb2.ExtendedDatanodeDetailsProto
     nodeReport: NodeReportProto
     containerReport: ContainerReportsProto
     pipelineReports: PipelineReportsProto
     dataNodeLayoutVersion: LayoutVersionProto
-    def __init__(self, extendedDatanodeDetails: _Optional[_Union[_hdds_pb2.ExtendedDatanodeDetailsProto, _Mapping]] = ..., nodeReport: _Optional[_Union[NodeReportProto, _Mapping]] = ..., containerReport: _Optional[_Union[ContainerReportsProto, _Mapping]] = ..., pipelineReports: _Optional[_Union[PipelineReportsProto, _Mapping]] = ..., dataNodeLayoutVersion: _Optional[_Union[LayoutVersionProto, _Mapping]] = ...) -> None: ...
+    clusterID: str
+    def __init__(self, extendedDatanodeDetails: _Optional[_Union[_hdds_pb2.ExtendedDatanodeDetailsProto, _Mapping]] = ..., nodeReport: _Optional[_Union[NodeReportProto, _Mapping]] = ..., containerReport: _Optional[_Union[ContainerReportsProto, _Mapping]] = ..., pipelineReports: _Optional[_Union[PipelineReportsProto, _Mapping]] = ..., dataNodeLayoutVersion: _Optional[_Union[LayoutVersionProto, _Mapping]] = ..., clusterID: _Optional[str] = ...) -> None: ...
 
 class SCMRegisteredResponseProto(_message.Message):
     __slots__ = ("errorCode", "datanodeUUID", "clusterID", "addressList", "hostname", "ipAddress", "networkName", "networkLocation", "errorMessage")

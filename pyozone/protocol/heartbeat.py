@@ -473,6 +473,7 @@ class RegisterRequest:
     layout: LayoutVersion | None = None
     setup_time_ms: int = 0
     revision: str = ""
+    cluster_id: str = ""  # empty: a datanode that has not joined a cluster yet
 
 
 @guarded("RegisterRequest")
@@ -489,6 +490,7 @@ def register_request_to_proto(request: RegisterRequest) -> pb.SCMRegisterRequest
     proto.pipelineReports.CopyFrom(_pipeline_reports_to_proto(request.pipeline_reports, "pipeline_reports"))
     if request.layout is not None:
         proto.dataNodeLayoutVersion.CopyFrom(layout_version_to_proto(request.layout, "layout"))
+    proto.clusterID = text(request.cluster_id, "cluster_id", required=False)
     return proto
 
 
@@ -508,6 +510,7 @@ def register_request_from_proto(proto: pb.SCMRegisterRequestProto) -> RegisterRe
         layout=None if layout is None else layout_version_from_proto(layout, "dataNodeLayoutVersion"),
         setup_time_ms=integer(extended.setupTime, "extendedDatanodeDetails.setupTime"),
         revision=extended.revision,
+        cluster_id=proto.clusterID,
     )
 
 

@@ -19,10 +19,6 @@ from pyozone.scm.server.rpc import parse, rpc
 
 log = logging.getLogger(__name__)
 
-CLUSTER_ID_METADATA = "pyozone-cluster-id"
-"""gRPC metadata a datanode may send with `register`: the cluster id in its own VERSION file.
-SCMRegisterRequestProto has no cluster id field, so it travels as metadata."""
-
 
 class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceServicer):
     def __init__(self, core: StorageContainerManager, scm_uuid: str) -> None:
@@ -46,7 +42,7 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
     ) -> pb.SCMRegisteredResponseProto:
         req = parse(p.register_request_from_proto, request)
         dn = req.datanode
-        theirs = _metadata(context, CLUSTER_ID_METADATA)
+        theirs = req.cluster_id
         if theirs and theirs != self.core.cluster_id:
             error = (
                 f"datanode {dn.uuid} ({dn.hostname}) belongs to cluster {theirs}, "
@@ -71,10 +67,3 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
         commands = self.core.heartbeat(hb)
         response = p.HeartbeatResponse(hb.datanode.uuid, tuple(commands), self.core.nodes.term)
         return p.heartbeat_response_to_proto(response, self._resolve)
-
-
-def _metadata(context: grpc.aio.ServicerContext, key: str) -> str:
-    for k, v in context.invocation_metadata() or ():
-        if k == key:
-            return v if isinstance(v, str) else v.decode()
-    return ""

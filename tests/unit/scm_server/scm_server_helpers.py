@@ -101,9 +101,10 @@ class FakeDatanode:
         return self.details.uuid
 
     async def register(self, cluster_id: str | None = None) -> p.RegisterResponse:
-        request = p.RegisterRequest(self.details, node_report(), layout=LayoutVersion(1, 1))
-        metadata = (("pyozone-cluster-id", cluster_id),) if cluster_id else None
-        answer = await self.stub.register(p.register_request_to_proto(request), metadata=metadata)
+        request = p.RegisterRequest(
+            self.details, node_report(), layout=LayoutVersion(1, 1), cluster_id=cluster_id or ""
+        )
+        answer = await self.stub.register(p.register_request_to_proto(request))
         return p.register_response_from_proto(answer)
 
     async def heartbeat(self) -> list[SCMCommand]:
