@@ -1,0 +1,35 @@
+"""`pyozone datanode`: run a datanode until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+
+from pyozone.cli.common import CLIError, load_configuration
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "datanode",
+        parents=[parent],
+        allow_abbrev=False,
+        help="start a datanode",
+        description=(
+            "Start a datanode: it finds SCM through ozone.scm.datanode.address or ozone.scm.names, keeps "
+            "its data in hdds.datanode.dir and its identity in ozone.metadata.dirs, and runs until "
+            "SIGTERM or Ctrl-C. Its servers bind to 127.0.0.1 when every configured SCM address is a "
+            "loopback address, else to 0.0.0.0. Exit code 1: a configuration or cluster error."
+        ),
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    conf = load_configuration(args)
+    # Imported here: the daemon pulls in gRPC servers and storage that other commands do not need.
+    from pyozone.datanode.daemon import run_datanode
+    from pyozone.datanode.errors import DatanodeError
+
+    try:
+        return run_datanode(conf)
+    except DatanodeError as e:
+        raise CLIError(str(e)) from None

@@ -1,0 +1,206 @@
+"""The datanode's command queue: SCM's commands from heartbeat responses, run by type-specific handlers.
+
+As in Ozone's DatanodeStateMachine: commands whose deadline has passed or whose term is older than the
+newest SCM term seen are dropped (spec 12); replication-type commands (long-running pushes) run on a pool
+of hdds.datanode.replication.streams.limit workers, scaled by the out-of-service factor while the node is
+decommissioning or in maintenance so it drains faster; every other command runs in arrival order on one
+worker, so a closeContainer never overtakes the createPipeline before it. The per-type counts of queued
+and running commands go to SCM in each heartbeat (commandQueueReport), which SCM uses for throttling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from pyozone.hdds.states import SCMCommandType
+from pyozone.scm.node.commands import SCMCommand
+
+log = logging.getLogger(__name__)
+
+REPLICATION_TYPES = frozenset(
+    {SCMCommandType.replicateContainerCommand, SCMCommandType.reconstructECContainersCommand}
+)
+_PRIORITY = {"NORMAL": 0, "LOW": 1}  # replication: NORMAL before LOW (Ozone's ReplicationSupervisor)
+
+
+class CommandHandler:
+    """Runs one command type. Hooks let a handler report status for commands it never runs."""
+
+    async def handle(self, command: SCMCommand) -> None:
+        raise NotImplementedError
+
+    def on_queued(self, command: SCMCommand) -> None:
+        """The command was accepted (deleteBlocks reports PENDING here)."""
+
+    def on_dropped(self, command: SCMCommand, reason: str) -> None:
+        """The command will not run (expired, stale term, queue full)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueLimits:
+    replication_streams: int
+    replication_queue: int
+    out_of_service_factor: float
+    per_type: Mapping[SCMCommandType, int]  # most commands of a type waiting (not yet running)
+
+
+class _Lane:
+    """Commands run by at most `workers` tasks, lowest (priority, arrival) first."""
+
+    def __init__(self, name: str, workers: int, run: Callable[[SCMCommand], Awaitable[None]]) -> None:
+        self.name = name
+        self.workers = workers
+        self._run = run
+        self._waiting: list[tuple[int, int, SCMCommand]] = []
+        self._running: dict[asyncio.Task[None], SCMCommand] = {}
+        self._arrival = itertools.count()
+        self._closed = False
+
+    def push(self, command: SCMCommand, priority: int = 0) -> None:
+        heapq.heappush(self._waiting, (priority, next(self._arrival), command))
+        self._pump()
+
+    def resize(self, workers: int) -> None:
+        """Running commands finish; the new size applies to the next ones started."""
+        self.workers = workers
+        self._pump()
+
+    def waiting(self) -> list[SCMCommand]:
+        return [c for _, _, c in self._waiting]
+
+    def counts(self) -> Counter[SCMCommandType]:
+        return Counter(c.type for c in [*self.waiting(), *self._running.values()])
+
+    def _pump(self) -> None:
+        while not self._closed and self._waiting and len(self._running) < self.workers:
+            _, _, command = heapq.heappop(self._waiting)
+            task = asyncio.get_running_loop().create_task(
+                self._run(command), name=f"{self.name}-{command.id}"
+            )
+            self._running[task] = command
+            task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._running.pop(task, None)
+        self._pump()
+
+    async def close(self, grace_s: float) -> None:
+        """Abandons waiting commands; running ones get `grace_s` to finish, then are cancelled."""
+        self._closed = True
+        if self._waiting:
+            log.warning("%s: abandoning %d queued commands at shutdown", self.name, len(self._waiting))
+            self._waiting.clear()
+        running = list(self._running)
+        if not running:
+            return
+        _, late = await asyncio.wait(running, timeout=grace_s)
+        for task in late:
+            log.warning("%s: cancelling %s at shutdown", self.name, self._running.get(task))
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+
+class CommandQueue:
+    def __init__(
+        self,
+        handlers: Mapping[SCMCommandType, CommandHandler],
+        limits: QueueLimits,
+        out_of_service: bool = False,
+        now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+    ) -> None:
+        self._handlers = dict(handlers)
+        self._limits = limits
+        self._now_ms = now_ms
+        self.max_term = 0
+        self._commands = _Lane("commands", 1, self._execute)
+        self._replication = _Lane("replication", limits.replication_streams, self._execute)
+        self.out_of_service = False
+        self.set_out_of_service(out_of_service)
+
+    # ------------------------------------------------------------------ configuration
+    def _scaled(self, value: int) -> int:
+        return max(1, int(value * self._limits.out_of_service_factor)) if self.out_of_service else value
+
+    @property
+    def replication_workers(self) -> int:
+        return self._replication.workers
+
+    @property
+    def replication_queue_limit(self) -> int:
+        return self._scaled(self._limits.replication_queue)
+
+    def set_out_of_service(self, out_of_service: bool) -> None:
+        """Decommissioning / maintenance: more replication streams and a longer queue (spec 12)."""
+        self.out_of_service = out_of_service
+        workers = self._scaled(self._limits.replication_streams)
+        if workers != self._replication.workers:
+            log.info("replication workers: %d -> %d", self._replication.workers, workers)
+        self._replication.resize(workers)
+
+    def observe_term(self, term: int) -> None:
+        self.max_term = max(self.max_term, term)
+
+    # ------------------------------------------------------------------ submission
+    def submit(self, command: SCMCommand) -> bool:
+        """Queues a command; False (and the handler's on_dropped) if it is not to run."""
+        handler = self._handlers.get(command.type)
+        if handler is None:
+            log.warning("no handler for %s (id %d); dropped", command.type.name, command.id)
+            return False
+        reason = self._refusal(command)
+        if reason:
+            log.warning("dropped %s (id %d): %s", command.type.name, command.id, reason)
+            handler.on_dropped(command, reason)
+            return False
+        handler.on_queued(command)
+        if command.type in REPLICATION_TYPES:
+            self._replication.push(command, _PRIORITY.get(command.payload.get("priority", "NORMAL"), 0))
+        else:
+            self._commands.push(command)
+        return True
+
+    def _refusal(self, command: SCMCommand) -> str:
+        if command.term < self.max_term:
+            return f"term {command.term} is older than the newest SCM term {self.max_term}"
+        if self._expired(command):
+            return f"its deadline {command.deadline_epoch_ms} has passed"
+        lane = self._replication if command.type in REPLICATION_TYPES else self._commands
+        waiting = lane.waiting()
+        if command.type in REPLICATION_TYPES and len(waiting) >= self.replication_queue_limit:
+            return f"the replication queue is full ({self.replication_queue_limit})"
+        limit = self._limits.per_type.get(command.type)
+        if limit is not None and sum(c.type is command.type for c in waiting) >= limit:
+            return f"{limit} {command.type.name} commands are already queued"
+        return ""
+
+    def _expired(self, command: SCMCommand) -> bool:
+        return 0 < command.deadline_epoch_ms < self._now_ms()
+
+    async def _execute(self, command: SCMCommand) -> None:
+        handler = self._handlers[command.type]
+        if self._expired(command):  # it may have waited in the queue past its deadline
+            log.warning("dropped %s (id %d): deadline passed while queued", command.type.name, command.id)
+            handler.on_dropped(command, "its deadline passed while queued")
+            return
+        try:
+            await handler.handle(command)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s (id %d) failed", command.type.name, command.id)
+
+    # ------------------------------------------------------------------ reporting and shutdown
+    def counts(self) -> dict[SCMCommandType, int]:
+        """Queued + running commands of every handled type (zeros included: SCM then knows they are 0)."""
+        counts = self._commands.counts() + self._replication.counts()
+        return {t: counts.get(t, 0) for t in sorted(self._handlers)}
+
+    async def close(self, grace_s: float) -> None:
+        await asyncio.gather(self._commands.close(grace_s), self._replication.close(grace_s))

@@ -1,0 +1,39 @@
+"""createPipeline / closePipeline: this datanode's pipeline membership (there is no Ratis group yet)."""
+
+from __future__ import annotations
+
+import logging
+
+from pyozone.datanode.command_queue import CommandHandler
+from pyozone.datanode.commands.context import CommandContext
+from pyozone.datanode.reports import Periodic
+from pyozone.scm.node.commands import SCMCommand
+
+log = logging.getLogger(__name__)
+
+
+class CreatePipelineHandler(CommandHandler):
+    """Joins the pipeline and reports it promptly: SCM opens an ALLOCATED pipeline once every member
+    has reported it, so this report is what makes the pipeline usable."""
+
+    def __init__(self, ctx: CommandContext) -> None:
+        self.ctx = ctx
+
+    async def handle(self, command: SCMCommand) -> None:
+        p = command.payload
+        members = tuple(p["nodes"])
+        if self.ctx.datanode_uuid not in members:
+            log.warning("createPipeline %s does not name this datanode; ignored", p["pipelineID"])
+            return
+        await self.ctx.blocking(self.ctx.pipelines.add, p["pipelineID"], members, p.get("suggestedLeader"))
+        self.ctx.reports.request(Periodic.PIPELINES, urgent=True)
+
+
+class ClosePipelineHandler(CommandHandler):
+    def __init__(self, ctx: CommandContext) -> None:
+        self.ctx = ctx
+
+    async def handle(self, command: SCMCommand) -> None:
+        pipeline_id = command.payload["pipelineID"]
+        if not await self.ctx.blocking(self.ctx.pipelines.remove, pipeline_id):
+            log.info("closePipeline %s: not a member; nothing to do", pipeline_id)

@@ -1,0 +1,319 @@
+"""`pyozone datanode`: wiring and lifecycle of one datanode process.
+
+Start-up follows Ozone's datanode state machine: learn the cluster from SCM (getVersion) and refuse
+another cluster's SCM before touching any data; format or load the volumes for that cluster; load the
+containers; bind the data (STANDALONE) and replication servers and advertise the ports actually bound;
+then register and heartbeat. Shutdown (SIGTERM/SIGINT) stops accepting RPCs, gives running RPCs and
+commands a grace period, waits for in-flight storage work and closes the volumes' databases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import signal
+import socket
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from pyozone.common.http_server import Response, TinyHttpServer
+from pyozone.common.net import address, scm_datanode_address
+from pyozone.config import OzoneConfiguration, out_of_service_factor
+from pyozone.datanode.addresses import ANY, advertised_ip, bind_host
+from pyozone.datanode.command_queue import CommandQueue, QueueLimits
+from pyozone.datanode.commands import CommandContext, build_handlers
+from pyozone.datanode.commands.replicate import Push
+from pyozone.datanode.errors import DatanodeError
+from pyozone.datanode.identity import IdentityStore, identity_dir
+from pyozone.datanode.pipelines import PipelineSet
+from pyozone.datanode.replication.push import push_container
+from pyozone.datanode.replication.service import ReplicationService, add_replication_service
+from pyozone.datanode.reports import PendingReports
+from pyozone.datanode.scanner_service import ContainerScannerService
+from pyozone.datanode.state_machine import (
+    DatanodeStateMachine,
+    Intervals,
+    ScmEndpoint,
+    fetch_version,
+    until_stopped,
+)
+from pyozone.datanode.storage import ContainerSet, VolumeSet
+from pyozone.datanode.volume_monitor import VolumeMonitor
+from pyozone.datanode.xceiver.dispatcher import Dispatcher
+from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service
+from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.scm.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE_S = 5.0
+"""Running RPCs, commands and background services get this long after SIGTERM; then they are cancelled
+(`pyozone cluster down` waits 15 s before it kills)."""
+BASE_WORKERS = 32
+"""Executor threads besides one per replication stream: client I/O, command handlers, scanner, checks."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    standalone: int
+    replication: int
+    http: int
+
+    def advertised(self) -> dict[str, int]:
+        """By Ozone's DatanodeDetails port names."""
+        return {"STANDALONE": self.standalone, "REPLICATION": self.replication, "HTTP": self.http}
+
+
+class Datanode:
+    """One datanode; `run(stop)` returns once `stop` is set and everything is shut down.
+
+    The components are attributes once `started` is set, so tests and tools can observe them.
+    """
+
+    def __init__(self, conf: OzoneConfiguration, push: Push = push_container) -> None:
+        self.conf = conf
+        self.push = push
+        self.identity = IdentityStore(conf)
+        self.scm = scm_datanode_address(conf)
+        self.bind_host = bind_host(conf)
+        self.started = asyncio.Event()
+        self.phase = "starting"
+        self.http_port = 0
+        self.machine: DatanodeStateMachine | None = None
+        self.volumes: VolumeSet
+        self.containers: ContainerSet
+        self.pipelines: PipelineSet
+        self.reports: PendingReports
+        self.queue: CommandQueue
+        self.dispatcher: Dispatcher
+        self.ports: Ports
+
+    @property
+    def uuid(self) -> str:
+        return self.identity.uuid
+
+    @property
+    def registered(self) -> bool:
+        return self.machine is not None and self.machine.registered
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Raises DatanodeError for what the datanode cannot run with (wrong cluster, no usable disk)."""
+        intervals = Intervals.from_conf(self.conf)
+        http = TinyHttpServer({"/ready": self._ready, "/health": self._health})
+        self.http_port = await self._start_http(http)  # first: pollers see 503, not a refused connection
+        endpoint = ScmEndpoint(self.scm, intervals)
+        log.info("datanode %s starting; SCM at %s", self.uuid, self.scm)
+        try:
+            self.phase = "waiting for SCM"
+            version = await until_stopped(fetch_version(endpoint, stop), stop)
+            if version is None:
+                return
+            self.identity.check_cluster(version.cluster_id, str(self.scm))
+            await self._run_storage(version.cluster_id, endpoint, intervals, stop)
+        finally:
+            self.phase = "stopping"
+            await endpoint.close()
+            await http.stop()
+        log.info("datanode %s stopped", self.uuid)
+
+    # ------------------------------------------------------------------ storage and services
+    async def _run_storage(
+        self, cluster_id: str, endpoint: ScmEndpoint, intervals: Intervals, stop: asyncio.Event
+    ) -> None:
+        self.phase = "loading volumes"
+        loop = asyncio.get_running_loop()
+        factor = out_of_service_factor(self.conf)
+        streams = self.conf.get("hdds.datanode.replication.streams.limit")
+        executor = ThreadPoolExecutor(BASE_WORKERS + math.ceil(streams * factor), thread_name_prefix="dn")
+        reserved = self.conf.get("hdds.datanode.dir.du.reserved")
+        self.volumes = await loop.run_in_executor(
+            executor, lambda: VolumeSet(self.conf, self.uuid, cluster_id, reserved)
+        )
+        try:
+            if not self.volumes.healthy_volumes():
+                reasons = "; ".join(f"{v.root}: {v.failure_reason}" for v in self.volumes.data_volumes)
+                raise DatanodeError(f"datanode {self.uuid} has no healthy data volume ({reasons})")
+            self.containers = await loop.run_in_executor(executor, ContainerSet, self.volumes)
+            self.reports = PendingReports(self.conf)
+            self.containers.on_change(self._replica_changed)
+            self.pipelines = PipelineSet(identity_dir(self.conf), self.uuid)
+            self.queue = self._command_queue(executor, factor, streams)
+            await self._serve(cluster_id, endpoint, intervals, executor, stop)
+        finally:
+            await loop.run_in_executor(None, lambda: executor.shutdown(wait=True, cancel_futures=True))
+            _close_volumes(self.volumes)
+
+    def _command_queue(self, executor: ThreadPoolExecutor, factor: float, streams: int) -> CommandQueue:
+        ctx = CommandContext(
+            self.containers, self.pipelines, self.identity, self.reports, executor, self._op_state_changed
+        )
+        limits = QueueLimits(
+            replication_streams=streams,
+            replication_queue=self.conf.get("hdds.datanode.replication.queue.limit"),
+            out_of_service_factor=factor,
+            per_type={
+                SCMCommandType.deleteBlocksCommand: self.conf.get("hdds.datanode.block.delete.queue.limit")
+            },
+        )
+        in_service = self.identity.identity.persisted_op_state is NodeOperationalState.IN_SERVICE
+        return CommandQueue(build_handlers(ctx, self.push), limits, out_of_service=not in_service)
+
+    async def _serve(
+        self,
+        cluster_id: str,
+        endpoint: ScmEndpoint,
+        intervals: Intervals,
+        executor: ThreadPoolExecutor,
+        stop: asyncio.Event,
+    ) -> None:
+        self.dispatcher = Dispatcher(
+            self.containers, self.uuid, self._container_full, self.conf.get("hdds.container.close.threshold")
+        )
+        xceiver = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+        add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor))
+        replication = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+        add_replication_service(replication, ReplicationService(self.containers, executor))
+        self.machine = DatanodeStateMachine(
+            endpoint, intervals, cluster_id, self.identity, self.volumes, self.containers,
+            self.pipelines, self.reports, self.queue,
+        )  # fmt: skip
+        try:
+            self.ports = Ports(
+                self._bind(xceiver, "hdds.container.ipc.port"),
+                self._bind(replication, "hdds.datanode.replication.port"),
+                self.http_port,
+            )
+            await xceiver.start()
+            await replication.start()
+            self._advertise(cluster_id)
+            self.phase = "running"
+            self.started.set()
+            log.info("datanode %s serving on %s: %s", self.uuid, self.bind_host, self.ports.advertised())
+            check_interval_s = self.conf.get("hdds.node.report.interval") / 1000
+            monitor = VolumeMonitor(self.volumes, self.containers, self.reports, executor, check_interval_s)
+            scanner = ContainerScannerService(self.containers, self.conf, executor)
+            background = {"volume-monitor": monitor.run(stop), "container-scanner": scanner.run(stop)}
+            await _supervise(self.machine.run(stop), background, stop)
+        finally:
+            self.phase = "stopping"
+            log.info("datanode %s shutting down", self.uuid)
+            await asyncio.gather(
+                xceiver.stop(SHUTDOWN_GRACE_S),
+                replication.stop(SHUTDOWN_GRACE_S),
+                self.queue.close(SHUTDOWN_GRACE_S),
+            )
+
+    def _bind(self, server: grpc.aio.Server, port_key: str) -> int:
+        """Binds now so the advertised port is the real one (port 0 picks a free port)."""
+        target = f"{self.bind_host}:{self.conf.get(port_key)}"
+        try:
+            return server.add_insecure_port(target)
+        except RuntimeError as e:
+            raise DatanodeError(f"cannot listen on {target} ({port_key}): {e}") from None
+
+    async def _start_http(self, http: TinyHttpServer) -> int:
+        """hdds.datanode.http-address; its wildcard default follows the bind rule of the data ports."""
+        where = address(self.conf, "hdds.datanode.http-address")
+        host = self.bind_host if where.host == ANY else where.host
+        try:
+            return await http.start(host, where.port)
+        except OSError as e:
+            raise DatanodeError(
+                f"cannot listen on {host}:{where.port} (hdds.datanode.http-address): {e.strerror}"
+            ) from None
+
+    def _advertise(self, cluster_id: str) -> None:
+        hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
+        ip = advertised_ip(self.scm, self.bind_host)
+        self.identity.update(
+            hostname=hostname, ip_address=ip, ports=self.ports.advertised(), cluster_id=cluster_id
+        )
+
+    # ------------------------------------------------------------------ callbacks (any thread)
+    def _replica_changed(self, report: ContainerReplicaReport) -> None:
+        self.reports.replica_changed(report)
+        if report.state is ReplicaState.UNHEALTHY:
+            self.reports.add_container_action(
+                ContainerAction(report.container_id, ContainerActionReason.CONTAINER_UNHEALTHY)
+            )
+
+    def _container_full(self, container_id: int) -> None:
+        self.reports.add_container_action(ContainerAction(container_id, ContainerActionReason.CONTAINER_FULL))
+
+    def _op_state_changed(self, state: NodeOperationalState) -> None:
+        self.queue.set_out_of_service(state is not NodeOperationalState.IN_SERVICE)
+        if self.machine is not None:
+            self.machine.trigger_heartbeat()
+
+    # ------------------------------------------------------------------ HTTP (on the event loop)
+    def _ready(self) -> Response:
+        """200 once registered with SCM: the datanode then serves data and takes commands."""
+        body = {"ready": self.registered, "phase": self.phase, "uuid": self.uuid, "scm": str(self.scm)}
+        return Response(200 if self.registered else 503, body)
+
+    def _health(self) -> Response:
+        """200 while the process runs; the body says how it is doing."""
+        body: dict[str, object] = {"uuid": self.uuid, "phase": self.phase, "registered": self.registered}
+        if self.started.is_set() and self.machine is not None:
+            body |= {
+                "heartbeats": self.machine.heartbeats,
+                "containers": len(self.containers),
+                "pipelines": len(self.pipelines.reports()),
+                "healthyVolumes": len(self.volumes.healthy_volumes()),
+                "volumes": len(self.volumes.data_volumes),
+                "queuedCommands": sum(self.queue.counts().values()),
+            }
+        return Response(200, body)
+
+
+def _close_volumes(volumes: VolumeSet) -> None:
+    """Each volume on its own: closing a failed disk's DB may fail, and must not keep the others open."""
+    for volume in volumes.data_volumes:
+        try:
+            volume.close()
+        except Exception as e:
+            log.warning("closing volume %s: %s", volume.root, e)
+
+
+async def _supervise(
+    main: Coroutine[Any, Any, None], background: dict[str, Coroutine[Any, Any, None]], stop: asyncio.Event
+) -> None:
+    """Runs the heartbeat loop and the background services until `stop`; a fatal error of the loop
+    stops everything and propagates, a failing background service is logged and the datanode goes on."""
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(coro, name=name) for name, coro in background.items()]
+    for task in tasks:
+        task.add_done_callback(_log_failure)
+    try:
+        await until_stopped(main, stop)
+    finally:
+        stop.set()
+        _, late = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("%s stopped: %r", task.get_name(), task.exception(), exc_info=task.exception())
+
+
+async def serve(conf: OzoneConfiguration) -> None:
+    """The process: a datanode until SIGTERM or SIGINT."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await Datanode(conf).run(stop)
+
+
+def run_datanode(conf: OzoneConfiguration) -> int:
+    asyncio.run(serve(conf))
+    return 0

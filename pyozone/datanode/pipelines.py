@@ -1,0 +1,97 @@
+"""The pipelines this datanode is a member of, as createPipeline/closePipeline left them.
+
+There is no Ratis yet (issue #4 adds the leader-ordered log), so membership is all a pipeline is here:
+who the members are and whether this datanode leads. It is kept in pipelines.json next to datanode.id
+because Ozone's Ratis groups survive a restart: a restarted datanode still reports its pipelines, and a
+closeContainer for one of them still closes (rather than quasi-closes) the replica.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyozone.datanode.errors import DatanodeError
+from pyozone.datanode.storage.fsutil import atomic_write
+from pyozone.scm.messages import PipelineReport
+
+log = logging.getLogger(__name__)
+
+PIPELINES_FILE = "pipelines.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    pipeline_id: str
+    members: tuple[str, ...]
+    suggested_leader: str | None
+    is_leader: bool
+
+
+class PipelineSet:
+    def __init__(self, directory: Path, datanode_uuid: str) -> None:
+        self.path = directory / PIPELINES_FILE
+        self.datanode_uuid = datanode_uuid
+        self._lock = threading.Lock()
+        self._pipelines: dict[str, Membership] = self._load()
+
+    def _load(self) -> dict[str, Membership]:
+        try:
+            doc = json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as e:
+            raise DatanodeError(f"cannot read {self.path}: {e}") from None
+        try:
+            return {
+                pid: Membership(pid, tuple(p["members"]), p.get("suggestedLeader"), bool(p["leader"]))
+                for pid, p in doc.items()
+            }
+        except (KeyError, TypeError, AttributeError) as e:
+            raise DatanodeError(f"{self.path}: corrupt pipeline list ({e!r})") from None
+
+    def _save(self) -> None:
+        doc = {
+            m.pipeline_id: {
+                "members": list(m.members),
+                "suggestedLeader": m.suggested_leader,
+                "leader": m.is_leader,
+            }
+            for m in self._pipelines.values()
+        }
+        atomic_write(self.path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+
+    def add(self, pipeline_id: str, members: tuple[str, ...], suggested_leader: str | None) -> Membership:
+        """Joins a pipeline (idempotent: SCM may resend createPipeline). Leader iff suggested or alone."""
+        leader = suggested_leader == self.datanode_uuid or members == (self.datanode_uuid,)
+        membership = Membership(pipeline_id, members, suggested_leader, leader)
+        with self._lock:
+            if self._pipelines.get(pipeline_id) != membership:
+                self._pipelines[pipeline_id] = membership
+                self._save()
+                log.info(
+                    "joined pipeline %s %s%s", pipeline_id, list(members), " as leader" if leader else ""
+                )
+        return membership
+
+    def remove(self, pipeline_id: str) -> bool:
+        with self._lock:
+            if self._pipelines.pop(pipeline_id, None) is None:
+                return False
+            self._save()
+        log.info("left pipeline %s", pipeline_id)
+        return True
+
+    def __contains__(self, pipeline_id: object) -> bool:
+        return pipeline_id in self._pipelines
+
+    def get(self, pipeline_id: str) -> Membership | None:
+        return self._pipelines.get(pipeline_id)
+
+    def reports(self) -> tuple[PipelineReport, ...]:
+        with self._lock:
+            pipelines = sorted(self._pipelines.values(), key=lambda m: m.pipeline_id)
+        return tuple(PipelineReport(m.pipeline_id, m.is_leader) for m in pipelines)

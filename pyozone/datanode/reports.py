@@ -1,0 +1,119 @@
+"""What the datanode owes SCM on its next heartbeats (Ozone's StateContext report queues).
+
+Periodic reports (node, full container, pipeline) become due on their intervals or when something asks
+for one; incremental container reports, container actions and command statuses accumulate between
+heartbeats. A heartbeat takes what is due; if it fails, everything it took is put back, so SCM misses
+nothing while it is unreachable. Replicas and command handlers change state on worker threads, so every
+method is thread-safe; `on_urgent` asks the heartbeat loop for an immediate heartbeat.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.states import CommandStatus
+from pyozone.scm.messages import CommandStatusReport, ContainerAction, ContainerReplicaReport
+
+
+class Periodic(Enum):
+    NODE = "hdds.node.report.interval"
+    CONTAINERS = "hdds.container.report.interval"
+    PIPELINES = "hdds.pipeline.report.interval"
+
+
+STATUS_INTERVAL_KEY = "hdds.command.status.report.interval"
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """What one heartbeat carries besides its always-present parts."""
+
+    periodic: frozenset[Periodic]
+    incremental: tuple[ContainerReplicaReport, ...]
+    statuses: tuple[CommandStatusReport, ...]
+    actions: tuple[ContainerAction, ...]
+
+
+class PendingReports:
+    def __init__(self, conf: OzoneConfiguration, clock: Callable[[], float] = time.monotonic) -> None:
+        self._intervals_s = {p: conf.get(p.value) / 1000 for p in Periodic}
+        self._status_interval_s = conf.get(STATUS_INTERVAL_KEY) / 1000
+        self._clock = clock
+        self._lock = threading.Lock()
+        now = clock()
+        self._next_due = {p: now for p in Periodic}
+        self._next_pending_status = now
+        self._incremental: list[ContainerReplicaReport] = []
+        self._statuses: dict[int, CommandStatusReport] = {}
+        self._actions: dict[ContainerAction, None] = {}
+        self.on_urgent: Callable[[], None] = lambda: None
+
+    # ------------------------------------------------------------------ producers
+    def replica_changed(self, report: ContainerReplicaReport) -> None:
+        """An incremental report, sent at once (Ozone triggers a heartbeat for every ICR). Every change is
+        kept, in order: SCM moves a container one step per report (OPEN -> CLOSING on a CLOSING replica,
+        then CLOSED on a CLOSED one), so CLOSING then CLOSED must not collapse into CLOSED."""
+        with self._lock:
+            self._incremental.append(report)
+        self.on_urgent()
+
+    def add_container_action(self, action: ContainerAction) -> None:
+        """Queued once until sent (Ozone's addContainerActionIfAbsent); goes with the next heartbeat."""
+        with self._lock:
+            self._actions[action] = None
+
+    def set_command_status(self, status: CommandStatusReport) -> None:
+        """PENDING statuses are re-sent every status interval; a final one goes with the next heartbeat."""
+        with self._lock:
+            self._statuses[status.command_id] = status
+
+    def request(self, report: Periodic, urgent: bool = False) -> None:
+        with self._lock:
+            self._next_due[report] = self._clock()
+        if urgent:
+            self.on_urgent()
+
+    def mark_sent(self, reports: frozenset[Periodic]) -> None:
+        """Registration carried these reports: their intervals restart now."""
+        with self._lock:
+            self._restart(reports, self._clock())
+
+    def _restart(self, reports: frozenset[Periodic], now: float) -> None:
+        for report in reports:
+            self._next_due[report] = now + self._intervals_s[report]
+
+    # ------------------------------------------------------------------ the heartbeat
+    def take(self) -> Outgoing:
+        with self._lock:
+            now = self._clock()
+            due = frozenset(p for p, at in self._next_due.items() if now >= at)
+            self._restart(due, now)
+            send_pending = now >= self._next_pending_status
+            if send_pending:
+                self._next_pending_status = now + self._status_interval_s
+            statuses = tuple(
+                s for s in self._statuses.values() if send_pending or s.status is not CommandStatus.PENDING
+            )
+            for s in statuses:
+                if s.status is not CommandStatus.PENDING:
+                    del self._statuses[s.command_id]
+            outgoing = Outgoing(due, tuple(self._incremental), statuses, tuple(self._actions))
+            self._incremental.clear()
+            self._actions.clear()
+        return outgoing
+
+    def put_back(self, outgoing: Outgoing) -> None:
+        """A heartbeat failed: whatever it carried is owed again (final statuses: unless replaced)."""
+        with self._lock:
+            for report in outgoing.periodic:
+                self._next_due[report] = self._clock()
+            self._incremental[:0] = outgoing.incremental  # before the changes made since
+            for status in outgoing.statuses:
+                self._statuses.setdefault(status.command_id, status)
+            for action in outgoing.actions:
+                self._actions[action] = None

@@ -1,0 +1,293 @@
+"""The datanode's connection to SCM: getVersion, then register, then the heartbeat loop (seed 001).
+
+SCM being unreachable is never fatal: every call is retried with a capped exponential backoff, and the
+log says when SCM goes away and when it comes back, not every attempt. What is fatal is what retrying
+cannot fix: SCM refusing the datanode, or SCM answering for another cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+
+from pyozone import __version__
+from pyozone.common.net import HostPort
+from pyozone.config import OzoneConfiguration
+from pyozone.datanode.command_queue import CommandQueue
+from pyozone.datanode.errors import DatanodeError
+from pyozone.datanode.identity import IdentityStore
+from pyozone.datanode.pipelines import PipelineSet
+from pyozone.datanode.reports import Outgoing, PendingReports, Periodic
+from pyozone.datanode.storage import ContainerSet, VolumeSet
+from pyozone.datanode.storage.volume import LAYOUT_VERSION
+from pyozone.hdds.states import SCMCommandType
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
+from pyozone.proto.ScmServerDatanodeHeartbeatProtocol_pb2_grpc import (
+    StorageContainerDatanodeProtocolServiceStub,
+)
+from pyozone.protocol import (
+    MAX_HEARTBEAT_MESSAGE_BYTES,
+    ProtocolError,
+    RegisterRequest,
+    VersionResponse,
+    grpc_options,
+    heartbeat_to_proto,
+    register_request_to_proto,
+    register_response_from_proto,
+    scm_command_from_proto,
+    version_response_from_proto,
+)
+from pyozone.scm.messages import Heartbeat
+from pyozone.scm.node.commands import SCMCommand
+from pyozone.scm.node.datanode import LayoutVersion
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+DATANODE_LAYOUT = LayoutVersion(LAYOUT_VERSION, LAYOUT_VERSION)
+
+
+@dataclass(frozen=True, slots=True)
+class Intervals:
+    heartbeat_s: float
+    initial_s: float  # until registered, and the first retry delay when SCM does not answer
+    rpc_timeout_s: float
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> Intervals:
+        return cls(
+            conf.get("hdds.heartbeat.interval") / 1000,
+            conf.get("hdds.heartbeat.initial-interval") / 1000,
+            conf.get("ozone.scm.heartbeat.rpc-timeout") / 1000,
+        )
+
+
+async def wait_or_stop(stop: asyncio.Event, seconds: float, wake: asyncio.Event | None = None) -> None:
+    """Sleeps `seconds`, returning early when `stop` (or `wake`) is set."""
+    events = [stop] if wake is None else [stop, wake]
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waiters, timeout=max(0.0, seconds), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waiters:
+            w.cancel()
+
+
+async def until_stopped(coro: Coroutine[Any, Any, T], stop: asyncio.Event) -> T | None:
+    """Runs `coro`, cancelling it once `stop` is set (None then): an RPC to an unresponsive SCM must not
+    hold up a shutdown for its whole timeout."""
+    task = asyncio.ensure_future(coro)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait([task, stopped], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
+
+
+class ScmEndpoint:
+    """One gRPC channel to SCM's datanode protocol; calls return None on failure, after logging the
+    first failure of a run of them (and, later, the recovery)."""
+
+    def __init__(self, address: HostPort, intervals: Intervals) -> None:
+        self.address = address
+        self._intervals = intervals
+        # gRPC's own reconnect backoff grows to 2 minutes; capped like ours, a restarted SCM is found at once.
+        reconnect_ms = max(100, int(self._max_delay() * 1000))
+        options = [
+            *grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES),
+            ("grpc.initial_reconnect_backoff_ms", min(1000, reconnect_ms)),
+            ("grpc.max_reconnect_backoff_ms", reconnect_ms),
+        ]
+        self._channel = grpc.aio.insecure_channel(str(address), options=options)
+        self._stub = StorageContainerDatanodeProtocolServiceStub(self._channel)
+        self._reachable: bool | None = None
+        self._failures = 0
+
+    async def call(self, method: str, request: Any) -> Any | None:
+        try:
+            response = await getattr(self._stub, method)(request, timeout=self._intervals.rpc_timeout_s)
+        except grpc.aio.AioRpcError as e:
+            self._failures += 1
+            if self._reachable is not False:
+                log.warning(
+                    "SCM at %s: %s failed (%s: %s); retrying with backoff up to %.1fs",
+                    self.address, method, e.code().name, e.details(), self._max_delay(),
+                )  # fmt: skip
+            self._reachable = False
+            return None
+        if self._reachable is False:
+            log.info("SCM at %s answers again", self.address)
+        self._reachable, self._failures = True, 0
+        return response
+
+    def _max_delay(self) -> float:
+        return max(self._intervals.heartbeat_s, self._intervals.initial_s)
+
+    def retry_delay(self) -> float:
+        """initial interval, doubling per consecutive failure, capped at the heartbeat interval."""
+        exponent = min(max(0, self._failures - 1), 30)
+        return min(self._intervals.initial_s * 2**exponent, self._max_delay())
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+
+async def fetch_version(endpoint: ScmEndpoint, stop: asyncio.Event) -> VersionResponse | None:
+    """SCM's cluster id and layout, waiting for SCM as long as it takes; None once `stop` is set."""
+    while not stop.is_set():
+        proto = await endpoint.call("getVersion", pb.SCMVersionRequestProto())
+        if proto is not None:
+            try:
+                return version_response_from_proto(proto)
+            except ProtocolError as e:
+                log.error("SCM at %s sent an unreadable version response: %s", endpoint.address, e)
+        await wait_or_stop(stop, endpoint.retry_delay())
+    return None
+
+
+class DatanodeStateMachine:
+    """Register, then heartbeat every interval (or at once when a report is urgent); a reregister
+    command (SCM restarted or forgot this node) goes back to registration with full reports."""
+
+    def __init__(
+        self,
+        endpoint: ScmEndpoint,
+        intervals: Intervals,
+        cluster_id: str,
+        identity: IdentityStore,
+        volumes: VolumeSet,
+        containers: ContainerSet,
+        pipelines: PipelineSet,
+        reports: PendingReports,
+        queue: CommandQueue,
+    ) -> None:
+        self.endpoint = endpoint
+        self.intervals = intervals
+        self.cluster_id = cluster_id
+        self.identity = identity
+        self.volumes = volumes
+        self.containers = containers
+        self.pipelines = pipelines
+        self.reports = reports
+        self.queue = queue
+        self.registered = False
+        self.registrations = 0
+        self.heartbeats = 0
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        reports.on_urgent = self.trigger_heartbeat
+
+    def trigger_heartbeat(self) -> None:
+        """Thread-safe: the next heartbeat goes now rather than at the end of the interval."""
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the datanode is shutting down
+            self._loop.call_soon_threadsafe(self._wake.set)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            ok = await (self._heartbeat() if self.registered else self._register())
+            if not ok:
+                await wait_or_stop(stop, self.endpoint.retry_delay())
+            elif self.registered:  # else a reregister command arrived: register again at once
+                await wait_or_stop(stop, self.intervals.heartbeat_s, self._wake)
+
+    # ------------------------------------------------------------------ registration
+    async def _register(self) -> bool:
+        details = self.identity.identity.details()
+        request = RegisterRequest(
+            datanode=details,
+            node_report=self.volumes.node_report(),
+            container_report=tuple(self.containers.replica_reports()),
+            pipeline_reports=self.pipelines.reports(),
+            layout=DATANODE_LAYOUT,
+            setup_time_ms=self.identity.identity.setup_time_ms,
+            revision=__version__,
+            cluster_id=self.cluster_id,
+        )
+        proto = await self.endpoint.call("register", register_request_to_proto(request))
+        if proto is None:
+            return False
+        try:
+            response = register_response_from_proto(proto)
+        except ProtocolError as e:
+            log.error("SCM at %s sent an unreadable registration response: %s", self.endpoint.address, e)
+            return False
+        if not response.success:
+            raise DatanodeError(
+                f"SCM at {self.endpoint.address} refused datanode {details.uuid}: {response.error}"
+            )
+        if response.cluster_id != self.cluster_id:
+            raise DatanodeError(
+                f"datanode {details.uuid} belongs to cluster {self.cluster_id}, SCM at "
+                f"{self.endpoint.address} is now cluster {response.cluster_id}"
+            )
+        self.reports.mark_sent(frozenset(Periodic))
+        self.registered = True
+        self.registrations += 1
+        log.info(
+            "registered with SCM at %s as %s (%s, %d containers, %d pipelines)",
+            self.endpoint.address, details.uuid, details.ip_address, len(request.container_report),
+            len(request.pipeline_reports),
+        )  # fmt: skip
+        return True
+
+    # ------------------------------------------------------------------ heartbeat
+    def _build(self, out: Outgoing) -> Heartbeat:
+        details = self.identity.identity.details()
+        return Heartbeat(
+            datanode=details,
+            node_report=self.volumes.node_report() if Periodic.NODE in out.periodic else None,
+            container_report=(
+                tuple(self.containers.replica_reports()) if Periodic.CONTAINERS in out.periodic else None
+            ),
+            incremental_container_reports=out.incremental,
+            command_status_reports=out.statuses,
+            container_actions=out.actions,
+            pipeline_reports=self.pipelines.reports() if Periodic.PIPELINES in out.periodic else None,
+            layout=DATANODE_LAYOUT,
+            command_queue_report=self.queue.counts(),
+            persisted_op_state=details.persisted_op_state,
+        )
+
+    async def _heartbeat(self) -> bool:
+        self._wake.clear()
+        out = self.reports.take()
+        try:
+            request = heartbeat_to_proto(self._build(out))
+        except ProtocolError:
+            log.exception("cannot encode the heartbeat; its reports are dropped")
+            return False
+        proto = await self.endpoint.call("sendHeartbeat", request)
+        if proto is None:
+            self.reports.put_back(out)
+            return False
+        self.heartbeats += 1
+        self._process(proto)
+        return True
+
+    def _process(self, proto: pb.SCMHeartbeatResponseProto) -> None:
+        commands: list[SCMCommand] = []
+        for i, message in enumerate(proto.commands):
+            try:
+                commands.append(scm_command_from_proto(message, f"commands[{i}]"))
+            except ProtocolError as e:
+                log.error("SCM sent a command this datanode cannot read; skipped: %s", e)
+        self.queue.observe_term(max([proto.term, *(c.term for c in commands)]))
+        for command in commands:
+            if command.type is SCMCommandType.reregisterCommand:
+                if self.registered:
+                    log.info("SCM at %s asks this datanode to register again", self.endpoint.address)
+                self.registered = False
+            else:
+                self.queue.submit(command)

@@ -1,0 +1,60 @@
+"""Periodic disk checks: a data volume that fails is reported failed and its containers are given up.
+
+Ozone's StorageVolumeChecker: the datanode keeps running on its remaining disks. The containers of the
+failed volume leave the ContainerSet, so the next full container report omits them and SCM re-replicates
+them from the other replicas; the node report (sent at once) shows the volume as failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import Executor
+
+from pyozone.datanode.reports import PendingReports, Periodic
+from pyozone.datanode.state_machine import wait_or_stop
+from pyozone.datanode.storage import ContainerSet, VolumeSet
+
+log = logging.getLogger(__name__)
+
+
+class VolumeMonitor:
+    def __init__(
+        self,
+        volumes: VolumeSet,
+        containers: ContainerSet,
+        reports: PendingReports,
+        executor: Executor,
+        interval_s: float,
+    ) -> None:
+        self.volumes = volumes
+        self.containers = containers
+        self.reports = reports
+        self.executor = executor
+        self.interval_s = interval_s
+
+    async def check(self) -> list[int]:
+        """One round of checks; the ids of containers lost with newly failed volumes."""
+        loop = asyncio.get_running_loop()
+        failed = await loop.run_in_executor(self.executor, self.volumes.check_volumes)
+        if not failed:
+            return []
+        lost = self.containers.remove_failed_volume_containers()
+        log.error(
+            "%d data volume(s) failed (%s); %d of %d remain; %d containers lost",
+            len(failed), ", ".join(str(v.root) for v in failed), len(self.volumes.healthy_volumes()),
+            len(self.volumes.data_volumes), len(lost),
+        )  # fmt: skip
+        self.reports.request(Periodic.CONTAINERS)
+        self.reports.request(Periodic.NODE, urgent=True)
+        return lost
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await wait_or_stop(stop, self.interval_s)
+            if stop.is_set():
+                return
+            try:
+                await self.check()
+            except Exception:  # a broken check must not end the checks
+                log.exception("volume check failed")
