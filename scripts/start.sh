@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Sets up .venv, initialises an SCM in ./pyozone-data and runs it with simulated datanodes.
-# Extra arguments go to `pyozone sim` (e.g. --datanodes 10 --racks 2 --kill 1@6 --restart 1@14).
+# Sets up .venv and starts a local cluster on 127.0.0.1: SCM and 3 datanodes, one process each, with
+# their data under ./pyozone-data/cluster. Prints the endpoints and a live status table; Ctrl-C stops it.
+# Extra arguments go to `pyozone cluster up` (e.g. --datanodes 5 --racks 2 --background).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-DATA=${PYOZONE_DATA:-pyozone-data}
-.venv/bin/pyozone scm --init -D ozone.metadata.dirs="$DATA/scm"
-exec .venv/bin/pyozone sim --data-dir "$DATA/scm" "$@"
+exec .venv/bin/pyozone cluster up "$@"

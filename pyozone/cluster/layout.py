@@ -111,6 +111,8 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
                     "datanode",
                     *conf_arg,
                     "-D",
+                    f"dfs.datanode.hostname={name}",
+                    "-D",
                     f"ozone.metadata.dirs={home / 'meta'}",
                     "-D",
                     f"hdds.datanode.dir={home / 'data'}",
