@@ -1,0 +1,103 @@
+"""RepairContext: what a repair handler may see and use (implemented by the Replication Manager), and the
+helpers every handler shares to read it.
+
+Handlers re-read replicas and pending ops when they run (spec 10.6): a result may have waited in the
+queue for a while, and repairing from stale facts would duplicate or undo work.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Iterable, Sequence
+from typing import Protocol
+
+from pyozone.common.clock import Clock
+from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.scm.container.info import ContainerInfo, ContainerReplica
+from pyozone.scm.node.datanode import DatanodeInfo
+from pyozone.scm.node.status import NodeStatus
+from pyozone.scm.replication.commands import ReplicationCommandSender
+from pyozone.scm.replication.config import ReplicationManagerConfig
+from pyozone.scm.replication.metrics import ReplicationManagerMetrics
+from pyozone.scm.replication.pending_ops import ContainerReplicaPendingOps, PendingOp, PendingOpType
+from pyozone.scm.replication.placement import ContainerPlacementStatus
+from pyozone.scm.replication.targets import (
+    ExcludedAndUsed,
+    get_excluded_and_used_nodes,
+    get_target_datanodes,
+    placement_policy_for,
+)
+
+
+class RepairContext(Protocol):
+    config: ReplicationManagerConfig
+    clock: Clock
+    sender: ReplicationCommandSender
+    pending_ops: ContainerReplicaPendingOps
+    rng: random.Random
+    metrics: ReplicationManagerMetrics
+    container_size: int
+    """ozone.scm.container.size: a target must fit a container that may still grow to it."""
+
+    def node_status(self, dn: DatanodeID) -> NodeStatus | None: ...
+
+    def replicas(self, container_id: ContainerID) -> tuple[ContainerReplica, ...]: ...
+
+    def placement_status(
+        self, container: ContainerInfo, dns: Sequence[DatanodeID]
+    ) -> ContainerPlacementStatus:
+        """The container's placement policy validating `dns` for its required replica count."""
+        ...
+
+    def candidate_nodes(self) -> list[DatanodeInfo]:
+        """Every registered datanode (node_manager.nodes()); placement filters them."""
+        ...
+
+    def rack_of(self, dn: DatanodeID) -> str | None:
+        """None when the node is not in the network topology (e.g. dead)."""
+        ...
+
+    def rack_count(self) -> int: ...
+
+
+def pending_targets(ops: Iterable[PendingOp], op_type: PendingOpType) -> set[DatanodeID]:
+    return {op.target_dn for op in ops if op.type is op_type}
+
+
+def excluded_and_used(
+    ctx: RepairContext,
+    container: ContainerInfo,
+    replicas: Sequence[ContainerReplica],
+    to_be_removed: Collection[ContainerReplica],
+    ops: Iterable[PendingOp],
+) -> ExcludedAndUsed:
+    return get_excluded_and_used_nodes(
+        container,
+        replicas,
+        to_be_removed,
+        ops,
+        ctx.node_status,
+        ctx.candidate_nodes(),
+        ctx.pending_ops.scheduled_size,
+    )
+
+
+def choose_targets(
+    ctx: RepairContext,
+    container: ContainerInfo,
+    required: int,
+    used: Sequence[DatanodeID],
+    excluded: Sequence[DatanodeID],
+) -> list[DatanodeID]:
+    """Up to `required` targets (maybe fewer); SCMException FAILED_TO_FIND_SUITABLE_NODE if none."""
+    return get_target_datanodes(
+        placement_policy_for(container),
+        ctx.candidate_nodes(),
+        ctx.rack_of,
+        required,
+        used,
+        excluded,
+        container,
+        ctx.container_size,
+        ctx.rng,
+    )
