@@ -43,6 +43,7 @@ LISTENING = re.compile(r"datanode protocol on [\d.]+:(\d+), admin on [\d.]+:(\d+
 SCM_SETTINGS = {
     "ozone.scm.datanode.address": "127.0.0.1:0",
     "ozone.scm.client.address": "127.0.0.1:0",
+    "ozone.scm.block.client.address": "127.0.0.1:0",
     "ozone.scm.http-address": "127.0.0.1:0",
     "ozone.scm.heartbeat.thread.interval": "1s",
     "hdds.scm.safemode.rule.refresh.interval": "1s",

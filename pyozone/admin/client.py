@@ -22,12 +22,13 @@ from pyozone.protocol import (
     pipeline_members,
     rule_status_from_proto,
 )
-from pyozone.protocol.admin import DatanodeListing
+from pyozone.protocol.admin import DatanodeListing, rm_report_from_proto
 from pyozone.protocol.common import pipeline_id_to_proto, replication_to_proto
 from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, grpc_options
 from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.node.datanode import DatanodeDetails
 from pyozone.scm.pipeline.pipeline import Pipeline
+from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.safemode.status import RuleStatus
 
 T = TypeVar("T")
@@ -206,6 +207,27 @@ class ScmAdminClient:
     def recommission(self, hosts: list[str]) -> dict[str, str]:
         return self._call(
             self._stub.recommissionNodes, pb.RecommissionNodesRequestProto(hosts=hosts), _failed_hosts
+        )
+
+    # ------------------------------------------------------------------ replication manager
+    def replication_manager_report(self) -> ReplicationManagerReport:
+        return self._call(
+            self._stub.getReplicationManagerReport,
+            pb.GetReplicationManagerReportRequestProto(),
+            lambda r: rm_report_from_proto(r.report),
+        )
+
+    def start_replication_manager(self) -> None:
+        self._call(self._stub.startReplicationManager, pb.StartReplicationManagerRequestProto(), _none)
+
+    def stop_replication_manager(self) -> None:
+        self._call(self._stub.stopReplicationManager, pb.StopReplicationManagerRequestProto(), _none)
+
+    def replication_manager_running(self) -> bool:
+        return self._call(
+            self._stub.getReplicationManagerStatus,
+            pb.ReplicationManagerStatusRequestProto(),
+            lambda r: r.isRunning,
         )
 
 

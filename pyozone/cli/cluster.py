@@ -115,6 +115,8 @@ def _print_endpoints(state: ClusterState) -> None:
     print("Cluster is ready.")
     print(f"  SCM client (admin):  {HOST}:{scm.ports['client']}")
     print(f"  SCM datanode:        {HOST}:{scm.ports['datanode']}")
+    if "block" in scm.ports:
+        print(f"  SCM block (OM):      {HOST}:{scm.ports['block']}")
     print(f"  SCM web/readiness:   http://{HOST}:{scm.ports['http']}/ready")
     for d in state.daemons[1:]:
         print(f"  {d.name}: data {HOST}:{d.ports['ipc']}  replication {HOST}:{d.ports['replication']}")

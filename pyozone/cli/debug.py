@@ -1,6 +1,10 @@
 """`pyozone debug ldb --db PATH ls|scan`: read a RocksDB such as scm.db, as Ozone's `ozone debug ldb`.
 
 The DB is opened read-only, so this works on the scm.db of a running SCM.
+
+`pyozone debug rm-scenario FILE.json|DIR ...`: run Replication Manager scenario files (the JSON format of
+Ozone's TestReplicationManagerScenarios, spec 19) through a real Replication Manager; PASS/FAIL per
+scenario with the differences; exit 1 if any fails, 2 if a file is malformed.
 """
 
 from __future__ import annotations
@@ -46,6 +50,17 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     )
     scan.add_argument("-l", "--limit", type=_positive_int, metavar="N", help="print at most N records")
     scan.set_defaults(func=run_scan)
+    scenario = tools.add_parser(
+        "rm-scenario",
+        allow_abbrev=False,
+        help="run Replication Manager scenario files",
+        description="Run Replication Manager scenarios (Ozone's TestReplicationManagerScenarios JSON) "
+        "through a real Replication Manager and compare with what they expect.",
+    )
+    scenario.add_argument(
+        "paths", nargs="+", type=Path, metavar="FILE.json", help="scenario files, or directories of them"
+    )
+    scenario.set_defaults(func=run_rm_scenario)
 
 
 def _positive_int(text: str) -> int:
@@ -102,3 +117,46 @@ def decode_value(value: bytes) -> Any:
         return json.loads(value)
     except ValueError:
         return {"hex": value.hex()}
+
+
+def run_rm_scenario(args: argparse.Namespace) -> int:
+    """Malformed files are reported and skipped, the others still run: one typo should not hide the
+    results of every other file. Exit 2 if any file was malformed, else 1 if any scenario failed."""
+    from pyozone.scm.replication.scenario.model import ScenarioError, load_file
+    from pyozone.scm.replication.scenario.runner import run_scenario
+
+    files = scenario_files(args.paths)
+    malformed = passed = failed = 0
+    for path in files:
+        try:
+            scenarios = load_file(path)
+        except ScenarioError as e:
+            print(f"error: {e}", file=sys.stderr)
+            malformed += 1
+            continue
+        for scenario in scenarios:
+            result = run_scenario(scenario)
+            print(f"{'PASS' if result.passed else 'FAIL'}  {scenario.name}")
+            for difference in result.differences:
+                print(f"      {difference}")
+            passed += result.passed
+            failed += not result.passed
+    summary = (
+        f"{passed + failed} scenario(s) in {len(files) - malformed} file(s): {passed} passed, {failed} failed"
+    )
+    print(f"\n{summary}" + (f"; {malformed} malformed file(s)" if malformed else ""))
+    return 2 if malformed else 1 if failed else 0
+
+
+def scenario_files(paths: list[Path]) -> list[Path]:
+    """Files as given; a directory stands for its *.json files in name order."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                raise CLIError(f"{path}: no *.json scenario files")
+            files += found
+        else:
+            files.append(path)
+    return files

@@ -75,11 +75,12 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
     logs = data_dir / "logs"
     for d in (conf_dir, logs):
         d.mkdir(parents=True, exist_ok=True)
-    scm_client, scm_datanode, scm_http = free_ports(3)
+    scm_client, scm_datanode, scm_http, scm_block = free_ports(4)
     site = {
         "ozone.scm.names": HOST,
         "ozone.scm.client.address": f"{HOST}:{scm_client}",
         "ozone.scm.datanode.address": f"{HOST}:{scm_datanode}",
+        "ozone.scm.block.client.address": f"{HOST}:{scm_block}",
         "ozone.scm.http-address": f"{HOST}:{scm_http}",
         "ozone.metadata.dirs": str(data_dir / "scm"),
         "hdds.scm.safemode.min.datanode": str(min(3, datanodes)),
@@ -93,7 +94,7 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
             "scm",
             [*python, "scm", *conf_arg],
             str(logs / "scm.log"),
-            {"client": scm_client, "datanode": scm_datanode, "http": scm_http},
+            {"client": scm_client, "datanode": scm_datanode, "http": scm_http, "block": scm_block},
         )
     ]
     racks_file = conf_dir / "racks.map"

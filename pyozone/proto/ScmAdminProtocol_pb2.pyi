@@ -43,7 +43,7 @@ class NodeQueryResponseProto(_message.Message):
     def __init__(self, datanodes: _Optional[_Iterable[_Union[Node, _Mapping]]] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("nodeID", "nodeStates", "nodeOperationalStates", "opStateExpiryEpochSeconds", "lastHeartbeatTime", "pipelineCount", "containerCount", "capacity", "used", "remaining", "healthyVolumeCount", "failedVolumeCount", "metadataLayoutVersion", "softwareLayoutVersion")
+    __slots__ = ("nodeID", "nodeStates", "nodeOperationalStates", "opStateExpiryEpochSeconds", "lastHeartbeatTime", "pipelineCount", "containerCount", "capacity", "used", "remaining", "healthyVolumeCount", "failedVolumeCount", "metadataLayoutVersion", "softwareLayoutVersion", "adminProgress")
     NODEID_FIELD_NUMBER: _ClassVar[int]
     NODESTATES_FIELD_NUMBER: _ClassVar[int]
     NODEOPERATIONALSTATES_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +58,7 @@ class Node(_message.Message):
     FAILEDVOLUMECOUNT_FIELD_NUMBER: _ClassVar[int]
     METADATALAYOUTVERSION_FIELD_NUMBER: _ClassVar[int]
     SOFTWARELAYOUTVERSION_FIELD_NUMBER: _ClassVar[int]
+    ADMINPROGRESS_FIELD_NUMBER: _ClassVar[int]
     nodeID: _hdds_pb2.DatanodeDetailsProto
     nodeStates: _containers.RepeatedScalarFieldContainer[_hdds_pb2.NodeState]
     nodeOperationalStates: _containers.RepeatedScalarFieldContainer[_hdds_pb2.NodeOperationalState]
@@ -72,7 +73,22 @@ class Node(_message.Message):
     failedVolumeCount: int
     metadataLayoutVersion: int
     softwareLayoutVersion: int
-    def __init__(self, nodeID: _Optional[_Union[_hdds_pb2.DatanodeDetailsProto, _Mapping]] = ..., nodeStates: _Optional[_Iterable[_Union[_hdds_pb2.NodeState, str]]] = ..., nodeOperationalStates: _Optional[_Iterable[_Union[_hdds_pb2.NodeOperationalState, str]]] = ..., opStateExpiryEpochSeconds: _Optional[int] = ..., lastHeartbeatTime: _Optional[int] = ..., pipelineCount: _Optional[int] = ..., containerCount: _Optional[int] = ..., capacity: _Optional[int] = ..., used: _Optional[int] = ..., remaining: _Optional[int] = ..., healthyVolumeCount: _Optional[int] = ..., failedVolumeCount: _Optional[int] = ..., metadataLayoutVersion: _Optional[int] = ..., softwareLayoutVersion: _Optional[int] = ...) -> None: ...
+    adminProgress: DatanodeAdminProgressProto
+    def __init__(self, nodeID: _Optional[_Union[_hdds_pb2.DatanodeDetailsProto, _Mapping]] = ..., nodeStates: _Optional[_Iterable[_Union[_hdds_pb2.NodeState, str]]] = ..., nodeOperationalStates: _Optional[_Iterable[_Union[_hdds_pb2.NodeOperationalState, str]]] = ..., opStateExpiryEpochSeconds: _Optional[int] = ..., lastHeartbeatTime: _Optional[int] = ..., pipelineCount: _Optional[int] = ..., containerCount: _Optional[int] = ..., capacity: _Optional[int] = ..., used: _Optional[int] = ..., remaining: _Optional[int] = ..., healthyVolumeCount: _Optional[int] = ..., failedVolumeCount: _Optional[int] = ..., metadataLayoutVersion: _Optional[int] = ..., softwareLayoutVersion: _Optional[int] = ..., adminProgress: _Optional[_Union[DatanodeAdminProgressProto, _Mapping]] = ...) -> None: ...
+
+class DatanodeAdminProgressProto(_message.Message):
+    __slots__ = ("containersLeft", "underReplicatedContainers", "unclosedContainers", "sufficientlyReplicatedContainers", "pipelinesWaitingToClose")
+    CONTAINERSLEFT_FIELD_NUMBER: _ClassVar[int]
+    UNDERREPLICATEDCONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    UNCLOSEDCONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    SUFFICIENTLYREPLICATEDCONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    PIPELINESWAITINGTOCLOSE_FIELD_NUMBER: _ClassVar[int]
+    containersLeft: int
+    underReplicatedContainers: int
+    unclosedContainers: int
+    sufficientlyReplicatedContainers: int
+    pipelinesWaitingToClose: int
+    def __init__(self, containersLeft: _Optional[int] = ..., underReplicatedContainers: _Optional[int] = ..., unclosedContainers: _Optional[int] = ..., sufficientlyReplicatedContainers: _Optional[int] = ..., pipelinesWaitingToClose: _Optional[int] = ...) -> None: ...
 
 class ListPipelineRequestProto(_message.Message):
     __slots__ = ("traceID",)
@@ -327,3 +343,75 @@ class StartMaintenanceNodesResponseProto(_message.Message):
     FAILEDHOSTS_FIELD_NUMBER: _ClassVar[int]
     failedHosts: _containers.RepeatedCompositeFieldContainer[DatanodeAdminErrorResponseProto]
     def __init__(self, failedHosts: _Optional[_Iterable[_Union[DatanodeAdminErrorResponseProto, _Mapping]]] = ...) -> None: ...
+
+class GetReplicationManagerReportRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class KeyIntValue(_message.Message):
+    __slots__ = ("key", "value")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: int
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+
+class KeyContainerIDList(_message.Message):
+    __slots__ = ("key", "containerID")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERID_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    containerID: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, key: _Optional[str] = ..., containerID: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ReplicationManagerReportProto(_message.Message):
+    __slots__ = ("timestamp", "stat", "statSample", "sampleLimit")
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    STAT_FIELD_NUMBER: _ClassVar[int]
+    STATSAMPLE_FIELD_NUMBER: _ClassVar[int]
+    SAMPLELIMIT_FIELD_NUMBER: _ClassVar[int]
+    timestamp: int
+    stat: _containers.RepeatedCompositeFieldContainer[KeyIntValue]
+    statSample: _containers.RepeatedCompositeFieldContainer[KeyContainerIDList]
+    sampleLimit: int
+    def __init__(self, timestamp: _Optional[int] = ..., stat: _Optional[_Iterable[_Union[KeyIntValue, _Mapping]]] = ..., statSample: _Optional[_Iterable[_Union[KeyContainerIDList, _Mapping]]] = ..., sampleLimit: _Optional[int] = ...) -> None: ...
+
+class GetReplicationManagerReportResponseProto(_message.Message):
+    __slots__ = ("report",)
+    REPORT_FIELD_NUMBER: _ClassVar[int]
+    report: ReplicationManagerReportProto
+    def __init__(self, report: _Optional[_Union[ReplicationManagerReportProto, _Mapping]] = ...) -> None: ...
+
+class StartReplicationManagerRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class StartReplicationManagerResponseProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StopReplicationManagerRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class StopReplicationManagerResponseProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ReplicationManagerStatusRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class ReplicationManagerStatusResponseProto(_message.Message):
+    __slots__ = ("isRunning",)
+    ISRUNNING_FIELD_NUMBER: _ClassVar[int]
+    isRunning: bool
+    def __init__(self, isRunning: _Optional[bool] = ...) -> None: ...

@@ -115,6 +115,26 @@ class ScmAdminProtocolServiceStub:
                 request_serializer=pyozone_dot_ScmAdminProtocol__pb2.RecommissionNodesRequestProto.SerializeToString,
                 response_deserializer=pyozone_dot_ScmAdminProtocol__pb2.RecommissionNodesResponseProto.FromString,
                 _registered_method=True)
+        self.getReplicationManagerReport = channel.unary_unary(
+                '/pyozone.hdds.ScmAdminProtocolService/getReplicationManagerReport',
+                request_serializer=pyozone_dot_ScmAdminProtocol__pb2.GetReplicationManagerReportRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_ScmAdminProtocol__pb2.GetReplicationManagerReportResponseProto.FromString,
+                _registered_method=True)
+        self.startReplicationManager = channel.unary_unary(
+                '/pyozone.hdds.ScmAdminProtocolService/startReplicationManager',
+                request_serializer=pyozone_dot_ScmAdminProtocol__pb2.StartReplicationManagerRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_ScmAdminProtocol__pb2.StartReplicationManagerResponseProto.FromString,
+                _registered_method=True)
+        self.stopReplicationManager = channel.unary_unary(
+                '/pyozone.hdds.ScmAdminProtocolService/stopReplicationManager',
+                request_serializer=pyozone_dot_ScmAdminProtocol__pb2.StopReplicationManagerRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_ScmAdminProtocol__pb2.StopReplicationManagerResponseProto.FromString,
+                _registered_method=True)
+        self.getReplicationManagerStatus = channel.unary_unary(
+                '/pyozone.hdds.ScmAdminProtocolService/getReplicationManagerStatus',
+                request_serializer=pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusResponseProto.FromString,
+                _registered_method=True)
 
 
 class ScmAdminProtocolServiceServicer:
@@ -217,6 +237,30 @@ class ScmAdminProtocolServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def getReplicationManagerReport(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def startReplicationManager(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def stopReplicationManager(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def getReplicationManagerStatus(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScmAdminProtocolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -299,6 +343,26 @@ def add_ScmAdminProtocolServiceServicer_to_server(servicer, server):
                     servicer.recommissionNodes,
                     request_deserializer=pyozone_dot_ScmAdminProtocol__pb2.RecommissionNodesRequestProto.FromString,
                     response_serializer=pyozone_dot_ScmAdminProtocol__pb2.RecommissionNodesResponseProto.SerializeToString,
+            ),
+            'getReplicationManagerReport': grpc.unary_unary_rpc_method_handler(
+                    servicer.getReplicationManagerReport,
+                    request_deserializer=pyozone_dot_ScmAdminProtocol__pb2.GetReplicationManagerReportRequestProto.FromString,
+                    response_serializer=pyozone_dot_ScmAdminProtocol__pb2.GetReplicationManagerReportResponseProto.SerializeToString,
+            ),
+            'startReplicationManager': grpc.unary_unary_rpc_method_handler(
+                    servicer.startReplicationManager,
+                    request_deserializer=pyozone_dot_ScmAdminProtocol__pb2.StartReplicationManagerRequestProto.FromString,
+                    response_serializer=pyozone_dot_ScmAdminProtocol__pb2.StartReplicationManagerResponseProto.SerializeToString,
+            ),
+            'stopReplicationManager': grpc.unary_unary_rpc_method_handler(
+                    servicer.stopReplicationManager,
+                    request_deserializer=pyozone_dot_ScmAdminProtocol__pb2.StopReplicationManagerRequestProto.FromString,
+                    response_serializer=pyozone_dot_ScmAdminProtocol__pb2.StopReplicationManagerResponseProto.SerializeToString,
+            ),
+            'getReplicationManagerStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.getReplicationManagerStatus,
+                    request_deserializer=pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusRequestProto.FromString,
+                    response_serializer=pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusResponseProto.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -734,6 +798,114 @@ class ScmAdminProtocolService:
             '/pyozone.hdds.ScmAdminProtocolService/recommissionNodes',
             pyozone_dot_ScmAdminProtocol__pb2.RecommissionNodesRequestProto.SerializeToString,
             pyozone_dot_ScmAdminProtocol__pb2.RecommissionNodesResponseProto.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def getReplicationManagerReport(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.hdds.ScmAdminProtocolService/getReplicationManagerReport',
+            pyozone_dot_ScmAdminProtocol__pb2.GetReplicationManagerReportRequestProto.SerializeToString,
+            pyozone_dot_ScmAdminProtocol__pb2.GetReplicationManagerReportResponseProto.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def startReplicationManager(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.hdds.ScmAdminProtocolService/startReplicationManager',
+            pyozone_dot_ScmAdminProtocol__pb2.StartReplicationManagerRequestProto.SerializeToString,
+            pyozone_dot_ScmAdminProtocol__pb2.StartReplicationManagerResponseProto.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def stopReplicationManager(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.hdds.ScmAdminProtocolService/stopReplicationManager',
+            pyozone_dot_ScmAdminProtocol__pb2.StopReplicationManagerRequestProto.SerializeToString,
+            pyozone_dot_ScmAdminProtocol__pb2.StopReplicationManagerResponseProto.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def getReplicationManagerStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.hdds.ScmAdminProtocolService/getReplicationManagerStatus',
+            pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusRequestProto.SerializeToString,
+            pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusResponseProto.FromString,
             options,
             channel_credentials,
             insecure,

@@ -34,6 +34,7 @@ from pyozone.protocol.errors import ProtocolError
 from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.node.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion
 from pyozone.scm.pipeline.pipeline import Pipeline
+from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.safemode.status import RuleStatus
 
 
@@ -186,6 +187,49 @@ _NO_LAYOUT = LayoutVersion(0, 0)
 
 
 @dataclass(frozen=True, slots=True)
+class DatanodeAdminProgress:
+    """How far a node leaving service has got (the admin monitor's per-node gauges): it may finish only
+    when no container on it is under-replicated or unclosed any more (spec 13)."""
+
+    under_replicated: int = 0
+    unclosed: int = 0
+    sufficiently_replicated: int = 0
+    pipelines_waiting_to_close: int = 0
+
+    @property
+    def containers_left(self) -> int:
+        return self.under_replicated + self.unclosed
+
+
+@guarded("DatanodeAdminProgress")
+def admin_progress_to_proto(progress: DatanodeAdminProgress) -> admin_pb2.DatanodeAdminProgressProto:
+    return admin_pb2.DatanodeAdminProgressProto(
+        containersLeft=uint64(progress.containers_left, "containers_left"),
+        underReplicatedContainers=uint64(progress.under_replicated, "under_replicated"),
+        unclosedContainers=uint64(progress.unclosed, "unclosed"),
+        sufficientlyReplicatedContainers=uint64(progress.sufficiently_replicated, "sufficiently_replicated"),
+        pipelinesWaitingToClose=uint32(progress.pipelines_waiting_to_close, "pipelines_waiting_to_close"),
+    )
+
+
+def admin_progress_from_proto(
+    proto: admin_pb2.DatanodeAdminProgressProto, field: str = "adminProgress"
+) -> DatanodeAdminProgress:
+    progress = DatanodeAdminProgress(
+        proto.underReplicatedContainers,
+        proto.unclosedContainers,
+        proto.sufficientlyReplicatedContainers,
+        proto.pipelinesWaitingToClose,
+    )
+    if proto.containersLeft != progress.containers_left:
+        raise ProtocolError(
+            f"{field}.containersLeft",
+            f"is {proto.containersLeft}, not underReplicated + unclosed = {progress.containers_left}",
+        )
+    return progress
+
+
+@dataclass(frozen=True, slots=True)
 class DatanodeListing:
     """One row of `pyozone admin datanode list`: a datanode as the admin protocol's Node carries it."""
 
@@ -202,10 +246,18 @@ class DatanodeListing:
     healthy_volumes: int = 0
     failed_volumes: int = 0
     layout: LayoutVersion = _NO_LAYOUT
+    admin_progress: DatanodeAdminProgress | None = None
 
     @classmethod
-    def of(cls, info: DatanodeInfo, pipeline_count: int = 0, container_count: int = 0) -> DatanodeListing:
-        """What NodeManager knows of a node, plus the counts the pipeline and container managers keep."""
+    def of(
+        cls,
+        info: DatanodeInfo,
+        pipeline_count: int = 0,
+        container_count: int = 0,
+        admin_progress: DatanodeAdminProgress | None = None,
+    ) -> DatanodeListing:
+        """What NodeManager knows of a node, plus the counts the pipeline and container managers keep
+        and, for a node leaving service, the admin monitor's progress."""
         return cls(
             details=info.details,
             health=info.status.health,
@@ -220,12 +272,13 @@ class DatanodeListing:
             healthy_volumes=info.healthy_volume_count(),
             failed_volumes=info.failed_volume_count(),
             layout=info.layout,
+            admin_progress=admin_progress,
         )
 
 
 @guarded("DatanodeListing")
 def node_to_proto(node: DatanodeListing) -> admin_pb2.Node:
-    return admin_pb2.Node(
+    proto = admin_pb2.Node(
         nodeID=datanode_details_to_proto(node.details, "details"),
         nodeStates=[enum_to_proto(NodeState, node.health, "health")],
         nodeOperationalStates=[
@@ -243,6 +296,9 @@ def node_to_proto(node: DatanodeListing) -> admin_pb2.Node:
         metadataLayoutVersion=uint32(node.layout.metadata_layout_version, "layout.metadata_layout_version"),
         softwareLayoutVersion=uint32(node.layout.software_layout_version, "layout.software_layout_version"),
     )
+    if node.admin_progress is not None:
+        proto.adminProgress.CopyFrom(admin_progress_to_proto(node.admin_progress))
+    return proto
 
 
 def node_from_proto(proto: admin_pb2.Node, field: str = "node") -> DatanodeListing:
@@ -272,6 +328,9 @@ def node_from_proto(proto: admin_pb2.Node, field: str = "node") -> DatanodeListi
         healthy_volumes=proto.healthyVolumeCount,
         failed_volumes=proto.failedVolumeCount,
         layout=LayoutVersion(proto.metadataLayoutVersion, proto.softwareLayoutVersion),
+        admin_progress=admin_progress_from_proto(proto.adminProgress, f"{field}.adminProgress")
+        if proto.HasField("adminProgress")
+        else None,
     )
 
 
@@ -290,3 +349,42 @@ def rule_status_from_proto(proto: admin_pb2.SafeModeRuleStatusProto, field: str 
     return RuleStatus(
         text(proto.ruleName, f"{field}.ruleName"), proto.validate, proto.preCheck, proto.statusText
     )
+
+
+# ------------------------------------------------------------------ replication manager
+@guarded("ReplicationManagerReport")
+def rm_report_to_proto(report: ReplicationManagerReport) -> admin_pb2.ReplicationManagerReportProto:
+    """Every stat (all lifecycle and health states, zeros included) and every non-empty sample."""
+    data = report.to_dict()
+    proto = admin_pb2.ReplicationManagerReportProto(
+        timestamp=integer(data["reportTimeStamp"], "timestamp"),
+        sampleLimit=uint32(data["sampleLimit"], "sample_limit"),
+    )
+    for name, count in data["stats"].items():
+        proto.stat.append(admin_pb2.KeyIntValue(key=name, value=integer(count, f"stats[{name}]")))
+    for name, ids in data["samples"].items():
+        proto.statSample.append(
+            admin_pb2.KeyContainerIDList(
+                key=name, containerID=[container_id(i, f"samples[{name}]") for i in ids]
+            )
+        )
+    return proto
+
+
+def rm_report_from_proto(
+    proto: admin_pb2.ReplicationManagerReportProto, field: str = "report"
+) -> ReplicationManagerReport:
+    """Stats and samples of states this version does not know are dropped (a newer SCM may add some),
+    as ReplicationManagerReport.from_dict does; malformed counts and ids are refused."""
+    stats = {s.key: integer(s.value, f"{field}.stat[{s.key}]") for s in proto.stat}
+    samples = {
+        s.key: [container_id(i, f"{field}.statSample[{s.key}]") for i in s.containerID]
+        for s in proto.statSample
+    }
+    data = {
+        "reportTimeStamp": integer(proto.timestamp, f"{field}.timestamp"),
+        "sampleLimit": proto.sampleLimit,
+        "stats": stats,
+        "samples": samples,
+    }
+    return ReplicationManagerReport.from_dict(data)

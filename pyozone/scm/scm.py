@@ -23,10 +23,10 @@ from pyozone.scm.block.sequence_id import SequenceIdGenerator
 from pyozone.scm.container.actions_handler import ContainerActionsHandler
 from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.container.manager import ContainerManager
-from pyozone.scm.container.replica_health import fully_replicated
 from pyozone.scm.container.report_handler import ContainerReportHandler
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.messages import ContainerReplicaReport, Heartbeat, PipelineReport
+from pyozone.scm.node.admin_monitor import DatanodeAdminMonitor
 from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion, NodeReport
 from pyozone.scm.node.handlers import NodeEventHandlers
@@ -35,6 +35,8 @@ from pyozone.scm.node.topology import NetworkTopology
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.pipeline.creator import BackgroundPipelineCreator
 from pyozone.scm.pipeline.manager import PipelineManager
+from pyozone.scm.replication.health_state import ContainerHealthState
+from pyozone.scm.replication.manager import ReplicationManager
 from pyozone.scm.safemode.manager import SafeModeManager
 from pyozone.scm.store import SCMMetadataStore
 
@@ -87,8 +89,31 @@ class StorageContainerManager:
         )
         self.events.add_handler(SCMEvent.CLOSE_CONTAINER, self.close_containers.on_close_container)
         self.container_actions = ContainerActionsHandler(self.events)
+        self.replication = ReplicationManager(
+            conf,
+            clock,
+            self.events,
+            self.nodes,
+            self.containers,
+            self.pipelines,
+            self.services_ready,
+            self.rng,
+        )
+        self.admin_monitor = DatanodeAdminMonitor(
+            clock,
+            self.nodes,
+            self.pipelines,
+            self.containers,
+            self.replication,
+            conf.get("ozone.scm.datanode.admin.monitor.logging.limit"),
+        )
         self.deleted_blocks = DeletedBlockLog(
-            conf, clock, store, self.containers, self.sequence_ids, container_health_ok=self._fully_replicated
+            conf,
+            clock,
+            store,
+            self.containers,
+            self.sequence_ids,
+            container_health_ok=self._replication_healthy,
         )
         self.blocks = BlockManager(
             conf,
@@ -119,12 +144,11 @@ class StorageContainerManager:
         self.tasks = self._periodic_tasks()
         self.safe_mode.start()
 
-    def _fully_replicated(self, container_id: int) -> bool:
-        container = self.containers.find(container_id)
-        if container is None:
+    def _replication_healthy(self, container_id: int) -> bool:
+        """Block deletion waits until the Replication Manager finds the container HEALTHY (spec 8.2)."""
+        if self.containers.find(container_id) is None:
             return False
-        status = lambda dn: info.status if (info := self.nodes.get(dn)) else None  # noqa: E731
-        return fully_replicated(container, self.containers.replicas(container_id), status)
+        return self.replication.check_container_status(container_id) is ContainerHealthState.HEALTHY
 
     # ------------------------------------------------------------------ periodic work
     def _periodic_tasks(self) -> list[PeriodicTask]:
@@ -156,6 +180,12 @@ class StorageContainerManager:
                 c.get("hdds.scm.block.deleting.service.interval"),
                 self.block_deleting.run,
                 self.services_ready,
+            ),
+            *self.replication.tasks,
+            PeriodicTask(
+                "DatanodeAdminMonitor",
+                c.get("ozone.scm.datanode.admin.monitor.interval"),
+                self.admin_monitor.run,
             ),
         ]
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from itertools import count
 
 from pyozone.common.clock import ManualClock
-from pyozone.config import OzoneConfiguration
+from pyozone.config import OzoneConfiguration, out_of_service_factor
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import ReplicaState
 from pyozone.scm.block.manager import AllocatedBlock, ExcludeList
@@ -61,6 +61,8 @@ class SimCluster:
         self.scm = self._new_scm()
         self.container_size: int = self.conf.get("ozone.scm.container.size")
         self._close_at = int(self.container_size * self.conf.get("hdds.container.close.threshold"))
+        self._replication_streams: int = self.conf.get("hdds.datanode.replication.streams.limit")
+        self._out_of_service_factor = out_of_service_factor(self.conf)
         self._schedule(0, _TICK, "")
         total = max(datanodes, len(restored))
         for i, node in enumerate(restored):
@@ -110,6 +112,7 @@ class SimCluster:
         if node.alive:
             return
         node.alive, node.registered = True, False
+        node.replication_queue.clear()  # commands lived in the dead process's memory
         self._schedule(self.clock.now_ms(), _HEARTBEAT, dn)
 
     def partition(self, dn: str) -> None:
@@ -176,6 +179,9 @@ class SimCluster:
                 self._last_report[(dn, report)] = now
             node.pending_icr.clear()
             return
+        node.run_replications(
+            self.clock.wall_ms(), self.datanodes, self._replication_streams, self._out_of_service_factor
+        )
         if self._due(dn, "pipeline", now):
             node.pending_pipeline_report = True
         heartbeat = node.heartbeat(self._due(dn, "container", now), self._due(dn, "node", now))

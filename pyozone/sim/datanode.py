@@ -2,10 +2,18 @@
 
 It stores no data. It keeps what SCM can observe: replicas with state and BCSID, pipelines it is a
 member of, its persisted operational state, and the reports it owes SCM on its next heartbeat.
+
+Replication is push-based, as in Ozone (spec 12): a replicateContainerCommand goes to a source, which
+copies its replica to the named target. Commands wait in a queue that a fixed pool of workers drains,
+hdds.datanode.replication.streams.limit per heartbeat interval (scaled up by the out-of-service factor
+on a node leaving service), and the queue length is what the command queue report tells SCM, so SCM's
+throttling sees a real backlog. A command whose datanode deadline has passed is dropped unrun.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,6 +49,9 @@ class SimDatanode:
     pending_pipeline_report: bool = False
     container_actions: list[ContainerAction] = field(default_factory=list)
     executed: dict[SCMCommandType, int] = field(default_factory=dict)
+    replication_queue: list[SCMCommand] = field(default_factory=list)
+    replications_done: int = 0
+    replications_expired: int = 0
 
     @property
     def uuid(self) -> str:
@@ -122,7 +133,7 @@ class SimDatanode:
             command_status_reports=status,
             container_actions=actions,
             pipeline_reports=pipeline_reports,
-            command_queue_report={},
+            command_queue_report={SCMCommandType.replicateContainerCommand: len(self.replication_queue)},
             persisted_op_state=self.op_state,
         )
 
@@ -181,6 +192,31 @@ class SimDatanode:
             CommandStatusReport(command.id, command.type, CommandStatus.EXECUTED, results)
         )
 
+    def _replicate(self, command: SCMCommand) -> None:
+        self.replication_queue.append(command)
+
+    def run_replications(
+        self, now_epoch_ms: int, peers: Mapping[str, SimDatanode], streams: int, out_of_service_factor: float
+    ) -> None:
+        """One heartbeat interval of the replication workers: push up to `streams` queued containers
+        (more when leaving service, as the datanode grows its pool) to their targets, oldest first.
+        The target imports the copy in the source's state, BCSID and size, and reports it by ICR."""
+        if self.op_state is not NodeOperationalState.IN_SERVICE:
+            streams = math.ceil(streams * out_of_service_factor)
+        batch, self.replication_queue = self.replication_queue[:streams], self.replication_queue[streams:]
+        for command in batch:
+            if command.deadline_epoch_ms and now_epoch_ms > command.deadline_epoch_ms:
+                self.replications_expired += 1
+                continue
+            replica = self.replicas.get(command.payload["containerID"])
+            target = peers.get(command.payload["target"].uuid)
+            if replica is None or replica.state not in _REPLICABLE or target is None or not target.alive:
+                continue
+            if replica.container_id in target.replicas:
+                continue
+            target.set_replica(replica)
+            self.replications_done += 1
+
     def _set_operational_state(self, command: SCMCommand) -> None:
         self.op_state = NodeOperationalState[command.payload["state"]]
         self.op_state_expiry = command.payload.get("expiry", 0)
@@ -189,7 +225,10 @@ class SimDatanode:
         self.registered = False
 
 
+_REPLICABLE = (ReplicaState.CLOSED, ReplicaState.QUASI_CLOSED, ReplicaState.UNHEALTHY)
+
 _HANDLERS = {
+    SCMCommandType.replicateContainerCommand: SimDatanode._replicate,
     SCMCommandType.createPipelineCommand: SimDatanode._create_pipeline,
     SCMCommandType.closePipelineCommand: SimDatanode._close_pipeline,
     SCMCommandType.closeContainerCommand: SimDatanode._close_container,

@@ -136,6 +136,7 @@ def test_transaction_of_under_replicated_container_is_not_sent(sim):
     sim.leave_safe_mode(c)
     cid, mine, _ = _closed_container_with_blocks(c, sim, blocks=1)
     victim = scm.containers.replicas(cid)[0].datanode
+    scm.replication.stop()  # it would repair the container at once, ending the case under test
     c.kill(victim)
     assert c.run_until(lambda: sim.health(c, victim) is NodeState.DEAD, 5 * sim.MINUTE)
     assert len(scm.containers.replicas(cid)) == 2
@@ -144,3 +145,6 @@ def test_transaction_of_under_replicated_container_is_not_sent(sim):
     c.advance(2 * sim.MINUTE)
     assert all(c.datanodes[dn].executed.get(DELETE, 0) == 0 for dn in c.datanodes)
     assert scm.deleted_blocks.transaction_ids() == [tx]
+    # Repaired, the container is HEALTHY again and its transaction goes out and is purged.
+    scm.replication.start()
+    assert c.run_until(lambda: scm.deleted_blocks.transaction_ids() == [], 15 * sim.MINUTE)

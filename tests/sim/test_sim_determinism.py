@@ -17,6 +17,7 @@ MINUTE = 60_000
 MB = 1 << 20
 OVERRIDES = {
     "ozone.scm.container.size": "10MB",
+    "ozone.scm.block.size": "1MB",  # never above the container size (validated at startup)
     "ozone.scm.close.container.wait.duration": "30s",
     "ozone.scm.stale.node.interval": "90s",
     "ozone.scm.dead.node.interval": "180s",

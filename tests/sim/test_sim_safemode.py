@@ -110,6 +110,7 @@ def test_in_safe_mode_after_restart_get_pipeline_and_close_container_are_allowed
         5,
         {
             "ozone.scm.container.size": "10MB",
+            "ozone.scm.block.size": "1MB",  # never above the container size (validated at startup)
             "ozone.scm.close.container.wait.duration": "30s",
         },
     )

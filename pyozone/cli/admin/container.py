@@ -1,18 +1,26 @@
-"""`pyozone admin container list|info|close`."""
+"""`pyozone admin container list|info|close|report`."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from datetime import UTC, datetime
 
 from pyozone.admin.client import ContainerView
 from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.cli.output import human_size, print_json, print_table
 from pyozone.hdds.states import LifeCycleState
 from pyozone.scm.container.info import ContainerInfo
+from pyozone.scm.replication.health_state import ContainerHealthState
+from pyozone.scm.replication.report import ReplicationManagerReport
+
+REPORT_HEALTH_STATES = tuple(s for s in ContainerHealthState if s is not ContainerHealthState.HEALTHY)
+"""The health summary's rows: every state the check records, combined ones included. HEALTHY is not
+one of them (a healthy container is one no handler reported), so it would always read 0."""
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:
-    container = groups.add_parser("container", parents=[parent], help="containers: list, info, close")
+    container = groups.add_parser("container", parents=[parent], help="containers: list, info, close, report")
     commands = container.add_subparsers(dest="container_command", metavar="COMMAND")
     commands.required = True
     listing = commands.add_parser("list", parents=[parent], help="containers from an id on")
@@ -29,6 +37,11 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     close.add_argument("container_id", type=int, metavar="ID")
     add_connection_options(close)
     close.set_defaults(func=run_close)
+    report = commands.add_parser(
+        "report", parents=[parent], help="the Replication Manager's container summary report"
+    )
+    add_connection_options(report)
+    report.set_defaults(func=run_report)
 
 
 def container_dict(info: ContainerInfo) -> dict:
@@ -125,3 +138,40 @@ def run_close(args: argparse.Namespace) -> int:
         scm.close_container(args.container_id)
     print(f"Container {args.container_id} is being closed")
     return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Ozone's `ozone admin container report` layout: state summary, health summary, samples."""
+    with connect(args) as scm:
+        report = scm.replication_manager_report()
+    if report.timestamp_ms == 0:
+        print(
+            "The Container Report is not available until Replication Manager completes its first run "
+            "after startup or fail over. All values will be zero until that time.\n",
+            file=sys.stderr,
+        )
+    if args.json:
+        print_json(report.to_dict())
+        return 0
+    print("\n".join(report_lines(report)))
+    return 0
+
+
+def report_lines(report: ReplicationManagerReport) -> list[str]:
+    generated = datetime.fromtimestamp(report.timestamp_ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = [*_heading(f"Container Summary Report generated at {generated}"), ""]
+    lines += _heading("Container State Summary")
+    lines += [f"{state.name}: {report.stat(state)}" for state in LifeCycleState]
+    lines += ["", *_heading("Container Health Summary")]
+    lines += [f"{state.name}: {report.stat(state)}" for state in REPORT_HEALTH_STATES]
+    lines.append("")
+    for state in REPORT_HEALTH_STATES:
+        sample = report.samples(state)
+        if sample:
+            lines.append(f"First {report.sample_limit} {state.name} containers:")
+            lines += [", ".join(f"#{cid}" for cid in sample), ""]
+    return lines
+
+
+def _heading(text: str) -> list[str]:
+    return [text, "=" * len(text)]

@@ -7,7 +7,7 @@ import argparse
 from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.cli.common import CLIError
 from pyozone.cli.output import age, human_size, print_json, print_table
-from pyozone.protocol.admin import DatanodeListing
+from pyozone.protocol.admin import DatanodeAdminProgress, DatanodeListing
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:
@@ -55,7 +55,26 @@ def listing_dict(node: DatanodeListing) -> dict:
         "healthyVolumes": node.healthy_volumes,
         "failedVolumes": node.failed_volumes,
         "ports": dict(d.ports),
+        "adminProgress": None if node.admin_progress is None else progress_dict(node.admin_progress),
     }
+
+
+def progress_dict(progress: DatanodeAdminProgress) -> dict:
+    return {
+        "containersLeft": progress.containers_left,
+        "underReplicated": progress.under_replicated,
+        "unclosed": progress.unclosed,
+        "sufficientlyReplicated": progress.sufficiently_replicated,
+        "pipelinesWaitingToClose": progress.pipelines_waiting_to_close,
+    }
+
+
+def _progress_cells(node: DatanodeListing) -> tuple[object, object, object]:
+    """Containers left, under-replicated, unclosed; "-" for a node no workflow tracks."""
+    progress = node.admin_progress
+    if progress is None:
+        return ("-", "-", "-")
+    return (progress.containers_left, progress.under_replicated, progress.unclosed)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -77,6 +96,7 @@ def run_list(args: argparse.Namespace) -> int:
             n.container_count,
             human_size(n.used),
             human_size(n.remaining),
+            *_progress_cells(n),
         )
         for n in nodes
     ]
@@ -93,6 +113,9 @@ def run_list(args: argparse.Namespace) -> int:
             "CONTAINERS",
             "USED",
             "FREE",
+            "CONTAINERS LEFT",
+            "UNDER-REPLICATED",
+            "UNCLOSED",
         ),
         rows,
     )

@@ -8,6 +8,7 @@ simulated SCM holds 100k+ containers and asks "which are OPEN on this pipeline" 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -85,6 +86,14 @@ class ContainerManager:
         self._table.put(info.container_id, info)
         self._index(info)
         return info
+
+    def bulk_load(self, infos: Iterable[ContainerInfo], replicas: Iterable[ContainerReplica]) -> None:
+        """Puts records straight into memory, without writing the store: for benchmarks and offline
+        analysis over millions of containers, where building them through reports would dominate."""
+        for info in infos:
+            self._index(info)
+        for replica in replicas:
+            self._replicas.update(replica)
 
     # ------------------------------------------------------------------ queries
     def find(self, container_id: ContainerID) -> ContainerInfo | None:

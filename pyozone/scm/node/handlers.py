@@ -61,12 +61,15 @@ class NodeEventHandlers:
             self.pipelines.close_and_delete(pipeline.id)
         if info.status.operational_state is not NodeOperationalState.IN_MAINTENANCE:
             # Maintenance nodes keep their replicas: they are expected back.
-            for container_id in sorted(self.nodes.containers(dn)):
+            held = sorted(self.nodes.containers(dn))
+            for container_id in held:
                 self.containers.remove_replica(container_id, dn)
             self.nodes.set_containers(dn, ())
             for callback in self.on_dead_node:
                 callback(dn)
-            self.events.fire(SCMEvent.REPLICATION_MANAGER_NOTIFY, dn)
+            # The containers go with the event: they are no longer the node's once it is handled, and
+            # they are exactly what the Replication Manager must now check.
+            self.events.fire(SCMEvent.REPLICATION_MANAGER_NOTIFY, (dn, held))
         self.nodes.clear_command_queue(dn)
         if info.status.health is NodeState.DEAD:
             self.nodes.forget(dn)

@@ -22,6 +22,7 @@ from pyozone.hdds.states import (
 )
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.admin import DatanodeAdminProgress, rm_report_to_proto
 from pyozone.protocol.common import container_id, enum_from_proto, pipeline_id_from_proto
 from pyozone.scm.container.info import ContainerInfo
 from pyozone.scm.events import SCMEvent
@@ -71,10 +72,25 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
                 op is None or info.status.operational_state is op
             ):
                 listing = p.DatanodeListing.of(
-                    info, len(nodes.pipelines(info.uuid)), len(nodes.containers(info.uuid))
+                    info,
+                    len(nodes.pipelines(info.uuid)),
+                    len(nodes.containers(info.uuid)),
+                    self._admin_progress(info.uuid),
                 )
                 response.datanodes.append(p.node_to_proto(listing))
         return response
+
+    def _admin_progress(self, dn: str) -> DatanodeAdminProgress | None:
+        """The admin monitor's last word on a node leaving service; None for a node in no workflow."""
+        progress = self.core.admin_monitor.progress(dn)
+        if progress is None:
+            return None
+        return DatanodeAdminProgress(
+            progress.under_replicated,
+            progress.unclosed,
+            progress.sufficiently_replicated,
+            progress.pipelines_waiting,
+        )
 
     @rpc
     async def decommissionNodes(
@@ -236,6 +252,36 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     ) -> pb.ForceExitSafeModeResponseProto:
         self.core.safe_mode.force_exit()
         return pb.ForceExitSafeModeResponseProto(exitedSafeMode=not self.core.safe_mode.in_safe_mode())
+
+    # ------------------------------------------------------------------ replication manager
+    @rpc
+    async def getReplicationManagerReport(
+        self, request: pb.GetReplicationManagerReportRequestProto, context: Context
+    ) -> pb.GetReplicationManagerReportResponseProto:
+        """The report of the last full check (empty, timestamp 0, before the first one completes)."""
+        return pb.GetReplicationManagerReportResponseProto(
+            report=rm_report_to_proto(self.core.replication.report)
+        )
+
+    @rpc
+    async def startReplicationManager(
+        self, request: pb.StartReplicationManagerRequestProto, context: Context
+    ) -> pb.StartReplicationManagerResponseProto:
+        self.core.replication.start()
+        return pb.StartReplicationManagerResponseProto()
+
+    @rpc
+    async def stopReplicationManager(
+        self, request: pb.StopReplicationManagerRequestProto, context: Context
+    ) -> pb.StopReplicationManagerResponseProto:
+        self.core.replication.stop()
+        return pb.StopReplicationManagerResponseProto()
+
+    @rpc
+    async def getReplicationManagerStatus(
+        self, request: pb.ReplicationManagerStatusRequestProto, context: Context
+    ) -> pb.ReplicationManagerStatusResponseProto:
+        return pb.ReplicationManagerStatusResponseProto(isRunning=self.core.replication.is_running())
 
 
 def _optional(request: Message, name: str, enum: type[E]) -> E | None:

@@ -20,9 +20,11 @@ from pyozone.config import OzoneConfiguration
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as datanode_grpc
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES, grpc_options
+from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
 from pyozone.scm.node.topology import NetworkTopology, load_rack_mapping
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.admin_service import AdminService
+from pyozone.scm.server.block_service import BlockService, add_block_service
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
 from pyozone.scm.server.readiness import readiness_routes
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
@@ -72,6 +74,9 @@ class ScmDaemon:
         try:
             self.datanode_address = address(conf, "ozone.scm.datanode.address", "ozone.scm.datanode.port")
             self.client_address = address(conf, "ozone.scm.client.address", "ozone.scm.client.port")
+            self.block_address = address(
+                conf, "ozone.scm.block.client.address", "ozone.scm.block.client.port"
+            )
             self.http_address = address(conf, "ozone.scm.http-address")
             self.core = build_core(conf, storage, store, clock or SystemClock())
         except BaseException:
@@ -79,6 +84,7 @@ class ScmDaemon:
             raise
         self.datanode_port = 0
         self.client_port = 0
+        self.block_port = 0
         self.http_port = 0
         self.serving = False
         self._servers: list[grpc.aio.Server] = []
@@ -92,8 +98,8 @@ class ScmDaemon:
         interval = tick_interval_ms(self.core)
         self._ticker = asyncio.create_task(run_ticks(self.core, interval), name="scm-tick")
         log.info(
-            "SCM %s of cluster %s listening: datanode protocol on %s:%d, admin on %s:%d, http on %s:%d "
-            "(tick every %d ms)",
+            "SCM %s of cluster %s listening: datanode protocol on %s:%d, admin on %s:%d, http on %s:%d, "
+            "block protocol on %s:%d (tick every %d ms)",
             self.storage.scm_uuid,
             self.core.cluster_id,
             self.datanode_address.host,
@@ -102,6 +108,8 @@ class ScmDaemon:
             self.client_port,
             self.http_address.host,
             self.http_port,
+            self.block_address.host,
+            self.block_port,
             interval,
         )
 
@@ -124,7 +132,10 @@ class ScmDaemon:
         admin = grpc.aio.server(options=grpc_options(MAX_ADMIN_MESSAGE_BYTES))
         admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(AdminService(self.core, scm_uuid), admin)
         self.client_port = _bind(admin, self.client_address, "ozone.scm.client.address")
-        self._servers = [datanode, admin]
+        block = grpc.aio.server(options=grpc_options(MAX_BLOCK_MESSAGE_BYTES))
+        add_block_service(block, BlockService(self.core, scm_uuid))
+        self.block_port = _bind(block, self.block_address, "ozone.scm.block.client.address")
+        self._servers = [datanode, admin, block]
         for server in self._servers:
             await server.start()
         self.serving = True

@@ -50,6 +50,8 @@ def rpc(handler: Handler) -> Handler:
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return await handler(self, request, context)
+        except grpc.aio.AbortError:
+            raise  # the handler chose the status itself
         except InvalidRequest as e:
             log.warning("%s from %s: invalid request: %s", name, context.peer(), e)
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))

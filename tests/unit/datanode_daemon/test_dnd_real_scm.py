@@ -34,6 +34,7 @@ def _scm_conf(root: Path, port: int = 0) -> OzoneConfiguration:
             "ozone.metadata.dirs": str(root / "scm"),
             "ozone.scm.datanode.address": f"127.0.0.1:{port}",
             "ozone.scm.client.address": "127.0.0.1:0",
+            "ozone.scm.block.client.address": "127.0.0.1:0",
             "ozone.scm.http-address": "127.0.0.1:0",
             **FAST_SCM,
         }

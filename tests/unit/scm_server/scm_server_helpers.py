@@ -28,6 +28,7 @@ from tests.builders import dn_id, node_report
 LOOPBACK = {
     "ozone.scm.datanode.address": "127.0.0.1:0",
     "ozone.scm.client.address": "127.0.0.1:0",
+    "ozone.scm.block.client.address": "127.0.0.1:0",
     "ozone.scm.http-address": "127.0.0.1:0",
 }
 FAST = {

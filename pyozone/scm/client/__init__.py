@@ -1,0 +1,1 @@
+"""Clients of SCM's protocols for other services (the Ozone Manager) and tools."""

@@ -1,0 +1,144 @@
+"""ScmBlockClient: a synchronous client of ScmBlockLocationProtocolService (allocate and delete blocks).
+
+Failures are BlockClientError; `retryable` is set for UNAVAILABLE and DEADLINE_EXCEEDED (SCM unreachable,
+or no OPEN pipeline yet: SCM is creating one) and `code` carries the gRPC status for callers that care.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import grpc
+
+from pyozone.admin.client import ScmInfo
+from pyozone.common.net import HostPort, address, parse_host_port
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol import ProtocolError, grpc_options
+from pyozone.protocol.block import (
+    MAX_BLOCK_MESSAGE_BYTES,
+    AllocateRequest,
+    BlockLocation,
+    KeyBlocks,
+    KeyBlocksResult,
+    allocate_request_to_proto,
+    allocated_block_from_proto,
+    key_blocks_result_from_proto,
+    key_blocks_to_proto,
+)
+from pyozone.scm.block.manager import ExcludeList
+
+T = TypeVar("T")
+
+_RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+class BlockClientError(Exception):
+    def __init__(self, message: str, code: grpc.StatusCode | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def retryable(self) -> bool:
+        return self.code in _RETRYABLE
+
+
+def scm_block_address(conf: OzoneConfiguration) -> HostPort:
+    """Where block clients reach SCM: ozone.scm.block.client.address, else the first of ozone.scm.names
+    with ozone.scm.block.client.port (Ozone's getScmAddressForBlockClients)."""
+    if conf.get("ozone.scm.block.client.address"):
+        return address(conf, "ozone.scm.block.client.address", "ozone.scm.block.client.port")
+    names = conf.get("ozone.scm.names")
+    if not names:
+        raise ConfigError("ozone.scm.block.client.address: not set, and ozone.scm.names neither")
+    port = conf.get("ozone.scm.block.client.port")
+    return parse_host_port(str(names).split(",")[0], port, "ozone.scm.names")
+
+
+class ScmBlockClient:
+    def __init__(self, address: HostPort, timeout_s: float = 30.0) -> None:
+        self.address = address
+        self.timeout_s = timeout_s
+        self._channel = grpc.insecure_channel(str(address), options=grpc_options(MAX_BLOCK_MESSAGE_BYTES))
+        self._stub = pb_grpc.ScmBlockLocationProtocolServiceStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> ScmBlockClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: Callable[..., Any], request: Any, convert: Callable[[Any], T]) -> T:
+        try:
+            response = method(request, timeout=self.timeout_s)
+        except grpc.RpcError as e:
+            code = e.code()
+            details = e.details() or code.name
+            if code in _RETRYABLE:
+                details = f"SCM at {self.address}: {details}"
+            raise BlockClientError(details, code) from None
+        try:
+            return convert(response)
+        except ProtocolError as e:
+            raise BlockClientError(f"SCM at {self.address} sent a malformed answer: {e}") from None
+
+    def scm_info(self) -> ScmInfo:
+        """The cluster id and safe-mode state (OM checks the cluster id when it starts)."""
+        return self._call(
+            self._stub.getScmInfo,
+            admin_pb.GetScmInfoRequestProto(),
+            lambda r: ScmInfo(r.clusterId, r.scmId, r.inSafeMode, r.preCheckComplete),
+        )
+
+    def allocate_blocks(
+        self,
+        size: int,
+        replication_config: ReplicationConfig,
+        owner: str = "",
+        num_blocks: int = 1,
+        excluded: ExcludeList | None = None,
+        client: str = "",
+    ) -> list[BlockLocation]:
+        try:
+            request = allocate_request_to_proto(
+                AllocateRequest(
+                    size, num_blocks, replication_config, owner, excluded or ExcludeList(), client
+                )
+            )
+        except ProtocolError as e:
+            raise BlockClientError(f"invalid request: {e}") from None
+        return self._call(
+            self._stub.allocateScmBlock,
+            request,
+            lambda r: [allocated_block_from_proto(b, f"blocks[{i}]") for i, b in enumerate(r.blocks)],
+        )
+
+    def allocate_block(
+        self,
+        size: int,
+        replication_config: ReplicationConfig,
+        owner: str = "",
+        excluded: ExcludeList | None = None,
+    ) -> BlockLocation:
+        blocks = self.allocate_blocks(size, replication_config, owner, 1, excluded)
+        if len(blocks) != 1:
+            raise BlockClientError(f"SCM at {self.address} answered {len(blocks)} blocks for 1")
+        return blocks[0]
+
+    def delete_key_blocks(self, keys: Sequence[KeyBlocks]) -> list[KeyBlocksResult]:
+        try:
+            request = pb.DeleteScmKeyBlocksRequestProto(keyBlocks=[key_blocks_to_proto(k) for k in keys])
+        except ProtocolError as e:
+            raise BlockClientError(f"invalid request: {e}") from None
+        return self._call(
+            self._stub.deleteScmKeyBlocks,
+            request,
+            lambda r: [key_blocks_result_from_proto(x, f"results[{i}]") for i, x in enumerate(r.results)],
+        )

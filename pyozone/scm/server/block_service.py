@@ -1,0 +1,99 @@
+"""ScmBlockLocationProtocolService: blocks for writers (allocateScmBlock) and the blocks of deleted keys
+(deleteScmKeyBlocks), as a thin adapter over the core's BlockManager. Ozone's SCMBlockProtocolServer.
+
+Runs on the event loop like the other services, so it sees the core between heartbeats. Failures:
+INVALID_ARGUMENT for a malformed request; FAILED_PRECONDITION "SAFE_MODE_EXCEPTION: ..." while SCM is in
+safe mode (and for the other refusals, e.g. INVALID_BLOCK_SIZE); UNAVAILABLE when no OPEN pipeline can
+take the block yet (FAILED_TO_FIND_ACTIVE_PIPELINE: SCM has asked for one, the client retries).
+deleteScmKeyBlocks answers per block, as Ozone does: safeMode for every block while in safe mode.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+
+from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.block import (
+    DeleteResult,
+    KeyBlocksResult,
+    allocate_request_from_proto,
+    allocated_block_to_proto,
+    key_blocks_from_proto,
+    key_blocks_result_to_proto,
+)
+from pyozone.scm.exceptions import ResultCode, SCMException
+from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.server.resolve import details_resolver
+from pyozone.scm.server.rpc import parse, rpc
+
+log = logging.getLogger(__name__)
+
+Context = grpc.aio.ServicerContext
+
+
+class BlockService(pb_grpc.ScmBlockLocationProtocolServiceServicer):
+    def __init__(self, core: StorageContainerManager, scm_uuid: str) -> None:
+        self.core = core
+        self.scm_uuid = scm_uuid
+        self._resolve = details_resolver(core.nodes)
+
+    @rpc
+    async def allocateScmBlock(
+        self, request: pb.AllocateScmBlockRequestProto, context: Context
+    ) -> pb.AllocateScmBlockResponseProto:
+        wanted = parse(allocate_request_from_proto, request)
+        response = pb.AllocateScmBlockResponseProto()
+        try:
+            for _ in range(wanted.num_blocks):
+                block = self.core.blocks.allocate_block(
+                    wanted.size, wanted.replication_config, wanted.owner, wanted.excluded
+                )
+                response.blocks.append(allocated_block_to_proto(block, self._resolve))
+        except SCMException as e:
+            if e.code is not ResultCode.FAILED_TO_FIND_ACTIVE_PIPELINE:
+                raise
+            log.info("allocateScmBlock from %s: %s", context.peer(), e)
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
+        return response
+
+    @rpc
+    async def deleteScmKeyBlocks(
+        self, request: pb.DeleteScmKeyBlocksRequestProto, context: Context
+    ) -> pb.DeleteScmKeyBlocksResponseProto:
+        keys = [parse(key_blocks_from_proto, k, f"keyBlocks[{i}]") for i, k in enumerate(request.keyBlocks)]
+        outcome = DeleteResult.success
+        try:
+            self.core.blocks.delete_blocks([block for key in keys for block in key.blocks])
+        except SCMException as e:
+            outcome = (
+                DeleteResult.safeMode
+                if e.code is ResultCode.SAFE_MODE_EXCEPTION
+                else DeleteResult.unknownFailure
+            )
+            log.warning("deleteScmKeyBlocks of %d keys from %s: %s", len(keys), context.peer(), e)
+        return pb.DeleteScmKeyBlocksResponseProto(
+            results=[
+                key_blocks_result_to_proto(KeyBlocksResult(k.key, tuple((b, outcome) for b in k.blocks)))
+                for k in keys
+            ]
+        )
+
+    @rpc
+    async def getScmInfo(
+        self, request: admin_pb.GetScmInfoRequestProto, context: Context
+    ) -> admin_pb.GetScmInfoResponseProto:
+        safe_mode = self.core.safe_mode
+        return admin_pb.GetScmInfoResponseProto(
+            clusterId=self.core.cluster_id,
+            scmId=self.scm_uuid,
+            inSafeMode=safe_mode.in_safe_mode(),
+            preCheckComplete=safe_mode.precheck_passed(),
+        )
+
+
+def add_block_service(server: grpc.aio.Server, service: BlockService) -> None:
+    pb_grpc.add_ScmBlockLocationProtocolServiceServicer_to_server(service, server)
