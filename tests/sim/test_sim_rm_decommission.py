@@ -54,7 +54,7 @@ def test_two_nodes_decommissioned_without_any_container_below_its_minimum():
     for dn in (a, b):
         c.scm.nodes.set_operational_state(dn, Op.DECOMMISSIONING)
     both_gone = lambda: op_state(c, a) is op_state(c, b) is Op.DECOMMISSIONED  # noqa: E731
-    assert run_checked(c, both_gone, 90 * MINUTE, never_below_minimum, copies_per_container=2)
+    assert run_checked(c, both_gone, 90 * MINUTE, never_below_minimum)
     # every container now has three copies on IN_SERVICE nodes; the old ones stay on the dead-end nodes
     assert fully_replicated_in_service(c)
     # the datanodes learn it with their next heartbeat
@@ -102,17 +102,17 @@ def test_maintenance_keeps_the_minimum_in_service_and_survives_the_nodes_dying()
     for dn in (a, b):
         c.scm.nodes.set_operational_state(dn, Op.ENTERING_MAINTENANCE)
     both_in = lambda: op_state(c, a) is op_state(c, b) is Op.IN_MAINTENANCE  # noqa: E731
-    assert run_checked(c, both_in, 60 * MINUTE, in_service_minimum, copies_per_container=2)
+    assert run_checked(c, both_in, 60 * MINUTE, in_service_minimum)
     for cid in shared:  # both copies in maintenance: one more was made in service
         assert live_closed_replicas(c, cid, (Op.IN_SERVICE,)) >= minimum
     # Nodes in maintenance may die: their replicas are kept (they are expected back), nothing repairs.
     sent = c.scm.replication.metrics.replication_cmds_sent_total
     c.kill(a)
     c.kill(b)
-    assert run_checked(c, lambda: False, 15 * MINUTE, in_service_minimum, copies_per_container=2) is False
+    assert run_checked(c, lambda: False, 15 * MINUTE, in_service_minimum) is False
     assert c.scm.replication.metrics.replication_cmds_sent_total == sent
     assert all(a in {r.datanode for r in c.scm.containers.replicas(cid)} for cid in c.scm.nodes.containers(a))
     # Ending maintenance of a dead node makes it an ordinary dead node: its containers are repaired.
     for dn in (a, b):
         c.scm.nodes.set_operational_state(dn, Op.IN_SERVICE)
-    assert run_checked(c, lambda: fully_replicated_in_service(c), 60 * MINUTE, copies_per_container=2)
+    assert run_checked(c, lambda: fully_replicated_in_service(c), 60 * MINUTE)

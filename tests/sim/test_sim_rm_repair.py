@@ -80,11 +80,10 @@ def live_closed_replicas(c: SimCluster, cid: int, op_states: tuple[NodeOperation
     return n
 
 
-def assert_throttles(c: SimCluster, copies_per_container: int = 1) -> None:
+def assert_throttles(c: SimCluster) -> None:
     """Spec 10.7 at this instant: no datanode has more replication queued than its limit (SCM's count and
-    the datanode's real queue), and pending ADDs are within the cluster in-flight limit. The processor
-    checks that limit before each container (spec 10.6), so when one container needs several copies
-    (two of its nodes leaving at once) the last one taken may overshoot by its extra copies."""
+    the datanode's real queue), and pending ADDs are within the cluster in-flight limit (a hard cap: the
+    sender refuses a command that would pass it, see docs/differences.md)."""
     rm = c.scm.replication
     for dn, node in c.datanodes.items():
         if c.scm.nodes.get(dn) is None:
@@ -94,7 +93,7 @@ def assert_throttles(c: SimCluster, copies_per_container: int = 1) -> None:
         assert len(node.replication_queue) <= limit, (dn, len(node.replication_queue), limit)
     inflight = rm.inflight_limit()
     pending = rm.pending_ops.pending_add_count()
-    assert inflight == 0 or pending <= inflight + copies_per_container - 1, (pending, inflight)
+    assert inflight == 0 or pending <= inflight, (pending, inflight)
 
 
 def run_checked(
@@ -102,7 +101,6 @@ def run_checked(
     done: Callable[[], bool],
     timeout_ms: int,
     check: Callable[[], None] = lambda: None,
-    copies_per_container: int = 1,
 ) -> bool:
     """Advances one tick at a time until `done`, asserting the throttles and `check` at every tick."""
     waited = 0
@@ -111,7 +109,7 @@ def run_checked(
             return False
         c.advance(c.tick_ms)
         waited += c.tick_ms
-        assert_throttles(c, copies_per_container)
+        assert_throttles(c)
         check()
     return True
 

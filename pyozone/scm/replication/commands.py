@@ -22,7 +22,7 @@ counts until the next report replaces them; that brief over-count is the node ma
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -81,12 +81,14 @@ class ReplicationCommandSender:
         config: ReplicationManagerConfig,
         clock: Clock,
         metrics: ReplicationManagerMetrics,
+        inflight_limit: Callable[[], int] | None = None,
     ) -> None:
         self._nodes = node_manager
         self._pending = pending_ops
         self._config = config
         self._clock = clock
         self._metrics = metrics
+        self._inflight_limit = inflight_limit
         self.excluded_nodes: set[DatanodeID] = set()
 
     # ------------------------------------------------------------------ load and limits
@@ -140,10 +142,25 @@ class ReplicationCommandSender:
         if replica_index == 0:
             self._metrics.deletion_bytes_total += container.used_bytes
 
+    def _check_inflight(self, container: ContainerInfo, adds: int) -> None:
+        """A hard cluster cap: Ozone checks the in-flight limit only before each container, so a container
+        needing several copies can overshoot it; here no command takes pending ADDs past the limit (the
+        rest of the repair is requeued like any overloaded target)."""
+        if self._inflight_limit is None:
+            return
+        limit = self._inflight_limit()
+        if limit > 0 and self._pending.pending_add_count() + adds > limit:
+            self._metrics.pending_replication_limit_reached_total += 1
+            raise CommandTargetOverloadedError(
+                f"cluster in-flight replication limit {limit} reached; "
+                f"container {container.container_id} waits"
+            )
+
     def send_throttled_replication(
         self, container: ContainerInfo, sources: Sequence[DatanodeID], target: DatanodeID, replica_index: int
     ) -> None:
         """Push model: the command goes to the least-loaded source below its limit, naming the target."""
+        self._check_inflight(container, 1)
         source = self._least_loaded(sources, 1)
         if source is None:
             self._metrics.replicate_container_cmds_deferred_total += 1
@@ -164,6 +181,7 @@ class ReplicationCommandSender:
         receives missing_indexes[i], each an ADD op."""
         if len(targets) != len(missing_indexes):
             raise ValueError(f"{len(targets)} targets for {len(missing_indexes)} missing indexes")
+        self._check_inflight(container, len(targets))
         coordinator = self._least_loaded(targets, self._config.datanode_reconstruction_weight)
         if coordinator is None:
             self._metrics.ec_reconstruction_cmds_deferred_total += 1

@@ -85,7 +85,9 @@ class ReplicationManager:
         self.metrics = ReplicationManagerMetrics()
         self.pending_ops.subscribe(self.metrics.pending_op_completed)
         self.pending_ops.subscribe(self._on_pending_op_done)
-        self.sender = ReplicationCommandSender(nodes, self.pending_ops, self.config, clock, self.metrics)
+        self.sender = ReplicationCommandSender(
+            nodes, self.pending_ops, self.config, clock, self.metrics, inflight_limit=self.inflight_limit
+        )
         self.services = ReplicationServices(
             self.config,
             clock,
