@@ -1,0 +1,1 @@
+"""The data pipeline on Spark: metadata snapshots and cluster analytics with PySpark."""
