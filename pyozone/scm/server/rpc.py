@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 
@@ -40,6 +40,7 @@ def parse(convert: Callable[..., R], *args: Any) -> R:
 
 
 Handler = Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Any]]
+StreamHandler = Callable[[Any, Any, grpc.aio.ServicerContext], AsyncIterator[Any]]
 
 
 def rpc(handler: Handler) -> Handler:
@@ -50,16 +51,35 @@ def rpc(handler: Handler) -> Handler:
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return await handler(self, request, context)
-        except grpc.aio.AbortError:
-            raise  # the handler chose the status itself
-        except InvalidRequest as e:
-            log.warning("%s from %s: invalid request: %s", name, context.peer(), e)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        except SCMException as e:
-            code = grpc.StatusCode.NOT_FOUND if e.code in _NOT_FOUND else grpc.StatusCode.FAILED_PRECONDITION
-            await context.abort(code, str(e))
-        except Exception:
-            log.exception("%s from %s failed", name, context.peer())
-            await context.abort(grpc.StatusCode.INTERNAL, f"{name}: internal error in SCM (see its log)")
+        except Exception as e:
+            await _abort(name, e, context)
 
     return wrapper
+
+
+def rpc_stream(handler: StreamHandler) -> StreamHandler:
+    """`rpc` for a server-streaming method: a failure after some messages ends the stream with a status."""
+    name = handler.__name__
+
+    @functools.wraps(handler)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        try:
+            async for message in handler(self, request, context):
+                yield message
+        except Exception as e:
+            await _abort(name, e, context)
+
+    return wrapper
+
+
+async def _abort(name: str, error: Exception, context: grpc.aio.ServicerContext) -> NoReturn:
+    if isinstance(error, grpc.aio.AbortError):
+        raise error  # the handler chose the status itself
+    if isinstance(error, InvalidRequest):
+        log.warning("%s from %s: invalid request: %s", name, context.peer(), error)
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+    if isinstance(error, SCMException):
+        code = grpc.StatusCode.NOT_FOUND if error.code in _NOT_FOUND else grpc.StatusCode.FAILED_PRECONDITION
+        await context.abort(code, str(error))
+    log.error("%s from %s failed", name, context.peer(), exc_info=error)
+    await context.abort(grpc.StatusCode.INTERNAL, f"{name}: internal error in SCM (see its log)")

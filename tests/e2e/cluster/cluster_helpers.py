@@ -1,0 +1,293 @@
+"""Live local clusters for the end-to-end acceptance tests: `pyozone cluster up --background` in a temporary
+data dir, driven through the real CLI (`pyozone cluster ...`, `pyozone admin ...`) and the real protocols.
+
+Every module starts its own cluster (module-scoped fixture) and always stops it: `cluster down` in a
+finalizer, then SIGKILL for any daemon still running. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from xceiver_client import XceiverClient
+
+import pyozone
+from pyozone.cli.main import main
+from pyozone.cluster import supervisor
+from pyozone.cluster.layout import HOST, ClusterState
+from pyozone.common.net import HostPort
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.protocol.block import BlockLocation
+from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient
+
+T = TypeVar("T")
+
+REPO = Path(pyozone.__file__).parents[1]
+
+# The short intervals the acceptance items are measured against.
+STALE_S = 6
+DEAD_S = 12
+FAST = {
+    "hdds.heartbeat.interval": "1s",
+    "ozone.scm.heartbeat.thread.interval": "1s",
+    "ozone.scm.stale.node.interval": f"{STALE_S}s",
+    "ozone.scm.dead.node.interval": f"{DEAD_S}s",
+    "hdds.scm.wait.time.after.safemode.exit": "5s",
+    "ozone.scm.pipeline.creation.interval": "5s",
+    "hdds.scm.safemode.rule.refresh.interval": "1s",
+}
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "OZONE_CONF_DIR"}
+    env["PYTHONPATH"] = str(REPO)
+    env["PYOZONE_LOG_LEVEL"] = "INFO"
+    return env
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def wait_for(condition: Callable[[], T], timeout_s: float, what: str, interval_s: float = 0.2) -> T:
+    """Polls `condition` until it returns something truthy; AssertionError naming `what` at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while True:
+        last = condition()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not reached in {timeout_s} s (last: {last!r})")
+        time.sleep(interval_s)
+
+
+class LiveCluster:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.conf_dir = data_dir / "conf"
+        self.extra: list[subprocess.Popen[bytes]] = []
+
+    # ------------------------------------------------------------------ processes
+    def pyozone(self, *args: str, timeout_s: float = 60) -> Result:
+        """`python -m pyozone ARGS` as a real process."""
+        done = subprocess.run(
+            [sys.executable, "-m", "pyozone", *args],
+            env=environment(),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    def cluster(self, *args: str, timeout_s: float = 60) -> Result:
+        return self.pyozone("cluster", *args, "--data-dir", str(self.data_dir), timeout_s=timeout_s)
+
+    def up(self, datanodes: int, racks: int = 1, overrides: dict[str, str] | None = None) -> Result:
+        defines = [arg for k, v in {**FAST, **(overrides or {})}.items() for arg in ("-D", f"{k}={v}")]
+        for attempt in (1, 2):
+            result = self.cluster(
+                "up", "--datanodes", str(datanodes), "--racks", str(racks), "--background", "--timeout", "90",
+                *defines, timeout_s=150,
+            )  # fmt: skip
+            if result.code == 0 and "Cluster is ready." in result.out:
+                return result
+            if attempt == 1 and self.port_taken():
+                # `cluster up` picks free ports, then the daemons bind them a moment later; another
+                # process (a client's ephemeral port, another cluster) may take one in between. Plan anew.
+                self.stop()
+                shutil.rmtree(self.data_dir)
+                self.data_dir.mkdir()
+                continue
+            break
+        raise AssertionError(f"cluster up failed: {result}\n{self.logs()}")
+
+    def port_taken(self) -> bool:
+        logs = self.data_dir / "logs"
+        texts = [p.read_text(errors="replace") for p in logs.glob("*.log")] if logs.is_dir() else []
+        return any(
+            marker in text for text in texts for marker in ("cannot bind", "cannot listen", "already in use")
+        )
+
+    @property
+    def state(self) -> ClusterState:
+        return ClusterState.load(self.data_dir)
+
+    def running(self) -> dict[str, bool]:
+        state = self.state
+        return {d.name: supervisor.is_running(state.pids.get(d.name)) for d in state.daemons}
+
+    def kill(self, name: str) -> None:
+        result = self.cluster("kill", name)
+        assert result.code == 0, result
+
+    def start(self, name: str) -> None:
+        result = self.cluster("start", name)
+        assert result.code == 0, result
+
+    def stop(self) -> None:
+        """`cluster down`, then SIGKILL whatever of ours is still running (daemons and extra processes)."""
+        try:
+            if (self.data_dir / "cluster.json").exists():
+                self.cluster("down", timeout_s=90)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            if (self.data_dir / "cluster.json").exists():
+                state = self.state
+                for pid in state.pids.values():
+                    if supervisor.is_running(pid):
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)
+            for process in self.extra:
+                if process.poll() is None:
+                    process.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(10)
+
+    def spawn(self, *args: str, log: Path) -> subprocess.Popen[bytes]:
+        """An extra `python -m pyozone ARGS` process the cluster's finalizer also stops."""
+        with open(log, "ab") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pyozone", *args],
+                env=environment(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        self.extra.append(process)
+        return process
+
+    # ------------------------------------------------------------------ admin
+    def admin(self, *args: str, timeout_s: float = 60) -> Result:
+        """`pyozone admin ARGS --conf DIR/conf` as a real process."""
+        return self.pyozone("admin", *args, "--conf", str(self.conf_dir), timeout_s=timeout_s)
+
+    def admin_json(self, *args: str) -> Any:
+        result = self.admin(*args, "--json")
+        assert result.code == 0, result
+        return result.json()
+
+    def poll_json(self, *args: str) -> Any:
+        """`pyozone admin ARGS --json` run in this process: the same command, fast enough to poll every
+        200 ms (a new interpreter takes ~0.4 s). None when it fails (e.g. SCM is down)."""
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["admin", *args, "--conf", str(self.conf_dir), "--json"])
+        return json.loads(out.getvalue()) if code == 0 else None
+
+    def datanodes(self) -> dict[str, dict[str, Any]]:
+        """`admin datanode list --json` by hostname (dn1, dn2, ...)."""
+        return {n["hostname"]: n for n in self.poll_json("datanode", "list") or []}
+
+    def pipelines(self) -> list[dict[str, Any]]:
+        return self.poll_json("pipeline", "list") or []
+
+    def container(self, container_id: int) -> dict[str, Any] | None:
+        return self.poll_json("container", "info", str(container_id))
+
+    # ------------------------------------------------------------------ addresses and files
+    def scm_port(self, kind: str) -> int:
+        return self.state.daemon("scm").ports[kind]
+
+    def block_client(self) -> ScmBlockClient:
+        return ScmBlockClient(HostPort(HOST, self.scm_port("block")), timeout_s=10)
+
+    def port(self, name: str, kind: str) -> int:
+        return self.state.daemon(name).ports[kind]
+
+    def log(self, name: str) -> str:
+        path = self.data_dir / "logs" / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def logs(self, tail: int = 30) -> str:
+        parts = []
+        for path in sorted((self.data_dir / "logs").glob("*.log")):
+            lines = path.read_text(errors="replace").splitlines()[-tail:]
+            parts.append(f"--- {path.name}\n" + "\n".join(lines))
+        return "\n".join(parts)
+
+    def wait_healthy(self, count: int, timeout_s: float = 30) -> dict[str, dict[str, Any]]:
+        return wait_for(
+            lambda: (
+                (nodes := self.datanodes())
+                and sum(n["healthState"] == "HEALTHY" for n in nodes.values()) >= count
+                and nodes
+            ),
+            timeout_s,
+            f"{count} HEALTHY datanodes",
+        )
+
+
+@contextlib.contextmanager
+def live_cluster(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    datanodes: int,
+    racks: int = 1,
+    overrides: dict[str, str] | None = None,
+) -> Iterator[LiveCluster]:
+    cluster = LiveCluster(tmp_path_factory.mktemp(name))
+    request.addfinalizer(cluster.stop)
+    cluster.up(datanodes, racks, overrides)
+    yield cluster
+
+
+def all_running(cluster: LiveCluster) -> None:
+    """No daemon crashed: `cluster status` names every daemon running."""
+    status = cluster.cluster("status")
+    assert status.code == 0, status
+    lines = [line.split() for line in status.out.splitlines()]
+    daemons = {words[0]: words[1] for words in lines if len(words) == 4 and words[2] == "pid"}
+    assert daemons and set(daemons.values()) == {"running"}, (status.out, cluster.logs())
+
+
+def member_client(location: BlockLocation, dn: str) -> XceiverClient:
+    """A data client to one member of the block's pipeline, at the address SCM gave for it."""
+    details = location.members[dn]
+    return XceiverClient(details.ip_address, dict(details.ports)["STANDALONE"], location.pipeline.id)
+
+
+def write_to_pipeline(location: BlockLocation, data: bytes) -> None:
+    """Writes the block (chunks + putBlock) to every member of its pipeline and reads it back from each."""
+    for dn in location.pipeline.nodes:
+        with member_client(location, dn) as client:
+            client.write_block(location.block_id, data)
+            assert client.read_block(location.block_id) == data
+
+
+def allocate(cluster: LiveCluster, config: ReplicationConfig, size: int = 1 << 20) -> BlockLocation:
+    """One block through the block protocol; retried while SCM has no OPEN pipeline for it yet."""
+
+    def attempt() -> BlockLocation | None:
+        try:
+            with cluster.block_client() as client:
+                return client.allocate_block(size, config, "e2e")
+        except BlockClientError as e:
+            if e.retryable:
+                return None
+            raise
+
+    return wait_for(attempt, 30, f"a {config} block", interval_s=0.5)
