@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -79,14 +79,17 @@ class ScmAdminClient:
         try:
             response = method(request, timeout=self.timeout_s)
         except grpc.RpcError as e:
-            code = e.code()
-            if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise AdminError(f"cannot reach SCM at {self.address}: {e.details()}") from None
-            raise AdminError(e.details() or code.name) from None
+            raise self._error(e) from None
         try:
             return convert(response)
         except ProtocolError as e:
             raise AdminError(f"SCM at {self.address} sent a malformed answer: {e}") from None
+
+    def _error(self, e: grpc.RpcError) -> AdminError:
+        code = e.code()
+        if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            return AdminError(f"cannot reach SCM at {self.address}: {e.details()}")
+        return AdminError(e.details() or code.name)
 
     # ------------------------------------------------------------------ cluster
     def scm_info(self) -> ScmInfo:
@@ -229,6 +232,19 @@ class ScmAdminClient:
             pb.ReplicationManagerStatusRequestProto(),
             lambda r: r.isRunning,
         )
+
+    # ------------------------------------------------------------------ snapshot
+    def snapshot_chunks(self, batch_rows: int = 0) -> Iterator[pb.SnapshotChunkProto]:
+        """streamSnapshot's chunks as they arrive (pyozone/admin/snapshot.py makes a snapshot of them).
+        No deadline: a large cluster's snapshot takes as long as it takes; an unreachable SCM still fails
+        at once."""
+        call = self._stub.streamSnapshot(pb.SnapshotRequestProto(batchRows=batch_rows))
+        try:
+            yield from call
+        except grpc.RpcError as e:
+            raise self._error(e) from None
+        finally:
+            call.cancel()  # a reader that stops early ends the stream; a no-op once it is complete
 
 
 def _none(_: Any) -> None:

@@ -415,3 +415,44 @@ class ReplicationManagerStatusResponseProto(_message.Message):
     ISRUNNING_FIELD_NUMBER: _ClassVar[int]
     isRunning: bool
     def __init__(self, isRunning: _Optional[bool] = ...) -> None: ...
+
+class SnapshotRequestProto(_message.Message):
+    __slots__ = ("batchRows",)
+    BATCHROWS_FIELD_NUMBER: _ClassVar[int]
+    batchRows: int
+    def __init__(self, batchRows: _Optional[int] = ...) -> None: ...
+
+class SnapshotInfoProto(_message.Message):
+    __slots__ = ("clusterId", "createdMs", "schemaVersion", "rows")
+    class RowsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    CLUSTERID_FIELD_NUMBER: _ClassVar[int]
+    CREATEDMS_FIELD_NUMBER: _ClassVar[int]
+    SCHEMAVERSION_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    clusterId: str
+    createdMs: int
+    schemaVersion: int
+    rows: _containers.ScalarMap[str, int]
+    def __init__(self, clusterId: _Optional[str] = ..., createdMs: _Optional[int] = ..., schemaVersion: _Optional[int] = ..., rows: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
+class SnapshotBatchProto(_message.Message):
+    __slots__ = ("table", "arrowIpc")
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    ARROWIPC_FIELD_NUMBER: _ClassVar[int]
+    table: str
+    arrowIpc: bytes
+    def __init__(self, table: _Optional[str] = ..., arrowIpc: _Optional[bytes] = ...) -> None: ...
+
+class SnapshotChunkProto(_message.Message):
+    __slots__ = ("info", "batch")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    info: SnapshotInfoProto
+    batch: SnapshotBatchProto
+    def __init__(self, info: _Optional[_Union[SnapshotInfoProto, _Mapping]] = ..., batch: _Optional[_Union[SnapshotBatchProto, _Mapping]] = ...) -> None: ...

@@ -135,6 +135,11 @@ class ScmAdminProtocolServiceStub:
                 request_serializer=pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusRequestProto.SerializeToString,
                 response_deserializer=pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusResponseProto.FromString,
                 _registered_method=True)
+        self.streamSnapshot = channel.unary_stream(
+                '/pyozone.hdds.ScmAdminProtocolService/streamSnapshot',
+                request_serializer=pyozone_dot_ScmAdminProtocol__pb2.SnapshotRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_ScmAdminProtocol__pb2.SnapshotChunkProto.FromString,
+                _registered_method=True)
 
 
 class ScmAdminProtocolServiceServicer:
@@ -261,6 +266,12 @@ class ScmAdminProtocolServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def streamSnapshot(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScmAdminProtocolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -363,6 +374,11 @@ def add_ScmAdminProtocolServiceServicer_to_server(servicer, server):
                     servicer.getReplicationManagerStatus,
                     request_deserializer=pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusRequestProto.FromString,
                     response_serializer=pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusResponseProto.SerializeToString,
+            ),
+            'streamSnapshot': grpc.unary_stream_rpc_method_handler(
+                    servicer.streamSnapshot,
+                    request_deserializer=pyozone_dot_ScmAdminProtocol__pb2.SnapshotRequestProto.FromString,
+                    response_serializer=pyozone_dot_ScmAdminProtocol__pb2.SnapshotChunkProto.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -906,6 +922,33 @@ class ScmAdminProtocolService:
             '/pyozone.hdds.ScmAdminProtocolService/getReplicationManagerStatus',
             pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusRequestProto.SerializeToString,
             pyozone_dot_ScmAdminProtocol__pb2.ReplicationManagerStatusResponseProto.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def streamSnapshot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/pyozone.hdds.ScmAdminProtocolService/streamSnapshot',
+            pyozone_dot_ScmAdminProtocol__pb2.SnapshotRequestProto.SerializeToString,
+            pyozone_dot_ScmAdminProtocol__pb2.SnapshotChunkProto.FromString,
             options,
             channel_credentials,
             insecure,

@@ -6,6 +6,7 @@ never during one.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from enum import IntEnum
 from typing import TypeVar
 
@@ -13,6 +14,7 @@ import grpc
 from google.protobuf.message import Message
 
 from pyozone import protocol as p
+from pyozone.analytics.scm_snapshot import DEFAULT_BATCH_ROWS
 from pyozone.hdds.states import (
     LifeCycleState,
     NodeOperationalState,
@@ -30,10 +32,14 @@ from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
 from pyozone.scm.server.resolve import details_resolver
-from pyozone.scm.server.rpc import InvalidRequest, parse, rpc
+from pyozone.scm.server.rpc import InvalidRequest, parse, rpc, rpc_stream
+from pyozone.scm.server.snapshot_stream import snapshot_chunks
 
 MAX_LIST_COUNT = 10_000
 """Containers per listContainer page: well inside MAX_ADMIN_MESSAGE_BYTES at ~100 bytes a container."""
+
+MAX_SNAPSHOT_BATCH_ROWS = 65_536
+"""streamSnapshot's batchRows at most: a batch is built in one go on the event loop, between heartbeats."""
 
 Context = grpc.aio.ServicerContext
 E = TypeVar("E", bound=IntEnum)
@@ -282,6 +288,17 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
         self, request: pb.ReplicationManagerStatusRequestProto, context: Context
     ) -> pb.ReplicationManagerStatusResponseProto:
         return pb.ReplicationManagerStatusResponseProto(isRunning=self.core.replication.is_running())
+
+    # ------------------------------------------------------------------ snapshot
+    @rpc_stream
+    async def streamSnapshot(
+        self, request: pb.SnapshotRequestProto, context: Context
+    ) -> AsyncIterator[pb.SnapshotChunkProto]:
+        """`pyozone admin snapshot`: see snapshot_stream.py."""
+        if request.batchRows > MAX_SNAPSHOT_BATCH_ROWS:
+            raise InvalidRequest(f"batchRows: at most {MAX_SNAPSHOT_BATCH_ROWS}, got {request.batchRows}")
+        async for chunk in snapshot_chunks(self.core, request.batchRows or DEFAULT_BATCH_ROWS):
+            yield chunk
 
 
 def _optional(request: Message, name: str, enum: type[E]) -> E | None:

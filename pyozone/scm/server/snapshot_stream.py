@@ -1,0 +1,39 @@
+"""streamSnapshot's messages: SCM's metadata as snapshot batches, from a view taken in one event-loop turn.
+
+The view is taken synchronously, so no heartbeat or admin call changes the core while it is copied
+(references only: see pyozone/analytics/scm_snapshot.py). Rows are then built and encoded a batch at a
+time, giving the loop back between batches so heartbeats keep flowing during a large snapshot; gRPC's
+flow control holds the stream when the client reads slower, so the server never buffers the snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from pyozone.analytics.schema import SCHEMA_VERSION
+from pyozone.analytics.scm_snapshot import batches, take_view
+from pyozone.analytics.snapshot_transport import encode_batch
+from pyozone.proto import ScmAdminProtocol_pb2 as pb
+from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, KiB
+from pyozone.scm.scm import StorageContainerManager
+
+CHUNK_BYTES = MAX_ADMIN_MESSAGE_BYTES - 64 * KiB
+"""Arrow bytes per chunk at most, leaving room for the message around them."""
+
+
+async def snapshot_chunks(
+    core: StorageContainerManager, batch_rows: int
+) -> AsyncIterator[pb.SnapshotChunkProto]:
+    view = take_view(core)
+    info = pb.SnapshotInfoProto(
+        clusterId=view.cluster_id,
+        createdMs=view.created_ms,
+        schemaVersion=SCHEMA_VERSION,
+        rows=view.row_counts(),
+    )
+    yield pb.SnapshotChunkProto(info=info)
+    for table, batch in batches(view, batch_rows):
+        for data in encode_batch(batch, CHUNK_BYTES):
+            yield pb.SnapshotChunkProto(batch=pb.SnapshotBatchProto(table=table, arrowIpc=data))
+        await asyncio.sleep(0)
