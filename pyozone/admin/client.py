@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
 
+from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import LifeCycleState
@@ -24,7 +25,7 @@ from pyozone.protocol import (
 )
 from pyozone.protocol.admin import DatanodeListing, rm_report_from_proto
 from pyozone.protocol.common import pipeline_id_to_proto, replication_to_proto
-from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, grpc_options
+from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.node.datanode import DatanodeDetails
 from pyozone.scm.pipeline.pipeline import Pipeline
@@ -59,37 +60,18 @@ class ContainerView:
     pipeline: PipelineView | None
 
 
-class ScmAdminClient:
+class ScmAdminClient(GrpcClient):
     def __init__(self, address: HostPort, timeout_s: float = 30.0) -> None:
-        self.address = address
-        self.timeout_s = timeout_s
-        self._channel = grpc.insecure_channel(str(address), options=grpc_options(MAX_ADMIN_MESSAGE_BYTES))
-        self._stub = pb_grpc.ScmAdminProtocolServiceStub(self._channel)
-
-    def close(self) -> None:
-        self._channel.close()
-
-    def __enter__(self) -> ScmAdminClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _call(self, method: Callable[..., Any], request: Any, convert: Callable[[Any], T]) -> T:
-        try:
-            response = method(request, timeout=self.timeout_s)
-        except grpc.RpcError as e:
-            raise self._error(e) from None
-        try:
-            return convert(response)
-        except ProtocolError as e:
-            raise AdminError(f"SCM at {self.address} sent a malformed answer: {e}") from None
+        super().__init__(address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s)
 
     def _error(self, e: grpc.RpcError) -> AdminError:
         code = e.code()
         if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             return AdminError(f"cannot reach SCM at {self.address}: {e.details()}")
         return AdminError(e.details() or code.name)
+
+    def _malformed(self, e: ProtocolError) -> AdminError:
+        return AdminError(f"SCM at {self.address} sent a malformed answer: {e}")
 
     # ------------------------------------------------------------------ cluster
     def scm_info(self) -> ScmInfo:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from pathlib import Path
 
@@ -30,16 +29,3 @@ def atomic_write(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Java properties without escapes (VERSION files never hold any): `key=value` or `key:value`."""
-    props: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        match = re.search(r"[=:]", line)
-        key, value = (line[: match.start()], line[match.end() :]) if match else (line, "")
-        props[key.strip()] = value.strip()
-    return props

@@ -6,19 +6,20 @@ or no OPEN pipeline yet: SCM is creating one) and `code` carries the gRPC status
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 import grpc
 
 from pyozone.admin.client import ScmInfo
+from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort, address, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol import ProtocolError, grpc_options
+from pyozone.protocol import ProtocolError
 from pyozone.protocol.block import (
     MAX_BLOCK_MESSAGE_BYTES,
     AllocateRequest,
@@ -59,35 +60,21 @@ def scm_block_address(conf: OzoneConfiguration) -> HostPort:
     return parse_host_port(str(names).split(",")[0], port, "ozone.scm.names")
 
 
-class ScmBlockClient:
+class ScmBlockClient(GrpcClient):
     def __init__(self, address: HostPort, timeout_s: float = 30.0) -> None:
-        self.address = address
-        self.timeout_s = timeout_s
-        self._channel = grpc.insecure_channel(str(address), options=grpc_options(MAX_BLOCK_MESSAGE_BYTES))
-        self._stub = pb_grpc.ScmBlockLocationProtocolServiceStub(self._channel)
+        super().__init__(
+            address, pb_grpc.ScmBlockLocationProtocolServiceStub, MAX_BLOCK_MESSAGE_BYTES, timeout_s
+        )
 
-    def close(self) -> None:
-        self._channel.close()
+    def _error(self, e: grpc.RpcError) -> BlockClientError:
+        code = e.code()
+        details = e.details() or code.name
+        if code in _RETRYABLE:
+            details = f"SCM at {self.address}: {details}"
+        return BlockClientError(details, code)
 
-    def __enter__(self) -> ScmBlockClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _call(self, method: Callable[..., Any], request: Any, convert: Callable[[Any], T]) -> T:
-        try:
-            response = method(request, timeout=self.timeout_s)
-        except grpc.RpcError as e:
-            code = e.code()
-            details = e.details() or code.name
-            if code in _RETRYABLE:
-                details = f"SCM at {self.address}: {details}"
-            raise BlockClientError(details, code) from None
-        try:
-            return convert(response)
-        except ProtocolError as e:
-            raise BlockClientError(f"SCM at {self.address} sent a malformed answer: {e}") from None
+    def _malformed(self, e: ProtocolError) -> BlockClientError:
+        return BlockClientError(f"SCM at {self.address} sent a malformed answer: {e}")
 
     def scm_info(self) -> ScmInfo:
         """The cluster id and safe-mode state (OM checks the cluster id when it starts)."""

@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyozone.common.properties import parse_properties
 from pyozone.config import OzoneConfiguration
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir, version_file
 from pyozone.scm.store.metadata_store import SCMMetadataStore
@@ -59,19 +60,6 @@ def check_cluster_id(cluster_id: str) -> None:
         )
 
 
-def _parse_properties(text: str) -> dict[str, str]:
-    """Java properties without escapes (the SCM never writes any): `key=value` or `key:value` lines."""
-    props: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        match = re.search(r"[=:]", line)
-        key, value = (line[: match.start()], line[match.end() :]) if match else (line, "")
-        props[key.strip()] = value.strip()
-    return props
-
-
 def _check_dir(metadata_dir: Path) -> None:
     if metadata_dir.exists() and not metadata_dir.is_dir():
         raise StorageError(f"the SCM metadata directory {metadata_dir} is not a directory")
@@ -88,7 +76,7 @@ def read_scm_storage(metadata_dir: Path) -> SCMStorageConfig:
         text = path.read_bytes().decode("latin-1")  # Java reads properties as ISO-8859-1
     except OSError as e:
         raise StorageError(f"cannot read {path}: {e.strerror}") from None
-    props = _parse_properties(text)
+    props = parse_properties(text)
 
     def field(name: str) -> str:
         if not props.get(name):
