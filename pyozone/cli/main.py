@@ -13,7 +13,7 @@ from pyozone.cli.common import CLIError, common_options
 from pyozone.config import ConfigError
 from pyozone.scm.exceptions import SCMException
 
-COMMAND_MODULES = ("getconf", "scm", "datanode", "admin", "cluster", "debug", "plan", "sim")
+COMMAND_MODULES = ("getconf", "scm", "datanode", "admin", "cluster", "debug", "plan", "sim", "analytics")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +34,12 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # Only a pass-through command (analytics) takes arguments its stub parser does not know.
+        if not hasattr(args, "rest"):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.rest = [*extra, *args.rest]
     try:
         return int(args.func(args) or 0)
     except (CLIError, ConfigError, SCMException, AdminError) as e:
