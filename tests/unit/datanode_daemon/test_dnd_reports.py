@@ -183,8 +183,10 @@ async def test_container_actions_for_full_and_unhealthy_replicas(tmp_path: Path,
         )
         await wait_for_beat(
             scm,
-            lambda hb: (12, ReplicaState.UNHEALTHY)
-            in [(r.container_id, r.state) for r in hb.incremental_container_reports],
+            lambda hb: (
+                (12, ReplicaState.UNHEALTHY)
+                in [(r.container_id, r.state) for r in hb.incremental_container_reports]
+            ),
             since,
         )
 
