@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
 
+from pyozone.analytics.schema import SnapshotError
 from pyozone.common.clock import ManualClock
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID, ReplicationConfig
 from pyozone.hdds.states import (
@@ -130,11 +131,14 @@ class CheckContext:
         statuses: dict[DatanodeID, NodeStatus] = {}
         racks: dict[DatanodeID, str] = {}
         for row in nodes:
-            status = NodeStatus(
-                NodeOperationalState[row["operational_state"]],
-                NodeState[row["health"]],
-                row["op_state_expiry_epoch_sec"] or 0,
-            )
+            try:
+                status = NodeStatus(
+                    NodeOperationalState[row["operational_state"]],
+                    NodeState[row["health"]],
+                    row["op_state_expiry_epoch_sec"] or 0,
+                )
+            except KeyError as e:
+                raise SnapshotError(f"nodes: datanode {row['uuid']} has an unknown state {e}") from None
             statuses[row["uuid"]] = status
             if row["rack"] is not None and not status.is_dead():
                 racks[row["uuid"]] = row["rack"]
