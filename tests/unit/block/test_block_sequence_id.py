@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.scm.block.sequence_id import CONTAINER_ID, DEL_TXN_ID, LOCAL_ID, SequenceIdGenerator
 from pyozone.scm.store import MemoryBackend, SCMMetadataStore
 from pyozone.scm.store.metadata_store import TABLE_NAMES
+from tests.crash_support import read_lines_then_kill
 
 ALLOCATOR = Path(__file__).with_name("sequence_id_allocator.py")
 
@@ -84,16 +83,8 @@ def test_batch_size_comes_from_the_configuration() -> None:
 
 
 def read_ids_then_kill(proc: subprocess.Popen[bytes], wanted: int, timeout: float) -> list[int]:
-    assert proc.stdout is not None
-    fd, out = proc.stdout.fileno(), b""
-    deadline = time.monotonic() + timeout
-    while out.count(b"\n") < wanted and time.monotonic() < deadline and proc.poll() is None:
-        if select.select([fd], [], [], 0.2)[0]:
-            out += os.read(fd, 1 << 16)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    out += proc.stdout.read()  # ids printed between our last read and the kill were handed out too
-    return [int(line) for line in out.decode().splitlines()]
+    """Every id the child printed was handed out, including those printed after our last read."""
+    return [int(line) for line in read_lines_then_kill(proc, wanted, timeout)]
 
 
 @pytest.mark.skipif(

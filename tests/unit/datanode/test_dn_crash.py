@@ -3,33 +3,23 @@
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from dn_crash_writer import container_of, sizes_of
 from dn_helpers import open_node, payload, read_block
 
 import pyozone
+from tests.crash_support import acks, read_lines_then_kill
 
 WRITER = Path(__file__).with_name("dn_crash_writer.py")
 ACKS_BEFORE_KILL = 150
 
 
 def read_acks_then_kill(proc: subprocess.Popen[bytes], wanted: int, timeout: float) -> list[int]:
-    assert proc.stdout is not None
-    fd, out = proc.stdout.fileno(), b""
-    deadline = time.monotonic() + timeout
-    while out.count(b"\n") < wanted and time.monotonic() < deadline and proc.poll() is None:
-        if select.select([fd], [], [], 0.2)[0]:
-            out += os.read(fd, 1 << 16)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    out += proc.stdout.read()  # acks printed between our last read and the kill count too
-    return [int(line.split()[1]) for line in out.decode().splitlines() if line.startswith("ack ")]
+    return acks(read_lines_then_kill(proc, wanted, timeout))
 
 
 def expected(local_id: int) -> bytes:

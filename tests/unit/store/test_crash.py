@@ -3,31 +3,21 @@
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyozone
 from pyozone.scm.store import JsonCodec, SCMMetadataStore
+from tests.crash_support import acks, read_lines_then_kill
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 ACKS_BEFORE_KILL = 300
 
 
 def read_acks_then_kill(proc: subprocess.Popen[bytes], wanted: int, timeout: float) -> list[int]:
-    assert proc.stdout is not None
-    fd, out = proc.stdout.fileno(), b""
-    deadline = time.monotonic() + timeout
-    while out.count(b"\n") < wanted and time.monotonic() < deadline and proc.poll() is None:
-        if select.select([fd], [], [], 0.2)[0]:
-            out += os.read(fd, 1 << 16)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    out += proc.stdout.read()  # acks printed between our last read and the kill count too
-    return [int(line.split()[1]) for line in out.decode().splitlines() if line.startswith("ack ")]
+    return acks(read_lines_then_kill(proc, wanted, timeout))
 
 
 def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
