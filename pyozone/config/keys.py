@@ -154,6 +154,24 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("hdds.container.scrub.enabled", B, "true", "Run the background container scanner"),
     _k("hdds.container.scrub.data.scan.interval", D, "7d", "Interval between data scans of a container"),
     _k("hdds.container.scrub.volume.bytes.per.second", S, "5MB", "Scanner bandwidth per volume"),
+    # --- datanode pipeline log (Ratis in Ozone)
+    _k("hdds.container.ratis.ipc.port", N, "9858", "Datanode pipeline-log (RATIS) port"),
+    _k("hdds.ratis.raft.server.watch.timeout", D, "30s", "A watch for commit fails after this"),
+    _k("hdds.ratis.raft.server.rpc.request.timeout", D, "60s", "A silent follower has failed after this"),
+    # --- Ozone Manager
+    _k("ozone.om.address", T, "0.0.0.0:9862", "OM client RPC address (host[:port])"),
+    _k("ozone.om.http-address", T, "0.0.0.0:9874", "OM web UI and readiness address"),
+    _k("ozone.om.db.dirs", T, None, "Directory of om.db; defaults to ozone.metadata.dirs"),
+    _k("ozone.server.default.replication", T, "3", "Replication factor of new buckets' keys"),
+    _k("ozone.server.default.replication.type", T, "RATIS", "Replication type of new buckets' keys"),
+    _k("ozone.om.keyname.character.check.enabled", B, "false", "Refuse key names with unsafe characters"),
+    _k("ozone.block.deleting.service.interval", D, "60s", "OM key deleting service period"),
+    _k("ozone.key.deleting.limit.per.task", N, "20000", "Deleted keys handed to SCM per run"),
+    _k("ozone.om.open.key.cleanup.service.interval", D, "24h", "Open-key cleanup period"),
+    _k("ozone.om.open.key.expire.threshold", D, "7d", "An open key older than this is abandoned"),
+    _k("ozone.om.open.key.cleanup.limit.per.task", N, "1000", "Expired open keys cleaned per run"),
+    _k("ozone.om.container.location.cache.size", N, "100000", "Container locations OM caches"),
+    _k("ozone.om.container.location.cache.ttl", D, "360s", "How long a cached container location lives"),
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}

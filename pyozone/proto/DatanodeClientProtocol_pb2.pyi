@@ -32,6 +32,7 @@ class Type(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     StreamWrite: _ClassVar[Type]
     FinalizeBlock: _ClassVar[Type]
     Echo: _ClassVar[Type]
+    WatchForCommit: _ClassVar[Type]
 
 class Result(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -83,6 +84,16 @@ class Result(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     IMPORT_CONTAINER_METADATA_FAILED: _ClassVar[Result]
     BLOCK_ALREADY_FINALIZED: _ClassVar[Result]
     CONTAINER_DESCRIPTOR_MISSING: _ClassVar[Result]
+    GROUP_MISMATCH: _ClassVar[Result]
+    NOT_LEADER: _ClassVar[Result]
+    NOT_REPLICATED: _ClassVar[Result]
+    RAFT_RETRY_FAILURE: _ClassVar[Result]
+
+class ReplicationLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REPLICATION_LEVEL_UNSPECIFIED: _ClassVar[ReplicationLevel]
+    MAJORITY_COMMITTED: _ClassVar[ReplicationLevel]
+    ALL_COMMITTED: _ClassVar[ReplicationLevel]
 
 class ContainerType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -134,6 +145,7 @@ StreamInit: Type
 StreamWrite: Type
 FinalizeBlock: Type
 Echo: Type
+WatchForCommit: Type
 RESULT_UNSPECIFIED: Result
 SUCCESS: Result
 UNSUPPORTED_REQUEST: Result
@@ -182,6 +194,13 @@ EXPORT_CONTAINER_METADATA_FAILED: Result
 IMPORT_CONTAINER_METADATA_FAILED: Result
 BLOCK_ALREADY_FINALIZED: Result
 CONTAINER_DESCRIPTOR_MISSING: Result
+GROUP_MISMATCH: Result
+NOT_LEADER: Result
+NOT_REPLICATED: Result
+RAFT_RETRY_FAILURE: Result
+REPLICATION_LEVEL_UNSPECIFIED: ReplicationLevel
+MAJORITY_COMMITTED: ReplicationLevel
+ALL_COMMITTED: ReplicationLevel
 CONTAINER_TYPE_UNSPECIFIED: ContainerType
 KeyValueContainer: ContainerType
 CHECKSUM_TYPE_UNSPECIFIED: ChecksumType
@@ -220,7 +239,7 @@ class KeyValue(_message.Message):
     def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class ContainerCommandRequestProto(_message.Message):
-    __slots__ = ("cmdType", "traceID", "containerID", "datanodeUuid", "pipelineID", "createContainer", "readContainer", "updateContainer", "deleteContainer", "listContainer", "closeContainer", "putBlock", "getBlock", "deleteBlock", "listBlock", "readChunk", "writeChunk", "deleteChunk", "listChunk", "putSmallFile", "getSmallFile", "getCommittedBlockLength", "finalizeBlock", "echo", "encodedToken", "version")
+    __slots__ = ("cmdType", "traceID", "containerID", "datanodeUuid", "pipelineID", "createContainer", "readContainer", "updateContainer", "deleteContainer", "listContainer", "closeContainer", "putBlock", "getBlock", "deleteBlock", "listBlock", "readChunk", "writeChunk", "deleteChunk", "listChunk", "putSmallFile", "getSmallFile", "getCommittedBlockLength", "finalizeBlock", "echo", "watchForCommit", "encodedToken", "version")
     CMDTYPE_FIELD_NUMBER: _ClassVar[int]
     TRACEID_FIELD_NUMBER: _ClassVar[int]
     CONTAINERID_FIELD_NUMBER: _ClassVar[int]
@@ -245,6 +264,7 @@ class ContainerCommandRequestProto(_message.Message):
     GETCOMMITTEDBLOCKLENGTH_FIELD_NUMBER: _ClassVar[int]
     FINALIZEBLOCK_FIELD_NUMBER: _ClassVar[int]
     ECHO_FIELD_NUMBER: _ClassVar[int]
+    WATCHFORCOMMIT_FIELD_NUMBER: _ClassVar[int]
     ENCODEDTOKEN_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     cmdType: Type
@@ -271,12 +291,13 @@ class ContainerCommandRequestProto(_message.Message):
     getCommittedBlockLength: GetCommittedBlockLengthRequestProto
     finalizeBlock: FinalizeBlockRequestProto
     echo: EchoRequestProto
+    watchForCommit: WatchForCommitRequestProto
     encodedToken: str
     version: int
-    def __init__(self, cmdType: _Optional[_Union[Type, str]] = ..., traceID: _Optional[str] = ..., containerID: _Optional[int] = ..., datanodeUuid: _Optional[str] = ..., pipelineID: _Optional[str] = ..., createContainer: _Optional[_Union[CreateContainerRequestProto, _Mapping]] = ..., readContainer: _Optional[_Union[ReadContainerRequestProto, _Mapping]] = ..., updateContainer: _Optional[_Union[UpdateContainerRequestProto, _Mapping]] = ..., deleteContainer: _Optional[_Union[DeleteContainerRequestProto, _Mapping]] = ..., listContainer: _Optional[_Union[ListContainerRequestProto, _Mapping]] = ..., closeContainer: _Optional[_Union[CloseContainerRequestProto, _Mapping]] = ..., putBlock: _Optional[_Union[PutBlockRequestProto, _Mapping]] = ..., getBlock: _Optional[_Union[GetBlockRequestProto, _Mapping]] = ..., deleteBlock: _Optional[_Union[DeleteBlockRequestProto, _Mapping]] = ..., listBlock: _Optional[_Union[ListBlockRequestProto, _Mapping]] = ..., readChunk: _Optional[_Union[ReadChunkRequestProto, _Mapping]] = ..., writeChunk: _Optional[_Union[WriteChunkRequestProto, _Mapping]] = ..., deleteChunk: _Optional[_Union[DeleteChunkRequestProto, _Mapping]] = ..., listChunk: _Optional[_Union[ListChunkRequestProto, _Mapping]] = ..., putSmallFile: _Optional[_Union[PutSmallFileRequestProto, _Mapping]] = ..., getSmallFile: _Optional[_Union[GetSmallFileRequestProto, _Mapping]] = ..., getCommittedBlockLength: _Optional[_Union[GetCommittedBlockLengthRequestProto, _Mapping]] = ..., finalizeBlock: _Optional[_Union[FinalizeBlockRequestProto, _Mapping]] = ..., echo: _Optional[_Union[EchoRequestProto, _Mapping]] = ..., encodedToken: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
+    def __init__(self, cmdType: _Optional[_Union[Type, str]] = ..., traceID: _Optional[str] = ..., containerID: _Optional[int] = ..., datanodeUuid: _Optional[str] = ..., pipelineID: _Optional[str] = ..., createContainer: _Optional[_Union[CreateContainerRequestProto, _Mapping]] = ..., readContainer: _Optional[_Union[ReadContainerRequestProto, _Mapping]] = ..., updateContainer: _Optional[_Union[UpdateContainerRequestProto, _Mapping]] = ..., deleteContainer: _Optional[_Union[DeleteContainerRequestProto, _Mapping]] = ..., listContainer: _Optional[_Union[ListContainerRequestProto, _Mapping]] = ..., closeContainer: _Optional[_Union[CloseContainerRequestProto, _Mapping]] = ..., putBlock: _Optional[_Union[PutBlockRequestProto, _Mapping]] = ..., getBlock: _Optional[_Union[GetBlockRequestProto, _Mapping]] = ..., deleteBlock: _Optional[_Union[DeleteBlockRequestProto, _Mapping]] = ..., listBlock: _Optional[_Union[ListBlockRequestProto, _Mapping]] = ..., readChunk: _Optional[_Union[ReadChunkRequestProto, _Mapping]] = ..., writeChunk: _Optional[_Union[WriteChunkRequestProto, _Mapping]] = ..., deleteChunk: _Optional[_Union[DeleteChunkRequestProto, _Mapping]] = ..., listChunk: _Optional[_Union[ListChunkRequestProto, _Mapping]] = ..., putSmallFile: _Optional[_Union[PutSmallFileRequestProto, _Mapping]] = ..., getSmallFile: _Optional[_Union[GetSmallFileRequestProto, _Mapping]] = ..., getCommittedBlockLength: _Optional[_Union[GetCommittedBlockLengthRequestProto, _Mapping]] = ..., finalizeBlock: _Optional[_Union[FinalizeBlockRequestProto, _Mapping]] = ..., echo: _Optional[_Union[EchoRequestProto, _Mapping]] = ..., watchForCommit: _Optional[_Union[WatchForCommitRequestProto, _Mapping]] = ..., encodedToken: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
 
 class ContainerCommandResponseProto(_message.Message):
-    __slots__ = ("cmdType", "traceID", "result", "message", "createContainer", "readContainer", "updateContainer", "deleteContainer", "listContainer", "closeContainer", "putBlock", "getBlock", "deleteBlock", "listBlock", "writeChunk", "readChunk", "deleteChunk", "listChunk", "putSmallFile", "getSmallFile", "getCommittedBlockLength", "finalizeBlock", "echo")
+    __slots__ = ("cmdType", "traceID", "result", "message", "createContainer", "readContainer", "updateContainer", "deleteContainer", "listContainer", "closeContainer", "putBlock", "getBlock", "deleteBlock", "listBlock", "writeChunk", "readChunk", "deleteChunk", "listChunk", "putSmallFile", "getSmallFile", "getCommittedBlockLength", "finalizeBlock", "echo", "watchForCommit", "logIndex", "commitInfos")
     CMDTYPE_FIELD_NUMBER: _ClassVar[int]
     TRACEID_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
@@ -300,6 +321,9 @@ class ContainerCommandResponseProto(_message.Message):
     GETCOMMITTEDBLOCKLENGTH_FIELD_NUMBER: _ClassVar[int]
     FINALIZEBLOCK_FIELD_NUMBER: _ClassVar[int]
     ECHO_FIELD_NUMBER: _ClassVar[int]
+    WATCHFORCOMMIT_FIELD_NUMBER: _ClassVar[int]
+    LOGINDEX_FIELD_NUMBER: _ClassVar[int]
+    COMMITINFOS_FIELD_NUMBER: _ClassVar[int]
     cmdType: Type
     traceID: str
     result: Result
@@ -323,7 +347,32 @@ class ContainerCommandResponseProto(_message.Message):
     getCommittedBlockLength: GetCommittedBlockLengthResponseProto
     finalizeBlock: FinalizeBlockResponseProto
     echo: EchoResponseProto
-    def __init__(self, cmdType: _Optional[_Union[Type, str]] = ..., traceID: _Optional[str] = ..., result: _Optional[_Union[Result, str]] = ..., message: _Optional[str] = ..., createContainer: _Optional[_Union[CreateContainerResponseProto, _Mapping]] = ..., readContainer: _Optional[_Union[ReadContainerResponseProto, _Mapping]] = ..., updateContainer: _Optional[_Union[UpdateContainerResponseProto, _Mapping]] = ..., deleteContainer: _Optional[_Union[DeleteContainerResponseProto, _Mapping]] = ..., listContainer: _Optional[_Union[ListContainerResponseProto, _Mapping]] = ..., closeContainer: _Optional[_Union[CloseContainerResponseProto, _Mapping]] = ..., putBlock: _Optional[_Union[PutBlockResponseProto, _Mapping]] = ..., getBlock: _Optional[_Union[GetBlockResponseProto, _Mapping]] = ..., deleteBlock: _Optional[_Union[DeleteBlockResponseProto, _Mapping]] = ..., listBlock: _Optional[_Union[ListBlockResponseProto, _Mapping]] = ..., writeChunk: _Optional[_Union[WriteChunkResponseProto, _Mapping]] = ..., readChunk: _Optional[_Union[ReadChunkResponseProto, _Mapping]] = ..., deleteChunk: _Optional[_Union[DeleteChunkResponseProto, _Mapping]] = ..., listChunk: _Optional[_Union[ListChunkResponseProto, _Mapping]] = ..., putSmallFile: _Optional[_Union[PutSmallFileResponseProto, _Mapping]] = ..., getSmallFile: _Optional[_Union[GetSmallFileResponseProto, _Mapping]] = ..., getCommittedBlockLength: _Optional[_Union[GetCommittedBlockLengthResponseProto, _Mapping]] = ..., finalizeBlock: _Optional[_Union[FinalizeBlockResponseProto, _Mapping]] = ..., echo: _Optional[_Union[EchoResponseProto, _Mapping]] = ...) -> None: ...
+    watchForCommit: WatchForCommitResponseProto
+    logIndex: int
+    commitInfos: _containers.RepeatedCompositeFieldContainer[CommitInfoProto]
+    def __init__(self, cmdType: _Optional[_Union[Type, str]] = ..., traceID: _Optional[str] = ..., result: _Optional[_Union[Result, str]] = ..., message: _Optional[str] = ..., createContainer: _Optional[_Union[CreateContainerResponseProto, _Mapping]] = ..., readContainer: _Optional[_Union[ReadContainerResponseProto, _Mapping]] = ..., updateContainer: _Optional[_Union[UpdateContainerResponseProto, _Mapping]] = ..., deleteContainer: _Optional[_Union[DeleteContainerResponseProto, _Mapping]] = ..., listContainer: _Optional[_Union[ListContainerResponseProto, _Mapping]] = ..., closeContainer: _Optional[_Union[CloseContainerResponseProto, _Mapping]] = ..., putBlock: _Optional[_Union[PutBlockResponseProto, _Mapping]] = ..., getBlock: _Optional[_Union[GetBlockResponseProto, _Mapping]] = ..., deleteBlock: _Optional[_Union[DeleteBlockResponseProto, _Mapping]] = ..., listBlock: _Optional[_Union[ListBlockResponseProto, _Mapping]] = ..., writeChunk: _Optional[_Union[WriteChunkResponseProto, _Mapping]] = ..., readChunk: _Optional[_Union[ReadChunkResponseProto, _Mapping]] = ..., deleteChunk: _Optional[_Union[DeleteChunkResponseProto, _Mapping]] = ..., listChunk: _Optional[_Union[ListChunkResponseProto, _Mapping]] = ..., putSmallFile: _Optional[_Union[PutSmallFileResponseProto, _Mapping]] = ..., getSmallFile: _Optional[_Union[GetSmallFileResponseProto, _Mapping]] = ..., getCommittedBlockLength: _Optional[_Union[GetCommittedBlockLengthResponseProto, _Mapping]] = ..., finalizeBlock: _Optional[_Union[FinalizeBlockResponseProto, _Mapping]] = ..., echo: _Optional[_Union[EchoResponseProto, _Mapping]] = ..., watchForCommit: _Optional[_Union[WatchForCommitResponseProto, _Mapping]] = ..., logIndex: _Optional[int] = ..., commitInfos: _Optional[_Iterable[_Union[CommitInfoProto, _Mapping]]] = ...) -> None: ...
+
+class CommitInfoProto(_message.Message):
+    __slots__ = ("datanodeUuid", "commitIndex")
+    DATANODEUUID_FIELD_NUMBER: _ClassVar[int]
+    COMMITINDEX_FIELD_NUMBER: _ClassVar[int]
+    datanodeUuid: str
+    commitIndex: int
+    def __init__(self, datanodeUuid: _Optional[str] = ..., commitIndex: _Optional[int] = ...) -> None: ...
+
+class WatchForCommitRequestProto(_message.Message):
+    __slots__ = ("index", "replication")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    REPLICATION_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    replication: ReplicationLevel
+    def __init__(self, index: _Optional[int] = ..., replication: _Optional[_Union[ReplicationLevel, str]] = ...) -> None: ...
+
+class WatchForCommitResponseProto(_message.Message):
+    __slots__ = ("index",)
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    def __init__(self, index: _Optional[int] = ...) -> None: ...
 
 class ContainerDataProto(_message.Message):
     __slots__ = ("containerID", "metadata", "containerPath", "bytesUsed", "size", "blockCount", "state", "containerType", "blockCommitSequenceId", "replicaIndex", "originNodeId")
@@ -750,3 +799,31 @@ class SendContainerResponse(_message.Message):
     containerID: int
     bytesReceived: int
     def __init__(self, containerID: _Optional[int] = ..., bytesReceived: _Optional[int] = ...) -> None: ...
+
+class AppendEntriesRequestProto(_message.Message):
+    __slots__ = ("pipelineID", "leaderID", "term", "index", "leaderCommit", "entry")
+    PIPELINEID_FIELD_NUMBER: _ClassVar[int]
+    LEADERID_FIELD_NUMBER: _ClassVar[int]
+    TERM_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    LEADERCOMMIT_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    pipelineID: str
+    leaderID: str
+    term: int
+    index: int
+    leaderCommit: int
+    entry: ContainerCommandRequestProto
+    def __init__(self, pipelineID: _Optional[str] = ..., leaderID: _Optional[str] = ..., term: _Optional[int] = ..., index: _Optional[int] = ..., leaderCommit: _Optional[int] = ..., entry: _Optional[_Union[ContainerCommandRequestProto, _Mapping]] = ...) -> None: ...
+
+class AppendEntriesReplyProto(_message.Message):
+    __slots__ = ("index", "result", "message", "appliedIndex")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    APPLIEDINDEX_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    result: Result
+    message: str
+    appliedIndex: int
+    def __init__(self, index: _Optional[int] = ..., result: _Optional[_Union[Result, str]] = ..., message: _Optional[str] = ..., appliedIndex: _Optional[int] = ...) -> None: ...

@@ -100,6 +100,81 @@ class XceiverClientProtocolService:
             _registered_method=True)
 
 
+class RaftServerProtocolServiceStub:
+    """Leader to followers of a pipeline, on the datanode's RATIS port.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.appendEntries = channel.stream_stream(
+                '/pyozone.hdds.datanode.RaftServerProtocolService/appendEntries',
+                request_serializer=pyozone_dot_DatanodeClientProtocol__pb2.AppendEntriesRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_DatanodeClientProtocol__pb2.AppendEntriesReplyProto.FromString,
+                _registered_method=True)
+
+
+class RaftServerProtocolServiceServicer:
+    """Leader to followers of a pipeline, on the datanode's RATIS port.
+    """
+
+    def appendEntries(self, request_iterator, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_RaftServerProtocolServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'appendEntries': grpc.stream_stream_rpc_method_handler(
+                    servicer.appendEntries,
+                    request_deserializer=pyozone_dot_DatanodeClientProtocol__pb2.AppendEntriesRequestProto.FromString,
+                    response_serializer=pyozone_dot_DatanodeClientProtocol__pb2.AppendEntriesReplyProto.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'pyozone.hdds.datanode.RaftServerProtocolService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('pyozone.hdds.datanode.RaftServerProtocolService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class RaftServerProtocolService:
+    """Leader to followers of a pipeline, on the datanode's RATIS port.
+    """
+
+    @staticmethod
+    def appendEntries(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/pyozone.hdds.datanode.RaftServerProtocolService/appendEntries',
+            pyozone_dot_DatanodeClientProtocol__pb2.AppendEntriesRequestProto.SerializeToString,
+            pyozone_dot_DatanodeClientProtocol__pb2.AppendEntriesReplyProto.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
 class IntraDatanodeProtocolServiceStub:
     """Datanode to datanode: download pulls a container, upload pushes one (the replicateContainerCommand).
     """

@@ -1,0 +1,361 @@
+from pyozone.proto import hdds_pb2 as _hdds_pb2
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as _ScmBlockLocationProtocol_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class VolumeInfo(_message.Message):
+    __slots__ = ("volume", "owner", "admin", "creationTime", "modificationTime", "quotaInBytes", "usedBytes", "usedNamespace")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_FIELD_NUMBER: _ClassVar[int]
+    CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    MODIFICATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
+    USEDBYTES_FIELD_NUMBER: _ClassVar[int]
+    USEDNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    owner: str
+    admin: str
+    creationTime: int
+    modificationTime: int
+    quotaInBytes: int
+    usedBytes: int
+    usedNamespace: int
+    def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ...) -> None: ...
+
+class BucketInfo(_message.Message):
+    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    MODIFICATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    LAYOUT_FIELD_NUMBER: _ClassVar[int]
+    USEDBYTES_FIELD_NUMBER: _ClassVar[int]
+    USEDNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    creationTime: int
+    modificationTime: int
+    type: _hdds_pb2.ReplicationType
+    factor: _hdds_pb2.ReplicationFactor
+    layout: str
+    usedBytes: int
+    usedNamespace: int
+    owner: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ...) -> None: ...
+
+class KeyLocation(_message.Message):
+    __slots__ = ("blockID", "offset", "length", "pipeline", "createVersion", "containerState")
+    BLOCKID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    CREATEVERSION_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERSTATE_FIELD_NUMBER: _ClassVar[int]
+    blockID: _ScmBlockLocationProtocol_pb2.BlockID
+    offset: int
+    length: int
+    pipeline: _hdds_pb2.Pipeline
+    createVersion: int
+    containerState: str
+    def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ...) -> None: ...
+
+class KeyInfo(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DATASIZE_FIELD_NUMBER: _ClassVar[int]
+    CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    MODIFICATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    LOCATIONS_FIELD_NUMBER: _ClassVar[int]
+    OBJECTID_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    dataSize: int
+    creationTime: int
+    modificationTime: int
+    type: _hdds_pb2.ReplicationType
+    factor: _hdds_pb2.ReplicationFactor
+    locations: _containers.RepeatedCompositeFieldContainer[KeyLocation]
+    objectID: int
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ...) -> None: ...
+
+class CreateVolumeRequest(_message.Message):
+    __slots__ = ("volume", "owner", "quotaInBytes")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    owner: str
+    quotaInBytes: int
+    def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., quotaInBytes: _Optional[int] = ...) -> None: ...
+
+class CreateVolumeResponse(_message.Message):
+    __slots__ = ("volume",)
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    volume: VolumeInfo
+    def __init__(self, volume: _Optional[_Union[VolumeInfo, _Mapping]] = ...) -> None: ...
+
+class InfoVolumeRequest(_message.Message):
+    __slots__ = ("volume",)
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    def __init__(self, volume: _Optional[str] = ...) -> None: ...
+
+class InfoVolumeResponse(_message.Message):
+    __slots__ = ("volume",)
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    volume: VolumeInfo
+    def __init__(self, volume: _Optional[_Union[VolumeInfo, _Mapping]] = ...) -> None: ...
+
+class DeleteVolumeRequest(_message.Message):
+    __slots__ = ("volume",)
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    def __init__(self, volume: _Optional[str] = ...) -> None: ...
+
+class DeleteVolumeResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListVolumesRequest(_message.Message):
+    __slots__ = ("prefix", "startKey", "maxKeys")
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    STARTKEY_FIELD_NUMBER: _ClassVar[int]
+    MAXKEYS_FIELD_NUMBER: _ClassVar[int]
+    prefix: str
+    startKey: str
+    maxKeys: int
+    def __init__(self, prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ...) -> None: ...
+
+class ListVolumesResponse(_message.Message):
+    __slots__ = ("volumes",)
+    VOLUMES_FIELD_NUMBER: _ClassVar[int]
+    volumes: _containers.RepeatedCompositeFieldContainer[VolumeInfo]
+    def __init__(self, volumes: _Optional[_Iterable[_Union[VolumeInfo, _Mapping]]] = ...) -> None: ...
+
+class CreateBucketRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "type", "factor")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    type: _hdds_pb2.ReplicationType
+    factor: _hdds_pb2.ReplicationFactor
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ...) -> None: ...
+
+class CreateBucketResponse(_message.Message):
+    __slots__ = ("bucket",)
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    bucket: BucketInfo
+    def __init__(self, bucket: _Optional[_Union[BucketInfo, _Mapping]] = ...) -> None: ...
+
+class InfoBucketRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class InfoBucketResponse(_message.Message):
+    __slots__ = ("bucket",)
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    bucket: BucketInfo
+    def __init__(self, bucket: _Optional[_Union[BucketInfo, _Mapping]] = ...) -> None: ...
+
+class DeleteBucketRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListBucketsRequest(_message.Message):
+    __slots__ = ("volume", "prefix", "startKey", "maxKeys")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    STARTKEY_FIELD_NUMBER: _ClassVar[int]
+    MAXKEYS_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    prefix: str
+    startKey: str
+    maxKeys: int
+    def __init__(self, volume: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ...) -> None: ...
+
+class ListBucketsResponse(_message.Message):
+    __slots__ = ("buckets",)
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[BucketInfo]
+    def __init__(self, buckets: _Optional[_Iterable[_Union[BucketInfo, _Mapping]]] = ...) -> None: ...
+
+class OpenKeyRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    DATASIZE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDELIST_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    dataSize: int
+    type: _hdds_pb2.ReplicationType
+    factor: _hdds_pb2.ReplicationFactor
+    excludeList: _ScmBlockLocationProtocol_pb2.ExcludeListProto
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ...) -> None: ...
+
+class OpenKeyResponse(_message.Message):
+    __slots__ = ("keyInfo", "clientID", "openVersion")
+    KEYINFO_FIELD_NUMBER: _ClassVar[int]
+    CLIENTID_FIELD_NUMBER: _ClassVar[int]
+    OPENVERSION_FIELD_NUMBER: _ClassVar[int]
+    keyInfo: KeyInfo
+    clientID: int
+    openVersion: int
+    def __init__(self, keyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ..., clientID: _Optional[int] = ..., openVersion: _Optional[int] = ...) -> None: ...
+
+class AllocateBlockRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "clientID", "excludeList")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CLIENTID_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDELIST_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    clientID: int
+    excludeList: _ScmBlockLocationProtocol_pb2.ExcludeListProto
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientID: _Optional[int] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ...) -> None: ...
+
+class AllocateBlockResponse(_message.Message):
+    __slots__ = ("location",)
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
+    location: KeyLocation
+    def __init__(self, location: _Optional[_Union[KeyLocation, _Mapping]] = ...) -> None: ...
+
+class CommitKeyRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "clientID", "dataSize", "locations")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CLIENTID_FIELD_NUMBER: _ClassVar[int]
+    DATASIZE_FIELD_NUMBER: _ClassVar[int]
+    LOCATIONS_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    clientID: int
+    dataSize: int
+    locations: _containers.RepeatedCompositeFieldContainer[KeyLocation]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientID: _Optional[int] = ..., dataSize: _Optional[int] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ...) -> None: ...
+
+class CommitKeyResponse(_message.Message):
+    __slots__ = ("keyInfo",)
+    KEYINFO_FIELD_NUMBER: _ClassVar[int]
+    keyInfo: KeyInfo
+    def __init__(self, keyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
+
+class LookupKeyRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "clientHost")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CLIENTHOST_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    clientHost: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientHost: _Optional[str] = ...) -> None: ...
+
+class LookupKeyResponse(_message.Message):
+    __slots__ = ("keyInfo",)
+    KEYINFO_FIELD_NUMBER: _ClassVar[int]
+    keyInfo: KeyInfo
+    def __init__(self, keyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
+
+class ListKeysRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "prefix", "startKey", "maxKeys")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    STARTKEY_FIELD_NUMBER: _ClassVar[int]
+    MAXKEYS_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    prefix: str
+    startKey: str
+    maxKeys: int
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ...) -> None: ...
+
+class ListKeysResponse(_message.Message):
+    __slots__ = ("keys",)
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[KeyInfo]
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyInfo, _Mapping]]] = ...) -> None: ...
+
+class RenameKeyRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "toKey")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    TOKEY_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    toKey: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., toKey: _Optional[str] = ...) -> None: ...
+
+class RenameKeyResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DeleteKeyRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
+
+class DeleteKeyResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ServiceInfoRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ServiceInfoResponse(_message.Message):
+    __slots__ = ("clusterID", "omID", "scmInSafeMode")
+    CLUSTERID_FIELD_NUMBER: _ClassVar[int]
+    OMID_FIELD_NUMBER: _ClassVar[int]
+    SCMINSAFEMODE_FIELD_NUMBER: _ClassVar[int]
+    clusterID: str
+    omID: str
+    scmInSafeMode: bool
+    def __init__(self, clusterID: _Optional[str] = ..., omID: _Optional[str] = ..., scmInSafeMode: _Optional[bool] = ...) -> None: ...
