@@ -31,6 +31,7 @@ from pyozone.datanode.commands.replicate import Push
 from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore, identity_dir
 from pyozone.datanode.pipelines import PipelineSet
+from pyozone.datanode.ratis import PipelineGroups, RaftServerService, add_raft_service
 from pyozone.datanode.replication.push import push_container
 from pyozone.datanode.replication.service import ReplicationService, add_replication_service
 from pyozone.datanode.reports import PendingReports
@@ -48,13 +49,20 @@ from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service
 from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
-from pyozone.scm.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
+from pyozone.scm.messages import (
+    ContainerAction,
+    ContainerActionReason,
+    ContainerReplicaReport,
+    PipelineAction,
+)
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 5.0
 """Running RPCs, commands and background services get this long after SIGTERM; then they are cancelled
 (`pyozone cluster down` waits 15 s before it kills)."""
+RATIS_DIR = "ratis"
+"""Under the datanode's metadata directory: one directory per pipeline with its log."""
 BASE_WORKERS = 32
 """Executor threads besides one per replication stream: client I/O, command handlers, scanner, checks."""
 
@@ -62,12 +70,18 @@ BASE_WORKERS = 32
 @dataclass(frozen=True, slots=True)
 class Ports:
     standalone: int
+    ratis: int
     replication: int
     http: int
 
     def advertised(self) -> dict[str, int]:
         """By Ozone's DatanodeDetails port names."""
-        return {"STANDALONE": self.standalone, "REPLICATION": self.replication, "HTTP": self.http}
+        return {
+            "STANDALONE": self.standalone,
+            "RATIS": self.ratis,
+            "REPLICATION": self.replication,
+            "HTTP": self.http,
+        }
 
 
 class Datanode:
@@ -92,6 +106,7 @@ class Datanode:
         self.reports: PendingReports
         self.queue: CommandQueue
         self.dispatcher: Dispatcher
+        self.groups: PipelineGroups
         self.ports: Ports
 
     @property
@@ -143,6 +158,20 @@ class Datanode:
             self.reports = PendingReports(self.conf)
             self.containers.on_change(self._replica_changed)
             self.pipelines = PipelineSet(identity_dir(self.conf), self.uuid)
+            self.dispatcher = Dispatcher(
+                self.containers,
+                self.uuid,
+                self._container_full,
+                self.conf.get("hdds.container.close.threshold"),
+            )
+            self.groups = PipelineGroups(
+                self.uuid, identity_dir(self.conf) / RATIS_DIR, self.dispatcher, executor,
+                self._pipeline_failed,
+                self.conf.get("hdds.ratis.raft.server.watch.timeout") / 1000,
+                self.conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000,
+            )  # fmt: skip
+            for membership in self.pipelines.all():
+                self.groups.join(membership)
             self.queue = self._command_queue(executor, factor, streams)
             await self._serve(cluster_id, endpoint, intervals, executor, stop)
         finally:
@@ -151,8 +180,9 @@ class Datanode:
 
     def _command_queue(self, executor: ThreadPoolExecutor, factor: float, streams: int) -> CommandQueue:
         ctx = CommandContext(
-            self.containers, self.pipelines, self.identity, self.reports, executor, self._op_state_changed
-        )
+            self.containers, self.pipelines, self.identity, self.reports, executor, self._op_state_changed,
+            self.groups,
+        )  # fmt: skip
         limits = QueueLimits(
             replication_streams=streams,
             replication_queue=self.conf.get("hdds.datanode.replication.queue.limit"),
@@ -172,11 +202,10 @@ class Datanode:
         executor: ThreadPoolExecutor,
         stop: asyncio.Event,
     ) -> None:
-        self.dispatcher = Dispatcher(
-            self.containers, self.uuid, self._container_full, self.conf.get("hdds.container.close.threshold")
-        )
         xceiver = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
-        add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor))
+        add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor, groups=self.groups))
+        ratis = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+        add_raft_service(ratis, RaftServerService(self.groups))
         replication = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
         add_replication_service(replication, ReplicationService(self.containers, executor))
         self.machine = DatanodeStateMachine(
@@ -186,10 +215,12 @@ class Datanode:
         try:
             self.ports = Ports(
                 self._bind(xceiver, "hdds.container.ipc.port"),
+                self._bind(ratis, "hdds.container.ratis.ipc.port"),
                 self._bind(replication, "hdds.datanode.replication.port"),
                 self.http_port,
             )
             await xceiver.start()
+            await ratis.start()
             await replication.start()
             self._advertise(cluster_id)
             self.phase = "running"
@@ -203,10 +234,14 @@ class Datanode:
         finally:
             self.phase = "stopping"
             log.info("datanode %s shutting down", self.uuid)
+            # A leader's streams to this follower never end by themselves: they are cut at once (the
+            # leader then reports this member failed, which it has).
             await asyncio.gather(
                 xceiver.stop(SHUTDOWN_GRACE_S),
+                ratis.stop(0),
                 replication.stop(SHUTDOWN_GRACE_S),
                 self.queue.close(SHUTDOWN_GRACE_S),
+                self.groups.close(),
             )
 
     def _bind(self, server: grpc.aio.Server, port_key: str) -> int:
@@ -245,6 +280,10 @@ class Datanode:
 
     def _container_full(self, container_id: int) -> None:
         self.reports.add_container_action(ContainerAction(container_id, ContainerActionReason.CONTAINER_FULL))
+
+    def _pipeline_failed(self, pipeline_id: str, reason: str) -> None:
+        """A member of the pipeline failed: ask SCM to close it (Ozone's triggerPipelineClose)."""
+        self.reports.add_pipeline_action(PipelineAction(pipeline_id, reason))
 
     def _op_state_changed(self, state: NodeOperationalState) -> None:
         self.queue.set_out_of_service(state is not NodeOperationalState.IN_SERVICE)

@@ -1,7 +1,7 @@
 """The pipelines this datanode is a member of, as createPipeline/closePipeline left them.
 
-There is no Ratis yet (issue #4 adds the leader-ordered log), so membership is all a pipeline is here:
-who the members are and whether this datanode leads. It is kept in pipelines.json next to datanode.id
+Membership is who the members are, where their pipeline-log (RATIS) ports are and whether this datanode
+leads; the log itself is pyozone.datanode.ratis. It is kept in pipelines.json next to datanode.id
 because Ozone's Ratis groups survive a restart: a restarted datanode still reports its pipelines, and a
 closeContainer for one of them still closes (rather than quasi-closes) the replica.
 """
@@ -29,6 +29,18 @@ class Membership:
     members: tuple[str, ...]
     suggested_leader: str | None
     is_leader: bool
+    addresses: tuple[tuple[str, str], ...] = ()
+    """(member uuid, "host:port" of its RATIS port), for the members whose address SCM sent."""
+
+    @property
+    def leader(self) -> str | None:
+        """The member that orders the pipeline's log: the suggested leader, or the only member."""
+        if self.suggested_leader in self.members:
+            return self.suggested_leader
+        return self.members[0] if len(self.members) == 1 else None
+
+    def address(self, member: str) -> str | None:
+        return dict(self.addresses).get(member)
 
 
 class PipelineSet:
@@ -47,7 +59,13 @@ class PipelineSet:
             raise DatanodeError(f"cannot read {self.path}: {e}") from None
         try:
             return {
-                pid: Membership(pid, tuple(p["members"]), p.get("suggestedLeader"), bool(p["leader"]))
+                pid: Membership(
+                    pid,
+                    tuple(p["members"]),
+                    p.get("suggestedLeader"),
+                    bool(p["leader"]),
+                    tuple(sorted(p.get("addresses", {}).items())),
+                )
                 for pid, p in doc.items()
             }
         except (KeyError, TypeError, AttributeError) as e:
@@ -59,15 +77,24 @@ class PipelineSet:
                 "members": list(m.members),
                 "suggestedLeader": m.suggested_leader,
                 "leader": m.is_leader,
+                "addresses": dict(m.addresses),
             }
             for m in self._pipelines.values()
         }
         atomic_write(self.path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
 
-    def add(self, pipeline_id: str, members: tuple[str, ...], suggested_leader: str | None) -> Membership:
+    def add(
+        self,
+        pipeline_id: str,
+        members: tuple[str, ...],
+        suggested_leader: str | None,
+        addresses: dict[str, str] | None = None,
+    ) -> Membership:
         """Joins a pipeline (idempotent: SCM may resend createPipeline). Leader iff suggested or alone."""
         leader = suggested_leader == self.datanode_uuid or members == (self.datanode_uuid,)
-        membership = Membership(pipeline_id, members, suggested_leader, leader)
+        membership = Membership(
+            pipeline_id, members, suggested_leader, leader, tuple(sorted((addresses or {}).items()))
+        )
         with self._lock:
             if self._pipelines.get(pipeline_id) != membership:
                 self._pipelines[pipeline_id] = membership
@@ -90,6 +117,10 @@ class PipelineSet:
 
     def get(self, pipeline_id: str) -> Membership | None:
         return self._pipelines.get(pipeline_id)
+
+    def all(self) -> list[Membership]:
+        with self._lock:
+            return list(self._pipelines.values())
 
     def reports(self) -> tuple[PipelineReport, ...]:
         with self._lock:

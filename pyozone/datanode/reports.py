@@ -17,7 +17,7 @@ from enum import Enum
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.states import CommandStatus
-from pyozone.scm.messages import CommandStatusReport, ContainerAction, ContainerReplicaReport
+from pyozone.scm.messages import CommandStatusReport, ContainerAction, ContainerReplicaReport, PipelineAction
 
 
 class Periodic(Enum):
@@ -37,6 +37,7 @@ class Outgoing:
     incremental: tuple[ContainerReplicaReport, ...]
     statuses: tuple[CommandStatusReport, ...]
     actions: tuple[ContainerAction, ...]
+    pipeline_actions: tuple[PipelineAction, ...] = ()
 
 
 class PendingReports:
@@ -51,6 +52,7 @@ class PendingReports:
         self._incremental: list[ContainerReplicaReport] = []
         self._statuses: dict[int, CommandStatusReport] = {}
         self._actions: dict[ContainerAction, None] = {}
+        self._pipeline_actions: dict[str, PipelineAction] = {}
         self.on_urgent: Callable[[], None] = lambda: None
 
     # ------------------------------------------------------------------ producers
@@ -66,6 +68,12 @@ class PendingReports:
         """Queued once until sent (Ozone's addContainerActionIfAbsent); goes with the next heartbeat."""
         with self._lock:
             self._actions[action] = None
+
+    def add_pipeline_action(self, action: PipelineAction) -> None:
+        """A pipeline member failed: SCM should close the pipeline. Sent at once, one per pipeline."""
+        with self._lock:
+            self._pipeline_actions.setdefault(action.pipeline_id, action)
+        self.on_urgent()
 
     def set_command_status(self, status: CommandStatusReport) -> None:
         """PENDING statuses are re-sent every status interval; a final one goes with the next heartbeat."""
@@ -102,9 +110,16 @@ class PendingReports:
             for s in statuses:
                 if s.status is not CommandStatus.PENDING:
                     del self._statuses[s.command_id]
-            outgoing = Outgoing(due, tuple(self._incremental), statuses, tuple(self._actions))
+            outgoing = Outgoing(
+                due,
+                tuple(self._incremental),
+                statuses,
+                tuple(self._actions),
+                tuple(self._pipeline_actions.values()),
+            )
             self._incremental.clear()
             self._actions.clear()
+            self._pipeline_actions.clear()
         return outgoing
 
     def put_back(self, outgoing: Outgoing) -> None:
@@ -117,3 +132,5 @@ class PendingReports:
                 self._statuses.setdefault(status.command_id, status)
             for action in outgoing.actions:
                 self._actions[action] = None
+            for pipeline_action in outgoing.pipeline_actions:
+                self._pipeline_actions.setdefault(pipeline_action.pipeline_id, pipeline_action)

@@ -254,6 +254,7 @@ class DatanodeStateMachine:
             incremental_container_reports=out.incremental,
             command_status_reports=out.statuses,
             container_actions=out.actions,
+            pipeline_actions=out.pipeline_actions,
             pipeline_reports=self.pipelines.reports() if Periodic.PIPELINES in out.periodic else None,
             layout=DATANODE_LAYOUT,
             command_queue_report=self.queue.counts(),

@@ -6,17 +6,22 @@ import logging
 
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
+from pyozone.datanode.ratis import RaftGroup
 from pyozone.datanode.storage import ContainerError, KeyValueContainer
 from pyozone.hdds.states import ReplicaState
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)
 
 
 class CloseContainerHandler(CommandHandler):
-    """OPEN -> CLOSING (reported at once), then CLOSED when this datanode is in the container's pipeline
-    (the stand-in for closing through Ratis, where every member closes at the same log index) or when
-    forced; otherwise QUASI_CLOSED, because without the pipeline this replica may lag the others.
+    """OPEN -> CLOSING (reported at once), then:
+    - in the container's pipeline: closed through the pipeline log. The leader puts a closeContainer
+      entry into the log, so every member closes the replica after the same writes, at the same BCSID; a
+      follower only marks it CLOSING and waits for that entry (Ozone's followers ignore the command too).
+    - not in the pipeline (it is gone): QUASI_CLOSED, because this replica may lag the others;
+    - forced: CLOSED at once.
     QUASI_CLOSED becomes CLOSED only by force; CLOSED, UNHEALTHY and missing replicas are left alone."""
 
     def __init__(self, ctx: CommandContext) -> None:
@@ -28,12 +33,33 @@ class CloseContainerHandler(CommandHandler):
         if container is None:
             log.info("closeContainer %d: no such container here; nothing to do", container_id)
             return
+        pipeline_id, force = command.payload.get("pipelineID"), command.payload.get("force", False)
+        group = self.ctx.groups.get(pipeline_id) if pipeline_id else None
         try:
-            await self.ctx.blocking(
-                self._close, container, command.payload.get("pipelineID"), command.payload.get("force", False)
-            )
+            if (
+                group is not None
+                and not force
+                and container.state in (ReplicaState.OPEN, ReplicaState.CLOSING)
+            ):
+                await self.ctx.blocking(container.mark_closing)
+                if group.is_leader:
+                    await self._close_through_log(group, container_id, pipeline_id)
+                return
+            await self.ctx.blocking(self._close, container, pipeline_id, force)
         except ContainerError as e:
             log.error("closeContainer %d failed: %s", container_id, e)
+
+    async def _close_through_log(self, group: RaftGroup, container_id: int, pipeline_id: str) -> None:
+        request = pb.ContainerCommandRequestProto(
+            cmdType=pb.CloseContainer, containerID=container_id, pipelineID=pipeline_id,
+            datanodeUuid=self.ctx.datanode_uuid, closeContainer=pb.CloseContainerRequestProto(),
+        )  # fmt: skip
+        response = await group.submit(request)
+        if response.result != pb.SUCCESS:
+            log.warning(
+                "closeContainer %d through pipeline %s: %s: %s",
+                container_id, pipeline_id, pb.Result.Name(response.result), response.message,
+            )  # fmt: skip
 
     def _close(self, container: KeyValueContainer, pipeline_id: str | None, force: bool) -> None:
         if container.state is ReplicaState.QUASI_CLOSED:
@@ -43,8 +69,7 @@ class CloseContainerHandler(CommandHandler):
         if container.state not in (ReplicaState.OPEN, ReplicaState.CLOSING):
             return
         container.mark_closing()
-        in_pipeline = pipeline_id is not None and pipeline_id in self.ctx.pipelines
-        if in_pipeline or force:
+        if force:
             container.close()
         else:
             log.info(

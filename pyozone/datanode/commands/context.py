@@ -6,13 +6,16 @@ import asyncio
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyozone.datanode.identity import IdentityStore
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.reports import PendingReports
 from pyozone.datanode.storage import ContainerSet
 from pyozone.hdds.states import NodeOperationalState
+
+if TYPE_CHECKING:
+    from pyozone.datanode.ratis import PipelineGroups
 
 T = TypeVar("T")
 
@@ -25,6 +28,7 @@ class CommandContext:
     reports: PendingReports
     executor: Executor
     op_state_changed: Callable[[NodeOperationalState], None]
+    groups: PipelineGroups
 
     @property
     def datanode_uuid(self) -> str:

@@ -1,4 +1,4 @@
-"""createPipeline / closePipeline: this datanode's pipeline membership (there is no Ratis group yet)."""
+"""createPipeline / closePipeline: this datanode's pipeline membership and its pipeline-log group."""
 
 from __future__ import annotations
 
@@ -25,7 +25,15 @@ class CreatePipelineHandler(CommandHandler):
         if self.ctx.datanode_uuid not in members:
             log.warning("createPipeline %s does not name this datanode; ignored", p["pipelineID"])
             return
-        await self.ctx.blocking(self.ctx.pipelines.add, p["pipelineID"], members, p.get("suggestedLeader"))
+        addresses = {}
+        for details in p.get("datanodes") or ():
+            port = details.port("RATIS") if details is not None else None
+            if port:
+                addresses[str(details.uuid)] = f"{details.ip_address}:{port}"
+        membership = await self.ctx.blocking(
+            self.ctx.pipelines.add, p["pipelineID"], members, p.get("suggestedLeader"), addresses
+        )
+        self.ctx.groups.join(membership)
         self.ctx.reports.request(Periodic.PIPELINES, urgent=True)
 
 
@@ -35,5 +43,6 @@ class ClosePipelineHandler(CommandHandler):
 
     async def handle(self, command: SCMCommand) -> None:
         pipeline_id = command.payload["pipelineID"]
+        await self.ctx.groups.leave(pipeline_id)
         if not await self.ctx.blocking(self.ctx.pipelines.remove, pipeline_id):
             log.info("closePipeline %s: not a member; nothing to do", pipeline_id)

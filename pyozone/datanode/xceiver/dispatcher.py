@@ -115,7 +115,7 @@ class Dispatcher:
         self._full: set[int] = set()
         self._full_lock = threading.Lock()
         self._bcsid_locks = [threading.Lock() for _ in range(_BCSID_STRIPES)]
-        self._handlers: dict[int, tuple[str, Callable[[Request, Any], Response]]] = {
+        self._handlers: dict[int, tuple[str, Callable[[Request, Any, int], Response]]] = {
             pb.CreateContainer: ("createContainer", self._create_container),
             pb.ReadContainer: ("readContainer", self._read_container),
             pb.CloseContainer: ("closeContainer", self._close_container),
@@ -131,9 +131,12 @@ class Dispatcher:
             pb.Echo: ("echo", self._echo),
         }
 
-    def dispatch(self, request: Request) -> Response:
+    def dispatch(self, request: Request, index: int = 0) -> Response:
+        """Runs one request. `index` > 0: the request is entry `index` of its pipeline's log, applied on
+        this member (leader or follower): writes then also go to a CLOSING replica (a close ordered after
+        them in the log has not been applied yet) and a putBlock commits at BCSID `index`."""
         try:
-            response = self._handle(request)
+            response = self._handle(request, index)
             response.result = pb.SUCCESS
         except Refused as e:
             response = self._failed(request, e.result, str(e))
@@ -156,7 +159,7 @@ class Dispatcher:
         )  # fmt: skip
         return Response(result=result, message=message)
 
-    def _handle(self, request: Request) -> Response:
+    def _handle(self, request: Request, index: int) -> Response:
         if request.cmdType == pb.TYPE_UNSPECIFIED:
             raise ProtocolError("cmdType", "is missing")
         entry = self._handlers.get(request.cmdType)
@@ -167,7 +170,7 @@ class Dispatcher:
         if present != field:
             problem = "is missing" if present is None else f"is missing ({present} was sent instead)"
             raise ProtocolError(field, problem)
-        return handler(request, getattr(request, field))
+        return handler(request, getattr(request, field), index)
 
     # --- lookups and checks
 
@@ -184,19 +187,32 @@ class Dispatcher:
             )
         return block_id
 
-    def _writable(self, request: Request, replica_index: int) -> KeyValueContainer:
-        """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN."""
+    def check_writable(self, request: Request) -> None:
+        """What a leader checks before it puts a client's write into the pipeline log: the container is
+        OPEN here, or not here yet (its first write creates it). Raises ContainerError otherwise."""
+        container = self.containers.get(container_id(request.containerID, "containerID"))
+        if container is not None and container.state is not ReplicaState.OPEN:
+            self._refuse_not_open(container)
+
+    def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
+        """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN
+        (or CLOSING, for a log entry)."""
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
         if container is None:
             container = self._create(cid, request.pipelineID, replica_index, exist_ok=True)
         state = container.state
+        if state is ReplicaState.CLOSING and index:
+            return container
         if state is not ReplicaState.OPEN:
-            result = _NOT_OPEN.get(state, Result.CLOSED_CONTAINER_IO)
-            raise ContainerError(
-                result, f"container {cid} is {state.name}: only an OPEN replica takes writes"
-            )
+            self._refuse_not_open(container)
         return container
+
+    @staticmethod
+    def _refuse_not_open(container: KeyValueContainer) -> None:
+        cid, state = container.container_id, container.state
+        result = _NOT_OPEN.get(state, Result.CLOSED_CONTAINER_IO)
+        raise ContainerError(result, f"container {cid} is {state.name}: only an OPEN replica takes writes")
 
     def _create(self, cid: int, pipeline_id: str, replica_index: int, exist_ok: bool) -> KeyValueContainer:
         try:
@@ -234,7 +250,9 @@ class Dispatcher:
 
     # --- containers
 
-    def _create_container(self, request: Request, body: pb.CreateContainerRequestProto) -> Response:
+    def _create_container(
+        self, request: Request, body: pb.CreateContainerRequestProto, index: int
+    ) -> Response:
         cid = container_id(request.containerID, "containerID")
         if body.containerType not in (pb.CONTAINER_TYPE_UNSPECIFIED, pb.KeyValueContainer):
             raise Refused(pb.UNKNOWN_CONTAINER_TYPE, f"container type {body.containerType} is not supported")
@@ -244,33 +262,35 @@ class Dispatcher:
         self._create(cid, request.pipelineID, replica_index, exist_ok=False)
         return Response(createContainer=pb.CreateContainerResponseProto())
 
-    def _read_container(self, request: Request, body: pb.ReadContainerRequestProto) -> Response:
+    def _read_container(self, request: Request, body: pb.ReadContainerRequestProto, index: int) -> Response:
         data = container_data_to_proto(self._container(request))
         return Response(readContainer=pb.ReadContainerResponseProto(containerData=data))
 
-    def _close_container(self, request: Request, body: pb.CloseContainerRequestProto) -> Response:
+    def _close_container(self, request: Request, body: pb.CloseContainerRequestProto, index: int) -> Response:
         container = self._container(request)
         container.mark_closing()
         container.close()
         cid = container.container_id
         return Response(closeContainer=pb.CloseContainerResponseProto(containerID=cid))
 
-    def _delete_container(self, request: Request, body: pb.DeleteContainerRequestProto) -> Response:
+    def _delete_container(
+        self, request: Request, body: pb.DeleteContainerRequestProto, index: int
+    ) -> Response:
         self.containers.delete(container_id(request.containerID, "containerID"), force=body.forceDelete)
         return Response(deleteContainer=pb.DeleteContainerResponseProto())
 
     # --- blocks
 
-    def _put_block(self, request: Request, body: pb.PutBlockRequestProto) -> Response:
+    def _put_block(self, request: Request, body: pb.PutBlockRequestProto, index: int) -> Response:
         proto = sub_message(body, "blockData", "putBlock")
         block = block_from_proto(proto, "putBlock.blockData")
         self._block_id(request, proto.blockID, "putBlock.blockData.blockID")
-        container = self._writable(request, proto.blockID.replicaIndex)
-        block = self._commit(container, block, proto.blockID.blockCommitSequenceId)
+        container = self._writable(request, proto.blockID.replicaIndex, index)
+        block = self._commit(container, block, index or proto.blockID.blockCommitSequenceId)
         length = committed_length(block.block_id, block.bcsid, block.size)
         return Response(putBlock=pb.PutBlockResponseProto(committedBlockLength=length))
 
-    def _get_block(self, request: Request, body: pb.GetBlockRequestProto) -> Response:
+    def _get_block(self, request: Request, body: pb.GetBlockRequestProto, index: int) -> Response:
         proto = sub_message(body, "blockID", "getBlock")
         block_id = self._block_id(request, proto, "getBlock.blockID")
         container = self._container(request)
@@ -278,13 +298,15 @@ class Dispatcher:
         data = block_to_proto(block, container.data.replica_index)
         return Response(getBlock=pb.GetBlockResponseProto(blockData=data))
 
-    def _committed_length(self, request: Request, body: pb.GetCommittedBlockLengthRequestProto) -> Response:
+    def _committed_length(
+        self, request: Request, body: pb.GetCommittedBlockLengthRequestProto, index: int
+    ) -> Response:
         proto = sub_message(body, "blockID", "getCommittedBlockLength")
         block_id = self._block_id(request, proto, "getCommittedBlockLength.blockID")
         block = self._container(request).get_block(block_id)
         return Response(getCommittedBlockLength=committed_length(block_id, block.bcsid, block.size))
 
-    def _list_block(self, request: Request, body: pb.ListBlockRequestProto) -> Response:
+    def _list_block(self, request: Request, body: pb.ListBlockRequestProto, index: int) -> Response:
         """Up to `count` blocks from startLocalID; fewer when the answer would grow too large (the client
         pages on from the last local id + 1)."""
         container = self._container(request)
@@ -302,7 +324,7 @@ class Dispatcher:
 
     # --- chunks
 
-    def _write_chunk(self, request: Request, body: pb.WriteChunkRequestProto) -> Response:
+    def _write_chunk(self, request: Request, body: pb.WriteChunkRequestProto, index: int) -> Response:
         proto = sub_message(body, "blockID", "writeChunk")
         block_id = self._block_id(request, proto, "writeChunk.blockID")
         chunk = chunk_from_proto(sub_message(body, "chunkData", "writeChunk"), "writeChunk.chunkData")
@@ -312,15 +334,17 @@ class Dispatcher:
             block = block_from_proto(block_proto, "writeChunk.block.blockData")
             if block.block_id != block_id:
                 raise ProtocolError("writeChunk.block.blockData.blockID", f"is not {block_id}")
-        container = self._writable(request, proto.replicaIndex)
+        container = self._writable(request, proto.replicaIndex, index)
         self._write(container, block_id, chunk, body.data)
         answer = pb.WriteChunkResponseProto()
         if block is not None:
-            block = self._commit(container, block, body.block.blockData.blockID.blockCommitSequenceId)
+            block = self._commit(
+                container, block, index or body.block.blockData.blockID.blockCommitSequenceId
+            )
             answer.committedBlockLength.CopyFrom(committed_length(block_id, block.bcsid, block.size))
         return Response(writeChunk=answer)
 
-    def _read_chunk(self, request: Request, body: pb.ReadChunkRequestProto) -> Response:
+    def _read_chunk(self, request: Request, body: pb.ReadChunkRequestProto, index: int) -> Response:
         proto = sub_message(body, "blockID", "readChunk")
         block_id = self._block_id(request, proto, "readChunk.blockID")
         wanted = sub_message(body, "chunkData", "readChunk")
@@ -383,22 +407,22 @@ class Dispatcher:
 
     # --- small files: a whole block in one request
 
-    def _put_small_file(self, request: Request, body: pb.PutSmallFileRequestProto) -> Response:
+    def _put_small_file(self, request: Request, body: pb.PutSmallFileRequestProto, index: int) -> Response:
         block_proto = sub_message(
             sub_message(body, "block", "putSmallFile"), "blockData", "putSmallFile.block"
         )
         block = block_from_proto(block_proto, "putSmallFile.block.blockData")
         self._block_id(request, block_proto.blockID, "putSmallFile.block.blockData.blockID")
         chunk = chunk_from_proto(sub_message(body, "chunkInfo", "putSmallFile"), "putSmallFile.chunkInfo")
-        container = self._writable(request, block_proto.blockID.replicaIndex)
+        container = self._writable(request, block_proto.blockID.replicaIndex, index)
         self._write(container, block.block_id, chunk, body.data)
         block = self._commit(
-            container, replace(block, chunks=(chunk,)), block_proto.blockID.blockCommitSequenceId
+            container, replace(block, chunks=(chunk,)), index or block_proto.blockID.blockCommitSequenceId
         )
         length = committed_length(block.block_id, block.bcsid, block.size)
         return Response(putSmallFile=pb.PutSmallFileResponseProto(committedBlockLength=length))
 
-    def _get_small_file(self, request: Request, body: pb.GetSmallFileRequestProto) -> Response:
+    def _get_small_file(self, request: Request, body: pb.GetSmallFileRequestProto, index: int) -> Response:
         proto = sub_message(sub_message(body, "block", "getSmallFile"), "blockID", "getSmallFile.block")
         block_id = self._block_id(request, proto, "getSmallFile.block.blockID")
         container = self._container(request)
@@ -411,7 +435,7 @@ class Dispatcher:
             answer.chunkData.CopyFrom(chunk_to_proto(block.chunks[-1]))  # Ozone answers with the last chunk
         return Response(getSmallFile=pb.GetSmallFileResponseProto(data=answer))
 
-    def _echo(self, request: Request, body: pb.EchoRequestProto) -> Response:
+    def _echo(self, request: Request, body: pb.EchoRequestProto, index: int) -> Response:
         size = integer(body.payloadSizeResp, "echo.payloadSizeResp", 0, MAX_CHUNK_BYTES)
         return Response(echo=pb.EchoResponseProto(payload=bytes(size)))
 

@@ -7,6 +7,10 @@ after another in arrival order (a putBlock must see the chunks written before it
 different containers may run in parallel. At most `max_in_flight` requests of a stream are received
 ahead of their responses: past that the stream stops reading and gRPC flow control pushes back on the
 client, so a fast client cannot queue unbounded data in the datanode's memory.
+
+Writes that name a pipeline go to its log (pyozone.datanode.ratis), which orders them at arrival: they
+are not chained behind earlier requests, so a client can have many chunks of one block in flight while
+the leader replicates them in order.
 """
 
 from __future__ import annotations
@@ -15,12 +19,16 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
+from typing import TYPE_CHECKING
 
 import grpc
 
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+
+if TYPE_CHECKING:
+    from pyozone.datanode.ratis.groups import PipelineGroups
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +38,15 @@ MAX_IN_FLIGHT = 16
 
 class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
     def __init__(
-        self, dispatcher: Dispatcher, executor: Executor, max_in_flight: int = MAX_IN_FLIGHT
+        self,
+        dispatcher: Dispatcher,
+        executor: Executor,
+        max_in_flight: int = MAX_IN_FLIGHT,
+        groups: PipelineGroups | None = None,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
+        self.groups = groups
         self.dispatcher = dispatcher
         self.executor = executor
         self.max_in_flight = max_in_flight
@@ -43,7 +56,7 @@ class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
         request_iterator: AsyncIterator[pb.ContainerCommandRequestProto],
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[pb.ContainerCommandResponseProto]:
-        answers: asyncio.Queue[asyncio.Task[pb.ContainerCommandResponseProto] | None] = asyncio.Queue()
+        answers: asyncio.Queue[asyncio.Future[pb.ContainerCommandResponseProto] | None] = asyncio.Queue()
         slots = asyncio.Semaphore(self.max_in_flight)
         receiver = asyncio.create_task(self._receive(request_iterator, answers, slots))
         try:
@@ -61,16 +74,19 @@ class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
     async def _receive(
         self,
         requests: AsyncIterator[pb.ContainerCommandRequestProto],
-        answers: asyncio.Queue[asyncio.Task[pb.ContainerCommandResponseProto] | None],
+        answers: asyncio.Queue[asyncio.Future[pb.ContainerCommandResponseProto] | None],
         slots: asyncio.Semaphore,
     ) -> None:
-        """Starts each request as it arrives, chained behind the previous one for the same container."""
-        last_for: dict[int, asyncio.Task[pb.ContainerCommandResponseProto]] = {}
+        """Starts each request as it arrives: into its pipeline's log, or chained behind the previous one
+        for the same container."""
+        last_for: dict[int, asyncio.Future[pb.ContainerCommandResponseProto]] = {}
         try:
             async for request in requests:
                 await slots.acquire()
                 key = request.containerID
-                task = asyncio.create_task(self._dispatch(request, last_for.get(key)))
+                task = self.groups.route(request) if self.groups is not None else None
+                if task is None:
+                    task = asyncio.ensure_future(self._dispatch(request, last_for.get(key)))
                 last_for[key] = task
                 task.add_done_callback(lambda t, k=key: last_for.pop(k) if last_for.get(k) is t else None)
                 answers.put_nowait(task)
@@ -80,7 +96,7 @@ class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
     async def _dispatch(
         self,
         request: pb.ContainerCommandRequestProto,
-        previous: asyncio.Task[pb.ContainerCommandResponseProto] | None,
+        previous: asyncio.Future[pb.ContainerCommandResponseProto] | None,
     ) -> pb.ContainerCommandResponseProto:
         if previous is not None:
             await asyncio.wait([previous])

@@ -120,7 +120,10 @@ class XceiverClient:
             chunks.append(chunk)
             requests.append(self.write_chunk_request(block, chunk, piece))
         requests.append(self.put_block_request(block, chunks))
-        self.send(requests)
+        answers = self.send(requests)
+        if self.pipeline_id:  # through the pipeline log: wait until every member applied the block
+            watch = pb.WatchForCommitRequestProto(index=answers[-1].logIndex, replication=pb.ALL_COMMITTED)
+            self.call(self.request(pb.WatchForCommit, block.container_id, watchForCommit=watch))
         return chunks
 
     def get_block(self, block: BlockID) -> pb.BlockData:

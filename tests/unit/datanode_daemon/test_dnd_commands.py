@@ -100,19 +100,23 @@ async def test_create_and_close_pipeline(tmp_path: Path, scm: FakeScm) -> None:
 # ---------------------------------------------------------------------- closeContainer
 @async_test
 async def test_close_container_matrix(tmp_path: Path, scm: FakeScm) -> None:
-    pid = "11111111-0000-4000-8000-000000000009"
+    pid = "11111111-0000-4000-8000-000000000009"  # led by this datanode alone
+    followed = "11111111-0000-4000-8000-00000000000a"  # led by another datanode
     async with running(dn_conf(tmp_path, scm.address)) as dn:
         await _started(dn, scm)
-        scm.send(_pipeline(pid, [dn.uuid, OTHER_A, OTHER_B], OTHER_A))
-        await wait_until(lambda: pid in dn.pipelines)
-        for cid in (1, 2, 3, 6):
+        scm.send(
+            _pipeline(pid, [dn.uuid], dn.uuid), _pipeline(followed, [dn.uuid, OTHER_A, OTHER_B], OTHER_A)
+        )
+        await wait_until(lambda: pid in dn.pipelines and followed in dn.pipelines)
+        for cid in (1, 2, 3, 6, 8):
             await _create(dn, cid)
         await _create(dn, 4, ReplicaState.QUASI_CLOSED)
         await _create(dn, 5, ReplicaState.QUASI_CLOSED)
         await _create(dn, 7, ReplicaState.CLOSED)
         since = await _reported(scm, 7, ReplicaState.CLOSED)
         scm.send(
-            _close(1, pid),  # a member of the pipeline: closes (through "Ratis")
+            _close(1, pid),  # the pipeline's leader: closes through the pipeline log
+            _close(8, followed),  # a follower: CLOSING until the leader's close entry arrives
             _close(2, "11111111-0000-4000-8000-0000000000ff"),  # pipeline gone: quasi-closes
             _close(3, "11111111-0000-4000-8000-0000000000ff", force=True),  # forced: closes
             _close(4, None, force=True),  # QUASI_CLOSED + force: closes
@@ -128,6 +132,7 @@ async def test_close_container_matrix(tmp_path: Path, scm: FakeScm) -> None:
             5: ReplicaState.QUASI_CLOSED,
             6: ReplicaState.OPEN,
             7: ReplicaState.CLOSED,
+            8: ReplicaState.CLOSING,
         }
         await wait_until(lambda: {c.container_id: c.state for c in dn.containers} == expected, what="states")
         reported = {
@@ -135,6 +140,7 @@ async def test_close_container_matrix(tmp_path: Path, scm: FakeScm) -> None:
             2: [ReplicaState.CLOSING, ReplicaState.QUASI_CLOSED],
             3: [ReplicaState.CLOSING, ReplicaState.CLOSED],
             4: [ReplicaState.CLOSED],
+            8: [ReplicaState.CLOSING],
         }
         await wait_until(lambda: _icr_states(scm, since) == reported, what="incremental reports")
 

@@ -1,0 +1,308 @@
+"""RaftGroup: one pipeline's leader-ordered log on one member (the part of Ratis write pipeline V1 uses).
+
+The leader gives every client write (writeChunk, putBlock, putSmallFile, closeContainer) the next log
+index in arrival order, applies it locally and sends it to every follower on one ordered stream each;
+it answers the client once a majority of members applied the entry (Ratis' MAJORITY commit). A member
+applies an entry by running it through the dispatcher, which writes chunk data into the block file and
+commits a putBlock at BCSID = its log index, then appends the metadata to its RaftLog. So a replica's
+BCSID is the index of the last putBlock it applied, and `watch(index, ALL_COMMITTED)` tells a client
+that every replica has its data.
+
+What pyozone leaves out of Raft, and why that is safe here: the leader is the one SCM suggested and
+there are no elections (term stays 1). A leader's failure is found by SCM (the node goes stale and its
+pipelines close) and a follower's by the leader (its stream breaks or it stops answering within
+hdds.ratis.raft.server.rpc.request.timeout), which then asks SCM to close the pipeline. A failed member
+is never caught up: the pipeline is closed and its containers close or quasi-close, as Ozone's SCM does
+after a pipeline action. Because an entry is never overwritten, a follower applies what it receives at
+once instead of waiting for the commit index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+
+from pyozone.datanode.pipelines import Membership
+from pyozone.datanode.ratis.appender import LogAppender
+from pyozone.datanode.ratis.log import RaftLog
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+
+log = logging.getLogger(__name__)
+
+TERM = 1
+MAX_FOLLOWER_LAG = 32
+"""A leader answers entry i only once every live follower applied i - MAX_FOLLOWER_LAG: a slow follower
+then slows clients down instead of piling up their data in the leader's memory."""
+
+DETERMINISTIC = frozenset(
+    {
+        pb.MALFORMED_REQUEST,
+        pb.CHECKSUM_MISMATCH,
+        pb.CLOSED_CONTAINER_IO,
+        pb.CONTAINER_UNHEALTHY,
+        pb.INVALID_CONTAINER_STATE,
+        pb.CONTAINER_NOT_FOUND,
+        pb.CONTAINER_EXISTS,
+        pb.NO_SUCH_BLOCK,
+        pb.UNABLE_TO_FIND_CHUNK,
+        pb.INVALID_WRITE_SIZE,
+        pb.UNSUPPORTED_REQUEST,
+    }
+)
+"""Refusals every member reaches alike for the same entry (the entry is then a no-op everywhere). Any
+other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has failed the pipeline."""
+
+Apply = Callable[[pb.ContainerCommandRequestProto, int], pb.ContainerCommandResponseProto]
+Response = pb.ContainerCommandResponseProto
+
+
+class RaftGroup:
+    def __init__(
+        self,
+        membership: Membership,
+        self_id: str,
+        raft_log: RaftLog,
+        apply: Apply,
+        executor: Executor,
+        on_failure: Callable[[str, str], None],
+        watch_timeout_s: float,
+        request_timeout_s: float,
+    ) -> None:
+        """`apply(request, index)` runs an entry through the dispatcher (blocking; run on `executor`).
+        `on_failure(pipeline_id, reason)` asks SCM to close the pipeline."""
+        self.pipeline_id = membership.pipeline_id
+        self.members = membership.members
+        self.self_id = self_id
+        self.leader_id = membership.leader
+        self.log = raft_log
+        self._apply = apply
+        self._executor = executor
+        self._on_failure = on_failure
+        self.watch_timeout_s = watch_timeout_s
+        self.request_timeout_s = request_timeout_s
+        self.match = dict.fromkeys(self.members, raft_log.last_index)
+        self.failed: dict[str, str] = {}
+        self._next = raft_log.last_index + 1
+        self._tail: asyncio.Future[Response] | None = None
+        self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
+        self._appenders: dict[str, LogAppender] = {}
+        if self.is_leader:
+            for member in self.members:
+                if member != self_id:
+                    self._appenders[member] = LogAppender(
+                        member,
+                        membership.address(member),
+                        self._follower_replied,
+                        self._member_failed,
+                        request_timeout_s,
+                    )
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_id == self.self_id
+
+    @property
+    def majority(self) -> int:
+        return len(self.members) // 2 + 1
+
+    @property
+    def commit_index(self) -> int:
+        return sorted(self.match.values(), reverse=True)[self.majority - 1]
+
+    def majority_lost(self) -> bool:
+        return len(self.failed) > len(self.members) - self.majority
+
+    def commit_infos(self) -> list[pb.CommitInfoProto]:
+        return [pb.CommitInfoProto(datanodeUuid=m, commitIndex=self.match[m]) for m in self.members]
+
+    # ------------------------------------------------------------------ leader
+    def submit(self, request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response]:
+        """Orders the request now (its index is taken before this returns); the future is its answer."""
+        if self.majority_lost():
+            return _done(self._refusal(request, pb.RAFT_RETRY_FAILURE, self._failure_summary()))
+        index, self._next = self._next, self._next + 1
+        entry = pb.AppendEntriesRequestProto(
+            pipelineID=self.pipeline_id, leaderID=self.self_id, term=TERM, index=index,
+            leaderCommit=self.commit_index, entry=request,
+        )  # fmt: skip
+        local = asyncio.ensure_future(self._apply_after(self._tail, request, index))
+        self._tail = local
+        for member, appender in self._appenders.items():
+            if member not in self.failed:
+                appender.send(entry)
+        return asyncio.ensure_future(self._answer(request, index, local))
+
+    async def _apply_after(
+        self, previous: asyncio.Future[Response] | None, request: pb.ContainerCommandRequestProto, index: int
+    ) -> Response:
+        if previous is not None:
+            await asyncio.wait([previous])
+        try:
+            response = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._apply_and_log, request, index
+            )
+        except Exception as e:
+            log.exception("pipeline %s: applying entry %d failed", self.pipeline_id, index)
+            self._member_failed(self.self_id, f"applying entry {index} failed: {e!r}")
+            return self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: {e!r}")
+        if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
+            self._advance(self.self_id, index)
+        else:
+            self._member_failed(self.self_id, f"entry {index}: {pb.Result.Name(response.result)}")
+        return response
+
+    async def _answer(
+        self, request: pb.ContainerCommandRequestProto, index: int, local: asyncio.Future[Response]
+    ) -> Response:
+        response = await local
+        if response.result not in (pb.SUCCESS, *DETERMINISTIC):
+            return response
+        committed = await self._wait_until(
+            lambda: (
+                (self.commit_index >= index and self._followers_within(index - MAX_FOLLOWER_LAG))
+                or self.majority_lost()
+            ),
+            self.request_timeout_s,
+        )
+        if self.commit_index < index:
+            return self._refusal(
+                request, pb.RAFT_RETRY_FAILURE,
+                f"pipeline {self.pipeline_id}: entry {index} reached no majority"
+                f"{'' if committed else ' in time'} ({self._failure_summary()})",
+            )  # fmt: skip
+        response.logIndex = index
+        response.commitInfos.extend(self.commit_infos())
+        return response
+
+    def _followers_within(self, index: int) -> bool:
+        return all(self.match[m] >= index for m in self._appenders if m not in self.failed)
+
+    def watch(self, request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response]:
+        return asyncio.ensure_future(self._watch(request))
+
+    async def _watch(self, request: pb.ContainerCommandRequestProto) -> Response:
+        index = request.watchForCommit.index
+        if request.watchForCommit.replication == pb.MAJORITY_COMMITTED:
+            done = lambda: self.commit_index >= index  # noqa: E731
+            hopeless = self.majority_lost
+        else:
+            done = lambda: min(self.match.values()) >= index  # noqa: E731
+            hopeless = lambda: any(self.match[m] < index for m in self.failed)  # noqa: E731
+        await self._wait_until(lambda: done() or hopeless(), self.watch_timeout_s)
+        answer = Response(cmdType=request.cmdType, traceID=request.traceID)
+        answer.commitInfos.extend(self.commit_infos())
+        if done():
+            answer.result = pb.SUCCESS
+            answer.watchForCommit.index = index
+        else:
+            behind = sorted(m for m in self.members if self.match[m] < index)
+            answer.result = pb.NOT_REPLICATED
+            answer.message = (
+                f"pipeline {self.pipeline_id}: entry {index} not applied by {', '.join(behind)}"
+                f" ({self._failure_summary() or f'watch timed out after {self.watch_timeout_s:g} s'})"
+            )
+        return answer
+
+    def _follower_replied(self, member: str, reply: pb.AppendEntriesReplyProto) -> None:
+        if reply.result == pb.SUCCESS or reply.result in DETERMINISTIC:
+            self._advance(member, reply.index)
+        else:
+            self._member_failed(
+                member, f"entry {reply.index}: {pb.Result.Name(reply.result)}: {reply.message}"
+            )
+
+    # ------------------------------------------------------------------ follower
+    async def follow(self, request: pb.AppendEntriesRequestProto) -> pb.AppendEntriesReplyProto:
+        """Applies one entry from the leader; entries must come without gaps."""
+        if request.leaderID != self.leader_id or request.leaderID == self.self_id:
+            return pb.AppendEntriesReplyProto(
+                index=request.index, result=pb.GROUP_MISMATCH,
+                message=f"pipeline {self.pipeline_id}: the leader here is {self.leader_id}",
+            )  # fmt: skip
+        if request.index != self.log.last_index + 1:
+            return pb.AppendEntriesReplyProto(
+                index=request.index, result=pb.RAFT_RETRY_FAILURE,
+                message=f"pipeline {self.pipeline_id}: entry {request.index} after {self.log.last_index}",
+            )  # fmt: skip
+        try:
+            response = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._apply_and_log, request.entry, request.index
+            )
+        except Exception as e:
+            log.exception("pipeline %s: applying entry %d failed", self.pipeline_id, request.index)
+            return pb.AppendEntriesReplyProto(index=request.index, result=pb.IO_EXCEPTION, message=repr(e))
+        self.match[self.self_id] = request.index
+        return pb.AppendEntriesReplyProto(
+            index=request.index, result=response.result, message=response.message, appliedIndex=request.index
+        )
+
+    def _apply_and_log(self, request: pb.ContainerCommandRequestProto, index: int) -> Response:
+        response = self._apply(request, index)
+        self.log.append(TERM, index, request)
+        return response
+
+    # ------------------------------------------------------------------ shared
+    def _advance(self, member: str, index: int) -> None:
+        if index > self.match[member]:
+            self.match[member] = index
+            self._notify()
+
+    def _member_failed(self, member: str, reason: str) -> None:
+        if member in self.failed:
+            return
+        self.failed[member] = reason
+        log.warning(
+            "pipeline %s: member %s failed: %s; asking SCM to close it", self.pipeline_id, member, reason
+        )
+        appender = self._appenders.get(member)
+        if appender is not None:
+            appender.close()
+        self._on_failure(self.pipeline_id, f"member {member} failed: {reason}")
+        self._notify()
+
+    def _failure_summary(self) -> str:
+        return "; ".join(f"{m}: {why}" for m, why in sorted(self.failed.items()))
+
+    def _notify(self) -> None:
+        still = []
+        for predicate, future in self._waiters:
+            if future.done():
+                continue
+            if predicate():
+                future.set_result(None)
+            else:
+                still.append((predicate, future))
+        self._waiters = still
+
+    async def _wait_until(self, predicate: Callable[[], bool], timeout_s: float) -> bool:
+        """True once `predicate` holds (rechecked at every change); False after `timeout_s`."""
+        if predicate():
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((predicate, future))
+        try:
+            await asyncio.wait_for(future, timeout_s)
+            return True
+        except TimeoutError:
+            return predicate()
+
+    @staticmethod
+    def _refusal(request: pb.ContainerCommandRequestProto, result: int, message: str) -> Response:
+        return Response(cmdType=request.cmdType, traceID=request.traceID, result=result, message=message)
+
+    async def close(self) -> None:
+        for appender in self._appenders.values():
+            appender.close()
+        await asyncio.gather(*(a.wait_closed() for a in self._appenders.values()), return_exceptions=True)
+        for _, future in self._waiters:
+            future.cancel()
+        self._waiters = []
+        await asyncio.get_running_loop().run_in_executor(self._executor, self.log.close)
+
+
+def _done(response: Response) -> asyncio.Future[Response]:
+    future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+    future.set_result(response)
+    return future

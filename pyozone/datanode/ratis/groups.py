@@ -1,0 +1,129 @@
+"""PipelineGroups: this datanode's pipeline logs, one RaftGroup per pipeline it is a member of
+(Ozone's XceiverServerRatis), and the routing of client requests into them.
+
+A write (writeChunk, putBlock, putSmallFile) or closeContainer that names a pipeline goes through that
+pipeline's log: on its leader it is ordered and replicated, on a follower it is refused with NOT_LEADER,
+on a datanode that is not a member with GROUP_MISMATCH. WatchForCommit is answered by the leader. A
+request without a pipeline id (tools, tests, SCM's own commands) is not routed: the dispatcher runs it
+on this replica alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+from collections.abc import Callable
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pyozone.datanode.pipelines import Membership
+from pyozone.datanode.ratis.group import RaftGroup
+from pyozone.datanode.ratis.log import RaftLog
+from pyozone.datanode.storage import ContainerError
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.errors import ProtocolError
+
+if TYPE_CHECKING:
+    from pyozone.datanode.xceiver.dispatcher import Dispatcher
+
+log = logging.getLogger(__name__)
+
+LOGGED = frozenset({pb.WriteChunk, pb.PutBlock, pb.PutSmallFile, pb.CloseContainer})
+Response = pb.ContainerCommandResponseProto
+
+
+class PipelineGroups:
+    def __init__(
+        self,
+        self_id: str,
+        directory: Path,
+        dispatcher: Dispatcher,
+        executor: Executor,
+        on_failure: Callable[[str, str], None],
+        watch_timeout_s: float,
+        request_timeout_s: float,
+    ) -> None:
+        """`directory` holds one sub-directory per pipeline with its RaftLog."""
+        self.self_id = self_id
+        self.directory = directory
+        self.dispatcher = dispatcher
+        self.executor = executor
+        self.on_failure = on_failure
+        self.watch_timeout_s = watch_timeout_s
+        self.request_timeout_s = request_timeout_s
+        self._groups: dict[str, RaftGroup] = {}
+
+    def join(self, membership: Membership) -> RaftGroup:
+        """The pipeline's group, created (or recovered from its log) on first use; idempotent."""
+        group = self._groups.get(membership.pipeline_id)
+        if group is not None and group.members == membership.members:
+            return group
+        raft_log = RaftLog(self.directory / membership.pipeline_id)
+        group = RaftGroup(
+            membership, self.self_id, raft_log, self.dispatcher.dispatch, self.executor, self.on_failure,
+            self.watch_timeout_s, self.request_timeout_s,
+        )  # fmt: skip
+        self._groups[membership.pipeline_id] = group
+        log.info(
+            "pipeline %s: log at index %d, %s", membership.pipeline_id, raft_log.last_index,
+            "leader" if group.is_leader else f"following {group.leader_id}",
+        )  # fmt: skip
+        return group
+
+    async def leave(self, pipeline_id: str) -> None:
+        """The pipeline is closed: its group stops and its log goes."""
+        group = self._groups.pop(pipeline_id, None)
+        if group is None:
+            return
+        await group.close()
+        await asyncio.get_running_loop().run_in_executor(
+            self.executor, lambda: shutil.rmtree(self.directory / pipeline_id, ignore_errors=True)
+        )
+
+    def get(self, pipeline_id: str) -> RaftGroup | None:
+        return self._groups.get(pipeline_id)
+
+    def __contains__(self, pipeline_id: object) -> bool:
+        return pipeline_id in self._groups
+
+    def route(self, request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response] | None:
+        """The answer to a pipeline request, ordered now; None for a request the dispatcher runs alone."""
+        if not request.pipelineID or (request.cmdType not in LOGGED and request.cmdType != pb.WatchForCommit):
+            return None
+        group = self._groups.get(request.pipelineID)
+        if group is None:
+            return _answer(
+                request, pb.GROUP_MISMATCH, f"datanode {self.self_id} is not in pipeline {request.pipelineID}"
+            )
+        if not group.is_leader:
+            return _answer(
+                request, pb.NOT_LEADER,
+                f"pipeline {request.pipelineID}: datanode {self.self_id} is a follower; "
+                f"the leader is {group.leader_id}",
+            )  # fmt: skip
+        if request.cmdType == pb.WatchForCommit:
+            if request.WhichOneof("request") != "watchForCommit":
+                return _answer(request, pb.MALFORMED_REQUEST, "watchForCommit: is missing")
+            return group.watch(request)
+        if request.cmdType != pb.CloseContainer:
+            try:
+                self.dispatcher.check_writable(request)
+            except ContainerError as e:
+                return _answer(request, pb.Result.Value(e.result.value), str(e.args[0]))
+            except ProtocolError as e:
+                return _answer(request, pb.MALFORMED_REQUEST, str(e))
+        return group.submit(request)
+
+    async def close(self) -> None:
+        groups, self._groups = list(self._groups.values()), {}
+        await asyncio.gather(*(g.close() for g in groups), return_exceptions=True)
+
+
+def _answer(request: pb.ContainerCommandRequestProto, result: int, message: str) -> asyncio.Future[Response]:
+    future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+    future.set_result(
+        Response(cmdType=request.cmdType, traceID=request.traceID, result=result, message=message)
+    )
+    return future

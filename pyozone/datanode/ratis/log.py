@@ -1,0 +1,117 @@
+"""RaftLog: one pipeline's log of entry metadata on one member, in an append-only file.
+
+Each record is (term, index, the request without its chunk data), framed as
+`<u32 length><u32 crc32c><payload>`: the chunk data is written once, into the container's block file, and
+only metadata goes into the log (seed 004's data/metadata separation). Records are written as they
+are applied and fsynced with the block at every putBlock (the storage layer fsyncs the block file and
+commits the block's metadata to RocksDB), so the log is as durable as what it describes. On open, a torn
+or corrupt tail (a crash mid-append) is cut off: the last whole record gives the index to go on from.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import crc32c
+
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+
+_HEADER = struct.Struct(">II")
+LOG_FILE = "log"
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    term: int
+    index: int
+    entry: pb.ContainerCommandRequestProto
+
+
+def metadata_only(entry: pb.ContainerCommandRequestProto) -> pb.ContainerCommandRequestProto:
+    """The entry as the log keeps it: a writeChunk's or putSmallFile's data is not part of it."""
+    kind = entry.WhichOneof("request")
+    if kind not in ("writeChunk", "putSmallFile"):
+        return entry
+    stripped = pb.ContainerCommandRequestProto()
+    stripped.CopyFrom(entry)
+    getattr(stripped, kind).ClearField("data")
+    return stripped
+
+
+class RaftLog:
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / LOG_FILE
+        self._lock = threading.Lock()
+        self.term, self.last_index = 0, 0
+        good = self._recover()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        if good < os.fstat(self._fd).st_size:
+            os.ftruncate(self._fd, good)
+
+    def _recover(self) -> int:
+        """Reads every whole record; returns the byte length of the good prefix."""
+        good = 0
+        for record, end in self._scan():
+            self.term, self.last_index, good = record.term, record.index, end
+        return good
+
+    def _scan(self) -> Iterator[tuple[LogRecord, int]]:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        pos = 0
+        while pos + _HEADER.size <= len(raw):
+            length, crc = _HEADER.unpack_from(raw, pos)
+            payload = raw[pos + _HEADER.size : pos + _HEADER.size + length]
+            if len(payload) < length or crc32c.crc32c(payload) != crc:
+                return
+            record = _decode(payload)
+            if record is None:
+                return
+            pos += _HEADER.size + length
+            yield record, pos
+
+    def records(self) -> list[LogRecord]:
+        """Every whole record (for tools and tests)."""
+        return [record for record, _ in self._scan()]
+
+    def append(self, term: int, index: int, entry: pb.ContainerCommandRequestProto) -> None:
+        """Appends entry `index`, which must follow the last one."""
+        payload = _encode(term, index, metadata_only(entry))
+        with self._lock:
+            if index != self.last_index + 1:
+                raise ValueError(f"log {self.path}: entry {index} does not follow {self.last_index}")
+            os.write(self._fd, _HEADER.pack(len(payload), crc32c.crc32c(payload)) + payload)
+            self.term, self.last_index = term, index
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+
+_RECORD = struct.Struct(">QQ")
+
+
+def _encode(term: int, index: int, entry: pb.ContainerCommandRequestProto) -> bytes:
+    return _RECORD.pack(term, index) + entry.SerializeToString()
+
+
+def _decode(payload: bytes) -> LogRecord | None:
+    if len(payload) < _RECORD.size:
+        return None
+    term, index = _RECORD.unpack_from(payload)
+    entry = pb.ContainerCommandRequestProto()
+    try:
+        entry.ParseFromString(payload[_RECORD.size :])
+    except Exception:
+        return None
+    return LogRecord(term, index, entry)
