@@ -7,6 +7,8 @@ import logging
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
 from pyozone.datanode.reports import Periodic
+from pyozone.datanode.storage import ContainerError
+from pyozone.hdds.states import ReplicaState
 from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)
@@ -46,3 +48,17 @@ class ClosePipelineHandler(CommandHandler):
         await self.ctx.groups.leave(pipeline_id)
         if not await self.ctx.blocking(self.ctx.pipelines.remove, pipeline_id):
             log.info("closePipeline %s: not a member; nothing to do", pipeline_id)
+        await self.ctx.blocking(self._quasi_close_waiting, pipeline_id)
+
+    def _quasi_close_waiting(self, pipeline_id: str) -> None:
+        """A CLOSING replica of this pipeline was waiting for the close entry of its log, which can no
+        longer come: it quasi-closes now, as SCM's next closeContainer would make it do."""
+        for container in self.ctx.containers.by_state(ReplicaState.CLOSING):
+            if container.data.origin_pipeline_id == pipeline_id:
+                log.info(
+                    "container %d: pipeline %s closed; quasi-closing", container.container_id, pipeline_id
+                )
+                try:
+                    container.quasi_close()
+                except ContainerError as e:
+                    log.warning("quasi-closing container %d: %s", container.container_id, e)

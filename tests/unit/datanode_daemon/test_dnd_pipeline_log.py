@@ -208,3 +208,22 @@ async def test_close_through_the_log_closes_every_replica_at_one_bcsid(tmp_path:
         assert len({dn.containers.require(CID).bcsid for dn in dns}) == 1
         (late,) = await _send(dns[0], _requests(3, b"d" * 10, 10)[:1])
         assert late.result == pb.CLOSED_CONTAINER_IO
+
+
+@async_test
+async def test_a_follower_waiting_for_the_close_entry_quasi_closes_when_the_pipeline_goes(
+    tmp_path: Path,
+) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns, scms = cluster.dns, cluster.scms
+        _ok(await _send(dns[0], _requests(1, b"e" * 100, 100)))
+        await wait_until(lambda: CID in dns[1].containers, what="the follower's replica")
+        scms[1].send(
+            SCMCommand(SCMCommandType.closeContainerCommand, {"containerID": CID, "pipelineID": PID})
+        )
+        await wait_until(lambda: dns[1].containers.require(CID).state is ReplicaState.CLOSING, what="CLOSING")
+        scms[1].send(SCMCommand(SCMCommandType.closePipelineCommand, {"pipelineID": PID}))
+        await wait_until(
+            lambda: dns[1].containers.require(CID).state is ReplicaState.QUASI_CLOSED, what="QUASI"
+        )
+        assert PID not in dns[1].groups and not (dns[1].groups.directory / PID).exists()
