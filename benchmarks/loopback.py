@@ -129,7 +129,9 @@ def measure(chain: Chain, size: int, streams: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size", default="128MB", help="bytes per stream (default 128MB)")
     parser.add_argument("--streams", type=int, nargs="+", default=[1, 3])
     args = parser.parse_args()
@@ -138,7 +140,9 @@ def main() -> None:
     try:
         measure(chain, 8 << 20, 1)  # warm-up
         for streams in args.streams:
-            print(f"{streams} stream(s) x {args.size} through 3 hops: {measure(chain, size, streams):,.0f} MB/s")
+            print(
+                f"{streams} stream(s) x {args.size} through 3 hops: {measure(chain, size, streams):,.0f} MB/s"
+            )
     finally:
         chain.close()
 

@@ -13,7 +13,7 @@ from pyozone.admin.client import ScmAdminClient
 from pyozone.cli.common import CLIError, parse_overrides
 from pyozone.cluster import supervisor
 from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, plan_cluster
-from pyozone.cluster.status import cluster_ready, print_status, scm_ready, wait_until
+from pyozone.cluster.status import cluster_ready, om_ready, print_status, scm_ready, wait_until
 from pyozone.common.net import HostPort
 
 DEFAULT_DATA_DIR = "pyozone-data/cluster"
@@ -23,7 +23,7 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
     cluster = subparsers.add_parser("cluster", parents=[parent], help="a local cluster on 127.0.0.1")
     commands = cluster.add_subparsers(dest="cluster_command", metavar="COMMAND")
     commands.required = True
-    up = commands.add_parser("up", parents=[parent], help="start SCM and datanodes; wait until ready")
+    up = commands.add_parser("up", parents=[parent], help="start SCM, OM and datanodes; wait until ready")
     up.add_argument("--datanodes", type=int, default=3, help="number of datanodes (default 3)")
     up.add_argument("--racks", type=int, default=1, help="racks to spread them over (default 1)")
     up.add_argument("--timeout", type=float, default=180, help="seconds to wait for readiness")
@@ -35,11 +35,11 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
         command.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
         command.set_defaults(func=run_down if name == "down" else run_status)
     for name, help_text in (
-        ("kill", "kill -9 one daemon (scm, dn1, ...)"),
+        ("kill", "kill -9 one daemon (scm, om, dn1, ...)"),
         ("start", "start one daemon again"),
     ):
         command = commands.add_parser(name, parents=[parent], help=help_text)
-        command.add_argument("daemon", metavar="NODE", help="scm, dn1, dn2, ...")
+        command.add_argument("daemon", metavar="NODE", help="scm, om, dn1, dn2, ...")
         command.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
         command.set_defaults(func=run_kill if name == "kill" else run_start)
 
@@ -72,7 +72,8 @@ def run_up(args: argparse.Namespace) -> int:
             data_dir, args.datanodes, args.racks, parse_overrides(getattr(args, "overrides", []))
         )
     _init_scm(state)
-    print(f"Starting SCM and {len(state.daemons) - 1} datanode(s) in {state.data_dir}")
+    om = ", OM" if state.has("om") else ""
+    print(f"Starting SCM{om} and {len(state.datanodes())} datanode(s) in {state.data_dir}")
     for daemon in state.daemons:
         supervisor.start(state, daemon.name)
     scm = state.daemon("scm")
@@ -80,11 +81,14 @@ def run_up(args: argparse.Namespace) -> int:
         wait_until(lambda: scm_ready(scm.ports["http"]), args.timeout, "SCM readiness", _check_alive(state))
         with _admin(state) as admin:
             wait_until(
-                lambda: cluster_ready(admin, len(state.daemons) - 1),
+                lambda: cluster_ready(admin, len(state.datanodes())),
                 args.timeout,
                 "safe-mode exit with open pipelines",
                 _check_alive(state),
             )
+        if state.has("om"):
+            port = state.daemon("om").ports["http"]
+            wait_until(lambda: om_ready(port), args.timeout, "OM readiness", _check_alive(state))
     except (TimeoutError, CLIError) as e:
         supervisor.stop_all(state)
         raise CLIError(f"{e}; logs are in {Path(state.data_dir) / 'logs'}") from None
@@ -118,7 +122,11 @@ def _print_endpoints(state: ClusterState) -> None:
     if "block" in scm.ports:
         print(f"  SCM block (OM):      {HOST}:{scm.ports['block']}")
     print(f"  SCM web/readiness:   http://{HOST}:{scm.ports['http']}/ready")
-    for d in state.daemons[1:]:
+    if state.has("om"):
+        om = state.daemon("om")
+        print(f"  OM client:           {HOST}:{om.ports['rpc']}")
+        print(f"  OM web/readiness:    http://{HOST}:{om.ports['http']}/ready")
+    for d in state.datanodes():
         print(f"  {d.name}: data {HOST}:{d.ports['ipc']}  replication {HOST}:{d.ports['replication']}")
     print(f"  configuration:       --conf {state.conf_dir}   (or export OZONE_CONF_DIR={state.conf_dir})")
     print(f"  logs:                {Path(state.data_dir) / 'logs'}")

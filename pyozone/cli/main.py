@@ -10,10 +10,24 @@ import sys
 
 from pyozone.admin.client import AdminError
 from pyozone.cli.common import CLIError, common_options
+from pyozone.client.errors import OzoneClientError
 from pyozone.config import ConfigError
 from pyozone.scm.exceptions import SCMException
 
-COMMAND_MODULES = ("getconf", "scm", "datanode", "admin", "cluster", "debug", "plan", "sim", "analytics")
+COMMAND_MODULES = (
+    "getconf",
+    "scm",
+    "om",
+    "datanode",
+    "admin",
+    "cluster",
+    "debug",
+    "plan",
+    "sim",
+    "analytics",
+    "sh",
+    "freon",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         args.rest = [*extra, *args.rest]
     try:
         return int(args.func(args) or 0)
-    except (CLIError, ConfigError, SCMException, AdminError) as e:
+    except (CLIError, ConfigError, SCMException, AdminError, OzoneClientError) as e:
         print(f"pyozone {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -36,7 +36,7 @@ def free_ports(n: int) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class Daemon:
-    name: str  # "scm", "dn1", ...
+    name: str  # "scm", "om", "dn1", ...
     command: list[str]
     log: str
     ports: dict[str, int] = field(default_factory=dict)
@@ -55,6 +55,13 @@ class ClusterState:
                 return d
         names = ", ".join(d.name for d in self.daemons)
         raise KeyError(f"no daemon {name!r} in this cluster (daemons: {names})")
+
+    def datanodes(self) -> list[Daemon]:
+        return [d for d in self.daemons if d.name.startswith("dn")]
+
+    def has(self, name: str) -> bool:
+        """Whether the cluster has this daemon (a cluster.json written before OM existed has no "om")."""
+        return any(d.name == name for d in self.daemons)
 
     def save(self) -> None:
         path = Path(self.data_dir) / STATE_FILE
@@ -75,13 +82,15 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
     logs = data_dir / "logs"
     for d in (conf_dir, logs):
         d.mkdir(parents=True, exist_ok=True)
-    scm_client, scm_datanode, scm_http, scm_block = free_ports(4)
+    scm_client, scm_datanode, scm_http, scm_block, om_rpc, om_http = free_ports(6)
     site = {
         "ozone.scm.names": HOST,
         "ozone.scm.client.address": f"{HOST}:{scm_client}",
         "ozone.scm.datanode.address": f"{HOST}:{scm_datanode}",
         "ozone.scm.block.client.address": f"{HOST}:{scm_block}",
         "ozone.scm.http-address": f"{HOST}:{scm_http}",
+        "ozone.om.address": f"{HOST}:{om_rpc}",
+        "ozone.om.http-address": f"{HOST}:{om_http}",
         "ozone.metadata.dirs": str(data_dir / "scm"),
         "hdds.scm.safemode.min.datanode": str(min(3, datanodes)),
         "ozone.scm.datanode.pipeline.limit": "2",
@@ -95,13 +104,20 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
             [*python, "scm", *conf_arg],
             str(logs / "scm.log"),
             {"client": scm_client, "datanode": scm_datanode, "http": scm_http, "block": scm_block},
-        )
+        ),
+        # OM right after SCM: it waits for SCM's cluster id by itself, and is stopped before SCM.
+        Daemon(
+            "om",
+            [*python, "om", *conf_arg, "-D", f"ozone.metadata.dirs={data_dir / 'om'}"],
+            str(logs / "om.log"),
+            {"rpc": om_rpc, "http": om_http},
+        ),
     ]
     racks_file = conf_dir / "racks.map"
     rack_lines = []
     for i in range(1, datanodes + 1):
         name = f"dn{i}"
-        ipc, replication, http = free_ports(3)
+        ipc, replication, http, ratis = free_ports(4)
         home = data_dir / name
         rack_lines.append(f"{name} /rack{(i - 1) % racks + 1}")
         daemons.append(
@@ -120,12 +136,14 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
                     "-D",
                     f"hdds.container.ipc.port={ipc}",
                     "-D",
+                    f"hdds.container.ratis.ipc.port={ratis}",
+                    "-D",
                     f"hdds.datanode.replication.port={replication}",
                     "-D",
                     f"hdds.datanode.http-address={HOST}:{http}",
                 ],
                 str(logs / f"{name}.log"),
-                {"ipc": ipc, "replication": replication, "http": http},
+                {"ipc": ipc, "ratis": ratis, "replication": replication, "http": http},
             )
         )
     racks_file.write_text("\n".join(rack_lines) + "\n")

@@ -16,11 +16,15 @@ from pyozone.hdds.states import NodeState, PipelineState
 
 
 def scm_ready(http_port: int, host: str = "127.0.0.1") -> bool:
+    """A daemon's /ready answers 200 with "ready": true (SCM's, OM's and datanodes' have the same shape)."""
     try:
         with urllib.request.urlopen(f"http://{host}:{http_port}/ready", timeout=2) as response:
             return response.status == 200 and json.loads(response.read()).get("ready") is True
     except (OSError, urllib.error.URLError, ValueError):
         return False
+
+
+om_ready = scm_ready
 
 
 def cluster_ready(scm: ScmAdminClient, datanodes: int) -> bool:

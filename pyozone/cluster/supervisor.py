@@ -86,7 +86,7 @@ def kill(state: ClusterState, name: str) -> bool:
 
 
 def stop_all(state: ClusterState, grace_s: float = 15) -> list[str]:
-    """SIGTERM the datanodes, then SCM; SIGKILL what is left after the grace period."""
+    """SIGTERM OM and the datanodes, then SCM (their server); SIGKILL what is left after the grace period."""
     datanodes = [d.name for d in state.daemons if d.name != "scm"]
     for group in (datanodes, ["scm"]):
         for name in group:

@@ -271,10 +271,13 @@ def member_client(location: BlockLocation, dn: str) -> XceiverClient:
 
 
 def write_to_pipeline(location: BlockLocation, data: bytes) -> None:
-    """Writes the block (chunks + putBlock) to every member of its pipeline and reads it back from each."""
+    """Writes the block (chunks + putBlock) through its pipeline's leader, waits until every member
+    applied it (watch ALL_COMMITTED) and reads it back from each member."""
+    leader = location.pipeline.leader or location.pipeline.suggested_leader or location.pipeline.nodes[0]
+    with member_client(location, leader) as client:
+        client.write_block(location.block_id, data)
     for dn in location.pipeline.nodes:
         with member_client(location, dn) as client:
-            client.write_block(location.block_id, data)
             assert client.read_block(location.block_id) == data
 
 
@@ -291,3 +294,15 @@ def allocate(cluster: LiveCluster, config: ReplicationConfig, size: int = 1 << 2
             raise
 
     return wait_for(attempt, 30, f"a {config} block", interval_s=0.5)
+
+
+# ------------------------------------------------------------------ the Ozone Manager
+@contextlib.contextmanager
+def om_stub(cluster: LiveCluster) -> Iterator[Any]:
+    """A raw OzoneManagerService stub on the cluster's OM (ports from cluster.json)."""
+    import grpc
+
+    from pyozone.proto import OmClientProtocol_pb2_grpc as om_grpc
+
+    with grpc.insecure_channel(f"{HOST}:{cluster.port('om', 'rpc')}") as channel:
+        yield om_grpc.OzoneManagerServiceStub(channel)

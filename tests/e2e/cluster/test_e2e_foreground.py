@@ -64,7 +64,7 @@ def test_foreground_cluster_stops_cleanly_on_sigint(
     assert any(line.startswith("SCM: out of safe mode") for line in seen), seen
     assert any("SCM block (OM):" in line for line in seen), seen
     pids = dict(cluster.state.pids)
-    assert sorted(pids) == ["dn1", "dn2", "dn3", "scm"]
+    assert sorted(pids) == ["dn1", "dn2", "dn3", "om", "scm"]
     assert all(supervisor.is_running(pid) for pid in pids.values())
 
     process.send_signal(signal.SIGINT)

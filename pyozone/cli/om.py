@@ -1,0 +1,42 @@
+"""`pyozone om`: run the Ozone Manager (the namespace daemon)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+
+from pyozone.cli.common import CLIError, load_configuration
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "om",
+        parents=[parent],
+        allow_abbrev=False,
+        help="start the Ozone Manager (volumes, buckets, keys)",
+        description=(
+            "Start the Ozone Manager on ozone.om.address. On its first start it takes the cluster id from "
+            "SCM (ozone.scm.block.client.address or ozone.scm.names) and writes om/current/VERSION under "
+            "ozone.metadata.dirs; om.db lives in ozone.om.db.dirs (default: ozone.metadata.dirs)."
+        ),
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    conf = load_configuration(args)
+    server = importlib.import_module("pyozone.om.server")  # grpc loads only for the daemon
+    from pyozone.om.metadata import OMStoreError
+    from pyozone.om.storage import OMStorageError
+
+    root, level = logging.getLogger(), logging.getLogger().level
+    if "PYOZONE_LOG_LEVEL" not in os.environ:
+        root.setLevel(logging.INFO)
+    try:
+        return int(server.start_om(conf) or 0)
+    except (server.ServerStartError, OMStorageError, OMStoreError) as e:
+        raise CLIError(str(e)) from None
+    finally:
+        root.setLevel(level)

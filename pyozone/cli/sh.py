@@ -1,0 +1,360 @@
+"""`pyozone sh`: Ozone's `ozone sh` volume, bucket and key commands against OM.
+
+Addresses are Ozone's: /VOLUME, /VOLUME/BUCKET, /VOLUME/BUCKET/KEY (optionally o3://OM-HOST:PORT/...).
+OM is found through ozone.om.address (--conf / -D), or --om. Output is JSON shaped like Ozone's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyozone.cli.common import CLIError, load_configuration
+from pyozone.cli.output import print_json
+from pyozone.client import BucketInfo, KeyInfo, OzoneClient, VolumeInfo
+from pyozone.client.progress import ProgressBar
+
+
+@dataclass(frozen=True, slots=True)
+class OzonePath:
+    volume: str
+    bucket: str = ""
+    key: str = ""
+    om: str | None = None  # from o3://HOST:PORT/...
+
+
+def parse_path(text: str, depth: str) -> OzonePath:
+    """`depth` is "volume", "bucket" or "key": exactly that many parts (a key may contain slashes)."""
+    om, rest = None, text
+    if rest.startswith("o3://"):
+        authority, _, rest = rest[len("o3://") :].partition("/")
+        om = authority or None
+        rest = "/" + rest
+    parts = rest.strip("/").split("/", 2) if rest.strip("/") else []
+    wanted = {"volume": 1, "bucket": 2, "key": 3}[depth]
+    shape = {"volume": "/VOLUME", "bucket": "/VOLUME/BUCKET", "key": "/VOLUME/BUCKET/KEY"}[depth]
+    if len(parts) != wanted or any(not p for p in parts) or (depth == "key" and rest.endswith("/")):
+        raise CLIError(f"{text!r} is not a {depth} address: expected {shape}")
+    return OzonePath(*parts, om=om)  # type: ignore[arg-type]
+
+
+def _time(epoch_ms: int) -> str:
+    """Ozone prints instants as ISO-8601 UTC."""
+    instant = datetime.datetime.fromtimestamp(epoch_ms / 1000, tz=datetime.UTC)
+    return instant.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _replication(text: str) -> dict:
+    kind, _, factor = text.partition("/")
+    nodes = {"ONE": 1, "THREE": 3}.get(factor, 0)
+    return {"replicationFactor": factor, "requiredNodes": nodes, "replicationType": kind}
+
+
+def volume_dict(v: VolumeInfo) -> dict:
+    return {
+        "metadata": {},
+        "volumeName": v.name,
+        "name": v.name,
+        "admin": v.admin,
+        "owner": v.owner,
+        "quotaInBytes": v.quota_in_bytes or -1,
+        "quotaInNamespace": -1,
+        "usedBytes": v.used_bytes,
+        "usedNamespace": v.used_namespace,
+        "creationTime": _time(v.creation_time),
+        "modificationTime": _time(v.modification_time),
+    }
+
+
+def bucket_dict(b: BucketInfo) -> dict:
+    return {
+        "metadata": {},
+        "volumeName": b.volume,
+        "name": b.name,
+        "storageType": "DISK",
+        "versioning": False,
+        "usedBytes": b.used_bytes,
+        "usedNamespace": b.used_namespace,
+        "creationTime": _time(b.creation_time),
+        "modificationTime": _time(b.modification_time),
+        "quotaInBytes": -1,
+        "quotaInNamespace": -1,
+        "bucketLayout": b.layout,
+        "owner": b.owner,
+        "replicationConfig": _replication(b.replication),
+    }
+
+
+def key_dict(k: KeyInfo, locations: bool = False) -> dict:
+    out = {
+        "volumeName": k.volume,
+        "bucketName": k.bucket,
+        "name": k.name,
+        "dataSize": k.data_size,
+        "creationTime": _time(k.creation_time),
+        "modificationTime": _time(k.modification_time),
+        "replicationConfig": _replication(k.replication),
+        "metadata": {},
+    }
+    if locations:
+        out["ozoneKeyLocations"] = [
+            {
+                "containerID": loc.container_id,
+                "localID": loc.local_id,
+                "length": loc.length,
+                "offset": loc.offset,
+                "blockCommitSequenceId": loc.bcsid,
+                "containerState": loc.container_state,
+                "pipelineID": loc.pipeline.id,
+                "datanodes": [
+                    {"uuid": d.uuid, "hostname": d.host, "ipAddress": d.ip} for d in loc.pipeline.members
+                ],
+            }
+            for loc in k.locations
+        ]
+    return out
+
+
+# ---------------------------------------------------------------------- parser
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    sh = subparsers.add_parser("sh", parents=[parent], help="volumes, buckets and keys (Ozone's `ozone sh`)")
+    groups = sh.add_subparsers(dest="sh_group", metavar="GROUP")
+    groups.required = True
+
+    def command(group: argparse._SubParsersAction, name: str, help_text: str, func, *paths: str):  # type: ignore[no-untyped-def]
+        parser = group.add_parser(name, parents=[parent], help=help_text)
+        for path in paths:
+            parser.add_argument(path.lower(), metavar=path)
+        parser.add_argument("--om", metavar="HOST:PORT", help="OM address (default: ozone.om.address)")
+        parser.set_defaults(func=func)
+        return parser
+
+    def listing(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("-p", "--prefix", default="", help="only names starting with this")
+        parser.add_argument("-s", "--start", default="", help="only names after this one")
+        parser.add_argument("-l", "--length", type=int, default=100, help="at most this many (default 100)")
+        parser.add_argument("-a", "--all", action="store_true", help="list everything")
+
+    def transfer(parser: argparse.ArgumentParser) -> None:
+        shown = parser.add_mutually_exclusive_group()
+        shown.add_argument("--progress", action="store_true", help="show a progress bar even if not a TTY")
+        shown.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    volume = groups.add_parser("volume", parents=[parent], help="volumes").add_subparsers(
+        dest="sh_command", metavar="COMMAND"
+    )
+    volume.required = True
+    create = command(volume, "create", "create a volume", run_volume_create, "VOLUME")
+    create.add_argument("-u", "--user", default="", help="owner (default: you)")
+    create.add_argument("--quota", default="", help="space quota, e.g. 10GB")
+    command(volume, "info", "show a volume", run_volume_info, "VOLUME")
+    listing(command(volume, "list", "list volumes", run_volume_list))
+    volume.choices["list"].add_argument("root", nargs="?", default="/", metavar="/")
+    command(volume, "delete", "delete an empty volume", run_volume_delete, "VOLUME")
+
+    bucket = groups.add_parser("bucket", parents=[parent], help="buckets").add_subparsers(
+        dest="sh_command", metavar="COMMAND"
+    )
+    bucket.required = True
+    create = command(bucket, "create", "create a bucket", run_bucket_create, "BUCKET")
+    _replication_options(create)
+    command(bucket, "info", "show a bucket", run_bucket_info, "BUCKET")
+    listing(command(bucket, "list", "list the buckets of a volume", run_bucket_list, "VOLUME"))
+    command(bucket, "delete", "delete an empty bucket", run_bucket_delete, "BUCKET")
+
+    key = groups.add_parser("key", parents=[parent], help="keys").add_subparsers(
+        dest="sh_command", metavar="COMMAND"
+    )
+    key.required = True
+    put = command(key, "put", "write a local file (or - for stdin) as a key", run_key_put, "KEY", "FILE")
+    _replication_options(put)
+    transfer(put)
+    get = command(key, "get", "read a key into a local file", run_key_get, "KEY", "FILE")
+    get.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    transfer(get)
+    command(key, "cat", "write a key to stdout", run_key_cat, "KEY")
+    listing(command(key, "list", "list the keys of a bucket", run_key_list, "BUCKET"))
+    listing(command(key, "ls", "list the keys of a bucket", run_key_list, "BUCKET"))
+    command(key, "info", "show a key and where its blocks are", run_key_info, "KEY")
+    command(key, "rename", "rename a key within its bucket", run_key_rename, "BUCKET", "FROM", "TO")
+    command(key, "delete", "delete a key", run_key_delete, "KEY")
+    command(key, "rm", "delete a key", run_key_delete, "KEY")
+
+
+def _replication_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-t", "--type", default=None, choices=["RATIS", "STAND_ALONE"], help="replication type"
+    )
+    parser.add_argument("-r", "--replication", default=None, help="ONE, THREE, or TYPE/FACTOR")
+
+
+def _replication_arg(args: argparse.Namespace) -> str | None:
+    if args.replication is None and args.type is None:
+        return None
+    factor = (args.replication or "THREE").upper()
+    if "/" in factor:
+        return factor
+    return f"{(args.type or 'RATIS').upper()}/{factor}"
+
+
+def _client(args: argparse.Namespace, path: OzonePath | None = None) -> OzoneClient:
+    conf = load_configuration(args)
+    return OzoneClient(conf, args.om or (path.om if path else None))
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    return not args.quiet and (args.progress or sys.stderr.isatty())
+
+
+def _limit(args: argparse.Namespace) -> int | None:
+    if args.length <= 0 and not args.all:
+        raise CLIError(f"--length must be positive, got {args.length}")
+    return None if args.all else args.length
+
+
+# ---------------------------------------------------------------------- volumes
+def run_volume_create(args: argparse.Namespace) -> int:
+    from pyozone.config.units import parse_size_bytes
+
+    path = parse_path(args.volume, "volume")
+    try:
+        quota = parse_size_bytes(args.quota) if args.quota else 0
+    except ValueError as e:
+        raise CLIError(f"--quota: {e}") from None
+    with _client(args, path) as client:
+        client.create_volume(path.volume, args.user, quota)
+    return 0
+
+
+def run_volume_info(args: argparse.Namespace) -> int:
+    path = parse_path(args.volume, "volume")
+    with _client(args, path) as client:
+        print_json(volume_dict(client.volume_info(path.volume)))
+    return 0
+
+
+def run_volume_list(args: argparse.Namespace) -> int:
+    if args.root.strip("/"):
+        raise CLIError(f"{args.root!r}: volume list takes / (or nothing)")
+    with _client(args) as client:
+        volumes = client.list_volumes(args.prefix, args.start, _limit(args))
+    print_json([volume_dict(v) for v in volumes])
+    return 0
+
+
+def run_volume_delete(args: argparse.Namespace) -> int:
+    path = parse_path(args.volume, "volume")
+    with _client(args, path) as client:
+        client.delete_volume(path.volume)
+    return 0
+
+
+# ---------------------------------------------------------------------- buckets
+def run_bucket_create(args: argparse.Namespace) -> int:
+    path = parse_path(args.bucket, "bucket")
+    with _client(args, path) as client:
+        client.create_bucket(path.volume, path.bucket, _replication_arg(args))
+    return 0
+
+
+def run_bucket_info(args: argparse.Namespace) -> int:
+    path = parse_path(args.bucket, "bucket")
+    with _client(args, path) as client:
+        print_json(bucket_dict(client.bucket_info(path.volume, path.bucket)))
+    return 0
+
+
+def run_bucket_list(args: argparse.Namespace) -> int:
+    path = parse_path(args.volume, "volume")
+    with _client(args, path) as client:
+        buckets = client.list_buckets(path.volume, args.prefix, args.start, _limit(args))
+    print_json([bucket_dict(b) for b in buckets])
+    return 0
+
+
+def run_bucket_delete(args: argparse.Namespace) -> int:
+    path = parse_path(args.bucket, "bucket")
+    with _client(args, path) as client:
+        client.delete_bucket(path.volume, path.bucket)
+    return 0
+
+
+# ---------------------------------------------------------------------- keys
+def run_key_put(args: argparse.Namespace) -> int:
+    path = parse_path(args.key, "key")
+    if args.file == "-":
+        source, size = sys.stdin.buffer, 0
+    else:
+        source = Path(args.file)
+        if not source.is_file():
+            raise CLIError(f"{args.file}: no such file")
+        size = source.stat().st_size
+    with (
+        _client(args, path) as client,
+        ProgressBar(size, f"put {path.key}", enabled=_show_progress(args)) as bar,
+    ):
+        client.put_key(path.volume, path.bucket, path.key, source, bar, _replication_arg(args))
+    return 0
+
+
+def run_key_get(args: argparse.Namespace) -> int:
+    path = parse_path(args.key, "key")
+    target = Path(args.file)
+    if target.is_dir():
+        target = target / path.key.rsplit("/", 1)[-1]
+    if target.exists() and not args.force:
+        raise CLIError(f"{target} exists; download would overwrite it (use --force)")
+    with _client(args, path) as client:
+        info = client.key_info(path.volume, path.bucket, path.key)
+        with ProgressBar(info.data_size, f"get {path.key}", enabled=_show_progress(args)) as bar:
+            client.get_key(path.volume, path.bucket, path.key, target, bar)
+    return 0
+
+
+def run_key_cat(args: argparse.Namespace) -> int:
+    path = parse_path(args.key, "key")
+    out = sys.stdout.buffer
+    with _client(args, path) as client, client.read_key(path.volume, path.bucket, path.key) as reader:
+        sys.stdout.flush()
+        for piece in reader:
+            out.write(piece)
+        out.flush()
+    return 0
+
+
+def run_key_list(args: argparse.Namespace) -> int:
+    path = parse_path(args.bucket, "bucket")
+    with _client(args, path) as client:
+        keys = client.list_keys(path.volume, path.bucket, args.prefix, args.start, _limit(args))
+    print_json([key_dict(k) for k in keys])
+    return 0
+
+
+def run_key_info(args: argparse.Namespace) -> int:
+    path = parse_path(args.key, "key")
+    with _client(args, path) as client:
+        print_json(key_dict(client.key_info(path.volume, path.bucket, path.key), locations=True))
+    return 0
+
+
+def run_key_rename(args: argparse.Namespace) -> int:
+    path = parse_path(args.bucket, "bucket")
+    for name in (args.__dict__["from"], args.to):
+        if not name or name.startswith("/"):
+            raise CLIError(f"{name!r}: give key names relative to the bucket")
+    with _client(args, path) as client:
+        client.rename_key(path.volume, path.bucket, args.__dict__["from"], args.to)
+    return 0
+
+
+def run_key_delete(args: argparse.Namespace) -> int:
+    path = parse_path(args.key, "key")
+    with _client(args, path) as client:
+        client.delete_key(path.volume, path.bucket, path.key)
+    return 0
+
+
+__all__ = ["OzonePath", "bucket_dict", "key_dict", "parse_path", "register", "volume_dict"]

@@ -1,0 +1,174 @@
+"""BlockInputStream: ranged reads of one committed block from whichever datanode answers correctly.
+
+GetBlock (with the committed BCSID) gives the chunk list; each read fetches one chunk's range, widened to
+checksum-piece boundaries (a piece can only be verified whole, and the datanode refuses other ranges),
+and verifies it locally when ozone.client.verify.checksum. Any failure (an error result, a wrong length,
+a local checksum mismatch, an unreachable node, a timeout) moves on to the next datanode of the
+location; when all failed, the location is refreshed from OM (the container may have moved or closed)
+and the round repeats, at most ozone.client.read.max.retries times with read.retry.interval between.
+Only the last fetched range is kept, so a key of any size streams in bounded memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from bisect import bisect_right
+from collections.abc import Awaitable, Callable
+
+from pyozone.client.config import ClientConfig
+from pyozone.client.errors import BlockReadError
+from pyozone.client.models import DatanodeRef, KeyLocation
+from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
+from pyozone.datanode.storage.checksum import ChecksumData, ChecksumMismatch, ChecksumType, verify
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+
+Refresh = Callable[[KeyLocation], Awaitable[KeyLocation]]
+
+
+class _ReadFailed(Exception):
+    pass
+
+
+class StreamCache:
+    """One read stream per datanode, shared by the blocks of a key; a broken stream is replaced."""
+
+    def __init__(self, pool: ChannelPool, timeout_s: float) -> None:
+        self._pool = pool
+        self._timeout_s = timeout_s
+        self._streams: dict[str, XceiverStream] = {}
+
+    def get(self, datanode: DatanodeRef) -> XceiverStream:
+        stream = self._streams.get(datanode.address)
+        if stream is None:
+            stream = XceiverStream(self._pool, datanode, self._timeout_s)
+            self._streams[datanode.address] = stream
+        return stream
+
+    async def drop(self, datanode: DatanodeRef) -> None:
+        stream = self._streams.pop(datanode.address, None)
+        if stream is not None:
+            await stream.close()
+
+    async def close(self) -> None:
+        streams, self._streams = list(self._streams.values()), {}
+        for stream in streams:
+            await stream.close()
+
+
+class BlockInputStream:
+    def __init__(
+        self, location: KeyLocation, config: ClientConfig, streams: StreamCache, refresh: Refresh
+    ) -> None:
+        self.location = location
+        self._config = config
+        self._streams = streams
+        self._refresh = refresh
+        self._chunks: list[pb.ChunkInfo] | None = None
+        self._starts: list[int] = []
+        self._preferred: DatanodeRef | None = None
+        self._cache_start = 0
+        self._cache = b""
+
+    @property
+    def length(self) -> int:
+        return self.location.length
+
+    async def read(self, offset: int, n: int) -> bytes:
+        """Up to `n` bytes from `offset` within the block (fewer at a chunk's end); b"" past the end."""
+        if offset >= self.length or n <= 0:
+            return b""
+        if not self._cache_start <= offset < self._cache_start + len(self._cache):
+            self._cache_start, self._cache = await self._fetch(offset)
+        skip = offset - self._cache_start
+        return self._cache[skip : skip + min(n, self.length - offset)]
+
+    async def _fetch(self, offset: int) -> tuple[int, bytes]:
+        tried: list[str] = []
+        for round_ in range(self._config.read_max_retries + 1):
+            if round_:
+                await asyncio.sleep(self._config.read_retry_interval_s)
+                try:
+                    self.location = await self._refresh(self.location)
+                except Exception as e:
+                    tried.append(f"refresh from OM: {e}")
+                    continue
+                self._chunks, self._preferred = None, None
+            order = list(self.location.read_order())
+            if self._preferred in order:
+                order.remove(self._preferred)
+                order.insert(0, self._preferred)
+            for datanode in order:
+                try:
+                    result = await self._fetch_from(datanode, offset)
+                except (DatanodeCallError, ChecksumMismatch, _ReadFailed) as e:
+                    tried.append(f"{datanode.address} ({datanode.uuid[:8]}): {e}")
+                    if isinstance(e, DatanodeCallError) and e.unreachable:
+                        await self._streams.drop(datanode)
+                    if self._preferred == datanode:
+                        self._preferred = None
+                    continue
+                self._preferred = datanode
+                return result
+        raise BlockReadError(
+            f"block {self.location.block_name} (bytes {offset}.. of {self.length}): every datanode failed "
+            f"in {self._config.read_max_retries + 1} rounds: " + "; ".join(tried)
+        )
+
+    async def _fetch_from(self, datanode: DatanodeRef, offset: int) -> tuple[int, bytes]:
+        stream = self._streams.get(datanode)
+        if self._chunks is None:
+            block_id = pb.DatanodeBlockID(
+                containerID=self.location.container_id,
+                localID=self.location.local_id,
+                blockCommitSequenceId=self.location.bcsid,
+            )
+            response = await stream.call(
+                self._request(pb.GetBlock, getBlock=pb.GetBlockRequestProto(blockID=block_id))
+            )
+            chunks = sorted(response.getBlock.blockData.chunks, key=lambda c: c.offset)
+            if sum(c.len for c in chunks) < self.length:
+                raise _ReadFailed(f"has {sum(c.len for c in chunks)} bytes of a {self.length}-byte block")
+            self._chunks, self._starts = chunks, [c.offset for c in chunks]
+        chunk = self._chunks[bisect_right(self._starts, offset) - 1]
+        start, end = _aligned_range(chunk, offset - chunk.offset, self.length - chunk.offset)
+        bpc = chunk.checksumData.bytesPerChecksum or max(chunk.len, 1)
+        wanted = pb.ChunkInfo(
+            chunkName=chunk.chunkName,
+            offset=chunk.offset + start,
+            len=end - start,
+            checksumData=pb.ChecksumData(
+                type=chunk.checksumData.type,
+                bytesPerChecksum=chunk.checksumData.bytesPerChecksum,
+                checksums=chunk.checksumData.checksums[start // bpc : -(-end // bpc)],
+            ),
+        )
+        body = pb.ReadChunkRequestProto(blockID=pb.DatanodeBlockID(
+            containerID=self.location.container_id, localID=self.location.local_id
+        ), chunkData=wanted)  # fmt: skip
+        answer = (await stream.call(self._request(pb.ReadChunk, readChunk=body))).readChunk
+        data = (
+            answer.data
+            if answer.WhichOneof("responseData") != "dataBuffers"
+            else b"".join(answer.dataBuffers.buffers)
+        )
+        if len(data) != end - start:
+            raise _ReadFailed(f"sent {len(data)} bytes for a {end - start}-byte range of {chunk.chunkName}")
+        kind = ChecksumType(chunk.checksumData.type or ChecksumType.NONE)
+        if self._config.verify_checksum and kind is not ChecksumType.NONE:
+            verify(data, ChecksumData(kind, bpc, tuple(chunk.checksumData.checksums)), start)
+        return chunk.offset + start, data
+
+    def _request(self, kind: int, **body: object) -> pb.ContainerCommandRequestProto:
+        return pb.ContainerCommandRequestProto(
+            cmdType=kind, containerID=self.location.container_id, pipelineID=self.location.pipeline.id, **body
+        )
+
+
+def _aligned_range(chunk: pb.ChunkInfo, start: int, limit: int) -> tuple[int, int]:
+    """[start, end) within the chunk covering `start` to the chunk's end (or the block's committed end,
+    `limit`), widened to whole checksum pieces."""
+    bpc = chunk.checksumData.bytesPerChecksum
+    end = min(chunk.len, limit)
+    if chunk.checksumData.type in (0, pb.NONE) or bpc <= 0:
+        return start, end
+    return start - start % bpc, min(chunk.len, -(-end // bpc) * bpc)

@@ -1,0 +1,284 @@
+"""BlockOutputStream: one block written through its pipeline's leader (Ozone's RatisBlockOutputStream).
+
+Each full buffer (ozone.client.stream.buffer.size) goes out as a writeChunk without waiting for its
+answer; every flush.size / buffer.size chunks a putBlock lists all chunks so far, and a background task
+waits for its answer and then watches its log index ALL_COMMITTED (skipped when the answer's commitInfos
+already show every member at that index). Only a watched putBlock acknowledges data: until then the
+chunks stay in memory, because a failure means rewriting them elsewhere. When the unacknowledged bytes
+would pass ozone.client.stream.buffer.max.size the writer waits for the oldest watch.
+
+Watches go on a second stream to the leader, so a slow watch never holds up the answers to writes.
+A failure becomes a BlockFailure saying what to exclude; KeyOutputStream decides what happens next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+
+from pyozone.client.config import ClientConfig
+from pyozone.client.models import KeyLocation
+from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
+from pyozone.datanode.storage.checksum import compute
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+
+CONTAINER_RESULTS = frozenset(
+    {"CLOSED_CONTAINER_IO", "CONTAINER_NOT_OPEN", "CONTAINER_UNHEALTHY", "INVALID_CONTAINER_STATE"}
+)
+PIPELINE_RESULTS = frozenset({"GROUP_MISMATCH", "NOT_LEADER", "RAFT_RETRY_FAILURE"})
+
+
+class FailureKind(Enum):
+    """What a failure says about where not to write next (KeyOutputStream.handleException)."""
+
+    CONTAINER = "container"  # the container cannot take writes: exclude it
+    NOT_REPLICATED = "not replicated"  # some members lag: exclude them and the pipeline
+    PIPELINE = "pipeline"  # the pipeline (or its leader) failed: exclude the pipeline
+
+
+class BlockFailure(Exception):
+    def __init__(self, kind: FailureKind, result: str, message: str, datanodes: tuple[str, ...] = ()) -> None:
+        super().__init__(f"{result}: {message}")
+        self.kind = kind
+        self.result = result
+        self.message = message
+        self.datanodes = datanodes  # uuids to exclude
+
+
+@dataclass(frozen=True, slots=True)
+class _Flush:
+    end: int  # block bytes covered by this putBlock
+    task: asyncio.Task[None]
+
+
+def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) -> BlockFailure:
+    text = f"{error.datanode.address}: {error.message}"
+    if error.unreachable:
+        return BlockFailure(FailureKind.PIPELINE, error.result, text, (error.datanode.uuid,))
+    if error.result in CONTAINER_RESULTS:
+        return BlockFailure(FailureKind.CONTAINER, error.result, text)
+    if error.result == "NOT_REPLICATED":
+        infos = {c.datanodeUuid: c.commitIndex for c in error.response.commitInfos} if error.response else {}
+        members = [m.uuid for m in location.pipeline.members] or list(infos)
+        behind = tuple(m for m in members if infos.get(m, 0) < index)
+        return BlockFailure(FailureKind.NOT_REPLICATED, error.result, text, behind)
+    if error.result in PIPELINE_RESULTS:
+        return BlockFailure(FailureKind.PIPELINE, error.result, text)
+    # Any other refusal is the container's (Ozone's StorageContainerException): write elsewhere.
+    return BlockFailure(FailureKind.CONTAINER, error.result, text)
+
+
+class BlockOutputStream:
+    def __init__(self, location: KeyLocation, config: ClientConfig, pool: ChannelPool) -> None:
+        self.location = location
+        self._config = config
+        self._pool = pool
+        self._streams: dict[str, XceiverStream] = {}
+        self._chunks: list[pb.ChunkInfo] = []
+        self._unacked: deque[tuple[int, bytes]] = deque()  # (offset in block, data) sent, not acknowledged
+        self._buffer = bytearray()
+        self._chunk_answers: list[asyncio.Future[pb.ContainerCommandResponseProto]] = []
+        self._flushes: deque[_Flush] = deque()
+        self._failure: BlockFailure | None = None
+        self._put_phase: asyncio.Future[bool] | None = None  # the last flush's writes all succeeded
+        self.sent = 0  # bytes sent as writeChunk
+        self.acked = 0  # bytes acknowledged by a watched putBlock
+        self.acked_bcsid = 0
+
+    # ------------------------------------------------------------------ state
+    @property
+    def length(self) -> int:
+        return self.sent + len(self._buffer)
+
+    def retained(self) -> bytes:
+        """Every byte not acknowledged, in order: what a retry rewrites to a new block."""
+        return b"".join(d for off, d in self._unacked if off >= self.acked) + bytes(self._buffer)
+
+    def committed(self, key_offset: int) -> KeyLocation:
+        """This block as commitKey lists it: its acknowledged length and BCSID."""
+        loc = self.location
+        return KeyLocation(
+            loc.container_id, loc.local_id, self.acked_bcsid, key_offset, self.acked, loc.pipeline,
+            loc.container_state,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ writing
+    def accept(self, data: bytes | memoryview) -> None:
+        """Takes bytes into the block (they are retained until acknowledged); `emit` sends them."""
+        self._buffer += data
+
+    async def emit(self, final: bool = False) -> None:
+        """Sends every full buffer; with `final` the rest too, the last putBlock (eof) and waits until
+        all of it is acknowledged. Raises BlockFailure."""
+        self._raise_failure()
+        size = self._config.buffer_size
+        while len(self._buffer) >= size or (final and self._buffer):
+            await self._make_room(min(size, len(self._buffer)))  # may raise: the bytes stay buffered
+            chunk = bytes(self._buffer[:size])
+            del self._buffer[:size]
+            self._write_chunk(chunk)
+            last = final and not self._buffer  # the eof putBlock below covers it
+            if len(self._chunk_answers) >= self._config.chunks_per_flush and not last:
+                self._flush(eof=False)
+        if final:
+            if self._chunks:
+                self._flush(eof=True)
+            while self._flushes:
+                await self._await_oldest()
+            self._raise_failure()
+
+    def _stream(self, name: str) -> XceiverStream:
+        stream = self._streams.get(name)
+        if stream is None:
+            leader = self.location.pipeline.leader()
+            if leader is None:
+                raise BlockFailure(
+                    FailureKind.PIPELINE, "NO_LEADER", f"pipeline {self.location.pipeline.id} has no members"
+                )
+            try:
+                stream = XceiverStream(self._pool, leader, self._config.request_timeout_s)
+            except DatanodeCallError as e:
+                raise classify(e, self.location) from None
+            self._streams[name] = stream
+        return stream
+
+    def _request(self, kind: int, **body: object) -> pb.ContainerCommandRequestProto:
+        return pb.ContainerCommandRequestProto(
+            cmdType=kind,
+            containerID=self.location.container_id,
+            pipelineID=self.location.pipeline.id,
+            **body,
+        )
+
+    def _block_id(self) -> pb.DatanodeBlockID:
+        return pb.DatanodeBlockID(containerID=self.location.container_id, localID=self.location.local_id)
+
+    def _write_chunk(self, data: bytes) -> None:
+        sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
+        chunk = pb.ChunkInfo(
+            chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
+            offset=self.sent,
+            len=len(data),
+            checksumData=pb.ChecksumData(
+                type=int(sums.type), bytesPerChecksum=sums.bytes_per_checksum, checksums=list(sums.checksums)
+            ),
+        )
+        body = pb.WriteChunkRequestProto(blockID=self._block_id(), chunkData=chunk, data=data)
+        self._chunk_answers.append(self._stream("data").submit(self._request(pb.WriteChunk, writeChunk=body)))
+        self._chunks.append(chunk)
+        self._unacked.append((self.sent, data))
+        self.sent += len(data)
+
+    def _flush(self, eof: bool) -> None:
+        """putBlock of every chunk so far; its answer and watch run in a task."""
+        data = pb.BlockData(blockID=self._block_id(), chunks=self._chunks, size=self.sent)
+        body = pb.PutBlockRequestProto(blockData=data, eof=eof)
+        stream = self._stream("data")
+        answer = stream.submit(self._request(pb.PutBlock, putBlock=body))
+        chunk_answers, self._chunk_answers = self._chunk_answers, []
+        previous, phase = self._put_phase, asyncio.get_running_loop().create_future()
+        self._put_phase = phase
+        task = asyncio.get_running_loop().create_task(
+            self._complete(stream, previous, phase, chunk_answers, answer, self.sent)
+        )
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        self._flushes.append(_Flush(self.sent, task))
+
+    async def _complete(
+        self,
+        stream: XceiverStream,
+        previous: asyncio.Future[bool] | None,
+        phase: asyncio.Future[bool],
+        chunk_answers: list[asyncio.Future[pb.ContainerCommandResponseProto]],
+        answer: asyncio.Future[pb.ContainerCommandResponseProto],
+        end: int,
+    ) -> None:
+        """Checks the chunks and putBlock of one flush, then watches its index. `previous` says whether the
+        earlier flush's writes all succeeded: a putBlock after a failed writeChunk lists a chunk that may
+        not exist, so it acknowledges nothing even when the datanode took it."""
+        ok = False
+        try:
+            if previous is not None and not await previous:
+                assert self._failure is not None
+                raise self._failure
+            for chunk_answer in chunk_answers:
+                await stream.wait(chunk_answer)
+            response = await stream.wait(answer)
+            ok = True
+        except DatanodeCallError as e:
+            raise self._failed(classify(e, self.location)) from None
+        finally:
+            if not phase.done():
+                phase.set_result(ok)
+        index = response.logIndex or response.putBlock.committedBlockLength.blockID.blockCommitSequenceId
+        if not self._replicated(response.commitInfos, index):
+            try:
+                await self._watch(index)
+            except DatanodeCallError as e:
+                raise self._failed(classify(e, self.location, index)) from None
+        # A later putBlock covers at least the bytes of an earlier one (a datanode without a pipeline log
+        # answers index 0: then the length decides).
+        if index > self.acked_bcsid or (index == 0 and end > self.acked):
+            self.acked, self.acked_bcsid = end, index
+            while self._unacked and self._unacked[0][0] + len(self._unacked[0][1]) <= end:
+                self._unacked.popleft()
+
+    def _failed(self, failure: BlockFailure) -> BlockFailure:
+        self._failure = self._failure or failure
+        return failure
+
+    def _replicated(self, infos: list[pb.CommitInfoProto], index: int) -> bool:
+        applied = {c.datanodeUuid: c.commitIndex for c in infos}
+        members = [m.uuid for m in self.location.pipeline.members] or list(applied)
+        if not members:
+            return False
+        done = sum(applied.get(m, 0) >= index for m in members)
+        return done == len(members) if self._config.watch_all else done > len(members) // 2
+
+    async def _watch(self, index: int) -> None:
+        level = pb.ALL_COMMITTED if self._config.watch_all else pb.MAJORITY_COMMITTED
+        body = pb.WatchForCommitRequestProto(index=index, replication=level)
+        await self._stream("watch").call(self._request(pb.WatchForCommit, watchForCommit=body))
+
+    async def _await_oldest(self) -> None:
+        flush = self._flushes.popleft()
+        await flush.task
+
+    async def _make_room(self, incoming: int) -> None:
+        """Waits for acknowledgements until `incoming` more unacknowledged bytes fit in the pool."""
+        while self.sent - self.acked + incoming > self._config.max_size:
+            if self._flushes:
+                await self._await_oldest()
+            elif self._chunk_answers:
+                self._flush(eof=False)
+            else:
+                return
+        self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    # ------------------------------------------------------------------ ending
+    async def settle(self) -> None:
+        """Lets the putBlocks in flight finish (or fail): whatever they acknowledge need not be rewritten."""
+        tasks = [f.task for f in self._flushes]
+        self._flushes.clear()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        if self._put_phase is not None and not self._put_phase.done():
+            self._put_phase.set_result(False)
+        for flush in self._flushes:
+            flush.task.cancel()
+        for flush in self._flushes:
+            with contextlib.suppress(BaseException):
+                await flush.task
+        self._flushes.clear()
+        streams, self._streams = list(self._streams.values()), {}
+        for stream in streams:
+            await stream.close()

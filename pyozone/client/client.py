@@ -1,0 +1,220 @@
+"""AsyncOzoneClient: volumes, buckets and keys over OM and the datanodes, on asyncio (grpc.aio).
+
+This is the one implementation; OzoneClient (pyozone.client.sync) runs it on a private event-loop thread
+for synchronous callers. Channels are made lazily on first use, because grpc.aio binds a channel to the
+event loop that is running when it is made.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from pyozone.client.config import ClientConfig
+from pyozone.client.key_input import KeyInputStream
+from pyozone.client.key_output import KeyOutputStream
+from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
+from pyozone.client.om import OmClient
+from pyozone.client.xceiver import ChannelPool
+from pyozone.config import OzoneConfiguration
+
+Progress = Callable[[int], None]
+"""Called with the number of bytes just transferred."""
+
+Source = bytes | bytearray | memoryview | str | os.PathLike[str] | BinaryIO
+
+_PAGE = 1000  # OM's largest page
+
+
+class AsyncOzoneClient:
+    def __init__(
+        self,
+        conf: OzoneConfiguration | str | None = None,
+        om_address: str | None = None,
+        *,
+        config: ClientConfig | None = None,
+    ) -> None:
+        """`AsyncOzoneClient(conf)`, `AsyncOzoneClient("host:port")` or
+        `AsyncOzoneClient(conf, om_address=...)`: OM is at `om_address`, else ozone.om.address."""
+        if isinstance(conf, str):
+            conf, om_address = None, conf
+        self.config = config or ClientConfig.from_conf(conf or OzoneConfiguration(), om_address)
+        self.client_host = socket.gethostname()
+        self._om: OmClient | None = None
+        self._pool: ChannelPool | None = None
+
+    @property
+    def om(self) -> OmClient:
+        if self._om is None:
+            self._om = OmClient(self.config)
+        return self._om
+
+    @property
+    def pool(self) -> ChannelPool:
+        if self._pool is None:
+            self._pool = ChannelPool()
+        return self._pool
+
+    async def close(self) -> None:
+        if self._om is not None:
+            await self._om.close()
+            self._om = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    async def __aenter__(self) -> AsyncOzoneClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ volumes
+    async def create_volume(self, volume: str, owner: str = "", quota_bytes: int = 0) -> VolumeInfo:
+        return await self.om.create_volume(volume, owner, quota_bytes)
+
+    async def volume_info(self, volume: str) -> VolumeInfo:
+        return await self.om.volume_info(volume)
+
+    async def list_volumes(
+        self, prefix: str = "", start: str = "", limit: int | None = None
+    ) -> list[VolumeInfo]:
+        return await _paged(lambda s, n: self.om.list_volumes(prefix, s, n), start, limit, lambda v: v.name)
+
+    async def delete_volume(self, volume: str) -> None:
+        await self.om.delete_volume(volume)
+
+    # ------------------------------------------------------------------ buckets
+    async def create_bucket(self, volume: str, bucket: str, replication: str | None = None) -> BucketInfo:
+        return await self.om.create_bucket(volume, bucket, replication)
+
+    async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
+        return await self.om.bucket_info(volume, bucket)
+
+    async def list_buckets(
+        self, volume: str, prefix: str = "", start: str = "", limit: int | None = None
+    ) -> list[BucketInfo]:
+        return await _paged(
+            lambda s, n: self.om.list_buckets(volume, prefix, s, n), start, limit, lambda b: b.name
+        )
+
+    async def delete_bucket(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket(volume, bucket)
+
+    # ------------------------------------------------------------------ keys
+    async def create_key(
+        self, volume: str, bucket: str, key: str, size_hint: int = 0, replication: str | None = None
+    ) -> KeyOutputStream:
+        """An open key; nothing is visible until its close() commits it."""
+        client_id, blocks = await self.om.open_key(volume, bucket, key, size_hint, replication)
+        return KeyOutputStream(self.om, self.pool, self.config, volume, bucket, key, client_id, blocks)
+
+    async def read_key(self, volume: str, bucket: str, key: str) -> KeyInputStream:
+        info = await self.om.lookup_key(volume, bucket, key, self.client_host)
+        return KeyInputStream(self.om, self.pool, self.config, info, self.client_host)
+
+    async def put_key(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        data: Source,
+        progress: Progress | None = None,
+        replication: str | None = None,
+    ) -> KeyInfo:
+        """Writes `data` (bytes, a file path or a binary file object) as the key; returns it committed."""
+        if isinstance(data, bytes | bytearray | memoryview):
+            view = memoryview(data).cast("B")
+            out = await self.create_key(volume, bucket, key, len(view), replication)
+            async with out:
+                step = self.config.buffer_size
+                for i in range(0, len(view), step):
+                    await out.write(view[i : i + step])
+                    if progress:
+                        progress(len(view[i : i + step]))
+            assert out.key_info is not None
+            return out.key_info
+        if isinstance(data, str | os.PathLike):
+            with open(data, "rb") as f:
+                return await self._put_file(
+                    volume, bucket, key, f, os.fstat(f.fileno()).st_size, progress, replication
+                )
+        return await self._put_file(volume, bucket, key, data, 0, progress, replication)
+
+    async def _put_file(
+        self, volume: str, bucket: str, key: str, f: BinaryIO, size: int,
+        progress: Progress | None, replication: str | None,
+    ) -> KeyInfo:  # fmt: skip
+        out = await self.create_key(volume, bucket, key, size, replication)
+        async with out:
+            while piece := f.read(self.config.buffer_size):
+                await out.write(piece)
+                if progress:
+                    progress(len(piece))
+        assert out.key_info is not None
+        return out.key_info
+
+    async def get_key(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        dest: str | os.PathLike[str] | BinaryIO,
+        progress: Progress | None = None,
+    ) -> KeyInfo:
+        """Streams the key into a file path or a binary file object; a path is written whole or not at all
+        (a temporary file renamed into place)."""
+        stream = await self.read_key(volume, bucket, key)
+        async with stream:
+            if not isinstance(dest, str | os.PathLike):
+                await _copy(stream, dest, progress)
+                return stream.info
+            target = Path(dest)
+            partial = target.with_name(f".{target.name}.pyozone-partial")
+            try:
+                with open(partial, "wb") as f:
+                    await _copy(stream, f, progress)
+                os.replace(partial, target)
+            finally:
+                partial.unlink(missing_ok=True)
+        return stream.info
+
+    async def key_info(self, volume: str, bucket: str, key: str) -> KeyInfo:
+        return await self.om.lookup_key(volume, bucket, key, self.client_host)
+
+    async def list_keys(
+        self, volume: str, bucket: str, prefix: str = "", start: str = "", limit: int | None = None
+    ) -> list[KeyInfo]:
+        """Keys after `start` whose names start with `prefix`, at most `limit` (None: all), paging OM."""
+        return await _paged(
+            lambda s, n: self.om.list_keys(volume, bucket, prefix, s, n), start, limit, lambda k: k.name
+        )
+
+    async def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
+        await self.om.rename_key(volume, bucket, key, to_key)
+
+    async def delete_key(self, volume: str, bucket: str, key: str) -> None:
+        await self.om.delete_key(volume, bucket, key)
+
+
+async def _copy(stream: KeyInputStream, f: BinaryIO, progress: Progress | None) -> None:
+    async for piece in stream:
+        f.write(piece)
+        if progress:
+            progress(len(piece))
+
+
+async def _paged(fetch, start: str, limit: int | None, name) -> list:  # type: ignore[no-untyped-def]
+    """Pages through an OM listing: each page starts after the last name of the previous one."""
+    items: list = []
+    while limit is None or len(items) < limit:
+        want = _PAGE if limit is None else min(_PAGE, limit - len(items))
+        page = await fetch(start, want)
+        items.extend(page)
+        if len(page) < want or not page:
+            break
+        start = name(page[-1])
+    return items

@@ -1,0 +1,93 @@
+"""ClientConfig: the ozone.client.* settings the data path reads, typed once when a client starts.
+
+Reading the configuration once (rather than per key) keeps the write path free of parsing, and a frozen
+value can be shared by every stream of a client without locks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyozone.common.net import HostPort, parse_host_port
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.datanode.storage.checksum import ChecksumType, parse_type
+
+OM_DEFAULT_PORT = 9862
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    om_address: HostPort
+    buffer_size: int  # one writeChunk
+    flush_size: int  # bytes between putBlocks
+    max_size: int  # unacknowledged bytes held per key
+    block_size: int  # where the writer moves to the next block (OM pre-allocates this size)
+    max_retries: int
+    retry_interval_s: float
+    read_max_retries: int
+    read_retry_interval_s: float
+    checksum_type: ChecksumType
+    bytes_per_checksum: int
+    verify_checksum: bool
+    exclude_expiry_s: float
+    watch_all: bool  # hdds.ratis.client.request.watch.type is ALL_COMMITTED
+    request_timeout_s: float = 60.0  # one datanode request (a watch may wait this long)
+    om_timeout_s: float = 30.0  # one OM call
+    unavailable_budget_s: float = 60.0  # how long OM/SCM "no OPEN pipeline yet" is retried
+
+    @property
+    def chunks_per_flush(self) -> int:
+        return max(1, self.flush_size // self.buffer_size)
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration, om_address: str | None = None) -> ClientConfig:
+        raw = om_address or str(conf.get("ozone.om.address") or "")
+        if not raw:
+            raise ConfigError(
+                "ozone.om.address: not set: give the OM address as -D ozone.om.address=HOST:PORT"
+            )
+        address = parse_host_port(raw, OM_DEFAULT_PORT, "ozone.om.address")
+        if address.host == "0.0.0.0":  # a bind address in a shared ozone-site.xml: this host's OM
+            address = HostPort("127.0.0.1", address.port)
+        try:
+            checksum = parse_type(str(conf.get("ozone.client.checksum.type")))
+        except ValueError as e:
+            raise ConfigError(f"ozone.client.checksum.type: {e}") from None
+        config = cls(
+            om_address=address,
+            buffer_size=int(conf.get("ozone.client.stream.buffer.size")),
+            flush_size=int(conf.get("ozone.client.stream.buffer.flush.size")),
+            max_size=int(conf.get("ozone.client.stream.buffer.max.size")),
+            block_size=int(conf.get("ozone.scm.block.size")),
+            max_retries=int(conf.get("ozone.client.max.retries")),
+            retry_interval_s=int(conf.get("ozone.client.retry.interval")) / 1000,
+            read_max_retries=int(conf.get("ozone.client.read.max.retries")),
+            read_retry_interval_s=int(conf.get("ozone.client.read.retry.interval")) / 1000,
+            checksum_type=checksum,
+            bytes_per_checksum=int(conf.get("ozone.client.bytes.per.checksum")),
+            verify_checksum=bool(conf.get("ozone.client.verify.checksum")),
+            exclude_expiry_s=int(conf.get("ozone.client.exclude.nodes.expiry.time")) / 1000,
+            watch_all=str(conf.get("hdds.ratis.client.request.watch.type")).upper() != "MAJORITY_COMMITTED",
+        )
+        config.check()
+        return config
+
+    def check(self) -> None:
+        """Refuses settings the write path cannot honour, naming the key."""
+        for name, value in (
+            ("ozone.client.stream.buffer.size", self.buffer_size),
+            ("ozone.client.bytes.per.checksum", self.bytes_per_checksum),
+            ("ozone.scm.block.size", self.block_size),
+        ):
+            if value <= 0:
+                raise ConfigError(f"{name}: must be positive, got {value}")
+        if self.flush_size < self.buffer_size:
+            raise ConfigError(
+                f"ozone.client.stream.buffer.flush.size ({self.flush_size}) is below "
+                f"ozone.client.stream.buffer.size ({self.buffer_size})"
+            )
+        if self.max_size < self.flush_size:
+            raise ConfigError(
+                f"ozone.client.stream.buffer.max.size ({self.max_size}) is below "
+                f"ozone.client.stream.buffer.flush.size ({self.flush_size})"
+            )

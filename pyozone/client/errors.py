@@ -1,0 +1,72 @@
+"""The client's exceptions: one base class, so a caller (or the CLI) can catch everything it raises.
+
+- OMException: the Ozone Manager refused a call; `result` is Ozone's OMException code as a string
+  ("KEY_NOT_FOUND"), parsed from the gRPC status details "CODE: message" (OmClientProtocol's header).
+  SafeModeException is the SCM_IN_SAFE_MODE code, kept as a subclass because callers wait it out.
+- OMUnavailableError: OM could not be reached, or answered UNAVAILABLE for longer than the client retries.
+- BlockWriteError / BlockReadError: the data path gave up after its retries; the message names the block
+  and every datanode and failure that was tried, because "write failed" alone is not actionable.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+OM_CODES_BY_STATUS = {
+    grpc.StatusCode.NOT_FOUND: "NOT_FOUND",
+    grpc.StatusCode.ALREADY_EXISTS: "ALREADY_EXISTS",
+    grpc.StatusCode.INVALID_ARGUMENT: "INVALID_REQUEST",
+    grpc.StatusCode.FAILED_PRECONDITION: "INTERNAL_ERROR",
+    grpc.StatusCode.PERMISSION_DENIED: "PERMISSION_DENIED",
+}
+
+
+class OzoneClientError(Exception):
+    """Anything the Ozone client raises."""
+
+
+class OMException(OzoneClientError):
+    """OM refused the call with Ozone's result code (e.g. "VOLUME_NOT_FOUND")."""
+
+    def __init__(self, result: str, message: str) -> None:
+        super().__init__(f"{result}: {message}" if message else result)
+        self.result = result
+        self.message = message
+
+
+class SafeModeException(OMException):
+    """SCM is in safe mode: no blocks can be allocated yet (code SCM_IN_SAFE_MODE)."""
+
+
+class OMUnavailableError(OzoneClientError):
+    """OM did not answer (or kept answering UNAVAILABLE) within the client's retry budget."""
+
+
+class BlockWriteError(OzoneClientError):
+    """A key's data could not be written after ozone.client.max.retries new blocks."""
+
+
+class BlockReadError(OzoneClientError):
+    """A block could not be read from any of its datanodes after ozone.client.read.max.retries rounds."""
+
+
+def _split_code(details: str) -> tuple[str | None, str]:
+    code, sep, rest = details.partition(":")
+    code = code.strip()
+    if sep and code and code.replace("_", "").isalnum() and code.upper() == code:
+        return code, rest.strip()
+    return None, details
+
+
+def om_exception(e: grpc.RpcError, address: str) -> OzoneClientError:
+    """The exception for a failed OM call: OMException with the code from the status details, or
+    OMUnavailableError when OM could not be reached."""
+    status, details = e.code(), e.details() or ""
+    if status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        code, message = _split_code(details)
+        return OMUnavailableError(f"OM at {address}: {status.name}: {message or details}")
+    code, message = _split_code(details)
+    if code is None:
+        code = OM_CODES_BY_STATUS.get(status, status.name)
+    cls = SafeModeException if code == "SCM_IN_SAFE_MODE" else OMException
+    return cls(code, message)

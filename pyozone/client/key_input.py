@@ -1,0 +1,93 @@
+"""KeyInputStream: a committed key as a seekable async stream over its blocks (Ozone's KeyInputStream).
+
+The key's blocks come from one lookupKey; each block is read by its own BlockInputStream, lazily and
+with at most one fetched range in memory, so `async for piece in stream` streams a key of any size.
+"""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_right
+from collections.abc import AsyncIterator
+
+from pyozone.client.block_input import BlockInputStream, StreamCache
+from pyozone.client.config import ClientConfig
+from pyozone.client.errors import BlockReadError
+from pyozone.client.models import KeyInfo, KeyLocation
+from pyozone.client.om import OmClient
+from pyozone.client.xceiver import ChannelPool
+
+
+class KeyInputStream:
+    def __init__(
+        self, om: OmClient, pool: ChannelPool, config: ClientConfig, info: KeyInfo, client_host: str
+    ) -> None:
+        self.info = info
+        self.size = info.data_size
+        self._om = om
+        self._config = config
+        self._client_host = client_host
+        self._streams = StreamCache(pool, config.request_timeout_s)
+        self._blocks = [BlockInputStream(loc, config, self._streams, self._refresh) for loc in info.locations]
+        self._starts = [loc.offset for loc in info.locations]
+        self._pos = 0
+        total = sum(loc.length for loc in info.locations)
+        if total != self.size:
+            raise BlockReadError(f"key {self._name()} has {self.size} bytes but its blocks hold {total}")
+
+    def _name(self) -> str:
+        return f"/{self.info.volume}/{self.info.bucket}/{self.info.name}"
+
+    async def _refresh(self, old: KeyLocation) -> KeyLocation:
+        info = await self._om.lookup_key(
+            self.info.volume, self.info.bucket, self.info.name, self._client_host
+        )
+        for loc in info.locations:
+            if (loc.container_id, loc.local_id) == (old.container_id, old.local_id):
+                return loc
+        raise BlockReadError(f"key {self._name()} no longer has block {old.block_name} (it was rewritten)")
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self.size}[whence]
+        if base + offset < 0:
+            raise ValueError(f"seek to {base + offset} is before the start of the key")
+        self._pos = base + offset
+        return self._pos
+
+    async def read(self, n: int = -1) -> bytes:
+        """Up to `n` bytes from the current position (all the rest when n < 0); b"" at the end."""
+        end = self.size if n < 0 else min(self.size, self._pos + n)
+        pieces: list[bytes] = []
+        while self._pos < end:
+            piece = await self._read_some(end - self._pos)
+            pieces.append(piece)
+            self._pos += len(piece)
+        return b"".join(pieces)
+
+    async def readall(self) -> bytes:
+        return await self.read(-1)
+
+    async def _read_some(self, n: int) -> bytes:
+        index = bisect_right(self._starts, self._pos) - 1
+        block = self._blocks[index]
+        piece = await block.read(self._pos - block.location.offset, n)
+        if not piece:
+            raise BlockReadError(f"key {self._name()}: block {block.location.block_name} ended early")
+        return piece
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        """Pieces of at most ozone.client.stream.buffer.size bytes from the current position."""
+        while self._pos < self.size:
+            yield await self.read(self._config.buffer_size)
+
+    async def close(self) -> None:
+        await self._streams.close()
+
+    async def __aenter__(self) -> KeyInputStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

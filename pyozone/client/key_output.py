@@ -1,0 +1,188 @@
+"""KeyOutputStream: a key's bytes over as many blocks as it takes (Ozone's KeyOutputStream).
+
+Blocks come from OM: first the ones openKey pre-allocated, then allocateBlock. When a block fails the
+stream does what Ozone's handleException does: it lets the putBlocks in flight settle, keeps the block
+at its acknowledged length (dropping it when nothing was acknowledged), excludes what failed (the
+container, the pipeline, the lagging or unreachable datanodes), discards pre-allocated blocks that hit
+the exclusions, and rewrites every unacknowledged byte to a new block. At most ozone.client.max.retries
+such rewrites per key; then BlockWriteError lists every failure.
+
+Nothing is visible before close() commits the key with exactly the acknowledged blocks; a stream that is
+aborted (or just dropped) commits nothing and OM cleans up the open key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+from pyozone.client.block_output import BlockFailure, BlockOutputStream, FailureKind
+from pyozone.client.config import ClientConfig
+from pyozone.client.errors import BlockWriteError, OzoneClientError
+from pyozone.client.exclude import ExcludeList
+from pyozone.client.models import KeyInfo, KeyLocation
+from pyozone.client.om import OmClient
+from pyozone.client.xceiver import ChannelPool
+
+
+class KeyOutputStream:
+    def __init__(
+        self,
+        om: OmClient,
+        pool: ChannelPool,
+        config: ClientConfig,
+        volume: str,
+        bucket: str,
+        key: str,
+        client_id: int,
+        preallocated: list[KeyLocation],
+    ) -> None:
+        self.volume, self.bucket, self.key = volume, bucket, key
+        self.client_id = client_id
+        self._om = om
+        self._pool = pool
+        self._config = config
+        self._preallocated = deque(preallocated)
+        self._exclude = ExcludeList(config.exclude_expiry_s)
+        self._blocks: list[KeyLocation] = []  # acknowledged, in key order
+        self._current: BlockOutputStream | None = None
+        self._offset = 0  # key bytes in self._blocks
+        self._written = 0  # key bytes the caller handed over
+        self._failures: list[str] = []
+        self._state = "open"
+        self.key_info: KeyInfo | None = None
+
+    @property
+    def exclude_list(self) -> ExcludeList:
+        return self._exclude
+
+    @property
+    def retries(self) -> int:
+        return len(self._failures)
+
+    @property
+    def written(self) -> int:
+        return self._written
+
+    async def write(self, data: bytes | bytearray | memoryview) -> int:
+        self._check_open()
+        self._written += len(data)
+        await self._run(memoryview(data).cast("B"), final=False)
+        return len(data)
+
+    async def close(self) -> KeyInfo:
+        """Writes what is buffered, waits until every replica has it and commits the key."""
+        if self._state == "committed" and self.key_info is not None:
+            return self.key_info
+        self._check_open()
+        await self._run(memoryview(b""), final=True)
+        if self._offset != self._written:  # the retry bookkeeping lost or duplicated bytes
+            raise BlockWriteError(f"{self._name()}: {self._offset} bytes in blocks, {self._written} written")
+        self.key_info = await self._om.commit_key(
+            self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks
+        )
+        self._state = "committed"
+        return self.key_info
+
+    async def abort(self) -> None:
+        """Stops writing and commits nothing."""
+        if self._state != "open":
+            return
+        self._state = "aborted"
+        if self._current is not None:
+            current, self._current = self._current, None
+            await current.close()
+
+    async def __aenter__(self) -> KeyOutputStream:
+        return self
+
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            await self.close()
+        else:
+            await self.abort()
+
+    # ------------------------------------------------------------------ internals
+    def _name(self) -> str:
+        return f"/{self.volume}/{self.bucket}/{self.key}"
+
+    def _check_open(self) -> None:
+        if self._state != "open":
+            raise OzoneClientError(f"{self._name()}: the stream is {self._state}")
+
+    async def _run(self, view: memoryview, final: bool) -> None:
+        block_size = self._config.block_size
+        while True:
+            try:
+                while view:
+                    block = await self._block()
+                    n = min(len(view), block_size - block.length)
+                    block.accept(view[:n])
+                    view = view[n:]
+                    await block.emit()
+                    if block.length >= block_size:
+                        await self._finish(block)
+                if final and self._current is not None:
+                    await self._finish(self._current)
+                return
+            except BlockFailure as failure:
+                retained = await self._handle(failure)
+                view = memoryview(retained + bytes(view))
+            except BaseException:
+                await self.abort()
+                raise
+
+    async def _block(self) -> BlockOutputStream:
+        if self._current is None:
+            while self._preallocated:
+                location = self._preallocated.popleft()
+                members = tuple(m.uuid for m in location.pipeline.members)
+                if not self._exclude.excludes(location.container_id, location.pipeline.id, members):
+                    break
+            else:
+                location = await self._om.allocate_block(
+                    self.volume, self.bucket, self.key, self.client_id, self._exclude.to_proto()
+                )
+            self._current = BlockOutputStream(location, self._config, self._pool)
+        return self._current
+
+    async def _finish(self, block: BlockOutputStream) -> None:
+        await block.emit(final=True)
+        self._current = None
+        await block.close()
+        if block.acked:
+            self._blocks.append(block.committed(self._offset))
+            self._offset += block.acked
+
+    async def _handle(self, failure: BlockFailure) -> bytes:
+        """Ozone's handleException: what to exclude, what is kept, what must be rewritten."""
+        block, self._current = self._current, None
+        assert block is not None
+        await block.settle()
+        await block.close()
+        loc = block.location
+        self._failures.append(
+            f"block {loc.block_name} on pipeline {loc.pipeline.id} "
+            f"(leader {block.location.pipeline.leader().address if loc.pipeline.leader() else '-'}): "
+            f"{failure}"
+        )
+        match failure.kind:
+            case FailureKind.CONTAINER:
+                self._exclude.add_container(loc.container_id)
+            case FailureKind.NOT_REPLICATED | FailureKind.PIPELINE:
+                self._exclude.add_pipeline(loc.pipeline.id)
+                for uuid in failure.datanodes:
+                    self._exclude.add_datanode(uuid)
+        if block.acked:
+            self._blocks.append(block.committed(self._offset))
+            self._offset += block.acked
+        retained = block.retained()
+        if len(self._failures) > self._config.max_retries:
+            await self.abort()
+            raise BlockWriteError(
+                f"{self._name()}: gave up after {self._config.max_retries} retries; "
+                f"{len(retained)} bytes unwritten; tried: " + "; ".join(self._failures)
+            )
+        if self._config.retry_interval_s:
+            await asyncio.sleep(self._config.retry_interval_s)
+        return retained

@@ -1,0 +1,173 @@
+"""What the client hands back: immutable views of OM's volumes, buckets and keys.
+
+Protobuf messages stay inside the client; callers get frozen dataclasses with Python names, so code and
+the JSON of `pyozone sh` do not depend on proto3 quirks (zero enum values, unset fields).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyozone.proto import OmClientProtocol_pb2 as om_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.proto import hdds_pb2
+
+DATA_PORT = "STANDALONE"
+
+
+def replication_name(rtype: int, factor: int) -> str:
+    """Ozone's "RATIS/THREE"; an unset type or factor reads as the other part alone."""
+    kind = hdds_pb2.ReplicationType.Name(rtype) if rtype else "RATIS"
+    return f"{kind}/{hdds_pb2.ReplicationFactor.Name(factor) if factor else 'THREE'}"
+
+
+@dataclass(frozen=True, slots=True)
+class DatanodeRef:
+    """A datanode as the data path needs it: who (uuid) and where its data port listens."""
+
+    uuid: str
+    host: str
+    ip: str
+    port: int | None  # the STANDALONE port; None when OM did not know it
+
+    @property
+    def address(self) -> str:
+        return f"{self.ip or self.host}:{self.port}"
+
+    @classmethod
+    def from_proto(cls, proto: hdds_pb2.DatanodeDetailsProto) -> DatanodeRef:
+        port = next((p.value for p in proto.ports if p.name == DATA_PORT), None)
+        return cls(proto.uuid, proto.hostName, proto.ipAddress, port)
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineRef:
+    id: str
+    members: tuple[DatanodeRef, ...]
+    leader_id: str  # leaderID, else suggestedLeaderID, else "" (see leader())
+
+    def leader(self) -> DatanodeRef | None:
+        """Where writes go: the leader, else the suggested leader, else the only (or first) member."""
+        for member in self.members:
+            if member.uuid == self.leader_id:
+                return member
+        return self.members[0] if self.members else None
+
+    def leader_first(self) -> tuple[DatanodeRef, ...]:
+        leader = self.leader()
+        return (leader, *[m for m in self.members if m is not leader]) if leader else self.members
+
+    @classmethod
+    def from_proto(cls, proto: hdds_pb2.Pipeline) -> PipelineRef:
+        members = tuple(DatanodeRef.from_proto(m) for m in proto.members)
+        return cls(proto.id.id, members, proto.leaderID or proto.suggestedLeaderID)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyLocation:
+    """One block of a key: the bytes [offset, offset + length) of the key, and where to read them."""
+
+    container_id: int
+    local_id: int
+    bcsid: int
+    offset: int
+    length: int
+    pipeline: PipelineRef
+    container_state: str = ""
+
+    @property
+    def block_name(self) -> str:
+        return f"conID: {self.container_id} locID: {self.local_id}"
+
+    def read_order(self) -> tuple[DatanodeRef, ...]:
+        """An OPEN container is read from its pipeline's leader first (it has every applied write);
+        other containers' replicas come nearest first from OM, so their order is kept."""
+        if self.container_state in ("", "OPEN"):
+            return self.pipeline.leader_first()
+        return self.pipeline.members
+
+    @classmethod
+    def from_proto(cls, proto: om_pb.KeyLocation) -> KeyLocation:
+        bid = proto.blockID
+        return cls(
+            container_id=bid.containerBlockID.containerID,
+            local_id=bid.containerBlockID.localID,
+            bcsid=bid.blockCommitSequenceId,
+            offset=proto.offset,
+            length=proto.length,
+            pipeline=PipelineRef.from_proto(proto.pipeline),
+            container_state=proto.containerState,
+        )
+
+    def to_proto(self) -> om_pb.KeyLocation:
+        """What commitKey needs: the block id with its BCSID, offset and length."""
+        return om_pb.KeyLocation(
+            blockID=block_pb.BlockID(
+                containerBlockID=block_pb.ContainerBlockID(
+                    containerID=self.container_id, localID=self.local_id
+                ),
+                blockCommitSequenceId=self.bcsid,
+            ),
+            offset=self.offset,
+            length=self.length,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeInfo:
+    name: str
+    owner: str
+    admin: str
+    creation_time: int
+    modification_time: int
+    quota_in_bytes: int
+    used_bytes: int
+    used_namespace: int
+
+    @classmethod
+    def from_proto(cls, p: om_pb.VolumeInfo) -> VolumeInfo:
+        return cls(
+            p.volume, p.owner, p.admin, p.creationTime, p.modificationTime,
+            p.quotaInBytes, p.usedBytes, p.usedNamespace,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class BucketInfo:
+    volume: str
+    name: str
+    owner: str
+    creation_time: int
+    modification_time: int
+    replication: str
+    layout: str
+    used_bytes: int
+    used_namespace: int
+
+    @classmethod
+    def from_proto(cls, p: om_pb.BucketInfo) -> BucketInfo:
+        return cls(
+            p.volume, p.bucket, p.owner, p.creationTime, p.modificationTime,
+            replication_name(p.type, p.factor), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    volume: str
+    bucket: str
+    name: str
+    data_size: int
+    creation_time: int
+    modification_time: int
+    replication: str
+    object_id: int = 0
+    locations: tuple[KeyLocation, ...] = field(default=())
+
+    @classmethod
+    def from_proto(cls, p: om_pb.KeyInfo) -> KeyInfo:
+        return cls(
+            p.volume, p.bucket, p.key, p.dataSize, p.creationTime, p.modificationTime,
+            replication_name(p.type, p.factor), p.objectID,
+            tuple(KeyLocation.from_proto(loc) for loc in p.locations),
+        )  # fmt: skip

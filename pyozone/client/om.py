@@ -1,0 +1,170 @@
+"""OmClient: the asyncio stub of OzoneManagerService with Ozone's error codes and bounded retries.
+
+Block allocation (openKey, allocateBlock) retries UNAVAILABLE with a short backoff for a bounded time,
+because OM answers it while SCM has no OPEN pipeline yet (a fresh cluster) and that heals by itself.
+Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from pyozone.client.config import ClientConfig
+from pyozone.client.errors import OMUnavailableError, om_exception
+from pyozone.client.models import BucketInfo, KeyInfo, KeyLocation, VolumeInfo
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, grpc_options
+
+T = TypeVar("T")
+_BACKOFF_START_S, _BACKOFF_MAX_S = 0.1, 2.0
+
+
+def replication_fields(replication: str | None) -> dict[str, int]:
+    """openKey/createBucket fields for "RATIS/THREE" (unset: OM's default)."""
+    if not replication:
+        return {}
+    config = ReplicationConfig.parse(replication)
+    return {"type": int(config.type), "factor": config.factor}
+
+
+class OmClient:
+    """One channel to OM; must be created and used on one event loop (grpc.aio's rule)."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self.address = str(config.om_address)
+        self._config = config
+        self._channel = grpc.aio.insecure_channel(self.address, options=grpc_options(MAX_ADMIN_MESSAGE_BYTES))
+        self._stub = pb_grpc.OzoneManagerServiceStub(self._channel)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def _call(self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False) -> T:
+        method = getattr(self._stub, name)
+        deadline = time.monotonic() + self._config.unavailable_budget_s
+        backoff = _BACKOFF_START_S
+        while True:
+            try:
+                response = await method(request, timeout=self._config.om_timeout_s)
+            except grpc.aio.AioRpcError as e:
+                error = om_exception(e, self.address)
+                if retry and isinstance(error, OMUnavailableError) and time.monotonic() + backoff < deadline:
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, _BACKOFF_MAX_S)
+                    continue
+                raise error from None
+            return convert(response)
+
+    # ------------------------------------------------------------------ volumes
+    async def create_volume(self, volume: str, owner: str = "", quota_bytes: int = 0) -> VolumeInfo:
+        request = pb.CreateVolumeRequest(
+            volume=volume, owner=owner or getpass.getuser(), quotaInBytes=quota_bytes
+        )
+        return await self._call("createVolume", request, lambda r: VolumeInfo.from_proto(r.volume))
+
+    async def volume_info(self, volume: str) -> VolumeInfo:
+        request = pb.InfoVolumeRequest(volume=volume)
+        return await self._call("infoVolume", request, lambda r: VolumeInfo.from_proto(r.volume))
+
+    async def delete_volume(self, volume: str) -> None:
+        await self._call("deleteVolume", pb.DeleteVolumeRequest(volume=volume), lambda r: None)
+
+    async def list_volumes(self, prefix: str = "", start: str = "", limit: int = 1000) -> list[VolumeInfo]:
+        request = pb.ListVolumesRequest(prefix=prefix, startKey=start, maxKeys=limit)
+        return await self._call(
+            "listVolumes", request, lambda r: [VolumeInfo.from_proto(v) for v in r.volumes]
+        )
+
+    # ------------------------------------------------------------------ buckets
+    async def create_bucket(self, volume: str, bucket: str, replication: str | None = None) -> BucketInfo:
+        request = pb.CreateBucketRequest(volume=volume, bucket=bucket, **replication_fields(replication))
+        return await self._call("createBucket", request, lambda r: BucketInfo.from_proto(r.bucket))
+
+    async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
+        request = pb.InfoBucketRequest(volume=volume, bucket=bucket)
+        return await self._call("infoBucket", request, lambda r: BucketInfo.from_proto(r.bucket))
+
+    async def delete_bucket(self, volume: str, bucket: str) -> None:
+        await self._call("deleteBucket", pb.DeleteBucketRequest(volume=volume, bucket=bucket), lambda r: None)
+
+    async def list_buckets(
+        self, volume: str, prefix: str = "", start: str = "", limit: int = 1000
+    ) -> list[BucketInfo]:
+        request = pb.ListBucketsRequest(volume=volume, prefix=prefix, startKey=start, maxKeys=limit)
+        return await self._call(
+            "listBuckets", request, lambda r: [BucketInfo.from_proto(b) for b in r.buckets]
+        )
+
+    # ------------------------------------------------------------------ keys
+    async def open_key(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        size: int,
+        replication: str | None,
+        exclude: block_pb.ExcludeListProto | None = None,
+    ) -> tuple[int, list[KeyLocation]]:
+        """The open key's clientID and its pre-allocated blocks."""
+        request = pb.OpenKeyRequest(
+            volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
+            **replication_fields(replication),
+        )  # fmt: skip
+        return await self._call(
+            "openKey",
+            request,
+            lambda r: (r.clientID, [KeyLocation.from_proto(loc) for loc in r.keyInfo.locations]),
+            retry=True,
+        )
+
+    async def allocate_block(
+        self, volume: str, bucket: str, key: str, client_id: int, exclude: block_pb.ExcludeListProto
+    ) -> KeyLocation:
+        request = pb.AllocateBlockRequest(
+            volume=volume, bucket=bucket, key=key, clientID=client_id, excludeList=exclude
+        )
+        return await self._call(
+            "allocateBlock", request, lambda r: KeyLocation.from_proto(r.location), retry=True
+        )
+
+    async def commit_key(
+        self, volume: str, bucket: str, key: str, client_id: int, size: int, locations: list[KeyLocation]
+    ) -> KeyInfo:
+        request = pb.CommitKeyRequest(
+            volume=volume, bucket=bucket, key=key, clientID=client_id, dataSize=size,
+            locations=[loc.to_proto() for loc in locations],
+        )  # fmt: skip
+        return await self._call("commitKey", request, lambda r: KeyInfo.from_proto(r.keyInfo))
+
+    async def lookup_key(self, volume: str, bucket: str, key: str, client_host: str = "") -> KeyInfo:
+        request = pb.LookupKeyRequest(volume=volume, bucket=bucket, key=key, clientHost=client_host)
+        return await self._call("lookupKey", request, lambda r: KeyInfo.from_proto(r.keyInfo))
+
+    async def list_keys(
+        self, volume: str, bucket: str, prefix: str = "", start: str = "", limit: int = 1000
+    ) -> list[KeyInfo]:
+        request = pb.ListKeysRequest(
+            volume=volume, bucket=bucket, prefix=prefix, startKey=start, maxKeys=limit
+        )
+        return await self._call("listKeys", request, lambda r: [KeyInfo.from_proto(k) for k in r.keys])
+
+    async def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
+        request = pb.RenameKeyRequest(volume=volume, bucket=bucket, key=key, toKey=to_key)
+        await self._call("renameKey", request, lambda r: None)
+
+    async def delete_key(self, volume: str, bucket: str, key: str) -> None:
+        await self._call(
+            "deleteKey", pb.DeleteKeyRequest(volume=volume, bucket=bucket, key=key), lambda r: None
+        )
+
+    async def service_info(self) -> pb.ServiceInfoResponse:
+        return await self._call("getServiceInfo", pb.ServiceInfoRequest(), lambda r: r)

@@ -1,0 +1,11 @@
+"""The Ozone Manager: the namespace (volumes, buckets, keys) over SCM's blocks.
+
+`OzoneManager` (core.py) is synchronous and knows nothing of gRPC; SCM is reached through the small
+`ScmGateway` interface (scm.py), so unit tests drive the core with fakes. The daemon (`pyozone.om.server`)
+is a thin grpc.aio adapter around it.
+"""
+
+from pyozone.om.core import OzoneManager
+from pyozone.om.exceptions import OMException, OMResultCode
+
+__all__ = ["OMException", "OMResultCode", "OzoneManager"]

@@ -1,0 +1,173 @@
+"""Records to and from OmClientProtocol messages: the same messages are the tables' values (so one schema
+serves the wire and the disk) and the answers clients read.
+
+Reading a stored value back trusts it (OM wrote it); reading a request checks it and raises
+ProtocolError naming the field, which the server answers with INVALID_ARGUMENT.
+"""
+
+from __future__ import annotations
+
+from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.states import ReplicationType
+from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord
+from pyozone.proto import OmClientProtocol_pb2 as om_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.protocol.block import container_block_id_from_proto, container_block_id_to_proto
+from pyozone.protocol.common import replication_from_proto, replication_to_proto, sub_message, uint64
+from pyozone.protocol.errors import ProtocolError
+
+
+# ------------------------------------------------------------------ replication
+def replication_fields(config: ReplicationConfig) -> tuple[int, int]:
+    rtype, factor, _ = replication_to_proto(config)
+    return rtype, factor
+
+
+def requested_replication(rtype: int, factor: int, default: ReplicationConfig) -> ReplicationConfig:
+    """A request's (type, factor): unset parts come from `default`; EC keys are not supported yet."""
+    if not rtype and not factor:
+        return default
+    config = replication_from_proto(rtype or default.type.value, factor or default.factor, None)
+    if config.type is ReplicationType.EC:
+        raise ProtocolError("type", "EC keys are not supported yet")
+    return config
+
+
+# ------------------------------------------------------------------ volumes and buckets
+def volume_to_proto(v: VolumeRecord) -> om_pb.VolumeInfo:
+    return om_pb.VolumeInfo(
+        volume=v.volume,
+        owner=v.owner,
+        admin=v.admin,
+        creationTime=v.creation_ms,
+        modificationTime=v.modification_ms,
+        quotaInBytes=v.quota_bytes,
+        usedBytes=v.used_bytes,
+        usedNamespace=v.used_namespace,
+    )
+
+
+def volume_from_proto(p: om_pb.VolumeInfo) -> VolumeRecord:
+    return VolumeRecord(
+        p.volume,
+        p.owner,
+        p.admin,
+        p.creationTime,
+        p.modificationTime,
+        p.quotaInBytes,
+        p.usedBytes,
+        p.usedNamespace,
+    )
+
+
+def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
+    rtype, factor = replication_fields(b.replication)
+    return om_pb.BucketInfo(
+        volume=b.volume,
+        bucket=b.bucket,
+        owner=b.owner,
+        creationTime=b.creation_ms,
+        modificationTime=b.modification_ms,
+        type=rtype,
+        factor=factor,
+        layout=b.layout,
+        usedBytes=b.used_bytes,
+        usedNamespace=b.used_namespace,
+    )
+
+
+def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
+    return BucketRecord(
+        p.volume,
+        p.bucket,
+        p.owner,
+        p.creationTime,
+        p.modificationTime,
+        replication_from_proto(p.type, p.factor, None),
+        p.layout,
+        p.usedBytes,
+        p.usedNamespace,
+    )
+
+
+# ------------------------------------------------------------------ keys
+def block_to_proto(block: KeyBlock) -> om_pb.KeyLocation:
+    return om_pb.KeyLocation(
+        blockID=block_pb.BlockID(
+            containerBlockID=container_block_id_to_proto(block.block_id),
+            blockCommitSequenceId=block.bcsid,
+        ),
+        offset=block.offset,
+        length=block.length,
+        createVersion=block.create_version,
+    )
+
+
+def block_from_proto(p: om_pb.KeyLocation, field: str = "location") -> KeyBlock:
+    """Checks what a client sent: a block id, and offset/length/BCSID that fit their types."""
+    block_id = sub_message(p, "blockID", field)
+    return KeyBlock(
+        container_block_id_from_proto(
+            sub_message(block_id, "containerBlockID", f"{field}.blockID"), f"{field}.blockID.containerBlockID"
+        ),
+        uint64(p.offset, f"{field}.offset"),
+        uint64(p.length, f"{field}.length"),
+        uint64(block_id.blockCommitSequenceId, f"{field}.blockID.blockCommitSequenceId"),
+        uint64(p.createVersion, f"{field}.createVersion"),
+    )
+
+
+def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
+    rtype, factor = replication_fields(k.replication)
+    return om_pb.KeyInfo(
+        volume=k.volume,
+        bucket=k.bucket,
+        key=k.key,
+        dataSize=k.data_size,
+        creationTime=k.creation_ms,
+        modificationTime=k.modification_ms,
+        type=rtype,
+        factor=factor,
+        locations=[block_to_proto(b) for b in k.blocks] if with_blocks else [],
+        objectID=k.object_id,
+    )
+
+
+def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
+    return KeyRecord(
+        p.volume,
+        p.bucket,
+        p.key,
+        p.dataSize,
+        p.creationTime,
+        p.modificationTime,
+        replication_from_proto(p.type, p.factor, None),
+        tuple(
+            KeyBlock(
+                BlockID(x.blockID.containerBlockID.containerID, x.blockID.containerBlockID.localID),
+                x.offset,
+                x.length,
+                x.blockID.blockCommitSequenceId,
+                x.createVersion,
+            )
+            for x in p.locations
+        ),
+        p.objectID,
+    )
+
+
+# ------------------------------------------------------------------ bytes, for the tables
+def encode(message: om_pb.VolumeInfo | om_pb.BucketInfo | om_pb.KeyInfo) -> bytes:
+    return message.SerializeToString(deterministic=True)
+
+
+def decode_volume(data: bytes) -> VolumeRecord:
+    return volume_from_proto(om_pb.VolumeInfo.FromString(data))
+
+
+def decode_bucket(data: bytes) -> BucketRecord:
+    return bucket_from_proto(om_pb.BucketInfo.FromString(data))
+
+
+def decode_key(data: bytes) -> KeyRecord:
+    return key_from_proto(om_pb.KeyInfo.FromString(data))

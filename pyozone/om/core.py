@@ -1,0 +1,470 @@
+"""OzoneManager: the namespace core. Synchronous, no gRPC: the daemon calls it from a thread pool.
+
+Mutations hold one lock from the first read to the atomic batch that records them, so two requests never
+interleave their read-check-write. Calls to SCM (block allocation, container locations) run outside
+the lock: a slow SCM must not stall the namespace; what they return is checked again under the lock.
+"""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from pyozone.common.clock import Clock, SystemClock
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.om import codec
+from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.locations import LocationCache, read_pipeline
+from pyozone.om.metadata import (
+    BUCKET_TABLE,
+    DELETED_TABLE,
+    KEY_TABLE,
+    META_TABLE,
+    OPEN_KEY_TABLE,
+    VOLUME_TABLE,
+    OMMetadataStore,
+    Op,
+)
+from pyozone.om.names import check_bucket_name, check_key_name, check_volume_name
+from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord
+from pyozone.om.scm import ScmGateway, scm_call
+from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
+from pyozone.proto import hdds_pb2
+from pyozone.protocol.block import BlockLocation
+from pyozone.scm.block.manager import ExcludeList
+
+log = logging.getLogger(__name__)
+
+OBJECT_ID = "objectID"
+"""meta: the next object id. Object ids, open-key client ids and deletedTable sequence numbers come
+from this one counter, written in the batch that uses them, so none repeats across restarts."""
+
+
+def volume_key(volume: str) -> str:
+    return f"/{volume}"
+
+
+def bucket_key(volume: str, bucket: str) -> str:
+    return f"/{volume}/{bucket}"
+
+
+def key_key(volume: str, bucket: str, key: str) -> str:
+    return f"/{volume}/{bucket}/{key}"
+
+
+def open_key_key(volume: str, bucket: str, key: str, client_id: int) -> str:
+    return f"/{volume}/{bucket}/{key}/{client_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenKeySession:
+    """An open key: its record (blocks without offsets) and where each pre-allocated block is written."""
+
+    key: KeyRecord
+    client_id: int
+    allocated: tuple[BlockLocation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLocation:
+    """Where one block of a key is read: the pipeline (None if SCM no longer knows the container)."""
+
+    pipeline: hdds_pb2.Pipeline | None
+    container_state: str
+
+
+@dataclass(frozen=True, slots=True)
+class LocatedKey:
+    key: KeyRecord
+    locations: tuple[ReadLocation, ...]
+
+
+class OzoneManager:
+    def __init__(
+        self,
+        store: OMMetadataStore,
+        scm: ScmGateway,
+        settings: OMSettings | None = None,
+        clock: Clock | None = None,
+        default_owner: str | None = None,
+    ) -> None:
+        self.store = store
+        self.scm = scm
+        self.settings = settings or OMSettings()
+        self.clock = clock or SystemClock()
+        self.default_owner = default_owner or _user()
+        self.lock = threading.RLock()
+        raw = store.get(META_TABLE, OBJECT_ID)
+        self._next_id = int(raw.decode()) if raw else 1
+        self.locations = LocationCache(
+            scm.container_location,
+            self.clock,
+            self.settings.location_cache_size,
+            self.settings.location_cache_ttl_ms,
+        )
+
+    # ------------------------------------------------------------------ ids
+    def _ids(self, n: int, ops: list[Op]) -> list[int]:
+        """n fresh ids; the counter's new value joins `ops` (call under the lock)."""
+        first = self._next_id
+        self._next_id += n
+        ops.append((META_TABLE, OBJECT_ID, str(self._next_id).encode()))
+        return list(range(first, first + n))
+
+    def commit(self, ops: list[Op]) -> None:
+        try:
+            self.store.write(ops)
+        except BaseException:
+            # The counter in memory ran ahead of what was written; re-read it so ids stay dense.
+            raw = self.store.get(META_TABLE, OBJECT_ID)
+            self._next_id = int(raw.decode()) if raw else 1
+            raise
+
+    def _now(self) -> int:
+        return self.clock.wall_ms()
+
+    # ------------------------------------------------------------------ reads
+    def _volume(self, volume: str) -> VolumeRecord:
+        data = self.store.get(VOLUME_TABLE, volume_key(volume))
+        if data is None:
+            raise OMException(OMResultCode.VOLUME_NOT_FOUND, f"volume {volume}")
+        return codec.decode_volume(data)
+
+    def _bucket(self, volume: str, bucket: str) -> BucketRecord:
+        data = self.store.get(BUCKET_TABLE, bucket_key(volume, bucket))
+        if data is None:
+            self._volume(volume)
+            raise OMException(OMResultCode.BUCKET_NOT_FOUND, f"bucket {volume}/{bucket}")
+        return codec.decode_bucket(data)
+
+    def _key(self, volume: str, bucket: str, key: str) -> KeyRecord:
+        data = self.store.get(KEY_TABLE, key_key(volume, bucket, key))
+        if data is None:
+            self._bucket(volume, bucket)
+            raise OMException(OMResultCode.KEY_NOT_FOUND, f"key {volume}/{bucket}/{key}")
+        return codec.decode_key(data)
+
+    def _open_key(self, volume: str, bucket: str, key: str, client_id: int) -> KeyRecord:
+        data = self.store.get(OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id))
+        if data is None:
+            self._bucket(volume, bucket)
+            raise OMException(
+                OMResultCode.KEY_NOT_FOUND, f"no open key {volume}/{bucket}/{key} with clientID {client_id}"
+            )
+        return codec.decode_key(data)
+
+    # ------------------------------------------------------------------ volumes
+    def create_volume(self, volume: str, owner: str = "", quota_bytes: int = 0) -> VolumeRecord:
+        check_volume_name(volume)
+        with self.lock:
+            if self.store.get(VOLUME_TABLE, volume_key(volume)) is not None:
+                raise OMException(OMResultCode.VOLUME_ALREADY_EXISTS, f"volume {volume}")
+            now = self._now()
+            owner = owner or self.default_owner
+            record = VolumeRecord(volume, owner, owner, now, now, quota_bytes)
+            self.commit([(VOLUME_TABLE, volume_key(volume), codec.encode(codec.volume_to_proto(record)))])
+        log.info("created volume %s (owner %s)", volume, owner)
+        return record
+
+    def info_volume(self, volume: str) -> VolumeRecord:
+        return self._volume(volume)
+
+    def delete_volume(self, volume: str) -> None:
+        with self.lock:
+            self._volume(volume)
+            if next(self.store.scan(BUCKET_TABLE, volume_key(volume) + "/"), None) is not None:
+                raise OMException(OMResultCode.VOLUME_NOT_EMPTY, f"volume {volume} still has buckets")
+            self.commit([(VOLUME_TABLE, volume_key(volume), None)])
+        log.info("deleted volume %s", volume)
+
+    def list_volumes(self, prefix: str = "", start_key: str = "", max_keys: int = 0) -> list[VolumeRecord]:
+        start = volume_key(start_key) if start_key else None
+        entries = self.store.scan(VOLUME_TABLE, volume_key(prefix), start)
+        return [codec.decode_volume(v) for _, v in _first(entries, max_keys)]
+
+    # ------------------------------------------------------------------ buckets
+    def create_bucket(
+        self, volume: str, bucket: str, replication: ReplicationConfig | None = None, owner: str = ""
+    ) -> BucketRecord:
+        check_bucket_name(bucket)
+        with self.lock:
+            parent = self._volume(volume)
+            if self.store.get(BUCKET_TABLE, bucket_key(volume, bucket)) is not None:
+                raise OMException(OMResultCode.BUCKET_ALREADY_EXISTS, f"bucket {volume}/{bucket}")
+            now = self._now()
+            record = BucketRecord(
+                volume,
+                bucket,
+                owner or parent.owner,
+                now,
+                now,
+                replication or self.settings.default_replication,
+            )
+            parent = replace(parent, used_namespace=parent.used_namespace + 1, modification_ms=now)
+            self.commit(
+                [
+                    (BUCKET_TABLE, bucket_key(volume, bucket), codec.encode(codec.bucket_to_proto(record))),
+                    (VOLUME_TABLE, volume_key(volume), codec.encode(codec.volume_to_proto(parent))),
+                ]
+            )
+        log.info("created bucket %s/%s (%s)", volume, bucket, record.replication)
+        return record
+
+    def info_bucket(self, volume: str, bucket: str) -> BucketRecord:
+        return self._bucket(volume, bucket)
+
+    def delete_bucket(self, volume: str, bucket: str) -> None:
+        with self.lock:
+            self._bucket(volume, bucket)
+            if next(self.store.scan(KEY_TABLE, bucket_key(volume, bucket) + "/"), None) is not None:
+                raise OMException(OMResultCode.BUCKET_NOT_EMPTY, f"bucket {volume}/{bucket} still has keys")
+            parent = self._volume(volume)
+            parent = replace(
+                parent, used_namespace=max(0, parent.used_namespace - 1), modification_ms=self._now()
+            )
+            self.commit(
+                [
+                    (BUCKET_TABLE, bucket_key(volume, bucket), None),
+                    (VOLUME_TABLE, volume_key(volume), codec.encode(codec.volume_to_proto(parent))),
+                ]
+            )
+        log.info("deleted bucket %s/%s", volume, bucket)
+
+    def list_buckets(
+        self, volume: str, prefix: str = "", start_key: str = "", max_keys: int = 0
+    ) -> list[BucketRecord]:
+        self._volume(volume)
+        start = bucket_key(volume, start_key) if start_key else None
+        entries = self.store.scan(BUCKET_TABLE, bucket_key(volume, prefix), start)
+        return [codec.decode_bucket(v) for _, v in _first(entries, max_keys)]
+
+    # ------------------------------------------------------------------ writing keys
+    def open_key(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        data_size: int = 0,
+        replication: ReplicationConfig | None = None,
+        excluded: ExcludeList | None = None,
+    ) -> OpenKeySession:
+        """Records an open key under a fresh client id with ceil(dataSize / block size) pre-allocated
+        blocks (at least one, at most PREALLOCATE_MAX_BLOCKS)."""
+        check_key_name(key, self.settings.check_key_characters)
+        parent = self._bucket(volume, bucket)
+        config = replication or parent.replication
+        size = self.settings.block_size
+        count = min(PREALLOCATE_MAX_BLOCKS, max(1, math.ceil(data_size / size)))
+        with scm_call(f"allocating {count} block(s) for {volume}/{bucket}/{key}"):
+            allocated = self.scm.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
+        with self.lock:
+            ops: list[Op] = []
+            client_id, object_id = self._ids(2, ops)
+            now = self._now()
+            record = KeyRecord(
+                volume,
+                bucket,
+                key,
+                data_size,
+                now,
+                now,
+                config,
+                tuple(KeyBlock(b.block_id) for b in allocated),
+                object_id,
+            )
+            try:
+                self._bucket(volume, bucket)  # deleted while SCM allocated: the blocks are garbage
+            except OMException:
+                self.orphan(record, ops)
+                self.commit(ops)
+                raise
+            ops.append(
+                (
+                    OPEN_KEY_TABLE,
+                    open_key_key(volume, bucket, key, client_id),
+                    codec.encode(codec.key_to_proto(record)),
+                )
+            )
+            self.commit(ops)
+        return OpenKeySession(record, client_id, tuple(allocated))
+
+    def allocate_block(
+        self, volume: str, bucket: str, key: str, client_id: int, excluded: ExcludeList | None = None
+    ) -> BlockLocation:
+        """One more block for an open key, of the key's replication."""
+        record = self._open_key(volume, bucket, key, client_id)
+        with scm_call(f"allocating a block for {volume}/{bucket}/{key}"):
+            blocks = self.scm.allocate_blocks(
+                self.settings.block_size, record.replication, 1, excluded or ExcludeList(), "om"
+            )
+        if len(blocks) != 1:
+            raise OMException(OMResultCode.KEY_ALLOCATION_ERROR, f"SCM answered {len(blocks)} blocks for 1")
+        block = blocks[0]
+        with self.lock:
+            ops: list[Op] = []
+            table_key = open_key_key(volume, bucket, key, client_id)
+            data = self.store.get(OPEN_KEY_TABLE, table_key)
+            if data is None:  # committed or cleaned up meanwhile
+                self.orphan(replace(record, blocks=(KeyBlock(block.block_id),)), ops)
+                self.commit(ops)
+                raise OMException(
+                    OMResultCode.KEY_NOT_FOUND,
+                    f"no open key {volume}/{bucket}/{key} with clientID {client_id}",
+                )
+            current = codec.decode_key(data)
+            current = replace(current, blocks=(*current.blocks, KeyBlock(block.block_id)))
+            ops.append((OPEN_KEY_TABLE, table_key, codec.encode(codec.key_to_proto(current))))
+            self.commit(ops)
+        return block
+
+    def commit_key(
+        self, volume: str, bucket: str, key: str, client_id: int, data_size: int, blocks: Sequence[KeyBlock]
+    ) -> KeyRecord:
+        """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest)."""
+        with self.lock:
+            parent = self._bucket(volume, bucket)
+            opened = self._open_key(volume, bucket, key, client_id)
+            allocated = {b.block_id for b in opened.blocks}
+            seen: set = set()
+            offset = 0
+            for i, block in enumerate(blocks):
+                if block.block_id not in allocated:
+                    raise OMException(
+                        OMResultCode.INVALID_BLOCK_LIST,
+                        f"locations[{i}]: block {block.block_id} was not allocated to this open key",
+                    )
+                if block.block_id in seen:
+                    raise OMException(
+                        OMResultCode.INVALID_BLOCK_LIST, f"locations[{i}]: block {block.block_id} twice"
+                    )
+                seen.add(block.block_id)
+                if block.offset != offset:
+                    raise OMException(
+                        OMResultCode.INVALID_REQUEST,
+                        f"locations[{i}]: offset {block.offset}, expected {offset} (blocks are contiguous)",
+                    )
+                offset += block.length
+            if offset != data_size:
+                raise OMException(
+                    OMResultCode.INVALID_REQUEST,
+                    f"the blocks hold {offset} bytes but dataSize is {data_size}",
+                )
+            kept = tuple(b for b in blocks if b.length > 0)
+            kept_ids = {b.block_id for b in kept}
+            now = self._now()
+            record = replace(opened, data_size=data_size, modification_ms=now, blocks=kept)
+            ops: list[Op] = []
+            unused = tuple(b for b in opened.blocks if b.block_id not in kept_ids)
+            if unused:
+                self.orphan(replace(opened, blocks=unused), ops)
+            old_data = self.store.get(KEY_TABLE, key_key(volume, bucket, key))
+            used_delta, namespace_delta = record.replicated_bytes, 1
+            if old_data is not None:
+                old = codec.decode_key(old_data)
+                self.orphan(old, ops)
+                used_delta -= old.replicated_bytes
+                namespace_delta = 0
+            ops.append((KEY_TABLE, key_key(volume, bucket, key), codec.encode(codec.key_to_proto(record))))
+            ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
+            self._account(parent, used_delta, namespace_delta, ops)
+            self.commit(ops)
+        log.info("committed key %s/%s/%s: %d bytes in %d block(s)", volume, bucket, key, data_size, len(kept))
+        return record
+
+    # ------------------------------------------------------------------ reading and changing keys
+    def lookup_key(self, volume: str, bucket: str, key: str, client_host: str = "") -> LocatedKey:
+        record = self._key(volume, bucket, key)
+        found: dict[int, ReadLocation] = {}
+        locations = []
+        for block in record.blocks:
+            cid = block.block_id.container_id
+            if cid not in found:
+                with scm_call(f"locating container {cid}", OMResultCode.SCM_UNAVAILABLE):
+                    location = self.locations.get(cid)
+                state = location.state.name if location.state is not None else ""
+                found[cid] = ReadLocation(read_pipeline(location, client_host), state)
+            locations.append(found[cid])
+        return LocatedKey(record, tuple(locations))
+
+    def list_keys(
+        self, volume: str, bucket: str, prefix: str = "", start_key: str = "", max_keys: int = 0
+    ) -> list[KeyRecord]:
+        self._bucket(volume, bucket)
+        start = key_key(volume, bucket, start_key) if start_key else None
+        entries = self.store.scan(KEY_TABLE, key_key(volume, bucket, prefix), start)
+        return [codec.decode_key(v) for _, v in _first(entries, max_keys)]
+
+    def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
+        check_key_name(to_key, self.settings.check_key_characters)
+        with self.lock:
+            record = self._key(volume, bucket, key)
+            if to_key == key:
+                return
+            if self.store.get(KEY_TABLE, key_key(volume, bucket, to_key)) is not None:
+                raise OMException(OMResultCode.KEY_ALREADY_EXISTS, f"key {volume}/{bucket}/{to_key}")
+            renamed = replace(record, key=to_key, modification_ms=self._now())
+            self.commit(
+                [
+                    (KEY_TABLE, key_key(volume, bucket, key), None),
+                    (KEY_TABLE, key_key(volume, bucket, to_key), codec.encode(codec.key_to_proto(renamed))),
+                ]
+            )
+        log.info("renamed key %s/%s/%s to %s", volume, bucket, key, to_key)
+
+    def delete_key(self, volume: str, bucket: str, key: str) -> None:
+        with self.lock:
+            record = self._key(volume, bucket, key)
+            parent = self._bucket(volume, bucket)
+            ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
+            self.orphan(record, ops)
+            self._account(parent, -record.replicated_bytes, -1, ops)
+            self.commit(ops)
+        log.info("deleted key %s/%s/%s (%d block(s) to delete)", volume, bucket, key, len(record.blocks))
+
+    # ------------------------------------------------------------------ helpers
+    def orphan(self, record: KeyRecord, ops: list[Op]) -> None:
+        """The record's blocks go to deletedTable (a key without blocks leaves nothing to delete)."""
+        if not record.blocks:
+            return
+        (seq,) = self._ids(1, ops)
+        entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
+        ops.append((DELETED_TABLE, entry, codec.encode(codec.key_to_proto(record))))
+
+    def _account(self, bucket: BucketRecord, used_delta: int, namespace_delta: int, ops: list[Op]) -> None:
+        """Usage of the bucket (bytes and keys) and its volume (bytes), in the same batch."""
+        bucket = replace(
+            bucket,
+            used_bytes=max(0, bucket.used_bytes + used_delta),
+            used_namespace=max(0, bucket.used_namespace + namespace_delta),
+        )
+        ops.append(
+            (
+                BUCKET_TABLE,
+                bucket_key(bucket.volume, bucket.bucket),
+                codec.encode(codec.bucket_to_proto(bucket)),
+            )
+        )
+        volume = self._volume(bucket.volume)
+        volume = replace(volume, used_bytes=max(0, volume.used_bytes + used_delta))
+        ops.append((VOLUME_TABLE, volume_key(volume.volume), codec.encode(codec.volume_to_proto(volume))))
+
+
+def _first(entries, max_keys: int) -> list:
+    limit = max_keys or DEFAULT_LIST_LIMIT
+    out = []
+    for entry in entries:
+        if len(out) >= limit:
+            break
+        out.append(entry)
+    return out
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:
+        return "pyozone"

@@ -1,0 +1,123 @@
+"""Where a key's blocks can be read: container locations from SCM, cached, turned into the pipeline a
+reader gets in each KeyLocation.
+
+An OPEN container is read through its pipeline (from the leader, which has every committed write). Any
+other container is read from the datanodes holding a replica, nearest to the reader first, as SCM's
+getContainerWithPipeline builds a STANDALONE read pipeline for a closed container in Ozone.
+
+The cache (Ozone's ScmClient container location cache) keeps answers for
+ozone.om.container.location.cache.ttl, but an OPEN container's for a few seconds only: it closes at any
+moment, and a reader sent to its old pipeline would fail.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+
+from pyozone.common.clock import Clock
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState, ReplicationType
+from pyozone.om.scm import ContainerLocation, ReplicaLocation
+from pyozone.proto import hdds_pb2
+from pyozone.protocol.admin import pipeline_to_proto
+from pyozone.scm.pipeline.pipeline import Pipeline
+
+OPEN_CONTAINER_MAX_AGE_MS = 3_000
+"""A cached location of an OPEN container older than this is fetched again."""
+
+_READABLE = (ReplicaState.OPEN, ReplicaState.CLOSING, ReplicaState.QUASI_CLOSED, ReplicaState.CLOSED)
+
+
+class LocationCache:
+    """An LRU of container locations with a time to live, on an injected clock; thread-safe.
+
+    Two threads missing the same container may both ask SCM; the later answer wins, both are correct.
+    """
+
+    def __init__(
+        self, fetch: Callable[[int], ContainerLocation], clock: Clock, size: int, ttl_ms: int
+    ) -> None:
+        self._fetch = fetch
+        self._clock = clock
+        self._size = max(0, size)
+        self._ttl_ms = ttl_ms
+        self._entries: OrderedDict[int, tuple[ContainerLocation, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def _fresh(self, location: ContainerLocation, fetched_ms: int, now_ms: int) -> bool:
+        age = now_ms - fetched_ms
+        if location.state is LifeCycleState.OPEN:
+            return age < min(self._ttl_ms, OPEN_CONTAINER_MAX_AGE_MS)
+        return age < self._ttl_ms
+
+    def get(self, container_id: int) -> ContainerLocation:
+        now = self._clock.now_ms()
+        with self._lock:
+            entry = self._entries.get(container_id)
+            if entry is not None and self._fresh(entry[0], entry[1], now):
+                self._entries.move_to_end(container_id)
+                self.hits += 1
+                return entry[0]
+            self.misses += 1
+        location = self._fetch(container_id)  # outside the lock: a slow SCM must not stall other readers
+        with self._lock:
+            if self._size:
+                self._entries[container_id] = (location, self._clock.now_ms())
+                self._entries.move_to_end(container_id)
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+        return location
+
+    def invalidate(self, container_id: int) -> None:
+        with self._lock:
+            self._entries.pop(container_id, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _near(replica: ReplicaLocation, client_host: str) -> bool:
+    host = client_host.strip().lower()
+    details = replica.datanode
+    return bool(host) and host in (details.hostname.lower(), details.ip_address)
+
+
+def read_order(replicas: tuple[ReplicaLocation, ...], client_host: str) -> list[ReplicaLocation]:
+    """Readable replicas, UNHEALTHY ones last; within each group the reader's own host first, then SCM's
+    order (a stable sort keeps it)."""
+    usable = [r for r in replicas if r.state in _READABLE or r.state is ReplicaState.UNHEALTHY]
+    return sorted(usable, key=lambda r: (r.state is ReplicaState.UNHEALTHY, not _near(r, client_host)))
+
+
+def read_pipeline(location: ContainerLocation, client_host: str) -> hdds_pb2.Pipeline | None:
+    """The pipeline of a KeyLocation; None when SCM does not know the container."""
+    if location.state is None:
+        return None
+    pipeline = location.pipeline
+    if (
+        location.state is LifeCycleState.OPEN
+        and pipeline is not None
+        and pipeline.state is PipelineState.OPEN
+        and all(n in location.members for n in pipeline.nodes)
+    ):
+        return pipeline_to_proto(pipeline, location.members.get)
+    ordered = read_order(location.replicas, client_host)
+    members = {r.datanode.uuid: r.datanode for r in ordered}
+    config = location.replication
+    factor = 1 if config is not None and config.required_nodes == 1 else 3
+    standalone = Pipeline(
+        id=pipeline.id
+        if pipeline is not None
+        else str(uuid.uuid5(uuid.NAMESPACE_OID, f"container-{location.container_id}")),
+        replication_config=ReplicationConfig(ReplicationType.STAND_ALONE, factor),
+        state=PipelineState.CLOSED,
+        nodes=tuple(members),
+        created_ms=0,
+        state_entered_ms=0,
+    )
+    return pipeline_to_proto(standalone, members.get)

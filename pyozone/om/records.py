@@ -1,0 +1,65 @@
+"""The OM's records: what its tables hold, as immutable values the core builds new versions of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyozone.hdds.ids import BlockID, ReplicationConfig
+
+OBJECT_STORE = "OBJECT_STORE"
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeRecord:
+    volume: str
+    owner: str
+    admin: str
+    creation_ms: int
+    modification_ms: int
+    quota_bytes: int = 0
+    used_bytes: int = 0
+    used_namespace: int = 0  # buckets
+
+
+@dataclass(frozen=True, slots=True)
+class BucketRecord:
+    volume: str
+    bucket: str
+    owner: str
+    creation_ms: int
+    modification_ms: int
+    replication: ReplicationConfig  # the default of the bucket's keys
+    layout: str = OBJECT_STORE
+    used_bytes: int = 0  # replicated bytes of committed keys
+    used_namespace: int = 0  # keys
+
+
+@dataclass(frozen=True, slots=True)
+class KeyBlock:
+    """One block of a key: where its bytes sit within the key, and the BCSID the client committed."""
+
+    block_id: BlockID
+    offset: int = 0
+    length: int = 0
+    bcsid: int = 0
+    create_version: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    """A committed key (keyTable), an open key (openKeyTable: `blocks` are the blocks allocated to it) or
+    a deleted one (deletedTable: `blocks` are the blocks SCM must still delete)."""
+
+    volume: str
+    bucket: str
+    key: str
+    data_size: int
+    creation_ms: int
+    modification_ms: int
+    replication: ReplicationConfig
+    blocks: tuple[KeyBlock, ...] = ()
+    object_id: int = 0
+
+    @property
+    def replicated_bytes(self) -> int:
+        return self.data_size * self.replication.required_nodes

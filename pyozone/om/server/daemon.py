@@ -1,0 +1,226 @@
+"""The OM daemon: the namespace core behind a grpc.aio server, two background services on timers and a
+readiness endpoint.
+
+Start-up: the HTTP endpoint first (pollers see 503, not a refused connection), then SCM's cluster id
+(retried until SCM answers: `cluster up` starts OM right after SCM), then om.db and the gRPC server. The
+core is synchronous and may wait for SCM, so every core call runs in a thread pool; the core's lock
+serializes mutations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+
+from pyozone.common.clock import Clock, SystemClock
+from pyozone.common.http_server import Response, Route, TinyHttpServer
+from pyozone.common.net import address
+from pyozone.config import OzoneConfiguration
+from pyozone.om.core import OzoneManager
+from pyozone.om.metadata import OMMetadataStore
+from pyozone.om.scm import GrpcScm, ScmGateway
+from pyozone.om.server.service import OzoneManagerService, add_om_service
+from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
+from pyozone.om.settings import OMSettings
+from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
+from pyozone.protocol.limits import grpc_options
+from pyozone.scm.client.block_client import BlockClientError
+
+log = logging.getLogger(__name__)
+
+MAX_OM_MESSAGE_BYTES = 32 << 20
+"""OzoneManagerService's message limit: a listing of 1000 keys or a key of thousands of blocks (each
+KeyLocation carries its pipeline with three datanodes in full) stays far below it."""
+
+SHUTDOWN_GRACE_S = 5.0
+SCM_RETRY_S = 1.0
+EXECUTOR_THREADS = 16
+
+
+class ServerStartError(Exception):
+    """A server could not bind its address; the message names the address and its configuration key."""
+
+
+class OmDaemon:
+    """Ports are known after `start()` (the actual ones when the configuration asks for port 0).
+    `scm` may be given (tests); by default the daemon talks gRPC to the SCM the configuration names."""
+
+    def __init__(
+        self, conf: OzoneConfiguration, scm: ScmGateway | None = None, clock: Clock | None = None
+    ) -> None:
+        self.rpc_address = address(conf, "ozone.om.address")
+        self.http_address = address(conf, "ozone.om.http-address")
+        self.settings = OMSettings.from_conf(conf)
+        self.metadata_dir = om_metadata_dir(conf)
+        self.db_path = om_db_path(conf)
+        self.clock = clock or SystemClock()
+        self.scm: ScmGateway = scm if scm is not None else GrpcScm(conf)
+        self.storage: OMStorage | None = None
+        self.store: OMMetadataStore | None = None
+        self.core: OzoneManager | None = None
+        self.rpc_port = 0
+        self.http_port = 0
+        self.serving = False
+        self._executor = ThreadPoolExecutor(EXECUTOR_THREADS, thread_name_prefix="om")
+        self._server: grpc.aio.Server | None = None
+        self._http = TinyHttpServer(self._routes())
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopped = False
+
+    # ------------------------------------------------------------------ start
+    async def start(self) -> None:
+        await self._start_http()
+        self.storage = await self._bind_cluster()
+        self.store = OMMetadataStore(self.db_path)
+        self.core = OzoneManager(self.store, self.scm, self.settings, self.clock)
+        await self._start_rpc()
+        self._tasks = [
+            self._every(
+                "key-deleting", self.settings.key_deleting_interval_ms, KeyDeletingService(self.core).run_once
+            ),
+            self._every(
+                "open-key-cleanup",
+                self.settings.open_key_cleanup_interval_ms,
+                OpenKeyCleanupService(self.core).run_once,
+            ),
+        ]
+        log.info(
+            "OM %s of cluster %s listening: client protocol on %s:%d, http on %s:%d; om.db in %s",
+            self.storage.om_uuid,
+            self.storage.cluster_id,
+            self.rpc_address.host,
+            self.rpc_port,
+            self.http_address.host,
+            self.http_port,
+            self.db_path,
+        )
+
+    async def _start_http(self) -> None:
+        try:
+            self.http_port = await self._http.start(self.http_address.host, self.http_address.port)
+        except OSError as e:
+            where = f"{self.http_address} (ozone.om.http-address)"
+            raise ServerStartError(f"cannot bind the OM http server to {where}: {e.strerror}") from None
+
+    async def _bind_cluster(self) -> OMStorage:
+        """SCM's cluster id, asked until SCM answers; VERSION is written or checked against it."""
+        loop = asyncio.get_running_loop()
+        attempts = 0
+        while True:
+            try:
+                info = await loop.run_in_executor(self._executor, self.scm.scm_info)
+                break
+            except BlockClientError as e:
+                if not e.retryable:
+                    raise ServerStartError(f"SCM refused getScmInfo: {e}") from None
+                if attempts % 10 == 0:
+                    log.info("waiting for SCM: %s", e)
+                attempts += 1
+                await asyncio.sleep(SCM_RETRY_S)
+        storage, created = bind_to_cluster(self.metadata_dir, info.cluster_id)
+        if created:
+            log.info("OM initialized for cluster %s: omUuid %s", storage.cluster_id, storage.om_uuid)
+        return storage
+
+    async def _start_rpc(self) -> None:
+        assert self.core is not None and self.storage is not None
+        server = grpc.aio.server(options=grpc_options(MAX_OM_MESSAGE_BYTES))
+        add_om_service(
+            server,
+            OzoneManagerService(self.core, self._executor, self.storage.om_uuid, self.storage.cluster_id),
+        )
+        try:
+            self.rpc_port = server.add_insecure_port(str(self.rpc_address))
+        except RuntimeError as e:
+            raise ServerStartError(
+                f"cannot bind the OM to {self.rpc_address} (ozone.om.address): {e}"
+            ) from None
+        self._server = server
+        await server.start()
+        self.serving = True
+
+    def _every(self, name: str, interval_ms: int, step: Callable[[], object]) -> asyncio.Task[None]:
+        async def loop() -> None:
+            running = asyncio.get_running_loop()
+            while True:
+                await asyncio.sleep(interval_ms / 1000)
+                try:
+                    await running.run_in_executor(self._executor, step)
+                except Exception:
+                    log.exception("%s service run failed", name)
+
+        return asyncio.create_task(loop(), name=f"om-{name}")
+
+    def _routes(self) -> dict[str, Route]:
+        def ready() -> Response:
+            up = self.serving
+            storage = self.storage
+            return Response(
+                200 if up else 503,
+                {
+                    "ready": up,
+                    "clusterId": storage.cluster_id if storage else None,
+                    "omId": storage.om_uuid if storage else None,
+                },
+            )
+
+        return {"/ready": ready, "/health": lambda: Response(200, {"healthy": True})}
+
+    # ------------------------------------------------------------------ stop
+    async def stop(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
+        """Not ready first, then no new RPCs (in-flight ones get `grace_s`), then the services stop and
+        om.db is closed. Safe to call twice or after a failed start."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self.serving = False
+        if self._server is not None:
+            await self._server.stop(grace_s)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._http.stop()
+        # Running service steps finish before om.db closes under them.
+        await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown, True)
+        if self.store is not None:
+            self.store.close()
+        close = getattr(self.scm, "close", None)
+        if close is not None:
+            close()
+        log.info("OM stopped")
+
+
+async def serve(conf: OzoneConfiguration) -> int:
+    """Runs the daemon until SIGTERM or SIGINT (also while it still waits for SCM), then stops it."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    daemon = OmDaemon(conf)
+    try:
+        starting = asyncio.create_task(daemon.start())
+        stopping = asyncio.create_task(stop.wait())
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not starting.done():
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starting
+        else:
+            starting.result()  # a failed start raises here
+            await stopping
+        stopping.cancel()
+        log.info("OM shutting down")
+    finally:
+        await daemon.stop()
+    return 0
+
+
+def start_om(conf: OzoneConfiguration) -> int:
+    """`pyozone om`: the daemon's entry point."""
+    return asyncio.run(serve(conf))

@@ -1,0 +1,195 @@
+"""OzoneManagerService: the client protocol as a thin adapter over the OzoneManager core.
+
+Each handler parses its request, runs the core call in the daemon's thread pool (core calls may wait for
+SCM) and builds the answer. Field-level checks live in the converters; every namespace rule in the core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import TypeVar
+
+import grpc
+
+from pyozone.om import codec
+from pyozone.om.core import OzoneManager
+from pyozone.om.exceptions import OMResultCode
+from pyozone.om.scm import scm_call
+from pyozone.om.server.rpc import parse, rpc
+from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.admin import pipeline_to_proto
+from pyozone.protocol.block import BlockLocation, exclude_list_from_proto
+from pyozone.protocol.common import integer
+from pyozone.scm.block.manager import ExcludeList
+
+Context = grpc.aio.ServicerContext
+T = TypeVar("T")
+
+
+def _excluded(request: pb.OpenKeyRequest | pb.AllocateBlockRequest) -> ExcludeList:
+    if not request.HasField("excludeList"):
+        return ExcludeList()
+    return parse(exclude_list_from_proto, request.excludeList)
+
+
+def _allocated(location: BlockLocation) -> pb.KeyLocation:
+    proto = codec.block_to_proto(codec.KeyBlock(location.block_id))
+    proto.pipeline.CopyFrom(pipeline_to_proto(location.pipeline, location.members.get))
+    proto.containerState = "OPEN"
+    return proto
+
+
+class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
+    def __init__(self, core: OzoneManager, executor: Executor, om_id: str, cluster_id: str) -> None:
+        self.core = core
+        self.executor = executor
+        self.om_id = om_id
+        self.cluster_id = cluster_id
+
+    async def _run(self, call: Callable[..., T], *args: object) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, lambda: call(*args))
+
+    # ------------------------------------------------------------------ volumes
+    @rpc
+    async def createVolume(
+        self, request: pb.CreateVolumeRequest, context: Context
+    ) -> pb.CreateVolumeResponse:
+        quota = parse(integer, request.quotaInBytes, "quotaInBytes")
+        record = await self._run(self.core.create_volume, request.volume, request.owner, quota)
+        return pb.CreateVolumeResponse(volume=codec.volume_to_proto(record))
+
+    @rpc
+    async def infoVolume(self, request: pb.InfoVolumeRequest, context: Context) -> pb.InfoVolumeResponse:
+        record = await self._run(self.core.info_volume, request.volume)
+        return pb.InfoVolumeResponse(volume=codec.volume_to_proto(record))
+
+    @rpc
+    async def deleteVolume(
+        self, request: pb.DeleteVolumeRequest, context: Context
+    ) -> pb.DeleteVolumeResponse:
+        await self._run(self.core.delete_volume, request.volume)
+        return pb.DeleteVolumeResponse()
+
+    @rpc
+    async def listVolumes(self, request: pb.ListVolumesRequest, context: Context) -> pb.ListVolumesResponse:
+        records = await self._run(self.core.list_volumes, request.prefix, request.startKey, request.maxKeys)
+        return pb.ListVolumesResponse(volumes=[codec.volume_to_proto(r) for r in records])
+
+    # ------------------------------------------------------------------ buckets
+    @rpc
+    async def createBucket(
+        self, request: pb.CreateBucketRequest, context: Context
+    ) -> pb.CreateBucketResponse:
+        default = self.core.settings.default_replication
+        config = parse(codec.requested_replication, request.type, request.factor, default)
+        record = await self._run(self.core.create_bucket, request.volume, request.bucket, config)
+        return pb.CreateBucketResponse(bucket=codec.bucket_to_proto(record))
+
+    @rpc
+    async def infoBucket(self, request: pb.InfoBucketRequest, context: Context) -> pb.InfoBucketResponse:
+        record = await self._run(self.core.info_bucket, request.volume, request.bucket)
+        return pb.InfoBucketResponse(bucket=codec.bucket_to_proto(record))
+
+    @rpc
+    async def deleteBucket(
+        self, request: pb.DeleteBucketRequest, context: Context
+    ) -> pb.DeleteBucketResponse:
+        await self._run(self.core.delete_bucket, request.volume, request.bucket)
+        return pb.DeleteBucketResponse()
+
+    @rpc
+    async def listBuckets(self, request: pb.ListBucketsRequest, context: Context) -> pb.ListBucketsResponse:
+        records = await self._run(
+            self.core.list_buckets, request.volume, request.prefix, request.startKey, request.maxKeys
+        )
+        return pb.ListBucketsResponse(buckets=[codec.bucket_to_proto(r) for r in records])
+
+    # ------------------------------------------------------------------ writing keys
+    @rpc
+    async def openKey(self, request: pb.OpenKeyRequest, context: Context) -> pb.OpenKeyResponse:
+        excluded = _excluded(request)
+        size = parse(integer, request.dataSize, "dataSize")
+        config = None
+        if request.type or request.factor:
+            bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
+            config = parse(codec.requested_replication, request.type, request.factor, bucket.replication)
+        session = await self._run(
+            self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded
+        )
+        info = codec.key_to_proto(session.key, with_blocks=False)
+        info.locations.extend(_allocated(b) for b in session.allocated)
+        return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
+
+    @rpc
+    async def allocateBlock(
+        self, request: pb.AllocateBlockRequest, context: Context
+    ) -> pb.AllocateBlockResponse:
+        excluded = _excluded(request)
+        block = await self._run(
+            self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded
+        )
+        return pb.AllocateBlockResponse(location=_allocated(block))
+
+    @rpc
+    async def commitKey(self, request: pb.CommitKeyRequest, context: Context) -> pb.CommitKeyResponse:
+        blocks = [
+            parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
+        ]
+        size = parse(integer, request.dataSize, "dataSize")
+        record = await self._run(
+            self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks
+        )
+        return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
+
+    # ------------------------------------------------------------------ reading and changing keys
+    @rpc
+    async def lookupKey(self, request: pb.LookupKeyRequest, context: Context) -> pb.LookupKeyResponse:
+        located = await self._run(
+            self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost
+        )
+        info = codec.key_to_proto(located.key)
+        for proto, where in zip(info.locations, located.locations, strict=True):
+            if where.pipeline is not None:
+                proto.pipeline.CopyFrom(where.pipeline)
+            proto.containerState = where.container_state
+        return pb.LookupKeyResponse(keyInfo=info)
+
+    @rpc
+    async def listKeys(self, request: pb.ListKeysRequest, context: Context) -> pb.ListKeysResponse:
+        records = await self._run(
+            self.core.list_keys,
+            request.volume,
+            request.bucket,
+            request.prefix,
+            request.startKey,
+            request.maxKeys,
+        )
+        return pb.ListKeysResponse(keys=[codec.key_to_proto(r, with_blocks=False) for r in records])
+
+    @rpc
+    async def renameKey(self, request: pb.RenameKeyRequest, context: Context) -> pb.RenameKeyResponse:
+        await self._run(self.core.rename_key, request.volume, request.bucket, request.key, request.toKey)
+        return pb.RenameKeyResponse()
+
+    @rpc
+    async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
+        await self._run(self.core.delete_key, request.volume, request.bucket, request.key)
+        return pb.DeleteKeyResponse()
+
+    @rpc
+    async def getServiceInfo(
+        self, request: pb.ServiceInfoRequest, context: Context
+    ) -> pb.ServiceInfoResponse:
+        def ask() -> bool:
+            with scm_call("asking SCM for its state", OMResultCode.SCM_UNAVAILABLE):
+                return self.core.scm.scm_info().in_safe_mode
+
+        in_safe_mode = await self._run(ask)
+        return pb.ServiceInfoResponse(clusterID=self.cluster_id, omID=self.om_id, scmInSafeMode=in_safe_mode)
+
+
+def add_om_service(server: grpc.aio.Server, service: OzoneManagerService) -> None:
+    pb_grpc.add_OzoneManagerServiceServicer_to_server(service, server)

@@ -1,0 +1,67 @@
+"""The OM's configuration, read once: a bad value fails at start-up with the key's name, not mid-request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
+from pyozone.hdds.states import ReplicationType
+
+DEFAULT_LIST_LIMIT = 1000
+PREALLOCATE_MAX_BLOCKS = 64
+"""openKey pre-allocates at most this many blocks (Ozone's ozone.key.preallocation.max.blocks); the
+client asks allocateBlock for the rest."""
+
+
+@dataclass(frozen=True, slots=True)
+class OMSettings:
+    block_size: int = 256 << 20
+    default_replication: ReplicationConfig = RATIS_THREE
+    check_key_characters: bool = False
+    key_deleting_interval_ms: int = 60_000
+    key_deleting_limit: int = 20_000
+    open_key_cleanup_interval_ms: int = 24 * 3600_000
+    open_key_expire_ms: int = 7 * 24 * 3600_000
+    open_key_cleanup_limit: int = 1000
+    location_cache_size: int = 100_000
+    location_cache_ttl_ms: int = 360_000
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> OMSettings:
+        return cls(
+            block_size=_positive(conf, "ozone.scm.block.size"),
+            default_replication=default_replication(conf),
+            check_key_characters=bool(conf.get("ozone.om.keyname.character.check.enabled")),
+            key_deleting_interval_ms=_positive(conf, "ozone.block.deleting.service.interval"),
+            key_deleting_limit=_positive(conf, "ozone.key.deleting.limit.per.task"),
+            open_key_cleanup_interval_ms=_positive(conf, "ozone.om.open.key.cleanup.service.interval"),
+            open_key_expire_ms=_positive(conf, "ozone.om.open.key.expire.threshold"),
+            open_key_cleanup_limit=_positive(conf, "ozone.om.open.key.cleanup.limit.per.task"),
+            location_cache_size=_at_least(conf, "ozone.om.container.location.cache.size", 0),
+            location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
+        )
+
+
+def _at_least(conf: OzoneConfiguration, key: str, minimum: int) -> int:
+    value = int(conf.get(key))
+    if value < minimum:
+        raise ConfigError(f"{key}: must be at least {minimum}, got {conf.get_raw(key)!r}")
+    return value
+
+
+def _positive(conf: OzoneConfiguration, key: str) -> int:
+    return _at_least(conf, key, 1)
+
+
+def default_replication(conf: OzoneConfiguration) -> ReplicationConfig:
+    """ozone.server.default.replication.type / ozone.server.default.replication (RATIS and 3)."""
+    rtype = str(conf.get("ozone.server.default.replication.type") or "RATIS").strip()
+    factor = str(conf.get("ozone.server.default.replication") or "3").strip()
+    try:
+        config = ReplicationConfig.parse(f"{rtype}/{factor}")
+    except ValueError as e:
+        raise ConfigError(f"ozone.server.default.replication(.type): {e}") from None
+    if config.type not in (ReplicationType.RATIS, ReplicationType.STAND_ALONE):
+        raise ConfigError(f"ozone.server.default.replication.type: {rtype!r} is not supported (RATIS)")
+    return config

@@ -1,0 +1,124 @@
+"""The OM's storage identity and where its files live: `<ozone.metadata.dirs>/om/current/VERSION` and
+`<ozone.om.db.dirs, else ozone.metadata.dirs>/om.db`, as in Ozone.
+
+OM takes its cluster id from SCM the first time it starts and keeps it: a later start against an SCM of
+another cluster is refused, since every block id in om.db names that cluster's containers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyozone.common.properties import parse_properties
+from pyozone.config import ConfigError, OzoneConfiguration
+
+METADATA_DIRS_KEY = "ozone.metadata.dirs"
+OM_DB_DIRS_KEY = "ozone.om.db.dirs"
+OM_DB_NAME = "om.db"
+NODE_TYPE = "OM"
+OM_LAYOUT_VERSION = 1
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+class OMStorageError(Exception):
+    """The OM's storage cannot be used; the message names the path (or both cluster ids)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OMStorage:
+    cluster_id: str
+    om_uuid: str
+    ctime: int
+    layout_version: int = OM_LAYOUT_VERSION
+
+    def to_properties(self) -> str:
+        stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(self.ctime / 1000))
+        return (
+            f"#{stamp}\nnodeType={NODE_TYPE}\nclusterID={self.cluster_id}\nomUuid={self.om_uuid}\n"
+            f"cTime={self.ctime}\nlayoutVersion={self.layout_version}\n"
+        )
+
+
+def _single_dir(conf: OzoneConfiguration, key: str) -> Path | None:
+    value = conf.get(key)
+    if not value:
+        return None
+    dirs = [d.strip() for d in str(value).split(",") if d.strip()]
+    if len(dirs) != 1:
+        raise ConfigError(f"{key}: the OM uses exactly one directory, got {value!r}")
+    return Path(dirs[0])
+
+
+def om_metadata_dir(conf: OzoneConfiguration) -> Path:
+    path = _single_dir(conf, METADATA_DIRS_KEY)
+    if path is None:
+        raise ConfigError(f"{METADATA_DIRS_KEY} is not set: the OM needs it for its VERSION file and om.db")
+    return path
+
+
+def om_db_path(conf: OzoneConfiguration) -> Path:
+    return (_single_dir(conf, OM_DB_DIRS_KEY) or om_metadata_dir(conf)) / OM_DB_NAME
+
+
+def version_file(metadata_dir: Path) -> Path:
+    return metadata_dir / "om" / "current" / "VERSION"
+
+
+def read_om_storage(metadata_dir: Path) -> OMStorage | None:
+    """The identity, or None before the first start."""
+    path = version_file(metadata_dir)
+    if metadata_dir.exists() and not metadata_dir.is_dir():
+        raise OMStorageError(f"the OM metadata directory {metadata_dir} is not a directory")
+    if not path.exists():
+        return None
+    try:
+        props = parse_properties(path.read_bytes().decode("latin-1"))
+    except OSError as e:
+        raise OMStorageError(f"cannot read {path}: {e.strerror}") from None
+    for name in ("nodeType", "clusterID", "omUuid", "cTime"):
+        if not props.get(name):
+            raise OMStorageError(f"corrupt VERSION file {path}: missing field {name}")
+    if props["nodeType"] != NODE_TYPE:
+        raise OMStorageError(
+            f"corrupt VERSION file {path}: nodeType={props['nodeType']!r} is not {NODE_TYPE}"
+        )
+    if not _UUID.fullmatch(props["omUuid"]) or not props["cTime"].isdigit():
+        raise OMStorageError(f"corrupt VERSION file {path}: bad omUuid or cTime")
+    layout = int(props.get("layoutVersion") or OM_LAYOUT_VERSION)
+    if layout > OM_LAYOUT_VERSION:
+        raise OMStorageError(
+            f"{path}: layout version {layout} is newer than this software's; upgrade pyozone"
+        )
+    return OMStorage(props["clusterID"], props["omUuid"], int(props["cTime"]), layout)
+
+
+def bind_to_cluster(metadata_dir: Path, scm_cluster_id: str) -> tuple[OMStorage, bool]:
+    """The identity for SCM's cluster: written on the first start (True), checked on every later one."""
+    existing = read_om_storage(metadata_dir)
+    if existing is not None:
+        if existing.cluster_id != scm_cluster_id:
+            raise OMStorageError(
+                f"SCM belongs to cluster {scm_cluster_id} but this OM ({version_file(metadata_dir)}) "
+                f"belongs to cluster {existing.cluster_id}: refusing to start"
+            )
+        return existing, False
+    storage = OMStorage(scm_cluster_id, str(uuid.uuid4()), time.time_ns() // 1_000_000)
+    path = version_file(metadata_dir)
+    tmp = path.with_name(f".VERSION.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w", encoding="latin-1") as f:
+            f.write(storage.to_properties())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OMStorageError(f"cannot write {path}: {e.strerror or e}") from None
+    return storage, True

@@ -1,0 +1,174 @@
+"""KeyOutputStream.handleException against the fakes: each failure kind moves the rest of the key to a
+new block, rewriting exactly the unacknowledged bytes, excluding what failed, and committing each block at
+its acknowledged length and BCSID."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from fakes import BUFFER, FLUSH, FakeCluster, FakeDatanode
+
+from pyozone.client import BlockWriteError, OzoneClient
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+
+
+def blocks(cluster: FakeCluster) -> list[tuple[int, int, int, int, int]]:
+    """(containerID, localID, offset, length, BCSID) of the last commit."""
+    return [
+        (
+            loc.blockID.containerBlockID.containerID,
+            loc.blockID.containerBlockID.localID,
+            loc.offset,
+            loc.length,
+            loc.blockID.blockCommitSequenceId,
+        )
+        for loc in cluster.om.commits[-1].locations
+    ]
+
+
+def first_leader(cluster: FakeCluster) -> FakeDatanode:
+    """The leader of the pipeline the first block goes to (the fake OM starts with the first pipeline)."""
+    return next(iter(cluster.pipelines.values())).leader
+
+
+def received(cluster: FakeCluster, cid: int, lid: int) -> int:
+    return sum(dn.received[(cid, lid)] for dn in cluster.datanodes)
+
+
+def write(client: OzoneClient, data: bytes) -> None:
+    with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
+        writer.write(data)
+
+
+def check_retry(
+    client: OzoneClient, cluster: FakeCluster, data: bytes, acked: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The key reads back whole; the first block kept `acked` bytes and the second got exactly the rest."""
+    assert client.read_key("vol", "bucket", "k").readall() == data
+    got = blocks(cluster)
+    if acked:
+        first, second = got
+        assert first[2:4] == (0, acked)
+        assert first[4] > 0
+        assert second[2:4] == (acked, len(data) - acked)
+    else:
+        first, (second,) = None, got
+        assert second[2:4] == (0, len(data))
+    assert received(cluster, second[0], second[1]) == len(data) - acked  # nothing rewritten twice
+    return first or (), second
+
+
+def test_closed_container_on_a_chunk(client: OzoneClient, cluster: FakeCluster) -> None:
+    leader = first_leader(cluster)
+    leader.fail_next(pb.WriteChunk, pb.CLOSED_CONTAINER_IO, after=2)  # chunk 3 of 5
+    data = os.urandom(5 * BUFFER)
+    write(client, data)
+    first, second = check_retry(client, cluster, data, acked=FLUSH)
+    assert first[4] == 1  # the first putBlock's index
+    assert list(cluster.om.allocations[-1].containerIds) == [first[0]]
+    assert second[0] != first[0]
+    assert list(cluster.om.allocations[-1].pipelineIds) == []
+
+
+def test_closed_container_before_any_write_drops_the_block(client: OzoneClient, cluster: FakeCluster) -> None:
+    data = os.urandom(3 * BUFFER + 7)
+    with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
+        cid = writer.stream._preallocated[0].container_id
+        cluster.close_container(cid)  # after OM pre-allocated the block in it
+        writer.write(data)
+    _, second = check_retry(client, cluster, data, acked=0)
+    assert second[0] != cid
+    assert list(cluster.om.allocations[-1].containerIds) == [cid]
+
+
+def test_not_replicated_excludes_lagging_datanode_and_pipeline(
+    client: OzoneClient, cluster: FakeCluster
+) -> None:
+    leader = first_leader(cluster)
+    pipeline = next(iter(cluster.pipelines.values()))
+    follower = pipeline.members[2]
+    leader.fail_next(pb.WatchForCommit, pb.NOT_REPLICATED, after=1, behind=(follower.uuid,))
+    data = os.urandom(5 * BUFFER)
+    write(client, data)
+    _, second = check_retry(client, cluster, data, acked=FLUSH)
+    exclude = cluster.om.allocations[-1]
+    assert list(exclude.datanodes) == [follower.uuid]
+    assert [p.id for p in exclude.pipelineIds] == [pipeline.id]
+    assert cluster.pipeline_of(second[0]) is not pipeline
+
+
+def test_failed_follower_seen_by_watch(client: OzoneClient, cluster: FakeCluster) -> None:
+    """A follower that stops applying: the leader still has a majority, the watch ALL fails."""
+    pipeline = next(iter(cluster.pipelines.values()))
+    pipeline.members[1].lag()
+    data = os.urandom(3 * BUFFER)
+    write(client, data)
+    check_retry(client, cluster, data, acked=0)
+    assert list(cluster.om.allocations[-1].datanodes) == [pipeline.members[1].uuid]
+
+
+@pytest.mark.parametrize("result", [pb.GROUP_MISMATCH, pb.NOT_LEADER, pb.RAFT_RETRY_FAILURE])
+def test_pipeline_failures_exclude_the_pipeline(
+    client: OzoneClient, cluster: FakeCluster, result: int
+) -> None:
+    leader = first_leader(cluster)
+    leader.fail_next(pb.PutBlock, result, after=1)
+    data = os.urandom(4 * BUFFER + 100)
+    write(client, data)
+    check_retry(client, cluster, data, acked=FLUSH)
+    exclude = cluster.om.allocations[-1]
+    assert [p.id for p in exclude.pipelineIds] == [next(iter(cluster.pipelines))]
+    assert list(exclude.datanodes) == []
+
+
+def test_unreachable_leader_excludes_pipeline_and_leader(client: OzoneClient, cluster: FakeCluster) -> None:
+    leader = first_leader(cluster)
+    data = os.urandom(4 * BUFFER)
+    with client.create_key("vol", "bucket", "k") as writer:
+        writer.write(data[:FLUSH])
+        block = writer.stream._current
+        deadline = time.monotonic() + 5
+        while block.acked < FLUSH and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert block.acked == FLUSH
+        leader.stop()
+        writer.write(data[FLUSH:])
+    check_retry(client, cluster, data, acked=FLUSH)  # block 1 is read from a follower
+    exclude = cluster.om.allocations[-1]
+    assert list(exclude.datanodes) == [leader.uuid]
+    assert [p.id for p in exclude.pipelineIds] == [next(iter(cluster.pipelines))]
+
+
+def test_pre_allocated_blocks_on_excluded_pipeline_are_discarded(
+    client: OzoneClient, cluster: FakeCluster
+) -> None:
+    """openKey pre-allocates 4 blocks round-robin over 3 pipelines (the 1st and 4th on pipeline 1); once
+    pipeline 1 fails, its 4th block is discarded and OM allocates the rest elsewhere."""
+    from fakes import BLOCK
+
+    first = next(iter(cluster.pipelines.values()))
+    first.leader.fail_next(pb.WriteChunk, pb.GROUP_MISMATCH)
+    data = os.urandom(4 * BLOCK)
+    write(client, data)
+    assert client.read_key("vol", "bucket", "k").readall() == data
+    assert [length for *_, length, _ in blocks(cluster)] == [BLOCK] * 4
+    assert all(cluster.pipeline_of(cid) is not first for cid, *_ in blocks(cluster))
+    assert len(cluster.om.allocations) == 2  # the two blocks the discarded ones left missing
+    assert all([p.id for p in ex.pipelineIds] == [first.id] for ex in cluster.om.allocations)
+
+
+def test_retries_are_bounded(make_client, cluster: FakeCluster) -> None:  # type: ignore[no-untyped-def]
+    client = make_client({"ozone.client.max.retries": "2"})
+    client.create_volume("vol")
+    client.create_bucket("vol", "bucket")
+    for dn in cluster.datanodes:
+        dn.fail_next(pb.WriteChunk, pb.CLOSED_CONTAINER_IO, times=100)
+    with pytest.raises(BlockWriteError) as e:
+        write(client, os.urandom(BUFFER))
+    message = str(e.value)
+    assert "gave up after 2 retries" in message
+    assert message.count("CLOSED_CONTAINER_IO") == 3
+    assert "conID: " in message
+    assert cluster.om.commits == []

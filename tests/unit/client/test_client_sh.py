@@ -1,0 +1,149 @@
+"""`pyozone sh` and `pyozone freon` against the fakes, in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from fakes import BLOCK, SMALL, FakeCluster
+
+from pyozone.cli.common import CLIError
+from pyozone.cli.sh import parse_path
+
+
+@pytest.fixture
+def sh(cli, cluster: FakeCluster):  # type: ignore[no-untyped-def]
+    overrides = [
+        x for k, v in {**SMALL, "ozone.om.address": cluster.om.address}.items() for x in ("-D", f"{k}={v}")
+    ]
+    return lambda *args: cli(*overrides, "sh", *args)
+
+
+def test_volume_and_bucket_commands(sh) -> None:  # type: ignore[no-untyped-def]
+    assert sh("volume", "create", "/vol", "--user", "alice").code == 0
+    info = json.loads(sh("volume", "info", "/vol").out)
+    assert (info["volumeName"], info["owner"]) == ("vol", "alice")
+    assert info["creationTime"].endswith("Z")
+    assert [v["name"] for v in json.loads(sh("volume", "list").out)] == ["vol"]
+    assert sh("bucket", "create", "/vol/bucket", "-r", "ONE").code == 0
+    bucket = json.loads(sh("bucket", "info", "/vol/bucket").out)
+    assert bucket["replicationConfig"] == {
+        "replicationFactor": "ONE",
+        "requiredNodes": 1,
+        "replicationType": "RATIS",
+    }
+    assert [b["name"] for b in json.loads(sh("bucket", "list", "/vol").out)] == ["bucket"]
+    result = sh("volume", "create", "/vol")
+    assert (result.code, result.err) == (1, "pyozone sh: error: VOLUME_ALREADY_EXISTS: vol\n")
+    assert sh("volume", "delete", "/vol").err.startswith("pyozone sh: error: VOLUME_NOT_EMPTY")
+    assert sh("bucket", "delete", "/vol/bucket").code == 0
+    assert sh("volume", "delete", "/vol").code == 0
+
+
+def test_key_commands(sh, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    sh("volume", "create", "/vol")
+    sh("bucket", "create", "/vol/bucket")
+    data = os.urandom(BLOCK + 100)
+    source, target = tmp_path / "in", tmp_path / "out"
+    source.write_bytes(data)
+    assert sh("key", "put", "/vol/bucket/dir/k", str(source), "--quiet").code == 0
+    assert sh("key", "get", "/vol/bucket/dir/k", str(target)).code == 0
+    assert target.read_bytes() == data
+    refused = sh("key", "get", "/vol/bucket/dir/k", str(target))
+    assert refused.code == 1 and "--force" in refused.err
+    assert sh("key", "get", "/vol/bucket/dir/k", str(target), "--force").code == 0
+    assert sh("key", "get", "/vol/bucket/dir/k", str(tmp_path)).code == 0  # into a directory: its name
+    assert (tmp_path / "k").read_bytes() == data
+    listing = json.loads(sh("key", "ls", "/vol/bucket").out)
+    assert [(k["name"], k["dataSize"]) for k in listing] == [("dir/k", BLOCK + 100)]
+    assert set(listing[0]) >= {
+        "volumeName",
+        "bucketName",
+        "name",
+        "dataSize",
+        "creationTime",
+        "modificationTime",
+        "replicationConfig",
+    }
+    info = json.loads(sh("key", "info", "/vol/bucket/dir/k").out)
+    locations = info["ozoneKeyLocations"]
+    assert [(loc["offset"], loc["length"]) for loc in locations] == [(0, BLOCK), (BLOCK, 100)]
+    assert all(len(loc["datanodes"]) == 3 and loc["containerID"] and loc["localID"] for loc in locations)
+    assert sh("key", "rename", "/vol/bucket", "dir/k", "k2").code == 0
+    assert sh("key", "rm", "/vol/bucket/k2").code == 0
+    assert sh("key", "info", "/vol/bucket/k2").err.startswith("pyozone sh: error: KEY_NOT_FOUND")
+
+
+def test_key_cat_is_binary_safe(cluster: FakeCluster, capsysbinary, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pyozone.cli.main import main
+
+    overrides = [
+        x for k, v in {**SMALL, "ozone.om.address": cluster.om.address}.items() for x in ("-D", f"{k}={v}")
+    ]
+    data = bytes(range(256)) * 100
+    (tmp_path / "f").write_bytes(data)
+    assert main([*overrides, "sh", "volume", "create", "/vol"]) == 0
+    assert main([*overrides, "sh", "bucket", "create", "/vol/bucket"]) == 0
+    assert main([*overrides, "sh", "key", "put", "/vol/bucket/k", str(tmp_path / "f"), "-q"]) == 0
+    capsysbinary.readouterr()
+    assert main([*overrides, "sh", "key", "cat", "/vol/bucket/k"]) == 0
+    assert capsysbinary.readouterr().out == data
+
+
+@pytest.mark.parametrize(
+    ("args", "shape"),
+    [
+        (("volume", "info", "/vol/bucket"), "/VOLUME"),
+        (("bucket", "info", "/vol"), "/VOLUME/BUCKET"),
+        (("key", "info", "/vol/bucket"), "/VOLUME/BUCKET/KEY"),
+        (("key", "put", "/vol/bucket/", "x"), "/VOLUME/BUCKET/KEY"),
+        (("bucket", "list", "/vol/bucket"), "/VOLUME"),
+    ],
+)
+def test_bad_paths_are_one_line_errors(sh, args, shape) -> None:  # type: ignore[no-untyped-def]
+    result = sh(*args)
+    assert result.code == 1
+    assert result.err.count("\n") == 1 and f"expected {shape}" in result.err
+
+
+def test_parse_path() -> None:
+    assert parse_path("/v/b/a/b/c", "key").key == "a/b/c"
+    path = parse_path("o3://om:9862/v/b", "bucket")
+    assert (path.om, path.volume, path.bucket) == ("om:9862", "v", "b")
+    with pytest.raises(CLIError):
+        parse_path("/", "volume")
+
+
+def test_freon_ockg_then_ockv(cli, cluster: FakeCluster) -> None:  # type: ignore[no-untyped-def]
+    overrides = [
+        x for k, v in {**SMALL, "ozone.om.address": cluster.om.address}.items() for x in ("-D", f"{k}={v}")
+    ]
+    result = cli(*overrides, "freon", "ockg", "-n", "12", "-s", "9KB", "-t", "4", "-p", "pre", "-q")
+    assert result.code == 0, result.err
+    table = dict(line.rsplit(None, 1) for line in result.out.splitlines())
+    assert table["keys"] == "12" and table["bytes"] == str(12 * 9 * 1024) and table["failed"] == "0"
+    assert "latency p99 ms" in result.out
+    verified = cli(*overrides, "freon", "ockv", "-n", "12", "-t", "3", "-p", "pre", "-s", "9KB", "-q")
+    assert verified.code == 0, verified.err
+    # damage one key: ockv reports it and fails
+    from fakes import small_conf
+
+    from pyozone.client import OzoneClient
+
+    with OzoneClient(small_conf(cluster.om.address)) as client:
+        client.put_key("vol1", "bucket1", "pre/5", b"x" * 9 * 1024)
+    bad = cli(*overrides, "freon", "ockv", "-n", "12", "-p", "pre", "-q")
+    assert bad.code == 1
+    assert "FAILED pre/5: content differs from byte 0" in bad.err
+
+
+def test_freon_failures_exit_1(cli, cluster: FakeCluster) -> None:  # type: ignore[no-untyped-def]
+    overrides = [
+        x for k, v in {**SMALL, "ozone.om.address": cluster.om.address}.items() for x in ("-D", f"{k}={v}")
+    ]
+    result = cli(*overrides, "freon", "ockv", "-n", "2", "-p", "missing", "-q")
+    assert result.code == 1
+    assert (
+        "KEY_NOT_FOUND" in result.err or "BUCKET_NOT_FOUND" in result.err or "VOLUME_NOT_FOUND" in result.err
+    )

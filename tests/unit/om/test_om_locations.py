@@ -1,0 +1,133 @@
+"""Where lookupKey sends readers: the container location cache (LRU, ttl, short life for OPEN
+containers) and the read pipeline (OPEN: the live pipeline; else replicas, nearest first, UNHEALTHY last)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from om_fakes import MEMBERS, PIPELINE, FakeScm, closed_location, details, make_om, open_location
+
+from pyozone.common.clock import ManualClock
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.states import LifeCycleState, ReplicaState
+from pyozone.om.locations import OPEN_CONTAINER_MAX_AGE_MS, LocationCache, read_pipeline
+from pyozone.om.records import KeyBlock
+from pyozone.om.scm import ContainerLocation
+from pyozone.proto import hdds_pb2
+from tests.builders import dn_id
+
+
+def test_the_cache_keeps_closed_containers_for_the_ttl(tmp_path: Path) -> None:
+    scm, clock = FakeScm(), ManualClock()
+    scm.locations[5] = closed_location(5, (1, ReplicaState.CLOSED))
+    cache = LocationCache(scm.container_location, clock, size=10, ttl_ms=60_000)
+    for _ in range(3):
+        assert cache.get(5).state is LifeCycleState.CLOSED
+    assert scm.location_calls == 1
+    clock.advance(59_999)
+    cache.get(5)
+    assert scm.location_calls == 1
+    clock.advance(1)
+    cache.get(5)
+    assert scm.location_calls == 2
+
+
+def test_open_containers_are_fetched_again_after_a_few_seconds() -> None:
+    scm, clock = FakeScm(), ManualClock()
+    scm.locations[7] = open_location(7)
+    cache = LocationCache(scm.container_location, clock, size=10, ttl_ms=60_000)
+    cache.get(7)
+    clock.advance(OPEN_CONTAINER_MAX_AGE_MS - 1)
+    cache.get(7)
+    assert scm.location_calls == 1
+    scm.locations[7] = closed_location(7, (1, ReplicaState.CLOSED))  # it closed meanwhile
+    clock.advance(1)
+    assert cache.get(7).state is LifeCycleState.CLOSED
+    assert scm.location_calls == 2
+
+
+def test_the_cache_is_an_lru_of_its_size() -> None:
+    scm, clock = FakeScm(), ManualClock()
+    cache = LocationCache(scm.container_location, clock, size=2, ttl_ms=60_000)
+    cache.get(1)
+    cache.get(2)
+    cache.get(1)  # 2 is now the least recently used
+    cache.get(3)
+    assert len(cache) == 2
+    calls = scm.location_calls
+    cache.get(1)
+    assert scm.location_calls == calls
+    cache.get(2)
+    assert scm.location_calls == calls + 1
+
+
+def members(pipeline: hdds_pb2.Pipeline) -> list[str]:
+    return [m.hostName for m in pipeline.members]
+
+
+def test_an_open_container_is_read_through_its_pipeline() -> None:
+    pipeline = read_pipeline(open_location(7), "dn3")
+    assert pipeline is not None
+    assert members(pipeline) == ["dn1", "dn2", "dn3"]  # the pipeline's order, leader named
+    assert pipeline.leaderID == dn_id(2)
+    assert pipeline.type == hdds_pb2.RATIS and pipeline.state == hdds_pb2.PIPELINE_OPEN
+    ports = {p.name: p.value for p in pipeline.members[2].ports}
+    assert ports["STANDALONE"] == 9863
+
+
+def test_an_open_container_without_its_pipeline_is_read_from_replicas() -> None:
+    location = ContainerLocation(
+        8,
+        LifeCycleState.OPEN,
+        PIPELINE.replication_config,
+        None,
+        {},
+        closed_location(8, (2, ReplicaState.OPEN)).replicas,
+    )
+    pipeline = read_pipeline(location, "")
+    assert pipeline is not None and members(pipeline) == ["dn2"]
+
+
+def test_replicas_nearest_first_and_unhealthy_last() -> None:
+    location = closed_location(
+        9,
+        (1, ReplicaState.UNHEALTHY),
+        (2, ReplicaState.CLOSED),
+        (3, ReplicaState.CLOSED),
+        (4, ReplicaState.QUASI_CLOSED),
+        (5, ReplicaState.DELETED),
+    )
+    for host, expected in (
+        ("", ["dn2", "dn3", "dn4", "dn1"]),
+        ("dn3", ["dn3", "dn2", "dn4", "dn1"]),
+        ("10.0.0.4", ["dn4", "dn2", "dn3", "dn1"]),
+        ("dn1", ["dn2", "dn3", "dn4", "dn1"]),  # an UNHEALTHY replica stays last even on the reader's host
+        ("elsewhere", ["dn2", "dn3", "dn4", "dn1"]),
+    ):
+        pipeline = read_pipeline(location, host)
+        assert pipeline is not None and members(pipeline) == expected, host
+    assert pipeline.type == hdds_pb2.STAND_ALONE and pipeline.state == hdds_pb2.PIPELINE_CLOSED
+    assert {p.name for p in pipeline.members[0].ports} == {"RATIS", "STANDALONE"}
+
+
+def test_an_unknown_container_has_no_pipeline() -> None:
+    assert read_pipeline(ContainerLocation(1, None), "dn1") is None
+
+
+def test_lookup_key_fills_pipelines_and_states(tmp_path: Path) -> None:
+    scm = FakeScm()
+    om = make_om(tmp_path, scm)
+    om.create_volume("vol1")
+    om.create_bucket("vol1", "bkt1")
+    session = om.open_key("vol1", "bkt1", "k", 2000)
+    a, b = (x.block_id for x in session.key.blocks)
+    om.commit_key(
+        "vol1", "bkt1", "k", session.client_id, 2000, [KeyBlock(a, 0, 1000), KeyBlock(b, 1000, 1000)]
+    )
+    scm.locations[1] = closed_location(1, (1, ReplicaState.CLOSED), (2, ReplicaState.CLOSED))
+    located = om.lookup_key("vol1", "bkt1", "k", "dn2")
+    assert [x.container_state for x in located.locations] == ["CLOSED", "CLOSED"]
+    assert [members(x.pipeline) for x in located.locations] == [["dn2", "dn1"], ["dn2", "dn1"]]
+    assert scm.location_calls == 1  # both blocks sit in container 1: one question to SCM
+    assert located.key.blocks[0].block_id == BlockID(1, a.local_id)
+    assert details(1).hostname == "dn1" and MEMBERS

@@ -1,0 +1,195 @@
+"""The OM daemon in-process on free ports with a fake SCM: the gRPC adapter's answers and statuses,
+readiness, waiting for SCM, the cluster-id check, and a clean stop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import grpc
+import pytest
+from om_fakes import FakeScm
+
+from pyozone.config import OzoneConfiguration
+from pyozone.om.server import OmDaemon
+from pyozone.om.storage import OMStorageError
+from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
+from pyozone.proto import hdds_pb2
+
+
+def conf(tmp_path: Path) -> OzoneConfiguration:
+    return OzoneConfiguration(
+        {
+            "ozone.metadata.dirs": str(tmp_path),
+            "ozone.om.address": "127.0.0.1:0",
+            "ozone.om.http-address": "127.0.0.1:0",
+            "ozone.scm.block.size": "1KB",
+        }
+    )
+
+
+@asynccontextmanager
+async def running(
+    tmp_path: Path, scm: FakeScm
+) -> AsyncIterator[tuple[OmDaemon, pb_grpc.OzoneManagerServiceStub]]:
+    daemon = OmDaemon(conf(tmp_path), scm)
+    try:
+        await daemon.start()
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as ch:
+            yield daemon, pb_grpc.OzoneManagerServiceStub(ch)
+    finally:
+        await daemon.stop(0.5)
+
+
+def run(coro) -> None:
+    asyncio.run(asyncio.wait_for(coro, 20))
+
+
+async def failure(call, request) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await call(request)
+    return error.value.code(), error.value.details() or ""
+
+
+def ready(port: int) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=2) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_the_protocol_end_to_end(tmp_path: Path) -> None:
+    async def body() -> None:
+        scm = FakeScm()
+        async with running(tmp_path, scm) as (daemon, stub):
+            status, answer = await asyncio.to_thread(ready, daemon.http_port)
+            assert status == 200 and answer["clusterId"] == "CID-test" and answer["ready"] is True
+            await stub.createVolume(pb.CreateVolumeRequest(volume="vol1"))
+            bucket = await stub.createBucket(
+                pb.CreateBucketRequest(volume="vol1", bucket="bkt1", type=hdds_pb2.RATIS, factor=hdds_pb2.ONE)
+            )
+            assert bucket.bucket.factor == hdds_pb2.ONE
+            listed = await stub.listBuckets(pb.ListBucketsRequest(volume="vol1"))
+            assert [b.bucket for b in listed.buckets] == ["bkt1"]
+            opened = await stub.openKey(
+                pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key="k", dataSize=1500)
+            )
+            assert len(opened.keyInfo.locations) == 2
+            first = opened.keyInfo.locations[0]
+            assert (
+                first.pipeline.leaderID
+                and len(first.pipeline.members) == 3
+                and first.containerState == "OPEN"
+            )
+            extra = await stub.allocateBlock(
+                pb.AllocateBlockRequest(volume="vol1", bucket="bkt1", key="k", clientID=opened.clientID)
+            )
+            locations = [
+                pb.KeyLocation(blockID=first.blockID, offset=0, length=1024),
+                pb.KeyLocation(blockID=extra.location.blockID, offset=1024, length=476),
+            ]
+            committed = await stub.commitKey(
+                pb.CommitKeyRequest(
+                    volume="vol1",
+                    bucket="bkt1",
+                    key="k",
+                    clientID=opened.clientID,
+                    dataSize=1500,
+                    locations=locations,
+                )
+            )
+            assert committed.keyInfo.dataSize == 1500 and committed.keyInfo.factor == hdds_pb2.ONE
+            looked = await stub.lookupKey(pb.LookupKeyRequest(volume="vol1", bucket="bkt1", key="k"))
+            assert [x.length for x in looked.keyInfo.locations] == [1024, 476]
+            keys = await stub.listKeys(pb.ListKeysRequest(volume="vol1", bucket="bkt1"))
+            assert [k.key for k in keys.keys] == ["k"] and not keys.keys[0].locations
+            await stub.renameKey(pb.RenameKeyRequest(volume="vol1", bucket="bkt1", key="k", toKey="k2"))
+            await stub.deleteKey(pb.DeleteKeyRequest(volume="vol1", bucket="bkt1", key="k2"))
+            info = await stub.getServiceInfo(pb.ServiceInfoRequest())
+            assert (info.clusterID, info.omID, info.scmInSafeMode) == (
+                "CID-test",
+                daemon.storage.om_uuid,
+                False,
+            )
+
+    run(body())
+
+
+def test_failures_are_statuses_with_result_codes(tmp_path: Path) -> None:
+    async def body() -> None:
+        scm = FakeScm()
+        async with running(tmp_path, scm) as (_, stub):
+            await stub.createVolume(pb.CreateVolumeRequest(volume="vol1"))
+            await stub.createBucket(pb.CreateBucketRequest(volume="vol1", bucket="bkt1"))
+            S = grpc.StatusCode
+            v1, b1 = {"volume": "vol1"}, {"volume": "vol1", "bucket": "bkt1"}
+            bad_block = pb.CommitKeyRequest(**b1, key="k", clientID=1, locations=[pb.KeyLocation()])
+            cases = [
+                (stub.infoVolume, pb.InfoVolumeRequest(volume="nope"), S.NOT_FOUND, "VOLUME_NOT_FOUND: "),
+                (stub.createVolume, pb.CreateVolumeRequest(volume="V"), S.INVALID_ARGUMENT, "INVALID_VOL"),
+                (stub.createVolume, pb.CreateVolumeRequest(**v1), S.ALREADY_EXISTS, "VOLUME_ALREADY_EXISTS"),
+                (stub.deleteVolume, pb.DeleteVolumeRequest(**v1), S.FAILED_PRECONDITION, "VOLUME_NOT_EMPTY:"),
+                (stub.openKey, pb.OpenKeyRequest(**b1, key=""), S.INVALID_ARGUMENT, "INVALID_KEY_NAME: "),
+                (stub.createBucket, pb.CreateBucketRequest(**v1, bucket="bkt2", type=hdds_pb2.EC),
+                 S.INVALID_ARGUMENT, "INVALID_REQUEST: "),
+                (stub.commitKey, bad_block, S.INVALID_ARGUMENT, "INVALID_REQUEST: locations[0].blockID"),
+            ]  # fmt: skip
+            for call, request, code, prefix in cases:
+                got = await failure(call, request)
+                assert got[0] is code and got[1].startswith(prefix), (request, got)
+            scm.safe_mode = True
+            got = await failure(stub.openKey, pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key="k"))
+            assert got[0] is grpc.StatusCode.FAILED_PRECONDITION and got[1].startswith("SCM_IN_SAFE_MODE: ")
+            scm.unreachable = True
+            got = await failure(stub.openKey, pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key="k"))
+            assert got[0] is grpc.StatusCode.UNAVAILABLE, got
+
+    run(body())
+
+
+def test_waits_for_scm_then_serves_and_refuses_another_cluster(tmp_path: Path) -> None:
+    async def body() -> None:
+        scm = FakeScm("CID-one")
+        scm.unreachable = True
+        daemon = OmDaemon(conf(tmp_path), scm)
+        starting = asyncio.create_task(daemon.start())
+        try:
+            await asyncio.sleep(0.3)
+            assert not starting.done()
+            for _ in range(50):
+                if daemon.http_port:
+                    break
+                await asyncio.sleep(0.05)
+            status, answer = await asyncio.to_thread(ready, daemon.http_port)
+            assert status == 503 and answer["ready"] is False
+            scm.unreachable = False
+            await asyncio.wait_for(starting, 5)
+            assert daemon.serving
+        finally:
+            await daemon.stop(0.1)
+        other = OmDaemon(conf(tmp_path), FakeScm("CID-two"))
+        try:
+            with pytest.raises(OMStorageError, match=r"CID-two.*CID-one"):
+                await other.start()
+        finally:
+            await other.stop(0.1)
+
+    run(body())
+
+
+def test_restart_keeps_the_namespace(tmp_path: Path) -> None:
+    async def body() -> None:
+        scm = FakeScm()
+        async with running(tmp_path, scm) as (_, stub):
+            await stub.createVolume(pb.CreateVolumeRequest(volume="vol1"))
+        async with running(tmp_path, scm) as (_, stub):
+            listed = await stub.listVolumes(pb.ListVolumesRequest())
+            assert [v.volume for v in listed.volumes] == ["vol1"]
+
+    run(body())
