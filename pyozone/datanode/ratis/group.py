@@ -8,6 +8,10 @@ commits a putBlock at BCSID = its log index, then appends the metadata to its Ra
 BCSID is the index of the last putBlock it applied, and `watch(index, ALL_COMMITTED)` tells a client
 that every replica has its data.
 
+Entries for different containers are applied in parallel (Ozone's ContainerStateMachine does the same);
+entries for one container, log appends and acknowledgements keep index order, so a putBlock always
+sees its chunks and a member's applied index only ever covers a gap-free prefix of the log.
+
 What pyozone leaves out of Raft, and why that is safe here: the leader is the one SCM suggested and
 there are no elections (term stays 1). A leader's failure is found by SCM (the node goes stale and its
 pipelines close) and a follower's by the leader (its stream breaks or it stops answering within
@@ -85,7 +89,9 @@ class RaftGroup:
         self.match = dict.fromkeys(self.members, raft_log.last_index)
         self.failed: dict[str, str] = {}
         self._next = raft_log.last_index + 1
-        self._tail: asyncio.Future[Response] | None = None
+        self._received = raft_log.last_index  # follower: the last entry taken from the leader
+        self._log_tail: asyncio.Future[Response] | None = None
+        self._container_tail: dict[int, asyncio.Future[Response]] = {}
         self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
         self._appenders: dict[str, LogAppender] = {}
         if self.is_leader:
@@ -127,29 +133,47 @@ class RaftGroup:
             pipelineID=self.pipeline_id, leaderID=self.self_id, term=TERM, index=index,
             leaderCommit=self.commit_index, entry=request,
         )  # fmt: skip
-        local = asyncio.ensure_future(self._apply_after(self._tail, request, index))
-        self._tail = local
+        local = self._start_apply(request, index)
         for member, appender in self._appenders.items():
             if member not in self.failed:
                 appender.send(entry)
         return asyncio.ensure_future(self._answer(request, index, local))
 
-    async def _apply_after(
-        self, previous: asyncio.Future[Response] | None, request: pb.ContainerCommandRequestProto, index: int
+    def _start_apply(self, request: pb.ContainerCommandRequestProto, index: int) -> asyncio.Future[Response]:
+        """Applies entry `index` after the previous entry of its container; it completes (log record
+        written) only after entry index - 1 completed."""
+        cid = request.containerID
+        applied = asyncio.ensure_future(
+            self._apply_in_order(self._container_tail.get(cid), self._log_tail, request, index)
+        )
+        self._container_tail[cid] = applied
+        applied.add_done_callback(
+            lambda f: self._container_tail.pop(cid) if self._container_tail.get(cid) is f else None
+        )
+        self._log_tail = applied
+        return applied
+
+    async def _apply_in_order(
+        self,
+        same_container: asyncio.Future[Response] | None,
+        previous: asyncio.Future[Response] | None,
+        request: pb.ContainerCommandRequestProto,
+        index: int,
     ) -> Response:
-        if previous is not None:
-            await asyncio.wait([previous])
+        if same_container is not None:
+            await asyncio.wait([same_container])
+        loop = asyncio.get_running_loop()
         try:
-            response = await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._apply_and_log, request, index
-            )
+            response = await loop.run_in_executor(self._executor, self._apply, request, index)
         except Exception as e:
             log.exception("pipeline %s: applying entry %d failed", self.pipeline_id, index)
-            self._member_failed(self.self_id, f"applying entry {index} failed: {e!r}")
-            return self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: {e!r}")
+            response = self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: {e!r}")
+        if previous is not None:
+            await asyncio.wait([previous])
+        self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
         if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
             self._advance(self.self_id, index)
-        else:
+        elif self.is_leader:
             self._member_failed(self.self_id, f"entry {index}: {pb.Result.Name(response.result)}")
         return response
 
@@ -214,34 +238,31 @@ class RaftGroup:
             )
 
     # ------------------------------------------------------------------ follower
-    async def follow(self, request: pb.AppendEntriesRequestProto) -> pb.AppendEntriesReplyProto:
-        """Applies one entry from the leader; entries must come without gaps."""
+    def receive(self, request: pb.AppendEntriesRequestProto) -> asyncio.Future[pb.AppendEntriesReplyProto]:
+        """Takes one entry from the leader (entries must come without gaps) and starts applying it; the
+        answer completes once it and every earlier entry are applied."""
         if request.leaderID != self.leader_id or request.leaderID == self.self_id:
-            return pb.AppendEntriesReplyProto(
-                index=request.index, result=pb.GROUP_MISMATCH,
-                message=f"pipeline {self.pipeline_id}: the leader here is {self.leader_id}",
-            )  # fmt: skip
-        if request.index != self.log.last_index + 1:
-            return pb.AppendEntriesReplyProto(
-                index=request.index, result=pb.RAFT_RETRY_FAILURE,
-                message=f"pipeline {self.pipeline_id}: entry {request.index} after {self.log.last_index}",
-            )  # fmt: skip
-        try:
-            response = await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._apply_and_log, request.entry, request.index
+            return _done_reply(
+                request.index,
+                pb.GROUP_MISMATCH,
+                f"pipeline {self.pipeline_id}: the leader here is {self.leader_id}",
             )
-        except Exception as e:
-            log.exception("pipeline %s: applying entry %d failed", self.pipeline_id, request.index)
-            return pb.AppendEntriesReplyProto(index=request.index, result=pb.IO_EXCEPTION, message=repr(e))
-        self.match[self.self_id] = request.index
-        return pb.AppendEntriesReplyProto(
-            index=request.index, result=response.result, message=response.message, appliedIndex=request.index
+        if request.index != self._received + 1:
+            return _done_reply(
+                request.index, pb.RAFT_RETRY_FAILURE,
+                f"pipeline {self.pipeline_id}: entry {request.index} after {self._received}",
+            )  # fmt: skip
+        self._received = request.index
+        return asyncio.ensure_future(
+            self._reply(request.index, self._start_apply(request.entry, request.index))
         )
 
-    def _apply_and_log(self, request: pb.ContainerCommandRequestProto, index: int) -> Response:
-        response = self._apply(request, index)
-        self.log.append(TERM, index, request)
-        return response
+    @staticmethod
+    async def _reply(index: int, applied: asyncio.Future[Response]) -> pb.AppendEntriesReplyProto:
+        response = await applied
+        return pb.AppendEntriesReplyProto(
+            index=index, result=response.result, message=response.message, appliedIndex=index
+        )
 
     # ------------------------------------------------------------------ shared
     def _advance(self, member: str, index: int) -> None:
@@ -300,6 +321,12 @@ class RaftGroup:
             future.cancel()
         self._waiters = []
         await asyncio.get_running_loop().run_in_executor(self._executor, self.log.close)
+
+
+def _done_reply(index: int, result: int, message: str) -> asyncio.Future[pb.AppendEntriesReplyProto]:
+    future: asyncio.Future[pb.AppendEntriesReplyProto] = asyncio.get_running_loop().create_future()
+    future.set_result(pb.AppendEntriesReplyProto(index=index, result=result, message=message))
+    return future
 
 
 def _done(response: Response) -> asyncio.Future[Response]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import grpc
@@ -9,6 +10,9 @@ import grpc
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+
+MAX_IN_FLIGHT = 32
+"""Entries of one leader's stream taken but not yet answered."""
 
 
 class RaftServerService(pb_grpc.RaftServerProtocolServiceServicer):
@@ -18,17 +22,50 @@ class RaftServerService(pb_grpc.RaftServerProtocolServiceServicer):
     async def appendEntries(
         self, request_iterator: AsyncIterator[pb.AppendEntriesRequestProto], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.AppendEntriesReplyProto]:
-        """Applies the leader's entries in order, one answer each; ends the stream at the first entry for
-        a pipeline this datanode is not in (the leader then reports the failure to SCM)."""
-        async for request in request_iterator:
-            group = self.groups.get(request.pipelineID)
-            if group is None:
-                yield pb.AppendEntriesReplyProto(
-                    index=request.index, result=pb.GROUP_MISMATCH,
-                    message=f"datanode {self.groups.self_id} is not in pipeline {request.pipelineID}",
-                )  # fmt: skip
-                return
-            yield await group.follow(request)
+        """Applies the leader's entries (in parallel across containers) and answers each, in order; ends
+        the stream at the first entry for a pipeline this datanode is not in (the leader then reports
+        the failure to SCM). At most MAX_IN_FLIGHT entries are taken ahead of their answers, so a slow
+        disk pushes back on the leader through gRPC flow control."""
+        answers: asyncio.Queue[asyncio.Future[pb.AppendEntriesReplyProto] | None] = asyncio.Queue()
+        slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        receiver = asyncio.create_task(self._receive(request_iterator, answers, slots))
+        try:
+            while (answer := await answers.get()) is not None:
+                reply = await answer
+                slots.release()
+                yield reply
+                if reply.result == pb.GROUP_MISMATCH:
+                    return
+            await receiver
+        finally:
+            receiver.cancel()
+
+    async def _receive(
+        self,
+        requests: AsyncIterator[pb.AppendEntriesRequestProto],
+        answers: asyncio.Queue[asyncio.Future[pb.AppendEntriesReplyProto] | None],
+        slots: asyncio.Semaphore,
+    ) -> None:
+        try:
+            async for request in requests:
+                await slots.acquire()
+                group = self.groups.get(request.pipelineID)
+                if group is None:
+                    future: asyncio.Future[pb.AppendEntriesReplyProto] = (
+                        asyncio.get_running_loop().create_future()
+                    )
+                    future.set_result(
+                        pb.AppendEntriesReplyProto(
+                            index=request.index,
+                            result=pb.GROUP_MISMATCH,
+                            message=f"datanode {self.groups.self_id} is not in pipeline {request.pipelineID}",
+                        )
+                    )
+                    answers.put_nowait(future)
+                    return
+                answers.put_nowait(group.receive(request))
+        finally:
+            answers.put_nowait(None)
 
 
 def add_raft_service(server: grpc.aio.Server, service: RaftServerService) -> None:
