@@ -5,7 +5,9 @@ stream does what Ozone's handleException does: it lets the putBlocks in flight s
 at its acknowledged length (dropping it when nothing was acknowledged), excludes what failed (the
 container, the pipeline, the lagging or unreachable datanodes), discards pre-allocated blocks that hit
 the exclusions, and rewrites every unacknowledged byte to a new block. At most ozone.client.max.retries
-such rewrites per key; then BlockWriteError lists every failure.
+such rewrites in a row without progress; then BlockWriteError lists them. As in Ozone (whose retry count
+goes back to 0 once the rewritten data went out), a failure after newly acknowledged data starts the count
+anew: a big key crosses many container closes in its life and each may cost one rewrite.
 
 Nothing is visible before close() commits the key with exactly the acknowledged blocks; a stream that is
 aborted (or just dropped) commits nothing and OM cleans up the open key.
@@ -49,6 +51,8 @@ class KeyOutputStream:
         self._offset = 0  # key bytes in self._blocks
         self._written = 0  # key bytes the caller handed over
         self._failures: list[str] = []
+        self._in_a_row = 0  # failures since data was last acknowledged
+        self._mark = 0  # self._offset at the last failure
         self._state = "open"
         self.key_info: KeyInfo | None = None
 
@@ -173,15 +177,19 @@ class KeyOutputStream:
                 self._exclude.add_pipeline(loc.pipeline.id)
                 for uuid in failure.datanodes:
                     self._exclude.add_datanode(uuid)
+        if block.acked or self._offset > self._mark:  # progress since the last failure
+            self._in_a_row = 0
+        self._in_a_row += 1
         if block.acked:
             self._blocks.append(block.committed(self._offset))
             self._offset += block.acked
+        self._mark = self._offset
         retained = block.retained()
-        if len(self._failures) > self._config.max_retries:
+        if self._in_a_row > self._config.max_retries:
             await self.abort()
             raise BlockWriteError(
                 f"{self._name()}: gave up after {self._config.max_retries} retries; "
-                f"{len(retained)} bytes unwritten; tried: " + "; ".join(self._failures)
+                f"{len(retained)} bytes unwritten; tried: " + "; ".join(self._failures[-self._in_a_row :])
             )
         if self._config.retry_interval_s:
             await asyncio.sleep(self._config.retry_interval_s)

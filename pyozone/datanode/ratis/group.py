@@ -180,7 +180,9 @@ class RaftGroup:
     async def _answer(
         self, request: pb.ContainerCommandRequestProto, index: int, local: asyncio.Future[Response]
     ) -> Response:
-        response = await local
+        # Shielded: a client that goes away cancels its answer, never the entry, which already has its
+        # index; the log would otherwise have a gap and refuse every later entry.
+        response = await asyncio.shield(local)
         if response.result not in (pb.SUCCESS, *DETERMINISTIC):
             return response
         committed = await self._wait_until(
@@ -259,7 +261,7 @@ class RaftGroup:
 
     @staticmethod
     async def _reply(index: int, applied: asyncio.Future[Response]) -> pb.AppendEntriesReplyProto:
-        response = await applied
+        response = await asyncio.shield(applied)  # a broken stream must not leave a gap in the log
         return pb.AppendEntriesReplyProto(
             index=index, result=response.result, message=response.message, appliedIndex=index
         )

@@ -203,12 +203,16 @@ class KeyValueContainer(ContainerReplica):
         return blocks
 
     def delete_blocks(self, tx_id: int, local_ids: Iterable[int]) -> bool:
-        """Applies one delete transaction from SCM; False if it was applied before (a retried command)."""
+        """Applies one delete transaction from SCM; False if it was applied before (a retried command).
+
+        A block's file goes even when the block was never committed: a writer that failed or vanished
+        before its putBlock leaves chunk data with no record, and the key's deletion is how it is freed."""
         with self._lock:
             if self.db.has_txn(tx_id):
                 return False
-            gone = [lid for lid in sorted(set(local_ids)) if self.db.block(lid) is not None]
-            files = [chunk_io.block_file(self.chunks_dir, lid) for lid in gone]
+            wanted = sorted(set(local_ids))
+            gone = [lid for lid in wanted if self.db.block(lid) is not None]
+            files = [chunk_io.block_file(self.chunks_dir, lid) for lid in wanted]
             freed = sum(chunk_io.file_size(f) for f in files)
             key_count, used = self.key_count - len(gone), max(0, self.used_bytes - freed)
             counters = {

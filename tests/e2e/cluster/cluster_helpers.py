@@ -306,3 +306,110 @@ def om_stub(cluster: LiveCluster) -> Iterator[Any]:
 
     with grpc.insecure_channel(f"{HOST}:{cluster.port('om', 'rpc')}") as channel:
         yield om_grpc.OzoneManagerServiceStub(channel)
+
+
+# ------------------------------------------------------------------ keys (the client and `pyozone sh`)
+MiB = 1 << 20
+
+
+def sh(cluster: LiveCluster, *args: str, timeout_s: float = 120) -> Result:
+    """`pyozone sh ARGS --conf DIR/conf` as a real process."""
+    return cluster.pyozone("sh", *args, "--conf", str(cluster.conf_dir), timeout_s=timeout_s)
+
+
+def sh_here(cluster: LiveCluster, *args: str) -> Result:
+    """`pyozone sh ARGS --conf DIR/conf` run in this process (the same command line, without the ~0.4 s
+    of a new interpreter): its exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["sh", *args, "--conf", str(cluster.conf_dir)])
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def sh_to_file(cluster: LiveCluster, out: Path, *args: str, timeout_s: float = 300) -> int:
+    """`pyozone sh ARGS` with its stdout going to `out` (for `key cat` of keys too big for a pipe buffer
+    held in memory); its exit code."""
+    with open(out, "wb") as f:
+        done = subprocess.run(
+            [sys.executable, "-m", "pyozone", "sh", *args, "--conf", str(cluster.conf_dir)],
+            env=environment(),
+            stdout=f,
+            stderr=subprocess.PIPE,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
+    if done.returncode != 0:
+        print(done.stderr.decode(errors="replace"))
+    return done.returncode
+
+
+def ozone_client(cluster: LiveCluster, **overrides: str) -> Any:
+    """A synchronous OzoneClient on the cluster's conf dir (plus -D style overrides)."""
+    from pyozone.client import OzoneClient
+    from pyozone.config.site import load_configuration
+
+    return OzoneClient(load_configuration(cluster.conf_dir, overrides))
+
+
+def random_file(path: Path, size: int, piece: int = 8 * MiB) -> str:
+    """`size` random bytes into `path`, a piece at a time; their sha256."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            data = os.urandom(min(piece, left))
+            digest.update(data)
+            f.write(data)
+            left -= len(data)
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while data := f.read(8 * MiB):
+            digest.update(data)
+    return digest.hexdigest()
+
+
+def block_files(cluster: LiveCluster, container_id: int, local_id: int) -> dict[str, Path]:
+    """Datanode name -> the block's file on its disk, for every datanode that has one."""
+    found: dict[str, Path] = {}
+    for dn in cluster.state.datanodes():
+        for path in (cluster.data_dir / dn.name / "data" / "hdds").glob(
+            f"*/current/containerDir*/{container_id}/chunks/{local_id}.block"
+        ):
+            found[dn.name] = path
+    return found
+
+
+def all_block_files(cluster: LiveCluster) -> set[tuple[str, int, int]]:
+    """(datanode name, container id, local id) of every block file on the datanodes' disks."""
+    found: set[tuple[str, int, int]] = set()
+    for dn in cluster.state.datanodes():
+        for path in (cluster.data_dir / dn.name / "data" / "hdds").glob(
+            "*/current/containerDir*/*/chunks/*.block"
+        ):
+            found.add((dn.name, int(path.parent.parent.name), int(path.name.split(".")[0])))
+    return found
+
+
+def container_replica_states(cluster: LiveCluster, container_id: int) -> tuple[str, list[str]]:
+    """SCM's state of a container and its replicas' states (sorted)."""
+    info = cluster.container(container_id) or {}
+    return info.get("state", ""), sorted(r["state"] for r in info.get("replicas", []))
+
+
+def wait_container_closed(
+    cluster: LiveCluster, container_id: int, timeout_s: float = 30, replicas: int = 3
+) -> None:
+    wait_for(
+        lambda: container_replica_states(cluster, container_id) == ("CLOSED", ["CLOSED"] * replicas),
+        timeout_s,
+        f"container {container_id} and its {replicas} replicas CLOSED",
+        interval_s=0.5,
+    )

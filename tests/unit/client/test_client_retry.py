@@ -8,7 +8,7 @@ import os
 import time
 
 import pytest
-from fakes import BUFFER, FLUSH, FakeCluster, FakeDatanode
+from fakes import BLOCK, BUFFER, FLUSH, FakeCluster, FakeDatanode
 
 from pyozone.client import BlockWriteError, OzoneClient
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -172,3 +172,19 @@ def test_retries_are_bounded(make_client, cluster: FakeCluster) -> None:  # type
     assert message.count("CLOSED_CONTAINER_IO") == 3
     assert "conID: " in message
     assert cluster.om.commits == []
+
+
+def test_the_retry_bound_counts_failures_in_a_row(make_client, cluster: FakeCluster) -> None:  # type: ignore[no-untyped-def]
+    """Ozone resets its retry count once rewritten data went out: a key that crosses several container
+    closes, with data acknowledged between them, is not failed by max.retries (here 1)."""
+    client = make_client({"ozone.client.max.retries": "1"})
+    client.create_volume("vol")
+    client.create_bucket("vol", "bucket")
+    for pipeline in cluster.pipelines.values():  # each leader refuses once, after 4 chunks went through
+        pipeline.leader.fail_next(pb.WriteChunk, pb.CLOSED_CONTAINER_IO, after=4)
+    data = os.urandom(6 * BLOCK)
+    with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
+        writer.write(data)
+        retries = writer.stream.retries
+    assert retries >= 2  # more failures than max.retries, each after progress
+    assert client.read_key("vol", "bucket", "k").readall() == data

@@ -212,6 +212,16 @@ def test_delete_blocks_is_idempotent_per_transaction(container: KeyValueContaine
         container.get_block(blocks[0].block_id)
 
 
+def test_delete_blocks_frees_a_block_whose_putblock_never_came(container: KeyValueContainer) -> None:
+    write_block(container, 1, (1000,), bcsid=1)
+    orphan = payload(7, 3000)
+    container.write_chunk(BlockID(container.container_id, 2), chunk_for(orphan, "2_chunk_0"), orphan)
+    used = container.volume.used
+    assert container.delete_blocks(101, [2])
+    assert not (container.chunks_dir / "2.block").exists()
+    assert container.key_count == 1 and container.used_bytes == 1000 and container.volume.used == used - 3000
+
+
 def test_delete_container_force_and_non_force(node: Node, container: KeyValueContainer) -> None:
     write_block(container, 1, (100,), bcsid=1)
     with raises(Result.DELETE_ON_OPEN_CONTAINER):

@@ -227,3 +227,26 @@ async def test_a_follower_waiting_for_the_close_entry_quasi_closes_when_the_pipe
             lambda: dns[1].containers.require(CID).state is ReplicaState.QUASI_CLOSED, what="QUASI"
         )
         assert PID not in dns[1].groups and not (dns[1].groups.directory / PID).exists()
+
+
+@async_test
+async def test_a_client_that_goes_away_mid_stream_leaves_no_gap_in_the_log(tmp_path: Path) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        requests = _requests(1, bytes(64 * 1024) * 30, 64 * 1024)[:-1]  # 30 chunks, no putBlock
+
+        async def abandoned() -> None:
+            target = f"127.0.0.1:{dns[0].ports.standalone}"
+            async with grpc.aio.insecure_channel(target, options=grpc_options(MAX_DATA_MESSAGE_BYTES)) as ch:
+                call = pb_grpc.XceiverClientProtocolServiceStub(ch).send(iter(requests))
+                await call.read()  # the first answer: entries are in the log
+                call.cancel()
+
+        await abandoned()
+        answers = await _send(dns[0], _requests(2, b"after" * 100, 500))
+        _ok(answers)
+        (watched,) = await _send(dns[0], [_watch(answers[-1].logIndex)])
+        _ok([watched])
+        for dn in dns:
+            indexes = [r.index for r in RaftLog(dn.groups.directory / PID).records()]
+            assert indexes == list(range(1, len(indexes) + 1)) and indexes[-1] == answers[-1].logIndex
