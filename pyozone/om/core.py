@@ -378,6 +378,7 @@ class OzoneManager:
     # ------------------------------------------------------------------ reading and changing keys
     def lookup_key(self, volume: str, bucket: str, key: str, client_host: str = "") -> LocatedKey:
         record = self._key(volume, bucket, key)
+        client_rack = self.settings.rack_of(client_host) if client_host else ""
         found: dict[int, ReadLocation] = {}
         locations = []
         for block in record.blocks:
@@ -386,7 +387,7 @@ class OzoneManager:
                 with scm_call(f"locating container {cid}", OMResultCode.SCM_UNAVAILABLE):
                     location = self.locations.get(cid)
                 state = location.state.name if location.state is not None else ""
-                found[cid] = ReadLocation(read_pipeline(location, client_host), state)
+                found[cid] = ReadLocation(read_pipeline(location, client_host, client_rack), state)
             locations.append(found[cid])
         return LocatedKey(record, tuple(locations))
 

@@ -81,20 +81,31 @@ class LocationCache:
         return len(self._entries)
 
 
-def _near(replica: ReplicaLocation, client_host: str) -> bool:
+def _distance(replica: ReplicaLocation, client_host: str, client_rack: str) -> int:
+    """Network distance from the reader, as Ozone's sortDatanodes ranks it: its own host 0, a host on its
+    rack 1, anything else 2 (an unknown reader sees every replica at 2, in SCM's order)."""
     host = client_host.strip().lower()
     details = replica.datanode
-    return bool(host) and host in (details.hostname.lower(), details.ip_address)
+    if host and host in (details.hostname.lower(), details.ip_address):
+        return 0
+    return 1 if client_rack and details.network_location == client_rack else 2
 
 
-def read_order(replicas: tuple[ReplicaLocation, ...], client_host: str) -> list[ReplicaLocation]:
-    """Readable replicas, UNHEALTHY ones last; within each group the reader's own host first, then SCM's
+def read_order(
+    replicas: tuple[ReplicaLocation, ...], client_host: str, client_rack: str = ""
+) -> list[ReplicaLocation]:
+    """Readable replicas, UNHEALTHY ones last; within each group nearest to the reader first, then SCM's
     order (a stable sort keeps it)."""
     usable = [r for r in replicas if r.state in _READABLE or r.state is ReplicaState.UNHEALTHY]
-    return sorted(usable, key=lambda r: (r.state is ReplicaState.UNHEALTHY, not _near(r, client_host)))
+    return sorted(
+        usable,
+        key=lambda r: (r.state is ReplicaState.UNHEALTHY, _distance(r, client_host, client_rack)),
+    )
 
 
-def read_pipeline(location: ContainerLocation, client_host: str) -> hdds_pb2.Pipeline | None:
+def read_pipeline(
+    location: ContainerLocation, client_host: str, client_rack: str = ""
+) -> hdds_pb2.Pipeline | None:
     """The pipeline of a KeyLocation; None when SCM does not know the container."""
     if location.state is None:
         return None
@@ -106,7 +117,7 @@ def read_pipeline(location: ContainerLocation, client_host: str) -> hdds_pb2.Pip
         and all(n in location.members for n in pipeline.nodes)
     ):
         return pipeline_to_proto(pipeline, location.members.get)
-    ordered = read_order(location.replicas, client_host)
+    ordered = read_order(location.replicas, client_host, client_rack)
     members = {r.datanode.uuid: r.datanode for r in ordered}
     config = location.replication
     factor = 1 if config is not None and config.required_nodes == 1 else 3

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import ReplicationType
+from pyozone.scm.node.topology import load_rack_mapping
 
 DEFAULT_LIST_LIMIT = 1000
 PREALLOCATE_MAX_BLOCKS = 64
@@ -26,6 +28,8 @@ class OMSettings:
     open_key_cleanup_limit: int = 1000
     location_cache_size: int = 100_000
     location_cache_ttl_ms: int = 360_000
+    racks: tuple[tuple[str, str], ...] = ()
+    """(host name or IP, rack) from net.topology.node.switch.mapping.file: where a reader is."""
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> OMSettings:
@@ -40,7 +44,17 @@ class OMSettings:
             open_key_cleanup_limit=_positive(conf, "ozone.om.open.key.cleanup.limit.per.task"),
             location_cache_size=_at_least(conf, "ozone.om.container.location.cache.size", 0),
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
+            racks=_racks(conf),
         )
+
+    def rack_of(self, host: str) -> str:
+        """The reader's rack, or "" when the mapping file does not name its host."""
+        return dict(self.racks).get(host.strip(), "")
+
+
+def _racks(conf: OzoneConfiguration) -> tuple[tuple[str, str], ...]:
+    path = conf.get("net.topology.node.switch.mapping.file")
+    return tuple(sorted(load_rack_mapping(Path(path)).items())) if path else ()
 
 
 def _at_least(conf: OzoneConfiguration, key: str, minimum: int) -> int:

@@ -3,16 +3,19 @@ containers) and the read pipeline (OPEN: the live pipeline; else replicas, neare
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from om_fakes import MEMBERS, PIPELINE, FakeScm, closed_location, details, make_om, open_location
 
 from pyozone.common.clock import ManualClock
-from pyozone.hdds.ids import BlockID
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.om.locations import OPEN_CONTAINER_MAX_AGE_MS, LocationCache, read_pipeline
 from pyozone.om.records import KeyBlock
-from pyozone.om.scm import ContainerLocation
+from pyozone.om.scm import ContainerLocation, ReplicaLocation
+from pyozone.om.settings import OMSettings
 from pyozone.proto import hdds_pb2
 from tests.builders import dn_id
 
@@ -108,6 +111,33 @@ def test_replicas_nearest_first_and_unhealthy_last() -> None:
         assert pipeline is not None and members(pipeline) == expected, host
     assert pipeline.type == hdds_pb2.STAND_ALONE and pipeline.state == hdds_pb2.PIPELINE_CLOSED
     assert {p.name for p in pipeline.members[0].ports} == {"RATIS", "STANDALONE"}
+
+
+def test_replicas_on_the_readers_rack_come_before_other_racks(tmp_path: Path) -> None:
+    racks = {2: "/rack-b", 3: "/rack-a", 4: "/rack-a"}
+    replicas = tuple(
+        ReplicaLocation(replace(details(i), network_location=racks[i]), ReplicaState.CLOSED)
+        for i in (2, 3, 4)
+    )
+    location = ContainerLocation(9, LifeCycleState.CLOSED, RATIS_THREE, None, {}, replicas)
+    for host, rack, expected in (
+        ("client-a", "/rack-a", ["dn3", "dn4", "dn2"]),
+        ("client-b", "/rack-b", ["dn2", "dn3", "dn4"]),
+        ("dn4", "/rack-a", ["dn4", "dn3", "dn2"]),  # its own host first, then its rack
+        ("nowhere", "", ["dn2", "dn3", "dn4"]),
+    ):
+        pipeline = read_pipeline(location, host, rack)
+        assert pipeline is not None and members(pipeline) == expected, host
+    mapping = tmp_path / "racks.txt"
+    mapping.write_text("client-a /rack-a\n10.9.9.9 /rack-b\n")
+    settings = OMSettings.from_conf(
+        OzoneConfiguration({"net.topology.node.switch.mapping.file": str(mapping)})
+    )
+    assert (settings.rack_of("client-a"), settings.rack_of("10.9.9.9"), settings.rack_of("x")) == (
+        "/rack-a",
+        "/rack-b",
+        "",
+    )
 
 
 def test_an_unknown_container_has_no_pipeline() -> None:
