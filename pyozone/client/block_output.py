@@ -115,16 +115,19 @@ class BlockOutputStream:
         all of it is acknowledged. Raises BlockFailure."""
         self._raise_failure()
         size = self._config.buffer_size
+        put_with_chunk = False
         while len(self._buffer) >= size or (final and self._buffer):
             await self._make_room(min(size, len(self._buffer)))  # may raise: the bytes stay buffered
             chunk = bytes(self._buffer[:size])
             del self._buffer[:size]
-            self._write_chunk(chunk)
             last = final and not self._buffer  # the eof putBlock below covers it
+            # A block of one chunk goes out as one writeChunk carrying its putBlock: one log entry, not two.
+            put_with_chunk = last and not self._chunks
+            self._write_chunk(chunk, put_block=put_with_chunk)
             if len(self._chunk_answers) >= self._config.chunks_per_flush and not last:
                 self._flush(eof=False)
         if final:
-            if self._chunks:
+            if self._chunks and not put_with_chunk:
                 self._flush(eof=True)
             while self._flushes:
                 await self._await_oldest()
@@ -156,7 +159,9 @@ class BlockOutputStream:
     def _block_id(self) -> pb.DatanodeBlockID:
         return pb.DatanodeBlockID(containerID=self.location.container_id, localID=self.location.local_id)
 
-    def _write_chunk(self, data: bytes) -> None:
+    def _write_chunk(self, data: bytes, put_block: bool = False) -> None:
+        """Sends one chunk; with `put_block` the request also commits the block (eof) and is watched
+        like a putBlock."""
         sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
         chunk = pb.ChunkInfo(
             chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
@@ -167,17 +172,27 @@ class BlockOutputStream:
             ),
         )
         body = pb.WriteChunkRequestProto(blockID=self._block_id(), chunkData=chunk, data=data)
-        self._chunk_answers.append(self._stream("data").submit(self._request(pb.WriteChunk, writeChunk=body)))
         self._chunks.append(chunk)
+        if put_block:
+            block = pb.BlockData(blockID=self._block_id(), chunks=self._chunks, size=self.sent + len(data))
+            body.block.CopyFrom(pb.PutBlockRequestProto(blockData=block, eof=True))
+        answer = self._stream("data").submit(self._request(pb.WriteChunk, writeChunk=body))
         self._unacked.append((self.sent, data))
         self.sent += len(data)
+        if put_block:
+            self._track(answer)
+        else:
+            self._chunk_answers.append(answer)
 
     def _flush(self, eof: bool) -> None:
         """putBlock of every chunk so far; its answer and watch run in a task."""
         data = pb.BlockData(blockID=self._block_id(), chunks=self._chunks, size=self.sent)
         body = pb.PutBlockRequestProto(blockData=data, eof=eof)
+        self._track(self._stream("data").submit(self._request(pb.PutBlock, putBlock=body)))
+
+    def _track(self, answer: asyncio.Future[pb.ContainerCommandResponseProto]) -> None:
+        """Checks a putBlock's answer (and the chunks before it) and watches its index, in a task."""
         stream = self._stream("data")
-        answer = stream.submit(self._request(pb.PutBlock, putBlock=body))
         chunk_answers, self._chunk_answers = self._chunk_answers, []
         previous, phase = self._put_phase, asyncio.get_running_loop().create_future()
         self._put_phase = phase

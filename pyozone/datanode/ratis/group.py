@@ -92,6 +92,7 @@ class RaftGroup:
         self._received = raft_log.last_index  # follower: the last entry taken from the leader
         self._log_tail: asyncio.Future[Response] | None = None
         self._container_tail: dict[int, asyncio.Future[Response]] = {}
+        self._closed = False
         self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
         self._appenders: dict[str, LogAppender] = {}
         if self.is_leader:
@@ -170,6 +171,8 @@ class RaftGroup:
             response = self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: {e!r}")
         if previous is not None:
             await asyncio.wait([previous])
+        if self._closed:  # the pipeline went while this entry was applied: it has no log any more
+            return response
         self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
         if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
             self._advance(self.self_id, index)
@@ -316,6 +319,7 @@ class RaftGroup:
         return Response(cmdType=request.cmdType, traceID=request.traceID, result=result, message=message)
 
     async def close(self) -> None:
+        self._closed = True
         for appender in self._appenders.values():
             appender.close()
         await asyncio.gather(*(a.wait_closed() for a in self._appenders.values()), return_exceptions=True)

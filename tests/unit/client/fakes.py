@@ -84,6 +84,7 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
         self.faults: dict[int, list[Fault]] = defaultdict(list)
         self.corrupted: dict[tuple[int, int], str] = {}
         self.lagging = False
+        self.put_with_chunk = 0  # writeChunks that carried their block's putBlock
         self.stopped = False
         self.server = _server()
         pb_grpc.add_XceiverClientProtocolServiceServicer_to_server(self, self.server)
@@ -185,14 +186,17 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
             self.received[key] += len(body.data)
             for member in live:
                 member.chunks[(*key, body.chunkData.chunkName)] = body.data
-            return pb.ContainerCommandResponseProto(
-                result=pb.SUCCESS, writeChunk=pb.WriteChunkResponseProto()
-            )
-        # PutBlock: the next log index, applied by every live member
+            if not body.HasField("block"):
+                return pb.ContainerCommandResponseProto(
+                    result=pb.SUCCESS, writeChunk=pb.WriteChunkResponseProto()
+                )
+            self.put_with_chunk += 1
+        # PutBlock (alone or with its only chunk): the next log index, applied by every live member
+        put = request.writeChunk.block if request.cmdType == pb.WriteChunk else request.putBlock
         pipeline.index += 1
         index = pipeline.index
         data = pb.BlockData()
-        data.CopyFrom(request.putBlock.blockData)
+        data.CopyFrom(put.blockData)
         data.blockID.blockCommitSequenceId = index
         for member in live:
             member.blocks[(data.blockID.containerID, data.blockID.localID)] = data
