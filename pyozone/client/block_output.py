@@ -171,12 +171,16 @@ class BlockOutputStream:
                 type=int(sums.type), bytesPerChecksum=sums.bytes_per_checksum, checksums=list(sums.checksums)
             ),
         )
-        body = pb.WriteChunkRequestProto(blockID=self._block_id(), chunkData=chunk, data=data)
+        request = self._request(pb.WriteChunk)
+        body = request.writeChunk  # filled in place: a body built apart would be copied, data and all
+        body.blockID.CopyFrom(self._block_id())
+        body.chunkData.CopyFrom(chunk)
+        body.data = data
         self._chunks.append(chunk)
         if put_block:
             block = pb.BlockData(blockID=self._block_id(), chunks=self._chunks, size=self.sent + len(data))
             body.block.CopyFrom(pb.PutBlockRequestProto(blockData=block, eof=True))
-        answer = self._stream("data").submit(self._request(pb.WriteChunk, writeChunk=body))
+        answer = self._stream("data").submit(request)
         self._unacked.append((self.sent, data))
         self.sent += len(data)
         if put_block:

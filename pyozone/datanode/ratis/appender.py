@@ -18,10 +18,11 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
 
 log = logging.getLogger(__name__)
+
+APPEND_ENTRIES = "/pyozone.hdds.datanode.RaftServerProtocolService/appendEntries"
 
 
 class LogAppender:
@@ -40,17 +41,18 @@ class LogAppender:
         self._on_reply = on_reply
         self._on_failure = on_failure
         self.request_timeout_s = request_timeout_s
-        self._queue: asyncio.Queue[pb.AppendEntriesRequestProto | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
         self._outstanding: deque[tuple[int, float]] = deque()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
-    def send(self, entry: pb.AppendEntriesRequestProto) -> None:
+    def send(self, index: int, entry: bytes) -> None:
+        """Queues entry `index`, a serialized AppendEntriesRequestProto (see group.encode_entry)."""
         if self._closed:
             return
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name=f"appender-{self.follower}")
-        self._queue.put_nowait(entry)
+        self._queue.put_nowait((index, entry))
 
     def close(self) -> None:
         """Stops sending; entries not yet sent are dropped."""
@@ -77,7 +79,12 @@ class LogAppender:
         channel = grpc.aio.insecure_channel(self.target, options=grpc_options(MAX_DATA_MESSAGE_BYTES))
         watchdog = asyncio.create_task(self._watchdog())
         try:
-            call = pb_grpc.RaftServerProtocolServiceStub(channel).appendEntries(self._entries())
+            append = channel.stream_stream(
+                APPEND_ENTRIES,
+                request_serializer=None,
+                response_deserializer=pb.AppendEntriesReplyProto.FromString,
+            )  # entries arrive serialized
+            call = append(self._entries())
             async for reply in call:
                 if self._outstanding and self._outstanding[0][0] == reply.index:
                     self._outstanding.popleft()
@@ -96,9 +103,10 @@ class LogAppender:
             watchdog.cancel()
             await channel.close(None)
 
-    async def _entries(self) -> AsyncIterator[pb.AppendEntriesRequestProto]:
-        while (entry := await self._queue.get()) is not None:
-            self._outstanding.append((entry.index, time.monotonic()))
+    async def _entries(self) -> AsyncIterator[bytes]:
+        while (queued := await self._queue.get()) is not None:
+            index, entry = queued
+            self._outstanding.append((index, time.monotonic()))
             yield entry
 
     async def _watchdog(self) -> None:

@@ -130,14 +130,12 @@ class RaftGroup:
         if self.majority_lost():
             return _done(self._refusal(request, pb.RAFT_RETRY_FAILURE, self._failure_summary()))
         index, self._next = self._next, self._next + 1
-        entry = pb.AppendEntriesRequestProto(
-            pipelineID=self.pipeline_id, leaderID=self.self_id, term=TERM, index=index,
-            leaderCommit=self.commit_index, entry=request,
-        )  # fmt: skip
         local = self._start_apply(request, index)
-        for member, appender in self._appenders.items():
-            if member not in self.failed:
-                appender.send(entry)
+        live = [a for m, a in self._appenders.items() if m not in self.failed]
+        if live:
+            entry = encode_entry(self.pipeline_id, self.self_id, index, self.commit_index, request)
+            for appender in live:
+                appender.send(index, entry)
         return asyncio.ensure_future(self._answer(request, index, local))
 
     def _start_apply(self, request: pb.ContainerCommandRequestProto, index: int) -> asyncio.Future[Response]:
@@ -327,6 +325,30 @@ class RaftGroup:
             future.cancel()
         self._waiters = []
         await asyncio.get_running_loop().run_in_executor(self._executor, self.log.close)
+
+
+def encode_entry(
+    pipeline_id: str, leader_id: str, index: int, leader_commit: int, request: pb.ContainerCommandRequestProto
+) -> bytes:
+    """An AppendEntriesRequestProto as bytes, serialized once for every follower. The request is appended
+    as field 6 (`entry`) by hand: building the message would copy the chunk data into it first."""
+    header = pb.AppendEntriesRequestProto(
+        pipelineID=pipeline_id, leaderID=leader_id, term=TERM, index=index, leaderCommit=leader_commit
+    ).SerializeToString()
+    body = request.SerializeToString()
+    return b"".join((header, _ENTRY_TAG, _varint(len(body)), body))
+
+
+_ENTRY_TAG = bytes([(6 << 3) | 2])  # field 6, length-delimited
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 def _done_reply(index: int, result: int, message: str) -> asyncio.Future[pb.AppendEntriesReplyProto]:

@@ -16,8 +16,10 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import crc32c
+from google.protobuf.descriptor import FieldDescriptor
 
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
@@ -38,9 +40,22 @@ def metadata_only(entry: pb.ContainerCommandRequestProto) -> pb.ContainerCommand
     if kind not in ("writeChunk", "putSmallFile"):
         return entry
     stripped = pb.ContainerCommandRequestProto()
-    stripped.CopyFrom(entry)
-    getattr(stripped, kind).ClearField("data")
+    for field, value in entry.ListFields():  # field by field: copying the whole entry would copy the data
+        if field.name != kind:
+            _copy_field(stripped, field.name, field, value)
+    target = getattr(stripped, kind)
+    target.SetInParent()
+    for field, value in getattr(entry, kind).ListFields():
+        if field.name != "data":
+            _copy_field(target, field.name, field, value)
     return stripped
+
+
+def _copy_field(target: Any, name: str, field: FieldDescriptor, value: Any) -> None:
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        getattr(target, name).CopyFrom(value)
+    else:
+        setattr(target, name, value)
 
 
 class RaftLog:

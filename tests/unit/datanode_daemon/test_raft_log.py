@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.datanode.ratis.group import TERM, encode_entry
 from pyozone.datanode.ratis.log import RaftLog, metadata_only
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
@@ -50,3 +51,21 @@ def test_reopen_continues_after_the_last_whole_record_and_cuts_a_torn_tail(tmp_p
     reopened.append(1, 6, _write_chunk(b"z"))
     reopened.close()
     assert [r.index for r in RaftLog(tmp_path).records()] == [1, 2, 3, 4, 5, 6]
+
+
+def test_an_entry_serialized_by_hand_parses_as_the_message() -> None:
+    request = _write_chunk(bytes(range(256)) * 600)  # a length that needs a multi-byte varint
+    raw = encode_entry("pipe", "leader", 42, 41, request)
+    expected = pb.AppendEntriesRequestProto(
+        pipelineID="pipe", leaderID="leader", term=TERM, index=42, leaderCommit=41, entry=request
+    )
+    assert pb.AppendEntriesRequestProto.FromString(raw) == expected
+
+
+def test_metadata_only_keeps_every_other_field() -> None:
+    request = _write_chunk(b"data")
+    request.traceID, request.pipelineID, request.datanodeUuid = "t", "p", "d"
+    request.writeChunk.block.blockData.size = 4
+    stripped = metadata_only(request)
+    request.writeChunk.ClearField("data")
+    assert stripped == request
