@@ -1,4 +1,5 @@
-"""`pyozone admin snapshot`'s work: SCM's streamed snapshot written to a directory with SnapshotWriter.
+"""`pyozone admin snapshot`'s work: SCM's streamed snapshot written to a directory with SnapshotWriter,
+and with `--keys` OM's keys after it (pyozone/admin/om_keys.py).
 
 The stream's first chunk announces the rows of every table; the manifest is written only when every
 announced row arrived, so a stream cut short (SCM stopped, network lost) leaves an incomplete snapshot
@@ -7,15 +8,23 @@ that every reader refuses, never a silently smaller one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from pyozone.admin.client import AdminError, ScmAdminClient
 from pyozone.analytics.schema import SCHEMA_VERSION, TABLES, Manifest
 from pyozone.analytics.snapshot_transport import TransportError, decode_batches
 from pyozone.analytics.snapshot_writer import SnapshotWriter, check_out_dir
 
+KEY_ROWS_PER_BATCH = 10_000
 
-def fetch_snapshot(scm: ScmAdminClient, out_dir: Path, batch_rows: int = 0) -> Manifest:
+
+def fetch_snapshot(
+    scm: ScmAdminClient, out_dir: Path, batch_rows: int = 0, keys: Iterable[dict[str, Any]] | None = None
+) -> Manifest:
+    """SCM's tables, then (given `keys`, rows of the keys table from OM) the keys table."""
     check_out_dir(out_dir)
     chunks = scm.snapshot_chunks(batch_rows)
     first = next(chunks, None)
@@ -42,4 +51,7 @@ def fetch_snapshot(scm: ScmAdminClient, out_dir: Path, batch_rows: int = 0) -> M
                 writer.add_batch(chunk.batch.table, batch)
         if writer.rows != announced:
             raise AdminError(f"SCM at {scm.address} announced rows {announced} but sent {writer.rows}")
+        rows = iter(keys or ())
+        while batch := list(islice(rows, KEY_ROWS_PER_BATCH)):
+            writer.add_rows("keys", batch)
         return writer.finish()

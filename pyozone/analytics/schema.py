@@ -93,7 +93,7 @@ TABLES: dict[str, pa.Schema] = {
             ("deadline_epoch_ms", pa.int64()),
         ]
     ),
-    # OM's keys with their block lists (empty until a namespace service exists)
+    # OM's keys with their block lists (`admin snapshot --keys`; empty without it)
     "keys": pa.schema(
         [
             ("volume", pa.string()),

@@ -5,7 +5,8 @@ heartbeat lands in between). The records are frozen dataclasses, so the copy is 
 the rows are built from it afterwards, batch by batch, while the core moves on. Only DatanodeInfo is
 mutable (NodeManager swaps its fields in place), so each is copied shallowly; its fields are frozen.
 
-OM does not exist yet: the view has no keys and the keys table stays empty.
+Keys are OM's, not SCM's: the view has none; `pyozone admin snapshot --keys` adds them from OM
+(pyozone/admin/om_keys.py).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ DEFAULT_BATCH_ROWS = 8192
 
 @dataclass(frozen=True, slots=True)
 class ScmView:
-    """The records of every table at one instant, by table name; a table without records (keys, until OM
-    exists) is absent."""
+    """The records of every table at one instant, by table name; a table without records (keys: OM's) is
+    absent."""
 
     cluster_id: str
     created_ms: int

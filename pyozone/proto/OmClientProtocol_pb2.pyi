@@ -297,18 +297,20 @@ class LookupKeyResponse(_message.Message):
     def __init__(self, keyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class ListKeysRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "prefix", "startKey", "maxKeys")
+    __slots__ = ("volume", "bucket", "prefix", "startKey", "maxKeys", "withBlocks")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     PREFIX_FIELD_NUMBER: _ClassVar[int]
     STARTKEY_FIELD_NUMBER: _ClassVar[int]
     MAXKEYS_FIELD_NUMBER: _ClassVar[int]
+    WITHBLOCKS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     prefix: str
     startKey: str
     maxKeys: int
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ...) -> None: ...
+    withBlocks: bool
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ..., withBlocks: _Optional[bool] = ...) -> None: ...
 
 class ListKeysResponse(_message.Message):
     __slots__ = ("keys",)

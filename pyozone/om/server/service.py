@@ -167,7 +167,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             request.startKey,
             request.maxKeys,
         )
-        return pb.ListKeysResponse(keys=[codec.key_to_proto(r, with_blocks=False) for r in records])
+        return pb.ListKeysResponse(
+            keys=[codec.key_to_proto(r, with_blocks=request.withBlocks) for r in records]
+        )
 
     @rpc
     async def renameKey(self, request: pb.RenameKeyRequest, context: Context) -> pb.RenameKeyResponse:

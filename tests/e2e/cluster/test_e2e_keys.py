@@ -15,6 +15,7 @@ expires (ozone.om.open.key.expire.threshold) while the others run; the restart c
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from cluster_helpers import (
     LiveCluster,
@@ -433,6 +435,27 @@ def test_freon_ockg_then_ockv(cluster: LiveCluster) -> None:
         assert "50" in report
     listed = sh(cluster, "key", "ls", "/vol1/bucket1", "-p", "freon1/", "-a").json()
     assert len(listed) == 50 and {k["dataSize"] for k in listed} == {64 * 1024}
+
+
+def test_a_snapshot_with_keys_maps_every_key_to_its_blocks(
+    cluster: LiveCluster, client: OzoneClient, tmp_path: Path
+) -> None:
+    """`admin snapshot --keys` writes OM's keys with their blocks beside SCM's containers (for the
+    analytics jobs, e.g. affected-keys): every listed key, with the blocks `key info` shows."""
+    out = tmp_path / "snap"
+    snap = cluster.admin("snapshot", "--out", str(out), "--keys", "--json")
+    assert snap.code == 0, (snap, cluster.logs())
+    rows = pq.read_table(out / "keys").to_pylist()
+    listed = {(k.volume, k.bucket, k.name) for v in client.list_volumes() for b in client.list_buckets(v.name)
+              for k in client.list_keys(v.name, b.name)}  # fmt: skip
+    assert {(r["volume"], r["bucket"], r["key"]) for r in rows} == listed and listed
+    containers = {c["container_id"] for c in pq.read_table(out / "containers").to_pylist()}
+    for row in rows[:20]:
+        info = client.key_info(row["volume"], row["bucket"], row["key"])
+        expected = [(b.container_id, b.local_id, b.length) for b in info.locations]
+        assert [(b["container_id"], b["local_id"], b["length"]) for b in row["blocks"]] == expected
+        assert row["size"] == info.data_size and {b["container_id"] for b in row["blocks"]} <= containers
+    assert json.loads(snap.out)["rows"]["keys"] == len(rows)
 
 
 # ---------------------------------------------------------------------- item 8: bad input
