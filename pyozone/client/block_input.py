@@ -68,19 +68,45 @@ class BlockInputStream:
         self._preferred: DatanodeRef | None = None
         self._cache_start = 0
         self._cache = b""
+        self._ahead: tuple[int, asyncio.Task[tuple[int, bytes]]] | None = None
 
     @property
     def length(self) -> int:
         return self.location.length
 
     async def read(self, offset: int, n: int) -> bytes:
-        """Up to `n` bytes from `offset` within the block (fewer at a chunk's end); b"" past the end."""
+        """Up to `n` bytes from `offset` within the block (fewer at a chunk's end); b"" past the end.
+
+        While the caller consumes one chunk the next one is already being read (one chunk ahead), so
+        the datanode's disk read and the transfer overlap the caller's work."""
         if offset >= self.length or n <= 0:
             return b""
         if not self._cache_start <= offset < self._cache_start + len(self._cache):
-            self._cache_start, self._cache = await self._fetch(offset)
+            self._cache_start, self._cache = await self._take_ahead(offset) or await self._fetch(offset)
+            following = self._cache_start + len(self._cache)
+            if following < self.length:
+                task = asyncio.ensure_future(self._fetch(following))
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())  # read by _take_ahead
+                self._ahead = (following, task)
         skip = offset - self._cache_start
         return self._cache[skip : skip + min(n, self.length - offset)]
+
+    async def _take_ahead(self, offset: int) -> tuple[int, bytes] | None:
+        """The chunk read ahead, if it starts at `offset`; a read ahead of another place is dropped."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return None
+        start, task = ahead
+        if start == offset:
+            return await task
+        task.cancel()
+        return None
+
+    def cancel(self) -> None:
+        """Stops a read ahead (the stream is closing)."""
+        if self._ahead is not None:
+            self._ahead[1].cancel()
+            self._ahead = None
 
     async def _fetch(self, offset: int) -> tuple[int, bytes]:
         tried: list[str] = []

@@ -84,6 +84,8 @@ class KeyInputStream:
             yield await self.read(self._config.buffer_size)
 
     async def close(self) -> None:
+        for block in self._blocks:
+            block.cancel()
         await self._streams.close()
 
     async def __aenter__(self) -> KeyInputStream:
