@@ -46,6 +46,9 @@ OVERRIDES = {
     "ozone.scm.block.size": "4MB",
     "ozone.scm.container.size": "16MB",
     "ozone.scm.close.container.wait.duration": f"{LEASE_S}s",
+    # Pipelines form once all six datanodes registered: formed earlier, the first nodes can take slots the
+    # late ones would need, and six nodes may settle at three RATIS/THREE pipelines instead of four.
+    "hdds.scm.safemode.min.datanode": "6",
 }
 
 
