@@ -172,6 +172,8 @@ class RaftGroup:
         if self._closed:  # the pipeline went while this entry was applied: it has no log any more
             return response
         self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
+        if _commits(request):
+            await loop.run_in_executor(self._executor, self.log.sync)
         if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
             self._advance(self.self_id, index)
         elif self.is_leader:
@@ -325,6 +327,15 @@ class RaftGroup:
             future.cancel()
         self._waiters = []
         await asyncio.get_running_loop().run_in_executor(self._executor, self.log.close)
+
+
+def _commits(request: pb.ContainerCommandRequestProto) -> bool:
+    """An entry after which the log is fsynced: it commits a block (its BCSID is the entry's index) or
+    closes a container."""
+    kind = request.cmdType
+    return kind in (pb.PutBlock, pb.PutSmallFile, pb.CloseContainer) or (
+        kind == pb.WriteChunk and request.writeChunk.HasField("block")
+    )
 
 
 def encode_entry(

@@ -3,8 +3,9 @@
 Each record is (term, index, the request without its chunk data), framed as
 `<u32 length><u32 crc32c><payload>`: the chunk data is written once, into the container's block file, and
 only metadata goes into the log (seed 004's data/metadata separation). Records are written as they
-are applied and fsynced with the block at every putBlock (the storage layer fsyncs the block file and
-commits the block's metadata to RocksDB), so the log is as durable as what it describes. On open, a torn
+are applied; after an entry that commits a block (putBlock, a writeChunk carrying its putBlock,
+putSmallFile) or closes a container the log is fsynced, as the block file and its metadata were, so
+after a power cut the log never ends before a BCSID a replica already committed. On open, a torn
 or corrupt tail (a crash mid-append) is cut off: the last whole record gives the index to go on from.
 """
 
@@ -105,6 +106,12 @@ class RaftLog:
                 raise ValueError(f"log {self.path}: entry {index} does not follow {self.last_index}")
             os.write(self._fd, _HEADER.pack(len(payload), crc32c.crc32c(payload)) + payload)
             self.term, self.last_index = term, index
+
+    def sync(self) -> None:
+        """Forces the records written so far to disk (after an entry that commits a block)."""
+        with self._lock:
+            if self._fd >= 0:
+                os.fsync(self._fd)
 
     def close(self) -> None:
         with self._lock:
