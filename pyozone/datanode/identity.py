@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from pyozone import __version__
+from pyozone.common.fsutil import atomic_write
 from pyozone.common.properties import parse_properties
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.datanode.errors import DatanodeError
-from pyozone.datanode.storage.fsutil import atomic_write
 from pyozone.hdds.states import NodeOperationalState
 from pyozone.scm.node.datanode import DatanodeDetails
 

@@ -14,8 +14,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyozone.common.fsutil import atomic_write
 from pyozone.datanode.errors import DatanodeError
-from pyozone.datanode.storage.fsutil import atomic_write
 from pyozone.scm.messages import PipelineReport
 
 log = logging.getLogger(__name__)

@@ -7,13 +7,13 @@ another cluster is refused, since every block id in om.db names that cluster's c
 
 from __future__ import annotations
 
-import os
 import re
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyozone.common.fsutil import atomic_write
 from pyozone.common.properties import parse_properties
 from pyozone.config import ConfigError, OzoneConfiguration
 
@@ -110,15 +110,9 @@ def bind_to_cluster(metadata_dir: Path, scm_cluster_id: str) -> tuple[OMStorage,
         return existing, False
     storage = OMStorage(scm_cluster_id, str(uuid.uuid4()), time.time_ns() // 1_000_000)
     path = version_file(metadata_dir)
-    tmp = path.with_name(f".VERSION.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w", encoding="latin-1") as f:
-            f.write(storage.to_properties())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        atomic_write(path, storage.to_properties().encode("latin-1"))
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise OMStorageError(f"cannot write {path}: {e.strerror or e}") from None
     return storage, True

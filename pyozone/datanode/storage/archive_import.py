@@ -20,13 +20,13 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import BinaryIO
 
+from pyozone.common.fsutil import atomic_write, fsync_dir
 from pyozone.datanode.storage.archive import BLOCK, EXPORTABLE, MEMBER_NAME, parse_blocks_file
 from pyozone.datanode.storage.container import KeyValueContainer
 from pyozone.datanode.storage.container_data import BlockData, ContainerData, ContainerFileError
 from pyozone.datanode.storage.container_files import clear_db, descriptor_path
 from pyozone.datanode.storage.container_set import ContainerSet
 from pyozone.datanode.storage.errors import ContainerError, Result
-from pyozone.datanode.storage.fsutil import atomic_write, fsync_dir
 from pyozone.datanode.storage.scanner import verify_blocks
 from pyozone.datanode.storage.volume_db import (
     BCSID,

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from pyozone.common.fsutil import fsync_dir
 from pyozone.datanode.storage import chunk_io
 from pyozone.datanode.storage.checksum import ChecksumMismatch, verify
 from pyozone.datanode.storage.container_data import BlockData, ChunkInfo, ContainerData, ContainerFileError
@@ -24,7 +25,6 @@ from pyozone.datanode.storage.container_files import (
 )
 from pyozone.datanode.storage.container_state import ContainerReplica
 from pyozone.datanode.storage.errors import ContainerError, Result
-from pyozone.datanode.storage.fsutil import fsync_dir
 from pyozone.datanode.storage.volume import HddsVolume
 from pyozone.datanode.storage.volume_db import (
     BCSID,

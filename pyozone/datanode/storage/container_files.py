@@ -14,9 +14,9 @@ import shutil
 import uuid
 from pathlib import Path
 
+from pyozone.common.fsutil import atomic_write, fsync_dir
 from pyozone.datanode.storage.container_data import ContainerData, ContainerFileError
 from pyozone.datanode.storage.errors import ContainerError, Result
-from pyozone.datanode.storage.fsutil import atomic_write, fsync_dir
 from pyozone.datanode.storage.volume import HddsVolume
 from pyozone.datanode.storage.volume_db import ContainerDB, DBError
 

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from pyozone.common.fsutil import atomic_write
 from pyozone.datanode.storage.container_data import ContainerData
 from pyozone.datanode.storage.container_files import descriptor_path, io_error
 from pyozone.datanode.storage.errors import ContainerError, Result
-from pyozone.datanode.storage.fsutil import atomic_write
 from pyozone.datanode.storage.volume import HddsVolume
 from pyozone.datanode.storage.volume_db import BCSID, BLOCK_COUNT, BYTES_USED, ContainerDB
 from pyozone.hdds.states import ReplicaState

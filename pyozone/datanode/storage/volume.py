@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 
+from pyozone.common.fsutil import atomic_write
 from pyozone.common.properties import parse_properties
-from pyozone.datanode.storage.fsutil import atomic_write
 from pyozone.datanode.storage.volume_db import DBError, VolumeDB
 from pyozone.scm.node.datanode import StorageReport
 

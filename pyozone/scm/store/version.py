@@ -6,13 +6,13 @@ overwritten; a damaged file is reported, not repaired, because a new id would or
 
 from __future__ import annotations
 
-import os
 import re
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyozone.common.fsutil import atomic_write
 from pyozone.common.properties import parse_properties
 from pyozone.config import OzoneConfiguration
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir, version_file
@@ -119,28 +119,12 @@ def init_scm_storage(metadata_dir: Path, cluster_id: str | None = None) -> tuple
         time.time_ns() // 1_000_000,
         SCM_LAYOUT_VERSION,
     )
-    tmp = path.with_name(f".VERSION.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w", encoding="latin-1") as f:
-            f.write(storage.to_properties())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        atomic_write(path, storage.to_properties().encode("latin-1"))
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise StorageError(f"cannot write {path}: {e.strerror or e}") from None
     return storage, True
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Makes the rename itself durable, not only the file's bytes."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def init_scm(conf: OzoneConfiguration, cluster_id: str | None = None) -> tuple[SCMStorageConfig, bool]:

@@ -1,4 +1,4 @@
-"""Small durable-file helpers shared by volumes, containers and the archive importer."""
+"""Small durable-file helpers: datanode volumes, containers and identity, SCM and OM VERSION files."""
 
 from __future__ import annotations
 
