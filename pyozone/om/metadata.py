@@ -14,10 +14,11 @@ listing is a range scan.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
-from rocksdict import AccessType, ColumnFamily, Options, Rdict, WriteBatch
+from pyozone.scm.store.rocksdb import RocksDBBackend, StoreError
 
 VOLUME_TABLE = "volumeTable"
 BUCKET_TABLE = "bucketTable"
@@ -27,6 +28,7 @@ DELETED_TABLE = "deletedTable"
 META_TABLE = "meta"
 TABLE_NAMES = (VOLUME_TABLE, BUCKET_TABLE, KEY_TABLE, OPEN_KEY_TABLE, DELETED_TABLE, META_TABLE)
 
+T = TypeVar("T")
 Op = tuple[str, str, bytes | None]
 """(table, key, value); None deletes."""
 
@@ -35,45 +37,19 @@ class OMStoreError(Exception):
     """om.db cannot be opened or used; the message names the path."""
 
 
-def _options() -> Options:
-    opts = Options(raw_mode=True)
-    opts.create_if_missing(True)
-    opts.create_missing_column_families(True)
-    return opts
-
-
 class OMMetadataStore:
+    """om.db on the RocksDB backend SCM uses for scm.db, with text keys."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
-        if path.exists() and not path.is_dir():
-            raise OMStoreError(f"{path}: not a directory, so not a RocksDB database")
-        existing: list[str] = []
-        if (path / "CURRENT").is_file():
-            try:
-                existing = Rdict.list_cf(str(path), _options())
-            except Exception as e:
-                raise OMStoreError(f"{path}: cannot read the column families: {e}") from None
-        names = [n for n in dict.fromkeys([*existing, *TABLE_NAMES]) if n != "default"]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = Rdict(str(path), _options(), {n: _options() for n in names}, AccessType.read_write())
-        except Exception as e:
-            message = str(e)
-            if "lock" in message.lower():
-                message = "locked by another process (is an OM running on it?)"
-            raise OMStoreError(f"{path}: cannot open RocksDB: {message}") from None
-        self._views: dict[str, Rdict] = {n: self._db.get_column_family(n) for n in TABLE_NAMES}
-        self._handles: dict[str, ColumnFamily] = {
-            n: self._db.get_column_family_handle(n) for n in TABLE_NAMES
-        }
-
-    def _view(self, table: str) -> Rdict:
-        if not self._views:
-            raise OMStoreError(f"{self.path}: closed")
-        return self._views[table]
+            self._backend = RocksDBBackend(path, tables=TABLE_NAMES, owner="OM")
+        except (StoreError, OSError) as e:
+            raise OMStoreError(str(e)) from None
 
     def get(self, table: str, key: str) -> bytes | None:
-        return self._view(table).get(key.encode())
+        return self._call(self._backend.get, table, key.encode())
 
     def scan(
         self, table: str, prefix: str = "", start_after: str | None = None
@@ -83,28 +59,25 @@ class OMMetadataStore:
         if start_after is not None and start_after.encode() + b"\x00" > low:
             low = start_after.encode() + b"\x00"
         wanted = prefix.encode()
-        for key, value in self._view(table).items(from_key=low):
-            if not key.startswith(wanted):
-                return
-            yield key.decode(), value
+        try:
+            for key, value in self._backend.items(table, low):
+                if not key.startswith(wanted):
+                    return
+                yield key.decode(), value
+        except StoreError as e:
+            raise OMStoreError(str(e)) from None
 
     def write(self, ops: Sequence[Op]) -> None:
         """One atomic WriteBatch across tables."""
-        if not ops:
-            return
-        batch = WriteBatch(raw_mode=True)
-        for table, key, value in ops:
-            self._view(table)
-            if value is None:
-                batch.delete(key.encode(), self._handles[table])
-            else:
-                batch.put(key.encode(), value, self._handles[table])
-        self._db.write(batch)
+        if ops:
+            self._call(self._backend.write, [(table, key.encode(), value) for table, key, value in ops])
 
     def close(self) -> None:
-        """Drops the column-family views first: each holds the DB (and its LOCK) open until freed."""
-        if not self._views:
-            return
-        self._views.clear()
-        self._handles.clear()
-        self._db.close()
+        self._backend.close()
+
+    @staticmethod
+    def _call(fn: Callable[..., T], *args: object) -> T:
+        try:
+            return fn(*args)
+        except StoreError as e:
+            raise OMStoreError(str(e)) from None

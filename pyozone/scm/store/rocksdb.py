@@ -57,7 +57,11 @@ class RocksDBBackend:
     running SCM as of the moment it opens.
     """
 
-    def __init__(self, path: Path, read_only: bool = False) -> None:
+    def __init__(
+        self, path: Path, read_only: bool = False, tables: tuple[str, ...] = TABLE_NAMES, owner: str = "SCM"
+    ) -> None:
+        """`tables` are created if missing (scm.db's by default; OM passes om.db's); `owner` names the
+        daemon that would hold the lock, for the error message."""
         self.path = path
         self.read_only = read_only
         # rocksdict creates the directory (and writes its rocksdict-config.json) before RocksDB
@@ -66,13 +70,13 @@ class RocksDBBackend:
             raise StoreError(f"{path}: not a directory, so not a RocksDB database")
         fresh = not read_only and not (path.is_dir() and any(path.iterdir()))
         existing = [] if fresh else list_column_families(path)
-        names = list(dict.fromkeys([*existing, *([] if read_only else TABLE_NAMES)]))
+        names = list(dict.fromkeys([*existing, *([] if read_only else tables)]))
         cf_opts = {name: _options(create=not read_only) for name in names if name != DEFAULT_CF}
         access = AccessType.read_only(False) if read_only else AccessType.read_write()
         try:
             self._db = Rdict(str(path), _options(create=not read_only), cf_opts, access)
         except Exception as e:
-            raise StoreError(_open_error(path, str(e))) from None
+            raise StoreError(_open_error(path, str(e), owner)) from None
         self._views: dict[str, Rdict] = {name: self._db.get_column_family(name) for name in cf_opts}
         self._views[DEFAULT_CF] = self._db
         self._handles: dict[str, ColumnFamily] = {
@@ -105,8 +109,10 @@ class RocksDBBackend:
                 batch.put(key, value, self._handles[self._check(cf)])
         self._db.write(batch)
 
-    def items(self, cf: str) -> Iterator[tuple[bytes, bytes]]:
-        yield from self._views[self._check(cf)].items()
+    def items(self, cf: str, from_key: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """Entries in key order, from `from_key` (inclusive) on."""
+        view = self._views[self._check(cf)]
+        yield from (view.items() if from_key is None else view.items(from_key=from_key))
 
     def close(self) -> None:
         """Drops the column-family views first: each holds the DB open (and its LOCK) until freed."""
@@ -117,7 +123,7 @@ class RocksDBBackend:
         self._db.close()
 
 
-def _open_error(path: Path, message: str) -> str:
+def _open_error(path: Path, message: str, owner: str) -> str:
     if "lock" in message.lower():
-        return f"{path}: locked by another process (is an SCM running on it?)"
+        return f"{path}: locked by another process (is an {owner} running on it?)"
     return f"{path}: cannot open RocksDB: {message}"
