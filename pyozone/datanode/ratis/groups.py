@@ -58,7 +58,12 @@ class PipelineGroups:
     def join(self, membership: Membership) -> RaftGroup:
         """The pipeline's group, created (or recovered from its log) on first use; idempotent."""
         group = self._groups.get(membership.pipeline_id)
-        if group is not None and group.members == membership.members:
+        if group is not None:  # a pipeline's members never change; a resent createPipeline finds it here
+            if group.members != membership.members:
+                log.warning(
+                    "pipeline %s: createPipeline names members %s, the group has %s; keeping the group",
+                    membership.pipeline_id, list(membership.members), list(group.members),
+                )  # fmt: skip
             return group
         raft_log = RaftLog(self.directory / membership.pipeline_id)
         group = RaftGroup(
