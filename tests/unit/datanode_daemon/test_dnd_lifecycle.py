@@ -182,6 +182,8 @@ async def test_scm_outage_is_retried_logged_once_and_loses_nothing(
         assert [(r.container_id, r.state) for r in hb.incremental_container_reports] == [
             (9, ReplicaState.OPEN)
         ]
+        # SCM has the heartbeat before the datanode has read the answer and logged the recovery
+        await wait_until(lambda: any("answers again" in r.getMessage() for r in caplog.records), what="log")
     failures = [r for r in caplog.records if "sendHeartbeat failed" in r.getMessage()]
     assert len(failures) == 1
     assert sum("answers again" in r.getMessage() for r in caplog.records) == 1
