@@ -15,9 +15,9 @@ from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
 from pyozone.common.properties import parse_properties
-from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.config import OzoneConfiguration
+from pyozone.config.dirs import metadata_dir, single_dir
 
-METADATA_DIRS_KEY = "ozone.metadata.dirs"
 OM_DB_DIRS_KEY = "ozone.om.db.dirs"
 OM_DB_NAME = "om.db"
 NODE_TYPE = "OM"
@@ -45,25 +45,12 @@ class OMStorage:
         )
 
 
-def _single_dir(conf: OzoneConfiguration, key: str) -> Path | None:
-    value = conf.get(key)
-    if not value:
-        return None
-    dirs = [d.strip() for d in str(value).split(",") if d.strip()]
-    if len(dirs) != 1:
-        raise ConfigError(f"{key}: the OM uses exactly one directory, got {value!r}")
-    return Path(dirs[0])
-
-
 def om_metadata_dir(conf: OzoneConfiguration) -> Path:
-    path = _single_dir(conf, METADATA_DIRS_KEY)
-    if path is None:
-        raise ConfigError(f"{METADATA_DIRS_KEY} is not set: the OM needs it for its VERSION file and om.db")
-    return path
+    return metadata_dir(conf, "OM", OM_DB_NAME)
 
 
 def om_db_path(conf: OzoneConfiguration) -> Path:
-    return (_single_dir(conf, OM_DB_DIRS_KEY) or om_metadata_dir(conf)) / OM_DB_NAME
+    return (single_dir(conf, OM_DB_DIRS_KEY, "OM") or om_metadata_dir(conf)) / OM_DB_NAME
 
 
 def version_file(metadata_dir: Path) -> Path:
