@@ -172,7 +172,7 @@ class RaftGroup:
         if self._closed:  # the pipeline went while this entry was applied: it has no log any more
             return response
         self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
-        if _commits(request):
+        if commits(request):
             await loop.run_in_executor(self._executor, self.log.sync)
         if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
             self._advance(self.self_id, index)
@@ -329,7 +329,7 @@ class RaftGroup:
         await asyncio.get_running_loop().run_in_executor(self._executor, self.log.close)
 
 
-def _commits(request: pb.ContainerCommandRequestProto) -> bool:
+def commits(request: pb.ContainerCommandRequestProto) -> bool:
     """An entry after which the log is fsynced: it commits a block (its BCSID is the entry's index) or
     closes a container."""
     kind = request.cmdType

@@ -413,3 +413,28 @@ def wait_container_closed(
         f"container {container_id} and its {replicas} replicas CLOSED",
         interval_s=0.5,
     )
+
+
+def close_open_containers(cluster: LiveCluster) -> list[int]:
+    """`admin container close` for every OPEN container; their ids."""
+    ids = [c["containerID"] for c in cluster.admin_json("container", "list") if c["state"] == "OPEN"]
+    for cid in ids:
+        closed = cluster.admin("container", "close", str(cid))
+        assert closed.code == 0 or "INVALID_CONTAINER_STATE" in closed.err, closed  # closing already
+    return ids
+
+
+def one_line_error(result: Result, code: str) -> None:
+    """`pyozone sh` failed with exit 1 and one line naming `code`."""
+    assert result.code == 1, result
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and code in lines[0], result
+
+
+def om_code(call: Callable[[], object]) -> str:
+    """The OMException result code `call` raises."""
+    from pyozone.client import OMException
+
+    with pytest.raises(OMException) as error:
+        call()
+    return error.value.result

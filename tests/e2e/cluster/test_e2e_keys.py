@@ -29,12 +29,14 @@ import pytest
 from cluster_helpers import (
     LiveCluster,
     MiB,
-    Result,
     all_block_files,
     block_files,
+    close_open_containers,
     container_replica_states,
     file_sha256,
     live_cluster,
+    om_code,
+    one_line_error,
     ozone_client,
     random_file,
     sh,
@@ -44,7 +46,7 @@ from cluster_helpers import (
     wait_for,
 )
 
-from pyozone.client import OMException, OzoneClient, SafeModeException
+from pyozone.client import OzoneClient, SafeModeException
 from pyozone.client.block_input import BlockInputStream
 from pyozone.cluster.status import om_ready
 
@@ -145,27 +147,6 @@ def seeded(
         keys.small[name] = name.encode()
     close_open_containers(cluster)  # their leases run out while the next tests work
     return keys
-
-
-def close_open_containers(cluster: LiveCluster) -> list[int]:
-    ids = [c["containerID"] for c in cluster.admin_json("container", "list") if c["state"] == "OPEN"]
-    for cid in ids:
-        closed = cluster.admin("container", "close", str(cid))
-        assert closed.code == 0 or "INVALID_CONTAINER_STATE" in closed.err, closed  # closing already
-    return ids
-
-
-def one_line_error(result: Result, code: str) -> None:
-    """`pyozone sh` failed with exit 1 and one line naming `code`."""
-    assert result.code == 1, result
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1 and code in lines[0], result
-
-
-def om_code(call: Any) -> str:
-    with pytest.raises(OMException) as error:
-        call()
-    return error.value.result
 
 
 # ---------------------------------------------------------------------- item 8: a client dies mid-write

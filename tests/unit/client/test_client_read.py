@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from fakes import BLOCK, BPC, BUFFER, FakeCluster
@@ -93,3 +94,19 @@ def test_empty_key(client: OzoneClient) -> None:
         assert reader.size == 0
         assert reader.readall() == b""
         assert list(reader) == []
+
+
+def test_the_next_chunk_is_read_ahead(client: OzoneClient, cluster: FakeCluster, stored) -> None:  # type: ignore[no-untyped-def]
+    data, _ = stored
+
+    def read_chunks() -> int:
+        return sum(dn.requests.count(pb.ReadChunk) for dn in cluster.datanodes)
+
+    before = read_chunks()
+    with client.read_key("vol", "bucket", "k") as reader:
+        assert reader.read(10) == data[:10]  # only the first chunk was asked for
+        deadline = time.monotonic() + 5
+        while read_chunks() < before + 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert read_chunks() == before + 2  # the second chunk is on its way already
+        assert reader.read(BUFFER) == data[10 : BUFFER + 10]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.datanode.ratis.group import TERM, encode_entry
+from pyozone.datanode.ratis.group import TERM, commits, encode_entry
 from pyozone.datanode.ratis.log import RaftLog, metadata_only
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
@@ -69,3 +69,14 @@ def test_metadata_only_keeps_every_other_field() -> None:
     stripped = metadata_only(request)
     request.writeChunk.ClearField("data")
     assert stripped == request
+
+
+def test_entries_that_commit_a_block_or_close_a_container_sync_the_log() -> None:
+    put = pb.ContainerCommandRequestProto(cmdType=pb.PutBlock, putBlock=pb.PutBlockRequestProto())
+    close = pb.ContainerCommandRequestProto(
+        cmdType=pb.CloseContainer, closeContainer=pb.CloseContainerRequestProto()
+    )
+    chunk_only = _write_chunk(b"x")
+    chunk_and_block = _write_chunk(b"x")
+    chunk_and_block.writeChunk.block.blockData.size = 1
+    assert [commits(r) for r in (put, close, chunk_only, chunk_and_block)] == [True, True, False, True]
