@@ -6,8 +6,9 @@ other container is read from the datanodes holding a replica, nearest to the rea
 getContainerWithPipeline builds a STANDALONE read pipeline for a closed container in Ozone.
 
 The cache (Ozone's ScmClient container location cache) keeps answers for
-ozone.om.container.location.cache.ttl, but an OPEN container's for a few seconds only: it closes at any
-moment, and a reader sent to its old pipeline would fail.
+ozone.om.container.location.cache.ttl, but a container that has not settled yet (OPEN, CLOSING,
+QUASI_CLOSED) for a few seconds only: it closes at any moment, its replicas change state with it, and a reader
+sent to its old pipeline would fail.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from pyozone.proto import hdds_pb2
 from pyozone.protocol.admin import pipeline_to_proto
 from pyozone.scm.pipeline.pipeline import Pipeline
 
-OPEN_CONTAINER_MAX_AGE_MS = 3_000
-"""A cached location of an OPEN container older than this is fetched again."""
+UNSETTLED_CONTAINER_MAX_AGE_MS = 3_000
+"""A cached location of a container not yet CLOSED older than this is fetched again."""
+
+_UNSETTLED = frozenset({LifeCycleState.OPEN, LifeCycleState.CLOSING, LifeCycleState.QUASI_CLOSED})
 
 _READABLE = (ReplicaState.OPEN, ReplicaState.CLOSING, ReplicaState.QUASI_CLOSED, ReplicaState.CLOSED)
 
@@ -51,8 +54,8 @@ class LocationCache:
 
     def _fresh(self, location: ContainerLocation, fetched_ms: int, now_ms: int) -> bool:
         age = now_ms - fetched_ms
-        if location.state is LifeCycleState.OPEN:
-            return age < min(self._ttl_ms, OPEN_CONTAINER_MAX_AGE_MS)
+        if location.state in _UNSETTLED:
+            return age < min(self._ttl_ms, UNSETTLED_CONTAINER_MAX_AGE_MS)
         return age < self._ttl_ms
 
     def get(self, container_id: int) -> ContainerLocation:

@@ -201,6 +201,10 @@ class LiveCluster:
         """`admin datanode list --json` by hostname (dn1, dn2, ...)."""
         return {n["hostname"]: n for n in self.poll_json("datanode", "list") or []}
 
+    def health(self, name: str) -> str | None:
+        """The datanode's healthState, or None while SCM cannot say (a poll that failed counts as not yet)."""
+        return self.datanodes().get(name, {}).get("healthState")
+
     def pipelines(self) -> list[dict[str, Any]]:
         return self.poll_json("pipeline", "list") or []
 

@@ -15,7 +15,9 @@ from pyozone.hdds.ids import RATIS_THREE
 def cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveCluster]:
-    with live_cluster(request, tmp_path_factory, "admin-cli", 3) as c:
+    # the decommission monitor would finish (and so undo) the tests' transitions if a run fell between them
+    overrides = {"ozone.scm.datanode.admin.monitor.interval": "1h"}
+    with live_cluster(request, tmp_path_factory, "admin-cli", 3, overrides=overrides) as c:
         yield c
 
 

@@ -32,7 +32,7 @@ def test_affected_keys_are_the_keys_of_the_lost_containers(request, tmp_path_fac
         for uuid in sorted(lost):
             cluster.kill(names[uuid])
         wait_for(
-            lambda: all(cluster.datanodes()[names[u]]["healthState"] == "DEAD" for u in lost),
+            lambda: all(cluster.health(names[u]) == "DEAD" for u in lost),
             DEAD_S + 30,
             "the killed datanodes DEAD",
         )

@@ -76,7 +76,7 @@ def test_rm_report_over_a_snapshot_equals_the_daemons_report(request, tmp_path_f
         victim = max(sorted(nodes), key=lambda name: sum(nodes[name]["uuid"] in h for h in holders.values()))
         assert cluster.admin("replicationmanager", "stop").code == 0
         cluster.kill(victim)
-        wait_for(lambda: cluster.datanodes()[victim]["healthState"] == "DEAD", DEAD_S + 20, f"{victim} DEAD")
+        wait_for(lambda: cluster.health(victim) == "DEAD", DEAD_S + 20, f"{victim} DEAD")
         state = settled(cluster)
 
         snapshot = tmp_path / "snapshot"

@@ -93,9 +93,9 @@ def test_a_written_container_closes_on_scm_and_every_replica(cluster: LiveCluste
     assert cid in [c["containerID"] for c in cluster.admin_json("container", "list")]
     wait_for(lambda: len(replicas(cluster, cid)) == 3, 15, "3 replicas reported")
 
+    started = time.monotonic()  # before the command: SCM may start closing while the CLI exits
     closed = cluster.admin("container", "close", str(cid))
     assert closed.code == 0 and f"Container {cid} is being closed" in closed.out, closed
-    started = time.monotonic()
     assert cluster.admin_json("container", "info", str(cid))["state"] in ("CLOSING", "CLOSED")
 
     def all_closed() -> bool:

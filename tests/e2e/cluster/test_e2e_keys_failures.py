@@ -91,6 +91,7 @@ def test_a_write_survives_a_pipeline_member_killed_mid_write(
                             if sent[0] == KILL_AFTER:  # mid-block, with chunks and a putBlock in flight
                                 paused.set()
                                 resume.wait(30)
+                    outcome["closing"] = True  # the commit happens inside close()
                     outcome["info"] = writer.close()
                     outcome["done"] = time.monotonic()
                 except BaseException as e:  # reported by the test thread

@@ -113,7 +113,7 @@ def test_a_dead_datanodes_containers_are_re_replicated(cluster: LiveCluster, wri
     assert cluster.admin("replicationmanager", "status").out == "ReplicationManager is Not Running.\n"
     killed = time.monotonic()
     cluster.kill(victim)
-    wait_for(lambda: cluster.datanodes()[victim]["healthState"] == "DEAD", DEAD_S + 20, f"{victim} DEAD")
+    wait_for(lambda: cluster.health(victim) == "DEAD", DEAD_S + 20, f"{victim} DEAD")
     wait_for(
         lambda: all(victim_uuid not in replicas(cluster, cid) for cid in affected),
         15,

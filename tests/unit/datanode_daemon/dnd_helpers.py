@@ -191,7 +191,7 @@ async def running(
         await asyncio.wait_for(task, 15)
 
 
-async def wait_until(predicate: Callable[[], object], timeout: float = 4.0, what: str = "condition") -> None:
+async def wait_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

@@ -82,7 +82,7 @@ async def test_create_and_close_pipeline(tmp_path: Path, scm: FakeScm) -> None:
             _pipeline(p3, [dn.uuid], None),
         )
         dn.machine.trigger_heartbeat()  # delivers the commands; the reports must follow at once
-        hb = await wait_for_beat(scm, lambda hb: _reports(hb) and len(hb.pipeline_reports) == 3, timeout=2)
+        hb = await wait_for_beat(scm, lambda hb: _reports(hb) and len(hb.pipeline_reports) == 3, timeout=5)
         assert _reports(hb) == {p1: True, p2: False, p3: True}  # promptly, not after 30 s
         doc = json.loads((tmp_path / "meta" / "pipelines.json").read_text())
         assert doc[p1]["members"] == [dn.uuid, OTHER_A, OTHER_B]

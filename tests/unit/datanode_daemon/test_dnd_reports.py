@@ -141,8 +141,10 @@ async def test_reports_go_on_their_intervals(tmp_path: Path, scm: FakeScm) -> No
     for name, interval in (("node_report", 0.3), ("pipeline_reports", 0.45), ("container_report", 0.6)):
         times = [at for at, hb in beats if getattr(hb, name) is not None]
         assert len(times) >= 2, name
-        assert all(b - a >= interval * 0.9 for a, b in itertools.pairwise(times)), (name, times)
-        assert all(b - a <= interval + 0.3 for a, b in itertools.pairwise(times)), (name, times)
+        # times as the fake SCM received them, so loose bounds: each report on its own interval, not on
+        # every 40 ms heartbeat
+        assert all(b - a >= interval * 0.7 for a, b in itertools.pairwise(times)), (name, times)
+        assert all(b - a <= interval + 0.6 for a, b in itertools.pairwise(times)), (name, times)
     assert any(hb.node_report is None for _, hb in beats)
 
 
@@ -153,8 +155,8 @@ async def test_a_replica_change_is_reported_at_once(tmp_path: Path, scm: FakeScm
         await wait_until(lambda: scm.registrations, what="registration")
         started = time.monotonic()
         container = await asyncio.to_thread(dn.containers.create, 11, dn.uuid, "p1")
-        hb = await wait_for_beat(scm, lambda hb: hb.incremental_container_reports, timeout=2)
-        assert time.monotonic() - started < 2
+        hb = await wait_for_beat(scm, lambda hb: hb.incremental_container_reports, timeout=5)
+        assert time.monotonic() - started < 5  # the heartbeat interval is 30 s
         assert [(r.container_id, r.state) for r in hb.incremental_container_reports] == [
             (11, ReplicaState.OPEN)
         ]

@@ -159,7 +159,11 @@ def test_in_flight_requests_are_capped(node_a: Node, executor: ThreadPoolExecuto
                 call = pb_grpc.XceiverClientProtocolServiceStub(channel).send()
                 for cid in range(1, 11):
                     await call.write(request(pb.Echo, cid, echo=pb.EchoRequestProto()))
-                await asyncio.sleep(0.3)
+                for _ in range(100):
+                    if len(taken) >= 3:
+                        break
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.2)  # time enough for a fourth, if one could be taken
                 assert taken == [1, 2, 3] and seen == []
                 release.set()
                 await call.done_writing()

@@ -1,18 +1,19 @@
-"""Where lookupKey sends readers: the container location cache (LRU, ttl, short life for OPEN
-containers) and the read pipeline (OPEN: the live pipeline; else replicas, nearest first, UNHEALTHY last)."""
+"""Where lookupKey sends readers: the container location cache (LRU, ttl, short life for containers not
+yet CLOSED) and the read pipeline (OPEN: the live pipeline; else replicas, nearest first, UNHEALTHY last)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from om_fakes import MEMBERS, PIPELINE, FakeScm, closed_location, details, make_om, open_location
 
 from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.hdds.states import LifeCycleState, ReplicaState
-from pyozone.om.locations import OPEN_CONTAINER_MAX_AGE_MS, LocationCache, read_pipeline
+from pyozone.om.locations import UNSETTLED_CONTAINER_MAX_AGE_MS, LocationCache, read_pipeline
 from pyozone.om.records import KeyBlock
 from pyozone.om.scm import ContainerLocation, ReplicaLocation
 from pyozone.om.settings import OMSettings
@@ -40,11 +41,23 @@ def test_open_containers_are_fetched_again_after_a_few_seconds() -> None:
     scm.locations[7] = open_location(7)
     cache = LocationCache(scm.container_location, clock, size=10, ttl_ms=60_000)
     cache.get(7)
-    clock.advance(OPEN_CONTAINER_MAX_AGE_MS - 1)
+    clock.advance(UNSETTLED_CONTAINER_MAX_AGE_MS - 1)
     cache.get(7)
     assert scm.location_calls == 1
     scm.locations[7] = closed_location(7, (1, ReplicaState.CLOSED))  # it closed meanwhile
     clock.advance(1)
+    assert cache.get(7).state is LifeCycleState.CLOSED
+    assert scm.location_calls == 2
+
+
+@pytest.mark.parametrize("state", [LifeCycleState.CLOSING, LifeCycleState.QUASI_CLOSED])
+def test_closing_containers_are_fetched_again_after_a_few_seconds(state: LifeCycleState) -> None:
+    scm, clock = FakeScm(), ManualClock()
+    scm.locations[7] = replace(closed_location(7, (1, ReplicaState.CLOSING)), state=state)
+    cache = LocationCache(scm.container_location, clock, size=10, ttl_ms=60_000)
+    cache.get(7)
+    clock.advance(UNSETTLED_CONTAINER_MAX_AGE_MS)
+    scm.locations[7] = closed_location(7, (1, ReplicaState.CLOSED))
     assert cache.get(7).state is LifeCycleState.CLOSED
     assert scm.location_calls == 2
 
