@@ -53,10 +53,12 @@ def check(datanode: DatanodeRef, response: Response) -> Response:
 
 
 class ChannelPool:
-    """One gRPC channel per datanode address, shared by every stream of a client (on its loop)."""
+    """One gRPC channel per datanode address, shared by every stream of a client (on its loop), and the
+    calls of closed streams still finishing on them."""
 
     def __init__(self) -> None:
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._finishing: set[asyncio.Task[None]] = set()
 
     def channel(self, datanode: DatanodeRef) -> grpc.aio.Channel:
         address = datanode.address
@@ -66,7 +68,15 @@ class ChannelPool:
             self._channels[address] = channel
         return channel
 
+    def finishing(self, reader: asyncio.Task[None]) -> None:
+        """Keeps a closed stream's reader until its call ends by itself."""
+        self._finishing.add(reader)
+        reader.add_done_callback(self._finishing.discard)
+
     async def close(self) -> None:
+        for reader in list(self._finishing):
+            reader.cancel()
+        await asyncio.gather(*self._finishing, return_exceptions=True)
         channels, self._channels = list(self._channels.values()), {}
         for channel in channels:
             await channel.close()
@@ -80,6 +90,7 @@ class XceiverStream:
             raise DatanodeCallError(datanode, "NO_DATA_PORT", "OM gave no STANDALONE port", unreachable=True)
         self.datanode = datanode
         self.timeout_s = timeout_s
+        self._pool = pool
         self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
         self._pending: deque[asyncio.Future[Response]] = deque()
         self._broken: DatanodeCallError | None = None
@@ -145,10 +156,14 @@ class XceiverStream:
         return await self.wait(self.submit(request), timeout_s)
 
     async def close(self) -> None:
+        """Ends the stream. With no answer owed, only the request side ends: the datanode then ends the
+        call with OK, in the background (no round trip to wait for, no cancelled RPC on either side).
+        With answers still owed (a writer giving up on the stream) the call is cancelled."""
         self._queue.put_nowait(None)
-        if self._pending:
-            self._call.cancel()
+        if not self._pending and self._broken is None:
+            self._pool.finishing(self._reader)
+            return
+        self._call.cancel()
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._reader
-        self._call.cancel()

@@ -253,12 +253,18 @@ class OzoneManager:
         excluded: ExcludeList | None = None,
     ) -> OpenKeySession:
         """Records an open key under a fresh client id with ceil(dataSize / block size) pre-allocated
-        blocks (at least one, at most PREALLOCATE_MAX_BLOCKS)."""
+        blocks (at least one, at most PREALLOCATE_MAX_BLOCKS).
+
+        A key announced smaller than a block asks SCM for only its size: SCM counts every allocation
+        against its container, and a full block per small key would fill a container's count after
+        container size / block size keys (20 by default) however little was written."""
         check_key_name(key, self.settings.check_key_characters)
         parent = self._bucket(volume, bucket)
         config = replication or parent.replication
         size = self.settings.block_size
         count = min(PREALLOCATE_MAX_BLOCKS, max(1, math.ceil(data_size / size)))
+        if 0 < data_size < size:
+            size = data_size
         with scm_call(f"allocating {count} block(s) for {volume}/{bucket}/{key}"):
             allocated = self.scm.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
         with self.lock:
@@ -372,7 +378,9 @@ class OzoneManager:
             ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
             self._account(parent, used_delta, namespace_delta, ops)
             self.commit(ops)
-        log.info("committed key %s/%s/%s: %d bytes in %d block(s)", volume, bucket, key, data_size, len(kept))
+        log.debug(
+            "committed key %s/%s/%s: %d bytes in %d block(s)", volume, bucket, key, data_size, len(kept)
+        )
         return record
 
     # ------------------------------------------------------------------ reading and changing keys
@@ -414,7 +422,7 @@ class OzoneManager:
                     (KEY_TABLE, key_key(volume, bucket, to_key), codec.encode(codec.key_to_proto(renamed))),
                 ]
             )
-        log.info("renamed key %s/%s/%s to %s", volume, bucket, key, to_key)
+        log.debug("renamed key %s/%s/%s to %s", volume, bucket, key, to_key)
 
     def delete_key(self, volume: str, bucket: str, key: str) -> None:
         with self.lock:
@@ -424,7 +432,7 @@ class OzoneManager:
             self.orphan(record, ops)
             self._account(parent, -record.replicated_bytes, -1, ops)
             self.commit(ops)
-        log.info("deleted key %s/%s/%s (%d block(s) to delete)", volume, bucket, key, len(record.blocks))
+        log.debug("deleted key %s/%s/%s (%d block(s) to delete)", volume, bucket, key, len(record.blocks))
 
     # ------------------------------------------------------------------ helpers
     def orphan(self, record: KeyRecord, ops: list[Op]) -> None:

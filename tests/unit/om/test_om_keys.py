@@ -63,9 +63,20 @@ def test_open_key_preallocates_one_block_per_block_size(
     excluded = ExcludeList(datanodes=frozenset({"dn-x"}))
     session = om.open_key("vol1", "bkt1", "k", size, excluded=excluded)
     assert len(session.key.blocks) == len(session.allocated) == blocks
-    assert scm.allocations[-1] == (BLOCK, om.info_bucket("vol1", "bkt1").replication, blocks, excluded)
+    asked = size if 0 < size < BLOCK else BLOCK
+    assert scm.allocations[-1] == (asked, om.info_bucket("vol1", "bkt1").replication, blocks, excluded)
     assert om.store.get(OPEN_KEY_TABLE, f"/vol1/bkt1/k/{session.client_id}") is not None
     assert om.list_keys("vol1", "bkt1") == []  # nothing visible before commitKey
+
+
+def test_a_key_smaller_than_a_block_asks_scm_for_its_size_only(om: OzoneManager, scm: FakeScm) -> None:
+    """SCM counts allocations against the container: small keys must not use it up by the block."""
+    om.open_key("vol1", "bkt1", "small", BLOCK // 4)
+    assert scm.allocations[-1][0] == BLOCK // 4
+    session = om.open_key("vol1", "bkt1", "unknown", 0)  # size unknown: a whole block
+    assert scm.allocations[-1][0] == BLOCK
+    om.allocate_block("vol1", "bkt1", "unknown", session.client_id)  # a key growing: whole blocks
+    assert scm.allocations[-1][0] == BLOCK
 
 
 def test_preallocation_is_capped(om: OzoneManager) -> None:
