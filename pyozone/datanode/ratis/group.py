@@ -55,8 +55,10 @@ DETERMINISTIC = frozenset(
         pb.UNSUPPORTED_REQUEST,
     }
 )
-"""Refusals every member reaches alike for the same entry (the entry is then a no-op everywhere). Any
-other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has failed the pipeline."""
+"""Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). A
+follower's answer counts only if it is the leader's own (a replica refusing what the leader applied has
+diverged); any other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has failed
+the pipeline."""
 
 Apply = Callable[[pb.ContainerCommandRequestProto, int], pb.ContainerCommandResponseProto]
 Response = pb.ContainerCommandResponseProto
@@ -95,6 +97,11 @@ class RaftGroup:
         self._closed = False
         self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
         self._appenders: dict[str, LogAppender] = {}
+        # leader: its own result per index until every live follower answered it, and follower answers
+        # that came before the leader's own apply finished
+        self._outcomes: dict[int, int] = {}
+        self._early: dict[int, list[tuple[str, pb.AppendEntriesReplyProto]]] = {}
+        self._judged_to = raft_log.last_index
         if self.is_leader:
             for member in self.members:
                 if member != self_id:
@@ -127,7 +134,7 @@ class RaftGroup:
     # ------------------------------------------------------------------ leader
     def submit(self, request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response]:
         """Orders the request now (its index is taken before this returns); the future is its answer."""
-        if self.majority_lost():
+        if self.majority_lost() or self.self_id in self.failed:
             return _done(self._refusal(request, pb.RAFT_RETRY_FAILURE, self._failure_summary()))
         index, self._next = self._next, self._next + 1
         local = self._start_apply(request, index)
@@ -171,9 +178,18 @@ class RaftGroup:
             await asyncio.wait([previous])
         if self._closed:  # the pipeline went while this entry was applied: it has no log any more
             return response
-        self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
-        if commits(request):
-            await loop.run_in_executor(self._executor, self.log.sync)
+        try:
+            self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
+            if commits(request):
+                await loop.run_in_executor(self._executor, self.log.sync)
+        except (OSError, ValueError) as e:  # a log that cannot be written takes no more entries
+            log.exception("pipeline %s: writing entry %d to the log failed", self.pipeline_id, index)
+            self._member_failed(self.self_id, f"entry {index}: log write failed: {e!r}")
+            return self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: log write failed: {e!r}")
+        if self._appenders:
+            self._outcomes[index] = response.result
+            for member, reply in self._early.pop(index, ()):
+                self._judge(member, reply, response.result)
         if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
             self._advance(self.self_id, index)
         elif self.is_leader:
@@ -235,12 +251,31 @@ class RaftGroup:
         return answer
 
     def _follower_replied(self, member: str, reply: pb.AppendEntriesReplyProto) -> None:
-        if reply.result == pb.SUCCESS or reply.result in DETERMINISTIC:
-            self._advance(member, reply.index)
+        """Judged against the leader's own result for the entry, once the leader has it (a follower
+        may finish an entry first: entries of different containers apply in parallel)."""
+        outcome = self._outcomes.get(reply.index)
+        if outcome is None:
+            self._early.setdefault(reply.index, []).append((member, reply))
         else:
+            self._judge(member, reply, outcome)
+
+    def _judge(self, member: str, reply: pb.AppendEntriesReplyProto, leader_result: int) -> None:
+        if leader_result == pb.SUCCESS or leader_result in DETERMINISTIC:
+            agrees = reply.result == leader_result
+        else:  # the leader failed this entry itself; a follower that applied it is fine
+            agrees = reply.result == pb.SUCCESS or reply.result in DETERMINISTIC
+        if not agrees:
             self._member_failed(
-                member, f"entry {reply.index}: {pb.Result.Name(reply.result)}: {reply.message}"
+                member,
+                f"entry {reply.index}: {pb.Result.Name(reply.result)} where the leader had "
+                f"{pb.Result.Name(leader_result)}: {reply.message}",
             )
+            return
+        self._advance(member, reply.index)
+        live = [self.match[m] for m in self._appenders if m not in self.failed]
+        while live and self._judged_to < min(live):  # every live follower answered: forget the outcome
+            self._judged_to += 1
+            self._outcomes.pop(self._judged_to, None)
 
     # ------------------------------------------------------------------ follower
     def receive(self, request: pb.AppendEntriesRequestProto) -> asyncio.Future[pb.AppendEntriesReplyProto]:

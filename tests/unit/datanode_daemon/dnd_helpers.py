@@ -200,7 +200,7 @@ async def wait_until(predicate: Callable[[], object], timeout: float = 10.0, wha
 
 
 async def wait_for_beat(
-    scm: FakeScm, predicate: Callable[[Heartbeat], object], since: float = 0.0, timeout: float = 4.0
+    scm: FakeScm, predicate: Callable[[Heartbeat], object], since: float = 0.0, timeout: float = 10.0
 ) -> Heartbeat:
     """The first heartbeat at or after `since` that satisfies `predicate`."""
     found: list[Heartbeat] = []

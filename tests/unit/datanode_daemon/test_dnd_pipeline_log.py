@@ -250,3 +250,22 @@ async def test_a_client_that_goes_away_mid_stream_leaves_no_gap_in_the_log(tmp_p
         for dn in dns:
             indexes = [r.index for r in RaftLog(dn.groups.directory / PID).records()]
             assert indexes == list(range(1, len(indexes) + 1)) and indexes[-1] == answers[-1].logIndex
+
+
+@async_test
+async def test_a_follower_refusing_what_the_leader_applied_has_failed(tmp_path: Path) -> None:
+    """CONTAINER_UNHEALTHY is a refusal every member could reach, but here only one replica is unhealthy:
+    the entry is on two replicas, so it must not count as applied on the third."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns, scms = cluster.dns, cluster.scms
+        _ok(await _send(dns[0], _requests(1, b"f" * 1000, 1000)))
+        await wait_until(lambda: CID in dns[2].containers, what="the follower's replica")
+        dns[2].containers.require(CID).mark_unhealthy("damaged on this replica only")
+        answers = await _send(dns[0], _requests(2, b"g" * 1000, 1000))
+        _ok(answers)  # the leader and the healthy follower: a majority
+        index = answers[-1].logIndex
+        (watched,) = await _send(dns[0], [_watch(index)])
+        assert watched.result == pb.NOT_REPLICATED
+        assert {i.datanodeUuid for i in watched.commitInfos if i.commitIndex < index} == {dns[2].uuid}
+        beat = await wait_for_beat(scms[0], lambda hb: hb.pipeline_actions)
+        assert "CONTAINER_UNHEALTHY where the leader had SUCCESS" in beat.pipeline_actions[0].reason
