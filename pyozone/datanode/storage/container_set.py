@@ -42,6 +42,9 @@ class ContainerSet:
         self.volume_set = volume_set
         self.duplicates: list[DuplicateReplica] = []
         self._containers: dict[int, KeyValueContainer] = {}
+        self.missing: set[int] = set()
+        """Containers lost with a failed volume (Ozone's missingContainerSet): a write must not create
+        them again empty, as if their earlier blocks had never been; an import brings one back."""
         self._listeners: list[ChangeListener] = []
         self._lock = threading.Lock()
         for volume in volume_set.healthy_volumes():
@@ -142,6 +145,7 @@ class ContainerSet:
             container = build()
             container.listener = self._fire
             self._containers[container_id] = container
+            self.missing.discard(container_id)
         self._fire(container)
         return container
 
@@ -160,6 +164,7 @@ class ContainerSet:
             lost = [cid for cid, c in self._containers.items() if c.volume.is_failed]
             for cid in lost:
                 del self._containers[cid]
+            self.missing.update(lost)
         if lost:
             log.error("lost %d containers on failed volumes: %s", len(lost), lost)
         return lost

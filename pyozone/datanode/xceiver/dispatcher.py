@@ -190,8 +190,11 @@ class Dispatcher:
     def check_writable(self, request: Request) -> None:
         """What a leader checks before it puts a client's write into the pipeline log: the container is
         OPEN here, or not here yet (its first write creates it). Raises ContainerError otherwise."""
-        container = self.containers.get(container_id(request.containerID, "containerID"))
-        if container is not None and container.state is not ReplicaState.OPEN:
+        cid = container_id(request.containerID, "containerID")
+        container = self.containers.get(cid)
+        if container is None:
+            self._refuse_missing(cid)
+        elif container.state is not ReplicaState.OPEN:
             self._refuse_not_open(container)
 
     def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
@@ -200,6 +203,7 @@ class Dispatcher:
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
         if container is None:
+            self._refuse_missing(cid)
             container = self._create(cid, request.pipelineID, replica_index, exist_ok=True)
         state = container.state
         if state is ReplicaState.CLOSING and index:
@@ -207,6 +211,15 @@ class Dispatcher:
         if state is not ReplicaState.OPEN:
             self._refuse_not_open(container)
         return container
+
+    def _refuse_missing(self, cid: int) -> None:
+        """A write's container is absent: created by that write, unless it was lost with a failed volume
+        (the replica would come back empty yet report the pipeline's BCSID: silent data loss)."""
+        if cid in self.containers.missing:
+            raise ContainerError(
+                Result.CONTAINER_MISSING,
+                f"container {cid} was lost with a failed volume and cannot be created again on this datanode",
+            )
 
     @staticmethod
     def _refuse_not_open(container: KeyValueContainer) -> None:

@@ -23,7 +23,8 @@ from dns_helpers import (
     write,
 )
 
-from pyozone.datanode.storage import ChecksumType
+from pyozone.datanode.storage import ChecksumType, ContainerError
+from pyozone.datanode.storage.errors import Result
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -133,6 +134,25 @@ def test_writes_need_an_open_replica(dispatcher: Dispatcher, node_a: Node) -> No
     assert results(run(dispatcher, write(2, 1, chunks[0], payload(1, 100)), close(2))) == [
         "CONTAINER_UNHEALTHY", "CONTAINER_UNHEALTHY",
     ]  # fmt: skip
+
+
+def test_a_container_lost_with_its_volume_is_not_created_again_by_a_write(
+    dispatcher: Dispatcher, node_a: Node
+) -> None:
+    """Re-created empty, the replica would miss every earlier block yet go on reporting the pipeline's
+    BCSID; Ozone refuses with CONTAINER_MISSING until the container is imported back."""
+    writes, _ = block_writes(4, 1, payload(1, 100), 100)
+    run(dispatcher, *writes)
+    node_a.containers.require(4).volume.mark_failed("disk pulled")
+    assert node_a.containers.remove_failed_volume_containers() == [4]
+    more, _ = block_writes(4, 2, payload(2, 100), 100)
+    assert results(run(dispatcher, *more)) == ["CONTAINER_MISSING"] * len(more)
+    assert 4 not in node_a.containers
+    with pytest.raises(ContainerError) as refused:
+        dispatcher.check_writable(more[0])  # what a pipeline leader asks before ordering the write
+    assert refused.value.result is Result.CONTAINER_MISSING
+    fresh, _ = block_writes(5, 1, payload(3, 100), 100)  # other containers are created as before
+    assert results(run(dispatcher, *fresh)) == ["SUCCESS"] * len(fresh)
 
 
 def test_close_request_does_not_close_a_quasi_closed_replica(dispatcher: Dispatcher, node_a: Node) -> None:
