@@ -75,9 +75,12 @@ class RaftGroup:
         on_failure: Callable[[str, str], None],
         watch_timeout_s: float,
         request_timeout_s: float,
+        applied: int = 0,
     ) -> None:
         """`apply(request, index)` runs an entry through the dispatcher (blocking; run on `executor`).
-        `on_failure(pipeline_id, reason)` asks SCM to close the pipeline."""
+        `on_failure(pipeline_id, reason)` asks SCM to close the pipeline. `applied` is the highest BCSID
+        of this pipeline's containers here: above the log's last index, entries were applied but not
+        logged when the datanode stopped, and the log cannot go on from its end."""
         self.pipeline_id = membership.pipeline_id
         self.members = membership.members
         self.self_id = self_id
@@ -88,7 +91,8 @@ class RaftGroup:
         self._on_failure = on_failure
         self.watch_timeout_s = watch_timeout_s
         self.request_timeout_s = request_timeout_s
-        self.match = dict.fromkeys(self.members, raft_log.last_index)
+        # what the followers applied before a restart is unknown: they count from their next answer
+        self.match = {m: raft_log.last_index if m == self_id else 0 for m in self.members}
         self.failed: dict[str, str] = {}
         self._next = raft_log.last_index + 1
         self._received = raft_log.last_index  # follower: the last entry taken from the leader
@@ -112,6 +116,11 @@ class RaftGroup:
                         self._member_failed,
                         request_timeout_s,
                     )
+        if applied > raft_log.last_index:
+            self._member_failed(
+                self_id,
+                f"restarted with entries up to {applied} applied but its log ending at {raft_log.last_index}",
+            )
 
     @property
     def is_leader(self) -> bool:

@@ -66,9 +66,12 @@ class PipelineGroups:
                 )  # fmt: skip
             return group
         raft_log = RaftLog(self.directory / membership.pipeline_id)
+        pid = membership.pipeline_id
+        ours = [c.bcsid for c in self.dispatcher.containers if c.data.origin_pipeline_id == pid]
+        applied = max(ours, default=0)
         group = RaftGroup(
             membership, self.self_id, raft_log, self.dispatcher.dispatch, self.executor, self.on_failure,
-            self.watch_timeout_s, self.request_timeout_s,
+            self.watch_timeout_s, self.request_timeout_s, applied,
         )  # fmt: skip
         self._groups[membership.pipeline_id] = group
         log.info(
