@@ -4,9 +4,14 @@ Each record is (term, index, the request without its chunk data), framed as
 `<u32 length><u32 crc32c><payload>`: the chunk data is written once, into the container's block file, and
 only metadata goes into the log (seed 004's data/metadata separation). Records are written as they
 are applied; after an entry that commits a block (putBlock, a writeChunk carrying its putBlock,
-putSmallFile) or closes a container the log is fsynced, as the block file and its metadata were, so
-after a power cut the log never ends before a BCSID a replica already committed. On open, a torn
-or corrupt tail (a crash mid-append) is cut off: the last whole record gives the index to go on from.
+putSmallFile) or closes a container the log is fsynced, as the block file and its metadata were. Entries
+of different containers apply in parallel and are logged in index order after them, so a kill can leave a
+container's BCSID past the log's end; the group checks that on restart (RaftGroup). On open, a torn or
+corrupt tail (a crash mid-append) is cut off: the last whole record gives the index to go on from.
+
+Nothing is ever read back but that last record (a failed member is not caught up from the log), so once
+the file passes SEGMENT_BYTES it is replaced by one holding only its last record: the log stays bounded
+however much data the pipeline carries, and a restart reads at most one segment.
 """
 
 from __future__ import annotations
@@ -22,10 +27,13 @@ from typing import Any
 import crc32c
 from google.protobuf.descriptor import FieldDescriptor
 
+from pyozone.common.fsutil import atomic_write
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 _HEADER = struct.Struct(">II")
 LOG_FILE = "log"
+SEGMENT_BYTES = 64 << 20
+"""About 17 GB of data written in 4 MB chunks (a putBlock record lists its block's chunks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +68,17 @@ def _copy_field(target: Any, name: str, field: FieldDescriptor, value: Any) -> N
 
 
 class RaftLog:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, segment_bytes: int = SEGMENT_BYTES) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / LOG_FILE
+        self._segment_bytes = segment_bytes
         self._lock = threading.Lock()
         self.term, self.last_index = 0, 0
         good = self._recover()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         if good < os.fstat(self._fd).st_size:
             os.ftruncate(self._fd, good)
+        self._size = good
 
     def _recover(self) -> int:
         """Reads every whole record; returns the byte length of the good prefix."""
@@ -101,11 +111,22 @@ class RaftLog:
     def append(self, term: int, index: int, entry: pb.ContainerCommandRequestProto) -> None:
         """Appends entry `index`, which must follow the last one."""
         payload = _encode(term, index, metadata_only(entry))
+        record = _HEADER.pack(len(payload), crc32c.crc32c(payload)) + payload
         with self._lock:
             if index != self.last_index + 1:
                 raise ValueError(f"log {self.path}: entry {index} does not follow {self.last_index}")
-            os.write(self._fd, _HEADER.pack(len(payload), crc32c.crc32c(payload)) + payload)
+            os.write(self._fd, record)
             self.term, self.last_index = term, index
+            self._size += len(record)
+            if self._size > self._segment_bytes:
+                self._restart_with(record)
+
+    def _restart_with(self, record: bytes) -> None:
+        """Replaces the file by one holding only `record` (written, synced, renamed over it)."""
+        atomic_write(self.path, record)
+        os.close(self._fd)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._size = len(record)
 
     def sync(self) -> None:
         """Forces the records written so far to disk (after an entry that commits a block)."""

@@ -80,3 +80,22 @@ def test_entries_that_commit_a_block_or_close_a_container_sync_the_log() -> None
     chunk_and_block = _write_chunk(b"x")
     chunk_and_block.writeChunk.block.blockData.size = 1
     assert [commits(r) for r in (put, close, chunk_only, chunk_and_block)] == [True, True, False, True]
+
+
+def test_the_log_restarts_from_its_last_record_past_the_segment_size(tmp_path: Path) -> None:
+    """Nothing but the last record is read back, so a full segment is replaced by that record alone:
+    the file stays bounded, and a reopened log goes on from the right index."""
+    log = RaftLog(tmp_path, segment_bytes=2000)
+    for index in range(1, 201):
+        log.append(1, index, _write_chunk(b"x" * 100))
+        assert (tmp_path / "log").stat().st_size <= 2000 + 200
+    log.close()
+    again = RaftLog(tmp_path, segment_bytes=2000)
+    assert again.last_index == 200 and again.term == 1
+    records = again.records()
+    assert records[-1].index == 200 and [r.index for r in records] == list(range(records[0].index, 201))
+    again.append(1, 201, _write_chunk(b"y"))
+    with pytest.raises(ValueError, match="does not follow"):
+        again.append(1, 203, _write_chunk(b"z"))
+    again.close()
+    assert RaftLog(tmp_path).last_index == 201
