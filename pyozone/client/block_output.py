@@ -67,9 +67,8 @@ def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) ->
         return BlockFailure(FailureKind.NOT_REPLICATED, error.result, text, behind)
     if error.result in PIPELINE_RESULTS:
         return BlockFailure(FailureKind.PIPELINE, error.result, text)
-    # Any other refusal (IO_EXCEPTION, DISK_OUT_OF_SPACE, CONTAINER_MISSING, ...) is a member's own failure,
-    # after which its leader takes no more entries: Ozone excludes the pipeline for all but the above.
-    return BlockFailure(FailureKind.PIPELINE, error.result, text)
+    # Any other refusal is the container's (Ozone's StorageContainerException): write elsewhere.
+    return BlockFailure(FailureKind.CONTAINER, error.result, text)
 
 
 class BlockOutputStream:

@@ -115,9 +115,7 @@ def test_failed_follower_seen_by_watch(client: OzoneClient, cluster: FakeCluster
     assert list(cluster.om.allocations[-1].datanodes) == [pipeline.members[1].uuid]
 
 
-@pytest.mark.parametrize(
-    "result", [pb.GROUP_MISMATCH, pb.NOT_LEADER, pb.RAFT_RETRY_FAILURE, pb.IO_EXCEPTION, pb.CONTAINER_MISSING]
-)
+@pytest.mark.parametrize("result", [pb.GROUP_MISMATCH, pb.NOT_LEADER, pb.RAFT_RETRY_FAILURE])
 def test_pipeline_failures_exclude_the_pipeline(
     client: OzoneClient, cluster: FakeCluster, result: int
 ) -> None:
