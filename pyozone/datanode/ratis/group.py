@@ -76,11 +76,14 @@ class RaftGroup:
         watch_timeout_s: float,
         request_timeout_s: float,
         applied: int = 0,
+        volumes_failed: bool = False,
     ) -> None:
         """`apply(request, index)` runs an entry through the dispatcher (blocking; run on `executor`).
         `on_failure(pipeline_id, reason)` asks SCM to close the pipeline. `applied` is the highest BCSID
         of this pipeline's containers here: above the log's last index, entries were applied but not
-        logged when the datanode stopped, and the log cannot go on from its end."""
+        logged when the datanode stopped, and the log cannot go on from its end. `volumes_failed`: some
+        data volume is failed, so this pipeline's containers there are gone without a trace; a log with
+        history cannot go on either (a write would create such a container again, empty)."""
         self.pipeline_id = membership.pipeline_id
         self.members = membership.members
         self.self_id = self_id
@@ -121,6 +124,8 @@ class RaftGroup:
                 self_id,
                 f"restarted with entries up to {applied} applied but its log ending at {raft_log.last_index}",
             )
+        elif volumes_failed and raft_log.last_index:
+            self._member_failed(self_id, "restarted with failed data volumes: containers may be gone")
 
     @property
     def is_leader(self) -> bool:
@@ -194,6 +199,7 @@ class RaftGroup:
         except (OSError, ValueError) as e:  # a log that cannot be written takes no more entries
             log.exception("pipeline %s: writing entry %d to the log failed", self.pipeline_id, index)
             self._member_failed(self.self_id, f"entry {index}: log write failed: {e!r}")
+            self._closed = True  # no later entry is logged, judged or counted as applied here
             return self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: log write failed: {e!r}")
         if self._appenders:
             self._outcomes[index] = response.result
@@ -217,6 +223,7 @@ class RaftGroup:
             lambda: (
                 (self.commit_index >= index and self._followers_within(index - MAX_FOLLOWER_LAG))
                 or self.majority_lost()
+                or self.self_id in self.failed
             ),
             self.request_timeout_s,
         )
@@ -269,9 +276,12 @@ class RaftGroup:
             self._judge(member, reply, outcome)
 
     def _judge(self, member: str, reply: pb.AppendEntriesReplyProto, leader_result: int) -> None:
-        if leader_result == pb.SUCCESS or leader_result in DETERMINISTIC:
-            agrees = reply.result == leader_result
-        else:  # the leader failed this entry itself; a follower that applied it is fine
+        """What the leader applied, every follower must have applied. Where the leader refused (its own
+        copy went UNHEALTHY, or a refusal all reach alike), a follower's SUCCESS or alike refusal is fine:
+        nothing acknowledged depends on the entry."""
+        if leader_result == pb.SUCCESS:
+            agrees = reply.result == pb.SUCCESS
+        else:
             agrees = reply.result == pb.SUCCESS or reply.result in DETERMINISTIC
         if not agrees:
             self._member_failed(

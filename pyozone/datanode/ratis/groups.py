@@ -72,6 +72,7 @@ class PipelineGroups:
         group = RaftGroup(
             membership, self.self_id, raft_log, self.dispatcher.dispatch, self.executor, self.on_failure,
             self.watch_timeout_s, self.request_timeout_s, applied,
+            any(v.is_failed for v in self.dispatcher.containers.volume_set.data_volumes),
         )  # fmt: skip
         self._groups[membership.pipeline_id] = group
         log.info(

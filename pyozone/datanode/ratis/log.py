@@ -124,8 +124,8 @@ class RaftLog:
     def _restart_with(self, record: bytes) -> None:
         """Replaces the file by one holding only `record` (written, synced, renamed over it)."""
         atomic_write(self.path, record)
-        os.close(self._fd)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        old, self._fd = self._fd, os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        os.close(old)
         self._size = len(record)
 
     def sync(self) -> None:

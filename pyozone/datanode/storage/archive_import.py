@@ -10,6 +10,7 @@ every chunk checksum verified; any failure removes the staging directory.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import hmac
 import os
@@ -215,7 +216,8 @@ class ContainerImporter:
             BYTES_USED: sum(files.values()),
             DELETE_TXID: delete_tx,
         }
-        return self.containers.install(cid, lambda: self._install(descriptor, blocks, counters))
+        build = functools.partial(self._install, descriptor, blocks, counters)
+        return self.containers.install(cid, build, restores=True)
 
     def _install(
         self, descriptor: ContainerData, blocks: list[BlockData], counters: dict[str, int]

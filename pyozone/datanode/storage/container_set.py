@@ -133,21 +133,34 @@ class ContainerSet:
             ),
         )
 
-    def install(self, container_id: int, build: Callable[[], KeyValueContainer]) -> KeyValueContainer:
+    def install(
+        self, container_id: int, build: Callable[[], KeyValueContainer], restores: bool = False
+    ) -> KeyValueContainer:
         """Runs `build` (which puts the container on disk) and registers the result, then reports it.
 
         Creates and imports of one id are serialised here, so two of them never share a directory or
-        clear each other's DB keys.
+        clear each other's DB keys. Only an import (`restores`) brings back a missing container.
         """
         with self._lock:
             if container_id in self._containers:
                 raise ContainerError(Result.CONTAINER_EXISTS, f"container {container_id} exists")
+            if not restores:
+                self.refuse_if_missing(container_id)
             container = build()
             container.listener = self._fire
             self._containers[container_id] = container
             self.missing.discard(container_id)
         self._fire(container)
         return container
+
+    def refuse_if_missing(self, container_id: int) -> None:
+        """A container lost with a failed volume is not created again: the replica would come back empty
+        yet take the pipeline's later writes and report its BCSID (silent loss of the older blocks)."""
+        if container_id in self.missing:
+            raise ContainerError(
+                Result.CONTAINER_MISSING,
+                f"container {container_id} was lost with a failed volume and cannot be created again here",
+            )
 
     def delete(self, container_id: int, force: bool = False) -> None:
         """Deletes the replica's data and reports it DELETED (SCM then forgets this replica)."""
@@ -162,9 +175,9 @@ class ContainerSet:
         """Forgets the containers of failed volumes, as Ozone does: the next full report omits them."""
         with self._lock:
             lost = [cid for cid, c in self._containers.items() if c.volume.is_failed]
+            self.missing.update(lost)
             for cid in lost:
                 del self._containers[cid]
-            self.missing.update(lost)
         if lost:
             log.error("lost %d containers on failed volumes: %s", len(lost), lost)
         return lost

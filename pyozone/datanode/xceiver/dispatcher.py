@@ -193,7 +193,7 @@ class Dispatcher:
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
         if container is None:
-            self._refuse_missing(cid)
+            self.containers.refuse_if_missing(cid)
         elif container.state is not ReplicaState.OPEN:
             self._refuse_not_open(container)
 
@@ -202,8 +202,7 @@ class Dispatcher:
         (or CLOSING, for a log entry)."""
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
-        if container is None:
-            self._refuse_missing(cid)
+        if container is None:  # created by its first write, unless it was lost (ContainerSet.missing)
             container = self._create(cid, request.pipelineID, replica_index, exist_ok=True)
         state = container.state
         if state is ReplicaState.CLOSING and index:
@@ -211,15 +210,6 @@ class Dispatcher:
         if state is not ReplicaState.OPEN:
             self._refuse_not_open(container)
         return container
-
-    def _refuse_missing(self, cid: int) -> None:
-        """A write's container is absent: created by that write, unless it was lost with a failed volume
-        (the replica would come back empty yet report the pipeline's BCSID: silent data loss)."""
-        if cid in self.containers.missing:
-            raise ContainerError(
-                Result.CONTAINER_MISSING,
-                f"container {cid} was lost with a failed volume and cannot be created again on this datanode",
-            )
 
     @staticmethod
     def _refuse_not_open(container: KeyValueContainer) -> None:

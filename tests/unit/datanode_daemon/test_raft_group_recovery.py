@@ -1,6 +1,7 @@
 """A pipeline group recovered after a restart: its log goes on from its end, unless entries were applied
 past that end when the datanode stopped (entries of different containers apply in parallel, the log is
-written in index order after them); then the member has failed and asks SCM to close the pipeline."""
+written in index order after them) or a data volume failed; then the member has failed and asks SCM to
+close the pipeline. And how a leader judges its followers' answers."""
 
 from __future__ import annotations
 
@@ -63,3 +64,42 @@ def test_a_group_with_entries_applied_past_its_log_has_failed(tmp_path: Path) ->
         answer = asyncio.run(write())
     assert len(failures) == 1 and "entries up to 4 applied but its log ending at 2" in failures[0]
     assert answer.result == pb.RAFT_RETRY_FAILURE
+
+
+def test_a_group_with_history_restarted_with_a_failed_volume_has_failed(tmp_path: Path) -> None:
+    """Containers on a volume that failed before the restart are gone without a trace: a write would
+    create one again, empty, under the pipeline's next BCSID."""
+    failures: list[str] = []
+    with ThreadPoolExecutor(2) as executor:
+        raft_log = RaftLog(tmp_path / "with-history")
+        raft_log.append(TERM, 1, _write_chunk(b"x"))
+        membership = Membership(PID, (ME,), ME, True)
+
+        def record(_: str, why: str) -> None:
+            failures.append(why)
+
+        RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, True)
+        fresh = RaftLog(tmp_path / "new-pipeline")  # no history: nothing to lose
+        RaftGroup(membership, ME, fresh, _applied, executor, record, 5, 5, 0, True)
+    assert failures == ["member dn-self failed: restarted with failed data volumes: containers may be gone"]
+
+
+def test_followers_are_judged_against_the_leaders_own_result(tmp_path: Path) -> None:
+    """Where the leader applied an entry, a follower must have applied it too; where the leader's own
+    copy refused it (here: went UNHEALTHY), a follower that applied it has not diverged."""
+    failures: list[str] = []
+    followers = ("dn-f1", "dn-f2")
+    membership = Membership(PID, (ME, *followers), ME, True)
+    with ThreadPoolExecutor(1) as executor:
+        group = RaftGroup(
+            membership, ME, RaftLog(tmp_path), _applied, executor, lambda p, w: failures.append(w), 5, 5
+        )
+        group._outcomes.update({1: pb.CONTAINER_UNHEALTHY, 2: pb.SUCCESS})
+        for follower in followers:
+            group._follower_replied(follower, pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+        assert failures == [] and group.match == {ME: 0, "dn-f1": 1, "dn-f2": 1}
+        group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=2, result=pb.SUCCESS))
+        group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=2, result=pb.CONTAINER_UNHEALTHY))
+        assert group.match["dn-f1"] == 2 and group.match["dn-f2"] == 1
+        assert list(group.failed) == ["dn-f2"]
+        assert "CONTAINER_UNHEALTHY where the leader had SUCCESS" in failures[0]
