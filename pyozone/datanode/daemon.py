@@ -227,7 +227,9 @@ class Datanode:
             self.started.set()
             log.info("datanode %s serving on %s: %s", self.uuid, self.bind_host, self.ports.advertised())
             check_interval_s = self.conf.get("hdds.node.report.interval") / 1000
-            monitor = VolumeMonitor(self.volumes, self.containers, self.reports, executor, check_interval_s)
+            monitor = VolumeMonitor(
+                self.volumes, self.containers, self.reports, executor, check_interval_s, self.groups.fail
+            )
             scanner = ContainerScannerService(self.containers, self.conf, executor)
             background = {"volume-monitor": monitor.run(stop), "container-scanner": scanner.run(stop)}
             await _supervise(self.machine.run(stop), background, stop)

@@ -2,18 +2,22 @@
 
 Ozone's StorageVolumeChecker: the datanode keeps running on its remaining disks. The containers of the
 failed volume leave the ContainerSet, so the next full container report omits them and SCM re-replicates
-them from the other replicas; the node report (sent at once) shows the volume as failed.
+them from the other replicas; the node report (sent at once) shows the volume as failed. The pipelines
+still writing to a lost container have lost this member: it fails them, so SCM closes them and the other
+replicas close or quasi-close instead of taking writes this one can never have.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 
 from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.datanode.state_machine import wait_or_stop
 from pyozone.datanode.storage import ContainerSet, VolumeSet
+from pyozone.hdds.states import ReplicaState
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +30,10 @@ class VolumeMonitor:
         reports: PendingReports,
         executor: Executor,
         interval_s: float,
+        fail_pipelines: Callable[[Iterable[str], str], None] = lambda pipelines, reason: None,
     ) -> None:
         self.volumes = volumes
+        self.fail_pipelines = fail_pipelines
         self.containers = containers
         self.reports = reports
         self.executor = executor
@@ -39,12 +45,18 @@ class VolumeMonitor:
         failed = await loop.run_in_executor(self.executor, self.volumes.check_volumes)
         if not failed:
             return []
+        writing = {
+            c.data.origin_pipeline_id
+            for c in self.containers
+            if c.volume.is_failed and c.state in (ReplicaState.OPEN, ReplicaState.CLOSING)
+        }
         lost = self.containers.remove_failed_volume_containers()
         log.error(
             "%d data volume(s) failed (%s); %d of %d remain; %d containers lost",
             len(failed), ", ".join(str(v.root) for v in failed), len(self.volumes.healthy_volumes()),
             len(self.volumes.data_volumes), len(lost),
         )  # fmt: skip
+        self.fail_pipelines(writing, "a container of this pipeline was lost with a failed volume")
         self.reports.request(Periodic.CONTAINERS)
         self.reports.request(Periodic.NODE, urgent=True)
         return lost

@@ -324,6 +324,10 @@ class RaftGroup:
         )
 
     # ------------------------------------------------------------------ shared
+    def fail(self, reason: str) -> None:
+        """This member can no longer keep the pipeline's replicas (e.g. a container lost with a volume)."""
+        self._member_failed(self.self_id, reason)
+
     def _advance(self, member: str, index: int) -> None:
         if index > self.match[member]:
             self.match[member] = index

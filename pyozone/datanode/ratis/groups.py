@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,6 +90,14 @@ class PipelineGroups:
         await asyncio.get_running_loop().run_in_executor(
             self.executor, lambda: shutil.rmtree(self.directory / pipeline_id, ignore_errors=True)
         )
+
+    def fail(self, pipeline_ids: Iterable[str], reason: str) -> None:
+        """This member has failed these pipelines (e.g. it lost their containers): SCM is asked to close
+        them and their leaders here take no more entries."""
+        for pipeline_id in pipeline_ids:
+            group = self._groups.get(pipeline_id)
+            if group is not None:
+                group.fail(reason)
 
     def get(self, pipeline_id: str) -> RaftGroup | None:
         return self._groups.get(pipeline_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -332,3 +333,28 @@ async def test_refresh_volume_usage_sends_a_node_report(tmp_path: Path, scm: Fak
         hb = await wait_for_beat(scm, lambda hb: hb.node_report is not None, since)
         assert len(hb.node_report.storage) == 2
         assert dn.registered
+
+
+@async_test
+async def test_losing_a_pipelines_container_with_a_volume_fails_the_pipeline(
+    tmp_path: Path, scm: FakeScm
+) -> None:
+    """The pipeline's later writes to that container could never be on this replica: SCM is asked to
+    close the pipeline at once, so the other replicas close instead of taking writes alone."""
+    pid, other = "11111111-0000-4000-8000-00000000000c", "11111111-0000-4000-8000-00000000000d"
+    conf = dn_conf(tmp_path, scm.address, **{"hdds.node.report.interval": "200ms"})
+    async with running(conf) as dn:
+        await _started(dn, scm)
+        scm.send(_pipeline(pid, [dn.uuid], dn.uuid), _pipeline(other, [dn.uuid], dn.uuid))
+        await wait_until(lambda: pid in dn.groups and other in dn.groups, what="pipeline groups")
+        first = await asyncio.to_thread(dn.containers.create, 1, dn.uuid, other)
+        second = await asyncio.to_thread(dn.containers.create, 2, dn.uuid, pid)
+        assert first.volume is not second.volume
+        since = time.monotonic()
+        doomed = second.volume.root
+        shutil.move(doomed, tmp_path / "pulled-disk")
+        doomed.write_text("a file where the disk was")
+        hb = await wait_for_beat(scm, lambda hb: hb.pipeline_actions, since)
+        assert [a.pipeline_id for a in hb.pipeline_actions] == [pid]
+        assert "lost with a failed volume" in hb.pipeline_actions[0].reason
+        assert 2 in dn.containers.missing and dn.groups.get(other) is not None
