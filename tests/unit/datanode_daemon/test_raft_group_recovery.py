@@ -24,44 +24,38 @@ def _applied(request: pb.ContainerCommandRequestProto, index: int) -> pb.Contain
     return pb.ContainerCommandResponseProto(cmdType=request.cmdType, result=pb.SUCCESS)
 
 
-def _recover(tmp_path: Path, applied: int, failures: list[str], executor: ThreadPoolExecutor) -> RaftGroup:
-    raft_log = RaftLog(tmp_path)  # two entries logged before the restart
-    if raft_log.last_index == 0:
-        for index in (1, 2):
-            raft_log.append(TERM, index, _write_chunk(b"x"))
-    membership = Membership(PID, (ME,), ME, True)
-    return RaftGroup(
-        membership, ME, raft_log, _applied, executor, lambda pid, why: failures.append(why), 5.0, 5.0, applied
-    )
-
-
-def test_a_group_whose_containers_are_not_ahead_of_its_log_goes_on(tmp_path: Path) -> None:
+def _recover_and_write(tmp_path: Path, applied: int) -> tuple[list[str], pb.ContainerCommandResponseProto]:
+    """Reopens a log of two entries as a RATIS/ONE leader whose containers hold BCSID `applied`, and
+    submits one write: (the failures it reported, the write's answer)."""
+    raft_log = RaftLog(tmp_path)
+    for index in (1, 2):
+        raft_log.append(TERM, index, _write_chunk(b"x"))
+    raft_log.close()
     failures: list[str] = []
     with ThreadPoolExecutor(2) as executor:
-        group = _recover(tmp_path, 2, failures, executor)
+        membership = Membership(PID, (ME,), ME, True)
+        group = RaftGroup(
+            membership, ME, RaftLog(tmp_path), _applied, executor, lambda p, why: failures.append(why), 5, 5,
+            applied,
+        )  # fmt: skip
 
         async def write() -> pb.ContainerCommandResponseProto:
             answer = await group.submit(_write_chunk(b"y"))
             await group.close()
             return answer
 
-        answer = asyncio.run(write())
+        return failures, asyncio.run(write())
+
+
+def test_a_group_whose_containers_are_not_ahead_of_its_log_goes_on(tmp_path: Path) -> None:
+    failures, answer = _recover_and_write(tmp_path, 2)
     assert failures == [] and answer.result == pb.SUCCESS and answer.logIndex == 3
 
 
 def test_a_group_with_entries_applied_past_its_log_has_failed(tmp_path: Path) -> None:
     """Going on from index 3 would hand out indexes its containers already hold: a putBlock at such an
     index is ignored as a replay, and the client's block would be acknowledged without being there."""
-    failures: list[str] = []
-    with ThreadPoolExecutor(2) as executor:
-        group = _recover(tmp_path, 4, failures, executor)
-
-        async def write() -> pb.ContainerCommandResponseProto:
-            answer = await group.submit(_write_chunk(b"y"))
-            await group.close()
-            return answer
-
-        answer = asyncio.run(write())
+    failures, answer = _recover_and_write(tmp_path, 4)
     assert len(failures) == 1 and "entries up to 4 applied but its log ending at 2" in failures[0]
     assert answer.result == pb.RAFT_RETRY_FAILURE
 
