@@ -115,16 +115,16 @@ class KeyOutputStream:
             raise OzoneClientError(f"{self._name()}: the stream is {self._state}")
 
     async def _run(self, view: memoryview, final: bool) -> None:
-        block_size = self._config.block_size
         while True:
             try:
                 while view:
                     block = await self._block()
-                    n = min(len(view), block_size - block.length)
+                    room = self._capacity(block)
+                    n = min(len(view), room - block.length)
                     block.accept(view[:n])
                     view = view[n:]
                     await block.emit()
-                    if block.length >= block_size:
+                    if block.length >= room:
                         await self._finish(block)
                 if final and self._current is not None:
                     await self._finish(self._current)
@@ -135,6 +135,11 @@ class KeyOutputStream:
             except BaseException:
                 await self.abort()
                 raise
+
+    def _capacity(self, block: BlockOutputStream) -> int:
+        """The block's length as OM allocated it (a small key's own size), at most a block."""
+        allocated = block.location.length
+        return min(allocated, self._config.block_size) if allocated > 0 else self._config.block_size
 
     async def _block(self) -> BlockOutputStream:
         if self._current is None:

@@ -62,11 +62,13 @@ def open_key_key(volume: str, bucket: str, key: str, client_id: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class OpenKeySession:
-    """An open key: its record (blocks without offsets) and where each pre-allocated block is written."""
+    """An open key: its record (blocks without offsets), where each pre-allocated block is written, and
+    how many bytes SCM counted for each (a writer moves to a new block past that)."""
 
     key: KeyRecord
     client_id: int
     allocated: tuple[BlockLocation, ...]
+    block_length: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +298,7 @@ class OzoneManager:
                 )
             )
             self.commit(ops)
-        return OpenKeySession(record, client_id, tuple(allocated))
+        return OpenKeySession(record, client_id, tuple(allocated), size)
 
     def allocate_block(
         self, volume: str, bucket: str, key: str, client_id: int, excluded: ExcludeList | None = None

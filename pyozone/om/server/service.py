@@ -35,8 +35,9 @@ def _excluded(request: pb.OpenKeyRequest | pb.AllocateBlockRequest) -> ExcludeLi
     return parse(exclude_list_from_proto, request.excludeList)
 
 
-def _allocated(location: BlockLocation) -> pb.KeyLocation:
-    proto = codec.block_to_proto(codec.KeyBlock(location.block_id))
+def _allocated(location: BlockLocation, length: int) -> pb.KeyLocation:
+    """A block to write: `length` is what SCM counted for it, the most the writer may put in it."""
+    proto = codec.block_to_proto(codec.KeyBlock(location.block_id, 0, length))
     proto.pipeline.CopyFrom(pipeline_to_proto(location.pipeline, location.members.get))
     proto.containerState = "OPEN"
     return proto
@@ -120,7 +121,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded
         )
         info = codec.key_to_proto(session.key, with_blocks=False)
-        info.locations.extend(_allocated(b) for b in session.allocated)
+        info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
         return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
 
     @rpc
@@ -131,7 +132,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         block = await self._run(
             self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded
         )
-        return pb.AllocateBlockResponse(location=_allocated(block))
+        return pb.AllocateBlockResponse(location=_allocated(block, self.core.settings.block_size))
 
     @rpc
     async def commitKey(self, request: pb.CommitKeyRequest, context: Context) -> pb.CommitKeyResponse:

@@ -430,6 +430,9 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
                 _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_KEY_NAME", "empty")
             count = max(1, -(-request.dataSize // self.block_size))
             locations = [self._allocate(request.excludeList, context) for _ in range(count)]
+            size = request.dataSize if 0 < request.dataSize < self.block_size else self.block_size
+            for location in locations:  # as OM: a key announced smaller than a block gets only its size
+                location.length = size
             client_id = next(self._ids)
             self.open_keys[client_id] = OpenKey(
                 request.volume, request.bucket, request.key,
@@ -449,6 +452,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
                 _abort(context, grpc.StatusCode.NOT_FOUND, "KEY_NOT_FOUND", f"no open key {request.clientID}")
             self.allocations.append(request.excludeList)
             location = self._allocate(request.excludeList, context)
+            location.length = self.block_size
             bid = location.blockID.containerBlockID
             open_key.blocks.add((bid.containerID, bid.localID))
             return om.AllocateBlockResponse(location=location)

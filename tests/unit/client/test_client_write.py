@@ -94,6 +94,17 @@ def test_watch_skipped_when_commit_infos_show_all_applied(make_client) -> None: 
         cluster.stop()
 
 
+def test_a_key_written_past_its_announced_size_moves_to_a_new_block(
+    client: OzoneClient, cluster: FakeCluster
+) -> None:
+    """OM allocated the announced size only (SCM counted no more): the rest goes to a block of its own."""
+    data = os.urandom(3000)
+    with client.create_key("vol", "bucket", "k", size_hint=1000) as writer:
+        writer.write(data)
+    assert [(loc.offset, loc.length) for loc in cluster.om.commits[-1].locations] == [(0, 1000), (1000, 2000)]
+    assert client.read_key("vol", "bucket", "k").readall() == data
+
+
 def test_many_small_writes_equal_one(client: OzoneClient, cluster: FakeCluster) -> None:
     data = os.urandom(2 * BLOCK + 777)
     with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:

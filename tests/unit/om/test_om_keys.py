@@ -71,10 +71,10 @@ def test_open_key_preallocates_one_block_per_block_size(
 
 def test_a_key_smaller_than_a_block_asks_scm_for_its_size_only(om: OzoneManager, scm: FakeScm) -> None:
     """SCM counts allocations against the container: small keys must not use it up by the block."""
-    om.open_key("vol1", "bkt1", "small", BLOCK // 4)
-    assert scm.allocations[-1][0] == BLOCK // 4
+    small = om.open_key("vol1", "bkt1", "small", BLOCK // 4)
+    assert scm.allocations[-1][0] == small.block_length == BLOCK // 4  # the writer stops there
     session = om.open_key("vol1", "bkt1", "unknown", 0)  # size unknown: a whole block
-    assert scm.allocations[-1][0] == BLOCK
+    assert scm.allocations[-1][0] == session.block_length == BLOCK
     om.allocate_block("vol1", "bkt1", "unknown", session.client_id)  # a key growing: whole blocks
     assert scm.allocations[-1][0] == BLOCK
 
