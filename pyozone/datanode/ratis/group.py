@@ -55,10 +55,10 @@ DETERMINISTIC = frozenset(
         pb.UNSUPPORTED_REQUEST,
     }
 )
-"""Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). A
-follower's answer counts only if it is the leader's own (a replica refusing what the leader applied has
-diverged); any other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has failed
-the pipeline."""
+"""Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). They
+count as applied, except on a follower when the leader applied the entry (that replica has diverged, see
+RaftGroup._judge); any other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has
+failed the pipeline."""
 
 Apply = Callable[[pb.ContainerCommandRequestProto, int], pb.ContainerCommandResponseProto]
 Response = pb.ContainerCommandResponseProto
