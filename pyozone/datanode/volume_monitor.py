@@ -30,8 +30,9 @@ class VolumeMonitor:
         reports: PendingReports,
         executor: Executor,
         interval_s: float,
-        fail_pipelines: Callable[[Iterable[str], str], None] = lambda pipelines, reason: None,
+        fail_pipelines: Callable[[Iterable[str], str], None],
     ) -> None:
+        """`fail_pipelines(pipeline_ids, reason)`: this member has failed them (PipelineGroups.fail)."""
         self.volumes = volumes
         self.fail_pipelines = fail_pipelines
         self.containers = containers

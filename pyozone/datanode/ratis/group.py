@@ -190,7 +190,7 @@ class RaftGroup:
             response = self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: {e!r}")
         if previous is not None:
             await asyncio.wait([previous])
-        if self._closed:  # the pipeline went while this entry was applied: it has no log any more
+        if self._closed:  # the pipeline went (or its log failed) while this entry was applied
             return response
         try:
             self.log.append(TERM, index, request)  # a small record: written in index order, on the loop

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import grpc
 
+from pyozone.datanode.ordered_answers import answer_in_order
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
@@ -26,46 +28,26 @@ class RaftServerService(pb_grpc.RaftServerProtocolServiceServicer):
         the stream at the first entry for a pipeline this datanode is not in (the leader then reports
         the failure to SCM). At most MAX_IN_FLIGHT entries are taken ahead of their answers, so a slow
         disk pushes back on the leader through gRPC flow control."""
-        answers: asyncio.Queue[asyncio.Future[pb.AppendEntriesReplyProto] | None] = asyncio.Queue()
-        slots = asyncio.Semaphore(MAX_IN_FLIGHT)
-        receiver = asyncio.create_task(self._receive(request_iterator, answers, slots))
-        try:
-            while (answer := await answers.get()) is not None:
-                reply = await answer
-                slots.release()
+        replies = answer_in_order(
+            request_iterator, self._start, MAX_IN_FLIGHT, lambda reply: reply.result == pb.GROUP_MISMATCH
+        )
+        async with contextlib.aclosing(replies):  # a stream that ends early cancels the receiver at once
+            async for reply in replies:
                 yield reply
-                if reply.result == pb.GROUP_MISMATCH:
-                    return
-            await receiver
-        finally:
-            receiver.cancel()
 
-    async def _receive(
-        self,
-        requests: AsyncIterator[pb.AppendEntriesRequestProto],
-        answers: asyncio.Queue[asyncio.Future[pb.AppendEntriesReplyProto] | None],
-        slots: asyncio.Semaphore,
-    ) -> None:
-        try:
-            async for request in requests:
-                await slots.acquire()
-                group = self.groups.get(request.pipelineID)
-                if group is None:
-                    future: asyncio.Future[pb.AppendEntriesReplyProto] = (
-                        asyncio.get_running_loop().create_future()
-                    )
-                    future.set_result(
-                        pb.AppendEntriesReplyProto(
-                            index=request.index,
-                            result=pb.GROUP_MISMATCH,
-                            message=f"datanode {self.groups.self_id} is not in pipeline {request.pipelineID}",
-                        )
-                    )
-                    answers.put_nowait(future)
-                    return
-                answers.put_nowait(group.receive(request))
-        finally:
-            answers.put_nowait(None)
+    def _start(self, request: pb.AppendEntriesRequestProto) -> asyncio.Future[pb.AppendEntriesReplyProto]:
+        group = self.groups.get(request.pipelineID)
+        if group is not None:
+            return group.receive(request)
+        future: asyncio.Future[pb.AppendEntriesReplyProto] = asyncio.get_running_loop().create_future()
+        future.set_result(
+            pb.AppendEntriesReplyProto(
+                index=request.index,
+                result=pb.GROUP_MISMATCH,
+                message=f"datanode {self.groups.self_id} is not in pipeline {request.pipelineID}",
+            )
+        )
+        return future
 
 
 def add_raft_service(server: grpc.aio.Server, service: RaftServerService) -> None:

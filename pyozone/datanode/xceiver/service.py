@@ -2,11 +2,9 @@
 
 One bidirectional stream per client connection. Each request is dispatched in the worker pool (the
 storage layer blocks on disk I/O) while the event loop goes on receiving the next ones, so network and
-disk overlap. Responses go back in request order. Requests of one stream for the same container run one
-after another in arrival order (a putBlock must see the chunks written before it); requests for
-different containers may run in parallel. At most `max_in_flight` requests of a stream are received
-ahead of their responses: past that the stream stops reading and gRPC flow control pushes back on the
-client, so a fast client cannot queue unbounded data in the datanode's memory.
+disk overlap; responses go back in request order, at most `max_in_flight` ahead (answer_in_order).
+Requests of one stream for the same container run one after another in arrival order (a putBlock must
+see the chunks written before it); requests for different containers may run in parallel.
 
 Writes that name a pipeline go to its log (pyozone.datanode.ratis), which orders them at arrival: they
 are not chained behind earlier requests, so a client can have many chunks of one block in flight while
@@ -16,6 +14,7 @@ the leader replicates them in order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from pyozone.datanode.ordered_answers import answer_in_order
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pyozone.datanode.ratis.groups import PipelineGroups
 
 log = logging.getLogger(__name__)
+
+Response = pb.ContainerCommandResponseProto
 
 MAX_IN_FLIGHT = 16
 """Requests of one stream received but not yet answered; with 4 MiB chunks, 64 MiB per stream."""
@@ -56,42 +58,22 @@ class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
         request_iterator: AsyncIterator[pb.ContainerCommandRequestProto],
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[pb.ContainerCommandResponseProto]:
-        answers: asyncio.Queue[asyncio.Future[pb.ContainerCommandResponseProto] | None] = asyncio.Queue()
-        slots = asyncio.Semaphore(self.max_in_flight)
-        receiver = asyncio.create_task(self._receive(request_iterator, answers, slots))
-        try:
-            while (answer := await answers.get()) is not None:
-                response = await answer
-                slots.release()
-                yield response
-            await receiver  # a failed receive (e.g. the client went away) fails the stream
-        finally:
-            receiver.cancel()
-            while not answers.empty():
-                if (pending := answers.get_nowait()) is not None:
-                    pending.cancel()  # a request already in a worker still completes there
+        last_for: dict[int, asyncio.Future[Response]] = {}
 
-    async def _receive(
-        self,
-        requests: AsyncIterator[pb.ContainerCommandRequestProto],
-        answers: asyncio.Queue[asyncio.Future[pb.ContainerCommandResponseProto] | None],
-        slots: asyncio.Semaphore,
-    ) -> None:
-        """Starts each request as it arrives: into its pipeline's log, or chained behind the previous one
-        for the same container."""
-        last_for: dict[int, asyncio.Future[pb.ContainerCommandResponseProto]] = {}
-        try:
-            async for request in requests:
-                await slots.acquire()
-                key = request.containerID
-                task = self.groups.route(request) if self.groups is not None else None
-                if task is None:
-                    task = asyncio.ensure_future(self._dispatch(request, last_for.get(key)))
-                last_for[key] = task
-                task.add_done_callback(lambda t, k=key: last_for.pop(k) if last_for.get(k) is t else None)
-                answers.put_nowait(task)
-        finally:
-            answers.put_nowait(None)
+        def start(request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response]:
+            """Into its pipeline's log, or chained behind the stream's previous request for the container."""
+            key = request.containerID
+            task = self.groups.route(request) if self.groups is not None else None
+            if task is None:
+                task = asyncio.ensure_future(self._dispatch(request, last_for.get(key)))
+            last_for[key] = task
+            task.add_done_callback(lambda t, k=key: last_for.pop(k) if last_for.get(k) is t else None)
+            return task
+
+        answers = answer_in_order(request_iterator, start, self.max_in_flight)
+        async with contextlib.aclosing(answers):  # a stream that ends early cancels the receiver at once
+            async for response in answers:
+                yield response
 
     async def _dispatch(
         self,
