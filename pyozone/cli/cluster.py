@@ -90,8 +90,10 @@ def run_up(args: argparse.Namespace) -> int:
             port = state.daemon("om").ports["http"]
             wait_until(lambda: om_ready(port), args.timeout, "OM readiness", _check_alive(state))
     except (TimeoutError, CLIError) as e:
+        dumped = supervisor.dump_threads(state)
         supervisor.stop_all(state)
-        raise CLIError(f"{e}; logs are in {Path(state.data_dir) / 'logs'}") from None
+        stacks = f" (with the thread stacks of {', '.join(dumped)})" if dumped else ""
+        raise CLIError(f"{e}; logs are in {Path(state.data_dir) / 'logs'}{stacks}") from None
     _print_endpoints(state)
     if args.background:
         return 0
@@ -107,7 +109,12 @@ def _init_scm(state: ClusterState) -> None:
 
 def _check_alive(state: ClusterState):
     def check() -> None:
-        dead = [d.name for d in state.daemons if not supervisor.is_running(state.pids.get(d.name))]
+        pids = {d.name: state.pids.get(d.name) for d in state.daemons}
+        dead = [
+            f"{name} ({supervisor.exit_status(pid)})"
+            for name, pid in pids.items()
+            if not supervisor.is_running(pid)
+        ]
         if dead:
             raise CLIError(f"{', '.join(dead)} exited during start-up")
 

@@ -57,6 +57,30 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+def exit_status(pid: int | None) -> str:
+    """How a daemon this process started ended ("exited with code 1", "killed by SIGKILL"); "exited" when
+    another process started it, or it was already reaped."""
+    if not pid:
+        return "not started"
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return "exited"
+    if done == 0:
+        return "running"
+    code = os.waitstatus_to_exitcode(status)
+    return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+
+
+def dump_threads(state: ClusterState, wait_s: float = 1.0) -> list[str]:
+    """Asks every running daemon for a dump of its threads' stacks into its log (SIGQUIT, see
+    pyozone/__main__.py); returns the names asked. Used before stopping a cluster that failed to start."""
+    asked = [d.name for d in state.daemons if signal_daemon(state, d.name, signal.SIGQUIT)]
+    if asked:
+        time.sleep(wait_s)
+    return asked
+
+
 def signal_daemon(state: ClusterState, name: str, sig: int) -> bool:
     pid = state.pids.get(name)
     if not is_running(pid):

@@ -1,0 +1,63 @@
+"""What `pyozone cluster` can say about a daemon that failed to start: how it ended, and where a live one is
+stuck (its thread stacks, dumped into its log on SIGQUIT)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyozone
+from pyozone.cluster import supervisor
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(pyozone.__file__).parents[1])}
+
+
+def test_exit_status_names_the_signal_or_the_code() -> None:
+    suicide = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    killed = subprocess.Popen([sys.executable, "-c", suicide])
+    failed = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    deadline = time.monotonic() + 30
+    statuses: dict[str, str] = {}
+    while time.monotonic() < deadline and len(statuses) < 2:
+        for name, process in (("killed", killed), ("failed", failed)):
+            if name not in statuses and (status := supervisor.exit_status(process.pid)) != "running":
+                statuses[name] = status
+        time.sleep(0.05)
+    assert statuses == {"killed": "killed by SIGKILL", "failed": "exited with code 3"}
+    assert supervisor.exit_status(killed.pid) == "exited"  # already reaped: nothing more to tell
+    assert supervisor.exit_status(None) == "not started"
+
+
+def test_sigquit_dumps_a_daemons_stacks_into_its_log_and_it_goes_on(tmp_path: Path) -> None:
+    log = tmp_path / "dn.log"
+    # A datanode whose SCM never answers: it waits for SCM with backoff, as a stuck start-up would.
+    command = [
+        sys.executable, "-m", "pyozone", "datanode",
+        "-D", "ozone.scm.names=127.0.0.1:9",
+        "-D", f"hdds.datanode.dir={tmp_path / 'data'}",
+        "-D", f"ozone.metadata.dirs={tmp_path / 'meta'}",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=_env()
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while "getVersion failed" not in log.read_text() and time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text()
+            time.sleep(0.1)
+        os.kill(process.pid, signal.SIGQUIT)
+        while "Thread 0x" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        text = log.read_text()
+        assert "Thread 0x" in text and 'File "' in text, text
+        assert process.poll() is None, "SIGQUIT must not stop the daemon"
+    finally:
+        process.terminate()
+        process.wait(30)
