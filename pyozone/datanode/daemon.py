@@ -44,6 +44,7 @@ from pyozone.datanode.state_machine import (
     until_stopped,
 )
 from pyozone.datanode.storage import ContainerSet, VolumeSet
+from pyozone.datanode.storage.witnessed import WitnessedContainers
 from pyozone.datanode.volume_monitor import VolumeMonitor
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service
@@ -55,6 +56,7 @@ from pyozone.scm.messages import (
     ContainerReplicaReport,
     PipelineAction,
 )
+from pyozone.scm.store.rocksdb import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,7 @@ class Datanode:
         self.machine: DatanodeStateMachine | None = None
         self.volumes: VolumeSet
         self.containers: ContainerSet
+        self.witnessed: WitnessedContainers | None = None
         self.pipelines: PipelineSet
         self.reports: PendingReports
         self.queue: CommandQueue
@@ -154,7 +157,15 @@ class Datanode:
             if not self.volumes.healthy_volumes():
                 reasons = "; ".join(f"{v.root}: {v.failure_reason}" for v in self.volumes.data_volumes)
                 raise DatanodeError(f"datanode {self.uuid} has no healthy data volume ({reasons})")
-            self.containers = await loop.run_in_executor(executor, ContainerSet, self.volumes)
+            try:
+                self.witnessed = await loop.run_in_executor(
+                    executor, lambda: WitnessedContainers(identity_dir(self.conf))
+                )
+                self.containers = await loop.run_in_executor(
+                    executor, lambda: ContainerSet(self.volumes, self.witnessed)
+                )
+            except StoreError as e:
+                raise DatanodeError(str(e)) from None
             self.reports = PendingReports(self.conf)
             self.containers.on_change(self._replica_changed)
             self.pipelines = PipelineSet(identity_dir(self.conf), self.uuid)
@@ -177,6 +188,8 @@ class Datanode:
         finally:
             await loop.run_in_executor(None, lambda: executor.shutdown(wait=True, cancel_futures=True))
             _close_volumes(self.volumes)
+            if self.witnessed is not None:
+                self.witnessed.close()
 
     def _command_queue(self, executor: ThreadPoolExecutor, factor: float, streams: int) -> CommandQueue:
         ctx = CommandContext(

@@ -44,7 +44,7 @@ class OMMetadataStore:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._backend = RocksDBBackend(path, tables=TABLE_NAMES, owner="OM")
+            self._backend = RocksDBBackend(path, tables=TABLE_NAMES, owner="an OM")
         except (StoreError, OSError) as e:
             raise OMStoreError(str(e)) from None
 

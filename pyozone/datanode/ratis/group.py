@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 
 from pyozone.datanode.pipelines import Membership
@@ -76,14 +76,14 @@ class RaftGroup:
         watch_timeout_s: float,
         request_timeout_s: float,
         applied: int = 0,
-        volumes_failed: bool = False,
+        lost: Sequence[int] = (),
     ) -> None:
         """`apply(request, index)` runs an entry through the dispatcher (blocking; run on `executor`).
         `on_failure(pipeline_id, reason)` asks SCM to close the pipeline. `applied` is the highest BCSID
         of this pipeline's containers here: above the log's last index, entries were applied but not
-        logged when the datanode stopped, and the log cannot go on from its end. `volumes_failed`: some
-        data volume is failed, so this pipeline's containers there are gone without a trace; a log with
-        history cannot go on either (a write would create such a container again, empty)."""
+        logged when the datanode stopped, and the log cannot go on from its end. `lost`: containers of this
+        pipeline that went with a data volume while the datanode was down; the log cannot go on either,
+        as this replica would miss their earlier blocks."""
         self.pipeline_id = membership.pipeline_id
         self.members = membership.members
         self.self_id = self_id
@@ -124,8 +124,8 @@ class RaftGroup:
                 self_id,
                 f"restarted with entries up to {applied} applied but its log ending at {raft_log.last_index}",
             )
-        elif volumes_failed and raft_log.last_index:
-            self._member_failed(self_id, "restarted with failed data volumes: containers may be gone")
+        elif lost:
+            self._member_failed(self_id, f"restarted without its containers {list(lost)}, lost with a volume")
 
     @property
     def is_leader(self) -> bool:

@@ -71,8 +71,7 @@ class PipelineGroups:
         applied = max(ours, default=0)
         group = RaftGroup(
             membership, self.self_id, raft_log, self.dispatcher.dispatch, self.executor, self.on_failure,
-            self.watch_timeout_s, self.request_timeout_s, applied,
-            any(v.is_failed for v in self.dispatcher.containers.volume_set.data_volumes),
+            self.watch_timeout_s, self.request_timeout_s, applied, self.dispatcher.containers.lost_from(pid),
         )  # fmt: skip
         self._groups[membership.pipeline_id] = group
         log.info(

@@ -16,8 +16,10 @@ from pyozone.datanode.storage.container import KeyValueContainer
 from pyozone.datanode.storage.container_state import ContainerReplica
 from pyozone.datanode.storage.errors import ContainerError, Result
 from pyozone.datanode.storage.volume_set import VolumeSet
+from pyozone.datanode.storage.witnessed import ContainerCreateInfo, WitnessedContainers
 from pyozone.hdds.states import ReplicaState
 from pyozone.scm.messages import ContainerReplicaReport
+from pyozone.scm.store.rocksdb import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +40,18 @@ def _rank(c: KeyValueContainer) -> tuple[bool, int]:
 
 
 class ContainerSet:
-    def __init__(self, volume_set: VolumeSet) -> None:
+    def __init__(self, volume_set: VolumeSet, witnessed: WitnessedContainers | None = None) -> None:
+        """`witnessed` records every container that arrives and forgets those deleted; a container it names
+        that no healthy volume holds is missing from the start. Without it (tools, unit tests) only
+        containers lost while running are known to be missing."""
         self.volume_set = volume_set
+        self.witnessed = witnessed
         self.duplicates: list[DuplicateReplica] = []
         self._containers: dict[int, KeyValueContainer] = {}
-        self.missing: set[int] = set()
-        """Containers lost with a failed volume (Ozone's missingContainerSet): a write must not create
-        them again empty, as if their earlier blocks had never been; an import brings one back."""
+        self.missing: dict[int, str] = {}
+        """Containers lost with a volume (Ozone's missingContainerSet), each with the pipeline that created
+        it: a write must not create them again empty, as if their earlier blocks had never been; an
+        import brings one back."""
         self._listeners: list[ChangeListener] = []
         self._lock = threading.Lock()
         for volume in volume_set.healthy_volumes():
@@ -54,6 +61,23 @@ class ContainerSet:
             c.volume.add_used(c.used_bytes)
             c.listener = self._fire
         log.info("loaded %d containers", len(self._containers))
+        if witnessed is not None:
+            self._reconcile(witnessed)
+
+    def _reconcile(self, witnessed: WitnessedContainers) -> None:
+        """Containers recorded but on no volume are missing; containers on a volume but not recorded (from
+        before the record existed, or a crash between creating one and recording it) are recorded now."""
+        recorded = witnessed.all()
+        gone = {cid: info for cid, info in recorded.items() if cid not in self._containers}
+        self.missing = {cid: info.pipeline_id for cid, info in gone.items()}
+        for c in self._containers.values():
+            if c.container_id not in recorded:
+                witnessed.record(c.container_id, _create_info(c))
+        if self.missing:
+            log.error(
+                "%d containers recorded in %s are on no healthy volume, so missing: %s",
+                len(self.missing), witnessed.path, sorted(self.missing),
+            )  # fmt: skip
 
     def _load_one(self, container: KeyValueContainer) -> None:
         cid, other = container.container_id, self._containers.get(container.container_id)
@@ -149,9 +173,18 @@ class ContainerSet:
             container = build()
             container.listener = self._fire
             self._containers[container_id] = container
-            self.missing.discard(container_id)
+            self.missing.pop(container_id, None)
+            if self.witnessed is not None:
+                try:
+                    self.witnessed.record(container_id, _create_info(container))
+                except StoreError as e:
+                    log.error("container %d: not recorded in %s: %s", container_id, self.witnessed.path, e)
         self._fire(container)
         return container
+
+    def lost_from(self, pipeline_id: str) -> list[int]:
+        """The missing containers that pipeline created."""
+        return sorted(cid for cid, pid in self.missing.items() if pid == pipeline_id)
 
     def refuse_if_missing(self, container_id: int) -> None:
         """A container lost with a failed volume is not created again: the replica would come back empty
@@ -169,15 +202,20 @@ class ContainerSet:
         with self._lock:
             if self._containers.get(container_id) is container:
                 del self._containers[container_id]
+                if self.witnessed is not None:
+                    self.witnessed.forget(container_id)
         self._fire(container)
 
     def remove_failed_volume_containers(self) -> list[int]:
         """Forgets the containers of failed volumes, as Ozone does: the next full report omits them."""
         with self._lock:
             lost = [cid for cid, c in self._containers.items() if c.volume.is_failed]
-            self.missing.update(lost)
             for cid in lost:
-                del self._containers[cid]
+                self.missing[cid] = self._containers.pop(cid).data.origin_pipeline_id
         if lost:
             log.error("lost %d containers on failed volumes: %s", len(lost), lost)
         return lost
+
+
+def _create_info(c: KeyValueContainer) -> ContainerCreateInfo:
+    return ContainerCreateInfo(c.state.name, c.data.replica_index, c.data.origin_pipeline_id)

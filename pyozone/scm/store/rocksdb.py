@@ -58,7 +58,11 @@ class RocksDBBackend:
     """
 
     def __init__(
-        self, path: Path, read_only: bool = False, tables: tuple[str, ...] = TABLE_NAMES, owner: str = "SCM"
+        self,
+        path: Path,
+        read_only: bool = False,
+        tables: tuple[str, ...] = TABLE_NAMES,
+        owner: str = "an SCM",
     ) -> None:
         """`tables` are created if missing (scm.db's by default; OM passes om.db's); `owner` names the
         daemon that would hold the lock, for the error message."""
@@ -125,5 +129,5 @@ class RocksDBBackend:
 
 def _open_error(path: Path, message: str, owner: str) -> str:
     if "lock" in message.lower():
-        return f"{path}: locked by another process (is an {owner} running on it?)"
+        return f"{path}: locked by another process (is {owner} running on it?)"
     return f"{path}: cannot open RocksDB: {message}"

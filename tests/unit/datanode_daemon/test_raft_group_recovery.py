@@ -60,9 +60,9 @@ def test_a_group_with_entries_applied_past_its_log_has_failed(tmp_path: Path) ->
     assert answer.result == pb.RAFT_RETRY_FAILURE
 
 
-def test_a_group_with_history_restarted_with_a_failed_volume_has_failed(tmp_path: Path) -> None:
-    """Containers on a volume that failed before the restart are gone without a trace: a write would
-    create one again, empty, under the pipeline's next BCSID."""
+def test_a_group_restarted_without_some_of_its_containers_has_failed(tmp_path: Path) -> None:
+    """Containers that went with a volume while the datanode was down (ContainerSet.lost_from): this
+    replica misses their earlier blocks, so it cannot take the pipeline's next entries."""
     failures: list[str] = []
     with ThreadPoolExecutor(2) as executor:
         raft_log = RaftLog(tmp_path / "with-history")
@@ -72,10 +72,9 @@ def test_a_group_with_history_restarted_with_a_failed_volume_has_failed(tmp_path
         def record(_: str, why: str) -> None:
             failures.append(why)
 
-        RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, True)
-        fresh = RaftLog(tmp_path / "new-pipeline")  # no history: nothing to lose
-        RaftGroup(membership, ME, fresh, _applied, executor, record, 5, 5, 0, True)
-    assert failures == ["member dn-self failed: restarted with failed data volumes: containers may be gone"]
+        RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, [7])
+        RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, [])  # nothing lost
+    assert failures == ["member dn-self failed: restarted without its containers [7], lost with a volume"]
 
 
 def test_followers_are_judged_against_the_leaders_own_result(tmp_path: Path) -> None:
