@@ -119,11 +119,11 @@ class BlockOutputStream:
         while len(self._buffer) >= size or (final and self._buffer):
             await self._make_room(min(size, len(self._buffer)))  # may raise: the bytes stay buffered
             chunk = bytes(self._buffer[:size])
-            del self._buffer[:size]
-            last = final and not self._buffer  # the eof putBlock below covers it
+            last = final and len(self._buffer) <= size  # the eof putBlock below covers it
             # A block of one chunk goes out as one writeChunk carrying its putBlock: one log entry, not two.
             put_with_chunk = last and not self._chunks
-            self._write_chunk(chunk, put_block=put_with_chunk)
+            self._write_chunk(chunk, put_block=put_with_chunk)  # may raise: the bytes stay buffered
+            del self._buffer[:size]
             if len(self._chunk_answers) >= self._config.chunks_per_flush and not last:
                 self._flush(eof=False)
         if final:
@@ -161,7 +161,9 @@ class BlockOutputStream:
 
     def _write_chunk(self, data: bytes, put_block: bool = False) -> None:
         """Sends one chunk; with `put_block` the request also commits the block (eof) and is watched
-        like a putBlock."""
+        like a putBlock. Nothing changes when it raises (no stream to the leader): the caller keeps the
+        bytes, so a retry rewrites them."""
+        stream = self._stream("data")
         sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
         chunk = pb.ChunkInfo(
             chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
@@ -176,11 +178,12 @@ class BlockOutputStream:
         body.blockID.CopyFrom(self._block_id())
         body.chunkData.CopyFrom(chunk)
         body.data = data
-        self._chunks.append(chunk)
         if put_block:
-            block = pb.BlockData(blockID=self._block_id(), chunks=self._chunks, size=self.sent + len(data))
+            chunks = [*self._chunks, chunk]
+            block = pb.BlockData(blockID=self._block_id(), chunks=chunks, size=self.sent + len(data))
             body.block.CopyFrom(pb.PutBlockRequestProto(blockData=block, eof=True))
-        answer = self._stream("data").submit(request)
+        answer = stream.submit(request)
+        self._chunks.append(chunk)
         self._unacked.append((self.sent, data))
         self.sent += len(data)
         if put_block:

@@ -40,7 +40,7 @@ class KeyInputStream:
 
     async def _refresh(self, old: KeyLocation) -> KeyLocation:
         info = await self._om.lookup_key(
-            self.info.volume, self.info.bucket, self.info.name, self._client_host
+            self.info.volume, self.info.bucket, self.info.name, self._client_host, refresh=True
         )
         for loc in info.locations:
             if (loc.container_id, loc.local_id) == (old.container_id, old.local_id):

@@ -22,7 +22,7 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
-from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, grpc_options
+from pyozone.protocol.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 
 T = TypeVar("T")
 _BACKOFF_START_S, _BACKOFF_MAX_S = 0.1, 2.0
@@ -42,7 +42,7 @@ class OmClient:
     def __init__(self, config: ClientConfig) -> None:
         self.address = str(config.om_address)
         self._config = config
-        self._channel = grpc.aio.insecure_channel(self.address, options=grpc_options(MAX_ADMIN_MESSAGE_BYTES))
+        self._channel = grpc.aio.insecure_channel(self.address, options=grpc_options(MAX_OM_MESSAGE_BYTES))
         self._stub = pb_grpc.OzoneManagerServiceStub(self._channel)
 
     async def close(self) -> None:
@@ -145,8 +145,14 @@ class OmClient:
         )  # fmt: skip
         return await self._call("commitKey", request, lambda r: KeyInfo.from_proto(r.keyInfo))
 
-    async def lookup_key(self, volume: str, bucket: str, key: str, client_host: str = "") -> KeyInfo:
-        request = pb.LookupKeyRequest(volume=volume, bucket=bucket, key=key, clientHost=client_host)
+    async def lookup_key(
+        self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False
+    ) -> KeyInfo:
+        """`refresh`: OM is to ask SCM for the container locations instead of answering from its cache (a
+        reader retrying after the locations it had failed it)."""
+        request = pb.LookupKeyRequest(
+            volume=volume, bucket=bucket, key=key, clientHost=client_host, forceUpdateContainerCache=refresh
+        )
         return await self._call("lookupKey", request, lambda r: KeyInfo.from_proto(r.keyInfo))
 
     async def list_keys(

@@ -386,7 +386,10 @@ class OzoneManager:
         return record
 
     # ------------------------------------------------------------------ reading and changing keys
-    def lookup_key(self, volume: str, bucket: str, key: str, client_host: str = "") -> LocatedKey:
+    def lookup_key(
+        self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False
+    ) -> LocatedKey:
+        """`refresh` (forceUpdateContainerCache): the container locations come from SCM, not the cache."""
         record = self._key(volume, bucket, key)
         client_rack = self.settings.rack_of(client_host) if client_host else ""
         found: dict[int, ReadLocation] = {}
@@ -395,7 +398,7 @@ class OzoneManager:
             cid = block.block_id.container_id
             if cid not in found:
                 with scm_call(f"locating container {cid}", OMResultCode.SCM_UNAVAILABLE):
-                    location = self.locations.get(cid)
+                    location = self.locations.get(cid, refresh)
                 state = location.state.name if location.state is not None else ""
                 found[cid] = ReadLocation(read_pipeline(location, client_host, client_rack), state)
             locations.append(found[cid])

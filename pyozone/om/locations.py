@@ -6,9 +6,10 @@ other container is read from the datanodes holding a replica, nearest to the rea
 getContainerWithPipeline builds a STANDALONE read pipeline for a closed container in Ozone.
 
 The cache (Ozone's ScmClient container location cache) keeps answers for
-ozone.om.container.location.cache.ttl, but a container that has not settled yet (OPEN, CLOSING,
-QUASI_CLOSED) for a few seconds only: it closes at any moment, its replicas change state with it, and a reader
-sent to its old pipeline would fail.
+ozone.om.container.location.cache.ttl, but for a few seconds only those of a container that has not settled
+yet (OPEN, CLOSING, QUASI_CLOSED: it closes at any moment, its replicas change state with it) or that names
+no replica (SCM restarted and has not heard from the datanodes yet). A reader whose locations failed it
+asks again with forceUpdateContainerCache, as Ozone's client does, and OM then asks SCM afresh.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pyozone.protocol.admin import pipeline_to_proto
 from pyozone.scm.pipeline.pipeline import Pipeline
 
 UNSETTLED_CONTAINER_MAX_AGE_MS = 3_000
-"""A cached location of a container not yet CLOSED older than this is fetched again."""
+"""A cached location of a container not yet CLOSED, or with no replica, older than this is fetched again."""
 
 _UNSETTLED = frozenset({LifeCycleState.OPEN, LifeCycleState.CLOSING, LifeCycleState.QUASI_CLOSED})
 
@@ -54,15 +55,17 @@ class LocationCache:
 
     def _fresh(self, location: ContainerLocation, fetched_ms: int, now_ms: int) -> bool:
         age = now_ms - fetched_ms
-        if location.state in _UNSETTLED:
+        if location.state in _UNSETTLED or not location.replicas:
             return age < min(self._ttl_ms, UNSETTLED_CONTAINER_MAX_AGE_MS)
         return age < self._ttl_ms
 
-    def get(self, container_id: int) -> ContainerLocation:
+    def get(self, container_id: int, refresh: bool = False) -> ContainerLocation:
+        """The cached location, or SCM's answer (then cached) when there is none, it is stale, or
+        `refresh` asks for SCM's answer."""
         now = self._clock.now_ms()
         with self._lock:
             entry = self._entries.get(container_id)
-            if entry is not None and self._fresh(entry[0], entry[1], now):
+            if entry is not None and not refresh and self._fresh(entry[0], entry[1], now):
                 self._entries.move_to_end(container_id)
                 self.hits += 1
                 return entry[0]
@@ -75,10 +78,6 @@ class LocationCache:
                 while len(self._entries) > self._size:
                     self._entries.popitem(last=False)
         return location
-
-    def invalidate(self, container_id: int) -> None:
-        with self._lock:
-            self._entries.pop(container_id, None)
 
     def __len__(self) -> int:
         return len(self._entries)

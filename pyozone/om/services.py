@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from pyozone.hdds.ids import BlockID
 from pyozone.om import codec
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE, Op
-from pyozone.protocol.block import DeleteResult, KeyBlocks
+from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES, DeleteResult, KeyBlocks
 from pyozone.scm.client.block_client import BlockClientError
 
 log = logging.getLogger(__name__)
@@ -29,31 +30,70 @@ class DeletingRun:
     error: str = ""  # SCM could not be asked at all
 
 
+MAX_DELETE_REQUEST_BYTES = MAX_BLOCK_MESSAGE_BYTES // 2
+"""What one deleteScmKeyBlocks may carry: its answer names every block again, with a result, so half the
+protocol's limit leaves room for both."""
+
+_BLOCK_BYTES = 32
+"""A BlockID in the request, at most: two varints of up to 10 bytes and their framing."""
+
+
+def _size(entry: KeyBlocks) -> int:
+    return len(entry.key.encode()) + 16 + _BLOCK_BYTES * len(entry.blocks)
+
+
+def _pieces(name: str, blocks: tuple[BlockID, ...]) -> list[KeyBlocks]:
+    """The entry as one KeyBlocks, or several when its blocks alone would not fit in one request."""
+    per = max(1, (MAX_DELETE_REQUEST_BYTES - _size(KeyBlocks(name, ()))) // _BLOCK_BYTES)
+    return [KeyBlocks(name, blocks[i : i + per]) for i in range(0, max(1, len(blocks)), per)]
+
+
 class KeyDeletingService:
     def __init__(self, om: OzoneManager) -> None:
         self.om = om
 
-    def run_once(self) -> DeletingRun:
-        limit = self.om.settings.key_deleting_limit
-        entries: list[KeyBlocks] = []
+    def _batches(self) -> tuple[list[str], list[list[KeyBlocks]]]:
+        """Up to the per-task limit of deletedTable entries, in requests of at most
+        MAX_DELETE_REQUEST_BYTES: however long the names or many the blocks, every request can be sent."""
+        names: list[str] = []
+        batches: list[list[KeyBlocks]] = []
+        size = MAX_DELETE_REQUEST_BYTES
         for name, value in self.om.store.scan(DELETED_TABLE):
-            if len(entries) >= limit:
+            if len(names) >= self.om.settings.key_deleting_limit:
                 break
-            blocks = tuple(b.block_id for b in codec.decode_key(value).blocks)
-            entries.append(KeyBlocks(name, blocks))
-        if not entries:
+            names.append(name)
+            for piece in _pieces(name, tuple(b.block_id for b in codec.decode_key(value).blocks)):
+                if size + _size(piece) > MAX_DELETE_REQUEST_BYTES:
+                    batches.append([])
+                    size = 0
+                batches[-1].append(piece)
+                size += _size(piece)
+        return names, batches
+
+    def run_once(self) -> DeletingRun:
+        names, batches = self._batches()
+        if not names:
             return DeletingRun(0, 0)
-        try:
-            results = self.om.scm.delete_key_blocks(entries)
-        except BlockClientError as e:
-            log.warning("key deleting service: SCM did not take %d entries: %s", len(entries), e)
-            return DeletingRun(len(entries), 0, str(e))
-        sent = {e.key for e in entries}
-        done = [r.key for r in results if r.key in sent and all(x in _DONE for _, x in r.results)]
+        # an entry is purged once SCM took every piece of it in full
+        pending = dict.fromkeys(names, 0)
+        for piece in (p for batch in batches for p in batch):
+            pending[piece.key] += 1
+        error = ""
+        for batch in batches:
+            try:
+                results = self.om.scm.delete_key_blocks(batch)
+            except BlockClientError as e:
+                error = str(e)
+                log.warning("key deleting service: SCM did not take %d entries: %s", len(batch), e)
+                break
+            for r in results:
+                if r.key in pending and all(x in _DONE for _, x in r.results):
+                    pending[r.key] -= 1
+        done = [name for name in names if pending[name] <= 0]
         with self.om.lock:
             self.om.store.write([(DELETED_TABLE, key, None) for key in done])
-        log.info("key deleting service: %d of %d entries taken by SCM", len(done), len(entries))
-        return DeletingRun(len(entries), len(done))
+        log.info("key deleting service: %d of %d entries taken by SCM", len(done), len(names))
+        return DeletingRun(len(names), len(done), error)
 
 
 class OpenKeyCleanupService:

@@ -279,16 +279,18 @@ class CommitKeyResponse(_message.Message):
     def __init__(self, keyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class LookupKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "clientHost")
+    __slots__ = ("volume", "bucket", "key", "clientHost", "forceUpdateContainerCache")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     CLIENTHOST_FIELD_NUMBER: _ClassVar[int]
+    FORCEUPDATECONTAINERCACHE_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
     clientHost: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientHost: _Optional[str] = ...) -> None: ...
+    forceUpdateContainerCache: bool
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientHost: _Optional[str] = ..., forceUpdateContainerCache: _Optional[bool] = ...) -> None: ...
 
 class LookupKeyResponse(_message.Message):
     __slots__ = ("keyInfo",)

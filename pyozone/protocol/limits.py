@@ -23,6 +23,10 @@ MAX_HEARTBEAT_MESSAGE_BYTES = 16 * MiB
 MAX_ADMIN_MESSAGE_BYTES = 4 * MiB
 """ScmAdminProtocolService: listings are paged (listContainer takes a count), so 4 MiB is ample."""
 
+MAX_OM_MESSAGE_BYTES = 32 * MiB
+"""OzoneManagerService: a listing of 1000 keys, or lookupKey of a key of some 50,000 blocks (each
+KeyLocation carries its pipeline with three datanodes in full, ~600 bytes)."""
+
 REPLICATION_CHUNK_BYTES = 1 * MiB
 """The size of each piece of a container archive streamed by upload and download."""
 

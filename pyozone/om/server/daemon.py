@@ -29,14 +29,10 @@ from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
 from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
-from pyozone.protocol.limits import grpc_options
+from pyozone.protocol.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.scm.client.block_client import BlockClientError
 
 log = logging.getLogger(__name__)
-
-MAX_OM_MESSAGE_BYTES = 32 << 20
-"""OzoneManagerService's message limit: a listing of 1000 keys or a key of thousands of blocks (each
-KeyLocation carries its pipeline with three datanodes in full) stays far below it."""
 
 SHUTDOWN_GRACE_S = 5.0
 SCM_RETRY_S = 1.0

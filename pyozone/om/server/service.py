@@ -149,8 +149,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     @rpc
     async def lookupKey(self, request: pb.LookupKeyRequest, context: Context) -> pb.LookupKeyResponse:
         located = await self._run(
-            self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost
-        )
+            self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost,
+            request.forceUpdateContainerCache,
+        )  # fmt: skip
         info = codec.key_to_proto(located.key)
         for proto, where in zip(info.locations, located.locations, strict=True):
             if where.pipeline is not None:

@@ -287,6 +287,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         self.volumes: dict[str, om.VolumeInfo] = {}
         self.buckets: dict[tuple[str, str], om.BucketInfo] = {}
         self.keys: dict[tuple[str, str, str], om.KeyInfo] = {}
+        self.lookups_forced: list[bool] = []
         self.open_keys: dict[int, OpenKey] = {}
         self.commits: list[om.CommitKeyRequest] = []
         self.allocations: list[block_pb.ExcludeListProto] = []  # exclude list of every allocateBlock
@@ -498,6 +499,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
 
     def lookupKey(self, request, context):  # type: ignore[no-untyped-def]
         with self.cluster.lock:
+            self.lookups_forced.append(request.forceUpdateContainerCache)
             return om.LookupKeyResponse(keyInfo=self._located(self._key(request, context)))
 
     def listKeys(self, request, context):  # type: ignore[no-untyped-def]

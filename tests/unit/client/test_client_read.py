@@ -77,6 +77,8 @@ def test_every_replica_bad_names_the_block(make_client, cluster: FakeCluster, st
     assert f"conID: {block[0]} locID: {block[1]}" in message
     assert "2 rounds" in message
     assert message.count("mismatch") == 6  # three replicas, two rounds
+    # the second round's locations come from SCM, not OM's cache (Ozone's forceUpdateContainerCache)
+    assert cluster.om.lookups_forced == [False, True]
 
 
 def test_verify_checksum_off_returns_what_the_datanode_sent(

@@ -4,6 +4,7 @@ its acknowledged length and BCSID."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 
@@ -11,6 +12,12 @@ import pytest
 from fakes import BLOCK, BUFFER, FLUSH, FakeCluster, FakeDatanode
 
 from pyozone.client import BlockWriteError, OzoneClient
+from pyozone.client.block_output import BlockFailure, BlockOutputStream
+from pyozone.client.config import ClientConfig
+from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
+from pyozone.client.xceiver import ChannelPool
+from pyozone.common.net import HostPort
+from pyozone.datanode.storage.checksum import ChecksumType
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 
@@ -194,3 +201,24 @@ def test_the_retry_bound_counts_failures_in_a_row(make_client, cluster: FakeClus
         retries = writer.stream.retries
     assert retries >= 2  # more failures than max.retries, each after progress
     assert client.read_key("vol", "bucket", "k").readall() == data
+
+
+def test_a_block_whose_leader_cannot_be_reached_keeps_every_byte_for_the_retry() -> None:
+    """No stream to the leader (here OM named it without its data port): the chunk that found out is
+    still retained, so the retry rewrites all of it elsewhere."""
+
+    async def body() -> tuple[int, bytes]:
+        config = ClientConfig(
+            HostPort("127.0.0.1", 1), BUFFER, FLUSH, 4 * FLUSH, BLOCK, 5, 0, 3, 0, ChecksumType.CRC32, 1024,
+            True, 600, True,
+        )  # fmt: skip
+        leader = DatanodeRef("dn-1", "dn1", "10.0.0.1", None)
+        location = KeyLocation(1, 1, 0, 0, BLOCK, PipelineRef("p1", (leader,), "dn-1"))
+        block = BlockOutputStream(location, config, ChannelPool())
+        block.accept(data)
+        with pytest.raises(BlockFailure):
+            await block.emit()
+        return block.acked, block.retained()
+
+    data = os.urandom(2 * BUFFER + 5)
+    assert asyncio.run(body()) == (0, data)

@@ -62,6 +62,29 @@ def test_closing_containers_are_fetched_again_after_a_few_seconds(state: LifeCyc
     assert scm.location_calls == 2
 
 
+def test_a_closed_container_without_replicas_is_fetched_again_after_a_few_seconds() -> None:
+    """SCM restarted and has not heard from the datanodes yet: that answer must not last the ttl."""
+    scm, clock = FakeScm(), ManualClock()
+    scm.locations[5] = closed_location(5)
+    cache = LocationCache(scm.container_location, clock, size=10, ttl_ms=60_000)
+    assert cache.get(5).replicas == ()
+    scm.locations[5] = closed_location(5, (1, ReplicaState.CLOSED))  # the datanode reported
+    clock.advance(UNSETTLED_CONTAINER_MAX_AGE_MS)
+    assert [r.state for r in cache.get(5).replicas] == [ReplicaState.CLOSED]
+    assert scm.location_calls == 2
+
+
+def test_a_refresh_asks_scm_whatever_the_cache_holds() -> None:
+    scm, clock = FakeScm(), ManualClock()
+    scm.locations[5] = closed_location(5, (1, ReplicaState.CLOSED))
+    cache = LocationCache(scm.container_location, clock, size=10, ttl_ms=60_000)
+    cache.get(5)
+    scm.locations[5] = closed_location(5, (2, ReplicaState.CLOSED))  # the replica moved (decommission)
+    assert [r.datanode.hostname for r in cache.get(5, refresh=True).replicas] == ["dn2"]
+    assert [r.datanode.hostname for r in cache.get(5).replicas] == ["dn2"]  # and the cache has it
+    assert scm.location_calls == 2
+
+
 def test_the_cache_is_an_lru_of_its_size() -> None:
     scm, clock = FakeScm(), ManualClock()
     cache = LocationCache(scm.container_location, clock, size=2, ttl_ms=60_000)
@@ -174,3 +197,7 @@ def test_lookup_key_fills_pipelines_and_states(tmp_path: Path) -> None:
     assert scm.location_calls == 1  # both blocks sit in container 1: one question to SCM
     assert located.key.blocks[0].block_id == BlockID(1, a.local_id)
     assert details(1).hostname == "dn1" and MEMBERS
+    om.lookup_key("vol1", "bkt1", "k", "dn2")
+    assert scm.location_calls == 1
+    om.lookup_key("vol1", "bkt1", "k", "dn2", refresh=True)  # a reader retrying: forceUpdateContainerCache
+    assert scm.location_calls == 2

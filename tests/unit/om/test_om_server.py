@@ -12,14 +12,22 @@ from pathlib import Path
 
 import grpc
 import pytest
-from om_fakes import FakeScm
+from om_fakes import FakeScm, closed_location
 
+from pyozone.client import AsyncOzoneClient
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import RATIS_THREE, BlockID
+from pyozone.hdds.states import ReplicaState
+from pyozone.om import codec
+from pyozone.om.core import key_key
+from pyozone.om.metadata import KEY_TABLE
+from pyozone.om.records import KeyBlock, KeyRecord
 from pyozone.om.server import OmDaemon
 from pyozone.om.storage import OMStorageError
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
+from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, MAX_OM_MESSAGE_BYTES, grpc_options
 
 
 def conf(tmp_path: Path) -> OzoneConfiguration:
@@ -191,5 +199,34 @@ def test_restart_keeps_the_namespace(tmp_path: Path) -> None:
         async with running(tmp_path, scm) as (_, stub):
             listed = await stub.listVolumes(pb.ListVolumesRequest())
             assert [v.volume for v in listed.volumes] == ["vol1"]
+
+    run(body())
+
+
+def test_a_key_of_thousands_of_blocks_is_readable_by_the_client(tmp_path: Path) -> None:
+    """lookupKey states every block's pipeline in full: the client's channel takes what OM may send."""
+    blocks = 12_000
+
+    async def body() -> None:
+        scm = FakeScm()
+        scm.locations[1] = closed_location(1, *((i, ReplicaState.CLOSED) for i in (1, 2, 3)))
+        async with running(tmp_path, scm) as (daemon, _):
+            om = daemon.core
+            om.create_volume("vol")
+            om.create_bucket("vol", "bkt")
+            # written as a commit of that many allocateBlocks would leave it (quicker than doing them)
+            located = tuple(KeyBlock(BlockID(1, 100 + i), i * 1024, 1024, 1) for i in range(blocks))
+            record = KeyRecord("vol", "bkt", "big", blocks * 1024, 1, 1, RATIS_THREE, located, 1)
+            om.store.write(
+                [(KEY_TABLE, key_key("vol", "bkt", "big"), codec.encode(codec.key_to_proto(record)))]
+            )
+            address = f"127.0.0.1:{daemon.rpc_port}"
+            async with grpc.aio.insecure_channel(address, options=grpc_options(MAX_OM_MESSAGE_BYTES)) as ch:
+                request = pb.LookupKeyRequest(volume="vol", bucket="bkt", key="big")
+                answer = await pb_grpc.OzoneManagerServiceStub(ch).lookupKey(request)
+            assert answer.ByteSize() > MAX_ADMIN_MESSAGE_BYTES  # the limit the client's channel once had
+            async with AsyncOzoneClient(f"127.0.0.1:{daemon.rpc_port}") as client:
+                info = await client.key_info("vol", "bkt", "big")
+            assert len(info.locations) == blocks
 
     run(body())

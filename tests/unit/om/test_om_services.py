@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from om_fakes import FakeScm, make_om
 
 from pyozone.common.clock import ManualClock
-from pyozone.hdds.ids import BlockID
+from pyozone.hdds.ids import RATIS_THREE, BlockID
+from pyozone.om import codec, services
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE
-from pyozone.om.records import KeyBlock
+from pyozone.om.records import KeyBlock, KeyRecord
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
-from pyozone.protocol.block import DeleteResult
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb2
+from pyozone.protocol.block import DeleteResult, KeyBlocks, KeyBlocksResult, key_blocks_to_proto
 
 
 def setup(tmp_path: Path, **settings):
@@ -97,3 +100,57 @@ def _blocks(value: bytes) -> list[BlockID]:
     from pyozone.om.codec import decode_key
 
     return [b.block_id for b in decode_key(value).blocks]
+
+
+def _deleted(om, name: str, blocks: int, first_local: int) -> list[BlockID]:
+    """A deletedTable entry of `blocks` blocks, as a delete of such a key leaves it."""
+    ids = [BlockID(1, first_local + i) for i in range(blocks)]
+    located = tuple(KeyBlock(b, i * 10, 10) for i, b in enumerate(ids))
+    record = KeyRecord("vol1", "bkt1", name, 10 * blocks, 1, 1, RATIS_THREE, located, 1)
+    om.store.write([(DELETED_TABLE, f"/vol1/bkt1/{name}/1", codec.encode(codec.key_to_proto(record)))])
+    return ids
+
+
+def _request_bytes(keys: list[KeyBlocks]) -> int:
+    return block_pb2.DeleteScmKeyBlocksRequestProto(
+        keyBlocks=[key_blocks_to_proto(k) for k in keys]
+    ).ByteSize()
+
+
+def test_requests_stay_under_the_size_limit_however_long_the_names_or_many_the_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch capped by entry count alone could exceed the protocol's message limit, fail every run
+    and hold back every entry behind it for good."""
+    monkeypatch.setattr(services, "MAX_DELETE_REQUEST_BYTES", 2048)
+    om, scm, _ = setup(tmp_path)
+    expected = [b for i in range(5) for b in _deleted(om, f"{'n' * 600}{i}", 1, 100 + i)]
+    expected += _deleted(om, "big", 200, 1000)
+    run = KeyDeletingService(om).run_once()
+    assert (run.sent, run.purged, run.error) == (6, 6, "")
+    assert len(scm.deletes) > 4 and all(_request_bytes(call) <= 2048 for call in scm.deletes)
+    assert sorted(b for call in scm.deletes for k in call for b in k.blocks) == sorted(expected)
+    assert list(om.store.scan(DELETED_TABLE)) == []
+
+
+def test_an_entry_split_over_requests_stays_until_scm_took_every_piece(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(services, "MAX_DELETE_REQUEST_BYTES", 2048)
+    om, scm, _ = setup(tmp_path)
+    _deleted(om, "big", 200, 1000)
+    calls = 0
+    take = scm.delete_key_blocks
+
+    def fail_the_second(keys: list[KeyBlocks]) -> list[KeyBlocksResult]:
+        nonlocal calls
+        calls += 1
+        scm.unreachable = calls == 2
+        return take(keys)
+
+    scm.delete_key_blocks = fail_the_second  # type: ignore[method-assign]
+    run = KeyDeletingService(om).run_once()
+    assert (run.purged, calls) == (0, 2) and run.error
+    assert len(list(om.store.scan(DELETED_TABLE))) == 1
+    scm.unreachable = False
+    assert KeyDeletingService(om).run_once().purged == 1
