@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,14 +113,22 @@ class LiveCluster:
             )  # fmt: skip
             if result.code == 0 and "Cluster is ready." in result.out:
                 return result
-            if attempt == 1 and self.port_taken():
-                # `cluster up` picks free ports, then the daemons bind them a moment later; another
-                # process (a client's ephemeral port, another cluster) may take one in between. Plan anew.
-                self.stop()
-                shutil.rmtree(self.data_dir)
-                self.data_dir.mkdir()
-                continue
-            break
+            if attempt == 2:
+                break
+            # `cluster up` picks free ports, then the daemons bind them a moment later; another process
+            # (a client's ephemeral port, another cluster) may take one in between. Plan anew. Any other
+            # failure to start is retried once too, but never silently: its logs (exit statuses, thread
+            # stacks of daemons that hung) are kept and named in a warning of the test run's summary.
+            if not self.port_taken():
+                kept = self.data_dir.with_name(f"{self.data_dir.name}-failed-start")
+                if (self.data_dir / "logs").is_dir():
+                    shutil.copytree(self.data_dir / "logs", kept, dirs_exist_ok=True)
+                warnings.warn(
+                    f"cluster up failed once, retried: {result.err.strip()} (logs: {kept})", stacklevel=2
+                )
+            self.stop()
+            shutil.rmtree(self.data_dir)
+            self.data_dir.mkdir()
         raise AssertionError(f"cluster up failed: {result}\n{self.logs()}")
 
     def port_taken(self) -> bool:
