@@ -69,7 +69,12 @@ def exit_status(pid: int | None) -> str:
     if done == 0:
         return "running"
     code = os.waitstatus_to_exitcode(status)
-    return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+    if code >= 0:
+        return f"exited with code {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:  # a real-time signal has no name
+        return f"killed by signal {-code}"
 
 
 def dump_threads(state: ClusterState, wait_s: float = 1.0) -> list[str]:

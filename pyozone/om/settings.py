@@ -27,7 +27,7 @@ class OMSettings:
     open_key_expire_ms: int = 7 * 24 * 3600_000
     open_key_cleanup_limit: int = 1000
     location_cache_size: int = 100_000
-    location_cache_ttl_ms: int = 360_000
+    location_cache_ttl_ms: int = 360 * 60_000
     racks: tuple[tuple[str, str], ...] = ()
     """(host name or IP, rack) from net.topology.node.switch.mapping.file: where a reader is."""
 

@@ -32,6 +32,10 @@ def test_exit_status_names_the_signal_or_the_code() -> None:
     assert statuses == {"killed": "killed by SIGKILL", "failed": "exited with code 3"}
     assert supervisor.exit_status(killed.pid) == "exited"  # already reaped: nothing more to tell
     assert supervisor.exit_status(None) == "not started"
+    realtime = subprocess.Popen([sys.executable, "-c", "import os; os.kill(os.getpid(), 36)"])
+    while (status := supervisor.exit_status(realtime.pid)) == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status == "killed by signal 36"  # a real-time signal has no name
 
 
 def test_sigquit_dumps_a_daemons_stacks_into_its_log_and_it_goes_on(tmp_path: Path) -> None:

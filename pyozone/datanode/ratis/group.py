@@ -77,13 +77,15 @@ class RaftGroup:
         request_timeout_s: float,
         applied: int = 0,
         lost: Sequence[int] = (),
+        unrecorded_losses: bool = False,
     ) -> None:
         """`apply(request, index)` runs an entry through the dispatcher (blocking; run on `executor`).
         `on_failure(pipeline_id, reason)` asks SCM to close the pipeline. `applied` is the highest BCSID
         of this pipeline's containers here: above the log's last index, entries were applied but not
-        logged when the datanode stopped, and the log cannot go on from its end. `lost`: containers of this
-        pipeline that went with a data volume while the datanode was down; the log cannot go on either,
-        as this replica would miss their earlier blocks."""
+        logged when the datanode stopped, and the log cannot go on from its end. `lost`: containers this
+        pipeline still writes to that went with a data volume while the datanode was down; the log cannot
+        go on either, as this replica would miss their earlier blocks. `unrecorded_losses`: a data volume
+        is failed and nothing says which containers it held; a log with history cannot go on either."""
         self.pipeline_id = membership.pipeline_id
         self.members = membership.members
         self.self_id = self_id
@@ -126,6 +128,8 @@ class RaftGroup:
             )
         elif lost:
             self._member_failed(self_id, f"restarted without its containers {list(lost)}, lost with a volume")
+        elif unrecorded_losses and raft_log.last_index:
+            self._member_failed(self_id, "restarted with a failed data volume: containers may be gone")
 
     @property
     def is_leader(self) -> bool:

@@ -72,6 +72,7 @@ class PipelineGroups:
         group = RaftGroup(
             membership, self.self_id, raft_log, self.dispatcher.dispatch, self.executor, self.on_failure,
             self.watch_timeout_s, self.request_timeout_s, applied, self.dispatcher.containers.lost_from(pid),
+            self.dispatcher.containers.unrecorded_losses,
         )  # fmt: skip
         self._groups[membership.pipeline_id] = group
         log.info(

@@ -135,13 +135,7 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
             raise _bad(f"the archive has {last.archiveSize} bytes; {received} were received")
         if len(last.archiveSha256) != 32:
             raise _bad("the last piece carries no SHA-256 of the archive")
-        container = await worker.run(importer.finish, last.archiveSha256.hex())
-        if container.data.replica_index != last.replicaIndex:
-            await worker.run(self.containers.delete, cid, True)
-            raise _bad(
-                f"container {cid}'s archive has replica index {container.data.replica_index}, "
-                f"not {last.replicaIndex}"
-            )
+        container = await worker.run(importer.finish, last.archiveSha256.hex(), last.replicaIndex)
         log.info("imported container %d (%d bytes, BCSID %d)", cid, received, container.bcsid)
         return pb.SendContainerResponse(containerID=cid, bytesReceived=received)
 

@@ -171,16 +171,17 @@ class ContainerImporter:
         self._file.close()
         self._file = None
 
-    def finish(self, expected_sha256: str) -> KeyValueContainer:
-        """Verifies and installs the replica; raises ContainerError (and cleans up) on any problem."""
+    def finish(self, expected_sha256: str, replica_index: int | None = None) -> KeyValueContainer:
+        """Verifies and installs the replica (of `replica_index`, when given); raises ContainerError (and
+        cleans up) on any problem."""
         try:
-            return self._finish(expected_sha256)
+            return self._finish(expected_sha256, replica_index)
         except (OSError, DBError) as e:
             raise ContainerError(Result.IO_EXCEPTION, f"container archive: {e}") from None
         finally:
             self.abort()
 
-    def _finish(self, expected_sha256: str) -> KeyValueContainer:
+    def _finish(self, expected_sha256: str, replica_index: int | None) -> KeyValueContainer:
         if self._closed:
             raise _malformed("the import was aborted")
         if not self._ended or self._left or self._pad:
@@ -201,6 +202,10 @@ class ContainerImporter:
             raise _malformed(f"metadata of container {cid}: {e}") from None
         if data.container_id != cid or data.state not in EXPORTABLE:
             raise _malformed(f"descriptor is of container {data.container_id} in state {data.state.name}")
+        if replica_index is not None and data.replica_index != replica_index:
+            raise _malformed(
+                f"container {cid}'s archive has replica index {data.replica_index}, not {replica_index}"
+            )
         if any(b.block_id.container_id != cid for b in blocks):
             raise _malformed(f"block metadata names another container than {cid}")
         chunks_dir = self._dir / "chunks"

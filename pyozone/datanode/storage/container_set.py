@@ -41,17 +41,17 @@ def _rank(c: KeyValueContainer) -> tuple[bool, int]:
 
 class ContainerSet:
     def __init__(self, volume_set: VolumeSet, witnessed: WitnessedContainers | None = None) -> None:
-        """`witnessed` records every container that arrives and forgets those deleted; a container it names
-        that no healthy volume holds is missing from the start. Without it (tools, unit tests) only
-        containers lost while running are known to be missing."""
+        """`witnessed` records every container that arrives (and its state as it changes) and forgets those
+        deleted; a container it names that no healthy volume holds is missing from the start. Without it
+        (tools, unit tests) only containers lost while running are known to be missing."""
         self.volume_set = volume_set
         self.witnessed = witnessed
         self.duplicates: list[DuplicateReplica] = []
         self._containers: dict[int, KeyValueContainer] = {}
-        self.missing: dict[int, str] = {}
-        """Containers lost with a volume (Ozone's missingContainerSet), each with the pipeline that created
-        it: a write must not create them again empty, as if their earlier blocks had never been; an
-        import brings one back."""
+        self._recorded: dict[int, ContainerCreateInfo] = {}
+        self.missing: dict[int, ContainerCreateInfo] = {}
+        """Containers lost with a volume (Ozone's missingContainerSet): a write must not create them again
+        empty, as if their earlier blocks had never been; an import brings one back."""
         self._listeners: list[ChangeListener] = []
         self._lock = threading.Lock()
         for volume in volume_set.healthy_volumes():
@@ -61,23 +61,50 @@ class ContainerSet:
             c.volume.add_used(c.used_bytes)
             c.listener = self._fire
         log.info("loaded %d containers", len(self._containers))
+        failed_volume = any(v.is_failed for v in volume_set.data_volumes)
+        self.unrecorded_losses = failed_volume and (witnessed is None or not witnessed.complete)
+        """A volume failed and no record says which containers it held: any pipeline may have lost some."""
         if witnessed is not None:
-            self._reconcile(witnessed)
+            self._reconcile(witnessed, failed_volume)
 
-    def _reconcile(self, witnessed: WitnessedContainers) -> None:
+    def _reconcile(self, witnessed: WitnessedContainers, failed_volume: bool) -> None:
         """Containers recorded but on no volume are missing; containers on a volume but not recorded (from
         before the record existed, or a crash between creating one and recording it) are recorded now."""
-        recorded = witnessed.all()
-        gone = {cid: info for cid, info in recorded.items() if cid not in self._containers}
-        self.missing = {cid: info.pipeline_id for cid, info in gone.items()}
+        self._recorded = witnessed.all()
+        for cid in [cid for cid, info in self._recorded.items() if info.state == ReplicaState.DELETED.name]:
+            self._forget(cid)  # deleted, but forgetting it had failed
+        self.missing = {cid: info for cid, info in self._recorded.items() if cid not in self._containers}
         for c in self._containers.values():
-            if c.container_id not in recorded:
-                witnessed.record(c.container_id, _create_info(c))
+            if c.container_id not in self._recorded:
+                self._record(c)
+        if not failed_volume and not witnessed.complete:
+            witnessed.mark_complete()
         if self.missing:
             log.error(
                 "%d containers recorded in %s are on no healthy volume, so missing: %s",
                 len(self.missing), witnessed.path, sorted(self.missing),
             )  # fmt: skip
+
+    def _record(self, container: ContainerReplica) -> None:
+        """Records the container (or its new state); a failure is logged: it weakens only what the next
+        start-up can tell about a lost disk."""
+        if self.witnessed is None:
+            return
+        info = _create_info(container)
+        try:
+            self.witnessed.record(container.container_id, info)
+            self._recorded[container.container_id] = info
+        except StoreError as e:
+            log.error("container %d: not recorded in %s: %s", container.container_id, self.witnessed.path, e)
+
+    def _forget(self, container_id: int) -> None:
+        if self.witnessed is None:
+            return
+        try:
+            self.witnessed.forget(container_id)
+            self._recorded.pop(container_id, None)
+        except StoreError as e:
+            log.error("container %d: not forgotten in %s: %s", container_id, self.witnessed.path, e)
 
     def _load_one(self, container: KeyValueContainer) -> None:
         cid, other = container.container_id, self._containers.get(container.container_id)
@@ -99,6 +126,10 @@ class ContainerSet:
         self._listeners.append(callback)
 
     def _fire(self, container: ContainerReplica) -> None:
+        with self._lock:
+            recorded = self._recorded.get(container.container_id)
+            if recorded is not None and recorded.state != container.state.name:
+                self._record(container)
         report = container.replica_report()
         for callback in self._listeners:
             try:
@@ -174,17 +205,18 @@ class ContainerSet:
             container.listener = self._fire
             self._containers[container_id] = container
             self.missing.pop(container_id, None)
-            if self.witnessed is not None:
-                try:
-                    self.witnessed.record(container_id, _create_info(container))
-                except StoreError as e:
-                    log.error("container %d: not recorded in %s: %s", container_id, self.witnessed.path, e)
+            self._record(container)
         self._fire(container)
         return container
 
     def lost_from(self, pipeline_id: str) -> list[int]:
-        """The missing containers that pipeline created."""
-        return sorted(cid for cid, pid in self.missing.items() if pid == pipeline_id)
+        """The missing containers that pipeline created and could still write to (OPEN or CLOSING when
+        last seen): a closed one takes no more of its entries."""
+        return sorted(
+            cid
+            for cid, info in self.missing.items()
+            if info.pipeline_id == pipeline_id and info.state in _PIPELINE_WRITABLE
+        )
 
     def refuse_if_missing(self, container_id: int) -> None:
         """A container lost with a failed volume is not created again: the replica would come back empty
@@ -198,12 +230,20 @@ class ContainerSet:
     def delete(self, container_id: int, force: bool = False) -> None:
         """Deletes the replica's data and reports it DELETED (SCM then forgets this replica)."""
         container = self.require(container_id)
-        container.delete(force)
+        # Forgotten before the data goes (as Ozone's removeContainer): a crash in between must not leave a
+        # deleted container recorded yet on no volume, i.e. missing. One still on disk at the next start
+        # is recorded again.
+        with self._lock:
+            self._forget(container_id)
+        try:
+            container.delete(force)
+        except BaseException:
+            with self._lock:
+                self._record(container)
+            raise
         with self._lock:
             if self._containers.get(container_id) is container:
                 del self._containers[container_id]
-                if self.witnessed is not None:
-                    self.witnessed.forget(container_id)
         self._fire(container)
 
     def remove_failed_volume_containers(self) -> list[int]:
@@ -211,11 +251,14 @@ class ContainerSet:
         with self._lock:
             lost = [cid for cid, c in self._containers.items() if c.volume.is_failed]
             for cid in lost:
-                self.missing[cid] = self._containers.pop(cid).data.origin_pipeline_id
+                self.missing[cid] = _create_info(self._containers.pop(cid))
         if lost:
             log.error("lost %d containers on failed volumes: %s", len(lost), lost)
         return lost
 
 
-def _create_info(c: KeyValueContainer) -> ContainerCreateInfo:
+_PIPELINE_WRITABLE = frozenset({ReplicaState.OPEN.name, ReplicaState.CLOSING.name})
+
+
+def _create_info(c: ContainerReplica) -> ContainerCreateInfo:
     return ContainerCreateInfo(c.state.name, c.data.replica_index, c.data.origin_pipeline_id)

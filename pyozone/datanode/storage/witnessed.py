@@ -17,13 +17,16 @@ from pyozone.scm.store.rocksdb import RocksDBBackend, StoreError
 
 DB_NAME = "witnessed_container.db"
 TABLE = "ContainerCreateInfoTable"
+COMPLETE = b"#complete"
+"""pyozone's marker in the default column family: the table names every container on the volumes (set
+after a start on which every volume was read), so a failed volume's containers are all in it."""
 
 
 @dataclass(frozen=True, slots=True)
 class ContainerCreateInfo:
-    """What is recorded when a replica arrives: its state then, its EC replica index (0 for Ratis) and the
-    pipeline that created the container, so a restarted pipeline member can tell whether it lost
-    containers of that pipeline."""
+    """What is recorded when a replica arrives: its state (kept up to date as it changes), its EC replica
+    index (0 for Ratis) and the pipeline that created the container, so a restarted pipeline member can
+    tell whether it lost containers that pipeline still writes to."""
 
     state: str
     replica_index: int
@@ -59,6 +62,13 @@ class WitnessedContainers:
     def forget(self, container_id: int) -> None:
         """The replica was deleted on purpose: nothing of it is missing any more."""
         self._db.write([(TABLE, _key(container_id), None)])
+
+    @property
+    def complete(self) -> bool:
+        return self._db.get("default", COMPLETE) is not None
+
+    def mark_complete(self) -> None:
+        self._db.write([("default", COMPLETE, b"1")])
 
     def close(self) -> None:
         self._db.close()

@@ -74,7 +74,13 @@ def test_a_group_restarted_without_some_of_its_containers_has_failed(tmp_path: P
 
         RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, [7])
         RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, [])  # nothing lost
-    assert failures == ["member dn-self failed: restarted without its containers [7], lost with a volume"]
+        # a failed volume nothing says the containers of: a log with history cannot go on, a new one can
+        RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, [], True)
+        RaftGroup(membership, ME, RaftLog(tmp_path / "new"), _applied, executor, record, 5, 5, 0, [], True)
+    assert failures == [
+        "member dn-self failed: restarted without its containers [7], lost with a volume",
+        "member dn-self failed: restarted with a failed data volume: containers may be gone",
+    ]
 
 
 def test_followers_are_judged_against_the_leaders_own_result(tmp_path: Path) -> None:
