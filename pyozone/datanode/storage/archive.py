@@ -13,7 +13,6 @@ import hashlib
 import json
 import re
 import tarfile
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -41,9 +40,9 @@ def blocks_file_name(container_id: int) -> str:
     return f"metadata/{container_id}.blocks.json"
 
 
-def _header(name: str, size: int) -> bytes:
+def _header(name: str, size: int, mtime: int) -> bytes:
     info = tarfile.TarInfo(name)
-    info.size, info.mode, info.mtime = size, 0o644, int(time.time())
+    info.size, info.mode, info.mtime = size, 0o644, mtime
     return info.tobuf(format=tarfile.USTAR_FORMAT, encoding="utf-8", errors="strict")
 
 
@@ -64,6 +63,12 @@ class ExportStream:
         self.container = container
         self.piece_size = piece_size
         self.sha256: str | None = None
+        # every member carries the descriptor's time, not the clock's: exports of one closed replica are
+        # the same bytes, with the same SHA-256
+        try:
+            self._mtime = int(container.container_file.stat().st_mtime)
+        except OSError:
+            self._mtime = 0
 
     def _descriptor(self) -> bytes:
         c = self.container
@@ -80,7 +85,7 @@ class ExportStream:
             + b"]}"
         )
         for name, body in ((container_file_name(cid), self._descriptor()), (blocks_file_name(cid), blocks)):
-            part = _header(name, len(body)) + body + _padding(len(body))
+            part = _header(name, len(body), self._mtime) + body + _padding(len(body))
             total += len(part)
             yield part
         for local_id, _ in raws:
@@ -89,7 +94,7 @@ class ExportStream:
                 continue  # an empty block has no file; a lost one fails the importer's verification
             with open(path, "rb") as f:
                 size = path.stat().st_size
-                yield _header(f"chunks/{path.name}", size)
+                yield _header(f"chunks/{path.name}", size, self._mtime)
                 left = size
                 while left:
                     piece = f.read(min(left, self.piece_size))

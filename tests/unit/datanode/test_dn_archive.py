@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import tarfile
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -93,6 +94,16 @@ def test_round_trip_between_datanodes(node: Node, target: Node, source: KeyValue
     reopened = open_node(target.root, dn_uuid="99999999-2222-3333-4444-555555555555")
     assert reopened.containers.require(42).replica_report() == copy.replica_report()
     reopened.close()
+
+
+def test_exports_of_one_closed_replica_are_the_same_bytes(
+    source: KeyValueContainer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whenever it is exported (here: a second later by the clock), the same archive and SHA-256."""
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.0)
+    first = export(source)
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_001.0)
+    assert export(source) == first
 
 
 def test_quasi_closed_export_keeps_its_state(node: Node, target: Node) -> None:
@@ -248,7 +259,7 @@ def test_oversized_member_and_stream_are_refused(target: Node, source: KeyValueC
         for p in pieces:
             importer.feed(p)
     assert_nothing_imported(target)
-    header = _header("chunks/1.block", 1 << 32)  # a header claiming 4 GiB
+    header = _header("chunks/1.block", 1 << 32, 0)  # a header claiming 4 GiB
     with raises(Result.MALFORMED_REQUEST):
         ContainerImporter(target.containers).feed(header)
     assert_nothing_imported(target)
