@@ -6,8 +6,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.cli_support import Result, run_cli, tree
+
+# No per-example deadline for any property test: on a loaded CI machine one slow example (a GC pause, a
+# busy core) must not fail a run. Loaded here, before any test module, so every test gets it.
+settings.register_profile("pyozone", deadline=None)
+settings.load_profile("pyozone")
 
 
 @pytest.fixture(autouse=True)

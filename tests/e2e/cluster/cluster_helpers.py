@@ -119,17 +119,20 @@ class LiveCluster:
             # (a client's ephemeral port, another cluster) may take one in between. Plan anew. Any other
             # failure to start is retried once too, but never silently: its logs (exit statuses, thread
             # stacks of daemons that hung) are kept and named in a warning of the test run's summary.
-            if not self.port_taken():
-                kept = self.data_dir.with_name(f"{self.data_dir.name}-failed-start")
-                if (self.data_dir / "logs").is_dir():
-                    shutil.copytree(self.data_dir / "logs", kept, dirs_exist_ok=True)
-                warnings.warn(
-                    f"cluster up failed once, retried: {result.err.strip()} (logs: {kept})", stacklevel=2
-                )
-            self.stop()
-            shutil.rmtree(self.data_dir)
-            self.data_dir.mkdir()
+            self.start_over(None if self.port_taken() else result.err.strip())
         raise AssertionError(f"cluster up failed: {result}\n{self.logs()}")
+
+    def start_over(self, failure: str | None) -> None:
+        """Stops what a failed `cluster up` left and empties the data dir. A `failure` is not silent: the
+        logs are kept beside the data dir and a warning in the run's summary names them."""
+        if failure is not None:
+            kept = self.data_dir.with_name(f"{self.data_dir.name}-failed-start")
+            if (self.data_dir / "logs").is_dir():
+                shutil.copytree(self.data_dir / "logs", kept, dirs_exist_ok=True)
+            warnings.warn(f"cluster up failed once, retried: {failure} (logs: {kept})", stacklevel=3)
+        self.stop()
+        shutil.rmtree(self.data_dir)
+        self.data_dir.mkdir()
 
     def port_taken(self) -> bool:
         logs = self.data_dir / "logs"

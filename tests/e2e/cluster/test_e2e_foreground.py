@@ -16,51 +16,80 @@ from cluster_helpers import FAST, LiveCluster, environment
 from pyozone.cluster import supervisor
 
 
+class Foreground:
+    """`pyozone cluster up` in the foreground, its output read line by line."""
+
+    def __init__(self, cluster: LiveCluster) -> None:
+        self.cluster = cluster
+        defines = [arg for k, v in FAST.items() for arg in ("-D", f"{k}={v}")]
+        command = [sys.executable, "-m", "pyozone", "cluster", "up", "--data-dir", str(cluster.data_dir)]
+        self.process = subprocess.Popen(
+            [*command, "--datanodes", "3", "--timeout", "90", *defines],
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def read_until(self, text: str, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.seen.append(line)
+            if text in line:
+                return True
+        return False
+
+    def expect(self, text: str, timeout_s: float) -> None:
+        if not self.read_until(text, timeout_s):
+            raise AssertionError(
+                f"{text!r} not printed in {timeout_s} s:\n" + "\n".join(self.seen) + self.cluster.logs()
+            )
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(30)
+
+
+def _start(cluster: LiveCluster) -> Foreground:
+    """Started and ready; a failed start is retried once, as LiveCluster.up does, with its logs kept."""
+    foreground = Foreground(cluster)
+    if foreground.read_until("Cluster is ready.", 120):
+        return foreground
+    foreground.kill()
+    cluster.start_over(f"foreground: {' / '.join(foreground.seen[-3:])}")
+    foreground = Foreground(cluster)
+    foreground.expect("Cluster is ready.", 120)
+    return foreground
+
+
 def test_foreground_cluster_stops_cleanly_on_sigint(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     cluster = LiveCluster(tmp_path_factory.mktemp("foreground"))
     request.addfinalizer(cluster.stop)
-    defines = [arg for k, v in FAST.items() for arg in ("-D", f"{k}={v}")]
-    command = [sys.executable, "-m", "pyozone", "cluster", "up", "--data-dir", str(cluster.data_dir)]
-    process = subprocess.Popen(
-        [*command, "--datanodes", "3", "--timeout", "90", *defines],
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    request.addfinalizer(lambda: process.poll() is None and process.kill())
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line.rstrip("\n"))
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    seen: list[str] = []
-
-    def read_until(text: str, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            seen.append(line)
-            if text in line:
-                return
-        raise AssertionError(f"{text!r} not printed in {timeout_s} s:\n" + "\n".join(seen) + cluster.logs())
-
     started = time.monotonic()
-    read_until("Cluster is ready.", 120)
+    foreground = _start(cluster)
+    request.addfinalizer(foreground.kill)
     ready_s = time.monotonic() - started
-    read_until("Ctrl-C stops the cluster.", 30)  # the live status table is up
+    seen, process = foreground.seen, foreground.process
+    foreground.expect("Ctrl-C stops the cluster.", 30)  # the live status table is up
     assert any(line.startswith("SCM: out of safe mode") for line in seen), seen
     assert any("SCM block (OM):" in line for line in seen), seen
     pids = dict(cluster.state.pids)
@@ -71,7 +100,7 @@ def test_foreground_cluster_stops_cleanly_on_sigint(
     stopping = time.monotonic()
     code = process.wait(60)
     stop_s = time.monotonic() - stopping
-    read_until("Stopped.", 5)
+    foreground.expect("Stopped.", 5)
     print(
         f"\nforeground cluster: ready after {ready_s:.1f} s; stopped {stop_s:.1f} s after SIGINT, exit {code}"
     )

@@ -9,8 +9,9 @@ bad names and missing volumes/buckets; a `sh key put` killed mid-write leaves no
 reclaimed; SCM safe mode (namespace works, writes refused, reads once a replica's datanode registered) and a
 restart of OM, SCM and every datanode that keeps every key.
 
-The tests share one cluster and run in file order: the abandoned write comes first so that its open key
-expires (ozone.om.open.key.expire.threshold) while the others run; the restart comes last.
+The tests share one cluster and run in file order; the restart comes last. The abandoned write has a
+cluster of its own, where open keys expire after 20 s (ozone.om.open.key.expire.threshold), and comes first
+so that its open key expires while the others run.
 """
 
 from __future__ import annotations
@@ -68,8 +69,6 @@ OVERRIDES = {
     "ozone.block.deleting.service.interval": "1s",
     "hdds.scm.block.deleting.service.interval": "1s",
     "hdds.scm.replication.thread.interval": "2s",
-    "ozone.om.open.key.expire.threshold": f"{OPEN_KEY_EXPIRY_S}s",
-    "ozone.om.open.key.cleanup.service.interval": "1s",
     # full container reports let SCM see emptied containers and delete them: how a chunk file the dead put
     # left without its putBlock goes (the datanode's deleteBlocks skips blocks it has no record of)
     "hdds.container.report.interval": "5s",
@@ -104,7 +103,13 @@ def abandon_cluster(
 ) -> Iterator[LiveCluster]:
     """A cluster of its own for the `sh key put` killed mid-write, so that closing every open container
     for the reclaim check does not disturb the other tests' keys."""
-    with live_cluster(request, tmp_path_factory, "keys-abandon", 3, overrides=OVERRIDES) as c:
+    # only here do open keys expire soon: the main cluster's 300 MB upload may take longer than that
+    abandoned = {
+        **OVERRIDES,
+        "ozone.om.open.key.expire.threshold": f"{OPEN_KEY_EXPIRY_S}s",
+        "ozone.om.open.key.cleanup.service.interval": "1s",
+    }
+    with live_cluster(request, tmp_path_factory, "keys-abandon", 3, overrides=abandoned) as c:
         created = [sh(c, "volume", "create", f"/{VOL}"), sh(c, "bucket", "create", f"/{VOL}/{BUCKET}")]
         assert all(r.code == 0 for r in created), created
         yield c

@@ -41,6 +41,9 @@ def cluster(
     overrides = {
         "ozone.block.deleting.service.interval": "1s",
         "ozone.scm.close.container.wait.duration": "2s",
+        # SCM keeps deleted blocks in its log until its own service hands them to the datanodes: the
+        # test reads them there, so that service must not run meanwhile
+        "hdds.scm.block.deleting.service.interval": "1h",
     }
     with live_cluster(request, tmp_path_factory, "om", 3, overrides=overrides) as c:
         yield c

@@ -131,7 +131,7 @@ def test_cancelling_the_service_mid_pass_halts_the_scanning_threads(tmp_path: Pa
         assert asyncio.run(scenario())
         started = time.monotonic()
         executor.shutdown(wait=True)
-        assert time.monotonic() - started < 0.5
+        assert time.monotonic() - started < 5  # not held by a throttled scan for minutes
         assert all(c.state is ReplicaState.CLOSED for c in node.containers)
     finally:
         executor.shutdown(wait=True)
