@@ -17,7 +17,6 @@ from concurrent.futures import Executor
 from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.datanode.state_machine import wait_or_stop
 from pyozone.datanode.storage import ContainerSet, VolumeSet
-from pyozone.hdds.states import ReplicaState
 
 log = logging.getLogger(__name__)
 
@@ -46,18 +45,16 @@ class VolumeMonitor:
         failed = await loop.run_in_executor(self.executor, self.volumes.check_volumes)
         if not failed:
             return []
-        writing = {
-            c.data.origin_pipeline_id
-            for c in self.containers
-            if c.volume.is_failed and c.state in (ReplicaState.OPEN, ReplicaState.CLOSING)
-        }
         lost = self.containers.remove_failed_volume_containers()
         log.error(
             "%d data volume(s) failed (%s); %d of %d remain; %d containers lost",
             len(failed), ", ".join(str(v.root) for v in failed), len(self.volumes.healthy_volumes()),
             len(self.volumes.data_volumes), len(lost),
         )  # fmt: skip
-        self.fail_pipelines(writing, "a container of this pipeline was lost with a failed volume")
+        self.fail_pipelines(
+            self.containers.pipelines_losing(lost),
+            "a container of this pipeline was lost with a failed volume",
+        )
         self.reports.request(Periodic.CONTAINERS)
         self.reports.request(Periodic.NODE, urgent=True)
         return lost

@@ -210,13 +210,17 @@ class ContainerSet:
         return container
 
     def lost_from(self, pipeline_id: str) -> list[int]:
-        """The missing containers that pipeline created and could still write to (OPEN or CLOSING when
-        last seen): a closed one takes no more of its entries."""
+        """The missing containers that pipeline created and could still write to."""
         return sorted(
             cid
             for cid, info in self.missing.items()
-            if info.pipeline_id == pipeline_id and info.state in _PIPELINE_WRITABLE
+            if info.pipeline_id == pipeline_id and info.still_written
         )
+
+    def pipelines_losing(self, container_ids: list[int]) -> set[str]:
+        """The pipelines that could still write to these missing containers: they lost this member."""
+        infos = [self.missing[cid] for cid in container_ids if cid in self.missing]
+        return {info.pipeline_id for info in infos if info.still_written}
 
     def refuse_if_missing(self, container_id: int) -> None:
         """A container lost with a failed volume is not created again: the replica would come back empty
@@ -255,9 +259,6 @@ class ContainerSet:
         if lost:
             log.error("lost %d containers on failed volumes: %s", len(lost), lost)
         return lost
-
-
-_PIPELINE_WRITABLE = frozenset({ReplicaState.OPEN.name, ReplicaState.CLOSING.name})
 
 
 def _create_info(c: ContainerReplica) -> ContainerCreateInfo:

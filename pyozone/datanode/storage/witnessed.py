@@ -32,6 +32,11 @@ class ContainerCreateInfo:
     replica_index: int
     pipeline_id: str
 
+    @property
+    def still_written(self) -> bool:
+        """OPEN or CLOSING: its pipeline may still put entries into it (a closed one takes none)."""
+        return self.state in ("OPEN", "CLOSING")
+
 
 def _key(container_id: int) -> bytes:
     return container_id.to_bytes(8, "big")  # Ozone's ContainerID codec: a big-endian long
