@@ -5,20 +5,17 @@ Keys of 0 B, 1 B, 4 MB-1, 4 MB+1 and 300 MB read back bit-identical (readall, ge
 get`); the 300 MB key spans many containers; full containers are closed on the datanode's close action and
 every replica ends CLOSED; list/rename/delete, with the deleted blocks' files leaving the disks; a chunk
 corrupted on one replica is read from another (also when that replica is listed first); freon ockg/ockv;
-bad names and missing volumes/buckets; a `sh key put` killed mid-write leaves no key and its blocks are
-reclaimed; SCM safe mode (namespace works, writes refused, reads once a replica's datanode registered) and a
-restart of OM, SCM and every datanode that keeps every key.
+bad names and missing volumes/buckets; SCM safe mode (namespace works, writes refused, reads once a
+replica's datanode registered) and a restart of OM, SCM and every datanode that keeps every key. A client
+killed mid-write: test_e2e_keys_abandoned.py.
 
-The tests share one cluster and run in file order; the restart comes last. The abandoned write has a
-cluster of its own, where open keys expire after 20 s (ozone.om.open.key.expire.threshold), and comes first
-so that its open key expires while the others run.
+The tests share one cluster and run in file order; the restart comes last.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,12 +27,10 @@ import pytest
 from cluster_helpers import (
     LiveCluster,
     MiB,
-    all_block_files,
     block_files,
     close_open_containers,
     container_replica_states,
     file_sha256,
-    live_cluster,
     om_code,
     one_line_error,
     ozone_client,
@@ -46,33 +41,15 @@ from cluster_helpers import (
     wait_container_closed,
     wait_for,
 )
+from keys_cluster import BLOCK, BUCKET, CONTAINER, LEASE_S, VOL, keys_cluster
 
 from pyozone.client import OzoneClient, SafeModeException
 from pyozone.client.block_input import BlockInputStream
 from pyozone.cluster.status import om_ready
 
-VOL, BUCKET = "keys", "bucket1"
-BLOCK = 4 * MiB
-CONTAINER = 16 * MiB
 BIG = 300 * MiB
 SMALL_SIZES = {"empty": 0, "one-byte": 1, "block-minus-1": BLOCK - 1, "block-plus-1": BLOCK + 1}
-OPEN_KEY_EXPIRY_S = 20
-LEASE_S = 15
 LIST_NAMES = [f"list/a/{i}" for i in range(5)] + [f"list/b/{i}" for i in range(3)]
-
-OVERRIDES = {
-    "ozone.scm.block.size": "4MB",
-    "ozone.scm.container.size": "16MB",
-    # SCM marks a container CLOSING when its blocks are all allocated (a 300 MB key's openKey pre-allocates
-    # 64 blocks at once) and closes it after this lease: it must outlast the writes into those blocks.
-    "ozone.scm.close.container.wait.duration": f"{LEASE_S}s",
-    "ozone.block.deleting.service.interval": "1s",
-    "hdds.scm.block.deleting.service.interval": "1s",
-    "hdds.scm.replication.thread.interval": "2s",
-    # full container reports let SCM see emptied containers and delete them: how a chunk file the dead put
-    # left without its putBlock goes (the datanode's deleteBlocks skips blocks it has no record of)
-    "hdds.container.report.interval": "5s",
-}
 
 
 @dataclass
@@ -82,8 +59,6 @@ class Keys:
     small: dict[str, bytes] = field(default_factory=dict)
     big_file: Path | None = None
     big_sha: str = ""
-    abandoned: set[tuple[str, int, int]] = field(default_factory=set)
-    abandoned_containers: set[int] = field(default_factory=set)
     corrupted_dn: str = ""
 
 
@@ -91,27 +66,7 @@ class Keys:
 def cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveCluster]:
-    with live_cluster(request, tmp_path_factory, "keys", 3, overrides=OVERRIDES) as c:
-        created = [sh(c, "volume", "create", f"/{VOL}"), sh(c, "bucket", "create", f"/{VOL}/{BUCKET}")]
-        assert all(r.code == 0 for r in created), created
-        yield c
-
-
-@pytest.fixture(scope="module")
-def abandon_cluster(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveCluster]:
-    """A cluster of its own for the `sh key put` killed mid-write, so that closing every open container
-    for the reclaim check does not disturb the other tests' keys."""
-    # only here do open keys expire soon: the main cluster's 300 MB upload may take longer than that
-    abandoned = {
-        **OVERRIDES,
-        "ozone.om.open.key.expire.threshold": f"{OPEN_KEY_EXPIRY_S}s",
-        "ozone.om.open.key.cleanup.service.interval": "1s",
-    }
-    with live_cluster(request, tmp_path_factory, "keys-abandon", 3, overrides=abandoned) as c:
-        created = [sh(c, "volume", "create", f"/{VOL}"), sh(c, "bucket", "create", f"/{VOL}/{BUCKET}")]
-        assert all(r.code == 0 for r in created), created
+    with keys_cluster(request, tmp_path_factory, "keys") as c:
         yield c
 
 
@@ -133,8 +88,8 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
 def seeded(
     cluster: LiveCluster, client: OzoneClient, keys: Keys, tmp_path_factory: pytest.TempPathFactory
 ) -> Keys:
-    """The small keys, written first so that their containers can be closed early (see
-    test_a_put_killed_mid_write_leaves_no_key): the later tests then find them CLOSED without a lease."""
+    """The small keys, written first so that their containers can be closed early: the later tests then
+    find them CLOSED without a lease."""
     for name, size in SMALL_SIZES.items():
         data = os.urandom(size)
         info = client.put_key(VOL, BUCKET, f"sizes/{name}", data)
@@ -152,42 +107,6 @@ def seeded(
         keys.small[name] = name.encode()
     close_open_containers(cluster)  # their leases run out while the next tests work
     return keys
-
-
-# ---------------------------------------------------------------------- item 8: a client dies mid-write
-def test_a_put_killed_mid_write_leaves_no_key(abandon_cluster: LiveCluster, keys: Keys) -> None:
-    cluster = abandon_cluster
-    before = all_block_files(cluster)
-    assert keys.big_file is not None
-    put = cluster.spawn(
-        "sh", "key", "put", f"/{VOL}/{BUCKET}/abandoned", str(keys.big_file), "-q",
-        "--conf", str(cluster.conf_dir),
-        log=cluster.data_dir / "abandoned-put.log",
-    )  # fmt: skip
-
-    def written() -> int:
-        new = all_block_files(cluster) - before
-        return sum(block_files(cluster, c, b)[dn].stat().st_size for dn, c, b in new if dn == "dn1")
-
-    started = time.monotonic()
-    wait_for(lambda: written() >= 24 * MiB, 60, "24 MB of the put on dn1's disk", interval_s=0.05)
-    os.kill(put.pid, signal.SIGKILL)
-    put.wait(10)
-    print(
-        f"\n`sh key put` killed -9 {time.monotonic() - started:.1f} s after it started, "
-        f"{written() / MiB:.0f} MB out"
-    )
-    keys.abandoned = all_block_files(cluster) - before
-    keys.abandoned_containers = {c for _, c, _ in keys.abandoned}
-    assert keys.abandoned and put.returncode == -signal.SIGKILL
-
-    with ozone_client(cluster) as client:
-        assert om_code(lambda: client.key_info(VOL, BUCKET, "abandoned")) == "KEY_NOT_FOUND"
-        assert "abandoned" not in [k.name for k in client.list_keys(VOL, BUCKET)]
-    one_line_error(sh(cluster, "key", "info", f"/{VOL}/{BUCKET}/abandoned"), "KEY_NOT_FOUND")
-    # SCM deletes blocks of closed containers only: close the ones the dead put wrote to
-    closing = close_open_containers(cluster)
-    print(f"closing containers {closing}; the dead put wrote to {sorted(keys.abandoned_containers)}")
 
 
 # ---------------------------------------------------------------------- item 1: sizes and boundaries
@@ -297,7 +216,7 @@ def test_list_rename_and_delete(cluster: LiveCluster, client: OzoneClient, keys:
         "list/a/4", "list/b/0", "list/b/1",
     ]  # fmt: skip
     everything = [k.name for k in client.list_keys(VOL, BUCKET)]
-    assert everything == sorted(everything) and "big" in everything and "abandoned" not in everything
+    assert everything == sorted(everything) and "big" in everything
 
     # rename: through sh and the client
     renamed = sh(cluster, "key", "rename", f"/{VOL}/{BUCKET}", "list/a/0", "list/c/0")
@@ -490,43 +409,6 @@ def test_bad_names_and_missing_parents(cluster: LiveCluster, client: OzoneClient
     assert om_code(lambda: client.delete_key(VOL, BUCKET, "nokey")) == "KEY_NOT_FOUND"
     assert om_code(lambda: client.delete_bucket(VOL, BUCKET)) == "BUCKET_NOT_EMPTY"
     assert not [k for k in client.list_keys(VOL, BUCKET) if "bad" in k.name or k.name.startswith("kkk")]
-
-
-# ---------------------------------------------------------------------- item 8: the dead put's space
-def test_the_abandoned_writes_blocks_are_reclaimed(abandon_cluster: LiveCluster, keys: Keys) -> None:
-    cluster = abandon_cluster
-    assert keys.abandoned, "test_a_put_killed_mid_write_leaves_no_key did not run"
-    started = time.monotonic()
-    wait_for(
-        lambda: "open key(s) expired, their blocks go to deletion" in cluster.log("om"),
-        OPEN_KEY_EXPIRY_S + 30,
-        "OM's open-key cleanup expiring the dead put's key",
-        interval_s=0.5,
-    )
-    expired_s = time.monotonic() - started
-    for cid in keys.abandoned_containers:  # closed, and perhaps already deleted as empty
-        wait_for(
-            lambda cid=cid: (
-                container_replica_states(cluster, cid)[0] in ("CLOSED", "DELETING", "DELETED", "")
-            ),
-            LEASE_S + 30,
-            f"container {cid} CLOSED (or deleted once empty)",
-            interval_s=0.5,
-        )
-    wait_for(
-        lambda: not (keys.abandoned & all_block_files(cluster)),
-        90,
-        "the dead put's block files leaving the disks",
-        interval_s=0.5,
-    )
-    emptied = [
-        c for c in keys.abandoned_containers if f"Container {c}: CLOSED -> DELETING" in cluster.log("scm")
-    ]
-    print(
-        f"\ncontainers the dead put wrote to that SCM deleted as empty: {sorted(emptied)}"
-        f"\nthe dead put's open key expired (waited {expired_s:.1f} s here); its {len(keys.abandoned)} block "
-        f"files gone {time.monotonic() - started:.1f} s after this test began"
-    )
 
 
 # ---------------------------------------------------------------------- items 6 and 7: safe mode, restart
