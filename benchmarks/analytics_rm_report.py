@@ -28,13 +28,13 @@ from pyozone.analytics.jobs.rm_report import compute
 from pyozone.analytics.reader import Snapshot
 from pyozone.analytics.schema import MANIFEST, TABLES
 from pyozone.analytics.spark import build_session
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, NodeState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.node.status import NodeStatus
-from pyozone.scm.node.topology import NetworkTopology
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore

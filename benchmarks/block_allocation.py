@@ -18,6 +18,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.scm.block.manager import ExcludeList
 from pyozone.scm.store import SCMMetadataStore
+from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.sim.cluster import SimCluster
 
 
@@ -44,7 +45,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for label, store in (
             ("in-memory store", SCMMetadataStore.in_memory()),
-            ("RocksDB store", SCMMetadataStore.open(Path(tmp) / "scm.db")),
+            ("RocksDB store", open_scm_db(Path(tmp) / "scm.db")),
         ):
             cluster = ready_cluster(args.datanodes, store)
             blocks, none = cluster.scm.blocks, ExcludeList()

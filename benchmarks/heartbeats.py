@@ -13,7 +13,7 @@ import time
 
 from benchmarks.common import peak_rss_mb, print_table, rate
 from pyozone.config import OzoneConfiguration
-from pyozone.scm.messages import Heartbeat
+from pyozone.hdds.messages import Heartbeat
 from pyozone.sim.cluster import SimCluster
 
 

@@ -23,15 +23,15 @@ from collections import Counter
 from collections.abc import Iterator
 
 from benchmarks.common import peak_rss_mb, print_table
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.container.manager import ContainerManager
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.node.topology import NetworkTopology
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.storage import node_report

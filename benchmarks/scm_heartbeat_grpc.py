@@ -28,14 +28,14 @@ import grpc
 
 from benchmarks.common import print_table
 from pyozone import protocol as p
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
+from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
-from pyozone.scm.messages import Heartbeat
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
 
 GB = 1 << 30
 ECHO = "/bench.Echo/Echo"

@@ -23,7 +23,6 @@ import pyarrow as pa
 
 from benchmarks.common import peak_rss_mb, print_table
 from benchmarks.rm_check import build_scm, records
-from pyozone.admin.client import ScmAdminClient
 from pyozone.admin.snapshot import fetch_snapshot
 from pyozone.analytics.schema import TABLES
 from pyozone.analytics.scm_snapshot import replica_row, take_view
@@ -31,8 +30,9 @@ from pyozone.analytics.snapshot_from_core import write_core_snapshot
 from pyozone.analytics.snapshot_writer import SnapshotWriter
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
+from pyozone.scm.client.admin_client import ScmAdminClient
 from pyozone.scm.server import ScmDaemon
-from pyozone.scm.store import init_scm, open_scm_store
+from pyozone.scm.store.version import init_scm, open_scm_store
 from pyozone.sim.storage import node_report
 
 BATCH = 8192

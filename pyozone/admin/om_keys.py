@@ -11,13 +11,13 @@ from typing import Any, TypeVar
 
 import grpc
 
-from pyozone.admin.client import AdminError
 from pyozone.client.config import ClientConfig
 from pyozone.config import OzoneConfiguration
 from pyozone.om.codec import replication_from_proto
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.scm.client.admin_client import AdminError
 
 PAGE = 1000
 T = TypeVar("T")

@@ -13,10 +13,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from pyozone.admin.client import AdminError, ScmAdminClient
 from pyozone.analytics.schema import SCHEMA_VERSION, TABLES, Manifest
 from pyozone.analytics.snapshot_transport import TransportError, decode_batches
 from pyozone.analytics.snapshot_writer import SnapshotWriter, check_out_dir
+from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
 
 KEY_ROWS_PER_BATCH = 10_000
 

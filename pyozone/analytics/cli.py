@@ -25,7 +25,7 @@ from pyozone.analytics.reader import Snapshot, schema_markdown
 from pyozone.analytics.schema import SnapshotError
 from pyozone.analytics.snapshot_reader import open_snapshot_tables
 from pyozone.analytics.spark import SparkSetupError, build_session
-from pyozone.cli.common import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, load_configuration
 
 
 class OneLineParser(argparse.ArgumentParser):

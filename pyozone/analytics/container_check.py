@@ -28,8 +28,8 @@ from pyozone.analytics.range_scan import Range, plan_ranges, read_range
 from pyozone.analytics.reader import Snapshot
 from pyozone.analytics.rm_rules import CheckContext
 from pyozone.analytics.schema import TABLES
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.scm.replication.config import ReplicationManagerConfig
-from pyozone.scm.replication.report import ReplicationManagerReport
 
 _SPARK_OUTPUT = from_arrow_schema(OUTPUT_SCHEMA)
 

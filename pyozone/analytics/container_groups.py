@@ -28,8 +28,8 @@ from pyozone.analytics.rm_rules import (
     replica_state,
     replication_config,
 )
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 CHECK_TABLES = {"containers": ContainerRow, "replicas": ReplicaRow, "pending_ops": PendingOpRow}
 """The snapshot tables the check reads, with the row tuple each becomes (its fields are the columns)."""

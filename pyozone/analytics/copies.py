@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import DatanodeID, ReplicationConfig
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, ReplicaState, ReplicationType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.ec_count import ECContainerReplicaCount
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType

@@ -25,8 +25,12 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from pyozone.analytics.schema import SnapshotError
-from pyozone.common.clock import ManualClock
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.node_status import NodeStatus
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import (
     LifeCycleEvent,
     LifeCycleState,
@@ -35,16 +39,12 @@ from pyozone.hdds.states import (
     ReplicaState,
     ReplicationType,
 )
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.check import ContainerCheckRequest, run_chain
 from pyozone.scm.replication.config import ReplicationManagerConfig
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.placement import ContainerPlacementStatus, validate_container_placement
 from pyozone.scm.replication.plainly_healthy import PlainTest, plainly_healthy_test
 from pyozone.scm.replication.queue import NullQueue
-from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.replication.targets import placement_policy_for
 
 HEALTHY = ContainerHealthState.HEALTHY

@@ -9,12 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-from pyozone.admin.client import ScmAdminClient
-from pyozone.cli.common import CLIError, parse_overrides
 from pyozone.cluster import supervisor
 from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, plan_cluster
 from pyozone.cluster.status import cluster_ready, om_ready, print_status, scm_ready, wait_until
+from pyozone.common.cli_options import CLIError, parse_overrides
 from pyozone.common.net import HostPort
+from pyozone.scm.client.admin_client import ScmAdminClient
 
 DEFAULT_DATA_DIR = "pyozone-data/cluster"
 

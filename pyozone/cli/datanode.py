@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pyozone.cli.common import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, load_configuration
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pyozone.cli.common import CLIError
-from pyozone.scm.store.rocksdb import RocksDBBackend, StoreError, list_column_families
+from pyozone.common.cli_options import CLIError
+from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError, list_column_families
 
 INT_KEY_FAMILIES = frozenset({"containers", "deletedBlocks"})
 """Families keyed by 8-byte big-endian ids (container ids, deleted-block transaction ids)."""

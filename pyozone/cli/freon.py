@@ -6,9 +6,9 @@ import argparse
 import secrets
 import sys
 
-from pyozone.cli.common import CLIError, load_configuration
 from pyozone.client import OzoneClient
 from pyozone.client.progress import ProgressBar
+from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.config.units import parse_size_bytes
 from pyozone.freon import FreonOptions, generate_keys, verify_keys
 

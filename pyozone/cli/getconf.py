@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from pyozone.cli.common import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.config.keys import KEYS_BY_NAME, unknown_key_message
 
 

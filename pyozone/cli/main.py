@@ -8,11 +8,11 @@ import logging
 import os
 import sys
 
-from pyozone.admin.client import AdminError
-from pyozone.cli.common import CLIError, common_options
 from pyozone.client.errors import OzoneClientError
+from pyozone.common.cli_options import CLIError, common_options
 from pyozone.config import ConfigError
-from pyozone.scm.exceptions import SCMException
+from pyozone.hdds.exceptions import SCMException
+from pyozone.scm.client.admin_client import AdminError
 
 COMMAND_MODULES = (
     "getconf",

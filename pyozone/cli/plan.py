@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pyozone.cli.common import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.plan.inventory import InventoryError, load_inventory
 from pyozone.plan.pipelines import plan_pipelines
 

@@ -8,10 +8,10 @@ import logging
 import os
 import sys
 
-from pyozone.cli.common import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.store import StoreError
 from pyozone.scm.store.layout import scm_metadata_dir, version_file
-from pyozone.scm.store.rocksdb import StoreError
 from pyozone.scm.store.version import StorageError, init_scm, open_scm_store
 
 

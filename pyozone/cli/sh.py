@@ -12,10 +12,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyozone.cli.common import CLIError, load_configuration
-from pyozone.cli.output import print_json
 from pyozone.client import BucketInfo, KeyInfo, OzoneClient, VolumeInfo
 from pyozone.client.progress import ProgressBar
+from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.output import print_json
 
 
 @dataclass(frozen=True, slots=True)

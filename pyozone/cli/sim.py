@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyozone.cli.common import CLIError, load_configuration
-from pyozone.scm.store.rocksdb import StoreError
+from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.hdds.store import StoreError
 from pyozone.scm.store.version import StorageError, open_scm_store
 from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode

@@ -19,7 +19,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.errors import BlockReadError
 from pyozone.client.models import DatanodeRef, KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
-from pyozone.datanode.storage.checksum import ChecksumData, ChecksumMismatch, ChecksumType, verify
+from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, ChecksumType, verify
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 Refresh = Callable[[KeyLocation], Awaitable[KeyLocation]]

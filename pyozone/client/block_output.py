@@ -22,7 +22,7 @@ from enum import Enum
 from pyozone.client.config import ClientConfig
 from pyozone.client.models import KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
-from pyozone.datanode.storage.checksum import compute
+from pyozone.hdds.checksum import compute
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 CONTAINER_RESULTS = frozenset(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pyozone.common.net import HostPort, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.datanode.storage.checksum import ChecksumType, parse_type
+from pyozone.hdds.checksum import ChecksumType, parse_type
 
 OM_DEFAULT_PORT = 9862
 

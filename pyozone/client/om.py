@@ -19,10 +19,10 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.errors import OMUnavailableError, om_exception
 from pyozone.client.models import BucketInfo, KeyInfo, KeyLocation, VolumeInfo
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
-from pyozone.protocol.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 
 T = TypeVar("T")
 _BACKOFF_START_S, _BACKOFF_MAX_S = 0.1, 2.0

@@ -17,9 +17,9 @@ from collections.abc import AsyncIterator
 import grpc
 
 from pyozone.client.models import DatanodeRef
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 
 Request = pb.ContainerCommandRequestProto
 Response = pb.ContainerCommandResponseProto

@@ -9,10 +9,10 @@ import urllib.request
 from collections import Counter
 from collections.abc import Callable
 
-from pyozone.admin.client import AdminError, ScmAdminClient
-from pyozone.cli.output import age, print_table
+from pyozone.common.output import age, print_table
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
 from pyozone.hdds.states import NodeState, PipelineState
+from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
 
 
 def scm_ready(http_port: int, host: str = "127.0.0.1") -> bool:

@@ -48,15 +48,15 @@ from pyozone.datanode.storage.witnessed import WitnessedContainers
 from pyozone.datanode.volume_monitor import VolumeMonitor
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service
-from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
-from pyozone.scm.messages import (
+from pyozone.hdds.messages import (
     ContainerAction,
     ContainerActionReason,
     ContainerReplicaReport,
     PipelineAction,
 )
-from pyozone.scm.store.rocksdb import StoreError
+from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
+from pyozone.hdds.store import StoreError
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
 
 log = logging.getLogger(__name__)
 

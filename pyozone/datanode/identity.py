@@ -18,11 +18,11 @@ from typing import Any
 
 from pyozone import __version__
 from pyozone.common.fsutil import atomic_write
-from pyozone.common.properties import parse_properties
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.datanode.errors import DatanodeError
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.states import NodeOperationalState
-from pyozone.scm.node.datanode import DatanodeDetails
+from pyozone.hdds.version_file import parse_properties
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
 from pyozone.datanode.errors import DatanodeError
-from pyozone.scm.messages import PipelineReport
+from pyozone.hdds.messages import PipelineReport
 
 log = logging.getLogger(__name__)
 

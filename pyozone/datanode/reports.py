@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.messages import CommandStatusReport, ContainerAction, ContainerReplicaReport, PipelineAction
 from pyozone.hdds.states import CommandStatus
-from pyozone.scm.messages import CommandStatusReport, ContainerAction, ContainerReplicaReport, PipelineAction
 
 
 class Periodic(Enum):

@@ -26,6 +26,8 @@ from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.reports import Outgoing, PendingReports, Periodic
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.volume import LAYOUT_VERSION
+from pyozone.hdds.datanode import LayoutVersion
+from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto.ScmServerDatanodeHeartbeatProtocol_pb2_grpc import (
@@ -43,9 +45,7 @@ from pyozone.protocol import (
     scm_command_from_proto,
     version_response_from_proto,
 )
-from pyozone.scm.messages import Heartbeat
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import LayoutVersion
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

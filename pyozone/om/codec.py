@@ -7,6 +7,7 @@ ProtocolError naming the field, which the server answers with INVALID_ARGUMENT.
 
 from __future__ import annotations
 
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.states import ReplicationType
 from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord
@@ -14,7 +15,6 @@ from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.block import container_block_id_from_proto, container_block_id_to_proto
 from pyozone.protocol.common import replication_from_proto, replication_to_proto, sub_message, uint64
-from pyozone.protocol.errors import ProtocolError
 
 
 # ------------------------------------------------------------------ replication

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from pyozone.common.clock import Clock, SystemClock
+from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.om import codec
 from pyozone.om.exceptions import OMException, OMResultCode

@@ -19,13 +19,13 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 
-from pyozone.common.clock import Clock
+from pyozone.hdds.clock import Clock
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState, ReplicationType
 from pyozone.om.scm import ContainerLocation, ReplicaLocation
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.admin import pipeline_to_proto
-from pyozone.scm.pipeline.pipeline import Pipeline
 
 UNSETTLED_CONTAINER_MAX_AGE_MS = 3_000
 """A cached location of a container not yet CLOSED, or with no replica, older than this is fetched again."""

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from pyozone.scm.store.rocksdb import RocksDBBackend, StoreError
+from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError
 
 VOLUME_TABLE = "volumeTable"
 BUCKET_TABLE = "bucketTable"

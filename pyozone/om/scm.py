@@ -15,11 +15,13 @@ from typing import Protocol
 
 import grpc
 
-from pyozone.admin.client import ScmInfo
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort, scm_client_address
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
@@ -28,11 +30,9 @@ from pyozone.protocol import ProtocolError
 from pyozone.protocol.admin import container_info_from_proto, pipeline_from_proto, pipeline_members
 from pyozone.protocol.block import BlockLocation, KeyBlocks, KeyBlocksResult
 from pyozone.protocol.common import datanode_details_from_proto, is_reference
-from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.scm.block.manager import ExcludeList
+from pyozone.scm.client.admin_client import ScmInfo
 from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient, scm_block_address
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.pipeline.pipeline import Pipeline
 
 SAFE_MODE_PREFIX = "SAFE_MODE_EXCEPTION"
 

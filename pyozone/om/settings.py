@@ -8,7 +8,7 @@ from pathlib import Path
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import ReplicationType
-from pyozone.scm.node.topology import load_rack_mapping
+from pyozone.hdds.topology import load_rack_mapping
 
 DEFAULT_LIST_LIMIT = 1000
 PREALLOCATE_MAX_BLOCKS = 64

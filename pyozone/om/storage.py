@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
-from pyozone.common.properties import parse_properties
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import metadata_dir, single_dir
+from pyozone.hdds.version_file import parse_properties
 
 OM_DB_DIRS_KEY = "ozone.om.db.dirs"
 OM_DB_NAME = "om.db"

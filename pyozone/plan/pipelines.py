@@ -11,14 +11,14 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.plan.inventory import InventoryNode
 from pyozone.scm.events import EventQueue
-from pyozone.scm.node.datanode import DatanodeDetails
 from pyozone.scm.node.node_manager import NodeManager
-from pyozone.scm.node.topology import NetworkTopology
 from pyozone.scm.pipeline.creator import BackgroundPipelineCreator
 from pyozone.scm.pipeline.limits import check_ratis_three_limit
 from pyozone.scm.pipeline.manager import PipelineManager

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class XceiverClientProtocolServiceStub:
-    """Client to datanode. Requests and responses at most MAX_DATA_MESSAGE_BYTES (pyozone.protocol.limits).
+    """Client to datanode. Requests and responses at most MAX_DATA_MESSAGE_BYTES (pyozone.hdds.limits).
     """
 
     def __init__(self, channel):
@@ -43,7 +43,7 @@ class XceiverClientProtocolServiceStub:
 
 
 class XceiverClientProtocolServiceServicer:
-    """Client to datanode. Requests and responses at most MAX_DATA_MESSAGE_BYTES (pyozone.protocol.limits).
+    """Client to datanode. Requests and responses at most MAX_DATA_MESSAGE_BYTES (pyozone.hdds.limits).
     """
 
     def send(self, request_iterator, context):
@@ -69,7 +69,7 @@ def add_XceiverClientProtocolServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class XceiverClientProtocolService:
-    """Client to datanode. Requests and responses at most MAX_DATA_MESSAGE_BYTES (pyozone.protocol.limits).
+    """Client to datanode. Requests and responses at most MAX_DATA_MESSAGE_BYTES (pyozone.hdds.limits).
     """
 
     @staticmethod

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class ScmAdminProtocolServiceStub:
-    """Admin calls to SCM. Requests and responses at most MAX_ADMIN_MESSAGE_BYTES (pyozone.protocol.limits).
+    """Admin calls to SCM. Requests and responses at most MAX_ADMIN_MESSAGE_BYTES (pyozone.hdds.limits).
     """
 
     def __init__(self, channel):
@@ -143,7 +143,7 @@ class ScmAdminProtocolServiceStub:
 
 
 class ScmAdminProtocolServiceServicer:
-    """Admin calls to SCM. Requests and responses at most MAX_ADMIN_MESSAGE_BYTES (pyozone.protocol.limits).
+    """Admin calls to SCM. Requests and responses at most MAX_ADMIN_MESSAGE_BYTES (pyozone.hdds.limits).
     """
 
     def getScmInfo(self, request, context):
@@ -389,7 +389,7 @@ def add_ScmAdminProtocolServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ScmAdminProtocolService:
-    """Admin calls to SCM. Requests and responses at most MAX_ADMIN_MESSAGE_BYTES (pyozone.protocol.limits).
+    """Admin calls to SCM. Requests and responses at most MAX_ADMIN_MESSAGE_BYTES (pyozone.hdds.limits).
     """
 
     @staticmethod

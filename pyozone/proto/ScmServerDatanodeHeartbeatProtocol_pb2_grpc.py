@@ -27,7 +27,7 @@ if _version_not_supported:
 
 class StorageContainerDatanodeProtocolServiceStub:
     """A datanode's calls to SCM. Requests and responses at most MAX_HEARTBEAT_MESSAGE_BYTES
-    (pyozone.protocol.limits).
+    (pyozone.hdds.limits).
     """
 
     def __init__(self, channel):
@@ -55,7 +55,7 @@ class StorageContainerDatanodeProtocolServiceStub:
 
 class StorageContainerDatanodeProtocolServiceServicer:
     """A datanode's calls to SCM. Requests and responses at most MAX_HEARTBEAT_MESSAGE_BYTES
-    (pyozone.protocol.limits).
+    (pyozone.hdds.limits).
     """
 
     def getVersion(self, request, context):
@@ -104,7 +104,7 @@ def add_StorageContainerDatanodeProtocolServiceServicer_to_server(servicer, serv
  # This class is part of an EXPERIMENTAL API.
 class StorageContainerDatanodeProtocolService:
     """A datanode's calls to SCM. Requests and responses at most MAX_HEARTBEAT_MESSAGE_BYTES
-    (pyozone.protocol.limits).
+    (pyozone.hdds.limits).
     """
 
     @staticmethod

@@ -6,6 +6,15 @@ naming the offending field; servers answer that with INVALID_ARGUMENT. For every
 `x_from_proto(x_to_proto(v)) == v`.
 """
 
+from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.limits import (
+    MAX_ADMIN_MESSAGE_BYTES,
+    MAX_CHUNK_BYTES,
+    MAX_DATA_MESSAGE_BYTES,
+    MAX_HEARTBEAT_MESSAGE_BYTES,
+    REPLICATION_CHUNK_BYTES,
+    grpc_options,
+)
 from pyozone.protocol.admin import (
     DatanodeListing,
     container_info_from_proto,
@@ -31,7 +40,6 @@ from pyozone.protocol.common import (
     replication_to_proto,
 )
 from pyozone.protocol.data import block_id_from_proto, block_id_to_proto
-from pyozone.protocol.errors import ProtocolError
 from pyozone.protocol.heartbeat import (
     HeartbeatResponse,
     RegisterRequest,
@@ -65,14 +73,6 @@ from pyozone.protocol.heartbeat import (
     storage_report_to_proto,
     version_response_from_proto,
     version_response_to_proto,
-)
-from pyozone.protocol.limits import (
-    MAX_ADMIN_MESSAGE_BYTES,
-    MAX_CHUNK_BYTES,
-    MAX_DATA_MESSAGE_BYTES,
-    MAX_HEARTBEAT_MESSAGE_BYTES,
-    REPLICATION_CHUNK_BYTES,
-    grpc_options,
 )
 
 __all__ = [

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import DatanodeID
+from pyozone.hdds.pipeline import Pipeline
+from pyozone.hdds.replication_report import ReplicationManagerReport
+from pyozone.hdds.safemode_status import RuleStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, PipelineState, ReplicaState
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb2
 from pyozone.proto import hdds_pb2
@@ -30,12 +36,6 @@ from pyozone.protocol.common import (
     uint32,
     uint64,
 )
-from pyozone.protocol.errors import ProtocolError
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion
-from pyozone.scm.pipeline.pipeline import Pipeline
-from pyozone.scm.replication.report import ReplicationManagerReport
-from pyozone.scm.safemode.status import RuleStatus
 
 
 # ------------------------------------------------------------------ pipelines

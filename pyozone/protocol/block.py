@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, DatanodeID, ReplicationConfig
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb2
 from pyozone.protocol.admin import pipeline_from_proto, pipeline_members, pipeline_to_proto
 from pyozone.protocol.common import (
@@ -28,10 +31,7 @@ from pyozone.protocol.common import (
     uint32,
     uint64,
 )
-from pyozone.protocol.errors import ProtocolError
 from pyozone.scm.block.manager import AllocatedBlock, ExcludeList
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.pipeline.pipeline import Pipeline
 
 MAX_BLOCK_MESSAGE_BYTES = 16 << 20
 """ScmBlockLocationProtocolService's message limit: a deleteScmKeyBlocks request carries ~30 bytes per

@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pyozone.hdds.datanode import LayoutVersion
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import NodeOperationalState, ReplicationFactor, ReplicationType, SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
@@ -60,9 +62,7 @@ from pyozone.protocol.common import (
     sub_message,
     text,
 )
-from pyozone.protocol.errors import ProtocolError
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import LayoutVersion
 
 Payload = dict[str, Any]
 _Type = SCMCommandType

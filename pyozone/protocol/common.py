@@ -15,12 +15,12 @@ from typing import Any, ParamSpec, TypeVar
 
 from google.protobuf.message import Message
 
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import DatanodeID, PipelineID, ReplicationConfig
 from pyozone.hdds.states import NodeOperationalState, ReplicationFactor, ReplicationType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as heartbeat_pb2
 from pyozone.proto import hdds_pb2
-from pyozone.protocol.errors import ProtocolError
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion
 
 E = TypeVar("E", bound=IntEnum)
 P = ParamSpec("P")

@@ -10,6 +10,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
+from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.messages import (
+    CommandStatusReport,
+    ContainerAction,
+    ContainerActionReason,
+    ContainerReplicaReport,
+    DeleteBlockTransactionResult,
+    Heartbeat,
+    PipelineAction,
+    PipelineReport,
+)
 from pyozone.hdds.states import (
     CommandStatus,
     NodeOperationalState,
@@ -39,19 +51,7 @@ from pyozone.protocol.common import (
     uint32,
     uint64,
 )
-from pyozone.protocol.errors import ProtocolError
-from pyozone.scm.messages import (
-    CommandStatusReport,
-    ContainerAction,
-    ContainerActionReason,
-    ContainerReplicaReport,
-    DeleteBlockTransactionResult,
-    Heartbeat,
-    PipelineAction,
-    PipelineReport,
-)
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
 
 
 # ------------------------------------------------------------------ node report

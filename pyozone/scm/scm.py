@@ -12,10 +12,14 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyozone.common.clock import Clock
 from pyozone.common.timers import Timers
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport
+from pyozone.hdds.messages import ContainerReplicaReport, Heartbeat, PipelineReport
 from pyozone.hdds.states import SCMCommandType
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.deleting_service import SCMBlockDeletingService
 from pyozone.scm.block.manager import BlockManager
@@ -25,17 +29,13 @@ from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.container.report_handler import ContainerReportHandler
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.messages import ContainerReplicaReport, Heartbeat, PipelineReport
 from pyozone.scm.node.admin_monitor import DatanodeAdminMonitor
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion, NodeReport
 from pyozone.scm.node.handlers import NodeEventHandlers
 from pyozone.scm.node.node_manager import NodeManager
-from pyozone.scm.node.topology import NetworkTopology
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.pipeline.creator import BackgroundPipelineCreator
 from pyozone.scm.pipeline.manager import PipelineManager
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.manager import ReplicationManager
 from pyozone.scm.safemode.manager import SafeModeManager
 from pyozone.scm.store import SCMMetadataStore

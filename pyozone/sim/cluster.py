@@ -12,14 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import count
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration, out_of_service_factor
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
+from pyozone.hdds.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.block.manager import AllocatedBlock, ExcludeList
-from pyozone.scm.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.node.topology import NetworkTopology
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.datanode import SimDatanode

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
-from pyozone.scm.messages import (
+from pyozone.hdds.datanode import DatanodeDetails, NodeReport
+from pyozone.hdds.messages import (
     CommandStatusReport,
     ContainerAction,
     ContainerReplicaReport,
@@ -26,8 +26,8 @@ from pyozone.scm.messages import (
     Heartbeat,
     PipelineReport,
 )
+from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, NodeReport
 from pyozone.sim.storage import node_report
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyozone.scm.node.datanode import NodeReport, StorageReport
+from pyozone.hdds.datanode import NodeReport, StorageReport
 
 TB = 1 << 40
 

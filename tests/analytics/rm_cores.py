@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import random
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from tests.unit.replication_manager.rm_harness import RMHarness
 
 SECOND, MINUTE = 1_000, 60_000

@@ -18,7 +18,7 @@ from pyozone.analytics.reader import Snapshot
 from pyozone.analytics.scm_snapshot import batches, take_view
 from pyozone.analytics.snapshot_writer import SnapshotWriter
 from pyozone.config import OzoneConfiguration
-from pyozone.scm.replication.health_state import ContainerHealthState
+from pyozone.hdds.container_health import ContainerHealthState
 from tests.analytics.rm_cores import SAMPLE_LIMIT, failing_core
 
 CONTAINERS = 1500

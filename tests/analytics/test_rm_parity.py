@@ -30,12 +30,12 @@ from pyozone.analytics.schema import TABLES
 from pyozone.analytics.scm_snapshot import ROWS
 from pyozone.analytics.snapshot_from_core import write_core_snapshot
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleState, NodeState
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.manager import ReplicationManager
-from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.replication.scenario.harness import ScenarioHarness
 from pyozone.scm.replication.scenario.model import load_file
 from pyozone.scm.scm import StorageContainerManager

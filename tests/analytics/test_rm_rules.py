@@ -7,9 +7,9 @@ import pytest
 
 from pyozone.analytics.rm_rules import CheckContext, ReadOnlyViolation, SnapshotCheckServices
 from pyozone.analytics.schema import SnapshotError
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, NodeOperationalState, NodeState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.config import ReplicationManagerConfig
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pyozone.analytics.snapshot_from_core import write_core_snapshot
-from pyozone.scm.replication.report import ReplicationManagerReport
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from tests.analytics.rm_cores import SAMPLE_LIMIT, failing_core
 from tests.analytics.test_rm_parity import comparable
 

@@ -15,6 +15,7 @@ from pyozone.config import load_configuration
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import PipelineState
 from pyozone.scm.store import SCMMetadataStore
+from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.sim.cluster import SimCluster
 
 MAX_SECONDS = 30.0
@@ -42,7 +43,7 @@ def writable(cluster: SimCluster) -> bool:
 
 def main(db_dir: Path) -> int:
     deadline = time.monotonic() + MAX_SECONDS
-    store = SCMMetadataStore.open(db_dir)
+    store = open_scm_db(db_dir)
     cluster = cluster_over(store)
     for uuid in cluster.datanodes:
         print(f"dn {uuid}")

@@ -25,10 +25,10 @@ import pytest
 import pyozone
 from pyozone.cli.main import main
 from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState
 from pyozone.scm.block.sequence_id import CONTAINER_ID, LOCAL_ID
-from pyozone.scm.messages import ContainerReplicaReport
-from pyozone.scm.store import SCMMetadataStore
+from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.sim.cluster import SimCluster
 
 CHILD = Path(__file__).with_name("scm_crash_child.py")
@@ -125,7 +125,7 @@ def test_sigkill_while_allocating_loses_no_container_and_reuses_no_id(
     assert local_ids == sorted(set(local_ids)), "the child itself handed out a local id twice"
     max_container, max_local = max(c for c, _, _ in acks), max(local_ids)
 
-    store = SCMMetadataStore.open(tmp_path)
+    store = open_scm_db(tmp_path)
     try:
         cluster = child.cluster_over(store)
         scm = cluster.scm

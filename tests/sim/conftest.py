@@ -15,8 +15,8 @@ import pytest
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, DatanodeID
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import NodeState, PipelineState
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.sim.cluster import SimCluster
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import LifeCycleState, NodeState, ReplicaState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 
 DELETE = SCMCommandType.deleteBlocksCommand
 OVERRIDES = {

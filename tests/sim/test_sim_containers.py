@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState, NodeState, PipelineState, ReplicaState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 
 CLOSE = SCMCommandType.closeContainerCommand
 SMALL = {

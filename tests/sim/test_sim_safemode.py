@@ -6,11 +6,11 @@ import math
 
 import pytest
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID
+from pyozone.hdds.safemode_status import SafeModeStatus
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, NodeState, PipelineState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
-from pyozone.scm.safemode.status import SafeModeStatus
 
 
 def _refused_in_safe_mode(call) -> None:

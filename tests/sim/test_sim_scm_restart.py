@@ -4,9 +4,9 @@ ids keep growing."""
 from __future__ import annotations
 
 from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.safemode_status import SafeModeStatus
 from pyozone.hdds.states import LifeCycleState, NodeState, PipelineState, ReplicaState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.safemode.status import SafeModeStatus
 
 OVERRIDES = {
     "ozone.scm.container.size": "10MB",

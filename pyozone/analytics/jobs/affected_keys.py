@@ -24,9 +24,9 @@ from pyozone.analytics.container_check import health_frame, snapshot_check
 from pyozone.analytics.jobs import JobError
 from pyozone.analytics.jobs.results import write_frame, write_json
 from pyozone.analytics.reader import Snapshot
-from pyozone.cli.output import human_size, print_table
+from pyozone.common.output import human_size, print_table
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.scm.replication.config import ReplicationManagerConfig
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 NAME = "affected-keys"
 HELP = "keys with blocks in containers of chosen health states (default MISSING, UNHEALTHY), by bucket"

@@ -28,9 +28,9 @@ from pyozone.analytics.copies import container_copies
 from pyozone.analytics.jobs import JobError
 from pyozone.analytics.jobs.results import write_frame, write_json
 from pyozone.analytics.reader import Snapshot
-from pyozone.cli.output import human_size, print_table
+from pyozone.common.output import human_size, print_table
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, NodeState
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.processing.processors import cluster_inflight_limit

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from pyozone.analytics.jobs.results import write_frame, write_json
 from pyozone.analytics.reader import Snapshot
-from pyozone.cli.output import human_size, print_table
+from pyozone.common.output import human_size, print_table
 
 NAME = "namespace"
 HELP = "key size distribution and per-volume/bucket usage, with a PNG chart"

@@ -18,7 +18,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 from pyozone.analytics.jobs.results import write_json, write_rows
 from pyozone.analytics.reader import Snapshot
-from pyozone.cli.output import print_table
+from pyozone.common.output import print_table
 from pyozone.plan.inventory import InventoryNode
 from pyozone.plan.pipelines import PipelinePlan, plan_pipelines
 

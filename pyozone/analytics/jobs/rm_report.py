@@ -17,9 +17,9 @@ from pyozone.analytics.container_check import merged_report, snapshot_check
 from pyozone.analytics.jobs.results import write_json
 from pyozone.analytics.reader import Snapshot
 from pyozone.cli.admin.container import report_lines
-from pyozone.cli.output import print_json
+from pyozone.common.output import print_json
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.scm.replication.config import ReplicationManagerConfig
-from pyozone.scm.replication.report import ReplicationManagerReport
 
 NAME = "rm-report"
 HELP = "the Replication Manager report (as `pyozone admin container report`), computed on Spark"

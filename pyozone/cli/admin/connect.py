@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from pyozone.admin.client import ScmAdminClient
-from pyozone.cli.common import load_configuration
+from pyozone.common.cli_options import load_configuration
 from pyozone.common.net import parse_host_port, scm_client_address
+from pyozone.scm.client.admin_client import ScmAdminClient
 
 
 def add_connection_options(parser: argparse.ArgumentParser) -> None:

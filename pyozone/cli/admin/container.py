@@ -6,13 +6,13 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from pyozone.admin.client import ContainerView
 from pyozone.cli.admin.connect import add_connection_options, connect
-from pyozone.cli.output import human_size, print_json, print_table
+from pyozone.common.output import human_size, print_json, print_table
+from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleState
-from pyozone.scm.container.info import ContainerInfo
-from pyozone.scm.replication.health_state import ContainerHealthState
-from pyozone.scm.replication.report import ReplicationManagerReport
+from pyozone.scm.client.admin_client import ContainerView
 
 REPORT_HEALTH_STATES = tuple(s for s in ContainerHealthState if s is not ContainerHealthState.HEALTHY)
 """The health summary's rows: every state the check records, combined ones included. HEALTHY is not

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from pyozone.cli.admin.connect import add_connection_options, connect
-from pyozone.cli.common import CLIError
-from pyozone.cli.output import age, human_size, print_json, print_table
+from pyozone.common.cli_options import CLIError
+from pyozone.common.output import age, human_size, print_json, print_table
 from pyozone.protocol.admin import DatanodeAdminProgress, DatanodeListing
 
 

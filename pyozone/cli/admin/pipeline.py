@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from pyozone.admin.client import PipelineView
 from pyozone.cli.admin.connect import add_connection_options, connect
-from pyozone.cli.common import CLIError
-from pyozone.cli.output import print_json, print_table
+from pyozone.common.cli_options import CLIError
+from pyozone.common.output import print_json, print_table
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import PipelineState
+from pyozone.scm.client.admin_client import PipelineView
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from pyozone.cli.admin.connect import add_connection_options, connect
-from pyozone.cli.output import print_json
+from pyozone.common.output import print_json
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:

@@ -6,8 +6,8 @@ import argparse
 import time
 
 from pyozone.cli.admin.connect import add_connection_options, connect
-from pyozone.cli.common import CLIError
-from pyozone.cli.output import print_json
+from pyozone.common.cli_options import CLIError
+from pyozone.common.output import print_json
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from pyozone.cli.admin.connect import add_connection_options, connect
-from pyozone.cli.common import CLIError, load_configuration
-from pyozone.cli.output import print_json
+from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.output import print_json
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:

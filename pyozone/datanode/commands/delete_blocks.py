@@ -7,8 +7,8 @@ from typing import Any
 
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
+from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.hdds.states import CommandStatus, ReplicaState
-from pyozone.scm.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from pyozone.common.net import HostPort
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails
 
 log = logging.getLogger(__name__)
 

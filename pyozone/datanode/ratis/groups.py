@@ -22,8 +22,8 @@ from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.group import RaftGroup
 from pyozone.datanode.ratis.log import RaftLog
 from pyozone.datanode.storage import ContainerError
+from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.protocol.errors import ProtocolError
 
 if TYPE_CHECKING:
     from pyozone.datanode.xceiver.dispatcher import Dispatcher

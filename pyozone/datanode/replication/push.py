@@ -16,9 +16,9 @@ import grpc
 from pyozone.common.net import HostPort
 from pyozone.datanode.replication.worker import SerialWorker, export_pieces
 from pyozone.datanode.storage import ContainerError, ContainerSet, ExportStream
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES, grpc_options
 
 log = logging.getLogger(__name__)
 

@@ -22,11 +22,11 @@ import grpc
 from pyozone.datanode.replication.worker import SerialWorker, export_pieces
 from pyozone.datanode.storage import ContainerError, ContainerImporter, ContainerSet, ExportStream, Result
 from pyozone.datanode.storage.archive import EXPORTABLE
+from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.limits import REPLICATION_CHUNK_BYTES
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.common import container_id
-from pyozone.protocol.errors import ProtocolError
-from pyozone.protocol.limits import REPLICATION_CHUNK_BYTES
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,6 @@ Synchronous and thread-safe per container; the daemon calls it from a worker poo
 
 from pyozone.datanode.storage.archive import ExportStream
 from pyozone.datanode.storage.archive_import import ContainerImporter, import_container
-from pyozone.datanode.storage.checksum import ChecksumData, ChecksumMismatch, ChecksumType, compute, verify
 from pyozone.datanode.storage.container import KeyValueContainer
 from pyozone.datanode.storage.container_data import BlockData, ChunkInfo, ContainerData
 from pyozone.datanode.storage.container_set import ContainerSet, DuplicateReplica
@@ -13,6 +12,7 @@ from pyozone.datanode.storage.errors import ContainerError, Result
 from pyozone.datanode.storage.scanner import ContainerScanner, ScanResult
 from pyozone.datanode.storage.volume import HddsVolume, MetadataVolume, VolumeState
 from pyozone.datanode.storage.volume_set import VolumeSet
+from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, ChecksumType, compute, verify
 
 __all__ = [
     "BlockData",

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from pyozone.common.fsutil import fsync_dir
 from pyozone.datanode.storage import chunk_io
-from pyozone.datanode.storage.checksum import ChecksumMismatch, verify
 from pyozone.datanode.storage.container_data import BlockData, ChunkInfo, ContainerData, ContainerFileError
 from pyozone.datanode.storage.container_files import (
     build_container_dir,
@@ -33,6 +32,7 @@ from pyozone.datanode.storage.volume_db import (
     DELETE_TXID,
     DBError,
 )
+from pyozone.hdds.checksum import ChecksumMismatch, verify
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState
 

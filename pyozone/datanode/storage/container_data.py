@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pyozone.datanode.storage.checksum import ChecksumData
+from pyozone.hdds.checksum import ChecksumData
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState
 

@@ -17,9 +17,9 @@ from pyozone.datanode.storage.container_state import ContainerReplica
 from pyozone.datanode.storage.errors import ContainerError, Result
 from pyozone.datanode.storage.volume_set import VolumeSet
 from pyozone.datanode.storage.witnessed import ContainerCreateInfo, WitnessedContainers
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.messages import ContainerReplicaReport
-from pyozone.scm.store.rocksdb import StoreError
+from pyozone.hdds.store import StoreError
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from pyozone.datanode.storage.container_files import descriptor_path, io_error
 from pyozone.datanode.storage.errors import ContainerError, Result
 from pyozone.datanode.storage.volume import HddsVolume
 from pyozone.datanode.storage.volume_db import BCSID, BLOCK_COUNT, BYTES_USED, ContainerDB
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.messages import ContainerReplicaReport
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyozone.datanode.storage import chunk_io
-from pyozone.datanode.storage.checksum import ChecksumMismatch, verify
 from pyozone.datanode.storage.container import KeyValueContainer
 from pyozone.datanode.storage.container_data import BlockData
 from pyozone.datanode.storage.container_set import ContainerSet
+from pyozone.hdds.checksum import ChecksumMismatch, verify
 from pyozone.hdds.states import ReplicaState
 
 log = logging.getLogger(__name__)

@@ -23,9 +23,9 @@ from enum import Enum
 from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
-from pyozone.common.properties import parse_properties
 from pyozone.datanode.storage.volume_db import DBError, VolumeDB
-from pyozone.scm.node.datanode import StorageReport
+from pyozone.hdds.datanode import StorageReport
+from pyozone.hdds.version_file import parse_properties
 
 log = logging.getLogger(__name__)
 

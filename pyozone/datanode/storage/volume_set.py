@@ -9,7 +9,7 @@ from pathlib import Path
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.datanode.storage.errors import ContainerError, Result
 from pyozone.datanode.storage.volume import HddsVolume, MetadataVolume
-from pyozone.scm.node.datanode import NodeReport
+from pyozone.hdds.datanode import NodeReport
 
 log = logging.getLogger(__name__)
 

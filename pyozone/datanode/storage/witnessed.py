@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyozone.scm.store.rocksdb import RocksDBBackend, StoreError
+from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError
 
 DB_NAME = "witnessed_container.db"
 TABLE = "ContainerCreateInfoTable"

@@ -8,11 +8,11 @@ load (or verify) forever after, so it is refused here as a ProtocolError (MALFOR
 from __future__ import annotations
 
 from pyozone.datanode.storage import BlockData, ChecksumData, ChecksumType, ChunkInfo, KeyValueContainer
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.common import enum_from_proto, integer, sub_message, text, uint32
 from pyozone.protocol.data import block_id_from_proto, block_id_to_proto
-from pyozone.protocol.errors import ProtocolError
 
 # The size of one checksum of each type (Ozone's encoding: CRCs as 4 big-endian bytes, digests raw).
 CHECKSUM_SIZES = {

@@ -57,13 +57,13 @@ from pyozone.datanode.xceiver.convert import (
     committed_length,
     container_data_to_proto,
 )
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.limits import MAX_CHUNK_BYTES
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.common import container_id, int32, integer, sub_message, text
 from pyozone.protocol.data import block_id_from_proto
-from pyozone.protocol.errors import ProtocolError
-from pyozone.protocol.limits import MAX_CHUNK_BYTES
 
 log = logging.getLogger(__name__)
 

@@ -88,6 +88,6 @@ class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
 
 def add_xceiver_service(server: grpc.aio.Server, service: XceiverService) -> None:
     """Mounts the service. Create the server with
-    `options=pyozone.protocol.limits.grpc_options(MAX_DATA_MESSAGE_BYTES)`: gRPC's 4 MiB default would
+    `options=pyozone.hdds.limits.grpc_options(MAX_DATA_MESSAGE_BYTES)`: gRPC's 4 MiB default would
     refuse a 4 MiB chunk with its envelope."""
     pb_grpc.add_XceiverClientProtocolServiceServicer_to_server(service, server)

@@ -18,10 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
-from pyozone.common.clock import Clock, SystemClock
 from pyozone.common.http_server import Response, Route, TinyHttpServer
 from pyozone.common.net import address
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
@@ -29,7 +30,6 @@ from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
 from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
-from pyozone.protocol.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.scm.client.block_client import BlockClientError
 
 log = logging.getLogger(__name__)

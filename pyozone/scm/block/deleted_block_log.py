@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.hdds.states import CommandStatus, LifeCycleState, SCMCommandType
 from pyozone.scm.block.command_status import CommandRecord, DeleteBlocksCommandStatusManager
 from pyozone.scm.block.sequence_id import DEL_TXN_ID, SequenceIdGenerator
-from pyozone.scm.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.store import RecordCodec, SCMMetadataStore
 

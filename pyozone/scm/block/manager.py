@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import BlockID, ContainerID, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.sequence_id import LOCAL_ID, SequenceIdGenerator
-from pyozone.scm.container.info import ContainerInfo
 from pyozone.scm.events import EventQueue
-from pyozone.scm.exceptions import ResultCode, SCMException
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.store import SCMMetadataStore
 
 if TYPE_CHECKING:

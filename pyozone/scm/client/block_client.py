@@ -11,7 +11,6 @@ from typing import TypeVar
 
 import grpc
 
-from pyozone.admin.client import ScmInfo
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort, address, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
@@ -32,6 +31,7 @@ from pyozone.protocol.block import (
     key_blocks_to_proto,
 )
 from pyozone.scm.block.manager import ExcludeList
+from pyozone.scm.client.admin_client import ScmInfo
 
 T = TypeVar("T")
 

@@ -6,8 +6,8 @@ import logging
 from collections.abc import Sequence
 
 from pyozone.hdds.ids import DatanodeID
+from pyozone.hdds.messages import ContainerAction
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.messages import ContainerAction
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyozone.common.timers import Timers
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicationType, SCMCommandType
-from pyozone.scm.container.info import ContainerInfo
-from pyozone.scm.exceptions import SCMException
 from pyozone.scm.node.commands import SCMCommand
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ than the current state's, so the stored state never moves backwards through this
 
 from __future__ import annotations
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import LifeCycleEvent as E
 from pyozone.hdds.states import LifeCycleState as S
-from pyozone.scm.exceptions import ResultCode, SCMException
 
 TRANSITIONS: dict[tuple[S, E], S] = {
     # forward transitions

@@ -13,20 +13,20 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState
 from pyozone.scm.block.sequence_id import CONTAINER_ID, SequenceIdGenerator
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.container.lifecycle import check_reverse, next_state
 from pyozone.scm.container.replicas import ContainerReplicaMap, ReplicaListener
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.store import RecordCodec, SCMMetadataStore
 
 if TYPE_CHECKING:
+    from pyozone.hdds.pipeline import Pipeline
     from pyozone.scm.node.node_manager import NodeManager
     from pyozone.scm.pipeline.manager import PipelineManager
-    from pyozone.scm.pipeline.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
 

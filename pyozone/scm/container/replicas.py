@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.ids import ContainerID, DatanodeID
-from pyozone.scm.container.info import ContainerReplica
 
 
 class ReplicaListener(Protocol):

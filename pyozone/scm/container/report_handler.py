@@ -13,12 +13,12 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import DatanodeID
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, ReplicationType, SCMCommandType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.exceptions import SCMException
-from pyozone.scm.messages import ContainerReplicaReport
 from pyozone.scm.node.commands import SCMCommand
 
 if TYPE_CHECKING:

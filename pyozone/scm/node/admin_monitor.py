@@ -18,15 +18,15 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from pyozone.common.clock import Clock
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.hdds.node_status import NodeStatus
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicationType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.status import NodeStatus
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.ratis_count import RatisContainerReplicaCount
 from pyozone.scm.replication.replica_match import NodeStatusFn, compare_state, persisted_op_state
-from pyozone.scm.replication.report import ReplicationManagerReport
 
 if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager

@@ -9,16 +9,16 @@ import logging
 from collections.abc import Callable, Iterable
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion, NodeReport
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import NodeState, SCMCommandType
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.node.commands import CommandQueue, SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion, NodeReport
 from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
-from pyozone.scm.node.status import NodeStatus
-from pyozone.scm.node.topology import NetworkTopology
 
 log = logging.getLogger(__name__)
 

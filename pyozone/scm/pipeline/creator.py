@@ -10,8 +10,8 @@ import logging
 from dataclasses import dataclass, field
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
-from pyozone.scm.exceptions import SCMException
 from pyozone.scm.pipeline.manager import PipelineManager
 
 log = logging.getLogger(__name__)

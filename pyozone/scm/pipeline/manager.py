@@ -13,14 +13,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ContainerID, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState, ReplicationType, SCMCommandType
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.limits import PipelineLimitSettings, check_ratis_three_limit
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.pipeline.placement import PipelinePlacementPolicy, choose_leader
 from pyozone.scm.store import RecordCodec, SCMMetadataStore, StrKeyCodec
 

@@ -14,9 +14,9 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.datanode import DatanodeInfo, NodeReport
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import DatanodeID
-from pyozone.scm.exceptions import ResultCode, SCMException
-from pyozone.scm.node.datanode import DatanodeInfo, NodeReport
 from pyozone.scm.node.node_manager import NodeManager
 
 MULTIPLE_RACK_PIPELINE_MSG = (

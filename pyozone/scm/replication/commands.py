@@ -26,13 +26,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from pyozone.common.clock import Clock
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.node.commands import CommandQueue, SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, DatanodeInfo
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics

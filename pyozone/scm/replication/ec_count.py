@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.replica_match import NodeStatusFn, persisted_op_state
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import LifeCycleState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.ec_count import ECContainerReplicaCount
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.placement import ContainerPlacementStatus

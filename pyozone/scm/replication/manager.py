@@ -20,17 +20,18 @@ from collections.abc import Callable, Collection, Iterable
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from pyozone.common.clock import Clock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import ReplicationType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.replication.check import ContainerCheckRequest, run_chain
 from pyozone.scm.replication.commands import ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics
 from pyozone.scm.replication.pending_ops import (
     ContainerReplicaPendingOps,
@@ -47,7 +48,6 @@ from pyozone.scm.replication.processing import (
     handle_under_replicated,
 )
 from pyozone.scm.replication.queue import NullQueue, ReplicationQueue
-from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.replication.services import ReplicationServices
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from pyozone.common.clock import Clock
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.ids import ContainerID, DatanodeID
-from pyozone.scm.container.info import ContainerReplica
 
 DEFAULT_EVENT_TIMEOUT_MS = 12 * 60_000
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
 
+from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.ids import DatanodeID
-from pyozone.scm.container.info import ContainerReplica
 
 RackOf = Callable[[DatanodeID], str | None]
 T = TypeVar("T", bound=Hashable)

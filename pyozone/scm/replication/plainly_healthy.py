@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import ContainerID, DatanodeID, ReplicationConfig
 from pyozone.hdds.states import LifeCycleState, ReplicaState, ReplicationType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 
 PlainTest = Callable[[ContainerInfo, Sequence[ContainerReplica]], bool]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import NodeOperationalState, ReplicaState
-from pyozone.scm.container.info import ContainerReplica
 from pyozone.scm.replication.replica_match import NodeStatusFn, persisted_op_state
 
 SINGLE_ORIGIN_COPIES = 3

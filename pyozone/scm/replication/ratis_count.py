@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.replica_match import (
     NodeStatusFn,

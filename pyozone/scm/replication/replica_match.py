@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import DatanodeID
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.status import NodeStatus
 
 NodeStatusFn = Callable[[DatanodeID], NodeStatus | None]
 """SCM's view of a datanode; None when SCM does not know it."""

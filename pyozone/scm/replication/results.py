@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from pyozone.scm.container.info import ContainerInfo
+from pyozone.hdds.container import ContainerInfo
 
 OUT_OF_SERVICE_REDUNDANCY = 5
 """Weighted redundancy of a container under-replicated only because replicas are on nodes leaving

@@ -11,13 +11,13 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pyozone.common.clock import Clock
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeInfo
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleEvent
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.node.datanode import DatanodeInfo
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.commands import ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics

@@ -20,11 +20,11 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeInfo
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import LifeCycleState, ReplicaState, ReplicationType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.exceptions import ResultCode, SCMException
-from pyozone.scm.node.datanode import DatanodeInfo
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.placement import PlacementPolicy, RackOf
 from pyozone.scm.replication.replica_match import NodeStatusFn

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.states import LifeCycleState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.replica_match import NodeStatusFn, compare_state, is_in_service_healthy
 
 MIN_REPLICAS_KEPT = 2

@@ -6,15 +6,15 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pyozone.common.clock import Clock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.exceptions import ResultCode, SCMException
+from pyozone.hdds.safemode_status import RuleStatus, SafeModeStatus
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.safemode.container_rules import ContainerSource
 from pyozone.scm.safemode.factory import create_rules
 from pyozone.scm.safemode.pipeline_rules import NodeSource, PipelineSource
 from pyozone.scm.safemode.rule import SafeModeExitRule
-from pyozone.scm.safemode.status import RuleStatus, SafeModeStatus
 
 log = logging.getLogger(__name__)
 

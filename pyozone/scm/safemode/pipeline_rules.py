@@ -7,11 +7,11 @@ import math
 from typing import Protocol
 
 from pyozone.hdds.ids import RATIS_THREE, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.messages import PipelineReport
+from pyozone.hdds.node_status import NodeStatus
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import NodeOperationalState, NodeState, PipelineState
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.messages import PipelineReport
-from pyozone.scm.node.status import NodeStatus
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.safemode.rule import SafeModeExitRule
 
 log = logging.getLogger(__name__)

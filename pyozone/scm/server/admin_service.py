@@ -15,6 +15,8 @@ from google.protobuf.message import Message
 
 from pyozone import protocol as p
 from pyozone.analytics.scm_snapshot import DEFAULT_BATCH_ROWS
+from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import (
     LifeCycleState,
     NodeOperationalState,
@@ -26,9 +28,7 @@ from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.admin import DatanodeAdminProgress, rm_report_to_proto
 from pyozone.protocol.common import container_id, enum_from_proto, pipeline_id_from_proto
-from pyozone.scm.container.info import ContainerInfo
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
 from pyozone.scm.server.resolve import details_resolver

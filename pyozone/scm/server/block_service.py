@@ -14,6 +14,7 @@ import logging
 
 import grpc
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
@@ -25,7 +26,6 @@ from pyozone.protocol.block import (
     key_blocks_from_proto,
     key_blocks_result_to_proto,
 )
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import parse, rpc

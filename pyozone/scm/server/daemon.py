@@ -13,22 +13,23 @@ from pathlib import Path
 
 import grpc
 
-from pyozone.common.clock import Clock, SystemClock
 from pyozone.common.http_server import TinyHttpServer
 from pyozone.common.net import HostPort, address
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as datanode_grpc
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES, grpc_options
 from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
-from pyozone.scm.node.topology import NetworkTopology, load_rack_mapping
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.admin_service import AdminService
 from pyozone.scm.server.block_service import BlockService, add_block_service
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
 from pyozone.scm.server.readiness import readiness_routes
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
-from pyozone.scm.store import SCMMetadataStore, SCMStorageConfig
+from pyozone.scm.store import SCMMetadataStore
+from pyozone.scm.store.version import SCMStorageConfig
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pyozone.hdds.datanode import DatanodeInfo
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.states import NodeOperationalState
-from pyozone.scm.exceptions import SCMException
-from pyozone.scm.node.datanode import DatanodeInfo
 from pyozone.scm.node.node_manager import NodeManager
 
 

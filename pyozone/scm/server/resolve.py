@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import DatanodeID
 from pyozone.protocol import Resolver
-from pyozone.scm.node.datanode import DatanodeDetails
 from pyozone.scm.node.node_manager import NodeManager
 
 

@@ -14,8 +14,8 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.protocol import ProtocolError
-from pyozone.scm.exceptions import ResultCode, SCMException
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 from pyozone.analytics.schema import SCHEMA_VERSION
 from pyozone.analytics.scm_snapshot import batches, take_view
 from pyozone.analytics.snapshot_transport import encode_batch
+from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES, KiB
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
-from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, KiB
 from pyozone.scm.scm import StorageContainerManager
 
 CHUNK_BYTES = MAX_ADMIN_MESSAGE_BYTES - 64 * KiB

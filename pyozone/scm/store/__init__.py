@@ -1,41 +1,22 @@
-"""SCM metadata store: typed tables over RocksDB column families (or a dict, in unit tests)."""
+"""SCM metadata store: typed tables over column families, on any KVBackend.
 
-from pyozone.scm.store.codec import Codec, IntKeyCodec, JsonCodec, RecordCodec, StrKeyCodec
+Only the sans-IO parts are exported here, for the core; RocksDB is opened through `scm_db.open_scm_db`
+and the VERSION file is `version`.
+"""
+
+from pyozone.hdds.store.codec import Codec, IntKeyCodec, JsonCodec, RecordCodec, StrKeyCodec
+from pyozone.hdds.store.table import KVBackend, MemoryBackend, Table
 from pyozone.scm.store.metadata_store import TABLE_NAMES, SCMMetadataStore
-from pyozone.scm.store.rocksdb import RocksDBBackend, StoreError
-from pyozone.scm.store.table import KVBackend, MemoryBackend, Table
-from pyozone.scm.store.version import (
-    SCM_LAYOUT_VERSION,
-    CorruptVersionError,
-    SCMStorageConfig,
-    StorageError,
-    StorageNotInitializedError,
-    init_scm,
-    init_scm_storage,
-    open_scm_store,
-    read_scm_storage,
-)
 
 __all__ = [
-    "SCM_LAYOUT_VERSION",
     "TABLE_NAMES",
     "Codec",
-    "CorruptVersionError",
     "IntKeyCodec",
     "JsonCodec",
     "KVBackend",
     "MemoryBackend",
     "RecordCodec",
-    "RocksDBBackend",
     "SCMMetadataStore",
-    "SCMStorageConfig",
-    "StorageError",
-    "StorageNotInitializedError",
-    "StoreError",
     "StrKeyCodec",
     "Table",
-    "init_scm",
-    "init_scm_storage",
-    "open_scm_store",
-    "read_scm_storage",
 ]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-from pyozone.scm.store.codec import Codec, IntKeyCodec, JsonCodec, StrKeyCodec
-from pyozone.scm.store.table import KVBackend, MemoryBackend, Op, Table
+from pyozone.hdds.store.codec import Codec, IntKeyCodec, JsonCodec, StrKeyCodec
+from pyozone.hdds.store.table import KVBackend, MemoryBackend, Op, Table
 
 TABLE_NAMES: tuple[str, ...] = (
     "pipelines",
@@ -35,13 +34,6 @@ class SCMMetadataStore:
     def in_memory(cls) -> SCMMetadataStore:
         return cls(MemoryBackend(TABLE_NAMES))
 
-    @classmethod
-    def open(cls, db_dir: Path, read_only: bool = False) -> SCMMetadataStore:
-        """`<db_dir>/scm.db` on RocksDB, created with every column family if absent (unless read-only)."""
-        from pyozone.scm.store.layout import SCM_DB_NAME
-        from pyozone.scm.store.rocksdb import RocksDBBackend  # here, as rocksdb.py imports this module
-
-        return cls(RocksDBBackend(db_dir / SCM_DB_NAME, read_only))
 
     def table(self, name: str, key_codec: Codec[Any], value_codec: Codec[Any]) -> Table[Any, Any]:
         """A typed view of one column family; managers declare the codecs of the records they own."""

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
-from pyozone.common.properties import parse_properties
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.version_file import parse_properties
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir, version_file
 from pyozone.scm.store.metadata_store import SCMMetadataStore
+from pyozone.scm.store.scm_db import open_scm_db
 
 SCM_LAYOUT_VERSION = 1
 NODE_TYPE = "SCM"
@@ -137,11 +138,11 @@ def init_scm(conf: OzoneConfiguration, cluster_id: str | None = None) -> tuple[S
         check_cluster_id(cluster_id)
     _check_dir(metadata_dir)
     if not version_file(metadata_dir).exists():
-        SCMMetadataStore.open(scm_db_dir(conf)).close()
+        open_scm_db(scm_db_dir(conf)).close()
     return init_scm_storage(metadata_dir, cluster_id)
 
 
 def open_scm_store(conf: OzoneConfiguration) -> tuple[SCMStorageConfig, SCMMetadataStore]:
     """The identity and scm.db of an initialised SCM; VERSION is checked first so bad input writes nothing."""
     storage = read_scm_storage(scm_metadata_dir(conf))
-    return storage, SCMMetadataStore.open(scm_db_dir(conf))
+    return storage, open_scm_db(scm_db_dir(conf))

@@ -18,13 +18,13 @@ from cluster_helpers import LiveCluster, all_running, allocate, live_cluster, wa
 from xceiver_client import XceiverClient, XceiverError
 
 from pyozone import protocol as p
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as hb_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as hb_grpc
-from pyozone.scm.messages import Heartbeat
-from pyozone.scm.node.datanode import DatanodeDetails
 
 MiB = 1 << 20
 HEARTBEAT = "/pyozone.hdds.StorageContainerDatanodeProtocolService/sendHeartbeat"

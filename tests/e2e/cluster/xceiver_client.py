@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 
-from pyozone.datanode.storage.checksum import ChecksumType, compute
+from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.ids import BlockID
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc

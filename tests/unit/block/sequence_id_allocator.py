@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 from pyozone.scm.block.sequence_id import LOCAL_ID, SequenceIdGenerator
-from pyozone.scm.store import SCMMetadataStore
+from pyozone.scm.store.scm_db import open_scm_db
 
 MAX_IDS = 1_000_000
 
 
 def main(db_dir: Path, batch_size: int) -> None:
-    store = SCMMetadataStore.open(db_dir)
+    store = open_scm_db(db_dir)
     gen = SequenceIdGenerator(store, batch_size)
     for _ in range(MAX_IDS):
         sys.stdout.write(f"{gen.next_id(LOCAL_ID)}\n")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from scm_fakes import Harness, make_harness
 
+from pyozone.hdds.container import ContainerReplica
+from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.hdds.states import (
     CommandStatus,
     LifeCycleEvent,
@@ -14,8 +16,6 @@ from pyozone.hdds.states import (
 from pyozone.scm.block.command_status import CmdStatus
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.deleting_service import SCMBlockDeletingService
-from pyozone.scm.container.info import ContainerReplica
-from pyozone.scm.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.scm.node.commands import SCMCommand
 
 DELETE_BLOCKS = SCMCommandType.deleteBlocksCommand

@@ -15,6 +15,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.scm.block.sequence_id import CONTAINER_ID, DEL_TXN_ID, LOCAL_ID, SequenceIdGenerator
 from pyozone.scm.store import MemoryBackend, SCMMetadataStore
 from pyozone.scm.store.metadata_store import TABLE_NAMES
+from pyozone.scm.store.scm_db import open_scm_db
 from tests.crash_support import read_lines_then_kill
 
 ALLOCATOR = Path(__file__).with_name("sequence_id_allocator.py")
@@ -87,9 +88,6 @@ def read_ids_then_kill(proc: subprocess.Popen[bytes], wanted: int, timeout: floa
     return [int(line) for line in read_lines_then_kill(proc, wanted, timeout)]
 
 
-@pytest.mark.skipif(
-    not hasattr(SCMMetadataStore, "open"), reason="SCMMetadataStore.open (RocksDB) not there yet"
-)
 def test_no_id_is_handed_out_twice_across_kill_minus_nine(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(pyozone.__file__).parents[1])}
     seen: list[int] = []
@@ -102,7 +100,7 @@ def test_no_id_is_handed_out_twice_across_kill_minus_nine(tmp_path: Path) -> Non
         assert len(ids) >= 3000 and ids == sorted(set(ids))
         seen.extend(ids)
 
-    store = SCMMetadataStore.open(tmp_path)
+    store = open_scm_db(tmp_path)
     try:
         gen = SequenceIdGenerator(store, batch_size=7)
         seen.extend(gen.next_id(LOCAL_ID) for _ in range(100))

@@ -7,9 +7,11 @@ import random
 import pytest
 from scm_fakes import node_report
 
-from pyozone.common.clock import ManualClock
 from pyozone.common.timers import Timers
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState, PipelineState, SCMCommandType
 from pyozone.scm.block.manager import BlockManager
@@ -17,8 +19,6 @@ from pyozone.scm.block.sequence_id import SequenceIdGenerator
 from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
-from pyozone.scm.node.datanode import DatanodeDetails
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.manager import PipelineManager
 from pyozone.scm.store import SCMMetadataStore

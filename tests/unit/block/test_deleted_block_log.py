@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from scm_fakes import Harness, make_harness
 
+from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.hdds.states import CommandStatus, LifeCycleEvent, LifeCycleState, ReplicaState, SCMCommandType
 from pyozone.scm.block.command_status import CmdStatus
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
-from pyozone.scm.container.info import ContainerReplica
-from pyozone.scm.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.scm.node.commands import SCMCommand
 
 E = LifeCycleEvent

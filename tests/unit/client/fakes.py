@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 import grpc
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import OmClientProtocol_pb2 as om
 from pyozone.proto import OmClientProtocol_pb2_grpc as om_grpc
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
-from pyozone.protocol.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 
 KB = 1024
 BUFFER = 4 * KB  # one chunk

@@ -17,7 +17,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.client.xceiver import ChannelPool
 from pyozone.common.net import HostPort
-from pyozone.datanode.storage.checksum import ChecksumType
+from pyozone.hdds.checksum import ChecksumType
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 

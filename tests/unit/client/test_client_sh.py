@@ -8,8 +8,8 @@ import os
 import pytest
 from fakes import BLOCK, SMALL, FakeCluster
 
-from pyozone.cli.common import CLIError
 from pyozone.cli.sh import parse_path
+from pyozone.common.cli_options import CLIError
 
 
 @pytest.fixture

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyozone.common.clock import ManualClock
 from pyozone.common.timers import Timers
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails, NodeReport, StorageReport
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_THREE, ContainerID, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState
 from pyozone.scm.block.sequence_id import SequenceIdGenerator
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
-from pyozone.scm.node.datanode import DatanodeDetails, NodeReport, StorageReport
 from pyozone.scm.node.node_manager import NodeManager
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.store import SCMMetadataStore
 
 GB = 1 << 30

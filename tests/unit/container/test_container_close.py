@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from scm_fakes import Harness
 
+from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.messages import ContainerAction, ContainerActionReason
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, SCMCommandType
 from pyozone.scm.container.actions_handler import ContainerActionsHandler
 from pyozone.scm.container.close_handler import CloseContainerEventHandler
-from pyozone.scm.container.info import ContainerReplica
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.messages import ContainerAction, ContainerActionReason
 
 S = LifeCycleState
 LEASE_MS = 150_000

@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scm_fakes import Harness, make_harness
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState
 from pyozone.scm.container.lifecycle import check_reverse, next_state
-from pyozone.scm.exceptions import ResultCode, SCMException
 
 S, E = LifeCycleState, LifeCycleEvent
 

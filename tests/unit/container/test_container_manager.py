@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from scm_fakes import GB, Harness
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, PipelineState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 
 S, E = LifeCycleState, LifeCycleEvent
 

@@ -6,10 +6,10 @@ import pytest
 from scm_fakes import Harness, make_harness
 
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, SCMCommandType
 from pyozone.scm.container.report_handler import ContainerReportHandler
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.messages import ContainerReplicaReport
 
 S, E, R = LifeCycleState, LifeCycleEvent, ReplicaState
 EC_3_2 = ReplicationConfig.parse("EC/RS-3-2-1024k")

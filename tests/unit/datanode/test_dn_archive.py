@@ -25,8 +25,8 @@ from pyozone.datanode.storage import (
 )
 from pyozone.datanode.storage.archive import _header, _padding
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.messages import ContainerReplicaReport
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyozone.datanode.storage.checksum import (
+from pyozone.hdds.checksum import (
     ChecksumData,
     ChecksumMismatch,
     ChecksumType,

@@ -9,8 +9,8 @@ from dn_helpers import CLUSTER, Node, chunk_for, payload, raises, read_block, wr
 
 from pyozone.datanode.storage import BlockData, KeyValueContainer, Result
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.messages import ContainerReplicaReport
 
 S = ReplicaState
 

@@ -7,8 +7,8 @@ from dn_helpers import Node, raises, write_block
 
 from pyozone.datanode.storage import ChecksumMismatch, ContainerScanner, KeyValueContainer, Result
 from pyozone.datanode.storage.scanner import Throttle
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.messages import ContainerReplicaReport
 
 
 def closed_with_blocks(container: KeyValueContainer, blocks: int = 3) -> None:

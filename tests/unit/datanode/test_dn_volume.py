@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from dn_helpers import CLUSTER, DN_UUID, make_conf, open_node
 
-from pyozone.common.properties import parse_properties
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.datanode.storage import ContainerError, HddsVolume, Result, VolumeSet, VolumeState
+from pyozone.hdds.version_file import parse_properties
 
 
 def loaded(root: Path, cluster: str = CLUSTER, dn: str = DN_UUID, reserved: int = 0) -> HddsVolume:

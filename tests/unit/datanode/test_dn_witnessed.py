@@ -11,7 +11,7 @@ from dn_helpers import CLUSTER, DN_UUID, Node, make_conf, write_block
 
 from pyozone.datanode.storage import ContainerError, ContainerSet, KeyValueContainer, Result, VolumeSet
 from pyozone.datanode.storage.witnessed import ContainerCreateInfo, WitnessedContainers
-from pyozone.scm.store.rocksdb import StoreError
+from pyozone.hdds.store import StoreError
 
 
 def _open(root: Path) -> tuple[Node, WitnessedContainers]:

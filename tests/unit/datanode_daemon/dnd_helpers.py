@@ -18,7 +18,9 @@ import grpc
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.storage import BlockData, ChecksumType, ChunkInfo, KeyValueContainer, compute
+from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
 from pyozone.protocol import (
@@ -32,9 +34,7 @@ from pyozone.protocol import (
     register_response_to_proto,
     version_response_to_proto,
 )
-from pyozone.scm.messages import Heartbeat
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import LayoutVersion
 
 CLUSTER = "CID-dnd-test"
 

@@ -15,11 +15,11 @@ from dnd_helpers import FakeScm, async_test, dn_conf, put_block, running, wait_f
 from pyozone.common.net import HostPort
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.storage import KeyValueContainer
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.messages import DeleteBlockTransactionResult, Heartbeat
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState
 from pyozone.hdds.states import SCMCommandType as T
-from pyozone.scm.messages import DeleteBlockTransactionResult, Heartbeat
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails
 
 OTHER_A = "00000000-0000-4000-8000-00000000000a"
 OTHER_B = "00000000-0000-4000-8000-00000000000b"

@@ -25,8 +25,8 @@ from dnd_helpers import (
 from pyozone.cli.main import main
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.errors import DatanodeError
+from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
-from pyozone.scm.node.datanode import LayoutVersion
 
 
 def _listening(port: int) -> bool:

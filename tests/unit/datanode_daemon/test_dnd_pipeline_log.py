@@ -15,7 +15,7 @@ from dnd_helpers import FakeScm, async_test, dn_conf, running, wait_for_beat, wa
 
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.ratis.log import RaftLog
-from pyozone.datanode.storage.checksum import ChecksumType, compute
+from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState, SCMCommandType
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb

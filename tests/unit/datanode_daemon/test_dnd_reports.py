@@ -13,13 +13,13 @@ from dnd_helpers import FakeScm, async_test, dn_conf, running, wait_for_beat, wa
 
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.reports import PendingReports, Periodic
-from pyozone.hdds.states import CommandStatus, ReplicaState, SCMCommandType
-from pyozone.scm.messages import (
+from pyozone.hdds.messages import (
     CommandStatusReport,
     ContainerAction,
     ContainerActionReason,
     ContainerReplicaReport,
 )
+from pyozone.hdds.states import CommandStatus, ReplicaState, SCMCommandType
 
 
 class FakeClock:

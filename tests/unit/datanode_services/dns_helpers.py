@@ -16,10 +16,10 @@ from pyozone.config import OzoneConfiguration
 from pyozone.datanode.replication import ReplicationService, add_replication_service
 from pyozone.datanode.storage import ChecksumType, ContainerSet, VolumeSet, compute
 from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
-from pyozone.scm.messages import ContainerReplicaReport
 
 CLUSTER = "CID-dns-test"
 BPC = 1024

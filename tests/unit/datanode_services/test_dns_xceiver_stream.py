@@ -25,10 +25,10 @@ from dns_helpers import (
 )
 
 from pyozone.datanode.xceiver import XceiverService, add_xceiver_service
+from pyozone.hdds.limits import MiB
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol.limits import MiB
 
 
 def test_write_put_get_read_through_the_stream(node_a: Node, executor: ThreadPoolExecutor) -> None:

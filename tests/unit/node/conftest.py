@@ -7,13 +7,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails, NodeReport
 from pyozone.hdds.states import NodeOperationalState
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.node.datanode import DatanodeDetails, NodeReport
 from pyozone.scm.node.node_manager import NodeManager
-from pyozone.scm.node.topology import NetworkTopology
 from tests.builders import GB, dn_id, node_report, volume
 
 CHECK_STEP_MS = 3_000  # ozone.scm.heartbeat.thread.interval default

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.states import NodeState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.node.datanode import LayoutVersion
 from pyozone.scm.node.health import HealthIntervals, NodeLifeCycleEvent, health_transitions, next_state
 
 E = NodeLifeCycleEvent

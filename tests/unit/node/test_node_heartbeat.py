@@ -6,12 +6,12 @@ import itertools
 
 import pytest
 
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import NodeState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails
 
 T = SCMCommandType
 M = 60_000

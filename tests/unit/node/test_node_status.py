@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pyozone.hdds.node_status import IN_SERVICE_HEALTHY, NodeStatus
 from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import NodeState
-from pyozone.scm.node.status import IN_SERVICE_HEALTHY, NodeStatus
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import ConfigError
-from pyozone.scm.node.topology import DEFAULT_RACK, NetworkTopology, load_rack_mapping
+from pyozone.hdds.topology import DEFAULT_RACK, NetworkTopology, load_rack_mapping
 
 
 def test_mapping_file_with_comments_and_blank_lines(tmp_path: Path) -> None:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import grpc
 
-from pyozone.admin.client import ScmInfo
-from pyozone.common.clock import ManualClock
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE, BlockID, ReplicationConfig
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import OMMetadataStore
@@ -18,9 +19,8 @@ from pyozone.om.scm import ContainerLocation, ReplicaLocation
 from pyozone.om.settings import OMSettings
 from pyozone.protocol.block import BlockLocation, DeleteResult, KeyBlocks, KeyBlocksResult
 from pyozone.scm.block.manager import ExcludeList
+from pyozone.scm.client.admin_client import ScmInfo
 from pyozone.scm.client.block_client import BlockClientError
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.pipeline.pipeline import Pipeline
 from tests.builders import dn_id
 
 BLOCK = 1000  # block size of the tests' OM

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from om_fakes import MEMBERS, PIPELINE, FakeScm, closed_location, details, make_om, open_location
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.om.locations import UNSETTLED_CONTAINER_MAX_AGE_MS, LocationCache, read_pipeline

@@ -17,6 +17,7 @@ from om_fakes import FakeScm, closed_location
 from pyozone.client import AsyncOzoneClient
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, BlockID
+from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES, MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.hdds.states import ReplicaState
 from pyozone.om import codec
 from pyozone.om.core import key_key
@@ -27,7 +28,6 @@ from pyozone.om.storage import OMStorageError
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
-from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES, MAX_OM_MESSAGE_BYTES, grpc_options
 
 
 def conf(tmp_path: Path) -> OzoneConfiguration:

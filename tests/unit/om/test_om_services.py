@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from om_fakes import FakeScm, make_om
 
-from pyozone.common.clock import ManualClock
+from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.om import codec, services
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE

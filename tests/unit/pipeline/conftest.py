@@ -9,17 +9,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails, NodeReport
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import NodeOperationalState, PipelineState, SCMCommandType
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.exceptions import SCMException
-from pyozone.scm.node.datanode import DatanodeDetails, NodeReport
 from pyozone.scm.node.node_manager import NodeManager
-from pyozone.scm.node.topology import NetworkTopology
 from pyozone.scm.pipeline.manager import PipelineManager
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import GB, dn_id, node_report, volume
 

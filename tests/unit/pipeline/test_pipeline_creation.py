@@ -6,10 +6,10 @@ import uuid
 
 import pytest
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import PipelineState, ReplicationType, SCMCommandType
-from pyozone.scm.exceptions import ResultCode, SCMException
 
 LIMIT_MSG = (
     "Cannot create pipeline as it would exceed the limit per datanode: {} replicationConfig: RATIS/THREE"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from pyozone.hdds.datanode import LayoutVersion
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import NodeOperationalState as Op
-from pyozone.scm.exceptions import ResultCode, SCMException
-from pyozone.scm.node.datanode import LayoutVersion
 from pyozone.scm.pipeline.placement import MULTIPLE_RACK_PIPELINE_MSG, choose_leader
 
 NO_CLUSTER_LIMIT = {"ozone.scm.datanode.pipeline.limit": "0", "ozone.scm.ratis.pipeline.limit": "0"}

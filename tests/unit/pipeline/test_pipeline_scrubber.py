@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState, SCMCommandType
-from pyozone.scm.exceptions import SCMException
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.node.node_manager import NodeManager
-from pyozone.scm.node.topology import NetworkTopology
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.store import RecordCodec, StrKeyCodec
 
 S = 1_000

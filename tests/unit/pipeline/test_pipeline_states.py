@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
 from pyozone.hdds.states import PipelineState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 
 ALLOCATED, OPEN, DORMANT, CLOSED = (
     PipelineState.ALLOCATED,

@@ -8,7 +8,21 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 from hypothesis import strategies as st
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
 from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.messages import (
+    CommandStatusReport,
+    ContainerAction,
+    ContainerActionReason,
+    ContainerReplicaReport,
+    DeleteBlockTransactionResult,
+    Heartbeat,
+    PipelineAction,
+    PipelineReport,
+)
+from pyozone.hdds.pipeline import Pipeline
+from pyozone.hdds.safemode_status import RuleStatus
 from pyozone.hdds.states import (
     CommandStatus,
     LifeCycleState,
@@ -26,21 +40,7 @@ from pyozone.protocol import (
     RegisterResponse,
     VersionResponse,
 )
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.messages import (
-    CommandStatusReport,
-    ContainerAction,
-    ContainerActionReason,
-    ContainerReplicaReport,
-    DeleteBlockTransactionResult,
-    Heartbeat,
-    PipelineAction,
-    PipelineReport,
-)
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
-from pyozone.scm.pipeline.pipeline import Pipeline
-from pyozone.scm.safemode.status import RuleStatus
 
 M = TypeVar("M", bound=Message)
 

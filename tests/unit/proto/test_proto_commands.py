@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from proto_strategies import wire
 
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol import ProtocolError, scm_command_from_proto, scm_command_to_proto
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion
 
 T = SCMCommandType
 DN1 = "00000000-0000-4000-8000-000000000001"

@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 from proto_strategies import heartbeats, wire
 
 from pyozone import protocol as p
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, StorageReport
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.messages import CommandStatusReport, ContainerReplicaReport, Heartbeat
 from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb2
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol import ProtocolError
-from pyozone.scm.messages import CommandStatusReport, ContainerReplicaReport, Heartbeat
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion, StorageReport
 
 DN = DatanodeDetails("00000000-0000-4000-8000-000000000001", "dn1.example.com", "10.0.0.1")
 

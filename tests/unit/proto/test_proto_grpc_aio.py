@@ -9,14 +9,14 @@ import grpc
 import pytest
 
 from pyozone import protocol as p
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as data_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as pb_grpc
-from pyozone.scm.messages import Heartbeat
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails
 
 DN = DatanodeDetails("00000000-0000-4000-8000-000000000001", "dn1.example.com", "127.0.0.1")
 LIMIT = 64 * 1024

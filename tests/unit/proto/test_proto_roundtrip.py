@@ -32,12 +32,12 @@ from proto_strategies import (
 )
 
 from pyozone import protocol as p
+from pyozone.hdds.container import ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.messages import ContainerReplicaReport, Heartbeat
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
-from pyozone.scm.container.info import ContainerReplica
-from pyozone.scm.messages import ContainerReplicaReport, Heartbeat
-from pyozone.scm.node.datanode import DatanodeDetails
 
 PROTO = settings(max_examples=150)
 """More examples than the default for the codecs, which are cheap and see every shape of input."""

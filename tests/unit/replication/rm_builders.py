@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.replica_match import NodeStatusFn
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyozone.scm.replication.health_state import ContainerHealthState as S
+from pyozone.hdds.container_health import ContainerHealthState as S
 
 
 def test_numbers_are_ozones() -> None:

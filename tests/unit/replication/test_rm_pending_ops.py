@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from rm_builders import replica
 
-from pyozone.common.clock import ManualClock
+from pyozone.hdds.clock import ManualClock
 from pyozone.scm.replication.pending_ops import (
     ContainerReplicaPendingOps,
     PendingOp,

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pyozone.hdds.container_health import ContainerHealthState as S
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleState as L
-from pyozone.scm.replication.health_state import ContainerHealthState as S
-from pyozone.scm.replication.report import ReplicationManagerReport
 
 
 def test_counts_lifecycle_and_health() -> None:

@@ -9,8 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pyozone.common.clock import ManualClock
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.node_status import NodeStatus
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import (
     LifeCycleEvent,
     LifeCycleState,
@@ -19,12 +23,9 @@ from pyozone.hdds.states import (
     ReplicaState,
     ReplicationType,
 )
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.check import ContainerCheckRequest, run_chain
 from pyozone.scm.replication.check.chain import CheckHandler
 from pyozone.scm.replication.config import ReplicationManagerConfig
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.placement import (
     ContainerPlacementStatus,
@@ -32,7 +33,6 @@ from pyozone.scm.replication.placement import (
     validate_container_placement,
 )
 from pyozone.scm.replication.queue import NullQueue, ReplicationQueue
-from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.replication.results import OverReplicatedHealthResult, UnderReplicatedHealthResult
 
 SEQ = 10

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from rmc_fakes import CID, RecordingServices, S, check, container, make_request, ratis_replicas, replica
 
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState
 from pyozone.scm.replication.check import ContainerCheckRequest, default_chain, run_chain
 from pyozone.scm.replication.check.request import CheckServices
-from pyozone.scm.replication.report import ReplicationManagerReport
 
 SPEC_ORDER = [
     "OpenContainerHandler",

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rmc_fakes import CID, SEQ, RecordingServices, always_satisfied, container, make_request, rack_placement
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.check import run_chain
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.queue import ReplicationQueue

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ContainerID, ReplicationConfig
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicaState, SCMCommandType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
+from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.node.topology import NetworkTopology
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import GB, dn_id, node_report

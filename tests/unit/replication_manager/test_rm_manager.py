@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOpType
 from tests.unit.replication_manager.rm_harness import MINUTE, RMHarness
 

@@ -9,11 +9,11 @@ from functools import cache
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState
 from pyozone.scm.replication.check import ContainerCheckRequest, run_chain
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.queue import ReplicationQueue
-from pyozone.scm.replication.report import ReplicationManagerReport
 from tests.unit.replication_manager.rm_harness import RMHarness
 
 Op = NodeOperationalState

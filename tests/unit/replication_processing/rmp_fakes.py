@@ -7,13 +7,13 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pyozone.common.clock import ManualClock
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion
 from pyozone.hdds.ids import ContainerID, DatanodeID, ReplicationConfig
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState, SCMCommandType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.node.commands import CommandQueue, SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.commands import ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rmp_fakes import FakeContext, T, container, dn, ec, over, replica, under
 
-from pyozone.scm.exceptions import SCMException
+from pyozone.hdds.exceptions import SCMException
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.processing import handle_over_replicated, handle_under_replicated

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rmp_fakes import FakeContext, Op, T, container, dn, ec, over, replica, under
 
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.states import NodeState
-from pyozone.scm.exceptions import SCMException
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.processing import (
     OverReplicatedProcessor,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from rmp_fakes import CID, FakeContext, Op, T, container, dn, replica, under
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import NodeState
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.processing import handle_under_replicated

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from rmp_fakes import CID, EPOCH_MS, MINUTE, USED, FakeContext, Op, T, container, dn, ec, pending_op, replica
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.states import NodeState
 from pyozone.protocol.commands import scm_command_from_proto, scm_command_to_proto
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.node.datanode import DatanodeDetails
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, ReplicationCommandSender

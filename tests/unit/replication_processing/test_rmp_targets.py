@@ -7,8 +7,8 @@ import random
 import pytest
 from rmp_fakes import USED, FakeContext, FakeNodeManager, Op, container, dn, ec, pending_op, replica
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import NodeState
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.placement import PlacementPolicy
 from pyozone.scm.replication.targets import (

@@ -13,11 +13,11 @@ import pytest
 
 from pyozone.cli.admin.container import report_lines
 from pyozone.cli.main import main
+from pyozone.hdds.container import ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleEvent, PipelineState, ReplicaState
-from pyozone.scm.container.info import ContainerReplica
-from pyozone.scm.replication.health_state import ContainerHealthState
-from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.server import ScmDaemon
 from tests.unit.scm_server.scm_server_helpers import (
     FakeDatanode,

@@ -7,6 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.protocol import ProtocolError
@@ -18,9 +21,6 @@ from pyozone.protocol.admin import (
     rm_report_from_proto,
     rm_report_to_proto,
 )
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.replication.health_state import ContainerHealthState
-from pyozone.scm.replication.report import ReplicationManagerReport
 
 events = st.lists(
     st.one_of(

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState, SCMCommandType
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.scenario.model import ScenarioError, load_file, parse_scenarios
 

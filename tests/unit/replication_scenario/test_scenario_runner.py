@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, SCMCommandType
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.scenario.harness import SPARE_DATANODES, ScenarioHarness, SentCommand
 from pyozone.scm.replication.scenario.model import ExpectedCommand, Scenario, parse_scenarios

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import pyozone
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, SCMCommandType
 from pyozone.scm.replication.check import default_chain
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.scenario.model import Scenario, load_file
 from pyozone.scm.replication.scenario.runner import run_scenario

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
+from pyozone.hdds.messages import PipelineReport
+from pyozone.hdds.node_status import IN_SERVICE_HEALTHY, NodeStatus
+from pyozone.hdds.pipeline import Pipeline
+from pyozone.hdds.safemode_status import RuleStatus, SafeModeStatus
 from pyozone.hdds.states import LifeCycleState, PipelineState
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.messages import PipelineReport
-from pyozone.scm.node.status import IN_SERVICE_HEALTHY, NodeStatus
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.safemode.manager import SafeModeManager
-from pyozone.scm.safemode.status import RuleStatus, SafeModeStatus
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pyozone.config import ConfigError
-from pyozone.scm.safemode.status import SafeModeStatus
+from pyozone.hdds.safemode_status import SafeModeStatus
 
 
 def test_datanode_rule_counts_distinct_datanodes(make_harness):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.safemode_status import SafeModeStatus
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.exceptions import ResultCode, SCMException
 from pyozone.scm.safemode.manager import SafeModeManager, check_not_in_safe_mode
-from pyozone.scm.safemode.status import SafeModeStatus
 
 RS_3_2 = ReplicationConfig.parse("EC/RS-3-2-1024k")
 ALL_RULES = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pyozone.hdds.ids import RATIS_ONE, ReplicationConfig
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, NodeState, PipelineState
-from pyozone.scm.node.status import NodeStatus
 
 PIPELINE_PCT = "hdds.scm.safemode.healthy.pipeline.pct"
 ONE_REPLICA_PCT = "hdds.scm.safemode.atleast.one.node.reported.pipeline.pct"

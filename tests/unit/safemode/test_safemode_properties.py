@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.safemode_status import SafeModeStatus
 from pyozone.hdds.states import LifeCycleState
-from pyozone.scm.safemode.status import SafeModeStatus
 
 DNS = [f"d{i}" for i in range(1, 6)]
 PIPELINES = {"p1": ("d1", "d2", "d3"), "p2": ("d3", "d4", "d5"), "p3": ("d1", "d4", "d5")}

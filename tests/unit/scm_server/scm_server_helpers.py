@@ -15,14 +15,14 @@ import grpc
 
 from pyozone import protocol as p
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
+from pyozone.hdds.messages import Heartbeat, PipelineReport
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
-from pyozone.scm.messages import Heartbeat, PipelineReport
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion
 from pyozone.scm.server import ScmDaemon
-from pyozone.scm.store import init_scm, open_scm_store
+from pyozone.scm.store.version import init_scm, open_scm_store
 from tests.builders import dn_id, node_report
 
 LOOPBACK = {

@@ -13,7 +13,8 @@ from pyozone.cli.main import main
 from pyozone.common.http_server import MAX_REQUEST_HEAD_BYTES, Response, TinyHttpServer
 from pyozone.scm.server import ScmDaemon
 from pyozone.scm.server.ticker import tick_interval_ms
-from pyozone.scm.store import SCMMetadataStore, init_scm, open_scm_store
+from pyozone.scm.store.scm_db import open_scm_db
+from pyozone.scm.store.version import init_scm, open_scm_store
 
 
 @async_test
@@ -38,7 +39,7 @@ async def test_ready_answers_503_until_both_grpc_servers_serve(tmp_path: Path) -
         assert daemon.datanode_port and daemon.client_port and daemon.http_port
     finally:
         await daemon.stop(0)
-    SCMMetadataStore.open(tmp_path).close()  # stop() closed the store: its lock is free
+    open_scm_db(tmp_path).close()  # stop() closed the store: its lock is free
 
 
 @async_test
@@ -101,7 +102,7 @@ def test_a_port_in_use_is_a_one_line_error(
     assert code == 1 and err.count("\n") == 1, err
     assert err.startswith("pyozone scm: error: cannot bind the SCM to 127.0.0.1:")
     assert "ozone.scm.datanode.address" in err
-    SCMMetadataStore.open(tmp_path).close()  # the daemon closed the store on its way out
+    open_scm_db(tmp_path).close()  # the daemon closed the store on its way out
 
 
 @async_test

@@ -10,9 +10,9 @@ import pytest
 from scm_server_helpers import FakeDatanode, async_test, channel, datanode_details, running_scm, scm_conf
 
 from pyozone import protocol as p
+from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
-from pyozone.scm.messages import Heartbeat
 
 VERSION = "/pyozone.hdds.StorageContainerDatanodeProtocolService/getVersion"
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pyozone.scm.store import JsonCodec, SCMMetadataStore
+from pyozone.scm.store import JsonCodec
+from pyozone.scm.store.scm_db import open_scm_db
 
 MAX_WRITES = 100_000
 
 
 def main(db_dir: Path) -> None:
-    store = SCMMetadataStore.open(db_dir)
+    store = open_scm_db(db_dir)
     containers = store.int_table("containers", JsonCodec())
     deleted = store.int_table("deletedBlocks", JsonCodec())
     for n in range(1, MAX_WRITES + 1):

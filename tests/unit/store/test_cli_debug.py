@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pyozone.scm.store import TABLE_NAMES, JsonCodec, SCMMetadataStore
+from pyozone.scm.store import TABLE_NAMES, JsonCodec
+from pyozone.scm.store.scm_db import open_scm_db
 
 Cli = Callable[..., Any]  # returns conftest.Result: code, out, err
 Snapshot = Callable[[Path], dict[str, bytes | None]]
@@ -18,7 +19,7 @@ Snapshot = Callable[[Path], dict[str, bytes | None]]
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     """An scm.db with a few records written the way the managers write them."""
-    store = SCMMetadataStore.open(tmp_path)
+    store = open_scm_db(tmp_path)
     containers = store.int_table("containers", JsonCodec())
     with store.batch():
         for cid in (256, 1, 70000):
@@ -75,7 +76,7 @@ def test_scan_limit(cli: Cli, db: Path) -> None:
 
 
 def test_scan_while_the_scm_holds_the_db(cli: Cli, db: Path) -> None:
-    store = SCMMetadataStore.open(db.parent)
+    store = open_scm_db(db.parent)
     store.sequence_id.put("localId", 42)  # in the WAL only
     result = cli("debug", "ldb", "--db", str(db), "scan", "--cf", "sequenceId")
     assert records(result.out) == [{"key": "containerId", "value": 70000}, {"key": "localId", "value": 42}]

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from pyozone.scm.store import TABLE_NAMES, SCMMetadataStore, SCMStorageConfig, read_scm_storage
+from pyozone.scm.store import TABLE_NAMES, SCMMetadataStore
 from pyozone.scm.store.layout import version_file
+from pyozone.scm.store.scm_db import open_scm_db
+from pyozone.scm.store.version import SCMStorageConfig, read_scm_storage
 
 Cli = Callable[..., Any]  # returns conftest.Result: code, out, err
 Snapshot = Callable[[Path], dict[str, bytes | None]]
@@ -98,7 +100,7 @@ def test_start_before_init_fails_and_writes_nothing(cli: Cli, tmp_path: Path) ->
 
 def test_start_while_another_scm_holds_the_db(cli: Cli, tmp_path: Path) -> None:
     cli("scm", "--init", "-D", md(tmp_path))
-    running = SCMMetadataStore.open(tmp_path)
+    running = open_scm_db(tmp_path)
     assert_one_line_error(cli("scm", "-D", md(tmp_path)), "scm.db: locked by another process")
     running.close()
 
@@ -119,7 +121,7 @@ def test_start_runs_the_daemon_and_reports_its_start_error_in_one_line(
     cli("scm", "--init", "-D", md(tmp_path))
     assert_one_line_error(cli("scm", "-D", md(tmp_path)), "cannot bind the SCM", "ozone.scm.datanode.address")
     assert started == [read_scm_storage(tmp_path).cluster_id]
-    SCMMetadataStore.open(tmp_path).close()  # the store was closed: its lock is free
+    open_scm_db(tmp_path).close()  # the store was closed: its lock is free
 
 
 def test_start_hands_the_opened_store_to_the_daemon(

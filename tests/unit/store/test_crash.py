@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pyozone
-from pyozone.scm.store import JsonCodec, SCMMetadataStore
+from pyozone.scm.store import JsonCodec
+from pyozone.scm.store.scm_db import open_scm_db
 from tests.crash_support import acks, read_lines_then_kill
 
 WRITER = Path(__file__).with_name("crash_writer.py")
@@ -29,7 +30,7 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     assert proc.returncode == -signal.SIGKILL, (tmp_path / "stderr").read_text()
     assert len(acks) >= ACKS_BEFORE_KILL and acks == list(range(1, len(acks) + 1))
 
-    store = SCMMetadataStore.open(tmp_path)
+    store = open_scm_db(tmp_path)
     containers = [k for k, _ in store.int_table("containers", JsonCodec()).items()]
     deleted = [k for k, _ in store.int_table("deletedBlocks", JsonCodec()).items()]
     last = store.meta.get("last")

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 from rocksdict import Options, Rdict
 
-from pyozone.scm.store import TABLE_NAMES, JsonCodec, RocksDBBackend, SCMMetadataStore, StoreError
+from pyozone.hdds.store import StoreError
+from pyozone.hdds.store.rocksdb import RocksDBBackend
+from pyozone.scm.store import TABLE_NAMES, JsonCodec
+from pyozone.scm.store.scm_db import open_scm_db
 
 Snapshot = Callable[[Path], dict[str, bytes | None]]
 
@@ -19,13 +22,13 @@ def db_path(tmp_path: Path) -> Path:
 
 
 def test_creates_every_table_column_family(db_path: Path) -> None:
-    backend = RocksDBBackend(db_path)
+    backend = RocksDBBackend(db_path, tables=TABLE_NAMES)
     backend.close()
     assert set(Rdict.list_cf(str(db_path))) == {"default", *TABLE_NAMES}
 
 
 def test_put_get_delete_and_key_order_per_column_family(db_path: Path) -> None:
-    backend = RocksDBBackend(db_path)
+    backend = RocksDBBackend(db_path, tables=TABLE_NAMES)
     backend.write([("meta", b"b", b"2"), ("meta", b"a", b"1"), ("pipelines", b"a", b"p")])
     backend.write([("containers", (n).to_bytes(8, "big"), b"c") for n in (300, 2, 70000)])
     assert backend.get("meta", b"a") == b"1"
@@ -40,7 +43,7 @@ def test_put_get_delete_and_key_order_per_column_family(db_path: Path) -> None:
 
 
 def test_unknown_column_family_is_a_key_error(db_path: Path) -> None:
-    backend = RocksDBBackend(db_path)
+    backend = RocksDBBackend(db_path, tables=TABLE_NAMES)
     with pytest.raises(KeyError, match="nosuch"):
         backend.get("nosuch", b"k")
     with pytest.raises(KeyError, match="nosuch"):
@@ -50,11 +53,11 @@ def test_unknown_column_family_is_a_key_error(db_path: Path) -> None:
 
 
 def test_data_survives_reopen(tmp_path: Path) -> None:
-    store = SCMMetadataStore.open(tmp_path)
+    store = open_scm_db(tmp_path)
     store.int_table("containers", JsonCodec()).put(7, {"state": "OPEN"})
     store.meta.put("clusterState", {"safeMode": True})
     store.close()
-    store = SCMMetadataStore.open(tmp_path)
+    store = open_scm_db(tmp_path)
     assert store.int_table("containers", JsonCodec()).get(7) == {"state": "OPEN"}
     assert store.meta.get("clusterState") == {"safeMode": True}
     store.close()
@@ -62,7 +65,7 @@ def test_data_survives_reopen(tmp_path: Path) -> None:
 
 
 def test_a_batch_is_all_or_nothing_across_column_families(tmp_path: Path) -> None:
-    store = SCMMetadataStore.open(tmp_path)
+    store = open_scm_db(tmp_path)
     containers = store.int_table("containers", JsonCodec())
     with store.batch():
         containers.put(1, {"id": 1})
@@ -72,15 +75,15 @@ def test_a_batch_is_all_or_nothing_across_column_families(tmp_path: Path) -> Non
         store.sequence_id.put("containerId", 2)
         raise RuntimeError("manager failed half-way")
     store.close()
-    store = SCMMetadataStore.open(tmp_path)
+    store = open_scm_db(tmp_path)
     assert list(store.int_table("containers", JsonCodec()).items()) == [(1, {"id": 1})]
     assert store.sequence_id.get("containerId") == 1
     store.close()
 
 
 def test_close_releases_the_lock(db_path: Path) -> None:
-    RocksDBBackend(db_path).close()
-    backend = RocksDBBackend(db_path)
+    RocksDBBackend(db_path, tables=TABLE_NAMES).close()
+    backend = RocksDBBackend(db_path, tables=TABLE_NAMES)
     backend.close()
     backend.close()  # idempotent
     with pytest.raises(StoreError, match="closed"):
@@ -88,17 +91,17 @@ def test_close_releases_the_lock(db_path: Path) -> None:
 
 
 def test_second_writer_gets_a_one_line_lock_error(db_path: Path) -> None:
-    backend = RocksDBBackend(db_path)
+    backend = RocksDBBackend(db_path, tables=TABLE_NAMES)
     with pytest.raises(StoreError) as info:
-        RocksDBBackend(db_path)
+        RocksDBBackend(db_path, tables=TABLE_NAMES)
     assert str(info.value) == f"{db_path}: locked by another process (is an SCM running on it?)"
     backend.close()
 
 
 def test_read_only_sees_data_while_a_writer_holds_the_db(db_path: Path) -> None:
-    writer = RocksDBBackend(db_path)
+    writer = RocksDBBackend(db_path, tables=TABLE_NAMES)
     writer.write([("meta", b"k", b"v1")])  # still only in the WAL and memtable
-    reader = RocksDBBackend(db_path, read_only=True)
+    reader = RocksDBBackend(db_path, read_only=True, tables=TABLE_NAMES)
     assert reader.get("meta", b"k") == b"v1"
     assert set(reader.column_families) == {"default", *TABLE_NAMES}
     with pytest.raises(StoreError, match="read-only"):
@@ -115,7 +118,7 @@ def test_unknown_column_families_of_an_existing_db_are_kept(db_path: Path) -> No
     opts.create_missing_column_families(True)
     db = Rdict(str(db_path), opts, {"fromTheFuture": Options(raw_mode=True)})
     db.close()
-    backend = RocksDBBackend(db_path)
+    backend = RocksDBBackend(db_path, tables=TABLE_NAMES)
     assert set(backend.column_families) == {"default", "fromTheFuture", *TABLE_NAMES}
     backend.close()
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.scm.store import (
+from pyozone.scm.store import JsonCodec
+from pyozone.scm.store.layout import version_file
+from pyozone.scm.store.version import (
     SCM_LAYOUT_VERSION,
     CorruptVersionError,
-    JsonCodec,
     SCMStorageConfig,
     StorageError,
     StorageNotInitializedError,
@@ -22,7 +23,6 @@ from pyozone.scm.store import (
     open_scm_store,
     read_scm_storage,
 )
-from pyozone.scm.store.layout import version_file
 
 Snapshot = Callable[[Path], dict[str, bytes | None]]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.scm.replication.check.closed_with_unhealthy import ClosedWithUnhealthyReplicasHandler
 from pyozone.scm.replication.check.closing import ClosingContainerHandler
 from pyozone.scm.replication.check.deleting import DeletingContainerHandler
@@ -25,7 +26,6 @@ from pyozone.scm.replication.check.ratis_replication import RatisReplicationChec
 from pyozone.scm.replication.check.ratis_unhealthy import RatisUnhealthyReplicationCheckHandler
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
 from pyozone.scm.replication.check.vulnerable import VulnerableUnhealthyReplicasHandler
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 
 class CheckHandler(Protocol):

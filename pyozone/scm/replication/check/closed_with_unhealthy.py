@@ -9,9 +9,9 @@ be needed.
 
 from __future__ import annotations
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, ReplicaState, ReplicationType
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 
 class ClosedWithUnhealthyReplicasHandler:

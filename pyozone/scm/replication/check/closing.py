@@ -10,9 +10,9 @@ for EC). A container allocated but never created on any datanode has no replicas
 
 from __future__ import annotations
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, ReplicationType
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 EMPTY_CLOSE_WAIT_INTERVALS = 5
 

@@ -6,10 +6,10 @@ already fix the placement.
 
 from __future__ import annotations
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import ReplicationType
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
 from pyozone.scm.replication.health_check import apply_pending
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.results import MisReplicatedHealthResult
 
 

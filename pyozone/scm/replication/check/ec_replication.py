@@ -8,11 +8,11 @@ could be lost too.
 
 from __future__ import annotations
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import ReplicationType
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
 from pyozone.scm.replication.ec_count import ECContainerReplicaCount
 from pyozone.scm.replication.health_check import ec_check_health
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.results import OverReplicatedHealthResult, UnderReplicatedHealthResult
 
 S = ContainerHealthState

@@ -13,9 +13,9 @@ The usual delete limit does not apply: empty replicas cost the datanode next to 
 
 from __future__ import annotations
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, ReplicationType
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 _DELETABLE = (ReplicaState.CLOSED, ReplicaState.QUASI_CLOSED)
 

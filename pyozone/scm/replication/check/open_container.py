@@ -6,9 +6,9 @@ is to close it when its pipeline is gone or a replica has left the OPEN state (a
 
 from __future__ import annotations
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 
 class OpenContainerHandler:

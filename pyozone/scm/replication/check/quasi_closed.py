@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, ReplicaState, ReplicationType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 _QC, _UNHEALTHY = ReplicaState.QUASI_CLOSED, ReplicaState.UNHEALTHY
 

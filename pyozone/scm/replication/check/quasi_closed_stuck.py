@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, ReplicaState, ReplicationType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.check.quasi_closed import is_quasi_closed_stuck
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.qc_stuck_count import QuasiClosedStuckReplicaCount
 from pyozone.scm.replication.results import OverReplicatedHealthResult, UnderReplicatedHealthResult

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import ReplicationType
 from pyozone.scm.replication.check.quasi_closed_stuck import should_handle_as_quasi_closed_stuck
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
 from pyozone.scm.replication.health_check import ratis_check_health
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.placement import ContainerPlacementStatus
 from pyozone.scm.replication.results import OverReplicatedHealthResult, UnderReplicatedHealthResult
 

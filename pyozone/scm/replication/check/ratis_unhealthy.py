@@ -8,9 +8,9 @@ more (UNHEALTHY_OVER_REPLICATED). With exactly enough it is reported UNHEALTHY a
 
 from __future__ import annotations
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import ReplicationType
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.ratis_count import RatisContainerReplicaCount
 from pyozone.scm.replication.replica_match import is_unhealthy
 

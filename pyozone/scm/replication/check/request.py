@@ -11,17 +11,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from pyozone.common.clock import Clock
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
+from pyozone.hdds.node_status import NodeStatus
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleEvent
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.config import ReplicationManagerConfig
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOp
 from pyozone.scm.replication.placement import ContainerPlacementStatus
 from pyozone.scm.replication.queue import ReplicationQueue
-from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.replication.results import OverReplicatedHealthResult, UnderReplicatedHealthResult
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, ReplicationType
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.ratis_count import RatisContainerReplicaCount
 
 

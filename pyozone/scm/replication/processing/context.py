@@ -11,11 +11,11 @@ import random
 from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol
 
-from pyozone.common.clock import Clock
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeInfo
 from pyozone.hdds.ids import ContainerID, DatanodeID
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.datanode import DatanodeInfo
-from pyozone.scm.node.status import NodeStatus
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.scm.replication.commands import ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics

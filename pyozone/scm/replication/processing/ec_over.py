@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.container.info import ContainerInfo
 from pyozone.scm.replication.commands import CommandTargetOverloadedError
 from pyozone.scm.replication.ec_count import ECContainerReplicaCount
 from pyozone.scm.replication.pending_ops import PendingOpType

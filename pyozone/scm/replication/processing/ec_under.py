@@ -21,11 +21,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import DatanodeID
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.exceptions import SCMException
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.ec_count import ECContainerReplicaCount
 from pyozone.scm.replication.pending_ops import PendingOpType

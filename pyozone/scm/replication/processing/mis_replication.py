@@ -8,9 +8,9 @@ placement helper picks the copies to move (spec 11.3); their nodes are excluded 
 
 from __future__ import annotations
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import ReplicaState, ReplicationType
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.ec_count import ECContainerReplicaCount
 from pyozone.scm.replication.placement import replicas_to_copy_to_fix_misreplication

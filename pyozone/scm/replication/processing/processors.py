@@ -18,8 +18,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.states import NodeState
-from pyozone.scm.exceptions import SCMException
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.config import ReplicationManagerConfig

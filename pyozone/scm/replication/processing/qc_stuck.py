@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pyozone.hdds.container import ContainerReplica
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.states import NodeState
-from pyozone.scm.container.info import ContainerReplica
-from pyozone.scm.exceptions import SCMException
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.processing.context import RepairContext, choose_targets, excluded_and_used

@@ -12,9 +12,9 @@ copies of each origin, so it could never delete the last spare of an unsatisfied
 
 from __future__ import annotations
 
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.replication.commands import CommandTargetOverloadedError
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.placement import ContainerPlacementStatus

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import LifeCycleState, ReplicaState
-from pyozone.scm.exceptions import SCMException
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 from pyozone.scm.replication.processing.context import (

@@ -17,24 +17,24 @@ import random
 import uuid
 from dataclasses import dataclass
 
-from pyozone.common.clock import ManualClock
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails, NodeReport, StorageReport
 from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.hdds.node_status import NodeStatus
+from pyozone.hdds.pipeline import Pipeline
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, PipelineState, SCMCommandType
 from pyozone.scm.block.sequence_id import SequenceIdGenerator
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.events import EventQueue
 from pyozone.scm.node.commands import SCMCommand
-from pyozone.scm.node.datanode import DatanodeDetails, NodeReport, StorageReport
 from pyozone.scm.node.node_manager import NodeManager
-from pyozone.scm.node.status import NodeStatus
 from pyozone.scm.pipeline.manager import PipelineManager
-from pyozone.scm.pipeline.pipeline import Pipeline
 from pyozone.scm.replication.manager import ReplicationManager
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.queue import ReplicationQueue
-from pyozone.scm.replication.report import ReplicationManagerReport
 from pyozone.scm.replication.scenario.model import Scenario
 from pyozone.scm.store import RecordCodec, SCMMetadataStore, StrKeyCodec
 

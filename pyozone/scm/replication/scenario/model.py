@@ -22,6 +22,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import (
     LifeCycleState,
@@ -32,7 +33,6 @@ from pyozone.hdds.states import (
     SCMCommandType,
 )
 from pyozone.scm.replication.config import ReplicationManagerConfig
-from pyozone.scm.replication.health_state import ContainerHealthState
 from pyozone.scm.replication.pending_ops import PendingOpType
 
 E = TypeVar("E", bound=Enum)

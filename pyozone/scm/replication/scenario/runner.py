@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyozone.scm.replication.health_state import ContainerHealthState
-from pyozone.scm.replication.report import ReplicationManagerReport
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.scm.replication.scenario.harness import CheckOutcome, ScenarioHarness, SentCommand
 from pyozone.scm.replication.scenario.model import (
     OVER_QUEUE,

@@ -10,7 +10,13 @@ import grpc
 
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
+from pyozone.hdds.pipeline import Pipeline
+from pyozone.hdds.replication_report import ReplicationManagerReport
+from pyozone.hdds.safemode_status import RuleStatus
 from pyozone.hdds.states import LifeCycleState
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
@@ -25,12 +31,6 @@ from pyozone.protocol import (
 )
 from pyozone.protocol.admin import DatanodeListing, rm_report_from_proto
 from pyozone.protocol.common import pipeline_id_to_proto, replication_to_proto
-from pyozone.protocol.limits import MAX_ADMIN_MESSAGE_BYTES
-from pyozone.scm.container.info import ContainerInfo, ContainerReplica
-from pyozone.scm.node.datanode import DatanodeDetails
-from pyozone.scm.pipeline.pipeline import Pipeline
-from pyozone.scm.replication.report import ReplicationManagerReport
-from pyozone.scm.safemode.status import RuleStatus
 
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""RocksDBBackend: the KVBackend of a real SCM, one RocksDB column family per table (rocksdict, raw mode).
+"""RocksDBBackend: the KVBackend of every daemon's metadata, a RocksDB column family per table.
 
 Writes go through the WAL without fsync: an acknowledged write survives the process being killed
 (the kernel has the bytes), though not a power cut; the SCM's state only has to survive a restart.
@@ -11,14 +11,9 @@ from pathlib import Path
 
 from rocksdict import AccessType, ColumnFamily, Options, Rdict, WriteBatch
 
-from pyozone.scm.store.metadata_store import TABLE_NAMES
-from pyozone.scm.store.table import Op
+from pyozone.hdds.store.table import Op, StoreError
 
 DEFAULT_CF = "default"
-
-
-class StoreError(Exception):
-    """scm.db cannot be opened or used; the message names the path."""
 
 
 def _options(create: bool) -> Options:
@@ -49,7 +44,7 @@ def _not_a_db(path: Path) -> str:
 
 
 class RocksDBBackend:
-    """Opens (or creates) the DB with the column families of TABLE_NAMES plus any the DB already has.
+    """Opens (or creates) the DB with the column families `tables` plus any the DB already has.
 
     RocksDB refuses to open a DB unless every existing column family is named, so families this
     version does not know (a newer layout, or Ozone's own scm.db) are opened too and left alone.
@@ -61,10 +56,10 @@ class RocksDBBackend:
         self,
         path: Path,
         read_only: bool = False,
-        tables: tuple[str, ...] = TABLE_NAMES,
-        owner: str = "an SCM",
+        tables: tuple[str, ...] = (),
+        owner: str = "a pyozone daemon",
     ) -> None:
-        """`tables` are created if missing (scm.db's by default; OM passes om.db's); `owner` names the
+        """`tables` are created if missing; `owner` names the
         daemon that would hold the lock, for the error message."""
         self.path = path
         self.read_only = read_only

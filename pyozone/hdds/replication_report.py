@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID
 from pyozone.hdds.states import LifeCycleState
-from pyozone.scm.replication.health_state import ContainerHealthState
 
 DEFAULT_SAMPLE_LIMIT = 100
 Stat = LifeCycleState | ContainerHealthState

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
-from pyozone.scm.node.datanode import DatanodeDetails, LayoutVersion, NodeReport
 
 
 @dataclass(frozen=True, slots=True)

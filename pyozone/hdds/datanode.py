@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pyozone.hdds.ids import DatanodeID
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
-from pyozone.scm.node.status import NodeStatus
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Generic, Protocol, TypeVar
 
-from pyozone.scm.store.codec import Codec
+from pyozone.hdds.store.codec import Codec
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+class StoreError(Exception):
+    """A metadata store cannot be opened or used; the message names the path."""
+
 
 Op = tuple[str, bytes, bytes | None]
 """(column family, key, value); a value of None deletes the key."""
