@@ -15,8 +15,8 @@ from pathlib import Path
 
 from benchmarks.common import peak_rss_mb, print_table, rate
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE, BlockID
-from pyozone.scm.block.manager import ExcludeList
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.sim.cluster import SimCluster

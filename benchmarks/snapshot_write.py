@@ -27,6 +27,7 @@ from pyozone.admin.snapshot import fetch_snapshot
 from pyozone.analytics.schema import TABLES
 from pyozone.analytics.scm_snapshot import replica_row, take_view
 from pyozone.analytics.snapshot_from_core import write_core_snapshot
+from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.analytics.snapshot_writer import SnapshotWriter
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
@@ -66,7 +67,7 @@ async def over_grpc(workdir: Path, containers: int, datanodes: int, out: Path) -
         }
     )
     init_scm(conf)
-    daemon = ScmDaemon(conf, *open_scm_store(conf))
+    daemon = ScmDaemon(conf, *open_scm_store(conf), snapshot_source=snapshot_chunks)
     bench, nodes = build_scm(datanodes, 3)
     for info in bench.nodes.nodes():
         daemon.core.register(info.details, node_report(info.uuid, 1, 1))

@@ -1,1 +1,2 @@
-"""Clients of SCM's admin protocol, returning the project's own dataclasses."""
+"""`pyozone admin snapshot`'s client side: SCM's streamed snapshot written with analytics' SnapshotWriter,
+then OM's keys (the SCM admin client itself is pyozone.scm.client.admin_client)."""

@@ -9,6 +9,9 @@ stage progress on stderr.
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -25,7 +28,8 @@ from pyozone.analytics.reader import Snapshot, schema_markdown
 from pyozone.analytics.schema import SnapshotError
 from pyozone.analytics.snapshot_reader import open_snapshot_tables
 from pyozone.analytics.spark import SparkSetupError, build_session
-from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, common_options, load_configuration
+from pyozone.config import ConfigError
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -33,6 +37,20 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def main(argv: list[str]) -> int:
+    """`pyozone analytics` without the rest of the CLI: spark-submit's entry (pyozone/analytics/main.py)."""
+    logging.basicConfig(
+        level=os.environ.get("PYOZONE_LOG_LEVEL", "WARNING").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    args = build_parser(common_options()).parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (CLIError, ConfigError) as e:
+        print(f"pyozone analytics: error: {e}", file=sys.stderr)
+        return 1
 
 
 def build_parser(parent: argparse.ArgumentParser) -> argparse.ArgumentParser:

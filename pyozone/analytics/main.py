@@ -45,9 +45,9 @@ def main(argv: list[str] | None = None) -> int:
         args = _submitted(args, root)
     elif root is not None:  # the JVM this process starts passes PYTHONPATH on to its Python workers
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
-    from pyozone.cli.main import main as cli_main
+    from pyozone.analytics.cli import main as analytics_main
 
-    return cli_main(["analytics", *args])
+    return analytics_main(args)
 
 
 if __name__ == "__main__":

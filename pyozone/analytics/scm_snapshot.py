@@ -19,11 +19,11 @@ from typing import Any
 import pyarrow as pa
 
 from pyozone.analytics.schema import TABLES
+from pyozone.hdds.commands import DeletedBlocksTransaction
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeInfo
 from pyozone.hdds.ids import ContainerID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
-from pyozone.scm.block.deleted_block_log import DeletedBlocksTransaction
 from pyozone.scm.replication.pending_ops import PendingOp
 from pyozone.scm.scm import StorageContainerManager
 

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 
+from pyozone import __version__
 from pyozone.client.errors import OzoneClientError
 from pyozone.common.cli_options import CLIError, common_options
 from pyozone.config import ConfigError
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyozone", parents=[parent], description="pyozone: Apache Ozone's storage-container architecture"
     )
+    parser.add_argument("--version", action="version", version=f"pyozone {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:

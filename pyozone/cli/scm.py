@@ -7,12 +7,18 @@ import importlib
 import logging
 import os
 import sys
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.store import StoreError
 from pyozone.scm.store.layout import scm_metadata_dir, version_file
 from pyozone.scm.store.version import StorageError, init_scm, open_scm_store
+
+if TYPE_CHECKING:
+    from pyozone.proto.ScmAdminProtocol_pb2 import SnapshotChunkProto
+    from pyozone.scm.scm import StorageContainerManager
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -62,6 +68,16 @@ def _init(conf: OzoneConfiguration, cluster_id: str | None) -> int:
     return 0
 
 
+async def snapshot_chunks(
+    core: StorageContainerManager, batch_rows: int
+) -> AsyncIterator[SnapshotChunkProto]:
+    """The daemon's SnapshotSource: analytics (and pyarrow) load with the first snapshot asked for."""
+    from pyozone.analytics.snapshot_stream import snapshot_chunks as stream
+
+    async for chunk in stream(core, batch_rows):
+        yield chunk
+
+
 def _start(conf: OzoneConfiguration) -> int:
     storage, store = open_scm_store(conf)
     server = importlib.import_module("pyozone.scm.server")  # grpc loads only for the daemon
@@ -70,7 +86,7 @@ def _start(conf: OzoneConfiguration) -> int:
     if "PYOZONE_LOG_LEVEL" not in os.environ:
         root.setLevel(logging.INFO)  # a daemon reports where it listens and what it does
     try:
-        return int(server.start_scm(conf, storage, store) or 0)
+        return int(server.start_scm(conf, storage, store, snapshot_chunks) or 0)
     except server.ServerStartError as e:
         raise CLIError(str(e)) from None
     finally:

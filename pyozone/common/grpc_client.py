@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 import grpc
 
 from pyozone.common.net import HostPort
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import grpc_options
-from pyozone.protocol import ProtocolError
 
 T = TypeVar("T")
 

@@ -3,7 +3,7 @@
 from pyozone.config.configuration import ConfigError, OzoneConfiguration
 from pyozone.config.keys import KEYS, KEYS_BY_NAME, ConfigKey, Kind
 from pyozone.config.site import load_configuration, write_site_xml
-from pyozone.config.validate import out_of_service_factor, validate
+from pyozone.config.validate import validate
 
 __all__ = [
     "KEYS",
@@ -13,7 +13,6 @@ __all__ = [
     "Kind",
     "OzoneConfiguration",
     "load_configuration",
-    "out_of_service_factor",
     "validate",
     "write_site_xml",
 ]

@@ -9,7 +9,6 @@ from pyozone.config.configuration import ConfigError, OzoneConfiguration
 from pyozone.config.keys import KEYS, Kind
 
 RM = "hdds.scm.replication."
-OUT_OF_SERVICE_FACTOR = "hdds.datanode.replication.outofservice.limit.factor"
 
 # (keys, predicate over their typed values, the rule in words). Fraction keys are range-checked by
 # their Kind when parsed, so they have no row here.
@@ -74,8 +73,3 @@ def validate(conf: OzoneConfiguration) -> None:
         problems.append(f"{shown}: {rule}")
     if problems:
         raise ConfigError("; ".join(problems))
-
-
-def out_of_service_factor(conf: OzoneConfiguration) -> float:
-    """The factor clamped to [1, 10]: Ozone's DatanodeConfiguration clamps it rather than rejecting it."""
-    return min(10.0, max(1.0, conf.get(OUT_OF_SERVICE_FACTOR)))

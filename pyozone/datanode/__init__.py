@@ -1,1 +1,2 @@
-"""The datanode: storage layer (pyozone.datanode.storage) and, later, the daemon."""
+"""The datanode: its storage (storage), data path (xceiver), pipeline log (ratis), replication, SCM's commands
+and the daemon that runs them (daemon, scm_endpoint)."""

@@ -19,8 +19,9 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+from pyozone.hdds.commands import ReplicationCommandPriority, SCMCommand
+from pyozone.hdds.replication_limits import out_of_service_limit
 from pyozone.hdds.states import SCMCommandType
-from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,9 @@ class CommandQueue:
 
     # ------------------------------------------------------------------ configuration
     def _scaled(self, value: int) -> int:
-        return max(1, int(value * self._limits.out_of_service_factor)) if self.out_of_service else value
+        if not self.out_of_service:
+            return value
+        return out_of_service_limit(value, self._limits.out_of_service_factor)
 
     @property
     def replication_workers(self) -> int:
@@ -161,7 +164,8 @@ class CommandQueue:
             return False
         handler.on_queued(command)
         if command.type in REPLICATION_TYPES:
-            self._replication.push(command, _PRIORITY.get(command.payload.get("priority", "NORMAL"), 0))
+            priority = getattr(command, "priority", ReplicationCommandPriority.NORMAL)
+            self._replication.push(command, _PRIORITY.get(priority.name, 0))
         else:
             self._commands.push(command)
         return True

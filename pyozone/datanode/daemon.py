@@ -23,11 +23,12 @@ import grpc
 
 from pyozone.common.http_server import Response, TinyHttpServer
 from pyozone.common.net import address, scm_datanode_address
-from pyozone.config import OzoneConfiguration, out_of_service_factor
+from pyozone.config import OzoneConfiguration
 from pyozone.datanode.addresses import ANY, advertised_ip, bind_host
 from pyozone.datanode.command_queue import CommandQueue, QueueLimits
 from pyozone.datanode.commands import CommandContext, build_handlers
 from pyozone.datanode.commands.replicate import Push
+from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY
 from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore, identity_dir
 from pyozone.datanode.pipelines import PipelineSet
@@ -36,8 +37,8 @@ from pyozone.datanode.replication.push import push_container
 from pyozone.datanode.replication.service import ReplicationService, add_replication_service
 from pyozone.datanode.reports import PendingReports
 from pyozone.datanode.scanner_service import ContainerScannerService
-from pyozone.datanode.state_machine import (
-    DatanodeStateMachine,
+from pyozone.datanode.scm_endpoint import (
+    HeartbeatLoop,
     Intervals,
     ScmEndpoint,
     fetch_version,
@@ -54,6 +55,7 @@ from pyozone.hdds.messages import (
     ContainerReplicaReport,
     PipelineAction,
 )
+from pyozone.hdds.replication_limits import out_of_service_factor
 from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.hdds.store import StoreError
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
@@ -101,7 +103,7 @@ class Datanode:
         self.started = asyncio.Event()
         self.phase = "starting"
         self.http_port = 0
-        self.machine: DatanodeStateMachine | None = None
+        self.heartbeat_loop: HeartbeatLoop | None = None
         self.volumes: VolumeSet
         self.containers: ContainerSet
         self.witnessed: WitnessedContainers | None = None
@@ -118,7 +120,7 @@ class Datanode:
 
     @property
     def registered(self) -> bool:
-        return self.machine is not None and self.machine.registered
+        return self.heartbeat_loop is not None and self.heartbeat_loop.registered
 
     async def run(self, stop: asyncio.Event) -> None:
         """Raises DatanodeError for what the datanode cannot run with (wrong cluster, no usable disk)."""
@@ -173,7 +175,7 @@ class Datanode:
                 self.containers,
                 self.uuid,
                 self._container_full,
-                self.conf.get("hdds.container.close.threshold"),
+                self.conf.get(CLOSE_THRESHOLD_KEY),
             )
             self.groups = PipelineGroups(
                 self.uuid, identity_dir(self.conf) / RATIS_DIR, self.dispatcher, executor,
@@ -221,7 +223,7 @@ class Datanode:
         add_raft_service(ratis, RaftServerService(self.groups))
         replication = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
         add_replication_service(replication, ReplicationService(self.containers, executor))
-        self.machine = DatanodeStateMachine(
+        self.heartbeat_loop = HeartbeatLoop(
             endpoint, intervals, cluster_id, self.identity, self.volumes, self.containers,
             self.pipelines, self.reports, self.queue,
         )  # fmt: skip
@@ -245,7 +247,7 @@ class Datanode:
             )
             scanner = ContainerScannerService(self.containers, self.conf, executor)
             background = {"volume-monitor": monitor.run(stop), "container-scanner": scanner.run(stop)}
-            await _supervise(self.machine.run(stop), background, stop)
+            await _supervise(self.heartbeat_loop.run(stop), background, stop)
         finally:
             self.phase = "stopping"
             log.info("datanode %s shutting down", self.uuid)
@@ -302,8 +304,8 @@ class Datanode:
 
     def _op_state_changed(self, state: NodeOperationalState) -> None:
         self.queue.set_out_of_service(state is not NodeOperationalState.IN_SERVICE)
-        if self.machine is not None:
-            self.machine.trigger_heartbeat()
+        if self.heartbeat_loop is not None:
+            self.heartbeat_loop.trigger_heartbeat()
 
     # ------------------------------------------------------------------ HTTP (on the event loop)
     def _ready(self) -> Response:
@@ -314,9 +316,9 @@ class Datanode:
     def _health(self) -> Response:
         """200 while the process runs; the body says how it is doing."""
         body: dict[str, object] = {"uuid": self.uuid, "phase": self.phase, "registered": self.registered}
-        if self.started.is_set() and self.machine is not None:
+        if self.started.is_set() and self.heartbeat_loop is not None:
             body |= {
-                "heartbeats": self.machine.heartbeats,
+                "heartbeats": self.heartbeat_loop.heartbeats,
                 "containers": len(self.containers),
                 "pipelines": len(self.pipelines.reports()),
                 "healthyVolumes": len(self.volumes.healthy_volumes()),

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 
 from pyozone.datanode.reports import PendingReports, Periodic
-from pyozone.datanode.state_machine import wait_or_stop
+from pyozone.datanode.scm_endpoint import wait_or_stop
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 
 log = logging.getLogger(__name__)

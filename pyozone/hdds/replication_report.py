@@ -22,6 +22,7 @@ makes partial reports (id ranges scanned separately) combine associatively and c
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from pyozone.hdds.container_health import ContainerHealthState
@@ -121,3 +122,27 @@ class ReplicationManagerReport:
         return isinstance(other, ReplicationManagerReport) and self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
+
+
+REPORT_HEALTH_STATES = tuple(s for s in ContainerHealthState if s is not ContainerHealthState.HEALTHY)
+"""The health states a report lists, in Ozone's order."""
+
+
+def report_lines(report: ReplicationManagerReport) -> list[str]:
+    generated = datetime.fromtimestamp(report.timestamp_ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = [*_heading(f"Container Summary Report generated at {generated}"), ""]
+    lines += _heading("Container State Summary")
+    lines += [f"{state.name}: {report.stat(state)}" for state in LifeCycleState]
+    lines += ["", *_heading("Container Health Summary")]
+    lines += [f"{state.name}: {report.stat(state)}" for state in REPORT_HEALTH_STATES]
+    lines.append("")
+    for state in REPORT_HEALTH_STATES:
+        sample = report.samples(state)
+        if sample:
+            lines.append(f"First {report.sample_limit} {state.name} containers:")
+            lines += [", ".join(f"#{cid}" for cid in sample), ""]
+    return lines
+
+
+def _heading(text: str) -> list[str]:
+    return [text, "=" * len(text)]

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.om import codec
@@ -35,7 +36,6 @@ from pyozone.om.scm import ScmGateway, scm_call
 from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import BlockLocation
-from pyozone.scm.block.manager import ExcludeList
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ import grpc
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort, scm_client_address
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
@@ -30,7 +31,6 @@ from pyozone.protocol import ProtocolError
 from pyozone.protocol.admin import container_info_from_proto, pipeline_from_proto, pipeline_members
 from pyozone.protocol.block import BlockLocation, KeyBlocks, KeyBlocksResult
 from pyozone.protocol.common import datanode_details_from_proto, is_reference
-from pyozone.scm.block.manager import ExcludeList
 from pyozone.scm.client.admin_client import ScmInfo
 from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient, scm_block_address
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from pyozone.common.fsutil import atomic_write
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import metadata_dir, single_dir
-from pyozone.hdds.version_file import parse_properties
+from pyozone.hdds.version_file import format_version_file, read_version_file
 
 OM_DB_DIRS_KEY = "ozone.om.db.dirs"
 OM_DB_NAME = "om.db"
@@ -37,11 +37,16 @@ class OMStorage:
     ctime: int
     layout_version: int = OM_LAYOUT_VERSION
 
-    def to_properties(self) -> str:
-        stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(self.ctime / 1000))
-        return (
-            f"#{stamp}\nnodeType={NODE_TYPE}\nclusterID={self.cluster_id}\nomUuid={self.om_uuid}\n"
-            f"cTime={self.ctime}\nlayoutVersion={self.layout_version}\n"
+    def to_properties(self) -> bytes:
+        return format_version_file(
+            self.ctime,
+            {
+                "nodeType": NODE_TYPE,
+                "clusterID": self.cluster_id,
+                "omUuid": self.om_uuid,
+                "cTime": self.ctime,
+                "layoutVersion": self.layout_version,
+            },
         )
 
 
@@ -64,13 +69,7 @@ def read_om_storage(metadata_dir: Path) -> OMStorage | None:
         raise OMStorageError(f"the OM metadata directory {metadata_dir} is not a directory")
     if not path.exists():
         return None
-    try:
-        props = parse_properties(path.read_bytes().decode("latin-1"))
-    except OSError as e:
-        raise OMStorageError(f"cannot read {path}: {e.strerror}") from None
-    for name in ("nodeType", "clusterID", "omUuid", "cTime"):
-        if not props.get(name):
-            raise OMStorageError(f"corrupt VERSION file {path}: missing field {name}")
+    props = read_version_file(path, ("nodeType", "clusterID", "omUuid", "cTime"), OMStorageError)
     if props["nodeType"] != NODE_TYPE:
         raise OMStorageError(
             f"corrupt VERSION file {path}: nodeType={props['nodeType']!r} is not {NODE_TYPE}"
@@ -99,7 +98,7 @@ def bind_to_cluster(metadata_dir: Path, scm_cluster_id: str) -> tuple[OMStorage,
     path = version_file(metadata_dir)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, storage.to_properties().encode("latin-1"))
+        atomic_write(path, storage.to_properties())
     except OSError as e:
         raise OMStorageError(f"cannot write {path}: {e.strerror or e}") from None
     return storage, True

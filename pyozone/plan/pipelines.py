@@ -20,8 +20,8 @@ from pyozone.plan.inventory import InventoryNode
 from pyozone.scm.events import EventQueue
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.creator import BackgroundPipelineCreator
-from pyozone.scm.pipeline.limits import check_ratis_three_limit
 from pyozone.scm.pipeline.manager import PipelineManager
+from pyozone.scm.pipeline_limits import check_ratis_three_limit
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.storage import node_report
 
@@ -75,7 +75,7 @@ def plan_pipelines(conf: OzoneConfiguration, inventory: list[InventoryNode], see
     three, one = pipelines.count(RATIS_THREE), pipelines.count(RATIS_ONE)
     groups = _groups(inventory, nodes)
     slots = sum(g.slots for g in groups)
-    limit = check_ratis_three_limit(pipelines.limits, three, one, len(nodes.healthy_in_service()))
+    limit = check_ratis_three_limit(pipelines.limits, pipelines.count, len(nodes.healthy_in_service()))
     refusal = run.refusals.get(RATIS_THREE, "")
     return PipelinePlan(
         datanodes=len(inventory),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, DatanodeID, ReplicationConfig
@@ -31,7 +32,6 @@ from pyozone.protocol.common import (
     uint32,
     uint64,
 )
-from pyozone.scm.block.manager import AllocatedBlock, ExcludeList
 
 MAX_BLOCK_MESSAGE_BYTES = 16 << 20
 """ScmBlockLocationProtocolService's message limit: a deleteScmKeyBlocks request carries ~30 bytes per

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.messages import (
@@ -51,7 +52,6 @@ from pyozone.protocol.common import (
     uint32,
     uint64,
 )
-from pyozone.scm.node.commands import SCMCommand
 
 
 # ------------------------------------------------------------------ node report

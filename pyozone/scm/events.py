@@ -15,14 +15,7 @@ Handler = Callable[[Any], None]
 
 
 class SCMEvent(Enum):
-    NODE_REPORT = auto()
-    CONTAINER_REPORT = auto()
-    INCREMENTAL_CONTAINER_REPORT = auto()
-    CONTAINER_ACTIONS = auto()
     PIPELINE_REPORT = auto()
-    PIPELINE_ACTIONS = auto()
-    CMD_STATUS_REPORT = auto()
-    DELETE_BLOCK_STATUS = auto()
     CLOSE_CONTAINER = auto()
     NEW_NODE = auto()
     NODE_ADDRESS_UPDATE = auto()
@@ -30,7 +23,6 @@ class SCMEvent(Enum):
     DEAD_NODE = auto()
     HEALTHY_READONLY_NODE = auto()
     HEALTHY_READONLY_TO_HEALTHY_NODE = auto()
-    DATANODE_COMMAND = auto()
     DATANODE_COMMAND_COUNT_UPDATED = auto()
     REPLICATION_MANAGER_NOTIFY = auto()
     OPEN_PIPELINE = auto()

@@ -1,7 +1,7 @@
 """StorageContainerManager: the sans-IO SCM core that composes every manager.
 
 Inputs are registrations, heartbeats, admin calls and `tick()`; outputs are the commands returned
-with each heartbeat. No sockets, no threads, no sleeps: the gRPC server (a later issue) and the
+with each heartbeat. No sockets, no threads, no sleeps: the SCM daemon (pyozone/scm/server) and the
 simulator drive this same object.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pyozone.common.timers import Timers
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock
+from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport
 from pyozone.hdds.messages import ContainerReplicaReport, Heartbeat, PipelineReport
@@ -30,7 +31,6 @@ from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.container.report_handler import ContainerReportHandler
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.admin_monitor import DatanodeAdminMonitor
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.node.handlers import NodeEventHandlers
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.periodic import PeriodicTask

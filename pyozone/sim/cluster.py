@@ -12,14 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import count
 
-from pyozone.config import OzoneConfiguration, out_of_service_factor
+from pyozone.config import OzoneConfiguration
+from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY, check_close_threshold, fills_up
+from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
+from pyozone.hdds.replication_limits import out_of_service_factor
 from pyozone.hdds.states import ReplicaState
 from pyozone.hdds.topology import NetworkTopology
-from pyozone.scm.block.manager import AllocatedBlock, ExcludeList
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.datanode import SimDatanode
@@ -60,7 +62,7 @@ class SimCluster:
         self.heartbeats_delivered = 0
         self.scm = self._new_scm()
         self.container_size: int = self.conf.get("ozone.scm.container.size")
-        self._close_at = int(self.container_size * self.conf.get("hdds.container.close.threshold"))
+        self._close_threshold = check_close_threshold(self.conf.get(CLOSE_THRESHOLD_KEY))
         self._replication_streams: int = self.conf.get("hdds.datanode.replication.streams.limit")
         self._out_of_service_factor = out_of_service_factor(self.conf)
         self._schedule(0, _TICK, "")
@@ -213,8 +215,7 @@ class SimCluster:
                     used_bytes=old.used_bytes + size,
                 )
             )
-            if old.used_bytes < self._close_at <= old.used_bytes + size:
-                # an Ozone datanode asks for the close once a write takes it past the threshold
+            if fills_up(old.used_bytes, old.used_bytes + size, self.container_size, self._close_threshold):
                 node.container_actions.append(
                     ContainerAction(block.block_id.container_id, ContainerActionReason.CONTAINER_FULL)
                 )

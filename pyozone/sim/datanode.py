@@ -12,11 +12,20 @@ throttling sees a real backlog. A command whose datanode deadline has passed is 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pyozone.hdds.commands import (
+    CloseContainerCommand,
+    ClosePipelineCommand,
+    CreatePipelineCommand,
+    DeleteBlocksCommand,
+    DeleteContainerCommand,
+    ReplicateContainerCommand,
+    SCMCommand,
+    SetNodeOperationalStateCommand,
+)
 from pyozone.hdds.datanode import DatanodeDetails, NodeReport
 from pyozone.hdds.messages import (
     CommandStatusReport,
@@ -26,8 +35,8 @@ from pyozone.hdds.messages import (
     Heartbeat,
     PipelineReport,
 )
+from pyozone.hdds.replication_limits import out_of_service_limit
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.sim.storage import node_report
 
 
@@ -49,7 +58,7 @@ class SimDatanode:
     pending_pipeline_report: bool = False
     container_actions: list[ContainerAction] = field(default_factory=list)
     executed: dict[SCMCommandType, int] = field(default_factory=dict)
-    replication_queue: list[SCMCommand] = field(default_factory=list)
+    replication_queue: list[ReplicateContainerCommand] = field(default_factory=list)
     replications_done: int = 0
     replications_expired: int = 0
 
@@ -154,45 +163,44 @@ class SimDatanode:
         if handler is not None:
             handler(self, command)
 
-    def _create_pipeline(self, command: SCMCommand) -> None:
-        pid = command.payload["pipelineID"]
-        self.pipelines[pid] = tuple(command.payload["nodes"])
-        if command.payload.get("suggestedLeader") == self.uuid or len(self.pipelines[pid]) == 1:
+    def _create_pipeline(self, command: CreatePipelineCommand) -> None:
+        pid = command.pipeline_id
+        self.pipelines[pid] = tuple(command.nodes)
+        if command.suggested_leader == self.uuid or len(self.pipelines[pid]) == 1:
             self.leader_of.add(pid)
         self.pending_pipeline_report = True
 
-    def _close_pipeline(self, command: SCMCommand) -> None:
-        pid = command.payload["pipelineID"]
+    def _close_pipeline(self, command: ClosePipelineCommand) -> None:
+        pid = command.pipeline_id
         self.pipelines.pop(pid, None)
         self.leader_of.discard(pid)
 
-    def _close_container(self, command: SCMCommand) -> None:
+    def _close_container(self, command: CloseContainerCommand) -> None:
         """Spec 7.2: close through Ratis when in the pipeline, else force closes, else quasi-closes."""
-        replica = self.replicas.get(command.payload["containerID"])
+        replica = self.replicas.get(command.container_id)
         if replica is None or replica.state in (ReplicaState.CLOSED, ReplicaState.UNHEALTHY):
             return
-        force = command.payload.get("force", False)
+        force = command.force
         if replica.state is ReplicaState.QUASI_CLOSED:
             if force:
                 self.set_replica(replace(replica, state=ReplicaState.CLOSED))
             return
-        in_pipeline = command.payload.get("pipelineID") in self.pipelines
+        in_pipeline = command.pipeline_id in self.pipelines
         target = ReplicaState.CLOSED if in_pipeline or force else ReplicaState.QUASI_CLOSED
         self.set_replica(replace(replica, state=target))
 
-    def _delete_container(self, command: SCMCommand) -> None:
-        self.drop_replica(command.payload["containerID"])
+    def _delete_container(self, command: DeleteContainerCommand) -> None:
+        self.drop_replica(command.container_id)
 
-    def _delete_blocks(self, command: SCMCommand) -> None:
+    def _delete_blocks(self, command: DeleteBlocksCommand) -> None:
         results = tuple(
-            DeleteBlockTransactionResult(tx["txID"], tx["containerID"], True)
-            for tx in command.payload.get("transactions", ())
+            DeleteBlockTransactionResult(tx.tx_id, tx.container_id, True) for tx in command.transactions
         )
         self.pending_status.append(
             CommandStatusReport(command.id, command.type, CommandStatus.EXECUTED, results)
         )
 
-    def _replicate(self, command: SCMCommand) -> None:
+    def _replicate(self, command: ReplicateContainerCommand) -> None:
         self.replication_queue.append(command)
 
     def run_replications(
@@ -202,14 +210,14 @@ class SimDatanode:
         (more when leaving service, as the datanode grows its pool) to their targets, oldest first.
         The target imports the copy in the source's state, BCSID and size, and reports it by ICR."""
         if self.op_state is not NodeOperationalState.IN_SERVICE:
-            streams = math.ceil(streams * out_of_service_factor)
+            streams = out_of_service_limit(streams, out_of_service_factor)
         batch, self.replication_queue = self.replication_queue[:streams], self.replication_queue[streams:]
         for command in batch:
             if command.deadline_epoch_ms and now_epoch_ms > command.deadline_epoch_ms:
                 self.replications_expired += 1
                 continue
-            replica = self.replicas.get(command.payload["containerID"])
-            target = peers.get(command.payload["target"].uuid)
+            replica = self.replicas.get(command.container_id)
+            target = peers.get(command.target.uuid) if command.target is not None else None
             if replica is None or replica.state not in _REPLICABLE or target is None or not target.alive:
                 continue
             if replica.container_id in target.replicas:
@@ -217,9 +225,9 @@ class SimDatanode:
             target.set_replica(replica)
             self.replications_done += 1
 
-    def _set_operational_state(self, command: SCMCommand) -> None:
-        self.op_state = NodeOperationalState[command.payload["state"]]
-        self.op_state_expiry = command.payload.get("expiry", 0)
+    def _set_operational_state(self, command: SetNodeOperationalStateCommand) -> None:
+        self.op_state = command.state
+        self.op_state_expiry = command.expiry_epoch_s
 
     def _reregister(self, command: SCMCommand) -> None:
         self.registered = False

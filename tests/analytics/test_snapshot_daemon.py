@@ -12,12 +12,12 @@ import pytest
 from pyozone import protocol as p
 from pyozone.analytics.schema import MANIFEST, TABLES
 from pyozone.analytics.snapshot_reader import open_snapshot_tables
+from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.cli.main import main
 from pyozone.common.net import HostPort
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.scm.client.block_client import ScmBlockClient
-from pyozone.scm.server import admin_service
 from tests.unit.scm_server.scm_server_helpers import (
     FakeDatanode,
     admin_stub,
@@ -135,10 +135,10 @@ async def test_bad_output_directory_and_unreachable_scm_fail_cleanly(
 @pytest.mark.parametrize("fault", ["fails", "drops"])
 @async_test
 async def test_a_stream_cut_short_leaves_no_snapshot(
-    fault: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    fault: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SCM fails after some batches, or a batch goes missing: the CLI fails and writes no manifest."""
-    real = admin_service.snapshot_chunks
+    real = snapshot_chunks
 
     async def faulty(core, batch_rows):
         chunks = [chunk async for chunk in real(core, batch_rows)]
@@ -149,9 +149,8 @@ async def test_a_stream_cut_short_leaves_no_snapshot(
         for chunk in chunks[3:]:
             yield chunk
 
-    monkeypatch.setattr(admin_service, "snapshot_chunks", faulty)
     conf = scm_conf(tmp_path / "scm", {"hdds.scm.safemode.min.datanode": "3"})
-    async with running_scm(conf) as scm, channel(scm.datanode_port) as dn_channel:
+    async with running_scm(conf, faulty) as scm, channel(scm.datanode_port) as dn_channel:
         for dn in [FakeDatanode(i, dn_channel) for i in (1, 2, 3)]:
             await dn.register()
         out_dir = tmp_path / "snap"
@@ -162,3 +161,17 @@ async def test_a_stream_cut_short_leaves_no_snapshot(
     expected = "streamSnapshot: internal error in SCM" if fault == "fails" else "announced rows"
     assert code == 1 and expected in err
     assert (out_dir / "nodes").is_dir() and not (out_dir / MANIFEST).exists()
+
+
+@async_test
+async def test_a_daemon_without_a_snapshot_source_refuses_the_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The daemon never imports analytics: started without a source it says so, and nothing is written."""
+    async with running_scm(scm_conf(tmp_path / "scm"), None) as scm:
+        out_dir = tmp_path / "snap"
+        code, _, err = await cli(
+            capsys, "admin", "snapshot", "--out", str(out_dir), "--scm", f"127.0.0.1:{scm.client_port}"
+        )
+    assert code == 1 and "started without snapshots" in err
+    assert not (out_dir / MANIFEST).exists()

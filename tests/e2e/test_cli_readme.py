@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import pyozone
 from pyozone.cli.main import COMMAND_MODULES, main
 
 Run = Callable[..., Any]
@@ -127,3 +128,10 @@ def test_sim_example_healthy_by_13(cli: Run) -> None:
     assert "HEALTHY by 13" in README
     rows = sim_example(cli)
     assert (rows[13.0]["healthy"], rows[13.0]["dead"]) == (5, 0)
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pyozone {pyozone.__version__}"

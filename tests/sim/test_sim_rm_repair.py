@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import ReplicateContainerCommand
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.sim.cluster import SimCluster
 
 SECOND = 1_000
@@ -176,9 +176,10 @@ def test_expired_replicate_commands_are_dropped_by_the_datanode():
     node = next(iter(c.datanodes.values()))
     cid = next(iter(node.replicas))
     target = next(dn for dn in c.datanodes if cid not in c.datanodes[dn].replicas)
-    stale = SCMCommand(
-        REPLICATE,
-        {"containerID": cid, "target": c.scm.nodes.node(target).details, "replicaIndex": 0},
+    stale = ReplicateContainerCommand(
+        container_id=cid,
+        target=c.scm.nodes.node(target).details,
+        replica_index=0,
         deadline_epoch_ms=c.clock.wall_ms() - 1,
     )
     node.execute(stale)

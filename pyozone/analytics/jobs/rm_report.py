@@ -16,9 +16,8 @@ from pyspark.sql import SparkSession
 from pyozone.analytics.container_check import merged_report, snapshot_check
 from pyozone.analytics.jobs.results import write_json
 from pyozone.analytics.reader import Snapshot
-from pyozone.cli.admin.container import report_lines
 from pyozone.common.output import print_json
-from pyozone.hdds.replication_report import ReplicationManagerReport
+from pyozone.hdds.replication_report import ReplicationManagerReport, report_lines
 from pyozone.scm.replication.config import ReplicationManagerConfig
 
 NAME = "rm-report"

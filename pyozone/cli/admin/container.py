@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 
 from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.common.output import human_size, print_json, print_table
 from pyozone.hdds.container import ContainerInfo
-from pyozone.hdds.container_health import ContainerHealthState
-from pyozone.hdds.replication_report import ReplicationManagerReport
+from pyozone.hdds.replication_report import report_lines
 from pyozone.hdds.states import LifeCycleState
 from pyozone.scm.client.admin_client import ContainerView
 
-REPORT_HEALTH_STATES = tuple(s for s in ContainerHealthState if s is not ContainerHealthState.HEALTHY)
 """The health summary's rows: every state the check records, combined ones included. HEALTHY is not
 one of them (a healthy container is one no handler reported), so it would always read 0."""
 
@@ -155,23 +152,3 @@ def run_report(args: argparse.Namespace) -> int:
         return 0
     print("\n".join(report_lines(report)))
     return 0
-
-
-def report_lines(report: ReplicationManagerReport) -> list[str]:
-    generated = datetime.fromtimestamp(report.timestamp_ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    lines = [*_heading(f"Container Summary Report generated at {generated}"), ""]
-    lines += _heading("Container State Summary")
-    lines += [f"{state.name}: {report.stat(state)}" for state in LifeCycleState]
-    lines += ["", *_heading("Container Health Summary")]
-    lines += [f"{state.name}: {report.stat(state)}" for state in REPORT_HEALTH_STATES]
-    lines.append("")
-    for state in REPORT_HEALTH_STATES:
-        sample = report.samples(state)
-        if sample:
-            lines.append(f"First {report.sample_limit} {state.name} containers:")
-            lines += [", ".join(f"#{cid}" for cid in sample), ""]
-    return lines
-
-
-def _heading(text: str) -> list[str]:
-    return [text, "=" * len(text)]

@@ -8,9 +8,9 @@ from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
 from pyozone.datanode.ratis import RaftGroup
 from pyozone.datanode.storage import ContainerError, KeyValueContainer
+from pyozone.hdds.commands import CloseContainerCommand
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)
 
@@ -27,13 +27,13 @@ class CloseContainerHandler(CommandHandler):
     def __init__(self, ctx: CommandContext) -> None:
         self.ctx = ctx
 
-    async def handle(self, command: SCMCommand) -> None:
-        container_id = command.payload["containerID"]
+    async def handle(self, command: CloseContainerCommand) -> None:
+        container_id = command.container_id
         container = self.ctx.containers.get(container_id)
         if container is None:
             log.info("closeContainer %d: no such container here; nothing to do", container_id)
             return
-        pipeline_id, force = command.payload.get("pipelineID"), command.payload.get("force", False)
+        pipeline_id, force = command.pipeline_id, command.force
         group = self.ctx.groups.get(pipeline_id) if pipeline_id else None
         try:
             if (

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
+from pyozone.hdds.commands import DeleteBlocksCommand, DeletedBlocksTransaction, SCMCommand
 from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.hdds.states import CommandStatus, ReplicaState
-from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)
 
@@ -31,28 +30,26 @@ class DeleteBlocksHandler(CommandHandler):
     def on_dropped(self, command: SCMCommand, reason: str) -> None:
         self._status(command, CommandStatus.FAILED)
 
-    async def handle(self, command: SCMCommand) -> None:
+    async def handle(self, command: DeleteBlocksCommand) -> None:
         results: list[DeleteBlockTransactionResult] = []
         try:
-            for tx in command.payload["transactions"]:
+            for tx in command.transactions:
                 success = await self.ctx.blocking(self._apply, tx)
-                results.append(DeleteBlockTransactionResult(tx["txID"], tx["containerID"], success))
+                results.append(DeleteBlockTransactionResult(tx.tx_id, tx.container_id, success))
         finally:
             self._status(command, CommandStatus.EXECUTED, tuple(results))
 
-    def _apply(self, tx: dict[str, Any]) -> bool:
-        container = self.ctx.containers.get(tx["containerID"])
+    def _apply(self, tx: DeletedBlocksTransaction) -> bool:
+        container = self.ctx.containers.get(tx.container_id)
         if container is None:
             return True
         if container.state is ReplicaState.OPEN:
-            log.warning(
-                "deleteBlocks tx %d: container %d is OPEN; not applied", tx["txID"], tx["containerID"]
-            )
+            log.warning("deleteBlocks tx %d: container %d is OPEN; not applied", tx.tx_id, tx.container_id)
             return False
         try:
-            container.delete_blocks(tx["txID"], tx["localIDs"])
+            container.delete_blocks(tx.tx_id, tx.local_ids)
         except Exception as e:  # a failed volume or DB: this transaction fails, the others still run
-            log.error("deleteBlocks tx %d on container %d failed: %s", tx["txID"], tx["containerID"], e)
+            log.error("deleteBlocks tx %d on container %d failed: %s", tx.tx_id, tx.container_id, e)
             return False
         return True
 

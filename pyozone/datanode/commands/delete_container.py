@@ -7,7 +7,7 @@ import logging
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
 from pyozone.datanode.storage import ContainerError
-from pyozone.scm.node.commands import SCMCommand
+from pyozone.hdds.commands import DeleteContainerCommand
 
 log = logging.getLogger(__name__)
 
@@ -19,10 +19,8 @@ class DeleteContainerHandler(CommandHandler):
     def __init__(self, ctx: CommandContext) -> None:
         self.ctx = ctx
 
-    async def handle(self, command: SCMCommand) -> None:
-        container_id = command.payload["containerID"]
-        force = command.payload.get("force", False)
-        replica_index = command.payload.get("replicaIndex", 0)
+    async def handle(self, command: DeleteContainerCommand) -> None:
+        container_id, force, replica_index = command.container_id, command.force, command.replica_index
         container = self.ctx.containers.get(container_id)
         if container is None:
             log.info("deleteContainer %d: no such container here; nothing to do", container_id)

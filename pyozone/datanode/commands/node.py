@@ -7,8 +7,7 @@ import logging
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
 from pyozone.datanode.reports import Periodic
-from pyozone.hdds.states import NodeOperationalState
-from pyozone.scm.node.commands import SCMCommand
+from pyozone.hdds.commands import SCMCommand, SetNodeOperationalStateCommand
 
 log = logging.getLogger(__name__)
 
@@ -21,9 +20,8 @@ class SetNodeOperationalStateHandler(CommandHandler):
     def __init__(self, ctx: CommandContext) -> None:
         self.ctx = ctx
 
-    async def handle(self, command: SCMCommand) -> None:
-        state = NodeOperationalState[command.payload["state"]]
-        expiry = command.payload.get("expiry", 0)
+    async def handle(self, command: SetNodeOperationalStateCommand) -> None:
+        state, expiry = command.state, command.expiry_epoch_s
         current = self.ctx.identity.identity
         if (current.persisted_op_state, current.persisted_op_state_expiry) == (state, expiry):
             return

@@ -8,8 +8,8 @@ from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
 from pyozone.datanode.reports import Periodic
 from pyozone.datanode.storage import ContainerError
+from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand
 from pyozone.hdds.states import ReplicaState
-from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)
 
@@ -21,19 +21,18 @@ class CreatePipelineHandler(CommandHandler):
     def __init__(self, ctx: CommandContext) -> None:
         self.ctx = ctx
 
-    async def handle(self, command: SCMCommand) -> None:
-        p = command.payload
-        members = tuple(p["nodes"])
+    async def handle(self, command: CreatePipelineCommand) -> None:
+        members = command.nodes
         if self.ctx.datanode_uuid not in members:
-            log.warning("createPipeline %s does not name this datanode; ignored", p["pipelineID"])
+            log.warning("createPipeline %s does not name this datanode; ignored", command.pipeline_id)
             return
         addresses = {}
-        for details in p.get("datanodes") or ():
+        for details in command.datanodes or ():
             port = details.port("RATIS") if details is not None else None
             if port:
                 addresses[str(details.uuid)] = f"{details.ip_address}:{port}"
         membership = await self.ctx.blocking(
-            self.ctx.pipelines.add, p["pipelineID"], members, p.get("suggestedLeader"), addresses
+            self.ctx.pipelines.add, command.pipeline_id, members, command.suggested_leader, addresses
         )
         self.ctx.groups.join(membership)
         self.ctx.reports.request(Periodic.PIPELINES, urgent=True)
@@ -43,8 +42,8 @@ class ClosePipelineHandler(CommandHandler):
     def __init__(self, ctx: CommandContext) -> None:
         self.ctx = ctx
 
-    async def handle(self, command: SCMCommand) -> None:
-        pipeline_id = command.payload["pipelineID"]
+    async def handle(self, command: ClosePipelineCommand) -> None:
+        pipeline_id = command.pipeline_id
         await self.ctx.groups.leave(pipeline_id)
         if not await self.ctx.blocking(self.ctx.pipelines.remove, pipeline_id):
             log.info("closePipeline %s: not a member; nothing to do", pipeline_id)

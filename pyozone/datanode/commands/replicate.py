@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from pyozone.common.net import HostPort
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
+from pyozone.hdds.commands import ReconstructECContainersCommand, ReplicateContainerCommand
 from pyozone.hdds.datanode import DatanodeDetails
-from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +36,8 @@ class ReplicateContainerHandler(CommandHandler):
         self.ctx = ctx
         self.push = push
 
-    async def handle(self, command: SCMCommand) -> None:
-        p = command.payload
-        container_id, target_details = p["containerID"], p.get("target")
+    async def handle(self, command: ReplicateContainerCommand) -> None:
+        container_id, target_details = command.container_id, command.target
         if target_details is None:
             log.error("replicateContainer %d: no target (pull replication is not supported)", container_id)
             return
@@ -56,7 +55,7 @@ class ReplicateContainerHandler(CommandHandler):
         try:
             sent = await self.push(
                 self.ctx.containers, container_id, target, self.ctx.executor,
-                replica_index=p.get("replicaIndex", 0), timeout_s=timeout_s,
+                replica_index=command.replica_index, timeout_s=timeout_s,
             )  # fmt: skip
         except Exception as e:  # ReplicationError, or anything the push hit: logged, SCM retries elsewhere
             log.error(
@@ -73,8 +72,8 @@ class ReconstructECHandler(CommandHandler):
     """EC reconstruction needs the EC codec, which pyozone does not have yet: the command is logged and
     dropped, and SCM's replication manager times it out and tries again later."""
 
-    async def handle(self, command: SCMCommand) -> None:
+    async def handle(self, command: ReconstructECContainersCommand) -> None:
         log.error(
             "reconstructECContainers for container %d: EC reconstruction is not supported; dropped",
-            command.payload["containerID"],
+            command.container_id,
         )

@@ -70,6 +70,7 @@ class RaftGroup:
         membership: Membership,
         self_id: str,
         raft_log: RaftLog,
+        *,
         apply: Apply,
         executor: Executor,
         on_failure: Callable[[str, str], None],

@@ -70,10 +70,18 @@ class PipelineGroups:
         ours = [c.bcsid for c in self.dispatcher.containers if c.data.origin_pipeline_id == pid]
         applied = max(ours, default=0)
         group = RaftGroup(
-            membership, self.self_id, raft_log, self.dispatcher.dispatch, self.executor, self.on_failure,
-            self.watch_timeout_s, self.request_timeout_s, applied, self.dispatcher.containers.lost_from(pid),
-            self.dispatcher.containers.unrecorded_losses,
-        )  # fmt: skip
+            membership,
+            self.self_id,
+            raft_log,
+            apply=self.dispatcher.dispatch,
+            executor=self.executor,
+            on_failure=self.on_failure,
+            watch_timeout_s=self.watch_timeout_s,
+            request_timeout_s=self.request_timeout_s,
+            applied=applied,
+            lost=self.dispatcher.containers.lost_from(pid),
+            unrecorded_losses=self.dispatcher.containers.unrecorded_losses,
+        )
         self._groups[membership.pipeline_id] = group
         log.info(
             "pipeline %s: log at index %d, %s", membership.pipeline_id, raft_log.last_index,

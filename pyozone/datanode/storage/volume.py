@@ -25,7 +25,7 @@ from pathlib import Path
 from pyozone.common.fsutil import atomic_write
 from pyozone.datanode.storage.volume_db import DBError, VolumeDB
 from pyozone.hdds.datanode import StorageReport
-from pyozone.hdds.version_file import parse_properties
+from pyozone.hdds.version_file import format_version_file, read_version_file
 
 log = logging.getLogger(__name__)
 
@@ -210,10 +210,8 @@ class HddsVolume(StorageVolume):
             if any(not p.name.startswith(".VERSION.") for p in self.hdds_dir.iterdir()):
                 raise VolumeError(f"{self.hdds_dir} holds data but no VERSION file; refusing to format it")
             self._format(cluster_id, datanode_uuid)
-        props = parse_properties(self.version_file.read_bytes().decode("latin-1"))
-        for name in ("storageID", "clusterID", "datanodeUuid", "layOutVersion", "cTime"):
-            if not props.get(name):
-                raise VolumeError(f"corrupt VERSION file {self.version_file}: missing {name}")
+        required = ("storageID", "clusterID", "datanodeUuid", "layOutVersion", "cTime")
+        props = read_version_file(self.version_file, required, VolumeError)
         if props["clusterID"] != cluster_id:
             raise VolumeError(
                 f"{self.root} belongs to cluster {props['clusterID']}, not {cluster_id}; refusing to use it"
@@ -230,13 +228,15 @@ class HddsVolume(StorageVolume):
 
     def _format(self, cluster_id: str, datanode_uuid: str) -> None:
         ctime = time.time_ns() // 1_000_000
-        stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(ctime / 1000))
-        text = (
-            f"#{stamp}\nstorageType={self.storage_type}\nclusterID={cluster_id}\n"
-            f"datanodeUuid={datanode_uuid}\ncTime={ctime}\nlayOutVersion={LAYOUT_VERSION}\n"
-            f"storageID=DS-{uuid.uuid4()}\n"
-        )
-        atomic_write(self.version_file, text.encode("latin-1"))
+        fields = {
+            "storageType": self.storage_type,
+            "clusterID": cluster_id,
+            "datanodeUuid": datanode_uuid,
+            "cTime": ctime,
+            "layOutVersion": LAYOUT_VERSION,
+            "storageID": f"DS-{uuid.uuid4()}",
+        }
+        atomic_write(self.version_file, format_version_file(ctime, fields))
         log.info("formatted volume %s for cluster %s", self.root, cluster_id)
 
     def close(self) -> None:

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from pyozone.datanode.container_full import check_close_threshold, is_full
 from pyozone.datanode.storage import (
     BlockData,
     ChecksumMismatch,
@@ -106,12 +107,10 @@ class Dispatcher:
         """`on_container_full(container_id)` runs once per container, in the dispatching worker thread,
         when a write takes the container to `close_threshold` (hdds.container.close.threshold) of its
         max size: the daemon then sends SCM a close action. It must be thread-safe and quick."""
-        if not 0 < close_threshold <= 1:
-            raise ValueError(f"close threshold must be in (0, 1], got {close_threshold}")
         self.containers = containers
         self.datanode_uuid = datanode_uuid
         self.on_container_full = on_container_full
-        self.close_threshold = close_threshold
+        self.close_threshold = check_close_threshold(close_threshold)
         self._full: set[int] = set()
         self._full_lock = threading.Lock()
         self._bcsid_locks = [threading.Lock() for _ in range(_BCSID_STRIPES)]
@@ -228,7 +227,7 @@ class Dispatcher:
 
     def _write(self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes) -> None:
         container.write_chunk(block_id, chunk, data)
-        if container.used_bytes >= self.close_threshold * container.data.max_size:
+        if is_full(container.used_bytes, container.data.max_size, self.close_threshold):
             self._report_full(container.container_id)
 
     def _report_full(self, cid: int) -> None:

@@ -10,6 +10,7 @@ from pyozone.hdds.store.codec import Codec
 K = TypeVar("K")
 V = TypeVar("V")
 
+
 class StoreError(Exception):
     """A metadata store cannot be opened or used; the message names the path."""
 

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import grpc
 
+from pyozone.hdds.block import ExcludeList
 from pyozone.om import codec
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMResultCode
@@ -23,7 +24,6 @@ from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.admin import pipeline_to_proto
 from pyozone.protocol.block import BlockLocation, exclude_list_from_proto
 from pyozone.protocol.common import integer
-from pyozone.scm.block.manager import ExcludeList
 
 Context = grpc.aio.ServicerContext
 T = TypeVar("T")

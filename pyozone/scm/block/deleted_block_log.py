@@ -11,47 +11,22 @@ from __future__ import annotations
 import bisect
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import DeletedBlocksTransaction, SCMCommand
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.hdds.states import CommandStatus, LifeCycleState, SCMCommandType
 from pyozone.scm.block.command_status import CommandRecord, DeleteBlocksCommandStatusManager
 from pyozone.scm.block.sequence_id import DEL_TXN_ID, SequenceIdGenerator
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.store import RecordCodec, SCMMetadataStore
 
 if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class DeletedBlocksTransaction:
-    tx_id: int
-    container_id: ContainerID
-    local_ids: tuple[int, ...]
-    count: int = 0  # deprecated in Ozone, always 0; kept so the stored record matches Ozone's
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "txID": self.tx_id,
-            "containerID": self.container_id,
-            "localIDs": list(self.local_ids),
-            "count": self.count,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DeletedBlocksTransaction:
-        return cls(data["txID"], data["containerID"], tuple(data["localIDs"]), data.get("count", 0))
-
-    def to_payload(self) -> dict[str, Any]:
-        """The transaction as a deleteBlocksCommand carries it."""
-        return {"txID": self.tx_id, "containerID": self.container_id, "localIDs": list(self.local_ids)}
 
 
 class DatanodeDeletedBlockTransactions:

@@ -10,10 +10,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import DeleteBlocksCommand
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import SCMCommandType
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
-from pyozone.scm.node.commands import SCMCommand
 
 if TYPE_CHECKING:
     from pyozone.scm.node.node_manager import NodeManager
@@ -59,9 +59,7 @@ class SCMBlockDeletingService:
         processed: set[int] = set()
         for dn, txs in selected.by_datanode.items():
             tx_ids = [tx.tx_id for tx in txs]
-            command = SCMCommand(
-                _DELETE_BLOCKS, {"transactions": [tx.to_payload() for tx in txs]}, term=self._nodes.term
-            )
+            command = DeleteBlocksCommand(transactions=tuple(txs), term=self._nodes.term)
             self._log.record_transaction_created(dn, command.id, tx_ids)
             self._nodes.add_datanode_command(dn, command)
             processed.update(tx_ids)

@@ -9,14 +9,13 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.block import NO_EXCLUSIONS, AllocatedBlock, ExcludeList
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
-from pyozone.hdds.ids import BlockID, ContainerID, DatanodeID, PipelineID, ReplicationConfig
-from pyozone.hdds.pipeline import Pipeline
+from pyozone.hdds.ids import BlockID, ContainerID, ReplicationConfig
 from pyozone.hdds.states import PipelineState
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.sequence_id import LOCAL_ID, SequenceIdGenerator
@@ -28,25 +27,6 @@ if TYPE_CHECKING:
     from pyozone.scm.pipeline.manager import PipelineManager
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ExcludeList:
-    """What the client found failing: SCM avoids these datanodes, pipelines and containers if it can."""
-
-    datanodes: frozenset[DatanodeID] = frozenset()
-    pipelines: frozenset[PipelineID] = frozenset()
-    containers: frozenset[ContainerID] = frozenset()
-
-    def is_empty(self) -> bool:
-        return not (self.datanodes or self.pipelines or self.containers)
-
-
-@dataclass(frozen=True, slots=True)
-class AllocatedBlock:
-    block_id: BlockID
-    pipeline: Pipeline
-    container_id: ContainerID
 
 
 class BlockManager:
@@ -83,7 +63,7 @@ class BlockManager:
         size: int,
         replication_config: ReplicationConfig,
         owner: str,
-        excluded: ExcludeList = ExcludeList(),
+        excluded: ExcludeList = NO_EXCLUSIONS,
     ) -> AllocatedBlock:
         if self._in_safe_mode():
             raise SCMException("SafeModePrecheck failed for allocateBlock", ResultCode.SAFE_MODE_EXCEPTION)

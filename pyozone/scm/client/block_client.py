@@ -14,6 +14,7 @@ import grpc
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort, address, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
@@ -30,7 +31,6 @@ from pyozone.protocol.block import (
     key_blocks_result_from_proto,
     key_blocks_to_proto,
 )
-from pyozone.scm.block.manager import ExcludeList
 from pyozone.scm.client.admin_client import ScmInfo
 
 T = TypeVar("T")

@@ -7,15 +7,15 @@ blocks already allocated in the container before its replicas are told to close.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyozone.common.timers import Timers
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import CloseContainerCommand
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID
-from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicationType, SCMCommandType
-from pyozone.scm.node.commands import SCMCommand
+from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicationType
 
 if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
@@ -58,26 +58,25 @@ class CloseContainerEventHandler:
         if container_id in self._leases:
             log.debug("Close of container %d already waiting for its lease", container_id)
             return
-        payload: dict[str, Any] = {
-            "containerID": container_id,
-            "pipelineID": info.pipeline_id,
-            "force": info.replication_config.type is not ReplicationType.RATIS,
-        }
+        force = info.replication_config.type is not ReplicationType.RATIS
         self._leases.add(container_id)
         term = self._nodes.term
         self.timers.call_at(
-            self.clock.now_ms() + self.wait_ms, lambda: self._lease_expired(info, payload, term)
+            self.clock.now_ms() + self.wait_ms, lambda: self._lease_expired(info, force, term)
         )
 
     def pending(self) -> frozenset[ContainerID]:
         """Containers whose close command waits for its lease to expire."""
         return frozenset(self._leases)
 
-    def _lease_expired(self, info: ContainerInfo, payload: dict[str, Any], term: int) -> None:
+    def _lease_expired(self, info: ContainerInfo, force: bool, term: int) -> None:
         self._leases.discard(info.container_id)
         for dn in self._targets(info):
             self._nodes.add_datanode_command(
-                dn, SCMCommand(SCMCommandType.closeContainerCommand, payload, term=term)
+                dn,
+                CloseContainerCommand(
+                    container_id=info.container_id, pipeline_id=info.pipeline_id, force=force, term=term
+                ),
             )
         log.info("Sent close commands for container %d", info.container_id)
 

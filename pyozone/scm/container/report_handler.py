@@ -13,13 +13,13 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import DeleteContainerCommand
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.messages import ContainerReplicaReport
-from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, ReplicationType, SCMCommandType
+from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, ReplicationType
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.node.commands import SCMCommand
 
 if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
@@ -214,10 +214,13 @@ class ContainerReportHandler:
             report.container_id,
             dn,
         )
-        payload = {"containerID": report.container_id, "force": force, "replicaIndex": report.replica_index}
-        self._nodes.add_datanode_command(
-            dn, SCMCommand(SCMCommandType.deleteContainerCommand, payload, term=self._nodes.term)
+        command = DeleteContainerCommand(
+            container_id=report.container_id,
+            force=force,
+            replica_index=report.replica_index,
+            term=self._nodes.term,
         )
+        self._nodes.add_datanode_command(dn, command)
 
 
 def _valid(info: ContainerInfo, report: ContainerReplicaReport) -> bool:

@@ -21,17 +21,14 @@ from typing import TYPE_CHECKING, Protocol
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.container_health import ContainerHealthState
-from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
 from pyozone.hdds.node_status import NodeStatus
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.replication_report import ReplicationManagerReport
-from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicationType
-from pyozone.scm.replication.ratis_count import RatisContainerReplicaCount
-from pyozone.scm.replication.replica_match import NodeStatusFn, compare_state, persisted_op_state
+from pyozone.hdds.states import LifeCycleState, NodeOperationalState
 
 if TYPE_CHECKING:
-    from pyozone.scm.container.manager import ContainerManager
     from pyozone.scm.node.node_manager import NodeManager
-    from pyozone.scm.pipeline.manager import PipelineManager
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +38,33 @@ _ADVANCE = {Op.DECOMMISSIONING: Op.DECOMMISSIONED, Op.ENTERING_MAINTENANCE: Op.I
 _GONE = (LifeCycleState.DELETING, LifeCycleState.DELETED)
 
 
+class NodePipelines(Protocol):
+    """What the monitor needs of the PipelineManager: a node leaving service has its pipelines closed."""
+
+    def pipelines_of_node(self, dn: DatanodeID) -> list[Pipeline]: ...
+
+    def close_and_delete(self, pid: PipelineID) -> None: ...
+
+
+class ContainerLookup(Protocol):
+    """What the monitor reads of the ContainerManager."""
+
+    def find(self, container_id: ContainerID) -> ContainerInfo | None: ...
+
+    def replicas(self, container_id: ContainerID) -> tuple[ContainerReplica, ...]: ...
+
+
 class ContainerStatusChecker(Protocol):
-    """The Replication Manager's read-only check (spec 10.2): fills `report`, sends nothing."""
+    """The Replication Manager's read-only checks: the health chain (spec 10.2), which fills `report` and
+    sends nothing, and whether a container may lose a copy on a node leaving service (spec 13)."""
 
     def check_container_status(
         self, container_id: ContainerID, report: ReplicationManagerReport | None = None
     ) -> ContainerHealthState: ...
+
+    def healthy_enough_for_offline(
+        self, container: ContainerInfo, replicas: tuple[ContainerReplica, ...]
+    ) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,28 +85,13 @@ class DecommissionProgress:
         return self.under_replicated + self.unclosed
 
 
-def healthy_enough_for_offline(
-    container: ContainerInfo, replicas: tuple[ContainerReplica, ...], node_status: NodeStatusFn
-) -> bool:
-    """Spec 13: a container may lose this node's copy only once it is CLOSED or QUASI_CLOSED and its
-    in-service copies agree with it. Ratis ignores UNHEALTHY copies here (replication repairs them);
-    for EC every in-service copy must match, UNHEALTHY ones included, as Ozone's EC count demands."""
-    if container.replication_config.type is not ReplicationType.EC:
-        count = RatisContainerReplicaCount(container, replicas, (), 0, False, node_status)
-        return count.is_healthy_enough_for_offline()
-    in_service = [r for r in replicas if persisted_op_state(node_status, r.datanode) is Op.IN_SERVICE]
-    if not in_service or container.state not in (LifeCycleState.CLOSED, LifeCycleState.QUASI_CLOSED):
-        return False
-    return all(compare_state(container.state, r.state) for r in in_service)
-
-
 class DatanodeAdminMonitor:
     def __init__(
         self,
         clock: Clock,
         nodes: NodeManager,
-        pipelines: PipelineManager,
-        containers: ContainerManager,
+        pipelines: NodePipelines,
+        containers: ContainerLookup,
         checker: ContainerStatusChecker,
         logging_limit: int = 1000,
     ) -> None:
@@ -166,10 +169,6 @@ class DatanodeAdminMonitor:
         expiry = status.op_state_expiry_epoch_sec
         return expiry != 0 and self.clock.wall_ms() // 1000 >= expiry
 
-    def _node_status(self, dn: DatanodeID) -> NodeStatus | None:
-        info = self.nodes.get(dn)
-        return None if info is None else info.status
-
     def _check(self, dn: DatanodeID, op: NodeOperationalState) -> DecommissionProgress:
         """Counts the node's containers by what still blocks it (Ozone's
         checkContainersReplicatedOnNode) and records the progress."""
@@ -182,7 +181,7 @@ class DatanodeAdminMonitor:
             if container.state in _GONE:
                 continue
             replicas = self.containers.replicas(container_id)
-            if not healthy_enough_for_offline(container, replicas, self._node_status):
+            if not self.checker.healthy_enough_for_offline(container, replicas):
                 if unclosed < self.logging_limit:
                     log.info(
                         "Datanode %s: container %d not closed yet (%s)", dn, container_id, container.state

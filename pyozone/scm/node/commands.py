@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from itertools import count
-from typing import Any
 
+from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import SCMCommandType
-
-_command_ids = count(1)
-
-
-@dataclass(frozen=True, slots=True)
-class SCMCommand:
-    type: SCMCommandType
-    payload: dict[str, Any] = field(default_factory=dict)
-    term: int = 0
-    deadline_epoch_ms: int = 0
-    id: int = field(default_factory=lambda: next(_command_ids))
 
 
 class CommandQueue:

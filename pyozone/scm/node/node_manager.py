@@ -9,6 +9,12 @@ import logging
 from collections.abc import Callable, Iterable
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import (
+    FinalizeNewLayoutVersionCommand,
+    ReregisterCommand,
+    SCMCommand,
+    SetNodeOperationalStateCommand,
+)
 from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion, NodeReport
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
@@ -17,8 +23,9 @@ from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import NodeState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.node.commands import CommandQueue, SCMCommand
+from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
+from pyozone.scm.pipeline_limits import PipelineLimitSettings, datanode_pipeline_limit
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +75,7 @@ class NodeManager:
         self._containers: dict[DatanodeID, set[ContainerID]] = {}
         self._last_check_ms: int | None = None
         self.skipped_health_checks = 0
-        self._fixed_pipeline_limit: int = conf.get("ozone.scm.datanode.pipeline.limit")
-        self._per_metadata_disk: int = conf.get("ozone.scm.pipeline.per.metadata.disk")
+        self._pipeline_limits = PipelineLimitSettings.from_conf(conf)
         self._owner_container_count: int = conf.get("ozone.scm.pipeline.owner.container.count")
 
     # ------------------------------------------------------------------ registration and heartbeat
@@ -128,15 +134,13 @@ class NodeManager:
         """Records the heartbeat and returns the commands to send back with its response."""
         info = self._nodes.get(dn)
         if info is None:
-            return [SCMCommand(SCMCommandType.reregisterCommand, term=self.term)]
+            return [ReregisterCommand(term=self.term)]
         info.last_heartbeat_ms = self.clock.now_ms()
         info.last_heartbeat_wall_ms = self.clock.wall_ms()
         if layout is not None:
             info.layout = layout
             if layout.metadata_layout_version < self.layout.metadata_layout_version:
-                self.commands.add(
-                    dn, SCMCommand(SCMCommandType.finalizeNewLayoutVersionCommand, term=self.term)
-                )
+                self.commands.add(dn, FinalizeNewLayoutVersionCommand(term=self.term))
         if persisted_op_state is not None:
             self._sync_operational_state(info, persisted_op_state, persisted_op_state_expiry)
         sent = self.commands.drain(dn)
@@ -155,9 +159,9 @@ class NodeManager:
         if (reported, expiry) != (status.operational_state, status.op_state_expiry_epoch_sec):
             self.commands.add(
                 info.uuid,
-                SCMCommand(
-                    SCMCommandType.setNodeOperationalStateCommand,
-                    {"state": status.operational_state.name, "expiry": status.op_state_expiry_epoch_sec},
+                SetNodeOperationalStateCommand(
+                    state=status.operational_state,
+                    expiry_epoch_s=status.op_state_expiry_epoch_sec,
                     term=self.term,
                 ),
             )
@@ -279,13 +283,13 @@ class NodeManager:
         self._containers[dn] = set(container_ids)
 
     def pipeline_limit(self, dn: DatanodeID) -> int:
-        """Spec 3.6: the fixed limit, else per.metadata.disk x metadata volumes (0 with no healthy volume)."""
-        if self._fixed_pipeline_limit > 0:
-            return self._fixed_pipeline_limit
+        """Spec 3.6, as scm/pipeline_limits.py defines it."""
         info = self._nodes.get(dn)
-        if info is None or info.healthy_volume_count() < 1:
-            return 0
-        return self._per_metadata_disk * info.metadata_volume_count()
+        if info is None:
+            return datanode_pipeline_limit(self._pipeline_limits, 0, 0)
+        return datanode_pipeline_limit(
+            self._pipeline_limits, info.metadata_volume_count(), info.healthy_volume_count()
+        )
 
     def open_container_limit(self, members: Iterable[DatanodeID]) -> int:
         """min over members of ceil(owner.container.count x healthy volumes / pipeline limit)."""

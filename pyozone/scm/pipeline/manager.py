@@ -13,21 +13,20 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ContainerID, DatanodeID, PipelineID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
-from pyozone.hdds.states import PipelineState, ReplicationType, SCMCommandType
+from pyozone.hdds.states import PipelineState, ReplicationType
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.node.node_manager import NodeManager
-from pyozone.scm.pipeline.limits import PipelineLimitSettings, check_ratis_three_limit
 from pyozone.scm.pipeline.placement import PipelinePlacementPolicy, choose_leader
+from pyozone.scm.pipeline_limits import LIVE_STATES, PipelineLimitSettings, check_ratis_three_limit
 from pyozone.scm.store import RecordCodec, SCMMetadataStore, StrKeyCodec
 
 log = logging.getLogger(__name__)
 
 _IndexKey = tuple[ReplicationConfig, PipelineState]
-_LIVE = (PipelineState.ALLOCATED, PipelineState.OPEN, PipelineState.DORMANT)
 
 
 class PipelineManager:
@@ -96,7 +95,9 @@ class PipelineManager:
         self.nodes.remove_pipeline(pipeline.id, pipeline.nodes)
         self._table.delete(pipeline.id)
 
-    def count(self, replication_config: ReplicationConfig, states: Iterable[PipelineState] = _LIVE) -> int:
+    def count(
+        self, replication_config: ReplicationConfig, states: Iterable[PipelineState] = LIVE_STATES
+    ) -> int:
         return sum(len(self._index[(replication_config, s)]) for s in states)
 
     def _count_members(self, pipeline: Pipeline | None, delta: int) -> None:
@@ -193,12 +194,7 @@ class PipelineManager:
                     "Pipeline creation is not allowed in safe mode (pre-check not passed)",
                     ResultCode.SAFE_MODE_EXCEPTION,
                 )
-            limit = check_ratis_three_limit(
-                self.limits,
-                self.count(RATIS_THREE),
-                self.count(RATIS_ONE, PipelineState),
-                len(self.nodes.healthy_in_service()),
-            )
+            limit = check_ratis_three_limit(self.limits, self.count, len(self.nodes.healthy_in_service()))
             if limit.refusal:
                 raise SCMException(limit.refusal, ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
             members = self.placement.choose_datanodes(excluded_nodes)
@@ -219,15 +215,12 @@ class PipelineManager:
         for dn in members:
             self.nodes.add_datanode_command(
                 dn,
-                SCMCommand(
-                    SCMCommandType.createPipelineCommand,
-                    {
-                        "pipelineID": pipeline.id,
-                        "type": "RATIS",
-                        "factor": replication_config.factor,
-                        "nodes": list(members),
-                        "suggestedLeader": leader,
-                    },
+                CreatePipelineCommand(
+                    pipeline_id=pipeline.id,
+                    replication_type=ReplicationType.RATIS,
+                    factor=replication_config.factor,
+                    nodes=tuple(members),
+                    suggested_leader=leader,
                     term=self.nodes.term,
                 ),
             )
@@ -302,9 +295,7 @@ class PipelineManager:
             self.send_close_command(dn, pid)
 
     def send_close_command(self, dn: DatanodeID, pid: PipelineID) -> None:
-        self.nodes.add_datanode_command(
-            dn, SCMCommand(SCMCommandType.closePipelineCommand, {"pipelineID": pid}, term=self.nodes.term)
-        )
+        self.nodes.add_datanode_command(dn, ClosePipelineCommand(pipeline_id=pid, term=self.nodes.term))
 
     def close_and_delete(self, pid: PipelineID) -> None:
         self.close_pipeline(pid)

@@ -24,15 +24,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from pyozone.hdds.clock import Clock
+from pyozone.hdds.commands import (
+    CloseContainerCommand,
+    DeleteContainerCommand,
+    ReconstructECContainersCommand,
+    ReconstructionSource,
+    ReplicateContainerCommand,
+    ReplicationCommandPriority,
+    SCMCommand,
+)
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
-from pyozone.scm.node.commands import CommandQueue, SCMCommand
+from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics
@@ -44,7 +53,7 @@ log = logging.getLogger(__name__)
 _REPLICATE = SCMCommandType.replicateContainerCommand
 _RECONSTRUCT = SCMCommandType.reconstructECContainersCommand
 _DELETE = SCMCommandType.deleteContainerCommand
-NORMAL, LOW = "NORMAL", "LOW"
+NORMAL, LOW = ReplicationCommandPriority.NORMAL, ReplicationCommandPriority.LOW
 
 
 class CommandTargetOverloadedError(Exception):
@@ -118,8 +127,10 @@ class ReplicationCommandSender:
     # ------------------------------------------------------------------ commands
     def send_close(self, container: ContainerInfo, replica: ContainerReplica, force: bool) -> None:
         """Unthrottled: closing is cheap and unblocks everything else."""
-        payload = {"containerID": container.container_id, "pipelineID": container.pipeline_id, "force": force}
-        self._queue(replica.datanode, SCMCommandType.closeContainerCommand, payload, self._scm_deadline())
+        command = CloseContainerCommand(
+            container_id=container.container_id, pipeline_id=container.pipeline_id, force=force
+        )
+        self._queue(replica.datanode, command, self._scm_deadline())
 
     def send_delete(
         self, container: ContainerInfo, dn: DatanodeID, replica_index: int, force: bool, throttled: bool
@@ -134,9 +145,11 @@ class ReplicationCommandSender:
                     f"cannot delete container {container.container_id} on {dn}: {queued} delete commands "
                     f"queued, limit {self._config.datanode_delete_container_limit}"
                 )
-        payload = {"containerID": container.container_id, "force": force, "replicaIndex": replica_index}
+        delete = DeleteContainerCommand(
+            container_id=container.container_id, force=force, replica_index=replica_index
+        )
         deadline = self._scm_deadline()
-        command = self._queue(dn, _DELETE, payload, deadline)
+        command = self._queue(dn, delete, deadline)
         self._pending.schedule_delete(container.container_id, dn, replica_index, command, deadline)
         self._count_delete(replica_index)
         if replica_index == 0:
@@ -188,15 +201,15 @@ class ReplicationCommandSender:
             raise CommandTargetOverloadedError(
                 f"no target has room to reconstruct container {container.container_id}: {list(targets)}"
             )
-        payload = {
-            "containerID": container.container_id,
-            "sources": [{"datanode": self._details(dn), "replicaIndex": index} for dn, index in sources],
-            "targets": [self._details(dn) for dn in targets],
-            "missingIndexes": bytes(missing_indexes),
-            "replicationConfig": container.replication_config,
-        }
+        reconstruct = ReconstructECContainersCommand(
+            container_id=container.container_id,
+            sources=tuple(ReconstructionSource(self._details(dn), index) for dn, index in sources),
+            targets=tuple(self._details(dn) for dn in targets),
+            missing_indexes=bytes(missing_indexes),
+            replication_config=container.replication_config,
+        )
         deadline = self._scm_deadline()
-        command = self._queue(coordinator, _RECONSTRUCT, payload, deadline)
+        command = self._queue(coordinator, reconstruct, deadline)
         size = required_replication_space(container.used_bytes)
         for target, index in zip(targets, missing_indexes, strict=True):
             self._pending.schedule_add(container.container_id, target, index, command, deadline, size)
@@ -252,17 +265,16 @@ class ReplicationCommandSender:
         source: DatanodeID,
         target: DatanodeID,
         replica_index: int,
-        priority: str,
+        priority: ReplicationCommandPriority,
         deadline: int,
     ) -> None:
-        payload = {
-            "containerID": container.container_id,
-            "target": self._details(target),
-            "sources": [],
-            "replicaIndex": replica_index,
-            "priority": priority,
-        }
-        command = self._queue(source, _REPLICATE, payload, deadline)
+        replicate = ReplicateContainerCommand(
+            container_id=container.container_id,
+            target=self._details(target),
+            replica_index=replica_index,
+            priority=priority,
+        )
+        command = self._queue(source, replicate, deadline)
         self._pending.schedule_add(
             container.container_id,
             target,
@@ -282,11 +294,10 @@ class ReplicationCommandSender:
         else:
             self._metrics.deletion_cmds_sent_total += 1
 
-    def _queue(
-        self, dn: DatanodeID, command_type: SCMCommandType, payload: dict[str, Any], scm_deadline: int
-    ) -> SCMCommand:
-        command = SCMCommand(command_type, payload, self._nodes.term, self._dn_deadline(scm_deadline))
-        log.debug("Queueing %s %s for %s (SCM deadline %d)", command_type.name, payload, dn, scm_deadline)
+    def _queue(self, dn: DatanodeID, command: SCMCommand, scm_deadline: int) -> SCMCommand:
+        """Queues a copy of `command` with the leader's term and the datanode deadline; returns it."""
+        command = replace(command, term=self._nodes.term, deadline_epoch_ms=self._dn_deadline(scm_deadline))
+        log.debug("Queueing %s for %s (SCM deadline %d)", command, dn, scm_deadline)
         self._nodes.add_datanode_command(dn, command)
         return command
 
@@ -307,5 +318,5 @@ class ReplicationCommandSender:
         return sum(
             1
             for c in self._nodes.commands.peek(dn)
-            if c.type is _REPLICATE and c.payload.get("priority") == LOW
+            if isinstance(c, ReplicateContainerCommand) and c.priority is LOW
         )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyozone.config import OzoneConfiguration, out_of_service_factor, validate
+from pyozone.config import OzoneConfiguration, validate
+from pyozone.hdds.replication_limits import out_of_service_factor
 
 RM = "hdds.scm.replication."
 

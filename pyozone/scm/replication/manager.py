@@ -25,6 +25,7 @@ from pyozone.hdds.clock import Clock
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import ReplicationType
 from pyozone.scm.events import EventQueue, SCMEvent
@@ -33,6 +34,7 @@ from pyozone.scm.replication.check import ContainerCheckRequest, run_chain
 from pyozone.scm.replication.commands import ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics
+from pyozone.scm.replication.offline import healthy_enough_for_offline
 from pyozone.scm.replication.pending_ops import (
     ContainerReplicaPendingOps,
     PendingOp,
@@ -223,6 +225,16 @@ class ReplicationManager:
         return self._check(
             container, self.containers.replicas(container_id), report, NullQueue(), read_only=True
         )
+
+    def healthy_enough_for_offline(
+        self, container: ContainerInfo, replicas: tuple[ContainerReplica, ...]
+    ) -> bool:
+        """The admin monitor's question for a node leaving service (replication/offline.py)."""
+        return healthy_enough_for_offline(container, replicas, self._node_status)
+
+    def _node_status(self, dn: DatanodeID) -> NodeStatus | None:
+        info = self.nodes.get(dn)
+        return None if info is None else info.status
 
     def container_health(self, container_id: ContainerID) -> ContainerHealthState:
         """The health the last check of the container found (HEALTHY if never found otherwise)."""

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import math
 
+from pyozone.hdds.replication_limits import out_of_service_limit
 from pyozone.hdds.states import NodeOperationalState
-
-MIN_OUT_OF_SERVICE_FACTOR = 1.0
-MAX_OUT_OF_SERVICE_FACTOR = 10.0
 
 
 def replication_load(replicate_count: int, reconstruct_count: int, weight: int) -> int:
@@ -16,17 +14,12 @@ def replication_load(replicate_count: int, reconstruct_count: int, weight: int) 
     return replicate_count + weight * reconstruct_count
 
 
-def clamp_out_of_service_factor(factor: float) -> float:
-    """hdds.datanode.replication.outofservice.limit.factor is clamped to [1, 10], not rejected."""
-    return min(MAX_OUT_OF_SERVICE_FACTOR, max(MIN_OUT_OF_SERVICE_FACTOR, factor))
-
-
 def replication_limit(base_limit: int, op_state: NodeOperationalState, factor: float) -> int:
-    """A node leaving service serves no writes and few reads, and the datanode grows its replication
-    pool by the same factor, so SCM may queue ceil(base x factor) on it."""
+    """A node leaving service grows its replication pool (pyozone/hdds/replication_limits.py), so SCM
+    may queue as many more commands on it."""
     if op_state is NodeOperationalState.IN_SERVICE:
         return base_limit
-    return math.ceil(base_limit * clamp_out_of_service_factor(factor))
+    return out_of_service_limit(base_limit, factor)
 
 
 def is_overloaded(load: int, limit: int) -> bool:

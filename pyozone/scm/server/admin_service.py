@@ -14,7 +14,6 @@ import grpc
 from google.protobuf.message import Message
 
 from pyozone import protocol as p
-from pyozone.analytics.scm_snapshot import DEFAULT_BATCH_ROWS
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import (
@@ -33,7 +32,7 @@ from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import InvalidRequest, parse, rpc, rpc_stream
-from pyozone.scm.server.snapshot_stream import snapshot_chunks
+from pyozone.scm.server.snapshot_source import SnapshotSource
 
 MAX_LIST_COUNT = 10_000
 """Containers per listContainer page: well inside MAX_ADMIN_MESSAGE_BYTES at ~100 bytes a container."""
@@ -46,9 +45,12 @@ E = TypeVar("E", bound=IntEnum)
 
 
 class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
-    def __init__(self, core: StorageContainerManager, scm_uuid: str) -> None:
+    def __init__(
+        self, core: StorageContainerManager, scm_uuid: str, snapshot_source: SnapshotSource | None = None
+    ) -> None:
         self.core = core
         self.scm_uuid = scm_uuid
+        self.snapshot_source = snapshot_source
         self._resolve = details_resolver(core.nodes)
 
     # ------------------------------------------------------------------ SCM
@@ -294,10 +296,12 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def streamSnapshot(
         self, request: pb.SnapshotRequestProto, context: Context
     ) -> AsyncIterator[pb.SnapshotChunkProto]:
-        """`pyozone admin snapshot`: see snapshot_stream.py."""
+        """`pyozone admin snapshot`: see snapshot_source.py."""
         if request.batchRows > MAX_SNAPSHOT_BATCH_ROWS:
             raise InvalidRequest(f"batchRows: at most {MAX_SNAPSHOT_BATCH_ROWS}, got {request.batchRows}")
-        async for chunk in snapshot_chunks(self.core, request.batchRows or DEFAULT_BATCH_ROWS):
+        if self.snapshot_source is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this SCM was started without snapshots")
+        async for chunk in self.snapshot_source(self.core, request.batchRows):
             yield chunk
 
 

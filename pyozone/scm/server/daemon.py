@@ -27,6 +27,7 @@ from pyozone.scm.server.admin_service import AdminService
 from pyozone.scm.server.block_service import BlockService, add_block_service
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
 from pyozone.scm.server.readiness import readiness_routes
+from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.scm.store.version import SCMStorageConfig
@@ -69,8 +70,10 @@ class ScmDaemon:
         storage: SCMStorageConfig,
         store: SCMMetadataStore,
         clock: Clock | None = None,
+        snapshot_source: SnapshotSource | None = None,
     ) -> None:
         self.storage = storage
+        self.snapshot_source = snapshot_source
         self.store = store
         try:
             self.datanode_address = address(conf, "ozone.scm.datanode.address", "ozone.scm.datanode.port")
@@ -131,7 +134,9 @@ class ScmDaemon:
         )
         self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode.address")
         admin = grpc.aio.server(options=grpc_options(MAX_ADMIN_MESSAGE_BYTES))
-        admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(AdminService(self.core, scm_uuid), admin)
+        admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(
+            AdminService(self.core, scm_uuid, self.snapshot_source), admin
+        )
         self.client_port = _bind(admin, self.client_address, "ozone.scm.client.address")
         block = grpc.aio.server(options=grpc_options(MAX_BLOCK_MESSAGE_BYTES))
         add_block_service(block, BlockService(self.core, scm_uuid))
@@ -164,13 +169,18 @@ def _bind(server: grpc.aio.Server, where: HostPort, key: str) -> int:
         raise ServerStartError(f"cannot bind the SCM to {where} ({key}): {e}") from None
 
 
-async def serve(conf: OzoneConfiguration, storage: SCMStorageConfig, store: SCMMetadataStore) -> int:
+async def serve(
+    conf: OzoneConfiguration,
+    storage: SCMStorageConfig,
+    store: SCMMetadataStore,
+    snapshot_source: SnapshotSource | None = None,
+) -> int:
     """Runs the daemon until SIGTERM or SIGINT, then shuts it down gracefully."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    daemon = ScmDaemon(conf, storage, store)
+    daemon = ScmDaemon(conf, storage, store, snapshot_source=snapshot_source)
     try:
         await daemon.start()
         await stop.wait()
@@ -180,6 +190,11 @@ async def serve(conf: OzoneConfiguration, storage: SCMStorageConfig, store: SCMM
     return 0
 
 
-def start_scm(conf: OzoneConfiguration, storage: SCMStorageConfig, store: SCMMetadataStore) -> int:
+def start_scm(
+    conf: OzoneConfiguration,
+    storage: SCMStorageConfig,
+    store: SCMMetadataStore,
+    snapshot_source: SnapshotSource | None = None,
+) -> int:
     """`pyozone scm`: the daemon's entry point; takes ownership of the opened store."""
-    return asyncio.run(serve(conf, storage, store))
+    return asyncio.run(serve(conf, storage, store, snapshot_source))

@@ -34,7 +34,6 @@ class SCMMetadataStore:
     def in_memory(cls) -> SCMMetadataStore:
         return cls(MemoryBackend(TABLE_NAMES))
 
-
     def table(self, name: str, key_codec: Codec[Any], value_codec: Codec[Any]) -> Table[Any, Any]:
         """A typed view of one column family; managers declare the codecs of the records they own."""
         if name not in TABLE_NAMES:

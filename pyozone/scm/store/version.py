@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
 from pyozone.config import OzoneConfiguration
-from pyozone.hdds.version_file import parse_properties
+from pyozone.hdds.version_file import format_version_file, read_version_file
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir, version_file
 from pyozone.scm.store.metadata_store import SCMMetadataStore
 from pyozone.scm.store.scm_db import open_scm_db
@@ -45,12 +45,16 @@ class SCMStorageConfig:
     ctime: int
     layout_version: int
 
-    def to_properties(self) -> str:
-        """The file text, in the order and comment style of Java's Properties.store."""
-        stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(self.ctime / 1000))
-        return (
-            f"#{stamp}\nnodeType={NODE_TYPE}\nclusterID={self.cluster_id}\nscmUuid={self.scm_uuid}\n"
-            f"cTime={self.ctime}\nlayoutVersion={self.layout_version}\n"
+    def to_properties(self) -> bytes:
+        return format_version_file(
+            self.ctime,
+            {
+                "nodeType": NODE_TYPE,
+                "clusterID": self.cluster_id,
+                "scmUuid": self.scm_uuid,
+                "cTime": self.ctime,
+                "layoutVersion": self.layout_version,
+            },
         )
 
 
@@ -73,11 +77,7 @@ def read_scm_storage(metadata_dir: Path) -> SCMStorageConfig:
         raise StorageNotInitializedError(
             f"SCM is not initialized: {metadata_dir} has no VERSION file; run `pyozone scm --init` first"
         )
-    try:
-        text = path.read_bytes().decode("latin-1")  # Java reads properties as ISO-8859-1
-    except OSError as e:
-        raise StorageError(f"cannot read {path}: {e.strerror}") from None
-    props = parse_properties(text)
+    props = read_version_file(path, (), StorageError)
 
     def field(name: str) -> str:
         if not props.get(name):
@@ -122,7 +122,7 @@ def init_scm_storage(metadata_dir: Path, cluster_id: str | None = None) -> tuple
     )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, storage.to_properties().encode("latin-1"))
+        atomic_write(path, storage.to_properties())
     except OSError as e:
         raise StorageError(f"cannot write {path}: {e.strerror or e}") from None
     return storage, True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scm_fakes import Harness, make_harness
 
+from pyozone.hdds.commands import DeleteBlocksCommand, DeletedBlocksTransaction
 from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.hdds.states import (
@@ -16,7 +17,6 @@ from pyozone.hdds.states import (
 from pyozone.scm.block.command_status import CmdStatus
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.deleting_service import SCMBlockDeletingService
-from pyozone.scm.node.commands import SCMCommand
 
 DELETE_BLOCKS = SCMCommandType.deleteBlocksCommand
 
@@ -53,7 +53,7 @@ def test_eligible_datanodes_are_in_service_healthy_with_room_in_both_queues() ->
     h.nodes.process_heartbeat(dns[2], command_queue_report={DELETE_BLOCKS: 5})  # its own queue is full
     h.nodes.process_heartbeat(dns[3], command_queue_report={DELETE_BLOCKS: 4})
     for _ in range(2):  # SCM already holds two for dns[4]
-        h.nodes.add_datanode_command(dns[4], SCMCommand(DELETE_BLOCKS))
+        h.nodes.add_datanode_command(dns[4], DeleteBlocksCommand(transactions=()))
     assert service.eligible_datanodes() == {dns[0], dns[3]}
 
 
@@ -66,12 +66,10 @@ def test_a_run_queues_one_command_per_datanode_with_its_transactions() -> None:
     for dn in dns:
         (command,) = queued(h, dn)
         assert command.term == 3
-        assert command.payload == {
-            "transactions": [
-                {"txID": tx_ids[0], "containerID": first, "localIDs": [11, 12]},
-                {"txID": tx_ids[1], "containerID": second, "localIDs": [21]},
-            ]
-        }
+        assert command.transactions == (
+            DeletedBlocksTransaction(tx_ids[0], first, (11, 12)),
+            DeletedBlocksTransaction(tx_ids[1], second, (21,)),
+        )
         assert [(r.command_id, r.tx_ids, r.status) for r in log.command_records(dn)] == [
             (command.id, frozenset(tx_ids), CmdStatus.TO_BE_SENT)
         ]

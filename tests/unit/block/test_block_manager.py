@@ -8,10 +8,11 @@ import pytest
 from scm_fakes import GB, Harness, make_harness
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID
 from pyozone.hdds.states import LifeCycleState, PipelineState
-from pyozone.scm.block.manager import BlockManager, ExcludeList
+from pyozone.scm.block.manager import BlockManager
 from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.store import MemoryBackend, SCMMetadataStore

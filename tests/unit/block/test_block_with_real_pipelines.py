@@ -87,7 +87,7 @@ def test_closing_a_pipeline_closes_its_containers_after_the_lease() -> None:
     scm.timers.run_due(scm.clock.now_ms())
     for dn in pipeline.nodes:
         closes = [c for c in scm.nodes.commands.peek(dn) if c.type is SCMCommandType.closeContainerCommand]
-        assert {c.payload["containerID"] for c in closes} == cids
+        assert {c.container_id for c in closes} == cids
 
 
 def test_restart_puts_open_containers_back_in_their_pipelines() -> None:

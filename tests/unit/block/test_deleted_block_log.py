@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from scm_fakes import Harness, make_harness
 
+from pyozone.hdds.commands import CloseContainerCommand, DeleteBlocksCommand, SCMCommand
 from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
 from pyozone.hdds.states import CommandStatus, LifeCycleEvent, LifeCycleState, ReplicaState, SCMCommandType
 from pyozone.scm.block.command_status import CmdStatus
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
-from pyozone.scm.node.commands import SCMCommand
 
 E = LifeCycleEvent
 TIMEOUT_MS = 300_000
@@ -53,7 +53,7 @@ class World:
 
     def send(self, dn_index: int, tx_ids: list[int]) -> SCMCommand:
         """What the service does for one datanode, followed by the heartbeat carrying the command."""
-        command = SCMCommand(SCMCommandType.deleteBlocksCommand)
+        command = DeleteBlocksCommand(transactions=())
         self.log.record_transaction_created(self.dns[dn_index], command.id, tx_ids)
         self.log.on_sent(self.dns[dn_index], command)
         return command
@@ -171,10 +171,10 @@ def test_status_transitions() -> None:
     w = World()
     cid = w.container()
     (tx,) = w.log.add_transactions({cid: [1]})
-    command = SCMCommand(SCMCommandType.deleteBlocksCommand)
+    command = DeleteBlocksCommand(transactions=())
     w.log.record_transaction_created(w.dns[0], command.id, [tx])
     assert w.statuses(0) == [CmdStatus.TO_BE_SENT]
-    w.log.on_sent(w.dns[0], SCMCommand(SCMCommandType.closeContainerCommand))  # other commands: no effect
+    w.log.on_sent(w.dns[0], CloseContainerCommand(container_id=1))  # other commands: no effect
     assert w.statuses(0) == [CmdStatus.TO_BE_SENT]
     w.log.on_sent(w.dns[0], command)
     assert w.statuses(0) == [CmdStatus.SENT]
@@ -187,7 +187,7 @@ def test_status_transitions() -> None:
 def test_a_report_for_a_command_never_sent_removes_it(caplog: pytest.LogCaptureFixture) -> None:
     w = World()
     (tx,) = w.log.add_transactions({w.container(): [1]})
-    command = SCMCommand(SCMCommandType.deleteBlocksCommand)
+    command = DeleteBlocksCommand(transactions=())
     w.log.record_transaction_created(w.dns[0], command.id, [tx])
     w.report(0, command, CommandStatus.EXECUTED)
     assert w.statuses(0) == [] and "never sent" in caplog.text
@@ -211,7 +211,7 @@ def test_sent_commands_without_update_for_300s_are_dropped_and_become_resendable
 def test_commands_never_sent_do_not_time_out() -> None:
     w = World()
     (tx,) = w.log.add_transactions({w.container(): [1]})
-    w.log.record_transaction_created(w.dns[0], SCMCommand(SCMCommandType.deleteBlocksCommand).id, [tx])
+    w.log.record_transaction_created(w.dns[0], DeleteBlocksCommand(transactions=()).id, [tx])
     w.h.clock.advance(10 * TIMEOUT_MS)
     assert w.dns[0] not in w.select() and w.statuses(0) == [CmdStatus.TO_BE_SENT]
 
@@ -266,7 +266,7 @@ def test_a_new_replica_must_ack_too() -> None:
 def test_acks_without_a_commit_entry_are_stale_and_ignored() -> None:
     w = World()
     (tx,) = w.log.add_transactions({w.container(): [1]})
-    command = SCMCommand(SCMCommandType.deleteBlocksCommand)
+    command = DeleteBlocksCommand(transactions=())
     for i in range(3):
         w.report(i, command, CommandStatus.EXECUTED, acks=[tx])
     assert w.log.transaction_ids() == [tx] and w.log.commit_map_size == 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pyozone.config import KEYS, ConfigError, Kind, OzoneConfiguration, out_of_service_factor, validate
+from pyozone.config import KEYS, ConfigError, Kind, OzoneConfiguration, validate
 from pyozone.config.validate import RULES
+from pyozone.hdds.replication_limits import out_of_service_factor
 
 RM = "hdds.scm.replication."
 

@@ -24,9 +24,14 @@ def close(h: Harness) -> CloseContainerEventHandler:
     return handler
 
 
-def close_commands(h: Harness, dns: list[str]) -> dict[str, list[dict]]:
+def close_commands(h: Harness, dns: list[str]) -> dict[str, list[tuple[int, str | None, bool]]]:
+    """Each datanode's closeContainer commands as (container id, pipeline id, force)."""
     return {
-        dn: [c.payload for c in h.commands(dn) if c.type is SCMCommandType.closeContainerCommand]
+        dn: [
+            (c.container_id, c.pipeline_id, c.force)
+            for c in h.commands(dn)
+            if c.type is SCMCommandType.closeContainerCommand
+        ]
         for dn in dns
     }
 
@@ -48,7 +53,7 @@ def test_open_container_is_finalized_and_closed_on_its_pipeline_after_the_lease(
     advance(h, LEASE_MS - 1)
     assert close_commands(h, dns) == {dn: [] for dn in dns}
     advance(h, 1)
-    expected = {"containerID": cid, "pipelineID": pipeline.id, "force": False}
+    expected = (cid, pipeline.id, False)
     assert close_commands(h, dns) == {dn: [expected] for dn in dns}
     assert close.pending() == frozenset()
 
@@ -90,7 +95,9 @@ def test_non_ratis_containers_are_force_closed(h: Harness, close: CloseContainer
     cid = h.containers.allocate_container(h.pipelines.add(tuple(dns), config=ec), "om").container_id
     h.events.fire(SCMEvent.CLOSE_CONTAINER, cid)
     advance(h, LEASE_MS)
-    assert all(commands[0]["force"] is True for commands in close_commands(h, dns).values())
+    for commands in close_commands(h, dns).values():
+        _, _, force = commands[0]
+        assert force is True
 
 
 @pytest.mark.parametrize(

@@ -49,9 +49,10 @@ class Cluster:
     def recorded(self) -> dict[str, R]:
         return {r.datanode: r.state for r in self.h.containers.replicas(self.cid)}
 
-    def delete_commands(self) -> list[tuple[str, dict]]:
+    def delete_commands(self) -> list[tuple[str, tuple[int, bool, int]]]:
+        """(datanode, (container id, force, replica index)) for every deleteContainer command."""
         return [
-            (dn, c.payload)
+            (dn, (c.container_id, c.force, c.replica_index))
             for dn in self.dns
             for c in self.h.commands(dn)
             if c.type is SCMCommandType.deleteContainerCommand
@@ -158,7 +159,7 @@ def test_ec_replica_with_an_index_out_of_range_is_ignored(index: int) -> None:
 def test_deleted_container_empty_replica_gets_a_plain_delete() -> None:
     c = Cluster(S.DELETED, seq=5)
     c.icr(0, R.CLOSED, seq=5, is_empty=True)
-    assert c.delete_commands() == [(c.dns[0], {"containerID": c.cid, "force": False, "replicaIndex": 0})]
+    assert c.delete_commands() == [(c.dns[0], (c.cid, False, 0))]
     assert c.info.state is S.DELETED and c.recorded() == {c.dns[0]: R.CLOSED}
 
 
@@ -171,7 +172,7 @@ def test_ratis_closed_or_quasi_closed_non_empty_replica_is_force_deleted(
     """Stats run first and lift the container BCSID to the replica's, so even a higher BCSID ends up <=."""
     c = Cluster(state, seq=5)
     c.icr(0, replica_state, seq=replica_seq, key_count=3)
-    assert c.delete_commands() == [(c.dns[0], {"containerID": c.cid, "force": True, "replicaIndex": 0})]
+    assert c.delete_commands() == [(c.dns[0], (c.cid, True, 0))]
     assert c.info.state is state
 
 
@@ -195,7 +196,7 @@ def test_deleting_container_with_empty_or_invalid_replica_is_left_alone(replica_
 def test_ec_non_empty_replica_of_deleting_or_deleted_container_is_force_deleted(state: S) -> None:
     c = Cluster(state, seq=5, config=EC_3_2)
     c.icr(2, R.OPEN, seq=9, key_count=4, replica_index=3)
-    assert c.delete_commands() == [(c.dns[2], {"containerID": c.cid, "force": True, "replicaIndex": 3})]
+    assert c.delete_commands() == [(c.dns[2], (c.cid, True, 3))]
     assert c.info.state is state
 
 
@@ -233,7 +234,7 @@ def test_unknown_container_in_full_report_is_only_logged_by_default(caplog: pyte
 def test_unknown_container_in_full_report_is_force_deleted_when_configured() -> None:
     c = Cluster(S.CLOSED, seq=5, **{"hdds.scm.unknown-container.action": "DELETE"})
     fcr(c, 0, [ContainerReplicaReport(404, R.CLOSED, 1, replica_index=2)])
-    assert c.delete_commands() == [(c.dns[0], {"containerID": 404, "force": True, "replicaIndex": 2})]
+    assert c.delete_commands() == [(c.dns[0], (404, True, 2))]
 
 
 def test_incremental_report_never_deletes_unknown_containers() -> None:

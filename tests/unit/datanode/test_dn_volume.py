@@ -71,7 +71,7 @@ def test_corrupt_version_is_refused(tmp_path: Path) -> None:
     (tmp_path / "disk/hdds").mkdir(parents=True)
     (tmp_path / "disk/hdds/VERSION").write_text("clusterID=" + CLUSTER + "\n")
     volume = loaded(tmp_path / "disk")
-    assert volume.is_failed and "missing storageID" in volume.failure_reason
+    assert volume.is_failed and "missing field storageID" in volume.failure_reason
 
 
 def test_root_that_is_a_file_fails(tmp_path: Path) -> None:

@@ -18,10 +18,10 @@ import grpc
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.storage import BlockData, ChecksumType, ChunkInfo, KeyValueContainer, compute
+from pyozone.hdds.commands import ReregisterCommand, SCMCommand
 from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.messages import Heartbeat
-from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
 from pyozone.protocol import (
     HeartbeatResponse,
@@ -34,7 +34,6 @@ from pyozone.protocol import (
     register_response_to_proto,
     version_response_to_proto,
 )
-from pyozone.scm.node.commands import SCMCommand
 
 CLUSTER = "CID-dnd-test"
 
@@ -140,7 +139,7 @@ class _Servicer(dn_grpc.StorageContainerDatanodeProtocolServiceServicer):
             if hb.datanode.uuid in scm._known:
                 commands, scm._commands = tuple(scm._commands), []
             else:
-                commands = (SCMCommand(SCMCommandType.reregisterCommand),)
+                commands = (ReregisterCommand(),)
         return heartbeat_response_to_proto(HeartbeatResponse(hb.datanode.uuid, commands, scm.term))
 
 

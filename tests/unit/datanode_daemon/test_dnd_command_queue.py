@@ -7,8 +7,14 @@ import asyncio
 from dnd_helpers import async_test, wait_until
 
 from pyozone.datanode.command_queue import CommandHandler, CommandQueue, QueueLimits
+from pyozone.hdds.commands import (
+    COMMAND_CLASSES,
+    DeleteBlocksCommand,
+    ReplicateContainerCommand,
+    ReplicationCommandPriority,
+    SCMCommand,
+)
 from pyozone.hdds.states import SCMCommandType as T
-from pyozone.scm.node.commands import SCMCommand
 
 NOW_MS = 1_000_000
 
@@ -44,7 +50,9 @@ def _queue(
 
 
 def _cmd(kind: T, cid: int, **kwargs: object) -> SCMCommand:
-    return SCMCommand(kind, {"containerID": cid}, id=cid, **kwargs)  # type: ignore[arg-type]
+    if kind is T.deleteBlocksCommand:
+        return DeleteBlocksCommand(transactions=(), id=cid, **kwargs)  # type: ignore[arg-type]
+    return COMMAND_CLASSES[kind](container_id=cid, id=cid, **kwargs)  # type: ignore[call-arg]
 
 
 @async_test
@@ -92,9 +100,10 @@ async def test_normal_priority_replication_goes_before_low() -> None:
     log: list[tuple[str, int]] = []
     gate = asyncio.Event()
     queue = _queue({T.replicateContainerCommand: Recorder(log, gate)}, streams=1)
-    queue.submit(SCMCommand(T.replicateContainerCommand, {"priority": "NORMAL"}, id=1))
-    queue.submit(SCMCommand(T.replicateContainerCommand, {"priority": "LOW"}, id=2))
-    queue.submit(SCMCommand(T.replicateContainerCommand, {"priority": "NORMAL"}, id=3))
+    normal, low = ReplicationCommandPriority.NORMAL, ReplicationCommandPriority.LOW
+    queue.submit(ReplicateContainerCommand(container_id=1, priority=normal, id=1))
+    queue.submit(ReplicateContainerCommand(container_id=2, priority=low, id=2))
+    queue.submit(ReplicateContainerCommand(container_id=3, priority=normal, id=3))
     gate.set()
     await wait_until(lambda: len(log) == 6)
     assert [i for edge, i in log if edge == "start"] == [1, 3, 2]

@@ -15,11 +15,23 @@ from dnd_helpers import FakeScm, async_test, dn_conf, put_block, running, wait_f
 from pyozone.common.net import HostPort
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.storage import KeyValueContainer
+from pyozone.hdds.commands import (
+    CloseContainerCommand,
+    ClosePipelineCommand,
+    CreatePipelineCommand,
+    DeleteBlocksCommand,
+    DeleteContainerCommand,
+    DeletedBlocksTransaction,
+    FinalizeNewLayoutVersionCommand,
+    RefreshVolumeUsageCommand,
+    ReplicateContainerCommand,
+    ReplicationCommandPriority,
+    SetNodeOperationalStateCommand,
+)
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.messages import DeleteBlockTransactionResult, Heartbeat
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState
 from pyozone.hdds.states import SCMCommandType as T
-from pyozone.scm.node.commands import SCMCommand
 
 OTHER_A = "00000000-0000-4000-8000-00000000000a"
 OTHER_B = "00000000-0000-4000-8000-00000000000b"
@@ -51,17 +63,14 @@ async def _reported(scm: FakeScm, cid: int, state: ReplicaState) -> float:
     return time.monotonic()
 
 
-def _pipeline(pid: str, nodes: list[str], leader: str | None) -> SCMCommand:
-    return SCMCommand(
-        T.createPipelineCommand,
-        {"pipelineID": pid, "type": "RATIS", "factor": len(nodes), "nodes": nodes, "suggestedLeader": leader},
+def _pipeline(pid: str, nodes: list[str], leader: str | None) -> CreatePipelineCommand:
+    return CreatePipelineCommand(
+        pipeline_id=pid, factor=len(nodes), nodes=tuple(nodes), suggested_leader=leader
     )
 
 
-def _close(cid: int, pipeline: str | None = None, force: bool = False, **kw: Any) -> SCMCommand:
-    return SCMCommand(
-        T.closeContainerCommand, {"containerID": cid, "pipelineID": pipeline, "force": force}, **kw
-    )
+def _close(cid: int, pipeline: str | None = None, force: bool = False, **kw: Any) -> CloseContainerCommand:
+    return CloseContainerCommand(container_id=cid, pipeline_id=pipeline, force=force, **kw)
 
 
 def _reports(hb: Heartbeat) -> dict[str, bool] | None:
@@ -82,13 +91,13 @@ async def test_create_and_close_pipeline(tmp_path: Path, scm: FakeScm) -> None:
             _pipeline(p2, [OTHER_A, dn.uuid, OTHER_B], OTHER_A),
             _pipeline(p3, [dn.uuid], None),
         )
-        dn.machine.trigger_heartbeat()  # delivers the commands; the reports must follow at once
+        dn.heartbeat_loop.trigger_heartbeat()  # delivers the commands; the reports must follow at once
         hb = await wait_for_beat(scm, lambda hb: _reports(hb) and len(hb.pipeline_reports) == 3, timeout=5)
         assert _reports(hb) == {p1: True, p2: False, p3: True}  # promptly, not after 30 s
         doc = json.loads((tmp_path / "meta" / "pipelines.json").read_text())
         assert doc[p1]["members"] == [dn.uuid, OTHER_A, OTHER_B]
-        scm.send(SCMCommand(T.closePipelineCommand, {"pipelineID": p2}))
-        dn.machine.trigger_heartbeat()
+        scm.send(ClosePipelineCommand(pipeline_id=p2))
+        dn.heartbeat_loop.trigger_heartbeat()
         await wait_until(lambda: p2 not in dn.pipelines)
     async with running(conf) as dn:  # membership survives a restart, as Ratis groups do
         await wait_until(lambda: len(scm.registrations) == 2)
@@ -164,16 +173,13 @@ async def test_delete_blocks_acks_each_transaction(tmp_path: Path, scm: FakeScm)
         await asyncio.to_thread(put_block, closed, 2, b"b" * 2000, 2)
         await asyncio.to_thread(lambda: (closed.mark_closing(), closed.close()))
         await _create(dn, 2)  # OPEN
-        command = SCMCommand(
-            T.deleteBlocksCommand,
-            {
-                "transactions": [
-                    {"txID": 10, "containerID": 1, "localIDs": [1]},
-                    {"txID": 11, "containerID": 2, "localIDs": [1]},  # OPEN: not applied
-                    {"txID": 12, "containerID": 77, "localIDs": [1]},  # not here: nothing to delete
-                    {"txID": 10, "containerID": 1, "localIDs": [1]},  # a resent transaction
-                ]
-            },
+        command = DeleteBlocksCommand(
+            transactions=(
+                DeletedBlocksTransaction(10, 1, (1,)),
+                DeletedBlocksTransaction(11, 2, (1,)),  # OPEN: not applied
+                DeletedBlocksTransaction(12, 77, (1,)),  # not here: nothing to delete
+                DeletedBlocksTransaction(10, 1, (1,)),  # a resent transaction
+            )
         )
         scm.send(command)
         hb = await wait_for_beat(
@@ -196,10 +202,7 @@ async def test_delete_blocks_beyond_the_queue_limit_fail(tmp_path: Path, scm: Fa
     async with running(conf) as dn:
         await _started(dn, scm)
         commands = [
-            SCMCommand(
-                T.deleteBlocksCommand, {"transactions": [{"txID": i, "containerID": 5, "localIDs": [1]}]}
-            )
-            for i in range(1, 6)
+            DeleteBlocksCommand(transactions=(DeletedBlocksTransaction(i, 5, (1,)),)) for i in range(1, 6)
         ]
         scm.send(*commands)
         await wait_until(lambda: len(_final_statuses(scm)) == 5, what="five final statuses")
@@ -228,10 +231,10 @@ async def test_delete_container(tmp_path: Path, scm: FakeScm) -> None:
         await _create(dn, 3)
         since = await _reported(scm, 3, ReplicaState.OPEN)
         scm.send(
-            SCMCommand(T.deleteContainerCommand, {"containerID": 1, "force": False}),
-            SCMCommand(T.deleteContainerCommand, {"containerID": 2, "force": False}),  # not empty: refused
-            SCMCommand(T.deleteContainerCommand, {"containerID": 3, "force": True}),  # OPEN, forced
-            SCMCommand(T.deleteContainerCommand, {"containerID": 4, "force": True}),  # not here
+            DeleteContainerCommand(container_id=1, force=False),
+            DeleteContainerCommand(container_id=2, force=False),  # not empty: refused
+            DeleteContainerCommand(container_id=3, force=True),  # OPEN, forced
+            DeleteContainerCommand(container_id=4, force=True),  # not here
         )
         await wait_until(lambda: sorted(c.container_id for c in dn.containers) == [2], what="deletions")
         await wait_until(lambda: _icr_states(scm, since).get(3))
@@ -250,7 +253,9 @@ async def test_operational_state_is_persisted_reported_and_scales_replication(
         await _started(dn, scm)
         assert dn.queue.replication_workers == 10
         expiry = int(time.time()) + 3600
-        scm.send(SCMCommand(T.setNodeOperationalStateCommand, {"state": "IN_MAINTENANCE", "expiry": expiry}))
+        scm.send(
+            SetNodeOperationalStateCommand(state=NodeOperationalState.IN_MAINTENANCE, expiry_epoch_s=expiry)
+        )
         hb = await wait_for_beat(scm, lambda hb: hb.persisted_op_state is NodeOperationalState.IN_MAINTENANCE)
         assert hb.datanode.persisted_op_state_expiry == expiry
         await wait_until(lambda: dn.queue.replication_workers == 20)
@@ -260,7 +265,7 @@ async def test_operational_state_is_persisted_reported_and_scales_replication(
         await wait_until(lambda: len(scm.registrations) == 2)
         assert scm.registrations[1].datanode.persisted_op_state is NodeOperationalState.IN_MAINTENANCE
         assert dn.queue.replication_workers == 20
-        scm.send(SCMCommand(T.setNodeOperationalStateCommand, {"state": "IN_SERVICE", "expiry": 0}))
+        scm.send(SetNodeOperationalStateCommand(state=NodeOperationalState.IN_SERVICE, expiry_epoch_s=0))
         await wait_for_beat(scm, lambda hb: hb.persisted_op_state is NodeOperationalState.IN_SERVICE)
         await wait_until(lambda: dn.queue.replication_workers == 10)
 
@@ -301,9 +306,11 @@ async def test_replicate_pushes_to_the_targets_replication_port(tmp_path: Path, 
         deadline = int(time.time() * 1000) + 60_000
         scm.send(
             *(
-                SCMCommand(
-                    T.replicateContainerCommand,
-                    {"containerID": cid, "target": target, "replicaIndex": 0, "priority": "NORMAL"},
+                ReplicateContainerCommand(
+                    container_id=cid,
+                    target=target,
+                    replica_index=0,
+                    priority=ReplicationCommandPriority.NORMAL,
                     deadline_epoch_ms=deadline,
                 )
                 for cid in (1, 2, 3)
@@ -328,7 +335,7 @@ async def test_replicate_pushes_to_the_targets_replication_port(tmp_path: Path, 
 async def test_refresh_volume_usage_sends_a_node_report(tmp_path: Path, scm: FakeScm) -> None:
     async with running(dn_conf(tmp_path, scm.address)) as dn:
         await _started(dn, scm)
-        scm.send(SCMCommand(T.refreshVolumeUsageInfo), SCMCommand(T.finalizeNewLayoutVersionCommand))
+        scm.send(RefreshVolumeUsageCommand(), FinalizeNewLayoutVersionCommand())
         since = time.monotonic()
         hb = await wait_for_beat(scm, lambda hb: hb.node_report is not None, since)
         assert len(hb.node_report.storage) == 2

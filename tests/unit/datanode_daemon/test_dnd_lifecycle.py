@@ -164,14 +164,14 @@ async def test_reregister_sends_full_reports_again(tmp_path: Path, scm: FakeScm)
         count = len(scm.beats())
         await wait_until(lambda: len(scm.beats()) > count + 2, what="heartbeats after re-registration")
         assert len(scm.registrations) == 2
-        assert dn.machine.registrations == 2
+        assert dn.heartbeat_loop.registrations == 2
 
 
 @async_test
 async def test_scm_outage_is_retried_logged_once_and_loses_nothing(
     tmp_path: Path, scm: FakeScm, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="pyozone.datanode.state_machine")
+    caplog.set_level(logging.INFO, logger="pyozone.datanode.scm_endpoint")
     async with running(dn_conf(tmp_path, scm.address)) as dn:
         await wait_until(lambda: scm.beats(), what="first heartbeat")
         scm.down = True

@@ -12,18 +12,14 @@ from pathlib import Path
 from dnd_helpers import FakeScm, async_test, dn_conf, put_block, running, wait_for_beat, wait_until
 
 from pyozone.datanode.storage import ContainerError, Result
-from pyozone.hdds.states import SCMCommandType as T
-from pyozone.scm.node.commands import SCMCommand
+from pyozone.hdds.commands import CreatePipelineCommand
 
 LOSES = "11111111-0000-4000-8000-0000000000e1"
 KEEPS = "11111111-0000-4000-8000-0000000000e2"
 
 
-def _pipeline(pid: str, node: str) -> SCMCommand:
-    return SCMCommand(
-        T.createPipelineCommand,
-        {"pipelineID": pid, "type": "RATIS", "factor": 1, "nodes": [node], "suggestedLeader": node},
-    )
+def _pipeline(pid: str, node: str) -> CreatePipelineCommand:
+    return CreatePipelineCommand(pipeline_id=pid, factor=1, nodes=(node,), suggested_leader=node)
 
 
 @async_test

@@ -16,12 +16,12 @@ from dnd_helpers import FakeScm, async_test, dn_conf, running, wait_for_beat, wa
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.ratis.log import RaftLog
 from pyozone.hdds.checksum import ChecksumType, compute
+from pyozone.hdds.commands import CloseContainerCommand, ClosePipelineCommand, CreatePipelineCommand
 from pyozone.hdds.ids import BlockID
-from pyozone.hdds.states import ReplicaState, SCMCommandType
+from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
-from pyozone.scm.node.commands import SCMCommand
 
 PID = "22222222-0000-4000-8000-000000000001"
 CID = 7
@@ -53,12 +53,16 @@ async def three_datanodes(tmp_path: Path) -> AsyncIterator[Cluster]:
                 stops.append(_once(ctx))
             await wait_until(lambda: all(scm.beats() for scm in scms), what="heartbeats")
             details = [dn.identity.identity.details() for dn in dns]
-            create = {
-                "pipelineID": PID, "type": "RATIS", "factor": 3, "nodes": [d.uuid for d in details],
-                "suggestedLeader": details[0].uuid, "datanodes": details,
-            }  # fmt: skip
             for scm in scms:
-                scm.send(SCMCommand(SCMCommandType.createPipelineCommand, dict(create)))
+                scm.send(
+                    CreatePipelineCommand(
+                        pipeline_id=PID,
+                        factor=3,
+                        nodes=tuple(d.uuid for d in details),
+                        suggested_leader=details[0].uuid,
+                        datanodes=tuple(details),
+                    )
+                )
             await wait_until(lambda: all(PID in dn.groups for dn in dns), what="pipeline groups")
             yield Cluster(dns, scms, stops)
 
@@ -199,9 +203,8 @@ async def test_close_through_the_log_closes_every_replica_at_one_bcsid(tmp_path:
     async with three_datanodes(tmp_path) as cluster:
         dns, scms = cluster.dns, cluster.scms
         _ok(await _send(dns[0], _requests(1, b"c" * 5000, 2000)))
-        close = {"containerID": CID, "pipelineID": PID, "force": False}
         for scm in reversed(scms):  # followers first: they only mark CLOSING and wait for the log
-            scm.send(SCMCommand(SCMCommandType.closeContainerCommand, dict(close)))
+            scm.send(CloseContainerCommand(container_id=CID, pipeline_id=PID, force=False))
         await wait_until(
             lambda: all(dn.containers.require(CID).state is ReplicaState.CLOSED for dn in dns), what="CLOSED"
         )
@@ -218,11 +221,9 @@ async def test_a_follower_waiting_for_the_close_entry_quasi_closes_when_the_pipe
         dns, scms = cluster.dns, cluster.scms
         _ok(await _send(dns[0], _requests(1, b"e" * 100, 100)))
         await wait_until(lambda: CID in dns[1].containers, what="the follower's replica")
-        scms[1].send(
-            SCMCommand(SCMCommandType.closeContainerCommand, {"containerID": CID, "pipelineID": PID})
-        )
+        scms[1].send(CloseContainerCommand(container_id=CID, pipeline_id=PID))
         await wait_until(lambda: dns[1].containers.require(CID).state is ReplicaState.CLOSING, what="CLOSING")
-        scms[1].send(SCMCommand(SCMCommandType.closePipelineCommand, {"pipelineID": PID}))
+        scms[1].send(ClosePipelineCommand(pipeline_id=PID))
         await wait_until(
             lambda: dns[1].containers.require(CID).state is ReplicaState.QUASI_CLOSED, what="QUASI"
         )

@@ -8,17 +8,13 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from dnd_helpers import async_test, dn_conf, running, wait_until
 
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.daemon import Datanode
 from pyozone.hdds.states import PipelineState, ReplicationFactor
-
-server = pytest.importorskip(
-    "pyozone.scm.server", reason="the SCM daemon (pyozone/scm/server) is not built yet"
-)
-store = pytest.importorskip("pyozone.scm.store")
+from pyozone.scm.server import ScmDaemon
+from pyozone.scm.store.version import init_scm, open_scm_store
 
 FAST_SCM = {
     "hdds.heartbeat.interval": "100ms",
@@ -42,10 +38,10 @@ def _scm_conf(root: Path, port: int = 0) -> OzoneConfiguration:
 
 
 @contextlib.asynccontextmanager
-async def _scm(conf: OzoneConfiguration) -> AsyncIterator[server.ScmDaemon]:
-    store.init_scm(conf)
-    storage, metadata = store.open_scm_store(conf)
-    daemon = server.ScmDaemon(conf, storage, metadata)
+async def _scm(conf: OzoneConfiguration) -> AsyncIterator[ScmDaemon]:
+    init_scm(conf)
+    storage, metadata = open_scm_store(conf)
+    daemon = ScmDaemon(conf, storage, metadata)
     await daemon.start()
     try:
         yield daemon
@@ -53,7 +49,7 @@ async def _scm(conf: OzoneConfiguration) -> AsyncIterator[server.ScmDaemon]:
         await daemon.stop(0.5)
 
 
-def _open_three(daemon: server.ScmDaemon) -> bool:
+def _open_three(daemon: ScmDaemon) -> bool:
     core = daemon.core
     return not core.safe_mode.in_safe_mode() and any(
         p.state is PipelineState.OPEN and p.replication_config.factor == ReplicationFactor.THREE
@@ -92,5 +88,7 @@ async def test_datanodes_register_again_after_an_scm_restart(tmp_path: Path) -> 
         await scm.stop(0.1)
         await asyncio.sleep(0.5)
         async with _scm(_scm_conf(tmp_path, port)) as again:
-            await wait_until(lambda: all(dn.machine.registrations >= 2 for dn in datanodes), timeout=15)
+            await wait_until(
+                lambda: all(dn.heartbeat_loop.registrations >= 2 for dn in datanodes), timeout=15
+            )
             await wait_until(lambda: _open_three(again), timeout=15, what="safe mode exit after restart")

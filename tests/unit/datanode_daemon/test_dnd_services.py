@@ -10,12 +10,11 @@ from pathlib import Path
 import grpc
 from dnd_helpers import FakeScm, async_test, dn_conf, put_block, running, wait_for_beat, wait_until
 
+from pyozone.hdds.commands import ReplicateContainerCommand, ReplicationCommandPriority
 from pyozone.hdds.states import ReplicaState
-from pyozone.hdds.states import SCMCommandType as T
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
-from pyozone.scm.node.commands import SCMCommand
 
 
 def _has_icr(cid: int, state: ReplicaState, uuid: str) -> object:
@@ -63,9 +62,10 @@ async def test_replicate_container_between_two_datanodes(tmp_path: Path, scm: Fa
 
         await asyncio.to_thread(closed_container)
         scm.send(
-            SCMCommand(
-                T.replicateContainerCommand,
-                {"containerID": 31, "target": target.identity.identity.details(), "priority": "NORMAL"},
+            ReplicateContainerCommand(
+                container_id=31,
+                target=target.identity.identity.details(),
+                priority=ReplicationCommandPriority.NORMAL,
             )
         )
         await wait_for_beat(scm, _has_icr(31, ReplicaState.CLOSED, target.uuid), timeout=10)

@@ -6,8 +6,10 @@ close the pipeline. And how a leader judges its followers' answers."""
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from test_raft_log import _write_chunk
 
@@ -24,6 +26,17 @@ def _applied(request: pb.ContainerCommandRequestProto, index: int) -> pb.Contain
     return pb.ContainerCommandResponseProto(cmdType=request.cmdType, result=pb.SUCCESS)
 
 
+def _args(executor: Executor, on_failure: Callable[[str, str], None]) -> dict[str, Any]:
+    """A group's collaborators: entries applied as SUCCESS, timeouts of 5 s."""
+    return {
+        "apply": _applied,
+        "executor": executor,
+        "on_failure": on_failure,
+        "watch_timeout_s": 5,
+        "request_timeout_s": 5,
+    }
+
+
 def _recover_and_write(tmp_path: Path, applied: int) -> tuple[list[str], pb.ContainerCommandResponseProto]:
     """Reopens a log of two entries as a RATIS/ONE leader whose containers hold BCSID `applied`, and
     submits one write: (the failures it reported, the write's answer)."""
@@ -35,8 +48,8 @@ def _recover_and_write(tmp_path: Path, applied: int) -> tuple[list[str], pb.Cont
     with ThreadPoolExecutor(2) as executor:
         membership = Membership(PID, (ME,), ME, True)
         group = RaftGroup(
-            membership, ME, RaftLog(tmp_path), _applied, executor, lambda p, why: failures.append(why), 5, 5,
-            applied,
+            membership, ME, RaftLog(tmp_path), **_args(executor, lambda p, why: failures.append(why)),
+            applied=applied,
         )  # fmt: skip
 
         async def write() -> pb.ContainerCommandResponseProto:
@@ -72,11 +85,12 @@ def test_a_group_restarted_without_some_of_its_containers_has_failed(tmp_path: P
         def record(_: str, why: str) -> None:
             failures.append(why)
 
-        RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, [7])
-        RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, [])  # nothing lost
+        args = _args(executor, record)
+        RaftGroup(membership, ME, raft_log, **args, applied=1, lost=[7])
+        RaftGroup(membership, ME, raft_log, **args, applied=1, lost=[])  # nothing lost
         # a failed volume nothing says the containers of: a log with history cannot go on, a new one can
-        RaftGroup(membership, ME, raft_log, _applied, executor, record, 5, 5, 1, [], True)
-        RaftGroup(membership, ME, RaftLog(tmp_path / "new"), _applied, executor, record, 5, 5, 0, [], True)
+        RaftGroup(membership, ME, raft_log, **args, applied=1, unrecorded_losses=True)
+        RaftGroup(membership, ME, RaftLog(tmp_path / "new"), **args, applied=0, unrecorded_losses=True)
     assert failures == [
         "member dn-self failed: restarted without its containers [7], lost with a volume",
         "member dn-self failed: restarted with a failed data volume: containers may be gone",
@@ -91,7 +105,7 @@ def test_followers_are_judged_against_the_leaders_own_result(tmp_path: Path) -> 
     membership = Membership(PID, (ME, *followers), ME, True)
     with ThreadPoolExecutor(1) as executor:
         group = RaftGroup(
-            membership, ME, RaftLog(tmp_path), _applied, executor, lambda p, w: failures.append(w), 5, 5
+            membership, ME, RaftLog(tmp_path), **_args(executor, lambda p, w: failures.append(w))
         )
         group._outcomes.update({1: pb.CONTAINER_UNHEALTHY, 2: pb.SUCCESS})
         for follower in followers:

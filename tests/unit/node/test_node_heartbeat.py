@@ -6,19 +6,22 @@ import itertools
 
 import pytest
 
+from pyozone.hdds.commands import COMMAND_CLASSES, DeleteBlocksCommand, SCMCommand
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import NodeState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.node.commands import SCMCommand
 
 T = SCMCommandType
 M = 60_000
 
 
-def command(kind: SCMCommandType, **payload) -> SCMCommand:
-    return SCMCommand(kind, payload)
+def command(kind: SCMCommandType, container_id: int = 1) -> SCMCommand:
+    """A container (or deleteBlocks) command of `kind`; the node manager only looks at its type."""
+    if kind is T.deleteBlocksCommand:
+        return DeleteBlocksCommand(transactions=())
+    return COMMAND_CLASSES[kind](container_id=container_id)  # type: ignore[call-arg]
 
 
 # ---------------------------------------------------------------------------------------- heartbeats
@@ -35,8 +38,8 @@ def test_heartbeat_from_unregistered_node_asks_it_to_reregister(cluster, build) 
 
 def test_queued_commands_leave_with_the_next_heartbeat_in_order(cluster) -> None:
     dn, other = cluster.add(0), cluster.add(1)
-    first = command(T.closeContainerCommand, containerID=1)
-    second = command(T.deleteContainerCommand, containerID=2)
+    first = command(T.closeContainerCommand, container_id=1)
+    second = command(T.deleteContainerCommand, container_id=2)
     cluster.nm.add_datanode_command(dn, first)
     cluster.nm.add_datanode_command(dn, second)
     assert cluster.nm.process_heartbeat(other) == []
@@ -126,7 +129,7 @@ def test_heartbeat_with_stale_persisted_state_gets_set_node_operational_state(cl
     cluster.nm.set_operational_state(dn, Op.DECOMMISSIONING)
     replies = cluster.nm.process_heartbeat(dn, Op.IN_SERVICE, 0)
     assert [c.type for c in replies] == [T.setNodeOperationalStateCommand]
-    assert replies[0].payload == {"state": "DECOMMISSIONING", "expiry": 0}
+    assert (replies[0].state, replies[0].expiry_epoch_s) == (Op.DECOMMISSIONING, 0)
     assert cluster.nm.node(dn).status.operational_state is Op.DECOMMISSIONING  # SCM's value wins
     assert cluster.log.of(SCMEvent.REPLICATION_MANAGER_NOTIFY) == []
 
@@ -141,7 +144,7 @@ def test_expiry_difference_alone_triggers_the_command(cluster) -> None:
     dn = cluster.add(0)
     cluster.nm.set_operational_state(dn, Op.ENTERING_MAINTENANCE, 1_900_000_000)
     replies = cluster.nm.process_heartbeat(dn, Op.ENTERING_MAINTENANCE, 0)
-    assert [c.payload for c in replies] == [{"state": "ENTERING_MAINTENANCE", "expiry": 1_900_000_000}]
+    assert [(c.state, c.expiry_epoch_s) for c in replies] == [(Op.ENTERING_MAINTENANCE, 1_900_000_000)]
     assert cluster.nm.process_heartbeat(dn, Op.ENTERING_MAINTENANCE, 1_900_000_000) == []
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import grpc
 
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE, BlockID, ReplicationConfig
@@ -18,7 +19,6 @@ from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.scm import ContainerLocation, ReplicaLocation
 from pyozone.om.settings import OMSettings
 from pyozone.protocol.block import BlockLocation, DeleteResult, KeyBlocks, KeyBlocksResult
-from pyozone.scm.block.manager import ExcludeList
 from pyozone.scm.client.admin_client import ScmInfo
 from pyozone.scm.client.block_client import BlockClientError
 from tests.builders import dn_id

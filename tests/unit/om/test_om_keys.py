@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from om_fakes import BLOCK, FakeScm, make_om
 
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_ONE, BlockID
 from pyozone.om import codec
 from pyozone.om.core import OzoneManager
@@ -15,7 +16,6 @@ from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE
 from pyozone.om.records import KeyBlock
 from pyozone.om.settings import PREALLOCATE_MAX_BLOCKS
-from pyozone.scm.block.manager import ExcludeList
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from pyozone.hdds.commands import CreatePipelineCommand
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import NodeOperationalState as Op
@@ -201,14 +202,15 @@ def test_create_pipeline_command_goes_to_every_member(cluster) -> None:
             assert cmds == []
             continue
         assert len(cmds) == 1
-        assert cmds[0].term == 4
-        assert cmds[0].payload == {
-            "pipelineID": p.id,
-            "type": "RATIS",
-            "factor": 3,
-            "nodes": list(p.nodes),
-            "suggestedLeader": p.suggested_leader,
-        }
+        assert cmds[0] == CreatePipelineCommand(
+            pipeline_id=p.id,
+            replication_type=ReplicationType.RATIS,
+            factor=3,
+            nodes=p.nodes,
+            suggested_leader=p.suggested_leader,
+            term=4,
+            id=cmds[0].id,
+        )
     for dn in p.nodes:
         assert p.id in cluster.nm.pipelines(dn)
 
@@ -219,7 +221,7 @@ def test_ratis_one_command_and_leader(cluster) -> None:
     assert p.nodes == (dn,)
     assert p.suggested_leader == dn
     (cmd,) = cluster.queued(dn, SCMCommandType.createPipelineCommand)
-    assert cmd.payload["factor"] == 1
+    assert cmd.factor == 1
 
 
 def test_suggested_leaders_spread_over_members(make_cluster) -> None:

@@ -1,17 +1,62 @@
-"""The cluster-level Ratis THREE limit (spec 6.3), as the pure function limits.check_ratis_three_limit."""
+"""The Ratis limits (spec 3.6, 6.3), as the pure functions of scm/pipeline_limits.py."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import pytest
 
 from pyozone.config import OzoneConfiguration
-from pyozone.scm.pipeline.limits import PipelineLimitSettings, check_ratis_three_limit
+from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
+from pyozone.hdds.states import PipelineState
+from pyozone.scm.pipeline_limits import (
+    PipelineCounter,
+    PipelineLimitSettings,
+    check_ratis_three_limit,
+    datanode_pipeline_limit,
+)
 
 MSG = "Cannot create pipeline as it would exceed the limit per datanode: {} replicationConfig: RATIS/THREE"
 
 
+def counter(pipelines: list[tuple[ReplicationConfig, PipelineState]]) -> PipelineCounter:
+    def count(config: ReplicationConfig, states: Iterable[PipelineState]) -> int:
+        wanted = set(states)
+        return sum(1 for c, s in pipelines if c == config and s in wanted)
+
+    return count
+
+
 def check(L: int, G: int, open_three: int, ratis_one: int = 0, healthy: int = 10):
-    return check_ratis_three_limit(PipelineLimitSettings(L, G), open_three, ratis_one, healthy)
+    pipelines = [(RATIS_THREE, PipelineState.OPEN)] * open_three + [
+        (RATIS_ONE, PipelineState.OPEN)
+    ] * ratis_one
+    return check_ratis_three_limit(PipelineLimitSettings(L, G), counter(pipelines), healthy)
+
+
+def test_closed_ratis_one_counts_against_the_global_cap_closed_ratis_three_does_not() -> None:
+    pipelines = [
+        (RATIS_ONE, PipelineState.CLOSED),
+        (RATIS_ONE, PipelineState.ALLOCATED),
+        (RATIS_THREE, PipelineState.CLOSED),
+        (RATIS_THREE, PipelineState.DORMANT),
+    ]
+    result = check_ratis_three_limit(PipelineLimitSettings(0, 4), counter(pipelines), 10)
+    assert (result.allowed, result.refusal) == (2, None)  # 4 - 2 RATIS/ONE; 1 live RATIS/THREE < 2
+    pipelines.append((RATIS_THREE, PipelineState.OPEN))
+    assert check_ratis_three_limit(PipelineLimitSettings(0, 4), counter(pipelines), 10).refusal == MSG.format(
+        4
+    )
+
+
+@pytest.mark.parametrize(
+    ("L", "per_disk", "metadata", "healthy", "limit"),
+    [(3, 2, 4, 1, 3), (3, 2, 4, 0, 3), (0, 2, 4, 1, 8), (0, 3, 1, 2, 3), (0, 2, 4, 0, 0)],
+)
+def test_datanode_limit_is_fixed_or_per_metadata_disk(
+    L: int, per_disk: int, metadata: int, healthy: int, limit: int
+) -> None:
+    assert datanode_pipeline_limit(PipelineLimitSettings(L, 0, per_disk), metadata, healthy) == limit
 
 
 def test_settings_from_configuration_defaults() -> None:
@@ -22,7 +67,7 @@ def test_settings_from_configuration_overrides() -> None:
     conf = OzoneConfiguration(
         {"ozone.scm.datanode.pipeline.limit": "0", "ozone.scm.ratis.pipeline.limit": "30"}
     )
-    assert PipelineLimitSettings.from_conf(conf) == PipelineLimitSettings(0, 30)
+    assert PipelineLimitSettings.from_conf(conf) == PipelineLimitSettings(0, 30, 2)
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def test_allocated_pipeline_removed_after_five_minutes_not_before(cluster) -> No
     assert cluster.pm.find(p.id) is None
     assert p.id not in stored_ids(cluster)
     for dn in p.nodes:
-        assert [c.payload for c in cluster.queued(dn, CLOSE_CMD)] == [{"pipelineID": p.id}]
+        assert [c.pipeline_id for c in cluster.queued(dn, CLOSE_CMD)] == [p.id]
 
 
 def test_allocated_timeout_is_configurable(make_cluster) -> None:

@@ -207,8 +207,8 @@ def test_delete_closed_sends_close_pipeline_to_each_member(cluster, three) -> No
         cluster.pm.get(three.id)
     assert err.value.code is ResultCode.PIPELINE_NOT_FOUND
     for dn in cluster.ids:
-        expected = [{"pipelineID": three.id}] if dn in three.nodes else []
-        assert [c.payload for c in cluster.queued(dn, CLOSE_CMD)] == expected
+        expected = [three.id] if dn in three.nodes else []
+        assert [c.pipeline_id for c in cluster.queued(dn, CLOSE_CMD)] == expected
         assert three.id not in cluster.nm.pipelines(dn)
     assert cluster.pm.pipelines() == []
 
@@ -223,7 +223,7 @@ def test_close_and_delete(cluster, three) -> None:
 def test_report_for_unknown_pipeline_gets_close_pipeline_command(cluster) -> None:
     a, b = cluster.add_nodes(2)
     cluster.pm.process_pipeline_report(a, UNKNOWN_PID, is_leader=True)
-    assert [c.payload for c in cluster.queued(a, CLOSE_CMD)] == [{"pipelineID": UNKNOWN_PID}]
+    assert [c.pipeline_id for c in cluster.queued(a, CLOSE_CMD)] == [UNKNOWN_PID]
     assert cluster.queued(b) == []
 
 
@@ -245,7 +245,7 @@ def test_pipeline_action_close_closes_the_pipeline(cluster, three) -> None:
 def test_pipeline_action_for_unknown_pipeline_gets_close_pipeline_command(cluster) -> None:
     (a,) = cluster.add_nodes(1)
     cluster.pm.process_pipeline_action(a, UNKNOWN_PID, "gone")
-    assert [c.payload for c in cluster.queued(a, CLOSE_CMD)] == [{"pipelineID": UNKNOWN_PID}]
+    assert [c.pipeline_id for c in cluster.queued(a, CLOSE_CMD)] == [UNKNOWN_PID]
 
 
 # --------------------------------------------------------------------------------------------------- queries

@@ -8,6 +8,13 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 from hypothesis import strategies as st
 
+from pyozone.hdds.commands import (
+    COMMAND_CLASSES,
+    DeletedBlocksTransaction,
+    ReconstructionSource,
+    ReplicationCommandPriority,
+    SCMCommand,
+)
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
 from pyozone.hdds.ids import BlockID, ReplicationConfig
@@ -40,7 +47,6 @@ from pyozone.protocol import (
     RegisterResponse,
     VersionResponse,
 )
-from pyozone.scm.node.commands import SCMCommand
 
 M = TypeVar("M", bound=Message)
 
@@ -170,85 +176,88 @@ ec_configs = st.builds(
 replication_configs = ratis_configs | ec_configs
 
 # ------------------------------------------------------------------ commands
-_datanode_lists = st.lists(datanode_details(), max_size=3)
 
 
 @st.composite
-def _create_pipeline_payloads(draw: Any) -> dict[str, Any]:
+def _create_pipeline_fields(draw: Any) -> dict[str, Any]:
     members = draw(st.lists(datanode_details(), min_size=1, max_size=3, unique_by=lambda d: d.uuid))
-    nodes = [d.uuid for d in members]
-    payload: dict[str, Any] = {
-        "pipelineID": draw(uuids),
-        "type": draw(st.sampled_from(["RATIS", "STAND_ALONE"])),
+    nodes = tuple(d.uuid for d in members)
+    fields: dict[str, Any] = {
+        "pipeline_id": draw(uuids),
+        "replication_type": draw(st.sampled_from([ReplicationType.RATIS, ReplicationType.STAND_ALONE])),
         "factor": draw(st.sampled_from([1, 3])),
         "nodes": nodes,
-        "suggestedLeader": draw(st.none() | st.sampled_from(nodes)),
+        "suggested_leader": draw(st.none() | st.sampled_from(nodes)),
     }
     if draw(st.booleans()):
-        # Members SCM could not resolve are None; a message naming no member in full has no "datanodes".
+        # Members SCM could not resolve are None; a message naming no member in full has no `datanodes`.
         known = [m if draw(st.booleans()) else None for m in members]
         known[0] = members[0]
-        payload["datanodes"] = known
-    return payload
+        fields["datanodes"] = tuple(known)
+    return fields
 
+
+_tuples_of_details = st.lists(datanode_details(), max_size=3).map(tuple)
 
 _transactions = st.lists(
-    st.fixed_dictionaries(
-        {"txID": tx_ids, "containerID": container_ids, "localIDs": st.lists(tx_ids, max_size=5)},
-        optional={"count": st.integers(0, INT32)},
+    st.builds(
+        DeletedBlocksTransaction,
+        tx_ids,
+        container_ids,
+        st.lists(tx_ids, max_size=5).map(tuple),
+        st.integers(0, INT32),
     ),
     max_size=4,
-)
+).map(tuple)
 
-PAYLOADS: dict[SCMCommandType, Any] = {
+FIELDS: dict[SCMCommandType, Any] = {
     SCMCommandType.reregisterCommand: st.just({}),
     SCMCommandType.deleteBlocksCommand: st.fixed_dictionaries({"transactions": _transactions}),
     SCMCommandType.closeContainerCommand: st.fixed_dictionaries(
-        {"containerID": container_ids, "pipelineID": st.none() | uuids, "force": st.booleans()}
+        {"container_id": container_ids, "pipeline_id": st.none() | uuids, "force": st.booleans()}
     ),
     SCMCommandType.deleteContainerCommand: st.fixed_dictionaries(
-        {"containerID": container_ids, "force": st.booleans(), "replicaIndex": st.integers(0, INT32)}
+        {"container_id": container_ids, "force": st.booleans(), "replica_index": st.integers(0, INT32)}
     ),
     SCMCommandType.replicateContainerCommand: st.fixed_dictionaries(
         {
-            "containerID": container_ids,
+            "container_id": container_ids,
             "target": datanode_details(),
-            "sources": _datanode_lists,
-            "replicaIndex": st.integers(0, INT32),
-            "priority": st.sampled_from(["NORMAL", "LOW"]),
+            "sources": _tuples_of_details,
+            "replica_index": st.integers(0, INT32),
+            "priority": st.sampled_from(ReplicationCommandPriority),
         }
     ),
-    SCMCommandType.createPipelineCommand: _create_pipeline_payloads(),
-    SCMCommandType.closePipelineCommand: st.fixed_dictionaries({"pipelineID": uuids}),
+    SCMCommandType.createPipelineCommand: _create_pipeline_fields(),
+    SCMCommandType.closePipelineCommand: st.fixed_dictionaries({"pipeline_id": uuids}),
     SCMCommandType.setNodeOperationalStateCommand: st.fixed_dictionaries(
-        {"state": st.sampled_from([s.name for s in NodeOperationalState]), "expiry": int64s}
+        {"state": st.sampled_from(NodeOperationalState), "expiry_epoch_s": int64s}
     ),
     SCMCommandType.finalizeNewLayoutVersionCommand: st.just({}) | st.fixed_dictionaries({"layout": layouts}),
     SCMCommandType.refreshVolumeUsageInfo: st.just({}),
     SCMCommandType.reconstructECContainersCommand: st.fixed_dictionaries(
         {
-            "containerID": container_ids,
+            "container_id": container_ids,
             "sources": st.lists(
-                st.fixed_dictionaries({"datanode": datanode_details(), "replicaIndex": st.integers(1, 20)}),
-                max_size=3,
-            ),
-            "targets": _datanode_lists,
-            "missingIndexes": st.binary(min_size=1, max_size=5),
-            "replicationConfig": ec_configs,
+                st.builds(ReconstructionSource, datanode_details(), st.integers(1, 20)), max_size=3
+            ).map(tuple),
+            "targets": _tuples_of_details,
+            "missing_indexes": st.binary(min_size=1, max_size=5),
+            "replication_config": ec_configs,
         }
     ),
     SCMCommandType.reconcileContainerCommand: st.fixed_dictionaries(
-        {"containerID": container_ids, "peers": _datanode_lists}
+        {"container_id": container_ids, "peers": _tuples_of_details}
     ),
 }
+"""Each command class's own fields, as keyword arguments."""
 
 
 @st.composite
 def scm_commands(draw: Any, command_type: SCMCommandType | None = None) -> SCMCommand:
     kind = command_type if command_type is not None else draw(st.sampled_from(SCMCommandType))
-    return SCMCommand(
-        type=kind,
-        payload=draw(PAYLOADS[kind]),
+    return COMMAND_CLASSES[kind](
+        **draw(FIELDS[kind]),
         term=draw(int64s),
         deadline_epoch_ms=draw(int64s),
         id=draw(tx_ids),

@@ -1,17 +1,34 @@
-"""SCMCommand <-> SCMCommandProto, one test per command type with the payloads the SCM core builds."""
+"""SCMCommand <-> SCMCommandProto, one test per command class, built as the SCM core builds them."""
 
 from __future__ import annotations
 
 import pytest
 from proto_strategies import wire
 
+from pyozone.hdds.commands import (
+    CloseContainerCommand,
+    ClosePipelineCommand,
+    CreatePipelineCommand,
+    DeleteBlocksCommand,
+    DeleteContainerCommand,
+    DeletedBlocksTransaction,
+    FinalizeNewLayoutVersionCommand,
+    ReconcileContainerCommand,
+    ReconstructECContainersCommand,
+    ReconstructionSource,
+    RefreshVolumeUsageCommand,
+    ReplicateContainerCommand,
+    ReplicationCommandPriority,
+    ReregisterCommand,
+    SCMCommand,
+    SetNodeOperationalStateCommand,
+)
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
 from pyozone.hdds.ids import ReplicationConfig
-from pyozone.hdds.states import NodeOperationalState, SCMCommandType
+from pyozone.hdds.states import NodeOperationalState, ReplicationType, SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol import ProtocolError, scm_command_from_proto, scm_command_to_proto
-from pyozone.scm.node.commands import SCMCommand
 
 T = SCMCommandType
 DN1 = "00000000-0000-4000-8000-000000000001"
@@ -32,7 +49,7 @@ def round_trip(command: SCMCommand, **kwargs) -> tuple[pb.SCMCommandProto, SCMCo
 
 
 def test_reregister() -> None:
-    command = SCMCommand(T.reregisterCommand, term=4)
+    command = ReregisterCommand(term=4)
     message, back = round_trip(command)
     assert message.WhichOneof("command") == "reregisterCommandProto"
     assert message.commandType == pb.SCMCommandProto.reregisterCommand
@@ -40,11 +57,11 @@ def test_reregister() -> None:
 
 
 def test_delete_blocks() -> None:
-    transactions = [
-        {"txID": 7, "containerID": 3, "localIDs": [100, 101]},
-        {"txID": 8, "containerID": 4, "localIDs": [200], "count": 2},
-    ]
-    command = SCMCommand(T.deleteBlocksCommand, {"transactions": transactions})
+    transactions = (
+        DeletedBlocksTransaction(7, 3, (100, 101)),
+        DeletedBlocksTransaction(8, 4, (200,), count=2),
+    )
+    command = DeleteBlocksCommand(transactions=transactions)
     message, back = round_trip(command)
     txs = message.deleteBlocksCommandProto.deletedBlocksTransactions
     assert [(t.txID, t.containerID, list(t.localID)) for t in txs] == [(7, 3, [100, 101]), (8, 4, [200])]
@@ -54,9 +71,7 @@ def test_delete_blocks() -> None:
 
 @pytest.mark.parametrize("pipeline_id", [PIPELINE, None])
 def test_close_container(pipeline_id: str | None) -> None:
-    command = SCMCommand(
-        T.closeContainerCommand, {"containerID": 12, "pipelineID": pipeline_id, "force": True}
-    )
+    command = CloseContainerCommand(container_id=12, pipeline_id=pipeline_id, force=True)
     message, back = round_trip(command)
     body = message.closeContainerCommandProto
     assert (body.containerID, body.force, body.HasField("pipelineID")) == (12, True, pipeline_id is not None)
@@ -64,21 +79,19 @@ def test_close_container(pipeline_id: str | None) -> None:
 
 
 def test_delete_container() -> None:
-    command = SCMCommand(T.deleteContainerCommand, {"containerID": 5, "force": False, "replicaIndex": 2})
+    command = DeleteContainerCommand(container_id=5, force=False, replica_index=2)
     message, back = round_trip(command)
     assert message.deleteContainerCommandProto.replicaIndex == 2
     assert back == command
 
 
 def test_replicate_container_push() -> None:
-    payload = {
-        "containerID": 9,
-        "target": details(DN2, 2),
-        "sources": [],
-        "replicaIndex": 0,
-        "priority": "LOW",
-    }
-    command = SCMCommand(T.replicateContainerCommand, payload, deadline_epoch_ms=1_700_000_000_000)
+    command = ReplicateContainerCommand(
+        container_id=9,
+        target=details(DN2, 2),
+        priority=ReplicationCommandPriority.LOW,
+        deadline_epoch_ms=1_700_000_000_000,
+    )
     message, back = round_trip(command)
     body = message.replicateContainerCommandProto
     assert (body.target.uuid, body.target.hostName, body.priority) == (DN2, "dn2.example.com", pb.LOW)
@@ -87,30 +100,27 @@ def test_replicate_container_push() -> None:
 
 
 def test_replicate_container_defaults_fill_in() -> None:
-    command = SCMCommand(T.replicateContainerCommand, {"containerID": 9, "target": details(DN2, 2)})
-    _, back = round_trip(command)
-    assert back.payload == {
-        "containerID": 9,
-        "target": details(DN2, 2),
-        "sources": [],
-        "replicaIndex": 0,
-        "priority": "NORMAL",
-    }
+    command = ReplicateContainerCommand(container_id=9, target=details(DN2, 2))
+    message, back = round_trip(command)
+    assert message.replicateContainerCommandProto.priority == pb.NORMAL
+    assert (back.sources, back.replica_index, back.priority) == ((), 0, ReplicationCommandPriority.NORMAL)
+    assert back == command
 
 
-def create_pipeline_payload(leader: str | None = DN2) -> dict:
-    return {
-        "pipelineID": PIPELINE,
-        "type": "RATIS",
-        "factor": 3,
-        "nodes": [DN1, DN2, DN3],
-        "suggestedLeader": leader,
-    }
+def create_pipeline(leader: str | None = DN2, **fields) -> CreatePipelineCommand:
+    return CreatePipelineCommand(
+        pipeline_id=PIPELINE,
+        replication_type=ReplicationType.RATIS,
+        factor=3,
+        nodes=(DN1, DN2, DN3),
+        suggested_leader=leader,
+        **fields,
+    )
 
 
 @pytest.mark.parametrize("leader", [DN2, None])
 def test_create_pipeline(leader: str | None) -> None:
-    command = SCMCommand(T.createPipelineCommand, create_pipeline_payload(leader))
+    command = create_pipeline(leader)
     message, back = round_trip(command)
     body = message.createPipelineCommandProto
     assert [d.uuid for d in body.datanode] == [DN1, DN2, DN3]
@@ -122,41 +132,40 @@ def test_create_pipeline(leader: str | None) -> None:
 
 def test_create_pipeline_with_resolved_members() -> None:
     known = {DN1: details(DN1, 1), DN3: details(DN3, 3)}
-    command = SCMCommand(T.createPipelineCommand, create_pipeline_payload())
+    command = create_pipeline()
     message, back = round_trip(command, resolve=known.get)
     assert [d.hostName for d in message.createPipelineCommandProto.datanode] == [
         "dn1.example.com",
         "",
         "dn3.example.com",
     ]
-    assert back.payload["nodes"] == [DN1, DN2, DN3]
-    assert back.payload["datanodes"] == [known[DN1], None, known[DN3]]
+    assert back.nodes == (DN1, DN2, DN3)
+    assert back.datanodes == (known[DN1], None, known[DN3])
 
 
 @pytest.mark.parametrize("second", [details(DN2, 2), None])
 def test_create_pipeline_with_datanodes(second: DatanodeDetails | None) -> None:
-    payload = create_pipeline_payload() | {"datanodes": [details(DN1, 1), second, details(DN3, 3)]}
-    command = SCMCommand(T.createPipelineCommand, payload)
+    command = create_pipeline(datanodes=(details(DN1, 1), second, details(DN3, 3)))
     _, back = round_trip(command)
     assert back == command
 
 
 def test_create_pipeline_datanodes_must_match_nodes() -> None:
-    payload = create_pipeline_payload() | {"datanodes": [details(DN2, 2), None, None]}
-    with pytest.raises(ProtocolError, match=r"datanodes'\]\[0\]"):
-        scm_command_to_proto(SCMCommand(T.createPipelineCommand, payload))
+    command = create_pipeline(datanodes=(details(DN2, 2), None, None))
+    with pytest.raises(ProtocolError, match=r"datanodes\[0\]"):
+        scm_command_to_proto(command)
 
 
 def test_close_pipeline() -> None:
-    command = SCMCommand(T.closePipelineCommand, {"pipelineID": PIPELINE})
+    command = ClosePipelineCommand(pipeline_id=PIPELINE)
     message, back = round_trip(command)
     assert message.closePipelineCommandProto.pipelineID.id == PIPELINE
     assert back == command
 
 
 def test_set_node_operational_state() -> None:
-    command = SCMCommand(
-        T.setNodeOperationalStateCommand, {"state": "IN_MAINTENANCE", "expiry": 1_800_000_000}
+    command = SetNodeOperationalStateCommand(
+        state=NodeOperationalState.IN_MAINTENANCE, expiry_epoch_s=1_800_000_000
     )
     message, back = round_trip(command)
     body = message.setNodeOperationalStateCommandProto
@@ -165,39 +174,35 @@ def test_set_node_operational_state() -> None:
     assert back == command
 
 
-def test_set_node_operational_state_accepts_the_enum() -> None:
-    command = SCMCommand(T.setNodeOperationalStateCommand, {"state": NodeOperationalState.DECOMMISSIONING})
+def test_set_node_operational_state_expiry_defaults_to_zero() -> None:
+    command = SetNodeOperationalStateCommand(state=NodeOperationalState.DECOMMISSIONING)
     _, back = round_trip(command)
-    assert back.payload == {"state": "DECOMMISSIONING", "expiry": 0}
+    assert (back.state, back.expiry_epoch_s) == (NodeOperationalState.DECOMMISSIONING, 0)
 
 
-@pytest.mark.parametrize("payload", [{}, {"layout": LayoutVersion(8, 9)}])
-def test_finalize_new_layout_version(payload: dict) -> None:
-    command = SCMCommand(T.finalizeNewLayoutVersionCommand, payload)
+@pytest.mark.parametrize("layout", [None, LayoutVersion(8, 9)])
+def test_finalize_new_layout_version(layout: LayoutVersion | None) -> None:
+    command = FinalizeNewLayoutVersionCommand(layout=layout)
     message, back = round_trip(command)
     assert message.finalizeNewLayoutVersionCommandProto.finalizeNewLayoutVersion
     assert back == command
 
 
 def test_refresh_volume_usage() -> None:
-    command = SCMCommand(T.refreshVolumeUsageInfo)
+    command = RefreshVolumeUsageCommand()
     message, back = round_trip(command)
     assert message.WhichOneof("command") == "refreshVolumeUsageCommandProto"
     assert back == command
 
 
 def test_reconstruct_ec_containers() -> None:
-    payload = {
-        "containerID": 21,
-        "sources": [
-            {"datanode": details(DN1, 1), "replicaIndex": 1},
-            {"datanode": details(DN2, 2), "replicaIndex": 3},
-        ],
-        "targets": [details(DN3, 3)],
-        "missingIndexes": bytes([2]),
-        "replicationConfig": ReplicationConfig.parse("EC/RS-3-2-1024k"),
-    }
-    command = SCMCommand(T.reconstructECContainersCommand, payload)
+    command = ReconstructECContainersCommand(
+        container_id=21,
+        sources=(ReconstructionSource(details(DN1, 1), 1), ReconstructionSource(details(DN2, 2), 3)),
+        targets=(details(DN3, 3),),
+        missing_indexes=bytes([2]),
+        replication_config=ReplicationConfig.parse("EC/RS-3-2-1024k"),
+    )
     message, back = round_trip(command)
     ec = message.reconstructECContainersCommandProto.ecReplicationConfig
     assert (ec.data, ec.parity, ec.codec, ec.ecChunkSize) == (3, 2, "RS", 1024 * 1024)
@@ -205,7 +210,7 @@ def test_reconstruct_ec_containers() -> None:
 
 
 def test_reconcile_container() -> None:
-    command = SCMCommand(T.reconcileContainerCommand, {"containerID": 4, "peers": [details(DN2, 2)]})
+    command = ReconcileContainerCommand(container_id=4, peers=(details(DN2, 2),))
     message, back = round_trip(command)
     assert message.commandType == 12
     assert back == command
@@ -218,30 +223,37 @@ def test_every_command_type_is_covered() -> None:
 
 
 # ------------------------------------------------------------------ bad commands
-def test_payload_missing_a_required_key() -> None:
+def test_unset_container_id() -> None:
     with pytest.raises(ProtocolError) as err:
-        scm_command_to_proto(SCMCommand(T.closeContainerCommand, {"pipelineID": PIPELINE}))
-    assert err.value.field == "command.payload['containerID']"
+        scm_command_to_proto(CloseContainerCommand(container_id=0, pipeline_id=PIPELINE))
+    assert err.value.field == "command.containerID"
+    assert "is missing" in str(err.value)
 
 
-def test_negative_container_id_in_payload() -> None:
+def test_negative_container_id() -> None:
     with pytest.raises(ProtocolError, match="positive container id"):
-        scm_command_to_proto(SCMCommand(T.deleteContainerCommand, {"containerID": -3}))
+        scm_command_to_proto(DeleteContainerCommand(container_id=-3))
 
 
 def test_suggested_leader_must_be_a_member() -> None:
     with pytest.raises(ProtocolError, match="suggestedLeader"):
-        scm_command_to_proto(SCMCommand(T.createPipelineCommand, create_pipeline_payload("someone-else")))
+        scm_command_to_proto(create_pipeline("someone-else"))
 
 
 def test_unknown_priority() -> None:
-    payload = {"containerID": 9, "target": details(DN2, 2), "priority": "URGENT"}
-    with pytest.raises(ProtocolError, match="priority"):
-        scm_command_to_proto(SCMCommand(T.replicateContainerCommand, payload))
+    command = ReplicateContainerCommand(container_id=9, target=details(DN2, 2), priority="URGENT")  # type: ignore[arg-type]
+    with pytest.raises(ProtocolError, match="priority") as err:
+        scm_command_to_proto(command)
+    assert err.value.field == "command.priority"
+
+
+def test_the_bare_envelope_is_not_a_command() -> None:
+    with pytest.raises(ProtocolError, match="unknown command class SCMCommand"):
+        scm_command_to_proto(SCMCommand())
 
 
 def test_typed_message_must_match_the_command_type() -> None:
-    message = scm_command_to_proto(SCMCommand(T.closePipelineCommand, {"pipelineID": PIPELINE}))
+    message = scm_command_to_proto(ClosePipelineCommand(pipeline_id=PIPELINE))
     message.commandType = pb.SCMCommandProto.closeContainerCommand
     with pytest.raises(ProtocolError) as err:
         scm_command_from_proto(message)

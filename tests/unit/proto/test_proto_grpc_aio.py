@@ -9,14 +9,13 @@ import grpc
 import pytest
 
 from pyozone import protocol as p
+from pyozone.hdds.commands import ClosePipelineCommand
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.messages import Heartbeat
-from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as data_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as pb_grpc
-from pyozone.scm.node.commands import SCMCommand
 
 DN = DatanodeDetails("00000000-0000-4000-8000-000000000001", "dn1.example.com", "127.0.0.1")
 LIMIT = 64 * 1024
@@ -28,7 +27,7 @@ class FakeScm(pb_grpc.StorageContainerDatanodeProtocolServiceServicer):
             hb = p.heartbeat_from_proto(request)
         except p.ProtocolError as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        command = SCMCommand(SCMCommandType.closePipelineCommand, {"pipelineID": "p1"})
+        command = ClosePipelineCommand(pipeline_id="p1")
         return p.heartbeat_response_to_proto(p.HeartbeatResponse(hb.datanode.uuid, (command,)))
 
 
@@ -53,7 +52,7 @@ async def serve_and_call() -> None:
                 await scm.sendHeartbeat(p.heartbeat_to_proto(Heartbeat(DN)))
             )
             assert response.datanode_uuid == DN.uuid
-            assert [c.payload for c in response.commands] == [{"pipelineID": "p1"}]
+            assert [c.pipeline_id for c in response.commands] == ["p1"]
 
             with pytest.raises(grpc.aio.AioRpcError) as bad:
                 await scm.sendHeartbeat(pb.SCMHeartbeatRequestProto())

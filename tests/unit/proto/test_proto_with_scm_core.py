@@ -13,11 +13,11 @@ from proto_strategies import wire
 
 from pyozone import protocol as p
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport
 from pyozone.hdds.messages import ContainerReplicaReport, Heartbeat, PipelineReport
 from pyozone.hdds.states import LifeCycleState, NodeState, PipelineState, ReplicaState, SCMCommandType
 from pyozone.scm.events import SCMEvent
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.sim.cluster import SimCluster
 
 SECOND = 1_000

@@ -9,12 +9,12 @@ from dataclasses import replace
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ContainerID, ReplicationConfig
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import GB, dn_id, node_report

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import RATIS_ONE
 from pyozone.hdds.states import NodeOperationalState, NodeState
-from pyozone.scm.node.admin_monitor import healthy_enough_for_offline
+from pyozone.scm.replication.offline import healthy_enough_for_offline
 from tests.unit.replication.rm_builders import container, replica, statuses
 from tests.unit.replication_manager.rm_harness import RMHarness
 

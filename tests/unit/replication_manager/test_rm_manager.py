@@ -55,13 +55,13 @@ def test_processors_send_throttled_repairs_and_record_pending_ops():
     h.rm.process_under_replicated()
     h.rm.process_over_replicated()
     [(source, replicate)] = h.queued(REPLICATE)
-    assert source in h.dns[:2] and replicate.payload["containerID"] == under
-    target = replicate.payload["target"].uuid
+    assert source in h.dns[:2] and replicate.container_id == under
+    target = replicate.target.uuid
     assert target not in h.dns[:2]
     [add] = h.rm.pending_ops.ops(under)
     assert (add.type, add.target_dn) == (PendingOpType.ADD, target)
     [(victim, delete)] = h.queued(DELETE)
-    assert delete.payload["containerID"] == over and victim in h.dns[:4]
+    assert delete.container_id == over and victim in h.dns[:4]
     assert h.rm.queue.is_empty()
     # the pending ADD makes the next scan report, but not queue, the container
     report = h.rm.process_all()
@@ -132,7 +132,7 @@ def test_dead_node_containers_are_checked_and_repaired_at_once():
     h.remove_replica(cid, dead)
     h.scm.events.fire(SCMEvent.REPLICATION_MANAGER_NOTIFY, (dead, [cid]))
     [(_, replicate)] = h.queued(REPLICATE)
-    assert replicate.payload["containerID"] == cid
+    assert replicate.container_id == cid
     assert h.rm.container_health(cid) is S.UNDER_REPLICATED
     assert h.rm.container_health(other) is S.HEALTHY
     # the queue was empty: the full scan is woken for the next tick (spec 10.1)
@@ -146,8 +146,8 @@ def test_notify_for_an_op_state_change_reads_the_nodes_containers():
     h.scm.nodes.process_heartbeat(h.dns[0])  # nothing queued for it yet
     h.scm.events.fire(SCMEvent.REPLICATION_MANAGER_NOTIFY, h.dns[0])
     [(_, replicate)] = h.queued(REPLICATE)
-    assert replicate.payload["containerID"] == cid
-    assert replicate.payload["target"].uuid not in h.dns[:3]
+    assert replicate.container_id == cid
+    assert replicate.target.uuid not in h.dns[:3]
 
 
 def test_notify_is_ignored_until_the_manager_should_run():
@@ -172,7 +172,7 @@ def test_scrubber_resends_expired_deletes_and_drops_expired_adds():
     [delete] = h.rm.pending_ops.ops(over)
     assert delete.deadline_epoch_ms > h.clock.wall_ms()
     [(dn, resent)] = h.queued(DELETE)
-    assert dn == delete.target_dn and resent.payload["containerID"] == over
+    assert dn == delete.target_dn and resent.container_id == over
     assert h.rm.metrics.replica_create_timeout_total == 1
     assert h.rm.metrics.replica_delete_timeout_total == 1
 

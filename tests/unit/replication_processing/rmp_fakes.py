@@ -3,17 +3,20 @@ and node states, and a RepairContext over it with a real sender, pending-op tabl
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion
 from pyozone.hdds.ids import ContainerID, DatanodeID, ReplicationConfig
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState, SCMCommandType
-from pyozone.scm.node.commands import CommandQueue, SCMCommand
+from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.replication.commands import ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics
@@ -86,8 +89,13 @@ class Sent:
         return self.command.type
 
     @property
-    def payload(self) -> dict:
-        return self.command.payload
+    def fields(self) -> dict[str, Any]:
+        """The command's own fields by name, its envelope (term, deadline, id) left out."""
+        own = (f.name for f in dataclasses.fields(self.command) if f.name not in _ENVELOPE)
+        return {name: getattr(self.command, name) for name in own}
+
+
+_ENVELOPE = frozenset(f.name for f in dataclasses.fields(SCMCommand))
 
 
 class FakeNodeManager:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from rmp_fakes import CID, FakeContext, Op, T, dn, ec, over, replica, under
 
+from pyozone.hdds.commands import ReconstructionSource
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import NodeState
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
@@ -39,12 +40,12 @@ def test_one_missing_index_is_rebuilt_by_one_reconstruction_command() -> None:
     [sent] = ctx.sent
     assert sent.type is T.reconstructECContainersCommand
     target = dn(5) if sent.to == dn(5) else dn(6)
-    assert sent.payload == {
-        "containerID": CID,
-        "sources": [{"datanode": ctx.nodes.get(dn(i)).details, "replicaIndex": i} for i in (1, 2, 3, 4)],
-        "targets": [ctx.nodes.get(target).details],
-        "missingIndexes": b"\x05",
-        "replicationConfig": ec().replication_config,
+    assert sent.fields == {
+        "container_id": CID,
+        "sources": tuple(ReconstructionSource(ctx.nodes.get(dn(i)).details, i) for i in (1, 2, 3, 4)),
+        "targets": (ctx.nodes.get(target).details,),
+        "missing_indexes": b"\x05",
+        "replication_config": ec().replication_config,
     }
     assert ctx.pending() == [(ADD, target, 5)]
     assert ctx.metrics.ec_reconstruction_cmds_sent_total == 1
@@ -58,8 +59,8 @@ def test_two_missing_indexes_share_one_command_coordinated_by_the_least_loaded_t
     assert handle_under_replicated(under(ec()), ctx) == 1
     [sent] = ctx.sent
     assert sent.to != dn(4)
-    targets = [d.uuid for d in sent.payload["targets"]]
-    assert sent.payload["missingIndexes"] == bytes([4, 5])
+    targets = [d.uuid for d in sent.command.targets]
+    assert sent.command.missing_indexes == bytes([4, 5])
     assert ctx.pending() == [(ADD, targets[0], 4), (ADD, targets[1], 5)]
 
 
@@ -78,7 +79,7 @@ def test_too_few_targets_rebuild_what_they_can_then_requeue() -> None:
         handle_under_replicated(under(ec()), ctx)
     assert (e.value.required, e.value.available) == (2, 1)
     [sent] = ctx.sent
-    assert sent.payload["missingIndexes"] == b"\x04"
+    assert sent.command.missing_indexes == b"\x04"
     assert ctx.pending() == [(ADD, dn(4), 4)]
     assert ctx.metrics.ec_partial_reconstruction_none_overloaded_total == 1
 
@@ -101,8 +102,8 @@ def test_a_critical_partial_rebuild_goes_ahead_despite_busy_nodes() -> None:
     with pytest.raises(InsufficientDatanodesError):
         handle_under_replicated(under(ec(scheme="RS-6-3")), ctx)
     [sent] = ctx.sent
-    assert sent.payload["targets"] == [ctx.nodes.get(dn(7)).details]
-    assert sent.payload["missingIndexes"] == b"\x07"
+    assert sent.command.targets == (ctx.nodes.get(dn(7)).details,)
+    assert sent.command.missing_indexes == b"\x07"
     assert ctx.metrics.ec_partial_reconstruction_critical_total == 1
 
 
@@ -121,8 +122,8 @@ def test_a_decommissioning_only_index_is_copied_not_reconstructed() -> None:
     assert handle_under_replicated(under(ec()), ctx) == 1
     [sent] = ctx.sent
     assert (sent.to, sent.type) == (dn(2), T.replicateContainerCommand)
-    assert sent.payload["replicaIndex"] == 2
-    assert sent.payload["target"].uuid == dn(6)
+    assert sent.command.replica_index == 2
+    assert sent.command.target.uuid == dn(6)
     assert ctx.pending() == [(ADD, dn(6), 2)]
     assert ctx.metrics.ec_replication_cmds_sent_total == 1
 
@@ -135,8 +136,8 @@ def test_maintenance_only_indexes_get_only_the_copies_redundancy_requires() -> N
     # RS-3-2 keeping 1 redundancy in maintenance: 2 maintenance-only indexes, 2 - (2 - 1) = 1 copy
     assert handle_under_replicated(under(ec()), ctx) == 1
     [sent] = ctx.sent
-    assert (sent.to, sent.payload["replicaIndex"]) == (dn(1), 1)
-    assert sent.payload["target"].uuid in (dn(6), dn(7))
+    assert (sent.to, sent.command.replica_index) == (dn(1), 1)
+    assert sent.command.target.uuid in (dn(6), dn(7))
 
 
 def test_one_maintenance_only_index_within_the_allowance_needs_nothing() -> None:
@@ -154,7 +155,7 @@ def test_missing_and_decommissioning_indexes_are_repaired_in_one_pass_on_distinc
     reconstruct = of_type(ctx, T.reconstructECContainersCommand)
     replicate = of_type(ctx, T.replicateContainerCommand)
     assert len(reconstruct) == len(replicate) == 1
-    targets = {reconstruct[0].payload["targets"][0].uuid, replicate[0].payload["target"].uuid}
+    targets = {reconstruct[0].command.targets[0].uuid, replicate[0].command.target.uuid}
     assert len(targets) == 2 and targets <= {dn(5), dn(6), dn(7)}
     assert sorted(i for _, _, i in ctx.pending()) == [2, 5]
 
@@ -165,7 +166,7 @@ def test_busy_nodes_are_not_targets_for_offline_copies() -> None:
     with_indexes(ctx, {1: 1, 2: 2, 3: 3, 4: 4, 5: 5})
     ctx.sender.excluded_nodes.update({dn(6)})
     handle_under_replicated(under(ec()), ctx)
-    assert ctx.sent[0].payload["target"].uuid == dn(7)
+    assert ctx.sent[0].command.target.uuid == dn(7)
 
 
 def test_a_busy_decommissioning_source_requeues() -> None:
@@ -186,7 +187,7 @@ def test_no_target_at_all_deletes_an_unhealthy_copy_of_an_index_with_a_closed_co
         handle_under_replicated(under(ec()), ctx)
     assert e.value.code is ResultCode.FAILED_TO_FIND_SUITABLE_NODE
     [sent] = ctx.sent
-    assert (sent.to, sent.payload) == (dn(5), {"containerID": CID, "force": True, "replicaIndex": 1})
+    assert (sent.to, sent.fields) == (dn(5), {"container_id": CID, "force": True, "replica_index": 1})
 
 
 def test_no_target_at_all_on_an_over_replicated_container_removes_the_extra_copy() -> None:
@@ -196,7 +197,7 @@ def test_no_target_at_all_on_an_over_replicated_container_removes_the_extra_copy
     with pytest.raises(SCMException):
         handle_under_replicated(under(ec()), ctx)
     [sent] = ctx.sent
-    assert sent.type is T.deleteContainerCommand and sent.payload["replicaIndex"] == 1
+    assert sent.type is T.deleteContainerCommand and sent.command.replica_index == 1
 
 
 # ------------------------------------------------------------------ over-replication
@@ -208,7 +209,7 @@ def test_an_extra_copy_of_an_index_is_deleted_from_the_most_crowded_rack() -> No
     assert handle_over_replicated(over(ec()), ctx) == 1
     [sent] = ctx.sent
     assert sent.to in (dn(1), dn(2))
-    assert sent.payload == {"containerID": CID, "force": True, "replicaIndex": 1}
+    assert sent.fields == {"container_id": CID, "force": True, "replica_index": 1}
     assert ctx.metrics.ec_deletion_cmds_sent_total == 1
 
 
@@ -231,4 +232,4 @@ def test_an_overloaded_delete_is_raised_after_the_others() -> None:
         ctx.nodes.report(dn(n), T.deleteContainerCommand, 40)
     with pytest.raises(CommandTargetOverloadedError):
         handle_over_replicated(over(ec()), ctx)
-    assert [s.payload["replicaIndex"] for s in ctx.sent] == [2]
+    assert [s.command.replica_index for s in ctx.sent] == [2]

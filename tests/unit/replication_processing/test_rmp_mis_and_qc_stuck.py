@@ -25,7 +25,7 @@ def rack(ctx: FakeContext, node: str) -> str:
 
 
 def targets(ctx: FakeContext) -> list[str]:
-    return [s.payload["target"].uuid for s in ctx.sent if s.type is T.replicateContainerCommand]
+    return [s.command.target.uuid for s in ctx.sent if s.type is T.replicateContainerCommand]
 
 
 # ------------------------------------------------------------------ mis-replication
@@ -61,9 +61,9 @@ def test_ec_mis_replication_copies_each_crowded_index_from_its_own_node() -> Non
     ctx.set_replicas(*(replica(dn(n), index=n) for n in range(1, 6)))  # indexes 1 and 2 share /a
     assert handle_under_replicated(under(ec(), mis=True), ctx) == 1
     [sent] = ctx.sent
-    assert sent.payload["replicaIndex"] in (1, 2)
-    assert sent.to == dn(sent.payload["replicaIndex"])
-    assert sent.payload["target"].uuid == dn(6)
+    assert sent.command.replica_index in (1, 2)
+    assert sent.to == dn(sent.command.replica_index)
+    assert sent.command.target.uuid == dn(6)
     assert ctx.metrics.ec_replication_cmds_sent_total == 1
 
 
@@ -153,6 +153,6 @@ def test_stuck_over_replication_deletes_each_origins_excess() -> None:
     assert handle_over_replicated(over(container("QUASI_CLOSED")), ctx) == 1
     [sent] = ctx.sent
     assert sent.to == dn(1)  # first in deterministic order
-    assert sent.payload == {"containerID": 1, "force": True, "replicaIndex": 0}
+    assert sent.fields == {"container_id": 1, "force": True, "replica_index": 0}
     ctx.add_pending(DELETE, dn(3))
     assert handle_over_replicated(over(container("QUASI_CLOSED")), ctx) == 0

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rmp_fakes import FakeContext, Op, T, container, dn, ec, over, replica, under
 
+from pyozone.hdds.commands import ReplicationCommandPriority
 from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.states import NodeState
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
@@ -31,6 +32,7 @@ from pyozone.scm.replication.targets import is_no_suitable_node
 
 EXPECTED = (CommandTargetOverloadedError, InsufficientDatanodesError)
 WEIGHT = {T.replicateContainerCommand: 1, T.reconstructECContainersCommand: 3}
+LOW = ReplicationCommandPriority.LOW
 
 
 @st.composite
@@ -82,7 +84,7 @@ class Recorder:
 
         def checked(node, command):
             sender = ctx.sender
-            if command.type in WEIGHT and command.payload.get("priority") != "LOW":
+            if command.type in WEIGHT and getattr(command, "priority", None) is not LOW:
                 load, limit = sender.replication_load(node), sender.replication_limit(node)
                 if load >= limit:
                     self.violations.append(f"{command.type.name} to {node} at load {load}/{limit}")

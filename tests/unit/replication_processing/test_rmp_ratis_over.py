@@ -29,7 +29,7 @@ def test_one_excess_closed_replica_is_deleted_force_and_throttled() -> None:
     ctx.set_replicas(*(replica(dn(i)) for i in range(1, 5)))
     assert handle_over_replicated(over(container()), ctx) == 1
     [sent] = ctx.sent
-    assert sent.payload == {"containerID": CID, "force": True, "replicaIndex": 0}
+    assert sent.fields == {"container_id": CID, "force": True, "replica_index": 0}
     assert ctx.pending() == [(DELETE, sent.to, 0)]
     assert ctx.metrics.deletion_cmds_sent_total == 1
 

@@ -26,7 +26,7 @@ def replicate_sources(ctx: FakeContext) -> list[str]:
 
 
 def replicate_targets(ctx: FakeContext) -> list[str]:
-    return [s.payload["target"].uuid for s in ctx.sent if s.type is T.replicateContainerCommand]
+    return [s.command.target.uuid for s in ctx.sent if s.type is T.replicateContainerCommand]
 
 
 def test_two_closed_replicas_get_one_copy_from_the_least_loaded_source() -> None:
@@ -164,10 +164,10 @@ def test_no_target_at_all_deletes_one_unhealthy_replica_then_requeues() -> None:
         handle_under_replicated(under(container()), ctx)
     assert e.value.code is ResultCode.FAILED_TO_FIND_SUITABLE_NODE
     [sent] = ctx.sent
-    assert (sent.to, sent.type, sent.payload) == (
+    assert (sent.to, sent.type, sent.fields) == (
         dn(3),
         T.deleteContainerCommand,
-        {"containerID": CID, "force": True, "replicaIndex": 0},
+        {"container_id": CID, "force": True, "replica_index": 0},
     )
     assert ctx.pending() == [(DELETE, dn(3), 0)]
 

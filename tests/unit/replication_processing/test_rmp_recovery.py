@@ -58,7 +58,7 @@ def _datanodes_run_their_commands(ctx: FakeContext) -> None:
     """Every queued replicate command succeeds: the target reports the new replica (completing the ADD)."""
     for sent in ctx.sent:
         if sent.type is T.replicateContainerCommand:
-            cid, target = sent.payload["containerID"], sent.payload["target"].uuid
+            cid, target = sent.command.container_id, sent.command.target.uuid
             if target not in {r.datanode for r in ctx.replicas(cid)}:
                 ctx.set_replicas(replica(target, cid=cid))
                 ctx.pending_ops.complete_add(cid, target, 0)

@@ -1,4 +1,4 @@
-"""ReplicationCommandSender: throttling, command payloads, deadlines, pending ops and metrics (spec 10.7)."""
+"""ReplicationCommandSender: throttling, command fields, deadlines, pending ops and metrics (spec 10.7)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from rmp_fakes import CID, EPOCH_MS, MINUTE, USED, FakeContext, Op, T, container
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.commands import ReconstructionSource, ReplicationCommandPriority
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.states import NodeState
 from pyozone.protocol.commands import scm_command_from_proto, scm_command_to_proto
@@ -98,12 +99,12 @@ def test_replicate_goes_to_the_least_loaded_source_and_names_the_target() -> Non
     [sent] = ctx.sent
     assert sent.to == dn(2)
     assert sent.type is T.replicateContainerCommand
-    assert sent.payload == {
-        "containerID": CID,
+    assert sent.fields == {
+        "container_id": CID,
         "target": ctx.nodes.get(dn(4)).details,
-        "sources": [],
-        "replicaIndex": 0,
-        "priority": "NORMAL",
+        "sources": (),
+        "replica_index": 0,
+        "priority": ReplicationCommandPriority.NORMAL,
     }
     assert sent.command.term == 7
     assert sent.command.deadline_epoch_ms == DN_DEADLINE
@@ -115,7 +116,7 @@ def test_replicate_goes_to_the_least_loaded_source_and_names_the_target() -> Non
     assert ctx.pending_ops.scheduled_size(dn(4)) == 2 * USED
     assert ctx.metrics.replication_cmds_sent_total == 1
     assert ctx.metrics.ec_replication_cmds_sent_total == 0
-    assert roundtrip(sent.command).payload == sent.payload
+    assert roundtrip(sent.command) == sent.command
 
 
 def test_ties_go_to_the_first_source_given() -> None:
@@ -168,7 +169,7 @@ def test_a_decommissioning_source_may_hold_up_to_40() -> None:
 def test_ec_replication_counts_as_ec() -> None:
     ctx = ctx_with(2)
     ctx.sender.send_throttled_replication(ec(), [dn(1)], dn(2), 4)
-    assert ctx.sent[0].payload["replicaIndex"] == 4
+    assert ctx.sent[0].command.replica_index == 4
     assert ctx.pending(CID) == [(ADD, dn(2), 4)]
     assert (ctx.metrics.ec_replication_cmds_sent_total, ctx.metrics.replication_cmds_sent_total) == (1, 0)
 
@@ -190,7 +191,7 @@ def test_low_priority_replication_is_unthrottled_keeps_its_deadline_and_does_not
     for _ in range(5):
         ctx.sender.send_low_priority_replication(container(), dn(1), dn(3), 0, deadline)
     assert [s.to for s in ctx.sent] == [dn(1)] * 5
-    assert ctx.sent[0].payload["priority"] == "LOW"
+    assert ctx.sent[0].command.priority is ReplicationCommandPriority.LOW
     assert ctx.sent[0].command.deadline_epoch_ms == deadline - 6 * MINUTE
     assert ctx.pending_ops.ops(CID)[0].deadline_epoch_ms == deadline
     assert ctx.sender.replication_load(dn(1)) == 20  # the five LOW commands are not load
@@ -212,18 +213,18 @@ def test_reconstruction_goes_to_the_least_loaded_target_with_one_add_per_missing
     [sent] = ctx.sent
     assert sent.to == dn(5)
     assert sent.type is T.reconstructECContainersCommand
-    assert sent.payload == {
-        "containerID": CID,
-        "sources": [{"datanode": ctx.nodes.get(d).details, "replicaIndex": i} for d, i in sources],
-        "targets": [ctx.nodes.get(dn(4)).details, ctx.nodes.get(dn(5)).details],
-        "missingIndexes": bytes([4, 5]),
-        "replicationConfig": ec().replication_config,
+    assert sent.fields == {
+        "container_id": CID,
+        "sources": tuple(ReconstructionSource(ctx.nodes.get(d).details, i) for d, i in sources),
+        "targets": (ctx.nodes.get(dn(4)).details, ctx.nodes.get(dn(5)).details),
+        "missing_indexes": bytes([4, 5]),
+        "replication_config": ec().replication_config,
     }
     assert ctx.pending(CID) == [(ADD, dn(4), 4), (ADD, dn(5), 5)]
     assert all(op.container_size == 2 * USED for op in ctx.pending_ops.ops(CID))
     assert ctx.metrics.ec_reconstruction_cmds_sent_total == 1
     assert ctx.sender.replication_load(dn(5)) == 3 + 3
-    assert roundtrip(sent.command).payload == sent.payload
+    assert roundtrip(sent.command) == sent.command
 
 
 def test_reconstruction_weight_excludes_a_target_it_fills() -> None:
@@ -253,9 +254,9 @@ def test_throttled_delete_is_refused_at_the_delete_limit_of_40() -> None:
         ctx.sender.send_delete(container(), dn(1), 0, True, True)  # 39 reported + 1 queued
     assert ctx.metrics.delete_container_cmds_deferred_total == 1
     ctx.sender.send_delete(container(), dn(1), 0, False, False)  # unthrottled goes through
-    assert [s.payload for s in ctx.sent] == [
-        {"containerID": CID, "force": True, "replicaIndex": 0},
-        {"containerID": CID, "force": False, "replicaIndex": 0},
+    assert [s.fields for s in ctx.sent] == [
+        {"container_id": CID, "force": True, "replica_index": 0},
+        {"container_id": CID, "force": False, "replica_index": 0},
     ]
     assert ctx.pending(CID) == [(DELETE, dn(1), 0)]  # the resend replaced the op
     assert ctx.metrics.deletion_cmds_sent_total == 2
@@ -270,7 +271,7 @@ def test_ec_delete_counts_as_ec_without_bytes() -> None:
     assert ctx.pending_ops.ops(CID)[0].deadline_epoch_ms == SCM_DEADLINE
     assert (ctx.metrics.ec_deletion_cmds_sent_total, ctx.metrics.deletion_cmds_sent_total) == (1, 0)
     assert ctx.metrics.deletion_bytes_total == 0
-    assert roundtrip(ctx.sent[0].command).payload == ctx.sent[0].payload
+    assert roundtrip(ctx.sent[0].command) == ctx.sent[0].command
 
 
 def test_close_is_unthrottled_and_schedules_nothing() -> None:
@@ -278,7 +279,7 @@ def test_close_is_unthrottled_and_schedules_nothing() -> None:
     ctx.nodes.report(dn(1), T.closeContainerCommand, 1000)
     ctx.sender.send_close(container(), replica(dn(1)), True)
     [sent] = ctx.sent
-    assert sent.payload == {"containerID": CID, "pipelineID": "pipeline-1", "force": True}
+    assert sent.fields == {"container_id": CID, "pipeline_id": "pipeline-1", "force": True}
     assert (sent.command.term, sent.command.deadline_epoch_ms) == (7, DN_DEADLINE)
     assert ctx.pending_ops.ops(CID) == []
 
@@ -296,7 +297,7 @@ def test_an_expired_delete_is_resent_with_fresh_deadlines_and_replaces_its_op() 
 
     first, again = ctx.sent
     assert again.to == dn(1)
-    assert again.payload == first.payload
+    assert again.fields == first.fields
     assert again.command.id == first.command.id
     assert again.command.term == 8
     assert again.command.deadline_epoch_ms == EPOCH_MS + 13 * MINUTE + 6 * MINUTE

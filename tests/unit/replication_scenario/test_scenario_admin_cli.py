@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.cli.admin.container import report_lines
 from pyozone.cli.main import main
 from pyozone.hdds.container import ContainerReplica
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import RATIS_THREE
-from pyozone.hdds.replication_report import ReplicationManagerReport
+from pyozone.hdds.replication_report import ReplicationManagerReport, report_lines
 from pyozone.hdds.states import LifeCycleEvent, PipelineState, ReplicaState
 from pyozone.scm.server import ScmDaemon
 from tests.unit.scm_server.scm_server_helpers import (

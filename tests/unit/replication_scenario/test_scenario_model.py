@@ -238,3 +238,11 @@ def test_any_json_either_parses_or_raises_a_scenario_error_naming_the_file(data:
         parse_scenarios(data, SOURCE)
     except ScenarioError as e:
         assert str(e).startswith(f"{SOURCE}: ")
+
+
+def test_a_scenario_without_expectation_expects_nothing() -> None:
+    """As Ozone's harness reads it: no "expectation" is an empty one, every count and queue 0."""
+    data = scenario()
+    del data["expectation"]
+    (s,) = parse_scenarios(data, SOURCE)
+    assert s.expectation == parse_scenarios(scenario(expectation={}), SOURCE)[0].expectation

@@ -14,14 +14,16 @@ from typing import Any
 import grpc
 
 from pyozone import protocol as p
+from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand, SCMCommand
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
 from pyozone.hdds.messages import Heartbeat, PipelineReport
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.server import ScmDaemon
+from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.store.version import init_scm, open_scm_store
 from tests.builders import dn_id, node_report
 
@@ -59,10 +61,12 @@ def async_test(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., No
 
 
 @asynccontextmanager
-async def running_scm(conf: OzoneConfiguration) -> AsyncIterator[ScmDaemon]:
+async def running_scm(
+    conf: OzoneConfiguration, snapshot_source: SnapshotSource | None = snapshot_chunks
+) -> AsyncIterator[ScmDaemon]:
     init_scm(conf)
     storage, store = open_scm_store(conf)
-    daemon = ScmDaemon(conf, storage, store)
+    daemon = ScmDaemon(conf, storage, store, snapshot_source=snapshot_source)
     await daemon.start()
     try:
         yield daemon
@@ -114,13 +118,12 @@ class FakeDatanode:
         answer = p.heartbeat_response_from_proto(await self.stub.sendHeartbeat(p.heartbeat_to_proto(hb)))
         for command in answer.commands:
             self.received.append(command)
-            if command.type is SCMCommandType.createPipelineCommand:
-                nodes = command.payload["nodes"]
-                self.leads[command.payload["pipelineID"]] = (
-                    len(nodes) == 1 or command.payload["suggestedLeader"] == self.uuid
+            if isinstance(command, CreatePipelineCommand):
+                self.leads[command.pipeline_id] = (
+                    len(command.nodes) == 1 or command.suggested_leader == self.uuid
                 )
-            elif command.type is SCMCommandType.closePipelineCommand:
-                self.leads.pop(command.payload["pipelineID"], None)
+            elif isinstance(command, ClosePipelineCommand):
+                self.leads.pop(command.pipeline_id, None)
         return list(answer.commands)
 
     def commands(self, kind: SCMCommandType) -> list[SCMCommand]:

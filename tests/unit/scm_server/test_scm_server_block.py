@@ -21,6 +21,7 @@ from pyozone.cluster.layout import plan_cluster
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import read_site_xml
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID, ReplicationConfig
 from pyozone.hdds.states import PipelineState, ReplicationType
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
@@ -41,7 +42,6 @@ from pyozone.protocol.block import (
     key_blocks_result_to_proto,
     key_blocks_to_proto,
 )
-from pyozone.scm.block.manager import ExcludeList
 from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient, scm_block_address
 
 

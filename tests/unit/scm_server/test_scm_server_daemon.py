@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from scm_server_helpers import async_test, http_get, running_scm, scm_conf
 
+from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.cli.main import main
 from pyozone.common.http_server import MAX_REQUEST_HEAD_BYTES, Response, TinyHttpServer
 from pyozone.scm.server import ScmDaemon
@@ -21,7 +22,7 @@ from pyozone.scm.store.version import init_scm, open_scm_store
 async def test_ready_answers_503_until_both_grpc_servers_serve(tmp_path: Path) -> None:
     conf = scm_conf(tmp_path)
     init_scm(conf)
-    daemon = ScmDaemon(conf, *open_scm_store(conf))
+    daemon = ScmDaemon(conf, *open_scm_store(conf), snapshot_source=snapshot_chunks)
     try:
         await daemon.start_http()
         status, body = await http_get(daemon.http_port, "/ready")

@@ -37,8 +37,8 @@ async def test_version_register_and_heartbeat_round_trip(tmp_path: Path) -> None
             await dn.heartbeat()
             await asyncio.sleep(0.05)
         [create] = dn.commands(SCMCommandType.createPipelineCommand)
-        assert create.payload["nodes"] == [dn.uuid]
-        assert create.payload["datanodes"] == [scm.core.nodes.node(dn.uuid).details]
+        assert create.nodes == (dn.uuid,)
+        assert create.datanodes == (scm.core.nodes.node(dn.uuid).details,)
         assert scm.core.nodes.node(dn.uuid).last_heartbeat_wall_ms > 0
 
 

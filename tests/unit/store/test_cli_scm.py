@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pyozone.cli.scm import snapshot_chunks
 from pyozone.scm.store import TABLE_NAMES, SCMMetadataStore
 from pyozone.scm.store.layout import version_file
 from pyozone.scm.store.scm_db import open_scm_db
@@ -112,8 +113,9 @@ def test_start_runs_the_daemon_and_reports_its_start_error_in_one_line(
 
     started: list[str] = []
 
-    def start_scm(conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore) -> int:
+    def start_scm(conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore, snapshots: Any) -> int:
         started.append(storage.cluster_id)
+        assert snapshots is snapshot_chunks  # the daemon streams snapshots through analytics
         store.close()
         raise server.ServerStartError("cannot bind the SCM to 127.0.0.1:9861 (ozone.scm.datanode.address)")
 
@@ -129,7 +131,7 @@ def test_start_hands_the_opened_store_to_the_daemon(
 ) -> None:
     calls: list[tuple[Any, SCMStorageConfig, SCMMetadataStore]] = []
 
-    def start_scm(conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore) -> int:
+    def start_scm(conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore, snapshots: Any) -> int:
         calls.append((conf, storage, store))
         store.close()
         return 0

@@ -91,11 +91,14 @@ def test_close_releases_the_lock(db_path: Path) -> None:
 
 
 def test_second_writer_gets_a_one_line_lock_error(db_path: Path) -> None:
-    backend = RocksDBBackend(db_path, tables=TABLE_NAMES)
+    store = open_scm_db(db_path.parent)
     with pytest.raises(StoreError) as info:
-        RocksDBBackend(db_path, tables=TABLE_NAMES)
+        open_scm_db(db_path.parent)
     assert str(info.value) == f"{db_path}: locked by another process (is an SCM running on it?)"
-    backend.close()
+    with pytest.raises(StoreError) as info:
+        RocksDBBackend(db_path, tables=TABLE_NAMES, owner="an OM")
+    assert str(info.value).endswith("(is an OM running on it?)")
+    store.close()
 
 
 def test_read_only_sees_data_while_a_writer_holds_the_db(db_path: Path) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails, NodeReport, StorageReport
 from pyozone.hdds.ids import ContainerID, DatanodeID
@@ -29,7 +30,6 @@ from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState,
 from pyozone.scm.block.sequence_id import SequenceIdGenerator
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.events import EventQueue
-from pyozone.scm.node.commands import SCMCommand
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.manager import PipelineManager
 from pyozone.scm.replication.manager import ReplicationManager
@@ -172,7 +172,7 @@ class ScenarioHarness:
 
     def _take_sent(self) -> tuple[SentCommand, ...]:
         return tuple(
-            SentCommand(command.type, dn, self._names.get(dn), command.payload.get("force"))
+            SentCommand(command.type, dn, self._names.get(dn), getattr(command, "force", None))
             for dn, command in self.nodes.take_sent()
         )
 

@@ -9,8 +9,9 @@ Parsing is strict, like Ozone's Jackson reader: an unknown field, state name, re
 expectation key is an error (a typo would otherwise silently test nothing). Every error names the file,
 the scenario (position and description) and the field, e.g.
 `ratis.json: scenario #3 ("Under replicated"): replicas[1].state: unknown replica state 'CLOSD'`.
-Defaults are Ozone's: container CLOSED with 10 keys and 10 bytes used, replicas CLOSED on IN_SERVICE
-HEALTHY datanodes with 10 keys and 10 bytes, sequence ids 0, maintenance settings from the RM defaults.
+Defaults are Ozone's: no expectation is an empty one (every count and queue 0), container CLOSED with
+10 keys and 10 bytes used, replicas CLOSED on IN_SERVICE HEALTHY datanodes with 10 keys and 10 bytes,
+sequence ids 0, maintenance settings from the RM defaults.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ _SCENARIO_FIELDS = {
     "replicas", "pendingReplicas", "expectation", "checkCommands", "commands", "ratisMaintenanceMinimum",
     "ecMaintenanceRedundancy",
 }  # fmt: skip
-_REQUIRED = ("description", "containerState", "replicationConfig", "expectation")
+_REQUIRED = ("description", "containerState", "replicationConfig")
 _REPLICA_FIELDS = {
     "state", "index", "datanode", "sequenceId", "isEmpty", "origin", "operationalState", "healthState",
     "keys", "used", "containerId",
@@ -212,7 +213,7 @@ class _Parser:
             description=self._text(data["description"], "description"),
             container_state=self._enum(LifeCycleState, data["containerState"], "containerState"),
             replication_config=config,
-            expectation=self._expectation(data["expectation"]),
+            expectation=self._expectation(data.get("expectation", {})),
             sequence_id=self._int(data, "sequenceId", 0),
             container_id=container_id,
             keys=self._int(data, "keys", 10),

@@ -26,9 +26,9 @@ from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.reports import Outgoing, PendingReports, Periodic
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.volume import LAYOUT_VERSION
+from pyozone.hdds.commands import ReregisterCommand, SCMCommand
 from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.messages import Heartbeat
-from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto.ScmServerDatanodeHeartbeatProtocol_pb2_grpc import (
     StorageContainerDatanodeProtocolServiceStub,
@@ -45,7 +45,6 @@ from pyozone.protocol import (
     scm_command_from_proto,
     version_response_from_proto,
 )
-from pyozone.scm.node.commands import SCMCommand
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -157,7 +156,7 @@ async def fetch_version(endpoint: ScmEndpoint, stop: asyncio.Event) -> VersionRe
     return None
 
 
-class DatanodeStateMachine:
+class HeartbeatLoop:
     """Register, then heartbeat every interval (or at once when a report is urgent); a reregister
     command (SCM restarted or forgot this node) goes back to registration with full reports."""
 
@@ -286,7 +285,7 @@ class DatanodeStateMachine:
                 log.error("SCM sent a command this datanode cannot read; skipped: %s", e)
         self.queue.observe_term(max([proto.term, *(c.term for c in commands)]))
         for command in commands:
-            if command.type is SCMCommandType.reregisterCommand:
+            if isinstance(command, ReregisterCommand):
                 if self.registered:
                     log.info("SCM at %s asks this datanode to register again", self.endpoint.address)
                 self.registered = False

@@ -1,5 +1,8 @@
 """streamSnapshot's messages: SCM's metadata as snapshot batches, from a view taken in one event-loop turn.
 
+This is the SCM daemon's SnapshotSource (pyozone/scm/server/snapshot_source.py): `pyozone scm` hands it to
+the daemon, which never imports analytics, so pyarrow loads with the first snapshot and not before.
+
 The view is taken synchronously, so no heartbeat or admin call changes the core while it is copied
 (references only: see pyozone/analytics/scm_snapshot.py). Rows are then built and encoded a batch at a
 time, giving the loop back between batches so heartbeats keep flowing during a large snapshot; gRPC's
@@ -12,7 +15,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from pyozone.analytics.schema import SCHEMA_VERSION
-from pyozone.analytics.scm_snapshot import batches, take_view
+from pyozone.analytics.scm_snapshot import DEFAULT_BATCH_ROWS, batches, take_view
 from pyozone.analytics.snapshot_transport import encode_batch
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES, KiB
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
@@ -25,6 +28,8 @@ CHUNK_BYTES = MAX_ADMIN_MESSAGE_BYTES - 64 * KiB
 async def snapshot_chunks(
     core: StorageContainerManager, batch_rows: int
 ) -> AsyncIterator[pb.SnapshotChunkProto]:
+    """`batch_rows` 0 takes the default."""
+    batch_rows = batch_rows or DEFAULT_BATCH_ROWS
     view = take_view(core)
     info = pb.SnapshotInfoProto(
         clusterId=view.cluster_id,
