@@ -1,11 +1,10 @@
 """The datanode's command queue: SCM's commands from heartbeat responses, run by type-specific handlers.
 
-As in Ozone's DatanodeStateMachine: commands whose deadline has passed or whose term is older than the
-newest SCM term seen are dropped (spec 12); replication-type commands (long-running pushes) run on a pool
-of hdds.datanode.replication.streams.limit workers, scaled by the out-of-service factor while the node is
-decommissioning or in maintenance so it drains faster; every other command runs in arrival order on one
-worker, so a closeContainer never overtakes the createPipeline before it. The per-type counts of queued
-and running commands go to SCM in each heartbeat (commandQueueReport), which SCM uses for throttling.
+What is taken, in what order and on how many workers is command_admission.py's (shared with the
+simulator); this module runs it on asyncio. Replication-type commands (long-running pushes) run on the
+replication workers; every other command runs in arrival order on one worker, so a closeContainer never
+overtakes the createPipeline before it. The per-type counts of queued and running commands go to SCM in
+each heartbeat (commandQueueReport), which SCM uses for throttling.
 """
 
 from __future__ import annotations
@@ -15,20 +14,20 @@ import heapq
 import itertools
 import logging
 import time
-from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 
-from pyozone.hdds.commands import ReplicationCommandPriority, SCMCommand
-from pyozone.hdds.replication_limits import out_of_service_limit
+from pyozone.datanode.command_admission import (
+    REPLICATION_TYPES,
+    CommandAdmission,
+    QueueLimits,
+    replication_priority,
+)
+from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.states import SCMCommandType
 
 log = logging.getLogger(__name__)
 
-REPLICATION_TYPES = frozenset(
-    {SCMCommandType.replicateContainerCommand, SCMCommandType.reconstructECContainersCommand}
-)
-_PRIORITY = {"NORMAL": 0, "LOW": 1}  # replication: NORMAL before LOW (Ozone's ReplicationSupervisor)
+__all__ = ["CommandHandler", "CommandQueue", "QueueLimits"]
 
 
 class CommandHandler:
@@ -42,14 +41,6 @@ class CommandHandler:
 
     def on_dropped(self, command: SCMCommand, reason: str) -> None:
         """The command will not run (expired, stale term, queue full)."""
-
-
-@dataclass(frozen=True, slots=True)
-class QueueLimits:
-    replication_streams: int
-    replication_queue: int
-    out_of_service_factor: float
-    per_type: Mapping[SCMCommandType, int]  # most commands of a type waiting (not yet running)
 
 
 class _Lane:
@@ -76,8 +67,10 @@ class _Lane:
     def waiting(self) -> list[SCMCommand]:
         return [c for _, _, c in self._waiting]
 
-    def counts(self) -> Counter[SCMCommandType]:
-        return Counter(c.type for c in [*self.waiting(), *self._running.values()])
+    def commands(self) -> Iterator[SCMCommand]:
+        """Waiting and running."""
+        yield from self.waiting()
+        yield from self._running.values()
 
     def _pump(self) -> None:
         while not self._closed and self._waiting and len(self._running) < self.workers:
@@ -117,19 +110,15 @@ class CommandQueue:
         now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
     ) -> None:
         self._handlers = dict(handlers)
-        self._limits = limits
+        self.admission = CommandAdmission(limits, self._handlers, out_of_service)
         self._now_ms = now_ms
-        self.max_term = 0
         self._commands = _Lane("commands", 1, self._execute)
-        self._replication = _Lane("replication", limits.replication_streams, self._execute)
-        self.out_of_service = False
-        self.set_out_of_service(out_of_service)
+        self._replication = _Lane("replication", self.admission.replication_workers, self._execute)
 
     # ------------------------------------------------------------------ configuration
-    def _scaled(self, value: int) -> int:
-        if not self.out_of_service:
-            return value
-        return out_of_service_limit(value, self._limits.out_of_service_factor)
+    @property
+    def max_term(self) -> int:
+        return self.admission.max_term
 
     @property
     def replication_workers(self) -> int:
@@ -137,18 +126,18 @@ class CommandQueue:
 
     @property
     def replication_queue_limit(self) -> int:
-        return self._scaled(self._limits.replication_queue)
+        return self.admission.replication_queue_limit
 
     def set_out_of_service(self, out_of_service: bool) -> None:
         """Decommissioning / maintenance: more replication streams and a longer queue (spec 12)."""
-        self.out_of_service = out_of_service
-        workers = self._scaled(self._limits.replication_streams)
+        self.admission.out_of_service = out_of_service
+        workers = self.admission.replication_workers
         if workers != self._replication.workers:
             log.info("replication workers: %d -> %d", self._replication.workers, workers)
         self._replication.resize(workers)
 
     def observe_term(self, term: int) -> None:
-        self.max_term = max(self.max_term, term)
+        self.admission.observe_term(term)
 
     # ------------------------------------------------------------------ submission
     def submit(self, command: SCMCommand) -> bool:
@@ -157,39 +146,20 @@ class CommandQueue:
         if handler is None:
             log.warning("no handler for %s (id %d); dropped", command.type.name, command.id)
             return False
-        reason = self._refusal(command)
+        replication = command.type in REPLICATION_TYPES
+        lane = self._replication if replication else self._commands
+        reason = self.admission.refusal(command, self._now_ms(), lane.waiting())
         if reason:
             log.warning("dropped %s (id %d): %s", command.type.name, command.id, reason)
             handler.on_dropped(command, reason)
             return False
         handler.on_queued(command)
-        if command.type in REPLICATION_TYPES:
-            priority = getattr(command, "priority", ReplicationCommandPriority.NORMAL)
-            self._replication.push(command, _PRIORITY.get(priority.name, 0))
-        else:
-            self._commands.push(command)
+        lane.push(command, replication_priority(command) if replication else 0)
         return True
-
-    def _refusal(self, command: SCMCommand) -> str:
-        if command.term < self.max_term:
-            return f"term {command.term} is older than the newest SCM term {self.max_term}"
-        if self._expired(command):
-            return f"its deadline {command.deadline_epoch_ms} has passed"
-        lane = self._replication if command.type in REPLICATION_TYPES else self._commands
-        waiting = lane.waiting()
-        if command.type in REPLICATION_TYPES and len(waiting) >= self.replication_queue_limit:
-            return f"the replication queue is full ({self.replication_queue_limit})"
-        limit = self._limits.per_type.get(command.type)
-        if limit is not None and sum(c.type is command.type for c in waiting) >= limit:
-            return f"{limit} {command.type.name} commands are already queued"
-        return ""
-
-    def _expired(self, command: SCMCommand) -> bool:
-        return 0 < command.deadline_epoch_ms < self._now_ms()
 
     async def _execute(self, command: SCMCommand) -> None:
         handler = self._handlers[command.type]
-        if self._expired(command):  # it may have waited in the queue past its deadline
+        if self.admission.expired(command, self._now_ms()):  # it may have waited past its deadline
             log.warning("dropped %s (id %d): deadline passed while queued", command.type.name, command.id)
             handler.on_dropped(command, "its deadline passed while queued")
             return
@@ -203,8 +173,7 @@ class CommandQueue:
     # ------------------------------------------------------------------ reporting and shutdown
     def counts(self) -> dict[SCMCommandType, int]:
         """Queued + running commands of every handled type (zeros included: SCM then knows they are 0)."""
-        counts = self._commands.counts() + self._replication.counts()
-        return {t: counts.get(t, 0) for t in sorted(self._handlers)}
+        return self.admission.counts([*self._commands.commands(), *self._replication.commands()])
 
     async def close(self, grace_s: float) -> None:
         await asyncio.gather(self._commands.close(grace_s), self._replication.close(grace_s))

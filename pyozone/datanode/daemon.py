@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import signal
 import socket
 from collections.abc import Coroutine
@@ -25,7 +24,8 @@ from pyozone.common.http_server import Response, TinyHttpServer
 from pyozone.common.net import address, scm_datanode_address
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.addresses import ANY, advertised_ip, bind_host
-from pyozone.datanode.command_queue import CommandQueue, QueueLimits
+from pyozone.datanode.command_admission import QueueLimits
+from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.commands import CommandContext, build_handlers
 from pyozone.datanode.commands.replicate import Push
 from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY
@@ -55,8 +55,8 @@ from pyozone.hdds.messages import (
     ContainerReplicaReport,
     PipelineAction,
 )
-from pyozone.hdds.replication_limits import out_of_service_factor
-from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
+from pyozone.hdds.replication_limits import out_of_service_limit
+from pyozone.hdds.states import NodeOperationalState, ReplicaState
 from pyozone.hdds.store import StoreError
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
 
@@ -148,9 +148,9 @@ class Datanode:
     ) -> None:
         self.phase = "loading volumes"
         loop = asyncio.get_running_loop()
-        factor = out_of_service_factor(self.conf)
-        streams = self.conf.get("hdds.datanode.replication.streams.limit")
-        executor = ThreadPoolExecutor(BASE_WORKERS + math.ceil(streams * factor), thread_name_prefix="dn")
+        limits = QueueLimits.from_conf(self.conf)
+        most_workers = out_of_service_limit(limits.replication_streams, limits.out_of_service_factor)
+        executor = ThreadPoolExecutor(BASE_WORKERS + most_workers, thread_name_prefix="dn")
         reserved = self.conf.get("hdds.datanode.dir.du.reserved")
         self.volumes = await loop.run_in_executor(
             executor, lambda: VolumeSet(self.conf, self.uuid, cluster_id, reserved)
@@ -185,7 +185,7 @@ class Datanode:
             )  # fmt: skip
             for membership in self.pipelines.all():
                 self.groups.join(membership)
-            self.queue = self._command_queue(executor, factor, streams)
+            self.queue = self._command_queue(executor)
             await self._serve(cluster_id, endpoint, intervals, executor, stop)
         finally:
             await loop.run_in_executor(None, lambda: executor.shutdown(wait=True, cancel_futures=True))
@@ -193,19 +193,12 @@ class Datanode:
             if self.witnessed is not None:
                 self.witnessed.close()
 
-    def _command_queue(self, executor: ThreadPoolExecutor, factor: float, streams: int) -> CommandQueue:
+    def _command_queue(self, executor: ThreadPoolExecutor) -> CommandQueue:
         ctx = CommandContext(
             self.containers, self.pipelines, self.identity, self.reports, executor, self._op_state_changed,
             self.groups,
         )  # fmt: skip
-        limits = QueueLimits(
-            replication_streams=streams,
-            replication_queue=self.conf.get("hdds.datanode.replication.queue.limit"),
-            out_of_service_factor=factor,
-            per_type={
-                SCMCommandType.deleteBlocksCommand: self.conf.get("hdds.datanode.block.delete.queue.limit")
-            },
-        )
+        limits = QueueLimits.from_conf(self.conf)
         in_service = self.identity.identity.persisted_op_state is NodeOperationalState.IN_SERVICE
         return CommandQueue(build_handlers(ctx, self.push), limits, out_of_service=not in_service)
 

@@ -13,13 +13,13 @@ from dataclasses import replace
 from itertools import count
 
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode.command_admission import QueueLimits
 from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY, check_close_threshold, fills_up
 from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
-from pyozone.hdds.replication_limits import out_of_service_factor
 from pyozone.hdds.states import ReplicaState
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.scm import StorageContainerManager
@@ -63,8 +63,7 @@ class SimCluster:
         self.scm = self._new_scm()
         self.container_size: int = self.conf.get("ozone.scm.container.size")
         self._close_threshold = check_close_threshold(self.conf.get(CLOSE_THRESHOLD_KEY))
-        self._replication_streams: int = self.conf.get("hdds.datanode.replication.streams.limit")
-        self._out_of_service_factor = out_of_service_factor(self.conf)
+        self._queue_limits = QueueLimits.from_conf(self.conf)
         self._schedule(0, _TICK, "")
         total = max(datanodes, len(restored))
         for i, node in enumerate(restored):
@@ -99,6 +98,7 @@ class SimCluster:
         self._racks[node.uuid] = rack
         self.scm.nodes.topology.map_name(node.uuid, rack)
         self.datanodes[node.uuid] = node
+        node.start_process(self._queue_limits)
         self._schedule(self.clock.now_ms() + first_heartbeat_ms, _HEARTBEAT, node.uuid)
 
     def saved_datanodes(self) -> list[dict]:
@@ -114,7 +114,7 @@ class SimCluster:
         if node.alive:
             return
         node.alive, node.registered = True, False
-        node.replication_queue.clear()  # commands lived in the dead process's memory
+        node.start_process(self._queue_limits)  # commands lived in the dead process's memory
         self._schedule(self.clock.now_ms(), _HEARTBEAT, dn)
 
     def partition(self, dn: str) -> None:
@@ -181,14 +181,11 @@ class SimCluster:
                 self._last_report[(dn, report)] = now
             node.pending_icr.clear()
             return
-        node.run_replications(
-            self.clock.wall_ms(), self.datanodes, self._replication_streams, self._out_of_service_factor
-        )
+        node.run_replications(self.clock.wall_ms(), self.datanodes)
         if self._due(dn, "pipeline", now):
             node.pending_pipeline_report = True
         heartbeat = node.heartbeat(self._due(dn, "container", now), self._due(dn, "node", now))
-        for command in self.scm.heartbeat(heartbeat):
-            node.execute(command)
+        node.receive(self.scm.heartbeat(heartbeat), self.scm.nodes.term, self.clock.wall_ms())
 
     # ------------------------------------------------------------------ writes
     def write_block(

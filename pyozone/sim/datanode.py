@@ -3,19 +3,25 @@
 It stores no data. It keeps what SCM can observe: replicas with state and BCSID, pipelines it is a
 member of, its persisted operational state, and the reports it owes SCM on its next heartbeat.
 
-Replication is push-based, as in Ozone (spec 12): a replicateContainerCommand goes to a source, which
-copies its replica to the named target. Commands wait in a queue that a fixed pool of workers drains,
-hdds.datanode.replication.streams.limit per heartbeat interval (scaled up by the out-of-service factor
-on a node leaving service), and the queue length is what the command queue report tells SCM, so SCM's
-throttling sees a real backlog. A command whose datanode deadline has passed is dropped unrun.
+Commands are taken by the real datanode's rules (pyozone/datanode/command_admission.py): an older SCM
+term, a passed deadline or a full queue drops them, and the command queue report SCM throttles on counts
+what waits. Replication is push-based, as in Ozone (spec 12): a replicateContainerCommand goes to a
+source, which copies its replica to the named target. Replications wait, NORMAL before LOW, for the
+datanode's replication workers, which push one container each per heartbeat interval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pyozone.datanode.command_admission import (
+    REPLICATION_TYPES,
+    CommandAdmission,
+    QueueLimits,
+    replication_priority,
+)
 from pyozone.hdds.commands import (
     CloseContainerCommand,
     ClosePipelineCommand,
@@ -35,7 +41,6 @@ from pyozone.hdds.messages import (
     Heartbeat,
     PipelineReport,
 )
-from pyozone.hdds.replication_limits import out_of_service_limit
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.sim.storage import node_report
 
@@ -58,9 +63,12 @@ class SimDatanode:
     pending_pipeline_report: bool = False
     container_actions: list[ContainerAction] = field(default_factory=list)
     executed: dict[SCMCommandType, int] = field(default_factory=dict)
-    replication_queue: list[ReplicateContainerCommand] = field(default_factory=list)
+    replication_queue: list[ReplicateContainerCommand] = field(default_factory=list)  # waiting
+    replications_running: list[ReplicateContainerCommand] = field(default_factory=list)
+    admission: CommandAdmission | None = None  # the datanode process's; new at every (re)start
     replications_done: int = 0
     replications_expired: int = 0
+    commands_dropped: int = 0
 
     @property
     def uuid(self) -> str:
@@ -142,7 +150,7 @@ class SimDatanode:
             command_status_reports=status,
             container_actions=actions,
             pipeline_reports=pipeline_reports,
-            command_queue_report={SCMCommandType.replicateContainerCommand: len(self.replication_queue)},
+            command_queue_report=self._admission().counts(self.replications()),
             persisted_op_state=self.op_state,
         )
 
@@ -157,11 +165,34 @@ class SimDatanode:
             self.pending_icr[container_id] = replace(replica, state=ReplicaState.DELETED)
 
     # ------------------------------------------------------------------ commands
-    def execute(self, command: SCMCommand) -> None:
-        self.executed[command.type] = self.executed.get(command.type, 0) + 1
-        handler = _HANDLERS.get(command.type)
-        if handler is not None:
-            handler(self, command)
+    def start_process(self, limits: QueueLimits) -> None:
+        """A (re)started datanode process: an empty command queue that has seen no SCM term yet."""
+        self.replication_queue.clear()
+        self.replications_running.clear()
+        leaving = self.op_state is not NodeOperationalState.IN_SERVICE
+        self.admission = CommandAdmission(limits, _QUEUED, out_of_service=leaving)
+
+    def _admission(self) -> CommandAdmission:
+        if self.admission is None:
+            raise RuntimeError(f"datanode {self.uuid} has no running process (start_process)")
+        return self.admission
+
+    def receive(self, commands: Iterable[SCMCommand], term: int, now_epoch_ms: int) -> None:
+        """A heartbeat response: its term is observed first, then each command is taken or dropped."""
+        commands = list(commands)
+        admission = self._admission()
+        admission.observe_term(max([term, *(c.term for c in commands)]))
+        for command in commands:
+            if command.type is SCMCommandType.reregisterCommand:
+                self.registered = False
+            else:
+                waiting = self.replication_queue if command.type in REPLICATION_TYPES else ()
+                if admission.refusal(command, now_epoch_ms, waiting):
+                    self.commands_dropped += 1
+                    continue
+                _HANDLERS[command.type](self, command)
+                self._start_replications(now_epoch_ms)  # free workers take waiting work at once
+            self.executed[command.type] = self.executed.get(command.type, 0) + 1
 
     def _create_pipeline(self, command: CreatePipelineCommand) -> None:
         pid = command.pipeline_id
@@ -203,19 +234,28 @@ class SimDatanode:
     def _replicate(self, command: ReplicateContainerCommand) -> None:
         self.replication_queue.append(command)
 
-    def run_replications(
-        self, now_epoch_ms: int, peers: Mapping[str, SimDatanode], streams: int, out_of_service_factor: float
-    ) -> None:
-        """One heartbeat interval of the replication workers: push up to `streams` queued containers
-        (more when leaving service, as the datanode grows its pool) to their targets, oldest first.
-        The target imports the copy in the source's state, BCSID and size, and reports it by ICR."""
-        if self.op_state is not NodeOperationalState.IN_SERVICE:
-            streams = out_of_service_limit(streams, out_of_service_factor)
-        batch, self.replication_queue = self.replication_queue[:streams], self.replication_queue[streams:]
-        for command in batch:
-            if command.deadline_epoch_ms and now_epoch_ms > command.deadline_epoch_ms:
+    def replications(self) -> list[ReplicateContainerCommand]:
+        """Running and waiting: what the command queue report counts."""
+        return [*self.replications_running, *self.replication_queue]
+
+    def _start_replications(self, now_epoch_ms: int) -> None:
+        """Free workers take waiting replications, NORMAL before LOW, oldest first; one whose deadline
+        passed while it waited is dropped instead (as the daemon's queue does when a worker takes it)."""
+        admission = self._admission()
+        self.replication_queue.sort(key=replication_priority)  # stable: arrival order within a priority
+        while self.replication_queue and len(self.replications_running) < admission.replication_workers:
+            command = self.replication_queue.pop(0)
+            if admission.expired(command, now_epoch_ms):
                 self.replications_expired += 1
-                continue
+            else:
+                self.replications_running.append(command)
+
+    def run_replications(self, now_epoch_ms: int, peers: Mapping[str, SimDatanode]) -> None:
+        """One heartbeat interval of the replication workers: each running push completes (the target
+        imports the copy in the source's state, BCSID and size, and reports it by ICR), then the workers
+        take the next waiting ones."""
+        running, self.replications_running = self.replications_running, []
+        for command in running:
             replica = self.replicas.get(command.container_id)
             target = peers.get(command.target.uuid) if command.target is not None else None
             if replica is None or replica.state not in _REPLICABLE or target is None or not target.alive:
@@ -224,13 +264,12 @@ class SimDatanode:
                 continue
             target.set_replica(replica)
             self.replications_done += 1
+        self._start_replications(now_epoch_ms)
 
     def _set_operational_state(self, command: SetNodeOperationalStateCommand) -> None:
         self.op_state = command.state
         self.op_state_expiry = command.expiry_epoch_s
-
-    def _reregister(self, command: SCMCommand) -> None:
-        self.registered = False
+        self._admission().out_of_service = command.state is not NodeOperationalState.IN_SERVICE
 
 
 _REPLICABLE = (ReplicaState.CLOSED, ReplicaState.QUASI_CLOSED, ReplicaState.UNHEALTHY)
@@ -243,5 +282,6 @@ _HANDLERS = {
     SCMCommandType.deleteContainerCommand: SimDatanode._delete_container,
     SCMCommandType.deleteBlocksCommand: SimDatanode._delete_blocks,
     SCMCommandType.setNodeOperationalStateCommand: SimDatanode._set_operational_state,
-    SCMCommandType.reregisterCommand: SimDatanode._reregister,
 }
+_QUEUED = frozenset(_HANDLERS)
+"""What the datanode's command queue takes; reregister is the heartbeat loop's own."""

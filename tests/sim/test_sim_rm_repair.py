@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode.command_admission import QueueLimits
 from pyozone.hdds.commands import ReplicateContainerCommand
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState, SCMCommandType
@@ -90,7 +91,7 @@ def assert_throttles(c: SimCluster) -> None:
             continue
         limit = rm.sender.replication_limit(dn)
         assert rm.sender.replication_load(dn) <= limit, (dn, rm.sender.replication_load(dn), limit)
-        assert len(node.replication_queue) <= limit, (dn, len(node.replication_queue), limit)
+        assert len(node.replications()) <= limit, (dn, len(node.replications()), limit)
     inflight = rm.inflight_limit()
     pending = rm.pending_ops.pending_add_count()
     assert inflight == 0 or pending <= inflight, (pending, inflight)
@@ -172,16 +173,27 @@ def test_repairs_leave_the_tick_the_node_is_declared_dead_not_a_scan_later():
 
 
 def test_expired_replicate_commands_are_dropped_by_the_datanode():
+    """By the datanode's own rules: past its deadline on arrival, or when a worker would take it."""
     c = closed_cluster()
     node = next(iter(c.datanodes.values()))
-    cid = next(iter(node.replicas))
-    target = next(dn for dn in c.datanodes if cid not in c.datanodes[dn].replicas)
-    stale = ReplicateContainerCommand(
-        container_id=cid,
-        target=c.scm.nodes.node(target).details,
-        replica_index=0,
-        deadline_epoch_ms=c.clock.wall_ms() - 1,
+    node.start_process(
+        QueueLimits(replication_streams=1, replication_queue=10, out_of_service_factor=2.0, per_type={})
     )
-    node.execute(stale)
-    node.run_replications(c.clock.wall_ms(), c.datanodes, 10, 2.0)
-    assert node.replications_expired == 1 and cid not in c.datanodes[target].replicas
+    first, second = sorted(node.replicas)[:2]
+    target = next(dn for dn in c.datanodes if not {first, second} & set(c.datanodes[dn].replicas))
+    now, term = c.clock.wall_ms(), c.scm.nodes.term
+
+    def command(cid: int, deadline_ms: int) -> ReplicateContainerCommand:
+        details = c.scm.nodes.node(target).details
+        return ReplicateContainerCommand(
+            container_id=cid, target=details, term=term, deadline_epoch_ms=deadline_ms
+        )
+
+    node.receive([command(second, now - 1)], term, now)
+    assert node.commands_dropped == 1 and node.replications() == []
+    running, waiting = command(first, now + 60_000), command(second, now + 1)
+    node.receive([running, waiting], term, now)
+    assert node.replications_running == [running] and node.replication_queue == [waiting]
+    node.run_replications(now + 2, c.datanodes)  # the one worker copies `first`, then `second` is stale
+    assert first in c.datanodes[target].replicas and second not in c.datanodes[target].replicas
+    assert node.replications_expired == 1 and node.replications() == []

@@ -1,0 +1,106 @@
+"""The datanode's rules for SCM's commands, without the I/O: which it takes, in what order replication work
+runs, how many workers run it, and the counts it reports to SCM.
+
+The daemon's CommandQueue (command_queue.py) runs commands on asyncio workers with these rules, and the
+simulator's datanode (pyozone/sim/datanode.py) applies the same ones on virtual time, so SCM's throttling
+is tested against what a real datanode does.
+
+As in Ozone's DatanodeStateMachine and ReplicationSupervisor (spec 12): a command from an older SCM term
+than the newest seen, or past its deadline, is dropped; replication-type commands wait in a queue of
+hdds.datanode.replication.queue.limit, NORMAL priority before LOW, and run on
+hdds.datanode.replication.streams.limit workers; both limits grow by the out-of-service factor while the
+node is decommissioning or in maintenance; some types have a cap on how many may wait (deleteBlocks).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.commands import ReplicateContainerCommand, ReplicationCommandPriority, SCMCommand
+from pyozone.hdds.replication_limits import out_of_service_factor, out_of_service_limit
+from pyozone.hdds.states import SCMCommandType
+
+REPLICATION_TYPES = frozenset(
+    {SCMCommandType.replicateContainerCommand, SCMCommandType.reconstructECContainersCommand}
+)
+"""Long-running copies: they share the replication workers; every other command runs in arrival order."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueLimits:
+    replication_streams: int
+    replication_queue: int
+    out_of_service_factor: float
+    per_type: Mapping[SCMCommandType, int]  # most commands of a type waiting (not yet running)
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> QueueLimits:
+        return cls(
+            replication_streams=conf.get("hdds.datanode.replication.streams.limit"),
+            replication_queue=conf.get("hdds.datanode.replication.queue.limit"),
+            out_of_service_factor=out_of_service_factor(conf),
+            per_type={
+                SCMCommandType.deleteBlocksCommand: conf.get("hdds.datanode.block.delete.queue.limit"),
+            },
+        )
+
+
+def replication_priority(command: SCMCommand) -> int:
+    """Sort key among waiting replication commands (with arrival order after it): NORMAL before LOW."""
+    if isinstance(command, ReplicateContainerCommand) and command.priority is ReplicationCommandPriority.LOW:
+        return 1
+    return 0
+
+
+class CommandAdmission:
+    def __init__(
+        self, limits: QueueLimits, handled: Iterable[SCMCommandType], out_of_service: bool = False
+    ) -> None:
+        self.limits = limits
+        self.handled = tuple(sorted(handled))
+        self.out_of_service = out_of_service
+        self.max_term = 0
+
+    def observe_term(self, term: int) -> None:
+        """A heartbeat response's term (and its commands'): commands of older terms are SCM's past."""
+        self.max_term = max(self.max_term, term)
+
+    def _scaled(self, value: int) -> int:
+        if not self.out_of_service:
+            return value
+        return out_of_service_limit(value, self.limits.out_of_service_factor)
+
+    @property
+    def replication_workers(self) -> int:
+        return self._scaled(self.limits.replication_streams)
+
+    @property
+    def replication_queue_limit(self) -> int:
+        return self._scaled(self.limits.replication_queue)
+
+    @staticmethod
+    def expired(command: SCMCommand, now_epoch_ms: int) -> bool:
+        return 0 < command.deadline_epoch_ms < now_epoch_ms
+
+    def refusal(self, command: SCMCommand, now_epoch_ms: int, waiting: Sequence[SCMCommand]) -> str:
+        """Why the command is not taken ("" to take it); `waiting`: the commands of its lane not yet run."""
+        if command.type not in self.handled:
+            return f"no handler for {command.type.name}"
+        if command.term < self.max_term:
+            return f"term {command.term} is older than the newest SCM term {self.max_term}"
+        if self.expired(command, now_epoch_ms):
+            return f"its deadline {command.deadline_epoch_ms} has passed"
+        if command.type in REPLICATION_TYPES and len(waiting) >= self.replication_queue_limit:
+            return f"the replication queue is full ({self.replication_queue_limit})"
+        limit = self.limits.per_type.get(command.type)
+        if limit is not None and sum(c.type is command.type for c in waiting) >= limit:
+            return f"{limit} {command.type.name} commands are already queued"
+        return ""
+
+    def counts(self, queued_and_running: Iterable[SCMCommand]) -> dict[SCMCommandType, int]:
+        """The commandQueueReport: every handled type, zeros included (SCM then knows they are 0)."""
+        counts = Counter(c.type for c in queued_and_running)
+        return {t: counts.get(t, 0) for t in self.handled}
