@@ -7,7 +7,7 @@
 protoc (from grpcio-tools) writes <name>_pb2.py, <name>_pb2.pyi and <name>_pb2_grpc.py for every
 proto/pyozone/<name>.proto; the generated imports (`from pyozone import hdds_pb2`) are rewritten to the
 package they live in (`from pyozone.proto import hdds_pb2`). The output depends only on the .proto files and
-the grpcio-tools version, so tests/unit/proto/test_generated_code_is_fresh.py can compare it byte for byte.
+the grpcio-tools version, so tests/unit/protocol/test_generated_code_is_fresh.py can compare it byte for byte.
 """
 
 from __future__ import annotations

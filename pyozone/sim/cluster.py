@@ -15,6 +15,7 @@ from itertools import count
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.command_admission import QueueLimits
 from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY, check_close_threshold, fills_up
+from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
@@ -49,14 +50,9 @@ class SimCluster:
         self.rng = random.Random(seed)
         self.tick_ms = tick_ms
         self.heartbeat_ms: int = self.conf.get("hdds.heartbeat.interval")
-        self._report_ms = {
-            "container": self.conf.get("hdds.container.report.interval"),
-            "node": self.conf.get("hdds.node.report.interval"),
-            "pipeline": self.conf.get("hdds.pipeline.report.interval"),
-        }
         self._racks: dict[str, str] = {}
         self.datanodes: dict[str, SimDatanode] = {}
-        self._last_report: dict[tuple[str, str], int] = {}
+        self._reports: dict[str, PendingReports] = {}  # each datanode process's report cadence
         self._heap: list[tuple[int, int, int, str]] = []
         self._seq = count()
         self.heartbeats_delivered = 0
@@ -98,7 +94,7 @@ class SimCluster:
         self._racks[node.uuid] = rack
         self.scm.nodes.topology.map_name(node.uuid, rack)
         self.datanodes[node.uuid] = node
-        node.start_process(self._queue_limits)
+        self._start_process(node)
         self._schedule(self.clock.now_ms() + first_heartbeat_ms, _HEARTBEAT, node.uuid)
 
     def saved_datanodes(self) -> list[dict]:
@@ -114,7 +110,7 @@ class SimCluster:
         if node.alive:
             return
         node.alive, node.registered = True, False
-        node.start_process(self._queue_limits)  # commands lived in the dead process's memory
+        self._start_process(node)  # commands and owed reports lived in the dead process's memory
         self._schedule(self.clock.now_ms(), _HEARTBEAT, dn)
 
     def partition(self, dn: str) -> None:
@@ -158,12 +154,10 @@ class SimCluster:
     def _schedule(self, due_ms: int, kind: int, dn: str) -> None:
         heapq.heappush(self._heap, (due_ms, next(self._seq), kind, dn))
 
-    def _due(self, dn: str, report: str, now: int) -> bool:
-        last = self._last_report.get((dn, report))
-        if last is None or now - last >= self._report_ms[report]:
-            self._last_report[(dn, report)] = now
-            return True
-        return False
+    def _start_process(self, node: SimDatanode) -> None:
+        """A datanode process starts: the daemon's command queue rules and report cadence, on virtual time."""
+        node.start_process(self._queue_limits)
+        self._reports[node.uuid] = PendingReports(self.conf, clock=lambda: self.clock.now_ms() / 1000)
 
     def _heartbeat(self, dn: str) -> None:
         node = self.datanodes[dn]
@@ -177,14 +171,14 @@ class SimCluster:
         if not node.registered:
             self.scm.register(node.details, node.report, node.container_report(), node.pipeline_reports())
             node.registered = True
-            for report in self._report_ms:
-                self._last_report[(dn, report)] = now
+            self._reports[dn].mark_sent(frozenset(Periodic))
             node.pending_icr.clear()
             return
         node.run_replications(self.clock.wall_ms(), self.datanodes)
-        if self._due(dn, "pipeline", now):
+        due = self._reports[dn].take().periodic
+        if Periodic.PIPELINES in due:
             node.pending_pipeline_report = True
-        heartbeat = node.heartbeat(self._due(dn, "container", now), self._due(dn, "node", now))
+        heartbeat = node.heartbeat(Periodic.CONTAINERS in due, Periodic.NODE in due)
         node.receive(self.scm.heartbeat(heartbeat), self.scm.nodes.term, self.clock.wall_ms())
 
     # ------------------------------------------------------------------ writes

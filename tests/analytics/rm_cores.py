@@ -9,7 +9,7 @@ import random
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState
-from tests.unit.replication_manager.rm_harness import RMHarness
+from tests.unit.scm.replication.rm_harness import RMHarness
 
 SECOND, MINUTE = 1_000, 60_000
 SAMPLE_LIMIT = 5  # small, so samples are cut and merging partitions must keep the right ids

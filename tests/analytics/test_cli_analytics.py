@@ -146,7 +146,7 @@ def test_every_registered_job_has_the_interface_and_a_command():
 def test_stage_progress_lines(spark):
     def slow(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            time.sleep(0.5)
+            time.sleep(0.5)  # slow tasks: the stage runs long enough for progress lines
             yield batch
 
     stream = io.StringIO()

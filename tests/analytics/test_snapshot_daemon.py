@@ -18,7 +18,7 @@ from pyozone.common.net import HostPort
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.scm.client.block_client import ScmBlockClient
-from tests.unit.scm_server.scm_server_helpers import (
+from tests.unit.scm.server.scm_server_helpers import (
     FakeDatanode,
     admin_stub,
     async_test,
@@ -40,7 +40,7 @@ async def keep_heartbeating(datanodes: list[FakeDatanode]) -> None:
     while True:
         for dn in datanodes:
             await dn.heartbeat()
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # the fake datanodes' heartbeat interval
 
 
 @async_test

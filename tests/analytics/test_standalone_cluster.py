@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from pyozone.analytics.snapshot_from_core import write_core_snapshot
 from pyozone.hdds.replication_report import ReplicationManagerReport
 from tests.analytics.rm_cores import SAMPLE_LIMIT, failing_core
 from tests.analytics.test_rm_parity import comparable
+from tests.polling import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -35,16 +35,16 @@ def _free_port() -> int:
 
 
 def _wait_for_port(port: int, process: subprocess.Popen, timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"{process.args[1]} exited with {process.returncode}")
         try:
             with socket.create_connection((HOST, port), timeout=1):
-                return
+                return True
         except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"nothing listens on {HOST}:{port} after {timeout_s} s")
+            return False
+
+    wait_for(listening, timeout_s, f"something listening on {HOST}:{port}", interval_s=0.5)
 
 
 def _spark_env(tmp: Path) -> dict[str, str]:

@@ -7,11 +7,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyozone
 from pyozone.cluster import supervisor
+from tests.polling import wait_for
 
 
 def _env() -> dict[str, str]:
@@ -22,19 +22,25 @@ def test_exit_status_names_the_signal_or_the_code() -> None:
     suicide = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
     killed = subprocess.Popen([sys.executable, "-c", suicide])
     failed = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
-    deadline = time.monotonic() + 30
     statuses: dict[str, str] = {}
-    while time.monotonic() < deadline and len(statuses) < 2:
+
+    def both_ended() -> dict[str, str]:
         for name, process in (("killed", killed), ("failed", failed)):
             if name not in statuses and (status := supervisor.exit_status(process.pid)) != "running":
-                statuses[name] = status
-        time.sleep(0.05)
+                statuses[name] = status  # asked once only: the status is told once, then it is reaped
+        return statuses if len(statuses) == 2 else {}
+
+    wait_for(both_ended, 30, "both children's exit statuses", interval_s=0.05)
     assert statuses == {"killed": "killed by SIGKILL", "failed": "exited with code 3"}
     assert supervisor.exit_status(killed.pid) == "exited"  # already reaped: nothing more to tell
     assert supervisor.exit_status(None) == "not started"
     realtime = subprocess.Popen([sys.executable, "-c", "import os; os.kill(os.getpid(), 36)"])
-    while (status := supervisor.exit_status(realtime.pid)) == "running" and time.monotonic() < deadline:
-        time.sleep(0.05)
+
+    def ended() -> str | None:
+        status = supervisor.exit_status(realtime.pid)
+        return None if status == "running" else status
+
+    status = wait_for(ended, 30, "the exit status of a real-time signal", interval_s=0.05)
     assert status == "killed by signal 36"  # a real-time signal has no name
 
 
@@ -51,14 +57,18 @@ def test_sigquit_dumps_a_daemons_stacks_into_its_log_and_it_goes_on(tmp_path: Pa
         process = subprocess.Popen(
             command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=_env()
         )
-    try:
-        deadline = time.monotonic() + 60
-        while "getVersion failed" not in log.read_text() and time.monotonic() < deadline:
+
+    def wait_for_log(text: str) -> None:
+        def logged() -> bool:
             assert process.poll() is None, log.read_text()
-            time.sleep(0.1)
+            return text in log.read_text()
+
+        wait_for(logged, 60, lambda: f"{text!r} in the log:\n{log.read_text()}", interval_s=0.1)
+
+    try:
+        wait_for_log("getVersion failed")
         os.kill(process.pid, signal.SIGQUIT)
-        while "Thread 0x" not in log.read_text() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_for_log("Thread 0x")
         text = log.read_text()
         assert "Thread 0x" in text and 'File "' in text, text
         assert process.poll() is None, "SIGQUIT must not stop the daemon"

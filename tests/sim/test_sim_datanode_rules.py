@@ -1,13 +1,20 @@
-"""The simulator's datanode decides as the daemon does: fed the same replication commands, it takes and
-drops the same ones and reports the same queue counts as the daemon's CommandQueue, because both call
-pyozone/datanode/command_admission.py. (The simulator runs every other command at once, where the daemon
-runs them on one worker, so only replication work can wait in both.)"""
+"""The simulator's datanode decides as the daemon does, because both call the datanode's own rules.
+
+Fed the same replication commands, it takes and drops the same ones and reports the same queue counts as
+the daemon's CommandQueue (pyozone/datanode/command_admission.py; the simulator runs every other command
+at once, where the daemon runs them on one worker, so only replication work can wait in both). Fed the same
+writes, it asks SCM to close a container on the same write as the daemon's dispatcher
+(pyozone/datanode/container_full.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import random
+from pathlib import Path
 
+from pyozone.config import OzoneConfiguration
 from pyozone.datanode.command_queue import CommandHandler, CommandQueue, QueueLimits
+from pyozone.datanode.xceiver import Dispatcher
 from pyozone.hdds.commands import (
     ReplicateContainerCommand,
     ReplicationCommandPriority,
@@ -16,8 +23,11 @@ from pyozone.hdds.commands import (
 )
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
+from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.storage import node_report
+from tests.polling import wait_for_async
+from tests.unit.datanode.dns_helpers import chunk, create, open_node, payload, write
 
 NOW = 1_700_000_000_000
 TERM = 5
@@ -77,7 +87,7 @@ async def daemon_decisions() -> list[tuple[list[bool], dict[SCMCommandType, int]
     for batch in BATCHES:
         queue.observe_term(TERM)
         taken = [queue.submit(command) for command in batch]
-        await asyncio.sleep(0.05)  # the operational state command runs on its worker
+        await wait_for_async(lambda: queue.counts()[SCMCommandType.setNodeOperationalStateCommand] == 0, 5)
         replication = {
             SCMCommandType.replicateContainerCommand: queue.counts()[SCMCommandType.replicateContainerCommand]
         }
@@ -116,3 +126,40 @@ def test_sim_and_daemon_take_and_count_the_same_commands() -> None:
         {SCMCommandType.replicateContainerCommand: 5},
     )
     assert third[1] == {SCMCommandType.replicateContainerCommand: 8}  # 3 workers + 5 waiting
+
+
+def test_sim_and_dispatcher_call_a_container_full_on_the_same_write(tmp_path: Path) -> None:
+    sizes = [random.Random(7).randrange(60_000, 220_000) for _ in range(30)]
+    settings = {
+        "ozone.scm.container.size": "1MB",
+        "ozone.scm.block.size": "256KB",
+        "hdds.container.close.threshold": "0.6",
+    }
+    c = SimCluster(3, conf=OzoneConfiguration(settings), seed=3)
+    assert c.run_until(lambda: not c.scm.safe_mode.in_safe_mode(), 10 * 60_000)
+    writes: list[tuple[int, int]] = []  # (container, bytes), in order
+    sim_full: list[int] = []  # indexes of the writes that made a container full
+    for i, size in enumerate(sizes):
+        block = c.write_block(size)
+        writes.append((block.container_id, size))
+        actions = c.datanodes[block.pipeline.nodes[0]].container_actions
+        if any(a.container_id == block.container_id for a in actions):
+            sim_full.append(i)
+            actions.clear()
+    assert sim_full, "the writes should fill at least one container"
+
+    node = open_node(tmp_path / "dn", "aaaaaaaa-0000-4000-8000-000000000001", "1MB")
+    try:
+        dispatcher = Dispatcher(node.containers, node.uuid, node.full.append, close_threshold=0.6)
+        daemon_full = []
+        for i, (cid, size) in enumerate(writes):
+            if node.containers.get(cid) is None:
+                dispatcher.dispatch(create(cid))
+            data = payload(i, size)
+            before = len(node.full)
+            dispatcher.dispatch(write(cid, i + 1, chunk(f"c{i}", 0, data), data))
+            if len(node.full) > before:
+                daemon_full.append(i)
+    finally:
+        node.close()
+    assert daemon_full == sim_full, (daemon_full, sim_full)

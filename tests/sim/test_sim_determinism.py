@@ -85,14 +85,14 @@ def test_same_run_across_python_hash_seeds():
     """Two interpreters with different PYTHONHASHSEED produce byte-identical runs."""
     root = Path(__file__).resolve().parents[2]
     code = (
-        "import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[2]];"
-        "from test_sim_determinism import run; print(json.dumps(run(seed=5, minutes=12)))"
+        "import json, sys; sys.path[:0] = [sys.argv[1]];"
+        "from tests.sim.test_sim_determinism import run; print(json.dumps(run(seed=5, minutes=12)))"
     )
     outputs = []
     for hash_seed in ("1", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         done = subprocess.run(
-            [sys.executable, "-c", code, str(root), str(Path(__file__).parent)],
+            [sys.executable, "-c", code, str(root)],
             env=env,
             capture_output=True,
             text=True,

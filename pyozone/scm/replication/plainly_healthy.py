@@ -14,7 +14,7 @@ counts `factor` healthy matching replicas, neither under- nor over-replicated, n
 rack-aware placement (spec 11.1) of a full replica set is satisfied as soon as it spans two racks: it
 needs min(2, racks) racks and allows all but one copy per rack, which two racks already guarantee.
 Anything else, including a one-rack set the policy might still accept, goes through the chain, which
-decides exactly. tests/unit/replication_manager checks the equivalence on generated containers.
+decides exactly. tests/unit/scm/replication checks the equivalence on generated containers.
 """
 
 from __future__ import annotations

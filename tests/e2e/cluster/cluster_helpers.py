@@ -15,15 +15,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from xceiver_client import XceiverClient
 
 import pyozone
 from pyozone.cli.main import main
@@ -33,8 +31,8 @@ from pyozone.common.net import HostPort
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.protocol.block import BlockLocation
 from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient
-
-T = TypeVar("T")
+from tests.e2e.cluster.xceiver_client import XceiverClient
+from tests.polling import wait_for
 
 REPO = Path(pyozone.__file__).parents[1]
 
@@ -67,19 +65,6 @@ class Result:
 
     def json(self) -> Any:
         return json.loads(self.out)
-
-
-def wait_for(condition: Callable[[], T], timeout_s: float, what: str, interval_s: float = 0.2) -> T:
-    """Polls `condition` until it returns something truthy; AssertionError naming `what` at the deadline."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while True:
-        last = condition()
-        if last:
-            return last
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"{what}: not reached in {timeout_s} s (last: {last!r})")
-        time.sleep(interval_s)
 
 
 class LiveCluster:

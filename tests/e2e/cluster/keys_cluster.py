@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from cluster_helpers import LiveCluster, MiB, live_cluster, sh
+
+from tests.e2e.cluster.cluster_helpers import LiveCluster, MiB, live_cluster, sh
 
 VOL, BUCKET = "keys", "bucket1"
 BLOCK = 4 * MiB

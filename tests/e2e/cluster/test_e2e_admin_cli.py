@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from cluster_helpers import LiveCluster, all_running, allocate, live_cluster, wait_for
 
 from pyozone.hdds.ids import RATIS_THREE
+from tests.e2e.cluster.cluster_helpers import LiveCluster, all_running, allocate, live_cluster
+from tests.polling import wait_for
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,9 @@ import os
 
 import pyarrow.parquet as pq
 import pytest
-from cluster_helpers import DEAD_S, live_cluster, ozone_client, wait_for
+
+from tests.e2e.cluster.cluster_helpers import DEAD_S, live_cluster, ozone_client
+from tests.polling import wait_for
 
 pytestmark = pytest.mark.slow
 

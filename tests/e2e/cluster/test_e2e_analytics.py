@@ -16,9 +16,16 @@ import os
 from typing import Any
 
 import pytest
-from cluster_helpers import DEAD_S, LiveCluster, allocate, live_cluster, wait_for, write_to_pipeline
 
 from pyozone.hdds.ids import RATIS_THREE
+from tests.e2e.cluster.cluster_helpers import (
+    DEAD_S,
+    LiveCluster,
+    allocate,
+    live_cluster,
+    write_to_pipeline,
+)
+from tests.polling import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-from cluster_helpers import LiveCluster, all_running, allocate, live_cluster, wait_for, write_to_pipeline
-from xceiver_client import XceiverClient, XceiverError
 
 from pyozone import protocol as p
 from pyozone.hdds.datanode import DatanodeDetails
@@ -25,6 +23,15 @@ from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as hb_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as hb_grpc
+from tests.e2e.cluster.cluster_helpers import (
+    LiveCluster,
+    all_running,
+    allocate,
+    live_cluster,
+    write_to_pipeline,
+)
+from tests.e2e.cluster.xceiver_client import XceiverClient, XceiverError
+from tests.polling import wait_for
 
 MiB = 1 << 20
 HEARTBEAT = "/pyozone.hdds.StorageContainerDatanodeProtocolService/sendHeartbeat"
@@ -200,7 +207,7 @@ def test_a_failed_volume_is_reported_and_a_reserved_volume_stays_nearly_full(clu
     print(f"\ndnx: failed volume reported {time.monotonic() - failed_at:.1f} s after the damage")
     assert node["healthyVolumes"] == 1 and node["healthState"] == "HEALTHY"
     assert "volume" in cluster.log("dnx") and "failed" in cluster.log("dnx")
-    time.sleep(2)
+    time.sleep(2)  # heartbeats go by: the datanode must neither exit nor turn unhealthy
     assert process.poll() is None and cluster.datanodes()["dnx"]["healthState"] == "HEALTHY"
 
 

@@ -15,22 +15,22 @@ from pathlib import Path
 
 import grpc
 import pytest
-from cluster_helpers import (
-    LiveCluster,
-    all_running,
-    allocate,
-    live_cluster,
-    member_client,
-    wait_for,
-    write_to_pipeline,
-)
-from xceiver_client import XceiverClient
 
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.protocol.block import BlockLocation
+from tests.e2e.cluster.cluster_helpers import (
+    LiveCluster,
+    all_running,
+    allocate,
+    live_cluster,
+    member_client,
+    write_to_pipeline,
+)
+from tests.e2e.cluster.xceiver_client import XceiverClient
+from tests.polling import wait_for
 
 UNKNOWN_CONTAINER = 999_999
 
@@ -214,7 +214,8 @@ def test_an_unknown_container_is_deleted_after_the_datanode_registers(
         client.close_container(UNKNOWN_CONTAINER)
         path = Path(client.read_container(UNKNOWN_CONTAINER).containerPath)
     assert path.is_dir() and path == container_dir(cluster, name, UNKNOWN_CONTAINER)
-    # an incremental report never deletes: the replica stays until a full report names it
+    # an incremental report never deletes: the replica stays until a full report names it (the sleep lets
+    # heartbeats with incremental reports go by; the deletion must not come)
     time.sleep(2)
     assert path.is_dir()
 

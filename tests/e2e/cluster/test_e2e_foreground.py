@@ -11,9 +11,9 @@ import threading
 import time
 
 import pytest
-from cluster_helpers import FAST, LiveCluster, environment
 
 from pyozone.cluster import supervisor
+from tests.e2e.cluster.cluster_helpers import FAST, LiveCluster, environment
 
 
 class Foreground:

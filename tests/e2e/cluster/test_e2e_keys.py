@@ -24,7 +24,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from cluster_helpers import (
+
+from pyozone.client import OzoneClient, SafeModeException
+from pyozone.client.block_input import BlockInputStream
+from pyozone.cluster.status import om_ready
+from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
     MiB,
     block_files,
@@ -39,13 +43,9 @@ from cluster_helpers import (
     sh_here,
     sh_to_file,
     wait_container_closed,
-    wait_for,
 )
-from keys_cluster import BLOCK, BUCKET, CONTAINER, LEASE_S, VOL, keys_cluster
-
-from pyozone.client import OzoneClient, SafeModeException
-from pyozone.client.block_input import BlockInputStream
-from pyozone.cluster.status import om_ready
+from tests.e2e.cluster.keys_cluster import BLOCK, BUCKET, CONTAINER, LEASE_S, VOL, keys_cluster
+from tests.polling import wait_for
 
 BIG = 300 * MiB
 SMALL_SIZES = {"empty": 0, "one-byte": 1, "block-minus-1": BLOCK - 1, "block-plus-1": BLOCK + 1}

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from cluster_helpers import (
+
+from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
     MiB,
     all_block_files,
@@ -27,9 +28,9 @@ from cluster_helpers import (
     ozone_client,
     random_file,
     sh,
-    wait_for,
 )
-from keys_cluster import BUCKET, LEASE_S, VOL, keys_cluster
+from tests.e2e.cluster.keys_cluster import BUCKET, LEASE_S, VOL, keys_cluster
+from tests.polling import wait_for
 
 OPEN_KEY_EXPIRY_S = 20
 

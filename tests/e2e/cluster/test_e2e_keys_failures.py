@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_helpers import (
+
+from pyozone.client import OMException
+from tests.e2e.cluster.cluster_helpers import (
     STALE_S,
     LiveCluster,
     MiB,
@@ -27,10 +29,8 @@ from cluster_helpers import (
     ozone_client,
     random_file,
     sh,
-    wait_for,
 )
-
-from pyozone.client import OMException
+from tests.polling import wait_for
 
 VOL, BUCKET, KEY = "failures", "bucket1", "big"
 SIZE = 200 * MiB
@@ -125,7 +125,7 @@ def test_a_write_survives_a_pipeline_member_killed_mid_write(
                     looked += 1
                 listed = [k.name for k in looker.list_keys(VOL, BUCKET)]
                 assert KEY not in listed or "closing" in outcome, "the key is listed before its commit"
-                time.sleep(0.1)
+                time.sleep(0.1)  # look again: the key must stay invisible for as long as the write runs
             thread.join(120)
             assert not thread.is_alive() and "error" not in outcome, (outcome, cluster.logs())
             assert looked >= 1

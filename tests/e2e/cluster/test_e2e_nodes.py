@@ -11,7 +11,15 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from cluster_helpers import DEAD_S, STALE_S, LiveCluster, all_running, live_cluster, wait_for
+
+from tests.e2e.cluster.cluster_helpers import (
+    DEAD_S,
+    STALE_S,
+    LiveCluster,
+    all_running,
+    live_cluster,
+)
+from tests.polling import wait_for
 
 DATANODES = 5
 RACKS = 2
@@ -160,7 +168,7 @@ def test_a_killed_datanode_goes_stale_then_dead_and_comes_back(
     why = "possible" if three_possible else f"impossible: free slots only on {free}"
     print(f"{victim}: new pipelines OPEN {time.monotonic() - started_at:.1f} s after the start (THREE {why})")
     record_property("new_three_with_victim", three_possible)
-    time.sleep(1)
+    time.sleep(1)  # more creation rounds go by: none may exceed the limits
     per_node = Counter(dn for p in open_pipelines(cluster, "RATIS/THREE") for dn in members(p))
     assert max(per_node.values()) <= LIMIT and len(open_pipelines(cluster, "RATIS/THREE")) <= THREE_EXPECTED
     all_running(cluster)

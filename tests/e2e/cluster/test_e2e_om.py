@@ -11,15 +11,6 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
-from cluster_helpers import (
-    LiveCluster,
-    all_running,
-    live_cluster,
-    member_client,
-    om_stub,
-    wait_for,
-)
-from xceiver_client import XceiverError
 
 from pyozone.cluster.status import om_ready
 from pyozone.config.site import read_site_xml
@@ -28,6 +19,15 @@ from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.admin import pipeline_from_proto, pipeline_members
 from pyozone.protocol.block import BlockLocation
+from tests.e2e.cluster.cluster_helpers import (
+    LiveCluster,
+    all_running,
+    live_cluster,
+    member_client,
+    om_stub,
+)
+from tests.e2e.cluster.xceiver_client import XceiverError
+from tests.polling import wait_for
 
 DATA = os.urandom(200_000)
 VOL, BUCKET, KEY = "vol1", "bkt1", "dir/key1"

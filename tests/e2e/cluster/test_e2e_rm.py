@@ -18,11 +18,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from cluster_helpers import DEAD_S, LiveCluster, allocate, live_cluster, wait_for, write_to_pipeline
-from xceiver_client import XceiverClient
 
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.protocol.block import BlockLocation
+from tests.e2e.cluster.cluster_helpers import (
+    DEAD_S,
+    LiveCluster,
+    allocate,
+    live_cluster,
+    write_to_pipeline,
+)
+from tests.e2e.cluster.xceiver_client import XceiverClient
+from tests.polling import wait_for
 
 DATANODES = 5
 CONTAINERS = 3

@@ -9,9 +9,16 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from cluster_helpers import LiveCluster, all_running, allocate, live_cluster, wait_for, write_to_pipeline
 
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
+from tests.e2e.cluster.cluster_helpers import (
+    LiveCluster,
+    all_running,
+    allocate,
+    live_cluster,
+    write_to_pipeline,
+)
+from tests.polling import wait_for
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from fakes import BLOCK, FakeCluster, small_conf
 
 from pyozone.client import OzoneClient
+from tests.unit.client.fakes import BLOCK, FakeCluster, small_conf
 
 
 @pytest.fixture

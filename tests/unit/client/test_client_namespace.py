@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from fakes import FakeCluster, small_conf
 
 from pyozone.client import OMException, OMUnavailableError, OzoneClient
 from pyozone.config import OzoneConfiguration
+from tests.unit.client.fakes import FakeCluster, small_conf
 
 
 def code(fn, *args) -> str:  # type: ignore[no-untyped-def]

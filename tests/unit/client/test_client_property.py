@@ -7,12 +7,12 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-from fakes import BLOCK, BUFFER, FakeCluster, small_conf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pyozone.client import OzoneClient
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.unit.client.fakes import BLOCK, BUFFER, FakeCluster, small_conf
 
 FAULTS = [
     None,

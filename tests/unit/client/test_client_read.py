@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
-from fakes import BLOCK, BPC, BUFFER, FakeCluster
 
 from pyozone.client import BlockReadError, OzoneClient
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.polling import wait_for
+from tests.unit.client.fakes import BLOCK, BPC, BUFFER, FakeCluster
 
 
 @pytest.fixture
@@ -107,8 +107,6 @@ def test_the_next_chunk_is_read_ahead(client: OzoneClient, cluster: FakeCluster,
     before = read_chunks()
     with client.read_key("vol", "bucket", "k") as reader:
         assert reader.read(10) == data[:10]  # only the first chunk was asked for
-        deadline = time.monotonic() + 5
-        while read_chunks() < before + 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: read_chunks() >= before + 2, 5, "the second chunk read ahead", interval_s=0.01)
         assert read_chunks() == before + 2  # the second chunk is on its way already
         assert reader.read(BUFFER) == data[10 : BUFFER + 10]

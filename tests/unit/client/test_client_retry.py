@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 
 import pytest
-from fakes import BLOCK, BUFFER, FLUSH, FakeCluster, FakeDatanode
 
 from pyozone.client import BlockWriteError, OzoneClient
 from pyozone.client.block_output import BlockFailure, BlockOutputStream
@@ -19,6 +17,8 @@ from pyozone.client.xceiver import ChannelPool
 from pyozone.common.net import HostPort
 from pyozone.hdds.checksum import ChecksumType
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.polling import wait_for
+from tests.unit.client.fakes import BLOCK, BUFFER, FLUSH, FakeCluster, FakeDatanode
 
 
 def blocks(cluster: FakeCluster) -> list[tuple[int, int, int, int, int]]:
@@ -142,9 +142,7 @@ def test_unreachable_leader_excludes_pipeline_and_leader(client: OzoneClient, cl
     with client.create_key("vol", "bucket", "k") as writer:
         writer.write(data[:FLUSH])
         block = writer.stream._current
-        deadline = time.monotonic() + 5
-        while block.acked < FLUSH and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: block.acked >= FLUSH, 5, "the first flush acknowledged", interval_s=0.01)
         assert block.acked == FLUSH
         leader.stop()
         writer.write(data[FLUSH:])
@@ -159,7 +157,7 @@ def test_pre_allocated_blocks_on_excluded_pipeline_are_discarded(
 ) -> None:
     """openKey pre-allocates 4 blocks round-robin over 3 pipelines (the 1st and 4th on pipeline 1); once
     pipeline 1 fails, its 4th block is discarded and OM allocates the rest elsewhere."""
-    from fakes import BLOCK
+    from tests.unit.client.fakes import BLOCK
 
     first = next(iter(cluster.pipelines.values()))
     first.leader.fail_next(pb.WriteChunk, pb.GROUP_MISMATCH)

@@ -6,10 +6,10 @@ import json
 import os
 
 import pytest
-from fakes import BLOCK, SMALL, FakeCluster
 
 from pyozone.cli.sh import parse_path
 from pyozone.common.cli_options import CLIError
+from tests.unit.client.fakes import BLOCK, SMALL, FakeCluster
 
 
 @pytest.fixture
@@ -127,9 +127,8 @@ def test_freon_ockg_then_ockv(cli, cluster: FakeCluster) -> None:  # type: ignor
     verified = cli(*overrides, "freon", "ockv", "-n", "12", "-t", "3", "-p", "pre", "-s", "9KB", "-q")
     assert verified.code == 0, verified.err
     # damage one key: ockv reports it and fails
-    from fakes import small_conf
-
     from pyozone.client import OzoneClient
+    from tests.unit.client.fakes import small_conf
 
     with OzoneClient(small_conf(cluster.om.address)) as client:
         client.put_key("vol1", "bucket1", "pre/5", b"x" * 9 * 1024)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from fakes import BLOCK, BUFFER, FLUSH, MAX, FakeCluster
 
 from pyozone.client import OMException, OzoneClient, SafeModeException
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.unit.client.fakes import BLOCK, BUFFER, FLUSH, MAX, FakeCluster
 
 SIZES = [0, 1, BUFFER - 1, BUFFER, BUFFER + 1, FLUSH, MAX + 1, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5]
 
@@ -82,7 +82,7 @@ def test_a_one_chunk_block_is_written_and_put_in_one_request(
 def test_watch_skipped_when_commit_infos_show_all_applied(make_client) -> None:  # type: ignore[no-untyped-def]
     cluster = FakeCluster(block_size=BLOCK, instant_commit=True)
     try:
-        from fakes import small_conf
+        from tests.unit.client.fakes import small_conf
 
         with OzoneClient(small_conf(cluster.om.address)) as client:
             client.create_volume("vol")
@@ -172,9 +172,8 @@ def test_safe_mode_surfaces(client: OzoneClient, cluster: FakeCluster) -> None:
 def test_async_api(cluster: FakeCluster) -> None:
     import asyncio
 
-    from fakes import small_conf
-
     from pyozone.client import AsyncOzoneClient
+    from tests.unit.client.fakes import small_conf
 
     async def main() -> bytes:
         async with AsyncOzoneClient(small_conf(cluster.om.address)) as client:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from om_fakes import BLOCK, FakeScm, make_om
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_ONE, BlockID
@@ -16,6 +15,7 @@ from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE
 from pyozone.om.records import KeyBlock
 from pyozone.om.settings import PREALLOCATE_MAX_BLOCKS
+from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 
 
 @pytest.fixture

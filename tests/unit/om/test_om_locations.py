@@ -7,7 +7,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from om_fakes import MEMBERS, PIPELINE, FakeScm, closed_location, details, make_om, open_location
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
@@ -19,6 +18,15 @@ from pyozone.om.scm import ContainerLocation, ReplicaLocation
 from pyozone.om.settings import OMSettings
 from pyozone.proto import hdds_pb2
 from tests.builders import dn_id
+from tests.unit.om.om_fakes import (
+    MEMBERS,
+    PIPELINE,
+    FakeScm,
+    closed_location,
+    details,
+    make_om,
+    open_location,
+)
 
 
 def test_the_cache_keeps_closed_containers_for_the_ttl(tmp_path: Path) -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from om_fakes import FakeScm, make_om
 
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.records import KeyBlock
+from tests.unit.om.om_fakes import FakeScm, make_om
 
 
 def code(call, *args) -> OMResultCode:

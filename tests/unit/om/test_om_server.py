@@ -12,7 +12,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-from om_fakes import FakeScm, closed_location
 
 from pyozone.client import AsyncOzoneClient
 from pyozone.config import OzoneConfiguration
@@ -28,6 +27,8 @@ from pyozone.om.storage import OMStorageError
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
+from tests.polling import wait_for_async
+from tests.unit.om.om_fakes import FakeScm, closed_location
 
 
 def conf(tmp_path: Path) -> OzoneConfiguration:
@@ -168,12 +169,9 @@ def test_waits_for_scm_then_serves_and_refuses_another_cluster(tmp_path: Path) -
         daemon = OmDaemon(conf(tmp_path), scm)
         starting = asyncio.create_task(daemon.start())
         try:
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(0.3)  # SCM stays unreachable meanwhile: the start must not finish
             assert not starting.done()
-            for _ in range(50):
-                if daemon.http_port:
-                    break
-                await asyncio.sleep(0.05)
+            await wait_for_async(lambda: daemon.http_port, 5, "the OM's HTTP port", interval_s=0.05)
             status, answer = await asyncio.to_thread(ready, daemon.http_port)
             assert status == 503 and answer["ready"] is False
             scm.unreachable = False

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from om_fakes import FakeScm, make_om
 
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import RATIS_THREE, BlockID
@@ -15,6 +14,7 @@ from pyozone.om.records import KeyBlock, KeyRecord
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb2
 from pyozone.protocol.block import DeleteResult, KeyBlocks, KeyBlocksResult, key_blocks_to_proto
+from tests.unit.om.om_fakes import FakeScm, make_om
 
 
 def setup(tmp_path: Path, **settings):

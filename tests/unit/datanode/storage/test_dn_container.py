@@ -1,0 +1,264 @@
+"""KeyValueContainer: layout, the data path, BCSID rules, lifecycle rules and deletion."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pyozone.datanode.storage import BlockData, KeyValueContainer, Result
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.messages import ContainerReplicaReport
+from pyozone.hdds.states import ReplicaState
+from tests.unit.datanode.storage.dn_helpers import (
+    CLUSTER,
+    Node,
+    chunk_for,
+    payload,
+    raises,
+    read_block,
+    write_block,
+)
+
+S = ReplicaState
+
+
+def test_create_lays_out_the_directory(node: Node, container: KeyValueContainer) -> None:
+    d = container.directory
+    assert d == container.volume.root / f"hdds/{CLUSTER}/current/containerDir0/1"
+    assert (d / "chunks").is_dir()
+    doc = json.loads((d / "metadata/1.container").read_text())
+    assert doc["containerID"] == 1 and doc["state"] == "OPEN" and doc["containerType"] == "KeyValueContainer"
+    assert doc["schemaVersion"] == "3" and doc["maxSize"] == 1 << 20 and doc["originNodeId"] == "origin-dn"
+    assert doc["chunksPath"] == str(d / "chunks") and len(doc["checksum"]) == 64
+    with raises(Result.CONTAINER_EXISTS):
+        node.containers.create(1, "origin-dn", "pipeline-1")
+    assert list(container.volume.tmp_dir.glob("create-*")) == []
+
+
+def test_write_read_put_get_list(container: KeyValueContainer) -> None:
+    block, data = write_block(container, 7, (3000, 4096, 1), bcsid=1)
+    assert read_block(container, block) == data
+    assert container.get_block(block.block_id) == block
+    assert block.size == len(data) and block.metadata == (("TYPE", "KEY"),)
+    assert (container.chunks_dir / "7.block").stat().st_size == len(data)
+    write_block(container, 3, (100,), bcsid=2)
+    write_block(container, 12, (100,), bcsid=3)
+    assert [b.block_id.local_id for b in container.list_blocks()] == [3, 7, 12]
+    assert [b.block_id.local_id for b in container.list_blocks(4, 1)] == [7]
+    assert container.list_blocks(13) == []
+    assert container.key_count == 3 and container.bcsid == 3 and container.used_bytes == len(data) + 200
+    with raises(Result.MALFORMED_REQUEST):
+        container.list_blocks(0, 0)
+
+
+def test_partial_chunk_read(container: KeyValueContainer) -> None:
+    block, data = write_block(container, 1, (5000,), bcsid=1)
+    chunk = block.chunks[0]
+    assert container.read_chunk(block.block_id, chunk, 2048, 1024) == data[2048:3072]
+    assert container.read_chunk(block.block_id, chunk, 4096) == data[4096:]
+    with raises(Result.MALFORMED_REQUEST):
+        container.read_chunk(block.block_id, chunk, 100, 10)  # not on a checksum boundary
+    with raises(Result.MALFORMED_REQUEST):
+        container.read_chunk(block.block_id, chunk, 4096, 5000)
+
+
+def test_write_chunk_is_verified_before_it_is_written(container: KeyValueContainer) -> None:
+    data = payload(1, 4000)
+    chunk = chunk_for(data, "c0")
+    bad = bytearray(data)
+    bad[2500] ^= 1
+    with raises(Result.CHECKSUM_MISMATCH):
+        container.write_chunk(BlockID(1, 5), chunk, bytes(bad))
+    assert not (container.chunks_dir / "5.block").exists()
+    with raises(Result.MALFORMED_REQUEST):
+        container.write_chunk(BlockID(1, 5), chunk, data[:10])
+    with raises(Result.MALFORMED_REQUEST):
+        container.write_chunk(BlockID(2, 5), chunk, data)
+
+
+def test_missing_chunks_and_blocks(container: KeyValueContainer) -> None:
+    chunk = chunk_for(b"abc", "c0")
+    with raises(Result.UNABLE_TO_FIND_CHUNK):
+        container.read_chunk(BlockID(1, 9), chunk)
+    with raises(Result.UNABLE_TO_FIND_CHUNK):  # putBlock naming chunks that were never written
+        container.put_block(BlockData(BlockID(1, 9), (chunk,)), 1)
+    with raises(Result.NO_SUCH_BLOCK):
+        container.get_block(BlockID(1, 9))
+
+
+def test_bcsid_is_monotonic_and_replays_are_ignored(container: KeyValueContainer) -> None:
+    block, _ = write_block(container, 1, (100,), bcsid=5)
+    other, _ = write_block(container, 2, (100,), bcsid=3)  # lower BCSID: ignored
+    with raises(Result.NO_SUCH_BLOCK):
+        container.get_block(other.block_id)
+    container.put_block(block, 5)  # a replay of the same putBlock
+    assert container.bcsid == 5 and container.key_count == 1
+    unordered, _ = write_block(container, 3, (100,), bcsid=0)  # outside the pipeline: no BCSID change
+    assert container.bcsid == 5 and container.get_block(unordered.block_id).bcsid == 0
+
+
+def test_get_block_with_bcsid(container: KeyValueContainer) -> None:
+    block, _ = write_block(container, 1, (100,), bcsid=4)
+    write_block(container, 2, (100,), bcsid=6)
+    assert container.get_block(block.block_id, 4) == block
+    with raises(Result.BCSID_MISMATCH):
+        container.get_block(block.block_id, 5)
+    with raises(Result.UNKNOWN_BCSID):
+        container.get_block(block.block_id, 7)
+
+
+def test_container_full_signal(container: KeyValueContainer) -> None:
+    block_id = BlockID(1, 1)
+    data = payload(0, 256 << 10)
+    full = [container.write_chunk(block_id, chunk_for(data, f"c{i}", i * len(data)), data) for i in range(5)]
+    assert full == [False, False, False, True, True]  # 1 MiB max size reached by the 4th chunk
+    rewrite = container.write_chunk(block_id, chunk_for(data, "c0", 0), data)  # overwrite: no growth
+    assert rewrite and container.used_bytes == 5 * len(data)
+
+
+def test_disk_out_of_space(node: Node, container: KeyValueContainer) -> None:
+    container.volume.reserved_bytes = 1 << 62
+    with raises(Result.DISK_OUT_OF_SPACE):
+        write_block(container, 1, (100,), bcsid=1)
+
+
+@pytest.mark.parametrize(
+    ("state", "result"),
+    [
+        (S.CLOSED, Result.CLOSED_CONTAINER_IO),
+        (S.QUASI_CLOSED, Result.CLOSED_CONTAINER_IO),
+        (S.UNHEALTHY, Result.CONTAINER_UNHEALTHY),
+    ],
+)
+def test_writes_refused_unless_open_or_closing(
+    container: KeyValueContainer, state: S, result: Result
+) -> None:
+    block, _ = write_block(container, 1, (100,), bcsid=1)
+    container.mark_closing()
+    write_block(container, 2, (100,), bcsid=2)  # CLOSING still applies what was ordered before the close
+    if state is S.CLOSED:
+        container.close()
+    elif state is S.QUASI_CLOSED:
+        container.quasi_close()
+    else:
+        container.mark_unhealthy("test")
+    data = payload(9, 100)
+    with raises(result):
+        container.write_chunk(BlockID(1, 3), chunk_for(data, "c"), data)
+    with raises(result):
+        container.put_block(block, 9)
+    assert container.get_block(block.block_id).bcsid == 1 and read_block(container, block)
+
+
+def test_lifecycle_rules(node: Node) -> None:
+    make = iter(range(10, 100)).__next__
+
+    def fresh() -> KeyValueContainer:
+        return node.containers.create(make(), "o", "p")
+
+    c = fresh()
+    with raises(Result.CONTAINER_INTERNAL_ERROR):
+        c.quasi_close()  # only from CLOSING
+    with raises(Result.CONTAINER_INTERNAL_ERROR):
+        c.close()  # OPEN must go through CLOSING
+    assert c.mark_closing() and not c.mark_closing()
+    assert c.close() and c.state is S.CLOSED and not c.close()
+    assert not c.mark_closing()
+    with raises(Result.CONTAINER_INTERNAL_ERROR):
+        c.quasi_close()
+
+    c = fresh()
+    c.mark_closing()
+    assert c.quasi_close() and not c.quasi_close() and c.state is S.QUASI_CLOSED
+    with raises(Result.CONTAINER_INTERNAL_ERROR):
+        c.close()  # a quasi-closed replica closes only when forced
+    assert c.close(force=True) and c.state is S.CLOSED
+
+    c = fresh()
+    assert c.mark_unhealthy("bad disk") and not c.mark_unhealthy("again")
+    with raises(Result.CONTAINER_UNHEALTHY):
+        c.close(force=True)
+    assert not c.mark_closing() and c.state is S.UNHEALTHY
+
+
+def test_state_changes_are_persisted(container: KeyValueContainer) -> None:
+    write_block(container, 1, (10,), bcsid=8)
+    container.mark_closing()
+    container.close()
+    doc = json.loads(container.container_file.read_text())
+    assert doc["state"] == "CLOSED" and doc["blockCommitSequenceId"] == 8
+
+
+def test_listener_gets_a_report_per_change(node: Node) -> None:
+    reports: list[ContainerReplicaReport] = []
+    node.containers.on_change(reports.append)
+    c = node.containers.create(5, "origin", "pipe", replica_index=2)
+    write_block(c, 1, (10,), bcsid=3)
+    c.mark_closing()
+    c.close()
+    assert [r.state for r in reports] == [S.OPEN, S.CLOSING, S.CLOSED]
+    last = reports[-1]
+    assert (last.container_id, last.sequence_id, last.origin_node_id, last.replica_index) == (
+        5,
+        3,
+        "origin",
+        2,
+    )
+    assert (last.key_count, last.used_bytes, last.is_empty) == (1, 10, False)
+
+
+def test_delete_blocks_is_idempotent_per_transaction(container: KeyValueContainer) -> None:
+    blocks = [write_block(container, i, (1000,), bcsid=i)[0] for i in range(1, 5)]
+    used = container.volume.used
+    assert container.delete_blocks(100, [1, 2, 99])
+    assert not container.delete_blocks(100, [3])  # a retried command
+    assert [b.block_id.local_id for b in container.list_blocks()] == [3, 4]
+    assert not (container.chunks_dir / "1.block").exists()
+    assert container.key_count == 2 and container.used_bytes == 2000 and container.volume.used == used - 2000
+    with raises(Result.NO_SUCH_BLOCK):
+        container.get_block(blocks[0].block_id)
+
+
+def test_delete_blocks_frees_a_block_whose_putblock_never_came(container: KeyValueContainer) -> None:
+    write_block(container, 1, (1000,), bcsid=1)
+    orphan = payload(7, 3000)
+    container.write_chunk(BlockID(container.container_id, 2), chunk_for(orphan, "2_chunk_0"), orphan)
+    used = container.volume.used
+    assert container.delete_blocks(101, [2])
+    assert not (container.chunks_dir / "2.block").exists()
+    assert container.key_count == 1 and container.used_bytes == 1000 and container.volume.used == used - 3000
+
+
+def test_delete_container_force_and_non_force(node: Node, container: KeyValueContainer) -> None:
+    write_block(container, 1, (100,), bcsid=1)
+    with raises(Result.DELETE_ON_OPEN_CONTAINER):
+        node.containers.delete(1)
+    container.mark_closing()
+    container.close()
+    with raises(Result.DELETE_ON_NON_EMPTY_CONTAINER):
+        node.containers.delete(1)
+    reports: list[ContainerReplicaReport] = []
+    node.containers.on_change(reports.append)
+    volume_used = container.volume.used
+    node.containers.delete(1, force=True)
+    assert 1 not in node.containers and not container.directory.exists()
+    assert container.db.block(1) is None and container.db.counter("#BCSID") == 0
+    assert reports[-1].state is S.DELETED and container.volume.used == volume_used - 100
+    with raises(Result.CONTAINER_NOT_FOUND):
+        node.containers.delete(1)
+
+
+def test_empty_closed_container_deletes_without_force(node: Node) -> None:
+    c = node.containers.create(2, "o", "p")
+    c.mark_closing()
+    c.close()
+    node.containers.delete(2)
+    assert 2 not in node.containers
+
+
+def test_recreate_after_delete_starts_clean(node: Node, container: KeyValueContainer) -> None:
+    write_block(container, 1, (100,), bcsid=4)
+    node.containers.delete(1, force=True)
+    again = node.containers.create(1, "o", "p")
+    assert again.bcsid == 0 and again.key_count == 0 and again.list_blocks() == []

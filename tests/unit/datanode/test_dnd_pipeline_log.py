@@ -1,0 +1,275 @@
+"""Write pipeline V1 on three in-process datanodes: the leader orders writes in the pipeline log,
+replicates them to the followers, answers at majority and a watch for ALL_COMMITTED tells when every
+replica applied them; a failed follower fails the watch and makes the leader ask SCM to close the
+pipeline; a close goes through the log so every replica closes at the same BCSID."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, asynccontextmanager
+from pathlib import Path
+
+import grpc
+
+from pyozone.datanode.daemon import Datanode
+from pyozone.datanode.ratis.log import RaftLog
+from pyozone.hdds.checksum import ChecksumType, compute
+from pyozone.hdds.commands import CloseContainerCommand, ClosePipelineCommand, CreatePipelineCommand
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.states import ReplicaState
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from tests.polling import wait_for_async
+from tests.unit.datanode.dnd_helpers import FakeScm, async_test, dn_conf, running, wait_for_beat
+
+PID = "22222222-0000-4000-8000-000000000001"
+CID = 7
+BPC = 16 * 1024
+
+
+class Cluster:
+    def __init__(self, dns: list[Datanode], scms: list[FakeScm], stops: list[Callable[[], Awaitable[None]]]):
+        self.dns, self.scms, self._stops = dns, scms, stops
+
+    async def stop(self, i: int) -> None:
+        """Stops datanode i: its servers close, so its peers' streams to it break (as after a kill)."""
+        await self._stops[i]()
+
+
+@asynccontextmanager
+async def three_datanodes(tmp_path: Path) -> AsyncIterator[Cluster]:
+    with ExitStack() as scms_stack:
+        scms = [scms_stack.enter_context(FakeScm()) for _ in range(3)]
+        async with AsyncExitStack() as stack:
+            dns, stops = [], []
+            for i, scm in enumerate(scms):
+                conf = dn_conf(
+                    tmp_path / f"dn{i}", scm.address, **{"hdds.ratis.raft.server.watch.timeout": "2s"}
+                )
+                ctx = running(conf)
+                dns.append(await ctx.__aenter__())
+                stack.push_async_exit(ctx)
+                stops.append(_once(ctx))
+            await wait_for_async(lambda: all(scm.beats() for scm in scms), what="heartbeats")
+            details = [dn.identity.identity.details() for dn in dns]
+            for scm in scms:
+                scm.send(
+                    CreatePipelineCommand(
+                        pipeline_id=PID,
+                        factor=3,
+                        nodes=tuple(d.uuid for d in details),
+                        suggested_leader=details[0].uuid,
+                        datanodes=tuple(details),
+                    )
+                )
+            await wait_for_async(lambda: all(PID in dn.groups for dn in dns), what="pipeline groups")
+            yield Cluster(dns, scms, stops)
+
+
+def _once(ctx: AbstractAsyncContextManager[Datanode]) -> Callable[[], Awaitable[None]]:
+    """Exits the datanode's context now; the exit stack's later exit is then a no-op."""
+    done = False
+    original = ctx.__aexit__
+
+    async def stop() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            await original(None, None, None)
+
+    async def aexit(*_: object) -> None:
+        await stop()
+
+    ctx.__aexit__ = aexit  # type: ignore[method-assign]
+    return stop
+
+
+def _chunk(local_id: int, n: int, offset: int, data: bytes) -> pb.ChunkInfo:
+    sums = compute(data, ChecksumType.CRC32, BPC)
+    return pb.ChunkInfo(
+        chunkName=f"{local_id}_chunk_{n}", offset=offset, len=len(data),
+        checksumData=pb.ChecksumData(type=pb.CRC32, bytesPerChecksum=BPC, checksums=list(sums.checksums)),
+    )  # fmt: skip
+
+
+def _requests(local_id: int, data: bytes, chunk_size: int) -> list[pb.ContainerCommandRequestProto]:
+    block = pb.DatanodeBlockID(containerID=CID, localID=local_id)
+    chunks, requests = [], []
+    for n, offset in enumerate(range(0, len(data), chunk_size)):
+        piece = data[offset : offset + chunk_size]
+        chunk = _chunk(local_id, n, offset, piece)
+        chunks.append(chunk)
+        requests.append(
+            pb.ContainerCommandRequestProto(
+                cmdType=pb.WriteChunk,
+                containerID=CID,
+                pipelineID=PID,
+                writeChunk=pb.WriteChunkRequestProto(blockID=block, chunkData=chunk, data=piece),
+            )
+        )
+    put = pb.PutBlockRequestProto(
+        blockData=pb.BlockData(blockID=block, chunks=chunks, size=len(data)), eof=True
+    )
+    requests.append(
+        pb.ContainerCommandRequestProto(cmdType=pb.PutBlock, containerID=CID, pipelineID=PID, putBlock=put)
+    )
+    return requests
+
+
+def _watch(index: int) -> pb.ContainerCommandRequestProto:
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.WatchForCommit, containerID=CID, pipelineID=PID,
+        watchForCommit=pb.WatchForCommitRequestProto(index=index, replication=pb.ALL_COMMITTED),
+    )  # fmt: skip
+
+
+async def _send(
+    dn: Datanode, requests: list[pb.ContainerCommandRequestProto]
+) -> list[pb.ContainerCommandResponseProto]:
+    def call() -> list[pb.ContainerCommandResponseProto]:
+        target = f"127.0.0.1:{dn.ports.standalone}"
+        with grpc.insecure_channel(target, options=grpc_options(MAX_DATA_MESSAGE_BYTES)) as channel:
+            return list(pb_grpc.XceiverClientProtocolServiceStub(channel).send(iter(requests), timeout=20))
+
+    return await asyncio.to_thread(call)
+
+
+def _ok(answers: list[pb.ContainerCommandResponseProto]) -> None:
+    assert all(a.result == pb.SUCCESS for a in answers), [
+        (pb.Result.Name(a.result), a.message) for a in answers
+    ]
+
+
+@async_test
+async def test_leader_orders_replicates_and_watch_all_sees_every_replica(tmp_path: Path) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        data = bytes(range(256)) * 1024  # 256 KiB in 4 chunks
+        answers = await _send(dns[0], _requests(1, data, 64 * 1024))
+        _ok(answers)
+        indexes = [a.logIndex for a in answers]
+        assert indexes == sorted(indexes) and len(set(indexes)) == len(indexes)
+        put = answers[-1]
+        bcsid = put.putBlock.committedBlockLength.blockID.blockCommitSequenceId
+        assert bcsid == put.logIndex
+        assert sum(1 for info in put.commitInfos if info.commitIndex >= put.logIndex) >= 2  # a majority
+        (watched,) = await _send(dns[0], [_watch(put.logIndex)])
+        _ok([watched])
+        assert all(info.commitIndex >= put.logIndex for info in watched.commitInfos)
+        for dn in dns:  # every replica has the block, committed at the log index
+            container = dn.containers.require(CID)
+            assert container.bcsid == bcsid
+            block = container.get_block(BlockID(CID, 1))
+            got = b"".join(container.read_chunk(BlockID(CID, 1), c) for c in block.chunks)
+            assert got == data
+            records = RaftLog(dn.groups.directory / PID).records()  # metadata only, data in the block file
+            assert [r.index for r in records] == indexes
+            assert all(not r.entry.writeChunk.data for r in records)
+
+
+@async_test
+async def test_followers_and_strangers_refuse_client_writes(tmp_path: Path) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        (answer,) = await _send(dns[1], _requests(2, b"x" * 100, 100)[:1])
+        assert answer.result == pb.NOT_LEADER and dns[0].uuid in answer.message
+        stranger = _requests(2, b"x" * 100, 100)[0]
+        stranger.pipelineID = "22222222-0000-4000-8000-0000000000ff"
+        (answer,) = await _send(dns[0], [stranger])
+        assert answer.result == pb.GROUP_MISMATCH
+
+
+@async_test
+async def test_failed_follower_fails_watch_all_and_asks_scm_to_close_the_pipeline(tmp_path: Path) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns, scms = cluster.dns, cluster.scms
+        _ok(await _send(dns[0], _requests(1, b"a" * 1000, 1000)))
+        # Stop the last follower; a majority (leader + one follower) remains.
+        victim = dns[2]
+        await cluster.stop(2)
+        answers = await _send(dns[0], _requests(2, b"b" * 1000, 1000))
+        _ok(answers)  # committed at majority
+        (watched,) = await _send(dns[0], [_watch(answers[-1].logIndex)])
+        assert watched.result == pb.NOT_REPLICATED
+        behind = {i.datanodeUuid for i in watched.commitInfos if i.commitIndex < answers[-1].logIndex}
+        assert behind == {victim.uuid}
+        beat = await wait_for_beat(scms[0], lambda hb: hb.pipeline_actions)
+        assert beat.pipeline_actions[0].pipeline_id == PID and victim.uuid in beat.pipeline_actions[0].reason
+
+
+@async_test
+async def test_close_through_the_log_closes_every_replica_at_one_bcsid(tmp_path: Path) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns, scms = cluster.dns, cluster.scms
+        _ok(await _send(dns[0], _requests(1, b"c" * 5000, 2000)))
+        for scm in reversed(scms):  # followers first: they only mark CLOSING and wait for the log
+            scm.send(CloseContainerCommand(container_id=CID, pipeline_id=PID, force=False))
+        await wait_for_async(
+            lambda: all(dn.containers.require(CID).state is ReplicaState.CLOSED for dn in dns), what="CLOSED"
+        )
+        assert len({dn.containers.require(CID).bcsid for dn in dns}) == 1
+        (late,) = await _send(dns[0], _requests(3, b"d" * 10, 10)[:1])
+        assert late.result == pb.CLOSED_CONTAINER_IO
+
+
+@async_test
+async def test_a_follower_waiting_for_the_close_entry_quasi_closes_when_the_pipeline_goes(
+    tmp_path: Path,
+) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns, scms = cluster.dns, cluster.scms
+        _ok(await _send(dns[0], _requests(1, b"e" * 100, 100)))
+        await wait_for_async(lambda: CID in dns[1].containers, what="the follower's replica")
+        scms[1].send(CloseContainerCommand(container_id=CID, pipeline_id=PID))
+        await wait_for_async(
+            lambda: dns[1].containers.require(CID).state is ReplicaState.CLOSING, what="CLOSING"
+        )
+        scms[1].send(ClosePipelineCommand(pipeline_id=PID))
+        await wait_for_async(
+            lambda: dns[1].containers.require(CID).state is ReplicaState.QUASI_CLOSED, what="QUASI"
+        )
+        assert PID not in dns[1].groups and not (dns[1].groups.directory / PID).exists()
+
+
+@async_test
+async def test_a_client_that_goes_away_mid_stream_leaves_no_gap_in_the_log(tmp_path: Path) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        requests = _requests(1, bytes(64 * 1024) * 30, 64 * 1024)[:-1]  # 30 chunks, no putBlock
+
+        async def abandoned() -> None:
+            target = f"127.0.0.1:{dns[0].ports.standalone}"
+            async with grpc.aio.insecure_channel(target, options=grpc_options(MAX_DATA_MESSAGE_BYTES)) as ch:
+                call = pb_grpc.XceiverClientProtocolServiceStub(ch).send(iter(requests))
+                await call.read()  # the first answer: entries are in the log
+                call.cancel()
+
+        await abandoned()
+        answers = await _send(dns[0], _requests(2, b"after" * 100, 500))
+        _ok(answers)
+        (watched,) = await _send(dns[0], [_watch(answers[-1].logIndex)])
+        _ok([watched])
+        for dn in dns:
+            indexes = [r.index for r in RaftLog(dn.groups.directory / PID).records()]
+            assert indexes == list(range(1, len(indexes) + 1)) and indexes[-1] == answers[-1].logIndex
+
+
+@async_test
+async def test_a_follower_refusing_what_the_leader_applied_has_failed(tmp_path: Path) -> None:
+    """CONTAINER_UNHEALTHY is a refusal every member could reach, but here only one replica is unhealthy:
+    the entry is on two replicas, so it must not count as applied on the third."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns, scms = cluster.dns, cluster.scms
+        _ok(await _send(dns[0], _requests(1, b"f" * 1000, 1000)))
+        await wait_for_async(lambda: CID in dns[2].containers, what="the follower's replica")
+        dns[2].containers.require(CID).mark_unhealthy("damaged on this replica only")
+        answers = await _send(dns[0], _requests(2, b"g" * 1000, 1000))
+        _ok(answers)  # the leader and the healthy follower: a majority
+        index = answers[-1].logIndex
+        (watched,) = await _send(dns[0], [_watch(index)])
+        assert watched.result == pb.NOT_REPLICATED
+        assert {i.datanodeUuid for i in watched.commitInfos if i.commitIndex < index} == {dns[2].uuid}
+        beat = await wait_for_beat(scms[0], lambda hb: hb.pipeline_actions)
+        assert "CONTAINER_UNHEALTHY where the leader had SUCCESS" in beat.pipeline_actions[0].reason

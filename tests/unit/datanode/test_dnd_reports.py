@@ -1,0 +1,227 @@
+"""Reports: periodic ones on their intervals, incremental ones at once, container actions, command
+statuses, and a failed volume reported while the datanode keeps running."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import shutil
+import time
+from pathlib import Path
+
+from pyozone.config import OzoneConfiguration
+from pyozone.datanode.reports import PendingReports, Periodic
+from pyozone.hdds.messages import (
+    CommandStatusReport,
+    ContainerAction,
+    ContainerActionReason,
+    ContainerReplicaReport,
+)
+from pyozone.hdds.states import CommandStatus, ReplicaState, SCMCommandType
+from tests.polling import wait_for_async
+from tests.unit.datanode.dnd_helpers import FakeScm, async_test, dn_conf, running, wait_for_beat
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _pending() -> tuple[PendingReports, FakeClock]:
+    clock = FakeClock()
+    conf = OzoneConfiguration(
+        {
+            "hdds.node.report.interval": "10s",
+            "hdds.container.report.interval": "60s",
+            "hdds.pipeline.report.interval": "20s",
+            "hdds.command.status.report.interval": "30s",
+        }
+    )
+    return PendingReports(conf, clock), clock
+
+
+def test_periodic_reports_come_due_on_their_intervals() -> None:
+    reports, clock = _pending()
+    reports.mark_sent(frozenset(Periodic))
+    assert reports.take().periodic == frozenset()
+    clock.now += 10
+    assert reports.take().periodic == {Periodic.NODE}
+    clock.now += 10
+    assert reports.take().periodic == {Periodic.NODE, Periodic.PIPELINES}
+    reports.request(Periodic.CONTAINERS)
+    assert reports.take().periodic == {Periodic.CONTAINERS}
+
+
+def test_incremental_reports_keep_every_change_in_order_and_ask_for_a_heartbeat() -> None:
+    reports, _ = _pending()
+    urgent: list[bool] = []
+    reports.on_urgent = lambda: urgent.append(True)
+    reports.replica_changed(ContainerReplicaReport(1, ReplicaState.OPEN))
+    reports.replica_changed(ContainerReplicaReport(2, ReplicaState.OPEN))
+    reports.replica_changed(ContainerReplicaReport(1, ReplicaState.CLOSING))
+    assert len(urgent) == 3
+    out = reports.take()
+    assert [(r.container_id, r.state) for r in out.incremental] == [
+        (1, ReplicaState.OPEN),
+        (2, ReplicaState.OPEN),
+        (1, ReplicaState.CLOSING),
+    ]
+    assert reports.take().incremental == ()
+
+
+def test_a_failed_heartbeat_puts_everything_back_before_newer_changes() -> None:
+    reports, _ = _pending()
+    reports.mark_sent(frozenset(Periodic))
+    reports.replica_changed(ContainerReplicaReport(1, ReplicaState.OPEN))
+    reports.replica_changed(ContainerReplicaReport(2, ReplicaState.OPEN))
+    reports.add_container_action(ContainerAction(1, ContainerActionReason.CONTAINER_FULL))
+    reports.set_command_status(
+        CommandStatusReport(7, SCMCommandType.deleteBlocksCommand, CommandStatus.EXECUTED)
+    )
+    reports.request(Periodic.NODE)
+    out = reports.take()
+    reports.replica_changed(ContainerReplicaReport(2, ReplicaState.CLOSING))  # newer than what failed
+    reports.put_back(out)
+    again = reports.take()
+    assert again.periodic == {Periodic.NODE}
+    assert [(r.container_id, r.state) for r in again.incremental] == [
+        (1, ReplicaState.OPEN),
+        (2, ReplicaState.OPEN),
+        (2, ReplicaState.CLOSING),
+    ]
+    assert again.actions == out.actions and again.statuses == out.statuses
+
+
+def test_pending_statuses_repeat_on_their_interval_final_ones_go_once() -> None:
+    reports, clock = _pending()
+    pending = CommandStatusReport(1, SCMCommandType.deleteBlocksCommand, CommandStatus.PENDING)
+    reports.set_command_status(pending)
+    assert reports.take().statuses == (pending,)
+    clock.now += 5
+    assert reports.take().statuses == ()
+    clock.now += 30
+    assert reports.take().statuses == (pending,)
+    done = CommandStatusReport(1, SCMCommandType.deleteBlocksCommand, CommandStatus.EXECUTED)
+    reports.set_command_status(done)
+    assert reports.take().statuses == (done,)
+    clock.now += 60
+    assert reports.take().statuses == ()
+
+
+def test_container_actions_are_queued_once() -> None:
+    reports, _ = _pending()
+    action = ContainerAction(3, ContainerActionReason.CONTAINER_FULL)
+    reports.add_container_action(action)
+    reports.add_container_action(action)
+    assert reports.take().actions == (action,)
+    assert reports.take().actions == ()
+
+
+# ---------------------------------------------------------------------- against the fake SCM
+@async_test
+async def test_reports_go_on_their_intervals(tmp_path: Path, scm: FakeScm) -> None:
+    conf = dn_conf(
+        tmp_path,
+        scm.address,
+        **{
+            "hdds.heartbeat.interval": "40ms",
+            "hdds.node.report.interval": "300ms",
+            "hdds.pipeline.report.interval": "450ms",
+            "hdds.container.report.interval": "600ms",
+        },
+    )
+    async with running(conf):
+        await wait_for_async(lambda: scm.registrations, what="registration")
+        registered_at = time.monotonic()
+
+        def three_of_each() -> bool:
+            beats = [hb for at, hb in scm.beat_times() if at >= registered_at]
+            names = ("node_report", "pipeline_reports", "container_report")
+            return all(sum(getattr(hb, name) is not None for hb in beats) >= 3 for name in names)
+
+        await wait_for_async(three_of_each, what="three reports of each kind")
+    beats = [(at, hb) for at, hb in scm.beat_times() if at >= registered_at]
+    for name, interval in (("node_report", 0.3), ("pipeline_reports", 0.45), ("container_report", 0.6)):
+        times = [at for at, hb in beats if getattr(hb, name) is not None]
+        assert len(times) >= 2, name
+        # times as the fake SCM received them, so loose bounds: each report on its own interval, not on
+        # every 40 ms heartbeat
+        assert all(b - a >= interval * 0.5 for a, b in itertools.pairwise(times)), (name, times)
+        assert all(b - a <= interval + 0.6 for a, b in itertools.pairwise(times)), (name, times)
+    assert any(hb.node_report is None for _, hb in beats)
+
+
+@async_test
+async def test_a_replica_change_is_reported_at_once(tmp_path: Path, scm: FakeScm) -> None:
+    conf = dn_conf(tmp_path, scm.address, **{"hdds.heartbeat.interval": "30s"})
+    async with running(conf) as dn:
+        await wait_for_async(lambda: scm.registrations, what="registration")
+        started = time.monotonic()
+        container = await asyncio.to_thread(dn.containers.create, 11, dn.uuid, "p1")
+        hb = await wait_for_beat(scm, lambda hb: hb.incremental_container_reports, timeout=5)
+        assert time.monotonic() - started < 5  # the heartbeat interval is 30 s
+        assert [(r.container_id, r.state) for r in hb.incremental_container_reports] == [
+            (11, ReplicaState.OPEN)
+        ]
+        await asyncio.to_thread(container.mark_closing)
+        hb = await wait_for_beat(
+            scm, lambda hb: any(r.state is ReplicaState.CLOSING for r in hb.incremental_container_reports)
+        )
+        assert hb.incremental_container_reports[0].container_id == 11
+
+
+@async_test
+async def test_container_actions_for_full_and_unhealthy_replicas(tmp_path: Path, scm: FakeScm) -> None:
+    async with running(dn_conf(tmp_path, scm.address)) as dn:
+        await wait_for_async(lambda: scm.registrations, what="registration")
+        container = await asyncio.to_thread(dn.containers.create, 12, dn.uuid, "p1")
+        dn.dispatcher.on_container_full(12)
+        hb = await wait_for_beat(scm, lambda hb: hb.container_actions)
+        assert hb.container_actions == (ContainerAction(12, ContainerActionReason.CONTAINER_FULL),)
+        since = time.monotonic()
+        await asyncio.to_thread(container.mark_unhealthy, "test damage")
+        # The incremental report triggers an immediate heartbeat, so the action may ride the next one.
+        await wait_for_beat(
+            scm,
+            lambda hb: ContainerAction(12, ContainerActionReason.CONTAINER_UNHEALTHY) in hb.container_actions,
+            since,
+        )
+        await wait_for_beat(
+            scm,
+            lambda hb: (
+                (12, ReplicaState.UNHEALTHY)
+                in [(r.container_id, r.state) for r in hb.incremental_container_reports]
+            ),
+            since,
+        )
+
+
+@async_test
+async def test_a_failed_volume_is_reported_and_the_datanode_goes_on(tmp_path: Path, scm: FakeScm) -> None:
+    conf = dn_conf(tmp_path, scm.address, **{"hdds.node.report.interval": "200ms"})
+    async with running(conf) as dn:
+        await wait_for_async(lambda: scm.registrations, what="registration")
+        first = await asyncio.to_thread(dn.containers.create, 1, dn.uuid, "p1")
+        second = await asyncio.to_thread(dn.containers.create, 2, dn.uuid, "p1")
+        assert first.volume is not second.volume  # round robin over the two disks
+        doomed = second.volume.root
+        shutil.move(doomed, tmp_path / "pulled-disk")
+        doomed.write_text("a file where the disk was")
+        since = time.monotonic()
+        hb = await wait_for_beat(
+            scm,
+            lambda hb: hb.node_report is not None and any(s.failed for s in hb.node_report.storage),
+            since,
+        )
+        failed = [s.location for s in hb.node_report.storage if s.failed]
+        assert failed == [str(doomed)]
+        hb = await wait_for_beat(scm, lambda hb: hb.container_report is not None, since)
+        assert [r.container_id for r in hb.container_report] == [1]
+        count = len(scm.beats())
+        await wait_for_async(lambda: len(scm.beats()) > count + 2, what="heartbeats after the failure")
+        assert dn.registered and len(dn.volumes.healthy_volumes()) == 1
+        third = await asyncio.to_thread(dn.containers.create, 3, dn.uuid, "p1")
+        assert third.volume is first.volume

@@ -1,0 +1,101 @@
+"""Block allocation and the close flow against the real PipelineManager: proves the two fit together."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pyozone.common.timers import Timers
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.exceptions import ResultCode, SCMException
+from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.states import LifeCycleState, PipelineState, SCMCommandType
+from pyozone.scm.block.manager import BlockManager
+from pyozone.scm.block.sequence_id import SequenceIdGenerator
+from pyozone.scm.container.close_handler import CloseContainerEventHandler
+from pyozone.scm.container.manager import ContainerManager
+from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.node.node_manager import NodeManager
+from pyozone.scm.pipeline.manager import PipelineManager
+from pyozone.scm.store import SCMMetadataStore
+from tests.unit.scm.container.scm_fakes import node_report
+
+BLOCK = 256 << 20
+
+
+class Scm:
+    def __init__(self, store: SCMMetadataStore | None = None, nodes: NodeManager | None = None) -> None:
+        self.conf = OzoneConfiguration()
+        self.clock = ManualClock()
+        self.events = EventQueue()
+        self.timers = Timers()
+        self.store = store or SCMMetadataStore.in_memory()
+        self.nodes = nodes or NodeManager(self.conf, self.clock, self.events)
+        self.pipelines = PipelineManager(
+            self.conf, self.clock, self.events, self.store, self.nodes, rng=random.Random(3)
+        )
+        self.sequence_ids = SequenceIdGenerator(self.store)
+        self.containers = ContainerManager(
+            self.conf, self.clock, self.events, self.store, self.nodes, self.pipelines, self.sequence_ids
+        )
+        self.close = CloseContainerEventHandler(
+            self.conf, self.clock, self.timers, self.containers, self.pipelines, self.nodes
+        )
+        self.events.add_handler(SCMEvent.CLOSE_CONTAINER, self.close.on_close_container)
+        self.blocks = BlockManager(
+            self.conf, self.clock, self.events, self.store, self.containers, self.pipelines,
+            self.sequence_ids, lambda: False, rng=random.Random(4),
+        )  # fmt: skip
+
+    def register(self, count: int) -> list[str]:
+        dns = [f"dn-{i}" for i in range(count)]
+        for dn in dns:
+            self.nodes.register(DatanodeDetails(dn, f"host-{dn}", "10.0.0.1"), node_report(1))
+        return dns
+
+    def datanodes_report(self, pipeline_id: str) -> None:
+        pipeline = self.pipelines.get(pipeline_id)
+        for dn in pipeline.nodes:
+            self.pipelines.process_pipeline_report(dn, pipeline_id, is_leader=dn == pipeline.nodes[0])
+
+
+def test_first_write_creates_a_pipeline_and_succeeds_once_it_opens() -> None:
+    scm = Scm()
+    scm.register(3)
+    with pytest.raises(SCMException) as err:
+        scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om")
+    assert err.value.code is ResultCode.FAILED_TO_FIND_ACTIVE_PIPELINE
+    (pipeline,) = scm.pipelines.pipelines(RATIS_THREE, PipelineState.ALLOCATED)
+    scm.datanodes_report(pipeline.id)
+    block = scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om")
+    assert block.pipeline.id == pipeline.id and block.pipeline.state is PipelineState.OPEN
+    assert scm.pipelines.containers(pipeline.id) == {c.container_id for c in scm.containers.containers()}
+
+
+def test_closing_a_pipeline_closes_its_containers_after_the_lease() -> None:
+    scm = Scm()
+    scm.register(3)
+    pipeline = scm.pipelines.create_pipeline(RATIS_THREE)
+    scm.datanodes_report(pipeline.id)
+    cids = {scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om").container_id for _ in range(4)}
+    scm.pipelines.close_pipeline(pipeline.id)
+    assert {scm.containers.get(c).state for c in cids} == {LifeCycleState.CLOSING}
+    scm.clock.advance(150_000)
+    scm.timers.run_due(scm.clock.now_ms())
+    for dn in pipeline.nodes:
+        closes = [c for c in scm.nodes.commands.peek(dn) if c.type is SCMCommandType.closeContainerCommand]
+        assert {c.container_id for c in closes} == cids
+
+
+def test_restart_puts_open_containers_back_in_their_pipelines() -> None:
+    scm = Scm()
+    scm.register(3)
+    pipeline = scm.pipelines.create_pipeline(RATIS_THREE)
+    scm.datanodes_report(pipeline.id)
+    cids = {scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om").container_id for _ in range(4)}
+    restarted = Scm(scm.store, scm.nodes)
+    assert restarted.pipelines.containers(pipeline.id) == cids
+    assert {c.container_id for c in restarted.containers.containers(LifeCycleState.OPEN)} == cids

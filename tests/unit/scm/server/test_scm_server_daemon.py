@@ -1,0 +1,117 @@
+"""The daemon's lifecycle in-process: readiness 503 -> 200, tiny-HTTP robustness, tick loop, bind errors."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+
+import pytest
+
+from pyozone.analytics.snapshot_stream import snapshot_chunks
+from pyozone.cli.main import main
+from pyozone.common.http_server import MAX_REQUEST_HEAD_BYTES, Response, TinyHttpServer
+from pyozone.scm.server import ScmDaemon
+from pyozone.scm.server.ticker import tick_interval_ms
+from pyozone.scm.store.scm_db import open_scm_db
+from pyozone.scm.store.version import init_scm, open_scm_store
+from tests.polling import wait_for_async
+from tests.unit.scm.server.scm_server_helpers import async_test, http_get, running_scm, scm_conf
+
+
+@async_test
+async def test_ready_answers_503_until_both_grpc_servers_serve(tmp_path: Path) -> None:
+    conf = scm_conf(tmp_path)
+    init_scm(conf)
+    daemon = ScmDaemon(conf, *open_scm_store(conf), snapshot_source=snapshot_chunks)
+    try:
+        await daemon.start_http()
+        status, body = await http_get(daemon.http_port, "/ready")
+        assert status == 503 and body["ready"] is False
+        assert (await http_get(daemon.http_port, "/health"))[0] == 200
+        await daemon.start_rpc()
+        status, body = await http_get(daemon.http_port, "/ready")
+        assert status == 200
+        assert body == {
+            "ready": True,
+            "clusterId": daemon.core.cluster_id,
+            "safeMode": True,
+            "preCheckPassed": False,
+        }
+        assert daemon.datanode_port and daemon.client_port and daemon.http_port
+    finally:
+        await daemon.stop(0)
+    open_scm_db(tmp_path).close()  # stop() closed the store: its lock is free
+
+
+@async_test
+async def test_the_http_server_survives_bad_requests(tmp_path: Path) -> None:
+    async with running_scm(scm_conf(tmp_path)) as scm:
+        port = scm.http_port
+        assert (await http_get(port, "/nope"))[0] == 404
+        assert (await http_get(port, raw=b"POST /ready HTTP/1.1\r\n\r\n"))[0] == 405
+        assert (await http_get(port, raw=b"garbage\r\n\r\n"))[0] == 400
+        big = b"GET /ready HTTP/1.1\r\nX: " + b"y" * MAX_REQUEST_HEAD_BYTES + b"\r\n\r\n"
+        assert (await http_get(port, raw=big))[0] == 431
+        assert await http_get(port, raw=b"GET /rea") == (0, None)  # closed mid-request: no answer
+        head = await http_get(port, raw=b"HEAD /health HTTP/1.1\r\n\r\n")
+        assert head == (200, None)
+        assert (await http_get(port, "/ready?verbose=1"))[0] == 200
+
+
+@async_test
+async def test_a_failing_tick_is_logged_and_the_loop_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running_scm(scm_conf(tmp_path)) as scm:
+        assert tick_interval_ms(scm.core) == 100
+        calls = 0
+
+        def tick() -> None:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError("boom")
+
+        scm.core.tick = tick  # type: ignore[method-assign]
+        # ~4 ticks in 0.45 s; a loaded machine gets 5 s
+        await wait_for_async(lambda: calls >= 3, 5, "three ticks", interval_s=0.05)
+        assert "periodic work failed" in caplog.text and "boom" in caplog.text
+
+
+def test_a_port_in_use_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYOZONE_LOG_LEVEL", "WARNING")
+    md = f"ozone.metadata.dirs={tmp_path}"
+    assert main(["scm", "--init", "-D", md]) == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        capsys.readouterr()
+        overrides = {
+            "ozone.metadata.dirs": str(tmp_path),
+            "ozone.scm.http-address": "127.0.0.1:0",
+            "ozone.scm.client.address": "127.0.0.1:0",
+            "ozone.scm.datanode.address": f"127.0.0.1:{port}",
+        }
+        code = main(["scm", *(arg for key, value in overrides.items() for arg in ("-D", f"{key}={value}"))])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1, err
+    assert err.startswith("pyozone scm: error: cannot bind the SCM to 127.0.0.1:")
+    assert "ozone.scm.datanode.address" in err
+    open_scm_db(tmp_path).close()  # the daemon closed the store on its way out
+
+
+@async_test
+async def test_an_idle_client_is_dropped_without_holding_up_others() -> None:
+    server = TinyHttpServer({"/health": lambda: Response(200, {"healthy": True})}, timeout_s=0.2)
+    port = await server.start("127.0.0.1", 0)
+    try:
+        idle_reader, idle_writer = await asyncio.open_connection("127.0.0.1", port)
+        assert await http_get(port, "/health") == (200, {"healthy": True})
+        assert await asyncio.wait_for(idle_reader.read(), 2) == b""  # closed by the server, unanswered
+        idle_writer.close()
+    finally:
+        await server.stop()
