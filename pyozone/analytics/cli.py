@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -28,7 +27,7 @@ from pyozone.analytics.reader import Snapshot, schema_markdown
 from pyozone.analytics.schema import SnapshotError
 from pyozone.analytics.snapshot_reader import open_snapshot_tables
 from pyozone.analytics.spark import SparkSetupError, build_session
-from pyozone.common.cli_options import CLIError, common_options, load_configuration
+from pyozone.common.cli_options import CLIError, common_options, load_configuration, run_command
 from pyozone.config import ConfigError
 
 
@@ -46,11 +45,7 @@ def main(argv: list[str]) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     args = build_parser(common_options()).parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except (CLIError, ConfigError) as e:
-        print(f"pyozone analytics: error: {e}", file=sys.stderr)
-        return 1
+    return run_command(args.func, args, "pyozone analytics", (CLIError, ConfigError))
 
 
 def build_parser(parent: argparse.ArgumentParser) -> argparse.ArgumentParser:

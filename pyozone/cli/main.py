@@ -6,11 +6,10 @@ import argparse
 import importlib
 import logging
 import os
-import sys
 
 from pyozone import __version__
 from pyozone.client.errors import OzoneClientError
-from pyozone.common.cli_options import CLIError, common_options
+from pyozone.common.cli_options import CLIError, common_options, run_command
 from pyozone.config import ConfigError
 from pyozone.hdds.exceptions import SCMException
 from pyozone.scm.client.admin_client import AdminError
@@ -56,14 +55,5 @@ def main(argv: list[str] | None = None) -> int:
         if not hasattr(args, "rest"):
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.rest = [*extra, *args.rest]
-    try:
-        return int(args.func(args) or 0)
-    except (CLIError, ConfigError, SCMException, AdminError, OzoneClientError) as e:
-        print(f"pyozone {args.command}: error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # `pyozone ... | head`: the reader left; exit quietly as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+    errors = (CLIError, ConfigError, SCMException, AdminError, OzoneClientError)
+    return run_command(args.func, args, f"pyozone {args.command}", errors)

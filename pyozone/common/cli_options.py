@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from pyozone.config import ConfigError, OzoneConfiguration
@@ -56,3 +58,23 @@ def load_configuration(args: argparse.Namespace) -> OzoneConfiguration:
         return load(Path(conf_dir) if conf_dir else None, parse_overrides(getattr(args, "overrides", [])))
     except ConfigError as e:
         raise CLIError(str(e)) from None
+
+
+def run_command(
+    func: Callable[[argparse.Namespace], object],
+    args: argparse.Namespace,
+    prog: str,
+    errors: tuple[type[Exception], ...],
+) -> int:
+    """Runs a parsed command as every pyozone entry point does: `errors` become one line on stderr and
+    exit 1, Ctrl-C exits 130, and a reader that went away (`... | head`) exits 141 quietly."""
+    try:
+        return int(func(args) or 0)
+    except errors as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

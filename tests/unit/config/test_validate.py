@@ -23,6 +23,7 @@ VIOLATIONS = [
     ({"hdds.scm.block.deletion.per-interval.max": "0"}, "hdds.scm.block.deletion.per-interval.max"),
     ({"ozone.scm.block.size": "0B"}, "ozone.scm.block.size"),
     ({"ozone.scm.container.size": "0"}, "ozone.scm.container.size"),
+    ({"hdds.container.close.threshold": "0"}, "hdds.container.close.threshold"),
     ({"ozone.scm.block.size": "6GB"}, "ozone.scm.container.size"),
     ({"ozone.scm.pipeline.owner.container.count": "0"}, "ozone.scm.pipeline.owner.container.count"),
     ({"ozone.scm.datanode.pipeline.limit": "-1"}, "ozone.scm.datanode.pipeline.limit"),
