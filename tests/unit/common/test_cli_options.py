@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import io
 
 import pytest
 
+from pyozone.common import cli_options
 from pyozone.common.cli_options import CLIError, run_command
 
 ARGS = argparse.Namespace()
@@ -23,10 +25,16 @@ def test_a_known_error_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().err == "pyozone sh: error: no such key\n"
 
 
-def test_ctrl_c_exits_130_and_a_reader_gone_exits_141_quietly(capsys: pytest.CaptureFixture[str]) -> None:
+def test_ctrl_c_exits_130_and_a_reader_gone_exits_141_quietly(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run_command(raising(KeyboardInterrupt()), ARGS, "pyozone x", (CLIError,)) == 130
+    redirected: list[int] = []  # stdout goes to /dev/null, so the interpreter's exit flush cannot fail
+    monkeypatch.setattr(cli_options.sys, "stdout", io.TextIOWrapper(io.BytesIO()))
+    monkeypatch.setattr(cli_options.sys.stdout, "fileno", lambda: 99, raising=False)
+    monkeypatch.setattr(cli_options.os, "dup2", lambda src, dst: redirected.append(dst))
     assert run_command(raising(BrokenPipeError()), ARGS, "pyozone x", (CLIError,)) == 141
-    assert capsys.readouterr().err == ""
+    assert redirected == [99] and capsys.readouterr().err == ""
 
 
 def test_an_unexpected_error_is_not_swallowed() -> None:
