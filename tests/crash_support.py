@@ -1,4 +1,5 @@
-"""Crash tests: read what a child process acknowledges on stdout, then kill -9 it mid-flight."""
+"""Crash tests: read what a child process acknowledges on stdout, then kill -9 it mid-flight; leave a
+RocksDB's writes only in its write-ahead log, then damage that log."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
+
+import pyozone
+
+WAL_WRITER = Path(__file__).with_name("wal_writer.py")
 
 
 def read_lines_then_kill(proc: subprocess.Popen[bytes], wanted: int, timeout: float) -> list[str]:
@@ -26,3 +33,25 @@ def read_lines_then_kill(proc: subprocess.Popen[bytes], wanted: int, timeout: fl
 def acks(lines: list[str]) -> list[int]:
     """The numbers of the `ack N` lines."""
     return [int(line.split()[1]) for line in lines if line.startswith("ack ")]
+
+
+def crash_after_writes(path: Path, table: str, count: int) -> Path:
+    """A RocksDB after `count` acknowledged writes to `table` and a crash: its non-empty write-ahead log."""
+    env = {**os.environ, "PYTHONPATH": str(Path(pyozone.__file__).parents[1])}
+    argv = [sys.executable, str(WAL_WRITER), str(path), table, str(count)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert done.stdout.strip() == "done", done.stderr
+    (log,) = [p for p in path.glob("*.log") if p.stat().st_size > 0]
+    return log
+
+
+def damage_middle(log: Path) -> None:
+    """Corruption, not a crash: random bytes in the middle of a write-ahead log."""
+    with open(log, "r+b") as f:
+        f.seek(log.stat().st_size // 2)
+        f.write(os.urandom(4096))
+
+
+def tear_tail(log: Path) -> None:
+    """What a crash mid-append leaves: the last record cut short."""
+    os.truncate(log, log.stat().st_size - 100)

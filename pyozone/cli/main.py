@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "admin",
     "cluster",
     "debug",
+    "repair",
     "plan",
     "sim",
     "analytics",

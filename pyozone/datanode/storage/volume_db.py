@@ -13,6 +13,8 @@ from pathlib import Path
 
 from rocksdict import ColumnFamily, Options, Rdict, WriteBatch, WriteOptions
 
+from pyozone.hdds.store.rocksdb import open_error, rocksdb_options
+
 BLOCK_DATA = "block_data"
 METADATA = "metadata"
 DELETE_TXNS = "delete_txns"
@@ -50,10 +52,7 @@ def key_number(key: bytes) -> int:
 
 
 def _options() -> Options:
-    opts = Options(raw_mode=True)
-    opts.create_if_missing(True)
-    opts.create_missing_column_families(True)
-    return opts
+    return rocksdb_options(create=True)
 
 
 class Batch:
@@ -90,7 +89,7 @@ class VolumeDB:
         try:
             self._db = Rdict(str(path), _options(), {cf: _options() for cf in COLUMN_FAMILIES})
         except Exception as e:
-            raise DBError(f"{path}: cannot open RocksDB: {e}") from None
+            raise DBError(open_error(path, str(e), "the datanode")) from None
         self._views = {cf: self._db.get_column_family(cf) for cf in COLUMN_FAMILIES}
         self._handles = {cf: self._db.get_column_family_handle(cf) for cf in COLUMN_FAMILIES}
         self._sync = WriteOptions()

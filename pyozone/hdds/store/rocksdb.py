@@ -9,17 +9,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from rocksdict import AccessType, ColumnFamily, Options, Rdict, WriteBatch
+from rocksdict import AccessType, ColumnFamily, DBRecoveryMode, Options, Rdict, WriteBatch
 
 from pyozone.hdds.store.table import Op, StoreError
 
 DEFAULT_CF = "default"
 
 
-def _options(create: bool) -> Options:
+def rocksdb_options(create: bool, recovery: DBRecoveryMode | None = None) -> Options:
+    """Every pyozone database opens with these (SCM, OM, the datanode's volumes and witnessed containers).
+
+    A crash can leave a torn last record in the write-ahead log: it was never acknowledged, so RocksDB
+    may drop it. Anything else wrong in the log is corruption, and opening must fail rather than stop
+    replaying there (RocksDB's default, point-in-time recovery, silently forgets every write after the
+    damage). Paranoid checks make RocksDB verify what it reads while opening. An operator who accepts the
+    loss salvages with `pyozone repair db`, which passes another `recovery` mode.
+    """
     opts = Options(raw_mode=True)
     opts.create_if_missing(create)
     opts.create_missing_column_families(create)
+    opts.set_wal_recovery_mode(recovery or DBRecoveryMode.tolerate_corrupted_tail_records())
+    opts.set_paranoid_checks(True)
     return opts
 
 
@@ -32,7 +42,7 @@ def list_column_families(path: Path) -> list[str]:
     if not is_rocksdb(path):
         raise StoreError(_not_a_db(path))
     try:
-        return Rdict.list_cf(str(path), _options(create=False))
+        return Rdict.list_cf(str(path), rocksdb_options(create=False))
     except Exception as e:
         raise StoreError(f"{path}: cannot read the column families: {e}") from None
 
@@ -58,9 +68,10 @@ class RocksDBBackend:
         read_only: bool = False,
         tables: tuple[str, ...] = (),
         owner: str = "a pyozone daemon",
+        recovery: DBRecoveryMode | None = None,
     ) -> None:
-        """`tables` are created if missing; `owner` names the
-        daemon that would hold the lock, for the error message."""
+        """`tables` are created if missing; `owner` names the daemon that would hold the lock, for the
+        error message; `recovery` replaces the write-ahead log's recovery mode (salvage only)."""
         self.path = path
         self.read_only = read_only
         # rocksdict creates the directory (and writes its rocksdict-config.json) before RocksDB
@@ -70,12 +81,13 @@ class RocksDBBackend:
         fresh = not read_only and not (path.is_dir() and any(path.iterdir()))
         existing = [] if fresh else list_column_families(path)
         names = list(dict.fromkeys([*existing, *([] if read_only else tables)]))
-        cf_opts = {name: _options(create=not read_only) for name in names if name != DEFAULT_CF}
+        create = not read_only
+        cf_opts = {name: rocksdb_options(create, recovery) for name in names if name != DEFAULT_CF}
         access = AccessType.read_only(False) if read_only else AccessType.read_write()
         try:
-            self._db = Rdict(str(path), _options(create=not read_only), cf_opts, access)
+            self._db = Rdict(str(path), rocksdb_options(create, recovery), cf_opts, access)
         except Exception as e:
-            raise StoreError(_open_error(path, str(e), owner)) from None
+            raise StoreError(open_error(path, str(e), owner)) from None
         self._views: dict[str, Rdict] = {name: self._db.get_column_family(name) for name in cf_opts}
         self._views[DEFAULT_CF] = self._db
         self._handles: dict[str, ColumnFamily] = {
@@ -113,6 +125,11 @@ class RocksDBBackend:
         view = self._views[self._check(cf)]
         yield from (view.items() if from_key is None else view.items(from_key=from_key))
 
+    def flush(self) -> None:
+        """Writes every memtable to table files, so nothing depends on the write-ahead log any more."""
+        for view in self._views.values():
+            view.flush()
+
     def close(self) -> None:
         """Drops the column-family views first: each holds the DB open (and its LOCK) until freed."""
         if not self._views:
@@ -122,7 +139,16 @@ class RocksDBBackend:
         self._db.close()
 
 
-def _open_error(path: Path, message: str, owner: str) -> str:
+def open_error(path: Path, message: str, owner: str) -> str:
+    """One line for an operator: a lock held by a running daemon, corruption (which names the write-ahead
+    logs and the way out), or RocksDB's own words."""
     if "lock" in message.lower():
         return f"{path}: locked by another process (is {owner} running on it?)"
+    if "corruption" in message.lower():
+        logs = ", ".join(sorted(p.name for p in path.glob("*.log"))) or "none"
+        return (
+            f"{path}: corrupt RocksDB data, refusing to open it ({message.strip()}; "
+            f"write-ahead logs: {logs}). Opening it anyway could lose acknowledged writes; to salvage what "
+            f"is readable, stop the daemon and run `pyozone repair db --db {path}`"
+        )
     return f"{path}: cannot open RocksDB: {message}"

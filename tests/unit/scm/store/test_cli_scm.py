@@ -15,6 +15,7 @@ from pyozone.scm.store import TABLE_NAMES, SCMMetadataStore
 from pyozone.scm.store.layout import version_file
 from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.scm.store.version import SCMStorageConfig, read_scm_storage
+from tests.crash_support import crash_after_writes, damage_middle
 
 Cli = Callable[..., Any]  # returns conftest.Result: code, out, err
 Snapshot = Callable[[Path], dict[str, bytes | None]]
@@ -142,3 +143,12 @@ def test_start_hands_the_opened_store_to_the_daemon(
     [(conf, storage, _)] = calls
     assert conf.get("ozone.metadata.dirs") == str(tmp_path)
     assert storage == read_scm_storage(tmp_path)
+
+
+def test_start_refuses_a_corrupt_write_ahead_log_in_one_line(cli: Cli, tmp_path: Path) -> None:
+    """Damage in the middle of scm.db's log stops `pyozone scm`; RocksDB would otherwise replay up to
+    the damage and silently forget every later write."""
+    assert cli("scm", "--init", "-D", md(tmp_path)).code == 0
+    damage_middle(crash_after_writes(tmp_path / "scm.db", "meta", 3000))
+    result = cli("scm", "-D", md(tmp_path))
+    assert_one_line_error(result, "corrupt RocksDB data", "pyozone repair db --db")

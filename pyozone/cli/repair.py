@@ -1,0 +1,64 @@
+"""`pyozone repair db --db PATH [--skip-corrupted-records]`: salvage a RocksDB that will not open because
+its write-ahead log is corrupt (Ozone's `ozone repair`).
+
+Every daemon refuses a database whose log is damaged anywhere but its torn last record, since opening it
+would silently drop acknowledged writes (pyozone/hdds/store/rocksdb.py). This is the operator's explicit
+choice to accept that loss: the log is replayed up to its first damaged record (point-in-time recovery),
+or with --skip-corrupted-records past every damaged record (more data, but the writes kept may not form
+a consistent prefix), then everything is flushed to table files so the database opens normally again.
+Stop the daemon that owns the database first; it holds the database's lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rocksdict import DBRecoveryMode
+
+from pyozone.common.cli_options import CLIError
+from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError, is_rocksdb
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    repair = subparsers.add_parser(
+        "repair", parents=[parent], help="salvage damaged on-disk state", description=__doc__
+    )
+    tools = repair.add_subparsers(dest="repair_command", metavar="TOOL", required=True)
+    db = tools.add_parser(
+        "db",
+        allow_abbrev=False,
+        help="open a RocksDB with a corrupt write-ahead log, keeping what is readable",
+        description="Replay a corrupt write-ahead log as far as it can be read, then flush, so the "
+        "database opens again. Writes after the damage are lost.",
+    )
+    db.add_argument("--db", required=True, type=Path, metavar="PATH", help="the DB directory, e.g. om.db")
+    db.add_argument(
+        "--skip-corrupted-records",
+        action="store_true",
+        help="replay past every damaged record instead of stopping at the first one",
+    )
+    db.set_defaults(func=run_db)
+
+
+def run_db(args: argparse.Namespace) -> int:
+    path: Path = args.db
+    if not is_rocksdb(path):
+        raise CLIError(f"{path}: not a RocksDB database (no CURRENT file)")
+    if args.skip_corrupted_records:
+        mode, how = DBRecoveryMode.skip_any_corrupted_record(), "skipping every damaged record"
+    else:
+        mode, how = DBRecoveryMode.point_in_time(), "up to its first damaged record"
+    try:
+        backend = RocksDBBackend(path, owner="the daemon that owns it", recovery=mode)
+    except StoreError as e:
+        raise CLIError(str(e)) from None
+    try:
+        counts = {cf: sum(1 for _ in backend.items(cf)) for cf in backend.column_families}
+        backend.flush()
+    finally:
+        backend.close()
+    print(f"{path}: write-ahead log replayed {how}, and flushed; the database opens normally again.")
+    for cf, n in counts.items():
+        print(f"  {cf}: {n} keys")
+    return 0
