@@ -6,11 +6,14 @@ later check pass (with a matching layout) makes them HEALTHY.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from enum import Enum, auto
 
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.states import NodeState
+
+log = logging.getLogger(__name__)
 
 
 class NodeLifeCycleEvent(Enum):
@@ -38,9 +41,26 @@ def next_state(state: NodeState, event: NodeLifeCycleEvent) -> NodeState | None:
     return TRANSITIONS.get((state, event))
 
 
-def sanitize(value: int, base: int, min_factor: int, max_factor: int) -> int:
-    """Clamps value into [base * min_factor, base * max_factor] (Ozone's ServerUtils.sanitizeUserArgs)."""
-    return min(max(value, base * min_factor), base * max_factor)
+def sanitize(
+    value: int, base: int, min_factor: int, max_factor: int, key: str = "", base_key: str = ""
+) -> int:
+    """Clamps value into [base * min_factor, base * max_factor] (Ozone's ServerUtils.sanitizeUserArgs),
+    with Ozone's warning when it does, so an operator sees the interval actually in force."""
+    low, high = base * min_factor, base * max_factor
+    if value < low or value > high:
+        bound, word = (low, "smaller than min") if value < low else (high, "larger than max")
+        log.warning(
+            "%s value = %d ms is %s = %d ms based on the key value of %s, reset to %d ms",
+            key or "value", value, word, bound, base_key or "its base", bound,
+        )  # fmt: skip
+        return bound
+    return value
+
+
+CHECK = "ozone.scm.heartbeat.thread.interval"
+HEARTBEAT = "hdds.heartbeat.interval"
+STALE = "ozone.scm.stale.node.interval"
+DEAD = "ozone.scm.dead.node.interval"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +71,13 @@ class HealthIntervals:
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> HealthIntervals:
-        check = conf.get("ozone.scm.heartbeat.thread.interval")
-        heartbeat = conf.get("hdds.heartbeat.interval")
+        check = conf.get(CHECK)
+        heartbeat = conf.get(HEARTBEAT)
         if check <= 0:
             raise ConfigError("ozone.scm.heartbeat.thread.interval: must be greater than 0")
-        stale = sanitize(conf.get("ozone.scm.stale.node.interval"), check, 5, 1000)
-        stale = sanitize(stale, heartbeat, 3, 1000)
-        dead = sanitize(conf.get("ozone.scm.dead.node.interval"), stale, 2, 1000)
+        stale = sanitize(conf.get(STALE), check, 5, 1000, STALE, CHECK)
+        stale = sanitize(stale, heartbeat, 3, 1000, STALE, HEARTBEAT)
+        dead = sanitize(conf.get(DEAD), stale, 2, 1000, DEAD, STALE)
         if stale >= dead:
             raise ConfigError(
                 f"ozone.scm.stale.node.interval ({stale} ms after sanitisation) must be less than "

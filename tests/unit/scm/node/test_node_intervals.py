@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
@@ -90,3 +92,24 @@ def test_stale_not_below_dead_after_sanitisation_is_a_config_error() -> None:
 def test_non_positive_check_interval_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"ozone\.scm\.heartbeat\.thread\.interval"):
         conf_intervals({"ozone.scm.heartbeat.thread.interval": "0s"})
+
+
+def test_sanitising_an_interval_logs_what_is_in_force(caplog: pytest.LogCaptureFixture) -> None:
+    """The README's short intervals: without a 1s check interval, 6s/12s become 15s/30s, and SCM says so."""
+    asked = {"hdds.heartbeat.interval": "1s", "ozone.scm.stale.node.interval": "6s",
+             "ozone.scm.dead.node.interval": "12s"}  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="pyozone.scm.node.health"):
+        intervals = HealthIntervals.from_conf(OzoneConfiguration(asked))
+    assert (intervals.stale_ms, intervals.dead_ms) == (15_000, 30_000)
+    assert [r.getMessage() for r in caplog.records] == [
+        "ozone.scm.stale.node.interval value = 6000 ms is smaller than min = 15000 ms based on the key value "
+        "of ozone.scm.heartbeat.thread.interval, reset to 15000 ms",
+        "ozone.scm.dead.node.interval value = 12000 ms is smaller than min = 30000 ms based on the key value "
+        "of ozone.scm.stale.node.interval, reset to 30000 ms",
+    ]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="pyozone.scm.node.health"):
+        readme = HealthIntervals.from_conf(
+            OzoneConfiguration({**asked, "ozone.scm.heartbeat.thread.interval": "1s"})
+        )
+    assert (readme.stale_ms, readme.dead_ms) == (6_000, 12_000) and caplog.records == []
