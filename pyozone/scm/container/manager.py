@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_CLOSED_STATES = (LifeCycleState.QUASI_CLOSED, LifeCycleState.CLOSED)
+
 
 class ContainerManager:
     def __init__(
@@ -143,6 +145,11 @@ class ContainerManager:
         target = next_state(info.state, event)
         if target <= info.state:
             return info
+        if target in _CLOSED_STATES and not self.replicas(container_id):
+            # Used bytes past OPEN come from what replicas hold; none reported holds nothing. Without
+            # this, a container that got blocks allocated but never a byte (writes that failed) would
+            # keep SCM's allocation floor, gigabytes that exist nowhere.
+            info = replace(info, used_bytes=0)
         updated = self._save(replace(info, state=target, state_entered_ms=self.clock.wall_ms()))
         log.info("Container %d: %s -> %s (%s)", container_id, info.state.name, target.name, event.name)
         if event is LifeCycleEvent.FINALIZE and info.pipeline_id is not None:

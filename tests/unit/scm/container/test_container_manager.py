@@ -102,6 +102,25 @@ def test_filling_a_container_fires_close_container_once(h: Harness) -> None:
     assert h.fired_of(SCMEvent.CLOSE_CONTAINER) == [info.container_id]
 
 
+def test_a_container_closed_without_a_replica_holds_no_bytes(h: Harness) -> None:
+    """Blocks allocated but never written (the writes failed): once the container closes, its used bytes
+    are what replicas hold, not SCM's allocation floor (issue 11: 100 GB that existed nowhere)."""
+    pipeline = h.pipelines.add(tuple(h.register(3)))
+    empty = h.containers.allocate_container(pipeline, "om")
+    written = h.containers.allocate_container(pipeline, "om")
+    for info in (empty, written):
+        h.containers.add_allocated_bytes(info.container_id, 3 * GB)
+        h.containers.update_state(info.container_id, E.FINALIZE)
+    assert h.containers.get(empty.container_id).used_bytes == 3 * GB  # CLOSING: writes may still land
+    replica = ContainerReplica(written.container_id, pipeline.nodes[0], ReplicaState.CLOSED, "o", 1, 1, GB)
+    h.containers.update_replica(replica)
+    h.containers.update_state(empty.container_id, E.CLOSE)
+    h.containers.update_state(written.container_id, E.CLOSE)
+    assert h.containers.get(empty.container_id).used_bytes == 0
+    # with a replica, its reports set the stats (ContainerReportHandler), not the state change
+    assert h.containers.get(written.container_id).used_bytes == 3 * GB
+
+
 def test_replica_map_and_listeners(h: Harness) -> None:
     dns = h.register(3)
     info = h.containers.allocate_container(h.pipelines.add(tuple(dns)), "om")
