@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import subprocess
 import sys
@@ -17,6 +18,10 @@ from pyozone.common.net import HostPort
 from pyozone.scm.client.admin_client import ScmAdminClient
 
 DEFAULT_DATA_DIR = "pyozone-data/cluster"
+DATA_DIR_HELP = (
+    f"default: the parent of --conf/$OZONE_CONF_DIR if it holds a cluster, else ./{DEFAULT_DATA_DIR}"
+)
+START_CHECK_S = 3.0  # how long `cluster start` watches a daemon for an immediate exit
 
 
 def register(subparsers, parent: argparse.ArgumentParser) -> None:
@@ -32,7 +37,7 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
     up.set_defaults(func=run_up)
     for name, help_text in (("down", "stop every daemon"), ("status", "print the cluster's state once")):
         command = commands.add_parser(name, parents=[parent], help=help_text)
-        command.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+        command.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
         command.set_defaults(func=run_down if name == "down" else run_status)
     for name, help_text in (
         ("kill", "kill -9 one daemon (scm, om, dn1, ...)"),
@@ -40,11 +45,24 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
     ):
         command = commands.add_parser(name, parents=[parent], help=help_text)
         command.add_argument("daemon", metavar="NODE", help="scm, om, dn1, dn2, ...")
-        command.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+        command.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
         command.set_defaults(func=run_kill if name == "kill" else run_start)
 
 
-def _load(data_dir: str) -> ClusterState:
+def _data_dir(args: argparse.Namespace) -> str:
+    """--data-dir; else the cluster whose conf dir --conf or $OZONE_CONF_DIR names (`cluster up` writes
+    DATA_DIR/conf, and prints `export OZONE_CONF_DIR=...`); else the default."""
+    if args.data_dir:
+        return args.data_dir
+    conf_dir = getattr(args, "conf_dir", None) or os.environ.get("OZONE_CONF_DIR")
+    if conf_dir and (Path(conf_dir).parent / STATE_FILE).exists():
+        return str(Path(conf_dir).parent)
+    return DEFAULT_DATA_DIR
+
+
+def _load(data_dir: str | argparse.Namespace) -> ClusterState:
+    if isinstance(data_dir, argparse.Namespace):
+        data_dir = _data_dir(data_dir)
     path = Path(data_dir)
     if not (path / STATE_FILE).exists():
         raise CLIError(f"no cluster in {path} (start one with: pyozone cluster up --data-dir {path})")
@@ -168,7 +186,7 @@ def _watch(state: ClusterState) -> int:
 
 
 def run_down(args: argparse.Namespace) -> int:
-    state = _load(args.data_dir)
+    state = _load(args)
     left = supervisor.stop_all(state)
     if left:
         raise CLIError(f"could not stop: {', '.join(left)}")
@@ -177,7 +195,7 @@ def run_down(args: argparse.Namespace) -> int:
 
 
 def run_kill(args: argparse.Namespace) -> int:
-    state = _load(args.data_dir)
+    state = _load(args)
     try:
         state.daemon(args.daemon)
     except KeyError as e:
@@ -189,18 +207,30 @@ def run_kill(args: argparse.Namespace) -> int:
 
 
 def run_start(args: argparse.Namespace) -> int:
-    state = _load(args.data_dir)
+    state = _load(args)
     try:
         state.daemon(args.daemon)
     except KeyError as e:
         raise CLIError(str(e.args[0])) from None
+    if supervisor.is_running(state.pids.get(args.daemon)):
+        print(f"{args.daemon} is already running (pid {state.pids[args.daemon]})")
+        return 0
     pid = supervisor.start(state, args.daemon)
+    # A daemon that cannot start (port taken, bad configuration, corrupt metadata) exits within moments:
+    # watch it for a short while rather than report a start that did not happen.
+    deadline = time.monotonic() + START_CHECK_S
+    while time.monotonic() < deadline:
+        status = supervisor.exit_status(pid)  # our child: waitpid tells how it ended
+        if status != "running":
+            log = state.daemon(args.daemon).log
+            raise CLIError(f"{args.daemon} (pid {pid}) {status} right after starting; see {log}")
+        time.sleep(0.1)
     print(f"Started {args.daemon} (pid {pid})")
     return 0
 
 
 def run_status(args: argparse.Namespace) -> int:
-    state = _load(args.data_dir)
+    state = _load(args)
     for d in state.daemons:
         print(
             f"{d.name:6} {'running' if supervisor.is_running(state.pids.get(d.name)) else 'stopped':8} "

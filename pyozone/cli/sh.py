@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +40,19 @@ def parse_path(text: str, depth: str) -> OzonePath:
     shape = {"volume": "/VOLUME", "bucket": "/VOLUME/BUCKET", "key": "/VOLUME/BUCKET/KEY"}[depth]
     if len(parts) != wanted or any(not p for p in parts) or (depth == "key" and rest.endswith("/")):
         raise CLIError(f"{text!r} is not a {depth} address: expected {shape}")
+    for kind, name in zip(("volume", "bucket", "key"), parts, strict=False):
+        check_utf8(kind, name)
     return OzonePath(*parts, om=om)  # type: ignore[arg-type]
+
+
+def check_utf8(kind: str, name: str) -> None:
+    """Ozone names are UTF-8: bytes that are not (which Python hands over as surrogate escapes) are refused
+    here, as OM would with INVALID_<KIND>_NAME, rather than failing deep inside the client."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = name.encode("utf-8", "surrogateescape")
+        raise CLIError(f"INVALID_{kind.upper()}_NAME: {kind} name {raw!r} is not valid UTF-8") from None
 
 
 def _time(epoch_ms: int) -> str:
@@ -192,12 +206,20 @@ def _replication_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _replication_arg(args: argparse.Namespace) -> str | None:
+    from pyozone.hdds.ids import ReplicationConfig
+
     if args.replication is None and args.type is None:
         return None
     factor = (args.replication or "THREE").upper()
-    if "/" in factor:
-        return factor
-    return f"{(args.type or 'RATIS').upper()}/{factor}"
+    replication = factor if "/" in factor else f"{(args.type or 'RATIS').upper()}/{factor}"
+    try:
+        ReplicationConfig.parse(replication)
+    except ValueError as e:
+        shown = " ".join(
+            f"{flag} {value}" for flag, value in (("-t", args.type), ("-r", args.replication)) if value
+        )
+        raise CLIError(f"{shown}: {e}; use -r ONE, THREE or TYPE/FACTOR") from None
+    return replication
 
 
 def _client(args: argparse.Namespace, path: OzonePath | None = None) -> OzoneClient:
@@ -223,7 +245,9 @@ def run_volume_create(args: argparse.Namespace) -> int:
     try:
         quota = parse_size_bytes(args.quota) if args.quota else 0
     except ValueError as e:
-        raise CLIError(f"--quota: {e}") from None
+        raise CLIError(f"--quota {args.quota!r}: {e}") from None
+    if args.quota and quota <= 0:
+        raise CLIError(f"--quota {args.quota!r}: a quota must be positive, e.g. 10GB")
     with _client(args, path) as client:
         client.create_volume(path.volume, args.user, quota)
     return 0
@@ -255,8 +279,9 @@ def run_volume_delete(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- buckets
 def run_bucket_create(args: argparse.Namespace) -> int:
     path = parse_path(args.bucket, "bucket")
+    replication = _replication_arg(args)
     with _client(args, path) as client:
-        client.create_bucket(path.volume, path.bucket, _replication_arg(args))
+        client.create_bucket(path.volume, path.bucket, replication)
     return 0
 
 
@@ -289,29 +314,67 @@ def run_key_put(args: argparse.Namespace) -> int:
         source, size = sys.stdin.buffer, 0
     else:
         source = Path(args.file)
-        if not source.is_file():
-            raise CLIError(f"{args.file}: no such file")
-        size = source.stat().st_size
+        size = _readable_source(source)
+    replication = _replication_arg(args)
     with (
         _client(args, path) as client,
         ProgressBar(size, f"put {path.key}", enabled=_show_progress(args)) as bar,
     ):
-        client.put_key(path.volume, path.bucket, path.key, source, bar, _replication_arg(args))
+        client.put_key(path.volume, path.bucket, path.key, source, bar, replication)
     return 0
 
 
 def run_key_get(args: argparse.Namespace) -> int:
     path = parse_path(args.key, "key")
-    target = Path(args.file)
-    if target.is_dir():
-        target = target / path.key.rsplit("/", 1)[-1]
-    if target.exists() and not args.force:
-        raise CLIError(f"{target} exists; download would overwrite it (use --force)")
+    target = _download_target(Path(args.file), path.key, args.force)
     with _client(args, path) as client:
         info = client.key_info(path.volume, path.bucket, path.key)
-        with ProgressBar(info.data_size, f"get {path.key}", enabled=_show_progress(args)) as bar:
-            client.get_key(path.volume, path.bucket, path.key, target, bar)
+        try:
+            with ProgressBar(info.data_size, f"get {path.key}", enabled=_show_progress(args)) as bar:
+                client.get_key(path.volume, path.bucket, path.key, target, bar)
+        except OSError as e:
+            if e.filename is None:
+                raise
+            raise CLIError(f"{target}: cannot write {e.filename}: {e.strerror}") from None
     return 0
+
+
+def _readable_source(source: Path) -> int:
+    """The size of a local file to upload (its byte count as a hint; 0 for a device or FIFO, which is read
+    to its end like stdin, as Ozone reads /dev/null as an empty key); refuses what cannot be read."""
+    try:
+        st = source.stat()
+    except FileNotFoundError:
+        raise CLIError(f"{source}: no such file") from None
+    except OSError as e:
+        raise CLIError(f"{source}: cannot read: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise CLIError(f"{source}: is a directory; key put uploads one file")
+    if not os.access(source, os.R_OK):
+        raise CLIError(f"{source}: cannot read: permission denied")
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+def _download_target(target: Path, key: str, force: bool) -> Path:
+    """Where key get writes: FILE, or FILE/LAST-PART-OF-KEY when FILE is a directory. A key whose last
+    part is `.` or `..` has no local name of its own (it would name the directory or its parent), and a
+    missing parent directory is not created: both are refused before anything is read."""
+    if target.is_dir():
+        name = key.rsplit("/", 1)[-1]
+        if name in (".", ".."):
+            raise CLIError(
+                f"key {key!r}: its last part {name!r} is not a local file name; give FILE as a file path"
+            )
+        target = target / name
+    if target.is_dir():
+        raise CLIError(f"{target}: is a directory")
+    if not target.parent.is_dir():
+        raise CLIError(f"{target}: directory {target.parent} does not exist")
+    if target.exists() and not force:
+        raise CLIError(f"{target} exists; download would overwrite it (use --force)")
+    if target.exists() and not target.is_file():
+        raise CLIError(f"{target}: is not a regular file; download writes a new file in its place")
+    return target
 
 
 def run_key_cat(args: argparse.Namespace) -> int:
@@ -345,6 +408,7 @@ def run_key_rename(args: argparse.Namespace) -> int:
     for name in (args.__dict__["from"], args.to):
         if not name or name.startswith("/"):
             raise CLIError(f"{name!r}: give key names relative to the bucket")
+        check_utf8("key", name)
     with _client(args, path) as client:
         client.rename_key(path.volume, path.bucket, args.__dict__["from"], args.to)
     return 0

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyozone.config.keys import KEYS_BY_NAME, ConfigKey, Kind, unknown_key_message
-from pyozone.config.units import parse_duration_ms, parse_size_bytes
+from pyozone.config.units import MAX_SIZE_BYTES, OutOfRangeError, parse_duration_ms, parse_size_bytes
 
 
 class ConfigError(ValueError):
@@ -33,7 +33,10 @@ def _parse(key: ConfigKey, raw: str) -> Any:
         case Kind.SIZE:
             return parse_size_bytes(raw)
         case Kind.INT:
-            return int(raw.strip())
+            value = int(raw.strip())
+            if abs(value) > MAX_SIZE_BYTES:
+                raise OutOfRangeError(f"out of range: a whole number is at most {MAX_SIZE_BYTES}")
+            return value
         case Kind.FLOAT | Kind.FRACTION:
             value = float(raw.strip())
             if not math.isfinite(value) or (key.kind is Kind.FRACTION and not 0.0 <= value <= 1.0):
@@ -52,6 +55,8 @@ def parse_value(key: ConfigKey, raw: str, source: str = "default") -> Any:
     """The typed value of `raw`; the error names key, value, source and expected type for the operator."""
     try:
         return _parse(key, raw)
+    except OutOfRangeError as e:
+        raise ConfigError(f"{key.name}: invalid value {raw!r} from {source}: {e}") from None
     except ValueError:
         unit = f"; a bare number is in {key.unit}" if key.kind is Kind.DURATION else ""
         raise ConfigError(

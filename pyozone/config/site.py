@@ -30,6 +30,17 @@ def load_configuration(conf_dir: Path | None, overrides: Mapping[str, str]) -> O
             source = f"file:{site}"
             for name, value in read_site_xml(site).items():
                 conf.set(name, value, source=source)
+        elif os.path.lexists(site):
+            # Something is there but is no file to read (a directory, a FIFO that would block, a broken
+            # link): ignoring it would silently run on defaults.
+            kind = (
+                "a directory"
+                if site.is_dir()
+                else "a broken link"
+                if not site.exists()
+                else "not a regular file"
+            )
+            raise ConfigError(f"{site}: is {kind}; expected the configuration file")
     for name, value in overrides.items():
         # Unlike a site file, which may carry keys for other Ozone services, -D is typed by hand.
         if name not in KEYS_BY_NAME:

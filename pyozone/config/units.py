@@ -29,6 +29,17 @@ _SIZE_UNITS = {
     "p": 1 << 50,
     "pb": 1 << 50,
 }
+# The largest values accepted. A duration ends up as a Python timeout (threading.TIMEOUT_MAX is about
+# 292 years) or a Java long of milliseconds, a size as a Java long of bytes (and a protobuf uint64/int64):
+# beyond these a daemon would die of OverflowError long after the value passed validation.
+MAX_DURATION_MS = 100 * 365 * 86_400_000  # 100 years (36500d), with headroom for sums and multiples
+MAX_SIZE_BYTES = (1 << 63) - 1  # Java's Long.MAX_VALUE, just under 8192PB
+
+
+class OutOfRangeError(ValueError):
+    """A well-formed value beyond what pyozone can hold; the message says the limit."""
+
+
 _NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -40,8 +51,11 @@ def parse_duration_ms(text: str, default_unit: str = "ms") -> int:
     number, unit = m.group(1), (m.group(2).lower() or default_unit)
     if unit not in _DURATION_UNITS_MS:
         raise ValueError(f"{text!r} has unknown duration unit {m.group(2)!r} (use ms, s, m, h or d)")
-    # Fraction keeps large values exact, where a float would round "10000000000000001ms".
-    return round(Fraction(number) * _DURATION_UNITS_MS[unit])
+    # Fraction keeps large values exact, where a float would round "10000000000000001ns".
+    ms = round(Fraction(number) * _DURATION_UNITS_MS[unit])
+    if abs(ms) > MAX_DURATION_MS:
+        raise OutOfRangeError("out of range: a duration is at most 36500d (100 years)")
+    return ms
 
 
 def parse_size_bytes(text: str) -> int:
@@ -52,4 +66,7 @@ def parse_size_bytes(text: str) -> int:
     number, unit = m.group(1), m.group(2).lower()
     if unit not in _SIZE_UNITS:
         raise ValueError(f"{text!r} has unknown size unit {m.group(2)!r} (use B, KB, MB, GB or TB)")
-    return round(Fraction(number) * _SIZE_UNITS[unit])
+    size = round(Fraction(number) * _SIZE_UNITS[unit])
+    if abs(size) > MAX_SIZE_BYTES:
+        raise OutOfRangeError(f"out of range: a size is at most {MAX_SIZE_BYTES} bytes (just under 8192PB)")
+    return size

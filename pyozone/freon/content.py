@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterator
 
 _PATTERN_BYTES = 64 * 1024
 
@@ -18,14 +19,22 @@ def _pattern(prefix: str, index: int) -> bytes:
     return random.Random(seed).randbytes(_PATTERN_BYTES)
 
 
-def key_content(prefix: str, index: int, size: int) -> bytes:
-    """`size` bytes unique to the key: a 64 KiB pseudo-random pattern seeded by (prefix, index), repeated,
-    each repetition rotated by one byte so a misplaced block of the key does not verify either."""
+def key_chunks(prefix: str, index: int, size: int | None) -> Iterator[bytes]:
+    """The key's content in pieces of at most 64 KiB, so a key of any size is written or checked in
+    bounded memory: a 64 KiB pseudo-random pattern seeded by (prefix, index), repeated, each repetition
+    rotated by one byte so a misplaced block of the key does not verify either. `size` None: endless."""
     pattern = _pattern(prefix, index)
-    out = bytearray()
+    left = size
     shift = 0
-    while len(out) < size:
-        out += pattern[shift:] + pattern[:shift]
+    while left is None or left > 0:
+        piece = pattern[shift:] + pattern[:shift]
+        if left is not None:
+            piece = piece[:left]
+            left -= len(piece)
+        yield piece
         shift = (shift + 1) % len(pattern)
-    del out[size:]
-    return bytes(out)
+
+
+def key_content(prefix: str, index: int, size: int) -> bytes:
+    """All `size` bytes of the key at once (see key_chunks; only for small keys)."""
+    return b"".join(key_chunks(prefix, index, size))

@@ -7,12 +7,12 @@ keep T keys in flight on the one asyncio data path.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pyozone.client import OMException, OzoneClient, OzoneClientError
-from pyozone.freon.content import key_content, key_name
+from pyozone.freon.content import key_chunks, key_name
 from pyozone.freon.report import FreonReport
 
 Progress = Callable[[int], None]
@@ -83,13 +83,35 @@ def generate_keys(
     ensure_bucket(client, options)
 
     def put(index: int) -> int:
-        data = key_content(options.prefix, index, options.size)
-        client.put_key(
-            options.volume, options.bucket, key_name(options.prefix, index), data, None, options.replication
-        )
-        return len(data)
+        # Streamed piece by piece through the key's output stream: memory stays bounded whatever -s is.
+        name = key_name(options.prefix, index)
+        written = 0
+        with client.create_key(
+            options.volume, options.bucket, name, options.size, options.replication
+        ) as writer:
+            for piece in key_chunks(options.prefix, index, options.size):
+                writer.write(piece)
+                written += len(piece)
+        return written
 
     return _run("ockg", options, put, progress)
+
+
+def _compare(pieces: Iterable[bytes], expected: Iterator[bytes], size: int) -> int:
+    """Compares a key read piece by piece with its expected content, in bounded memory; its length."""
+    offset = 0
+    want = b""
+    for piece in pieces:
+        view = memoryview(piece)
+        while view:
+            if not want:
+                want = next(expected)
+            n = min(len(view), len(want))
+            if view[:n] != want[:n]:
+                first = offset + next(i for i in range(n) if view[i] != want[i])
+                raise ValueError(f"content differs from byte {first} of {size}")
+            view, want, offset = view[n:], want[n:], offset + n
+    return offset
 
 
 def verify_keys(
@@ -101,13 +123,8 @@ def verify_keys(
     def check(index: int) -> int:
         name = key_name(options.prefix, index)
         with client.read_key(options.volume, options.bucket, name) as reader:
-            data = reader.readall()
-        if check_size and len(data) != options.size:
-            raise ValueError(f"{len(data)} bytes, expected {options.size}")
-        expected = key_content(options.prefix, index, len(data))
-        if data != expected:
-            first = next(i for i, (a, b) in enumerate(zip(data, expected, strict=True)) if a != b)
-            raise ValueError(f"content differs from byte {first} of {len(data)}")
-        return len(data)
+            if check_size and reader.size != options.size:
+                raise ValueError(f"{reader.size} bytes, expected {options.size}")
+            return _compare(reader, key_chunks(options.prefix, index, None), reader.size)
 
     return _run("ockv", options, check, progress)

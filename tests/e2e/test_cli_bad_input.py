@@ -150,6 +150,67 @@ CASES: dict[str, Case] = {
     "--conf directory missing": Case(
         ("getconf", "--all", "--conf", "nowhere"), ("nowhere", "does not exist")
     ),
+    "-D duration beyond any timeout": Case(
+        (
+            "getconf",
+            "-confKey",
+            "hdds.heartbeat.interval",
+            "-D",
+            "hdds.heartbeat.interval=99999999999999999999d",
+        ),
+        ("hdds.heartbeat.interval", "out of range", "at most 36500d"),
+    ),
+    "-D size beyond 64 bits": Case(
+        ("getconf", "--all", "-D", "ozone.scm.container.size=99999999999999999999999PB"),
+        ("ozone.scm.container.size", "out of range"),
+    ),
+    "-D whole number beyond 64 bits": Case(
+        ("getconf", "--all", "-D", "hdds.scm.safemode.min.datanode=99999999999999999999"),
+        ("hdds.scm.safemode.min.datanode", "out of range"),
+    ),
+    "site file that is a directory": Case(
+        ("getconf", "--all", "--conf", "conf"),
+        ("ozone-site.xml", "is a directory"),
+        lambda r: (r / "conf" / "ozone-site.xml").mkdir(parents=True),
+    ),
+    # ---- sh and admin: refused before any daemon is asked
+    "sh volume create with a negative quota": Case(
+        ("sh", "volume", "create", "/vol1", "--quota", "-1"), ("--quota '-1'", "must be positive")
+    ),
+    "sh volume create with a quota beyond 64 bits": Case(
+        ("sh", "volume", "create", "/vol1", "--quota", "99999999999999999999999PB"),
+        ("--quota '99999999999999999999999PB'", "out of range"),
+    ),
+    "sh key put -r FIVE": Case(
+        ("sh", "key", "put", "/vol1/bucket1/k", "f", "-r", "FIVE"),
+        ("-r FIVE", "'FIVE'", "ONE, THREE"),
+        lambda r: write(r / "f", "x"),
+    ),
+    "sh key put of a directory": Case(
+        ("sh", "key", "put", "/vol1/bucket1/k", "dir"),
+        ("dir", "is a directory"),
+        lambda r: (r / "dir").mkdir(),
+    ),
+    "sh key put with a non-UTF-8 key name": Case(
+        ("sh", "key", "put", "/vol1/bucket1/\udcff", "f"),
+        ("INVALID_KEY_NAME", "b'\\xff'", "not valid UTF-8"),
+        lambda r: write(r / "f", "x"),
+    ),
+    "sh key get into a missing directory": Case(
+        ("sh", "key", "get", "/vol1/bucket1/k", "no/dir/f"), ("no/dir/f", "no/dir does not exist")
+    ),
+    "sh key get of x/.. into a directory": Case(
+        ("sh", "key", "get", "/vol1/bucket1/x/..", "."), ("'x/..'", "'..'", "not a local file name")
+    ),
+    "admin container info beyond 64 bits": Case(
+        ("admin", "container", "info", "999999999999999999999999"),
+        ("container ID 999999999999999999999999", "out of range", "9223372036854775807"),
+    ),
+    "admin snapshot --out under a file": Case(
+        ("admin", "snapshot", "--out", "f/snap"),
+        ("--out f/snap", "f is not a directory"),
+        lambda r: write(r / "f", "x"),
+    ),
     # ---- scm
     "scm on a dir without VERSION": Case(
         ("scm", "-D", "ozone.metadata.dirs=meta"),
@@ -296,6 +357,12 @@ REAL_PROCESS = (
     "ldb ls on an empty dir",
     "ldb ls on a missing path",
     "ldb scan on an empty dir",
+    "-D duration beyond any timeout",
+    "site file that is a directory",
+    "sh volume create with a quota beyond 64 bits",
+    "sh key put -r FIVE",
+    "sh key put with a non-UTF-8 key name",
+    "admin container info beyond 64 bits",
 )
 
 

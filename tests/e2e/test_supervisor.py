@@ -75,3 +75,47 @@ def test_sigquit_dumps_a_daemons_stacks_into_its_log_and_it_goes_on(tmp_path: Pa
     finally:
         process.terminate()
         process.wait(30)
+
+
+def _one_daemon_cluster(root: Path, command: list[str]) -> Path:
+    """A cluster.json (as `cluster up` writes it) for one daemon dn1 running `command`; its conf dir."""
+    from pyozone.cluster.layout import ClusterState, Daemon
+
+    data = root / "data"
+    for sub in ("conf", "logs"):
+        (data / sub).mkdir(parents=True)
+    ClusterState(
+        str(data), str(data / "conf"), [Daemon("dn1", command, str(data / "logs" / "dn1.log"))]
+    ).save()
+    return data / "conf"
+
+
+def test_start_reports_a_daemon_that_exits_at_once(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`cluster start` watches the daemon briefly: one that dies at once is exit 1 naming its log. The data
+    dir is found through $OZONE_CONF_DIR (DATA_DIR/conf), as `cluster up` tells the user to export it."""
+    conf = _one_daemon_cluster(tmp_path, [sys.executable, "-c", "raise SystemExit(3)"])
+    monkeypatch.setenv("OZONE_CONF_DIR", str(conf))
+    monkeypatch.chdir(tmp_path)
+    result = cli("cluster", "start", "dn1")
+    assert result.code == 1 and result.out == "", result
+    assert result.err.count("\n") == 1 and result.err.startswith("pyozone cluster: error: dn1 "), result.err
+    assert "exited with code 3" in result.err and str(conf.parent / "logs" / "dn1.log") in result.err
+
+
+def test_start_kill_find_the_cluster_from_ozone_conf_dir(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from pyozone.cli import cluster
+
+    monkeypatch.setattr(cluster, "START_CHECK_S", 0.5)
+    # "pyozone" in the command line: supervisor.is_running only counts pyozone processes as ours
+    conf = _one_daemon_cluster(tmp_path, [sys.executable, "-c", "import time; time.sleep(60)  # pyozone"])
+    monkeypatch.setenv("OZONE_CONF_DIR", str(conf))
+    monkeypatch.chdir(tmp_path)
+    started = cli("cluster", "start", "dn1")
+    assert started.code == 0 and started.out.startswith("Started dn1 (pid "), started
+    killed = cli("cluster", "kill", "dn1")
+    assert killed.code == 0 and "Killed dn1" in killed.out, killed
+    wait_for(
+        lambda: supervisor.exit_status(int(started.out.split("pid ")[1].rstrip(")\n"))) != "running",
+        10,
+        "dn1 gone",
+    )

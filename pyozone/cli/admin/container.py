@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from pyozone.cli.admin.connect import add_connection_options, connect
+from pyozone.common.cli_options import CLIError
 from pyozone.common.output import human_size, print_json, print_table
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.replication_report import report_lines
@@ -55,7 +56,18 @@ def container_dict(info: ContainerInfo) -> dict:
     }
 
 
+MAX_ID = (1 << 63) - 1  # container ids are Java longs (int64 on the wire)
+
+
+def check_range(option: str, value: int, low: int, high: int = MAX_ID) -> int:
+    if not low <= value <= high:
+        raise CLIError(f"{option} {value}: out of range; must be from {low} to {high}")
+    return value
+
+
 def run_list(args: argparse.Namespace) -> int:
+    check_range("--start", args.start, 0)
+    check_range("--count", args.count, 1, (1 << 31) - 1)
     state = LifeCycleState[args.state] if args.state else None
     with connect(args) as scm:
         containers, total = scm.containers(args.start, args.count, state)
@@ -107,6 +119,7 @@ def view_dict(view: ContainerView) -> dict:
 
 
 def run_info(args: argparse.Namespace) -> int:
+    check_range("container ID", args.container_id, 1)
     with connect(args) as scm:
         view = scm.container(args.container_id)
     if args.json:
@@ -131,6 +144,7 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_close(args: argparse.Namespace) -> int:
+    check_range("container ID", args.container_id, 1)
     with connect(args) as scm:
         scm.close_container(args.container_id)
     print(f"Container {args.container_id} is being closed")

@@ -35,6 +35,16 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     snapshot.set_defaults(func=run_snapshot)
 
 
+def _check_out_parent(out: Path) -> None:
+    """--out is created with its parents: the nearest existing one must be a directory (checked before SCM
+    is asked, so the mistake is reported first; what the filesystem refuses later is reported too)."""
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing != out and not existing.is_dir():
+        raise CLIError(f"--out {out}: {existing} is not a directory")
+
+
 def run_snapshot(args: argparse.Namespace) -> int:
     # pyarrow loads here, not when any `pyozone` command starts.
     from pyozone.admin.om_keys import snapshot_keys
@@ -43,6 +53,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
 
     if args.batch_rows < 0:
         raise CLIError(f"--batch-rows: must be at least 0, got {args.batch_rows}")
+    _check_out_parent(args.out)
     start = time.perf_counter()
     try:
         with connect(args) as scm:
@@ -50,6 +61,10 @@ def run_snapshot(args: argparse.Namespace) -> int:
             manifest = fetch_snapshot(scm, args.out, args.batch_rows, keys)
     except SnapshotError as e:
         raise CLIError(str(e)) from None
+    except OSError as e:
+        if e.filename is None:
+            raise
+        raise CLIError(f"--out {args.out}: cannot write {e.filename}: {e.strerror}") from None
     seconds = time.perf_counter() - start
     if args.json:
         print_json({"directory": str(args.out), **json.loads(manifest.to_json())})

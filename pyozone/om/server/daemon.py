@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
+from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_server import Response, Route, TinyHttpServer
 from pyozone.common.net import address
 from pyozone.config import OzoneConfiguration
@@ -126,7 +127,9 @@ class OmDaemon:
 
     async def _start_rpc(self) -> None:
         assert self.core is not None and self.storage is not None
-        server = grpc.aio.server(options=grpc_options(MAX_OM_MESSAGE_BYTES))
+        server = grpc.aio.server(
+            options=grpc_options(MAX_OM_MESSAGE_BYTES), interceptors=server_interceptors()
+        )
         add_om_service(
             server,
             OzoneManagerService(self.core, self._executor, self.storage.om_uuid, self.storage.cluster_id),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import grpc
 
+from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_server import TinyHttpServer
 from pyozone.common.net import HostPort, address
 from pyozone.config import OzoneConfiguration
@@ -128,17 +129,23 @@ class ScmDaemon:
 
     async def start_rpc(self) -> None:
         scm_uuid = self.storage.scm_uuid
-        datanode = grpc.aio.server(options=grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES))
+        datanode = grpc.aio.server(
+            options=grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES), interceptors=server_interceptors()
+        )
         datanode_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(
             DatanodeProtocolService(self.core, scm_uuid), datanode
         )
         self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode.address")
-        admin = grpc.aio.server(options=grpc_options(MAX_ADMIN_MESSAGE_BYTES))
+        admin = grpc.aio.server(
+            options=grpc_options(MAX_ADMIN_MESSAGE_BYTES), interceptors=server_interceptors()
+        )
         admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(
             AdminService(self.core, scm_uuid, self.snapshot_source), admin
         )
         self.client_port = _bind(admin, self.client_address, "ozone.scm.client.address")
-        block = grpc.aio.server(options=grpc_options(MAX_BLOCK_MESSAGE_BYTES))
+        block = grpc.aio.server(
+            options=grpc_options(MAX_BLOCK_MESSAGE_BYTES), interceptors=server_interceptors()
+        )
         add_block_service(block, BlockService(self.core, scm_uuid))
         self.block_port = _bind(block, self.block_address, "ozone.scm.block.client.address")
         self._servers = [datanode, admin, block]

@@ -146,3 +146,76 @@ def test_freon_failures_exit_1(cli, cluster: FakeCluster) -> None:  # type: igno
     assert (
         "KEY_NOT_FOUND" in result.err or "BUCKET_NOT_FOUND" in result.err or "VOLUME_NOT_FOUND" in result.err
     )
+
+
+def one_line_error(result, *fragments: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.code == 1 and result.out == "", result
+    assert result.err.startswith("pyozone sh: error: ") and result.err.count("\n") == 1, result.err
+    for fragment in fragments:
+        assert fragment in result.err, (fragment, result.err)
+
+
+def test_key_get_local_file_problems_are_one_line_errors(sh, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Where key get cannot write: a file the filesystem refuses (/proc/version), a missing directory, and
+    keys `.`, `..`, `x/..` whose last part names no file of its own: refused, nothing written anywhere."""
+    sh("volume", "create", "/vol")
+    sh("bucket", "create", "/vol/bucket")
+    source = tmp_path / "in"
+    source.write_bytes(b"data")
+    for key in ("k", ".", "..", "x/.."):
+        assert sh("key", "put", f"/vol/bucket/{key}", str(source), "-q").code == 0  # OBS keys, as in Ozone
+    one_line_error(
+        sh("key", "get", "/vol/bucket/k", "/proc/version", "--force"), "/proc/version", "cannot write"
+    )
+    one_line_error(sh("key", "get", "/vol/bucket/k", str(tmp_path / "no" / "dir" / "f")), "does not exist")
+    into = tmp_path / "into"
+    into.mkdir()
+    for key in (".", "..", "x/.."):
+        one_line_error(sh("key", "get", f"/vol/bucket/{key}", str(into), "--force"), "not a local file name")
+    assert sh("key", "get", "/vol/bucket/x/..", str(into / "named")).code == 0  # a FILE name: fine
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["in", "into", "named"]
+
+
+def test_key_put_of_a_directory_or_a_device(sh, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A directory is refused as such (it was "no such file"); a device or FIFO is read to its end like
+    stdin, as Ozone's key put does: /dev/null is an empty key."""
+    sh("volume", "create", "/vol")
+    sh("bucket", "create", "/vol/bucket")
+    one_line_error(sh("key", "put", "/vol/bucket/d", str(tmp_path)), str(tmp_path), "is a directory")
+    one_line_error(sh("key", "put", "/vol/bucket/m", str(tmp_path / "missing")), "no such file")
+    assert sh("key", "put", "/vol/bucket/empty", "/dev/null", "-q").code == 0
+    assert json.loads(sh("key", "info", "/vol/bucket/empty").out)["dataSize"] == 0
+
+
+def test_bad_replication_and_names_are_one_line_errors(sh, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    sh("volume", "create", "/vol")
+    source = tmp_path / "in"
+    source.write_bytes(b"data")
+    one_line_error(sh("bucket", "create", "/vol/bucket", "-r", "FIVE"), "-r FIVE", "ONE, THREE")
+    sh("bucket", "create", "/vol/bucket")
+    one_line_error(sh("key", "put", "/vol/bucket/k", str(source), "-r", "FIVE"), "-r FIVE", "ONE, THREE")
+    one_line_error(sh("key", "put", "/vol/bucket/k", str(source), "-t", "RATIS", "-r", "5"), "ONE or THREE")
+    one_line_error(sh("key", "put", "/vol/bucket/\udcff", str(source)), "INVALID_KEY_NAME", "UTF-8")
+    one_line_error(sh("key", "rename", "/vol/bucket", "k", "\udcffx"), "INVALID_KEY_NAME")
+    one_line_error(sh("volume", "create", "/vol\udcfe"), "INVALID_VOLUME_NAME")
+    assert json.loads(sh("key", "ls", "/vol/bucket").out) == []
+
+
+def test_freon_streams_keys_in_bounded_memory(cli, cluster: FakeCluster, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """ockg writes a key piece by piece (no piece larger than 64 KiB is ever built), and ockv checks it so."""
+    from pyozone.client import sync
+    from pyozone.freon import content
+
+    monkeypatch.setattr(content, "key_content", None)  # the whole-key builder must not be used
+    pieces: list[int] = []
+    write = sync.KeyWriter.write
+    monkeypatch.setattr(
+        sync.KeyWriter, "write", lambda self, data: pieces.append(len(data)) or write(self, data)
+    )
+    overrides = [
+        x for k, v in {**SMALL, "ozone.om.address": cluster.om.address}.items() for x in ("-D", f"{k}={v}")
+    ]
+    size = 3 * 64 * 1024 + 5
+    assert cli(*overrides, "freon", "ockg", "-n", "2", "-s", f"{size}B", "-p", "big", "-q").code == 0
+    assert sum(pieces) == 2 * size and max(pieces) <= 64 * 1024
+    assert cli(*overrides, "freon", "ockv", "-n", "2", "-s", f"{size}B", "-p", "big", "-q").code == 0

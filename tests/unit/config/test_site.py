@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -110,3 +111,18 @@ def test_write_site_xml_round_trip(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["ozone-site.xml"], "no temp file left behind"
     conf = load_configuration(tmp_path, {})
     assert (conf.get(STALE), conf.source(STALE)) == (90_000, f"file:{path}")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "broken link"])
+def test_a_site_file_that_cannot_be_read_as_one_is_an_error(tmp_path: Path, kind: str) -> None:
+    """Something named ozone-site.xml that is no regular file was silently skipped (running on defaults);
+    a FIFO would even block a reader. It is an error naming the file."""
+    site = tmp_path / "ozone-site.xml"
+    if kind == "fifo":
+        os.mkfifo(site)
+    elif kind == "directory":
+        site.mkdir()
+    else:
+        site.symlink_to(tmp_path / "gone.xml")
+    with pytest.raises(ConfigError, match=r"ozone-site\.xml: is "):
+        load_configuration(tmp_path, {})

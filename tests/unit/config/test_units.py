@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyozone.config.units import parse_duration_ms, parse_size_bytes
+from pyozone.config.units import (
+    MAX_DURATION_MS,
+    MAX_SIZE_BYTES,
+    OutOfRangeError,
+    parse_duration_ms,
+    parse_size_bytes,
+)
 
 FACTORS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000}
 
@@ -66,5 +72,24 @@ def test_size_garbage_rejected(text: str) -> None:
 
 
 @given(st.integers(min_value=0), st.sampled_from(sorted(FACTORS)))
-def test_duration_is_exact(n: int, unit: str) -> None:
-    assert parse_duration_ms(f"{n}{unit}") == n * FACTORS[unit]
+def test_duration_is_exact_up_to_the_limit(n: int, unit: str) -> None:
+    if n * FACTORS[unit] <= MAX_DURATION_MS:
+        assert parse_duration_ms(f"{n}{unit}") == n * FACTORS[unit]
+    else:
+        with pytest.raises(OutOfRangeError):
+            parse_duration_ms(f"{n}{unit}")
+
+
+@pytest.mark.parametrize("text", ["99999999999999999999d", "36501d", "-36501d", "3153600000001"])
+def test_durations_beyond_any_timeout_are_out_of_range(text: str) -> None:
+    """A duration becomes a Python timeout (threading.TIMEOUT_MAX is about 292 years): 100 years at most."""
+    with pytest.raises(OutOfRangeError, match="at most 36500d"):
+        parse_duration_ms(text)
+    assert parse_duration_ms("36500d") == MAX_DURATION_MS
+
+
+@pytest.mark.parametrize("text", ["99999999999999999999999PB", "8192PB", "9223372036854775808"])
+def test_sizes_beyond_64_bits_are_out_of_range(text: str) -> None:
+    with pytest.raises(OutOfRangeError, match="out of range"):
+        parse_size_bytes(text)
+    assert parse_size_bytes(str(MAX_SIZE_BYTES)) == MAX_SIZE_BYTES

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -228,3 +229,23 @@ def test_a_key_of_thousands_of_blocks_is_readable_by_the_client(tmp_path: Path) 
             assert len(info.locations) == blocks
 
     run(body())
+
+
+def test_undecodable_requests_are_invalid_argument_without_a_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bytes that are no request message: INVALID_ARGUMENT and a warning line, not UNKNOWN and a traceback."""
+
+    async def body() -> None:
+        async with running(tmp_path, FakeScm()) as (daemon, stub):
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as ch:
+                for method in ("createVolume", "openKey", "listKeys"):
+                    raw = ch.unary_unary(f"/pyozone.om.OzoneManagerService/{method}")
+                    for garbage in (b"\xff" * 64, b"\x0a\xff\xff\xff\xff\x0f" + b"x" * 16):
+                        code, details = await failure(raw, garbage)
+                        assert code is grpc.StatusCode.INVALID_ARGUMENT, (method, code, details)
+                        assert "not a valid request message" in details
+            await stub.createVolume(pb.CreateVolumeRequest(volume="vol1"))  # and OM goes on serving
+
+    run(body())
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from pathlib import Path
 
@@ -115,3 +116,63 @@ async def test_an_idle_client_is_dropped_without_holding_up_others() -> None:
         idle_writer.close()
     finally:
         await server.stop()
+
+
+GARBAGE = (b"\xff" * 64, b"\x0a\xff\xff\xff\xff\x0f" + b"x" * 16)  # a runaway varint; a field past the end
+SCM_METHODS = (
+    ("client", "/pyozone.hdds.ScmAdminProtocolService/getContainer"),
+    ("client", "/pyozone.hdds.ScmAdminProtocolService/streamSnapshot"),  # a streamed answer
+    ("datanode", "/pyozone.hdds.StorageContainerDatanodeProtocolService/sendHeartbeat"),
+    ("block", "/pyozone.hdds.block.ScmBlockLocationProtocolService/allocateScmBlock"),
+)
+
+
+@async_test
+async def test_undecodable_requests_are_invalid_argument_without_a_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """grpc.aio answers bytes its deserializer refuses with UNKNOWN and logs a traceback; SCM's servers
+    answer INVALID_ARGUMENT and log one warning line, and go on serving."""
+    import grpc
+
+    async with running_scm(scm_conf(tmp_path)) as scm:
+        ports = {"client": scm.client_port, "datanode": scm.datanode_port, "block": scm.block_port}
+        for server, method in SCM_METHODS:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{ports[server]}") as channel:
+                streamed = method.endswith("streamSnapshot")
+                call = (channel.unary_stream if streamed else channel.unary_unary)(method)
+                for garbage in GARBAGE:
+                    with pytest.raises(grpc.aio.AioRpcError) as error:
+                        answer = call(garbage, timeout=10)
+                        if streamed:
+                            [m async for m in answer]  # type: ignore[union-attr]
+                        else:
+                            await answer
+                    assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT, (method, error.value)
+                    assert "not a valid request message" in (error.value.details() or "")
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{scm.client_port}") as channel:
+            from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
+
+            info = channel.unary_unary(
+                "/pyozone.hdds.ScmAdminProtocolService/getScmInfo",
+                request_serializer=admin_pb.GetScmInfoRequestProto.SerializeToString,
+                response_deserializer=admin_pb.GetScmInfoResponseProto.FromString,
+            )
+            assert (await info(admin_pb.GetScmInfoRequestProto(), timeout=10)).clusterId
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+@async_test
+async def test_admin_snapshot_into_an_unwritable_place_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/proc takes no new directory: the OSError while writing is `--out ...: cannot write`, no traceback."""
+    async with running_scm(scm_conf(tmp_path)) as scm:
+        args = ["admin", "snapshot", "--out", "/proc/nope", "--scm", f"127.0.0.1:{scm.client_port}"]
+        capsys.readouterr()
+        code = await asyncio.to_thread(main, args)
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, ""), err
+    assert (
+        err == "pyozone admin: error: --out /proc/nope: cannot write /proc/nope: No such file or directory\n"
+    )
