@@ -51,7 +51,7 @@ def parse_duration_ms(text: str, default_unit: str = "ms") -> int:
     number, unit = m.group(1), (m.group(2).lower() or default_unit)
     if unit not in _DURATION_UNITS_MS:
         raise ValueError(f"{text!r} has unknown duration unit {m.group(2)!r} (use ms, s, m, h or d)")
-    # Fraction keeps large values exact, where a float would round "10000000000000001ns".
+    # Fraction keeps large values exact, where a float would round "10000000000000001ms".
     ms = round(Fraction(number) * _DURATION_UNITS_MS[unit])
     if abs(ms) > MAX_DURATION_MS:
         raise OutOfRangeError("out of range: a duration is at most 36500d (100 years)")
