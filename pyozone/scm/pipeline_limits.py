@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
@@ -44,15 +45,21 @@ class PipelineLimitSettings:
         )
 
 
-def datanode_pipeline_limit(
-    settings: PipelineLimitSettings, metadata_volumes: int, healthy_volumes: int
-) -> int:
-    """How many non-closed RATIS/THREE pipelines one datanode may be in."""
+class NodeVolumes(Protocol):
+    """What the per-node limit reads of a datanode (DatanodeInfo); only when no fixed limit is set."""
+
+    def metadata_volume_count(self) -> int: ...
+
+    def healthy_volume_count(self) -> int: ...
+
+
+def datanode_pipeline_limit(settings: PipelineLimitSettings, node: NodeVolumes | None) -> int:
+    """How many non-closed RATIS/THREE pipelines one datanode (None: unknown) may be in."""
     if settings.datanode_pipeline_limit > 0:
         return settings.datanode_pipeline_limit
-    if healthy_volumes < 1:
+    if node is None or node.healthy_volume_count() < 1:
         return 0
-    return settings.per_metadata_disk * metadata_volumes
+    return settings.per_metadata_disk * node.metadata_volume_count()
 
 
 @dataclass(frozen=True, slots=True)

@@ -284,12 +284,7 @@ class NodeManager:
 
     def pipeline_limit(self, dn: DatanodeID) -> int:
         """Spec 3.6, as scm/pipeline_limits.py defines it."""
-        info = self._nodes.get(dn)
-        if info is None:
-            return datanode_pipeline_limit(self._pipeline_limits, 0, 0)
-        return datanode_pipeline_limit(
-            self._pipeline_limits, info.metadata_volume_count(), info.healthy_volume_count()
-        )
+        return datanode_pipeline_limit(self._pipeline_limits, self._nodes.get(dn))
 
     def open_container_limit(self, members: Iterable[DatanodeID]) -> int:
         """min over members of ceil(owner.container.count x healthy volumes / pipeline limit)."""

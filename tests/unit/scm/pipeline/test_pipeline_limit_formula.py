@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import SimpleNamespace
 
 import pytest
 
@@ -56,7 +57,9 @@ def test_closed_ratis_one_counts_against_the_global_cap_closed_ratis_three_does_
 def test_datanode_limit_is_fixed_or_per_metadata_disk(
     L: int, per_disk: int, metadata: int, healthy: int, limit: int
 ) -> None:
-    assert datanode_pipeline_limit(PipelineLimitSettings(L, 0, per_disk), metadata, healthy) == limit
+    node = SimpleNamespace(metadata_volume_count=lambda: metadata, healthy_volume_count=lambda: healthy)
+    assert datanode_pipeline_limit(PipelineLimitSettings(L, 0, per_disk), node) == limit
+    assert datanode_pipeline_limit(PipelineLimitSettings(L, 0, per_disk), None) == (L if L > 0 else 0)
 
 
 def test_settings_from_configuration_defaults() -> None:
