@@ -49,7 +49,9 @@ async def _refuse(method: str, request: Undecodable, context: grpc.aio.ServicerC
     )
 
 
-def _checked_stream(method: str, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext):  # type: ignore[no-untyped-def]
+def _checked_stream(
+    method: str, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+) -> AsyncIterator[Any]:
     async def messages() -> AsyncIterator[Any]:
         async for request in requests:
             if isinstance(request, Undecodable):
