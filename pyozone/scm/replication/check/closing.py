@@ -6,10 +6,15 @@ Ratis group and are force closed. A container whose replicas are all UNHEALTHY c
 so SCM moves it on itself (QUASI_CLOSE for Ratis, so the unhealthy copies can still be replicated; CLOSE
 for EC). A container allocated but never created on any datanode has no replicas to close: after
 5 x thread.interval (time for late reports) it is closed if it holds no keys.
+
+Without replicas Ozone reports MISSING, but one that no datanode ever reported a write to (no keys, sequence
+id 0) held no data to lose: pyozone reports it EMPTY, as Ozone does once it is closed (EmptyContainerHandler
+branch C), so a burst of failed allocations is not a false alarm (docs/differences.md).
 """
 
 from __future__ import annotations
 
+from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, ReplicationType
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
@@ -24,7 +29,7 @@ class ClosingContainerHandler:
             return False
         replicas = request.replicas
         if not replicas:
-            request.record(ContainerHealthState.MISSING)
+            request.record(ContainerHealthState.EMPTY if never_written(container) else ContainerHealthState.MISSING)
         if request.read_only:
             return True
 
@@ -43,3 +48,8 @@ class ClosingContainerHandler:
             if services.clock.wall_ms() > container.state_entered_ms + wait_ms:
                 services.update_container_state(container.container_id, LifeCycleEvent.CLOSE)
         return True
+
+
+def never_written(container: ContainerInfo) -> bool:
+    """No datanode reported a key or a committed block (sequence id) for this container."""
+    return container.number_of_keys == 0 and container.sequence_id == 0

@@ -90,6 +90,25 @@ def test_container_with_keys_and_no_replicas_is_never_closed_by_rm() -> None:
     assert out.calls == []
 
 
+def test_never_written_container_without_replicas_is_empty_not_missing() -> None:
+    """Issue 11 defect 4: a failed-write burst left allocated-but-never-created CLOSING containers that
+    the report showed as MISSING until the RM closed them; no datanode ever held their data."""
+    services = RecordingServices()
+    info = container("CLOSING", seq=0, keys=0, entered_ms=services.clock.wall_ms())
+    out = handle(H, info, [], services)
+    out.assert_only(S.EMPTY)
+    assert out.calls == []
+    services.clock.advance(WAIT_MS + 1)
+    out = handle(H, info, [], services)
+    out.assert_only(S.EMPTY)
+    assert out.calls == [("event", CID, LifeCycleEvent.CLOSE)]
+
+
+def test_written_container_without_replicas_is_missing_even_with_no_keys() -> None:
+    out = handle(H, container("CLOSING", seq=7, keys=0), [])
+    out.assert_only(S.MISSING)
+
+
 def test_read_only_reports_missing_and_does_nothing() -> None:
     services = RecordingServices()
     services.clock.advance(10 * WAIT_MS)
