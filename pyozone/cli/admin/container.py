@@ -151,16 +151,28 @@ def run_close(args: argparse.Namespace) -> int:
     return 0
 
 
+def not_yet_available(in_safe_mode: bool) -> str:
+    """Ozone's notice for a report before the RM's first run, and why the wait, so a new cluster's zeros
+    do not look like a broken one."""
+    why = (
+        "SCM is still in safe mode (`pyozone admin safemode status`)."
+        if in_safe_mode
+        else "SCM has left safe mode; Replication Manager starts hdds.scm.wait.time.after.safemode.exit later "
+        "(5m by default, 10s in `pyozone cluster up`)."
+    )
+    return (
+        "The Container Report is not available until Replication Manager completes its first run "
+        f"after startup or fail over. All values will be zero until that time. {why}\n"
+    )
+
+
 def run_report(args: argparse.Namespace) -> int:
     """Ozone's `ozone admin container report` layout: state summary, health summary, samples."""
     with connect(args) as scm:
         report = scm.replication_manager_report()
+        in_safe_mode = report.timestamp_ms == 0 and scm.in_safe_mode()
     if report.timestamp_ms == 0:
-        print(
-            "The Container Report is not available until Replication Manager completes its first run "
-            "after startup or fail over. All values will be zero until that time.\n",
-            file=sys.stderr,
-        )
+        print(not_yet_available(in_safe_mode), file=sys.stderr)
     if args.json:
         print_json(report.to_dict())
         return 0

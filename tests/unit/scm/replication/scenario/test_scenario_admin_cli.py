@@ -68,7 +68,12 @@ async def test_container_report_shows_the_last_check(
         code, out, err = await admin(scm, capsys, "container", "report")
         assert code == 0
         assert "not available until Replication Manager completes its first run" in err
+        assert "SCM is still in safe mode" in err  # issue 11 defect 9: say why the report is all zeros
         assert "UNDER_REPLICATED: 0" in out
+
+        scm.core.safe_mode.force_exit()
+        _, _, err = await admin(scm, capsys, "container", "report")
+        assert "starts hdds.scm.wait.time.after.safemode.exit later" in err
 
         _, cid = await cluster_with_an_under_replicated_container(scm)
         scm.core.replication.process_all()
