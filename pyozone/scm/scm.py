@@ -236,10 +236,12 @@ class StorageContainerManager:
             return self.nodes.process_heartbeat(dn)
         if hb.node_report is not None:
             self.nodes.process_node_report(dn, hb.node_report)
-        if hb.container_report is not None:
-            self.container_reports.process_full_report(dn, hb.container_report, from_registration=False)
+        # The datanode queued these ICRs before it took its full report: older, so processed first (else
+        # a stale one re-adds a replica the full report has just removed)
         if hb.incremental_container_reports:
             self.container_reports.process_incremental_report(dn, hb.incremental_container_reports)
+        if hb.container_report is not None:
+            self.container_reports.process_full_report(dn, hb.container_report, from_registration=False)
         if hb.pipeline_reports is not None:
             self._pipeline_reports(dn, hb.pipeline_reports)
         for action in hb.pipeline_actions:

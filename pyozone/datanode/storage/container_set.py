@@ -54,6 +54,9 @@ class ContainerSet:
         empty, as if their earlier blocks had never been; an import brings one back."""
         self._listeners: list[ChangeListener] = []
         self._lock = threading.Lock()
+        self._report_lock = threading.Lock()
+        """Reports are taken and delivered one at a time, so listeners get them in the order of the changes
+        (a scanner's UNHEALTHY must not overtake the DELETED of a delete that came after it)."""
         for volume in volume_set.healthy_volumes():
             for container_id, directory in volume.container_dirs():
                 self._load_one(KeyValueContainer.load(volume, container_id, directory))
@@ -130,12 +133,13 @@ class ContainerSet:
             recorded = self._recorded.get(container.container_id)
             if recorded is not None and recorded.state != container.state.name:
                 self._record(container)
-        report = container.replica_report()
-        for callback in self._listeners:
-            try:
-                callback(report)
-            except Exception:
-                log.exception("container change listener failed for container %d", container.container_id)
+        with self._report_lock:
+            report = container.replica_report()
+            for callback in self._listeners:
+                try:
+                    callback(report)
+                except Exception:
+                    log.exception("container change listener failed for container %d", container.container_id)
 
     # --- lookup
 

@@ -96,8 +96,10 @@ class ContainerReplica:
         return self._notify()
 
     def mark_unhealthy(self, reason: str) -> bool:
+        """Not once DELETED: a delete wins over a late scan or read result (its report would revive the
+        replica in SCM)."""
         with self._lock:
-            if self.state is ReplicaState.UNHEALTHY:
+            if self.state in (ReplicaState.UNHEALTHY, ReplicaState.DELETED):
                 return False
             log.error("container %d marked UNHEALTHY: %s", self.container_id, reason)
             self.unhealthy_reason = reason

@@ -206,6 +206,9 @@ class ContainerManager:
     def replica(self, container_id: ContainerID, dn: DatanodeID) -> ContainerReplica | None:
         return self._replicas.replica(container_id, dn)
 
+    def containers_on(self, dn: DatanodeID) -> frozenset[ContainerID]:
+        return self._replicas.containers_on(dn)
+
     def update_replica(self, replica: ContainerReplica) -> None:
         self.get(replica.container_id)
         self._replicas.update(replica)

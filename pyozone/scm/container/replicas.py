@@ -21,6 +21,7 @@ class ReplicaListener(Protocol):
 class ContainerReplicaMap:
     def __init__(self) -> None:
         self._replicas: dict[ContainerID, dict[DatanodeID, ContainerReplica]] = {}
+        self._by_datanode: dict[DatanodeID, set[ContainerID]] = {}
         self._listeners: list[ReplicaListener] = []
 
     def add_listener(self, listener: ReplicaListener) -> None:
@@ -32,8 +33,13 @@ class ContainerReplicaMap:
     def replica(self, container_id: ContainerID, dn: DatanodeID) -> ContainerReplica | None:
         return self._replicas.get(container_id, {}).get(dn)
 
+    def containers_on(self, dn: DatanodeID) -> frozenset[ContainerID]:
+        """The containers with a replica on `dn`, as this map has them (a full report reconciles them)."""
+        return frozenset(self._by_datanode.get(dn, ()))
+
     def update(self, replica: ContainerReplica) -> None:
         self._replicas.setdefault(replica.container_id, {})[replica.datanode] = replica
+        self._by_datanode.setdefault(replica.datanode, set()).add(replica.container_id)
         for listener in self._listeners:
             listener.replica_updated(replica)
 
@@ -44,6 +50,10 @@ class ContainerReplicaMap:
             return None
         if not by_dn:
             del self._replicas[container_id]
+        on_dn = self._by_datanode[dn]
+        on_dn.discard(container_id)
+        if not on_dn:
+            del self._by_datanode[dn]
         for listener in self._listeners:
             listener.replica_removed(replica)
         return replica

@@ -62,11 +62,13 @@ class ContainerReportHandler:
         if self._nodes.get(dn) is None:
             log.warning("Container report from unregistered datanode %s ignored", dn)
             return
-        expected = set(self._nodes.containers(dn))
+        known = self._nodes.containers(dn)
+        # what the node's container set or the replica map hold for it: a stale ICR may have put a replica
+        # back into either after the datanode removed it (Ozone's missing-replica processing)
+        expected = set(known | self._containers.containers_on(dn))
         for report in reports:
-            if report.container_id in expected:
-                expected.discard(report.container_id)
-            else:
+            expected.discard(report.container_id)
+            if report.container_id not in known:
                 self._nodes.add_container(dn, report.container_id)
             info = self._containers.find(report.container_id)
             if info is None:
