@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
 
 
@@ -28,8 +29,25 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the daemon pulls in gRPC servers and storage that other commands do not need.
     from pyozone.datanode.daemon import run_datanode
     from pyozone.datanode.errors import DatanodeError
+    from pyozone.datanode.identity import identity_dir, ratis_storage_dir
 
+    details = {
+        **configured(
+            conf,
+            "ozone.scm.names",
+            "ozone.scm.datanode.address",
+            "hdds.datanode.dir",
+            "ozone.metadata.dirs",
+            "hdds.container.ipc.port",
+            "hdds.container.ratis.ipc.port",
+            "hdds.datanode.replication.port",
+            "hdds.datanode.http-address",
+        ),
+        "datanode.id dir": identity_dir(conf),
+        "hdds.container.ratis.datanode.storage.dir": ratis_storage_dir(conf),
+    }
     try:
-        return run_datanode(conf)
+        with daemon_logging("HddsDatanodeService", conf, details):
+            return run_datanode(conf)
     except DatanodeError as e:
         raise CLIError(str(e)) from None

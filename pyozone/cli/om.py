@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
-import os
 
+from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
 
 
@@ -31,12 +30,17 @@ def run(args: argparse.Namespace) -> int:
     from pyozone.om.metadata import OMStoreError
     from pyozone.om.storage import OMStorageError
 
-    root, level = logging.getLogger(), logging.getLogger().level
-    if "PYOZONE_LOG_LEVEL" not in os.environ:
-        root.setLevel(logging.INFO)
+    details = configured(
+        conf,
+        "ozone.om.address",
+        "ozone.om.http-address",
+        "ozone.metadata.dirs",
+        "ozone.om.db.dirs",
+        "ozone.scm.block.client.address",
+        "ozone.scm.names",
+    )
     try:
-        return int(server.start_om(conf) or 0)
+        with daemon_logging("OzoneManager", conf, details):
+            return int(server.start_om(conf) or 0)
     except (server.ServerStartError, OMStorageError, OMStoreError) as e:
         raise CLIError(str(e)) from None
-    finally:
-        root.setLevel(level)

@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
-import os
 import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.store import StoreError
-from pyozone.scm.store.layout import scm_metadata_dir, version_file
+from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir, version_file
 from pyozone.scm.store.version import StorageError, init_scm, open_scm_store
 
 if TYPE_CHECKING:
     from pyozone.proto.ScmAdminProtocol_pb2 import SnapshotChunkProto
     from pyozone.scm.scm import StorageContainerManager
+
+
+SCM_BANNER_KEYS = (
+    "ozone.scm.client.address",
+    "ozone.scm.datanode.address",
+    "ozone.scm.block.client.address",
+    "ozone.scm.http-address",
+    "ozone.metadata.dirs",
+)
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -82,12 +90,13 @@ def _start(conf: OzoneConfiguration) -> int:
     storage, store = open_scm_store(conf)
     server = importlib.import_module("pyozone.scm.server")  # grpc loads only for the daemon
 
-    root, level = logging.getLogger(), logging.getLogger().level
-    if "PYOZONE_LOG_LEVEL" not in os.environ:
-        root.setLevel(logging.INFO)  # a daemon reports where it listens and what it does
+    details = {
+        **configured(conf, *SCM_BANNER_KEYS),
+        "scm.db": scm_db_dir(conf),
+        "clusterID": storage.cluster_id,
+    }
     try:
-        return int(server.start_scm(conf, storage, store, snapshot_chunks) or 0)
+        with daemon_logging("StorageContainerManager", conf, details):
+            return int(server.start_scm(conf, storage, store, snapshot_chunks) or 0)
     except server.ServerStartError as e:
         raise CLIError(str(e)) from None
-    finally:
-        root.setLevel(level)

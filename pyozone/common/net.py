@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from pyozone.config import ConfigError, OzoneConfiguration
@@ -31,12 +32,21 @@ def parse_host_port(text: str, default_port: int | None, key: str) -> HostPort:
     return HostPort(host, int(port_text))
 
 
+ANY = "0.0.0.0"
+OM_PORT_DEFAULT = 9862
+"""Ozone's OZONE_OM_PORT_DEFAULT: ozone.om.address has no port key, a bare host means this port."""
+
+
 def address(
-    conf: OzoneConfiguration, address_key: str, port_key: str | None = None, default_host: str = "0.0.0.0"
+    conf: OzoneConfiguration,
+    address_key: str,
+    port_key: str | None = None,
+    default_host: str = ANY,
+    default_port: int | None = None,
 ) -> HostPort:
-    """`address_key` as host[:port]; a missing port comes from `port_key`, a missing address from
-    `default_host` (bind addresses) — as Ozone's getSCMAddress / getHostPort helpers do."""
-    port = conf.get(port_key) if port_key else None
+    """`address_key` as host[:port]; a missing port comes from `port_key` (or `default_port`), a missing
+    address from `default_host` (bind addresses) — as Ozone's getSCMAddress / getHostPort helpers do."""
+    port = conf.get(port_key) if port_key else default_port
     raw = conf.get(address_key)
     if raw is None or not str(raw).strip():
         if port is None:
@@ -69,3 +79,29 @@ def scm_client_address(conf: OzoneConfiguration) -> HostPort:
             "give the SCM address with --conf or -D ozone.scm.client.address=HOST:PORT"
         )
     return parse_host_port(str(names).split(",")[0], conf.get("ozone.scm.client.port"), "ozone.scm.names")
+
+
+def om_address(conf: OzoneConfiguration) -> HostPort:
+    """ozone.om.address; `om` alone (as Ozone's docker-compose writes it) means om:9862."""
+    return address(conf, "ozone.om.address", default_port=OM_PORT_DEFAULT)
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve anywhere
+
+
+def bind_address(conf: OzoneConfiguration, where: HostPort, bind_key: str | None) -> HostPort:
+    """Where a server listens for the address `where`: the port of `where` on the host of `bind_key`
+    (Ozone's *.bind.host / *.http-bind-host, 0.0.0.0 by default), so clients on the server's own host reach
+    it through 127.0.0.1 as well. A loopback `where` keeps its host unless `bind_key` is set explicitly:
+    a one-machine cluster never listens beyond this machine."""
+    if bind_key is not None and conf.source(bind_key) != "default":
+        return HostPort(str(conf.get(bind_key)), where.port)
+    if is_loopback(where.host):
+        return where
+    return HostPort(str(conf.get(bind_key)) if bind_key else ANY, where.port)

@@ -1,30 +1,20 @@
 """Where the datanode's servers bind and which address it advertises to SCM.
 
-pyozone has no datanode bind-host key (Ozone's hdds.datanode.*-bind-host are not ported), so the bind
-host follows from where SCM is: when every configured SCM address is loopback the whole cluster is on this
-machine (`pyozone cluster up`, tests) and the datanode binds to 127.0.0.1 only, never exposing an
-unauthenticated data port; otherwise it binds to 0.0.0.0 and advertises the address it reaches SCM from.
+Ozone's datanode data ports listen on every interface. pyozone's follow from where SCM is: when every
+configured SCM address is loopback the whole cluster is on this machine (`pyozone cluster up`, tests) and
+the datanode binds to 127.0.0.1 only, never exposing an unauthenticated data port; otherwise it binds to
+0.0.0.0 and advertises the address it reaches SCM from. hdds.datanode.http-bind-host, when set, overrides
+this for the web server.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 
-from pyozone.common.net import HostPort, parse_host_port, scm_datanode_address
+from pyozone.common.net import ANY, HostPort, is_loopback, parse_host_port, scm_datanode_address
 from pyozone.config import OzoneConfiguration
 
 LOOPBACK = "127.0.0.1"
-ANY = "0.0.0.0"
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a host name: it may resolve anywhere
 
 
 def _scm_hosts(conf: OzoneConfiguration) -> list[str]:
@@ -40,7 +30,7 @@ def _scm_hosts(conf: OzoneConfiguration) -> list[str]:
 def bind_host(conf: OzoneConfiguration) -> str:
     """127.0.0.1 when every configured SCM address is loopback, else 0.0.0.0."""
     hosts = _scm_hosts(conf)
-    return LOOPBACK if hosts and all(_is_loopback(h) for h in hosts) else ANY
+    return LOOPBACK if hosts and all(is_loopback(h) for h in hosts) else ANY
 
 
 def advertised_ip(scm: HostPort, bound_host: str) -> str:

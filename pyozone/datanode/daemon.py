@@ -30,7 +30,7 @@ from pyozone.datanode.commands import CommandContext, build_handlers
 from pyozone.datanode.commands.replicate import Push
 from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY
 from pyozone.datanode.errors import DatanodeError
-from pyozone.datanode.identity import IdentityStore, identity_dir
+from pyozone.datanode.identity import IdentityStore, identity_dir, ratis_storage_dir
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.ratis import PipelineGroups, RaftServerService, add_raft_service
 from pyozone.datanode.replication.push import push_container
@@ -65,8 +65,6 @@ log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = 5.0
 """Running RPCs, commands and background services get this long after SIGTERM; then they are cancelled
 (`pyozone cluster down` waits 15 s before it kills)."""
-RATIS_DIR = "ratis"
-"""Under the datanode's metadata directory: one directory per pipeline with its log."""
 BASE_WORKERS = 32
 """Executor threads besides one per replication stream: client I/O, command handlers, scanner, checks."""
 
@@ -178,7 +176,7 @@ class Datanode:
                 self.conf.get(CLOSE_THRESHOLD_KEY),
             )
             self.groups = PipelineGroups(
-                self.uuid, identity_dir(self.conf) / RATIS_DIR, self.dispatcher, executor,
+                self.uuid, ratis_storage_dir(self.conf), self.dispatcher, executor,
                 self._pipeline_failed,
                 self.conf.get("hdds.ratis.raft.server.watch.timeout") / 1000,
                 self.conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000,
@@ -266,6 +264,8 @@ class Datanode:
         """hdds.datanode.http-address; its wildcard default follows the bind rule of the data ports."""
         where = address(self.conf, "hdds.datanode.http-address")
         host = self.bind_host if where.host == ANY else where.host
+        if self.conf.source("hdds.datanode.http-bind-host") != "default":
+            host = str(self.conf.get("hdds.datanode.http-bind-host"))
         try:
             return await http.start(host, where.port)
         except OSError as e:

@@ -98,6 +98,14 @@ def identity_dir(conf: OzoneConfiguration) -> Path:
     return Path(metadata[0])
 
 
+def ratis_storage_dir(conf: OzoneConfiguration) -> Path:
+    """Where pipeline logs live: hdds.container.ratis.datanode.storage.dir, else `ratis` in the datanode id
+    directory (Ozone's default is `ratis` in ozone.metadata.dirs; the two agree unless
+    ozone.scm.datanode.id.dir is set, and older pyozone datanodes kept their logs there)."""
+    configured = conf.get("hdds.container.ratis.datanode.storage.dir")
+    return Path(configured) if configured else identity_dir(conf) / "ratis"
+
+
 def _volume_versions(conf: OzoneConfiguration) -> list[dict[str, str]]:
     """The VERSION files already on the data volumes, read without changing anything."""
     found = []

@@ -157,8 +157,8 @@ def not_yet_available(in_safe_mode: bool) -> str:
     why = (
         "SCM is still in safe mode (`pyozone admin safemode status`)."
         if in_safe_mode
-        else "SCM has left safe mode; Replication Manager starts hdds.scm.wait.time.after.safemode.exit later "
-        "(5m by default, 10s in `pyozone cluster up`)."
+        else "SCM has left safe mode; Replication Manager starts "
+        "hdds.scm.wait.time.after.safemode.exit later (5m by default, 10s in `pyozone cluster up`)."
     )
     return (
         "The Container Report is not available until Replication Manager completes its first run "

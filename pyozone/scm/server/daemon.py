@@ -15,7 +15,7 @@ import grpc
 
 from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_server import TinyHttpServer
-from pyozone.common.net import HostPort, address
+from pyozone.common.net import HostPort, address, bind_address
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
@@ -77,12 +77,24 @@ class ScmDaemon:
         self.snapshot_source = snapshot_source
         self.store = store
         try:
-            self.datanode_address = address(conf, "ozone.scm.datanode.address", "ozone.scm.datanode.port")
-            self.client_address = address(conf, "ozone.scm.client.address", "ozone.scm.client.port")
-            self.block_address = address(
-                conf, "ozone.scm.block.client.address", "ozone.scm.block.client.port"
+            self.datanode_address = bind_address(
+                conf,
+                address(conf, "ozone.scm.datanode.address", "ozone.scm.datanode.port"),
+                "ozone.scm.datanode.bind.host",
             )
-            self.http_address = address(conf, "ozone.scm.http-address")
+            self.client_address = bind_address(
+                conf,
+                address(conf, "ozone.scm.client.address", "ozone.scm.client.port"),
+                "ozone.scm.client.bind.host",
+            )
+            self.block_address = bind_address(
+                conf,
+                address(conf, "ozone.scm.block.client.address", "ozone.scm.block.client.port"),
+                "ozone.scm.block.client.bind.host",
+            )
+            self.http_address = bind_address(
+                conf, address(conf, "ozone.scm.http-address"), "ozone.scm.http-bind-host"
+            )
             self.core = build_core(conf, storage, store, clock or SystemClock())
         except BaseException:
             store.close()
@@ -124,7 +136,7 @@ class ScmDaemon:
         try:
             self.http_port = await self._http.start(host, port)
         except OSError as e:
-            where = f"{self.http_address} (ozone.scm.http-address)"
+            where = f"{self.http_address} (ozone.scm.http-address, ozone.scm.http-bind-host)"
             raise ServerStartError(f"cannot bind the SCM http server to {where}: {e.strerror}") from None
 
     async def start_rpc(self) -> None:
@@ -135,19 +147,19 @@ class ScmDaemon:
         datanode_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(
             DatanodeProtocolService(self.core, scm_uuid), datanode
         )
-        self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode.address")
+        self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode")
         admin = grpc.aio.server(
             options=grpc_options(MAX_ADMIN_MESSAGE_BYTES), interceptors=server_interceptors()
         )
         admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(
             AdminService(self.core, scm_uuid, self.snapshot_source), admin
         )
-        self.client_port = _bind(admin, self.client_address, "ozone.scm.client.address")
+        self.client_port = _bind(admin, self.client_address, "ozone.scm.client")
         block = grpc.aio.server(
             options=grpc_options(MAX_BLOCK_MESSAGE_BYTES), interceptors=server_interceptors()
         )
         add_block_service(block, BlockService(self.core, scm_uuid))
-        self.block_port = _bind(block, self.block_address, "ozone.scm.block.client.address")
+        self.block_port = _bind(block, self.block_address, "ozone.scm.block.client")
         self._servers = [datanode, admin, block]
         for server in self._servers:
             await server.start()
@@ -169,11 +181,14 @@ class ScmDaemon:
         log.info("SCM stopped")
 
 
-def _bind(server: grpc.aio.Server, where: HostPort, key: str) -> int:
+def _bind(server: grpc.aio.Server, where: HostPort, keys: str) -> int:
+    """`keys` is the prefix of the address and bind-host keys that gave `where`, for the error."""
     try:
         return server.add_insecure_port(str(where))
     except RuntimeError as e:
-        raise ServerStartError(f"cannot bind the SCM to {where} ({key}): {e}") from None
+        raise ServerStartError(
+            f"cannot bind the SCM to {where} ({keys}.address, {keys}.bind.host): {e}"
+        ) from None
 
 
 async def serve(

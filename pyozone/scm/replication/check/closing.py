@@ -29,7 +29,8 @@ class ClosingContainerHandler:
             return False
         replicas = request.replicas
         if not replicas:
-            request.record(ContainerHealthState.EMPTY if never_written(container) else ContainerHealthState.MISSING)
+            empty = never_written(container)
+            request.record(ContainerHealthState.EMPTY if empty else ContainerHealthState.MISSING)
         if request.read_only:
             return True
 
