@@ -33,9 +33,20 @@ class _Loop:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def stop(self) -> None:
+        """Cancels what is still running (gRPC's background call tasks, a stream finishing) and waits for
+        it, so closing the loop destroys no pending task ("Task was destroyed but it is pending!")."""
+        self.run(_cancel_the_rest())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join()
         self.loop.close()
+
+
+async def _cancel_the_rest() -> None:
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
 
 
 class KeyWriter:
