@@ -5,6 +5,10 @@ failed volume leave the ContainerSet, so the next full container report omits th
 them from the other replicas; the node report (sent at once) shows the volume as failed. The pipelines
 still writing to a lost container have lost this member: it fails them, so SCM closes them and the other
 replicas close or quasi-close instead of taking writes this one can never have.
+
+A full volume is not failed (see storage.volume): its containers stay and are reported. When a volume
+becomes full or has space again, the node report goes at once, so SCM's placement stops (or resumes)
+choosing this node without waiting for the report interval.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
+from pathlib import Path
 
 from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.datanode.scm_endpoint import wait_or_stop
@@ -38,11 +43,14 @@ class VolumeMonitor:
         self.reports = reports
         self.executor = executor
         self.interval_s = interval_s
+        self._full: set[Path] = set()
 
     async def check(self) -> list[int]:
         """One round of checks; the ids of containers lost with newly failed volumes."""
         loop = asyncio.get_running_loop()
         failed = await loop.run_in_executor(self.executor, self.volumes.check_volumes)
+        full = await loop.run_in_executor(self.executor, self.volumes.full_volumes)
+        self._note_full({v.root for v in full})
         if not failed:
             return []
         lost = self.containers.remove_failed_volume_containers()
@@ -58,6 +66,16 @@ class VolumeMonitor:
         self.reports.request(Periodic.CONTAINERS)
         self.reports.request(Periodic.NODE, urgent=True)
         return lost
+
+    def _note_full(self, full: set[Path]) -> None:
+        if full == self._full:
+            return
+        for root in sorted(full - self._full):
+            log.warning("volume %s is full: it takes no new containers or data until space returns", root)
+        for root in sorted(self._full - full):
+            log.info("volume %s has space again: it takes new containers and data", root)
+        self._full = full
+        self.reports.request(Periodic.NODE, urgent=True)
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():

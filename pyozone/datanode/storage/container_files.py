@@ -8,7 +8,6 @@ cleared by the next create or import of that id.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import uuid
@@ -17,7 +16,7 @@ from pathlib import Path
 from pyozone.common.fsutil import atomic_write, fsync_dir
 from pyozone.datanode.storage.container_data import ContainerData, ContainerFileError
 from pyozone.datanode.storage.errors import ContainerError, Result
-from pyozone.datanode.storage.volume import HddsVolume
+from pyozone.datanode.storage.volume import HddsVolume, out_of_space
 from pyozone.datanode.storage.volume_db import ContainerDB, DBError
 
 
@@ -26,8 +25,9 @@ def descriptor_path(directory: Path, container_id: int) -> Path:
 
 
 def io_error(volume: HddsVolume, what: str, error: Exception) -> ContainerError:
-    """ENOSPC is DISK_OUT_OF_SPACE; other I/O errors trigger a volume check, which may fail the volume."""
-    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+    """No space is DISK_OUT_OF_SPACE (the volume is full, not failed); other I/O errors trigger a volume
+    check, which may fail the volume."""
+    if out_of_space(error):
         return ContainerError(Result.DISK_OUT_OF_SPACE, f"{what}: {error}")
     volume.check()
     return ContainerError(Result.IO_EXCEPTION, f"{what}: {error}")

@@ -7,10 +7,16 @@
 
 A volume that belongs to another cluster or datanode is refused and never reformatted: formatting it
 would destroy another node's data. Failure is sticky until restart, as in Ozone.
+
+A full volume is not a failed one: it takes no new containers or data (its free space, read afresh on every
+question, says so) while its replicas stay readable and reported, and it takes data again once space
+returns. A disk check that cannot write its probe for lack of space (ENOSPC, EDQUOT) finds it full.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import os
 import re
@@ -32,6 +38,15 @@ log = logging.getLogger(__name__)
 LAYOUT_VERSION = 1
 CONTAINERS_PER_DIR_BITS = 9  # Ozone puts 512 container ids in each containerDir<N>
 _SAFE_NAME = re.compile(r"[\w.-]+", re.ASCII)
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def out_of_space(error: BaseException) -> bool:
+    """The disk (or the user's quota) is full: a state that passes, not a broken disk. RocksDB reports it
+    in its message only (a DBError), in the C library's words."""
+    if isinstance(error, OSError):
+        return error.errno in _NO_SPACE
+    return any(os.strerror(code) in str(error) for code in _NO_SPACE)
 
 
 class VolumeState(Enum):
@@ -69,7 +84,11 @@ class StorageVolume:
         self.state, self.failure_reason = VolumeState.FAILED, reason
 
     def check(self) -> bool:
-        """Write, fsync, read back and delete a probe file; any failure marks the volume FAILED."""
+        """Write, fsync, read back and delete a probe file; False (and FAILED) if the disk is broken.
+
+        No space for the probe is a full volume, which stays NORMAL: failing it would drop healthy replicas
+        for a condition that clears when space returns.
+        """
         if self.is_failed:
             return False
         payload = os.urandom(4096)
@@ -83,8 +102,13 @@ class StorageVolume:
             read_back = probe.read_bytes()
             probe.unlink()
         except OSError as e:
-            self.mark_failed(f"disk check failed: {e}")
-            return False
+            if not out_of_space(e):
+                self.mark_failed(f"disk check failed: {e}")
+                return False
+            log.warning("volume %s is full: the disk check could not write its probe: %s", self.root, e)
+            with contextlib.suppress(OSError):
+                probe.unlink(missing_ok=True)
+            return True
         if read_back != payload:
             self.mark_failed("disk check failed: the probe file read back differently")
             return False

@@ -82,8 +82,12 @@ class VolumeSet:
             f"the {required} B needed",
         )
 
+    def full_volumes(self) -> list[HddsVolume]:
+        """Healthy data volumes with no space left: no new containers or data until space returns."""
+        return [v for v in self.healthy_volumes() if v.is_full]
+
     def check_volumes(self) -> list[HddsVolume]:
-        """Probes every volume; returns the data volumes that failed in this check."""
+        """Probes every volume; returns the data volumes that failed in this check (a full one has not)."""
         newly_failed = [v for v in self.healthy_volumes() if not v.check()]
         for meta in self.metadata_volumes:
             meta.check()

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from pyozone.datanode.container_full import check_close_threshold, is_full
+from pyozone.datanode.container_full import check_close_threshold, is_full, volume_full
 from pyozone.datanode.storage import (
     BlockData,
     ChecksumMismatch,
@@ -226,18 +226,21 @@ class Dispatcher:
             raise
 
     def _write(self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes) -> None:
-        container.write_chunk(block_id, chunk, data)
-        if is_full(container.used_bytes, container.data.max_size, self.close_threshold):
-            self._report_full(container.container_id)
+        try:
+            container.write_chunk(block_id, chunk, data)
+        finally:  # a write refused for lack of space finds the volume full too
+            cid, volume = container.container_id, container.volume
+            if is_full(container.used_bytes, container.data.max_size, self.close_threshold):
+                self._report_full(cid, f"reached {100 * self.close_threshold:.0f}% of its size")
+            elif volume_full(volume.available()):
+                self._report_full(cid, f"is on the full volume {volume.root}")
 
-    def _report_full(self, cid: int) -> None:
+    def _report_full(self, cid: int, why: str) -> None:
         with self._full_lock:
             if cid in self._full:
                 return
             self._full.add(cid)
-        log.info(
-            "container %d reached %.0f%% of its size: asking for it to close", cid, 100 * self.close_threshold
-        )
+        log.info("container %d %s: asking for it to close", cid, why)
         try:
             self.on_container_full(cid)
         except Exception:

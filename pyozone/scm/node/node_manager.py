@@ -177,9 +177,18 @@ class NodeManager:
         self.events.fire(SCMEvent.DATANODE_COMMAND_COUNT_UPDATED, info.uuid)
 
     def process_node_report(self, dn: DatanodeID, report: NodeReport) -> None:
+        """A node whose data volumes are all full stays HEALTHY (as in Ozone): it serves reads and its
+        replicas count. Its report shows 0 B free (placement skips it for that) and the log says so."""
         info = self._nodes.get(dn)
-        if info is not None:
-            info.report = report
+        if info is None:
+            return
+        before, info.report = info.report, report
+        full = _out_of_space(report)
+        if before.storage and full != _out_of_space(before):
+            if full:
+                log.warning("Datanode %s has no space left on its data volumes: 0 B free", dn)
+            else:
+                log.info("Datanode %s has space again: %d B free", dn, info.remaining())
 
     # ------------------------------------------------------------------ health
     def check_health(self) -> None:
@@ -355,3 +364,9 @@ def _with_persisted_state(details: DatanodeDetails, state: Op, expiry: int) -> D
         expiry,
         details.version,
     )
+
+
+def _out_of_space(report: NodeReport) -> bool:
+    """Every working data volume is full (failed volumes are reported as failed, not as full)."""
+    working = [s for s in report.storage if not s.failed]
+    return bool(working) and all(s.remaining == 0 for s in working)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 from pathlib import Path
 
@@ -9,6 +11,8 @@ import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.datanode.storage import ContainerError, HddsVolume, Result, VolumeSet, VolumeState
+from pyozone.datanode.storage.container_files import io_error
+from pyozone.datanode.storage.volume_db import DBError
 from pyozone.hdds.version_file import parse_properties
 from tests.unit.datanode.storage.dn_helpers import CLUSTER, DN_UUID, make_conf, open_node
 
@@ -96,6 +100,49 @@ def test_check_failure_marks_failed(tmp_path: Path) -> None:
     volume.close()
 
 
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
+def test_no_space_for_the_probe_is_a_full_volume_not_a_failed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    volume = loaded(tmp_path / "disk")
+
+    def no_space(fd: int) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "fsync", no_space)
+    assert volume.check()
+    assert volume.state is VolumeState.NORMAL and volume.failure_reason == ""
+    report = volume.report()
+    assert not report.failed and report.remaining > 0  # its real free space, not a failed volume's 0
+    assert list(volume.probe_dir.iterdir()) == []
+    volume.close()
+
+
+def test_an_io_error_in_the_probe_still_fails_the_volume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    volume = loaded(tmp_path / "disk")
+
+    def broken(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "fsync", broken)
+    assert not volume.check()
+    assert volume.is_failed and "Input/output error" in volume.failure_reason
+    volume.close()
+
+
+@pytest.mark.parametrize(
+    "error",
+    [OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), DBError("put: IO error: No space left on device")],
+)
+def test_no_space_in_a_write_is_disk_out_of_space_and_fails_nothing(tmp_path: Path, error: Exception) -> None:
+    volume = loaded(tmp_path / "disk")
+    assert io_error(volume, "write chunk", error).result is Result.DISK_OUT_OF_SPACE
+    assert not volume.is_failed
+    volume.close()
+
+
 def test_report_tracks_used_incrementally(tmp_path: Path) -> None:
     volume = loaded(tmp_path / "disk", reserved=1 << 20)
     report = volume.report()
@@ -112,6 +159,19 @@ def test_reserved_space_makes_a_volume_full(tmp_path: Path) -> None:
     volume = loaded(tmp_path / "disk", reserved=1 << 62)
     assert volume.is_full and volume.report().remaining == 0 and not volume.is_failed
     volume.close()
+
+
+def test_a_full_volume_takes_no_container_until_space_returns(tmp_path: Path) -> None:
+    node = open_node(tmp_path, disks=1)
+    volume = node.volumes.data_volumes[0]
+    volume.reserved_bytes = 1 << 62  # what a filled disk reads as
+    assert node.volumes.full_volumes() == [volume] and not volume.is_failed
+    with pytest.raises(ContainerError, match="out of space") as e:
+        node.volumes.choose_volume()
+    assert e.value.result is Result.DISK_OUT_OF_SPACE
+    volume.reserved_bytes = 0  # the filler is removed: no restart needed
+    assert node.volumes.full_volumes() == [] and node.volumes.choose_volume() is volume
+    node.close()
 
 
 def test_missing_data_dirs_key_is_named(tmp_path: Path) -> None:
