@@ -47,6 +47,12 @@ from pyozone.datanode.scm_endpoint import (
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.witnessed import WitnessedContainers
 from pyozone.datanode.volume_monitor import VolumeMonitor
+from pyozone.datanode.xceiver.allocations import (
+    ContainerAllocations,
+    ContainerLookup,
+    ScmContainerLookup,
+    scm_lookup_address,
+)
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service
 from pyozone.hdds.messages import (
@@ -92,9 +98,13 @@ class Datanode:
     The components are attributes once `started` is set, so tests and tools can observe them.
     """
 
-    def __init__(self, conf: OzoneConfiguration, push: Push = push_container) -> None:
+    def __init__(
+        self, conf: OzoneConfiguration, push: Push = push_container, lookup: ContainerLookup | None = None
+    ) -> None:
+        """`lookup`: SCM's record of a container a write would create (default: SCM's getContainer)."""
         self.conf = conf
         self.push = push
+        self.lookup = lookup or ScmContainerLookup(scm_lookup_address(conf))
         self.identity = IdentityStore(conf)
         self.scm = scm_datanode_address(conf)
         self.bind_host = bind_host(conf)
@@ -174,6 +184,7 @@ class Datanode:
                 self.uuid,
                 self._container_full,
                 self.conf.get(CLOSE_THRESHOLD_KEY),
+                ContainerAllocations(self.lookup, self.pipelines),
             )
             self.groups = PipelineGroups(
                 self.uuid, ratis_storage_dir(self.conf), self.dispatcher, executor,

@@ -7,7 +7,9 @@ a client that gets an exception instead of an answer cannot tell "retry elsewher
 
 Semantics that differ from a plain storage call, and why:
 - WriteChunk / PutSmallFile to an unknown container create it (origin = this datanode, pipeline = the
-  request's), as HddsDispatcher does: the first write on a new pipeline container is what creates it.
+  request's), as HddsDispatcher does: the first write on a new pipeline container is what creates it. With
+  ContainerAllocations (the daemon's) only if SCM allocated it on that pipeline (see allocations.py), so
+  no data lands in a container SCM does not know; so does CreateContainer.
 - Writes (WriteChunk, PutBlock, PutSmallFile) need an OPEN replica; CLOSING, QUASI_CLOSED and CLOSED
   answer CLOSED_CONTAINER_IO (the client then excludes the container), UNHEALTHY CONTAINER_UNHEALTHY.
   The storage layer itself still accepts writes while CLOSING (what a follower applies from its log
@@ -50,6 +52,7 @@ from pyozone.datanode.storage import (
     KeyValueContainer,
     Result,
 )
+from pyozone.datanode.xceiver.allocations import ContainerAllocations
 from pyozone.datanode.xceiver.convert import (
     block_from_proto,
     block_to_proto,
@@ -103,11 +106,14 @@ class Dispatcher:
         datanode_uuid: str,
         on_container_full: Callable[[int], None],
         close_threshold: float = 0.9,
+        allocations: ContainerAllocations | None = None,
     ) -> None:
         """`on_container_full(container_id)` runs once per container, in the dispatching worker thread,
         when a write takes the container to `close_threshold` (hdds.container.close.threshold) of its
-        max size: the daemon then sends SCM a close action. It must be thread-safe and quick."""
+        max size: the daemon then sends SCM a close action. It must be thread-safe and quick.
+        `allocations`: what a request may create; None (tools, storage tests) creates what it names."""
         self.containers = containers
+        self.allocations = allocations
         self.datanode_uuid = datanode_uuid
         self.on_container_full = on_container_full
         self.close_threshold = check_close_threshold(close_threshold)
@@ -202,7 +208,7 @@ class Dispatcher:
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
         if container is None:  # created by its first write, unless it was lost (ContainerSet.missing)
-            container = self._create(cid, request.pipelineID, replica_index, exist_ok=True)
+            container = self._create(cid, request.pipelineID, replica_index, index, exist_ok=True)
         state = container.state
         if state is ReplicaState.CLOSING and index:
             return container
@@ -216,7 +222,12 @@ class Dispatcher:
         result = _NOT_OPEN.get(state, Result.CLOSED_CONTAINER_IO)
         raise ContainerError(result, f"container {cid} is {state.name}: only an OPEN replica takes writes")
 
-    def _create(self, cid: int, pipeline_id: str, replica_index: int, exist_ok: bool) -> KeyValueContainer:
+    def _create(
+        self, cid: int, pipeline_id: str, replica_index: int, index: int, exist_ok: bool
+    ) -> KeyValueContainer:
+        """`index` > 0: a pipeline log entry, whose container need not be OPEN in SCM any more."""
+        if self.allocations is not None:
+            self.allocations.check(cid, pipeline_id, open_only=not index)
         try:
             return self.containers.create(cid, self.datanode_uuid, pipeline_id, replica_index=replica_index)
         except ContainerError as e:
@@ -264,7 +275,7 @@ class Dispatcher:
         if body.state not in (pb.ContainerDataProto.STATE_UNSPECIFIED, pb.ContainerDataProto.OPEN):
             raise Refused(pb.UNSUPPORTED_REQUEST, "containers are created OPEN")
         replica_index = int32(body.replicaIndex, "createContainer.replicaIndex")
-        self._create(cid, request.pipelineID, replica_index, exist_ok=False)
+        self._create(cid, request.pipelineID, replica_index, index, exist_ok=False)
         return Response(createContainer=pb.CreateContainerResponseProto())
 
     def _read_container(self, request: Request, body: pb.ReadContainerRequestProto, index: int) -> Response:

@@ -20,9 +20,11 @@ from pyozone.config import OzoneConfiguration
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.storage import BlockData, ChecksumType, ChunkInfo, KeyValueContainer, compute
 from pyozone.hdds.commands import ReregisterCommand, SCMCommand
+from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.datanode import LayoutVersion
-from pyozone.hdds.ids import BlockID
+from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.hdds.messages import Heartbeat
+from pyozone.hdds.states import LifeCycleState
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
 from pyozone.protocol import (
     HeartbeatResponse,
@@ -145,6 +147,11 @@ class _Servicer(dn_grpc.StorageContainerDatanodeProtocolServiceServicer):
             else:
                 commands = (ReregisterCommand(),)
         return heartbeat_response_to_proto(HeartbeatResponse(hb.datanode.uuid, commands, scm.term))
+
+
+def allocated_on(pipeline_id: str) -> Callable[[int], ContainerInfo]:
+    """A ContainerLookup by which SCM allocated every container, OPEN, on `pipeline_id`."""
+    return lambda cid: ContainerInfo(cid, LifeCycleState.OPEN, 0, pipeline_id, RATIS_THREE, "om")
 
 
 # ---------------------------------------------------------------------- the datanode under test

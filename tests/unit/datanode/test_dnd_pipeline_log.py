@@ -22,7 +22,14 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
 from tests.polling import wait_for_async
-from tests.unit.datanode.dnd_helpers import FakeScm, async_test, dn_conf, running, wait_for_beat
+from tests.unit.datanode.dnd_helpers import (
+    FakeScm,
+    allocated_on,
+    async_test,
+    dn_conf,
+    running,
+    wait_for_beat,
+)
 
 PID = "22222222-0000-4000-8000-000000000001"
 CID = 7
@@ -48,7 +55,7 @@ async def three_datanodes(tmp_path: Path) -> AsyncIterator[Cluster]:
                 conf = dn_conf(
                     tmp_path / f"dn{i}", scm.address, **{"hdds.ratis.raft.server.watch.timeout": "2s"}
                 )
-                ctx = running(conf)
+                ctx = running(conf, lookup=allocated_on(PID))
                 dns.append(await ctx.__aenter__())
                 stack.push_async_exit(ctx)
                 stops.append(_once(ctx))

@@ -17,6 +17,7 @@ from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
 from tests.polling import wait_for_async
 from tests.unit.datanode.dnd_helpers import (
     FakeScm,
+    allocated_on,
     async_test,
     dn_conf,
     put_block,
@@ -34,7 +35,9 @@ def _has_icr(cid: int, state: ReplicaState, uuid: str) -> object:
 
 @async_test
 async def test_a_client_create_container_is_reported_to_scm(tmp_path: Path, scm: FakeScm) -> None:
-    async with running(dn_conf(tmp_path, scm.address)) as dn:
+    pipeline = "11111111-0000-4000-8000-000000000001"
+    async with running(dn_conf(tmp_path, scm.address), lookup=allocated_on(pipeline)) as dn:
+        dn.pipelines.add(pipeline, (dn.uuid,), dn.uuid)  # as SCM's createPipeline would
         address = f"127.0.0.1:{dn.ports.standalone}"
         async with grpc.aio.insecure_channel(
             address, options=grpc_options(MAX_DATA_MESSAGE_BYTES)
@@ -44,7 +47,7 @@ async def test_a_client_create_container_is_reported_to_scm(tmp_path: Path, scm:
                 cmdType=pb.CreateContainer,
                 containerID=21,
                 datanodeUuid="client",
-                pipelineID="11111111-0000-4000-8000-000000000001",
+                pipelineID=pipeline,
                 createContainer=pb.CreateContainerRequestProto(),
             )
             await call.write(request)

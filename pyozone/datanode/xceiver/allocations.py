@@ -1,0 +1,127 @@
+"""ContainerAllocations: a write creates a container here only if SCM allocated it on the write's pipeline.
+
+Without this check a WriteChunk to a made-up container id created that container and stored the data,
+data SCM knows nothing of (issue 11, defect 7). A container this datanode does not hold yet is created by a
+write only when the write came through an open pipeline this datanode is a member of (it is in the
+PipelineSet until SCM closes it) and SCM answers that it allocated the container on that pipeline. SCM is
+asked once per new container (the answer is cached); the containers already here are never checked.
+Block tokens will also cover this once the security work lands.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+import grpc
+
+from pyozone.common.grpc_client import GrpcClient
+from pyozone.common.net import HostPort, scm_client_address, scm_datanode_address
+from pyozone.config import OzoneConfiguration
+from pyozone.datanode.pipelines import PipelineSet
+from pyozone.datanode.storage import ContainerError, Result
+from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
+from pyozone.hdds.states import LifeCycleState
+from pyozone.proto import ScmAdminProtocol_pb2 as pb
+from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.admin import container_info_from_proto
+
+log = logging.getLogger(__name__)
+
+ContainerLookup = Callable[[int], ContainerInfo | None]
+"""SCM's record of a container, None if SCM has none; raises ScmUnreachable if SCM cannot answer."""
+
+_CACHED = 4096  # approvals kept: containers whose first writes may still be arriving
+
+
+class ScmUnreachable(Exception):
+    """SCM could not be asked; the write is refused, not taken on trust."""
+
+
+class ContainerAllocations:
+    def __init__(self, lookup: ContainerLookup, pipelines: PipelineSet) -> None:
+        self._lookup = lookup
+        self._pipelines = pipelines
+        self._approved: OrderedDict[int, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def check(self, container_id: int, pipeline_id: str, open_only: bool) -> None:
+        """Raises ContainerError unless SCM allocated `container_id` on `pipeline_id`, an open pipeline this
+        datanode is in. `open_only`: the container must still be OPEN in SCM (a client's own write; an
+        entry of the pipeline's log was checked by its leader, so a close since then does not undo it)."""
+        if not pipeline_id or pipeline_id not in self._pipelines:
+            raise ContainerError(
+                Result.CONTAINER_NOT_FOUND,
+                f"no container {container_id} here, and the write did not come through a pipeline of this "
+                f"datanode (pipeline {pipeline_id or 'none'})",
+            )
+        with self._lock:
+            if self._approved.get(container_id) == pipeline_id:
+                return
+        try:
+            info = self._lookup(container_id)
+        except ScmUnreachable as e:
+            raise ContainerError(
+                Result.CONTAINER_INTERNAL_ERROR, f"cannot ask SCM about container {container_id}: {e}"
+            ) from None
+        refusal = _refusal(info, container_id, pipeline_id, open_only)
+        if refusal:
+            log.warning("write to container %d refused: %s", container_id, refusal)
+            raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
+        with self._lock:
+            self._approved[container_id] = pipeline_id
+            while len(self._approved) > _CACHED:
+                self._approved.popitem(last=False)
+
+
+def _refusal(info: ContainerInfo | None, container_id: int, pipeline_id: str, open_only: bool) -> str:
+    if info is None:
+        return f"SCM has no container {container_id}"
+    if info.pipeline_id != pipeline_id:
+        return f"SCM allocated container {container_id} on pipeline {info.pipeline_id}, not {pipeline_id}"
+    if open_only and info.state is not LifeCycleState.OPEN:
+        return f"container {container_id} is {info.state.name} in SCM"
+    if info.state in (LifeCycleState.DELETING, LifeCycleState.DELETED):
+        return f"container {container_id} is {info.state.name} in SCM"
+    return ""
+
+
+def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
+    """SCM's client port: ozone.scm.client.address or ozone.scm.names, else the host the datanode
+    reaches SCM on (ozone.scm.datanode.address) with ozone.scm.client.port."""
+    if conf.get("ozone.scm.client.address") or conf.get("ozone.scm.names"):
+        return scm_client_address(conf)
+    return HostPort(scm_datanode_address(conf).host, conf.get("ozone.scm.client.port"))
+
+
+class ScmContainerLookup(GrpcClient):
+    """A ContainerLookup through SCM's getContainer (the admin protocol's client port)."""
+
+    def __init__(self, address: HostPort, timeout_s: float = 10.0) -> None:
+        super().__init__(address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s)
+
+    def __call__(self, container_id: int) -> ContainerInfo | None:
+        try:
+            return self._call(
+                self._stub.getContainer,
+                pb.GetContainerRequestProto(containerID=container_id),
+                lambda r: container_info_from_proto(r.containerInfo, "containerInfo"),
+            )
+        except _NotFound:
+            return None
+
+    def _error(self, e: grpc.RpcError) -> Exception:
+        if e.code() is grpc.StatusCode.NOT_FOUND:
+            return _NotFound()
+        return ScmUnreachable(f"SCM at {self.address}: {e.code().name}: {e.details()}")
+
+    def _malformed(self, e: ProtocolError) -> Exception:
+        return ScmUnreachable(f"SCM at {self.address} sent a malformed answer: {e}")
+
+
+class _NotFound(Exception):
+    pass

@@ -1,0 +1,115 @@
+"""Issue 11 defect 7: a datanode writes only to containers SCM allocated on an open pipeline it is in.
+
+12 WriteChunks of 32 MB to a made-up container id used to create it and store 384 MB SCM knew nothing of.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pyozone.datanode.pipelines import PipelineSet
+from pyozone.datanode.xceiver import Dispatcher
+from pyozone.datanode.xceiver.allocations import ContainerAllocations, ScmUnreachable
+from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.states import LifeCycleState
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.unit.datanode.dns_helpers import PIPELINE, Node, block_writes, create, payload, results
+
+ALLOCATED, CLOSED, ELSEWHERE = 7, 8, 9
+
+
+class FakeScmContainers:
+    """SCM's container records, and how often it was asked."""
+
+    def __init__(self) -> None:
+        self.records = {
+            ALLOCATED: ContainerInfo(ALLOCATED, LifeCycleState.OPEN, 0, PIPELINE, RATIS_THREE, "om"),
+            CLOSED: ContainerInfo(CLOSED, LifeCycleState.CLOSED, 0, PIPELINE, RATIS_THREE, "om"),
+            ELSEWHERE: ContainerInfo(ELSEWHERE, LifeCycleState.OPEN, 0, "other-pipeline", RATIS_THREE, "om"),
+        }
+        self.asked: list[int] = []
+        self.down = False
+
+    def __call__(self, container_id: int) -> ContainerInfo | None:
+        self.asked.append(container_id)
+        if self.down:
+            raise ScmUnreachable("down")
+        return self.records.get(container_id)
+
+
+@pytest.fixture
+def scm() -> FakeScmContainers:
+    return FakeScmContainers()
+
+
+@pytest.fixture
+def dispatcher(node_a: Node, scm: FakeScmContainers, tmp_path: Path) -> Dispatcher:
+    pipelines = PipelineSet(tmp_path, node_a.uuid)
+    pipelines.add(PIPELINE, (node_a.uuid,), node_a.uuid)
+    allocations = ContainerAllocations(scm, pipelines)
+    return Dispatcher(node_a.containers, node_a.uuid, node_a.full.append, allocations=allocations)
+
+
+def _write_block(dispatcher: Dispatcher, cid: int, index: int = 0) -> list[str]:
+    requests, _ = block_writes(cid, 1, payload(1, 3 * 4096), 4096)
+    return results(dispatcher.dispatch(r, index) for r in requests)
+
+
+def _stored_bytes(node: Node) -> int:
+    return sum(c.used_bytes for c in node.containers)
+
+
+def test_writes_to_a_made_up_container_are_refused_and_store_nothing(
+    dispatcher: Dispatcher, node_a: Node
+) -> None:
+    assert _write_block(dispatcher, 4242) == ["CONTAINER_NOT_FOUND"] * 4
+    assert results([dispatcher.dispatch(create(4243))]) == ["CONTAINER_NOT_FOUND"]
+    assert 4242 not in node_a.containers and 4243 not in node_a.containers
+    assert _stored_bytes(node_a) == 0
+
+
+def test_a_write_to_an_allocated_container_creates_it_after_one_question_to_scm(
+    dispatcher: Dispatcher, node_a: Node, scm: FakeScmContainers
+) -> None:
+    assert _write_block(dispatcher, ALLOCATED) == ["SUCCESS"] * 4
+    assert _write_block(dispatcher, ALLOCATED) == ["SUCCESS"] * 4
+    assert scm.asked == [ALLOCATED] and _stored_bytes(node_a) == 3 * 4096
+
+
+@pytest.mark.parametrize("cid", [CLOSED, ELSEWHERE])
+def test_a_container_closed_or_on_another_pipeline_is_not_created_by_a_client_write(
+    dispatcher: Dispatcher, node_a: Node, cid: int
+) -> None:
+    assert _write_block(dispatcher, cid) == ["CONTAINER_NOT_FOUND"] * 4
+    assert cid not in node_a.containers
+
+
+def test_a_log_entry_may_create_a_container_scm_closed_since_but_not_one_elsewhere(
+    dispatcher: Dispatcher, node_a: Node
+) -> None:
+    """The pipeline's leader checked the entry before ordering it; a close since then does not undo it."""
+    assert _write_block(dispatcher, CLOSED, index=5)[0] == "SUCCESS"
+    assert _write_block(dispatcher, ELSEWHERE, index=9) == ["CONTAINER_NOT_FOUND"] * 4
+
+
+def test_a_write_outside_this_datanodes_pipelines_is_refused_without_asking_scm(
+    dispatcher: Dispatcher, scm: FakeScmContainers
+) -> None:
+    requests, _ = block_writes(ALLOCATED, 1, payload(1, 4096), 4096)
+    for r in requests:
+        r.pipelineID = "not-a-member"
+    assert results(dispatcher.dispatch(r) for r in requests) == ["CONTAINER_NOT_FOUND"] * 2
+    requests[0].ClearField("pipelineID")
+    assert results([dispatcher.dispatch(requests[0])]) == ["CONTAINER_NOT_FOUND"]
+    assert scm.asked == []
+
+
+def test_an_unreachable_scm_refuses_the_write(
+    dispatcher: Dispatcher, node_a: Node, scm: FakeScmContainers
+) -> None:
+    scm.down = True
+    assert _write_block(dispatcher, ALLOCATED)[0] == pb.Result.Name(pb.CONTAINER_INTERNAL_ERROR)
+    assert ALLOCATED not in node_a.containers
