@@ -1,0 +1,381 @@
+"""The chaos suite (issue 11), after Ozone's MiniOzoneChaosCluster: write while daemons are killed, then
+check that every acknowledged key reads back intact and that SCM re-replicates everything.
+
+    python -m benchmarks.chaos --minutes N [--datanodes 5] [--racks 2] [--max-down 2] [--seed S]
+                               [--data-dir DIR] [--keep] [--workload keys]
+
+1. `pyozone cluster up` with short intervals (benchmarks/chaos_cluster.py) in a fresh directory;
+2. for N minutes, a writer puts keys of 1 KB-20 MB (log-uniform) through a Workload and records the sha256
+   of each one acknowledged, while a killer carries out a seeded plan (benchmarks/chaos_plan.py): kill -9
+   of datanodes, at most --max-down at once, and of OM and SCM once each;
+3. everything is started again; every acknowledged key is read back and compared (lost: unreadable,
+   corrupt: other bytes), while the Replication Manager's report (`admin container report`) is polled
+   until nothing is under-replicated (bounded);
+4. a summary: keys and bytes acknowledged, lost, corrupt, write errors by class and by what was down
+   while the write ran, kills by daemon, time to no under-replication. Exit status 1 if anything
+   acknowledged was lost or is corrupt.
+
+The cluster is always torn down, and the directory removed unless --keep. `pytest -m chaos` runs a short
+version (tests/chaos/test_chaos.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks.chaos_cluster import ChaosCluster, under_replicated
+from benchmarks.chaos_plan import KILL_EVERY_S, Action, Conditions, Event, KillTiming, plan_kills
+from benchmarks.chaos_workload import WORKLOADS, Workload, error_class, key_size
+from benchmarks.common import print_table
+
+REPLICATION = 3  # datanodes a RATIS/THREE write needs: fewer up, and a write may fail by design
+READ_ATTEMPTS = 3
+# After a failed write, as an application would pause: an error that comes back at once (SCM in safe
+# mode) is then counted once a second, not hundreds of times.
+ERROR_PAUSE_S = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChaosOptions:
+    minutes: float
+    datanodes: int = 5
+    racks: int = 2
+    max_down: int = 2
+    seed: int = 1
+    kill_every: float = KILL_EVERY_S  # mean seconds between datanode kills
+    data_dir: Path | None = None  # None: a new temporary directory
+    keep: bool = False
+    workload: str = "keys"
+    op_timeout_s: float = 300.0  # one write or read; past it the op counts as failed
+    ready_timeout_s: float = 180.0
+    rm_timeout_s: float = 600.0  # how long to wait for no under-replication
+
+
+@dataclass
+class ChaosResult:
+    options: ChaosOptions
+    workload: str = ""
+    writing_s: float = 0.0
+    acknowledged: dict[str, tuple[int, str]] = field(default_factory=dict)  # key -> (size, sha256)
+    write_errors: Counter[tuple[str, str]] = field(default_factory=Counter)  # (class, conditions)
+    error_samples: dict[str, str] = field(default_factory=dict)  # class -> first message
+    killed: list[Event] = field(default_factory=list)
+    most_datanodes_down: int = 0
+    start_failures: list[str] = field(default_factory=list)
+    ready_s: float | None = None  # after the writing phase, until every daemon was up and the cluster ready
+    lost: dict[str, str] = field(default_factory=dict)  # key -> why it could not be read
+    corrupt: list[str] = field(default_factory=list)
+    read_s: float = 0.0
+    no_under_replication_s: float | None = None  # from every daemon back up to a report with none
+    last_under_replicated: int | None = None
+    total_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.lost and not self.corrupt
+
+    def errors_while_writable(self) -> int:
+        """Write errors while OM, SCM and a replication factor's worth of datanodes were all up."""
+        return sum(n for (_, cond), n in self.write_errors.items() if cond == _conditions_label(_WRITABLE))
+
+
+_WRITABLE = Conditions(REPLICATION, om_down=False, scm_down=False)
+
+
+def _conditions_label(c: Conditions) -> str:
+    """Such as "OM down, 2 dn up"; every count of REPLICATION or more datanodes is one label."""
+    parts = ["OM down"] * c.om_down + ["SCM down"] * c.scm_down
+    parts.append(
+        f"{c.min_datanodes_up} dn up" if c.min_datanodes_up < REPLICATION else f">={REPLICATION} dn up"
+    )
+    return ", ".join(parts)
+
+
+def _log(t0: float, message: str) -> None:
+    print(f"[{time.monotonic() - t0:7.1f} s] {message}", flush=True)
+
+
+# ------------------------------------------------------------------ the killer
+class Killer(threading.Thread):
+    """Carries out the plan on time. Never has more than max_down datanodes stopped, even if a restart
+    failed (that daemon is tried again at each later event instead)."""
+
+    def __init__(
+        self, cluster: ChaosCluster, plan: list[Event], max_down: int, t0: float, result: ChaosResult
+    ):
+        super().__init__(name="chaos-killer", daemon=True)
+        self._cluster, self._plan, self._max_down, self._t0 = cluster, plan, max_down, t0
+        self._result = result
+        self._pending: set[str] = set()  # planned back up, but its start failed
+        self._skipped: set[str] = set()  # kills not made (max_down reached): their starts are skipped too
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        for event in self._plan:
+            if self.stop.wait(max(0.0, self._t0 + event.at_s - time.monotonic())):
+                return
+            for name in sorted(self._pending):
+                self._start(name)
+            if event.action is Action.START:
+                if event.daemon in self._skipped:
+                    self._skipped.discard(event.daemon)
+                else:
+                    self._start(event.daemon)
+            elif not (self._may_kill(event.daemon) and self._cluster.kill(event.daemon)):
+                self._skipped.add(event.daemon)
+            else:
+                self._result.killed.append(event)
+                _log(
+                    self._t0,
+                    f"killed {event.daemon} (kill -9); stopped: {', '.join(self._cluster.stopped())}",
+                )
+
+    def _may_kill(self, name: str) -> bool:
+        down = [n for n in self._cluster.stopped() if n.startswith("dn")]
+        return not name.startswith("dn") or len(down) < self._max_down
+
+    def _start(self, name: str) -> None:
+        status = self._cluster.start(name)
+        if status == "running":
+            self._pending.discard(name)
+            _log(self._t0, f"started {name}")
+        else:
+            self._pending.add(name)
+            self._result.start_failures.append(f"{name}: {status}")
+            _log(self._t0, f"{name} did not start: {status}")
+
+
+# ------------------------------------------------------------------ the phases
+def _write_phase(
+    workload: Workload, cluster: ChaosCluster, rng: random.Random, end: float, t0: float, result: ChaosResult,
+    ledger: Path,
+) -> None:  # fmt: skip
+    """Writes keys until `end`; each acknowledged one goes into the result and the ledger file."""
+    next_report = time.monotonic() + 60
+    with ledger.open("a") as log:
+        while (started := time.monotonic()) < end:
+            attempts = len(result.acknowledged) + sum(result.write_errors.values())
+            key = f"k{attempts:07d}-{rng.getrandbits(32):08x}"
+            data = rng.randbytes(key_size(rng))
+            try:
+                workload.write(key, data)
+            except Exception as e:
+                name = error_class(e)
+                label = _conditions_label(cluster.conditions(started, time.monotonic()))
+                result.write_errors[(name, label)] += 1
+                result.error_samples.setdefault(name, f"{e}"[:300])
+                _log(t0, f"write of {key} ({len(data)} B) failed [{label}]: {name}: {str(e)[:160]}")
+                time.sleep(ERROR_PAUSE_S)
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            result.acknowledged[key] = (len(data), digest)
+            log.write(json.dumps({"key": key, "size": len(data), "sha256": digest}) + "\n")
+            if time.monotonic() >= next_report:
+                next_report += 60
+                log.flush()
+                _log(t0, f"{len(result.acknowledged)} keys acknowledged, {_gib(result):.2f} GiB, "
+                         f"{sum(result.write_errors.values())} write errors")  # fmt: skip
+
+
+def _restart_all(cluster: ChaosCluster, result: ChaosResult, t0: float) -> None:
+    for _ in range(3):
+        for name in cluster.stopped():
+            status = cluster.start(name)
+            if status != "running":
+                result.start_failures.append(f"{name}: {status}")
+        if not cluster.stopped():
+            return
+        time.sleep(2)
+    _log(t0, f"still stopped after 3 attempts: {', '.join(cluster.stopped())}")
+
+
+def _watch_replication(
+    cluster: ChaosCluster, since: float, since_ms: int, timeout_s: float, result: ChaosResult
+):
+    """Polls the RM report until a report made after `since_ms` counts no under-replicated container."""
+    deadline = since + timeout_s
+    with cluster.admin() as admin:
+        while time.monotonic() < deadline:
+            count = under_replicated(admin, since_ms)
+            if count is not None:
+                result.last_under_replicated = count
+                if count == 0:
+                    result.no_under_replication_s = time.monotonic() - since
+                    return
+            time.sleep(2)
+
+
+def _read_back(workload: Workload, result: ChaosResult) -> None:
+    for key, (size, digest) in result.acknowledged.items():
+        for attempt in range(1, READ_ATTEMPTS + 1):
+            try:
+                data = workload.read(key)
+            except Exception as e:
+                if attempt == READ_ATTEMPTS:
+                    result.lost[key] = f"{error_class(e)}: {str(e)[:200]}"
+                else:
+                    time.sleep(5)
+                continue
+            if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+                result.corrupt.append(key)
+            break
+
+
+def run(options: ChaosOptions, on_cluster_up: Callable[[Path], None] | None = None) -> ChaosResult:
+    """The whole run; the cluster is down again when it returns (or raises)."""
+    result = ChaosResult(options)
+    data_dir = options.data_dir or Path(tempfile.mkdtemp(prefix="pyozone-chaos-"))
+    cluster = ChaosCluster(data_dir, options.datanodes, options.racks)
+    began = time.monotonic()
+    try:
+        cluster.up(options.ready_timeout_s)
+        if on_cluster_up:
+            on_cluster_up(data_dir)
+        workload = WORKLOADS[options.workload](cluster.conf(), options.op_timeout_s)
+        result.workload = workload.name
+        try:
+            workload.prepare()
+            _chaos(options, cluster, workload, result)
+        finally:
+            workload.close()
+    finally:
+        cluster.down()
+        if not options.keep:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        result.total_s = time.monotonic() - began
+    return result
+
+
+def _chaos(options: ChaosOptions, cluster: ChaosCluster, workload: Workload, result: ChaosResult) -> None:
+    rng = random.Random(options.seed)
+    duration_s = options.minutes * 60
+    timing = KillTiming(kill_every_s=options.kill_every)
+    plan = plan_kills(
+        duration_s, cluster.datanode_names(), options.max_down, random.Random(rng.getrandbits(64)), timing
+    )
+    t0 = time.monotonic()
+    _log(t0, f"writing for {duration_s:.0f} s; {sum(e.action is Action.KILL for e in plan)} kills planned")
+    killer = Killer(cluster, plan, options.max_down, t0, result)
+    killer.start()
+    try:
+        _write_phase(
+            workload, cluster, rng, t0 + duration_s, t0, result, cluster.data_dir / "chaos-ledger.jsonl"
+        )
+    finally:
+        killer.stop.set()
+        killer.join()
+    result.writing_s = time.monotonic() - t0
+    result.most_datanodes_down = cluster.most_datanodes_down()
+    _log(t0, f"writing done: {len(result.acknowledged)} keys acknowledged; starting every daemon")
+    _restart_all(cluster, result, t0)
+    back, back_ms = time.monotonic(), int(time.time() * 1000)
+    try:
+        cluster.wait_ready(options.ready_timeout_s)
+        result.ready_s = time.monotonic() - back
+    except TimeoutError as e:
+        _log(t0, f"cluster not ready: {e}; reading back anyway")
+    watcher = threading.Thread(
+        target=_watch_replication, args=(cluster, back, back_ms, options.rm_timeout_s, result), daemon=True
+    )
+    watcher.start()
+    read_start = time.monotonic()
+    _read_back(workload, result)
+    result.read_s = time.monotonic() - read_start
+    _log(t0, f"read back {len(result.acknowledged)} keys in {result.read_s:.1f} s")
+    watcher.join()
+
+
+# ------------------------------------------------------------------ the summary
+def _gib(result: ChaosResult) -> float:
+    return sum(size for size, _ in result.acknowledged.values()) / 2**30
+
+
+def summary_rows(result: ChaosResult) -> list[tuple[str, str]]:
+    o = result.options
+    kills = Counter(e.daemon if e.daemon in ("om", "scm") else "datanode" for e in result.killed)
+    errors = sum(result.write_errors.values())
+    rows = [
+        ("workload", result.workload),
+        ("cluster", f"{o.datanodes} datanodes on {o.racks} racks, at most {o.max_down} down, seed {o.seed}"),
+        ("writing phase", f"{result.writing_s:.1f} s"),
+        ("keys acknowledged", str(len(result.acknowledged))),
+        ("bytes acknowledged", f"{_gib(result):.2f} GiB"),
+        ("lost", str(len(result.lost))),
+        ("corrupt", str(len(result.corrupt))),
+        ("write errors", str(errors)),
+        (f"  with OM, SCM, >={REPLICATION} dn up", str(result.errors_while_writable())),
+    ]
+    rows += [(f"  {name} [{cond}]", str(n)) for (name, cond), n in sorted(result.write_errors.items())]
+    rows += [
+        ("kills", ", ".join(f"{name} {kills[name]}" for name in ("datanode", "om", "scm"))),
+        ("most datanodes down at once", str(result.most_datanodes_down)),
+        ("failed restarts", str(len(result.start_failures))),
+        ("ready after restart", "not reached" if result.ready_s is None else f"{result.ready_s:.1f} s"),
+        ("read back", f"{len(result.acknowledged)} keys in {result.read_s:.1f} s"),
+        ("time to no under-replication", _replication_figure(result)),
+        ("total", f"{result.total_s:.1f} s"),
+    ]
+    return rows
+
+
+def _replication_figure(result: ChaosResult) -> str:
+    if result.no_under_replication_s is not None:
+        return f"{result.no_under_replication_s:.1f} s after every daemon was started again"
+    last = "no report yet" if result.last_under_replicated is None else f"{result.last_under_replicated} left"
+    return f"not reached in {result.options.rm_timeout_s:.0f} s ({last})"
+
+
+def print_summary(result: ChaosResult) -> None:
+    print()
+    print_table("Chaos run", summary_rows(result))
+    for name, message in sorted(result.error_samples.items()):
+        print(f"  first {name}: {message}")
+    for key, why in list(result.lost.items())[:20]:
+        print(f"  lost {key}: {why}")
+    for key in result.corrupt[:20]:
+        print(f"  corrupt {key}")
+    for failure in result.start_failures[:20]:
+        print(f"  failed restart {failure}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.chaos", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, required=True, help="length of the writing phase")
+    parser.add_argument("--datanodes", type=int, default=5)
+    parser.add_argument("--racks", type=int, default=2)
+    parser.add_argument("--max-down", type=int, default=2, help="datanodes down at once, at most")
+    parser.add_argument("--seed", type=int, default=1, help="the same seed, the same kills and keys")
+    parser.add_argument(
+        "--kill-every",
+        type=float,
+        default=KILL_EVERY_S,
+        help="mean seconds between datanode kills",
+    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="default: a new temporary directory")
+    parser.add_argument("--keep", action="store_true", help="keep the data dir (logs, ledger) afterwards")
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="keys")
+    args = parser.parse_args(argv)
+    if args.datanodes - args.max_down < 1 or args.minutes <= 0 or args.kill_every <= 0:
+        parser.error("need --minutes > 0, --kill-every > 0 and more datanodes than --max-down")
+    if args.data_dir is not None and args.data_dir.exists() and any(args.data_dir.iterdir()):
+        parser.error(f"--data-dir {args.data_dir} is not empty")
+    options = ChaosOptions(**vars(args))
+    result = run(options, lambda d: print(f"cluster in {d} (logs in {d / 'logs'})", flush=True))
+    print_summary(result)
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

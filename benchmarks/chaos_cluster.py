@@ -1,0 +1,157 @@
+"""A chaos run's cluster: `pyozone cluster up --background` with short intervals, kill -9 and restart of
+one daemon at a time through the supervisor, a record of what was down when, and a teardown that leaves
+nothing running whatever happened before it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from benchmarks.chaos_plan import Action, Conditions, Event, conditions, max_datanodes_down
+from pyozone.cluster import supervisor
+from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState
+from pyozone.cluster.status import cluster_ready, om_ready, scm_ready, wait_until
+from pyozone.common.net import HostPort
+from pyozone.config import OzoneConfiguration
+from pyozone.config.site import load_configuration
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
+
+# Short intervals, as the end-to-end tests use: a killed datanode is stale after 6 s and dead (its
+# containers re-replicated) after 12 s; small blocks and containers so keys span several of each and
+# containers close and replicate during the run.
+FAST = {
+    "hdds.heartbeat.interval": "1s",
+    "ozone.scm.heartbeat.thread.interval": "1s",
+    "ozone.scm.stale.node.interval": "6s",
+    "ozone.scm.dead.node.interval": "12s",
+    "hdds.scm.wait.time.after.safemode.exit": "5s",
+    "ozone.scm.pipeline.creation.interval": "5s",
+    "hdds.scm.safemode.rule.refresh.interval": "1s",
+    "hdds.scm.replication.thread.interval": "2s",
+    "hdds.container.report.interval": "5s",
+    "ozone.scm.block.size": "4MB",
+    "ozone.scm.container.size": "32MB",
+    "ozone.scm.close.container.wait.duration": "15s",
+}
+START_CHECK_S = 3.0  # a restarted daemon that cannot start exits within moments
+
+
+class ChaosCluster:
+    def __init__(self, data_dir: Path, datanodes: int, racks: int) -> None:
+        self.data_dir = data_dir
+        self.datanodes = datanodes
+        self.racks = racks
+        self._state: ClusterState | None = None
+        self._lock = threading.Lock()
+        self._changes: list[Event] = []  # the kills and starts made, at monotonic times, in order
+
+    @property
+    def state(self) -> ClusterState:
+        assert self._state is not None, "the cluster is not up"
+        return self._state
+
+    def conf(self) -> OzoneConfiguration:
+        return load_configuration(Path(self.state.conf_dir), {})
+
+    def datanode_names(self) -> list[str]:
+        return [d.name for d in self.state.datanodes()]
+
+    # ------------------------------------------------------------------ life cycle
+    def up(self, timeout_s: float = 180) -> None:
+        """`cluster up`; planned again once if it fails (a port picked free may be taken before it binds)."""
+        defines = [arg for k, v in FAST.items() for arg in ("-D", f"{k}={v}")]
+        command = [
+            sys.executable, "-m", "pyozone", "cluster", "up", "--background", "--timeout", str(timeout_s),
+            "--datanodes", str(self.datanodes), "--racks", str(self.racks), "--data-dir", str(self.data_dir),
+            *defines,
+        ]  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if k != "OZONE_CONF_DIR"}
+        for attempt in (1, 2):
+            done = subprocess.run(
+                command, env=env, capture_output=True, text=True, timeout=timeout_s + 60, check=False
+            )
+            if done.returncode == 0:
+                self._state = ClusterState.load(self.data_dir)
+                return
+            if attempt == 1:
+                self.down()
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+        raise RuntimeError(f"cluster up failed:\n{done.stdout}\n{done.stderr}")
+
+    def down(self) -> None:
+        """Every daemon stopped: SIGTERM, then SIGKILL of the process group (each daemon leads its own
+        session) of anything left."""
+        if not (self.data_dir / STATE_FILE).exists():
+            return
+        state = self._state or ClusterState.load(self.data_dir)
+        for name in supervisor.stop_all(state, grace_s=10):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(state.pids[name], signal.SIGKILL)
+        supervisor.wait_stopped(state, list(state.pids), 5)
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """SCM out of safe mode with every datanode healthy and an open pipeline, and OM answering."""
+        state = self.state
+        wait_until(lambda: scm_ready(state.daemon("scm").ports["http"]), timeout_s, "SCM readiness")
+        with self.admin() as admin:
+            wait_until(lambda: cluster_ready(admin, self.datanodes), timeout_s, "all datanodes healthy")
+        wait_until(lambda: om_ready(state.daemon("om").ports["http"]), timeout_s, "OM readiness")
+
+    def admin(self) -> ScmAdminClient:
+        return ScmAdminClient(HostPort(HOST, self.state.daemon("scm").ports["client"]), timeout_s=5)
+
+    # ------------------------------------------------------------------ chaos
+    def kill(self, name: str) -> bool:
+        """kill -9; False if it was not running."""
+        killed = supervisor.kill(self.state, name)
+        if killed:
+            self._record(name, up=False)
+        return killed
+
+    def start(self, name: str) -> str:
+        """Starts a daemon again and watches it briefly; "running", or how it ended."""
+        if supervisor.is_running(self.state.pids.get(name)):
+            return "running"
+        pid = supervisor.start(self.state, name)
+        deadline = time.monotonic() + START_CHECK_S
+        while (status := supervisor.exit_status(pid)) == "running" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if status == "running":
+            self._record(name, up=True)
+        return status
+
+    def stopped(self) -> list[str]:
+        return [d.name for d in self.state.daemons if not supervisor.is_running(self.state.pids.get(d.name))]
+
+    def _record(self, name: str, up: bool) -> None:
+        with self._lock:
+            self._changes.append(Event(time.monotonic(), Action.START if up else Action.KILL, name))
+
+    def conditions(self, start: float, end: float) -> Conditions:
+        """The cluster over [start, end] (monotonic times), from the kills and starts this object made."""
+        with self._lock:
+            return conditions(self._changes, self.datanodes, start, end)
+
+    def most_datanodes_down(self) -> int:
+        with self._lock:
+            return max_datanodes_down(self._changes)
+
+
+def under_replicated(admin: ScmAdminClient, since_ms: int) -> int | None:
+    """Containers the Replication Manager reports under-replicated (alone or with another health state),
+    from a report it completed after `since_ms` (epoch ms); None while there is no such report."""
+    try:
+        report = admin.replication_manager_report()
+    except AdminError:
+        return None
+    if report.timestamp_ms <= since_ms:
+        return None
+    return sum(report.stat(s) for s in ContainerHealthState if "UNDER_REPLICATED" in s.name)

@@ -1,0 +1,119 @@
+"""The chaos suite's kill schedule: which daemon is killed (kill -9) or started again, and when.
+
+A plan is made up front from a seed, so a failing run can be replayed with the same kills, and it is a
+plain list that tests check without a cluster. Like Ozone's MiniOzoneChaosCluster it kills datanodes
+over and over (never more than `max_down` at once), and OM and SCM once each, at a third and at two
+thirds of the run. Some datanode kills come in pairs a few seconds apart: the "two datanodes killed in a
+row" case the write path must survive while a replication factor's worth of datanodes remain.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Action(Enum):
+    KILL = "kill"
+    START = "start"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    at_s: float  # seconds after the writing phase began
+    action: Action
+    daemon: str  # "scm", "om", "dn1", ...
+
+
+KILL_EVERY_S = 60.0  # mean gap between datanode kills (the run this reproduces: 11 in 11.5 minutes)
+
+
+@dataclass(frozen=True, slots=True)
+class KillTiming:
+    """How often and for how long. A datanode down longer than the dead-node interval is re-replicated by
+    SCM; one back sooner is only stale, so downtimes straddle that interval."""
+
+    kill_every_s: float = KILL_EVERY_S
+    down_min_s: float = 8.0
+    down_max_s: float = 60.0
+    pair_chance: float = 0.3  # a second datanode killed a few seconds after the first
+    om_down_s: float = 10.0
+    scm_down_s: float = 15.0
+    first_kill_s: float = 15.0  # let the writer get going first
+
+
+def plan_kills(
+    duration_s: float,
+    datanodes: list[str],
+    max_down: int,
+    rng: random.Random,
+    timing: KillTiming = KillTiming(),
+) -> list[Event]:
+    """Kill and start events within [0, duration_s], sorted by time (a start before a kill at the same
+    instant). Every daemon killed is started again by duration_s."""
+    events = [
+        *_outage("om", duration_s / 3, timing.om_down_s, duration_s),
+        *_outage("scm", 2 * duration_s / 3, timing.scm_down_s, duration_s),
+    ]
+    back_at: dict[str, float] = {}  # datanode -> when it is started again
+    t = timing.first_kill_s
+    while t < duration_s and max_down > 0:
+        pair = max_down >= 2 and rng.random() < timing.pair_chance
+        for i in range(2 if pair else 1):
+            at = t + i * rng.uniform(2, 8)
+            down = sorted(n for n, back in back_at.items() if back > at)
+            if len(down) >= max_down:  # a while after the first of them is back
+                at = min(back_at[n] for n in down) + 5
+            up = [n for n in datanodes if back_at.get(n, 0) <= at]
+            if at >= duration_s or not up:
+                break
+            name = rng.choice(up)
+            outage = _outage(name, at, rng.uniform(timing.down_min_s, timing.down_max_s), duration_s)
+            back_at[name] = outage[1].at_s
+            events += outage
+            t = at
+        t += rng.uniform(0.5, 1.5) * timing.kill_every_s
+    return sorted(events, key=lambda e: (e.at_s, e.action is Action.KILL))
+
+
+def _outage(name: str, at_s: float, down_s: float, end_s: float) -> list[Event]:
+    return [Event(at_s, Action.KILL, name), Event(min(at_s + down_s, end_s), Action.START, name)]
+
+
+def max_datanodes_down(events: list[Event]) -> int:
+    """The most datanodes down at once over a plan (or over the events a run actually carried out)."""
+    down: set[str] = set()
+    most = 0
+    for e in events:
+        if e.daemon.startswith("dn"):
+            (down.add if e.action is Action.KILL else down.discard)(e.daemon)
+            most = max(most, len(down))
+    return most
+
+
+@dataclass(frozen=True, slots=True)
+class Conditions:
+    """What the cluster looked like while one write ran: the fewest datanodes running, and whether OM or
+    SCM was down at any point of it."""
+
+    min_datanodes_up: int
+    om_down: bool
+    scm_down: bool
+
+
+def conditions(events: list[Event], datanodes: int, start: float, end: float) -> Conditions:
+    """The conditions over [start, end], from the kills and starts carried out (in time order)."""
+    down: set[str] = set()
+    seen: list[set[str]] = []  # what was down at `start` and after each change within the interval
+    for e in events:
+        if e.at_s > end:
+            break
+        if e.at_s > start and not seen:
+            seen.append(set(down))
+        (down.discard if e.action is Action.START else down.add)(e.daemon)
+        if e.at_s > start:
+            seen.append(set(down))
+    seen = seen or [down]
+    datanodes_down = max(sum(1 for n in s if n.startswith("dn")) for s in seen)
+    return Conditions(datanodes - datanodes_down, any("om" in s for s in seen), any("scm" in s for s in seen))

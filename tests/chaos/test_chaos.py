@@ -1,0 +1,30 @@
+"""`pytest -m chaos`: the chaos suite (benchmarks/chaos.py) for two minutes of writes on 5 datanodes over
+2 racks, a datanode killed every 25 s on average, at most 2 down at once, OM and SCM killed once each:
+nothing acknowledged may be lost or corrupt.
+
+Write errors are printed, not asserted: which ones a write path must avoid is its issue's acceptance (the
+summary counts those that happened while OM, SCM and three datanodes were up)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.chaos import ChaosOptions, print_summary, run
+
+pytestmark = [pytest.mark.chaos, pytest.mark.slow]
+
+
+@pytest.mark.timeout(1500)
+def test_no_acknowledged_key_is_lost_or_corrupt(tmp_path: Path) -> None:
+    result = run(
+        ChaosOptions(minutes=2, seed=1, kill_every=25, data_dir=tmp_path / "cluster", rm_timeout_s=300)
+    )
+    print_summary(result)
+    assert len(result.acknowledged) > 0
+    assert {e.daemon for e in result.killed} >= {"om", "scm"}
+    assert any(e.daemon.startswith("dn") for e in result.killed)
+    assert result.most_datanodes_down == 2  # seed 1's plan kills dn2 three seconds after dn3
+    assert not result.lost, result.lost
+    assert not result.corrupt, result.corrupt
