@@ -129,6 +129,14 @@ class ScmDaemon:
             self.block_port,
             interval,
         )
+        health = self.core.nodes.intervals
+        log.info(
+            "Node health in force: checked every %d ms, STALE after %d ms and DEAD after %d ms without a "
+            "heartbeat (ozone.scm.stale.node.interval and ozone.scm.dead.node.interval after sanitisation)",
+            health.check_interval_ms,
+            health.stale_ms,
+            health.dead_ms,
+        )
 
     async def start_http(self) -> None:
         """The readiness endpoint comes first, so pollers see 503 rather than a refused connection."""
