@@ -20,7 +20,6 @@ from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
-from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as hb_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as hb_grpc
 from tests.e2e.cluster.cluster_helpers import (
@@ -30,7 +29,6 @@ from tests.e2e.cluster.cluster_helpers import (
     live_cluster,
     write_to_pipeline,
 )
-from tests.e2e.cluster.xceiver_client import XceiverClient, XceiverError
 from tests.polling import wait_for
 
 MiB = 1 << 20
@@ -186,11 +184,9 @@ def test_a_failed_volume_is_reported_and_a_reserved_volume_stays_nearly_full(clu
     assert node["capacity"] > 4 * node["remaining"]
     others = [n for name, n in cluster.datanodes().items() if name != "dnx"]
     assert all(n["remaining"] > 2 * node["remaining"] for n in others)
-    # a container needs 5 GB: the reserved datanode refuses one, and stays up
-    with XceiverClient("127.0.0.1", node["ports"]["STANDALONE"]) as client:
-        with pytest.raises(XceiverError) as full:
-            client.create_container(4242)
-        assert full.value.result == data_pb.DISK_OUT_OF_SPACE
+    # A create for a container is refused here before space is looked at (SCM never allocated one on dnx,
+    # issue 11 defect 7); a full volume refusing new containers and writes with DISK_OUT_OF_SPACE is
+    # tested on a real datanode in tests/unit/datanode/test_dnd_full_volume.py.
 
     # fail the second volume under the running datanode: its hdds dir becomes a file
     hdds = home / "data2" / "hdds"

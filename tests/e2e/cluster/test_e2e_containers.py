@@ -16,7 +16,11 @@ from pathlib import Path
 import grpc
 import pytest
 
-from pyozone.hdds.ids import RATIS_THREE, BlockID
+from pyozone.config import OzoneConfiguration
+from pyozone.datanode.storage.container_set import ContainerSet
+from pyozone.datanode.storage.volume_set import VolumeSet
+from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.version_file import parse_properties
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
@@ -29,7 +33,7 @@ from tests.e2e.cluster.cluster_helpers import (
     member_client,
     write_to_pipeline,
 )
-from tests.e2e.cluster.xceiver_client import XceiverClient
+from tests.e2e.cluster.xceiver_client import XceiverClient, XceiverError
 from tests.polling import wait_for
 
 UNKNOWN_CONTAINER = 999_999
@@ -202,26 +206,42 @@ def test_a_closed_container_is_copied_to_a_datanode_that_lacks_it(
         assert client.read_block(written.location.block_id) == written.data
 
 
+def plant_unknown_container(cluster: LiveCluster, name: str, container_id: int) -> Path:
+    """A CLOSED replica SCM never allocated, put on a stopped datanode's disk with the datanode's own
+    storage code: what a datanode brings back from another life (a datanode writes no such container over
+    the wire: it asks SCM first, issue 11 defect 7)."""
+    node = cluster.datanodes()[name]
+    home = cluster.data_dir / name
+    conf = OzoneConfiguration(
+        {"hdds.datanode.dir": str(home / "data"), "ozone.metadata.dirs": str(home / "meta")}
+    )
+    version = parse_properties((home / "data" / "hdds" / "VERSION").read_text())
+    volumes = VolumeSet(conf, node["uuid"], version["clusterID"])
+    try:
+        container = ContainerSet(volumes).create(container_id, node["uuid"], "no-pipeline")
+        container.mark_closing()
+        container.close()
+    finally:
+        for volume in volumes.data_volumes:
+            volume.close()
+    return container_dir(cluster, name, container_id)
+
+
 def test_an_unknown_container_is_deleted_after_the_datanode_registers(
     cluster: LiveCluster, written: Written
 ) -> None:
     name = sorted(set(written.names.values()))[-1]
     port = cluster.datanodes()[name]["ports"]["STANDALONE"]
-    block = BlockID(UNKNOWN_CONTAINER, 1)
-    with XceiverClient("127.0.0.1", port) as client:
-        client.create_container(UNKNOWN_CONTAINER)
-        client.write_block(block, b"never allocated by SCM")
-        client.close_container(UNKNOWN_CONTAINER)
-        path = Path(client.read_container(UNKNOWN_CONTAINER).containerPath)
-    assert path.is_dir() and path == container_dir(cluster, name, UNKNOWN_CONTAINER)
-    # an incremental report never deletes: the replica stays until a full report names it (the sleep lets
-    # heartbeats with incremental reports go by; the deletion must not come)
-    time.sleep(2)
-    assert path.is_dir()
+    with XceiverClient("127.0.0.1", port) as client, pytest.raises(XceiverError) as refused:
+        client.create_container(UNKNOWN_CONTAINER)  # SCM never allocated it: refused, nothing stored
+    assert refused.value.result == pb.CONTAINER_NOT_FOUND
+    hdds = cluster.data_dir / name / "data" / "hdds"
+    assert not list(hdds.glob(f"*/current/containerDir*/{UNKNOWN_CONTAINER}"))
 
     closed = closed_replicas(cluster, written.container_id)
     assert len(closed) == 3
     cluster.kill(name)
+    path = plant_unknown_container(cluster, name, UNKNOWN_CONTAINER)
     cluster.start(name)
     started = time.monotonic()
     wait_for(lambda: not path.exists(), 30, f"{path} deleted")
