@@ -20,6 +20,7 @@ from typing import Any
 
 import grpc
 
+from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_server import Response, TinyHttpServer
 from pyozone.common.net import address, scm_datanode_address
 from pyozone.config import OzoneConfiguration
@@ -219,7 +220,9 @@ class Datanode:
         executor: ThreadPoolExecutor,
         stop: asyncio.Event,
     ) -> None:
-        xceiver = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+        xceiver = grpc.aio.server(
+            options=grpc_options(MAX_DATA_MESSAGE_BYTES), interceptors=server_interceptors()
+        )
         add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor, groups=self.groups))
         ratis = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
         add_raft_service(ratis, RaftServerService(self.groups))

@@ -23,10 +23,10 @@ from pyozone.common.http_server import Response, Route, TinyHttpServer
 from pyozone.common.net import address
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
-from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
+from pyozone.om.server.limits import OMRequestLimits, server_options
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
@@ -128,7 +128,7 @@ class OmDaemon:
     async def _start_rpc(self) -> None:
         assert self.core is not None and self.storage is not None
         server = grpc.aio.server(
-            options=grpc_options(MAX_OM_MESSAGE_BYTES), interceptors=server_interceptors()
+            options=server_options(), interceptors=server_interceptors(OMRequestLimits())
         )
         add_om_service(
             server,

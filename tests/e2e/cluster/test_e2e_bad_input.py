@@ -80,20 +80,40 @@ def extra_datanode(
     return home, ["datanode", "--conf", str(cluster.conf_dir), *(f"-D{k}={v}" for k, v in settings.items())]
 
 
-def test_garbage_bytes_are_refused_and_scm_goes_on(cluster: LiveCluster) -> None:
-    with grpc.insecure_channel(f"127.0.0.1:{cluster.scm_port('datanode')}") as channel:
-        raw = channel.unary_unary(HEARTBEAT, request_serializer=None, response_deserializer=None)
-        for garbage in (b"\xff\xfe\xfd garbage \x00\x01\x02" * 10, os.urandom(4096)):
-            with pytest.raises(grpc.RpcError) as error:
-                raw(garbage, timeout=10)
-            print(f"\ngarbage: {error.value.code().name}: {error.value.details()}")
-            # grpc.aio answers a request it cannot parse with UNKNOWN ("DecodeError"), before any handler
-            assert error.value.code() in (
-                grpc.StatusCode.INVALID_ARGUMENT,
-                grpc.StatusCode.INTERNAL,
-                grpc.StatusCode.UNKNOWN,
-            )
+GARBAGE = (b"\xff\xfe\xfd garbage \x00\x01\x02" * 10, b"\x0a\xff\xff\xff\xff\x0f" + os.urandom(1024))
+
+
+def garbage_methods(cluster: LiveCluster) -> list[tuple[int, str, bool]]:
+    """(port, method, request-streaming) of every daemon's gRPC servers."""
+    xceiver = cluster.datanodes()["dn1"]["ports"]["STANDALONE"]
+    return [
+        (cluster.scm_port("datanode"), HEARTBEAT, False),
+        (
+            cluster.scm_port("block"),
+            "/pyozone.hdds.block.ScmBlockLocationProtocolService/allocateScmBlock",
+            False,
+        ),
+        (cluster.port("om", "rpc"), "/pyozone.om.OzoneManagerService/createVolume", False),
+        (xceiver, "/pyozone.hdds.datanode.XceiverClientProtocolService/send", True),
+    ]
+
+
+def test_garbage_bytes_are_invalid_argument_on_every_daemon(cluster: LiveCluster) -> None:
+    """Each daemon's gRPC server answers bytes that are no request message INVALID_ARGUMENT (grpc.aio alone
+    would answer UNKNOWN with a traceback in the log) and goes on serving."""
+    for port, method, streaming in garbage_methods(cluster):
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            for garbage in GARBAGE:
+                with pytest.raises(grpc.RpcError) as error:
+                    if streaming:
+                        list(channel.stream_stream(method)(iter([garbage]), timeout=10))
+                    else:
+                        channel.unary_unary(method)(garbage, timeout=10)
+                print(f"\n{method}: {error.value.code().name}: {error.value.details()}")
+                assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT, method
+                assert "not a valid request message" in (error.value.details() or ""), method
     scm_serves(cluster)
+    all_running(cluster)
 
 
 def test_a_missing_required_field_is_invalid_argument(cluster: LiveCluster, scm) -> None:

@@ -1,0 +1,113 @@
+"""The bounds of OM's requests at the RPC edge (issue 11, defect 2: 30 MB names exhausted OM's memory).
+
+OM's requests are names and a few numbers. gRPC refuses any request above MAX_OM_REQUEST_BYTES before it
+buffers it (RESOURCE_EXHAUSTED): a request gRPC accepts costs the server several copies of itself, so a
+flood of 30 MB ones would take GBs, however early the server refuses them. Below that, no name longer than
+the longest valid one (a longer one cannot name anything) is parsed, copied or echoed: it is refused with
+its INVALID_*_NAME, naming the field and its size; and each method's whole request has a limit of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+
+from pyozone.common.grpc_server import Oversized, RequestBounds
+from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, KiB, MiB
+from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.names import MAX_KEY_NAME_BYTES, MAX_RESOURCE_NAME
+from pyozone.proto import OmClientProtocol_pb2 as pb
+
+MAX_USER_NAME_BYTES = 256
+"""An owner (a user name: Linux allows 32, Kerberos principals are longer)."""
+MAX_HOST_NAME_BYTES = 255
+"""clientHost: a DNS name is at most 253."""
+NAMES_REQUEST_BYTES = 4 * KiB
+"""A request of names and numbers only: the longest names it may carry, plus a little."""
+EXCLUDE_LIST_REQUEST_BYTES = 1 * MiB
+"""openKey and allocateBlock carry the writer's exclude list (datanodes, containers, pipelines)."""
+MAX_OM_REQUEST_BYTES = 4 * MiB
+"""The largest request gRPC lets in: commitKey's, which carries every block of the key (~40 bytes each,
+some 100,000 blocks). Responses may be larger (MAX_OM_MESSAGE_BYTES: listings, lookupKey)."""
+
+
+def server_options() -> list[tuple[str, int]]:
+    return [
+        ("grpc.max_send_message_length", MAX_OM_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", MAX_OM_REQUEST_BYTES),
+    ]
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """How long a field may be, and the result code that refuses a longer one."""
+
+    kind: str
+    limit: int
+    code: OMResultCode
+
+
+VOLUME = NameRule("volume name", MAX_RESOURCE_NAME, OMResultCode.INVALID_VOLUME_NAME)
+BUCKET = NameRule("bucket name", MAX_RESOURCE_NAME, OMResultCode.INVALID_BUCKET_NAME)
+KEY = NameRule("key name", MAX_KEY_NAME_BYTES, OMResultCode.INVALID_KEY_NAME)
+USER = NameRule("user name", MAX_USER_NAME_BYTES, OMResultCode.INVALID_REQUEST)
+HOST = NameRule("host name", MAX_HOST_NAME_BYTES, OMResultCode.INVALID_REQUEST)
+
+_NAMES = {"volume": VOLUME, "bucket": BUCKET, "key": KEY, "toKey": KEY, "owner": USER, "clientHost": HOST}
+_LISTED = {"listVolumes": VOLUME, "listBuckets": BUCKET, "listKeys": KEY}
+"""What a listing's prefix and startKey are a prefix of, or the name of."""
+_MESSAGE_BYTES = {
+    "openKey": EXCLUDE_LIST_REQUEST_BYTES,
+    "allocateBlock": EXCLUDE_LIST_REQUEST_BYTES,
+    "commitKey": MAX_OM_REQUEST_BYTES,
+}
+SERVICE = pb.DESCRIPTOR.services_by_name["OzoneManagerService"]
+
+
+def _rules(method: str, fields: list[str]) -> dict[str, NameRule]:
+    rules = {f: _NAMES[f] for f in fields if f in _NAMES}
+    listed = _LISTED.get(method)
+    if listed is not None:
+        rules |= {f: listed for f in ("prefix", "startKey") if f in fields}
+    return rules
+
+
+class OMRequestLimits:
+    """RequestLimits of OzoneManagerService: every string field of every request has a rule."""
+
+    def __init__(self) -> None:
+        self._bounds: dict[str, RequestBounds] = {}
+        self._rules: dict[str, dict[str, NameRule]] = {}
+        for method in SERVICE.methods:
+            full = f"/{SERVICE.full_name}/{method.name}"
+            fields = method.input_type.fields
+            rules = _rules(method.name, [f.name for f in fields])
+            numbers = {f.name: f.number for f in fields}
+            self._rules[full] = rules
+            self._bounds[full] = RequestBounds(
+                _MESSAGE_BYTES.get(method.name, NAMES_REQUEST_BYTES),
+                {numbers[name]: (name, rule.limit) for name, rule in rules.items()},
+            )
+
+    def bounds(self, method: str) -> RequestBounds | None:
+        return self._bounds.get(method)
+
+    def rule(self, method: str, field: str) -> NameRule | None:
+        return self._rules.get(method, {}).get(field)
+
+    def refusal(self, method: str, oversized: Oversized) -> tuple[grpc.StatusCode, str]:
+        rule = self.rule(method, oversized.field) if oversized.field is not None else None
+        if rule is None:
+            name = method.rsplit("/", 1)[-1]
+            error = OMException(
+                OMResultCode.INVALID_REQUEST,
+                f"{name} request of {oversized.size} bytes is above its limit of {oversized.limit} bytes",
+            )
+        else:
+            error = OMException(
+                rule.code,
+                f"{oversized.field} of {oversized.size} bytes is above the limit of {rule.limit} bytes "
+                f"for a {rule.kind}",
+            )
+        return grpc.StatusCode[error.status_name], str(error)
