@@ -20,7 +20,7 @@ import grpc
 
 from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_server import Response, Route, TinyHttpServer
-from pyozone.common.net import address
+from pyozone.common.net import address, bind_address, om_address
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.om.core import OzoneManager
@@ -51,8 +51,11 @@ class OmDaemon:
     def __init__(
         self, conf: OzoneConfiguration, scm: ScmGateway | None = None, clock: Clock | None = None
     ) -> None:
-        self.rpc_address = address(conf, "ozone.om.address")
-        self.http_address = address(conf, "ozone.om.http-address")
+        # OM has no RPC bind-host key; a non-loopback ozone.om.address binds 0.0.0.0 (docs/differences.md).
+        self.rpc_address = bind_address(conf, om_address(conf), None)
+        self.http_address = bind_address(
+            conf, address(conf, "ozone.om.http-address"), "ozone.om.http-bind-host"
+        )
         self.settings = OMSettings.from_conf(conf)
         self.metadata_dir = om_metadata_dir(conf)
         self.db_path = om_db_path(conf)
@@ -102,7 +105,7 @@ class OmDaemon:
         try:
             self.http_port = await self._http.start(self.http_address.host, self.http_address.port)
         except OSError as e:
-            where = f"{self.http_address} (ozone.om.http-address)"
+            where = f"{self.http_address} (ozone.om.http-address, ozone.om.http-bind-host)"
             raise ServerStartError(f"cannot bind the OM http server to {where}: {e.strerror}") from None
 
     async def _bind_cluster(self) -> OMStorage:
