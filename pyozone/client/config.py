@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyozone.client.retry import WriteRetryPolicy
 from pyozone.common.net import HostPort, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.checksum import ChecksumType, parse_type
@@ -34,6 +35,16 @@ class ClientConfig:
     request_timeout_s: float = 60.0  # one datanode request (a watch may wait this long)
     om_timeout_s: float = 30.0  # one OM call
     unavailable_budget_s: float = 60.0  # how long OM/SCM "no OPEN pipeline yet" is retried
+    backoff_base_s: float = 4.0  # write retries after the first
+    backoff_max_s: float = 40.0
+    retry_deadline_s: float = 600.0  # a run of write failures; outlasts SCM replacing a dead pipeline
+
+    @property
+    def write_retry(self) -> WriteRetryPolicy:
+        return WriteRetryPolicy(
+            self.max_retries, self.retry_interval_s, self.backoff_base_s, self.backoff_max_s,
+            self.retry_deadline_s,
+        )  # fmt: skip
 
     @property
     def chunks_per_flush(self) -> int:
@@ -53,6 +64,9 @@ class ClientConfig:
             checksum = parse_type(str(conf.get("ozone.client.checksum.type")))
         except ValueError as e:
             raise ConfigError(f"ozone.client.checksum.type: {e}") from None
+        deadline = conf.get("ozone.client.retry.deadline")
+        if deadline is None:  # SCM has given up on a dead datanode, and replaced its pipelines, by then
+            deadline = conf.get("ozone.scm.dead.node.interval")
         config = cls(
             om_address=address,
             buffer_size=int(conf.get("ozone.client.stream.buffer.size")),
@@ -68,6 +82,9 @@ class ClientConfig:
             verify_checksum=bool(conf.get("ozone.client.verify.checksum")),
             exclude_expiry_s=int(conf.get("ozone.client.exclude.nodes.expiry.time")) / 1000,
             watch_all=str(conf.get("hdds.ratis.client.request.watch.type")).upper() != "MAJORITY_COMMITTED",
+            backoff_base_s=int(conf.get("hdds.ratis.client.exponential.backoff.base.sleep")) / 1000,
+            backoff_max_s=int(conf.get("hdds.ratis.client.exponential.backoff.max.sleep")) / 1000,
+            retry_deadline_s=int(deadline) / 1000,
         )
         config.check()
         return config

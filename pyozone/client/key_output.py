@@ -4,10 +4,13 @@ Blocks come from OM: first the ones openKey pre-allocated, then allocateBlock. W
 stream does what Ozone's handleException does: it lets the putBlocks in flight settle, keeps the block
 at its acknowledged length (dropping it when nothing was acknowledged), excludes what failed (the
 container, the pipeline, the lagging or unreachable datanodes), discards pre-allocated blocks that hit
-the exclusions, and rewrites every unacknowledged byte to a new block. At most ozone.client.max.retries
-such rewrites in a row without progress; then BlockWriteError lists them. As in Ozone (whose retry count
-goes back to 0 once the rewritten data went out), a failure after newly acknowledged data starts the count
-anew: a big key crosses many container closes in its life and each may cost one rewrite.
+the exclusions, and rewrites every unacknowledged byte to a new block. Failures in a row without progress
+form a run that backs off and ends at ozone.client.max.retries rewrites or at ozone.client.retry.deadline
+(retry.py); allocating the next block within a run waits for SCM (no pipeline outside the exclude list until
+it replaces the dead one) as long as the deadline allows. Then BlockWriteError names every try, the
+pipelines and the time spent. As in Ozone (whose retry count goes back to 0 once the rewritten data went
+out), a failure after newly acknowledged data starts a new run: a big key crosses many container closes in
+its life and each may cost one rewrite.
 
 Nothing is visible before close() commits the key with exactly the acknowledged blocks; a stream that is
 aborted (or just dropped) commits nothing and OM cleans up the open key.
@@ -16,14 +19,17 @@ aborted (or just dropped) commits nothing and OM cleans up the open key.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
+from collections.abc import Callable
 
 from pyozone.client.block_output import BlockFailure, BlockOutputStream, FailureKind
 from pyozone.client.config import ClientConfig
-from pyozone.client.errors import BlockWriteError, OzoneClientError
+from pyozone.client.errors import BlockWriteError, OMUnavailableError, OzoneClientError
 from pyozone.client.exclude import ExcludeList
 from pyozone.client.models import KeyInfo, KeyLocation
 from pyozone.client.om import OmClient
+from pyozone.client.retry import RetryRun
 from pyozone.client.xceiver import ChannelPool
 
 
@@ -38,6 +44,7 @@ class KeyOutputStream:
         key: str,
         client_id: int,
         preallocated: list[KeyLocation],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.volume, self.bucket, self.key = volume, bucket, key
         self.client_id = client_id
@@ -50,9 +57,9 @@ class KeyOutputStream:
         self._current: BlockOutputStream | None = None
         self._offset = 0  # key bytes in self._blocks
         self._written = 0  # key bytes the caller handed over
+        self._clock = clock
         self._failures: list[str] = []
-        self._in_a_row = 0  # failures since data was last acknowledged
-        self._mark = 0  # self._offset at the last failure
+        self._retry_run: RetryRun | None = None  # the failures since data was last acknowledged
         self._state = "open"
         self.key_info: KeyInfo | None = None
 
@@ -149,11 +156,26 @@ class KeyOutputStream:
                 if not self._exclude.excludes(location.container_id, location.pipeline.id, members):
                     break
             else:
-                location = await self._om.allocate_block(
-                    self.volume, self.bucket, self.key, self.client_id, self._exclude.to_proto()
-                )
+                location = await self._allocate()
             self._current = BlockOutputStream(location, self._config, self._pool)
         return self._current
+
+    async def _allocate(self) -> KeyLocation:
+        """A new block; within a run of failures, SCM's "no pipeline yet" is waited out until the deadline."""
+        run = self._retry_run
+        budget = None if run is None else run.remaining_s
+        try:
+            return await self._om.allocate_block(
+                self.volume, self.bucket, self.key, self.client_id, self._exclude.to_proto(), budget
+            )
+        except OMUnavailableError as e:
+            if run is None:
+                raise
+            raise BlockWriteError(
+                f"{self._name()}: gave up after {len(run.tries)} failures in {run.elapsed_s:.1f}s "
+                f"(ozone.client.retry.deadline {self._config.retry_deadline_s:g}s): no block outside "
+                f"the exclude list ({self._exclude}): {e}; tried: " + "; ".join(run.tries)
+            ) from None
 
     async def _finish(self, block: BlockOutputStream) -> None:
         await block.emit(final=True)
@@ -162,6 +184,7 @@ class KeyOutputStream:
         if block.acked:
             self._blocks.append(block.committed(self._offset))
             self._offset += block.acked
+            self._retry_run = None  # progress
 
     async def _handle(self, failure: BlockFailure) -> bytes:
         """Ozone's handleException: what to exclude, what is kept, what must be rewritten."""
@@ -170,11 +193,12 @@ class KeyOutputStream:
         await block.settle()
         await block.close()
         loc = block.location
-        self._failures.append(
+        leader = loc.pipeline.leader()
+        what = (
             f"block {loc.block_name} on pipeline {loc.pipeline.id} "
-            f"(leader {block.location.pipeline.leader().address if loc.pipeline.leader() else '-'}): "
-            f"{failure}"
+            f"(leader {leader.address if leader else '-'}): {failure}"
         )
+        self._failures.append(what)
         match failure.kind:
             case FailureKind.CONTAINER:
                 self._exclude.add_container(loc.container_id)
@@ -182,20 +206,25 @@ class KeyOutputStream:
                 self._exclude.add_pipeline(loc.pipeline.id)
                 for uuid in failure.datanodes:
                     self._exclude.add_datanode(uuid)
-        if block.acked or self._offset > self._mark:  # progress since the last failure
-            self._in_a_row = 0
-        self._in_a_row += 1
+        if self._retry_run is None or block.acked:  # progress since the last failure
+            self._retry_run = RetryRun(self._config.write_retry, self._clock)
         if block.acked:
             self._blocks.append(block.committed(self._offset))
             self._offset += block.acked
-        self._mark = self._offset
         retained = block.retained()
-        if self._in_a_row > self._config.max_retries:
+        run = self._retry_run
+        delay = run.fail(what)
+        if delay is None:
             await self.abort()
-            raise BlockWriteError(
-                f"{self._name()}: gave up after {self._config.max_retries} retries; "
-                f"{len(retained)} bytes unwritten; tried: " + "; ".join(self._failures[-self._in_a_row :])
+            why = (
+                f"ozone.client.max.retries {self._config.max_retries}"
+                if len(run.tries) > self._config.max_retries
+                else f"ozone.client.retry.deadline {self._config.retry_deadline_s:g}s"
             )
-        if self._config.retry_interval_s:
-            await asyncio.sleep(self._config.retry_interval_s)
+            raise BlockWriteError(
+                f"{self._name()}: gave up after {len(run.tries) - 1} retries in {run.elapsed_s:.1f}s "
+                f"({why}); {len(retained)} bytes unwritten; tried: " + "; ".join(run.tries)
+            )
+        if delay:
+            await asyncio.sleep(delay)
         return retained

@@ -1,7 +1,8 @@
 """OmClient: the asyncio stub of OzoneManagerService with Ozone's error codes and bounded retries.
 
 Block allocation (openKey, allocateBlock) retries UNAVAILABLE with a short backoff for a bounded time,
-because OM answers it while SCM has no OPEN pipeline yet (a fresh cluster) and that heals by itself.
+because OM answers it while SCM has no OPEN pipeline yet (a fresh cluster, or one replacing a dead pipeline
+a writer excluded) and that heals by itself; a writer retrying a failed block gives its own deadline.
 Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
 """
 
@@ -48,9 +49,12 @@ class OmClient:
     async def close(self) -> None:
         await self._channel.close()
 
-    async def _call(self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False) -> T:
+    async def _call(
+        self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False,
+        budget_s: float | None = None,
+    ) -> T:  # fmt: skip
         method = getattr(self._stub, name)
-        deadline = time.monotonic() + self._config.unavailable_budget_s
+        deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
         while True:
             try:
@@ -127,14 +131,22 @@ class OmClient:
         )
 
     async def allocate_block(
-        self, volume: str, bucket: str, key: str, client_id: int, exclude: block_pb.ExcludeListProto
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        client_id: int,
+        exclude: block_pb.ExcludeListProto,
+        budget_s: float | None = None,
     ) -> KeyLocation:
+        """`budget_s`: how long UNAVAILABLE is retried (default: the client's unavailable budget)."""
         request = pb.AllocateBlockRequest(
             volume=volume, bucket=bucket, key=key, clientID=client_id, excludeList=exclude
         )
         return await self._call(
-            "allocateBlock", request, lambda r: KeyLocation.from_proto(r.location), retry=True
-        )
+            "allocateBlock", request, lambda r: KeyLocation.from_proto(r.location), retry=True,
+            budget_s=budget_s,
+        )  # fmt: skip
 
     async def commit_key(
         self, volume: str, bucket: str, key: str, client_id: int, size: int, locations: list[KeyLocation]

@@ -2,6 +2,11 @@
 
 Sans-IO: where Ozone waits for a freshly created pipeline to open, this raises
 FAILED_TO_FIND_ACTIVE_PIPELINE and the caller retries once datanodes have reported the pipeline.
+
+Unlike Ozone, the client's exclude list is never dropped: when every OPEN pipeline is excluded, SCM tries a
+new pipeline away from the excluded datanodes and otherwise asks the caller to retry, because the excluded
+pipeline is usually the dead one the client just left and would fail the write again at once
+(docs/differences.md).
 """
 
 from __future__ import annotations
@@ -78,17 +83,24 @@ class BlockManager:
     def _writable_container(
         self, size: int, config: ReplicationConfig, owner: str, excluded: ExcludeList
     ) -> ContainerInfo:
-        """WritableRatisContainerProvider: an OPEN pipeline's container, else try creating a pipeline."""
+        """WritableRatisContainerProvider: an OPEN pipeline's container, else try creating a pipeline
+        on datanodes the client did not exclude."""
         container = self._from_open_pipelines(size, config, owner, excluded)
         if container is not None:
             return container
         try:
-            pipeline = self._pipelines.create_pipeline(config)
+            pipeline = self._pipelines.create_pipeline(config, excluded.datanodes)
             reason = f"created pipeline {pipeline.id}, not OPEN yet"
         except SCMException as e:
-            allocated = self._pipelines.pipelines(config, PipelineState.ALLOCATED)
+            allocated = [
+                p
+                for p in self._pipelines.pipelines(config, PipelineState.ALLOCATED)
+                if p.id not in excluded.pipelines and not excluded.datanodes.intersection(p.nodes)
+            ]
             reason = f"{len(allocated)} ALLOCATED pipelines, not OPEN yet" if allocated else str(e)
             log.warning("Pipeline creation for %s failed: %s", config, e)
+        if not excluded.is_empty():
+            reason += f"; excluded: {len(excluded.datanodes)} datanodes, {len(excluded.pipelines)} pipelines"
         container = self._from_open_pipelines(size, config, owner, excluded)
         if container is not None:
             return container
@@ -102,8 +114,6 @@ class BlockManager:
         self, size: int, config: ReplicationConfig, owner: str, excluded: ExcludeList
     ) -> ContainerInfo | None:
         pipelines = self._pipelines.open_pipelines(config, excluded.datanodes, excluded.pipelines)
-        if not pipelines and not excluded.is_empty():
-            pipelines = self._pipelines.open_pipelines(config)
         while pipelines:
             pipeline = pipelines.pop(self._rng.randrange(len(pipelines)))
             container = self._containers.get_matching_container(size, owner, pipeline, excluded.containers)

@@ -12,8 +12,10 @@ member stop applying entries (a failed follower); `stop()` stops a datanode's se
 `corrupt(container, local, mode)` makes ReadChunk return flipped bytes ("bytes") or CHECKSUM_MISMATCH.
 
 FakeOM is dict-backed and implements the OmClientProtocol calls the client uses, with Ozone's error
-codes in the status details, SCM's block allocation honouring the exclude list, and a record of every
-commitKey for assertions.
+codes in the status details, SCM's block allocation honouring the exclude list (UNAVAILABLE, as OM answers
+SCM's FAILED_TO_FIND_ACTIVE_PIPELINE, when every pipeline is excluded: SCM forms a new one on datanodes
+that are not excluded at once unless `replace_excluded` is off, then only once a test calls `add_pipeline`),
+and a record of every commitKey for assertions.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ SMALL = {
     "ozone.client.bytes.per.checksum": f"{BPC}",
     "ozone.scm.block.size": f"{BLOCK}",
     "ozone.client.read.retry.interval": "0",
+    "hdds.ratis.client.exponential.backoff.base.sleep": "10ms",
+    "hdds.ratis.client.exponential.backoff.max.sleep": "40ms",
 }
 
 
@@ -293,6 +297,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         self.allocations: list[block_pb.ExcludeListProto] = []  # exclude list of every allocateBlock
         self.safe_mode = False
         self.unavailable = 0  # answer this many block allocations UNAVAILABLE
+        self.replace_excluded = True
         self._ids = itertools.count(1)
         self._local_ids = itertools.count(1001)
         self._next_pipeline = 0
@@ -399,12 +404,11 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
             context.abort(grpc.StatusCode.UNAVAILABLE, "no OPEN pipeline yet")
         pipelines = list(self.cluster.pipelines.values())
         excluded_pipelines = {p.id for p in exclude.pipelineIds}
-        # SCM avoids what the client excluded, and ignores the list when nothing else is left.
-        candidates = [(step, honour) for honour in (True, False) for step in range(len(pipelines))]
-        for step, honour in candidates:
+        # SCM avoids what the client excluded; with nothing else left the client is to retry later.
+        for step in range(len(pipelines)):
             pipeline = pipelines[(self._next_pipeline + step) % len(pipelines)]
             members = {m.uuid for m in pipeline.members}
-            if honour and (pipeline.id in excluded_pipelines or members & set(exclude.datanodes)):
+            if pipeline.id in excluded_pipelines or members & set(exclude.datanodes):
                 continue
             container = self._open_container.get(pipeline.id)
             if (
@@ -421,8 +425,11 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
                 )
             )
             return om.KeyLocation(blockID=bid, pipeline=pipeline.proto(), containerState="OPEN")
-        _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "KEY_ALLOCATION_ERROR", "everything excluded")
-        raise AssertionError
+        spare = [d for d in self.cluster.datanodes if not d.stopped and d.uuid not in exclude.datanodes]
+        if not self.replace_excluded or len(spare) < 3:
+            _abort(context, grpc.StatusCode.UNAVAILABLE, "SCM_UNAVAILABLE", "every pipeline excluded")
+        self.cluster.add_pipeline(spare[:3])
+        return self._allocate(exclude, context)
 
     def openKey(self, request, context):  # type: ignore[no-untyped-def]
         with self.cluster.lock:
@@ -564,6 +571,13 @@ class FakeCluster:
     def close_container(self, container_id: int) -> None:
         with self.lock:
             self.container_state[container_id] = "CLOSED"
+
+    def add_pipeline(self, members: list[FakeDatanode]) -> FakePipeline:
+        """A new OPEN pipeline (SCM replacing a failed one)."""
+        with self.lock:
+            pid = str(uuid.UUID(int=2000 + len(self.pipelines)))
+            self.pipelines[pid] = FakePipeline(pid, members)
+            return self.pipelines[pid]
 
     def datanode(self, uuid_: str) -> FakeDatanode:
         return next(d for d in self.datanodes if d.uuid == uuid_)

@@ -117,11 +117,23 @@ def test_excluded_datanodes_pipelines_and_containers_are_avoided(h: Harness) -> 
     assert bm.allocate_block(BLOCK, RATIS_THREE, "om", avoid).container_id not in used
 
 
-def test_when_everything_is_excluded_the_exclusions_are_dropped(h: Harness) -> None:
+def test_an_excluded_pipeline_is_never_handed_back(h: Harness) -> None:
+    """Issue 11 defect 5: with every OPEN pipeline excluded, SCM used to drop the exclude list and hand the
+    client the dead pipeline it had just left. It now asks for a new pipeline and for a retry."""
     dns = h.register(3)
     pipeline = h.pipelines.add(tuple(dns))
-    excluded = ExcludeList(datanodes=frozenset(dns), pipelines=frozenset({pipeline.id}))
-    assert block_manager(h).allocate_block(BLOCK, RATIS_THREE, "om", excluded).pipeline == pipeline
+    h.pipelines.create_error = SCMException("limit", ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
+    bm = block_manager(h)
+    for excluded in (
+        ExcludeList(pipelines=frozenset({pipeline.id})),
+        ExcludeList(datanodes=frozenset({dns[0]})),
+        ExcludeList(datanodes=frozenset(dns), pipelines=frozenset({pipeline.id})),
+    ):
+        with pytest.raises(SCMException) as err:
+            bm.allocate_block(BLOCK, RATIS_THREE, "om", excluded)
+        assert err.value.code is ResultCode.FAILED_TO_FIND_ACTIVE_PIPELINE
+        assert "limit" in str(err.value) and "excluded" in str(err.value)
+    assert bm.allocate_block(BLOCK, RATIS_THREE, "om").pipeline == pipeline  # not excluded: served
 
 
 def test_pipeline_choice_is_random_but_reproducible() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from pyozone.common.timers import Timers
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.exceptions import ResultCode, SCMException
@@ -99,3 +100,21 @@ def test_restart_puts_open_containers_back_in_their_pipelines() -> None:
     restarted = Scm(scm.store, scm.nodes)
     assert restarted.pipelines.containers(pipeline.id) == cids
     assert {c.container_id for c in restarted.containers.containers(LifeCycleState.OPEN)} == cids
+
+
+def test_with_every_open_pipeline_excluded_a_pipeline_forms_on_the_other_datanodes() -> None:
+    """Issue 11 defect 5: the client left a pipeline whose leader died. SCM does not hand it back; it
+    creates a pipeline away from the excluded datanodes, and the retry gets a block there once it opens."""
+    scm = Scm()
+    dns = scm.register(5)
+    first = scm.pipelines.create_pipeline(RATIS_THREE, excluded_nodes=dns[3:])
+    scm.datanodes_report(first.id)
+    dead = first.nodes[0]
+    excluded = ExcludeList(datanodes=frozenset({dead}), pipelines=frozenset({first.id}))
+    with pytest.raises(SCMException) as err:
+        scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om", excluded)
+    assert err.value.code is ResultCode.FAILED_TO_FIND_ACTIVE_PIPELINE
+    (created,) = scm.pipelines.pipelines(RATIS_THREE, PipelineState.ALLOCATED)
+    assert dead not in created.nodes
+    scm.datanodes_report(created.id)
+    assert scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om", excluded).pipeline.id == created.id

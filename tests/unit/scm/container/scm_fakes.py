@@ -79,7 +79,9 @@ class FakePipelineManager:
             if p.id not in excluded_pipelines and not excluded_nodes.intersection(p.nodes)
         ]
 
-    def create_pipeline(self, replication_config: ReplicationConfig) -> Pipeline:
+    def create_pipeline(
+        self, replication_config: ReplicationConfig, excluded_nodes: frozenset[DatanodeID] = frozenset()
+    ) -> Pipeline:
         self.create_calls.append(replication_config)
         if self.create_error is not None:
             raise self.create_error

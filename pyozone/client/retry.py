@@ -1,0 +1,59 @@
+"""How long a key write keeps retrying: Ozone's count of retries, a backoff and a deadline.
+
+A write whose pipeline died must outlast what the cluster is about to repair: SCM marks the dead datanode
+stale, closes its pipelines and forms new ones, and until then it has no pipeline outside the writer's
+exclude list. So a run of failures (failures with no data acknowledged in between) retries the first time
+after ozone.client.retry.interval, as Ozone does (container closes cost nothing), then backs off
+exponentially (hdds.ratis.client.exponential.backoff.base.sleep, capped at .max.sleep), and is over after
+more than ozone.client.max.retries failed blocks or once it has lasted ozone.client.retry.deadline. Waiting
+for SCM to have a pipeline is not a failed block: it only spends the deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRetryPolicy:
+    max_retries: int
+    interval_s: float
+    backoff_base_s: float
+    backoff_max_s: float
+    deadline_s: float
+
+    def delay(self, attempt: int) -> float:
+        """The wait before retry `attempt` (1-based) of a run."""
+        if attempt <= 1:
+            return self.interval_s
+        return min(self.backoff_base_s * 2 ** (attempt - 2), self.backoff_max_s)
+
+
+class RetryRun:
+    """One run of failures: what was tried, since when, and whether (and after how long) to try again."""
+
+    def __init__(self, policy: WriteRetryPolicy, clock: Callable[[], float]) -> None:
+        self._policy = policy
+        self._clock = clock
+        self._started = clock()
+        self.tries: list[str] = []
+
+    @property
+    def elapsed_s(self) -> float:
+        return self._clock() - self._started
+
+    @property
+    def remaining_s(self) -> float:
+        return max(0.0, self._policy.deadline_s - self.elapsed_s)
+
+    def fail(self, what: str) -> float | None:
+        """Records a failed block; the wait before the retry, or None when the run is over."""
+        self.tries.append(what)
+        retries = len(self.tries)
+        if retries > self._policy.max_retries or self.remaining_s <= 0:
+            return None
+        return min(self._policy.delay(retries), self.remaining_s)
+
+    def summary(self) -> str:
+        return f"{len(self.tries)} tries in {self.elapsed_s:.1f}s; tried: " + "; ".join(self.tries)
