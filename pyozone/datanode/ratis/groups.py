@@ -54,6 +54,8 @@ class PipelineGroups:
         self.watch_timeout_s = watch_timeout_s
         self.request_timeout_s = request_timeout_s
         self._groups: dict[str, RaftGroup] = {}
+        self._turns: dict[str, asyncio.Future[None]] = {}
+        """Per pipeline, the last request waiting for SCM's allocation answer (see _submit_in_turn)."""
 
     def join(self, membership: Membership) -> RaftGroup:
         """The pipeline's group, created (or recovered from its log) on first use; idempotent."""
@@ -132,18 +134,54 @@ class PipelineGroups:
             if request.WhichOneof("request") != "watchForCommit":
                 return _answer(request, pb.MALFORMED_REQUEST, "watchForCommit: is missing")
             return group.watch(request)
+        allocation_check = None
         if request.cmdType != pb.CloseContainer:
             try:
-                self.dispatcher.check_writable(request)
+                allocation_check = self.dispatcher.check_writable(request)
             except ContainerError as e:
-                return _answer(request, pb.Result.Value(e.result.value), str(e.args[0]))
+                return _refused(request, e)
             except ProtocolError as e:
                 return _answer(request, pb.MALFORMED_REQUEST, str(e))
-        return group.submit(request)
+        turn = self._turns.get(request.pipelineID)
+        if allocation_check is None and (turn is None or turn.done()):
+            return group.submit(request)
+        mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._turns[request.pipelineID] = mine
+        return asyncio.ensure_future(self._submit_in_turn(group, request, allocation_check, turn, mine))
+
+    async def _submit_in_turn(
+        self,
+        group: RaftGroup,
+        request: pb.ContainerCommandRequestProto,
+        allocation_check: Callable[[], None] | None,
+        previous: asyncio.Future[None] | None,
+        mine: asyncio.Future[None],
+    ) -> Response:
+        """Asks SCM off the event loop, then submits in arrival order: a pipeline's requests that came
+        after one waiting for SCM wait for it too, so a block's chunks and its PutBlock stay in order.
+        A refusal answers the client and leaves the pipeline healthy."""
+        try:
+            if previous is not None:
+                await previous
+            if allocation_check is not None:
+                try:
+                    await asyncio.get_running_loop().run_in_executor(self.executor, allocation_check)
+                except ContainerError as e:
+                    return await _refused(request, e)
+            answer = group.submit(request)
+        finally:
+            mine.set_result(None)
+            if self._turns.get(request.pipelineID) is mine:
+                del self._turns[request.pipelineID]
+        return await answer
 
     async def close(self) -> None:
         groups, self._groups = list(self._groups.values()), {}
         await asyncio.gather(*(g.close() for g in groups), return_exceptions=True)
+
+
+def _refused(request: pb.ContainerCommandRequestProto, e: ContainerError) -> asyncio.Future[Response]:
+    return _answer(request, pb.Result.Value(e.result.value), str(e.args[0]))
 
 
 def _answer(request: pb.ContainerCommandRequestProto, result: int, message: str) -> asyncio.Future[Response]:

@@ -3,8 +3,11 @@
 Without this check a WriteChunk to a made-up container id created that container and stored the data,
 data SCM knows nothing of (issue 11, defect 7). A container this datanode does not hold yet is created by a
 write only when the write came through an open pipeline this datanode is a member of (it is in the
-PipelineSet until SCM closes it) and SCM answers that it allocated the container on that pipeline. SCM is
-asked once per new container (the answer is cached); the containers already here are never checked.
+PipelineSet until SCM closes it) and SCM answers that it allocated the container on that pipeline and that
+it is OPEN. The pipeline's leader asks, off the event loop, before the write enters the pipeline log; the
+members apply the log without asking (ratis/groups.py). An approval is kept for the container's other
+first writes until the container is created (at most APPROVAL_TTL_S); a container already here is never
+checked, and one deleted here is asked about again.
 Block tokens will also cover this once the security work lands.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -36,6 +40,9 @@ ContainerLookup = Callable[[int], ContainerInfo | None]
 """SCM's record of a container, None if SCM has none; raises ScmUnreachable if SCM cannot answer."""
 
 _CACHED = 4096  # approvals kept: containers whose first writes may still be arriving
+APPROVAL_TTL_S = 30.0
+"""How long SCM's approval stands: long enough for a container's first writes, short enough that a write
+arriving after SCM closed or deleted the container is asked about again."""
 
 
 class ScmUnreachable(Exception):
@@ -46,13 +53,13 @@ class ContainerAllocations:
     def __init__(self, lookup: ContainerLookup, pipelines: PipelineSet) -> None:
         self._lookup = lookup
         self._pipelines = pipelines
-        self._approved: OrderedDict[int, str] = OrderedDict()
+        self._approved: OrderedDict[int, tuple[str, float]] = OrderedDict()
         self._lock = threading.Lock()
 
     def check(self, container_id: int, pipeline_id: str, open_only: bool) -> None:
         """Raises ContainerError unless SCM allocated `container_id` on `pipeline_id`, an open pipeline this
-        datanode is in. `open_only`: the container must still be OPEN in SCM (a client's own write; an
-        entry of the pipeline's log was checked by its leader, so a close since then does not undo it)."""
+        datanode is in. `open_only`: the container must still be OPEN in SCM. Blocks on SCM: never call it
+        on the event loop."""
         if not pipeline_id or pipeline_id not in self._pipelines:
             raise ContainerError(
                 Result.CONTAINER_NOT_FOUND,
@@ -60,7 +67,8 @@ class ContainerAllocations:
                 f"datanode (pipeline {pipeline_id or 'none'})",
             )
         with self._lock:
-            if self._approved.get(container_id) == pipeline_id:
+            approved = self._approved.get(container_id)
+            if approved is not None and approved[0] == pipeline_id and time.monotonic() < approved[1]:
                 return
         try:
             info = self._lookup(container_id)
@@ -73,9 +81,15 @@ class ContainerAllocations:
             log.warning("write to container %d refused: %s", container_id, refusal)
             raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
         with self._lock:
-            self._approved[container_id] = pipeline_id
+            self._approved[container_id] = (pipeline_id, time.monotonic() + APPROVAL_TTL_S)
+            self._approved.move_to_end(container_id)
             while len(self._approved) > _CACHED:
                 self._approved.popitem(last=False)
+
+    def forget(self, container_id: int) -> None:
+        """The container exists here now; its approval is no longer needed."""
+        with self._lock:
+            self._approved.pop(container_id, None)
 
 
 def _refusal(info: ContainerInfo | None, container_id: int, pipeline_id: str, open_only: bool) -> str:

@@ -192,15 +192,21 @@ class Dispatcher:
             )
         return block_id
 
-    def check_writable(self, request: Request) -> None:
+    def check_writable(self, request: Request) -> Callable[[], None] | None:
         """What a leader checks before it puts a client's write into the pipeline log: the container is
-        OPEN here, or not here yet (its first write creates it). Raises ContainerError otherwise."""
+        OPEN here, or not here yet (its first write creates it). Raises ContainerError otherwise. For a
+        container not here yet it returns SCM's allocation check, which blocks (run it off the event loop):
+        the leader asks for the whole pipeline, and its members apply the log's entries without asking."""
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
         if container is None:
             self.containers.refuse_if_missing(cid)
+            allocations, pipeline_id = self.allocations, request.pipelineID
+            if allocations is not None:
+                return lambda: allocations.check(cid, pipeline_id, open_only=True)
         elif container.state is not ReplicaState.OPEN:
             self._refuse_not_open(container)
+        return None
 
     def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
         """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN
@@ -225,16 +231,21 @@ class Dispatcher:
     def _create(
         self, cid: int, pipeline_id: str, replica_index: int, index: int, exist_ok: bool
     ) -> KeyValueContainer:
-        """`index` > 0: a pipeline log entry, whose container need not be OPEN in SCM any more."""
-        if self.allocations is not None:
-            self.allocations.check(cid, pipeline_id, open_only=not index)
+        """`index` > 0: a pipeline log entry, which its leader checked with SCM (check_writable)."""
+        if self.allocations is not None and not index:
+            self.allocations.check(cid, pipeline_id, open_only=True)
         try:
-            return self.containers.create(cid, self.datanode_uuid, pipeline_id, replica_index=replica_index)
+            created = self.containers.create(
+                cid, self.datanode_uuid, pipeline_id, replica_index=replica_index
+            )
         except ContainerError as e:
             existing = self.containers.get(cid)
             if exist_ok and e.result is Result.CONTAINER_EXISTS and existing is not None:
                 return existing  # a concurrent first write created it
             raise
+        if self.allocations is not None:
+            self.allocations.forget(cid)  # here now: a write after its deletion asks SCM again
+        return created
 
     def _write(self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes) -> None:
         try:

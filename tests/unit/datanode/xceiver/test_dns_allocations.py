@@ -5,17 +5,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from pyozone.datanode.pipelines import PipelineSet
+from pyozone.datanode.pipelines import Membership, PipelineSet
+from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.allocations import ContainerAllocations, ScmUnreachable
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.unit.datanode.dnd_helpers import async_test
 from tests.unit.datanode.dns_helpers import PIPELINE, Node, block_writes, create, payload, results
 
 ALLOCATED, CLOSED, ELSEWHERE = 7, 8, 9
@@ -87,12 +92,14 @@ def test_a_container_closed_or_on_another_pipeline_is_not_created_by_a_client_wr
     assert cid not in node_a.containers
 
 
-def test_a_log_entry_may_create_a_container_scm_closed_since_but_not_one_elsewhere(
-    dispatcher: Dispatcher, node_a: Node
+def test_a_log_entry_is_applied_without_asking_scm(
+    dispatcher: Dispatcher, node_a: Node, scm: FakeScmContainers
 ) -> None:
-    """The pipeline's leader checked the entry before ordering it; a close since then does not undo it."""
+    """The pipeline's leader asked SCM before it ordered the entry (check_writable); its members apply
+    the log as it is, so a close since then, or SCM being away, does not fail the pipeline."""
+    scm.down = True
     assert _write_block(dispatcher, CLOSED, index=5)[0] == "SUCCESS"
-    assert _write_block(dispatcher, ELSEWHERE, index=9) == ["CONTAINER_NOT_FOUND"] * 4
+    assert scm.asked == []
 
 
 def test_a_write_outside_this_datanodes_pipelines_is_refused_without_asking_scm(
@@ -113,3 +120,69 @@ def test_an_unreachable_scm_refuses_the_write(
     scm.down = True
     assert _write_block(dispatcher, ALLOCATED)[0] == pb.Result.Name(pb.CONTAINER_INTERNAL_ERROR)
     assert ALLOCATED not in node_a.containers
+
+
+# --- through the pipeline's leader, as the daemon runs it (reviewer's findings on the first version)
+
+
+@pytest.fixture
+def groups(dispatcher: Dispatcher, tmp_path: Path) -> Iterator[tuple[PipelineGroups, list[str]]]:
+    failures: list[str] = []
+    executor = ThreadPoolExecutor(2)
+    groups = PipelineGroups(
+        dispatcher.datanode_uuid, tmp_path / "ratis", dispatcher, executor,
+        lambda pipeline, reason: failures.append(reason), 5, 5,
+    )  # fmt: skip
+    groups.join(Membership(PIPELINE, (dispatcher.datanode_uuid,), dispatcher.datanode_uuid, True))
+    yield groups, failures
+    executor.shutdown()
+
+
+async def _through_leader(groups: PipelineGroups, cid: int) -> list[str]:
+    requests, _ = block_writes(cid, 1, payload(1, 4096), 4096)
+    answers = []
+    for r in requests:
+        r.pipelineID = PIPELINE
+        answer = groups.route(r)
+        assert answer is not None
+        answers.append(pb.Result.Name((await answer).result))
+    return answers
+
+
+@async_test
+async def test_a_clients_write_through_the_leader_needs_the_container_open_in_scm(
+    groups: tuple[PipelineGroups, list[str]], node_a: Node
+) -> None:
+    leader, failures = groups
+    assert await _through_leader(leader, CLOSED) == ["CONTAINER_NOT_FOUND"] * 2
+    assert CLOSED not in node_a.containers and failures == []
+    await leader.close()
+
+
+@async_test
+async def test_scm_away_refuses_the_write_and_leaves_the_pipeline_healthy(
+    groups: tuple[PipelineGroups, list[str]], scm: FakeScmContainers
+) -> None:
+    leader, failures = groups
+    scm.down = True
+    assert await _through_leader(leader, ALLOCATED) == ["CONTAINER_INTERNAL_ERROR"] * 2
+    scm.down = False
+    assert await _through_leader(leader, ALLOCATED) == ["SUCCESS"] * 2
+    assert failures == []
+    await leader.close()
+
+
+@async_test
+async def test_a_container_deleted_here_is_asked_about_again(
+    groups: tuple[PipelineGroups, list[str]], node_a: Node, scm: FakeScmContainers
+) -> None:
+    leader, _ = groups
+    assert await _through_leader(leader, ALLOCATED) == ["SUCCESS"] * 2
+    container = node_a.containers.require(ALLOCATED)
+    container.mark_closing()
+    container.close()
+    node_a.containers.delete(ALLOCATED, force=True)
+    scm.records[ALLOCATED] = replace(scm.records[ALLOCATED], state=LifeCycleState.DELETED)
+    assert await _through_leader(leader, ALLOCATED) == ["CONTAINER_NOT_FOUND"] * 2
+    assert ALLOCATED not in node_a.containers
+    await leader.close()
