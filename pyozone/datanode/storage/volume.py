@@ -69,6 +69,9 @@ class StorageVolume:
         self.storage_id = f"DS-{uuid.uuid5(uuid.NAMESPACE_URL, str(root.absolute()))}"
         self._used = 0
         self._lock = threading.Lock()
+        self.out_of_space = False
+        """The last disk check could not write its probe for lack of space (or inodes, or quota): the
+        volume takes no new data until a check can, whatever its free bytes say."""
 
     @property
     def probe_dir(self) -> Path:
@@ -108,10 +111,12 @@ class StorageVolume:
             log.warning("volume %s is full: the disk check could not write its probe: %s", self.root, e)
             with contextlib.suppress(OSError):
                 probe.unlink(missing_ok=True)
+            self.out_of_space = True
             return True
         if read_back != payload:
             self.mark_failed("disk check failed: the probe file read back differently")
             return False
+        self.out_of_space = False
         return True
 
     @property
@@ -123,8 +128,9 @@ class StorageVolume:
             self._used = max(0, self._used + delta)
 
     def available(self) -> int:
-        """Bytes new data may take: the filesystem's free space less the reserved space (0 if failed)."""
-        if self.is_failed:
+        """Bytes new data may take: the filesystem's free space less the reserved space (0 if failed, or
+        if the last disk check found no room for its probe)."""
+        if self.is_failed or self.out_of_space:
             return 0
         try:
             free = shutil.disk_usage(self.root).free

@@ -109,12 +109,17 @@ def test_no_space_for_the_probe_is_a_full_volume_not_a_failed_one(
     def no_space(fd: int) -> None:
         raise OSError(code, os.strerror(code))
 
+    real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", no_space)
     assert volume.check()
     assert volume.state is VolumeState.NORMAL and volume.failure_reason == ""
+    # free bytes may remain (no inodes left, a full quota), but no new data fits: the volume is full
     report = volume.report()
-    assert not report.failed and report.remaining > 0  # its real free space, not a failed volume's 0
+    assert not report.failed and report.remaining == 0 and volume.is_full
     assert list(volume.probe_dir.iterdir()) == []
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert volume.check()
+    assert volume.report().remaining > 0 and not volume.is_full  # space is back, no restart
     volume.close()
 
 
