@@ -2,7 +2,7 @@
 check that every acknowledged key reads back intact and that SCM re-replicates everything.
 
     python -m benchmarks.chaos --minutes N [--datanodes 5] [--racks 2] [--max-down 2] [--seed S]
-                               [--data-dir DIR] [--keep] [--workload keys]
+                               [--kill-every 60] [--data-dir DIR] [--keep] [--workload keys]
 
 1. `pyozone cluster up` with short intervals (benchmarks/chaos_cluster.py) in a fresh directory;
 2. for N minutes, a writer puts keys of 1 KB-20 MB (log-uniform) through a Workload and records the sha256
