@@ -1,8 +1,8 @@
 """OmClient: the asyncio stub of OzoneManagerService with Ozone's error codes and bounded retries.
 
-Block allocation (openKey, allocateBlock) retries UNAVAILABLE with a short backoff for a bounded time,
-because OM answers it while SCM has no OPEN pipeline yet (a fresh cluster, or one replacing a dead pipeline
-a writer excluded) and that heals by itself; a writer retrying a failed block gives its own deadline.
+Block allocation (openKey, allocateBlock) retries UNAVAILABLE and SCM_IN_SAFE_MODE with a short backoff
+for a bounded time, because OM answers them while SCM has no OPEN pipeline yet (a fresh cluster, or one
+replacing a dead pipeline a writer excluded) or is restarting, and that heals by itself; a writer retrying a failed block gives its own deadline.
 Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import grpc
 
 from pyozone.client.config import ClientConfig
-from pyozone.client.errors import OMUnavailableError, om_exception
+from pyozone.client.errors import OMUnavailableError, SafeModeException, om_exception
 from pyozone.client.models import BucketInfo, KeyInfo, KeyLocation, VolumeInfo
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
@@ -61,7 +61,8 @@ class OmClient:
                 response = await method(request, timeout=self._config.om_timeout_s)
             except grpc.aio.AioRpcError as e:
                 error = om_exception(e, self.address)
-                if retry and isinstance(error, OMUnavailableError) and time.monotonic() + backoff < deadline:
+                waitable = isinstance(error, (OMUnavailableError, SafeModeException))  # SCM restarting
+                if retry and waitable and time.monotonic() + backoff < deadline:
                     await asyncio.sleep(backoff)
                     backoff = min(backoff * 2, _BACKOFF_MAX_S)
                     continue

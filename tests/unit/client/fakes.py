@@ -296,6 +296,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         self.commits: list[om.CommitKeyRequest] = []
         self.allocations: list[block_pb.ExcludeListProto] = []  # exclude list of every allocateBlock
         self.safe_mode = False
+        self.safe_mode_answers = 0  # answer this many block allocations SCM_IN_SAFE_MODE
         self.unavailable = 0  # answer this many block allocations UNAVAILABLE
         self.replace_excluded = True
         self._ids = itertools.count(1)
@@ -397,7 +398,8 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
 
     # ------------------------------------------------------------------ blocks (SCM's part)
     def _allocate(self, exclude: block_pb.ExcludeListProto, context: grpc.ServicerContext) -> om.KeyLocation:
-        if self.safe_mode:
+        if self.safe_mode or self.safe_mode_answers:
+            self.safe_mode_answers = max(0, self.safe_mode_answers - 1)
             _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "SCM_IN_SAFE_MODE", "safe mode")
         if self.unavailable:
             self.unavailable -= 1

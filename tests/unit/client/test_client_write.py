@@ -4,6 +4,7 @@ and that nothing is visible without close()."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -161,10 +162,21 @@ def test_allocation_unavailable_is_retried(client: OzoneClient, cluster: FakeClu
     assert client.read_key("vol", "bucket", "k").readall() == b"abc"
 
 
-def test_safe_mode_surfaces(client: OzoneClient, cluster: FakeCluster) -> None:
+def test_safe_mode_is_waited_out_like_an_unavailable_scm(client: OzoneClient, cluster: FakeCluster) -> None:
+    """An SCM restarting spends a few seconds in safe mode; the chaos suite saw writes fail at once."""
+    cluster.om.safe_mode_answers = 2
+    client.put_key("vol", "bucket", "k", b"abc")
+    assert client.read_key("vol", "bucket", "k").readall() == b"abc"
+
+
+def test_safe_mode_surfaces_once_the_wait_is_over(client: OzoneClient, cluster: FakeCluster) -> None:
     cluster.om.safe_mode = True
-    with pytest.raises(SafeModeException) as e:
-        client.put_key("vol", "bucket", "k", b"abc")
+    impatient = OzoneClient(config=replace(client.config, unavailable_budget_s=0.3))
+    try:
+        with pytest.raises(SafeModeException) as e:
+            impatient.put_key("vol", "bucket", "k", b"abc")
+    finally:
+        impatient.close()
     assert e.value.result == "SCM_IN_SAFE_MODE"
     assert isinstance(e.value, OMException)
 
