@@ -2,7 +2,8 @@
 
 Block allocation (openKey, allocateBlock) retries UNAVAILABLE and SCM_IN_SAFE_MODE with a short backoff
 for a bounded time, because OM answers them while SCM has no OPEN pipeline yet (a fresh cluster, or one
-replacing a dead pipeline a writer excluded) or is restarting, and that heals by itself; a writer retrying a failed block gives its own deadline.
+replacing a dead pipeline a writer excluded) or is restarting, and that heals by itself; a writer retrying
+a failed block gives its own deadline.
 Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
 """
 

@@ -96,7 +96,8 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
     logs = data_dir / "logs"
     for d in (conf_dir, logs):
         d.mkdir(parents=True, exist_ok=True)
-    scm_client, scm_datanode, scm_http, scm_block, om_rpc, om_http = free_ports(6)
+    ports = iter(free_ports(6 + 4 * datanodes))  # held together, so no two daemons get the same one
+    scm_client, scm_datanode, scm_http, scm_block, om_rpc, om_http = (next(ports) for _ in range(6))
     site = {
         "ozone.scm.names": HOST,
         "ozone.scm.client.address": f"{HOST}:{scm_client}",
@@ -132,7 +133,7 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
     rack_lines = []
     for i in range(1, datanodes + 1):
         name = f"dn{i}"
-        ipc, replication, http, ratis = free_ports(4)
+        ipc, replication, http, ratis = (next(ports) for _ in range(4))
         home = data_dir / name
         rack_lines.append(f"{name} /rack{(i - 1) % racks + 1}")
         daemons.append(

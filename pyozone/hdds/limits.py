@@ -32,8 +32,13 @@ REPLICATION_CHUNK_BYTES = 1 * MiB
 
 
 def grpc_options(max_message_bytes: int) -> list[tuple[str, int]]:
-    """Options for grpc.aio.server(options=...) and grpc.aio.insecure_channel(options=...)."""
+    """Options for grpc.aio.server(options=...) and grpc.aio.insecure_channel(options=...).
+
+    No SO_REUSEPORT (gRPC sets it on Linux by default): with it, a second server binds a port already in use
+    without error, and the kernel then splits connections between the two, so a caller reaches the wrong
+    daemon and hears "Method not found!". Without it the second server fails to start, and says why."""
     return [
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.so_reuseport", 0),
     ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import grpc
 
 from pyozone.common.grpc_server import Oversized, RequestBounds
-from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, KiB, MiB
+from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, KiB, MiB, grpc_options
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.names import MAX_KEY_NAME_BYTES, MAX_RESOURCE_NAME
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -33,10 +33,10 @@ some 100,000 blocks). Responses may be larger (MAX_OM_MESSAGE_BYTES: listings, l
 
 
 def server_options() -> list[tuple[str, int]]:
-    return [
-        ("grpc.max_send_message_length", MAX_OM_MESSAGE_BYTES),
-        ("grpc.max_receive_message_length", MAX_OM_REQUEST_BYTES),
-    ]
+    """grpc_options for OM's responses, with the smaller bound for its requests."""
+    options = dict(grpc_options(MAX_OM_MESSAGE_BYTES))
+    options["grpc.max_receive_message_length"] = MAX_OM_REQUEST_BYTES
+    return list(options.items())
 
 
 @dataclass(frozen=True)
