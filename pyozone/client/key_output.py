@@ -213,7 +213,7 @@ class KeyOutputStream:
             self._offset += block.acked
         retained = block.retained()
         run = self._retry_run
-        delay = run.fail(what)
+        delay = run.fail(what, backoff=failure.kind is not FailureKind.CONTAINER)
         if delay is None:
             await self.abort()
             why = (

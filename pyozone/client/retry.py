@@ -47,13 +47,15 @@ class RetryRun:
     def remaining_s(self) -> float:
         return max(0.0, self._policy.deadline_s - self.elapsed_s)
 
-    def fail(self, what: str) -> float | None:
-        """Records a failed block; the wait before the retry, or None when the run is over."""
+    def fail(self, what: str, backoff: bool = True) -> float | None:
+        """Records a failed block; the wait before the retry, or None when the run is over. `backoff`
+        False: waiting would not help (a closed container: the next block goes elsewhere at once, as
+        Ozone retries ContainerNotOpenException without a sleep)."""
         self.tries.append(what)
         retries = len(self.tries)
         if retries > self._policy.max_retries or self.remaining_s <= 0:
             return None
-        return min(self._policy.delay(retries), self.remaining_s)
+        return min(self._policy.delay(retries), self.remaining_s) if backoff else 0.0
 
     def summary(self) -> str:
         return f"{len(self.tries)} tries in {self.elapsed_s:.1f}s; tried: " + "; ".join(self.tries)

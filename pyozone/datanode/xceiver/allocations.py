@@ -4,8 +4,8 @@ Without this check a WriteChunk to a made-up container id created that container
 data SCM knows nothing of (issue 11, defect 7). A container this datanode does not hold yet is created by a
 write only when the write came through an open pipeline this datanode is a member of (it is in the
 PipelineSet until SCM closes it) and SCM answers that it allocated the container on that pipeline and that
-it is OPEN. The pipeline's leader asks, off the event loop, before the write enters the pipeline log; the
-members apply the log without asking (ratis/groups.py). An approval is kept for the container's other
+it is OPEN or CLOSING. The pipeline's leader asks, off the event loop, before the write enters the pipeline
+log; the members apply the log without asking (ratis/groups.py). An approval is kept for the container's other
 first writes until the container is created (at most APPROVAL_TTL_S); a container already here is never
 checked, and one deleted here is asked about again.
 Block tokens will also cover this once the security work lands.
@@ -56,9 +56,9 @@ class ContainerAllocations:
         self._approved: OrderedDict[int, tuple[str, float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def check(self, container_id: int, pipeline_id: str, open_only: bool) -> None:
+    def check(self, container_id: int, pipeline_id: str) -> None:
         """Raises ContainerError unless SCM allocated `container_id` on `pipeline_id`, an open pipeline this
-        datanode is in. `open_only`: the container must still be OPEN in SCM. Blocks on SCM: never call it
+        datanode is in, and SCM still takes writes to it (OPEN or CLOSING). Blocks on SCM: never call it
         on the event loop."""
         if not pipeline_id or pipeline_id not in self._pipelines:
             raise ContainerError(
@@ -76,10 +76,16 @@ class ContainerAllocations:
             raise ContainerError(
                 Result.CONTAINER_INTERNAL_ERROR, f"cannot ask SCM about container {container_id}: {e}"
             ) from None
-        refusal = _refusal(info, container_id, pipeline_id, open_only)
+        refusal = _refusal(info, container_id, pipeline_id)
         if refusal:
             log.warning("write to container %d refused: %s", container_id, refusal)
             raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
+        assert info is not None
+        if info.state not in _WRITABLE:
+            # SCM closed it before this datanode held a byte of it: the answer a closed replica gives, so
+            # the client leaves the container and asks for another block (Ozone's CLOSED_CONTAINER_IO)
+            result = Result.CLOSED_CONTAINER_IO if info.state in _CLOSED else Result.CONTAINER_NOT_FOUND
+            raise ContainerError(result, f"container {container_id} is {info.state.name} in SCM")
         with self._lock:
             self._approved[container_id] = (pipeline_id, time.monotonic() + APPROVAL_TTL_S)
             self._approved.move_to_end(container_id)
@@ -92,13 +98,17 @@ class ContainerAllocations:
             self._approved.pop(container_id, None)
 
 
-def _refusal(info: ContainerInfo | None, container_id: int, pipeline_id: str, open_only: bool) -> str:
+_WRITABLE = frozenset({LifeCycleState.OPEN, LifeCycleState.CLOSING})
+"""CLOSING too: SCM closes a container once its space is handed out (or its pipeline closes), while the
+blocks it handed out are still being written."""
+_CLOSED = frozenset({LifeCycleState.QUASI_CLOSED, LifeCycleState.CLOSED})
+
+
+def _refusal(info: ContainerInfo | None, container_id: int, pipeline_id: str) -> str:
     if info is None:
         return f"SCM has no container {container_id}"
     if info.pipeline_id != pipeline_id:
         return f"SCM allocated container {container_id} on pipeline {info.pipeline_id}, not {pipeline_id}"
-    if open_only and info.state is not LifeCycleState.OPEN:
-        return f"container {container_id} is {info.state.name} in SCM"
     if info.state in (LifeCycleState.DELETING, LifeCycleState.DELETED):
         return f"container {container_id} is {info.state.name} in SCM"
     return ""

@@ -203,7 +203,7 @@ class Dispatcher:
             self.containers.refuse_if_missing(cid)
             allocations, pipeline_id = self.allocations, request.pipelineID
             if allocations is not None:
-                return lambda: allocations.check(cid, pipeline_id, open_only=True)
+                return lambda: allocations.check(cid, pipeline_id)
         elif container.state is not ReplicaState.OPEN:
             self._refuse_not_open(container)
         return None
@@ -233,7 +233,7 @@ class Dispatcher:
     ) -> KeyValueContainer:
         """`index` > 0: a pipeline log entry, which its leader checked with SCM (check_writable)."""
         if self.allocations is not None and not index:
-            self.allocations.check(cid, pipeline_id, open_only=True)
+            self.allocations.check(cid, pipeline_id)
         try:
             created = self.containers.create(
                 cid, self.datanode_uuid, pipeline_id, replica_index=replica_index

@@ -47,6 +47,14 @@ def test_a_run_ends_after_max_retries() -> None:
     assert delays == [0, 4, 8, 16, 32, None]  # 5 retries, then the 6th failure ends it
 
 
+def test_a_closed_container_is_retried_at_once() -> None:
+    """A big key's preallocated blocks can all sit in containers SCM closed as it handed their space out;
+    waiting 4 s, 8 s before the next block let the write's deadline pass (test_e2e_keys)."""
+    run = RetryRun(POLICY, Clock())
+    assert [run.fail(f"closed {n}", backoff=False) for n in range(4)] == [0, 0, 0, 0]
+    assert run.fail("p1 dead") == 32  # a failure waiting may heal still backs off by its place in the run
+
+
 def test_a_run_ends_at_its_deadline_and_never_sleeps_past_it() -> None:
     clock = Clock()
     run = RetryRun(dataclasses.replace(POLICY, max_retries=100, deadline_s=50), clock)

@@ -89,4 +89,5 @@ def test_limits() -> None:
     assert dict(p.grpc_options(123)) == {
         "grpc.max_send_message_length": 123,
         "grpc.max_receive_message_length": 123,
+        "grpc.so_reuseport": 0,
     }

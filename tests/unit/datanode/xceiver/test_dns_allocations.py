@@ -84,11 +84,14 @@ def test_a_write_to_an_allocated_container_creates_it_after_one_question_to_scm(
     assert scm.asked == [ALLOCATED] and _stored_bytes(node_a) == 3 * 4096
 
 
-@pytest.mark.parametrize("cid", [CLOSED, ELSEWHERE])
+@pytest.mark.parametrize(
+    ("cid", "result"), [(CLOSED, "CLOSED_CONTAINER_IO"), (ELSEWHERE, "CONTAINER_NOT_FOUND")]
+)
 def test_a_container_closed_or_on_another_pipeline_is_not_created_by_a_client_write(
-    dispatcher: Dispatcher, node_a: Node, cid: int
+    dispatcher: Dispatcher, node_a: Node, cid: int, result: str
 ) -> None:
-    assert _write_block(dispatcher, cid) == ["CONTAINER_NOT_FOUND"] * 4
+    """A container SCM closed is refused as a closed replica is, so the client asks for another block."""
+    assert _write_block(dispatcher, cid) == [result] * 4
     assert cid not in node_a.containers
 
 
@@ -154,7 +157,7 @@ async def test_a_clients_write_through_the_leader_needs_the_container_open_in_sc
     groups: tuple[PipelineGroups, list[str]], node_a: Node
 ) -> None:
     leader, failures = groups
-    assert await _through_leader(leader, CLOSED) == ["CONTAINER_NOT_FOUND"] * 2
+    assert await _through_leader(leader, CLOSED) == ["CLOSED_CONTAINER_IO"] * 2
     assert CLOSED not in node_a.containers and failures == []
     await leader.close()
 
