@@ -202,6 +202,8 @@ class Datanode:
             _close_volumes(self.volumes)
             if self.witnessed is not None:
                 self.witnessed.close()
+            if isinstance(self.lookup, ScmContainerLookup):
+                self.lookup.close()
 
     def _command_queue(self, executor: ThreadPoolExecutor) -> CommandQueue:
         ctx = CommandContext(
