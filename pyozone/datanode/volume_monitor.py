@@ -44,13 +44,18 @@ class VolumeMonitor:
         self.executor = executor
         self.interval_s = interval_s
         self._full: set[Path] = set()
+        self._failed = {v.root for v in volumes.data_volumes if v.is_failed}  # at start: nothing loaded
 
     async def check(self) -> list[int]:
         """One round of checks; the ids of containers lost with newly failed volumes."""
         loop = asyncio.get_running_loop()
-        failed = await loop.run_in_executor(self.executor, self.volumes.check_volumes)
+        await loop.run_in_executor(self.executor, self.volumes.check_volumes)
         full = await loop.run_in_executor(self.executor, self.volumes.full_volumes)
         self._note_full({v.root for v in full})
+        # every volume failed since the last round: by this check, or by an I/O error or a failed stat
+        # between rounds (those are failed already, so check_volumes does not count them)
+        failed = [v for v in self.volumes.data_volumes if v.is_failed and v.root not in self._failed]
+        self._failed.update(v.root for v in failed)
         if not failed:
             return []
         lost = self.containers.remove_failed_volume_containers()
