@@ -9,11 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyozone.client.retry import WriteRetryPolicy
-from pyozone.common.net import HostPort, parse_host_port
+from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.checksum import ChecksumType, parse_type
-
-OM_DEFAULT_PORT = 9862
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +55,7 @@ class ClientConfig:
             raise ConfigError(
                 "ozone.om.address: not set: give the OM address as -D ozone.om.address=HOST:PORT"
             )
-        address = parse_host_port(raw, OM_DEFAULT_PORT, "ozone.om.address")
+        address = parse_host_port(raw, OM_PORT_DEFAULT, "ozone.om.address")
         if address.host == "0.0.0.0":  # a bind address in a shared ozone-site.xml: this host's OM
             address = HostPort("127.0.0.1", address.port)
         try:
