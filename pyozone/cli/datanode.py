@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
             "ozone.metadata.dirs",
             "hdds.container.ipc.port",
             "hdds.container.ratis.ipc.port",
+            "hdds.container.ratis.datastream.port",
             "hdds.datanode.replication.port",
             "hdds.datanode.http-address",
         ),

@@ -72,10 +72,16 @@ def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) ->
 
 
 class BlockOutputStream:
+    PATH = "V1"
+    PUT_WITH_CHUNK = True
+    """A block of one chunk goes out as one writeChunk carrying its putBlock: one log entry, not two."""
+
     def __init__(self, location: KeyLocation, config: ClientConfig, pool: ChannelPool) -> None:
         self.location = location
         self._config = config
         self._pool = pool
+        self._chunk_size = config.buffer_size
+        self._chunks_per_flush = config.chunks_per_flush
         self._streams: dict[str, XceiverStream] = {}
         self._chunks: list[pb.ChunkInfo] = []
         self._unacked: deque[tuple[int, bytes]] = deque()  # (offset in block, data) sent, not acknowledged
@@ -114,17 +120,16 @@ class BlockOutputStream:
         """Sends every full buffer; with `final` the rest too, the last putBlock (eof) and waits until
         all of it is acknowledged. Raises BlockFailure."""
         self._raise_failure()
-        size = self._config.buffer_size
+        size = self._chunk_size
         put_with_chunk = False
         while len(self._buffer) >= size or (final and self._buffer):
             await self._make_room(min(size, len(self._buffer)))  # may raise: the bytes stay buffered
             chunk = bytes(self._buffer[:size])
             last = final and len(self._buffer) <= size  # the eof putBlock below covers it
-            # A block of one chunk goes out as one writeChunk carrying its putBlock: one log entry, not two.
-            put_with_chunk = last and not self._chunks
+            put_with_chunk = self.PUT_WITH_CHUNK and last and not self._chunks
             self._write_chunk(chunk, put_block=put_with_chunk)  # may raise: the bytes stay buffered
             del self._buffer[:size]
-            if len(self._chunk_answers) >= self._config.chunks_per_flush and not last:
+            if len(self._chunk_answers) >= self._chunks_per_flush and not last:
                 self._flush(eof=False)
         if final:
             if self._chunks and not put_with_chunk:

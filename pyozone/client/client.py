@@ -16,8 +16,9 @@ from typing import BinaryIO
 from pyozone.client.config import ClientConfig
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
+from pyozone.client.models import BucketInfo, DatanodeRef, KeyInfo, VolumeInfo
 from pyozone.client.om import OmClient
+from pyozone.client.routing import chain_order, client_rack
 from pyozone.client.xceiver import ChannelPool
 from pyozone.config import OzoneConfiguration
 
@@ -41,8 +42,10 @@ class AsyncOzoneClient:
         `AsyncOzoneClient(conf, om_address=...)`: OM is at `om_address`, else ozone.om.address."""
         if isinstance(conf, str):
             conf, om_address = None, conf
-        self.config = config or ClientConfig.from_conf(conf or OzoneConfiguration(), om_address)
+        conf = conf or OzoneConfiguration()
+        self.config = config or ClientConfig.from_conf(conf, om_address)
         self.client_host = socket.gethostname()
+        self.client_rack = client_rack(conf, self.client_host)
         self._om: OmClient | None = None
         self._pool: ChannelPool | None = None
 
@@ -106,11 +109,24 @@ class AsyncOzoneClient:
 
     # ------------------------------------------------------------------ keys
     async def create_key(
-        self, volume: str, bucket: str, key: str, size_hint: int = 0, replication: str | None = None
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        size_hint: int = 0,
+        replication: str | None = None,
+        datastream: bool | None = None,
     ) -> KeyOutputStream:
-        """An open key; nothing is visible until its close() commits it."""
+        """An open key; nothing is visible until its close() commits it. `datastream`: write by pipeline
+        V2 (True) or V1 (False); None decides by ozone.fs.datastream.enabled and the auto threshold."""
         client_id, blocks = await self.om.open_key(volume, bucket, key, size_hint, replication)
-        return KeyOutputStream(self.om, self.pool, self.config, volume, bucket, key, client_id, blocks)
+        route = self._route if self.config.uses_datastream(size_hint, datastream) else None
+        return KeyOutputStream(
+            self.om, self.pool, self.config, volume, bucket, key, client_id, blocks, route=route
+        )
+
+    def _route(self, members: tuple[DatanodeRef, ...]) -> tuple[DatanodeRef, ...]:
+        return chain_order(members, self.client_host, self.client_rack)
 
     async def read_key(self, volume: str, bucket: str, key: str) -> KeyInputStream:
         info = await self.om.lookup_key(volume, bucket, key, self.client_host)
@@ -124,11 +140,13 @@ class AsyncOzoneClient:
         data: Source,
         progress: Progress | None = None,
         replication: str | None = None,
+        datastream: bool | None = None,
     ) -> KeyInfo:
-        """Writes `data` (bytes, a file path or a binary file object) as the key; returns it committed."""
+        """Writes `data` (bytes, a file path or a binary file object) as the key; returns it committed,
+        with the write pipeline that wrote it (`datastream`: as create_key)."""
         if isinstance(data, bytes | bytearray | memoryview):
             view = memoryview(data).cast("B")
-            out = await self.create_key(volume, bucket, key, len(view), replication)
+            out = await self.create_key(volume, bucket, key, len(view), replication, datastream)
             async with out:
                 step = self.config.buffer_size
                 for i in range(0, len(view), step):
@@ -140,15 +158,15 @@ class AsyncOzoneClient:
         if isinstance(data, str | os.PathLike):
             with open(data, "rb") as f:
                 return await self._put_file(
-                    volume, bucket, key, f, os.fstat(f.fileno()).st_size, progress, replication
+                    volume, bucket, key, f, os.fstat(f.fileno()).st_size, progress, replication, datastream
                 )
-        return await self._put_file(volume, bucket, key, data, 0, progress, replication)
+        return await self._put_file(volume, bucket, key, data, 0, progress, replication, datastream)
 
     async def _put_file(
         self, volume: str, bucket: str, key: str, f: BinaryIO, size: int,
-        progress: Progress | None, replication: str | None,
+        progress: Progress | None, replication: str | None, datastream: bool | None,
     ) -> KeyInfo:  # fmt: skip
-        out = await self.create_key(volume, bucket, key, size, replication)
+        out = await self.create_key(volume, bucket, key, size, replication, datastream)
         async with out:
             while piece := f.read(self.config.buffer_size):
                 await out.write(piece)

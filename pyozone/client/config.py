@@ -12,6 +12,7 @@ from pyozone.client.retry import WriteRetryPolicy
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.checksum import ChecksumType, parse_type
+from pyozone.hdds.limits import MAX_CHUNK_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,10 @@ class ClientConfig:
     backoff_base_s: float = 4.0  # write retries after the first
     backoff_max_s: float = 40.0
     retry_deadline_s: float = 600.0  # a run of write failures; outlasts SCM replacing a dead pipeline
+    datastream_enabled: bool = True  # ozone.fs.datastream.enabled: keys of datastream_threshold bytes take V2
+    datastream_threshold: int = 4 << 20  # ozone.fs.datastream.auto.threshold
+    packet_size: int = 1 << 20  # ozone.client.datastream.min.packet.size: one V2 packet (a chunk)
+    datastream_flush_size: int = 16 << 20  # ozone.client.datastream.buffer.flush.size: V2 bytes per putBlock
 
     @property
     def write_retry(self) -> WriteRetryPolicy:
@@ -43,6 +48,13 @@ class ClientConfig:
             self.max_retries, self.retry_interval_s, self.backoff_base_s, self.backoff_max_s,
             self.retry_deadline_s,
         )  # fmt: skip
+
+    def uses_datastream(self, size: int, datastream: bool | None = None) -> bool:
+        """Whether a key of `size` bytes (0: unknown) is written by V2: `datastream` when given, else by
+        ozone.fs.datastream.enabled and the auto threshold (seed 004: small keys gain nothing from it)."""
+        if datastream is not None:
+            return datastream
+        return self.datastream_enabled and size >= self.datastream_threshold
 
     @property
     def chunks_per_flush(self) -> int:
@@ -83,6 +95,10 @@ class ClientConfig:
             backoff_base_s=int(conf.get("hdds.ratis.client.exponential.backoff.base.sleep")) / 1000,
             backoff_max_s=int(conf.get("hdds.ratis.client.exponential.backoff.max.sleep")) / 1000,
             retry_deadline_s=int(deadline) / 1000,
+            datastream_enabled=bool(conf.get("ozone.fs.datastream.enabled")),
+            datastream_threshold=int(conf.get("ozone.fs.datastream.auto.threshold")),
+            packet_size=int(conf.get("ozone.client.datastream.min.packet.size")),
+            datastream_flush_size=int(conf.get("ozone.client.datastream.buffer.flush.size")),
         )
         config.check()
         return config
@@ -93,6 +109,7 @@ class ClientConfig:
             ("ozone.client.stream.buffer.size", self.buffer_size),
             ("ozone.client.bytes.per.checksum", self.bytes_per_checksum),
             ("ozone.scm.block.size", self.block_size),
+            ("ozone.client.datastream.min.packet.size", self.packet_size),
         ):
             if value <= 0:
                 raise ConfigError(f"{name}: must be positive, got {value}")
@@ -100,6 +117,11 @@ class ClientConfig:
             raise ConfigError(
                 f"ozone.client.stream.buffer.flush.size ({self.flush_size}) is below "
                 f"ozone.client.stream.buffer.size ({self.buffer_size})"
+            )
+        if self.packet_size > MAX_CHUNK_BYTES:
+            raise ConfigError(
+                f"ozone.client.datastream.min.packet.size ({self.packet_size}) is above the "
+                f"{MAX_CHUNK_BYTES}-byte chunk limit"
             )
         if self.max_size < self.flush_size:
             raise ConfigError(

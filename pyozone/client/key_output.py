@@ -22,15 +22,19 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 
 from pyozone.client.block_output import BlockFailure, BlockOutputStream, FailureKind
 from pyozone.client.config import ClientConfig
+from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.errors import BlockWriteError, OMUnavailableError, OzoneClientError
 from pyozone.client.exclude import ExcludeList
-from pyozone.client.models import KeyInfo, KeyLocation
+from pyozone.client.models import DatanodeRef, KeyInfo, KeyLocation
 from pyozone.client.om import OmClient
 from pyozone.client.retry import RetryRun
 from pyozone.client.xceiver import ChannelPool
+
+Route = Callable[[tuple[DatanodeRef, ...]], tuple[DatanodeRef, ...]]
 
 
 class KeyOutputStream:
@@ -45,7 +49,9 @@ class KeyOutputStream:
         client_id: int,
         preallocated: list[KeyLocation],
         clock: Callable[[], float] = time.monotonic,
+        route: Route | None = None,
     ) -> None:
+        """`route`: the chain order of a pipeline's members for write pipeline V2; None writes by V1."""
         self.volume, self.bucket, self.key = volume, bucket, key
         self.client_id = client_id
         self._om = om
@@ -61,7 +67,13 @@ class KeyOutputStream:
         self._failures: list[str] = []
         self._retry_run: RetryRun | None = None  # the failures since data was last acknowledged
         self._state = "open"
+        self._route = route
         self.key_info: KeyInfo | None = None
+
+    @property
+    def write_path(self) -> str:
+        """Which write pipeline writes this key's blocks: "V1" or "V2" (datastream)."""
+        return "V1" if self._route is None else "V2"
 
     @property
     def exclude_list(self) -> ExcludeList:
@@ -89,9 +101,10 @@ class KeyOutputStream:
         await self._run(memoryview(b""), final=True)
         if self._offset != self._written:  # the retry bookkeeping lost or duplicated bytes
             raise BlockWriteError(f"{self._name()}: {self._offset} bytes in blocks, {self._written} written")
-        self.key_info = await self._om.commit_key(
+        committed = await self._om.commit_key(
             self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks
         )
+        self.key_info = replace(committed, write_path=self.write_path)
         self._state = "committed"
         return self.key_info
 
@@ -157,7 +170,11 @@ class KeyOutputStream:
                     break
             else:
                 location = await self._allocate()
-            self._current = BlockOutputStream(location, self._config, self._pool)
+            if self._route is None:
+                self._current = BlockOutputStream(location, self._config, self._pool)
+            else:
+                chain = self._route(location.pipeline.members)
+                self._current = BlockDataStreamOutput(location, self._config, self._pool, chain)
         return self._current
 
     async def _allocate(self) -> KeyLocation:

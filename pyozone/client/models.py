@@ -13,6 +13,7 @@ from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
 
 DATA_PORT = "STANDALONE"
+DATASTREAM_PORT = "RATIS_DATASTREAM"
 
 
 def replication_name(rtype: int, factor: int) -> str:
@@ -29,6 +30,8 @@ class DatanodeRef:
     host: str
     ip: str
     port: int | None  # the STANDALONE port; None when OM did not know it
+    datastream_port: int | None = None  # RATIS_DATASTREAM; None: the datanode serves no datastream
+    rack: str = ""  # its network location, as SCM resolved it
 
     @property
     def address(self) -> str:
@@ -36,8 +39,11 @@ class DatanodeRef:
 
     @classmethod
     def from_proto(cls, proto: hdds_pb2.DatanodeDetailsProto) -> DatanodeRef:
-        port = next((p.value for p in proto.ports if p.name == DATA_PORT), None)
-        return cls(proto.uuid, proto.hostName, proto.ipAddress, port)
+        ports = {p.name: p.value for p in proto.ports}
+        return cls(
+            proto.uuid, proto.hostName, proto.ipAddress, ports.get(DATA_PORT), ports.get(DATASTREAM_PORT),
+            proto.networkLocation,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +169,7 @@ class KeyInfo:
     replication: str
     object_id: int = 0
     locations: tuple[KeyLocation, ...] = field(default=())
+    write_path: str = ""  # "V1" or "V2" on what a write returns; OM does not record it
 
     @classmethod
     def from_proto(cls, p: om_pb.KeyInfo) -> KeyInfo:

@@ -173,10 +173,12 @@ class OzoneClient:
 
     # ------------------------------------------------------------------ keys
     def create_key(
-        self, volume: str, bucket: str, key: str, size_hint: int = 0, replication: str | None = None
-    ) -> KeyWriter:
+        self, volume: str, bucket: str, key: str, size_hint: int = 0, replication: str | None = None,
+        datastream: bool | None = None,
+    ) -> KeyWriter:  # fmt: skip
         return KeyWriter(
-            self._loop, self.run(self._async.create_key(volume, bucket, key, size_hint, replication))
+            self._loop,
+            self.run(self._async.create_key(volume, bucket, key, size_hint, replication, datastream)),
         )
 
     def read_key(self, volume: str, bucket: str, key: str) -> KeyReader:
@@ -184,9 +186,9 @@ class OzoneClient:
 
     def put_key(
         self, volume: str, bucket: str, key: str, data: Source, progress: Progress | None = None,
-        replication: str | None = None,
+        replication: str | None = None, datastream: bool | None = None,
     ) -> KeyInfo:  # fmt: skip
-        return self.run(self._async.put_key(volume, bucket, key, data, progress, replication))
+        return self.run(self._async.put_key(volume, bucket, key, data, progress, replication, datastream))
 
     def get_key(
         self, volume: str, bucket: str, key: str, dest: str | os.PathLike[str] | BinaryIO,

@@ -96,7 +96,7 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
     logs = data_dir / "logs"
     for d in (conf_dir, logs):
         d.mkdir(parents=True, exist_ok=True)
-    ports = iter(free_ports(6 + 4 * datanodes))  # held together, so no two daemons get the same one
+    ports = iter(free_ports(6 + 5 * datanodes))  # held together, so no two daemons get the same one
     scm_client, scm_datanode, scm_http, scm_block, om_rpc, om_http = (next(ports) for _ in range(6))
     site = {
         "ozone.scm.names": HOST,
@@ -133,7 +133,7 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
     rack_lines = []
     for i in range(1, datanodes + 1):
         name = f"dn{i}"
-        ipc, replication, http, ratis = (next(ports) for _ in range(4))
+        ipc, replication, http, ratis, datastream = (next(ports) for _ in range(5))
         home = data_dir / name
         rack_lines.append(f"{name} /rack{(i - 1) % racks + 1}")
         daemons.append(
@@ -154,12 +154,20 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
                     "-D",
                     f"hdds.container.ratis.ipc.port={ratis}",
                     "-D",
+                    f"hdds.container.ratis.datastream.port={datastream}",
+                    "-D",
                     f"hdds.datanode.replication.port={replication}",
                     "-D",
                     f"hdds.datanode.http-address={HOST}:{http}",
                 ],
                 str(logs / f"{name}.log"),
-                {"ipc": ipc, "ratis": ratis, "replication": replication, "http": http},
+                {
+                    "ipc": ipc,
+                    "ratis": ratis,
+                    "datastream": datastream,
+                    "replication": replication,
+                    "http": http,
+                },
             )
         )
     racks_file.write_text("\n".join(rack_lines) + "\n")

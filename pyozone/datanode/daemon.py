@@ -30,6 +30,7 @@ from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.commands import CommandContext, build_handlers
 from pyozone.datanode.commands.replicate import Push
 from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY
+from pyozone.datanode.datastream import DatastreamServer
 from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore, identity_dir, ratis_storage_dir
 from pyozone.datanode.pipelines import PipelineSet
@@ -82,15 +83,19 @@ class Ports:
     ratis: int
     replication: int
     http: int
+    datastream: int = 0  # 0: hdds.container.ratis.datastream.enabled is false
 
     def advertised(self) -> dict[str, int]:
         """By Ozone's DatanodeDetails port names."""
-        return {
+        ports = {
             "STANDALONE": self.standalone,
             "RATIS": self.ratis,
             "REPLICATION": self.replication,
             "HTTP": self.http,
         }
+        if self.datastream:
+            ports["RATIS_DATASTREAM"] = self.datastream
+        return ports
 
 
 class Datanode:
@@ -234,12 +239,14 @@ class Datanode:
             endpoint, intervals, cluster_id, self.identity, self.volumes, self.containers,
             self.pipelines, self.reports, self.queue,
         )  # fmt: skip
+        datastream = self._datastream()
         try:
             self.ports = Ports(
                 self._bind(xceiver, "hdds.container.ipc.port"),
                 self._bind(ratis, "hdds.container.ratis.ipc.port"),
                 self._bind(replication, "hdds.datanode.replication.port"),
                 self.http_port,
+                self._listen(datastream),
             )
             await xceiver.start()
             await ratis.start()
@@ -267,6 +274,26 @@ class Datanode:
                 self.queue.close(SHUTDOWN_GRACE_S),
                 self.groups.close(),
             )
+            if datastream is not None:
+                datastream.stop()
+
+    def _datastream(self) -> DatastreamServer | None:
+        if not self.conf.get("hdds.container.ratis.datastream.enabled"):
+            return None
+        timeout_s = self.conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000
+        port = self.conf.get("hdds.container.ratis.datastream.port")
+        return DatastreamServer(self.dispatcher, self.bind_host, port, timeout_s)
+
+    def _listen(self, datastream: DatastreamServer | None) -> int:
+        if datastream is None:
+            return 0
+        try:
+            return datastream.start()
+        except OSError as e:
+            target = f"{self.bind_host}:{self.conf.get('hdds.container.ratis.datastream.port')}"
+            raise DatanodeError(
+                f"cannot listen on {target} (hdds.container.ratis.datastream.port): {e}"
+            ) from None
 
     def _bind(self, server: grpc.aio.Server, port_key: str) -> int:
         """Binds now so the advertised port is the real one (port 0 picks a free port)."""

@@ -47,6 +47,11 @@ _SIZES = {
 }
 
 
+def checksum_size(kind: ChecksumType) -> int:
+    """Bytes per checksum value of `kind` (0 for NONE)."""
+    return _SIZES[kind]
+
+
 def _function(kind: ChecksumType) -> Callable[[memoryview], bytes]:
     match kind:
         case ChecksumType.CRC32:

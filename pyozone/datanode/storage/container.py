@@ -230,6 +230,19 @@ class KeyValueContainer(ContainerReplica):
                 f.unlink(missing_ok=True)
             return True
 
+    def discard_uncommitted(self, local_id: int) -> int:
+        """Removes the block file of a block that was never committed (an aborted datastream); returns
+        the bytes freed. A committed block keeps its file: reads stop at its committed length."""
+        with self._lock:
+            if self.db.block(local_id) is not None:
+                return 0
+            path = chunk_io.block_file(self.chunks_dir, local_id)
+            freed = chunk_io.file_size(path)
+            path.unlink(missing_ok=True)
+            self.used_bytes = max(0, self.used_bytes - freed)
+            self.volume.add_used(-freed)
+            return freed
+
     def delete(self, force: bool = False) -> None:
         """Removes the replica: directory out of the way first (one rename), then its DB keys."""
         with self._lock:

@@ -212,9 +212,16 @@ class Dispatcher:
         """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN
         (or CLOSING, for a log entry)."""
         cid = container_id(request.containerID, "containerID")
+        return self.writable(cid, request.pipelineID, replica_index, index)
+
+    def writable(
+        self, cid: int, pipeline_id: str, replica_index: int = 0, index: int = 0
+    ) -> KeyValueContainer:
+        """What a write finds: also a datastream's, which every chain member opens for itself (blocks;
+        run it off the event loop)."""
         container = self.containers.get(cid)
         if container is None:  # created by its first write, unless it was lost (ContainerSet.missing)
-            container = self._create(cid, request.pipelineID, replica_index, index, exist_ok=True)
+            container = self._create(cid, pipeline_id, replica_index, index, exist_ok=True)
         state = container.state
         if state is ReplicaState.CLOSING and index:
             return container
@@ -247,7 +254,10 @@ class Dispatcher:
             self.allocations.forget(cid)  # here now: a write after its deletion asks SCM again
         return created
 
-    def _write(self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes) -> None:
+    def write(
+        self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview
+    ) -> None:
+        """Writes a verified chunk and asks for the container's close once it (or its volume) fills."""
         try:
             container.write_chunk(block_id, chunk, data)
         finally:  # a write refused for lack of space finds the volume full too
@@ -362,7 +372,7 @@ class Dispatcher:
             if block.block_id != block_id:
                 raise ProtocolError("writeChunk.block.blockData.blockID", f"is not {block_id}")
         container = self._writable(request, proto.replicaIndex, index)
-        self._write(container, block_id, chunk, body.data)
+        self.write(container, block_id, chunk, body.data)
         answer = pb.WriteChunkResponseProto()
         if block is not None:
             block = self._commit(
@@ -442,7 +452,7 @@ class Dispatcher:
         self._block_id(request, block_proto.blockID, "putSmallFile.block.blockData.blockID")
         chunk = chunk_from_proto(sub_message(body, "chunkInfo", "putSmallFile"), "putSmallFile.chunkInfo")
         container = self._writable(request, block_proto.blockID.replicaIndex, index)
-        self._write(container, block.block_id, chunk, body.data)
+        self.write(container, block.block_id, chunk, body.data)
         block = self._commit(
             container, replace(block, chunks=(chunk,)), index or block_proto.blockID.blockCommitSequenceId
         )

@@ -34,7 +34,7 @@ def test_datanode_list(cluster: LiveCluster) -> None:
         assert node["ipAddress"] == "127.0.0.1" and node["networkLocation"] == "/default-rack"
         assert node["pipelines"] >= 2 and node["healthyVolumes"] == 1 and node["failedVolumes"] == 0
         assert node["capacity"] >= node["remaining"] > 0 and node["lastHeartbeat"] > 0
-        assert set(node["ports"]) >= {"STANDALONE", "RATIS", "REPLICATION", "HTTP"}
+        assert set(node["ports"]) >= {"STANDALONE", "RATIS", "RATIS_DATASTREAM", "REPLICATION", "HTTP"}
         assert node["ports"]["STANDALONE"] == cluster.port(node["hostname"], "ipc")
     table = cluster.admin("datanode", "list")
     assert table.code == 0, table

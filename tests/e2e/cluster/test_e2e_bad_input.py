@@ -74,6 +74,7 @@ def extra_datanode(
         "hdds.container.ipc.port": "0",
         "hdds.datanode.replication.port": "0",
         "hdds.container.ratis.ipc.port": "0",
+        "hdds.container.ratis.datastream.port": "0",
         "hdds.datanode.http-address": "127.0.0.1:0",
         **defines,
     }

@@ -164,6 +164,7 @@ def dn_conf(root: Path, scm_address: str, **overrides: str) -> OzoneConfiguratio
         "hdds.container.ipc.port": "0",
         "hdds.datanode.replication.port": "0",
         "hdds.container.ratis.ipc.port": "0",
+        "hdds.container.ratis.datastream.port": "0",
         "hdds.datanode.http-address": "127.0.0.1:0",
         "hdds.heartbeat.interval": "100ms",
         "hdds.heartbeat.initial-interval": "50ms",

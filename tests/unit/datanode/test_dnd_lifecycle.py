@@ -47,7 +47,7 @@ async def test_version_register_heartbeat(tmp_path: Path, scm: FakeScm) -> None:
         assert len(reg.node_report.metadata_storage) == 1
         assert reg.container_report == () and reg.pipeline_reports == ()
         ports = dict(reg.datanode.ports)
-        assert set(ports) == {"STANDALONE", "RATIS", "REPLICATION", "HTTP"}
+        assert set(ports) == {"STANDALONE", "RATIS", "RATIS_DATASTREAM", "REPLICATION", "HTTP"}
         assert all(port > 0 and _listening(port) for port in ports.values())
         for hb in scm.beats():
             assert hb.datanode.uuid == dn.uuid
@@ -93,7 +93,7 @@ async def test_identity_persisted_and_reused(tmp_path: Path, scm: FakeScm) -> No
     doc = json.loads((tmp_path / "meta" / "datanode.id").read_text())
     assert doc["uuid"] == first and doc["clusterId"] == CLUSTER
     assert doc["ipAddress"] == "127.0.0.1" and doc["persistedOpState"] == "IN_SERVICE"
-    assert set(doc["ports"]) == {"STANDALONE", "RATIS", "REPLICATION", "HTTP"}
+    assert set(doc["ports"]) == {"STANDALONE", "RATIS", "RATIS_DATASTREAM", "REPLICATION", "HTTP"}
     async with running(conf) as dn:
         await wait_for_async(lambda: len(scm.registrations) == 2, what="second registration")
         assert dn.uuid == first

@@ -1,0 +1,208 @@
+"""BlockDataStreamOutput: one block written by write pipeline V2 (Ozone's BlockDataStreamOutput).
+
+The block's bytes go as packets (ozone.client.datastream.min.packet.size, each with its checksums) on one
+TCP connection to the nearest member of the pipeline, which forwards them along the chain (routing.py).
+Every packet is acked once every member wrote it. The commit is V1's: every
+ozone.client.datastream.buffer.flush.size of acked packets, and at the end, a putBlock goes through the
+pipeline log to the leader and is watched ALL_COMMITTED; only that acknowledges data, so failures, retries
+and the key's commit are exactly BlockOutputStream's. The last putBlock follows the END packet's ack.
+
+A failure ack names the member that failed (counted along the chain); the writer then excludes it and
+the pipeline, and KeyOutputStream rewrites the unacknowledged bytes on another pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections import deque
+
+from pyozone.client.block_output import BlockOutputStream, classify
+from pyozone.client.config import ClientConfig
+from pyozone.client.models import DatanodeRef, KeyLocation
+from pyozone.client.xceiver import ChannelPool, DatanodeCallError
+from pyozone.hdds.checksum import compute
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import datastream as ds
+
+Response = pb.ContainerCommandResponseProto
+_ACKED = Response(result=pb.SUCCESS)
+
+
+class BlockDataStreamOutput(BlockOutputStream):
+    PATH = "V2"
+    PUT_WITH_CHUNK = False  # the data never goes through the log
+
+    def __init__(
+        self, location: KeyLocation, config: ClientConfig, pool: ChannelPool, chain: tuple[DatanodeRef, ...]
+    ) -> None:
+        super().__init__(location, config, pool)
+        self._chunk_size = config.packet_size
+        self._chunks_per_flush = max(1, config.datastream_flush_size // config.packet_size)
+        self.chain = chain
+        self._sock: socket.socket | None = None
+        self._outbox: asyncio.Queue[tuple[bytes, memoryview] | None] = asyncio.Queue()
+        self._waiting: deque[asyncio.Future[Response]] = deque()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._broken: DatanodeCallError | None = None
+        self._connected = asyncio.Event()
+
+    # ------------------------------------------------------------------ the stream
+    def _open(self) -> None:
+        if self._sock is not None:
+            return
+        first = self.chain[0] if self.chain else None
+        if first is None or any(m.datastream_port is None for m in self.chain):
+            who = first or DatanodeRef("-", "-", "-", None)
+            raise classify(DatanodeCallError(who, "NO_DATASTREAM_PORT", "a member serves no datastream",
+                                             unreachable=True), self.location)  # fmt: skip
+        header = ds.WriteHeader(
+            self.location.container_id,
+            self.location.local_id,
+            self.location.pipeline.id,
+            self._config.checksum_type,
+            self._config.bytes_per_checksum,
+            tuple(ds.Hop(m.uuid, m.ip or m.host, m.datastream_port or 0) for m in self.chain[1:]),
+        )
+        self._sock = sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._send(first, ds.encode_header(header))),
+            loop.create_task(self._read_acks()),
+        ]
+        for task in self._tasks:
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def _send(self, first: DatanodeRef, header: bytes) -> None:
+        loop, sock = asyncio.get_running_loop(), self._sock
+        assert sock is not None
+        try:
+            await asyncio.wait_for(
+                loop.sock_connect(sock, (first.ip or first.host, first.datastream_port)),
+                self._config.request_timeout_s,
+            )
+            self._connected.set()
+            await loop.sock_sendall(sock, header)
+            while (item := await self._outbox.get()) is not None:
+                frame, data = item
+                await loop.sock_sendall(sock, frame)
+                if data:
+                    await loop.sock_sendall(sock, data)
+        except (OSError, TimeoutError) as e:
+            self._break(DatanodeCallError(first, "UNAVAILABLE", f"datastream: {e}", unreachable=True))
+
+    async def _read_acks(self) -> None:
+        loop, sock = asyncio.get_running_loop(), self._sock
+        assert sock is not None
+        frame = bytearray(ds.ACK.size)
+        await self._connected.wait()
+        try:
+            while True:
+                await _recv_into_exact(loop, sock, memoryview(frame))
+                ack, length = ds.decode_ack_frame(frame)
+                message = bytearray(length)
+                await _recv_into_exact(loop, sock, memoryview(message))
+                if not ack.ok:
+                    self._break(self._refusal(ack, message.decode("utf-8", "replace")))
+                    return
+                if not self._waiting:
+                    raise ds.StreamProtocolError("an ack for no packet")
+                future = self._waiting.popleft()
+                if not future.done():
+                    future.set_result(_ACKED)
+        except (OSError, ds.StreamProtocolError) as e:
+            self._break(DatanodeCallError(self.chain[0], "UNAVAILABLE", f"datastream: {e}", unreachable=True))
+
+    def _refusal(self, ack: ds.Ack, message: str) -> DatanodeCallError:
+        member = self.chain[min(ack.member, len(self.chain) - 1)]
+        try:
+            result = pb.Result.Name(ack.result)
+        except ValueError:
+            result = f"RESULT_{ack.result}"
+        # A member that could not reach or write to the next one names it: that one is excluded.
+        return DatanodeCallError(member, result, message, unreachable=result == "IO_EXCEPTION")
+
+    def _break(self, error: DatanodeCallError) -> None:
+        if self._broken is None:
+            self._broken = error
+        while self._waiting:
+            future = self._waiting.popleft()
+            if not future.done():
+                future.set_exception(error)
+
+    def _packet(self, kind: ds.PacketKind, data: bytes, sums: bytes) -> asyncio.Future[Response]:
+        """Queues one packet; the future is its ack (or the stream's failure)."""
+        self._open()
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        if self._broken is not None:
+            future.set_exception(self._broken)
+            return future
+        offset = self.sent
+        self._waiting.append(future)
+        self._outbox.put_nowait(
+            (ds.encode_packet(kind, offset, len(data), len(sums)) + sums, memoryview(data))
+        )
+        return future
+
+    # ------------------------------------------------------------------ BlockOutputStream's steps
+    def _write_chunk(self, data: bytes, put_block: bool = False) -> None:
+        sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
+        chunk = pb.ChunkInfo(
+            chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
+            offset=self.sent,
+            len=len(data),
+            checksumData=pb.ChecksumData(
+                type=int(sums.type), bytesPerChecksum=sums.bytes_per_checksum, checksums=list(sums.checksums)
+            ),
+        )
+        answer = self._packet(ds.PacketKind.DATA, data, b"".join(sums.checksums))
+        self._chunks.append(chunk)
+        self._unacked.append((self.sent, data))
+        self.sent += len(data)
+        self._chunk_answers.append(answer)
+
+    def _flush(self, eof: bool) -> None:
+        """putBlock of every chunk so far, sent once the chain acked them all (a member applying it
+        before the data arrived would find the block file short); the last one after END's ack."""
+        if eof:
+            self._chunk_answers.append(self._packet(ds.PacketKind.END, b"", b""))
+            self._outbox.put_nowait(None)
+        block = pb.BlockData(blockID=self._block_id(), chunks=self._chunks, size=self.sent)
+        request = self._request(pb.PutBlock, putBlock=pb.PutBlockRequestProto(blockData=block, eof=eof))
+        answer = asyncio.ensure_future(self._put_after(list(self._chunk_answers), request))
+        answer.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._track(answer)
+
+    async def _put_after(
+        self,
+        acks: list[asyncio.Future[Response]],
+        request: pb.ContainerCommandRequestProto,
+    ) -> Response:
+        for ack in acks:
+            await ack
+        return await self._stream("data").submit(request)
+
+    async def close(self) -> None:
+        await super().close()
+        self._outbox.put_nowait(None)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+
+async def _recv_into_exact(loop: asyncio.AbstractEventLoop, sock: socket.socket, view: memoryview) -> None:
+    done = 0
+    while done < len(view):
+        n = await loop.sock_recv_into(sock, view[done:])
+        if n == 0:
+            raise ConnectionResetError("the datanode closed the datastream")
+        done += n

@@ -1,0 +1,42 @@
+"""The order of a datastream's chain: nearest first (seed 001, "Routing Table").
+
+The client sends to the member nearest to it; each member then sends to the member nearest to *itself*
+among those left, so a pipeline spread over two racks carries each byte across racks once. Near means
+the same host, then the same rack (SCM's network location of each member, the client's from the mapping
+file); ties keep the pipeline's order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyozone.client.models import DatanodeRef
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.topology import DEFAULT_RACK, load_rack_mapping
+
+
+def client_rack(conf: OzoneConfiguration, host: str) -> str:
+    """The client's rack by net.topology.node.switch.mapping.file ("" when no mapping names the host)."""
+    path = conf.get("net.topology.node.switch.mapping.file")
+    if not path:
+        return ""
+    return load_rack_mapping(Path(str(path))).get(host, "")
+
+
+def chain_order(members: tuple[DatanodeRef, ...], host: str, rack: str) -> tuple[DatanodeRef, ...]:
+    left, chain = list(members), []
+    here_host, here_rack = host, rack
+    while left:
+        nearest = min(left, key=lambda m: _distance(m, here_host, here_rack))
+        left.remove(nearest)
+        chain.append(nearest)
+        here_host, here_rack = nearest.host, nearest.rack or DEFAULT_RACK
+    return tuple(chain)
+
+
+def _distance(member: DatanodeRef, host: str, rack: str) -> int:
+    if host and member.host == host:
+        return 0
+    if rack and (member.rack or DEFAULT_RACK) == rack:
+        return 1
+    return 2

@@ -1,0 +1,63 @@
+"""Block reads on the datastream port: the range goes from the block file to the socket with sendfile.
+
+The datanode checks that the block is committed (at the BCSID the reader names) and that the range lies
+within its committed length, answers a reply frame, then sends exactly the range's bytes from the page
+cache: no read into Python, no copy. The reader verifies the checksums it got with the block's metadata
+(GetBlock); a mismatch sends it to another replica, and the container scanner finds the damage here.
+A refused read (no such block, a range past its end) is answered and the connection takes the next one.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact
+from pyozone.datanode.storage import ContainerError, ContainerSet, Result, chunk_io
+from pyozone.hdds.ids import BlockID
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import datastream as ds
+
+
+def serve_reads(conn: socket.socket, first: ds.ReadHeader, containers: ContainerSet) -> None:
+    """Answers `first` and every READ after it on the connection, until the reader closes it."""
+    header = first
+    while True:
+        _serve_one(conn, header, containers)
+        try:
+            op, length = ds.decode_preamble(recv_exact(conn, ds.PREAMBLE.size, at_frame_start=True))
+        except PeerClosed as e:
+            if e.clean:
+                return
+            raise
+        if op is not ds.Op.READ:
+            raise ds.StreamProtocolError("a read connection carries only READs")
+        decoded = ds.decode_header(op, recv_exact(conn, length))
+        assert isinstance(decoded, ds.ReadHeader)
+        header = decoded
+
+
+def _serve_one(conn: socket.socket, header: ds.ReadHeader, containers: ContainerSet) -> None:
+    block_id = BlockID(header.container_id, header.local_id)
+    try:
+        container = containers.require(header.container_id)
+        block = container.get_block(block_id, header.bcsid or None)
+        if header.offset + header.length > block.size:
+            raise ContainerError(
+                Result.MALFORMED_REQUEST,
+                f"bytes {header.offset}..{header.offset + header.length} are past the end of {block_id} "
+                f"({block.size} bytes committed)",
+            )
+        path = chunk_io.block_file(container.chunks_dir, header.local_id)
+        file = open(path, "rb")  # noqa: SIM115 (closed below, after sendfile)
+    except ContainerError as e:
+        conn.sendall(ds.encode_read_reply(pb.Result.Value(e.result.value), 0, str(e)))
+        return
+    except FileNotFoundError:
+        conn.sendall(ds.encode_read_reply(pb.UNABLE_TO_FIND_CHUNK, 0, f"no block file for {block_id}"))
+        return
+    with file:
+        conn.sendall(ds.encode_read_reply(ds.SUCCESS, header.length))
+        if header.length:
+            sent = conn.sendfile(file, header.offset, header.length)
+            if sent != header.length:  # the file is shorter than its committed length: cut the reader off
+                raise OSError(f"{block_id}: the block file ended {header.length - sent} bytes early")

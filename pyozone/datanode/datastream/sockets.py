@@ -1,0 +1,34 @@
+"""Blocking socket reads of exact sizes, into the caller's buffers."""
+
+from __future__ import annotations
+
+import socket
+
+
+class PeerClosed(ConnectionError):
+    """The peer closed the connection; `clean` when it did so between frames."""
+
+    def __init__(self, clean: bool) -> None:
+        super().__init__("the peer closed the connection" + ("" if clean else " inside a frame"))
+        self.clean = clean
+
+
+def recv_into_exact(conn: socket.socket, view: memoryview) -> None:
+    """Fills `view` (no copy: the kernel writes into it); PeerClosed if the stream ends first."""
+    done = 0
+    while done < len(view):
+        n = conn.recv_into(view[done:])
+        if n == 0:
+            raise PeerClosed(clean=False)
+        done += n
+
+
+def recv_exact(conn: socket.socket, n: int, at_frame_start: bool = False) -> bytes:
+    """`n` bytes of a small frame. With `at_frame_start`, an end before the first byte is a clean close."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    first = conn.recv_into(view)
+    if first == 0:
+        raise PeerClosed(clean=at_frame_start)
+    recv_into_exact(conn, view[first:])
+    return bytes(buf)

@@ -1,0 +1,240 @@
+"""ChainWriter: one block's datastream on one member of the chain (write pipeline V2).
+
+Each packet is received into this connection's buffer, sent on to the next member from that same buffer,
+then verified and written into the block file from it: no copy in Python. Acks flow back pipelined: a
+member acks a packet once it wrote the packet and the next member acked it (a relay thread reads the next
+member's acks while the main thread goes on receiving). The last member acks as it writes.
+
+Writing opens the container as a client's first write does (created if SCM allocated it on this pipeline,
+refused unless OPEN): every member checks for itself, since no leader orders the data. The block's
+putBlock is not part of the stream: the client sends it through the pipeline log once the END packet is
+acked, so BCSIDs and container close keep V1's order. A stream that ends in any other way removes the
+block file it wrote, unless a putBlock committed some of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Callable
+
+from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact, recv_into_exact
+from pyozone.datanode.storage import ChecksumData, ChunkInfo, ContainerError, KeyValueContainer
+from pyozone.datanode.xceiver.dispatcher import Dispatcher
+from pyozone.hdds.checksum import checksum_size
+from pyozone.hdds.ids import BlockID
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import datastream as ds
+
+log = logging.getLogger(__name__)
+
+
+class _ChainBroken(Exception):
+    """The stream failed; `ack` is what goes back up the chain."""
+
+    def __init__(self, ack: bytes) -> None:
+        super().__init__()
+        self.ack = ack
+
+
+class ChainWriter:
+    def __init__(
+        self,
+        upstream: socket.socket,
+        header: ds.WriteHeader,
+        dispatcher: Dispatcher,
+        timeout_s: float,
+        track: Callable[[socket.socket], Callable[[], None]],
+    ) -> None:
+        self.upstream = upstream
+        self.header = header
+        self.dispatcher = dispatcher
+        self.timeout_s = timeout_s
+        self.block_id = BlockID(header.container_id, header.local_id)
+        self._track = track
+        self._send_lock = threading.Lock()
+        self._progress = threading.Condition()
+        self._written = 0  # bytes of the block written here
+        self._failed = False
+        self._ended = False  # END was received and passed on
+        self._buffer = bytearray()
+        self._packets = 0
+
+    def run(self) -> None:
+        container: KeyValueContainer | None = None
+        downstream: socket.socket | None = None
+        relay: threading.Thread | None = None
+        ended = False
+        try:
+            container = self._open()
+            downstream = self._connect()
+            if downstream is not None:
+                relay = threading.Thread(target=self._relay, args=(downstream,), name="datastream-acks")
+                relay.daemon = True
+                relay.start()
+            ended = self._receive(container, downstream)
+        except _ChainBroken as e:
+            self._fail(e.ack)
+        except PeerClosed as e:
+            log.info("datastream of %s ended before its END packet: %s", self.block_id, e)
+        except OSError as e:
+            log.info("datastream of %s broke: %s", self.block_id, e)
+            self._fail(None)
+        finally:
+            if downstream is not None:
+                if not ended:
+                    _cut(downstream)
+                if relay is not None:
+                    relay.join(self.timeout_s)
+                downstream.close()
+            if not ended and container is not None:
+                freed = container.discard_uncommitted(self.block_id.local_id)
+                if freed:
+                    log.info("datastream of %s aborted: removed %d uncommitted bytes", self.block_id, freed)
+
+    # ------------------------------------------------------------------ setting up
+    def _open(self) -> KeyValueContainer:
+        try:
+            return self.dispatcher.writable(self.header.container_id, self.header.pipeline_id)
+        except ContainerError as e:
+            raise _ChainBroken(ds.encode_ack(pb.Result.Value(e.result.value), 0, 0, str(e))) from None
+        except ValueError as e:  # an id out of range (ProtocolError)
+            raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, str(e))) from None
+
+    def _connect(self) -> socket.socket | None:
+        if not self.header.chain:
+            return None
+        hop = self.header.chain[0]
+        try:
+            conn = socket.create_connection((hop.host, hop.port), timeout=self.timeout_s)
+        except OSError as e:
+            raise _ChainBroken(
+                ds.encode_ack(pb.IO_EXCEPTION, 0, 1, f"cannot reach {hop.uuid} at {hop.address}: {e}")
+            ) from None
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        untrack = self._track(conn)
+        try:
+            conn.sendall(ds.encode_header(self.header.forwarded()))
+        except OSError as e:
+            untrack()
+            conn.close()
+            raise _ChainBroken(
+                ds.encode_ack(pb.IO_EXCEPTION, 0, 1, f"{hop.uuid} at {hop.address}: {e}")
+            ) from None
+        return conn
+
+    # ------------------------------------------------------------------ the packets
+    def _receive(self, container: KeyValueContainer, downstream: socket.socket | None) -> bool:
+        """Receives, forwards and writes packets until END; True once END was passed on (and acked here,
+        for the last member)."""
+        header = self.header
+        size = checksum_size(header.checksum_type)
+        while True:
+            frame = recv_exact(self.upstream, ds.PACKET.size, at_frame_start=True)
+            try:
+                packet = ds.decode_packet(frame, header, self._written)
+            except ds.StreamProtocolError as e:
+                raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, self._written, 0, str(e))) from None
+            sums = recv_exact(self.upstream, packet.checksum_bytes) if packet.checksum_bytes else b""
+            data = self._view(packet.length)
+            recv_into_exact(self.upstream, data)
+            if packet.kind is ds.PacketKind.END:
+                self._ended = True  # before the next member can ack it and close
+            if downstream is not None:
+                self._forward(downstream, frame, sums, data)
+            if packet.kind is ds.PacketKind.END:
+                if downstream is None:
+                    self._send(ds.encode_ack(ds.SUCCESS, self._written))
+                return True
+            self._packets += 1
+            chunk = ChunkInfo(
+                f"{header.local_id}_chunk_{self._packets}",
+                packet.offset,
+                packet.length,
+                ChecksumData(
+                    header.checksum_type,
+                    header.bytes_per_checksum,
+                    tuple(sums[i : i + size] for i in range(0, len(sums), size)) if size else (),
+                ),
+            )
+            try:
+                self.dispatcher.write(container, self.block_id, chunk, data)
+            except ContainerError as e:
+                code = pb.Result.Value(e.result.value)
+                raise _ChainBroken(ds.encode_ack(code, self._written, 0, str(e))) from None
+            with self._progress:
+                self._written += packet.length
+                self._progress.notify_all()
+            if downstream is None:
+                self._send(ds.encode_ack(ds.SUCCESS, self._written))
+
+    def _view(self, length: int) -> memoryview:
+        """This connection's receive buffer, grown to the largest packet so far."""
+        if len(self._buffer) < length:
+            self._buffer = bytearray(length)
+        return memoryview(self._buffer)[:length]
+
+    def _forward(self, downstream: socket.socket, frame: bytes, sums: bytes, data: memoryview) -> None:
+        try:
+            downstream.sendall(frame)
+            if sums:
+                downstream.sendall(sums)
+            if data:
+                downstream.sendall(data)
+        except OSError as e:
+            hop = self.header.chain[0]
+            raise _ChainBroken(
+                ds.encode_ack(pb.IO_EXCEPTION, self._written, 1, f"{hop.uuid} at {hop.address}: {e}")
+            ) from None
+
+    # ------------------------------------------------------------------ acks
+    def _relay(self, downstream: socket.socket) -> None:
+        """Passes the next member's acks up once this member wrote as far; a failure goes up as it is,
+        with its member count one further from the sender."""
+        hop = self.header.chain[0]
+        try:
+            while True:
+                ack, length = ds.decode_ack_frame(recv_exact(downstream, ds.ACK.size, at_frame_start=True))
+                message = recv_exact(downstream, length).decode("utf-8", "replace") if length else ""
+                if not ack.ok:
+                    self._fail(ds.encode_ack(ack.result, ack.acked, ack.member + 1, message))
+                    return
+                acked = ack.acked
+                with self._progress:
+                    self._progress.wait_for(lambda a=acked: self._written >= a or self._failed)
+                    if self._failed:
+                        return
+                self._send(ds.encode_ack(ds.SUCCESS, ack.acked))
+        except PeerClosed as e:
+            if e.clean and self._ended:
+                return  # it acked END and closed: the stream is done
+            why = "closed its stream" if e.clean else str(e)
+        except (OSError, ds.StreamProtocolError) as e:
+            why = str(e)
+        if not self._failed:
+            self._fail(
+                ds.encode_ack(pb.IO_EXCEPTION, self._written, 1, f"{hop.uuid} at {hop.address}: {why}")
+            )
+
+    def _send(self, frame: bytes) -> None:
+        with self._send_lock:
+            self.upstream.sendall(frame)
+
+    def _fail(self, ack: bytes | None) -> None:
+        """Sends the failure up once (later ones are its consequences) and stops the stream."""
+        with self._progress:
+            if self._failed:
+                return
+            self._failed = True
+            self._progress.notify_all()
+        if ack is not None:
+            with contextlib.suppress(OSError):
+                self._send(ack)
+        _cut(self.upstream)
+
+
+def _cut(conn: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        conn.shutdown(socket.SHUT_RDWR)
