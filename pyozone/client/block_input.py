@@ -16,6 +16,7 @@ from bisect import bisect_right
 from collections.abc import Awaitable, Callable
 
 from pyozone.client.config import ClientConfig
+from pyozone.client.datastream_read import DatastreamReader
 from pyozone.client.errors import BlockReadError
 from pyozone.client.models import DatanodeRef, KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
@@ -36,6 +37,13 @@ class StreamCache:
         self._pool = pool
         self._timeout_s = timeout_s
         self._streams: dict[str, XceiverStream] = {}
+        self._readers: dict[str, DatastreamReader] = {}
+
+    def reader(self, datanode: DatanodeRef) -> DatastreamReader:
+        reader = self._readers.get(datanode.address)
+        if reader is None:
+            reader = self._readers[datanode.address] = DatastreamReader(datanode, self._timeout_s)
+        return reader
 
     def get(self, datanode: DatanodeRef) -> XceiverStream:
         stream = self._streams.get(datanode.address)
@@ -45,11 +53,17 @@ class StreamCache:
         return stream
 
     async def drop(self, datanode: DatanodeRef) -> None:
+        reader = self._readers.pop(datanode.address, None)
+        if reader is not None:
+            reader.close()
         stream = self._streams.pop(datanode.address, None)
         if stream is not None:
             await stream.close()
 
     async def close(self) -> None:
+        for reader in self._readers.values():
+            reader.close()
+        self._readers.clear()
         streams, self._streams = list(self._streams.values()), {}
         for stream in streams:
             await stream.close()
@@ -89,7 +103,8 @@ class BlockInputStream:
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())  # read by _take_ahead
                 self._ahead = (following, task)
         skip = offset - self._cache_start
-        return self._cache[skip : skip + min(n, self.length - offset)]
+        # The one copy of a read: the caller gets bytes of its own; the buffer may be read into again.
+        return bytes(memoryview(self._cache)[skip : skip + min(n, self.length - offset)])
 
     async def _take_ahead(self, offset: int) -> tuple[int, bytes] | None:
         """The chunk read ahead, if it starts at `offset`; a read ahead of another place is dropped."""
@@ -158,6 +173,24 @@ class BlockInputStream:
         chunk = self._chunks[bisect_right(self._starts, offset) - 1]
         start, end = _aligned_range(chunk, offset - chunk.offset, self.length - chunk.offset)
         bpc = chunk.checksumData.bytesPerChecksum or max(chunk.len, 1)
+        if datanode.datastream_port is not None:
+            loc = self.location
+            data: bytes | bytearray = await self._streams.reader(datanode).read(
+                loc.container_id, loc.local_id, loc.bcsid, chunk.offset + start, end - start
+            )
+        else:
+            data = await self._read_chunk(stream, chunk, start, end, bpc)
+        if len(data) != end - start:
+            raise _ReadFailed(f"sent {len(data)} bytes for a {end - start}-byte range of {chunk.chunkName}")
+        kind = ChecksumType(chunk.checksumData.type or ChecksumType.NONE)
+        if self._config.verify_checksum and kind is not ChecksumType.NONE:
+            verify(data, ChecksumData(kind, bpc, tuple(chunk.checksumData.checksums)), start)
+        return chunk.offset + start, data
+
+    async def _read_chunk(
+        self, stream: XceiverStream, chunk: pb.ChunkInfo, start: int, end: int, bpc: int
+    ) -> bytes:
+        """The range by ReadChunk over gRPC: for a datanode without a datastream port."""
         wanted = pb.ChunkInfo(
             chunkName=chunk.chunkName,
             offset=chunk.offset + start,
@@ -172,17 +205,9 @@ class BlockInputStream:
             containerID=self.location.container_id, localID=self.location.local_id
         ), chunkData=wanted)  # fmt: skip
         answer = (await stream.call(self._request(pb.ReadChunk, readChunk=body))).readChunk
-        data = (
-            answer.data
-            if answer.WhichOneof("responseData") != "dataBuffers"
-            else b"".join(answer.dataBuffers.buffers)
-        )
-        if len(data) != end - start:
-            raise _ReadFailed(f"sent {len(data)} bytes for a {end - start}-byte range of {chunk.chunkName}")
-        kind = ChecksumType(chunk.checksumData.type or ChecksumType.NONE)
-        if self._config.verify_checksum and kind is not ChecksumType.NONE:
-            verify(data, ChecksumData(kind, bpc, tuple(chunk.checksumData.checksums)), start)
-        return chunk.offset + start, data
+        if answer.WhichOneof("responseData") != "dataBuffers":
+            return answer.data
+        return b"".join(answer.dataBuffers.buffers)
 
     def _request(self, kind: int, **body: object) -> pb.ContainerCommandRequestProto:
         return pb.ContainerCommandRequestProto(

@@ -71,6 +71,55 @@ def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) ->
     return BlockFailure(FailureKind.CONTAINER, error.result, text)
 
 
+Data = bytes | memoryview
+
+
+class PendingBytes:
+    """What a writer accepted and has not sent, as the caller's own buffers: a read-only one (bytes) is
+    kept as it is, a writable one is copied once (the caller may reuse it before the data is
+    acknowledged). A chunk is a slice of one buffer (no copy) unless it spans two."""
+
+    def __init__(self) -> None:
+        self.views: deque[memoryview] = deque()
+        self._length = 0
+
+    def __len__(self) -> int:
+        return self._length
+
+    def add(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data).cast("B")
+        if not view.readonly:
+            view = memoryview(bytes(view))
+        if view:
+            self.views.append(view)
+            self._length += len(view)
+
+    def peek(self, size: int) -> Data:
+        """The first `size` bytes (fewer when fewer are pending), without taking them."""
+        first = self.views[0]
+        if len(first) >= size:
+            return first[:size]
+        out = bytearray(min(size, self._length))
+        done = 0
+        for view in self.views:
+            n = min(len(view), len(out) - done)
+            out[done : done + n] = view[:n]
+            done += n
+            if done == len(out):
+                break
+        return bytes(out)
+
+    def drop(self, size: int) -> None:
+        self._length -= size
+        while size:
+            first = self.views[0]
+            if len(first) > size:
+                self.views[0] = first[size:]
+                return
+            self.views.popleft()
+            size -= len(first)
+
+
 class BlockOutputStream:
     PATH = "V1"
     PUT_WITH_CHUNK = True
@@ -84,8 +133,8 @@ class BlockOutputStream:
         self._chunks_per_flush = config.chunks_per_flush
         self._streams: dict[str, XceiverStream] = {}
         self._chunks: list[pb.ChunkInfo] = []
-        self._unacked: deque[tuple[int, bytes]] = deque()  # (offset in block, data) sent, not acknowledged
-        self._buffer = bytearray()
+        self._unacked: deque[tuple[int, Data]] = deque()  # (offset in block, data) sent, not acknowledged
+        self._pending = PendingBytes()  # accepted, not sent yet
         self._chunk_answers: list[asyncio.Future[pb.ContainerCommandResponseProto]] = []
         self._flushes: deque[_Flush] = deque()
         self._failure: BlockFailure | None = None
@@ -97,11 +146,11 @@ class BlockOutputStream:
     # ------------------------------------------------------------------ state
     @property
     def length(self) -> int:
-        return self.sent + len(self._buffer)
+        return self.sent + len(self._pending)
 
     def retained(self) -> bytes:
         """Every byte not acknowledged, in order: what a retry rewrites to a new block."""
-        return b"".join(d for off, d in self._unacked if off >= self.acked) + bytes(self._buffer)
+        return b"".join([*(d for off, d in self._unacked if off >= self.acked), *self._pending.views])
 
     def committed(self, key_offset: int) -> KeyLocation:
         """This block as commitKey lists it: its acknowledged length and BCSID."""
@@ -114,7 +163,7 @@ class BlockOutputStream:
     # ------------------------------------------------------------------ writing
     def accept(self, data: bytes | memoryview) -> None:
         """Takes bytes into the block (they are retained until acknowledged); `emit` sends them."""
-        self._buffer += data
+        self._pending.add(data)
 
     async def emit(self, final: bool = False) -> None:
         """Sends every full buffer; with `final` the rest too, the last putBlock (eof) and waits until
@@ -122,13 +171,14 @@ class BlockOutputStream:
         self._raise_failure()
         size = self._chunk_size
         put_with_chunk = False
-        while len(self._buffer) >= size or (final and self._buffer):
-            await self._make_room(min(size, len(self._buffer)))  # may raise: the bytes stay buffered
-            chunk = bytes(self._buffer[:size])
-            last = final and len(self._buffer) <= size  # the eof putBlock below covers it
+        pending = self._pending
+        while len(pending) >= size or (final and len(pending)):
+            await self._make_room(min(size, len(pending)))  # may raise: the bytes stay buffered
+            chunk = pending.peek(size)
+            last = final and len(pending) <= size  # the eof putBlock below covers it
             put_with_chunk = self.PUT_WITH_CHUNK and last and not self._chunks
             self._write_chunk(chunk, put_block=put_with_chunk)  # may raise: the bytes stay buffered
-            del self._buffer[:size]
+            pending.drop(len(chunk))
             if len(self._chunk_answers) >= self._chunks_per_flush and not last:
                 self._flush(eof=False)
         if final:
@@ -164,7 +214,7 @@ class BlockOutputStream:
     def _block_id(self) -> pb.DatanodeBlockID:
         return pb.DatanodeBlockID(containerID=self.location.container_id, localID=self.location.local_id)
 
-    def _write_chunk(self, data: bytes, put_block: bool = False) -> None:
+    def _write_chunk(self, data: Data, put_block: bool = False) -> None:
         """Sends one chunk; with `put_block` the request also commits the block (eof) and is watched
         like a putBlock. Nothing changes when it raises (no stream to the leader): the caller keeps the
         bytes, so a retry rewrites them."""
@@ -182,7 +232,7 @@ class BlockOutputStream:
         body = request.writeChunk  # filled in place: a body built apart would be copied, data and all
         body.blockID.CopyFrom(self._block_id())
         body.chunkData.CopyFrom(chunk)
-        body.data = data
+        body.data = bytes(data)  # protobuf holds bytes only: V1's one copy into its request
         if put_block:
             chunks = [*self._chunks, chunk]
             block = pb.BlockData(blockID=self._block_id(), chunks=chunks, size=self.sent + len(data))

@@ -18,8 +18,9 @@ import contextlib
 import socket
 from collections import deque
 
-from pyozone.client.block_output import BlockOutputStream, classify
+from pyozone.client.block_output import BlockOutputStream, Data, classify
 from pyozone.client.config import ClientConfig
+from pyozone.client.datastream_read import fill
 from pyozone.client.models import DatanodeRef, KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError
 from pyozone.hdds.checksum import compute
@@ -101,10 +102,10 @@ class BlockDataStreamOutput(BlockOutputStream):
         await self._connected.wait()
         try:
             while True:
-                await _recv_into_exact(loop, sock, memoryview(frame))
+                await fill(loop, sock, memoryview(frame))
                 ack, length = ds.decode_ack_frame(frame)
                 message = bytearray(length)
-                await _recv_into_exact(loop, sock, memoryview(message))
+                await fill(loop, sock, memoryview(message))
                 if not ack.ok:
                     self._break(self._refusal(ack, message.decode("utf-8", "replace")))
                     return
@@ -133,7 +134,7 @@ class BlockDataStreamOutput(BlockOutputStream):
             if not future.done():
                 future.set_exception(error)
 
-    def _packet(self, kind: ds.PacketKind, data: bytes, sums: bytes) -> asyncio.Future[Response]:
+    def _packet(self, kind: ds.PacketKind, data: Data, sums: bytes) -> asyncio.Future[Response]:
         """Queues one packet; the future is its ack (or the stream's failure)."""
         self._open()
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
@@ -149,7 +150,7 @@ class BlockDataStreamOutput(BlockOutputStream):
         return future
 
     # ------------------------------------------------------------------ BlockOutputStream's steps
-    def _write_chunk(self, data: bytes, put_block: bool = False) -> None:
+    def _write_chunk(self, data: Data, put_block: bool = False) -> None:
         sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
         chunk = pb.ChunkInfo(
             chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
@@ -197,12 +198,3 @@ class BlockDataStreamOutput(BlockOutputStream):
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-
-
-async def _recv_into_exact(loop: asyncio.AbstractEventLoop, sock: socket.socket, view: memoryview) -> None:
-    done = 0
-    while done < len(view):
-        n = await loop.sock_recv_into(sock, view[done:])
-        if n == 0:
-            raise ConnectionResetError("the datanode closed the datastream")
-        done += n
