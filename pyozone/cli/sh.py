@@ -185,6 +185,13 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     key.required = True
     put = command(key, "put", "write a local file (or - for stdin) as a key", run_key_put, "KEY", "FILE")
     _replication_options(put)
+    put.add_argument(
+        "--datastream",
+        choices=("auto", "true", "false"),
+        default="auto",
+        help="write by pipeline V2 (true) or V1 (false); auto: V2 from ozone.fs.datastream.auto.threshold "
+        "when ozone.fs.datastream.enabled",
+    )
     transfer(put)
     get = command(key, "get", "read a key into a local file", run_key_get, "KEY", "FILE")
     get.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
@@ -320,7 +327,8 @@ def run_key_put(args: argparse.Namespace) -> int:
         _client(args, path) as client,
         ProgressBar(size, f"put {path.key}", enabled=_show_progress(args)) as bar,
     ):
-        client.put_key(path.volume, path.bucket, path.key, source, bar, replication)
+        datastream = None if args.datastream == "auto" else args.datastream == "true"
+        client.put_key(path.volume, path.bucket, path.key, source, bar, replication, datastream)
     return 0
 
 
