@@ -48,6 +48,7 @@ from pyozone.datanode.scm_endpoint import (
 )
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.witnessed import WitnessedContainers
+from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.volume_monitor import VolumeMonitor
 from pyozone.datanode.xceiver.allocations import (
     ContainerAllocations,
@@ -139,7 +140,7 @@ class Datanode:
     async def run(self, stop: asyncio.Event) -> None:
         """Raises DatanodeError for what the datanode cannot run with (wrong cluster, no usable disk)."""
         intervals = Intervals.from_conf(self.conf)
-        http = TinyHttpServer({"/ready": self._ready, "/health": self._health})
+        http = TinyHttpServer({"/ready": self._ready, "/health": self._health, "/traffic": self._traffic})
         self.http_port = await self._start_http(http)  # first: pollers see 503, not a refused connection
         endpoint = ScmEndpoint(self.scm, intervals)
         log.info("datanode %s starting; SCM at %s", self.uuid, self.scm)
@@ -348,6 +349,10 @@ class Datanode:
         """200 once registered with SCM: the datanode then serves data and takes commands."""
         body = {"ready": self.registered, "phase": self.phase, "uuid": self.uuid, "scm": str(self.scm)}
         return Response(200 if self.registered else 503, body)
+
+    def _traffic(self) -> Response:
+        """Bytes sent to each peer datanode, by write pipeline (datanode/traffic.py)."""
+        return Response(200, {"uuid": self.uuid, "sent": TRAFFIC.snapshot()})
 
     def _health(self) -> Response:
         """200 while the process runs; the body says how it is doing."""

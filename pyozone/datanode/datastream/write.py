@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact, recv_into_exact
 from pyozone.datanode.storage import ChecksumData, ChunkInfo, ContainerError, KeyValueContainer
+from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.hdds.checksum import checksum_size
 from pyozone.hdds.ids import BlockID
@@ -183,6 +184,7 @@ class ChainWriter:
                 downstream.sendall(sums)
             if data:
                 downstream.sendall(data)
+            TRAFFIC.sent(self.header.chain[0].uuid, "V2", len(frame) + len(sums) + len(data))
         except OSError as e:
             hop = self.header.chain[0]
             raise _ChainBroken(

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 
 import grpc
 
+from pyozone.datanode.traffic import TRAFFIC
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
 
@@ -53,6 +54,7 @@ class LogAppender:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name=f"appender-{self.follower}")
         self._queue.put_nowait((index, entry))
+        TRAFFIC.sent(self.follower, "V1", len(entry))
 
     def close(self) -> None:
         """Stops sending; entries not yet sent are dropped."""
