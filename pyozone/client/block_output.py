@@ -131,6 +131,7 @@ class BlockOutputStream:
         self._pool = pool
         self._chunk_size = config.buffer_size
         self._chunks_per_flush = config.chunks_per_flush
+        self._max_unacked = config.max_size
         self._streams: dict[str, XceiverStream] = {}
         self._chunks: list[pb.ChunkInfo] = []
         self._unacked: deque[tuple[int, Data]] = deque()  # (offset in block, data) sent, not acknowledged
@@ -326,7 +327,7 @@ class BlockOutputStream:
 
     async def _make_room(self, incoming: int) -> None:
         """Waits for acknowledgements until `incoming` more unacknowledged bytes fit in the pool."""
-        while self.sent - self.acked + incoming > self._config.max_size:
+        while self.sent - self.acked + incoming > self._max_unacked:
             if self._flushes:
                 await self._await_oldest()
             elif self._chunk_answers:

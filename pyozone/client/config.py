@@ -41,6 +41,7 @@ class ClientConfig:
     datastream_threshold: int = 4 << 20  # ozone.fs.datastream.auto.threshold
     packet_size: int = 1 << 20  # ozone.client.datastream.min.packet.size: one V2 packet (a chunk)
     datastream_flush_size: int = 16 << 20  # ozone.client.datastream.buffer.flush.size: V2 bytes per putBlock
+    datastream_window: int = 64 << 20  # ozone.client.datastream.window.size: V2 bytes sent, not acknowledged
 
     @property
     def write_retry(self) -> WriteRetryPolicy:
@@ -99,6 +100,7 @@ class ClientConfig:
             datastream_threshold=int(conf.get("ozone.fs.datastream.auto.threshold")),
             packet_size=int(conf.get("ozone.client.datastream.min.packet.size")),
             datastream_flush_size=int(conf.get("ozone.client.datastream.buffer.flush.size")),
+            datastream_window=int(conf.get("ozone.client.datastream.window.size")),
         )
         config.check()
         return config

@@ -41,6 +41,7 @@ class BlockDataStreamOutput(BlockOutputStream):
         super().__init__(location, config, pool)
         self._chunk_size = config.packet_size
         self._chunks_per_flush = max(1, config.datastream_flush_size // config.packet_size)
+        self._max_unacked = max(config.datastream_window, config.datastream_flush_size)
         self.chain = chain
         self._sock: socket.socket | None = None
         self._outbox: asyncio.Queue[tuple[bytes, memoryview] | None] = asyncio.Queue()

@@ -32,3 +32,17 @@ def recv_exact(conn: socket.socket, n: int, at_frame_start: bool = False) -> byt
         raise PeerClosed(clean=at_frame_start)
     recv_into_exact(conn, view[first:])
     return bytes(buf)
+
+
+def send_all(conn: socket.socket, *buffers: bytes | memoryview) -> None:
+    """Sends the buffers in order with scatter-gather writes: one system call for a packet's frame,
+    checksums and data, none of them joined (copied) first."""
+    views = [memoryview(b).cast("B") for b in buffers if len(b)]
+    while views:
+        sent = conn.sendmsg(views)
+        while sent:
+            if sent >= len(views[0]):
+                sent -= len(views.pop(0))
+            else:
+                views[0] = views[0][sent:]
+                sent = 0

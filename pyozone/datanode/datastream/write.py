@@ -20,7 +20,7 @@ import socket
 import threading
 from collections.abc import Callable
 
-from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact, recv_into_exact
+from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact, recv_into_exact, send_all
 from pyozone.datanode.storage import ChecksumData, ChunkInfo, ContainerError, KeyValueContainer
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
@@ -179,11 +179,7 @@ class ChainWriter:
 
     def _forward(self, downstream: socket.socket, frame: bytes, sums: bytes, data: memoryview) -> None:
         try:
-            downstream.sendall(frame)
-            if sums:
-                downstream.sendall(sums)
-            if data:
-                downstream.sendall(data)
+            send_all(downstream, frame, sums, data)
             TRAFFIC.sent(self.header.chain[0].uuid, "V2", len(frame) + len(sums) + len(data))
         except OSError as e:
             hop = self.header.chain[0]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pyozone.datanode.storage import faults
+
 
 def block_file(chunks_dir: Path, local_id: int) -> Path:
     return chunks_dir / f"{local_id}.block"
@@ -24,6 +26,7 @@ def file_size(path: Path) -> int:
 
 def write_at(path: Path, offset: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data).cast("B")
+    faults.before_write(path, len(view))
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
         done = 0
