@@ -4,11 +4,13 @@ The datanode sends each range from its block file with sendfile; here it lands i
 once for the range (the kernel writes into it: no copy in Python), and BlockInputStream verifies it
 against the block's checksums. One connection per datanode carries one read at a time; a read that fails
 or is cancelled halfway leaves the connection mid-frame, so it is closed and the next read reconnects.
+`fill` is the same receive for the writer's non-blocking socket.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 
 from pyozone.client.models import DatanodeRef
@@ -25,73 +27,84 @@ class DatastreamReader:
         self._lock = asyncio.Lock()
 
     async def read(self, container_id: int, local_id: int, bcsid: int, offset: int, length: int) -> bytearray:
-        """The range's bytes; DatanodeCallError (unreachable for a broken connection) otherwise."""
+        """The range's bytes; DatanodeCallError (unreachable for a broken connection) otherwise.
+
+        The exchange runs on a worker thread with a blocking socket: MSG_WAITALL receives a whole range
+        in one system call, where the event loop would wake for every socket buffer's worth."""
         header = ds.encode_header(ds.ReadHeader(container_id, local_id, bcsid, offset, length))
         async with self._lock:
+            sock = self._sock
             try:
-                return await asyncio.wait_for(self._read(header, length), self.timeout_s)
-            except DatanodeCallError:
+                if sock is None:
+                    sock = self._sock = await asyncio.to_thread(self._connect)
+                return await asyncio.to_thread(self._exchange, sock, header, length)
+            except DatanodeCallError as e:
+                if e.unreachable or e.result == "MALFORMED_REQUEST":  # a refused header ends the connection
+                    self._discard(sock)
                 raise
-            except (OSError, TimeoutError, ds.StreamProtocolError) as e:
-                self.close()
+            except (OSError, ds.StreamProtocolError) as e:
+                self._discard(sock)
                 why = f"no answer in {self.timeout_s:g}s" if isinstance(e, TimeoutError) else str(e)
                 raise DatanodeCallError(
                     self.datanode, "UNAVAILABLE", f"datastream read: {why}", unreachable=True
                 ) from None
-            except BaseException:
-                self.close()
+            except BaseException:  # cancelled: the thread may still be inside the exchange
+                self._discard(sock)
                 raise
 
-    async def _read(self, header: bytes, length: int) -> bytearray:
-        loop = asyncio.get_running_loop()
-        sock = await self._connect()
-        await loop.sock_sendall(sock, header)
-        frame = bytearray(ds.READ_REPLY.size)
-        await fill(loop, sock, memoryview(frame))
+    def _connect(self) -> socket.socket:
+        if self.datanode.datastream_port is None:
+            raise DatanodeCallError(
+                self.datanode, "NO_DATASTREAM_PORT", "no datastream port", unreachable=True
+            )
+        address = (self.datanode.ip or self.datanode.host, self.datanode.datastream_port)
+        sock = socket.create_connection(address, timeout=self.timeout_s)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def _exchange(self, sock: socket.socket, header: bytes, length: int) -> bytearray:
+        sock.sendall(header)
+        frame = _receive(sock, ds.READ_REPLY.size)
         result, size, message_length = ds.decode_read_reply(frame)
-        message = bytearray(message_length)
-        await fill(loop, sock, memoryview(message))
+        message = _receive(sock, message_length)
         if result != ds.SUCCESS:
             try:
                 name = pb.Result.Name(result)
             except ValueError:
                 name = f"RESULT_{result}"
-            if result == pb.MALFORMED_REQUEST:
-                self.close()  # a refused header ends the connection
             raise DatanodeCallError(self.datanode, name, message.decode("utf-8", "replace"))
         if size != length:
             raise ds.StreamProtocolError(f"the datanode answers {size} bytes for a {length}-byte read")
-        data = bytearray(length)
-        await fill(loop, sock, memoryview(data))
-        return data
+        return _receive(sock, length)
 
-    async def _connect(self) -> socket.socket:
-        if self._sock is not None:
-            return self._sock
-        if self.datanode.datastream_port is None:
-            raise DatanodeCallError(
-                self.datanode, "NO_DATASTREAM_PORT", "no datastream port", unreachable=True
-            )
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            address = (self.datanode.ip or self.datanode.host, self.datanode.datastream_port)
-            await asyncio.get_running_loop().sock_connect(sock, address)
-        except BaseException:
-            sock.close()
-            raise
-        self._sock = sock
-        return sock
+    def _discard(self, sock: socket.socket | None) -> None:
+        """Drops the connection; shutdown wakes a thread still blocked on it."""
+        if sock is None:
+            return
+        if self._sock is sock:
+            self._sock = None
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        self._discard(self._sock)
+
+
+def _receive(sock: socket.socket, n: int) -> bytearray:
+    """Exactly `n` bytes into a buffer of their own."""
+    buf = bytearray(n)
+    view, done = memoryview(buf), 0
+    while done < n:
+        got = sock.recv_into(view[done:], n - done, socket.MSG_WAITALL)
+        if got == 0:
+            raise ConnectionResetError("the datanode closed the connection")
+        done += got
+    return buf
 
 
 async def fill(loop: asyncio.AbstractEventLoop, sock: socket.socket, view: memoryview) -> None:
-    """Receives exactly len(view) bytes into `view`."""
+    """Receives exactly len(view) bytes into `view` on a non-blocking socket."""
     done = 0
     while done < len(view):
         n = await loop.sock_recv_into(sock, view[done:])
