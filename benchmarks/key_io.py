@@ -63,7 +63,7 @@ def _client(conf_dir: str, key: str, size: int, start: mp.Event, phase: str, out
             digest = hashlib.sha256(data).hexdigest()
             start.wait()
             t0 = time.perf_counter()
-            client.put_key(VOLUME, BUCKET, key, data)
+            client.put_key(VOLUME, BUCKET, key, data, datastream=False)
             out.put((key, time.perf_counter() - t0, digest))
         else:
             start.wait()
@@ -127,7 +127,7 @@ def main() -> None:
         client = OzoneClient(load_configuration(conf_dir, {}))
         client.create_volume(VOLUME)
         client.create_bucket(VOLUME, BUCKET)
-        client.put_key(VOLUME, BUCKET, "warm-up", os.urandom(8 << 20))
+        client.put_key(VOLUME, BUCKET, "warm-up", os.urandom(8 << 20), datastream=False)
         rows: list[tuple[str, str]] = []
         for n in (1, 3):
             written = run_clients(conf_dir, n, size, "write", f"c{n}")
