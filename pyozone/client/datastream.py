@@ -27,6 +27,9 @@ from pyozone.hdds.checksum import compute
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
+ACK_GRACE_S = 1.0
+"""After a failed send, how long the ack reader gets to read the member's refusal (a refused packet is
+answered, then the connection is closed, which fails the sends after it)."""
 Response = pb.ContainerCommandResponseProto
 _ACKED = Response(result=pb.SUCCESS)
 
@@ -94,7 +97,11 @@ class BlockDataStreamOutput(BlockOutputStream):
                 if data:
                     await loop.sock_sendall(sock, data)
         except (OSError, TimeoutError) as e:
-            self._break(DatanodeCallError(first, "UNAVAILABLE", f"datastream: {e}", unreachable=True))
+            error = DatanodeCallError(first, "UNAVAILABLE", f"datastream: {e}", unreachable=True)
+            if not self._connected.is_set():
+                self._break(error)
+            else:  # a member that refused a packet acks why and closes: let the ack reader hear it first
+                loop.call_later(ACK_GRACE_S, self._break, error)
 
     async def _read_acks(self) -> None:
         loop, sock = asyncio.get_running_loop(), self._sock

@@ -178,6 +178,8 @@ def decode_header(op: Op, raw: bytes) -> WriteHeader | ReadHeader:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise StreamProtocolError(f"header is not JSON: {e}") from None
+    except RecursionError:
+        raise StreamProtocolError("header is not JSON: nested too deep") from None
     if not isinstance(body, dict):
         raise StreamProtocolError("header is not a JSON object")
     if op is Op.READ:
@@ -186,7 +188,7 @@ def decode_header(op: Op, raw: bytes) -> WriteHeader | ReadHeader:
             _int(body, "offset"), _int(body, "length", 0, MAX_PACKET_BYTES),
         )  # fmt: skip
     name = body.get("checksum")
-    if name not in ChecksumType.__members__:
+    if not isinstance(name, str) or name not in ChecksumType.__members__:
         raise StreamProtocolError(f"header.checksum {name!r} is not a checksum type")
     chain = body.get("chain")
     if not isinstance(chain, list) or len(chain) > MAX_CHAIN:

@@ -96,8 +96,9 @@ class DatastreamServer:
             log.warning("datastream from %s refused: %s", peer, e)
             _answer(conn, ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, str(e)))
         except PeerClosed as e:
-            if not e.clean:
+            if not e.clean:  # a writer that only half-closed still hears why
                 log.warning("datastream from %s: %s", peer, e)
+                _answer(conn, ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, "the header is truncated"))
         except OSError as e:
             log.info("datastream from %s ended: %s", peer, e)
         except Exception:

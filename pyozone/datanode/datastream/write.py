@@ -80,6 +80,8 @@ class ChainWriter:
             self._fail(e.ack)
         except PeerClosed as e:
             log.info("datastream of %s ended before its END packet: %s", self.block_id, e)
+            if not e.clean:
+                self._fail(ds.encode_ack(pb.MALFORMED_REQUEST, self._written, 0, "a packet is truncated"))
         except OSError as e:
             log.info("datastream of %s broke: %s", self.block_id, e)
             self._fail(None)
