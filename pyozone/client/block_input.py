@@ -24,6 +24,7 @@ from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, ChecksumType, 
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 Refresh = Callable[[KeyLocation], Awaitable[KeyLocation]]
+Data = bytes | memoryview
 READ_SPAN = 8 << 20
 """At most this much is read from a datanode's datastream port at once (and read ahead)."""
 
@@ -83,8 +84,9 @@ class BlockInputStream:
         self._starts: list[int] = []
         self._preferred: DatanodeRef | None = None
         self._cache_start = 0
-        self._cache = b""
-        self._ahead: tuple[int, asyncio.Task[tuple[int, bytes]]] | None = None
+        self._cache: Data = b""
+        self._spare: bytearray | None = None  # a span buffer no longer read from, to receive into again
+        self._ahead: tuple[int, asyncio.Task[tuple[int, Data]]] | None = None
 
     @property
     def length(self) -> int:
@@ -98,7 +100,10 @@ class BlockInputStream:
         if offset >= self.length or n <= 0:
             return b""
         if not self._cache_start <= offset < self._cache_start + len(self._cache):
+            old = self._cache
             self._cache_start, self._cache = await self._take_ahead(offset) or await self._fetch(offset)
+            if isinstance(old, memoryview) and isinstance(old.obj, bytearray):
+                self._spare = old.obj  # the caller got copies, and no thread writes into it any more
             following = self._cache_start + len(self._cache)
             if following < self.length:
                 task = asyncio.ensure_future(self._fetch(following))
@@ -108,7 +113,7 @@ class BlockInputStream:
         # The one copy of a read: the caller gets bytes of its own; the buffer may be read into again.
         return bytes(memoryview(self._cache)[skip : skip + min(n, self.length - offset)])
 
-    async def _take_ahead(self, offset: int) -> tuple[int, bytes] | None:
+    async def _take_ahead(self, offset: int) -> tuple[int, Data] | None:
         """The chunk read ahead, if it starts at `offset`; a read ahead of another place is dropped."""
         ahead, self._ahead = self._ahead, None
         if ahead is None:
@@ -182,7 +187,7 @@ class BlockInputStream:
         self._check(chunk, start, end, data)
         return chunk.offset + start, data
 
-    async def _stream_span(self, datanode: DatanodeRef, first: int, offset: int) -> tuple[int, bytearray]:
+    async def _stream_span(self, datanode: DatanodeRef, first: int, offset: int) -> tuple[int, memoryview]:
         """From `offset` over the following chunks, up to READ_SPAN bytes, in one datastream read: fewer
         round trips than a read per chunk; each chunk's part is verified against its own checksums."""
         assert self._chunks is not None
@@ -199,14 +204,19 @@ class BlockInputStream:
             parts.append((chunk, 0, end))
             span_end = chunk.offset + end
         loc = self.location
+        # A buffer whose read was cancelled is never reused: its thread may still be writing into it.
+        into, self._spare = self._spare, None
         data = await self._streams.reader(datanode).read(
-            loc.container_id, loc.local_id, loc.bcsid, span_start, span_end - span_start
+            loc.container_id, loc.local_id, loc.bcsid, span_start, span_end - span_start, into
         )
-        view, at = memoryview(data), 0
+        await asyncio.to_thread(self._check_parts, parts, data)  # off the loop: it serves the consumer
+        return span_start, data
+
+    def _check_parts(self, parts: list[tuple[pb.ChunkInfo, int, int]], data: memoryview) -> None:
+        view, at = data, 0
         for chunk, start, end in parts:
             self._check(chunk, start, end, view[at : at + end - start])
             at += end - start
-        return span_start, data
 
     def _check(self, chunk: pb.ChunkInfo, start: int, end: int, data: bytes | bytearray | memoryview) -> None:
         if len(data) != end - start:

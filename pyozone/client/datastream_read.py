@@ -26,8 +26,17 @@ class DatastreamReader:
         self._sock: socket.socket | None = None
         self._lock = asyncio.Lock()
 
-    async def read(self, container_id: int, local_id: int, bcsid: int, offset: int, length: int) -> bytearray:
-        """The range's bytes; DatanodeCallError (unreachable for a broken connection) otherwise.
+    async def read(
+        self,
+        container_id: int,
+        local_id: int,
+        bcsid: int,
+        offset: int,
+        length: int,
+        into: bytearray | None = None,
+    ) -> memoryview:
+        """The range's bytes, received into `into` when it is large enough (else a new buffer);
+        DatanodeCallError (unreachable for a broken connection) otherwise.
 
         The exchange runs on a worker thread with a blocking socket: MSG_WAITALL receives a whole range
         in one system call, where the event loop would wake for every socket buffer's worth."""
@@ -37,7 +46,7 @@ class DatastreamReader:
             try:
                 if sock is None:
                     sock = self._sock = await asyncio.to_thread(self._connect)
-                return await asyncio.to_thread(self._exchange, sock, header, length)
+                return await asyncio.to_thread(self._exchange, sock, header, length, into)
             except DatanodeCallError as e:
                 if e.unreachable or e.result == "MALFORMED_REQUEST":  # a refused header ends the connection
                     self._discard(sock)
@@ -62,11 +71,13 @@ class DatastreamReader:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
 
-    def _exchange(self, sock: socket.socket, header: bytes, length: int) -> bytearray:
+    def _exchange(
+        self, sock: socket.socket, header: bytes, length: int, into: bytearray | None
+    ) -> memoryview:
         sock.sendall(header)
         frame = _receive(sock, ds.READ_REPLY.size)
         result, size, message_length = ds.decode_read_reply(frame)
-        message = _receive(sock, message_length)
+        message = _receive(sock, message_length).tobytes()
         if result != ds.SUCCESS:
             try:
                 name = pb.Result.Name(result)
@@ -75,7 +86,7 @@ class DatastreamReader:
             raise DatanodeCallError(self.datanode, name, message.decode("utf-8", "replace"))
         if size != length:
             raise ds.StreamProtocolError(f"the datanode answers {size} bytes for a {length}-byte read")
-        return _receive(sock, length)
+        return _receive(sock, length, into)
 
     def _discard(self, sock: socket.socket | None) -> None:
         """Drops the connection; shutdown wakes a thread still blocked on it."""
@@ -91,16 +102,16 @@ class DatastreamReader:
         self._discard(self._sock)
 
 
-def _receive(sock: socket.socket, n: int) -> bytearray:
-    """Exactly `n` bytes into a buffer of their own."""
-    buf = bytearray(n)
-    view, done = memoryview(buf), 0
+def _receive(sock: socket.socket, n: int, into: bytearray | None = None) -> memoryview:
+    """Exactly `n` bytes, into `into` when it is large enough, else into a buffer of their own."""
+    buf = into if into is not None and len(into) >= n else bytearray(n)
+    view, done = memoryview(buf)[:n], 0
     while done < n:
         got = sock.recv_into(view[done:], n - done, socket.MSG_WAITALL)
         if got == 0:
             raise ConnectionResetError("the datanode closed the connection")
         done += got
-    return buf
+    return view
 
 
 async def fill(loop: asyncio.AbstractEventLoop, sock: socket.socket, view: memoryview) -> None:

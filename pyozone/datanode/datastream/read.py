@@ -40,12 +40,12 @@ def _serve_one(conn: socket.socket, header: ds.ReadHeader, containers: Container
     block_id = BlockID(header.container_id, header.local_id)
     try:
         container = containers.require(header.container_id)
-        block = container.get_block(block_id, header.bcsid or None)
-        if header.offset + header.length > block.size:
+        size = container.committed_size(block_id, header.bcsid or None)
+        if header.offset + header.length > size:
             raise ContainerError(
                 Result.MALFORMED_REQUEST,
                 f"bytes {header.offset}..{header.offset + header.length} are past the end of {block_id} "
-                f"({block.size} bytes committed)",
+                f"({size} bytes committed)",
             )
         path = chunk_io.block_file(container.chunks_dir, header.local_id)
         file = open(path, "rb")  # noqa: SIM115 (closed below, after sendfile)

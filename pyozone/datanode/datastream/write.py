@@ -1,9 +1,13 @@
 """ChainWriter: one block's datastream on one member of the chain (write pipeline V2).
 
 Each packet is received into this connection's buffer, sent on to the next member from that same buffer,
-then verified and written into the block file from it: no copy in Python. Acks flow back pipelined: a
-member acks a packet once it wrote the packet and the next member acked it (a relay thread reads the next
-member's acks while the main thread goes on receiving). The last member acks as it writes.
+then written into the block file from it: no copy in Python. The chain's last member checks the packet
+against its checksums before it writes (HDFS's rule): every member holds the same bytes, so one check
+proves them all, and a mismatch fails the block on every member. The others save that CPU.
+
+Acks flow back pipelined: a member acks a packet once it wrote the packet and the next member acked it
+(a relay thread reads the next member's acks while the main thread goes on receiving). The last member
+acks as it writes.
 
 Writing opens the container as a client's first write does (created if SCM allocated it on this pipeline,
 refused unless OPEN): every member checks for itself, since no leader orders the data. The block's
@@ -163,7 +167,7 @@ class ChainWriter:
                 ),
             )
             try:
-                self.dispatcher.write(container, self.block_id, chunk, data)
+                self.dispatcher.write(container, self.block_id, chunk, data, verified=downstream is None)
             except ContainerError as e:
                 code = pb.Result.Value(e.result.value)
                 raise _ChainBroken(ds.encode_ack(code, self._written, 0, str(e))) from None

@@ -86,8 +86,12 @@ class KeyValueContainer(ContainerReplica):
 
     # --- data path
 
-    def write_chunk(self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview) -> bool:
-        """Writes one verified chunk at its offset in the block file; True once the container is full."""
+    def write_chunk(
+        self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview, verified: bool = True
+    ) -> bool:
+        """Writes one chunk at its offset in the block file; True once the container is full. The data
+        is checked against its checksums unless `verified` is False (a datastream member that is not the
+        chain's last: the last one checks the very bytes it forwarded)."""
         self._check_block_id(block_id)
         if len(data) != chunk.length or chunk.offset < 0:
             raise ContainerError(
@@ -95,7 +99,8 @@ class KeyValueContainer(ContainerReplica):
             )
         try:
             chunk.checksum_data.check_shape(chunk.length)
-            verify(data, chunk.checksum_data)
+            if verified:
+                verify(data, chunk.checksum_data)
         except ChecksumMismatch as e:
             raise ContainerError(Result.CHECKSUM_MISMATCH, f"chunk {chunk.name} of {block_id}: {e}") from None
         except ValueError as e:
@@ -188,6 +193,21 @@ class KeyValueContainer(ContainerReplica):
         if bcsid is not None and block.bcsid < bcsid:
             raise ContainerError(Result.BCSID_MISMATCH, f"{block_id} is at BCSID {block.bcsid}, not {bcsid}")
         return block
+
+    def committed_size(self, block_id: BlockID, bcsid: int | None = None) -> int:
+        """The committed length of a block, with get_block's refusals (the datastream's reads)."""
+        self._check_block_id(block_id)
+        if bcsid is not None and bcsid > self.bcsid:
+            raise ContainerError(
+                Result.UNKNOWN_BCSID, f"container {self.container_id} is at BCSID {self.bcsid}, not {bcsid}"
+            )
+        raw = self.db.block(block_id.local_id)
+        if raw is None:
+            raise ContainerError(Result.NO_SUCH_BLOCK, f"no block {block_id}")
+        block_bcsid, size = BlockData.extent_of_json(raw)
+        if bcsid is not None and block_bcsid < bcsid:
+            raise ContainerError(Result.BCSID_MISMATCH, f"{block_id} is at BCSID {block_bcsid}, not {bcsid}")
+        return size
 
     def list_blocks(self, start_local_id: int = 0, count: int = 1000) -> list[BlockData]:
         """Up to `count` blocks with local id >= start_local_id, in local-id order."""

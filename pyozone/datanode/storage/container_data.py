@@ -95,6 +95,13 @@ class BlockData:
     def from_json(cls, raw: bytes) -> BlockData:
         return cls.from_dict(json.loads(raw))
 
+    @staticmethod
+    def extent_of_json(raw: bytes) -> tuple[int, int]:
+        """(bcsid, size) of a stored block without building its chunks: a read that only needs to know
+        how far the block goes skips decoding thousands of checksums."""
+        d = json.loads(raw)
+        return int(d.get("bcsid", 0)), sum(int(c["len"]) for c in d["chunks"])
+
 
 @dataclass(frozen=True, slots=True)
 class ContainerData:

@@ -255,11 +255,17 @@ class Dispatcher:
         return created
 
     def write(
-        self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview
+        self,
+        container: KeyValueContainer,
+        block_id: BlockID,
+        chunk: ChunkInfo,
+        data: bytes | memoryview,
+        verified: bool = True,
     ) -> None:
-        """Writes a verified chunk and asks for the container's close once it (or its volume) fills."""
+        """Writes a chunk (checked against its checksums unless `verified` is False) and asks for the
+        container's close once it (or its volume) fills."""
         try:
-            container.write_chunk(block_id, chunk, data)
+            container.write_chunk(block_id, chunk, data, verified)
         finally:  # a write refused for lack of space finds the volume full too
             cid, volume = container.container_id, container.volume
             if is_full(container.used_bytes, container.data.max_size, self.close_threshold):
