@@ -263,6 +263,27 @@ class KeyValueContainer(ContainerReplica):
             self.volume.add_used(-freed)
             return freed
 
+    def discard_orphans(self) -> int:
+        """At start-up, before the volume counts this replica: removes the block files of an OPEN or CLOSING
+        replica that no committed block owns (a datastream or writeChunk cut off by a crash: no writer
+        comes back for them after a restart) and takes its used bytes from the files that remain.
+        Returns the bytes freed."""
+        if self.state not in _WRITABLE or not self.chunks_dir.is_dir():
+            return 0
+        freed, kept = 0, 0
+        for path in self.chunks_dir.glob("*.block"):
+            size = chunk_io.file_size(path)
+            stem = path.name.removesuffix(".block")
+            if stem.isdigit() and self.db.block(int(stem)) is None:
+                path.unlink(missing_ok=True)
+                freed += size
+            else:
+                kept += size
+        if freed:
+            log.info("container %d: removed %d bytes of uncommitted block files", self.container_id, freed)
+        self.used_bytes = kept
+        return freed
+
     def delete(self, force: bool = False) -> None:
         """Removes the replica: directory out of the way first (one rename), then its DB keys."""
         with self._lock:

@@ -61,6 +61,7 @@ class ContainerSet:
             for container_id, directory in volume.container_dirs():
                 self._load_one(KeyValueContainer.load(volume, container_id, directory))
         for c in self._containers.values():
+            c.discard_orphans()
             c.volume.add_used(c.used_bytes)
             c.listener = self._fire
         log.info("loaded %d containers", len(self._containers))

@@ -7,8 +7,9 @@ import shutil
 from pathlib import Path
 
 from pyozone.datanode.storage import KeyValueContainer
+from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState
-from tests.unit.datanode.storage.dn_helpers import open_node, read_block, write_block
+from tests.unit.datanode.storage.dn_helpers import chunk_for, open_node, read_block, write_block
 
 S = ReplicaState
 
@@ -125,3 +126,28 @@ def test_listener_errors_do_not_break_operations(tmp_path: Path) -> None:
     c: KeyValueContainer = node.containers.create(1, "o", "p")
     assert c.mark_closing() and len(seen) == 2
     node.close()
+
+
+def test_restart_removes_block_files_no_committed_block_owns(tmp_path: Path) -> None:
+    """A stream cut off by a crash leaves a block file without its putBlock; no writer comes back for it
+    after a restart, so the open replica drops it and counts only what its blocks hold. A closed
+    replica is left alone."""
+    node = open_node(tmp_path)
+    open_one = node.containers.create(1, "origin", "pipe")
+    closed = node.containers.create(2, "origin", "pipe")
+    kept, data = write_block(open_one, 1, (1500,), bcsid=1)
+    write_block(closed, 1, (700,), bcsid=1)
+    for container in (open_one, closed):
+        orphan = BlockID(container.container_id, 9)
+        container.write_chunk(orphan, chunk_for(b"x" * 4000, "9_chunk_1"), b"x" * 4000)
+    closed.mark_closing()
+    closed.close()
+    node.close()
+
+    again = open_node(tmp_path)
+    reopened, still_closed = again.containers.require(1), again.containers.require(2)
+    assert not (reopened.chunks_dir / "9.block").exists()
+    assert reopened.used_bytes == 1500 and read_block(reopened, kept) == data
+    assert (still_closed.chunks_dir / "9.block").exists()
+    assert sum(v.used for v in again.volumes.data_volumes) == 1500 + still_closed.used_bytes
+    again.close()
