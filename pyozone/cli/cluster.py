@@ -152,7 +152,11 @@ def _print_endpoints(state: ClusterState) -> None:
         print(f"  OM client:           {HOST}:{om.ports['rpc']}")
         print(f"  OM web/readiness:    http://{HOST}:{om.ports['http']}/ready")
     for d in state.datanodes():
-        print(f"  {d.name}: data {HOST}:{d.ports['ipc']}  replication {HOST}:{d.ports['replication']}")
+        stream = f"  datastream {HOST}:{d.ports['datastream']}" if "datastream" in d.ports else ""
+        print(
+            f"  {d.name}: data {HOST}:{d.ports['ipc']}{stream}  replication {HOST}:{d.ports['replication']}"
+            f"  web http://{HOST}:{d.ports['http']}/health"
+        )
     print(f"  configuration:       --conf {state.conf_dir}   (or export OZONE_CONF_DIR={state.conf_dir})")
     print(f"  logs:                {Path(state.data_dir) / 'logs'}")
 
