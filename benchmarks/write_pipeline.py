@@ -1,8 +1,9 @@
 """Write pipeline V1 beside V2 (datastream) on a 3-datanode cluster on this machine: seed 004's tables.
 
-Starts `pyozone cluster up` (SCM, OM and 3 datanodes, each its own OS process on 127.0.0.1) in a fresh
-directory and measures, V1 (put_key(datastream=False)) beside V2 (datastream=True), each client its own OS
-process timed from one start event (every client has its data in memory and its OM connection open first):
+Starts `pyozone cluster up` (SCM, OM and 3 datanodes, each its own OS process on 127.0.0.1) afresh for
+each measurement (on /dev/shm by default: --on) and measures, V1 (put_key(datastream=False)) beside V2
+(datastream=True), each client its own OS process timed from one start event (every client has its data
+in memory and its OM connection open first):
 - Table 1: one client writing N keys of --size one after another, for N in --counts;
 - Table 2: three clients writing concurrently, one key each; Table 3: the same with N keys each (N > 1);
 - reads of the V2-written keys by 1 and 3 clients, every byte checked by sha256;
@@ -19,6 +20,7 @@ Ratios: V2/V1, and each path as a fraction of its raw baseline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import multiprocessing as mp
 import os
@@ -27,6 +29,7 @@ import shutil
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -200,34 +203,24 @@ def main() -> None:
         chain3.close()
         chain1.close()
 
-    data_dir = (
-        Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="pyozone-pipeline-", dir=args.on))
-    )
-    print(f"datanode volumes under {data_dir}")
-    conf_dir = start_cluster(data_dir)
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="pyozone-pipeline-", dir=args.on))
+    print(f"datanode volumes under {root}")
+    writes: dict[tuple[str, int, int], Run] = {}
+    reads: dict[tuple[int, int], Run] = {}
     try:
-        with OzoneClient(load_configuration(conf_dir, {})) as client:
-            client.create_volume(VOLUME)
-            client.create_bucket(VOLUME, BUCKET)
-            for datastream in (False, True):  # pipelines, containers and both datanode ports in use
-                client.put_key(
-                    VOLUME, BUCKET, f"warm-up-{datastream}", os.urandom(8 << 20), datastream=datastream
-                )
-
-        writes: dict[tuple[str, int, int], Run] = {}
-        reads: dict[tuple[int, int], Run] = {}
         for clients in (1, 3):
             for count in counts:
                 for path, datastream in (("V1", False), ("V2", True)):
                     tag = f"{path}-{clients}x{count}"
-                    writes[path, clients, count] = run_clients(
-                        conf_dir, clients, count, size, "write", datastream, tag
-                    )
-                tag = f"V2-{clients}x{count}"
-                read = run_clients(conf_dir, clients, count, size, "read", True, tag)
-                if read.digests != writes["V2", clients, count].digests:
-                    raise SystemExit(f"{tag}: read back differs from what was written")
-                reads[clients, count] = read
+                    with _cluster(root / tag, args.keep is None) as conf_dir:
+                        writes[path, clients, count] = run_clients(
+                            conf_dir, clients, count, size, "write", datastream, tag
+                        )
+                        if datastream:
+                            read = run_clients(conf_dir, clients, count, size, "read", True, tag)
+                            if read.digests != writes["V2", clients, count].digests:
+                                raise SystemExit(f"{tag}: read back differs from what was written")
+                            reads[clients, count] = read
 
         def write_rows(clients: int, shape: list[int]) -> list[str]:
             return [
@@ -283,8 +276,29 @@ def main() -> None:
                 )
         _print_table("Summary", summary)
     finally:
-        _pyozone("cluster", "down", "--data-dir", str(data_dir))
         if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _cluster(data_dir: Path, remove: bool) -> Iterator[Path]:
+    """A fresh cluster for one measurement, warmed up (pipelines, containers and both datanode ports in
+    use), stopped and removed after it: each path starts from empty volumes. (On tmpfs here, allocating
+    pages grows ~3x slower once several GB are held, which would tax whichever path runs later.)"""
+    data_dir.mkdir(parents=True)
+    conf_dir = start_cluster(data_dir)
+    try:
+        with OzoneClient(load_configuration(conf_dir, {})) as client:
+            client.create_volume(VOLUME)
+            client.create_bucket(VOLUME, BUCKET)
+            for datastream in (False, True):
+                client.put_key(
+                    VOLUME, BUCKET, f"warm-up-{datastream}", os.urandom(8 << 20), datastream=datastream
+                )
+        yield conf_dir
+    finally:
+        _pyozone("cluster", "down", "--data-dir", str(data_dir))
+        if remove:
             shutil.rmtree(data_dir, ignore_errors=True)
 
 
