@@ -1,10 +1,12 @@
-"""What the chaos suite writes and reads back: a `Workload` is one write path (V1 Ratis keys here; V2, EC
-and S3 add their own and register them in WORKLOADS), plus the mixed key sizes and the naming of errors.
+"""What the chaos suite writes and reads back: a `Workload` is one write path (Ratis keys by V1, V2 or the
+client's choice by size here; EC and S3 add their own and register them in WORKLOADS), plus the mixed key
+sizes and the naming of errors.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import random
 from collections.abc import Callable
@@ -33,13 +35,26 @@ class Workload(Protocol):
 
 
 class KeyWorkload:
-    """Keys through the Ozone client's V1 write path (Ratis, the bucket's default replication: THREE)."""
+    """Keys through the Ozone client (Ratis, the bucket's default replication: THREE). `datastream`: None
+    lets the client pick by size (V1 below ozone.fs.datastream.auto.threshold, V2 from it), True or False
+    forces write pipeline V2 or V1."""
 
-    name = "V1 keys (ratis)"
+    NAMES = {
+        None: "keys (V1 below 4 MB, V2 from 4 MB)",
+        False: "V1 keys (ratis)",
+        True: "V2 keys (datastream)",
+    }
 
     def __init__(
-        self, conf: OzoneConfiguration, op_timeout_s: float, volume: str = "chaos", bucket: str = "keys"
+        self,
+        conf: OzoneConfiguration,
+        op_timeout_s: float,
+        datastream: bool | None = None,
+        volume: str = "chaos",
+        bucket: str = "keys",
     ):
+        self.name = self.NAMES[datastream]
+        self._datastream = datastream
         self._client = OzoneClient(conf)
         self._timeout_s = op_timeout_s
         self._volume, self._bucket = volume, bucket
@@ -57,7 +72,9 @@ class KeyWorkload:
 
     def write(self, key: str, data: bytes) -> None:
         """Bounded by op_timeout_s (asyncio.TimeoutError past it), so a hung write cannot stall the run."""
-        put = self._client.async_client.put_key(self._volume, self._bucket, key, data)
+        put = self._client.async_client.put_key(
+            self._volume, self._bucket, key, data, datastream=self._datastream
+        )
         self._client.run(asyncio.wait_for(put, self._timeout_s))
 
     def read(self, key: str) -> bytes:
@@ -72,7 +89,11 @@ class KeyWorkload:
         self._client.close()
 
 
-WORKLOADS: dict[str, Callable[[OzoneConfiguration, float], Workload]] = {"keys": KeyWorkload}
+WORKLOADS: dict[str, Callable[[OzoneConfiguration, float], Workload]] = {
+    "keys": KeyWorkload,
+    "v1": functools.partial(KeyWorkload, datastream=False),
+    "v2": functools.partial(KeyWorkload, datastream=True),
+}
 
 
 def key_size(rng: random.Random, smallest: int = KiB, largest: int = 20 * MiB) -> int:

@@ -112,6 +112,17 @@ def test_datastream_disabled_writes_big_keys_by_v1(cluster: LiveCluster) -> None
 
 
 # ---------------------------------------------------------------------- b. container close
+@pytest.mark.slow
+def test_300_mb_key_by_v2_over_many_blocks_and_containers(client: OzoneClient, cluster: LiveCluster) -> None:
+    """75 blocks of 4 MB over 16 MB containers that fill and close while the key is written."""
+    data = os.urandom(300 * MiB)
+    info = client.put_key(VOL, BUCKET, "big/300mb", data)
+    assert info.write_path == "V2" and info.data_size == len(data)
+    locations = client.key_info(VOL, BUCKET, "big/300mb").locations
+    assert len(locations) >= 75 and len({loc.container_id for loc in locations}) >= 19
+    reads_back(client, "big/300mb", data)
+
+
 def close_container(cluster: LiveCluster, container_id: int) -> None:
     closed = cluster.admin("container", "close", str(container_id))
     assert closed.code == 0 or "INVALID_CONTAINER_STATE" in closed.err, closed  # closing already
