@@ -266,6 +266,8 @@ class Datanode:
         finally:
             self.phase = "stopping"
             log.info("datanode %s shutting down", self.uuid)
+            if datastream is not None:  # first: no new stream starts while the rest stops
+                datastream.stop()
             # A leader's streams to this follower never end by themselves: they are cut at once (the
             # leader then reports this member failed, which it has).
             await asyncio.gather(
@@ -275,8 +277,6 @@ class Datanode:
                 self.queue.close(SHUTDOWN_GRACE_S),
                 self.groups.close(),
             )
-            if datastream is not None:
-                datastream.stop()
 
     def _datastream(self) -> DatastreamServer | None:
         if not self.conf.get("hdds.container.ratis.datastream.enabled"):

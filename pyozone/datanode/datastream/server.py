@@ -85,6 +85,14 @@ class DatastreamServer:
             self._connections.discard(conn)
 
     def _serve(self, conn: socket.socket, peer: str) -> None:
+        op: ds.Op | None = None  # a reader is answered in read replies, anyone else in acks
+
+        def refuse(result: int, message: str) -> None:
+            if op is ds.Op.READ:
+                _answer(conn, ds.encode_read_reply(result, 0, message))
+            else:
+                _answer(conn, ds.encode_ack(result, 0, 0, message))
+
         try:
             op, length = ds.decode_preamble(recv_exact(conn, ds.PREAMBLE.size, at_frame_start=True))
             header = ds.decode_header(op, recv_exact(conn, length))
@@ -94,16 +102,16 @@ class DatastreamServer:
                 serve_reads(conn, header, self.dispatcher.containers)
         except ds.StreamProtocolError as e:
             log.warning("datastream from %s refused: %s", peer, e)
-            _answer(conn, ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, str(e)))
+            refuse(pb.MALFORMED_REQUEST, str(e))
         except PeerClosed as e:
             if not e.clean:  # a writer that only half-closed still hears why
                 log.warning("datastream from %s: %s", peer, e)
-                _answer(conn, ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, "the header is truncated"))
+                refuse(pb.MALFORMED_REQUEST, "the header is truncated")
         except OSError as e:
             log.info("datastream from %s ended: %s", peer, e)
         except Exception:
             log.exception("datastream from %s failed", peer)
-            _answer(conn, ds.encode_ack(pb.CONTAINER_INTERNAL_ERROR, 0, 0, "internal error; see its log"))
+            refuse(pb.CONTAINER_INTERNAL_ERROR, "internal error; see its log")
         finally:
             self._untrack(conn)
             conn.close()

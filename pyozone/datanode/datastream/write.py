@@ -36,10 +36,20 @@ from pyozone.protocol import datastream as ds
 log = logging.getLogger(__name__)
 
 
-class _ChainBroken(Exception):
-    """The stream failed; `ack` is what goes back up the chain."""
+ACK_GRACE_S = 1.0
+"""After a failed send to the next member, how long its refusal gets to arrive: a member that refuses a
+packet (its container closed, its disk full) acks why and closes, which fails the sends after it."""
 
-    def __init__(self, ack: bytes) -> None:
+
+DISCARD_DELAY_S = 5.0
+"""How long an aborted stream's block file waits before it is removed: a putBlock already in the pipeline
+log reaches every member in milliseconds; one later than this fails the pipeline, never data."""
+
+
+class _ChainBroken(Exception):
+    """The stream failed; `ack` is what goes back up the chain (None: the relay already sent it)."""
+
+    def __init__(self, ack: bytes | None) -> None:
         super().__init__()
         self.ack = ack
 
@@ -64,6 +74,8 @@ class ChainWriter:
         self._written = 0  # bytes of the block written here
         self._failed = False
         self._ended = False  # END was received and passed on
+        self._forwarded = 0  # packets (END included) sent to the next member
+        self._relay_done = threading.Event()
         self._buffer = bytearray()
         self._packets = 0
 
@@ -96,10 +108,26 @@ class ChainWriter:
                 if relay is not None:
                     relay.join(self.timeout_s)
                 downstream.close()
-            if not ended and container is not None:
+            if (not ended or self._failed) and container is not None:
+                self._discard_later(container)
+
+    def _discard_later(self, container: KeyValueContainer) -> None:
+        """Removes the block file unless a putBlock commits it in the meantime: a putBlock of the data
+        flushed so far may be in the pipeline log still, and a member that removed the file first would
+        refuse it where the leader succeeded, and fail the pipeline."""
+
+        def discard() -> None:
+            try:
                 freed = container.discard_uncommitted(self.block_id.local_id)
-                if freed:
-                    log.info("datastream of %s aborted: removed %d uncommitted bytes", self.block_id, freed)
+            except Exception:  # the datanode is stopping: the next start removes it (discard_orphans)
+                log.debug("datastream of %s: removing its file failed", self.block_id, exc_info=True)
+                return
+            if freed:
+                log.info("datastream of %s aborted: removed %d uncommitted bytes", self.block_id, freed)
+
+        timer = threading.Timer(DISCARD_DELAY_S, discard)
+        timer.daemon = True
+        timer.start()
 
     # ------------------------------------------------------------------ setting up
     def _open(self) -> KeyValueContainer:
@@ -139,7 +167,13 @@ class ChainWriter:
         header = self.header
         size = checksum_size(header.checksum_type)
         while True:
-            frame = recv_exact(self.upstream, ds.PACKET.size, at_frame_start=True)
+            try:
+                frame = recv_exact(self.upstream, ds.PACKET.size, at_frame_start=True)
+            except TimeoutError:  # the writer paused: not a member's failure, so no member is blamed
+                idle = f"no packet for {self.timeout_s:g}s: the stream is closed; write the rest on a new one"
+                raise _ChainBroken(
+                    ds.encode_ack(pb.CONTAINER_INTERNAL_ERROR, self._written, 0, idle)
+                ) from None
             try:
                 packet = ds.decode_packet(frame, header, self._written)
             except ds.StreamProtocolError as e:
@@ -187,7 +221,10 @@ class ChainWriter:
         try:
             send_all(downstream, frame, sums, data)
             TRAFFIC.sent(self.header.chain[0].uuid, "V2", len(frame) + len(sums) + len(data))
+            self._forwarded += 1
         except OSError as e:
+            if self._relay_done.wait(ACK_GRACE_S) and self._failed:
+                raise _ChainBroken(None) from None  # the next member's refusal went up: that is why
             hop = self.header.chain[0]
             raise _ChainBroken(
                 ds.encode_ack(pb.IO_EXCEPTION, self._written, 1, f"{hop.uuid} at {hop.address}: {e}")
@@ -195,9 +232,16 @@ class ChainWriter:
 
     # ------------------------------------------------------------------ acks
     def _relay(self, downstream: socket.socket) -> None:
+        try:
+            self._relay_acks(downstream)
+        finally:
+            self._relay_done.set()
+
+    def _relay_acks(self, downstream: socket.socket) -> None:
         """Passes the next member's acks up once this member wrote as far; a failure goes up as it is,
-        with its member count one further from the sender."""
-        hop = self.header.chain[0]
+        with its member count one further from the sender. The next member closing before it acked every
+        packet it was sent (END included) has failed."""
+        hop, acks = self.header.chain[0], 0
         try:
             while True:
                 ack, length = ds.decode_ack_frame(recv_exact(downstream, ds.ACK.size, at_frame_start=True))
@@ -211,8 +255,9 @@ class ChainWriter:
                     if self._failed:
                         return
                 self._send(ds.encode_ack(ds.SUCCESS, ack.acked))
+                acks += 1
         except PeerClosed as e:
-            if e.clean and self._ended:
+            if e.clean and self._ended and acks >= self._forwarded:
                 return  # it acked END and closed: the stream is done
             why = "closed its stream" if e.clean else str(e)
         except (OSError, ds.StreamProtocolError) as e:

@@ -258,8 +258,15 @@ class KeyValueContainer(ContainerReplica):
                 return 0
             path = chunk_io.block_file(self.chunks_dir, local_id)
             freed = chunk_io.file_size(path)
+            if not freed and not path.exists():
+                return 0
+            used = max(0, self.used_bytes - freed)
+            try:  # the stored count too: it may include these bytes from an earlier commit
+                self.db.commit(counters={BYTES_USED: used})
+            except DBError as e:
+                raise io_error(self.volume, f"discard block {local_id}", e) from None
             path.unlink(missing_ok=True)
-            self.used_bytes = max(0, self.used_bytes - freed)
+            self.used_bytes = used
             self.volume.add_used(-freed)
             return freed
 
@@ -281,6 +288,8 @@ class KeyValueContainer(ContainerReplica):
                 kept += size
         if freed:
             log.info("container %d: removed %d bytes of uncommitted block files", self.container_id, freed)
+        if kept != self.used_bytes:
+            self.db.commit(counters={BYTES_USED: kept})
         self.used_bytes = kept
         return freed
 

@@ -206,12 +206,16 @@ def packet(offset: int, data: bytes, sums: bytes | None = None) -> bytes:
 
 
 def exchange(address: tuple[str, int], sent: bytes) -> list[tuple[ds.Ack, str]]:
-    """Sends `sent` on a new connection and reads ack frames until the datanode closes it (bounded by the
-    socket timeout: a datanode that neither answers nor closes fails the test)."""
+    """Sends `sent` on a new connection and reads ack frames (read replies, for a READ) until the datanode
+    closes it (bounded by the socket timeout: a datanode that neither answers nor closes fails the test)."""
     acks: list[tuple[ds.Ack, str]] = []
+    reading = sent[: ds.PREAMBLE.size][5:6] == bytes([ds.Op.READ])
     with socket.create_connection(address, timeout=15) as sock:
         sock.sendall(sent)
         reader = sock.makefile("rb")
+        while reading and (frame := reader.read(ds.READ_REPLY.size)):
+            result, _, length = ds.decode_read_reply(frame)
+            acks.append((ds.Ack(result, 0), reader.read(length).decode("utf-8", "replace")))
         while frame := reader.read(ds.ACK.size):
             assert len(frame) == ds.ACK.size, f"the stream ended inside an ack frame: {frame!r}"
             ack, length = ds.decode_ack_frame(frame)
