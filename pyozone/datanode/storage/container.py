@@ -181,21 +181,19 @@ class KeyValueContainer(ContainerReplica):
             self.bcsid, self.key_count = new_bcsid, key_count
 
     def get_block(self, block_id: BlockID, bcsid: int | None = None) -> BlockData:
-        self._check_block_id(block_id)
-        if bcsid is not None and bcsid > self.bcsid:
-            raise ContainerError(
-                Result.UNKNOWN_BCSID, f"container {self.container_id} is at BCSID {self.bcsid}, not {bcsid}"
-            )
-        raw = self.db.block(block_id.local_id)
-        if raw is None:
-            raise ContainerError(Result.NO_SUCH_BLOCK, f"no block {block_id}")
-        block = BlockData.from_json(raw)
-        if bcsid is not None and block.bcsid < bcsid:
-            raise ContainerError(Result.BCSID_MISMATCH, f"{block_id} is at BCSID {block.bcsid}, not {bcsid}")
+        block = BlockData.from_json(self._stored_block(block_id, bcsid))
+        _check_block_bcsid(block_id, block.bcsid, bcsid)
         return block
 
     def committed_size(self, block_id: BlockID, bcsid: int | None = None) -> int:
-        """The committed length of a block, with get_block's refusals (the datastream's reads)."""
+        """The committed length of a block, with get_block's refusals, without decoding its checksums
+        (the datastream's reads)."""
+        block_bcsid, size = BlockData.extent_of_json(self._stored_block(block_id, bcsid))
+        _check_block_bcsid(block_id, block_bcsid, bcsid)
+        return size
+
+    def _stored_block(self, block_id: BlockID, bcsid: int | None) -> bytes:
+        """The block's stored record; refused when the container is behind `bcsid` or has no such block."""
         self._check_block_id(block_id)
         if bcsid is not None and bcsid > self.bcsid:
             raise ContainerError(
@@ -204,10 +202,7 @@ class KeyValueContainer(ContainerReplica):
         raw = self.db.block(block_id.local_id)
         if raw is None:
             raise ContainerError(Result.NO_SUCH_BLOCK, f"no block {block_id}")
-        block_bcsid, size = BlockData.extent_of_json(raw)
-        if bcsid is not None and block_bcsid < bcsid:
-            raise ContainerError(Result.BCSID_MISMATCH, f"{block_id} is at BCSID {block_bcsid}, not {bcsid}")
-        return size
+        return raw
 
     def list_blocks(self, start_local_id: int = 0, count: int = 1000) -> list[BlockData]:
         """Up to `count` blocks with local id >= start_local_id, in local-id order."""
@@ -322,3 +317,8 @@ class KeyValueContainer(ContainerReplica):
         if self.state not in _WRITABLE:
             result = _NOT_WRITABLE.get(self.state, Result.CONTAINER_INTERNAL_ERROR)
             raise ContainerError(result, f"cannot write to {self._describe()}")
+
+
+def _check_block_bcsid(block_id: BlockID, block_bcsid: int, wanted: int | None) -> None:
+    if wanted is not None and block_bcsid < wanted:
+        raise ContainerError(Result.BCSID_MISMATCH, f"{block_id} is at BCSID {block_bcsid}, not {wanted}")
