@@ -1,0 +1,90 @@
+"""S3's error codes with their HTTP statuses, as Amazon defines them, and the error S3 handlers raise.
+
+Every refusal the gateway makes is an `S3Error`; the application turns it into S3's XML error body, so a
+client sees the code its SDK knows (never a traceback).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class S3ErrorCode(Enum):
+    """(HTTP status, default message) per code; the member name is the code on the wire."""
+
+    AccessDenied = (403, "Access Denied")
+    AuthorizationHeaderMalformed = (400, "The authorization header is malformed.")
+    AuthorizationQueryParametersError = (400, "The query-string authentication parameters are malformed.")
+    BadDigest = (400, "The Content-MD5 or checksum you specified did not match what we received.")
+    BucketAlreadyExists = (409, "The requested bucket name is not available.")
+    BucketAlreadyOwnedByYou = (409, "Your previous request to create the named bucket succeeded.")
+    BucketNotEmpty = (409, "The bucket you tried to delete is not empty.")
+    EntityTooLarge = (400, "Your proposed upload exceeds the maximum allowed object size.")
+    EntityTooSmall = (400, "Your proposed upload is smaller than the minimum allowed object size.")
+    ExpiredToken = (400, "The provided token has expired.")
+    IncompleteBody = (400, "You did not provide the number of bytes specified by the Content-Length.")
+    InternalError = (500, "We encountered an internal error. Please try again.")
+    InvalidAccessKeyId = (403, "The AWS access key Id you provided does not exist in our records.")
+    InvalidArgument = (400, "Invalid Argument")
+    InvalidBucketName = (400, "The specified bucket is not valid.")
+    InvalidDigest = (400, "The Content-MD5 you specified is not valid.")
+    InvalidPart = (400, "One or more of the specified parts could not be found.")
+    InvalidPartOrder = (400, "The list of parts was not in ascending order.")
+    InvalidRange = (416, "The requested range is not satisfiable")
+    InvalidRequest = (400, "Invalid Request")
+    InvalidStorageClass = (400, "The storage class you specified is not valid.")
+    InvalidTag = (400, "The tag provided was not a valid tag.")
+    KeyTooLongError = (400, "Your key is too long.")
+    MalformedXML = (400, "The XML you provided was not well-formed or did not validate against our schema.")
+    MaxMessageLengthExceeded = (400, "Your request was too big.")
+    MetadataTooLarge = (400, "Your metadata headers exceed the maximum allowed metadata size.")
+    MethodNotAllowed = (405, "The specified method is not allowed against this resource.")
+    MissingContentLength = (411, "You must provide the Content-Length HTTP header.")
+    MissingSecurityHeader = (400, "Your request is missing a required header.")
+    NoSuchBucket = (404, "The specified bucket does not exist")
+    NoSuchKey = (404, "The specified key does not exist.")
+    NoSuchTagSet = (404, "The TagSet does not exist.")
+    NoSuchUpload = (
+        404,
+        "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart "
+        "upload might have been aborted or completed.",
+    )
+    NotImplemented = (501, "A header you provided implies functionality that is not implemented.")
+    PreconditionFailed = (412, "At least one of the preconditions you specified did not hold.")
+    RequestHeaderSectionTooLarge = (400, "Your request header section exceeds the maximum allowed size.")
+    RequestTimeout = (
+        400,
+        "Your socket connection to the server was not read from or written to within the timeout period.",
+    )
+    RequestTimeTooSkewed = (
+        403,
+        "The difference between the request time and the server's time is too large.",
+    )
+    ServiceUnavailable = (503, "Please reduce your request rate.")
+    SignatureDoesNotMatch = (
+        403,
+        "The request signature we calculated does not match the signature you provided. Check your key "
+        "and signing method.",
+    )
+    XAmzContentSHA256Mismatch = (
+        400,
+        "The provided 'x-amz-content-sha256' header does not match what was computed.",
+    )
+
+    @property
+    def status(self) -> int:
+        return self.value[0]
+
+    @property
+    def default_message(self) -> str:
+        return self.value[1]
+
+
+class S3Error(Exception):
+    """A refusal with S3's code; `extra` adds elements to the XML body (e.g. ArgumentName, Key, UploadId)."""
+
+    def __init__(self, code: S3ErrorCode, message: str | None = None, **extra: str) -> None:
+        super().__init__(message or code.default_message)
+        self.code = code
+        self.message = message or code.default_message
+        self.extra = extra
