@@ -183,6 +183,13 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.open.key.cleanup.limit.per.task", N, "1000", "Expired open keys cleaned per run"),
     _k("ozone.om.container.location.cache.size", N, "100000", "Container locations OM caches"),
     _k("ozone.om.container.location.cache.ttl", D, "360m", "How long a cached container location lives"),
+    # --- S3 gateway
+    _k("ozone.s3g.http-address", T, "0.0.0.0:9878", "S3 gateway address (host[:port])"),
+    _k("ozone.s3g.http-bind-host", T, "0.0.0.0", "Host the S3 gateway listens on"),
+    _k("ozone.s3g.volume.name", T, "s3v", "The volume that holds the S3 buckets"),
+    _k("ozone.s3g.domain.name", T, None, "Domain(s) for virtual-host-style requests, comma-separated"),
+    _k("ozone.s3g.client.buffer.size", S, "4MB", "Bytes the gateway reads from a request body at once"),
+    _k("ozone.s3g.signing.key.cache.ttl", D, "10s", "How long the gateway keeps a signing key from OM"),
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}
