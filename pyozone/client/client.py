@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -116,14 +117,20 @@ class AsyncOzoneClient:
         size_hint: int = 0,
         replication: str | None = None,
         datastream: bool | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> KeyOutputStream:
         """An open key; nothing is visible until its close() commits it. `datastream`: write by pipeline
-        V2 (True) or V1 (False); None decides by ozone.fs.datastream.enabled and the auto threshold."""
-        client_id, blocks = await self.om.open_key(volume, bucket, key, size_hint, replication)
+        V2 (True) or V1 (False); None decides by ozone.fs.datastream.enabled and the auto threshold.
+        The key gets `tags` and `metadata`, with what the stream's `metadata` holds at close()."""
+        client_id, blocks = await self.om.open_key(
+            volume, bucket, key, size_hint, replication, metadata=metadata, tags=tags
+        )
         route = self._route if self.config.uses_datastream(size_hint, datastream) else None
         return KeyOutputStream(
-            self.om, self.pool, self.config, volume, bucket, key, client_id, blocks, route=route
-        )
+            self.om, self.pool, self.config, volume, bucket, key, client_id, blocks, route=route,
+            metadata=metadata,
+        )  # fmt: skip
 
     def _route(self, members: tuple[DatanodeRef, ...]) -> tuple[DatanodeRef, ...]:
         return chain_order(members, self.client_host, self.client_rack)
@@ -141,12 +148,15 @@ class AsyncOzoneClient:
         progress: Progress | None = None,
         replication: str | None = None,
         datastream: bool | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> KeyInfo:
         """Writes `data` (bytes, a file path or a binary file object) as the key; returns it committed,
-        with the write pipeline that wrote it (`datastream`: as create_key)."""
+        with the write pipeline that wrote it (`datastream`, `metadata`, `tags`: as create_key)."""
+        extra = _KeyExtras(replication, datastream, metadata, tags)
         if isinstance(data, bytes | bytearray | memoryview):
             view = memoryview(data).cast("B")
-            out = await self.create_key(volume, bucket, key, len(view), replication, datastream)
+            out = await self._create(volume, bucket, key, len(view), extra)
             async with out:
                 step = self.config.buffer_size
                 for i in range(0, len(view), step):
@@ -157,16 +167,22 @@ class AsyncOzoneClient:
             return out.key_info
         if isinstance(data, str | os.PathLike):
             with open(data, "rb") as f:
-                return await self._put_file(
-                    volume, bucket, key, f, os.fstat(f.fileno()).st_size, progress, replication, datastream
-                )
-        return await self._put_file(volume, bucket, key, data, 0, progress, replication, datastream)
+                size = os.fstat(f.fileno()).st_size
+                return await self._put_file(volume, bucket, key, f, size, progress, extra)
+        return await self._put_file(volume, bucket, key, data, 0, progress, extra)
+
+    async def _create(
+        self, volume: str, bucket: str, key: str, size: int, extra: _KeyExtras
+    ) -> KeyOutputStream:
+        return await self.create_key(
+            volume, bucket, key, size, extra.replication, extra.datastream, extra.metadata, extra.tags
+        )
 
     async def _put_file(
-        self, volume: str, bucket: str, key: str, f: BinaryIO, size: int,
-        progress: Progress | None, replication: str | None, datastream: bool | None,
+        self, volume: str, bucket: str, key: str, f: BinaryIO, size: int, progress: Progress | None,
+        extra: _KeyExtras,
     ) -> KeyInfo:  # fmt: skip
-        out = await self.create_key(volume, bucket, key, size, replication, datastream)
+        out = await self._create(volume, bucket, key, size, extra)
         async with out:
             while piece := f.read(self.config.buffer_size):
                 await out.write(piece)
@@ -216,6 +232,20 @@ class AsyncOzoneClient:
 
     async def delete_key(self, volume: str, bucket: str, key: str) -> None:
         await self.om.delete_key(volume, bucket, key)
+
+    async def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
+        """Replaces the key's tag set; an empty one deletes it."""
+        await self.om.put_object_tagging(volume, bucket, key, tags)
+
+
+@dataclass(frozen=True, slots=True)
+class _KeyExtras:
+    """put_key's options for create_key."""
+
+    replication: str | None
+    datastream: bool | None
+    metadata: Mapping[str, str] | None
+    tags: Mapping[str, str] | None
 
 
 async def _copy(stream: KeyInputStream, f: BinaryIO, progress: Progress | None) -> None:

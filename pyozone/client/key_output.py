@@ -12,8 +12,9 @@ pipelines and the time spent. As in Ozone (whose retry count goes back to 0 once
 out), a failure after newly acknowledged data starts a new run: a big key crosses many container closes in
 its life and each may cost one rewrite.
 
-Nothing is visible before close() commits the key with exactly the acknowledged blocks; a stream that is
-aborted (or just dropped) commits nothing and OM cleans up the open key.
+Nothing is visible before close() commits the key with exactly the acknowledged blocks and `metadata` (a
+writer may change it until then: the S3 gateway learns an object's MD5 ETag only at its end); a stream
+that is aborted (or just dropped) commits nothing and OM cleans up the open key.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from pyozone.client.block_output import BlockFailure, BlockOutputStream, FailureKind
@@ -50,9 +51,11 @@ class KeyOutputStream:
         preallocated: list[KeyLocation],
         clock: Callable[[], float] = time.monotonic,
         route: Route | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> None:
         """`route`: the chain order of a pipeline's members for write pipeline V2; None writes by V1."""
         self.volume, self.bucket, self.key = volume, bucket, key
+        self.metadata: dict[str, str] = dict(metadata or {})
         self.client_id = client_id
         self._om = om
         self._pool = pool
@@ -102,7 +105,7 @@ class KeyOutputStream:
         if self._offset != self._written:  # the retry bookkeeping lost or duplicated bytes
             raise BlockWriteError(f"{self._name()}: {self._offset} bytes in blocks, {self._written} written")
         committed = await self._om.commit_key(
-            self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks
+            self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks, self.metadata
         )
         self.key_info = replace(committed, write_path=self.write_path)
         self._state = "committed"

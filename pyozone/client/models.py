@@ -6,6 +6,7 @@ the JSON of `pyozone sh` do not depend on proto3 quirks (zero enum values, unset
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
@@ -170,11 +171,13 @@ class KeyInfo:
     object_id: int = 0
     locations: tuple[KeyLocation, ...] = field(default=())
     write_path: str = ""  # "V1" or "V2" on what a write returns; OM does not record it
+    metadata: Mapping[str, str] = field(default_factory=dict)  # S3's: "ETag", "Content-Type", x-amz-meta-*
+    tags: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_proto(cls, p: om_pb.KeyInfo) -> KeyInfo:
         return cls(
             p.volume, p.bucket, p.key, p.dataSize, p.creationTime, p.modificationTime,
             replication_name(p.type, p.factor), p.objectID,
-            tuple(KeyLocation.from_proto(loc) for loc in p.locations),
+            tuple(KeyLocation.from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
         )  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import grpc
@@ -119,11 +119,13 @@ class OmClient:
         size: int,
         replication: str | None,
         exclude: block_pb.ExcludeListProto | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> tuple[int, list[KeyLocation]]:
         """The open key's clientID and its pre-allocated blocks."""
         request = pb.OpenKeyRequest(
             volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
-            **replication_fields(replication),
+            metadata=metadata, tags=tags, **replication_fields(replication),
         )  # fmt: skip
         return await self._call(
             "openKey",
@@ -151,11 +153,12 @@ class OmClient:
         )  # fmt: skip
 
     async def commit_key(
-        self, volume: str, bucket: str, key: str, client_id: int, size: int, locations: list[KeyLocation]
-    ) -> KeyInfo:
+        self, volume: str, bucket: str, key: str, client_id: int, size: int, locations: list[KeyLocation],
+        metadata: Mapping[str, str] | None = None,
+    ) -> KeyInfo:  # fmt: skip
         request = pb.CommitKeyRequest(
             volume=volume, bucket=bucket, key=key, clientID=client_id, dataSize=size,
-            locations=[loc.to_proto() for loc in locations],
+            locations=[loc.to_proto() for loc in locations], metadata=metadata,
         )  # fmt: skip
         return await self._call("commitKey", request, lambda r: KeyInfo.from_proto(r.keyInfo))
 
@@ -185,6 +188,10 @@ class OmClient:
         await self._call(
             "deleteKey", pb.DeleteKeyRequest(volume=volume, bucket=bucket, key=key), lambda r: None
         )
+
+    async def put_object_tagging(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
+        request = pb.PutObjectTaggingRequest(volume=volume, bucket=bucket, key=key, tags=tags)
+        await self._call("putObjectTagging", request, lambda r: None)
 
     async def service_info(self) -> pb.ServiceInfoResponse:
         return await self._call("getServiceInfo", pb.ServiceInfoRequest(), lambda r: r)

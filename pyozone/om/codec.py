@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.states import ReplicationType
-from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord
+from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.block import container_block_id_from_proto, container_block_id_to_proto
@@ -130,6 +130,8 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         factor=factor,
         locations=[block_to_proto(b) for b in k.blocks] if with_blocks else [],
         objectID=k.object_id,
+        metadata=dict(k.metadata),
+        tags=dict(k.tags),
     )
 
 
@@ -153,6 +155,8 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
             for x in p.locations
         ),
         p.objectID,
+        pairs(p.metadata),
+        pairs(p.tags),
     )
 
 

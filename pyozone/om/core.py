@@ -11,7 +11,7 @@ import getpass
 import logging
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pyozone.hdds.block import ExcludeList
@@ -19,6 +19,7 @@ from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.om import codec
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.locations import LocationCache, read_pipeline
 from pyozone.om.metadata import (
     BUCKET_TABLE,
@@ -31,7 +32,7 @@ from pyozone.om.metadata import (
     Op,
 )
 from pyozone.om.names import check_bucket_name, check_key_name, check_volume_name
-from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord
+from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs
 from pyozone.om.scm import ScmGateway, scm_call
 from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
 from pyozone.proto import hdds_pb2
@@ -253,14 +254,19 @@ class OzoneManager:
         data_size: int = 0,
         replication: ReplicationConfig | None = None,
         excluded: ExcludeList | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> OpenKeySession:
         """Records an open key under a fresh client id with ceil(dataSize / block size) pre-allocated
-        blocks (at least one, at most PREALLOCATE_MAX_BLOCKS).
+        blocks (at least one, at most PREALLOCATE_MAX_BLOCKS), with the metadata and tags the committed
+        key will carry.
 
         A key announced smaller than a block asks SCM for only its size: SCM counts every allocation
         against its container, and a full block per small key would fill a container's count after
         container size / block size keys (20 by default) however little was written."""
         check_key_name(key, self.settings.check_key_characters)
+        check_metadata(metadata or {})
+        check_tags(tags or {})
         parent = self._bucket(volume, bucket)
         config = replication or parent.replication
         size = self.settings.block_size
@@ -283,6 +289,8 @@ class OzoneManager:
                 config,
                 tuple(KeyBlock(b.block_id) for b in allocated),
                 object_id,
+                pairs(metadata),
+                pairs(tags),
             )
             try:
                 self._bucket(volume, bucket)  # deleted while SCM allocated: the blocks are garbage
@@ -330,60 +338,80 @@ class OzoneManager:
         return block
 
     def commit_key(
-        self, volume: str, bucket: str, key: str, client_id: int, data_size: int, blocks: Sequence[KeyBlock]
-    ) -> KeyRecord:
-        """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest)."""
+        self, volume: str, bucket: str, key: str, client_id: int, data_size: int, blocks: Sequence[KeyBlock],
+        metadata: Mapping[str, str] | None = None,
+    ) -> KeyRecord:  # fmt: skip
+        """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest);
+        `metadata` is merged into what openKey recorded."""
         with self.lock:
             parent = self._bucket(volume, bucket)
             opened = self._open_key(volume, bucket, key, client_id)
-            allocated = {b.block_id for b in opened.blocks}
-            seen: set = set()
-            offset = 0
-            for i, block in enumerate(blocks):
-                if block.block_id not in allocated:
-                    raise OMException(
-                        OMResultCode.INVALID_BLOCK_LIST,
-                        f"locations[{i}]: block {block.block_id} was not allocated to this open key",
-                    )
-                if block.block_id in seen:
-                    raise OMException(
-                        OMResultCode.INVALID_BLOCK_LIST, f"locations[{i}]: block {block.block_id} twice"
-                    )
-                seen.add(block.block_id)
-                if block.offset != offset:
-                    raise OMException(
-                        OMResultCode.INVALID_REQUEST,
-                        f"locations[{i}]: offset {block.offset}, expected {offset} (blocks are contiguous)",
-                    )
-                offset += block.length
-            if offset != data_size:
-                raise OMException(
-                    OMResultCode.INVALID_REQUEST,
-                    f"the blocks hold {offset} bytes but dataSize is {data_size}",
-                )
-            kept = tuple(b for b in blocks if b.length > 0)
-            kept_ids = {b.block_id for b in kept}
-            now = self._now()
-            record = replace(opened, data_size=data_size, modification_ms=now, blocks=kept)
+            merged = dict(opened.metadata) | dict(metadata or {})
+            check_metadata(merged)
+            kept = self.written_blocks(opened, blocks, data_size)
+            record = replace(
+                opened, data_size=data_size, modification_ms=self._now(), blocks=kept, metadata=pairs(merged)
+            )
             ops: list[Op] = []
-            unused = tuple(b for b in opened.blocks if b.block_id not in kept_ids)
-            if unused:
-                self.orphan(replace(opened, blocks=unused), ops)
-            old_data = self.store.get(KEY_TABLE, key_key(volume, bucket, key))
-            used_delta, namespace_delta = record.replicated_bytes, 1
-            if old_data is not None:
-                old = codec.decode_key(old_data)
-                self.orphan(old, ops)
-                used_delta -= old.replicated_bytes
-                namespace_delta = 0
-            ops.append((KEY_TABLE, key_key(volume, bucket, key), codec.encode(codec.key_to_proto(record))))
+            self._orphan_unused(opened, kept, ops)
+            self.replace_key(parent, record, ops)
             ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
-            self._account(parent, used_delta, namespace_delta, ops)
             self.commit(ops)
         log.debug(
             "committed key %s/%s/%s: %d bytes in %d block(s)", volume, bucket, key, data_size, len(kept)
         )
         return record
+
+    @staticmethod
+    def written_blocks(opened: KeyRecord, blocks: Sequence[KeyBlock], data_size: int) -> tuple[KeyBlock, ...]:
+        """A writer's block list, checked against its open key: each block allocated to it, none twice,
+        contiguous from offset 0 and holding `data_size` bytes; the empty ones dropped."""
+        allocated = {b.block_id for b in opened.blocks}
+        seen: set = set()
+        offset = 0
+        for i, block in enumerate(blocks):
+            if block.block_id not in allocated:
+                raise OMException(
+                    OMResultCode.INVALID_BLOCK_LIST,
+                    f"locations[{i}]: block {block.block_id} was not allocated to this open key",
+                )
+            if block.block_id in seen:
+                raise OMException(
+                    OMResultCode.INVALID_BLOCK_LIST, f"locations[{i}]: block {block.block_id} twice"
+                )
+            seen.add(block.block_id)
+            if block.offset != offset:
+                raise OMException(
+                    OMResultCode.INVALID_REQUEST,
+                    f"locations[{i}]: offset {block.offset}, expected {offset} (blocks are contiguous)",
+                )
+            offset += block.length
+        if offset != data_size:
+            raise OMException(
+                OMResultCode.INVALID_REQUEST, f"the blocks hold {offset} bytes but dataSize is {data_size}"
+            )
+        return tuple(b for b in blocks if b.length > 0)
+
+    def _orphan_unused(self, opened: KeyRecord, kept: Sequence[KeyBlock], ops: list[Op]) -> None:
+        """The open key's allocated blocks the writer did not use go to deletedTable."""
+        kept_ids = {b.block_id for b in kept}
+        unused = tuple(b for b in opened.blocks if b.block_id not in kept_ids)
+        if unused:
+            self.orphan(replace(opened, blocks=unused), ops)
+
+    def replace_key(self, parent: BucketRecord, record: KeyRecord, ops: list[Op]) -> None:
+        """Writes the committed key into `ops`: a key of that name is replaced (its blocks go to
+        deletedTable), and the bucket's and volume's usage follows."""
+        name = key_key(record.volume, record.bucket, record.key)
+        old_data = self.store.get(KEY_TABLE, name)
+        used_delta, namespace_delta = record.replicated_bytes, 1
+        if old_data is not None:
+            old = codec.decode_key(old_data)
+            self.orphan(old, ops)
+            used_delta -= old.replicated_bytes
+            namespace_delta = 0
+        ops.append((KEY_TABLE, name, codec.encode(codec.key_to_proto(record))))
+        self._account(parent, used_delta, namespace_delta, ops)
 
     # ------------------------------------------------------------------ reading and changing keys
     def lookup_key(
@@ -428,6 +456,15 @@ class OzoneManager:
                 ]
             )
         log.debug("renamed key %s/%s/%s to %s", volume, bucket, key, to_key)
+
+    def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> KeyRecord:
+        """Replaces the key's tag set (S3's PutObjectTagging; empty: DeleteObjectTagging). The key is not
+        modified otherwise: S3 keeps an object's Last-Modified through tagging."""
+        check_tags(tags)
+        with self.lock:
+            record = replace(self._key(volume, bucket, key), tags=pairs(tags))
+            self.commit([(KEY_TABLE, key_key(volume, bucket, key), codec.encode(codec.key_to_proto(record)))])
+        return record
 
     def delete_key(self, volume: str, bucket: str, key: str) -> None:
         with self.lock:

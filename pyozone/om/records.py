@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 
 OBJECT_STORE = "OBJECT_STORE"
+
+Pairs = tuple[tuple[str, str], ...]
+"""A string map as a record holds it: sorted (name, value) pairs, so records stay immutable and compare
+equal whatever order a request listed them in."""
+
+
+def pairs(mapping: Mapping[str, str] | None) -> Pairs:
+    return tuple(sorted((mapping or {}).items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +68,8 @@ class KeyRecord:
     replication: ReplicationConfig
     blocks: tuple[KeyBlock, ...] = ()
     object_id: int = 0
+    metadata: Pairs = ()  # S3's object metadata: "ETag", "Content-Type", "x-amz-meta-*", ...
+    tags: Pairs = ()
 
     @property
     def replicated_bytes(self) -> int:

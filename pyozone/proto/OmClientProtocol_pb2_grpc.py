@@ -109,6 +109,11 @@ class OzoneManagerServiceStub:
                 request_serializer=pyozone_dot_OmClientProtocol__pb2.DeleteKeyRequest.SerializeToString,
                 response_deserializer=pyozone_dot_OmClientProtocol__pb2.DeleteKeyResponse.FromString,
                 _registered_method=True)
+        self.putObjectTagging = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/putObjectTagging',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingResponse.FromString,
+                _registered_method=True)
         self.getServiceInfo = channel.unary_unary(
                 '/pyozone.om.OzoneManagerService/getServiceInfo',
                 request_serializer=pyozone_dot_OmClientProtocol__pb2.ServiceInfoRequest.SerializeToString,
@@ -209,6 +214,12 @@ class OzoneManagerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def putObjectTagging(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def getServiceInfo(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -292,6 +303,11 @@ def add_OzoneManagerServiceServicer_to_server(servicer, server):
                     servicer.deleteKey,
                     request_deserializer=pyozone_dot_OmClientProtocol__pb2.DeleteKeyRequest.FromString,
                     response_serializer=pyozone_dot_OmClientProtocol__pb2.DeleteKeyResponse.SerializeToString,
+            ),
+            'putObjectTagging': grpc.unary_unary_rpc_method_handler(
+                    servicer.putObjectTagging,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingResponse.SerializeToString,
             ),
             'getServiceInfo': grpc.unary_unary_rpc_method_handler(
                     servicer.getServiceInfo,
@@ -704,6 +720,33 @@ class OzoneManagerService:
             '/pyozone.om.OzoneManagerService/deleteKey',
             pyozone_dot_OmClientProtocol__pb2.DeleteKeyRequest.SerializeToString,
             pyozone_dot_OmClientProtocol__pb2.DeleteKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def putObjectTagging(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/putObjectTagging',
+            pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -27,6 +27,8 @@ NAMES_REQUEST_BYTES = 4 * KiB
 """A request of names and numbers only: the longest names it may carry, plus a little."""
 EXCLUDE_LIST_REQUEST_BYTES = 1 * MiB
 """openKey and allocateBlock carry the writer's exclude list (datanodes, containers, pipelines)."""
+METADATA_REQUEST_BYTES = 64 * KiB
+"""Names plus a key's metadata or tags (key_metadata.py bounds those at 16 KiB)."""
 MAX_OM_REQUEST_BYTES = 4 * MiB
 """The largest request gRPC lets in: commitKey's, which carries every block of the key (~40 bytes each,
 some 100,000 blocks). Responses may be larger (MAX_OM_MESSAGE_BYTES: listings, lookupKey)."""
@@ -61,6 +63,7 @@ _MESSAGE_BYTES = {
     "openKey": EXCLUDE_LIST_REQUEST_BYTES,
     "allocateBlock": EXCLUDE_LIST_REQUEST_BYTES,
     "commitKey": MAX_OM_REQUEST_BYTES,
+    "putObjectTagging": METADATA_REQUEST_BYTES,
 }
 SERVICE = pb.DESCRIPTOR.services_by_name["OzoneManagerService"]
 

@@ -118,8 +118,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
             config = parse(codec.requested_replication, request.type, request.factor, bucket.replication)
         session = await self._run(
-            self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded
-        )
+            self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded,
+            dict(request.metadata), dict(request.tags),
+        )  # fmt: skip
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
         return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
@@ -141,8 +142,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         ]
         size = parse(integer, request.dataSize, "dataSize")
         record = await self._run(
-            self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks
-        )
+            self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
+            dict(request.metadata),
+        )  # fmt: skip
         return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
 
     # ------------------------------------------------------------------ reading and changing keys
@@ -182,6 +184,15 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
         await self._run(self.core.delete_key, request.volume, request.bucket, request.key)
         return pb.DeleteKeyResponse()
+
+    @rpc
+    async def putObjectTagging(
+        self, request: pb.PutObjectTaggingRequest, context: Context
+    ) -> pb.PutObjectTaggingResponse:
+        await self._run(
+            self.core.set_key_tags, request.volume, request.bucket, request.key, dict(request.tags)
+        )
+        return pb.PutObjectTaggingResponse()
 
     @rpc
     async def getServiceInfo(
