@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "sim",
     "analytics",
     "sh",
+    "s3",
     "freon",
 )
 

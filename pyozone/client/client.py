@@ -237,6 +237,20 @@ class AsyncOzoneClient:
         """Replaces the key's tag set; an empty one deletes it."""
         await self.om.put_object_tagging(volume, bucket, key, tags)
 
+    # ------------------------------------------------------------------ S3 secrets
+    async def get_s3_secret(self, user: str, create: bool = True) -> tuple[str, str]:
+        """(access id, secret) of the user's S3 key pair, created when there is none and `create`
+        (else OMException S3_SECRET_NOT_FOUND). The access id is the user name."""
+        return await self.om.get_s3_secret(user, create)
+
+    async def revoke_s3_secret(self, user: str) -> None:
+        await self.om.revoke_s3_secret(user)
+
+    async def s3_signing_key(self, access_id: str, date: str, region: str, service: str) -> bytes:
+        """SigV4's signing key for the credential scope date (YYYYMMDD) / region / service, derived in
+        OM from the access id's secret."""
+        return await self.om.s3_signing_key(access_id, date, region, service)
+
 
 @dataclass(frozen=True, slots=True)
 class _KeyExtras:

@@ -193,5 +193,18 @@ class OmClient:
         request = pb.PutObjectTaggingRequest(volume=volume, bucket=bucket, key=key, tags=tags)
         await self._call("putObjectTagging", request, lambda r: None)
 
+    async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
+        request = pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
+        return await self._call(
+            "getS3Secret", request, lambda r: (r.s3Secret.kerberosID, r.s3Secret.awsSecret)
+        )
+
+    async def revoke_s3_secret(self, user: str) -> None:
+        await self._call("revokeS3Secret", pb.RevokeS3SecretRequest(kerberosID=user), lambda r: None)
+
+    async def s3_signing_key(self, access_id: str, date: str, region: str, service: str) -> bytes:
+        request = pb.GetS3SigningKeyRequest(accessId=access_id, date=date, region=region, service=service)
+        return await self._call("getS3SigningKey", request, lambda r: r.signingKey)
+
     async def service_info(self) -> pb.ServiceInfoResponse:
         return await self._call("getServiceInfo", pb.ServiceInfoRequest(), lambda r: r)

@@ -33,6 +33,7 @@ from pyozone.om.metadata import (
 )
 from pyozone.om.names import check_bucket_name, check_key_name, check_volume_name
 from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs
+from pyozone.om.s3secret import S3SecretManager
 from pyozone.om.scm import ScmGateway, scm_call
 from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
 from pyozone.proto import hdds_pb2
@@ -101,6 +102,7 @@ class OzoneManager:
         self.clock = clock or SystemClock()
         self.default_owner = default_owner or _user()
         self.lock = threading.RLock()
+        self.s3_secrets = S3SecretManager(store, self.lock)
         raw = store.get(META_TABLE, OBJECT_ID)
         self._next_id = int(raw.decode()) if raw else 1
         self.locations = LocationCache(

@@ -27,6 +27,7 @@ class OMResultCode(Enum):
     SCM_IN_SAFE_MODE = "FAILED_PRECONDITION"
     KEY_ALLOCATION_ERROR = "FAILED_PRECONDITION"
     INVALID_BLOCK_LIST = "FAILED_PRECONDITION"
+    S3_SECRET_NOT_FOUND = "NOT_FOUND"
     SCM_UNAVAILABLE = "UNAVAILABLE"  # pyozone: SCM unreachable or no OPEN pipeline yet; the client retries
 
     def __new__(cls, status: str) -> OMResultCode:

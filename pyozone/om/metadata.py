@@ -5,6 +5,7 @@
   keyTable      /vol/bucket/key           KeyInfo (committed keys)
   openKeyTable  /vol/bucket/key/<clientID> KeyInfo (keys being written; locations = allocated blocks)
   deletedTable  /vol/bucket/key/<seq>     KeyInfo (blocks SCM must still delete; seq keeps entries unique)
+  s3SecretTable <access id>               S3Secret (a user's S3 secret; the access id is the user name)
   meta          name                      decimal text (the object-id counter)
 
 Values are serialized OmClientProtocol messages. Every mutation is one WriteBatch, so a crash leaves
@@ -25,8 +26,17 @@ BUCKET_TABLE = "bucketTable"
 KEY_TABLE = "keyTable"
 OPEN_KEY_TABLE = "openKeyTable"
 DELETED_TABLE = "deletedTable"
+S3_SECRET_TABLE = "s3SecretTable"
 META_TABLE = "meta"
-TABLE_NAMES = (VOLUME_TABLE, BUCKET_TABLE, KEY_TABLE, OPEN_KEY_TABLE, DELETED_TABLE, META_TABLE)
+TABLE_NAMES = (
+    VOLUME_TABLE,
+    BUCKET_TABLE,
+    KEY_TABLE,
+    OPEN_KEY_TABLE,
+    DELETED_TABLE,
+    S3_SECRET_TABLE,
+    META_TABLE,
+)
 
 T = TypeVar("T")
 Op = tuple[str, str, bytes | None]

@@ -418,6 +418,56 @@ class PutObjectTaggingResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class S3Secret(_message.Message):
+    __slots__ = ("kerberosID", "awsSecret")
+    KERBEROSID_FIELD_NUMBER: _ClassVar[int]
+    AWSSECRET_FIELD_NUMBER: _ClassVar[int]
+    kerberosID: str
+    awsSecret: str
+    def __init__(self, kerberosID: _Optional[str] = ..., awsSecret: _Optional[str] = ...) -> None: ...
+
+class GetS3SecretRequest(_message.Message):
+    __slots__ = ("kerberosID", "createIfNotExist")
+    KERBEROSID_FIELD_NUMBER: _ClassVar[int]
+    CREATEIFNOTEXIST_FIELD_NUMBER: _ClassVar[int]
+    kerberosID: str
+    createIfNotExist: bool
+    def __init__(self, kerberosID: _Optional[str] = ..., createIfNotExist: _Optional[bool] = ...) -> None: ...
+
+class GetS3SecretResponse(_message.Message):
+    __slots__ = ("s3Secret",)
+    S3SECRET_FIELD_NUMBER: _ClassVar[int]
+    s3Secret: S3Secret
+    def __init__(self, s3Secret: _Optional[_Union[S3Secret, _Mapping]] = ...) -> None: ...
+
+class RevokeS3SecretRequest(_message.Message):
+    __slots__ = ("kerberosID",)
+    KERBEROSID_FIELD_NUMBER: _ClassVar[int]
+    kerberosID: str
+    def __init__(self, kerberosID: _Optional[str] = ...) -> None: ...
+
+class RevokeS3SecretResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetS3SigningKeyRequest(_message.Message):
+    __slots__ = ("accessId", "date", "region", "service")
+    ACCESSID_FIELD_NUMBER: _ClassVar[int]
+    DATE_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    accessId: str
+    date: str
+    region: str
+    service: str
+    def __init__(self, accessId: _Optional[str] = ..., date: _Optional[str] = ..., region: _Optional[str] = ..., service: _Optional[str] = ...) -> None: ...
+
+class GetS3SigningKeyResponse(_message.Message):
+    __slots__ = ("signingKey",)
+    SIGNINGKEY_FIELD_NUMBER: _ClassVar[int]
+    signingKey: bytes
+    def __init__(self, signingKey: _Optional[bytes] = ...) -> None: ...
+
 class ServiceInfoRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

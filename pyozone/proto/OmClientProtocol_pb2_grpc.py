@@ -114,6 +114,21 @@ class OzoneManagerServiceStub:
                 request_serializer=pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingRequest.SerializeToString,
                 response_deserializer=pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingResponse.FromString,
                 _registered_method=True)
+        self.getS3Secret = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/getS3Secret',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.GetS3SecretRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.GetS3SecretResponse.FromString,
+                _registered_method=True)
+        self.revokeS3Secret = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/revokeS3Secret',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.RevokeS3SecretRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.RevokeS3SecretResponse.FromString,
+                _registered_method=True)
+        self.getS3SigningKey = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/getS3SigningKey',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyResponse.FromString,
+                _registered_method=True)
         self.getServiceInfo = channel.unary_unary(
                 '/pyozone.om.OzoneManagerService/getServiceInfo',
                 request_serializer=pyozone_dot_OmClientProtocol__pb2.ServiceInfoRequest.SerializeToString,
@@ -220,6 +235,24 @@ class OzoneManagerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def getS3Secret(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def revokeS3Secret(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def getS3SigningKey(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def getServiceInfo(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -308,6 +341,21 @@ def add_OzoneManagerServiceServicer_to_server(servicer, server):
                     servicer.putObjectTagging,
                     request_deserializer=pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingRequest.FromString,
                     response_serializer=pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingResponse.SerializeToString,
+            ),
+            'getS3Secret': grpc.unary_unary_rpc_method_handler(
+                    servicer.getS3Secret,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.GetS3SecretRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.GetS3SecretResponse.SerializeToString,
+            ),
+            'revokeS3Secret': grpc.unary_unary_rpc_method_handler(
+                    servicer.revokeS3Secret,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.RevokeS3SecretRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.RevokeS3SecretResponse.SerializeToString,
+            ),
+            'getS3SigningKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.getS3SigningKey,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyResponse.SerializeToString,
             ),
             'getServiceInfo': grpc.unary_unary_rpc_method_handler(
                     servicer.getServiceInfo,
@@ -747,6 +795,87 @@ class OzoneManagerService:
             '/pyozone.om.OzoneManagerService/putObjectTagging',
             pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingRequest.SerializeToString,
             pyozone_dot_OmClientProtocol__pb2.PutObjectTaggingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def getS3Secret(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/getS3Secret',
+            pyozone_dot_OmClientProtocol__pb2.GetS3SecretRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.GetS3SecretResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def revokeS3Secret(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/revokeS3Secret',
+            pyozone_dot_OmClientProtocol__pb2.RevokeS3SecretRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.RevokeS3SecretResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def getS3SigningKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/getS3SigningKey',
+            pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyResponse.FromString,
             options,
             channel_credentials,
             insecure,

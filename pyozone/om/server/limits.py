@@ -17,6 +17,7 @@ from pyozone.common.grpc_server import Oversized, RequestBounds
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, KiB, MiB, grpc_options
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.names import MAX_KEY_NAME_BYTES, MAX_RESOURCE_NAME
+from pyozone.om.s3secret import MAX_REGION_CHARS, MAX_SERVICE_CHARS
 from pyozone.proto import OmClientProtocol_pb2 as pb
 
 MAX_USER_NAME_BYTES = 256
@@ -55,8 +56,23 @@ BUCKET = NameRule("bucket name", MAX_RESOURCE_NAME, OMResultCode.INVALID_BUCKET_
 KEY = NameRule("key name", MAX_KEY_NAME_BYTES, OMResultCode.INVALID_KEY_NAME)
 USER = NameRule("user name", MAX_USER_NAME_BYTES, OMResultCode.INVALID_REQUEST)
 HOST = NameRule("host name", MAX_HOST_NAME_BYTES, OMResultCode.INVALID_REQUEST)
+DATE = NameRule("date (YYYYMMDD)", 8, OMResultCode.INVALID_REQUEST)
+REGION = NameRule("region", MAX_REGION_CHARS, OMResultCode.INVALID_REQUEST)
+S3_SERVICE = NameRule("service", MAX_SERVICE_CHARS, OMResultCode.INVALID_REQUEST)
 
-_NAMES = {"volume": VOLUME, "bucket": BUCKET, "key": KEY, "toKey": KEY, "owner": USER, "clientHost": HOST}
+_NAMES = {
+    "volume": VOLUME,
+    "bucket": BUCKET,
+    "key": KEY,
+    "toKey": KEY,
+    "owner": USER,
+    "clientHost": HOST,
+    "kerberosID": USER,
+    "accessId": USER,
+    "date": DATE,
+    "region": REGION,
+    "service": S3_SERVICE,
+}
 _LISTED = {"listVolumes": VOLUME, "listBuckets": BUCKET, "listKeys": KEY}
 """What a listing's prefix and startKey are a prefix of, or the name of."""
 _MESSAGE_BYTES = {

@@ -194,6 +194,30 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         )
         return pb.PutObjectTaggingResponse()
 
+    # ------------------------------------------------------------------ S3 secrets
+    @rpc
+    async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
+        found = await self._run(self.core.s3_secrets.get, request.kerberosID, request.createIfNotExist)
+        return pb.GetS3SecretResponse(
+            s3Secret=pb.S3Secret(kerberosID=found.access_id, awsSecret=found.secret)
+        )
+
+    @rpc
+    async def revokeS3Secret(
+        self, request: pb.RevokeS3SecretRequest, context: Context
+    ) -> pb.RevokeS3SecretResponse:
+        await self._run(self.core.s3_secrets.revoke, request.kerberosID)
+        return pb.RevokeS3SecretResponse()
+
+    @rpc
+    async def getS3SigningKey(
+        self, request: pb.GetS3SigningKeyRequest, context: Context
+    ) -> pb.GetS3SigningKeyResponse:
+        key = await self._run(
+            self.core.s3_secrets.signing_key, request.accessId, request.date, request.region, request.service
+        )
+        return pb.GetS3SigningKeyResponse(signingKey=key)
+
     @rpc
     async def getServiceInfo(
         self, request: pb.ServiceInfoRequest, context: Context

@@ -3,6 +3,8 @@ datanode is needed): metadata and tags as the gateway sets them."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -47,5 +49,33 @@ def test_metadata_set_before_close_and_tags(tmp_path: Path) -> None:
             with pytest.raises(OMException) as error:
                 await c.set_key_tags("s3v", "bkt", "k", {"": "v"})
             assert error.value.result == "INVALID_REQUEST"
+
+    run(body())
+
+
+def test_secrets_and_signing_keys(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with client(tmp_path) as c:
+            with pytest.raises(OMException) as error:
+                await c.get_s3_secret("alice", create=False)
+            assert error.value.result == "S3_SECRET_NOT_FOUND"
+            access_id, secret = await c.get_s3_secret("alice")
+            assert (access_id, len(secret)) == ("alice", 64)
+            assert await c.get_s3_secret("alice", create=False) == (access_id, secret)
+            key = await c.s3_signing_key("alice", "20240102", "us-east-1", "s3")
+            expected = ("AWS4" + secret).encode()
+            for part in ("20240102", "us-east-1", "s3", "aws4_request"):
+                expected = hmac.new(expected, part.encode(), hashlib.sha256).digest()
+            assert key == expected
+            with pytest.raises(OMException) as error:
+                await c.s3_signing_key("alice", "2024-01-02", "us-east-1", "s3")
+            assert error.value.result == "INVALID_REQUEST"
+            with pytest.raises(OMException) as error:  # refused at the RPC edge, by its length
+                await c.s3_signing_key("alice", "20240102" * 100, "us-east-1", "s3")
+            assert error.value.result == "INVALID_REQUEST"
+            await c.revoke_s3_secret("alice")
+            with pytest.raises(OMException) as error:
+                await c.s3_signing_key("alice", "20240102", "us-east-1", "s3")
+            assert error.value.result == "S3_SECRET_NOT_FOUND"
 
     run(body())

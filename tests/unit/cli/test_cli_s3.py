@@ -1,0 +1,72 @@
+"""`pyozone s3 getsecret` and `revokesecret` in-process, against the OM daemon running on a thread (fake
+SCM): Ozone's output, -e for eval, the confirmation prompt and the refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import io
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pyozone.om.server import OmDaemon
+from tests.cli_support import Result
+from tests.unit.om.om_fakes import FakeScm
+from tests.unit.om.test_om_server import conf
+
+
+@pytest.fixture
+def om_address(tmp_path: Path) -> Iterator[str]:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    daemon = OmDaemon(conf(tmp_path), FakeScm())
+    try:
+        asyncio.run_coroutine_threadsafe(daemon.start(), loop).result(20)
+        yield f"127.0.0.1:{daemon.rpc_port}"
+    finally:
+        asyncio.run_coroutine_threadsafe(daemon.stop(0.5), loop).result(20)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+@pytest.fixture
+def s3(cli: Callable[..., Result], om_address: str) -> Callable[..., Result]:
+    return lambda *args: cli("s3", *args, "--om", om_address)
+
+
+def test_getsecret_prints_as_ozone_and_keeps_the_pair(s3: Callable[..., Result]) -> None:
+    shown = s3("getsecret", "-u", "alice")
+    assert shown.code == 0
+    first, second = shown.out.splitlines()
+    assert first == "awsAccessKey=alice"
+    secret = second.removeprefix("awsSecret=")
+    assert len(secret) == 64 and int(secret, 16) >= 0
+    exported = s3("getsecret", "-u", "alice", "-e")
+    assert exported.out == (f"export AWS_ACCESS_KEY_ID='alice'\nexport AWS_SECRET_ACCESS_KEY='{secret}'\n")
+
+
+def test_the_user_defaults_to_the_os_user(s3: Callable[..., Result]) -> None:
+    assert s3("getsecret").out.startswith(f"awsAccessKey={getpass.getuser()}\n")
+
+
+def test_revokesecret_asks_first(s3: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = s3("getsecret", "-u", "bob").out
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    kept = s3("revokesecret", "-u", "bob")
+    assert (kept.code, kept.out) == (
+        0,
+        "Enter 'y' to confirm S3 secret revocation for 'bob': Operation cancelled.\n",
+    )
+    assert s3("getsecret", "-u", "bob").out == secret
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    assert s3("revokesecret", "-u", "bob").out.endswith("S3 secret revoked.\n")
+    assert s3("getsecret", "-u", "bob").out != secret  # a new pair
+    assert s3("revokesecret", "-u", "bob", "-y").out == "S3 secret revoked.\n"
+    refused = s3("revokesecret", "-u", "bob", "-y")
+    assert refused.code == 1
+    assert refused.err.startswith("pyozone s3: error: S3_SECRET_NOT_FOUND: ")
