@@ -1,96 +1,206 @@
-"""A tiny asyncio HTTP/1.1 server for readiness and health endpoints, shared by the SCM and datanode daemons.
+"""The HTTP server under every pyozone web endpoint: the daemons' JSON endpoints and the S3 gateway.
 
-Deliberately minimal (no new dependency): GET/HEAD on fixed paths, one request per connection, JSON
-bodies. Requests are bounded in size and time, and a bad request closes its connection without touching
-the daemon: orchestrators and scripts poll these endpoints while the daemon does its real work.
+aiohttp parses and answers; this module adds the guards a server facing untrusted clients needs and
+aiohttp lacks or leaves loose by default. A request head must arrive whole within `head_timeout_s` of its
+first byte (slowloris: aiohttp itself waits forever for a head sent one byte a second), a connection idle
+between requests is closed after `keepalive_timeout_s`, a head with too long a line, too big a header or
+too many headers is refused with 431 and its connection closed, and a refused request's unread body is
+drained for at most `linger_s`. A body read that stalls is the handler's business: see http_body.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+
+from aiohttp import web
+from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 
 log = logging.getLogger(__name__)
 
-MAX_REQUEST_HEAD_BYTES = 8 * 1024
-REQUEST_TIMEOUT_S = 5.0
-
 
 @dataclass(frozen=True, slots=True)
-class Response:
-    status: int
-    body: Any  # JSON-serialisable
+class HttpLimits:
+    max_line_size: int = 8190
+    """Request line (method, target, version), in bytes."""
+    max_field_size: int = 8190
+    """One header field, name and value, in bytes."""
+    max_headers: int = 128
+    head_timeout_s: float = 10.0
+    """From the first byte of a request head to its end."""
+    keepalive_timeout_s: float = 60.0
+    """Idle time before a connection with no request is closed (Hadoop's hadoop.http.idle_timeout.ms)."""
+    body_idle_timeout_s: float = 20.0
+    """A request body read that sees no byte for this long fails (S3's RequestTimeout); see http_body."""
+    linger_s: float = 2.0
+    """How long the unread body of an answered request is drained before its connection is closed."""
+    shutdown_timeout_s: float = 5.0
+    """How long in-flight requests get to finish when the server stops."""
 
-    def encode(self, head_only: bool = False) -> bytes:
-        payload = json.dumps(self.body).encode() + b"\n"
-        reason = HTTPStatus(self.status).phrase
-        head = (
-            f"HTTP/1.1 {self.status} {reason}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
-        ).encode()
-        return head if head_only else head + payload
+
+Refusal = Callable[[int, str], web.Response]
+"""Builds the answer to a request refused before or outside its handler: a bad or oversized head (400,
+431) or a handler that raised (500). The S3 gateway answers in S3's XML; the daemons in JSON."""
 
 
-Route = Callable[[], Response]
-"""Builds the answer for one path; runs on the event loop, so it may read the daemon's state directly."""
+def json_refusal(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
 
 
-class TinyHttpServer:
+class HttpServer:
+    """Serves one aiohttp application on one address, with the guards of `limits`."""
+
     def __init__(
-        self,
-        routes: Mapping[str, Route],
-        max_request_bytes: int = MAX_REQUEST_HEAD_BYTES,
-        timeout_s: float = REQUEST_TIMEOUT_S,
+        self, app: web.Application, limits: HttpLimits = HttpLimits(), refusal: Refusal = json_refusal
     ) -> None:
-        self._routes = dict(routes)
-        self._max = max_request_bytes
-        self._timeout = timeout_s
-        self._server: asyncio.Server | None = None
+        self.limits = limits
+        self._app = app
+        self._refusal = refusal
+        self._runner: web.AppRunner | None = None
 
     async def start(self, host: str, port: int) -> int:
         """Binds host:port (0: any free port) and returns the port it listens on."""
-        self._server = await asyncio.start_server(self._serve, host, port, limit=self._max)
-        return self._server.sockets[0].getsockname()[1]
+        runner = web.AppRunner(self._app, shutdown_timeout=self.limits.shutdown_timeout_s)
+        await runner.setup()
+        server, loop = runner.server, asyncio.get_running_loop()
+        assert server is not None  # set by setup()
+        site = _GuardedSite(
+            runner, host, port, lambda: _GuardedHandler(server, loop, self.limits, self._refusal)
+        )
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        return site.port
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
+        """Stops listening, closes idle connections and gives in-flight requests `shutdown_timeout_s`."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+
+class _GuardedSite(web.BaseSite):
+    """A TCP site whose connections are served by `_GuardedHandler` instead of aiohttp's own."""
+
+    def __init__(
+        self, runner: web.AppRunner, host: str, port: int, protocol: Callable[[], web.RequestHandler]
+    ) -> None:
+        super().__init__(runner)
+        self._host, self._port, self._protocol = host, port, protocol
+
+    @property
+    def name(self) -> str:
+        return f"http://{self._host}:{self._port}"
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return int(self._server.sockets[0].getsockname()[1])  # type: ignore[attr-defined]
+
+    async def start(self) -> None:
+        await super().start()
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._protocol, self._host, self._port)
+
+
+class _GuardedHandler(web.RequestHandler):
+    """aiohttp's connection protocol with a deadline on the request head, an answer for a client that
+    half-closes after its request, and refusals built by the server's `Refusal`.
+
+    A request is "pending" from its parsed head to its answer (`_request_count` counts parsed heads,
+    `_answered` the answers). Bytes that arrive while none is pending begin a head: they arm the head
+    deadline, which a parsed head disarms. aiohttp has no hook for this, so it rests on RequestHandler's
+    `data_received`, `finish_response`, `_request_count` and `force_close` (pinned by the unit tests).
+    """
+
+    def __init__(
+        self, server: web.Server, loop: asyncio.AbstractEventLoop, limits: HttpLimits, refusal: Refusal
+    ) -> None:
+        super().__init__(
+            server,
+            loop=loop,
+            keepalive_timeout=limits.keepalive_timeout_s,
+            access_log=None,
+            max_line_size=limits.max_line_size,
+            max_field_size=limits.max_field_size,
+            max_headers=limits.max_headers,
+            lingering_time=limits.linger_s,
+        )
+        self._head_timeout_s = limits.head_timeout_s
+        self._refusal = refusal
+        self._answered = 0
+        self._head_deadline: asyncio.TimerHandle | None = None
+
+    def _pending(self) -> bool:
+        return self._request_count > self._answered
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._pending():
+            self._disarm_head_deadline()
+        elif data and self._head_deadline is None:
+            self._head_deadline = self._loop.call_later(self._head_timeout_s, self._head_overdue)
+
+    def _head_overdue(self) -> None:
+        self._head_deadline = None
+        if not self._pending():
+            log.debug("closing a connection whose request head took over %.1f s", self._head_timeout_s)
+            self.force_close()
+
+    def _disarm_head_deadline(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._disarm_head_deadline()
+        super().connection_lost(exc)
+
+    def eof_received(self) -> bool:
+        """A client may half-close once its request is sent: answer it, then close. With nothing
+        pending (idle, or half a head) the transport closes at once."""
+        if not self._pending():
+            return False
+        self.close()
+        return True
+
+    async def finish_response(
+        self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
         try:
-            response, head_only = await asyncio.wait_for(self._answer(reader), self._timeout)
-            writer.write(response.encode(head_only))
-            await asyncio.wait_for(writer.drain(), self._timeout)
-        except (TimeoutError, ConnectionError):
-            pass  # a slow or vanished client: drop the connection
+            return await super().finish_response(request, resp, start_time)
         finally:
-            writer.close()
+            self._answered += 1
 
-    async def _answer(self, reader: asyncio.StreamReader) -> tuple[Response, bool]:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.LimitOverrunError:
-            return Response(431, {"error": f"request head above {self._max} bytes"}), False
-        except asyncio.IncompleteReadError:
-            raise ConnectionError("client closed the connection mid-request") from None
-        parts = head.split(b"\r\n", 1)[0].decode("latin-1").split()
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            return Response(400, {"error": "bad request line"}), False
-        method, target, _ = parts
-        if method not in ("GET", "HEAD"):
-            return Response(405, {"error": f"{method} is not supported"}), False
-        route = self._routes.get(target.split("?", 1)[0])
-        if route is None:
-            return Response(404, {"error": f"no such path {target}"}), method == "HEAD"
-        try:
-            return route(), method == "HEAD"
-        except Exception:
-            log.exception("HTTP handler for %s failed", target)
-            return Response(500, {"error": "internal error"}), False
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if status == HTTPStatus.INTERNAL_SERVER_ERROR:
+            log.error("HTTP handler for %s %s failed", request.method, request.path, exc_info=exc)
+            message = "internal error"
+        else:  # a client's fault: worth no traceback at error level
+            log.debug("refused a request from %s: %s", request.remote, message)
+        if request.writer.output_size > 0:  # as aiohttp: the answer has begun, only a reset remains
+            raise ConnectionError("cannot send a refusal after the response began")
+        if _head_too_large(exc):
+            status, message = HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large"
+        response = self._refusal(status, (message or HTTPStatus(status).phrase)[:200])
+        response.force_close()
+        return response
+
+
+def _head_too_large(exc: BaseException | None) -> bool:
+    """aiohttp reports every oversized head as a 400; RFC 6585 has 431 for it."""
+    return isinstance(exc, LineTooLong) or (
+        isinstance(exc, BadHttpMessage) and exc.message == "Too many headers received"
+    )

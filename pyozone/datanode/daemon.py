@@ -21,7 +21,8 @@ from typing import Any
 import grpc
 
 from pyozone.common.grpc_server import interceptors as server_interceptors
-from pyozone.common.http_server import Response, TinyHttpServer
+from pyozone.common.http_json import JsonResponse, json_endpoints
+from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, scm_datanode_address
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.addresses import ANY, advertised_ip, bind_host
@@ -140,7 +141,9 @@ class Datanode:
     async def run(self, stop: asyncio.Event) -> None:
         """Raises DatanodeError for what the datanode cannot run with (wrong cluster, no usable disk)."""
         intervals = Intervals.from_conf(self.conf)
-        http = TinyHttpServer({"/ready": self._ready, "/health": self._health, "/traffic": self._traffic})
+        http = HttpServer(
+            json_endpoints({"/ready": self._ready, "/health": self._health, "/traffic": self._traffic})
+        )
         self.http_port = await self._start_http(http)  # first: pollers see 503, not a refused connection
         endpoint = ScmEndpoint(self.scm, intervals)
         log.info("datanode %s starting; SCM at %s", self.uuid, self.scm)
@@ -304,7 +307,7 @@ class Datanode:
         except RuntimeError as e:
             raise DatanodeError(f"cannot listen on {target} ({port_key}): {e}") from None
 
-    async def _start_http(self, http: TinyHttpServer) -> int:
+    async def _start_http(self, http: HttpServer) -> int:
         """hdds.datanode.http-address; its wildcard default follows the bind rule of the data ports."""
         where = address(self.conf, "hdds.datanode.http-address")
         host = self.bind_host if where.host == ANY else where.host
@@ -345,16 +348,16 @@ class Datanode:
             self.heartbeat_loop.trigger_heartbeat()
 
     # ------------------------------------------------------------------ HTTP (on the event loop)
-    def _ready(self) -> Response:
+    def _ready(self) -> JsonResponse:
         """200 once registered with SCM: the datanode then serves data and takes commands."""
         body = {"ready": self.registered, "phase": self.phase, "uuid": self.uuid, "scm": str(self.scm)}
-        return Response(200 if self.registered else 503, body)
+        return JsonResponse(200 if self.registered else 503, body)
 
-    def _traffic(self) -> Response:
+    def _traffic(self) -> JsonResponse:
         """Bytes sent to each peer datanode, by write pipeline (datanode/traffic.py)."""
-        return Response(200, {"uuid": self.uuid, "sent": TRAFFIC.snapshot()})
+        return JsonResponse(200, {"uuid": self.uuid, "sent": TRAFFIC.snapshot()})
 
-    def _health(self) -> Response:
+    def _health(self) -> JsonResponse:
         """200 while the process runs; the body says how it is doing."""
         body: dict[str, object] = {"uuid": self.uuid, "phase": self.phase, "registered": self.registered}
         if self.started.is_set() and self.heartbeat_loop is not None:
@@ -366,7 +369,7 @@ class Datanode:
                 "volumes": len(self.volumes.data_volumes),
                 "queuedCommands": sum(self.queue.counts().values()),
             }
-        return Response(200, body)
+        return JsonResponse(200, body)
 
 
 def _close_volumes(volumes: VolumeSet) -> None:

@@ -19,7 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 
 from pyozone.common.grpc_server import interceptors as server_interceptors
-from pyozone.common.http_server import Response, Route, TinyHttpServer
+from pyozone.common.http_json import JsonResponse, Route, json_endpoints
+from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
@@ -69,7 +70,7 @@ class OmDaemon:
         self.serving = False
         self._executor = ThreadPoolExecutor(EXECUTOR_THREADS, thread_name_prefix="om")
         self._server: grpc.aio.Server | None = None
-        self._http = TinyHttpServer(self._routes())
+        self._http = HttpServer(json_endpoints(self._routes()))
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped = False
 
@@ -160,10 +161,10 @@ class OmDaemon:
         return asyncio.create_task(loop(), name=f"om-{name}")
 
     def _routes(self) -> dict[str, Route]:
-        def ready() -> Response:
+        def ready() -> JsonResponse:
             up = self.serving
             storage = self.storage
-            return Response(
+            return JsonResponse(
                 200 if up else 503,
                 {
                     "ready": up,
@@ -172,7 +173,7 @@ class OmDaemon:
                 },
             )
 
-        return {"/ready": ready, "/health": lambda: Response(200, {"healthy": True})}
+        return {"/ready": ready, "/health": lambda: JsonResponse(200, {"healthy": True})}
 
     # ------------------------------------------------------------------ stop
     async def stop(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:

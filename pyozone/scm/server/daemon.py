@@ -14,7 +14,8 @@ from pathlib import Path
 import grpc
 
 from pyozone.common.grpc_server import interceptors as server_interceptors
-from pyozone.common.http_server import TinyHttpServer
+from pyozone.common.http_json import json_endpoints
+from pyozone.common.http_server import HttpServer
 from pyozone.common.net import HostPort, address, bind_address
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
@@ -105,7 +106,7 @@ class ScmDaemon:
         self.http_port = 0
         self.serving = False
         self._servers: list[grpc.aio.Server] = []
-        self._http = TinyHttpServer(readiness_routes(self.core, lambda: self.serving))
+        self._http = HttpServer(json_endpoints(readiness_routes(self.core, lambda: self.serving)))
         self._ticker: asyncio.Task[None] | None = None
         self._stopped = False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyozone.common.http_server import Response, Route
+from pyozone.common.http_json import JsonResponse, Route
 from pyozone.scm.scm import StorageContainerManager
 
 
@@ -12,9 +12,9 @@ def readiness_routes(core: StorageContainerManager, serving: Callable[[], bool])
     """/ready: 200 once both gRPC services serve (503 before and while shutting down), with the safe-mode
     state so a waiting tool needs no second call; /health: 200 while the process answers at all."""
 
-    def ready() -> Response:
+    def ready() -> JsonResponse:
         up = serving()
-        return Response(
+        return JsonResponse(
             200 if up else 503,
             {
                 "ready": up,
@@ -24,4 +24,4 @@ def readiness_routes(core: StorageContainerManager, serving: Callable[[], bool])
             },
         )
 
-    return {"/ready": ready, "/health": lambda: Response(200, {"healthy": True})}
+    return {"/ready": ready, "/health": lambda: JsonResponse(200, {"healthy": True})}
