@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import getpass
 import os
 import signal
 import subprocess
@@ -10,11 +12,13 @@ import sys
 import time
 from pathlib import Path
 
+from pyozone.client.client import AsyncOzoneClient
 from pyozone.cluster import supervisor
 from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, plan_cluster
-from pyozone.cluster.status import cluster_ready, om_ready, print_status, scm_ready, wait_until
+from pyozone.cluster.status import cluster_ready, om_ready, print_status, s3g_ready, scm_ready, wait_until
 from pyozone.common.cli_options import CLIError, parse_overrides
 from pyozone.common.net import HostPort
+from pyozone.config.site import load_configuration
 from pyozone.scm.client.admin_client import ScmAdminClient
 
 DEFAULT_DATA_DIR = "pyozone-data/cluster"
@@ -107,6 +111,11 @@ def run_up(args: argparse.Namespace) -> int:
         if state.has("om"):
             port = state.daemon("om").ports["http"]
             wait_until(lambda: om_ready(port), args.timeout, "OM readiness", _check_alive(state))
+        if state.has("s3g"):
+            admin_port = state.daemon("s3g").ports["admin"]
+            wait_until(
+                lambda: s3g_ready(admin_port), args.timeout, "S3 gateway readiness", _check_alive(state)
+            )
     except (TimeoutError, CLIError) as e:
         dumped = supervisor.dump_threads(state)
         supervisor.stop_all(state)
@@ -151,6 +160,15 @@ def _print_endpoints(state: ClusterState) -> None:
         om = state.daemon("om")
         print(f"  OM client:           {HOST}:{om.ports['rpc']}")
         print(f"  OM web/readiness:    http://{HOST}:{om.ports['http']}/ready")
+    if state.has("s3g"):
+        s3g = state.daemon("s3g")
+        print(f"  S3 gateway:          http://{HOST}:{s3g.ports['http']}   (region us-east-1, path-style)")
+        print(f"  S3 gateway admin:    http://{HOST}:{s3g.ports['admin']}/ready")
+        access_id, secret = default_s3_secret(state)
+        print(
+            f"  S3 credentials:      export AWS_ACCESS_KEY_ID='{access_id}' AWS_SECRET_ACCESS_KEY='{secret}'"
+        )
+        print(f"                       (user {access_id}; another user's: pyozone s3 getsecret -u USER)")
     for d in state.datanodes():
         stream = f"  datastream {HOST}:{d.ports['datastream']}" if "datastream" in d.ports else ""
         print(
@@ -159,6 +177,18 @@ def _print_endpoints(state: ClusterState) -> None:
         )
     print(f"  configuration:       --conf {state.conf_dir}   (or export OZONE_CONF_DIR={state.conf_dir})")
     print(f"  logs:                {Path(state.data_dir) / 'logs'}")
+
+
+def default_s3_secret(state: ClusterState) -> tuple[str, str]:
+    """The S3 key pair of the user running the cluster, made on the first `cluster up` and shown again
+    on every later one (OM keeps it)."""
+    conf = load_configuration(Path(state.conf_dir), {})
+
+    async def fetch() -> tuple[str, str]:
+        async with AsyncOzoneClient(conf) as client:
+            return await client.get_s3_secret(getpass.getuser())
+
+    return asyncio.run(fetch())
 
 
 def _watch(state: ClusterState) -> int:

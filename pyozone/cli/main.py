@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "getconf",
     "scm",
     "om",
+    "s3g",
     "datanode",
     "admin",
     "cluster",

@@ -96,8 +96,10 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
     logs = data_dir / "logs"
     for d in (conf_dir, logs):
         d.mkdir(parents=True, exist_ok=True)
-    ports = iter(free_ports(6 + 5 * datanodes))  # held together, so no two daemons get the same one
-    scm_client, scm_datanode, scm_http, scm_block, om_rpc, om_http = (next(ports) for _ in range(6))
+    ports = iter(free_ports(8 + 5 * datanodes))  # held together, so no two daemons get the same one
+    scm_client, scm_datanode, scm_http, scm_block, om_rpc, om_http, s3g, s3g_admin = (
+        next(ports) for _ in range(8)
+    )
     site = {
         "ozone.scm.names": HOST,
         "ozone.scm.client.address": f"{HOST}:{scm_client}",
@@ -106,6 +108,8 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
         "ozone.scm.http-address": f"{HOST}:{scm_http}",
         "ozone.om.address": f"{HOST}:{om_rpc}",
         "ozone.om.http-address": f"{HOST}:{om_http}",
+        "ozone.s3g.http-address": f"{HOST}:{s3g}",
+        "ozone.s3g.webadmin.http-address": f"{HOST}:{s3g_admin}",
         "ozone.metadata.dirs": str(data_dir / "scm"),
         "hdds.scm.safemode.min.datanode": str(min(3, datanodes)),
         "ozone.scm.datanode.pipeline.limit": "2",
@@ -128,6 +132,8 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
             str(logs / "om.log"),
             {"rpc": om_rpc, "http": om_http},
         ),
+        # The S3 gateway is an OM client: it waits for OM by itself, and is stopped first.
+        Daemon("s3g", [*python, "s3g", *conf_arg], str(logs / "s3g.log"), {"http": s3g, "admin": s3g_admin}),
     ]
     racks_file = conf_dir / "racks.map"
     rack_lines = []

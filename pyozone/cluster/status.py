@@ -25,6 +25,7 @@ def scm_ready(http_port: int, host: str = "127.0.0.1") -> bool:
 
 
 om_ready = scm_ready
+s3g_ready = scm_ready  # the gateway's web admin port
 
 
 def cluster_ready(scm: ScmAdminClient, datanodes: int) -> bool:

@@ -186,6 +186,7 @@ KEYS: tuple[ConfigKey, ...] = (
     # --- S3 gateway
     _k("ozone.s3g.http-address", T, "0.0.0.0:9878", "S3 gateway address (host[:port])"),
     _k("ozone.s3g.http-bind-host", T, "0.0.0.0", "Host the S3 gateway listens on"),
+    _k("ozone.s3g.webadmin.http-address", T, "0.0.0.0:19878", "S3 gateway readiness and admin address"),
     _k("ozone.s3g.volume.name", T, "s3v", "The volume that holds the S3 buckets"),
     _k("ozone.s3g.domain.name", T, None, "Domain(s) for virtual-host-style requests, comma-separated"),
     _k("ozone.s3g.client.buffer.size", S, "4MB", "Bytes the gateway reads from a request body at once"),

@@ -32,7 +32,7 @@ def table_commands() -> list[tuple[str, ...]]:
     for cell in re.findall(r"^\|\s*`pyozone ([^`]*)`", README, re.MULTILINE):
         words = []
         for word in cell.split():
-            if not re.fullmatch(r"[a-z][a-z-]*", word):
+            if not re.fullmatch(r"[a-z][a-z0-9-]*", word):
                 break
             words.append(word)
         commands.append(tuple(words))

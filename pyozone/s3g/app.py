@@ -1,0 +1,125 @@
+"""The gateway's aiohttp application: one route takes every request, names its bucket, key and S3
+operation, authenticates it, runs the operation's handler and turns any refusal into S3's XML error."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from pyozone.common.http_body import BodyTimeout
+from pyozone.s3g import buckets, listing, multipart, objects, routing, xml
+from pyozone.s3g.authenticate import authenticate
+from pyozone.s3g.body import RequestBody
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.objects import NotModified, ResponseBroken
+from pyozone.s3g.request import Gateway, S3Request
+from pyozone.s3g.routing import Operation
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[S3Request], Awaitable[web.StreamResponse]]
+
+HANDLERS: dict[Operation, Handler] = {
+    Operation.LIST_BUCKETS: buckets.list_buckets,
+    Operation.CREATE_BUCKET: buckets.create_bucket,
+    Operation.HEAD_BUCKET: buckets.head_bucket,
+    Operation.DELETE_BUCKET: buckets.delete_bucket,
+    Operation.GET_BUCKET_LOCATION: buckets.get_bucket_location,
+    Operation.GET_BUCKET_VERSIONING: buckets.get_bucket_versioning,
+    Operation.GET_BUCKET_ACL: buckets.get_bucket_acl,
+    Operation.LIST_OBJECTS: listing.list_objects,
+    Operation.LIST_OBJECTS_V2: listing.list_objects_v2,
+    Operation.LIST_MULTIPART_UPLOADS: multipart.list_multipart_uploads,
+    Operation.DELETE_OBJECTS: objects.delete_objects,
+    Operation.PUT_OBJECT: objects.put_object,
+    Operation.COPY_OBJECT: objects.copy_object,
+    Operation.GET_OBJECT: objects.get_object,
+    Operation.HEAD_OBJECT: objects.head_object,
+    Operation.DELETE_OBJECT: objects.delete_object,
+    Operation.GET_OBJECT_TAGGING: objects.get_object_tagging,
+    Operation.PUT_OBJECT_TAGGING: objects.put_object_tagging,
+    Operation.DELETE_OBJECT_TAGGING: objects.delete_object_tagging,
+    Operation.CREATE_MULTIPART_UPLOAD: multipart.create_multipart_upload,
+    Operation.UPLOAD_PART: multipart.upload_part,
+    Operation.UPLOAD_PART_COPY: multipart.upload_part_copy,
+    Operation.COMPLETE_MULTIPART_UPLOAD: multipart.complete_multipart_upload,
+    Operation.ABORT_MULTIPART_UPLOAD: multipart.abort_multipart_upload,
+    Operation.LIST_PARTS: multipart.list_parts,
+}
+
+GATEWAY = web.AppKey("gateway", Gateway)
+
+
+def make_app(gateway: Gateway) -> web.Application:
+    app = web.Application(client_max_size=xml.MAX_XML_BODY)
+    app[GATEWAY] = gateway
+    app.router.add_route("*", "/{tail:.*}", serve)
+    return app
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(8).upper()
+
+
+async def serve(http: web.Request) -> web.StreamResponse:
+    gateway = http.app[GATEWAY]
+    request_id = new_request_id()
+    try:
+        response = await _run(gateway, http, request_id)
+    except S3Error as e:
+        response = error_response(e, http.method, http.path, request_id)
+    except NotModified as e:
+        response = web.Response(status=304, headers=e.headers)
+    except BodyTimeout:
+        response = error_response(S3Error(S3ErrorCode.RequestTimeout), http.method, http.path, request_id)
+    except ResponseBroken as e:
+        log.warning("%s %s: %s", http.method, http.path, e.__cause__ or e)
+        raise  # aiohttp closes the connection: the only way to tell a client its body is cut short
+    except (ConnectionError, web.HTTPException):
+        raise
+    except Exception:
+        log.exception("%s %s failed", http.method, http.path)
+        response = error_response(S3Error(S3ErrorCode.InternalError), http.method, http.path, request_id)
+    if not response.prepared:
+        response.headers["x-amz-request-id"] = request_id
+        response.headers["Server"] = "pyozone"
+        if response.status >= 400 and http.can_read_body and not http.content.at_eof():
+            response.force_close()  # the unread body cannot be trusted to end where it says
+    return response
+
+
+def _prepared(http: web.Request) -> bool:
+    return (
+        getattr(http, "_payload_writer", None) is not None
+        and http.writer is not None
+        and http.writer.output_size > 0
+    )
+
+
+async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.StreamResponse:
+    where = routing.target(http.raw_path, http.host, gateway.settings.domains)
+    operation = routing.operation(http.method, where, http.headers)
+    access_key, payload = await authenticate(gateway, http)
+    body = RequestBody(http, payload, gateway.body_idle_timeout_s)
+    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)
+    return await HANDLERS[operation](s3)
+
+
+def error_response(error: S3Error, method: str, resource: str, request_id: str) -> web.Response:
+    status = error.code.status
+    if method == "HEAD":  # no body: the status alone speaks
+        return web.Response(status=status)
+    body = xml.error_document(error.code.name, error.message, resource, request_id, **error.extra)
+    return web.Response(body=body, status=status, content_type="application/xml")
+
+
+def refusal(status: int, message: str) -> web.Response:
+    """What the HTTP layer answers before any handler ran (a bad or oversized head): S3's XML."""
+    code = S3ErrorCode.RequestHeaderSectionTooLarge if status == 431 else S3ErrorCode.InvalidRequest
+    if status >= 500:
+        code = S3ErrorCode.InternalError
+    body = xml.error_document(code.name, message, "", new_request_id())
+    return web.Response(body=body, status=status if status != 431 else 400, content_type="application/xml")

@@ -1,0 +1,56 @@
+"""Every request is authenticated: SigV4 checked with a signing key OM derives from the user's secret
+(the secret itself never leaves OM), then the body's checks chosen by how it was signed.
+
+Signing keys are cached for ozone.s3g.signing.key.cache.ttl per (access key, date, region, service): a
+key is valid for one day and scope, and the cache spares OM one call per request. A revoked secret is
+refused once its cached keys expire.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from aiohttp import web
+
+from pyozone.client.errors import OzoneClientError
+from pyozone.s3g.auth import sigv4
+from pyozone.s3g.auth.payload import Payload, open_payload
+from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.request import Gateway
+
+_CACHE_LIMIT = 10_000
+
+
+class SigningKeys:
+    """(access key, date, region, service) -> the signing key OM gave, until it expires here."""
+
+    def __init__(self, ttl_s: float) -> None:
+        self._ttl_s = ttl_s
+        self._keys: dict[tuple[str, str, str, str], tuple[bytes, float]] = {}
+
+    async def get(self, gateway: Gateway, signed: sigv4.SignedRequest) -> bytes:
+        scope = (signed.access_key, signed.date, signed.region, signed.service)
+        now = time.monotonic()
+        cached = self._keys.get(scope)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        try:
+            key = await gateway.client.s3_signing_key(*scope)
+        except OzoneClientError as e:
+            raise s3_error(e) from None
+        if len(self._keys) >= _CACHE_LIMIT:
+            self._keys = {k: v for k, v in self._keys.items() if v[1] > now}
+            if len(self._keys) >= _CACHE_LIMIT:
+                self._keys.clear()
+        self._keys[scope] = (key, now + self._ttl_s)
+        return key
+
+
+async def authenticate(gateway: Gateway, http: web.Request) -> tuple[str, Payload]:
+    """The request's access key and the checks its body must pass; refuses as S3 does."""
+    raw_path, _, raw_query = http.raw_path.partition("?")
+    signed = sigv4.parse(raw_query, http.headers, datetime.now(UTC))
+    key = await gateway.signing_keys.get(gateway, signed)
+    sigv4.verify(signed, key, http.method, raw_path, raw_query, http.headers)
+    return signed.access_key, open_payload(signed, key, http.headers)

@@ -1,0 +1,67 @@
+"""A request body as the handlers read it: streamed through its integrity checks with a progress
+deadline (a client that stops sending gets RequestTimeout), or read whole when it is a small XML document."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from pyozone.common.http_body import TimedBody
+from pyozone.s3g.auth.payload import Payload, PayloadDigests
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.xml import MAX_XML_BODY
+
+
+class RequestBody:
+    def __init__(self, http: web.Request, payload: Payload, idle_s: float) -> None:
+        self._http = http
+        self._payload = payload
+        self._idle_s = idle_s
+        self._digests: PayloadDigests | None = None
+
+    @property
+    def declared_length(self) -> int | None:
+        """The object's length the request announces (None: unknown until the body ends). An aws-chunked
+        body announces it in x-amz-decoded-content-length (the payload checks hold it to that)."""
+        headers = self._http.headers
+        if headers.get("x-amz-content-sha256", "").startswith("STREAMING-"):
+            decoded = headers.get("x-amz-decoded-content-length", "")
+            return int(decoded) if decoded.isdigit() else None
+        return self._http.content_length
+
+    def require_length(self) -> int | None:
+        """An object upload must say how long it is, by Content-Length or aws-chunked (S3's 411)."""
+        chunked = "chunked" in self._http.headers.get("Transfer-Encoding", "").lower()
+        if self._http.content_length is None and not chunked:
+            raise S3Error(S3ErrorCode.MissingContentLength)
+        return self.declared_length
+
+    async def pieces(self) -> AsyncIterator[memoryview]:
+        """The object's bytes as they arrive, each piece checked only with the whole: a handler commits
+        nothing until the iteration ends (when the final checks have passed)."""
+        body = TimedBody(self._http.content, self._idle_s)
+        try:
+            while data := await body.readany():
+                for piece in self._payload.feed(data):
+                    yield piece
+        except ConnectionError:
+            raise
+        except OSError as e:  # aiohttp's payload errors: the body ended before its length
+            raise S3Error(S3ErrorCode.IncompleteBody) from e
+        self._digests = self._payload.finish()
+
+    def digest(self) -> PayloadDigests:
+        assert self._digests is not None, "pieces() has not run to the end"
+        return self._digests
+
+    async def read_all(self, limit: int = MAX_XML_BODY) -> bytes:
+        """A small body whole (an XML document); longer than `limit` is refused before it is all read."""
+        parts: list[bytes] = []
+        size = 0
+        async for piece in self.pieces():
+            size += len(piece)
+            if size > limit:
+                raise S3Error(S3ErrorCode.MaxMessageLengthExceeded)
+            parts.append(bytes(piece))
+        return b"".join(parts)

@@ -1,0 +1,93 @@
+"""Bucket operations: S3 buckets are the buckets of the gateway's volume (ozone.s3g.volume.name)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from pyozone.client.errors import OzoneClientError
+from pyozone.s3g import xml
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.request import S3Request
+
+XML = "application/xml"
+
+
+def xml_response(body: bytes, status: int = 200, **headers: str) -> web.Response:
+    return web.Response(body=body, status=status, content_type=XML, headers=headers)
+
+
+def owner(name: str) -> xml.ET.Element:
+    return xml.el("Owner", None, xml.el("ID", name), xml.el("DisplayName", name))
+
+
+async def list_buckets(s3: S3Request) -> web.Response:
+    client = s3.gateway.client
+    try:
+        buckets = await client.list_buckets(s3.gateway.volume)
+    except OzoneClientError as e:
+        raise s3_error(e) from None
+    entries = (
+        xml.el("Bucket", None, xml.el("Name", b.name), xml.el("CreationDate", xml.iso_time(b.creation_time)))
+        for b in buckets
+    )
+    return xml_response(
+        xml.document("ListAllMyBucketsResult", owner(s3.access_key), xml.group("Buckets", entries))
+    )
+
+
+async def create_bucket(s3: S3Request) -> web.Response:
+    body = await s3.body.read_all()
+    if body.strip():
+        config = xml.parse(body, "CreateBucketConfiguration")
+        region = config.findtext("LocationConstraint")
+        if region not in (None, "", "us-east-1"):
+            raise S3Error(S3ErrorCode.InvalidArgument, f"Unsupported location constraint {region!r}")
+    try:
+        await s3.gateway.client.create_bucket(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
+
+
+async def head_bucket(s3: S3Request) -> web.Response:
+    try:
+        await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    return web.Response(status=200, headers={"x-amz-bucket-region": "us-east-1"})
+
+
+async def delete_bucket(s3: S3Request) -> web.Response:
+    try:
+        await s3.gateway.client.delete_bucket(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    return web.Response(status=204)
+
+
+async def get_bucket_location(s3: S3Request) -> web.Response:
+    await head_bucket(s3)
+    return xml_response(xml.document("LocationConstraint"))  # empty: us-east-1, as S3 writes it
+
+
+async def get_bucket_versioning(s3: S3Request) -> web.Response:
+    """Versioning was never enabled: S3's answer is an empty configuration."""
+    await head_bucket(s3)
+    return xml_response(xml.document("VersioningConfiguration"))
+
+
+async def get_bucket_acl(s3: S3Request) -> web.Response:
+    """The owner has full control; pyozone has no S3 ACLs to show (docs/differences.md)."""
+    try:
+        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    name = bucket.owner or s3.access_key
+    grantee = xml.el("Grantee", None, xml.el("ID", name), xml.el("DisplayName", name))
+    grantee.set("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance")
+    grantee.set("xsi:type", "CanonicalUser")
+    grant = xml.el("Grant", None, grantee, xml.el("Permission", "FULL_CONTROL"))
+    return xml_response(
+        xml.document("AccessControlPolicy", owner(name), xml.group("AccessControlList", [grant]))
+    )

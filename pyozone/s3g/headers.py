@@ -1,0 +1,168 @@
+"""What S3 request headers mean: object metadata, storage class, tagging, ranges and preconditions.
+
+Pure functions over header mappings, so each of S3's header rules is one small, testable definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from urllib.parse import parse_qsl
+
+from pyozone.s3g.auth.payload import stored_content_encoding
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+
+ETAG = "ETag"
+USER_METADATA_PREFIX = "x-amz-meta-"
+MAX_USER_METADATA_BYTES = 2048
+"""S3's limit on the user-defined metadata of one object (names and values, as UTF-8)."""
+
+STORED_HEADERS = ("Content-Type", "Content-Encoding", "Content-Disposition", "Content-Language",
+                  "Cache-Control", "Expires")  # fmt: skip
+"""Standard headers S3 keeps with an object and returns on GET and HEAD."""
+
+RESPONSE_OVERRIDES = {
+    "response-content-type": "Content-Type",
+    "response-content-language": "Content-Language",
+    "response-expires": "Expires",
+    "response-cache-control": "Cache-Control",
+    "response-content-disposition": "Content-Disposition",
+    "response-content-encoding": "Content-Encoding",
+}
+
+STORAGE_CLASSES = {"STANDARD": None, "REDUCED_REDUNDANCY": "RATIS/ONE"}
+"""S3 storage class -> pyozone replication (None: the bucket's default), as Ozone's S3 gateway maps them."""
+
+MAX_TAGS = 10
+MAX_TAG_KEY = 128
+MAX_TAG_VALUE = 256
+
+
+def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
+    """The metadata an object keeps: the stored standard headers and every x-amz-meta-* (names lowercase)."""
+    metadata = {name: headers[name] for name in STORED_HEADERS if name in headers}
+    encoding = stored_content_encoding(headers.get("Content-Encoding"))
+    metadata.pop("Content-Encoding", None)
+    if encoding:
+        metadata["Content-Encoding"] = encoding
+    user = {k.lower(): v for k, v in headers.items() if k.lower().startswith(USER_METADATA_PREFIX)}
+    if sum(len(k.encode()) - len(USER_METADATA_PREFIX) + len(v.encode()) for k, v in user.items()) > (
+        MAX_USER_METADATA_BYTES
+    ):
+        raise S3Error(S3ErrorCode.MetadataTooLarge)
+    metadata.update(user)
+    return metadata
+
+
+def storage_class(headers: Mapping[str, str]) -> str | None:
+    name = headers.get("x-amz-storage-class", "STANDARD")
+    if name not in STORAGE_CLASSES:
+        raise S3Error(S3ErrorCode.InvalidStorageClass)
+    return STORAGE_CLASSES[name]
+
+
+def tagging_header(value: str | None) -> dict[str, str]:
+    """x-amz-tagging: URL-query-encoded tags."""
+    if not value:
+        return {}
+    pairs = parse_qsl(value, keep_blank_values=True)
+    return check_tags(pairs)
+
+
+def check_tags(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    tags = dict(pairs)
+    if len(tags) != len(pairs):
+        raise S3Error(S3ErrorCode.InvalidTag, "Cannot provide multiple Tags with the same key")
+    if len(tags) > MAX_TAGS:
+        raise S3Error(S3ErrorCode.InvalidTag, "Object tags cannot be greater than 10")
+    for k, v in tags.items():
+        if not k or len(k) > MAX_TAG_KEY:
+            raise S3Error(S3ErrorCode.InvalidTag, "The TagKey you have provided is invalid")
+        if len(v) > MAX_TAG_VALUE:
+            raise S3Error(S3ErrorCode.InvalidTag, "The TagValue you have provided is invalid")
+    return tags
+
+
+@dataclass(frozen=True, slots=True)
+class ByteRange:
+    start: int
+    end: int  # inclusive
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start + 1
+
+    def content_range(self, size: int) -> str:
+        return f"bytes {self.start}-{self.end}/{size}"
+
+
+def byte_range(value: str | None, size: int) -> ByteRange | None:
+    """RFC 7233's single byte range, as S3 reads it: a header it cannot parse (or several ranges) means
+    the whole object; a range that starts past the end is InvalidRange (416)."""
+    if not value:
+        return None
+    unit, _, spec = value.strip().partition("=")
+    if unit.strip().lower() != "bytes" or "," in spec:
+        return None
+    first, dash, last = spec.strip().partition("-")
+    if not dash or not (first.isdigit() or last.isdigit()) or (first and not first.isdigit()):
+        return None
+    if last and not last.isdigit():
+        return None
+    if not first:  # the last N bytes
+        n = int(last)
+        if n == 0:
+            raise S3Error(S3ErrorCode.InvalidRange, ActualObjectSize=str(size), RangeRequested=value)
+        return ByteRange(max(0, size - n), size - 1) if size else None
+    start = int(first)
+    end = int(last) if last else size - 1
+    if start >= size:
+        raise S3Error(S3ErrorCode.InvalidRange, ActualObjectSize=str(size), RangeRequested=value)
+    if end < start:
+        return None
+    return ByteRange(start, min(end, size - 1))
+
+
+class Precondition:
+    """Outcome of conditional headers: proceed, 304 Not Modified or 412 Precondition Failed."""
+
+    OK = 0
+    NOT_MODIFIED = 304
+    FAILED = 412
+
+
+def precondition(headers: Mapping[str, str], etag: str, modified_ms: int, prefix: str = "") -> int:
+    """RFC 7232 as S3 applies it (prefix "x-amz-copy-source-" for a copy's source). If-Match wins over
+    If-Unmodified-Since, If-None-Match over If-Modified-Since."""
+    quoted = f'"{etag}"'
+    modified_s = modified_ms // 1000
+    if_match = headers.get(prefix + "if-match")
+    if if_match is not None:
+        if not _etag_matches(if_match, quoted):
+            return Precondition.FAILED
+    elif (
+        since := _http_date(headers.get(prefix + "if-unmodified-since"))
+    ) is not None and modified_s > since:
+        return Precondition.FAILED
+    if_none_match = headers.get(prefix + "if-none-match")
+    if if_none_match is not None:
+        if _etag_matches(if_none_match, quoted):
+            return Precondition.FAILED if prefix else Precondition.NOT_MODIFIED
+    elif (since := _http_date(headers.get(prefix + "if-modified-since"))) is not None and modified_s <= since:
+        return Precondition.FAILED if prefix else Precondition.NOT_MODIFIED
+    return Precondition.OK
+
+
+def _etag_matches(header: str, quoted: str) -> bool:
+    candidates = [c.strip() for c in header.split(",")]
+    return "*" in candidates or quoted in candidates or quoted.strip('"') in candidates
+
+
+def _http_date(value: str | None) -> int | None:
+    if not value:
+        return None
+    try:
+        return int(parsedate_to_datetime(value).timestamp())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None  # S3 ignores a date it cannot read

@@ -1,0 +1,173 @@
+"""ListObjects (V1 and V2): pages of OM's key listing folded into S3's contents and common prefixes.
+
+A common prefix stands for every key under it, so after one is found the listing resumes past all of
+them (OM scans in UTF-8 byte order, so `prefix + U+10FFFF` sorts after every key that starts with it)
+instead of reading each key below a "directory".
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from aiohttp import web
+
+from pyozone.client.errors import OzoneClientError
+from pyozone.client.models import KeyInfo
+from pyozone.s3g import xml
+from pyozone.s3g.buckets import owner, xml_response
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import ETAG
+from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.request import S3Request
+
+MAX_KEYS = 1000
+_PAST_PREFIX = "\U0010ffff"
+
+
+@dataclass(slots=True)
+class Listing:
+    contents: list[KeyInfo] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    truncated: bool = False
+    last: str = ""  # the last key or common prefix returned: where the next page starts
+
+    @property
+    def count(self) -> int:
+        return len(self.contents) + len(self.prefixes)
+
+
+async def list_keys(s3: S3Request, prefix: str, delimiter: str, marker: str, max_keys: int) -> Listing:
+    """Keys and common prefixes after `marker`, at most `max_keys` of them together."""
+    listing = Listing()
+    start = marker
+    client = s3.gateway.client
+    while listing.count < max_keys:
+        want = min(MAX_KEYS, max_keys - listing.count + 1)
+        try:
+            page = await client.om.list_keys(s3.gateway.volume, s3.bucket, prefix, start, want)
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket) from None
+        for info in page:
+            start = info.name
+            common = _common_prefix(info.name, prefix, delimiter)
+            if common is not None and (
+                common <= marker or (listing.prefixes and common == listing.prefixes[-1])
+            ):
+                start = common + _PAST_PREFIX
+                continue
+            if listing.count == max_keys:
+                listing.truncated = True
+                return listing
+            if common is None:
+                listing.contents.append(info)
+                listing.last = info.name
+            else:
+                listing.prefixes.append(common)
+                listing.last = common
+                start = common + _PAST_PREFIX
+                break  # resume the scan past everything under the common prefix
+        else:
+            if len(page) < want:
+                return listing
+    # max_keys reached: truncated if anything at all remains after the last entry
+    try:
+        rest = await client.om.list_keys(s3.gateway.volume, s3.bucket, prefix, start, 1)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    listing.truncated = bool(rest) and max_keys > 0
+    return listing
+
+
+def _common_prefix(name: str, prefix: str, delimiter: str) -> str | None:
+    if not delimiter:
+        return None
+    at = name.find(delimiter, len(prefix))
+    return None if at < 0 else name[: at + len(delimiter)]
+
+
+def _encoder(s3: S3Request):  # type: ignore[no-untyped-def]
+    encoding = s3.query.get("encoding-type")
+    if encoding is None:
+        return lambda text: text
+    if encoding != "url":
+        raise S3Error(S3ErrorCode.InvalidArgument, "Invalid Encoding Method specified in Request",
+                      ArgumentName="encoding-type", ArgumentValue=encoding)  # fmt: skip
+    return lambda text: quote(text, safe="/")
+
+
+def _entry(info: KeyInfo, encode, with_owner: bool, owner_name: str) -> xml.ET.Element:  # type: ignore[no-untyped-def]
+    etag = info.metadata.get(ETAG)
+    return xml.el(
+        "Contents",
+        None,
+        xml.el("Key", encode(info.name)),
+        xml.el("LastModified", xml.iso_time(info.modification_time)),
+        xml.el("ETag", f'"{etag}"') if etag else None,
+        xml.el("Size", info.data_size),
+        owner(owner_name) if with_owner else None,
+        xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),
+    )
+
+
+async def list_objects(s3: S3Request) -> web.Response:
+    encode = _encoder(s3)
+    prefix, delimiter = s3.query.get("prefix", ""), s3.query.get("delimiter", "")
+    marker = s3.query.get("marker", "")
+    max_keys = min(s3.int_query("max-keys", MAX_KEYS, 0, 2**31 - 1), MAX_KEYS)
+    listing = await list_keys(s3, prefix, delimiter, marker, max_keys)
+    body = xml.document(
+        "ListBucketResult",
+        xml.el("Name", s3.bucket),
+        xml.el("Prefix", encode(prefix)),
+        xml.el("Marker", encode(marker)),
+        xml.el("NextMarker", encode(listing.last)) if listing.truncated and delimiter else None,
+        xml.el("MaxKeys", max_keys),
+        xml.el("Delimiter", encode(delimiter)) if delimiter else None,
+        xml.el("EncodingType", "url") if "encoding-type" in s3.query else None,
+        xml.el("IsTruncated", listing.truncated),
+        *(_entry(info, encode, True, s3.access_key) for info in listing.contents),
+        *(xml.el("CommonPrefixes", None, xml.el("Prefix", encode(p))) for p in listing.prefixes),
+    )
+    return xml_response(body)
+
+
+async def list_objects_v2(s3: S3Request) -> web.Response:
+    encode = _encoder(s3)
+    prefix, delimiter = s3.query.get("prefix", ""), s3.query.get("delimiter", "")
+    token = s3.query.get("continuation-token")
+    start_after = s3.query.get("start-after", "")
+    marker = _decode_token(token) if token is not None else start_after
+    max_keys = min(s3.int_query("max-keys", MAX_KEYS, 0, 2**31 - 1), MAX_KEYS)
+    fetch_owner = s3.query.get("fetch-owner", "false").lower() == "true"
+    listing = await list_keys(s3, prefix, delimiter, marker, max_keys)
+    body = xml.document(
+        "ListBucketResult",
+        xml.el("Name", s3.bucket),
+        xml.el("Prefix", encode(prefix)),
+        xml.el("StartAfter", encode(start_after)) if start_after else None,
+        xml.el("ContinuationToken", token) if token is not None else None,
+        xml.el("NextContinuationToken", _encode_token(listing.last)) if listing.truncated else None,
+        xml.el("KeyCount", listing.count),
+        xml.el("MaxKeys", max_keys),
+        xml.el("Delimiter", encode(delimiter)) if delimiter else None,
+        xml.el("EncodingType", "url") if "encoding-type" in s3.query else None,
+        xml.el("IsTruncated", listing.truncated),
+        *(_entry(info, encode, fetch_owner, s3.access_key) for info in listing.contents),
+        *(xml.el("CommonPrefixes", None, xml.el("Prefix", encode(p))) for p in listing.prefixes),
+    )
+    return xml_response(body)
+
+
+def _encode_token(last: str) -> str:
+    return base64.urlsafe_b64encode(last.encode()).decode()
+
+
+def _decode_token(token: str) -> str:
+    try:
+        return base64.urlsafe_b64decode(token.encode()).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        raise S3Error(S3ErrorCode.InvalidArgument, "The continuation token provided is incorrect",
+                      ArgumentName="continuation-token") from None  # fmt: skip

@@ -1,0 +1,258 @@
+"""Multipart uploads: each part is a key write of its own that OM records under the upload, and the
+completion commits the object atomically in OM (parts are never copied). The object's ETag is S3's
+`md5-of-md5s-N`: the MD5 of the parts' binary MD5s, then the number of parts."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Sequence
+
+from aiohttp import web
+
+from pyozone.client.errors import OzoneClientError
+from pyozone.s3g import xml
+from pyozone.s3g.buckets import owner, xml_response
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import ETAG, ByteRange, object_metadata, storage_class, tagging_header
+from pyozone.s3g.objects import checksum_headers, open_copy_source, read_range, write_body
+from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.request import S3Request
+
+MAX_PART_NUMBER = 10_000
+MAX_PART_BYTES = 5 * 1024**3
+
+
+def multipart_etag(part_etags: Sequence[str]) -> str:
+    """S3's ETag of a completed upload; a part ETag that is not an MD5 is InvalidPart."""
+    digest = hashlib.md5(usedforsecurity=False)
+    for etag in part_etags:
+        try:
+            digest.update(bytes.fromhex(etag))
+        except ValueError:
+            raise S3Error(S3ErrorCode.InvalidPart) from None
+    return f"{digest.hexdigest()}-{len(part_etags)}"
+
+
+def _upload_id(s3: S3Request) -> str:
+    upload_id = s3.query.get("uploadId", "")
+    if not upload_id:
+        raise S3Error(S3ErrorCode.NoSuchUpload, UploadId=upload_id)
+    return upload_id
+
+
+def _part_number(s3: S3Request) -> int:
+    raw = s3.query.get("partNumber", "")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PART_NUMBER:
+        raise S3Error(
+            S3ErrorCode.InvalidArgument,
+            f"Part number must be an integer between 1 and {MAX_PART_NUMBER}, inclusive",
+            ArgumentName="partNumber",
+            ArgumentValue=raw,
+        )
+    return int(raw)
+
+
+async def create_multipart_upload(s3: S3Request) -> web.Response:
+    try:
+        upload_id = await s3.gateway.client.initiate_multipart_upload(
+            s3.gateway.volume, s3.bucket, s3.key, replication=storage_class(s3.headers),
+            metadata=object_metadata(s3.headers), tags=tagging_header(s3.headers.get("x-amz-tagging")),
+        )  # fmt: skip
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    body = xml.document(
+        "InitiateMultipartUploadResult",
+        xml.el("Bucket", s3.bucket),
+        xml.el("Key", s3.key),
+        xml.el("UploadId", upload_id),
+    )
+    return xml_response(body)
+
+
+async def upload_part(s3: S3Request) -> web.Response:
+    upload_id, part_number = _upload_id(s3), _part_number(s3)
+    size = s3.body.require_length()
+    if size is not None and size > MAX_PART_BYTES:
+        raise S3Error(S3ErrorCode.EntityTooLarge, MaxSizeAllowed=str(MAX_PART_BYTES), ProposedSize=str(size))
+    try:
+        out = await s3.gateway.client.create_multipart_key(
+            s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number, size_hint=size or 0,
+            datastream=None if size is not None else True,
+        )  # fmt: skip
+        async with out:
+            stored = await write_body(s3, out)
+            out.metadata.update(stored)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+    return web.Response(status=200, headers={"ETag": f'"{stored[ETAG]}"', **checksum_headers(stored)})
+
+
+def _copy_range(value: str | None, size: int) -> ByteRange:
+    """x-amz-copy-source-range: `bytes=first-last`, both given and within the source (S3's rule)."""
+    if value is None:
+        return ByteRange(0, size - 1)
+    unit, _, spec = value.partition("=")
+    first, dash, last = spec.partition("-")
+    if unit != "bytes" or not dash or not first.isdigit() or not last.isdigit() or int(first) > int(last):
+        message = (
+            "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last "
+            "are the zero-based offsets of the first and last bytes to copy"
+        )
+        raise S3Error(
+            S3ErrorCode.InvalidArgument, message, ArgumentName="x-amz-copy-source-range", ArgumentValue=value
+        )
+    if int(last) >= size:
+        raise S3Error(
+            S3ErrorCode.InvalidRange, f"Range specified is not valid for source object of size: {size}"
+        )
+    return ByteRange(int(first), int(last))
+
+
+async def upload_part_copy(s3: S3Request) -> web.Response:
+    upload_id, part_number = _upload_id(s3), _part_number(s3)
+    stream = await open_copy_source(s3)
+    async with stream:
+        span = _copy_range(s3.headers.get("x-amz-copy-source-range"), stream.info.data_size)
+        if span.length > MAX_PART_BYTES:
+            raise S3Error(S3ErrorCode.EntityTooLarge)
+        md5 = hashlib.md5(usedforsecurity=False)
+        try:
+            out = await s3.gateway.client.create_multipart_key(
+                s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number, size_hint=max(span.length, 0)
+            )
+            async with out:
+                if span.length > 0:
+                    async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
+                        md5.update(piece)
+                        await out.write(piece)
+                out.metadata[ETAG] = md5.hexdigest()
+            committed = out.key_info
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+    modified = committed.modification_time if committed is not None else 0
+    body = xml.document(
+        "CopyPartResult",
+        xml.el("LastModified", xml.iso_time(modified)),
+        xml.el("ETag", f'"{md5.hexdigest()}"'),
+    )
+    return xml_response(body)
+
+
+async def complete_multipart_upload(s3: S3Request) -> web.Response:
+    upload_id = _upload_id(s3)
+    request = xml.parse(await s3.body.read_all(), "CompleteMultipartUpload")
+    parts: list[tuple[int, str]] = []
+    for node in request.findall("Part"):
+        number = (xml.text(node, "PartNumber") or "").strip()
+        if not number.isdigit():
+            raise S3Error(S3ErrorCode.MalformedXML)
+        parts.append((int(number), (xml.text(node, "ETag") or "").strip().strip('"')))
+    if not parts:
+        raise S3Error(S3ErrorCode.MalformedXML, "You must specify at least one part")
+    if any(b[0] <= a[0] for a, b in itertools.pairwise(parts)):
+        raise S3Error(S3ErrorCode.InvalidPartOrder, UploadId=upload_id)
+    etag = multipart_etag([p[1] for p in parts])
+    try:
+        await s3.gateway.client.complete_multipart_upload(
+            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata={ETAG: etag}
+        )
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+    body = xml.document(
+        "CompleteMultipartUploadResult",
+        xml.el("Location", f"{s3.http.scheme}://{s3.http.host}/{s3.bucket}/{s3.key}"),
+        xml.el("Bucket", s3.bucket),
+        xml.el("Key", s3.key),
+        xml.el("ETag", f'"{etag}"'),
+    )
+    return xml_response(body)
+
+
+async def abort_multipart_upload(s3: S3Request) -> web.Response:
+    upload_id = _upload_id(s3)
+    try:
+        await s3.gateway.client.abort_multipart_upload(s3.gateway.volume, s3.bucket, s3.key, upload_id)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+    return web.Response(status=204)
+
+
+async def list_parts(s3: S3Request) -> web.Response:
+    upload_id = _upload_id(s3)
+    marker = s3.int_query("part-number-marker", 0, 0, MAX_PART_NUMBER)
+    max_parts = min(s3.int_query("max-parts", 1000, 0, 2**31 - 1), 1000)
+    try:
+        listing = await s3.gateway.client.list_parts(
+            s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number_marker=marker, max_parts=max_parts
+        )
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+    parts = (
+        xml.el(
+            "Part",
+            None,
+            xml.el("PartNumber", p.part_number),
+            xml.el("LastModified", xml.iso_time(p.modification_ms)),
+            xml.el("ETag", f'"{p.etag}"'),
+            xml.el("Size", p.size),
+        )
+        for p in listing.parts
+    )
+    body = xml.document(
+        "ListPartsResult",
+        xml.el("Bucket", s3.bucket),
+        xml.el("Key", s3.key),
+        xml.el("UploadId", upload_id),
+        xml.el("Initiator", None, xml.el("ID", s3.access_key), xml.el("DisplayName", s3.access_key)),
+        owner(s3.access_key),
+        xml.el("StorageClass", "REDUCED_REDUNDANCY" if listing.replication == "RATIS/ONE" else "STANDARD"),
+        xml.el("PartNumberMarker", marker),
+        xml.el("NextPartNumberMarker", listing.next_part_number_marker),
+        xml.el("MaxParts", max_parts),
+        xml.el("IsTruncated", listing.truncated),
+        *parts,
+    )
+    return xml_response(body)
+
+
+async def list_multipart_uploads(s3: S3Request) -> web.Response:
+    prefix = s3.query.get("prefix", "")
+    key_marker, upload_marker = s3.query.get("key-marker", ""), s3.query.get("upload-id-marker", "")
+    max_uploads = min(s3.int_query("max-uploads", 1000, 0, 2**31 - 1), 1000)
+    try:
+        uploads = await s3.gateway.client.list_multipart_uploads(
+            s3.gateway.volume, s3.bucket, prefix=prefix, key_marker=key_marker,
+            upload_id_marker=upload_marker, max_uploads=max_uploads + 1,
+        )  # fmt: skip
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    truncated = len(uploads) > max_uploads
+    uploads = uploads[:max_uploads]
+    entries = (
+        xml.el(
+            "Upload",
+            None,
+            xml.el("Key", u.key),
+            xml.el("UploadId", u.upload_id),
+            xml.el("Initiator", None, xml.el("ID", s3.access_key), xml.el("DisplayName", s3.access_key)),
+            owner(s3.access_key),
+            xml.el("StorageClass", "REDUCED_REDUNDANCY" if u.replication == "RATIS/ONE" else "STANDARD"),
+            xml.el("Initiated", xml.iso_time(u.creation_ms)),
+        )
+        for u in uploads
+    )
+    last = uploads[-1] if truncated and uploads else None
+    body = xml.document(
+        "ListMultipartUploadsResult",
+        xml.el("Bucket", s3.bucket),
+        xml.el("KeyMarker", key_marker),
+        xml.el("UploadIdMarker", upload_marker),
+        xml.el("NextKeyMarker", last.key) if last else None,
+        xml.el("NextUploadIdMarker", last.upload_id) if last else None,
+        xml.el("Prefix", prefix),
+        xml.el("MaxUploads", max_uploads),
+        xml.el("IsTruncated", truncated),
+        *entries,
+    )
+    return xml_response(body)

@@ -1,0 +1,330 @@
+"""Object operations: PUT streams the body into a key, GET streams a key (or a range of it) out; neither
+holds a whole object. Copies read the source and write the target through the gateway, as Ozone's does."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from urllib.parse import unquote
+
+from aiohttp import web
+
+from pyozone.client.errors import OzoneClientError
+from pyozone.client.key_input import KeyInputStream
+from pyozone.client.key_output import KeyOutputStream
+from pyozone.client.models import KeyInfo
+from pyozone.s3g import xml
+from pyozone.s3g.buckets import xml_response
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import (
+    ETAG,
+    RESPONSE_OVERRIDES,
+    STORED_HEADERS,
+    USER_METADATA_PREFIX,
+    ByteRange,
+    Precondition,
+    byte_range,
+    check_tags,
+    object_metadata,
+    precondition,
+    storage_class,
+    tagging_header,
+)
+from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.request import S3Request
+
+MAX_PUT_BYTES = 5 * 1024**3
+"""S3's largest single PUT (and copy); larger objects are multipart uploads."""
+CHECKSUM_PREFIX = "x-amz-checksum-"
+TAGGING_DIRECTIVES = ("COPY", "REPLACE")
+
+
+async def write_body(s3: S3Request, out: KeyOutputStream) -> dict[str, str]:
+    """Streams the verified body into an open key; returns the ETag and checksums to store with it.
+    The key commits only when the whole body arrived intact (the caller's `async with` aborts it else)."""
+    async for piece in s3.body.pieces():
+        await out.write(piece)
+    digest = s3.body.digest()
+    stored = {ETAG: digest.md5_hex}
+    stored.update({algorithm.header: value for algorithm, value in digest.checksums.items()})
+    return stored
+
+
+def checksum_headers(stored: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in stored.items() if k.startswith(CHECKSUM_PREFIX)}
+
+
+async def put_object(s3: S3Request) -> web.Response:
+    size = s3.body.require_length()
+    if size is not None and size > MAX_PUT_BYTES:
+        raise S3Error(S3ErrorCode.EntityTooLarge, MaxSizeAllowed=str(MAX_PUT_BYTES), ProposedSize=str(size))
+    metadata = object_metadata(s3.headers)
+    tags = tagging_header(s3.headers.get("x-amz-tagging"))
+    client = s3.gateway.client
+    try:
+        out = await client.create_key(
+            s3.gateway.volume, s3.bucket, s3.key, size_hint=size or 0, replication=storage_class(s3.headers),
+            datastream=None if size is not None else True, metadata=metadata, tags=tags,
+        )  # fmt: skip
+        async with out:
+            stored = await write_body(s3, out)
+            out.metadata.update(stored)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    return web.Response(status=200, headers={"ETag": f'"{stored[ETAG]}"', **checksum_headers(stored)})
+
+
+def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
+    """GET/HEAD response headers: stored metadata, then the request's response-* overrides."""
+    metadata = info.metadata
+    headers = {name: metadata[name] for name in STORED_HEADERS if name in metadata}
+    headers.setdefault("Content-Type", "binary/octet-stream")
+    headers.update({k: v for k, v in metadata.items() if k.startswith(USER_METADATA_PREFIX)})
+    if ETAG in metadata:
+        headers["ETag"] = f'"{metadata[ETAG]}"'
+    headers["Last-Modified"] = xml.http_time(info.modification_time)
+    headers["Accept-Ranges"] = "bytes"
+    if info.tags:
+        headers["x-amz-tagging-count"] = str(len(info.tags))
+    if info.replication == "RATIS/ONE":
+        headers["x-amz-storage-class"] = "REDUCED_REDUNDANCY"
+    whole = "Range" not in s3.headers  # a stored checksum is of the whole object, never of a range
+    if whole and s3.headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":
+        headers.update(checksum_headers(metadata))
+    for parameter, header in RESPONSE_OVERRIDES.items():
+        if parameter in s3.query:
+            headers[header] = s3.query[parameter]
+    return headers
+
+
+def _check_preconditions(s3: S3Request, info: KeyInfo) -> None:
+    outcome = precondition(s3.headers, info.metadata.get(ETAG, ""), info.modification_time)
+    if outcome == Precondition.FAILED:
+        raise S3Error(S3ErrorCode.PreconditionFailed, Condition="If-Match")
+    if outcome == Precondition.NOT_MODIFIED:
+        raise NotModified(info)
+
+
+class NotModified(Exception):
+    """304: the app answers it with the object's ETag and Last-Modified and no body."""
+
+    def __init__(self, info: KeyInfo) -> None:
+        super().__init__("not modified")
+        self.headers = {"Last-Modified": xml.http_time(info.modification_time)}
+        if ETAG in info.metadata:
+            self.headers["ETag"] = f'"{info.metadata[ETAG]}"'
+
+
+async def head_object(s3: S3Request) -> web.Response:
+    try:
+        info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    _check_preconditions(s3, info)
+    headers = object_headers(info, s3)
+    span = byte_range(s3.headers.get("Range"), info.data_size)
+    if span is None:
+        headers["Content-Length"] = str(info.data_size)
+        return web.Response(status=200, headers=headers)
+    headers["Content-Length"] = str(span.length)
+    headers["Content-Range"] = span.content_range(info.data_size)
+    return web.Response(status=206, headers=headers)
+
+
+async def get_object(s3: S3Request) -> web.StreamResponse:
+    if "partNumber" in s3.query:
+        raise S3Error(S3ErrorCode.NotImplemented, "GET by partNumber is not implemented.")
+    try:
+        stream = await s3.gateway.client.read_key(s3.gateway.volume, s3.bucket, s3.key)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    async with stream:
+        info = stream.info
+        _check_preconditions(s3, info)
+        headers = object_headers(info, s3)
+        span = byte_range(s3.headers.get("Range"), info.data_size)
+        status = 200
+        if span is not None:
+            status = 206
+            headers["Content-Range"] = span.content_range(info.data_size)
+        else:
+            span = ByteRange(0, info.data_size - 1)
+        response = web.StreamResponse(status=status, headers=headers)
+        response.content_length = span.length
+        await response.prepare(s3.http)
+        try:
+            async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
+                async with asyncio.timeout(s3.gateway.body_idle_timeout_s):  # a reader that stopped reading
+                    await response.write(piece)
+            await response.write_eof()
+        except (S3Error, OzoneClientError, TimeoutError) as e:
+            raise ResponseBroken(f"{s3.key}: the read failed after the response began") from e
+        return response
+
+
+class ResponseBroken(Exception):
+    """A failure after the response's head went out: no error document can follow it."""
+
+
+async def read_range(stream: KeyInputStream, span: ByteRange, piece_size: int) -> AsyncIterator[bytes]:
+    """The bytes of `span`, at most `piece_size` at a time (the gateway's memory per reader)."""
+    stream.seek(span.start)
+    remaining = span.length
+    while remaining > 0:
+        try:
+            piece = await stream.read(min(piece_size, remaining))
+        except OzoneClientError as e:
+            raise s3_error(e) from None
+        if not piece:
+            raise S3Error(S3ErrorCode.InternalError, "the object ended before its length")
+        remaining -= len(piece)
+        yield piece
+
+
+async def delete_object(s3: S3Request) -> web.Response:
+    """S3 answers 204 whether or not the key existed."""
+    try:
+        await s3.gateway.client.delete_key(s3.gateway.volume, s3.bucket, s3.key)
+    except OzoneClientError as e:
+        error = s3_error(e, BucketName=s3.bucket)
+        if error.code is not S3ErrorCode.NoSuchKey:
+            raise error from None
+    return web.Response(status=204)
+
+
+def copy_source(s3: S3Request) -> tuple[str, str]:
+    """x-amz-copy-source: `bucket/key` or `/bucket/key`, URL-encoded, perhaps with ?versionId=."""
+    raw = s3.headers["x-amz-copy-source"]
+    path, _, version = raw.partition("?")
+    if version and version not in ("versionId=null", "versionId="):
+        raise S3Error(S3ErrorCode.NotImplemented, "Object versions are not implemented.")
+    bucket, _, key = unquote(path).lstrip("/").partition("/")
+    if not bucket or not key:
+        message = "Copy Source must mention the source bucket and key: sourcebucket/sourcekey"
+        raise S3Error(
+            S3ErrorCode.InvalidArgument, message, ArgumentName="x-amz-copy-source", ArgumentValue=raw
+        )
+    return bucket, key
+
+
+async def open_copy_source(s3: S3Request) -> KeyInputStream:
+    bucket, key = copy_source(s3)
+    try:
+        stream = await s3.gateway.client.read_key(s3.gateway.volume, bucket, key)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=bucket, Key=key) from None
+    info = stream.info
+    outcome = precondition(
+        s3.headers, info.metadata.get(ETAG, ""), info.modification_time, "x-amz-copy-source-"
+    )
+    if outcome != Precondition.OK:
+        await stream.close()
+        raise S3Error(S3ErrorCode.PreconditionFailed, Condition="x-amz-copy-source-If-Match")
+    return stream
+
+
+async def copy_object(s3: S3Request) -> web.Response:
+    directive = s3.headers.get("x-amz-metadata-directive", "COPY").upper()
+    tagging = s3.headers.get("x-amz-tagging-directive", "COPY").upper()
+    if directive not in ("COPY", "REPLACE") or tagging not in TAGGING_DIRECTIVES:
+        raise S3Error(S3ErrorCode.InvalidArgument, "Unknown metadata or tagging directive")
+    source_bucket, source_key = copy_source(s3)
+    if (source_bucket, source_key) == (s3.bucket, s3.key) and directive == "COPY":
+        raise S3Error(
+            S3ErrorCode.InvalidRequest,
+            "This copy request is illegal because it is trying to copy an object to itself without changing "
+            "the object's metadata, storage class, website redirect location or encryption attributes.",
+        )
+    stream = await open_copy_source(s3)
+    async with stream:
+        source = stream.info
+        if source.data_size > MAX_PUT_BYTES:
+            raise S3Error(S3ErrorCode.InvalidRequest, "The specified copy source is larger than the maximum "
+                          "allowable size for a copy source: 5368709120")  # fmt: skip
+        keep = {k: v for k, v in source.metadata.items() if k == ETAG or k.startswith(CHECKSUM_PREFIX)}
+        metadata = dict(source.metadata) if directive == "COPY" else {**object_metadata(s3.headers), **keep}
+        tags = dict(source.tags) if tagging == "COPY" else tagging_header(s3.headers.get("x-amz-tagging"))
+        try:
+            out = await s3.gateway.client.create_key(
+                s3.gateway.volume, s3.bucket, s3.key, size_hint=source.data_size,
+                replication=storage_class(s3.headers), metadata=metadata, tags=tags,
+            )  # fmt: skip
+            async with out:
+                span = ByteRange(0, source.data_size - 1)
+                async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
+                    await out.write(piece)
+            committed = out.key_info
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    assert committed is not None
+    etag = metadata.get(ETAG, "")
+    body = xml.document(
+        "CopyObjectResult",
+        xml.el("LastModified", xml.iso_time(committed.modification_time)),
+        xml.el("ETag", f'"{etag}"'),
+    )
+    return xml_response(body)
+
+
+async def delete_objects(s3: S3Request) -> web.Response:
+    request = xml.parse(await s3.body.read_all(), "Delete")
+    quiet = (request.findtext("Quiet") or "false").strip().lower() == "true"
+    keys = [xml.text(node, "Key") or "" for node in request.findall("Object")]
+    if len(keys) > 1000:
+        raise S3Error(S3ErrorCode.MalformedXML, "The request may name at most 1000 keys")
+    results: list[xml.ET.Element] = []
+    client = s3.gateway.client
+    for key in keys:
+        try:
+            await client.delete_key(s3.gateway.volume, s3.bucket, key)
+        except OzoneClientError as e:
+            error = s3_error(e, Key=key)
+            if error.code is S3ErrorCode.NoSuchBucket:
+                raise error from None
+            if error.code is not S3ErrorCode.NoSuchKey:
+                results.append(
+                    xml.el(
+                        "Error",
+                        None,
+                        xml.el("Key", key),
+                        xml.el("Code", error.code.name),
+                        xml.el("Message", error.message),
+                    )
+                )
+                continue
+        if not quiet:
+            results.append(xml.el("Deleted", None, xml.el("Key", key)))
+    return xml_response(xml.document("DeleteResult", *results))
+
+
+async def get_object_tagging(s3: S3Request) -> web.Response:
+    try:
+        info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    tags = (xml.el("Tag", None, xml.el("Key", k), xml.el("Value", v)) for k, v in sorted(info.tags.items()))
+    return xml_response(xml.document("Tagging", xml.group("TagSet", tags)))
+
+
+async def put_object_tagging(s3: S3Request) -> web.Response:
+    request = xml.parse(await s3.body.read_all(), "Tagging")
+    tag_set = request.find("TagSet")
+    if tag_set is None:
+        raise S3Error(S3ErrorCode.MalformedXML)
+    tags = check_tags(
+        [(xml.text(t, "Key") or "", xml.text(t, "Value") or "") for t in tag_set.findall("Tag")]
+    )
+    await _set_tags(s3, tags)
+    return web.Response(status=200)
+
+
+async def delete_object_tagging(s3: S3Request) -> web.Response:
+    await _set_tags(s3, {})
+    return web.Response(status=204)
+
+
+async def _set_tags(s3: S3Request, tags: dict[str, str]) -> None:
+    try:
+        await s3.gateway.client.set_key_tags(s3.gateway.volume, s3.bucket, s3.key, tags)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None

@@ -1,0 +1,40 @@
+"""OM's refusals in S3's words: one table, so every handler answers an Ozone result code the same way."""
+
+from __future__ import annotations
+
+from pyozone.client.errors import OMException, OMUnavailableError, OzoneClientError
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+
+_BY_RESULT = {
+    "BUCKET_NOT_FOUND": S3ErrorCode.NoSuchBucket,
+    "VOLUME_NOT_FOUND": S3ErrorCode.NoSuchBucket,
+    "KEY_NOT_FOUND": S3ErrorCode.NoSuchKey,
+    "BUCKET_ALREADY_EXISTS": S3ErrorCode.BucketAlreadyOwnedByYou,
+    "BUCKET_NOT_EMPTY": S3ErrorCode.BucketNotEmpty,
+    "INVALID_BUCKET_NAME": S3ErrorCode.InvalidBucketName,
+    "INVALID_KEY_NAME": S3ErrorCode.InvalidArgument,
+    "NO_SUCH_MULTIPART_UPLOAD_ERROR": S3ErrorCode.NoSuchUpload,
+    "INVALID_PART": S3ErrorCode.InvalidPart,
+    "INVALID_PART_ORDER": S3ErrorCode.InvalidPartOrder,
+    "MISMATCH_MULTIPART_LIST": S3ErrorCode.InvalidPart,
+    "ENTITY_TOO_SMALL": S3ErrorCode.EntityTooSmall,
+    "S3_SECRET_NOT_FOUND": S3ErrorCode.InvalidAccessKeyId,
+    "SCM_IN_SAFE_MODE": S3ErrorCode.ServiceUnavailable,
+    "SCM_UNAVAILABLE": S3ErrorCode.ServiceUnavailable,
+    "QUOTA_EXCEEDED": S3ErrorCode.AccessDenied,
+    "PERMISSION_DENIED": S3ErrorCode.AccessDenied,
+}
+
+
+def s3_error(e: OzoneClientError, **extra: str) -> S3Error:
+    """The S3 error for a client failure; the OM message is kept where S3 has a place for it."""
+    if isinstance(e, OMUnavailableError):
+        return S3Error(S3ErrorCode.ServiceUnavailable)
+    if isinstance(e, OMException):
+        code = _BY_RESULT.get(e.result)
+        if code is not None:
+            message = (
+                e.message if code in (S3ErrorCode.InvalidBucketName, S3ErrorCode.InvalidArgument) else None
+            )
+            return S3Error(code, message, **extra)
+    return S3Error(S3ErrorCode.InternalError, f"{type(e).__name__}: {e}")

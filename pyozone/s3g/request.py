@@ -1,0 +1,82 @@
+"""One S3 request as the handlers see it, and the gateway state they share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.routing import Operation, Target
+from pyozone.s3g.settings import S3GatewaySettings
+
+if TYPE_CHECKING:
+    from pyozone.client.client import AsyncOzoneClient
+    from pyozone.s3g.authenticate import SigningKeys
+    from pyozone.s3g.body import RequestBody
+
+
+@dataclass(frozen=True, slots=True)
+class Gateway:
+    """What every handler shares: the Ozone client (the gateway is one), the settings, the signing keys
+    OM gave, and how long a body may stall."""
+
+    client: AsyncOzoneClient
+    settings: S3GatewaySettings
+    signing_keys: SigningKeys
+    body_idle_timeout_s: float
+
+    @property
+    def volume(self) -> str:
+        return self.settings.volume
+
+
+@dataclass(frozen=True, slots=True)
+class S3Request:
+    http: web.Request
+    target: Target
+    operation: Operation
+    request_id: str
+    access_key: str
+    body: RequestBody
+    gateway: Gateway
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self.http.headers
+
+    @property
+    def query(self) -> Mapping[str, str]:
+        return self.target.query
+
+    @property
+    def bucket(self) -> str:
+        assert self.target.bucket is not None  # routing gives bucket operations a bucket
+        return self.target.bucket
+
+    @property
+    def key(self) -> str:
+        assert self.target.key is not None  # routing gives object operations a key
+        return self.target.key
+
+    def int_query(self, name: str, default: int, low: int, high: int) -> int:
+        """An integer query parameter within [low, high]; anything else is InvalidArgument, as S3 answers."""
+        raw = self.query.get(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise S3Error(
+                S3ErrorCode.InvalidArgument, f"{name} must be an integer", ArgumentName=name
+            ) from None
+        if not low <= value <= high:
+            raise S3Error(
+                S3ErrorCode.InvalidArgument,
+                f"{name} must be between {low} and {high}",
+                ArgumentName=name,
+                ArgumentValue=raw,
+            )
+        return value

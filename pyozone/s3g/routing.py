@@ -1,0 +1,170 @@
+"""Which bucket and key a request names, and which S3 operation it is: pure functions of its line and
+headers, so every rule of S3's addressing is testable without a server."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from urllib.parse import parse_qsl, unquote
+
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+
+
+class Operation(Enum):
+    LIST_BUCKETS = "ListBuckets"
+    CREATE_BUCKET = "CreateBucket"
+    HEAD_BUCKET = "HeadBucket"
+    DELETE_BUCKET = "DeleteBucket"
+    GET_BUCKET_LOCATION = "GetBucketLocation"
+    GET_BUCKET_VERSIONING = "GetBucketVersioning"
+    GET_BUCKET_ACL = "GetBucketAcl"
+    LIST_OBJECTS = "ListObjects"
+    LIST_OBJECTS_V2 = "ListObjectsV2"
+    LIST_MULTIPART_UPLOADS = "ListMultipartUploads"
+    DELETE_OBJECTS = "DeleteObjects"
+    PUT_OBJECT = "PutObject"
+    COPY_OBJECT = "CopyObject"
+    GET_OBJECT = "GetObject"
+    HEAD_OBJECT = "HeadObject"
+    DELETE_OBJECT = "DeleteObject"
+    GET_OBJECT_TAGGING = "GetObjectTagging"
+    PUT_OBJECT_TAGGING = "PutObjectTagging"
+    DELETE_OBJECT_TAGGING = "DeleteObjectTagging"
+    CREATE_MULTIPART_UPLOAD = "CreateMultipartUpload"
+    UPLOAD_PART = "UploadPart"
+    UPLOAD_PART_COPY = "UploadPartCopy"
+    COMPLETE_MULTIPART_UPLOAD = "CompleteMultipartUpload"
+    ABORT_MULTIPART_UPLOAD = "AbortMultipartUpload"
+    LIST_PARTS = "ListParts"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a request addresses: no bucket (the service), a bucket, or a key in a bucket."""
+
+    bucket: str | None
+    key: str | None
+    query: Mapping[str, str]
+
+
+def target(raw_path: str, host: str, domains: tuple[str, ...]) -> Target:
+    """Path style (`/bucket/key`) unless Host is `<bucket>.<domain>` for a configured domain. The key is
+    the rest of the path, percent-decoded once and kept byte for byte (`a//b`, a trailing `/`)."""
+    path, _, raw_query = raw_path.partition("?")
+    query = dict(parse_qsl(raw_query, keep_blank_values=True))
+    bucket = _virtual_host_bucket(host, domains)
+    if bucket is None:
+        name, slash, rest = path.lstrip("/").partition("/") if path.startswith("/") else ("", "", "")
+        bucket = unquote(name) or None
+        key = unquote(rest) if slash and rest else None
+    else:
+        rest = path[1:] if path.startswith("/") else path
+        key = unquote(rest) or None
+    return Target(bucket, key, query)
+
+
+def _virtual_host_bucket(host: str, domains: tuple[str, ...]) -> str | None:
+    name = host.rsplit(":", 1)[0].lower() if not host.startswith("[") else host
+    for domain in domains:
+        if name.endswith("." + domain):
+            return name[: -len(domain) - 1]
+    return None
+
+
+def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operation:
+    """S3's operation for a method and the subresources in the query; an unknown combination is
+    MethodNotAllowed / NotImplemented, as S3 answers."""
+    q = where.query
+    if where.bucket is None:
+        if method == "GET":
+            return Operation.LIST_BUCKETS
+        raise S3Error(S3ErrorCode.MethodNotAllowed)
+    if where.key is None:
+        return _bucket_operation(method, q)
+    return _object_operation(method, q, headers)
+
+
+_UNSUPPORTED_SUBRESOURCES = frozenset(
+    {"policy", "cors", "lifecycle", "website", "replication", "logging", "notification", "encryption",
+     "object-lock", "publicAccessBlock", "ownershipControls", "requestPayment", "accelerate", "analytics",
+     "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
+     "select", "attributes", "versions"}
+)  # fmt: skip
+
+
+def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
+    _refuse_unsupported(q)
+    if method == "GET":
+        if "location" in q:
+            return Operation.GET_BUCKET_LOCATION
+        if "versioning" in q:
+            return Operation.GET_BUCKET_VERSIONING
+        if "acl" in q:
+            return Operation.GET_BUCKET_ACL
+        if "uploads" in q:
+            return Operation.LIST_MULTIPART_UPLOADS
+        if "tagging" in q:
+            raise S3Error(S3ErrorCode.NotImplemented, "Bucket tagging is not implemented.")
+        return Operation.LIST_OBJECTS_V2 if q.get("list-type") == "2" else Operation.LIST_OBJECTS
+    if method == "PUT" and not _subresources(q):
+        return Operation.CREATE_BUCKET
+    if method == "HEAD":
+        return Operation.HEAD_BUCKET
+    if method == "DELETE" and not _subresources(q):
+        return Operation.DELETE_BUCKET
+    if method == "POST" and "delete" in q:
+        return Operation.DELETE_OBJECTS
+    if method in ("PUT", "DELETE"):
+        raise S3Error(S3ErrorCode.NotImplemented, f"{method} with {', '.join(sorted(q))} is not implemented.")
+    raise S3Error(S3ErrorCode.MethodNotAllowed)
+
+
+def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
+    _refuse_unsupported(q)
+    if "acl" in q:
+        raise S3Error(S3ErrorCode.NotImplemented, "Object ACLs are not implemented.")
+    if method == "GET":
+        if "tagging" in q:
+            return Operation.GET_OBJECT_TAGGING
+        if "uploadId" in q:
+            return Operation.LIST_PARTS
+        return Operation.GET_OBJECT
+    if method == "HEAD":
+        return Operation.HEAD_OBJECT
+    if method == "PUT":
+        if "tagging" in q:
+            return Operation.PUT_OBJECT_TAGGING
+        copy = "x-amz-copy-source" in headers
+        if "uploadId" in q or "partNumber" in q:
+            return Operation.UPLOAD_PART_COPY if copy else Operation.UPLOAD_PART
+        return Operation.COPY_OBJECT if copy else Operation.PUT_OBJECT
+    if method == "DELETE":
+        if "tagging" in q:
+            return Operation.DELETE_OBJECT_TAGGING
+        if "uploadId" in q:
+            return Operation.ABORT_MULTIPART_UPLOAD
+        return Operation.DELETE_OBJECT
+    if method == "POST":
+        if "uploads" in q:
+            return Operation.CREATE_MULTIPART_UPLOAD
+        if "uploadId" in q:
+            return Operation.COMPLETE_MULTIPART_UPLOAD
+    raise S3Error(S3ErrorCode.MethodNotAllowed)
+
+
+_QUERY_PARAMETERS = frozenset(
+    {"list-type", "prefix", "delimiter", "max-keys", "marker", "continuation-token", "start-after",
+     "encoding-type", "fetch-owner", "key-marker", "upload-id-marker", "max-uploads", "max-parts",
+     "part-number-marker", "uploadId", "partNumber", "versionId", "x-id"}
+)  # fmt: skip
+
+
+def _subresources(q: Mapping[str, str]) -> set[str]:
+    return {k for k in q if k not in _QUERY_PARAMETERS and not k.startswith(("X-Amz-", "response-"))}
+
+
+def _refuse_unsupported(q: Mapping[str, str]) -> None:
+    unsupported = sorted(set(q) & _UNSUPPORTED_SUBRESOURCES)
+    if unsupported:
+        raise S3Error(S3ErrorCode.NotImplemented, f"The {unsupported[0]} subresource is not implemented.")

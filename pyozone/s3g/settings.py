@@ -1,0 +1,42 @@
+"""The gateway's configuration, read once at start: a bad value fails with its key's name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyozone.common.net import HostPort, address
+from pyozone.config import ConfigError, OzoneConfiguration
+
+S3G_PORT_DEFAULT = 9878
+
+
+@dataclass(frozen=True, slots=True)
+class S3GatewaySettings:
+    address: HostPort
+    bind_host: str
+    volume: str = "s3v"
+    domains: tuple[str, ...] = ()
+    """ozone.s3g.domain.name: a Host of `bucket.<domain>` names the bucket (virtual-host style)."""
+    buffer_size: int = 4 << 20
+    signing_key_ttl_s: float = 10.0
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> S3GatewaySettings:
+        where = address(conf, "ozone.s3g.http-address", default_port=S3G_PORT_DEFAULT)
+        volume = str(conf.get("ozone.s3g.volume.name") or "").strip()
+        if not volume:
+            raise ConfigError("ozone.s3g.volume.name: must name a volume")
+        domains = tuple(
+            d.strip().lower() for d in str(conf.get("ozone.s3g.domain.name") or "").split(",") if d.strip()
+        )
+        buffer_size = int(conf.get("ozone.s3g.client.buffer.size"))
+        if buffer_size <= 0:
+            raise ConfigError("ozone.s3g.client.buffer.size: must be positive")
+        return cls(
+            address=where,
+            bind_host=str(conf.get("ozone.s3g.http-bind-host") or where.host),
+            volume=volume,
+            domains=domains,
+            buffer_size=buffer_size,
+            signing_key_ttl_s=int(conf.get("ozone.s3g.signing.key.cache.ttl")) / 1000,
+        )
