@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -17,7 +17,14 @@ from typing import BinaryIO
 from pyozone.client.config import ClientConfig
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import BucketInfo, DatanodeRef, KeyInfo, VolumeInfo
+from pyozone.client.models import (
+    BucketInfo,
+    DatanodeRef,
+    KeyInfo,
+    MultipartPartList,
+    MultipartUploadInfo,
+    VolumeInfo,
+)
 from pyozone.client.om import OmClient
 from pyozone.client.routing import chain_order, client_rack
 from pyozone.client.xceiver import ChannelPool
@@ -236,6 +243,82 @@ class AsyncOzoneClient:
     async def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         """Replaces the key's tag set; an empty one deletes it."""
         await self.om.put_object_tagging(volume, bucket, key, tags)
+
+    # ------------------------------------------------------------------ multipart uploads
+    async def initiate_multipart_upload(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        replication: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> str:
+        """A new multipart upload of the key; its upload id. The completed key gets `metadata` (with what
+        completion adds) and `tags`."""
+        return await self.om.initiate_multipart_upload(volume, bucket, key, replication, metadata, tags)
+
+    async def create_multipart_key(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        upload_id: str,
+        part_number: int,
+        size_hint: int = 0,
+        datastream: bool | None = None,
+    ) -> KeyOutputStream:
+        """A stream writing part `part_number` (1 to 10000) of the upload; its close() commits the part
+        under `stream.metadata["ETag"]`, replacing an earlier part of that number."""
+        client_id, blocks = await self.om.open_key(
+            volume, bucket, key, size_hint, None, upload_id=upload_id, part_number=part_number
+        )
+        route = self._route if self.config.uses_datastream(size_hint, datastream) else None
+        return KeyOutputStream(
+            self.om, self.pool, self.config, volume, bucket, key, client_id, blocks, route=route,
+            part=(upload_id, part_number),
+        )  # fmt: skip
+
+    async def complete_multipart_upload(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        upload_id: str,
+        parts: Sequence[tuple[int, str]],
+        metadata: Mapping[str, str] | None = None,
+    ) -> KeyInfo:
+        """Commits the key of `parts` ((part number, ETag), ascending) at once; `metadata` is merged into
+        the upload's."""
+        return await self.om.complete_multipart_upload(volume, bucket, key, upload_id, parts, metadata)
+
+    async def abort_multipart_upload(self, volume: str, bucket: str, key: str, upload_id: str) -> None:
+        await self.om.abort_multipart_upload(volume, bucket, key, upload_id)
+
+    async def list_parts(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        upload_id: str,
+        part_number_marker: int = 0,
+        max_parts: int = 1000,
+    ) -> MultipartPartList:
+        return await self.om.list_parts(volume, bucket, key, upload_id, part_number_marker, max_parts)
+
+    async def list_multipart_uploads(
+        self,
+        volume: str,
+        bucket: str,
+        prefix: str = "",
+        key_marker: str = "",
+        upload_id_marker: str = "",
+        max_uploads: int = 1000,
+    ) -> list[MultipartUploadInfo]:
+        """Uploads in progress by key, then by creation (at most 1000 a call)."""
+        return await self.om.list_multipart_uploads(
+            volume, bucket, prefix, key_marker, upload_id_marker, max_uploads
+        )
 
     # ------------------------------------------------------------------ S3 secrets
     async def get_s3_secret(self, user: str, create: bool = True) -> tuple[str, str]:

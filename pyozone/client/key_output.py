@@ -52,10 +52,14 @@ class KeyOutputStream:
         clock: Callable[[], float] = time.monotonic,
         route: Route | None = None,
         metadata: Mapping[str, str] | None = None,
+        part: tuple[str, int] | None = None,
     ) -> None:
-        """`route`: the chain order of a pipeline's members for write pipeline V2; None writes by V1."""
+        """`route`: the chain order of a pipeline's members for write pipeline V2; None writes by V1.
+        `part`: (upload id, part number) when the stream writes a part of a multipart upload; close()
+        commits the part (named by metadata["ETag"]) instead of the key."""
         self.volume, self.bucket, self.key = volume, bucket, key
         self.metadata: dict[str, str] = dict(metadata or {})
+        self.part = part
         self.client_id = client_id
         self._om = om
         self._pool = pool
@@ -104,9 +108,15 @@ class KeyOutputStream:
         await self._run(memoryview(b""), final=True)
         if self._offset != self._written:  # the retry bookkeeping lost or duplicated bytes
             raise BlockWriteError(f"{self._name()}: {self._offset} bytes in blocks, {self._written} written")
-        committed = await self._om.commit_key(
-            self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks, self.metadata
-        )
+        if self.part is None:
+            committed = await self._om.commit_key(
+                self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks, self.metadata
+            )
+        else:
+            committed = await self._om.commit_multipart_part(
+                self.volume, self.bucket, self.key, self.client_id, *self.part, self._offset, self._blocks,
+                self.metadata,
+            )  # fmt: skip
         self.key_info = replace(committed, write_path=self.write_path)
         self._state = "committed"
         return self.key_info

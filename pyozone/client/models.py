@@ -181,3 +181,44 @@ class KeyInfo:
             replication_name(p.type, p.factor), p.objectID,
             tuple(KeyLocation.from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
         )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PartInfo:
+    """A committed part of a multipart upload; `etag` is the name it was committed with."""
+
+    part_number: int
+    etag: str
+    size: int
+    modification_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class MultipartPartList:
+    """One page of ListParts: the parts after the marker, where the next page starts, and the upload's
+    replication and metadata."""
+
+    parts: tuple[PartInfo, ...]
+    next_part_number_marker: int
+    truncated: bool
+    replication: str
+    metadata: Mapping[str, str]
+
+    @classmethod
+    def from_proto(cls, p: om_pb.ListPartsResponse) -> MultipartPartList:
+        return cls(
+            tuple(PartInfo(x.partNumber, x.partName, x.size, x.modificationTime) for x in p.parts),
+            p.nextPartNumberMarker, p.isTruncated, replication_name(p.type, p.factor), dict(p.metadata),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class MultipartUploadInfo:
+    key: str
+    upload_id: str
+    creation_ms: int
+    replication: str
+
+    @classmethod
+    def from_proto(cls, p: om_pb.MultipartUploadSummary) -> MultipartUploadInfo:
+        return cls(p.key, p.uploadID, p.creationTime, replication_name(p.type, p.factor))

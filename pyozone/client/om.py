@@ -12,14 +12,21 @@ from __future__ import annotations
 import asyncio
 import getpass
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
 
 from pyozone.client.config import ClientConfig
 from pyozone.client.errors import OMUnavailableError, SafeModeException, om_exception
-from pyozone.client.models import BucketInfo, KeyInfo, KeyLocation, VolumeInfo
+from pyozone.client.models import (
+    BucketInfo,
+    KeyInfo,
+    KeyLocation,
+    MultipartPartList,
+    MultipartUploadInfo,
+    VolumeInfo,
+)
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -121,11 +128,15 @@ class OmClient:
         exclude: block_pb.ExcludeListProto | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
+        upload_id: str = "",
+        part_number: int = 0,
     ) -> tuple[int, list[KeyLocation]]:
-        """The open key's clientID and its pre-allocated blocks."""
+        """The open key's clientID and its pre-allocated blocks; with `upload_id`, an open key for part
+        `part_number` of that multipart upload."""
         request = pb.OpenKeyRequest(
             volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
-            metadata=metadata, tags=tags, **replication_fields(replication),
+            metadata=metadata, tags=tags, multipartUploadID=upload_id, multipartNumber=part_number,
+            **replication_fields(replication),
         )  # fmt: skip
         return await self._call(
             "openKey",
@@ -205,6 +216,65 @@ class OmClient:
     async def s3_signing_key(self, access_id: str, date: str, region: str, service: str) -> bytes:
         request = pb.GetS3SigningKeyRequest(accessId=access_id, date=date, region=region, service=service)
         return await self._call("getS3SigningKey", request, lambda r: r.signingKey)
+
+    # ------------------------------------------------------------------ multipart uploads
+    async def initiate_multipart_upload(
+        self, volume: str, bucket: str, key: str, replication: str | None,
+        metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None,
+    ) -> str:  # fmt: skip
+        request = pb.InitiateMultipartUploadRequest(
+            volume=volume, bucket=bucket, key=key, metadata=metadata, tags=tags,
+            **replication_fields(replication),
+        )  # fmt: skip
+        return await self._call("initiateMultipartUpload", request, lambda r: r.uploadID)
+
+    async def commit_multipart_part(
+        self, volume: str, bucket: str, key: str, client_id: int, upload_id: str, part_number: int,
+        size: int, locations: list[KeyLocation], metadata: Mapping[str, str] | None = None,
+    ) -> KeyInfo:  # fmt: skip
+        """The committed part as a key (its size, blocks and metadata)."""
+        request = pb.CommitMultipartUploadPartRequest(
+            volume=volume, bucket=bucket, key=key, clientID=client_id, multipartUploadID=upload_id,
+            multipartNumber=part_number, dataSize=size, locations=[loc.to_proto() for loc in locations],
+            metadata=metadata,
+        )  # fmt: skip
+        return await self._call(
+            "commitMultipartUploadPart", request, lambda r: KeyInfo.from_proto(r.partKeyInfo)
+        )
+
+    async def complete_multipart_upload(
+        self, volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
+        metadata: Mapping[str, str] | None,
+    ) -> KeyInfo:  # fmt: skip
+        request = pb.CompleteMultipartUploadRequest(
+            volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
+            parts=[pb.Part(partNumber=n, partName=name) for n, name in parts],
+        )  # fmt: skip
+        return await self._call("completeMultipartUpload", request, lambda r: KeyInfo.from_proto(r.keyInfo))
+
+    async def abort_multipart_upload(self, volume: str, bucket: str, key: str, upload_id: str) -> None:
+        request = pb.AbortMultipartUploadRequest(volume=volume, bucket=bucket, key=key, uploadID=upload_id)
+        await self._call("abortMultipartUpload", request, lambda r: None)
+
+    async def list_parts(
+        self, volume: str, bucket: str, key: str, upload_id: str, marker: int, max_parts: int
+    ) -> MultipartPartList:
+        request = pb.ListPartsRequest(
+            volume=volume, bucket=bucket, key=key, uploadID=upload_id, partNumberMarker=marker,
+            maxParts=max_parts,
+        )  # fmt: skip
+        return await self._call("listParts", request, MultipartPartList.from_proto)
+
+    async def list_multipart_uploads(
+        self, volume: str, bucket: str, prefix: str, key_marker: str, upload_id_marker: str, max_uploads: int
+    ) -> list[MultipartUploadInfo]:
+        request = pb.ListMultipartUploadsRequest(
+            volume=volume, bucket=bucket, prefix=prefix, keyMarker=key_marker,
+            uploadIdMarker=upload_id_marker, maxUploads=max_uploads,
+        )  # fmt: skip
+        return await self._call(
+            "listMultipartUploads", request, lambda r: [MultipartUploadInfo.from_proto(u) for u in r.uploads]
+        )
 
     async def service_info(self) -> pb.ServiceInfoResponse:
         return await self._call("getServiceInfo", pb.ServiceInfoRequest(), lambda r: r)

@@ -10,7 +10,15 @@ from __future__ import annotations
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.states import ReplicationType
-from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs
+from pyozone.om.records import (
+    BucketRecord,
+    KeyBlock,
+    KeyRecord,
+    MultipartUploadRecord,
+    PartRecord,
+    VolumeRecord,
+    pairs,
+)
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.block import container_block_id_from_proto, container_block_id_to_proto
@@ -160,8 +168,44 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
     )
 
 
+# ------------------------------------------------------------------ multipart uploads
+def multipart_to_proto(u: MultipartUploadRecord) -> om_pb.MultipartInfo:
+    rtype, factor = replication_fields(u.replication)
+    return om_pb.MultipartInfo(
+        volume=u.volume,
+        bucket=u.bucket,
+        key=u.key,
+        uploadID=u.upload_id,
+        creationTime=u.creation_ms,
+        type=rtype,
+        factor=factor,
+        objectID=u.object_id,
+        metadata=dict(u.metadata),
+        tags=dict(u.tags),
+        parts=[
+            om_pb.PartInfo(partNumber=p.part_number, partName=p.part_name, partKeyInfo=key_to_proto(p.key))
+            for p in u.parts
+        ],
+    )
+
+
+def multipart_from_proto(p: om_pb.MultipartInfo) -> MultipartUploadRecord:
+    return MultipartUploadRecord(
+        p.volume,
+        p.bucket,
+        p.key,
+        p.uploadID,
+        p.creationTime,
+        replication_from_proto(p.type, p.factor, None),
+        p.objectID,
+        pairs(p.metadata),
+        pairs(p.tags),
+        tuple(PartRecord(x.partNumber, x.partName, key_from_proto(x.partKeyInfo)) for x in p.parts),
+    )
+
+
 # ------------------------------------------------------------------ bytes, for the tables
-def encode(message: om_pb.VolumeInfo | om_pb.BucketInfo | om_pb.KeyInfo) -> bytes:
+def encode(message: om_pb.VolumeInfo | om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo) -> bytes:
     return message.SerializeToString(deterministic=True)
 
 
@@ -175,3 +219,7 @@ def decode_bucket(data: bytes) -> BucketRecord:
 
 def decode_key(data: bytes) -> KeyRecord:
     return key_from_proto(om_pb.KeyInfo.FromString(data))
+
+
+def decode_multipart(data: bytes) -> MultipartUploadRecord:
+    return multipart_from_proto(om_pb.MultipartInfo.FromString(data))

@@ -26,6 +26,7 @@ from pyozone.om.metadata import (
     DELETED_TABLE,
     KEY_TABLE,
     META_TABLE,
+    MULTIPART_INFO_TABLE,
     OPEN_KEY_TABLE,
     VOLUME_TABLE,
     OMMetadataStore,
@@ -113,7 +114,7 @@ class OzoneManager:
         )
 
     # ------------------------------------------------------------------ ids
-    def _ids(self, n: int, ops: list[Op]) -> list[int]:
+    def new_ids(self, n: int, ops: list[Op]) -> list[int]:
         """n fresh ids; the counter's new value joins `ops` (call under the lock)."""
         first = self._next_id
         self._next_id += n
@@ -153,7 +154,7 @@ class OzoneManager:
             raise OMException(OMResultCode.KEY_NOT_FOUND, f"key {volume}/{bucket}/{key}")
         return codec.decode_key(data)
 
-    def _open_key(self, volume: str, bucket: str, key: str, client_id: int) -> KeyRecord:
+    def open_key_record(self, volume: str, bucket: str, key: str, client_id: int) -> KeyRecord:
         data = self.store.get(OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id))
         if data is None:
             self._bucket(volume, bucket)
@@ -227,6 +228,15 @@ class OzoneManager:
             self._bucket(volume, bucket)
             if next(self.store.scan(KEY_TABLE, bucket_key(volume, bucket) + "/"), None) is not None:
                 raise OMException(OMResultCode.BUCKET_NOT_EMPTY, f"bucket {volume}/{bucket} still has keys")
+            if (
+                next(self.store.scan(MULTIPART_INFO_TABLE, bucket_key(volume, bucket) + "/"), None)
+                is not None
+            ):
+                # their parts' blocks would be lost to deletion
+                raise OMException(
+                    OMResultCode.BUCKET_NOT_EMPTY,
+                    f"bucket {volume}/{bucket} still has multipart uploads in progress (abort them first)",
+                )
             parent = self._volume(volume)
             parent = replace(
                 parent, used_namespace=max(0, parent.used_namespace - 1), modification_ms=self._now()
@@ -279,7 +289,7 @@ class OzoneManager:
             allocated = self.scm.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
         with self.lock:
             ops: list[Op] = []
-            client_id, object_id = self._ids(2, ops)
+            client_id, object_id = self.new_ids(2, ops)
             now = self._now()
             record = KeyRecord(
                 volume,
@@ -314,7 +324,7 @@ class OzoneManager:
         self, volume: str, bucket: str, key: str, client_id: int, excluded: ExcludeList | None = None
     ) -> BlockLocation:
         """One more block for an open key, of the key's replication."""
-        record = self._open_key(volume, bucket, key, client_id)
+        record = self.open_key_record(volume, bucket, key, client_id)
         with scm_call(f"allocating a block for {volume}/{bucket}/{key}"):
             blocks = self.scm.allocate_blocks(
                 self.settings.block_size, record.replication, 1, excluded or ExcludeList(), "om"
@@ -347,7 +357,7 @@ class OzoneManager:
         `metadata` is merged into what openKey recorded."""
         with self.lock:
             parent = self._bucket(volume, bucket)
-            opened = self._open_key(volume, bucket, key, client_id)
+            opened = self.open_key_record(volume, bucket, key, client_id)
             merged = dict(opened.metadata) | dict(metadata or {})
             check_metadata(merged)
             kept = self.written_blocks(opened, blocks, data_size)
@@ -355,7 +365,7 @@ class OzoneManager:
                 opened, data_size=data_size, modification_ms=self._now(), blocks=kept, metadata=pairs(merged)
             )
             ops: list[Op] = []
-            self._orphan_unused(opened, kept, ops)
+            self.orphan_unused(opened, kept, ops)
             self.replace_key(parent, record, ops)
             ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
             self.commit(ops)
@@ -394,7 +404,7 @@ class OzoneManager:
             )
         return tuple(b for b in blocks if b.length > 0)
 
-    def _orphan_unused(self, opened: KeyRecord, kept: Sequence[KeyBlock], ops: list[Op]) -> None:
+    def orphan_unused(self, opened: KeyRecord, kept: Sequence[KeyBlock], ops: list[Op]) -> None:
         """The open key's allocated blocks the writer did not use go to deletedTable."""
         kept_ids = {b.block_id for b in kept}
         unused = tuple(b for b in opened.blocks if b.block_id not in kept_ids)
@@ -483,7 +493,7 @@ class OzoneManager:
         """The record's blocks go to deletedTable (a key without blocks leaves nothing to delete)."""
         if not record.blocks:
             return
-        (seq,) = self._ids(1, ops)
+        (seq,) = self.new_ids(1, ops)
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
         ops.append((DELETED_TABLE, entry, codec.encode(codec.key_to_proto(record))))
 

@@ -6,7 +6,12 @@
   openKeyTable  /vol/bucket/key/<clientID> KeyInfo (keys being written; locations = allocated blocks)
   deletedTable  /vol/bucket/key/<seq>     KeyInfo (blocks SCM must still delete; seq keeps entries unique)
   s3SecretTable <access id>               S3Secret (a user's S3 secret; the access id is the user name)
+  multipartInfoTable /vol/bucket/key NUL uploadID  MultipartInfo (an upload in progress and its parts)
   meta          name                      decimal text (the object-id counter)
+
+Ozone names a multipart upload /vol/bucket/key/uploadID; pyozone puts a NUL (which no key name holds)
+before the upload id instead, so a scan lists uploads in S3's order: by key, then by upload id, which
+grows with creation time.
 
 Values are serialized OmClientProtocol messages. Every mutation is one WriteBatch, so a crash leaves
 either all of it or none. Keys are UTF-8, so RocksDB's byte order is the names' code-point order and a
@@ -27,6 +32,7 @@ KEY_TABLE = "keyTable"
 OPEN_KEY_TABLE = "openKeyTable"
 DELETED_TABLE = "deletedTable"
 S3_SECRET_TABLE = "s3SecretTable"
+MULTIPART_INFO_TABLE = "multipartInfoTable"
 META_TABLE = "meta"
 TABLE_NAMES = (
     VOLUME_TABLE,
@@ -35,6 +41,7 @@ TABLE_NAMES = (
     OPEN_KEY_TABLE,
     DELETED_TABLE,
     S3_SECRET_TABLE,
+    MULTIPART_INFO_TABLE,
     META_TABLE,
 )
 

@@ -74,3 +74,32 @@ class KeyRecord:
     @property
     def replicated_bytes(self) -> int:
         return self.data_size * self.replication.required_nodes
+
+
+@dataclass(frozen=True, slots=True)
+class PartRecord:
+    """A committed part of a multipart upload: its name (the ETag it was committed with) and its key
+    record (size, modification time, blocks with offsets within the part)."""
+
+    part_number: int
+    part_name: str
+    key: KeyRecord
+
+
+@dataclass(frozen=True, slots=True)
+class MultipartUploadRecord:
+    """An upload in progress (multipartInfoTable): what the completed key will be, and its parts."""
+
+    volume: str
+    bucket: str
+    key: str
+    upload_id: str
+    creation_ms: int
+    replication: ReplicationConfig
+    object_id: int
+    metadata: Pairs = ()
+    tags: Pairs = ()
+    parts: tuple[PartRecord, ...] = ()  # by part number
+
+    def part(self, number: int) -> PartRecord | None:
+        return next((p for p in self.parts if p.part_number == number), None)

@@ -11,6 +11,9 @@ from pyozone.hdds.states import ReplicationType
 from pyozone.hdds.topology import load_rack_mapping
 
 DEFAULT_LIST_LIMIT = 1000
+MULTIPART_MIN_SIZE = 5 << 20
+"""The smallest part of a multipart upload but the last (Ozone's OzoneConsts.OM_MULTIPART_MIN_SIZE, S3's
+5 MiB; a constant in Ozone too, which only tests change)."""
 PREALLOCATE_MAX_BLOCKS = 64
 """openKey pre-allocates at most this many blocks (Ozone's ozone.key.preallocation.max.blocks); the
 client asks allocateBlock for the rest."""
@@ -30,6 +33,7 @@ class OMSettings:
     location_cache_ttl_ms: int = 360 * 60_000
     racks: tuple[tuple[str, str], ...] = ()
     """(host name or IP, rack) from net.topology.node.switch.mapping.file: where a reader is."""
+    multipart_min_size: int = MULTIPART_MIN_SIZE
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> OMSettings:

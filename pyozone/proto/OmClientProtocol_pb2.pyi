@@ -227,7 +227,7 @@ class ListBucketsResponse(_message.Message):
     def __init__(self, buckets: _Optional[_Iterable[_Union[BucketInfo, _Mapping]]] = ...) -> None: ...
 
 class OpenKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -251,6 +251,8 @@ class OpenKeyRequest(_message.Message):
     EXCLUDELIST_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    MULTIPARTUPLOADID_FIELD_NUMBER: _ClassVar[int]
+    MULTIPARTNUMBER_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -260,7 +262,9 @@ class OpenKeyRequest(_message.Message):
     excludeList: _ScmBlockLocationProtocol_pb2.ExcludeListProto
     metadata: _containers.ScalarMap[str, str]
     tags: _containers.ScalarMap[str, str]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    multipartUploadID: str
+    multipartNumber: int
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ...) -> None: ...
 
 class OpenKeyResponse(_message.Message):
     __slots__ = ("keyInfo", "clientID", "openVersion")
@@ -467,6 +471,271 @@ class GetS3SigningKeyResponse(_message.Message):
     SIGNINGKEY_FIELD_NUMBER: _ClassVar[int]
     signingKey: bytes
     def __init__(self, signingKey: _Optional[bytes] = ...) -> None: ...
+
+class PartInfo(_message.Message):
+    __slots__ = ("partNumber", "partName", "partKeyInfo")
+    PARTNUMBER_FIELD_NUMBER: _ClassVar[int]
+    PARTNAME_FIELD_NUMBER: _ClassVar[int]
+    PARTKEYINFO_FIELD_NUMBER: _ClassVar[int]
+    partNumber: int
+    partName: str
+    partKeyInfo: KeyInfo
+    def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., partKeyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
+
+class MultipartInfo(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TagsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    UPLOADID_FIELD_NUMBER: _ClassVar[int]
+    CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    OBJECTID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    uploadID: str
+    creationTime: int
+    type: _hdds_pb2.ReplicationType
+    factor: _hdds_pb2.ReplicationFactor
+    objectID: int
+    metadata: _containers.ScalarMap[str, str]
+    tags: _containers.ScalarMap[str, str]
+    parts: _containers.RepeatedCompositeFieldContainer[PartInfo]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ...) -> None: ...
+
+class InitiateMultipartUploadRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "type", "factor", "metadata", "tags")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class TagsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    type: _hdds_pb2.ReplicationType
+    factor: _hdds_pb2.ReplicationFactor
+    metadata: _containers.ScalarMap[str, str]
+    tags: _containers.ScalarMap[str, str]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class InitiateMultipartUploadResponse(_message.Message):
+    __slots__ = ("uploadID",)
+    UPLOADID_FIELD_NUMBER: _ClassVar[int]
+    uploadID: str
+    def __init__(self, uploadID: _Optional[str] = ...) -> None: ...
+
+class CommitMultipartUploadPartRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "clientID", "multipartUploadID", "multipartNumber", "dataSize", "locations", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    CLIENTID_FIELD_NUMBER: _ClassVar[int]
+    MULTIPARTUPLOADID_FIELD_NUMBER: _ClassVar[int]
+    MULTIPARTNUMBER_FIELD_NUMBER: _ClassVar[int]
+    DATASIZE_FIELD_NUMBER: _ClassVar[int]
+    LOCATIONS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    clientID: int
+    multipartUploadID: str
+    multipartNumber: int
+    dataSize: int
+    locations: _containers.RepeatedCompositeFieldContainer[KeyLocation]
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientID: _Optional[int] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., dataSize: _Optional[int] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class CommitMultipartUploadPartResponse(_message.Message):
+    __slots__ = ("partName", "partKeyInfo")
+    PARTNAME_FIELD_NUMBER: _ClassVar[int]
+    PARTKEYINFO_FIELD_NUMBER: _ClassVar[int]
+    partName: str
+    partKeyInfo: KeyInfo
+    def __init__(self, partName: _Optional[str] = ..., partKeyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
+
+class Part(_message.Message):
+    __slots__ = ("partNumber", "partName")
+    PARTNUMBER_FIELD_NUMBER: _ClassVar[int]
+    PARTNAME_FIELD_NUMBER: _ClassVar[int]
+    partNumber: int
+    partName: str
+    def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ...) -> None: ...
+
+class CompleteMultipartUploadRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    UPLOADID_FIELD_NUMBER: _ClassVar[int]
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    uploadID: str
+    parts: _containers.RepeatedCompositeFieldContainer[Part]
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class CompleteMultipartUploadResponse(_message.Message):
+    __slots__ = ("keyInfo",)
+    KEYINFO_FIELD_NUMBER: _ClassVar[int]
+    keyInfo: KeyInfo
+    def __init__(self, keyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
+
+class AbortMultipartUploadRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "uploadID")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    UPLOADID_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    uploadID: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ...) -> None: ...
+
+class AbortMultipartUploadResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListPartsRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "uploadID", "partNumberMarker", "maxParts")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    UPLOADID_FIELD_NUMBER: _ClassVar[int]
+    PARTNUMBERMARKER_FIELD_NUMBER: _ClassVar[int]
+    MAXPARTS_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    uploadID: str
+    partNumberMarker: int
+    maxParts: int
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., partNumberMarker: _Optional[int] = ..., maxParts: _Optional[int] = ...) -> None: ...
+
+class PartSummary(_message.Message):
+    __slots__ = ("partNumber", "partName", "size", "modificationTime")
+    PARTNUMBER_FIELD_NUMBER: _ClassVar[int]
+    PARTNAME_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    MODIFICATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    partNumber: int
+    partName: str
+    size: int
+    modificationTime: int
+    def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., size: _Optional[int] = ..., modificationTime: _Optional[int] = ...) -> None: ...
+
+class ListPartsResponse(_message.Message):
+    __slots__ = ("parts", "nextPartNumberMarker", "isTruncated", "type", "factor", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    NEXTPARTNUMBERMARKER_FIELD_NUMBER: _ClassVar[int]
+    ISTRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    parts: _containers.RepeatedCompositeFieldContainer[PartSummary]
+    nextPartNumberMarker: int
+    isTruncated: bool
+    type: _hdds_pb2.ReplicationType
+    factor: _hdds_pb2.ReplicationFactor
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, parts: _Optional[_Iterable[_Union[PartSummary, _Mapping]]] = ..., nextPartNumberMarker: _Optional[int] = ..., isTruncated: _Optional[bool] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ListMultipartUploadsRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "prefix", "keyMarker", "uploadIdMarker", "maxUploads")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    KEYMARKER_FIELD_NUMBER: _ClassVar[int]
+    UPLOADIDMARKER_FIELD_NUMBER: _ClassVar[int]
+    MAXUPLOADS_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    prefix: str
+    keyMarker: str
+    uploadIdMarker: str
+    maxUploads: int
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., prefix: _Optional[str] = ..., keyMarker: _Optional[str] = ..., uploadIdMarker: _Optional[str] = ..., maxUploads: _Optional[int] = ...) -> None: ...
+
+class MultipartUploadSummary(_message.Message):
+    __slots__ = ("key", "uploadID", "creationTime", "type", "factor")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    UPLOADID_FIELD_NUMBER: _ClassVar[int]
+    CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    uploadID: str
+    creationTime: int
+    type: _hdds_pb2.ReplicationType
+    factor: _hdds_pb2.ReplicationFactor
+    def __init__(self, key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ...) -> None: ...
+
+class ListMultipartUploadsResponse(_message.Message):
+    __slots__ = ("uploads",)
+    UPLOADS_FIELD_NUMBER: _ClassVar[int]
+    uploads: _containers.RepeatedCompositeFieldContainer[MultipartUploadSummary]
+    def __init__(self, uploads: _Optional[_Iterable[_Union[MultipartUploadSummary, _Mapping]]] = ...) -> None: ...
 
 class ServiceInfoRequest(_message.Message):
     __slots__ = ()

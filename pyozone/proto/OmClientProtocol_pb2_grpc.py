@@ -129,6 +129,36 @@ class OzoneManagerServiceStub:
                 request_serializer=pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyRequest.SerializeToString,
                 response_deserializer=pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyResponse.FromString,
                 _registered_method=True)
+        self.initiateMultipartUpload = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/initiateMultipartUpload',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.InitiateMultipartUploadRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.InitiateMultipartUploadResponse.FromString,
+                _registered_method=True)
+        self.commitMultipartUploadPart = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/commitMultipartUploadPart',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.CommitMultipartUploadPartRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.CommitMultipartUploadPartResponse.FromString,
+                _registered_method=True)
+        self.completeMultipartUpload = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/completeMultipartUpload',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.CompleteMultipartUploadRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.CompleteMultipartUploadResponse.FromString,
+                _registered_method=True)
+        self.abortMultipartUpload = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/abortMultipartUpload',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.AbortMultipartUploadRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.AbortMultipartUploadResponse.FromString,
+                _registered_method=True)
+        self.listParts = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/listParts',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.ListPartsRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.ListPartsResponse.FromString,
+                _registered_method=True)
+        self.listMultipartUploads = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/listMultipartUploads',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.ListMultipartUploadsRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.ListMultipartUploadsResponse.FromString,
+                _registered_method=True)
         self.getServiceInfo = channel.unary_unary(
                 '/pyozone.om.OzoneManagerService/getServiceInfo',
                 request_serializer=pyozone_dot_OmClientProtocol__pb2.ServiceInfoRequest.SerializeToString,
@@ -253,6 +283,42 @@ class OzoneManagerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def initiateMultipartUpload(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def commitMultipartUploadPart(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def completeMultipartUpload(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def abortMultipartUpload(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def listParts(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def listMultipartUploads(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def getServiceInfo(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -356,6 +422,36 @@ def add_OzoneManagerServiceServicer_to_server(servicer, server):
                     servicer.getS3SigningKey,
                     request_deserializer=pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyRequest.FromString,
                     response_serializer=pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyResponse.SerializeToString,
+            ),
+            'initiateMultipartUpload': grpc.unary_unary_rpc_method_handler(
+                    servicer.initiateMultipartUpload,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.InitiateMultipartUploadRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.InitiateMultipartUploadResponse.SerializeToString,
+            ),
+            'commitMultipartUploadPart': grpc.unary_unary_rpc_method_handler(
+                    servicer.commitMultipartUploadPart,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.CommitMultipartUploadPartRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.CommitMultipartUploadPartResponse.SerializeToString,
+            ),
+            'completeMultipartUpload': grpc.unary_unary_rpc_method_handler(
+                    servicer.completeMultipartUpload,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.CompleteMultipartUploadRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.CompleteMultipartUploadResponse.SerializeToString,
+            ),
+            'abortMultipartUpload': grpc.unary_unary_rpc_method_handler(
+                    servicer.abortMultipartUpload,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.AbortMultipartUploadRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.AbortMultipartUploadResponse.SerializeToString,
+            ),
+            'listParts': grpc.unary_unary_rpc_method_handler(
+                    servicer.listParts,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.ListPartsRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.ListPartsResponse.SerializeToString,
+            ),
+            'listMultipartUploads': grpc.unary_unary_rpc_method_handler(
+                    servicer.listMultipartUploads,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.ListMultipartUploadsRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.ListMultipartUploadsResponse.SerializeToString,
             ),
             'getServiceInfo': grpc.unary_unary_rpc_method_handler(
                     servicer.getServiceInfo,
@@ -876,6 +972,168 @@ class OzoneManagerService:
             '/pyozone.om.OzoneManagerService/getS3SigningKey',
             pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyRequest.SerializeToString,
             pyozone_dot_OmClientProtocol__pb2.GetS3SigningKeyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def initiateMultipartUpload(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/initiateMultipartUpload',
+            pyozone_dot_OmClientProtocol__pb2.InitiateMultipartUploadRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.InitiateMultipartUploadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def commitMultipartUploadPart(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/commitMultipartUploadPart',
+            pyozone_dot_OmClientProtocol__pb2.CommitMultipartUploadPartRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.CommitMultipartUploadPartResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def completeMultipartUpload(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/completeMultipartUpload',
+            pyozone_dot_OmClientProtocol__pb2.CompleteMultipartUploadRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.CompleteMultipartUploadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def abortMultipartUpload(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/abortMultipartUpload',
+            pyozone_dot_OmClientProtocol__pb2.AbortMultipartUploadRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.AbortMultipartUploadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def listParts(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/listParts',
+            pyozone_dot_OmClientProtocol__pb2.ListPartsRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.ListPartsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def listMultipartUploads(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/listMultipartUploads',
+            pyozone_dot_OmClientProtocol__pb2.ListMultipartUploadsRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.ListMultipartUploadsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -30,6 +30,10 @@ EXCLUDE_LIST_REQUEST_BYTES = 1 * MiB
 """openKey and allocateBlock carry the writer's exclude list (datanodes, containers, pipelines)."""
 METADATA_REQUEST_BYTES = 64 * KiB
 """Names plus a key's metadata or tags (key_metadata.py bounds those at 16 KiB)."""
+PART_LIST_REQUEST_BYTES = 1 * MiB
+"""completeMultipartUpload: up to 10,000 parts of a number and an ETag, and the key's metadata."""
+MAX_UPLOAD_ID_BYTES = 128
+"""An upload id: pyozone's are 53 characters (multipart.py); Ozone's a UUID and a number."""
 MAX_OM_REQUEST_BYTES = 4 * MiB
 """The largest request gRPC lets in: commitKey's, which carries every block of the key (~40 bytes each,
 some 100,000 blocks). Responses may be larger (MAX_OM_MESSAGE_BYTES: listings, lookupKey)."""
@@ -59,6 +63,7 @@ HOST = NameRule("host name", MAX_HOST_NAME_BYTES, OMResultCode.INVALID_REQUEST)
 DATE = NameRule("date (YYYYMMDD)", 8, OMResultCode.INVALID_REQUEST)
 REGION = NameRule("region", MAX_REGION_CHARS, OMResultCode.INVALID_REQUEST)
 S3_SERVICE = NameRule("service", MAX_SERVICE_CHARS, OMResultCode.INVALID_REQUEST)
+UPLOAD_ID = NameRule("multipart upload id", MAX_UPLOAD_ID_BYTES, OMResultCode.INVALID_REQUEST)
 
 _NAMES = {
     "volume": VOLUME,
@@ -72,14 +77,21 @@ _NAMES = {
     "date": DATE,
     "region": REGION,
     "service": S3_SERVICE,
+    "uploadID": UPLOAD_ID,
+    "multipartUploadID": UPLOAD_ID,
+    "uploadIdMarker": UPLOAD_ID,
+    "keyMarker": KEY,
 }
-_LISTED = {"listVolumes": VOLUME, "listBuckets": BUCKET, "listKeys": KEY}
+_LISTED = {"listVolumes": VOLUME, "listBuckets": BUCKET, "listKeys": KEY, "listMultipartUploads": KEY}
 """What a listing's prefix and startKey are a prefix of, or the name of."""
 _MESSAGE_BYTES = {
     "openKey": EXCLUDE_LIST_REQUEST_BYTES,
     "allocateBlock": EXCLUDE_LIST_REQUEST_BYTES,
     "commitKey": MAX_OM_REQUEST_BYTES,
     "putObjectTagging": METADATA_REQUEST_BYTES,
+    "initiateMultipartUpload": METADATA_REQUEST_BYTES,
+    "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
+    "completeMultipartUpload": PART_LIST_REQUEST_BYTES,
 }
 SERVICE = pb.DESCRIPTOR.services_by_name["OzoneManagerService"]
 

@@ -17,6 +17,8 @@ from pyozone.hdds.block import ExcludeList
 from pyozone.om import codec
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMResultCode
+from pyozone.om.multipart import MultipartManager
+from pyozone.om.records import MultipartUploadRecord
 from pyozone.om.scm import scm_call
 from pyozone.om.server.rpc import parse, rpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -46,6 +48,7 @@ def _allocated(location: BlockLocation, length: int) -> pb.KeyLocation:
 class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     def __init__(self, core: OzoneManager, executor: Executor, om_id: str, cluster_id: str) -> None:
         self.core = core
+        self.multipart = MultipartManager(core)
         self.executor = executor
         self.om_id = om_id
         self.cluster_id = cluster_id
@@ -117,10 +120,16 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         if request.type or request.factor:
             bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
             config = parse(codec.requested_replication, request.type, request.factor, bucket.replication)
-        session = await self._run(
-            self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded,
-            dict(request.metadata), dict(request.tags),
-        )  # fmt: skip
+        if request.multipartUploadID:
+            session = await self._run(
+                self.multipart.open_part, request.volume, request.bucket, request.key,
+                request.multipartUploadID, request.multipartNumber, size, excluded,
+            )  # fmt: skip
+        else:
+            session = await self._run(
+                self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded,
+                dict(request.metadata), dict(request.tags),
+            )  # fmt: skip
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
         return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
@@ -218,6 +227,89 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         )
         return pb.GetS3SigningKeyResponse(signingKey=key)
 
+    # ------------------------------------------------------------------ multipart uploads
+    @rpc
+    async def initiateMultipartUpload(
+        self, request: pb.InitiateMultipartUploadRequest, context: Context
+    ) -> pb.InitiateMultipartUploadResponse:
+        config = None
+        if request.type or request.factor:
+            bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
+            config = parse(codec.requested_replication, request.type, request.factor, bucket.replication)
+        upload = await self._run(
+            self.multipart.initiate, request.volume, request.bucket, request.key, config,
+            dict(request.metadata), dict(request.tags),
+        )  # fmt: skip
+        return pb.InitiateMultipartUploadResponse(uploadID=upload.upload_id)
+
+    @rpc
+    async def commitMultipartUploadPart(
+        self, request: pb.CommitMultipartUploadPartRequest, context: Context
+    ) -> pb.CommitMultipartUploadPartResponse:
+        blocks = [
+            parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
+        ]
+        size = parse(integer, request.dataSize, "dataSize")
+        part = await self._run(
+            self.multipart.commit_part, request.volume, request.bucket, request.key, request.clientID,
+            request.multipartUploadID, request.multipartNumber, size, blocks, dict(request.metadata),
+        )  # fmt: skip
+        return pb.CommitMultipartUploadPartResponse(
+            partName=part.part_name, partKeyInfo=codec.key_to_proto(part.key)
+        )
+
+    @rpc
+    async def completeMultipartUpload(
+        self, request: pb.CompleteMultipartUploadRequest, context: Context
+    ) -> pb.CompleteMultipartUploadResponse:
+        parts = [(p.partNumber, p.partName) for p in request.parts]
+        record = await self._run(
+            self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
+            dict(request.metadata),
+        )  # fmt: skip
+        return pb.CompleteMultipartUploadResponse(keyInfo=codec.key_to_proto(record))
+
+    @rpc
+    async def abortMultipartUpload(
+        self, request: pb.AbortMultipartUploadRequest, context: Context
+    ) -> pb.AbortMultipartUploadResponse:
+        await self._run(self.multipart.abort, request.volume, request.bucket, request.key, request.uploadID)
+        return pb.AbortMultipartUploadResponse()
+
+    @rpc
+    async def listParts(self, request: pb.ListPartsRequest, context: Context) -> pb.ListPartsResponse:
+        page = await self._run(
+            self.multipart.list_parts, request.volume, request.bucket, request.key, request.uploadID,
+            request.partNumberMarker, request.maxParts,
+        )  # fmt: skip
+        rtype, factor = codec.replication_fields(page.upload.replication)
+        return pb.ListPartsResponse(
+            parts=[
+                pb.PartSummary(
+                    partNumber=p.part_number,
+                    partName=p.part_name,
+                    size=p.key.data_size,
+                    modificationTime=p.key.modification_ms,
+                )
+                for p in page.parts
+            ],
+            nextPartNumberMarker=page.next_marker,
+            isTruncated=page.truncated,
+            type=rtype,
+            factor=factor,
+            metadata=dict(page.upload.metadata),
+        )
+
+    @rpc
+    async def listMultipartUploads(
+        self, request: pb.ListMultipartUploadsRequest, context: Context
+    ) -> pb.ListMultipartUploadsResponse:
+        uploads = await self._run(
+            self.multipart.list_uploads, request.volume, request.bucket, request.prefix, request.keyMarker,
+            request.uploadIdMarker, request.maxUploads,
+        )  # fmt: skip
+        return pb.ListMultipartUploadsResponse(uploads=[_upload_summary(u) for u in uploads])
+
     @rpc
     async def getServiceInfo(
         self, request: pb.ServiceInfoRequest, context: Context
@@ -228,6 +320,13 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
 
         in_safe_mode = await self._run(ask)
         return pb.ServiceInfoResponse(clusterID=self.cluster_id, omID=self.om_id, scmInSafeMode=in_safe_mode)
+
+
+def _upload_summary(upload: MultipartUploadRecord) -> pb.MultipartUploadSummary:
+    rtype, factor = codec.replication_fields(upload.replication)
+    return pb.MultipartUploadSummary(
+        key=upload.key, uploadID=upload.upload_id, creationTime=upload.creation_ms, type=rtype, factor=factor
+    )
 
 
 def add_om_service(server: grpc.aio.Server, service: OzoneManagerService) -> None:

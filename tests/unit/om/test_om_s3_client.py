@@ -1,5 +1,6 @@
-"""The S3 calls through the real client against the OM daemon in-process (fake SCM, empty keys: no
-datanode is needed): metadata and tags as the gateway sets them."""
+"""The S3 calls through the real client against the OM daemon in-process (fake SCM, empty keys and parts:
+no datanode is needed): metadata and tags as the gateway sets them, secrets and signing keys, and a
+multipart upload's whole life with OM's refusals as the client raises them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import hmac
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from tests.unit.om.test_om_server import conf, run
 @asynccontextmanager
 async def client(tmp_path: Path) -> AsyncIterator[AsyncOzoneClient]:
     daemon = OmDaemon(conf(tmp_path), FakeScm())
+    daemon.settings = replace(daemon.settings, multipart_min_size=0)  # parts here are empty
     try:
         await daemon.start()
         async with AsyncOzoneClient(f"127.0.0.1:{daemon.rpc_port}") as c:
@@ -77,5 +80,58 @@ def test_secrets_and_signing_keys(tmp_path: Path) -> None:
             with pytest.raises(OMException) as error:
                 await c.s3_signing_key("alice", "20240102", "us-east-1", "s3")
             assert error.value.result == "S3_SECRET_NOT_FOUND"
+
+    run(body())
+
+
+async def refused(call, *args) -> str:
+    with pytest.raises(OMException) as error:
+        await call(*args)
+    return error.value.result
+
+
+def test_a_multipart_upload_through_the_client(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with client(tmp_path) as c:
+            upload_id = await c.initiate_multipart_upload(
+                "s3v", "bkt", "big", "RATIS/ONE", metadata={"Content-Type": "a/b"}, tags={"t": "1"}
+            )
+            for number, etag in ((2, "old"), (1, "e1"), (2, "e2")):
+                part = await c.create_multipart_key("s3v", "bkt", "big", upload_id, number)
+                part.metadata["ETag"] = etag
+                committed = await part.close()
+                assert (committed.name, committed.data_size, committed.metadata) == ("big", 0, {"ETag": etag})
+            listing = await c.list_parts("s3v", "bkt", "big", upload_id, max_parts=1)
+            assert [(p.part_number, p.etag) for p in listing.parts] == [(1, "e1")]
+            assert (listing.next_part_number_marker, listing.truncated) == (1, True)
+            assert (listing.replication, listing.metadata) == ("RATIS/ONE", {"Content-Type": "a/b"})
+            rest = await c.list_parts("s3v", "bkt", "big", upload_id, part_number_marker=1)
+            assert [(p.part_number, p.etag, p.size) for p in rest.parts] == [
+                (2, "e2", 0)
+            ] and not rest.truncated
+            (listed,) = await c.list_multipart_uploads("s3v", "bkt", prefix="b")
+            assert (listed.key, listed.upload_id, listed.replication) == ("big", upload_id, "RATIS/ONE")
+            args = ("s3v", "bkt", "big", upload_id)
+            assert (
+                await refused(c.complete_multipart_upload, *args, [(2, "e2"), (1, "e1")])
+                == "INVALID_PART_ORDER"
+            )
+            assert (
+                await refused(c.complete_multipart_upload, *args, [(1, "e1"), (2, "old")]) == "INVALID_PART"
+            )
+            assert await refused(c.create_multipart_key, *args, 10_001) == "INVALID_REQUEST"
+            missing = ("s3v", "bkt", "big", "no-such-upload")
+            assert await refused(c.create_multipart_key, *missing, 1) == "NO_SUCH_MULTIPART_UPLOAD_ERROR"
+            assert await refused(c.list_parts, *missing) == "NO_SUCH_MULTIPART_UPLOAD_ERROR"
+            key = await c.complete_multipart_upload(*args, [(1, "e1"), (2, "e2")], {"ETag": "x-2"})
+            assert (key.metadata, key.tags) == ({"Content-Type": "a/b", "ETag": "x-2"}, {"t": "1"})
+            assert key.replication == "RATIS/ONE"
+            assert (await c.key_info("s3v", "bkt", "big")).metadata["ETag"] == "x-2"
+            assert await c.list_multipart_uploads("s3v", "bkt") == []
+            other = await c.initiate_multipart_upload("s3v", "bkt", "gone")
+            await c.abort_multipart_upload("s3v", "bkt", "gone", other)
+            assert await refused(c.abort_multipart_upload, "s3v", "bkt", "gone", other) == (
+                "NO_SUCH_MULTIPART_UPLOAD_ERROR"
+            )
 
     run(body())

@@ -1,0 +1,282 @@
+"""MultipartManager: S3 multipart uploads as Ozone's OM keeps them (S3InitiateMultipartUploadRequest,
+S3MultipartUploadCommitPartRequest, S3MultipartUploadCompleteRequest, S3MultipartUploadAbortRequest).
+
+An upload in progress is one multipartInfoTable entry holding its committed parts. A part is written as an
+open key (openKey naming the upload and part number) and committed into the entry; a part committed again
+under its number replaces the older one, whose blocks go to deletedTable. Completing the upload writes, in
+one batch under the namespace lock, the key (the listed parts' blocks in part order, offsets shifted to
+the key's), the entry's removal, the unlisted parts' blocks to deletedTable and the bucket's usage; so a
+crash leaves the upload or the key, never half of each. Aborting sends every part's blocks to deletedTable.
+A part still being written when its upload completes or aborts finds no upload at its commit: its blocks
+go to deletedTable.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import pairwise
+
+from pyozone.hdds.block import ExcludeList
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.om import codec
+from pyozone.om.core import OpenKeySession, OzoneManager, bucket_key, key_key, open_key_key
+from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.key_metadata import check_metadata, check_tags
+from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op
+from pyozone.om.names import check_key_name
+from pyozone.om.records import KeyBlock, KeyRecord, MultipartUploadRecord, PartRecord, pairs
+from pyozone.om.settings import DEFAULT_LIST_LIMIT
+
+log = logging.getLogger(__name__)
+
+MAX_PART_NUMBER = 10_000
+"""S3's part numbers are 1 to 10,000."""
+UPLOAD_SEPARATOR = "\x00"
+"""Between key and upload id in multipartInfoTable (metadata.py): below every character a key may hold."""
+
+
+def multipart_key(volume: str, bucket: str, key: str, upload_id: str) -> str:
+    return f"{key_key(volume, bucket, key)}{UPLOAD_SEPARATOR}{upload_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class PartPage:
+    """One page of an upload's parts (ListParts)."""
+
+    upload: MultipartUploadRecord
+    parts: tuple[PartRecord, ...]
+    next_marker: int
+    truncated: bool
+
+
+class MultipartManager:
+    def __init__(self, om: OzoneManager) -> None:
+        self.om = om
+
+    def _upload(self, volume: str, bucket: str, key: str, upload_id: str) -> MultipartUploadRecord:
+        data = self.om.store.get(MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id))
+        if data is None:
+            self.om.info_bucket(volume, bucket)
+            raise OMException(
+                OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR,
+                f"no multipart upload {upload_id!r} of {volume}/{bucket}/{key}",
+            )
+        return codec.decode_multipart(data)
+
+    # ------------------------------------------------------------------ writing
+    def initiate(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        replication: ReplicationConfig | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> MultipartUploadRecord:
+        """A new upload. Its id starts with the object id in hex, zero-padded, so a key's uploads sort by
+        creation (S3 lists them so, and pages by upload id); the UUID after it keeps ids unique across
+        OMs."""
+        om = self.om
+        check_key_name(key, om.settings.check_key_characters)
+        check_metadata(metadata or {})
+        check_tags(tags or {})
+        with om.lock:
+            parent = om.info_bucket(volume, bucket)
+            ops: list[Op] = []
+            (object_id,) = om.new_ids(1, ops)
+            upload = MultipartUploadRecord(
+                volume,
+                bucket,
+                key,
+                f"{object_id:016x}-{uuid.uuid4()}",
+                om.clock.wall_ms(),
+                replication or parent.replication,
+                object_id,
+                pairs(metadata),
+                pairs(tags),
+            )
+            name = multipart_key(volume, bucket, key, upload.upload_id)
+            ops.append((MULTIPART_INFO_TABLE, name, codec.encode(codec.multipart_to_proto(upload))))
+            om.commit(ops)
+        log.debug("initiated multipart upload %s of %s/%s/%s", upload.upload_id, volume, bucket, key)
+        return upload
+
+    def open_part(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        upload_id: str,
+        part_number: int,
+        data_size: int = 0,
+        excluded: ExcludeList | None = None,
+    ) -> OpenKeySession:
+        """An open key for one part, of the upload's replication."""
+        check_part_number(part_number)
+        upload = self._upload(volume, bucket, key, upload_id)
+        return self.om.open_key(volume, bucket, key, data_size, upload.replication, excluded)
+
+    def commit_part(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        client_id: int,
+        upload_id: str,
+        part_number: int,
+        data_size: int,
+        blocks: Sequence[KeyBlock],
+        metadata: Mapping[str, str] | None = None,
+    ) -> PartRecord:
+        """The open key becomes the upload's part `part_number`, named by metadata's "ETag" (else, as Ozone
+        names it, by the key's path and client id)."""
+        check_part_number(part_number)
+        check_metadata(metadata or {})
+        om = self.om
+        with om.lock:
+            opened = om.open_key_record(volume, bucket, key, client_id)
+            open_name = open_key_key(volume, bucket, key, client_id)
+            name = multipart_key(volume, bucket, key, upload_id)
+            data = om.store.get(MULTIPART_INFO_TABLE, name)
+            if data is None:  # completed or aborted while the part was written
+                ops: list[Op] = [(OPEN_KEY_TABLE, open_name, None)]
+                om.orphan(opened, ops)
+                om.commit(ops)
+                raise OMException(
+                    OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR,
+                    f"no multipart upload {upload_id!r} of {volume}/{bucket}/{key}",
+                )
+            upload = codec.decode_multipart(data)
+            kept = om.written_blocks(opened, blocks, data_size)
+            written = replace(
+                opened,
+                data_size=data_size,
+                modification_ms=om.clock.wall_ms(),
+                blocks=kept,
+                metadata=pairs(metadata),
+            )
+            part_name = (metadata or {}).get("ETag") or f"{key_key(volume, bucket, key)}{client_id}"
+            part = PartRecord(part_number, part_name, written)
+            ops = []
+            om.orphan_unused(opened, kept, ops)
+            older = upload.part(part_number)
+            if older is not None:
+                om.orphan(older.key, ops)
+            parts = sorted((*(p for p in upload.parts if p.part_number != part_number), part),
+                           key=lambda p: p.part_number)  # fmt: skip
+            upload = replace(upload, parts=tuple(parts))
+            ops.append((MULTIPART_INFO_TABLE, name, codec.encode(codec.multipart_to_proto(upload))))
+            ops.append((OPEN_KEY_TABLE, open_name, None))
+            om.commit(ops)
+        return part
+
+    def complete(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        upload_id: str,
+        parts: Sequence[tuple[int, str]],
+        metadata: Mapping[str, str] | None = None,
+    ) -> KeyRecord:
+        """The key of the listed (part number, part name) parts; see the module's docstring."""
+        om = self.om
+        with om.lock:
+            parent = om.info_bucket(volume, bucket)
+            upload = self._upload(volume, bucket, key, upload_id)
+            where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
+            if not parts:
+                raise OMException(OMResultCode.INVALID_REQUEST, f"{where}: an empty part list")
+            for (before, _), (number, _) in pairwise(parts):
+                if number <= before:
+                    raise OMException(
+                        OMResultCode.INVALID_PART_ORDER, f"{where}: part {number} after part {before}"
+                    )
+            blocks: list[KeyBlock] = []
+            size = 0
+            for i, (number, name) in enumerate(parts):
+                part = upload.part(number)
+                if part is None or part.part_name != name:
+                    found = "no such part" if part is None else f"its ETag is {part.part_name!r}"
+                    raise OMException(OMResultCode.INVALID_PART, f"{where}: part {number} {name!r}: {found}")
+                if i < len(parts) - 1 and part.key.data_size < om.settings.multipart_min_size:
+                    raise OMException(
+                        OMResultCode.ENTITY_TOO_SMALL,
+                        f"{where}: part {number} has {part.key.data_size} bytes; every part but the last "
+                        f"needs at least {om.settings.multipart_min_size}",
+                    )
+                blocks.extend(replace(b, offset=size + b.offset) for b in part.key.blocks)
+                size += part.key.data_size
+            merged = dict(upload.metadata) | dict(metadata or {})
+            check_metadata(merged)
+            now = om.clock.wall_ms()
+            record = KeyRecord(
+                volume, bucket, key, size, now, now, upload.replication, tuple(blocks), upload.object_id,
+                pairs(merged), upload.tags,
+            )  # fmt: skip
+            ops: list[Op] = []
+            listed = {number for number, _ in parts}
+            for part in upload.parts:
+                if part.part_number not in listed:
+                    om.orphan(part.key, ops)
+            om.replace_key(parent, record, ops)
+            ops.append((MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None))
+            om.commit(ops)
+        log.debug("completed multipart upload %s: %s/%s/%s, %d bytes", upload_id, volume, bucket, key, size)
+        return record
+
+    def abort(self, volume: str, bucket: str, key: str, upload_id: str) -> None:
+        om = self.om
+        with om.lock:
+            upload = self._upload(volume, bucket, key, upload_id)
+            ops: list[Op] = [(MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None)]
+            for part in upload.parts:
+                om.orphan(part.key, ops)
+            om.commit(ops)
+        log.debug("aborted multipart upload %s of %s/%s/%s", upload_id, volume, bucket, key)
+
+    # ------------------------------------------------------------------ listing
+    def list_parts(
+        self, volume: str, bucket: str, key: str, upload_id: str, marker: int = 0, max_parts: int = 0
+    ) -> PartPage:
+        """Parts numbered above `marker`, at most `max_parts` (0: 1000, also the most)."""
+        upload = self._upload(volume, bucket, key, upload_id)
+        limit = min(max_parts or DEFAULT_LIST_LIMIT, DEFAULT_LIST_LIMIT)
+        after = [p for p in upload.parts if p.part_number > marker]
+        page = tuple(after[:limit])
+        return PartPage(upload, page, page[-1].part_number if page else marker, len(after) > limit)
+
+    def list_uploads(
+        self,
+        volume: str,
+        bucket: str,
+        prefix: str = "",
+        key_marker: str = "",
+        upload_id_marker: str = "",
+        max_uploads: int = 0,
+    ) -> list[MultipartUploadRecord]:
+        """Uploads of keys starting with `prefix`, by key then creation, after (key_marker,
+        upload_id_marker) or, without an upload id marker, after every upload of key_marker (S3's rule)."""
+        self.om.info_bucket(volume, bucket)
+        base = bucket_key(volume, bucket) + "/"
+        start = None
+        if key_marker:
+            # "\x01" sorts after key_marker's own uploads and before every longer key
+            start = base + key_marker + (UPLOAD_SEPARATOR + upload_id_marker if upload_id_marker else "\x01")
+        limit = min(max_uploads or DEFAULT_LIST_LIMIT, DEFAULT_LIST_LIMIT)
+        found = []
+        for _, value in self.om.store.scan(MULTIPART_INFO_TABLE, base + prefix, start):
+            if len(found) >= limit:
+                break
+            found.append(codec.decode_multipart(value))
+        return found
+
+
+def check_part_number(number: int) -> None:
+    if not 1 <= number <= MAX_PART_NUMBER:
+        raise OMException(
+            OMResultCode.INVALID_REQUEST, f"part number {number}: parts are numbered 1 to {MAX_PART_NUMBER}"
+        )
