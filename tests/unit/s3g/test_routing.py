@@ -1,0 +1,88 @@
+"""Which bucket, key and S3 operation a request names: path style, virtual-host style, subresources."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.routing import Operation, operation, target
+
+DOMAINS = ("s3g.internal",)
+
+
+@pytest.mark.parametrize(
+    ("raw_path", "host", "bucket", "key"),
+    [
+        ("/", "127.0.0.1:9878", None, None),
+        ("/bucket1", "127.0.0.1:9878", "bucket1", None),
+        ("/bucket1/", "127.0.0.1:9878", "bucket1", None),
+        ("/bucket1/a/b.txt", "127.0.0.1:9878", "bucket1", "a/b.txt"),
+        ("/bucket1/dir/", "127.0.0.1:9878", "bucket1", "dir/"),
+        ("/bucket1/a//b", "127.0.0.1:9878", "bucket1", "a//b"),
+        ("/bucket1/with%20space%2Bplus", "127.0.0.1:9878", "bucket1", "with space+plus"),
+        ("/bucket1/caf%C3%A9?tagging", "127.0.0.1:9878", "bucket1", "café"),
+        ("/", "bucket1.s3g.internal:9878", "bucket1", None),
+        ("/key/in/vhost", "bucket1.s3g.internal", "bucket1", "key/in/vhost"),
+        ("/bucket1/k", "other.example:9878", "bucket1", "k"),
+    ],
+)
+def test_bucket_and_key_from_path_or_host(
+    raw_path: str, host: str, bucket: str | None, key: str | None
+) -> None:
+    where = target(raw_path, host, DOMAINS)
+    assert (where.bucket, where.key) == (bucket, key)
+
+
+def test_query_keeps_blank_subresources() -> None:
+    where = target("/b/k?uploads&x-id=CreateMultipartUpload", "h", ())
+    assert where.query == {"uploads": "", "x-id": "CreateMultipartUpload"}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "expected"),
+    [
+        ("GET", "/", {}, Operation.LIST_BUCKETS),
+        ("PUT", "/b", {}, Operation.CREATE_BUCKET),
+        ("HEAD", "/b", {}, Operation.HEAD_BUCKET),
+        ("DELETE", "/b", {}, Operation.DELETE_BUCKET),
+        ("GET", "/b?location", {}, Operation.GET_BUCKET_LOCATION),
+        ("GET", "/b?list-type=2&prefix=a", {}, Operation.LIST_OBJECTS_V2),
+        ("GET", "/b?prefix=a", {}, Operation.LIST_OBJECTS),
+        ("GET", "/b?uploads", {}, Operation.LIST_MULTIPART_UPLOADS),
+        ("POST", "/b?delete", {}, Operation.DELETE_OBJECTS),
+        ("PUT", "/b/k", {}, Operation.PUT_OBJECT),
+        ("PUT", "/b/k", {"x-amz-copy-source": "/b/src"}, Operation.COPY_OBJECT),
+        ("PUT", "/b/k?partNumber=1&uploadId=u", {}, Operation.UPLOAD_PART),
+        ("PUT", "/b/k?partNumber=1&uploadId=u", {"x-amz-copy-source": "b/s"}, Operation.UPLOAD_PART_COPY),
+        ("POST", "/b/k?uploads", {}, Operation.CREATE_MULTIPART_UPLOAD),
+        ("POST", "/b/k?uploadId=u", {}, Operation.COMPLETE_MULTIPART_UPLOAD),
+        ("DELETE", "/b/k?uploadId=u", {}, Operation.ABORT_MULTIPART_UPLOAD),
+        ("GET", "/b/k?uploadId=u", {}, Operation.LIST_PARTS),
+        ("GET", "/b/k", {}, Operation.GET_OBJECT),
+        ("GET", "/b/k?response-content-type=x", {}, Operation.GET_OBJECT),
+        ("HEAD", "/b/k", {}, Operation.HEAD_OBJECT),
+        ("DELETE", "/b/k", {}, Operation.DELETE_OBJECT),
+        ("GET", "/b/k?tagging", {}, Operation.GET_OBJECT_TAGGING),
+        ("PUT", "/b/k?tagging", {}, Operation.PUT_OBJECT_TAGGING),
+        ("DELETE", "/b/k?tagging", {}, Operation.DELETE_OBJECT_TAGGING),
+    ],
+)
+def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
+    assert operation(method, target(path, "h", ()), headers) is expected
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "code"),
+    [
+        ("PUT", "/", S3ErrorCode.MethodNotAllowed),
+        ("POST", "/b/k", S3ErrorCode.MethodNotAllowed),
+        ("PUT", "/b?versioning", S3ErrorCode.NotImplemented),
+        ("GET", "/b?policy", S3ErrorCode.NotImplemented),
+        ("PUT", "/b/k?acl", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
+    ],
+)
+def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3ErrorCode) -> None:
+    with pytest.raises(S3Error) as e:
+        operation(method, target(path, "h", ()), {})
+    assert e.value.code is code
