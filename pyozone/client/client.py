@@ -315,7 +315,7 @@ class AsyncOzoneClient:
         upload_id_marker: str = "",
         max_uploads: int = 1000,
     ) -> list[MultipartUploadInfo]:
-        """Uploads in progress by key, then by creation (at most 1000 a call)."""
+        """Uploads in progress by key, then by creation (OM answers at most 10,000 a call)."""
         return await self.om.list_multipart_uploads(
             volume, bucket, prefix, key_marker, upload_id_marker, max_uploads
         )

@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 MAX_PART_NUMBER = 10_000
 """S3's part numbers are 1 to 10,000."""
+MAX_UPLOADS_LISTED = 10_000
+"""The most uploads one listMultipartUploads answers (a caller may ask S3's 1000 and one more, to learn
+whether there are more); about 150 bytes each."""
 UPLOAD_SEPARATOR = "\x00"
 """Between key and upload id in multipartInfoTable (metadata.py): below every character a key may hold."""
 
@@ -259,14 +262,15 @@ class MultipartManager:
         max_uploads: int = 0,
     ) -> list[MultipartUploadRecord]:
         """Uploads of keys starting with `prefix`, by key then creation, after (key_marker,
-        upload_id_marker) or, without an upload id marker, after every upload of key_marker (S3's rule)."""
+        upload_id_marker) or, without an upload id marker, after every upload of key_marker (S3's rule);
+        at most `max_uploads` (0: 1000; at most MAX_UPLOADS_LISTED)."""
         self.om.info_bucket(volume, bucket)
         base = bucket_key(volume, bucket) + "/"
         start = None
         if key_marker:
             # "\x01" sorts after key_marker's own uploads and before every longer key
             start = base + key_marker + (UPLOAD_SEPARATOR + upload_id_marker if upload_id_marker else "\x01")
-        limit = min(max_uploads or DEFAULT_LIST_LIMIT, DEFAULT_LIST_LIMIT)
+        limit = min(max_uploads or DEFAULT_LIST_LIMIT, MAX_UPLOADS_LISTED)
         found = []
         for _, value in self.om.store.scan(MULTIPART_INFO_TABLE, base + prefix, start):
             if len(found) >= limit:

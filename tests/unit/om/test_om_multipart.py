@@ -233,3 +233,11 @@ def test_list_uploads_by_key_then_creation_with_s3s_markers(om: OzoneManager, mp
     assert listed(prefix="a/") == [order[3]]
     assert listed(prefix="a", key_marker="a-b") == [order[3]]
     assert listed(upload_id_marker=a1) == order  # without a key marker S3 ignores it
+
+
+def test_a_page_of_1000_and_one_more(om: OzoneManager, mpu: MultipartManager) -> None:
+    """The gateway asks S3's 1000 and one more, to tell whether the listing is truncated."""
+    for i in range(1001):
+        mpu.initiate("vol1", "bkt1", f"k{i:04d}")
+    assert len(mpu.list_uploads("vol1", "bkt1")) == 1000
+    assert len(mpu.list_uploads("vol1", "bkt1", max_uploads=1001)) == 1001
