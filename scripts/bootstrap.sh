@@ -8,3 +8,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
+bash scripts/client_venvs.sh  # awscli and s3fs, each in its own venv (S3 client tests)
