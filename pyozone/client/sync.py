@@ -13,6 +13,7 @@ import threading
 from collections.abc import Coroutine, Iterator
 from typing import Any, BinaryIO, TypeVar
 
+from pyozone.client import key_reader
 from pyozone.client.client import AsyncOzoneClient, Progress, Source
 from pyozone.client.config import ClientConfig
 from pyozone.client.key_input import KeyInputStream
@@ -183,6 +184,10 @@ class OzoneClient:
 
     def read_key(self, volume: str, bucket: str, key: str) -> KeyReader:
         return KeyReader(self._loop, self.run(self._async.read_key(volume, bucket, key)))
+
+    def open_key_reader(self, volume: str, bucket: str, key: str) -> key_reader.KeyReader:
+        """The key as an io.RawIOBase (readinto, seek): wrap it in io.BufferedReader, or hand it to fsspec."""
+        return key_reader.KeyReader(self._loop.loop, self.run(self._async.read_key(volume, bucket, key)))
 
     def put_key(
         self, volume: str, bucket: str, key: str, data: Source, progress: Progress | None = None,
