@@ -1,4 +1,4 @@
-"""`pyozone analytics JOB --snapshot DIR [--master URL] [--out DIR]` and `pyozone analytics generate ...`.
+"""`pyozone analytics JOB --snapshot DIR|URL [--master URL] [--out DIR]` and `pyozone analytics generate ...`.
 
 Everything that can be wrong with the input is found before Spark does any work: options (one line,
 exit 1), the configuration, the snapshot (manifest, schema version, each Parquet footer and the row
@@ -25,9 +25,16 @@ from pyozone.analytics.jobs import JOBS, JobError, load
 from pyozone.analytics.progress import StageProgress
 from pyozone.analytics.reader import Snapshot, schema_markdown
 from pyozone.analytics.schema import SnapshotError
+from pyozone.analytics.snapshot_location import local_snapshot
 from pyozone.analytics.snapshot_reader import open_snapshot_tables
 from pyozone.analytics.spark import SparkSetupError, build_session
-from pyozone.common.cli_options import CLIError, common_options, load_configuration, run_command
+from pyozone.common.cli_options import (
+    CLIError,
+    common_options,
+    load_configuration,
+    parse_overrides,
+    run_command,
+)
 from pyozone.config import ConfigError
 
 
@@ -60,7 +67,12 @@ def build_parser(parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     _register_generate(jobs, parent)
     for module in (load(name) for name in JOBS):
         job = jobs.add_parser(module.NAME, parents=[parent], help=module.HELP)
-        job.add_argument("--snapshot", required=True, type=Path, metavar="DIR", help="snapshot directory")
+        job.add_argument(
+            "--snapshot",
+            required=True,
+            metavar="DIR|URL",
+            help="snapshot directory, or one in pyozone (ofs://...)",
+        )
         job.add_argument("--out", type=Path, metavar="DIR", help="write Parquet and JSON results here")
         _spark_options(job)
         module.add_arguments(job)
@@ -129,13 +141,12 @@ def _spark(args: argparse.Namespace, app: str) -> Iterator[SparkSession]:
 
 def run_job(module: ModuleType, args: argparse.Namespace) -> int:
     args.conf = load_configuration(args)
+    conf_dir = getattr(args, "conf_dir", None) or os.environ.get("OZONE_CONF_DIR")
     try:
-        open_snapshot_tables(args.snapshot)  # manifest, version, every file's footer and row counts
-    except SnapshotError as e:
-        raise CLIError(str(e)) from None
-    try:
-        with _spark(args, f"pyozone-{module.NAME}") as spark:
-            return module.run(spark, Snapshot(spark, args.snapshot), args, args.out)
+        with local_snapshot(args.snapshot, conf_dir, parse_overrides(getattr(args, "overrides", []))) as path:
+            open_snapshot_tables(path)  # manifest, version, every file's footer and row counts
+            with _spark(args, f"pyozone-{module.NAME}") as spark:
+                return module.run(spark, Snapshot(spark, path), args, args.out)
     except (SnapshotError, JobError) as e:
         raise CLIError(str(e)) from None
 
