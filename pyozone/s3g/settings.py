@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyozone.common.net import HostPort, address
+from pyozone.common.net import HostPort, address, bind_address
 from pyozone.config import ConfigError, OzoneConfiguration
 
 S3G_PORT_DEFAULT = 9878
@@ -14,6 +14,7 @@ S3G_PORT_DEFAULT = 9878
 class S3GatewaySettings:
     address: HostPort
     bind_host: str
+    """ozone.s3g.http-bind-host when set; else a loopback address keeps its host (a one-machine cluster)."""
     volume: str = "s3v"
     domains: tuple[str, ...] = ()
     """ozone.s3g.domain.name: a Host of `bucket.<domain>` names the bucket (virtual-host style)."""
@@ -34,7 +35,7 @@ class S3GatewaySettings:
             raise ConfigError("ozone.s3g.client.buffer.size: must be positive")
         return cls(
             address=where,
-            bind_host=str(conf.get("ozone.s3g.http-bind-host") or where.host),
+            bind_host=bind_address(conf, where, "ozone.s3g.http-bind-host").host,
             volume=volume,
             domains=domains,
             buffer_size=buffer_size,

@@ -1,0 +1,197 @@
+"""The S3 gateway through the AWS CLI v1 (its own venv, .venv-awscli: it pins its botocore) on a live
+cluster: the client scenario of tests/e2e/cluster/s3_scenario.py. `aws s3 cp` uploads in 8 MB parts above
+8 MB, downloads in ranged GETs and copies large objects by UploadPartCopy; `aws s3api` makes single calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster import s3_scenario as sc
+from tests.e2e.cluster.s3_cluster import S3Endpoint, s3_cluster
+
+AWS = sc.REPO / ".venv-awscli" / "bin" / "aws"
+CONFIG = """[default]
+region = us-east-1
+max_attempts = 1
+s3 =
+    addressing_style = path
+    signature_version = s3v4
+    multipart_threshold = 8MB
+    multipart_chunksize = 8MB
+"""
+
+pytestmark = pytest.mark.skipif(not AWS.exists(), reason="no .venv-awscli: run scripts/client_venvs.sh")
+
+
+@dataclass(frozen=True, slots=True)
+class Aws:
+    """`aws` with its own config (path-style addressing) and the cluster user's keys, nothing from ~/.aws."""
+
+    endpoint: S3Endpoint
+    home: Path
+
+    def env(self, secret_key: str | None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env.update(
+            AWS_CONFIG_FILE=str(self.home / "config"),
+            AWS_SHARED_CREDENTIALS_FILE=str(self.home / "credentials"),
+            AWS_ACCESS_KEY_ID=self.endpoint.access_key,
+            AWS_SECRET_ACCESS_KEY=secret_key or self.endpoint.secret_key,
+            AWS_EC2_METADATA_DISABLED="true",
+            HOME=str(self.home),
+        )
+        return env
+
+    def run(self, *args: str, secret_key: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(AWS), "--endpoint-url", self.endpoint.url, *args],
+            env=self.env(secret_key),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def ok(self, *args: str) -> str:
+        done = self.run(*args)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+        return done.stdout
+
+    def api(self, operation: str, *args: str) -> Any:
+        out = self.ok("s3api", operation, "--bucket", sc.BUCKET, "--output", "json", *args)
+        return json.loads(out) if out.strip() else {}
+
+
+@pytest.fixture(scope="module")
+def s3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint]:
+    with s3_cluster(request, tmp_path_factory, "s3-awscli") as endpoint:
+        yield endpoint
+
+
+@pytest.fixture(scope="module")
+def aws(s3: S3Endpoint, tmp_path_factory: pytest.TempPathFactory) -> Aws:
+    home = tmp_path_factory.mktemp("aws-home")
+    (home / "config").write_text(CONFIG)
+    (home / "credentials").write_text("")
+    cli = Aws(s3, home)
+    cli.api("create-bucket")
+    return cli
+
+
+def uri(key: str) -> str:
+    return f"s3://{sc.BUCKET}/{key}"
+
+
+def test_buckets(aws: Aws) -> None:
+    assert sc.BUCKET in aws.ok("s3", "ls").split()
+    aws.api("head-bucket")
+    assert aws.api("get-bucket-location")["LocationConstraint"] is None
+
+
+@pytest.mark.parametrize("name", sc.SIZES)
+def test_objects_round_trip_with_md5_etags(aws: Aws, tmp_path: Path, name: str) -> None:
+    data = sc.payload(name, sc.SIZES[name])
+    (tmp_path / "up").write_bytes(data)
+    aws.ok("s3", "cp", str(tmp_path / "up"), uri(sc.object_key(name)))
+    head = aws.api("head-object", "--key", sc.object_key(name))
+    multipart = len(data) >= sc.PART_SIZE
+    want = sc.multipart_etag(data, sc.PART_SIZE) if multipart else sc.md5_hex(data)
+    assert (head["ContentLength"], head["ETag"]) == (len(data), f'"{want}"')
+    aws.ok("s3", "cp", uri(sc.object_key(name)), str(tmp_path / "down"))
+    assert sc.md5_hex((tmp_path / "down").read_bytes()) == sc.md5_hex(data)
+
+
+def test_put_and_get_object_by_s3api(aws: Aws, tmp_path: Path) -> None:
+    data = sc.payload("1KB", sc.SIZES["1KB"])
+    (tmp_path / "up").write_bytes(data)
+    put = aws.api(
+        "put-object", "--key", "api/1KB", "--body", str(tmp_path / "up"), "--metadata", "colour=blue"
+    )
+    assert put["ETag"] == f'"{sc.md5_hex(data)}"'
+    got = aws.api("get-object", "--key", "api/1KB", str(tmp_path / "down"))
+    assert (got["ContentLength"], got["Metadata"]) == (len(data), {"colour": "blue"})
+    assert (tmp_path / "down").read_bytes() == data
+
+
+def test_ranged_reads(aws: Aws, tmp_path: Path) -> None:
+    data = sc.payload("ranges", sc.RANGE_SIZE)
+    (tmp_path / "up").write_bytes(data)
+    aws.ok("s3", "cp", str(tmp_path / "up"), uri("ranges"))
+    for first, last in [*sc.RANGES, (len(data) - 10, len(data) + 100)]:
+        got = aws.api(
+            "get-object", "--key", "ranges", "--range", f"bytes={first}-{last}", str(tmp_path / "r")
+        )
+        end = min(last, len(data) - 1)
+        assert got["ContentRange"] == f"bytes {first}-{end}/{len(data)}"
+        assert (tmp_path / "r").read_bytes() == data[first : end + 1]
+    refused = aws.run("s3api", "get-object", "--bucket", sc.BUCKET, "--key", "ranges",
+                      "--range", f"bytes={len(data)}-", str(tmp_path / "r"))  # fmt: skip
+    assert refused.returncode != 0 and "InvalidRange" in refused.stderr
+
+
+def test_listing_with_a_delimiter_and_pages(aws: Aws, tmp_path: Path) -> None:
+    for key in sc.TREE:
+        (tmp_path / key).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / key).write_bytes(key.encode())
+    aws.ok("s3", "cp", "--recursive", str(tmp_path / "tree"), uri("tree/"))
+    top = aws.api("list-objects-v2", "--prefix", "tree/", "--delimiter", "/")
+    assert [p["Prefix"] for p in top["CommonPrefixes"]] == sc.TOP_PREFIXES
+    assert [c["Key"] for c in top["Contents"]] == sc.TOP_KEYS
+    paged = aws.api("list-objects-v2", "--prefix", "tree/", "--page-size", str(sc.PAGE_SIZE))
+    assert [c["Key"] for c in paged["Contents"]] == sorted(sc.TREE)
+    first = aws.api("list-objects-v2", "--prefix", "tree/", "--page-size", "3", "--max-items", "5")
+    rest = aws.api(
+        "list-objects-v2", "--prefix", "tree/", "--page-size", "3", "--starting-token", first["NextToken"]
+    )
+    assert [c["Key"] for c in first["Contents"] + rest["Contents"]] == sorted(sc.TREE)
+    v1 = aws.api("list-objects", "--prefix", "tree/", "--delimiter", "/", "--page-size", "2")
+    assert [p["Prefix"] for p in v1["CommonPrefixes"]] == sc.TOP_PREFIXES
+    assert [c["Key"] for c in v1["Contents"]] == sc.TOP_KEYS
+    listed = aws.ok("s3", "ls", uri("tree/")).splitlines()
+    assert sorted(line.split()[-1] for line in listed) == ["a/", "b/", "c/", "top1", "top2"]
+
+
+def test_copy_and_batch_delete(aws: Aws, tmp_path: Path) -> None:
+    (tmp_path / "src").write_bytes(b"copy me")
+    aws.ok("s3", "cp", str(tmp_path / "src"), uri("src"))
+    aws.api("copy-object", "--key", "dst", "--copy-source", f"{sc.BUCKET}/src")
+    aws.api("get-object", "--key", "dst", str(tmp_path / "dst"))
+    assert (tmp_path / "dst").read_bytes() == b"copy me"
+    data = sc.payload("20MB", sc.SIZES["20MB"])
+    (tmp_path / "big").write_bytes(data)
+    aws.ok("s3", "cp", str(tmp_path / "big"), uri("big"))
+    aws.ok("s3", "cp", uri("big"), uri("copies/big"))  # above 8 MB: UploadPartCopy in ranges of the source
+    assert aws.api("head-object", "--key", "copies/big")["ContentLength"] == len(data)
+    aws.ok("s3", "cp", uri("copies/big"), str(tmp_path / "big-copy"))
+    assert sc.md5_hex((tmp_path / "big-copy").read_bytes()) == sc.md5_hex(data)
+    objects = json.dumps({"Objects": [{"Key": k} for k in ("src", "dst", "big", "never-was")]})
+    deleted = aws.api("delete-objects", "--delete", objects)
+    assert sorted(d["Key"] for d in deleted["Deleted"]) == ["big", "dst", "never-was", "src"]
+    aws.ok("s3", "rm", "--recursive", uri("copies/"))
+    for prefix in ("src", "dst", "big", "copies/"):
+        assert "Contents" not in aws.api("list-objects-v2", "--prefix", prefix)
+
+
+def test_presigned_get_with_curl(aws: Aws, tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(sc.PRESIGNED_BODY)
+    aws.ok("s3", "cp", str(tmp_path / "f"), uri(sc.PRESIGNED_KEY))
+    url = aws.ok("s3", "presign", uri(sc.PRESIGNED_KEY), "--expires-in", "300").strip()
+    done = sc.curl(url)
+    assert done.returncode == 0 and done.stdout == sc.PRESIGNED_BODY, done.stderr
+    tampered = sc.curl(url.replace("shared%20file.txt", "other.txt"))
+    assert b"<Code>SignatureDoesNotMatch</Code>" in tampered.stdout
+
+
+def test_a_wrong_secret_is_refused(aws: Aws) -> None:
+    done = aws.run("s3api", "list-buckets", secret_key="not-the-secret")
+    assert done.returncode != 0 and "SignatureDoesNotMatch" in done.stderr, done.stderr
+    done = aws.run("s3", "ls", uri(""), secret_key="not-the-secret")
+    assert done.returncode != 0 and "SignatureDoesNotMatch" in done.stderr, done.stderr
