@@ -1,6 +1,8 @@
 """The S3 gateway through the AWS CLI v1 (its own venv, .venv-awscli: it pins its botocore) on a live
 cluster: the client scenario of tests/e2e/cluster/s3_scenario.py. `aws s3 cp` uploads in 8 MB parts above
-8 MB, downloads in ranged GETs and copies large objects by UploadPartCopy; `aws s3api` makes single calls."""
+8 MB, downloads in ranged GETs and copies large objects by UploadPartCopy; `aws s3api` makes single calls.
+awscli v1 presigns with SigV2 unless `s3.signature_version = s3v4`: the gateway, like S3's newer regions,
+refuses SigV2 (InvalidRequest), so the config asks for SigV4."""
 
 from __future__ import annotations
 
