@@ -2,7 +2,7 @@
 
 Set up the way this machine needs (measured): Python workers run this interpreter (the system python lacks
 pyarrow), Spark binds to the loopback address unless told otherwise, and Spark's own logging stays at ERROR so
-a job's output is its summary.
+a job's output is its summary. Every session can read and write format("pyozone") tables (ofs:// URLs).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
+
+from pyozone.analytics.datasource import register as register_pyozone_source
 
 LOG4J = (
     "rootLogger.level = error\nrootLogger.appenderRef.stdout.ref = console\n"
@@ -71,9 +73,11 @@ def build_session(
     if shuffle_partitions:
         builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
     try:
-        return builder.getOrCreate()
+        session = builder.getOrCreate()
     except Exception as e:  # the JVM side reports every failure as a generic exception
         raise SparkSetupError(f"Spark could not start with master {master}: {e}") from None
+    register_pyozone_source(session)
+    return session
 
 
 @contextmanager
