@@ -75,9 +75,10 @@ Data = bytes | memoryview
 
 
 class PendingBytes:
-    """What a writer accepted and has not sent, as the caller's own buffers: a read-only one (bytes) is
-    kept as it is, a writable one is copied once (the caller may reuse it before the data is
-    acknowledged). A chunk is a slice of one buffer (no copy) unless it spans two."""
+    """What a writer accepted and has not sent, as the caller's own buffers: `bytes` (or a view of bytes)
+    is kept as it is, anything else is copied once, since its owner may change it before the data is
+    acknowledged (a read-only view proves nothing: io.BufferedWriter hands out read-only views of the
+    buffer it refills). A chunk is a slice of one buffer (no copy) unless it spans two."""
 
     def __init__(self) -> None:
         self.views: deque[memoryview] = deque()
@@ -88,7 +89,7 @@ class PendingBytes:
 
     def add(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data).cast("B")
-        if not view.readonly:
+        if not isinstance(view.obj, bytes):
             view = memoryview(bytes(view))
         if view:
             self.views.append(view)
