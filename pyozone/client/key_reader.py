@@ -22,6 +22,7 @@ from pyozone.client.models import KeyInfo
 
 T = TypeVar("T")
 _WHENCES = (os.SEEK_SET, os.SEEK_CUR, os.SEEK_END)
+_closing: set[asyncio.Task[None]] = set()
 
 
 class KeyReader(io.RawIOBase):
@@ -36,11 +37,19 @@ class KeyReader(io.RawIOBase):
         self.name = f"/{stream.info.volume}/{stream.info.bucket}/{stream.info.name}"
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        problem = self.unusable()
+        problem = self.unusable() or ("called on its client's own loop thread" if self._on_loop() else None)
         if problem:
             coro.close()
             raise OSError(f"{self.name}: {problem}; open the key again")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def _on_loop(self) -> bool:
+        """Whether this thread runs the loop, which then cannot wait for itself (a garbage collection there
+        can finalize a reader)."""
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
 
     def unusable(self) -> str | None:
         """Why this reader cannot read in this process (opened before a fork, its client closed), or None."""
@@ -85,10 +94,17 @@ class KeyReader(io.RawIOBase):
 
     def close(self) -> None:
         """Closes the datanode streams; only drops them once the client is closed (its loop closed them) or
-        in a forked child (they belong to the parent)."""
+        in a forked child (they belong to the parent). On the loop's own thread (a finalizer) the closing is
+        scheduled instead of awaited."""
         stream, self._stream = self._stream, None
         try:
-            if stream is not None and self.unusable() is None:
+            if stream is None or self.unusable() is not None:
+                return
+            if self._on_loop():
+                task = self._loop.create_task(stream.close())
+                _closing.add(task)  # the loop keeps only weak references to its tasks
+                task.add_done_callback(_closing.discard)
+            else:
                 self._run(stream.close())
         finally:
             super().close()

@@ -12,7 +12,6 @@ exception, discard(), or dropping the file unclosed commits nothing.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -107,12 +106,13 @@ class OzoneFile(AbstractBufferedFile):
             self.close()
 
     def __del__(self) -> None:
+        """No waiting here: a finalizer may run on the client's loop thread, which cannot wait for itself.
+        A writer dropped unclosed commits nothing (OM drops the open key, as for any KeyOutputStream
+        dropped); a reader's streams close with it."""
         if self.closed:
             return
-        if not self.writable():
-            self.close()
-            return
-        self.closed = True  # dropped unclosed: as with a KeyOutputStream dropped, nothing is committed
-        # At exit the client's loop may be closed already (RuntimeError); closing it ended the stream.
-        with contextlib.suppress(RuntimeError):
-            self.discard()
+        self.closed = True
+        self._writer = None
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()

@@ -99,3 +99,23 @@ def test_forked_child_is_told_to_reopen(client: OzoneClient, data: bytes) -> Non
     assert "before a fork" in queue.get(timeout=5)
     assert reader.read(3) == data[:3]  # the parent's reader is untouched
     reader.close()
+
+
+def test_on_the_loop_thread_nothing_waits_for_itself(client: OzoneClient, data: bytes) -> None:
+    """A garbage collection on the client's loop thread may finalize a reader: closing is scheduled there, and
+    a read is refused instead of waiting for the thread it runs on."""
+    reading = client.open_key_reader("vol", "bucket", "k")
+    closing = client.open_key_reader("vol", "bucket", "k")
+
+    async def on_the_loop() -> str:
+        closing.close()
+        try:
+            reading.read(1)
+        except OSError as e:
+            return str(e)
+        return "read"
+
+    assert "own loop thread" in client.run(on_the_loop())
+    assert closing.closed
+    assert reading.read(2) == data[:2]
+    reading.close()

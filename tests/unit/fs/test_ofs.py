@@ -11,9 +11,13 @@ import sys
 from pathlib import Path
 
 import fsspec
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 
 from pyozone.fs import clients
+from pyozone.fs.arrow import arrow_filesystem
 from pyozone.fs.ofs import O3FileSystem, OzoneFileSystem
 from tests.unit.client.fakes import BLOCK, FakeCluster
 from tests.unit.fs.conftest import CONF
@@ -277,3 +281,12 @@ def test_works_after_fork() -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.splitlines()[-1]) == [True] * 9, done.stderr[-3000:]
+
+
+def test_pyarrow_takes_urls_through_the_arrow_handler(fs: OzoneFileSystem) -> None:
+    table = pa.table({"n": list(range(100))})
+    for i in range(2):
+        pq.write_table(table, f"vol/bucket/ds/part-{i}.parquet", filesystem=fs)
+    url = fs.unstrip_protocol("vol/bucket/ds")
+    assert ds.dataset(url, filesystem=arrow_filesystem(fs)).count_rows() == 200
+    assert ds.dataset("vol/bucket/ds", filesystem=fs).count_rows() == 200
