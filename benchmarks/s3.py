@@ -14,7 +14,7 @@ at least 0.70; for the gateway's RSS: under 300 MB). boto3 is as a user has it: 
 hashes each body with SHA-256 (and a CRC32 checksum) before sending; --unsigned-payload sends
 UNSIGNED-PAYLOAD instead, to show what that costs.
 
-    python -m benchmarks.s3 [--large 128MB] [--rss-size 1GB] [--unsigned-payload] [--keep DIR]
+    python -m benchmarks.s3 [--large 128MB] [--rss-size 1GB] [--repeat 1] [--unsigned-payload] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import hashlib
 import io
 import os
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -291,6 +292,9 @@ def main() -> None:
         "--rss-size", default="1GB", help="the object of the memory measurement (default 1GB)"
     )
     parser.add_argument("--unsigned-payload", action="store_true", help="boto3 sends UNSIGNED-PAYLOAD")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of every measurement, the median printed (default 1)"
+    )
     parser.add_argument("--keep", metavar="DIR", help="use and keep this data dir instead of a temp one")
     parser.add_argument(
         "--on",
@@ -308,20 +312,22 @@ def main() -> None:
 
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="pyozone-s3-", dir=args.on))
     print(f"datanode volumes under {root}; {_load()} at the start")
-    timings: dict[tuple[str, str], Timing] = {}
+    timings: dict[tuple[str, str], list[Timing]] = {}
     try:
-        for work in workloads:
-            for name in (Native.name, Boto3.name):
-                tag = f"{work.label}-{name}"
-                with _cluster(root / tag, args.keep is None) as (conf_dir, gateway):
-                    _warm_up(conf_dir, gateway)
-                    if name == Native.name:
-                        native = Native(conf_dir)
-                        timings[work.label, name] = run_workload(native, work)
-                        native.client.close()
-                    else:
-                        timings[work.label, name] = run_workload(Boto3(gateway, args.unsigned_payload), work)
-                print(f"  {tag} done ({_load()})", flush=True)
+        for run in range(args.repeat):
+            for work in workloads:
+                ways = (Native.name, Boto3.name) if run % 2 == 0 else (Boto3.name, Native.name)
+                for name in ways:
+                    tag = f"{work.label}-{name}-{run}"
+                    with _cluster(root / tag, args.keep is None) as (conf_dir, gateway):
+                        _warm_up(conf_dir, gateway)
+                        way: Way = (
+                            Native(conf_dir) if name == Native.name else Boto3(gateway, args.unsigned_payload)
+                        )
+                        timings.setdefault((work.label, name), []).append(run_workload(way, work))
+                        if isinstance(way, Native):
+                            way.client.close()
+                    print(f"  {tag} done ({_load()})", flush=True)
         with _cluster(root / "rss", args.keep is None) as (conf_dir, gateway):
             _warm_up(conf_dir, gateway)
             memory = measure_memory(gateway, parse_size_bytes(args.rss_size), args.unsigned_payload)
@@ -332,9 +338,10 @@ def main() -> None:
             tiny = work.size < MiB  # counted in operations, not bytes
             for op in ("put",) if tiny else ("put", "get"):
                 native, gateway = (
-                    work.count
-                    * (1 if tiny else work.size / 1e6)
-                    / getattr(timings[work.label, name], f"{op}_s")
+                    statistics.median(
+                        work.count * (1 if tiny else work.size / 1e6) / getattr(t, f"{op}_s")
+                        for t in timings[work.label, name]
+                    )
                     for name in (Native.name, Boto3.name)
                 )
                 target = LARGE_TARGET if work.size == large else None
@@ -342,7 +349,10 @@ def main() -> None:
                 rows.append(_ratio_row(label, "op/s" if tiny else "MB/s", native, gateway, target))
         signing = "UNSIGNED-PAYLOAD" if args.unsigned_payload else "SHA-256 signed payload (boto3 over http)"
         print()
-        title = f"S3 gateway (boto3, {signing}) beside the native client, 3 datanodes on 127.0.0.1"
+        title = (
+            f"S3 gateway (boto3, {signing}) beside the native client, 3 datanodes on 127.0.0.1"
+            f" (median of {args.repeat} run(s), native and gateway taking turns to go first)"
+        )
         print(title)
         print("-" * len(title))
         for row in rows:
