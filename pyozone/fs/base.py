@@ -389,9 +389,8 @@ class OzoneFileSystemBase(AbstractFileSystem):
             super().mv(path1, path2, recursive=recursive, maxdepth=maxdepth, **kwargs)
             return
         source, target = self.locate(path1), self.locate(path2)
-        if Level.KEY not in (source.level, target.level) or (source.volume, source.bucket) != (
-            target.volume, target.bucket,
-        ) or maxdepth is not None:  # fmt: skip
+        same_bucket = (source.volume, source.bucket) == (target.volume, target.bucket)
+        if source.level is not Level.KEY or target.level < Level.BUCKET or not same_bucket or maxdepth:
             super().mv(path1, path2, recursive=recursive, maxdepth=maxdepth, **kwargs)
             return
         kind = self.info(path1)["type"]

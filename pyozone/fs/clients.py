@@ -8,10 +8,11 @@ plus gRPC channels, so instances do not own one: they look it up here by their `
   destroyed but it is pending" noise and no open datanode streams.
 - Before a fork the clients, and the readers open through them, are closed: gRPC cannot be used in a child
   forked while its parent had channels open (the child hangs or crashes in gRPC's core). Each side then
-  makes a fresh client on its next call, and an open file reopens its key at the same position, so a worker
-  forked by multiprocessing, Spark or Dask with a filesystem (or an open file) from before the fork just
-  works. A call another thread of the parent has in flight during the fork fails (OSError); fork from a
-  quiet moment, or start workers with "spawn" or "forkserver". An OzoneClient made outside these
+  makes a fresh client on its next call, and a file open for reading reopens its key at the same position,
+  so a worker forked by multiprocessing, Spark or Dask with a filesystem (or a file open for reading) from
+  before the fork just works. What cannot survive the fork: a call another thread of the parent has in
+  flight (it is cancelled) and a file open for writing (its key is abandoned, nothing committed). Fork from
+  a quiet moment, or start workers with "spawn" or "forkserver". An OzoneClient made outside these
   filesystems is not closed: a process that forks must close it first.
 """
 
