@@ -7,6 +7,7 @@ import pickle
 import fsspec
 import pytest
 
+from pyozone.fs import clients
 from pyozone.fs.ofs import O3FileSystem, OzoneFileSystem
 from pyozone.fs.paths import Level, OzonePath, parse_o3fs_authority, parse_ofs, split_url
 
@@ -106,3 +107,11 @@ def test_instances_pickle_by_their_options() -> None:
     fs = fsspec.filesystem("o3fs", bucket="b", volume="v", om_address="om:1", conf={"k": "v"})
     copy = pickle.loads(pickle.dumps(fs))
     assert (copy.bucket, copy.volume, copy.spec) == (fs.bucket, fs.volume, fs.spec)
+
+
+def test_a_host_without_a_port_means_oms_default_port() -> None:
+    fs = fsspec.filesystem("ofs", om_address="om-host", skip_instance_cache=True)
+    try:
+        assert str(fs.client.config.om_address) == "om-host:9862"  # no connection is made until a call
+    finally:
+        clients.close_all()
