@@ -17,6 +17,10 @@ class BodyTimeout(Exception):
     """No byte of the body arrived for the idle timeout: S3's RequestTimeout (400)."""
 
 
+class BodyIncomplete(Exception):
+    """The client ended its side of the connection before the body's end: S3's IncompleteBody (400)."""
+
+
 class TimedBody:
     """Reads from `stream` (a request's `content`); each read fails with BodyTimeout once `idle_s` pass
     without a new byte arriving, however long it already waited."""

@@ -19,6 +19,8 @@ from http import HTTPStatus
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 
+from pyozone.common.http_body import BodyIncomplete
+
 log = logging.getLogger(__name__)
 
 
@@ -164,9 +166,13 @@ class _GuardedHandler(web.RequestHandler):
 
     def eof_received(self) -> bool:
         """A client may half-close once its request is sent: answer it, then close. With nothing
-        pending (idle, or half a head) the transport closes at once."""
+        pending (idle, or half a head) the transport closes at once. Relies on `_current_request` too."""
         if not self._pending():
             return False
+        request = self._current_request
+        if request is not None and not request.content.is_eof():
+            # the body can never be finished: its reader learns so now, not at the idle timeout
+            request.content.set_exception(BodyIncomplete("the client closed its side before the body's end"))
         self.close()
         return True
 

@@ -51,6 +51,7 @@ HANDLERS: dict[Operation, Handler] = {
 }
 
 GATEWAY = web.AppKey("gateway", Gateway)
+MAX_KEY_BYTES = 1024
 
 
 def make_app(gateway: Gateway) -> web.Application:
@@ -102,6 +103,8 @@ def _prepared(http: web.Request) -> bool:
 async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.StreamResponse:
     where = routing.target(http.raw_path, http.host, gateway.settings.domains)
     operation = routing.operation(http.method, where, http.headers)
+    if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
+        raise S3Error(S3ErrorCode.KeyTooLongError)
     access_key, payload = await authenticate(gateway, http)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)

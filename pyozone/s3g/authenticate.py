@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 
 from aiohttp import web
 
-from pyozone.client.errors import OzoneClientError
+from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.s3g.auth import sigv4
 from pyozone.s3g.auth.payload import Payload, open_payload
+from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import Gateway
 
@@ -37,6 +38,10 @@ class SigningKeys:
             return cached[0]
         try:
             key = await gateway.client.s3_signing_key(*scope)
+        except OMException as e:
+            if e.result == "INVALID_REQUEST":  # a scope OM cannot derive a key for: not a valid credential
+                raise S3Error(S3ErrorCode.AuthorizationHeaderMalformed, e.message) from None
+            raise s3_error(e) from None
         except OzoneClientError as e:
             raise s3_error(e) from None
         if len(self._keys) >= _CACHE_LIMIT:

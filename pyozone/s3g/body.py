@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from pyozone.common.http_body import TimedBody
+from pyozone.common.http_body import BodyIncomplete, TimedBody
 from pyozone.s3g.auth.payload import Payload, PayloadDigests
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.xml import MAX_XML_BODY
@@ -45,6 +45,8 @@ class RequestBody:
             while data := await body.readany():
                 for piece in self._payload.feed(data):
                     yield piece
+        except BodyIncomplete as e:
+            raise S3Error(S3ErrorCode.IncompleteBody) from e
         except ConnectionError:
             raise
         except OSError as e:  # aiohttp's payload errors: the body ended before its length

@@ -18,6 +18,9 @@ USER_METADATA_PREFIX = "x-amz-meta-"
 MAX_USER_METADATA_BYTES = 2048
 """S3's limit on the user-defined metadata of one object (names and values, as UTF-8)."""
 
+MAX_STORED_HEADER_BYTES = 8192
+"""S3 bounds a request's header section at 8 KB, so the headers an object keeps never exceed that."""
+
 STORED_HEADERS = ("Content-Type", "Content-Encoding", "Content-Disposition", "Content-Language",
                   "Cache-Control", "Expires")  # fmt: skip
 """Standard headers S3 keeps with an object and returns on GET and HEAD."""
@@ -47,12 +50,28 @@ def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
     if encoding:
         metadata["Content-Encoding"] = encoding
     user = {k.lower(): v for k, v in headers.items() if k.lower().startswith(USER_METADATA_PREFIX)}
+    for name, value in (*metadata.items(), *user.items()):
+        if not _is_utf8(value):
+            raise S3Error(
+                S3ErrorCode.InvalidArgument, f"The {name} header is not valid UTF-8", ArgumentName=name
+            )
     if sum(len(k.encode()) - len(USER_METADATA_PREFIX) + len(v.encode()) for k, v in user.items()) > (
         MAX_USER_METADATA_BYTES
     ):
         raise S3Error(S3ErrorCode.MetadataTooLarge)
     metadata.update(user)
+    if sum(len(k.encode()) + len(v.encode()) for k, v in metadata.items()) > MAX_STORED_HEADER_BYTES:
+        raise S3Error(S3ErrorCode.MetadataTooLarge, "The headers kept with an object exceed 8 KB.")
     return metadata
+
+
+def _is_utf8(value: str) -> bool:
+    """aiohttp keeps bytes that are not UTF-8 as surrogates; they cannot be stored or sent back."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def storage_class(headers: Mapping[str, str]) -> str | None:

@@ -1,8 +1,9 @@
 """ListObjects (V1 and V2): pages of OM's key listing folded into S3's contents and common prefixes.
 
-A common prefix stands for every key under it, so after one is found the listing resumes past all of
-them (OM scans in UTF-8 byte order, so `prefix + U+10FFFF` sorts after every key that starts with it)
-instead of reading each key below a "directory".
+A common prefix stands for every key under it, so after one is found the listing resumes past them
+(OM scans in UTF-8 byte order: `prefix + U+10FFFF` sorts after nearly every key that starts with it)
+instead of reading each key below a "directory". The scan only ever moves forward, so the few keys past
+that point are skipped one by one and every listing ends.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ async def list_keys(s3: S3Request, prefix: str, delimiter: str, marker: str, max
             if common is not None and (
                 common <= marker or (listing.prefixes and common == listing.prefixes[-1])
             ):
-                start = common + _PAST_PREFIX
+                start = max(info.name, common + _PAST_PREFIX)  # forward only: a key may sort past the jump
                 continue
             if listing.count == max_keys:
                 listing.truncated = True
@@ -67,7 +68,7 @@ async def list_keys(s3: S3Request, prefix: str, delimiter: str, marker: str, max
             else:
                 listing.prefixes.append(common)
                 listing.last = common
-                start = common + _PAST_PREFIX
+                start = max(info.name, common + _PAST_PREFIX)
                 break  # resume the scan past everything under the common prefix
         else:
             if len(page) < want:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 
 from aiohttp import web
 
@@ -152,7 +153,11 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         raise S3Error(S3ErrorCode.MalformedXML, "You must specify at least one part")
     if any(b[0] <= a[0] for a, b in itertools.pairwise(parts)):
         raise S3Error(S3ErrorCode.InvalidPartOrder, UploadId=upload_id)
-    etag = multipart_etag([p[1] for p in parts])
+    try:
+        etag = multipart_etag([p[1] for p in parts])
+    except S3Error:
+        await _check_upload(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
+        raise
     try:
         await s3.gateway.client.complete_multipart_upload(
             s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata={ETAG: etag}
@@ -169,6 +174,13 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     return xml_response(body)
 
 
+async def _check_upload(s3: S3Request, upload_id: str) -> None:
+    try:
+        await s3.gateway.client.list_parts(s3.gateway.volume, s3.bucket, s3.key, upload_id, max_parts=1)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+
+
 async def abort_multipart_upload(s3: S3Request) -> web.Response:
     upload_id = _upload_id(s3)
     try:
@@ -183,11 +195,18 @@ async def list_parts(s3: S3Request) -> web.Response:
     marker = s3.int_query("part-number-marker", 0, 0, MAX_PART_NUMBER)
     max_parts = min(s3.int_query("max-parts", 1000, 0, 2**31 - 1), 1000)
     try:
-        listing = await s3.gateway.client.list_parts(
-            s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number_marker=marker, max_parts=max_parts
+        listing = await s3.gateway.client.list_parts(  # OM reads 0 as its default: ask for one, show none
+            s3.gateway.volume,
+            s3.bucket,
+            s3.key,
+            upload_id,
+            part_number_marker=marker,
+            max_parts=max_parts or 1,
         )
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+    if max_parts == 0:
+        listing = replace(listing, parts=(), next_part_number_marker=marker, truncated=bool(listing.parts))
     parts = (
         xml.el(
             "Part",
@@ -227,7 +246,7 @@ async def list_multipart_uploads(s3: S3Request) -> web.Response:
         )  # fmt: skip
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
-    truncated = len(uploads) > max_uploads
+    truncated = len(uploads) > max_uploads and max_uploads > 0  # nothing asked: no page to continue from
     uploads = uploads[:max_uploads]
     entries = (
         xml.el(

@@ -4,6 +4,7 @@ holds a whole object. Copies read the source and write the target through the ga
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import AsyncIterator, Mapping
 from urllib.parse import unquote
 
@@ -241,7 +242,7 @@ async def copy_object(s3: S3Request) -> web.Response:
         if source.data_size > MAX_PUT_BYTES:
             raise S3Error(S3ErrorCode.InvalidRequest, "The specified copy source is larger than the maximum "
                           "allowable size for a copy source: 5368709120")  # fmt: skip
-        keep = {k: v for k, v in source.metadata.items() if k == ETAG or k.startswith(CHECKSUM_PREFIX)}
+        keep = {k: v for k, v in source.metadata.items() if k.startswith(CHECKSUM_PREFIX)}
         metadata = dict(source.metadata) if directive == "COPY" else {**object_metadata(s3.headers), **keep}
         tags = dict(source.tags) if tagging == "COPY" else tagging_header(s3.headers.get("x-amz-tagging"))
         try:
@@ -251,13 +252,16 @@ async def copy_object(s3: S3Request) -> web.Response:
             )  # fmt: skip
             async with out:
                 span = ByteRange(0, source.data_size - 1)
+                md5 = hashlib.md5(usedforsecurity=False)
                 async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
+                    md5.update(piece)
                     await out.write(piece)
+                out.metadata[ETAG] = md5.hexdigest()  # a copy is a new object: its ETag is its MD5
             committed = out.key_info
         except OzoneClientError as e:
             raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
     assert committed is not None
-    etag = metadata.get(ETAG, "")
+    etag = committed.metadata.get(ETAG, "")
     body = xml.document(
         "CopyObjectResult",
         xml.el("LastModified", xml.iso_time(committed.modification_time)),

@@ -13,6 +13,7 @@ _BY_RESULT = {
     "BUCKET_NOT_EMPTY": S3ErrorCode.BucketNotEmpty,
     "INVALID_BUCKET_NAME": S3ErrorCode.InvalidBucketName,
     "INVALID_KEY_NAME": S3ErrorCode.InvalidArgument,
+    "INVALID_REQUEST": S3ErrorCode.InvalidArgument,
     "NO_SUCH_MULTIPART_UPLOAD_ERROR": S3ErrorCode.NoSuchUpload,
     "INVALID_PART": S3ErrorCode.InvalidPart,
     "INVALID_PART_ORDER": S3ErrorCode.InvalidPartOrder,

@@ -39,6 +39,13 @@ class Operation(Enum):
     LIST_PARTS = "ListParts"
 
 
+WRITES = frozenset(
+    {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_MULTIPART_UPLOAD, Operation.UPLOAD_PART,
+     Operation.UPLOAD_PART_COPY, Operation.COMPLETE_MULTIPART_UPLOAD}
+)  # fmt: skip
+"""Operations that create an object: where S3 refuses a key name it could never store."""
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """What a request addresses: no bucket (the service), a bucket, or a key in a bucket."""
