@@ -100,15 +100,16 @@ class PendingBytes:
         first = self.views[0]
         if len(first) >= size:
             return first[:size]
-        out = bytearray(min(size, self._length))
+        want = min(size, self._length)
+        parts: list[memoryview] = []
         done = 0
         for view in self.views:
-            n = min(len(view), len(out) - done)
-            out[done : done + n] = view[:n]
+            n = min(len(view), want - done)
+            parts.append(view[:n])
             done += n
-            if done == len(out):
+            if done == want:
                 break
-        return bytes(out)
+        return b"".join(parts)  # the one copy a chunk spanning buffers needs
 
     def drop(self, size: int) -> None:
         self._length -= size

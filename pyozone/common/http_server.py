@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 
-from aiohttp import web
+from aiohttp import StreamReader, web
 from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 
 from pyozone.common.http_body import BodyIncomplete
@@ -41,6 +41,9 @@ class HttpLimits:
     """How long the unread body of an answered request is drained before its connection is closed."""
     shutdown_timeout_s: float = 5.0
     """How long in-flight requests get to finish when the server stops."""
+    read_bufsize: int = 1 << 16
+    """How much of a request body aiohttp buffers before it stops reading the socket; a server that
+    streams large bodies raises it (fewer, larger reads per MB)."""
 
 
 Refusal = Callable[[int, str], web.Response]
@@ -133,17 +136,23 @@ class _GuardedHandler(web.RequestHandler):
             max_field_size=limits.max_field_size,
             max_headers=limits.max_headers,
             lingering_time=limits.linger_s,
+            read_bufsize=limits.read_bufsize,
         )
         self._head_timeout_s = limits.head_timeout_s
         self._refusal = refusal
         self._answered = 0
         self._head_deadline: asyncio.TimerHandle | None = None
+        self._last_payload: StreamReader | None = None
+        """The body of the request parsed last: between aiohttp's queue and its handler task starting, it
+        is reachable nowhere else."""
 
     def _pending(self) -> bool:
         return self._request_count > self._answered
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        if self._messages:
+            self._last_payload = self._messages[-1][1]
         if self._pending():
             self._disarm_head_deadline()
         elif data and self._head_deadline is None:
@@ -166,13 +175,19 @@ class _GuardedHandler(web.RequestHandler):
 
     def eof_received(self) -> bool:
         """A client may half-close once its request is sent: answer it, then close. With nothing
-        pending (idle, or half a head) the transport closes at once. Relies on `_current_request` too."""
+        pending (idle, or half a head) the transport closes at once. Relies on `_current_request` and
+        `_messages` too."""
         if not self._pending():
             return False
-        request = self._current_request
-        if request is not None and not request.content.is_eof():
-            # the body can never be finished: its reader learns so now, not at the idle timeout
-            request.content.set_exception(BodyIncomplete("the client closed its side before the body's end"))
+        # A body not yet whole can never be finished: its reader learns so now, not at the idle timeout.
+        payloads = [payload for _, payload in self._messages]
+        if self._last_payload is not None:
+            payloads.append(self._last_payload)
+        if self._current_request is not None:
+            payloads.append(self._current_request.content)
+        for payload in payloads:
+            if not payload.is_eof():
+                payload.set_exception(BodyIncomplete("the client closed its side before the body's end"))
         self.close()
         return True
 

@@ -191,6 +191,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.s3g.domain.name", T, None, "Domain(s) for virtual-host-style requests, comma-separated"),
     _k("ozone.s3g.client.buffer.size", S, "4MB", "Bytes the gateway reads from a request body at once"),
     _k("ozone.s3g.signing.key.cache.ttl", D, "10s", "How long the gateway keeps a signing key from OM"),
+    _k("ozone.s3g.http.head.timeout", D, "10s", "A request head must arrive whole within this"),
+    _k("ozone.s3g.http.body.idle.timeout", D, "20s", "A body stalled this long is RequestTimeout"),
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}

@@ -106,7 +106,7 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
     if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
         raise S3Error(S3ErrorCode.KeyTooLongError)
     access_key, payload = await authenticate(gateway, http)
-    body = RequestBody(http, payload, gateway.body_idle_timeout_s)
+    body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)
     return await HANDLERS[operation](s3)
 

@@ -3,6 +3,7 @@ deadline (a client that stops sending gets RequestTimeout), or read whole when i
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -14,10 +15,11 @@ from pyozone.s3g.xml import MAX_XML_BODY
 
 
 class RequestBody:
-    def __init__(self, http: web.Request, payload: Payload, idle_s: float) -> None:
+    def __init__(self, http: web.Request, payload: Payload, idle_s: float, chunk_size: int) -> None:
         self._http = http
         self._payload = payload
         self._idle_s = idle_s
+        self._chunk_size = chunk_size
         self._digests: PayloadDigests | None = None
 
     @property
@@ -38,13 +40,22 @@ class RequestBody:
         return self.declared_length
 
     async def pieces(self) -> AsyncIterator[memoryview]:
-        """The object's bytes as they arrive, each piece checked only with the whole: a handler commits
-        nothing until the iteration ends (when the final checks have passed)."""
-        body = TimedBody(self._http.content, self._idle_s)
+        """The object's bytes in pieces of `chunk_size`, each piece checked only with the whole: a
+        handler commits nothing until the iteration ends (when the final checks have passed).
+
+        The checks (MD5, SHA-256, checksums, chunk signatures) of one chunk run on a worker thread while
+        the handler writes the chunk before it: hashlib and zlib release the GIL, so the second core
+        hashes while the event loop moves bytes."""
+        loop = asyncio.get_running_loop()
+        checking: asyncio.Future[list[memoryview]] | None = None
         try:
-            while data := await body.readany():
-                for piece in self._payload.feed(data):
+            async for chunk in self._chunks():
+                checked = await checking if checking is not None else []
+                checking = loop.run_in_executor(None, self._payload.feed, chunk)
+                for piece in checked:
                     yield piece
+            for piece in await checking if checking is not None else []:
+                yield piece
         except BodyIncomplete as e:
             raise S3Error(S3ErrorCode.IncompleteBody) from e
         except ConnectionError:
@@ -52,6 +63,26 @@ class RequestBody:
         except OSError as e:  # aiohttp's payload errors: the body ended before its length
             raise S3Error(S3ErrorCode.IncompleteBody) from e
         self._digests = self._payload.finish()
+
+    async def _chunks(self) -> AsyncIterator[memoryview]:
+        """The body as received, joined into pieces of exactly `chunk_size` (the last one shorter): one
+        copy, into immutable bytes, so the client keeps them without another until they are acknowledged."""
+        body = TimedBody(self._http.content, self._idle_s)
+        parts: list[bytes | memoryview] = []
+        size = 0
+        while data := await body.readany():
+            parts.append(data)
+            size += len(data)
+            if size < self._chunk_size:
+                continue
+            joined = memoryview(b"".join(parts))
+            whole = len(joined) - len(joined) % self._chunk_size
+            for start in range(0, whole, self._chunk_size):
+                yield joined[start : start + self._chunk_size]
+            parts = [joined[whole:]] if whole < len(joined) else []
+            size = len(joined) - whole
+        if size:
+            yield memoryview(b"".join(parts))
 
     def digest(self) -> PayloadDigests:
         assert self._digests is not None, "pieces() has not run to the end"

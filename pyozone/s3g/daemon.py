@@ -15,7 +15,7 @@ import signal
 from pyozone.client.client import AsyncOzoneClient
 from pyozone.client.errors import OMException, OMUnavailableError
 from pyozone.common.http_json import JsonResponse, json_endpoints
-from pyozone.common.http_server import HttpLimits, HttpServer
+from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address
 from pyozone.config import OzoneConfiguration
 from pyozone.s3g.app import make_app, refusal
@@ -34,7 +34,7 @@ class S3GatewayDaemon:
         self.settings = S3GatewaySettings.from_conf(conf)
         self.admin_address = address(conf, "ozone.s3g.webadmin.http-address", default_port=ADMIN_PORT_DEFAULT)
         self.client = AsyncOzoneClient(conf)
-        limits = HttpLimits()
+        limits = self.settings.http_limits()
         keys = SigningKeys(self.settings.signing_key_ttl_s)
         self.gateway = Gateway(self.client, self.settings, keys, limits.body_idle_timeout_s)
         self.server = HttpServer(make_app(self.gateway), limits, refusal)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyozone.common.http_server import HttpLimits
 from pyozone.common.net import HostPort, address, bind_address
 from pyozone.config import ConfigError, OzoneConfiguration
 
@@ -19,7 +20,19 @@ class S3GatewaySettings:
     domains: tuple[str, ...] = ()
     """ozone.s3g.domain.name: a Host of `bucket.<domain>` names the bucket (virtual-host style)."""
     buffer_size: int = 4 << 20
+    """ozone.s3g.client.buffer.size: the piece of a body the gateway checks and writes at once, and the
+    most it reads from a key at once for a GET."""
     signing_key_ttl_s: float = 10.0
+    head_timeout_s: float = 10.0
+    body_idle_timeout_s: float = 20.0
+
+    def http_limits(self) -> HttpLimits:
+        """The HTTP guards, with aiohttp reading bodies in pieces of up to 1 MiB (64 KiB by default)."""
+        return HttpLimits(
+            head_timeout_s=self.head_timeout_s,
+            body_idle_timeout_s=self.body_idle_timeout_s,
+            read_bufsize=min(self.buffer_size, 1 << 20),
+        )
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> S3GatewaySettings:
@@ -40,4 +53,13 @@ class S3GatewaySettings:
             domains=domains,
             buffer_size=buffer_size,
             signing_key_ttl_s=int(conf.get("ozone.s3g.signing.key.cache.ttl")) / 1000,
+            head_timeout_s=_positive_s(conf, "ozone.s3g.http.head.timeout"),
+            body_idle_timeout_s=_positive_s(conf, "ozone.s3g.http.body.idle.timeout"),
         )
+
+
+def _positive_s(conf: OzoneConfiguration, key: str) -> float:
+    ms = int(conf.get(key))
+    if ms <= 0:
+        raise ConfigError(f"{key}: must be positive")
+    return ms / 1000

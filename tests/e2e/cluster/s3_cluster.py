@@ -50,9 +50,15 @@ def getsecret(cluster: LiveCluster, user: str) -> tuple[str, str]:
 
 @contextmanager
 def s3_cluster(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str, user: str = "tester"
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    user: str = "tester",
+    overrides: dict[str, str] | None = None,
 ) -> Iterator[S3Endpoint]:
-    with live_cluster(request, tmp_path_factory, name, 3, overrides=OVERRIDES) as cluster:
+    with live_cluster(
+        request, tmp_path_factory, name, 3, overrides={**OVERRIDES, **(overrides or {})}
+    ) as cluster:
         access_key, secret_key = getsecret(cluster, user)
         url = f"http://{HOST}:{cluster.port('s3g', 'http')}"
         yield S3Endpoint(cluster, url, access_key, secret_key)
