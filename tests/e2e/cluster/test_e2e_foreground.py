@@ -92,8 +92,9 @@ def test_foreground_cluster_stops_cleanly_on_sigint(
     foreground.expect("Ctrl-C stops the cluster.", 30)  # the live status table is up
     assert any(line.startswith("SCM: out of safe mode") for line in seen), seen
     assert any("SCM block (OM):" in line for line in seen), seen
+    assert any(line.strip().startswith("S3 credentials:") for line in seen), seen
     pids = dict(cluster.state.pids)
-    assert sorted(pids) == ["dn1", "dn2", "dn3", "om", "scm"]
+    assert sorted(pids) == ["dn1", "dn2", "dn3", "om", "s3g", "scm"]
     assert all(supervisor.is_running(pid) for pid in pids.values())
 
     process.send_signal(signal.SIGINT)
