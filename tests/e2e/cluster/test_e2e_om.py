@@ -87,6 +87,9 @@ def standalone_ports(cluster: LiveCluster) -> dict[str, int]:
     return {d.name: d.ports["ipc"] for d in cluster.state.datanodes()}
 
 
+S3V = "s3v"  # the S3 gateway's volume, made by the gateway `cluster up` starts
+
+
 def test_cluster_up_starts_om_with_its_ports(cluster: LiveCluster) -> None:
     om = cluster.state.daemon("om")
     site = read_site_xml(cluster.conf_dir / "ozone-site.xml")
@@ -109,7 +112,9 @@ def test_volumes_and_buckets(cluster: LiveCluster) -> None:
         om.createBucket(
             pb.CreateBucketRequest(volume=VOL, bucket="bkt2", type=hdds_pb2.RATIS, factor=hdds_pb2.ONE)
         )
-        assert [v.volume for v in om.listVolumes(pb.ListVolumesRequest()).volumes] == [VOL, "vol2"]
+        assert [v.volume for v in om.listVolumes(pb.ListVolumesRequest()).volumes] == sorted(
+            [VOL, "vol2", S3V]
+        )
         buckets = om.listBuckets(pb.ListBucketsRequest(volume=VOL)).buckets
         assert [(b.bucket, b.factor) for b in buckets] == [(BUCKET, hdds_pb2.THREE), ("bkt2", hdds_pb2.ONE)]
         with pytest.raises(grpc.RpcError) as error:
@@ -184,7 +189,9 @@ def test_om_restart_keeps_everything(cluster: LiveCluster) -> None:
     wait_for(lambda: om_ready(cluster.port("om", "http")), 30, "OM ready again")
     with om_stub(cluster) as om:
         after = om.lookupKey(pb.LookupKeyRequest(**KEY_ARGS)).keyInfo
-        assert [v.volume for v in om.listVolumes(pb.ListVolumesRequest()).volumes] == [VOL, "vol2"]
+        assert [v.volume for v in om.listVolumes(pb.ListVolumesRequest()).volumes] == sorted(
+            [VOL, "vol2", S3V]
+        )
         assert [k.key for k in om.listKeys(pb.ListKeysRequest(volume=VOL, bucket=BUCKET)).keys] == [KEY]
         info = om.getServiceInfo(pb.ServiceInfoRequest())
     assert (after.objectID, after.dataSize, after.locations[0].blockID) == (
