@@ -102,6 +102,7 @@ def test_a_million_rows_round_trip(spark: SparkSession, client: OzoneClient, bas
     assert keys(client, "million") == sorted([*objects, "_SUCCESS"])  # no _temporary left
 
 
+@pytest.mark.slow  # a Spark job more: the default suite keeps the round trip and the failed job
 def test_objects_roll_by_size_and_read_one_partition_each(
     spark: SparkSession, client: OzoneClient, base: str
 ) -> None:
@@ -115,6 +116,7 @@ def test_objects_roll_by_size_and_read_one_partition_each(
     assert same(df, back)
 
 
+@pytest.mark.slow  # a Spark job more: the default suite keeps the round trip and the failed job
 def test_save_modes(spark: SparkSession, client: OzoneClient, base: str) -> None:
     url = f"{base}/modes"
     first, second = rows(spark, 1000), rows(spark, 10, partitions=1)
@@ -137,6 +139,7 @@ def test_save_modes(spark: SparkSession, client: OzoneClient, base: str) -> None
         second.write.format("pyozone").mode("overwrite").option("saveMode", "append").save(url)
 
 
+@pytest.mark.slow  # a Spark job more: the default suite keeps the round trip and the failed job
 def test_an_empty_table_keeps_its_schema(spark: SparkSession, client: OzoneClient, base: str) -> None:
     empty = rows(spark, 0)
     with pytest.raises(Exception, match="no data objects"):

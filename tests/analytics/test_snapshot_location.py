@@ -79,6 +79,7 @@ def test_messages_name_the_url(stored: tuple[str, Path]) -> None:
         pass
 
 
+@pytest.mark.slow  # a whole analytics job on Spark; the copy itself is tested above
 def test_a_job_runs_on_a_stored_snapshot(spark, stored, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     @contextlib.contextmanager
     def session(args, app) -> Iterator:  # type: ignore[no-untyped-def]

@@ -30,7 +30,10 @@ s3 =
     multipart_chunksize = 8MB
 """
 
-pytestmark = pytest.mark.skipif(not AWS.exists(), reason="no .venv-awscli: run scripts/client_venvs.sh")
+pytestmark = [
+    pytest.mark.skipif(not AWS.exists(), reason="no .venv-awscli: run scripts/client_venvs.sh"),
+    pytest.mark.slow,  # about 40 `aws` process starts: the default suite's budget goes to the other clients
+]
 
 
 @dataclass(frozen=True, slots=True)
