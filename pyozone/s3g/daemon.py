@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 
 from pyozone.client.client import AsyncOzoneClient
 from pyozone.client.errors import OMException, OMUnavailableError
+from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.http_json import JsonResponse, json_endpoints
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address
@@ -84,27 +84,8 @@ class S3GatewayDaemon:
 
 
 async def serve(conf: OzoneConfiguration) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    daemon = S3GatewayDaemon(conf)
-    try:
-        starting = asyncio.create_task(daemon.start())
-        stopping = asyncio.create_task(stop.wait())
-        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        if not starting.done():
-            starting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await starting
-        else:
-            starting.result()
-            await stopping
-        stopping.cancel()
-        log.info("S3 gateway shutting down")
-    finally:
-        await daemon.stop()
-    return 0
+    """Runs the gateway until SIGTERM or SIGINT (also while it still waits for OM), then stops it."""
+    return await run_until_signalled(S3GatewayDaemon(conf), "S3 gateway")
 
 
 def start_s3g(conf: OzoneConfiguration) -> int:

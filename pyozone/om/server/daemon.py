@@ -10,14 +10,13 @@ serializes mutations.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
+from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import JsonResponse, Route, json_endpoints
 from pyozone.common.http_server import HttpServer
@@ -201,27 +200,7 @@ class OmDaemon:
 
 async def serve(conf: OzoneConfiguration) -> int:
     """Runs the daemon until SIGTERM or SIGINT (also while it still waits for SCM), then stops it."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    daemon = OmDaemon(conf)
-    try:
-        starting = asyncio.create_task(daemon.start())
-        stopping = asyncio.create_task(stop.wait())
-        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        if not starting.done():
-            starting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await starting
-        else:
-            starting.result()  # a failed start raises here
-            await stopping
-        stopping.cancel()
-        log.info("OM shutting down")
-    finally:
-        await daemon.stop()
-    return 0
+    return await run_until_signalled(OmDaemon(conf), "OM")
 
 
 def start_om(conf: OzoneConfiguration) -> int:
