@@ -31,6 +31,12 @@ class BlockID:
         return f"conID: {self.container_id} locID: {self.local_id}"
 
 
+EC_CODECS = ("RS", "XOR")
+"""Ozone's EC codecs: Reed-Solomon and XOR (one parity)."""
+MAX_EC_NODES = 32
+"""Data plus parity of one block group: far above any config Ozone ships (rs-10-4 is 14)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ReplicationConfig:
     """RATIS/ONE, RATIS/THREE or EC/RS-d-p-chunk, written as Ozone writes them."""
@@ -41,6 +47,16 @@ class ReplicationConfig:
     ec_parity: int = 0
     ec_codec: str = "RS"
     ec_chunk_kb: int = 1024
+
+    @property
+    def ec_name(self) -> str:
+        """Ozone's name of an EC config, as `--replication` takes it: "rs-3-2-1024k"."""
+        return f"{self.ec_codec.lower()}-{self.ec_data}-{self.ec_parity}-{self.ec_chunk_kb}k"
+
+    @property
+    def ec_chunk_size(self) -> int:
+        """The cell size in bytes (Ozone's ecChunkSize)."""
+        return self.ec_chunk_kb * 1024
 
     @property
     def required_nodes(self) -> int:
@@ -55,9 +71,12 @@ class ReplicationConfig:
 
     @classmethod
     def parse(cls, text: str) -> ReplicationConfig:
-        """Accepts "RATIS/THREE", "RATIS:THREE", "RATIS/3", "EC/RS-3-2-1024k" and "EC:RS-3-2-1024k"."""
+        """Accepts "RATIS/THREE", "RATIS:THREE", "RATIS/3", "EC/RS-3-2-1024k", "EC:RS-3-2-1024k" and
+        Ozone's bare EC names ("rs-3-2-1024k", "xor-2-1-1024k")."""
         kind, sep, rest = text.replace(":", "/").partition("/")
-        if not sep:
+        if not sep and text.count("-") == 3:
+            kind, rest = "EC", text
+        elif not sep:
             raise ValueError(f"replication config {text!r} is not TYPE/FACTOR or EC/CODEC-DATA-PARITY-CHUNK")
         try:
             rtype = ReplicationType[kind.upper()]
@@ -73,7 +92,14 @@ class ReplicationConfig:
                 raise ValueError(f"EC replication config {text!r} has a non-numeric part") from None
             if data <= 0 or parity <= 0 or chunk <= 0:
                 raise ValueError(f"EC replication config {text!r} needs positive data, parity and chunk")
-            return cls(ReplicationType.EC, 0, data, parity, parts[0].upper(), chunk)
+            codec = parts[0].upper()
+            if codec not in EC_CODECS:
+                raise ValueError(f"EC codec {parts[0]!r} in {text!r} is not one of {', '.join(EC_CODECS)}")
+            if codec == "XOR" and parity != 1:
+                raise ValueError(f"EC replication config {text!r}: XOR has exactly one parity")
+            if data + parity > MAX_EC_NODES:
+                raise ValueError(f"EC replication config {text!r} needs more than {MAX_EC_NODES} datanodes")
+            return cls(ReplicationType.EC, 0, data, parity, codec, chunk)
         factor_text = rest.upper()
         if factor_text.isdigit():
             factor = int(factor_text)

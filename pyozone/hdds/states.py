@@ -38,6 +38,8 @@ class ReplicaState(IntEnum):
     UNHEALTHY = 5
     INVALID = 6
     DELETED = 7
+    RECOVERING = 8
+    """An EC replica being rebuilt by reconstruction; it closes once whole (never written by clients)."""
 
 
 class NodeState(IntEnum):

@@ -29,7 +29,7 @@ class VolumeInfo(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ...) -> None: ...
 
 class BucketInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner")
+    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
@@ -40,6 +40,7 @@ class BucketInfo(_message.Message):
     USEDBYTES_FIELD_NUMBER: _ClassVar[int]
     USEDNAMESPACE_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     creationTime: int
@@ -50,7 +51,8 @@ class BucketInfo(_message.Message):
     usedBytes: int
     usedNamespace: int
     owner: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ...) -> None: ...
+    ecReplicationConfig: _hdds_pb2.ECReplicationConfig
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
 
 class KeyLocation(_message.Message):
     __slots__ = ("blockID", "offset", "length", "pipeline", "createVersion", "containerState")
@@ -69,7 +71,7 @@ class KeyLocation(_message.Message):
     def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ...) -> None: ...
 
 class KeyInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +98,7 @@ class KeyInfo(_message.Message):
     OBJECTID_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -108,7 +111,8 @@ class KeyInfo(_message.Message):
     objectID: int
     metadata: _containers.ScalarMap[str, str]
     tags: _containers.ScalarMap[str, str]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    ecReplicationConfig: _hdds_pb2.ECReplicationConfig
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
 
 class CreateVolumeRequest(_message.Message):
     __slots__ = ("volume", "owner", "quotaInBytes")
@@ -165,16 +169,18 @@ class ListVolumesResponse(_message.Message):
     def __init__(self, volumes: _Optional[_Iterable[_Union[VolumeInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateBucketRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "type", "factor")
+    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     FACTOR_FIELD_NUMBER: _ClassVar[int]
+    ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     type: _hdds_pb2.ReplicationType
     factor: _hdds_pb2.ReplicationFactor
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ...) -> None: ...
+    ecReplicationConfig: _hdds_pb2.ECReplicationConfig
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
 
 class CreateBucketResponse(_message.Message):
     __slots__ = ("bucket",)
@@ -227,7 +233,7 @@ class ListBucketsResponse(_message.Message):
     def __init__(self, buckets: _Optional[_Iterable[_Union[BucketInfo, _Mapping]]] = ...) -> None: ...
 
 class OpenKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -253,6 +259,7 @@ class OpenKeyRequest(_message.Message):
     TAGS_FIELD_NUMBER: _ClassVar[int]
     MULTIPARTUPLOADID_FIELD_NUMBER: _ClassVar[int]
     MULTIPARTNUMBER_FIELD_NUMBER: _ClassVar[int]
+    ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -264,7 +271,8 @@ class OpenKeyRequest(_message.Message):
     tags: _containers.ScalarMap[str, str]
     multipartUploadID: str
     multipartNumber: int
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ...) -> None: ...
+    ecReplicationConfig: _hdds_pb2.ECReplicationConfig
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
 
 class OpenKeyResponse(_message.Message):
     __slots__ = ("keyInfo", "clientID", "openVersion")
@@ -483,7 +491,7 @@ class PartInfo(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., partKeyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class MultipartInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts", "ecReplicationConfig")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -509,6 +517,7 @@ class MultipartInfo(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     PARTS_FIELD_NUMBER: _ClassVar[int]
+    ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -520,10 +529,11 @@ class MultipartInfo(_message.Message):
     metadata: _containers.ScalarMap[str, str]
     tags: _containers.ScalarMap[str, str]
     parts: _containers.RepeatedCompositeFieldContainer[PartInfo]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ...) -> None: ...
+    ecReplicationConfig: _hdds_pb2.ECReplicationConfig
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
 
 class InitiateMultipartUploadRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "type", "factor", "metadata", "tags")
+    __slots__ = ("volume", "bucket", "key", "type", "factor", "metadata", "tags", "ecReplicationConfig")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -545,6 +555,7 @@ class InitiateMultipartUploadRequest(_message.Message):
     FACTOR_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -552,7 +563,8 @@ class InitiateMultipartUploadRequest(_message.Message):
     factor: _hdds_pb2.ReplicationFactor
     metadata: _containers.ScalarMap[str, str]
     tags: _containers.ScalarMap[str, str]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    ecReplicationConfig: _hdds_pb2.ECReplicationConfig
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
 
 class InitiateMultipartUploadResponse(_message.Message):
     __slots__ = ("uploadID",)
@@ -679,7 +691,7 @@ class PartSummary(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., size: _Optional[int] = ..., modificationTime: _Optional[int] = ...) -> None: ...
 
 class ListPartsResponse(_message.Message):
-    __slots__ = ("parts", "nextPartNumberMarker", "isTruncated", "type", "factor", "metadata")
+    __slots__ = ("parts", "nextPartNumberMarker", "isTruncated", "type", "factor", "metadata", "ecReplicationConfig")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -693,13 +705,15 @@ class ListPartsResponse(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     FACTOR_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     parts: _containers.RepeatedCompositeFieldContainer[PartSummary]
     nextPartNumberMarker: int
     isTruncated: bool
     type: _hdds_pb2.ReplicationType
     factor: _hdds_pb2.ReplicationFactor
     metadata: _containers.ScalarMap[str, str]
-    def __init__(self, parts: _Optional[_Iterable[_Union[PartSummary, _Mapping]]] = ..., nextPartNumberMarker: _Optional[int] = ..., isTruncated: _Optional[bool] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    ecReplicationConfig: _hdds_pb2.ECReplicationConfig
+    def __init__(self, parts: _Optional[_Iterable[_Union[PartSummary, _Mapping]]] = ..., nextPartNumberMarker: _Optional[int] = ..., isTruncated: _Optional[bool] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
 
 class ListMultipartUploadsRequest(_message.Message):
     __slots__ = ("volume", "bucket", "prefix", "keyMarker", "uploadIdMarker", "maxUploads")
@@ -718,18 +732,20 @@ class ListMultipartUploadsRequest(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., prefix: _Optional[str] = ..., keyMarker: _Optional[str] = ..., uploadIdMarker: _Optional[str] = ..., maxUploads: _Optional[int] = ...) -> None: ...
 
 class MultipartUploadSummary(_message.Message):
-    __slots__ = ("key", "uploadID", "creationTime", "type", "factor")
+    __slots__ = ("key", "uploadID", "creationTime", "type", "factor", "ecReplicationConfig")
     KEY_FIELD_NUMBER: _ClassVar[int]
     UPLOADID_FIELD_NUMBER: _ClassVar[int]
     CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     FACTOR_FIELD_NUMBER: _ClassVar[int]
+    ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     key: str
     uploadID: str
     creationTime: int
     type: _hdds_pb2.ReplicationType
     factor: _hdds_pb2.ReplicationFactor
-    def __init__(self, key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ...) -> None: ...
+    ecReplicationConfig: _hdds_pb2.ECReplicationConfig
+    def __init__(self, key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
 
 class ListMultipartUploadsResponse(_message.Message):
     __slots__ = ("uploads",)

@@ -211,6 +211,7 @@ class ContainerReplicaProto(_message.Message):
         UNHEALTHY: _ClassVar[ContainerReplicaProto.State]
         INVALID: _ClassVar[ContainerReplicaProto.State]
         DELETED: _ClassVar[ContainerReplicaProto.State]
+        RECOVERING: _ClassVar[ContainerReplicaProto.State]
     STATE_UNSPECIFIED: ContainerReplicaProto.State
     OPEN: ContainerReplicaProto.State
     CLOSING: ContainerReplicaProto.State
@@ -219,6 +220,7 @@ class ContainerReplicaProto(_message.Message):
     UNHEALTHY: ContainerReplicaProto.State
     INVALID: ContainerReplicaProto.State
     DELETED: ContainerReplicaProto.State
+    RECOVERING: ContainerReplicaProto.State
     CONTAINERID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]

@@ -84,12 +84,14 @@ class WriteHeader:
     checksum_type: ChecksumType
     bytes_per_checksum: int
     chain: tuple[Hop, ...] = ()
+    replica_index: int = 0
+    """An EC block's replica index (1..data+parity); 0 for a replicated block."""
 
     def forwarded(self) -> WriteHeader:
         """The header the receiver sends on to chain[0]."""
         return WriteHeader(
             self.container_id, self.local_id, self.pipeline_id, self.checksum_type,
-            self.bytes_per_checksum, self.chain[1:],
+            self.bytes_per_checksum, self.chain[1:], self.replica_index,
         )  # fmt: skip
 
     def checksum_bytes(self, length: int) -> int:
@@ -140,6 +142,7 @@ def encode_header(header: WriteHeader | ReadHeader) -> bytes:
                 "checksum": header.checksum_type.name,
                 "bytesPerChecksum": header.bytes_per_checksum,
                 "chain": [[h.uuid, h.host, h.port] for h in header.chain],
+                "replicaIndex": header.replica_index,
             },
         )
     else:
@@ -200,6 +203,7 @@ def decode_header(op: Op, raw: bytes) -> WriteHeader | ReadHeader:
         ChecksumType[name],
         _int(body, "bytesPerChecksum", 1, MAX_PACKET_BYTES),
         tuple(_hop(hop, i) for i, hop in enumerate(chain)),
+        _int(body, "replicaIndex", 0, 255) if "replicaIndex" in body else 0,
     )
 
 

@@ -1,0 +1,191 @@
+"""The raw EC codec: parity cells from data cells, and lost cells from any `data` others.
+
+Reed-Solomon is pyeclib's `isa_l_rs_vand` (the wheel bundles ISA-L), XOR is numpy's. pyeclib codes whole
+objects into fragments behind an 80-byte header; with its checksums off the header depends only on the
+fragment's index and size, so encoding uses the data fragments' payloads as they are and decoding puts back
+headers made once per cell size (`_headers`). Cells of one call are equal in length: the caller zero-pads a
+partial stripe's cells to its first cell's length (layout.py). Indexes are replica indexes, 1-based.
+
+Copies: encode() joins the data cells into one buffer (pyeclib takes one object; encode_stripe() takes the
+writer's stripe buffer as it is); decode joins each source cell with its header (pyeclib's input form).
+pyeclib and numpy load on first use, so importing the kernel loads neither.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Protocol
+
+from pyozone.hdds.ids import ReplicationConfig
+
+Buffer = bytes | bytearray | memoryview
+
+
+class ECCodecError(Exception):
+    """Cells that cannot be coded: too few, unequal lengths, or indexes outside the group."""
+
+
+class RawCodec(Protocol):
+    data: int
+    parity: int
+
+    def encode(self, cells: Sequence[Buffer]) -> list[memoryview]:
+        """The parity cells (indexes data+1..data+parity) of `data` equal-length data cells."""
+        ...
+
+    def encode_stripe(self, stripe: Buffer, length: int) -> list[memoryview]:
+        """encode() of the `data` cells of `length` bytes that `stripe` holds back to back."""
+        ...
+
+    def decode(self, cells: Mapping[int, Buffer], missing: Sequence[int]) -> dict[int, memoryview]:
+        """Cells `missing` rebuilt from at least `data` available cells of one stripe (by index)."""
+        ...
+
+
+def codec_for(config: ReplicationConfig) -> RawCodec:
+    return _codec(config.ec_codec.upper(), config.ec_data, config.ec_parity)
+
+
+@lru_cache(maxsize=32)
+def _codec(name: str, data: int, parity: int) -> RawCodec:
+    if name == "RS":
+        return ReedSolomon(data, parity)
+    if name == "XOR":
+        if parity != 1:
+            raise ECCodecError(f"XOR has one parity, not {parity}")
+        return Xor(data)
+    raise ECCodecError(f"unknown EC codec {name!r}")
+
+
+def _check(cells: Sequence[Buffer] | Mapping[int, Buffer], want: int, what: str) -> int:
+    lengths = {len(c) for c in (cells.values() if isinstance(cells, Mapping) else cells)}
+    if len(cells) < want:
+        raise ECCodecError(f"{what} needs {want} cells, got {len(cells)}")
+    if len(lengths) != 1:
+        raise ECCodecError(f"{what} needs cells of one length, got lengths {sorted(lengths)}")
+    return lengths.pop()
+
+
+class Xor:
+    """Ozone's XOR codec: the one parity cell is the XOR of the data cells."""
+
+    def __init__(self, data: int) -> None:
+        self.data, self.parity = data, 1
+
+    def _xor(self, cells: Sequence[Buffer]) -> memoryview:
+        import numpy as np
+
+        out = np.frombuffer(cells[0], dtype=np.uint8).copy()
+        for cell in cells[1:]:
+            np.bitwise_xor(out, np.frombuffer(cell, dtype=np.uint8), out=out)
+        return memoryview(out.data).cast("B")
+
+    def encode(self, cells: Sequence[Buffer]) -> list[memoryview]:
+        _check(cells, self.data, "XOR encode")
+        if len(cells) != self.data:
+            raise ECCodecError(f"XOR encode takes {self.data} data cells, got {len(cells)}")
+        return [self._xor(cells)]
+
+    def encode_stripe(self, stripe: Buffer, length: int) -> list[memoryview]:
+        view = memoryview(stripe)
+        if len(view) != self.data * length:
+            raise ECCodecError(f"a stripe of {self.data} cells of {length} bytes is not {len(view)} bytes")
+        return self.encode([view[i * length : (i + 1) * length] for i in range(self.data)])
+
+    def decode(self, cells: Mapping[int, Buffer], missing: Sequence[int]) -> dict[int, memoryview]:
+        _check_indexes(cells, missing, self.data + 1)
+        _check(cells, self.data, "XOR decode")
+        if len(missing) > 1:
+            raise ECCodecError(f"XOR rebuilds one cell, not {len(missing)}")
+        sources = [cells[i] for i in sorted(cells)[: self.data]]
+        return {missing[0]: self._xor(sources)} if missing else {}
+
+
+def _check_indexes(cells: Mapping[int, Buffer], missing: Sequence[int], nodes: int) -> None:
+    bad = [i for i in (*cells, *missing) if not 1 <= i <= nodes]
+    if bad:
+        raise ECCodecError(f"replica indexes {bad} are outside 1..{nodes}")
+    if set(cells) & set(missing):
+        raise ECCodecError(f"indexes {sorted(set(cells) & set(missing))} are both given and missing")
+
+
+_HEADER = 80
+"""pyeclib's fragment header (fragment_header_t)."""
+
+
+class ReedSolomon:
+    """Reed-Solomon over ISA-L's Vandermonde matrix, through pyeclib; one driver per thread."""
+
+    def __init__(self, data: int, parity: int) -> None:
+        self.data, self.parity = data, parity
+        self._local = threading.local()
+        self._headers: dict[int, list[bytes]] = {}
+        self._lock = threading.Lock()
+
+    def _driver(self) -> Any:
+        driver = getattr(self._local, "driver", None)
+        if driver is None:
+            from pyeclib.ec_iface import ECDriver
+
+            driver = self._local.driver = ECDriver(k=self.data, m=self.parity, ec_type="isa_l_rs_vand")
+        return driver
+
+    def _fragment_size(self, length: int) -> int:
+        return len(self._driver().encode(bytes(self.data * length))[0]) - _HEADER
+
+    def encode(self, cells: Sequence[Buffer]) -> list[memoryview]:
+        length = _check(cells, self.data, "RS encode")
+        if len(cells) != self.data:
+            raise ECCodecError(f"RS encode takes {self.data} data cells, got {len(cells)}")
+        return self.encode_stripe(_joined(cells), length)
+
+    def encode_stripe(self, stripe: Buffer, length: int) -> list[memoryview]:
+        """The parity cells of a stripe held as one buffer of `data` cells of `length` bytes each (no
+        copy: the client's stripe buffer goes to pyeclib as it is)."""
+        if len(stripe) != self.data * length:
+            raise ECCodecError(f"a stripe of {self.data} cells of {length} bytes is not {len(stripe)} bytes")
+        fragments = self._driver().encode(stripe)
+        if len(fragments[0]) - _HEADER != length:  # pyeclib aligned the cells: not the payloads we sent
+            view = memoryview(stripe)
+            return self._encode_padded([view[i * length : (i + 1) * length] for i in range(self.data)], length)
+        return [memoryview(f)[_HEADER:] for f in fragments[self.data :]]
+
+    def _encode_padded(self, cells: Sequence[Buffer], length: int) -> list[memoryview]:
+        size = self._fragment_size(length)
+        padded = b"".join(bytes(c) + bytes(size - length) for c in cells)
+        fragments = self._driver().encode(padded)
+        return [memoryview(f)[_HEADER : _HEADER + length] for f in fragments[self.data :]]
+
+    def _header(self, length: int) -> list[bytes]:
+        """Each index's fragment header for cells of `length` bytes (taken from coding zeros)."""
+        with self._lock:
+            headers = self._headers.get(length)
+        if headers is None:
+            headers = [f[:_HEADER] for f in self._driver().encode(bytes(self.data * length))]
+            with self._lock:
+                self._headers[length] = headers
+                while len(self._headers) > 16:
+                    self._headers.pop(next(iter(self._headers)))
+        return headers
+
+    def decode(self, cells: Mapping[int, Buffer], missing: Sequence[int]) -> dict[int, memoryview]:
+        _check_indexes(cells, missing, self.data + self.parity)
+        length = _check(cells, self.data, "RS decode")
+        if not missing:
+            return {}
+        size = self._fragment_size(length)
+        headers = self._header(size)
+        pad = bytes(size - length)
+        chosen = sorted(cells)[: self.data]
+        fragments = [headers[i - 1] + bytes(cells[i]) + pad for i in chosen]
+        rebuilt = self._driver().reconstruct(fragments, [i - 1 for i in missing])
+        return {i: memoryview(f)[_HEADER : _HEADER + length] for i, f in zip(missing, rebuilt, strict=True)}
+
+
+def _joined(cells: Sequence[Buffer]) -> Buffer:
+    """The cells as one buffer: the stripe itself when the cells are one view of it."""
+    if len(cells) == 1:
+        return cells[0]
+    return b"".join(cells)
