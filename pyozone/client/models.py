@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pyozone.hdds.ids import ReplicationConfig
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
+from pyozone.protocol.common import ec_config_from_proto
 
 DATA_PORT = "STANDALONE"
 DATASTREAM_PORT = "RATIS_DATASTREAM"
@@ -52,6 +54,10 @@ class PipelineRef:
     id: str
     members: tuple[DatanodeRef, ...]
     leader_id: str  # leaderID, else suggestedLeaderID, else "" (see leader())
+    replica_indexes: tuple[int, ...] = ()
+    """EC: members[i] holds replica index replica_indexes[i] (1..data+parity); empty when replicated."""
+    ec: ReplicationConfig | None = None
+    """The EC config of an EC pipeline (a block group's), else None."""
 
     def leader(self) -> DatanodeRef | None:
         """Where writes go: the leader, else the suggested leader, else the only (or first) member."""
@@ -64,10 +70,23 @@ class PipelineRef:
         leader = self.leader()
         return (leader, *[m for m in self.members if m is not leader]) if leader else self.members
 
+    def by_index(self) -> dict[int, tuple[DatanodeRef, ...]]:
+        """EC: the members holding each replica index, in the pipeline's order (nearest first for reads)."""
+        found: dict[int, list[DatanodeRef]] = {}
+        for member, index in zip(self.members, self.replica_indexes, strict=False):
+            found.setdefault(index, []).append(member)
+        return {index: tuple(members) for index, members in found.items()}
+
     @classmethod
     def from_proto(cls, proto: hdds_pb2.Pipeline) -> PipelineRef:
         members = tuple(DatanodeRef.from_proto(m) for m in proto.members)
-        return cls(proto.id.id, members, proto.leaderID or proto.suggestedLeaderID)
+        ec = None
+        if proto.type == hdds_pb2.EC and proto.HasField("ecReplicationConfig"):
+            ec = ec_config_from_proto(proto.ecReplicationConfig, "pipeline.ecReplicationConfig")
+        return cls(
+            proto.id.id, members, proto.leaderID or proto.suggestedLeaderID,
+            tuple(proto.memberReplicaIndexes), ec,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
