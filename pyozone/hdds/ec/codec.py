@@ -96,9 +96,9 @@ class Xor:
 
     def decode(self, cells: Mapping[int, Buffer], missing: Sequence[int]) -> dict[int, memoryview]:
         _check_indexes(cells, missing, self.data + 1)
-        _check(cells, self.data, "XOR decode")
         if len(missing) > 1:
             raise ECCodecError(f"XOR rebuilds one cell, not {len(missing)}")
+        _check(cells, self.data, "XOR decode")
         sources = [cells[i] for i in sorted(cells)[: self.data]]
         return {missing[0]: self._xor(sources)} if missing else {}
 
@@ -149,7 +149,9 @@ class ReedSolomon:
         fragments = self._driver().encode(stripe)
         if len(fragments[0]) - _HEADER != length:  # pyeclib aligned the cells: not the payloads we sent
             view = memoryview(stripe)
-            return self._encode_padded([view[i * length : (i + 1) * length] for i in range(self.data)], length)
+            return self._encode_padded(
+                [view[i * length : (i + 1) * length] for i in range(self.data)], length
+            )
         return [memoryview(f)[_HEADER:] for f in fragments[self.data :]]
 
     def _encode_padded(self, cells: Sequence[Buffer], length: int) -> list[memoryview]:
@@ -181,7 +183,9 @@ class ReedSolomon:
         chosen = sorted(cells)[: self.data]
         fragments = [headers[i - 1] + bytes(cells[i]) + pad for i in chosen]
         rebuilt = self._driver().reconstruct(fragments, [i - 1 for i in missing])
-        return {i: memoryview(f)[_HEADER : _HEADER + length] for i, f in zip(missing, rebuilt, strict=True)}
+        # pyeclib answers in index order, whatever the order asked: each fragment's header names its index
+        by_index = {int.from_bytes(f[:4], "little") + 1: f for f in rebuilt}
+        return {i: memoryview(by_index[i])[_HEADER : _HEADER + length] for i in missing}
 
 
 def _joined(cells: Sequence[Buffer]) -> Buffer:
