@@ -3,7 +3,10 @@ reader gets in each KeyLocation.
 
 An OPEN container is read through its pipeline (from the leader, which has every committed write). Any
 other container is read from the datanodes holding a replica, nearest to the reader first, as SCM's
-getContainerWithPipeline builds a STANDALONE read pipeline for a closed container in Ozone.
+getContainerWithPipeline builds a STANDALONE read pipeline for a closed container in Ozone. An EC container's
+pipeline says which replica index each member holds (memberReplicaIndexes) and carries the EC config: the
+open container's EC pipeline (member i holds index i+1), else the replicas SCM knows with their indexes, in
+the same order (per index, the nearest readable replica first).
 
 The cache (Ozone's ScmClient container location cache) keeps answers for
 ozone.om.container.location.cache.ttl, but for a few seconds only those of a container that has not settled
@@ -112,25 +115,39 @@ def read_pipeline(
     if location.state is None:
         return None
     pipeline = location.pipeline
+    config = location.replication
+    ec = config if config is not None and config.type is ReplicationType.EC else None
     if (
         location.state is LifeCycleState.OPEN
         and pipeline is not None
         and pipeline.state is PipelineState.OPEN
         and all(n in location.members for n in pipeline.nodes)
     ):
-        return pipeline_to_proto(pipeline, location.members.get)
+        proto = pipeline_to_proto(pipeline, location.members.get)
+        if ec is not None and not proto.memberReplicaIndexes:
+            proto.memberReplicaIndexes.extend(range(1, len(proto.members) + 1))  # member i holds index i+1
+        return proto
     ordered = read_order(location.replicas, client_host, client_rack)
-    members = {r.datanode.uuid: r.datanode for r in ordered}
-    config = location.replication
-    factor = 1 if config is not None and config.required_nodes == 1 else 3
+    if ec is not None:  # a replica without a valid index cannot be placed in the group
+        ordered = [r for r in ordered if 1 <= r.replica_index <= ec.required_nodes]
+        read_config = ec
+    else:
+        factor = 1 if config is not None and config.required_nodes == 1 else 3
+        read_config = ReplicationConfig(ReplicationType.STAND_ALONE, factor)
+    replicas: dict[str, ReplicaLocation] = {}
+    for replica in ordered:  # a datanode holds one replica of a container: its first listing counts
+        replicas.setdefault(replica.datanode.uuid, replica)
     standalone = Pipeline(
         id=pipeline.id
         if pipeline is not None
         else str(uuid.uuid5(uuid.NAMESPACE_OID, f"container-{location.container_id}")),
-        replication_config=ReplicationConfig(ReplicationType.STAND_ALONE, factor),
+        replication_config=read_config,
         state=PipelineState.CLOSED,
-        nodes=tuple(members),
+        nodes=tuple(replicas),
         created_ms=0,
         state_entered_ms=0,
     )
-    return pipeline_to_proto(standalone, members.get)
+    proto = pipeline_to_proto(standalone, lambda node: replicas[node].datanode)
+    if ec is not None:
+        proto.memberReplicaIndexes.extend(r.replica_index for r in replicas.values())
+    return proto

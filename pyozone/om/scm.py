@@ -41,11 +41,14 @@ SAFE_MODE_PREFIX = "SAFE_MODE_EXCEPTION"
 class ReplicaLocation:
     datanode: DatanodeDetails
     state: ReplicaState
+    replica_index: int = 0
+    """EC: which index (1..data+parity) the replica holds; 0 for a replicated container."""
 
 
 @dataclass(frozen=True, slots=True)
 class ContainerLocation:
-    """What SCM knows of where a container can be read. `state` None: SCM does not know the container."""
+    """What SCM knows of where a container can be read. `state` None: SCM does not know the container;
+    `replication` of an EC container is its EC config (replicas then carry their indexes)."""
 
     container_id: int
     state: LifeCycleState | None
@@ -124,7 +127,7 @@ def container_location_from_proto(r: admin_pb.GetContainerResponseProto) -> Cont
         if is_reference(x.datanodeDetails) or x.state not in ReplicaState.__members__:
             continue  # a datanode SCM no longer knows: no address to read from
         details = datanode_details_from_proto(x.datanodeDetails, f"replicas[{i}].datanodeDetails")
-        replicas.append(ReplicaLocation(details, ReplicaState[x.state]))
+        replicas.append(ReplicaLocation(details, ReplicaState[x.state], x.replicaIndex))
     pipeline, members = None, {}
     if r.HasField("pipeline"):
         pipeline = pipeline_from_proto(r.pipeline, "pipeline")
