@@ -178,6 +178,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.db.dirs", T, None, "Directory of om.db; defaults to ozone.metadata.dirs"),
     _k("ozone.server.default.replication", T, "3", "Replication factor of new buckets' keys"),
     _k("ozone.server.default.replication.type", T, "RATIS", "Replication type of new buckets' keys"),
+    _k(
+        "ozone.replication.allowed-configs",
+        T,
+        r"^((STANDALONE|RATIS)/(ONE|THREE))|(EC/(3-2|6-3|10-4)-(512|1024|2048|4096)k)$",
+        "Regular expression over the replication configs OM takes from clients (empty: any)",
+    ),
     _k("ozone.om.keyname.character.check.enabled", B, "false", "Refuse key names with unsafe characters"),
     _k("ozone.block.deleting.service.interval", D, "60s", "OM key deleting service period"),
     _k("ozone.key.deleting.limit.per.task", N, "20000", "Deleted keys handed to SCM per run"),
