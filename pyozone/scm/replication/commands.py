@@ -12,6 +12,9 @@ out-of-service factor on a node leaving service, which replicates with a larger 
 their own limit. A node found at its limit joins `excluded_nodes`, which EC reconstruction uses to
 avoid choosing busy coordinators, until its next command-count update shows room again.
 
+With pyozone's ops-per-node rule on (node_ops.py), every replicate and reconstruct command sent here is
+also charged against each node it makes work for, for the current under-replication iteration.
+
 Low-priority (balancer) replications do not count (seed 003: the datanode leaves them out of the
 queue size it reports and runs them only when no normal work is queued). The reported counts already
 exclude them; this sender also leaves out the low-priority commands still queued at SCM, so balancer
@@ -45,6 +48,7 @@ from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics
+from pyozone.scm.replication.node_ops import NodeOpsCounter
 from pyozone.scm.replication.pending_ops import ContainerReplicaPendingOps, PendingOp, PendingOpType
 from pyozone.scm.replication.targets import required_replication_space
 
@@ -99,6 +103,8 @@ class ReplicationCommandSender:
         self._metrics = metrics
         self._inflight_limit = inflight_limit
         self.excluded_nodes: set[DatanodeID] = set()
+        self.node_ops = NodeOpsCounter(config.node_ops_limit)
+        """Units of work per node in this under-replication iteration (node_ops.py; off by default)."""
 
     # ------------------------------------------------------------------ load and limits
     def replication_load(self, dn: DatanodeID) -> int:
@@ -182,6 +188,7 @@ class ReplicationCommandSender:
                 f"{list(sources)}"
             )
         self._send_replicate(container, source, target, replica_index, NORMAL, self._scm_deadline())
+        self.node_ops.charge((source, target))
 
     def send_throttled_reconstruction(
         self,
@@ -191,7 +198,8 @@ class ReplicationCommandSender:
         missing_indexes: Sequence[int],
     ) -> None:
         """One reconstructECContainers command, to the least-loaded target (it coordinates); targets[i]
-        receives missing_indexes[i], each an ADD op."""
+        receives missing_indexes[i], each an ADD op. With the ops-per-node rule on, `sources` are the ones
+        the coordinator is to read, and each source and target is charged a unit."""
         if len(targets) != len(missing_indexes):
             raise ValueError(f"{len(targets)} targets for {len(missing_indexes)} missing indexes")
         self._check_inflight(container, len(targets))
@@ -214,6 +222,7 @@ class ReplicationCommandSender:
         for target, index in zip(targets, missing_indexes, strict=True):
             self._pending.schedule_add(container.container_id, target, index, command, deadline, size)
         self._metrics.ec_reconstruction_cmds_sent_total += 1
+        self.node_ops.charge([*(dn for dn, _ in sources), *targets])
 
     def send_low_priority_replication(
         self,

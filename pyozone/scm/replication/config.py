@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyozone.config import OzoneConfiguration, validate
+from pyozone.config import ConfigError, OzoneConfiguration, validate
 from pyozone.hdds.replication_limits import out_of_service_factor
 
 RM = "hdds.scm.replication."
@@ -35,6 +35,14 @@ class ReplicationManagerConfig:
     expired_replica_op_scrub_interval_ms: int = 300_000
     out_of_service_factor: float = 2.0
     """hdds.datanode.replication.outofservice.limit.factor, clamped to [1, 10] (spec 10.7)."""
+    datanode_ops_limit_enabled: bool = False
+    datanode_ops_limit: int = 10
+    """pyozone's limit of ops per node per iteration (node_ops.py); used only when enabled."""
+
+    @property
+    def node_ops_limit(self) -> int:
+        """The per-iteration limit node_ops.NodeOpsCounter applies; 0 when the rule is off."""
+        return self.datanode_ops_limit if self.datanode_ops_limit_enabled else 0
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> ReplicationManagerConfig:
@@ -58,4 +66,14 @@ class ReplicationManagerConfig:
                 "ozone.scm.expired.container.replica.op.scrub.interval"
             ),
             out_of_service_factor=out_of_service_factor(conf),
+            datanode_ops_limit_enabled=conf.get(RM + "datanode.ops.limit.enabled"),
+            datanode_ops_limit=_ops_limit(conf),
         )
+
+
+def _ops_limit(conf: OzoneConfiguration) -> int:
+    limit: int = conf.get(RM + "datanode.ops.limit")
+    if limit < 1:
+        key = RM + "datanode.ops.limit"
+        raise ConfigError(f"{key}={conf.get_raw(key)!r} ({conf.source(key)}): must be >= 1")
+    return limit

@@ -290,6 +290,9 @@ class ReplicationManager:
 
     # ------------------------------------------------------------------ processing stage
     def process_under_replicated(self) -> None:
+        """One iteration of the under-replication processor; the ops-per-node counts (node_ops.py) are
+        the iteration's own, so they start from zero."""
+        self.sender.node_ops.reset()
         self.under_processor.process_all()
 
     def process_over_replicated(self) -> None:

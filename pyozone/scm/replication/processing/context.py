@@ -14,9 +14,10 @@ from typing import Protocol
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeInfo
+from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.node_status import NodeStatus
-from pyozone.scm.replication.commands import ReplicationCommandSender
+from pyozone.scm.replication.commands import CommandTargetOverloadedError, ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics
 from pyozone.scm.replication.pending_ops import ContainerReplicaPendingOps, PendingOp, PendingOpType
@@ -25,6 +26,7 @@ from pyozone.scm.replication.targets import (
     ExcludedAndUsed,
     get_excluded_and_used_nodes,
     get_target_datanodes,
+    is_no_suitable_node,
     placement_policy_for,
 )
 
@@ -89,14 +91,37 @@ def choose_targets(
     used: Sequence[DatanodeID],
     excluded: Sequence[DatanodeID],
 ) -> list[DatanodeID]:
-    """Up to `required` targets (maybe fewer); SCMException FAILED_TO_FIND_SUITABLE_NODE if none."""
+    """Up to `required` targets (maybe fewer); SCMException FAILED_TO_FIND_SUITABLE_NODE if none. Nodes
+    at their ops limit for this iteration (node_ops.py, when on) are excluded too."""
+    saturated = ctx.sender.node_ops.saturated()
+    if not saturated:
+        return _targets(ctx, container, required, used, excluded)
+    try:
+        return _targets(ctx, container, required, used, [*excluded, *saturated])
+    except SCMException as e:
+        if not is_no_suitable_node(e):
+            raise
+        _targets(ctx, container, required, used, excluded)  # none even without the rule: raises as is
+        raise CommandTargetOverloadedError(
+            f"every datanode that could take container {container.container_id} is at its ops limit "
+            "for this iteration"
+        ) from e
+
+
+def _targets(
+    ctx: RepairContext,
+    container: ContainerInfo,
+    required: int,
+    used: Sequence[DatanodeID],
+    excluded: Sequence[DatanodeID],
+) -> list[DatanodeID]:
     return get_target_datanodes(
         placement_policy_for(container),
         ctx.candidate_nodes(),
         ctx.rack_of,
         required,
         used,
-        excluded,
+        list(dict.fromkeys(excluded)),
         container,
         ctx.container_size,
         ctx.rng,

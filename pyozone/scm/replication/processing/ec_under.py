@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import DatanodeID
-from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import ReplicaState
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, InsufficientDatanodesError
 from pyozone.scm.replication.ec_count import ECContainerReplicaCount
@@ -54,7 +53,7 @@ def handle_ec_under_replicated(result: UnderReplicatedHealthResult, ctx: RepairC
     if count.is_sufficiently_replicated(False) or count.is_sufficiently_replicated(True):
         return 0
     deleting = pending_targets(ops, PendingOpType.DELETE)
-    repair = _Repair(container, replicas, _sources(replicas, deleting, ctx), ctx)
+    repair = _Repair(container, replicas, _source_copies(replicas, deleting, ctx), ctx)
     sent = 0
     try:
         shortfall: Exception | None = None
@@ -74,22 +73,26 @@ def handle_ec_under_replicated(result: UnderReplicatedHealthResult, ctx: RepairC
     return sent
 
 
-def _sources(
+def _source_copies(
     replicas: Sequence[ContainerReplica], deleting: set[DatanodeID], ctx: RepairContext
-) -> dict[int, ContainerReplica]:
-    """One CLOSED copy per index on a heartbeating node (an in-service one if there is one), not being
-    deleted, by index. Copies on dead maintenance nodes stay in SCM's replica map, hence the check."""
-    chosen: dict[int, tuple[ContainerReplica, NodeStatus]] = {}
+) -> dict[int, list[ContainerReplica]]:
+    """The CLOSED copies of each index on heartbeating nodes, not being deleted, by index; the first is
+    the index's source: in-service copies first (in replica order), then the others (last first).
+    Copies on dead maintenance nodes stay in SCM's replica map, hence the check."""
+    in_service: dict[int, list[ContainerReplica]] = {}
+    leaving: dict[int, list[ContainerReplica]] = {}
     for replica in replicas:
         if replica.state is not ReplicaState.CLOSED or replica.datanode in deleting:
             continue
         status = ctx.node_status(replica.datanode)
         if status is None or not status.is_healthy():
             continue
-        previous = chosen.get(replica.replica_index)
-        if previous is None or not previous[1].is_in_service():
-            chosen[replica.replica_index] = (replica, status)
-    return {index: chosen[index][0] for index in sorted(chosen)}
+        group = in_service if status.is_in_service() else leaving
+        group.setdefault(replica.replica_index, []).append(replica)
+    return {
+        index: [*in_service.get(index, ()), *reversed(leaving.get(index, ()))]
+        for index in sorted({*in_service, *leaving})
+    }
 
 
 class _Repair:
@@ -99,12 +102,13 @@ class _Repair:
         self,
         container: ContainerInfo,
         replicas: Sequence[ContainerReplica],
-        sources: dict[int, ContainerReplica],
+        copies: dict[int, list[ContainerReplica]],
         ctx: RepairContext,
     ) -> None:
         self.container = container
         self.replicas = replicas
-        self.sources = sources
+        self.copies = copies
+        self.sources = {index: c[0] for index, c in copies.items()}
         self.ctx = ctx
         nodes = excluded_and_used(ctx, container, replicas, (), ctx.pending_ops.ops(container.container_id))
         self.used = nodes.used
@@ -131,6 +135,7 @@ class _Repair:
             )
             return 0
         ctx, metrics = self.ctx, self.ctx.metrics
+        sources = self._reconstruction_sources(count.data)
         busy = sorted(ctx.sender.excluded_nodes)
         critical = expected == count.parity
         not_busy = list(dict.fromkeys([*self.excluded, *busy]))
@@ -140,7 +145,6 @@ class _Repair:
             metrics.ec_partial_reconstruction_skipped_total += 1
             raise InsufficientDatanodesError(expected, len(targets))
         self.used.extend(targets)
-        sources = [(r.datanode, index) for index, r in self.sources.items()]
         ctx.sender.send_throttled_reconstruction(self.container, sources, targets, missing[: len(targets)])
         if len(targets) < expected:
             if busy and critical:
@@ -149,6 +153,22 @@ class _Repair:
                 metrics.ec_partial_reconstruction_none_overloaded_total += 1
             raise InsufficientDatanodesError(expected, len(targets))
         return 1
+
+    def _reconstruction_sources(self, data: int) -> list[tuple[DatanodeID, int]]:
+        """Every index's source, or with the ops-per-node rule on exactly `data` of them on nodes below
+        their limit (another copy of an index may stand in); too few defers the container."""
+        node_ops = self.ctx.sender.node_ops
+        if not node_ops.enabled:
+            return [(r.datanode, index) for index, r in self.sources.items()]
+        copies = {index: [r.datanode for r in c] for index, c in self.copies.items()}
+        chosen = node_ops.choose_sources(copies, data)
+        if chosen is None:
+            self.ctx.metrics.ec_reconstruction_cmds_deferred_total += 1
+            raise CommandTargetOverloadedError(
+                f"fewer than {data} sources of container {self.container.container_id} are below "
+                f"the ops limit of this iteration"
+            )
+        return chosen
 
     def _full_set_if_busy_allowed(self, expected: int) -> bool:
         targets = choose_targets(self.ctx, self.container, expected, self.used, self.excluded)
