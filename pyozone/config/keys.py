@@ -165,6 +165,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("hdds.container.scrub.enabled", B, "true", "Run the background container scanner"),
     _k("hdds.container.scrub.data.scan.interval", D, "7d", "Interval between data scans of a container"),
     _k("hdds.container.scrub.volume.bytes.per.second", S, "5MB", "Scanner bandwidth per volume"),
+    _k("hdds.datanode.recovering.container.scrubbing.service.interval", D, "1m", "Stale RECOVERING scan"),
+    _k("ozone.recovering.container.timeout", D, "20m", "A RECOVERING replica older than this is deleted"),
     # --- datanode pipeline log (Ratis in Ozone)
     _k("hdds.container.ratis.ipc.port", N, "9858", "Datanode pipeline-log (RATIS) port"),
     _k("hdds.container.ratis.datastream.port", N, "9855", "Datanode datastream port (V2 writes, reads)"),
