@@ -7,6 +7,10 @@ a local checksum mismatch, an unreachable node, a timeout) moves on to the next 
 location; when all failed, the location is refreshed from OM (the container may have moved or closed)
 and the round repeats, at most ozone.client.read.max.retries times with read.retry.interval between.
 Only the last fetched range is kept, so a key of any size streams in bounded memory.
+
+An EC block group reads each replica index through a BlockInputStream of its own (ec_input.py): one round
+over that index's datanodes, no refresh (the group decides what a failed index means), and the GetBlock
+names the replica index it expects, which the datanode's answer must carry.
 """
 
 from __future__ import annotations
@@ -74,12 +78,21 @@ class StreamCache:
 
 class BlockInputStream:
     def __init__(
-        self, location: KeyLocation, config: ClientConfig, streams: StreamCache, refresh: Refresh
+        self,
+        location: KeyLocation,
+        config: ClientConfig,
+        streams: StreamCache,
+        refresh: Refresh | None,
+        span: int = READ_SPAN,
     ) -> None:
+        """`refresh` None: one round over the datanodes, then BlockReadError (the caller handles it);
+        `span`: how much one datastream read fetches (and reads ahead)."""
         self.location = location
         self._config = config
         self._streams = streams
         self._refresh = refresh
+        self._span = span
+        self._replica_index = location.pipeline.replica_indexes[0] if location.pipeline.replica_indexes else 0
         self._chunks: list[pb.ChunkInfo] | None = None
         self._starts: list[int] = []
         self._preferred: DatanodeRef | None = None
@@ -132,8 +145,10 @@ class BlockInputStream:
 
     async def _fetch(self, offset: int) -> tuple[int, bytes]:
         tried: list[str] = []
-        for round_ in range(self._config.read_max_retries + 1):
+        rounds = self._config.read_max_retries + 1 if self._refresh is not None else 1
+        for round_ in range(rounds):
             if round_:
+                assert self._refresh is not None
                 await asyncio.sleep(self._config.read_retry_interval_s)
                 try:
                     self.location = await self._refresh(self.location)
@@ -158,8 +173,8 @@ class BlockInputStream:
                 self._preferred = datanode
                 return result
         raise BlockReadError(
-            f"block {self.location.block_name} (bytes {offset}.. of {self.length}): every datanode failed "
-            f"in {self._config.read_max_retries + 1} rounds: " + "; ".join(tried)
+            f"block {self.location.block_name}{self._index_name()} (bytes {offset}.. of {self.length}): "
+            f"every datanode failed in {rounds} round{'s' * (rounds > 1)}: " + "; ".join(tried)
         )
 
     async def _fetch_from(self, datanode: DatanodeRef, offset: int) -> tuple[int, bytes]:
@@ -169,10 +184,14 @@ class BlockInputStream:
                 containerID=self.location.container_id,
                 localID=self.location.local_id,
                 blockCommitSequenceId=self.location.bcsid,
+                replicaIndex=self._replica_index,
             )
             response = await stream.call(
                 self._request(pb.GetBlock, getBlock=pb.GetBlockRequestProto(blockID=block_id))
             )
+            held = response.getBlock.blockData.blockID.replicaIndex
+            if self._replica_index and held != self._replica_index:  # OM's locations are out of date
+                raise _ReadFailed(f"holds replica index {held}, not {self._replica_index}")
             chunks = sorted(response.getBlock.blockData.chunks, key=lambda c: c.offset)
             if sum(c.len for c in chunks) < self.length:
                 raise _ReadFailed(f"has {sum(c.len for c in chunks)} bytes of a {self.length}-byte block")
@@ -188,7 +207,7 @@ class BlockInputStream:
         return chunk.offset + start, data
 
     async def _stream_span(self, datanode: DatanodeRef, first: int, offset: int) -> tuple[int, memoryview]:
-        """From `offset` over the following chunks, up to READ_SPAN bytes, in one datastream read: fewer
+        """From `offset` over the following chunks, up to the span (READ_SPAN), in one datastream read: fewer
         round trips than a read per chunk; each chunk's part is verified against its own checksums."""
         assert self._chunks is not None
         chunk = self._chunks[first]
@@ -197,7 +216,7 @@ class BlockInputStream:
         span_start, span_end = chunk.offset + start, chunk.offset + end
         for following in self._chunks[first + 1 :]:
             whole = end == chunk.len and following.offset == span_end
-            if not whole or span_end - span_start >= READ_SPAN:
+            if not whole or span_end - span_start >= self._span:
                 break
             chunk = following
             end = min(chunk.len, self.length - chunk.offset)
@@ -247,6 +266,9 @@ class BlockInputStream:
         if answer.WhichOneof("responseData") != "dataBuffers":
             return answer.data
         return b"".join(answer.dataBuffers.buffers)
+
+    def _index_name(self) -> str:
+        return f" replica index {self._replica_index}" if self._replica_index else ""
 
     def _request(self, kind: int, **body: object) -> pb.ContainerCommandRequestProto:
         return pb.ContainerCommandRequestProto(

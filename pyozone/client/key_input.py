@@ -1,7 +1,8 @@
 """KeyInputStream: a committed key as a seekable async stream over its blocks (Ozone's KeyInputStream).
 
-The key's blocks come from one lookupKey; each block is read by its own BlockInputStream, lazily and
-with at most one fetched range in memory, so `async for piece in stream` streams a key of any size.
+The key's blocks come from one lookupKey; each block is read by its own BlockInputStream (an EC block
+group by an ECBlockInputStream), lazily and in bounded memory, so `async for piece in stream` streams a
+key of any size.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator
 
 from pyozone.client.block_input import BlockInputStream, StreamCache
 from pyozone.client.config import ClientConfig
+from pyozone.client.ec_input import ECBlockInputStream
 from pyozone.client.errors import BlockReadError
 from pyozone.client.models import KeyInfo, KeyLocation
 from pyozone.client.om import OmClient
@@ -28,12 +30,17 @@ class KeyInputStream:
         self._config = config
         self._client_host = client_host
         self._streams = StreamCache(pool, config.request_timeout_s)
-        self._blocks = [BlockInputStream(loc, config, self._streams, self._refresh) for loc in info.locations]
+        self._blocks = [self._block(loc) for loc in info.locations]
         self._starts = [loc.offset for loc in info.locations]
         self._pos = 0
         total = sum(loc.length for loc in info.locations)
         if total != self.size:
             raise BlockReadError(f"key {self._name()} has {self.size} bytes but its blocks hold {total}")
+
+    def _block(self, location: KeyLocation) -> BlockInputStream | ECBlockInputStream:
+        if location.pipeline.ec is not None:
+            return ECBlockInputStream(location, self._config, self._streams, self._refresh)
+        return BlockInputStream(location, self._config, self._streams, self._refresh)
 
     def _name(self) -> str:
         return f"/{self.info.volume}/{self.info.bucket}/{self.info.name}"
