@@ -18,6 +18,8 @@ from pyozone.client import BucketInfo, KeyInfo, OzoneClient, VolumeInfo
 from pyozone.client.progress import ProgressBar
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.common.output import print_json
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.states import ReplicationFactor, ReplicationType
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +63,23 @@ def _time(epoch_ms: int) -> str:
     return instant.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _replication(text: str) -> dict:
-    kind, _, factor = text.partition("/")
-    nodes = {"ONE": 1, "THREE": 3}.get(factor, 0)
-    return {"replicationFactor": factor, "requiredNodes": nodes, "replicationType": kind}
+def replication_dict(config: ReplicationConfig) -> dict:
+    """A replication config as Ozone's JSON shows it (Jackson over Ozone's ReplicationConfig classes)."""
+    if config.type is ReplicationType.EC:
+        return {
+            "data": config.ec_data,
+            "parity": config.ec_parity,
+            "ecChunkSize": config.ec_chunk_size,
+            "codec": config.ec_codec,
+            "replicationType": "EC",
+            "requiredNodes": config.required_nodes,
+        }
+    kind = "STANDALONE" if config.type is ReplicationType.STAND_ALONE else config.type.name
+    return {
+        "replicationFactor": ReplicationFactor(config.factor).name,
+        "requiredNodes": config.required_nodes,
+        "replicationType": kind,
+    }
 
 
 def volume_dict(v: VolumeInfo) -> dict:
@@ -98,7 +113,7 @@ def bucket_dict(b: BucketInfo) -> dict:
         "quotaInNamespace": -1,
         "bucketLayout": b.layout,
         "owner": b.owner,
-        "replicationConfig": _replication(b.replication),
+        "replicationConfig": replication_dict(b.replication_config),
     }
 
 
@@ -110,7 +125,7 @@ def key_dict(k: KeyInfo, locations: bool = False) -> dict:
         "dataSize": k.data_size,
         "creationTime": _time(k.creation_time),
         "modificationTime": _time(k.modification_time),
-        "replicationConfig": _replication(k.replication),
+        "replicationConfig": replication_dict(k.replication_config),
         "metadata": {},
     }
     if locations:
@@ -207,26 +222,67 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 def _replication_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "-t", "--type", default=None, choices=["RATIS", "STAND_ALONE"], help="replication type"
+        "-t",
+        "--type",
+        default=None,
+        type=str.upper,
+        choices=REPLICATION_TYPES,
+        help="replication type: RATIS or EC (default: the bucket's, or OM's for a bucket)",
     )
-    parser.add_argument("-r", "--replication", default=None, help="ONE, THREE, or TYPE/FACTOR")
+    parser.add_argument(
+        "-r",
+        "--replication",
+        default=None,
+        help="RATIS: ONE or THREE; EC: CODEC-DATA-PARITY-CHUNKSIZE, e.g. rs-3-2-1024k, rs-6-3-1024k, "
+        "rs-10-4-1024k or xor-2-1-1024k",
+    )
+
+
+REPLICATION_TYPES = ("RATIS", "STAND_ALONE", "EC")
+_RATIS_HINT = "use -r ONE, THREE or TYPE/FACTOR, or -t EC -r CODEC-DATA-PARITY-CHUNKk such as rs-3-2-1024k"
+_EC_HINT = "EC takes -r CODEC-DATA-PARITY-CHUNKk such as rs-3-2-1024k, rs-6-3-1024k or rs-10-4-1024k"
+
+
+def replication_arg(rtype: str | None, replication: str | None) -> str | None:
+    """The config `-t TYPE -r REPLICATION` name, as Ozone's shell takes them (None: neither given, OM's
+    default applies). RATIS takes ONE/THREE (or 1/3); EC takes an EC name ("rs-3-2-1024k"). Without -t,
+    an EC name means EC and anything else RATIS; -r TYPE/FACTOR names both."""
+    if replication is None and rtype is None:
+        return None
+    shown = " ".join(f"{flag} {value}" for flag, value in (("-t", rtype), ("-r", replication)) if value)
+    if rtype is None and _is_ec_name(replication):
+        rtype = "EC"
+    if rtype == "EC":
+        if not replication:
+            raise CLIError(f"{shown}: {_EC_HINT}")
+        try:
+            config = ReplicationConfig.parse(replication)
+        except ValueError as e:
+            raise CLIError(f"{shown}: {e}; {_EC_HINT}") from None
+    elif _is_ec_name(replication):
+        raise CLIError(f"{shown}: {replication} is not supported for {rtype} replication type; {_EC_HINT}")
+    else:
+        text = replication or "THREE"
+        if "/" not in text:
+            text = f"{rtype or 'RATIS'}/{text}"
+        try:
+            config = ReplicationConfig.parse(text)
+        except ValueError as e:
+            raise CLIError(f"{shown}: {e}; {_RATIS_HINT}") from None
+    if rtype is not None and config.type.name != rtype:
+        raise CLIError(f"{shown}: {replication} is not supported for {rtype} replication type")
+    return str(config)
+
+
+def _is_ec_name(text: str | None) -> bool:
+    try:
+        return text is not None and ReplicationConfig.parse(text).type is ReplicationType.EC
+    except ValueError:
+        return False
 
 
 def _replication_arg(args: argparse.Namespace) -> str | None:
-    from pyozone.hdds.ids import ReplicationConfig
-
-    if args.replication is None and args.type is None:
-        return None
-    factor = (args.replication or "THREE").upper()
-    replication = factor if "/" in factor else f"{(args.type or 'RATIS').upper()}/{factor}"
-    try:
-        ReplicationConfig.parse(replication)
-    except ValueError as e:
-        shown = " ".join(
-            f"{flag} {value}" for flag, value in (("-t", args.type), ("-r", args.replication)) if value
-        )
-        raise CLIError(f"{shown}: {e}; use -r ONE, THREE or TYPE/FACTOR") from None
-    return replication
+    return replication_arg(args.type, args.replication)
 
 
 def _client(args: argparse.Namespace, path: OzonePath | None = None) -> OzoneClient:
@@ -429,4 +485,7 @@ def run_key_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["OzonePath", "bucket_dict", "key_dict", "parse_path", "register", "volume_dict"]
+__all__ = [
+    "OzonePath", "bucket_dict", "key_dict", "parse_path", "register", "replication_arg", "replication_dict",
+    "volume_dict",
+]  # fmt: skip

@@ -19,10 +19,20 @@ DATA_PORT = "STANDALONE"
 DATASTREAM_PORT = "RATIS_DATASTREAM"
 
 
-def replication_name(rtype: int, factor: int) -> str:
-    """Ozone's "RATIS/THREE"; an unset type or factor reads as the other part alone."""
+def replication_name(rtype: int, factor: int, ec: hdds_pb2.ECReplicationConfig | None = None) -> str:
+    """Ozone's "RATIS/THREE", or "EC/RS-3-2-1024k" from an EC message's ecReplicationConfig; an unset type
+    or factor reads as the other part alone."""
+    if rtype == hdds_pb2.EC and ec is not None:
+        return str(ec_config_from_proto(ec, "ecReplicationConfig"))
     kind = hdds_pb2.ReplicationType.Name(rtype) if rtype else "RATIS"
     return f"{kind}/{hdds_pb2.ReplicationFactor.Name(factor) if factor else 'THREE'}"
+
+
+def message_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.ListPartsResponse
+                        | om_pb.MultipartUploadSummary) -> str:  # fmt: skip
+    """The replication name of an OM message carrying type, factor and ecReplicationConfig."""
+    ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
+    return replication_name(p.type, p.factor, ec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,11 +180,16 @@ class BucketInfo:
     used_bytes: int
     used_namespace: int
 
+    @property
+    def replication_config(self) -> ReplicationConfig:
+        """The bucket's default replication config (`replication` is its name, "EC/RS-3-2-1024k")."""
+        return ReplicationConfig.parse(self.replication)
+
     @classmethod
     def from_proto(cls, p: om_pb.BucketInfo) -> BucketInfo:
         return cls(
             p.volume, p.bucket, p.owner, p.creationTime, p.modificationTime,
-            replication_name(p.type, p.factor), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
+            message_replication(p), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
         )  # fmt: skip
 
 
@@ -193,11 +208,16 @@ class KeyInfo:
     metadata: Mapping[str, str] = field(default_factory=dict)  # S3's: "ETag", "Content-Type", x-amz-meta-*
     tags: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def replication_config(self) -> ReplicationConfig:
+        """The key's replication config (`replication` is its name, "EC/RS-3-2-1024k")."""
+        return ReplicationConfig.parse(self.replication)
+
     @classmethod
     def from_proto(cls, p: om_pb.KeyInfo) -> KeyInfo:
         return cls(
             p.volume, p.bucket, p.key, p.dataSize, p.creationTime, p.modificationTime,
-            replication_name(p.type, p.factor), p.objectID,
+            message_replication(p), p.objectID,
             tuple(KeyLocation.from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
         )  # fmt: skip
 
@@ -227,7 +247,7 @@ class MultipartPartList:
     def from_proto(cls, p: om_pb.ListPartsResponse) -> MultipartPartList:
         return cls(
             tuple(PartInfo(x.partNumber, x.partName, x.size, x.modificationTime) for x in p.parts),
-            p.nextPartNumberMarker, p.isTruncated, replication_name(p.type, p.factor), dict(p.metadata),
+            p.nextPartNumberMarker, p.isTruncated, message_replication(p), dict(p.metadata),
         )  # fmt: skip
 
 
@@ -240,4 +260,4 @@ class MultipartUploadInfo:
 
     @classmethod
     def from_proto(cls, p: om_pb.MultipartUploadSummary) -> MultipartUploadInfo:
-        return cls(p.key, p.uploadID, p.creationTime, replication_name(p.type, p.factor))
+        return cls(p.key, p.uploadID, p.creationTime, message_replication(p))

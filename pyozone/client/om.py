@@ -32,17 +32,21 @@ from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.protocol.common import replication_to_proto
 
 T = TypeVar("T")
 _BACKOFF_START_S, _BACKOFF_MAX_S = 0.1, 2.0
 
 
-def replication_fields(replication: str | None) -> dict[str, int]:
-    """openKey/createBucket fields for "RATIS/THREE" (unset: OM's default)."""
+def replication_fields(replication: str | None) -> dict[str, Any]:
+    """openKey/createBucket/initiateMultipartUpload fields for "RATIS/THREE", "EC/RS-3-2-1024k" or
+    "rs-3-2-1024k" (unset: OM's default, the bucket's for a key)."""
     if not replication:
         return {}
-    config = ReplicationConfig.parse(replication)
-    return {"type": int(config.type), "factor": config.factor}
+    rtype, factor, ec = replication_to_proto(ReplicationConfig.parse(replication), "replication")
+    if ec is None:
+        return {"type": rtype, "factor": factor}
+    return {"type": rtype, "ecReplicationConfig": ec}
 
 
 class OmClient:

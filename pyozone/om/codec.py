@@ -7,6 +7,8 @@ ProtocolError naming the field, which the server answers with INVALID_ARGUMENT.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.states import ReplicationType
@@ -21,24 +23,67 @@ from pyozone.om.records import (
 )
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import container_block_id_from_proto, container_block_id_to_proto
 from pyozone.protocol.common import replication_from_proto, replication_to_proto, sub_message, uint64
 
-
 # ------------------------------------------------------------------ replication
-def replication_fields(config: ReplicationConfig) -> tuple[int, int]:
-    rtype, factor, _ = replication_to_proto(config)
-    return rtype, factor
+ReplicationMessage = (
+    om_pb.BucketInfo
+    | om_pb.KeyInfo
+    | om_pb.MultipartInfo
+    | om_pb.CreateBucketRequest
+    | om_pb.OpenKeyRequest
+    | om_pb.InitiateMultipartUploadRequest
+)
 
 
-def requested_replication(rtype: int, factor: int, default: ReplicationConfig) -> ReplicationConfig:
-    """A request's (type, factor): unset parts come from `default`; EC keys are not supported yet."""
-    if not rtype and not factor:
+def replication_fields(config: ReplicationConfig) -> dict[str, Any]:
+    """A message's type, factor and (EC only) ecReplicationConfig, as keyword arguments."""
+    rtype, factor, ec = replication_to_proto(config)
+    fields: dict[str, Any] = {"type": rtype, "factor": factor}
+    if ec is not None:
+        fields["ecReplicationConfig"] = ec
+    return fields
+
+
+def stored_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo) -> ReplicationConfig:
+    ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
+    return replication_from_proto(p.type, p.factor, ec)
+
+
+def names_replication(request: ReplicationMessage) -> bool:
+    """Whether a request names a replication config at all (else the bucket's or server's default)."""
+    return bool(request.type or request.factor or request.HasField("ecReplicationConfig"))
+
+
+def requested_replication(request: ReplicationMessage, default: ReplicationConfig) -> ReplicationConfig:
+    """The config a request names (Ozone's type, factor and ecReplicationConfig). Parts left unset come from
+    `default`: a factor alone keeps the default's replicated type (RATIS under an EC default), an
+    ecReplicationConfig alone means EC. A config whose parts contradict each other is refused."""
+    if not names_replication(request):
         return default
-    config = replication_from_proto(rtype or default.type.value, factor or default.factor, None)
-    if config.type is ReplicationType.EC:
-        raise ProtocolError("type", "EC keys are not supported yet")
-    return config
+    ec = request.ecReplicationConfig if request.HasField("ecReplicationConfig") else None
+    rtype = request.type
+    if not rtype:
+        if ec is not None:
+            rtype = ReplicationType.EC.value
+        elif default.type is not ReplicationType.EC:
+            rtype = default.type.value
+        else:
+            rtype = ReplicationType.RATIS.value
+    if rtype == ReplicationType.EC.value:
+        if request.factor:
+            raise ProtocolError(
+                "factor", "is set for an EC replication config (EC takes ecReplicationConfig)"
+            )
+        return replication_from_proto(rtype, 0, ec)
+    if ec is not None:
+        raise ProtocolError(
+            "ecReplicationConfig", f"is set but type is {hdds_pb2.ReplicationType.Name(rtype)}"
+        )
+    factor = request.factor or (default.factor if default.type is not ReplicationType.EC else 3)
+    return replication_from_proto(rtype, factor, None)
 
 
 # ------------------------------------------------------------------ volumes and buckets
@@ -69,18 +114,16 @@ def volume_from_proto(p: om_pb.VolumeInfo) -> VolumeRecord:
 
 
 def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
-    rtype, factor = replication_fields(b.replication)
     return om_pb.BucketInfo(
         volume=b.volume,
         bucket=b.bucket,
         owner=b.owner,
         creationTime=b.creation_ms,
         modificationTime=b.modification_ms,
-        type=rtype,
-        factor=factor,
         layout=b.layout,
         usedBytes=b.used_bytes,
         usedNamespace=b.used_namespace,
+        **replication_fields(b.replication),
     )
 
 
@@ -91,7 +134,7 @@ def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
         p.owner,
         p.creationTime,
         p.modificationTime,
-        replication_from_proto(p.type, p.factor, None),
+        stored_replication(p),
         p.layout,
         p.usedBytes,
         p.usedNamespace,
@@ -126,7 +169,6 @@ def block_from_proto(p: om_pb.KeyLocation, field: str = "location") -> KeyBlock:
 
 
 def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
-    rtype, factor = replication_fields(k.replication)
     return om_pb.KeyInfo(
         volume=k.volume,
         bucket=k.bucket,
@@ -134,12 +176,11 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         dataSize=k.data_size,
         creationTime=k.creation_ms,
         modificationTime=k.modification_ms,
-        type=rtype,
-        factor=factor,
         locations=[block_to_proto(b) for b in k.blocks] if with_blocks else [],
         objectID=k.object_id,
         metadata=dict(k.metadata),
         tags=dict(k.tags),
+        **replication_fields(k.replication),
     )
 
 
@@ -151,7 +192,7 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         p.dataSize,
         p.creationTime,
         p.modificationTime,
-        replication_from_proto(p.type, p.factor, None),
+        stored_replication(p),
         tuple(
             KeyBlock(
                 BlockID(x.blockID.containerBlockID.containerID, x.blockID.containerBlockID.localID),
@@ -170,15 +211,12 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
 
 # ------------------------------------------------------------------ multipart uploads
 def multipart_to_proto(u: MultipartUploadRecord) -> om_pb.MultipartInfo:
-    rtype, factor = replication_fields(u.replication)
     return om_pb.MultipartInfo(
         volume=u.volume,
         bucket=u.bucket,
         key=u.key,
         uploadID=u.upload_id,
         creationTime=u.creation_ms,
-        type=rtype,
-        factor=factor,
         objectID=u.object_id,
         metadata=dict(u.metadata),
         tags=dict(u.tags),
@@ -186,6 +224,7 @@ def multipart_to_proto(u: MultipartUploadRecord) -> om_pb.MultipartInfo:
             om_pb.PartInfo(partNumber=p.part_number, partName=p.part_name, partKeyInfo=key_to_proto(p.key))
             for p in u.parts
         ],
+        **replication_fields(u.replication),
     )
 
 
@@ -196,7 +235,7 @@ def multipart_from_proto(p: om_pb.MultipartInfo) -> MultipartUploadRecord:
         p.key,
         p.uploadID,
         p.creationTime,
-        replication_from_proto(p.type, p.factor, None),
+        stored_replication(p),
         p.objectID,
         pairs(p.metadata),
         pairs(p.tags),

@@ -34,6 +34,7 @@ from pyozone.om.metadata import (
 )
 from pyozone.om.names import check_bucket_name, check_key_name, check_volume_name
 from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs
+from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.s3secret import S3SecretManager
 from pyozone.om.scm import ScmGateway, scm_call
 from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
@@ -66,7 +67,8 @@ def open_key_key(volume: str, bucket: str, key: str, client_id: int) -> str:
 @dataclass(frozen=True, slots=True)
 class OpenKeySession:
     """An open key: its record (blocks without offsets), where each pre-allocated block is written, and
-    how many bytes SCM counted for each (a writer moves to a new block past that)."""
+    how many key bytes each holds (what SCM counted for it; an EC block group's: that on each data
+    index); a writer moves to a new block past that."""
 
     key: KeyRecord
     client_id: int
@@ -197,6 +199,8 @@ class OzoneManager:
         self, volume: str, bucket: str, replication: ReplicationConfig | None = None, owner: str = ""
     ) -> BucketRecord:
         check_bucket_name(bucket)
+        if replication is not None:
+            self.settings.allowed_configs.check(replication)
         with self.lock:
             parent = self._volume(volume)
             if self.store.get(BUCKET_TABLE, bucket_key(volume, bucket)) is not None:
@@ -269,22 +273,42 @@ class OzoneManager:
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
     ) -> OpenKeySession:
-        """Records an open key under a fresh client id with ceil(dataSize / block size) pre-allocated
+        """Records an open key under a fresh client id with ceil(dataSize / block capacity) pre-allocated
         blocks (at least one, at most PREALLOCATE_MAX_BLOCKS), with the metadata and tags the committed
-        key will carry.
+        key will carry. `replication` is the client's (checked against ozone.replication.allowed-configs);
+        None takes the bucket's. A block's capacity is the block size, an EC block group's the block
+        size on each data index.
 
-        A key announced smaller than a block asks SCM for only its size: SCM counts every allocation
-        against its container, and a full block per small key would fill a container's count after
-        container size / block size keys (20 by default) however little was written."""
+        A key announced smaller than a block asks SCM for only what its largest replica holds: SCM counts
+        every allocation against its container, and a full block per small key would fill a container's
+        count after container size / block size keys (20 by default) however little was written."""
+        if replication is not None:
+            self.settings.allowed_configs.check(replication)
+        return self.open_key_as(volume, bucket, key, data_size, replication, excluded, metadata, tags)
+
+    def open_key_as(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        data_size: int = 0,
+        replication: ReplicationConfig | None = None,
+        excluded: ExcludeList | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> OpenKeySession:
+        """open_key with a replication OM already holds (a multipart upload's), not checked again: the
+        allowed configs may have changed since it was recorded."""
         check_key_name(key, self.settings.check_key_characters)
         check_metadata(metadata or {})
         check_tags(tags or {})
         parent = self._bucket(volume, bucket)
         config = replication or parent.replication
         size = self.settings.block_size
-        count = min(PREALLOCATE_MAX_BLOCKS, max(1, math.ceil(data_size / size)))
-        if 0 < data_size < size:
-            size = data_size
+        capacity = block_capacity(config, size)
+        count = min(PREALLOCATE_MAX_BLOCKS, max(1, math.ceil(data_size / capacity)))
+        if 0 < data_size < capacity:
+            size, capacity = replica_bytes(config, data_size), data_size
         with scm_call(f"allocating {count} block(s) for {volume}/{bucket}/{key}"):
             allocated = self.scm.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
         with self.lock:
@@ -318,7 +342,7 @@ class OzoneManager:
                 )
             )
             self.commit(ops)
-        return OpenKeySession(record, client_id, tuple(allocated), size)
+        return OpenKeySession(record, client_id, tuple(allocated), capacity)
 
     def allocate_block(
         self, volume: str, bucket: str, key: str, client_id: int, excluded: ExcludeList | None = None

@@ -81,11 +81,14 @@ class MultipartManager:
     ) -> MultipartUploadRecord:
         """A new upload. Its id starts with the object id in hex, zero-padded, so a key's uploads sort by
         creation (S3 lists them so, and pages by upload id); the UUID after it keeps ids unique across
-        OMs."""
+        OMs. `replication` is the client's (checked against ozone.replication.allowed-configs); None
+        takes the bucket's. Every part is written with the upload's."""
         om = self.om
         check_key_name(key, om.settings.check_key_characters)
         check_metadata(metadata or {})
         check_tags(tags or {})
+        if replication is not None:
+            om.settings.allowed_configs.check(replication)
         with om.lock:
             parent = om.info_bucket(volume, bucket)
             ops: list[Op] = []
@@ -120,7 +123,7 @@ class MultipartManager:
         """An open key for one part, of the upload's replication."""
         check_part_number(part_number)
         upload = self._upload(volume, bucket, key, upload_id)
-        return self.om.open_key(volume, bucket, key, data_size, upload.replication, excluded)
+        return self.om.open_key_as(volume, bucket, key, data_size, upload.replication, excluded)
 
     def commit_part(
         self,

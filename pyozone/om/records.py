@@ -5,13 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.states import ReplicationType
 
 OBJECT_STORE = "OBJECT_STORE"
 
 Pairs = tuple[tuple[str, str], ...]
 """A string map as a record holds it: sorted (name, value) pairs, so records stay immutable and compare
 equal whatever order a request listed them in."""
+
+
+def replicated_size(config: ReplicationConfig, size: int) -> int:
+    """Bytes stored for `size` key bytes (Ozone's QuotaUtil.getReplicatedSize): every copy of a replicated
+    key; an EC key's data plus its parity cells, each as long as its stripe's first cell."""
+    if config.type is ReplicationType.EC:
+        layout = StripeLayout.of(config)
+        return size + layout.parity * layout.index_length(size, layout.data + 1)
+    return size * config.required_nodes
 
 
 def pairs(mapping: Mapping[str, str] | None) -> Pairs:
@@ -73,7 +84,7 @@ class KeyRecord:
 
     @property
     def replicated_bytes(self) -> int:
-        return self.data_size * self.replication.required_nodes
+        return replicated_size(self.replication, self.data_size)
 
 
 @dataclass(frozen=True, slots=True)

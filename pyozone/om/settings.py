@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import ReplicationType
 from pyozone.hdds.topology import load_rack_mapping
+from pyozone.om.replication import ALLOWED_CONFIGS_KEY, AllowedConfigs
 
 DEFAULT_LIST_LIMIT = 1000
 MULTIPART_MIN_SIZE = 5 << 20
@@ -34,12 +35,15 @@ class OMSettings:
     racks: tuple[tuple[str, str], ...] = ()
     """(host name or IP, rack) from net.topology.node.switch.mapping.file: where a reader is."""
     multipart_min_size: int = MULTIPART_MIN_SIZE
+    allowed_configs: AllowedConfigs = field(default_factory=AllowedConfigs)
+    """ozone.replication.allowed-configs: the replication configs a client may name."""
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> OMSettings:
+        allowed = allowed_configs(conf)
         return cls(
             block_size=_positive(conf, "ozone.scm.block.size"),
-            default_replication=default_replication(conf),
+            default_replication=default_replication(conf, allowed),
             check_key_characters=bool(conf.get("ozone.om.keyname.character.check.enabled")),
             key_deleting_interval_ms=_positive(conf, "ozone.block.deleting.service.interval"),
             key_deleting_limit=_positive(conf, "ozone.key.deleting.limit.per.task"),
@@ -49,6 +53,7 @@ class OMSettings:
             location_cache_size=_at_least(conf, "ozone.om.container.location.cache.size", 0),
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
             racks=_racks(conf),
+            allowed_configs=allowed,
         )
 
     def rack_of(self, host: str) -> str:
@@ -72,14 +77,29 @@ def _positive(conf: OzoneConfiguration, key: str) -> int:
     return _at_least(conf, key, 1)
 
 
-def default_replication(conf: OzoneConfiguration) -> ReplicationConfig:
-    """ozone.server.default.replication.type / ozone.server.default.replication (RATIS and 3)."""
-    rtype = str(conf.get("ozone.server.default.replication.type") or "RATIS").strip()
-    factor = str(conf.get("ozone.server.default.replication") or "3").strip()
+def allowed_configs(conf: OzoneConfiguration) -> AllowedConfigs:
     try:
-        config = ReplicationConfig.parse(f"{rtype}/{factor}")
+        return AllowedConfigs(str(conf.get(ALLOWED_CONFIGS_KEY) or ""))
     except ValueError as e:
-        raise ConfigError(f"ozone.server.default.replication(.type): {e}") from None
-    if config.type not in (ReplicationType.RATIS, ReplicationType.STAND_ALONE):
-        raise ConfigError(f"ozone.server.default.replication.type: {rtype!r} is not supported (RATIS)")
+        raise ConfigError(str(e)) from None
+
+
+def default_replication(conf: OzoneConfiguration, allowed: AllowedConfigs | None = None) -> ReplicationConfig:
+    """ozone.server.default.replication.type / ozone.server.default.replication, as Ozone's
+    ReplicationConfig.parse reads them: RATIS (or STAND_ALONE) with ONE/THREE (or 1/3), or EC with an EC
+    name such as rs-6-3-1024k. The result must be an allowed config (ozone.replication.allowed-configs)."""
+    rtype = str(conf.get("ozone.server.default.replication.type") or "RATIS").strip().upper()
+    replication = str(conf.get("ozone.server.default.replication") or "3").strip()
+    keys = "ozone.server.default.replication(.type)"
+    if rtype not in ("RATIS", "STAND_ALONE", "EC"):
+        raise ConfigError(f"ozone.server.default.replication.type: {rtype!r} is not RATIS, STAND_ALONE or EC")
+    try:
+        config = ReplicationConfig.parse(replication if rtype == "EC" else f"{rtype}/{replication}")
+    except ValueError as e:
+        raise ConfigError(f"{keys}: {e}") from None
+    if (config.type is ReplicationType.EC) != (rtype == "EC"):
+        raise ConfigError(f"{keys}: {replication!r} is not a {rtype} replication")
+    allowed = allowed or AllowedConfigs()
+    if not allowed.allows(config):
+        raise ConfigError(f"{keys}: {config} is not allowed by {ALLOWED_CONFIGS_KEY} ({allowed.pattern})")
     return config

@@ -19,6 +19,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMResultCode
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.records import MultipartUploadRecord
+from pyozone.om.replication import block_capacity
 from pyozone.om.scm import scm_call
 from pyozone.om.server.rpc import parse, rpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -38,7 +39,8 @@ def _excluded(request: pb.OpenKeyRequest | pb.AllocateBlockRequest) -> ExcludeLi
 
 
 def _allocated(location: BlockLocation, length: int) -> pb.KeyLocation:
-    """A block to write: `length` is what SCM counted for it, the most the writer may put in it."""
+    """A block to write: `length` is the most key bytes the writer may put in it (an EC block group's
+    capacity: what SCM counted for each replica, times the data indexes)."""
     proto = codec.block_to_proto(codec.KeyBlock(location.block_id, 0, length))
     proto.pipeline.CopyFrom(pipeline_to_proto(location.pipeline, location.members.get))
     proto.containerState = "OPEN"
@@ -87,8 +89,10 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def createBucket(
         self, request: pb.CreateBucketRequest, context: Context
     ) -> pb.CreateBucketResponse:
-        default = self.core.settings.default_replication
-        config = parse(codec.requested_replication, request.type, request.factor, default)
+        config = None
+        if codec.names_replication(request):
+            default = self.core.settings.default_replication
+            config = parse(codec.requested_replication, request, default)
         record = await self._run(self.core.create_bucket, request.volume, request.bucket, config)
         return pb.CreateBucketResponse(bucket=codec.bucket_to_proto(record))
 
@@ -117,9 +121,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         excluded = _excluded(request)
         size = parse(integer, request.dataSize, "dataSize")
         config = None
-        if request.type or request.factor:
+        if codec.names_replication(request):
             bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
-            config = parse(codec.requested_replication, request.type, request.factor, bucket.replication)
+            config = parse(codec.requested_replication, request, bucket.replication)
         if request.multipartUploadID:
             session = await self._run(
                 self.multipart.open_part, request.volume, request.bucket, request.key,
@@ -142,7 +146,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         block = await self._run(
             self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded
         )
-        return pb.AllocateBlockResponse(location=_allocated(block, self.core.settings.block_size))
+        capacity = block_capacity(block.pipeline.replication_config, self.core.settings.block_size)
+        return pb.AllocateBlockResponse(location=_allocated(block, capacity))
 
     @rpc
     async def commitKey(self, request: pb.CommitKeyRequest, context: Context) -> pb.CommitKeyResponse:
@@ -233,9 +238,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self, request: pb.InitiateMultipartUploadRequest, context: Context
     ) -> pb.InitiateMultipartUploadResponse:
         config = None
-        if request.type or request.factor:
+        if codec.names_replication(request):
             bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
-            config = parse(codec.requested_replication, request.type, request.factor, bucket.replication)
+            config = parse(codec.requested_replication, request, bucket.replication)
         upload = await self._run(
             self.multipart.initiate, request.volume, request.bucket, request.key, config,
             dict(request.metadata), dict(request.tags),
@@ -282,7 +287,6 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             self.multipart.list_parts, request.volume, request.bucket, request.key, request.uploadID,
             request.partNumberMarker, request.maxParts,
         )  # fmt: skip
-        rtype, factor = codec.replication_fields(page.upload.replication)
         return pb.ListPartsResponse(
             parts=[
                 pb.PartSummary(
@@ -295,9 +299,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             ],
             nextPartNumberMarker=page.next_marker,
             isTruncated=page.truncated,
-            type=rtype,
-            factor=factor,
             metadata=dict(page.upload.metadata),
+            **codec.replication_fields(page.upload.replication),
         )
 
     @rpc
@@ -323,10 +326,10 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
 
 
 def _upload_summary(upload: MultipartUploadRecord) -> pb.MultipartUploadSummary:
-    rtype, factor = codec.replication_fields(upload.replication)
     return pb.MultipartUploadSummary(
-        key=upload.key, uploadID=upload.upload_id, creationTime=upload.creation_ms, type=rtype, factor=factor
-    )
+        key=upload.key, uploadID=upload.upload_id, creationTime=upload.creation_ms,
+        **codec.replication_fields(upload.replication),
+    )  # fmt: skip
 
 
 def add_om_service(server: grpc.aio.Server, service: OzoneManagerService) -> None:
