@@ -123,10 +123,7 @@ def read_pipeline(
         and pipeline.state is PipelineState.OPEN
         and all(n in location.members for n in pipeline.nodes)
     ):
-        proto = pipeline_to_proto(pipeline, location.members.get)
-        if ec is not None and not proto.memberReplicaIndexes:
-            proto.memberReplicaIndexes.extend(range(1, len(proto.members) + 1))  # member i holds index i+1
-        return proto
+        return pipeline_to_proto(pipeline, location.members.get)  # an EC one: member i holds index i+1
     ordered = read_order(location.replicas, client_host, client_rack)
     if ec is not None:  # a replica without a valid index cannot be placed in the group
         ordered = [r for r in ordered if 1 <= r.replica_index <= ec.required_nodes]
@@ -147,7 +144,5 @@ def read_pipeline(
         created_ms=0,
         state_entered_ms=0,
     )
-    proto = pipeline_to_proto(standalone, lambda node: replicas[node].datanode)
-    if ec is not None:
-        proto.memberReplicaIndexes.extend(r.replica_index for r in replicas.values())
-    return proto
+    indexes = [r.replica_index for r in replicas.values()] if ec is not None else None
+    return pipeline_to_proto(standalone, lambda node: replicas[node].datanode, indexes)
