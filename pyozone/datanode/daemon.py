@@ -39,7 +39,7 @@ from pyozone.datanode.ratis import PipelineGroups, RaftServerService, add_raft_s
 from pyozone.datanode.replication.push import push_container
 from pyozone.datanode.replication.service import ReplicationService, add_replication_service
 from pyozone.datanode.reports import PendingReports
-from pyozone.datanode.scanner_service import ContainerScannerService
+from pyozone.datanode.scanner_service import ContainerScannerService, RecoveringScrubService
 from pyozone.datanode.scm_endpoint import (
     HeartbeatLoop,
     Intervals,
@@ -264,7 +264,12 @@ class Datanode:
                 self.volumes, self.containers, self.reports, executor, check_interval_s, self.groups.fail
             )
             scanner = ContainerScannerService(self.containers, self.conf, executor)
-            background = {"volume-monitor": monitor.run(stop), "container-scanner": scanner.run(stop)}
+            recovering = RecoveringScrubService(self.containers, self.conf, executor)
+            background = {
+                "volume-monitor": monitor.run(stop),
+                "container-scanner": scanner.run(stop),
+                "recovering-scrubber": recovering.run(stop),
+            }
             await _supervise(self.heartbeat_loop.run(stop), background, stop)
         finally:
             self.phase = "stopping"

@@ -1,5 +1,6 @@
-"""ContainerScannerService: the datanode's background data scanner on a timer (Ozone's
-BackgroundContainerDataScanner).
+"""The datanode's background scrubbers on timers: ContainerScannerService, the data scanner (Ozone's
+BackgroundContainerDataScanner), and RecoveringScrubService, which removes the RECOVERING replicas of
+reconstructions given up.
 
 Every hdds.container.scrub.data.scan.interval (measured from the start of one pass to the start of the
 next) it re-reads every CLOSED and QUASI_CLOSED replica and verifies each chunk against its checksums, so
@@ -23,8 +24,15 @@ import time
 from concurrent.futures import Executor
 
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.storage import ContainerScanner, ContainerSet, KeyValueContainer, ScanResult
+from pyozone.datanode.storage import (
+    ContainerError,
+    ContainerScanner,
+    ContainerSet,
+    KeyValueContainer,
+    ScanResult,
+)
 from pyozone.datanode.storage.scanner import SCANNABLE
+from pyozone.hdds.states import ReplicaState
 
 log = logging.getLogger(__name__)
 
@@ -111,3 +119,47 @@ class ContainerScannerService:
             if not result.healthy:
                 log.warning("container %d failed its scan: %s", result.container_id, "; ".join(result.errors))
         return results
+
+
+RECOVERING_INTERVAL_KEY = "hdds.datanode.recovering.container.scrubbing.service.interval"
+RECOVERING_TIMEOUT_KEY = "ozone.recovering.container.timeout"
+
+
+class RecoveringScrubService:
+    """Deletes RECOVERING replicas older than ozone.recovering.container.timeout, every
+    hdds.datanode.recovering.container.scrubbing.service.interval (Ozone's
+    StaleRecoveringContainerScrubbingService): an EC reconstruction whose coordinator died never closes
+    its targets, and SCM, which never heard of them, would never delete them."""
+
+    def __init__(self, containers: ContainerSet, conf: OzoneConfiguration, executor: Executor) -> None:
+        self.containers = containers
+        self.executor = executor
+        self.interval_s: float = conf.get(RECOVERING_INTERVAL_KEY) / 1000
+        self.timeout_s: float = conf.get(RECOVERING_TIMEOUT_KEY) / 1000
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.interval_s)
+            if not stop.is_set():
+                try:
+                    await asyncio.get_running_loop().run_in_executor(self.executor, self.scrub_once)
+                except Exception:
+                    log.exception("recovering-container scrub failed")
+
+    def scrub_once(self) -> list[int]:
+        """Deletes the stale RECOVERING replicas (blocks on disk I/O); returns the ids deleted. A replica
+        its coordinator closes meanwhile is kept (the delete checks its state under its lock)."""
+        deleted = []
+        for cid in self.containers.recovering_older_than(self.timeout_s):
+            try:
+                if self.containers.delete(cid, force=True, only_if=ReplicaState.RECOVERING):
+                    deleted.append(cid)
+            except ContainerError as e:  # gone meanwhile, or its disk failed: the next pass sees
+                log.warning("stale recovering container %d not deleted: %s", cid, e)
+        if deleted:
+            log.info(
+                "deleted %d RECOVERING containers older than %.0fs (their reconstruction was given up): %s",
+                len(deleted), self.timeout_s, deleted,
+            )  # fmt: skip
+        return deleted

@@ -21,8 +21,10 @@ class CloseContainerHandler(CommandHandler):
       entry into the log, so every member closes the replica after the same writes, at the same BCSID; a
       follower only marks it CLOSING and waits for that entry (Ozone's followers ignore the command too).
     - not in the pipeline (it is gone): QUASI_CLOSED, because this replica may lag the others;
-    - forced: CLOSED at once.
-    QUASI_CLOSED becomes CLOSED only by force; CLOSED, UNHEALTHY and missing replicas are left alone."""
+    - forced, or an EC replica (replica index > 0: its pipeline has no log, and SCM sends force for EC
+      anyway): CLOSED at once.
+    QUASI_CLOSED becomes CLOSED only by force; CLOSED, UNHEALTHY and missing replicas are left alone, and so
+    is a RECOVERING one (an EC reconstruction's target: its coordinator closes it when it is whole)."""
 
     def __init__(self, ctx: CommandContext) -> None:
         self.ctx = ctx
@@ -69,7 +71,7 @@ class CloseContainerHandler(CommandHandler):
         if container.state not in (ReplicaState.OPEN, ReplicaState.CLOSING):
             return
         container.mark_closing()
-        if force:
+        if force or container.data.replica_index > 0:
             container.close()
         else:
             log.info(

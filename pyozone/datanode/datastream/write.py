@@ -14,6 +14,10 @@ refused unless OPEN): every member checks for itself, since no leader orders the
 putBlock is not part of the stream: the client sends it through the pipeline log once the END packet is
 acked, so BCSIDs and container close keep V1's order. A stream that ends in any other way removes the
 block file it wrote, unless a putBlock committed some of it.
+
+An EC cell stream (header.replica_index > 0, an empty chain, an EC pipeline) opens that replica index of
+the container, created as the dispatcher creates an EC replica (allocations.py); its putBlock comes
+straight to this datanode over gRPC, as EC pipelines have no log.
 """
 
 from __future__ import annotations
@@ -132,7 +136,8 @@ class ChainWriter:
     # ------------------------------------------------------------------ setting up
     def _open(self) -> KeyValueContainer:
         try:
-            return self.dispatcher.writable(self.header.container_id, self.header.pipeline_id)
+            header = self.header
+            return self.dispatcher.writable(header.container_id, header.pipeline_id, header.replica_index)
         except ContainerError as e:
             raise _ChainBroken(ds.encode_ack(pb.Result.Value(e.result.value), 0, 0, str(e))) from None
         except ValueError as e:  # an id out of range (ProtocolError)

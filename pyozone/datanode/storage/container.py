@@ -38,7 +38,9 @@ from pyozone.hdds.states import ReplicaState
 
 log = logging.getLogger(__name__)
 
-_WRITABLE = (ReplicaState.OPEN, ReplicaState.CLOSING)  # CLOSING: a follower applies what preceded the close
+# CLOSING: a follower applies what preceded the close
+_STILL_WRITTEN = (ReplicaState.OPEN, ReplicaState.CLOSING)
+_WRITABLE = (*_STILL_WRITTEN, ReplicaState.RECOVERING)  # RECOVERING: an EC reconstruction writes it
 _NOT_WRITABLE = {
     ReplicaState.QUASI_CLOSED: Result.CLOSED_CONTAINER_IO,
     ReplicaState.CLOSED: Result.CLOSED_CONTAINER_IO,
@@ -59,14 +61,20 @@ class KeyValueContainer(ContainerReplica):
         origin_node_id: str,
         origin_pipeline_id: str,
         replica_index: int = 0,
+        state: ReplicaState = ReplicaState.OPEN,
     ) -> KeyValueContainer:
+        """A new replica, OPEN (a write pipeline's) or RECOVERING (an EC reconstruction's target)."""
+        if state not in (ReplicaState.OPEN, ReplicaState.RECOVERING):
+            raise ContainerError(
+                Result.MALFORMED_REQUEST, f"a container is created OPEN or RECOVERING, not {state.name}"
+            )
         final = volume.container_dir(container_id)
         data = ContainerData(
-            container_id, ReplicaState.OPEN, max_size, origin_node_id, origin_pipeline_id,
+            container_id, state, max_size, origin_node_id, origin_pipeline_id,
             str(final / "chunks"), str(final / "metadata"), replica_index,
         )  # fmt: skip
         build_container_dir(volume, data)
-        log.info("created container %d on %s", container_id, volume.root)
+        log.info("created container %d (%s) on %s", container_id, state.name, volume.root)
         return cls(data, volume, final)
 
     @classmethod
@@ -270,7 +278,7 @@ class KeyValueContainer(ContainerReplica):
         replica that no committed block owns (a datastream or writeChunk cut off by a crash: no writer
         comes back for them after a restart) and takes its used bytes from the files that remain.
         Returns the bytes freed."""
-        if self.state not in _WRITABLE or not self.chunks_dir.is_dir():
+        if self.state not in _STILL_WRITTEN or not self.chunks_dir.is_dir():
             return 0
         freed, kept = 0, 0
         for path in self.chunks_dir.glob("*.block"):
@@ -288,11 +296,13 @@ class KeyValueContainer(ContainerReplica):
         self.used_bytes = kept
         return freed
 
-    def delete(self, force: bool = False) -> None:
-        """Removes the replica: directory out of the way first (one rename), then its DB keys."""
+    def delete(self, force: bool = False, only_if: ReplicaState | None = None) -> bool:
+        """Removes the replica: directory out of the way first (one rename), then its DB keys. False if
+        it was gone already or is no longer in state `only_if` (checked under the lock that state changes
+        take, so a scrubber never deletes a replica its writer has just closed)."""
         with self._lock:
-            if self.state is ReplicaState.DELETED:
-                return
+            if self.state is ReplicaState.DELETED or (only_if is not None and self.state is not only_if):
+                return False
             if not force and self.state is ReplicaState.OPEN:
                 raise ContainerError(Result.DELETE_ON_OPEN_CONTAINER, f"cannot delete {self._describe()}")
             if not force and self.key_count > 0:
@@ -304,6 +314,7 @@ class KeyValueContainer(ContainerReplica):
             self.volume.add_used(-self.used_bytes)
             self.data = replace(self.data, state=ReplicaState.DELETED)
             log.info("deleted container %d (force=%s)", self.container_id, force)
+            return True
 
     # --- helpers
 

@@ -3,12 +3,19 @@
 Nothing found on disk is dropped silently: a replica whose descriptor cannot be trusted is kept as
 UNHEALTHY (so SCM learns of it and re-replicates), and a container found on two volumes keeps the
 better copy and records the conflict.
+
+RECOVERING replicas (an EC reconstruction's targets, being written) are SCM's to learn of only once they
+close: as in Ozone, they are in no container report, full or incremental. One found at start-up belongs
+to a reconstruction the restart cut off, and is loaded UNHEALTHY (Ozone's ContainerReader does so for EC
+replicas): SCM then learns of it and deletes it. One left RECOVERING while running (its coordinator died)
+is deleted by the recovering-container scrubber (`recovering_older_than`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -40,11 +47,19 @@ def _rank(c: KeyValueContainer) -> tuple[bool, int]:
 
 
 class ContainerSet:
-    def __init__(self, volume_set: VolumeSet, witnessed: WitnessedContainers | None = None) -> None:
+    def __init__(
+        self,
+        volume_set: VolumeSet,
+        witnessed: WitnessedContainers | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """`witnessed` records every container that arrives (and its state as it changes) and forgets those
         deleted; a container it names that no healthy volume holds is missing from the start. Without it
-        (tools, unit tests) only containers lost while running are known to be missing."""
+        (tools, unit tests) only containers lost while running are known to be missing. `clock` times how
+        long a replica stays RECOVERING."""
         self.volume_set = volume_set
+        self._clock = clock
+        self._recovering_since: dict[int, float] = {}
         self.witnessed = witnessed
         self.duplicates: list[DuplicateReplica] = []
         self._containers: dict[int, KeyValueContainer] = {}
@@ -61,6 +76,8 @@ class ContainerSet:
             for container_id, directory in volume.container_dirs():
                 self._load_one(KeyValueContainer.load(volume, container_id, directory))
         for c in self._containers.values():
+            if c.state is ReplicaState.RECOVERING:
+                c.mark_unhealthy("still RECOVERING at start-up: the reconstruction writing it was cut off")
             c.discard_orphans()
             c.volume.add_used(c.used_bytes)
             c.listener = self._fire
@@ -134,6 +151,10 @@ class ContainerSet:
             recorded = self._recorded.get(container.container_id)
             if recorded is not None and recorded.state != container.state.name:
                 self._record(container)
+            if container.state is not ReplicaState.RECOVERING:
+                self._recovering_since.pop(container.container_id, None)
+        if container.state is ReplicaState.RECOVERING:
+            return  # not reported until it closes (Ozone skips RECOVERING replicas in every report)
         with self._report_lock:
             report = container.replica_report()
             for callback in self._listeners:
@@ -166,8 +187,14 @@ class ContainerSet:
         return [c for c in self if c.state in states]
 
     def replica_reports(self) -> list[ContainerReplicaReport]:
-        """The full container report."""
-        return [c.replica_report() for c in self]
+        """The full container report: every replica but the RECOVERING ones."""
+        return [c.replica_report() for c in self if c.state is not ReplicaState.RECOVERING]
+
+    def recovering_older_than(self, age_s: float) -> list[int]:
+        """The RECOVERING replicas created more than `age_s` seconds ago: their reconstruction is given up."""
+        deadline = self._clock() - age_s
+        with self._lock:
+            return sorted(cid for cid, since in self._recovering_since.items() if since <= deadline)
 
     # --- changes
 
@@ -178,10 +205,14 @@ class ContainerSet:
         origin_pipeline_id: str,
         max_size: int | None = None,
         replica_index: int = 0,
+        state: ReplicaState = ReplicaState.OPEN,
     ) -> KeyValueContainer:
-        """A new OPEN container on the next volume with room; max_size defaults to the container size."""
+        """A new container on the next volume with room; max_size defaults to the container size.
+        OPEN: a write pipeline's. RECOVERING: an EC reconstruction's target, which may bring back a
+        container lost here (as an import does); it is timed for the recovering-container scrubber."""
         size = self.volume_set.container_size if max_size is None else max_size
-        return self.install(
+        recovering = state is ReplicaState.RECOVERING
+        container = self.install(
             container_id,
             lambda: KeyValueContainer.create(
                 self.volume_set.choose_volume(size),
@@ -190,8 +221,15 @@ class ContainerSet:
                 origin_node_id,
                 origin_pipeline_id,
                 replica_index,
+                state,
             ),
+            restores=recovering,
         )
+        if recovering:
+            with self._lock:
+                if container.state is ReplicaState.RECOVERING:
+                    self._recovering_since[container_id] = self._clock()
+        return container
 
     def install(
         self, container_id: int, build: Callable[[], KeyValueContainer], restores: bool = False
@@ -236,24 +274,36 @@ class ContainerSet:
                 f"container {container_id} was lost with a failed volume and cannot be created again here",
             )
 
-    def delete(self, container_id: int, force: bool = False) -> None:
-        """Deletes the replica's data and reports it DELETED (SCM then forgets this replica)."""
+    def delete(self, container_id: int, force: bool = False, only_if: ReplicaState | None = None) -> bool:
+        """Deletes the replica's data and reports it DELETED (SCM then forgets this replica); a RECOVERING
+        replica, never reported, is not reported deleted either. `only_if`: only a replica in that state
+        (False otherwise, and when it was gone already)."""
         container = self.require(container_id)
+        if only_if is not None and container.state is not only_if:
+            return False
+        was_recovering = container.state is ReplicaState.RECOVERING
         # Forgotten before the data goes (as Ozone's removeContainer): a crash in between must not leave a
         # deleted container recorded yet on no volume, i.e. missing. One still on disk at the next start
         # is recorded again.
         with self._lock:
             self._forget(container_id)
         try:
-            container.delete(force)
+            deleted = container.delete(force, only_if)
         except BaseException:
             with self._lock:
                 self._record(container)
             raise
+        if not deleted and container.state is not ReplicaState.DELETED:  # it left `only_if` meanwhile
+            with self._lock:
+                self._record(container)
+            return False
         with self._lock:
             if self._containers.get(container_id) is container:
                 del self._containers[container_id]
-        self._fire(container)
+            self._recovering_since.pop(container_id, None)
+        if not was_recovering:
+            self._fire(container)
+        return deleted
 
     def remove_failed_volume_containers(self) -> list[int]:
         """Forgets the containers of failed volumes, as Ozone does: the next full report omits them."""

@@ -83,14 +83,17 @@ class ContainerReplica:
         return self._notify()
 
     def close(self, force: bool = False) -> bool:
-        """CLOSING -> CLOSED; QUASI_CLOSED -> CLOSED only with force; never an UNHEALTHY replica."""
+        """CLOSING -> CLOSED; QUASI_CLOSED -> CLOSED only with force; never an UNHEALTHY replica.
+        RECOVERING -> CLOSED at once: the reconstruction that wrote it declares it whole, and it has no
+        pipeline whose last writes a CLOSING step would wait for."""
         with self._lock:
             state = self.state
             if state is ReplicaState.CLOSED:
                 return False
             if state is ReplicaState.UNHEALTHY:
                 raise ContainerError(Result.CONTAINER_UNHEALTHY, f"cannot close {self._describe()}")
-            if not (state is ReplicaState.CLOSING or (state is ReplicaState.QUASI_CLOSED and force)):
+            closable = state in (ReplicaState.CLOSING, ReplicaState.RECOVERING)
+            if not (closable or (state is ReplicaState.QUASI_CLOSED and force)):
                 raise ContainerError(_state_error(state), f"cannot close {self._describe()} (force={force})")
             self._set_state(ReplicaState.CLOSED)
         return self._notify()

@@ -8,6 +8,12 @@ it is OPEN or CLOSING. The pipeline's leader asks, off the event loop, before th
 log; the members apply the log without asking (ratis/groups.py). An approval is kept for the container's other
 first writes until the container is created (at most APPROVAL_TTL_S); a container already here is never
 checked, and one deleted here is asked about again.
+
+EC containers (contract 5 of issue 14): an EC pipeline is SCM's alone (no createPipeline reaches its
+members), so a write with a replica index > 0 naming a pipeline this datanode is not in is approved when SCM
+says the container is EC, allocated on that pipeline, OPEN or CLOSING, and the index is one of its config's.
+An EC reconstruction's target (a RECOVERING replica, created with no pipeline) is approved when SCM knows
+the container as EC, not DELETING or DELETED, and the index is one of its config's (`check_recovering`).
 Block tokens will also cover this once the security work lands.
 """
 
@@ -29,7 +35,7 @@ from pyozone.datanode.storage import ContainerError, Result
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
-from pyozone.hdds.states import LifeCycleState
+from pyozone.hdds.states import LifeCycleState, ReplicationType
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.admin import container_info_from_proto
@@ -56,11 +62,12 @@ class ContainerAllocations:
         self._approved: OrderedDict[int, tuple[str, float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def check(self, container_id: int, pipeline_id: str) -> None:
-        """Raises ContainerError unless SCM allocated `container_id` on `pipeline_id`, an open pipeline this
-        datanode is in, and SCM still takes writes to it (OPEN or CLOSING). Blocks on SCM: never call it
-        on the event loop."""
-        if not pipeline_id or pipeline_id not in self._pipelines:
+    def check(self, container_id: int, pipeline_id: str, replica_index: int = 0) -> None:
+        """Raises ContainerError unless SCM allocated `container_id` on `pipeline_id` and still takes writes
+        to it (OPEN or CLOSING): an open pipeline this datanode is in, or (`replica_index` > 0) an EC
+        pipeline with that index. Blocks on SCM: never call it on the event loop."""
+        ec = replica_index > 0
+        if not pipeline_id or not (ec or pipeline_id in self._pipelines):
             raise ContainerError(
                 Result.CONTAINER_NOT_FOUND,
                 f"no container {container_id} here, and the write did not come through a pipeline of this "
@@ -70,13 +77,11 @@ class ContainerAllocations:
             approved = self._approved.get(container_id)
             if approved is not None and approved[0] == pipeline_id and time.monotonic() < approved[1]:
                 return
-        try:
-            info = self._lookup(container_id)
-        except ScmUnreachable as e:
-            raise ContainerError(
-                Result.CONTAINER_INTERNAL_ERROR, f"cannot ask SCM about container {container_id}: {e}"
-            ) from None
+        info = self._ask(container_id)
         refusal = _refusal(info, container_id, pipeline_id)
+        if not refusal and ec:
+            assert info is not None
+            refusal = _not_ec(info, container_id, replica_index)
         if refusal:
             log.warning("write to container %d refused: %s", container_id, refusal)
             raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
@@ -91,6 +96,28 @@ class ContainerAllocations:
             self._approved.move_to_end(container_id)
             while len(self._approved) > _CACHED:
                 self._approved.popitem(last=False)
+
+    def check_recovering(self, container_id: int, replica_index: int) -> None:
+        """Raises ContainerError unless SCM knows `container_id` as an EC container with a replica
+        `replica_index`, not DELETING or DELETED: what an EC reconstruction may create here (RECOVERING).
+        Blocks on SCM."""
+        info = self._ask(container_id)
+        refusal = "" if info is None else _not_ec(info, container_id, replica_index)
+        if info is None:
+            refusal = f"SCM has no container {container_id}"
+        elif not refusal and info.state in (LifeCycleState.DELETING, LifeCycleState.DELETED):
+            refusal = f"container {container_id} is {info.state.name} in SCM"
+        if refusal:
+            log.warning("recovering replica of container %d refused: %s", container_id, refusal)
+            raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
+
+    def _ask(self, container_id: int) -> ContainerInfo | None:
+        try:
+            return self._lookup(container_id)
+        except ScmUnreachable as e:
+            raise ContainerError(
+                Result.CONTAINER_INTERNAL_ERROR, f"cannot ask SCM about container {container_id}: {e}"
+            ) from None
 
     def forget(self, container_id: int) -> None:
         """The container exists here now; its approval is no longer needed."""
@@ -111,6 +138,17 @@ def _refusal(info: ContainerInfo | None, container_id: int, pipeline_id: str) ->
         return f"SCM allocated container {container_id} on pipeline {info.pipeline_id}, not {pipeline_id}"
     if info.state in (LifeCycleState.DELETING, LifeCycleState.DELETED):
         return f"container {container_id} is {info.state.name} in SCM"
+    return ""
+
+
+def _not_ec(info: ContainerInfo, container_id: int, replica_index: int) -> str:
+    """Why `replica_index` is no replica of `info` as an EC container; "" if it is one."""
+    config = info.replication_config
+    if config.type is not ReplicationType.EC:
+        return f"container {container_id} is {config}, not EC: it has no replica index {replica_index}"
+    if not 1 <= replica_index <= config.required_nodes:
+        count = config.required_nodes
+        return f"container {container_id} is {config}: replica index {replica_index} is not 1..{count}"
     return ""
 
 

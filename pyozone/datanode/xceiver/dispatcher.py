@@ -23,7 +23,16 @@ Semantics that differ from a plain storage call, and why:
   committed metadata is checked against the request's checksums, and a mismatch there marks nothing.
 - CloseContainer (a client's, or SCM's through the pipeline) marks an OPEN replica CLOSING and closes it;
   CLOSED is a no-op; QUASI_CLOSED is refused (closing it is SCM's force decision, which comes as a
-  command, not as a client request) and so is UNHEALTHY.
+  command, not as a client request) and so is UNHEALTHY. A RECOVERING replica closes at once (its
+  reconstruction's coordinator declares it whole), reported to SCM then for the first time.
+- EC replicas (issue 14): a write names its replica index (blockID.replicaIndex, the datastream header's);
+  the first creates the replica with it, if SCM allocated the container as EC on the write's pipeline
+  (allocations.py), and one naming another index > 0 than the replica's is refused (CONTAINER_NOT_FOUND:
+  that replica is not here). No pipeline log orders them (`is_direct`): a putBlock commits at once, at the
+  container's BCSID + 1, with its metadata (blockGroupLen) kept for GetBlock.
+- CreateContainer with state RECOVERING (and a replicaIndex) creates an EC reconstruction's target
+  without a pipeline, if SCM knows the container as EC; writes to it need no pipeline and are refused
+  if they name one (a client's stale write must not land in a replica being rebuilt).
 - DeleteContainer honours forceDelete as Ozone does: without it an OPEN or non-empty replica is refused
   (DELETE_ON_OPEN_CONTAINER, DELETE_ON_NON_EMPTY_CONTAINER); with it any replica is deleted.
 - CreateContainer of an existing id answers CONTAINER_EXISTS (the caller decides whether that is fine).
@@ -192,6 +201,17 @@ class Dispatcher:
             )
         return block_id
 
+    def is_direct(self, request: Request, has_log: Callable[[str], bool]) -> bool:
+        """True for a request no pipeline log orders although it names a pipeline: an EC write (replica
+        index > 0) or a request to an EC replica here, naming a pipeline this datanode has no log for
+        (`has_log`); the dispatcher runs it at once."""
+        if not request.pipelineID or has_log(request.pipelineID):
+            return False
+        if _replica_index(request) > 0:
+            return True
+        container = self.containers.get(request.containerID)
+        return container is not None and container.data.replica_index > 0
+
     def check_writable(self, request: Request) -> Callable[[], None] | None:
         """What a leader checks before it puts a client's write into the pipeline log: the container is
         OPEN here, or not here yet (its first write creates it). Raises ContainerError otherwise. For a
@@ -202,8 +222,9 @@ class Dispatcher:
         if container is None:
             self.containers.refuse_if_missing(cid)
             allocations, pipeline_id = self.allocations, request.pipelineID
+            replica_index = _replica_index(request)
             if allocations is not None:
-                return lambda: allocations.check(cid, pipeline_id)
+                return lambda: allocations.check(cid, pipeline_id, replica_index)
         elif container.state is not ReplicaState.OPEN:
             self._refuse_not_open(container)
         return None
@@ -222,8 +243,15 @@ class Dispatcher:
         container = self.containers.get(cid)
         if container is None:  # created by its first write, unless it was lost (ContainerSet.missing)
             container = self._create(cid, pipeline_id, replica_index, index, exist_ok=True)
+        if replica_index and replica_index != container.data.replica_index:
+            raise ContainerError(
+                Result.CONTAINER_NOT_FOUND,
+                f"container {cid} here is replica index {container.data.replica_index}, not {replica_index}",
+            )
         state = container.state
         if state is ReplicaState.CLOSING and index:
+            return container
+        if state is ReplicaState.RECOVERING and not index and not pipeline_id:
             return container
         if state is not ReplicaState.OPEN:
             self._refuse_not_open(container)
@@ -236,14 +264,22 @@ class Dispatcher:
         raise ContainerError(result, f"container {cid} is {state.name}: only an OPEN replica takes writes")
 
     def _create(
-        self, cid: int, pipeline_id: str, replica_index: int, index: int, exist_ok: bool
+        self,
+        cid: int,
+        pipeline_id: str,
+        replica_index: int,
+        index: int,
+        exist_ok: bool,
+        state: ReplicaState = ReplicaState.OPEN,
     ) -> KeyValueContainer:
         """`index` > 0: a pipeline log entry, which its leader checked with SCM (check_writable)."""
-        if self.allocations is not None and not index:
-            self.allocations.check(cid, pipeline_id)
+        if self.allocations is not None and state is ReplicaState.RECOVERING:
+            self.allocations.check_recovering(cid, replica_index)
+        elif self.allocations is not None and not index:
+            self.allocations.check(cid, pipeline_id, replica_index)
         try:
             created = self.containers.create(
-                cid, self.datanode_uuid, pipeline_id, replica_index=replica_index
+                cid, self.datanode_uuid, pipeline_id, replica_index=replica_index, state=state
             )
         except ContainerError as e:
             existing = self.containers.get(cid)
@@ -299,10 +335,17 @@ class Dispatcher:
         cid = container_id(request.containerID, "containerID")
         if body.containerType not in (pb.CONTAINER_TYPE_UNSPECIFIED, pb.KeyValueContainer):
             raise Refused(pb.UNKNOWN_CONTAINER_TYPE, f"container type {body.containerType} is not supported")
-        if body.state not in (pb.ContainerDataProto.STATE_UNSPECIFIED, pb.ContainerDataProto.OPEN):
-            raise Refused(pb.UNSUPPORTED_REQUEST, "containers are created OPEN")
         replica_index = int32(body.replicaIndex, "createContainer.replicaIndex")
-        self._create(cid, request.pipelineID, replica_index, index, exist_ok=False)
+        if body.state == pb.ContainerDataProto.RECOVERING:
+            if replica_index <= 0:
+                raise ProtocolError("createContainer.replicaIndex", "is missing: a RECOVERING replica is EC")
+            if index:
+                raise Refused(pb.UNSUPPORTED_REQUEST, "a RECOVERING replica is created without a pipeline")
+            self._create(cid, "", replica_index, 0, exist_ok=False, state=ReplicaState.RECOVERING)
+        elif body.state in (pb.ContainerDataProto.STATE_UNSPECIFIED, pb.ContainerDataProto.OPEN):
+            self._create(cid, request.pipelineID, replica_index, index, exist_ok=False)
+        else:
+            raise Refused(pb.UNSUPPORTED_REQUEST, "containers are created OPEN or RECOVERING")
         return Response(createContainer=pb.CreateContainerResponseProto())
 
     def _read_container(self, request: Request, body: pb.ReadContainerRequestProto, index: int) -> Response:
@@ -311,7 +354,8 @@ class Dispatcher:
 
     def _close_container(self, request: Request, body: pb.CloseContainerRequestProto, index: int) -> Response:
         container = self._container(request)
-        container.mark_closing()
+        if container.state is not ReplicaState.RECOVERING:  # RECOVERING closes at once
+            container.mark_closing()
         container.close()
         cid = container.container_id
         return Response(closeContainer=pb.CloseContainerResponseProto(containerID=cid))
@@ -337,6 +381,12 @@ class Dispatcher:
         proto = sub_message(body, "blockID", "getBlock")
         block_id = self._block_id(request, proto, "getBlock.blockID")
         container = self._container(request)
+        if proto.replicaIndex and proto.replicaIndex != container.data.replica_index:
+            raise ContainerError(
+                Result.CONTAINER_NOT_FOUND,
+                f"container {block_id.container_id} here is replica index {container.data.replica_index}, "
+                f"not {proto.replicaIndex}",
+            )
         block = container.get_block(block_id, proto.blockCommitSequenceId or None)
         data = block_to_proto(block, container.data.replica_index)
         return Response(getBlock=pb.GetBlockResponseProto(blockData=data))
@@ -481,6 +531,18 @@ class Dispatcher:
     def _echo(self, request: Request, body: pb.EchoRequestProto, index: int) -> Response:
         size = integer(body.payloadSizeResp, "echo.payloadSizeResp", 0, MAX_CHUNK_BYTES)
         return Response(echo=pb.EchoResponseProto(payload=bytes(size)))
+
+
+def _replica_index(request: Request) -> int:
+    """The replica index a write names in its block id (an EC write's is > 0)."""
+    kind = request.cmdType
+    if kind == pb.WriteChunk:
+        return request.writeChunk.blockID.replicaIndex
+    if kind == pb.PutBlock:
+        return request.putBlock.blockData.blockID.replicaIndex
+    if kind == pb.PutSmallFile:
+        return request.putSmallFile.block.blockData.blockID.replicaIndex
+    return 0
 
 
 def _check_aligned(chunk: ChunkInfo, skip: int, length: int, field: str) -> None:

@@ -8,7 +8,8 @@ see the chunks written before it); requests for different containers may run in 
 
 Writes that name a pipeline go to its log (pyozone.datanode.ratis), which orders them at arrival: they
 are not chained behind earlier requests, so a client can have many chunks of one block in flight while
-the leader replicates them in order.
+the leader replicates them in order. EC writes name an EC pipeline, which has no log: they are dispatched
+at once like requests that name no pipeline (Dispatcher.is_direct).
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
         def start(request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response]:
             """Into its pipeline's log, or chained behind the stream's previous request for the container."""
             key = request.containerID
-            task = self.groups.route(request) if self.groups is not None else None
+            task = None
+            if self.groups is not None and not self.dispatcher.is_direct(request, self.groups.__contains__):
+                task = self.groups.route(request)
             if task is None:
                 task = asyncio.ensure_future(self._dispatch(request, last_for.get(key)))
             last_for[key] = task

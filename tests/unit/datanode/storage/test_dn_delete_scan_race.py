@@ -49,9 +49,10 @@ def test_a_scan_result_during_the_delete_does_not_turn_its_report_unhealthy(
 ) -> None:  # fmt: skip
     delete = container.delete
 
-    def then_scan_result(force: bool = False) -> None:  # the mark lands before ContainerSet reports
-        delete(force)
-        container.mark_unhealthy("scanner: late result")
+    def then_scan_result(force: bool = False, only_if: ReplicaState | None = None) -> bool:
+        deleted = delete(force, only_if)
+        container.mark_unhealthy("scanner: late result")  # lands before ContainerSet reports
+        return deleted
 
     monkeypatch.setattr(container, "delete", then_scan_result)
     node.containers.delete(1, force=True)

@@ -10,6 +10,7 @@ import pytest
 
 from pyozone.datanode.storage import ContainerError, ContainerSet, KeyValueContainer, Result, VolumeSet
 from pyozone.datanode.storage.witnessed import ContainerCreateInfo, WitnessedContainers
+from pyozone.hdds.states import ReplicaState
 from pyozone.hdds.store import StoreError
 from tests.unit.datanode.storage.dn_helpers import CLUSTER, DN_UUID, Node, make_conf, write_block
 
@@ -108,11 +109,11 @@ def test_a_container_is_forgotten_before_its_data_goes(
     seen: list[list[int]] = []
     remove = KeyValueContainer.delete
 
-    def delete(self: KeyValueContainer, force: bool = False) -> None:
+    def delete(self: KeyValueContainer, force: bool = False, only_if: ReplicaState | None = None) -> bool:
         seen.append(sorted(witnessed.all()))
         if self.container_id == 2:
             raise ContainerError(Result.IO_EXCEPTION, "disk error")
-        remove(self, force)
+        return remove(self, force, only_if)
 
     monkeypatch.setattr(KeyValueContainer, "delete", delete)
     node.containers.delete(1)
