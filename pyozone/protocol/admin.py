@@ -3,16 +3,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion
 from pyozone.hdds.errors import ProtocolError
-from pyozone.hdds.ids import DatanodeID
+from pyozone.hdds.ids import DatanodeID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.safemode_status import RuleStatus
-from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, PipelineState, ReplicaState
+from pyozone.hdds.states import (
+    LifeCycleState,
+    NodeOperationalState,
+    NodeState,
+    PipelineState,
+    ReplicaState,
+    ReplicationType,
+)
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb2
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.common import (
@@ -40,9 +48,16 @@ from pyozone.protocol.common import (
 
 # ------------------------------------------------------------------ pipelines
 @guarded("Pipeline")
-def pipeline_to_proto(pipeline: Pipeline, resolve: Resolver | None = None) -> hdds_pb2.Pipeline:
-    """A pipeline as SCM lists it; `resolve` names its members with their addresses (else by uuid)."""
-    rtype, factor, ec = replication_to_proto(pipeline.replication_config, "replication_config")
+def pipeline_to_proto(
+    pipeline: Pipeline, resolve: Resolver | None = None, replica_indexes: Sequence[int] | None = None
+) -> hdds_pb2.Pipeline:
+    """A pipeline as SCM lists it; `resolve` names its members with their addresses (else by uuid).
+
+    An EC pipeline carries `ecReplicationConfig` and `memberReplicaIndexes`, parallel to `members`:
+    `replica_indexes` when given (a read pipeline built from replicas), else SCM's EC pipeline rule,
+    member i holds index i + 1. A replicated pipeline carries neither."""
+    config = pipeline.replication_config
+    rtype, factor, ec = replication_to_proto(config, "replication_config")
     proto = hdds_pb2.Pipeline(
         id=pipeline_id_to_proto(pipeline.id, "id"),
         state=enum_to_proto(PipelineState, pipeline.state, "state"),
@@ -53,16 +68,23 @@ def pipeline_to_proto(pipeline: Pipeline, resolve: Resolver | None = None) -> hd
         creationTimeStamp=uint64(pipeline.created_ms, "created_ms"),
         stateEnterTime=uint64(pipeline.state_entered_ms, "state_entered_ms"),
     )
-    if ec is not None:
-        proto.ecReplicationConfig.CopyFrom(ec)
     for i, node in enumerate(pipeline.nodes):
         proto.members.append(datanode_ref_to_proto(node, resolve, f"nodes[{i}]"))
+    if ec is not None:
+        proto.ecReplicationConfig.CopyFrom(ec)
+        indexes = range(1, len(pipeline.nodes) + 1) if replica_indexes is None else replica_indexes
+        proto.memberReplicaIndexes.extend(
+            _replica_indexes(indexes, len(pipeline.nodes), config, "replica_indexes")
+        )
+    elif replica_indexes is not None:
+        raise ProtocolError("replica_indexes", f"only EC pipelines have replica indexes, not {config}")
     return proto
 
 
 def pipeline_from_proto(proto: hdds_pb2.Pipeline, field: str = "pipeline") -> Pipeline:
-    """The Pipeline record; members come back as uuids (their details, if sent, see pipeline_members)."""
-    return Pipeline(
+    """The Pipeline record; members come back as uuids (their details, if sent, see pipeline_members;
+    an EC pipeline's replica indexes, pipeline_replica_indexes)."""
+    pipeline = Pipeline(
         id=pipeline_id_from_proto(proto, "id", field),
         replication_config=replication_from_proto(
             proto.type, proto.factor, optional_message(proto, "ecReplicationConfig"), field, "type", "factor"
@@ -74,6 +96,36 @@ def pipeline_from_proto(proto: hdds_pb2.Pipeline, field: str = "pipeline") -> Pi
         suggested_leader=proto.suggestedLeaderID or None,
         leader=proto.leaderID or None,
     )
+    pipeline_replica_indexes(proto, field, pipeline.replication_config)
+    return pipeline
+
+
+def pipeline_replica_indexes(
+    proto: hdds_pb2.Pipeline, field: str = "pipeline", config: ReplicationConfig | None = None
+) -> tuple[int, ...]:
+    """An EC pipeline's `memberReplicaIndexes`, parallel to its members, each 1..data+parity (a read
+    pipeline may name an index twice: two copies of it); empty for a replicated pipeline (Ozone may
+    send zeros there, which mean nothing)."""
+    if config is None:
+        config = replication_from_proto(
+            proto.type, proto.factor, optional_message(proto, "ecReplicationConfig"), field, "type", "factor"
+        )
+    if config.type is not ReplicationType.EC:
+        return ()
+    return _replica_indexes(
+        proto.memberReplicaIndexes, len(proto.members), config, f"{field}.memberReplicaIndexes"
+    )
+
+
+def _replica_indexes(
+    indexes: Iterable[int], members: int, config: ReplicationConfig, field: str
+) -> tuple[int, ...]:
+    result = tuple(indexes)
+    if len(result) != members:
+        raise ProtocolError(field, f"has {len(result)} indexes for {members} members")
+    for i, index in enumerate(result):
+        integer(index, f"{field}[{i}]", 1, config.required_nodes)
+    return result
 
 
 def pipeline_members(proto: hdds_pb2.Pipeline, field: str = "pipeline") -> dict[DatanodeID, DatanodeDetails]:

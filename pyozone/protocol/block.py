@@ -16,7 +16,12 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, DatanodeID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb2
-from pyozone.protocol.admin import pipeline_from_proto, pipeline_members, pipeline_to_proto
+from pyozone.protocol.admin import (
+    pipeline_from_proto,
+    pipeline_members,
+    pipeline_replica_indexes,
+    pipeline_to_proto,
+)
 from pyozone.protocol.common import (
     Resolver,
     container_id,
@@ -62,11 +67,13 @@ class AllocateRequest:
 
 @dataclass(frozen=True, slots=True)
 class BlockLocation:
-    """An allocated block as the client sees it: where to write it and the members' addresses."""
+    """An allocated block as the client sees it: where to write it and the members' addresses; for an
+    EC block group, the replica index each member holds (parallel to pipeline.nodes, else empty)."""
 
     block_id: BlockID
     pipeline: Pipeline
     members: dict[DatanodeID, DatanodeDetails] = field(default_factory=dict)
+    replica_indexes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +187,8 @@ def allocate_request_from_proto(proto: block_pb2.AllocateScmBlockRequestProto) -
 def allocated_block_to_proto(
     block: AllocatedBlock, resolve: Resolver | None = None
 ) -> block_pb2.AllocateBlockResponse:
-    """`resolve` names the pipeline's members in full; a client needs their addresses to write."""
+    """`resolve` names the pipeline's members in full; a client needs their addresses to write. An EC
+    block's pipeline carries ecReplicationConfig and memberReplicaIndexes (member i: index i + 1)."""
     return block_pb2.AllocateBlockResponse(
         containerBlockID=container_block_id_to_proto(block.block_id),
         pipeline=pipeline_to_proto(block.pipeline, resolve),
@@ -192,10 +200,12 @@ def allocated_block_from_proto(proto: block_pb2.AllocateBlockResponse, field: st
         sub_message(proto, "containerBlockID", field), f"{field}.containerBlockID"
     )
     pipeline_proto = sub_message(proto, "pipeline", field)
+    pipeline = pipeline_from_proto(pipeline_proto, f"{field}.pipeline")
     return BlockLocation(
         block_id,
-        pipeline_from_proto(pipeline_proto, f"{field}.pipeline"),
+        pipeline,
         pipeline_members(pipeline_proto, f"{field}.pipeline"),
+        pipeline_replica_indexes(pipeline_proto, f"{field}.pipeline", pipeline.replication_config),
     )
 
 

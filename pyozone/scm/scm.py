@@ -7,6 +7,7 @@ simulator drive this same object.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.deleting_service import SCMBlockDeletingService
 from pyozone.scm.block.manager import BlockManager
 from pyozone.scm.block.sequence_id import SequenceIdGenerator
+from pyozone.scm.block.writable_ec import WritableECContainerProvider
 from pyozone.scm.container.actions_handler import ContainerActionsHandler
 from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.container.manager import ContainerManager
@@ -37,6 +39,8 @@ from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.pipeline.creator import BackgroundPipelineCreator
 from pyozone.scm.pipeline.manager import PipelineManager
 from pyozone.scm.replication.manager import ReplicationManager
+from pyozone.scm.replication.placement import PlacementPolicy
+from pyozone.scm.replication.targets import choose_datanodes
 from pyozone.scm.safemode.manager import SafeModeManager
 from pyozone.scm.store import SCMMetadataStore
 
@@ -78,6 +82,7 @@ class StorageContainerManager:
             precheck_passed=lambda: self.safe_mode.precheck_passed(),
             in_safe_mode=lambda: self.safe_mode.in_safe_mode(),
             rng=self.rng,
+            ec_placement=functools.partial(choose_datanodes, PlacementPolicy.RACK_SCATTER),
         )
         self.sequence_ids = SequenceIdGenerator.from_conf(conf, store)
         self.containers = ContainerManager(
@@ -126,6 +131,9 @@ class StorageContainerManager:
             in_safe_mode=lambda: self.safe_mode.in_safe_mode(),
             rng=self.rng,
             deleted_block_log=self.deleted_blocks,
+            ec_containers=WritableECContainerProvider(
+                conf, self.nodes, self.pipelines, self.containers, rng=self.rng
+            ),
         )
         self.block_deleting = SCMBlockDeletingService(conf, self.deleted_blocks, self.nodes)
         self.creator = BackgroundPipelineCreator(conf, self.pipelines, budget=creator_budget)

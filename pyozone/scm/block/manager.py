@@ -1,4 +1,5 @@
-"""BlockManager: block allocation in writable Ratis containers (spec 6.7) and deleteBlocks from OM (spec 8.1).
+"""BlockManager: block allocation in writable Ratis and EC containers (spec 6.7) and deleteBlocks from OM
+(spec 8.1). EC block groups go through the WritableECContainerProvider (block/writable_ec.py).
 
 Sans-IO: where Ozone waits for a freshly created pipeline to open, this raises
 FAILED_TO_FIND_ACTIVE_PIPELINE and the caller retries once datanodes have reported the pipeline.
@@ -21,9 +22,10 @@ from pyozone.hdds.block import NO_EXCLUSIONS, AllocatedBlock, ExcludeList
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import BlockID, ContainerID, ReplicationConfig
-from pyozone.hdds.states import PipelineState
+from pyozone.hdds.states import PipelineState, ReplicationType
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.sequence_id import LOCAL_ID, SequenceIdGenerator
+from pyozone.scm.block.writable_ec import WritableECContainerProvider
 from pyozone.scm.events import EventQueue
 from pyozone.scm.store import SCMMetadataStore
 
@@ -47,7 +49,9 @@ class BlockManager:
         in_safe_mode: Callable[[], bool],
         rng: random.Random | None = None,
         deleted_block_log: DeletedBlockLog | None = None,
+        ec_containers: WritableECContainerProvider | None = None,
     ) -> None:
+        """`ec_containers` places EC block groups; without one, EC allocations are refused."""
         self.clock = clock
         self.events = events
         self.container_size: int = conf.get("ozone.scm.container.size")
@@ -56,6 +60,7 @@ class BlockManager:
         self._sequence_ids = sequence_ids
         self._in_safe_mode = in_safe_mode
         self._rng = rng or random.Random()
+        self.ec_containers = ec_containers
         self.deleted_block_log = (
             deleted_block_log
             if deleted_block_log is not None
@@ -74,7 +79,14 @@ class BlockManager:
             raise SCMException("SafeModePrecheck failed for allocateBlock", ResultCode.SAFE_MODE_EXCEPTION)
         if size < 0 or size > self.container_size:
             raise SCMException(f"Unsupported block size: {size}", ResultCode.INVALID_BLOCK_SIZE)
-        container = self._writable_container(size, replication_config, owner, excluded)
+        if replication_config.type is ReplicationType.EC:
+            if self.ec_containers is None:
+                raise SCMException(
+                    f"this SCM cannot allocate {replication_config} blocks", ResultCode.INTERNAL_ERROR
+                )
+            container = self.ec_containers.get_container(size, replication_config, owner, excluded)
+        else:
+            container = self._writable_container(size, replication_config, owner, excluded)
         pipeline = self._pipelines.get(container.pipeline_id)
         local_id = self._sequence_ids.next_id(LOCAL_ID)
         self._containers.add_allocated_bytes(container.container_id, size)

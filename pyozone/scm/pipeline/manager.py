@@ -2,6 +2,11 @@
 
 Sans-IO: createPipeline and closePipeline commands are queued on the NodeManager; containers are closed
 through CLOSE_CONTAINER events; persisted state lives in the `pipelines` table.
+
+EC pipelines (Ozone's ECPipelineProvider) are SCM's bookkeeping alone: created OPEN with data + parity
+members chosen by rack scatter, member i holding replica index i + 1; datanodes never hear of them (no
+create or close command, no reports). They close as Ratis ones do, when a member goes stale, dead or out
+of service, and their container closes with them.
 """
 
 from __future__ import annotations
@@ -10,10 +15,11 @@ import logging
 import random
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand
+from pyozone.hdds.datanode import DatanodeInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ContainerID, DatanodeID, PipelineID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
@@ -28,6 +34,15 @@ log = logging.getLogger(__name__)
 
 _IndexKey = tuple[ReplicationConfig, PipelineState]
 
+RackOf = Callable[[DatanodeID], str | None]
+ECPlacement = Callable[
+    [Sequence[DatanodeInfo], RackOf, Sequence[DatanodeID], Sequence[DatanodeID], int, int, random.Random],
+    list[DatanodeID],
+]
+"""The EC container placement (rack scatter): (nodes, rack_of, used, excluded, required, bytes each, rng)
+-> exactly `required` nodes or SCMException. The SCM core passes the Replication Manager's, so pipelines
+and reconstruction targets follow one definition (scm.replication imports this package, not the reverse)."""
+
 
 class PipelineManager:
     def __init__(
@@ -40,8 +55,10 @@ class PipelineManager:
         precheck_passed: Callable[[], bool] = lambda: True,
         in_safe_mode: Callable[[], bool] = lambda: False,
         rng: random.Random | None = None,
+        ec_placement: ECPlacement | None = None,
     ) -> None:
         self.conf = conf
+        self.ec_placement = ec_placement
         self.clock = clock
         self.events = events
         self.nodes = node_manager
@@ -183,17 +200,21 @@ class PipelineManager:
     def create_pipeline(
         self, replication_config: ReplicationConfig, excluded_nodes: Iterable[DatanodeID] = ()
     ) -> Pipeline:
-        """A new ALLOCATED pipeline, its members told to create it; refused past the limits (spec 6.2-6.4)."""
-        if replication_config.type is not ReplicationType.RATIS:
+        """A new pipeline, refused past the limits (spec 6.2-6.4): a Ratis one ALLOCATED, its members
+        told to create it; an EC one OPEN at once, no datanode told."""
+        rtype = replication_config.type
+        if rtype not in (ReplicationType.RATIS, ReplicationType.EC):
             raise SCMException(f"cannot create {replication_config} pipelines", ResultCode.INTERNAL_ERROR)
         if self.frozen:
             raise SCMException("pipeline creation is frozen", ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
+        if (rtype is ReplicationType.EC or replication_config.factor == 3) and not self.precheck_passed():
+            raise SCMException(
+                "Pipeline creation is not allowed in safe mode (pre-check not passed)",
+                ResultCode.SAFE_MODE_EXCEPTION,
+            )
+        if rtype is ReplicationType.EC:
+            return self._create_ec_pipeline(replication_config, excluded_nodes)
         if replication_config.factor == 3:
-            if not self.precheck_passed():
-                raise SCMException(
-                    "Pipeline creation is not allowed in safe mode (pre-check not passed)",
-                    ResultCode.SAFE_MODE_EXCEPTION,
-                )
             limit = check_ratis_three_limit(self.limits, self.count, len(self.nodes.healthy_in_service()))
             if limit.refusal:
                 raise SCMException(limit.refusal, ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
@@ -225,6 +246,38 @@ class PipelineManager:
                 ),
             )
         log.info("Created pipeline %s %s on %s", pipeline.id, replication_config, ",".join(members))
+        return pipeline
+
+    def _create_ec_pipeline(self, config: ReplicationConfig, excluded: Iterable[DatanodeID]) -> Pipeline:
+        """ECPipelineProvider: data + parity members by rack scatter, each with room for a container."""
+        if self.ec_placement is None:
+            raise SCMException(
+                f"cannot create {config} pipelines: this SCM has no EC placement policy",
+                ResultCode.INTERNAL_ERROR,
+            )
+        rack_of = self.nodes.topology.rack_of
+        # a node SCM no longer places (dead, gone) is no candidate anyway; counting it as excluded would
+        # only make the choose ask for more nodes than it needs
+        excluded_known = [dn for dn in dict.fromkeys(excluded) if rack_of(dn) is not None]
+        members = self.ec_placement(
+            self.nodes.nodes(),
+            rack_of,
+            (),
+            excluded_known,
+            config.required_nodes,
+            self.placement.data_size_required,
+            self.rng,
+        )
+        now = self.clock.wall_ms()
+        pipeline = Pipeline(self._new_id(), config, PipelineState.OPEN, tuple(members), now, now)
+        self._put(pipeline)
+        log.info(
+            "Created pipeline %s %s on %s (replica indexes 1..%d in order)",
+            pipeline.id,
+            config,
+            ",".join(members),
+            len(members),
+        )
         return pipeline
 
     def _choose_factor_one_node(self, excluded: set[DatanodeID]) -> DatanodeID:
@@ -283,7 +336,8 @@ class PipelineManager:
         log.info("Pipeline %s closed", pid)
 
     def delete_pipeline(self, pid: PipelineID) -> None:
-        """Removes a CLOSED pipeline and tells its members to drop their Ratis group."""
+        """Removes a CLOSED pipeline and tells its members to drop their Ratis group (an EC pipeline has
+        no group: its members never knew it)."""
         pipeline = self.get(pid)
         if not pipeline.is_closed():
             raise SCMException(
@@ -291,6 +345,8 @@ class PipelineManager:
                 ResultCode.PIPELINE_STATE_CHANGE_NOT_ALLOWED,
             )
         self._remove(pipeline)
+        if pipeline.replication_config.type is ReplicationType.EC:
+            return
         for dn in pipeline.nodes:
             self.send_close_command(dn, pid)
 
@@ -310,6 +366,9 @@ class PipelineManager:
         if dn not in pipeline.nodes:
             log.warning("Datanode %s reported pipeline %s it is not a member of", dn, pid)
             return
+        if pipeline.replication_config.type is ReplicationType.EC:
+            log.warning("Datanode %s reported EC pipeline %s, which datanodes never hold", dn, pid)
+            return
         updated = pipeline.with_report(dn, is_leader)
         if updated != pipeline or updated.reported != pipeline.reported:
             self._put(updated)
@@ -328,13 +387,14 @@ class PipelineManager:
 
     # ------------------------------------------------------------------ scrubber
     def scrub_pipelines(self) -> None:
-        """Spec 6.6: stuck ALLOCATED and long-CLOSED pipelines go; an OPEN one with a lost member closes."""
+        """Spec 6.6: stuck ALLOCATED and long-CLOSED pipelines go; an OPEN one with a lost member closes.
+
+        EC pipelines too: a datanode never closes one (it does not know it), so this is what closes an
+        EC pipeline whose member SCM forgot across a restart."""
         now = self.clock.wall_ms()
         allocated_timeout = self.conf.get("ozone.scm.pipeline.allocated.timeout")
         destroy_timeout = self.conf.get("ozone.scm.pipeline.destroy.timeout")
         for pipeline in list(self._pipelines.values()):
-            if pipeline.replication_config.type is not ReplicationType.RATIS:
-                continue
             if pipeline.state is PipelineState.ALLOCATED and now - pipeline.created_ms >= allocated_timeout:
                 log.info("Scrubbing pipeline %s: ALLOCATED for %d ms", pipeline.id, now - pipeline.created_ms)
                 self.close_and_delete(pipeline.id)

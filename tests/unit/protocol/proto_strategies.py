@@ -272,10 +272,13 @@ heartbeat_responses = st.builds(
 # ------------------------------------------------------------------ admin
 @st.composite
 def pipelines(draw: Any) -> Pipeline:
-    nodes = tuple(draw(st.lists(uuids, min_size=1, max_size=5, unique=True)))
+    config = draw(replication_configs)
+    # an EC pipeline has a member per replica index (member i holds index i + 1)
+    size = config.required_nodes if config.type is ReplicationType.EC else draw(st.integers(1, 5))
+    nodes = tuple(draw(st.lists(uuids, min_size=size, max_size=size, unique=True)))
     return Pipeline(
         id=draw(uuids),
-        replication_config=draw(replication_configs),
+        replication_config=config,
         state=draw(st.sampled_from(PipelineState)),
         nodes=nodes,
         created_ms=draw(uint64s),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,6 +21,8 @@ from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.manager import PipelineManager
+from pyozone.scm.replication.placement import PlacementPolicy
+from pyozone.scm.replication.targets import choose_datanodes
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import GB, dn_id, node_report, volume
 
@@ -72,6 +75,7 @@ class PipelineCluster:
             precheck_passed=lambda: self.precheck,
             in_safe_mode=lambda: self.safe_mode,
             rng=random.Random(self.seed),
+            ec_placement=functools.partial(choose_datanodes, PlacementPolicy.RACK_SCATTER),
         )
 
     # ------------------------------------------------------------------ nodes

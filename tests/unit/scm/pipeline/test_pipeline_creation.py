@@ -182,10 +182,10 @@ def test_frozen_creation_is_refused(cluster) -> None:
             cluster.pm.create_pipeline(config)
 
 
-def test_non_ratis_creation_is_refused(cluster) -> None:
+def test_standalone_creation_is_refused(cluster) -> None:
     cluster.add_nodes(5)
     with pytest.raises(SCMException):
-        cluster.pm.create_pipeline(ReplicationConfig(ReplicationType.EC, 0, 3, 2))
+        cluster.pm.create_pipeline(ReplicationConfig(ReplicationType.STAND_ALONE, 3))
 
 
 # ------------------------------------------------------------------------------------ commands, leaders, ids
