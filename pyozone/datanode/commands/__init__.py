@@ -13,7 +13,8 @@ from pyozone.datanode.commands.node import (
     SetNodeOperationalStateHandler,
 )
 from pyozone.datanode.commands.pipeline import ClosePipelineHandler, CreatePipelineHandler
-from pyozone.datanode.commands.replicate import Push, ReconstructECHandler, ReplicateContainerHandler
+from pyozone.datanode.commands.reconstruct_ec import ReconstructECHandler
+from pyozone.datanode.commands.replicate import Push, ReplicateContainerHandler
 from pyozone.hdds.states import SCMCommandType as T
 
 
@@ -27,7 +28,7 @@ def build_handlers(ctx: CommandContext, push: Push) -> dict[T, CommandHandler]:
         T.deleteBlocksCommand: DeleteBlocksHandler(ctx),
         T.deleteContainerCommand: DeleteContainerHandler(ctx),
         T.replicateContainerCommand: ReplicateContainerHandler(ctx, push),
-        T.reconstructECContainersCommand: ReconstructECHandler(),
+        T.reconstructECContainersCommand: ReconstructECHandler(ctx),
         T.setNodeOperationalStateCommand: SetNodeOperationalStateHandler(ctx),
         T.finalizeNewLayoutVersionCommand: FinalizeLayoutHandler(),
         T.refreshVolumeUsageInfo: RefreshVolumeUsageHandler(ctx),

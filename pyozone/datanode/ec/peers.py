@@ -1,0 +1,156 @@
+"""The coordinator's connections to datanodes: one XceiverClientProtocolService.send stream per datanode.
+
+The service answers a stream's requests in order and runs those for one container one after another, so
+a stream is a FIFO of futures: `submit` queues a request without waiting (many cells in flight), and the
+writes of a block land before its putBlock. Once a stream breaks, every pending and later request fails:
+order is lost, and the reconstruction fails as a whole (SCM retries it).
+
+The datanode may not import the client, whose XceiverStream does the same for key writes; a shared one
+would belong in pyozone/common.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Protocol
+
+import grpc
+
+from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+
+Request = pb.ContainerCommandRequestProto
+Response = pb.ContainerCommandResponseProto
+
+DATA_PORT = "STANDALONE"
+"""The port of the datanode's xceiver service, as the datanode registers it."""
+
+
+class PeerError(Exception):
+    """A request failed at (or on the way to) one datanode: `result` is the datanode's Result name, or
+    the gRPC status when it did not answer."""
+
+    def __init__(self, peer: str, result: str, message: str) -> None:
+        super().__init__(f"{peer}: {result}: {message}")
+        self.peer = peer
+        self.result = result
+
+
+class Peer(Protocol):
+    name: str
+
+    def submit(self, request: Request) -> asyncio.Future[Response]:
+        """Queues `request`; the future gets its answer, whatever its result, or PeerError."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+Connect = Callable[[DatanodeDetails], Peer]
+"""Opens a stream to a datanode (the coordinator's own too: one path for local and remote targets)."""
+
+
+async def call(peer: Peer, request: Request) -> Response:
+    """The answer to `request`, or PeerError unless it is SUCCESS."""
+    return checked(peer, await peer.submit(request))
+
+
+def checked(peer: Peer, response: Response) -> Response:
+    if response.result != pb.SUCCESS:
+        raise PeerError(peer.name, pb.Result.Name(response.result), response.message)
+    return response
+
+
+def peer_name(details: DatanodeDetails) -> str:
+    return f"{details.ip_address or details.hostname}:{details.port(DATA_PORT)} ({str(details.uuid)[:8]})"
+
+
+class GrpcPeer:
+    """One send() stream to one datanode, with a deadline for the whole stream."""
+
+    def __init__(self, channel: grpc.aio.Channel, name: str, timeout_s: float) -> None:
+        self.name = name
+        self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
+        self._pending: deque[asyncio.Future[Response]] = deque()
+        self._broken: PeerError | None = None
+        stub = pb_grpc.XceiverClientProtocolServiceStub(channel)
+        self._call = stub.send(self._requests(), timeout=timeout_s)
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _requests(self) -> AsyncIterator[Request]:
+        while (request := await self._queue.get()) is not None:
+            yield request
+
+    async def _read(self) -> None:
+        try:
+            async for response in self._call:
+                if not self._pending:
+                    raise PeerError(self.name, "PROTOCOL", "an answer nobody asked for")
+                future = self._pending.popleft()
+                if not future.done():
+                    future.set_result(response)
+            self._fail(PeerError(self.name, "CANCELLED", "stream ended"))
+        except grpc.aio.AioRpcError as e:
+            self._fail(PeerError(self.name, e.code().name, e.details() or ""))
+        except PeerError as e:
+            self._fail(e)
+        except asyncio.CancelledError:
+            self._fail(PeerError(self.name, "CANCELLED", "stream closed"))
+
+    def _fail(self, error: PeerError) -> None:
+        if self._broken is None:
+            self._broken = error
+        while self._pending:
+            future = self._pending.popleft()
+            if not future.done():
+                future.set_exception(error)
+
+    def submit(self, request: Request) -> asyncio.Future[Response]:
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        # A failed reconstruction never awaits its later answers: mark them retrieved.
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        if self._broken is not None:
+            future.set_exception(self._broken)
+        else:
+            self._pending.append(future)
+            self._queue.put_nowait(request)
+        return future
+
+    async def close(self) -> None:
+        """Ends the stream after the queued requests; answers still pending fail."""
+        self._queue.put_nowait(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._reader), 5)
+        except TimeoutError:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+
+class GrpcPeers:
+    """Streams to datanodes over one channel per address; `close` ends the channels."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._channels: dict[str, grpc.aio.Channel] = {}
+
+    def connect(self, details: DatanodeDetails) -> Peer:
+        port, host = details.port(DATA_PORT), details.ip_address or details.hostname
+        if not port or not host:
+            raise PeerError(peer_name(details), "NO_DATA_PORT", f"datanode advertises no {DATA_PORT} port")
+        address = f"{host}:{port}"
+        channel = self._channels.get(address)
+        if channel is None:
+            channel = grpc.aio.insecure_channel(address, options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+            self._channels[address] = channel
+        return GrpcPeer(channel, peer_name(details), self.timeout_s)
+
+    async def close(self) -> None:
+        channels, self._channels = list(self._channels.values()), {}
+        for channel in channels:
+            await channel.close()
