@@ -6,8 +6,12 @@ member of, its persisted operational state, and the reports it owes SCM on its n
 Commands are taken by the real datanode's rules (pyozone/datanode/command_admission.py): an older SCM
 term, a passed deadline or a full queue drops them, and the command queue report SCM throttles on counts
 what waits. Replication is push-based, as in Ozone (spec 12): a replicateContainerCommand goes to a
-source, which copies its replica to the named target. Replications wait, NORMAL before LOW, for the
-datanode's replication workers, which push one container each per heartbeat interval.
+source, which copies its replica to the named target. A reconstructECContainersCommand goes to its
+coordinator (a target), which reads `data` sources and writes the missing indexes to the targets; as
+on a real datanode the new replicas are reported once CLOSED (RECOVERING ones are not reported).
+Replications and reconstructions wait, NORMAL before LOW, for the datanode's replication workers, which
+finish one each per heartbeat interval. `running_work` tells which nodes a running one keeps busy, as
+source and as target, so the load replication puts on every node can be measured.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from pyozone.hdds.commands import (
     CreatePipelineCommand,
     DeleteBlocksCommand,
     DeleteContainerCommand,
+    ReconstructECContainersCommand,
+    ReconstructionSource,
     ReplicateContainerCommand,
     SCMCommand,
     SetNodeOperationalStateCommand,
@@ -63,10 +69,12 @@ class SimDatanode:
     pending_pipeline_report: bool = False
     container_actions: list[ContainerAction] = field(default_factory=list)
     executed: dict[SCMCommandType, int] = field(default_factory=dict)
-    replication_queue: list[ReplicateContainerCommand] = field(default_factory=list)  # waiting
-    replications_running: list[ReplicateContainerCommand] = field(default_factory=list)
+    replication_queue: list[SCMCommand] = field(default_factory=list)  # waiting
+    replications_running: list[SCMCommand] = field(default_factory=list)
     admission: CommandAdmission | None = None  # the datanode process's; new at every (re)start
     replications_done: int = 0
+    reconstructions_done: int = 0
+    reconstructions_failed: int = 0
     replications_expired: int = 0
     commands_dropped: int = 0
 
@@ -231,10 +239,11 @@ class SimDatanode:
             CommandStatusReport(command.id, command.type, CommandStatus.EXECUTED, results)
         )
 
-    def _replicate(self, command: ReplicateContainerCommand) -> None:
+    def _replicate(self, command: SCMCommand) -> None:
+        """Replicate and reconstruct commands wait for a replication worker alike."""
         self.replication_queue.append(command)
 
-    def replications(self) -> list[ReplicateContainerCommand]:
+    def replications(self) -> list[SCMCommand]:
         """Running and waiting: what the command queue report counts."""
         return [*self.replications_running, *self.replication_queue]
 
@@ -256,6 +265,9 @@ class SimDatanode:
         take the next waiting ones."""
         running, self.replications_running = self.replications_running, []
         for command in running:
+            if isinstance(command, ReconstructECContainersCommand):
+                self._reconstruct(command, peers)
+                continue
             replica = self.replicas.get(command.container_id)
             target = peers.get(command.target.uuid) if command.target is not None else None
             if replica is None or replica.state not in _REPLICABLE or target is None or not target.alive:
@@ -266,6 +278,36 @@ class SimDatanode:
             self.replications_done += 1
         self._start_replications(now_epoch_ms)
 
+    def _reconstruct(self, command: ReconstructECContainersCommand, peers: Mapping[str, SimDatanode]) -> None:
+        """The coordinator's run: every source it reads must still hold a CLOSED copy of its index and
+        be alive, else the attempt fails (its RECOVERING replicas are cleaned up: nothing is reported,
+        and SCM's pending ADDs time out). Each target gets its missing index, CLOSED, by ICR."""
+        read = [peers.get(s.datanode.uuid) for s in reconstruction_reads(command)]
+        copies = [p.replicas.get(command.container_id) if p is not None and p.alive else None for p in read]
+        if not copies or any(c is None or c.state is not ReplicaState.CLOSED for c in copies):
+            self.reconstructions_failed += 1
+            return
+        model = copies[0]
+        for target, index in zip(command.targets, command.missing_indexes, strict=True):
+            node = peers.get(target.uuid)
+            if node is not None and node.alive and command.container_id not in node.replicas:
+                node.set_replica(replace(model, replica_index=index, origin_node_id=node.uuid))
+        self.reconstructions_done += 1
+
+    def running_work(self) -> Iterable[tuple[str, str]]:
+        """(role, node) for every node each running replication or reconstruction keeps busy: a push
+        reads here ("source") and writes its target ("target"); a reconstruction reads its sources and
+        writes every target, this coordinator among them."""
+        for command in self.replications_running:
+            if isinstance(command, ReconstructECContainersCommand):
+                for source in reconstruction_reads(command):
+                    yield "source", source.datanode.uuid
+                for target in command.targets:
+                    yield "target", target.uuid
+            elif isinstance(command, ReplicateContainerCommand) and command.target is not None:
+                yield "source", self.uuid
+                yield "target", command.target.uuid
+
     def _set_operational_state(self, command: SetNodeOperationalStateCommand) -> None:
         self.op_state = command.state
         self.op_state_expiry = command.expiry_epoch_s
@@ -274,8 +316,18 @@ class SimDatanode:
 
 _REPLICABLE = (ReplicaState.CLOSED, ReplicaState.QUASI_CLOSED, ReplicaState.UNHEALTHY)
 
+
+def reconstruction_reads(command: ReconstructECContainersCommand) -> tuple[ReconstructionSource, ...]:
+    """The sources a coordinator reads: `data` of them, the lowest indexes first, as the codec decodes
+    from the lowest indexes it is given (pyozone/hdds/ec/codec.py) and Ozone reads the data indexes it
+    has before any parity. With SCM's ops-per-node rule on, SCM names exactly these."""
+    data = command.replication_config.ec_data
+    return tuple(sorted(command.sources, key=lambda s: s.replica_index)[:data])
+
+
 _HANDLERS = {
     SCMCommandType.replicateContainerCommand: SimDatanode._replicate,
+    SCMCommandType.reconstructECContainersCommand: SimDatanode._replicate,
     SCMCommandType.createPipelineCommand: SimDatanode._create_pipeline,
     SCMCommandType.closePipelineCommand: SimDatanode._close_pipeline,
     SCMCommandType.closeContainerCommand: SimDatanode._close_container,

@@ -290,8 +290,10 @@ class ReplicationManager:
 
     # ------------------------------------------------------------------ processing stage
     def process_under_replicated(self) -> None:
-        """One iteration of the under-replication processor; the ops-per-node counts (node_ops.py) are
-        the iteration's own, so they start from zero."""
+        """One scheduled iteration of the under-replication processor. The ops-per-node counts
+        (node_ops.py) are the iteration's own, so they start from zero; the passes a dead or leaving
+        node triggers in between (on_node_notify) add to the current iteration's counts instead, or a
+        burst of node events would reset them again and again."""
         self.sender.node_ops.reset()
         self.under_processor.process_all()
 
@@ -317,7 +319,7 @@ class ReplicationManager:
         queue_was_empty = self.queue.is_empty()
         log.info("Datanode %s changed: checking its %d containers now", dn, len(container_ids))
         self.check_containers(container_ids)
-        self.process_under_replicated()
+        self.under_processor.process_all()
         self.process_over_replicated()
         if queue_was_empty:
             self.scan_task.next_due_ms = self.clock.now_ms()

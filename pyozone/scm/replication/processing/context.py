@@ -91,21 +91,48 @@ def choose_targets(
     used: Sequence[DatanodeID],
     excluded: Sequence[DatanodeID],
 ) -> list[DatanodeID]:
-    """Up to `required` targets (maybe fewer); SCMException FAILED_TO_FIND_SUITABLE_NODE if none. Nodes
-    at their ops limit for this iteration (node_ops.py, when on) are excluded too."""
+    """Up to `required` targets (maybe fewer); SCMException FAILED_TO_FIND_SUITABLE_NODE if none.
+
+    Nodes at their ops limit for this iteration (node_ops.py, when on) are excluded too. When that alone
+    leaves no node, or only nodes that would spread the container over fewer racks than the busy ones
+    would, the container waits for the next iteration (CommandTargetOverloadedError) rather than be
+    placed worse: a later iteration can place it well."""
     saturated = ctx.sender.node_ops.saturated()
     if not saturated:
-        return _targets(ctx, container, required, used, excluded)
+        return _targets(ctx, container, required, used, excluded, ctx.rng)
+    busy = CommandTargetOverloadedError(
+        f"the datanodes that could take container {container.container_id} well are at their ops "
+        "limit for this iteration"
+    )
     try:
-        return _targets(ctx, container, required, used, [*excluded, *saturated])
+        targets = _targets(ctx, container, required, used, [*excluded, *saturated], ctx.rng)
     except SCMException as e:
         if not is_no_suitable_node(e):
             raise
-        _targets(ctx, container, required, used, excluded)  # none even without the rule: raises as is
-        raise CommandTargetOverloadedError(
-            f"every datanode that could take container {container.container_id} is at its ops limit "
-            "for this iteration"
-        ) from e
+        _targets(ctx, container, required, used, excluded, _scratch(ctx.rng))  # none at all: raises
+        raise busy from e
+    worse = _mis_replication(ctx, container, used, targets)
+    if worse > 0:
+        try:
+            unlimited = _targets(ctx, container, required, used, excluded, _scratch(ctx.rng))
+        except SCMException:
+            return targets
+        if _mis_replication(ctx, container, used, unlimited) < worse:
+            raise busy
+    return targets
+
+
+def _scratch(rng: random.Random) -> random.Random:
+    """A copy of the seeded random for a trial choice, so trials leave the real sequence as it was."""
+    copy = random.Random()
+    copy.setstate(rng.getstate())
+    return copy
+
+
+def _mis_replication(
+    ctx: RepairContext, container: ContainerInfo, used: Sequence[DatanodeID], targets: Sequence[DatanodeID]
+) -> int:
+    return ctx.placement_status(container, [*used, *targets]).mis_replication_count
 
 
 def _targets(
@@ -114,6 +141,7 @@ def _targets(
     required: int,
     used: Sequence[DatanodeID],
     excluded: Sequence[DatanodeID],
+    rng: random.Random,
 ) -> list[DatanodeID]:
     return get_target_datanodes(
         placement_policy_for(container),
@@ -124,5 +152,5 @@ def _targets(
         list(dict.fromkeys(excluded)),
         container,
         ctx.container_size,
-        ctx.rng,
+        rng,
     )
