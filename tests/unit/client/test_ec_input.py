@@ -265,6 +265,14 @@ def test_one_corrupt_cell_makes_its_index_missing_and_the_stripe_is_rebuilt() ->
     assert group.nodes[4].requests > 0  # parity read for the rebuilt stripes
 
 
+def test_a_datanode_holding_another_index_than_om_says_counts_as_missing() -> None:
+    group = Group(RS, os.urandom(2 * 3072))
+    group.nodes[2].index = 4  # its GetBlock answers replica index 4: OM's locations are out of date
+    stream = group.stream()
+    assert run(read_range(stream, 0, len(group.data))) == group.data
+    assert stream.missing == {2}
+
+
 def test_a_dead_index_is_asked_once_per_block_group() -> None:
     group = Group(RS, os.urandom(6 * 3072))
     group.nodes[1].state = "down"
@@ -316,6 +324,7 @@ def test_a_refresh_from_om_brings_a_reconstructed_index() -> None:
     assert group.refreshes == 1 and spare.requests > 0
 
 
+@pytest.mark.slow  # a timing: run it on a quiet machine
 def test_degraded_read_is_not_slower_than_half_a_normal_read() -> None:
     """Cells of 1 MiB as in rs-3-2-1024k: rebuilding a lost data index costs little next to the reads."""
     import time
