@@ -243,11 +243,7 @@ class Dispatcher:
         container = self.containers.get(cid)
         if container is None:  # created by its first write, unless it was lost (ContainerSet.missing)
             container = self._create(cid, pipeline_id, replica_index, index, exist_ok=True)
-        if replica_index and replica_index != container.data.replica_index:
-            raise ContainerError(
-                Result.CONTAINER_NOT_FOUND,
-                f"container {cid} here is replica index {container.data.replica_index}, not {replica_index}",
-            )
+        _check_replica(container, pipeline_id, replica_index)
         state = container.state
         if state is ReplicaState.CLOSING and index:
             return container
@@ -531,6 +527,23 @@ class Dispatcher:
     def _echo(self, request: Request, body: pb.EchoRequestProto, index: int) -> Response:
         size = integer(body.payloadSizeResp, "echo.payloadSizeResp", 0, MAX_CHUNK_BYTES)
         return Response(echo=pb.EchoResponseProto(payload=bytes(size)))
+
+
+def _check_replica(container: KeyValueContainer, pipeline_id: str, replica_index: int) -> None:
+    """A write names the replica it is for: its index, if it names one, is the replica's; one to an EC
+    replica through a pipeline names the replica's pipeline and index (a stray write must not land in
+    another index's cells, nor in a RECOVERING replica, which has no pipeline)."""
+    here = container.data
+    if here.replica_index > 0 and pipeline_id:
+        ok = pipeline_id == here.origin_pipeline_id and replica_index == here.replica_index
+    else:
+        ok = replica_index in (0, here.replica_index)
+    if not ok:
+        raise ContainerError(
+            Result.CONTAINER_NOT_FOUND,
+            f"container {container.container_id} here is replica index {here.replica_index} of pipeline "
+            f"{here.origin_pipeline_id or 'none'}, not {replica_index} of {pipeline_id or 'none'}",
+        )
 
 
 def _replica_index(request: Request) -> int:

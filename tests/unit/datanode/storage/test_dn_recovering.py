@@ -1,0 +1,111 @@
+"""RECOVERING replicas (an EC reconstruction's targets, issue 14 contract 7) in the storage layer: never in a
+report until closed, UNHEALTHY after a restart (Ozone's ContainerReader), deleted once stale (Ozone's
+recovering-container scrubbing), and scanned like any replica once closed."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pyozone.config import OzoneConfiguration
+from pyozone.datanode.scanner_service import RecoveringScrubService
+from pyozone.datanode.storage import ContainerScanner, ContainerSet, KeyValueContainer
+from pyozone.hdds.messages import ContainerReplicaReport
+from pyozone.hdds.states import ReplicaState
+from tests.unit.datanode.storage.dn_helpers import Node, open_node, write_block
+from tests.unit.datanode.storage.test_dn_scanner import flip_byte
+
+TIMEOUT_S = 20 * 60  # ozone.recovering.container.timeout's default
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _recovering(node: Node, cid: int = 5, index: int = 4) -> KeyValueContainer:
+    return node.containers.create(cid, "dn", "", replica_index=index, state=ReplicaState.RECOVERING)
+
+
+def _watch(containers: ContainerSet) -> list[ContainerReplicaReport]:
+    reports: list[ContainerReplicaReport] = []
+    containers.on_change(reports.append)
+    return reports
+
+
+def test_a_recovering_replica_is_in_no_report_until_it_closes(node: Node) -> None:
+    reports = _watch(node.containers)
+    container = _recovering(node)
+    write_block(container, 1, (4096, 4096), 0)
+    assert reports == [] and node.containers.replica_reports() == []
+    assert container.close()  # RECOVERING -> CLOSED in one step: the coordinator declares it whole
+    assert [(r.state, r.replica_index, r.key_count) for r in reports] == [(ReplicaState.CLOSED, 4, 1)]
+    assert [r.state for r in node.containers.replica_reports()] == [ReplicaState.CLOSED]
+
+
+def test_a_recovering_replica_left_by_a_restart_is_loaded_unhealthy(tmp_path: Path) -> None:
+    node = open_node(tmp_path / "dn")
+    write_block(_recovering(node), 1, (4096,), 0)
+    node.close()
+    again = open_node(tmp_path / "dn")
+    try:
+        [report] = again.containers.replica_reports()
+        assert (report.container_id, report.state, report.replica_index) == (5, ReplicaState.UNHEALTHY, 4)
+        assert again.containers.recovering_older_than(0) == []
+    finally:
+        again.close()
+
+
+def _scrubber(containers: ContainerSet, executor: ThreadPoolExecutor) -> RecoveringScrubService:
+    return RecoveringScrubService(containers, OzoneConfiguration({}), executor)
+
+
+def test_a_stale_recovering_replica_is_deleted_after_the_timeout_and_never_reported(tmp_path: Path) -> None:
+    clock = Clock()
+    node = open_node(tmp_path / "dn")
+    node.containers = ContainerSet(node.volumes, clock=clock)
+    reports = _watch(node.containers)
+    with ThreadPoolExecutor(1) as executor:
+        scrubber = _scrubber(node.containers, executor)
+        assert scrubber.timeout_s == TIMEOUT_S and scrubber.interval_s == 60
+        stale = _recovering(node, 5)
+        write_block(stale, 1, (4096,), 0)
+        clock.now += TIMEOUT_S - 1
+        fresh = _recovering(node, 6)
+        closed = _recovering(node, 7)
+        closed.close()
+        assert scrubber.scrub_once() == []
+        clock.now += 1
+        assert scrubber.scrub_once() == [5]
+        clock.now += TIMEOUT_S
+        assert scrubber.scrub_once() == [6]
+    assert [c.container_id for c in node.containers] == [7] and not stale.directory.exists()
+    assert fresh.state is ReplicaState.DELETED
+    assert [(r.container_id, r.state) for r in reports] == [(7, ReplicaState.CLOSED)]
+    node.close()
+
+
+def test_a_replica_closed_as_the_scrubber_runs_is_kept(node: Node) -> None:
+    container = _recovering(node)
+    container.close()
+    assert not node.containers.delete(5, force=True, only_if=ReplicaState.RECOVERING)
+    assert node.containers.get(5) is container and container.directory.exists()
+
+
+def test_the_scanner_finds_a_corrupted_cell_of_an_ec_replica(node: Node) -> None:
+    """The same check as a Ratis replica's: each cell is a chunk with its checksums."""
+    reports = _watch(node.containers)
+    container = _recovering(node)
+    block, _ = write_block(container, 1, (4096, 4096, 1000), 0)
+    container.close()
+    flip_byte(container, block.block_id.local_id, 4096 + 10)  # the second cell
+    [result] = ContainerScanner(node.containers).scan_all()
+    assert not result.healthy and "1_chunk_1" in result.errors[0]
+    assert container.state is ReplicaState.UNHEALTHY
+    assert [(r.state, r.replica_index) for r in reports] == [
+        (ReplicaState.CLOSED, 4),
+        (ReplicaState.UNHEALTHY, 4),
+    ]
