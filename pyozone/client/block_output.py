@@ -127,8 +127,14 @@ class BlockOutputStream:
     PUT_WITH_CHUNK = True
     """A block of one chunk goes out as one writeChunk carrying its putBlock: one log entry, not two."""
 
-    def __init__(self, location: KeyLocation, config: ClientConfig, pool: ChannelPool) -> None:
+    def __init__(
+        self, location: KeyLocation, config: ClientConfig, pool: ChannelPool, *, replica_index: int = 0
+    ) -> None:
+        """`replica_index`: an EC block's index on this datanode (1..data+parity), 0 for a replicated one."""
         self.location = location
+        self.replica_index = replica_index
+        self.block_metadata: dict[str, str] = {}
+        """BlockData.metadata of the next putBlock (an EC index's "blockGroupLen")."""
         self._config = config
         self._pool = pool
         self._chunk_size = config.buffer_size
@@ -147,6 +153,11 @@ class BlockOutputStream:
         self.acked_bcsid = 0
 
     # ------------------------------------------------------------------ state
+    @property
+    def failure(self) -> BlockFailure | None:
+        """The first failure this block met, if any."""
+        return self._failure
+
     @property
     def length(self) -> int:
         return self.sent + len(self._pending)
@@ -215,7 +226,16 @@ class BlockOutputStream:
         )
 
     def _block_id(self) -> pb.DatanodeBlockID:
-        return pb.DatanodeBlockID(containerID=self.location.container_id, localID=self.location.local_id)
+        return pb.DatanodeBlockID(
+            containerID=self.location.container_id,
+            localID=self.location.local_id,
+            replicaIndex=self.replica_index,
+        )
+
+    def _block_data(self, chunks: list[pb.ChunkInfo], size: int) -> pb.BlockData:
+        """What a putBlock records: the block's chunks so far, its length and metadata."""
+        metadata = [pb.KeyValue(key=k, value=v) for k, v in self.block_metadata.items()]
+        return pb.BlockData(blockID=self._block_id(), chunks=chunks, size=size, metadata=metadata)
 
     def _write_chunk(self, data: Data, put_block: bool = False) -> None:
         """Sends one chunk; with `put_block` the request also commits the block (eof) and is watched
@@ -237,8 +257,7 @@ class BlockOutputStream:
         body.chunkData.CopyFrom(chunk)
         body.data = bytes(data)  # protobuf holds bytes only: V1's one copy into its request
         if put_block:
-            chunks = [*self._chunks, chunk]
-            block = pb.BlockData(blockID=self._block_id(), chunks=chunks, size=self.sent + len(data))
+            block = self._block_data([*self._chunks, chunk], self.sent + len(data))
             body.block.CopyFrom(pb.PutBlockRequestProto(blockData=block, eof=True))
         answer = stream.submit(request)
         self._chunks.append(chunk)
@@ -251,11 +270,10 @@ class BlockOutputStream:
 
     def _flush(self, eof: bool) -> None:
         """putBlock of every chunk so far; its answer and watch run in a task."""
-        data = pb.BlockData(blockID=self._block_id(), chunks=self._chunks, size=self.sent)
-        body = pb.PutBlockRequestProto(blockData=data, eof=eof)
+        body = pb.PutBlockRequestProto(blockData=self._block_data(self._chunks, self.sent), eof=eof)
         self._track(self._stream("data").submit(self._request(pb.PutBlock, putBlock=body)))
 
-    def _track(self, answer: asyncio.Future[pb.ContainerCommandResponseProto]) -> None:
+    def _track(self, answer: asyncio.Future[pb.ContainerCommandResponseProto]) -> asyncio.Task[None]:
         """Checks a putBlock's answer (and the chunks before it) and watches its index, in a task."""
         stream = self._stream("data")
         chunk_answers, self._chunk_answers = self._chunk_answers, []
@@ -266,6 +284,7 @@ class BlockOutputStream:
         )
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
         self._flushes.append(_Flush(self.sent, task))
+        return task
 
     async def _complete(
         self,

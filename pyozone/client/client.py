@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pyozone.client.config import ClientConfig
+from pyozone.client.ec_output import ECKeyOutputStream
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.client.models import (
     BucketInfo,
     DatanodeRef,
     KeyInfo,
+    KeyLocation,
     MultipartPartList,
     MultipartUploadInfo,
     VolumeInfo,
@@ -133,10 +135,24 @@ class AsyncOzoneClient:
         client_id, blocks = await self.om.open_key(
             volume, bucket, key, size_hint, replication, metadata=metadata, tags=tags
         )
+        return self._output(volume, bucket, key, client_id, blocks, size_hint, datastream, metadata)
+
+    def _output(
+        self, volume: str, bucket: str, key: str, client_id: int, blocks: list[KeyLocation], size_hint: int,
+        datastream: bool | None, metadata: Mapping[str, str] | None = None,
+        part: tuple[str, int] | None = None,
+    ) -> KeyOutputStream:  # fmt: skip
+        """The writer of an open key: striped when OM allocated it EC blocks (OM pre-allocates at least
+        one), else by pipeline V1 or V2 (uses_datastream)."""
+        if blocks and blocks[0].pipeline.ec is not None:
+            return ECKeyOutputStream(
+                self.om, self.pool, self.config, volume, bucket, key, client_id, blocks, metadata=metadata,
+                part=part,
+            )  # fmt: skip
         route = self._route if self.config.uses_datastream(size_hint, datastream) else None
         return KeyOutputStream(
             self.om, self.pool, self.config, volume, bucket, key, client_id, blocks, route=route,
-            metadata=metadata,
+            metadata=metadata, part=part,
         )  # fmt: skip
 
     def _route(self, members: tuple[DatanodeRef, ...]) -> tuple[DatanodeRef, ...]:
@@ -273,11 +289,9 @@ class AsyncOzoneClient:
         client_id, blocks = await self.om.open_key(
             volume, bucket, key, size_hint, None, upload_id=upload_id, part_number=part_number
         )
-        route = self._route if self.config.uses_datastream(size_hint, datastream) else None
-        return KeyOutputStream(
-            self.om, self.pool, self.config, volume, bucket, key, client_id, blocks, route=route,
-            part=(upload_id, part_number),
-        )  # fmt: skip
+        return self._output(
+            volume, bucket, key, client_id, blocks, size_hint, datastream, part=(upload_id, part_number)
+        )
 
     async def complete_multipart_upload(
         self,

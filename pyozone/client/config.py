@@ -6,7 +6,7 @@ value can be shared by every stream of a client without locks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyozone.client.retry import WriteRetryPolicy
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
@@ -42,6 +42,7 @@ class ClientConfig:
     packet_size: int = 1 << 20  # ozone.client.datastream.min.packet.size: one V2 packet (a chunk)
     datastream_flush_size: int = 16 << 20  # ozone.client.datastream.buffer.flush.size: V2 bytes per putBlock
     datastream_window: int = 64 << 20  # ozone.client.datastream.window.size: V2 bytes sent, not acknowledged
+    ec_stripe_retries: int = 10  # ozone.client.max.ec.stripe.write.retries: an EC key's rewrites in a run
 
     @property
     def write_retry(self) -> WriteRetryPolicy:
@@ -50,9 +51,15 @@ class ClientConfig:
             self.retry_deadline_s,
         )  # fmt: skip
 
+    @property
+    def ec_write_retry(self) -> WriteRetryPolicy:
+        """An EC key's retries: Ozone counts them by ozone.client.max.ec.stripe.write.retries."""
+        return replace(self.write_retry, max_retries=self.ec_stripe_retries)
+
     def uses_datastream(self, size: int, datastream: bool | None = None) -> bool:
         """Whether a key of `size` bytes (0: unknown) is written by V2: `datastream` when given, else by
-        ozone.fs.datastream.enabled and the auto threshold (seed 004: small keys gain nothing from it)."""
+        ozone.fs.datastream.enabled and the auto threshold (seed 004: small keys gain nothing from it).
+        Replicated keys only: an EC key's cells go over a datanode's datastream port whenever it has one."""
         if datastream is not None:
             return datastream
         return self.datastream_enabled and size >= self.datastream_threshold
@@ -101,6 +108,7 @@ class ClientConfig:
             packet_size=int(conf.get("ozone.client.datastream.min.packet.size")),
             datastream_flush_size=int(conf.get("ozone.client.datastream.buffer.flush.size")),
             datastream_window=int(conf.get("ozone.client.datastream.window.size")),
+            ec_stripe_retries=int(conf.get("ozone.client.max.ec.stripe.write.retries")),
         )
         config.check()
         return config

@@ -39,9 +39,15 @@ class BlockDataStreamOutput(BlockOutputStream):
     PUT_WITH_CHUNK = False  # the data never goes through the log
 
     def __init__(
-        self, location: KeyLocation, config: ClientConfig, pool: ChannelPool, chain: tuple[DatanodeRef, ...]
+        self,
+        location: KeyLocation,
+        config: ClientConfig,
+        pool: ChannelPool,
+        chain: tuple[DatanodeRef, ...],
+        *,
+        replica_index: int = 0,
     ) -> None:
-        super().__init__(location, config, pool)
+        super().__init__(location, config, pool, replica_index=replica_index)
         self._chunk_size = config.packet_size
         self._chunks_per_flush = max(1, config.datastream_flush_size // config.packet_size)
         self._max_unacked = max(config.datastream_window, config.datastream_flush_size)
@@ -69,6 +75,7 @@ class BlockDataStreamOutput(BlockOutputStream):
             self._config.checksum_type,
             self._config.bytes_per_checksum,
             tuple(ds.Hop(m.uuid, m.ip or m.host, m.datastream_port or 0) for m in self.chain[1:]),
+            self.replica_index,
         )
         self._sock = sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setblocking(False)
@@ -180,7 +187,7 @@ class BlockDataStreamOutput(BlockOutputStream):
         if eof:
             self._chunk_answers.append(self._packet(ds.PacketKind.END, b"", b""))
             self._outbox.put_nowait(None)
-        block = pb.BlockData(blockID=self._block_id(), chunks=self._chunks, size=self.sent)
+        block = self._block_data(self._chunks, self.sent)
         request = self._request(pb.PutBlock, putBlock=pb.PutBlockRequestProto(blockData=block, eof=eof))
         answer = asyncio.ensure_future(self._put_after(list(self._chunk_answers), request))
         answer.add_done_callback(lambda f: f.cancelled() or f.exception())

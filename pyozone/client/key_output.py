@@ -39,6 +39,8 @@ Route = Callable[[tuple[DatanodeRef, ...]], tuple[DatanodeRef, ...]]
 
 
 class KeyOutputStream:
+    RETRIES_KEY = "ozone.client.max.retries"
+
     def __init__(
         self,
         om: OmClient,
@@ -75,6 +77,7 @@ class KeyOutputStream:
         self._retry_run: RetryRun | None = None  # the failures since data was last acknowledged
         self._state = "open"
         self._route = route
+        self._retry_policy = config.write_retry
         self.key_info: KeyInfo | None = None
 
     @property
@@ -228,33 +231,42 @@ class KeyOutputStream:
             f"block {loc.block_name} on pipeline {loc.pipeline.id} "
             f"(leader {leader.address if leader else '-'}): {failure}"
         )
-        self._failures.append(what)
-        match failure.kind:
-            case FailureKind.CONTAINER:
-                self._exclude.add_container(loc.container_id)
-            case FailureKind.NOT_REPLICATED | FailureKind.PIPELINE:
-                self._exclude.add_pipeline(loc.pipeline.id)
-                for uuid in failure.datanodes:
-                    self._exclude.add_datanode(uuid)
-        if self._retry_run is None or block.acked:  # progress since the last failure
-            self._retry_run = RetryRun(self._config.write_retry, self._clock)
+        self._exclude_failed(failure, loc)
         if block.acked:
             self._blocks.append(block.committed(self._offset))
             self._offset += block.acked
         retained = block.retained()
+        await self._next_try(what, failure, bool(block.acked), len(retained))
+        return retained
+
+    def _exclude_failed(self, failure: BlockFailure, location: KeyLocation) -> None:
+        """Where the next block must not go after `failure` at `location`."""
+        match failure.kind:
+            case FailureKind.CONTAINER:
+                self._exclude.add_container(location.container_id)
+            case FailureKind.NOT_REPLICATED | FailureKind.PIPELINE:
+                self._exclude.add_pipeline(location.pipeline.id)
+                for uuid in failure.datanodes:
+                    self._exclude.add_datanode(uuid)
+
+    async def _next_try(self, what: str, failure: BlockFailure, progressed: bool, unwritten: int) -> None:
+        """Counts a failed block in the run of failures (a new run when data was acknowledged since the
+        last one) and waits its backoff; BlockWriteError when the run is over (retry.py)."""
+        self._failures.append(what)
+        if self._retry_run is None or progressed:
+            self._retry_run = RetryRun(self._retry_policy, self._clock)
         run = self._retry_run
         delay = run.fail(what, backoff=failure.kind is not FailureKind.CONTAINER)
         if delay is None:
             await self.abort()
             why = (
-                f"ozone.client.max.retries {self._config.max_retries}"
-                if len(run.tries) > self._config.max_retries
+                f"{self.RETRIES_KEY} {self._retry_policy.max_retries}"
+                if len(run.tries) > self._retry_policy.max_retries
                 else f"ozone.client.retry.deadline {self._config.retry_deadline_s:g}s"
             )
             raise BlockWriteError(
                 f"{self._name()}: gave up after {len(run.tries) - 1} retries in {run.elapsed_s:.1f}s "
-                f"({why}); {len(retained)} bytes unwritten; tried: " + "; ".join(run.tries)
+                f"({why}); {unwritten} bytes unwritten; tried: " + "; ".join(run.tries)
             )
         if delay:
             await asyncio.sleep(delay)
-        return retained

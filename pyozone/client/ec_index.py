@@ -1,0 +1,63 @@
+"""One replica index of an EC block group, written straight to its datanode (Ozone's ECBlockOutputStream).
+
+An index is an ordinary block whose chunks are cells: the writer of a replicated block with a one-member
+"pipeline" (the index's datanode) that keeps the EC pipeline's id, so the datanode can ask SCM about the
+allocation. Cells go over the datastream port when the datanode has one (BlockDataStreamOutput, the
+header naming the replica index), else as gRPC writeChunks (BlockOutputStream). The commit logic is theirs:
+a putBlock acknowledges the cells before it. There is no pipeline log: the datanode applies the putBlock
+itself, so its answer alone is the acknowledgement (no watch). Every putBlock names the replica index and
+carries the block group's length as BlockData metadata "blockGroupLen" (Ozone's key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from pyozone.client.block_output import BlockOutputStream
+from pyozone.client.config import ClientConfig
+from pyozone.client.datastream import BlockDataStreamOutput
+from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
+from pyozone.client.xceiver import ChannelPool
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+
+BLOCK_GROUP_LEN = "blockGroupLen"
+"""Ozone's BlockData metadata key of a block group's length (OzoneConsts.BLOCK_GROUP_LEN_KEY_IN_PUT_BLOCK)."""
+
+
+class ECIndexOutput(BlockOutputStream):
+    """What an EC index changes in a block writer: cells in, one putBlock per stripe, no watch. Alone it
+    sends cells as gRPC writeChunks (a datanode without a datastream port)."""
+
+    PUT_WITH_CHUNK = False  # one putBlock per stripe, on every index alike
+
+    def write_cell(self, cell: memoryview) -> None:
+        """Sends one cell as the index's next chunk (kept until a putBlock acknowledges it)."""
+        self._raise_failure()
+        self._write_chunk(cell)
+
+    def put(self, group_length: int, eof: bool) -> asyncio.Task[None]:
+        """putBlock of every cell so far, recording the group's length; the task ends when it is acked."""
+        self._raise_failure()
+        while self._flushes and self._flushes[0].task.done():  # acknowledged: the stripe keeps its own task
+            self._flushes.popleft()
+        self.block_metadata = {BLOCK_GROUP_LEN: str(group_length)}
+        self._flush(eof)
+        return self._flushes[-1].task
+
+    def _replicated(self, infos: list[pb.CommitInfoProto], index: int) -> bool:
+        return True  # no pipeline log: the datanode's answer is the acknowledgement
+
+
+class _StreamIndex(ECIndexOutput, BlockDataStreamOutput):
+    """Cells as datastream packets: the cell's memoryview goes to the socket as it is."""
+
+
+def index_output(
+    group: KeyLocation, index: int, member: DatanodeRef, config: ClientConfig, pool: ChannelPool
+) -> ECIndexOutput:
+    """The writer of replica `index` of the block group at `group`, on datanode `member`."""
+    location = replace(group, pipeline=PipelineRef(group.pipeline.id, (member,), member.uuid))
+    if member.datastream_port is None:
+        return ECIndexOutput(location, config, pool, replica_index=index)
+    return _StreamIndex(location, config, pool, (member,), replica_index=index)

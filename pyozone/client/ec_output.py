@@ -1,0 +1,291 @@
+"""ECKeyOutputStream: a key striped over EC block groups (Ozone's ECKeyOutputStream).
+
+The caller's bytes gather into a stripe of `data` cells (StripeLayout, cell = the EC chunk size). A full
+stripe, or the last short one at close, gets its parity from the codec, then each cell goes to its replica
+index's datanode (ec_index.py) and every index gets a putBlock carrying the group's length; all d+p cells of
+a stripe are sent at once, and while they travel the next stripe fills and is coded. A stripe is
+acknowledged once every index acknowledged its putBlock; until then its bytes stay in memory. At most
+ozone.client.stream.buffer.max.size of stripes are unacknowledged. A group holds up to data x
+ozone.scm.block.size bytes (as OM allocated it); then the next group comes from OM.
+
+A failure (an index's datanode dies or refuses) ends the group at the last stripe every index acknowledged:
+commitKey lists it with that length, as readers take it, while indexes that took later putBlocks record a
+longer blockGroupLen, which Ozone's reconstruction also meets (it takes the smallest). The failed datanode
+(its pipeline) or the closed container goes into the exclude list, and every stripe not acknowledged is
+rewritten in a new group. Retries count by ozone.client.max.ec.stripe.write.retries (retry.py's run).
+
+Copies: a stripe is one `bytes` object (pyeclib codes only bytes): a slice of the caller's bytes copied once,
+or the join of the pieces it spans; a caller's mutable buffer is copied when written (PendingBytes). Cells
+are views of it; gRPC writeChunk copies a cell into its request, the datastream port sends the view. A
+short last stripe is zero-padded, in a copy, for coding only: data indexes store their real lengths.
+EC keys have no hflush/hsync (neither has Ozone's ECKeyOutputStream): bytes become durable at close().
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from pyozone.client.block_output import BlockFailure, FailureKind, PendingBytes
+from pyozone.client.config import ClientConfig
+from pyozone.client.ec_index import ECIndexOutput, index_output
+from pyozone.client.errors import OzoneClientError
+from pyozone.client.key_output import KeyOutputStream
+from pyozone.client.models import KeyLocation
+from pyozone.client.om import OmClient
+from pyozone.client.xceiver import ChannelPool
+from pyozone.hdds.ec.codec import codec_for
+from pyozone.hdds.ec.layout import StripeLayout
+
+
+@dataclass(eq=False, slots=True)
+class _Stripe:
+    """A stripe sent and not yet acknowledged: its data (what a retry rewrites) and the group length once
+    it is acknowledged. `puts` is empty until every cell went out."""
+
+    data: bytes
+    end: int
+    puts: tuple[asyncio.Task[None], ...] = field(default=())
+
+    def acknowledged(self) -> bool:
+        """After the puts settled: whether every index acknowledged it."""
+        puts = self.puts
+        return bool(puts) and all(t.done() and not t.cancelled() and t.exception() is None for t in puts)
+
+
+class _Group:
+    """One block group being written: a writer per replica index and its unacknowledged stripes."""
+
+    def __init__(self, location: KeyLocation, config: ClientConfig, pool: ChannelPool) -> None:
+        ec = location.pipeline.ec
+        assert ec is not None
+        self.location = location
+        self.layout = layout = StripeLayout.of(ec)
+        self.codec = codec_for(ec)
+        most = layout.data * config.block_size
+        self.capacity = min(location.length, most) if location.length > 0 else most
+        self.window = max(1, config.max_size // layout.stripe_bytes)
+        self.length = 0  # group bytes sent
+        self.acked = 0  # group bytes every index acknowledged
+        self.eof = False  # the last putBlocks went out
+        self.inflight: deque[_Stripe] = deque()
+        self.writers: dict[int, ECIndexOutput] = {}
+        self._config, self._pool = config, pool
+
+    def open(self) -> None:
+        """A writer for every replica index: its datanode is the first member holding it."""
+        members = self.location.pipeline.by_index()
+        missing = [i for i in range(1, self.layout.nodes + 1) if not members.get(i)]
+        if missing:
+            raise BlockFailure(
+                FailureKind.PIPELINE, "NO_REPLICA_INDEX",
+                f"EC pipeline {self.location.pipeline.id} has no member for replica indexes {missing}",
+            )  # fmt: skip
+        for index in range(1, self.layout.nodes + 1):
+            member = members[index][0]
+            self.writers[index] = index_output(self.location, index, member, self._config, self._pool)
+
+    @property
+    def room(self) -> int:
+        """Bytes the next stripe takes: a full stripe unless the group ends sooner."""
+        return min(self.layout.stripe_bytes, self.capacity - self.length)
+
+    def send(self, data: bytes, eof: bool) -> None:
+        """Codes the stripe `data` and sends its cells and putBlocks; raises BlockFailure (the stripe is
+        then in `inflight`, unacknowledged)."""
+        layout = self.layout
+        stripe = _Stripe(data, self.length + len(data))
+        self.inflight.append(stripe)
+        lengths = layout.stripe_cell_lengths(stripe.end, self.length // layout.stripe_bytes)
+        first = lengths[0]
+        coded = data if len(data) == layout.data * first else data + bytes(layout.data * first - len(data))
+        parity = self.codec.encode_stripe(coded, first)
+        view = memoryview(data)
+        for index, length in enumerate(lengths, start=1):
+            if length:
+                start = (index - 1) * layout.cell
+                self.writers[index].write_cell(view[start : start + length])
+        for index, cell in enumerate(parity, start=layout.data + 1):
+            self.writers[index].write_cell(cell)
+        self._put(stripe, eof)
+
+    def finish(self) -> None:
+        """The last putBlocks (eof) when the last stripe sent was not known to be the last."""
+        self.inflight.append(stripe := _Stripe(b"", self.length))
+        self._put(stripe, eof=True)
+
+    def _put(self, stripe: _Stripe, eof: bool) -> None:
+        self.length, self.eof = stripe.end, eof
+        stripe.puts = tuple(w.put(stripe.end, eof) for w in self.writers.values())
+
+    async def ack_oldest(self) -> None:
+        """Waits until every index acknowledged the oldest stripe; raises its BlockFailure."""
+        stripe = self.inflight[0]
+        await asyncio.gather(*stripe.puts)
+        self.inflight.popleft()
+        self.acked = stripe.end
+
+    async def settle(self) -> list[BlockFailure]:
+        """After a failure: lets the putBlocks in flight finish, keeps the acknowledged stripes at the
+        front, and names every failure the indexes met."""
+        await asyncio.gather(*(t for s in self.inflight for t in s.puts), return_exceptions=True)
+        while self.inflight and self.inflight[0].acknowledged():
+            self.acked = self.inflight.popleft().end
+        failures = [w.failure for w in self.writers.values() if w.failure is not None]
+        for stripe in self.inflight:
+            failures += [e for t in stripe.puts if t.done() and isinstance(e := t.exception(), BlockFailure)]
+        return list({id(f): f for f in failures}.values())
+
+    def unacknowledged(self) -> bytes:
+        """The bytes of every stripe not acknowledged, in order (what a new group rewrites)."""
+        return b"".join(s.data for s in self.inflight)
+
+    def committed(self, key_offset: int) -> KeyLocation:
+        """The group as commitKey lists it: its acknowledged length (no pipeline log, so no BCSID)."""
+        loc = self.location
+        return KeyLocation(
+            loc.container_id, loc.local_id, 0, key_offset, self.acked, loc.pipeline, loc.container_state
+        )
+
+    async def close(self) -> None:
+        for writer in self.writers.values():
+            await writer.close()
+
+
+class ECKeyOutputStream(KeyOutputStream):
+    """A KeyOutputStream whose blocks are EC block groups (its commit and retry rules are the same)."""
+
+    RETRIES_KEY = "ozone.client.max.ec.stripe.write.retries"
+
+    def __init__(
+        self,
+        om: OmClient,
+        pool: ChannelPool,
+        config: ClientConfig,
+        volume: str,
+        bucket: str,
+        key: str,
+        client_id: int,
+        preallocated: list[KeyLocation],
+        clock: Callable[[], float] = time.monotonic,
+        metadata: Mapping[str, str] | None = None,
+        part: tuple[str, int] | None = None,
+    ) -> None:
+        super().__init__(
+            om, pool, config, volume, bucket, key, client_id, preallocated, clock, None, metadata, part
+        )
+        self._retry_policy = config.ec_write_retry
+        self._pending = PendingBytes()  # accepted, not yet in a stripe
+        self._group: _Group | None = None
+
+    @property
+    def write_path(self) -> str:
+        return "EC"
+
+    async def abort(self) -> None:
+        if self._state != "open":
+            return
+        self._state = "aborted"
+        if self._group is not None:
+            group, self._group = self._group, None
+            await group.close()
+
+    # ------------------------------------------------------------------ internals
+    async def _run(self, view: memoryview, final: bool) -> None:
+        if view:
+            self._pending.add(view)
+        while True:
+            try:
+                await self._stripes(final)
+                return
+            except BlockFailure as failure:
+                await self._fail(failure)
+            except BaseException:
+                await self.abort()
+                raise
+
+    async def _stripes(self, final: bool) -> None:
+        """Sends every full stripe (with `final`, the rest too) and ends the groups that fill up."""
+        pending = self._pending
+        while pending:
+            group = await self._open_group()
+            size = group.room
+            if len(pending) < size and not final:
+                return
+            size = min(size, len(pending))
+            while len(group.inflight) >= group.window:
+                await group.ack_oldest()
+            data = _as_bytes(pending.peek(size))
+            pending.drop(size)
+            last = group.length + size == group.capacity or (final and not pending)
+            group.send(data, eof=last)
+            if last:
+                await self._end(group)
+        if final and self._group is not None:
+            await self._end(self._group)
+
+    async def _open_group(self) -> _Group:
+        if self._group is None:
+            while self._preallocated:
+                location = self._preallocated.popleft()
+                members = tuple(m.uuid for m in location.pipeline.members)
+                if not self._exclude.excludes(location.container_id, location.pipeline.id, members):
+                    break
+            else:
+                location = await self._allocate()
+            if location.pipeline.ec is None:
+                raise OzoneClientError(
+                    f"{self._name()}: block {location.block_name} is not on an EC pipeline "
+                    f"({location.pipeline.id})"
+                )
+            self._group = _Group(location, self._config, self._pool)
+            self._group.open()
+        return self._group
+
+    async def _end(self, group: _Group) -> None:
+        """Waits until every index acknowledged the whole group, then lists it for commitKey."""
+        if not group.eof:
+            group.finish()
+        while group.inflight:
+            await group.ack_oldest()
+        self._group = None
+        await group.close()
+        if group.acked:
+            self._blocks.append(group.committed(self._offset))
+            self._offset += group.acked
+            self._retry_run = None  # progress
+
+    async def _fail(self, failure: BlockFailure) -> None:
+        """Ozone's ECKeyOutputStream on a failed stripe: the group ends at its acknowledged stripes, what
+        failed is excluded, and the stripes not acknowledged go back in front of the pending bytes."""
+        group, self._group = self._group, None
+        assert group is not None
+        failures = list({id(f): f for f in (failure, *await group.settle())}.values())
+        retained = group.unacknowledged()
+        await group.close()
+        loc = group.location
+        for each in failures:
+            self._exclude_failed(each, loc)
+        if group.acked:
+            self._blocks.append(group.committed(self._offset))
+            self._offset += group.acked
+        pending, self._pending = self._pending, PendingBytes()
+        self._pending.add(retained)
+        for piece in pending.views:
+            self._pending.add(piece)
+        what = f"block group {loc.block_name} on EC pipeline {loc.pipeline.id}: " + "; ".join(
+            map(str, failures)
+        )
+        await self._next_try(what, failures[0], bool(group.acked), len(self._pending))
+
+
+def _as_bytes(data: bytes | memoryview) -> bytes:
+    """The stripe as one bytes object (pyeclib's input): the caller's own when the view is all of it."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data.obj, bytes) and len(data) == len(data.obj):
+        return data.obj
+    return bytes(data)  # the stripe's one copy
