@@ -6,7 +6,8 @@ simulator's datanode (pyozone/sim/datanode.py) applies the same ones on virtual 
 is tested against what a real datanode does.
 
 As in Ozone's DatanodeStateMachine and ReplicationSupervisor (spec 12): a command from an older SCM term
-than the newest seen, or past its deadline, is dropped; replication-type commands wait in a queue of
+than the newest seen, or past its deadline, is dropped, and replication work is checked again when a
+worker takes it; replication-type commands (replicate and EC reconstruction) wait in a queue of
 hdds.datanode.replication.queue.limit, NORMAL priority before LOW, and run on
 hdds.datanode.replication.streams.limit workers; both limits grow by the out-of-service factor while the
 node is decommissioning or in maintenance; some types have a cap on how many may wait (deleteBlocks).
@@ -100,7 +101,18 @@ class CommandAdmission:
             return f"{limit} {command.type.name} commands are already queued"
         return ""
 
+    def refusal_at_start(self, command: SCMCommand, now_epoch_ms: int) -> str:
+        """Why a queued command is not run when a worker takes it ("" to run it): its deadline passed while
+        it waited, or, for replication work (Ozone's ReplicationSupervisor), a newer SCM term was seen."""
+        if self.expired(command, now_epoch_ms):
+            return "its deadline passed while queued"
+        if command.type in REPLICATION_TYPES and command.term < self.max_term:
+            return f"term {command.term} became older than the newest SCM term {self.max_term} while queued"
+        return ""
+
     def counts(self, queued_and_running: Iterable[SCMCommand]) -> dict[SCMCommandType, int]:
-        """The commandQueueReport: every handled type, zeros included (SCM then knows they are 0)."""
+        """The commandQueueReport: every handled type, zeros included (SCM then knows they are 0). A
+        reconstruction counts once, as in Ozone: SCM applies its weight
+        (hdds.scm.replication.datanode.reconstruction.weight) to the count."""
         counts = Counter(c.type for c in queued_and_running)
         return {t: counts.get(t, 0) for t in self.handled}

@@ -159,9 +159,10 @@ class CommandQueue:
 
     async def _execute(self, command: SCMCommand) -> None:
         handler = self._handlers[command.type]
-        if self.admission.expired(command, self._now_ms()):  # it may have waited past its deadline
-            log.warning("dropped %s (id %d): deadline passed while queued", command.type.name, command.id)
-            handler.on_dropped(command, "its deadline passed while queued")
+        reason = self.admission.refusal_at_start(command, self._now_ms())
+        if reason:
+            log.warning("dropped %s (id %d): %s", command.type.name, command.id, reason)
+            handler.on_dropped(command, reason)
             return
         try:
             await handler.handle(command)
