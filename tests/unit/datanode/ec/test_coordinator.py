@@ -11,9 +11,12 @@ import pytest
 
 from pyozone.datanode.ec import ReconstructionError, reconstruct_container
 from pyozone.datanode.ec.coordinator import Outcome, Reconstruction
+from pyozone.datanode.xceiver import Dispatcher
 from pyozone.hdds.ec import StripeLayout
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.unit.datanode.dns_helpers import open_node
 from tests.unit.datanode.ec.ec_helpers import (
     CID,
     DispatcherPeer,
@@ -236,3 +239,88 @@ def test_a_bad_job_is_refused_before_anything_runs() -> None:
         Reconstruction(CID, RS32, {i: details(i) for i in (1, 2)}, {3: details(53)})
     with pytest.raises(ValueError, match=r"outside 1\.\.5"):
         Reconstruction(CID, RS32, {i: details(i) for i in (1, 2, 3)}, {6: details(56)})
+
+
+def _real_targets(root: Path, executor: Executor, indexes: list[int]) -> dict[int, DispatcherPeer]:
+    """Target datanodes with real storage (contract 7 as the datanode implements it)."""
+    targets = {}
+    for index in indexes:
+        node = open_node(root / f"dst{index}", str(details(50 + index).uuid), container_size="64MB")
+        peer = DispatcherPeer(
+            f"dst{index}", Dispatcher(node.containers, node.uuid, node.full.append), executor
+        )
+        peer.node = node  # type: ignore[attr-defined]
+        targets[index] = peer
+    return targets
+
+
+def test_real_targets_end_closed_with_the_rebuilt_blocks(tmp_path: Path, executor: Executor) -> None:
+    sources = open_sources(tmp_path, [2, 3, 4])
+    targets = _real_targets(tmp_path, executor, [1, 5])
+    try:
+        cells = {
+            lid: write_group(sources, RS32, lid, payload(size, lid))
+            for lid, size in ((1, 3 * CELL * 3 + 7), (2, 5))
+        }
+        close_sources(sources)
+        peers = {
+            str(details(i).uuid): DispatcherPeer(f"src{i}", s.dispatcher, executor)
+            for i, s in sources.items()
+        }
+        peers |= {str(details(50 + i).uuid): t for i, t in targets.items()}
+        job = Reconstruction(
+            CID, RS32, {i: details(i) for i in sources}, {i: details(50 + i) for i in targets}
+        )
+        asyncio.run(reconstruct_container(job, connector(peers), COORDINATOR, executor, 30))
+        for index, target in targets.items():
+            container = target.node.containers.get(CID)  # type: ignore[attr-defined]
+            assert (container.state, container.data.replica_index) == (ReplicaState.CLOSED, index)
+            for lid, group in cells.items():
+                get = pb.GetBlockRequestProto(blockID=pb.DatanodeBlockID(containerID=CID, localID=lid))
+                block = dispatch_ok(
+                    target.dispatcher, Request(cmdType=pb.GetBlock, containerID=CID, getBlock=get)
+                ).getBlock.blockData
+                data_length = sum(len(c) for i in (1, 2, 3) for c in group[i])
+                assert {kv.key: kv.value for kv in block.metadata} == {"blockGroupLen": str(data_length)}
+                data = b""
+                for chunk in block.chunks:
+                    read = pb.ReadChunkRequestProto(blockID=block.blockID, chunkData=chunk)
+                    answer = dispatch_ok(
+                        target.dispatcher, Request(cmdType=pb.ReadChunk, containerID=CID, readChunk=read)
+                    )
+                    data += answer.readChunk.data
+                assert data == b"".join(group[index])
+    finally:
+        for holder in (*sources.values(), *targets.values()):
+            holder.node.close()
+
+
+def test_real_targets_lose_their_recovering_replicas_on_failure(tmp_path: Path, executor: Executor) -> None:
+    sources = open_sources(tmp_path, [2, 3, 4])
+    targets = _real_targets(tmp_path, executor, [1, 5])
+    try:
+        write_group(sources, RS32, 1, payload(3 * CELL * 3, 1))
+        close_sources(sources)
+        peers = {
+            str(details(i).uuid): DispatcherPeer(f"src{i}", s.dispatcher, executor)
+            for i, s in sources.items()
+        }
+        peers |= {str(details(50 + i).uuid): t for i, t in targets.items()}
+
+        def fail_puts(
+            request: pb.ContainerCommandRequestProto, response: pb.ContainerCommandResponseProto
+        ) -> None:
+            if request.cmdType == pb.PutBlock:
+                response.result, response.message = pb.IO_EXCEPTION, "volume failed"
+
+        targets[5].tamper = fail_puts
+        job = Reconstruction(
+            CID, RS32, {i: details(i) for i in sources}, {i: details(50 + i) for i in targets}
+        )
+        with pytest.raises(ReconstructionError, match="volume failed"):
+            asyncio.run(reconstruct_container(job, connector(peers), COORDINATOR, executor, 30))
+        for target in targets.values():
+            assert target.node.containers.get(CID) is None  # type: ignore[attr-defined]
+    finally:
+        for holder in (*sources.values(), *targets.values()):
+            holder.node.close()
