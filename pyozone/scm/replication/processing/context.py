@@ -97,7 +97,8 @@ def choose_targets(
     leaves no node, or only nodes that would spread the container over fewer racks than the busy ones
     would, the container waits for the next iteration (CommandTargetOverloadedError) rather than be
     placed worse: a later iteration can place it well."""
-    saturated = ctx.sender.node_ops.saturated()
+    taken = set(used)  # never chosen anyway; excluding them too would count them twice in placement
+    saturated = [dn for dn in ctx.sender.node_ops.saturated() if dn not in taken]
     if not saturated:
         return _targets(ctx, container, required, used, excluded, ctx.rng)
     busy = CommandTargetOverloadedError(
