@@ -33,21 +33,31 @@ class EcScm:
         overrides: Mapping[str, str] | None = None,
         seed: int = 5,
         out_of_safe_mode: bool = True,
+        store: SCMMetadataStore | None = None,
+        register: bool = True,
     ) -> None:
+        """`store` restarts an SCM over a previous one's scm.db; `register=False` leaves the datanodes
+        to register later (with their container reports)."""
         self.clock = ManualClock()
         self.conf = OzoneConfiguration(dict(overrides or {}))
         self.dns = [dn_id(i) for i in range(datanodes)]
         topology = NetworkTopology({dn: f"/rack{i % racks}" for i, dn in enumerate(self.dns)})
+        self.store = store or SCMMetadataStore.in_memory()
         self.scm = StorageContainerManager(
-            self.conf, self.clock, SCMMetadataStore.in_memory(), topology=topology, rng=random.Random(seed)
+            self.conf, self.clock, self.store, topology=topology, rng=random.Random(seed)
         )
         self.details = {
             dn: DatanodeDetails(dn, f"dn{i}.test", f"10.0.0.{i + 1}") for i, dn in enumerate(self.dns)
         }
-        for dn in self.dns:
-            self.scm.register(self.details[dn], node_report(volumes))
+        self.volumes = volumes
+        if register:
+            for dn in self.dns:
+                self.register(dn)
         if out_of_safe_mode:
             self.scm.safe_mode.force_exit()
+
+    def register(self, dn: str, *replicas: ContainerReplicaReport) -> None:
+        self.scm.register(self.details[dn], node_report(self.volumes), replicas)
 
     def allocate(
         self, config: ReplicationConfig = RS_3_2, size: int = BLOCK, excluded: ExcludeList = NO_EXCLUSIONS
@@ -69,6 +79,12 @@ class EcScm:
 
     def report(self, dn: str, *replicas: ContainerReplicaReport) -> None:
         self.scm.heartbeat(Heartbeat(self.details[dn], incremental_container_reports=tuple(replicas)))
+
+    def close_pipeline_commands(self) -> set[str]:
+        """Pipelines any datanode is told to close (the background creator makes Ratis ones too)."""
+        return {
+            c.pipeline_id for dn in self.dns for c in self.queued(dn, SCMCommandType.closePipelineCommand)
+        }
 
     def queued(self, dn: str, kind: SCMCommandType) -> list[SCMCommand]:
         return [c for c in self.scm.nodes.commands.peek(dn) if c.type is kind]
