@@ -23,19 +23,17 @@ from pyozone.om.records import (
 )
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
-from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import container_block_id_from_proto, container_block_id_to_proto
-from pyozone.protocol.common import replication_from_proto, replication_to_proto, sub_message, uint64
+from pyozone.protocol.common import (
+    enum_from_proto,
+    replication_from_proto,
+    replication_to_proto,
+    sub_message,
+    uint64,
+)
 
 # ------------------------------------------------------------------ replication
-ReplicationMessage = (
-    om_pb.BucketInfo
-    | om_pb.KeyInfo
-    | om_pb.MultipartInfo
-    | om_pb.CreateBucketRequest
-    | om_pb.OpenKeyRequest
-    | om_pb.InitiateMultipartUploadRequest
-)
+ReplicationRequest = om_pb.CreateBucketRequest | om_pb.OpenKeyRequest | om_pb.InitiateMultipartUploadRequest
 
 
 def replication_fields(config: ReplicationConfig) -> dict[str, Any]:
@@ -52,38 +50,34 @@ def stored_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo
     return replication_from_proto(p.type, p.factor, ec)
 
 
-def names_replication(request: ReplicationMessage) -> bool:
+def names_replication(request: ReplicationRequest) -> bool:
     """Whether a request names a replication config at all (else the bucket's or server's default)."""
     return bool(request.type or request.factor or request.HasField("ecReplicationConfig"))
 
 
-def requested_replication(request: ReplicationMessage, default: ReplicationConfig) -> ReplicationConfig:
+def requested_replication(request: ReplicationRequest, default: ReplicationConfig) -> ReplicationConfig:
     """The config a request names (Ozone's type, factor and ecReplicationConfig). Parts left unset come from
     `default`: a factor alone keeps the default's replicated type (RATIS under an EC default), an
     ecReplicationConfig alone means EC. A config whose parts contradict each other is refused."""
     if not names_replication(request):
         return default
     ec = request.ecReplicationConfig if request.HasField("ecReplicationConfig") else None
-    rtype = request.type
-    if not rtype:
-        if ec is not None:
-            rtype = ReplicationType.EC.value
-        elif default.type is not ReplicationType.EC:
-            rtype = default.type.value
-        else:
-            rtype = ReplicationType.RATIS.value
-    if rtype == ReplicationType.EC.value:
+    if request.type:
+        kind = enum_from_proto(ReplicationType, request.type, "type")
+    elif ec is not None:
+        kind = ReplicationType.EC
+    else:
+        kind = default.type if default.type is not ReplicationType.EC else ReplicationType.RATIS
+    if kind is ReplicationType.EC:
         if request.factor:
             raise ProtocolError(
                 "factor", "is set for an EC replication config (EC takes ecReplicationConfig)"
             )
-        return replication_from_proto(rtype, 0, ec)
+        return replication_from_proto(kind.value, 0, ec)
     if ec is not None:
-        raise ProtocolError(
-            "ecReplicationConfig", f"is set but type is {hdds_pb2.ReplicationType.Name(rtype)}"
-        )
+        raise ProtocolError("ecReplicationConfig", f"is set but type is {kind.name}")
     factor = request.factor or (default.factor if default.type is not ReplicationType.EC else 3)
-    return replication_from_proto(rtype, factor, None)
+    return replication_from_proto(kind.value, factor, None)
 
 
 # ------------------------------------------------------------------ volumes and buckets

@@ -174,6 +174,7 @@ def test_requested_replication(fields, default, expected) -> None:  # type: igno
         ({"type": hdds_pb2.EC}, "ecReplicationConfig"),
         ({"type": hdds_pb2.EC, "factor": hdds_pb2.THREE, "ecReplicationConfig": EC_PROTO}, "factor"),
         ({"type": hdds_pb2.RATIS, "ecReplicationConfig": EC_PROTO}, "ecReplicationConfig"),
+        ({"type": 99, "ecReplicationConfig": EC_PROTO}, "type"),
         (
             {"ecReplicationConfig": hdds_pb2.ECReplicationConfig(data=3, parity=2, codec="RS")},
             "ecReplicationConfig.ecChunkSize",
