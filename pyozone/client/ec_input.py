@@ -5,14 +5,15 @@ A normal read asks only the data indexes, cell by cell (StripeLayout.cells), eac
 BlockInputStream of its own: its checksums verified, its next span read ahead, the cells of one read
 fetched from their indexes at once. An index whose datanodes are unreachable, refuse, lack the block or send
 a cell whose checksum fails is missing for the rest of the block group (no dead node is asked per cell).
-From then on the group reads whole stripes: any `data` healthy indexes' cells of the stripe (data cells
-zero-padded to the stripe's first cell, parity cells that long already; a data cell past the group's end is
-known zeros and needs no read), and the codec rebuilds the missing cells off the event loop. One stripe is
-kept, so small sequential reads decode it once. More than `parity` indexes missing: the locations are
-fetched again from OM (forceUpdateContainerCache) once, then a BlockReadError names the block group.
+Once a data index is missing the group is degraded: it reads whole stripes, from any `data` healthy indexes
+(data cells zero-padded to the stripe's first cell, parity cells that long already; a data cell past the
+group's end is known zeros and needs no read), and the codec rebuilds the missing cells off the event loop.
+The stripe read is kept (small sequential reads decode it once) and the next one is rebuilt ahead, so its
+reads and decoding overlap the caller's work. More than `parity` indexes missing: the locations are fetched
+again from OM (forceUpdateContainerCache) once, then a BlockReadError names the block group.
 
-Memory: each index stream keeps at most two spans (max(cell, READ_SPAN / data) each), a degraded group one
-stripe. Copies: a read that spans several cells joins them (one copy); a degraded stripe pads short data
+Memory: each index stream keeps at most two spans (max(cell, READ_SPAN / data) each), a degraded group two
+stripes. Copies: a read that spans several cells joins them (one copy); a degraded stripe pads short data
 cells (one copy of those cells) and slices the caller's bytes from the rebuilt stripe.
 """
 
@@ -54,6 +55,7 @@ class ECBlockInputStream:
         self._indexes: dict[int, BlockInputStream] = {}
         self._missing: dict[int, str] = {}  # index -> why
         self._stripe: tuple[int, list[memoryview]] | None = None  # a degraded read's last stripe
+        self._ahead: tuple[int, asyncio.Task[list[memoryview]]] | None = None  # and its next one
 
     @property
     def length(self) -> int:
@@ -61,8 +63,13 @@ class ECBlockInputStream:
 
     @property
     def missing(self) -> frozenset[int]:
-        """The indexes this block group reads without (degraded when any is a data index)."""
+        """The indexes this block group reads without."""
         return frozenset(self._missing)
+
+    @property
+    def degraded(self) -> bool:
+        """Whether a data index is missing: reads then rebuild whole stripes."""
+        return any(i <= self._layout.data for i in self._missing)
 
     def _name(self) -> str:
         return f"EC block group {self.location.block_name} ({self.ec.ec_name})"
@@ -76,7 +83,7 @@ class ECBlockInputStream:
         cells = list(self._layout.cells(offset, end))
         while True:
             try:
-                if any(c.index in self._missing for c in cells):
+                if self.degraded:
                     parts = await self._degraded(stripe, cells)
                 else:
                     parts = await self._normal(cells)
@@ -90,14 +97,25 @@ class ECBlockInputStream:
 
     async def _degraded(self, stripe: int, cells: Sequence[Cell]) -> list[Buffer]:
         if self._stripe is None or self._stripe[0] != stripe:
-            self._stripe = None  # the old stripe goes before the new one is read: one stripe in memory
-            self._stripe = (stripe, await self._rebuild(stripe))
+            self._stripe = None  # the old stripe goes before the next one lands: two stripes in memory
+            ahead, self._ahead = self._ahead, None
+            if ahead is not None and ahead[0] == stripe:
+                data = await ahead[1]
+            else:
+                await _stop(ahead)
+                data = await self._rebuild(stripe)
+            self._stripe = (stripe, data)
+            if stripe + 1 < self._layout.stripes(self.length):
+                task = asyncio.ensure_future(self._rebuild(stripe + 1, ahead=True))
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())  # awaited by the next read
+                self._ahead = (stripe + 1, task)
         data = self._stripe[1]
         base = stripe * self._layout.cell
         return [data[c.index - 1][c.index_offset - base : c.index_offset - base + c.length] for c in cells]
 
-    async def _rebuild(self, stripe: int) -> list[memoryview]:
-        """Every data cell of the stripe (its own length), read or rebuilt from `data` healthy indexes."""
+    async def _rebuild(self, stripe: int, ahead: bool = False) -> list[memoryview]:
+        """Every data cell of the stripe (its own length), read or rebuilt from `data` healthy indexes.
+        Rebuilt `ahead` (no caller waits yet), too few indexes only end it: the caller's read refreshes."""
         layout = self._layout
         lengths = layout.stripe_cell_lengths(self.length, stripe)
         first, start = lengths[0], stripe * layout.cell
@@ -106,7 +124,8 @@ class ECBlockInputStream:
         kept = [i for i in range(1, layout.data + 1) if lengths[i - 1] and i not in self._missing]
         parity = [i for i in range(layout.data + 1, layout.nodes + 1) if i not in self._missing]
         if len(parity) < len(lost):
-            await self._too_few()
+            if not ahead:
+                await self._too_few()
             raise _IndexFailed
         sources = kept + parity[: len(lost)]
         length = {i: lengths[i - 1] if i <= layout.data else first for i in sources}
@@ -189,15 +208,27 @@ class ECBlockInputStream:
             raise BlockReadError(
                 f"{self._name()}: too few replica indexes ({why}); refresh from OM: {e}"
             ) from e
+        ahead, self._ahead = self._ahead, None
+        await _stop(ahead)
         self.cancel()
         self._indexes.clear()
         self._missing.clear()
         self._stripe = None
 
     def cancel(self) -> None:
-        """Stops the index streams' reads ahead (the stream is closing)."""
+        """Stops the reads ahead, the group's and its index streams' (the stream is closing)."""
+        if self._ahead is not None:
+            self._ahead[1].cancel()
+            self._ahead = None
         for stream in self._indexes.values():
             stream.cancel()
+
+
+async def _stop(ahead: tuple[int, asyncio.Task[list[memoryview]]] | None) -> None:
+    """Cancels a stripe rebuilt ahead and waits until it has let go of the index streams."""
+    if ahead is not None:
+        ahead[1].cancel()
+        await asyncio.wait([ahead[1]])
 
 
 def _padded(cell: Buffer, length: int) -> Buffer:

@@ -299,6 +299,35 @@ def test_small_sequential_reads_decode_each_stripe_once(monkeypatch: pytest.Monk
     assert len(decodes) == 3
 
 
+def test_a_degraded_group_rebuilds_the_next_stripe_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    group = Group(RS, os.urandom(4 * 3072))
+    group.nodes[1].state = "down"
+    stream = group.stream()
+    codec = codec_for(RS)
+    decoded: list[int] = []
+    real = codec.decode
+    monkeypatch.setattr(codec, "decode", lambda cells, missing: decoded.append(1) or real(cells, missing))
+
+    async def decodes(n: int) -> None:
+        for _ in range(500):  # bounded: 5 s
+            if len(decoded) >= n:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{len(decoded)} decodes, not {n}")
+
+    async def check() -> None:
+        assert await stream.read(0, 100) == group.data[:100]
+        await decodes(2)  # stripe 1 rebuilt while nobody asked for it yet
+        assert await stream.read(3072, 3072) == group.data[3072:6144]
+        assert len(decoded) == 2  # stripe 1 came from the rebuild ahead
+        await decodes(3)  # and stripe 2 is on its way
+        assert await stream.read(9216, 50) == group.data[9216:9266]  # a jump: stripe 2 is dropped
+        assert await stream.read(0, 3072) == group.data[:3072]
+        stream.cancel()
+
+    run(check())
+
+
 def test_too_many_missing_refreshes_once_then_names_the_block_group() -> None:
     group = Group(RS, os.urandom(2 * 3072))
     for index in (1, 2, 5):
