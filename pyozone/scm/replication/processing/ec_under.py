@@ -11,6 +11,10 @@ Three phases share one list of used and excluded nodes, so no two new copies lan
 3. Indexes whose only copies are on maintenance nodes: only as many as keep the remaining maintenance
    redundancy (additional_maintenance_copies_needed) are copied.
 
+With pyozone's ops-per-node rule on (node_ops.py), a reconstruction names exactly `data` sources, none
+on a node at its limit for this iteration (another copy of an index, or another index, stands in), and
+the coordinator reads just those; too few such sources defer the container.
+
 A phase's shortfall (too few targets, busy sources) is raised once all phases ran, so the container is
 requeued. When no node at all can be found, extra copies and then one UNHEALTHY copy are deleted, as
 they may occupy the only suitable nodes of a small cluster.
