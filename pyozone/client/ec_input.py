@@ -130,9 +130,11 @@ class ECBlockInputStream:
         sources = kept + parity[: len(lost)]
         length = {i: lengths[i - 1] if i <= layout.data else first for i in sources}
         read = dict(zip(sources, await self._gather([(i, start, length[i]) for i in sources]), strict=True))
-        padded = {i: _padded(cell, first) for i, cell in read.items()}
-        padded.update({i: bytes(first) for i in zeros})
-        rebuilt = await asyncio.to_thread(self._codec.decode, padded, lost)
+        rebuilt: dict[int, memoryview] = {}
+        if lost:  # else the missing data index has no bytes in this (last) stripe
+            padded = {i: _padded(cell, first) for i, cell in read.items()}
+            padded.update({i: bytes(first) for i in zeros})
+            rebuilt = await asyncio.to_thread(self._codec.decode, padded, lost)
         out = []
         for i in range(1, layout.data + 1):
             cell = rebuilt[i] if i in rebuilt else memoryview(read[i]) if i in read else memoryview(b"")
