@@ -25,7 +25,16 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2 as om
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.common import ec_config_to_proto
-from tests.unit.client.fakes import BLOCK, KB, FakeCluster, FakeDatanode, FakeOM, FakePipeline, small_conf
+from tests.unit.client.fakes import (
+    BLOCK,
+    FLUSH,
+    KB,
+    FakeCluster,
+    FakeDatanode,
+    FakeOM,
+    FakePipeline,
+    small_conf,
+)
 
 RS = ReplicationConfig.parse("rs-3-2-1k")
 XOR = ReplicationConfig.parse("xor-2-1-1k")
@@ -196,20 +205,25 @@ def test_sizes_are_striped_over_the_indexes(ec_client: OzoneClient, ec_cluster: 
     assert all(pb.WatchForCommit not in dn.requests for dn in ec_cluster.datanodes)
 
 
-def test_one_putblock_per_stripe_on_every_index(ec_client: OzoneClient, ec_cluster: ECCluster) -> None:
-    """Three full stripes: each index gets three cells and three putBlocks (the last one eof at close)
-    plus none more; the first putBlock of each index already carried the group length so far."""
+def put_every(cluster: ECCluster) -> int:
+    """Stripes per putBlock: a flush.size of them (FLUSH: 2 stripes of rs-3-2, 4 of xor-2-1)."""
+    return max(1, FLUSH // stripe(cluster))
+
+
+def test_putblocks_every_flush_size_and_at_the_end(ec_client: OzoneClient, ec_cluster: ECCluster) -> None:
+    """Three full stripes and one of a byte: each index gets its cells and a putBlock per flush.size of
+    stripes, the last one (eof) with the last stripe."""
     s = stripe(ec_cluster)
     data = os.urandom(3 * s + 1)
     with ec_client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
         writer.write(data)
-    ((loc),) = ec_cluster.om.commits[-1].locations
+    (loc,) = ec_cluster.om.commits[-1].locations
     nodes = ec_cluster.pipeline_of(loc.blockID.containerBlockID.containerID).members
+    puts = -(-4 // put_every(ec_cluster))
     for index, dn in enumerate(nodes, start=1):
         # the 1 byte stripe: index 1 and the parity indexes get a fourth cell
         cells = 4 if index == 1 or index > ec_cluster.ec.ec_data else 3
-        assert dn.requests.count(pb.WriteChunk) == cells
-        assert dn.requests.count(pb.PutBlock) == 4
+        assert (dn.requests.count(pb.WriteChunk), dn.requests.count(pb.PutBlock)) == (cells, puts)
     assert key_bytes(ec_cluster) == data
 
 
@@ -243,7 +257,7 @@ def test_a_datanode_dying_mid_write_ends_the_group_and_rewrites_the_rest(
 
 
 def test_a_refused_stripe_is_rewritten_elsewhere(ec_client: OzoneClient, ec_cluster: ECCluster) -> None:
-    """A parity index refuses its third cell: the group keeps the two stripes every index acknowledged
+    """A parity index refuses its third cell: the group keeps the stripes every index acknowledged before
     (putBlocks carry that length), the container is excluded and the rest goes to a new group."""
     s = stripe(ec_cluster)
     first = next(iter(ec_cluster.pipelines.values()))
@@ -252,10 +266,13 @@ def test_a_refused_stripe_is_rewritten_elsewhere(ec_client: OzoneClient, ec_clus
     with ec_client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
         for i in range(0, len(data), s):
             writer.write(data[i : i + s])
+    kept = 2 // put_every(ec_cluster) * put_every(ec_cluster) * s  # the batches of stripes before the third
     locations = ec_cluster.om.commits[-1].locations
-    assert [loc.length for loc in locations] == [2 * s, 4 * s]
+    assert [loc.length for loc in locations] == [n for n in (kept, len(data) - kept) if n]
     assert key_bytes(ec_cluster, exact=False) == data
-    assert ec_cluster.om.allocations[-1].containerIds == [locations[0].blockID.containerBlockID.containerID]
+    (refused,) = ec_cluster.om.allocations[-1].containerIds
+    assert ec_cluster.pipeline_of(refused) is first
+    assert ec_cluster.pipeline_of(locations[-1].blockID.containerBlockID.containerID) is not first
 
 
 def test_gives_up_after_the_ec_stripe_retries(ec_cluster: ECCluster) -> None:
