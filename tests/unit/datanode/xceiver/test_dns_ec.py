@@ -57,7 +57,7 @@ def dispatcher(node_a: Node, scm: FakeScmContainers, tmp_path: Path) -> Dispatch
     )
 
 
-def _ec(
+def ec_request(
     req: pb.ContainerCommandRequestProto, index: int, pipeline: str = EC_PIPELINE
 ) -> pb.ContainerCommandRequestProto:
     """The request as an EC client sends it: the EC pipeline, the replica index in its block id."""
@@ -75,7 +75,7 @@ def _cells(
     cid: int, index: int, lid: int = 1, pipeline: str = EC_PIPELINE
 ) -> list[pb.ContainerCommandRequestProto]:
     requests, _ = block_writes(cid, lid, payload(index, 2 * 4096), 4096)
-    return [_ec(r, index, pipeline) for r in requests]
+    return [ec_request(r, index, pipeline) for r in requests]
 
 
 def _dispatch(dispatcher: Dispatcher, requests: list[pb.ContainerCommandRequestProto]) -> list[str]:
@@ -187,7 +187,9 @@ async def test_the_service_dispatches_ec_writes_at_once_and_ratis_ones_through_t
     ratis_requests, _ = block_writes(7, 1, payload(1, 4096), 4096)
     ratis = await send(ratis_requests)
     assert results(ratis) == ["SUCCESS"] * 2 and ratis[-1].logIndex > 0  # ordered by the pipeline log
-    stray = await send([_ec(r, 0, "not-a-member") for r in block_writes(EC_OPEN, 2, b"x" * 10, 10)[0][:1]])
+    stray = await send(
+        [ec_request(r, 0, "not-a-member") for r in block_writes(EC_OPEN, 2, b"x" * 10, 10)[0][:1]]
+    )
     assert results(stray) == ["CONTAINER_NOT_FOUND"]  # an EC replica here, no pipeline log: direct
     await groups.close()
 
