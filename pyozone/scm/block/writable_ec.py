@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.datanode import NodeReport
 from pyozone.hdds.exceptions import ResultCode, SCMException
-from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.ids import DatanodeID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState, ReplicationType
 
@@ -68,10 +69,23 @@ class WritableECContainerProvider:
         self._pipelines = pipeline_manager
         self._containers = container_manager
         self._rng = rng or random.Random()
+        self._volumes: dict[DatanodeID, tuple[NodeReport, int]] = {}
 
     def maximum_pipelines(self, config: ReplicationConfig) -> int:
-        volumes = sum(info.healthy_volume_count() for info in self._nodes.healthy_in_service())
-        return maximum_ec_pipelines(config, self.minimum, self.per_volume_factor, volumes)
+        return maximum_ec_pipelines(config, self.minimum, self.per_volume_factor, self._healthy_volumes())
+
+    def _healthy_volumes(self) -> int:
+        """Healthy data volumes of the IN_SERVICE + HEALTHY nodes (Ozone's totalHealthyVolumeCount).
+
+        Asked on every EC allocation: each node's count is cached until its next node report, which
+        makes this a lookup per node instead of a scan of every volume report."""
+        total = 0
+        for info in self._nodes.healthy_in_service():
+            cached = self._volumes.get(info.uuid)
+            if cached is None or cached[0] is not info.report:
+                cached = self._volumes[info.uuid] = (info.report, info.healthy_volume_count())
+            total += cached[1]
+        return total
 
     def get_container(
         self, size: int, config: ReplicationConfig, owner: str, excluded: ExcludeList
