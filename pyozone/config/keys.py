@@ -183,7 +183,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k(
         "ozone.replication.allowed-configs",
         T,
-        r"^((STANDALONE|RATIS)/(ONE|THREE))|(EC/(3-2|6-3|10-4)-(512|1024|2048|4096)k)$",
+        r"^((STANDALONE|RATIS)/(ONE|THREE))|(EC/(3-2|6-3|10-4|2-1)-(512|1024|2048|4096)k)$",
         "Regular expression over the replication configs OM takes from clients (empty: any)",
     ),
     _k("ozone.om.keyname.character.check.enabled", B, "false", "Refuse key names with unsafe characters"),

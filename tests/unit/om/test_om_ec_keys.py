@@ -124,14 +124,15 @@ def test_a_small_ec_key_asks_scm_for_its_longest_replica(
 
 def test_allowed_configs_refuse_what_a_client_names(tmp_path: Path) -> None:
     om = make_om(tmp_path, EcScm(), allowed_configs=AllowedConfigs())
+    rs_4_2 = ReplicationConfig.parse("rs-4-2-1024k")
     om.create_volume("vol1")
-    assert code(om.create_bucket, "vol1", "xorb", XOR_2_1) is OMResultCode.INVALID_REQUEST
+    assert code(om.create_bucket, "vol1", "rs42", rs_4_2) is OMResultCode.INVALID_REQUEST
     om.create_bucket("vol1", "bkt")  # the server default is not checked again
     assert om.info_bucket("vol1", "bkt").replication == RATIS_THREE
-    assert code(om.open_key, "vol1", "bkt", "k", replication=XOR_2_1) is OMResultCode.INVALID_REQUEST
+    assert code(om.open_key, "vol1", "bkt", "k", replication=rs_4_2) is OMResultCode.INVALID_REQUEST
     assert om.open_key("vol1", "bkt", "k", replication=RS_3_2).key.replication == RS_3_2
     mpu = MultipartManager(om)
-    assert code(mpu.initiate, "vol1", "bkt", "k", XOR_2_1) is OMResultCode.INVALID_REQUEST
+    assert code(mpu.initiate, "vol1", "bkt", "k", rs_4_2) is OMResultCode.INVALID_REQUEST
     with pytest.raises(OMException, match=r"ozone\.replication\.allowed-configs"):
         om.create_bucket("vol1", "bkc", ReplicationConfig.parse("rs-3-2-64k"))
 

@@ -45,22 +45,22 @@ def test_config_format_is_ozones_without_the_codec(text: str, formatted: str) ->
     assert config_format(ReplicationConfig.parse(text)) == formatted
 
 
-def test_the_default_allowed_configs_are_ozones() -> None:
+def test_the_default_allowed_configs_are_ozones_and_xor_2_1() -> None:
     allowed = AllowedConfigs()
     assert allowed.pattern == ALLOWED_CONFIGS_DEFAULT
     for text in ("RATIS/ONE", "RATIS/THREE", "STAND_ALONE/THREE", "rs-3-2-1024k", "rs-6-3-1024k",
-                 "rs-10-4-1024k", "rs-3-2-512k", "rs-6-3-4096k"):  # fmt: skip
+                 "rs-10-4-1024k", "rs-3-2-512k", "rs-6-3-4096k", "xor-2-1-1024k"):  # fmt: skip
         assert allowed.allows(ReplicationConfig.parse(text)), text
-    for text in ("xor-2-1-1024k", "rs-3-2-256k", "rs-4-2-1024k", "rs-3-2-8192k"):
+    for text in ("rs-3-2-256k", "rs-4-2-1024k", "rs-3-2-8192k"):
         assert not allowed.allows(ReplicationConfig.parse(text)), text
 
 
 def test_a_refused_config_is_invalid_request_with_ozones_message() -> None:
     with pytest.raises(OMException) as refused:
-        AllowedConfigs().check(XOR_2_1)
+        AllowedConfigs().check(ReplicationConfig.parse("rs-4-2-1024k"))
     assert refused.value.code is OMResultCode.INVALID_REQUEST
     assert refused.value.message == (
-        "Invalid replication config EC/2-1-1024k. Config must match the pattern defined by "
+        "Invalid replication config EC/4-2-1024k. Config must match the pattern defined by "
         f"ozone.replication.allowed-configs ({ALLOWED_CONFIGS_DEFAULT})"
     )
 
@@ -106,7 +106,7 @@ def test_the_server_default_replication(rtype, replication, expected) -> None:  
         ("EC", "3", None, "ozone.server.default.replication"),
         ("RATIS", "rs-3-2-1024k", None, "unknown replication factor"),
         ("CHAINED", "3", None, "is not RATIS, STAND_ALONE or EC"),
-        ("EC", "xor-2-1-1024k", None, "not allowed by ozone.replication.allowed-configs"),
+        ("EC", "rs-4-2-1024k", None, "not allowed by ozone.replication.allowed-configs"),
         ("RATIS", "ONE", "^RATIS/THREE$", "not allowed by ozone.replication.allowed-configs"),
     ],
 )

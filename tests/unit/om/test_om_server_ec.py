@@ -70,18 +70,18 @@ def test_refusals_over_the_protocol(tmp_path: Path) -> None:
     async def body() -> None:
         async with running(tmp_path, EcScm()) as (_, stub):
             await stub.createVolume(pb.CreateVolumeRequest(volume="vol"))
-            xor = ec(ReplicationConfig.parse("xor-2-1-1024k"))
+            xor = ec(ReplicationConfig.parse("rs-4-2-1024k"))
             code, details = await failure(
                 stub.createBucket, pb.CreateBucketRequest(volume="vol", bucket="xor1", **xor)
             )
             assert code is grpc.StatusCode.INVALID_ARGUMENT
             assert details.startswith(
-                "INVALID_REQUEST: Invalid replication config EC/2-1-1024k. Config must match"
+                "INVALID_REQUEST: Invalid replication config EC/4-2-1024k. Config must match"
             )
             await stub.createBucket(pb.CreateBucketRequest(volume="vol", bucket="bkt"))
             b = {"volume": "vol", "bucket": "bkt"}
             code, details = await failure(stub.openKey, pb.OpenKeyRequest(**b, key="k", **xor))
-            assert code is grpc.StatusCode.INVALID_ARGUMENT and "EC/2-1-1024k" in details
+            assert code is grpc.StatusCode.INVALID_ARGUMENT and "EC/4-2-1024k" in details
             code, details = await failure(
                 stub.openKey, pb.OpenKeyRequest(**b, key="k", type=hdds_pb2.RATIS, factor=hdds_pb2.ONE,
                                                 ecReplicationConfig=xor["ecReplicationConfig"])
