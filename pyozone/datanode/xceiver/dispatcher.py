@@ -295,15 +295,20 @@ class Dispatcher:
         verified: bool = True,
     ) -> None:
         """Writes a chunk (checked against its checksums unless `verified` is False) and asks for the
-        container's close once it (or its volume) fills."""
+        container's close once it (or its volume) fills; not for a RECOVERING replica, which SCM does not
+        know yet and which its reconstruction closes."""
         try:
             container.write_chunk(block_id, chunk, data, verified)
         finally:  # a write refused for lack of space finds the volume full too
-            cid, volume = container.container_id, container.volume
-            if is_full(container.used_bytes, container.data.max_size, self.close_threshold):
-                self._report_full(cid, f"reached {100 * self.close_threshold:.0f}% of its size")
-            elif volume_full(volume.available()):
-                self._report_full(cid, f"is on the full volume {volume.root}")
+            if container.state is not ReplicaState.RECOVERING:
+                self._check_full(container)
+
+    def _check_full(self, container: KeyValueContainer) -> None:
+        cid, volume = container.container_id, container.volume
+        if is_full(container.used_bytes, container.data.max_size, self.close_threshold):
+            self._report_full(cid, f"reached {100 * self.close_threshold:.0f}% of its size")
+        elif volume_full(volume.available()):
+            self._report_full(cid, f"is on the full volume {volume.root}")
 
     def _report_full(self, cid: int, why: str) -> None:
         with self._full_lock:

@@ -273,3 +273,15 @@ def test_scm_away_refuses_a_recovering_replica(
     scm.down = True
     assert _dispatch(dispatcher, [_create_recovering(EC_CLOSED, 2)]) == ["CONTAINER_INTERNAL_ERROR"]
     assert EC_CLOSED not in node_a.containers
+
+
+def test_a_full_recovering_replica_asks_scm_for_nothing(dispatcher: Dispatcher, node_a: Node) -> None:
+    """SCM does not know it yet (and the container is closed there): its reconstruction closes it."""
+    big = payload(9, 960 * 1024)  # past 90% of the 1 MB containers
+    assert _dispatch(dispatcher, [_create_recovering(EC_CLOSED, 1)]) == ["SUCCESS"]
+    recovering, _ = block_writes(EC_CLOSED, 1, big, len(big))
+    assert _dispatch(dispatcher, _no_pipeline(recovering)) == ["SUCCESS"] * 2
+    assert node_a.full == []
+    open_writes, _ = block_writes(EC_OPEN, 1, big, len(big))
+    assert _dispatch(dispatcher, [ec_request(r, 1) for r in open_writes]) == ["SUCCESS"] * 2
+    assert node_a.full == [EC_OPEN]
