@@ -22,7 +22,7 @@ from enum import Enum
 from pyozone.client.config import ClientConfig
 from pyozone.client.models import KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
-from pyozone.hdds.checksum import compute
+from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 CONTAINER_RESULTS = frozenset(
@@ -237,12 +237,13 @@ class BlockOutputStream:
         metadata = [pb.KeyValue(key=k, value=v) for k, v in self.block_metadata.items()]
         return pb.BlockData(blockID=self._block_id(), chunks=chunks, size=size, metadata=metadata)
 
-    def _write_chunk(self, data: Data, put_block: bool = False) -> None:
-        """Sends one chunk; with `put_block` the request also commits the block (eof) and is watched
-        like a putBlock. Nothing changes when it raises (no stream to the leader): the caller keeps the
-        bytes, so a retry rewrites them."""
+    def _write_chunk(self, data: Data, put_block: bool = False, sums: ChecksumData | None = None) -> None:
+        """Sends one chunk (`sums`: its checksums when the caller computed them); with `put_block` the
+        request also commits the block (eof) and is watched like a putBlock. Nothing changes when it
+        raises (no stream to the leader): the caller keeps the bytes, so a retry rewrites them."""
         stream = self._stream("data")
-        sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
+        if sums is None:
+            sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
         chunk = pb.ChunkInfo(
             chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
             offset=self.sent,

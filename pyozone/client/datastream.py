@@ -23,7 +23,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.datastream_read import fill
 from pyozone.client.models import DatanodeRef, KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError
-from pyozone.hdds.checksum import compute
+from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
@@ -165,8 +165,9 @@ class BlockDataStreamOutput(BlockOutputStream):
         return future
 
     # ------------------------------------------------------------------ BlockOutputStream's steps
-    def _write_chunk(self, data: Data, put_block: bool = False) -> None:
-        sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
+    def _write_chunk(self, data: Data, put_block: bool = False, sums: ChecksumData | None = None) -> None:
+        if sums is None:
+            sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
         chunk = pb.ChunkInfo(
             chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
             offset=self.sent,

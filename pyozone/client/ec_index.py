@@ -19,6 +19,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.client.xceiver import ChannelPool
+from pyozone.hdds.checksum import ChecksumData
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 BLOCK_GROUP_LEN = "blockGroupLen"
@@ -31,10 +32,11 @@ class ECIndexOutput(BlockOutputStream):
 
     PUT_WITH_CHUNK = False  # one putBlock per stripe, on every index alike
 
-    def write_cell(self, cell: memoryview) -> None:
-        """Sends one cell as the index's next chunk (kept until a putBlock acknowledges it)."""
+    def write_cell(self, cell: memoryview, sums: ChecksumData) -> None:
+        """Sends one cell (with its checksums) as the index's next chunk, kept until a putBlock
+        acknowledges it."""
         self._raise_failure()
-        self._write_chunk(cell)
+        self._write_chunk(cell, sums=sums)
 
     def put(self, group_length: int, eof: bool) -> asyncio.Task[None]:
         """putBlock of every cell so far, recording the group's length; the task ends when it is acked."""

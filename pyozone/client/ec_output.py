@@ -3,11 +3,11 @@
 The caller's bytes gather into a stripe of `data` cells (StripeLayout, cell = the EC chunk size). A full
 stripe, or the last short one at close, gets its parity from the codec, then each cell goes to its replica
 index's datanode (ec_index.py); all d+p cells of a stripe are sent at once, and while they travel the next
-stripe fills and is coded. Every ozone.client.stream.buffer.flush.size of stripes and at the group's end
-each index gets a putBlock carrying the group's length; a stripe is acknowledged once every index
-acknowledged the putBlock covering it, and until then its bytes stay in memory. At most
-ozone.client.stream.buffer.max.size of stripes are unacknowledged. A group holds up to data x
-ozone.scm.block.size bytes (as OM allocated it); then the next group comes from OM.
+stripe fills and is coded, with its checksums, on a worker thread. Every ozone.client.stream.buffer.flush.size
+of stripes and at the group's end each index gets a putBlock carrying the group's length; a stripe is
+acknowledged once every index acknowledged the putBlock covering it, and until then its bytes stay in
+memory. At most ozone.client.stream.buffer.max.size of stripes are unacknowledged. A group holds up to
+data x ozone.scm.block.size bytes (as OM allocated it); then the next group comes from OM.
 
 A failure (an index's datanode dies or refuses) ends the group at the last stripe all indexes acknowledged:
 commitKey lists it with that length, as readers take it, while indexes that took later putBlocks record a
@@ -40,6 +40,7 @@ from pyozone.client.key_output import KeyOutputStream
 from pyozone.client.models import KeyLocation
 from pyozone.client.om import OmClient
 from pyozone.client.xceiver import ChannelPool
+from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import StripeLayout
 
@@ -59,6 +60,14 @@ def _keep_coding_buffers_on_heap() -> None:
         libc.mallopt(_M_TRIM_THRESHOLD, 64 << 20)
     except (OSError, AttributeError):
         pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Coded:
+    """A stripe ready to send: its data and, by replica index, each cell with its checksums."""
+
+    data: bytes
+    cells: tuple[tuple[int, memoryview, ChecksumData], ...]
 
 
 @dataclass(eq=False, slots=True)
@@ -126,27 +135,36 @@ class _Group:
         an open batch holds fewer than put_every <= window stripes)."""
         return sum(len(b.stripes) for b in self.inflight) >= self.window
 
-    def send(self, data: bytes, eof: bool) -> None:
-        """Codes the stripe `data` and sends its cells (and putBlocks when due); raises BlockFailure (the
-        stripe is then in `inflight`, unacknowledged)."""
-        layout = self.layout
+    def code(self, data: bytes) -> _Coded:
+        """The next stripe's cells, parity and checksums. Touches nothing shared, so it runs on a worker
+        thread while the loop sends the stripe before (zlib's CRCs and the socket copies release the GIL;
+        pyeclib holds it)."""
+        layout, config = self.layout, self._config
+        lengths = layout.stripe_cell_lengths(self.length + len(data), self.length // layout.stripe_bytes)
+        first = lengths[0]
+        padded = data if len(data) == layout.data * first else data + bytes(layout.data * first - len(data))
+        view = memoryview(data)
+        cells = [
+            (index, view[(index - 1) * layout.cell :][:length])
+            for index, length in enumerate(lengths, start=1)
+            if length
+        ]
+        cells += enumerate(self.codec.encode_stripe(padded, first), start=layout.data + 1)
+        return _Coded(
+            data,
+            tuple((i, c, compute(c, config.checksum_type, config.bytes_per_checksum)) for i, c in cells),
+        )
+
+    def send(self, stripe: _Coded, eof: bool) -> None:
+        """Sends a coded stripe's cells (and the putBlocks when due); raises BlockFailure (the stripe is
+        then in `inflight`, unacknowledged)."""
         if not self.inflight or self.inflight[-1].puts:
             self.inflight.append(_Batch([], self.length))
         batch = self.inflight[-1]
-        batch.stripes.append(data)
-        stripe = self.length // layout.stripe_bytes
-        self.length += len(data)
-        lengths = layout.stripe_cell_lengths(self.length, stripe)
-        first = lengths[0]
-        coded = data if len(data) == layout.data * first else data + bytes(layout.data * first - len(data))
-        parity = self.codec.encode_stripe(coded, first)
-        view = memoryview(data)
-        for index, length in enumerate(lengths, start=1):
-            if length:
-                start = (index - 1) * layout.cell
-                self.writers[index].write_cell(view[start : start + length])
-        for index, cell in enumerate(parity, start=layout.data + 1):
-            self.writers[index].write_cell(cell)
+        batch.stripes.append(stripe.data)
+        self.length += len(stripe.data)
+        for index, cell, sums in stripe.cells:
+            self.writers[index].write_cell(cell, sums)
         batch.end = self.length
         if eof or len(batch.stripes) >= self.put_every:
             self._put(batch, eof)
@@ -259,14 +277,12 @@ class ECKeyOutputStream(KeyOutputStream):
             size = min(size, len(pending))
             while group.full:
                 await group.ack_oldest()
-            data = _as_bytes(pending.peek(size))
+            stripe = await asyncio.to_thread(group.code, _as_bytes(pending.peek(size)))
             pending.drop(size)
             last = group.length + size == group.capacity or (final and not pending)
-            group.send(data, eof=last)
+            group.send(stripe, eof=last)
             if last:
                 await self._end(group)
-            else:
-                await asyncio.sleep(0)  # the cells start out while the next stripe fills and is coded
         if final and self._group is not None:
             await self._end(self._group)
 
