@@ -59,7 +59,8 @@ class ContainerAllocations:
     def __init__(self, lookup: ContainerLookup, pipelines: PipelineSet) -> None:
         self._lookup = lookup
         self._pipelines = pipelines
-        self._approved: OrderedDict[int, tuple[str, float]] = OrderedDict()
+        self._approved: OrderedDict[int, tuple[str, int, float]] = OrderedDict()
+        """container id -> (pipeline, replica index, until when) SCM's approval stands."""
         self._lock = threading.Lock()
 
     def check(self, container_id: int, pipeline_id: str, replica_index: int = 0) -> None:
@@ -75,7 +76,11 @@ class ContainerAllocations:
             )
         with self._lock:
             approved = self._approved.get(container_id)
-            if approved is not None and approved[0] == pipeline_id and time.monotonic() < approved[1]:
+            if (
+                approved is not None
+                and approved[:2] == (pipeline_id, replica_index)
+                and time.monotonic() < approved[2]
+            ):
                 return
         info = self._ask(container_id)
         refusal = _refusal(info, container_id, pipeline_id)
@@ -92,7 +97,7 @@ class ContainerAllocations:
             result = Result.CLOSED_CONTAINER_IO if info.state in _CLOSED else Result.CONTAINER_NOT_FOUND
             raise ContainerError(result, f"container {container_id} is {info.state.name} in SCM")
         with self._lock:
-            self._approved[container_id] = (pipeline_id, time.monotonic() + APPROVAL_TTL_S)
+            self._approved[container_id] = (pipeline_id, replica_index, time.monotonic() + APPROVAL_TTL_S)
             self._approved.move_to_end(container_id)
             while len(self._approved) > _CACHED:
                 self._approved.popitem(last=False)

@@ -552,8 +552,10 @@ def _check_replica(container: KeyValueContainer, pipeline_id: str, replica_index
 
 
 def _replica_index(request: Request) -> int:
-    """The replica index a write names in its block id (an EC write's is > 0)."""
+    """The replica index a write names in its block id, or a create in its body (an EC one's is > 0)."""
     kind = request.cmdType
+    if kind == pb.CreateContainer:
+        return request.createContainer.replicaIndex
     if kind == pb.WriteChunk:
         return request.writeChunk.blockID.replicaIndex
     if kind == pb.PutBlock:

@@ -31,7 +31,7 @@ from tests.unit.datanode.xceiver.test_dns_allocations import FakeScmContainers
 
 EC_PIPELINE = "ec-pipeline-1"
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
-EC_OPEN, EC_CLOSED, EC_DELETING, RATIS_OPEN = 21, 22, 23, 24
+EC_OPEN, EC_CLOSED, EC_DELETING, RATIS_OPEN, EC_SPARE = 21, 22, 23, 24, 25
 
 
 @pytest.fixture
@@ -43,6 +43,7 @@ def scm() -> FakeScmContainers:
             EC_CLOSED: ContainerInfo(EC_CLOSED, LifeCycleState.CLOSED, 0, EC_PIPELINE, RS_3_2, "om"),
             EC_DELETING: ContainerInfo(EC_DELETING, LifeCycleState.DELETING, 0, EC_PIPELINE, RS_3_2, "om"),
             RATIS_OPEN: ContainerInfo(RATIS_OPEN, LifeCycleState.OPEN, 0, EC_PIPELINE, RATIS_THREE, "om"),
+            EC_SPARE: ContainerInfo(EC_SPARE, LifeCycleState.OPEN, 0, EC_PIPELINE, RS_3_2, "om"),
         }
     )
     return fake
@@ -171,7 +172,7 @@ def groups(dispatcher: Dispatcher, tmp_path: Path) -> Iterator[PipelineGroups]:
 
 @async_test
 async def test_the_service_dispatches_ec_writes_at_once_and_ratis_ones_through_their_log(
-    dispatcher: Dispatcher, groups: PipelineGroups, executor: ThreadPoolExecutor
+    dispatcher: Dispatcher, groups: PipelineGroups, executor: ThreadPoolExecutor, node_a: Node
 ) -> None:
     service = XceiverService(dispatcher, executor, groups=groups)
 
@@ -191,6 +192,12 @@ async def test_the_service_dispatches_ec_writes_at_once_and_ratis_ones_through_t
         [ec_request(r, 0, "not-a-member") for r in block_writes(EC_OPEN, 2, b"x" * 10, 10)[0][:1]]
     )
     assert results(stray) == ["CONTAINER_NOT_FOUND"]  # an EC replica here, no pipeline log: direct
+    create = request(
+        pb.CreateContainer, EC_SPARE, createContainer=pb.CreateContainerRequestProto(replicaIndex=5)
+    )
+    create.pipelineID = EC_PIPELINE
+    assert results(await send([create])) == ["SUCCESS"]
+    assert node_a.containers.require(EC_SPARE).data.replica_index == 5
     await groups.close()
 
 
