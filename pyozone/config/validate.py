@@ -29,6 +29,7 @@ RULES: tuple[Rule, ...] = (
         "the datanode offset must be >= 0 and less than the event timeout",
     ),
     ((RM + "datanode.reconstruction.weight",), lambda v: v > 0, "must be > 0"),
+    ((RM + "datanode.ops.limit",), lambda v: v >= 1, "must be >= 1"),
     (
         (RM + "datanode.replication.limit", RM + "datanode.reconstruction.weight"),
         lambda lim, w: lim >= w,

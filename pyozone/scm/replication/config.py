@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyozone.config import ConfigError, OzoneConfiguration, validate
+from pyozone.config import OzoneConfiguration, validate
 from pyozone.hdds.replication_limits import out_of_service_factor
 
 RM = "hdds.scm.replication."
@@ -67,13 +67,6 @@ class ReplicationManagerConfig:
             ),
             out_of_service_factor=out_of_service_factor(conf),
             datanode_ops_limit_enabled=conf.get(RM + "datanode.ops.limit.enabled"),
-            datanode_ops_limit=_ops_limit(conf),
+            datanode_ops_limit=conf.get(RM + "datanode.ops.limit"),
         )
 
-
-def _ops_limit(conf: OzoneConfiguration) -> int:
-    limit: int = conf.get(RM + "datanode.ops.limit")
-    if limit < 1:
-        key = RM + "datanode.ops.limit"
-        raise ConfigError(f"{key}={conf.get_raw(key)!r} ({conf.source(key)}): must be >= 1")
-    return limit
