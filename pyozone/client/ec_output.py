@@ -103,7 +103,8 @@ class _Group:
         most = layout.data * config.block_size
         self.capacity = min(location.length, most) if location.length > 0 else most
         self.put_every = max(1, config.flush_size // layout.stripe_bytes)  # stripes
-        self.window = max(self.put_every, config.max_size // layout.stripe_bytes)  # stripes unacknowledged
+        # stripes unacknowledged: two at least, one travelling while the next is coded
+        self.window = max(2, self.put_every, config.max_size // layout.stripe_bytes)
         self.length = 0  # group bytes sent
         self.acked = 0  # group bytes every index acknowledged
         self.eof = False  # the last putBlocks went out
@@ -275,9 +276,9 @@ class ECKeyOutputStream(KeyOutputStream):
             if len(pending) < size and not final:
                 return
             size = min(size, len(pending))
-            while group.full:
-                await group.ack_oldest()
             stripe = await asyncio.to_thread(group.code, _as_bytes(pending.peek(size)))
+            while group.full:  # the bytes stay pending until sent: a failure here rewrites them
+                await group.ack_oldest()
             pending.drop(size)
             last = group.length + size == group.capacity or (final and not pending)
             group.send(stripe, eof=last)
