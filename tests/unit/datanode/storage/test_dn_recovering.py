@@ -4,12 +4,17 @@ recovering-container scrubbing), and scanned like any replica once closed."""
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.scanner_service import RecoveringScrubService
-from pyozone.datanode.storage import ContainerScanner, ContainerSet, KeyValueContainer
+from pyozone.datanode.storage import ContainerError, ContainerScanner, ContainerSet, KeyValueContainer
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
 from tests.unit.datanode.storage.dn_helpers import Node, open_node, write_block
@@ -109,3 +114,52 @@ def test_the_scanner_finds_a_corrupted_cell_of_an_ec_replica(node: Node) -> None
         (ReplicaState.CLOSED, 4),
         (ReplicaState.UNHEALTHY, 4),
     ]
+
+
+_OPS = ("close", "mark_closing", "quasi_close", "mark_unhealthy", "scrub", "force_delete")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    start=st.sampled_from([ReplicaState.OPEN, ReplicaState.RECOVERING]),
+    ops=st.lists(st.sampled_from(_OPS), max_size=6),
+)
+def test_no_report_ever_names_a_recovering_replica_and_a_restart_keeps_what_was_reported(
+    tmp_path_factory: pytest.TempPathFactory, start: ReplicaState, ops: list[str]
+) -> None:
+    """Whatever happens to a replica: SCM hears of it only once it leaves RECOVERING, every state it heard
+    is the state on disk, and a restart brings back that state (RECOVERING comes back UNHEALTHY)."""
+    root = tmp_path_factory.mktemp("dn")
+    node = open_node(root, disks=1)
+    reports = _watch(node.containers)
+    container = node.containers.create(5, "dn", "", replica_index=2, state=start)
+    known = start is not ReplicaState.RECOVERING  # SCM has heard of it
+    for op in ops:
+        if op == "scrub":
+            node.containers.delete(5, force=True, only_if=ReplicaState.RECOVERING)
+        elif op == "force_delete":
+            node.containers.delete(5, force=True)
+        else:
+            with contextlib.suppress(ContainerError):
+                getattr(container, op)(*(["test"] if op == "mark_unhealthy" else []))
+        if container.state is ReplicaState.DELETED:
+            break
+        known = known or container.state is not ReplicaState.RECOVERING
+    assert all(r.state is not ReplicaState.RECOVERING for r in reports)
+    assert all(r.state is not ReplicaState.RECOVERING for r in node.containers.replica_reports())
+    final = container.state
+    if known:
+        assert reports[-1].state is final
+    else:
+        assert reports == []  # never out of RECOVERING: SCM never heard of it, nor of its deletion
+    node.close()
+    again = open_node(root, disks=1)
+    try:
+        loaded = again.containers.get(5)
+        if final is ReplicaState.DELETED:
+            assert loaded is None
+        else:
+            assert loaded is not None
+            assert loaded.state is (ReplicaState.UNHEALTHY if final is ReplicaState.RECOVERING else final)
+    finally:
+        again.close()
