@@ -4,6 +4,7 @@ recovering-container scrubbing), and scanned like any replica once closed."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,6 +18,8 @@ from pyozone.datanode.scanner_service import RecoveringScrubService
 from pyozone.datanode.storage import ContainerError, ContainerScanner, ContainerSet, KeyValueContainer
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
+from tests.polling import wait_for_async
+from tests.unit.datanode.dnd_helpers import async_test
 from tests.unit.datanode.storage.dn_helpers import Node, open_node, write_block
 from tests.unit.datanode.storage.test_dn_scanner import flip_byte
 
@@ -163,3 +166,20 @@ def test_no_report_ever_names_a_recovering_replica_and_a_restart_keeps_what_was_
             assert loaded.state is (ReplicaState.UNHEALTHY if final is ReplicaState.RECOVERING else final)
     finally:
         again.close()
+
+
+@async_test
+async def test_the_scrub_service_runs_on_its_interval_until_stopped(node: Node) -> None:
+    conf = OzoneConfiguration(
+        {
+            "hdds.datanode.recovering.container.scrubbing.service.interval": "20ms",
+            "ozone.recovering.container.timeout": "0s",
+        }
+    )
+    _recovering(node)
+    stop = asyncio.Event()
+    with ThreadPoolExecutor(1) as executor:
+        service = asyncio.ensure_future(RecoveringScrubService(node.containers, conf, executor).run(stop))
+        await wait_for_async(lambda: 5 not in node.containers, what="the stale replica deleted")
+        stop.set()
+        await asyncio.wait_for(service, 5)
