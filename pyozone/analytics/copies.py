@@ -24,7 +24,7 @@ from pyozone.scm.replication.processing.context import pending_targets
 
 # The handlers' source rules are module-private there; they are imported, not copied, so a change to
 # them changes this estimate too. They only read `ctx.node_status`.
-from pyozone.scm.replication.processing.ec_under import _sources as ec_sources
+from pyozone.scm.replication.processing.ec_under import _source_copies as ec_source_copies
 from pyozone.scm.replication.processing.ratis_under import _sources as ratis_sources
 from pyozone.scm.replication.ratis_count import RatisContainerReplicaCount
 
@@ -97,7 +97,8 @@ def _ec(container, replicas, ops, chosen, ctx, config: ReplicationManagerConfig)
     indexes = tuple(sorted(count.decommissioning_only_indexes(True) & on_chosen))
     if not indexes:
         return Copies(0, 0, (), ())
-    sources = ec_sources(replicas, pending_targets(ops, PendingOpType.DELETE), ctx)
+    copies = ec_source_copies(replicas, pending_targets(ops, PendingOpType.DELETE), ctx)
+    sources = {index: found[0] for index, found in copies.items()}  # the first copy is the index's source
     size = {r.replica_index: r.bytes_used for r in replicas if r.datanode in chosen}
     loads = tuple(
         Load(sources[i].datanode, 1.0, float(sources[i].bytes_used)) for i in indexes if i in sources
