@@ -14,6 +14,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.ec_output import ECKeyOutputStream
 from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.hdds.ids import ReplicationConfig
+from tests.polling import wait_for_async
 from tests.unit.client.fakes import FLUSH, MAX, small_conf
 
 RS = ReplicationConfig.parse("rs-3-2-1k")
@@ -45,10 +46,14 @@ def location() -> KeyLocation:
     return KeyLocation(1, 1001, 0, 0, 0, PipelineRef("ec-pipeline", members, "", (1, 2, 3, 4, 5), RS))
 
 
-async def settle() -> None:
-    """Lets the writer run until it waits for an answer (the coding runs on a worker thread)."""
-    for _ in range(50):
-        await asyncio.sleep(0.005)
+async def sent(stubs: dict[int, StubIndex], stripes: int) -> None:
+    """Waits until `stripes` stripes went out, then shows no more do: time passes (a plain sleep, as a
+    test that something does not happen may) while the writer waits for an answer."""
+    await wait_for_async(
+        lambda: len(stubs.get(1, StubIndex()).cells) >= stripes, what=f"{stripes} stripes sent"
+    )
+    await asyncio.sleep(0.2)
+    assert len(stubs[1].cells) == stripes
 
 
 def test_at_most_max_size_of_stripes_unacknowledged(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,19 +75,21 @@ def test_at_most_max_size_of_stripes_unacknowledged(monkeypatch: pytest.MonkeyPa
     async def scenario() -> None:
         stream = ECKeyOutputStream(None, None, config, "vol", "bucket", "k", 1, [location()])  # type: ignore[arg-type]
         writing = asyncio.ensure_future(stream.write(bytes(12 * STRIPE)))
-        await settle()
+        await sent(stubs, window)
         assert not writing.done()
-        assert len(stubs[1].cells) == window
         assert [(n, eof) for n, eof, _ in stubs[4].puts] == [
             (per_put * STRIPE, False),
             (2 * per_put * STRIPE, False),
         ]
         answer(first=1)  # the oldest batch acknowledged: as many stripes more go out
-        await settle()
-        assert len(stubs[1].cells) == window + per_put and not writing.done()
-        while not writing.done():
+        await sent(stubs, window + per_put)
+        assert not writing.done()
+
+        async def done() -> bool:
             answer()
-            await settle()
+            return writing.done()
+
+        await wait_for_async(done, what="the write returned")
         assert all(len(index.cells) == 12 for index in stubs.values())  # every stripe went out
         await stream.abort()
 
