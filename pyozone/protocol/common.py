@@ -17,7 +17,7 @@ from google.protobuf.message import Message
 
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
 from pyozone.hdds.errors import ProtocolError
-from pyozone.hdds.ids import DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.ids import EC_CODECS, MAX_EC_NODES, DatanodeID, PipelineID, ReplicationConfig
 from pyozone.hdds.states import NodeOperationalState, ReplicationFactor, ReplicationType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as heartbeat_pb2
 from pyozone.proto import hdds_pb2
@@ -250,7 +250,7 @@ def ec_config_to_proto(config: ReplicationConfig, field: str) -> hdds_pb2.ECRepl
     return hdds_pb2.ECReplicationConfig(
         data=int32(config.ec_data, f"{field}.ec_data", 1),
         parity=int32(config.ec_parity, f"{field}.ec_parity", 1),
-        codec=text(config.ec_codec, f"{field}.ec_codec"),
+        codec=text(config.ec_codec, f"{field}.ec_codec").lower(),  # Ozone writes "rs", "xor"
         ecChunkSize=integer(config.ec_chunk_kb, f"{field}.ec_chunk_kb", 1, INT32_MAX // 1024) * 1024,
     )
 
@@ -259,14 +259,17 @@ def ec_config_from_proto(proto: hdds_pb2.ECReplicationConfig, field: str) -> Rep
     chunk = integer(proto.ecChunkSize, f"{field}.ecChunkSize", 1)
     if chunk % 1024:
         raise ProtocolError(f"{field}.ecChunkSize", f"must be a multiple of 1024 bytes, got {chunk}")
-    return ReplicationConfig(
-        ReplicationType.EC,
-        0,
-        integer(proto.data, f"{field}.data", 1),
-        integer(proto.parity, f"{field}.parity", 1),
-        text(proto.codec, f"{field}.codec"),
-        chunk // 1024,
-    )
+    data = integer(proto.data, f"{field}.data", 1, MAX_EC_NODES)
+    parity = integer(proto.parity, f"{field}.parity", 1, MAX_EC_NODES)
+    codec = text(proto.codec, f"{field}.codec").upper()  # Ozone reads it in any case
+    if codec not in EC_CODECS:
+        raise ProtocolError(f"{field}.codec", f"expected one of {', '.join(EC_CODECS)}, got {proto.codec!r}")
+    if codec == "XOR" and parity != 1:
+        raise ProtocolError(f"{field}.parity", f"XOR has exactly one parity, got {parity}")
+    if data + parity > MAX_EC_NODES:
+        total = data + parity
+        raise ProtocolError(f"{field}.data", f"data + parity must be at most {MAX_EC_NODES}, got {total}")
+    return ReplicationConfig(ReplicationType.EC, 0, data, parity, codec, chunk // 1024)
 
 
 def replication_to_proto(

@@ -3,7 +3,7 @@
 Reed-Solomon is pyeclib's `isa_l_rs_vand` (the wheel bundles ISA-L), XOR is numpy's. pyeclib codes whole
 objects into fragments behind an 80-byte header; with its checksums off the header depends only on the
 fragment's index and size, so encoding uses the data fragments' payloads as they are and decoding puts back
-headers made once per cell size (`_headers`). Cells of one call are equal in length: the caller zero-pads a
+headers made once per cell size (`_shape`). Cells of one call are equal in length: the caller zero-pads a
 partial stripe's cells to its first cell's length (layout.py). Indexes are replica indexes, 1-based.
 
 Copies: encode() joins the data cells into one buffer (pyeclib takes one object; encode_stripe() takes the
@@ -121,7 +121,7 @@ class ReedSolomon:
     def __init__(self, data: int, parity: int) -> None:
         self.data, self.parity = data, parity
         self._local = threading.local()
-        self._headers: dict[int, list[bytes]] = {}
+        self._shapes: dict[int, tuple[int, list[bytes]]] = {}
         self._lock = threading.Lock()
 
     def _driver(self) -> Any:
@@ -132,8 +132,20 @@ class ReedSolomon:
             driver = self._local.driver = ECDriver(k=self.data, m=self.parity, ec_type="isa_l_rs_vand")
         return driver
 
-    def _fragment_size(self, length: int) -> int:
-        return len(self._driver().encode(bytes(self.data * length))[0]) - _HEADER
+    def _shape(self, length: int) -> tuple[int, list[bytes]]:
+        """For cells of `length` bytes: pyeclib's fragment payload size (the length, unless it aligns it)
+        and each index's fragment header, taken once from coding zeros (coding them per call would cost
+        twenty times the decode itself)."""
+        with self._lock:
+            shape = self._shapes.get(length)
+        if shape is None:
+            fragments = self._driver().encode(bytes(self.data * length))
+            shape = (len(fragments[0]) - _HEADER, [f[:_HEADER] for f in fragments])
+            with self._lock:
+                self._shapes[length] = shape
+                while len(self._shapes) > 16:
+                    self._shapes.pop(next(iter(self._shapes)))
+        return shape
 
     def encode(self, cells: Sequence[Buffer]) -> list[memoryview]:
         length = _check(cells, self.data, "RS encode")
@@ -155,30 +167,17 @@ class ReedSolomon:
         return [memoryview(f)[_HEADER:] for f in fragments[self.data :]]
 
     def _encode_padded(self, cells: Sequence[Buffer], length: int) -> list[memoryview]:
-        size = self._fragment_size(length)
+        size, _ = self._shape(length)
         padded = b"".join(bytes(c) + bytes(size - length) for c in cells)
         fragments = self._driver().encode(padded)
         return [memoryview(f)[_HEADER : _HEADER + length] for f in fragments[self.data :]]
-
-    def _header(self, length: int) -> list[bytes]:
-        """Each index's fragment header for cells of `length` bytes (taken from coding zeros)."""
-        with self._lock:
-            headers = self._headers.get(length)
-        if headers is None:
-            headers = [f[:_HEADER] for f in self._driver().encode(bytes(self.data * length))]
-            with self._lock:
-                self._headers[length] = headers
-                while len(self._headers) > 16:
-                    self._headers.pop(next(iter(self._headers)))
-        return headers
 
     def decode(self, cells: Mapping[int, Buffer], missing: Sequence[int]) -> dict[int, memoryview]:
         _check_indexes(cells, missing, self.data + self.parity)
         length = _check(cells, self.data, "RS decode")
         if not missing:
             return {}
-        size = self._fragment_size(length)
-        headers = self._header(size)
+        size, headers = self._shape(length)
         pad = bytes(size - length)
         chosen = sorted(cells)[: self.data]
         fragments = [headers[i - 1] + bytes(cells[i]) + pad for i in chosen]

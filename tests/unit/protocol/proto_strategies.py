@@ -170,7 +170,15 @@ ec_configs = st.builds(
     st.just(0),
     st.integers(1, 12),
     st.integers(1, 6),
-    st.sampled_from(["RS", "XOR"]),
+    st.just("RS"),
+    st.integers(1, 4096),
+) | st.builds(
+    ReplicationConfig,
+    st.just(ReplicationType.EC),
+    st.just(0),
+    st.integers(1, 12),
+    st.just(1),  # XOR has one parity
+    st.just("XOR"),
     st.integers(1, 4096),
 )
 replication_configs = ratis_configs | ec_configs

@@ -205,7 +205,7 @@ def test_reconstruct_ec_containers() -> None:
     )
     message, back = round_trip(command)
     ec = message.reconstructECContainersCommandProto.ecReplicationConfig
-    assert (ec.data, ec.parity, ec.codec, ec.ecChunkSize) == (3, 2, "RS", 1024 * 1024)
+    assert (ec.data, ec.parity, ec.codec, ec.ecChunkSize) == (3, 2, "rs", 1024 * 1024)  # Ozone writes the codec in lower case
     assert back == command
 
 

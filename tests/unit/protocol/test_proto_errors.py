@@ -85,7 +85,7 @@ def test_missing_container_id_in_an_incremental_report() -> None:
         p.heartbeat_from_proto(message)
 
 
-@pytest.mark.parametrize("state", [0, 8, 99])
+@pytest.mark.parametrize("state", [0, 9, 99])
 def test_unknown_replica_state(state: int) -> None:
     message = heartbeat_message()
     message.containerReport.reports[0].state = state
