@@ -136,11 +136,11 @@ class _Group:
         an open batch holds fewer than put_every <= window stripes)."""
         return sum(len(b.stripes) for b in self.inflight) >= self.window
 
-    def code(self, data: bytes) -> _Coded:
-        """The next stripe's cells, parity and checksums. Touches nothing shared, so it runs on a worker
-        thread while the loop sends the stripe before (zlib's CRCs and the socket copies release the GIL;
-        pyeclib holds it)."""
-        layout, config = self.layout, self._config
+    def code(self, piece: bytes | memoryview) -> _Coded:
+        """The next stripe's cells, parity and checksums from its bytes (pending, immutable). Touches
+        nothing shared, so it runs on a worker thread while the loop sends the stripe before (zlib's CRCs
+        and the loop's socket writes release the GIL; the stripe's copy and pyeclib hold it)."""
+        layout, config, data = self.layout, self._config, _as_bytes(piece)
         lengths = layout.stripe_cell_lengths(self.length + len(data), self.length // layout.stripe_bytes)
         first = lengths[0]
         padded = data if len(data) == layout.data * first else data + bytes(layout.data * first - len(data))
@@ -276,7 +276,7 @@ class ECKeyOutputStream(KeyOutputStream):
             if len(pending) < size and not final:
                 return
             size = min(size, len(pending))
-            stripe = await asyncio.to_thread(group.code, _as_bytes(pending.peek(size)))
+            stripe = await asyncio.to_thread(group.code, pending.peek(size))
             while group.full:  # the bytes stay pending until sent: a failure here rewrites them
                 await group.ack_oldest()
             pending.drop(size)
