@@ -249,12 +249,13 @@ class SimDatanode:
 
     def _start_replications(self, now_epoch_ms: int) -> None:
         """Free workers take waiting replications, NORMAL before LOW, oldest first; one whose deadline
-        passed while it waited is dropped instead (as the daemon's queue does when a worker takes it)."""
+        passed, or whose SCM term went stale, while it waited is dropped instead (as the daemon's queue
+        does when a worker takes it)."""
         admission = self._admission()
         self.replication_queue.sort(key=replication_priority)  # stable: arrival order within a priority
         while self.replication_queue and len(self.replications_running) < admission.replication_workers:
             command = self.replication_queue.pop(0)
-            if admission.expired(command, now_epoch_ms):
+            if admission.refusal_at_start(command, now_epoch_ms):
                 self.replications_expired += 1
             else:
                 self.replications_running.append(command)

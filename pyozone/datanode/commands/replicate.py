@@ -1,4 +1,4 @@
-"""replicateContainer (push) and reconstructECContainers: the replication-pool commands."""
+"""replicateContainer: push a closed replica to the target SCM named (reconstruction is reconstruct_ec.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pyozone.common.net import HostPort
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
-from pyozone.hdds.commands import ReconstructECContainersCommand, ReplicateContainerCommand
+from pyozone.hdds.commands import ReplicateContainerCommand
 from pyozone.hdds.datanode import DatanodeDetails
 
 log = logging.getLogger(__name__)
@@ -67,13 +67,3 @@ class ReplicateContainerHandler(CommandHandler):
             container_id, target_details.uuid, target, sent, time.monotonic() - started,
         )  # fmt: skip
 
-
-class ReconstructECHandler(CommandHandler):
-    """EC reconstruction needs the EC codec, which pyozone does not have yet: the command is logged and
-    dropped, and SCM's replication manager times it out and tries again later."""
-
-    async def handle(self, command: ReconstructECContainersCommand) -> None:
-        log.error(
-            "reconstructECContainers for container %d: EC reconstruction is not supported; dropped",
-            command.container_id,
-        )
