@@ -8,7 +8,7 @@ from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.common.cli_options import CLIError
 from pyozone.common.output import print_json, print_table
 from pyozone.hdds.ids import ReplicationConfig
-from pyozone.hdds.states import PipelineState
+from pyozone.hdds.states import PipelineState, ReplicationType
 from pyozone.scm.client.admin_client import PipelineView
 
 
@@ -48,11 +48,19 @@ def pipeline_dict(view: PipelineView) -> dict:
         "leaderId": p.leader,
         "suggestedLeaderId": p.suggested_leader,
         "nodes": [
-            {"uuid": dn, "hostname": view.members[dn].hostname if dn in view.members else None}
-            for dn in p.nodes
+            {
+                "uuid": dn,
+                "hostname": view.members[dn].hostname if dn in view.members else None,
+                **({"replicaIndex": i + 1} if _is_ec(view) else {}),
+            }
+            for i, dn in enumerate(p.nodes)
         ],
         "creationTimestamp": p.created_ms,
     }
+
+
+def _is_ec(view: PipelineView) -> bool:
+    return view.pipeline.replication_config.type is ReplicationType.EC
 
 
 def _name(view: PipelineView, dn: str | None) -> str:
@@ -60,6 +68,14 @@ def _name(view: PipelineView, dn: str | None) -> str:
         return "-"
     details = view.members.get(dn)
     return details.hostname if details else dn
+
+
+def _members(view: PipelineView) -> str:
+    """The members in order; an EC pipeline's as host#index (member i holds replica index i + 1)."""
+    names = [_name(view, dn) for dn in view.pipeline.nodes]
+    if _is_ec(view):
+        names = [f"{name}#{i + 1}" for i, name in enumerate(names)]
+    return ",".join(names)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -86,7 +102,7 @@ def run_list(args: argparse.Namespace) -> int:
             v.pipeline.replication_config,
             v.pipeline.state.name,
             _name(v, v.pipeline.leader),
-            ",".join(_name(v, dn) for dn in v.pipeline.nodes),
+            _members(v),
         )
         for v in views
     ]
@@ -104,7 +120,7 @@ def run_create(args: argparse.Namespace) -> int:
     else:
         print(
             f"Pipeline {view.pipeline.id} ({view.pipeline.replication_config}) created on "
-            f"{','.join(_name(view, dn) for dn in view.pipeline.nodes)}; state {view.pipeline.state.name}"
+            f"{_members(view)}; state {view.pipeline.state.name}"
         )
     return 0
 
