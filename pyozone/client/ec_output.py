@@ -25,8 +25,6 @@ EC keys have no hflush/hsync (neither has Ozone's ECKeyOutputStream): bytes beco
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import functools
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -43,23 +41,6 @@ from pyozone.client.xceiver import ChannelPool
 from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import StripeLayout
-
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-
-
-@functools.cache
-def _keep_coding_buffers_on_heap() -> None:
-    """pyeclib allocates every fragment afresh. Above glibc's mmap threshold (128 KiB until a freed mapping
-    raises it, which pyeclib's aligned buffers never do) each one is a new mapping whose pages fault in
-    one by one, and the heap is trimmed back after each stripe: coding a 3 MiB stripe ran at 50-100 MB/s
-    instead of 1.5-2 GB/s (measured). Set at once what glibc's dynamic threshold would reach (32 MiB,
-    trimming above twice that). Not glibc: nothing to do."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-        libc.mallopt(_M_TRIM_THRESHOLD, 64 << 20)
-    except (OSError, AttributeError):
-        pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +217,6 @@ class ECKeyOutputStream(KeyOutputStream):
         super().__init__(
             om, pool, config, volume, bucket, key, client_id, preallocated, clock, None, metadata, part
         )
-        _keep_coding_buffers_on_heap()
         self._retry_policy = config.ec_write_retry
         self._pending = PendingBytes()  # accepted, not yet in a stripe
         self._group: _Group | None = None
