@@ -15,19 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import ReplicationConfig
 from tests.e2e.cluster.cluster_helpers import LiveCluster, MiB, block_files, sh_here
 from tests.polling import wait_for
-
-LANDING = pytest.mark.xfail(
-    strict=False, reason="issue 14: the client's striped write and the datanode's EC data path are landing"
-)
-"""Until every part of issue 14 is on main: an EC write through the replicated KeyOutputStream fails
-with GROUP_MISMATCH (the datanode is not in the EC pipeline)."""
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
 XOR_2_1 = ReplicationConfig.parse("xor-2-1-1024k")

@@ -25,7 +25,6 @@ from tests.e2e.cluster.cluster_helpers import LiveCluster, MiB, live_cluster, oz
 from tests.e2e.ec.ec_helpers import (
     BLOCK,
     EC_INTERVALS,
-    LANDING,
     RS_3_2,
     XOR_2_1,
     check_stored,
@@ -34,8 +33,6 @@ from tests.e2e.ec.ec_helpers import (
     uuid_names,
     wait_indexes,
 )
-
-pytestmark = LANDING
 
 DATANODES = 6
 VOL = "ecvol"

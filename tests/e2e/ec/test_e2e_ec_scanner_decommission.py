@@ -28,7 +28,6 @@ from tests.e2e.cluster.cluster_helpers import (
 )
 from tests.e2e.ec.ec_helpers import (
     EC_INTERVALS,
-    LANDING,
     RS_3_2,
     Key,
     check_stored,
@@ -39,8 +38,6 @@ from tests.e2e.ec.ec_helpers import (
     wait_indexes,
 )
 from tests.polling import wait_for
-
-pytestmark = [pytest.mark.slow, LANDING]
 
 DATANODES = 7
 VOL, BUCKET, KEY = "ecvol", "rs32", "scanned"
