@@ -138,8 +138,8 @@ def test_ec_buckets_and_keys_in_the_shell(sh: Callable[..., Result], om: OmDaemo
 def test_refusals_in_the_shell(sh: Callable[..., Result], tmp_path: Path) -> None:
     sh("volume", "create", "/vol")
     one_line_error(
-        sh("bucket", "create", "/vol/xor", "-t", "EC", "-r", "xor-2-1-1024k"),
-        "INVALID_REQUEST: Invalid replication config EC/2-1-1024k",
+        sh("bucket", "create", "/vol/rs42", "-t", "EC", "-r", "rs-4-2-1024k"),
+        "INVALID_REQUEST: Invalid replication config EC/4-2-1024k",
         "ozone.replication.allowed-configs",
     )
     one_line_error(sh("bucket", "create", "/vol/bad", "-t", "EC", "-r", "THREE"), "EC takes")
