@@ -81,7 +81,7 @@ class _Group:
         self.location = location
         self.layout = layout = StripeLayout.of(ec)
         self.codec = codec_for(ec)
-        most = layout.data * config.block_size
+        most = layout.group_capacity(config.block_size)
         self.capacity = min(location.length, most) if location.length > 0 else most
         self.put_every = max(1, config.flush_size // layout.stripe_bytes)  # stripes
         # stripes unacknowledged: two at least, one travelling while the next is coded

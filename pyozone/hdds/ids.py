@@ -72,7 +72,8 @@ class ReplicationConfig:
     @classmethod
     def parse(cls, text: str) -> ReplicationConfig:
         """Accepts "RATIS/THREE", "RATIS:THREE", "RATIS/3", "EC/RS-3-2-1024k", "EC:RS-3-2-1024k" and
-        Ozone's bare EC names ("rs-3-2-1024k", "xor-2-1-1024k")."""
+        Ozone's bare EC names ("rs-3-2-1024k", "xor-2-1-1024k", "rs-3-2-1048576": a chunk without k is
+        in bytes)."""
         kind, sep, rest = text.replace(":", "/").partition("/")
         if not sep and text.count("-") == 3:
             kind, rest = "EC", text
@@ -84,14 +85,18 @@ class ReplicationConfig:
             raise ValueError(f"unknown replication type {kind!r} in {text!r}") from None
         if rtype is ReplicationType.EC:
             parts = rest.split("-")
-            if len(parts) != 4 or not parts[3].lower().endswith("k"):
-                raise ValueError(f"EC replication config {text!r} is not CODEC-DATA-PARITY-CHUNKk")
+            if len(parts) != 4:
+                raise ValueError(f"EC replication config {text!r} is not CODEC-DATA-PARITY-CHUNK")
+            in_kb = parts[3].lower().endswith("k")  # as Ozone: "1024k" is in KB, "1048576" in bytes
             try:
-                data, parity, chunk = int(parts[1]), int(parts[2]), int(parts[3][:-1])
+                data, parity = int(parts[1]), int(parts[2])
+                chunk = int(parts[3][:-1]) * 1024 if in_kb else int(parts[3])
             except ValueError:
                 raise ValueError(f"EC replication config {text!r} has a non-numeric part") from None
             if data <= 0 or parity <= 0 or chunk <= 0:
                 raise ValueError(f"EC replication config {text!r} needs positive data, parity and chunk")
+            if chunk % 1024:
+                raise ValueError(f"EC replication config {text!r}: the chunk size must be a multiple of 1024")
             codec = parts[0].upper()
             if codec not in EC_CODECS:
                 raise ValueError(f"EC codec {parts[0]!r} in {text!r} is not one of {', '.join(EC_CODECS)}")
@@ -99,7 +104,7 @@ class ReplicationConfig:
                 raise ValueError(f"EC replication config {text!r}: XOR has exactly one parity")
             if data + parity > MAX_EC_NODES:
                 raise ValueError(f"EC replication config {text!r} needs more than {MAX_EC_NODES} datanodes")
-            return cls(ReplicationType.EC, 0, data, parity, codec, chunk)
+            return cls(ReplicationType.EC, 0, data, parity, codec, chunk // 1024)
         factor_text = rest.upper()
         if factor_text.isdigit():
             factor = int(factor_text)

@@ -19,8 +19,8 @@ from pyozone.om.exceptions import OMException, OMResultCode
 
 ALLOWED_CONFIGS_KEY = "ozone.replication.allowed-configs"
 ALLOWED_CONFIGS_DEFAULT = KEYS_BY_NAME[ALLOWED_CONFIGS_KEY].default or ""
-"""Ozone's default: RATIS and STANDALONE of one or three copies; RS or XOR 3-2, 6-3 and 10-4 in cells of
-512 KB to 4 MB. Any other EC layout (xor-2-1-1024k) must be allowed explicitly, as in Ozone."""
+"""Ozone's default (RATIS and STANDALONE of one or three copies; RS or XOR 3-2, 6-3 and 10-4 in cells of
+512 KB to 4 MB) plus 2-1, so that xor-2-1-1024k works out of the box (docs/differences.md)."""
 
 
 def config_format(config: ReplicationConfig) -> str:
@@ -67,7 +67,7 @@ def block_capacity(config: ReplicationConfig, block_size: int) -> int:
     """Key bytes one block of `config` holds when each replica holds `block_size` bytes: an EC block group
     holds `block_size` on each data index (Ozone's ECKeyOutputStream), a replicated block `block_size`."""
     if config.type is ReplicationType.EC:
-        return block_size * config.ec_data
+        return StripeLayout.of(config).group_capacity(block_size)
     return block_size
 
 

@@ -50,6 +50,11 @@ class StripeLayout:
         """Data bytes of one full stripe."""
         return self.data * self.cell
 
+    def group_capacity(self, block_size: int) -> int:
+        """Key bytes one block group holds when each replica holds up to `block_size` bytes (Ozone's
+        ECKeyOutputStream: `block_size` on every data index)."""
+        return self.data * block_size
+
     def is_parity(self, index: int) -> bool:
         return index > self.data
 

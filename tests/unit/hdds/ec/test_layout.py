@@ -56,3 +56,7 @@ def test_an_index_outside_the_group_is_refused():
 def test_a_layout_needs_positive_sizes():
     with pytest.raises(ValueError):
         StripeLayout(3, 2, 0)
+
+
+def test_a_group_holds_a_block_on_each_data_index():
+    assert StripeLayout(6, 3, 1024).group_capacity(256 << 20) == 6 * (256 << 20)
