@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pyozone.cluster.layout import HOST
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from tests.e2e.cluster.cluster_helpers import LiveCluster, MiB, block_files, sh_here
+from tests.e2e.cluster.xceiver_client import XceiverClient
 from tests.polling import wait_for
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
@@ -165,4 +168,17 @@ def check_stored(
                 f"{len(got)} bytes stored, {len(expected)} expected, equal: {got == expected}"
             )
             stored += len(got)
+            block = stored_block(cluster, replica, location.container_id, location.local_id)
+            metadata = {kv.key: kv.value for kv in block.metadata}
+            assert metadata.get("blockGroupLen") == str(location.length), (where, replica, metadata)
+            assert block.size == len(expected), (where, replica, block.size)
     return stored
+
+
+def stored_block(cluster: LiveCluster, replica: Replica, container_id: int, local_id: int) -> pb.BlockData:
+    """The block's record as replica `replica` keeps it (GetBlock naming the replica index)."""
+    port = cluster.datanodes()[replica.name]["ports"]["STANDALONE"]
+    block_id = pb.DatanodeBlockID(containerID=container_id, localID=local_id, replicaIndex=replica.index)
+    body = pb.GetBlockRequestProto(blockID=block_id)
+    with XceiverClient(HOST, port) as client:
+        return client.call(client.request(pb.GetBlock, container_id, getBlock=body)).getBlock.blockData
