@@ -6,7 +6,8 @@ and verifies it locally when ozone.client.verify.checksum. Any failure (an error
 a local checksum mismatch, an unreachable node, a timeout) moves on to the next datanode of the
 location; when all failed, the location is refreshed from OM (the container may have moved or closed)
 and the round repeats, at most ozone.client.read.max.retries times with read.retry.interval between.
-Only the last fetched range is kept, so a key of any size streams in bounded memory.
+Only the last fetched range is kept (and the next one read ahead), and the key's stream releases a block
+once its reads move to another one, so a key of any size streams in bounded memory.
 
 An EC block group reads each replica index through a BlockInputStream of its own (ec_input.py): one round
 over that index's datanodes, no refresh (the group decides what a failed index means), and the GetBlock
@@ -142,6 +143,17 @@ class BlockInputStream:
         if self._ahead is not None:
             self._ahead[1].cancel()
             self._ahead = None
+
+    async def release(self) -> None:
+        """Lets go of the fetched range, the spare buffer and the chunk list once the read ahead has stopped:
+        the key's reads moved on to another block, and a key of many blocks must not hold one range (up to
+        READ_SPAN) per block. A later read (a seek back) fetches them again."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[1].cancel()
+            await asyncio.wait([ahead[1]])
+        self._cache_start, self._cache, self._spare = 0, b"", None
+        self._chunks, self._starts = None, []
 
     async def _fetch(self, offset: int) -> tuple[int, bytes]:
         tried: list[str] = []

@@ -13,8 +13,9 @@ reads and decoding overlap the caller's work. More than `parity` indexes missing
 again from OM (forceUpdateContainerCache) once, then a BlockReadError names the block group.
 
 Memory: each index stream keeps at most two spans (max(cell, READ_SPAN / data) each), a degraded group two
-stripes. Copies: a read that spans several cells joins them (one copy); a degraded stripe pads short data
-cells (one copy of those cells) and slices the caller's bytes from the rebuilt stripe.
+stripes; the key's stream releases all of them once its reads move to another block. Copies: a read that
+spans several cells joins them (one copy); a degraded stripe pads short data cells (one copy of those cells)
+and slices the caller's bytes from the rebuilt stripe.
 """
 
 from __future__ import annotations
@@ -210,12 +211,19 @@ class ECBlockInputStream:
             raise BlockReadError(
                 f"{self._name()}: too few replica indexes ({why}); refresh from OM: {e}"
             ) from e
+        await self.release()
+        self._missing.clear()
+
+    async def release(self) -> None:
+        """Lets go of the stripe read, the stripe rebuilt ahead and the index streams (their ranges and
+        chunk lists): the key's reads moved on to another block, or a refresh replaces the locations. The
+        indexes known missing stay so; a later read (a seek back) opens index streams again."""
         ahead, self._ahead = self._ahead, None
         await _stop(ahead)
-        self.cancel()
-        self._indexes.clear()
-        self._missing.clear()
         self._stripe = None
+        indexes, self._indexes = self._indexes, {}
+        for stream in indexes.values():
+            stream.cancel()
 
     def cancel(self) -> None:
         """Stops the reads ahead, the group's and its index streams' (the stream is closing)."""

@@ -1,8 +1,9 @@
 """KeyInputStream: a committed key as a seekable async stream over its blocks (Ozone's KeyInputStream).
 
 The key's blocks come from one lookupKey; each block is read by its own BlockInputStream (an EC block
-group by an ECBlockInputStream), lazily and in bounded memory, so `async for piece in stream` streams a
-key of any size.
+group by an ECBlockInputStream), lazily and in bounded memory: once the reads move to another block the
+previous one lets go of its buffers (a seek back fetches them again), so `async for piece in stream` streams
+a key of any size.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ class KeyInputStream:
         self._config = config
         self._client_host = client_host
         self._streams = StreamCache(pool, config.request_timeout_s)
+        self._ec = info.replication.partition("/")[0].upper() == "EC"  # "EC/RS-3-2-1024k", or the type alone
         self._blocks = [self._block(loc) for loc in info.locations]
+        self._current: int | None = None  # the block read last, which holds buffers
         self._starts = [loc.offset for loc in info.locations]
         self._pos = 0
         total = sum(loc.length for loc in info.locations)
@@ -40,6 +43,11 @@ class KeyInputStream:
     def _block(self, location: KeyLocation) -> BlockInputStream | ECBlockInputStream:
         if location.pipeline.ec is not None:
             return ECBlockInputStream(location, self._config, self._streams, self._refresh)
+        if self._ec:  # its cells would be read as a replica's bytes: a parity cell as the key's data
+            raise BlockReadError(
+                f"key {self._name()} is {self.info.replication} but the pipeline of its block "
+                f"{location.block_name} carries no EC config"
+            )
         return BlockInputStream(location, self._config, self._streams, self._refresh)
 
     def _name(self) -> str:
@@ -79,6 +87,10 @@ class KeyInputStream:
 
     async def _read_some(self, n: int) -> bytes:
         index = bisect_right(self._starts, self._pos) - 1
+        if index != self._current:
+            if self._current is not None:
+                await self._blocks[self._current].release()
+            self._current = index
         block = self._blocks[index]
         piece = await block.read(self._pos - block.location.offset, n)
         if not piece:

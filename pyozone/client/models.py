@@ -13,6 +13,7 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
+from pyozone.protocol.admin import pipeline_replica_indexes
 from pyozone.protocol.common import ec_config_from_proto
 
 DATA_PORT = "STANDALONE"
@@ -89,14 +90,15 @@ class PipelineRef:
 
     @classmethod
     def from_proto(cls, proto: hdds_pb2.Pipeline) -> PipelineRef:
+        """An EC pipeline's memberReplicaIndexes must pair every member with an index of its config (a
+        member left without one would go unread, a wrong one read as another index): else ProtocolError."""
         members = tuple(DatanodeRef.from_proto(m) for m in proto.members)
         ec = None
+        indexes = tuple(proto.memberReplicaIndexes)
         if proto.type == hdds_pb2.EC and proto.HasField("ecReplicationConfig"):
             ec = ec_config_from_proto(proto.ecReplicationConfig, "pipeline.ecReplicationConfig")
-        return cls(
-            proto.id.id, members, proto.leaderID or proto.suggestedLeaderID,
-            tuple(proto.memberReplicaIndexes), ec,
-        )  # fmt: skip
+            indexes = pipeline_replica_indexes(proto, "pipeline", ec)
+        return cls(proto.id.id, members, proto.leaderID or proto.suggestedLeaderID, indexes, ec)
 
 
 @dataclass(frozen=True, slots=True)

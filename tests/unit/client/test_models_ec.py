@@ -10,9 +10,11 @@ from pyozone.client.models import (
     KeyInfo,
     MultipartPartList,
     MultipartUploadInfo,
+    PipelineRef,
     replication_name,
 )
 from pyozone.client.om import replication_fields
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import hdds_pb2
@@ -70,3 +72,46 @@ def test_multipart_answers_name_their_config() -> None:
     assert parts.replication == "EC/RS-3-2-1024k"
     upload = MultipartUploadInfo.from_proto(om_pb.MultipartUploadSummary(key="k", **ec_fields(RS_3_2)))
     assert upload.replication == "EC/RS-3-2-1024k"
+
+
+def pipeline(indexes: list[int], members: int = 5, **fields: object) -> hdds_pb2.Pipeline:
+    proto = hdds_pb2.Pipeline(id=hdds_pb2.PipelineID(id="p"), memberReplicaIndexes=indexes, **fields)
+    for i in range(members):
+        proto.members.add(uuid=f"dn{i}", hostName=f"h{i}", ipAddress="127.0.0.1")
+    return proto
+
+
+def test_an_ec_pipeline_pairs_each_member_with_its_index() -> None:
+    ref = PipelineRef.from_proto(pipeline([5, 1, 2, 3, 3], **ec_fields(RS_3_2)))  # two copies of index 3
+    assert ref.ec == RS_3_2 and ref.replica_indexes == (5, 1, 2, 3, 3)
+    assert [m.uuid for m in ref.by_index()[3]] == ["dn3", "dn4"]
+
+
+@pytest.mark.parametrize(
+    ("indexes", "field", "problem"),
+    [
+        ([1, 2, 3, 4], "pipeline.memberReplicaIndexes", "has 4 indexes for 5 members"),  # a member dropped
+        ([], "pipeline.memberReplicaIndexes", "has 0 indexes for 5 members"),
+        ([1, 2, 3, 4, 5, 1], "pipeline.memberReplicaIndexes", "has 6 indexes for 5 members"),
+        ([1, 2, 0, 4, 5], "pipeline.memberReplicaIndexes[2]", "must be at least 1"),
+        ([1, 2, 3, 4, 6], "pipeline.memberReplicaIndexes[4]", "must be at most 5"),
+    ],
+)
+def test_an_ec_pipeline_with_bad_replica_indexes_is_refused(
+    indexes: list[int], field: str, problem: str
+) -> None:
+    with pytest.raises(ProtocolError, match=problem) as e:
+        PipelineRef.from_proto(pipeline(indexes, **ec_fields(RS_3_2)))
+    assert e.value.field == field
+
+
+def test_a_key_location_with_a_bad_ec_pipeline_fails_the_key() -> None:
+    location = om_pb.KeyLocation(pipeline=pipeline([1, 2, 3], **ec_fields(RS_3_2)))
+    with pytest.raises(ProtocolError, match="memberReplicaIndexes: has 3 indexes for 5 members"):
+        KeyInfo.from_proto(om_pb.KeyInfo(key="k", locations=[location], **ec_fields(RS_3_2)))
+
+
+def test_a_replicated_pipeline_takes_its_indexes_as_sent() -> None:
+    """Ozone may send zeros there for a replicated pipeline; they mean nothing."""
+    ref = PipelineRef.from_proto(pipeline([0, 0, 0], 3, type=hdds_pb2.RATIS, factor=hdds_pb2.THREE))
+    assert ref.ec is None and ref.replica_indexes == (0, 0, 0)
