@@ -83,7 +83,11 @@ def _row(key: pb.KeyInfo) -> dict[str, Any]:
         "bucket": key.bucket,
         "key": key.key,
         "size": key.dataSize,
-        "replication_config": str(replication_from_proto(key.type, key.factor, None)),
+        "replication_config": str(
+            replication_from_proto(
+                key.type, key.factor, key.ecReplicationConfig if key.HasField("ecReplicationConfig") else None
+            )
+        ),
         "created_ms": key.creationTime,
         "blocks": [
             {

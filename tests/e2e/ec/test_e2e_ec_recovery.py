@@ -143,11 +143,6 @@ def test_two_lost_indexes_read_degraded_and_are_reconstructed(cluster: LiveClust
     )
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="admin snapshot --keys fails on an EC key: pyozone/admin/om_keys.py _row passes no "
-    "ecReplicationConfig to replication_from_proto (ProtocolError)",
-)
 def test_a_container_below_data_indexes_is_missing_and_names_its_key(
     cluster: LiveCluster, key: Key, tmp_path: Path
 ) -> None:
