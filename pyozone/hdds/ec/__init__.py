@@ -2,6 +2,6 @@
 that makes and rebuilds parity cells (codec.py), for the client's striped writes and reads and the
 datanode's reconstruction alike."""
 
-from pyozone.hdds.ec.layout import Cell, StripeLayout
+from pyozone.hdds.ec.layout import BLOCK_GROUP_LEN, Cell, StripeLayout, padded
 
-__all__ = ["Cell", "StripeLayout"]
+__all__ = ["BLOCK_GROUP_LEN", "Cell", "StripeLayout", "padded"]

@@ -1,6 +1,7 @@
 """The raw EC codec: parity cells from data cells, and lost cells from any `data` others.
 
-Reed-Solomon is pyeclib's `isa_l_rs_vand` (the wheel bundles ISA-L), XOR is numpy's. pyeclib codes whole
+Reed-Solomon is pyeclib's `isa_l_rs_cauchy` (the wheel bundles ISA-L): its Cauchy matrix is the one Ozone's RS
+coder uses, so parity replicas hold exactly the bytes Ozone writes. XOR is numpy's. pyeclib codes whole
 objects into fragments behind an 80-byte header; with its checksums off the header depends only on the
 fragment's index and size, so encoding uses the data fragments' payloads as they are and decoding puts back
 headers made once per cell size (`_shape`). Cells of one call are equal in length: the caller zero-pads a
@@ -118,7 +119,7 @@ _HEADER = 80
 
 
 class ReedSolomon:
-    """Reed-Solomon over ISA-L's Vandermonde matrix, through pyeclib; one driver per thread."""
+    """Reed-Solomon over ISA-L's Cauchy matrix (Ozone's), through pyeclib; one driver per thread."""
 
     def __init__(self, data: int, parity: int) -> None:
         self.data, self.parity = data, parity
@@ -133,7 +134,7 @@ class ReedSolomon:
 
             _keep_coding_buffers_on_heap()
 
-            driver = self._local.driver = ECDriver(k=self.data, m=self.parity, ec_type="isa_l_rs_vand")
+            driver = self._local.driver = ECDriver(k=self.data, m=self.parity, ec_type="isa_l_rs_cauchy")
         return driver
 
     def _shape(self, length: int) -> tuple[int, list[bytes]]:

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from pyozone.hdds.ids import ReplicationConfig
 
+BLOCK_GROUP_LEN = "blockGroupLen"
+"""The BlockData metadata key (Ozone's) under which every index's putBlock records its group's length."""
+
 
 @dataclass(frozen=True, slots=True)
 class Cell:
@@ -68,6 +71,12 @@ class StripeLayout:
         rest = max(0, length - stripe * self.stripe_bytes)
         return [max(0, min(self.cell, rest - i * self.cell)) for i in range(self.data)]
 
+    def cell_length(self, length: int, stripe: int, index: int) -> int:
+        """How many bytes replica `index` holds of one stripe of a group of `length` bytes: a data cell its
+        own length, a parity cell the stripe's first cell's."""
+        lengths = self.stripe_cell_lengths(length, stripe)
+        return lengths[index - 1] if index <= self.data else lengths[0]
+
     def index_length(self, length: int, index: int) -> int:
         """How many bytes replica `index` (1-based) holds of a group of `length` bytes."""
         if not 1 <= index <= self.nodes:
@@ -84,3 +93,9 @@ class StripeLayout:
             length = min(self.cell - in_cell, end - offset)
             yield Cell(stripe, position + 1, offset, stripe * self.cell + in_cell, length)
             offset += length
+
+
+def padded(cell: bytes | bytearray | memoryview, length: int) -> bytes | bytearray | memoryview:
+    """A short data cell zero-padded to its stripe's first cell's length, as the codec takes it (one copy,
+    only of a short cell)."""
+    return cell if len(cell) == length else bytes(cell) + bytes(length - len(cell))

@@ -81,3 +81,38 @@ def test_xor_cannot_rebuild_two_cells():
     codec, cells = _stripe("xor-2-1-1024k", 8)
     with pytest.raises(ECCodecError, match="one cell"):
         codec.decode({1: cells[1]}, [2, 3])
+
+
+# Ozone's RS coder (RSUtil.genCauchyMatrix): parity row i (k <= i < k + m), column j holds 1 / (i ^ j) in
+# GF(2^8) over the polynomial 0x11D. pyozone's parity must be exactly Ozone's, byte for byte.
+_EXP, _LOG = [0] * 512, [0] * 256
+_x = 1
+for _i in range(255):
+    _EXP[_i], _LOG[_x] = _x, _i
+    _x = (_x << 1) ^ (0x11D if _x & 0x80 else 0)
+for _i in range(255, 512):
+    _EXP[_i] = _EXP[_i - 255]
+
+
+def _mul(a: int, b: int) -> int:
+    return 0 if a == 0 or b == 0 else _EXP[_LOG[a] + _LOG[b]]
+
+
+def _ozone_parity(cells: list[bytes], data: int, parity: int) -> list[bytes]:
+    out = []
+    for row in range(data, data + parity):
+        coefficients = [_EXP[255 - _LOG[row ^ column]] for column in range(data)]
+        cell = bytearray(len(cells[0]))
+        for coefficient, source in zip(coefficients, cells, strict=True):
+            for n, byte in enumerate(source):
+                cell[n] ^= _mul(coefficient, byte)
+        out.append(bytes(cell))
+    return out
+
+
+@pytest.mark.parametrize("name", ["rs-3-2-1024k", "rs-6-3-1024k", "rs-10-4-1024k"])
+def test_rs_parity_is_the_parity_ozone_writes(name):
+    config = ReplicationConfig.parse(name)
+    cells = [os.urandom(48) for _ in range(config.ec_data)]
+    ours = [bytes(p) for p in codec_for(config).encode(cells)]
+    assert ours == _ozone_parity(cells, config.ec_data, config.ec_parity)

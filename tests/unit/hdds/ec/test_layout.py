@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyozone.hdds.ec.layout import StripeLayout
+from pyozone.hdds.ec.layout import StripeLayout, padded
 from pyozone.hdds.ids import ReplicationConfig
 
 layouts = st.builds(StripeLayout, st.integers(1, 10), st.integers(1, 4), st.integers(1, 64))
@@ -60,3 +60,18 @@ def test_a_layout_needs_positive_sizes():
 
 def test_a_group_holds_a_block_on_each_data_index():
     assert StripeLayout(6, 3, 1024).group_capacity(256 << 20) == 6 * (256 << 20)
+
+
+@given(layouts, st.integers(0, 3000))
+def test_a_parity_cell_is_as_long_as_its_stripes_first_cell(layout, length):
+    for stripe in range(layout.stripes(length)):
+        first = layout.cell_length(length, stripe, 1)
+        assert all(
+            layout.cell_length(length, stripe, p) == first for p in range(layout.data + 1, layout.nodes + 1)
+        )
+
+
+def test_padded_pads_only_a_short_cell():
+    cell = b"abc"
+    assert padded(cell, 3) is cell
+    assert padded(cell, 5) == b"abc\x00\x00"
