@@ -31,7 +31,7 @@ class KeyInputStream:
         self._config = config
         self._client_host = client_host
         self._streams = StreamCache(pool, config.request_timeout_s)
-        self._ec = info.replication.partition("/")[0].upper() == "EC"  # "EC/RS-3-2-1024k", or the type alone
+        self._ec = info.is_ec
         self._blocks = [self._block(loc) for loc in info.locations]
         self._current: int | None = None  # the block read last, which holds buffers
         self._starts = [loc.offset for loc in info.locations]

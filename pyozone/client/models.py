@@ -84,7 +84,7 @@ class PipelineRef:
     def by_index(self) -> dict[int, tuple[DatanodeRef, ...]]:
         """EC: the members holding each replica index, in the pipeline's order (nearest first for reads)."""
         found: dict[int, list[DatanodeRef]] = {}
-        for member, index in zip(self.members, self.replica_indexes, strict=False):
+        for member, index in zip(self.members, self.replica_indexes, strict=True):
             found.setdefault(index, []).append(member)
         return {index: tuple(members) for index, members in found.items()}
 
@@ -214,6 +214,11 @@ class KeyInfo:
     def replication_config(self) -> ReplicationConfig:
         """The key's replication config (`replication` is its name, "EC/RS-3-2-1024k")."""
         return ReplicationConfig.parse(self.replication)
+
+    @property
+    def is_ec(self) -> bool:
+        """Whether the key is erasure coded, by its type alone (its name may lack the EC config)."""
+        return self.replication.partition("/")[0].upper() == "EC"
 
     @classmethod
     def from_proto(cls, p: om_pb.KeyInfo) -> KeyInfo:
