@@ -5,4 +5,10 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 .venv/bin/ruff check pyozone tests benchmarks
 .venv/bin/lint-imports  # the layer contracts of pyproject.toml (docs/architecture.md)
-exec .venv/bin/python -m pytest "$@"
+# Two workers, a test file each at a time (module fixtures such as a live cluster stay in one worker): most
+# end-to-end tests wait on heartbeats and timers, so two overlap well on two cores. PYTEST_WORKERS=0: one process.
+workers="${PYTEST_WORKERS:-2}"
+if [ "$workers" = "0" ]; then
+  exec .venv/bin/python -m pytest --durations=20 "$@"
+fi
+exec .venv/bin/python -m pytest -n "$workers" --dist loadfile --durations=20 "$@"
