@@ -29,6 +29,9 @@ CONTAINER_RESULTS = frozenset(
     {"CLOSED_CONTAINER_IO", "CONTAINER_NOT_OPEN", "CONTAINER_UNHEALTHY", "INVALID_CONTAINER_STATE"}
 )
 PIPELINE_RESULTS = frozenset({"GROUP_MISMATCH", "NOT_LEADER", "RAFT_RETRY_FAILURE"})
+STREAM_IDLE = "STREAM_IDLE"
+"""The client's name for a datastream its datanode closed unasked, after no packet came for its idle
+timeout (datanode/datastream/write.py): the writer paused, nothing failed."""
 
 
 class FailureKind(Enum):
@@ -37,6 +40,7 @@ class FailureKind(Enum):
     CONTAINER = "container"  # the container cannot take writes: exclude it
     NOT_REPLICATED = "not replicated"  # some members lag: exclude them and the pipeline
     PIPELINE = "pipeline"  # the pipeline (or its leader) failed: exclude the pipeline
+    IDLE = "idle"  # the datanode closed a paused datastream: end the block, exclude nothing
 
 
 class BlockFailure(Exception):
@@ -60,6 +64,8 @@ def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) ->
         return BlockFailure(FailureKind.PIPELINE, error.result, text, (error.datanode.uuid,))
     if error.result in CONTAINER_RESULTS:
         return BlockFailure(FailureKind.CONTAINER, error.result, text)
+    if error.result == STREAM_IDLE:
+        return BlockFailure(FailureKind.IDLE, error.result, text)
     if error.result == "NOT_REPLICATED":
         infos = {c.datanodeUuid: c.commitIndex for c in error.response.commitInfos} if error.response else {}
         members = [m.uuid for m in location.pipeline.members] or list(infos)

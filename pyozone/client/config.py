@@ -59,7 +59,8 @@ class ClientConfig:
     def uses_datastream(self, size: int, datastream: bool | None = None) -> bool:
         """Whether a key of `size` bytes (0: unknown) is written by V2: `datastream` when given, else by
         ozone.fs.datastream.enabled and the auto threshold (seed 004: small keys gain nothing from it).
-        Replicated keys only: an EC key's cells go over a datanode's datastream port whenever it has one."""
+        An EC key's cells take the datanodes' datastream ports by the same rule: a key of unknown size may
+        pause longer than a datanode keeps an idle stream open; gRPC writeChunks have no such limit."""
         if datastream is not None:
             return datastream
         return self.datastream_enabled and size >= self.datastream_threshold

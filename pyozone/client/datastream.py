@@ -8,7 +8,9 @@ pipeline log to the leader and is watched ALL_COMMITTED; only that acknowledges 
 and the key's commit are exactly BlockOutputStream's. The last putBlock follows the END packet's ack.
 
 A failure ack names the member that failed (counted along the chain); the writer then excludes it and
-the pipeline, and KeyOutputStream rewrites the unacknowledged bytes on another pipeline.
+the pipeline, and KeyOutputStream rewrites the unacknowledged bytes on another pipeline. A refusal while no
+packet waits for its ack is the datanode closing a stream idle for its timeout: the block ends (FailureKind
+IDLE) and nothing is excluded, since no member failed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import contextlib
 import socket
 from collections import deque
 
-from pyozone.client.block_output import BlockOutputStream, Data, classify
+from pyozone.client.block_output import STREAM_IDLE, BlockOutputStream, Data, classify
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream_read import fill
 from pyozone.client.models import DatanodeRef, KeyLocation
@@ -122,7 +124,10 @@ class BlockDataStreamOutput(BlockOutputStream):
                 message = bytearray(length)
                 await fill(loop, sock, memoryview(message))
                 if not ack.ok:
-                    self._break(self._refusal(ack, message.decode("utf-8", "replace")))
+                    text = message.decode("utf-8", "replace")
+                    # A refusal with no packet waiting answers none: the datanode closed the paused stream.
+                    error = self._refusal(ack, text) if self._waiting else self._idle(ack, text)
+                    self._break(error)
                     return
                 if not self._waiting:
                     raise ds.StreamProtocolError("an ack for no packet")
@@ -140,6 +145,10 @@ class BlockDataStreamOutput(BlockOutputStream):
             result = f"RESULT_{ack.result}"
         # A member that could not reach or write to the next one names it: that one is excluded.
         return DatanodeCallError(member, result, message, unreachable=result == "IO_EXCEPTION")
+
+    def _idle(self, ack: ds.Ack, message: str) -> DatanodeCallError:
+        member = self.chain[min(ack.member, len(self.chain) - 1)]
+        return DatanodeCallError(member, STREAM_IDLE, f"closed while idle: {message}")
 
     def _break(self, error: DatanodeCallError) -> None:
         if self._broken is None:

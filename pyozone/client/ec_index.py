@@ -2,11 +2,13 @@
 
 An index is an ordinary block whose chunks are cells: the writer of a replicated block with a one-member
 "pipeline" (the index's datanode) that keeps the EC pipeline's id, so the datanode can ask SCM about the
-allocation. Cells go over the datastream port when the datanode has one (BlockDataStreamOutput, the
-header naming the replica index), else as gRPC writeChunks (BlockOutputStream). The commit logic is theirs:
-a putBlock acknowledges the cells before it. There is no pipeline log: the datanode applies the putBlock
-itself, so its answer alone is the acknowledgement (no watch). Every putBlock names the replica index and
-carries the block group's length as BlockData metadata "blockGroupLen" (Ozone's key).
+allocation. Cells go over the datastream port when the key takes datastream (ClientConfig.uses_datastream:
+its size known and at least the auto threshold, as a replicated key) and the datanode has a port
+(BlockDataStreamOutput, the header naming the replica index), else as gRPC writeChunks (BlockOutputStream),
+which a paused writer cannot outwait (a datastream is closed after its idle timeout). The commit logic
+is theirs: a putBlock acknowledges the cells before it. There is no pipeline log: the datanode applies the
+putBlock itself, so its answer alone is the acknowledgement (no watch). Every putBlock names the replica
+index and carries the block group's length as BlockData metadata BLOCK_GROUP_LEN (Ozone's key).
 """
 
 from __future__ import annotations
@@ -20,10 +22,8 @@ from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.client.xceiver import ChannelPool
 from pyozone.hdds.checksum import ChecksumData
+from pyozone.hdds.ec.layout import BLOCK_GROUP_LEN
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-
-BLOCK_GROUP_LEN = "blockGroupLen"
-"""Ozone's BlockData metadata key of a block group's length (OzoneConsts.BLOCK_GROUP_LEN_KEY_IN_PUT_BLOCK)."""
 
 
 class ECIndexOutput(BlockOutputStream):
@@ -56,10 +56,16 @@ class _StreamIndex(ECIndexOutput, BlockDataStreamOutput):
 
 
 def index_output(
-    group: KeyLocation, index: int, member: DatanodeRef, config: ClientConfig, pool: ChannelPool
+    group: KeyLocation,
+    index: int,
+    member: DatanodeRef,
+    config: ClientConfig,
+    pool: ChannelPool,
+    datastream: bool,
 ) -> ECIndexOutput:
-    """The writer of replica `index` of the block group at `group`, on datanode `member`."""
+    """The writer of replica `index` of the block group at `group`, on datanode `member`; `datastream`:
+    whether the key takes the datastream port (where the datanode has one)."""
     location = replace(group, pipeline=PipelineRef(group.pipeline.id, (member,), member.uuid))
-    if member.datastream_port is None:
+    if not datastream or member.datastream_port is None:
         return ECIndexOutput(location, config, pool, replica_index=index)
     return _StreamIndex(location, config, pool, (member,), replica_index=index)

@@ -75,7 +75,9 @@ class _Group:
     chunk so far, so over a group of hundreds of stripes that costs the client and each datanode a
     quadratic amount of block metadata (measured: a fifth of the client's time)."""
 
-    def __init__(self, location: KeyLocation, config: ClientConfig, pool: ChannelPool) -> None:
+    def __init__(
+        self, location: KeyLocation, config: ClientConfig, pool: ChannelPool, datastream: bool
+    ) -> None:
         ec = location.pipeline.ec
         assert ec is not None
         self.location = location
@@ -91,7 +93,7 @@ class _Group:
         self.eof = False  # the last putBlocks went out
         self.inflight: deque[_Batch] = deque()
         self.writers: dict[int, ECIndexOutput] = {}
-        self._config, self._pool = config, pool
+        self._config, self._pool, self._datastream = config, pool, datastream
 
     def open(self) -> None:
         """A writer for every replica index: its datanode is the first member holding it."""
@@ -104,7 +106,9 @@ class _Group:
             )  # fmt: skip
         for index in range(1, self.layout.nodes + 1):
             member = members[index][0]
-            self.writers[index] = index_output(self.location, index, member, self._config, self._pool)
+            self.writers[index] = index_output(
+                self.location, index, member, self._config, self._pool, self._datastream
+            )
 
     @property
     def room(self) -> int:
@@ -213,13 +217,17 @@ class ECKeyOutputStream(KeyOutputStream):
         clock: Callable[[], float] = time.monotonic,
         metadata: Mapping[str, str] | None = None,
         part: tuple[str, int] | None = None,
+        datastream: bool = False,
     ) -> None:
+        """`datastream`: cells go over the datanodes' datastream ports (ClientConfig.uses_datastream of the
+        key's size), else as gRPC writeChunks."""
         super().__init__(
             om, pool, config, volume, bucket, key, client_id, preallocated, clock, None, metadata, part
         )
         self._retry_policy = config.ec_write_retry
         self._pending = PendingBytes()  # accepted, not yet in a stripe
         self._group: _Group | None = None
+        self._datastream = datastream
 
     @property
     def write_path(self) -> str:
@@ -281,7 +289,7 @@ class ECKeyOutputStream(KeyOutputStream):
                     f"{self._name()}: block {location.block_name} is not on an EC pipeline "
                     f"({location.pipeline.id})"
                 )
-            self._group = _Group(location, self._config, self._pool)
+            self._group = _Group(location, self._config, self._pool, self._datastream)
             self._group.open()
         return self._group
 

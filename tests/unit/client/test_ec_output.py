@@ -16,10 +16,9 @@ from collections.abc import Iterator
 import pytest
 
 from pyozone.client import OzoneClient
-from pyozone.client.ec_index import BLOCK_GROUP_LEN
 from pyozone.client.errors import BlockWriteError
 from pyozone.hdds.ec.codec import codec_for
-from pyozone.hdds.ec.layout import StripeLayout
+from pyozone.hdds.ec.layout import BLOCK_GROUP_LEN, StripeLayout
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2 as om
