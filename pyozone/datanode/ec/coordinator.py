@@ -3,8 +3,10 @@
 The block groups every source holds are listed first; then each target gets a RECOVERING replica of its
 index, every group is rebuilt onto them (stripes.py), and each replica is closed (RECOVERING -> CLOSED,
 which the target reports at once). Any failure, the deadline included, force-deletes the replicas this
-attempt created and raises ReconstructionError: SCM's replication manager sees no new replica and tries
-again. A replica whose deletion fails too is left to the target's scrubbing of stale RECOVERING replicas.
+attempt created and did not close, and raises ReconstructionError: SCM's replication manager sees no new
+replica of those indexes and tries again. A replica already closed is complete and reported, so it stays
+(Ozone deletes only RECOVERING or UNHEALTHY targets). A replica whose deletion fails too is left to the
+target's scrubbing of stale RECOVERING replicas.
 """
 
 from __future__ import annotations
@@ -97,8 +99,9 @@ async def reconstruct_container(
             )
             for group in groups:
                 await rebuild.rebuild(group)
-            for peer in targets.values():
+            for index, peer in targets.items():
                 await call(peer, requests.close_container(cid, datanode_uuid))
+                created.remove(index)  # CLOSED: complete and reported, so kept whatever follows
         return Outcome(len(groups), rebuild.bytes_written, time.monotonic() - started)
     except Exception as e:
         why = "the deadline passed" if isinstance(e, TimeoutError) else f"{type(e).__name__}: {e}"

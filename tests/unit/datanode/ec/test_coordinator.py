@@ -186,6 +186,26 @@ def test_a_failing_target_deletes_every_recovering_replica(cluster_of) -> None:
         assert target.deleted == [CID]
 
 
+class _CloseFails(FakeTarget):
+    def _handle(self, request: Request) -> pb.ContainerCommandResponseProto:
+        if request.cmdType == pb.CloseContainer:
+            return pb.ContainerCommandResponseProto(result=pb.IO_EXCEPTION, message="disk gone at close")
+        return super()._handle(request)
+
+
+def test_a_failed_close_keeps_the_targets_already_closed(cluster_of) -> None:
+    """Index 4 closed (complete, reported) before index 5's close failed: only 5 is deleted (Ozone deletes
+    only RECOVERING or UNHEALTHY targets)."""
+    cluster = cluster_of(RS32, [4, 5])
+    cluster.targets[5] = _CloseFails("dst5")
+    cluster.peers[str(details(55).uuid)] = cluster.targets[5]
+    cluster.write(1, 20000)
+    with pytest.raises(ReconstructionError, match="disk gone at close"):
+        asyncio.run(cluster.run())
+    assert cluster.targets[4].deleted == [] and cluster.targets[4].replicas[CID].state == "CLOSED"
+    assert cluster.targets[5].deleted == [CID] and cluster.targets[5].replicas == {}
+
+
 def test_too_few_readable_sources_fails_and_cleans_up(cluster_of) -> None:
     cluster = cluster_of(RS32, [2, 3])
     cluster.write(1, 3 * CELL * 2)
