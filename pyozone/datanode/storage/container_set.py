@@ -306,11 +306,13 @@ class ContainerSet:
         return deleted
 
     def remove_failed_volume_containers(self) -> list[int]:
-        """Forgets the containers of failed volumes, as Ozone does: the next full report omits them."""
+        """Forgets the containers of failed volumes, as Ozone does: the next full report omits them (and
+        the recovering-container scrubber stops timing a RECOVERING one, which it could no longer delete)."""
         with self._lock:
             lost = [cid for cid, c in self._containers.items() if c.volume.is_failed]
             for cid in lost:
                 self.missing[cid] = _create_info(self._containers.pop(cid))
+                self._recovering_since.pop(cid, None)
         if lost:
             log.error("lost %d containers on failed volumes: %s", len(lost), lost)
         return lost

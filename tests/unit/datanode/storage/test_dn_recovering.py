@@ -96,6 +96,21 @@ def test_a_stale_recovering_replica_is_deleted_after_the_timeout_and_never_repor
     node.close()
 
 
+def test_a_recovering_replica_lost_with_its_volume_is_no_longer_timed(tmp_path: Path) -> None:
+    """Forgotten with its failed volume, it is not handed to the scrubber, which could never delete it."""
+    clock = Clock()
+    node = open_node(tmp_path / "dn")
+    node.containers = ContainerSet(node.volumes, clock=clock)
+    lost = _recovering(node, 5)
+    lost.volume.mark_failed("test: disk gone")
+    assert node.containers.remove_failed_volume_containers() == [5]
+    clock.now += TIMEOUT_S
+    assert node.containers.recovering_older_than(1) == []
+    with ThreadPoolExecutor(1) as executor:
+        assert _scrubber(node.containers, executor).scrub_once() == []
+    node.close()
+
+
 def test_a_replica_closed_as_the_scrubber_runs_is_kept(node: Node) -> None:
     container = _recovering(node)
     container.close()
