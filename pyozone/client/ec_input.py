@@ -28,7 +28,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.errors import BlockReadError
 from pyozone.client.models import KeyLocation, PipelineRef
 from pyozone.hdds.ec.codec import codec_for
-from pyozone.hdds.ec.layout import Cell, StripeLayout
+from pyozone.hdds.ec.layout import Cell, StripeLayout, padded
 from pyozone.hdds.ids import ReplicationConfig
 
 Buffer = bytes | memoryview
@@ -129,13 +129,13 @@ class ECBlockInputStream:
                 await self._too_few()
             raise _IndexFailed
         sources = kept + parity[: len(lost)]
-        length = {i: lengths[i - 1] if i <= layout.data else first for i in sources}
-        read = dict(zip(sources, await self._gather([(i, start, length[i]) for i in sources]), strict=True))
+        ranges = [(i, start, layout.cell_length(self.length, stripe, i)) for i in sources]
+        read = dict(zip(sources, await self._gather(ranges), strict=True))
         rebuilt: dict[int, memoryview] = {}
         if lost:  # else the missing data index has no bytes in this (last) stripe
-            padded = {i: _padded(cell, first) for i, cell in read.items()}
-            padded.update({i: bytes(first) for i in zeros})
-            rebuilt = await asyncio.to_thread(self._codec.decode, padded, lost)
+            equal = {i: padded(cell, first) for i, cell in read.items()}
+            equal.update({i: bytes(first) for i in zeros})
+            rebuilt = await asyncio.to_thread(self._codec.decode, equal, lost)
         out = []
         for i in range(1, layout.data + 1):
             cell = rebuilt[i] if i in rebuilt else memoryview(read[i]) if i in read else memoryview(b"")
@@ -239,8 +239,3 @@ async def _stop(ahead: tuple[int, asyncio.Task[list[memoryview]]] | None) -> Non
     if ahead is not None:
         ahead[1].cancel()
         await asyncio.wait([ahead[1]])
-
-
-def _padded(cell: Buffer, length: int) -> Buffer:
-    """A data cell zero-padded to its stripe's first cell's length (one copy, only of a short cell)."""
-    return cell if len(cell) == length else bytes(cell) + bytes(length - len(cell))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pyozone.datanode.ec import requests
 from pyozone.datanode.ec.peers import Peer, call
+from pyozone.hdds.ec import BLOCK_GROUP_LEN
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -38,14 +39,14 @@ class BlockGroup:
 def group_length(block: pb.BlockData) -> int:
     """The blockGroupLen a putBlock recorded (0 when absent, as Ozone reads it)."""
     for kv in block.metadata:
-        if kv.key == requests.BLOCK_GROUP_LEN:
+        if kv.key == BLOCK_GROUP_LEN:
             try:
                 value = int(kv.value)
             except ValueError:
                 value = -1
             if value < 0:
                 raise BlockGroupError(
-                    f"block {block.blockID.localID}: {requests.BLOCK_GROUP_LEN} {kv.value!r} is not a length"
+                    f"block {block.blockID.localID}: {BLOCK_GROUP_LEN} {kv.value!r} is not a length"
                 )
             return value
     return 0

@@ -3,12 +3,10 @@ pipeline, closed and, after a failure, force-deleted; sources are listed and rea
 
 from __future__ import annotations
 
+from pyozone.hdds.ec import BLOCK_GROUP_LEN
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 Request = pb.ContainerCommandRequestProto
-
-BLOCK_GROUP_LEN = "blockGroupLen"
-"""Ozone's BlockData metadata key for the length of the block group an EC block belongs to."""
 
 
 def _request(kind: int, container_id: int, datanode_uuid: str, **body: object) -> Request:

@@ -27,8 +27,8 @@ from pyozone.datanode.ec import requests
 from pyozone.datanode.ec.groups import BlockGroup
 from pyozone.datanode.ec.peers import Peer, PeerError, call, checked
 from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, ChecksumType, compute, verify
-from pyozone.hdds.ec import StripeLayout
-from pyozone.hdds.ec.codec import RawCodec
+from pyozone.hdds.ec import StripeLayout, padded
+from pyozone.hdds.ec.codec import Buffer, RawCodec
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -123,9 +123,6 @@ class BlockRebuild:
             await _answered(writes.popleft())
 
     # ------------------------------------------------------------------ one stripe
-    def _cell_length(self, lengths: list[int], index: int) -> int:
-        return lengths[index - 1] if index <= self.layout.data else lengths[0]
-
     async def _stripe(
         self,
         group: BlockGroup,
@@ -133,21 +130,21 @@ class BlockRebuild:
         usable: set[int],
         chunks_at: Mapping[int, Mapping[int, pb.ChunkInfo]],
     ) -> list[Rebuilt]:
-        lengths = self.layout.stripe_cell_lengths(group.length, stripe)
-        missing = [i for i in sorted(self.targets) if self._cell_length(lengths, i) > 0]
+        layout, length = self.layout, group.length
+        missing = [i for i in sorted(self.targets) if layout.cell_length(length, stripe, i) > 0]
         if not missing:
             return []
-        first = lengths[0]
+        first = layout.cell_length(length, stripe, 1)
         zeros = memoryview(bytes(first))
-        cells: dict[int, memoryview] = {
-            i: zeros for i in range(1, self.layout.data + 1) if lengths[i - 1] == 0
+        cells: dict[int, Buffer] = {
+            i: zeros for i in range(1, layout.data + 1) if layout.cell_length(length, stripe, i) == 0
         }
         read: dict[int, pb.ChunkInfo] = {}
         tried: set[int] = set()
         while len(cells) < self.layout.data:
             chosen = [
                 i for i in sorted(usable - tried - set(cells) - set(self.targets))
-                if self._cell_length(lengths, i) > 0
+                if layout.cell_length(length, stripe, i) > 0
             ][: self.layout.data - len(cells)]  # fmt: skip
             if not chosen:
                 raise NotEnoughSources(
@@ -156,7 +153,10 @@ class BlockRebuild:
                 )
             tried.update(chosen)
             answers = await asyncio.gather(
-                *(self._read(group, i, stripe, self._cell_length(lengths, i), chunks_at[i]) for i in chosen),
+                *(
+                    self._read(group, i, stripe, layout.cell_length(length, stripe, i), chunks_at[i])
+                    for i in chosen
+                ),
                 return_exceptions=True,
             )
             for index, answer in zip(chosen, answers, strict=True):
@@ -171,10 +171,10 @@ class BlockRebuild:
                 else:
                     chunk, data = answer
                     read[index] = chunk
-                    cells[index] = data if len(data) == first else _padded(data, first)
+                    cells[index] = padded(data, first)
         checksum = next(iter(read.values())).checksumData
         return await asyncio.get_running_loop().run_in_executor(
-            self.executor, self._decode, group.local_id, stripe, cells, missing, lengths, checksum
+            self.executor, self._decode, group.local_id, stripe, cells, missing, length, checksum
         )
 
     async def _read(
@@ -207,9 +207,9 @@ class BlockRebuild:
         self,
         local_id: int,
         stripe: int,
-        cells: dict[int, memoryview],
+        cells: Mapping[int, Buffer],
         missing: list[int],
-        lengths: list[int],
+        length: int,
         checksum: pb.ChecksumData,
     ) -> list[Rebuilt]:
         """Runs on the executor: decoding and checksums are CPU work."""
@@ -217,7 +217,7 @@ class BlockRebuild:
         rebuilt = self.codec.decode(cells, missing)
         out = []
         for index in missing:
-            data = rebuilt[index][: self._cell_length(lengths, index)]
+            data = rebuilt[index][: self.layout.cell_length(length, stripe, index)]
             sums = compute(data, kind, bpc)
             chunk = pb.ChunkInfo(
                 chunkName=f"{local_id}_chunk_{stripe + 1}",
@@ -227,12 +227,6 @@ class BlockRebuild:
             )
             out.append(Rebuilt(index, chunk, data))
         return out
-
-
-def _padded(data: memoryview, length: int) -> memoryview:
-    buffer = bytearray(length)
-    buffer[: len(data)] = data
-    return memoryview(buffer)
 
 
 async def _answered(
