@@ -15,9 +15,10 @@ putBlock is not part of the stream: the client sends it through the pipeline log
 acked, so BCSIDs and container close keep V1's order. A stream that ends in any other way removes the
 block file it wrote, unless a putBlock committed some of it.
 
-An EC cell stream (header.replica_index > 0, an empty chain, an EC pipeline) opens that replica index of
-the container, created as the dispatcher creates an EC replica (allocations.py); its putBlock comes
-straight to this datanode over gRPC, as EC pipelines have no log.
+An EC cell stream (header.replica_index > 0, an EC pipeline) opens that replica index of the container,
+created as the dispatcher creates an EC replica (allocations.py), and is refused if it names a chain (each
+index goes straight to its own datanode); its putBlock comes straight to this datanode over gRPC, as EC
+pipelines have no log.
 """
 
 from __future__ import annotations
@@ -135,8 +136,11 @@ class ChainWriter:
 
     # ------------------------------------------------------------------ setting up
     def _open(self) -> KeyValueContainer:
+        header = self.header
+        if header.replica_index > 0 and header.chain:  # each index has its own datanode: nothing to relay
+            why = f"an EC cell stream (replica index {header.replica_index}) names a chain"
+            raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, why))
         try:
-            header = self.header
             return self.dispatcher.writable(header.container_id, header.pipeline_id, header.replica_index)
         except ContainerError as e:
             raise _ChainBroken(ds.encode_ack(pb.Result.Value(e.result.value), 0, 0, str(e))) from None

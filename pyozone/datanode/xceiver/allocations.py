@@ -11,7 +11,10 @@ checked, and one deleted here is asked about again.
 
 EC containers (contract 5 of issue 14): an EC pipeline is SCM's alone (no createPipeline reaches its
 members), so a write with a replica index > 0 naming a pipeline this datanode is not in is approved when SCM
-says the container is EC, allocated on that pipeline, OPEN or CLOSING, and the index is one of its config's.
+says the container is EC, allocated on that pipeline, OPEN or CLOSING, the index is one of its config's, and
+the pipeline SCM sends with the container (getContainer's `pipeline`, Ozone's getContainerWithPipeline)
+places that index on this datanode: a datanode outside the pipeline, or holding another index of it, never
+takes an index SCM placed elsewhere.
 An EC reconstruction's target (a RECOVERING replica, created with no pipeline) is approved when SCM knows
 the container as EC, not DELETING or DELETED, and the index is one of its config's (`check_recovering`).
 Block tokens will also cover this once the security work lands.
@@ -23,7 +26,8 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import grpc
 
@@ -34,16 +38,27 @@ from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.storage import ContainerError, Result
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.hdds.states import LifeCycleState, ReplicationType
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol.admin import container_info_from_proto
+from pyozone.protocol.admin import container_info_from_proto, pipeline_from_proto, pipeline_replica_indexes
 
 log = logging.getLogger(__name__)
 
-ContainerLookup = Callable[[int], ContainerInfo | None]
-"""SCM's record of a container, None if SCM has none; raises ScmUnreachable if SCM cannot answer."""
+
+@dataclass(frozen=True, slots=True)
+class ScmContainer:
+    """SCM's answer about a container: its record and, for an EC container whose pipeline SCM still has,
+    the datanode holding each replica index of that pipeline."""
+
+    info: ContainerInfo
+    holders: Mapping[int, DatanodeID] = field(default_factory=dict)
+
+
+ContainerLookup = Callable[[int], ScmContainer | None]
+"""SCM's answer about a container, None if SCM has none; raises ScmUnreachable if SCM cannot answer."""
 
 _CACHED = 4096  # approvals kept: containers whose first writes may still be arriving
 APPROVAL_TTL_S = 30.0
@@ -66,7 +81,7 @@ class ContainerAllocations:
     def check(self, container_id: int, pipeline_id: str, replica_index: int = 0) -> None:
         """Raises ContainerError unless SCM allocated `container_id` on `pipeline_id` and still takes writes
         to it (OPEN or CLOSING): an open pipeline this datanode is in, or (`replica_index` > 0) an EC
-        pipeline with that index. Blocks on SCM: never call it on the event loop."""
+        pipeline that places that index on this datanode. Blocks on SCM: never call it on the event loop."""
         ec = replica_index > 0
         if not pipeline_id or not (ec or pipeline_id in self._pipelines):
             raise ContainerError(
@@ -82,11 +97,14 @@ class ContainerAllocations:
                 and time.monotonic() < approved[2]
             ):
                 return
-        info = self._ask(container_id)
+        scm = self._ask(container_id)
+        info = scm.info if scm is not None else None
         refusal = _refusal(info, container_id, pipeline_id)
         if not refusal and ec:
-            assert info is not None
-            refusal = _not_ec(info, container_id, replica_index)
+            assert scm is not None
+            refusal = _not_ec(scm.info, container_id, replica_index) or self._not_holder(
+                scm, pipeline_id, replica_index
+            )
         if refusal:
             log.warning("write to container %d refused: %s", container_id, refusal)
             raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
@@ -106,7 +124,8 @@ class ContainerAllocations:
         """Raises ContainerError unless SCM knows `container_id` as an EC container with a replica
         `replica_index`, not DELETING or DELETED: what an EC reconstruction may create here (RECOVERING).
         Blocks on SCM."""
-        info = self._ask(container_id)
+        scm = self._ask(container_id)
+        info = scm.info if scm is not None else None
         refusal = "" if info is None else _not_ec(info, container_id, replica_index)
         if info is None:
             refusal = f"SCM has no container {container_id}"
@@ -116,7 +135,18 @@ class ContainerAllocations:
             log.warning("recovering replica of container %d refused: %s", container_id, refusal)
             raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
 
-    def _ask(self, container_id: int) -> ContainerInfo | None:
+    def _not_holder(self, scm: ScmContainer, pipeline_id: str, replica_index: int) -> str:
+        """Why this datanode may not take `replica_index` of `scm`'s container; "" if SCM placed it here."""
+        holder = scm.holders.get(replica_index)
+        if holder == self._pipelines.datanode_uuid:
+            return ""
+        where = f"on {holder}" if holder else "on no datanode SCM still knows"
+        return (
+            f"SCM's EC pipeline {pipeline_id} holds replica index {replica_index} of container "
+            f"{scm.info.container_id} {where}, not on this datanode ({self._pipelines.datanode_uuid})"
+        )
+
+    def _ask(self, container_id: int) -> ScmContainer | None:
         try:
             return self._lookup(container_id)
         except ScmUnreachable as e:
@@ -166,17 +196,16 @@ def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
 
 
 class ScmContainerLookup(GrpcClient):
-    """A ContainerLookup through SCM's getContainer (the admin protocol's client port)."""
+    """A ContainerLookup through SCM's getContainer (the admin protocol's client port), which sends the
+    container's pipeline with it."""
 
     def __init__(self, address: HostPort, timeout_s: float = 10.0) -> None:
         super().__init__(address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s)
 
-    def __call__(self, container_id: int) -> ContainerInfo | None:
+    def __call__(self, container_id: int) -> ScmContainer | None:
         try:
             return self._call(
-                self._stub.getContainer,
-                pb.GetContainerRequestProto(containerID=container_id),
-                lambda r: container_info_from_proto(r.containerInfo, "containerInfo"),
+                self._stub.getContainer, pb.GetContainerRequestProto(containerID=container_id), _scm_container
             )
         except _NotFound:
             return None
@@ -188,6 +217,15 @@ class ScmContainerLookup(GrpcClient):
 
     def _malformed(self, e: ProtocolError) -> Exception:
         return ScmUnreachable(f"SCM at {self.address} sent a malformed answer: {e}")
+
+
+def _scm_container(response: pb.GetContainerResponseProto) -> ScmContainer:
+    info = container_info_from_proto(response.containerInfo, "containerInfo")
+    if info.replication_config.type is not ReplicationType.EC or not response.HasField("pipeline"):
+        return ScmContainer(info)
+    pipeline = pipeline_from_proto(response.pipeline)
+    indexes = pipeline_replica_indexes(response.pipeline, config=pipeline.replication_config)
+    return ScmContainer(info, dict(zip(indexes, pipeline.nodes, strict=True)))
 
 
 class _NotFound(Exception):

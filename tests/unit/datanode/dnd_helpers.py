@@ -19,6 +19,7 @@ import grpc
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.storage import BlockData, ChecksumType, ChunkInfo, KeyValueContainer, compute
+from pyozone.datanode.xceiver.allocations import ScmContainer
 from pyozone.hdds.commands import ReregisterCommand, SCMCommand
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.datanode import LayoutVersion
@@ -149,9 +150,11 @@ class _Servicer(dn_grpc.StorageContainerDatanodeProtocolServiceServicer):
         return heartbeat_response_to_proto(HeartbeatResponse(hb.datanode.uuid, commands, scm.term))
 
 
-def allocated_on(pipeline_id: str) -> Callable[[int], ContainerInfo]:
+def allocated_on(pipeline_id: str) -> Callable[[int], ScmContainer]:
     """A ContainerLookup by which SCM allocated every container, OPEN, on `pipeline_id`."""
-    return lambda cid: ContainerInfo(cid, LifeCycleState.OPEN, 0, pipeline_id, RATIS_THREE, "om")
+    return lambda cid: ScmContainer(
+        ContainerInfo(cid, LifeCycleState.OPEN, 0, pipeline_id, RATIS_THREE, "om")
+    )
 
 
 # ---------------------------------------------------------------------- the datanode under test

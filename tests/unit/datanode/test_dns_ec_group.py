@@ -31,7 +31,12 @@ GROUP = payload(40, 2 * LAYOUT.stripe_bytes + 5000)  # two full stripes and a pa
 def scm() -> FakeScmContainers:
     fake = FakeScmContainers()
     fake.records[CID] = ContainerInfo(CID, LifeCycleState.OPEN, 0, PIPELINE, CONFIG, "om")
+    fake.holders[CID] = {n + 1: _uuid(n) for n in range(5)}  # datanode n holds replica index n + 1
     return fake
+
+
+def _uuid(n: int) -> str:
+    return f"{n:08x}-0000-4000-8000-000000000000"
 
 
 @pytest.fixture
@@ -39,7 +44,7 @@ def nodes(tmp_path: Path, scm: FakeScmContainers) -> Iterator[list[tuple[Node, D
     """Six datanodes: indexes 1..5 of the pipeline, and a reconstruction target."""
     opened = []
     for n in range(6):
-        node = open_node(tmp_path / f"dn{n}", f"{n:08x}-0000-4000-8000-000000000000")
+        node = open_node(tmp_path / f"dn{n}", _uuid(n))
         allocations = ContainerAllocations(scm, PipelineSet(tmp_path / f"dn{n}", node.uuid))
         opened.append(
             (node, Dispatcher(node.containers, node.uuid, node.full.append, allocations=allocations))

@@ -27,9 +27,9 @@ def port(dispatcher: Dispatcher) -> Iterator[int]:
     server.stop()
 
 
-def _stream(port: int, cid: int, index: int, cells: list[bytes]) -> ds.Ack:
+def _stream(port: int, cid: int, index: int, cells: list[bytes], chain: tuple[ds.Hop, ...] = ()) -> ds.Ack:
     """Streams the cells as one block of replica `index`; the last ack (END's, or the refusal)."""
-    header = ds.WriteHeader(cid, 1, EC_PIPELINE, ChecksumType.CRC32, BPC, (), index)
+    header = ds.WriteHeader(cid, 1, EC_PIPELINE, ChecksumType.CRC32, BPC, chain, index)
     with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
         conn.sendall(ds.encode_header(header))
         offset = 0
@@ -77,3 +77,10 @@ def test_a_cell_stream_creates_its_replica_index_and_reads_back(
 def test_a_cell_stream_scm_did_not_allocate_is_refused(port: int, node_a: Node) -> None:
     ack = _stream(port, EC_CLOSED, 1, [payload(1, CELL)])
     assert ack.result == pb.CLOSED_CONTAINER_IO and EC_CLOSED not in node_a.containers
+
+
+def test_a_cell_stream_naming_a_chain_is_refused(port: int, node_a: Node) -> None:
+    """Each replica index goes straight to its own datanode: an EC header with a chain is malformed."""
+    hop = ds.Hop("00000000-0000-4000-8000-000000000009", "127.0.0.1", port)
+    ack = _stream(port, EC_OPEN, 1, [payload(1, CELL)], chain=(hop,))
+    assert ack.result == pb.MALFORMED_REQUEST and EC_OPEN not in node_a.containers

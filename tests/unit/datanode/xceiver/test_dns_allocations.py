@@ -15,7 +15,7 @@ import pytest
 from pyozone.datanode.pipelines import Membership, PipelineSet
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
-from pyozone.datanode.xceiver.allocations import ContainerAllocations, ScmUnreachable
+from pyozone.datanode.xceiver.allocations import ContainerAllocations, ScmContainer, ScmUnreachable
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState
@@ -27,7 +27,8 @@ ALLOCATED, CLOSED, ELSEWHERE = 7, 8, 9
 
 
 class FakeScmContainers:
-    """SCM's container records, and how often it was asked."""
+    """SCM's container records (with, for an EC container, the datanode holding each replica index of
+    its pipeline), and how often it was asked."""
 
     def __init__(self) -> None:
         self.records = {
@@ -35,14 +36,16 @@ class FakeScmContainers:
             CLOSED: ContainerInfo(CLOSED, LifeCycleState.CLOSED, 0, PIPELINE, RATIS_THREE, "om"),
             ELSEWHERE: ContainerInfo(ELSEWHERE, LifeCycleState.OPEN, 0, "other-pipeline", RATIS_THREE, "om"),
         }
+        self.holders: dict[int, dict[int, str]] = {}
         self.asked: list[int] = []
         self.down = False
 
-    def __call__(self, container_id: int) -> ContainerInfo | None:
+    def __call__(self, container_id: int) -> ScmContainer | None:
         self.asked.append(container_id)
         if self.down:
             raise ScmUnreachable("down")
-        return self.records.get(container_id)
+        info = self.records.get(container_id)
+        return None if info is None else ScmContainer(info, self.holders.get(container_id, {}))
 
 
 @pytest.fixture

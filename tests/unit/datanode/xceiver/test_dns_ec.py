@@ -35,7 +35,9 @@ EC_OPEN, EC_CLOSED, EC_DELETING, RATIS_OPEN, EC_SPARE = 21, 22, 23, 24, 25
 
 
 @pytest.fixture
-def scm() -> FakeScmContainers:
+def scm(node_a: Node) -> FakeScmContainers:
+    """SCM's EC containers; their pipeline places every replica index on node_a (one datanode under
+    test takes each index; test_dns_ec_members.py places them elsewhere)."""
     fake = FakeScmContainers()
     fake.records.update(
         {
@@ -46,6 +48,7 @@ def scm() -> FakeScmContainers:
             EC_SPARE: ContainerInfo(EC_SPARE, LifeCycleState.OPEN, 0, EC_PIPELINE, RS_3_2, "om"),
         }
     )
+    fake.holders = {cid: {i: node_a.uuid for i in range(1, 6)} for cid in fake.records}
     return fake
 
 
