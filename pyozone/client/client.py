@@ -147,7 +147,7 @@ class AsyncOzoneClient:
         if blocks and blocks[0].pipeline.ec is not None:
             return ECKeyOutputStream(
                 self.om, self.pool, self.config, volume, bucket, key, client_id, blocks, metadata=metadata,
-                part=part,
+                part=part, datastream=self.config.uses_datastream(size_hint, datastream),
             )  # fmt: skip
         route = self._route if self.config.uses_datastream(size_hint, datastream) else None
         return KeyOutputStream(

@@ -66,4 +66,3 @@ class ReplicateContainerHandler(CommandHandler):
             "replicated container %d to %s (%s): %d bytes in %.1fs",
             container_id, target_details.uuid, target, sent, time.monotonic() - started,
         )  # fmt: skip
-

@@ -69,4 +69,3 @@ class ReplicationManagerConfig:
             datanode_ops_limit_enabled=conf.get(RM + "datanode.ops.limit.enabled"),
             datanode_ops_limit=conf.get(RM + "datanode.ops.limit"),
         )
-

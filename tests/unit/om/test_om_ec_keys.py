@@ -73,7 +73,8 @@ def test_a_bucket_records_its_ec_config(om: OzoneManager) -> None:
     stored = codec.om_pb.BucketInfo.FromString(om.store.get(BUCKET_TABLE, bucket_key("vol1", "ecb")))
     assert stored.type == ReplicationType.EC.value and stored.factor == 0
     assert (stored.ecReplicationConfig.data, stored.ecReplicationConfig.parity) == (3, 2)
-    assert (stored.ecReplicationConfig.codec, stored.ecReplicationConfig.ecChunkSize) == ("rs", 1 << 20)  # Ozone writes the codec in lower case
+    # Ozone writes the codec in lower case
+    assert (stored.ecReplicationConfig.codec, stored.ecReplicationConfig.ecChunkSize) == ("rs", 1 << 20)
     assert [b.replication for b in om.list_buckets("vol1")] == [RS_3_2]
 
 

@@ -205,7 +205,8 @@ def test_reconstruct_ec_containers() -> None:
     )
     message, back = round_trip(command)
     ec = message.reconstructECContainersCommandProto.ecReplicationConfig
-    assert (ec.data, ec.parity, ec.codec, ec.ecChunkSize) == (3, 2, "rs", 1024 * 1024)  # Ozone writes the codec in lower case
+    # Ozone writes the codec in lower case
+    assert (ec.data, ec.parity, ec.codec, ec.ecChunkSize) == (3, 2, "rs", 1024 * 1024)
     assert back == command
 
 
