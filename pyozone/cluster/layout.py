@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import sys
 from dataclasses import asdict, dataclass, field
@@ -20,11 +21,37 @@ STATE_FILE = "cluster.json"
 HOST = "127.0.0.1"
 
 
-def free_ports(n: int) -> list[int]:
-    """Ports the kernel says are free now; held open together so no two are the same."""
-    sockets = []
+LOWEST_PORT = 10000
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _ephemeral_start() -> int:
+    """Where the kernel's ephemeral ports begin (Linux's default 32768)."""
     try:
-        for _ in range(n):
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_ports(n: int) -> list[int]:
+    """Ports free now, held open together so no two are the same, taken at random below the kernel's
+    ephemeral range: while a daemon is stopped (`cluster kill`, then `start`) no client connection or
+    port-0 server on the machine can take its port, as one from the ephemeral range could."""
+    rng = random.SystemRandom()
+    high = _ephemeral_start()
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(64 * n):
+            if len(sockets) == n:
+                break
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind((HOST, rng.randrange(LOWEST_PORT, high) if high > LOWEST_PORT + 1000 else 0))
+            except OSError:
+                s.close()
+                continue
+            sockets.append(s)
+        while len(sockets) < n:  # the low range is crowded: the kernel's choice
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.bind((HOST, 0))
             sockets.append(s)

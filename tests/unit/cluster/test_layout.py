@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.cluster import layout
 from pyozone.cluster.layout import LOCAL_INTERVALS, plan_cluster
 from pyozone.config.site import load_configuration
 from pyozone.scm.node.health import HealthIntervals
@@ -26,3 +27,11 @@ def test_local_intervals_need_no_sanitising(tmp_path: Path, caplog: pytest.LogCa
         intervals = HealthIntervals.from_conf(conf)
     assert caplog.records == []
     assert (intervals.stale_ms, intervals.dead_ms) == (30_000, 60_000)
+
+
+def test_cluster_ports_are_distinct_and_below_the_ephemeral_range(tmp_path, monkeypatch):
+    ports = layout.free_ports(40)
+    assert len(set(ports)) == 40
+    assert all(layout.LOWEST_PORT <= p < layout._ephemeral_start() for p in ports)
+    monkeypatch.setattr(layout, "EPHEMERAL_RANGE", tmp_path / "missing")
+    assert layout._ephemeral_start() == 32768  # Linux's default when the kernel does not say
