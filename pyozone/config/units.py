@@ -43,8 +43,29 @@ class OutOfRangeError(ValueError):
 _NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
+_ISO_DURATION = re.compile(
+    r"^\s*P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _iso_duration_ms(text: str) -> int:
+    """ISO-8601 durations ("P365D", "PT10S", "P1DT2H"), the form Ozone's hdds.x509.* keys take."""
+    m = _ISO_DURATION.match(text)
+    if not m or not any(m.groups()) or text.strip().upper().endswith("T"):
+        raise ValueError(f"{text!r} is not an ISO-8601 duration (e.g. P365D, PT10S, P1DT2H)")
+    days, hours, minutes, seconds = (Fraction(g) if g else Fraction(0) for g in m.groups())
+    return round(((days * 24 + hours) * 60 + minutes) * 60_000 + seconds * 1000)
+
+
 def parse_duration_ms(text: str, default_unit: str = "ms") -> int:
-    """A duration in milliseconds; a bare number is in `default_unit`, as Hadoop's getTimeDuration."""
+    """A duration in milliseconds; a bare number is in `default_unit`, as Hadoop's getTimeDuration. An
+    ISO-8601 duration ("P28D", "PT30S") is taken too, as Ozone's certificate keys are written."""
+    if text.strip()[:1] in ("P", "p"):
+        ms = _iso_duration_ms(text)
+        if ms > MAX_DURATION_MS:
+            raise OutOfRangeError("out of range: a duration is at most 36500d (100 years)")
+        return ms
     m = _NUMBER_UNIT.match(text)
     if not m:
         raise ValueError(f"{text!r} is not a duration (a number with an optional unit ms, s, m, h or d)")

@@ -1,0 +1,195 @@
+"""Mutual TLS for every port: gRPC credentials, `ssl` contexts for the datastream port and HTTP, and the
+identity a peer's certificate names.
+
+A `TlsStore` holds where one party's key, certificate and trusted CA live and re-reads them when they
+change, so a renewed certificate is used by the next connection without restarting anything: gRPC servers
+take it through dynamic credentials, `ssl` contexts by loading the new chain into the same context.
+Both sides always present a certificate and check the other's against the CA (mutual TLS); a peer without
+one, or with one from another CA, fails the handshake.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.security.x509 import Identity
+
+
+@dataclass(frozen=True, slots=True)
+class TlsPaths:
+    """One party's files: its private key, its certificate and the CA certificate it trusts."""
+
+    key: Path
+    cert: Path
+    ca: Path
+
+    @classmethod
+    def under(cls, directory: Path, conf: OzoneConfiguration) -> TlsPaths:
+        """A component's files under its metadata directory, by Ozone's names: keys/private.pem,
+        certs/certificate.crt and certs/ca.crt."""
+        keys = directory / conf.get("hdds.key.dir.name")
+        certs = directory / conf.get("hdds.x509.dir.name")
+        return cls(
+            keys / conf.get("hdds.priv.key.file.name"),
+            certs / conf.get("hdds.x509.file.name"),
+            certs / "ca.crt",
+        )
+
+    @classmethod
+    def for_client(cls, conf: OzoneConfiguration) -> TlsPaths | None:
+        """A user's files: `ozone.client.tls.*` keys, else OZONE_CLIENT_CERT, OZONE_CLIENT_KEY and
+        OZONE_CA_CERT. None when neither names a certificate; half a set is an error."""
+        cert = conf.get("ozone.client.tls.cert.file") or os.environ.get("OZONE_CLIENT_CERT")
+        key = conf.get("ozone.client.tls.key.file") or os.environ.get("OZONE_CLIENT_KEY")
+        ca = conf.get("ozone.client.tls.ca.file") or os.environ.get("OZONE_CA_CERT")
+        if not (cert or key or ca):
+            return None
+        missing = [
+            n for n, v in (("certificate", cert), ("private key", key), ("CA certificate", ca)) if not v
+        ]
+        if missing:
+            raise ValueError(
+                "a client certificate needs all three of ozone.client.tls.cert.file, "
+                "ozone.client.tls.key.file and ozone.client.tls.ca.file "
+                "(or OZONE_CLIENT_CERT, OZONE_CLIENT_KEY, OZONE_CA_CERT); "
+                f"missing: {', '.join(missing)}"
+            )
+        return cls(Path(key), Path(cert), Path(ca))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class TlsMaterial:
+    key_pem: bytes
+    cert_pem: bytes
+    ca_pem: bytes
+
+
+class TlsStore:
+    """The current material of one party, re-read when a file's modification time changes."""
+
+    def __init__(self, paths: TlsPaths) -> None:
+        self.paths = paths
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int] | None = None
+        self._material: TlsMaterial | None = None
+        self._contexts: list[ssl.SSLContext] = []
+
+    def _mtimes(self) -> tuple[int, int, int]:
+        try:
+            return tuple(os.stat(p).st_mtime_ns for p in (self.paths.key, self.paths.cert, self.paths.ca))  # type: ignore[return-value]
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"TLS file missing: {e.filename}") from None
+
+    def material(self) -> TlsMaterial:
+        with self._lock:
+            stamp = self._mtimes()
+            if stamp != self._stamp or self._material is None:
+                self._material = TlsMaterial(
+                    self.paths.key.read_bytes(), self.paths.cert.read_bytes(), self.paths.ca.read_bytes()
+                )
+                self._stamp = stamp
+                for context in self._contexts:
+                    self._load_chain(context)
+            return self._material
+
+    def reload(self) -> None:
+        """Called after the files were replaced (a renewal): the next handshake uses them."""
+        self.material()
+
+    def _load_chain(self, context: ssl.SSLContext) -> None:
+        context.load_cert_chain(self.paths.cert, self.paths.key)
+        context.load_verify_locations(cadata=self._material.ca_pem.decode() if self._material else None)
+
+    # ---------------------------------------------------------------- gRPC
+    def server_credentials(self) -> grpc.ServerCredentials:
+        """Dynamic: each new connection's handshake asks for the current certificate."""
+
+        def config() -> grpc.ServerCertificateConfiguration:
+            m = self.material()
+            return grpc.ssl_server_certificate_configuration([(m.key_pem, m.cert_pem)], m.ca_pem)
+
+        initial = config()
+        current = {"stamp": self._stamp}
+
+        def fetch() -> grpc.ServerCertificateConfiguration | None:
+            self.material()
+            if self._stamp == current["stamp"]:
+                return None  # unchanged
+            current["stamp"] = self._stamp
+            return config()
+
+        return grpc.dynamic_ssl_server_credentials(initial, fetch, require_client_authentication=True)
+
+    def channel_credentials(self) -> grpc.ChannelCredentials:
+        m = self.material()
+        return grpc.ssl_channel_credentials(
+            root_certificates=m.ca_pem, private_key=m.key_pem, certificate_chain=m.cert_pem
+        )
+
+    # ---------------------------------------------------------------- ssl sockets (datastream, HTTP)
+    def server_context(self) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.verify_mode = ssl.CERT_REQUIRED
+        self._register(context)
+        return context
+
+    def client_context(self) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.check_hostname = True
+        self._register(context)
+        return context
+
+    def _register(self, context: ssl.SSLContext) -> None:
+        self.material()
+        with self._lock:
+            self._load_chain(context)
+            self._contexts.append(context)
+
+
+def secure_port(server: Any, address: str, tls: TlsStore | None) -> int:
+    """Binds a gRPC server (sync or aio): TLS with client certificates required, or plaintext."""
+    if tls is None:
+        return server.add_insecure_port(address)
+    return server.add_secure_port(address, tls.server_credentials())
+
+
+def aio_channel(target: str, options: list[tuple[str, Any]], tls: TlsStore | None) -> grpc.aio.Channel:
+    if tls is None:
+        return grpc.aio.insecure_channel(target, options=options)
+    return grpc.aio.secure_channel(target, tls.channel_credentials(), options=options)
+
+
+def sync_channel(target: str, options: list[tuple[str, Any]], tls: TlsStore | None) -> grpc.Channel:
+    if tls is None:
+        return grpc.insecure_channel(target, options=options)
+    return grpc.secure_channel(target, tls.channel_credentials(), options=options)
+
+
+def grpc_peer_identity(context: Any) -> Identity | None:
+    """The identity a gRPC caller's certificate names, or None on a plaintext port (no certificate)."""
+    names = context.auth_context().get("x509_common_name")
+    if not names:
+        return None
+    return Identity.from_common_name(names[0].decode())
+
+
+def ssl_peer_identity(conn: ssl.SSLSocket | ssl.SSLObject) -> Identity:
+    """The identity of a TLS socket's peer (its certificate was checked in the handshake)."""
+    cert = conn.getpeercert()
+    if not cert:
+        raise ssl.SSLError("the peer presented no certificate")
+    for rdn in cert.get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                return Identity.from_common_name(value)
+    raise ssl.SSLError("the peer's certificate names no common name")

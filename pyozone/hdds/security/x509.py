@@ -1,0 +1,287 @@
+"""X.509 certificates as SCM's CA issues them, and the identity a certificate names.
+
+Every daemon's certificate names its role and host in the common name ("om@127.0.0.1", "dn@host"), with
+the cluster id as organisation and the SCM id as organisational unit, as Ozone's certificate profiles do. A
+user's certificate names the user alone ("alice"); a user name never holds "@", so the two cannot be
+confused. Keys are RSA of `hdds.key.len` bits (Ozone's `hdds.key.algo` default); certificates are signed
+with SHA-256 (SHA256withRSA).
+
+`cryptography` is imported here and nowhere else in the kernel.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import os
+import tempfile
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+PrivateKey = rsa.RSAPrivateKey
+Certificate = x509.Certificate
+CertificateSigningRequest = x509.CertificateSigningRequest
+
+
+class CertRole(Enum):
+    """Whose certificate it is. The value is the common name's prefix before "@" (Ozone's NodeType)."""
+
+    SCM = "scm"
+    OM = "om"
+    DATANODE = "dn"
+    S3G = "s3g"
+    JOIN = "join"  # pyozone: the credential a daemon's first CSR is sent with (docs/differences.md)
+    USER = "user"
+
+    @property
+    def is_service(self) -> bool:
+        return self is not CertRole.USER
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who a peer is: a user, or a service (role) on a host. `principal` is what ACLs and
+    `ozone.administrators` name: the user name, or the role's prefix ("om", "dn", "scm", "s3g")."""
+
+    role: CertRole
+    principal: str
+    host: str = ""
+
+    @classmethod
+    def from_common_name(cls, common_name: str) -> Identity:
+        prefix, at, host = common_name.partition("@")
+        if not at:
+            if not common_name:
+                raise ValueError("a certificate without a common name names nobody")
+            return cls(CertRole.USER, common_name)
+        try:
+            role = CertRole(prefix)
+        except ValueError:
+            raise ValueError(f"common name {common_name!r}: {prefix!r} is not a service role") from None
+        if not role.is_service:
+            raise ValueError(f"certificate common name {common_name!r}: a user name holds no '@'")
+        return cls(role, prefix, host)
+
+    @property
+    def common_name(self) -> str:
+        return f"{self.principal}@{self.host}" if self.role.is_service else self.principal
+
+
+def check_user_name(name: str) -> str:
+    """A user name a certificate may carry: printable, no '@', ',' or '/' (they would read as a service,
+    a list or a path)."""
+    if not name or len(name) > 64 or not name.isprintable() or any(c in name for c in "@,/ \\=+;:"):
+        raise ValueError(
+            f"{name!r} is not a valid user name (1-64 printable characters, none of '@,/\\=+;: ')"
+        )
+    return name
+
+
+def generate_private_key(bits: int = 2048) -> PrivateKey:
+    if bits < 2048:
+        raise ValueError(f"hdds.key.len {bits} is too short: at least 2048 bits")
+    return rsa.generate_private_key(public_exponent=65537, key_size=bits)
+
+
+def _name(common_name: str, cluster_id: str, scm_id: str) -> x509.Name:
+    attrs = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
+    if scm_id:
+        attrs.append(x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, scm_id))
+    if cluster_id:
+        attrs.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, cluster_id))
+    return x509.Name(attrs)
+
+
+def _alt_names(hosts: tuple[str, ...]) -> list[x509.GeneralName]:
+    names: list[x509.GeneralName] = []
+    for host in hosts:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            names.append(x509.DNSName(host))
+    return names
+
+
+def build_csr(key: PrivateKey, identity: Identity, hosts: tuple[str, ...] = ()) -> CertificateSigningRequest:
+    """A CSR for `identity`; a service's names its hosts (IPs and DNS names) so TLS clients can check them."""
+    builder = x509.CertificateSigningRequestBuilder().subject_name(_name(identity.common_name, "", ""))
+    if hosts:
+        builder = builder.add_extension(x509.SubjectAlternativeName(_alt_names(hosts)), critical=False)
+    return builder.sign(key, hashes.SHA256())
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def self_signed_root(
+    key: PrivateKey,
+    cluster_id: str,
+    scm_id: str,
+    host: str,
+    lifetime: dt.timedelta,
+    serial: int,
+    not_before: dt.datetime | None = None,
+) -> Certificate:
+    """SCM's root CA certificate: "scm@host", CA:true, may sign certificates (path length 1: SCM's own
+    certificate may be a sub-CA in Ozone; here it is a leaf)."""
+    start = not_before or _now()
+    name = _name(f"scm@{host}", cluster_id, scm_id)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(serial)
+        .not_valid_before(start - dt.timedelta(minutes=1))
+        .not_valid_after(start + lifetime)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=1), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+
+
+def sign_csr(
+    csr: CertificateSigningRequest,
+    ca_key: PrivateKey,
+    ca_cert: Certificate,
+    cluster_id: str,
+    scm_id: str,
+    lifetime: dt.timedelta,
+    serial: int,
+    not_before: dt.datetime | None = None,
+) -> Certificate:
+    """A leaf certificate for a CSR whose signature verifies. It keeps the CSR's common name and host
+    names, and may serve TLS and authenticate a TLS client both (mutual TLS). The caller decides whether
+    the requester may have that name."""
+    if not csr.is_signature_valid:
+        raise ValueError("the CSR's signature does not verify")
+    common_name = csr_common_name(csr)
+    Identity.from_common_name(common_name)  # a name no peer could be is refused here
+    if lifetime > ca_cert.not_valid_after_utc - (not_before or _now()):
+        lifetime = ca_cert.not_valid_after_utc - (not_before or _now())
+    start = not_before or _now()
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(common_name, cluster_id, scm_id))
+        .issuer_name(ca_cert.subject)
+        .public_key(csr.public_key())
+        .serial_number(serial)
+        .not_valid_before(start - dt.timedelta(minutes=1))
+        .not_valid_after(start + lifetime)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(True, False, True, False, False, False, False, False, False), critical=True
+        )
+        .add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+            critical=False,
+        )
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),  # type: ignore[arg-type]
+            critical=False,
+        )
+    )
+    try:
+        alt = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+        builder = builder.add_extension(alt.value, critical=False)
+    except x509.ExtensionNotFound:
+        pass
+    return builder.sign(ca_key, hashes.SHA256())
+
+
+def csr_common_name(csr: CertificateSigningRequest) -> str:
+    names = csr.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    if len(names) != 1:
+        raise ValueError("a CSR names exactly one common name")
+    return str(names[0].value)
+
+
+def common_name(cert: Certificate) -> str:
+    names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    if len(names) != 1:
+        raise ValueError("a certificate names exactly one common name")
+    return str(names[0].value)
+
+
+def identity_of(cert: Certificate) -> Identity:
+    return Identity.from_common_name(common_name(cert))
+
+
+def is_signed_by(cert: Certificate, ca_cert: Certificate) -> bool:
+    try:
+        cert.verify_directly_issued_by(ca_cert)
+    except (InvalidSignature, ValueError, TypeError):
+        return False
+    return True
+
+
+def cert_to_pem(cert: Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def cert_from_pem(pem: bytes) -> Certificate:
+    try:
+        return x509.load_pem_x509_certificate(pem)
+    except ValueError as e:
+        raise ValueError(f"not a PEM certificate: {e}") from None
+
+
+def csr_to_pem(csr: CertificateSigningRequest) -> bytes:
+    return csr.public_bytes(serialization.Encoding.PEM)
+
+
+def csr_from_pem(pem: bytes) -> CertificateSigningRequest:
+    try:
+        return x509.load_pem_x509_csr(pem)
+    except ValueError as e:
+        raise ValueError(f"not a PEM certificate signing request: {e}") from None
+
+
+def key_to_pem(key: PrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def public_key_to_pem(key: PrivateKey) -> bytes:
+    return key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+def key_from_pem(pem: bytes) -> PrivateKey:
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"not an unencrypted PEM private key: {e}") from None
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ValueError("the private key is not RSA (hdds.key.algo)")
+    return key
+
+
+def write_file(path: Path, data: bytes, private: bool = False) -> None:
+    """Writes atomically (a reader never sees half a file). A private file is created at mode 0600, never
+    readable by others even for an instant."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, 0o600 if private else 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
