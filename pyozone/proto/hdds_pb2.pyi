@@ -65,6 +65,14 @@ class StorageTypeProto(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ARCHIVE: _ClassVar[StorageTypeProto]
     RAM_DISK: _ClassVar[StorageTypeProto]
     PROVIDED: _ClassVar[StorageTypeProto]
+
+class AccessModeProto(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ACCESS_MODE_UNSPECIFIED: _ClassVar[AccessModeProto]
+    READ: _ClassVar[AccessModeProto]
+    WRITE: _ClassVar[AccessModeProto]
+    COPY: _ClassVar[AccessModeProto]
+    DELETE: _ClassVar[AccessModeProto]
 NODE_STATE_UNSPECIFIED: NodeState
 HEALTHY: NodeState
 STALE: NodeState
@@ -103,6 +111,11 @@ SSD: StorageTypeProto
 ARCHIVE: StorageTypeProto
 RAM_DISK: StorageTypeProto
 PROVIDED: StorageTypeProto
+ACCESS_MODE_UNSPECIFIED: AccessModeProto
+READ: AccessModeProto
+WRITE: AccessModeProto
+COPY: AccessModeProto
+DELETE: AccessModeProto
 
 class Port(_message.Message):
     __slots__ = ("name", "value")
@@ -233,3 +246,43 @@ class ContainerInfoProto(_message.Message):
     ecReplicationConfig: ECReplicationConfig
     suppressed: bool
     def __init__(self, containerID: _Optional[int] = ..., state: _Optional[_Union[LifeCycleState, str]] = ..., pipelineID: _Optional[_Union[PipelineID, _Mapping]] = ..., usedBytes: _Optional[int] = ..., numberOfKeys: _Optional[int] = ..., stateEnterTime: _Optional[int] = ..., owner: _Optional[str] = ..., deleteTransactionId: _Optional[int] = ..., sequenceId: _Optional[int] = ..., replicationFactor: _Optional[_Union[ReplicationFactor, str]] = ..., replicationType: _Optional[_Union[ReplicationType, str]] = ..., ecReplicationConfig: _Optional[_Union[ECReplicationConfig, _Mapping]] = ..., suppressed: _Optional[bool] = ...) -> None: ...
+
+class TokenProto(_message.Message):
+    __slots__ = ("identifier", "password", "kind", "service")
+    IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    PASSWORD_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    identifier: bytes
+    password: bytes
+    kind: str
+    service: str
+    def __init__(self, identifier: _Optional[bytes] = ..., password: _Optional[bytes] = ..., kind: _Optional[str] = ..., service: _Optional[str] = ...) -> None: ...
+
+class BlockTokenSecretProto(_message.Message):
+    __slots__ = ("ownerId", "blockId", "expiryDate", "modes", "maxLength", "secretKeyId")
+    OWNERID_FIELD_NUMBER: _ClassVar[int]
+    BLOCKID_FIELD_NUMBER: _ClassVar[int]
+    EXPIRYDATE_FIELD_NUMBER: _ClassVar[int]
+    MODES_FIELD_NUMBER: _ClassVar[int]
+    MAXLENGTH_FIELD_NUMBER: _ClassVar[int]
+    SECRETKEYID_FIELD_NUMBER: _ClassVar[int]
+    ownerId: str
+    blockId: str
+    expiryDate: int
+    modes: _containers.RepeatedScalarFieldContainer[AccessModeProto]
+    maxLength: int
+    secretKeyId: str
+    def __init__(self, ownerId: _Optional[str] = ..., blockId: _Optional[str] = ..., expiryDate: _Optional[int] = ..., modes: _Optional[_Iterable[_Union[AccessModeProto, str]]] = ..., maxLength: _Optional[int] = ..., secretKeyId: _Optional[str] = ...) -> None: ...
+
+class ContainerTokenSecretProto(_message.Message):
+    __slots__ = ("ownerId", "containerId", "expiryDate", "secretKeyId")
+    OWNERID_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERID_FIELD_NUMBER: _ClassVar[int]
+    EXPIRYDATE_FIELD_NUMBER: _ClassVar[int]
+    SECRETKEYID_FIELD_NUMBER: _ClassVar[int]
+    ownerId: str
+    containerId: int
+    expiryDate: int
+    secretKeyId: str
+    def __init__(self, ownerId: _Optional[str] = ..., containerId: _Optional[int] = ..., expiryDate: _Optional[int] = ..., secretKeyId: _Optional[str] = ...) -> None: ...
