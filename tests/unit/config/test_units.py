@@ -93,3 +93,29 @@ def test_sizes_beyond_64_bits_are_out_of_range(text: str) -> None:
     with pytest.raises(OutOfRangeError, match="out of range"):
         parse_size_bytes(text)
     assert parse_size_bytes(str(MAX_SIZE_BYTES)) == MAX_SIZE_BYTES
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [
+        ("P365D", 365 * 86_400_000),
+        ("P28D", 28 * 86_400_000),
+        ("PT30S", 30_000),
+        ("PT0.5S", 500),
+        ("P1DT2H3M4S", ((24 + 2) * 60 + 3) * 60_000 + 4_000),
+        ("pt10m", 600_000),
+    ],
+)
+def test_iso_8601_durations_as_ozone_writes_its_certificate_keys(text: str, ms: int) -> None:
+    assert parse_duration_ms(text) == ms
+
+
+@pytest.mark.parametrize("text", ["P", "PT", "P1Y", "P1M", "PT1D", "P1DT", "P-1D", "P1H"])
+def test_malformed_iso_8601_durations_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="ISO-8601"):
+        parse_duration_ms(text)
+
+
+def test_iso_8601_duration_past_the_limit_is_out_of_range() -> None:
+    with pytest.raises(OutOfRangeError):
+        parse_duration_ms("P40000D")

@@ -1,0 +1,87 @@
+"""Certificates for tests: a CA and the parties it signs, written where `TlsPaths` looks, made with the
+kernel's own x509 functions (so a test's CA issues exactly what SCM's would)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.x509.oid import NameOID
+
+from pyozone.common.tls import TlsPaths, TlsStore
+from pyozone.hdds.security import x509 as X
+
+_serials = itertools.count(100)
+
+
+@dataclass
+class CertAuthority:
+    root: Path
+    cluster_id: str = "CID-test"
+    lifetime: dt.timedelta = dt.timedelta(days=1)
+    key: X.PrivateKey = field(init=False)
+    cert: X.Certificate = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = X.generate_private_key()
+        self.cert = X.self_signed_root(self.key, self.cluster_id, "SCM-test", "127.0.0.1", self.lifetime, 1)
+
+    def issue(
+        self,
+        name: str,
+        identity: X.Identity,
+        hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
+        lifetime: dt.timedelta | None = None,
+        trust: X.Certificate | None = None,
+    ) -> TlsPaths:
+        """Key, certificate and CA files for `identity` under root/name; `trust` is the CA it trusts
+        (default: this one)."""
+        key = X.generate_private_key()
+        csr = X.build_csr(key, identity, hosts)
+        cert = X.sign_csr(
+            csr, self.key, self.cert, self.cluster_id, "SCM-test", lifetime or self.lifetime, next(_serials)
+        )
+        paths = TlsPaths(
+            self.root / name / "private.pem", self.root / name / "cert.crt", self.root / name / "ca.crt"
+        )
+        X.write_file(paths.key, X.key_to_pem(key), private=True)
+        X.write_file(paths.cert, X.cert_to_pem(cert))
+        X.write_file(paths.ca, X.cert_to_pem(trust or self.cert))
+        return paths
+
+    def store(self, name: str, identity: X.Identity, **kwargs) -> TlsStore:
+        return TlsStore(self.issue(name, identity, **kwargs))
+
+
+def self_signed(root: Path, name: str, identity: X.Identity, trust: X.Certificate) -> TlsStore:
+    """A party with a self-made certificate (it signs itself; no CA vouches for it) claiming `identity`,
+    trusting `trust`: what an attacker without the CA's key can make."""
+    key = X.generate_private_key()
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, identity.common_name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(next(_serials))
+        .not_valid_before(now - dt.timedelta(minutes=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    paths = TlsPaths(root / name / "private.pem", root / name / "cert.crt", root / name / "ca.crt")
+    X.write_file(paths.key, X.key_to_pem(key), private=True)
+    X.write_file(paths.cert, X.cert_to_pem(cert))
+    X.write_file(paths.ca, X.cert_to_pem(trust))
+    return TlsStore(paths)

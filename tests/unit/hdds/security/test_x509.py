@@ -1,0 +1,106 @@
+"""Certificates as SCM's CA issues them, and the identities their common names carry."""
+
+from __future__ import annotations
+
+import datetime as dt
+import stat
+
+import pytest
+from cryptography import x509
+
+from pyozone.hdds.security import x509 as X
+
+CA_KEY = X.generate_private_key()
+CA = X.self_signed_root(CA_KEY, "CID-1", "SCM-1", "127.0.0.1", dt.timedelta(days=30), serial=1)
+
+
+def _issue(identity: X.Identity, hosts: tuple[str, ...] = (), lifetime: dt.timedelta = dt.timedelta(days=1)):
+    key = X.generate_private_key()
+    csr = X.csr_from_pem(X.csr_to_pem(X.build_csr(key, identity, hosts)))
+    return key, X.sign_csr(csr, CA_KEY, CA, "CID-1", "SCM-1", lifetime, serial=7)
+
+
+@pytest.mark.parametrize(
+    ("common_name", "identity"),
+    [
+        ("alice", X.Identity(X.CertRole.USER, "alice")),
+        ("om@127.0.0.1", X.Identity(X.CertRole.OM, "om", "127.0.0.1")),
+        ("dn@host-7", X.Identity(X.CertRole.DATANODE, "dn", "host-7")),
+        ("s3g@h", X.Identity(X.CertRole.S3G, "s3g", "h")),
+        ("join@h", X.Identity(X.CertRole.JOIN, "join", "h")),
+    ],
+)
+def test_common_name_round_trips_to_identity(common_name: str, identity: X.Identity) -> None:
+    assert X.Identity.from_common_name(common_name) == identity
+    assert identity.common_name == common_name
+
+
+@pytest.mark.parametrize("common_name", ["", "root@h", "user@h", "@h"])
+def test_common_names_no_peer_could_have_are_refused(common_name: str) -> None:
+    with pytest.raises(ValueError):
+        X.Identity.from_common_name(common_name)
+
+
+@pytest.mark.parametrize("name", ["", "a@b", "a,b", "a/b", "a b", "x" * 65, "tab\t"])
+def test_bad_user_names_are_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="not a valid user name"):
+        X.check_user_name(name)
+
+
+def test_root_is_a_ca_named_after_scm_with_cluster_and_scm_ids() -> None:
+    constraints = CA.extensions.get_extension_for_class(x509.BasicConstraints).value
+    assert constraints.ca
+    assert X.common_name(CA) == "scm@127.0.0.1"
+    assert CA.subject == CA.issuer
+    assert "O=CID-1" in CA.subject.rfc4514_string() and "OU=SCM-1" in CA.subject.rfc4514_string()
+
+
+def test_signed_leaf_keeps_name_and_hosts_and_serves_both_tls_sides() -> None:
+    _, cert = _issue(X.Identity(X.CertRole.OM, "om", "127.0.0.1"), ("127.0.0.1", "localhost"))
+    assert X.identity_of(cert) == X.Identity(X.CertRole.OM, "om", "127.0.0.1")
+    assert X.is_signed_by(cert, CA)
+    alt = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert alt.get_values_for_type(x509.DNSName) == ["localhost"]
+    assert [str(ip) for ip in alt.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
+    usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert {u._name for u in usage} == {"serverAuth", "clientAuth"}
+    assert not cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+
+
+def test_a_leaf_never_outlives_its_ca() -> None:
+    _, cert = _issue(X.Identity(X.CertRole.USER, "alice"), lifetime=dt.timedelta(days=3650))
+    assert cert.not_valid_after_utc <= CA.not_valid_after_utc
+
+
+def test_a_certificate_from_another_ca_is_not_signed_by_ours() -> None:
+    other_key = X.generate_private_key()
+    other = X.self_signed_root(other_key, "CID-2", "SCM-2", "h", dt.timedelta(days=1), serial=1)
+    csr = X.build_csr(X.generate_private_key(), X.Identity(X.CertRole.USER, "mallory"))
+    cert = X.sign_csr(csr, other_key, other, "CID-2", "SCM-2", dt.timedelta(days=1), serial=2)
+    assert not X.is_signed_by(cert, CA)
+
+
+def test_pem_codecs_round_trip_and_name_bad_input() -> None:
+    key, cert = _issue(X.Identity(X.CertRole.USER, "bob"))
+    assert X.cert_from_pem(X.cert_to_pem(cert)) == cert
+    assert X.key_from_pem(X.key_to_pem(key)).private_numbers() == key.private_numbers()
+    for parse, what in (
+        (X.cert_from_pem, "certificate"),
+        (X.csr_from_pem, "signing request"),
+        (X.key_from_pem, "key"),
+    ):
+        with pytest.raises(ValueError, match=what):
+            parse(b"-----BEGIN NOTHING-----\nxx\n-----END NOTHING-----\n")
+
+
+def test_short_keys_are_refused() -> None:
+    with pytest.raises(ValueError, match="at least 2048"):
+        X.generate_private_key(1024)
+
+
+def test_private_files_are_written_owner_only(tmp_path) -> None:
+    X.write_file(tmp_path / "keys" / "private.pem", X.key_to_pem(CA_KEY), private=True)
+    X.write_file(tmp_path / "certs" / "certificate.crt", X.cert_to_pem(CA))
+    assert stat.S_IMODE((tmp_path / "keys" / "private.pem").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "certs" / "certificate.crt").stat().st_mode) == 0o644
+    assert [p.name for p in (tmp_path / "keys").iterdir()] == ["private.pem"]  # no temporary left behind
