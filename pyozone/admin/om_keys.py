@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 import grpc
 
 from pyozone.client.config import ClientConfig
+from pyozone.common.grpc_client import user_metadata
+from pyozone.common.tls import sync_channel
 from pyozone.config import OzoneConfiguration
 from pyozone.om.codec import replication_from_proto
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -27,14 +29,15 @@ def snapshot_keys(
     conf: OzoneConfiguration, page: int = PAGE, timeout_s: float = 60
 ) -> Iterator[dict[str, Any]]:
     """Rows of the snapshot's keys table, volume by volume, bucket by bucket, in key order."""
-    address = ClientConfig.from_conf(conf).om_address
-    target = f"{address.host}:{address.port}"
-    with grpc.insecure_channel(target, options=grpc_options(MAX_DATA_MESSAGE_BYTES)) as channel:
+    config = ClientConfig.from_conf(conf)
+    target = f"{config.om_address.host}:{config.om_address.port}"
+    metadata = user_metadata(config.tls)
+    with sync_channel(target, grpc_options(MAX_DATA_MESSAGE_BYTES), config.tls) as channel:
         om = pb_grpc.OzoneManagerServiceStub(channel)
 
         def call(method: Callable[..., Any], request: Any) -> Any:
             try:
-                return method(request, timeout=timeout_s)
+                return method(request, timeout=timeout_s, metadata=metadata)
             except grpc.RpcError as e:
                 raise AdminError(f"OM at {target}: {e.details() or e.code().name}") from None
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, replace
 
 from pyozone.client.retry import WriteRetryPolicy
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
+from pyozone.common.tls import TlsStore
+from pyozone.common.tls_mode import client_tls
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.checksum import ChecksumType, parse_type
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
@@ -43,6 +45,7 @@ class ClientConfig:
     datastream_flush_size: int = 16 << 20  # ozone.client.datastream.buffer.flush.size: V2 bytes per putBlock
     datastream_window: int = 64 << 20  # ozone.client.datastream.window.size: V2 bytes sent, not acknowledged
     ec_stripe_retries: int = 10  # ozone.client.max.ec.stripe.write.retries: an EC key's rewrites in a run
+    tls: TlsStore | None = None  # the certificate every channel and datastream socket presents (mutual TLS)
 
     @property
     def write_retry(self) -> WriteRetryPolicy:
@@ -70,7 +73,11 @@ class ClientConfig:
         return max(1, self.flush_size // self.buffer_size)
 
     @classmethod
-    def from_conf(cls, conf: OzoneConfiguration, om_address: str | None = None) -> ClientConfig:
+    def from_conf(
+        cls, conf: OzoneConfiguration, om_address: str | None = None, tls: TlsStore | None = None
+    ) -> ClientConfig:
+        """`tls`: a service's own certificate (the S3 gateway's); by default, with hdds.grpc.tls.enabled,
+        the user's (ozone.client.tls.* or OZONE_CLIENT_*)."""
         raw = om_address or str(conf.get("ozone.om.address") or "")
         if not raw:
             raise ConfigError(
@@ -110,6 +117,7 @@ class ClientConfig:
             datastream_flush_size=int(conf.get("ozone.client.datastream.buffer.flush.size")),
             datastream_window=int(conf.get("ozone.client.datastream.window.size")),
             ec_stripe_retries=int(conf.get("ozone.client.max.ec.stripe.write.retries")),
+            tls=tls or client_tls(conf),
         )
         config.check()
         return config

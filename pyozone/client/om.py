@@ -27,6 +27,7 @@ from pyozone.client.models import (
     MultipartUploadInfo,
     VolumeInfo,
 )
+from pyozone.common.tls import aio_channel
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -55,7 +56,7 @@ class OmClient:
     def __init__(self, config: ClientConfig) -> None:
         self.address = str(config.om_address)
         self._config = config
-        self._channel = grpc.aio.insecure_channel(self.address, options=grpc_options(MAX_OM_MESSAGE_BYTES))
+        self._channel = aio_channel(self.address, grpc_options(MAX_OM_MESSAGE_BYTES), config.tls)
         self._stub = pb_grpc.OzoneManagerServiceStub(self._channel)
 
     async def close(self) -> None:

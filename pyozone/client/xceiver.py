@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from pyozone.client.models import DatanodeRef
+from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
@@ -56,7 +57,8 @@ class ChannelPool:
     """One gRPC channel per datanode address, shared by every stream of a client (on its loop), and the
     calls of closed streams still finishing on them."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: TlsStore | None = None) -> None:
+        self._tls = tls
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._finishing: set[asyncio.Task[None]] = set()
 
@@ -64,7 +66,7 @@ class ChannelPool:
         address = datanode.address
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.aio.insecure_channel(address, options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+            channel = aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self._tls)
             self._channels[address] = channel
         return channel
 

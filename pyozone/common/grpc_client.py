@@ -1,6 +1,8 @@
 """A synchronous gRPC client: one channel, context management, and one path for failures.
 
-Subclasses name their stub and say how a failed call or a malformed answer reads to their users.
+Subclasses name their stub and say how a failed call or a malformed answer reads to their users. With a
+`TlsStore` the channel is mutual TLS and the certificate says who calls; without one every call claims
+the login user in `x-ozone-user` metadata (trusted only by servers without TLS, as Ozone's simple auth).
 """
 
 from __future__ import annotations
@@ -11,17 +13,36 @@ from typing import Any, TypeVar
 import grpc
 
 from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore, sync_channel
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import grpc_options
+from pyozone.hdds.security.users import login_user
 
 T = TypeVar("T")
 
+USER_METADATA = "x-ozone-user"
+"""The metadata key a plaintext caller names its user in (contract 4 of issue 15)."""
+
+
+def user_metadata(tls: TlsStore | None) -> tuple[tuple[str, str], ...] | None:
+    """What a call sends to say who it is: nothing over TLS (the certificate says it), else the login user."""
+    return None if tls is not None else ((USER_METADATA, login_user()),)
+
 
 class GrpcClient:
-    def __init__(self, address: HostPort, stub_class: type, max_message_bytes: int, timeout_s: float) -> None:
+    def __init__(
+        self,
+        address: HostPort,
+        stub_class: type,
+        max_message_bytes: int,
+        timeout_s: float,
+        tls: TlsStore | None = None,
+    ) -> None:
         self.address = address
         self.timeout_s = timeout_s
-        self._channel = grpc.insecure_channel(str(address), options=grpc_options(max_message_bytes))
+        self.metadata = user_metadata(tls)
+        """Pass with every call the subclass makes itself (streams); `_call` does."""
+        self._channel = sync_channel(str(address), grpc_options(max_message_bytes), tls)
         self._stub = stub_class(self._channel)
 
     def close(self) -> None:
@@ -35,7 +56,7 @@ class GrpcClient:
 
     def _call(self, method: Callable[..., Any], request: Any, convert: Callable[[Any], T]) -> T:
         try:
-            response = method(request, timeout=self.timeout_s)
+            response = method(request, timeout=self.timeout_s, metadata=self.metadata)
         except grpc.RpcError as e:
             raise self._error(e) from None
         try:

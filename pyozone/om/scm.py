@@ -17,6 +17,7 @@ import grpc
 
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort, scm_client_address
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
@@ -94,8 +95,10 @@ def scm_call(what: str, otherwise: OMResultCode = OMResultCode.KEY_ALLOCATION_ER
 class _ScmAdmin(GrpcClient):
     """getContainer with the replicas' full details (ScmAdminClient keeps only their uuids)."""
 
-    def __init__(self, address: HostPort, timeout_s: float) -> None:
-        super().__init__(address, admin_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s)
+    def __init__(self, address: HostPort, timeout_s: float, tls: TlsStore | None) -> None:
+        super().__init__(
+            address, admin_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls
+        )
 
     def _error(self, e: grpc.RpcError) -> BlockClientError:
         code = e.code()
@@ -138,13 +141,16 @@ def container_location_from_proto(r: admin_pb.GetContainerResponseProto) -> Cont
 
 
 class GrpcScm:
-    """The real gateway: two synchronous clients, safe to use from several threads (gRPC channels are)."""
+    """The real gateway: two synchronous clients, safe to use from several threads (gRPC channels are).
+    `tls`: OM's certificate, when hdds.grpc.tls.enabled."""
 
-    def __init__(self, conf: OzoneConfiguration, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, conf: OzoneConfiguration, timeout_s: float = 30.0, tls: TlsStore | None = None
+    ) -> None:
         self.block_address = scm_block_address(conf)
         self.admin_address = scm_client_address(conf)
-        self._blocks = ScmBlockClient(self.block_address, timeout_s)
-        self._admin = _ScmAdmin(self.admin_address, timeout_s)
+        self._blocks = ScmBlockClient(self.block_address, timeout_s, tls)
+        self._admin = _ScmAdmin(self.admin_address, timeout_s, tls)
 
     def scm_info(self) -> ScmInfo:
         return self._blocks.scm_info()

@@ -1,4 +1,5 @@
-"""Finding SCM for an admin command: --scm, else the configuration (ozone.scm.client.address, names)."""
+"""Finding SCM for an admin command: --scm, else the configuration (ozone.scm.client.address, names); with
+hdds.grpc.tls.enabled the command presents the user's client certificate."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 
 from pyozone.common.cli_options import load_configuration
 from pyozone.common.net import parse_host_port, scm_client_address
+from pyozone.common.tls_mode import client_tls
 from pyozone.scm.client.admin_client import ScmAdminClient
 
 
@@ -22,4 +24,4 @@ def connect(args: argparse.Namespace) -> ScmAdminClient:
         address = parse_host_port(args.scm, conf.get("ozone.scm.client.port"), "--scm")
     else:
         address = scm_client_address(conf)
-    return ScmAdminClient(address)
+    return ScmAdminClient(address, tls=client_tls(conf))

@@ -10,6 +10,7 @@ import grpc
 
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
@@ -61,8 +62,10 @@ class ContainerView:
 
 
 class ScmAdminClient(GrpcClient):
-    def __init__(self, address: HostPort, timeout_s: float = 30.0) -> None:
-        super().__init__(address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s)
+    def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
+        super().__init__(
+            address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls
+        )
 
     def _error(self, e: grpc.RpcError) -> AdminError:
         code = e.code()
@@ -220,7 +223,8 @@ class ScmAdminClient(GrpcClient):
         """streamSnapshot's chunks as they arrive (pyozone/admin/snapshot.py makes a snapshot of them).
         No deadline: a large cluster's snapshot takes as long as it takes; an unreachable SCM still fails
         at once."""
-        call = self._stub.streamSnapshot(pb.SnapshotRequestProto(batchRows=batch_rows))
+        request = pb.SnapshotRequestProto(batchRows=batch_rows)
+        call = self._stub.streamSnapshot(request, metadata=self.metadata)
         try:
             yield from call
         except grpc.RpcError as e:

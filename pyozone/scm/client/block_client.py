@@ -13,6 +13,7 @@ import grpc
 
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort, address, parse_host_port
+from pyozone.common.tls import TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
@@ -61,9 +62,9 @@ def scm_block_address(conf: OzoneConfiguration) -> HostPort:
 
 
 class ScmBlockClient(GrpcClient):
-    def __init__(self, address: HostPort, timeout_s: float = 30.0) -> None:
+    def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
         super().__init__(
-            address, pb_grpc.ScmBlockLocationProtocolServiceStub, MAX_BLOCK_MESSAGE_BYTES, timeout_s
+            address, pb_grpc.ScmBlockLocationProtocolServiceStub, MAX_BLOCK_MESSAGE_BYTES, timeout_s, tls
         )
 
     def _error(self, e: grpc.RpcError) -> BlockClientError:

@@ -1,0 +1,48 @@
+"""Whether a process speaks mutual TLS, and the certificate a client presents: hdds.grpc.tls.enabled is
+refused without ozone.security.enabled (there are no certificates then), and a TLS client without a
+certificate is refused before it dials anything."""
+
+from __future__ import annotations
+
+from pyozone.common.tls import TlsPaths, TlsStore
+from pyozone.config import ConfigError, OzoneConfiguration
+
+CLIENT_CERT_HINT = "set ozone.client.tls.* or OZONE_CLIENT_CERT/OZONE_CLIENT_KEY/OZONE_CA_CERT"
+
+
+def security_enabled(conf: OzoneConfiguration) -> bool:
+    return bool(conf.get("ozone.security.enabled"))
+
+
+def grpc_tls_enabled(conf: OzoneConfiguration) -> bool:
+    """hdds.grpc.tls.enabled; ConfigError when it is set without ozone.security.enabled."""
+    if not conf.get("hdds.grpc.tls.enabled"):
+        return False
+    if not security_enabled(conf):
+        raise ConfigError(
+            "hdds.grpc.tls.enabled is true but ozone.security.enabled is false: mutual TLS needs the "
+            "certificates SCM's CA issues (set ozone.security.enabled=true, or hdds.grpc.tls.enabled=false)"
+        )
+    return True
+
+
+def client_tls(conf: OzoneConfiguration) -> TlsStore | None:
+    """The user's certificate when hdds.grpc.tls.enabled (None without TLS). The files are read now, so
+    a missing one is named before any connection is tried."""
+    if not grpc_tls_enabled(conf):
+        return None
+    try:
+        paths = TlsPaths.for_client(conf)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    if paths is None:
+        raise ConfigError(
+            "hdds.grpc.tls.enabled is true but no client certificate is configured: "
+            f"{CLIENT_CERT_HINT} (an administrator makes one with: pyozone admin cert issue-user NAME)"
+        )
+    store = TlsStore(paths)
+    try:
+        store.material()
+    except OSError as e:
+        raise ConfigError(f"the client certificate cannot be read: {e}") from None
+    return store

@@ -1,0 +1,54 @@
+"""Which TLS a process speaks: hdds.grpc.tls.enabled needs ozone.security.enabled, and a TLS client
+without a (readable) certificate is refused with the keys that would give it one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pyozone.common.tls_mode import client_tls, grpc_tls_enabled
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.security import x509 as X
+from tests.tls_certs import CertAuthority
+
+SECURE = {"ozone.security.enabled": "true", "hdds.grpc.tls.enabled": "true"}
+
+
+@pytest.fixture(autouse=True)
+def no_client_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OZONE_CLIENT_CERT", "OZONE_CLIENT_KEY", "OZONE_CA_CERT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_tls_without_security_is_refused() -> None:
+    assert grpc_tls_enabled(OzoneConfiguration()) is False
+    assert client_tls(OzoneConfiguration()) is None
+    with pytest.raises(ConfigError, match="ozone.security.enabled is false"):
+        grpc_tls_enabled(OzoneConfiguration({"hdds.grpc.tls.enabled": "true"}))
+    assert grpc_tls_enabled(OzoneConfiguration(SECURE)) is True
+
+
+def test_a_tls_client_needs_a_certificate() -> None:
+    with pytest.raises(ConfigError, match="set ozone.client.tls.\\* or OZONE_CLIENT_CERT/OZONE_CLIENT_KEY"):
+        client_tls(OzoneConfiguration(SECURE))
+    half = OzoneConfiguration({**SECURE, "ozone.client.tls.cert.file": "/c.crt"})
+    with pytest.raises(ConfigError, match="missing: private key, CA certificate"):
+        client_tls(half)
+
+
+def test_the_client_certificate_is_read_from_the_keys_or_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = CertAuthority(tmp_path).issue("alice", X.Identity(X.CertRole.USER, "alice"))
+    keys = {
+        "ozone.client.tls.cert.file": str(paths.cert),
+        "ozone.client.tls.key.file": str(paths.key),
+        "ozone.client.tls.ca.file": str(paths.ca),
+    }
+    assert client_tls(OzoneConfiguration({**SECURE, **keys})).paths == paths
+    monkeypatch.setenv("OZONE_CLIENT_CERT", str(paths.cert))
+    monkeypatch.setenv("OZONE_CLIENT_KEY", str(paths.key))
+    monkeypatch.setenv("OZONE_CA_CERT", str(tmp_path / "gone.crt"))
+    with pytest.raises(ConfigError, match="cannot be read: TLS file missing: .*gone.crt"):
+        client_tls(OzoneConfiguration(SECURE))
