@@ -1,12 +1,17 @@
-"""`pyozone cluster up|down|kill|start|status`: a local cluster, one process per daemon, on 127.0.0.1."""
+"""`pyozone cluster up|down|kill|start|status`: a local cluster, one process per daemon, on 127.0.0.1.
+
+`up --secure` runs it with SCM's CA, mutual TLS on every port, block tokens and ACLs; its configuration
+names the administrator's client certificate, so commands run with it act as the administrator, and the
+readiness probes and the status table speak TLS with that certificate too.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -18,7 +23,11 @@ from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, plan_cluster
 from pyozone.cluster.status import cluster_ready, om_ready, print_status, s3g_ready, scm_ready, wait_until
 from pyozone.common.cli_options import CLIError, parse_overrides
 from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore
+from pyozone.common.tls_mode import client_tls, security_enabled
+from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
+from pyozone.hdds.security.users import login_user
 from pyozone.scm.client.admin_client import ScmAdminClient
 
 DEFAULT_DATA_DIR = "pyozone-data/cluster"
@@ -38,6 +47,11 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
     up.add_argument("--timeout", type=float, default=180, help="seconds to wait for readiness")
     up.add_argument("--background", action="store_true", help="return once ready; stop with `cluster down`")
     up.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"default: ./{DEFAULT_DATA_DIR}")
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        help="SCM's CA, mutual TLS on every port, block tokens and ACLs; you are the administrator",
+    )
     up.set_defaults(func=run_up)
     for name, help_text in (("down", "stop every daemon"), ("status", "print the cluster's state once")):
         command = commands.add_parser(name, parents=[parent], help=help_text)
@@ -73,8 +87,21 @@ def _load(data_dir: str | argparse.Namespace) -> ClusterState:
     return ClusterState.load(path)
 
 
-def _admin(state: ClusterState) -> ScmAdminClient:
-    return ScmAdminClient(HostPort(HOST, state.daemon("scm").ports["client"]), timeout_s=5)
+def _conf(state: ClusterState) -> OzoneConfiguration:
+    return load_configuration(Path(state.conf_dir), {})
+
+
+def _tls(state: ClusterState) -> TlsStore | None:
+    """The administrator's certificate on a secure cluster (the site file names it), else None."""
+    return client_tls(_conf(state))
+
+
+def _http_tls(tls: TlsStore | None) -> ssl.SSLContext | None:
+    return tls.client_context() if tls is not None else None
+
+
+def _admin(state: ClusterState, tls: TlsStore | None) -> ScmAdminClient:
+    return ScmAdminClient(HostPort(HOST, state.daemon("scm").ports["client"]), timeout_s=5, tls=tls)
 
 
 def run_up(args: argparse.Namespace) -> int:
@@ -89,19 +116,30 @@ def run_up(args: argparse.Namespace) -> int:
                 f"a cluster is already running in {data_dir} ({', '.join(running)}); "
                 "stop it with: pyozone cluster down"
             )
+        if args.secure and not security_enabled(_conf(state)):
+            raise CLIError(
+                f"the cluster in {data_dir} was made without --secure; start it without --secure, "
+                "or make a secure one in another --data-dir"
+            )
     else:
-        state = plan_cluster(
-            data_dir, args.datanodes, args.racks, parse_overrides(getattr(args, "overrides", []))
-        )
+        overrides = parse_overrides(getattr(args, "overrides", []))
+        state = plan_cluster(data_dir, args.datanodes, args.racks, overrides, secure=args.secure)
     _init_scm(state)
+    tls = _tls(state)
+    https = _http_tls(tls)
     om = ", OM" if state.has("om") else ""
     print(f"Starting SCM{om} and {len(state.datanodes())} datanode(s) in {state.data_dir}")
     for daemon in state.daemons:
         supervisor.start(state, daemon.name)
     scm = state.daemon("scm")
     try:
-        wait_until(lambda: scm_ready(scm.ports["http"]), args.timeout, "SCM readiness", _check_alive(state))
-        with _admin(state) as admin:
+        wait_until(
+            lambda: scm_ready(scm.ports["http"], tls=https),
+            args.timeout,
+            "SCM readiness",
+            _check_alive(state),
+        )
+        with _admin(state, tls) as admin:
             wait_until(
                 lambda: cluster_ready(admin, len(state.datanodes())),
                 args.timeout,
@@ -110,21 +148,24 @@ def run_up(args: argparse.Namespace) -> int:
             )
         if state.has("om"):
             port = state.daemon("om").ports["http"]
-            wait_until(lambda: om_ready(port), args.timeout, "OM readiness", _check_alive(state))
+            wait_until(lambda: om_ready(port, tls=https), args.timeout, "OM readiness", _check_alive(state))
         if state.has("s3g"):
             admin_port = state.daemon("s3g").ports["admin"]
             wait_until(
-                lambda: s3g_ready(admin_port), args.timeout, "S3 gateway readiness", _check_alive(state)
+                lambda: s3g_ready(admin_port, tls=https),
+                args.timeout,
+                "S3 gateway readiness",
+                _check_alive(state),
             )
     except (TimeoutError, CLIError) as e:
         dumped = supervisor.dump_threads(state)
         supervisor.stop_all(state)
         stacks = f" (with the thread stacks of {', '.join(dumped)})" if dumped else ""
         raise CLIError(f"{e}; logs are in {Path(state.data_dir) / 'logs'}{stacks}") from None
-    _print_endpoints(state)
+    _print_endpoints(state, tls is not None)
     if args.background:
         return 0
-    return _watch(state)
+    return _watch(state, tls)
 
 
 def _init_scm(state: ClusterState) -> None:
@@ -148,22 +189,26 @@ def _check_alive(state: ClusterState):
     return check
 
 
-def _print_endpoints(state: ClusterState) -> None:
+def _print_endpoints(state: ClusterState, tls: bool) -> None:
+    """Every endpoint; on a secure cluster each is mutual TLS (https:// for the web ones)."""
     scm = state.daemon("scm")
-    print("Cluster is ready.")
+    web = "https" if tls else "http"
+    print("Cluster is ready." + ("  Every port is mutual TLS (client certificates required)." if tls else ""))
     print(f"  SCM client (admin):  {HOST}:{scm.ports['client']}")
     print(f"  SCM datanode:        {HOST}:{scm.ports['datanode']}")
     if "block" in scm.ports:
         print(f"  SCM block (OM):      {HOST}:{scm.ports['block']}")
-    print(f"  SCM web/readiness:   http://{HOST}:{scm.ports['http']}/ready")
+    if "security" in scm.ports:
+        print(f"  SCM security (CA):   {HOST}:{scm.ports['security']}")
+    print(f"  SCM web/readiness:   {web}://{HOST}:{scm.ports['http']}/ready")
     if state.has("om"):
         om = state.daemon("om")
         print(f"  OM client:           {HOST}:{om.ports['rpc']}")
-        print(f"  OM web/readiness:    http://{HOST}:{om.ports['http']}/ready")
+        print(f"  OM web/readiness:    {web}://{HOST}:{om.ports['http']}/ready")
     if state.has("s3g"):
         s3g = state.daemon("s3g")
-        print(f"  S3 gateway:          http://{HOST}:{s3g.ports['http']}   (region us-east-1, path-style)")
-        print(f"  S3 gateway admin:    http://{HOST}:{s3g.ports['admin']}/ready")
+        print(f"  S3 gateway:          {web}://{HOST}:{s3g.ports['http']}   (region us-east-1, path-style)")
+        print(f"  S3 gateway admin:    {web}://{HOST}:{s3g.ports['admin']}/ready")
         access_id, secret = default_s3_secret(state)
         print(
             f"  S3 credentials:      export AWS_ACCESS_KEY_ID='{access_id}' AWS_SECRET_ACCESS_KEY='{secret}'"
@@ -172,11 +217,24 @@ def _print_endpoints(state: ClusterState) -> None:
     for d in state.datanodes():
         stream = f"  datastream {HOST}:{d.ports['datastream']}" if "datastream" in d.ports else ""
         print(
-            f"  {d.name}: data {HOST}:{d.ports['ipc']}{stream}  replication {HOST}:{d.ports['replication']}"
-            f"  web http://{HOST}:{d.ports['http']}/health"
+            f"  {d.name}: data {HOST}:{d.ports['ipc']}  ratis {HOST}:{d.ports['ratis']}{stream}"
+            f"  replication {HOST}:{d.ports['replication']}  web {web}://{HOST}:{d.ports['http']}/health"
         )
     print(f"  configuration:       --conf {state.conf_dir}   (or export OZONE_CONF_DIR={state.conf_dir})")
     print(f"  logs:                {Path(state.data_dir) / 'logs'}")
+    if tls:
+        _print_users(_conf(state))
+
+
+def _print_users(conf: OzoneConfiguration) -> None:
+    """Who commands act as, and how to act as someone else."""
+    print(f"  you act as:          {conf.get('ozone.administrators')} (administrator), with the certificate")
+    print(f"                       {conf.get('ozone.client.tls.cert.file')}")
+    print("  another user:        pyozone admin cert issue-user bob --out DIR   then, for bob:")
+    print(
+        "                       export OZONE_CLIENT_CERT=DIR/certificate.crt OZONE_CLIENT_KEY=DIR/private.pem"
+        " OZONE_CA_CERT=DIR/ca.crt"
+    )
 
 
 def default_s3_secret(state: ClusterState) -> tuple[str, str]:
@@ -186,17 +244,17 @@ def default_s3_secret(state: ClusterState) -> tuple[str, str]:
 
     async def fetch() -> tuple[str, str]:
         async with AsyncOzoneClient(conf) as client:
-            return await client.get_s3_secret(getpass.getuser())
+            return await client.get_s3_secret(login_user())
 
     return asyncio.run(fetch())
 
 
-def _watch(state: ClusterState) -> int:
+def _watch(state: ClusterState, tls: TlsStore | None) -> int:
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
     interactive = sys.stdout.isatty()
     try:
-        with _admin(state) as admin:
+        with _admin(state, tls) as admin:
             while not stop["now"]:
                 if interactive:
                     print("\033[2J\033[H", end="")
@@ -270,6 +328,6 @@ def run_status(args: argparse.Namespace) -> int:
             f"{d.name:6} {'running' if supervisor.is_running(state.pids.get(d.name)) else 'stopped':8} "
             f"pid {state.pids.get(d.name, '-')}"
         )
-    with _admin(state) as admin:
+    with _admin(state, _tls(state)) as admin:
         print_status(admin, {})
     return 0

@@ -2,7 +2,9 @@
 
 One data dir holds `conf/ozone-site.xml` (every address, so other commands find the cluster through
 `--conf DIR/conf` or OZONE_CONF_DIR), `cluster.json` (the daemons and how to start them again), a
-directory per daemon and a log per daemon.
+directory per daemon and a log per daemon. A secure cluster's site file also turns on certificates,
+mutual TLS, block tokens and ACLs, and names the administrator's client certificate that `scm --init`
+writes, so every command run with that configuration acts as the administrator.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pyozone.config.site import write_site_xml
+from pyozone.hdds.security.users import login_user
 
 STATE_FILE = "cluster.json"
 HOST = "127.0.0.1"
@@ -116,17 +119,45 @@ LOCAL_INTERVALS = {
 one-machine cluster should notice a killed datanode and show its report within a minute (README)."""
 
 
-def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str, str]) -> ClusterState:
-    """Ports, directories, the site file and the command line of every daemon."""
+def admin_cert_dir(data_dir: Path, admin: str) -> Path:
+    """Where `scm --init` writes the administrator's client certificate (contract 2 of issue 15)."""
+    return data_dir / "scm" / "ca" / "users" / admin
+
+
+def secure_site(data_dir: Path, security_port: int, admin: str) -> dict[str, str]:
+    """Every security mode on, SCM's security port, and the administrator as this configuration's user."""
+    certs = admin_cert_dir(data_dir, admin)
+    return {
+        "ozone.security.enabled": "true",
+        "hdds.grpc.tls.enabled": "true",
+        "hdds.block.token.enabled": "true",
+        "ozone.acl.enabled": "true",
+        "ozone.administrators": admin,
+        "ozone.scm.security.service.address": f"{HOST}:{security_port}",
+        "ozone.security.join.credentials.file": str(data_dir / "scm" / "ca" / "join.pem"),
+        "ozone.client.tls.cert.file": str(certs / "certificate.crt"),
+        "ozone.client.tls.key.file": str(certs / "private.pem"),
+        "ozone.client.tls.ca.file": str(certs / "ca.crt"),
+    }
+
+
+def plan_cluster(
+    data_dir: Path, datanodes: int, racks: int, overrides: dict[str, str], secure: bool = False
+) -> ClusterState:
+    """Ports, directories, the site file and the command line of every daemon. `secure`: certificates,
+    mutual TLS, block tokens and ACLs, with the login user as the administrator."""
     data_dir = data_dir.resolve()
     conf_dir = data_dir / "conf"
     logs = data_dir / "logs"
     for d in (conf_dir, logs):
         d.mkdir(parents=True, exist_ok=True)
-    ports = iter(free_ports(8 + 5 * datanodes))  # held together, so no two daemons get the same one
-    scm_client, scm_datanode, scm_http, scm_block, om_rpc, om_http, s3g, s3g_admin = (
-        next(ports) for _ in range(8)
+    ports = iter(free_ports(9 + 5 * datanodes))  # held together, so no two daemons get the same one
+    scm_client, scm_datanode, scm_http, scm_block, scm_security, om_rpc, om_http, s3g, s3g_admin = (
+        next(ports) for _ in range(9)
     )
+    scm_ports = {"client": scm_client, "datanode": scm_datanode, "http": scm_http, "block": scm_block}
+    if secure:
+        scm_ports["security"] = scm_security
     site = {
         "ozone.scm.names": HOST,
         "ozone.scm.client.address": f"{HOST}:{scm_client}",
@@ -141,17 +172,13 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
         "hdds.scm.safemode.min.datanode": str(min(3, datanodes)),
         "ozone.scm.datanode.pipeline.limit": "2",
         **LOCAL_INTERVALS,
+        **(secure_site(data_dir, scm_security, login_user()) if secure else {}),
         **overrides,
     }
     python = [sys.executable, "-m", "pyozone"]
     conf_arg = ["--conf", str(conf_dir)]
     daemons = [
-        Daemon(
-            "scm",
-            [*python, "scm", *conf_arg],
-            str(logs / "scm.log"),
-            {"client": scm_client, "datanode": scm_datanode, "http": scm_http, "block": scm_block},
-        ),
+        Daemon("scm", [*python, "scm", *conf_arg], str(logs / "scm.log"), scm_ports),
         # OM right after SCM: it waits for SCM's cluster id by itself, and is stopped before SCM.
         Daemon(
             "om",
@@ -159,8 +186,14 @@ def plan_cluster(data_dir: Path, datanodes: int, racks: int, overrides: dict[str
             str(logs / "om.log"),
             {"rpc": om_rpc, "http": om_http},
         ),
-        # The S3 gateway is an OM client: it waits for OM by itself, and is stopped first.
-        Daemon("s3g", [*python, "s3g", *conf_arg], str(logs / "s3g.log"), {"http": s3g, "admin": s3g_admin}),
+        # The S3 gateway is an OM client: it waits for OM by itself, and is stopped first. Its own
+        # metadata dir holds its certificate (SCM's dir is the site file's).
+        Daemon(
+            "s3g",
+            [*python, "s3g", *conf_arg, "-D", f"ozone.metadata.dirs={data_dir / 's3g'}"],
+            str(logs / "s3g.log"),
+            {"http": s3g, "admin": s3g_admin},
+        ),
     ]
     racks_file = conf_dir / "racks.map"
     rack_lines = []

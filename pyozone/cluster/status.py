@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -15,10 +16,15 @@ from pyozone.hdds.states import NodeState, PipelineState
 from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
 
 
-def scm_ready(http_port: int, host: str = "127.0.0.1") -> bool:
-    """A daemon's /ready answers 200 with "ready": true (SCM's, OM's and datanodes' have the same shape)."""
+def scm_ready(http_port: int, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> bool:
+    """A daemon's /ready answers 200 with "ready": true (SCM's, OM's and datanodes' have the same shape).
+    `tls`: the caller's client context on a secure cluster (its endpoints are https with client
+    certificates required)."""
+    scheme = "https" if tls is not None else "http"
     try:
-        with urllib.request.urlopen(f"http://{host}:{http_port}/ready", timeout=2) as response:
+        with urllib.request.urlopen(
+            f"{scheme}://{host}:{http_port}/ready", timeout=2, context=tls
+        ) as response:
             return response.status == 200 and json.loads(response.read()).get("ready") is True
     except (OSError, urllib.error.URLError, ValueError):
         return False

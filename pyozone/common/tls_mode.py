@@ -4,6 +4,8 @@ certificate is refused before it dials anything."""
 
 from __future__ import annotations
 
+import socket
+
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
 
@@ -46,3 +48,15 @@ def client_tls(conf: OzoneConfiguration) -> TlsStore | None:
     except OSError as e:
         raise ConfigError(f"the client certificate cannot be read: {e}") from None
     return store
+
+
+def service_hosts(*primary: str) -> tuple[str, ...]:
+    """The names a service's certificate carries, so every name a peer may dial verifies: the host it
+    advertises or is configured with first (its common name), then 127.0.0.1, localhost and this host's
+    name. A wildcard bind address names no host and is left out."""
+    names = [*primary, "127.0.0.1", "localhost", socket.gethostname()]
+    hosts: list[str] = []
+    for name in names:
+        if name and name not in ("0.0.0.0", "::") and name not in hosts:
+            hosts.append(name)
+    return tuple(hosts)

@@ -18,6 +18,7 @@ import grpc
 
 from pyozone import __version__
 from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.errors import DatanodeError
@@ -99,7 +100,8 @@ class ScmEndpoint:
     """One gRPC channel to SCM's datanode protocol; calls return None on failure, after logging the
     first failure of a run of them (and, later, the recovery)."""
 
-    def __init__(self, address: HostPort, intervals: Intervals) -> None:
+    def __init__(self, address: HostPort, intervals: Intervals, tls: TlsStore | None = None) -> None:
+        """`tls`: the datanode's certificate, when hdds.grpc.tls.enabled."""
         self.address = address
         self._intervals = intervals
         # gRPC's own reconnect backoff grows to 2 minutes; capped like ours, a restarted SCM is found at once.
@@ -109,7 +111,7 @@ class ScmEndpoint:
             ("grpc.initial_reconnect_backoff_ms", min(1000, reconnect_ms)),
             ("grpc.max_reconnect_backoff_ms", reconnect_ms),
         ]
-        self._channel = grpc.aio.insecure_channel(str(address), options=options)
+        self._channel = aio_channel(str(address), options, tls)
         self._stub = StorageContainerDatanodeProtocolServiceStub(self._channel)
         self._reachable: bool | None = None
         self._failures = 0

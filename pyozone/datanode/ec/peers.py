@@ -19,6 +19,7 @@ from typing import Protocol
 
 import grpc
 
+from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -135,8 +136,9 @@ class GrpcPeer:
 class GrpcPeers:
     """Streams to datanodes over one channel per address; `close` ends the channels."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, tls: TlsStore | None = None) -> None:
         self.timeout_s = timeout_s
+        self.tls = tls
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def connect(self, details: DatanodeDetails) -> Peer:
@@ -146,7 +148,7 @@ class GrpcPeers:
         address = f"{host}:{port}"
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.aio.insecure_channel(address, options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+            channel = aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls)
             self._channels[address] = channel
         return GrpcPeer(channel, peer_name(details), self.timeout_s)
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 
 import grpc
 
+from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
@@ -34,11 +35,13 @@ class LogAppender:
         on_reply: Callable[[str, pb.AppendEntriesReplyProto], None],
         on_failure: Callable[[str, str], None],
         request_timeout_s: float,
+        tls: TlsStore | None = None,
     ) -> None:
         """`target` is the follower's RATIS "host:port" (None: SCM sent no address, so it cannot be
-        reached and fails at the first entry)."""
+        reached and fails at the first entry); `tls` the datanode's certificate (mutual TLS)."""
         self.follower = follower
         self.target = target
+        self.tls = tls
         self._on_reply = on_reply
         self._on_failure = on_failure
         self.request_timeout_s = request_timeout_s
@@ -78,7 +81,7 @@ class LogAppender:
         if self.target is None:
             self._fail("its RATIS address is unknown")
             return
-        channel = grpc.aio.insecure_channel(self.target, options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+        channel = aio_channel(self.target, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls)
         watchdog = asyncio.create_task(self._watchdog())
         try:
             append = channel.stream_stream(

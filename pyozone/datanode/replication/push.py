@@ -14,6 +14,7 @@ from concurrent.futures import Executor
 import grpc
 
 from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.datanode.replication.worker import SerialWorker, export_pieces
 from pyozone.datanode.storage import ContainerError, ContainerSet, ExportStream
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES, grpc_options
@@ -34,8 +35,10 @@ async def push_container(
     executor: Executor,
     replica_index: int = 0,
     timeout_s: float = 600,
+    tls: TlsStore | None = None,
 ) -> int:
-    """Pushes a CLOSED or QUASI_CLOSED replica to `target`; returns the bytes sent."""
+    """Pushes a CLOSED or QUASI_CLOSED replica to `target`; returns the bytes sent. `tls`: this
+    datanode's certificate, when hdds.grpc.tls.enabled."""
     what = f"push of container {container_id} to {target}"
     container = containers.get(container_id)
     if container is None:
@@ -66,7 +69,7 @@ async def push_container(
             read_errors.append(e)
 
     options = grpc_options(MAX_DATA_MESSAGE_BYTES)
-    async with grpc.aio.insecure_channel(str(target), options=options) as channel:
+    async with aio_channel(str(target), options, tls) as channel:
         try:
             answer = await pb_grpc.IntraDatanodeProtocolServiceStub(channel).upload(
                 requests(), timeout=timeout_s

@@ -35,3 +35,39 @@ def test_cluster_ports_are_distinct_and_below_the_ephemeral_range(tmp_path, monk
     assert all(layout.LOWEST_PORT <= p < layout._ephemeral_start() for p in ports)
     monkeypatch.setattr(layout, "EPHEMERAL_RANGE", tmp_path / "missing")
     assert layout._ephemeral_start() == 32768  # Linux's default when the kernel does not say
+
+
+def test_a_secure_plan_turns_every_mode_on_and_names_the_administrators_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HADOOP_USER_NAME", "carol")
+    state = plan_cluster(tmp_path, 3, 1, {}, secure=True)
+    conf = load_configuration(Path(state.conf_dir), {})
+    for key in (
+        "ozone.security.enabled",
+        "hdds.grpc.tls.enabled",
+        "hdds.block.token.enabled",
+        "ozone.acl.enabled",
+    ):
+        assert conf.get(key) is True, key
+    assert conf.get("ozone.administrators") == "carol"
+    users = tmp_path.resolve() / "scm" / "ca" / "users" / "carol"
+    assert conf.get("ozone.client.tls.cert.file") == str(users / "certificate.crt")
+    assert conf.get("ozone.client.tls.key.file") == str(users / "private.pem")
+    assert conf.get("ozone.client.tls.ca.file") == str(users / "ca.crt")
+    assert conf.get("ozone.security.join.credentials.file") == str(
+        tmp_path.resolve() / "scm" / "ca" / "join.pem"
+    )
+    scm = state.daemon("scm").ports
+    assert conf.get("ozone.scm.security.service.address") == f"127.0.0.1:{scm['security']}"
+    ports = [p for d in state.daemons for p in d.ports.values()]
+    assert len(ports) == len(set(ports))
+    # the gateway keeps its certificate in a directory of its own, not in SCM's (the site file's)
+    assert f"ozone.metadata.dirs={tmp_path.resolve() / 's3g'}" in state.daemon("s3g").command
+
+
+def test_an_insecure_plan_has_no_security_port_or_keys(tmp_path: Path) -> None:
+    state = plan_cluster(tmp_path, 1, 1, {})
+    conf = load_configuration(Path(state.conf_dir), {})
+    assert "security" not in state.daemon("scm").ports
+    assert conf.get("ozone.security.enabled") is False and conf.get("ozone.client.tls.cert.file") is None

@@ -3,11 +3,12 @@ without a (readable) certificate is refused with the keys that would give it one
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 
-from pyozone.common.tls_mode import client_tls, grpc_tls_enabled
+from pyozone.common.tls_mode import client_tls, grpc_tls_enabled, service_hosts
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.security import x509 as X
 from tests.tls_certs import CertAuthority
@@ -24,13 +25,13 @@ def no_client_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_tls_without_security_is_refused() -> None:
     assert grpc_tls_enabled(OzoneConfiguration()) is False
     assert client_tls(OzoneConfiguration()) is None
-    with pytest.raises(ConfigError, match="ozone.security.enabled is false"):
+    with pytest.raises(ConfigError, match=r"ozone\.security\.enabled is false"):
         grpc_tls_enabled(OzoneConfiguration({"hdds.grpc.tls.enabled": "true"}))
     assert grpc_tls_enabled(OzoneConfiguration(SECURE)) is True
 
 
 def test_a_tls_client_needs_a_certificate() -> None:
-    with pytest.raises(ConfigError, match="set ozone.client.tls.\\* or OZONE_CLIENT_CERT/OZONE_CLIENT_KEY"):
+    with pytest.raises(ConfigError, match=r"set ozone\.client\.tls\.\* or OZONE_CLIENT_CERT"):
         client_tls(OzoneConfiguration(SECURE))
     half = OzoneConfiguration({**SECURE, "ozone.client.tls.cert.file": "/c.crt"})
     with pytest.raises(ConfigError, match="missing: private key, CA certificate"):
@@ -50,5 +51,12 @@ def test_the_client_certificate_is_read_from_the_keys_or_the_environment(
     monkeypatch.setenv("OZONE_CLIENT_CERT", str(paths.cert))
     monkeypatch.setenv("OZONE_CLIENT_KEY", str(paths.key))
     monkeypatch.setenv("OZONE_CA_CERT", str(tmp_path / "gone.crt"))
-    with pytest.raises(ConfigError, match="cannot be read: TLS file missing: .*gone.crt"):
+    with pytest.raises(ConfigError, match=r"cannot be read: TLS file missing: .*gone\.crt"):
         client_tls(OzoneConfiguration(SECURE))
+
+
+def test_a_service_certificate_names_every_host_a_peer_may_dial() -> None:
+    hosts = service_hosts("10.1.2.3", "0.0.0.0", "127.0.0.1")
+    assert hosts[:3] == ("10.1.2.3", "127.0.0.1", "localhost")
+    assert socket.gethostname() in hosts and "0.0.0.0" not in hosts
+    assert len(set(hosts)) == len(hosts)
