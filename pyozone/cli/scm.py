@@ -1,4 +1,7 @@
-"""`pyozone scm [--init [--clusterid CID-...]]`: initialise or start the Storage Container Manager."""
+"""`pyozone scm [--init [--clusterid CID-...]]`: initialise or start the Storage Container Manager.
+
+With ozone.security.enabled, --init also makes SCM's certificate authority and the certificates it starts
+with (scm/server/ca_files.py), and prints where they are."""
 
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.store import StoreError
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir, version_file
-from pyozone.scm.store.version import StorageError, init_scm, open_scm_store
+from pyozone.scm.store.version import SCMStorageConfig, StorageError, init_scm, open_scm_store
+from pyozone.security.config import SecurityConfig
 
 if TYPE_CHECKING:
     from pyozone.proto.ScmAdminProtocol_pb2 import SnapshotChunkProto
@@ -55,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(conf: OzoneConfiguration, cluster_id: str | None) -> int:
+    secure = SecurityConfig.from_conf(conf).enabled
     storage, created = init_scm(conf, cluster_id)
     storage_dir = version_file(scm_metadata_dir(conf)).parent.parent
     if created:
@@ -63,17 +68,31 @@ def _init(conf: OzoneConfiguration, cluster_id: str | None) -> int:
             f"cid={storage.cluster_id}; layoutVersion={storage.layout_version}"
         )
         print(f"scmUuid={storage.scm_uuid}")
-        return 0
-    if cluster_id is not None and cluster_id != storage.cluster_id:
+    else:
+        if cluster_id is not None and cluster_id != storage.cluster_id:
+            print(
+                f"pyozone scm: warning: ignoring --clusterid {cluster_id}: the SCM keeps its cluster id",
+                file=sys.stderr,
+            )
         print(
-            f"pyozone scm: warning: ignoring --clusterid {cluster_id}: the SCM keeps its cluster id",
-            file=sys.stderr,
+            f"SCM already initialized. Reusing existing cluster id for sd={storage_dir}; "
+            f"cid={storage.cluster_id}; layoutVersion={storage.layout_version}"
         )
-    print(
-        f"SCM already initialized. Reusing existing cluster id for sd={storage_dir}; "
-        f"cid={storage.cluster_id}; layoutVersion={storage.layout_version}"
-    )
+    if secure:
+        _init_security(conf, storage)
     return 0
+
+
+def _init_security(conf: OzoneConfiguration, storage: SCMStorageConfig) -> None:
+    # Loaded only for a secure SCM: it brings gRPC (TlsPaths) with it.
+    from pyozone.scm.server.ca_files import SecuritySetupError, init_security
+
+    try:
+        report = init_security(conf, storage)
+    except SecuritySetupError as e:
+        raise CLIError(str(e)) from None
+    for line in report.lines:
+        print(line)
 
 
 async def snapshot_chunks(

@@ -81,6 +81,22 @@ def scm_client_address(conf: OzoneConfiguration) -> HostPort:
     return parse_host_port(str(names).split(",")[0], conf.get("ozone.scm.client.port"), "ozone.scm.names")
 
 
+def scm_security_address(conf: OzoneConfiguration) -> HostPort:
+    """Where daemons and admin tools reach SCM's security protocol: ozone.scm.security.service.address,
+    else the host of the first of ozone.scm.names with ozone.scm.security.service.port (a port written in
+    ozone.scm.names is another protocol's)."""
+    if conf.get("ozone.scm.security.service.address"):
+        return address(conf, "ozone.scm.security.service.address", "ozone.scm.security.service.port")
+    names = conf.get("ozone.scm.names")
+    if not names:
+        raise ConfigError(
+            "ozone.scm.security.service.address: not set, and ozone.scm.names neither: "
+            "a secure daemon or admin tool needs one of them to find SCM's certificate authority"
+        )
+    host = parse_host_port(str(names).split(",")[0], 0, "ozone.scm.names").host
+    return HostPort(host, conf.get("ozone.scm.security.service.port"))
+
+
 def om_address(conf: OzoneConfiguration) -> HostPort:
     """ozone.om.address; `om` alone (as Ozone's docker-compose writes it) means om:9862."""
     return address(conf, "ozone.om.address", default_port=OM_PORT_DEFAULT)

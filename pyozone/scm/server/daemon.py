@@ -1,7 +1,11 @@
-"""The SCM daemon: the sans-IO core behind two gRPC servers, a tick loop and a readiness endpoint.
+"""The SCM daemon: the sans-IO core behind its gRPC servers, a tick loop and a readiness endpoint.
 
 Everything runs on one asyncio event loop: grpc.aio runs the service coroutines there and the tick loop
 is a task on it, so the core (which is not thread-safe) only ever runs on the loop's thread.
+
+With ozone.security.enabled SCM is also the certificate authority: the security protocol listens on its
+own port (always mutual TLS), and the CA's periodic work (secret key rotation, expired certificates, SCM's
+own renewal) joins the core's schedule. With hdds.grpc.tls.enabled every other port is mutual TLS too.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -17,22 +22,36 @@ from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import json_endpoints
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import HostPort, address, bind_address
+from pyozone.common.tls import TlsStore, secure_port
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
+from pyozone.proto import ScmSecurityProtocol_pb2_grpc as security_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as datanode_grpc
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES, grpc_options
 from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
+from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.security.manager import ScmSecurity
 from pyozone.scm.server.admin_service import AdminService
 from pyozone.scm.server.block_service import BlockService, add_block_service
+from pyozone.scm.server.ca_files import (
+    ScmSecurityFiles,
+    SecuritySetupError,
+    build_security,
+    renew_scm_certificate,
+    scm_hosts,
+)
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
 from pyozone.scm.server.readiness import readiness_routes
+from pyozone.scm.server.security_service import SecurityService
 from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.scm.store.version import SCMStorageConfig
+from pyozone.security.codec import MAX_SECURITY_MESSAGE_BYTES
+from pyozone.security.config import SecurityConfig
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +62,17 @@ SHUTDOWN_GRACE_S = 5.0
 
 
 class ServerStartError(Exception):
-    """A server could not bind its address; the message names the address and its configuration key."""
+    """A server could not bind its address, or its security files are missing; the message names the
+    address and its configuration key, or the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class SecureScm:
+    """What a secure SCM adds: its CA and secret keys, its own TLS material, the security port's address."""
+
+    security: ScmSecurity
+    tls: TlsStore
+    address: HostPort
 
 
 def build_core(
@@ -96,7 +125,12 @@ class ScmDaemon:
             self.http_address = bind_address(
                 conf, address(conf, "ozone.scm.http-address"), "ozone.scm.http-bind-host"
             )
-            self.core = build_core(conf, storage, store, clock or SystemClock())
+            clock = clock or SystemClock()
+            self.core = build_core(conf, storage, store, clock)
+            settings = SecurityConfig.from_conf(conf)
+            self.secure = self._secure(conf, settings, store, clock) if settings.enabled else None
+            # hdds.grpc.tls.enabled: every other port presents SCM's certificate and requires the peer's.
+            self.tls = self.secure.tls if self.secure and settings.grpc_tls else None
         except BaseException:
             store.close()
             raise
@@ -104,11 +138,39 @@ class ScmDaemon:
         self.client_port = 0
         self.block_port = 0
         self.http_port = 0
+        self.security_port = 0
         self.serving = False
         self._servers: list[grpc.aio.Server] = []
         self._http = HttpServer(json_endpoints(readiness_routes(self.core, lambda: self.serving)))
         self._ticker: asyncio.Task[None] | None = None
         self._stopped = False
+
+    def _secure(
+        self, conf: OzoneConfiguration, settings: SecurityConfig, store: SCMMetadataStore, clock: Clock
+    ) -> SecureScm:
+        files = ScmSecurityFiles.from_conf(conf, settings)
+        try:
+            security = build_security(conf, settings, files, self.storage, store, clock)
+        except SecuritySetupError as e:
+            raise ServerStartError(str(e)) from None
+        ca, hosts = security.ca, scm_hosts(conf)
+
+        def renew() -> None:
+            cert = renew_scm_certificate(ca, files.scm, hosts, settings.renew_grace_ms)
+            if cert is not None:
+                log.info("Renewed SCM's certificate: serial %d", cert.serial_number)
+
+        renew()  # a certificate inside its grace period (or expired while SCM was down) before serving
+        # The CA's periodic work runs on the core's tick loop, so it never races a request.
+        self.core.tasks.extend(
+            [*security.tasks, PeriodicTask("ScmCertificateRenewal", settings.rotation_check_ms, renew)]
+        )
+        where = bind_address(
+            conf,
+            address(conf, "ozone.scm.security.service.address", "ozone.scm.security.service.port"),
+            "ozone.scm.security.service.bind.host",
+        )
+        return SecureScm(security, TlsStore(files.scm), where)
 
     async def start(self) -> None:
         await self.start_http()
@@ -130,6 +192,14 @@ class ScmDaemon:
             self.block_port,
             interval,
         )
+        if self.secure is not None:
+            log.info(
+                "SCM security protocol (certificate authority) listening on %s:%d (mutual TLS); "
+                "other ports %s",
+                self.secure.address.host,
+                self.security_port,
+                "mutual TLS (hdds.grpc.tls.enabled)" if self.tls else "plaintext",
+            )
         health = self.core.nodes.intervals
         log.info(
             "Node health in force: checked every %d ms, STALE after %d ms and DEAD after %d ms without a "
@@ -142,8 +212,9 @@ class ScmDaemon:
     async def start_http(self) -> None:
         """The readiness endpoint comes first, so pollers see 503 rather than a refused connection."""
         host, port = self.http_address.host, self.http_address.port
+        tls = {"ssl_context": self.tls.server_context()} if self.tls else {}
         try:
-            self.http_port = await self._http.start(host, port)
+            self.http_port = await self._http.start(host, port, **tls)
         except OSError as e:
             where = f"{self.http_address} (ozone.scm.http-address, ozone.scm.http-bind-host)"
             raise ServerStartError(f"cannot bind the SCM http server to {where}: {e.strerror}") from None
@@ -156,20 +227,31 @@ class ScmDaemon:
         datanode_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(
             DatanodeProtocolService(self.core, scm_uuid), datanode
         )
-        self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode")
+        self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode", self.tls)
         admin = grpc.aio.server(
             options=grpc_options(MAX_ADMIN_MESSAGE_BYTES), interceptors=server_interceptors()
         )
         admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(
             AdminService(self.core, scm_uuid, self.snapshot_source), admin
         )
-        self.client_port = _bind(admin, self.client_address, "ozone.scm.client")
+        self.client_port = _bind(admin, self.client_address, "ozone.scm.client", self.tls)
         block = grpc.aio.server(
             options=grpc_options(MAX_BLOCK_MESSAGE_BYTES), interceptors=server_interceptors()
         )
         add_block_service(block, BlockService(self.core, scm_uuid))
-        self.block_port = _bind(block, self.block_address, "ozone.scm.block.client")
+        self.block_port = _bind(block, self.block_address, "ozone.scm.block.client", self.tls)
         self._servers = [datanode, admin, block]
+        if self.secure is not None:
+            security = grpc.aio.server(
+                options=grpc_options(MAX_SECURITY_MESSAGE_BYTES), interceptors=server_interceptors()
+            )
+            security_grpc.add_SCMSecurityProtocolServiceServicer_to_server(
+                SecurityService(self.secure.security), security
+            )
+            self.security_port = _bind(
+                security, self.secure.address, "ozone.scm.security.service", self.secure.tls
+            )
+            self._servers.append(security)
         for server in self._servers:
             await server.start()
         self.serving = True
@@ -190,10 +272,10 @@ class ScmDaemon:
         log.info("SCM stopped")
 
 
-def _bind(server: grpc.aio.Server, where: HostPort, keys: str) -> int:
+def _bind(server: grpc.aio.Server, where: HostPort, keys: str, tls: TlsStore | None) -> int:
     """`keys` is the prefix of the address and bind-host keys that gave `where`, for the error."""
     try:
-        return server.add_insecure_port(str(where))
+        return secure_port(server, str(where), tls)
     except RuntimeError as e:
         raise ServerStartError(
             f"cannot bind the SCM to {where} ({keys}.address, {keys}.bind.host): {e}"

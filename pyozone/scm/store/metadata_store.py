@@ -28,7 +28,9 @@ class SCMMetadataStore:
         json_codec = JsonCodec()
         self.sequence_id: Table[str, Any] = Table(self, "sequenceId", StrKeyCodec(), json_codec)
         self.meta: Table[str, Any] = Table(self, "meta", StrKeyCodec(), json_codec)
-        self.valid_certs: Table[str, Any] = Table(self, "validCerts", StrKeyCodec(), json_codec)
+        # Ozone's validCerts: serial -> {"pem", "role", "expiry" (ms since the epoch)} of every certificate
+        # SCM's CA issued that has not expired (pyozone/scm/security/certificates.py).
+        self.valid_certs: Table[int, Any] = Table(self, "validCerts", IntKeyCodec(), json_codec)
 
     @classmethod
     def in_memory(cls) -> SCMMetadataStore:

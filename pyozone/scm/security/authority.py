@@ -1,0 +1,119 @@
+"""SCM's certificate authority: signs CSRs the policy allows, with serials from `CertificateId`, for
+hdds.x509.default.duration (never past the CA's own expiry), and records them in `validCerts`.
+
+The CA's key and certificate are handed in (the daemon loads them), the time comes from the Clock, so the
+same code issues at `scm --init`, on the security protocol and in tests on virtual time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from cryptography import x509
+
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.scm.security.certificates import CertificateStore, expiry_ms
+from pyozone.scm.security.policy import AccessPolicy
+from pyozone.security.errors import SecurityError, SecurityResult
+
+
+@dataclass(frozen=True, slots=True)
+class CaMaterial:
+    """The root CA's key pair and self-signed (or external) certificate."""
+
+    key: X.PrivateKey
+    cert: X.Certificate
+
+    def __post_init__(self) -> None:
+        if self.cert.public_key().public_numbers() != self.key.public_key().public_numbers():  # type: ignore[union-attr]
+            raise ValueError("the CA certificate is not for the CA private key")
+        try:
+            constraints = self.cert.extensions.get_extension_for_class(x509.BasicConstraints).value
+        except x509.ExtensionNotFound:
+            constraints = None
+        if constraints is None or not constraints.ca:
+            raise ValueError("the CA certificate is not a CA certificate (BasicConstraints CA:true)")
+
+    @property
+    def pem(self) -> bytes:
+        return X.cert_to_pem(self.cert)
+
+
+def renewal_due(cert: X.Certificate, now_ms: int, grace_ms: int) -> bool:
+    """A certificate is renewed once it is within the grace period of its expiry."""
+    return now_ms >= expiry_ms(cert) - grace_ms
+
+
+def requested_identity(csr: X.CertificateSigningRequest) -> Identity:
+    """The identity a CSR asks for; a name no peer could be is INVALID_CSR."""
+    try:
+        identity = Identity.from_common_name(X.csr_common_name(csr))
+        if identity.role is CertRole.USER:
+            X.check_user_name(identity.principal)
+    except ValueError as e:
+        raise SecurityError(SecurityResult.INVALID_CSR, str(e)) from None
+    return identity
+
+
+def parse_csr(csr_pem: bytes) -> X.CertificateSigningRequest:
+    try:
+        csr = X.csr_from_pem(csr_pem)
+    except ValueError:
+        raise SecurityError(SecurityResult.INVALID_CSR, "not a PEM certificate signing request") from None
+    if not csr.is_signature_valid:
+        raise SecurityError(SecurityResult.INVALID_CSR, "the CSR's signature does not verify")
+    return csr
+
+
+class CertificateAuthority:
+    def __init__(
+        self,
+        material: CaMaterial,
+        certs: CertificateStore,
+        clock: Clock,
+        cluster_id: str,
+        scm_id: str,
+        lifetime_ms: int,
+    ) -> None:
+        self.material = material
+        self.certs = certs
+        self.clock = clock
+        self.cluster_id = cluster_id
+        self.scm_id = scm_id
+        self.lifetime = dt.timedelta(milliseconds=lifetime_ms)
+
+    def issue(self, csr: X.CertificateSigningRequest, lifetime: dt.timedelta | None = None) -> X.Certificate:
+        """Signs a parsed CSR (the caller checked who may have its name) and records the certificate."""
+        now = dt.datetime.fromtimestamp(self.clock.wall_ms() / 1000, dt.UTC)
+        if now >= self.material.cert.not_valid_after_utc:
+            raise SecurityError(
+                SecurityResult.UNABLE_TO_ISSUE_CERTIFICATE,
+                f"the CA certificate expired at {self.material.cert.not_valid_after_utc.isoformat()}",
+            )
+        try:
+            cert = X.sign_csr(
+                csr,
+                self.material.key,
+                self.material.cert,
+                self.cluster_id,
+                self.scm_id,
+                lifetime or self.lifetime,
+                self.certs.next_serial(),
+                not_before=now,
+            )
+        except ValueError as e:
+            raise SecurityError(SecurityResult.INVALID_CSR, str(e)) from None
+        self.certs.add(cert)
+        return cert
+
+    def sign_request(self, csr_pem: bytes, caller: Identity, policy: AccessPolicy) -> X.Certificate:
+        """The security protocol's getCert: a certificate if `caller` may have the CSR's name."""
+        csr = parse_csr(csr_pem)
+        policy.check_csr(caller, requested_identity(csr))
+        return self.issue(csr)
+
+    def remove_expired(self) -> list[int]:
+        return self.certs.remove_expired(self.clock.wall_ms())

@@ -1,0 +1,69 @@
+"""Who may have which certificate, and who may read what from the CA.
+
+A JOIN caller (a daemon's first CSR) gets a service certificate only: OM, DATANODE or S3G. Any caller may
+renew its own common name. An administrator may have a certificate made for any user. SCM and JOIN
+certificates are made by `pyozone scm --init` alone, never over the protocol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyozone.hdds.security.users import Administrators, UserGroups
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.security.errors import SecurityError, SecurityResult
+
+JOIN_MAY_REQUEST = frozenset({CertRole.OM, CertRole.DATANODE, CertRole.S3G})
+"""Roles a daemon may obtain with the JOIN credential."""
+
+SECRET_KEY_READERS = frozenset({CertRole.OM, CertRole.DATANODE})
+"""Who signs (OM) and verifies (datanodes) block tokens; nobody else ever sees a secret key."""
+
+CERTIFICATE_READERS = frozenset({CertRole.SCM, CertRole.OM, CertRole.DATANODE, CertRole.S3G})
+"""Services that may list and read the CA's certificates (besides administrators)."""
+
+
+def _denied(message: str) -> SecurityError:
+    return SecurityError(SecurityResult.PERMISSION_DENIED, message)
+
+
+@dataclass(frozen=True, slots=True)
+class AccessPolicy:
+    admins: Administrators
+    groups: UserGroups
+
+    def is_admin(self, caller: Identity) -> bool:
+        return caller.role is CertRole.USER and self.admins.permits(
+            caller.principal, self.groups.groups(caller.principal)
+        )
+
+    def check_csr(self, caller: Identity, requested: Identity) -> None:
+        """Raises PERMISSION_DENIED unless `caller` may have a certificate naming `requested`."""
+        if requested.role in (CertRole.SCM, CertRole.JOIN):
+            raise _denied(
+                f"{requested.common_name}: {requested.role.name} certificates are made by "
+                "`pyozone scm --init` only"
+            )
+        if caller.role is CertRole.JOIN:
+            if requested.role not in JOIN_MAY_REQUEST:
+                raise _denied(
+                    f"the JOIN credential may obtain OM, DATANODE or S3G certificates only, "
+                    f"not {requested.role.name} ({requested.common_name})"
+                )
+            return
+        if caller.common_name == requested.common_name:
+            return  # renewal of the caller's own name
+        if requested.role is CertRole.USER and self.is_admin(caller):
+            return
+        raise _denied(
+            f"{caller.common_name} may not obtain a certificate for {requested.common_name} "
+            "(only its own, or a user's when it is an administrator)"
+        )
+
+    def check_read_certificates(self, caller: Identity) -> None:
+        if caller.role not in CERTIFICATE_READERS and not self.is_admin(caller):
+            raise _denied(f"{caller.common_name} may not read certificates: administrators and services only")
+
+    def check_read_secret_keys(self, caller: Identity) -> None:
+        if caller.role not in SECRET_KEY_READERS:
+            raise _denied(f"{caller.common_name} may not read secret keys: OM and datanodes only")

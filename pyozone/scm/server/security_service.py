@@ -1,0 +1,127 @@
+"""SCMSecurityProtocolService: the CA and the secret keys on port 9961, always over mutual TLS.
+
+The caller is the identity its verified certificate names (grpc_peer_identity); ScmSecurity decides what
+it may do. A refusal is a gRPC status whose message starts with Ozone's status name.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import grpc
+
+from pyozone.common.tls import grpc_peer_identity
+from pyozone.hdds.security.x509 import Identity
+from pyozone.proto import ScmSecurityProtocol_pb2 as pb
+from pyozone.proto import ScmSecurityProtocol_pb2_grpc as pb_grpc
+from pyozone.scm.security.manager import ScmSecurity
+from pyozone.scm.server.rpc import Handler, parse, rpc
+from pyozone.security.codec import (
+    MAX_LIST_COUNT,
+    role_from_proto,
+    secret_key_to_proto,
+    serial_from_proto,
+    uuid_from_proto,
+)
+from pyozone.security.errors import SecurityError, SecurityResult
+
+Context = grpc.aio.ServicerContext
+
+_STATUS = {
+    SecurityResult.INVALID_CSR: grpc.StatusCode.INVALID_ARGUMENT,
+    SecurityResult.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
+    SecurityResult.CERTIFICATE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    SecurityResult.UNABLE_TO_ISSUE_CERTIFICATE: grpc.StatusCode.FAILED_PRECONDITION,
+    SecurityResult.SECRET_KEY_NOT_INITIALIZED: grpc.StatusCode.FAILED_PRECONDITION,
+}
+
+
+def security_rpc(handler: Handler) -> Handler:
+    """`rpc`, plus a SecurityError answered with its status and code."""
+
+    @functools.wraps(handler)
+    async def wrapper(self: SecurityService, request: object, context: Context) -> object:
+        try:
+            return await handler(self, request, context)
+        except SecurityError as e:
+            await context.abort(_STATUS.get(e.code, grpc.StatusCode.INTERNAL), str(e))  # type: ignore[call-overload]
+
+    return rpc(wrapper)
+
+
+def caller(context: Context) -> Identity:
+    try:
+        identity = grpc_peer_identity(context)
+    except ValueError as e:
+        raise SecurityError(SecurityResult.PERMISSION_DENIED, f"the caller's certificate: {e}") from None
+    if identity is None:
+        raise SecurityError(SecurityResult.PERMISSION_DENIED, "the caller presented no certificate")
+    return identity
+
+
+class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
+    def __init__(self, security: ScmSecurity) -> None:
+        self.security = security
+
+    @security_rpc
+    async def getCACertificate(
+        self, request: pb.SCMGetCACertificateRequestProto, context: Context
+    ) -> pb.SCMGetCertResponseProto:
+        caller(context)
+        ca = self.security.ca_certificate().decode()
+        return pb.SCMGetCertResponseProto(x509Certificate=ca, x509CACertificate=ca)
+
+    @security_rpc
+    async def getCert(
+        self, request: pb.SCMGetCertRequestProto, context: Context
+    ) -> pb.SCMGetCertResponseProto:
+        identity = caller(context)
+        if not request.CSR:
+            raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
+        cert, ca = self.security.sign(identity, request.CSR.encode())
+        return pb.SCMGetCertResponseProto(x509Certificate=cert.decode(), x509CACertificate=ca.decode())
+
+    @security_rpc
+    async def getCertificate(
+        self, request: pb.SCMGetCertificateRequestProto, context: Context
+    ) -> pb.SCMGetCertResponseProto:
+        identity = caller(context)
+        pem = self.security.certificate(
+            identity, parse(serial_from_proto, request.certSerialId, "certSerialId")
+        )
+        return pb.SCMGetCertResponseProto(
+            x509Certificate=pem.decode(), x509CACertificate=self.security.ca_certificate().decode()
+        )
+
+    @security_rpc
+    async def listCertificate(
+        self, request: pb.SCMListCertificateRequestProto, context: Context
+    ) -> pb.SCMListCertificateResponseProto:
+        role = parse(role_from_proto, request.role, "role")
+        count = min(request.count or MAX_LIST_COUNT, MAX_LIST_COUNT)
+        pems = self.security.certificates(caller(context), role, max(request.startCertId, 0), count)
+        return pb.SCMListCertificateResponseProto(certificates=[p.decode() for p in pems])
+
+    @security_rpc
+    async def getCurrentSecretKey(
+        self, request: pb.SCMGetCurrentSecretKeyRequest, context: Context
+    ) -> pb.SCMGetCurrentSecretKeyResponse:
+        key = self.security.current_secret_key(caller(context))
+        return pb.SCMGetCurrentSecretKeyResponse(secretKey=secret_key_to_proto(key))
+
+    @security_rpc
+    async def getSecretKey(
+        self, request: pb.SCMGetSecretKeyRequest, context: Context
+    ) -> pb.SCMGetSecretKeyResponse:
+        identity = caller(context)
+        key = self.security.secret_key(identity, parse(uuid_from_proto, request.secretKeyId, "secretKeyId"))
+        if key is None:
+            return pb.SCMGetSecretKeyResponse()
+        return pb.SCMGetSecretKeyResponse(secretKeyProto=secret_key_to_proto(key))
+
+    @security_rpc
+    async def getAllSecretKeys(
+        self, request: pb.SCMGetAllSecretKeysRequest, context: Context
+    ) -> pb.SCMSecretKeysListResponse:
+        keys = self.security.all_secret_keys(caller(context))
+        return pb.SCMSecretKeysListResponse(secretKeys=[secret_key_to_proto(k) for k in keys])

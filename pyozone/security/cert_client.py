@@ -1,0 +1,230 @@
+"""A daemon's own certificate: obtained from SCM's CA on first start, renewed before it expires.
+
+`daemon_tls` runs once at start. It makes the key pair if there is none (mode 0600) and, unless the
+certificate on disk is valid for this daemon, sends a CSR over mutual TLS presenting the JOIN credential
+(`ozone.security.join.credentials.file`), then stores the certificate and the CA's. `CertRenewer` asks for
+a new certificate once the current one is within `hdds.x509.renew.grace.duration` of expiry, presenting
+the current one. Renewal keeps the key pair, so replacing the certificate file (atomically) is the whole
+change: no handshake can see a new certificate with an old key. The TlsStore re-reads the file on the next
+handshake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+from cryptography import x509
+
+from pyozone.common.net import scm_security_address
+from pyozone.common.tls import TlsPaths, TlsStore
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.security.config import SecurityConfig
+from pyozone.security.errors import SecurityError, SecurityResult
+from pyozone.security.join import JoinCredential
+from pyozone.security.scm_security_client import SCMSecurityClient
+
+log = logging.getLogger(__name__)
+
+JOIN_RETRY_S = 1.0
+"""How often a daemon starting before SCM asks again for its first certificate."""
+
+
+def daemon_identity(role: CertRole, hosts: tuple[str, ...]) -> Identity:
+    if not role.is_service or role in (CertRole.JOIN, CertRole.SCM):
+        raise ValueError(f"{role.name} is not a role a daemon requests a certificate for")
+    if not hosts:
+        raise ValueError("a daemon's certificate names at least one host")
+    return Identity(role, role.value, hosts[0])
+
+
+def daemon_tls(
+    conf: OzoneConfiguration,
+    role: CertRole,
+    directory: Path,
+    hosts: tuple[str, ...],
+    wait_s: float = 120.0,
+) -> TlsStore:
+    """The daemon's TlsStore under `directory` (TlsPaths.under), with a CA-signed certificate for
+    `role@hosts[0]` naming every host of `hosts`. Waits up to `wait_s` for an SCM that is not up yet."""
+    settings = SecurityConfig.from_conf(conf)
+    identity = daemon_identity(role, hosts)
+    paths = TlsPaths.under(directory, conf)
+    key = _load_or_create_key(paths.key, settings.key_len)
+    clock = SystemClock()
+    why = _invalid_reason(paths, key, identity, hosts, clock)
+    if why is None:
+        log.info("Using the certificate %s of %s", paths.cert, identity.common_name)
+        return TlsStore(paths)
+    log.info("Requesting a certificate for %s from SCM (%s)", identity.common_name, why)
+    join = _join_credential(settings)
+    csr = X.csr_to_pem(X.build_csr(key, identity, hosts))
+    with tempfile.TemporaryDirectory(prefix="pyozone-join-") as tmp:
+        join_paths = TlsPaths(Path(tmp) / "join.key", Path(tmp) / "join.crt", Path(tmp) / "ca.crt")
+        X.write_file(join_paths.key, join.key_pem, private=True)
+        X.write_file(join_paths.cert, join.cert_pem)
+        X.write_file(join_paths.ca, join.ca_pem)
+        cert_pem, ca_pem = _sign_waiting(conf, TlsStore(join_paths), csr, wait_s)
+    _check_issued(cert_pem, ca_pem, key, identity, trusted_ca=join.ca_pem)
+    X.write_file(paths.ca, ca_pem)
+    X.write_file(paths.cert, cert_pem)
+    log.info(
+        "Certificate %s of %s stored at %s",
+        X.cert_from_pem(cert_pem).serial_number,
+        identity.common_name,
+        paths.cert,
+    )
+    return TlsStore(paths)
+
+
+class CertRenewer:
+    """Renews a daemon's certificate inside the grace period; `run` checks every
+    hdds.x509.ca.rotation.check.interval until stopped."""
+
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        store: TlsStore,
+        role: CertRole,
+        hosts: tuple[str, ...],
+        clock: Clock | None = None,
+    ) -> None:
+        self.conf = conf
+        self.settings = SecurityConfig.from_conf(conf)
+        self.store = store
+        self.identity = daemon_identity(role, hosts)
+        self.hosts = hosts
+        self.clock = clock or SystemClock()
+
+    def due(self) -> bool:
+        cert = X.cert_from_pem(self.store.paths.cert.read_bytes())
+        return _renewal_due(cert, self.clock.wall_ms(), self.settings.renew_grace_ms)
+
+    def check(self) -> bool:
+        """Renews when due; True when a new certificate was stored. Raises SecurityError when SCM refuses
+        or cannot be reached (the next check tries again)."""
+        if not self.due():
+            return False
+        key = X.key_from_pem(self.store.paths.key.read_bytes())
+        csr = X.csr_to_pem(X.build_csr(key, self.identity, self.hosts))
+        with SCMSecurityClient(scm_security_address(self.conf), self.store) as client:
+            cert_pem, ca_pem = client.sign_csr(csr)
+        _check_issued(cert_pem, ca_pem, key, self.identity, trusted_ca=self.store.paths.ca.read_bytes())
+        X.write_file(self.store.paths.cert, cert_pem)
+        self.store.reload()
+        log.info(
+            "Renewed the certificate of %s: serial %d, valid until %s",
+            self.identity.common_name,
+            X.cert_from_pem(cert_pem).serial_number,
+            X.cert_from_pem(cert_pem).not_valid_after_utc.isoformat(),
+        )
+        return True
+
+    async def run(self, stop_event: asyncio.Event) -> None:
+        interval_s = self.settings.rotation_check_ms / 1000
+        while not stop_event.is_set():
+            try:
+                await asyncio.to_thread(self.check)
+            except (SecurityError, OSError, ValueError) as e:
+                log.warning("Renewing the certificate of %s failed: %s", self.identity.common_name, e)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop_event.wait(), interval_s)
+
+
+def _renewal_due(cert: X.Certificate, now_ms: int, grace_ms: int) -> bool:
+    expiry_ms = int(cert.not_valid_after_utc.timestamp() * 1000)
+    return now_ms >= expiry_ms - grace_ms
+
+
+def _load_or_create_key(path: Path, bits: int) -> X.PrivateKey:
+    if path.exists():
+        try:
+            return X.key_from_pem(path.read_bytes())
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+    key = X.generate_private_key(bits)
+    X.write_file(path, X.key_to_pem(key), private=True)
+    log.info("Created a key pair at %s", path)
+    return key
+
+
+def _invalid_reason(
+    paths: TlsPaths, key: X.PrivateKey, identity: Identity, hosts: tuple[str, ...], clock: Clock
+) -> str | None:
+    """Why the certificate on disk cannot serve this daemon, or None when it can."""
+    if not paths.cert.exists() or not paths.ca.exists():
+        return "no certificate yet"
+    try:
+        cert = X.cert_from_pem(paths.cert.read_bytes())
+        ca = X.cert_from_pem(paths.ca.read_bytes())
+    except ValueError as e:
+        return f"the stored certificate is unreadable: {e}"
+    if cert.public_key().public_numbers() != key.public_key().public_numbers():  # type: ignore[union-attr]
+        return "the stored certificate is not for this key pair"
+    if not X.is_signed_by(cert, ca):
+        return "the stored certificate is not signed by the stored CA certificate"
+    if X.common_name(cert) != identity.common_name or set(_hosts_of(cert)) != set(hosts):
+        return f"the stored certificate names {X.common_name(cert)} {sorted(_hosts_of(cert))}"
+    if clock.wall_ms() >= int(cert.not_valid_after_utc.timestamp() * 1000):
+        return "the stored certificate has expired"
+    return None
+
+
+def _hosts_of(cert: X.Certificate) -> list[str]:
+    try:
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    return [str(n.value) for n in names]
+
+
+def _join_credential(settings: SecurityConfig) -> JoinCredential:
+    if settings.join_credentials_file is None:
+        raise ConfigError(
+            "ozone.security.join.credentials.file is not set: a daemon's first certificate is requested "
+            "with the JOIN credential `pyozone scm --init` wrote to <scm metadata dir>/ca/join.pem"
+        )
+    return JoinCredential.read(settings.join_credentials_file)
+
+
+def _sign_waiting(
+    conf: OzoneConfiguration, store: TlsStore, csr: bytes, wait_s: float
+) -> tuple[bytes, bytes]:
+    deadline = time.monotonic() + wait_s
+    address = scm_security_address(conf)
+    while True:
+        try:
+            with SCMSecurityClient(address, store) as client:
+                return client.sign_csr(csr)
+        except SecurityError as e:
+            if e.code != SecurityResult.UNAVAILABLE or time.monotonic() >= deadline:
+                raise
+            log.info("Waiting for SCM's certificate authority at %s: %s", address, e.message)
+            time.sleep(JOIN_RETRY_S)
+
+
+def _check_issued(
+    cert_pem: bytes, ca_pem: bytes, key: X.PrivateKey, identity: Identity, trusted_ca: bytes
+) -> None:
+    """SCM's answer is a certificate for this key and name, signed by the CA this daemon already trusts."""
+    cert, ca = X.cert_from_pem(cert_pem), X.cert_from_pem(ca_pem)
+    if X.cert_to_pem(ca) != X.cert_to_pem(X.cert_from_pem(trusted_ca)):
+        raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM answered with another CA certificate")
+    if not X.is_signed_by(cert, ca):
+        raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM's certificate is not signed by its CA")
+    if cert.public_key().public_numbers() != key.public_key().public_numbers():  # type: ignore[union-attr]
+        raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM's certificate is not for this key pair")
+    if X.common_name(cert) != identity.common_name:
+        raise SecurityError(
+            SecurityResult.INTERNAL_ERROR, f"SCM's certificate names {X.common_name(cert)!r}, not {identity}"
+        )
+    if dt.datetime.now(dt.UTC) >= cert.not_valid_after_utc:
+        raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM's certificate has already expired")

@@ -1,0 +1,156 @@
+"""SCMSecurityClient: a synchronous client of SCM's security protocol (port 9961, always mutual TLS).
+
+Daemons use it for their certificate (first start, renewal) and for the secret keys tokens are signed
+with; `pyozone admin cert` uses it to list and issue certificates. Blocking, so callers on an event loop run
+it in `asyncio.to_thread`. Every failure is a SecurityError naming Ozone's status.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore, sync_channel
+from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.limits import grpc_options
+from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.hdds.security.x509 import CertRole
+from pyozone.proto import ScmSecurityProtocol_pb2 as pb
+from pyozone.proto import ScmSecurityProtocol_pb2_grpc as pb_grpc
+from pyozone.security.codec import (
+    MAX_LIST_COUNT,
+    MAX_SECURITY_MESSAGE_BYTES,
+    certificate_from_proto,
+    role_to_proto,
+    secret_key_from_proto,
+)
+from pyozone.security.errors import SecurityError, SecurityResult
+
+T = TypeVar("T")
+
+_UNREACHABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+class SCMSecurityClient:
+    def __init__(self, address: HostPort, tls: TlsStore, timeout_s: float = 10) -> None:
+        self.address = address
+        self.timeout_s = timeout_s
+        self._channel = sync_channel(str(address), grpc_options(MAX_SECURITY_MESSAGE_BYTES), tls)
+        self._stub = pb_grpc.SCMSecurityProtocolServiceStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> SCMSecurityClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ certificates
+    def get_ca_certificate(self) -> bytes:
+        """The CA's certificate (PEM)."""
+        return self._call(
+            self._stub.getCACertificate,
+            pb.SCMGetCACertificateRequestProto(),
+            lambda r: certificate_from_proto(r.x509Certificate, "x509Certificate"),
+        )
+
+    def sign_csr(self, csr_pem: bytes) -> tuple[bytes, bytes]:
+        """A certificate for the CSR and the CA certificate that signed it (PEM both)."""
+
+        def convert(r: pb.SCMGetCertResponseProto) -> tuple[bytes, bytes]:
+            return (
+                certificate_from_proto(r.x509Certificate, "x509Certificate"),
+                certificate_from_proto(r.x509CACertificate, "x509CACertificate"),
+            )
+
+        try:
+            csr = csr_pem.decode("ascii")
+        except UnicodeDecodeError:
+            raise SecurityError(SecurityResult.INVALID_CSR, "a CSR is PEM text (ASCII)") from None
+        return self._call(self._stub.getCert, pb.SCMGetCertRequestProto(CSR=csr), convert)
+
+    def list_certificates(
+        self, role: CertRole | None = None, start_serial: int = 0, count: int = MAX_LIST_COUNT
+    ) -> list[bytes]:
+        """Up to `count` valid certificates (PEM) with serial >= start_serial, in serial order."""
+        request = pb.SCMListCertificateRequestProto(
+            role=role_to_proto(role), startCertId=start_serial, count=count
+        )
+        return self._call(
+            self._stub.listCertificate,
+            request,
+            lambda r: [certificate_from_proto(c, f"certificates[{i}]") for i, c in enumerate(r.certificates)],
+        )
+
+    def get_certificate(self, serial: int) -> bytes:
+        return self._call(
+            self._stub.getCertificate,
+            pb.SCMGetCertificateRequestProto(certSerialId=str(serial)),
+            lambda r: certificate_from_proto(r.x509Certificate, "x509Certificate"),
+        )
+
+    # ------------------------------------------------------------------ secret keys (OM and datanodes)
+    def get_current_secret_key(self) -> ManagedSecretKey:
+        return self._call(
+            self._stub.getCurrentSecretKey,
+            pb.SCMGetCurrentSecretKeyRequest(),
+            lambda r: secret_key_from_proto(r.secretKey, "secretKey"),
+        )
+
+    def get_secret_key(self, key_id: uuid.UUID) -> ManagedSecretKey | None:
+        """None when SCM holds no key of that id (never made, or expired and dropped)."""
+        return self._call(
+            self._stub.getSecretKey,
+            pb.SCMGetSecretKeyRequest(secretKeyId=str(key_id)),
+            lambda r: (
+                secret_key_from_proto(r.secretKeyProto, "secretKeyProto")
+                if r.HasField("secretKeyProto")
+                else None
+            ),
+        )
+
+    def get_all_secret_keys(self) -> list[ManagedSecretKey]:
+        return self._call(
+            self._stub.getAllSecretKeys,
+            pb.SCMGetAllSecretKeysRequest(),
+            lambda r: [secret_key_from_proto(k, f"secretKeys[{i}]") for i, k in enumerate(r.secretKeys)],
+        )
+
+    # ------------------------------------------------------------------ one path for failures
+    def _call(self, method: Callable[..., Any], request: Any, convert: Callable[[Any], T]) -> T:
+        try:
+            response = method(request, timeout=self.timeout_s)
+        except grpc.RpcError as e:
+            raise self._error(e) from None
+        try:
+            return convert(response)
+        except ProtocolError as e:
+            raise SecurityError(
+                SecurityResult.INTERNAL_ERROR, f"SCM at {self.address} sent a malformed answer: {e}"
+            ) from None
+
+    def _error(self, e: grpc.RpcError) -> SecurityError:
+        status, details = e.code(), e.details() or ""
+        if status in _UNREACHABLE:
+            return SecurityError(
+                SecurityResult.UNAVAILABLE,
+                f"cannot reach SCM's security service at {self.address} "
+                f"(ozone.scm.security.service.address): {details or status.name}",
+            )
+        code, message = split_code(details)
+        return SecurityError(code or status.name, message)
+
+
+def split_code(details: str) -> tuple[str | None, str]:
+    """ "INVALID_CSR: why" -> ("INVALID_CSR", "why"); a message without a code -> (None, message)."""
+    code, sep, rest = details.partition(":")
+    code = code.strip()
+    if sep and code and code.replace("_", "").isalnum() and code.upper() == code:
+        return code, rest.strip()
+    return None, details
