@@ -238,7 +238,7 @@ class BlockInputStream:
         # A buffer whose read was cancelled is never reused: its thread may still be writing into it.
         into, self._spare = self._spare, None
         data = await self._streams.reader(datanode).read(
-            loc.container_id, loc.local_id, loc.bcsid, span_start, span_end - span_start, into
+            loc.container_id, loc.local_id, loc.bcsid, span_start, span_end - span_start, into, loc.token
         )
         await asyncio.to_thread(self._check_parts, parts, data)  # off the loop: it serves the consumer
         return span_start, data
@@ -283,8 +283,13 @@ class BlockInputStream:
         return f" replica index {self._replica_index}" if self._replica_index else ""
 
     def _request(self, kind: int, **body: object) -> pb.ContainerCommandRequestProto:
+        loc = self.location
         return pb.ContainerCommandRequestProto(
-            cmdType=kind, containerID=self.location.container_id, pipelineID=self.location.pipeline.id, **body
+            cmdType=kind,
+            containerID=loc.container_id,
+            pipelineID=loc.pipeline.id,
+            encodedToken=loc.token,
+            **body,
         )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from pyozone.client.config import ClientConfig
@@ -174,11 +174,7 @@ class BlockOutputStream:
 
     def committed(self, key_offset: int) -> KeyLocation:
         """This block as commitKey lists it: its acknowledged length and BCSID."""
-        loc = self.location
-        return KeyLocation(
-            loc.container_id, loc.local_id, self.acked_bcsid, key_offset, self.acked, loc.pipeline,
-            loc.container_state,
-        )  # fmt: skip
+        return replace(self.location, bcsid=self.acked_bcsid, offset=key_offset, length=self.acked)
 
     # ------------------------------------------------------------------ writing
     def accept(self, data: bytes | memoryview) -> None:
@@ -228,6 +224,7 @@ class BlockOutputStream:
             cmdType=kind,
             containerID=self.location.container_id,
             pipelineID=self.location.pipeline.id,
+            encodedToken=self.location.token,
             **body,
         )
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pyozone.client.block_input import READ_SPAN, BlockInputStream, Refresh, StreamCache
 from pyozone.client.config import ClientConfig
@@ -180,10 +181,8 @@ class ECBlockInputStream:
             if not members:
                 return None
             pipeline = PipelineRef(self.location.pipeline.id, members, "", (index,) * len(members), self.ec)
-            location = KeyLocation(
-                self.location.container_id, self.location.local_id, self.location.bcsid, 0,
-                self._layout.index_length(self.length, index), pipeline, self.location.container_state,
-            )  # fmt: skip
+            length = self._layout.index_length(self.length, index)
+            location = replace(self.location, offset=0, length=length, pipeline=pipeline)
             span = max(self._layout.cell, READ_SPAN // self._layout.data)
             stream = self._indexes[index] = BlockInputStream(
                 location, self._config, self._streams, None, span

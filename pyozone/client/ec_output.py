@@ -28,7 +28,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyozone.client.block_output import BlockFailure, FailureKind, PendingBytes
 from pyozone.client.config import ClientConfig
@@ -189,10 +189,7 @@ class _Group:
 
     def committed(self, key_offset: int) -> KeyLocation:
         """The group as commitKey lists it: its acknowledged length (no pipeline log, so no BCSID)."""
-        loc = self.location
-        return KeyLocation(
-            loc.container_id, loc.local_id, 0, key_offset, self.acked, loc.pipeline, loc.container_state
-        )
+        return replace(self.location, bcsid=0, offset=key_offset, length=self.acked)
 
     async def close(self) -> None:
         for writer in self.writers.values():

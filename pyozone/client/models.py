@@ -15,6 +15,7 @@ from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.admin import pipeline_replica_indexes
 from pyozone.protocol.common import ec_config_from_proto
+from pyozone.protocol.tokens import encode_token_proto
 
 DATA_PORT = "STANDALONE"
 DATASTREAM_PORT = "RATIS_DATASTREAM"
@@ -112,6 +113,9 @@ class KeyLocation:
     length: int
     pipeline: PipelineRef
     container_state: str = ""
+    token: str = ""
+    """OM's block token for the block (encodedToken), sent with every request for it; "" without
+    hdds.block.token.enabled."""
 
     @property
     def block_name(self) -> str:
@@ -135,10 +139,11 @@ class KeyLocation:
             length=proto.length,
             pipeline=PipelineRef.from_proto(proto.pipeline),
             container_state=proto.containerState,
+            token=encode_token_proto(proto.token),
         )
 
     def to_proto(self) -> om_pb.KeyLocation:
-        """What commitKey needs: the block id with its BCSID, offset and length."""
+        """What commitKey needs: the block id with its BCSID, offset and length (not the token)."""
         return om_pb.KeyLocation(
             blockID=block_pb.BlockID(
                 containerBlockID=block_pb.ContainerBlockID(

@@ -5,7 +5,10 @@ StreamProtocolError naming what is wrong, so the datanode and the client share o
 Nothing here copies chunk data: a packet's data follows its frame and is read straight into the
 receiver's buffer.
 
-A connection starts with a preamble (magic, version, op, header length) and a JSON header:
+A connection starts with a preamble (magic, version, op, header length) and a JSON header; with block
+tokens required (hdds.block.token.enabled) a header carries the block's token as "token", the same
+URL-safe encodedToken an xceiver request carries (absent when there is none: the insecure wire is
+unchanged):
 - WRITE: one block. The header names the block, the pipeline, the checksum settings and `chain`, the
   members still to reach *after* the receiver, in order (seed 001's routing table). Packets follow, each
   a frame, its checksums and its data; END closes the block. Every member answers each packet with an
@@ -25,6 +28,7 @@ from typing import Any
 from pyozone.hdds.checksum import ChecksumType, checksum_size
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
+from pyozone.protocol.tokens import MAX_ENCODED_TOKEN
 
 MAGIC = b"OZDS"
 VERSION = 1
@@ -86,12 +90,14 @@ class WriteHeader:
     chain: tuple[Hop, ...] = ()
     replica_index: int = 0
     """An EC block's replica index (1..data+parity); 0 for a replicated block."""
+    token: str = ""
+    """The client's block token (encodedToken, WRITE); every member checks it for itself."""
 
     def forwarded(self) -> WriteHeader:
-        """The header the receiver sends on to chain[0]."""
+        """The header the receiver sends on to chain[0]: the rest of the chain, the client's token."""
         return WriteHeader(
             self.container_id, self.local_id, self.pipeline_id, self.checksum_type,
-            self.bytes_per_checksum, self.chain[1:], self.replica_index,
+            self.bytes_per_checksum, self.chain[1:], self.replica_index, self.token,
         )  # fmt: skip
 
     def checksum_bytes(self, length: int) -> int:
@@ -108,6 +114,8 @@ class ReadHeader:
     bcsid: int
     offset: int
     length: int
+    token: str = ""
+    """The block token (encodedToken, READ)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +164,8 @@ def encode_header(header: WriteHeader | ReadHeader) -> bytes:
                 "length": header.length,
             },
         )
+    if header.token:
+        body["token"] = header.token
     raw = json.dumps(body, separators=(",", ":")).encode()
     if len(raw) > MAX_HEADER_BYTES:
         raise StreamProtocolError(f"header of {len(raw)} bytes is above {MAX_HEADER_BYTES}")
@@ -188,7 +198,7 @@ def decode_header(op: Op, raw: bytes) -> WriteHeader | ReadHeader:
     if op is Op.READ:
         return ReadHeader(
             _int(body, "container", 1), _int(body, "local", 1), _int(body, "bcsid"),
-            _int(body, "offset"), _int(body, "length", 0, MAX_PACKET_BYTES),
+            _int(body, "offset"), _int(body, "length", 0, MAX_PACKET_BYTES), _token(body),
         )  # fmt: skip
     name = body.get("checksum")
     if not isinstance(name, str) or name not in ChecksumType.__members__:
@@ -204,7 +214,15 @@ def decode_header(op: Op, raw: bytes) -> WriteHeader | ReadHeader:
         _int(body, "bytesPerChecksum", 1, MAX_PACKET_BYTES),
         tuple(_hop(hop, i) for i, hop in enumerate(chain)),
         _int(body, "replicaIndex", 0, 255) if "replicaIndex" in body else 0,
+        _token(body),
     )
+
+
+def _token(body: dict[str, Any]) -> str:
+    """The header's token: absent is none (the datanode refuses that when it requires tokens)."""
+    if "token" not in body:
+        return ""
+    return _text(body["token"], "header.token", MAX_ENCODED_TOKEN)
 
 
 def _int(body: dict[str, Any], name: str, low: int = 0, high: int = (1 << 63) - 1) -> int:

@@ -22,6 +22,7 @@ from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.group import RaftGroup
 from pyozone.datanode.ratis.log import RaftLog
 from pyozone.datanode.storage import ContainerError
+from pyozone.datanode.xceiver.dispatcher import Refused
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
@@ -134,38 +135,48 @@ class PipelineGroups:
             if request.WhichOneof("request") != "watchForCommit":
                 return _answer(request, pb.MALFORMED_REQUEST, "watchForCommit: is missing")
             return group.watch(request)
-        allocation_check = None
-        if request.cmdType != pb.CloseContainer:
-            try:
+        checks: list[Callable[[], None]] = []
+        try:
+            token_check = self.dispatcher.check_token(request)  # the followers trust this leader's check
+            if token_check is not None:
+                checks.append(token_check)
+            if request.cmdType != pb.CloseContainer:
                 allocation_check = self.dispatcher.check_writable(request)
-            except ContainerError as e:
-                return _refused(request, e)
-            except ProtocolError as e:
-                return _answer(request, pb.MALFORMED_REQUEST, str(e))
+                if allocation_check is not None:
+                    checks.append(allocation_check)
+        except Refused as e:
+            return _answer(request, e.result, str(e))
+        except ContainerError as e:
+            return _refused(request, e)
+        except ProtocolError as e:
+            return _answer(request, pb.MALFORMED_REQUEST, str(e))
         turn = self._turns.get(request.pipelineID)
-        if allocation_check is None and (turn is None or turn.done()):
+        if not checks and (turn is None or turn.done()):
             return group.submit(request)
         mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._turns[request.pipelineID] = mine
-        return asyncio.ensure_future(self._submit_in_turn(group, request, allocation_check, turn, mine))
+        return asyncio.ensure_future(self._submit_in_turn(group, request, checks, turn, mine))
 
     async def _submit_in_turn(
         self,
         group: RaftGroup,
         request: pb.ContainerCommandRequestProto,
-        allocation_check: Callable[[], None] | None,
+        checks: list[Callable[[], None]],
         previous: asyncio.Future[None] | None,
         mine: asyncio.Future[None],
     ) -> Response:
-        """Asks SCM off the event loop, then submits in arrival order: a pipeline's requests that came
-        after one waiting for SCM wait for it too, so a block's chunks and its PutBlock stay in order.
-        A refusal answers the client and leaves the pipeline healthy."""
+        """Asks SCM off the event loop (a token's secret key, the container's allocation), then submits
+        in arrival order: a pipeline's requests that came after one waiting for SCM wait for it too, so a
+        block's chunks and its PutBlock stay in order. A refusal answers the client and leaves the
+        pipeline healthy."""
         try:
             if previous is not None:
                 await previous
-            if allocation_check is not None:
+            for check in checks:
                 try:
-                    await asyncio.get_running_loop().run_in_executor(self.executor, allocation_check)
+                    await asyncio.get_running_loop().run_in_executor(self.executor, check)
+                except Refused as e:
+                    return await _answer(request, e.result, str(e))
                 except ContainerError as e:
                     return await _refused(request, e)
             answer = group.submit(request)

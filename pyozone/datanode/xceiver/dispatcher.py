@@ -6,6 +6,9 @@ a worker pool. It never raises: every failure is a response with Ozone's Result 
 a client that gets an exception instead of an answer cannot tell "retry elsewhere" from "bad request".
 
 Semantics that differ from a plain storage call, and why:
+- With TokenVerifier (block or container tokens required, tokens.py) a request that is not a pipeline log
+  entry is refused with BLOCK_TOKEN_VERIFICATION_FAILED unless its token allows it, before anything else
+  is looked at; a log entry's token was checked by its leader (`check_token`).
 - WriteChunk / PutSmallFile to an unknown container create it (origin = this datanode, pipeline = the
   request's), as HddsDispatcher does: the first write on a new pipeline container is what creates it. With
   ContainerAllocations (the daemon's) only if SCM allocated it on that pipeline (see allocations.py), so
@@ -70,9 +73,11 @@ from pyozone.datanode.xceiver.convert import (
     committed_length,
     container_data_to_proto,
 )
+from pyozone.datanode.xceiver.tokens import TokenVerifier, WouldBlock
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenError
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.common import container_id, int32, integer, sub_message, text
@@ -116,13 +121,16 @@ class Dispatcher:
         on_container_full: Callable[[int], None],
         close_threshold: float = 0.9,
         allocations: ContainerAllocations | None = None,
+        tokens: TokenVerifier | None = None,
     ) -> None:
         """`on_container_full(container_id)` runs once per container, in the dispatching worker thread,
         when a write takes the container to `close_threshold` (hdds.container.close.threshold) of its
         max size: the daemon then sends SCM a close action. It must be thread-safe and quick.
-        `allocations`: what a request may create; None (tools, storage tests) creates what it names."""
+        `allocations`: what a request may create; None (tools, storage tests) creates what it names.
+        `tokens`: the block and container tokens requests must carry (tokens.py); None: none."""
         self.containers = containers
         self.allocations = allocations
+        self.tokens = tokens
         self.datanode_uuid = datanode_uuid
         self.on_container_full = on_container_full
         self.close_threshold = check_close_threshold(close_threshold)
@@ -176,6 +184,8 @@ class Dispatcher:
     def _handle(self, request: Request, index: int) -> Response:
         if request.cmdType == pb.TYPE_UNSPECIFIED:
             raise ProtocolError("cmdType", "is missing")
+        if self.tokens is not None and not index:  # a log entry's token was checked by its leader
+            self._check_token(request)
         entry = self._handlers.get(request.cmdType)
         if entry is None:
             raise Refused(pb.UNSUPPORTED_REQUEST, f"{_type_name(request.cmdType)} is not supported")
@@ -185,6 +195,38 @@ class Dispatcher:
             problem = "is missing" if present is None else f"is missing ({present} was sent instead)"
             raise ProtocolError(field, problem)
         return handler(request, getattr(request, field), index)
+
+    # --- tokens
+
+    def _check_token(self, request: Request) -> None:
+        assert self.tokens is not None
+        try:
+            self.tokens.check(request)
+        except BlockTokenError as e:
+            raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
+
+    def check_token(self, request: Request) -> Callable[[], None] | None:
+        """What a leader checks before it puts a client's request into the pipeline log (on the event
+        loop): the token, now, raising Refused; or, when that needs a secret key from SCM, the check to
+        run off the loop."""
+        if self.tokens is None:
+            return None
+        try:
+            self.tokens.check(request, may_block=False)
+        except WouldBlock:
+            return lambda: self._check_token(request)
+        except BlockTokenError as e:
+            raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
+        return None
+
+    def check_block_token(self, encoded: str, block_id: BlockID, mode: AccessMode) -> None:
+        """A datastream header's token (blocking: run off the event loop); raises Refused."""
+        if self.tokens is None:
+            return
+        try:
+            self.tokens.check_block(encoded, block_id, mode)
+        except BlockTokenError as e:
+            raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
 
     # --- lookups and checks
 

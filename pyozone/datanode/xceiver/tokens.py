@@ -1,0 +1,176 @@
+"""Block and container tokens on the datanode: which requests need which token, checking a request's
+token, and signing the datanode's own requests to other datanodes (Ozone's TokenHelper).
+
+With `hdds.block.token.enabled` every block read and write needs a block token for its block (Ozone's
+HddsUtils.requireBlockToken): WRITE for WriteChunk, PutBlock and PutSmallFile; READ for ReadChunk,
+GetBlock, GetCommittedBlockLength and GetSmallFile. With `hdds.container.token.enabled` the container
+operations need a container token for their container (requireContainerToken): CreateContainer,
+CloseContainer, DeleteContainer, ReadContainer, ListBlock. The rules are the kernel's
+(hdds/security/block_token.py), the bytes protocol/tokens.py's.
+
+A token is checked where a request enters this datanode from outside: the dispatcher for requests it runs
+at once, the pipeline leader before it orders a write into the log (datanode/ratis/groups.py), and each
+datastream member for the header it got. Followers apply the leader's log entries without checking again:
+the leader checked the client's token before it gave the entry an index, and an entry is applied by every
+member alike whatever time it is (a token checked at apply time could expire between members and split
+the replicas). The RATIS port is datanode-to-datanode (mutual TLS with datanode certificates when
+hdds.grpc.tls.enabled).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.security.block_token import (
+    AccessMode,
+    BlockTokenIdentifier,
+    ContainerTokenIdentifier,
+)
+from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.tokens import (
+    encode_token,
+    issue_block_token,
+    issue_container_token,
+    verify_block_token,
+    verify_container_token,
+)
+
+Request = pb.ContainerCommandRequestProto
+
+BLOCK_MODES: dict[int, AccessMode] = {
+    pb.WriteChunk: AccessMode.WRITE,
+    pb.PutBlock: AccessMode.WRITE,
+    pb.PutSmallFile: AccessMode.WRITE,
+    pb.ReadChunk: AccessMode.READ,
+    pb.GetBlock: AccessMode.READ,
+    pb.GetCommittedBlockLength: AccessMode.READ,
+    pb.GetSmallFile: AccessMode.READ,
+}
+"""The requests that need a block token, and the mode each needs."""
+CONTAINER_OPS = frozenset(
+    {pb.CreateContainer, pb.CloseContainer, pb.DeleteContainer, pb.ReadContainer, pb.ListBlock}
+)
+"""The requests that need a container token."""
+
+
+class SecretKeys(Protocol):
+    """SCM's secret keys as the datanode holds them (pyozone.security.secret_keys.SecretKeyCache)."""
+
+    def current(self) -> ManagedSecretKey: ...
+
+    def get(self, key_id: uuid.UUID) -> ManagedSecretKey | None: ...
+
+    def knows(self, key_id: uuid.UUID) -> bool: ...
+
+
+class WouldBlock(Exception):
+    """The token names a secret key not held here: checking it asks SCM (run `check` off the event loop)."""
+
+
+def request_block(request: Request) -> BlockID:
+    """The block a block request names (its blockID; zeros when the body is missing, which no token
+    names: the dispatcher then refuses the request as malformed)."""
+    kind = request.cmdType
+    if kind == pb.WriteChunk:
+        proto = request.writeChunk.blockID
+    elif kind == pb.PutBlock:
+        proto = request.putBlock.blockData.blockID
+    elif kind == pb.PutSmallFile:
+        proto = request.putSmallFile.block.blockData.blockID
+    elif kind == pb.ReadChunk:
+        proto = request.readChunk.blockID
+    elif kind == pb.GetBlock:
+        proto = request.getBlock.blockID
+    elif kind == pb.GetCommittedBlockLength:
+        proto = request.getCommittedBlockLength.blockID
+    elif kind == pb.GetSmallFile:
+        proto = request.getSmallFile.block.blockID
+    else:
+        raise ValueError(f"{pb.Type.Name(kind)} names no block")
+    return BlockID(proto.containerID, proto.localID)
+
+
+class TokenVerifier:
+    """Checks the tokens requests carry; raises BlockTokenError (BLOCK_TOKEN_VERIFICATION_FAILED)."""
+
+    def __init__(
+        self, keys: SecretKeys, block_tokens: bool, container_tokens: bool, clock: Clock | None = None
+    ) -> None:
+        self.keys = keys
+        self.block_tokens = block_tokens
+        self.container_tokens = container_tokens
+        self.clock = clock or SystemClock()
+
+    def check(self, request: Request, may_block: bool = True) -> None:
+        """Checks the request's token if its type needs one. `may_block` False: WouldBlock instead of
+        asking SCM for a secret key not held here (on the event loop)."""
+        kind = request.cmdType
+        if self.block_tokens and kind in BLOCK_MODES:
+            self.check_block(request.encodedToken, request_block(request), BLOCK_MODES[kind], may_block)
+        elif self.container_tokens and kind in CONTAINER_OPS:
+            lookup = self._lookup(may_block)
+            verify_container_token(request.encodedToken, request.containerID, lookup, self.clock.wall_ms())
+
+    def check_block(self, encoded: str, block: BlockID, mode: AccessMode, may_block: bool = True) -> None:
+        """Checks a block token (a datastream header's) when block tokens are required."""
+        if self.block_tokens:
+            verify_block_token(encoded, block, mode, self._lookup(may_block), self.clock.wall_ms())
+
+    def _lookup(self, may_block: bool) -> Callable[[uuid.UUID], ManagedSecretKey | None]:
+        if may_block:
+            return self.keys.get
+
+        def held(key_id: uuid.UUID) -> ManagedSecretKey | None:
+            if not self.keys.knows(key_id):
+                raise WouldBlock(str(key_id))
+            return self.keys.get(key_id)
+
+        return held
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSigner:
+    """Signs what this datanode asks of other datanodes (EC reconstruction) with SCM's current secret key,
+    as OM signs a client's: block tokens for its block reads and writes, container tokens for its
+    container operations, each only when datanodes require that kind."""
+
+    keys: SecretKeys
+    owner: str
+    lifetime_ms: int
+    block_tokens: bool
+    container_tokens: bool
+    clock: Clock = field(default_factory=SystemClock)
+
+    def signer(self) -> Callable[[Request], Request]:
+        """A function that sets a request's encodedToken, bound to the current key (blocking: the key may
+        come from SCM; a job signs with one key from start to end)."""
+        key = self.keys.current()
+
+        def sign(request: Request) -> Request:
+            kind, expiry = request.cmdType, self.clock.wall_ms() + self.lifetime_ms
+            if self.block_tokens and kind in BLOCK_MODES:
+                modes = frozenset({BLOCK_MODES[kind]})
+                ident = BlockTokenIdentifier(self.owner, request_block(request), expiry, modes, 0, key.id)
+                request.encodedToken = encode_token(issue_block_token(ident, key))
+            elif self.container_tokens and kind in CONTAINER_OPS:
+                cident = ContainerTokenIdentifier(self.owner, request.containerID, expiry, key.id)
+                request.encodedToken = encode_token(issue_container_token(cident, key))
+            return request
+
+        return sign
+
+
+def token_settings(conf: OzoneConfiguration) -> tuple[bool, bool]:
+    """(block tokens required, container tokens required): each needs ozone.security.enabled."""
+    secure = bool(conf.get("ozone.security.enabled"))
+    return (
+        secure and bool(conf.get("hdds.block.token.enabled")),
+        secure and bool(conf.get("hdds.container.token.enabled")),
+    )

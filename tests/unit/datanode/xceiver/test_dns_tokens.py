@@ -1,0 +1,224 @@
+"""Block and container tokens on the datanode: the dispatcher refuses each kind of bad token with
+BLOCK_TOKEN_VERIFICATION_FAILED and its reason, a pipeline leader checks before it orders a write (its
+followers trust it), a secret key not held is fetched off the event loop, and the datanode signs its own
+requests to other datanodes."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pyozone.datanode.pipelines import Membership
+from pyozone.datanode.ratis.groups import PipelineGroups
+from pyozone.datanode.xceiver import Dispatcher
+from pyozone.datanode.xceiver.tokens import TokenSigner, TokenVerifier, request_block
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier, ContainerTokenIdentifier
+from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.tokens import decode_token, encode_token, issue_block_token, issue_container_token
+from tests.unit.datanode.dnd_helpers import async_test
+from tests.unit.datanode.dns_helpers import (
+    PIPELINE,
+    Node,
+    block_writes,
+    close,
+    create,
+    get,
+    payload,
+    read,
+    request,
+)
+
+DAY = 86_400_000
+CLOCK = ManualClock()
+NOW = CLOCK.wall_ms()
+BOTH = frozenset({AccessMode.READ, AccessMode.WRITE})
+
+
+class FakeKeys:
+    """SCM's keys as a SecretKeyCache holds them: `held` are known without asking SCM."""
+
+    def __init__(self) -> None:
+        self.key = ManagedSecretKey.generate(NOW - 1000, 9 * DAY)
+        self.held = {self.key.id}
+        self.fetched: list[uuid.UUID] = []
+
+    def current(self) -> ManagedSecretKey:
+        return self.key
+
+    def get(self, key_id: uuid.UUID) -> ManagedSecretKey | None:
+        if key_id not in self.held:
+            self.fetched.append(key_id)
+            self.held.add(key_id)
+        return self.key if key_id == self.key.id else None
+
+    def knows(self, key_id: uuid.UUID) -> bool:
+        return key_id in self.held
+
+
+@pytest.fixture
+def keys() -> FakeKeys:
+    return FakeKeys()
+
+
+@pytest.fixture
+def dispatcher(node_a: Node, keys: FakeKeys) -> Dispatcher:
+    tokens = TokenVerifier(keys, block_tokens=True, container_tokens=True, clock=CLOCK)
+    return Dispatcher(node_a.containers, node_a.uuid, node_a.full.append, tokens=tokens)
+
+
+def token(keys: FakeKeys, cid: int, lid: int, modes: frozenset[AccessMode] = BOTH, **change: object) -> str:
+    ident = BlockTokenIdentifier("alice", BlockID(cid, lid), NOW + DAY, modes, 1 << 20, keys.key.id)
+    key = change.pop("key", keys.key)
+    return encode_token(issue_block_token(replace(ident, **change), key))  # type: ignore[arg-type]
+
+
+def container_token(keys: FakeKeys, cid: int) -> str:
+    ident = ContainerTokenIdentifier("dn", cid, NOW + DAY, keys.key.id)
+    return encode_token(issue_container_token(ident, keys.key))
+
+
+def forged(keys: FakeKeys, claims: str, signed: str) -> str:
+    """The identifier of one token with the password of another."""
+    wanted, genuine = decode_token(claims), decode_token(signed)
+    assert wanted is not None and genuine is not None
+    return encode_token(replace(wanted, password=genuine.password))
+
+
+def with_token(req: pb.ContainerCommandRequestProto, encoded: str) -> pb.ContainerCommandRequestProto:
+    req.encodedToken = encoded
+    return req
+
+
+def refusal(response: pb.ContainerCommandResponseProto) -> str:
+    assert pb.Result.Name(response.result) == "BLOCK_TOKEN_VERIFICATION_FAILED", response
+    return response.message
+
+
+def written(dispatcher: Dispatcher, keys: FakeKeys, cid: int, lid: int) -> list[pb.ChunkInfo]:
+    """A block written with a valid token; its chunks."""
+    dispatcher.dispatch(with_token(create(cid), container_token(keys, cid)))
+    requests, chunks = block_writes(cid, lid, payload(lid, 2048), 1024)
+    for r in requests:
+        assert dispatcher.dispatch(with_token(r, token(keys, cid, lid))).result == pb.SUCCESS
+    return chunks
+
+
+def test_each_bad_token_is_refused_with_its_reason(dispatcher: Dispatcher, keys: FakeKeys) -> None:
+    [first, *_] = written(dispatcher, keys, 7, 1)
+    stranger = ManagedSecretKey.generate(NOW, DAY)
+    bad = {
+        "": "missing",
+        "!!": "undecodable",
+        container_token(keys, 7): "wrong kind",
+        token(keys, 7, 1, key=stranger, secret_key_id=stranger.id): "unknown secret key",
+        forged(keys, token(keys, 7, 1, expiry_ms=NOW + 2 * DAY), token(keys, 7, 1)): "bad signature",
+        token(keys, 7, 1, expiry_ms=NOW): "expired",
+        token(keys, 7, 2): "for another block",
+        token(keys, 7, 1, frozenset({AccessMode.WRITE})): "mode not granted",
+    }
+    for encoded, reason in bad.items():
+        assert refusal(dispatcher.dispatch(with_token(read(7, 1, first), encoded))).startswith(reason + ":")
+    assert dispatcher.dispatch(with_token(read(7, 1, first), token(keys, 7, 1))).result == pb.SUCCESS
+
+
+def test_every_block_request_needs_its_mode(dispatcher: Dispatcher, keys: FakeKeys) -> None:
+    written(dispatcher, keys, 7, 1)
+    read_only = token(keys, 7, 1, frozenset({AccessMode.READ}))
+    requests, _ = block_writes(7, 1, payload(2, 1024), 1024)
+    for r in requests:  # WriteChunk and PutBlock need WRITE
+        assert "grants READ, not WRITE" in refusal(dispatcher.dispatch(with_token(r, read_only)))
+    length = request(
+        pb.GetCommittedBlockLength, 7,
+        getCommittedBlockLength=pb.GetCommittedBlockLengthRequestProto(blockID=get(7, 1).getBlock.blockID),
+    )  # fmt: skip
+    for r in (get(7, 1), length):  # GetBlock and GetCommittedBlockLength need READ
+        assert dispatcher.dispatch(with_token(r, read_only)).result == pb.SUCCESS
+        assert "mode not granted" in refusal(
+            dispatcher.dispatch(with_token(r, token(keys, 7, 1, frozenset())))
+        )
+
+
+def test_container_operations_need_a_container_token(dispatcher: Dispatcher, keys: FakeKeys) -> None:
+    assert refusal(dispatcher.dispatch(create(8))).startswith("missing: ")
+    assert refusal(dispatcher.dispatch(with_token(create(8), container_token(keys, 9)))).startswith(
+        "for another container:"
+    )
+    assert refusal(dispatcher.dispatch(with_token(create(8), token(keys, 8, 1)))).startswith("wrong kind:")
+    assert dispatcher.dispatch(with_token(create(8), container_token(keys, 8))).result == pb.SUCCESS
+    assert refusal(dispatcher.dispatch(close(8))).startswith("missing: ")
+    assert dispatcher.dispatch(with_token(close(8), container_token(keys, 8))).result == pb.SUCCESS
+
+
+def test_a_log_entry_is_applied_without_its_token(dispatcher: Dispatcher, keys: FakeKeys) -> None:
+    """The leader checked it before it took an index; a member applies the entry whatever time it is."""
+    dispatcher.dispatch(with_token(create(7), container_token(keys, 7)))
+    requests, _ = block_writes(7, 1, payload(1, 1024), 1024)
+    assert [dispatcher.dispatch(r, index).result for index, r in enumerate(requests, 1)] == [pb.SUCCESS] * 2
+
+
+def test_without_tokens_required_nothing_is_checked(node_a: Node, keys: FakeKeys) -> None:
+    off = TokenVerifier(keys, block_tokens=False, container_tokens=False, clock=CLOCK)
+    dispatcher = Dispatcher(node_a.containers, node_a.uuid, node_a.full.append, tokens=off)
+    requests, _ = block_writes(7, 1, payload(1, 1024), 1024)
+    assert [dispatcher.dispatch(r).result for r in [create(7), *requests]] == [pb.SUCCESS] * 3
+
+
+def test_a_key_not_held_is_fetched_off_the_event_loop(dispatcher: Dispatcher, keys: FakeKeys) -> None:
+    keys.held.clear()
+    requests, _ = block_writes(7, 1, payload(1, 1024), 1024)
+    req = with_token(requests[0], token(keys, 7, 1))
+    check = dispatcher.check_token(req)
+    assert check is not None and keys.fetched == []  # not asked on the loop
+    check()
+    assert keys.fetched == [keys.key.id]
+    assert dispatcher.check_token(req) is None  # held now: checked at once
+
+
+@pytest.fixture
+def groups(dispatcher: Dispatcher, tmp_path: Path) -> Iterator[PipelineGroups]:
+    executor = ThreadPoolExecutor(2)
+    groups = PipelineGroups(
+        dispatcher.datanode_uuid, tmp_path / "ratis", dispatcher, executor, lambda p, r: None, 5, 5
+    )
+    groups.join(Membership(PIPELINE, (dispatcher.datanode_uuid,), dispatcher.datanode_uuid, True))
+    yield groups
+    executor.shutdown()
+
+
+@async_test
+async def test_the_leader_refuses_a_write_before_it_takes_an_index(
+    groups: PipelineGroups, keys: FakeKeys, node_a: Node
+) -> None:
+    requests, _ = block_writes(7, 1, payload(1, 1024), 1024)
+    for r in requests:
+        answer = groups.route(with_token(r, token(keys, 7, 2)))
+        assert answer is not None and refusal(await answer).startswith("for another block:")
+    assert groups.get(PIPELINE).log.last_index == 0 and 7 not in node_a.containers  # type: ignore[union-attr]
+    keys.held.clear()  # the key is fetched off the loop, in the writes' turn
+    for r in requests:
+        answer = groups.route(with_token(r, token(keys, 7, 1)))
+        assert answer is not None and (await answer).result == pb.SUCCESS
+    assert groups.get(PIPELINE).log.last_index == 2  # type: ignore[union-attr]
+    await groups.close()
+
+
+def test_the_datanode_signs_its_own_requests(dispatcher: Dispatcher, keys: FakeKeys) -> None:
+    signer = TokenSigner(keys, "dn", DAY, block_tokens=True, container_tokens=True, clock=CLOCK).signer()
+    create_7 = signer(create(7))
+    assert decode_token(create_7.encodedToken).kind == "HDDS_CONTAINER_TOKEN"  # type: ignore[union-attr]
+    requests, chunks = block_writes(7, 1, payload(1, 1024), 1024)
+    answers = [
+        dispatcher.dispatch(signer(r)) for r in [create_7, *requests, get(7, 1), read(7, 1, chunks[0])]
+    ]
+    assert [a.result for a in answers] == [pb.SUCCESS] * 5
+    assert request_block(requests[1]) == BlockID(7, 1)
+    unsigned = TokenSigner(keys, "dn", DAY, block_tokens=False, container_tokens=False).signer()
+    assert unsigned(get(7, 1)).encodedToken == ""
