@@ -78,6 +78,7 @@ class BlockDataStreamOutput(BlockOutputStream):
             self._config.bytes_per_checksum,
             tuple(ds.Hop(m.uuid, m.ip or m.host, m.datastream_port or 0) for m in self.chain[1:]),
             self.replica_index,
+            self.location.token,
         )
         self._sock = sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setblocking(False)

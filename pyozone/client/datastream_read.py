@@ -34,13 +34,14 @@ class DatastreamReader:
         offset: int,
         length: int,
         into: bytearray | None = None,
+        token: str = "",
     ) -> memoryview:
         """The range's bytes, received into `into` when it is large enough (else a new buffer);
         DatanodeCallError (unreachable for a broken connection) otherwise.
 
         The exchange runs on a worker thread with a blocking socket: MSG_WAITALL receives a whole range
         in one system call, where the event loop would wake for every socket buffer's worth."""
-        header = ds.encode_header(ds.ReadHeader(container_id, local_id, bcsid, offset, length))
+        header = ds.encode_header(ds.ReadHeader(container_id, local_id, bcsid, offset, length, token))
         async with self._lock:
             sock = self._sock
             try:

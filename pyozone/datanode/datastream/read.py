@@ -4,25 +4,35 @@ The datanode checks that the block is committed (at the BCSID the reader names) 
 within its committed length, answers a reply frame, then sends exactly the range's bytes from the page
 cache: no read into Python, no copy. The reader verifies the checksums it got with the block's metadata
 (GetBlock); a mismatch sends it to another replica, and the container scanner finds the damage here.
-A refused read (no such block, a range past its end) is answered and the connection takes the next one.
+A refused read (no such block, a range past its end, a block token that does not allow it) is answered
+and the connection takes the next one.
 """
 
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 
 from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact
 from pyozone.datanode.storage import ContainerError, ContainerSet, Result, chunk_io
+from pyozone.datanode.xceiver.dispatcher import Refused
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.security.block_token import AccessMode
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
+CheckToken = Callable[[str, BlockID, AccessMode], None]
+"""Raises Refused (BLOCK_TOKEN_VERIFICATION_FAILED) unless the token allows the access."""
 
-def serve_reads(conn: socket.socket, first: ds.ReadHeader, containers: ContainerSet) -> None:
-    """Answers `first` and every READ after it on the connection, until the reader closes it."""
+
+def serve_reads(
+    conn: socket.socket, first: ds.ReadHeader, containers: ContainerSet, check_token: CheckToken | None = None
+) -> None:
+    """Answers `first` and every READ after it on the connection, until the reader closes it.
+    `check_token`: the dispatcher's check of a block token (Dispatcher.check_block_token)."""
     header = first
     while True:
-        _serve_one(conn, header, containers)
+        _serve_one(conn, header, containers, check_token)
         try:
             op, length = ds.decode_preamble(recv_exact(conn, ds.PREAMBLE.size, at_frame_start=True))
         except PeerClosed as e:
@@ -36,9 +46,13 @@ def serve_reads(conn: socket.socket, first: ds.ReadHeader, containers: Container
         header = decoded
 
 
-def _serve_one(conn: socket.socket, header: ds.ReadHeader, containers: ContainerSet) -> None:
+def _serve_one(
+    conn: socket.socket, header: ds.ReadHeader, containers: ContainerSet, check_token: CheckToken | None
+) -> None:
     block_id = BlockID(header.container_id, header.local_id)
     try:
+        if check_token is not None:
+            check_token(header.token, block_id, AccessMode.READ)
         container = containers.require(header.container_id)
         size = container.committed_size(block_id, header.bcsid or None)
         if header.offset + header.length > size:
@@ -49,6 +63,9 @@ def _serve_one(conn: socket.socket, header: ds.ReadHeader, containers: Container
             )
         path = chunk_io.block_file(container.chunks_dir, header.local_id)
         file = open(path, "rb")  # noqa: SIM115 (closed below, after sendfile)
+    except Refused as e:
+        conn.sendall(ds.encode_read_reply(e.result, 0, str(e)))
+        return
     except ContainerError as e:
         conn.sendall(ds.encode_read_reply(pb.Result.Value(e.result.value), 0, str(e)))
         return

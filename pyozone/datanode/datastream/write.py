@@ -9,7 +9,9 @@ Acks flow back pipelined: a member acks a packet once it wrote the packet and th
 (a relay thread reads the next member's acks while the main thread goes on receiving). The last member
 acks as it writes.
 
-Writing opens the container as a client's first write does (created if SCM allocated it on this pipeline,
+With block tokens required each member checks the header's token (WRITE on the block) before it opens
+anything; the header goes on down the chain with the client's token. Writing opens the container as a
+client's first write does (created if SCM allocated it on this pipeline,
 refused unless OPEN): every member checks for itself, since no leader orders the data. The block's
 putBlock is not part of the stream: the client sends it through the pipeline log once the END packet is
 acked, so BCSIDs and container close keep V1's order. A stream that ends in any other way removes the
@@ -32,9 +34,10 @@ from collections.abc import Callable
 from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact, recv_into_exact, send_all
 from pyozone.datanode.storage import ChecksumData, ChunkInfo, ContainerError, KeyValueContainer
 from pyozone.datanode.traffic import TRAFFIC
-from pyozone.datanode.xceiver.dispatcher import Dispatcher
+from pyozone.datanode.xceiver.dispatcher import Dispatcher, Refused
 from pyozone.hdds.checksum import checksum_size
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.security.block_token import AccessMode
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
@@ -137,6 +140,10 @@ class ChainWriter:
     # ------------------------------------------------------------------ setting up
     def _open(self) -> KeyValueContainer:
         header = self.header
+        try:  # every member checks the client's token for itself: no leader vouches for the data
+            self.dispatcher.check_block_token(header.token, self.block_id, AccessMode.WRITE)
+        except Refused as e:
+            raise _ChainBroken(ds.encode_ack(e.result, 0, 0, str(e))) from None
         if header.replica_index > 0 and header.chain:  # each index has its own datanode: nothing to relay
             why = f"an EC cell stream (replica index {header.replica_index}) names a chain"
             raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, why))
