@@ -11,6 +11,12 @@ A failure ack names the member that failed (counted along the chain); the writer
 the pipeline, and KeyOutputStream rewrites the unacknowledged bytes on another pipeline. A refusal while no
 packet waits for its ack is the datanode closing a stream idle for its timeout: the block ends (FailureKind
 IDLE) and nothing is excluded, since no member failed.
+
+With ClientConfig.tls the connection is mutual TLS through asyncio's TLS transport (the event loop's
+sock_* calls cannot drive a TLS socket). The buffers are still handed over one by one, none joined, but
+that transport encrypts into memory and passes the records to the socket as a new bytes object: one copy
+of every packet that TLS forces here (principle 5), besides any tail the socket did not take at once,
+which the transport keeps.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from collections import deque
 
 from pyozone.client.block_output import STREAM_IDLE, BlockOutputStream, Data, classify
 from pyozone.client.config import ClientConfig
-from pyozone.client.datastream_read import fill
+from pyozone.client.datastream_read import client_context, fill
 from pyozone.client.models import DatanodeRef, KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError
 from pyozone.hdds.checksum import ChecksumData, compute
@@ -55,6 +61,7 @@ class BlockDataStreamOutput(BlockOutputStream):
         self._max_unacked = max(config.datastream_window, config.datastream_flush_size)
         self.chain = chain
         self._sock: socket.socket | None = None
+        self._stream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None  # under TLS
         self._outbox: asyncio.Queue[tuple[bytes, memoryview] | None] = asyncio.Queue()
         self._waiting: deque[asyncio.Future[Response]] = deque()
         self._tasks: list[asyncio.Task[None]] = []
@@ -94,24 +101,51 @@ class BlockDataStreamOutput(BlockOutputStream):
     async def _send(self, first: DatanodeRef, header: bytes) -> None:
         loop, sock = asyncio.get_running_loop(), self._sock
         assert sock is not None
+        host = first.ip or first.host
         try:
             await asyncio.wait_for(
-                loop.sock_connect(sock, (first.ip or first.host, first.datastream_port)),
-                self._config.request_timeout_s,
+                loop.sock_connect(sock, (host, first.datastream_port)), self._config.request_timeout_s
             )
+            if self._config.tls is not None:
+                self._stream = await asyncio.open_connection(
+                    sock=sock,
+                    ssl=client_context(self._config.tls),
+                    server_hostname=host,  # the datanode's certificate must name it
+                    ssl_handshake_timeout=self._config.request_timeout_s,
+                )
             self._connected.set()
-            await loop.sock_sendall(sock, header)
+            await self._write(loop, sock, header, b"")
             while (item := await self._outbox.get()) is not None:
-                frame, data = item
-                await loop.sock_sendall(sock, frame)
-                if data:
-                    await loop.sock_sendall(sock, data)
+                await self._write(loop, sock, *item)
         except (OSError, TimeoutError) as e:
             error = DatanodeCallError(first, "UNAVAILABLE", f"datastream: {e}", unreachable=True)
             if not self._connected.is_set():
                 self._break(error)
             else:  # a member that refused a packet acks why and closes: let the ack reader hear it first
                 loop.call_later(ACK_GRACE_S, self._break, error)
+
+    async def _write(
+        self, loop: asyncio.AbstractEventLoop, sock: socket.socket, frame: bytes, data: Data
+    ) -> None:
+        if self._stream is None:
+            await loop.sock_sendall(sock, frame)
+            if data:
+                await loop.sock_sendall(sock, data)
+            return
+        writer = self._stream[1]
+        writer.write(frame)
+        if data:
+            writer.write(data)
+        await writer.drain()
+
+    async def _fill(self, loop: asyncio.AbstractEventLoop, sock: socket.socket, view: memoryview) -> None:
+        if self._stream is None:
+            await fill(loop, sock, view)
+            return
+        try:
+            view[:] = await self._stream[0].readexactly(len(view))  # an ack: a few bytes
+        except asyncio.IncompleteReadError:
+            raise ConnectionResetError("the datanode closed the connection") from None
 
     async def _read_acks(self) -> None:
         loop, sock = asyncio.get_running_loop(), self._sock
@@ -120,10 +154,10 @@ class BlockDataStreamOutput(BlockOutputStream):
         await self._connected.wait()
         try:
             while True:
-                await fill(loop, sock, memoryview(frame))
+                await self._fill(loop, sock, memoryview(frame))
                 ack, length = ds.decode_ack_frame(frame)
                 message = bytearray(length)
-                await fill(loop, sock, memoryview(message))
+                await self._fill(loop, sock, memoryview(message))
                 if not ack.ok:
                     text = message.decode("utf-8", "replace")
                     # A refusal with no packet waiting answers none: the datanode closed the paused stream.
@@ -221,6 +255,9 @@ class BlockDataStreamOutput(BlockOutputStream):
         for task in self._tasks:
             with contextlib.suppress(BaseException):
                 await task
+        if self._stream is not None:
+            self._stream[1].transport.abort()  # it closes the socket
+            self._stream = None
         if self._sock is not None:
             self._sock.close()
             self._sock = None

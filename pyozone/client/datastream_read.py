@@ -5,6 +5,10 @@ once for the range (the kernel writes into it: no copy in Python), and BlockInpu
 against the block's checksums. One connection per datanode carries one read at a time; a read that fails
 or is cancelled halfway leaves the connection mid-frame, so it is closed and the next read reconnects.
 `fill` is the same receive for the writer's non-blocking socket.
+
+With ClientConfig.tls the connection is mutual TLS: the datanode encrypts each range from a buffer (it
+cannot sendfile), and here TLS decrypts it straight into the range's buffer, a record at a time (a TLS
+socket takes no MSG_WAITALL).
 """
 
 from __future__ import annotations
@@ -12,17 +16,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
+import weakref
 
 from pyozone.client.models import DatanodeRef
 from pyozone.client.xceiver import DatanodeCallError
+from pyozone.common.tls import TlsStore
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
+_contexts: weakref.WeakKeyDictionary[TlsStore, ssl.SSLContext] = weakref.WeakKeyDictionary()
+
+
+def client_context(tls: TlsStore) -> ssl.SSLContext:
+    """One context per client certificate, shared by every datastream connection: the store reloads each
+    context it made on renewal, so making one per connection would keep them all."""
+    context = _contexts.get(tls)
+    if context is None:
+        context = _contexts.setdefault(tls, tls.client_context())
+    return context
+
 
 class DatastreamReader:
-    def __init__(self, datanode: DatanodeRef, timeout_s: float) -> None:
+    def __init__(self, datanode: DatanodeRef, timeout_s: float, tls: TlsStore | None = None) -> None:
+        """`tls`: the client's certificate (ClientConfig.tls); the datanode's must name its address."""
         self.datanode = datanode
         self.timeout_s = timeout_s
+        self._tls = tls
         self._sock: socket.socket | None = None
         self._lock = asyncio.Lock()
 
@@ -70,7 +90,13 @@ class DatastreamReader:
         address = (self.datanode.ip or self.datanode.host, self.datanode.datastream_port)
         sock = socket.create_connection(address, timeout=self.timeout_s)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return sock
+        if self._tls is None:
+            return sock
+        try:  # the handshake: within the timeout of each of its receives
+            return client_context(self._tls).wrap_socket(sock, server_hostname=address[0])
+        except BaseException:
+            sock.close()
+            raise
 
     def _exchange(
         self, sock: socket.socket, header: bytes, length: int, into: bytearray | None
@@ -90,13 +116,14 @@ class DatastreamReader:
         return _receive(sock, length, into)
 
     def _discard(self, sock: socket.socket | None) -> None:
-        """Drops the connection; shutdown wakes a thread still blocked on it."""
+        """Drops the connection; shutdown wakes a thread still blocked on it. (socket's shutdown, not
+        SSLSocket's, which drops the TLS state under that thread's feet.)"""
         if sock is None:
             return
         if self._sock is sock:
             self._sock = None
         with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
         sock.close()
 
     def close(self) -> None:
@@ -107,8 +134,9 @@ def _receive(sock: socket.socket, n: int, into: bytearray | None = None) -> memo
     """Exactly `n` bytes, into `into` when it is large enough, else into a buffer of their own."""
     buf = into if into is not None and len(into) >= n else bytearray(n)
     view, done = memoryview(buf)[:n], 0
+    flags = 0 if isinstance(sock, ssl.SSLSocket) else socket.MSG_WAITALL
     while done < n:
-        got = sock.recv_into(view[done:], n - done, socket.MSG_WAITALL)
+        got = sock.recv_into(view[done:], n - done, flags)
         if got == 0:
             raise ConnectionResetError("the datanode closed the connection")
         done += got

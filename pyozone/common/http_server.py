@@ -6,12 +6,17 @@ first byte (slowloris: aiohttp itself waits forever for a head sent one byte a s
 between requests is closed after `keepalive_timeout_s`, a head with too long a line, too big a header or
 too many headers is refused with 431 and its connection closed, and a refused request's unread body is
 drained for at most `linger_s`. A body read that stalls is the handler's business: see http_body.
+
+With an `ssl_context` (hdds.grpc.tls.enabled: the party's TlsStore.server_context(), client certificates
+required) the server speaks https: a peer without a certificate of the cluster's CA fails the handshake,
+the handshake must end within `head_timeout_s`, and the guards above then apply to the decrypted bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -66,14 +71,20 @@ class HttpServer:
         self._refusal = refusal
         self._runner: web.AppRunner | None = None
 
-    async def start(self, host: str, port: int) -> int:
-        """Binds host:port (0: any free port) and returns the port it listens on."""
+    async def start(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> int:
+        """Binds host:port (0: any free port) and returns the port it listens on; https with
+        `ssl_context`."""
         runner = web.AppRunner(self._app, shutdown_timeout=self.limits.shutdown_timeout_s)
         await runner.setup()
         server, loop = runner.server, asyncio.get_running_loop()
         assert server is not None  # set by setup()
         site = _GuardedSite(
-            runner, host, port, lambda: _GuardedHandler(server, loop, self.limits, self._refusal)
+            runner,
+            host,
+            port,
+            lambda: _GuardedHandler(server, loop, self.limits, self._refusal),
+            ssl_context,
+            self.limits.head_timeout_s,
         )
         try:
             await site.start()
@@ -94,14 +105,22 @@ class _GuardedSite(web.BaseSite):
     """A TCP site whose connections are served by `_GuardedHandler` instead of aiohttp's own."""
 
     def __init__(
-        self, runner: web.AppRunner, host: str, port: int, protocol: Callable[[], web.RequestHandler]
+        self,
+        runner: web.AppRunner,
+        host: str,
+        port: int,
+        protocol: Callable[[], web.RequestHandler],
+        ssl_context: ssl.SSLContext | None,
+        handshake_timeout_s: float,
     ) -> None:
-        super().__init__(runner)
+        super().__init__(runner, ssl_context=ssl_context)
         self._host, self._port, self._protocol = host, port, protocol
+        self._handshake_timeout_s = handshake_timeout_s
 
     @property
     def name(self) -> str:
-        return f"http://{self._host}:{self._port}"
+        scheme = "https" if self._ssl_context is not None else "http"
+        return f"{scheme}://{self._host}:{self._port}"
 
     @property
     def port(self) -> int:
@@ -111,7 +130,16 @@ class _GuardedSite(web.BaseSite):
     async def start(self) -> None:
         await super().start()
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._protocol, self._host, self._port)
+        if self._ssl_context is None:
+            self._server = await loop.create_server(self._protocol, self._host, self._port)
+        else:
+            self._server = await loop.create_server(
+                self._protocol,
+                self._host,
+                self._port,
+                ssl=self._ssl_context,
+                ssl_handshake_timeout=self._handshake_timeout_s,  # a silent peer holds nothing longer
+            )
 
 
 class _GuardedHandler(web.RequestHandler):

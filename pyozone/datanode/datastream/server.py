@@ -5,6 +5,10 @@ member, the checksum check, pwrite, sendfile) releases the GIL, so the chain's m
 event loop's control traffic run in parallel, with no per-packet event-loop round trips. A connection
 opens with a preamble and a header (pyozone/protocol/datastream.py); a malformed one is answered with
 MALFORMED_REQUEST and closed, and the server goes on serving.
+
+With `tls` (hdds.grpc.tls.enabled) every connection is mutual TLS (tls.py): the handshake runs on the
+connection's thread within its deadline, a peer without a certificate from the cluster's CA is refused
+there, and a chain member connects to the next one with the datanode's own certificate.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ import socket
 import threading
 from collections.abc import Callable
 
+from pyozone.common.tls import TlsStore
 from pyozone.datanode.datastream.read import serve_reads
 from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact
+from pyozone.datanode.datastream.tls import HANDSHAKE_TIMEOUT_S, DatastreamTls
 from pyozone.datanode.datastream.write import ChainWriter
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -26,10 +32,20 @@ log = logging.getLogger(__name__)
 
 
 class DatastreamServer:
-    def __init__(self, dispatcher: Dispatcher, host: str, port: int, timeout_s: float) -> None:
-        """`timeout_s`: a peer that sends or takes nothing this long has failed (its connection is cut)."""
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        host: str,
+        port: int,
+        timeout_s: float,
+        tls: TlsStore | None = None,
+        handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
+    ) -> None:
+        """`timeout_s`: a peer that sends or takes nothing this long has failed (its connection is cut).
+        `tls`: the datanode's certificate; every connection is then mutual TLS."""
         self.dispatcher = dispatcher
         self.timeout_s = timeout_s
+        self._tls = DatastreamTls(tls, min(handshake_timeout_s, timeout_s)) if tls is not None else None
         self._address = (host, port)
         self._listener: socket.socket | None = None
         self._accepting: threading.Thread | None = None
@@ -84,6 +100,12 @@ class DatastreamServer:
         with self._lock:
             self._connections.discard(conn)
 
+    def _retrack(self, plain: socket.socket, tls: socket.socket) -> None:
+        """Tracks a connection's TLS socket in place of the plain one it took over."""
+        with self._lock:
+            self._connections.discard(plain)
+            self._connections.add(tls)
+
     def _serve(self, conn: socket.socket, peer: str) -> None:
         op: ds.Op | None = None  # a reader is answered in read replies, anyone else in acks
 
@@ -94,10 +116,18 @@ class DatastreamServer:
                 _answer(conn, ds.encode_ack(result, 0, 0, message))
 
         try:
+            if self._tls is not None:
+                plain, conn = conn, self._tls.wrap_accepted(conn)  # the descriptor moves to the TLS socket
+                self._retrack(plain, conn)
+                try:
+                    conn.handshake(self._tls.handshake_timeout_s)
+                except OSError as e:
+                    log.info("datastream from %s: TLS handshake refused: %s", peer, e)
+                    return
             op, length = ds.decode_preamble(recv_exact(conn, ds.PREAMBLE.size, at_frame_start=True))
             header = ds.decode_header(op, recv_exact(conn, length))
             if isinstance(header, ds.WriteHeader):
-                ChainWriter(conn, header, self.dispatcher, self.timeout_s, self.track).run()
+                ChainWriter(conn, header, self.dispatcher, self.timeout_s, self.track, self._tls).run()
             else:
                 serve_reads(conn, header, self.dispatcher.containers)
         except ds.StreamProtocolError as e:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import ssl
 
 
 class PeerClosed(ConnectionError):
@@ -36,7 +37,13 @@ def recv_exact(conn: socket.socket, n: int, at_frame_start: bool = False) -> byt
 
 def send_all(conn: socket.socket, *buffers: bytes | memoryview) -> None:
     """Sends the buffers in order with scatter-gather writes: one system call for a packet's frame,
-    checksums and data, none of them joined (copied) first."""
+    checksums and data, none of them joined (copied) first. A TLS socket has no scatter-gather write:
+    each buffer is encrypted and sent in turn, still none joined (tls.py)."""
+    if isinstance(conn, ssl.SSLSocket):
+        for buffer in buffers:
+            if len(buffer):
+                conn.sendall(buffer)
+        return
     views = [memoryview(b).cast("B") for b in buffers if len(b)]
     while views:
         sent = conn.sendmsg(views)

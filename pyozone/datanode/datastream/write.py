@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable
 
 from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact, recv_into_exact, send_all
+from pyozone.datanode.datastream.tls import DatastreamTls
 from pyozone.datanode.storage import ChecksumData, ChunkInfo, ContainerError, KeyValueContainer
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Dispatcher, Refused
@@ -70,13 +71,16 @@ class ChainWriter:
         dispatcher: Dispatcher,
         timeout_s: float,
         track: Callable[[socket.socket], Callable[[], None]],
+        tls: DatastreamTls | None = None,
     ) -> None:
+        """`tls`: the port's TLS; the next member of the chain is then reached over mutual TLS."""
         self.upstream = upstream
         self.header = header
         self.dispatcher = dispatcher
         self.timeout_s = timeout_s
         self.block_id = BlockID(header.container_id, header.local_id)
         self._track = track
+        self._tls = tls
         self._send_lock = threading.Lock()
         self._progress = threading.Condition()
         self._written = 0  # bytes of the block written here
@@ -165,6 +169,13 @@ class ChainWriter:
                 ds.encode_ack(pb.IO_EXCEPTION, 0, 1, f"cannot reach {hop.uuid} at {hop.address}: {e}")
             ) from None
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._tls is not None:
+            try:
+                conn = self._tls.connect(conn, hop.host)  # its certificate must name hop.host
+            except OSError as e:
+                raise _ChainBroken(
+                    ds.encode_ack(pb.IO_EXCEPTION, 0, 1, f"TLS with {hop.uuid} at {hop.address}: {e}")
+                ) from None
         untrack = self._track(conn)
         try:
             conn.sendall(ds.encode_header(self.header.forwarded()))
