@@ -129,7 +129,7 @@ class DatastreamServer:
             if isinstance(header, ds.WriteHeader):
                 ChainWriter(conn, header, self.dispatcher, self.timeout_s, self.track, self._tls).run()
             else:
-                serve_reads(conn, header, self.dispatcher.containers)
+                serve_reads(conn, header, self.dispatcher.containers, self.dispatcher.check_block_token)
         except ds.StreamProtocolError as e:
             log.warning("datastream from %s refused: %s", peer, e)
             refuse(pb.MALFORMED_REQUEST, str(e))
