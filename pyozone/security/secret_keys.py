@@ -21,10 +21,13 @@ import threading
 import uuid
 from typing import Protocol
 
+from pyozone.common.net import scm_security_address
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.security.errors import SecurityError
+from pyozone.security.scm_security_client import SCMSecurityClient
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,8 @@ class SecretKeySource(Protocol):
     def get_current_secret_key(self) -> ManagedSecretKey: ...
 
     def get_all_secret_keys(self) -> list[ManagedSecretKey]: ...
+
+    def close(self) -> None: ...
 
 
 class SecretKeyCache:
@@ -66,10 +71,14 @@ class SecretKeyCache:
         self._refreshing = threading.Lock()
 
     @classmethod
-    def from_conf(
-        cls, conf: OzoneConfiguration, client: SecretKeySource, clock: Clock | None = None
-    ) -> SecretKeyCache:
-        return cls(client, clock or SystemClock(), conf.get("hdds.secret.key.rotate.duration"))
+    def connect(cls, conf: OzoneConfiguration, certificate: TlsStore) -> SecretKeyCache:
+        """A daemon's cache over SCM's security protocol, reached with the daemon's certificate (SCM
+        answers secret-key calls to OM and datanode certificates only). `close` ends the connection."""
+        client = SCMSecurityClient(scm_security_address(conf), certificate)
+        return cls(client, SystemClock(), conf.get("hdds.secret.key.rotate.duration"))
+
+    def close(self) -> None:
+        self._client.close()
 
     def current(self) -> ManagedSecretKey:
         """The key to sign with now; SecurityError when SCM cannot give one and none held is usable."""

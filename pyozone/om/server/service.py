@@ -7,14 +7,16 @@ SCM) and builds the answer. Field-level checks live in the converters; every nam
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from typing import TypeVar
 
 import grpc
 
 from pyozone.hdds.block import ExcludeList
+from pyozone.hdds.security.block_token import AccessMode
 from pyozone.om import codec
+from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMResultCode
 from pyozone.om.multipart import MultipartManager
@@ -48,7 +50,16 @@ def _allocated(location: BlockLocation, length: int) -> pb.KeyLocation:
 
 
 class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
-    def __init__(self, core: OzoneManager, executor: Executor, om_id: str, cluster_id: str) -> None:
+    def __init__(
+        self,
+        core: OzoneManager,
+        executor: Executor,
+        om_id: str,
+        cluster_id: str,
+        tokens: BlockTokenIssuer | None = None,
+    ) -> None:
+        """`tokens`: block tokens for every location handed out (hdds.block.token.enabled), else None."""
+        self.tokens = tokens
         self.core = core
         self.multipart = MultipartManager(core)
         self.executor = executor
@@ -57,6 +68,17 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
 
     async def _run(self, call: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.executor, lambda: call(*args))
+
+    async def _sign(
+        self,
+        locations: Iterable[pb.KeyLocation],
+        context: Context,
+        modes: frozenset[AccessMode],
+        size: int = 0,
+    ) -> None:
+        """Block tokens for the caller on `locations` (up to `size` bytes, else each one's length)."""
+        if self.tokens is not None:
+            await self._run(self.tokens.sign, locations, token_owner(context), modes, size)
 
     # ------------------------------------------------------------------ volumes
     @rpc
@@ -136,6 +158,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             )  # fmt: skip
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
+        await self._sign(info.locations, context, READ_WRITE, self.core.settings.block_size)
         return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
 
     @rpc
@@ -147,7 +170,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded
         )
         capacity = block_capacity(block.pipeline.replication_config, self.core.settings.block_size)
-        return pb.AllocateBlockResponse(location=_allocated(block, capacity))
+        location = _allocated(block, capacity)
+        await self._sign([location], context, READ_WRITE, self.core.settings.block_size)
+        return pb.AllocateBlockResponse(location=location)
 
     @rpc
     async def commitKey(self, request: pb.CommitKeyRequest, context: Context) -> pb.CommitKeyResponse:
@@ -173,6 +198,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             if where.pipeline is not None:
                 proto.pipeline.CopyFrom(where.pipeline)
             proto.containerState = where.container_state
+        await self._sign(info.locations, context, READ)
         return pb.LookupKeyResponse(keyInfo=info)
 
     @rpc

@@ -22,6 +22,7 @@ class FakeScm:
         self.current_calls = 0
         self.all_calls = 0
         self.down = False
+        self.closed = False
 
     def rotate(self) -> ManagedSecretKey:
         self.keys.append(ManagedSecretKey.generate(self.clock.wall_ms(), 9 * DAY))
@@ -38,6 +39,9 @@ class FakeScm:
         if self.down:
             raise SecurityError(SecurityResult.UNAVAILABLE, "SCM is down")
         return list(self.keys)
+
+    def close(self) -> None:
+        self.closed = True
 
 
 @pytest.fixture
@@ -126,3 +130,5 @@ def test_scm_unreachable_on_a_miss_is_no_key(cache: SecretKeyCache, scm: FakeScm
 def test_the_signing_key_is_known_to_the_verifier_side(cache: SecretKeyCache, scm: FakeScm) -> None:
     key = cache.current()
     assert cache.knows(key.id) and cache.get(key.id) == key and scm.all_calls == 0
+    cache.close()
+    assert scm.closed

@@ -1,0 +1,82 @@
+"""OM's block tokens (hdds.block.token.enabled): a token with every block location OM hands out (Ozone's
+OzoneBlockTokenSecretManager behind KeyManagerImpl and OMKeyRequest).
+
+A block to write (openKey, allocateBlock; multipart parts open through openKey) gets READ and WRITE up to
+the block size (ozone.scm.block.size); a block to read (lookupKey) READ up to its length. The owner is the
+caller (its certificate, the user an S3 gateway acts for, or the user a plaintext client claims: contract 4
+of issue 15), the lifetime hdds.block.token.expiry.time, and the key SCM's current secret key, which OM gets
+from SCM with its own certificate (SecretKeyCache). Tokens travel in KeyLocation.token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pyozone.common.grpc_client import USER_METADATA
+from pyozone.common.tls import TlsStore, grpc_peer_identity
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.security.acl import caller_name
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
+from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.protocol.tokens import issue_block_token, token_to_proto
+from pyozone.security.secret_keys import SecretKeyCache
+
+READ = frozenset({AccessMode.READ})
+READ_WRITE = frozenset({AccessMode.READ, AccessMode.WRITE})
+
+
+class BlockTokenIssuer:
+    def __init__(self, keys: SecretKeyCache, lifetime_ms: int, clock: Clock | None = None) -> None:
+        if lifetime_ms <= 0:
+            raise ValueError(f"hdds.block.token.expiry.time must be positive, got {lifetime_ms} ms")
+        self.keys = keys
+        self.lifetime_ms = lifetime_ms
+        self.clock = clock or SystemClock()
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration, certificate: TlsStore | None) -> BlockTokenIssuer | None:
+        """OM's issuer over SCM, reached with OM's `certificate`; None without hdds.block.token.enabled
+        (or without ozone.security.enabled: no certificate, no secret keys). `close` it when OM stops."""
+        if certificate is None or not conf.get("hdds.block.token.enabled"):
+            return None
+        return cls(SecretKeyCache.connect(conf, certificate), conf.get("hdds.block.token.expiry.time"))
+
+    def sign(
+        self,
+        locations: Iterable[pb.KeyLocation],
+        owner: str,
+        modes: frozenset[AccessMode],
+        max_length: int = 0,
+    ) -> None:
+        """Sets each location's token (blocking: the current key may come from SCM; run it off the event
+        loop). `max_length` 0: each location's own length."""
+        key = self.keys.current()
+        expiry = self.clock.wall_ms() + self.lifetime_ms
+        for location in locations:
+            block = location.blockID.containerBlockID
+            ident = BlockTokenIdentifier(
+                owner,
+                BlockID(block.containerID, block.localID),
+                expiry,
+                modes,
+                max_length or location.length,
+                key.id,
+            )
+            location.token.CopyFrom(token_to_proto(issue_block_token(ident, key)))
+
+    def close(self) -> None:
+        self.keys.close()
+
+
+def token_owner(context: Any) -> str:
+    """Who a token is for: the caller of a gRPC request, as ACLs name it (hdds/security/acl.caller_name);
+    a claim that names no valid user is the caller's own business: the token is then the anonymous one's."""
+    claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
+    peer = grpc_peer_identity(context)
+    try:
+        return caller_name(peer, claimed)[0]
+    except ValueError:
+        return caller_name(peer, None)[0]

@@ -1,0 +1,144 @@
+"""OM's block tokens: every location of openKey and allocateBlock carries a READ+WRITE token for the
+caller up to the block size, every location of lookupKey a READ one up to its length; without an issuer
+(hdds.block.token.enabled off) no location carries one."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import grpc
+
+from pyozone.common.grpc_client import USER_METADATA
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.security.block_token import AccessMode
+from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.om.block_tokens import READ, BlockTokenIssuer
+from pyozone.om.server.service import OzoneManagerService, add_om_service
+from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
+from pyozone.proto import hdds_pb2
+from pyozone.protocol.tokens import encode_token_proto, verify_block_token
+from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
+
+CLOCK = ManualClock()
+DAY = 86_400_000
+
+
+class FakeKeys:
+    def __init__(self) -> None:
+        self.key = ManagedSecretKey.generate(CLOCK.wall_ms(), 9 * DAY)
+        self.closed = False
+
+    def current(self) -> ManagedSecretKey:
+        return self.key
+
+    def get(self, key_id: uuid.UUID) -> ManagedSecretKey | None:
+        return self.key if key_id == self.key.id else None
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def verify(location: pb.KeyLocation, keys: FakeKeys, mode: AccessMode, at_ms: int = 0) -> object:
+    block = BlockID(location.blockID.containerBlockID.containerID, location.blockID.containerBlockID.localID)
+    encoded = encode_token_proto(location.token)
+    return verify_block_token(encoded, block, mode, keys.get, at_ms or CLOCK.wall_ms())
+
+
+@asynccontextmanager
+async def serving(
+    tmp_path: Path, issuer: BlockTokenIssuer | None
+) -> AsyncIterator[pb_grpc.OzoneManagerServiceStub]:
+    core = make_om(tmp_path, FakeScm())
+    executor = ThreadPoolExecutor(2)
+    server = grpc.aio.server()
+    add_om_service(server, OzoneManagerService(core, executor, "om-1", "CID-test", tokens=issuer))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield pb_grpc.OzoneManagerServiceStub(channel)
+    finally:
+        await server.stop(None)
+        executor.shutdown()
+        core.store.close()
+
+
+async def write_key(stub: pb_grpc.OzoneManagerServiceStub, size: int) -> tuple[pb.OpenKeyResponse, list]:
+    alice = ((USER_METADATA, "alice"),)
+    await stub.createVolume(pb.CreateVolumeRequest(volume="vol"), metadata=alice)
+    await stub.createBucket(pb.CreateBucketRequest(volume="vol", bucket="bkt"), metadata=alice)
+    opened = await stub.openKey(
+        pb.OpenKeyRequest(volume="vol", bucket="bkt", key="k", dataSize=size, type=hdds_pb2.RATIS,
+                          factor=hdds_pb2.THREE),
+        metadata=alice,
+    )  # fmt: skip
+    more = await stub.allocateBlock(
+        pb.AllocateBlockRequest(volume="vol", bucket="bkt", key="k", clientID=opened.clientID), metadata=alice
+    )
+    return opened, [*opened.keyInfo.locations, more.location]
+
+
+def test_write_and_read_locations_carry_tokens_for_the_caller(tmp_path: Path) -> None:
+    keys = FakeKeys()
+    issuer = BlockTokenIssuer(keys, DAY, CLOCK)  # type: ignore[arg-type]
+
+    async def body() -> None:
+        async with serving(tmp_path, issuer) as stub:
+            opened, locations = await write_key(stub, BLOCK)
+            assert len(locations) == 2
+            for location in locations:
+                ident = verify(location, keys, AccessMode.WRITE)
+                assert ident.owner == "alice" and ident.max_length == BLOCK  # type: ignore[attr-defined]
+                assert ident.modes == {AccessMode.READ, AccessMode.WRITE}  # type: ignore[attr-defined]
+            committed = [
+                pb.KeyLocation(blockID=loc.blockID, offset=10 * i, length=10)
+                for i, loc in enumerate(locations)
+            ]
+            commit = pb.CommitKeyRequest(
+                volume="vol",
+                bucket="bkt",
+                key="k",
+                clientID=opened.clientID,
+                dataSize=20,
+                locations=committed,
+            )
+            await stub.commitKey(commit)
+            looked = await stub.lookupKey(pb.LookupKeyRequest(volume="vol", bucket="bkt", key="k"))
+            for location in looked.keyInfo.locations:
+                ident = verify(location, keys, AccessMode.READ)
+                assert ident.modes == READ and ident.max_length == 10  # type: ignore[attr-defined]
+                assert ident.owner != "alice"  # the lookup's caller claimed no user
+            expired_at = CLOCK.wall_ms() + DAY
+            try:
+                verify(looked.keyInfo.locations[0], keys, AccessMode.READ, expired_at)
+            except Exception as e:
+                assert "expired" in str(e)
+            else:
+                raise AssertionError("a token outlived hdds.block.token.expiry.time")
+
+    asyncio.run(asyncio.wait_for(body(), 20))
+    issuer.close()
+    assert keys.closed
+
+
+def test_without_an_issuer_no_location_carries_a_token(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with serving(tmp_path, None) as stub:
+            _, locations = await write_key(stub, BLOCK)
+            assert locations and not any(loc.HasField("token") for loc in locations)
+
+    asyncio.run(asyncio.wait_for(body(), 20))
+
+
+def test_the_issuer_exists_with_block_tokens_and_a_certificate_only() -> None:
+    on = OzoneConfiguration({"hdds.block.token.enabled": "true"})
+    assert BlockTokenIssuer.from_conf(on, None) is None
+    assert BlockTokenIssuer.from_conf(OzoneConfiguration(), object()) is None  # type: ignore[arg-type]
