@@ -59,13 +59,15 @@ def daemon_tls(
     identity = daemon_identity(role, hosts)
     paths = TlsPaths.under(directory, conf)
     key = _load_or_create_key(paths.key, settings.key_len)
-    clock = SystemClock()
-    why = _invalid_reason(paths, key, identity, hosts, clock)
+    # A daemon whose host dropped the JOIN file after its first start keeps running on its certificate.
+    present = settings.join_credentials_file is not None and settings.join_credentials_file.exists()
+    join = _join_credential(settings) if present else None
+    why = _invalid_reason(paths, key, identity, hosts, SystemClock(), join.ca_pem if join else None)
     if why is None:
         log.info("Using the certificate %s of %s", paths.cert, identity.common_name)
         return TlsStore(paths)
     log.info("Requesting a certificate for %s from SCM (%s)", identity.common_name, why)
-    join = _join_credential(settings)
+    join = join or _join_credential(settings)
     csr = X.csr_to_pem(X.build_csr(key, identity, hosts))
     with tempfile.TemporaryDirectory(prefix="pyozone-join-") as tmp:
         join_paths = TlsPaths(Path(tmp) / "join.key", Path(tmp) / "join.crt", Path(tmp) / "ca.crt")
@@ -157,9 +159,16 @@ def _load_or_create_key(path: Path, bits: int) -> X.PrivateKey:
 
 
 def _invalid_reason(
-    paths: TlsPaths, key: X.PrivateKey, identity: Identity, hosts: tuple[str, ...], clock: Clock
+    paths: TlsPaths,
+    key: X.PrivateKey,
+    identity: Identity,
+    hosts: tuple[str, ...],
+    clock: Clock,
+    cluster_ca: bytes | None,
 ) -> str | None:
-    """Why the certificate on disk cannot serve this daemon, or None when it can."""
+    """Why the certificate on disk cannot serve this daemon, or None when it can. `cluster_ca` is the CA
+    certificate of the JOIN credential, when there is one: a certificate of an earlier CA (SCM was
+    initialised again) is replaced."""
     if not paths.cert.exists() or not paths.ca.exists():
         return "no certificate yet"
     try:
@@ -171,14 +180,17 @@ def _invalid_reason(
         return "the stored certificate is not for this key pair"
     if not X.is_signed_by(cert, ca):
         return "the stored certificate is not signed by the stored CA certificate"
-    if X.common_name(cert) != identity.common_name or set(_hosts_of(cert)) != set(hosts):
-        return f"the stored certificate names {X.common_name(cert)} {sorted(_hosts_of(cert))}"
+    if cluster_ca is not None and ca != X.cert_from_pem(cluster_ca):
+        return "the stored CA certificate is not the cluster's (the JOIN credential's)"
+    if X.common_name(cert) != identity.common_name or set(certificate_hosts(cert)) != set(hosts):
+        return f"the stored certificate names {X.common_name(cert)} {sorted(certificate_hosts(cert))}"
     if clock.wall_ms() >= int(cert.not_valid_after_utc.timestamp() * 1000):
         return "the stored certificate has expired"
     return None
 
 
-def _hosts_of(cert: X.Certificate) -> list[str]:
+def certificate_hosts(cert: X.Certificate) -> list[str]:
+    """The host names and addresses a certificate's subjectAltName lists."""
     try:
         names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
@@ -187,6 +199,7 @@ def _hosts_of(cert: X.Certificate) -> list[str]:
 
 
 def _join_credential(settings: SecurityConfig) -> JoinCredential:
+    """The JOIN credential the configuration names; a file that cannot be read is an error."""
     if settings.join_credentials_file is None:
         raise ConfigError(
             "ozone.security.join.credentials.file is not set: a daemon's first certificate is requested "

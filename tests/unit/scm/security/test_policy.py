@@ -1,0 +1,108 @@
+"""Who may have which certificate and who may read what: JOIN gets service roles only, anyone renews
+its own name, administrators issue users' certificates, secret keys go to OM and datanodes only."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.security.users import Administrators, UserGroups
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.scm.security.policy import AccessPolicy
+from pyozone.security.errors import SecurityError, SecurityResult
+
+POLICY = AccessPolicy(
+    Administrators.from_conf(
+        OzoneConfiguration({"ozone.administrators": "admin", "ozone.administrators.groups": "ops"})
+    ),
+    UserGroups.from_conf(OzoneConfiguration({"hadoop.user.group.static.mapping.overrides": "carol=ops;"})),
+)
+JOIN = Identity(CertRole.JOIN, "join", "scm-host")
+OM = Identity(CertRole.OM, "om", "h1")
+DN = Identity(CertRole.DATANODE, "dn", "h2")
+S3G = Identity(CertRole.S3G, "s3g", "h3")
+SCM = Identity(CertRole.SCM, "scm", "scm-host")
+ADMIN = Identity(CertRole.USER, "admin")
+CAROL = Identity(CertRole.USER, "carol")  # an administrator through the group "ops"
+ALICE = Identity(CertRole.USER, "alice")
+BOB = Identity(CertRole.USER, "bob")
+
+
+def denied(check, *args) -> str:
+    with pytest.raises(SecurityError) as e:
+        check(*args)
+    assert e.value.code == SecurityResult.PERMISSION_DENIED
+    return e.value.message
+
+
+@pytest.mark.parametrize("requested", [OM, DN, S3G])
+def test_join_obtains_service_certificates(requested: Identity) -> None:
+    POLICY.check_csr(JOIN, requested)
+
+
+@pytest.mark.parametrize("requested", [ALICE, ADMIN])
+def test_join_may_not_obtain_a_user_certificate(requested: Identity) -> None:
+    assert "the JOIN credential may obtain OM, DATANODE or S3G certificates only" in denied(
+        POLICY.check_csr, JOIN, requested
+    )
+
+
+@pytest.mark.parametrize("caller", [JOIN, ADMIN, SCM])
+@pytest.mark.parametrize("requested", [SCM, JOIN])
+def test_scm_and_join_certificates_are_made_by_init_only(caller: Identity, requested: Identity) -> None:
+    assert "are made by `pyozone scm --init` only" in denied(POLICY.check_csr, caller, requested)
+
+
+@pytest.mark.parametrize("caller", [OM, DN, S3G, ALICE, ADMIN])
+def test_anyone_renews_its_own_name(caller: Identity) -> None:
+    POLICY.check_csr(caller, caller)
+
+
+@pytest.mark.parametrize("caller", [ADMIN, CAROL])
+def test_an_administrator_issues_any_users_certificate(caller: Identity) -> None:
+    POLICY.check_csr(caller, ALICE)
+
+
+@pytest.mark.parametrize(
+    ("caller", "requested"),
+    [
+        (ALICE, BOB),  # a user for another user
+        (ALICE, ADMIN),  # ... for an administrator
+        (ADMIN, OM),  # an administrator for a service
+        (OM, Identity(CertRole.OM, "om", "elsewhere")),  # a service for another host
+        (OM, DN),  # ... for another role
+        (DN, ALICE),  # ... for a user
+    ],
+)
+def test_other_names_are_refused(caller: Identity, requested: Identity) -> None:
+    message = denied(POLICY.check_csr, caller, requested)
+    assert f"{caller.common_name} may not obtain a certificate for {requested.common_name}" in message
+
+
+@pytest.mark.parametrize("caller", [ADMIN, CAROL, OM, DN, S3G, SCM])
+def test_administrators_and_services_read_certificates(caller: Identity) -> None:
+    POLICY.check_read_certificates(caller)
+
+
+@pytest.mark.parametrize("caller", [ALICE, JOIN])
+def test_others_do_not_read_certificates(caller: Identity) -> None:
+    assert "administrators and services only" in denied(POLICY.check_read_certificates, caller)
+
+
+@pytest.mark.parametrize("caller", [OM, DN])
+def test_om_and_datanodes_read_secret_keys(caller: Identity) -> None:
+    POLICY.check_read_secret_keys(caller)
+
+
+@pytest.mark.parametrize("caller", [ADMIN, ALICE, S3G, SCM, JOIN])
+def test_nobody_else_reads_secret_keys(caller: Identity) -> None:
+    assert "OM and datanodes only" in denied(POLICY.check_read_secret_keys, caller)
+
+
+def test_a_service_named_in_administrators_is_still_no_administrator() -> None:
+    policy = AccessPolicy(
+        Administrators.from_conf(OzoneConfiguration({"ozone.administrators": "*"})),
+        UserGroups.from_conf(OzoneConfiguration()),
+    )
+    assert policy.is_admin(ALICE) and not policy.is_admin(OM)
+    denied(policy.check_csr, OM, ALICE)

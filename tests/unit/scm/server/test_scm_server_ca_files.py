@@ -1,0 +1,242 @@
+"""`pyozone scm --init` with security: the root CA, SCM's certificate, the JOIN credential and the
+administrator's client certificate, their modes, their reuse; the secret key file; SCM's own renewal."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pyozone.cli.main import main
+from pyozone.common.tls import TlsPaths
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.hdds.security.x509 import CertRole
+from pyozone.scm.security.authority import CertificateAuthority
+from pyozone.scm.security.certificates import CertificateStore
+from pyozone.scm.server import ScmDaemon, ServerStartError
+from pyozone.scm.server.ca_files import (
+    ScmSecurityFiles,
+    SecretKeyFile,
+    SecuritySetupError,
+    admin_user,
+    load_ca,
+    renew_scm_certificate,
+    scm_hosts,
+)
+from pyozone.scm.store.scm_db import open_scm_db
+from pyozone.scm.store.version import init_scm, open_scm_store, read_scm_storage
+from pyozone.security.config import SecurityConfig
+from pyozone.security.join import JoinCredential
+from tests.tls_certs import CertAuthority
+
+Cli = Callable[..., Any]
+
+SECURE = (
+    "-D",
+    "ozone.security.enabled=true",
+    "-D",
+    "ozone.scm.names=127.0.0.1",
+    "-D",
+    "ozone.administrators=ada",
+)
+
+
+def conf_of(metadata: Path, **extra: str) -> OzoneConfiguration:
+    return OzoneConfiguration(
+        {
+            "ozone.metadata.dirs": str(metadata),
+            "ozone.security.enabled": "true",
+            "ozone.scm.names": "127.0.0.1",
+            "ozone.administrators": "ada",
+            **extra,
+        }
+    )
+
+
+def files_of(conf: OzoneConfiguration) -> ScmSecurityFiles:
+    return ScmSecurityFiles.from_conf(conf, SecurityConfig.from_conf(conf))
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def serials(metadata: Path) -> list[int]:
+    store = open_scm_db(metadata, read_only=True)
+    try:
+        return [serial for serial, _ in store.valid_certs.items()]
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def initialised(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One secure init (four RSA keys) shared by the tests that only read what it made: (dir, output)."""
+    metadata = tmp_path_factory.mktemp("scm")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["scm", "--init", "-D", f"ozone.metadata.dirs={metadata}", *SECURE]) == 0
+    return metadata, out.getvalue()
+
+
+def test_init_makes_the_ca_and_the_first_certificates(initialised: tuple[Path, str]) -> None:
+    metadata, out = initialised
+    files = files_of(conf_of(metadata))
+    ca = load_ca(files)
+    assert files.ca.key == metadata / "ca" / "keys" / "private.pem"
+    assert files.ca.cert == metadata / "ca" / "certs" / "certificate.crt"
+    assert X.common_name(ca.cert) == "scm@127.0.0.1" and ca.cert.serial_number == 1
+    storage = read_scm_storage(metadata)
+    assert ca.cert.subject.rfc4514_string().startswith(f"O={storage.cluster_id},OU={storage.scm_uuid}")
+    scm = X.cert_from_pem(files.scm.cert.read_bytes())
+    assert X.identity_of(scm).role is CertRole.SCM and X.is_signed_by(scm, ca.cert)
+    join = JoinCredential.read(files.join)
+    assert X.common_name(X.cert_from_pem(join.cert_pem)) == "join@127.0.0.1"
+    ada = files.user("ada")
+    assert ada.key == metadata / "ca" / "users" / "ada" / "private.pem"
+    assert X.common_name(X.cert_from_pem(ada.cert.read_bytes())) == "ada"
+    assert ada.ca.read_bytes() == X.cert_to_pem(ca.cert) == files.scm.ca.read_bytes()
+    assert serials(metadata) == [1, 2, 3, 4]
+    assert f"Root CA certificate created: {files.ca.cert} (serial 1), private key {files.ca.key}" in out
+    assert f"SCM certificate created: {files.scm.cert} (serial 2)" in out
+    assert f"OZONE_CLIENT_CERT={ada.cert} OZONE_CLIENT_KEY={ada.key} OZONE_CA_CERT={ada.ca}" in out
+
+
+def test_private_keys_and_the_join_credential_are_owner_only(initialised: tuple[Path, str]) -> None:
+    metadata, _ = initialised
+    files = files_of(conf_of(metadata))
+    for private in (files.ca.key, files.scm.key, files.join, files.user("ada").key):
+        assert mode(private) == 0o600, private
+    assert mode(files.ca.cert) == 0o644
+
+
+def test_a_second_init_reuses_everything_and_opens_no_database(cli: Cli, tmp_path: Path) -> None:
+    assert cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE).code == 0
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "scm.db" not in p.parts}
+    store = open_scm_db(tmp_path)  # held open, as a running SCM holds it: a second init must not need it
+    try:
+        again = cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE)
+    finally:
+        store.close()
+    assert again.code == 0, again.err
+    assert "Reusing the root CA certificate" in again.out and "Reusing the SCM certificate" in again.out
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "scm.db" not in p.parts}
+    assert after == before
+
+
+def test_a_missing_admin_certificate_is_issued_again_alone(cli: Cli, tmp_path: Path) -> None:
+    assert cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE).code == 0
+    files = files_of(conf_of(tmp_path))
+    files.user("ada").cert.unlink()
+    scm_before = files.scm.cert.read_bytes()
+    again = cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE)
+    assert "Client certificate of administrator ada created" in again.out
+    assert files.scm.cert.read_bytes() == scm_before and serials(tmp_path) == [1, 2, 3, 4, 5]
+
+
+def test_insecure_init_makes_no_security_files(cli: Cli, tmp_path: Path) -> None:
+    result = cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}")
+    assert result.code == 0 and "certificate" not in result.out.lower()
+    assert not (tmp_path / "ca").exists() and not (tmp_path / "keys").exists()
+
+
+def test_grpc_tls_without_security_is_refused_before_anything_is_written(cli: Cli, tmp_path: Path) -> None:
+    result = cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", "-D", "hdds.grpc.tls.enabled=true")
+    assert result.code == 1 and "hdds.grpc.tls.enabled=true needs ozone.security.enabled=true" in result.err
+    assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
+
+
+def test_an_external_root_ca_signs_instead(cli: Cli, tmp_path: Path) -> None:
+    external = CertAuthority(tmp_path / "external")
+    X.write_file(tmp_path / "root.key", X.key_to_pem(external.key), private=True)
+    X.write_file(tmp_path / "root.crt", X.cert_to_pem(external.cert))
+    metadata = tmp_path / "scm"
+    result = cli(
+        "scm", "--init", "-D", f"ozone.metadata.dirs={metadata}", *SECURE,
+        "-D", f"hdds.x509.rootca.certificate.file={tmp_path / 'root.crt'}",
+        "-D", f"hdds.x509.rootca.private.key.file={tmp_path / 'root.key'}",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert f"Reusing the root CA certificate {tmp_path / 'root.crt'}" in result.out
+    assert not (metadata / "ca" / "keys").exists()
+    scm = X.cert_from_pem((metadata / "certs" / "certificate.crt").read_bytes())
+    assert X.is_signed_by(scm, external.cert)
+
+
+def test_a_secure_scm_without_a_ca_does_not_start(tmp_path: Path) -> None:
+    conf = conf_of(tmp_path)
+    init_scm(conf)  # initialised insecure, started secure
+    with pytest.raises(
+        ServerStartError, match=r"SCM has no certificate authority .* run `pyozone scm --init`"
+    ):
+        ScmDaemon(conf, *open_scm_store(conf))
+
+
+def test_scm_hosts_name_the_configured_host_first_and_always_loopback() -> None:
+    hosts = scm_hosts(OzoneConfiguration({"ozone.scm.names": "scm1.example:9861,scm2"}))
+    assert hosts[0] == "scm1.example" and {"scm2", "127.0.0.1", "localhost"} <= set(hosts)
+    assert "0.0.0.0" not in hosts
+
+
+def test_the_admin_is_the_first_named_administrator_else_the_login_user(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert admin_user(OzoneConfiguration({"ozone.administrators": "*, bo ,cy"})) == "bo"
+    monkeypatch.setenv("HADOOP_USER_NAME", "hal")
+    assert admin_user(OzoneConfiguration()) == "hal"
+    assert admin_user(OzoneConfiguration({"ozone.administrators": "*"})) == "hal"
+
+
+def test_secret_key_file_round_trip_is_private(tmp_path: Path) -> None:
+    keys = (ManagedSecretKey.generate(0, 10), ManagedSecretKey.generate(5, 10))
+    file = SecretKeyFile(tmp_path / "keys" / "secret_keys.json")
+    assert file.load() == []
+    file.save(keys)
+    assert mode(file.path) == 0o600 and tuple(file.load()) == keys
+    assert json.loads(file.path.read_text())[0]["id"] == str(keys[0].id)
+
+
+@pytest.mark.parametrize("content", ["{", "{}", '[{"id": "x"}]'])
+def test_a_damaged_secret_key_file_is_named(tmp_path: Path, content: str) -> None:
+    (tmp_path / "s.json").write_text(content)
+    with pytest.raises(SecuritySetupError, match=f"the secret key file {tmp_path / 's.json'} is unusable"):
+        SecretKeyFile(tmp_path / "s.json").load()
+
+
+def test_scm_renews_its_own_certificate_inside_the_grace_period(initialised: tuple[Path, str]) -> None:
+    metadata, _ = initialised
+    files = files_of(conf_of(metadata))
+    own = TlsPaths(files.scm.key, files.scm.cert, files.scm.ca)
+    current = X.cert_from_pem(own.cert.read_bytes())
+    expiry_ms = int(current.not_valid_after_utc.timestamp() * 1000)
+    grace_ms = 10 * 86_400_000
+    clock = ManualClock(epoch_ms=expiry_ms - grace_ms - 1)
+    store = open_scm_db(metadata)
+    try:
+        storage = read_scm_storage(metadata)
+        ca = CertificateAuthority(
+            load_ca(files),
+            CertificateStore(store),
+            clock,
+            storage.cluster_id,
+            storage.scm_uuid,
+            365 * 86_400_000,
+        )
+        key_before = own.key.read_bytes()
+        assert renew_scm_certificate(ca, own, ("127.0.0.1",), grace_ms) is None
+        clock.advance(1)
+        renewed = renew_scm_certificate(ca, own, ("127.0.0.1", "localhost"), grace_ms)
+    finally:
+        store.close()
+    assert renewed is not None and renewed.serial_number > current.serial_number
+    assert own.cert.read_bytes() == X.cert_to_pem(renewed) and own.key.read_bytes() == key_before
+    assert renewed.not_valid_after_utc > current.not_valid_after_utc
