@@ -61,7 +61,7 @@ class BlockDataStreamOutput(BlockOutputStream):
         self._max_unacked = max(config.datastream_window, config.datastream_flush_size)
         self.chain = chain
         self._sock: socket.socket | None = None
-        self._stream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None  # under TLS
+        self._tls_stream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None  # under TLS
         self._outbox: asyncio.Queue[tuple[bytes, memoryview] | None] = asyncio.Queue()
         self._waiting: deque[asyncio.Future[Response]] = deque()
         self._tasks: list[asyncio.Task[None]] = []
@@ -107,7 +107,7 @@ class BlockDataStreamOutput(BlockOutputStream):
                 loop.sock_connect(sock, (host, first.datastream_port)), self._config.request_timeout_s
             )
             if self._config.tls is not None:
-                self._stream = await asyncio.open_connection(
+                self._tls_stream = await asyncio.open_connection(
                     sock=sock,
                     ssl=client_context(self._config.tls),
                     server_hostname=host,  # the datanode's certificate must name it
@@ -127,23 +127,23 @@ class BlockDataStreamOutput(BlockOutputStream):
     async def _write(
         self, loop: asyncio.AbstractEventLoop, sock: socket.socket, frame: bytes, data: Data
     ) -> None:
-        if self._stream is None:
+        if self._tls_stream is None:
             await loop.sock_sendall(sock, frame)
             if data:
                 await loop.sock_sendall(sock, data)
             return
-        writer = self._stream[1]
+        writer = self._tls_stream[1]
         writer.write(frame)
         if data:
             writer.write(data)
         await writer.drain()
 
     async def _fill(self, loop: asyncio.AbstractEventLoop, sock: socket.socket, view: memoryview) -> None:
-        if self._stream is None:
+        if self._tls_stream is None:
             await fill(loop, sock, view)
             return
         try:
-            view[:] = await self._stream[0].readexactly(len(view))  # an ack: a few bytes
+            view[:] = await self._tls_stream[0].readexactly(len(view))  # an ack: a few bytes
         except asyncio.IncompleteReadError:
             raise ConnectionResetError("the datanode closed the connection") from None
 
@@ -255,9 +255,9 @@ class BlockDataStreamOutput(BlockOutputStream):
         for task in self._tasks:
             with contextlib.suppress(BaseException):
                 await task
-        if self._stream is not None:
-            self._stream[1].transport.abort()  # it closes the socket
-            self._stream = None
+        if self._tls_stream is not None:
+            self._tls_stream[1].transport.abort()  # it closes the socket
+            self._tls_stream = None
         if self._sock is not None:
             self._sock.close()
             self._sock = None

@@ -1,5 +1,7 @@
-"""Mutual TLS on the datastream port (issue 15 item 2): a chain write and reads through TLS on real sockets,
-the refusals (a plaintext peer, a self-made certificate, another CA's), and the handshake deadline."""
+"""Mutual TLS on the datastream port (issue 15 item 2), on real sockets: a chain written through TLS (by a
+raw client and by the client's V2 writer) and read back by the client's reader, the refusals (a plaintext
+peer, a self-made certificate, another CA's; a next member or a datanode of another CA), the handshake
+deadline, and one TLS connection received on while another thread sends on it."""
 
 from __future__ import annotations
 
@@ -13,12 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.client.config import ClientConfig
+from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.datastream_read import DatastreamReader
-from pyozone.client.models import DatanodeRef
+from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
+from pyozone.client.xceiver import ChannelPool, DatanodeCallError
+from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.datanode.datastream import DatastreamServer
 from pyozone.datanode.datastream.sockets import recv_exact, recv_into_exact
 from pyozone.datanode.datastream.tls import DatastreamTls, DuplexTlsSocket
+from pyozone.datanode.storage import chunk_io
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.security import x509 as X
@@ -126,6 +133,55 @@ def test_a_chain_writes_and_a_reader_reads_back_through_tls(
 
     whole, part = asyncio.run(read_back())
     assert whole == data and part == data[PACKET : PACKET + 2 * BPC]
+
+
+def _config(tls: TlsStore) -> ClientConfig:
+    return ClientConfig(
+        HostPort("127.0.0.1", 1), PACKET, 4 * PACKET, 8 * PACKET, 64 * PACKET, 3, 0, 3, 0,
+        ChecksumType.CRC32, BPC, True, 60, True, request_timeout_s=5, tls=tls,
+    )  # fmt: skip
+
+
+async def _write_packets(tls: TlsStore, chain: tuple[DatanodeRef, ...], pieces: list[bytes]) -> None:
+    """The client's V2 writer sends `pieces` and END along `chain` and waits for every ack (the putBlock
+    through the pipeline log is not part of this test)."""
+    location = KeyLocation(CID, 1, 0, 0, 0, PipelineRef(PIPELINE, chain, chain[0].uuid))
+    writer = BlockDataStreamOutput(location, _config(tls), ChannelPool(), chain)
+    try:
+        for piece in pieces:
+            writer._write_chunk(piece)
+        writer._chunk_answers.append(writer._packet(ds.PacketKind.END, b"", b""))
+        for answer in writer._chunk_answers:
+            await answer
+    finally:
+        await writer.close()
+
+
+def test_the_clients_v2_writer_streams_a_chain_through_tls(
+    chain: tuple[int, int], node_a: Node, node_b: Node, alice: TlsStore
+) -> None:
+    pieces = [payload(n, PACKET) for n in range(3)]
+    members = tuple(
+        DatanodeRef(n.uuid, "127.0.0.1", "127.0.0.1", None, port)
+        for n, port in zip((node_a, node_b), chain, strict=True)
+    )
+    asyncio.run(_write_packets(alice, members, pieces))
+    for node in (node_a, node_b):
+        block = chunk_io.block_file(node.containers.require(CID).chunks_dir, 1)
+        assert block.read_bytes() == b"".join(pieces)
+
+
+def test_the_clients_v2_writer_refuses_a_datanode_of_another_ca(
+    node_a: Node, alice: TlsStore, tmp_path: Path, ca: CertAuthority
+) -> None:
+    server = _serve(node_a, CertAuthority(tmp_path / "other").store("dn-a", DN, trust=ca.cert))
+    ref = DatanodeRef(node_a.uuid, "127.0.0.1", "127.0.0.1", None, server.start())
+    try:
+        with pytest.raises(DatanodeCallError) as refused:
+            asyncio.run(_write_packets(alice, (ref,), [payload(1, PACKET)]))
+        assert refused.value.unreachable and "CERTIFICATE_VERIFY_FAILED" in str(refused.value)
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize("who", ["plaintext", "self-made certificate", "another CA's certificate"])
