@@ -41,6 +41,10 @@ from pyozone.security.config import SecurityConfig
 from pyozone.security.join import JoinCredential
 
 CA_DIR = "ca"
+ROOT_CA_HOST = "root-ca"
+"""The root CA is "scm@root-ca": its subject must differ from SCM's own certificate's ("scm@<host>"),
+as Ozone's root (scm@) and SCM's (scm-sub@) do, or OpenSSL takes SCM's certificate, whose subject would
+equal its issuer, for a self-signed one and refuses it."""
 JOIN_FILE = "join.pem"
 USERS_DIR = "users"
 
@@ -214,7 +218,7 @@ def init_security(conf: OzoneConfiguration, storage: SCMStorageConfig) -> InitRe
         with _open_store(conf) as store:
             certs = CertificateStore(store)
             if material is None:
-                material = _create_root(files, certs, storage, hosts[0], max_lifetime, clock)
+                material = _create_root(files, certs, storage, max_lifetime, clock)
                 lines.append(
                     f"Root CA certificate created: {files.ca.cert} (serial {material.cert.serial_number}), "
                     f"private key {files.ca.key} (mode 0600)"
@@ -294,13 +298,12 @@ def _create_root(
     files: ScmSecurityFiles,
     certs: CertificateStore,
     storage: SCMStorageConfig,
-    host: str,
     lifetime: dt.timedelta,
     clock: Clock,
 ) -> CaMaterial:
     key = X.generate_private_key()
     cert = X.self_signed_root(
-        key, storage.cluster_id, storage.scm_uuid, host, lifetime, certs.next_serial(), _now(clock)
+        key, storage.cluster_id, storage.scm_uuid, ROOT_CA_HOST, lifetime, certs.next_serial(), _now(clock)
     )
     X.write_file(files.ca.key, X.key_to_pem(key), private=True)
     X.write_file(files.ca.cert, X.cert_to_pem(cert))

@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import socket
 import stat
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,12 +16,11 @@ from typing import Any
 import pytest
 
 from pyozone.cli.main import main
-from pyozone.common.tls import TlsPaths
+from pyozone.common.tls import TlsPaths, TlsStore, ssl_peer_identity
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
-from pyozone.hdds.security.x509 import CertRole
 from pyozone.scm.security.authority import CertificateAuthority
 from pyozone.scm.security.certificates import CertificateStore
 from pyozone.scm.server import ScmDaemon, ServerStartError
@@ -94,11 +95,11 @@ def test_init_makes_the_ca_and_the_first_certificates(initialised: tuple[Path, s
     ca = load_ca(files)
     assert files.ca.key == metadata / "ca" / "keys" / "private.pem"
     assert files.ca.cert == metadata / "ca" / "certs" / "certificate.crt"
-    assert X.common_name(ca.cert) == "scm@127.0.0.1" and ca.cert.serial_number == 1
+    assert X.common_name(ca.cert) == "scm@root-ca" and ca.cert.serial_number == 1
     storage = read_scm_storage(metadata)
     assert ca.cert.subject.rfc4514_string().startswith(f"O={storage.cluster_id},OU={storage.scm_uuid}")
     scm = X.cert_from_pem(files.scm.cert.read_bytes())
-    assert X.identity_of(scm).role is CertRole.SCM and X.is_signed_by(scm, ca.cert)
+    assert X.common_name(scm) == "scm@127.0.0.1" and X.is_signed_by(scm, ca.cert)
     join = JoinCredential.read(files.join)
     assert X.common_name(X.cert_from_pem(join.cert_pem)) == "join@127.0.0.1"
     ada = files.user("ada")
@@ -109,6 +110,34 @@ def test_init_makes_the_ca_and_the_first_certificates(initialised: tuple[Path, s
     assert f"Root CA certificate created: {files.ca.cert} (serial 1), private key {files.ca.key}" in out
     assert f"SCM certificate created: {files.scm.cert} (serial 2)" in out
     assert f"OZONE_CLIENT_CERT={ada.cert} OZONE_CLIENT_KEY={ada.key} OZONE_CA_CERT={ada.ca}" in out
+
+
+def test_openssl_accepts_scms_certificate_from_the_administrators_side(initialised: tuple[Path, str]) -> None:
+    """SCM's subject differs from its issuer's, so OpenSSL does not take it for a self-signed one."""
+    metadata, _ = initialised
+    files = files_of(conf_of(metadata))
+    server, client = TlsStore(files.scm).server_context(), TlsStore(files.user("ada")).client_context()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        accepted: list[str] = []
+
+        def serve() -> None:
+            conn, _ = listener.accept()
+            with server.wrap_socket(conn, server_side=True) as tls:
+                accepted.append(ssl_peer_identity(tls).common_name)
+                tls.sendall(b"ok")
+
+        thread = threading.Thread(target=serve)
+        thread.start()
+        with (
+            socket.create_connection(("127.0.0.1", port), 5) as raw,
+            client.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+        ):
+            assert tls.recv(2) == b"ok" and ssl_peer_identity(tls).common_name == "scm@127.0.0.1"
+        thread.join(5)
+    assert accepted == ["ada"]
 
 
 def test_private_keys_and_the_join_credential_are_owner_only(initialised: tuple[Path, str]) -> None:
