@@ -258,6 +258,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.administrators.groups", T, None, "Groups (comma-separated) allowed admin operations"),
     _k("ozone.om.user.rights", T, "ALL", "Rights a new volume/bucket/key's owner gets"),
     _k("ozone.om.group.rights", T, "READ,LIST", "Rights the owner's groups get on a new object"),
+    _k("ozone.om.volume.listall.allowed", B, "true", "With ACLs, any user may list all volumes (else own)"),
     _k("hadoop.user.group.static.mapping.overrides", T, "dr.who=;", "Groups per user: u1=g1,g2;u2=g3"),
 )
 

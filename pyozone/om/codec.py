@@ -23,6 +23,7 @@ from pyozone.om.records import (
 )
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.protocol.acl import acls_from_proto, acls_to_proto
 from pyozone.protocol.block import container_block_id_from_proto, container_block_id_to_proto
 from pyozone.protocol.common import (
     enum_from_proto,
@@ -91,6 +92,8 @@ def volume_to_proto(v: VolumeRecord) -> om_pb.VolumeInfo:
         quotaInBytes=v.quota_bytes,
         usedBytes=v.used_bytes,
         usedNamespace=v.used_namespace,
+        quotaInNamespace=v.quota_namespace,
+        acls=acls_to_proto(v.acls),
     )
 
 
@@ -104,6 +107,8 @@ def volume_from_proto(p: om_pb.VolumeInfo) -> VolumeRecord:
         p.quotaInBytes,
         p.usedBytes,
         p.usedNamespace,
+        p.quotaInNamespace,
+        acls_from_proto(p.acls, "acls"),
     )
 
 
@@ -117,6 +122,9 @@ def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
         layout=b.layout,
         usedBytes=b.used_bytes,
         usedNamespace=b.used_namespace,
+        quotaInBytes=b.quota_bytes,
+        quotaInNamespace=b.quota_namespace,
+        acls=acls_to_proto(b.acls),
         **replication_fields(b.replication),
     )
 
@@ -132,6 +140,9 @@ def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
         p.layout,
         p.usedBytes,
         p.usedNamespace,
+        p.quotaInBytes,
+        p.quotaInNamespace,
+        acls_from_proto(p.acls, "acls"),
     )
 
 
@@ -174,6 +185,8 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         objectID=k.object_id,
         metadata=dict(k.metadata),
         tags=dict(k.tags),
+        owner=k.owner,
+        acls=acls_to_proto(k.acls),
         **replication_fields(k.replication),
     )
 
@@ -200,6 +213,8 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         p.objectID,
         pairs(p.metadata),
         pairs(p.tags),
+        p.owner,
+        acls_from_proto(p.acls, "acls"),
     )
 
 
@@ -218,6 +233,8 @@ def multipart_to_proto(u: MultipartUploadRecord) -> om_pb.MultipartInfo:
             om_pb.PartInfo(partNumber=p.part_number, partName=p.part_name, partKeyInfo=key_to_proto(p.key))
             for p in u.parts
         ],
+        owner=u.owner,
+        acls=acls_to_proto(u.acls),
         **replication_fields(u.replication),
     )
 
@@ -234,6 +251,8 @@ def multipart_from_proto(p: om_pb.MultipartInfo) -> MultipartUploadRecord:
         pairs(p.metadata),
         pairs(p.tags),
         tuple(PartRecord(x.partNumber, x.partName, key_from_proto(x.partKeyInfo)) for x in p.parts),
+        p.owner,
+        acls_from_proto(p.acls, "acls"),
     )
 
 

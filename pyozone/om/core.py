@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import ReplicationConfig
-from pyozone.om import codec
+from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
+from pyozone.om import codec, quota
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.locations import LocationCache, read_pipeline
@@ -33,7 +34,7 @@ from pyozone.om.metadata import (
     Op,
 )
 from pyozone.om.names import check_bucket_name, check_key_name, check_volume_name
-from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs
+from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs, replicated_size
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.s3secret import S3SecretManager
 from pyozone.om.scm import ScmGateway, scm_call
@@ -149,12 +150,18 @@ class OzoneManager:
             raise OMException(OMResultCode.BUCKET_NOT_FOUND, f"bucket {volume}/{bucket}")
         return codec.decode_bucket(data)
 
-    def _key(self, volume: str, bucket: str, key: str) -> KeyRecord:
+    def key_record(self, volume: str, bucket: str, key: str) -> KeyRecord:
+        """The committed key; KEY_NOT_FOUND (or its bucket's or volume's) when there is none."""
         data = self.store.get(KEY_TABLE, key_key(volume, bucket, key))
         if data is None:
             self._bucket(volume, bucket)
             raise OMException(OMResultCode.KEY_NOT_FOUND, f"key {volume}/{bucket}/{key}")
         return codec.decode_key(data)
+
+    def find_key(self, volume: str, bucket: str, key: str) -> KeyRecord | None:
+        """The committed key, or None (its bucket is not checked)."""
+        data = self.store.get(KEY_TABLE, key_key(volume, bucket, key))
+        return codec.decode_key(data) if data is not None else None
 
     def open_key_record(self, volume: str, bucket: str, key: str, client_id: int) -> KeyRecord:
         data = self.store.get(OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id))
@@ -166,14 +173,17 @@ class OzoneManager:
         return codec.decode_key(data)
 
     # ------------------------------------------------------------------ volumes
-    def create_volume(self, volume: str, owner: str = "", quota_bytes: int = 0) -> VolumeRecord:
+    def create_volume(
+        self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0, acls: Acls = ()
+    ) -> VolumeRecord:
+        """`acls`: the new volume's entries (with ozone.acl.enabled, its owner's defaults)."""
         check_volume_name(volume)
         with self.lock:
             if self.store.get(VOLUME_TABLE, volume_key(volume)) is not None:
                 raise OMException(OMResultCode.VOLUME_ALREADY_EXISTS, f"volume {volume}")
             now = self._now()
             owner = owner or self.default_owner
-            record = VolumeRecord(volume, owner, owner, now, now, quota_bytes)
+            record = VolumeRecord(volume, owner, owner, now, now, quota_bytes, 0, 0, quota_namespace, acls)
             self.commit([(VOLUME_TABLE, volume_key(volume), codec.encode(codec.volume_to_proto(record)))])
         log.info("created volume %s (owner %s)", volume, owner)
         return record
@@ -189,15 +199,26 @@ class OzoneManager:
             self.commit([(VOLUME_TABLE, volume_key(volume), None)])
         log.info("deleted volume %s", volume)
 
-    def list_volumes(self, prefix: str = "", start_key: str = "", max_keys: int = 0) -> list[VolumeRecord]:
+    def list_volumes(
+        self, prefix: str = "", start_key: str = "", max_keys: int = 0, owner: str = ""
+    ) -> list[VolumeRecord]:
+        """`owner`: only that user's volumes (with ozone.acl.enabled, a user not allowed to list all)."""
         start = volume_key(start_key) if start_key else None
-        entries = self.store.scan(VOLUME_TABLE, volume_key(prefix), start)
-        return [codec.decode_volume(v) for _, v in _first(entries, max_keys)]
+        records = (
+            codec.decode_volume(v) for _, v in self.store.scan(VOLUME_TABLE, volume_key(prefix), start)
+        )
+        return _first((r for r in records if not owner or r.owner == owner), max_keys)
 
     # ------------------------------------------------------------------ buckets
     def create_bucket(
-        self, volume: str, bucket: str, replication: ReplicationConfig | None = None, owner: str = ""
+        self,
+        volume: str,
+        bucket: str,
+        replication: ReplicationConfig | None = None,
+        creator: Ownership | None = None,
     ) -> BucketRecord:
+        """The bucket's owner is its volume's; with ozone.acl.enabled the `creator` (the caller) owns it,
+        with the creator's entries and the volume's DEFAULT ones (Ozone's OMBucketCreateRequest)."""
         check_bucket_name(bucket)
         if replication is not None:
             self.settings.allowed_configs.check(replication)
@@ -205,14 +226,16 @@ class OzoneManager:
             parent = self._volume(volume)
             if self.store.get(BUCKET_TABLE, bucket_key(volume, bucket)) is not None:
                 raise OMException(OMResultCode.BUCKET_ALREADY_EXISTS, f"bucket {volume}/{bucket}")
+            quota.check_buckets(parent)
             now = self._now()
             record = BucketRecord(
                 volume,
                 bucket,
-                owner or parent.owner,
+                creator.owner if creator else parent.owner,
                 now,
                 now,
                 replication or self.settings.default_replication,
+                acls=inherit_defaults(creator.acls, parent.acls) if creator else (),
             )
             parent = replace(parent, used_namespace=parent.used_namespace + 1, modification_ms=now)
             self.commit(
@@ -272,6 +295,7 @@ class OzoneManager:
         excluded: ExcludeList | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
+        creator: Ownership | None = None,
     ) -> OpenKeySession:
         """Records an open key under a fresh client id with ceil(dataSize / block capacity) pre-allocated
         blocks (at least one, at most PREALLOCATE_MAX_BLOCKS), with the metadata and tags the committed
@@ -281,10 +305,14 @@ class OzoneManager:
 
         A key announced smaller than a block asks SCM for only what its largest replica holds: SCM counts
         every allocation against its container, and a full block per small key would fill a container's
-        count after container size / block size keys (20 by default) however little was written."""
+        count after container size / block size keys (20 by default) however little was written.
+
+        The blocks must fit the quotas (quota.py); with ozone.acl.enabled the key's `creator` owns it."""
         if replication is not None:
             self.settings.allowed_configs.check(replication)
-        return self.open_key_as(volume, bucket, key, data_size, replication, excluded, metadata, tags)
+        return self.open_key_as(
+            volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
+        )
 
     def open_key_as(
         self,
@@ -296,6 +324,7 @@ class OzoneManager:
         excluded: ExcludeList | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
+        creator: Ownership | None = None,
     ) -> OpenKeySession:
         """open_key with a replication OM already holds (a multipart upload's), not checked again: the
         allowed configs may have changed since it was recorded."""
@@ -309,6 +338,10 @@ class OzoneManager:
         count = min(PREALLOCATE_MAX_BLOCKS, max(1, math.ceil(data_size / capacity)))
         if 0 < data_size < capacity:
             size, capacity = replica_bytes(config, data_size), data_size
+        preallocated = min(data_size, count * capacity) if data_size else capacity
+        self.check_quota(
+            parent, replicated_size(config, preallocated), self.find_key(volume, bucket, key) is None
+        )
         with scm_call(f"allocating {count} block(s) for {volume}/{bucket}/{key}"):
             allocated = self.scm.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
         with self.lock:
@@ -327,6 +360,8 @@ class OzoneManager:
                 object_id,
                 pairs(metadata),
                 pairs(tags),
+                creator.owner if creator else "",
+                inherit_defaults(creator.acls, parent.acls) if creator else (),
             )
             try:
                 self._bucket(volume, bucket)  # deleted while SCM allocated: the blocks are garbage
@@ -347,8 +382,10 @@ class OzoneManager:
     def allocate_block(
         self, volume: str, bucket: str, key: str, client_id: int, excluded: ExcludeList | None = None
     ) -> BlockLocation:
-        """One more block for an open key, of the key's replication."""
+        """One more block for an open key, of the key's replication, if a full one fits the quotas."""
         record = self.open_key_record(volume, bucket, key, client_id)
+        capacity = block_capacity(record.replication, self.settings.block_size)
+        self.check_quota(self._bucket(volume, bucket), replicated_size(record.replication, capacity), False)
         with scm_call(f"allocating a block for {volume}/{bucket}/{key}"):
             blocks = self.scm.allocate_blocks(
                 self.settings.block_size, record.replication, 1, excluded or ExcludeList(), "om"
@@ -378,7 +415,8 @@ class OzoneManager:
         metadata: Mapping[str, str] | None = None,
     ) -> KeyRecord:  # fmt: skip
         """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest);
-        `metadata` is merged into what openKey recorded."""
+        `metadata` is merged into what openKey recorded. A key the quotas have no room for is refused
+        (QUOTA_EXCEEDED) and its open key abandoned: its blocks go to deletedTable."""
         with self.lock:
             parent = self._bucket(volume, bucket)
             opened = self.open_key_record(volume, bucket, key, client_id)
@@ -389,9 +427,17 @@ class OzoneManager:
                 opened, data_size=data_size, modification_ms=self._now(), blocks=kept, metadata=pairs(merged)
             )
             ops: list[Op] = []
+            open_name = open_key_key(volume, bucket, key, client_id)
+            try:
+                self.replace_key(parent, record, ops)
+            except OMException as e:
+                if e.code is OMResultCode.QUOTA_EXCEEDED:
+                    abandoned: list[Op] = [(OPEN_KEY_TABLE, open_name, None)]
+                    self.orphan(opened, abandoned)
+                    self.commit(abandoned)
+                raise
             self.orphan_unused(opened, kept, ops)
-            self.replace_key(parent, record, ops)
-            ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
+            ops.append((OPEN_KEY_TABLE, open_name, None))
             self.commit(ops)
         log.debug(
             "committed key %s/%s/%s: %d bytes in %d block(s)", volume, bucket, key, data_size, len(kept)
@@ -437,24 +483,35 @@ class OzoneManager:
 
     def replace_key(self, parent: BucketRecord, record: KeyRecord, ops: list[Op]) -> None:
         """Writes the committed key into `ops`: a key of that name is replaced (its blocks go to
-        deletedTable), and the bucket's and volume's usage follows."""
-        name = key_key(record.volume, record.bucket, record.key)
-        old_data = self.store.get(KEY_TABLE, name)
-        used_delta, namespace_delta = record.replicated_bytes, 1
-        if old_data is not None:
-            old = codec.decode_key(old_data)
+        deletedTable), and the bucket's and volume's usage follows. QUOTA_EXCEEDED, with nothing added to
+        `ops`, when the quotas have no room for it."""
+        old = self.find_key(record.volume, record.bucket, record.key)
+        used_delta = record.replicated_bytes - (old.replicated_bytes if old is not None else 0)
+        self.check_quota(parent, used_delta, old is None)
+        if old is not None:
             self.orphan(old, ops)
-            used_delta -= old.replicated_bytes
-            namespace_delta = 0
-        ops.append((KEY_TABLE, name, codec.encode(codec.key_to_proto(record))))
-        self._account(parent, used_delta, namespace_delta, ops)
+        ops.append(
+            (
+                KEY_TABLE,
+                key_key(record.volume, record.bucket, record.key),
+                codec.encode(codec.key_to_proto(record)),
+            )
+        )
+        self._account(parent, used_delta, 0 if old is not None else 1, ops)
+
+    def check_quota(self, bucket: BucketRecord, requested: int, new_key: bool) -> None:
+        """QUOTA_EXCEEDED when `requested` more replicated bytes, or a new key, pass a quota of the bucket
+        or its volume (quota.py)."""
+        if new_key:
+            quota.check_keys(bucket)
+        quota.check_space(self._volume(bucket.volume), bucket, requested)
 
     # ------------------------------------------------------------------ reading and changing keys
     def lookup_key(
         self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False
     ) -> LocatedKey:
         """`refresh` (forceUpdateContainerCache): the container locations come from SCM, not the cache."""
-        record = self._key(volume, bucket, key)
+        record = self.key_record(volume, bucket, key)
         client_rack = self.settings.rack_of(client_host) if client_host else ""
         found: dict[int, ReadLocation] = {}
         locations = []
@@ -479,7 +536,7 @@ class OzoneManager:
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         check_key_name(to_key, self.settings.check_key_characters)
         with self.lock:
-            record = self._key(volume, bucket, key)
+            record = self.key_record(volume, bucket, key)
             if to_key == key:
                 return
             if self.store.get(KEY_TABLE, key_key(volume, bucket, to_key)) is not None:
@@ -498,13 +555,13 @@ class OzoneManager:
         modified otherwise: S3 keeps an object's Last-Modified through tagging."""
         check_tags(tags)
         with self.lock:
-            record = replace(self._key(volume, bucket, key), tags=pairs(tags))
+            record = replace(self.key_record(volume, bucket, key), tags=pairs(tags))
             self.commit([(KEY_TABLE, key_key(volume, bucket, key), codec.encode(codec.key_to_proto(record)))])
         return record
 
     def delete_key(self, volume: str, bucket: str, key: str) -> None:
         with self.lock:
-            record = self._key(volume, bucket, key)
+            record = self.key_record(volume, bucket, key)
             parent = self._bucket(volume, bucket)
             ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
             self.orphan(record, ops)

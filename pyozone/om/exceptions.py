@@ -33,6 +33,9 @@ class OMResultCode(Enum):
     INVALID_PART_ORDER = "INVALID_ARGUMENT"
     ENTITY_TOO_SMALL = "INVALID_ARGUMENT"
     SCM_UNAVAILABLE = "UNAVAILABLE"  # pyozone: SCM unreachable or no OPEN pipeline yet; the client retries
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    QUOTA_EXCEEDED = "FAILED_PRECONDITION"
+    QUOTA_ERROR = "INVALID_ARGUMENT"
 
     def __new__(cls, status: str) -> OMResultCode:
         # Several codes share a status: the value must stay unique, so it is the member's position.

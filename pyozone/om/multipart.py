@@ -21,6 +21,7 @@ from itertools import pairwise
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.security.acl import Ownership, inherit_defaults
 from pyozone.om import codec
 from pyozone.om.core import OpenKeySession, OzoneManager, bucket_key, key_key, open_key_key
 from pyozone.om.exceptions import OMException, OMResultCode
@@ -78,11 +79,13 @@ class MultipartManager:
         replication: ReplicationConfig | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
+        creator: Ownership | None = None,
     ) -> MultipartUploadRecord:
         """A new upload. Its id starts with the object id in hex, zero-padded, so a key's uploads sort by
         creation (S3 lists them so, and pages by upload id); the UUID after it keeps ids unique across
         OMs. `replication` is the client's (checked against ozone.replication.allowed-configs); None
-        takes the bucket's. Every part is written with the upload's."""
+        takes the bucket's. Every part is written with the upload's. With ozone.acl.enabled the
+        `creator` owns the key it completes into."""
         om = self.om
         check_key_name(key, om.settings.check_key_characters)
         check_metadata(metadata or {})
@@ -103,6 +106,8 @@ class MultipartManager:
                 object_id,
                 pairs(metadata),
                 pairs(tags),
+                owner=creator.owner if creator else "",
+                acls=inherit_defaults(creator.acls, parent.acls) if creator else (),
             )
             name = multipart_key(volume, bucket, key, upload.upload_id)
             ops.append((MULTIPART_INFO_TABLE, name, codec.encode(codec.multipart_to_proto(upload))))
@@ -119,11 +124,14 @@ class MultipartManager:
         part_number: int,
         data_size: int = 0,
         excluded: ExcludeList | None = None,
+        creator: Ownership | None = None,
     ) -> OpenKeySession:
-        """An open key for one part, of the upload's replication."""
+        """An open key for one part, of the upload's replication (owned by its writer)."""
         check_part_number(part_number)
         upload = self._upload(volume, bucket, key, upload_id)
-        return self.om.open_key_as(volume, bucket, key, data_size, upload.replication, excluded)
+        return self.om.open_key_as(
+            volume, bucket, key, data_size, upload.replication, excluded, creator=creator
+        )
 
     def commit_part(
         self,
@@ -221,7 +229,7 @@ class MultipartManager:
             now = om.clock.wall_ms()
             record = KeyRecord(
                 volume, bucket, key, size, now, now, upload.replication, tuple(blocks), upload.object_id,
-                pairs(merged), upload.tags,
+                pairs(merged), upload.tags, upload.owner, upload.acls,
             )  # fmt: skip
             ops: list[Op] = []
             listed = {number for number, _ in parts}

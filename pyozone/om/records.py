@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.security.acl import Acls, Ownership
 from pyozone.hdds.states import ReplicationType
 
 OBJECT_STORE = "OBJECT_STORE"
@@ -36,9 +37,15 @@ class VolumeRecord:
     admin: str
     creation_ms: int
     modification_ms: int
-    quota_bytes: int = 0
+    quota_bytes: int = 0  # 0: no quota
     used_bytes: int = 0
     used_namespace: int = 0  # buckets
+    quota_namespace: int = 0  # buckets at most; 0: no quota
+    acls: Acls = ()
+
+    @property
+    def ownership(self) -> Ownership:
+        return Ownership(self.owner, self.acls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,13 @@ class BucketRecord:
     layout: str = OBJECT_STORE
     used_bytes: int = 0  # replicated bytes of committed keys
     used_namespace: int = 0  # keys
+    quota_bytes: int = 0  # replicated bytes at most; 0: no quota
+    quota_namespace: int = 0  # keys at most; 0: no quota
+    acls: Acls = ()
+
+    @property
+    def ownership(self) -> Ownership:
+        return Ownership(self.owner, self.acls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +95,16 @@ class KeyRecord:
     object_id: int = 0
     metadata: Pairs = ()  # S3's object metadata: "ETag", "Content-Type", "x-amz-meta-*", ...
     tags: Pairs = ()
+    owner: str = ""  # with ozone.acl.enabled: who wrote it
+    acls: Acls = ()
 
     @property
     def replicated_bytes(self) -> int:
         return replicated_size(self.replication, self.data_size)
+
+    @property
+    def ownership(self) -> Ownership:
+        return Ownership(self.owner, self.acls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +131,8 @@ class MultipartUploadRecord:
     metadata: Pairs = ()
     tags: Pairs = ()
     parts: tuple[PartRecord, ...] = ()  # by part number
+    owner: str = ""  # with ozone.acl.enabled: of the key it completes into, and that key's entries
+    acls: Acls = ()
 
     def part(self, number: int) -> PartRecord | None:
         return next((p for p in self.parts if p.part_number == number), None)

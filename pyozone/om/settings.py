@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyozone.common.tls_mode import grpc_tls_enabled
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
+from pyozone.hdds.security.acl import ACLType, parse_rights_names
+from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.states import ReplicationType
 from pyozone.hdds.topology import load_rack_mapping
 from pyozone.om.replication import ALLOWED_CONFIGS_KEY, AllowedConfigs
@@ -18,6 +21,34 @@ MULTIPART_MIN_SIZE = 5 << 20
 PREALLOCATE_MAX_BLOCKS = 64
 """openKey pre-allocates at most this many blocks (Ozone's ozone.key.preallocation.max.blocks); the
 client asks allocateBlock for the rest."""
+
+
+@dataclass(frozen=True, slots=True)
+class AccessSettings:
+    """Who is who and whether OM checks ACLs: read by om/access.py."""
+
+    enabled: bool = False  # ozone.acl.enabled
+    tls: bool = False  # hdds.grpc.tls.enabled: callers are who their certificates name
+    administrators: Administrators = field(default_factory=lambda: Administrators(frozenset(), frozenset()))
+    groups: UserGroups = field(default_factory=lambda: UserGroups({}))
+    user_rights: frozenset[ACLType] = frozenset({ACLType.ALL})  # ozone.om.user.rights
+    group_rights: frozenset[ACLType] = frozenset({ACLType.READ, ACLType.LIST})  # ozone.om.group.rights
+    list_all_volumes: bool = True  # ozone.om.volume.listall.allowed
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> AccessSettings:
+        try:
+            return cls(
+                enabled=bool(conf.get("ozone.acl.enabled")),
+                tls=grpc_tls_enabled(conf),
+                administrators=Administrators.from_conf(conf),
+                groups=UserGroups.from_conf(conf),
+                user_rights=parse_rights_names(str(conf.get("ozone.om.user.rights"))),
+                group_rights=parse_rights_names(str(conf.get("ozone.om.group.rights"))),
+                list_all_volumes=bool(conf.get("ozone.om.volume.listall.allowed")),
+            )
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +68,8 @@ class OMSettings:
     multipart_min_size: int = MULTIPART_MIN_SIZE
     allowed_configs: AllowedConfigs = field(default_factory=AllowedConfigs)
     """ozone.replication.allowed-configs: the replication configs a client may name."""
+    access: AccessSettings = field(default_factory=AccessSettings)
+    """ozone.acl.enabled and who is who: om/access.py."""
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> OMSettings:
@@ -54,6 +87,7 @@ class OMSettings:
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
             racks=_racks(conf),
             allowed_configs=allowed,
+            access=AccessSettings.from_conf(conf),
         )
 
     def rack_of(self, host: str) -> str:

@@ -1,6 +1,7 @@
 from pyozone.proto import hdds_pb2 as _hdds_pb2
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as _ScmBlockLocationProtocol_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -8,8 +9,40 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class OzoneAclInfo(_message.Message):
+    __slots__ = ("type", "name", "rights", "aclScope")
+    class OzoneAclType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        OZONE_ACL_TYPE_UNSPECIFIED: _ClassVar[OzoneAclInfo.OzoneAclType]
+        USER: _ClassVar[OzoneAclInfo.OzoneAclType]
+        GROUP: _ClassVar[OzoneAclInfo.OzoneAclType]
+        WORLD: _ClassVar[OzoneAclInfo.OzoneAclType]
+        ANONYMOUS: _ClassVar[OzoneAclInfo.OzoneAclType]
+        CLIENT_IP: _ClassVar[OzoneAclInfo.OzoneAclType]
+    OZONE_ACL_TYPE_UNSPECIFIED: OzoneAclInfo.OzoneAclType
+    USER: OzoneAclInfo.OzoneAclType
+    GROUP: OzoneAclInfo.OzoneAclType
+    WORLD: OzoneAclInfo.OzoneAclType
+    ANONYMOUS: OzoneAclInfo.OzoneAclType
+    CLIENT_IP: OzoneAclInfo.OzoneAclType
+    class OzoneAclScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        ACCESS: _ClassVar[OzoneAclInfo.OzoneAclScope]
+        DEFAULT: _ClassVar[OzoneAclInfo.OzoneAclScope]
+    ACCESS: OzoneAclInfo.OzoneAclScope
+    DEFAULT: OzoneAclInfo.OzoneAclScope
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RIGHTS_FIELD_NUMBER: _ClassVar[int]
+    ACLSCOPE_FIELD_NUMBER: _ClassVar[int]
+    type: OzoneAclInfo.OzoneAclType
+    name: str
+    rights: bytes
+    aclScope: OzoneAclInfo.OzoneAclScope
+    def __init__(self, type: _Optional[_Union[OzoneAclInfo.OzoneAclType, str]] = ..., name: _Optional[str] = ..., rights: _Optional[bytes] = ..., aclScope: _Optional[_Union[OzoneAclInfo.OzoneAclScope, str]] = ...) -> None: ...
+
 class VolumeInfo(_message.Message):
-    __slots__ = ("volume", "owner", "admin", "creationTime", "modificationTime", "quotaInBytes", "usedBytes", "usedNamespace")
+    __slots__ = ("volume", "owner", "admin", "creationTime", "modificationTime", "quotaInBytes", "usedBytes", "usedNamespace", "quotaInNamespace", "acls")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     ADMIN_FIELD_NUMBER: _ClassVar[int]
@@ -18,6 +51,8 @@ class VolumeInfo(_message.Message):
     QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
     USEDBYTES_FIELD_NUMBER: _ClassVar[int]
     USEDNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    ACLS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     owner: str
     admin: str
@@ -26,10 +61,12 @@ class VolumeInfo(_message.Message):
     quotaInBytes: int
     usedBytes: int
     usedNamespace: int
-    def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ...) -> None: ...
+    quotaInNamespace: int
+    acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
+    def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class BucketInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig")
+    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +78,9 @@ class BucketInfo(_message.Message):
     USEDNAMESPACE_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    ACLS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     creationTime: int
@@ -52,7 +92,10 @@ class BucketInfo(_message.Message):
     usedNamespace: int
     owner: str
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    quotaInBytes: int
+    quotaInNamespace: int
+    acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class KeyLocation(_message.Message):
     __slots__ = ("blockID", "offset", "length", "pipeline", "createVersion", "containerState", "token")
@@ -73,7 +116,7 @@ class KeyLocation(_message.Message):
     def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ..., token: _Optional[_Union[_hdds_pb2.TokenProto, _Mapping]] = ...) -> None: ...
 
 class KeyInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +144,8 @@ class KeyInfo(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    ACLS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -114,17 +159,21 @@ class KeyInfo(_message.Message):
     metadata: _containers.ScalarMap[str, str]
     tags: _containers.ScalarMap[str, str]
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    owner: str
+    acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateVolumeRequest(_message.Message):
-    __slots__ = ("volume", "owner", "quotaInBytes")
+    __slots__ = ("volume", "owner", "quotaInBytes", "quotaInNamespace")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
     volume: str
     owner: str
     quotaInBytes: int
-    def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., quotaInBytes: _Optional[int] = ...) -> None: ...
+    quotaInNamespace: int
+    def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ...) -> None: ...
 
 class CreateVolumeResponse(_message.Message):
     __slots__ = ("volume",)
@@ -493,7 +542,7 @@ class PartInfo(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., partKeyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class MultipartInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts", "ecReplicationConfig")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts", "ecReplicationConfig", "owner", "acls")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -520,6 +569,8 @@ class MultipartInfo(_message.Message):
     TAGS_FIELD_NUMBER: _ClassVar[int]
     PARTS_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    ACLS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -532,7 +583,9 @@ class MultipartInfo(_message.Message):
     tags: _containers.ScalarMap[str, str]
     parts: _containers.RepeatedCompositeFieldContainer[PartInfo]
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    owner: str
+    acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class InitiateMultipartUploadRequest(_message.Message):
     __slots__ = ("volume", "bucket", "key", "type", "factor", "metadata", "tags", "ecReplicationConfig")
@@ -754,6 +807,134 @@ class ListMultipartUploadsResponse(_message.Message):
     UPLOADS_FIELD_NUMBER: _ClassVar[int]
     uploads: _containers.RepeatedCompositeFieldContainer[MultipartUploadSummary]
     def __init__(self, uploads: _Optional[_Iterable[_Union[MultipartUploadSummary, _Mapping]]] = ...) -> None: ...
+
+class SetVolumePropertyRequest(_message.Message):
+    __slots__ = ("volumeName", "ownerName", "quotaInBytes", "quotaInNamespace")
+    VOLUMENAME_FIELD_NUMBER: _ClassVar[int]
+    OWNERNAME_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    volumeName: str
+    ownerName: str
+    quotaInBytes: int
+    quotaInNamespace: int
+    def __init__(self, volumeName: _Optional[str] = ..., ownerName: _Optional[str] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ...) -> None: ...
+
+class SetVolumePropertyResponse(_message.Message):
+    __slots__ = ("volume",)
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    volume: VolumeInfo
+    def __init__(self, volume: _Optional[_Union[VolumeInfo, _Mapping]] = ...) -> None: ...
+
+class BucketArgs(_message.Message):
+    __slots__ = ("volumeName", "bucketName", "quotaInBytes", "quotaInNamespace", "ownerName")
+    VOLUMENAME_FIELD_NUMBER: _ClassVar[int]
+    BUCKETNAME_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
+    QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    OWNERNAME_FIELD_NUMBER: _ClassVar[int]
+    volumeName: str
+    bucketName: str
+    quotaInBytes: int
+    quotaInNamespace: int
+    ownerName: str
+    def __init__(self, volumeName: _Optional[str] = ..., bucketName: _Optional[str] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., ownerName: _Optional[str] = ...) -> None: ...
+
+class SetBucketPropertyRequest(_message.Message):
+    __slots__ = ("bucketArgs",)
+    BUCKETARGS_FIELD_NUMBER: _ClassVar[int]
+    bucketArgs: BucketArgs
+    def __init__(self, bucketArgs: _Optional[_Union[BucketArgs, _Mapping]] = ...) -> None: ...
+
+class SetBucketPropertyResponse(_message.Message):
+    __slots__ = ("bucket",)
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    bucket: BucketInfo
+    def __init__(self, bucket: _Optional[_Union[BucketInfo, _Mapping]] = ...) -> None: ...
+
+class OzoneObj(_message.Message):
+    __slots__ = ("resType", "storeType", "path")
+    class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        OBJECT_TYPE_UNSPECIFIED: _ClassVar[OzoneObj.ObjectType]
+        VOLUME: _ClassVar[OzoneObj.ObjectType]
+        BUCKET: _ClassVar[OzoneObj.ObjectType]
+        KEY: _ClassVar[OzoneObj.ObjectType]
+        PREFIX: _ClassVar[OzoneObj.ObjectType]
+    OBJECT_TYPE_UNSPECIFIED: OzoneObj.ObjectType
+    VOLUME: OzoneObj.ObjectType
+    BUCKET: OzoneObj.ObjectType
+    KEY: OzoneObj.ObjectType
+    PREFIX: OzoneObj.ObjectType
+    class StoreType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        STORE_TYPE_UNSPECIFIED: _ClassVar[OzoneObj.StoreType]
+        OZONE: _ClassVar[OzoneObj.StoreType]
+        S3: _ClassVar[OzoneObj.StoreType]
+    STORE_TYPE_UNSPECIFIED: OzoneObj.StoreType
+    OZONE: OzoneObj.StoreType
+    S3: OzoneObj.StoreType
+    RESTYPE_FIELD_NUMBER: _ClassVar[int]
+    STORETYPE_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    resType: OzoneObj.ObjectType
+    storeType: OzoneObj.StoreType
+    path: str
+    def __init__(self, resType: _Optional[_Union[OzoneObj.ObjectType, str]] = ..., storeType: _Optional[_Union[OzoneObj.StoreType, str]] = ..., path: _Optional[str] = ...) -> None: ...
+
+class AddAclRequest(_message.Message):
+    __slots__ = ("obj", "acl")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    ACL_FIELD_NUMBER: _ClassVar[int]
+    obj: OzoneObj
+    acl: OzoneAclInfo
+    def __init__(self, obj: _Optional[_Union[OzoneObj, _Mapping]] = ..., acl: _Optional[_Union[OzoneAclInfo, _Mapping]] = ...) -> None: ...
+
+class AddAclResponse(_message.Message):
+    __slots__ = ("response",)
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    response: bool
+    def __init__(self, response: _Optional[bool] = ...) -> None: ...
+
+class RemoveAclRequest(_message.Message):
+    __slots__ = ("obj", "acl")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    ACL_FIELD_NUMBER: _ClassVar[int]
+    obj: OzoneObj
+    acl: OzoneAclInfo
+    def __init__(self, obj: _Optional[_Union[OzoneObj, _Mapping]] = ..., acl: _Optional[_Union[OzoneAclInfo, _Mapping]] = ...) -> None: ...
+
+class RemoveAclResponse(_message.Message):
+    __slots__ = ("response",)
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    response: bool
+    def __init__(self, response: _Optional[bool] = ...) -> None: ...
+
+class SetAclRequest(_message.Message):
+    __slots__ = ("obj", "acl")
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    ACL_FIELD_NUMBER: _ClassVar[int]
+    obj: OzoneObj
+    acl: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
+    def __init__(self, obj: _Optional[_Union[OzoneObj, _Mapping]] = ..., acl: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
+
+class SetAclResponse(_message.Message):
+    __slots__ = ("response",)
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    response: bool
+    def __init__(self, response: _Optional[bool] = ...) -> None: ...
+
+class GetAclRequest(_message.Message):
+    __slots__ = ("obj",)
+    OBJ_FIELD_NUMBER: _ClassVar[int]
+    obj: OzoneObj
+    def __init__(self, obj: _Optional[_Union[OzoneObj, _Mapping]] = ...) -> None: ...
+
+class GetAclResponse(_message.Message):
+    __slots__ = ("acls",)
+    ACLS_FIELD_NUMBER: _ClassVar[int]
+    acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
+    def __init__(self, acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class ServiceInfoRequest(_message.Message):
     __slots__ = ()

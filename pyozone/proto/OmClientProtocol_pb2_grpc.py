@@ -164,6 +164,36 @@ class OzoneManagerServiceStub:
                 request_serializer=pyozone_dot_OmClientProtocol__pb2.ServiceInfoRequest.SerializeToString,
                 response_deserializer=pyozone_dot_OmClientProtocol__pb2.ServiceInfoResponse.FromString,
                 _registered_method=True)
+        self.setVolumeProperty = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/setVolumeProperty',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.SetVolumePropertyRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.SetVolumePropertyResponse.FromString,
+                _registered_method=True)
+        self.setBucketProperty = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/setBucketProperty',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.SetBucketPropertyRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.SetBucketPropertyResponse.FromString,
+                _registered_method=True)
+        self.addAcl = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/addAcl',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.AddAclRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.AddAclResponse.FromString,
+                _registered_method=True)
+        self.removeAcl = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/removeAcl',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.RemoveAclRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.RemoveAclResponse.FromString,
+                _registered_method=True)
+        self.setAcl = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/setAcl',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.SetAclRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.SetAclResponse.FromString,
+                _registered_method=True)
+        self.getAcl = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/getAcl',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.GetAclRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.GetAclResponse.FromString,
+                _registered_method=True)
 
 
 class OzoneManagerServiceServicer:
@@ -325,6 +355,42 @@ class OzoneManagerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def setVolumeProperty(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def setBucketProperty(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def addAcl(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def removeAcl(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def setAcl(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def getAcl(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OzoneManagerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -457,6 +523,36 @@ def add_OzoneManagerServiceServicer_to_server(servicer, server):
                     servicer.getServiceInfo,
                     request_deserializer=pyozone_dot_OmClientProtocol__pb2.ServiceInfoRequest.FromString,
                     response_serializer=pyozone_dot_OmClientProtocol__pb2.ServiceInfoResponse.SerializeToString,
+            ),
+            'setVolumeProperty': grpc.unary_unary_rpc_method_handler(
+                    servicer.setVolumeProperty,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.SetVolumePropertyRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.SetVolumePropertyResponse.SerializeToString,
+            ),
+            'setBucketProperty': grpc.unary_unary_rpc_method_handler(
+                    servicer.setBucketProperty,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.SetBucketPropertyRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.SetBucketPropertyResponse.SerializeToString,
+            ),
+            'addAcl': grpc.unary_unary_rpc_method_handler(
+                    servicer.addAcl,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.AddAclRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.AddAclResponse.SerializeToString,
+            ),
+            'removeAcl': grpc.unary_unary_rpc_method_handler(
+                    servicer.removeAcl,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.RemoveAclRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.RemoveAclResponse.SerializeToString,
+            ),
+            'setAcl': grpc.unary_unary_rpc_method_handler(
+                    servicer.setAcl,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.SetAclRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.SetAclResponse.SerializeToString,
+            ),
+            'getAcl': grpc.unary_unary_rpc_method_handler(
+                    servicer.getAcl,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.GetAclRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.GetAclResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1161,6 +1257,168 @@ class OzoneManagerService:
             '/pyozone.om.OzoneManagerService/getServiceInfo',
             pyozone_dot_OmClientProtocol__pb2.ServiceInfoRequest.SerializeToString,
             pyozone_dot_OmClientProtocol__pb2.ServiceInfoResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def setVolumeProperty(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/setVolumeProperty',
+            pyozone_dot_OmClientProtocol__pb2.SetVolumePropertyRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.SetVolumePropertyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def setBucketProperty(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/setBucketProperty',
+            pyozone_dot_OmClientProtocol__pb2.SetBucketPropertyRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.SetBucketPropertyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def addAcl(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/addAcl',
+            pyozone_dot_OmClientProtocol__pb2.AddAclRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.AddAclResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def removeAcl(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/removeAcl',
+            pyozone_dot_OmClientProtocol__pb2.RemoveAclRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.RemoveAclResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def setAcl(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/setAcl',
+            pyozone_dot_OmClientProtocol__pb2.SetAclRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.SetAclResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def getAcl(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/getAcl',
+            pyozone_dot_OmClientProtocol__pb2.GetAclRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.GetAclResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -67,10 +67,12 @@ UPLOAD_ID = NameRule("multipart upload id", MAX_UPLOAD_ID_BYTES, OMResultCode.IN
 
 _NAMES = {
     "volume": VOLUME,
+    "volumeName": VOLUME,
     "bucket": BUCKET,
     "key": KEY,
     "toKey": KEY,
     "owner": USER,
+    "ownerName": USER,
     "clientHost": HOST,
     "kerberosID": USER,
     "accessId": USER,
@@ -92,6 +94,7 @@ _MESSAGE_BYTES = {
     "initiateMultipartUpload": METADATA_REQUEST_BYTES,
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,
+    "setAcl": METADATA_REQUEST_BYTES,
 }
 SERVICE = pb.DESCRIPTOR.services_by_name["OzoneManagerService"]
 

@@ -2,6 +2,8 @@
 
 Each handler parses its request, runs the core call in the daemon's thread pool (core calls may wait for
 SCM) and builds the answer. Field-level checks live in the converters; every namespace rule in the core.
+With ozone.acl.enabled a handler names the caller and the check the call needs (om/access.py), which runs
+in the same pool job just before the call; with ACLs off the checks return at once.
 """
 
 from __future__ import annotations
@@ -9,29 +11,35 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
+from functools import partial
 from typing import TypeVar
 
 import grpc
 
 from pyozone.hdds.block import ExcludeList
+from pyozone.hdds.security.acl import ACLType, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.om import codec
+from pyozone.om.access import Access
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner
 from pyozone.om.core import OzoneManager
-from pyozone.om.exceptions import OMResultCode
+from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.multipart import MultipartManager
+from pyozone.om.properties import PropertyManager
 from pyozone.om.records import MultipartUploadRecord
 from pyozone.om.replication import block_capacity
 from pyozone.om.scm import scm_call
 from pyozone.om.server.rpc import parse, rpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto, acls_to_proto, obj_from_proto
 from pyozone.protocol.admin import pipeline_to_proto
 from pyozone.protocol.block import BlockLocation, exclude_list_from_proto
 from pyozone.protocol.common import integer
 
 Context = grpc.aio.ServicerContext
 T = TypeVar("T")
+Check = Callable[[], None]
 
 
 def _excluded(request: pb.OpenKeyRequest | pb.AllocateBlockRequest) -> ExcludeList:
@@ -62,12 +70,21 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self.tokens = tokens
         self.core = core
         self.multipart = MultipartManager(core)
+        self.properties = PropertyManager(core)
+        self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
         self.cluster_id = cluster_id
 
-    async def _run(self, call: Callable[..., T], *args: object) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, lambda: call(*args))
+    async def _run(self, call: Callable[..., T], *args: object, check: Check | None = None) -> T:
+        """The core call in the pool, after `check` (an ACL check reading om.db) in the same job."""
+
+        def job() -> T:
+            if check is not None:
+                check()
+            return call(*args)
+
+        return await asyncio.get_running_loop().run_in_executor(self.executor, job)
 
     async def _sign(
         self,
@@ -86,24 +103,36 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self, request: pb.CreateVolumeRequest, context: Context
     ) -> pb.CreateVolumeResponse:
         quota = parse(integer, request.quotaInBytes, "quotaInBytes")
-        record = await self._run(self.core.create_volume, request.volume, request.owner, quota)
+        namespace = parse(integer, request.quotaInNamespace, "quotaInNamespace")
+        caller = self.access.caller(context)
+        owner = request.owner or (caller.user if caller else "")
+        acls = self.access.defaults(owner) if caller else ()
+        record = await self._run(
+            self.core.create_volume, request.volume, owner, quota, namespace, acls,
+            check=partial(self.access.admin, caller, "create Ozone volumes"),
+        )  # fmt: skip
         return pb.CreateVolumeResponse(volume=codec.volume_to_proto(record))
 
     @rpc
     async def infoVolume(self, request: pb.InfoVolumeRequest, context: Context) -> pb.InfoVolumeResponse:
-        record = await self._run(self.core.info_volume, request.volume)
+        check = partial(self.access.volume, self.access.caller(context), ACLType.READ, request.volume)
+        record = await self._run(self.core.info_volume, request.volume, check=check)
         return pb.InfoVolumeResponse(volume=codec.volume_to_proto(record))
 
     @rpc
     async def deleteVolume(
         self, request: pb.DeleteVolumeRequest, context: Context
     ) -> pb.DeleteVolumeResponse:
-        await self._run(self.core.delete_volume, request.volume)
+        check = partial(self.access.volume, self.access.caller(context), ACLType.DELETE, request.volume)
+        await self._run(self.core.delete_volume, request.volume, check=check)
         return pb.DeleteVolumeResponse()
 
     @rpc
     async def listVolumes(self, request: pb.ListVolumesRequest, context: Context) -> pb.ListVolumesResponse:
-        records = await self._run(self.core.list_volumes, request.prefix, request.startKey, request.maxKeys)
+        owner = self.access.list_volumes(self.access.caller(context))
+        records = await self._run(
+            self.core.list_volumes, request.prefix, request.startKey, request.maxKeys, owner
+        )
         return pb.ListVolumesResponse(volumes=[codec.volume_to_proto(r) for r in records])
 
     # ------------------------------------------------------------------ buckets
@@ -115,26 +144,34 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         if codec.names_replication(request):
             default = self.core.settings.default_replication
             config = parse(codec.requested_replication, request, default)
-        record = await self._run(self.core.create_bucket, request.volume, request.bucket, config)
+        caller = self.access.caller(context)
+        record = await self._run(
+            self.core.create_bucket, request.volume, request.bucket, config, self.access.creator(caller),
+            check=partial(self.access.bucket, caller, ACLType.CREATE, request.volume, request.bucket),
+        )  # fmt: skip
         return pb.CreateBucketResponse(bucket=codec.bucket_to_proto(record))
 
     @rpc
     async def infoBucket(self, request: pb.InfoBucketRequest, context: Context) -> pb.InfoBucketResponse:
-        record = await self._run(self.core.info_bucket, request.volume, request.bucket)
+        check = self._bucket_check(context, ACLType.READ, request)
+        record = await self._run(self.core.info_bucket, request.volume, request.bucket, check=check)
         return pb.InfoBucketResponse(bucket=codec.bucket_to_proto(record))
 
     @rpc
     async def deleteBucket(
         self, request: pb.DeleteBucketRequest, context: Context
     ) -> pb.DeleteBucketResponse:
-        await self._run(self.core.delete_bucket, request.volume, request.bucket)
+        check = self._bucket_check(context, ACLType.DELETE, request)
+        await self._run(self.core.delete_bucket, request.volume, request.bucket, check=check)
         return pb.DeleteBucketResponse()
 
     @rpc
     async def listBuckets(self, request: pb.ListBucketsRequest, context: Context) -> pb.ListBucketsResponse:
+        check = partial(self.access.volume, self.access.caller(context), ACLType.LIST, request.volume)
         records = await self._run(
-            self.core.list_buckets, request.volume, request.prefix, request.startKey, request.maxKeys
-        )
+            self.core.list_buckets, request.volume, request.prefix, request.startKey, request.maxKeys,
+            check=check,
+        )  # fmt: skip
         return pb.ListBucketsResponse(buckets=[codec.bucket_to_proto(r) for r in records])
 
     # ------------------------------------------------------------------ writing keys
@@ -142,6 +179,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def openKey(self, request: pb.OpenKeyRequest, context: Context) -> pb.OpenKeyResponse:
         excluded = _excluded(request)
         size = parse(integer, request.dataSize, "dataSize")
+        caller = self.access.caller(context)
+        check = partial(self.access.key, caller, ACLType.CREATE, request.volume, request.bucket, request.key)
+        creator = self.access.creator(caller)
         config = None
         if codec.names_replication(request):
             bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
@@ -149,12 +189,12 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         if request.multipartUploadID:
             session = await self._run(
                 self.multipart.open_part, request.volume, request.bucket, request.key,
-                request.multipartUploadID, request.multipartNumber, size, excluded,
+                request.multipartUploadID, request.multipartNumber, size, excluded, creator, check=check,
             )  # fmt: skip
         else:
             session = await self._run(
                 self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded,
-                dict(request.metadata), dict(request.tags),
+                dict(request.metadata), dict(request.tags), creator, check=check,
             )  # fmt: skip
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
@@ -166,9 +206,11 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self, request: pb.AllocateBlockRequest, context: Context
     ) -> pb.AllocateBlockResponse:
         excluded = _excluded(request)
+        check = self._open_key_check(context, request)
         block = await self._run(
-            self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded
-        )
+            self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded,
+            check=check,
+        )  # fmt: skip
         capacity = block_capacity(block.pipeline.replication_config, self.core.settings.block_size)
         location = _allocated(block, capacity)
         await self._sign([location], context, READ_WRITE, self.core.settings.block_size)
@@ -182,7 +224,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         size = parse(integer, request.dataSize, "dataSize")
         record = await self._run(
             self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
-            dict(request.metadata),
+            dict(request.metadata), check=self._open_key_check(context, request),
         )  # fmt: skip
         return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
 
@@ -191,7 +233,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def lookupKey(self, request: pb.LookupKeyRequest, context: Context) -> pb.LookupKeyResponse:
         located = await self._run(
             self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost,
-            request.forceUpdateContainerCache,
+            request.forceUpdateContainerCache, check=self._key_check(context, ACLType.READ, request),
         )  # fmt: skip
         info = codec.key_to_proto(located.key)
         for proto, where in zip(info.locations, located.locations, strict=True):
@@ -204,25 +246,32 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     @rpc
     async def listKeys(self, request: pb.ListKeysRequest, context: Context) -> pb.ListKeysResponse:
         records = await self._run(
-            self.core.list_keys,
-            request.volume,
-            request.bucket,
-            request.prefix,
-            request.startKey,
-            request.maxKeys,
-        )
+            self.core.list_keys, request.volume, request.bucket, request.prefix, request.startKey,
+            request.maxKeys, check=self._bucket_check(context, ACLType.LIST, request),
+        )  # fmt: skip
         return pb.ListKeysResponse(
             keys=[codec.key_to_proto(r, with_blocks=request.withBlocks) for r in records]
         )
 
     @rpc
     async def renameKey(self, request: pb.RenameKeyRequest, context: Context) -> pb.RenameKeyResponse:
-        await self._run(self.core.rename_key, request.volume, request.bucket, request.key, request.toKey)
+        caller = self.access.caller(context)
+
+        def check() -> None:  # Ozone's OMKeyRenameRequest: DELETE the key, CREATE its new name
+            self.access.key(caller, ACLType.DELETE, request.volume, request.bucket, request.key)
+            self.access.key(caller, ACLType.CREATE, request.volume, request.bucket, request.toKey)
+
+        await self._run(
+            self.core.rename_key, request.volume, request.bucket, request.key, request.toKey, check=check
+        )
         return pb.RenameKeyResponse()
 
     @rpc
     async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
-        await self._run(self.core.delete_key, request.volume, request.bucket, request.key)
+        await self._run(
+            self.core.delete_key, request.volume, request.bucket, request.key,
+            check=self._key_check(context, ACLType.DELETE, request),
+        )  # fmt: skip
         return pb.DeleteKeyResponse()
 
     @rpc
@@ -230,14 +279,18 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self, request: pb.PutObjectTaggingRequest, context: Context
     ) -> pb.PutObjectTaggingResponse:
         await self._run(
-            self.core.set_key_tags, request.volume, request.bucket, request.key, dict(request.tags)
-        )
+            self.core.set_key_tags, request.volume, request.bucket, request.key, dict(request.tags),
+            check=self._key_check(context, ACLType.WRITE, request),
+        )  # fmt: skip
         return pb.PutObjectTaggingResponse()
 
     # ------------------------------------------------------------------ S3 secrets
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
-        found = await self._run(self.core.s3_secrets.get, request.kerberosID, request.createIfNotExist)
+        check = partial(self.access.s3_secret, self.access.caller(context), request.kerberosID)
+        found = await self._run(
+            self.core.s3_secrets.get, request.kerberosID, request.createIfNotExist, check=check
+        )
         return pb.GetS3SecretResponse(
             s3Secret=pb.S3Secret(kerberosID=found.access_id, awsSecret=found.secret)
         )
@@ -246,7 +299,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def revokeS3Secret(
         self, request: pb.RevokeS3SecretRequest, context: Context
     ) -> pb.RevokeS3SecretResponse:
-        await self._run(self.core.s3_secrets.revoke, request.kerberosID)
+        check = partial(self.access.s3_secret, self.access.caller(context), request.kerberosID)
+        await self._run(self.core.s3_secrets.revoke, request.kerberosID, check=check)
         return pb.RevokeS3SecretResponse()
 
     @rpc
@@ -254,8 +308,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self, request: pb.GetS3SigningKeyRequest, context: Context
     ) -> pb.GetS3SigningKeyResponse:
         key = await self._run(
-            self.core.s3_secrets.signing_key, request.accessId, request.date, request.region, request.service
-        )
+            self.core.s3_secrets.signing_key, request.accessId, request.date, request.region, request.service,
+            check=partial(self.access.admin, self.access.caller(context), "derive S3 signing keys"),
+        )  # fmt: skip
         return pb.GetS3SigningKeyResponse(signingKey=key)
 
     # ------------------------------------------------------------------ multipart uploads
@@ -267,9 +322,11 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         if codec.names_replication(request):
             bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
             config = parse(codec.requested_replication, request, bucket.replication)
+        caller = self.access.caller(context)
         upload = await self._run(
             self.multipart.initiate, request.volume, request.bucket, request.key, config,
-            dict(request.metadata), dict(request.tags),
+            dict(request.metadata), dict(request.tags), self.access.creator(caller),
+            check=self._key_check(context, ACLType.CREATE, request),
         )  # fmt: skip
         return pb.InitiateMultipartUploadResponse(uploadID=upload.upload_id)
 
@@ -284,6 +341,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         part = await self._run(
             self.multipart.commit_part, request.volume, request.bucket, request.key, request.clientID,
             request.multipartUploadID, request.multipartNumber, size, blocks, dict(request.metadata),
+            check=self._open_key_check(context, request),
         )  # fmt: skip
         return pb.CommitMultipartUploadPartResponse(
             partName=part.part_name, partKeyInfo=codec.key_to_proto(part.key)
@@ -296,7 +354,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         parts = [(p.partNumber, p.partName) for p in request.parts]
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
-            dict(request.metadata),
+            dict(request.metadata), check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
         return pb.CompleteMultipartUploadResponse(keyInfo=codec.key_to_proto(record))
 
@@ -304,14 +362,17 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def abortMultipartUpload(
         self, request: pb.AbortMultipartUploadRequest, context: Context
     ) -> pb.AbortMultipartUploadResponse:
-        await self._run(self.multipart.abort, request.volume, request.bucket, request.key, request.uploadID)
+        await self._run(
+            self.multipart.abort, request.volume, request.bucket, request.key, request.uploadID,
+            check=self._key_check(context, ACLType.DELETE, request),
+        )  # fmt: skip
         return pb.AbortMultipartUploadResponse()
 
     @rpc
     async def listParts(self, request: pb.ListPartsRequest, context: Context) -> pb.ListPartsResponse:
         page = await self._run(
             self.multipart.list_parts, request.volume, request.bucket, request.key, request.uploadID,
-            request.partNumberMarker, request.maxParts,
+            request.partNumberMarker, request.maxParts, check=self._key_check(context, ACLType.READ, request),
         )  # fmt: skip
         return pb.ListPartsResponse(
             parts=[
@@ -336,6 +397,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         uploads = await self._run(
             self.multipart.list_uploads, request.volume, request.bucket, request.prefix, request.keyMarker,
             request.uploadIdMarker, request.maxUploads,
+            check=self._bucket_check(context, ACLType.LIST, request),
         )  # fmt: skip
         return pb.ListMultipartUploadsResponse(uploads=[_upload_summary(u) for u in uploads])
 
@@ -349,6 +411,123 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
 
         in_safe_mode = await self._run(ask)
         return pb.ServiceInfoResponse(clusterID=self.cluster_id, omID=self.om_id, scmInSafeMode=in_safe_mode)
+
+    # ------------------------------------------------------------------ owners, quotas and ACLs
+    @rpc
+    async def setVolumeProperty(
+        self, request: pb.SetVolumePropertyRequest, context: Context
+    ) -> pb.SetVolumePropertyResponse:
+        caller = self.access.caller(context)
+
+        def check() -> None:  # Ozone: WRITE_ACL to change the owner, WRITE for a quota
+            if request.ownerName:
+                self.access.volume(caller, ACLType.WRITE_ACL, request.volumeName)
+            if request.quotaInBytes or request.quotaInNamespace:
+                self.access.volume(caller, ACLType.WRITE, request.volumeName)
+
+        record = await self._run(
+            self.properties.set_volume, request.volumeName, request.ownerName, request.quotaInBytes,
+            request.quotaInNamespace, check=check,
+        )  # fmt: skip
+        return pb.SetVolumePropertyResponse(volume=codec.volume_to_proto(record))
+
+    @rpc
+    async def setBucketProperty(
+        self, request: pb.SetBucketPropertyRequest, context: Context
+    ) -> pb.SetBucketPropertyResponse:
+        args = request.bucketArgs
+        caller = self.access.caller(context)
+
+        def check() -> None:  # as setVolumeProperty
+            if args.ownerName:
+                self.access.bucket(caller, ACLType.WRITE_ACL, args.volumeName, args.bucketName)
+            if args.quotaInBytes or args.quotaInNamespace:
+                self.access.bucket(caller, ACLType.WRITE, args.volumeName, args.bucketName)
+
+        record = await self._run(
+            self.properties.set_bucket, args.volumeName, args.bucketName, args.ownerName, args.quotaInBytes,
+            args.quotaInNamespace, check=check,
+        )  # fmt: skip
+        return pb.SetBucketPropertyResponse(bucket=codec.bucket_to_proto(record))
+
+    @rpc
+    async def addAcl(self, request: pb.AddAclRequest, context: Context) -> pb.AddAclResponse:
+        path = _object(request)
+        acl = parse(acl_from_proto, request.acl, "acl")
+        changed = await self._run(
+            self.properties.change_acls, path, lambda acls: add_acl(acls, acl),
+            check=self._acl_check(context, ACLType.WRITE_ACL, path),
+        )  # fmt: skip
+        return pb.AddAclResponse(response=changed)
+
+    @rpc
+    async def removeAcl(self, request: pb.RemoveAclRequest, context: Context) -> pb.RemoveAclResponse:
+        path = _object(request)
+        acl = parse(acl_from_proto, request.acl, "acl")
+        changed = await self._run(
+            self.properties.change_acls, path, lambda acls: remove_acl(acls, acl),
+            check=self._acl_check(context, ACLType.WRITE_ACL, path),
+        )  # fmt: skip
+        return pb.RemoveAclResponse(response=changed)
+
+    @rpc
+    async def setAcl(self, request: pb.SetAclRequest, context: Context) -> pb.SetAclResponse:
+        path = _object(request)
+        acls = parse(acls_from_proto, request.acl, "acl")
+        changed = await self._run(
+            self.properties.change_acls, path, lambda _: acls,
+            check=self._acl_check(context, ACLType.WRITE_ACL, path),
+        )  # fmt: skip
+        return pb.SetAclResponse(response=changed)
+
+    @rpc
+    async def getAcl(self, request: pb.GetAclRequest, context: Context) -> pb.GetAclResponse:
+        path = _object(request)
+        acls = await self._run(
+            self.properties.get_acls, path, check=self._acl_check(context, ACLType.READ_ACL, path)
+        )
+        return pb.GetAclResponse(acls=acls_to_proto(acls))
+
+    # ------------------------------------------------------------------ checks
+    def _bucket_check(self, context: Context, right: ACLType, request: _BucketRequest) -> Check:
+        caller = self.access.caller(context)
+        return partial(self.access.bucket, caller, right, request.volume, request.bucket)
+
+    def _key_check(self, context: Context, right: ACLType, request: _KeyRequest) -> Check:
+        caller = self.access.caller(context)
+        return partial(self.access.key, caller, right, request.volume, request.bucket, request.key)
+
+    def _open_key_check(self, context: Context, request: _OpenKeyRequest) -> Check:
+        caller = self.access.caller(context)
+        return partial(
+            self.access.open_key, caller, request.volume, request.bucket, request.key, request.clientID
+        )
+
+    def _acl_check(self, context: Context, right: ACLType, path: ObjectPath) -> Check:
+        caller = self.access.caller(context)
+        if path.resource is ResourceType.VOLUME:
+            return partial(self.access.volume, caller, right, path.volume)
+        if path.resource is ResourceType.BUCKET:
+            return partial(self.access.bucket, caller, right, path.volume, path.bucket)
+        return partial(self.access.key, caller, right, path.volume, path.bucket, path.key)
+
+
+_BucketRequest = (
+    pb.InfoBucketRequest | pb.DeleteBucketRequest | pb.ListKeysRequest | pb.ListMultipartUploadsRequest
+)
+_KeyRequest = (
+    pb.LookupKeyRequest | pb.DeleteKeyRequest | pb.PutObjectTaggingRequest | pb.CompleteMultipartUploadRequest
+    | pb.AbortMultipartUploadRequest | pb.ListPartsRequest | pb.InitiateMultipartUploadRequest
+)  # fmt: skip
+_OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
+
+
+def _object(
+    request: pb.AddAclRequest | pb.RemoveAclRequest | pb.SetAclRequest | pb.GetAclRequest,
+) -> ObjectPath:
+    if not request.HasField("obj"):
+        raise OMException(OMResultCode.INVALID_REQUEST, "obj: is missing")
+    return parse(obj_from_proto, request.obj, "obj")
 
 
 def _upload_summary(upload: MultipartUploadRecord) -> pb.MultipartUploadSummary:

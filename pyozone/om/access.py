@@ -1,0 +1,136 @@
+"""Who calls OM, and whether they may (ozone.acl.enabled): the native authorizer over OM's records.
+
+With ACLs off nothing here runs: a request has no caller and is not checked, as before. With them on, the
+caller comes from the request (hdds/security/acl.caller_name: the certificate over TLS, else the user
+x-ozone-user claims), its groups from Hadoop's static mapping and its administrator bit from
+ozone.administrators; a check reads the object and its parents and asks the kernel's check_access, and a
+refusal is PERMISSION_DENIED in Ozone's words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyozone.common.grpc_client import USER_METADATA
+from pyozone.common.tls import grpc_peer_identity
+from pyozone.hdds.security.acl import (
+    Acls,
+    ACLType,
+    Caller,
+    Ownership,
+    ResourceType,
+    Target,
+    caller_name,
+    check_access,
+    default_acls,
+)
+from pyozone.om.core import OzoneManager
+from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.records import BucketRecord
+from pyozone.om.settings import AccessSettings
+
+
+class Access:
+    def __init__(self, om: OzoneManager, settings: AccessSettings) -> None:
+        self.om = om
+        self.settings = settings
+
+    # ------------------------------------------------------------------ callers
+    def caller(self, context: Any) -> Caller | None:
+        """Who a gRPC request comes from; None when ACLs are off. A service's certificate acting for itself
+        (the S3 gateway making its volume) is an administrator, as the daemons' own user is in Ozone."""
+        if not self.settings.enabled:
+            return None
+        claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
+        peer = grpc_peer_identity(context) if self.settings.tls else None
+        try:
+            user, service = caller_name(peer, claimed)
+        except ValueError as e:
+            raise OMException(OMResultCode.INVALID_REQUEST, f"{USER_METADATA}: {e}") from None
+        groups = self.settings.groups.groups(user)
+        return Caller(user, groups, service or self.settings.administrators.permits(user, groups))
+
+    def creator(self, caller: Caller | None) -> Ownership | None:
+        """What a new bucket or key of the caller's records: the caller as owner, with its default entries
+        (ozone.om.user.rights and, for its groups, ozone.om.group.rights)."""
+        if caller is None:
+            return None
+        return Ownership(caller.user, self.defaults(caller.user))
+
+    def defaults(self, user: str) -> Acls:
+        s = self.settings
+        return default_acls(user, s.groups.groups(user), s.user_rights, s.group_rights)
+
+    # ------------------------------------------------------------------ checks (they read om.db)
+    def admin(self, caller: Caller | None, what: str) -> None:
+        """Only administrators (Ozone: "Only admin users are authorized to create Ozone volumes")."""
+        if caller is not None and not caller.admin:
+            raise OMException(
+                OMResultCode.PERMISSION_DENIED,
+                f"Only admin users are authorized to {what}. User: {caller.user}",
+            )
+
+    def volume(self, caller: Caller | None, right: ACLType, volume: str) -> None:
+        if caller is None:
+            return
+        record = self.om.info_volume(volume)
+        self._decide(caller, right, Target(ResourceType.VOLUME, volume, record.ownership))
+
+    def bucket(self, caller: Caller | None, right: ACLType, volume: str, bucket: str) -> None:
+        """`right` CREATE: the bucket does not exist yet; its volume decides."""
+        if caller is None:
+            return
+        parent = self.om.info_volume(volume)
+        record = None if right is ACLType.CREATE else self.om.info_bucket(volume, bucket).ownership
+        self._decide(caller, right, Target(ResourceType.BUCKET, volume, parent.ownership, bucket, record))
+
+    def key(self, caller: Caller | None, right: ACLType, volume: str, bucket: str, key: str) -> None:
+        """The committed key's entries decide with its parents'; a key that does not exist (one to create)
+        leaves it to the parents, as Ozone does."""
+        if caller is None:
+            return
+        parent = self.om.info_bucket(volume, bucket)
+        found = None if right is ACLType.CREATE else self.om.find_key(volume, bucket, key)
+        self._key(caller, right, parent, key, found.ownership if found is not None else None)
+
+    def open_key(self, caller: Caller | None, volume: str, bucket: str, key: str, client_id: int) -> None:
+        """WRITE on an open key (allocateBlock, commitKey): its writer's entries (Ozone's
+        checkKeyAclsInOpenKeyTable)."""
+        if caller is None:
+            return
+        parent = self.om.info_bucket(volume, bucket)
+        opened = self.om.open_key_record(volume, bucket, key, client_id)
+        self._key(caller, ACLType.WRITE, parent, key, opened.ownership)
+
+    def s3_secret(self, caller: Caller | None, user: str) -> None:
+        """A user's own S3 secret, or anyone's for an administrator (Ozone's getS3Secret)."""
+        if caller is not None and not caller.admin and caller.user != user:
+            raise OMException(
+                OMResultCode.PERMISSION_DENIED,
+                f"User {caller.user} doesn't have permission to access the S3 secret of {user}",
+            )
+
+    def list_volumes(self, caller: Caller | None) -> str:
+        """The owner whose volumes a listing may show: "" for all (ACLs off, an administrator, or
+        ozone.om.volume.listall.allowed), else the caller's own (Ozone's listVolumeByUser)."""
+        if caller is None or caller.admin or self.settings.list_all_volumes:
+            return ""
+        return caller.user
+
+    def _key(
+        self, caller: Caller, right: ACLType, parent: BucketRecord, key: str, found: Ownership | None
+    ) -> None:
+        volume = self.om.info_volume(parent.volume)
+        self._decide(
+            caller,
+            right,
+            Target(
+                ResourceType.KEY, parent.volume, volume.ownership, parent.bucket, parent.ownership, key, found
+            ),
+        )
+
+    @staticmethod
+    def _decide(caller: Caller, right: ACLType, target: Target) -> None:
+        denial = check_access(caller, right, target)
+        if denial is not None:
+            raise OMException(OMResultCode.PERMISSION_DENIED, denial.message())

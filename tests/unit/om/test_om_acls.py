@@ -1,0 +1,209 @@
+"""OM with ozone.acl.enabled, in-process on a free port with a fake SCM: who may do what (plaintext callers
+name themselves in x-ozone-user), the refusals' status and wording, the ACL calls, and inheritance."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import grpc
+import pytest
+
+from pyozone.hdds.security.acl import OzoneAcl, ResourceType
+from pyozone.om.server import OmDaemon
+from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls_to_proto, obj_to_proto
+from tests.unit.om.om_fakes import FakeScm
+from tests.unit.om.test_om_server import conf, run
+
+
+class As:
+    """The stub's calls, each naming `user` in x-ozone-user."""
+
+    def __init__(self, stub: pb_grpc.OzoneManagerServiceStub, user: str) -> None:
+        self.stub = stub
+        self.user = user
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        method = getattr(self.stub, name)
+        return lambda request: method(request, metadata=(("x-ozone-user", self.user),))
+
+
+@asynccontextmanager
+async def om(tmp_path: Path, **overrides: str) -> AsyncIterator[pb_grpc.OzoneManagerServiceStub]:
+    configuration = conf(tmp_path)
+    for key, value in {
+        "ozone.acl.enabled": "true",
+        "ozone.administrators": "root",
+        "hadoop.user.group.static.mapping.overrides": "bob=staff;carol=staff",
+        **overrides,
+    }.items():
+        configuration.set(key, value)
+    daemon = OmDaemon(configuration, FakeScm())
+    try:
+        await daemon.start()
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as ch:
+            yield pb_grpc.OzoneManagerServiceStub(ch)
+    finally:
+        await daemon.stop(0.5)
+
+
+async def denied(call, request) -> str:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await call(request)
+    assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED, error.value.details()
+    return error.value.details() or ""
+
+
+async def put_empty_key(user: As, volume: str, bucket: str, key: str) -> None:
+    opened = await user.openKey(pb.OpenKeyRequest(volume=volume, bucket=bucket, key=key))
+    await user.commitKey(
+        pb.CommitKeyRequest(volume=volume, bucket=bucket, key=key, clientID=opened.clientID, dataSize=0)
+    )
+
+
+def acl_request(kind, resource: ResourceType, path: str, text: str):  # type: ignore[no-untyped-def]
+    volume, _, rest = path.strip("/").partition("/")
+    bucket, _, key = rest.partition("/")
+    return kind(
+        obj=obj_to_proto(ObjectPath(resource, volume, bucket, key)), acl=acl_to_proto(OzoneAcl.parse(text))
+    )
+
+
+def test_a_stranger_cannot_touch_anothers_key_until_granted(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            details = await denied(alice.createVolume, pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            assert (
+                details
+                == "PERMISSION_DENIED: Only admin users are authorized to create Ozone volumes. User: alice"
+            )
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            await put_empty_key(alice, "vol", "buck", "k")
+            key = pb.LookupKeyRequest(volume="vol", bucket="buck", key="k")
+
+            details = await denied(bob.lookupKey, key)
+            assert details == (
+                "PERMISSION_DENIED: User bob doesn't have READ permission to access VOLUME "
+                "Volume:vol Bucket:buck Key:k"
+            )
+            await denied(bob.listKeys, pb.ListKeysRequest(volume="vol", bucket="buck"))
+            await denied(bob.deleteKey, pb.DeleteKeyRequest(volume="vol", bucket="buck", key="k"))
+            await denied(bob.openKey, pb.OpenKeyRequest(volume="vol", bucket="buck", key="k"))  # overwrite
+            await denied(bob.renameKey, pb.RenameKeyRequest(volume="vol", bucket="buck", key="k", toKey="x"))
+            await denied(bob.createBucket, pb.CreateBucketRequest(volume="vol", bucket="mine"))
+            await denied(bob.infoVolume, pb.InfoVolumeRequest(volume="vol"))
+
+            # alice owns the volume: she grants bob reading on each level
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/vol", "user:bob:r"))
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:rl"))
+            details = await denied(bob.lookupKey, key)
+            assert "doesn't have READ permission to access KEY Volume:vol Bucket:buck Key:k" in details
+            await alice.addAcl(
+                acl_request(pb.AddAclRequest, ResourceType.KEY, "/vol/buck/k", "group:staff:r")
+            )
+            assert (await bob.lookupKey(key)).keyInfo.key == "k"
+            assert [
+                k.key for k in (await bob.listKeys(pb.ListKeysRequest(volume="vol", bucket="buck"))).keys
+            ] == ["k"]
+            await denied(bob.deleteKey, pb.DeleteKeyRequest(volume="vol", bucket="buck", key="k"))
+            await denied(bob.openKey, pb.OpenKeyRequest(volume="vol", bucket="buck", key="k"))
+            # nor may bob change the ACLs he was given
+            await denied(
+                bob.addAcl, acl_request(pb.AddAclRequest, ResourceType.KEY, "/vol/buck/k", "user:bob:a")
+            )
+            # carol is in staff, so the group entry speaks for her too
+            carol = As(stub, "carol")
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/vol", "group:staff:r"))
+            await alice.addAcl(
+                acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "group:staff:r")
+            )
+            assert (await carol.lookupKey(key)).keyInfo.key == "k"
+            # the administrator may do anything
+            await root.deleteKey(pb.DeleteKeyRequest(volume="vol", bucket="buck", key="k"))
+
+    run(body())
+
+
+def test_acl_calls_and_default_inheritance(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root, alice = As(stub, "root"), As(stub, "alice")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            volume_obj = pb.GetAclRequest(obj=obj_to_proto(ObjectPath(ResourceType.VOLUME, "vol")))
+            acls = acls_from_proto((await alice.getAcl(volume_obj)).acls, "acls")
+            assert [str(a) for a in acls] == ["user:alice:a"]  # the owner's ozone.om.user.rights
+            await alice.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            bucket = ObjectPath(ResourceType.BUCKET, "vol", "buck")
+            add = pb.AddAclRequest(
+                obj=obj_to_proto(bucket), acl=acl_to_proto(OzoneAcl.parse("user:bob:r[DEFAULT]"))
+            )
+            assert (await alice.addAcl(add)).response
+            assert not (await alice.addAcl(add)).response  # nothing changed
+            await put_empty_key(alice, "vol", "buck", "k")
+            key_obj = pb.GetAclRequest(obj=obj_to_proto(ObjectPath(ResourceType.KEY, "vol", "buck", "k")))
+            assert [str(a) for a in acls_from_proto((await alice.getAcl(key_obj)).acls, "acls")] == [
+                "user:alice:a",
+                "user:bob:r",
+            ]
+            new = tuple(OzoneAcl.parse(t) for t in ("user:alice:a", "world::r"))
+            await alice.setAcl(pb.SetAclRequest(obj=obj_to_proto(bucket), acl=acls_to_proto(new)))
+            remove = pb.RemoveAclRequest(
+                obj=obj_to_proto(bucket), acl=acl_to_proto(OzoneAcl.parse("world::r"))
+            )
+            assert (await alice.removeAcl(remove)).response
+            bucket_acls = await alice.getAcl(pb.GetAclRequest(obj=obj_to_proto(bucket)))
+            assert [str(a) for a in acls_from_proto(bucket_acls.acls, "acls")] == ["user:alice:a"]
+            bad = pb.GetAclRequest(obj=pb.OzoneObj(resType=pb.OzoneObj.KEY, path="/vol/buck"))
+            with pytest.raises(grpc.aio.AioRpcError) as error:
+                await alice.getAcl(bad)
+            assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert "does not name a KEY" in (error.value.details() or "")
+
+    run(body())
+
+
+def test_s3_secrets_are_their_users_and_names_are_checked(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            mine = await alice.getS3Secret(pb.GetS3SecretRequest(kerberosID="alice", createIfNotExist=True))
+            assert mine.s3Secret.kerberosID == "alice"
+            await denied(bob.getS3Secret, pb.GetS3SecretRequest(kerberosID="alice", createIfNotExist=True))
+            await denied(bob.revokeS3Secret, pb.RevokeS3SecretRequest(kerberosID="alice"))
+            theirs = await root.getS3Secret(pb.GetS3SecretRequest(kerberosID="alice"))
+            assert theirs.s3Secret.awsSecret == mine.s3Secret.awsSecret
+            signing = pb.GetS3SigningKeyRequest(
+                accessId="alice", date="20250101", region="us-east-1", service="s3"
+            )
+            await denied(bob.getS3SigningKey, signing)
+            assert len((await root.getS3SigningKey(signing)).signingKey) == 32
+            with pytest.raises(grpc.aio.AioRpcError) as error:
+                await As(stub, "a@b").infoVolume(pb.InfoVolumeRequest(volume="vol"))
+            assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert (error.value.details() or "").startswith("INVALID_REQUEST: x-ozone-user:")
+
+    run(body())
+
+
+def test_listing_volumes_without_listall(tmp_path: Path) -> None:
+    async def body() -> None:
+        async with om(tmp_path, **{"ozone.om.volume.listall.allowed": "false"}) as stub:
+            root = As(stub, "root")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vola", owner="alice"))
+            await root.createVolume(pb.CreateVolumeRequest(volume="volb", owner="bob"))
+            listed = await As(stub, "bob").listVolumes(pb.ListVolumesRequest())
+            assert [v.volume for v in listed.volumes] == ["volb"]
+            assert len((await root.listVolumes(pb.ListVolumesRequest())).volumes) == 2
+            # a new owner may delete it; the entries the old one had stay (as in Ozone), a stranger may not
+            change = pb.SetVolumePropertyRequest(volumeName="volb", ownerName="carol")
+            await denied(As(stub, "dave").setVolumeProperty, change)
+            await As(stub, "bob").setVolumeProperty(change)
+            await denied(As(stub, "dave").deleteVolume, pb.DeleteVolumeRequest(volume="volb"))
+            await As(stub, "carol").deleteVolume(pb.DeleteVolumeRequest(volume="volb"))
+
+    run(body())
