@@ -2,6 +2,8 @@
 
 Addresses are Ozone's: /VOLUME, /VOLUME/BUCKET, /VOLUME/BUCKET/KEY (optionally o3://OM-HOST:PORT/...).
 OM is found through ozone.om.address (--conf / -D), or --om. Output is JSON shaped like Ozone's.
+ACLs are Ozone's text form (`addacl -a user:bob:rw /vol/bucket/key`, `setacl -al user:a:a,group:g:r`),
+quotas Ozone's options (`setquota --space-quota 1GB --namespace-quota 100`, `clrquota --space-quota`).
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from pathlib import Path
 
 from pyozone.client import BucketInfo, KeyInfo, OzoneClient, VolumeInfo
 from pyozone.client.progress import ProgressBar
+from pyozone.client.quota import Quota
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.common.output import print_json
+from pyozone.config.units import parse_size_bytes
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.security.acl import OzoneAcl, ResourceType, parse_acls
 from pyozone.hdds.states import ReplicationFactor, ReplicationType
+from pyozone.protocol.acl import ObjectPath
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +88,16 @@ def replication_dict(config: ReplicationConfig) -> dict:
     }
 
 
-def volume_dict(v: VolumeInfo) -> dict:
+def volume_dict(v: VolumeInfo, quota: Quota | None = None) -> dict:
+    """`quota`: the volume's quotas (info shows them; -1 is none, as Ozone prints it)."""
     return {
         "metadata": {},
         "volumeName": v.name,
         "name": v.name,
         "admin": v.admin,
         "owner": v.owner,
-        "quotaInBytes": v.quota_in_bytes or -1,
-        "quotaInNamespace": -1,
+        "quotaInBytes": (quota.space_bytes if quota else v.quota_in_bytes) or -1,
+        "quotaInNamespace": (quota.namespace if quota else 0) or -1,
         "usedBytes": v.used_bytes,
         "usedNamespace": v.used_namespace,
         "creationTime": _time(v.creation_time),
@@ -98,7 +105,8 @@ def volume_dict(v: VolumeInfo) -> dict:
     }
 
 
-def bucket_dict(b: BucketInfo) -> dict:
+def bucket_dict(b: BucketInfo, quota: Quota | None = None) -> dict:
+    """`quota`: as volume_dict's."""
     return {
         "metadata": {},
         "volumeName": b.volume,
@@ -109,8 +117,8 @@ def bucket_dict(b: BucketInfo) -> dict:
         "usedNamespace": b.used_namespace,
         "creationTime": _time(b.creation_time),
         "modificationTime": _time(b.modification_time),
-        "quotaInBytes": -1,
-        "quotaInNamespace": -1,
+        "quotaInBytes": (quota.space_bytes if quota else 0) or -1,
+        "quotaInNamespace": (quota.namespace if quota else 0) or -1,
         "bucketLayout": b.layout,
         "owner": b.owner,
         "replicationConfig": replication_dict(b.replication_config),
@@ -178,11 +186,14 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     volume.required = True
     create = command(volume, "create", "create a volume", run_volume_create, "VOLUME")
     create.add_argument("-u", "--user", default="", help="owner (default: you)")
-    create.add_argument("--quota", default="", help="space quota, e.g. 10GB")
+    create.add_argument("--space-quota", "--quota", dest="quota", default="", help="space quota, e.g. 10GB")
+    create.add_argument("--namespace-quota", default="", help="at most this many buckets")
     command(volume, "info", "show a volume", run_volume_info, "VOLUME")
     listing(command(volume, "list", "list volumes", run_volume_list))
     volume.choices["list"].add_argument("root", nargs="?", default="/", metavar="/")
     command(volume, "delete", "delete an empty volume", run_volume_delete, "VOLUME")
+    _acl_commands(volume, command, "VOLUME")
+    _quota_commands(volume, command, "VOLUME", "buckets")
 
     bucket = groups.add_parser("bucket", parents=[parent], help="buckets").add_subparsers(
         dest="sh_command", metavar="COMMAND"
@@ -193,6 +204,8 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     command(bucket, "info", "show a bucket", run_bucket_info, "BUCKET")
     listing(command(bucket, "list", "list the buckets of a volume", run_bucket_list, "VOLUME"))
     command(bucket, "delete", "delete an empty bucket", run_bucket_delete, "BUCKET")
+    _acl_commands(bucket, command, "BUCKET")
+    _quota_commands(bucket, command, "BUCKET", "keys")
 
     key = groups.add_parser("key", parents=[parent], help="keys").add_subparsers(
         dest="sh_command", metavar="COMMAND"
@@ -218,6 +231,31 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     command(key, "rename", "rename a key within its bucket", run_key_rename, "BUCKET", "FROM", "TO")
     command(key, "delete", "delete a key", run_key_delete, "KEY")
     command(key, "rm", "delete a key", run_key_delete, "KEY")
+    _acl_commands(key, command, "KEY")
+
+
+def _acl_commands(group: argparse._SubParsersAction, command, what: str) -> None:  # type: ignore[no-untyped-def]
+    """Ozone's addacl, removeacl, setacl and getacl of a volume, bucket or key."""
+    one = "an ACL, e.g. user:bob:rw, group:staff:r, world::r or user:bob:r[DEFAULT] (inherited by children)"
+    add = command(group, "addacl", f"add rights to the {what.lower()}'s ACL", run_add_acl, what)
+    add.add_argument("-a", "--acl", required=True, help=one)
+    remove = command(group, "removeacl", f"take rights from the {what.lower()}'s ACL", run_remove_acl, what)
+    remove.add_argument("-a", "--acl", required=True, help=one)
+    replace = command(group, "setacl", f"replace the {what.lower()}'s ACL", run_set_acl, what)
+    replace.add_argument(
+        "-al", "--acls", required=True, help="comma-separated ACLs, e.g. user:a:a,group:g:rl"
+    )
+    command(group, "getacl", f"show the {what.lower()}'s ACL (JSON)", run_get_acl, what)
+
+
+def _quota_commands(group: argparse._SubParsersAction, command, what: str, names: str) -> None:  # type: ignore[no-untyped-def]
+    """Ozone's setquota and clrquota of a volume or bucket."""
+    set_quota = command(group, "setquota", f"set the {what.lower()}'s quotas", run_set_quota, what)
+    set_quota.add_argument("--space-quota", default="", help="replicated bytes at most, e.g. 10GB")
+    set_quota.add_argument("--namespace-quota", default="", help=f"at most this many {names}")
+    clear = command(group, "clrquota", f"clear the {what.lower()}'s quotas", run_clear_quota, what)
+    clear.add_argument("--space-quota", action="store_true", help="clear the space quota")
+    clear.add_argument("--namespace-quota", action="store_true", help="clear the namespace quota")
 
 
 def _replication_options(parser: argparse.ArgumentParser) -> None:
@@ -302,24 +340,39 @@ def _limit(args: argparse.Namespace) -> int | None:
 
 # ---------------------------------------------------------------------- volumes
 def run_volume_create(args: argparse.Namespace) -> int:
-    from pyozone.config.units import parse_size_bytes
-
     path = parse_path(args.volume, "volume")
-    try:
-        quota = parse_size_bytes(args.quota) if args.quota else 0
-    except ValueError as e:
-        raise CLIError(f"--quota {args.quota!r}: {e}") from None
-    if args.quota and quota <= 0:
-        raise CLIError(f"--quota {args.quota!r}: a quota must be positive, e.g. 10GB")
+    space = _space_quota(args.quota, "--space-quota")
+    namespace = _namespace_quota(args.namespace_quota)
     with _client(args, path) as client:
-        client.create_volume(path.volume, args.user, quota)
+        client.run(client.async_client.create_volume(path.volume, args.user, space, namespace))
     return 0
+
+
+def _space_quota(text: str, flag: str) -> int:
+    """A space quota as Ozone's shell takes it ("10GB", "1024"); "" is none."""
+    if not text:
+        return 0
+    try:
+        quota = parse_size_bytes(text)
+    except ValueError as e:
+        raise CLIError(f"{flag} {text!r}: {e}") from None
+    if quota <= 0:
+        raise CLIError(f"{flag} {text!r}: a quota must be positive, e.g. 10GB")
+    return quota
+
+
+def _namespace_quota(text: str) -> int:
+    if not text:
+        return 0
+    if not text.isdigit() or int(text) <= 0:
+        raise CLIError(f"--namespace-quota {text!r}: a namespace quota is a positive count, e.g. 100")
+    return int(text)
 
 
 def run_volume_info(args: argparse.Namespace) -> int:
     path = parse_path(args.volume, "volume")
     with _client(args, path) as client:
-        print_json(volume_dict(client.volume_info(path.volume)))
+        print_json(volume_dict(*client.run(client.async_client.volume_with_quota(path.volume))))
     return 0
 
 
@@ -351,7 +404,7 @@ def run_bucket_create(args: argparse.Namespace) -> int:
 def run_bucket_info(args: argparse.Namespace) -> int:
     path = parse_path(args.bucket, "bucket")
     with _client(args, path) as client:
-        print_json(bucket_dict(client.bucket_info(path.volume, path.bucket)))
+        print_json(bucket_dict(*client.run(client.async_client.bucket_with_quota(path.volume, path.bucket))))
     return 0
 
 
@@ -482,6 +535,91 @@ def run_key_delete(args: argparse.Namespace) -> int:
     path = parse_path(args.key, "key")
     with _client(args, path) as client:
         client.delete_key(path.volume, path.bucket, path.key)
+    return 0
+
+
+# ---------------------------------------------------------------------- ACLs and quotas
+def _object_path(args: argparse.Namespace) -> tuple[OzonePath, ObjectPath]:
+    """The object an ACL or quota command names (its one positional argument)."""
+    resource = ResourceType[args.sh_group.upper()]
+    path = parse_path(getattr(args, args.sh_group), args.sh_group)
+    return path, ObjectPath(resource, path.volume, path.bucket, path.key)
+
+
+def _acl_arg(text: str, flag: str) -> OzoneAcl:
+    try:
+        return OzoneAcl.parse(text)
+    except ValueError as e:
+        raise CLIError(f"{flag}: {e}") from None
+
+
+def run_add_acl(args: argparse.Namespace) -> int:
+    path, target = _object_path(args)
+    acl = _acl_arg(args.acl, "--acl")
+    with _client(args, path) as client:
+        changed = client.run(client.async_client.add_acl(target, acl))
+    print(f"ACL {acl} added to {target}" if changed else f"ACL {acl} already in {target}")
+    return 0
+
+
+def run_remove_acl(args: argparse.Namespace) -> int:
+    path, target = _object_path(args)
+    acl = _acl_arg(args.acl, "--acl")
+    with _client(args, path) as client:
+        changed = client.run(client.async_client.remove_acl(target, acl))
+    print(f"ACL {acl} removed from {target}" if changed else f"ACL {acl} not in {target}")
+    return 0
+
+
+def run_set_acl(args: argparse.Namespace) -> int:
+    path, target = _object_path(args)
+    try:
+        acls = parse_acls(args.acls)
+    except ValueError as e:
+        raise CLIError(f"--acls: {e}") from None
+    with _client(args, path) as client:
+        client.run(client.async_client.set_acl(target, acls))
+    print(f"ACLs of {target} set to {','.join(map(str, acls))}")
+    return 0
+
+
+def run_get_acl(args: argparse.Namespace) -> int:
+    path, target = _object_path(args)
+    with _client(args, path) as client:
+        acls = client.run(client.async_client.get_acl(target))
+    print_json([acl.to_json() for acl in acls])
+    return 0
+
+
+def run_set_quota(args: argparse.Namespace) -> int:
+    path, target = _object_path(args)
+    space = _space_quota(args.space_quota, "--space-quota")
+    namespace = _namespace_quota(args.namespace_quota)
+    if not space and not namespace:
+        raise CLIError("give --space-quota SIZE and/or --namespace-quota COUNT")
+    with _client(args, path) as client:
+        if target.resource is ResourceType.VOLUME:
+            client.run(client.async_client.set_volume_quota(path.volume, space, namespace))
+        else:
+            client.run(client.async_client.set_bucket_quota(path.volume, path.bucket, space, namespace))
+    return 0
+
+
+def run_clear_quota(args: argparse.Namespace) -> int:
+    path, target = _object_path(args)
+    if not args.space_quota and not args.namespace_quota:
+        raise CLIError("give --space-quota and/or --namespace-quota: which quota to clear")
+    with _client(args, path) as client:
+        if target.resource is ResourceType.VOLUME:
+            client.run(
+                client.async_client.clear_volume_quota(path.volume, args.space_quota, args.namespace_quota)
+            )
+        else:
+            client.run(
+                client.async_client.clear_bucket_quota(
+                    path.volume, path.bucket, args.space_quota, args.namespace_quota
+                )
+            )
     return 0
 
 

@@ -27,10 +27,13 @@ from pyozone.client.models import (
     MultipartUploadInfo,
     VolumeInfo,
 )
-from pyozone.client.om import OmClient
+from pyozone.client.om import OmClient, acting_for
+from pyozone.client.quota import Quota
 from pyozone.client.routing import chain_order, client_rack
 from pyozone.client.xceiver import ChannelPool
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.security.acl import Acls, OzoneAcl
+from pyozone.protocol.acl import ObjectPath
 
 Progress = Callable[[int], None]
 """Called with the number of bytes just transferred."""
@@ -38,9 +41,15 @@ Progress = Callable[[int], None]
 Source = bytes | bytearray | memoryview | str | os.PathLike[str] | BinaryIO
 
 _PAGE = 1000  # OM's largest page
+_CLEAR = -1  # a quota of -1 clears it (Ozone's QUOTA_RESET)
 
 
 class AsyncOzoneClient:
+    acting_for = staticmethod(acting_for)
+    """`with client.acting_for(user):` OM calls in this task (and tasks it starts) act for `user`: how the
+    S3 gateway makes each request its user's. OM honours it without TLS, and from an S3 gateway's
+    certificate."""
+
     def __init__(
         self,
         conf: OzoneConfiguration | str | None = None,
@@ -86,11 +95,31 @@ class AsyncOzoneClient:
         await self.close()
 
     # ------------------------------------------------------------------ volumes
-    async def create_volume(self, volume: str, owner: str = "", quota_bytes: int = 0) -> VolumeInfo:
-        return await self.om.create_volume(volume, owner, quota_bytes)
+    async def create_volume(
+        self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
+    ) -> VolumeInfo:
+        """`owner`: default the login user. Only administrators create volumes (with ozone.acl.enabled)."""
+        return await self.om.create_volume(volume, owner, quota_bytes, quota_namespace)
 
     async def volume_info(self, volume: str) -> VolumeInfo:
         return await self.om.volume_info(volume)
+
+    async def volume_with_quota(self, volume: str) -> tuple[VolumeInfo, Quota]:
+        return await self.om.volume_with_quota(volume)
+
+    async def set_volume_owner(self, volume: str, owner: str) -> VolumeInfo:
+        return await self.om.set_volume_property(volume, owner=owner)
+
+    async def set_volume_quota(self, volume: str, space_bytes: int = 0, namespace: int = 0) -> VolumeInfo:
+        """Sets the quotas given (0: leaves one as it is): replicated bytes, buckets."""
+        return await self.om.set_volume_property(volume, quota_bytes=space_bytes, quota_namespace=namespace)
+
+    async def clear_volume_quota(
+        self, volume: str, space: bool = False, namespace: bool = False
+    ) -> VolumeInfo:
+        return await self.om.set_volume_property(
+            volume, quota_bytes=_CLEAR if space else 0, quota_namespace=_CLEAR if namespace else 0
+        )
 
     async def list_volumes(
         self, prefix: str = "", start: str = "", limit: int | None = None
@@ -106,6 +135,27 @@ class AsyncOzoneClient:
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
         return await self.om.bucket_info(volume, bucket)
+
+    async def bucket_with_quota(self, volume: str, bucket: str) -> tuple[BucketInfo, Quota]:
+        return await self.om.bucket_with_quota(volume, bucket)
+
+    async def set_bucket_owner(self, volume: str, bucket: str, owner: str) -> BucketInfo:
+        return await self.om.set_bucket_property(volume, bucket, owner=owner)
+
+    async def set_bucket_quota(
+        self, volume: str, bucket: str, space_bytes: int = 0, namespace: int = 0
+    ) -> BucketInfo:
+        """As set_volume_quota; a bucket's namespace is its keys."""
+        return await self.om.set_bucket_property(
+            volume, bucket, quota_bytes=space_bytes, quota_namespace=namespace
+        )
+
+    async def clear_bucket_quota(
+        self, volume: str, bucket: str, space: bool = False, namespace: bool = False
+    ) -> BucketInfo:
+        return await self.om.set_bucket_property(
+            volume, bucket, quota_bytes=_CLEAR if space else 0, quota_namespace=_CLEAR if namespace else 0
+        )
 
     async def list_buckets(
         self, volume: str, prefix: str = "", start: str = "", limit: int | None = None
@@ -333,6 +383,22 @@ class AsyncOzoneClient:
         return await self.om.list_multipart_uploads(
             volume, bucket, prefix, key_marker, upload_id_marker, max_uploads
         )
+
+    # ------------------------------------------------------------------ ACLs
+    async def add_acl(self, path: ObjectPath, acl: OzoneAcl) -> bool:
+        """Joins the entry's rights to the object's entry for the same subject and scope (or adds it);
+        whether anything changed."""
+        return await self.om.add_acl(path, acl)
+
+    async def remove_acl(self, path: ObjectPath, acl: OzoneAcl) -> bool:
+        return await self.om.remove_acl(path, acl)
+
+    async def set_acl(self, path: ObjectPath, acls: Acls) -> bool:
+        """Replaces every entry of the object."""
+        return await self.om.set_acl(path, acls)
+
+    async def get_acl(self, path: ObjectPath) -> Acls:
+        return await self.om.get_acl(path)
 
     # ------------------------------------------------------------------ S3 secrets
     async def get_s3_secret(self, user: str, create: bool = True) -> tuple[str, str]:

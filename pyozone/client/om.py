@@ -5,14 +5,19 @@ for a bounded time, because OM answers them while SCM has no OPEN pipeline yet (
 replacing a dead pipeline a writer excluded) or is restarting, and that heals by itself; a writer retrying
 a failed block gives its own deadline.
 Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
+
+Every call says who makes it in x-ozone-user metadata: the login user, or the user `acting_for` names
+(the S3 gateway acts for each request's user). OM believes it without TLS, and from the S3 gateway's
+certificate; a user's certificate speaks for itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import getpass
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import grpc
@@ -27,16 +32,32 @@ from pyozone.client.models import (
     MultipartUploadInfo,
     VolumeInfo,
 )
+from pyozone.client.quota import Quota
+from pyozone.common.grpc_client import USER_METADATA
 from pyozone.common.tls import aio_channel
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.security.acl import Acls, OzoneAcl
+from pyozone.hdds.security.users import login_user
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls_to_proto, obj_to_proto
 from pyozone.protocol.common import replication_to_proto
 
 T = TypeVar("T")
 _BACKOFF_START_S, _BACKOFF_MAX_S = 0.1, 2.0
+_ACTING_FOR: ContextVar[str | None] = ContextVar("pyozone_om_acting_for", default=None)
+
+
+@contextmanager
+def acting_for(user: str) -> Iterator[None]:
+    """OM calls made in this context (this task, and tasks it starts) act for `user`."""
+    token = _ACTING_FOR.set(user)
+    try:
+        yield
+    finally:
+        _ACTING_FOR.reset(token)
 
 
 def replication_fields(replication: str | None) -> dict[str, Any]:
@@ -58,6 +79,7 @@ class OmClient:
         self._config = config
         self._channel = aio_channel(self.address, grpc_options(MAX_OM_MESSAGE_BYTES), config.tls)
         self._stub = pb_grpc.OzoneManagerServiceStub(self._channel)
+        self._user = login_user()
 
     async def close(self) -> None:
         await self._channel.close()
@@ -67,11 +89,12 @@ class OmClient:
         budget_s: float | None = None,
     ) -> T:  # fmt: skip
         method = getattr(self._stub, name)
+        metadata = ((USER_METADATA, _ACTING_FOR.get() or self._user),)
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
         while True:
             try:
-                response = await method(request, timeout=self._config.om_timeout_s)
+                response = await method(request, timeout=self._config.om_timeout_s, metadata=metadata)
             except grpc.aio.AioRpcError as e:
                 error = om_exception(e, self.address)
                 waitable = isinstance(error, (OMUnavailableError, SafeModeException))  # SCM restarting
@@ -83,15 +106,35 @@ class OmClient:
             return convert(response)
 
     # ------------------------------------------------------------------ volumes
-    async def create_volume(self, volume: str, owner: str = "", quota_bytes: int = 0) -> VolumeInfo:
+    async def create_volume(
+        self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
+    ) -> VolumeInfo:
         request = pb.CreateVolumeRequest(
-            volume=volume, owner=owner or getpass.getuser(), quotaInBytes=quota_bytes
+            volume=volume,
+            owner=owner or login_user(),
+            quotaInBytes=quota_bytes,
+            quotaInNamespace=quota_namespace,
         )
         return await self._call("createVolume", request, lambda r: VolumeInfo.from_proto(r.volume))
 
     async def volume_info(self, volume: str) -> VolumeInfo:
         request = pb.InfoVolumeRequest(volume=volume)
         return await self._call("infoVolume", request, lambda r: VolumeInfo.from_proto(r.volume))
+
+    async def volume_with_quota(self, volume: str) -> tuple[VolumeInfo, Quota]:
+        request = pb.InfoVolumeRequest(volume=volume)
+        return await self._call(
+            "infoVolume", request, lambda r: (VolumeInfo.from_proto(r.volume), Quota.from_proto(r.volume))
+        )
+
+    async def set_volume_property(
+        self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
+    ) -> VolumeInfo:
+        """A new owner ("" keeps it) and quotas (0 keeps one, -1 clears it)."""
+        request = pb.SetVolumePropertyRequest(
+            volumeName=volume, ownerName=owner, quotaInBytes=quota_bytes, quotaInNamespace=quota_namespace
+        )
+        return await self._call("setVolumeProperty", request, lambda r: VolumeInfo.from_proto(r.volume))
 
     async def delete_volume(self, volume: str) -> None:
         await self._call("deleteVolume", pb.DeleteVolumeRequest(volume=volume), lambda r: None)
@@ -110,6 +153,23 @@ class OmClient:
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
         request = pb.InfoBucketRequest(volume=volume, bucket=bucket)
         return await self._call("infoBucket", request, lambda r: BucketInfo.from_proto(r.bucket))
+
+    async def bucket_with_quota(self, volume: str, bucket: str) -> tuple[BucketInfo, Quota]:
+        request = pb.InfoBucketRequest(volume=volume, bucket=bucket)
+        return await self._call(
+            "infoBucket", request, lambda r: (BucketInfo.from_proto(r.bucket), Quota.from_proto(r.bucket))
+        )
+
+    async def set_bucket_property(
+        self, volume: str, bucket: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
+    ) -> BucketInfo:
+        """As set_volume_property."""
+        args = pb.BucketArgs(
+            volumeName=volume, bucketName=bucket, ownerName=owner, quotaInBytes=quota_bytes,
+            quotaInNamespace=quota_namespace,
+        )  # fmt: skip
+        request = pb.SetBucketPropertyRequest(bucketArgs=args)
+        return await self._call("setBucketProperty", request, lambda r: BucketInfo.from_proto(r.bucket))
 
     async def delete_bucket(self, volume: str, bucket: str) -> None:
         await self._call("deleteBucket", pb.DeleteBucketRequest(volume=volume, bucket=bucket), lambda r: None)
@@ -280,6 +340,24 @@ class OmClient:
         return await self._call(
             "listMultipartUploads", request, lambda r: [MultipartUploadInfo.from_proto(u) for u in r.uploads]
         )
+
+    # ------------------------------------------------------------------ ACLs
+    async def add_acl(self, path: ObjectPath, acl: OzoneAcl) -> bool:
+        """Whether the object's entries changed."""
+        request = pb.AddAclRequest(obj=obj_to_proto(path), acl=acl_to_proto(acl))
+        return await self._call("addAcl", request, lambda r: r.response)
+
+    async def remove_acl(self, path: ObjectPath, acl: OzoneAcl) -> bool:
+        request = pb.RemoveAclRequest(obj=obj_to_proto(path), acl=acl_to_proto(acl))
+        return await self._call("removeAcl", request, lambda r: r.response)
+
+    async def set_acl(self, path: ObjectPath, acls: Acls) -> bool:
+        request = pb.SetAclRequest(obj=obj_to_proto(path), acl=acls_to_proto(acls))
+        return await self._call("setAcl", request, lambda r: r.response)
+
+    async def get_acl(self, path: ObjectPath) -> Acls:
+        request = pb.GetAclRequest(obj=obj_to_proto(path))
+        return await self._call("getAcl", request, lambda r: acls_from_proto(r.acls, "acls"))
 
     async def service_info(self) -> pb.ServiceInfoResponse:
         return await self._call("getServiceInfo", pb.ServiceInfoRequest(), lambda r: r)

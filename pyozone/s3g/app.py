@@ -108,7 +108,8 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
     access_key, payload = await authenticate(gateway, http)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)
-    return await HANDLERS[operation](s3)
+    with gateway.client.acting_for(access_key):  # OM's ACLs see the access id's user (Ozone's S3 auth)
+        return await HANDLERS[operation](s3)
 
 
 def error_response(error: S3Error, method: str, resource: str, request_id: str) -> web.Response:

@@ -1,7 +1,9 @@
 """ScmAdminProtocolService: what `pyozone admin` asks of a live SCM, as a thin adapter over the core.
 
 Every call runs on the event loop (grpc.aio), so it sees and changes the core between heartbeats,
-never during one.
+never during one. A call that changes the cluster (decommission, maintenance, pipelines, safe mode, the
+Replication Manager, closing a container) is for administrators only, with security or ACLs on
+(admin_access.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pyozone.protocol.common import container_id, enum_from_proto, pipeline_id_f
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
+from pyozone.scm.server.admin_access import AdminAccess
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import InvalidRequest, parse, rpc, rpc_stream
 from pyozone.scm.server.snapshot_source import SnapshotSource
@@ -52,6 +55,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
         self.scm_uuid = scm_uuid
         self.snapshot_source = snapshot_source
         self._resolve = details_resolver(core.nodes)
+        self._admins = AdminAccess.from_conf(core.conf)
 
     # ------------------------------------------------------------------ SCM
     @rpc
@@ -104,6 +108,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def decommissionNodes(
         self, request: pb.DecommissionNodesRequestProto, context: Context
     ) -> pb.DecommissionNodesResponseProto:
+        await self._admins.require(context)
         failed = self._set_state(request.hosts, NodeOperationalState.DECOMMISSIONING)
         return pb.DecommissionNodesResponseProto(failedHosts=failed)
 
@@ -111,6 +116,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def startMaintenanceNodes(
         self, request: pb.StartMaintenanceNodesRequestProto, context: Context
     ) -> pb.StartMaintenanceNodesResponseProto:
+        await self._admins.require(context)
         if request.endInHours < 0:
             raise InvalidRequest(f"endInHours: must be at least 0, got {request.endInHours}")
         expiry = self.core.clock.wall_ms() // 1000 + request.endInHours * 3600 if request.endInHours else 0
@@ -121,6 +127,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def recommissionNodes(
         self, request: pb.RecommissionNodesRequestProto, context: Context
     ) -> pb.RecommissionNodesResponseProto:
+        await self._admins.require(context)
         failed = self._set_state(request.hosts, NodeOperationalState.IN_SERVICE)
         return pb.RecommissionNodesResponseProto(failedHosts=failed)
 
@@ -147,6 +154,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def createPipeline(
         self, request: pb.PipelineRequestProto, context: Context
     ) -> pb.PipelineResponseProto:
+        await self._admins.require(context)
         if request.pipelineID:
             raise InvalidRequest("pipelineID: SCM chooses pipeline ids; leave it empty")
         if request.replicationType == ReplicationType.EC:
@@ -169,6 +177,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def closePipeline(
         self, request: pb.ClosePipelineRequestProto, context: Context
     ) -> pb.ClosePipelineResponseProto:
+        await self._admins.require(context)
         self.core.pipelines.close_pipeline(parse(pipeline_id_from_proto, request, "pipelineID", ""))
         return pb.ClosePipelineResponseProto()
 
@@ -176,6 +185,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def activatePipeline(
         self, request: pb.ActivatePipelineRequestProto, context: Context
     ) -> pb.ActivatePipelineResponseProto:
+        await self._admins.require(context)
         self.core.pipelines.activate_pipeline(parse(pipeline_id_from_proto, request, "pipelineID", ""))
         return pb.ActivatePipelineResponseProto()
 
@@ -183,6 +193,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def deactivatePipeline(
         self, request: pb.DeactivatePipelineRequestProto, context: Context
     ) -> pb.DeactivatePipelineResponseProto:
+        await self._admins.require(context)
         self.core.pipelines.deactivate_pipeline(parse(pipeline_id_from_proto, request, "pipelineID", ""))
         return pb.DeactivatePipelineResponseProto()
 
@@ -227,6 +238,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
         self, request: pb.SCMCloseContainerRequestProto, context: Context
     ) -> pb.SCMCloseContainerResponseProto:
         """Allowed in safe mode, as in Ozone: closing only stops writes."""
+        await self._admins.require(context)
         info = self.core.containers.get(parse(container_id, request.containerID, "containerID"))
         if info.state is not LifeCycleState.OPEN:
             raise SCMException(
@@ -258,6 +270,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def forceExitSafeMode(
         self, request: pb.ForceExitSafeModeRequestProto, context: Context
     ) -> pb.ForceExitSafeModeResponseProto:
+        await self._admins.require(context)
         self.core.safe_mode.force_exit()
         return pb.ForceExitSafeModeResponseProto(exitedSafeMode=not self.core.safe_mode.in_safe_mode())
 
@@ -275,6 +288,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def startReplicationManager(
         self, request: pb.StartReplicationManagerRequestProto, context: Context
     ) -> pb.StartReplicationManagerResponseProto:
+        await self._admins.require(context)
         self.core.replication.start()
         return pb.StartReplicationManagerResponseProto()
 
@@ -282,6 +296,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def stopReplicationManager(
         self, request: pb.StopReplicationManagerRequestProto, context: Context
     ) -> pb.StopReplicationManagerResponseProto:
+        await self._admins.require(context)
         self.core.replication.stop()
         return pb.StopReplicationManagerResponseProto()
 
