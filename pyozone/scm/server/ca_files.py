@@ -218,7 +218,7 @@ def init_security(conf: OzoneConfiguration, storage: SCMStorageConfig) -> InitRe
         with _open_store(conf) as store:
             certs = CertificateStore(store)
             if material is None:
-                material = _create_root(files, certs, storage, max_lifetime, clock)
+                material = _create_root(files, certs, storage, settings, clock)
                 lines.append(
                     f"Root CA certificate created: {files.ca.cert} (serial {material.cert.serial_number}), "
                     f"private key {files.ca.key} (mode 0600)"
@@ -228,13 +228,15 @@ def init_security(conf: OzoneConfiguration, storage: SCMStorageConfig) -> InitRe
             ca = CertificateAuthority(
                 material, certs, clock, storage.cluster_id, storage.scm_uuid, settings.default_duration_ms
             )
+            bits = settings.key_len
             if not scm_ok:
-                cert = _issue_to(ca, files.scm, Identity(CertRole.SCM, CertRole.SCM.value, hosts[0]), hosts)
+                scm = Identity(CertRole.SCM, CertRole.SCM.value, hosts[0])
+                cert = _issue_to(ca, files.scm, scm, hosts, bits)
                 lines.append(f"SCM certificate created: {files.scm.cert} (serial {cert.serial_number})")
             if not join_ok:
-                _issue_join(ca, files.join, hosts[0], max_lifetime)
+                _issue_join(ca, files.join, hosts[0], max_lifetime, bits)
             if not admin_ok:
-                cert = _issue_to(ca, admin_paths, Identity(CertRole.USER, admin), ())
+                cert = _issue_to(ca, admin_paths, Identity(CertRole.USER, admin), (), bits)
                 lines.append(
                     f"Client certificate of administrator {admin} created: {admin_paths.cert} "
                     f"(serial {cert.serial_number})"
@@ -298,10 +300,12 @@ def _create_root(
     files: ScmSecurityFiles,
     certs: CertificateStore,
     storage: SCMStorageConfig,
-    lifetime: dt.timedelta,
+    settings: SecurityConfig,
     clock: Clock,
 ) -> CaMaterial:
-    key = X.generate_private_key()
+    """The root CA: hdds.key.len bits, valid hdds.x509.max.duration."""
+    key = X.generate_private_key(settings.key_len)
+    lifetime = dt.timedelta(milliseconds=settings.max_duration_ms)
     cert = X.self_signed_root(
         key, storage.cluster_id, storage.scm_uuid, ROOT_CA_HOST, lifetime, certs.next_serial(), _now(clock)
     )
@@ -312,9 +316,9 @@ def _create_root(
 
 
 def _issue_to(
-    ca: CertificateAuthority, paths: TlsPaths, identity: Identity, hosts: tuple[str, ...]
+    ca: CertificateAuthority, paths: TlsPaths, identity: Identity, hosts: tuple[str, ...], bits: int
 ) -> X.Certificate:
-    key = X.generate_private_key()
+    key = X.generate_private_key(bits)
     cert = ca.issue(X.build_csr(key, identity, hosts))
     X.write_file(paths.key, X.key_to_pem(key), private=True)
     X.write_file(paths.ca, ca.material.pem)
@@ -322,7 +326,9 @@ def _issue_to(
     return cert
 
 
-def _issue_join(ca: CertificateAuthority, path: Path, host: str, lifetime: dt.timedelta) -> None:
-    key = X.generate_private_key()
+def _issue_join(ca: CertificateAuthority, path: Path, host: str, lifetime: dt.timedelta, bits: int) -> None:
+    """The JOIN credential lives as long as the CA may make it (hdds.x509.max.duration): daemons join
+    at any time."""
+    key = X.generate_private_key(bits)
     cert = ca.issue(X.build_csr(key, Identity(CertRole.JOIN, CertRole.JOIN.value, host)), lifetime)
     JoinCredential(X.key_to_pem(key), X.cert_to_pem(cert), ca.material.pem).write(path)

@@ -212,9 +212,9 @@ class ScmDaemon:
     async def start_http(self) -> None:
         """The readiness endpoint comes first, so pollers see 503 rather than a refused connection."""
         host, port = self.http_address.host, self.http_address.port
-        tls = {"ssl_context": self.tls.server_context()} if self.tls else {}
+        context = self.tls.server_context() if self.tls else None
         try:
-            self.http_port = await self._http.start(host, port, **tls)
+            self.http_port = await self._http.start(host, port, ssl_context=context)
         except OSError as e:
             where = f"{self.http_address} (ozone.scm.http-address, ozone.scm.http-bind-host)"
             raise ServerStartError(f"cannot bind the SCM http server to {where}: {e.strerror}") from None
