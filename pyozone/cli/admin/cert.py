@@ -1,0 +1,208 @@
+"""`pyozone admin cert list|info|issue-user`: the certificates SCM's CA issued, and a user's new one.
+
+Ozone's `ozone admin cert list|info` over SCM's security protocol (port 9961). That port is always mutual
+TLS, so these commands present the caller's client certificate (ozone.client.tls.* or OZONE_CLIENT_CERT,
+OZONE_CLIENT_KEY, OZONE_CA_CERT): an administrator's, as `pyozone scm --init` made one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from cryptography import x509
+
+from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.net import parse_host_port, scm_security_address
+from pyozone.common.output import print_json
+from pyozone.common.tls import TlsPaths, TlsStore
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.security.cert_client import certificate_hosts
+from pyozone.security.errors import SecurityError
+from pyozone.security.scm_security_client import SCMSecurityClient
+
+ROLES = {role.value: role for role in CertRole}
+LIST_FORMAT = "{:<17} {:<30} {:<30} {:<60} {}"
+"""Ozone's ListSubcommand columns: serial, valid from, expiry, subject, issuer."""
+
+KEY_FILE, CERT_FILE, CA_FILE = "private.pem", "certificate.crt", "ca.crt"
+
+T = TypeVar("T")
+
+
+def register(groups, parent: argparse.ArgumentParser) -> None:
+    cert = groups.add_parser(
+        "cert", parents=[parent], help="certificates of SCM's CA: list, info, issue-user"
+    )
+    commands = cert.add_subparsers(dest="cert_command", metavar="COMMAND")
+    commands.required = True
+
+    listing = commands.add_parser("list", parents=[parent], help="list the valid certificates")
+    listing.add_argument("-r", "--role", choices=sorted(ROLES), help="only certificates of this role")
+    listing.add_argument("-s", "--start", type=int, default=0, metavar="SERIAL", help="first serial id")
+    listing.add_argument("-c", "--count", type=int, default=20, help="at most this many (default 20)")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_connection_option(listing)
+    listing.set_defaults(func=run_list)
+
+    info = commands.add_parser("info", parents=[parent], help="show one certificate")
+    info.add_argument("serial", metavar="SERIAL", help="serial id in decimal")
+    _add_connection_option(info)
+    info.set_defaults(func=run_info)
+
+    issue = commands.add_parser(
+        "issue-user", parents=[parent], help="make a user's key pair and have SCM's CA sign it"
+    )
+    issue.add_argument("name", metavar="NAME", help="the user the certificate names")
+    issue.add_argument("--out", metavar="DIR", help="where to write the files (default: ./NAME)")
+    _add_connection_option(issue)
+    issue.set_defaults(func=run_issue_user)
+
+
+def _add_connection_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scm",
+        metavar="HOST[:PORT]",
+        help="SCM's security service (default: ozone.scm.security.service.address, else ozone.scm.names)",
+    )
+
+
+def connect(args: argparse.Namespace) -> tuple[OzoneConfiguration, SCMSecurityClient]:
+    conf = load_configuration(args)
+    if args.scm:
+        address = parse_host_port(args.scm, conf.get("ozone.scm.security.service.port"), "--scm")
+    else:
+        address = scm_security_address(conf)
+    try:
+        paths = TlsPaths.for_client(conf)
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    if paths is None:
+        raise CLIError(
+            "SCM's security service takes mutual TLS only: give a client certificate with "
+            "ozone.client.tls.cert.file, ozone.client.tls.key.file and ozone.client.tls.ca.file "
+            "(or OZONE_CLIENT_CERT, OZONE_CLIENT_KEY, OZONE_CA_CERT); `pyozone scm --init` made the "
+            "administrator's under <scm metadata dir>/ca/users/<name>/"
+        )
+    return conf, SCMSecurityClient(address, TlsStore(paths))
+
+
+# ---------------------------------------------------------------------- list
+def run_list(args: argparse.Namespace) -> int:
+    if args.count < 1:
+        raise CLIError(f"--count {args.count}: at least 1")
+    if args.start < 0:
+        raise CLIError(f"--start {args.start}: a serial id is not negative")
+    _, client = connect(args)
+    with client:
+        pems = _security(lambda: client.list_certificates(ROLES.get(args.role), args.start, args.count))
+    certs = [X.cert_from_pem(p) for p in pems]
+    if len(certs) == args.count:
+        print(
+            f"The certificate list could be longer than the batch size: {args.count}. "
+            'Please use the "-c" option to see more certificates.',
+            file=sys.stderr,
+        )
+    header = f"Certificate list:(Type=VALID, BatchSize={args.count}, CertCount={len(certs)})"
+    if args.json:
+        print(header, file=sys.stderr)
+        print_json([_summary(c) for c in certs])
+        return 0
+    print(header)
+    print(LIST_FORMAT.format("SerialNumber", "Valid From", "Expiry", "Subject", "Issuer").rstrip())
+    for c in certs:
+        s = _summary(c)
+        print(
+            LIST_FORMAT.format(
+                s["serialNumber"], s["validFrom"], s["expiry"], s["subjectDN"], s["issuerDN"]
+            ).rstrip()
+        )
+    return 0
+
+
+def _summary(cert: X.Certificate) -> dict[str, object]:
+    """Ozone's JSON fields for a listed certificate."""
+    return {
+        "serialNumber": cert.serial_number,
+        "validFrom": _java_date(cert.not_valid_before_utc),
+        "expiry": _java_date(cert.not_valid_after_utc),
+        "subjectDN": _dn(cert.subject),
+        "issuerDN": _dn(cert.issuer),
+    }
+
+
+def _java_date(when: dt.datetime) -> str:
+    """As Java's Date.toString prints it in UTC (Ozone's listing): "Tue Nov 26 09:21:59 UTC 2026"."""
+    return when.astimezone(dt.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
+
+
+def _dn(name: x509.Name) -> str:
+    """"CN=om@host, OU=<scm id>, O=<cluster id>": the attributes in their order, as Java prints a DN."""
+    return ", ".join(f"{a.rfc4514_attribute_name}={a.value}" for a in name)
+
+
+# ---------------------------------------------------------------------- info
+def run_info(args: argparse.Namespace) -> int:
+    if not args.serial.isascii() or not args.serial.isdigit():
+        raise CLIError(f"{args.serial!r} is not a serial id (a decimal number)")
+    _, client = connect(args)
+    with client:
+        cert = X.cert_from_pem(_security(lambda: client.get_certificate(int(args.serial))))
+    print(f"Certificate id: {args.serial}")
+    print(f"  Subject: {_dn(cert.subject)}")
+    print(f"  Issuer: {_dn(cert.issuer)}")
+    print(f"  Serial number: {cert.serial_number}")
+    print(f"  Valid from: {_java_date(cert.not_valid_before_utc)}")
+    print(f"  Expiry: {_java_date(cert.not_valid_after_utc)}")
+    print(f"  Role: {X.identity_of(cert).role.value}")
+    hosts = certificate_hosts(cert)
+    if hosts:
+        print(f"  Hosts: {', '.join(hosts)}")
+    digest = cert.signature_hash_algorithm
+    print(f"  Signature algorithm: {digest.name.upper() if digest else 'unknown'}withRSA")
+    print(X.cert_to_pem(cert).decode().rstrip())
+    return 0
+
+
+# ---------------------------------------------------------------------- issue-user
+def run_issue_user(args: argparse.Namespace) -> int:
+    try:
+        name = X.check_user_name(args.name)
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    out = Path(args.out or name).absolute()
+    files = TlsPaths(out / KEY_FILE, out / CERT_FILE, out / CA_FILE)
+    present = [str(p) for p in (files.key, files.cert, files.ca) if p.exists()]
+    if present:
+        raise CLIError(f"{', '.join(present)} already exist: remove them or choose another --out")
+    conf, client = connect(args)
+    key = X.generate_private_key(conf.get("hdds.key.len"))
+    csr = X.csr_to_pem(X.build_csr(key, Identity(CertRole.USER, name)))
+    with client:
+        cert_pem, ca_pem = _security(lambda: client.sign_csr(csr))
+    X.write_file(files.key, X.key_to_pem(key), private=True)
+    X.write_file(files.ca, ca_pem)
+    X.write_file(files.cert, cert_pem)
+    cert = X.cert_from_pem(cert_pem)
+    print(
+        f"Certificate {cert.serial_number} of user {name}, valid until "
+        f"{_java_date(cert.not_valid_after_utc)}, written to {out} (private key mode 0600). To act as {name}:"
+    )
+    print(f"export OZONE_CLIENT_CERT={files.cert}")
+    print(f"export OZONE_CLIENT_KEY={files.key}")
+    print(f"export OZONE_CA_CERT={files.ca}")
+    return 0
+
+
+def _security(call: Callable[[], T]) -> T:
+    """Runs a call to SCM's security service; its refusal is one line for the operator."""
+    try:
+        return call()
+    except SecurityError as e:
+        raise CLIError(str(e)) from None
