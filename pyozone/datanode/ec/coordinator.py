@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 from pyozone.datanode.ec import requests
 from pyozone.datanode.ec.groups import block_groups
-from pyozone.datanode.ec.peers import Connect, Peer, call
+from pyozone.datanode.ec.peers import Connect, Peer, call, signing
 from pyozone.datanode.ec.stripes import BlockRebuild
+from pyozone.datanode.xceiver.tokens import TokenSigner
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ec import StripeLayout
 from pyozone.hdds.ec.codec import codec_for
@@ -71,8 +72,15 @@ class Outcome:
 
 
 async def reconstruct_container(
-    job: Reconstruction, connect: Connect, datanode_uuid: str, executor: Executor, timeout_s: float
+    job: Reconstruction,
+    connect: Connect,
+    datanode_uuid: str,
+    executor: Executor,
+    timeout_s: float,
+    tokens: TokenSigner | None = None,
 ) -> Outcome:
+    """`tokens`: with block or container tokens required, every request carries this datanode's own,
+    signed with SCM's current secret key (one key for the whole job)."""
     started = time.monotonic()
     cid = job.container_id
     sources: dict[int, Peer] = {}
@@ -80,6 +88,9 @@ async def reconstruct_container(
     created: list[int] = []
     try:
         async with asyncio.timeout(timeout_s):
+            if tokens is not None:
+                sign = await asyncio.get_running_loop().run_in_executor(executor, tokens.signer)
+                connect = signing(connect, sign)
             for index, details in sorted(job.sources.items()):
                 sources[index] = connect(details)
             for index, details in sorted(job.targets.items()):

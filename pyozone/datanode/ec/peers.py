@@ -67,6 +67,26 @@ def checked(peer: Peer, response: Response) -> Response:
     return response
 
 
+class SignedPeer:
+    """A peer whose every request carries this datanode's token for it (block and container tokens
+    required: Ozone's TokenHelper); `sign` sets a request's encodedToken (xceiver/tokens.py)."""
+
+    def __init__(self, peer: Peer, sign: Callable[[Request], Request]) -> None:
+        self.name = peer.name
+        self._peer = peer
+        self._sign = sign
+
+    def submit(self, request: Request) -> asyncio.Future[Response]:
+        return self._peer.submit(self._sign(request))
+
+    async def close(self) -> None:
+        await self._peer.close()
+
+
+def signing(connect: Connect, sign: Callable[[Request], Request]) -> Connect:
+    return lambda details: SignedPeer(connect(details), sign)
+
+
 def peer_name(details: DatanodeDetails) -> str:
     return f"{details.ip_address or details.hostname}:{details.port(DATA_PORT)} ({str(details.uuid)[:8]})"
 

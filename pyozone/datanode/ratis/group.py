@@ -28,6 +28,7 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 
+from pyozone.common.tls import TlsStore
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.appender import LogAppender
 from pyozone.datanode.ratis.log import RaftLog
@@ -79,6 +80,7 @@ class RaftGroup:
         applied: int = 0,
         lost: Sequence[int] = (),
         unrecorded_losses: bool = False,
+        tls: TlsStore | None = None,
     ) -> None:
         """`apply(request, index)` runs an entry through the dispatcher (blocking; run on `executor`).
         `on_failure(pipeline_id, reason)` asks SCM to close the pipeline. `applied` is the highest BCSID
@@ -86,7 +88,8 @@ class RaftGroup:
         logged when the datanode stopped, and the log cannot go on from its end. `lost`: containers this
         pipeline still writes to that went with a data volume while the datanode was down; the log cannot
         go on either, as this replica would miss their earlier blocks. `unrecorded_losses`: a data volume
-        is failed and nothing says which containers it held; a log with history cannot go on either."""
+        is failed and nothing says which containers it held; a log with history cannot go on either.
+        `tls`: the datanode's certificate for a leader's streams to its followers (mutual TLS)."""
         self.pipeline_id = membership.pipeline_id
         self.members = membership.members
         self.self_id = self_id
@@ -121,6 +124,7 @@ class RaftGroup:
                         self._follower_replied,
                         self._member_failed,
                         request_timeout_s,
+                        tls,
                     )
         if applied > raft_log.last_index:
             self._member_failed(

@@ -18,6 +18,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pyozone.common.tls import TlsStore
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.group import RaftGroup
 from pyozone.datanode.ratis.log import RaftLog
@@ -45,8 +46,11 @@ class PipelineGroups:
         on_failure: Callable[[str, str], None],
         watch_timeout_s: float,
         request_timeout_s: float,
+        tls: TlsStore | None = None,
     ) -> None:
-        """`directory` holds one sub-directory per pipeline with its RaftLog."""
+        """`directory` holds one sub-directory per pipeline with its RaftLog; `tls`: the datanode's
+        certificate, with which a leader reaches its followers (hdds.grpc.tls.enabled)."""
+        self.tls = tls
         self.self_id = self_id
         self.directory = directory
         self.dispatcher = dispatcher
@@ -84,6 +88,7 @@ class PipelineGroups:
             applied=applied,
             lost=self.dispatcher.containers.lost_from(pid),
             unrecorded_losses=self.dispatcher.containers.unrecorded_losses,
+            tls=self.tls,
         )
         self._groups[membership.pipeline_id] = group
         log.info(

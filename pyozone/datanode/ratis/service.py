@@ -10,6 +10,7 @@ import grpc
 
 from pyozone.datanode.ordered_answers import answer_in_order
 from pyozone.datanode.ratis.groups import PipelineGroups
+from pyozone.datanode.xceiver.tokens import intra_datanode_refusal
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
@@ -27,7 +28,11 @@ class RaftServerService(pb_grpc.RaftServerProtocolServiceServicer):
         """Applies the leader's entries (in parallel across containers) and answers each, in order; ends
         the stream at the first entry for a pipeline this datanode is not in (the leader then reports
         the failure to SCM). At most MAX_IN_FLIGHT entries are taken ahead of their answers, so a slow
-        disk pushes back on the leader through gRPC flow control."""
+        disk pushes back on the leader through gRPC flow control. Over mutual TLS only a datanode may
+        send entries: its followers apply them without checking the tokens their leader checked."""
+        refusal = intra_datanode_refusal(context)
+        if refusal is not None:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refusal)
         replies = answer_in_order(
             request_iterator, self._start, MAX_IN_FLIGHT, lambda reply: reply.result == pb.GROUP_MISMATCH
         )

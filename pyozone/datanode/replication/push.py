@@ -7,6 +7,7 @@ the reader back when the target is slower, so a replica of any size is pushed in
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
@@ -17,6 +18,7 @@ from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.datanode.replication.worker import SerialWorker, export_pieces
 from pyozone.datanode.storage import ContainerError, ContainerSet, ExportStream
+from pyozone.datanode.xceiver.tokens import TOKEN_METADATA, TokenSigner
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
@@ -36,9 +38,11 @@ async def push_container(
     replica_index: int = 0,
     timeout_s: float = 600,
     tls: TlsStore | None = None,
+    tokens: TokenSigner | None = None,
 ) -> int:
     """Pushes a CLOSED or QUASI_CLOSED replica to `target`; returns the bytes sent. `tls`: this
-    datanode's certificate, when hdds.grpc.tls.enabled."""
+    datanode's certificate, when hdds.grpc.tls.enabled; `tokens`: this datanode's signer, whose container
+    token for the replica the push carries when container tokens are required."""
     what = f"push of container {container_id} to {target}"
     container = containers.get(container_id)
     if container is None:
@@ -72,7 +76,7 @@ async def push_container(
     async with aio_channel(str(target), options, tls) as channel:
         try:
             answer = await pb_grpc.IntraDatanodeProtocolServiceStub(channel).upload(
-                requests(), timeout=timeout_s
+                requests(), timeout=timeout_s, metadata=await _token_metadata(tokens, container_id, executor)
             )
         except grpc.aio.AioRpcError as e:
             if read_errors:
@@ -85,3 +89,12 @@ async def push_container(
         )
     log.info("pushed container %d to %s (%d bytes)", container_id, target, sent)
     return sent
+
+
+async def _token_metadata(
+    tokens: TokenSigner | None, container_id: int, executor: Executor
+) -> tuple[tuple[str, str], ...] | None:
+    if tokens is None:
+        return None
+    token = await asyncio.get_running_loop().run_in_executor(executor, tokens.container_token, container_id)
+    return ((TOKEN_METADATA, token),) if token else None

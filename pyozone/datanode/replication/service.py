@@ -8,11 +8,14 @@ behind. download streams a CLOSED or QUASI_CLOSED replica's archive to a puller.
 
 gRPC status codes: INVALID_ARGUMENT for a stream that breaks the protocol or fails verification,
 ALREADY_EXISTS when the container is here or being imported, RESOURCE_EXHAUSTED above max_bytes or
-without disk space, NOT_FOUND / FAILED_PRECONDITION for a download of a missing / not closed replica.
+without disk space, NOT_FOUND / FAILED_PRECONDITION for a download of a missing / not closed replica,
+PERMISSION_DENIED for a caller that is not a datanode (mutual TLS) or a call without a container token
+for its container (hdds.container.token.enabled; the source signs one, Ozone's TokenHelper).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
@@ -22,8 +25,10 @@ import grpc
 from pyozone.datanode.replication.worker import SerialWorker, export_pieces
 from pyozone.datanode.storage import ContainerError, ContainerImporter, ContainerSet, ExportStream, Result
 from pyozone.datanode.storage.archive import EXPORTABLE
+from pyozone.datanode.xceiver.tokens import TokenVerifier, call_token, intra_datanode_refusal
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import REPLICATION_CHUNK_BYTES
+from pyozone.hdds.security.block_token import BlockTokenError
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.common import container_id
@@ -63,12 +68,20 @@ def _container_id(value: int) -> int:
 
 
 class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
-    def __init__(self, containers: ContainerSet, executor: Executor, max_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        containers: ContainerSet,
+        executor: Executor,
+        max_bytes: int | None = None,
+        tokens: TokenVerifier | None = None,
+    ) -> None:
         """`max_bytes` caps one uploaded archive (default: the importer's, twice the container size
-        plus room for metadata)."""
+        plus room for metadata). `tokens`: with container tokens required, a call carries one for its
+        container (TOKEN_METADATA)."""
         self.containers = containers
         self.executor = executor
         self.max_bytes = max_bytes
+        self.tokens = tokens
         self._importing: set[int] = set()
 
     # --- upload: the target of a push
@@ -77,16 +90,20 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
         self, request_iterator: AsyncIterator[pb.SendContainerRequest], context: grpc.aio.ServicerContext
     ) -> pb.SendContainerResponse:
         try:
-            return await self._upload(request_iterator)
+            self._check_caller(context)
+            return await self._upload(request_iterator, call_token(context))
         except Refused as e:
             log.warning("container upload refused: %s: %s", e.code.name, e)
             await context.abort(e.code, str(e))  # raises
 
-    async def _upload(self, requests: AsyncIterator[pb.SendContainerRequest]) -> pb.SendContainerResponse:
+    async def _upload(
+        self, requests: AsyncIterator[pb.SendContainerRequest], token: str
+    ) -> pb.SendContainerResponse:
         worker, importer, cid, received = SerialWorker(self.executor), None, 0, 0
         try:
             async for piece in requests:
                 if importer is None:
+                    await self._check_token(token, _container_id(piece.containerID))
                     cid = self._reserve(piece)
                     importer = await self._start_import(worker, cid)
                 self._check_piece(piece, cid, received, importer.max_bytes)
@@ -139,12 +156,36 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
         log.info("imported container %d (%d bytes, BCSID %d)", cid, received, container.bcsid)
         return pb.SendContainerResponse(containerID=cid, bytesReceived=received)
 
+    # --- who may call
+
+    @staticmethod
+    def _check_caller(context: grpc.aio.ServicerContext) -> None:
+        refusal = intra_datanode_refusal(context)
+        if refusal is not None:
+            raise Refused(grpc.StatusCode.PERMISSION_DENIED, refusal)
+
+    async def _check_token(self, token: str, cid: int) -> None:
+        """The call's container token, when container tokens are required (off the loop: the secret key
+        may come from SCM)."""
+        if self.tokens is None:
+            return
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self.executor, self.tokens.check_container, token, cid
+            )
+        except BlockTokenError as e:
+            raise Refused(
+                grpc.StatusCode.PERMISSION_DENIED, f"BLOCK_TOKEN_VERIFICATION_FAILED: {e}"
+            ) from None
+
     # --- download: a puller reads a closed replica
 
     async def download(
         self, request: pb.CopyContainerRequestProto, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.CopyContainerResponseProto]:
         try:
+            self._check_caller(context)
+            await self._check_token(call_token(context), _container_id(request.containerID))
             stream = self._export(request)
             async for piece in self._pieces(stream, request.containerID):
                 yield piece

@@ -33,6 +33,7 @@ import grpc
 
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort, scm_client_address, scm_datanode_address
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.storage import ContainerError, Result
@@ -197,10 +198,12 @@ def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
 
 class ScmContainerLookup(GrpcClient):
     """A ContainerLookup through SCM's getContainer (the admin protocol's client port), which sends the
-    container's pipeline with it."""
+    container's pipeline with it. `tls`: the datanode's certificate (hdds.grpc.tls.enabled)."""
 
-    def __init__(self, address: HostPort, timeout_s: float = 10.0) -> None:
-        super().__init__(address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s)
+    def __init__(self, address: HostPort, timeout_s: float = 10.0, tls: TlsStore | None = None) -> None:
+        super().__init__(
+            address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls
+        )
 
     def __call__(self, container_id: int) -> ScmContainer | None:
         try:

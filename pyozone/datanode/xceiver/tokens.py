@@ -22,8 +22,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
+from pyozone.common.tls import TlsStore, grpc_peer_identity
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import BlockID
@@ -33,6 +34,8 @@ from pyozone.hdds.security.block_token import (
     ContainerTokenIdentifier,
 )
 from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.hdds.security.users import login_user
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.tokens import (
     encode_token,
@@ -41,6 +44,7 @@ from pyozone.protocol.tokens import (
     verify_block_token,
     verify_container_token,
 )
+from pyozone.security.secret_keys import SecretKeyCache
 
 Request = pb.ContainerCommandRequestProto
 
@@ -123,6 +127,11 @@ class TokenVerifier:
         if self.block_tokens:
             verify_block_token(encoded, block, mode, self._lookup(may_block), self.clock.wall_ms())
 
+    def check_container(self, encoded: str, container_id: int) -> None:
+        """Checks a container token (a replication call's) when container tokens are required."""
+        if self.container_tokens:
+            verify_container_token(encoded, container_id, self.keys.get, self.clock.wall_ms())
+
     def _lookup(self, may_block: bool) -> Callable[[uuid.UUID], ManagedSecretKey | None]:
         if may_block:
             return self.keys.get
@@ -166,11 +175,67 @@ class TokenSigner:
 
         return sign
 
+    def container_token(self, container_id: int) -> str:
+        """A container token for `container_id` (a replication call's); "" unless container tokens are
+        required. Blocking: the key may come from SCM."""
+        if not self.container_tokens:
+            return ""
+        key = self.keys.current()
+        ident = ContainerTokenIdentifier(
+            self.owner, container_id, self.clock.wall_ms() + self.lifetime_ms, key.id
+        )
+        return encode_token(issue_container_token(ident, key))
 
-def token_settings(conf: OzoneConfiguration) -> tuple[bool, bool]:
-    """(block tokens required, container tokens required): each needs ozone.security.enabled."""
-    secure = bool(conf.get("ozone.security.enabled"))
-    return (
-        secure and bool(conf.get("hdds.block.token.enabled")),
-        secure and bool(conf.get("hdds.container.token.enabled")),
-    )
+
+TOKEN_METADATA = "x-ozone-container-token"
+"""pyozone: the call metadata a replication call's container token travels in (the replication messages
+have no token field, Ozone's neither: it relies on mutual TLS alone)."""
+
+
+def call_token(context: Any) -> str:
+    """The container token a gRPC call carries in its metadata ("" for none)."""
+    return next((str(v) for k, v in context.invocation_metadata() or () if k == TOKEN_METADATA), "")
+
+
+def intra_datanode_refusal(context: Any) -> str | None:
+    """Why a caller may not use a datanode-to-datanode service (the pipeline log's appendEntries,
+    replication), or None. Over mutual TLS only datanode certificates may: a user's certificate there would
+    bypass every block token. A plaintext port takes anyone who reaches it, as in Ozone."""
+    try:
+        identity = grpc_peer_identity(context)
+    except ValueError as e:
+        return f"the caller's certificate names no datanode: {e}"
+    if identity is None or identity.role is CertRole.DATANODE:
+        return None
+    return f"{identity.common_name} is not a datanode: only datanodes call this service"
+
+
+@dataclass(frozen=True, slots=True)
+class DatanodeTokens:
+    """A datanode's tokens: the checks of what it is asked, the signing of what it asks other datanodes,
+    over one SecretKeyCache reached with the datanode's certificate. `close` when the datanode stops."""
+
+    verifier: TokenVerifier
+    signer: TokenSigner
+    keys: SecretKeyCache
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration, certificate: TlsStore | None) -> DatanodeTokens | None:
+        """None unless hdds.block.token.enabled or hdds.container.token.enabled, and the datanode has a
+        certificate (ozone.security.enabled: without it SCM has no secret keys)."""
+        block, container = (
+            bool(conf.get("hdds.block.token.enabled")),
+            bool(conf.get("hdds.container.token.enabled")),
+        )
+        if certificate is None or not (block or container):
+            return None
+        keys = SecretKeyCache.connect(conf, certificate)
+        lifetime = conf.get("hdds.block.token.expiry.time")
+        return cls(
+            TokenVerifier(keys, block, container),
+            TokenSigner(keys, login_user(), lifetime, block, container),
+            keys,
+        )
+
+    def close(self) -> None:
+        self.keys.close()

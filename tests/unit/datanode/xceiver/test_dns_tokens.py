@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.config import OzoneConfiguration
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
-from pyozone.datanode.xceiver.tokens import TokenSigner, TokenVerifier, request_block
+from pyozone.datanode.xceiver.tokens import DatanodeTokens, TokenSigner, TokenVerifier, request_block
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier, ContainerTokenIdentifier
@@ -222,3 +223,9 @@ def test_the_datanode_signs_its_own_requests(dispatcher: Dispatcher, keys: FakeK
     assert request_block(requests[1]) == BlockID(7, 1)
     unsigned = TokenSigner(keys, "dn", DAY, block_tokens=False, container_tokens=False).signer()
     assert unsigned(get(7, 1)).encodedToken == ""
+
+
+def test_a_datanode_has_tokens_with_a_certificate_and_a_kind_required() -> None:
+    on = OzoneConfiguration({"hdds.block.token.enabled": "true"})
+    assert DatanodeTokens.from_conf(on, None) is None  # no certificate: ozone.security.enabled is off
+    assert DatanodeTokens.from_conf(OzoneConfiguration(), object()) is None  # type: ignore[arg-type]
