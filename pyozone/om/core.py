@@ -435,6 +435,10 @@ class OzoneManager:
                     abandoned: list[Op] = [(OPEN_KEY_TABLE, open_name, None)]
                     self.orphan(opened, abandoned)
                     self.commit(abandoned)
+                    log.info(
+                        "commit of %s refused: %s; its %d block(s) go to deletion",
+                        key_key(volume, bucket, key), e.message, len(opened.blocks),
+                    )  # fmt: skip
                 raise
             self.orphan_unused(opened, kept, ops)
             ops.append((OPEN_KEY_TABLE, open_name, None))

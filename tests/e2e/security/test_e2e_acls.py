@@ -1,0 +1,224 @@
+"""Users, ACLs, administrators and quotas on a live cluster with ozone.acl.enabled (issue 15's acceptance):
+a user without an ACL cannot list, read, overwrite or delete another user's key (PERMISSION_DENIED), and
+can once granted; a non-administrator cannot decommission; a write past a quota is refused and nothing
+partial remains; through the S3 gateway each access id is its user, so ACLs apply through SigV4.
+
+Users are plaintext users here (HADOOP_USER_NAME, which OM and SCM believe without TLS, as Ozone's simple
+authentication does): every command is the real CLI, acting as the user it names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from botocore.exceptions import ClientError
+
+from pyozone.cli.main import main
+from pyozone.cluster.layout import HOST
+from pyozone.hdds.security.users import login_user
+from tests.e2e.cluster.cluster_helpers import LiveCluster, Result, live_cluster
+from tests.e2e.cluster.s3_cluster import S3Endpoint
+from tests.polling import wait_for
+
+ADMIN = login_user()  # the cluster's daemons and the S3 gateway run as this user, the administrator
+MiB = 1 << 20
+OVERRIDES = {
+    "ozone.acl.enabled": "true",
+    "ozone.administrators": ADMIN,
+    "hadoop.user.group.static.mapping.overrides": "bob=staff;carol=staff",
+    "ozone.scm.block.size": "1MB",
+    "ozone.scm.container.size": "16MB",
+    "ozone.block.deleting.service.interval": "1s",
+}
+
+
+class Users:
+    """Runs the CLI as a user: `pyozone ARGS --conf DIR/conf` with HADOOP_USER_NAME=user, in this process
+    (the same command line as a new process would run, without its half a second of start-up)."""
+
+    def __init__(self, cluster: LiveCluster) -> None:
+        self.cluster = cluster
+
+    def run(self, user: str, *args: str, stdin: bytes | None = None) -> Result:
+        out, err = io.TextIOWrapper(io.BytesIO()), io.StringIO()
+        with (
+            mock.patch.dict(os.environ, {"HADOOP_USER_NAME": user}),
+            mock.patch.object(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin or b""))),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            code = main([*args, "--conf", str(self.cluster.conf_dir)])
+            out.flush()
+        return Result(code, out.buffer.getvalue().decode(errors="replace"), err.getvalue())  # type: ignore[attr-defined]
+
+    def sh(self, user: str, *args: str, stdin: bytes | None = None) -> Result:
+        return self.run(user, "sh", *args, stdin=stdin)
+
+    def ok(self, user: str, *args: str, stdin: bytes | None = None) -> Result:
+        result = self.sh(user, *args, stdin=stdin)
+        assert result.code == 0, result
+        return result
+
+    def refused(
+        self, user: str, *args: str, code: str = "PERMISSION_DENIED", stdin: bytes | None = None
+    ) -> str:
+        result = self.sh(user, *args, stdin=stdin)
+        assert result.code != 0 and code in result.err, result
+        return result.err
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveCluster]:
+    with live_cluster(request, tmp_path_factory, "acls", 3, overrides=OVERRIDES) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def users(cluster: LiveCluster) -> Users:
+    users = Users(cluster)
+    users.ok(ADMIN, "volume", "create", "/vol", "-u", "alice")
+    users.ok("alice", "bucket", "create", "/vol/data")
+    users.ok("alice", "key", "put", "/vol/data/secret", "-", stdin=b"alice's data")
+    return users
+
+
+def test_a_user_without_an_acl_cannot_touch_anothers_key(users: Users) -> None:
+    key = "/vol/data/secret"
+    message = users.refused("bob", "key", "cat", key)
+    assert (
+        "User bob doesn't have READ permission to access VOLUME Volume:vol Bucket:data Key:secret" in message
+    )
+    users.refused("bob", "key", "list", "/vol/data")
+    users.refused("bob", "key", "put", key, "-", stdin=b"bob was here")
+    users.refused("bob", "key", "delete", key)
+    users.refused("bob", "key", "rename", "/vol/data", "secret", "mine")
+    users.refused("bob", "volume", "create", "/bobs")  # administrators only
+    assert users.ok("alice", "key", "cat", key).out == "alice's data"
+
+
+def test_after_addacl_they_can(users: Users) -> None:
+    users.ok("alice", "volume", "addacl", "-a", "user:bob:r", "/vol")
+    users.ok("alice", "bucket", "addacl", "-a", "group:staff:rl", "/vol/data")
+    users.refused("bob", "key", "cat", "/vol/data/secret")  # the key itself grants bob nothing yet
+    users.ok("alice", "key", "addacl", "-a", "user:bob:r", "/vol/data/secret")
+    assert users.ok("bob", "key", "cat", "/vol/data/secret").out == "alice's data"
+    listed = users.ok("bob", "key", "list", "/vol/data").json()
+    assert [k["name"] for k in listed] == ["secret"]
+    users.refused("bob", "key", "getacl", "/vol/data/secret")  # READ is not READ_ACL
+    assert users.ok("alice", "key", "getacl", "/vol/data/secret").json() == [
+        {"type": "USER", "name": "alice", "aclScope": "ACCESS", "aclList": ["ALL"]},
+        {"type": "USER", "name": "bob", "aclScope": "ACCESS", "aclList": ["READ"]},
+    ]
+    # reading is not writing: no overwrite, no delete
+    users.refused("bob", "key", "put", "/vol/data/secret", "-", stdin=b"bob was here")
+    users.refused("bob", "key", "delete", "/vol/data/secret")
+    users.ok("alice", "key", "removeacl", "-a", "user:bob:r", "/vol/data/secret")
+    users.refused("bob", "key", "cat", "/vol/data/secret")
+
+
+def test_acls_are_shown_and_replaced_as_ozone_does(users: Users) -> None:
+    users.ok("alice", "bucket", "create", "/vol/shared")
+    users.ok("alice", "bucket", "setacl", "-al", "user:alice:a,user:carol:rwl[DEFAULT]", "/vol/shared")
+    assert users.ok("alice", "bucket", "getacl", "/vol/shared").json() == [
+        {"type": "USER", "name": "alice", "aclScope": "ACCESS", "aclList": ["ALL"]},
+        {"type": "USER", "name": "carol", "aclScope": "DEFAULT", "aclList": ["READ", "WRITE", "LIST"]},
+    ]
+    users.ok("alice", "key", "put", "/vol/shared/k", "-", stdin=b"x")
+    acls = users.ok("alice", "key", "getacl", "/vol/shared/k").json()
+    assert {
+        "type": "USER",
+        "name": "carol",
+        "aclScope": "ACCESS",
+        "aclList": ["READ", "WRITE", "LIST"],
+    } in acls
+    users.refused("carol", "key", "getacl", "/vol/shared/k")  # the DEFAULT entry grants no READ_ACL
+    message = users.sh("alice", "key", "addacl", "-a", "user:bob:q", "/vol/shared/k").err
+    assert "[q] ACL right is not recognized" in message
+
+
+def test_a_non_administrator_cannot_decommission(users: Users) -> None:
+    refused = users.run("bob", "admin", "datanode", "decommission", "dn1")
+    assert refused.code != 0, refused
+    assert "Access denied for user bob. SCM superuser privilege is required." in refused.err
+    for call in (("safemode", "exit"), ("replicationmanager", "stop")):
+        result = users.run("bob", "admin", *call)
+        assert result.code != 0 and "SCM superuser privilege is required" in result.err, result
+    allowed = users.run(ADMIN, "admin", "datanode", "decommission", "no-such-host")
+    assert "no registered datanode no-such-host" in allowed.out + allowed.err, allowed
+    assert "superuser" not in allowed.err
+
+
+def test_a_write_past_a_quota_is_refused_and_nothing_partial_remains(users: Users, tmp_path: Path) -> None:
+    users.ok("alice", "bucket", "create", "/vol/quota")
+    users.ok("alice", "bucket", "setquota", "--space-quota", "4MB", "--namespace-quota", "10", "/vol/quota")
+    info = users.ok("alice", "bucket", "info", "/vol/quota").json()
+    assert (info["quotaInBytes"], info["quotaInNamespace"], info["usedBytes"]) == (4 * MiB, 10, 0)
+    users.refused("bob", "bucket", "setquota", "--space-quota", "1GB", "/vol/quota")
+
+    big = tmp_path / "big"
+    big.write_bytes(os.urandom(2 * MiB))  # 6 MB replicated: refused at openKey, before any data is sent
+    message = users.refused("alice", "key", "put", "/vol/quota/known", str(big), code="QUOTA_EXCEEDED")
+    assert "The DiskSpace quota of bucket:quota exceeded quotaInBytes: 4194304 Bytes" in message
+    # of unknown size (stdin) it passes openKey and allocateBlock (a block fits) and is refused at commit
+    users.refused(
+        "alice", "key", "put", "/vol/quota/streamed", "-", code="QUOTA_EXCEEDED", stdin=big.read_bytes()
+    )
+    assert users.ok("alice", "key", "list", "/vol/quota").json() == []
+    info = users.ok("alice", "bucket", "info", "/vol/quota").json()
+    assert (info["usedBytes"], info["usedNamespace"]) == (0, 0)
+    om_log = users.cluster.log
+    wait_for(
+        lambda: "commit of /vol/quota/streamed refused" in om_log("om"), 10, "OM logs the refused commit"
+    )
+    wait_for(lambda: "entries taken by SCM" in om_log("om"), 30, "OM hands the refused key's blocks to SCM")
+
+    small = tmp_path / "small"
+    small.write_bytes(os.urandom(MiB))
+    users.ok("alice", "key", "put", "/vol/quota/fits", str(small))
+    assert users.ok("alice", "bucket", "info", "/vol/quota").json()["usedBytes"] == 3 * MiB
+    users.ok("alice", "bucket", "clrquota", "--space-quota", "/vol/quota")
+    users.ok("alice", "key", "put", "/vol/quota/known", str(big))
+    info = users.ok("alice", "bucket", "info", "/vol/quota").json()
+    assert (info["quotaInBytes"], info["usedBytes"], info["usedNamespace"]) == (-1, 9 * MiB, 2)
+
+
+def test_s3_users_are_their_access_ids(cluster: LiveCluster, users: Users) -> None:
+    def secret(user: str, as_user: str) -> Result:
+        return users.run(as_user, "s3", "getsecret", "-u", user)
+
+    refused = secret("alice", "bob")
+    assert refused.code != 0 and "PERMISSION_DENIED" in refused.err, refused
+    keys = {}
+    for user in ("alice", "bob"):
+        result = secret(user, user)
+        assert result.code == 0, result
+        fields = dict(line.split("=", 1) for line in result.out.split())
+        keys[user] = (fields["awsAccessKey"], fields["awsSecret"])
+    users.ok(ADMIN, "volume", "addacl", "-a", "world::rwl", "/s3v")  # anyone may make buckets in S3
+    url = f"http://{HOST}:{cluster.port('s3g', 'http')}"
+    alice = S3Endpoint(cluster, url, *keys["alice"]).boto3()
+    bob = S3Endpoint(cluster, url, *keys["bob"]).boto3()
+    alice.create_bucket(Bucket="alices")
+    alice.put_object(Bucket="alices", Key="diary", Body=b"dear diary")
+    assert alice.get_object(Bucket="alices", Key="diary")["Body"].read() == b"dear diary"
+    for attempt in (
+        lambda: bob.get_object(Bucket="alices", Key="diary"),
+        lambda: bob.list_objects_v2(Bucket="alices"),
+        lambda: bob.put_object(Bucket="alices", Key="diary", Body=b"bob was here"),
+        lambda: bob.delete_object(Bucket="alices", Key="diary"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    bob.create_bucket(Bucket="bobs")
+    bob.put_object(Bucket="bobs", Key="note", Body=b"mine")
+    assert alice.get_object(Bucket="alices", Key="diary")["Body"].read() == b"dear diary"
