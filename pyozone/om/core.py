@@ -339,9 +339,8 @@ class OzoneManager:
         if 0 < data_size < capacity:
             size, capacity = replica_bytes(config, data_size), data_size
         preallocated = min(data_size, count * capacity) if data_size else capacity
-        self.check_quota(
-            parent, replicated_size(config, preallocated), self.find_key(volume, bucket, key) is None
-        )
+        new_key = bool(parent.quota_namespace) and self.find_key(volume, bucket, key) is None
+        self.check_quota(parent, replicated_size(config, preallocated), new_key)
         with scm_call(f"allocating {count} block(s) for {volume}/{bucket}/{key}"):
             allocated = self.scm.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
         with self.lock:

@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from pyozone.client import AsyncOzoneClient, OMException
 from pyozone.hdds.security.acl import OzoneAcl, ResourceType
 from pyozone.om.server import OmDaemon
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -45,7 +46,9 @@ async def om(tmp_path: Path, **overrides: str) -> AsyncIterator[pb_grpc.OzoneMan
     try:
         await daemon.start()
         async with grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as ch:
-            yield pb_grpc.OzoneManagerServiceStub(ch)
+            stub = pb_grpc.OzoneManagerServiceStub(ch)
+            stub.address = f"127.0.0.1:{daemon.rpc_port}"  # type: ignore[attr-defined]
+            yield stub
     finally:
         await daemon.stop(0.5)
 
@@ -205,5 +208,25 @@ def test_listing_volumes_without_listall(tmp_path: Path) -> None:
             await As(stub, "bob").setVolumeProperty(change)
             await denied(As(stub, "dave").deleteVolume, pb.DeleteVolumeRequest(volume="volb"))
             await As(stub, "carol").deleteVolume(pb.DeleteVolumeRequest(volume="volb"))
+
+    run(body())
+
+
+def test_the_client_names_its_login_user_and_acts_for_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HADOOP_USER_NAME", "root")
+
+    async def body() -> None:
+        async with om(tmp_path) as stub, AsyncOzoneClient(stub.address) as client:  # type: ignore[attr-defined]
+            await client.create_volume("vol", owner="alice")  # as root, the administrator
+            with client.acting_for("bob"), pytest.raises(OMException) as error:
+                await client.volume_info("vol")
+            assert error.value.result == "PERMISSION_DENIED"
+            assert error.value.message.startswith("User bob doesn't have READ permission")
+            with client.acting_for("alice"):
+                assert (await client.volume_info("vol")).owner == "alice"
+                await client.create_bucket("vol", "buck")
+            assert (await client.bucket_info("vol", "buck")).owner == "alice"
 
     run(body())
