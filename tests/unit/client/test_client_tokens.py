@@ -1,0 +1,58 @@
+"""The client carries OM's block token from the KeyLocation into every xceiver request for the block (its
+encodedToken); a location without one sends no token field at all. (The datastream headers carry it too:
+tests/e2e/security/test_e2e_block_tokens.py writes V2 and EC keys through datanodes that require it.)"""
+
+from __future__ import annotations
+
+import uuid
+
+from pyozone.client.block_input import BlockInputStream, StreamCache
+from pyozone.client.block_output import BlockOutputStream
+from pyozone.client.config import ClientConfig
+from pyozone.client.models import KeyLocation
+from pyozone.client.xceiver import ChannelPool
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
+from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.proto import OmClientProtocol_pb2 as om_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.proto import hdds_pb2
+from pyozone.protocol.tokens import decode_token, encode_token, issue_block_token, token_to_proto
+
+KEY = ManagedSecretKey.generate(0, 10**13)
+TOKEN = issue_block_token(
+    BlockTokenIdentifier("alice", BlockID(7, 1), 10**13, frozenset({AccessMode.READ}), 0, KEY.id), KEY
+)
+
+
+def location(with_token: bool) -> KeyLocation:
+    proto = om_pb.KeyLocation(
+        blockID=block_pb.BlockID(containerBlockID=block_pb.ContainerBlockID(containerID=7, localID=1)),
+        length=10,
+        pipeline=hdds_pb2.Pipeline(id=hdds_pb2.PipelineID(id=str(uuid.uuid4()))),
+    )
+    if with_token:
+        proto.token.CopyFrom(token_to_proto(TOKEN))
+    return KeyLocation.from_proto(proto)
+
+
+def test_a_locations_token_is_the_encoded_token_oms_message_holds() -> None:
+    assert location(True).token == encode_token(TOKEN)
+    assert decode_token(location(True).token) == TOKEN
+    assert location(False).token == ""
+    assert not location(True).to_proto().HasField("token")  # commitKey does not send it back
+
+
+def test_every_xceiver_request_for_the_block_carries_it() -> None:
+    config = ClientConfig.from_conf(OzoneConfiguration(), "127.0.0.1:1")
+    pool = ChannelPool()
+    for with_token in (True, False):
+        loc = location(with_token)
+        writer = BlockOutputStream(loc, config, pool)
+        reader = BlockInputStream(loc, config, StreamCache(pool, 1), None)
+        for request in (writer._request(pb.PutBlock), reader._request(pb.GetBlock)):
+            assert request.encodedToken == loc.token
+            assert any(f.name == "encodedToken" for f, _ in request.ListFields()) is with_token
+        assert writer.committed(0).token == loc.token  # the block keeps its token through a commit
