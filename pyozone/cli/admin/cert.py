@@ -143,7 +143,7 @@ def _java_date(when: dt.datetime) -> str:
 
 
 def _dn(name: x509.Name) -> str:
-    """"CN=om@host, OU=<scm id>, O=<cluster id>": the attributes in their order, as Java prints a DN."""
+    """The attributes in their order, as Java prints a DN: "CN=om@host, OU=<scm id>, O=<cluster id>"."""
     return ", ".join(f"{a.rfc4514_attribute_name}={a.value}" for a in name)
 
 
