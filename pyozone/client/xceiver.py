@@ -58,7 +58,8 @@ class ChannelPool:
     calls of closed streams still finishing on them."""
 
     def __init__(self, tls: TlsStore | None = None) -> None:
-        self._tls = tls
+        self.tls = tls
+        """The client's certificate (ClientConfig.tls): what every channel and datastream socket presents."""
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._finishing: set[asyncio.Task[None]] = set()
 
@@ -66,7 +67,7 @@ class ChannelPool:
         address = datanode.address
         channel = self._channels.get(address)
         if channel is None:
-            channel = aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self._tls)
+            channel = aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls)
             self._channels[address] = channel
         return channel
 

@@ -1,15 +1,19 @@
 """`pyozone datanode`: wiring and lifecycle of one datanode process.
 
-Start-up follows Ozone's datanode state machine: learn the cluster from SCM (getVersion) and refuse
-another cluster's SCM before touching any data; format or load the volumes for that cluster; load the
-containers; bind the data (STANDALONE) and replication servers and advertise the ports actually bound;
-then register and heartbeat. Shutdown (SIGTERM/SIGINT) stops accepting RPCs, gives running RPCs and
-commands a grace period, waits for in-flight storage work and closes the volumes' databases.
+Start-up follows Ozone's datanode state machine: with ozone.security.enabled, obtain the datanode's
+certificate from SCM's CA (first start) and renew it in the background; learn the cluster from SCM
+(getVersion) and refuse another cluster's SCM before touching any data; format or load the volumes for that
+cluster; load the containers; bind the data (STANDALONE) and replication servers and advertise the ports
+actually bound; then register and heartbeat. With hdds.grpc.tls.enabled every port (gRPC, datastream,
+HTTP) and every channel (to SCM, pipeline followers, replication and EC peers) is mutual TLS.
+Shutdown (SIGTERM/SIGINT) stops accepting RPCs, gives running RPCs and commands a grace period, waits for
+in-flight storage work and closes the volumes' databases.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import socket
@@ -24,7 +28,10 @@ from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import JsonResponse, json_endpoints
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, scm_datanode_address
+from pyozone.common.tls import TlsStore, secure_port
+from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
 from pyozone.config import OzoneConfiguration
+from pyozone.config.dirs import metadata_dir
 from pyozone.datanode.addresses import ANY, advertised_ip, bind_host
 from pyozone.datanode.command_admission import QueueLimits
 from pyozone.datanode.command_queue import CommandQueue
@@ -59,6 +66,7 @@ from pyozone.datanode.xceiver.allocations import (
 )
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service
+from pyozone.datanode.xceiver.tokens import DatanodeTokens
 from pyozone.hdds.messages import (
     ContainerAction,
     ContainerActionReason,
@@ -66,9 +74,11 @@ from pyozone.hdds.messages import (
     PipelineAction,
 )
 from pyozone.hdds.replication_limits import out_of_service_limit
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import NodeOperationalState, ReplicaState
 from pyozone.hdds.store import StoreError
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.security.cert_client import CertRenewer, daemon_tls
 
 log = logging.getLogger(__name__)
 
@@ -109,13 +119,21 @@ class Datanode:
     def __init__(
         self, conf: OzoneConfiguration, push: Push = push_container, lookup: ContainerLookup | None = None
     ) -> None:
-        """`lookup`: SCM's record of a container a write would create (default: SCM's getContainer)."""
+        """`lookup`: SCM's record of a container a write would create (default: SCM's getContainer, once
+        the datanode has its certificate)."""
         self.conf = conf
+        self.secure = security_enabled(conf)
+        self.grpc_tls = grpc_tls_enabled(conf)  # refused here when it comes without security
         self.push = push
-        self.lookup = lookup or ScmContainerLookup(scm_lookup_address(conf))
+        self.lookup = lookup
         self.identity = IdentityStore(conf)
         self.scm = scm_datanode_address(conf)
         self.bind_host = bind_host(conf)
+        self.certificate: TlsStore | None = None
+        """The datanode's certificate (ozone.security.enabled); `tls` is it when hdds.grpc.tls.enabled."""
+        self.tls: TlsStore | None = None
+        self.tokens: DatanodeTokens | None = None
+        """Block and container tokens: what requests must carry, and what this datanode signs for its own."""
         self.started = asyncio.Event()
         self.phase = "starting"
         self.http_port = 0
@@ -141,12 +159,25 @@ class Datanode:
     async def run(self, stop: asyncio.Event) -> None:
         """Raises DatanodeError for what the datanode cannot run with (wrong cluster, no usable disk)."""
         intervals = Intervals.from_conf(self.conf)
+        renewer = None
+        if self.secure:
+            self.phase = "waiting for a certificate"
+            renewer = await until_stopped(self._obtain_certificate(), stop)
+            if renewer is None:
+                return
+        if self.lookup is None:
+            self.lookup = ScmContainerLookup(scm_lookup_address(self.conf), tls=self.tls)
+        self.tokens = DatanodeTokens.from_conf(self.conf, self.certificate)
+        if self.tls is not None or self.tokens is not None:
+            signer = self.tokens.signer if self.tokens is not None else None
+            self.push = functools.partial(self.push, tls=self.tls, tokens=signer)
         http = HttpServer(
             json_endpoints({"/ready": self._ready, "/health": self._health, "/traffic": self._traffic})
         )
-        self.http_port = await self._start_http(http)  # first: pollers see 503, not a refused connection
-        endpoint = ScmEndpoint(self.scm, intervals)
+        self.http_port = await self._start_http(http)  # pollers see 503, not a refused connection
+        endpoint = ScmEndpoint(self.scm, intervals, self.tls)
         log.info("datanode %s starting; SCM at %s", self.uuid, self.scm)
+        renewing = asyncio.create_task(renewer.run(stop), name="cert-renewer") if renewer else None
         try:
             self.phase = "waiting for SCM"
             version = await until_stopped(fetch_version(endpoint, stop), stop)
@@ -156,9 +187,25 @@ class Datanode:
             await self._run_storage(version.cluster_id, endpoint, intervals, stop)
         finally:
             self.phase = "stopping"
+            if renewing is not None:
+                renewing.cancel()
+                await asyncio.gather(renewing, return_exceptions=True)
+            if self.tokens is not None:
+                self.tokens.close()
             await endpoint.close()
             await http.stop()
         log.info("datanode %s stopped", self.uuid)
+
+    async def _obtain_certificate(self) -> CertRenewer:
+        """The datanode's certificate from SCM's CA (waiting for SCM), named by the address it advertises,
+        with the renewer that keeps it valid."""
+        hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
+        hosts = service_hosts(advertised_ip(self.scm, self.bind_host), hostname)
+        directory = metadata_dir(self.conf, "datanode", "its key pair and certificate")
+        self.certificate = await asyncio.to_thread(daemon_tls, self.conf, CertRole.DATANODE, directory, hosts)
+        if self.grpc_tls:
+            self.tls = self.certificate
+        return CertRenewer(self.conf, self.certificate, CertRole.DATANODE, hosts)
 
     # ------------------------------------------------------------------ storage and services
     async def _run_storage(
@@ -189,18 +236,21 @@ class Datanode:
             self.reports = PendingReports(self.conf)
             self.containers.on_change(self._replica_changed)
             self.pipelines = PipelineSet(identity_dir(self.conf), self.uuid)
+            assert self.lookup is not None  # set in run()
             self.dispatcher = Dispatcher(
                 self.containers,
                 self.uuid,
                 self._container_full,
                 self.conf.get(CLOSE_THRESHOLD_KEY),
                 ContainerAllocations(self.lookup, self.pipelines),
+                self.tokens.verifier if self.tokens is not None else None,
             )
             self.groups = PipelineGroups(
                 self.uuid, ratis_storage_dir(self.conf), self.dispatcher, executor,
                 self._pipeline_failed,
                 self.conf.get("hdds.ratis.raft.server.watch.timeout") / 1000,
                 self.conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000,
+                tls=self.tls,
             )  # fmt: skip
             for membership in self.pipelines.all():
                 self.groups.join(membership)
@@ -238,7 +288,8 @@ class Datanode:
         ratis = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
         add_raft_service(ratis, RaftServerService(self.groups))
         replication = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
-        add_replication_service(replication, ReplicationService(self.containers, executor))
+        verifier = self.tokens.verifier if self.tokens is not None else None
+        add_replication_service(replication, ReplicationService(self.containers, executor, tokens=verifier))
         self.heartbeat_loop = HeartbeatLoop(
             endpoint, intervals, cluster_id, self.identity, self.volumes, self.containers,
             self.pipelines, self.reports, self.queue,
@@ -291,7 +342,7 @@ class Datanode:
             return None
         timeout_s = self.conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000
         port = self.conf.get("hdds.container.ratis.datastream.port")
-        return DatastreamServer(self.dispatcher, self.bind_host, port, timeout_s)
+        return DatastreamServer(self.dispatcher, self.bind_host, port, timeout_s, tls=self.tls)
 
     def _listen(self, datastream: DatastreamServer | None) -> int:
         if datastream is None:
@@ -308,7 +359,7 @@ class Datanode:
         """Binds now so the advertised port is the real one (port 0 picks a free port)."""
         target = f"{self.bind_host}:{self.conf.get(port_key)}"
         try:
-            return server.add_insecure_port(target)
+            return secure_port(server, target, self.tls)
         except RuntimeError as e:
             raise DatanodeError(f"cannot listen on {target} ({port_key}): {e}") from None
 
@@ -318,8 +369,9 @@ class Datanode:
         host = self.bind_host if where.host == ANY else where.host
         if self.conf.source("hdds.datanode.http-bind-host") != "default":
             host = str(self.conf.get("hdds.datanode.http-bind-host"))
+        context = self.tls.server_context() if self.tls is not None else None
         try:
-            return await http.start(host, where.port)
+            return await http.start(host, where.port, ssl_context=context)
         except OSError as e:
             raise DatanodeError(
                 f"cannot listen on {host}:{where.port} (hdds.datanode.http-address): {e.strerror}"

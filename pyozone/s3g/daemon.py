@@ -1,8 +1,11 @@
 """The S3 gateway daemon: an Ozone client behind an aiohttp server, plus a readiness endpoint on the web
 admin port (S3 owns every path of its own port: `/ready` there would be a bucket).
 
-Start-up: the admin endpoint first (pollers see 503, not a refused connection), then the S3 volume (made
-if missing, retried while OM starts), then the S3 port.
+Start-up: with ozone.security.enabled, the gateway's certificate first (from SCM's CA on the first start,
+renewed in the background); then the admin endpoint (pollers see 503, not a refused connection), then the
+S3 volume (made if missing, retried while OM starts), then the S3 port. With hdds.grpc.tls.enabled both
+ports are https with client certificates required, and the gateway reaches OM and the datanodes with its
+own (S3G) certificate, which lets OM take the user a request acts for from it.
 """
 
 from __future__ import annotations
@@ -12,16 +15,22 @@ import contextlib
 import logging
 
 from pyozone.client.client import AsyncOzoneClient
+from pyozone.client.config import ClientConfig
 from pyozone.client.errors import OMException, OMUnavailableError
 from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.http_json import JsonResponse, json_endpoints
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address
+from pyozone.common.tls import TlsStore
+from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
 from pyozone.config import OzoneConfiguration
+from pyozone.config.dirs import metadata_dir
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.s3g.app import make_app, refusal
 from pyozone.s3g.authenticate import SigningKeys
 from pyozone.s3g.request import Gateway
 from pyozone.s3g.settings import S3GatewaySettings
+from pyozone.security.cert_client import CertRenewer, daemon_tls
 
 log = logging.getLogger(__name__)
 
@@ -31,17 +40,22 @@ ADMIN_PORT_DEFAULT = 19878
 
 class S3GatewayDaemon:
     def __init__(self, conf: OzoneConfiguration) -> None:
+        self.conf = conf
+        self.secure = security_enabled(conf)
+        self.grpc_tls = grpc_tls_enabled(conf)  # refused here when it comes without security
         self.settings = S3GatewaySettings.from_conf(conf)
         self.admin_address = address(conf, "ozone.s3g.webadmin.http-address", default_port=ADMIN_PORT_DEFAULT)
-        self.client = AsyncOzoneClient(conf)
-        limits = self.settings.http_limits()
-        keys = SigningKeys(self.settings.signing_key_ttl_s)
-        self.gateway = Gateway(self.client, self.settings, keys, limits.body_idle_timeout_s)
-        self.server = HttpServer(make_app(self.gateway), limits, refusal)
+        self.certificate: TlsStore | None = None
+        """The gateway's certificate (ozone.security.enabled); `tls` is it when hdds.grpc.tls.enabled."""
+        self.tls: TlsStore | None = None
+        self.client: AsyncOzoneClient | None = None  # made once the certificate is known
+        self.server: HttpServer | None = None
         self.admin = HttpServer(json_endpoints({"/ready": self._ready}))
         self.port = 0
         self.admin_port = 0
         self.serving = False
+        self._stopping = asyncio.Event()
+        self._renewing: asyncio.Task[None] | None = None
 
     def _ready(self) -> JsonResponse:
         if self.serving:
@@ -49,9 +63,22 @@ class S3GatewayDaemon:
         return JsonResponse(503, {"ready": False})
 
     async def start(self) -> None:
-        self.admin_port = await self.admin.start(self.settings.bind_host, self.admin_address.port)
-        await self._ensure_volume()
-        self.port = await self.server.start(self.settings.bind_host, self.settings.address.port)
+        if self.secure:
+            await self._obtain_certificate()
+        # A service's own certificate outranks the user's client keys a shared ozone-site.xml may hold.
+        self.client = AsyncOzoneClient(self.conf, config=ClientConfig.from_conf(self.conf, tls=self.tls))
+        limits = self.settings.http_limits()
+        keys = SigningKeys(self.settings.signing_key_ttl_s)
+        gateway = Gateway(self.client, self.settings, keys, limits.body_idle_timeout_s)
+        self.server = HttpServer(make_app(gateway), limits, refusal)
+        context = self.tls.server_context() if self.tls is not None else None
+        self.admin_port = await self.admin.start(
+            self.settings.bind_host, self.admin_address.port, ssl_context=context
+        )
+        await self._ensure_volume(self.client)
+        self.port = await self.server.start(
+            self.settings.bind_host, self.settings.address.port, ssl_context=context
+        )
         self.serving = True
         log.info(
             "S3 gateway serving on %s:%d (volume %s)",
@@ -60,17 +87,27 @@ class S3GatewayDaemon:
             self.settings.volume,
         )
 
-    async def _ensure_volume(self) -> None:
+    async def _obtain_certificate(self) -> None:
+        """The gateway's certificate from SCM's CA (waiting for SCM), renewed until the gateway stops."""
+        hosts = service_hosts(self.settings.address.host)
+        directory = metadata_dir(self.conf, "S3 gateway", "its key pair and certificate")
+        self.certificate = await asyncio.to_thread(daemon_tls, self.conf, CertRole.S3G, directory, hosts)
+        if self.grpc_tls:
+            self.tls = self.certificate
+        renewer = CertRenewer(self.conf, self.certificate, CertRole.S3G, hosts)
+        self._renewing = asyncio.create_task(renewer.run(self._stopping), name="s3g-cert-renewer")
+
+    async def _ensure_volume(self, client: AsyncOzoneClient) -> None:
         """Ozone's OM creates the s3v volume at start; here the gateway does, on its first start."""
         while True:
             try:
-                await self.client.volume_info(self.settings.volume)
+                await client.volume_info(self.settings.volume)
                 return
             except OMException as e:
                 if e.result != "VOLUME_NOT_FOUND":
                     raise
                 with contextlib.suppress(OMException):  # another gateway may create it first
-                    await self.client.create_volume(self.settings.volume)
+                    await client.create_volume(self.settings.volume)
                 return
             except OMUnavailableError:
                 log.info("waiting for OM to create or find volume %s", self.settings.volume)
@@ -78,9 +115,14 @@ class S3GatewayDaemon:
 
     async def stop(self) -> None:
         self.serving = False
-        await self.server.stop()
+        self._stopping.set()
+        if self._renewing is not None:
+            await self._renewing
+        if self.server is not None:
+            await self.server.stop()
         await self.admin.stop()
-        await self.client.close()
+        if self.client is not None:
+            await self.client.close()
 
 
 async def serve(conf: OzoneConfiguration) -> int:

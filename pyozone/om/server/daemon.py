@@ -1,10 +1,12 @@
 """The OM daemon: the namespace core behind a grpc.aio server, two background services on timers and a
 readiness endpoint.
 
-Start-up: the HTTP endpoint first (pollers see 503, not a refused connection), then SCM's cluster id
-(retried until SCM answers: `cluster up` starts OM right after SCM), then om.db and the gRPC server. The
-core is synchronous and may wait for SCM, so every core call runs in a thread pool; the core's lock
-serializes mutations.
+Start-up: with ozone.security.enabled, OM's certificate first (requested from SCM's CA on the first
+start; renewed in the background); then the HTTP endpoint (pollers see 503, not a refused connection), then
+SCM's cluster id (retried until SCM answers: `cluster up` starts OM right after SCM), then om.db and the
+gRPC server. With hdds.grpc.tls.enabled every port and every channel to SCM is mutual TLS with that
+certificate. The core is synchronous and may wait for SCM, so every core call runs in a thread pool; the
+core's lock serializes mutations.
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import JsonResponse, Route, json_endpoints
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
+from pyozone.common.tls import TlsStore, secure_port
+from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.security.x509 import CertRole
+from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
@@ -32,6 +38,7 @@ from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
 from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
 from pyozone.scm.client.block_client import BlockClientError
+from pyozone.security.cert_client import CertRenewer, daemon_tls
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +53,15 @@ class ServerStartError(Exception):
 
 class OmDaemon:
     """Ports are known after `start()` (the actual ones when the configuration asks for port 0).
-    `scm` may be given (tests); by default the daemon talks gRPC to the SCM the configuration names."""
+    `scm` may be given (tests); by default the daemon talks gRPC to the SCM the configuration names, once
+    it has its certificate."""
 
     def __init__(
         self, conf: OzoneConfiguration, scm: ScmGateway | None = None, clock: Clock | None = None
     ) -> None:
+        self.conf = conf
+        self.secure = security_enabled(conf)
+        self.grpc_tls = grpc_tls_enabled(conf)  # refused here when it comes without security
         # OM has no RPC bind-host key; a non-loopback ozone.om.address binds 0.0.0.0 (docs/differences.md).
         self.rpc_address = bind_address(conf, om_address(conf), None)
         self.http_address = bind_address(
@@ -60,7 +71,11 @@ class OmDaemon:
         self.metadata_dir = om_metadata_dir(conf)
         self.db_path = om_db_path(conf)
         self.clock = clock or SystemClock()
-        self.scm: ScmGateway = scm if scm is not None else GrpcScm(conf)
+        self.scm: ScmGateway | None = scm
+        self.certificate: TlsStore | None = None
+        """OM's certificate (ozone.security.enabled); `tls` is it when hdds.grpc.tls.enabled."""
+        self.tls: TlsStore | None = None
+        self._tokens: BlockTokenIssuer | None = None
         self.storage: OMStorage | None = None
         self.store: OMMetadataStore | None = None
         self.core: OzoneManager | None = None
@@ -71,16 +86,21 @@ class OmDaemon:
         self._server: grpc.aio.Server | None = None
         self._http = HttpServer(json_endpoints(self._routes()))
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = asyncio.Event()
         self._stopped = False
 
     # ------------------------------------------------------------------ start
     async def start(self) -> None:
+        if self.secure:
+            await self._obtain_certificate()
+        if self.scm is None:
+            self.scm = GrpcScm(self.conf, tls=self.tls)
         await self._start_http()
         self.storage = await self._bind_cluster()
         self.store = OMMetadataStore(self.db_path)
         self.core = OzoneManager(self.store, self.scm, self.settings, self.clock)
         await self._start_rpc()
-        self._tasks = [
+        self._tasks += [
             self._every(
                 "key-deleting", self.settings.key_deleting_interval_ms, KeyDeletingService(self.core).run_once
             ),
@@ -101,9 +121,23 @@ class OmDaemon:
             self.db_path,
         )
 
+    async def _obtain_certificate(self) -> None:
+        """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops."""
+        hosts = service_hosts(om_address(self.conf).host)
+        self.certificate = await asyncio.to_thread(
+            daemon_tls, self.conf, CertRole.OM, self.metadata_dir, hosts
+        )
+        if self.grpc_tls:
+            self.tls = self.certificate
+        renewer = CertRenewer(self.conf, self.certificate, CertRole.OM, hosts)
+        self._tasks.append(asyncio.create_task(renewer.run(self._stopping), name="om-cert-renewer"))
+
     async def _start_http(self) -> None:
+        context = self.tls.server_context() if self.tls is not None else None
         try:
-            self.http_port = await self._http.start(self.http_address.host, self.http_address.port)
+            self.http_port = await self._http.start(
+                self.http_address.host, self.http_address.port, ssl_context=context
+            )
         except OSError as e:
             where = f"{self.http_address} (ozone.om.http-address, ozone.om.http-bind-host)"
             raise ServerStartError(f"cannot bind the OM http server to {where}: {e.strerror}") from None
@@ -111,10 +145,12 @@ class OmDaemon:
     async def _bind_cluster(self) -> OMStorage:
         """SCM's cluster id, asked until SCM answers; VERSION is written or checked against it."""
         loop = asyncio.get_running_loop()
+        assert self.scm is not None
+        scm = self.scm
         attempts = 0
         while True:
             try:
-                info = await loop.run_in_executor(self._executor, self.scm.scm_info)
+                info = await loop.run_in_executor(self._executor, scm.scm_info)
                 break
             except BlockClientError as e:
                 if not e.retryable:
@@ -133,12 +169,15 @@ class OmDaemon:
         server = grpc.aio.server(
             options=server_options(), interceptors=server_interceptors(OMRequestLimits())
         )
+        self._tokens = BlockTokenIssuer.from_conf(self.conf, self.certificate)
         add_om_service(
             server,
-            OzoneManagerService(self.core, self._executor, self.storage.om_uuid, self.storage.cluster_id),
+            OzoneManagerService(
+                self.core, self._executor, self.storage.om_uuid, self.storage.cluster_id, self._tokens
+            ),
         )
         try:
-            self.rpc_port = server.add_insecure_port(str(self.rpc_address))
+            self.rpc_port = secure_port(server, str(self.rpc_address), self.tls)
         except RuntimeError as e:
             raise ServerStartError(
                 f"cannot bind the OM to {self.rpc_address} (ozone.om.address): {e}"
@@ -181,6 +220,7 @@ class OmDaemon:
         if self._stopped:
             return
         self._stopped = True
+        self._stopping.set()
         self.serving = False
         if self._server is not None:
             await self._server.stop(grace_s)
@@ -192,6 +232,8 @@ class OmDaemon:
         await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown, True)
         if self.store is not None:
             self.store.close()
+        if self._tokens is not None:
+            self._tokens.close()
         close = getattr(self.scm, "close", None)
         if close is not None:
             close()
