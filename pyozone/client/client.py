@@ -77,7 +77,7 @@ class AsyncOzoneClient:
     @property
     def pool(self) -> ChannelPool:
         if self._pool is None:
-            self._pool = ChannelPool()
+            self._pool = ChannelPool(self.config.tls)
         return self._pool
 
     async def close(self) -> None:

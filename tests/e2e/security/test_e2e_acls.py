@@ -3,8 +3,11 @@ a user without an ACL cannot list, read, overwrite or delete another user's key 
 can once granted; a non-administrator cannot decommission; a write past a quota is refused and nothing
 partial remains; through the S3 gateway each access id is its user, so ACLs apply through SigV4.
 
-Users are plaintext users here (HADOOP_USER_NAME, which OM and SCM believe without TLS, as Ozone's simple
-authentication does): every command is the real CLI, acting as the user it names.
+Every test runs on two clusters: a plaintext one, where a user is who HADOOP_USER_NAME says (OM and SCM
+believe it without TLS, as Ozone's simple authentication does), and a secure one (`cluster up --secure`:
+mutual TLS everywhere), where a user is whom their certificate names (`admin cert issue-user`) and the S3
+gateway acts for each request's access id with its own certificate. Every command is the real CLI, acting
+as the user it names.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from pyozone.cli.main import main
 from pyozone.cluster.layout import HOST
+from pyozone.config.site import SITE_FILE, read_site_xml
 from pyozone.hdds.security.users import login_user
 from tests.e2e.cluster.cluster_helpers import LiveCluster, Result, live_cluster
-from tests.e2e.cluster.s3_cluster import S3Endpoint
+from tests.e2e.cluster.s3_cluster import REGION
+from tests.e2e.security.secure_cluster import CLIENT_KEYS, SecureCluster, secure_cluster
 from tests.polling import wait_for
 
 ADMIN = login_user()  # the cluster's daemons and the S3 gateway run as this user, the administrator
@@ -40,11 +46,17 @@ OVERRIDES = {
 
 
 class Users:
-    """Runs the CLI as a user: `pyozone ARGS --conf DIR/conf` with HADOOP_USER_NAME=user, in this process
-    (the same command line as a new process would run, without its half a second of start-up)."""
+    """Runs the CLI as a user, in this process (the command line a new process would run, without its half
+    a second of start-up): with HADOOP_USER_NAME=user, and on a secure cluster with the user's certificate."""
 
     def __init__(self, cluster: LiveCluster) -> None:
         self.cluster = cluster
+        self.secure = isinstance(cluster, SecureCluster)
+
+    def conf_dir(self, user: str) -> Path:
+        if isinstance(self.cluster, SecureCluster) and user != ADMIN:
+            return self.cluster.user_conf(user)
+        return self.cluster.conf_dir
 
     def run(self, user: str, *args: str, stdin: bytes | None = None) -> Result:
         out, err = io.TextIOWrapper(io.BytesIO()), io.StringIO()
@@ -54,9 +66,33 @@ class Users:
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
         ):
-            code = main([*args, "--conf", str(self.cluster.conf_dir)])
+            code = main([*args, "--conf", str(self.conf_dir(user))])
             out.flush()
         return Result(code, out.buffer.getvalue().decode(errors="replace"), err.getvalue())  # type: ignore[attr-defined]
+
+    def s3(self, user: str, access_key: str, secret: str):  # type: ignore[no-untyped-def]
+        """boto3 for the user's S3 key pair; on a secure cluster over https with the user's certificate."""
+        import boto3
+
+        tls: dict[str, object] = {}
+        verify: str | None = None
+        scheme = "http"
+        if self.secure:
+            site = read_site_xml(self.conf_dir(user) / SITE_FILE)
+            cert, key, verify = (site[k] for k in CLIENT_KEYS)
+            tls, scheme = {"client_cert": (cert, key)}, "https"
+        config = Config(
+            s3={"addressing_style": "path"}, signature_version="s3v4", retries={"max_attempts": 1}, **tls
+        )
+        return boto3.client(
+            "s3",
+            endpoint_url=f"{scheme}://{HOST}:{self.cluster.port('s3g', 'http')}",
+            aws_access_key_id=access_key,
+            aws_secret_access_key=secret,
+            region_name=REGION,
+            config=config,
+            verify=verify,
+        )
 
     def sh(self, user: str, *args: str, stdin: bytes | None = None) -> Result:
         return self.run(user, "sh", *args, stdin=stdin)
@@ -74,21 +110,15 @@ class Users:
         return result.err
 
 
-@pytest.fixture(scope="module")
-def cluster(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveCluster]:
-    with live_cluster(request, tmp_path_factory, "acls", 3, overrides=OVERRIDES) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def users(cluster: LiveCluster) -> Users:
-    users = Users(cluster)
-    users.ok(ADMIN, "volume", "create", "/vol", "-u", "alice")
-    users.ok("alice", "bucket", "create", "/vol/data")
-    users.ok("alice", "key", "put", "/vol/data/secret", "-", stdin=b"alice's data")
-    return users
+@pytest.fixture(scope="module", params=["plaintext", "secure"])
+def users(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Users]:
+    make = live_cluster if request.param == "plaintext" else secure_cluster
+    with make(request, tmp_path_factory, f"acls-{request.param}", 3, overrides=OVERRIDES) as cluster:
+        users = Users(cluster)
+        users.ok(ADMIN, "volume", "create", "/vol", "-u", "alice")
+        users.ok("alice", "bucket", "create", "/vol/data")
+        users.ok("alice", "key", "put", "/vol/data/secret", "-", stdin=b"alice's data")
+        yield users
 
 
 def test_a_user_without_an_acl_cannot_touch_anothers_key(users: Users) -> None:
@@ -191,7 +221,7 @@ def test_a_write_past_a_quota_is_refused_and_nothing_partial_remains(users: User
     assert (info["quotaInBytes"], info["usedBytes"], info["usedNamespace"]) == (-1, 9 * MiB, 2)
 
 
-def test_s3_users_are_their_access_ids(cluster: LiveCluster, users: Users) -> None:
+def test_s3_users_are_their_access_ids(users: Users) -> None:
     def secret(user: str, as_user: str) -> Result:
         return users.run(as_user, "s3", "getsecret", "-u", user)
 
@@ -204,9 +234,7 @@ def test_s3_users_are_their_access_ids(cluster: LiveCluster, users: Users) -> No
         fields = dict(line.split("=", 1) for line in result.out.split())
         keys[user] = (fields["awsAccessKey"], fields["awsSecret"])
     users.ok(ADMIN, "volume", "addacl", "-a", "world::rwl", "/s3v")  # anyone may make buckets in S3
-    url = f"http://{HOST}:{cluster.port('s3g', 'http')}"
-    alice = S3Endpoint(cluster, url, *keys["alice"]).boto3()
-    bob = S3Endpoint(cluster, url, *keys["bob"]).boto3()
+    alice, bob = users.s3("alice", *keys["alice"]), users.s3("bob", *keys["bob"])
     alice.create_bucket(Bucket="alices")
     alice.put_object(Bucket="alices", Key="diary", Body=b"dear diary")
     assert alice.get_object(Bucket="alices", Key="diary")["Body"].read() == b"dear diary"
