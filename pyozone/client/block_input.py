@@ -50,7 +50,8 @@ class StreamCache:
     def reader(self, datanode: DatanodeRef) -> DatastreamReader:
         reader = self._readers.get(datanode.address)
         if reader is None:
-            reader = self._readers[datanode.address] = DatastreamReader(datanode, self._timeout_s)
+            reader = DatastreamReader(datanode, self._timeout_s, self._pool.tls)  # the client's certificate
+            self._readers[datanode.address] = reader
         return reader
 
     def get(self, datanode: DatanodeRef) -> XceiverStream:

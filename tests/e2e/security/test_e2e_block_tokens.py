@@ -1,0 +1,269 @@
+"""Acceptance of issue 15's block tokens (item 3) on a cluster made by `pyozone cluster up --secure`
+(hdds.block.token.enabled, mutual TLS): a datanode refuses a read and a write that carry no token, a forged
+token, an expired token or a token for another block, each with BLOCK_TOKEN_VERIFICATION_FAILED naming why,
+over gRPC (xceiver) and over the datastream port; a token signed with SCM's real secret key (fetched as OM
+fetches it) for the block is taken; and the client, carrying OM's tokens, writes and reads V1, V2 and EC
+keys.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from pyozone.client import OzoneClient
+from pyozone.client.models import DatanodeRef, KeyInfo, KeyLocation
+from pyozone.common.net import scm_security_address
+from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
+from pyozone.config.site import load_configuration
+from pyozone.hdds.checksum import ChecksumType, compute
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
+from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol import datastream as ds
+from pyozone.protocol.tokens import encode_token, issue_block_token
+from pyozone.security.scm_security_client import SCMSecurityClient
+from tests.e2e.security.secure_cluster import SecureCluster, secure_cluster
+
+VOL, BUCKET, EC_BUCKET = "tokens", "bucket", "ecbucket"
+KiB, MiB = 1024, 1024 * 1024
+REASONS = ("missing", "bad signature", "expired", "for another block")
+ALL = frozenset({AccessMode.READ, AccessMode.WRITE})
+OVERRIDES: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SecureCluster]:
+    with secure_cluster(request, tmp_path_factory, "tokens", overrides=OVERRIDES) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def tls(cluster: SecureCluster) -> TlsStore | None:
+    """The administrator's certificate when the cluster's ports are mutual TLS, else None (plaintext)."""
+    conf = load_configuration(cluster.conf_dir, {})
+    return cluster.admin_tls if conf.get("hdds.grpc.tls.enabled") else None
+
+
+@pytest.fixture(scope="module")
+def client(cluster: SecureCluster) -> Iterator[OzoneClient]:
+    with cluster.ozone_client() as c:
+        c.create_volume(VOL)
+        c.create_bucket(VOL, BUCKET)
+        c.create_bucket(VOL, EC_BUCKET, "EC/XOR-2-1-512k")
+        yield c
+
+
+@pytest.fixture(scope="module")
+def secret_key(cluster: SecureCluster) -> ManagedSecretKey:
+    """SCM's current secret key, asked for as OM asks (with OM's certificate)."""
+    conf = load_configuration(cluster.conf_dir, {})
+    om_certificate = TlsStore(TlsPaths.under(cluster.data_dir / "om", conf))
+    with SCMSecurityClient(scm_security_address(conf), om_certificate) as scm:
+        return scm.get_current_secret_key()
+
+
+@pytest.fixture(scope="module")
+def block(client: OzoneClient) -> tuple[KeyLocation, bytes]:
+    """A committed V1 block of an open container, as lookupKey gives it (with OM's READ token)."""
+    data = secrets.token_bytes(100 * KiB)
+    client.put_key(VOL, BUCKET, "one", data, datastream=False)
+    [location] = client.key_info(VOL, BUCKET, "one").locations
+    assert location.token, "OM gave no block token: hdds.block.token.enabled is off?"
+    return location, data
+
+
+@pytest.fixture(scope="module")
+def other(client: OzoneClient) -> KeyLocation:
+    client.put_key(VOL, BUCKET, "two", b"other bytes", datastream=False)
+    [location] = client.key_info(VOL, BUCKET, "two").locations
+    return location
+
+
+def sign(key: ManagedSecretKey, block: BlockID, expiry_ms: int, modes: frozenset[AccessMode] = ALL) -> str:
+    return encode_token(
+        issue_block_token(BlockTokenIdentifier("mallory", block, expiry_ms, modes, 0, key.id), key)
+    )
+
+
+def bad_tokens(key: ManagedSecretKey, target: BlockID, another: str) -> dict[str, str]:
+    """The token each refusal is for: none; one signed with a key SCM never made that names SCM's key;
+    one SCM's key signed that expired; a genuine one for another block."""
+    now = int(time.time() * 1000)
+    impostor = ManagedSecretKey(
+        key.id, key.creation_ms, key.expiry_ms, key.algorithm, secrets.token_bytes(32)
+    )
+    return {
+        "missing": "",
+        "bad signature": sign(impostor, target, now + 3_600_000),
+        "expired": sign(key, target, now - 1000),
+        "for another block": another,
+    }
+
+
+def block_id(location: KeyLocation) -> BlockID:
+    return BlockID(location.container_id, location.local_id)
+
+
+# ------------------------------------------------------------------ gRPC (xceiver)
+def xceiver(tls: TlsStore | None, datanode: DatanodeRef, request: pb.ContainerCommandRequestProto):
+    with sync_channel(datanode.address, grpc_options(MAX_DATA_MESSAGE_BYTES), tls) as channel:
+        [answer] = list(pb_grpc.XceiverClientProtocolServiceStub(channel).send(iter([request]), timeout=30))
+    return answer
+
+
+def get_block(location: KeyLocation, token: str) -> pb.ContainerCommandRequestProto:
+    proto = pb.DatanodeBlockID(containerID=location.container_id, localID=location.local_id)
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.GetBlock, containerID=location.container_id, pipelineID=location.pipeline.id,
+        encodedToken=token, getBlock=pb.GetBlockRequestProto(blockID=proto),
+    )  # fmt: skip
+
+
+def write_chunk(location: KeyLocation, target: BlockID, token: str) -> pb.ContainerCommandRequestProto:
+    data = b"written with a hand-made token"
+    sums = compute(data, ChecksumType.CRC32, 16 * KiB)
+    sums_proto = pb.ChecksumData(type=pb.CRC32, bytesPerChecksum=16 * KiB, checksums=list(sums.checksums))
+    name = f"{target.local_id}_chunk_1"
+    chunk = pb.ChunkInfo(chunkName=name, offset=0, len=len(data), checksumData=sums_proto)
+    proto = pb.DatanodeBlockID(containerID=target.container_id, localID=target.local_id)
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.WriteChunk, containerID=target.container_id, pipelineID=location.pipeline.id,
+        encodedToken=token, writeChunk=pb.WriteChunkRequestProto(blockID=proto, chunkData=chunk, data=data),
+    )  # fmt: skip
+
+
+def refused(answer: pb.ContainerCommandResponseProto | tuple[int, str]) -> str:
+    result, message = answer if isinstance(answer, tuple) else (answer.result, answer.message)
+    assert pb.Result.Name(result) == "BLOCK_TOKEN_VERIFICATION_FAILED", (pb.Result.Name(result), message)
+    return message
+
+
+def test_grpc_reads_need_a_token_for_the_block(
+    tls: TlsStore | None, block: tuple[KeyLocation, bytes], other: KeyLocation, secret_key: ManagedSecretKey
+) -> None:
+    location, _ = block
+    for datanode in location.pipeline.members:  # every replica checks for itself
+        for reason, token in bad_tokens(secret_key, block_id(location), other.token).items():
+            assert refused(xceiver(tls, datanode, get_block(location, token))).startswith(reason + ":")
+        assert xceiver(tls, datanode, get_block(location, location.token)).result == pb.SUCCESS
+
+
+def test_grpc_writes_need_a_write_token_for_the_block(
+    tls: TlsStore | None, block: tuple[KeyLocation, bytes], secret_key: ManagedSecretKey
+) -> None:
+    location, _ = block
+    leader = location.pipeline.leader()
+    assert leader is not None
+    target = BlockID(location.container_id, location.local_id + 1_000_000)
+    later = int(time.time() * 1000) + 3_600_000
+    for reason, token in bad_tokens(secret_key, target, sign(secret_key, block_id(location), later)).items():
+        assert refused(xceiver(tls, leader, write_chunk(location, target, token))).startswith(reason + ":")
+    assert refused(xceiver(tls, leader, write_chunk(location, target, location.token))).startswith(
+        "for another block:"
+    )
+    read_only = sign(secret_key, target, later, frozenset({AccessMode.READ}))
+    assert refused(xceiver(tls, leader, write_chunk(location, target, read_only))).startswith(
+        "mode not granted"
+    )
+    answer = xceiver(tls, leader, write_chunk(location, target, sign(secret_key, target, later)))
+    assert answer.result == pb.SUCCESS, answer.message  # SCM's key, the block, WRITE: taken
+
+
+# ------------------------------------------------------------------ the datastream port
+def datastream(tls: TlsStore | None, datanode: DatanodeRef) -> socket.socket:
+    assert datanode.datastream_port is not None, "the datanode serves no datastream port"
+    host = datanode.ip or datanode.host
+    raw = socket.create_connection((host, datanode.datastream_port), timeout=30)
+    return tls.client_context().wrap_socket(raw, server_hostname=host) if tls is not None else raw
+
+
+def receive(sock: socket.socket, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        got = sock.recv(n - len(out))
+        if not got:
+            raise ConnectionError(f"closed after {len(out)} of {n} bytes")
+        out += got
+    return out
+
+
+def stream_read(
+    tls: TlsStore | None, datanode: DatanodeRef, location: KeyLocation, token: str
+) -> tuple[int, str]:
+    header = ds.ReadHeader(
+        location.container_id, location.local_id, location.bcsid, 0, location.length, token
+    )
+    with datastream(tls, datanode) as sock:
+        sock.sendall(ds.encode_header(header))
+        result, length, message = ds.decode_read_reply(receive(sock, ds.READ_REPLY.size))
+        text = receive(sock, message).decode() if message else ""
+        if result == ds.SUCCESS:
+            assert len(receive(sock, length)) == location.length
+    return result, text
+
+
+def stream_write(
+    tls: TlsStore | None, datanode: DatanodeRef, location: KeyLocation, target: BlockID, token: str
+) -> tuple[int, str]:
+    header = ds.WriteHeader(
+        target.container_id, target.local_id, location.pipeline.id, ChecksumType.NONE, 16 * KiB, (), 0, token
+    )
+    with datastream(tls, datanode) as sock:
+        sock.sendall(ds.encode_header(header))
+        ack, length = ds.decode_ack_frame(receive(sock, ds.ACK.size))
+        return ack.result, receive(sock, length).decode() if length else ""
+
+
+def test_datastream_reads_need_a_token_for_the_block(
+    tls: TlsStore | None, block: tuple[KeyLocation, bytes], other: KeyLocation, secret_key: ManagedSecretKey
+) -> None:
+    location, _ = block
+    for datanode in location.pipeline.members:
+        for reason, token in bad_tokens(secret_key, block_id(location), other.token).items():
+            assert refused(stream_read(tls, datanode, location, token)).startswith(reason + ":")
+        assert stream_read(tls, datanode, location, location.token)[0] == ds.SUCCESS
+
+
+def test_datastream_writes_need_a_write_token_for_the_block(
+    tls: TlsStore | None, block: tuple[KeyLocation, bytes], secret_key: ManagedSecretKey
+) -> None:
+    location, _ = block
+    target = BlockID(location.container_id, location.local_id + 2_000_000)
+    later = int(time.time() * 1000) + 3_600_000
+    for datanode in location.pipeline.members:  # no leader vouches for a stream: each member checks
+        for reason, token in bad_tokens(
+            secret_key, target, sign(secret_key, block_id(location), later)
+        ).items():
+            assert refused(stream_write(tls, datanode, location, target, token)).startswith(reason + ":")
+        read_only = stream_write(tls, datanode, location, target, location.token)
+        assert refused(read_only).startswith("for another block:")
+
+
+# ------------------------------------------------------------------ the client, with OM's tokens
+@pytest.mark.parametrize(
+    ("bucket", "size", "datastream", "path"),
+    [(BUCKET, 300 * KiB, False, "V1"), (BUCKET, 6 * MiB, True, "V2"), (EC_BUCKET, 2 * MiB + 7, None, "")],
+    ids=["V1", "V2", "EC"],
+)
+def test_the_client_writes_and_reads_with_oms_tokens(
+    client: OzoneClient, bucket: str, size: int, datastream: bool | None, path: str
+) -> None:
+    data = secrets.token_bytes(size)
+    name = f"valid-{bucket}-{size}"
+    written: KeyInfo = client.put_key(VOL, bucket, name, data, datastream=datastream)
+    if path:
+        assert written.write_path == path
+    with client.read_key(VOL, bucket, name) as reader:
+        assert reader.readall() == data
+    locations = client.key_info(VOL, bucket, name).locations
+    assert locations and all(loc.token for loc in locations)
