@@ -73,6 +73,26 @@ class DuplexTlsSocket(ssl.SSLSocket):
 
         return self._call(read)
 
+    def recv_into(self, buffer: Any, nbytes: int | None = None, flags: int = 0) -> int:
+        """Waits for the first record, then decrypts every record already here (TLS hands over one
+        record, at most 16 KB, per call): one call takes what a plain socket's recv_into takes in one
+        system call, and a 1 MB packet costs a few calls rather than 64."""
+        if flags:
+            raise ValueError("a TLS socket takes no receive flags")
+        view = memoryview(buffer).cast("B")
+        size = len(view) if not nbytes else min(nbytes, len(view))
+        got = self.read(size, view)
+        while 0 < got < size and (tls := self._sslobj) is not None:
+            with self._lock:
+                try:
+                    more = tls.read(size - got, view[got:])
+                except (ssl.SSLWantReadError, ssl.SSLWantWriteError, ssl.SSLEOFError):
+                    break  # nothing more here yet (or the end, which the next call returns)
+            if not more:
+                break
+            got += more
+        return got
+
     def send(self, data: Any, flags: int = 0) -> int:
         """Every byte of `data`, or an error: a TLS write retried after it would block completes the
         same records (sendall calls this)."""
