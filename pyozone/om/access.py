@@ -44,7 +44,7 @@ class Access:
         claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
         peer = grpc_peer_identity(context) if self.settings.tls else None
         try:
-            user, service = caller_name(peer, claimed)
+            user, service = caller_name(peer, claimed, self.settings.tls)
         except ValueError as e:
             raise OMException(OMResultCode.INVALID_REQUEST, f"{USER_METADATA}: {e}") from None
         groups = self.settings.groups.groups(user)

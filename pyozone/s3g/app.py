@@ -1,5 +1,6 @@
 """The gateway's aiohttp application: one route takes every request, names its bucket, key and S3
-operation, authenticates it, runs the operation's handler and turns any refusal into S3's XML error."""
+operation, authenticates it, runs the operation's handler as the access id's user (OM's ACLs apply to it)
+and turns any refusal into S3's XML error."""
 
 from __future__ import annotations
 

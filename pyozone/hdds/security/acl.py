@@ -253,7 +253,7 @@ def default_acls(
 
 # ---------------------------------------------------------------------- callers
 ANONYMOUS_USER = "dr.who"
-"""Who a plaintext call that names no user is (Hadoop's name for the unauthenticated user)."""
+"""Who a call that names no one is (Hadoop's name for the unauthenticated user)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,14 +266,17 @@ class Caller:
     admin: bool = False
 
 
-def caller_name(peer: Identity | None, claimed: str | None) -> tuple[str, bool]:
+def caller_name(peer: Identity | None, claimed: str | None, tls: bool) -> tuple[str, bool]:
     """(user, is a service acting for itself) by contract 4 of issue 15. Over TLS the certificate says who
-    calls; a user's certificate cannot act for another, but the S3 gateway acts for the user a request
-    names. Without TLS the claimed name is trusted, as Ozone's simple authentication trusts the client."""
+    calls (no certificate: nobody); a user's certificate cannot act for another, but the S3 gateway acts
+    for the user a request names. Without TLS the claimed name is trusted, as Ozone's simple
+    authentication trusts the client."""
     if claimed is not None:
         check_user_name(claimed)
-    if peer is None:
+    if not tls:
         return claimed or ANONYMOUS_USER, False
+    if peer is None:
+        return ANONYMOUS_USER, False
     if peer.role is CertRole.USER:
         return peer.principal, False
     if peer.role is CertRole.S3G and claimed:

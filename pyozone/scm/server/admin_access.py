@@ -43,7 +43,7 @@ class AdminAccess:
         claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
         peer = grpc_peer_identity(context) if self.tls else None
         try:
-            user, _ = caller_name(peer, claimed)
+            user, _ = caller_name(peer, claimed, self.tls)
         except ValueError as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{USER_METADATA}: {e}")
         if not self.administrators.permits(user, self.groups.groups(user)):

@@ -112,16 +112,20 @@ def test_defaults_and_inheritance() -> None:
 
 
 def test_caller_name_by_contract_4() -> None:
-    assert caller_name(None, "alice") == ("alice", False)
-    assert caller_name(None, None) == ("dr.who", False)
+    assert caller_name(None, "alice", tls=False) == ("alice", False)
+    assert caller_name(None, None, tls=False) == ("dr.who", False)
     user = Identity(CertRole.USER, "bob")
-    assert caller_name(user, "alice") == ("bob", False)  # a user's certificate cannot act for another
+    assert caller_name(user, "alice", tls=True) == (
+        "bob",
+        False,
+    )  # a user's certificate cannot act for another
+    assert caller_name(None, "alice", tls=True) == ("dr.who", False)  # over TLS a claim alone is nobody
     s3g = Identity(CertRole.S3G, "s3g", "host")
-    assert caller_name(s3g, "alice") == ("alice", False)
-    assert caller_name(s3g, None) == ("s3g", True)
-    assert caller_name(Identity(CertRole.OM, "om", "h"), "alice") == ("om", True)
+    assert caller_name(s3g, "alice", tls=True) == ("alice", False)
+    assert caller_name(s3g, None, tls=True) == ("s3g", True)
+    assert caller_name(Identity(CertRole.OM, "om", "h"), "alice", tls=True) == ("om", True)
     with pytest.raises(ValueError):
-        caller_name(None, "a@b")
+        caller_name(None, "a@b", tls=False)
 
 
 # ---------------------------------------------------------------------- the authorizer
