@@ -266,14 +266,14 @@ class Caller:
     admin: bool = False
 
 
-def caller_name(peer: Identity | None, claimed: str | None, tls: bool) -> tuple[str, bool]:
+def caller_name(peer: Identity | None, claimed: str | None, tls: bool | None = None) -> tuple[str, bool]:
     """(user, is a service acting for itself) by contract 4 of issue 15. Over TLS the certificate says who
     calls (no certificate: nobody); a user's certificate cannot act for another, but the S3 gateway acts
     for the user a request names. Without TLS the claimed name is trusted, as Ozone's simple
-    authentication trusts the client."""
+    authentication trusts the client. `tls`: whether the server speaks TLS (None: when a peer is known)."""
     if claimed is not None:
         check_user_name(claimed)
-    if not tls:
+    if not (peer is not None if tls is None else tls):
         return claimed or ANONYMOUS_USER, False
     if peer is None:
         return ANONYMOUS_USER, False

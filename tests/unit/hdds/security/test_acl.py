@@ -124,6 +124,8 @@ def test_caller_name_by_contract_4() -> None:
     assert caller_name(s3g, "alice", tls=True) == ("alice", False)
     assert caller_name(s3g, None, tls=True) == ("s3g", True)
     assert caller_name(Identity(CertRole.OM, "om", "h"), "alice", tls=True) == ("om", True)
+    assert caller_name(user, "alice") == ("bob", False)  # TLS unsaid: a certificate means TLS
+    assert caller_name(None, "alice") == ("alice", False)
     with pytest.raises(ValueError):
         caller_name(None, "a@b", tls=False)
 
