@@ -7,8 +7,8 @@ or is cancelled halfway leaves the connection mid-frame, so it is closed and the
 `fill` is the same receive for the writer's non-blocking socket.
 
 With ClientConfig.tls the connection is mutual TLS: the datanode encrypts each range from a buffer (it
-cannot sendfile), and here TLS decrypts it straight into the range's buffer, a record at a time (a TLS
-socket takes no MSG_WAITALL).
+cannot sendfile), and here OpenSSL decrypts it a record (16 KB) at a time and copies each into the range's
+buffer (a TLS socket takes no MSG_WAITALL).
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ The data path under TLS, and the copies TLS forces (everything else is as on the
 - sendfile cannot encrypt: a read's range is read from the block file into a buffer allocated once per
   connection and encrypted from there. That copy (page cache to the buffer) is the one the plaintext
   port avoids.
-- recv_into decrypts straight into the caller's buffer, as the plaintext port receives into it.
+- receiving: OpenSSL decrypts each record (16 KB at most) in its own buffer and copies it into the
+  caller's (recv_into takes every record already here in one call): one copy more than the plaintext
+  port's, where the kernel writes into the caller's buffer.
 """
 
 from __future__ import annotations
