@@ -47,9 +47,16 @@ class TlsPaths:
     def for_client(cls, conf: OzoneConfiguration) -> TlsPaths | None:
         """A user's files: `ozone.client.tls.*` keys, else OZONE_CLIENT_CERT, OZONE_CLIENT_KEY and
         OZONE_CA_CERT. None when neither names a certificate; half a set is an error."""
-        cert = conf.get("ozone.client.tls.cert.file") or os.environ.get("OZONE_CLIENT_CERT")
-        key = conf.get("ozone.client.tls.key.file") or os.environ.get("OZONE_CLIENT_KEY")
-        ca = conf.get("ozone.client.tls.ca.file") or os.environ.get("OZONE_CA_CERT")
+
+        def pick(key: str, variable: str) -> str | None:
+            """-D outranks the environment, which outranks ozone-site.xml: a shell acts as its user."""
+            if conf.source(key) == "override":
+                return conf.get(key)
+            return os.environ.get(variable) or conf.get(key)
+
+        cert = pick("ozone.client.tls.cert.file", "OZONE_CLIENT_CERT")
+        key = pick("ozone.client.tls.key.file", "OZONE_CLIENT_KEY")
+        ca = pick("ozone.client.tls.ca.file", "OZONE_CA_CERT")
         if not (cert or key or ca):
             return None
         missing = [

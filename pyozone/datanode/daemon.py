@@ -267,7 +267,7 @@ class Datanode:
     def _command_queue(self, executor: ThreadPoolExecutor) -> CommandQueue:
         ctx = CommandContext(
             self.containers, self.pipelines, self.identity, self.reports, executor, self._op_state_changed,
-            self.groups,
+            self.groups, self.tls, self.tokens.signer if self.tokens is not None else None,
         )  # fmt: skip
         limits = QueueLimits.from_conf(self.conf)
         in_service = self.identity.identity.persisted_op_state is NodeOperationalState.IN_SERVICE

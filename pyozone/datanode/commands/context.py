@@ -8,10 +8,12 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pyozone.common.tls import TlsStore
 from pyozone.datanode.identity import IdentityStore
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.reports import PendingReports
 from pyozone.datanode.storage import ContainerSet
+from pyozone.datanode.xceiver.tokens import TokenSigner
 from pyozone.hdds.states import NodeOperationalState
 
 if TYPE_CHECKING:
@@ -29,6 +31,10 @@ class CommandContext:
     executor: Executor
     op_state_changed: Callable[[NodeOperationalState], None]
     groups: PipelineGroups
+    tls: TlsStore | None = None
+    """The datanode's certificate (hdds.grpc.tls.enabled): what its channels to other datanodes present."""
+    tokens: TokenSigner | None = None
+    """This datanode's own block and container tokens for what it asks other datanodes."""
 
     @property
     def datanode_uuid(self) -> str:

@@ -63,11 +63,11 @@ class ReconstructECHandler(CommandHandler):
         timeout_s = DEFAULT_TIMEOUT_S
         if command.deadline_epoch_ms:
             timeout_s = max(0.001, command.deadline_epoch_ms / 1000 - time.time())
-        peers = GrpcPeers(timeout_s)  # opens channels only when used
+        peers = GrpcPeers(timeout_s, self.ctx.tls)  # opens channels only when used
         connect = self.connect or peers.connect
         try:
             outcome = await reconstruct_container(
-                job, connect, self.ctx.datanode_uuid, self.ctx.executor, timeout_s
+                job, connect, self.ctx.datanode_uuid, self.ctx.executor, timeout_s, self.ctx.tokens
             )
         except ReconstructionError as e:
             log.error("%s (cause: %r)", e, e.__cause__)

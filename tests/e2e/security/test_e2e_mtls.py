@@ -217,12 +217,6 @@ def test_a_users_certificate_makes_commands_act_as_that_user(cluster: SecureClus
     assert cluster.sh("volume", "create", "/admins").code == 0  # the site file's certificate: the admin
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TlsPaths.for_client (common/tls.py) prefers ozone-site.xml's ozone.client.tls.* to "
-    "OZONE_CLIENT_*: the lines `cluster up --secure` prints act as the administrator until the "
-    "environment outranks the site file",
-)
 def test_the_printed_environment_lines_act_as_another_user(
     cluster: SecureCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:

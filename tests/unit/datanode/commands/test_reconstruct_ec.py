@@ -47,6 +47,8 @@ class Context:
     executor: Executor
     reports: Reports = field(default_factory=Reports)
     datanode_uuid: str = str(details(99).uuid)
+    tls: None = None
+    tokens: None = None
 
 
 def command(sources: dict[int, DatanodeDetails], targets: dict[int, DatanodeDetails], **kw: Any):
