@@ -7,11 +7,14 @@ user. Output is Ozone's, so `eval $(pyozone s3 getsecret -e)` sets the variables
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 
 from pyozone.client import OzoneClient
 from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.tls_mode import client_tls
+from pyozone.config import ConfigError
+from pyozone.hdds.security.users import login_user
+from pyozone.hdds.security.x509 import cert_from_pem, identity_of
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -43,10 +46,17 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _user(args: argparse.Namespace) -> str:
+    """-u, else who the client is to OM: its certificate's user over TLS, else the login user."""
     if args.user:
         return args.user
     try:
-        return getpass.getuser()
+        tls = client_tls(load_configuration(args))
+    except ConfigError as e:
+        raise CLIError(str(e)) from None
+    if tls is not None:
+        return identity_of(cert_from_pem(tls.material().cert_pem)).principal
+    try:
+        return login_user()
     except Exception:  # no login name and no $USER: nothing to default to
         raise CLIError("cannot tell the current user; give one with -u USER") from None
 

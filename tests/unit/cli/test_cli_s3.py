@@ -50,8 +50,17 @@ def test_getsecret_prints_as_ozone_and_keeps_the_pair(s3: Callable[..., Result])
     assert exported.out == (f"export AWS_ACCESS_KEY_ID='alice'\nexport AWS_SECRET_ACCESS_KEY='{secret}'\n")
 
 
-def test_the_user_defaults_to_the_os_user(s3: Callable[..., Result]) -> None:
+def test_the_user_defaults_to_the_os_user(s3: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HADOOP_USER_NAME", raising=False)
     assert s3("getsecret").out.startswith(f"awsAccessKey={getpass.getuser()}\n")
+
+
+def test_the_user_defaults_to_hadoop_user_name(
+    s3: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user every other OM call claims (HADOOP_USER_NAME), so ACLs and the secret name one user."""
+    monkeypatch.setenv("HADOOP_USER_NAME", "carol")
+    assert s3("getsecret").out.startswith("awsAccessKey=carol\n")
 
 
 def test_revokesecret_asks_first(s3: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
