@@ -37,8 +37,9 @@ class Access:
 
     # ------------------------------------------------------------------ callers
     def caller(self, context: Any) -> Caller | None:
-        """Who a gRPC request comes from; None when ACLs are off. A service's certificate acting for itself
-        (the S3 gateway making its volume) is an administrator, as the daemons' own user is in Ozone."""
+        """Who a gRPC request comes from; None when ACLs are off. OM's or the S3 gateway's certificate acting
+        for itself (the gateway making its volume) is an administrator, as the daemons' own user is in
+        Ozone; another service's is nobody (caller_name)."""
         if not self.settings.enabled:
             return None
         claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)

@@ -270,18 +270,22 @@ def caller_name(peer: Identity | None, claimed: str | None, tls: bool | None = N
     """(user, is a service acting for itself) by contract 4 of issue 15. Over TLS the certificate says who
     calls (no certificate: nobody); a user's certificate cannot act for another, but the S3 gateway acts
     for the user a request names. Without TLS the claimed name is trusted, as Ozone's simple
-    authentication trusts the client. `tls`: whether the server speaks TLS (None: when a peer is known)."""
-    if claimed is not None:
-        check_user_name(claimed)
+    authentication trusts the client. `tls`: whether the server speaks TLS (None: when a peer is known).
+
+    Only OM and the S3 gateway acting for itself (making its volume) are services to OM, with an
+    administrator's rights; a datanode, SCM or the join credential has no business there and is nobody.
+    A claim is checked only where it is believed (ValueError when it names no valid user)."""
     if not (peer is not None if tls is None else tls):
-        return claimed or ANONYMOUS_USER, False
+        return (ANONYMOUS_USER if claimed is None else check_user_name(claimed)), False
     if peer is None:
         return ANONYMOUS_USER, False
     if peer.role is CertRole.USER:
         return peer.principal, False
     if peer.role is CertRole.S3G and claimed:
-        return claimed, False
-    return peer.principal, True
+        return check_user_name(claimed), False
+    if peer.role in (CertRole.OM, CertRole.S3G):
+        return peer.principal, True
+    return ANONYMOUS_USER, False
 
 
 # ---------------------------------------------------------------------- the native authorizer

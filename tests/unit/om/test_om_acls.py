@@ -11,12 +11,17 @@ import grpc
 import pytest
 
 from pyozone.client import AsyncOzoneClient, OMException
-from pyozone.hdds.security.acl import OzoneAcl, ResourceType
+from pyozone.hdds.security.acl import ACLType, Caller, Ownership, OzoneAcl, ResourceType
+from pyozone.hdds.security.users import Administrators
+from pyozone.om.access import Access
+from pyozone.om.exceptions import OMException as OMError
+from pyozone.om.exceptions import OMResultCode
 from pyozone.om.server import OmDaemon
+from pyozone.om.settings import AccessSettings
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls_to_proto, obj_to_proto
-from tests.unit.om.om_fakes import FakeScm
+from tests.unit.om.om_fakes import FakeScm, make_om
 from tests.unit.om.test_om_server import conf, run
 
 
@@ -230,3 +235,40 @@ def test_the_client_names_its_login_user_and_acts_for_another(
             assert (await client.bucket_info("vol", "buck")).owner == "alice"
 
     run(body())
+
+
+class TlsContext:
+    """A call over mutual TLS from the certificate named `common_name`, claiming `claimed` if given."""
+
+    def __init__(self, common_name: str, claimed: str | None = None) -> None:
+        self.common_name = common_name
+        self.claimed = claimed
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("x-ozone-user", self.claimed),) if self.claimed is not None else ()
+
+    def auth_context(self) -> dict[str, list[bytes]]:
+        return {"x509_common_name": [self.common_name.encode()]}
+
+
+def test_over_tls_only_om_and_the_gateway_are_services(tmp_path: Path) -> None:
+    """A datanode's, SCM's or the join credential's certificate is nobody to OM: no volume, no key of
+    another; OM's and the S3 gateway's (acting for itself) are administrators; a user's certificate is
+    its user whatever it claims, even a name no certificate could carry."""
+    core = make_om(tmp_path)
+    settings = AccessSettings(True, True, Administrators(frozenset({"root"}), frozenset()))
+    access = Access(core, settings)
+    core.create_volume("vol", "carol", acls=access.defaults("carol"))
+    core.create_bucket("vol", "buck", creator=Ownership("carol", access.defaults("carol")))
+    for name in ("dn@10.0.0.1", "scm@10.0.0.2", "join@10.0.0.3"):
+        caller = access.caller(TlsContext(name, "root"))
+        assert caller == Caller("dr.who"), name
+        with pytest.raises(OMError) as error:
+            access.bucket(caller, ACLType.READ, "vol", "buck")
+        assert error.value.code is OMResultCode.PERMISSION_DENIED
+        with pytest.raises(OMError):
+            access.admin(caller, "create Ozone volumes")
+    for name in ("om@10.0.0.4", "s3g@10.0.0.5"):
+        assert access.caller(TlsContext(name)) == Caller(name.partition("@")[0], (), True)
+    assert access.caller(TlsContext("s3g@10.0.0.5", "bob")) == Caller("bob")
+    assert access.caller(TlsContext("bob", "hdfs/nn1@EXAMPLE.COM")) == Caller("bob")

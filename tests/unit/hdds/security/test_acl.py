@@ -130,6 +130,24 @@ def test_caller_name_by_contract_4() -> None:
         caller_name(None, "a@b", tls=False)
 
 
+@pytest.mark.parametrize("role", [CertRole.DATANODE, CertRole.SCM, CertRole.JOIN])
+def test_other_services_are_nobody(role: CertRole) -> None:
+    """Only OM and the S3 gateway are services to OM: a datanode's certificate is no administrator."""
+    peer = Identity(role, role.value, "host")
+    assert caller_name(peer, None, tls=True) == ("dr.who", False)
+    assert caller_name(peer, "root", tls=True) == ("dr.who", False)
+
+
+def test_a_claim_is_checked_only_where_it_is_believed() -> None:
+    kerberos = "hdfs/nn1@EXAMPLE.COM"  # a HADOOP_USER_NAME no certificate could carry
+    assert caller_name(Identity(CertRole.USER, "bob"), kerberos, tls=True) == ("bob", False)
+    assert caller_name(Identity(CertRole.DATANODE, "dn", "h"), kerberos, tls=True) == ("dr.who", False)
+    assert caller_name(None, kerberos, tls=True) == ("dr.who", False)
+    for peer, tls in ((Identity(CertRole.S3G, "s3g", "h"), True), (None, False)):
+        with pytest.raises(ValueError, match="not a valid user name"):
+            caller_name(peer, kerberos, tls=tls)
+
+
 # ---------------------------------------------------------------------- the authorizer
 ALICE = Caller("alice")
 BOB = Caller("bob", ("staff",))
