@@ -426,21 +426,16 @@ class OzoneManager:
                 opened, data_size=data_size, modification_ms=self._now(), blocks=kept, metadata=pairs(merged)
             )
             ops: list[Op] = []
-            open_name = open_key_key(volume, bucket, key, client_id)
             try:
                 self.replace_key(parent, record, ops)
             except OMException as e:
                 if e.code is OMResultCode.QUOTA_EXCEEDED:
-                    abandoned: list[Op] = [(OPEN_KEY_TABLE, open_name, None)]
-                    self.orphan(opened, abandoned)
-                    self.commit(abandoned)
-                    log.info(
-                        "commit of %s refused: %s; its %d block(s) go to deletion",
-                        key_key(volume, bucket, key), e.message, len(opened.blocks),
-                    )  # fmt: skip
+                    self.abandon(
+                        opened, client_id, f"commit of {key_key(volume, bucket, key)} refused: {e.message}"
+                    )
                 raise
             self.orphan_unused(opened, kept, ops)
-            ops.append((OPEN_KEY_TABLE, open_name, None))
+            ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
             self.commit(ops)
         log.debug(
             "committed key %s/%s/%s: %d bytes in %d block(s)", volume, bucket, key, data_size, len(kept)
@@ -484,12 +479,22 @@ class OzoneManager:
         if unused:
             self.orphan(replace(opened, blocks=unused), ops)
 
-    def replace_key(self, parent: BucketRecord, record: KeyRecord, ops: list[Op]) -> None:
+    def abandon(self, opened: KeyRecord, client_id: int, why: str) -> None:
+        """Drops an open key whose commit was refused: its blocks go to deletedTable (logged with `why`)."""
+        ops: list[Op] = [
+            (OPEN_KEY_TABLE, open_key_key(opened.volume, opened.bucket, opened.key, client_id), None)
+        ]
+        self.orphan(opened, ops)
+        self.commit(ops)
+        log.info("%s; its %d block(s) go to deletion", why, len(opened.blocks))
+
+    def replace_key(self, parent: BucketRecord, record: KeyRecord, ops: list[Op], counted: int = 0) -> None:
         """Writes the committed key into `ops`: a key of that name is replaced (its blocks go to
-        deletedTable), and the bucket's and volume's usage follows. QUOTA_EXCEEDED, with nothing added to
-        `ops`, when the quotas have no room for it."""
+        deletedTable), and the bucket's and volume's usage follows. `counted`: bytes the usage holds for it
+        already (a multipart upload's parts). QUOTA_EXCEEDED, with nothing added to `ops`, when the quotas
+        have no room for it."""
         old = self.find_key(record.volume, record.bucket, record.key)
-        used_delta = record.replicated_bytes - (old.replicated_bytes if old is not None else 0)
+        used_delta = record.replicated_bytes - (old.replicated_bytes if old is not None else 0) - counted
         self.check_quota(parent, used_delta, old is None)
         if old is not None:
             self.orphan(old, ops)
@@ -500,7 +505,7 @@ class OzoneManager:
                 codec.encode(codec.key_to_proto(record)),
             )
         )
-        self._account(parent, used_delta, 0 if old is not None else 1, ops)
+        self.account(parent, used_delta, 0 if old is not None else 1, ops)
 
     def check_quota(self, bucket: BucketRecord, requested: int, new_key: bool) -> None:
         """QUOTA_EXCEEDED when `requested` more replicated bytes, or a new key, pass a quota of the bucket
@@ -568,7 +573,7 @@ class OzoneManager:
             parent = self._bucket(volume, bucket)
             ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
             self.orphan(record, ops)
-            self._account(parent, -record.replicated_bytes, -1, ops)
+            self.account(parent, -record.replicated_bytes, -1, ops)
             self.commit(ops)
         log.debug("deleted key %s/%s/%s (%d block(s) to delete)", volume, bucket, key, len(record.blocks))
 
@@ -581,7 +586,7 @@ class OzoneManager:
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
         ops.append((DELETED_TABLE, entry, codec.encode(codec.key_to_proto(record))))
 
-    def _account(self, bucket: BucketRecord, used_delta: int, namespace_delta: int, ops: list[Op]) -> None:
+    def account(self, bucket: BucketRecord, used_delta: int, namespace_delta: int, ops: list[Op]) -> None:
         """Usage of the bucket (bytes and keys) and its volume (bytes), in the same batch."""
         bucket = replace(
             bucket,

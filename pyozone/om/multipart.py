@@ -7,6 +7,8 @@ under its number replaces the older one, whose blocks go to deletedTable. Comple
 one batch under the namespace lock, the key (the listed parts' blocks in part order, offsets shifted to
 the key's), the entry's removal, the unlisted parts' blocks to deletedTable and the bucket's usage; so a
 crash leaves the upload or the key, never half of each. Aborting sends every part's blocks to deletedTable.
+As in Ozone, a committed part counts in its bucket's and volume's usage, so parts must fit the quotas while
+the upload is open; aborting releases them and completing moves them to the key.
 A part still being written when its upload completes or aborts finds no upload at its commit: its blocks
 go to deletedTable.
 """
@@ -146,23 +148,20 @@ class MultipartManager:
         metadata: Mapping[str, str] | None = None,
     ) -> PartRecord:
         """The open key becomes the upload's part `part_number`, named by metadata's "ETag" (else, as Ozone
-        names it, by the key's path and client id)."""
+        names it, by the key's path and client id). A part the quotas have no room for (less the part it
+        replaces) is refused (QUOTA_EXCEEDED) and its open key abandoned."""
         check_part_number(part_number)
         check_metadata(metadata or {})
         om = self.om
         with om.lock:
+            parent = om.info_bucket(volume, bucket)
             opened = om.open_key_record(volume, bucket, key, client_id)
-            open_name = open_key_key(volume, bucket, key, client_id)
             name = multipart_key(volume, bucket, key, upload_id)
             data = om.store.get(MULTIPART_INFO_TABLE, name)
             if data is None:  # completed or aborted while the part was written
-                ops: list[Op] = [(OPEN_KEY_TABLE, open_name, None)]
-                om.orphan(opened, ops)
-                om.commit(ops)
-                raise OMException(
-                    OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR,
-                    f"no multipart upload {upload_id!r} of {volume}/{bucket}/{key}",
-                )
+                missing = f"no multipart upload {upload_id!r} of {volume}/{bucket}/{key}"
+                om.abandon(opened, client_id, f"part {part_number}: {missing}")
+                raise OMException(OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR, missing)
             upload = codec.decode_multipart(data)
             kept = om.written_blocks(opened, blocks, data_size)
             written = replace(
@@ -174,16 +173,25 @@ class MultipartManager:
             )
             part_name = (metadata or {}).get("ETag") or f"{key_key(volume, bucket, key)}{client_id}"
             part = PartRecord(part_number, part_name, written)
-            ops = []
-            om.orphan_unused(opened, kept, ops)
             older = upload.part(part_number)
+            added = written.replicated_bytes - (older.key.replicated_bytes if older is not None else 0)
+            try:
+                om.check_quota(parent, added, False)
+            except OMException as e:
+                om.abandon(
+                    opened, client_id, f"part {part_number} of upload {upload_id!r} refused: {e.message}"
+                )
+                raise
+            ops: list[Op] = []
+            om.account(parent, added, 0, ops)
+            om.orphan_unused(opened, kept, ops)
             if older is not None:
                 om.orphan(older.key, ops)
             parts = sorted((*(p for p in upload.parts if p.part_number != part_number), part),
                            key=lambda p: p.part_number)  # fmt: skip
             upload = replace(upload, parts=tuple(parts))
             ops.append((MULTIPART_INFO_TABLE, name, codec.encode(codec.multipart_to_proto(upload))))
-            ops.append((OPEN_KEY_TABLE, open_name, None))
+            ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
             om.commit(ops)
         return part
 
@@ -236,7 +244,7 @@ class MultipartManager:
             for part in upload.parts:
                 if part.part_number not in listed:
                     om.orphan(part.key, ops)
-            om.replace_key(parent, record, ops)
+            om.replace_key(parent, record, ops, counted=_parts_bytes(upload))
             ops.append((MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None))
             om.commit(ops)
         log.debug("completed multipart upload %s: %s/%s/%s, %d bytes", upload_id, volume, bucket, key, size)
@@ -249,6 +257,7 @@ class MultipartManager:
             ops: list[Op] = [(MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None)]
             for part in upload.parts:
                 om.orphan(part.key, ops)
+            om.account(om.info_bucket(volume, bucket), -_parts_bytes(upload), 0, ops)
             om.commit(ops)
         log.debug("aborted multipart upload %s of %s/%s/%s", upload_id, volume, bucket, key)
 
@@ -288,6 +297,11 @@ class MultipartManager:
                 break
             found.append(codec.decode_multipart(value))
         return found
+
+
+def _parts_bytes(upload: MultipartUploadRecord) -> int:
+    """What the upload's committed parts count in their bucket's and volume's usage."""
+    return sum(p.key.replicated_bytes for p in upload.parts)
 
 
 def check_part_number(number: int) -> None:

@@ -6,9 +6,11 @@ replicated key, data plus parity of an EC key). A bucket's namespace is its keys
 A quota of 0 means none (Ozone's -1, QUOTA_RESET, which the protocol uses to clear one).
 
 Ozone checks a write at three points, and so does OM here: openKey (the blocks it pre-allocates),
-allocateBlock (one more block), both against what committed keys use, and commitKey with the key's real
-size less the key it replaces. Ozone enforces a volume's space quota only through its buckets' quotas
-(their sum may not exceed it); pyozone checks the volume's own usage at the same three points too.
+allocateBlock (one more block), both against what committed keys and parts use, and commitKey with the
+key's real size less the key it replaces. A multipart part is checked the same way at openKey and at its
+commit, where it joins the usage until its upload is aborted or completed. Ozone enforces a volume's space
+quota only through its buckets' quotas (their sum may not exceed it); pyozone checks the volume's own
+usage at the same points too.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, OMStoreError
 from pyozone.om.multipart import MultipartManager
+from pyozone.om.properties import PropertyManager
 from pyozone.om.records import KeyBlock
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 
@@ -150,9 +151,44 @@ def test_complete_is_one_batch(
     monkeypatch.undo()
     assert {t: list(om.store.scan(t)) for t in before} == before
     assert om.list_keys("vol1", "bkt1") == []
-    assert om.info_bucket("vol1", "bkt1").used_bytes == 0
+    assert om.info_bucket("vol1", "bkt1").used_bytes == 1530 * 3  # the parts, still open
     key = mpu.complete("vol1", "bkt1", "k", upload.upload_id, [(1, "e1-1500"), (2, "e2-30")])
     assert key.data_size == 1530
+
+
+def test_parts_count_in_the_usage_until_abort_or_complete(om: OzoneManager, mpu: MultipartManager) -> None:
+    """As Ozone's commit-part request: a committed part joins its bucket's and volume's usage, so parts
+    must fit the quotas while the upload is open; a part past a quota is refused and its blocks go to
+    deletion; aborting releases the parts, completing moves them to the key (counted once)."""
+
+    def used() -> tuple[int, int]:
+        return om.info_bucket("vol1", "bkt1").used_bytes, om.info_volume("vol1").used_bytes
+
+    PropertyManager(om).set_bucket("vol1", "bkt1", quota_bytes=4000 * 3)  # RATIS/THREE
+    upload = mpu.initiate("vol1", "bkt1", "k").upload_id
+    write_part(mpu, upload, 1, 1500)
+    write_part(mpu, upload, 2, 1500)
+    assert used() == (3000 * 3, 3000 * 3)
+    other = mpu.initiate("vol1", "bkt1", "other").upload_id
+    assert code(mpu.open_part, "vol1", "bkt1", "other", other, 1, 1500) is OMResultCode.QUOTA_EXCEEDED
+
+    session = mpu.open_part("vol1", "bkt1", "k", upload, 3, 0)  # of unknown size: one block fits
+    block = KeyBlock(session.key.blocks[0].block_id, 0, 1100)
+    commit = (session.client_id, upload, 3, 1100, [block])
+    assert code(mpu.commit_part, "vol1", "bkt1", "k", *commit) is OMResultCode.QUOTA_EXCEEDED
+    assert deleted_blocks(om) == {block.block_id}
+    assert list(om.store.scan(OPEN_KEY_TABLE)) == []
+    assert len(mpu.list_parts("vol1", "bkt1", "k", upload).parts) == 2 and used() == (9000, 9000)
+
+    write_part(mpu, upload, 2, 1000)  # a part written again counts once
+    write_part(mpu, other, 1, 500, key="other")
+    assert used() == (3000 * 3, 3000 * 3)
+    mpu.abort("vol1", "bkt1", "other", other)
+    assert used() == (2500 * 3, 2500 * 3)
+    key = mpu.complete("vol1", "bkt1", "k", upload, [(1, "e1-1500"), (2, "e2-1000")])
+    assert key.data_size == 2500 and used() == (2500 * 3, 2500 * 3)
+    om.delete_key("vol1", "bkt1", "k")
+    assert used() == (0, 0)
 
 
 @pytest.mark.parametrize(
