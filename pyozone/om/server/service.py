@@ -362,9 +362,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def abortMultipartUpload(
         self, request: pb.AbortMultipartUploadRequest, context: Context
     ) -> pb.AbortMultipartUploadResponse:
-        await self._run(
+        await self._run(  # Ozone's S3MultipartUploadAbortRequest: WRITE on the key (so on its bucket)
             self.multipart.abort, request.volume, request.bucket, request.key, request.uploadID,
-            check=self._key_check(context, ACLType.DELETE, request),
+            check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
         return pb.AbortMultipartUploadResponse()
 

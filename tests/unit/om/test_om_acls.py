@@ -272,3 +272,28 @@ def test_over_tls_only_om_and_the_gateway_are_services(tmp_path: Path) -> None:
         assert access.caller(TlsContext(name)) == Caller(name.partition("@")[0], (), True)
     assert access.caller(TlsContext("s3g@10.0.0.5", "bob")) == Caller("bob")
     assert access.caller(TlsContext("bob", "hdfs/nn1@EXAMPLE.COM")) == Caller("bob")
+
+
+def test_aborting_an_upload_needs_write(tmp_path: Path) -> None:
+    """Ozone's abort checks WRITE on the key: a user who may only read and list the bucket cannot abort
+    another's upload (the key does not exist yet, so the bucket decides)."""
+
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/vol", "user:bob:r"))
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:rl"))
+            initiate = pb.InitiateMultipartUploadRequest(volume="vol", bucket="buck", key="video")
+            upload = (await alice.initiateMultipartUpload(initiate)).uploadID
+            listed = pb.ListMultipartUploadsRequest(volume="vol", bucket="buck")
+            assert [u.uploadID for u in (await bob.listMultipartUploads(listed)).uploads] == [upload]
+            abort = pb.AbortMultipartUploadRequest(volume="vol", bucket="buck", key="video", uploadID=upload)
+            details = await denied(bob.abortMultipartUpload, abort)
+            assert "User bob doesn't have WRITE permission to access KEY" in details
+            assert len((await bob.listMultipartUploads(listed)).uploads) == 1
+            await alice.abortMultipartUpload(abort)
+            assert (await bob.listMultipartUploads(listed)).uploads == []
+
+    run(body())
