@@ -28,8 +28,9 @@ class PropertyManager:
     def set_volume(
         self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
     ) -> VolumeRecord:
-        """A new owner (empty: unchanged) and quotas (quota.updated_quota: 0 keeps, -1 clears)."""
-        _check_owner(owner)
+        """A new owner (empty: unchanged) and quotas (quota.updated_quota: 0 keeps, -1 clears); a request
+        changing nothing is INVALID_REQUEST (Ozone: "Either Quota or owner should be set")."""
+        _check_change(owner, quota_bytes, quota_namespace)
         om = self.om
         with om.lock:
             record = om.info_volume(volume)
@@ -55,7 +56,7 @@ class PropertyManager:
         self, volume: str, bucket: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
     ) -> BucketRecord:
         """As set_volume, for a bucket (namespace: its keys)."""
-        _check_owner(owner)
+        _check_change(owner, quota_bytes, quota_namespace)
         om = self.om
         with om.lock:
             record = om.info_bucket(volume, bucket)
@@ -119,7 +120,9 @@ class PropertyManager:
         return om.key_record(path.volume, path.bucket, path.key)
 
 
-def _check_owner(owner: str) -> None:
+def _check_change(owner: str, quota_bytes: int, quota_namespace: int) -> None:
+    if not (owner or quota_bytes or quota_namespace):
+        raise OMException(OMResultCode.INVALID_REQUEST, "either an owner or a quota should be set")
     if owner:
         try:
             check_user_name(owner)

@@ -419,10 +419,10 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     ) -> pb.SetVolumePropertyResponse:
         caller = self.access.caller(context)
 
-        def check() -> None:  # Ozone: WRITE_ACL to change the owner, WRITE for a quota
+        def check() -> None:  # Ozone: WRITE_ACL to change the owner, WRITE for a quota (or for nothing)
             if request.ownerName:
                 self.access.volume(caller, ACLType.WRITE_ACL, request.volumeName)
-            if request.quotaInBytes or request.quotaInNamespace:
+            if request.quotaInBytes or request.quotaInNamespace or not request.ownerName:
                 self.access.volume(caller, ACLType.WRITE, request.volumeName)
 
         record = await self._run(
@@ -441,7 +441,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         def check() -> None:  # as setVolumeProperty
             if args.ownerName:
                 self.access.bucket(caller, ACLType.WRITE_ACL, args.volumeName, args.bucketName)
-            if args.quotaInBytes or args.quotaInNamespace:
+            if args.quotaInBytes or args.quotaInNamespace or not args.ownerName:
                 self.access.bucket(caller, ACLType.WRITE, args.volumeName, args.bucketName)
 
         record = await self._run(

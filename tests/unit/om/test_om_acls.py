@@ -297,3 +297,37 @@ def test_aborting_an_upload_needs_write(tmp_path: Path) -> None:
             assert (await bob.listMultipartUploads(listed)).uploads == []
 
     run(body())
+
+
+def test_an_empty_property_change_is_checked_and_refused(tmp_path: Path) -> None:
+    """A setVolumeProperty / setBucketProperty naming no owner and no quota needs WRITE like any quota change
+    (a stranger learns nothing of the record, nor touches its modification time) and is INVALID_REQUEST."""
+
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            volume = (await alice.infoVolume(pb.InfoVolumeRequest(volume="vol"))).volume
+            bucket = (await alice.infoBucket(pb.InfoBucketRequest(volume="vol", bucket="buck"))).bucket
+            empty_volume = pb.SetVolumePropertyRequest(volumeName="vol")
+            empty_bucket = pb.SetBucketPropertyRequest(
+                bucketArgs=pb.BucketArgs(volumeName="vol", bucketName="buck")
+            )
+            details = await denied(bob.setVolumeProperty, empty_volume)
+            assert details.startswith("PERMISSION_DENIED: User bob doesn't have WRITE permission")
+            await denied(bob.setBucketProperty, empty_bucket)
+            for call, request in (
+                (alice.setVolumeProperty, empty_volume),
+                (alice.setBucketProperty, empty_bucket),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as error:
+                    await call(request)
+                assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                assert "either an owner or a quota should be set" in (error.value.details() or "")
+            assert (await alice.infoVolume(pb.InfoVolumeRequest(volume="vol"))).volume == volume
+            assert (
+                await alice.infoBucket(pb.InfoBucketRequest(volume="vol", bucket="buck"))
+            ).bucket == bucket
+
+    run(body())
