@@ -51,6 +51,11 @@ class S3ErrorCode(Enum):
     )
     NotImplemented = (501, "A header you provided implies functionality that is not implemented.")
     PreconditionFailed = (412, "At least one of the preconditions you specified did not hold.")
+    QuotaExceeded = (  # Ozone's S3ErrorTable.QUOTA_EXCEEDED
+        403,
+        "The quota has been exceeded. Please review your disk space or namespace usage and adjust "
+        "accordingly.",
+    )
     RequestHeaderSectionTooLarge = (400, "Your request header section exceeds the maximum allowed size.")
     RequestTimeout = (
         400,

@@ -22,9 +22,12 @@ _BY_RESULT = {
     "S3_SECRET_NOT_FOUND": S3ErrorCode.InvalidAccessKeyId,
     "SCM_IN_SAFE_MODE": S3ErrorCode.ServiceUnavailable,
     "SCM_UNAVAILABLE": S3ErrorCode.ServiceUnavailable,
-    "QUOTA_EXCEEDED": S3ErrorCode.AccessDenied,
+    "QUOTA_EXCEEDED": S3ErrorCode.QuotaExceeded,
     "PERMISSION_DENIED": S3ErrorCode.AccessDenied,
 }
+_WITH_MESSAGE = (S3ErrorCode.InvalidBucketName, S3ErrorCode.InvalidArgument, S3ErrorCode.QuotaExceeded)
+"""The codes whose answer carries OM's message (which quota, how much is used); a refusal of access tells
+no more than S3's words."""
 
 
 def s3_error(e: OzoneClientError, **extra: str) -> S3Error:
@@ -34,8 +37,5 @@ def s3_error(e: OzoneClientError, **extra: str) -> S3Error:
     if isinstance(e, OMException):
         code = _BY_RESULT.get(e.result)
         if code is not None:
-            message = (
-                e.message if code in (S3ErrorCode.InvalidBucketName, S3ErrorCode.InvalidArgument) else None
-            )
-            return S3Error(code, message, **extra)
+            return S3Error(code, e.message if code in _WITH_MESSAGE else None, **extra)
     return S3Error(S3ErrorCode.InternalError, f"{type(e).__name__}: {e}")
