@@ -175,11 +175,11 @@ CASES: dict[str, Case] = {
     ),
     # ---- sh and admin: refused before any daemon is asked
     "sh volume create with a negative quota": Case(
-        ("sh", "volume", "create", "/vol1", "--quota", "-1"), ("--quota '-1'", "must be positive")
+        ("sh", "volume", "create", "/vol1", "--space-quota", "-1"), ("--space-quota '-1'", "must be positive")
     ),
     "sh volume create with a quota beyond 64 bits": Case(
-        ("sh", "volume", "create", "/vol1", "--quota", "99999999999999999999999PB"),
-        ("--quota '99999999999999999999999PB'", "out of range"),
+        ("sh", "volume", "create", "/vol1", "--space-quota", "99999999999999999999999PB"),
+        ("--space-quota '99999999999999999999999PB'", "out of range"),
     ),
     "sh key put -r FIVE": Case(
         ("sh", "key", "put", "/vol1/bucket1/k", "f", "-r", "FIVE"),
