@@ -18,7 +18,6 @@ from pathlib import Path
 
 from pyozone.client import BucketInfo, KeyInfo, OzoneClient, VolumeInfo
 from pyozone.client.progress import ProgressBar
-from pyozone.client.quota import Quota
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.common.output import print_json
 from pyozone.config.units import parse_size_bytes
@@ -88,16 +87,16 @@ def replication_dict(config: ReplicationConfig) -> dict:
     }
 
 
-def volume_dict(v: VolumeInfo, quota: Quota | None = None) -> dict:
-    """`quota`: the volume's quotas (info shows them; -1 is none, as Ozone prints it)."""
+def volume_dict(v: VolumeInfo) -> dict:
+    """As Ozone prints a volume (a quota of -1 is none)."""
     return {
         "metadata": {},
         "volumeName": v.name,
         "name": v.name,
         "admin": v.admin,
         "owner": v.owner,
-        "quotaInBytes": (quota.space_bytes if quota else v.quota_in_bytes) or -1,
-        "quotaInNamespace": (quota.namespace if quota else 0) or -1,
+        "quotaInBytes": v.quota_in_bytes or -1,
+        "quotaInNamespace": v.quota_in_namespace or -1,
         "usedBytes": v.used_bytes,
         "usedNamespace": v.used_namespace,
         "creationTime": _time(v.creation_time),
@@ -105,8 +104,8 @@ def volume_dict(v: VolumeInfo, quota: Quota | None = None) -> dict:
     }
 
 
-def bucket_dict(b: BucketInfo, quota: Quota | None = None) -> dict:
-    """`quota`: as volume_dict's."""
+def bucket_dict(b: BucketInfo) -> dict:
+    """As volume_dict, for a bucket."""
     return {
         "metadata": {},
         "volumeName": b.volume,
@@ -117,8 +116,8 @@ def bucket_dict(b: BucketInfo, quota: Quota | None = None) -> dict:
         "usedNamespace": b.used_namespace,
         "creationTime": _time(b.creation_time),
         "modificationTime": _time(b.modification_time),
-        "quotaInBytes": (quota.space_bytes if quota else 0) or -1,
-        "quotaInNamespace": (quota.namespace if quota else 0) or -1,
+        "quotaInBytes": b.quota_in_bytes or -1,
+        "quotaInNamespace": b.quota_in_namespace or -1,
         "bucketLayout": b.layout,
         "owner": b.owner,
         "replicationConfig": replication_dict(b.replication_config),
@@ -372,7 +371,7 @@ def _namespace_quota(text: str) -> int:
 def run_volume_info(args: argparse.Namespace) -> int:
     path = parse_path(args.volume, "volume")
     with _client(args, path) as client:
-        print_json(volume_dict(*client.run(client.async_client.volume_with_quota(path.volume))))
+        print_json(volume_dict(client.run(client.async_client.volume_info(path.volume))))
     return 0
 
 
@@ -404,7 +403,7 @@ def run_bucket_create(args: argparse.Namespace) -> int:
 def run_bucket_info(args: argparse.Namespace) -> int:
     path = parse_path(args.bucket, "bucket")
     with _client(args, path) as client:
-        print_json(bucket_dict(*client.run(client.async_client.bucket_with_quota(path.volume, path.bucket))))
+        print_json(bucket_dict(client.run(client.async_client.bucket_info(path.volume, path.bucket))))
     return 0
 
 

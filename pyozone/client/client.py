@@ -28,7 +28,6 @@ from pyozone.client.models import (
     VolumeInfo,
 )
 from pyozone.client.om import OmClient, acting_for
-from pyozone.client.quota import Quota
 from pyozone.client.routing import chain_order, client_rack
 from pyozone.client.xceiver import ChannelPool
 from pyozone.config import OzoneConfiguration
@@ -104,9 +103,6 @@ class AsyncOzoneClient:
     async def volume_info(self, volume: str) -> VolumeInfo:
         return await self.om.volume_info(volume)
 
-    async def volume_with_quota(self, volume: str) -> tuple[VolumeInfo, Quota]:
-        return await self.om.volume_with_quota(volume)
-
     async def set_volume_owner(self, volume: str, owner: str) -> VolumeInfo:
         return await self.om.set_volume_property(volume, owner=owner)
 
@@ -135,9 +131,6 @@ class AsyncOzoneClient:
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
         return await self.om.bucket_info(volume, bucket)
-
-    async def bucket_with_quota(self, volume: str, bucket: str) -> tuple[BucketInfo, Quota]:
-        return await self.om.bucket_with_quota(volume, bucket)
 
     async def set_bucket_owner(self, volume: str, bucket: str, owner: str) -> BucketInfo:
         return await self.om.set_bucket_property(volume, bucket, owner=owner)

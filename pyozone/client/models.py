@@ -163,15 +163,16 @@ class VolumeInfo:
     admin: str
     creation_time: int
     modification_time: int
-    quota_in_bytes: int
+    quota_in_bytes: int  # replicated bytes at most; 0: no quota
     used_bytes: int
-    used_namespace: int
+    used_namespace: int  # buckets
+    quota_in_namespace: int  # buckets at most; 0: no quota
 
     @classmethod
     def from_proto(cls, p: om_pb.VolumeInfo) -> VolumeInfo:
         return cls(
             p.volume, p.owner, p.admin, p.creationTime, p.modificationTime,
-            p.quotaInBytes, p.usedBytes, p.usedNamespace,
+            p.quotaInBytes, p.usedBytes, p.usedNamespace, p.quotaInNamespace,
         )  # fmt: skip
 
 
@@ -185,7 +186,9 @@ class BucketInfo:
     replication: str
     layout: str
     used_bytes: int
-    used_namespace: int
+    used_namespace: int  # keys
+    quota_in_bytes: int  # replicated bytes at most; 0: no quota
+    quota_in_namespace: int  # keys at most; 0: no quota
 
     @property
     def replication_config(self) -> ReplicationConfig:
@@ -197,6 +200,7 @@ class BucketInfo:
         return cls(
             p.volume, p.bucket, p.owner, p.creationTime, p.modificationTime,
             message_replication(p), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
+            p.quotaInBytes, p.quotaInNamespace,
         )  # fmt: skip
 
 

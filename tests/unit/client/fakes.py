@@ -337,6 +337,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
             info = om.VolumeInfo(
                 volume=request.volume, owner=request.owner, admin=request.owner,
                 creationTime=now, modificationTime=now, quotaInBytes=request.quotaInBytes,
+                quotaInNamespace=request.quotaInNamespace,
             )  # fmt: skip
             self.volumes[request.volume] = info
             return om.CreateVolumeResponse(volume=info)

@@ -7,8 +7,10 @@ import os
 
 import pytest
 
-from pyozone.cli.sh import parse_path
+from pyozone.cli.sh import bucket_dict, parse_path
+from pyozone.client.models import BucketInfo
 from pyozone.common.cli_options import CLIError
+from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from tests.unit.client.fakes import BLOCK, SMALL, FakeCluster
 
 
@@ -39,6 +41,21 @@ def test_volume_and_bucket_commands(sh) -> None:  # type: ignore[no-untyped-def]
     assert sh("volume", "delete", "/vol").err.startswith("pyozone sh: error: VOLUME_NOT_EMPTY")
     assert sh("bucket", "delete", "/vol/bucket").code == 0
     assert sh("volume", "delete", "/vol").code == 0
+
+
+def test_lists_show_quotas(sh) -> None:  # type: ignore[no-untyped-def]
+    """Every volume and bucket a list or info shows carries its quotas (-1: none), as Ozone prints them."""
+    assert sh("volume", "create", "/vol", "--space-quota", "1GB", "--namespace-quota", "5").code == 0
+    assert sh("volume", "create", "/open").code == 0
+    shown = {
+        v["name"]: (v["quotaInBytes"], v["quotaInNamespace"]) for v in json.loads(sh("volume", "list").out)
+    }
+    assert shown == {"vol": (1 << 30, 5), "open": (-1, -1)}
+    info = json.loads(sh("volume", "info", "/vol").out)
+    assert (info["quotaInBytes"], info["quotaInNamespace"]) == (1 << 30, 5)
+    proto = om_pb.BucketInfo(volume="vol", bucket="b", quotaInBytes=300, quotaInNamespace=7)
+    assert bucket_dict(BucketInfo.from_proto(proto))["quotaInBytes"] == 300
+    assert bucket_dict(BucketInfo.from_proto(proto))["quotaInNamespace"] == 7
 
 
 def test_key_commands(sh, tmp_path) -> None:  # type: ignore[no-untyped-def]
