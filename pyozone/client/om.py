@@ -34,7 +34,7 @@ from pyozone.client.models import (
 )
 from pyozone.client.quota import Quota
 from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import aio_channel
+from pyozone.common.tls import renewing_aio_channel
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.hdds.security.acl import Acls, OzoneAcl
@@ -77,8 +77,10 @@ class OmClient:
     def __init__(self, config: ClientConfig) -> None:
         self.address = str(config.om_address)
         self._config = config
-        self._channel = aio_channel(self.address, grpc_options(MAX_OM_MESSAGE_BYTES), config.tls)
-        self._stub = pb_grpc.OzoneManagerServiceStub(self._channel)
+        # Dialled again after a renewal of the certificate (the S3 gateway's client lives for its process).
+        self._channel = renewing_aio_channel(
+            self.address, grpc_options(MAX_OM_MESSAGE_BYTES), config.tls, pb_grpc.OzoneManagerServiceStub
+        )
         self._user = login_user()
 
     async def close(self) -> None:
@@ -88,7 +90,7 @@ class OmClient:
         self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False,
         budget_s: float | None = None,
     ) -> T:  # fmt: skip
-        method = getattr(self._stub, name)
+        method = getattr(self._channel.stub, name)
         metadata = ((USER_METADATA, _ACTING_FOR.get() or self._user),)
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from pyozone.client.models import DatanodeRef
-from pyozone.common.tls import TlsStore, aio_channel
+from pyozone.common.tls import AioRenewing, TlsStore, renewing_aio_channel
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
@@ -54,22 +54,22 @@ def check(datanode: DatanodeRef, response: Response) -> Response:
 
 
 class ChannelPool:
-    """One gRPC channel per datanode address, shared by every stream of a client (on its loop), and the
-    calls of closed streams still finishing on them."""
+    """One gRPC channel per datanode address, shared by every stream of a client (on its loop) and dialled
+    again after a renewal of the certificate, and the calls of closed streams still finishing on them."""
 
     def __init__(self, tls: TlsStore | None = None) -> None:
         self.tls = tls
         """The client's certificate (ClientConfig.tls): what every channel and datastream socket presents."""
-        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._channels: dict[str, AioRenewing] = {}
         self._finishing: set[asyncio.Task[None]] = set()
 
     def channel(self, datanode: DatanodeRef) -> grpc.aio.Channel:
         address = datanode.address
         channel = self._channels.get(address)
         if channel is None:
-            channel = aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls)
+            channel = renewing_aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls)
             self._channels[address] = channel
-        return channel
+        return channel.get()
 
     def finishing(self, reader: asyncio.Task[None]) -> None:
         """Keeps a closed stream's reader until its call ends by itself."""

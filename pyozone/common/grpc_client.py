@@ -1,7 +1,8 @@
 """A synchronous gRPC client: one channel, context management, and one path for failures.
 
 Subclasses name their stub and say how a failed call or a malformed answer reads to their users. With a
-`TlsStore` the channel is mutual TLS and the certificate says who calls; without one every call claims
+`TlsStore` the channel is mutual TLS and the certificate says who calls (a renewed one too: the channel is
+dialled again after a renewal, as a daemon keeps its clients for its life); without one every call claims
 the login user in `x-ozone-user` metadata (trusted only by servers without TLS, as Ozone's simple auth).
 """
 
@@ -13,7 +14,7 @@ from typing import Any, TypeVar
 import grpc
 
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsStore, sync_channel
+from pyozone.common.tls import TlsStore, renewing_sync_channel
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import grpc_options
 from pyozone.hdds.security.users import login_user
@@ -42,8 +43,12 @@ class GrpcClient:
         self.timeout_s = timeout_s
         self.metadata = user_metadata(tls)
         """Pass with every call the subclass makes itself (streams); `_call` does."""
-        self._channel = sync_channel(str(address), grpc_options(max_message_bytes), tls)
-        self._stub = stub_class(self._channel)
+        self._channel = renewing_sync_channel(str(address), grpc_options(max_message_bytes), tls, stub_class)
+
+    @property
+    def _stub(self) -> Any:
+        """The stub of the channel with the current certificate."""
+        return self._channel.stub
 
     def close(self) -> None:
         self._channel.close()

@@ -3,19 +3,23 @@ identity a peer's certificate names.
 
 A `TlsStore` holds where one party's key, certificate and trusted CA live and re-reads them when they
 change, so a renewed certificate is used by the next connection without restarting anything: gRPC servers
-take it through dynamic credentials, `ssl` contexts by loading the new chain into the same context.
+take it through dynamic credentials, `ssl` contexts by loading the new chain into the same context, and a
+channel kept for the process's life through `SyncRenewing`/`AioRenewing`, which dial it again (a gRPC
+channel's credentials are fixed when it is made, and it reconnects with them).
 Both sides always present a certificate and check the other's against the CA (mutual TLS); a peer without
 one, or with one from another CA, fails the handshake.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import ssl
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import grpc
 
@@ -88,6 +92,9 @@ class TlsStore:
         self._stamp: tuple[int, int, int] | None = None
         self._material: TlsMaterial | None = None
         self._contexts: list[ssl.SSLContext] = []
+        self.generation = 0
+        """How many times the material was (re)loaded: long-lived channels compare it without touching the
+        files (`SyncRenewing`, `AioRenewing`); `material()` and `reload()` move it."""
 
     def _mtimes(self) -> tuple[int, int, int]:
         try:
@@ -103,6 +110,7 @@ class TlsStore:
                     self.paths.key.read_bytes(), self.paths.cert.read_bytes(), self.paths.ca.read_bytes()
                 )
                 self._stamp = stamp
+                self.generation += 1
                 for context in self._contexts:
                     self._load_chain(context)
             return self._material
@@ -180,6 +188,119 @@ def sync_channel(target: str, options: list[tuple[str, Any]], tls: TlsStore | No
     if tls is None:
         return grpc.insecure_channel(target, options=options)
     return grpc.secure_channel(target, tls.channel_credentials(), options=options)
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C")
+S = TypeVar("S", bound=Closable)
+
+RETIRE_GRACE_S = 600.0
+"""How long an asyncio channel a renewal replaced keeps serving the calls already on it (its close returns as
+soon as they end)."""
+
+
+class _Renewing(Generic[C]):
+    """A connection a holder keeps for the process's life, dialled again when its certificate is renewed.
+
+    TLS checks a certificate only in the handshake and a gRPC channel reconnects with the credentials it was
+    made with, so a channel made before a renewal fails every reconnect once the old certificate expires
+    (e.g. to a restarted SCM). `get()` compares the store's generation (an attribute, no file access) and,
+    when a renewal moved it, dials again and retires the old connection. Without TLS it dials once.
+    `stub_class`: a stub made with each connection (`stub`), so calls never go through a retired one.
+    """
+
+    def __init__(
+        self, dial: Callable[[], C], tls: TlsStore | None, stub_class: Callable[[C], Any] | None = None
+    ) -> None:
+        self._dial = dial
+        self._tls = tls
+        self._stub_class = stub_class
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._current = self._connect()
+
+    def _connect(self) -> tuple[C, Any]:
+        if self._tls is not None:
+            self._tls.material()  # the generation of what `dial` presents
+            self._generation = self._tls.generation
+        connection = self._dial()
+        return connection, self._stub_class(connection) if self._stub_class is not None else None
+
+    def _follow(self) -> tuple[C, Any]:
+        tls = self._tls
+        if tls is not None and tls.generation != self._generation:
+            with self._lock:
+                if tls.generation != self._generation:
+                    old, self._current = self._current[0], self._connect()
+                    self._retire(old)
+        return self._current
+
+    def get(self) -> C:
+        return self._follow()[0]
+
+    @property
+    def stub(self) -> Any:
+        return self._follow()[1]
+
+    def _retire(self, old: C) -> None:
+        raise NotImplementedError
+
+
+class SyncRenewing(_Renewing[S]):
+    """For blocking clients used from any thread (a channel, or a client owning one). A replaced connection
+    is closed at the next renewal or by `close()`: a blocking channel's close cuts its calls short, and
+    renewals are far apart."""
+
+    _retired: S | None = None
+
+    def _retire(self, old: S) -> None:
+        stale, self._retired = self._retired, old
+        if stale is not None:
+            stale.close()
+
+    def close(self) -> None:
+        self._current[0].close()
+        if self._retired is not None:
+            self._retired.close()
+
+
+class AioRenewing(_Renewing[grpc.aio.Channel]):
+    """For asyncio channels, used on their event loop: a replaced channel closes once its calls end (at
+    most RETIRE_GRACE_S later)."""
+
+    def __init__(
+        self, dial: Callable[[], grpc.aio.Channel], tls: TlsStore | None, stub_class: Any = None
+    ) -> None:
+        self._retiring: dict[asyncio.Task[None], grpc.aio.Channel] = {}
+        super().__init__(dial, tls, stub_class)
+
+    def _retire(self, old: grpc.aio.Channel) -> None:
+        task = asyncio.get_running_loop().create_task(old.close(RETIRE_GRACE_S))
+        self._retiring[task] = old
+        task.add_done_callback(lambda t: self._retiring.pop(t, None))
+
+    async def close(self) -> None:
+        """Closes the channel and any retired one still finishing, cancelling their calls."""
+        retiring = list(self._retiring.items())
+        await self._current[0].close()
+        for task, channel in retiring:
+            await channel.close()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+def renewing_sync_channel(
+    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, stub_class: Any = None
+) -> SyncRenewing[grpc.Channel]:
+    return SyncRenewing(lambda: sync_channel(target, options, tls), tls, stub_class)
+
+
+def renewing_aio_channel(
+    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, stub_class: Any = None
+) -> AioRenewing:
+    return AioRenewing(lambda: aio_channel(target, options, tls), tls, stub_class)
 
 
 def grpc_peer_identity(context: Any) -> Identity | None:

@@ -18,7 +18,7 @@ import grpc
 
 from pyozone import __version__
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsStore, aio_channel
+from pyozone.common.tls import TlsStore, renewing_aio_channel
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.errors import DatanodeError
@@ -111,14 +111,18 @@ class ScmEndpoint:
             ("grpc.initial_reconnect_backoff_ms", min(1000, reconnect_ms)),
             ("grpc.max_reconnect_backoff_ms", reconnect_ms),
         ]
-        self._channel = aio_channel(str(address), options, tls)
-        self._stub = StorageContainerDatanodeProtocolServiceStub(self._channel)
+        # Dialled again after a renewal: once the first certificate expired, a reconnect (SCM restarted)
+        # with it would fail for good.
+        self._channel = renewing_aio_channel(
+            str(address), options, tls, StorageContainerDatanodeProtocolServiceStub
+        )
         self._reachable: bool | None = None
         self._failures = 0
 
     async def call(self, method: str, request: Any) -> Any | None:
+        rpc = getattr(self._channel.stub, method)
         try:
-            response = await getattr(self._stub, method)(request, timeout=self._intervals.rpc_timeout_s)
+            response = await rpc(request, timeout=self._intervals.rpc_timeout_s)
         except grpc.aio.AioRpcError as e:
             self._failures += 1
             if self._reachable is not False:

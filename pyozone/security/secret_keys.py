@@ -22,7 +22,7 @@ import uuid
 from typing import Protocol
 
 from pyozone.common.net import scm_security_address
-from pyozone.common.tls import TlsStore
+from pyozone.common.tls import SyncRenewing, TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.secret_key import ManagedSecretKey
@@ -45,6 +45,24 @@ class SecretKeySource(Protocol):
     def get_all_secret_keys(self) -> list[ManagedSecretKey]: ...
 
     def close(self) -> None: ...
+
+
+class RenewingSecretKeySource:
+    """SCM's security client for a cache that lives as long as its daemon: dialled again with the daemon's
+    renewed certificate, since a reconnect with the first one fails once it expired."""
+
+    def __init__(self, conf: OzoneConfiguration, certificate: TlsStore) -> None:
+        address = scm_security_address(conf)
+        self._client = SyncRenewing(lambda: SCMSecurityClient(address, certificate), certificate)
+
+    def get_current_secret_key(self) -> ManagedSecretKey:
+        return self._client.get().get_current_secret_key()
+
+    def get_all_secret_keys(self) -> list[ManagedSecretKey]:
+        return self._client.get().get_all_secret_keys()
+
+    def close(self) -> None:
+        self._client.close()
 
 
 class SecretKeyCache:
@@ -74,7 +92,7 @@ class SecretKeyCache:
     def connect(cls, conf: OzoneConfiguration, certificate: TlsStore) -> SecretKeyCache:
         """A daemon's cache over SCM's security protocol, reached with the daemon's certificate (SCM
         answers secret-key calls to OM and datanode certificates only). `close` ends the connection."""
-        client = SCMSecurityClient(scm_security_address(conf), certificate)
+        client = RenewingSecretKeySource(conf, certificate)
         return cls(client, SystemClock(), conf.get("hdds.secret.key.rotate.duration"))
 
     def close(self) -> None:

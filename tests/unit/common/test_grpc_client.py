@@ -1,5 +1,6 @@
 """GrpcClient: a plaintext client claims the login user in `x-ozone-user` on every call; a TLS client
-presents its certificate instead (and claims nothing), and is refused by a server of another CA."""
+presents its certificate instead (and claims nothing), is refused by a server of another CA, and presents
+a renewed certificate without being made again."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ ALICE = X.Identity(X.CertRole.USER, "alice")
 class _Stub:
     def __init__(self, channel: grpc.Channel) -> None:
         self.whoami = channel.unary_unary("/t.S/whoami")
+        self.serial = channel.unary_unary("/t.S/serial")
 
 
 class _Client(GrpcClient):
@@ -32,6 +34,9 @@ class _Client(GrpcClient):
 
     def whoami(self) -> str:
         return self._call(self._stub.whoami, b"", bytes.decode)
+
+    def serial(self) -> int:
+        return self._call(self._stub.serial, b"", int)
 
     def _error(self, e: grpc.RpcError) -> Exception:
         return RuntimeError(e.code().name)
@@ -50,6 +55,12 @@ def _whoami(request: bytes, context: grpc.ServicerContext) -> bytes:
     return f"{grpc_peer_identity(context)} {claimed}".encode()
 
 
+def _serial(request: bytes, context: grpc.ServicerContext) -> bytes:
+    """The serial of the certificate the caller's connection presented."""
+    [pem] = context.auth_context()["x509_pem_cert"]
+    return str(X.cert_from_pem(pem).serial_number).encode()
+
+
 @pytest.fixture
 def serve() -> Iterator:
     servers: list[grpc.Server] = []
@@ -57,7 +68,11 @@ def serve() -> Iterator:
     def start(tls: TlsStore | None) -> int:
         server = grpc.server(ThreadPoolExecutor(2))
         handler = grpc.method_handlers_generic_handler(
-            "t.S", {"whoami": grpc.unary_unary_rpc_method_handler(_whoami)}
+            "t.S",
+            {
+                "whoami": grpc.unary_unary_rpc_method_handler(_whoami),
+                "serial": grpc.unary_unary_rpc_method_handler(_serial),
+            },
         )
         server.add_generic_rpc_handlers((handler,))
         port = secure_port(server, "127.0.0.1:0", tls)
@@ -85,3 +100,21 @@ def test_a_tls_client_is_named_by_its_certificate_and_claims_nobody(
     stranger = CertAuthority(tmp_path / "other").store("alice", ALICE)
     with _Client(port, stranger) as client, pytest.raises(RuntimeError, match="UNAVAILABLE"):
         client.whoami()
+
+
+def test_a_client_kept_across_a_renewal_presents_the_renewed_certificate(serve, ca: CertAuthority) -> None:
+    """A daemon keeps its SCM clients for its life: after the renewer replaced the files and reloaded the
+    store, calls go out on a new connection with the new certificate (the first connection, still up,
+    would keep showing the old one; once it expired, a reconnect with it fails)."""
+    port = serve(ca.store("om", OM))
+    paths = ca.issue("om-client", OM)
+    store = TlsStore(paths)
+    with _Client(port, store) as client:
+        first = client.serial()
+        assert first == X.cert_from_pem(paths.cert.read_bytes()).serial_number
+        assert client.serial() == first
+        ca.issue("om-client", OM)  # the renewal: same files, a new certificate
+        store.reload()
+        renewed = X.cert_from_pem(paths.cert.read_bytes()).serial_number
+        assert renewed != first
+        assert client.serial() == renewed

@@ -1,6 +1,6 @@
 """Mutual TLS through `common/tls`: both sides present CA-signed certificates, anyone else fails the
 handshake, the caller's identity comes from its certificate, and a renewed certificate is used by the next
-connection without a restart."""
+connection without a restart, and by a channel kept for the process's life (AioRenewing, SyncRenewing)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import grpc
 import pytest
 
 from pyozone.common.tls import (
+    SyncRenewing,
     TlsPaths,
     TlsStore,
     aio_channel,
     grpc_peer_identity,
+    renewing_aio_channel,
     secure_port,
     ssl_peer_identity,
 )
@@ -33,14 +35,26 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> CertAuthority:
     return CertAuthority(tmp_path_factory.mktemp("ca"))
 
 
-async def _serve(server_tls: TlsStore):
+async def _serve(server_tls: TlsStore, release: asyncio.Event | None = None):
+    """A server answering `whoami` (the caller's identity) and `serial` (the serial of the certificate the
+    caller's connection presented, after `release` is set when given)."""
     server = grpc.aio.server()
 
     def whoami(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         return repr(grpc_peer_identity(context)).encode()
 
+    async def serial(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        if release is not None:
+            await release.wait()
+        [pem] = context.auth_context()["x509_pem_cert"]
+        return str(X.cert_from_pem(pem).serial_number).encode()
+
     handler = grpc.method_handlers_generic_handler(
-        "t.S", {"whoami": grpc.unary_unary_rpc_method_handler(whoami)}
+        "t.S",
+        {
+            "whoami": grpc.unary_unary_rpc_method_handler(whoami),
+            "serial": grpc.unary_unary_rpc_method_handler(serial),
+        },
     )
     server.add_generic_rpc_handlers((handler,))
     port = secure_port(server, "127.0.0.1:0", server_tls)
@@ -101,6 +115,78 @@ def test_a_renewed_certificate_is_served_to_the_next_connection(ca: CertAuthorit
 
     port = 0
     asyncio.run(scenario())
+
+
+def _serial_of(paths: TlsPaths) -> int:
+    return X.cert_from_pem(paths.cert.read_bytes()).serial_number
+
+
+def test_a_kept_channel_presents_the_renewed_certificate(ca: CertAuthority) -> None:
+    """A holder that keeps its channel for the process (a datanode's to SCM, a client pool's) calls with
+    the renewed certificate once the store reloaded it; a call in flight on the replaced channel still
+    finishes."""
+    paths = ca.issue("dn-renew", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
+    store = TlsStore(paths)
+
+    async def scenario() -> None:
+        release = asyncio.Event()
+        server, port = await _serve(ca.store("scm", OM), release)
+        kept = renewing_aio_channel(f"127.0.0.1:{port}", [], store)
+        try:
+            release.set()
+            first = int(await kept.get().unary_unary("/t.S/serial")(b"", timeout=5))
+            assert first == _serial_of(paths)
+            release.clear()
+            in_flight = asyncio.ensure_future(kept.get().unary_unary("/t.S/serial")(b"", timeout=5))
+            await asyncio.sleep(0.1)
+            ca.issue("dn-renew", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
+            store.reload()
+            renewed = kept.get().unary_unary("/t.S/serial")(b"", timeout=5)
+            release.set()
+            assert int(await renewed) == _serial_of(paths) != first
+            assert int(await in_flight) == first  # the retired channel closed only after its call ended
+        finally:
+            await kept.close()
+            await server.stop(None)
+
+    asyncio.run(scenario())
+
+
+def test_a_kept_channel_reads_no_file_until_the_store_moves(ca: CertAuthority, monkeypatch) -> None:
+    """The check per call is the store's generation: no stat() per call, one new channel per renewal."""
+    paths = ca.issue("dn-gen", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
+    store = TlsStore(paths)
+    dialled: list[_Closable] = []
+
+    def dial() -> _Closable:
+        dialled.append(_Closable())
+        return dialled[-1]
+
+    kept = SyncRenewing(dial, store)
+    monkeypatch.setattr("pyozone.common.tls.os.stat", _no_stat)
+    assert kept.get() is kept.get() is dialled[0]
+    monkeypatch.undo()
+    ca.issue("dn-gen", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
+    store.reload()
+    assert kept.get() is dialled[1] and not dialled[0].closed  # closed at the next renewal, or by close()
+    ca.issue("dn-gen", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
+    store.reload()
+    assert kept.get() is dialled[2] and dialled[0].closed and not dialled[1].closed
+    kept.close()
+    assert all(c.closed for c in dialled)
+    plain = SyncRenewing(dial, None)
+    assert plain.get() is plain.get() is dialled[3]
+
+
+class _Closable:
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _no_stat(*args: object) -> None:
+    raise AssertionError("a TLS file was read for a call")
 
 
 def test_ssl_contexts_do_mutual_tls_and_name_the_peer(ca: CertAuthority, tmp_path: Path) -> None:
