@@ -3,15 +3,14 @@ admin port (S3 owns every path of its own port: `/ready` there would be a bucket
 
 Start-up: with ozone.security.enabled, the gateway's certificate first (from SCM's CA on the first start,
 renewed in the background); then the admin endpoint (pollers see 503, not a refused connection), then the
-S3 volume (made if missing, retried while OM starts), then the S3 port. With hdds.grpc.tls.enabled both
-ports are https with client certificates required, and the gateway reaches OM and the datanodes with its
-own (S3G) certificate, which lets OM take the user a request acts for from it.
+S3 volume (made if missing, retried while OM starts; a refusal fails the start), then the S3 port. With
+hdds.grpc.tls.enabled both ports are https with client certificates required, and the gateway reaches OM
+and the datanodes with its own (S3G) certificate, which lets OM take the user a request acts for from it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from pyozone.client.client import AsyncOzoneClient
@@ -98,19 +97,28 @@ class S3GatewayDaemon:
         self._renewing = asyncio.create_task(renewer.run(self._stopping), name="s3g-cert-renewer")
 
     async def _ensure_volume(self, client: AsyncOzoneClient) -> None:
-        """Ozone's OM creates the s3v volume at start; here the gateway does, on its first start."""
+        """Ozone's OM creates the s3v volume at start; here the gateway does, on its first start, as itself
+        (with ozone.acl.enabled: its certificate over TLS, else its login user, must be an administrator).
+
+        A refusal fails the start with OM's reason rather than serving: without its volume every request
+        would fail, and only an administrator can fix that (make the volume, or run the gateway as one),
+        so an operator is better told at once than by a gateway that looks up but answers nothing."""
+        volume = self.settings.volume
         while True:
             try:
-                await client.volume_info(self.settings.volume)
+                await client.volume_info(volume)
                 return
             except OMException as e:
                 if e.result != "VOLUME_NOT_FOUND":
-                    raise
-                with contextlib.suppress(OMException):  # another gateway may create it first
-                    await client.create_volume(self.settings.volume)
+                    raise _volume_refused(volume, "find", e) from None
+                try:
+                    await client.create_volume(volume)
+                except OMException as e:
+                    if e.result != "VOLUME_ALREADY_EXISTS":  # else another gateway made it first
+                        raise _volume_refused(volume, "create", e) from None
                 return
             except OMUnavailableError:
-                log.info("waiting for OM to create or find volume %s", self.settings.volume)
+                log.info("waiting for OM to create or find volume %s", volume)
                 await asyncio.sleep(OM_RETRY_S)
 
     async def stop(self) -> None:
@@ -123,6 +131,14 @@ class S3GatewayDaemon:
         await self.admin.stop()
         if self.client is not None:
             await self.client.close()
+
+
+def _volume_refused(volume: str, action: str, e: OMException) -> OMException:
+    return OMException(
+        e.result,
+        f"the S3 gateway cannot {action} its volume {volume}: {e.message} (an administrator may create it: "
+        f"pyozone sh volume create /{volume}; or run the gateway as an administrator)",
+    )
 
 
 async def serve(conf: OzoneConfiguration) -> int:
