@@ -6,9 +6,11 @@ replacing a dead pipeline a writer excluded) or is restarting, and that heals by
 a failed block gives its own deadline.
 Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
 
-Every call says who makes it in x-ozone-user metadata: the login user, or the user `acting_for` names
-(the S3 gateway acts for each request's user). OM believes it without TLS, and from the S3 gateway's
-certificate; a user's certificate speaks for itself.
+Who makes a call: over TLS the client's certificate says it and the call claims no one; without TLS the
+call names the login user in x-ozone-user metadata, which OM believes (common/grpc_client.user_metadata).
+A call `acting_for` a user names that user either way: the S3 gateway acts for each request's user, and
+OM believes that from the gateway's certificate. The gateway's own calls claim no one, so OM sees the
+gateway itself.
 """
 
 from __future__ import annotations
@@ -32,8 +34,7 @@ from pyozone.client.models import (
     MultipartUploadInfo,
     VolumeInfo,
 )
-from pyozone.client.quota import Quota
-from pyozone.common.grpc_client import USER_METADATA
+from pyozone.common.grpc_client import USER_METADATA, user_metadata
 from pyozone.common.tls import renewing_aio_channel
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
@@ -81,7 +82,7 @@ class OmClient:
         self._channel = renewing_aio_channel(
             self.address, grpc_options(MAX_OM_MESSAGE_BYTES), config.tls, pb_grpc.OzoneManagerServiceStub
         )
-        self._user = login_user()
+        self._own = user_metadata(config.tls)
 
     async def close(self) -> None:
         await self._channel.close()
@@ -91,7 +92,8 @@ class OmClient:
         budget_s: float | None = None,
     ) -> T:  # fmt: skip
         method = getattr(self._channel.stub, name)
-        metadata = ((USER_METADATA, _ACTING_FOR.get() or self._user),)
+        acting = _ACTING_FOR.get()
+        metadata = ((USER_METADATA, acting),) if acting else self._own
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
         while True:
@@ -123,12 +125,6 @@ class OmClient:
         request = pb.InfoVolumeRequest(volume=volume)
         return await self._call("infoVolume", request, lambda r: VolumeInfo.from_proto(r.volume))
 
-    async def volume_with_quota(self, volume: str) -> tuple[VolumeInfo, Quota]:
-        request = pb.InfoVolumeRequest(volume=volume)
-        return await self._call(
-            "infoVolume", request, lambda r: (VolumeInfo.from_proto(r.volume), Quota.from_proto(r.volume))
-        )
-
     async def set_volume_property(
         self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
     ) -> VolumeInfo:
@@ -155,12 +151,6 @@ class OmClient:
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
         request = pb.InfoBucketRequest(volume=volume, bucket=bucket)
         return await self._call("infoBucket", request, lambda r: BucketInfo.from_proto(r.bucket))
-
-    async def bucket_with_quota(self, volume: str, bucket: str) -> tuple[BucketInfo, Quota]:
-        request = pb.InfoBucketRequest(volume=volume, bucket=bucket)
-        return await self._call(
-            "infoBucket", request, lambda r: (BucketInfo.from_proto(r.bucket), Quota.from_proto(r.bucket))
-        )
 
     async def set_bucket_property(
         self, volume: str, bucket: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
