@@ -24,6 +24,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import grpc
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import Identity
 
 
@@ -118,6 +119,27 @@ class TlsStore:
     def reload(self) -> None:
         """Called after the files were replaced (a renewal): the next handshake uses them."""
         self.material()
+
+    def check(self) -> None:
+        """Reads and parses the files, so a wrong one is named before anything is dialled (gRPC reports
+        it only as a failed handshake, blamed on the server, after its retries): ValueError naming the
+        file that is not PEM of its kind, or the certificate that is not the private key's."""
+        m = self.material()
+        try:
+            key = X.key_from_pem(m.key_pem)
+        except ValueError as e:
+            raise ValueError(f"{self.paths.key}: {e}") from None
+        cert = self._parse_cert(self.paths.cert, m.cert_pem)
+        self._parse_cert(self.paths.ca, m.ca_pem)
+        if cert.public_key().public_numbers() != key.public_key().public_numbers():  # type: ignore[union-attr]
+            raise ValueError(f"{self.paths.cert} is not the certificate of the private key {self.paths.key}")
+
+    @staticmethod
+    def _parse_cert(path: Path, pem: bytes) -> X.Certificate:
+        try:
+            return X.cert_from_pem(pem)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
     def _load_chain(self, context: ssl.SSLContext) -> None:
         context.load_cert_chain(self.paths.cert, self.paths.key)

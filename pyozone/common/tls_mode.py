@@ -29,8 +29,8 @@ def grpc_tls_enabled(conf: OzoneConfiguration) -> bool:
 
 
 def client_tls(conf: OzoneConfiguration) -> TlsStore | None:
-    """The user's certificate when hdds.grpc.tls.enabled (None without TLS). The files are read now, so
-    a missing one is named before any connection is tried."""
+    """The user's certificate when hdds.grpc.tls.enabled (None without TLS). The files are read and
+    checked now, so a missing or wrong one is named before any connection is tried."""
     if not grpc_tls_enabled(conf):
         return None
     try:
@@ -44,9 +44,11 @@ def client_tls(conf: OzoneConfiguration) -> TlsStore | None:
         )
     store = TlsStore(paths)
     try:
-        store.material()
+        store.check()
     except OSError as e:
         raise ConfigError(f"the client certificate cannot be read: {e}") from None
+    except ValueError as e:
+        raise ConfigError(f"the client certificate is unusable: {e}") from None
     return store
 
 

@@ -20,6 +20,7 @@ from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.common.net import parse_host_port, scm_security_address
 from pyozone.common.output import print_json
 from pyozone.common.tls import TlsPaths, TlsStore
+from pyozone.common.tls_mode import security_enabled
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
@@ -75,6 +76,12 @@ def _add_connection_option(parser: argparse.ArgumentParser) -> None:
 
 def connect(args: argparse.Namespace) -> tuple[OzoneConfiguration, SCMSecurityClient]:
     conf = load_configuration(args)
+    if not security_enabled(conf):
+        raise CLIError(
+            "ozone.security.enabled is false: without it SCM runs no certificate authority and no security "
+            "service, so there are no certificates to list or issue (a secure cluster: pyozone cluster up "
+            "--secure)"
+        )
     if args.scm:
         address = parse_host_port(args.scm, conf.get("ozone.scm.security.service.port"), "--scm")
     else:
@@ -90,7 +97,12 @@ def connect(args: argparse.Namespace) -> tuple[OzoneConfiguration, SCMSecurityCl
             "(or OZONE_CLIENT_CERT, OZONE_CLIENT_KEY, OZONE_CA_CERT); `pyozone scm --init` made the "
             "administrator's under <scm metadata dir>/ca/users/<name>/"
         )
-    return conf, SCMSecurityClient(address, TlsStore(paths))
+    store = TlsStore(paths)
+    try:
+        store.check()
+    except (OSError, ValueError) as e:
+        raise CLIError(f"the client certificate is unusable: {e}") from None
+    return conf, SCMSecurityClient(address, store)
 
 
 # ---------------------------------------------------------------------- list

@@ -55,6 +55,31 @@ def test_the_client_certificate_is_read_from_the_keys_or_the_environment(
         client_tls(OzoneConfiguration(SECURE))
 
 
+def test_a_junk_or_mismatched_client_certificate_is_named_before_dialling(tmp_path: Path) -> None:
+    """Else gRPC retries a failing handshake for a minute and blames OM ("failed to create security
+    handshaker")."""
+    ca = CertAuthority(tmp_path)
+    alice = ca.issue("alice", X.Identity(X.CertRole.USER, "alice"))
+    bob = ca.issue("bob", X.Identity(X.CertRole.USER, "bob"))
+    junk = tmp_path / "junk.pem"
+    junk.write_text("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+    cases = {
+        (junk, alice.key, alice.ca): rf"unusable: {junk}: not a PEM certificate",
+        (alice.cert, junk, alice.ca): rf"unusable: {junk}: not an unencrypted PEM private key",
+        (alice.cert, alice.key, junk): rf"unusable: {junk}: not a PEM certificate",
+        (alice.cert, bob.key, alice.ca): rf"unusable: {alice.cert} is not the certificate of the private "
+        rf"key {bob.key}",
+    }
+    for (cert, key, trusted), message in cases.items():
+        keys = {
+            "ozone.client.tls.cert.file": str(cert),
+            "ozone.client.tls.key.file": str(key),
+            "ozone.client.tls.ca.file": str(trusted),
+        }
+        with pytest.raises(ConfigError, match=message):
+            client_tls(OzoneConfiguration({**SECURE, **keys}))
+
+
 def test_a_service_certificate_names_every_host_a_peer_may_dial() -> None:
     hosts = service_hosts("10.1.2.3", "0.0.0.0", "127.0.0.1")
     assert hosts[:3] == ("10.1.2.3", "127.0.0.1", "localhost")

@@ -1,0 +1,54 @@
+"""`pyozone admin cert` refusals made before anything is dialled: on a configuration without security
+(no CA exists) and with client certificate files that are not what they claim."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pyozone.hdds.security import x509 as X
+from tests.cli_support import Result
+from tests.tls_certs import CertAuthority
+
+ALICE = X.Identity(X.CertRole.USER, "alice")
+
+
+@pytest.fixture(autouse=True)
+def no_client_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OZONE_CLIENT_CERT", "OZONE_CLIENT_KEY", "OZONE_CA_CERT", "OZONE_CONF_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _client(cert: Path, key: Path, ca: Path) -> list[str]:
+    return [
+        "-D", "ozone.security.enabled=true", "-D", "ozone.scm.names=127.0.0.1",
+        "-D", f"ozone.client.tls.cert.file={cert}", "-D", f"ozone.client.tls.key.file={key}",
+        "-D", f"ozone.client.tls.ca.file={ca}",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", [("list",), ("issue-user", "bob")])
+def test_without_security_the_error_says_there_is_no_ca(cli: Callable[..., Result], command) -> None:
+    result = cli("admin", "cert", *command, "-D", "ozone.security.enabled=false")
+    assert result.code != 0
+    assert "ozone.security.enabled is false" in result.err
+    assert "mutual TLS" not in result.err
+
+
+def test_a_junk_or_mismatched_client_certificate_is_named(cli: Callable[..., Result], tmp_path: Path) -> None:
+    ca = CertAuthority(tmp_path / "ca")
+    alice, bob = ca.issue("alice", ALICE), ca.issue("bob", X.Identity(X.CertRole.USER, "bob"))
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    cases = {
+        (junk, alice.key, alice.ca): f"{junk}: not a PEM certificate",
+        (alice.cert, junk, alice.ca): f"{junk}: not an unencrypted PEM private key",
+        (alice.cert, alice.key, junk): f"{junk}: not a PEM certificate",
+        (alice.cert, bob.key, alice.ca): f"{alice.cert} is not the certificate of the private key {bob.key}",
+    }
+    for files, message in cases.items():
+        result = cli("admin", "cert", "list", *_client(*files))
+        assert result.code != 0
+        assert message in result.err, result.err
