@@ -35,14 +35,18 @@ class CertAuthority:
         self,
         name: str,
         identity: X.Identity,
-        hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
+        hosts: tuple[str, ...] | None = None,
         lifetime: dt.timedelta | None = None,
         trust: X.Certificate | None = None,
+        datanode: str | None = None,
     ) -> TlsPaths:
         """Key, certificate and CA files for `identity` under root/name; `trust` is the CA it trusts
-        (default: this one)."""
+        (default: this one). A service names `hosts` (default: loopback), a user none; `datanode`: the
+        datanode UUID a datanode's certificate names."""
         key = X.generate_private_key()
-        csr = X.build_csr(key, identity, hosts)
+        if hosts is None:
+            hosts = ("127.0.0.1", "localhost") if identity.role.is_service else ()
+        csr = X.build_csr(key, identity, hosts, datanode)
         cert = X.sign_csr(
             csr, self.key, self.cert, self.cluster_id, "SCM-test", lifetime or self.lifetime, next(_serials)
         )

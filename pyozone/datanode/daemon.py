@@ -197,15 +197,17 @@ class Datanode:
         log.info("datanode %s stopped", self.uuid)
 
     async def _obtain_certificate(self) -> CertRenewer:
-        """The datanode's certificate from SCM's CA (waiting for SCM), named by the address it advertises,
-        with the renewer that keeps it valid."""
+        """The datanode's certificate from SCM's CA (waiting for SCM), named by the address it advertises
+        and naming its UUID, with the renewer that keeps it valid."""
         hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
         hosts = service_hosts(advertised_ip(self.scm, self.bind_host), hostname)
         directory = metadata_dir(self.conf, "datanode", "its key pair and certificate")
-        self.certificate = await asyncio.to_thread(daemon_tls, self.conf, CertRole.DATANODE, directory, hosts)
+        self.certificate = await asyncio.to_thread(
+            daemon_tls, self.conf, CertRole.DATANODE, directory, hosts, datanode=self.uuid
+        )
         if self.grpc_tls:
             self.tls = self.certificate
-        return CertRenewer(self.conf, self.certificate, CertRole.DATANODE, hosts)
+        return CertRenewer(self.conf, self.certificate, CertRole.DATANODE, hosts, datanode=self.uuid)
 
     # ------------------------------------------------------------------ storage and services
     async def _run_storage(

@@ -2,7 +2,8 @@
 
 `daemon_tls` runs once at start. It makes the key pair if there is none (mode 0600) and, unless the
 certificate on disk is valid for this daemon, sends a CSR over mutual TLS presenting the JOIN credential
-(`ozone.security.join.credentials.file`), then stores the certificate and the CA's. `CertRenewer` asks for
+(`ozone.security.join.credentials.file`), then stores the certificate and the CA's. A datanode's CSR names
+its datanode UUID too (SCM lets its certificate speak for that datanode alone). `CertRenewer` asks for
 a new certificate once the current one is within `hdds.x509.renew.grace.duration` of expiry, presenting
 the current one. Renewal keeps the key pair, so replacing the certificate file (atomically) is the whole
 change: no handshake can see a new certificate with an old key. The TlsStore re-reads the file on the next
@@ -52,9 +53,11 @@ def daemon_tls(
     directory: Path,
     hosts: tuple[str, ...],
     wait_s: float = 120.0,
+    datanode: str | None = None,
 ) -> TlsStore:
     """The daemon's TlsStore under `directory` (TlsPaths.under), with a CA-signed certificate for
-    `role@hosts[0]` naming every host of `hosts`. Waits up to `wait_s` for an SCM that is not up yet."""
+    `role@hosts[0]` naming every host of `hosts` (and a datanode's UUID, `datanode`). Waits up to `wait_s`
+    for an SCM that is not up yet."""
     settings = SecurityConfig.from_conf(conf)
     identity = daemon_identity(role, hosts)
     paths = TlsPaths.under(directory, conf)
@@ -62,20 +65,20 @@ def daemon_tls(
     # A daemon whose host dropped the JOIN file after its first start keeps running on its certificate.
     present = settings.join_credentials_file is not None and settings.join_credentials_file.exists()
     join = _join_credential(settings) if present else None
-    why = _invalid_reason(paths, key, identity, hosts, SystemClock(), join.ca_pem if join else None)
+    why = _invalid_reason(paths, key, identity, hosts, datanode, SystemClock(), join.ca_pem if join else None)
     if why is None:
         log.info("Using the certificate %s of %s", paths.cert, identity.common_name)
         return TlsStore(paths)
     log.info("Requesting a certificate for %s from SCM (%s)", identity.common_name, why)
     join = join or _join_credential(settings)
-    csr = X.csr_to_pem(X.build_csr(key, identity, hosts))
+    csr = X.csr_to_pem(X.build_csr(key, identity, hosts, datanode))
     with tempfile.TemporaryDirectory(prefix="pyozone-join-") as tmp:
         join_paths = TlsPaths(Path(tmp) / "join.key", Path(tmp) / "join.crt", Path(tmp) / "ca.crt")
         X.write_file(join_paths.key, join.key_pem, private=True)
         X.write_file(join_paths.cert, join.cert_pem)
         X.write_file(join_paths.ca, join.ca_pem)
         cert_pem, ca_pem = _sign_waiting(conf, TlsStore(join_paths), csr, wait_s)
-    _check_issued(cert_pem, ca_pem, key, identity, trusted_ca=join.ca_pem)
+    _check_issued(cert_pem, ca_pem, key, identity, datanode, trusted_ca=join.ca_pem)
     X.write_file(paths.ca, ca_pem)
     X.write_file(paths.cert, cert_pem)
     log.info(
@@ -89,7 +92,7 @@ def daemon_tls(
 
 class CertRenewer:
     """Renews a daemon's certificate inside the grace period; `run` checks every
-    hdds.x509.ca.rotation.check.interval until stopped."""
+    hdds.x509.ca.rotation.check.interval until stopped. `datanode`: a datanode's UUID."""
 
     def __init__(
         self,
@@ -98,12 +101,14 @@ class CertRenewer:
         role: CertRole,
         hosts: tuple[str, ...],
         clock: Clock | None = None,
+        datanode: str | None = None,
     ) -> None:
         self.conf = conf
         self.settings = SecurityConfig.from_conf(conf)
         self.store = store
         self.identity = daemon_identity(role, hosts)
         self.hosts = hosts
+        self.datanode = datanode
         self.clock = clock or SystemClock()
 
     def due(self) -> bool:
@@ -116,10 +121,11 @@ class CertRenewer:
         if not self.due():
             return False
         key = X.key_from_pem(self.store.paths.key.read_bytes())
-        csr = X.csr_to_pem(X.build_csr(key, self.identity, self.hosts))
+        csr = X.csr_to_pem(X.build_csr(key, self.identity, self.hosts, self.datanode))
         with SCMSecurityClient(scm_security_address(self.conf), self.store) as client:
             cert_pem, ca_pem = client.sign_csr(csr)
-        _check_issued(cert_pem, ca_pem, key, self.identity, trusted_ca=self.store.paths.ca.read_bytes())
+        trusted = self.store.paths.ca.read_bytes()
+        _check_issued(cert_pem, ca_pem, key, self.identity, self.datanode, trusted_ca=trusted)
         X.write_file(self.store.paths.cert, cert_pem)
         self.store.reload()
         log.info(
@@ -163,6 +169,7 @@ def _invalid_reason(
     key: X.PrivateKey,
     identity: Identity,
     hosts: tuple[str, ...],
+    datanode: str | None,
     clock: Clock,
     cluster_ca: bytes | None,
 ) -> str | None:
@@ -184,6 +191,8 @@ def _invalid_reason(
         return "the stored CA certificate is not the cluster's (the JOIN credential's)"
     if X.common_name(cert) != identity.common_name or set(certificate_hosts(cert)) != set(hosts):
         return f"the stored certificate names {X.common_name(cert)} {sorted(certificate_hosts(cert))}"
+    if X.datanode_id(cert) != datanode:
+        return f"the stored certificate names datanode {X.datanode_id(cert)}, not {datanode}"
     if clock.wall_ms() >= int(cert.not_valid_after_utc.timestamp() * 1000):
         return "the stored certificate has expired"
     return None
@@ -195,7 +204,7 @@ def certificate_hosts(cert: X.Certificate) -> list[str]:
         names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
         return []
-    return [str(n.value) for n in names]
+    return [str(n.value) for n in names if isinstance(n, (x509.DNSName, x509.IPAddress))]
 
 
 def _join_credential(settings: SecurityConfig) -> JoinCredential:
@@ -225,9 +234,15 @@ def _sign_waiting(
 
 
 def _check_issued(
-    cert_pem: bytes, ca_pem: bytes, key: X.PrivateKey, identity: Identity, trusted_ca: bytes
+    cert_pem: bytes,
+    ca_pem: bytes,
+    key: X.PrivateKey,
+    identity: Identity,
+    datanode: str | None,
+    trusted_ca: bytes,
 ) -> None:
-    """SCM's answer is a certificate for this key and name, signed by the CA this daemon already trusts."""
+    """SCM's answer is a certificate for this key, name and datanode, signed by the CA this daemon already
+    trusts."""
     cert, ca = X.cert_from_pem(cert_pem), X.cert_from_pem(ca_pem)
     if X.cert_to_pem(ca) != X.cert_to_pem(X.cert_from_pem(trusted_ca)):
         raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM answered with another CA certificate")
@@ -238,6 +253,11 @@ def _check_issued(
     if X.common_name(cert) != identity.common_name:
         raise SecurityError(
             SecurityResult.INTERNAL_ERROR, f"SCM's certificate names {X.common_name(cert)!r}, not {identity}"
+        )
+    if X.datanode_id(cert) != datanode:
+        raise SecurityError(
+            SecurityResult.INTERNAL_ERROR,
+            f"SCM's certificate names datanode {X.datanode_id(cert)}, not {datanode}",
         )
     if dt.datetime.now(dt.UTC) >= cert.not_valid_after_utc:
         raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM's certificate has already expired")

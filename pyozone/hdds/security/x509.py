@@ -3,8 +3,12 @@
 Every daemon's certificate names its role and host in the common name ("om@127.0.0.1", "dn@host"), with
 the cluster id as organisation and the SCM id as organisational unit, as Ozone's certificate profiles do. A
 user's certificate names the user alone ("alice"); a user name never holds "@", so the two cannot be
-confused. Keys are RSA of `hdds.key.len` bits (Ozone's `hdds.key.algo` default); certificates are signed
-with SHA-256 (SHA256withRSA).
+confused. A service's certificate lists its hosts (subjectAltName) and may serve TLS and call it; a
+user's names no host and may only call (clientAuth): no TLS client takes a user for a server. A
+datanode's also names its datanode UUID (a `urn:uuid:` URI, pyozone), so SCM can tell which datanode a
+datanode certificate speaks for: several datanodes on one host share a common name. Keys are RSA of
+`hdds.key.len` bits (Ozone's `hdds.key.algo` default); certificates are signed with SHA-256
+(SHA256withRSA).
 
 `cryptography` is imported here and nowhere else in the kernel.
 """
@@ -15,6 +19,7 @@ import datetime as dt
 import ipaddress
 import os
 import tempfile
+import uuid
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -99,22 +104,79 @@ def _name(common_name: str, cluster_id: str, scm_id: str) -> x509.Name:
     return x509.Name(attrs)
 
 
-def _alt_names(hosts: tuple[str, ...]) -> list[x509.GeneralName]:
+DATANODE_URN = "urn:uuid:"
+"""The prefix of the subjectAltName URI that names a datanode certificate's datanode (RFC 4122's URN)."""
+
+
+def _datanode_uri(datanode: str) -> str:
+    """The URI naming a datanode UUID, which must be in canonical form (as datanodes report it)."""
+    try:
+        canonical = str(uuid.UUID(datanode))
+    except ValueError:
+        canonical = ""
+    if canonical != datanode:
+        raise ValueError(f"{datanode!r} is not a datanode UUID (canonical form, lower case)")
+    return DATANODE_URN + datanode
+
+
+def _alt_names(hosts: tuple[str, ...], datanode: str | None) -> list[x509.GeneralName]:
     names: list[x509.GeneralName] = []
     for host in hosts:
         try:
             names.append(x509.IPAddress(ipaddress.ip_address(host)))
         except ValueError:
             names.append(x509.DNSName(host))
+    if datanode is not None:
+        names.append(x509.UniformResourceIdentifier(_datanode_uri(datanode)))
     return names
 
 
-def build_csr(key: PrivateKey, identity: Identity, hosts: tuple[str, ...] = ()) -> CertificateSigningRequest:
-    """A CSR for `identity`; a service's names its hosts (IPs and DNS names) so TLS clients can check them."""
+def build_csr(
+    key: PrivateKey, identity: Identity, hosts: tuple[str, ...] = (), datanode: str | None = None
+) -> CertificateSigningRequest:
+    """A CSR for `identity`; a service's names its hosts (IPs and DNS names) so TLS clients can check them,
+    a datanode's also its datanode UUID."""
     builder = x509.CertificateSigningRequestBuilder().subject_name(_name(identity.common_name, "", ""))
-    if hosts:
-        builder = builder.add_extension(x509.SubjectAlternativeName(_alt_names(hosts)), critical=False)
+    if hosts or datanode is not None:
+        names = _alt_names(hosts, datanode)
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
     return builder.sign(key, hashes.SHA256())
+
+
+def _subject_alt_names(item: Certificate | CertificateSigningRequest) -> list[x509.GeneralName]:
+    try:
+        return list(item.extensions.get_extension_for_class(x509.SubjectAlternativeName).value)
+    except x509.ExtensionNotFound:
+        return []
+
+
+def datanode_id(item: Certificate | CertificateSigningRequest) -> str | None:
+    """The datanode UUID a datanode's certificate (or CSR) names, or None when it names none."""
+    for name in _subject_alt_names(item):
+        if isinstance(name, x509.UniformResourceIdentifier) and name.value.startswith(DATANODE_URN):
+            return name.value.removeprefix(DATANODE_URN)
+    return None
+
+
+def _checked_alt_names(csr: CertificateSigningRequest, identity: Identity) -> list[x509.GeneralName]:
+    """The subjectAltNames a certificate for `identity` keeps from its CSR. A user's names none (a host
+    there would let the user serve TLS as a daemon on that host); a service's names hosts, and a
+    datanode's one datanode UUID besides."""
+    names = _subject_alt_names(csr)
+    if identity.role is CertRole.USER and names:
+        raise ValueError(f"a user's certificate names no host or other name ({identity.common_name})")
+    uris = []
+    for name in names:
+        if isinstance(name, x509.UniformResourceIdentifier):
+            uris.append(name.value)
+        elif not isinstance(name, (x509.DNSName, x509.IPAddress)):
+            raise ValueError(f"a certificate names hosts and a datanode UUID only, not {name}")
+    if uris and (identity.role is not CertRole.DATANODE or len(uris) > 1):
+        raise ValueError(f"only a datanode's certificate names a datanode UUID, and only one: {uris}")
+    for uri in uris:
+        if _datanode_uri(uri.removeprefix(DATANODE_URN)) != uri:
+            raise ValueError(f"{uri!r} is not a datanode UUID URI ({DATANODE_URN}<uuid>)")
+    return names
 
 
 def _now() -> dt.datetime:
@@ -161,13 +223,18 @@ def sign_csr(
     serial: int,
     not_before: dt.datetime | None = None,
 ) -> Certificate:
-    """A leaf certificate for a CSR whose signature verifies. It keeps the CSR's common name and host
-    names, and may serve TLS and authenticate a TLS client both (mutual TLS). The caller decides whether
-    the requester may have that name."""
+    """A leaf certificate for a CSR whose signature verifies. It keeps the CSR's common name and, for a
+    service, its host names (and a datanode's UUID); a service's may serve TLS and authenticate a TLS
+    client both (mutual TLS), a user's only the latter. The caller decides whether the requester may have
+    that name."""
     if not csr.is_signature_valid:
         raise ValueError("the CSR's signature does not verify")
     common_name = csr_common_name(csr)
-    Identity.from_common_name(common_name)  # a name no peer could be is refused here
+    identity = Identity.from_common_name(common_name)  # a name no peer could be is refused here
+    alt_names = _checked_alt_names(csr, identity)
+    usages = [ExtendedKeyUsageOID.CLIENT_AUTH]
+    if identity.role.is_service:
+        usages.insert(0, ExtendedKeyUsageOID.SERVER_AUTH)
     if lifetime > ca_cert.not_valid_after_utc - (not_before or _now()):
         lifetime = ca_cert.not_valid_after_utc - (not_before or _now())
     start = not_before or _now()
@@ -183,20 +250,14 @@ def sign_csr(
         .add_extension(
             x509.KeyUsage(True, False, True, False, False, False, False, False, False), critical=True
         )
-        .add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
-            critical=False,
-        )
+        .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         .add_extension(
             x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),  # type: ignore[arg-type]
             critical=False,
         )
     )
-    try:
-        alt = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName)
-        builder = builder.add_extension(alt.value, critical=False)
-    except x509.ExtensionNotFound:
-        pass
+    if alt_names:
+        builder = builder.add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
     return builder.sign(ca_key, hashes.SHA256())
 
 

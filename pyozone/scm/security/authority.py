@@ -48,13 +48,19 @@ def renewal_due(cert: X.Certificate, now_ms: int, grace_ms: int) -> bool:
 
 
 def requested_identity(csr: X.CertificateSigningRequest) -> Identity:
-    """The identity a CSR asks for; a name no peer could be is INVALID_CSR."""
+    """The identity a CSR asks for; a name no peer could be, or a datanode's CSR naming no datanode UUID,
+    is INVALID_CSR."""
     try:
         identity = Identity.from_common_name(X.csr_common_name(csr))
         if identity.role is CertRole.USER:
             X.check_user_name(identity.principal)
     except ValueError as e:
         raise SecurityError(SecurityResult.INVALID_CSR, str(e)) from None
+    if identity.role is CertRole.DATANODE and X.datanode_id(csr) is None:
+        raise SecurityError(
+            SecurityResult.INVALID_CSR,
+            f"{identity.common_name}: a datanode's certificate names its datanode UUID",
+        )
     return identity
 
 
@@ -109,10 +115,13 @@ class CertificateAuthority:
         self.certs.add(cert)
         return cert
 
-    def sign_request(self, csr_pem: bytes, caller: Identity, policy: AccessPolicy) -> X.Certificate:
-        """The security protocol's getCert: a certificate if `caller` may have the CSR's name."""
+    def sign_request(
+        self, csr_pem: bytes, caller: Identity, policy: AccessPolicy, caller_datanode: str | None = None
+    ) -> X.Certificate:
+        """The security protocol's getCert: a certificate if `caller` (whose certificate names datanode
+        `caller_datanode`, if any) may have the CSR's name."""
         csr = parse_csr(csr_pem)
-        policy.check_csr(caller, requested_identity(csr))
+        policy.check_csr(caller, requested_identity(csr), caller_datanode, X.datanode_id(csr))
         return self.issue(csr)
 
     def remove_expired(self) -> list[int]:

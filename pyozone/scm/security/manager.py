@@ -42,9 +42,12 @@ class ScmSecurity:
             log.info("Removed %d expired certificate(s) from validCerts: %s", len(removed), removed)
 
     # ------------------------------------------------------------------ certificates
-    def sign(self, caller: Identity, csr_pem: bytes) -> tuple[bytes, bytes]:
-        """(certificate PEM, CA PEM) for a CSR the caller may have signed."""
-        cert = self.ca.sign_request(csr_pem, caller, self.policy)
+    def sign(
+        self, caller: Identity, csr_pem: bytes, caller_datanode: str | None = None
+    ) -> tuple[bytes, bytes]:
+        """(certificate PEM, CA PEM) for a CSR the caller may have signed; `caller_datanode`: the datanode
+        UUID the caller's certificate names."""
+        cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
         log.info(
             "Issued certificate %d for %s to %s, valid until %s",
             cert.serial_number,

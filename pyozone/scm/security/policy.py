@@ -1,8 +1,10 @@
 """Who may have which certificate, and who may read what from the CA.
 
 A JOIN caller (a daemon's first CSR) gets a service certificate only: OM, DATANODE or S3G. Any caller may
-renew its own common name. An administrator may have a certificate made for any user. SCM and JOIN
-certificates are made by `pyozone scm --init` alone, never over the protocol.
+renew its own common name, a datanode for its own datanode UUID only. An administrator may have a
+certificate made for any user. SCM and JOIN certificates are made by `pyozone scm --init` alone, never over
+the protocol. A datanode's certificate names its datanode's UUID (authority.requested_identity): SCM's
+datanode protocol lets it speak for that datanode alone (several datanodes on one host share a common name).
 """
 
 from __future__ import annotations
@@ -37,8 +39,15 @@ class AccessPolicy:
             caller.principal, self.groups.groups(caller.principal)
         )
 
-    def check_csr(self, caller: Identity, requested: Identity) -> None:
-        """Raises PERMISSION_DENIED unless `caller` may have a certificate naming `requested`."""
+    def check_csr(
+        self,
+        caller: Identity,
+        requested: Identity,
+        caller_datanode: str | None = None,
+        requested_datanode: str | None = None,
+    ) -> None:
+        """Raises PERMISSION_DENIED unless `caller` may have a certificate naming `requested` (and, for a
+        datanode, `requested_datanode`); `caller_datanode` is the UUID the caller's certificate names."""
         if requested.role in (CertRole.SCM, CertRole.JOIN):
             raise _denied(
                 f"{requested.common_name}: {requested.role.name} certificates are made by "
@@ -52,6 +61,11 @@ class AccessPolicy:
                 )
             return
         if caller.common_name == requested.common_name:
+            if caller_datanode != requested_datanode:
+                raise _denied(
+                    f"{caller.common_name} of datanode {caller_datanode} may not obtain a certificate for "
+                    f"datanode {requested_datanode}: a datanode renews its own"
+                )
             return  # renewal of the caller's own name
         if requested.role is CertRole.USER and self.is_admin(caller):
             return

@@ -6,6 +6,10 @@ INVALID_ARGUMENT for a malformed request; FAILED_PRECONDITION "SAFE_MODE_EXCEPTI
 safe mode (and for the other refusals, e.g. INVALID_BLOCK_SIZE); UNAVAILABLE when no OPEN pipeline can
 take the block yet (FAILED_TO_FIND_ACTIVE_PIPELINE: SCM has asked for one, the client retries).
 deleteScmKeyBlocks answers per block, as Ozone does: safeMode for every block while in safe mode.
+
+Over mutual TLS only OM (and SCM itself) may call it: a user's certificate could otherwise delete any
+block (Ozone's service authorization). A plaintext port is open to whoever reaches it, as in Ozone's
+simple authentication.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import logging
 import grpc
 
 from pyozone.hdds.exceptions import ResultCode, SCMException
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
@@ -29,22 +34,29 @@ from pyozone.protocol.block import (
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import parse, rpc
+from pyozone.security.service_access import ServiceAccess
 
 log = logging.getLogger(__name__)
 
 Context = grpc.aio.ServicerContext
 
+CALLERS = frozenset({CertRole.OM, CertRole.SCM})
+"""Who may call the block protocol over mutual TLS."""
+
 
 class BlockService(pb_grpc.ScmBlockLocationProtocolServiceServicer):
-    def __init__(self, core: StorageContainerManager, scm_uuid: str) -> None:
+    def __init__(self, core: StorageContainerManager, scm_uuid: str, tls: bool = False) -> None:
+        """`tls`: the port is mutual TLS, so only CALLERS may call."""
         self.core = core
         self.scm_uuid = scm_uuid
+        self.access = ServiceAccess("SCM's block protocol", CALLERS, tls)
         self._resolve = details_resolver(core.nodes)
 
     @rpc
     async def allocateScmBlock(
         self, request: pb.AllocateScmBlockRequestProto, context: Context
     ) -> pb.AllocateScmBlockResponseProto:
+        await self.access.require(context)
         wanted = parse(allocate_request_from_proto, request)
         response = pb.AllocateScmBlockResponseProto()
         try:
@@ -64,6 +76,7 @@ class BlockService(pb_grpc.ScmBlockLocationProtocolServiceServicer):
     async def deleteScmKeyBlocks(
         self, request: pb.DeleteScmKeyBlocksRequestProto, context: Context
     ) -> pb.DeleteScmKeyBlocksResponseProto:
+        await self.access.require(context)
         keys = [parse(key_blocks_from_proto, k, f"keyBlocks[{i}]") for i, k in enumerate(request.keyBlocks)]
         outcome = DeleteResult.success
         try:
@@ -86,6 +99,7 @@ class BlockService(pb_grpc.ScmBlockLocationProtocolServiceServicer):
     async def getScmInfo(
         self, request: admin_pb.GetScmInfoRequestProto, context: Context
     ) -> admin_pb.GetScmInfoResponseProto:
+        await self.access.require(context)
         safe_mode = self.core.safe_mode
         return admin_pb.GetScmInfoResponseProto(
             clusterId=self.core.cluster_id,

@@ -225,7 +225,7 @@ class ScmDaemon:
             options=grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES), interceptors=server_interceptors()
         )
         datanode_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(
-            DatanodeProtocolService(self.core, scm_uuid), datanode
+            DatanodeProtocolService(self.core, scm_uuid, tls=self.tls is not None), datanode
         )
         self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode", self.tls)
         admin = grpc.aio.server(
@@ -238,7 +238,7 @@ class ScmDaemon:
         block = grpc.aio.server(
             options=grpc_options(MAX_BLOCK_MESSAGE_BYTES), interceptors=server_interceptors()
         )
-        add_block_service(block, BlockService(self.core, scm_uuid))
+        add_block_service(block, BlockService(self.core, scm_uuid, tls=self.tls is not None))
         self.block_port = _bind(block, self.block_address, "ozone.scm.block.client", self.tls)
         self._servers = [datanode, admin, block]
         if self.secure is not None:

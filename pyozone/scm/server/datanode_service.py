@@ -2,6 +2,10 @@
 
 A thin adapter: convert the request, call the core on the event loop (the core is not thread-safe and
 grpc.aio runs these coroutines on the loop), convert the answer back.
+
+Over mutual TLS only datanode certificates may call it, and each speaks for the datanode whose UUID it
+names alone: another datanode's register or heartbeat (its reports, its pipeline actions) is refused. A
+plaintext port is open to whoever reaches it, as in Ozone's simple authentication.
 """
 
 from __future__ import annotations
@@ -11,19 +15,23 @@ import logging
 import grpc
 
 from pyozone import protocol as p
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as pb_grpc
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import parse, rpc
+from pyozone.security.service_access import ServiceAccess
 
 log = logging.getLogger(__name__)
 
 
 class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceServicer):
-    def __init__(self, core: StorageContainerManager, scm_uuid: str) -> None:
+    def __init__(self, core: StorageContainerManager, scm_uuid: str, tls: bool = False) -> None:
+        """`tls`: the port is mutual TLS, so only datanodes may call, each for itself."""
         self.core = core
         self.scm_uuid = scm_uuid
+        self.access = ServiceAccess("SCM's datanode protocol", frozenset({CertRole.DATANODE}), tls)
         # commands naming other datanodes (pipeline members, replication targets) carry their addresses
         self._resolve = details_resolver(core.nodes)
 
@@ -31,6 +39,7 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
     async def getVersion(
         self, request: pb.SCMVersionRequestProto, context: grpc.aio.ServicerContext
     ) -> pb.SCMVersionResponseProto:
+        await self.access.require(context)
         core = self.core
         return p.version_response_to_proto(
             p.VersionResponse(core.cluster_id, self.scm_uuid, core.nodes.layout)
@@ -40,8 +49,10 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
     async def register(
         self, request: pb.SCMRegisterRequestProto, context: grpc.aio.ServicerContext
     ) -> pb.SCMRegisteredResponseProto:
+        await self.access.require(context)
         req = parse(p.register_request_from_proto, request)
         dn = req.datanode
+        await self.access.require_datanode(context, dn.uuid)
         theirs = req.cluster_id
         if theirs and theirs != self.core.cluster_id:
             error = (
@@ -63,7 +74,9 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
     async def sendHeartbeat(
         self, request: pb.SCMHeartbeatRequestProto, context: grpc.aio.ServicerContext
     ) -> pb.SCMHeartbeatResponseProto:
+        await self.access.require(context)
         hb = parse(p.heartbeat_from_proto, request)
+        await self.access.require_datanode(context, hb.datanode.uuid)
         commands = self.core.heartbeat(hb)
         response = p.HeartbeatResponse(hb.datanode.uuid, tuple(commands), self.core.nodes.term)
         return p.heartbeat_response_to_proto(response, self._resolve)

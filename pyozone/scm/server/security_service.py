@@ -24,6 +24,7 @@ from pyozone.security.codec import (
     uuid_from_proto,
 )
 from pyozone.security.errors import SecurityError, SecurityResult
+from pyozone.security.service_access import peer_datanode
 
 Context = grpc.aio.ServicerContext
 
@@ -78,7 +79,7 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
         identity = caller(context)
         if not request.CSR:
             raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
-        cert, ca = self.security.sign(identity, request.CSR.encode())
+        cert, ca = self.security.sign(identity, request.CSR.encode(), peer_datanode(context))
         return pb.SCMGetCertResponseProto(x509Certificate=cert.decode(), x509CACertificate=ca.decode())
 
     @security_rpc

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from cryptography import x509
 
 import pyozone
 from pyozone.cluster.layout import free_ports
@@ -195,10 +196,10 @@ def test_a_daemon_bootstraps_through_join_with_a_ca_signed_certificate(
 def test_renewal_gives_a_new_serial_before_expiry_and_the_expired_one_is_cleaned_up(
     scm: SecureScm, tmp_path: Path
 ) -> None:
-    conf = scm.conf()
-    store = daemon_tls(conf, CertRole.DATANODE, tmp_path / "dn", HOSTS)
+    conf, uuid = scm.conf(), "00000000-0000-4000-8000-000000000042"
+    store = daemon_tls(conf, CertRole.DATANODE, tmp_path / "dn", HOSTS, datanode=uuid)
     first = X.cert_from_pem(store.paths.cert.read_bytes())
-    renewer = CertRenewer(conf, store, CertRole.DATANODE, HOSTS)
+    renewer = CertRenewer(conf, store, CertRole.DATANODE, HOSTS, datanode=uuid)
     stop = asyncio.Event()
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_until_complete, args=(renewer.run(stop),), daemon=True)
@@ -217,6 +218,7 @@ def test_renewal_gives_a_new_serial_before_expiry_and_the_expired_one_is_cleaned
     assert seen_at < first.not_valid_after_utc.timestamp(), "renewed only after the old one expired"
     assert renewed.not_valid_after_utc > first.not_valid_after_utc
     assert X.identity_of(renewed) == X.identity_of(first)
+    assert X.datanode_id(renewed) == X.datanode_id(first) == uuid
     with scm.client(store) as dn:  # the renewed certificate is the one presented now
         dn.get_current_secret_key()
 
@@ -297,6 +299,14 @@ def test_issue_user_writes_a_working_certificate_that_lists_nothing(scm: SecureS
     with scm.client(carol) as client:
         assert client.get_ca_certificate() == (out / "ca.crt").read_bytes()
         assert security_error(lambda: client.list_certificates()).code == SecurityResult.PERMISSION_DENIED
+        # carol renews her own name, but cannot have it name a host: a TLS client would take her for a daemon
+        key, identity = X.key_from_pem((out / "private.pem").read_bytes()), Identity(CertRole.USER, "carol")
+        hosted = X.csr_to_pem(X.build_csr(key, identity, (HOST, "localhost")))
+        error = security_error(lambda: client.sign_csr(hosted))
+        assert error.code == SecurityResult.INVALID_CSR and "names no host" in error.message, error
+        renewed, _ = client.sign_csr(X.csr_to_pem(X.build_csr(key, identity)))
+    usage = X.cert_from_pem(renewed).extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert list(usage) == [x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]
     as_carol = [
         *("-D", f"ozone.client.tls.cert.file={out / 'certificate.crt'}"),
         *("-D", f"ozone.client.tls.key.file={out / 'private.pem'}"),

@@ -2,7 +2,9 @@
 at every port of every daemon a plaintext client, a self-signed certificate and a certificate from another
 CA are refused during the handshake, while the administrator's certificate is served; keys written and read
 through `pyozone sh` travel over TLS end to end (V1 pipelines, the V2 datastream chain); the tools
-(`cluster status`, `admin`) speak TLS; a client without a certificate is told how to configure one.
+(`cluster status`, `admin`) speak TLS; a client without a certificate is told how to configure one. SCM's
+internal protocols take their own callers only: the block protocol OM's certificate, the datanode protocol
+each datanode's certificate for that datanode alone.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ import grpc
 import pytest
 
 from pyozone.cluster.layout import HOST
-from pyozone.common.tls import TlsStore, sync_channel
+from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
+from pyozone.config.site import load_configuration
+from pyozone.hdds.security import x509 as X
+from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as block_grpc
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
+from pyozone.proto import hdds_pb2
 from pyozone.protocol.datastream import READ_REPLY, SUCCESS, ReadHeader, decode_read_reply, encode_header
 from tests.e2e.cluster.cluster_helpers import MiB, all_running, file_sha256, random_file
 from tests.e2e.security.secure_cluster import SecureCluster, Strangers, secure_cluster
@@ -226,6 +236,82 @@ def test_the_printed_environment_lines_act_as_another_user(
     monkeypatch.setenv("OZONE_CA_CERT", str(certs / "ca.crt"))
     as_bob = cluster.sh("volume", "create", "/bobs2")  # with the cluster's configuration
     assert as_bob.code == 1 and "PERMISSION_DENIED" in as_bob.err, as_bob
+
+
+# ------------------------------------------------------------------ who may call SCM's internal protocols
+def daemon_tls(cluster: SecureCluster, metadata_dir: str) -> TlsStore:
+    """A daemon's own certificate, where it keeps it (e.g. "om", "dn1/meta")."""
+    return TlsStore(TlsPaths.under(cluster.data_dir / metadata_dir, load_configuration(cluster.conf_dir, {})))
+
+
+def scm_call(cluster: SecureCluster, port: str, tls: TlsStore, call) -> tuple[grpc.StatusCode, str]:
+    with sync_channel(f"{HOST}:{cluster.state.daemon('scm').ports[port]}", [], tls) as channel:
+        try:
+            call(channel)
+        except grpc.RpcError as e:
+            return e.code(), e.details() or ""
+    return grpc.StatusCode.OK, ""
+
+
+def test_only_om_calls_scms_block_protocol(cluster: SecureCluster) -> None:
+    """A user's certificate cannot delete (or allocate) blocks behind OM's back."""
+    block = block_pb.BlockID(containerBlockID=block_pb.ContainerBlockID(containerID=1, localID=1))
+    calls = {
+        "delete": lambda ch: block_grpc.ScmBlockLocationProtocolServiceStub(ch).deleteScmKeyBlocks(
+            block_pb.DeleteScmKeyBlocksRequestProto(
+                keyBlocks=[block_pb.KeyBlocks(key="/v/b/k", blocks=[block])]
+            ),
+            timeout=10,
+        ),
+        "allocate": lambda ch: block_grpc.ScmBlockLocationProtocolServiceStub(ch).allocateScmBlock(
+            block_pb.AllocateScmBlockRequestProto(
+                size=1, numBlocks=1, type=hdds_pb2.RATIS, factor=hdds_pb2.ONE
+            ),
+            timeout=10,
+        ),
+        "info": lambda ch: block_grpc.ScmBlockLocationProtocolServiceStub(ch).getScmInfo(
+            admin_pb.GetScmInfoRequestProto(), timeout=10
+        ),
+    }
+    for caller, tls in (("the administrator", cluster.admin_tls), ("dn1", daemon_tls(cluster, "dn1/meta"))):
+        for name, call in calls.items():
+            code, details = scm_call(cluster, "block", tls, call)
+            assert code is grpc.StatusCode.PERMISSION_DENIED, (caller, name, code, details)
+            assert "may not call SCM's block protocol" in details
+    assert scm_call(cluster, "block", daemon_tls(cluster, "om"), calls["info"])[0] is grpc.StatusCode.OK
+
+
+def test_a_datanode_certificate_speaks_for_its_own_datanode_alone(cluster: SecureCluster) -> None:
+    names = [d.name for d in cluster.state.datanodes()]
+    uuids = {
+        n: X.datanode_id(X.cert_from_pem(daemon_tls(cluster, f"{n}/meta").paths.cert.read_bytes()))
+        for n in names
+    }
+    registered = {n["uuid"] for n in cluster.admin_json("datanode", "list")}
+    assert set(uuids.values()) == registered and len(registered) == len(names), (uuids, registered)
+    first, second = names[:2]
+    heartbeat = dn_pb.SCMHeartbeatRequestProto(
+        datanodeDetails=hdds_pb2.DatanodeDetailsProto(uuid=uuids[second], ipAddress=HOST, hostName=second)
+    )
+    code, details = scm_call(
+        cluster,
+        "datanode",
+        daemon_tls(cluster, f"{first}/meta"),
+        lambda ch: dn_grpc.StorageContainerDatanodeProtocolServiceStub(ch).sendHeartbeat(
+            heartbeat, timeout=10
+        ),
+    )
+    assert code is grpc.StatusCode.PERMISSION_DENIED, (code, details)
+    assert f"names datanode {uuids[first]}, not {uuids[second]}" in details
+    code, details = scm_call(
+        cluster,
+        "datanode",
+        cluster.admin_tls,
+        lambda ch: dn_grpc.StorageContainerDatanodeProtocolServiceStub(ch).getVersion(
+            dn_pb.SCMVersionRequestProto(), timeout=10
+        ),
+    )
+    assert code is grpc.StatusCode.PERMISSION_DENIED and "may not call SCM's datanode protocol" in details
 
 
 # ------------------------------------------------------------------ last: the cluster stops

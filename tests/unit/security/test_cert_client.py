@@ -69,6 +69,15 @@ def test_a_valid_certificate_on_disk_is_used_without_asking_scm(ca: CertAuthorit
     assert store.paths == paths and paths.cert.read_bytes() == before
 
 
+def test_a_datanodes_certificate_on_disk_serves_the_datanode_it_names(
+    ca: CertAuthority, tmp_path: Path
+) -> None:
+    dn, uuid = Identity(CertRole.DATANODE, "dn", "127.0.0.1"), "00000000-0000-4000-8000-000000000001"
+    install(ca, tmp_path, dn, datanode=uuid)
+    store = daemon_tls(secure_conf(), CertRole.DATANODE, tmp_path, HOSTS, wait_s=0, datanode=uuid)
+    assert X.datanode_id(X.cert_from_pem(store.paths.cert.read_bytes())) == uuid
+
+
 def test_a_join_file_removed_after_the_first_start_is_not_needed(ca: CertAuthority, tmp_path: Path) -> None:
     install(ca, tmp_path)
     conf = secure_conf(**{"ozone.security.join.credentials.file": str(tmp_path / "gone.pem")})
@@ -85,7 +94,7 @@ def test_a_first_start_makes_a_private_key_and_needs_the_join_credential(tmp_pat
 
 @pytest.mark.parametrize(
     "case",
-    ["expired", "other name", "other hosts", "other CA", "other key"],
+    ["expired", "other name", "other hosts", "other CA", "other key", "other datanode"],
 )
 def test_a_certificate_that_cannot_serve_is_replaced_through_scm(
     ca: CertAuthority, tmp_path: Path, case: str
@@ -95,7 +104,12 @@ def test_a_certificate_that_cannot_serve_is_replaced_through_scm(
     join_file = tmp_path / "join.pem"
     join_file.write_bytes(join.key.read_bytes() + join.cert.read_bytes() + join.ca.read_bytes())
     directory = tmp_path / "om"
-    if case == "expired":
+    role, datanode = CertRole.OM, None
+    if case == "other datanode":  # the datanode's UUID changed (a new datanode.id): its certificate too
+        role, datanode = CertRole.DATANODE, "00000000-0000-4000-8000-000000000002"
+        dn, theirs = Identity(CertRole.DATANODE, "dn", "127.0.0.1"), "00000000-0000-4000-8000-000000000001"
+        install(ca, directory, dn, datanode=theirs)
+    elif case == "expired":
         install(ca, directory, lifetime=dt.timedelta(seconds=-30))
     elif case == "other name":
         install(ca, directory, Identity(CertRole.OM, "om", "10.1.1.1"))
@@ -108,7 +122,7 @@ def test_a_certificate_that_cannot_serve_is_replaced_through_scm(
         X.write_file(paths.key, X.key_to_pem(X.generate_private_key()), private=True)
     conf = secure_conf(**{"ozone.security.join.credentials.file": str(join_file)})
     with pytest.raises(SecurityError) as e:
-        daemon_tls(conf, CertRole.OM, directory, HOSTS, wait_s=0)
+        daemon_tls(conf, role, directory, HOSTS, wait_s=0, datanode=datanode)
     assert e.value.code == SecurityResult.UNAVAILABLE
     assert "ozone.scm.security.service.address" in e.value.message
 

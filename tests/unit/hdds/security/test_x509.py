@@ -7,6 +7,7 @@ import stat
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 
 from pyozone.hdds.security import x509 as X
 
@@ -104,3 +105,46 @@ def test_private_files_are_written_owner_only(tmp_path) -> None:
     assert stat.S_IMODE((tmp_path / "keys" / "private.pem").stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "certs" / "certificate.crt").stat().st_mode) == 0o644
     assert [p.name for p in (tmp_path / "keys").iterdir()] == ["private.pem"]  # no temporary left behind
+
+
+def test_a_users_certificate_names_no_host_and_only_authenticates_a_client() -> None:
+    _, cert = _issue(X.Identity(X.CertRole.USER, "bob"))
+    with pytest.raises(x509.ExtensionNotFound):
+        cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert {u._name for u in usage} == {"clientAuth"}
+    with pytest.raises(ValueError, match="a user's certificate names no host"):
+        _issue(X.Identity(X.CertRole.USER, "bob"), ("127.0.0.1", "localhost"))
+
+
+def test_a_datanodes_certificate_names_its_uuid_beside_its_hosts() -> None:
+    uuid = "0b8e5a4e-3f7c-4a8e-9d55-1c1f5a7e2b01"
+    key = X.generate_private_key()
+    dn = X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1")
+    csr = X.build_csr(key, dn, ("127.0.0.1",), uuid)
+    assert X.datanode_id(csr) == uuid
+    cert = X.sign_csr(csr, CA_KEY, CA, "CID-1", "SCM-1", dt.timedelta(days=1), serial=8)
+    assert X.datanode_id(cert) == uuid
+    alt = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(ip) for ip in alt.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
+    assert X.datanode_id(_issue(dn, ("127.0.0.1",))[1]) is None
+
+
+def test_only_a_datanode_names_a_uuid_and_only_in_canonical_form() -> None:
+    key = X.generate_private_key()
+    om = X.Identity(X.CertRole.OM, "om", "h")
+    with pytest.raises(ValueError, match="only a datanode's certificate names a datanode UUID"):
+        X.sign_csr(X.build_csr(key, om, ("h",), "0b8e5a4e-3f7c-4a8e-9d55-1c1f5a7e2b01"), CA_KEY, CA, "C", "S",
+                   dt.timedelta(days=1), serial=9)  # fmt: skip
+    with pytest.raises(ValueError, match="is not a datanode UUID"):
+        X.build_csr(
+            key, X.Identity(X.CertRole.DATANODE, "dn", "h"), ("h",), "0B8E5A4E3F7C4A8E9D551C1F5A7E2B01"
+        )
+    odd = (
+        x509.CertificateSigningRequestBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "dn@h")]))
+        .add_extension(x509.SubjectAlternativeName([x509.UniformResourceIdentifier("https://h/")]), False)
+        .sign(key, hashes.SHA256())
+    )
+    with pytest.raises(ValueError, match="is not a datanode UUID"):
+        X.sign_csr(odd, CA_KEY, CA, "C", "S", dt.timedelta(days=1), serial=10)

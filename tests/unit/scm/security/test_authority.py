@@ -30,10 +30,14 @@ POLICY = AccessPolicy(
 )
 JOIN = Identity(CertRole.JOIN, "join", "h")
 OM = Identity(CertRole.OM, "om", "10.0.0.1")
+DN = Identity(CertRole.DATANODE, "dn", "d")
+DN1, DN2 = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
 
 
-def csr(identity: Identity, hosts: tuple[str, ...] = ()) -> bytes:
-    return X.csr_to_pem(X.build_csr(KEY, identity, hosts))
+def csr(identity: Identity, hosts: tuple[str, ...] = (), datanode: str | None = None) -> bytes:
+    if identity.role is CertRole.DATANODE and datanode is None:
+        datanode = DN1
+    return X.csr_to_pem(X.build_csr(KEY, identity, hosts, datanode))
 
 
 class Ca:
@@ -52,8 +56,15 @@ class Ca:
             CaMaterial(CA_KEY, root), self.certs, self.clock, "CID-1", "SCM-1", lifetime_days * DAY_MS
         )
 
-    def sign(self, caller: Identity, identity: Identity, hosts: tuple[str, ...] = ()) -> X.Certificate:
-        return self.ca.sign_request(csr(identity, hosts), caller, POLICY)
+    def sign(
+        self,
+        caller: Identity,
+        identity: Identity,
+        hosts: tuple[str, ...] = (),
+        datanode: str | None = None,
+        caller_datanode: str | None = None,
+    ) -> X.Certificate:
+        return self.ca.sign_request(csr(identity, hosts, datanode), caller, POLICY, caller_datanode)
 
 
 def test_a_signed_certificate_keeps_the_csr_names_and_is_recorded() -> None:
@@ -112,6 +123,32 @@ def test_a_csr_whose_signature_does_not_verify_is_invalid_csr() -> None:
     assert e.value.code == SecurityResult.INVALID_CSR and "signature does not verify" in e.value.message
 
 
+def test_a_datanodes_certificate_names_its_datanode_and_renews_for_it_alone() -> None:
+    c = Ca()
+    cert = c.sign(JOIN, DN, ("127.0.0.1",), DN1)
+    assert X.datanode_id(cert) == DN1 and X.identity_of(cert) == DN
+    assert X.datanode_id(c.sign(DN, DN, ("127.0.0.1",), DN1, caller_datanode=DN1)) == DN1
+    with pytest.raises(SecurityError) as e:  # the same common name, another datanode
+        c.sign(DN, DN, ("127.0.0.1",), DN2, caller_datanode=DN1)
+    assert e.value.code == SecurityResult.PERMISSION_DENIED and "a datanode renews its own" in e.value.message
+    pem = X.csr_to_pem(X.build_csr(KEY, DN, ("127.0.0.1",)))
+    with pytest.raises(SecurityError) as e:
+        c.ca.sign_request(pem, JOIN, POLICY)
+    assert e.value.code == SecurityResult.INVALID_CSR and "names its datanode UUID" in e.value.message
+
+
+def test_a_user_gets_no_host_names_not_even_renewing_its_own() -> None:
+    c = Ca()
+    bob = Identity(CertRole.USER, "bob")
+    with pytest.raises(SecurityError) as e:
+        c.sign(bob, bob, ("127.0.0.1", "localhost"))
+    assert (
+        e.value.code == SecurityResult.INVALID_CSR and "a user's certificate names no host" in e.value.message
+    )
+    usage = c.sign(bob, bob).extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert list(usage) == [x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]
+
+
 def test_the_policy_decides_before_anything_is_signed() -> None:
     c = Ca()
     with pytest.raises(SecurityError) as e:
@@ -125,7 +162,7 @@ def test_listing_by_role_start_and_count() -> None:
     admin = Identity(CertRole.USER, "admin")
     serials = {
         "om": c.sign(JOIN, OM).serial_number,
-        "dn": c.sign(JOIN, Identity(CertRole.DATANODE, "dn", "d")).serial_number,
+        "dn": c.sign(JOIN, DN).serial_number,
         "alice": c.sign(admin, Identity(CertRole.USER, "alice")).serial_number,
         "om2": c.sign(JOIN, Identity(CertRole.OM, "om", "o2")).serial_number,
     }
@@ -141,7 +178,7 @@ def test_expired_certificates_are_removed_at_their_expiry() -> None:
     c = Ca(lifetime_days=1)
     short = c.sign(JOIN, OM)
     c.ca.lifetime = dt.timedelta(days=3)
-    longer = c.sign(JOIN, Identity(CertRole.DATANODE, "dn", "d"))
+    longer = c.sign(JOIN, DN)
     c.clock.advance(DAY_MS - 1000)
     assert c.ca.remove_expired() == []
     c.clock.advance(1000)

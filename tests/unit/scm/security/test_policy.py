@@ -58,6 +58,12 @@ def test_anyone_renews_its_own_name(caller: Identity) -> None:
     POLICY.check_csr(caller, caller)
 
 
+def test_a_datanode_renews_for_its_own_datanode_only() -> None:
+    POLICY.check_csr(DN, DN, "uuid-1", "uuid-1")
+    POLICY.check_csr(JOIN, DN, None, "uuid-2")  # a new datanode joins
+    assert "a datanode renews its own" in denied(POLICY.check_csr, DN, DN, "uuid-1", "uuid-2")
+
+
 @pytest.mark.parametrize("caller", [ADMIN, CAROL])
 def test_an_administrator_issues_any_users_certificate(caller: Identity) -> None:
     POLICY.check_csr(caller, ALICE)

@@ -1,0 +1,129 @@
+"""Service authorization on a live in-process secure SCM (mutual TLS): only OM and SCM certificates call the
+block protocol, only datanode certificates the datanode protocol, each datanode for itself alone."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import grpc
+import pytest
+
+from pyozone import protocol as p
+from pyozone.common.tls import TlsPaths, TlsStore, aio_channel
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
+from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
+from pyozone.scm.server import ScmDaemon
+from pyozone.scm.server.ca_files import init_security
+from pyozone.scm.store.version import init_scm, open_scm_store
+from tests.builders import dn_id
+from tests.unit.scm.server.scm_server_helpers import FakeDatanode, async_test, scm_conf
+
+SECURE = {
+    "ozone.security.enabled": "true",
+    "hdds.grpc.tls.enabled": "true",
+    "ozone.scm.names": "127.0.0.1",
+    "ozone.scm.security.service.address": "127.0.0.1:0",
+    "ozone.administrators": "ada",
+}
+BOB = Identity(CertRole.USER, "bob")
+OM = Identity(CertRole.OM, "om", "127.0.0.1")
+DN = Identity(CertRole.DATANODE, "dn", "127.0.0.1")
+
+
+@asynccontextmanager
+async def secure_scm(tmp_path: Path) -> AsyncIterator[ScmDaemon]:
+    conf = scm_conf(tmp_path / "scm", SECURE)
+    storage, _ = init_scm(conf)
+    init_security(conf, storage)
+    daemon = ScmDaemon(conf, *open_scm_store(conf))
+    await daemon.start()
+    try:
+        yield daemon
+    finally:
+        await daemon.stop(0.5)
+
+
+def certificate(scm: ScmDaemon, root: Path, identity: Identity, datanode: str | None = None) -> TlsStore:
+    """A certificate SCM's CA issues to `identity` (in process), as files a TlsStore reads."""
+    assert scm.secure is not None
+    ca = scm.secure.security.ca
+    key = X.generate_private_key()
+    hosts = ("127.0.0.1",) if identity.role.is_service else ()
+    cert = ca.issue(X.build_csr(key, identity, hosts, datanode))
+    where = root / f"{identity.principal}-{datanode}"
+    paths = TlsPaths(where / "private.pem", where / "certificate.crt", where / "ca.crt")
+    X.write_file(paths.key, X.key_to_pem(key), private=True)
+    X.write_file(paths.cert, X.cert_to_pem(cert))
+    X.write_file(paths.ca, ca.material.pem)
+    return TlsStore(paths)
+
+
+async def refused(call, request) -> str:
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await call(request)
+    assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED, error.value
+    return error.value.details() or ""
+
+
+@async_test
+async def test_only_om_and_scm_call_the_block_protocol(tmp_path: Path) -> None:
+    async with secure_scm(tmp_path) as scm:
+        target, options = f"127.0.0.1:{scm.block_port}", p.grpc_options(MAX_BLOCK_MESSAGE_BYTES)
+        delete = pb.DeleteScmKeyBlocksRequestProto(
+            keyBlocks=[
+                pb.KeyBlocks(
+                    key="/v/b/k",
+                    blocks=[pb.BlockID(containerBlockID=pb.ContainerBlockID(containerID=1, localID=1))],
+                )
+            ]
+        )
+        allocate = pb.AllocateScmBlockRequestProto(size=1 << 20, numBlocks=1, type=1, factor=1, owner="om")
+        for identity, datanode in ((BOB, None), (DN, dn_id(1))):
+            tls = certificate(scm, tmp_path, identity, datanode)
+            async with aio_channel(target, options, tls) as ch:
+                stub = pb_grpc.ScmBlockLocationProtocolServiceStub(ch)
+                why = await refused(stub.deleteScmKeyBlocks, delete)
+                assert f"{identity.common_name} may not call SCM's block protocol: OM, SCM" in why
+                await refused(stub.allocateScmBlock, allocate)
+                await refused(stub.getScmInfo, admin_pb.GetScmInfoRequestProto())
+        async with aio_channel(target, options, certificate(scm, tmp_path, OM)) as ch:
+            stub = pb_grpc.ScmBlockLocationProtocolServiceStub(ch)
+            info = await stub.getScmInfo(admin_pb.GetScmInfoRequestProto())
+            assert info.clusterId == scm.core.cluster_id
+            answer = await stub.deleteScmKeyBlocks(delete)
+            assert len(answer.results) == 1
+
+
+@async_test
+async def test_only_a_datanode_calls_the_datanode_protocol_and_only_for_itself(tmp_path: Path) -> None:
+    async with secure_scm(tmp_path) as scm:
+        target, options = f"127.0.0.1:{scm.datanode_port}", p.grpc_options(p.MAX_HEARTBEAT_MESSAGE_BYTES)
+        for identity in (BOB, OM):
+            async with aio_channel(target, options, certificate(scm, tmp_path, identity)) as ch:
+                dn = FakeDatanode(1, ch)
+                why = await refused(dn.stub.getVersion, dn_pb.SCMVersionRequestProto())
+                assert f"{identity.common_name} may not call SCM's datanode protocol: DATANODE" in why
+                with pytest.raises(grpc.aio.AioRpcError) as error:
+                    await dn.register()
+                assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+        tls = certificate(scm, tmp_path, DN, dn_id(1))
+        async with aio_channel(target, options, tls) as ch:
+            dn1, dn2 = FakeDatanode(1, ch), FakeDatanode(2, ch)  # dn2: another datanode's UUID
+            await dn1.stub.getVersion(dn_pb.SCMVersionRequestProto())
+            assert (await dn1.register()).success
+            await dn1.heartbeat()
+            with pytest.raises(grpc.aio.AioRpcError) as error:
+                await dn2.register()
+            assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+            assert f"names datanode {dn1.uuid}, not {dn2.uuid}" in (error.value.details() or "")
+            with pytest.raises(grpc.aio.AioRpcError) as error:
+                await dn2.heartbeat()
+            assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+        assert scm.core.nodes.is_registered(dn_id(1)) and not scm.core.nodes.is_registered(dn_id(2))
