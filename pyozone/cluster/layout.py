@@ -3,8 +3,8 @@
 One data dir holds `conf/ozone-site.xml` (every address, so other commands find the cluster through
 `--conf DIR/conf` or OZONE_CONF_DIR), `cluster.json` (the daemons and how to start them again), a
 directory per daemon and a log per daemon. A secure cluster's site file also turns on certificates,
-mutual TLS, block tokens and ACLs, and names the administrator's client certificate that `scm --init`
-writes, so every command run with that configuration acts as the administrator.
+mutual TLS, block and container tokens and ACLs, and names the administrator's client certificate that
+`scm --init` writes, so every command run with that configuration acts as the administrator.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pyozone.config import OzoneConfiguration
 from pyozone.config.site import write_site_xml
-from pyozone.hdds.security.users import login_user
+from pyozone.security.config import admin_user
 
 STATE_FILE = "cluster.json"
 HOST = "127.0.0.1"
@@ -124,13 +125,18 @@ def admin_cert_dir(data_dir: Path, admin: str) -> Path:
     return data_dir / "scm" / "ca" / "users" / admin
 
 
-def secure_site(data_dir: Path, security_port: int, admin: str) -> dict[str, str]:
-    """Every security mode on, SCM's security port, and the administrator as this configuration's user."""
+def secure_site(data_dir: Path, security_port: int, overrides: dict[str, str]) -> dict[str, str]:
+    """Every security mode on, SCM's security port, and the administrator as this configuration's user:
+    the one `scm --init` makes a certificate for (the first of ozone.administrators when `overrides` name
+    them, else the login user). Container tokens keep a user's certificate from closing or deleting a
+    container on a datanode's port: only datanodes sign them."""
+    admin = admin_user(OzoneConfiguration(overrides))
     certs = admin_cert_dir(data_dir, admin)
     return {
         "ozone.security.enabled": "true",
         "hdds.grpc.tls.enabled": "true",
         "hdds.block.token.enabled": "true",
+        "hdds.container.token.enabled": "true",
         "ozone.acl.enabled": "true",
         "ozone.administrators": admin,
         "ozone.scm.security.service.address": f"{HOST}:{security_port}",
@@ -145,7 +151,8 @@ def plan_cluster(
     data_dir: Path, datanodes: int, racks: int, overrides: dict[str, str], secure: bool = False
 ) -> ClusterState:
     """Ports, directories, the site file and the command line of every daemon. `secure`: certificates,
-    mutual TLS, block tokens and ACLs, with the login user as the administrator."""
+    mutual TLS, block and container tokens and ACLs, with the login user as the administrator unless
+    `overrides` name ozone.administrators."""
     data_dir = data_dir.resolve()
     conf_dir = data_dir / "conf"
     logs = data_dir / "logs"
@@ -172,7 +179,7 @@ def plan_cluster(
         "hdds.scm.safemode.min.datanode": str(min(3, datanodes)),
         "ozone.scm.datanode.pipeline.limit": "2",
         **LOCAL_INTERVALS,
-        **(secure_site(data_dir, scm_security, login_user()) if secure else {}),
+        **(secure_site(data_dir, scm_security, overrides) if secure else {}),
         **overrides,
     }
     python = [sys.executable, "-m", "pyozone"]

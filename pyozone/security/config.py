@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.security.users import login_user
+from pyozone.hdds.security.x509 import check_user_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,3 +97,10 @@ class SecurityConfig:
                 )
         if problems:
             raise ConfigError("; ".join(problems))
+
+
+def admin_user(conf: OzoneConfiguration) -> str:
+    """Whom `scm --init` issues the first client certificate to: the first user of ozone.administrators,
+    else the user running it (the administrator Ozone assumes when none is configured)."""
+    users = [u.strip() for u in str(conf.get("ozone.administrators") or "").split(",")]
+    return check_user_name(next((u for u in users if u and u != "*"), login_user()))

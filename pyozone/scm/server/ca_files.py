@@ -26,7 +26,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
-from pyozone.hdds.security.users import Administrators, UserGroups, login_user
+from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.authority import CaMaterial, CertificateAuthority, renewal_due
 from pyozone.scm.security.certificates import CertificateStore
@@ -37,7 +37,7 @@ from pyozone.scm.store import SCMMetadataStore
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir
 from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.scm.store.version import SCMStorageConfig
-from pyozone.security.config import SecurityConfig
+from pyozone.security.config import SecurityConfig, admin_user
 from pyozone.security.join import JoinCredential
 
 CA_DIR = "ca"
@@ -99,13 +99,6 @@ def scm_hosts(conf: OzoneConfiguration) -> tuple[str, ...]:
         hosts.append(address(conf, key, port_key).host)
     hosts += [socket.gethostname(), socket.getfqdn(), "127.0.0.1", "localhost"]
     return tuple(dict.fromkeys(h for h in hosts if h and h != ANY))
-
-
-def admin_user(conf: OzoneConfiguration) -> str:
-    """Whom `scm --init` issues the first client certificate to: the first user of ozone.administrators,
-    else the user running it (the administrator Ozone assumes when none is configured)."""
-    users = [u.strip() for u in str(conf.get("ozone.administrators") or "").split(",")]
-    return X.check_user_name(next((u for u in users if u and u != "*"), login_user()))
 
 
 # ---------------------------------------------------------------------- loading

@@ -3,7 +3,8 @@
 token, an expired token or a token for another block, each with BLOCK_TOKEN_VERIFICATION_FAILED naming why,
 over gRPC (xceiver) and over the datastream port; a token signed with SCM's real secret key (fetched as OM
 fetches it) for the block is taken; and the client, carrying OM's tokens, writes and reads V1, V2 and EC
-keys.
+keys. Container operations (close, delete, list, read a container) need a container token, which only
+datanodes sign: a user's certificate with no token, or with a block token, is refused them.
 """
 
 from __future__ import annotations
@@ -177,6 +178,31 @@ def test_grpc_writes_need_a_write_token_for_the_block(
     )
     answer = xceiver(tls, leader, write_chunk(location, target, sign(secret_key, target, later)))
     assert answer.result == pb.SUCCESS, answer.message  # SCM's key, the block, WRITE: taken
+
+
+# ------------------------------------------------------------------ container operations
+CONTAINER_BODIES = {
+    pb.CloseContainer: {"closeContainer": pb.CloseContainerRequestProto()},
+    pb.DeleteContainer: {"deleteContainer": pb.DeleteContainerRequestProto(forceDelete=True)},
+    pb.ListBlock: {"listBlock": pb.ListBlockRequestProto(count=10)},
+    pb.ReadContainer: {"readContainer": pb.ReadContainerRequestProto()},
+}
+
+
+def test_a_user_may_not_close_delete_or_list_a_container(
+    tls: TlsStore | None, block: tuple[KeyLocation, bytes]
+) -> None:
+    """`cluster up --secure` sets hdds.container.token.enabled: the administrator's certificate (a user's)
+    reaches every datanode's xceiver port, but no container operation runs without a container token."""
+    location, _ = block
+    for datanode in location.pipeline.members:
+        for kind, body in CONTAINER_BODIES.items():
+            for token, reason in (("", "missing:"), (location.token, "wrong kind:")):
+                request = pb.ContainerCommandRequestProto(
+                    cmdType=kind, containerID=location.container_id, encodedToken=token, **body
+                )
+                assert refused(xceiver(tls, datanode, request)).startswith(reason), pb.Type.Name(kind)
+        assert xceiver(tls, datanode, get_block(location, location.token)).result == pb.SUCCESS
 
 
 # ------------------------------------------------------------------ the datastream port

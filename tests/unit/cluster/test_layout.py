@@ -11,6 +11,8 @@ from pyozone.cluster import layout
 from pyozone.cluster.layout import LOCAL_INTERVALS, plan_cluster
 from pyozone.config.site import load_configuration
 from pyozone.scm.node.health import HealthIntervals
+from pyozone.scm.server.ca_files import ScmSecurityFiles
+from pyozone.security.config import SecurityConfig, admin_user
 
 
 def test_local_intervals_are_in_the_site_file_and_overrides_win(tmp_path: Path) -> None:
@@ -47,6 +49,7 @@ def test_a_secure_plan_turns_every_mode_on_and_names_the_administrators_certific
         "ozone.security.enabled",
         "hdds.grpc.tls.enabled",
         "hdds.block.token.enabled",
+        "hdds.container.token.enabled",
         "ozone.acl.enabled",
     ):
         assert conf.get(key) is True, key
@@ -64,6 +67,22 @@ def test_a_secure_plan_turns_every_mode_on_and_names_the_administrators_certific
     assert len(ports) == len(set(ports))
     # the gateway keeps its certificate in a directory of its own, not in SCM's (the site file's)
     assert f"ozone.metadata.dirs={tmp_path.resolve() / 's3g'}" in state.daemon("s3g").command
+
+
+def test_a_secure_plan_names_the_certificate_scm_init_makes_for_the_administrators_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cluster up --secure -D ozone.administrators=alice,bob`: scm --init issues alice's certificate
+    (ca_files.admin_user), so the site file must name alice's, not the login user's."""
+    monkeypatch.setenv("HADOOP_USER_NAME", "carol")
+    state = plan_cluster(tmp_path, 1, 1, {"ozone.administrators": "alice,bob"}, secure=True)
+    conf = load_configuration(Path(state.conf_dir), {})
+    assert conf.get("ozone.administrators") == "alice,bob"
+    files = ScmSecurityFiles.from_conf(conf, SecurityConfig.from_conf(conf)).user(admin_user(conf))
+    assert admin_user(conf) == "alice"
+    assert conf.get("ozone.client.tls.cert.file") == str(files.cert)
+    assert conf.get("ozone.client.tls.key.file") == str(files.key)
+    assert conf.get("ozone.client.tls.ca.file") == str(files.ca)
 
 
 def test_an_insecure_plan_has_no_security_port_or_keys(tmp_path: Path) -> None:

@@ -28,14 +28,13 @@ from pyozone.scm.server.ca_files import (
     ScmSecurityFiles,
     SecretKeyFile,
     SecuritySetupError,
-    admin_user,
     load_ca,
     renew_scm_certificate,
     scm_hosts,
 )
 from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.scm.store.version import init_scm, open_scm_store, read_scm_storage
-from pyozone.security.config import SecurityConfig
+from pyozone.security.config import SecurityConfig, admin_user
 from pyozone.security.join import JoinCredential
 from tests.tls_certs import CertAuthority
 
