@@ -4,10 +4,11 @@ can once granted; a non-administrator cannot decommission; a write past a quota 
 partial remains; through the S3 gateway each access id is its user, so ACLs apply through SigV4.
 
 Every test runs on two clusters: a plaintext one, where a user is who HADOOP_USER_NAME says (OM and SCM
-believe it without TLS, as Ozone's simple authentication does), and a secure one (`cluster up --secure`:
-mutual TLS everywhere), where a user is whom their certificate names (`admin cert issue-user`) and the S3
-gateway acts for each request's access id with its own certificate. Every command is the real CLI, acting
-as the user it names.
+believe it without TLS, as Ozone's simple authentication does) and the daemons' login user is the
+administrator, and a secure one (`cluster up --secure`: mutual TLS everywhere), where a user is whom their
+certificate names (`admin cert issue-user`), the administrator is not the daemons' login user, and the S3
+gateway makes its volume as itself and acts for each request's access id with its own certificate. Every
+command is the real CLI, acting as the user it names.
 """
 
 from __future__ import annotations
@@ -26,18 +27,19 @@ from botocore.exceptions import ClientError
 
 from pyozone.cli.main import main
 from pyozone.cluster.layout import HOST
-from pyozone.config.site import SITE_FILE, read_site_xml
+from pyozone.config.site import SITE_FILE, read_site_xml, write_site_xml
 from pyozone.hdds.security.users import login_user
 from tests.e2e.cluster.cluster_helpers import LiveCluster, Result, live_cluster
 from tests.e2e.cluster.s3_cluster import REGION
 from tests.e2e.security.secure_cluster import CLIENT_KEYS, SecureCluster, secure_cluster
 from tests.polling import wait_for
 
-ADMIN = login_user()  # the cluster's daemons and the S3 gateway run as this user, the administrator
+ADMINS = {"plaintext": login_user(), "secure": "ozadmin"}
+"""Plaintext: the daemons' login user, as the S3 gateway names itself by it. Secure: another, so that only
+the gateway's certificate lets it make its volume."""
 MiB = 1 << 20
 OVERRIDES = {
     "ozone.acl.enabled": "true",
-    "ozone.administrators": ADMIN,
     "hadoop.user.group.static.mapping.overrides": "bob=staff;carol=staff",
     "ozone.scm.block.size": "1MB",
     "ozone.scm.container.size": "16MB",
@@ -49,24 +51,30 @@ class Users:
     """Runs the CLI as a user, in this process (the command line a new process would run, without its half
     a second of start-up): with HADOOP_USER_NAME=user, and on a secure cluster with the user's certificate."""
 
-    def __init__(self, cluster: LiveCluster) -> None:
+    def __init__(self, cluster: LiveCluster, admin: str) -> None:
         self.cluster = cluster
+        self.admin = admin
         self.secure = isinstance(cluster, SecureCluster)
 
     def conf_dir(self, user: str) -> Path:
-        if isinstance(self.cluster, SecureCluster) and user != ADMIN:
+        if isinstance(self.cluster, SecureCluster) and user != self.admin:
             return self.cluster.user_conf(user)
         return self.cluster.conf_dir
 
-    def run(self, user: str, *args: str, stdin: bytes | None = None) -> Result:
+    def run(
+        self, user: str, *args: str, stdin: bytes | None = None, conf_dir: Path | None = None,
+        user_name: str | None = None,
+    ) -> Result:  # fmt: skip
+        """`conf_dir`: another configuration than the user's; `user_name`: HADOOP_USER_NAME (default
+        `user`)."""
         out, err = io.TextIOWrapper(io.BytesIO()), io.StringIO()
         with (
-            mock.patch.dict(os.environ, {"HADOOP_USER_NAME": user}),
+            mock.patch.dict(os.environ, {"HADOOP_USER_NAME": user_name or user}),
             mock.patch.object(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin or b""))),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
         ):
-            code = main([*args, "--conf", str(self.conf_dir(user))])
+            code = main([*args, "--conf", str(conf_dir or self.conf_dir(user))])
             out.flush()
         return Result(code, out.buffer.getvalue().decode(errors="replace"), err.getvalue())  # type: ignore[attr-defined]
 
@@ -113,9 +121,11 @@ class Users:
 @pytest.fixture(scope="module", params=["plaintext", "secure"])
 def users(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Users]:
     make = live_cluster if request.param == "plaintext" else secure_cluster
-    with make(request, tmp_path_factory, f"acls-{request.param}", 3, overrides=OVERRIDES) as cluster:
-        users = Users(cluster)
-        users.ok(ADMIN, "volume", "create", "/vol", "-u", "alice")
+    admin = ADMINS[request.param]
+    overrides = {**OVERRIDES, "ozone.administrators": admin}
+    with make(request, tmp_path_factory, f"acls-{request.param}", 3, overrides=overrides) as cluster:
+        users = Users(cluster, admin)
+        users.ok(admin, "volume", "create", "/vol", "-u", "alice")
         users.ok("alice", "bucket", "create", "/vol/data")
         users.ok("alice", "key", "put", "/vol/data/secret", "-", stdin=b"alice's data")
         yield users
@@ -182,7 +192,7 @@ def test_a_non_administrator_cannot_decommission(users: Users) -> None:
     for call in (("safemode", "exit"), ("replicationmanager", "stop")):
         result = users.run("bob", "admin", *call)
         assert result.code != 0 and "SCM superuser privilege is required" in result.err, result
-    allowed = users.run(ADMIN, "admin", "datanode", "decommission", "no-such-host")
+    allowed = users.run(users.admin, "admin", "datanode", "decommission", "no-such-host")
     assert "no registered datanode no-such-host" in allowed.out + allowed.err, allowed
     assert "superuser" not in allowed.err
 
@@ -233,7 +243,7 @@ def test_s3_users_are_their_access_ids(users: Users) -> None:
         assert result.code == 0, result
         fields = dict(line.split("=", 1) for line in result.out.split())
         keys[user] = (fields["awsAccessKey"], fields["awsSecret"])
-    users.ok(ADMIN, "volume", "addacl", "-a", "world::rwl", "/s3v")  # anyone may make buckets in S3
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")  # anyone may make buckets in S3
     alice, bob = users.s3("alice", *keys["alice"]), users.s3("bob", *keys["bob"])
     alice.create_bucket(Bucket="alices")
     alice.put_object(Bucket="alices", Key="diary", Body=b"dear diary")
@@ -250,3 +260,60 @@ def test_s3_users_are_their_access_ids(users: Users) -> None:
     bob.create_bucket(Bucket="bobs")
     bob.put_object(Bucket="bobs", Key="note", Body=b"mine")
     assert alice.get_object(Bucket="alices", Key="diary")["Body"].read() == b"dear diary"
+
+
+def s3_client(users: Users, user: str):  # type: ignore[no-untyped-def]
+    """boto3 for the user's S3 key pair (their own secret, made if missing)."""
+    result = users.run(user, "s3", "getsecret", "-u", user)
+    assert result.code == 0, result
+    fields = dict(line.split("=", 1) for line in result.out.split())
+    return users.s3(user, fields["awsAccessKey"], fields["awsSecret"])
+
+
+def test_s3_parts_count_against_quotas_and_only_writers_abort(users: Users) -> None:
+    """Through the gateway: a part past a bucket's quota is QuotaExceeded with OM's reason (Ozone's S3
+    answer), open uploads' parts count in the usage until aborted, and a user who may only read and list
+    the bucket cannot abort another's upload."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="uploads")
+    users.ok("alice", "bucket", "setquota", "--space-quota", "6MB", "/s3v/uploads")  # 2 MiB, three copies
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:rl", "/s3v/uploads")
+    upload = alice.create_multipart_upload(Bucket="uploads", Key="video")["UploadId"]
+    for number in (1, 2):
+        alice.upload_part(
+            Bucket="uploads", Key="video", UploadId=upload, PartNumber=number, Body=os.urandom(MiB)
+        )
+    with pytest.raises(ClientError) as error:
+        alice.upload_part(Bucket="uploads", Key="video", UploadId=upload, PartNumber=3, Body=b"x" * 1024)
+    refusal = error.value.response
+    assert (refusal["Error"]["Code"], refusal["ResponseMetadata"]["HTTPStatusCode"]) == ("QuotaExceeded", 403)
+    assert "The DiskSpace quota of bucket:uploads exceeded" in refusal["Error"]["Message"]
+    assert users.ok("alice", "bucket", "info", "/s3v/uploads").json()["usedBytes"] == 6 * MiB
+
+    assert [u["UploadId"] for u in bob.list_multipart_uploads(Bucket="uploads")["Uploads"]] == [upload]
+    with pytest.raises(ClientError) as error:
+        bob.abort_multipart_upload(Bucket="uploads", Key="video", UploadId=upload)
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.abort_multipart_upload(Bucket="uploads", Key="video", UploadId=upload)
+    assert users.ok("alice", "bucket", "info", "/s3v/uploads").json()["usedBytes"] == 0
+
+
+def test_a_certificate_names_its_holder_to_om(users: Users, tmp_path: Path) -> None:
+    """Secure only: a datanode's certificate is nobody to OM (no administrator: it can neither read a user's
+    key nor make a volume), and a user's certificate is its user whatever HADOOP_USER_NAME says, even a
+    name no certificate could carry."""
+    if not isinstance(users.cluster, SecureCluster):
+        pytest.skip("certificates name callers on the secure cluster only")
+    meta = users.cluster.data_dir / "dn1" / "meta"
+    dn_files = (meta / "certs" / "certificate.crt", meta / "keys" / "private.pem", meta / "certs" / "ca.crt")
+    site = read_site_xml(users.cluster.conf_dir / SITE_FILE)
+    site |= {key: str(path) for key, path in zip(CLIENT_KEYS, dn_files, strict=True)}
+    write_site_xml(tmp_path / SITE_FILE, site)
+    as_dn = users.run("dn", "sh", "key", "cat", "/vol/data/secret", conf_dir=tmp_path)
+    assert as_dn.code != 0 and "User dr.who doesn't have READ permission" in as_dn.err, as_dn
+    as_dn = users.run("dn", "sh", "volume", "create", "/dnvol", conf_dir=tmp_path)
+    assert as_dn.code != 0 and "Only admin users are authorized to create Ozone volumes" in as_dn.err, as_dn
+
+    kerberos = users.run("alice", "sh", "key", "cat", "/vol/data/secret", user_name="hdfs/nn1@EXAMPLE.COM")
+    assert (kerberos.code, kerberos.out) == (0, "alice's data"), kerberos
