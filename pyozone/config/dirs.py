@@ -1,23 +1,65 @@
-"""Where a daemon keeps its metadata: one directory per key, as Ozone's SCM and OM take them."""
+"""Where a daemon keeps its metadata: one directory per key, as Ozone's SCM and OM take them, kept private.
+
+A daemon's metadata (om.db with its S3 secrets, scm.db, keys, pipeline logs) is no business of other local
+users: as Ozone's ServerUtils, every directory taken here is set to ozone.metadata.dirs.permissions (750)
+when the daemon starts. A missing one is not made here (bad input must leave no trace, and SCM's is made by
+`scm --init`): a daemon making its own at first start does it with `private_dir`.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from pyozone.config.configuration import ConfigError, OzoneConfiguration
 
 METADATA_DIRS_KEY = "ozone.metadata.dirs"
+METADATA_PERMISSIONS_KEY = "ozone.metadata.dirs.permissions"
+
+_SYMBOLIC = re.compile(r"([r-][w-][x-]){3}")
+_BITS = (0o400, 0o200, 0o100, 0o040, 0o020, 0o010, 0o004, 0o002, 0o001)
+
+
+def dir_permissions(conf: OzoneConfiguration, key: str) -> int:
+    """The mode `key` names, octal ("750") or symbolic ("rwxr-x---") as Ozone takes it."""
+    value = str(conf.get(key)).strip()
+    if re.fullmatch(r"0?[0-7]{3}", value):
+        return int(value, 8)
+    if _SYMBOLIC.fullmatch(value):
+        return sum(bit for bit, flag in zip(_BITS, value, strict=True) if flag != "-")
+    raise ConfigError(f"{key}={value!r}: permissions are octal (750) or symbolic (rwxr-x---)")
+
+
+def private_dir(path: Path, mode: int) -> None:
+    """Creates `path` if missing and gives it exactly `mode` (an existing directory too). OSError."""
+    path.mkdir(mode=mode, parents=True, exist_ok=True)
+    _set_mode(path, mode)
+
+
+def _set_mode(path: Path, mode: int) -> None:
+    if path.stat().st_mode & 0o7777 != mode:
+        os.chmod(path, mode)
 
 
 def single_dir(conf: OzoneConfiguration, key: str, daemon: str) -> Path | None:
-    """The one directory `key` names (None when unset); Ozone rejects a comma-separated list here."""
+    """The one directory `key` names (None when unset), set to ozone.metadata.dirs.permissions when it
+    exists; Ozone rejects a comma-separated list here."""
     value = conf.get(key)
     if not value:
         return None
     dirs = [d.strip() for d in str(value).split(",") if d.strip()]
     if len(dirs) != 1:
         raise ConfigError(f"{key}: the {daemon} uses exactly one directory, got {value!r}")
-    return Path(dirs[0])
+    path, mode = Path(dirs[0]), dir_permissions(conf, METADATA_PERMISSIONS_KEY)
+    if not path.is_dir():
+        return path  # the daemon names what is wrong, or makes it (private_dir)
+    try:
+        _set_mode(path, mode)
+    except OSError as e:
+        reason = e.strerror or e
+        raise ConfigError(f"{key}: cannot set {path} to mode {mode:o}: {reason}") from None
+    return path
 
 
 def metadata_dir(conf: OzoneConfiguration, daemon: str, db_name: str) -> Path:

@@ -260,6 +260,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.group.rights", T, "READ,LIST", "Rights the owner's groups get on a new object"),
     _k("ozone.om.volume.listall.allowed", B, "true", "With ACLs, any user may list all volumes (else own)"),
     _k("hadoop.user.group.static.mapping.overrides", T, "dr.who=;", "Groups per user: u1=g1,g2;u2=g3"),
+    _k("ozone.metadata.dirs.permissions", T, "750", "Mode of a daemon's metadata and db dirs (octal/rwx)"),
+    _k("hdds.datanode.data.dir.permissions", T, "700", "Mode of a data volume's hdds dir (octal/rwx)"),
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}

@@ -29,6 +29,7 @@ from enum import Enum
 from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
+from pyozone.config.dirs import private_dir
 from pyozone.datanode.storage.volume_db import DBError, VolumeDB
 from pyozone.hdds.datanode import StorageReport
 from pyozone.hdds.version_file import format_version_file, read_version_file
@@ -59,10 +60,12 @@ class VolumeError(Exception):
 
 
 class StorageVolume:
-    """A directory on one disk: a health probe, a usage report and usage tracked as files change."""
+    """A directory on one disk: a health probe, a usage report and usage tracked as files change. `mode`:
+    what only the datanode's user may read is kept that way (its data, its pipeline logs)."""
 
-    def __init__(self, root: Path, reserved_bytes: int = 0) -> None:
+    def __init__(self, root: Path, mode: int, reserved_bytes: int = 0) -> None:
         self.root = root
+        self.mode = mode
         self.reserved_bytes = reserved_bytes
         self.state = VolumeState.NORMAL
         self.failure_reason = ""
@@ -154,20 +157,22 @@ class StorageVolume:
 
 
 class MetadataVolume(StorageVolume):
-    """A directory of ozone.metadata.dirs: reported and probed; its files are not tracked."""
+    """A directory of ozone.metadata.dirs (mode ozone.metadata.dirs.permissions): reported and probed;
+    its files are not tracked."""
 
     def load(self) -> None:
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            private_dir(self.root, self.mode)
         except OSError as e:
             self.mark_failed(f"cannot create {self.root}: {e}")
 
 
 class HddsVolume(StorageVolume):
-    """A data volume of hdds.datanode.dir: holds containers and the volume's block-metadata DB."""
+    """A data volume of hdds.datanode.dir: holds containers and the volume's block-metadata DB, under an
+    hdds dir of mode hdds.datanode.data.dir.permissions (no other local user reads the chunks)."""
 
-    def __init__(self, root: Path, reserved_bytes: int = 0, storage_type: str = "DISK") -> None:
-        super().__init__(root, reserved_bytes)
+    def __init__(self, root: Path, mode: int, reserved_bytes: int = 0, storage_type: str = "DISK") -> None:
+        super().__init__(root, mode, reserved_bytes)
         self.storage_type = storage_type
         self.cluster_id = ""
         self._db: VolumeDB | None = None
@@ -235,7 +240,7 @@ class HddsVolume(StorageVolume):
     def _load_identity(self, cluster_id: str, datanode_uuid: str) -> None:
         if self.root.exists() and not self.root.is_dir():
             raise VolumeError(f"{self.root} is not a directory")
-        self.hdds_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.hdds_dir, self.mode)
         if not self.version_file.exists():
             if any(not p.name.startswith(".VERSION.") for p in self.hdds_dir.iterdir()):
                 raise VolumeError(f"{self.hdds_dir} holds data but no VERSION file; refusing to format it")

@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions
 from pyozone.datanode.storage.errors import ContainerError, Result
 from pyozone.datanode.storage.volume import HddsVolume, MetadataVolume
 from pyozone.hdds.datanode import NodeReport
@@ -16,6 +17,7 @@ log = logging.getLogger(__name__)
 DATA_DIRS_KEY = "hdds.datanode.dir"
 METADATA_DIRS_KEY = "ozone.metadata.dirs"
 CONTAINER_SIZE_KEY = "ozone.scm.container.size"
+DATA_PERMISSIONS_KEY = "hdds.datanode.data.dir.permissions"
 
 
 def _dirs(conf: OzoneConfiguration, key: str) -> list[Path]:
@@ -42,8 +44,10 @@ class VolumeSet:
     ) -> None:
         data_dirs, metadata_dirs = _dirs(conf, DATA_DIRS_KEY), _dirs(conf, METADATA_DIRS_KEY)
         self.container_size: int = conf.get(CONTAINER_SIZE_KEY)
-        self.data_volumes = [HddsVolume(d, reserved_bytes) for d in data_dirs]
-        self.metadata_volumes = [MetadataVolume(d) for d in metadata_dirs]
+        data_mode = dir_permissions(conf, DATA_PERMISSIONS_KEY)
+        metadata_mode = dir_permissions(conf, METADATA_PERMISSIONS_KEY)
+        self.data_volumes = [HddsVolume(d, data_mode, reserved_bytes) for d in data_dirs]
+        self.metadata_volumes = [MetadataVolume(d, metadata_mode) for d in metadata_dirs]
         for volume in self.data_volumes:
             volume.load(cluster_id, datanode_uuid)
         for meta in self.metadata_volumes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from tests.unit.datanode.storage.dn_helpers import CLUSTER, DN_UUID, make_conf, 
 
 
 def loaded(root: Path, cluster: str = CLUSTER, dn: str = DN_UUID, reserved: int = 0) -> HddsVolume:
-    volume = HddsVolume(root, reserved)
+    volume = HddsVolume(root, 0o700, reserved)
     volume.load(cluster, dn)
     return volume
 
@@ -200,6 +201,22 @@ def test_volume_set_loads_reports_and_round_robins(tmp_path: Path) -> None:
     assert [vs.choose_volume().root.name for _ in range(3)] == ["disk2", "disk0", "disk2"]
     assert vs.node_report().storage[1].failed
     node.close()
+
+
+def test_data_and_metadata_dirs_are_private_to_the_datanode(tmp_path: Path) -> None:
+    """Chunks (hdds dir, hdds.datanode.data.dir.permissions 700) and pipeline logs (ozone.metadata.dirs,
+    750) are not for other local users, whose reads would bypass tokens and ACLs; an existing volume is
+    set again at start."""
+    node = open_node(tmp_path, disks=2)
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "disk0/hdds", tmp_path / "meta")}
+    assert modes == {tmp_path / "disk0/hdds": 0o700, tmp_path / "meta": 0o750}
+    node.close()
+    (tmp_path / "disk1/hdds").chmod(0o755)
+    conf = make_conf(tmp_path, disks=2)
+    conf.set("hdds.datanode.data.dir.permissions", "rwxr-x---")
+    vs = VolumeSet(conf, DN_UUID, CLUSTER)
+    assert stat.S_IMODE((tmp_path / "disk1/hdds").stat().st_mode) == 0o750
+    vs.close()
 
 
 def test_volume_set_keeps_a_foreign_disk_failed_and_uses_the_rest(tmp_path: Path) -> None:
