@@ -1,16 +1,27 @@
 """SecretKeyCache: the current key is asked for again once it is as old as the rotation; a key not held is
-fetched, and forged ids cannot make it call SCM per request."""
+fetched, and forged ids cannot make it call SCM per request; a daemon's cache asks SCM with its renewed
+certificate."""
 
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+import grpc
 import pytest
 
+from pyozone.common.tls import TlsStore, secure_port
+from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.proto import ScmSecurityProtocol_pb2 as pb
+from pyozone.proto import ScmSecurityProtocol_pb2_grpc as pb_grpc
+from pyozone.security.codec import secret_key_to_proto
 from pyozone.security.errors import SecurityError, SecurityResult
-from pyozone.security.secret_keys import MISS_REFRESH_MS, RECHECK_MS, SecretKeyCache
+from pyozone.security.secret_keys import MISS_REFRESH_MS, RECHECK_MS, RenewingSecretKeySource, SecretKeyCache
+from tests.tls_certs import CertAuthority
 
 DAY = 86_400_000
 
@@ -132,3 +143,42 @@ def test_the_signing_key_is_known_to_the_verifier_side(cache: SecretKeyCache, sc
     assert cache.knows(key.id) and cache.get(key.id) == key and scm.all_calls == 0
     cache.close()
     assert scm.closed
+
+
+class _SerialScm(pb_grpc.SCMSecurityProtocolServiceServicer):
+    """Answers the current key and notes the serial of the certificate each caller's connection showed."""
+
+    def __init__(self, key: ManagedSecretKey) -> None:
+        self.key = key
+        self.serials: list[int] = []
+
+    def getCurrentSecretKey(self, request, context):
+        [pem] = context.auth_context()["x509_pem_cert"]
+        self.serials.append(X.cert_from_pem(pem).serial_number)
+        return pb.SCMGetCurrentSecretKeyResponse(secretKey=secret_key_to_proto(self.key))
+
+
+def test_a_daemons_cache_asks_scm_with_its_renewed_certificate(tmp_path: Path) -> None:
+    """SecretKeyCache.connect's source lives as long as its daemon: after a renewal its calls present the
+    new certificate (a reconnect with the first one fails once it expired, e.g. to a restarted SCM)."""
+    ca = CertAuthority(tmp_path)
+    scm = _SerialScm(ManagedSecretKey.generate(0, 9 * DAY))
+    server = grpc.server(ThreadPoolExecutor(2))
+    pb_grpc.add_SCMSecurityProtocolServiceServicer_to_server(scm, server)
+    port = secure_port(server, "127.0.0.1:0", ca.store("scm", X.Identity(X.CertRole.SCM, "scm", "127.0.0.1")))
+    server.start()
+    dn = X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1")
+    paths = ca.issue("dn", dn)
+    store = TlsStore(paths)
+    conf = OzoneConfiguration({"ozone.scm.security.service.address": f"127.0.0.1:{port}"})
+    source = RenewingSecretKeySource(conf, store)
+    try:
+        assert source.get_current_secret_key() == scm.key
+        ca.issue("dn", dn)
+        store.reload()
+        assert source.get_current_secret_key() == scm.key
+        first, renewed = scm.serials
+        assert renewed == X.cert_from_pem(paths.cert.read_bytes()).serial_number != first
+    finally:
+        source.close()
+        server.stop(None)
