@@ -26,6 +26,7 @@ from pyozone.common.net import address, bind_address, om_address
 from pyozone.common.tls import TlsStore, secure_port
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
 from pyozone.config import OzoneConfiguration
+from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
@@ -91,6 +92,9 @@ class OmDaemon:
 
     # ------------------------------------------------------------------ start
     async def start(self) -> None:
+        mode = dir_permissions(self.conf, METADATA_PERMISSIONS_KEY)
+        for directory in {self.metadata_dir, self.db_path.parent}:  # before om.db or a key lands there
+            private_dir(directory, mode)
         if self.secure:
             await self._obtain_certificate()
         if self.scm is None:

@@ -249,3 +249,18 @@ def test_undecodable_requests_are_invalid_argument_without_a_traceback(
 
     run(body())
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+def test_the_metadata_dir_is_private_from_the_first_start(tmp_path: Path) -> None:
+    """om.db holds S3 secrets: ozone.metadata.dirs.permissions (750) before anything is written there."""
+    meta = tmp_path / "fresh"
+
+    async def body() -> None:
+        daemon = OmDaemon(conf(meta), FakeScm())
+        try:
+            await daemon.start()
+            assert meta.stat().st_mode & 0o777 == 0o750
+        finally:
+            await daemon.stop(0.5)
+
+    run(body())
