@@ -13,6 +13,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.x509.oid import NameOID
 
+from pyozone.common.fsutil import write_file
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.hdds.security import x509 as X
 
@@ -53,9 +54,9 @@ class CertAuthority:
         paths = TlsPaths(
             self.root / name / "private.pem", self.root / name / "cert.crt", self.root / name / "ca.crt"
         )
-        X.write_file(paths.key, X.key_to_pem(key), private=True)
-        X.write_file(paths.cert, X.cert_to_pem(cert))
-        X.write_file(paths.ca, X.cert_to_pem(trust or self.cert))
+        write_file(paths.key, X.key_to_pem(key), private=True)
+        write_file(paths.cert, X.cert_to_pem(cert))
+        write_file(paths.ca, X.cert_to_pem(trust or self.cert))
         return paths
 
     def store(self, name: str, identity: X.Identity, **kwargs) -> TlsStore:
@@ -85,7 +86,7 @@ def self_signed(root: Path, name: str, identity: X.Identity, trust: X.Certificat
         .sign(key, hashes.SHA256())
     )
     paths = TlsPaths(root / name / "private.pem", root / name / "cert.crt", root / name / "ca.crt")
-    X.write_file(paths.key, X.key_to_pem(key), private=True)
-    X.write_file(paths.cert, X.cert_to_pem(cert))
-    X.write_file(paths.ca, X.cert_to_pem(trust))
+    write_file(paths.key, X.key_to_pem(key), private=True)
+    write_file(paths.cert, X.cert_to_pem(cert))
+    write_file(paths.ca, X.cert_to_pem(trust))
     return TlsStore(paths)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cryptography import x509
 
+from pyozone.common.fsutil import write_file
 from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
@@ -74,13 +75,13 @@ def daemon_tls(
     csr = X.csr_to_pem(X.build_csr(key, identity, hosts, datanode))
     with tempfile.TemporaryDirectory(prefix="pyozone-join-") as tmp:
         join_paths = TlsPaths(Path(tmp) / "join.key", Path(tmp) / "join.crt", Path(tmp) / "ca.crt")
-        X.write_file(join_paths.key, join.key_pem, private=True)
-        X.write_file(join_paths.cert, join.cert_pem)
-        X.write_file(join_paths.ca, join.ca_pem)
+        write_file(join_paths.key, join.key_pem, private=True)
+        write_file(join_paths.cert, join.cert_pem)
+        write_file(join_paths.ca, join.ca_pem)
         cert_pem, ca_pem = _sign_waiting(conf, TlsStore(join_paths), csr, wait_s)
     _check_issued(cert_pem, ca_pem, key, identity, datanode, trusted_ca=join.ca_pem)
-    X.write_file(paths.ca, ca_pem)
-    X.write_file(paths.cert, cert_pem)
+    write_file(paths.ca, ca_pem)
+    write_file(paths.cert, cert_pem)
     log.info(
         "Certificate %s of %s stored at %s",
         X.cert_from_pem(cert_pem).serial_number,
@@ -126,7 +127,7 @@ class CertRenewer:
             cert_pem, ca_pem = client.sign_csr(csr)
         trusted = self.store.paths.ca.read_bytes()
         _check_issued(cert_pem, ca_pem, key, self.identity, self.datanode, trusted_ca=trusted)
-        X.write_file(self.store.paths.cert, cert_pem)
+        write_file(self.store.paths.cert, cert_pem)
         self.store.reload()
         log.info(
             "Renewed the certificate of %s: serial %d, valid until %s",
@@ -159,7 +160,7 @@ def _load_or_create_key(path: Path, bits: int) -> X.PrivateKey:
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
     key = X.generate_private_key(bits)
-    X.write_file(path, X.key_to_pem(key), private=True)
+    write_file(path, X.key_to_pem(key), private=True)
     log.info("Created a key pair at %s", path)
     return key
 

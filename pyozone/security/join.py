@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyozone.common.fsutil import write_file
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
 
@@ -65,4 +66,4 @@ class JoinCredential:
         return cls.from_pem(data, str(path))
 
     def write(self, path: Path) -> None:
-        X.write_file(path, self.to_pem(), private=True)
+        write_file(path, self.to_pem(), private=True)

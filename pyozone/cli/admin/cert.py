@@ -17,6 +17,7 @@ from typing import TypeVar
 from cryptography import x509
 
 from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.fsutil import write_file
 from pyozone.common.net import parse_host_port, scm_security_address
 from pyozone.common.output import print_json
 from pyozone.common.tls import TlsPaths, TlsStore
@@ -198,9 +199,9 @@ def run_issue_user(args: argparse.Namespace) -> int:
     csr = X.csr_to_pem(X.build_csr(key, Identity(CertRole.USER, name)))
     with client:
         cert_pem, ca_pem = _security(lambda: client.sign_csr(csr))
-    X.write_file(files.key, X.key_to_pem(key), private=True)
-    X.write_file(files.ca, ca_pem)
-    X.write_file(files.cert, cert_pem)
+    write_file(files.key, X.key_to_pem(key), private=True)
+    write_file(files.ca, ca_pem)
+    write_file(files.cert, cert_pem)
     cert = X.cert_from_pem(cert_pem)
     print(
         f"Certificate {cert.serial_number} of user {name}, valid until "

@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
-import tempfile
 import uuid
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -329,20 +326,3 @@ def key_from_pem(pem: bytes) -> PrivateKey:
     if not isinstance(key, rsa.RSAPrivateKey):
         raise ValueError("the private key is not RSA (hdds.key.algo)")
     return key
-
-
-def write_file(path: Path, data: bytes, private: bool = False) -> None:
-    """Writes atomically (a reader never sees half a file). A private file is created at mode 0600, never
-    readable by others even for an instant."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        os.fchmod(fd, 0o600 if private else 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyozone.common.fsutil import write_file
 from pyozone.common.net import ANY, address, parse_host_port
 from pyozone.common.tls import TlsPaths
 from pyozone.config import OzoneConfiguration
@@ -133,7 +134,7 @@ class SecretKeyFile:
             raise SecuritySetupError(f"the secret key file {self.path} is unusable: {e}") from None
 
     def save(self, keys: tuple[ManagedSecretKey, ...]) -> None:
-        X.write_file(self.path, json.dumps([k.to_json() for k in keys], indent=1).encode(), private=True)
+        write_file(self.path, json.dumps([k.to_json() for k in keys], indent=1).encode(), private=True)
 
 
 def build_security(
@@ -174,8 +175,8 @@ def renew_scm_certificate(
         return None
     key = X.key_from_pem(paths.key.read_bytes())
     cert = ca.issue(X.build_csr(key, X.identity_of(current), hosts))
-    X.write_file(paths.ca, ca.material.pem)
-    X.write_file(paths.cert, X.cert_to_pem(cert))
+    write_file(paths.ca, ca.material.pem)
+    write_file(paths.cert, X.cert_to_pem(cert))
     return cert
 
 
@@ -302,8 +303,8 @@ def _create_root(
     cert = X.self_signed_root(
         key, storage.cluster_id, storage.scm_uuid, ROOT_CA_HOST, lifetime, certs.next_serial(), _now(clock)
     )
-    X.write_file(files.ca.key, X.key_to_pem(key), private=True)
-    X.write_file(files.ca.cert, X.cert_to_pem(cert))
+    write_file(files.ca.key, X.key_to_pem(key), private=True)
+    write_file(files.ca.cert, X.cert_to_pem(cert))
     certs.add(cert)
     return CaMaterial(key, cert)
 
@@ -313,9 +314,9 @@ def _issue_to(
 ) -> X.Certificate:
     key = X.generate_private_key(bits)
     cert = ca.issue(X.build_csr(key, identity, hosts))
-    X.write_file(paths.key, X.key_to_pem(key), private=True)
-    X.write_file(paths.ca, ca.material.pem)
-    X.write_file(paths.cert, X.cert_to_pem(cert))
+    write_file(paths.key, X.key_to_pem(key), private=True)
+    write_file(paths.ca, ca.material.pem)
+    write_file(paths.cert, X.cert_to_pem(cert))
     return cert
 
 

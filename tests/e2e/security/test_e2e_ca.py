@@ -30,6 +30,7 @@ from cryptography import x509
 
 import pyozone
 from pyozone.cluster.layout import free_ports
+from pyozone.common.fsutil import write_file
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
 from pyozone.config import OzoneConfiguration
@@ -246,7 +247,7 @@ def test_scm_renews_its_own_certificate_inside_the_grace_period(scm: SecureScm) 
     key = X.key_from_pem(own.key.read_bytes())
     csr = X.build_csr(key, X.identity_of(current), tuple(certificate_hosts(current)))
     short = X.sign_csr(csr, ca_key, ca, "CID-test", "SCM-test", dt.timedelta(seconds=20), serial=1 << 62)
-    X.write_file(own.cert, X.cert_to_pem(short))
+    write_file(own.cert, X.cert_to_pem(short))
 
     def renewed() -> X.Certificate | None:
         cert = X.cert_from_pem(own.cert.read_bytes())
@@ -263,9 +264,9 @@ def test_scm_renews_its_own_certificate_inside_the_grace_period(scm: SecureScm) 
 def join_store(scm: SecureScm, root: Path) -> TlsStore:
     join = JoinCredential.read(scm.metadata / "ca" / "join.pem")
     paths = TlsPaths(root / "join.key", root / "join.crt", root / "ca.crt")
-    X.write_file(paths.key, join.key_pem, private=True)
-    X.write_file(paths.cert, join.cert_pem)
-    X.write_file(paths.ca, join.ca_pem)
+    write_file(paths.key, join.key_pem, private=True)
+    write_file(paths.cert, join.cert_pem)
+    write_file(paths.ca, join.ca_pem)
     return TlsStore(paths)
 
 

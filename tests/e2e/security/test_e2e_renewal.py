@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.common.fsutil import write_file
 from pyozone.common.tls import TlsPaths
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import SITE_FILE, read_site_xml, write_site_xml
@@ -57,7 +58,7 @@ def _admin_conf(cluster: SecureCluster) -> Path:
     files = (certs / "certificate.crt", certs / "private.pem", certs / "ca.crt")
     pems = (X.cert_to_pem(cert), X.key_to_pem(key), X.cert_to_pem(ca_cert))
     for path, data in zip(files, pems, strict=True):
-        X.write_file(path, data, private=path.name == "private.pem")
+        write_file(path, data, private=path.name == "private.pem")
     site = read_site_xml(cluster.conf_dir / SITE_FILE) | dict(zip(CLIENT_KEYS, map(str, files), strict=True))
     conf_dir.mkdir(parents=True)
     write_site_xml(conf_dir / SITE_FILE, site)

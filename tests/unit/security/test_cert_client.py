@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.common.fsutil import write_file
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
@@ -119,7 +120,7 @@ def test_a_certificate_that_cannot_serve_is_replaced_through_scm(
         install(CertAuthority(tmp_path / "other"), directory)
     else:
         paths = install(ca, directory)
-        X.write_file(paths.key, X.key_to_pem(X.generate_private_key()), private=True)
+        write_file(paths.key, X.key_to_pem(X.generate_private_key()), private=True)
     conf = secure_conf(**{"ozone.security.join.credentials.file": str(join_file)})
     with pytest.raises(SecurityError) as e:
         daemon_tls(conf, role, directory, HOSTS, wait_s=0, datanode=datanode)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import stat
 
 import pytest
 from cryptography import x509
@@ -97,14 +96,6 @@ def test_pem_codecs_round_trip_and_name_bad_input() -> None:
 def test_short_keys_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 2048"):
         X.generate_private_key(1024)
-
-
-def test_private_files_are_written_owner_only(tmp_path) -> None:
-    X.write_file(tmp_path / "keys" / "private.pem", X.key_to_pem(CA_KEY), private=True)
-    X.write_file(tmp_path / "certs" / "certificate.crt", X.cert_to_pem(CA))
-    assert stat.S_IMODE((tmp_path / "keys" / "private.pem").stat().st_mode) == 0o600
-    assert stat.S_IMODE((tmp_path / "certs" / "certificate.crt").stat().st_mode) == 0o644
-    assert [p.name for p in (tmp_path / "keys").iterdir()] == ["private.pem"]  # no temporary left behind
 
 
 def test_a_users_certificate_names_no_host_and_only_authenticates_a_client() -> None:

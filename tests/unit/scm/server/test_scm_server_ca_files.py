@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pyozone.cli.main import main
+from pyozone.common.fsutil import write_file
 from pyozone.common.tls import TlsPaths, TlsStore, ssl_peer_identity
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
@@ -185,8 +186,8 @@ def test_grpc_tls_without_security_is_refused_before_anything_is_written(cli: Cl
 
 def test_an_external_root_ca_signs_instead(cli: Cli, tmp_path: Path) -> None:
     external = CertAuthority(tmp_path / "external")
-    X.write_file(tmp_path / "root.key", X.key_to_pem(external.key), private=True)
-    X.write_file(tmp_path / "root.crt", X.cert_to_pem(external.cert))
+    write_file(tmp_path / "root.key", X.key_to_pem(external.key), private=True)
+    write_file(tmp_path / "root.crt", X.cert_to_pem(external.cert))
     metadata = tmp_path / "scm"
     result = cli(
         "scm", "--init", "-D", f"ozone.metadata.dirs={metadata}", *SECURE,

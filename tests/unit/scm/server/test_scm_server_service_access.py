@@ -11,6 +11,7 @@ import grpc
 import pytest
 
 from pyozone import protocol as p
+from pyozone.common.fsutil import write_file
 from pyozone.common.tls import TlsPaths, TlsStore, aio_channel
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
@@ -59,9 +60,9 @@ def certificate(scm: ScmDaemon, root: Path, identity: Identity, datanode: str | 
     cert = ca.issue(X.build_csr(key, identity, hosts, datanode))
     where = root / f"{identity.principal}-{datanode}"
     paths = TlsPaths(where / "private.pem", where / "certificate.crt", where / "ca.crt")
-    X.write_file(paths.key, X.key_to_pem(key), private=True)
-    X.write_file(paths.cert, X.cert_to_pem(cert))
-    X.write_file(paths.ca, ca.material.pem)
+    write_file(paths.key, X.key_to_pem(key), private=True)
+    write_file(paths.cert, X.cert_to_pem(cert))
+    write_file(paths.ca, ca.material.pem)
     return TlsStore(paths)
 
 
