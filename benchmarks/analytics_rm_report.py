@@ -35,10 +35,10 @@ from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, NodeState
 from pyozone.hdds.topology import NetworkTopology
+from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
-from pyozone.sim.storage import node_report
 
 
 def snapshot_for(spark, data: Path, containers: int, datanodes: int, racks: int) -> tuple[Path, float | None]:

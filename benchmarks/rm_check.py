@@ -32,9 +32,9 @@ from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.container.manager import ContainerManager
+from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
-from pyozone.sim.storage import node_report
 
 GB = 1 << 30
 

@@ -32,9 +32,9 @@ from pyozone.analytics.snapshot_writer import SnapshotWriter
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
 from pyozone.scm.client.admin_client import ScmAdminClient
+from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.server import ScmDaemon
 from pyozone.scm.store.version import init_scm, open_scm_store
-from pyozone.sim.storage import node_report
 
 BATCH = 8192
 

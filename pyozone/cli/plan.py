@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.plan.inventory import InventoryError, load_inventory
-from pyozone.plan.pipelines import plan_pipelines
+from pyozone.scm.pipeline.planner import plan_pipelines
 
 
 def register(subparsers, parent: argparse.ArgumentParser) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pyozone.scm.pipeline.planner import InventoryNode
 
 FIELDS = ("id", "rack", "data_disks", "metadata_disks")
 MAX_DISKS = 1024  # far above any real datanode; bounds the work a typo can cause
@@ -15,14 +16,6 @@ MAX_DISKS = 1024  # far above any real datanode; bounds the work a typo can caus
 
 class InventoryError(ValueError):
     """A bad inventory; the message names the file, the row and the problem."""
-
-
-@dataclass(frozen=True, slots=True)
-class InventoryNode:
-    id: str
-    rack: str
-    data_disks: int
-    metadata_disks: int
 
 
 def load_inventory(path: Path) -> list[InventoryNode]:

@@ -23,10 +23,10 @@ from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
 from pyozone.hdds.topology import NetworkTopology
+from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.datanode import SimDatanode
-from pyozone.sim.storage import node_report
 
 _HEARTBEAT, _TICK = 0, 1
 

@@ -48,7 +48,7 @@ from pyozone.hdds.messages import (
     PipelineReport,
 )
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
-from pyozone.sim.storage import node_report
+from pyozone.scm.node.storage_report import node_report
 
 
 @dataclass(slots=True)

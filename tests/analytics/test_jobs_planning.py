@@ -14,8 +14,7 @@ from pyozone.analytics.jobs import JobError, decommission, namespace, pipelines
 from pyozone.analytics.reader import Snapshot
 from pyozone.analytics.schema import TABLES
 from pyozone.config import OzoneConfiguration
-from pyozone.plan.inventory import InventoryNode
-from pyozone.plan.pipelines import plan_pipelines
+from pyozone.scm.pipeline.planner import InventoryNode, plan_pipelines
 from tests.analytics.handmade import MB, container, key, node, replica, write_snapshot
 
 

@@ -23,9 +23,9 @@ from pyozone.hdds.commands import (
 )
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
+from pyozone.scm.node.storage_report import node_report
 from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode
-from pyozone.sim.storage import node_report
 from tests.polling import wait_for_async
 from tests.unit.datanode.dns_helpers import chunk, create, open_node, payload, write
 

@@ -1,6 +1,6 @@
 """`pipelines`: the RATIS/THREE pipelines SCM would keep for the snapshot's datanodes under other limits.
 
-The count comes from the real planner (pyozone.plan.pipelines drives the real PipelineManager). Spark's
+The count comes from the real planner (pyozone.scm.pipeline.planner drives the real PipelineManager). Spark's
 part is to reduce the nodes table, however large, to the few distinct shapes of healthy in-service nodes
 (rack, healthy data disks, metadata disks) with a count each; the planner then runs on the driver once
 per combination of the three limits.
@@ -19,8 +19,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 from pyozone.analytics.jobs.results import write_json, write_rows
 from pyozone.analytics.reader import Snapshot
 from pyozone.common.output import print_table
-from pyozone.plan.inventory import InventoryNode
-from pyozone.plan.pipelines import PipelinePlan, plan_pipelines
+from pyozone.scm.pipeline.planner import InventoryNode, PipelinePlan, plan_pipelines
 
 NAME = "pipelines"
 HELP = "RATIS/THREE pipelines SCM would keep for the snapshot's datanodes under alternative limits"

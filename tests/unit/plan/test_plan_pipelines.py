@@ -18,7 +18,7 @@ import pytest
 
 from pyozone.config import load_configuration
 from pyozone.plan.inventory import InventoryNode, load_inventory
-from pyozone.plan.pipelines import PipelinePlan, plan_pipelines
+from pyozone.scm.pipeline.planner import PipelinePlan, plan_pipelines
 
 Cli = Callable[..., Any]
 

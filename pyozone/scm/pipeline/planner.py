@@ -1,5 +1,7 @@
 """How many Ratis pipelines SCM will keep for a set of datanodes, found by running the real code.
 
+`pyozone plan pipelines` runs it on an inventory file, SCM's web UI on the live healthy datanodes.
+
 The planner registers the inventory as healthy datanodes in a real NodeManager and runs the real
 BackgroundPipelineCreator against a real PipelineManager until every replication config is refused.
 The calculation steps it prints are explanations; the number is what the code did.
@@ -16,14 +18,23 @@ from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
 from pyozone.hdds.topology import NetworkTopology
-from pyozone.plan.inventory import InventoryNode
 from pyozone.scm.events import EventQueue
 from pyozone.scm.node.node_manager import NodeManager
+from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.pipeline.creator import BackgroundPipelineCreator
 from pyozone.scm.pipeline.manager import PipelineManager
 from pyozone.scm.pipeline_limits import check_ratis_three_limit
 from pyozone.scm.store import SCMMetadataStore
-from pyozone.sim.storage import node_report
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryNode:
+    """A datanode as the planner sees it: from an inventory file, or a live SCM's registered node."""
+
+    id: str
+    rack: str
+    data_disks: int
+    metadata_disks: int
 
 
 @dataclass(frozen=True, slots=True)
