@@ -23,7 +23,7 @@ Route = Callable[[], JsonResponse]
 def json_endpoints(routes: Mapping[str, Route]) -> web.Application:
     """GET and HEAD on each path (the query is ignored); any other path or method is answered in JSON too,
     so a poller parses every answer the same way. A route that raises gets the server's 500 refusal."""
-    app = web.Application(middlewares=[_json_http_errors])
+    app = web.Application(middlewares=[json_http_errors])
     for path, route in routes.items():
         app.router.add_get(path, _handler(route))  # HEAD too: aiohttp sends the head without the body
     return app
@@ -38,7 +38,7 @@ def _handler(route: Route) -> Callable[[web.Request], Awaitable[web.Response]]:
 
 
 @web.middleware
-async def _json_http_errors(
+async def json_http_errors(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
     try:

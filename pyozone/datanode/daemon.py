@@ -25,11 +25,14 @@ from typing import Any
 import grpc
 
 from pyozone.common.grpc_server import interceptors as server_interceptors
-from pyozone.common.http_json import JsonResponse, json_endpoints
+from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, scm_datanode_address
 from pyozone.common.tls import TlsStore, secure_port
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
+from pyozone.common.web.app import daemon_app
+from pyozone.common.web.metrics import MetricsSystem
+from pyozone.common.web.ops import administrators_only
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import metadata_dir
 from pyozone.datanode.addresses import ANY, advertised_ip, bind_host
@@ -58,6 +61,7 @@ from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.witnessed import WitnessedContainers
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.volume_monitor import VolumeMonitor
+from pyozone.datanode.web import UI, datanode_api
 from pyozone.datanode.xceiver.allocations import (
     ContainerAllocations,
     ContainerLookup,
@@ -122,6 +126,7 @@ class Datanode:
         """`lookup`: SCM's record of a container a write would create (default: SCM's getContainer, once
         the datanode has its certificate)."""
         self.conf = conf
+        self.metrics = MetricsSystem("HddsDatanode")
         self.secure = security_enabled(conf)
         self.grpc_tls = grpc_tls_enabled(conf)  # refused here when it comes without security
         self.push = push
@@ -172,7 +177,14 @@ class Datanode:
             signer = self.tokens.signer if self.tokens is not None else None
             self.push = functools.partial(self.push, tls=self.tls, tokens=signer)
         http = HttpServer(
-            json_endpoints({"/ready": self._ready, "/health": self._health, "/traffic": self._traffic})
+            daemon_app(
+                self.metrics,
+                self.conf,
+                {"/ready": self._ready, "/health": self._health, "/traffic": self._traffic},
+                datanode_api(self),
+                UI,
+                administrators_only(self.conf),
+            )
         )
         self.http_port = await self._start_http(http)  # pollers see 503, not a refused connection
         endpoint = ScmEndpoint(self.scm, intervals, self.tls)

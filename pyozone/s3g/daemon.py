@@ -17,11 +17,14 @@ from pyozone.client.client import AsyncOzoneClient
 from pyozone.client.config import ClientConfig
 from pyozone.client.errors import OMException, OMUnavailableError
 from pyozone.common.daemon_run import run_until_signalled
-from pyozone.common.http_json import JsonResponse, json_endpoints
+from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
+from pyozone.common.web.app import daemon_app
+from pyozone.common.web.metrics import MetricsSystem
+from pyozone.common.web.ops import administrators_only
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import metadata_dir
 from pyozone.hdds.security.x509 import CertRole
@@ -49,7 +52,10 @@ class S3GatewayDaemon:
         self.tls: TlsStore | None = None
         self.client: AsyncOzoneClient | None = None  # made once the certificate is known
         self.server: HttpServer | None = None
-        self.admin = HttpServer(json_endpoints({"/ready": self._ready}))
+        self.metrics = MetricsSystem("S3Gateway")
+        self.admin = HttpServer(
+            daemon_app(self.metrics, conf, {"/ready": self._ready}, may_change=administrators_only(conf))
+        )
         self.port = 0
         self.admin_port = 0
         self.serving = False

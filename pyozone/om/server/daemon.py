@@ -20,11 +20,14 @@ import grpc
 
 from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.grpc_server import interceptors as server_interceptors
-from pyozone.common.http_json import JsonResponse, Route, json_endpoints
+from pyozone.common.http_json import JsonResponse, Route
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
 from pyozone.common.tls import TlsStore, secure_port
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
+from pyozone.common.web.app import daemon_app
+from pyozone.common.web.metrics import MetricsSystem
+from pyozone.common.web.ops import administrators_only
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.hdds.clock import Clock, SystemClock
@@ -35,6 +38,7 @@ from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.limits import OMRequestLimits, server_options
 from pyozone.om.server.service import OzoneManagerService, add_om_service
+from pyozone.om.server.web import UI, om_api
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
 from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
@@ -85,7 +89,10 @@ class OmDaemon:
         self.serving = False
         self._executor = ThreadPoolExecutor(EXECUTOR_THREADS, thread_name_prefix="om")
         self._server: grpc.aio.Server | None = None
-        self._http = HttpServer(json_endpoints(self._routes()))
+        self.metrics = MetricsSystem("OzoneManager")
+        self._http = HttpServer(
+            daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
         self._stopped = False

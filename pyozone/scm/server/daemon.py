@@ -19,10 +19,12 @@ from pathlib import Path
 import grpc
 
 from pyozone.common.grpc_server import interceptors as server_interceptors
-from pyozone.common.http_json import json_endpoints
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import HostPort, address, bind_address
 from pyozone.common.tls import TlsStore, secure_port
+from pyozone.common.web.app import daemon_app
+from pyozone.common.web.metrics import MetricsSystem
+from pyozone.common.web.ops import administrators_only
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
@@ -48,6 +50,7 @@ from pyozone.scm.server.readiness import readiness_routes
 from pyozone.scm.server.security_service import SecurityService
 from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
+from pyozone.scm.server.web import UI, scm_api
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.scm.store.version import SCMStorageConfig
 from pyozone.security.codec import MAX_SECURITY_MESSAGE_BYTES
@@ -141,7 +144,17 @@ class ScmDaemon:
         self.security_port = 0
         self.serving = False
         self._servers: list[grpc.aio.Server] = []
-        self._http = HttpServer(json_endpoints(readiness_routes(self.core, lambda: self.serving)))
+        self.metrics = MetricsSystem("StorageContainerManager")
+        self._http = HttpServer(
+            daemon_app(
+                self.metrics,
+                conf,
+                readiness_routes(self.core, lambda: self.serving),
+                scm_api(self.core, self.storage.scm_uuid),
+                UI,
+                administrators_only(conf),
+            )
+        )
         self._ticker: asyncio.Task[None] | None = None
         self._stopped = False
 

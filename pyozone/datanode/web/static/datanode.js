@@ -1,0 +1,1 @@
+oz.start("HDDS Datanode", []);

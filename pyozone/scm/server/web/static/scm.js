@@ -1,0 +1,1 @@
+oz.start("Storage Container Manager", []);
