@@ -200,15 +200,15 @@ def _print_endpoints(state: ClusterState, tls: bool) -> None:
         print(f"  SCM block (OM):      {HOST}:{scm.ports['block']}")
     if "security" in scm.ports:
         print(f"  SCM security (CA):   {HOST}:{scm.ports['security']}")
-    print(f"  SCM web/readiness:   {web}://{HOST}:{scm.ports['http']}/ready")
+    print(f"  SCM web UI:          {web}://{HOST}:{scm.ports['http']}/   (readiness /ready)")
     if state.has("om"):
         om = state.daemon("om")
         print(f"  OM client:           {HOST}:{om.ports['rpc']}")
-        print(f"  OM web/readiness:    {web}://{HOST}:{om.ports['http']}/ready")
+        print(f"  OM web UI:           {web}://{HOST}:{om.ports['http']}/   (readiness /ready)")
     if state.has("s3g"):
         s3g = state.daemon("s3g")
         print(f"  S3 gateway:          {web}://{HOST}:{s3g.ports['http']}   (region us-east-1, path-style)")
-        print(f"  S3 gateway admin:    {web}://{HOST}:{s3g.ports['admin']}/ready")
+        print(f"  S3 gateway admin:    {web}://{HOST}:{s3g.ports['admin']}/prom   (readiness /ready)")
         access_id, secret = default_s3_secret(state)
         print(
             f"  S3 credentials:      export AWS_ACCESS_KEY_ID='{access_id}' AWS_SECRET_ACCESS_KEY='{secret}'"
@@ -218,8 +218,9 @@ def _print_endpoints(state: ClusterState, tls: bool) -> None:
         stream = f"  datastream {HOST}:{d.ports['datastream']}" if "datastream" in d.ports else ""
         print(
             f"  {d.name}: data {HOST}:{d.ports['ipc']}  ratis {HOST}:{d.ports['ratis']}{stream}"
-            f"  replication {HOST}:{d.ports['replication']}  web {web}://{HOST}:{d.ports['http']}/health"
+            f"  replication {HOST}:{d.ports['replication']}  web UI {web}://{HOST}:{d.ports['http']}/"
         )
+    print("  every web port:      /prom (Prometheus), /jmx, /conf, /stacks, /logLevel?log=NAME&level=LEVEL")
     print(f"  configuration:       --conf {state.conf_dir}   (or export OZONE_CONF_DIR={state.conf_dir})")
     print(f"  logs:                {Path(state.data_dir) / 'logs'}")
     if tls:
