@@ -128,6 +128,28 @@ def _replica_indexes(
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class PipelineView:
+    """A pipeline as `pyozone admin pipeline` shows it: with its members' details where SCM knows them."""
+
+    pipeline: Pipeline
+    members: dict[DatanodeID, DatanodeDetails]
+
+    @property
+    def is_ec(self) -> bool:
+        """Member i of an EC pipeline holds replica index i + 1."""
+        return self.pipeline.replication_config.type is ReplicationType.EC
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerView:
+    """A container as `pyozone admin container info` shows it: its replicas and its write pipeline."""
+
+    info: ContainerInfo
+    replicas: tuple[ContainerReplica, ...]
+    pipeline: PipelineView | None
+
+
 def pipeline_members(proto: hdds_pb2.Pipeline, field: str = "pipeline") -> dict[DatanodeID, DatanodeDetails]:
     """The members a pipeline message names in full, by uuid."""
     return {

@@ -8,13 +8,9 @@ import sys
 from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.common.cli_options import CLIError
 from pyozone.common.output import human_size, print_json, print_table
-from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.replication_report import report_lines
 from pyozone.hdds.states import LifeCycleState
-from pyozone.scm.client.admin_client import ContainerView
-
-"""The health summary's rows: every state the check records, combined ones included. HEALTHY is not
-one of them (a healthy container is one no handler reported), so it would always read 0."""
+from pyozone.protocol.json_views import container_dict, view_dict
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:
@@ -40,20 +36,6 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     )
     add_connection_options(report)
     report.set_defaults(func=run_report)
-
-
-def container_dict(info: ContainerInfo) -> dict:
-    return {
-        "containerID": info.container_id,
-        "state": info.state.name,
-        "replicationConfig": str(info.replication_config),
-        "pipelineID": info.pipeline_id,
-        "usedBytes": info.used_bytes,
-        "numberOfKeys": info.number_of_keys,
-        "sequenceId": info.sequence_id,
-        "owner": info.owner,
-        "stateEnterTime": info.state_entered_ms,
-    }
 
 
 MAX_ID = (1 << 63) - 1  # container ids are Java longs (int64 on the wire)
@@ -89,33 +71,6 @@ def run_list(args: argparse.Namespace) -> int:
     print_table(("CONTAINER ID", "STATE", "REPLICATION", "USED", "KEYS", "BCSID", "PIPELINE"), rows)
     print(f"\n{len(containers)} of {total} container(s)")
     return 0
-
-
-def view_dict(view: ContainerView) -> dict:
-    data = container_dict(view.info)
-    data["replicas"] = [
-        {
-            "datanode": r.datanode,
-            "state": r.state.name,
-            "bcsid": r.sequence_id,
-            "origin": r.origin_node_id,
-            "keyCount": r.key_count,
-            "bytesUsed": r.bytes_used,
-            "replicaIndex": r.replica_index,
-            "isEmpty": r.is_empty,
-        }
-        for r in view.replicas
-    ]
-    data["pipeline"] = (
-        None
-        if view.pipeline is None
-        else {
-            "id": view.pipeline.pipeline.id,
-            "state": view.pipeline.pipeline.state.name,
-            "nodes": list(view.pipeline.pipeline.nodes),
-        }
-    )
-    return data
 
 
 def run_info(args: argparse.Namespace) -> int:

@@ -7,7 +7,8 @@ import argparse
 from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.common.cli_options import CLIError
 from pyozone.common.output import age, human_size, print_json, print_table
-from pyozone.protocol.admin import DatanodeAdminProgress, DatanodeListing
+from pyozone.protocol.admin import DatanodeListing
+from pyozone.protocol.json_views import listing_dict
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:
@@ -34,39 +35,6 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
             )
         add_connection_options(command)
         command.set_defaults(func=run_admin_state, action=name)
-
-
-def listing_dict(node: DatanodeListing) -> dict:
-    d = node.details
-    return {
-        "uuid": d.uuid,
-        "hostname": d.hostname,
-        "ipAddress": d.ip_address,
-        "networkLocation": d.network_location,
-        "healthState": node.health.name,
-        "operationalState": node.operational_state.name,
-        "opStateExpiryEpochSeconds": node.op_state_expiry_epoch_sec,
-        "lastHeartbeat": node.last_heartbeat_wall_ms,
-        "pipelines": node.pipeline_count,
-        "containers": node.container_count,
-        "capacity": node.capacity,
-        "used": node.used,
-        "remaining": node.remaining,
-        "healthyVolumes": node.healthy_volumes,
-        "failedVolumes": node.failed_volumes,
-        "ports": dict(d.ports),
-        "adminProgress": None if node.admin_progress is None else progress_dict(node.admin_progress),
-    }
-
-
-def progress_dict(progress: DatanodeAdminProgress) -> dict:
-    return {
-        "containersLeft": progress.containers_left,
-        "underReplicated": progress.under_replicated,
-        "unclosed": progress.unclosed,
-        "sufficientlyReplicated": progress.sufficiently_replicated,
-        "pipelinesWaitingToClose": progress.pipelines_waiting_to_close,
-    }
 
 
 def _progress_cells(node: DatanodeListing) -> tuple[object, object, object]:

@@ -8,7 +8,8 @@ from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.common.cli_options import CLIError
 from pyozone.common.output import print_json, print_table
 from pyozone.hdds.ids import ReplicationConfig
-from pyozone.hdds.states import PipelineState, ReplicationType
+from pyozone.hdds.states import PipelineState
+from pyozone.protocol.json_views import pipeline_dict
 from pyozone.scm.client.admin_client import PipelineView
 
 
@@ -39,30 +40,6 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
         command.set_defaults(func=run_change, action=name)
 
 
-def pipeline_dict(view: PipelineView) -> dict:
-    p = view.pipeline
-    return {
-        "id": p.id,
-        "replicationConfig": str(p.replication_config),
-        "state": p.state.name,
-        "leaderId": p.leader,
-        "suggestedLeaderId": p.suggested_leader,
-        "nodes": [
-            {
-                "uuid": dn,
-                "hostname": view.members[dn].hostname if dn in view.members else None,
-                **({"replicaIndex": i + 1} if _is_ec(view) else {}),
-            }
-            for i, dn in enumerate(p.nodes)
-        ],
-        "creationTimestamp": p.created_ms,
-    }
-
-
-def _is_ec(view: PipelineView) -> bool:
-    return view.pipeline.replication_config.type is ReplicationType.EC
-
-
 def _name(view: PipelineView, dn: str | None) -> str:
     if dn is None:
         return "-"
@@ -73,7 +50,7 @@ def _name(view: PipelineView, dn: str | None) -> str:
 def _members(view: PipelineView) -> str:
     """The members in order; an EC pipeline's as host#index (member i holds replica index i + 1)."""
     names = [_name(view, dn) for dn in view.pipeline.nodes]
-    if _is_ec(view):
+    if view.is_ec:
         names = [f"{name}#{i + 1}" for i, name in enumerate(names)]
     return ",".join(names)
 

@@ -8,6 +8,7 @@ import time
 from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.common.cli_options import CLIError
 from pyozone.common.output import print_json
+from pyozone.protocol.json_views import safemode_dict
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:
@@ -36,20 +37,7 @@ def run_status(args: argparse.Namespace) -> int:
         in_safe_mode = scm.in_safe_mode()
         rules = scm.safe_mode_rules() if args.verbose else []
     if args.json:
-        print_json(
-            {
-                "inSafeMode": in_safe_mode,
-                "rules": [
-                    {
-                        "name": r.name,
-                        "validated": r.validated,
-                        "preCheck": r.pre_check,
-                        "status": r.status_text,
-                    }
-                    for r in rules
-                ],
-            }
-        )
+        print_json(safemode_dict(in_safe_mode, rules))
         return 0
     print(_state_line(in_safe_mode))
     for rule in rules:

@@ -11,11 +11,9 @@ import grpc
 from pyozone.common.grpc_client import GrpcClient
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
-from pyozone.hdds.container import ContainerInfo, ContainerReplica
-from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
-from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.safemode_status import RuleStatus
 from pyozone.hdds.states import LifeCycleState
@@ -30,7 +28,7 @@ from pyozone.protocol import (
     pipeline_members,
     rule_status_from_proto,
 )
-from pyozone.protocol.admin import DatanodeListing, rm_report_from_proto
+from pyozone.protocol.admin import ContainerView, DatanodeListing, PipelineView, rm_report_from_proto
 from pyozone.protocol.common import pipeline_id_to_proto, replication_to_proto
 
 T = TypeVar("T")
@@ -46,19 +44,6 @@ class ScmInfo:
     scm_id: str
     in_safe_mode: bool
     pre_check_complete: bool
-
-
-@dataclass(frozen=True, slots=True)
-class PipelineView:
-    pipeline: Pipeline
-    members: dict[str, DatanodeDetails]
-
-
-@dataclass(frozen=True, slots=True)
-class ContainerView:
-    info: ContainerInfo
-    replicas: tuple[ContainerReplica, ...]
-    pipeline: PipelineView | None
 
 
 class ScmAdminClient(GrpcClient):

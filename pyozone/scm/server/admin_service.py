@@ -27,12 +27,13 @@ from pyozone.hdds.states import (
 )
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol.admin import DatanodeAdminProgress, rm_report_to_proto
+from pyozone.protocol.admin import rm_report_to_proto
 from pyozone.protocol.common import container_id, enum_from_proto, pipeline_id_from_proto
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
 from pyozone.scm.server.admin_access import AdminAccess
+from pyozone.scm.server.listings import container_view, datanode_listing, pipeline_view
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import InvalidRequest, parse, rpc, rpc_stream
 from pyozone.scm.server.snapshot_source import SnapshotSource
@@ -83,26 +84,8 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
             if (health is None or info.status.health is health) and (
                 op is None or info.status.operational_state is op
             ):
-                listing = p.DatanodeListing.of(
-                    info,
-                    len(nodes.pipelines(info.uuid)),
-                    len(nodes.containers(info.uuid)),
-                    self._admin_progress(info.uuid),
-                )
-                response.datanodes.append(p.node_to_proto(listing))
+                response.datanodes.append(p.node_to_proto(datanode_listing(self.core, info)))
         return response
-
-    def _admin_progress(self, dn: str) -> DatanodeAdminProgress | None:
-        """The admin monitor's last word on a node leaving service; None for a node in no workflow."""
-        progress = self.core.admin_monitor.progress(dn)
-        if progress is None:
-            return None
-        return DatanodeAdminProgress(
-            progress.under_replicated,
-            progress.unclosed,
-            progress.sufficiently_replicated,
-            progress.pipelines_waiting,
-        )
 
     @rpc
     async def decommissionNodes(
@@ -144,10 +127,10 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def listPipelines(
         self, request: pb.ListPipelineRequestProto, context: Context
     ) -> pb.ListPipelineResponseProto:
+        nodes = self.core.nodes
+        views = (pipeline_view(nodes, pipeline) for pipeline in self.core.pipelines.pipelines())
         return pb.ListPipelineResponseProto(
-            pipelines=[
-                p.pipeline_to_proto(pipeline, self._resolve) for pipeline in self.core.pipelines.pipelines()
-            ]
+            pipelines=[p.pipeline_to_proto(v.pipeline, v.members.get) for v in views]
         )
 
     @rpc
@@ -168,9 +151,10 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
             "replicationType",
             "replicationFactor",
         )
-        pipeline = self.core.pipelines.create_pipeline(config)
+        view = pipeline_view(self.core.nodes, self.core.pipelines.create_pipeline(config))
         return pb.PipelineResponseProto(
-            errorCode=pb.PipelineResponseProto.success, pipeline=p.pipeline_to_proto(pipeline, self._resolve)
+            errorCode=pb.PipelineResponseProto.success,
+            pipeline=p.pipeline_to_proto(view.pipeline, view.members.get),
         )
 
     @rpc
@@ -222,15 +206,13 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def getContainer(
         self, request: pb.GetContainerRequestProto, context: Context
     ) -> pb.GetContainerResponseProto:
-        containers = self.core.containers
-        info = containers.get(parse(container_id, request.containerID, "containerID"))
-        response = pb.GetContainerResponseProto(containerInfo=p.container_info_to_proto(info))
-        for replica in containers.replicas(info.container_id):
+        view = container_view(self.core, parse(container_id, request.containerID, "containerID"))
+        response = pb.GetContainerResponseProto(containerInfo=p.container_info_to_proto(view.info))
+        for replica in view.replicas:
             details = self._resolve(replica.datanode)
             response.replicas.append(p.container_replica_info_to_proto(replica, details))
-        pipeline = self.core.pipelines.find(info.pipeline_id) if info.pipeline_id is not None else None
-        if pipeline is not None:
-            response.pipeline.CopyFrom(p.pipeline_to_proto(pipeline, self._resolve))
+        if view.pipeline is not None:
+            response.pipeline.CopyFrom(p.pipeline_to_proto(view.pipeline.pipeline, view.pipeline.members.get))
         return response
 
     @rpc
