@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,8 @@ class BlockManager:
         self._in_safe_mode = in_safe_mode
         self._rng = rng or random.Random()
         self.ec_containers = ec_containers
+        # blocks handed out since start, per replication config (SCM's metrics export it)
+        self.allocated: Counter[ReplicationConfig] = Counter()
         self.deleted_block_log = (
             deleted_block_log
             if deleted_block_log is not None
@@ -90,6 +93,7 @@ class BlockManager:
         pipeline = self._pipelines.get(container.pipeline_id)
         local_id = self._sequence_ids.next_id(LOCAL_ID)
         self._containers.add_allocated_bytes(container.container_id, size)
+        self.allocated[replication_config] += 1
         return AllocatedBlock(BlockID(container.container_id, local_id), pipeline, container.container_id)
 
     def _writable_container(

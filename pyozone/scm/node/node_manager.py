@@ -25,6 +25,7 @@ from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
+from pyozone.scm.node.metrics import NodeMetrics
 from pyozone.scm.pipeline_limits import PipelineLimitSettings, datanode_pipeline_limit
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ class NodeManager:
         self.layout = layout
         self.intervals = HealthIntervals.from_conf(conf)
         self.commands = CommandQueue()
+        self.metrics = NodeMetrics()
         self.term = 0
         self._nodes: dict[DatanodeID, DatanodeInfo] = {}
         # IN_SERVICE + HEALTHY nodes, kept current so placement need not scan every node
@@ -134,7 +136,11 @@ class NodeManager:
         """Records the heartbeat and returns the commands to send back with its response."""
         info = self._nodes.get(dn)
         if info is None:
-            return [ReregisterCommand(term=self.term)]
+            self.metrics.num_hb_processing_failed += 1
+            reregister: list[SCMCommand] = [ReregisterCommand(term=self.term)]
+            self.metrics.sent(dn, reregister)
+            return reregister
+        self.metrics.num_hb_processed += 1
         info.last_heartbeat_ms = self.clock.now_ms()
         info.last_heartbeat_wall_ms = self.clock.wall_ms()
         if layout is not None:
@@ -144,8 +150,10 @@ class NodeManager:
         if persisted_op_state is not None:
             self._sync_operational_state(info, persisted_op_state, persisted_op_state_expiry)
         sent = self.commands.drain(dn)
+        self.metrics.sent(dn, sent)
         if command_queue_report is not None:
             # Without a queue report Ozone keeps the last counts rather than guessing.
+            self.metrics.num_node_command_queue_report_processed += 1
             self._update_command_counts(info, command_queue_report, sent)
         return sent
 
@@ -181,7 +189,9 @@ class NodeManager:
         replicas count. Its report shows 0 B free (placement skips it for that) and the log says so."""
         info = self._nodes.get(dn)
         if info is None:
+            self.metrics.num_node_report_processing_failed += 1
             return
+        self.metrics.num_node_report_processed += 1
         before, info.report = info.report, report
         full = _out_of_space(report)
         if before.storage and full != _out_of_space(before):

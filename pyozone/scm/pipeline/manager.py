@@ -117,6 +117,10 @@ class PipelineManager:
     ) -> int:
         return sum(len(self._index[(replication_config, s)]) for s in states)
 
+    def state_counts(self) -> dict[_IndexKey, int]:
+        """Pipelines per (replication config, state), from the index (what SCM's metrics export)."""
+        return {key: len(ids) for key, ids in self._index.items()}
+
     def _count_members(self, pipeline: Pipeline | None, delta: int) -> None:
         if pipeline is None or pipeline.is_closed():
             return

@@ -46,6 +46,7 @@ from pyozone.scm.server.ca_files import (
     scm_hosts,
 )
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
+from pyozone.scm.server.metrics import register_scm_metrics
 from pyozone.scm.server.readiness import readiness_routes
 from pyozone.scm.server.security_service import SecurityService
 from pyozone.scm.server.snapshot_source import SnapshotSource
@@ -145,6 +146,7 @@ class ScmDaemon:
         self.serving = False
         self._servers: list[grpc.aio.Server] = []
         self.metrics = MetricsSystem("StorageContainerManager")
+        self.scm_metrics = register_scm_metrics(self.metrics, self.core)
         self._http = HttpServer(
             daemon_app(
                 self.metrics,
@@ -238,7 +240,13 @@ class ScmDaemon:
             options=grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES), interceptors=server_interceptors()
         )
         datanode_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(
-            DatanodeProtocolService(self.core, scm_uuid, tls=self.tls is not None), datanode
+            DatanodeProtocolService(
+                self.core,
+                scm_uuid,
+                tls=self.tls is not None,
+                heartbeat_seconds=self.scm_metrics.heartbeat_seconds,
+            ),
+            datanode,
         )
         self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode", self.tls)
         admin = grpc.aio.server(

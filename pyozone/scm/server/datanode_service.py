@@ -6,13 +6,18 @@ grpc.aio runs these coroutines on the loop), convert the answer back.
 Over mutual TLS only datanode certificates may call it, and each speaks for the datanode whose UUID it
 names alone: another datanode's register or heartbeat (its reports, its pipeline actions) is refused. A
 plaintext port is open to whoever reaches it, as in Ozone's simple authentication.
+
+With a `heartbeat_seconds` histogram each heartbeat handled is observed, from the request in to the
+response built (scm_heartbeat_seconds, scm/server/metrics.py).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 import grpc
+from prometheus_client import Histogram
 
 from pyozone import protocol as p
 from pyozone.hdds.security.x509 import CertRole
@@ -27,9 +32,16 @@ log = logging.getLogger(__name__)
 
 
 class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceServicer):
-    def __init__(self, core: StorageContainerManager, scm_uuid: str, tls: bool = False) -> None:
+    def __init__(
+        self,
+        core: StorageContainerManager,
+        scm_uuid: str,
+        tls: bool = False,
+        heartbeat_seconds: Histogram | None = None,
+    ) -> None:
         """`tls`: the port is mutual TLS, so only datanodes may call, each for itself."""
         self.core = core
+        self.heartbeat_seconds = heartbeat_seconds
         self.scm_uuid = scm_uuid
         self.access = ServiceAccess("SCM's datanode protocol", frozenset({CertRole.DATANODE}), tls)
         # commands naming other datanodes (pipeline members, replication targets) carry their addresses
@@ -74,9 +86,13 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
     async def sendHeartbeat(
         self, request: pb.SCMHeartbeatRequestProto, context: grpc.aio.ServicerContext
     ) -> pb.SCMHeartbeatResponseProto:
+        start = time.perf_counter()
         await self.access.require(context)
         hb = parse(p.heartbeat_from_proto, request)
         await self.access.require_datanode(context, hb.datanode.uuid)
         commands = self.core.heartbeat(hb)
         response = p.HeartbeatResponse(hb.datanode.uuid, tuple(commands), self.core.nodes.term)
-        return p.heartbeat_response_to_proto(response, self._resolve)
+        answer = p.heartbeat_response_to_proto(response, self._resolve)
+        if self.heartbeat_seconds is not None:
+            self.heartbeat_seconds.observe(time.perf_counter() - start)
+        return answer
