@@ -128,7 +128,9 @@ def stack_dump() -> str:
     out.write(f"\nAsyncio Task Dump:\n{len(tasks)} tasks\n")
     for task in tasks:
         out.write(f'\nTask "{task.get_name()}" {"done" if task.done() else "pending"}\n')
-        task.print_stack(file=out)
+        # not task.print_stack: it fails on a frame without a line number (grpc.aio's coroutines)
+        stack = traceback.StackSummary.extract((f, f.f_lineno) for f in task.get_stack())
+        out.write("".join(stack.format()))
     return out.getvalue()
 
 
