@@ -4,6 +4,9 @@ KeyDeletingService hands the blocks of deleted, replaced and abandoned keys to S
 and forgets an entry once SCM has taken every block of it (success, or errorNotFound: nothing left to
 delete). OpenKeyCleanupService abandons open keys older than ozone.om.open.key.expire.threshold (a
 client that died mid-write): their blocks go to deletedTable.
+
+Each service keeps its progress since the start as one frozen value it replaces after every run, so a
+reader in another thread (the metrics scrape, the web UI) sees one run's totals whole.
 """
 
 from __future__ import annotations
@@ -30,6 +33,38 @@ class DeletingRun:
     error: str = ""  # SCM could not be asked at all
 
 
+@dataclass(frozen=True, slots=True)
+class DeletingProgress:
+    """KeyDeletingService's totals since OM started (Ozone's DeletingServiceMetrics: keys processed and
+    purged)."""
+
+    runs: int = 0
+    failed_runs: int = 0  # runs SCM could not be asked in
+    keys_processed: int = 0  # deletedTable entries handed to SCM
+    keys_purged: int = 0  # entries SCM took in full, removed from deletedTable
+    last_run_ms: int = 0  # wall clock; 0: no run yet
+    last_error: str = ""
+
+    def after(self, run: DeletingRun, now_ms: int) -> DeletingProgress:
+        return DeletingProgress(
+            self.runs + 1,
+            self.failed_runs + bool(run.error),
+            self.keys_processed + run.sent,
+            self.keys_purged + run.purged,
+            now_ms,
+            run.error or self.last_error,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupProgress:
+    """OpenKeyCleanupService's totals since OM started."""
+
+    runs: int = 0
+    keys_expired: int = 0  # open keys abandoned, their blocks sent to deletedTable
+    last_run_ms: int = 0
+
+
 MAX_DELETE_REQUEST_BYTES = MAX_BLOCK_MESSAGE_BYTES // 2
 """What one deleteScmKeyBlocks may carry: its answer names every block again, with a result, so half the
 protocol's limit leaves room for both."""
@@ -51,6 +86,7 @@ def _pieces(name: str, blocks: tuple[BlockID, ...]) -> list[KeyBlocks]:
 class KeyDeletingService:
     def __init__(self, om: OzoneManager) -> None:
         self.om = om
+        self.progress = DeletingProgress()
 
     def _batches(self) -> tuple[list[str], list[list[KeyBlocks]]]:
         """Up to the per-task limit of deletedTable entries, in requests of at most
@@ -71,6 +107,11 @@ class KeyDeletingService:
         return names, batches
 
     def run_once(self) -> DeletingRun:
+        run = self._run()
+        self.progress = self.progress.after(run, self.om.clock.wall_ms())
+        return run
+
+    def _run(self) -> DeletingRun:
         names, batches = self._batches()
         if not names:
             return DeletingRun(0, 0)
@@ -99,9 +140,18 @@ class KeyDeletingService:
 class OpenKeyCleanupService:
     def __init__(self, om: OzoneManager) -> None:
         self.om = om
+        self.progress = CleanupProgress()
 
     def run_once(self) -> int:
         """Moves up to the per-task limit of expired open keys to deletedTable; returns how many."""
+        expired = self._run()
+        progress = self.progress
+        self.progress = CleanupProgress(
+            progress.runs + 1, progress.keys_expired + expired, self.om.clock.wall_ms()
+        )
+        return expired
+
+    def _run(self) -> int:
         settings = self.om.settings
         with self.om.lock:
             deadline = self.om.clock.wall_ms() - settings.open_key_expire_ms

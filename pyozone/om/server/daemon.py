@@ -15,6 +15,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import grpc
 
@@ -36,7 +37,9 @@ from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
+from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.limits import OMRequestLimits, server_options
+from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.server.web import UI, om_api
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
@@ -46,6 +49,7 @@ from pyozone.scm.client.block_client import BlockClientError
 from pyozone.security.cert_client import CertRenewer, daemon_tls
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SHUTDOWN_GRACE_S = 5.0
 SCM_RETRY_S = 1.0
@@ -90,6 +94,11 @@ class OmDaemon:
         self._executor = ThreadPoolExecutor(EXECUTOR_THREADS, thread_name_prefix="om")
         self._server: grpc.aio.Server | None = None
         self.metrics = MetricsSystem("OzoneManager")
+        self.om_metrics = OMMetrics(self.metrics)
+        self.counter: NamespaceCounter | None = None
+        """Counts of the namespace for the metrics and the UI (once OM has bound to its cluster)."""
+        self.key_deleting: KeyDeletingService | None = None
+        self.open_key_cleanup: OpenKeyCleanupService | None = None
         self._http = HttpServer(
             daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
         )
@@ -109,16 +118,25 @@ class OmDaemon:
         await self._start_http()
         self.storage = await self._bind_cluster()
         self.store = OMMetadataStore(self.db_path)
-        self.core = OzoneManager(self.store, self.scm, self.settings, self.clock)
+        core = OzoneManager(self.store, self.scm, self.settings, self.clock)
+        self.key_deleting = KeyDeletingService(core)
+        self.open_key_cleanup = OpenKeyCleanupService(core)
+        deleting, cleanup = self.key_deleting, self.open_key_cleanup
+        self.counter = NamespaceCounter(
+            self.store,
+            self._executor,
+            lambda: (self.om_metrics.changes, deleting.progress.runs, cleanup.progress.runs),
+        )
+        self.counter.refresh(0)  # the first count, so the first scrape has one
+        self.om_metrics.watch(self.counter, self.key_deleting, self.open_key_cleanup)
+        self.core = core  # the web APIs answer from here on
         await self._start_rpc()
         self._tasks += [
-            self._every(
-                "key-deleting", self.settings.key_deleting_interval_ms, KeyDeletingService(self.core).run_once
-            ),
+            self._every("key-deleting", self.settings.key_deleting_interval_ms, self.key_deleting.run_once),
             self._every(
                 "open-key-cleanup",
                 self.settings.open_key_cleanup_interval_ms,
-                OpenKeyCleanupService(self.core).run_once,
+                self.open_key_cleanup.run_once,
             ),
         ]
         log.info(
@@ -184,7 +202,12 @@ class OmDaemon:
         add_om_service(
             server,
             OzoneManagerService(
-                self.core, self._executor, self.storage.om_uuid, self.storage.cluster_id, self._tokens
+                self.core,
+                self._executor,
+                self.storage.om_uuid,
+                self.storage.cluster_id,
+                self._tokens,
+                observe=self.om_metrics.observe,
             ),
         )
         try:
@@ -208,6 +231,10 @@ class OmDaemon:
                     log.exception("%s service run failed", name)
 
         return asyncio.create_task(loop(), name=f"om-{name}")
+
+    def off_loop(self, call: Callable[..., T], *args: object) -> asyncio.Future[T]:
+        """`call(*args)` on OM's executor, as every core call: the web APIs' reads of om.db."""
+        return asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
 
     def _routes(self) -> dict[str, Route]:
         def ready() -> JsonResponse:

@@ -1,16 +1,21 @@
-"""How the OM's gRPC service turns failures into statuses, so no request can take the server down.
+"""How the OM's gRPC service turns failures into statuses, so no request can take the server down, and
+where every request is counted and timed.
 
 An OMException travels as the status its result code names, with details "RESULT_CODE: message"; a
 malformed request is INVALID_ARGUMENT "INVALID_REQUEST: <field> ..."; anything else is a server bug:
 logged with its traceback and answered INTERNAL.
+
+Every request passes `rpc` once, so that is where it is observed: its type (Ozone's name for it, the
+`Type` of OzoneManagerProtocol's OMRequest: openKey is CreateKey), how long it took and whether it failed.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 
@@ -23,6 +28,30 @@ R = TypeVar("R")
 
 Handler = Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Any]]
 
+REQUEST_TYPES = {
+    "listVolumes": "ListVolume",
+    "openKey": "CreateKey",
+    "initiateMultipartUpload": "InitiateMultiPartUpload",
+    "commitMultipartUploadPart": "CommitMultiPartUpload",
+    "completeMultipartUpload": "CompleteMultiPartUpload",
+    "abortMultipartUpload": "AbortMultiPartUpload",
+    "listParts": "ListMultiPartUploadParts",
+    "getServiceInfo": "ServiceList",
+}
+"""Ozone's request type where it is not the rpc's name capitalized (createVolume is CreateVolume)."""
+
+
+def request_type(rpc_name: str) -> str:
+    return REQUEST_TYPES.get(rpc_name) or rpc_name[:1].upper() + rpc_name[1:]
+
+
+class RequestObserver(Protocol):
+    def __call__(self, request_type: str, seconds: float, failed: bool) -> None: ...
+
+
+def ignore(request_type: str, seconds: float, failed: bool) -> None:
+    """The observer of a service nobody measures."""
+
 
 def parse(convert: Callable[..., R], *args: Any) -> R:
     """Runs a request converter; its ProtocolError becomes INVALID_REQUEST."""
@@ -33,12 +62,19 @@ def parse(convert: Callable[..., R], *args: Any) -> R:
 
 
 def rpc(handler: Handler) -> Handler:
+    """The handler, observed by its service's `observe` (a RequestObserver): every request once, failed
+    when it ends in any error status."""
     name = handler.__name__
+    kind = request_type(name)
 
     @functools.wraps(handler)
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        started = time.perf_counter()
+        failed = True
         try:
-            return await handler(self, request, context)
+            answer = await handler(self, request, context)
+            failed = False
+            return answer
         except grpc.aio.AbortError:
             raise
         except OMException as e:
@@ -48,5 +84,7 @@ def rpc(handler: Handler) -> Handler:
         except Exception as e:
             log.error("%s from %s failed", name, context.peer(), exc_info=e)
             await context.abort(grpc.StatusCode.INTERNAL, f"{name}: internal error in OM (see its log)")
+        finally:
+            self.observe(kind, time.perf_counter() - started, failed)
 
     return wrapper

@@ -29,7 +29,7 @@ from pyozone.om.properties import PropertyManager
 from pyozone.om.records import MultipartUploadRecord
 from pyozone.om.replication import block_capacity
 from pyozone.om.scm import scm_call
-from pyozone.om.server.rpc import parse, rpc
+from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto, acls_to_proto, obj_from_proto
@@ -65,9 +65,12 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         om_id: str,
         cluster_id: str,
         tokens: BlockTokenIssuer | None = None,
+        observe: RequestObserver = ignore,
     ) -> None:
-        """`tokens`: block tokens for every location handed out (hdds.block.token.enabled), else None."""
+        """`tokens`: block tokens for every location handed out (hdds.block.token.enabled), else None;
+        `observe`: told of every request (its type, seconds and whether it failed), as OM's metrics."""
         self.tokens = tokens
+        self.observe = observe
         self.core = core
         self.multipart = MultipartManager(core)
         self.properties = PropertyManager(core)
