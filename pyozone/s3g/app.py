@@ -1,6 +1,7 @@
 """The gateway's aiohttp application: one route takes every request, names its bucket, key and S3
 operation, authenticates it, runs the operation's handler as the access id's user (OM's ACLs apply to it)
-and turns any refusal into S3's XML error."""
+and turns any refusal into S3's XML error. With metrics, one middleware observes every request
+(metrics.py); the operation is recorded on the request as soon as it is named."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pyozone.s3g import buckets, listing, multipart, objects, routing, xml
 from pyozone.s3g.authenticate import authenticate
 from pyozone.s3g.body import RequestBody
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.metrics import OPERATION, S3GatewayMetrics
 from pyozone.s3g.objects import NotModified, ResponseBroken
 from pyozone.s3g.request import Gateway, S3Request
 from pyozone.s3g.routing import Operation
@@ -55,8 +57,9 @@ GATEWAY = web.AppKey("gateway", Gateway)
 MAX_KEY_BYTES = 1024
 
 
-def make_app(gateway: Gateway) -> web.Application:
-    app = web.Application(client_max_size=xml.MAX_XML_BODY)
+def make_app(gateway: Gateway, metrics: S3GatewayMetrics | None = None) -> web.Application:
+    middlewares = [metrics.middleware] if metrics is not None else []
+    app = web.Application(client_max_size=xml.MAX_XML_BODY, middlewares=middlewares)
     app[GATEWAY] = gateway
     app.router.add_route("*", "/{tail:.*}", serve)
     return app
@@ -104,6 +107,7 @@ def _prepared(http: web.Request) -> bool:
 async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.StreamResponse:
     where = routing.target(http.raw_path, http.host, gateway.settings.domains)
     operation = routing.operation(http.method, where, http.headers)
+    http[OPERATION] = operation
     if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
         raise S3Error(S3ErrorCode.KeyTooLongError)
     access_key, payload = await authenticate(gateway, http)

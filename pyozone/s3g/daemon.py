@@ -30,6 +30,7 @@ from pyozone.config.dirs import metadata_dir
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.s3g.app import make_app, refusal
 from pyozone.s3g.authenticate import SigningKeys
+from pyozone.s3g.metrics import S3GatewayMetrics
 from pyozone.s3g.request import Gateway
 from pyozone.s3g.settings import S3GatewaySettings
 from pyozone.security.cert_client import CertRenewer, daemon_tls
@@ -53,6 +54,7 @@ class S3GatewayDaemon:
         self.client: AsyncOzoneClient | None = None  # made once the certificate is known
         self.server: HttpServer | None = None
         self.metrics = MetricsSystem("S3Gateway")
+        self.s3_metrics = S3GatewayMetrics(self.metrics)
         self.admin = HttpServer(
             daemon_app(self.metrics, conf, {"/ready": self._ready}, may_change=administrators_only(conf))
         )
@@ -75,7 +77,7 @@ class S3GatewayDaemon:
         limits = self.settings.http_limits()
         keys = SigningKeys(self.settings.signing_key_ttl_s)
         gateway = Gateway(self.client, self.settings, keys, limits.body_idle_timeout_s)
-        self.server = HttpServer(make_app(gateway), limits, refusal)
+        self.server = HttpServer(make_app(gateway, self.s3_metrics), limits, refusal)
         context = self.tls.server_context() if self.tls is not None else None
         self.admin_port = await self.admin.start(
             self.settings.bind_host, self.admin_address.port, ssl_context=context
