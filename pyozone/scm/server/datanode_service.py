@@ -91,6 +91,7 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
         hb = parse(p.heartbeat_from_proto, request)
         await self.access.require_datanode(context, hb.datanode.uuid)
         commands = self.core.heartbeat(hb)
+        log.debug("Heartbeat from datanode %s: %d command(s) back", hb.datanode.uuid, len(commands))
         response = p.HeartbeatResponse(hb.datanode.uuid, tuple(commands), self.core.nodes.term)
         answer = p.heartbeat_response_to_proto(response, self._resolve)
         if self.heartbeat_seconds is not None:
