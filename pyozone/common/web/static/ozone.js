@@ -101,6 +101,33 @@ const oz = (() => {
     return box;
   }
 
+  // A table over an API that pages by cursor, answering {items, next, total}: where a list is a range scan
+  // (OM's om.db in RocksDB), a page starts after a name (?startAfter=) instead of at an offset. `next` is
+  // the startAfter of the following page (null on the last); "prev" goes back through the cursors seen.
+  // `total` may be null (unknown). opts: limit, start (the cursor to begin at), back (the cursors before
+  // it), onPage(answer, {start, back}) after each page (a page that refreshes keeps the reader's place).
+  function cursorPager(path, params, columns, name, rowId, opts) {
+    const o = opts || {};
+    const limit = o.limit || 50;
+    const box = h("div", { class: "pager", dataset: { pager: name } });
+    let start = o.start || "";
+    const back = [...(o.back || [])];
+    async function load() {
+      const answer = await get(withQuery(path, { ...params, startAfter: start, limit }));
+      const known = answer.total !== null && answer.total !== undefined;
+      const prev = h("button", { disabled: back.length === 0, onclick: () => { start = back.pop(); load(); } }, "‹ prev");
+      const next = h("button", { disabled: !answer.next, onclick: () => { back.push(start); start = answer.next; load(); } }, "next ›");
+      box.replaceChildren(
+        table(columns, answer.items, name, rowId),
+        h("div", { class: "pages" }, prev, ` page ${back.length + 1}: ${answer.items.length} shown${known ? ` of ${answer.total}` : ""} `, next));
+      box.dataset.total = known ? answer.total : "";
+      box.dataset.count = answer.items.length;
+      if (o.onPage) o.onPage(answer, { start, back: [...back] });
+    }
+    box.ready = load();
+    return box;
+  }
+
   // Horizontal bars: items [{label, value, max?}]; `format` renders a value.
   function bars(items, opts) {
     const o = { format: String, width: 640, bar: 16, ...opts };
@@ -239,5 +266,5 @@ const oz = (() => {
     show();
   }
 
-  return { h, get, withQuery, size, age, time, pct, kv, table, pager, bars, histogram, lines, start };
+  return { h, get, withQuery, size, age, time, pct, kv, table, pager, cursorPager, bars, histogram, lines, start };
 })();
