@@ -5,6 +5,9 @@ simulator); this module runs it on asyncio. Replication-type commands (long-runn
 replication workers; every other command runs in arrival order on one worker, so a closeContainer never
 overtakes the createPipeline before it. The per-type counts of queued and running commands go to SCM in
 each heartbeat (commandQueueReport), which SCM uses for throttling.
+
+For operators (metrics and the web UI) it counts the commands received and how each ended (succeeded,
+failed, dropped) per type, and keeps the last RECENT outcomes.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ import heapq
 import itertools
 import logging
 import time
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 
 from pyozone.datanode.command_admission import (
     REPLICATION_TYPES,
@@ -27,7 +32,24 @@ from pyozone.hdds.states import SCMCommandType
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CommandHandler", "CommandQueue", "QueueLimits"]
+__all__ = ["CommandHandler", "CommandOutcome", "CommandQueue", "QueueLimits"]
+
+RECENT = 200
+"""How many outcomes the queue remembers for the web UI."""
+SUCCEEDED, FAILED, DROPPED = "succeeded", "failed", "dropped"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutcome:
+    """How one command ended: `result` SUCCEEDED, FAILED (its handler raised) or DROPPED (refused: expired,
+    stale term, queue full, no handler); `seconds` is its run time (0 for a dropped one)."""
+
+    type: SCMCommandType
+    command_id: int
+    result: str
+    at_ms: int
+    seconds: float = 0.0
+    reason: str = ""
 
 
 class CommandHandler:
@@ -114,6 +136,9 @@ class CommandQueue:
         self._now_ms = now_ms
         self._commands = _Lane("commands", 1, self._execute)
         self._replication = _Lane("replication", self.admission.replication_workers, self._execute)
+        self.received: Counter[SCMCommandType] = Counter()
+        self.outcomes: Counter[tuple[SCMCommandType, str]] = Counter()
+        self.recent: deque[CommandOutcome] = deque(maxlen=RECENT)
 
     # ------------------------------------------------------------------ configuration
     @property
@@ -142,9 +167,11 @@ class CommandQueue:
     # ------------------------------------------------------------------ submission
     def submit(self, command: SCMCommand) -> bool:
         """Queues a command; False (and the handler's on_dropped) if it is not to run."""
+        self.received[command.type] += 1
         handler = self._handlers.get(command.type)
         if handler is None:
             log.warning("no handler for %s (id %d); dropped", command.type.name, command.id)
+            self._ended(command, DROPPED, reason="no handler for its type")
             return False
         replication = command.type in REPLICATION_TYPES
         lane = self._replication if replication else self._commands
@@ -152,6 +179,7 @@ class CommandQueue:
         if reason:
             log.warning("dropped %s (id %d): %s", command.type.name, command.id, reason)
             handler.on_dropped(command, reason)
+            self._ended(command, DROPPED, reason=reason)
             return False
         handler.on_queued(command)
         lane.push(command, replication_priority(command) if replication else 0)
@@ -163,13 +191,22 @@ class CommandQueue:
         if reason:
             log.warning("dropped %s (id %d): %s", command.type.name, command.id, reason)
             handler.on_dropped(command, reason)
+            self._ended(command, DROPPED, reason=reason)
             return
+        started = time.perf_counter()
         try:
             await handler.handle(command)
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception as e:
             log.exception("%s (id %d) failed", command.type.name, command.id)
+            self._ended(command, FAILED, time.perf_counter() - started, f"{type(e).__name__}: {e}")
+        else:
+            self._ended(command, SUCCEEDED, time.perf_counter() - started)
+
+    def _ended(self, command: SCMCommand, result: str, seconds: float = 0.0, reason: str = "") -> None:
+        self.outcomes[command.type, result] += 1
+        self.recent.append(CommandOutcome(command.type, command.id, result, self._now_ms(), seconds, reason))
 
     # ------------------------------------------------------------------ reporting and shutdown
     def counts(self) -> dict[SCMCommandType, int]:

@@ -44,6 +44,7 @@ from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY
 from pyozone.datanode.datastream import DatastreamServer
 from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore, identity_dir, ratis_storage_dir
+from pyozone.datanode.metrics import DatanodeMetrics
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.ratis import PipelineGroups, RaftServerService, add_raft_service
 from pyozone.datanode.replication.push import push_container
@@ -127,6 +128,7 @@ class Datanode:
         the datanode has its certificate)."""
         self.conf = conf
         self.metrics = MetricsSystem("HddsDatanode")
+        self.dn_metrics = DatanodeMetrics(self.metrics)
         self.secure = security_enabled(conf)
         self.grpc_tls = grpc_tls_enabled(conf)  # refused here when it comes without security
         self.push = push
@@ -151,6 +153,7 @@ class Datanode:
         self.queue: CommandQueue
         self.dispatcher: Dispatcher
         self.groups: PipelineGroups
+        self.scanner: ContainerScannerService
         self.ports: Ports
 
     @property
@@ -234,6 +237,7 @@ class Datanode:
         self.volumes = await loop.run_in_executor(
             executor, lambda: VolumeSet(self.conf, self.uuid, cluster_id, reserved)
         )
+        self.dn_metrics.attach(self.volumes.data_volumes)
         try:
             if not self.volumes.healthy_volumes():
                 reasons = "; ".join(f"{v.root}: {v.failure_reason}" for v in self.volumes.data_volumes)
@@ -269,6 +273,8 @@ class Datanode:
             for membership in self.pipelines.all():
                 self.groups.join(membership)
             self.queue = self._command_queue(executor)
+            self.scanner = ContainerScannerService(self.containers, self.conf, executor)
+            self.dn_metrics.watch(self.volumes, self.containers, self.pipelines, self.queue, self.scanner)
             await self._serve(cluster_id, endpoint, intervals, executor, stop)
         finally:
             await loop.run_in_executor(None, lambda: executor.shutdown(wait=True, cancel_futures=True))
@@ -306,7 +312,7 @@ class Datanode:
         add_replication_service(replication, ReplicationService(self.containers, executor, tokens=verifier))
         self.heartbeat_loop = HeartbeatLoop(
             endpoint, intervals, cluster_id, self.identity, self.volumes, self.containers,
-            self.pipelines, self.reports, self.queue,
+            self.pipelines, self.reports, self.queue, self.dn_metrics.heartbeat,
         )  # fmt: skip
         datastream = self._datastream()
         try:
@@ -328,11 +334,10 @@ class Datanode:
             monitor = VolumeMonitor(
                 self.volumes, self.containers, self.reports, executor, check_interval_s, self.groups.fail
             )
-            scanner = ContainerScannerService(self.containers, self.conf, executor)
             recovering = RecoveringScrubService(self.containers, self.conf, executor)
             background = {
                 "volume-monitor": monitor.run(stop),
-                "container-scanner": scanner.run(stop),
+                "container-scanner": self.scanner.run(stop),
                 "recovering-scrubber": recovering.run(stop),
             }
             await _supervise(self.heartbeat_loop.run(stop), background, stop)

@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Executor
+from dataclasses import dataclass
 
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.storage import (
@@ -45,6 +46,27 @@ class ScanHalted(Exception):
     """Raised inside a scanning thread once the service has stopped."""
 
 
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(slots=True)
+class ScanProgress:
+    """What the scanner has done, for metrics and the web UI (kept on the event loop). Totals since start;
+    `pass_*` are the current pass, or the last one once it ended (`pass_ended_ms` then set)."""
+
+    passes: int = 0
+    containers_scanned: int = 0
+    unhealthy_found: int = 0
+    bytes_scanned: int = 0
+    pass_started_ms: int = 0
+    pass_ended_ms: int = 0
+    pass_containers: int = 0
+    pass_scanned: int = 0
+    pass_unhealthy: tuple[int, ...] = ()
+    next_pass_ms: int = 0
+
+
 class ContainerScannerService:
     def __init__(self, containers: ContainerSet, conf: OzoneConfiguration, executor: Executor) -> None:
         self.containers = containers
@@ -52,8 +74,12 @@ class ContainerScannerService:
         self.enabled: bool = conf.get(ENABLED_KEY)
         self.interval_s: float = conf.get(INTERVAL_KEY) / 1000
         self.bytes_per_second: int = conf.get(BANDWIDTH_KEY)
-        self.passes = 0
+        self.progress = ScanProgress()
         self._halt = threading.Event()
+
+    @property
+    def passes(self) -> int:
+        return self.progress.passes
 
     def _pause(self, seconds: float) -> None:
         """The scanners' throttle sleep, cut short (by raising) when the service stops."""
@@ -76,6 +102,7 @@ class ContainerScannerService:
                 except Exception:
                     log.exception("container scan pass failed")
                 wait = self.interval_s - (time.monotonic() - started)
+                self.progress.next_pass_ms = _now_ms() + int(max(0.0, wait) * 1000)
                 if wait > 0:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(stop.wait(), wait)
@@ -88,10 +115,15 @@ class ContainerScannerService:
         for container in sorted(self.containers.by_state(*SCANNABLE), key=lambda c: c.container_id):
             by_volume.setdefault(str(container.volume.root), []).append(container)
         started = time.monotonic()
+        progress = self.progress
+        progress.pass_started_ms, progress.pass_ended_ms = _now_ms(), 0
+        progress.pass_containers = sum(len(cs) for cs in by_volume.values())
+        progress.pass_scanned, progress.pass_unhealthy = 0, ()
         per_volume = await asyncio.gather(*(self._scan_volume(cs, stop) for cs in by_volume.values()))
         results = [r for volume_results in per_volume for r in volume_results]
-        self.passes += 1
         damaged = [r.container_id for r in results if not r.healthy]
+        progress.passes += 1
+        progress.pass_ended_ms, progress.pass_unhealthy = _now_ms(), tuple(sorted(damaged))
         log.info(
             "container scan: %d containers, %d bytes in %.1fs; unhealthy: %s",
             len(results), sum(r.bytes_scanned for r in results), time.monotonic() - started,
@@ -116,9 +148,17 @@ class ContainerScannerService:
                 continue
             if not result.skipped:
                 results.append(result)
+                self._count(result)
             if not result.healthy:
                 log.warning("container %d failed its scan: %s", result.container_id, "; ".join(result.errors))
         return results
+
+    def _count(self, result: ScanResult) -> None:
+        progress = self.progress
+        progress.containers_scanned += 1
+        progress.pass_scanned += 1
+        progress.bytes_scanned += result.bytes_scanned
+        progress.unhealthy_found += not result.healthy
 
 
 RECOVERING_INTERVAL_KEY = "hdds.datanode.recovering.container.scrubbing.service.interval"

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -177,7 +178,9 @@ class HeartbeatLoop:
         pipelines: PipelineSet,
         reports: PendingReports,
         queue: CommandQueue,
+        observe: Callable[[float, bool], None] = lambda seconds, ok: None,
     ) -> None:
+        """`observe(seconds, ok)`: each heartbeat's round trip, and whether SCM answered it (metrics)."""
         self.endpoint = endpoint
         self.intervals = intervals
         self.cluster_id = cluster_id
@@ -190,6 +193,9 @@ class HeartbeatLoop:
         self.registered = False
         self.registrations = 0
         self.heartbeats = 0
+        self.last_heartbeat_ms = 0
+        """When SCM last answered a heartbeat (epoch ms; 0: not yet)."""
+        self._observe = observe
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         reports.on_urgent = self.trigger_heartbeat
@@ -274,11 +280,14 @@ class HeartbeatLoop:
         except ProtocolError:
             log.exception("cannot encode the heartbeat; its reports are dropped")
             return False
+        started = time.perf_counter()
         proto = await self.endpoint.call("sendHeartbeat", request)
+        self._observe(time.perf_counter() - started, proto is not None)
         if proto is None:
             self.reports.put_back(out)
             return False
         self.heartbeats += 1
+        self.last_heartbeat_ms = time.time_ns() // 1_000_000
         self._process(proto)
         return True
 

@@ -75,6 +75,6 @@ def _serve_one(
     with file:
         conn.sendall(ds.encode_read_reply(ds.SUCCESS, header.length))
         if header.length:
-            sent = conn.sendfile(file, header.offset, header.length)
+            sent = chunk_io.send_at(conn, file, header.offset, header.length, container.volume.io_stats)
             if sent != header.length:  # the file is shorter than its committed length: cut the reader off
                 raise OSError(f"{block_id}: the block file ended {header.length - sent} bytes early")

@@ -120,7 +120,7 @@ class KeyValueContainer(ContainerReplica):
             if growth and growth > self.volume.available():
                 raise ContainerError(Result.DISK_OUT_OF_SPACE, f"volume {self.volume.root} is full")
             try:
-                chunk_io.write_at(path, chunk.offset, data)
+                chunk_io.write_at(path, chunk.offset, data, self.volume.io_stats)
             except OSError as e:
                 raise io_error(self.volume, f"write chunk {chunk.name}", e) from None
             self.used_bytes += growth
@@ -142,7 +142,7 @@ class KeyValueContainer(ContainerReplica):
             )
         path = chunk_io.block_file(self.chunks_dir, block_id.local_id)
         try:
-            data = chunk_io.read_at(path, chunk.offset + offset_in_chunk, length)
+            data = chunk_io.read_at(path, chunk.offset + offset_in_chunk, length, self.volume.io_stats)
         except FileNotFoundError:
             raise ContainerError(Result.UNABLE_TO_FIND_CHUNK, f"no block file for {block_id}") from None
         except OSError as e:

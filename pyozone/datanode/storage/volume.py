@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
 from pyozone.config.dirs import private_dir
+from pyozone.datanode.storage.chunk_io import UNCOUNTED, IOStats
 from pyozone.datanode.storage.volume_db import DBError, VolumeDB
 from pyozone.hdds.datanode import StorageReport
 from pyozone.hdds.version_file import format_version_file, read_version_file
@@ -176,6 +177,8 @@ class HddsVolume(StorageVolume):
         self.storage_type = storage_type
         self.cluster_id = ""
         self._db: VolumeDB | None = None
+        self.io_stats: IOStats = UNCOUNTED
+        """Where this volume's chunk I/O is counted: the daemon's VolumeIOStats (datanode/metrics.py)."""
 
     @property
     def hdds_dir(self) -> Path:
