@@ -5,15 +5,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
+import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.net import HostPort, parse_host_port
+from pyozone.config import ConfigError
 from pyozone.hdds.store import StoreError
 from pyozone.scm.store.version import StorageError, open_scm_store
 from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode
+from pyozone.sim.populate import PlaceAtSafeModeExit
 from pyozone.sim.status import HEADER, cluster_status, format_row
 
 FAULTS = ("kill", "restart", "partition", "heal")
@@ -50,6 +57,26 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
     )
     sim.add_argument("--seed", type=int, default=0, help="seed for a reproducible run")
     sim.add_argument("--json", action="store_true", help="print the samples as JSON lines")
+    sim.add_argument(
+        "--containers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="place N closed RATIS/THREE containers on the datanodes once SCM leaves safe mode",
+    )
+    sim.add_argument(
+        "--serve",
+        default=None,
+        metavar="[HOST:]PORT",
+        help="after the run, serve SCM's web UI over the simulated cluster (port 0: any free port) "
+        "while virtual time goes on with the wall clock",
+    )
+    sim.add_argument(
+        "--serve-for", type=float, default=None, metavar="SECONDS", help="stop serving after SECONDS"
+    )
+    sim.add_argument(
+        "--speed", type=float, default=1.0, help="while serving, virtual seconds per real second (default 1)"
+    )
     for action in FAULTS:
         sim.add_argument(
             f"--{action}",
@@ -75,21 +102,46 @@ def parse_faults(args: argparse.Namespace) -> list[Fault]:
     return sorted(faults, key=lambda f: f.minute)
 
 
-def run(args: argparse.Namespace) -> int:
+def check_options(args: argparse.Namespace) -> HostPort | None:
+    """Refuses what cannot run; the address to serve on, if any."""
     for name in ("datanodes", "racks", "data_disks", "metadata_disks"):
         if getattr(args, name) < 1:
             raise CLIError(f"--{name.replace('_', '-')} must be at least 1")
     if args.minutes <= 0 or args.every <= 0:
         raise CLIError("--minutes and --every must be positive")
+    if args.containers < 0:
+        raise CLIError("--containers must not be negative")
+    if args.containers and args.datanodes < 3:
+        raise CLIError("--containers places RATIS/THREE containers: it needs at least 3 --datanodes")
+    if args.containers and args.data_dir:
+        raise CLIError("--containers places containers in memory only: it cannot be used with --data-dir")
+    if args.speed <= 0:
+        raise CLIError("--speed must be positive")
+    if args.serve is None:
+        if args.serve_for is not None:
+            raise CLIError("--serve-for needs --serve")
+        return None
+    if args.serve_for is not None and args.serve_for <= 0:
+        raise CLIError("--serve-for must be positive")
+    text = args.serve.strip()
+    try:  # a bare port is on the loopback
+        return parse_host_port(f"127.0.0.1:{text}" if text.isdigit() else text, None, "--serve")
+    except ConfigError as e:
+        raise CLIError(str(e)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    address = check_options(args)
     faults = parse_faults(args)
     conf = load_configuration(args)
-    store, state_file, restored = None, None, []
+    store, state_file, restored, scm_id = None, None, [], None
     if args.data_dir:
         conf.set("ozone.metadata.dirs", args.data_dir)
         try:
-            _, store = open_scm_store(conf)
+            storage, store = open_scm_store(conf)
         except (StorageError, StoreError) as e:
             raise CLIError(str(e)) from None
+        scm_id = storage.scm_uuid
         state_file = Path(args.data_dir) / SIM_STATE_FILE
         restored = _load_datanodes(state_file, store)
     try:
@@ -102,28 +154,69 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             store=store,
             restored=restored,
+            # serving at speed 1, virtual wall time is the real clock's by the end of the run
+            epoch_ms=None if address is None else time.time_ns() // 1_000_000 - int(args.minutes * 60_000),
         )
-        nodes = list(cluster.datanodes)
+        place = PlaceAtSafeModeExit(cluster, args.containers, _placed(args.json))
         if not args.json:
             print(HEADER)
-        step_ms, end_ms = int(args.every * 60_000), int(args.minutes * 60_000)
-        while cluster.clock.now_ms() < end_ms:
-            target = min(cluster.clock.now_ms() + step_ms, end_ms)
-            while faults and faults[0].minute * 60_000 <= target:
-                fault = faults.pop(0)
-                cluster.advance(max(0, int(fault.minute * 60_000) - cluster.clock.now_ms()))
-                getattr(cluster, fault.action)(nodes[fault.node - 1])
-                if not args.json:
-                    print(f"-- {fault.action} datanode {fault.node} at minute {fault.minute:g}")
-            cluster.advance(target - cluster.clock.now_ms())
-            status = cluster_status(cluster.scm, cluster.clock.now_ms())
-            print(json.dumps(status.to_dict()) if args.json else format_row(status))
+        _run_minutes(cluster, args, faults, place)
         if state_file is not None:
             _save_datanodes(state_file, cluster)
+        if address is not None:
+            _serve(cluster, conf, scm_id, address, args, place)
     finally:
         if store is not None:
             store.close()
     return 0
+
+
+def _run_minutes(cluster: SimCluster, args: argparse.Namespace, faults: list[Fault], place) -> None:
+    """The rows of the run, one every --every virtual minutes, with the faults at their minutes."""
+    nodes = list(cluster.datanodes)
+    step_ms, end_ms = int(args.every * 60_000), int(args.minutes * 60_000)
+    while cluster.clock.now_ms() < end_ms:
+        target = min(cluster.clock.now_ms() + step_ms, end_ms)
+        while faults and faults[0].minute * 60_000 <= target:
+            fault = faults.pop(0)
+            cluster.advance(max(0, int(fault.minute * 60_000) - cluster.clock.now_ms()))
+            getattr(cluster, fault.action)(nodes[fault.node - 1])
+            if not args.json:
+                print(f"-- {fault.action} datanode {fault.node} at minute {fault.minute:g}")
+        cluster.advance(target - cluster.clock.now_ms())
+        place()
+        status = cluster_status(cluster.scm, cluster.clock.now_ms())
+        print(json.dumps(status.to_dict()) if args.json else format_row(status))
+
+
+def _placed(as_json: bool) -> Callable[[int, float, float], None]:
+    def announce(count: int, minute: float, seconds: float) -> None:
+        if as_json:
+            event = {"event": "placed", "containers": count, "minute": round(minute, 2)}
+            print(json.dumps({**event, "seconds": round(seconds, 1)}))
+        else:
+            print(f"-- {count} closed containers placed at minute {minute:g} in {seconds:.1f} s")
+
+    return announce
+
+
+def _serve(cluster: SimCluster, conf, scm_id: str | None, address: HostPort, args, place) -> None:
+    """Serves SCM's web UI until Ctrl-C or --serve-for; the URL is printed (a JSON line with --json)."""
+    from pyozone.sim.web import serve_ui  # aiohttp and the SCM daemon's UI: only when serving
+
+    def announce(url: str) -> None:
+        until = "Ctrl-C" if args.serve_for is None else f"{args.serve_for:g} s or Ctrl-C"
+        text = f"-- serving SCM's web UI at {url} until {until}"
+        print(json.dumps({"event": "serving", "url": url}) if args.json else text, flush=True)
+
+    serve_ui(
+        cluster, conf, scm_id or sim_scm_id(args.seed), address, args.speed, args.serve_for, announce, place
+    )
+
+
+def sim_scm_id(seed: int) -> str:
+    """The SCM id of an in-memory run: the same for the same seed."""
+    return str(uuid.UUID(int=random.Random(seed).getrandbits(128), version=4))
 
 
 def _load_datanodes(path: Path, store) -> list[SimDatanode]:

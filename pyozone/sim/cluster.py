@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import count
@@ -43,9 +44,11 @@ class SimCluster:
         tick_ms: int = 1000,
         store: SCMMetadataStore | None = None,
         restored: Sequence[SimDatanode] = (),
+        epoch_ms: int | None = None,
     ) -> None:
+        """`epoch_ms`: the wall time at virtual time 0 (default: a fixed instant, for reproducible runs)."""
         self.conf = conf or OzoneConfiguration()
-        self.clock = ManualClock()
+        self.clock = ManualClock() if epoch_ms is None else ManualClock(epoch_ms=epoch_ms)
         self.store = store or SCMMetadataStore.in_memory()
         self.rng = random.Random(seed)
         self.tick_ms = tick_ms
@@ -56,6 +59,8 @@ class SimCluster:
         self._heap: list[tuple[int, int, int, str]] = []
         self._seq = count()
         self.heartbeats_delivered = 0
+        self.heartbeat_observer: Callable[[float], None] | None = None
+        """Told the seconds SCM's core took over each heartbeat (the web UI's scm_heartbeat_seconds)."""
         self.scm = self._new_scm()
         self.container_size: int = self.conf.get("ozone.scm.container.size")
         self._close_threshold = check_close_threshold(self.conf.get(CLOSE_THRESHOLD_KEY))
@@ -179,7 +184,11 @@ class SimCluster:
         if Periodic.PIPELINES in due:
             node.pending_pipeline_report = True
         heartbeat = node.heartbeat(Periodic.CONTAINERS in due, Periodic.NODE in due)
-        node.receive(self.scm.heartbeat(heartbeat), self.scm.nodes.term, self.clock.wall_ms())
+        started = time.perf_counter()
+        commands = self.scm.heartbeat(heartbeat)
+        if self.heartbeat_observer is not None:
+            self.heartbeat_observer(time.perf_counter() - started)
+        node.receive(commands, self.scm.nodes.term, self.clock.wall_ms())
 
     # ------------------------------------------------------------------ writes
     def write_block(
