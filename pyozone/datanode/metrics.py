@@ -1,9 +1,10 @@
 """The datanode's metrics: chunk I/O per volume, heartbeats, SCM's commands, containers, the scanner.
 
 What happens on the data path is counted where it happens, per chunk (chunk_io calls a volume's
-`VolumeIOStats`: one perf_counter pair and three prometheus_client updates, about 2 us against the
-milliseconds a chunk's I/O takes). What is a state (volume usage, containers by state, queued commands,
-the scanner's progress) is read from the daemon's components when scraped, never counted twice.
+`VolumeIOStats`: one perf_counter pair and a few additions under one lock, about 1 us against the hundreds
+of microseconds a chunk's request takes), and exported when scraped. What is a state (volume usage,
+containers by state, queued commands, the scanner's progress) is read from the daemon's components when
+scraped, never counted twice.
 
 Sources and their metrics (labels in braces; `volume` is the volume's directory):
 
@@ -31,12 +32,16 @@ container archives, not chunks).
 
 from __future__ import annotations
 
+import threading
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 
 from prometheus_client import Counter, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
+from prometheus_client.utils import floatToGoString
 
 from pyozone.common.web.metrics import LATENCY_BUCKETS_S, MetricsSystem, prometheus_name
 from pyozone.datanode.command_queue import CommandQueue
@@ -50,27 +55,50 @@ KINDS = ("write", "read")
 
 
 class VolumeIOStats:
-    """One volume's chunk I/O (chunk_io.IOStats), its labelled series bound once."""
+    """One volume's chunk I/O (chunk_io.IOStats): bytes, ops, seconds and latency bucket counts per kind,
+    plain numbers under one lock (a fraction of what prometheus_client's Counter and Histogram cost: they
+    take four locks), exported by the VolumeIOStats collector when scraped."""
 
-    __slots__ = ("_read_bytes", "_read_ops", "_read_seconds", "_write_bytes", "_write_ops", "_write_seconds")
+    __slots__ = ("_lock", "_read", "_write", "volume")
 
-    def __init__(self, metrics: DatanodeMetrics, volume: str) -> None:
-        self._write_bytes = metrics.io_bytes["write"].labels(volume)
-        self._write_ops = metrics.io_ops["write"].labels(volume)
-        self._write_seconds = metrics.chunk_seconds["write"].labels(volume)
-        self._read_bytes = metrics.io_bytes["read"].labels(volume)
-        self._read_ops = metrics.io_ops["read"].labels(volume)
-        self._read_seconds = metrics.chunk_seconds["read"].labels(volume)
+    def __init__(self, volume: str) -> None:
+        self.volume = volume
+        self._lock = threading.Lock()
+        self._write = _new_tally()
+        self._read = _new_tally()
 
     def wrote(self, nbytes: int, seconds: float) -> None:
-        self._write_bytes.inc(nbytes)
-        self._write_ops.inc()
-        self._write_seconds.observe(seconds)
+        with self._lock:
+            _add(self._write, nbytes, seconds)
 
     def read(self, nbytes: int, seconds: float) -> None:
-        self._read_bytes.inc(nbytes)
-        self._read_ops.inc()
-        self._read_seconds.observe(seconds)
+        with self._lock:
+            _add(self._read, nbytes, seconds)
+
+    def snapshot(self) -> dict[str, tuple[int, Latency]]:
+        """Per kind ("write", "read"): (bytes, latency)."""
+        with self._lock:
+            tallies = {"write": list(self._write), "read": list(self._read)}
+        return {kind: (int(t[_BYTES]), _latency(t)) for kind, t in tallies.items()}
+
+
+_BYTES, _OPS, _SECONDS, _BUCKETS = 0, 1, 2, 3
+"""A tally: [bytes, ops, seconds, then one count per bucket of LATENCY_BUCKETS_S and +Inf]."""
+
+
+def _new_tally() -> list[float]:
+    return [0, 0, 0.0] + [0] * (len(LATENCY_BUCKETS_S) + 1)
+
+
+def _add(tally: list[float], nbytes: int, seconds: float) -> None:
+    tally[_BYTES] += nbytes
+    tally[_OPS] += 1
+    tally[_SECONDS] += seconds
+    tally[_BUCKETS + bisect_left(LATENCY_BUCKETS_S, seconds)] += 1
+
+
+def _latency(tally: list[float]) -> Latency:
+    return Latency(int(tally[_OPS]), tally[_SECONDS], tuple(int(n) for n in accumulate(tally[_BUCKETS:])))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,35 +140,8 @@ class DatanodeMetrics:
 
     def __init__(self, metrics: MetricsSystem) -> None:
         self.metrics = metrics
-        io = metrics.source(IO)
-        self.io_bytes = {
-            kind: Counter(
-                prometheus_name(IO, f"{kind.title()}Bytes"),
-                f"Bytes of chunks {kind} on the volume",
-                ["volume"],
-                registry=io,
-            )
-            for kind in KINDS
-        }
-        self.io_ops = {
-            kind: Counter(
-                prometheus_name(IO, f"{kind.title()}OpCount"),
-                f"Chunk {kind}s on the volume",
-                ["volume"],
-                registry=io,
-            )
-            for kind in KINDS
-        }
-        self.chunk_seconds = {
-            kind: Histogram(
-                f"datanode_chunk_{kind}_seconds",
-                f"Time to {kind} a chunk's bytes on the volume",
-                ["volume"],
-                buckets=LATENCY_BUCKETS_S,
-                registry=io,
-            )
-            for kind in KINDS
-        }
+        self.volume_io: dict[str, VolumeIOStats] = {}
+        metrics.add_collector(IO, _VolumeIO(self.volume_io))
         beats = metrics.source("DatanodeHeartbeats")
         self.heartbeats = Counter("datanode_heartbeats", "Heartbeats sent to SCM", ["result"], registry=beats)
         self.heartbeat_seconds = Histogram(
@@ -152,7 +153,8 @@ class DatanodeMetrics:
 
     def attach(self, volumes: Iterable[HddsVolume]) -> None:
         for volume in volumes:
-            volume.io_stats = VolumeIOStats(self, str(volume.root))
+            stats = self.volume_io[str(volume.root)] = VolumeIOStats(str(volume.root))
+            volume.io_stats = stats
 
     def heartbeat(self, seconds: float, ok: bool) -> None:
         """HeartbeatLoop's observer."""
@@ -174,28 +176,46 @@ class DatanodeMetrics:
         self.metrics.add_collector("ContainerDataScannerMetrics", _Scanner(scanner))
 
     def latency(self) -> dict[str, dict[str, Latency]]:
-        """Per volume, per kind ("write", "read"): its chunk latency histogram since the datanode started."""
-        found: dict[str, dict[str, Latency]] = {}
+        """Per volume, per kind ("write", "read"): its chunk latency since the datanode started."""
+        return {
+            volume: {kind: latency for kind, (_, latency) in stats.snapshot().items()}
+            for volume, stats in self.volume_io.items()
+        }
+
+
+_BOUNDS = [*(floatToGoString(b) for b in LATENCY_BUCKETS_S), "+Inf"]
+
+
+class _VolumeIO:
+    def __init__(self, volumes: dict[str, VolumeIOStats]) -> None:
+        self.volumes = volumes
+
+    def collect(self) -> Iterator[Metric]:
+        snapshots = {volume: stats.snapshot() for volume, stats in self.volumes.items()}
         for kind in KINDS:
-            for volume, latency in _histograms(self.chunk_seconds[kind]):
-                found.setdefault(volume, {k: NO_LATENCY for k in KINDS})[kind] = latency
-        return found
-
-
-def _histograms(histogram: Histogram) -> Iterator[tuple[str, Latency]]:
-    """Each volume's series of `histogram`, read through its public collect()."""
-    series: dict[str, dict[str, float]] = {}
-    buckets: dict[str, list[tuple[float, int]]] = {}
-    for family in histogram.collect():
-        for sample in family.samples:
-            volume = sample.labels["volume"]
-            if sample.name.endswith("_bucket"):
-                buckets.setdefault(volume, []).append((float(sample.labels["le"]), int(sample.value)))
-            else:
-                series.setdefault(volume, {})[sample.name.rsplit("_", 1)[1]] = sample.value
-    for volume, values in series.items():
-        cumulative = tuple(n for _, n in sorted(buckets.get(volume, []), key=lambda b: b[0]))
-        yield volume, Latency(int(values.get("count", 0)), values.get("sum", 0.0), cumulative)
+            size = CounterMetricFamily(
+                prometheus_name(IO, f"{kind.title()}Bytes"),
+                f"Bytes of chunks {kind} on the volume",
+                labels=["volume"],
+            )
+            ops = CounterMetricFamily(
+                prometheus_name(IO, f"{kind.title()}OpCount"),
+                f"Chunk {kind}s on the volume",
+                labels=["volume"],
+            )
+            seconds = HistogramMetricFamily(
+                f"datanode_chunk_{kind}_seconds",
+                f"Time to {kind} a chunk's bytes on the volume",
+                labels=["volume"],
+            )
+            for volume, snapshot in snapshots.items():
+                nbytes, latency = snapshot[kind]
+                size.add_metric([volume], nbytes)
+                ops.add_metric([volume], latency.count)
+                seconds.add_metric(
+                    [volume], list(zip(_BOUNDS, latency.cumulative, strict=True)), latency.sum_s
+                )
+            yield from (size, ops, seconds)
 
 
 def _gauge(source: str, metric: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
