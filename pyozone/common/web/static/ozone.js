@@ -81,12 +81,14 @@ const oz = (() => {
 
   // A paginated table over an API answering {total, offset, limit, items}. Returns the element; it
   // loads its first page itself and calls onPage(answer) after each page (for tests and summaries).
+  // opts.offset starts elsewhere than the first page (a page that refreshes keeps the reader's place).
   function pager(path, params, columns, name, rowId, opts) {
     const limit = (opts && opts.limit) || 50;
     const box = h("div", { class: "pager", dataset: { pager: name } });
-    let offset = 0;
+    let offset = (opts && opts.offset) || 0;
     async function load() {
       const answer = await get(withQuery(path, { ...params, offset, limit }));
+      if (offset > 0 && offset >= answer.total) { offset = Math.max(0, Math.ceil(answer.total / limit) - 1) * limit; return load(); }
       const pages = Math.max(1, Math.ceil(answer.total / limit));
       const page = Math.floor(offset / limit) + 1;
       const prev = h("button", { disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - limit); load(); } }, "‹ prev");

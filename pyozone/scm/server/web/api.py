@@ -1,10 +1,35 @@
-"""SCM's JSON APIs (docs/web.md)."""
+"""SCM's JSON APIs: what the pages (static/scm.js) read, over the core the daemon or `pyozone sim` drives.
+
+Every path is GET, answers JSON, and paginates its lists (`?offset=&limit=`, answered as
+`{"total", "offset", "limit", "items"}`). List items are the dicts `pyozone admin ... --json` prints
+(protocol/json_views.py). Each module's docstring lists its paths:
+
+    overview.py     /api/v1/overview, /api/v1/safemode
+    pipelines.py    /api/v1/pipelines, /api/v1/pipelines/statistics, /api/v1/pipelines/datanodes
+    datanodes.py    /api/v1/datanodes, /api/v1/charts/datanodes
+    containers.py   /api/v1/containers/report, /api/v1/containers, /api/v1/containers/{id},
+                    /api/v1/history/containers
+
+Handlers run on the event loop, between the core's ticks and heartbeats, so each answer is one consistent
+reading of the core.
+"""
 
 from __future__ import annotations
 
 from pyozone.common.web.api import ApiHandler
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.server.web.containers import containers_api
+from pyozone.scm.server.web.datanodes import datanodes_api
+from pyozone.scm.server.web.history import ContainerHistory
+from pyozone.scm.server.web.overview import overview_api
+from pyozone.scm.server.web.pipelines import pipelines_api
 
 
 def scm_api(core: StorageContainerManager, scm_id: str) -> dict[str, ApiHandler]:
-    return {}
+    """The handlers by path. Starts sampling the containers-over-time history on the core's schedule."""
+    return {
+        **overview_api(core, scm_id),
+        **pipelines_api(core),
+        **datanodes_api(core),
+        **containers_api(core, ContainerHistory.attach(core)),
+    }
