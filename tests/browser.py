@@ -56,7 +56,13 @@ def open_page(driver, base_url: str, route: str, query: str = "", timeout_s: flo
     started = time.monotonic()
     target = f"{base_url}/#!/{route}" + (f"?{query}" if query else "")
     if driver.current_url.split("#")[0].rstrip("/") == base_url.rstrip("/"):
-        driver.execute_script("location.hash = arguments[0]", f"#!/{route}" + (f"?{query}" if query else ""))
+        # The page shown is marked stale first, so a route shown already (another query) is not taken
+        # for the new one before it renders.
+        driver.execute_script(
+            "const m = document.getElementById('main'); if (m) delete m.dataset.loaded;"
+            "location.hash = arguments[0]",
+            f"#!/{route}" + (f"?{query}" if query else ""),
+        )
     else:
         driver.get(target)
     deadline = started + timeout_s
