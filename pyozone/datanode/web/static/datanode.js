@@ -21,6 +21,12 @@ const when = (t) => {
 const card = (label, value, field) =>
   h("div", { class: "card" }, h("div", { class: "value", dataset: { field } }, value), h("div", { class: "label" }, label));
 const num = (title, value, cls) => ({ title, value, cls: `num ${cls || ""}` });
+// Where the reader is in each pager, so a page that refreshes stays there.
+const places = {};
+const kept = (name, opts) => ({
+  ...opts, offset: places[name] || 0,
+  onPage: (answer) => { places[name] = answer.offset; if (opts && opts.onPage) opts.onPage(answer); },
+});
 
 async function overview(main) {
   const o = await oz.get("/api/v1/overview");
@@ -76,7 +82,7 @@ async function volumes(main) {
       { label: `${label(v)} containers`, value: v.used, max: v.capacity || 1, cls: v.state === "FAILED" ? "over" : "bar" },
       { label: `${label(v)} taken`, value: v.capacity - v.available, max: v.capacity || 1, cls: v.state === "FAILED" ? "over" : "bar" },
     ]), { format: oz.size, name: "volume-usage" }));
-  const pager = oz.pager("/api/v1/volumes", {}, columns, "volumes", (v) => v.directory, { onPage });
+  const pager = oz.pager("/api/v1/volumes", {}, columns, "volumes", (v) => v.directory, kept("volumes", { onPage }));
   main.append(h("h2", {}, "Volumes"), pager, chart);
   await pager.ready;
 }
@@ -115,7 +121,7 @@ async function pipelines(main) {
     num("last index", (p) => (p.lastIndex === null ? "-" : p.lastIndex), "lastIndex"),
     num("commit index", (p) => (p.commitIndex === null ? "-" : p.commitIndex), "commitIndex"),
   ];
-  const pager = oz.pager("/api/v1/pipelines", {}, columns, "pipelines", (p) => p.pipelineId);
+  const pager = oz.pager("/api/v1/pipelines", {}, columns, "pipelines", (p) => p.pipelineId, kept("pipelines"));
   main.append(h("h2", {}, "Pipelines"),
     h("p", { class: "note" }, "This datanode's role in each pipeline it is a member of. The leader SCM named leads for the pipeline's life: its log has no elections, so the term stays 1."),
     pager);
@@ -148,7 +154,7 @@ async function commands(main) {
     num("took", (o) => ms(o.seconds), "seconds"),
     { title: "reason", value: (o) => o.reason || "" },
   ];
-  const pager = oz.pager("/api/v1/commands/recent", {}, columns, "commands-recent", (o) => `${o.type}-${o.id}`, { limit: 25 });
+  const pager = oz.pager("/api/v1/commands/recent", {}, columns, "commands-recent", (o) => `${o.type}-${o.id}`, kept("commands-recent", { limit: 25 }));
   main.append(h("h3", {}, "Recently ended"), pager);
   await pager.ready;
 }
