@@ -2,9 +2,10 @@
 parameters, pagination and the same error shape as every other endpoint (`{"error": ...}`).
 
 A handler takes a `Query` and returns something JSON-serialisable (or an awaitable of it: OM's handlers
-read RocksDB on an executor). It raises `BadQuery` for a bad parameter (400) and `NotFound` for an
-unknown id (404). Lists are paginated: `?offset=&limit=` (limit at most MAX_LIMIT), answered as
-`{"total", "offset", "limit", "items"}`, so no page ever carries a million containers.
+read RocksDB on an executor). It raises `BadQuery` for a bad parameter (400), `NotFound` for an unknown id
+(404), `Forbidden` (403) or `Unavailable` (503, e.g. before the daemon has storage). Lists are paginated:
+`?offset=&limit=` (limit at most MAX_LIMIT), answered as `{"total", "offset", "limit", "items"}`, so no
+page ever carries a million containers.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ class BadQuery(ValueError):
 
 class NotFound(LookupError):
     """The path names something that does not exist (answered 404)."""
+
+
+class Forbidden(PermissionError):
+    """The caller may not read this (answered 403)."""
+
+
+class Unavailable(RuntimeError):
+    """The daemon cannot answer yet or just now, e.g. before it has storage (answered 503)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +111,10 @@ def _handler(handler: ApiHandler) -> Callable[[web.Request], Awaitable[web.Respo
             return web.json_response({"error": str(e)}, status=400)
         except NotFound as e:
             return web.json_response({"error": str(e)}, status=404)
+        except Forbidden as e:
+            return web.json_response({"error": str(e)}, status=403)
+        except Unavailable as e:
+            return web.json_response({"error": str(e)}, status=503)
         return web.json_response(answer, dumps=_dumps)
 
     return handle

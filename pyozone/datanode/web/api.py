@@ -23,9 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
-
-from pyozone.common.web.api import ApiHandler, NotFound, Query, paginate
+from pyozone.common.web.api import ApiHandler, NotFound, Query, Unavailable, paginate
 from pyozone.common.web.metrics import LATENCY_BUCKETS_S
 from pyozone.datanode.command_queue import DROPPED, FAILED, SUCCEEDED, CommandOutcome
 from pyozone.datanode.metrics import KINDS, NO_LATENCY, Latency
@@ -63,10 +61,8 @@ class _Api:
 
     def _storage(self) -> None:
         """Raises 503 until the datanode has its volumes, containers and queue."""
-        if not self.dn.started.is_set():  # answered {"error": "<reason>: GET <path>"} (json_http_errors)
-            raise web.HTTPServiceUnavailable(
-                reason=f"datanode {self.dn.uuid} has no storage yet ({self.dn.phase})"
-            )
+        if not self.dn.started.is_set():
+            raise Unavailable(f"datanode {self.dn.uuid} has no storage yet ({self.dn.phase})")
 
     def overview(self, q: Query) -> dict[str, Any]:
         dn = self.dn

@@ -28,11 +28,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
-
 from pyozone.client.json_views import bucket_dict, key_dict, volume_dict
 from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
-from pyozone.common.web.api import DEFAULT_LIMIT, MAX_LIMIT, ApiHandler, BadQuery, NotFound, Query
+from pyozone.common.web.api import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    ApiHandler,
+    BadQuery,
+    Forbidden,
+    NotFound,
+    Query,
+    Unavailable,
+)
 from pyozone.common.web.ops import administrators_only
 from pyozone.om import codec
 from pyozone.om.core import LocatedKey, OzoneManager
@@ -64,13 +71,13 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
 
     def core() -> OzoneManager:
         if daemon.core is None:
-            raise web.HTTPServiceUnavailable()  # answered {"error": "Service Unavailable: ..."}
+            raise Unavailable("OM has not bound to its cluster yet")
         return daemon.core
 
     def browsing(q: Query) -> OzoneManager:
         om = core()
         if not may_browse(q.request):
-            raise web.HTTPForbidden()
+            raise Forbidden("only administrators may browse the namespace over the web UI")
         return om
 
     async def read(call: Callable[..., Any], *args: object) -> Any:
@@ -80,7 +87,7 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
             if e.code in _NOT_FOUND:
                 raise NotFound(e.message) from None
             if e.code is OMResultCode.SCM_UNAVAILABLE:
-                raise web.HTTPServiceUnavailable() from None
+                raise Unavailable(f"SCM is unreachable: {e.message}") from None
             raise
 
     async def overview(q: Query) -> dict[str, Any]:

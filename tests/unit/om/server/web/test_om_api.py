@@ -83,7 +83,7 @@ def test_key_detail_has_its_locations(tmp_path: Path) -> None:
             await om.put_key("vol1", "bkt", "elsewhere")
             scm.unreachable = True
             status, answer = await om.get("/api/v1/volumes/vol1/buckets/bkt/keys/elsewhere")
-            assert status == 503 and "Unavailable" in answer["error"]
+            assert status == 503 and "SCM is unreachable" in answer["error"]
 
     run(body())
 
@@ -154,7 +154,7 @@ def test_apis_answer_503_until_om_has_bound_to_its_cluster(tmp_path: Path) -> No
             async with aiohttp.ClientSession() as http:
                 for path in ("/api/v1/overview", "/api/v1/volumes", "/api/v1/services", "/api/v1/openkeys"):
                     async with http.get(f"http://127.0.0.1:{daemon.http_port}{path}") as r:
-                        assert r.status == 503 and "Unavailable" in (await r.json())["error"], path
+                        assert r.status == 503 and "not bound" in (await r.json())["error"], path
                 scm.unreachable = False
                 await asyncio.wait_for(starting, 10)
                 async with http.get(f"http://127.0.0.1:{daemon.http_port}/api/v1/overview") as r:
