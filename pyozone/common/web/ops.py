@@ -42,7 +42,12 @@ _LEVEL_ALIASES = {
     "OFF": "CRITICAL",
 }
 """log4j's level names, as `ozone daemonlog` users type them."""
-_SENSITIVE = re.compile(r"secret|password|fs\.s3a.*\.key|private\.key|\.pem$", re.IGNORECASE)
+_SENSITIVE = re.compile(
+    r"(secret|password|credential|keystore\.pass|secret[._-]?key|private[._-]?key)$|oauth.*(secret|password|token)",
+    re.IGNORECASE,
+)
+"""Hadoop's hadoop.security.sensitive-config-keys, matched at the end of a name: a secret's value is hidden,
+while settings about secrets (hdds.secret.key.expiry.duration, a key file's name) stay readable."""
 REDACTED = "<redacted>"
 _LOGGER_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 
@@ -141,9 +146,9 @@ def _log_level(request: web.Request, may_change: ChangeCheck) -> web.Response:
         return _answer(400, {"error": "missing parameter: log (a logger name, e.g. pyozone.scm)"}, as_json)
     if not _LOGGER_NAME.match(name):
         return _answer(400, {"error": f"log {name[:80]!r}: not a logger name"}, as_json)
-    logger = logging.getLogger(name)
-    answer: dict[str, Any] = {"log": name, "logClass": type(logger).__name__}
     requested = request.query.get("level")
+    logger = logging.getLogger(name) if requested is not None else _existing_logger(name)
+    answer: dict[str, Any] = {"log": name, "logClass": type(logger).__name__}
     if requested is not None:
         level = _LEVEL_ALIASES.get(requested.upper(), requested.upper())
         if level not in LEVELS:
@@ -155,6 +160,18 @@ def _log_level(request: web.Request, may_change: ChangeCheck) -> web.Response:
         answer["setLevel"] = level
     answer["effectiveLevel"] = logging.getLevelName(logger.getEffectiveLevel())
     return _answer(200, answer, as_json)
+
+
+def _existing_logger(name: str) -> logging.Logger:
+    """The logger a name resolves to without creating one (a read must not grow logging's registry): the
+    named logger, else its nearest existing ancestor, else the root."""
+    loggers = logging.Logger.manager.loggerDict
+    while name:
+        found = loggers.get(name)
+        if isinstance(found, logging.Logger):
+            return found
+        name = name.rpartition(".")[0]
+    return logging.getLogger()
 
 
 def _answer(status: int, body: dict[str, Any], as_json: bool) -> web.Response:
@@ -171,12 +188,15 @@ def _answer(status: int, body: dict[str, Any], as_json: bool) -> web.Response:
 
 def administrators_only(conf: OzoneConfiguration) -> ChangeCheck:
     """On an https (mutual TLS) server: whether the peer's certificate names an administrator
-    (`ozone.administrators`, `ozone.administrators.groups`). A plaintext request (no security) may."""
+    (`ozone.administrators`, `ozone.administrators.groups`). A plaintext request (no security) may; a
+    request whose connection is gone may not (its transport no longer says whether it was TLS)."""
     admins = Administrators.from_conf(conf)
     groups = UserGroups.from_conf(conf)
 
     def check(request: web.Request) -> bool:
-        ssl_object = request.transport.get_extra_info("ssl_object") if request.transport else None
+        if request.transport is None:
+            return False
+        ssl_object = request.transport.get_extra_info("ssl_object")
         if ssl_object is None:
             return True
         identity = ssl_peer_identity(ssl_object)

@@ -109,7 +109,7 @@ def test_om_pages_show_what_sh_made(cluster: LiveCluster, driver: Any, tmp_path)
     assert api(base, f"/api/v1/volumes/{VOL}") == volume
     assert api(base, f"/api/v1/volumes/{VOL}/buckets/{BUCKET}") == bucket
     assert api(base, f"/api/v1/volumes/{VOL}/buckets/{BUCKET}/keys")["items"] == keys
-    detail = api(base, f"/api/v1/volumes/{VOL}/buckets/{BUCKET}/keys/{quote('dir/second')}")
+    detail = api(base, f"/api/v1/volumes/{VOL}/buckets/{BUCKET}/key?name={quote('dir/second')}")
     assert detail["dataSize"] == 250_000 and blocks(detail) == blocks(key)
     assert {v["name"] for v in api(base, "/api/v1/volumes")["items"]} == {v["name"] for v in volumes}
 

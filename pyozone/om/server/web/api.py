@@ -7,7 +7,8 @@ services' progress.
     /api/v1/volumes/{volume}/buckets                          a cursor page of bucket_dict
     /api/v1/volumes/{volume}/buckets/{bucket}                 bucket_dict
     /api/v1/volumes/{volume}/buckets/{bucket}/keys            a cursor page of key_dict (?prefix=)
-    /api/v1/volumes/{volume}/buckets/{bucket}/keys/{key}      key_dict with ozoneKeyLocations
+    /api/v1/volumes/{volume}/buckets/{bucket}/key?name=KEY    key_dict with ozoneKeyLocations (a query
+                                                              parameter: a key may hold "." or ".." parts)
     /api/v1/openkeys                                          open keys: key_dict + openKey, clientID, blocks
     /api/v1/services                                          the deleting services' progress
 
@@ -146,7 +147,10 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
 
     async def key(q: Query) -> dict[str, Any]:
         om = browsing(q)
-        located = await read(om.lookup_key, q.path("volume"), q.path("bucket"), q.path("key"))
+        name = q.str("name")
+        if not name:
+            raise BadQuery("name: the key's name is required")
+        located = await read(om.lookup_key, q.path("volume"), q.path("bucket"), name)
         return key_dict(KeyInfo.from_proto(located_proto(located)), locations=True)
 
     async def open_keys(q: Query) -> dict[str, Any]:
@@ -197,7 +201,7 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
         _VOLUME + "/buckets": buckets,
         _BUCKET: bucket,
         _BUCKET + "/keys": keys,
-        _BUCKET + "/keys/{key:.+}": key,
+        _BUCKET + "/key": key,
         "/api/v1/openkeys": open_keys,
         "/api/v1/services": services,
     }

@@ -76,6 +76,7 @@ async def test_conf_has_sources_and_redacts_secrets() -> None:
         }
         assert props["ozone.s3g.secret.key"]["value"] == "<redacted>"
         assert props["ozone.scm.block.size"]["resource"] == "default"
+        assert props["hdds.secret.key.expiry.duration"]["value"] != "<redacted>"  # about a secret, not one
         xml = (await get(port, "/conf")).body.decode()
         assert "<name>ozone.scm.names</name><value>scm1</value>" in xml and "hunter2" not in xml
 
@@ -102,6 +103,9 @@ async def test_log_level_reads_and_sets_at_run_time() -> None:
         assert (await get(port, "/logLevel?log=pyozone.test_ops_level&level=LOUD")).status == 400
         assert (await get(port, "/logLevel")).status == 400
         assert (await get(port, "/logLevel?log=a%20b")).status == 400
+        unknown = await get(port, "/logLevel?log=pyozone.test_ops_level.never.made&format=json")
+        assert unknown.json()["effectiveLevel"] == "WARNING"  # its nearest ancestor's
+        assert "pyozone.test_ops_level.never.made" not in logging.Logger.manager.loggerDict
 
 
 @async_test

@@ -162,7 +162,7 @@
     main.append(h("h2", {}, "Key"), form("key", [
       ["volume", "volume", params.volume], ["bucket", "bucket", params.bucket], ["key", "key", params.key, 40]], "show"));
     if (!params.volume || !params.bucket || !params.key) return;
-    const k = await oz.get(`/api/v1/volumes/${enc(params.volume)}/buckets/${enc(params.bucket)}/keys/${params.key.split("/").map(enc).join("/")}`);
+    const k = await oz.get(`/api/v1/volumes/${enc(params.volume)}/buckets/${enc(params.bucket)}/key?name=${enc(params.key)}`);
     main.append(oz.kv([
       ["key", k.name, "name"],
       ["bucket", link("keys", { volume: k.volumeName, bucket: k.bucketName }, `${k.volumeName}/${k.bucketName}`), "bucket"],

@@ -72,17 +72,19 @@ def test_key_detail_has_its_locations(tmp_path: Path) -> None:
         async with running_om(tmp_path, scm) as om:
             await namespace(om)
             scm.locations[1] = open_location(1)
-            detail = await om.json("/api/v1/volumes/vol1/buckets/bkt/keys/dir/x")
+            detail = await om.json("/api/v1/volumes/vol1/buckets/bkt/key?name=dir/x")
             assert detail["name"] == "dir/x" and detail["dataSize"] == 100
             assert detail["replicationConfig"]["replicationType"] == "RATIS"
             (location,) = detail["ozoneKeyLocations"]
             assert location["containerID"] == 1 and location["length"] == 100
             assert location["containerState"] == "OPEN" and len(location["datanodes"]) == 3
+            await om.put_key("vol1", "bkt", "a/../b")  # a path would lose "..": the name is a parameter
+            assert (await om.json("/api/v1/volumes/vol1/buckets/bkt/key", name="a/../b"))["name"] == "a/../b"
 
             scm.container = 2  # a container OM has not located yet
             await om.put_key("vol1", "bkt", "elsewhere")
             scm.unreachable = True
-            status, answer = await om.get("/api/v1/volumes/vol1/buckets/bkt/keys/elsewhere")
+            status, answer = await om.get("/api/v1/volumes/vol1/buckets/bkt/key?name=elsewhere")
             assert status == 503 and "SCM is unreachable" in answer["error"]
 
     run(body())
@@ -132,7 +134,8 @@ def test_bad_input_and_unknown_names(tmp_path: Path) -> None:
                 ("/api/v1/volumes/nope", {}, 404, "nope"),
                 ("/api/v1/volumes/nope/buckets", {}, 404, "nope"),
                 ("/api/v1/volumes/vol1/buckets/nope/keys", {}, 404, "vol1/nope"),
-                ("/api/v1/volumes/vol1/buckets/bkt/keys/nope", {}, 404, "nope"),
+                ("/api/v1/volumes/vol1/buckets/bkt/key", {"name": "nope"}, 404, "nope"),
+                ("/api/v1/volumes/vol1/buckets/bkt/key", {}, 400, "name"),
                 ("/api/v1/openkeys", {"startAfter": "s" * 2000}, 400, "startAfter"),
             ]:
                 got, answer = await om.get(path, **params)
