@@ -12,6 +12,7 @@
   const PIPELINE_STATES = ["ALLOCATED", "OPEN", "DORMANT", "CLOSED"];
   const BARS_MAX = 50;  // more datanodes than this: a histogram instead of one bar each
   const BINS = 20;
+  const ROW = "display: flex; flex-wrap: wrap; gap: 0 28px; align-items: flex-start";  // sections side by side
 
   // ------------------------------------------------------------------ shared bits
   const state = (name, field) => h("span", { class: name, dataset: field ? { field } : {} }, name);
@@ -77,7 +78,7 @@
         ["open RATIS/THREE pipelines", o.pipelines.openRatisThree, "openRatisThree"],
         ["containers", o.containers.total, "containers"],
       ]),
-      h("div", { style: "display: flex; flex-wrap: wrap; gap: 0 28px; align-items: flex-start" },
+      h("div", { style: ROW },
         h("section", {}, h("h3", {}, "Datanodes by health"),
           oz.kv(HEALTH.map((s) => [state(s), d.health[s], `health.${s}`]), "datanode-health")),
         h("section", {}, h("h3", {}, "Datanodes by operational state"),
@@ -231,15 +232,16 @@
       h("p", { class: "note", dataset: { field: "reportTimeStamp" } }, r.reportTimeStamp
         ? `Container Summary Report generated at ${oz.time(r.reportTimeStamp)}`
         : "The Container Report is not available until Replication Manager completes its first run after startup or fail over. All values will be zero until that time."),
-      h("h3", {}, "Container State Summary"),
-      oz.kv(LIFECYCLE.map((s) => [state(s), r.stats[s], `state.${s}`]), "report-states"),
-      h("h3", {}, "Container Health Summary"),
-      oz.kv(health.map((s) => [s, r.stats[s], `health.${s}`]), "report-health"),
-      h("h3", {}, `Sample containers (the first ${r.sampleLimit} of each)`),
-      oz.table([
-        { title: "health", value: (s) => s },
-        { title: "containers", value: (s) => r.samples[s].flatMap((id, i) => (i ? [", ", containerLink(id)] : [containerLink(id)])) },
-      ], sampled, "report-samples", (s) => s),
+      h("div", { style: ROW },
+        h("section", {}, h("h3", {}, "Container State Summary"),
+          oz.kv(LIFECYCLE.map((s) => [state(s), r.stats[s], `state.${s}`]), "report-states")),
+        h("section", {}, h("h3", {}, "Container Health Summary"),
+          oz.kv(health.map((s) => [s, r.stats[s], `health.${s}`]), "report-health")),
+        h("section", { style: "max-width: 560px" }, h("h3", {}, `Sample containers (the first ${r.sampleLimit} of each)`),
+          oz.table([
+            { title: "health", value: (s) => s },
+            { title: "containers", value: (s) => r.samples[s].flatMap((id, i) => (i ? [", ", containerLink(id)] : [containerLink(id)])) },
+          ], sampled, "report-samples", (s) => s))),
       h("h3", {}, "All containers"),
       h("p", {}, choice("containers", params, "state", "state", LIFECYCLE)));
     await pager(main, "/api/v1/containers", { state: params.state }, [
