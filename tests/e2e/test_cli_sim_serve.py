@@ -14,6 +14,7 @@ import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,9 @@ pytestmark = needs_chromium
 
 DATANODES, CONTAINERS = 50, 20_000
 START_TIMEOUT_S = 60.0
+SCALE_DATANODES, SCALE_RACKS, SCALE_CONTAINERS = 5_000, 50, 1_000_000
+SCALE_TIMEOUT_S = 600.0
+BUDGET_S = 2.0
 PAGES = ("overview", "pipelines", "datanodes", "containers", "safemode", "charts", "config")
 
 _PAGER = 'return document.querySelector(`main#main [data-pager="${arguments[0]}"]`).dataset.total;'
@@ -36,14 +40,14 @@ return [...rows].map((tr) => tr.dataset.id);
 """
 
 
-@pytest.fixture(scope="module")
-def sim_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("sim-serve") / "sim.log"
-    args = ["sim", "--json", "--datanodes", str(DATANODES), "--racks", "5", "--containers", str(CONTAINERS)]
-    args += ["--serve", "127.0.0.1:0", "--serve-for", "60"]
+@contextmanager
+def sim_serving(log: Path, datanodes: int, racks: int, containers: int, *args: str) -> Iterator[str]:
+    """`pyozone sim ... --serve` as a real process; yields the URL it serves at, and stops it."""
+    command = ["sim", "--json", f"--datanodes={datanodes}", f"--racks={racks}", f"--containers={containers}"]
+    command += ["--serve", "127.0.0.1:0", *args]
     with open(log, "w") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "pyozone", *args],
+            [sys.executable, "-m", "pyozone", *command],
             env=environment(),
             stdout=subprocess.PIPE,
             stderr=err,
@@ -51,13 +55,20 @@ def sim_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             text=True,
         )
     try:
-        yield serving_url(process, log)
+        yield serving_url(process, log, containers, START_TIMEOUT_S if datanodes < 1000 else SCALE_TIMEOUT_S)
     finally:
         process.terminate()
         process.wait(20)
 
 
-def serving_url(process: subprocess.Popen[str], log: Path) -> str:
+@pytest.fixture(scope="module")
+def sim_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("sim-serve") / "sim.log"
+    with sim_serving(log, DATANODES, 5, CONTAINERS, "--serve-for", "60") as url:
+        yield url
+
+
+def serving_url(process: subprocess.Popen[str], log: Path, containers: int, timeout_s: float) -> str:
     """The URL on the sim's `{"event": "serving"}` line (its stdout is read on a thread, so a sim that
     never serves fails the test at the deadline instead of hanging it)."""
     lines: queue.Queue[str] = queue.Queue()
@@ -72,9 +83,9 @@ def serving_url(process: subprocess.Popen[str], log: Path) -> str:
         assert process.poll() is None, f"the sim exited {process.returncode}: {log.read_text()[-2000:]}"
         return next((e["url"].rstrip("/") for e in events if e.get("event") == "serving"), None)
 
-    url = wait_for(served, START_TIMEOUT_S, "the sim serving its UI")
+    url = wait_for(served, timeout_s, "the sim serving its UI")
     placed = [e for e in events if e.get("event") == "placed"]
-    assert [e["containers"] for e in placed] == [CONTAINERS], events
+    assert [e["containers"] for e in placed] == [containers], events
     return url
 
 
@@ -123,3 +134,23 @@ def test_a_container_shows_its_three_replicas(sim_url: str, driver: Any) -> None
     assert field(driver, "containerID") == str(container)
     assert field(driver, "state") == "CLOSED"
     assert len(driver.execute_script(_ROW_IDS, "replicas")) == 3
+
+
+@pytest.mark.slow  # minutes: 5,000 datanodes start and a million containers are placed
+def test_every_page_renders_in_under_two_seconds_at_scale(tmp_path: Path, driver: Any) -> None:
+    """Issue 16's acceptance at full scale; benchmarks/webui_scale.py prints the figures beside a baseline."""
+    args = ("--minutes", "3", "--serve-for", "900")
+    with sim_serving(tmp_path / "sim.log", SCALE_DATANODES, SCALE_RACKS, SCALE_CONTAINERS, *args) as url:
+        container = api(url, f"/api/v1/containers?offset={SCALE_CONTAINERS // 2}&limit=1")["items"][0]
+        took = {}
+        for route in (*PAGES, "container"):
+            query = f"id={container['containerID']}" if route == "container" else ""
+            took[route] = open_page(driver, url, route, query)
+            if route == "overview":
+                assert field(driver, "health.HEALTHY") == str(SCALE_DATANODES)
+                assert field(driver, "containers.CLOSED") == str(SCALE_CONTAINERS)
+            elif route == "containers":
+                assert driver.execute_script(_PAGER, "containers") == str(SCALE_CONTAINERS)
+        open_page(driver, url, "overview")
+        screenshot(driver, "sim-scale-overview")
+        assert max(took.values()) < BUDGET_S, took
