@@ -70,7 +70,7 @@ def test_table_options_are_accepted(capsys: pytest.CaptureFixture[str]) -> None:
     shown = {
         ("getconf",): ["-confKey", "--all", "--json"],
         ("scm",): ["--init", "--clusterid"],
-        ("sim",): ["--data-dir", "--kill", "--restart", "--partition", "--heal"],
+        ("sim",): ["--data-dir", "--kill", "--restart", "--partition", "--heal", "--containers", "--serve"],
         ("plan", "pipelines"): ["--inventory"],
         ("debug", "ldb"): ["--db"],
         ("debug", "ldb", "scan"): ["--column-family"],
