@@ -108,8 +108,9 @@ def _fill(storage: StorageReport, extra: int) -> StorageReport:
 
 
 class PlaceAtSafeModeExit:
-    """`--containers N`: the containers are placed the first time SCM is found out of safe mode (and
-    frozen out of the cyclic GC), and `announce` is told when and how long it took (real seconds)."""
+    """`--containers N`: the containers are placed the first time SCM is found out of safe mode with three
+    healthy datanodes (and frozen out of the cyclic GC); `announce` is told when and how long it took
+    (real seconds)."""
 
     def __init__(
         self, cluster: SimCluster, count: int, announce: Callable[[int, float, float], None]
@@ -118,6 +119,8 @@ class PlaceAtSafeModeExit:
 
     def __call__(self) -> None:
         if not self.pending or self.cluster.scm.safe_mode.in_safe_mode():
+            return
+        if len(_rack_interleaved(self.cluster)) < 3:
             return
         count, self.pending = self.pending, 0
         started = time.perf_counter()

@@ -110,3 +110,19 @@ def test_placed_once_at_the_first_step_out_of_safe_mode(sim) -> None:
     place()
     assert seen == [(40, c.clock.now_ms() / sim.MINUTE)]
     assert c.scm.containers.count(LifeCycleState.CLOSED) == 40
+
+
+def test_placement_waits_for_three_healthy_datanodes(sim) -> None:
+    c = sim.cluster(3)
+    seen: list[int] = []
+    place = PlaceAtSafeModeExit(c, 10, lambda count, _minute, _seconds: seen.append(count))
+    sim.leave_safe_mode(c)
+    victim = next(iter(c.datanodes))
+    c.kill(victim)
+    sim.advance_to(c, c.clock.now_ms() + 6 * sim.MINUTE)  # STALE: two healthy nodes
+    place()
+    assert seen == []
+    c.restart(victim)
+    c.run_until(lambda: sim.health(c, victim).name == "HEALTHY", sim.MINUTE)
+    place()
+    assert seen == [10] and c.scm.containers.count(LifeCycleState.CLOSED) == 10
