@@ -8,7 +8,7 @@ simulated SCM holds 100k+ containers and asks "which are OPEN on this pipeline" 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -54,6 +54,8 @@ class ContainerManager:
         self._containers: dict[ContainerID, ContainerInfo] = {}
         self._by_state: dict[LifeCycleState, set[ContainerID]] = {s: set() for s in LifeCycleState}
         self._by_pipeline: dict[PipelineID, set[ContainerID]] = {}
+        self._membership = 0  # bumped when a container is added or changes state
+        self._sorted: dict[LifeCycleState | None, tuple[int, tuple[ContainerID, ...]]] = {}
         # bytes of the blocks SCM handed out from each OPEN container (memory only, like Ozone's stats)
         self._allocated: dict[ContainerID, int] = {}
         self._last_used: dict[tuple[str, PipelineID], ContainerID] = {}
@@ -77,6 +79,8 @@ class ContainerManager:
     # ------------------------------------------------------------------ indices
     def _index(self, info: ContainerInfo) -> None:
         old = self._containers.get(info.container_id)
+        if old is None or old.state is not info.state:
+            self._membership += 1
         if old is not None and old.state is not info.state:
             self._by_state[old.state].discard(info.container_id)
         self._containers[info.container_id] = info
@@ -109,8 +113,16 @@ class ContainerManager:
 
     def containers(self, state: LifeCycleState | None = None) -> list[ContainerInfo]:
         """In container id order."""
-        ids = self._containers if state is None else self._by_state[state]
-        return [self._containers[cid] for cid in sorted(ids)]
+        return [self._containers[cid] for cid in self.container_ids(state)]
+
+    def container_ids(self, state: LifeCycleState | None = None) -> Sequence[ContainerID]:
+        """Ids in order (every container, or one state's), sorted once until a container is added or
+        changes state: a page of a million-container list costs its own rows, not a sort."""
+        cached = self._sorted.get(state)
+        if cached is None or cached[0] != self._membership:
+            ids = self._containers if state is None else self._by_state[state]
+            cached = self._sorted[state] = (self._membership, tuple(sorted(ids)))
+        return cached[1]
 
     def count(self, state: LifeCycleState | None = None) -> int:
         return len(self._containers) if state is None else len(self._by_state[state])

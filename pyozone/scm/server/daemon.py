@@ -11,6 +11,7 @@ own renewal) joins the core's schedule. With hdds.grpc.tls.enabled every other p
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 from dataclasses import dataclass
@@ -131,6 +132,10 @@ class ScmDaemon:
             )
             clock = clock or SystemClock()
             self.core = build_core(conf, storage, store, clock)
+            # The records just loaded (millions of containers and replicas) live as long as SCM: out of
+            # the cyclic collector's sight, a full collection no longer walks them and stalls the event
+            # loop (6 s at 1M containers, measured on the simulator).
+            gc.freeze()
             settings = SecurityConfig.from_conf(conf)
             self.secure = self._secure(conf, settings, store, clock) if settings.enabled else None
             # hdds.grpc.tls.enabled: every other port presents SCM's certificate and requires the peer's.

@@ -32,8 +32,8 @@ def containers_api(core: StorageContainerManager, history: ContainerHistory) -> 
     def listing(q: Query) -> dict[str, Any]:
         state = q.str("state", choices=STATES)
         page = q.page()
-        chosen = core.containers.containers(None if state is None else LifeCycleState[state])
-        return paginate(chosen, page, container_dict)
+        ids = core.containers.container_ids(None if state is None else LifeCycleState[state])
+        return paginate(ids, page, lambda cid: container_dict(core.containers.get(cid)))
 
     def detail(q: Query) -> dict[str, Any]:
         cid = q.path_int("id", 1, MAX_CONTAINER_ID)

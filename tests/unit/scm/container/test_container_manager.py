@@ -67,6 +67,20 @@ def test_indices_follow_state_changes(h: Harness) -> None:
     assert h.containers.pipeline_containers("no-such-pipeline") == []
 
 
+def test_sorted_ids_follow_every_addition_and_state_change(h: Harness) -> None:
+    """The id lists are sorted once and kept until a container is added or changes state."""
+    pipeline = h.pipelines.add(tuple(h.register(3)))
+    first = h.containers.allocate_container(pipeline, "om").container_id
+    assert h.containers.container_ids(S.OPEN) == (first,) and h.containers.container_ids(S.CLOSING) == ()
+    second = h.containers.allocate_container(pipeline, "om").container_id
+    assert h.containers.container_ids() == (first, second)
+    h.containers.update_state(first, E.FINALIZE)
+    assert h.containers.container_ids(S.OPEN) == (second,)
+    assert h.containers.container_ids(S.CLOSING) == (first,)
+    h.containers.add_allocated_bytes(second, 1)  # stats change no membership: the same sorted tuple
+    assert h.containers.container_ids() is h.containers.container_ids()
+
+
 def test_resurrection_path(h: Harness) -> None:
     info = h.containers.allocate_container(h.pipelines.add(tuple(h.register(3))), "om")
     cid = info.container_id
