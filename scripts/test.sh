@@ -2,7 +2,9 @@
 # Sets up .venv and runs the default test suite (slow suites: scripts/test.sh -m slow).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/system_deps.sh  # Java 17, curl, headless Chromium (apt, when root)
 bash scripts/bootstrap.sh
+java -version 2>&1 | head -1
 .venv/bin/ruff check pyozone tests benchmarks
 .venv/bin/lint-imports  # the layer contracts of pyproject.toml (docs/architecture.md)
 # Two workers, a test file each at a time (module fixtures such as a live cluster stay in one worker): most
