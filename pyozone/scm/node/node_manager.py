@@ -298,6 +298,24 @@ class NodeManager:
     def containers(self, dn: DatanodeID) -> frozenset[ContainerID]:
         return frozenset(self._containers.get(dn, ()))
 
+    def container_count(self, dn: DatanodeID) -> int:
+        """How many containers the datanode holds, without copying its set (600k ids at 1M containers)."""
+        return len(self._containers.get(dn, ()))
+
+    def storage_totals(self) -> tuple[int, int, int]:
+        """Capacity, used and remaining bytes of the in-service datanodes that are not dead: Ozone's node
+        stats behind DiskCapacity, DiskUsed and DiskRemaining, and the cluster usage the web UI shows."""
+        online = [
+            info
+            for info in self.nodes()
+            if info.status.health is not NodeState.DEAD and info.status.operational_state is Op.IN_SERVICE
+        ]
+        return (
+            sum(i.capacity() for i in online),
+            sum(i.used() for i in online),
+            sum(i.remaining() for i in online),
+        )
+
     def set_containers(self, dn: DatanodeID, container_ids: Iterable[ContainerID]) -> None:
         self._containers[dn] = set(container_ids)
 

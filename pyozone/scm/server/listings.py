@@ -18,7 +18,7 @@ def datanode_listing(core: StorageContainerManager, info: DatanodeInfo) -> Datan
     return DatanodeListing.of(
         info,
         len(core.nodes.pipelines(info.uuid)),
-        len(core.nodes.containers(info.uuid)),
+        core.nodes.container_count(info.uuid),
         admin_progress(core, info.uuid),
     )
 

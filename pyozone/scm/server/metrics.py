@@ -49,7 +49,7 @@ from prometheus_client.metrics_core import Metric
 
 from pyozone.common.web.metrics import LATENCY_BUCKETS_S, MetricsSystem, prometheus_name, snake
 from pyozone.hdds.replication_report import REPORT_HEALTH_STATES
-from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState
+from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, PipelineState
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.scm import StorageContainerManager
 
@@ -129,16 +129,10 @@ class _NodeCollector:
             for op in NodeOperationalState:
                 states.add_metric([health.name, op.name], by_state[health, op])
         yield states
-        # Ozone's DiskCapacity / DiskUsed / DiskRemaining: live datanodes in service
-        online = [
-            i
-            for i in infos
-            if i.status.health is not NodeState.DEAD
-            and i.status.operational_state is NodeOperationalState.IN_SERVICE
-        ]
-        yield _gauge(NODES, "DiskCapacity", "Bytes of capacity", sum(i.capacity() for i in online))
-        yield _gauge(NODES, "DiskUsed", "Bytes used", sum(i.used() for i in online))
-        yield _gauge(NODES, "DiskRemaining", "Bytes remaining", sum(i.remaining() for i in online))
+        capacity, used, remaining = nodes.storage_totals()
+        yield _gauge(NODES, "DiskCapacity", "Bytes of capacity (live datanodes in service)", capacity)
+        yield _gauge(NODES, "DiskUsed", "Bytes used (live datanodes in service)", used)
+        yield _gauge(NODES, "DiskRemaining", "Bytes remaining (live datanodes in service)", remaining)
         sent = CounterMetricFamily(
             "scm_commands_sent",
             "Commands SCM handed to a datanode's heartbeat response, per type and datanode",
@@ -171,10 +165,13 @@ class _PipelineCollector:
             "Pipelines per state and replication config",
             labels=["state", "replication_type", "replication"],
         )
-        for (config, state), n in sorted(
-            self.core.pipelines.state_counts().items(), key=lambda kv: (str(kv[0][0]), kv[0][1])
-        ):
-            pipelines.add_metric([state.name, config.type.name, str(config)], n)
+        counts = self.core.pipelines.state_counts()
+        # every state of each replication config SCM has pipelines of, zeros too (a series that appears
+        # only once its first pipeline closes breaks rate() and alerts on it)
+        for config in sorted({config for config, _ in counts}, key=str):
+            for state in PipelineState:
+                n = counts.get((config, state), 0)
+                pipelines.add_metric([state.name, config.type.name, str(config)], n)
         yield pipelines
         blocks = CounterMetricFamily(
             prometheus_name(PIPELINES, "NumBlocksAllocated"),

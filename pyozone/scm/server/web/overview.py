@@ -34,13 +34,10 @@ def overview_dict(core: StorageContainerManager, scm_id: str) -> dict[str, Any]:
     nodes = core.nodes.nodes()
     health = dict.fromkeys((s.name for s in NodeState), 0)
     operational = dict.fromkeys((s.name for s in NodeOperationalState), 0)
-    capacity = used = remaining = 0
     for info in nodes:
         health[info.status.health.name] += 1
         operational[info.status.operational_state.name] += 1
-        capacity += info.capacity()
-        used += info.used()
-        remaining += info.remaining()
+    capacity, used, remaining = core.nodes.storage_totals()
     pipelines = core.pipelines
     report = core.replication.report
     return {

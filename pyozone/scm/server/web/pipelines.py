@@ -111,10 +111,20 @@ def statistics_dict(core: StorageContainerManager, plans: PlanCache) -> dict[str
 
 
 def _limit_summary(core: StorageContainerManager) -> dict[str, int]:
-    """How many datanodes are below, at or over their own RATIS/THREE limit (zero-limit nodes apart)."""
-    summary = {"datanodes": 0, "noLimit": 0, "belowLimit": 0, "atLimit": 0, "overLimit": 0}
-    for info in core.nodes.nodes():
-        summary["datanodes"] += 1
+    """How many healthy in-service datanodes (the ones placement may choose) are below, at or over their own
+    RATIS/THREE limit, zero-limit nodes apart; the rest are counted as `notPlaceable`, since a dead or
+    leaving node's free slots are none."""
+    nodes = core.nodes.nodes()
+    placeable = core.nodes.healthy_in_service()
+    summary = {
+        "datanodes": len(nodes),
+        "notPlaceable": len(nodes) - len(placeable),
+        "noLimit": 0,
+        "belowLimit": 0,
+        "atLimit": 0,
+        "overLimit": 0,
+    }
+    for info in placeable:
         limit = core.nodes.pipeline_limit(info.uuid)
         count = core.pipelines.ratis_three_count(info.uuid)
         if limit == 0:

@@ -161,6 +161,7 @@
         ["at their limit", limits.atLimit, "limits.atLimit"],
         ["over their limit", limits.overLimit, "limits.overLimit"],
         ["limit 0 (no healthy volume)", limits.noLimit, "limits.noLimit"],
+        ["not healthy or not in service", limits.notPlaceable, "limits.notPlaceable"],
       ], "datanode-limits"));
     await pager(main, "/api/v1/pipelines/datanodes", {}, [
       { title: "datanode", value: (n) => n.hostname },

@@ -44,6 +44,14 @@ def test_a_small_cluster_is_planned_inline_once_per_inventory(runs: list[int]) -
     assert runs == [6, 5]
 
 
+def test_the_planners_work_not_the_node_count_decides_inline_or_thread() -> None:
+    """Work is the pipelines the nodes' limits allow times the nodes (placement scans each per pipeline)."""
+    nodes = tuple(InventoryNode(f"dn{i}", "/rack1", 1, 1) for i in range(20))
+    assert PlanCache(CONF)._work(nodes) == 20 * 2 // 3 * 20  # the default: 2 pipelines per metadata disk
+    wide = OzoneConfiguration({"ozone.scm.datanode.pipeline.limit": "50"})
+    assert PlanCache(wide)._work(nodes) == 20 * 50 // 3 * 20 > planning.INLINE_MAX_WORK
+
+
 def test_a_large_cluster_is_planned_on_a_thread_while_the_last_plan_is_shown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
