@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,11 +73,14 @@ class Query:
         return Page(self.int("offset", 0), self.int("limit", default_limit, 1, MAX_LIMIT))
 
 
+_INTEGER = re.compile(r"-?[0-9]{1,20}")
+"""ASCII digits only: Python's int() also takes " 1", "+1", "1_0" and other scripts' digits."""
+
+
 def _int(name: str, raw: str, low: int, high: int) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadQuery(f"{name}={raw[:40]!r}: not an integer") from None
+    if not _INTEGER.fullmatch(raw):
+        raise BadQuery(f"{name}={raw[:40]!r}: not an integer")
+    value = int(raw)
     if not low <= value <= high:
         raise BadQuery(f"{name}={value}: must be from {low} to {high}")
     return value

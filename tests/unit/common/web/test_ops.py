@@ -125,7 +125,15 @@ async def test_api_pagination_and_errors() -> None:
         assert first == {"total": 25, "offset": 0, "limit": 10, "items": [{"n": i} for i in range(10)]}
         last = (await get(port, "/api/v1/things?offset=20&limit=10")).json()
         assert [i["n"] for i in last["items"]] == list(range(20, 25))
-        for bad in ("limit=0", "limit=1001", "offset=-1", "offset=x"):
+        for bad in (
+            "limit=0",
+            "limit=1001",
+            "offset=-1",
+            "offset=x",
+            "offset=%2B1",
+            "offset=1_0",
+            "offset=%D9%A3",
+        ):
             answer = await get(port, f"/api/v1/things?{bad}")
             assert answer.status == 400 and bad.split("=")[0] in answer.json()["error"]
         assert (await get(port, "/api/v1/things/3")).json() == {"id": 3}
