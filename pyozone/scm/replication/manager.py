@@ -9,15 +9,18 @@ Beyond Ozone's fixed schedule, a node that dies or leaves service gets its own c
 repaired at once (issue 5; Ozone's HDDS-8660 idea), instead of waiting up to thread.interval for the
 next full scan. The targeted check merges into the current queue; the full scan keeps its own interval
 and still replaces the queue, so nothing targeted can starve or outlive it.
+
+The periodic full scan runs in steps of SCAN_STEP containers, one step per SCM tick (issue 16): Ozone
+runs it on its own thread, and pyozone's single-threaded core would otherwise answer nothing for the
+seconds a million containers take. Until its last step the previous report, queue and health stay what
+readers see; then the new ones replace them at once. `process_all()` is the same scan in one go.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-from collections import Counter
-from collections.abc import Callable, Collection, Iterable
-from operator import attrgetter
+from collections.abc import Callable, Collection, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from pyozone.config import OzoneConfiguration
@@ -27,9 +30,9 @@ from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.replication_report import ReplicationManagerReport
-from pyozone.hdds.states import ReplicationType
+from pyozone.hdds.states import LifeCycleState, ReplicationType
 from pyozone.scm.events import EventQueue, SCMEvent
-from pyozone.scm.periodic import PeriodicTask
+from pyozone.scm.periodic import MORE, PeriodicTask
 from pyozone.scm.replication.check import ContainerCheckRequest, run_chain
 from pyozone.scm.replication.commands import ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
@@ -60,6 +63,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HEALTHY = ContainerHealthState.HEALTHY
+SCAN_STEP = 20_000
+"""Containers the periodic full scan checks per SCM tick: about 50 ms of the event loop (a container
+costs about 2.6 us when plainly healthy), so a million-container scan spans 50 ticks."""
 NotifyPayload = DatanodeID | tuple[DatanodeID, Collection[ContainerID]]
 """REPLICATION_MANAGER_NOTIFY carries the node, and for a dead node the containers it held (its
 replicas are already gone from SCM when the event fires)."""
@@ -108,6 +114,11 @@ class ReplicationManager:
         self._health: dict[ContainerID, ContainerHealthState] = {}
         self._running = True
         self._was_ready = False
+        # The periodic scan under way (None between scans), the last container it has passed, and the
+        # containers a targeted check saw after the scan had passed them (checked again at its end).
+        self._scan: Generator[ContainerID, None, ReplicationManagerReport] | None = None
+        self._scan_upto: ContainerID = 0
+        self._revisit: set[ContainerID] = set()
         self.under_processor = UnderReplicatedProcessor(
             lambda: self.queue,
             lambda result: handle_under_replicated(result, self.services),
@@ -126,7 +137,7 @@ class ReplicationManager:
         )
         c = self.config
         self.scan_task = PeriodicTask(
-            "ReplicationMonitor", c.thread_interval_ms, self.process_all, self.should_run
+            "ReplicationMonitor", c.thread_interval_ms, self._monitor, self.should_run
         )
         self.tasks = [
             self.scan_task,
@@ -180,34 +191,93 @@ class ReplicationManager:
 
     # ------------------------------------------------------------------ check stage
     def process_all(self) -> ReplicationManagerReport:
-        """The full scan (spec 10.1): every container in id order through the chain, into a new report
-        and a new queue, which then replace the old ones (stale entries vanish)."""
-        scanned = self.containers.containers()
-        # Lifecycle states counted in one C-speed pass, the report seeded with them (Ozone counts
-        # each container as it goes; the totals are the same).
-        lifecycle = Counter(map(attrgetter("state"), scanned))
+        """The full scan (spec 10.1) in one go: every container in id order through the chain, into a
+        new report and a new queue, which then replace the old ones (stale entries vanish). A periodic
+        scan under way is left to go on (and publish when it ends)."""
+        scan = self._full_scan(None)
+        while True:
+            try:
+                next(scan)
+            except StopIteration as done:
+                report: ReplicationManagerReport = done.value
+                return report
+
+    def scan_in_progress(self) -> bool:
+        """A periodic full scan has started and not yet published."""
+        return self._scan is not None
+
+    def _monitor(self) -> object:
+        """The ReplicationMonitor task: starts a full scan, or runs the next step of the one under way;
+        MORE until the scan has published."""
+        if self._scan is None:
+            self._revisit = set()
+            self._scan = self._full_scan(SCAN_STEP, self._revisit)
+        try:
+            self._scan_upto = next(self._scan)
+        except StopIteration:
+            self._scan = None
+            return None
+        except BaseException:
+            self._scan = None
+            raise
+        return MORE
+
+    def _full_scan(
+        self, step: int | None, revisit: Collection[ContainerID] = ()
+    ) -> Generator[ContainerID, None, ReplicationManagerReport]:
+        """The full scan (spec 10.1): every container in id order through the chain, into a new report,
+        queue and health map, which replace the old ones at once when it ends; returns the report.
+
+        With a `step`, it yields after every `step` containers (the id of the last one passed) and goes
+        on when resumed; without, it runs in one go. Between steps SCM goes on, so each step reads the
+        nodes and pending ops afresh, and checks each container as it is when its turn comes: one deleted
+        meanwhile is skipped, one added is left to the next scan. The report's lifecycle counts are the
+        counts at the scan's start. Containers in `revisit` at the end (a targeted check saw them after
+        the scan had passed them) are checked again into the new queue and health, not counted again.
+
+        Resumed when SCM is no longer ready (out of safe mode long enough, spec 9.4), the scan stops
+        there and publishes what it found, as Ozone's does (its loop checks shouldRun() before each
+        container and breaks); containers not reached keep their health. A stopped Replication Manager
+        does not stop a scan: Ozone's stop() interrupts the monitor thread, which only ends its wait
+        after the pass."""
+        ids = self.containers.container_ids()
+        count = self.containers.count
         report = ReplicationManagerReport.from_dict(
             {
                 "sampleLimit": self.config.container_sample_limit,
-                "stats": {state.name: n for state, n in lifecycle.items()},
+                "stats": {state.name: count(state) for state in LifeCycleState},
             }
         )
         queue = ReplicationQueue()
         health: dict[ContainerID, ContainerHealthState] = {}
-        plainly_healthy = self._plainly_healthy()
-        replicas_of = self.containers.replicas
-        for container in scanned:
-            replicas = replicas_of(container.container_id)
-            if plainly_healthy(container, replicas):
-                continue
-            state = self._check(container, replicas, report, queue, read_only=False)
-            if state is not HEALTHY:
-                health[container.container_id] = state
+        size = step or max(len(ids), 1)
+        for start in range(0, len(ids), size):
+            if start:
+                yield ids[start - 1]
+                if not self._services_ready():
+                    log.info("SCM is not ready: the full scan stops at container %d", ids[start])
+                    health.update((cid, state) for cid, state in self._health.items() if cid >= ids[start])
+                    break
+            plainly_healthy = self._plainly_healthy()
+            find, replicas_of = self.containers.find, self.containers.replicas
+            for container in map(find, ids[start : start + size]):
+                if container is None:
+                    continue
+                replicas = replicas_of(container.container_id)
+                if plainly_healthy(container, replicas):
+                    continue
+                state = self._check(container, replicas, report, queue, read_only=False)
+                if state is not HEALTHY:
+                    health[container.container_id] = state
+        else:
+            if revisit:
+                scratch = ReplicationManagerReport(self.config.container_sample_limit)
+                self._check_into(sorted(revisit), scratch, queue, health)
         report.set_complete(self.clock.wall_ms())
         self.queue, self.report, self._health = queue, report, health
         log.info(
             "Replication Manager scanned %d containers: %d under-, %d over-replicated queued",
-            len(scanned),
+            len(ids),
             queue.under_size(),
             queue.over_size(),
         )
@@ -243,17 +313,29 @@ class ReplicationManager:
     def check_containers(self, container_ids: Iterable[ContainerID]) -> None:
         """A targeted check: these containers through the chain now, repairs into the current queue.
         The published report stays the last full scan's (a partial count would mislead)."""
+        ids = sorted(container_ids)
+        if self._scan is not None:  # the scan under way found the ones it passed as they were before
+            self._revisit.update(cid for cid in ids if cid <= self._scan_upto)
         scratch = ReplicationManagerReport(self.config.container_sample_limit)
-        for container_id in sorted(container_ids):
+        self._check_into(ids, scratch, self.queue, self._health)
+
+    def _check_into(
+        self,
+        container_ids: Sequence[ContainerID],
+        report: ReplicationManagerReport,
+        queue: ReplicationQueue,
+        health: dict[ContainerID, ContainerHealthState],
+    ) -> None:
+        for container_id in container_ids:
             container = self.containers.find(container_id)
             if container is None:
                 continue
             replicas = self.containers.replicas(container_id)
-            state = self._check(container, replicas, scratch, self.queue, read_only=False)
+            state = self._check(container, replicas, report, queue, read_only=False)
             if state is HEALTHY:
-                self._health.pop(container_id, None)
+                health.pop(container_id, None)
             else:
-                self._health[container_id] = state
+                health[container_id] = state
 
     def _check(
         self,
@@ -309,7 +391,8 @@ class ReplicationManager:
         """REPLICATION_MANAGER_NOTIFY: a node died or changed its persisted operational state.
 
         Its containers are checked and repaired now. Ozone's own rule (spec 10.1) applies as well: if
-        the queue was empty, the full scan is woken early (it runs on the next tick)."""
+        the queue was empty and no scan is under way, the full scan is woken early (it starts on the
+        next tick)."""
         if not self.should_run():
             return
         if isinstance(payload, tuple):
@@ -321,7 +404,7 @@ class ReplicationManager:
         self.check_containers(container_ids)
         self.under_processor.process_all()
         self.process_over_replicated()
-        if queue_was_empty:
+        if queue_was_empty and self._scan is None:
             self.scan_task.next_due_ms = self.clock.now_ms()
 
     def scrub_pending_ops(self) -> None:
