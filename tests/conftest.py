@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
+from pyozone.cluster.layout import LOWEST_PORT, PORT_RANGE_VARIABLE
 from tests.cli_support import Result, run_cli, tree
 
 # No per-example deadline for any property test: on a loaded CI machine one slow example (a GC pause, a
 # busy core) must not fail a run. Loaded here, before any test module, so every test gets it.
 settings.register_profile("pyozone", deadline=None)
 settings.load_profile("pyozone")
+
+
+def _worker_port_range() -> None:
+    """Each xdist worker's clusters take ports from their own slice of 10000-32767: a cluster restarting a
+    daemon (kill, then start on the same port) cannot lose the port to the other worker's new cluster."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not worker.startswith("gw") or not count:
+        return
+    index, slices = int(worker[2:]), int(count)
+    width = (32768 - LOWEST_PORT) // slices
+    low = LOWEST_PORT + index * width
+    os.environ.setdefault(PORT_RANGE_VARIABLE, f"{low}-{low + width}")
+
+
+_worker_port_range()
 
 
 @pytest.fixture(autouse=True)

@@ -37,12 +37,30 @@ def _ephemeral_start() -> int:
         return 32768
 
 
+PORT_RANGE_VARIABLE = "PYOZONE_PORT_RANGE"
+"""LOW-HIGH: where clusters take their ports (default LOWEST_PORT up to the ephemeral range). A test runner
+that starts clusters side by side gives each worker its own range, so a cluster whose daemon is down for a
+restart never finds its port taken by another cluster started meanwhile."""
+
+
+def _port_range() -> tuple[int, int]:
+    low, high = LOWEST_PORT, _ephemeral_start()
+    raw = os.environ.get(PORT_RANGE_VARIABLE)
+    if raw:
+        first, _, last = raw.partition("-")
+        try:
+            low, high = int(first), int(last)
+        except ValueError:
+            raise ValueError(f"{PORT_RANGE_VARIABLE}={raw!r}: expected LOW-HIGH, e.g. 10000-20000") from None
+    return low, high
+
+
 def free_ports(n: int) -> list[int]:
     """Ports free now, held open together so no two are the same, taken at random below the kernel's
     ephemeral range: while a daemon is stopped (`cluster kill`, then `start`) no client connection or
     port-0 server on the machine can take its port, as one from the ephemeral range could."""
     rng = random.SystemRandom()
-    high = _ephemeral_start()
+    low, high = _port_range()
     sockets: list[socket.socket] = []
     try:
         for _ in range(64 * n):
@@ -50,7 +68,7 @@ def free_ports(n: int) -> list[int]:
                 break
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
-                s.bind((HOST, rng.randrange(LOWEST_PORT, high) if high > LOWEST_PORT + 1000 else 0))
+                s.bind((HOST, rng.randrange(low, high) if high > low + 1000 else 0))
             except OSError:
                 s.close()
                 continue

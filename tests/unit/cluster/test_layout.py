@@ -32,11 +32,20 @@ def test_local_intervals_need_no_sanitising(tmp_path: Path, caplog: pytest.LogCa
 
 
 def test_cluster_ports_are_distinct_and_below_the_ephemeral_range(tmp_path, monkeypatch):
+    monkeypatch.delenv(layout.PORT_RANGE_VARIABLE, raising=False)  # a test worker's own slice
     ports = layout.free_ports(40)
     assert len(set(ports)) == 40
     assert all(layout.LOWEST_PORT <= p < layout._ephemeral_start() for p in ports)
     monkeypatch.setattr(layout, "EPHEMERAL_RANGE", tmp_path / "missing")
     assert layout._ephemeral_start() == 32768  # Linux's default when the kernel does not say
+
+
+def test_a_port_range_keeps_side_by_side_clusters_apart(monkeypatch):
+    monkeypatch.setenv(layout.PORT_RANGE_VARIABLE, "20000-22000")
+    assert all(20000 <= p < 22000 for p in layout.free_ports(30))
+    monkeypatch.setenv(layout.PORT_RANGE_VARIABLE, "20000")
+    with pytest.raises(ValueError, match="PYOZONE_PORT_RANGE"):
+        layout.free_ports(1)
 
 
 def test_a_secure_plan_turns_every_mode_on_and_names_the_administrators_certificate(
