@@ -47,25 +47,3 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
 @pytest.fixture
 def snapshot() -> Callable[[Path], dict[str, bytes | None]]:
     return tree
-
-
-_FIRST = (
-    "tests/e2e/cluster/test_e2e_keys.py",  # the longest file (~4 min)
-    "tests/e2e/",
-    "tests/analytics/",
-    "tests/sim/",
-    "tests/chaos/",
-)
-"""What runs first: the long files (live clusters, Spark), so on two workers the short unit files fill the
-end of the run instead of one worker idling while the other finishes a long file. pytest-xdist (--dist
-loadfile) hands out files in collection order."""
-
-
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    def rank(item: pytest.Item) -> int:
-        path = item.nodeid
-        return next((i for i, prefix in enumerate(_FIRST) if path.startswith(prefix)), len(_FIRST))
-
-    items.sort(key=rank)  # stable: the order within a directory stays pytest's
