@@ -10,25 +10,16 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
-from prometheus_client.parser import text_string_to_metric_families
 
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.om.server import OmDaemon
 from pyozone.s3g.daemon import S3GatewayDaemon
 from pyozone.s3g.metrics import OPERATION, S3GatewayMetrics
 from pyozone.s3g.routing import Operation
+from tests.prometheus import samples
 from tests.unit.om.om_fakes import FakeScm
 from tests.unit.om.test_om_server import conf, run
 from tests.unit.s3g.test_daemon_volume import gateway_conf
-
-
-def samples(text: str) -> dict[str, float]:
-    found = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
-            found[f"{s.name}{{{labels}}}" if labels else s.name] = s.value
-    return found
 
 
 @asynccontextmanager

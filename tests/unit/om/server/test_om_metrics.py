@@ -8,8 +8,6 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.om.metadata import DELETED_TABLE
 from pyozone.om.server import counts
@@ -18,18 +16,9 @@ from pyozone.om.server.metrics import OZONE_OPS, OMMetrics
 from pyozone.om.server.rpc import request_type
 from pyozone.om.server.service import OzoneManagerService
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from tests.prometheus import samples
 from tests.unit.om.om_fakes import make_om
 from tests.unit.om.server.web.om_web import run, running_om
-
-
-def samples(text: str) -> dict[str, float]:
-    """Every sample as `name{k="v",...}` -> value, as Prometheus reads the exposition."""
-    found = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
-            found[f"{s.name}{{{labels}}}" if labels else s.name] = s.value
-    return found
 
 
 def test_every_rpc_has_ozones_request_type() -> None:

@@ -11,16 +11,13 @@ from typing import Any
 import pytest
 
 from pyozone.cli.main import main
-from pyozone.hdds.container import ContainerReplica
-from pyozone.hdds.ids import RATIS_THREE
-from pyozone.hdds.states import LifeCycleEvent, PipelineState, ReplicaState
 from pyozone.scm.server import ScmDaemon
 from tests.unit.common.http_helpers import get
+from tests.unit.scm.replication.scenario.test_scenario_admin_cli import (
+    cluster_with_an_under_replicated_container,
+)
 from tests.unit.scm.server.scm_server_helpers import (
-    FakeDatanode,
     async_test,
-    channel,
-    heartbeat_until,
     http_get,
     running_scm,
     scm_conf,
@@ -49,22 +46,8 @@ async def api(scm: ScmDaemon, path: str) -> Any:
 
 
 async def three_datanodes_and_a_closed_container(scm: ScmDaemon) -> int:
-    async with channel(scm.datanode_port) as ch:
-        datanodes = [FakeDatanode(i, ch) for i in (1, 2, 3)]
-        for dn in datanodes:
-            await dn.register()
-        core = scm.core
-        await heartbeat_until(datanodes, lambda: core.pipelines.pipelines(RATIS_THREE, PipelineState.OPEN))
-    pipeline = core.pipelines.pipelines(RATIS_THREE, PipelineState.OPEN)[0]
-    cid = core.containers.allocate_container(pipeline, "test").container_id
-    core.containers.update_state(cid, LifeCycleEvent.FINALIZE)
-    core.containers.update_state(cid, LifeCycleEvent.CLOSE)
-    for dn in datanodes[:2]:
-        core.containers.update_replica(
-            ContainerReplica(cid, dn.uuid, ReplicaState.CLOSED, dn.uuid, 0, 1, 100, 0, False)
-        )
-        core.nodes.add_container(dn.uuid, cid)
-    core.replication.process_all()
+    _, cid = await cluster_with_an_under_replicated_container(scm)
+    scm.core.replication.process_all()
     return cid
 
 
