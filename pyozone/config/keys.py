@@ -194,6 +194,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.open.key.cleanup.limit.per.task", N, "1000", "Expired open keys cleaned per run"),
     _k("ozone.om.container.location.cache.size", N, "100000", "Container locations OM caches"),
     _k("ozone.om.container.location.cache.ttl", D, "360m", "How long a cached container location lives"),
+    _k(
+        "ozone.om.unflushed.transaction.max.count",
+        N,
+        "10000",
+        "Transactions OM's double buffer may hold before requests wait for a flush",
+    ),
     # --- S3 gateway
     _k("ozone.s3g.http-address", T, "0.0.0.0:9878", "S3 gateway address (host[:port])"),
     _k("ozone.s3g.http-bind-host", T, "0.0.0.0", "Host the S3 gateway listens on"),

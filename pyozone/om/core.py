@@ -1,8 +1,10 @@
 """OzoneManager: the namespace core. Synchronous, no gRPC: the daemon calls it from a thread pool.
 
-Mutations hold one lock from the first read to the atomic batch that records them, so two requests never
-interleave their read-check-write. Calls to SCM (block allocation, container locations) run outside
-the lock: a slow SCM must not stall the namespace; what they return is checked again under the lock.
+A mutation holds its locks (locks.py: key requests their keys', everything else the namespace exclusively)
+from its first read to the transaction that records it, so two requests never interleave their
+read-check-write. The transaction enters om.db's double buffer: the next request sees it at once, and the
+daemon answers the client once it is durable. Calls to SCM (block allocation, container locations) run
+outside the locks: a slow SCM must not stall the namespace; what they return is checked again under them.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
 from pyozone.om import codec, quota
+from pyozone.om.block_batcher import BlockBatcher
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.locations import LocationCache, read_pipeline
+from pyozone.om.locks import OMLocks
 from pyozone.om.metadata import (
     BUCKET_TABLE,
     DELETED_TABLE,
@@ -46,7 +50,9 @@ log = logging.getLogger(__name__)
 
 OBJECT_ID = "objectID"
 """meta: the next object id. Object ids, open-key client ids and deletedTable sequence numbers come
-from this one counter, written in the batch that uses them, so none repeats across restarts."""
+from this one counter. A transaction carries the counter's value when it enters the double buffer, if it
+moved since the last one did, so om.db's value is past every id any durable transaction uses: none
+repeats across restarts."""
 
 
 def volume_key(volume: str) -> str:
@@ -105,10 +111,14 @@ class OzoneManager:
         self.settings = settings or OMSettings()
         self.clock = clock or SystemClock()
         self.default_owner = default_owner or _user()
-        self.lock = threading.RLock()
+        self.locks = OMLocks()
+        self.lock = self.locks.namespace
+        """Exclusive: for everything but key requests (`with om.lock:`)."""
         self.s3_secrets = S3SecretManager(store, self.lock)
         raw = store.get(META_TABLE, OBJECT_ID)
-        self._next_id = int(raw.decode()) if raw else 1
+        self._next_id = self._written_id = int(raw.decode()) if raw else 1
+        self._id_lock = threading.Lock()
+        self.blocks = BlockBatcher(scm)
         self.locations = LocationCache(
             scm.container_location,
             self.clock,
@@ -117,21 +127,20 @@ class OzoneManager:
         )
 
     # ------------------------------------------------------------------ ids
-    def new_ids(self, n: int, ops: list[Op]) -> list[int]:
-        """n fresh ids; the counter's new value joins `ops` (call under the lock)."""
-        first = self._next_id
-        self._next_id += n
-        ops.append((META_TABLE, OBJECT_ID, str(self._next_id).encode()))
+    def new_ids(self, n: int) -> list[int]:
+        """n fresh ids, for a transaction `commit` records later."""
+        with self._id_lock:
+            first = self._next_id
+            self._next_id += n
         return list(range(first, first + n))
 
     def commit(self, ops: list[Op]) -> None:
-        try:
+        """Records `ops` as one transaction (with the id counter, if it moved)."""
+        with self._id_lock:
+            if self._next_id != self._written_id:
+                ops.append((META_TABLE, OBJECT_ID, str(self._next_id).encode()))
+                self._written_id = self._next_id
             self.store.write(ops)
-        except BaseException:
-            # The counter in memory ran ahead of what was written; re-read it so ids stay dense.
-            raw = self.store.get(META_TABLE, OBJECT_ID)
-            self._next_id = int(raw.decode()) if raw else 1
-            raise
 
     def _now(self) -> int:
         return self.clock.wall_ms()
@@ -342,10 +351,10 @@ class OzoneManager:
         new_key = bool(parent.quota_namespace) and self.find_key(volume, bucket, key) is None
         self.check_quota(parent, replicated_size(config, preallocated), new_key)
         with scm_call(f"allocating {count} block(s) for {volume}/{bucket}/{key}"):
-            allocated = self.scm.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
-        with self.lock:
+            allocated = self.blocks.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
+        with self.lock.shared():
             ops: list[Op] = []
-            client_id, object_id = self.new_ids(2, ops)
+            client_id, object_id = self.new_ids(2)
             now = self._now()
             record = KeyRecord(
                 volume,
@@ -386,13 +395,13 @@ class OzoneManager:
         capacity = block_capacity(record.replication, self.settings.block_size)
         self.check_quota(self._bucket(volume, bucket), replicated_size(record.replication, capacity), False)
         with scm_call(f"allocating a block for {volume}/{bucket}/{key}"):
-            blocks = self.scm.allocate_blocks(
+            blocks = self.blocks.allocate_blocks(
                 self.settings.block_size, record.replication, 1, excluded or ExcludeList(), "om"
             )
         if len(blocks) != 1:
             raise OMException(OMResultCode.KEY_ALLOCATION_ERROR, f"SCM answered {len(blocks)} blocks for 1")
         block = blocks[0]
-        with self.lock:
+        with self.locks.key(key_key(volume, bucket, key)):
             ops: list[Op] = []
             table_key = open_key_key(volume, bucket, key, client_id)
             data = self.store.get(OPEN_KEY_TABLE, table_key)
@@ -416,8 +425,7 @@ class OzoneManager:
         """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest);
         `metadata` is merged into what openKey recorded. A key the quotas have no room for is refused
         (QUOTA_EXCEEDED) and its open key abandoned: its blocks go to deletedTable."""
-        with self.lock:
-            parent = self._bucket(volume, bucket)
+        with self.locks.key(key_key(volume, bucket, key)):
             opened = self.open_key_record(volume, bucket, key, client_id)
             merged = dict(opened.metadata) | dict(metadata or {})
             check_metadata(merged)
@@ -426,17 +434,17 @@ class OzoneManager:
                 opened, data_size=data_size, modification_ms=self._now(), blocks=kept, metadata=pairs(merged)
             )
             ops: list[Op] = []
-            try:
-                self.replace_key(parent, record, ops)
-            except OMException as e:
-                if e.code is OMResultCode.QUOTA_EXCEEDED:
-                    self.abandon(
-                        opened, client_id, f"commit of {key_key(volume, bucket, key)} refused: {e.message}"
-                    )
-                raise
-            self.orphan_unused(opened, kept, ops)
-            ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
-            self.commit(ops)
+            with self.locks.usage:
+                try:
+                    self.replace_key(self._bucket(volume, bucket), record, ops)
+                except OMException as e:
+                    if e.code is OMResultCode.QUOTA_EXCEEDED:
+                        why = f"commit of {key_key(volume, bucket, key)} refused: {e.message}"
+                        self.abandon(opened, client_id, why)
+                    raise
+                self.orphan_unused(opened, kept, ops)
+                ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
+                self.commit(ops)
         log.debug(
             "committed key %s/%s/%s: %d bytes in %d block(s)", volume, bucket, key, data_size, len(kept)
         )
@@ -492,7 +500,8 @@ class OzoneManager:
         """Writes the committed key into `ops`: a key of that name is replaced (its blocks go to
         deletedTable), and the bucket's and volume's usage follows. `counted`: bytes the usage holds for it
         already (a multipart upload's parts). QUOTA_EXCEEDED, with nothing added to `ops`, when the quotas
-        have no room for it."""
+        have no room for it. Call with the key's lock and `locks.usage` held, `parent` read under them, and
+        commit before releasing them."""
         old = self.find_key(record.volume, record.bucket, record.key)
         used_delta = record.replicated_bytes - (old.replicated_bytes if old is not None else 0) - counted
         self.check_quota(parent, used_delta, old is None)
@@ -543,7 +552,7 @@ class OzoneManager:
 
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         check_key_name(to_key, self.settings.check_key_characters)
-        with self.lock:
+        with self.locks.key(key_key(volume, bucket, key), key_key(volume, bucket, to_key)):
             record = self.key_record(volume, bucket, key)
             if to_key == key:
                 return
@@ -562,19 +571,19 @@ class OzoneManager:
         """Replaces the key's tag set (S3's PutObjectTagging; empty: DeleteObjectTagging). The key is not
         modified otherwise: S3 keeps an object's Last-Modified through tagging."""
         check_tags(tags)
-        with self.lock:
+        with self.locks.key(key_key(volume, bucket, key)):
             record = replace(self.key_record(volume, bucket, key), tags=pairs(tags))
             self.commit([(KEY_TABLE, key_key(volume, bucket, key), codec.encode(codec.key_to_proto(record)))])
         return record
 
     def delete_key(self, volume: str, bucket: str, key: str) -> None:
-        with self.lock:
+        with self.locks.key(key_key(volume, bucket, key)):
             record = self.key_record(volume, bucket, key)
-            parent = self._bucket(volume, bucket)
             ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
             self.orphan(record, ops)
-            self.account(parent, -record.replicated_bytes, -1, ops)
-            self.commit(ops)
+            with self.locks.usage:
+                self.account(self._bucket(volume, bucket), -record.replicated_bytes, -1, ops)
+                self.commit(ops)
         log.debug("deleted key %s/%s/%s (%d block(s) to delete)", volume, bucket, key, len(record.blocks))
 
     # ------------------------------------------------------------------ helpers
@@ -582,7 +591,7 @@ class OzoneManager:
         """The record's blocks go to deletedTable (a key without blocks leaves nothing to delete)."""
         if not record.blocks:
             return
-        (seq,) = self.new_ids(1, ops)
+        (seq,) = self.new_ids(1)
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
         ops.append((DELETED_TABLE, entry, codec.encode(codec.key_to_proto(record))))
 

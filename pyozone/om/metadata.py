@@ -13,18 +13,23 @@ Ozone names a multipart upload /vol/bucket/key/uploadID; pyozone puts a NUL (whi
 before the upload id instead, so a scan lists uploads in S3's order: by key, then by upload id, which
 grows with creation time.
 
-Values are serialized OmClientProtocol messages. Every mutation is one WriteBatch, so a crash leaves
-either all of it or none. Keys are UTF-8, so RocksDB's byte order is the names' code-point order and a
-listing is a range scan.
+Values are serialized OmClientProtocol messages. Keys are UTF-8, so RocksDB's byte order is the names'
+code-point order and a listing is a range scan.
+
+Writes go through the double buffer (double_buffer.py): a transaction is visible at once through the table
+cache and reaches RocksDB in a synced batch with the transactions around it; a batch is atomic, so a crash
+leaves all of a transaction or none. Reads see the cache over RocksDB.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TypeVar
 
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError
+from pyozone.om.double_buffer import MISSING, BufferFailedError, DoubleBuffer, FlushStats, encoded, merged
 
 VOLUME_TABLE = "volumeTable"
 BUCKET_TABLE = "bucketTable"
@@ -48,6 +53,8 @@ TABLE_NAMES = (
 T = TypeVar("T")
 Op = tuple[str, str, bytes | None]
 """(table, key, value); None deletes."""
+DEFAULT_MAX_UNFLUSHED = 10_000
+"""ozone.om.unflushed.transaction.max.count's default."""
 
 
 class OMStoreError(Exception):
@@ -55,41 +62,82 @@ class OMStoreError(Exception):
 
 
 class OMMetadataStore:
-    """om.db on the RocksDB backend SCM uses for scm.db, with text keys."""
+    """om.db on the RocksDB backend SCM uses for scm.db, with text keys, written through a double buffer.
+    `on_failure`: called (from the flusher) if a flush fails; the daemon exits then."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self,
+        path: Path,
+        max_unflushed: int = DEFAULT_MAX_UNFLUSHED,
+        on_failure: Callable[[BaseException], None] | None = None,
+    ) -> None:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._backend = RocksDBBackend(path, tables=TABLE_NAMES, owner="an OM")
         except (StoreError, OSError) as e:
             raise OMStoreError(str(e)) from None
+        self._buffer = DoubleBuffer(TABLE_NAMES, self._flush, max_unflushed, on_failure)
+
+    def _flush(self, ops: list[Op]) -> None:
+        self._backend.write(encoded(ops), sync=True)
 
     def get(self, table: str, key: str) -> bytes | None:
+        pending = self._buffer.cache.get(table, key)
+        if pending is not MISSING:
+            return pending  # type: ignore[return-value]
         return self._call(self._backend.get, table, key.encode())
 
     def scan(
         self, table: str, prefix: str = "", start_after: str | None = None
     ) -> Iterator[tuple[str, bytes]]:
         """Entries whose key starts with `prefix`, in key order, after `start_after` (exclusive)."""
-        low = prefix.encode()
-        if start_after is not None and start_after.encode() + b"\x00" > low:
-            low = start_after.encode() + b"\x00"
+        low = prefix
+        if start_after is not None and start_after + "\x00" > low:
+            low = start_after + "\x00"
+        pending = self._buffer.cache.pending(table, prefix, low)
+        yield from merged(pending, self._stored(table, prefix, low))
+
+    def _stored(self, table: str, prefix: str, low: str) -> Iterator[tuple[str, bytes]]:
         wanted = prefix.encode()
         try:
-            for key, value in self._backend.items(table, low):
+            for key, value in self._backend.items(table, low.encode()):
                 if not key.startswith(wanted):
                     return
                 yield key.decode(), value
         except StoreError as e:
             raise OMStoreError(str(e)) from None
 
-    def write(self, ops: Sequence[Op]) -> None:
-        """One atomic WriteBatch across tables."""
-        if ops:
-            self._call(self._backend.write, [(table, key.encode(), value) for table, key, value in ops])
+    def write(self, ops: Sequence[Op]) -> int:
+        """One atomic transaction across tables, visible at once; its epoch, for `durable`."""
+        if not ops:
+            return 0
+        try:
+            return self._buffer.add(list(ops))
+        except BufferFailedError as e:
+            raise OMStoreError(f"{self.path}: {e}") from None
+
+    def take_last_epoch(self) -> int:
+        """The epoch of this thread's last write since the previous call (0: none)."""
+        return self._buffer.take_last_epoch()
+
+    def durable(self, epoch: int) -> Future[None]:
+        """Done once `epoch` is in RocksDB (synced)."""
+        return self._buffer.durable(epoch)
+
+    def sync(self) -> None:
+        """Blocks until every write so far is in RocksDB."""
+        try:
+            self._buffer.wait()
+        except BufferFailedError as e:
+            raise OMStoreError(f"{self.path}: {e}") from None
+
+    def flush_stats(self) -> FlushStats:
+        return self._buffer.stats()
 
     def close(self) -> None:
+        """Flushes what is queued, then closes RocksDB."""
+        self._buffer.close()
         self._backend.close()
 
     @staticmethod

@@ -97,7 +97,7 @@ class MultipartManager:
         with om.lock:
             parent = om.info_bucket(volume, bucket)
             ops: list[Op] = []
-            (object_id,) = om.new_ids(1, ops)
+            (object_id,) = om.new_ids(1)
             upload = MultipartUploadRecord(
                 volume,
                 bucket,

@@ -13,10 +13,10 @@ import hashlib
 import hmac
 import re
 import secrets
-import threading
 from dataclasses import dataclass
 
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.locks import NamespaceLock
 from pyozone.om.metadata import S3_SECRET_TABLE, OMMetadataStore
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 
@@ -36,7 +36,7 @@ class S3Secret:
 
 
 class S3SecretManager:
-    def __init__(self, store: OMMetadataStore, lock: threading.RLock) -> None:
+    def __init__(self, store: OMMetadataStore, lock: NamespaceLock) -> None:
         self.store = store
         self.lock = lock
 

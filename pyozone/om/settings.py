@@ -63,6 +63,8 @@ class OMSettings:
     open_key_cleanup_limit: int = 1000
     location_cache_size: int = 100_000
     location_cache_ttl_ms: int = 360 * 60_000
+    max_unflushed_transactions: int = 10_000
+    """ozone.om.unflushed.transaction.max.count: a request waits while this many are not in om.db."""
     racks: tuple[tuple[str, str], ...] = ()
     """(host name or IP, rack) from net.topology.node.switch.mapping.file: where a reader is."""
     multipart_min_size: int = MULTIPART_MIN_SIZE
@@ -85,6 +87,7 @@ class OMSettings:
             open_key_cleanup_limit=_positive(conf, "ozone.om.open.key.cleanup.limit.per.task"),
             location_cache_size=_at_least(conf, "ozone.om.container.location.cache.size", 0),
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
+            max_unflushed_transactions=_positive(conf, "ozone.om.unflushed.transaction.max.count"),
             racks=_racks(conf),
             allowed_configs=allowed,
             access=AccessSettings.from_conf(conf),

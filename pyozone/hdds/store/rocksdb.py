@@ -1,7 +1,8 @@
 """RocksDBBackend: the KVBackend of every daemon's metadata, a RocksDB column family per table.
 
-Writes go through the WAL without fsync: an acknowledged write survives the process being killed
-(the kernel has the bytes), though not a power cut; the SCM's state only has to survive a restart.
+Writes go through the WAL without fsync unless asked (`write(..., sync=True)`, OM's double buffer): an
+acknowledged write survives the process being killed (the kernel has the bytes), though not a power cut;
+the SCM's state only has to survive a restart.
 """
 
 from __future__ import annotations
@@ -9,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from rocksdict import AccessType, ColumnFamily, DBRecoveryMode, Options, Rdict, WriteBatch
+from rocksdict import AccessType, ColumnFamily, DBRecoveryMode, Options, Rdict, WriteBatch, WriteOptions
 
 from pyozone.hdds.store.table import Op, StoreError
 
 DEFAULT_CF = "default"
+_UNSYNCED = WriteOptions()
+_SYNCED = WriteOptions()
+_SYNCED.sync = True
 
 
 def rocksdb_options(create: bool, recovery: DBRecoveryMode | None = None) -> Options:
@@ -108,8 +112,9 @@ class RocksDBBackend:
     def get(self, cf: str, key: bytes) -> bytes | None:
         return self._views[self._check(cf)].get(key)
 
-    def write(self, ops: list[Op]) -> None:
-        """One WriteBatch across column families: all of it is visible after a crash, or none."""
+    def write(self, ops: list[Op], sync: bool = False) -> None:
+        """One WriteBatch across column families: all of it is visible after a crash, or none. `sync`:
+        the write-ahead log is fsynced before this returns, so the batch survives a power cut too."""
         if self.read_only:
             raise StoreError(f"{self.path}: opened read-only")
         batch = WriteBatch(raw_mode=True)
@@ -118,7 +123,7 @@ class RocksDBBackend:
                 batch.delete(key, self._handles[self._check(cf)])
             else:
                 batch.put(key, value, self._handles[self._check(cf)])
-        self._db.write(batch)
+        self._db.write(batch, _SYNCED if sync else _UNSYNCED)
 
     def items(self, cf: str, from_key: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
         """Entries in key order, from `from_key` (inclusive) on."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -54,6 +55,15 @@ T = TypeVar("T")
 SHUTDOWN_GRACE_S = 5.0
 SCM_RETRY_S = 1.0
 EXECUTOR_THREADS = 16
+
+
+def _terminate(error: BaseException) -> None:
+    """A failed om.db flush: the table cache holds what om.db does not, so OM must not answer another
+    request. It exits at once, as Ozone's OM terminates; a restart serves what om.db holds, which is every
+    transaction a client was answered for."""
+    log.critical("exiting: om.db could not be written (%s)", error)
+    logging.shutdown()
+    os._exit(1)
 
 
 class ServerStartError(Exception):
@@ -117,7 +127,9 @@ class OmDaemon:
             self.scm = GrpcScm(self.conf, tls=self.tls)
         await self._start_http()
         self.storage = await self._bind_cluster()
-        self.store = OMMetadataStore(self.db_path)
+        self.store = OMMetadataStore(
+            self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate
+        )
         core = OzoneManager(self.store, self.scm, self.settings, self.clock)
         self.key_deleting = KeyDeletingService(core)
         self.open_key_cleanup = OpenKeyCleanupService(core)
@@ -129,6 +141,7 @@ class OmDaemon:
         )
         self.counter.refresh(0)  # the first count, so the first scrape has one
         self.om_metrics.watch(self.counter, self.key_deleting, self.open_key_cleanup)
+        self.om_metrics.watch_writes(self.store, core.blocks)
         self.core = core  # the web APIs answer from here on
         await self._start_rpc()
         self._tasks += [

@@ -18,12 +18,23 @@ Source DeletingServiceMetrics:
   om_key_deleting_service_pending_keys                gauge: deletedTable entries (last count)
   om_open_key_cleanup_service_runs_total, om_open_key_cleanup_service_keys_expired_total
 
+Source OzoneManagerDoubleBufferMetrics (om.db's double buffer, double_buffer.py):
+  ozone_manager_double_buffer_metrics_total_num_of_flush_operations_total      synced batches written
+  ozone_manager_double_buffer_metrics_total_num_of_flushed_transactions_total  transactions in them
+  ozone_manager_double_buffer_metrics_max_number_of_transactions_flushed_in_one_iteration
+  ozone_manager_double_buffer_metrics_avg_flush_transactions_in_one_iteration
+  ozone_manager_double_buffer_metrics_flush_time_seconds_total                 time spent writing batches
+  ozone_manager_double_buffer_metrics_unflushed_transactions                   gauge: waiting for a flush
+  om_scm_block_allocation_requests_total, om_scm_block_allocation_calls_total  block requests, and the
+                                      allocateScmBlock calls that served them (block_batcher.py)
+
 A request is observed once (`observe`, called by rpc.py for every request): the histogram and the failure
 counter. Ozone's counters are read from those two when scraped, so no request is counted twice.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -32,10 +43,13 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from pyozone.common.web.metrics import LATENCY_BUCKETS_S, MetricsSystem, prometheus_name
+from pyozone.om.block_batcher import BlockBatcher
+from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.server.counts import COUNT_CAP, NamespaceCounter
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 
 SOURCE = "OMMetrics"
+BUFFER_SOURCE = "OzoneManagerDoubleBufferMetrics"
 DELETING_SOURCE = "DeletingServiceMetrics"
 SCRAPE_MAX_AGE_S = 30.0
 """A scrape shows the namespace's last count, and starts a new one when that is older."""
@@ -141,6 +155,45 @@ class OMMetrics:
         """Gauges of the namespace's counts and the services' progress, read when scraped."""
         self.system.add_collector(SOURCE, _NamespaceGauges(counter))
         self.system.add_collector(DELETING_SOURCE, _ServiceProgress(counter, deleting, cleanup))
+
+    def watch_writes(self, store: OMMetadataStore, blocks: BlockBatcher) -> None:
+        """The double buffer's flushes and the batched block requests, read when scraped."""
+        self.system.add_collector(BUFFER_SOURCE, _WritePath(store, blocks))
+
+
+class _WritePath:
+    def __init__(self, store: OMMetadataStore, blocks: BlockBatcher) -> None:
+        self.store = store
+        self.blocks = blocks
+
+    def collect(self) -> Iterator[Metric]:
+        flushes = self.store.flush_stats()
+        name = functools.partial(prometheus_name, BUFFER_SOURCE)
+        yield _counter(name("TotalNumOfFlushOperations"), "synced batches written", flushes.flushes)
+        yield _counter(
+            name("TotalNumOfFlushedTransactions"), "transactions in those batches", flushes.transactions
+        )
+        yield GaugeMetricFamily(
+            name("MaxNumberOfTransactionsFlushedInOneIteration"),
+            "the most transactions one batch held",
+            value=flushes.max_transactions_in_one_flush,
+        )
+        yield GaugeMetricFamily(
+            name("AvgFlushTransactionsInOneIteration"),
+            "transactions per batch on average",
+            value=flushes.transactions / flushes.flushes if flushes.flushes else 0.0,
+        )
+        yield CounterMetricFamily(
+            name("FlushTimeSeconds"), "seconds spent writing batches", value=flushes.flush_seconds
+        )
+        yield GaugeMetricFamily(
+            name("UnflushedTransactions"), "transactions waiting for a flush", value=flushes.unflushed
+        )
+        batches = self.blocks.stats()
+        yield _counter("om_scm_block_allocation_requests", "block requests to SCM", batches.requests)
+        yield _counter(
+            "om_scm_block_allocation_calls", "allocateScmBlock calls that served them", batches.calls
+        )
 
 
 class _OzoneCounters:

@@ -1,0 +1,243 @@
+"""om.db's write path, as seed 001 describes OM's: a table cache and a double buffer.
+
+A transaction's changes enter the table cache at once, so the next request sees them, and join the
+current buffer under the next epoch (a transaction's number). A flusher thread swaps the buffers and
+writes everything the full one holds as one RocksDB WriteBatch with one WAL sync: many transactions
+share each sync. A transaction is durable once its batch is written; its cache entries then leave the
+cache (RocksDB has them), unless a later transaction changed the same key since. Callers answer their
+client only after `durable(epoch)`.
+
+Epochs are given out in the order transactions enter the cache, and batches are written in epoch order,
+so RocksDB always holds a prefix of what the cache showed: a crash loses only transactions nobody was
+answered for.
+
+A failed flush is fatal: the cache holds changes RocksDB does not, and no later transaction may build on
+them. The buffer refuses every later write, fails every waiter and calls `on_failure` (OM exits, as
+Ozone's OM terminates); on restart om.db holds every transaction a client was answered for.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+
+from pyozone.hdds.store.table import Op as ByteOp
+
+log = logging.getLogger(__name__)
+
+Op = tuple[str, str, bytes | None]
+"""(table, key, value); None deletes."""
+
+MISSING = object()
+"""What the cache answers for a key it holds nothing about (None is a deletion RocksDB has not seen yet)."""
+
+
+class BufferFailedError(Exception):
+    """A flush failed: om.db no longer holds what the cache shows, so nothing more is written."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlushStats:
+    """Ozone's OzoneManagerDoubleBufferMetrics, as totals since start."""
+
+    flushes: int
+    transactions: int
+    max_transactions_in_one_flush: int
+    flush_seconds: float
+    unflushed: int
+
+
+class TableCache:
+    """Per table, the value each key has in a transaction not yet flushed, with that epoch.
+
+    Mutated only under the buffer's lock; readers take no lock (a dict lookup is atomic)."""
+
+    def __init__(self, tables: Sequence[str]) -> None:
+        self._tables: dict[str, dict[str, tuple[int, bytes | None]]] = {t: {} for t in tables}
+
+    def get(self, table: str, key: str) -> object:
+        """The pending value (None: deleted), or MISSING."""
+        entry = self._tables[table].get(key)
+        return MISSING if entry is None else entry[1]
+
+    def put(self, epoch: int, ops: Sequence[Op]) -> None:
+        for table, key, value in ops:
+            self._tables[table][key] = (epoch, value)
+
+    def evict(self, upto: int, ops: Sequence[Op]) -> None:
+        """Drops what `ops` wrote, now in RocksDB, unless a transaction after `upto` rewrote it."""
+        for table, key, _ in ops:
+            entries = self._tables[table]
+            entry = entries.get(key)
+            if entry is not None and entry[0] <= upto:
+                del entries[key]
+
+    def pending(self, table: str, prefix: str, low: str) -> list[tuple[str, bytes | None]]:
+        """The table's pending entries with `prefix`, from `low` on (inclusive), in key order."""
+        return sorted((k, e[1]) for k, e in self._tables[table].items() if k >= low and k.startswith(prefix))
+
+    def __len__(self) -> int:
+        return sum(len(t) for t in self._tables.values())
+
+
+def merged(
+    pending: list[tuple[str, bytes | None]], stored: Iterator[tuple[str, bytes]]
+) -> Iterator[tuple[str, bytes]]:
+    """RocksDB's entries with the cache's over them, in key order; pending deletions hide entries."""
+    i = 0
+    for key, value in stored:
+        while i < len(pending) and pending[i][0] < key:
+            if pending[i][1] is not None:
+                yield pending[i]  # type: ignore[misc]
+            i += 1
+        if i < len(pending) and pending[i][0] == key:
+            if pending[i][1] is not None:
+                yield pending[i]  # type: ignore[misc]
+            i += 1
+            continue
+        yield key, value
+    for key, value in pending[i:]:
+        if value is not None:
+            yield key, value
+
+
+class DoubleBuffer:
+    """`write_batch(ops)` writes ops as one synced WriteBatch (the flusher calls it, one call at a time).
+    `max_unflushed` (ozone.om.unflushed.transaction.max.count): a writer waits while that many
+    transactions are not flushed, so a slow disk slows requests down instead of filling memory."""
+
+    def __init__(
+        self,
+        tables: Sequence[str],
+        write_batch: Callable[[list[Op]], None],
+        max_unflushed: int = 10_000,
+        on_failure: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        if max_unflushed < 1:
+            raise ValueError(f"the unflushed transaction limit must be positive, got {max_unflushed}")
+        self.cache = TableCache(tables)
+        self._write_batch = write_batch
+        self._max_unflushed = max_unflushed
+        self._on_failure = on_failure
+        self._cond = threading.Condition()
+        self._current: list[Sequence[Op]] = []
+        self._epoch = 0
+        self._flushed = 0
+        self._waiters: list[tuple[int, int, Future[None]]] = []
+        self._failed: BaseException | None = None
+        self._closing = False
+        self._local = threading.local()
+        self._stats = FlushStats(0, 0, 0, 0.0, 0)
+        self._flusher = threading.Thread(target=self._run, name="om-double-buffer", daemon=True)
+        self._flusher.start()
+
+    # ------------------------------------------------------------------ writers
+    def add(self, ops: Sequence[Op]) -> int:
+        """Makes `ops` visible through the cache and queues them; their epoch (also this thread's
+        `last_epoch`)."""
+        with self._cond:
+            while self._epoch - self._flushed >= self._max_unflushed and self._failed is None:
+                self._cond.wait()
+            if self._failed is not None:
+                raise BufferFailedError(f"om.db write failed earlier: {self._failed}")
+            if self._closing:
+                raise BufferFailedError("om.db is closing")
+            self._epoch += 1
+            self.cache.put(self._epoch, ops)
+            self._current.append(ops)
+            self._cond.notify_all()
+            epoch = self._epoch
+        self._local.epoch = epoch
+        return epoch
+
+    def take_last_epoch(self) -> int:
+        """The epoch of this thread's last `add` since the previous call (0: none), and forgets it."""
+        epoch = getattr(self._local, "epoch", 0)
+        self._local.epoch = 0
+        return epoch
+
+    # ------------------------------------------------------------------ waiting
+    def durable(self, epoch: int) -> Future[None]:
+        """Done when `epoch` is in RocksDB; failed (BufferFailedError) if its flush failed."""
+        future: Future[None] = Future()
+        with self._cond:
+            if self._flushed >= epoch:
+                future.set_result(None)
+            elif self._failed is not None:
+                future.set_exception(BufferFailedError(f"om.db write failed: {self._failed}"))
+            else:
+                heapq.heappush(self._waiters, (epoch, id(future), future))
+        return future
+
+    def wait(self, epoch: int | None = None) -> None:
+        """Blocks until `epoch` (default: everything added so far) is durable."""
+        self.durable(self._epoch if epoch is None else epoch).result()
+
+    def stats(self) -> FlushStats:
+        with self._cond:
+            return replace(self._stats, unflushed=self._epoch - self._flushed)
+
+    # ------------------------------------------------------------------ the flusher
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._current and not self._closing:
+                    self._cond.wait()
+                if not self._current:
+                    return
+                batch, self._current = self._current, []
+                upto = self._epoch
+            ops = [op for transaction in batch for op in transaction]
+            started = time.perf_counter()
+            try:
+                self._write_batch(ops)
+            except BaseException as e:
+                self._fail(e)
+                return
+            self._flushed_upto(upto, ops, len(batch), time.perf_counter() - started)
+
+    def _flushed_upto(self, upto: int, ops: list[Op], transactions: int, seconds: float) -> None:
+        done: list[Future[None]] = []
+        with self._cond:
+            self._flushed = upto
+            self.cache.evict(upto, ops)
+            while self._waiters and self._waiters[0][0] <= upto:
+                done.append(heapq.heappop(self._waiters)[2])
+            s = self._stats
+            self._stats = FlushStats(
+                s.flushes + 1,
+                s.transactions + transactions,
+                max(s.max_transactions_in_one_flush, transactions),
+                s.flush_seconds + seconds,
+                0,
+            )
+            self._cond.notify_all()
+        for future in done:
+            future.set_result(None)
+
+    def _fail(self, error: BaseException) -> None:
+        log.critical("om.db flush failed; no further writes are accepted: %s", error, exc_info=error)
+        with self._cond:
+            self._failed = error
+            waiters, self._waiters = self._waiters, []
+            self._cond.notify_all()
+        for _, _, future in waiters:
+            future.set_exception(BufferFailedError(f"om.db write failed: {error}"))
+        if self._on_failure is not None:
+            self._on_failure(error)
+
+    def close(self) -> None:
+        """Flushes what is queued, then stops the flusher."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._flusher.join()
+
+
+def encoded(ops: Sequence[Op]) -> list[ByteOp]:
+    return [(table, key.encode(), value) for table, key, value in ops]

@@ -1,0 +1,120 @@
+"""OM's locks: key requests run side by side, each under its key's lock (seed 001's move from volume and
+bucket locks to key-prefix locks); everything else is exclusive.
+
+- `NamespaceLock` is shared by key requests and exclusive for the rest (volumes, buckets, properties,
+  multipart uploads, S3 secrets, the background services), which are rare and touch many records.
+  Reentrant both ways, and the exclusive holder may take it shared.
+- `key(...)`: the namespace shared plus the stripes of the named keys, taken in stripe order (a rename
+  names two keys), so two requests on one key never interleave their read-check-write.
+- `usage`: the short section where a key request reads its bucket's and volume's usage, checks the
+  quotas, and queues its transaction: counters are read-modify-write records, and the transaction must
+  enter the double buffer in the order its counters were computed.
+
+Writers wait while the exclusive side is wanted, so a bucket deletion is not starved by a stream of key
+requests; a thread already holding the shared side re-enters it without waiting (no self-deadlock).
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+KEY_LOCK_STRIPES = 1024
+
+
+class NamespaceLock:
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer: int | None = None
+        self._writer_depth = 0
+        self._writers_waiting = 0
+        self._local = threading.local()
+
+    # ------------------------------------------------------------------ shared
+    def acquire_shared(self) -> None:
+        depth = getattr(self._local, "depth", 0)
+        if depth == 0:
+            me = threading.get_ident()
+            with self._cond:
+                if self._writer == me:
+                    self._local.counted = False
+                else:
+                    while self._writer is not None or self._writers_waiting:
+                        self._cond.wait()
+                    self._readers += 1
+                    self._local.counted = True
+        self._local.depth = depth + 1
+
+    def release_shared(self) -> None:
+        self._local.depth -= 1
+        if self._local.depth == 0 and self._local.counted:
+            with self._cond:
+                self._readers -= 1
+                if self._readers == 0:
+                    self._cond.notify_all()
+
+    # ------------------------------------------------------------------ exclusive
+    def acquire(self) -> None:
+        me = threading.get_ident()
+        if self._writer == me:
+            self._writer_depth += 1
+            return
+        if getattr(self._local, "depth", 0):
+            raise RuntimeError("OM lock: a key request cannot take the namespace exclusively")
+        with self._cond:
+            self._writers_waiting += 1
+            try:
+                while self._writer is not None or self._readers:
+                    self._cond.wait()
+            finally:
+                self._writers_waiting -= 1
+            self._writer = me
+            self._writer_depth = 1
+
+    def release(self) -> None:
+        self._writer_depth -= 1
+        if self._writer_depth == 0:
+            with self._cond:
+                self._writer = None
+                self._cond.notify_all()
+
+    def __enter__(self) -> NamespaceLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        self.acquire_shared()
+        try:
+            yield
+        finally:
+            self.release_shared()
+
+
+class OMLocks:
+    def __init__(self, stripes: int = KEY_LOCK_STRIPES) -> None:
+        self.namespace = NamespaceLock()
+        self.usage = threading.RLock()
+        self._stripes = [threading.RLock() for _ in range(stripes)]
+
+    def _stripe(self, name: str) -> int:
+        return zlib.crc32(name.encode()) % len(self._stripes)
+
+    @contextmanager
+    def key(self, *names: str) -> Iterator[None]:
+        """The namespace shared, then the stripe of each key name (a full /vol/bucket/key path)."""
+        stripes = sorted({self._stripe(n) for n in names})
+        with self.namespace.shared():
+            for i in stripes:
+                self._stripes[i].acquire()
+            try:
+                yield
+            finally:
+                for i in reversed(stripes):
+                    self._stripes[i].release()
