@@ -7,6 +7,7 @@ ProtocolError naming the field, which the server answers with INVALID_ARGUMENT.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pyozone.hdds.errors import ProtocolError
@@ -36,9 +37,14 @@ from pyozone.protocol.common import (
 # ------------------------------------------------------------------ replication
 ReplicationRequest = om_pb.CreateBucketRequest | om_pb.OpenKeyRequest | om_pb.InitiateMultipartUploadRequest
 
+DECODED_CACHE_SIZE = 4096
+"""Decoded volume and bucket records kept (their bytes are the key)."""
 
+
+@functools.lru_cache(maxsize=256)
 def replication_fields(config: ReplicationConfig) -> dict[str, Any]:
-    """A message's type, factor and (EC only) ecReplicationConfig, as keyword arguments."""
+    """A message's type, factor and (EC only) ecReplicationConfig, as keyword arguments (memoized: a
+    handful of configs; callers unpack it, never change it)."""
     rtype, factor, ec = replication_to_proto(config)
     fields: dict[str, Any] = {"type": rtype, "factor": factor}
     if ec is not None:
@@ -261,11 +267,16 @@ def encode(message: om_pb.VolumeInfo | om_pb.BucketInfo | om_pb.KeyInfo | om_pb.
     return message.SerializeToString(deterministic=True)
 
 
+@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
 def decode_volume(data: bytes) -> VolumeRecord:
+    """Memoized by value, as decode_bucket."""
     return volume_from_proto(om_pb.VolumeInfo.FromString(data))
 
 
+@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
 def decode_bucket(data: bytes) -> BucketRecord:
+    """Memoized by value: every key request reads its bucket and volume (often several times), and the
+    records are frozen, so equal bytes may share one."""
     return bucket_from_proto(om_pb.BucketInfo.FromString(data))
 
 
