@@ -6,28 +6,37 @@ keep T keys in flight on the one asyncio data path.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from pyozone.client import OMException, OzoneClient, OzoneClientError
 from pyozone.freon.content import key_chunks, key_name
 from pyozone.freon.report import FreonReport
-
-Progress = Callable[[int], None]
-"""Called with 1 per finished key."""
+from pyozone.freon.runner import Load, Progress, Run, run
 
 
 @dataclass(frozen=True, slots=True)
 class FreonOptions:
+    """What the key tools (ockg, ockv, omkg) write or read: keys PREFIX/0, PREFIX/1, ... of `size` bytes in
+    VOLUME/BUCKET. `number` None: no cap (the run ends at `duration_s` or when stopped)."""
+
     volume: str = "vol1"
     bucket: str = "bucket1"
     prefix: str = "freon"
-    number: int = 1000
+    number: int | None = 1000
     size: int = 10 * 1024
     threads: int = 10
     replication: str | None = None
+    duration_s: float | None = None
+
+    @property
+    def load(self) -> Load:
+        return Load(self.number, self.threads, self.duration_s)
+
+    def key_run(self, operation: str) -> Run:
+        """A run of key `operation`: keys counted, a failure named by its key."""
+        return Run(operation, "keys", (OzoneClientError, ValueError), partial(key_name, self.prefix))
 
 
 def ensure_bucket(client: OzoneClient, options: FreonOptions) -> None:
@@ -41,39 +50,6 @@ def ensure_bucket(client: OzoneClient, options: FreonOptions) -> None:
         except OMException as e:
             if not e.result.endswith("ALREADY_EXISTS"):
                 raise
-
-
-def _run(
-    operation: str,
-    options: FreonOptions,
-    one: Callable[[int], int],
-    progress: Progress | None,
-) -> FreonReport:
-    latencies: list[float] = []
-    failures: list[str] = []
-    done_bytes = 0
-
-    def task(index: int) -> tuple[int, float, str | None]:
-        start = time.perf_counter()
-        try:
-            n = one(index)
-            error = None
-        except (OzoneClientError, ValueError) as e:
-            n, error = 0, f"{key_name(options.prefix, index)}: {e}"
-        return n, (time.perf_counter() - start) * 1000, error
-
-    start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, options.threads)) as pool:
-        for n, latency, error in pool.map(task, range(options.number)):
-            if error is None:
-                latencies.append(latency)
-                done_bytes += n
-            else:
-                failures.append(error)
-            if progress:
-                progress(1)
-    seconds = time.perf_counter() - start
-    return FreonReport(operation, len(latencies), done_bytes, seconds, tuple(latencies), tuple(failures))
 
 
 def generate_keys(
@@ -94,7 +70,7 @@ def generate_keys(
                 written += len(piece)
         return written
 
-    return _run("ockg", options, put, progress)
+    return run(options.key_run("ockg"), options.load, put, progress)
 
 
 def _compare(pieces: Iterable[bytes], expected: Iterator[bytes], size: int) -> int:
@@ -127,4 +103,4 @@ def verify_keys(
                 raise ValueError(f"{reader.size} bytes, expected {options.size}")
             return _compare(reader, key_chunks(options.prefix, index, None), reader.size)
 
-    return _run("ockv", options, check, progress)
+    return run(options.key_run("ockv"), options.load, check, progress)

@@ -16,27 +16,37 @@ def percentile(sorted_values: list[float], p: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class FreonReport:
-    operation: str  # "ockg" or "ockv"
-    keys: int  # keys that succeeded
-    bytes: int
+    operation: str  # the tool: "ockg", "ockv", "omkg", "ome" or "dne"
+    keys: int  # operations that succeeded (keys, for the key tools)
+    bytes: int  # payload moved: key bytes, or an echo's bytes both ways
     seconds: float
     latencies_ms: tuple[float, ...] = ()
-    failures: tuple[str, ...] = field(default=())  # one line per failed key
+    failures: tuple[str, ...] = field(default=())  # one line per failed operation
+    unit: str = "keys"  # what the count and rate rows count: "keys", or "ops" for the echoes
 
     @property
     def ok(self) -> bool:
         return not self.failures
+
+    @property
+    def rate(self) -> float:
+        """Successful operations per second."""
+        return self.keys / max(self.seconds, 1e-9)
+
+    def latency_ms(self, p: float) -> float:
+        """The p-th percentile of the successful operations' latency."""
+        return percentile(sorted(self.latencies_ms), p)
 
     def rows(self) -> list[tuple[str, str]]:
         lat = sorted(self.latencies_ms)
         seconds = max(self.seconds, 1e-9)
         return [
             ("operation", self.operation),
-            ("keys", str(self.keys)),
+            (self.unit, str(self.keys)),
             ("failed", str(len(self.failures))),
             ("bytes", str(self.bytes)),
             ("seconds", f"{self.seconds:.3f}"),
-            ("keys/s", f"{self.keys / seconds:.1f}"),
+            (f"{self.unit}/s", f"{self.rate:.1f}"),
             ("MB/s", f"{self.bytes / seconds / (1 << 20):.2f}"),
             ("latency p50 ms", f"{percentile(lat, 50):.1f}"),
             ("latency p90 ms", f"{percentile(lat, 90):.1f}"),

@@ -30,6 +30,10 @@ KeyLocation carries its pipeline with three datanodes in full, ~600 bytes)."""
 REPLICATION_CHUNK_BYTES = 1 * MiB
 """The size of each piece of a container archive streamed by upload and download."""
 
+MAX_ECHO_PAYLOAD_BYTES = 2 * MiB
+"""An echo's payload each way (OM's echoRPC, a datanode's Echo: freon ome and dne): enough to time the RPC
+floor with a payload, while no echo makes a daemon build a buffer near its message limits."""
+
 
 def grpc_options(max_message_bytes: int) -> list[tuple[str, int]]:
     """Options for grpc.aio.server(options=...) and grpc.aio.insecure_channel(options=...).

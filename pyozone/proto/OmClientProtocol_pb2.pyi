@@ -949,3 +949,19 @@ class ServiceInfoResponse(_message.Message):
     omID: str
     scmInSafeMode: bool
     def __init__(self, clusterID: _Optional[str] = ..., omID: _Optional[str] = ..., scmInSafeMode: _Optional[bool] = ...) -> None: ...
+
+class EchoRPCRequest(_message.Message):
+    __slots__ = ("payloadReq", "payloadSizeResp", "readOnly")
+    PAYLOADREQ_FIELD_NUMBER: _ClassVar[int]
+    PAYLOADSIZERESP_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    payloadReq: bytes
+    payloadSizeResp: int
+    readOnly: bool
+    def __init__(self, payloadReq: _Optional[bytes] = ..., payloadSizeResp: _Optional[int] = ..., readOnly: _Optional[bool] = ...) -> None: ...
+
+class EchoRPCResponse(_message.Message):
+    __slots__ = ("payload",)
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    payload: bytes
+    def __init__(self, payload: _Optional[bytes] = ...) -> None: ...

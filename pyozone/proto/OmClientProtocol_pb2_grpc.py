@@ -194,6 +194,11 @@ class OzoneManagerServiceStub:
                 request_serializer=pyozone_dot_OmClientProtocol__pb2.GetAclRequest.SerializeToString,
                 response_deserializer=pyozone_dot_OmClientProtocol__pb2.GetAclResponse.FromString,
                 _registered_method=True)
+        self.echoRPC = channel.unary_unary(
+                '/pyozone.om.OzoneManagerService/echoRPC',
+                request_serializer=pyozone_dot_OmClientProtocol__pb2.EchoRPCRequest.SerializeToString,
+                response_deserializer=pyozone_dot_OmClientProtocol__pb2.EchoRPCResponse.FromString,
+                _registered_method=True)
 
 
 class OzoneManagerServiceServicer:
@@ -391,6 +396,12 @@ class OzoneManagerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def echoRPC(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OzoneManagerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -553,6 +564,11 @@ def add_OzoneManagerServiceServicer_to_server(servicer, server):
                     servicer.getAcl,
                     request_deserializer=pyozone_dot_OmClientProtocol__pb2.GetAclRequest.FromString,
                     response_serializer=pyozone_dot_OmClientProtocol__pb2.GetAclResponse.SerializeToString,
+            ),
+            'echoRPC': grpc.unary_unary_rpc_method_handler(
+                    servicer.echoRPC,
+                    request_deserializer=pyozone_dot_OmClientProtocol__pb2.EchoRPCRequest.FromString,
+                    response_serializer=pyozone_dot_OmClientProtocol__pb2.EchoRPCResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1419,6 +1435,33 @@ class OzoneManagerService:
             '/pyozone.om.OzoneManagerService/getAcl',
             pyozone_dot_OmClientProtocol__pb2.GetAclRequest.SerializeToString,
             pyozone_dot_OmClientProtocol__pb2.GetAclResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def echoRPC(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.om.OzoneManagerService/echoRPC',
+            pyozone_dot_OmClientProtocol__pb2.EchoRPCRequest.SerializeToString,
+            pyozone_dot_OmClientProtocol__pb2.EchoRPCResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import grpc
 
 from pyozone.common.grpc_server import Oversized, RequestBounds
-from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, KiB, MiB, grpc_options
+from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES, MAX_OM_MESSAGE_BYTES, KiB, MiB, grpc_options
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.names import MAX_KEY_NAME_BYTES, MAX_RESOURCE_NAME
 from pyozone.om.s3secret import MAX_REGION_CHARS, MAX_SERVICE_CHARS
@@ -32,6 +32,8 @@ METADATA_REQUEST_BYTES = 64 * KiB
 """Names plus a key's metadata or tags (key_metadata.py bounds those at 16 KiB)."""
 PART_LIST_REQUEST_BYTES = 1 * MiB
 """completeMultipartUpload: up to 10,000 parts of a number and an ETag, and the key's metadata."""
+ECHO_REQUEST_BYTES = MAX_ECHO_PAYLOAD_BYTES + 1 * KiB
+"""echoRPC (freon ome): the largest payload an echo carries, and its two small fields."""
 MAX_UPLOAD_ID_BYTES = 128
 """An upload id: pyozone's are 53 characters (multipart.py); Ozone's a UUID and a number."""
 MAX_OM_REQUEST_BYTES = 4 * MiB
@@ -95,6 +97,7 @@ _MESSAGE_BYTES = {
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,
     "setAcl": METADATA_REQUEST_BYTES,
+    "echoRPC": ECHO_REQUEST_BYTES,
 }
 SERVICE = pb.DESCRIPTOR.services_by_name["OzoneManagerService"]
 

@@ -98,7 +98,7 @@ OZONE_OPS: dict[str, OzoneOp] = {
 """Ozone's OMMetrics for each request type it counts (OMMetrics.java); other types are in the histogram."""
 
 KINDS = ("Volume", "Bucket", "Key")
-READS = ("Info", "List", "Lookup", "Get", "ServiceList")
+READS = ("Info", "List", "Lookup", "Get", "ServiceList", "Echo")
 """Request types that change nothing, by their start."""
 
 

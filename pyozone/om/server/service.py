@@ -17,6 +17,7 @@ from typing import TypeVar
 import grpc
 
 from pyozone.hdds.block import ExcludeList
+from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
 from pyozone.hdds.security.acl import ACLType, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.om import codec
@@ -80,14 +81,27 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self.cluster_id = cluster_id
 
     async def _run(self, call: Callable[..., T], *args: object, check: Check | None = None) -> T:
-        """The core call in the pool, after `check` (an ACL check reading om.db) in the same job."""
+        """The core call in the pool, after `check` (an ACL check reading om.db) in the same job. What
+        it wrote is durable before this returns or raises: a client is answered only then (seed 001's
+        double buffer), while the pool thread is already free for the next request."""
+        store = self.core.store
+        epoch = 0
 
         def job() -> T:
-            if check is not None:
-                check()
-            return call(*args)
+            nonlocal epoch
+            store.take_last_epoch()
+            try:
+                if check is not None:
+                    check()
+                return call(*args)
+            finally:
+                epoch = store.take_last_epoch()
 
-        return await asyncio.get_running_loop().run_in_executor(self.executor, job)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.executor, job)
+        finally:
+            if epoch:
+                await asyncio.wrap_future(store.durable(epoch))
 
     async def _sign(
         self,
@@ -513,6 +527,14 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         if path.resource is ResourceType.BUCKET:
             return partial(self.access.bucket, caller, right, path.volume, path.bucket)
         return partial(self.access.key, caller, right, path.volume, path.bucket, path.key)
+
+    # ------------------------------------------------------------------ the RPC floor
+    @rpc
+    async def echoRPC(self, request: pb.EchoRPCRequest, context: Context) -> pb.EchoRPCResponse:
+        """Ozone's EchoRPC (freon ome): answered here on the event loop, with no pool job and no table, so
+        its rate is what OM's gRPC costs per call and nothing more."""
+        size = parse(integer, request.payloadSizeResp, "payloadSizeResp", 0, MAX_ECHO_PAYLOAD_BYTES)
+        return pb.EchoRPCResponse(payload=bytes(size))
 
 
 _BucketRequest = (

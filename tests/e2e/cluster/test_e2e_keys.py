@@ -342,6 +342,28 @@ def test_freon_ockg_then_ockv(cluster: LiveCluster) -> None:
     assert len(listed) == 50 and {k["dataSize"] for k in listed} == {64 * 1024}
 
 
+def test_freon_ome_omkg_and_dne(cluster: LiveCluster, client: OzoneClient) -> None:
+    """Each layer's generator as a real process (issue 17): OM's echo, empty keys in OM alone, an echo to
+    one datanode of a pipeline; each prints its table with its rate and latency rows."""
+    conf = ("--conf", str(cluster.conf_dir))
+    runs = {
+        "ome": ("-n", "100", "-t", "4", "--payload-req", "1", "--payload-resp", "1"),
+        "omkg": ("-n", "40", "-t", "4", "-p", "omkg1"),
+        "dne": ("-n", "100", "-t", "4", "--payload-req", "1", "--payload-resp", "1"),
+    }
+    for tool, args in runs.items():
+        result = cluster.pyozone("freon", tool, *args, "-q", *conf, timeout_s=60)
+        assert result.code == 0, (tool, result, cluster.logs())
+        rows = dict(line.rsplit(None, 1) for line in result.out.splitlines())
+        unit, moved = ("keys", 0) if tool == "omkg" else ("ops", 100 * 2048)
+        counted = (rows["operation"], rows[unit], rows["failed"], rows["bytes"])
+        assert counted == (tool, args[1], "0", str(moved)), result.out
+        assert float(rows[f"{unit}/s"]) > 0 and float(rows["latency p99 ms"]) > 0, result.out
+    listed = client.list_keys("vol1", "bucket1", "omkg1/")
+    assert len(listed) == 40 and {k.data_size for k in listed} == {0}
+    assert len({k.object_id for k in listed}) == 40
+
+
 def test_a_snapshot_with_keys_maps_every_key_to_its_blocks(
     cluster: LiveCluster, client: OzoneClient, tmp_path: Path
 ) -> None:

@@ -1,0 +1,156 @@
+"""OM's metadata path against its RPC floor (issue 17's targets), on a 3-datanode cluster on this machine.
+
+Starts `pyozone cluster up --background --datanodes 3` in a fresh directory and, in one run, with the
+freon tools' own functions (a fresh client per step, after a warm-up of every tool):
+- ome (OM echoRPC: the RPC floor) with 1, 8 and 32 threads;
+- omkg (openKey + commitKey of an empty key: OM's metadata path, no datanode) with 1, 8 and 32 threads;
+- ockg of 1 KB keys (the bucket's default replication, RATIS/THREE) with 8 and 32 threads;
+- dne (Echo to one datanode of a RATIS/THREE pipeline: the data port's floor) with 8 threads.
+Each step runs -n operations or --duration, whichever ends first. The table gives each step's ops/s, p50
+and p99, then the targets, each PASS or MISS: omkg/ome >= 0.70 and ockg/ome >= 0.25 at the same thread
+count, and OM's p99 (omkg's, a key created) under 50 ms at 32 threads.
+
+    python -m benchmarks.om [-n 2000] [--duration 10s] [--warmup 200] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks.common import print_table
+from benchmarks.key_io import _pyozone, start_cluster
+from pyozone.client import OzoneClient
+from pyozone.common.net import scm_client_address
+from pyozone.config import OzoneConfiguration
+from pyozone.config.site import load_configuration
+from pyozone.config.units import parse_duration_ms
+from pyozone.freon import (
+    EchoOptions,
+    FreonOptions,
+    FreonReport,
+    Load,
+    datanode_echo,
+    generate_keys,
+    generate_om_keys,
+    om_echo,
+    pipeline_datanode,
+)
+from pyozone.scm.client.admin_client import ScmAdminClient
+
+VOLUME, BUCKET = "bench", "omkeys"
+OM_THREADS = (1, 8, 32)
+OCKG_THREADS = (8, 32)
+DNE_THREADS = 8
+OMKG_TARGET, OCKG_TARGET, P99_TARGET_MS = 0.70, 0.25, 50.0
+
+Step = Callable[[OzoneClient, Load, str], FreonReport]
+"""(client, load, tag) -> report: one freon tool, run once (`tag` keeps each run's keys apart)."""
+
+
+def ome(client: OzoneClient, load: Load, tag: str) -> FreonReport:
+    return om_echo(client, EchoOptions(0, 0, load.number, load.threads, load.duration_s))
+
+
+def omkg(client: OzoneClient, load: Load, tag: str) -> FreonReport:
+    options = FreonOptions(VOLUME, BUCKET, f"omkg-{tag}", load.number, 0, load.threads, None, load.duration_s)
+    return generate_om_keys(client, options)
+
+
+def ockg(client: OzoneClient, load: Load, tag: str) -> FreonReport:
+    options = FreonOptions(
+        VOLUME, BUCKET, f"ockg-{tag}", load.number, 1024, load.threads, None, load.duration_s
+    )
+    return generate_keys(client, options)
+
+
+def dne_step(conf: OzoneConfiguration) -> Step:
+    """dne through the first OPEN RATIS/THREE pipeline (the warm-up's ockg keys made sure there is one)."""
+    with ScmAdminClient(scm_client_address(conf)) as scm:
+        pipeline_id, datanode = pipeline_datanode(scm.pipelines())
+
+    def dne(client: OzoneClient, load: Load, tag: str) -> FreonReport:
+        options = EchoOptions(0, 0, load.number, load.threads, load.duration_s)
+        return datanode_echo(client, datanode, options, pipeline_id)
+
+    return dne
+
+
+def measure(conf: OzoneConfiguration, step: Step, load: Load, tag: str) -> FreonReport:
+    """One step on a fresh client; fails the benchmark when an operation failed."""
+    with OzoneClient(conf) as client:
+        report = step(client, load, tag)
+    if not report.ok:
+        first = report.failures[0]
+        raise SystemExit(f"{report.operation} {tag}: {len(report.failures)} failed, the first: {first}")
+    return report
+
+
+def _threads(n: int) -> str:
+    return f"{n} thread{'s' if n > 1 else ''}"
+
+
+def row(report: FreonReport, threads: int) -> tuple[str, str]:
+    return (
+        f"{report.operation}, {_threads(threads)}",
+        f"{report.rate:8.1f} {report.unit}/s   p50 {report.latency_ms(50):6.1f} ms   "
+        f"p99 {report.latency_ms(99):6.1f} ms   ({report.keys} in {report.seconds:.1f} s)",
+    )
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def targets(runs: dict[tuple[str, int], FreonReport]) -> list[tuple[str, str]]:
+    rows = []
+    for tool, counts, target in (("omkg", OM_THREADS, OMKG_TARGET), ("ockg", OCKG_THREADS, OCKG_TARGET)):
+        for threads in counts:
+            ratio = runs[tool, threads].rate / max(runs["ome", threads].rate, 1e-9)
+            shown = f"{ratio:8.2f}      target >= {target:.2f}   {verdict(ratio >= target)}"
+            rows.append((f"{tool}/ome, {_threads(threads)}", shown))
+    p99 = runs["omkg", 32].latency_ms(99)
+    shown = f"{p99:8.1f} ms   target < {P99_TARGET_MS:.0f} ms  {verdict(p99 < P99_TARGET_MS)}"
+    rows.append(("OM p99 (omkg), 32 threads", shown))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("-n", "--number", type=int, default=2000, help="operations per step (default 2000)")
+    parser.add_argument("--duration", default="10s", help="at most this long per step (default 10s)")
+    parser.add_argument("--warmup", type=int, default=200, help="operations of each tool first (default 200)")
+    parser.add_argument("--keep", metavar="DIR", help="use and keep this data dir instead of a temp one")
+    args = parser.parse_args()
+    duration_s = parse_duration_ms(args.duration, "s") / 1000
+
+    data_dir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="pyozone-om-"))
+    conf = load_configuration(start_cluster(data_dir), {})
+    try:
+        warmup = Load(args.warmup, 8)
+        for step in (ome, omkg, ockg):
+            measure(conf, step, warmup, "warmup")
+        dne = dne_step(conf)
+        measure(conf, dne, warmup, "warmup")
+        plan = [(ome, t) for t in OM_THREADS] + [(omkg, t) for t in OM_THREADS]
+        plan += [(ockg, t) for t in OCKG_THREADS] + [(dne, DNE_THREADS)]
+        runs: dict[tuple[str, int], FreonReport] = {}
+        for step, threads in plan:
+            report = measure(conf, step, Load(args.number, threads, duration_s), f"t{threads}")
+            runs[report.operation, threads] = report
+        rows = [row(report, threads) for (_, threads), report in runs.items()]
+        title = "OM against its RPC floor on a 3-datanode cluster (127.0.0.1, this machine)"
+        print_table(title, rows + targets(runs))
+    finally:
+        _pyozone("cluster", "down", "--data-dir", str(data_dir))
+        if not args.keep:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""omkg: keys created and committed in OM with no data (Ozone's OmKeyGenerator), OM's metadata path alone.
+
+Each key is openKey (dataSize 0) then commitKey with an empty block list: the block OM pre-allocates at
+openKey is never written, and no datanode is called. A crash harness passes `acknowledged` to learn which
+keys OM answered as committed, and `stop` to end the load when it pleases.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from pyozone.client import OzoneClient
+from pyozone.client.models import KeyInfo
+from pyozone.freon.content import key_name
+from pyozone.freon.keys import FreonOptions, ensure_bucket
+from pyozone.freon.report import FreonReport
+from pyozone.freon.runner import Progress, run
+
+Acknowledged = Callable[[str, int], None]
+"""Called with (key name, object id) once per key whose commitKey OM answered OK."""
+
+
+def generate_om_keys(
+    client: OzoneClient,
+    options: FreonOptions,
+    progress: Progress | None = None,
+    acknowledged: Acknowledged | None = None,
+    stop: threading.Event | None = None,
+) -> FreonReport:
+    """omkg: creates and commits empty keys PREFIX/0, PREFIX/1, ... (options.size is not used)."""
+    ensure_bucket(client, options)
+
+    async def create(name: str) -> KeyInfo:
+        om = client.async_client.om
+        client_id, _ = await om.open_key(options.volume, options.bucket, name, 0, options.replication)
+        return await om.commit_key(options.volume, options.bucket, name, client_id, 0, [])
+
+    def one(index: int) -> int:
+        name = key_name(options.prefix, index)
+        committed = client.run(create(name))
+        if not committed.object_id:
+            raise ValueError("commitKey answered OK without the key's object id")
+        if acknowledged is not None:
+            acknowledged(name, committed.object_id)
+        return 0
+
+    return run(options.key_run("omkg"), options.load, one, progress, stop)

@@ -1,0 +1,89 @@
+"""The one runner of every freon tool: a count, a duration or a stop event ends a run; an operation's
+expected errors are failed operations, named and in index order; anything else ends the run and is raised."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from pyozone.freon.runner import Load, Run, run
+
+RUN = Run("tool", "ops", (ValueError,), lambda index: f"op {index}")
+
+
+def test_a_count_runs_each_index_once_from_every_thread() -> None:
+    seen: list[int] = []
+    threads: set[str] = set()
+    lock = threading.Lock()
+
+    def one(index: int) -> int:
+        with lock:
+            seen.append(index)
+            threads.add(threading.current_thread().name)
+        return 3
+
+    report = run(RUN, Load(200, 4), one)
+    assert sorted(seen) == list(range(200)) and len(threads) <= 4
+    assert (report.operation, report.keys, report.bytes, report.unit) == ("tool", 200, 600, "ops")
+    assert len(report.latencies_ms) == 200 and report.ok
+
+
+def test_a_duration_ends_a_run_without_a_count() -> None:
+    report = run(RUN, Load(None, 2, duration_s=0.05), lambda index: 0)
+    assert report.keys > 0 and 0.05 <= report.seconds < 5
+
+
+def test_the_count_caps_a_run_with_a_duration() -> None:
+    assert run(RUN, Load(7, 3, duration_s=60), lambda index: 0).keys == 7
+
+
+def test_a_stop_event_ends_a_run() -> None:
+    stop = threading.Event()
+
+    def one(index: int) -> int:
+        if index == 10:
+            stop.set()
+        return 0
+
+    report = run(RUN, Load(None, 3), one, stop=stop)
+    assert 11 <= report.keys <= 13  # the threads finish the operation they took
+
+
+def test_expected_errors_are_failures_in_index_order() -> None:
+    def one(index: int) -> int:
+        if index % 5 == 0:
+            raise ValueError(f"bad {index}")
+        return 1
+
+    finished: list[int] = []
+    report = run(RUN, Load(20, 4), one, finished.append)
+    assert report.failures == tuple(f"op {i}: bad {i}" for i in (0, 5, 10, 15))
+    assert (report.keys, report.bytes, len(finished), report.ok) == (16, 16, 20, False)
+
+
+def test_an_unexpected_error_ends_the_run_and_is_raised() -> None:
+    def one(index: int) -> int:
+        if index == 3:
+            raise KeyError("a bug")
+        return 0
+
+    with pytest.raises(KeyError, match="a bug"):
+        run(RUN, Load(None, 2, duration_s=60), one)
+
+
+def test_a_run_needs_an_end() -> None:
+    with pytest.raises(ValueError, match="needs a number of operations, a duration or a stop event"):
+        run(RUN, Load(None, 1), lambda index: 0)
+
+
+def test_latencies_are_per_operation() -> None:
+    def one(index: int) -> int:
+        started = time.perf_counter()
+        while time.perf_counter() - started < 0.002:  # busy: no sleeping in unit tests
+            pass
+        return 0
+
+    report = run(RUN, Load(5, 1), one)
+    assert all(ms >= 2 for ms in report.latencies_ms)
