@@ -132,6 +132,7 @@ class DoubleBuffer:
         self._failed: BaseException | None = None
         self._closing = False
         self._local = threading.local()
+        self._listeners: list[Callable[[int], None]] = []
         self._stats = FlushStats(0, 0, 0, 0.0, 0)
         self._flusher = threading.Thread(target=self._run, name="om-double-buffer", daemon=True)
         self._flusher.start()
@@ -173,6 +174,20 @@ class DoubleBuffer:
             else:
                 heapq.heappush(self._waiters, (epoch, id(future), future))
         return future
+
+    @property
+    def flushed(self) -> int:
+        """The last durable epoch."""
+        return self._flushed
+
+    @property
+    def failure(self) -> BaseException | None:
+        return self._failed
+
+    def listen(self, listener: Callable[[int], None]) -> None:
+        """`listener(upto)` is called from the flusher after each flush, and with -1 if a flush failed:
+        one call per batch, however many transactions it held."""
+        self._listeners.append(listener)
 
     def wait(self, epoch: int | None = None) -> None:
         """Blocks until `epoch` (default: everything added so far) is durable."""
@@ -219,6 +234,8 @@ class DoubleBuffer:
             self._cond.notify_all()
         for future in done:
             future.set_result(None)
+        for listener in self._listeners:
+            listener(upto)
 
     def _fail(self, error: BaseException) -> None:
         log.critical("om.db flush failed; no further writes are accepted: %s", error, exc_info=error)
@@ -228,6 +245,8 @@ class DoubleBuffer:
             self._cond.notify_all()
         for _, _, future in waiters:
             future.set_exception(BufferFailedError(f"om.db write failed: {error}"))
+        for listener in self._listeners:
+            listener(-1)
         if self._on_failure is not None:
             self._on_failure(error)
 

@@ -125,6 +125,17 @@ class OMMetadataStore:
         """Done once `epoch` is in RocksDB (synced)."""
         return self._buffer.durable(epoch)
 
+    @property
+    def flushed_epoch(self) -> int:
+        return self._buffer.flushed
+
+    def flush_failure(self) -> BaseException | None:
+        return self._buffer.failure
+
+    def on_flush(self, listener: Callable[[int], None]) -> None:
+        """`listener(upto)` after each flush (-1: a flush failed), from the flusher thread."""
+        self._buffer.listen(listener)
+
     def sync(self) -> None:
         """Blocks until every write so far is in RocksDB."""
         try:

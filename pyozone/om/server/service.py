@@ -30,6 +30,7 @@ from pyozone.om.properties import PropertyManager
 from pyozone.om.records import MultipartUploadRecord
 from pyozone.om.replication import block_capacity
 from pyozone.om.scm import scm_call
+from pyozone.om.server.durability import DurableGate
 from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
@@ -79,6 +80,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self.executor = executor
         self.om_id = om_id
         self.cluster_id = cluster_id
+        self._gate: DurableGate | None = None
+        """Created on the serving loop by the first write."""
 
     async def _run(self, call: Callable[..., T], *args: object, check: Check | None = None) -> T:
         """The core call in the pool, after `check` (an ACL check reading om.db) in the same job. What
@@ -101,7 +104,12 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             return await asyncio.get_running_loop().run_in_executor(self.executor, job)
         finally:
             if epoch:
-                await asyncio.wrap_future(store.durable(epoch))
+                await self._durable().wait(epoch)
+
+    def _durable(self) -> DurableGate:
+        if self._gate is None:
+            self._gate = DurableGate(self.core.store)
+        return self._gate
 
     async def _sign(
         self,
