@@ -5,13 +5,22 @@ The child (scm_crash_child.py) runs the real SCM core over an on-disk scm.db wit
 and acknowledges each allocated block on stdout. Only the SCM dies: the datanodes keep their pipelines
 and replicas, so the restarted SCM is given datanodes that still hold what the acknowledged writes put
 there, and leaves safe mode from their reports.
+
+Run:
+  .venv/bin/python -m pytest tests/e2e/test_crash_scm.py               3 kills (after 1, 300, 2000 acks)
+  .venv/bin/python -m pytest tests/e2e/test_crash_scm.py -m slow -s    200 kills at random points
+  PYOZONE_CRASH_RUNS=20 PYOZONE_CRASH_SEED=S, with -m slow             20 kills; the kill points of seed S
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
+import random
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,9 +39,12 @@ from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState
 from pyozone.scm.block.sequence_id import CONTAINER_ID, LOCAL_ID
 from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.sim.cluster import SimCluster
+from tests.crash_support import crash_runs, crash_seed
 
 CHILD = Path(__file__).with_name("scm_crash_child.py")
 BLOCK = 1 << 20
+RUNS = crash_runs(200)
+MAX_ACKS = 3000
 
 
 def _child_module() -> ModuleType:
@@ -105,27 +117,26 @@ def survivors(cluster: SimCluster, acks: list[tuple[int, int, str]]) -> None:
             )
 
 
-@pytest.mark.timeout(60)
-@pytest.mark.parametrize("wanted", [1, 300, 2000])
-def test_sigkill_while_allocating_loses_no_container_and_reuses_no_id(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], wanted: int
-) -> None:
-    started = time.monotonic()
-    assert main(["scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}"]) == 0
-    capsys.readouterr()
+def sigkill_while_allocating(db_dir: Path, wanted: int, crash: str) -> None:
+    """A fresh scm.db in `db_dir`; the child killed after `wanted` acks; then every check of the module
+    docstring. `crash` names the kill point in every failure."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["scm", "--init", "-D", f"ozone.metadata.dirs={db_dir}"]) == 0
 
-    lines = run_child_until_acks(tmp_path, wanted, tmp_path / "child.stderr")
+    lines = run_child_until_acks(db_dir, wanted, db_dir / "child.stderr")
     dns = [line.split()[1] for line in lines if line.startswith("dn ")]
     acks = [
         (int(c), int(loc), pid) for _, c, loc, pid in (ln.split() for ln in lines if ln.startswith("ack "))
     ]
-    assert "ready" in lines and len(dns) == child.DATANODES
-    assert len(acks) >= wanted, f"only {len(acks)} acks: {(tmp_path / 'child.stderr').read_text()[-2000:]}"
+    assert "ready" in lines and len(dns) == child.DATANODES, crash
+    assert len(acks) >= wanted, (
+        f"{crash}: only {len(acks)} acks: {(db_dir / 'child.stderr').read_text()[-2000:]}"
+    )
     local_ids = [loc for _, loc, _ in acks]
-    assert local_ids == sorted(set(local_ids)), "the child itself handed out a local id twice"
+    assert local_ids == sorted(set(local_ids)), f"{crash}: the child itself handed out a local id twice"
     max_container, max_local = max(c for c, _, _ in acks), max(local_ids)
 
-    store = open_scm_db(tmp_path)
+    store = open_scm_db(db_dir)
     try:
         cluster = child.cluster_over(store)
         scm = cluster.scm
@@ -134,31 +145,60 @@ def test_sigkill_while_allocating_loses_no_container_and_reuses_no_id(
         # Every acknowledged container is back, on the pipeline its block was written to.
         for cid, _, pid in acks:
             info = scm.containers.find(cid)
-            assert info is not None, f"acknowledged container {cid} lost"
-            assert info.pipeline_id == pid
+            assert info is not None, f"{crash}: acknowledged container {cid} lost"
+            assert info.pipeline_id == pid, crash
         # The pipelines reloaded, still OPEN.
         for pid in {pid for _, _, pid in acks}:
             pipeline = scm.pipelines.find(pid)
-            assert pipeline is not None and pipeline.state is PipelineState.OPEN, pid
+            assert pipeline is not None and pipeline.state is PipelineState.OPEN, (crash, pid)
         # The persisted batch ends are at or past every id handed out.
         for name, handed_out in ((CONTAINER_ID, max_container), (LOCAL_ID, max_local)):
             persisted = scm.sequence_ids.persisted_end(name)
-            assert persisted >= handed_out, f"{name}: stored end {persisted} < acknowledged {handed_out}"
+            assert persisted >= handed_out, (
+                f"{crash}: {name}: stored end {persisted} < acknowledged {handed_out}"
+            )
 
         known = {info.container_id for info in scm.containers.containers()}
         survivors(cluster, acks)
         assert cluster.run_until(lambda: child.writable(cluster), timeout_ms=30 * 60_000), [
-            (r.name, r.validated) for r in scm.safe_mode.rule_statuses()
+            crash,
+            *((r.name, r.validated) for r in scm.safe_mode.rule_statuses()),
         ]
 
         new_blocks = [cluster.write_block(BLOCK) for _ in range(200)]
         new_locals = [b.block_id.local_id for b in new_blocks]
-        assert min(new_locals) > max_local, "a local id was handed out again after the crash"
-        assert new_locals == sorted(set(new_locals))
+        assert min(new_locals) > max_local, f"{crash}: a local id was handed out again after the crash"
+        assert new_locals == sorted(set(new_locals)), crash
         new_containers = {b.container_id for b in new_blocks} - known
         assert new_containers, "200 blocks of 1 MB into 4 MB containers must open new containers"
-        assert min(new_containers) > max_container, "a container id was handed out again after the crash"
-        assert all(b.pipeline.replication_config == RATIS_THREE for b in new_blocks)
+        assert min(new_containers) > max_container, f"{crash}: a container id was handed out again"
+        assert all(b.pipeline.replication_config == RATIS_THREE for b in new_blocks), crash
     finally:
         store.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("wanted", [1, 300, 2000])
+def test_sigkill_while_allocating_loses_no_container_and_reuses_no_id(tmp_path: Path, wanted: int) -> None:
+    started = time.monotonic()
+    sigkill_while_allocating(tmp_path, wanted, f"killed after {wanted} acks")
     assert time.monotonic() - started < 55
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60 + 30 * RUNS)
+def test_repeated_sigkills_while_allocating_lose_no_container_and_reuse_no_id(tmp_path: Path) -> None:
+    """RUNS kills, each after a number of acks drawn log-uniformly from 1 to MAX_ACKS (the seed is
+    printed): near the start, at sequence batch boundaries, after many containers closed."""
+    seed, started = crash_seed(), time.monotonic()
+    rng = random.Random(seed)
+    for run in range(RUNS):
+        wanted = round(MAX_ACKS ** rng.random())
+        db_dir = tmp_path / f"run{run}"
+        db_dir.mkdir()
+        crash = f"seed {seed} run {run} (killed after {wanted} acks)"
+        print(crash)
+        sigkill_while_allocating(db_dir, wanted, crash)
+        shutil.rmtree(db_dir)
+    took = time.monotonic() - started
+    print(f"{RUNS} SCM crashes in {took:.0f} s ({took / RUNS:.1f} s each)")
