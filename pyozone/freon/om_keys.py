@@ -1,8 +1,8 @@
 """omkg: keys created and committed in OM with no data (Ozone's OmKeyGenerator), OM's metadata path alone.
 
 Each key is openKey (dataSize 0) then commitKey with an empty block list: the block OM pre-allocates at
-openKey is never written, and no datanode is called. A crash harness passes `acknowledged` to learn which
-keys OM answered as committed, and `stop` to end the load when it pleases.
+openKey is never written, and no datanode is called. A crash harness passes `committing` and `acknowledged`
+to learn which keys OM was asked to commit and which it answered as committed, and `stop` to end the load.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ def generate_om_keys(
     progress: Progress | None = None,
     acknowledged: Acknowledged | None = None,
     stop: threading.Event | None = None,
+    committing: Callable[[str], None] | None = None,
 ) -> FreonReport:
     """omkg: creates and commits empty keys PREFIX/0, PREFIX/1, ... (options.size is not used)."""
     ensure_bucket(client, options)
@@ -34,6 +35,8 @@ def generate_om_keys(
     async def create(name: str) -> KeyInfo:
         om = client.async_client.om
         client_id, _ = await om.open_key(options.volume, options.bucket, name, 0, options.replication)
+        if committing is not None:
+            committing(name)
         return await om.commit_key(options.volume, options.bucket, name, client_id, 0, [])
 
     def one(index: int) -> int:

@@ -14,34 +14,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from pyozone.client import AsyncOzoneClient, KeyInfo, OzoneClient
-from pyozone.client.om import OmClient
+from pyozone.client import OzoneClient
 from pyozone.config.site import load_configuration
 from pyozone.freon.keys import FreonOptions
 from pyozone.freon.om_keys import generate_om_keys
 
 MAX_SECONDS = 120.0
 REPLICATION = "RATIS/ONE"  # one datanode
-
-
-async def _om(client: AsyncOzoneClient) -> OmClient:
-    return client.om  # made on the client's loop, as grpc.aio wants
-
-
-def announce_commits(client: OzoneClient, committing: Callable[[str], None]) -> None:
-    """The client's OM client calls `committing(key)` just before each commitKey is sent."""
-    om = client.run(_om(client.async_client))
-    send = om.commit_key
-
-    async def commit_key(volume: str, bucket: str, key: str, *args: Any, **kwargs: Any) -> KeyInfo:
-        committing(key)
-        return await send(volume, bucket, key, *args, **kwargs)
-
-    om.commit_key = commit_key  # type: ignore[method-assign]
 
 
 def emit(line: str) -> None:
@@ -55,12 +36,16 @@ def main(argv: list[str]) -> int:
         bucket = sys.stdin.readline().strip()
         if not bucket:
             return 0
-        announce_commits(client, lambda key: emit(f"commit {key}"))
         options = FreonOptions(
             volume=volume, bucket=bucket, prefix=prefix, number=None, threads=int(threads),
             replication=REPLICATION, duration_s=MAX_SECONDS,
         )  # fmt: skip
-        generate_om_keys(client, options, acknowledged=lambda key, oid: emit(f"ack {key} {oid}"))
+        generate_om_keys(
+            client,
+            options,
+            acknowledged=lambda key, oid: emit(f"ack {key} {oid}"),
+            committing=lambda key: emit(f"commit {key}"),
+        )
     return 0
 
 
