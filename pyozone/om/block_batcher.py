@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.om.scm import ScmGateway
-from pyozone.protocol.block import BlockLocation
+from pyozone.protocol.block import MAX_BLOCKS_PER_REQUEST, BlockLocation
 
-MAX_BATCH_BLOCKS = 1024
-"""A batch asks SCM for at most this many blocks; a request that does not fit starts the next batch."""
+MAX_BATCH_BLOCKS = MAX_BLOCKS_PER_REQUEST
+"""A batch asks SCM for at most as many blocks as SCM takes in one request; a request that does not fit
+starts the next batch."""
 
 
 @dataclass(eq=False)

@@ -25,11 +25,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from pyozone.hdds.store.table import Op as ByteOp
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 Op = tuple[str, str, bytes | None]
 """(table, key, value); None deletes."""
 
@@ -55,7 +57,8 @@ class FlushStats:
 class TableCache:
     """Per table, the value each key has in a transaction not yet flushed, with that epoch.
 
-    Mutated only under the buffer's lock; readers take no lock (a dict lookup is atomic)."""
+    Mutated only under the buffer's lock. A point read takes no lock (a dict lookup is atomic); a scan
+    copies its range under the lock (`DoubleBuffer.snapshot`), as iterating a dict others change fails."""
 
     def __init__(self, tables: Sequence[str]) -> None:
         self._tables: dict[str, dict[str, tuple[int, bytes | None]]] = {t: {} for t in tables}
@@ -131,7 +134,6 @@ class DoubleBuffer:
         self._waiters: list[tuple[int, int, Future[None]]] = []
         self._failed: BaseException | None = None
         self._closing = False
-        self._local = threading.local()
         self._listeners: list[Callable[[int], None]] = []
         self._stats = FlushStats(0, 0, 0, 0.0, 0)
         self._flusher = threading.Thread(target=self._run, name="om-double-buffer", daemon=True)
@@ -139,8 +141,7 @@ class DoubleBuffer:
 
     # ------------------------------------------------------------------ writers
     def add(self, ops: Sequence[Op]) -> int:
-        """Makes `ops` visible through the cache and queues them; their epoch (also this thread's
-        `last_epoch`)."""
+        """Makes `ops` visible through the cache and queues them; their epoch."""
         with self._cond:
             while self._epoch - self._flushed >= self._max_unflushed and self._failed is None:
                 self._cond.wait()
@@ -153,13 +154,6 @@ class DoubleBuffer:
             self._current.append(ops)
             self._cond.notify_all()
             epoch = self._epoch
-        self._local.epoch = epoch
-        return epoch
-
-    def take_last_epoch(self) -> int:
-        """The epoch of this thread's last `add` since the previous call (0: none), and forgets it."""
-        epoch = getattr(self._local, "epoch", 0)
-        self._local.epoch = 0
         return epoch
 
     # ------------------------------------------------------------------ waiting
@@ -192,6 +186,17 @@ class DoubleBuffer:
     def wait(self, epoch: int | None = None) -> None:
         """Blocks until `epoch` (default: everything added so far) is durable."""
         self.durable(self._epoch if epoch is None else epoch).result()
+
+    @property
+    def epoch(self) -> int:
+        """The last epoch added: what any read so far may have seen in the cache."""
+        return self._epoch
+
+    def snapshot(self, read: Callable[[], T]) -> T:
+        """`read()` under the buffer's lock: no transaction enters and no flush leaves the cache during
+        it, so what it copies from the cache and RocksDB is one point in time."""
+        with self._cond:
+            return read()
 
     def stats(self) -> FlushStats:
         with self._cond:
@@ -234,8 +239,15 @@ class DoubleBuffer:
             self._cond.notify_all()
         for future in done:
             future.set_result(None)
+        self._tell(upto)
+
+    def _tell(self, upto: int) -> None:
+        """A listener's failure is logged: the flusher must outlive it."""
         for listener in self._listeners:
-            listener(upto)
+            try:
+                listener(upto)
+            except Exception as e:
+                log.warning("om.db flush listener %r failed: %s", listener, e)
 
     def _fail(self, error: BaseException) -> None:
         log.critical("om.db flush failed; no further writes are accepted: %s", error, exc_info=error)
@@ -245,8 +257,7 @@ class DoubleBuffer:
             self._cond.notify_all()
         for _, _, future in waiters:
             future.set_exception(BufferFailedError(f"om.db write failed: {error}"))
-        for listener in self._listeners:
-            listener(-1)
+        self._tell(-1)
         if self._on_failure is not None:
             self._on_failure(error)
 

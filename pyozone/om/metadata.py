@@ -24,7 +24,6 @@ leaves all of a transaction or none. Reads see the cache over RocksDB.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
 from pathlib import Path
 from typing import TypeVar
 
@@ -95,13 +94,19 @@ class OMMetadataStore:
         low = prefix
         if start_after is not None and start_after + "\x00" > low:
             low = start_after + "\x00"
-        pending = self._buffer.cache.pending(table, prefix, low)
-        yield from merged(pending, self._stored(table, prefix, low))
+        pending, stored = self._buffer.snapshot(
+            lambda: (
+                self._buffer.cache.pending(table, prefix, low),
+                self._call(self._backend.iterate, table, low.encode()),
+            )
+        )
+        yield from merged(pending, self._stored(stored, prefix))
 
-    def _stored(self, table: str, prefix: str, low: str) -> Iterator[tuple[str, bytes]]:
+    @staticmethod
+    def _stored(stored: Iterator[tuple[bytes, bytes]], prefix: str) -> Iterator[tuple[str, bytes]]:
         wanted = prefix.encode()
         try:
-            for key, value in self._backend.items(table, low.encode()):
+            for key, value in stored:
                 if not key.startswith(wanted):
                     return
                 yield key.decode(), value
@@ -117,13 +122,10 @@ class OMMetadataStore:
         except BufferFailedError as e:
             raise OMStoreError(f"{self.path}: {e}") from None
 
-    def take_last_epoch(self) -> int:
-        """The epoch of this thread's last write since the previous call (0: none)."""
-        return self._buffer.take_last_epoch()
-
-    def durable(self, epoch: int) -> Future[None]:
-        """Done once `epoch` is in RocksDB (synced)."""
-        return self._buffer.durable(epoch)
+    @property
+    def epoch(self) -> int:
+        """The last transaction's epoch: a read now may have seen anything up to it."""
+        return self._buffer.epoch
 
     @property
     def flushed_epoch(self) -> int:

@@ -115,6 +115,9 @@ class KeyDeletingService:
         names, batches = self._batches()
         if not names:
             return DeletingRun(0, 0)
+        # The scan sees the table cache: an entry whose transaction is not in om.db yet (a deleteKey not
+        # answered) must be durable before SCM deletes its blocks, or a crash brings the key back blockless.
+        self.om.store.sync()
         # an entry is purged once SCM took every piece of it in full
         pending = dict.fromkeys(names, 0)
         for piece in (p for batch in batches for p in batch):

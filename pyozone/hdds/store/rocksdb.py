@@ -125,6 +125,11 @@ class RocksDBBackend:
                 batch.put(key, value, self._handles[self._check(cf)])
         self._db.write(batch, _SYNCED if sync else _UNSYNCED)
 
+    def iterate(self, cf: str, from_key: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """Entries in key order from `from_key` (inclusive), as of this call: the iterator is created
+        here, not at the first `next` (items() is a generator, which starts late)."""
+        return iter(self._views[self._check(cf)].items(from_key=from_key))
+
     def items(self, cf: str, from_key: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
         """Entries in key order, from `from_key` (inclusive) on."""
         view = self._views[self._check(cf)]

@@ -33,8 +33,9 @@ class DurableGate:
         await future
 
     def _flushed(self, upto: int) -> None:
-        """From the flusher thread."""
-        self._loop.call_soon_threadsafe(self._release, upto)
+        """From the flusher thread; nothing to wake once the loop has closed (OM stopping)."""
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._release, upto)
 
     def _release(self, upto: int) -> None:
         failure = self.store.flush_failure()

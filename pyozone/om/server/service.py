@@ -84,21 +84,22 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         """Created on the serving loop by the first write."""
 
     async def _run(self, call: Callable[..., T], *args: object, check: Check | None = None) -> T:
-        """The core call in the pool, after `check` (an ACL check reading om.db) in the same job. What
-        it wrote is durable before this returns or raises: a client is answered only then (seed 001's
-        double buffer), while the pool thread is already free for the next request."""
+        """The core call in the pool, after `check` (an ACL check reading om.db) in the same job.
+        Everything it could have seen, its own writes and the table cache's, is durable before this
+        returns or raises: a client is answered only then (seed 001's double buffer), and never with
+        what a crash could take back (a read waits for the writes it saw, at most a flush in flight),
+        while the pool thread is already free for the next request."""
         store = self.core.store
         epoch = 0
 
         def job() -> T:
             nonlocal epoch
-            store.take_last_epoch()
             try:
                 if check is not None:
                     check()
                 return call(*args)
             finally:
-                epoch = store.take_last_epoch()
+                epoch = store.epoch
 
         try:
             return await asyncio.get_running_loop().run_in_executor(self.executor, job)

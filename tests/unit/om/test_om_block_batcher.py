@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.om.block_batcher import BlockBatcher
+from pyozone.protocol.block import MAX_BLOCKS_PER_REQUEST
 from pyozone.scm.client.block_client import BlockClientError
 from tests.unit.om.om_fakes import FakeScm
 
@@ -78,3 +80,20 @@ def test_every_request_of_a_failed_call_gets_scms_error() -> None:
     with pytest.raises(BlockClientError) as error:
         BlockBatcher(scm).allocate_blocks(100, RATIS_THREE, 1, ExcludeList(), "om")
     assert error.value.code is grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_batch_never_asks_scm_for_more_than_it_takes_in_one_request() -> None:
+    scm = SlowScm()
+    batcher = BlockBatcher(scm)
+    with ThreadPoolExecutor(20) as pool:
+        first = pool.submit(batcher.allocate_blocks, 100, RATIS_THREE, 1, ExcludeList(), "om")
+        assert scm.entered.wait(WAIT_S)
+        rest = [
+            pool.submit(batcher.allocate_blocks, 100, RATIS_THREE, 64, ExcludeList(), "om") for _ in range(16)
+        ]
+        while batcher.stats().requests < 17:
+            threading.Event().wait(0.001)
+        scm.release.set()
+        assert len(first.result(WAIT_S)) == 1
+        assert all(len(f.result(WAIT_S)) == 64 for f in rest)
+    assert max(a[2] for a in scm.allocations) <= MAX_BLOCKS_PER_REQUEST

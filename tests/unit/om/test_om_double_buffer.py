@@ -137,9 +137,9 @@ def test_store_write_after_a_failed_flush_names_the_db(tmp_path: Path) -> None:
     store = OMMetadataStore(tmp_path / "om.db", on_failure=lambda e: None)
     store._backend.close()  # the next flush fails
     store.write([(VOLUME_TABLE, "/v", b"x")])
-    with pytest.raises(OMStoreError, match="om.db"):
+    with pytest.raises(OMStoreError, match=r"om\.db"):
         store.sync()
-    with pytest.raises(OMStoreError, match="om.db"):
+    with pytest.raises(OMStoreError, match=r"om\.db"):
         store.write([(VOLUME_TABLE, "/w", b"x")])
 
 
