@@ -57,7 +57,7 @@ class StreamCache:
     def get(self, datanode: DatanodeRef) -> XceiverStream:
         stream = self._streams.get(datanode.address)
         if stream is None:
-            stream = XceiverStream(self._pool, datanode, self._timeout_s)
+            stream = self._pool.stream(datanode, self._timeout_s)
             self._streams[datanode.address] = stream
         return stream
 

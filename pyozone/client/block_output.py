@@ -18,7 +18,9 @@ import contextlib
 from collections import deque
 from dataclasses import dataclass, replace
 from enum import Enum
+from time import perf_counter
 
+from pyozone.client import steps
 from pyozone.client.config import ClientConfig
 from pyozone.client.models import KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
@@ -213,7 +215,7 @@ class BlockOutputStream:
                     FailureKind.PIPELINE, "NO_LEADER", f"pipeline {self.location.pipeline.id} has no members"
                 )
             try:
-                stream = XceiverStream(self._pool, leader, self._config.request_timeout_s)
+                stream = self._pool.stream(leader, self._config.request_timeout_s)
             except DatanodeCallError as e:
                 raise classify(e, self.location) from None
             self._streams[name] = stream
@@ -284,7 +286,7 @@ class BlockOutputStream:
         previous, phase = self._put_phase, asyncio.get_running_loop().create_future()
         self._put_phase = phase
         task = asyncio.get_running_loop().create_task(
-            self._complete(stream, previous, phase, chunk_answers, answer, self.sent)
+            self._complete(stream, previous, phase, chunk_answers, answer, self.sent, perf_counter())
         )
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
         self._flushes.append(_Flush(self.sent, task))
@@ -298,10 +300,13 @@ class BlockOutputStream:
         chunk_answers: list[asyncio.Future[pb.ContainerCommandResponseProto]],
         answer: asyncio.Future[pb.ContainerCommandResponseProto],
         end: int,
+        sent_at: float,
     ) -> None:
         """Checks the chunks and putBlock of one flush, then watches its index. `previous` says whether the
         earlier flush's writes all succeeded: a putBlock after a failed writeChunk lists a chunk that may
-        not exist, so it acknowledges nothing even when the datanode took it."""
+        not exist, so it acknowledges nothing even when the datanode took it. `sent_at`: when the putBlock
+        went out (perf_counter), for a steps recording."""
+        recording = steps.current()
         ok = False
         try:
             if previous is not None and not await previous:
@@ -316,12 +321,17 @@ class BlockOutputStream:
         finally:
             if not phase.done():
                 phase.set_result(ok)
+        if recording is not None:
+            recording.add("write", sent_at)
         index = response.logIndex or response.putBlock.committedBlockLength.blockID.blockCommitSequenceId
         if not self._replicated(response.commitInfos, index):
+            watched_at = perf_counter()
             try:
                 await self._watch(index)
             except DatanodeCallError as e:
                 raise self._failed(classify(e, self.location, index)) from None
+            if recording is not None:
+                recording.add("watchForCommit", watched_at)
         # A later putBlock covers at least the bytes of an earlier one (a datanode without a pipeline log
         # answers index 0: then the length decides).
         if index > self.acked_bcsid or (index == 0 and end > self.acked):

@@ -7,9 +7,10 @@ event loop that is running when it is made.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -236,6 +237,32 @@ class AsyncOzoneClient:
                 size = os.fstat(f.fileno()).st_size
                 return await self._put_file(volume, bucket, key, f, size, progress, extra)
         return await self._put_file(volume, bucket, key, data, 0, progress, extra)
+
+    async def put_keys(
+        self,
+        volume: str,
+        bucket: str,
+        keys: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
+        concurrency: int = 16,
+        replication: str | None = None,
+    ) -> list[KeyInfo]:
+        """Writes many keys, up to `concurrency` at once: one caller's small keys overlap on OM and the
+        pipelines as many callers' would. Returns the committed keys in the order given; a key that
+        fails stops none of the others, and the first error is raised once all have ended."""
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        slots = asyncio.Semaphore(concurrency)
+
+        async def put(key: str, data: bytes) -> KeyInfo:
+            async with slots:
+                return await self.put_key(volume, bucket, key, data, replication=replication)
+
+        pairs = keys.items() if isinstance(keys, Mapping) else keys
+        results = await asyncio.gather(*(put(k, d) for k, d in pairs), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results  # type: ignore[return-value]
 
     async def _create(
         self, volume: str, bucket: str, key: str, size: int, extra: _KeyExtras

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from pyozone.client import steps
 from pyozone.client.config import ClientConfig
 from pyozone.client.errors import OMUnavailableError, SafeModeException, om_exception
 from pyozone.client.models import (
@@ -96,6 +97,8 @@ class OmClient:
         metadata = ((USER_METADATA, acting),) if acting else self._own
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
+        recording = steps.current()
+        started = time.perf_counter() if recording is not None else 0.0
         while True:
             try:
                 response = await method(request, timeout=self._config.om_timeout_s, metadata=metadata)
@@ -107,6 +110,8 @@ class OmClient:
                     backoff = min(backoff * 2, _BACKOFF_MAX_S)
                     continue
                 raise error from None
+            if recording is not None:
+                recording.add(name, started)
             return convert(response)
 
     # ------------------------------------------------------------------ volumes
@@ -353,3 +358,8 @@ class OmClient:
 
     async def service_info(self) -> pb.ServiceInfoResponse:
         return await self._call("getServiceInfo", pb.ServiceInfoRequest(), lambda r: r)
+
+    async def echo(self, payload: bytes = b"", response_size: int = 0) -> bytes:
+        """Ozone's EchoRPC (freon ome): `payload` to OM and `response_size` bytes back, no table touched."""
+        request = pb.EchoRPCRequest(payloadReq=payload, payloadSizeResp=response_size, readOnly=True)
+        return await self._call("echoRPC", request, lambda r: r.payload)

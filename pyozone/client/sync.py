@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO, TypeVar
 
 from pyozone.client import key_reader
@@ -194,6 +194,13 @@ class OzoneClient:
         replication: str | None = None, datastream: bool | None = None,
     ) -> KeyInfo:  # fmt: skip
         return self.run(self._async.put_key(volume, bucket, key, data, progress, replication, datastream))
+
+    def put_keys(
+        self, volume: str, bucket: str, keys: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
+        concurrency: int = 16, replication: str | None = None,
+    ) -> list[KeyInfo]:  # fmt: skip
+        """As AsyncOzoneClient.put_keys: many keys, up to `concurrency` in flight, from one thread."""
+        return self.run(self._async.put_keys(volume, bucket, keys, concurrency, replication))
 
     def get_key(
         self, volume: str, bucket: str, key: str, dest: str | os.PathLike[str] | BinaryIO,

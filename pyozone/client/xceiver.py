@@ -5,6 +5,12 @@ queues a request without waiting (the write path keeps many chunks in flight) an
 each answer to the oldest waiting future. Once a stream breaks (reset, UNAVAILABLE, a timed-out answer)
 every pending and later request fails with `unreachable` set: order is lost, so nothing more on that
 stream can be trusted, and the writer treats it as a failed pipeline.
+
+A stream serves one block (or one key's reads) at a time, and a finished one goes back to the client's
+pool for the next: opening a stream costs both sides more CPU than a small key's request, and a client
+writing many small keys would otherwise open two per key (its data and its watch). Only a stream that
+owes no answers, is not broken and runs on the channel in use is kept (IDLE_STREAMS per datanode);
+concurrent blocks each take their own, so no block waits behind another's answers.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
 Request = pb.ContainerCommandRequestProto
 Response = pb.ContainerCommandResponseProto
+
+IDLE_STREAMS = 16
+"""Finished streams a client keeps per datanode for its next blocks (each is one idle call on each side)."""
 
 
 class DatanodeCallError(Exception):
@@ -55,13 +64,45 @@ def check(datanode: DatanodeRef, response: Response) -> Response:
 
 class ChannelPool:
     """One gRPC channel per datanode address, shared by every stream of a client (on its loop) and dialled
-    again after a renewal of the certificate, and the calls of closed streams still finishing on them."""
+    again after a renewal of the certificate; the idle streams finished blocks gave back, and the calls of
+    closed streams still finishing on them."""
 
     def __init__(self, tls: TlsStore | None = None) -> None:
         self.tls = tls
         """The client's certificate (ClientConfig.tls): what every channel and datastream socket presents."""
         self._channels: dict[str, AioRenewing] = {}
+        self._idle: dict[tuple[str, float], list[XceiverStream]] = {}
         self._finishing: set[asyncio.Task[None]] = set()
+
+    def stream(self, datanode: DatanodeRef, timeout_s: float) -> XceiverStream:
+        """A stream to `datanode` for one user at a time: an idle one from the pool, else a new one."""
+        idle = self._idle.get((datanode.address, timeout_s))
+        if idle:
+            channel = self.channel(datanode)
+            while idle:
+                stream = idle.pop()  # the most recently used: the likeliest to be alive
+                if stream.reusable and stream.channel is channel:
+                    return stream
+                stream.end()
+        return XceiverStream(self, datanode, timeout_s)
+
+    def release(self, stream: XceiverStream) -> bool:
+        """Takes back a stream its user is done with (XceiverStream.close): kept for the next user, or
+        ended when broken, on a replaced channel or past IDLE_STREAMS. False for one that owes answers."""
+        if stream.owes_answers:
+            return False
+        idle = self._idle.setdefault((stream.datanode.address, stream.timeout_s), [])
+        if stream in idle:  # closed twice
+            return True
+        current = self._channels.get(stream.datanode.address)
+        if (
+            stream.reusable and len(idle) < IDLE_STREAMS
+            and current is not None and current.get() is stream.channel
+        ):  # fmt: skip
+            idle.append(stream)
+        else:
+            stream.end()
+        return True
 
     def channel(self, datanode: DatanodeRef) -> grpc.aio.Channel:
         address = datanode.address
@@ -77,6 +118,9 @@ class ChannelPool:
         reader.add_done_callback(self._finishing.discard)
 
     async def close(self) -> None:
+        pools, self._idle = list(self._idle.values()), {}
+        for stream in (s for pool in pools for s in pool):
+            stream.end()
         for reader in list(self._finishing):
             reader.cancel()
         await asyncio.gather(*self._finishing, return_exceptions=True)
@@ -97,7 +141,8 @@ class XceiverStream:
         self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
         self._pending: deque[asyncio.Future[Response]] = deque()
         self._broken: DatanodeCallError | None = None
-        stub = pb_grpc.XceiverClientProtocolServiceStub(pool.channel(datanode))
+        self.channel = pool.channel(datanode)
+        stub = pb_grpc.XceiverClientProtocolServiceStub(self.channel)
         self._call = stub.send(self._requests())
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
@@ -158,14 +203,37 @@ class XceiverStream:
     async def call(self, request: Request, timeout_s: float | None = None) -> Response:
         return await self.wait(self.submit(request), timeout_s)
 
-    async def close(self) -> None:
-        """Ends the stream. With no answer owed, only the request side ends: the datanode then ends the
-        call with OK, in the background (no round trip to wait for, no cancelled RPC on either side).
-        With answers still owed (a writer giving up on the stream) the call is cancelled."""
+    async def echo(self, payload: bytes = b"", response_size: int = 0, pipeline_id: str = "") -> bytes:
+        """An Echo (freon dne): the data port's round trip with no container work; `response_size` bytes
+        come back."""
+        echo = pb.EchoRequestProto(payload=payload, payloadSizeResp=response_size, readOnly=True)
+        request = Request(cmdType=pb.Echo, datanodeUuid=self.datanode.uuid, pipelineID=pipeline_id, echo=echo)
+        return (await self.call(request)).echo.payload
+
+    @property
+    def owes_answers(self) -> bool:
+        return bool(self._pending)
+
+    @property
+    def reusable(self) -> bool:
+        """Owes no answers and is not broken: a new user may take it."""
+        return not self._pending and self._broken is None
+
+    def end(self) -> None:
+        """Ends a stream that owes no answers, in the background: only the request side ends (the datanode
+        then ends the call with OK: no round trip to wait for, no cancelled RPC on either side); a broken
+        one's call is cancelled."""
         self._queue.put_nowait(None)
-        if not self._pending and self._broken is None:
-            self._pool.finishing(self._reader)
+        if self._broken is not None:
+            self._call.cancel()
+        self._pool.finishing(self._reader)
+
+    async def close(self) -> None:
+        """Its user is done with it: an idle stream goes back to the pool (or ends); with answers still
+        owed (a writer giving up on the stream) the call is cancelled."""
+        if self._pool.release(self):
             return
+        self._queue.put_nowait(None)
         self._call.cancel()
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):

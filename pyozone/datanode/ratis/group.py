@@ -2,7 +2,8 @@
 
 The leader gives every client write (writeChunk, putBlock, putSmallFile, closeContainer) the next log
 index in arrival order, applies it locally and sends it to every follower on one ordered stream each;
-it answers the client once a majority of members applied the entry (Ratis' MAJORITY commit). A member
+it answers the client once a majority of members applied the entry (Ratis' MAJORITY commit), after
+waiting a little for the rest (LAST_MEMBER_WAIT), so the client rarely needs a watch. A member
 applies an entry by running it through the dispatcher, which writes chunk data into the block file and
 commits a putBlock at BCSID = its log index, then appends the metadata to its RaftLog. So a replica's
 BCSID is the index of the last putBlock it applied, and `watch(index, ALL_COMMITTED)` tells a client
@@ -40,6 +41,13 @@ TERM = 1
 MAX_FOLLOWER_LAG = 32
 """A leader answers entry i only once every live follower applied i - MAX_FOLLOWER_LAG: a slow follower
 then slows clients down instead of piling up their data in the leader's memory."""
+LAST_MEMBER_WAIT = 1.0
+"""Once a majority applied an entry, the leader waits for the other members at most this many times as
+long as the majority took, then answers. Ratis answers at the majority; a client that wants every replica
+(watch ALL_COMMITTED, Ozone's default) then asks again with a watch, a round trip that costs a small key
+about a fifth of its time (benchmarks/small_keys.py) when the last member is only a little behind; an
+answer whose commitInfos show every member at the entry needs none. A member that failed is not waited
+for, and a client that watches MAJORITY_COMMITTED waits at most this much longer."""
 
 DETERMINISTIC = frozenset(
     {
@@ -105,8 +113,10 @@ class RaftGroup:
         self.failed: dict[str, str] = {}
         self._next = raft_log.last_index + 1
         self._received = raft_log.last_index  # follower: the last entry taken from the leader
-        self._log_tail: asyncio.Future[Response] | None = None
-        self._container_tail: dict[int, asyncio.Future[Response]] = {}
+        self._log_tail: asyncio.Future[None] | None = None  # the last entry's log record written
+        self._container_tail: dict[int, asyncio.Future[None]] = {}  # per container, its last entry applied
+        self._synced_to = raft_log.last_index  # the log is fsynced up to this index
+        self._syncing: asyncio.Future[None] | None = None
         self._closed = False
         self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
         self._appenders: dict[str, LogAppender] = {}
@@ -160,35 +170,61 @@ class RaftGroup:
         if self.majority_lost() or self.self_id in self.failed:
             return _done(self._refusal(request, pb.RAFT_RETRY_FAILURE, self._failure_summary()))
         index, self._next = self._next, self._next + 1
+        submitted = asyncio.get_running_loop().time()
         local = self._start_apply(request, index)
         live = [a for m, a in self._appenders.items() if m not in self.failed]
         if live:
             entry = encode_entry(self.pipeline_id, self.self_id, index, self.commit_index, request)
             for appender in live:
                 appender.send(index, entry)
-        return asyncio.ensure_future(self._answer(request, index, local))
+        return asyncio.ensure_future(self._answer(request, index, local, submitted))
 
     def _start_apply(self, request: pb.ContainerCommandRequestProto, index: int) -> asyncio.Future[Response]:
-        """Applies entry `index` after the previous entry of its container; it completes (log record
-        written) only after entry index - 1 completed."""
+        """Applies entry `index` once the previous entry of its container is applied and writes its log
+        record after entry index - 1's; the future completes once that record is on disk when it must
+        be. So a container's entries wait for each other's apply, not for each other's fsync."""
         cid = request.containerID
-        applied = asyncio.ensure_future(
-            self._apply_in_order(self._container_tail.get(cid), self._log_tail, request, index)
+        loop = asyncio.get_running_loop()
+        applied: asyncio.Future[None] = loop.create_future()
+        logged: asyncio.Future[None] = loop.create_future()
+        done = asyncio.ensure_future(
+            self._apply_in_order(
+                self._container_tail.get(cid), self._log_tail, (applied, logged), request, index
+            )
         )
         self._container_tail[cid] = applied
         applied.add_done_callback(
             lambda f: self._container_tail.pop(cid) if self._container_tail.get(cid) is f else None
         )
-        self._log_tail = applied
-        return applied
+        self._log_tail = logged
+        return done
 
     async def _apply_in_order(
         self,
-        same_container: asyncio.Future[Response] | None,
-        previous: asyncio.Future[Response] | None,
+        same_container: asyncio.Future[None] | None,
+        previous: asyncio.Future[None] | None,
+        marks: tuple[asyncio.Future[None], asyncio.Future[None]],
         request: pb.ContainerCommandRequestProto,
         index: int,
     ) -> Response:
+        """`marks`: (applied, logged), set as this entry passes each step; set here when it fails or is
+        cancelled first, so the entries after it go on."""
+        try:
+            return await self._apply_and_log(same_container, previous, marks, request, index)
+        finally:
+            for mark in marks:
+                if not mark.done():
+                    mark.set_result(None)
+
+    async def _apply_and_log(
+        self,
+        same_container: asyncio.Future[None] | None,
+        previous: asyncio.Future[None] | None,
+        marks: tuple[asyncio.Future[None], asyncio.Future[None]],
+        request: pb.ContainerCommandRequestProto,
+        index: int,
+    ) -> Response:
+        applied, logged = marks
         if same_container is not None:
             await asyncio.wait([same_container])
         loop = asyncio.get_running_loop()
@@ -197,14 +233,18 @@ class RaftGroup:
         except Exception as e:
             log.exception("pipeline %s: applying entry %d failed", self.pipeline_id, index)
             response = self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: {e!r}")
+        applied.set_result(None)
         if previous is not None:
             await asyncio.wait([previous])
         if self._closed:  # the pipeline went (or its log failed) while this entry was applied
             return response
         try:
-            self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
+            try:
+                self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
+            finally:
+                logged.set_result(None)
             if commits(request):
-                await loop.run_in_executor(self._executor, self.log.sync)
+                await self._synced(index)
         except (OSError, ValueError) as e:  # a log that cannot be written takes no more entries
             log.exception("pipeline %s: writing entry %d to the log failed", self.pipeline_id, index)
             self._member_failed(self.self_id, f"entry {index}: log write failed: {e!r}")
@@ -221,7 +261,11 @@ class RaftGroup:
         return response
 
     async def _answer(
-        self, request: pb.ContainerCommandRequestProto, index: int, local: asyncio.Future[Response]
+        self,
+        request: pb.ContainerCommandRequestProto,
+        index: int,
+        local: asyncio.Future[Response],
+        submitted: float,
     ) -> Response:
         # Shielded: a client that goes away cancels its answer, never the entry, which already has its
         # index; the log would otherwise have a gap and refuse every later entry.
@@ -242,9 +286,32 @@ class RaftGroup:
                 f"pipeline {self.pipeline_id}: entry {index} reached no majority"
                 f"{'' if committed else ' in time'} ({self._failure_summary()})",
             )  # fmt: skip
+        if not self._all_applied(index):
+            majority_took = asyncio.get_running_loop().time() - submitted
+            await self._wait_until(lambda: self._all_applied(index), LAST_MEMBER_WAIT * majority_took)
         response.logIndex = index
         response.commitInfos.extend(self.commit_infos())
         return response
+
+    async def _synced(self, index: int) -> None:
+        """Returns once the log is on disk up to `index`. One fsync covers every record written before it
+        started (group commit): entries that arrive together share one, and the next starts only when
+        it is done, covering all that came meanwhile."""
+        while self._synced_to < index:
+            if self._syncing is None:
+                self._syncing = asyncio.ensure_future(self._sync(self.log.last_index))
+            await asyncio.shield(self._syncing)
+
+    async def _sync(self, upto: int) -> None:
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._executor, self.log.sync)
+            self._synced_to = max(self._synced_to, upto)
+        finally:
+            self._syncing = None
+
+    def _all_applied(self, index: int) -> bool:
+        """Every member that has not failed applied entry `index`."""
+        return all(self.match[m] >= index or m in self.failed for m in self.members)
 
     def _followers_within(self, index: int) -> bool:
         return all(self.match[m] >= index for m in self._appenders if m not in self.failed)

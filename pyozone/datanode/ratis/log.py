@@ -3,8 +3,10 @@
 Each record is (term, index, the request without its chunk data), framed as
 `<u32 length><u32 crc32c><payload>`: the chunk data is written once, into the container's block file, and
 only metadata goes into the log (seed 004's data/metadata separation). Records are written as they
-are applied; after an entry that commits a block (putBlock, a writeChunk carrying its putBlock,
-putSmallFile) or closes a container the log is fsynced, as the block file and its metadata were. Entries
+are applied; an entry that commits a block (putBlock, a writeChunk carrying its putBlock, putSmallFile)
+or closes a container is answered only once the log is fsynced past it, as the block file and its
+metadata were. The group shares one fsync among the entries written while the previous one ran (group
+commit: RaftGroup._synced), so a burst of small keys costs one fsync, not one each. Entries
 of different containers apply in parallel and are logged in index order after them, so a kill can leave a
 container's BCSID past the log's end; the group checks that on restart (RaftGroup). On open, a torn or
 corrupt tail (a crash mid-append) is cut off: the last whole record gives the index to go on from.
@@ -129,10 +131,17 @@ class RaftLog:
         self._size = len(record)
 
     def sync(self) -> None:
-        """Forces the records written so far to disk (after an entry that commits a block)."""
+        """Forces the records written so far to disk (after an entry that commits a block). The fsync runs
+        on a duplicate of the file descriptor, outside the lock: appends go on meanwhile (they land in the
+        next sync), and a segment restart or close may replace the descriptor under it."""
         with self._lock:
-            if self._fd >= 0:
-                os.fsync(self._fd)
+            if self._fd < 0:
+                return
+            fd = os.dup(self._fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         with self._lock:

@@ -76,7 +76,7 @@ from pyozone.datanode.xceiver.convert import (
 from pyozone.datanode.xceiver.tokens import TokenVerifier, WouldBlock
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
-from pyozone.hdds.limits import MAX_CHUNK_BYTES
+from pyozone.hdds.limits import MAX_CHUNK_BYTES, MAX_ECHO_PAYLOAD_BYTES
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenError
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -572,7 +572,8 @@ class Dispatcher:
         return Response(getSmallFile=pb.GetSmallFileResponseProto(data=answer))
 
     def _echo(self, request: Request, body: pb.EchoRequestProto, index: int) -> Response:
-        size = integer(body.payloadSizeResp, "echo.payloadSizeResp", 0, MAX_CHUNK_BYTES)
+        """freon dne's round trip: payloadSizeResp zero bytes back, bounded as OM's echoRPC."""
+        size = integer(body.payloadSizeResp, "echo.payloadSizeResp", 0, MAX_ECHO_PAYLOAD_BYTES)
         return Response(echo=pb.EchoResponseProto(payload=bytes(size)))
 
 

@@ -85,6 +85,7 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
         self.applied: dict[str, int] = defaultdict(int)  # pipeline id -> last applied log index
         self.received: dict[tuple[int, int], int] = defaultdict(int)  # writeChunk bytes as leader
         self.requests: list[int] = []  # cmdTypes received
+        self.streams = 0  # send() streams clients opened
         self.faults: dict[int, list[Fault]] = defaultdict(list)
         self.corrupted: dict[tuple[int, int], str] = {}
         self.lagging = False
@@ -129,6 +130,8 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
 
     # ------------------------------------------------------------------ service
     def send(self, request_iterator, context):  # type: ignore[no-untyped-def]
+        with self.cluster.lock:
+            self.streams += 1
         for request in request_iterator:
             response = self.handle(request)
             response.cmdType = request.cmdType

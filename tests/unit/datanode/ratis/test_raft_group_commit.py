@@ -1,0 +1,191 @@
+"""A pipeline group's log fsync shared by the entries that arrive together (group commit), and a leader
+that waits a little for its last follower so that its client needs no watch."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pyozone.datanode.pipelines import Membership
+from pyozone.datanode.ratis import group as group_module
+from pyozone.datanode.ratis.group import RaftGroup
+from pyozone.datanode.ratis.log import RaftLog
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.polling import wait_for_async
+from tests.unit.datanode.ratis.test_raft_group_recovery import PID, _args
+
+Answer = asyncio.Future[pb.ContainerCommandResponseProto]
+ME = "dn-self"
+FOLLOWERS = ("dn-f1", "dn-f2")
+
+
+def _put_block(container_id: int, local_id: int) -> pb.ContainerCommandRequestProto:
+    """A putBlock: an entry after which the log must be on disk before it is answered."""
+    block = pb.BlockData(blockID=pb.DatanodeBlockID(containerID=container_id, localID=local_id))
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.PutBlock, containerID=container_id, putBlock=pb.PutBlockRequestProto(blockData=block)
+    )
+
+
+class _Syncs:
+    """RaftLog.sync, counted; the first call waits until the test releases it (or fails, if told to)."""
+
+    def __init__(self, raft_log: RaftLog, error: OSError | None = None) -> None:
+        self.calls = 0
+        self.release = threading.Event()
+        self._sync = raft_log.sync
+        self._error = error
+        raft_log.sync = self  # type: ignore[method-assign]
+
+    def __call__(self) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            assert self.release.wait(10), "the test never released the first fsync"
+        if self._error is not None:
+            raise self._error
+        self._sync()
+
+
+def test_entries_written_during_an_fsync_share_the_next_one(tmp_path: Path) -> None:
+    """Five putBlocks of ONE container while the first entry's fsync is held: the other four apply and
+    are logged meanwhile (a container's entries wait for each other's apply, not for each other's
+    fsync), none is answered before an fsync covers it, and one more fsync covers all four."""
+    raft_log = RaftLog(tmp_path)
+    syncs = _Syncs(raft_log)
+    with ThreadPoolExecutor(4) as executor:
+        group = RaftGroup(Membership(PID, (ME,), ME, True), ME, raft_log, **_args(executor, _no_failure))
+
+        async def scenario() -> list[pb.ContainerCommandResponseProto]:
+            answers = [group.submit(_put_block(1, lid)) for lid in range(1, 6)]
+            await wait_for_async(lambda: raft_log.last_index == 5, what="all five entries logged")
+            assert syncs.calls == 1 and not any(a.done() for a in answers)
+            syncs.release.set()
+            done = await asyncio.gather(*answers)
+            await group.close()
+            return done
+
+        answers = asyncio.run(scenario())
+    assert [(a.result, a.logIndex) for a in answers] == [(pb.SUCCESS, i) for i in range(1, 6)]
+    assert syncs.calls == 2
+
+
+def test_a_failed_log_fsync_fails_the_member_and_every_entry_waiting_for_it(tmp_path: Path) -> None:
+    raft_log = RaftLog(tmp_path)
+    syncs = _Syncs(raft_log, OSError(5, "Input/output error"))
+    failures: list[str] = []
+    with ThreadPoolExecutor(4) as executor:
+        group = RaftGroup(
+            Membership(PID, (ME,), ME, True), ME, raft_log, **_args(executor, lambda p, w: failures.append(w))
+        )
+
+        async def scenario() -> list[pb.ContainerCommandResponseProto]:
+            answers = [group.submit(_put_block(cid, 1)) for cid in (1, 2, 3)]
+            await wait_for_async(lambda: raft_log.last_index == 3, what="all three entries logged")
+            syncs.release.set()
+            done = await asyncio.gather(*answers)
+            later = await group.submit(_put_block(4, 1))
+            await group.close()
+            return [*done, later]
+
+        answers = asyncio.run(scenario())
+    assert [a.result for a in answers] == [pb.IO_EXCEPTION] * 3 + [pb.RAFT_RETRY_FAILURE]
+    assert len(failures) == 1 and "log write failed" in failures[0]
+
+
+class _Appender:
+    """A follower's stream that only records what the leader sent; the test plays the replies."""
+
+    def __init__(self) -> None:
+        self.sent: list[int] = []
+
+    def send(self, index: int, entry: bytes) -> None:
+        self.sent.append(index)
+
+    def close(self) -> None:
+        pass
+
+    async def wait_closed(self) -> None:
+        pass
+
+
+def _leader_answer(
+    tmp_path: Path, then: Callable[[RaftGroup, Answer], None]
+) -> tuple[pb.ContainerCommandResponseProto, list[str]]:
+    """A leader of three submits one entry; dn-f1 applies it (a majority); `then(group, answer)` plays
+    the rest. Returns the client's answer and the failures the leader reported."""
+    failures: list[str] = []
+    with ThreadPoolExecutor(2) as executor:
+        membership = Membership(PID, (ME, *FOLLOWERS), ME, True)
+        group = RaftGroup(
+            membership, ME, RaftLog(tmp_path), **_args(executor, lambda p, w: failures.append(w))
+        )
+        group._appenders = {f: _Appender() for f in FOLLOWERS}  # type: ignore[assignment]
+
+        async def scenario() -> pb.ContainerCommandResponseProto:
+            answer = group.submit(_put_block(1, 1))
+            await wait_for_async(lambda: group.match[ME] == 1, what="the leader applied the entry")
+            group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+            for _ in range(20):  # the answer task runs past the majority
+                await asyncio.sleep(0)
+            then(group, answer)
+            done = await answer
+            await group.close()
+            return done
+
+        return asyncio.run(scenario()), failures
+
+
+def test_the_leader_waits_for_the_last_follower_so_the_client_needs_no_watch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(group_module, "LAST_MEMBER_WAIT", 1e6)  # as long as it takes
+
+    def last_follower_applies(
+        group: RaftGroup, answer: asyncio.Future[pb.ContainerCommandResponseProto]
+    ) -> None:
+        assert not answer.done()
+        group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+
+    answer, failures = _leader_answer(tmp_path, last_follower_applies)
+    assert answer.result == pb.SUCCESS and failures == []
+    assert {c.datanodeUuid: c.commitIndex for c in answer.commitInfos} == {ME: 1, "dn-f1": 1, "dn-f2": 1}
+
+
+def test_the_leader_does_not_wait_for_a_failed_follower(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(group_module, "LAST_MEMBER_WAIT", 1e6)
+
+    def last_follower_fails(
+        group: RaftGroup, answer: asyncio.Future[pb.ContainerCommandResponseProto]
+    ) -> None:
+        assert not answer.done()
+        group._member_failed("dn-f2", "its stream broke")
+
+    answer, failures = _leader_answer(tmp_path, last_follower_fails)
+    assert answer.result == pb.SUCCESS and len(failures) == 1
+    assert {c.datanodeUuid: c.commitIndex for c in answer.commitInfos}[
+        "dn-f2"
+    ] == 0  # the client's watch fails
+
+
+def test_without_a_wait_the_leader_answers_at_the_majority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(group_module, "LAST_MEMBER_WAIT", 0.0)
+
+    def nothing_more(group: RaftGroup, answer: Answer) -> None:
+        assert answer.done()
+
+    answer, _ = _leader_answer(tmp_path, nothing_more)
+    assert answer.result == pb.SUCCESS
+    assert {c.datanodeUuid: c.commitIndex for c in answer.commitInfos} == {ME: 1, "dn-f1": 1, "dn-f2": 0}
+
+
+def _no_failure(pipeline_id: str, why: str) -> None:
+    raise AssertionError(f"pipeline {pipeline_id} failed: {why}")
