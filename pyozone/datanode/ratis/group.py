@@ -48,6 +48,9 @@ long as the majority took, then answers. Ratis answers at the majority; a client
 about a fifth of its time (benchmarks/small_keys.py) when the last member is only a little behind; an
 answer whose commitInfos show every member at the entry needs none. A member that failed is not waited
 for, and a client that watches MAJORITY_COMMITTED waits at most this much longer."""
+LAST_MEMBER_WAIT_MAX_S = 0.5
+"""The wait for the last member is as long again as the majority took, at most this (and never past half
+the request timeout), so a slow majority cannot push an answer past the client's deadline."""
 
 DETERMINISTIC = frozenset(
     {
@@ -246,6 +249,8 @@ class RaftGroup:
             if commits(request):
                 await self._synced(index)
         except (OSError, ValueError) as e:  # a log that cannot be written takes no more entries
+            if isinstance(e, ValueError) and self._closed:  # closed while the entry awaited its fsync
+                return self._refusal(request, pb.RAFT_RETRY_FAILURE, f"entry {index}: the pipeline closed")
             log.exception("pipeline %s: writing entry %d to the log failed", self.pipeline_id, index)
             self._member_failed(self.self_id, f"entry {index}: log write failed: {e!r}")
             self._closed = True  # no later entry is logged, judged or counted as applied here
@@ -288,7 +293,10 @@ class RaftGroup:
             )  # fmt: skip
         if not self._all_applied(index):
             majority_took = asyncio.get_running_loop().time() - submitted
-            await self._wait_until(lambda: self._all_applied(index), LAST_MEMBER_WAIT * majority_took)
+            wait = min(LAST_MEMBER_WAIT * majority_took, LAST_MEMBER_WAIT_MAX_S)
+            wait = min(wait, self.request_timeout_s / 2 - majority_took)  # the client's deadline stays far
+            if wait > 0:
+                await self._wait_until(lambda: self._all_applied(index), wait)
         response.logIndex = index
         response.commitInfos.extend(self.commit_infos())
         return response

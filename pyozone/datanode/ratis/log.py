@@ -133,10 +133,11 @@ class RaftLog:
     def sync(self) -> None:
         """Forces the records written so far to disk (after an entry that commits a block). The fsync runs
         on a duplicate of the file descriptor, outside the lock: appends go on meanwhile (they land in the
-        next sync), and a segment restart or close may replace the descriptor under it."""
+        next sync), and a segment restart or close may replace the descriptor under it. A closed log
+        raises ValueError: what it did not sync must not be acknowledged."""
         with self._lock:
             if self._fd < 0:
-                return
+                raise ValueError(f"{self.path}: the log is closed")
             fd = os.dup(self._fd)
         try:
             os.fsync(fd)

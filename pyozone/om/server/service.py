@@ -83,7 +83,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         self._gate: DurableGate | None = None
         """Created on the serving loop by the first write."""
 
-    async def _run(self, call: Callable[..., T], *args: object, check: Check | None = None) -> T:
+    async def _run(
+        self, call: Callable[..., T], *args: object, check: Check | None = None, inline: bool = False
+    ) -> T:
         """The core call in the pool, after `check` (an ACL check reading om.db) in the same job.
         Everything it could have seen, its own writes and the table cache's, is durable before this
         returns or raises: a client is answered only then (seed 001's double buffer), and never with
@@ -102,6 +104,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
                 epoch = store.epoch
 
         try:
+            if inline:
+                return job()
             return await asyncio.get_running_loop().run_in_executor(self.executor, job)
         finally:
             if epoch:
@@ -250,7 +254,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         size = parse(integer, request.dataSize, "dataSize")
         record = await self._run(
             self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
-            dict(request.metadata), check=self._open_key_check(context, request),
+            dict(request.metadata), check=self._open_key_check(context, request), inline=True,
         )  # fmt: skip
         return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
 

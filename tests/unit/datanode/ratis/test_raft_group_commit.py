@@ -189,3 +189,41 @@ def test_without_a_wait_the_leader_answers_at_the_majority(
 
 def _no_failure(pipeline_id: str, why: str) -> None:
     raise AssertionError(f"pipeline {pipeline_id} failed: {why}")
+
+
+def test_an_entry_whose_fsync_would_run_on_a_closed_log_is_not_acknowledged(tmp_path: Path) -> None:
+    """The group closes (datanode shutdown) while entry 2 waits for the fsync after entry 1's: that fsync
+    finds the log closed, so entry 2 is refused, never answered SUCCESS unsynced."""
+    raft_log = RaftLog(tmp_path)
+    original = raft_log.sync
+    release = threading.Event()
+    calls = 0
+
+    def sync() -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            original()  # entry 1 is on disk; entry 2 needs the next fsync
+            assert release.wait(10)
+            return
+        original()
+
+    raft_log.sync = sync  # type: ignore[method-assign]
+    with ThreadPoolExecutor(4) as executor:
+        membership = Membership(PID, (ME,), ME, True)
+        group = RaftGroup(membership, ME, raft_log, **_args(executor, lambda p, w: None))
+
+        async def scenario() -> list[pb.ContainerCommandResponseProto]:
+            first = group.submit(_put_block(1, 1))
+            await wait_for_async(lambda: calls == 1, what="first fsync started")
+            second = group.submit(_put_block(1, 2))
+            await wait_for_async(lambda: raft_log.last_index == 2, what="entry 2 logged")
+            closing = asyncio.ensure_future(group.close())
+            await wait_for_async(lambda: raft_log._fd == -1, what="log closed")
+            release.set()
+            answers = await asyncio.gather(first, second)
+            await closing
+            return answers
+
+        answers = asyncio.run(scenario())
+    assert answers[1].result != pb.SUCCESS
