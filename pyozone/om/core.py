@@ -1,4 +1,5 @@
-"""OzoneManager: the namespace core. Synchronous, no gRPC: the daemon calls it from a thread pool.
+"""OzoneManager: the namespace core. Synchronous, no gRPC: the daemon calls it from a thread pool (and
+commitKey, which never waits for SCM, from its event loop).
 
 A mutation holds its locks (locks.py: key requests their keys', everything else the namespace exclusively)
 from its first read to the transaction that records it, so two requests never interleave their

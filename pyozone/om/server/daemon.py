@@ -5,8 +5,9 @@ Start-up: with ozone.security.enabled, OM's certificate first (requested from SC
 start; renewed in the background); then the HTTP endpoint (pollers see 503, not a refused connection), then
 SCM's cluster id (retried until SCM answers: `cluster up` starts OM right after SCM), then om.db and the
 gRPC server. With hdds.grpc.tls.enabled every port and every channel to SCM is mutual TLS with that
-certificate. The core is synchronous and may wait for SCM, so every core call runs in a thread pool; the
-core's lock serializes mutations.
+certificate. The core is synchronous and may wait for SCM, so core calls run in a thread pool (commitKey,
+which never waits, on the loop); its locks (om/locks.py) keep mutations apart, and om.db's double buffer
+makes them durable before a client is answered.
 """
 
 from __future__ import annotations

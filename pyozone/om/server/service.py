@@ -1,7 +1,9 @@
 """OzoneManagerService: the client protocol as a thin adapter over the OzoneManager core.
 
 Each handler parses its request, runs the core call in the daemon's thread pool (core calls may wait for
-SCM) and builds the answer. Field-level checks live in the converters; every namespace rule in the core.
+SCM; commitKey, which never does, runs on the loop and saves the pool's two thread hops) and builds the
+answer once what the call wrote or saw is durable (`_run`). Field-level checks live in the converters;
+every namespace rule in the core.
 With ozone.acl.enabled a handler names the caller and the check the call needs (om/access.py), which runs
 in the same pool job just before the call; with ACLs off the checks return at once.
 """
