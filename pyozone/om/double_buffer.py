@@ -39,6 +39,10 @@ MISSING = object()
 """What the cache answers for a key it holds nothing about (None is a deletion RocksDB has not seen yet)."""
 
 
+IDLE_CHECK_S = 5.0
+"""How often an idle flusher checks whether its owner still exists."""
+
+
 class BufferFailedError(Exception):
     """A flush failed: om.db no longer holds what the cache shows, so nothing more is written."""
 
@@ -120,11 +124,13 @@ class DoubleBuffer:
         write_batch: Callable[[list[Op]], None],
         max_unflushed: int = 10_000,
         on_failure: Callable[[BaseException], None] | None = None,
+        alive: Callable[[], bool] = lambda: True,
     ) -> None:
         if max_unflushed < 1:
             raise ValueError(f"the unflushed transaction limit must be positive, got {max_unflushed}")
         self.cache = TableCache(tables)
         self._write_batch = write_batch
+        self._alive = alive
         self._max_unflushed = max_unflushed
         self._on_failure = on_failure
         self._cond = threading.Condition()
@@ -207,11 +213,15 @@ class DoubleBuffer:
         while True:
             with self._cond:
                 while not self._current and not self._closing:
-                    self._cond.wait()
+                    if not self._cond.wait(IDLE_CHECK_S) and not self._alive():
+                        return  # its owner was dropped unclosed (tests): nothing more can come
                 if not self._current:
                     return
                 batch, self._current = self._current, []
                 upto = self._epoch
+            if not self._alive():
+                log.warning("om.db dropped without close(): %d transaction(s) not flushed", len(batch))
+                return
             ops = [op for transaction in batch for op in transaction]
             started = time.perf_counter()
             try:

@@ -23,6 +23,7 @@ leaves all of a transaction or none. Reads see the cache over RocksDB.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -76,10 +77,19 @@ class OMMetadataStore:
             self._backend = RocksDBBackend(path, tables=TABLE_NAMES, owner="an OM")
         except (StoreError, OSError) as e:
             raise OMStoreError(str(e)) from None
-        self._buffer = DoubleBuffer(TABLE_NAMES, self._flush, max_unflushed, on_failure)
+        # The flusher thread holds the store only weakly: a store dropped without close() (tests) is freed
+        # with its RocksDB files, and its idle flusher ends.
+        this = weakref.ref(self)
 
-    def _flush(self, ops: list[Op]) -> None:
-        self._backend.write(encoded(ops), sync=True)
+        def flush(ops: list[Op]) -> None:
+            store = this()
+            if store is None:
+                raise OMStoreError("om.db was dropped with transactions not flushed")
+            store._backend.write(encoded(ops), sync=True)
+
+        self._buffer = DoubleBuffer(
+            TABLE_NAMES, flush, max_unflushed, on_failure, alive=lambda: this() is not None
+        )
 
     def get(self, table: str, key: str) -> bytes | None:
         pending = self._buffer.cache.get(table, key)
