@@ -12,7 +12,7 @@ import pytest
 from pyozone.cli.freon import _duration, _number, _payload
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
 from tests.cli_support import Result
-from tests.unit.freon.freon_helpers import om_on_thread
+from tests.unit.om.om_thread import om_on_thread
 
 
 @pytest.mark.parametrize(

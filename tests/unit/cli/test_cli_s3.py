@@ -3,35 +3,21 @@ SCM): Ozone's output, -e for eval, the confirmation prompt and the refusals."""
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import io
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from pyozone.om.server import OmDaemon
 from tests.cli_support import Result
-from tests.unit.om.om_fakes import FakeScm
-from tests.unit.om.test_om_server import conf
+from tests.unit.om.om_thread import om_on_thread
 
 
 @pytest.fixture
 def om_address(tmp_path: Path) -> Iterator[str]:
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    daemon = OmDaemon(conf(tmp_path), FakeScm())
-    try:
-        asyncio.run_coroutine_threadsafe(daemon.start(), loop).result(20)
-        yield f"127.0.0.1:{daemon.rpc_port}"
-    finally:
-        asyncio.run_coroutine_threadsafe(daemon.stop(0.5), loop).result(20)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()
+    with om_on_thread(tmp_path) as address:
+        yield address
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState
 from pyozone.protocol.admin import PipelineView
-from tests.unit.freon.freon_helpers import om_on_thread
+from tests.unit.om.om_thread import om_on_thread
 
 
 def view(

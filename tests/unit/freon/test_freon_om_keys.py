@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pyozone.client import OzoneClient
 from pyozone.freon import FreonOptions, generate_om_keys
-from tests.unit.freon.freon_helpers import om_on_thread
+from tests.unit.om.om_thread import om_on_thread
 
 
 def test_omkg_commits_empty_keys_and_acknowledges_each_with_its_object_id(tmp_path: Path) -> None:

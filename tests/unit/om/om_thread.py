@@ -1,4 +1,4 @@
-"""An OM daemon with a fake SCM on a thread of its own, for freon's tools run in-process against it."""
+"""An OM daemon with a fake SCM on a thread of its own, for tools run in-process against it."""
 
 from __future__ import annotations
 
