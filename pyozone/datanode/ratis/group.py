@@ -246,6 +246,8 @@ class RaftGroup:
                 self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
             finally:
                 logged.set_result(None)
+            if self._appenders:
+                self._record_outcome(index, response.result)
             if commits(request):
                 await self._synced(index)
         except (OSError, ValueError) as e:  # a log that cannot be written takes no more entries
@@ -255,10 +257,6 @@ class RaftGroup:
             self._member_failed(self.self_id, f"entry {index}: log write failed: {e!r}")
             self._closed = True  # no later entry is logged, judged or counted as applied here
             return self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: log write failed: {e!r}")
-        if self._appenders:
-            self._outcomes[index] = response.result
-            for member, reply in self._early.pop(index, ()):
-                self._judge(member, reply, response.result)
         if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
             self._advance(self.self_id, index)
         elif self.is_leader:
@@ -350,6 +348,15 @@ class RaftGroup:
             )
         return answer
 
+    def _record_outcome(self, index: int, result: int) -> None:
+        """The leader's own result for entry `index`, recorded once the entry is logged, before its fsync:
+        records are written in index order, so outcomes become known in index order too. A follower
+        answers in index order (service.py), so each follower's answers are judged in index order and
+        its match never passes an entry not yet judged."""
+        self._outcomes[index] = result
+        for member, reply in self._early.pop(index, ()):
+            self._judge(member, reply, result)
+
     def _follower_replied(self, member: str, reply: pb.AppendEntriesReplyProto) -> None:
         """Judged against the leader's own result for the entry, once the leader has it (a follower
         may finish an entry first: entries of different containers apply in parallel)."""
@@ -362,7 +369,9 @@ class RaftGroup:
     def _judge(self, member: str, reply: pb.AppendEntriesReplyProto, leader_result: int) -> None:
         """What the leader applied, every follower must have applied. Where the leader refused (its own
         copy went UNHEALTHY, or a refusal all reach alike), a follower's SUCCESS or alike refusal is fine:
-        nothing acknowledged depends on the entry."""
+        nothing acknowledged depends on the entry. A failed member's later answers count for nothing."""
+        if member in self.failed:
+            return
         if leader_result == pb.SUCCESS:
             agrees = reply.result == pb.SUCCESS
         else:

@@ -18,6 +18,7 @@ from pyozone.datanode.ratis.log import RaftLog
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from tests.polling import wait_for_async
 from tests.unit.datanode.ratis.test_raft_group_recovery import PID, _args
+from tests.unit.datanode.ratis.test_raft_log import _write_chunk
 
 Answer = asyncio.Future[pb.ContainerCommandResponseProto]
 ME = "dn-self"
@@ -227,3 +228,33 @@ def test_an_entry_whose_fsync_would_run_on_a_closed_log_is_not_acknowledged(tmp_
 
         answers = asyncio.run(scenario())
     assert answers[1].result != pb.SUCCESS
+
+
+def test_a_follower_refusal_is_judged_before_its_later_success_advances_it(tmp_path: Path) -> None:
+    """Entry 1 (a putBlock) waits for the leader's fsync; entry 2 (a chunk of another container) needs
+    none. dn-f1 answers, in order, IO_EXCEPTION for 1 and SUCCESS for 2. Its refusal of 1 is judged
+    first, even while the leader's fsync of entry 1 is held: dn-f1 fails, and never counts as having
+    applied entry 1."""
+    raft_log = RaftLog(tmp_path)
+    syncs = _Syncs(raft_log)
+    failures: list[str] = []
+    with ThreadPoolExecutor(4) as executor:
+        membership = Membership(PID, (ME, *FOLLOWERS), ME, True)
+        group = RaftGroup(membership, ME, raft_log, **_args(executor, lambda p, w: failures.append(w)))
+        group._appenders = {f: _Appender() for f in FOLLOWERS}  # type: ignore[assignment]
+
+        async def scenario() -> None:
+            answers = [group.submit(_put_block(1, 1)), group.submit(_write_chunk(b"x"))]
+            await wait_for_async(lambda: raft_log.last_index == 2, what="both entries logged")
+            assert syncs.calls == 1  # entry 1's fsync is held
+            group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=pb.IO_EXCEPTION))
+            group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=2, result=pb.SUCCESS))
+            assert "dn-f1" in group.failed and group.match["dn-f1"] == 0
+            syncs.release.set()
+            for reply in (1, 2):
+                group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=reply, result=pb.SUCCESS))
+            await asyncio.gather(*answers)
+            await group.close()
+
+        asyncio.run(scenario())
+    assert len(failures) == 1 and "entry 1: IO_EXCEPTION" in failures[0]
