@@ -15,7 +15,7 @@ import logging
 import math
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import Clock, SystemClock
@@ -24,6 +24,7 @@ from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
 from pyozone.om import codec, quota
 from pyozone.om.block_batcher import BlockBatcher
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.key_answers import LocatedKey, OpenKeySession, ReadLocation
 from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.locations import LocationCache, read_pipeline
 from pyozone.om.locks import OMLocks
@@ -37,6 +38,10 @@ from pyozone.om.metadata import (
     VOLUME_TABLE,
     OMMetadataStore,
     Op,
+    bucket_key,
+    key_key,
+    open_key_key,
+    volume_key,
 )
 from pyozone.om.names import check_bucket_name, check_key_name, check_volume_name
 from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs, replicated_size
@@ -44,7 +49,6 @@ from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.s3secret import S3SecretManager
 from pyozone.om.scm import ScmGateway, scm_call
 from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
-from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import BlockLocation
 
 log = logging.getLogger(__name__)
@@ -54,48 +58,6 @@ OBJECT_ID = "objectID"
 from this one counter. A transaction carries the counter's value when it enters the double buffer, if it
 moved since the last one did, so om.db's value is past every id any durable transaction uses: none
 repeats across restarts."""
-
-
-def volume_key(volume: str) -> str:
-    return f"/{volume}"
-
-
-def bucket_key(volume: str, bucket: str) -> str:
-    return f"/{volume}/{bucket}"
-
-
-def key_key(volume: str, bucket: str, key: str) -> str:
-    return f"/{volume}/{bucket}/{key}"
-
-
-def open_key_key(volume: str, bucket: str, key: str, client_id: int) -> str:
-    return f"/{volume}/{bucket}/{key}/{client_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class OpenKeySession:
-    """An open key: its record (blocks without offsets), where each pre-allocated block is written, and
-    how many key bytes each holds (what SCM counted for it; an EC block group's: that on each data
-    index); a writer moves to a new block past that."""
-
-    key: KeyRecord
-    client_id: int
-    allocated: tuple[BlockLocation, ...]
-    block_length: int
-
-
-@dataclass(frozen=True, slots=True)
-class ReadLocation:
-    """Where one block of a key is read: the pipeline (None if SCM no longer knows the container)."""
-
-    pipeline: hdds_pb2.Pipeline | None
-    container_state: str
-
-
-@dataclass(frozen=True, slots=True)
-class LocatedKey:
-    key: KeyRecord
-    locations: tuple[ReadLocation, ...]
 
 
 class OzoneManager:

@@ -50,6 +50,23 @@ TABLE_NAMES = (
     META_TABLE,
 )
 
+
+def volume_key(volume: str) -> str:
+    return f"/{volume}"
+
+
+def bucket_key(volume: str, bucket: str) -> str:
+    return f"/{volume}/{bucket}"
+
+
+def key_key(volume: str, bucket: str, key: str) -> str:
+    return f"/{volume}/{bucket}/{key}"
+
+
+def open_key_key(volume: str, bucket: str, key: str, client_id: int) -> str:
+    return f"/{volume}/{bucket}/{key}/{client_id}"
+
+
 T = TypeVar("T")
 Op = tuple[str, str, bytes | None]
 """(table, key, value); None deletes."""

@@ -25,10 +25,11 @@ from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
 from pyozone.om import codec
-from pyozone.om.core import OpenKeySession, OzoneManager, bucket_key, key_key, open_key_key
+from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.key_metadata import check_metadata, check_tags
-from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op
+from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op, bucket_key, key_key, open_key_key
 from pyozone.om.names import check_key_name
 from pyozone.om.records import KeyBlock, KeyRecord, MultipartUploadRecord, PartRecord, pairs
 from pyozone.om.settings import DEFAULT_LIST_LIMIT

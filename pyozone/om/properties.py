@@ -11,9 +11,9 @@ from dataclasses import replace
 from pyozone.hdds.security.acl import Acls, ResourceType
 from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om import codec
-from pyozone.om.core import OzoneManager, bucket_key, key_key, volume_key
+from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.metadata import BUCKET_TABLE, KEY_TABLE, VOLUME_TABLE
+from pyozone.om.metadata import BUCKET_TABLE, KEY_TABLE, VOLUME_TABLE, bucket_key, key_key, volume_key
 from pyozone.om.quota import updated_quota
 from pyozone.om.records import BucketRecord, KeyRecord, VolumeRecord
 from pyozone.protocol.acl import ObjectPath

@@ -13,9 +13,9 @@ from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState, ReplicationType
 from pyozone.om import codec
-from pyozone.om.core import OzoneManager, bucket_key
+from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.metadata import BUCKET_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE
+from pyozone.om.metadata import BUCKET_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, bucket_key
 from pyozone.om.multipart import MultipartManager, multipart_key
 from pyozone.om.records import KeyBlock
 from pyozone.om.replication import AllowedConfigs

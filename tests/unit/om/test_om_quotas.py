@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
-from pyozone.om.core import OzoneManager, key_key
+from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.metadata import KEY_TABLE, OPEN_KEY_TABLE
+from pyozone.om.metadata import KEY_TABLE, OPEN_KEY_TABLE, key_key
 from pyozone.om.properties import PropertyManager
 from pyozone.om.records import KeyBlock, replicated_size
 from tests.unit.om.om_fakes import BLOCK, FakeScm

@@ -20,8 +20,7 @@ from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES, MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.hdds.states import ReplicaState
 from pyozone.om import codec
-from pyozone.om.core import key_key
-from pyozone.om.metadata import KEY_TABLE
+from pyozone.om.metadata import KEY_TABLE, key_key
 from pyozone.om.records import KeyBlock, KeyRecord
 from pyozone.om.server import OmDaemon
 from pyozone.om.storage import OMStorageError

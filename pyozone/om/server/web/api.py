@@ -43,8 +43,9 @@ from pyozone.common.web.api import (
 )
 from pyozone.common.web.ops import administrators_only
 from pyozone.om import codec
-from pyozone.om.core import LocatedKey, OzoneManager
+from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.key_answers import LocatedKey
 from pyozone.om.metadata import OPEN_KEY_TABLE
 from pyozone.om.records import BucketRecord, KeyRecord, VolumeRecord
 from pyozone.proto import OmClientProtocol_pb2 as pb
