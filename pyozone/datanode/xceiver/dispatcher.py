@@ -20,10 +20,8 @@ Semantics that differ from a plain storage call, and why:
 - PutBlock commits at the blockCommitSequenceId of the request's block id when it carries one (the
   leader-ordered log's index); otherwise at the container's BCSID + 1, assigned under a per-container
   lock so two concurrent putBlocks never get the same BCSID (the second would be dropped as a replay).
-- ReadChunk verifies against the checksums committed with the block, not the ones in the request: a
-  mismatch then proves the replica is damaged, so it is marked UNHEALTHY (the listener reports it) and
-  the answer is CHECKSUM_MISMATCH, which sends the client to another replica. Only a chunk with no
-  committed metadata is checked against the request's checksums, and a mismatch there marks nothing.
+- ReadChunk and GetSmallFile verify against the checksums committed with the block, not the ones in the
+  request: a mismatch then proves the replica damaged (reads.py).
 - CloseContainer (a client's, or SCM's through the pipeline) marks an OPEN replica CLOSING and closes it;
   CLOSED is a no-op; QUASI_CLOSED is refused (closing it is SCM's force decision, which comes as a
   command, not as a client request) and so is UNHEALTHY. A RECOVERING replica closes at once (its
@@ -56,8 +54,6 @@ from typing import Any
 from pyozone.datanode.container_full import check_close_threshold, is_full, volume_full
 from pyozone.datanode.storage import (
     BlockData,
-    ChecksumMismatch,
-    ChecksumType,
     ChunkInfo,
     ContainerError,
     ContainerSet,
@@ -73,6 +69,7 @@ from pyozone.datanode.xceiver.convert import (
     committed_length,
     container_data_to_proto,
 )
+from pyozone.datanode.xceiver.reads import read_committed, verified_read
 from pyozone.datanode.xceiver.tokens import TokenVerifier, WouldBlock
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
@@ -80,7 +77,7 @@ from pyozone.hdds.limits import MAX_CHUNK_BYTES, MAX_ECHO_PAYLOAD_BYTES
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenError
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.protocol.common import container_id, int32, integer, sub_message, text
+from pyozone.protocol.common import container_id, int32, integer, sub_message
 from pyozone.protocol.data import block_id_from_proto
 
 log = logging.getLogger(__name__)
@@ -484,7 +481,7 @@ class Dispatcher:
         proto = sub_message(body, "blockID", "readChunk")
         block_id = self._block_id(request, proto, "readChunk.blockID")
         wanted = sub_message(body, "chunkData", "readChunk")
-        data = self._read(self._container(request), block_id, wanted, "readChunk.chunkData")
+        data = read_committed(self._container(request), block_id, wanted, "readChunk.chunkData")
         answer = pb.ReadChunkResponseProto(blockID=proto, chunkData=wanted)
         if body.readChunkVersion == pb.V1:
             step = wanted.checksumData.bytesPerChecksum or len(data) or 1
@@ -492,54 +489,6 @@ class Dispatcher:
         else:
             answer.data = data
         return Response(readChunk=answer)
-
-    def _read(
-        self, container: KeyValueContainer, block_id: BlockID, wanted: pb.ChunkInfo, field: str
-    ) -> bytes:
-        """Reads the requested range, verified against the committed chunk that holds it."""
-        name = text(wanted.chunkName, f"{field}.chunkName")
-        offset, length = integer(wanted.offset, f"{field}.offset"), integer(wanted.len, f"{field}.len")
-        if length > MAX_CHUNK_BYTES:
-            raise ProtocolError(f"{field}.len", f"{length} is above the {MAX_CHUNK_BYTES}-byte chunk limit")
-        stored = self._committed_chunk(container, block_id, name, offset, length)
-        if stored is None:  # no committed metadata: only the request's own checksums can be checked
-            chunk = chunk_from_proto(wanted, field)
-            try:
-                return container.read_chunk(block_id, chunk)
-            except ChecksumMismatch as e:
-                raise ContainerError(
-                    Result.CHECKSUM_MISMATCH, f"{block_id} chunk {name} (uncommitted): {e}"
-                ) from None
-        skip = offset - stored.offset
-        _check_aligned(stored, skip, length, field)
-        return self._verified_read(container, block_id, stored, skip, length)
-
-    @staticmethod
-    def _committed_chunk(
-        container: KeyValueContainer, block_id: BlockID, name: str, offset: int, length: int
-    ) -> ChunkInfo | None:
-        try:
-            block = container.get_block(block_id)
-        except ContainerError as e:
-            if e.result is Result.NO_SUCH_BLOCK:
-                return None
-            raise
-        holding = [c for c in block.chunks if c.offset <= offset and offset + length <= c.offset + c.length]
-        return next((c for c in holding if c.name == name), holding[0] if holding else None)
-
-    @staticmethod
-    def _verified_read(
-        container: KeyValueContainer,
-        block_id: BlockID,
-        chunk: ChunkInfo,
-        skip: int = 0,
-        length: int | None = None,
-    ) -> bytes:
-        try:
-            return container.read_chunk(block_id, chunk, skip, length)
-        except ChecksumMismatch as e:
-            container.mark_unhealthy(f"read of {block_id} chunk {chunk.name}: {e}")
-            raise ContainerError(Result.CHECKSUM_MISMATCH, f"{block_id} chunk {chunk.name}: {e}") from None
 
     # --- small files: a whole block in one request
 
@@ -565,7 +514,7 @@ class Dispatcher:
         block = container.get_block(block_id, proto.blockCommitSequenceId or None)
         if block.size > MAX_CHUNK_BYTES:
             raise Refused(pb.GET_SMALL_FILE_ERROR, f"{block_id} has {block.size} bytes; read it by chunks")
-        data = b"".join(self._verified_read(container, block_id, c) for c in block.chunks)
+        data = b"".join(verified_read(container, block_id, c) for c in block.chunks)
         answer = pb.ReadChunkResponseProto(blockID=proto, data=data)
         if block.chunks:
             answer.chunkData.CopyFrom(chunk_to_proto(block.chunks[-1]))  # Ozone answers with the last chunk
@@ -606,15 +555,3 @@ def _replica_index(request: Request) -> int:
     if kind == pb.PutSmallFile:
         return request.putSmallFile.block.blockData.blockID.replicaIndex
     return 0
-
-
-def _check_aligned(chunk: ChunkInfo, skip: int, length: int, field: str) -> None:
-    """A partial read must cover whole checksum pieces: part of a piece cannot be verified, and the
-    storage layer would report it as a checksum mismatch, i.e. as damage that is not there."""
-    if chunk.checksum_data.type is ChecksumType.NONE:
-        return
-    bpc, end = chunk.checksum_data.bytes_per_checksum, skip + length
-    if skip % bpc or (end % bpc and end != chunk.length):
-        raise ProtocolError(
-            field, f"bytes {skip}..{end} of chunk {chunk.name} are not on its {bpc}-byte checksum boundaries"
-        )
