@@ -43,6 +43,11 @@ IDLE_CHECK_S = 5.0
 """How often an idle flusher checks whether its owner still exists."""
 
 
+class OwnerDropped(Exception):
+    """Raised by `write_batch` when the buffer's owner is gone (dropped without close()): nobody can wait
+    for the batch, so the flusher ends quietly instead of failing."""
+
+
 class BufferFailedError(Exception):
     """A flush failed: om.db no longer holds what the cache shows, so nothing more is written."""
 
@@ -219,13 +224,13 @@ class DoubleBuffer:
                     return
                 batch, self._current = self._current, []
                 upto = self._epoch
-            if not self._alive():
-                log.warning("om.db dropped without close(): %d transaction(s) not flushed", len(batch))
-                return
             ops = [op for transaction in batch for op in transaction]
             started = time.perf_counter()
             try:
                 self._write_batch(ops)
+            except OwnerDropped:
+                log.warning("om.db dropped without close(): %d transaction(s) not flushed", len(batch))
+                return
             except BaseException as e:
                 self._fail(e)
                 return

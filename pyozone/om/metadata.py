@@ -29,7 +29,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError
-from pyozone.om.double_buffer import MISSING, BufferFailedError, DoubleBuffer, FlushStats, encoded, merged
+from pyozone.om.double_buffer import (
+    MISSING,
+    BufferFailedError,
+    DoubleBuffer,
+    FlushStats,
+    OwnerDropped,
+    encoded,
+    merged,
+)
 
 VOLUME_TABLE = "volumeTable"
 BUCKET_TABLE = "bucketTable"
@@ -101,7 +109,7 @@ class OMMetadataStore:
         def flush(ops: list[Op]) -> None:
             store = this()
             if store is None:
-                raise OMStoreError("om.db was dropped with transactions not flushed")
+                raise OwnerDropped
             store._backend.write(encoded(ops), sync=True)
 
         self._buffer = DoubleBuffer(

@@ -242,26 +242,32 @@ class RaftGroup:
         if self._closed:  # the pipeline went (or its log failed) while this entry was applied
             return response
         try:
+            self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
+        except (OSError, ValueError) as e:
+            return self._log_failed(request, index, e)
+        finally:
+            logged.set_result(None)
+        if self._appenders:
+            self._record_outcome(index, response.result)
+        if commits(request):
             try:
-                self.log.append(TERM, index, request)  # a small record: written in index order, on the loop
-            finally:
-                logged.set_result(None)
-            if self._appenders:
-                self._record_outcome(index, response.result)
-            if commits(request):
                 await self._synced(index)
-        except (OSError, ValueError) as e:  # a log that cannot be written takes no more entries
-            if isinstance(e, ValueError) and self._closed:  # closed while the entry awaited its fsync
-                return self._refusal(request, pb.RAFT_RETRY_FAILURE, f"entry {index}: the pipeline closed")
-            log.exception("pipeline %s: writing entry %d to the log failed", self.pipeline_id, index)
-            self._member_failed(self.self_id, f"entry {index}: log write failed: {e!r}")
-            self._closed = True  # no later entry is logged, judged or counted as applied here
-            return self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: log write failed: {e!r}")
+            except (OSError, ValueError) as e:
+                return self._log_failed(request, index, e)
         if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
             self._advance(self.self_id, index)
         elif self.is_leader:
-            self._member_failed(self.self_id, f"entry {index}: {pb.Result.Name(response.result)}")
+            self._member_failed(self.self_id, f"entry {index}: {_result_name(response.result)}")
         return response
+
+    def _log_failed(self, request: pb.ContainerCommandRequestProto, index: int, e: Exception) -> Response:
+        """A log that cannot be written (or synced) takes no more entries."""
+        if isinstance(e, ValueError) and self._closed:  # closed while the entry awaited its fsync
+            return self._refusal(request, pb.RAFT_RETRY_FAILURE, f"entry {index}: the pipeline closed")
+        log.exception("pipeline %s: writing entry %d to the log failed", self.pipeline_id, index)
+        self._member_failed(self.self_id, f"entry {index}: log write failed: {e!r}")
+        self._closed = True  # no later entry is logged, judged or counted as applied here
+        return self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: log write failed: {e!r}")
 
     async def _answer(
         self,
@@ -379,8 +385,8 @@ class RaftGroup:
         if not agrees:
             self._member_failed(
                 member,
-                f"entry {reply.index}: {pb.Result.Name(reply.result)} where the leader had "
-                f"{pb.Result.Name(leader_result)}: {reply.message}",
+                f"entry {reply.index}: {_result_name(reply.result)} where the leader had "
+                f"{_result_name(leader_result)}: {reply.message}",
             )
             return
         self._advance(member, reply.index)
@@ -478,6 +484,14 @@ class RaftGroup:
             future.cancel()
         self._waiters = []
         await asyncio.get_running_loop().run_in_executor(self._executor, self.log.close)
+
+
+def _result_name(result: int) -> str:
+    """A peer may answer with a Result this build has no name for."""
+    try:
+        return pb.Result.Name(result)
+    except ValueError:
+        return f"result {result}"
 
 
 def commits(request: pb.ContainerCommandRequestProto) -> bool:

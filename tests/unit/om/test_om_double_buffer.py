@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyozone.om.double_buffer import BufferFailedError, DoubleBuffer, Op
+from pyozone.om.double_buffer import BufferFailedError, DoubleBuffer, Op, OwnerDropped
 from pyozone.om.metadata import KEY_TABLE, VOLUME_TABLE, OMMetadataStore, OMStoreError
 
 TABLES = ("t",)
@@ -104,6 +104,19 @@ def test_a_failed_flush_fails_its_waiters_refuses_later_writes_and_reports_once(
     with pytest.raises(BufferFailedError):
         buffer.add([("t", "b", b"")])
     assert [str(e) for e in failures] == ["disk gone"]
+
+
+def test_an_owner_dropped_during_a_flush_ends_the_flusher_without_a_failure() -> None:
+    """The store went (unclosed) between the flusher taking a batch and writing it: nobody can wait for
+    that batch, so it is not a failure of om.db (which would stop the OM)."""
+    writer = GatedWriter()
+    writer.fail = OwnerDropped()
+    failures: list[BaseException] = []
+    buffer = DoubleBuffer(TABLES, writer, on_failure=failures.append)
+    buffer.add([("t", "a", b"")])
+    writer.gate.set()
+    buffer._flusher.join(WAIT_S)
+    assert not buffer._flusher.is_alive() and failures == []
 
 
 def test_limit_must_be_positive() -> None:

@@ -258,3 +258,27 @@ def test_a_follower_refusal_is_judged_before_its_later_success_advances_it(tmp_p
 
         asyncio.run(scenario())
     assert len(failures) == 1 and "entry 1: IO_EXCEPTION" in failures[0]
+
+
+def test_a_follower_answer_with_an_unknown_result_fails_that_follower(tmp_path: Path) -> None:
+    """dn-f1 answers entry 1, before the leader logged it, with a Result this build has no name for: the
+    follower has failed, not the leader's log, and the entry still commits with dn-f2."""
+    failures: list[str] = []
+    with ThreadPoolExecutor(4) as executor:
+        membership = Membership(PID, (ME, *FOLLOWERS), ME, True)
+        group = RaftGroup(
+            membership, ME, RaftLog(tmp_path), **_args(executor, lambda p, w: failures.append(w))
+        )
+        group._appenders = {f: _Appender() for f in FOLLOWERS}  # type: ignore[assignment]
+
+        async def scenario() -> pb.ContainerCommandResponseProto:
+            answer = group.submit(_write_chunk(b"x"))
+            group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=127))
+            group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+            done = await answer
+            await group.close()
+            return done
+
+        answer = asyncio.run(scenario())
+    assert answer.result == pb.SUCCESS
+    assert list(group.failed) == ["dn-f1"] and "result 127" in failures[0]
