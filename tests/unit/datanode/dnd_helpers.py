@@ -58,7 +58,7 @@ class FakeScm:
         self.heartbeats: list[tuple[float, Heartbeat]] = []
         self.port = 0
         self._known: set[str] = set()
-        self._commands: list[SCMCommand] = []
+        self._commands: list[tuple[str | None, SCMCommand]] = []
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._server: grpc.aio.Server | None = None
@@ -92,10 +92,10 @@ class FakeScm:
         return f"127.0.0.1:{self.port}"
 
     # ------------------------------------------------------------------ scripting and inspection
-    def send(self, *commands: SCMCommand) -> None:
-        """Commands for the next heartbeat response."""
+    def send(self, *commands: SCMCommand, to: str | None = None) -> None:
+        """Commands for the next heartbeat response (of datanode `to`, or whichever beats first)."""
         with self._lock:
-            self._commands.extend(commands)
+            self._commands.extend((to, command) for command in commands)
 
     def forget(self, uuid: str) -> None:
         """As an SCM restart does: the next heartbeat is answered with reregister."""
@@ -144,7 +144,9 @@ class _Servicer(dn_grpc.StorageContainerDatanodeProtocolServiceServicer):
         with scm._lock:
             scm.heartbeats.append((time.monotonic(), hb))
             if hb.datanode.uuid in scm._known:
-                commands, scm._commands = tuple(scm._commands), []
+                uuid = hb.datanode.uuid
+                commands = tuple(c for to, c in scm._commands if to in (None, uuid))
+                scm._commands = [(to, c) for to, c in scm._commands if to not in (None, uuid)]
             else:
                 commands = (ReregisterCommand(),)
         return heartbeat_response_to_proto(HeartbeatResponse(hb.datanode.uuid, commands, scm.term))

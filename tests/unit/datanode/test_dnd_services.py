@@ -77,7 +77,8 @@ async def test_replicate_container_between_two_datanodes(tmp_path: Path, scm: Fa
                 container_id=31,
                 target=target.identity.identity.details(),
                 priority=ReplicationCommandPriority.NORMAL,
-            )
+            ),
+            to=source.uuid,
         )
         await wait_for_beat(scm, _has_icr(31, ReplicaState.CLOSED, target.uuid), timeout=10)
         copy = target.containers.require(31)
