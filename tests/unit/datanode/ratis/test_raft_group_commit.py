@@ -114,6 +114,15 @@ class _Appender:
         pass
 
 
+def _leader_of_three(raft_log: RaftLog, executor: ThreadPoolExecutor, failures: list[str]) -> RaftGroup:
+    """A leader whose followers' streams only record what it sent (the test plays their replies); the
+    failures it reports go to `failures`."""
+    membership = Membership(PID, (ME, *FOLLOWERS), ME, True)
+    group = RaftGroup(membership, ME, raft_log, **_args(executor, lambda p, w: failures.append(w)))
+    group._appenders = {f: _Appender() for f in FOLLOWERS}  # type: ignore[assignment]
+    return group
+
+
 def _leader_answer(
     tmp_path: Path, then: Callable[[RaftGroup, Answer], None]
 ) -> tuple[pb.ContainerCommandResponseProto, list[str]]:
@@ -121,11 +130,7 @@ def _leader_answer(
     the rest. Returns the client's answer and the failures the leader reported."""
     failures: list[str] = []
     with ThreadPoolExecutor(2) as executor:
-        membership = Membership(PID, (ME, *FOLLOWERS), ME, True)
-        group = RaftGroup(
-            membership, ME, RaftLog(tmp_path), **_args(executor, lambda p, w: failures.append(w))
-        )
-        group._appenders = {f: _Appender() for f in FOLLOWERS}  # type: ignore[assignment]
+        group = _leader_of_three(RaftLog(tmp_path), executor, failures)
 
         async def scenario() -> pb.ContainerCommandResponseProto:
             answer = group.submit(_put_block(1, 1))
@@ -239,9 +244,7 @@ def test_a_follower_refusal_is_judged_before_its_later_success_advances_it(tmp_p
     syncs = _Syncs(raft_log)
     failures: list[str] = []
     with ThreadPoolExecutor(4) as executor:
-        membership = Membership(PID, (ME, *FOLLOWERS), ME, True)
-        group = RaftGroup(membership, ME, raft_log, **_args(executor, lambda p, w: failures.append(w)))
-        group._appenders = {f: _Appender() for f in FOLLOWERS}  # type: ignore[assignment]
+        group = _leader_of_three(raft_log, executor, failures)
 
         async def scenario() -> None:
             answers = [group.submit(_put_block(1, 1)), group.submit(_write_chunk(b"x"))]
@@ -265,11 +268,7 @@ def test_a_follower_answer_with_an_unknown_result_fails_that_follower(tmp_path: 
     follower has failed, not the leader's log, and the entry still commits with dn-f2."""
     failures: list[str] = []
     with ThreadPoolExecutor(4) as executor:
-        membership = Membership(PID, (ME, *FOLLOWERS), ME, True)
-        group = RaftGroup(
-            membership, ME, RaftLog(tmp_path), **_args(executor, lambda p, w: failures.append(w))
-        )
-        group._appenders = {f: _Appender() for f in FOLLOWERS}  # type: ignore[assignment]
+        group = _leader_of_three(RaftLog(tmp_path), executor, failures)
 
         async def scenario() -> pb.ContainerCommandResponseProto:
             answer = group.submit(_write_chunk(b"x"))
