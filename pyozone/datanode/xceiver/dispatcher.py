@@ -17,9 +17,18 @@ Semantics that differ from a plain storage call, and why:
   answer CLOSED_CONTAINER_IO (the client then excludes the container), UNHEALTHY CONTAINER_UNHEALTHY.
   The storage layer itself still accepts writes while CLOSING (what a follower applies from its log
   before the close); only this client-facing entry refuses them.
-- PutBlock commits at the blockCommitSequenceId of the request's block id when it carries one (the
-  leader-ordered log's index); otherwise at the container's BCSID + 1, assigned under a per-container
-  lock so two concurrent putBlocks never get the same BCSID (the second would be dropped as a replay).
+- The datanode assigns every BCSID, never the client (issue 28 defect 1: one direct putBlock claiming
+  BCSID 2^62 made every later putBlock of the container a replay, dropped). A putBlock that is entry
+  `index` of its pipeline's log commits at that index (Ozone's KeyValueHandler takes the
+  DispatcherContext's log index); one outside any log (an EC write) at the container's BCSID + 1,
+  assigned under a per-container lock so two concurrent putBlocks never get the same BCSID (the second
+  would be dropped as a replay). The request's blockCommitSequenceId is ignored.
+- A RATIS container (replica index 0, created through a pipeline) takes writes (WriteChunk, PutBlock,
+  PutSmallFile) only through its pipeline's log: one that names no pipeline is refused with
+  UNSUPPORTED_REQUEST (the Result Ozone's HddsDispatcher blames on the client), before anything is
+  written, so no client can change one replica behind the log's back. A request that names the pipeline
+  is routed into its log by the service (ratis/groups.py); only a dispatcher without pipeline logs
+  (tools, tests) runs one directly.
 - ReadChunk and GetSmallFile verify against the checksums committed with the block, not the ones in the
   request: a mismatch then proves the replica damaged (reads.py).
 - CloseContainer (a client's, or SCM's through the pipeline) marks an OPEN replica CLOSING and closes it;
@@ -270,9 +279,18 @@ class Dispatcher:
 
     def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
         """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN
-        (or CLOSING, for a log entry)."""
+        (or CLOSING, for a log entry), and refused to a write outside the log of a RATIS container's
+        pipeline."""
         cid = container_id(request.containerID, "containerID")
-        return self.writable(cid, request.pipelineID, replica_index, index)
+        container = self.writable(cid, request.pipelineID, replica_index, index)
+        here = container.data
+        if not index and not request.pipelineID and here.replica_index == 0 and here.origin_pipeline_id:
+            raise Refused(
+                pb.UNSUPPORTED_REQUEST,
+                f"container {cid} is replicated by pipeline {here.origin_pipeline_id}: "
+                f"{_type_name(request.cmdType)} goes through its pipeline's log, not to one replica",
+            )
+        return container
 
     def writable(
         self, cid: int, pipeline_id: str, replica_index: int = 0, index: int = 0
@@ -360,10 +378,11 @@ class Dispatcher:
         except Exception:
             log.exception("on_container_full failed for container %d", cid)
 
-    def _commit(self, container: KeyValueContainer, block: BlockData, requested_bcsid: int) -> BlockData:
-        """Puts the block at the requested BCSID, or at the next one; returns it with its BCSID."""
+    def _commit(self, container: KeyValueContainer, block: BlockData, index: int) -> BlockData:
+        """Puts the block at BCSID `index` (its log entry's) or, outside a log, at the container's next
+        BCSID; returns it with its BCSID."""
         with self._bcsid_locks[container.container_id % _BCSID_STRIPES]:
-            bcsid = requested_bcsid or container.bcsid + 1
+            bcsid = index or container.bcsid + 1
             container.put_block(block, bcsid)
         return block.with_bcsid(bcsid)
 
@@ -413,7 +432,7 @@ class Dispatcher:
         block = block_from_proto(proto, "putBlock.blockData")
         self._block_id(request, proto.blockID, "putBlock.blockData.blockID")
         container = self._writable(request, proto.blockID.replicaIndex, index)
-        block = self._commit(container, block, index or proto.blockID.blockCommitSequenceId)
+        block = self._commit(container, block, index)
         length = committed_length(block.block_id, block.bcsid, block.size)
         return Response(putBlock=pb.PutBlockResponseProto(committedBlockLength=length))
 
@@ -471,9 +490,7 @@ class Dispatcher:
         self.write(container, block_id, chunk, body.data)
         answer = pb.WriteChunkResponseProto()
         if block is not None:
-            block = self._commit(
-                container, block, index or body.block.blockData.blockID.blockCommitSequenceId
-            )
+            block = self._commit(container, block, index)
             answer.committedBlockLength.CopyFrom(committed_length(block_id, block.bcsid, block.size))
         return Response(writeChunk=answer)
 
@@ -501,9 +518,7 @@ class Dispatcher:
         chunk = chunk_from_proto(sub_message(body, "chunkInfo", "putSmallFile"), "putSmallFile.chunkInfo")
         container = self._writable(request, block_proto.blockID.replicaIndex, index)
         self.write(container, block.block_id, chunk, body.data)
-        block = self._commit(
-            container, replace(block, chunks=(chunk,)), index or block_proto.blockID.blockCommitSequenceId
-        )
+        block = self._commit(container, replace(block, chunks=(chunk,)), index)
         length = committed_length(block.block_id, block.bcsid, block.size)
         return Response(putSmallFile=pb.PutSmallFileResponseProto(committedBlockLength=length))
 

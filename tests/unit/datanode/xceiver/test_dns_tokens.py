@@ -165,6 +165,23 @@ def test_a_log_entry_is_applied_without_its_token(dispatcher: Dispatcher, keys: 
     assert [dispatcher.dispatch(r, index).result for index, r in enumerate(requests, 1)] == [pb.SUCCESS] * 2
 
 
+def test_a_valid_token_does_not_let_a_write_bypass_the_pipeline_log(
+    dispatcher: Dispatcher, keys: FakeKeys, node_a: Node
+) -> None:
+    """Issue 28 defect 1 with security on: a write token for her own block does not let a user put a
+    block (and a BCSID) into a RATIS container's replica outside its pipeline's log."""
+    requests, _ = block_writes(7, 1, payload(1, 1024), 1024)
+    assert [dispatcher.dispatch(r, index).result for index, r in enumerate(requests, 1)] == [pb.SUCCESS] * 2
+    attacks, _ = block_writes(7, 2, payload(2, 1024), 1024, bcsid=1 << 62)
+    for attack in attacks:
+        attack.ClearField("pipelineID")
+        answer = dispatcher.dispatch(with_token(attack, token(keys, 7, 2)))
+        assert pb.Result.Name(answer.result) == "UNSUPPORTED_REQUEST", answer
+        assert f"replicated by pipeline {PIPELINE}" in answer.message
+    container = node_a.containers.require(7)
+    assert container.bcsid == 2 and [b.block_id.local_id for b in container.list_blocks()] == [1]
+
+
 def test_without_tokens_required_nothing_is_checked(node_a: Node, keys: FakeKeys) -> None:
     off = TokenVerifier(keys, block_tokens=False, container_tokens=False, clock=CLOCK)
     dispatcher = Dispatcher(node_a.containers, node_a.uuid, node_a.full.append, tokens=off)
