@@ -10,7 +10,10 @@ Acks flow back pipelined: a member acks a packet once it wrote the packet and th
 acks as it writes.
 
 With block tokens required each member checks the header's token (WRITE on the block) before it opens
-anything; the header goes on down the chain with the client's token. Writing opens the container as a
+anything; the header goes on down the chain with the client's token. A member forwards only to other
+members of the header's pipeline, each once, at the datastream address SCM gave for it
+(Dispatcher.check_chain): a chain naming anything else is refused (GROUP_MISMATCH) before any
+connection, with an answer that says nothing about what it named. Writing opens the container as a
 client's first write does (created if SCM allocated it on this pipeline,
 refused unless OPEN): every member checks for itself, since no leader orders the data. The block's
 putBlock is not part of the stream: the client sends it through the pipeline log once the END packet is
@@ -151,6 +154,10 @@ class ChainWriter:
         if header.replica_index > 0 and header.chain:  # each index has its own datanode: nothing to relay
             why = f"an EC cell stream (replica index {header.replica_index}) names a chain"
             raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, why))
+        try:  # before anything is opened or reached: the chain goes only to the pipeline's members
+            self.dispatcher.check_chain(header.pipeline_id, header.chain)
+        except Refused as e:
+            raise _ChainBroken(ds.encode_ack(e.result, 0, 0, str(e))) from None
         try:
             return self.dispatcher.writable(header.container_id, header.pipeline_id, header.replica_index)
         except ContainerError as e:

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -88,6 +88,7 @@ from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.common import container_id, int32, integer, sub_message
 from pyozone.protocol.data import block_id_from_proto
+from pyozone.protocol.datastream import Hop
 
 log = logging.getLogger(__name__)
 
@@ -233,6 +234,16 @@ class Dispatcher:
             self.tokens.check_block(encoded, block_id, mode)
         except BlockTokenError as e:
             raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
+
+    def check_chain(self, pipeline_id: str, chain: Sequence[Hop]) -> None:
+        """A datastream header's chain: only other members of its pipeline, at their own datastream
+        addresses (allocations.py); raises Refused (GROUP_MISMATCH). Without `allocations` (tools, tests)
+        any chain is followed."""
+        if self.allocations is None:
+            return
+        refusal = self.allocations.chain_refusal(pipeline_id, chain)
+        if refusal:
+            raise Refused(pb.GROUP_MISMATCH, refusal)
 
     # --- lookups and checks
 
