@@ -7,8 +7,9 @@ a client that gets an exception instead of an answer cannot tell "retry elsewher
 
 Semantics that differ from a plain storage call, and why:
 - With TokenVerifier (block or container tokens required, tokens.py) a request that is not a pipeline log
-  entry is refused with BLOCK_TOKEN_VERIFICATION_FAILED unless its token allows it, before anything else
-  is looked at; a log entry's token was checked by its leader (`check_token`).
+  entry is refused with BLOCK_TOKEN_VERIFICATION_FAILED unless its token allows it (a write: within its
+  maxLength), before anything else is looked at; a log entry's token was checked by its leader
+  (`check_token`).
 - WriteChunk / PutSmallFile to an unknown container create it (origin = this datanode, pipeline = the
   request's), as HddsDispatcher does: the first write on a new pipeline container is what creates it. With
   ContainerAllocations (the daemon's) only if SCM allocated it on that pipeline (see allocations.py), so
@@ -83,7 +84,7 @@ from pyozone.datanode.xceiver.tokens import TokenVerifier, WouldBlock
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_CHUNK_BYTES, MAX_ECHO_PAYLOAD_BYTES
-from pyozone.hdds.security.block_token import AccessMode, BlockTokenError
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenError, BlockTokenIdentifier
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.common import container_id, int32, integer, sub_message
@@ -226,12 +227,15 @@ class Dispatcher:
             raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
         return None
 
-    def check_block_token(self, encoded: str, block_id: BlockID, mode: AccessMode) -> None:
-        """A datastream header's token (blocking: run off the event loop); raises Refused."""
+    def check_block_token(
+        self, encoded: str, block_id: BlockID, mode: AccessMode
+    ) -> BlockTokenIdentifier | None:
+        """A datastream header's token (blocking: run off the event loop): its identifier, whose maxLength
+        the stream's packets must keep to, or None when no token is required; raises Refused."""
         if self.tokens is None:
-            return
+            return None
         try:
-            self.tokens.check_block(encoded, block_id, mode)
+            return self.tokens.check_block(encoded, block_id, mode)
         except BlockTokenError as e:
             raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
 
