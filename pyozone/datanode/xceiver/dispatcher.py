@@ -25,17 +25,18 @@ Semantics that differ from a plain storage call, and why:
   assigned under a per-container lock so two concurrent putBlocks never get the same BCSID (the second
   would be dropped as a replay). The request's blockCommitSequenceId is ignored.
 - A RATIS container (replica index 0, created through a pipeline) takes writes (WriteChunk, PutBlock,
-  PutSmallFile) only through its pipeline's log: one that names no pipeline is refused with
-  UNSUPPORTED_REQUEST (the Result Ozone's HddsDispatcher blames on the client), before anything is
+  PutSmallFile) and CloseContainer only through its pipeline's log: one that names no pipeline is refused
+  with UNSUPPORTED_REQUEST (the Result Ozone's HddsDispatcher blames on the client), before anything is
   written, so no client can change one replica behind the log's back. A request that names the pipeline
   is routed into its log by the service (ratis/groups.py); only a dispatcher without pipeline logs
   (tools, tests) runs one directly.
 - ReadChunk and GetSmallFile verify against the checksums committed with the block, not the ones in the
   request: a mismatch then proves the replica damaged (reads.py).
-- CloseContainer (a client's, or SCM's through the pipeline) marks an OPEN replica CLOSING and closes it;
-  CLOSED is a no-op; QUASI_CLOSED is refused (closing it is SCM's force decision, which comes as a
-  command, not as a client request) and so is UNHEALTHY. A RECOVERING replica closes at once (its
-  reconstruction's coordinator declares it whole), reported to SCM then for the first time.
+- CloseContainer (SCM's through the pipeline, or a client's to a replica no log orders) marks an OPEN
+  replica CLOSING and closes it; CLOSED is a no-op; QUASI_CLOSED is refused (closing it is SCM's force
+  decision, which comes as a command, not as a client request) and so is UNHEALTHY. A RECOVERING replica
+  closes at once (its reconstruction's coordinator declares it whole), reported to SCM then for the first
+  time.
 - EC replicas (issue 14): a write names its replica index (blockID.replicaIndex, the datastream header's);
   the first creates the replica with it, if SCM allocated the container as EC on the write's pipeline
   (allocations.py), and one naming another index > 0 than the replica's is refused (CONTAINER_NOT_FOUND:
@@ -298,13 +299,7 @@ class Dispatcher:
         pipeline."""
         cid = container_id(request.containerID, "containerID")
         container = self.writable(cid, request.pipelineID, replica_index, index)
-        here = container.data
-        if not index and not request.pipelineID and here.replica_index == 0 and here.origin_pipeline_id:
-            raise Refused(
-                pb.UNSUPPORTED_REQUEST,
-                f"container {cid} is replicated by pipeline {here.origin_pipeline_id}: "
-                f"{_type_name(request.cmdType)} goes through its pipeline's log, not to one replica",
-            )
+        _refuse_outside_log(request, container, index)
         return container
 
     def writable(
@@ -428,6 +423,7 @@ class Dispatcher:
 
     def _close_container(self, request: Request, body: pb.CloseContainerRequestProto, index: int) -> Response:
         container = self._container(request)
+        _refuse_outside_log(request, container, index)
         if container.state is not ReplicaState.RECOVERING:  # RECOVERING closes at once
             container.mark_closing()
         container.close()
@@ -570,6 +566,18 @@ def _check_replica(container: KeyValueContainer, pipeline_id: str, replica_index
             Result.CONTAINER_NOT_FOUND,
             f"container {container.container_id} here is replica index {here.replica_index} of pipeline "
             f"{here.origin_pipeline_id or 'none'}, not {replica_index} of {pipeline_id or 'none'}",
+        )
+
+
+def _refuse_outside_log(request: Request, container: KeyValueContainer, index: int) -> None:
+    """A RATIS container's replica (index 0, created through a pipeline) changes only through its pipeline's
+    log: a write or close that names no pipeline is refused (UNSUPPORTED_REQUEST)."""
+    here = container.data
+    if not index and not request.pipelineID and here.replica_index == 0 and here.origin_pipeline_id:
+        raise Refused(
+            pb.UNSUPPORTED_REQUEST,
+            f"container {container.container_id} is replicated by pipeline {here.origin_pipeline_id}: "
+            f"{_type_name(request.cmdType)} goes through its pipeline's log, not to one replica",
         )
 
 

@@ -310,11 +310,15 @@ async def test_a_client_cannot_set_a_containers_bcsid_outside_the_log(tmp_path: 
         _ok(await _send(dns[0], mine))
         before = {dn.uuid: dn.containers.require(CID).bcsid for dn in dns}
         for dn in dns:
-            for attack in (_direct(mine[-1], 1 << 62), _direct(mine[0])):
+            close = pb.ContainerCommandRequestProto(
+                cmdType=pb.CloseContainer, containerID=CID, closeContainer=pb.CloseContainerRequestProto()
+            )
+            for attack in (_direct(mine[-1], 1 << 62), _direct(mine[0]), close):
                 (answer,) = await _send(dn, [attack])
                 assert pb.Result.Name(answer.result) == "UNSUPPORTED_REQUEST", answer.message
                 assert "through its pipeline's log" in answer.message
         assert {dn.uuid: dn.containers.require(CID).bcsid for dn in dns} == before
+        assert all(dn.containers.require(CID).state is ReplicaState.OPEN for dn in dns)
         theirs = b"t" * 3000
         answers = await _send(dns[0], _requests(2, theirs, 1000))
         _ok(answers)
