@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from enum import Enum
 
 import grpc
+from aiohttp import web
 
 from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import grpc_peer_identity
+from pyozone.common.tls import grpc_peer_identity, ssl_peer_identity
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.acl import certificate_caller
@@ -73,6 +74,18 @@ class AdminAccess:
             grpc.StatusCode.PERMISSION_DENIED,
             f"Access denied for user {user}. SCM superuser privilege is required.",
         )
+
+    def web_reader(self, request: web.Request) -> bool:
+        """Whether an https request's certificate may read SCM's datanodes, pipelines and containers on
+        its web API, as `require(READ)` on the admin protocol. A plaintext request (no TLS) may, as
+        every other web endpoint; one whose connection is gone may not."""
+        if request.transport is None:
+            return False
+        ssl_object = request.transport.get_extra_info("ssl_object")
+        if not self.enabled or ssl_object is None:
+            return True
+        peer = ssl_peer_identity(ssl_object)
+        return self.permits(peer.principal, AdminRight.READ, peer.role)
 
     def permits(self, user: str, right: AdminRight, role: CertRole | None = None) -> bool:
         """`role`: the caller's certificate's, over mutual TLS."""

@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import grpc
 import pytest
 from google.protobuf.message import Message
 
 from pyozone import protocol as p
-from pyozone.common.tls import aio_channel
+from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
@@ -150,3 +151,24 @@ async def test_without_tls_a_claimed_user_reads_only_as_an_administrator(tmp_pat
             assert why == "Access denied for user bob. SCM superuser privilege is required."
             await read(call, request, metadata=as_user("rita"))
             await read(call, request, metadata=as_user("root"))
+
+
+async def https_get(port: int, path: str, tls: TlsStore) -> int:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"https://127.0.0.1:{port}{path}", ssl=tls.client_context()) as response,
+    ):
+        return response.status
+
+
+@async_test
+async def test_the_web_api_shows_where_data_lives_to_readers_only(tmp_path: Path) -> None:
+    """Issue 28 defect 8 on SCM's web API: a user's certificate read every container with its replicas."""
+    overrides = {"ozone.administrators": "root", "ozone.readonly.administrators": "rita"}
+    async with secure_scm(tmp_path, overrides) as scm:
+        paths = ("/api/v1/datanodes", "/api/v1/pipelines", "/api/v1/containers", "/api/v1/containers/report")
+        for identity, status in ((BOB, 403), (S3G, 403), (RITA, 200), (ROOT, 200)):
+            tls = certificate(scm, tmp_path, identity)
+            for path in paths:
+                assert await https_get(scm.http_port, path, tls) == status, (identity, path)
+            assert await https_get(scm.http_port, "/api/v1/overview", tls) == 200
