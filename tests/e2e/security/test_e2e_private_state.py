@@ -76,9 +76,8 @@ def test_a_user_cannot_read_where_data_lives_and_a_read_only_administrator_can(
 def test_every_metadata_directory_is_750_and_every_log_640(cluster: SecureCluster, tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.write_bytes(b"y" * 1000)
-    assert (
-        cluster.sh("key", "put", "-r", "ONE", "/vol/bkt/k2", str(data)).code == 0
-    )  # containers, pipeline logs
+    # a container, a pipeline's log, RocksDB's directories: all made after the daemons started
+    assert cluster.sh("key", "put", "-r", "ONE", "/vol/bkt/k2", str(data)).code == 0
     root = cluster.data_dir
     wrong = []
     for top in ("scm", "om", "s3g", "dn1/meta", "dn1/data", "logs"):
