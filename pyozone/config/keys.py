@@ -262,6 +262,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.acl.authorizer.class", T, "org.apache.hadoop.ozone.security.acl.OzoneNativeAuthorizer", "ACLs"),
     _k("ozone.administrators", T, None, "Users (comma-separated) allowed admin operations; * for all"),
     _k("ozone.administrators.groups", T, None, "Groups (comma-separated) allowed admin operations"),
+    _k("ozone.readonly.administrators", T, None, "Users (comma-separated) allowed admin reads; * for all"),
+    _k("ozone.readonly.administrators.groups", T, None, "Groups (comma-separated) allowed admin reads"),
     _k("ozone.om.user.rights", T, "ALL", "Rights a new volume/bucket/key's owner gets"),
     _k("ozone.om.group.rights", T, "READ,LIST", "Rights the owner's groups get on a new object"),
     _k("ozone.om.volume.listall.allowed", B, "true", "With ACLs, any user may list all volumes (else own)"),
