@@ -122,6 +122,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("hdds.ratis.client.exponential.backoff.base.sleep", D, "4s", "Write retries from the 2nd back off"),
     _k("hdds.ratis.client.exponential.backoff.max.sleep", D, "40s", "Cap of the write retry backoff"),
     _k("ozone.client.retry.deadline", D, None, "A write retries this long; unset: the dead node interval"),
+    _k("ozone.client.failover.max.attempts", N, "500", "Attempts of a key's commit while OM is unreachable"),
+    _k("ozone.client.wait.between.retries.millis", D, "2000", "Wait between attempts to reach OM"),
     _k("ozone.client.read.max.retries", N, "3", "Read retries"),
     _k("ozone.client.read.retry.interval", D, "1", "Read retry interval", unit="s"),
     _k("ozone.client.checksum.type", T, "CRC32", "NONE, CRC32, CRC32C, SHA256 or MD5"),

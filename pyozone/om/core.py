@@ -144,6 +144,14 @@ class OzoneManager:
             )
         return codec.decode_key(data)
 
+    def committed_session(self, volume: str, bucket: str, key: str, client_id: int) -> KeyRecord | None:
+        """The key open-key session `client_id` committed, while it is still the key of that name (its
+        object id is the session's client id): a client retries commitKey while OM is unreachable, so a
+        commit whose answer was lost comes again and is answered as the first one was (Ozone answers it
+        from its Ratis retry cache)."""
+        found = self.find_key(volume, bucket, key)
+        return found if found is not None and found.object_id == client_id else None
+
     # ------------------------------------------------------------------ volumes
     def create_volume(
         self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0, acls: Acls = ()
@@ -317,7 +325,8 @@ class OzoneManager:
             allocated = self.blocks.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
         with self.lock.shared():
             ops: list[Op] = []
-            client_id, object_id = self.new_ids(2)
+            (client_id,) = self.new_ids(1)
+            object_id = client_id  # how a repeated commit knows the key it made (committed_session)
             now = self._now()
             record = KeyRecord(
                 volume,
@@ -389,6 +398,9 @@ class OzoneManager:
         `metadata` is merged into what openKey recorded. A key the quotas have no room for is refused
         (QUOTA_EXCEEDED) and its open key abandoned: its blocks go to deletedTable."""
         with self.locks.key(key_key(volume, bucket, key)):
+            repeated = self.committed_session(volume, bucket, key, client_id)
+            if repeated is not None:
+                return repeated
             opened = self.open_key_record(volume, bucket, key, client_id)
             merged = dict(opened.metadata) | dict(metadata or {})
             check_metadata(merged)
