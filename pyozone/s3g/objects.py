@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import AsyncIterator, Mapping
 from urllib.parse import unquote
 
@@ -35,6 +36,8 @@ from pyozone.s3g.headers import (
 )
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
+
+log = logging.getLogger(__name__)
 
 MAX_PUT_BYTES = 5 * 1024**3
 """S3's largest single PUT (and copy); larger objects are multipart uploads."""
@@ -155,11 +158,16 @@ async def get_object(s3: S3Request) -> web.StreamResponse:
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = span.length
         await response.prepare(s3.http)
+        sent = 0
         try:
             async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
                 async with asyncio.timeout(s3.gateway.body_idle_timeout_s):  # a reader that stopped reading
                     await response.write(piece)
+                sent += len(piece)
             await response.write_eof()
+        except ConnectionError as e:  # the client went away: its business, worth one line
+            log.info("GET %s: the client disconnected after %d of %d bytes (%s)",
+                     s3.http.path, sent, span.length, e)  # fmt: skip
         except (S3Error, OzoneClientError, TimeoutError) as e:
             raise ResponseBroken(f"{s3.key}: the read failed after the response began") from e
         return response

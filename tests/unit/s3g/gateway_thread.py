@@ -51,11 +51,11 @@ class GatewayOnThread:
             config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}, **config),
         )  # fmt: skip
 
-    def signed_request(
+    def signed_headers(
         self, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None,
         user: str | None = "tester",
-    ) -> tuple[int, str]:  # fmt: skip
-        """A request as no SDK would send it, signed by botocore's SigV4 for `user` (None: unsigned)."""
+    ) -> dict[str, str]:  # fmt: skip
+        """The headers of a request signed by botocore's SigV4 for `user` (None: unsigned)."""
         from botocore.auth import S3SigV4Auth
         from botocore.awsrequest import AWSRequest
         from botocore.credentials import Credentials
@@ -63,9 +63,17 @@ class GatewayOnThread:
         request = AWSRequest(method, self.url + target, data=body, headers=headers or {})
         if user is not None:
             S3SigV4Auth(Credentials(*self.secret(user)), "s3", "us-east-1").add_auth(request)
+        return dict(request.headers.items())
+
+    def signed_request(
+        self, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None,
+        user: str | None = "tester",
+    ) -> tuple[int, str]:  # fmt: skip
+        """A request as no SDK would send it, signed by botocore's SigV4 for `user` (None: unsigned)."""
+        signed = self.signed_headers(method, target, body, headers, user)
         connection = http.client.HTTPConnection("127.0.0.1", self.gateway.port, timeout=20)
         try:
-            connection.request(method, target, body, dict(request.headers.items()))
+            connection.request(method, target, body, signed)
             response = connection.getresponse()
             return response.status, response.read().decode()
         finally:

@@ -6,6 +6,7 @@ a wrong checksum is BadDigest, and Expect: 100-continue is answered only once th
 from __future__ import annotations
 
 import base64
+import hashlib
 import socket
 from typing import Any
 
@@ -129,21 +130,12 @@ def _raw_put_with_expect(gateway: GatewayOnThread, headers: dict[str, str], body
 
 
 def test_expect_100_continue_is_answered_after_authentication(gateway: GatewayOnThread) -> None:
-    from botocore.auth import S3SigV4Auth
-    from botocore.awsrequest import AWSRequest
-    from botocore.credentials import Credentials
-
     gateway.boto3().create_bucket(Bucket="expect")
     body = b"<Delete><Object><Key>k</Key></Object></Delete>"
-    md5 = base64.b64encode(__import__("hashlib").md5(body).digest()).decode()
-    request = AWSRequest(
-        "POST",
-        f"{gateway.url}/expect?delete",
-        data=body,
-        headers={"Content-MD5": md5, "Expect": "100-continue"},
+    md5 = base64.b64encode(hashlib.md5(body).digest()).decode()
+    headers = gateway.signed_headers(
+        "POST", "/expect?delete", body, {"Content-MD5": md5, "Expect": "100-continue"}
     )
-    S3SigV4Auth(Credentials(*gateway.secret("tester")), "s3", "us-east-1").add_auth(request)
-    headers = {k: v for k, v in request.headers.items()}
     headers["Host"] = f"127.0.0.1:{gateway.gateway.port}"
     headers["Content-Length"] = str(len(body))
     good = _raw_put_with_expect(gateway, headers, body)
