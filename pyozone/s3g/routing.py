@@ -9,6 +9,7 @@ from enum import Enum
 from urllib.parse import parse_qsl, unquote
 
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import NULL_VERSION
 
 
 class Operation(Enum):
@@ -137,6 +138,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
+    if q.get("versionId", NULL_VERSION) not in (NULL_VERSION, ""):  # every object is only its null version
+        raise S3Error(S3ErrorCode.NoSuchVersion, VersionId=q["versionId"])
     if "acl" in q:
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL

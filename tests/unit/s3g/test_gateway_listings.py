@@ -110,7 +110,12 @@ def test_a_version_other_than_null_is_not_deleted(gateway: GatewayOnThread) -> N
     s3.put_object(Bucket="kept", Key="k", Body=b"")
     answer = s3.delete_objects(Bucket="kept", Delete={"Objects": [{"Key": "k", "VersionId": "3HL4kqtJlcpX"}]})
     assert [(e["Key"], e["Code"]) for e in answer["Errors"]] == [("k", "NoSuchVersion")]
+    with pytest.raises(ClientError) as e:
+        s3.delete_object(Bucket="kept", Key="k", VersionId="3HL4kqtJlcpX")
+    assert e.value.response["Error"]["Code"] == "NoSuchVersion"
     assert [v["Key"] for v in s3.list_object_versions(Bucket="kept")["Versions"]] == ["k"]
+    s3.delete_object(Bucket="kept", Key="k", VersionId="null")
+    assert "Versions" not in s3.list_object_versions(Bucket="kept")
 
 
 def test_list_objects_v1_returns_the_prefix_as_sent(s3) -> None:  # type: ignore[no-untyped-def]
