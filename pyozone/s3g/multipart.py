@@ -160,14 +160,10 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     except S3Error:
         await _check_upload(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
         raise
+    metadata = {ETAG: etag, UPLOAD_ID: upload_id}
     try:
         await s3.gateway.client.complete_multipart_upload(
-            s3.gateway.volume,
-            s3.bucket,
-            s3.key,
-            upload_id,
-            parts,
-            metadata={ETAG: etag, UPLOAD_ID: upload_id},
+            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata
         )
     except OzoneClientError as e:
         error = s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id)
