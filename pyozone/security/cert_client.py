@@ -213,7 +213,7 @@ def _join_credential(settings: SecurityConfig) -> JoinCredential:
     if settings.join_credentials_file is None:
         raise ConfigError(
             "ozone.security.join.credentials.file is not set: a daemon's first certificate is requested "
-            "with the JOIN credential `pyozone scm --init` wrote to <scm metadata dir>/ca/join.pem"
+            "with a JOIN credential of its own (an administrator mints one: pyozone admin cert join-token)"
         )
     return JoinCredential.read(settings.join_credentials_file)
 

@@ -170,7 +170,7 @@ class ScmDaemon:
     ) -> SecureScm:
         files = ScmSecurityFiles.from_conf(conf, settings)
         try:
-            security = build_security(conf, settings, files, self.storage, store, clock)
+            security = build_security(conf, settings, files, self.storage, store, clock, self._known_datanode)
         except SecuritySetupError as e:
             raise ServerStartError(str(e)) from None
         ca, hosts = security.ca, scm_hosts(conf)
@@ -191,6 +191,12 @@ class ScmDaemon:
             "ozone.scm.security.service.bind.host",
         )
         return SecureScm(security, TlsStore(files.scm), where)
+
+    def _known_datanode(self, datanode: str) -> bool:
+        """SCM saw the datanode: it registered, or a pipeline names it (pipelines survive a restart)."""
+        if self.core.nodes.get(datanode) is not None:
+            return True
+        return any(datanode in p.nodes for p in self.core.pipelines.pipelines())
 
     async def start(self) -> None:
         await self.start_http()

@@ -85,7 +85,8 @@ def initialised(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     metadata = tmp_path_factory.mktemp("scm")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["scm", "--init", "-D", f"ozone.metadata.dirs={metadata}", *SECURE]) == 0
+        join = f"--join-token=dn={metadata / 'join-dn.pem'}"
+        assert main(["scm", "--init", "-D", f"ozone.metadata.dirs={metadata}", *SECURE, join]) == 0
     return metadata, out.getvalue()
 
 
@@ -100,8 +101,8 @@ def test_init_makes_the_ca_and_the_first_certificates(initialised: tuple[Path, s
     assert ca.cert.subject.rfc4514_string().startswith(f"O={storage.cluster_id},OU={storage.scm_uuid}")
     scm = X.cert_from_pem(files.scm.cert.read_bytes())
     assert X.common_name(scm) == "scm@127.0.0.1" and X.is_signed_by(scm, ca.cert)
-    join = JoinCredential.read(files.join)
-    assert X.common_name(X.cert_from_pem(join.cert_pem)) == "join@127.0.0.1"
+    join = JoinCredential.read(metadata / "join-dn.pem")
+    assert X.common_name(X.cert_from_pem(join.cert_pem)) == "join@dn"
     ada = files.user("ada")
     assert ada.key == metadata / "ca" / "users" / "ada" / "private.pem"
     assert X.common_name(X.cert_from_pem(ada.cert.read_bytes())) == "ada"
@@ -109,6 +110,7 @@ def test_init_makes_the_ca_and_the_first_certificates(initialised: tuple[Path, s
     assert serials(metadata) == [1, 2, 3, 4]
     assert f"Root CA certificate created: {files.ca.cert} (serial 1), private key {files.ca.key}" in out
     assert f"SCM certificate created: {files.scm.cert} (serial 2)" in out
+    assert f"JOIN credential 4 for one DATANODE: {metadata / 'join-dn.pem'} (mode 0600)" in out
     assert f"OZONE_CLIENT_CERT={ada.cert} OZONE_CLIENT_KEY={ada.key} OZONE_CA_CERT={ada.ca}" in out
 
 
@@ -143,7 +145,7 @@ def test_openssl_accepts_scms_certificate_from_the_administrators_side(initialis
 def test_private_keys_and_the_join_credential_are_owner_only(initialised: tuple[Path, str]) -> None:
     metadata, _ = initialised
     files = files_of(conf_of(metadata))
-    for private in (files.ca.key, files.scm.key, files.join, files.user("ada").key):
+    for private in (files.ca.key, files.scm.key, metadata / "join-dn.pem", files.user("ada").key):
         assert mode(private) == 0o600, private
     assert mode(files.ca.cert) == 0o644
 
@@ -169,7 +171,7 @@ def test_a_missing_admin_certificate_is_issued_again_alone(cli: Cli, tmp_path: P
     scm_before = files.scm.cert.read_bytes()
     again = cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE)
     assert "Client certificate of administrator ada created" in again.out
-    assert files.scm.cert.read_bytes() == scm_before and serials(tmp_path) == [1, 2, 3, 4, 5]
+    assert files.scm.cert.read_bytes() == scm_before and serials(tmp_path) == [1, 2, 3, 4]
 
 
 def test_insecure_init_makes_no_security_files(cli: Cli, tmp_path: Path) -> None:
