@@ -334,11 +334,12 @@ def build_crl(
     ca_cert: Certificate,
     revoked: list[tuple[int, int, str]],
     number: int,
-    now_ms: int,
+    last_update_ms: int,
     next_update_ms: int,
 ) -> bytes:
     """The CA's signed CRL (PEM) listing `revoked` as (serial, revocation time in ms, reason name of
-    x509.ReasonFlags in upper case, e.g. KEY_COMPROMISE), with CRL number `number`."""
+    x509.ReasonFlags in upper case, e.g. KEY_COMPROMISE), with CRL number `number`. OpenSSL uses the CRL
+    of the latest lastUpdate it holds for an issuer, so a newer list must carry a later one."""
 
     def when(ms: int) -> dt.datetime:
         return dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
@@ -346,7 +347,7 @@ def build_crl(
     builder = (
         x509.CertificateRevocationListBuilder()
         .issuer_name(ca_cert.subject)
-        .last_update(when(now_ms) - dt.timedelta(minutes=1))
+        .last_update(when(last_update_ms))
         .next_update(when(next_update_ms))
         .add_extension(x509.CRLNumber(number), critical=False)
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
+from collections.abc import Callable
 
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
@@ -37,7 +38,8 @@ class ScmSecurity:
         self.policy = policy
         self.join_tokens = join_tokens
         self.join_expiry = dt.timedelta(milliseconds=settings.join_token_expiry_ms)
-        self.crl_refresh_ms = settings.crl_refresh_ms
+        self.on_crl: Callable[[int, bytes], None] | None = None
+        """Called with each new CRL (number, PEM): SCM's own ports enforce it at once."""
         self.secret_keys.check_and_rotate()  # a current key before the first request
         self.tasks = [
             PeriodicTask("SecretKeyRotation", settings.secret_key_check_ms, secret_keys.check_and_rotate),
@@ -132,9 +134,14 @@ class ScmSecurity:
                     f"certificate {serial} is SCM's own or the root CA's: it is not revoked, the CA is "
                     "initialised again",
                 )
-        now = self.ca.clock.wall_ms()
+        # Each CRL's lastUpdate is its latest revocation, a second after the one before (the resolution
+        # of X.509 times): a daemon's OpenSSL takes the newest list.
+        latest = max((r.revoked_ms for r in self.ca.certs.all_revoked()), default=0)
+        now = max(self.ca.clock.wall_ms(), latest + 1000)
         with self.ca.certs.batch():
             done = [r for s in serials if (r := self.ca.certs.revoke(s, reason, now)) is not None]
+        if self.on_crl is not None:
+            self.on_crl(*self.crl())
         for r in done:
             log.warning(
                 "Revoked certificate %d (%s, %s) for %s",
@@ -146,15 +153,18 @@ class ScmSecurity:
         return done
 
     def crl(self) -> tuple[int, bytes]:
-        """(CRL number, PEM): the CA's signed list of every revoked certificate not yet expired. Any
-        certificate holder may fetch it (it only names serials)."""
+        """(CRL number, PEM): the CA's signed list of every revoked certificate not yet expired. The number
+        counts revocations; lastUpdate is the latest one (the CA's start before any), so the same number
+        is always the same list. Any certificate holder may fetch it (it names serials only)."""
         now = self.ca.clock.wall_ms()
         revoked = self.ca.certs.all_revoked()
         listed = [(r.cert.serial, r.revoked_ms, r.reason.name) for r in revoked if r.cert.expiry_ms > now]
-        number = len(revoked)
-        next_update = now + 2 * self.crl_refresh_ms
-        material = self.ca.material
-        return number, X.build_crl(material.key, material.cert, listed, number, now, next_update)
+        ca = self.ca.material.cert
+        start = int(ca.not_valid_before_utc.timestamp() * 1000)
+        last = max((r.revoked_ms for r in revoked), default=start)
+        end = int(ca.not_valid_after_utc.timestamp() * 1000)
+        pem = X.build_crl(self.ca.material.key, ca, listed, len(revoked), last, end)
+        return len(revoked), pem
 
     def ca_certificate(self) -> bytes:
         return self.ca.material.pem
@@ -162,11 +172,12 @@ class ScmSecurity:
     def certificate(self, caller: Identity, serial: int) -> bytes:
         self.policy.check_read_certificates(caller)
         record = self.ca.certs.get(serial)
-        if record is None:
+        revoked = self.ca.certs.revoked(serial) if record is None else None
+        if record is None and revoked is None:
             raise SecurityError(
-                SecurityResult.CERTIFICATE_NOT_FOUND, f"no valid certificate with serial {serial}"
+                SecurityResult.CERTIFICATE_NOT_FOUND, f"no valid or revoked certificate with serial {serial}"
             )
-        return record.pem
+        return record.pem if record is not None else revoked.cert.pem  # type: ignore[union-attr]
 
     def certificates(
         self, caller: Identity, role: CertRole | None, start_serial: int, count: int, revoked: bool = False
