@@ -154,17 +154,22 @@ class ScmSecurity:
 
     def crl(self) -> tuple[int, bytes]:
         """(CRL number, PEM): the CA's signed list of every revoked certificate not yet expired. The number
-        counts revocations; lastUpdate is the latest one (the CA's start before any), so the same number
-        is always the same list. Any certificate holder may fetch it (it names serials only)."""
+        counts revocations, and the same number is always the same list. Any certificate holder may fetch
+        it (it names serials only)."""
         now = self.ca.clock.wall_ms()
         revoked = self.ca.certs.all_revoked()
         listed = [(r.cert.serial, r.revoked_ms, r.reason.name) for r in revoked if r.cert.expiry_ms > now]
         ca = self.ca.material.cert
-        start = int(ca.not_valid_before_utc.timestamp() * 1000)
-        last = max((r.revoked_ms for r in revoked), default=start)
-        end = int(ca.not_valid_after_utc.timestamp() * 1000)
-        pem = X.build_crl(self.ca.material.key, ca, listed, len(revoked), last, end)
-        return len(revoked), pem
+        number = len(revoked)
+        pem = X.build_crl(
+            self.ca.material.key,
+            ca,
+            listed,
+            number,
+            crl_last_update(ca, number, max((r.revoked_ms for r in revoked), default=0)),
+            int(ca.not_valid_after_utc.timestamp() * 1000),
+        )
+        return number, pem
 
     def ca_certificate(self) -> bytes:
         return self.ca.material.pem
@@ -203,6 +208,18 @@ class ScmSecurity:
     def all_secret_keys(self, caller: Identity) -> list[ManagedSecretKey]:
         self.policy.check_read_secret_keys(caller)
         return self.secret_keys.all()
+
+
+CRL_CLOCK_SKEW_MS = 3_600_000
+"""How far a daemon's clock may lag SCM's: a CRL dated in a daemon's future would fail every handshake."""
+
+
+def crl_last_update(ca: X.Certificate, number: int, latest_revocation_ms: int) -> int:
+    """CRL `number`'s lastUpdate. OpenSSL checks a peer against the CRL of the latest lastUpdate it holds,
+    so it grows with the number (a second per revocation past the CA's start, and revocations are a second
+    apart), and it lies CRL_CLOCK_SKEW_MS before the latest revocation."""
+    start = int(ca.not_valid_before_utc.timestamp() * 1000)
+    return max(start + 1000 * number, latest_revocation_ms - CRL_CLOCK_SKEW_MS)
 
 
 def mint_join(

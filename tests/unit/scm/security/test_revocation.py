@@ -61,7 +61,8 @@ def test_a_revoked_user_certificate_is_listed_in_the_crl_and_renews_nothing(scm:
 
 
 def test_each_crl_is_later_than_the_one_before(scm: ScmSecurity) -> None:
-    """OpenSSL takes the CRL of the latest lastUpdate: two revocations in one second still order."""
+    """OpenSSL takes the CRL of the latest lastUpdate: two revocations in one second still order, and
+    neither is dated in the future."""
     serials = [X.cert_from_pem(scm.sign(ADMIN, user_csr(n))[0]).serial_number for n in ("c", "d")]
     updates = []
     for s in serials:
@@ -69,6 +70,8 @@ def test_each_crl_is_later_than_the_one_before(scm: ScmSecurity) -> None:
         pem = scm.crl()[1]
         updates.append(x509.load_pem_x509_crl(pem).last_update_utc)
     assert updates[1] > updates[0]
+    # never dated in a daemon's future (a CRL not yet valid would fail every handshake)
+    assert updates[1].timestamp() * 1000 <= scm.ca.clock.wall_ms()
 
 
 def test_only_an_administrator_revokes_and_never_scms_own(scm: ScmSecurity) -> None:
