@@ -118,6 +118,7 @@ class ScmSecurity:
                 SecurityResult.PERMISSION_DENIED,
                 f"Access denied for user {caller.common_name}: revoking a certificate needs an administrator",
             )
+        serials = list(dict.fromkeys(serials))
         for serial in serials:
             record = self.ca.certs.get(serial)
             if record is None:
@@ -134,8 +135,8 @@ class ScmSecurity:
                     f"certificate {serial} is SCM's own or the root CA's: it is not revoked, the CA is "
                     "initialised again",
                 )
-        # Each CRL's lastUpdate is its latest revocation, a second after the one before (the resolution
-        # of X.509 times): a daemon's OpenSSL takes the newest list.
+        # A second after the revocation before (the resolution of X.509 times), so crl_last_update orders
+        # the lists by it.
         latest = max((r.revoked_ms for r in self.ca.certs.all_revoked()), default=0)
         now = max(self.ca.clock.wall_ms(), latest + 1000)
         with self.ca.certs.batch():

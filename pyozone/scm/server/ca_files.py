@@ -102,12 +102,13 @@ def scm_hosts(conf: OzoneConfiguration) -> tuple[str, ...]:
 
 
 def configured_service_hosts(conf: OzoneConfiguration) -> dict[CertRole, frozenset[str]]:
-    """The hosts a JOIN credential may obtain an OM or S3 gateway certificate for: the names such a daemon
-    takes with this configuration (service_hosts of ozone.om.address, ozone.s3g.http-address)."""
-    s3g = address(conf, "ozone.s3g.http-address")
+    """The host a JOIN credential may obtain an OM or S3 gateway certificate for: the one such a daemon names
+    itself by with this configuration (its common name: the host of ozone.om.address or
+    ozone.s3g.http-address, 127.0.0.1 for a wildcard; `service_hosts`)."""
+    s3g = address(conf, "ozone.s3g.http-address", default_port=0)  # the port is not in the name
     return {
-        CertRole.OM: frozenset(service_hosts(om_address(conf).host)),
-        CertRole.S3G: frozenset(service_hosts(s3g.host)),
+        CertRole.OM: frozenset(service_hosts(om_address(conf).host)[:1]),
+        CertRole.S3G: frozenset(service_hosts(s3g.host)[:1]),
     }
 
 

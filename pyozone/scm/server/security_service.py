@@ -94,7 +94,7 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
     async def getCert(
         self, request: pb.SCMGetCertRequestProto, context: Context
     ) -> pb.SCMGetCertResponseProto:
-        identity = self.caller(context)
+        identity = caller(context)  # sign() refuses a revoked one, and a JOIN credential by its serial
         if not request.CSR:
             raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
         own = peer_certificate(context)
@@ -171,8 +171,8 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
         self, request: pb.SCMRevokeCertificatesRequestProto, context: Context
     ) -> pb.SCMRevokeCertificatesResponseProto:
         identity = self.caller(context)
-        if not request.certIds:
-            raise InvalidRequest("certIds: is empty")
+        if not 0 < len(request.certIds) <= MAX_LIST_COUNT:
+            raise InvalidRequest(f"certIds: {len(request.certIds)} serials (1 to {MAX_LIST_COUNT})")
         serials = [parse(serial_from_proto, c, f"certIds[{i}]") for i, c in enumerate(request.certIds)]
         reason = parse(_revocation_reason, request.reason, "reason")
         self.security.revoke(identity, serials, reason)

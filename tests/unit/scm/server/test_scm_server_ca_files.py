@@ -22,6 +22,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.scm.security.authority import CertificateAuthority
 from pyozone.scm.security.certificates import CertificateStore
 from pyozone.scm.server import ScmDaemon, ServerStartError
@@ -29,6 +30,7 @@ from pyozone.scm.server.ca_files import (
     ScmSecurityFiles,
     SecretKeyFile,
     SecuritySetupError,
+    configured_service_hosts,
     load_ca,
     renew_scm_certificate,
     scm_hosts,
@@ -271,3 +273,13 @@ def test_scm_renews_its_own_certificate_inside_the_grace_period(initialised: tup
     assert renewed is not None and renewed.serial_number > current.serial_number
     assert own.cert.read_bytes() == X.cert_to_pem(renewed) and own.key.read_bytes() == key_before
     assert renewed.not_valid_after_utc > current.not_valid_after_utc
+
+
+def test_a_join_credential_may_name_only_the_configured_om_and_gateway_host() -> None:
+    """Issue 28 defect 4: the host a JOIN credential may obtain `om@HOST` or `s3g@HOST` for."""
+    named = configured_service_hosts(
+        OzoneConfiguration({"ozone.om.address": "om.example:9862", "ozone.s3g.http-address": "s3.example"})
+    )
+    assert named == {CertRole.OM: {"om.example"}, CertRole.S3G: {"s3.example"}}
+    wildcard = configured_service_hosts(OzoneConfiguration())  # 0.0.0.0: the daemon names itself 127.0.0.1
+    assert wildcard == {CertRole.OM: {"127.0.0.1"}, CertRole.S3G: {"127.0.0.1"}}
