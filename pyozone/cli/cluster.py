@@ -189,7 +189,11 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def _init_scm(state: ClusterState) -> None:
-    init = [*state.daemon("scm").command, "--init"]
+    """`scm --init`, minting a JOIN credential for each daemon of a secure cluster still without a
+    certificate."""
+    conf = _conf(state)
+    joins = state.join_tokens(conf) if security_enabled(conf) else []
+    init = [*state.daemon("scm").command, "--init", *(f"--join-token={j}" for j in joins)]
     result = subprocess.run(init, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise CLIError(f"SCM init failed: {result.stderr.strip()}")

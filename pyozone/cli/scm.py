@@ -1,7 +1,9 @@
-"""`pyozone scm [--init [--clusterid CID-...]]`: initialise or start the Storage Container Manager.
+"""`pyozone scm [--init [--clusterid CID-...] [--join-token ROLE[:HOST]=FILE ...]]`: initialise or start the
+Storage Container Manager.
 
 With ozone.security.enabled, --init also makes SCM's certificate authority and the certificates it starts
-with (scm/server/ca_files.py), and prints where they are."""
+with (scm/server/ca_files.py), mints one JOIN credential per --join-token (one daemon each), and prints
+where they are."""
 
 from __future__ import annotations
 
@@ -46,22 +48,34 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--init", action="store_true", help="create the cluster identity (VERSION) and scm.db, then exit"
     )
     parser.add_argument("--clusterid", metavar="CID-...", help="with --init: the cluster id to use")
+    parser.add_argument(
+        "--join-token",
+        action="append",
+        default=[],
+        metavar="ROLE[:HOST]=FILE",
+        help="with --init on a secure cluster: write a JOIN credential for one new daemon (ROLE om, dn or "
+        "s3g; HOST binds it to that host) to FILE (repeatable)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.clusterid is not None and not args.init:
         raise CLIError("--clusterid only applies to --init")
+    if args.join_token and not args.init:
+        raise CLIError("--join-token only applies to --init")
     conf = load_configuration(args)
     try:
         with daemon_umask(conf):
-            return _init(conf, args.clusterid) if args.init else _start(conf)
+            return _init(conf, args.clusterid, tuple(args.join_token)) if args.init else _start(conf)
     except (StorageError, StoreError) as e:
         raise CLIError(str(e)) from None
 
 
-def _init(conf: OzoneConfiguration, cluster_id: str | None) -> int:
+def _init(conf: OzoneConfiguration, cluster_id: str | None, joins: tuple[str, ...] = ()) -> int:
     secure = SecurityConfig.from_conf(conf).enabled
+    if joins and not secure:
+        raise CLIError("--join-token needs ozone.security.enabled=true: there is no CA to mint it")
     storage, created = init_scm(conf, cluster_id)
     storage_dir = version_file(scm_metadata_dir(conf)).parent.parent
     if created:
@@ -81,17 +95,18 @@ def _init(conf: OzoneConfiguration, cluster_id: str | None) -> int:
             f"cid={storage.cluster_id}; layoutVersion={storage.layout_version}"
         )
     if secure:
-        _init_security(conf, storage)
+        _init_security(conf, storage, joins)
     return 0
 
 
-def _init_security(conf: OzoneConfiguration, storage: SCMStorageConfig) -> None:
+def _init_security(conf: OzoneConfiguration, storage: SCMStorageConfig, joins: tuple[str, ...]) -> None:
     # Loaded only for a secure SCM: it brings gRPC (TlsPaths) with it.
-    from pyozone.scm.server.ca_files import SecuritySetupError, init_security
+    from pyozone.scm.server.ca_files import JoinRequest, SecuritySetupError, init_security
+    from pyozone.security.errors import SecurityError
 
     try:
-        report = init_security(conf, storage)
-    except SecuritySetupError as e:
+        report = init_security(conf, storage, tuple(JoinRequest.parse(j) for j in joins))
+    except (SecuritySetupError, SecurityError, ValueError) as e:
         raise CLIError(str(e)) from None
     for line in report.lines:
         print(line)

@@ -4,7 +4,8 @@ One data dir holds `conf/ozone-site.xml` (every address, so other commands find 
 `--conf DIR/conf` or OZONE_CONF_DIR), `cluster.json` (the daemons and how to start them again), a
 directory per daemon and a log per daemon. A secure cluster's site file also turns on certificates,
 mutual TLS, block and container tokens and ACLs, and names the administrator's client certificate that
-`scm --init` writes, so every command run with that configuration acts as the administrator.
+`scm --init` writes, so every command run with that configuration acts as the administrator; each other
+daemon names a JOIN credential of its own (`join_tokens`), which `scm --init` mints before its first start.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pyozone.common.tls import TlsPaths
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.config.site import write_site_xml
@@ -91,6 +93,18 @@ class Daemon:
     log: str
     ports: dict[str, int] = field(default_factory=dict)
 
+    def define(self, key: str) -> str | None:
+        """The value the command gives `key` with `-D key=value`, or None."""
+        for arg in self.command:
+            name, eq, value = arg.partition("=")
+            if eq and name == key:
+                return value
+        return None
+
+
+JOIN_ROLES = {"om": "om", "s3g": "s3g", "dn": "dn"}
+"""A daemon's name (prefix) -> the role its JOIN credential is minted for (`scm --init --join-token`)."""
+
 
 @dataclass(slots=True)
 class ClusterState:
@@ -108,6 +122,19 @@ class ClusterState:
 
     def datanodes(self) -> list[Daemon]:
         return [d for d in self.daemons if d.name.startswith("dn")]
+
+    def join_tokens(self, conf: OzoneConfiguration) -> list[str]:
+        """`scm --init --join-token` arguments (ROLE=FILE) for every daemon of a secure cluster that has no
+        certificate yet: each gets a JOIN credential of its own, used once (docs/security.md)."""
+        tokens = []
+        for d in self.daemons:
+            join, metadata = d.define("ozone.security.join.credentials.file"), d.define("ozone.metadata.dirs")
+            role = JOIN_ROLES.get(d.name.rstrip("0123456789"))
+            if join is None or metadata is None or role is None:
+                continue
+            if not TlsPaths.under(Path(metadata), conf).cert.exists():
+                tokens.append(f"{role}={join}")
+        return tokens
 
     def has(self, name: str) -> bool:
         """Whether the cluster has this daemon (a cluster.json written before OM existed has no "om")."""
@@ -144,6 +171,11 @@ def admin_cert_dir(data_dir: Path, admin: str) -> Path:
     return data_dir / "scm" / "ca" / "users" / admin
 
 
+def join_file(data_dir: Path, daemon: str) -> Path:
+    """Where a secure local cluster keeps the JOIN credential of one daemon (SCM's CA directory)."""
+    return data_dir / "scm" / "ca" / "join" / f"{daemon}.pem"
+
+
 def secure_site(data_dir: Path, security_port: int, overrides: dict[str, str]) -> dict[str, str]:
     """Every security mode on, SCM's security port, and the administrator as this configuration's user:
     the one `scm --init` makes a certificate for (the first of ozone.administrators when `overrides` name
@@ -159,7 +191,6 @@ def secure_site(data_dir: Path, security_port: int, overrides: dict[str, str]) -
         "ozone.acl.enabled": "true",
         "ozone.administrators": admin,
         "ozone.scm.security.service.address": f"{HOST}:{security_port}",
-        "ozone.security.join.credentials.file": str(data_dir / "scm" / "ca" / "join.pem"),
         "ozone.client.tls.cert.file": str(certs / "certificate.crt"),
         "ozone.client.tls.key.file": str(certs / "private.pem"),
         "ozone.client.tls.ca.file": str(certs / "ca.crt"),
@@ -203,12 +234,16 @@ def plan_cluster(
     }
     python = [sys.executable, "-m", "pyozone"]
     conf_arg = ["--conf", str(conf_dir)]
+
+    def join(name: str) -> list[str]:
+        return ["-D", f"ozone.security.join.credentials.file={join_file(data_dir, name)}"] if secure else []
+
     daemons = [
         Daemon("scm", [*python, "scm", *conf_arg], str(logs / "scm.log"), scm_ports),
         # OM right after SCM: it waits for SCM's cluster id by itself, and is stopped before SCM.
         Daemon(
             "om",
-            [*python, "om", *conf_arg, "-D", f"ozone.metadata.dirs={data_dir / 'om'}"],
+            [*python, "om", *conf_arg, "-D", f"ozone.metadata.dirs={data_dir / 'om'}", *join("om")],
             str(logs / "om.log"),
             {"rpc": om_rpc, "http": om_http},
         ),
@@ -216,7 +251,7 @@ def plan_cluster(
         # metadata dir holds its certificate (SCM's dir is the site file's).
         Daemon(
             "s3g",
-            [*python, "s3g", *conf_arg, "-D", f"ozone.metadata.dirs={data_dir / 's3g'}"],
+            [*python, "s3g", *conf_arg, "-D", f"ozone.metadata.dirs={data_dir / 's3g'}", *join("s3g")],
             str(logs / "s3g.log"),
             {"http": s3g, "admin": s3g_admin},
         ),
@@ -251,6 +286,7 @@ def plan_cluster(
                     f"hdds.datanode.replication.port={replication}",
                     "-D",
                     f"hdds.datanode.http-address={HOST}:{http}",
+                    *join(name),
                 ],
                 str(logs / f"{name}.log"),
                 {

@@ -7,25 +7,36 @@ take it through dynamic credentials, `ssl` contexts by loading the new chain int
 channel kept for the process's life through `SyncRenewing`/`AioRenewing`, which dial it again (a gRPC
 channel's credentials are fixed when it is made, and it reconnects with them).
 Both sides always present a certificate and check the other's against the CA (mutual TLS); a peer without
-one, or with one from another CA, fails the handshake.
+one, or with one from another CA, fails the handshake. Once the party holds SCM's certificate revocation
+list (`update_crl`), a revoked peer fails it too: `ssl` contexts check the CRL in the handshake (OpenSSL's
+CRL check), gRPC servers at every call (`RevocationInterceptor`, as grpcio takes no CRL).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
+import logging
 import os
 import ssl
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 import grpc
 
+from pyozone.common.fsutil import write_file
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import Identity
+
+log = logging.getLogger(__name__)
+
+CRL_FILE = "crl.pem"
+"""The CA's revocation list a party last fetched, beside its ca.crt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +107,30 @@ class TlsStore:
         self.generation = 0
         """How many times the material was (re)loaded: long-lived channels compare it without touching the
         files (`SyncRenewing`, `AioRenewing`); `material()` and `reload()` move it."""
+        self.revoked: frozenset[int] = frozenset()
+        """The serials the CA's CRL lists (`update_crl`); empty until one is loaded."""
+        self.crl_number = -1
+
+    def update_crl(self, number: int, pem: bytes) -> bool:
+        """Takes the CA's CRL number `number` when newer than the one held: checks its signature against
+        the trusted CA (ValueError otherwise), keeps it beside ca.crt and has every ssl context and gRPC
+        server of this party refuse the certificates it lists. True when it was newer."""
+        if number <= self.crl_number:
+            return False
+        serials = X.crl_serials(pem, X.cert_from_pem(self.material().ca_pem))
+        path = self.paths.ca.with_name(CRL_FILE)
+        write_file(path, pem)
+        with self._lock:
+            self.crl_number, self.revoked = number, serials
+            for context in self._contexts:
+                self._load_crl(context)
+        return True
+
+    def _load_crl(self, context: ssl.SSLContext) -> None:
+        """OpenSSL keeps every CRL loaded and checks a peer against the one of the latest lastUpdate."""
+        if self.crl_number >= 0:
+            context.load_verify_locations(cafile=str(self.paths.ca.with_name(CRL_FILE)))
+            context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
 
     def _mtimes(self) -> tuple[int, int, int]:
         try:
@@ -190,7 +225,91 @@ class TlsStore:
         self.material()
         with self._lock:
             self._load_chain(context)
+            self._load_crl(context)
             self._contexts.append(context)
+
+
+# ---------------------------------------------------------------------- revoked peers on gRPC ports
+@functools.lru_cache(maxsize=1024)
+def _serial(pem: bytes) -> int:
+    return X.cert_from_pem(pem).serial_number
+
+
+def revoked_peer(context: Any, tls: TlsStore) -> int | None:
+    """The serial of the gRPC caller's certificate when the party's CRL lists it, else None."""
+    if not tls.revoked:
+        return None
+    pems = context.auth_context().get("x509_pem_cert")
+    if not pems:
+        return None
+    serial = _serial(pems[0])
+    return serial if serial in tls.revoked else None
+
+
+class RevocationInterceptor(grpc.aio.ServerInterceptor):
+    """Ends every call of a caller whose certificate the party's CRL lists with PERMISSION_DENIED, before
+    the servicer sees it: grpcio checks no CRL in the handshake. Install on every TLS gRPC server."""
+
+    def __init__(self, tls: TlsStore) -> None:
+        self._tls = tls
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    async def _check(self, context: grpc.aio.ServicerContext) -> None:
+        serial = revoked_peer(context, self._tls)
+        if serial is not None:
+            log.warning("Refused a call from %s: certificate %d is revoked", context.peer(), serial)
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        method = handler_call_details.method
+        cached = self._wrapped.get(method)
+        if cached is None or cached[0] is not handler:
+            cached = self._wrapped[method] = (handler, self._wrap(handler))
+        return cached[1]
+
+    def _wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        check, de, ser = self._check, handler.request_deserializer, handler.response_serializer
+        if handler.unary_unary or handler.stream_unary:
+            streaming = handler.unary_unary is None
+            call = handler.stream_unary if streaming else handler.unary_unary
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                await check(context)
+                result = call(request, context)
+                return await result if inspect.isawaitable(result) else result
+
+            make = grpc.stream_unary_rpc_method_handler if streaming else grpc.unary_unary_rpc_method_handler
+            return make(unary, de, ser)
+        streaming = handler.unary_stream is None
+        stream_call = handler.stream_stream if streaming else handler.unary_stream
+
+        async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await check(context)
+            result = stream_call(request, context)
+            if inspect.isawaitable(result):
+                await result
+                return
+            if hasattr(result, "__aiter__"):
+                async for response in result:
+                    yield response
+            else:
+                for response in result:
+                    yield response
+
+        make = grpc.stream_stream_rpc_method_handler if streaming else grpc.unary_stream_rpc_method_handler
+        return make(stream, de, ser)
+
+
+def revocation_interceptors(tls: TlsStore | None) -> list[grpc.aio.ServerInterceptor]:
+    """The interceptor a TLS gRPC server of this party installs (none without TLS)."""
+    return [] if tls is None else [RevocationInterceptor(tls)]
 
 
 def secure_port(server: Any, address: str, tls: TlsStore | None) -> int:

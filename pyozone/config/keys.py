@@ -236,6 +236,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("hdds.x509.renew.grace.duration", D, "P28D", "A certificate this close to expiry is renewed"),
     _k("hdds.x509.ca.rotation.check.interval", D, "P1D", "How often a daemon checks its certificate"),
     _k("hdds.x509.expired.certificate.check.interval", D, "P1D", "How often SCM drops expired certificates"),
+    _k("hdds.x509.join.token.expiry", D, "P1D", "pyozone: lifetime of a one-use JOIN credential"),
+    _k("hdds.x509.crl.refresh.interval", D, "PT1M", "pyozone: how often daemons fetch the CRL"),
     _k(
         "hdds.x509.rootca.certificate.file",
         T,

@@ -28,7 +28,7 @@ from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, scm_datanode_address
-from pyozone.common.tls import TlsStore, secure_port
+from pyozone.common.tls import TlsStore, revocation_interceptors, secure_port
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
@@ -302,12 +302,17 @@ class Datanode:
         stop: asyncio.Event,
     ) -> None:
         xceiver = grpc.aio.server(
-            options=grpc_options(MAX_DATA_MESSAGE_BYTES), interceptors=server_interceptors()
+            options=grpc_options(MAX_DATA_MESSAGE_BYTES),
+            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
         )
         add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor, groups=self.groups))
-        ratis = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+        ratis = grpc.aio.server(
+            options=grpc_options(MAX_DATA_MESSAGE_BYTES), interceptors=revocation_interceptors(self.tls)
+        )
         add_raft_service(ratis, RaftServerService(self.groups))
-        replication = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
+        replication = grpc.aio.server(
+            options=grpc_options(MAX_DATA_MESSAGE_BYTES), interceptors=revocation_interceptors(self.tls)
+        )
         verifier = self.tokens.verifier if self.tokens is not None else None
         add_replication_service(replication, ReplicationService(self.containers, executor, tokens=verifier))
         self.heartbeat_loop = HeartbeatLoop(

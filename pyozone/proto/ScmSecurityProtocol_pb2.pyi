@@ -49,20 +49,58 @@ class SCMGetCertificateRequestProto(_message.Message):
     def __init__(self, certSerialId: _Optional[str] = ...) -> None: ...
 
 class SCMListCertificateRequestProto(_message.Message):
-    __slots__ = ("role", "startCertId", "count")
+    __slots__ = ("role", "startCertId", "count", "isRevoked")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     STARTCERTID_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
+    ISREVOKED_FIELD_NUMBER: _ClassVar[int]
     role: NodeType
     startCertId: int
     count: int
-    def __init__(self, role: _Optional[_Union[NodeType, str]] = ..., startCertId: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
+    isRevoked: bool
+    def __init__(self, role: _Optional[_Union[NodeType, str]] = ..., startCertId: _Optional[int] = ..., count: _Optional[int] = ..., isRevoked: _Optional[bool] = ...) -> None: ...
 
 class SCMListCertificateResponseProto(_message.Message):
     __slots__ = ("certificates",)
     CERTIFICATES_FIELD_NUMBER: _ClassVar[int]
     certificates: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, certificates: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SCMCreateJoinTokenRequestProto(_message.Message):
+    __slots__ = ("role", "name", "CSR")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CSR_FIELD_NUMBER: _ClassVar[int]
+    role: NodeType
+    name: str
+    CSR: str
+    def __init__(self, role: _Optional[_Union[NodeType, str]] = ..., name: _Optional[str] = ..., CSR: _Optional[str] = ...) -> None: ...
+
+class SCMRevokeCertificatesRequestProto(_message.Message):
+    __slots__ = ("certIds", "reason")
+    CERTIDS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    certIds: _containers.RepeatedScalarFieldContainer[str]
+    reason: int
+    def __init__(self, certIds: _Optional[_Iterable[str]] = ..., reason: _Optional[int] = ...) -> None: ...
+
+class SCMRevokeCertificatesResponseProto(_message.Message):
+    __slots__ = ("crlId",)
+    CRLID_FIELD_NUMBER: _ClassVar[int]
+    crlId: int
+    def __init__(self, crlId: _Optional[int] = ...) -> None: ...
+
+class SCMGetCrlRequestProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SCMGetCrlResponseProto(_message.Message):
+    __slots__ = ("crlId", "x509CRL")
+    CRLID_FIELD_NUMBER: _ClassVar[int]
+    X509CRL_FIELD_NUMBER: _ClassVar[int]
+    crlId: int
+    x509CRL: str
+    def __init__(self, crlId: _Optional[int] = ..., x509CRL: _Optional[str] = ...) -> None: ...
 
 class ManagedSecretKey(_message.Message):
     __slots__ = ("id", "creationTime", "expiryTime", "algorithm", "encoded")

@@ -69,6 +69,21 @@ class SCMSecurityProtocolServiceStub:
                 request_serializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMGetAllSecretKeysRequest.SerializeToString,
                 response_deserializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMSecretKeysListResponse.FromString,
                 _registered_method=True)
+        self.createJoinToken = channel.unary_unary(
+                '/pyozone.scm.security.SCMSecurityProtocolService/createJoinToken',
+                request_serializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMCreateJoinTokenRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCertResponseProto.FromString,
+                _registered_method=True)
+        self.revokeCertificates = channel.unary_unary(
+                '/pyozone.scm.security.SCMSecurityProtocolService/revokeCertificates',
+                request_serializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMRevokeCertificatesRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMRevokeCertificatesResponseProto.FromString,
+                _registered_method=True)
+        self.getCrl = channel.unary_unary(
+                '/pyozone.scm.security.SCMSecurityProtocolService/getCrl',
+                request_serializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCrlRequestProto.SerializeToString,
+                response_deserializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCrlResponseProto.FromString,
+                _registered_method=True)
 
 
 class SCMSecurityProtocolServiceServicer:
@@ -116,6 +131,24 @@ class SCMSecurityProtocolServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def createJoinToken(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def revokeCertificates(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def getCrl(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SCMSecurityProtocolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -153,6 +186,21 @@ def add_SCMSecurityProtocolServiceServicer_to_server(servicer, server):
                     servicer.getAllSecretKeys,
                     request_deserializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMGetAllSecretKeysRequest.FromString,
                     response_serializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMSecretKeysListResponse.SerializeToString,
+            ),
+            'createJoinToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.createJoinToken,
+                    request_deserializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMCreateJoinTokenRequestProto.FromString,
+                    response_serializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCertResponseProto.SerializeToString,
+            ),
+            'revokeCertificates': grpc.unary_unary_rpc_method_handler(
+                    servicer.revokeCertificates,
+                    request_deserializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMRevokeCertificatesRequestProto.FromString,
+                    response_serializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMRevokeCertificatesResponseProto.SerializeToString,
+            ),
+            'getCrl': grpc.unary_unary_rpc_method_handler(
+                    servicer.getCrl,
+                    request_deserializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCrlRequestProto.FromString,
+                    response_serializer=pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCrlResponseProto.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -344,6 +392,87 @@ class SCMSecurityProtocolService:
             '/pyozone.scm.security.SCMSecurityProtocolService/getAllSecretKeys',
             pyozone_dot_ScmSecurityProtocol__pb2.SCMGetAllSecretKeysRequest.SerializeToString,
             pyozone_dot_ScmSecurityProtocol__pb2.SCMSecretKeysListResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def createJoinToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.scm.security.SCMSecurityProtocolService/createJoinToken',
+            pyozone_dot_ScmSecurityProtocol__pb2.SCMCreateJoinTokenRequestProto.SerializeToString,
+            pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCertResponseProto.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def revokeCertificates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.scm.security.SCMSecurityProtocolService/revokeCertificates',
+            pyozone_dot_ScmSecurityProtocol__pb2.SCMRevokeCertificatesRequestProto.SerializeToString,
+            pyozone_dot_ScmSecurityProtocol__pb2.SCMRevokeCertificatesResponseProto.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def getCrl(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pyozone.scm.security.SCMSecurityProtocolService/getCrl',
+            pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCrlRequestProto.SerializeToString,
+            pyozone_dot_ScmSecurityProtocol__pb2.SCMGetCrlResponseProto.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,7 +7,8 @@ its datanode UUID too (SCM lets its certificate speak for that datanode alone). 
 a new certificate once the current one is within `hdds.x509.renew.grace.duration` of expiry, presenting
 the current one. Renewal keeps the key pair, so replacing the certificate file (atomically) is the whole
 change: no handshake can see a new certificate with an old key. The TlsStore re-reads the file on the next
-handshake.
+handshake. The renewer also fetches SCM's certificate revocation list every hdds.x509.crl.refresh.interval
+(and at start), so the daemon's ports refuse a revoked peer (TlsStore.update_crl).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import datetime as dt
 import logging
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography import x509
@@ -137,15 +139,37 @@ class CertRenewer:
         )
         return True
 
+    def refresh_crl(self) -> bool:
+        """Fetches SCM's CRL; True when it was newer than the one the store holds (now enforced)."""
+        with SCMSecurityClient(scm_security_address(self.conf), self.store) as client:
+            number, pem = client.get_crl()
+        if not self.store.update_crl(number, pem):
+            return False
+        log.info(
+            "Certificate revocation list %d loaded: %d revoked certificate(s)",
+            number,
+            len(self.store.revoked),
+        )
+        return True
+
     async def run(self, stop_event: asyncio.Event) -> None:
-        interval_s = self.settings.rotation_check_ms / 1000
+        """Checks for renewal every hdds.x509.ca.rotation.check.interval and fetches the CRL every
+        hdds.x509.crl.refresh.interval until `stop_event` is set."""
+        await asyncio.gather(
+            self._every(stop_event, self.settings.rotation_check_ms, self.check, "Renewing the certificate"),
+            self._every(stop_event, self.settings.crl_refresh_ms, self.refresh_crl, "Fetching SCM's CRL"),
+        )
+
+    async def _every(
+        self, stop_event: asyncio.Event, interval_ms: int, work: Callable[[], bool], what: str
+    ) -> None:
         while not stop_event.is_set():
             try:
-                await asyncio.to_thread(self.check)
+                await asyncio.to_thread(work)
             except (SecurityError, OSError, ValueError) as e:
-                log.warning("Renewing the certificate of %s failed: %s", self.identity.common_name, e)
+                log.warning("%s of %s failed: %s", what, self.identity.common_name, e)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop_event.wait(), interval_s)
+                await asyncio.wait_for(stop_event.wait(), interval_ms / 1000)
 
 
 def _renewal_due(cert: X.Certificate, now_ms: int, grace_ms: int) -> bool:
@@ -213,7 +237,7 @@ def _join_credential(settings: SecurityConfig) -> JoinCredential:
     if settings.join_credentials_file is None:
         raise ConfigError(
             "ozone.security.join.credentials.file is not set: a daemon's first certificate is requested "
-            "with the JOIN credential `pyozone scm --init` wrote to <scm metadata dir>/ca/join.pem"
+            "with a JOIN credential of its own (an administrator mints one: pyozone admin cert join-token)"
         )
     return JoinCredential.read(settings.join_credentials_file)
 

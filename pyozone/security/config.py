@@ -24,6 +24,8 @@ class SecurityConfig:
     renew_grace_ms: int
     rotation_check_ms: int
     expired_check_ms: int
+    join_token_expiry_ms: int
+    crl_refresh_ms: int
     rootca_cert_file: Path | None
     rootca_key_file: Path | None
     secret_key_rotate_ms: int
@@ -49,6 +51,8 @@ class SecurityConfig:
             renew_grace_ms=conf.get("hdds.x509.renew.grace.duration"),
             rotation_check_ms=conf.get("hdds.x509.ca.rotation.check.interval"),
             expired_check_ms=conf.get("hdds.x509.expired.certificate.check.interval"),
+            join_token_expiry_ms=conf.get("hdds.x509.join.token.expiry"),
+            crl_refresh_ms=conf.get("hdds.x509.crl.refresh.interval"),
             rootca_cert_file=path("hdds.x509.rootca.certificate.file"),
             rootca_key_file=path("hdds.x509.rootca.private.key.file"),
             secret_key_rotate_ms=conf.get("hdds.secret.key.rotate.duration"),
@@ -85,6 +89,8 @@ class SecurityConfig:
             for key, value in (
                 ("hdds.x509.ca.rotation.check.interval", self.rotation_check_ms),
                 ("hdds.x509.expired.certificate.check.interval", self.expired_check_ms),
+                ("hdds.x509.join.token.expiry", self.join_token_expiry_ms),
+                ("hdds.x509.crl.refresh.interval", self.crl_refresh_ms),
                 ("hdds.secret.key.rotate.duration", self.secret_key_rotate_ms),
                 ("hdds.secret.key.rotate.check.duration", self.secret_key_check_ms),
             ):

@@ -1,9 +1,10 @@
 """The JOIN credential: one PEM file holding a key, its JOIN certificate and the CA certificate.
 
-`pyozone scm --init` writes it (mode 0600) to `<scm metadata dir>/ca/join.pem`; a daemon reaches it
-through `ozone.security.join.credentials.file` and presents it when it has no certificate of its own yet,
-so its first CSR travels over mutual TLS like every other call. SCM signs a JOIN caller's CSR for the
-service roles OM, DATANODE and S3G only.
+`pyozone scm --init --join-token ROLE=FILE` or `pyozone admin cert join-token` writes one (mode 0600) per
+daemon; the daemon reaches it through `ozone.security.join.credentials.file` and presents it when it has no
+certificate of its own yet, so its first CSR travels over mutual TLS like every other call. SCM signs one
+CSR with it, for the role it was minted for and an identity that does not exist yet
+(scm/security/join_tokens.py).
 """
 
 from __future__ import annotations

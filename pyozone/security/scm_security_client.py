@@ -76,11 +76,16 @@ class SCMSecurityClient:
         return self._call(self._stub.getCert, pb.SCMGetCertRequestProto(CSR=csr), convert)
 
     def list_certificates(
-        self, role: CertRole | None = None, start_serial: int = 0, count: int = MAX_LIST_COUNT
+        self,
+        role: CertRole | None = None,
+        start_serial: int = 0,
+        count: int = MAX_LIST_COUNT,
+        revoked: bool = False,
     ) -> list[bytes]:
-        """Up to `count` valid certificates (PEM) with serial >= start_serial, in serial order."""
+        """Up to `count` valid (or `revoked`) certificates (PEM) with serial >= start_serial, in serial
+        order."""
         request = pb.SCMListCertificateRequestProto(
-            role=role_to_proto(role), startCertId=start_serial, count=count
+            role=role_to_proto(role), startCertId=start_serial, count=count, isRevoked=revoked
         )
         return self._call(
             self._stub.listCertificate,
@@ -94,6 +99,33 @@ class SCMSecurityClient:
             pb.SCMGetCertificateRequestProto(certSerialId=str(serial)),
             lambda r: certificate_from_proto(r.x509Certificate, "x509Certificate"),
         )
+
+    def create_join_token(self, role: CertRole, name: str, csr_pem: bytes) -> tuple[bytes, bytes]:
+        """A JOIN credential's certificate for the CSR's key and the CA certificate (administrators)."""
+        request = pb.SCMCreateJoinTokenRequestProto(role=role_to_proto(role), name=name, CSR=csr_pem.decode())
+        return self._call(
+            self._stub.createJoinToken,
+            request,
+            lambda r: (
+                certificate_from_proto(r.x509Certificate, "x509Certificate"),
+                certificate_from_proto(r.x509CACertificate, "x509CACertificate"),
+            ),
+        )
+
+    def revoke_certificates(self, serials: list[int], reason: int) -> int:
+        """Revokes the certificates (administrators); the CRL number that lists them."""
+        request = pb.SCMRevokeCertificatesRequestProto(certIds=[str(s) for s in serials], reason=reason)
+        return self._call(self._stub.revokeCertificates, request, lambda r: int(r.crlId))
+
+    def get_crl(self) -> tuple[int, bytes]:
+        """(CRL number, PEM CRL): the CA's current revocation list."""
+
+        def convert(r: pb.SCMGetCrlResponseProto) -> tuple[int, bytes]:
+            if not r.x509CRL:
+                raise ProtocolError("x509CRL", "is missing")
+            return int(r.crlId), r.x509CRL.encode()
+
+        return self._call(self._stub.getCrl, pb.SCMGetCrlRequestProto(), convert)
 
     # ------------------------------------------------------------------ secret keys (OM and datanodes)
     def get_current_secret_key(self) -> ManagedSecretKey:

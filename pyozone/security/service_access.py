@@ -25,13 +25,17 @@ PEM_CERT_PROPERTY = "x509_pem_cert"
 """The gRPC auth context property holding the peer's verified certificate."""
 
 
+def peer_certificate(context: Any) -> X.Certificate | None:
+    """The gRPC caller's verified certificate, or None on a plaintext port."""
+    pems = context.auth_context().get(PEM_CERT_PROPERTY)
+    return X.cert_from_pem(pems[0]) if pems else None
+
+
 def peer_datanode(context: Any) -> str | None:
     """The datanode UUID the gRPC caller's certificate names, or None (no certificate, or not a
     datanode's)."""
-    pems = context.auth_context().get(PEM_CERT_PROPERTY)
-    if not pems:
-        return None
-    return X.datanode_id(X.cert_from_pem(pems[0]))
+    cert = peer_certificate(context)
+    return None if cert is None else X.datanode_id(cert)
 
 
 @dataclass(frozen=True, slots=True)

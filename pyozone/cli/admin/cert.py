@@ -1,4 +1,5 @@
-"""`pyozone admin cert list|info|issue-user`: the certificates SCM's CA issued, and a user's new one.
+"""`pyozone admin cert list|info|issue-user|join-token|revoke`: the certificates SCM's CA issued, a user's
+new one, a new daemon's JOIN credential, and revocation.
 
 Ozone's `ozone admin cert list|info` over SCM's security protocol (port 9961). That port is always mutual
 TLS, so these commands present the caller's client certificate (ozone.client.tls.* or OZONE_CLIENT_CERT,
@@ -27,9 +28,21 @@ from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.security.cert_client import certificate_hosts
 from pyozone.security.errors import SecurityError
+from pyozone.security.join import JoinCredential
 from pyozone.security.scm_security_client import SCMSecurityClient
 
 ROLES = {role.value: role for role in CertRole}
+JOIN_ROLES = {role.value: role for role in (CertRole.OM, CertRole.DATANODE, CertRole.S3G)}
+REVOCATION_REASONS = {
+    "unspecified": 0,
+    "keyCompromise": 1,
+    "affiliationChanged": 3,
+    "superseded": 4,
+    "cessationOfOperation": 5,
+    "certificateHold": 6,
+    "privilegeWithdrawn": 9,
+}
+"""RFC 5280's CRLReason names and codes (what Ozone's revokeCertificates takes)."""
 LIST_FORMAT = "{:<17} {:<30} {:<30} {:<60} {}"
 """Ozone's ListSubcommand columns: serial, valid from, expiry, subject, issuer."""
 
@@ -40,7 +53,7 @@ T = TypeVar("T")
 
 def register(groups, parent: argparse.ArgumentParser) -> None:
     cert = groups.add_parser(
-        "cert", parents=[parent], help="certificates of SCM's CA: list, info, issue-user"
+        "cert", parents=[parent], help="certificates of SCM's CA: list, info, issue-user, join-token, revoke"
     )
     commands = cert.add_subparsers(dest="cert_command", metavar="COMMAND")
     commands.required = True
@@ -50,6 +63,9 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     listing.add_argument("-s", "--start", type=int, default=0, metavar="SERIAL", help="first serial id")
     listing.add_argument("-c", "--count", type=int, default=20, help="at most this many (default 20)")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing.add_argument(
+        "-t", "--type", choices=("valid", "revoked"), default="valid", help="valid (default) or revoked ones"
+    )
     _add_connection_option(listing)
     listing.set_defaults(func=run_list)
 
@@ -65,6 +81,27 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     issue.add_argument("--out", metavar="DIR", help="where to write the files (default: ./NAME)")
     _add_connection_option(issue)
     issue.set_defaults(func=run_issue_user)
+
+    join = commands.add_parser(
+        "join-token",
+        parents=[parent],
+        help="mint a JOIN credential: one certificate for one new daemon, within hdds.x509.join.token.expiry",
+    )
+    join.add_argument("--role", required=True, choices=sorted(JOIN_ROLES), help="the daemon's role")
+    join.add_argument("--name", default="", metavar="HOST", help="only for a daemon on this host")
+    join.add_argument("--out", required=True, metavar="FILE", help="where to write it (mode 0600)")
+    _add_connection_option(join)
+    join.set_defaults(func=run_join_token)
+
+    revoke = commands.add_parser(
+        "revoke", parents=[parent], help="revoke certificates: every port refuses them, they renew nothing"
+    )
+    revoke.add_argument("serials", nargs="+", metavar="SERIAL", help="serial ids in decimal")
+    revoke.add_argument(
+        "--reason", choices=sorted(REVOCATION_REASONS), default="unspecified", help="RFC 5280 CRLReason"
+    )
+    _add_connection_option(revoke)
+    revoke.set_defaults(func=run_revoke)
 
 
 def _add_connection_option(parser: argparse.ArgumentParser) -> None:
@@ -113,8 +150,11 @@ def run_list(args: argparse.Namespace) -> int:
     if args.start < 0:
         raise CLIError(f"--start {args.start}: a serial id is not negative")
     _, client = connect(args)
+    revoked = args.type == "revoked"
     with client:
-        pems = _security(lambda: client.list_certificates(ROLES.get(args.role), args.start, args.count))
+        pems = _security(
+            lambda: client.list_certificates(ROLES.get(args.role), args.start, args.count, revoked)
+        )
     certs = [X.cert_from_pem(p) for p in pems]
     if len(certs) == args.count:
         print(
@@ -122,7 +162,7 @@ def run_list(args: argparse.Namespace) -> int:
             'Please use the "-c" option to see more certificates.',
             file=sys.stderr,
         )
-    header = f"Certificate list:(Type=VALID, BatchSize={args.count}, CertCount={len(certs)})"
+    header = f"Certificate list:(Type={args.type.upper()}, BatchSize={args.count}, CertCount={len(certs)})"
     if args.json:
         print(header, file=sys.stderr)
         print_json([_summary(c) for c in certs])
@@ -210,6 +250,44 @@ def run_issue_user(args: argparse.Namespace) -> int:
     print(f"export OZONE_CLIENT_CERT={files.cert}")
     print(f"export OZONE_CLIENT_KEY={files.key}")
     print(f"export OZONE_CA_CERT={files.ca}")
+    return 0
+
+
+# ---------------------------------------------------------------------- join-token
+def run_join_token(args: argparse.Namespace) -> int:
+    out = Path(args.out).absolute()
+    if out.exists():
+        raise CLIError(f"{out} already exists: remove it or choose another --out")
+    conf, client = connect(args)
+    role = JOIN_ROLES[args.role]
+    key = X.generate_private_key(conf.get("hdds.key.len"))
+    csr = X.csr_to_pem(X.build_csr(key, Identity(CertRole.JOIN, CertRole.JOIN.value, role.value)))
+    with client:
+        cert_pem, ca_pem = _security(lambda: client.create_join_token(role, args.name, csr))
+    JoinCredential(X.key_to_pem(key), cert_pem, ca_pem).write(out)
+    cert = X.cert_from_pem(cert_pem)
+    where = f" on {args.name}" if args.name else ""
+    print(
+        f"JOIN credential {cert.serial_number} for one new {role.name}{where}, valid until "
+        f"{_java_date(cert.not_valid_after_utc)}, written to {out} (mode 0600). The daemon names it in "
+        "ozone.security.join.credentials.file; it obtains one certificate, once."
+    )
+    return 0
+
+
+# ---------------------------------------------------------------------- revoke
+def run_revoke(args: argparse.Namespace) -> int:
+    bad = [s for s in args.serials if not s.isascii() or not s.isdigit()]
+    if bad:
+        raise CLIError(f"{bad[0]!r} is not a serial id (a decimal number)")
+    serials = [int(s) for s in args.serials]
+    _, client = connect(args)
+    with client:
+        crl = _security(lambda: client.revoke_certificates(serials, REVOCATION_REASONS[args.reason]))
+    print(
+        f"Revoked certificate(s) {', '.join(map(str, serials))} ({args.reason}); CRL {crl} lists them. "
+        "Every daemon refuses them once it fetched it (hdds.x509.crl.refresh.interval)."
+    )
     return 0
 
 

@@ -326,3 +326,50 @@ def key_from_pem(pem: bytes) -> PrivateKey:
     if not isinstance(key, rsa.RSAPrivateKey):
         raise ValueError("the private key is not RSA (hdds.key.algo)")
     return key
+
+
+# ---------------------------------------------------------------------- revocation (RFC 5280 CRLs)
+def build_crl(
+    ca_key: PrivateKey,
+    ca_cert: Certificate,
+    revoked: list[tuple[int, int, str]],
+    number: int,
+    last_update_ms: int,
+    next_update_ms: int,
+) -> bytes:
+    """The CA's signed CRL (PEM) listing `revoked` as (serial, revocation time in ms, reason name of
+    x509.ReasonFlags in upper case, e.g. KEY_COMPROMISE), with CRL number `number`. OpenSSL uses the CRL
+    of the latest lastUpdate it holds for an issuer, so a newer list must carry a later one."""
+
+    def when(ms: int) -> dt.datetime:
+        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
+
+    builder = (
+        x509.CertificateRevocationListBuilder()
+        .issuer_name(ca_cert.subject)
+        .last_update(when(last_update_ms))
+        .next_update(when(next_update_ms))
+        .add_extension(x509.CRLNumber(number), critical=False)
+    )
+    for serial, revoked_ms, reason in revoked:
+        entry = (
+            x509.RevokedCertificateBuilder()
+            .serial_number(serial)
+            .revocation_date(when(revoked_ms))
+            .add_extension(x509.CRLReason(x509.ReasonFlags[reason.lower()]), critical=False)
+            .build()
+        )
+        builder = builder.add_revoked_certificate(entry)
+    return builder.sign(ca_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)
+
+
+def crl_serials(crl_pem: bytes, ca_cert: Certificate) -> frozenset[int]:
+    """The serials a PEM CRL lists, once its signature verifies against the CA certificate (ValueError
+    otherwise)."""
+    try:
+        crl = x509.load_pem_x509_crl(crl_pem)
+    except ValueError as e:
+        raise ValueError(f"not a PEM certificate revocation list: {e}") from None
+    if crl.issuer != ca_cert.subject or not crl.is_signature_valid(ca_cert.public_key()):  # type: ignore[arg-type]
+        raise ValueError("the revocation list is not signed by the CA")
+    return frozenset(entry.serial_number for entry in crl)

@@ -26,7 +26,7 @@ from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import JsonResponse, Route
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
-from pyozone.common.tls import TlsStore, secure_port
+from pyozone.common.tls import TlsStore, revocation_interceptors, secure_port
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
@@ -210,7 +210,8 @@ class OmDaemon:
     async def _start_rpc(self) -> None:
         assert self.core is not None and self.storage is not None
         server = grpc.aio.server(
-            options=server_options(), interceptors=server_interceptors(OMRequestLimits())
+            options=server_options(),
+            interceptors=[*server_interceptors(OMRequestLimits()), *revocation_interceptors(self.tls)],
         )
         self._tokens = BlockTokenIssuer.from_conf(self.conf, self.certificate)
         add_om_service(

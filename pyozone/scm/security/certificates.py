@@ -1,13 +1,18 @@
-"""The `validCerts` table: every certificate SCM's CA issued that has not expired, by serial number.
+"""The `validCerts` table: every certificate SCM's CA issued that has not expired, by serial number; and
+`revokedCerts` (Ozone's names): every certificate an administrator revoked, moved out of validCerts.
 
 A record holds the PEM, the role and the expiry (ms since the epoch), so listing by role and dropping the
 expired read no certificate. Serial numbers come from the `CertificateId` sequence (Ozone's name), so they
-are unique for the cluster's life: an expired certificate's serial is never reused.
+are unique for the cluster's life: an expired certificate's serial is never reused. A revoked record stays
+after its expiry: the identity it named (a datanode UUID) is never issued again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from enum import Enum
 from itertools import islice
 
 from pyozone.hdds.security import x509 as X
@@ -42,15 +47,51 @@ class CertificateRecord:
         return cls(serial, str(data["pem"]).encode(), CertRole(data["role"]), int(data["expiry"]))  # type: ignore[call-overload]
 
 
+class RevocationReason(Enum):
+    """RFC 5280's CRLReason codes an administrator may give (Ozone's revokeCertificates `reason`)."""
+
+    UNSPECIFIED = 0
+    KEY_COMPROMISE = 1
+    AFFILIATION_CHANGED = 3
+    SUPERSEDED = 4
+    CESSATION_OF_OPERATION = 5
+    CERTIFICATE_HOLD = 6
+    PRIVILEGE_WITHDRAWN = 9
+
+
+@dataclass(frozen=True, slots=True)
+class RevokedRecord:
+    cert: CertificateRecord
+    reason: RevocationReason
+    revoked_ms: int
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.cert.to_json(), "reason": self.reason.value, "revoked": self.revoked_ms}
+
+    @classmethod
+    def from_json(cls, serial: int, data: dict[str, object]) -> RevokedRecord:
+        return cls(
+            CertificateRecord.from_json(serial, data),
+            RevocationReason(data["reason"]),
+            int(data["revoked"]),  # type: ignore[call-overload]
+        )
+
+
 def expiry_ms(cert: X.Certificate) -> int:
     return int(cert.not_valid_after_utc.timestamp() * 1000)
 
 
 class CertificateStore:
     def __init__(self, store: SCMMetadataStore) -> None:
+        self._store = store
         self._table = store.valid_certs
+        self._revoked = store.revoked_certs
         # One id per write: certificates are few, and a serial handed out must survive a crash.
         self._serials = SequenceIdGenerator(store, batch_size=1)
+
+    def batch(self) -> AbstractContextManager[None]:
+        """One atomic write for several changes (a certificate and the JOIN token it redeems)."""
+        return self._store.batch()
 
     def next_serial(self) -> int:
         return self._serials.next_id(CERTIFICATE_ID)
@@ -70,6 +111,34 @@ class CertificateStore:
         """Up to `count` records with serial >= start_serial, in serial order; every role when None."""
         records = (CertificateRecord.from_json(s, d) for s, d in self._table.items() if s >= start_serial)
         return list(islice((r for r in records if role is None or r.role is role), count))
+
+    def records(self) -> Iterator[CertificateRecord]:
+        return (CertificateRecord.from_json(s, d) for s, d in self._table.items())
+
+    def revoke(self, serial: int, reason: RevocationReason, now_ms: int) -> RevokedRecord | None:
+        """Moves a valid certificate to revokedCerts (in one batch); None when no valid certificate has
+        that serial."""
+        record = self.get(serial)
+        if record is None:
+            return None
+        revoked = RevokedRecord(record, reason, now_ms)
+        with self._store.batch():
+            self._revoked.put(serial, revoked.to_json())
+            self._table.delete(serial)
+        return revoked
+
+    def revoked(self, serial: int) -> RevokedRecord | None:
+        if not 0 <= serial < 1 << 64:
+            return None
+        data = self._revoked.get(serial)
+        return None if data is None else RevokedRecord.from_json(serial, data)
+
+    def all_revoked(self) -> list[RevokedRecord]:
+        return [RevokedRecord.from_json(s, d) for s, d in self._revoked.items()]
+
+    def list_revoked(self, role: CertRole | None, start_serial: int, count: int) -> list[RevokedRecord]:
+        records = (RevokedRecord.from_json(s, d) for s, d in self._revoked.items() if s >= start_serial)
+        return list(islice((r for r in records if role is None or r.cert.role is role), count))
 
     def remove_expired(self, now_ms: int) -> list[int]:
         """Drops every certificate past its expiry; returns their serials."""

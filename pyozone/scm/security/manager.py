@@ -1,16 +1,21 @@
-"""ScmSecurity: the CA, the secret keys and the access policy behind the security protocol, and their
-periodic work (key rotation, dropping expired certificates) on the core's schedule."""
+"""ScmSecurity: the CA, the secret keys, the JOIN credentials, the revocation list and the access policy
+behind the security protocol, and their periodic work (key rotation, dropping expired certificates) on the
+core's schedule."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import uuid
+from collections.abc import Callable
 
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.periodic import PeriodicTask
-from pyozone.scm.security.authority import CertificateAuthority
+from pyozone.scm.security.authority import CertificateAuthority, parse_csr, requested_identity
+from pyozone.scm.security.certificates import RevocationReason, RevokedRecord
+from pyozone.scm.security.join_tokens import JoinTokens, join_identity
 from pyozone.scm.security.policy import AccessPolicy
 from pyozone.scm.security.secret_key_manager import SecretKeyManager
 from pyozone.security.config import SecurityConfig
@@ -26,10 +31,15 @@ class ScmSecurity:
         ca: CertificateAuthority,
         secret_keys: SecretKeyManager,
         policy: AccessPolicy,
+        join_tokens: JoinTokens,
     ) -> None:
         self.ca = ca
         self.secret_keys = secret_keys
         self.policy = policy
+        self.join_tokens = join_tokens
+        self.join_expiry = dt.timedelta(milliseconds=settings.join_token_expiry_ms)
+        self.on_crl: Callable[[int, bytes], None] | None = None
+        """Called with each new CRL (number, PEM): SCM's own ports enforce it at once."""
         self.secret_keys.check_and_rotate()  # a current key before the first request
         self.tasks = [
             PeriodicTask("SecretKeyRotation", settings.secret_key_check_ms, secret_keys.check_and_rotate),
@@ -42,20 +52,125 @@ class ScmSecurity:
             log.info("Removed %d expired certificate(s) from validCerts: %s", len(removed), removed)
 
     # ------------------------------------------------------------------ certificates
+    def check_caller(self, caller: Identity, serial: int | None) -> None:
+        """Every call on the security port: a revoked certificate (`serial`) is refused, so it can renew
+        nothing (a user cut off cannot get a new certificate with a new key)."""
+        if serial is not None and self.ca.certs.revoked(serial) is not None:
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"the certificate {serial} of {caller.common_name} was revoked",
+            )
+
     def sign(
-        self, caller: Identity, csr_pem: bytes, caller_datanode: str | None = None
+        self,
+        caller: Identity,
+        csr_pem: bytes,
+        caller_datanode: str | None = None,
+        caller_serial: int | None = None,
     ) -> tuple[bytes, bytes]:
         """(certificate PEM, CA PEM) for a CSR the caller may have signed; `caller_datanode`: the datanode
-        UUID the caller's certificate names."""
-        cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
+        UUID the caller's certificate names; `caller_serial`: its serial (a JOIN credential's token)."""
+        self.check_caller(caller, caller_serial)
+        if caller.role is not CertRole.JOIN:
+            cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
+        else:
+            csr = parse_csr(csr_pem)
+            requested, datanode = requested_identity(csr), X.datanode_id(csr)
+            self.policy.check_csr(caller, requested, caller_datanode, datanode)
+            token = self.join_tokens.check(caller_serial or 0, requested, datanode, self.ca.clock.wall_ms())
+            with self.ca.certs.batch():
+                cert = self.ca.issue(csr)
+                self.join_tokens.redeem(token, cert)
         log.info(
-            "Issued certificate %d for %s to %s, valid until %s",
+            "Issued certificate %d for %s to %s (certificate %s), valid until %s",
             cert.serial_number,
             X.common_name(cert),
+            caller.common_name,
+            caller_serial,
+            cert.not_valid_after_utc.isoformat(),
+        )
+        return X.cert_to_pem(cert), self.ca.material.pem
+
+    def mint_join(self, caller: Identity, role: CertRole, name: str, csr_pem: bytes) -> tuple[bytes, bytes]:
+        """An administrator's new JOIN credential for one `role` daemon (on host `name`, "" for any): the
+        certificate for the CSR's key (common name join@<role>), valid hdds.x509.join.token.expiry."""
+        if not self.policy.is_admin(caller):
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"{caller.common_name} may not mint JOIN credentials: administrators only",
+            )
+        cert = mint_join(self.ca, self.join_tokens, role, name, parse_csr(csr_pem), self.join_expiry)
+        log.info(
+            "Minted JOIN credential %d for a %s%s for %s, valid until %s",
+            cert.serial_number,
+            role.name,
+            f" on {name}" if name else "",
             caller.common_name,
             cert.not_valid_after_utc.isoformat(),
         )
         return X.cert_to_pem(cert), self.ca.material.pem
+
+    def revoke(self, caller: Identity, serials: list[int], reason: RevocationReason) -> list[RevokedRecord]:
+        """Revokes valid certificates (administrators only), all or none: each leaves validCerts for
+        revokedCerts and enters the next CRL. SCM's own and the root CA's are not revoked here."""
+        if not self.policy.is_admin(caller):
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"Access denied for user {caller.common_name}: revoking a certificate needs an administrator",
+            )
+        serials = list(dict.fromkeys(serials))
+        for serial in serials:
+            record = self.ca.certs.get(serial)
+            if record is None:
+                revoked = self.ca.certs.revoked(serial)
+                raise SecurityError(
+                    SecurityResult.CERTIFICATE_NOT_FOUND,
+                    f"certificate {serial} was already revoked"
+                    if revoked is not None
+                    else f"no valid certificate with serial {serial}",
+                )
+            if record.role is CertRole.SCM:
+                raise SecurityError(
+                    SecurityResult.PERMISSION_DENIED,
+                    f"certificate {serial} is SCM's own or the root CA's: it is not revoked, the CA is "
+                    "initialised again",
+                )
+        # A second after the revocation before (the resolution of X.509 times), so crl_last_update orders
+        # the lists by it.
+        latest = max((r.revoked_ms for r in self.ca.certs.all_revoked()), default=0)
+        now = max(self.ca.clock.wall_ms(), latest + 1000)
+        with self.ca.certs.batch():
+            done = [r for s in serials if (r := self.ca.certs.revoke(s, reason, now)) is not None]
+        if self.on_crl is not None:
+            self.on_crl(*self.crl())
+        for r in done:
+            log.warning(
+                "Revoked certificate %d (%s, %s) for %s",
+                r.cert.serial,
+                r.cert.role.name,
+                reason.name,
+                caller.common_name,
+            )
+        return done
+
+    def crl(self) -> tuple[int, bytes]:
+        """(CRL number, PEM): the CA's signed list of every revoked certificate not yet expired. The number
+        counts revocations, and the same number is always the same list. Any certificate holder may fetch
+        it (it names serials only)."""
+        now = self.ca.clock.wall_ms()
+        revoked = self.ca.certs.all_revoked()
+        listed = [(r.cert.serial, r.revoked_ms, r.reason.name) for r in revoked if r.cert.expiry_ms > now]
+        ca = self.ca.material.cert
+        number = len(revoked)
+        pem = X.build_crl(
+            self.ca.material.key,
+            ca,
+            listed,
+            number,
+            crl_last_update(ca, number, max((r.revoked_ms for r in revoked), default=0)),
+            int(ca.not_valid_after_utc.timestamp() * 1000),
+        )
+        return number, pem
 
     def ca_certificate(self) -> bytes:
         return self.ca.material.pem
@@ -63,16 +178,20 @@ class ScmSecurity:
     def certificate(self, caller: Identity, serial: int) -> bytes:
         self.policy.check_read_certificates(caller)
         record = self.ca.certs.get(serial)
-        if record is None:
+        revoked = self.ca.certs.revoked(serial) if record is None else None
+        if record is None and revoked is None:
             raise SecurityError(
-                SecurityResult.CERTIFICATE_NOT_FOUND, f"no valid certificate with serial {serial}"
+                SecurityResult.CERTIFICATE_NOT_FOUND, f"no valid or revoked certificate with serial {serial}"
             )
-        return record.pem
+        return record.pem if record is not None else revoked.cert.pem  # type: ignore[union-attr]
 
     def certificates(
-        self, caller: Identity, role: CertRole | None, start_serial: int, count: int
+        self, caller: Identity, role: CertRole | None, start_serial: int, count: int, revoked: bool = False
     ) -> list[bytes]:
+        """Valid certificates, or (`revoked`) the revoked ones."""
         self.policy.check_read_certificates(caller)
+        if revoked:
+            return [r.cert.pem for r in self.ca.certs.list_revoked(role, start_serial, count)]
         return [r.pem for r in self.ca.certs.list(role, start_serial, count)]
 
     # ------------------------------------------------------------------ secret keys
@@ -90,3 +209,45 @@ class ScmSecurity:
     def all_secret_keys(self, caller: Identity) -> list[ManagedSecretKey]:
         self.policy.check_read_secret_keys(caller)
         return self.secret_keys.all()
+
+
+CRL_CLOCK_SKEW_MS = 3_600_000
+"""How far a daemon's clock may lag SCM's: a CRL dated in a daemon's future would fail every handshake."""
+
+
+def crl_last_update(ca: X.Certificate, number: int, latest_revocation_ms: int) -> int:
+    """CRL `number`'s lastUpdate. OpenSSL checks a peer against the CRL of the latest lastUpdate it holds,
+    so it grows with the number (a second per revocation past the CA's start, and revocations are a second
+    apart), and it lies CRL_CLOCK_SKEW_MS before the latest revocation."""
+    start = int(ca.not_valid_before_utc.timestamp() * 1000)
+    return max(start + 1000 * number, latest_revocation_ms - CRL_CLOCK_SKEW_MS)
+
+
+def mint_join(
+    ca: CertificateAuthority,
+    tokens: JoinTokens,
+    role: CertRole,
+    name: str,
+    csr: X.CertificateSigningRequest,
+    lifetime: dt.timedelta,
+) -> X.Certificate:
+    """Issues and records a JOIN credential for `role` (host `name`, "" for any) with the CSR's key, in one
+    batch: `scm --init --join-token` and the security protocol's createJoinToken."""
+    try:
+        expected = join_identity(role)
+    except ValueError as e:
+        raise SecurityError(SecurityResult.INVALID_CSR, str(e)) from None
+    if X.csr_common_name(csr) != expected.common_name:
+        raise SecurityError(
+            SecurityResult.INVALID_CSR,
+            f"a JOIN credential's CSR names {expected.common_name}, not {X.csr_common_name(csr)!r}",
+        )
+    if name:
+        try:
+            Identity.from_common_name(f"{role.value}@{name}")
+        except ValueError as e:
+            raise SecurityError(SecurityResult.INVALID_CSR, f"--name {name!r}: {e}") from None
+    with ca.certs.batch():
+        cert = ca.issue(csr, lifetime)
+        tokens.add(cert, role, name)
+    return cert

@@ -1,6 +1,7 @@
 """Who may have which certificate, and who may read what from the CA.
 
-A JOIN caller (a daemon's first CSR) gets a service certificate only: OM, DATANODE or S3G. Any caller may
+A JOIN caller (a daemon's first CSR) gets a service certificate only: OM, DATANODE or S3G, and only what its
+token allows (join_tokens.py: one certificate, one role, an identity that does not exist yet). Any caller may
 renew its own common name, a datanode for its own datanode UUID only. An administrator may have a
 certificate made for any user. SCM and JOIN certificates are made by `pyozone scm --init` alone, never over
 the protocol. A datanode's certificate names its datanode's UUID (authority.requested_identity): SCM's

@@ -4,7 +4,7 @@ Under SCM's metadata directory (ozone.metadata.dirs):
   ca/keys/private.pem, ca/certs/certificate.crt   the root CA (key 0600); or the external root CA of
                                                   hdds.x509.rootca.certificate.file / private.key.file
   keys/private.pem, certs/certificate.crt, certs/ca.crt   SCM's own certificate (TlsPaths.under)
-  ca/join.pem                                     the JOIN credential (0600) daemons make their first CSR with
+  (a JOIN credential is written where `scm --init --join-token ROLE[:HOST]=FILE` names, mode 0600)
   ca/users/<name>/                                the administrator's client certificate
   keys/secret_keys.json                           the secret keys (hdds.secret.key.file.name, 0600)
 Each is made once; a second --init reuses what is there and still valid.
@@ -15,14 +15,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyozone.common.fsutil import write_file
-from pyozone.common.net import ANY, address, parse_host_port
+from pyozone.common.net import ANY, address, om_address, parse_host_port
 from pyozone.common.tls import TlsPaths
+from pyozone.common.tls_mode import service_hosts
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security import x509 as X
@@ -31,7 +32,8 @@ from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.authority import CaMaterial, CertificateAuthority, renewal_due
 from pyozone.scm.security.certificates import CertificateStore
-from pyozone.scm.security.manager import ScmSecurity
+from pyozone.scm.security.join_tokens import JoinTokens, join_identity
+from pyozone.scm.security.manager import ScmSecurity, mint_join
 from pyozone.scm.security.policy import AccessPolicy
 from pyozone.scm.security.secret_key_manager import SecretKeyManager
 from pyozone.scm.store import SCMMetadataStore
@@ -46,7 +48,6 @@ ROOT_CA_HOST = "root-ca"
 """The root CA is "scm@root-ca": its subject must differ from SCM's own certificate's ("scm@<host>"),
 as Ozone's root (scm@) and SCM's (scm-sub@) do, or OpenSSL takes SCM's certificate, whose subject would
 equal its issuer, for a self-signed one and refuses it."""
-JOIN_FILE = "join.pem"
 USERS_DIR = "users"
 
 
@@ -58,7 +59,6 @@ class SecuritySetupError(Exception):
 class ScmSecurityFiles:
     ca: TlsPaths  # its key and certificate (ca.crt is unused: the root trusts itself)
     scm: TlsPaths
-    join: Path
     users: Path
     secret_keys: Path
     external_root: tuple[Path, Path] | None  # (certificate, private key)
@@ -72,7 +72,6 @@ class ScmSecurityFiles:
         return cls(
             ca=TlsPaths.under(metadata / CA_DIR, conf),
             scm=TlsPaths.under(metadata, conf),
-            join=metadata / CA_DIR / JOIN_FILE,
             users=metadata / CA_DIR / USERS_DIR,
             secret_keys=metadata / conf.get("hdds.key.dir.name") / settings.secret_key_file_name,
             external_root=external,
@@ -100,6 +99,17 @@ def scm_hosts(conf: OzoneConfiguration) -> tuple[str, ...]:
         hosts.append(address(conf, key, port_key).host)
     hosts += [socket.gethostname(), socket.getfqdn(), "127.0.0.1", "localhost"]
     return tuple(dict.fromkeys(h for h in hosts if h and h != ANY))
+
+
+def configured_service_hosts(conf: OzoneConfiguration) -> dict[CertRole, frozenset[str]]:
+    """The host a JOIN credential may obtain an OM or S3 gateway certificate for: the one such a daemon names
+    itself by with this configuration (its common name: the host of ozone.om.address or
+    ozone.s3g.http-address, 127.0.0.1 for a wildcard; `service_hosts`)."""
+    s3g = address(conf, "ozone.s3g.http-address", default_port=0)  # the port is not in the name
+    return {
+        CertRole.OM: frozenset(service_hosts(om_address(conf).host)[:1]),
+        CertRole.S3G: frozenset(service_hosts(s3g.host)[:1]),
+    }
 
 
 # ---------------------------------------------------------------------- loading
@@ -144,11 +154,14 @@ def build_security(
     storage: SCMStorageConfig,
     store: SCMMetadataStore,
     clock: Clock,
+    known_datanode: Callable[[str], bool],
 ) -> ScmSecurity:
-    """The daemon's ScmSecurity over the CA on disk and the secret key file."""
+    """The daemon's ScmSecurity over the CA on disk and the secret key file; `known_datanode`: whether SCM
+    saw a datanode UUID (a JOIN credential is for a new one only)."""
+    certs = CertificateStore(store)
     ca = CertificateAuthority(
         load_ca(files),
-        CertificateStore(store),
+        certs,
         clock,
         storage.cluster_id,
         storage.scm_uuid,
@@ -162,7 +175,8 @@ def build_security(
     key_file = SecretKeyFile(files.secret_keys)
     secret_keys = SecretKeyManager(settings, clock, key_file.load(), key_file.save)
     policy = AccessPolicy(Administrators.from_conf(conf), UserGroups.from_conf(conf))
-    return ScmSecurity(settings, ca, secret_keys, policy)
+    tokens = JoinTokens(store, certs, configured_service_hosts(conf), known_datanode)
+    return ScmSecurity(settings, ca, secret_keys, policy, tokens)
 
 
 def renew_scm_certificate(
@@ -188,25 +202,43 @@ class InitReport:
     lines: tuple[str, ...]
 
 
-def init_security(conf: OzoneConfiguration, storage: SCMStorageConfig) -> InitReport:
-    """Creates (or reuses) the root CA, SCM's certificate, the JOIN credential and the administrator's
-    client certificate. scm.db is opened only when a certificate has to be issued, so a second --init
-    beside a running SCM changes nothing."""
+@dataclass(frozen=True, slots=True)
+class JoinRequest:
+    """`scm --init --join-token ROLE[:HOST]=FILE`: mint a JOIN credential for one daemon into FILE."""
+
+    role: CertRole
+    name: str
+    path: Path
+
+    @classmethod
+    def parse(cls, text: str) -> JoinRequest:
+        spec, eq, path = text.partition("=")
+        role_name, _, name = spec.partition(":")
+        roles = {r.value: r for r in (CertRole.OM, CertRole.DATANODE, CertRole.S3G)}
+        if not eq or not path or role_name not in roles:
+            raise ValueError(f"--join-token {text!r}: expected ROLE[:HOST]=FILE, ROLE one of om, dn, s3g")
+        return cls(roles[role_name], name, Path(path))
+
+
+def init_security(
+    conf: OzoneConfiguration, storage: SCMStorageConfig, joins: tuple[JoinRequest, ...] = ()
+) -> InitReport:
+    """Creates (or reuses) the root CA, SCM's certificate and the administrator's client certificate, and
+    mints the JOIN credentials `joins` asks for (one per daemon). scm.db is opened only when a certificate
+    has to be issued, so a second --init beside a running SCM changes nothing."""
     settings = SecurityConfig.from_conf(conf)
     files = ScmSecurityFiles.from_conf(conf, settings)
     clock = SystemClock()
     hosts = scm_hosts(conf)
     admin = admin_user(conf)
-    max_lifetime = dt.timedelta(milliseconds=settings.max_duration_ms)
     lines: list[str] = []
 
     ca_exists = files.external_root is not None or (files.ca.cert.exists() and files.ca.key.exists())
     material = load_ca(files) if ca_exists else None
     scm_ok = material is not None and _valid(files.scm, material, clock)
-    join_ok = material is not None and _valid_join(files.join, material, clock)
     admin_paths = files.user(admin)
     admin_ok = material is not None and _valid(admin_paths, material, clock)
-    if material is not None and scm_ok and join_ok and admin_ok:
+    if material is not None and scm_ok and admin_ok and not joins:
         lines.append(f"Reusing the root CA certificate {_ca_cert_path(files)}")
     else:
         with _open_store(conf) as store:
@@ -227,20 +259,29 @@ def init_security(conf: OzoneConfiguration, storage: SCMStorageConfig) -> InitRe
                 scm = Identity(CertRole.SCM, CertRole.SCM.value, hosts[0])
                 cert = _issue_to(ca, files.scm, scm, hosts, bits)
                 lines.append(f"SCM certificate created: {files.scm.cert} (serial {cert.serial_number})")
-            if not join_ok:
-                _issue_join(ca, files.join, hosts[0], max_lifetime, bits)
             if not admin_ok:
                 cert = _issue_to(ca, admin_paths, Identity(CertRole.USER, admin), (), bits)
                 lines.append(
                     f"Client certificate of administrator {admin} created: {admin_paths.cert} "
                     f"(serial {cert.serial_number})"
                 )
+            # Only minting reads the token rules' other inputs: nothing here is checked against them.
+            tokens = JoinTokens(store, certs, {}, lambda _: False)
+            expiry = dt.timedelta(milliseconds=settings.join_token_expiry_ms)
+            for join in joins:
+                cert = _mint_join_file(ca, tokens, join, expiry, bits)
+                lines.append(
+                    f"JOIN credential {cert.serial_number} for one {join.role.name}"
+                    f"{f' on {join.name}' if join.name else ''}: {join.path} (mode 0600), valid until "
+                    f"{cert.not_valid_after_utc.isoformat()}"
+                )
     if scm_ok:
         lines.append(f"Reusing the SCM certificate {files.scm.cert}")
-    lines.append(
-        f"JOIN credential: {files.join} (mode 0600); every OM, datanode and S3 gateway names it in "
-        "ozone.security.join.credentials.file"
-    )
+    if not joins:
+        lines.append(
+            "A new OM, datanode or S3 gateway joins with a JOIN credential of its own "
+            "(ozone.security.join.credentials.file): pyozone admin cert join-token --role om|dn|s3g"
+        )
     lines.append(
         f"Administrator {admin}: OZONE_CLIENT_CERT={admin_paths.cert} OZONE_CLIENT_KEY={admin_paths.key} "
         f"OZONE_CA_CERT={admin_paths.ca}"
@@ -281,15 +322,6 @@ def _valid(paths: TlsPaths, material: CaMaterial, clock: Clock) -> bool:
     )
 
 
-def _valid_join(path: Path, material: CaMaterial, clock: Clock) -> bool:
-    try:
-        join = JoinCredential.read(path)
-    except ValueError:
-        return False
-    cert = X.cert_from_pem(join.cert_pem)
-    return X.cert_from_pem(join.ca_pem) == material.cert and _now(clock) < cert.not_valid_after_utc
-
-
 def _create_root(
     files: ScmSecurityFiles,
     certs: CertificateStore,
@@ -320,9 +352,10 @@ def _issue_to(
     return cert
 
 
-def _issue_join(ca: CertificateAuthority, path: Path, host: str, lifetime: dt.timedelta, bits: int) -> None:
-    """The JOIN credential lives as long as the CA may make it (hdds.x509.max.duration): daemons join
-    at any time."""
+def _mint_join_file(
+    ca: CertificateAuthority, tokens: JoinTokens, join: JoinRequest, lifetime: dt.timedelta, bits: int
+) -> X.Certificate:
     key = X.generate_private_key(bits)
-    cert = ca.issue(X.build_csr(key, Identity(CertRole.JOIN, CertRole.JOIN.value, host)), lifetime)
-    JoinCredential(X.key_to_pem(key), X.cert_to_pem(cert), ca.material.pem).write(path)
+    cert = mint_join(ca, tokens, join.role, join.name, X.build_csr(key, join_identity(join.role)), lifetime)
+    JoinCredential(X.key_to_pem(key), X.cert_to_pem(cert), ca.material.pem).write(join.path)
+    return cert

@@ -22,7 +22,7 @@ import grpc
 from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import HostPort, address, bind_address
-from pyozone.common.tls import TlsStore, secure_port
+from pyozone.common.tls import TlsStore, revocation_interceptors, secure_port
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only
@@ -171,7 +171,7 @@ class ScmDaemon:
     ) -> SecureScm:
         files = ScmSecurityFiles.from_conf(conf, settings)
         try:
-            security = build_security(conf, settings, files, self.storage, store, clock)
+            security = build_security(conf, settings, files, self.storage, store, clock, self._known_datanode)
         except SecuritySetupError as e:
             raise ServerStartError(str(e)) from None
         ca, hosts = security.ca, scm_hosts(conf)
@@ -191,7 +191,17 @@ class ScmDaemon:
             address(conf, "ozone.scm.security.service.address", "ozone.scm.security.service.port"),
             "ozone.scm.security.service.bind.host",
         )
-        return SecureScm(security, TlsStore(files.scm), where)
+        tls = TlsStore(files.scm)
+        # SCM's ports refuse what its own CA revoked as soon as it is revoked.
+        tls.update_crl(*security.crl())
+        security.on_crl = tls.update_crl
+        return SecureScm(security, tls, where)
+
+    def _known_datanode(self, datanode: str) -> bool:
+        """SCM saw the datanode: it registered, or a pipeline names it (pipelines survive a restart)."""
+        if self.core.nodes.get(datanode) is not None:
+            return True
+        return any(datanode in p.nodes for p in self.core.pipelines.pipelines())
 
     async def start(self) -> None:
         await self.start_http()
@@ -243,7 +253,8 @@ class ScmDaemon:
     async def start_rpc(self) -> None:
         scm_uuid = self.storage.scm_uuid
         datanode = grpc.aio.server(
-            options=grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES), interceptors=server_interceptors()
+            options=grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES),
+            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
         )
         datanode_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(
             DatanodeProtocolService(
@@ -256,21 +267,24 @@ class ScmDaemon:
         )
         self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode", self.tls)
         admin = grpc.aio.server(
-            options=grpc_options(MAX_ADMIN_MESSAGE_BYTES), interceptors=server_interceptors()
+            options=grpc_options(MAX_ADMIN_MESSAGE_BYTES),
+            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
         )
         admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(
             AdminService(self.core, scm_uuid, self.snapshot_source), admin
         )
         self.client_port = _bind(admin, self.client_address, "ozone.scm.client", self.tls)
         block = grpc.aio.server(
-            options=grpc_options(MAX_BLOCK_MESSAGE_BYTES), interceptors=server_interceptors()
+            options=grpc_options(MAX_BLOCK_MESSAGE_BYTES),
+            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
         )
         add_block_service(block, BlockService(self.core, scm_uuid, tls=self.tls is not None))
         self.block_port = _bind(block, self.block_address, "ozone.scm.block.client", self.tls)
         self._servers = [datanode, admin, block]
         if self.secure is not None:
             security = grpc.aio.server(
-                options=grpc_options(MAX_SECURITY_MESSAGE_BYTES), interceptors=server_interceptors()
+                options=grpc_options(MAX_SECURITY_MESSAGE_BYTES),
+                interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
             )
             security_grpc.add_SCMSecurityProtocolServiceServicer_to_server(
                 SecurityService(self.secure.security), security

@@ -11,11 +11,13 @@ import functools
 import grpc
 
 from pyozone.common.tls import grpc_peer_identity
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.x509 import Identity
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
 from pyozone.proto import ScmSecurityProtocol_pb2_grpc as pb_grpc
+from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.security.manager import ScmSecurity
-from pyozone.scm.server.rpc import Handler, parse, rpc
+from pyozone.scm.server.rpc import Handler, InvalidRequest, parse, rpc
 from pyozone.security.codec import (
     MAX_LIST_COUNT,
     role_from_proto,
@@ -24,7 +26,7 @@ from pyozone.security.codec import (
     uuid_from_proto,
 )
 from pyozone.security.errors import SecurityError, SecurityResult
-from pyozone.security.service_access import peer_datanode
+from pyozone.security.service_access import peer_certificate, peer_datanode
 
 Context = grpc.aio.ServicerContext
 
@@ -60,15 +62,31 @@ def caller(context: Context) -> Identity:
     return identity
 
 
+def _revocation_reason(code: int, field: str) -> RevocationReason:
+    try:
+        return RevocationReason(code)
+    except ValueError:
+        codes = ", ".join(f"{r.value} {r.name}" for r in RevocationReason)
+        raise ProtocolError(field, f"{code} is not a revocation reason ({codes})") from None
+
+
 class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
     def __init__(self, security: ScmSecurity) -> None:
         self.security = security
+
+    def caller(self, context: Context) -> Identity:
+        """The caller, unless its certificate was revoked (every call: a revoked certificate renews
+        nothing and reads nothing)."""
+        identity = caller(context)
+        cert = peer_certificate(context)
+        self.security.check_caller(identity, None if cert is None else cert.serial_number)
+        return identity
 
     @security_rpc
     async def getCACertificate(
         self, request: pb.SCMGetCACertificateRequestProto, context: Context
     ) -> pb.SCMGetCertResponseProto:
-        caller(context)
+        self.caller(context)
         ca = self.security.ca_certificate().decode()
         return pb.SCMGetCertResponseProto(x509Certificate=ca, x509CACertificate=ca)
 
@@ -76,17 +94,23 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
     async def getCert(
         self, request: pb.SCMGetCertRequestProto, context: Context
     ) -> pb.SCMGetCertResponseProto:
-        identity = caller(context)
+        identity = caller(context)  # sign() refuses a revoked one, and a JOIN credential by its serial
         if not request.CSR:
             raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
-        cert, ca = self.security.sign(identity, request.CSR.encode(), peer_datanode(context))
+        own = peer_certificate(context)
+        cert, ca = self.security.sign(
+            identity,
+            request.CSR.encode(),
+            peer_datanode(context),
+            None if own is None else own.serial_number,
+        )
         return pb.SCMGetCertResponseProto(x509Certificate=cert.decode(), x509CACertificate=ca.decode())
 
     @security_rpc
     async def getCertificate(
         self, request: pb.SCMGetCertificateRequestProto, context: Context
     ) -> pb.SCMGetCertResponseProto:
-        identity = caller(context)
+        identity = self.caller(context)
         pem = self.security.certificate(
             identity, parse(serial_from_proto, request.certSerialId, "certSerialId")
         )
@@ -100,21 +124,23 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
     ) -> pb.SCMListCertificateResponseProto:
         role = parse(role_from_proto, request.role, "role")
         count = min(request.count or MAX_LIST_COUNT, MAX_LIST_COUNT)
-        pems = self.security.certificates(caller(context), role, max(request.startCertId, 0), count)
+        pems = self.security.certificates(
+            self.caller(context), role, max(request.startCertId, 0), count, request.isRevoked
+        )
         return pb.SCMListCertificateResponseProto(certificates=[p.decode() for p in pems])
 
     @security_rpc
     async def getCurrentSecretKey(
         self, request: pb.SCMGetCurrentSecretKeyRequest, context: Context
     ) -> pb.SCMGetCurrentSecretKeyResponse:
-        key = self.security.current_secret_key(caller(context))
+        key = self.security.current_secret_key(self.caller(context))
         return pb.SCMGetCurrentSecretKeyResponse(secretKey=secret_key_to_proto(key))
 
     @security_rpc
     async def getSecretKey(
         self, request: pb.SCMGetSecretKeyRequest, context: Context
     ) -> pb.SCMGetSecretKeyResponse:
-        identity = caller(context)
+        identity = self.caller(context)
         key = self.security.secret_key(identity, parse(uuid_from_proto, request.secretKeyId, "secretKeyId"))
         if key is None:
             return pb.SCMGetSecretKeyResponse()
@@ -124,5 +150,37 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
     async def getAllSecretKeys(
         self, request: pb.SCMGetAllSecretKeysRequest, context: Context
     ) -> pb.SCMSecretKeysListResponse:
-        keys = self.security.all_secret_keys(caller(context))
+        keys = self.security.all_secret_keys(self.caller(context))
         return pb.SCMSecretKeysListResponse(secretKeys=[secret_key_to_proto(k) for k in keys])
+
+    @security_rpc
+    async def createJoinToken(
+        self, request: pb.SCMCreateJoinTokenRequestProto, context: Context
+    ) -> pb.SCMGetCertResponseProto:
+        identity = self.caller(context)
+        role = parse(role_from_proto, request.role, "role")
+        if role is None:
+            raise SecurityError(SecurityResult.INVALID_CSR, "role: is missing (OM, DATANODE or S3GATEWAY)")
+        if not request.CSR:
+            raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
+        cert, ca = self.security.mint_join(identity, role, request.name, request.CSR.encode())
+        return pb.SCMGetCertResponseProto(x509Certificate=cert.decode(), x509CACertificate=ca.decode())
+
+    @security_rpc
+    async def revokeCertificates(
+        self, request: pb.SCMRevokeCertificatesRequestProto, context: Context
+    ) -> pb.SCMRevokeCertificatesResponseProto:
+        identity = self.caller(context)
+        if not 0 < len(request.certIds) <= MAX_LIST_COUNT:
+            raise InvalidRequest(f"certIds: {len(request.certIds)} serials (1 to {MAX_LIST_COUNT})")
+        serials = [parse(serial_from_proto, c, f"certIds[{i}]") for i, c in enumerate(request.certIds)]
+        reason = parse(_revocation_reason, request.reason, "reason")
+        self.security.revoke(identity, serials, reason)
+        crl_id, _ = self.security.crl()
+        return pb.SCMRevokeCertificatesResponseProto(crlId=crl_id)
+
+    @security_rpc
+    async def getCrl(self, request: pb.SCMGetCrlRequestProto, context: Context) -> pb.SCMGetCrlResponseProto:
+        self.caller(context)
+        crl_id, pem = self.security.crl()
+        return pb.SCMGetCrlResponseProto(crlId=crl_id, x509CRL=pem.decode())

@@ -14,6 +14,8 @@ TABLE_NAMES: tuple[str, ...] = (
     "containers",
     "deletedBlocks",
     "validCerts",
+    "revokedCerts",
+    "joinTokens",
     "sequenceId",
     "meta",
 )
@@ -31,6 +33,12 @@ class SCMMetadataStore:
         # Ozone's validCerts: serial -> {"pem", "role", "expiry" (ms since the epoch)} of every certificate
         # SCM's CA issued that has not expired (pyozone/scm/security/certificates.py).
         self.valid_certs: Table[int, Any] = Table(self, "validCerts", IntKeyCodec(), json_codec)
+        # Ozone's revokedCerts: serial -> the certificate record plus {"reason", "revoked" (ms)} of every
+        # revoked certificate, kept past its expiry so its identity is never issued again.
+        self.revoked_certs: Table[int, Any] = Table(self, "revokedCerts", IntKeyCodec(), json_codec)
+        # pyozone: serial of a JOIN credential -> what it may obtain and what it obtained
+        # (pyozone/scm/security/join_tokens.py).
+        self.join_tokens: Table[int, Any] = Table(self, "joinTokens", IntKeyCodec(), json_codec)
 
     @classmethod
     def in_memory(cls) -> SCMMetadataStore:

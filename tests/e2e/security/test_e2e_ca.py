@@ -1,6 +1,7 @@
 """SCM's certificate authority as a real process: `scm --init` makes the CA (its key owner-only), a daemon
-bootstraps through the JOIN credential, certificates renew before they expire and expired ones leave
-`admin cert list`, and port 9961 refuses a self-made certificate, another CA's and a plaintext channel.
+bootstraps through a JOIN credential of its own (one certificate, once: issue 28 defect 4), certificates
+renew before they expire and expired ones leave `admin cert list`, and port 9961 refuses a self-made
+certificate, another CA's and a plaintext channel.
 
 One SCM for the module. It is initialised with the default lifetimes (so the administrator's and SCM's own
 certificates last a year) and started with short ones (hdds.x509.default.duration=PT20S,
@@ -82,6 +83,16 @@ class SecureScm:
 
         return load_configuration(self.conf_dir, {**SHORT, **extra})
 
+    def join_token(self, role: str, out: Path, *name: str) -> Path:
+        """An administrator mints a JOIN credential for one `role` daemon (`admin cert join-token`)."""
+        minted = self.pyozone("admin", "cert", "join-token", "--role", role, "--out", str(out), *name)
+        assert minted.code == 0, minted
+        return out
+
+    def joining(self, role: str, out: Path) -> OzoneConfiguration:
+        """A new daemon's view: the configuration naming a fresh JOIN credential of its own."""
+        return self.conf(**{"ozone.security.join.credentials.file": str(self.join_token(role, out))})
+
     def client(self, tls: TlsStore) -> SCMSecurityClient:
         return SCMSecurityClient(self.security, tls, timeout_s=5)
 
@@ -131,7 +142,6 @@ def scm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureScm]:
             "ozone.scm.security.service.address": f"{HOST}:{security}",
             "ozone.security.enabled": "true",
             "hdds.grpc.tls.enabled": "true",
-            "ozone.security.join.credentials.file": str(metadata / "ca" / "join.pem"),
             "ozone.client.tls.cert.file": str(admin_dir / "certificate.crt"),
             "ozone.client.tls.key.file": str(admin_dir / "private.pem"),
             "ozone.client.tls.ca.file": str(admin_dir / "ca.crt"),
@@ -170,7 +180,8 @@ def security_error(call: Callable[[], object]) -> SecurityError:
 def test_init_makes_the_ca_with_an_owner_only_private_key(scm: SecureScm) -> None:
     ca_key = scm.metadata / "ca" / "keys" / "private.pem"
     assert stat.S_IMODE(ca_key.stat().st_mode) == 0o600
-    assert stat.S_IMODE((scm.metadata / "ca" / "join.pem").stat().st_mode) == 0o600
+    assert "pyozone admin cert join-token" in scm.init_output  # no JOIN credential for every daemon
+    assert not (scm.metadata / "ca" / "join.pem").exists()
     assert stat.S_IMODE(scm.admin.paths.key.stat().st_mode) == 0o600
     assert f"private key {ca_key} (mode 0600)" in scm.init_output
     again = scm.pyozone("scm", "--init")  # beside the running SCM: reuses, touches nothing
@@ -181,7 +192,7 @@ def test_init_makes_the_ca_with_an_owner_only_private_key(scm: SecureScm) -> Non
 def test_a_daemon_bootstraps_through_join_with_a_ca_signed_certificate(
     scm: SecureScm, tmp_path: Path
 ) -> None:
-    store = daemon_tls(scm.conf(), CertRole.OM, tmp_path / "om", HOSTS)
+    store = daemon_tls(scm.joining("om", tmp_path / "join.pem"), CertRole.OM, tmp_path / "om", HOSTS)
     cert = X.cert_from_pem(store.paths.cert.read_bytes())
     ca = X.cert_from_pem((scm.metadata / "ca" / "certs" / "certificate.crt").read_bytes())
     assert X.identity_of(cert) == Identity(CertRole.OM, "om", HOST) and X.is_signed_by(cert, ca)
@@ -197,7 +208,7 @@ def test_a_daemon_bootstraps_through_join_with_a_ca_signed_certificate(
 def test_renewal_gives_a_new_serial_before_expiry_and_the_expired_one_is_cleaned_up(
     scm: SecureScm, tmp_path: Path
 ) -> None:
-    conf, uuid = scm.conf(), "00000000-0000-4000-8000-000000000042"
+    conf, uuid = scm.joining("dn", tmp_path / "join.pem"), "00000000-0000-4000-8000-000000000042"
     store = daemon_tls(conf, CertRole.DATANODE, tmp_path / "dn", HOSTS, datanode=uuid)
     first = X.cert_from_pem(store.paths.cert.read_bytes())
     renewer = CertRenewer(conf, store, CertRole.DATANODE, HOSTS, datanode=uuid)
@@ -261,8 +272,8 @@ def test_scm_renews_its_own_certificate_inside_the_grace_period(scm: SecureScm) 
 
 
 # ---------------------------------------------------------------------- who may do what
-def join_store(scm: SecureScm, root: Path) -> TlsStore:
-    join = JoinCredential.read(scm.metadata / "ca" / "join.pem")
+def join_store(scm: SecureScm, root: Path, role: str = "dn") -> TlsStore:
+    join = JoinCredential.read(scm.join_token(role, root / "join.pem"))
     paths = TlsPaths(root / "join.key", root / "join.crt", root / "ca.crt")
     write_file(paths.key, join.key_pem, private=True)
     write_file(paths.cert, join.cert_pem)
@@ -282,6 +293,35 @@ def test_join_may_not_obtain_a_user_or_scm_certificate(
         assert error.code == SecurityResult.PERMISSION_DENIED, error
         assert security_error(join.get_current_secret_key).code == SecurityResult.PERMISSION_DENIED
         assert security_error(lambda: join.list_certificates()).code == SecurityResult.PERMISSION_DENIED
+
+
+def test_a_join_credential_is_no_master_key(scm: SecureScm, tmp_path: Path) -> None:
+    """Issue 28 defect 4, the probe's steps on port 9961: with a JOIN credential, `s3g@evil` is refused, a
+    datanode certificate for a datanode that already has one is refused, and a used credential is refused
+    a second certificate."""
+    dn = Identity(CertRole.DATANODE, "dn", HOST)
+    existing = "00000000-0000-4000-8000-0000000000e1"
+
+    def csr(identity: Identity, datanode: str | None = None) -> bytes:
+        return X.csr_to_pem(X.build_csr(X.generate_private_key(), identity, (identity.host,), datanode))
+
+    with scm.client(join_store(scm, tmp_path / "first")) as first:
+        first.sign_csr(csr(dn, existing))
+        error = security_error(lambda: first.sign_csr(csr(dn, "00000000-0000-4000-8000-0000000000e2")))
+        assert error.code == SecurityResult.PERMISSION_DENIED and "was already used" in error.message, error
+    with scm.client(join_store(scm, tmp_path / "second")) as second:
+        error = security_error(lambda: second.sign_csr(csr(dn, existing)))
+        assert error.code == SecurityResult.PERMISSION_DENIED, error
+        assert f"datanode {existing} already had a certificate" in error.message
+    with scm.client(join_store(scm, tmp_path / "s3g", "s3g")) as s3g:
+        error = security_error(lambda: s3g.sign_csr(csr(Identity(CertRole.S3G, "s3g", "evil"))))
+        assert error.code == SecurityResult.PERMISSION_DENIED and "names no S3G on 'evil'" in error.message
+    refused = scm.pyozone(
+        "admin", "cert", "join-token", "--role", "dn", "--out", str(tmp_path / "mallory.pem"),
+        *("-D", f"ozone.client.tls.cert.file={tmp_path / 'first' / 'join.crt'}"),
+        *("-D", f"ozone.client.tls.key.file={tmp_path / 'first' / 'join.key'}"),
+    )  # fmt: skip
+    assert refused.code == 1 and "administrators only" in refused.err, refused
 
 
 def test_secret_keys_go_to_om_and_datanodes_only(scm: SecureScm) -> None:

@@ -9,6 +9,8 @@ import pytest
 
 from pyozone.cluster import layout
 from pyozone.cluster.layout import LOCAL_INTERVALS, plan_cluster
+from pyozone.common.fsutil import write_file
+from pyozone.common.tls import TlsPaths
 from pyozone.config.site import load_configuration
 from pyozone.scm.node.health import HealthIntervals
 from pyozone.scm.server.ca_files import ScmSecurityFiles
@@ -67,9 +69,19 @@ def test_a_secure_plan_turns_every_mode_on_and_names_the_administrators_certific
     assert conf.get("ozone.client.tls.cert.file") == str(users / "certificate.crt")
     assert conf.get("ozone.client.tls.key.file") == str(users / "private.pem")
     assert conf.get("ozone.client.tls.ca.file") == str(users / "ca.crt")
-    assert conf.get("ozone.security.join.credentials.file") == str(
-        tmp_path.resolve() / "scm" / "ca" / "join.pem"
-    )
+    # each daemon joins with a JOIN credential of its own, which `scm --init` mints before its first start
+    assert conf.get("ozone.security.join.credentials.file") is None
+    joins = tmp_path.resolve() / "scm" / "ca" / "join"
+    for name in ("om", "s3g", "dn1", "dn2", "dn3"):
+        assert f"ozone.security.join.credentials.file={joins / name}.pem" in state.daemon(name).command
+    assert state.join_tokens(conf) == [
+        f"om={joins}/om.pem",
+        f"s3g={joins}/s3g.pem",
+        *(f"dn={joins}/dn{i}.pem" for i in (1, 2, 3)),
+    ]
+    dn1 = TlsPaths.under(tmp_path.resolve() / "dn1" / "meta", conf)
+    write_file(dn1.cert, b"a certificate")  # dn1 joined: no second credential on the next `cluster up`
+    assert f"dn={joins}/dn1.pem" not in state.join_tokens(conf)
     scm = state.daemon("scm").ports
     assert conf.get("ozone.scm.security.service.address") == f"127.0.0.1:{scm['security']}"
     ports = [p for d in state.daemons for p in d.ports.values()]

@@ -14,6 +14,7 @@ from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.authority import CaMaterial, CertificateAuthority
 from pyozone.scm.security.certificates import CertificateStore
+from pyozone.scm.security.join_tokens import JoinTokens
 from pyozone.scm.security.manager import ScmSecurity
 from pyozone.scm.security.policy import AccessPolicy
 from pyozone.scm.store import SCMMetadataStore
@@ -21,6 +22,12 @@ from pyozone.security.errors import SecurityError, SecurityResult
 from tests.unit.scm.security.test_secret_key_manager import OM, SETTINGS, Saved, manager
 
 H = 3_600_000
+
+
+KNOWN_DATANODES: set[str] = set()
+"""Whom the SCM of `security()` saw (the core's nodes and pipelines)."""
+SERVICE_HOSTS = {CertRole.OM: frozenset({"h", "127.0.0.1"}), CertRole.S3G: frozenset({"h", "127.0.0.1"})}
+"""The hosts the configuration of `security()` names for OM and the S3 gateway."""
 
 
 def security(clock: ManualClock) -> tuple[ScmSecurity, Saved]:
@@ -33,7 +40,16 @@ def security(clock: ManualClock) -> tuple[ScmSecurity, Saved]:
     ca = CertificateAuthority(CaMaterial(key, root), certs, clock, "CID-1", "SCM-1", H)
     keys, saved = manager(clock)
     policy = AccessPolicy(Administrators(frozenset({"admin"}), frozenset()), UserGroups({}))
-    return ScmSecurity(SETTINGS, ca, keys, policy), saved
+    tokens = JoinTokens(store, certs, SERVICE_HOSTS, KNOWN_DATANODES.__contains__)
+    return ScmSecurity(SETTINGS, ca, keys, policy, tokens), saved
+
+
+def join_token(s: ScmSecurity, role: CertRole, name: str = "") -> tuple[Identity, int]:
+    """An administrator mints a JOIN credential for `role`: (the identity it presents, its serial)."""
+    csr = X.build_csr(X.generate_private_key(), Identity(CertRole.JOIN, "join", role.value))
+    pem, _ = s.mint_join(Identity(CertRole.USER, "admin"), role, name, X.csr_to_pem(csr))
+    cert = X.cert_from_pem(pem)
+    return X.identity_of(cert), cert.serial_number
 
 
 def run_due(s: ScmSecurity, clock: ManualClock) -> None:
@@ -57,8 +73,8 @@ def test_scm_security_has_a_current_key_from_the_start_and_rotates_on_its_tasks(
 def test_scm_security_drops_expired_certificates_on_its_task() -> None:
     clock = ManualClock(epoch_ms=time.time_ns() // 1_000_000)
     s, _ = security(clock)
-    join = Identity(CertRole.JOIN, "join", "h")
-    cert_pem, ca_pem = s.sign(join, X.csr_to_pem(X.build_csr(X.generate_private_key(), OM)))
+    join, token = join_token(s, CertRole.OM)
+    cert_pem, ca_pem = s.sign(join, X.csr_to_pem(X.build_csr(X.generate_private_key(), OM)), None, token)
     serial = X.cert_from_pem(cert_pem).serial_number
     admin = Identity(CertRole.USER, "admin")
     assert s.certificate(admin, serial) == cert_pem and ca_pem == s.ca_certificate()
@@ -68,7 +84,7 @@ def test_scm_security_drops_expired_certificates_on_its_task() -> None:
     with pytest.raises(SecurityError) as e:
         s.certificate(admin, serial)
     assert e.value.code == SecurityResult.CERTIFICATE_NOT_FOUND
-    assert [X.cert_from_pem(p).serial_number for p in s.certificates(admin, None, 0, 10)] == [1]
+    assert [X.cert_from_pem(p).serial_number for p in s.certificates(admin, None, 0, 10)] == [1, token]
 
 
 def test_secret_keys_are_refused_to_users() -> None:

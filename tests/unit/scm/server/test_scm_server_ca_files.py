@@ -22,6 +22,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.scm.security.authority import CertificateAuthority
 from pyozone.scm.security.certificates import CertificateStore
 from pyozone.scm.server import ScmDaemon, ServerStartError
@@ -29,6 +30,7 @@ from pyozone.scm.server.ca_files import (
     ScmSecurityFiles,
     SecretKeyFile,
     SecuritySetupError,
+    configured_service_hosts,
     load_ca,
     renew_scm_certificate,
     scm_hosts,
@@ -85,7 +87,8 @@ def initialised(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     metadata = tmp_path_factory.mktemp("scm")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["scm", "--init", "-D", f"ozone.metadata.dirs={metadata}", *SECURE]) == 0
+        join = f"--join-token=dn={metadata / 'join-dn.pem'}"
+        assert main(["scm", "--init", "-D", f"ozone.metadata.dirs={metadata}", *SECURE, join]) == 0
     return metadata, out.getvalue()
 
 
@@ -100,8 +103,8 @@ def test_init_makes_the_ca_and_the_first_certificates(initialised: tuple[Path, s
     assert ca.cert.subject.rfc4514_string().startswith(f"O={storage.cluster_id},OU={storage.scm_uuid}")
     scm = X.cert_from_pem(files.scm.cert.read_bytes())
     assert X.common_name(scm) == "scm@127.0.0.1" and X.is_signed_by(scm, ca.cert)
-    join = JoinCredential.read(files.join)
-    assert X.common_name(X.cert_from_pem(join.cert_pem)) == "join@127.0.0.1"
+    join = JoinCredential.read(metadata / "join-dn.pem")
+    assert X.common_name(X.cert_from_pem(join.cert_pem)) == "join@dn"
     ada = files.user("ada")
     assert ada.key == metadata / "ca" / "users" / "ada" / "private.pem"
     assert X.common_name(X.cert_from_pem(ada.cert.read_bytes())) == "ada"
@@ -109,6 +112,7 @@ def test_init_makes_the_ca_and_the_first_certificates(initialised: tuple[Path, s
     assert serials(metadata) == [1, 2, 3, 4]
     assert f"Root CA certificate created: {files.ca.cert} (serial 1), private key {files.ca.key}" in out
     assert f"SCM certificate created: {files.scm.cert} (serial 2)" in out
+    assert f"JOIN credential 4 for one DATANODE: {metadata / 'join-dn.pem'} (mode 0600)" in out
     assert f"OZONE_CLIENT_CERT={ada.cert} OZONE_CLIENT_KEY={ada.key} OZONE_CA_CERT={ada.ca}" in out
 
 
@@ -143,7 +147,7 @@ def test_openssl_accepts_scms_certificate_from_the_administrators_side(initialis
 def test_private_keys_and_the_join_credential_are_owner_only(initialised: tuple[Path, str]) -> None:
     metadata, _ = initialised
     files = files_of(conf_of(metadata))
-    for private in (files.ca.key, files.scm.key, files.join, files.user("ada").key):
+    for private in (files.ca.key, files.scm.key, metadata / "join-dn.pem", files.user("ada").key):
         assert mode(private) == 0o600, private
     assert mode(files.ca.cert) == 0o644
 
@@ -169,7 +173,7 @@ def test_a_missing_admin_certificate_is_issued_again_alone(cli: Cli, tmp_path: P
     scm_before = files.scm.cert.read_bytes()
     again = cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE)
     assert "Client certificate of administrator ada created" in again.out
-    assert files.scm.cert.read_bytes() == scm_before and serials(tmp_path) == [1, 2, 3, 4, 5]
+    assert files.scm.cert.read_bytes() == scm_before and serials(tmp_path) == [1, 2, 3, 4]
 
 
 def test_insecure_init_makes_no_security_files(cli: Cli, tmp_path: Path) -> None:
@@ -269,3 +273,13 @@ def test_scm_renews_its_own_certificate_inside_the_grace_period(initialised: tup
     assert renewed is not None and renewed.serial_number > current.serial_number
     assert own.cert.read_bytes() == X.cert_to_pem(renewed) and own.key.read_bytes() == key_before
     assert renewed.not_valid_after_utc > current.not_valid_after_utc
+
+
+def test_a_join_credential_may_name_only_the_configured_om_and_gateway_host() -> None:
+    """Issue 28 defect 4: the host a JOIN credential may obtain `om@HOST` or `s3g@HOST` for."""
+    named = configured_service_hosts(
+        OzoneConfiguration({"ozone.om.address": "om.example:9862", "ozone.s3g.http-address": "s3.example"})
+    )
+    assert named == {CertRole.OM: {"om.example"}, CertRole.S3G: {"s3.example"}}
+    wildcard = configured_service_hosts(OzoneConfiguration())  # 0.0.0.0: the daemon names itself 127.0.0.1
+    assert wildcard == {CertRole.OM: {"127.0.0.1"}, CertRole.S3G: {"127.0.0.1"}}

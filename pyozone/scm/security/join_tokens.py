@@ -1,0 +1,155 @@
+"""JOIN credentials: one certificate for one new daemon, once (pyozone; Ozone's daemons send their first CSR
+over Kerberos instead).
+
+A JOIN credential is a certificate `join@<role>` of its own key pair that SCM minted for one role (OM,
+DATANODE or S3G) and optionally one host, valid `hdds.x509.join.token.expiry` (1 day). SCM keeps what each
+may obtain in `joinTokens`, keyed by the credential's serial. Presented on the security port, it obtains one
+certificate, for that role, for an identity that does not exist yet:
+- a datanode: a UUID SCM never saw (not registered, in no pipeline) and never named in a certificate
+  (valid, revoked, or obtained with another JOIN credential);
+- OM or the S3 gateway: a host the configuration names for that service (`ozone.om.address`,
+  `ozone.s3g.http-address`), with no valid certificate for that name yet.
+The token is then used: a second CSR with it is refused, as is an expired or revoked one
+(`pyozone admin cert revoke SERIAL`). A lost daemon's certificate is revoked before a new token replaces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, replace
+
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.scm.security.certificates import CertificateStore
+from pyozone.scm.store import SCMMetadataStore
+from pyozone.security.errors import SecurityError, SecurityResult
+
+JOIN_ROLES = (CertRole.OM, CertRole.DATANODE, CertRole.S3G)
+"""The roles a JOIN credential may be minted for."""
+
+
+def join_identity(role: CertRole) -> Identity:
+    """The common name of a JOIN credential for `role`: "join@dn", "join@om", "join@s3g"."""
+    if role not in JOIN_ROLES:
+        raise ValueError(f"a JOIN credential is for an OM, a datanode or an S3 gateway, not {role.name}")
+    return Identity(CertRole.JOIN, CertRole.JOIN.value, role.value)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinToken:
+    """What the JOIN credential `serial` may obtain (`role`, on host `name` when set) until `expiry_ms`,
+    and, once used, the certificate it obtained (`issued`, its common name and datanode UUID)."""
+
+    serial: int
+    role: CertRole
+    name: str
+    expiry_ms: int
+    issued: int = 0
+    issued_name: str = ""
+    datanode: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {**asdict(self), "role": self.role.value}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> JoinToken:
+        return cls(**{**data, "role": CertRole(data["role"])})  # type: ignore[arg-type]
+
+
+def _denied(message: str) -> SecurityError:
+    return SecurityError(SecurityResult.PERMISSION_DENIED, message)
+
+
+class JoinTokens:
+    """The `joinTokens` table and the rule of what a JOIN credential may obtain.
+
+    `service_hosts`: the hosts the configuration names for OM and the S3 gateway; `known_datanode`: whether
+    SCM saw a datanode UUID (registered, or a member of a pipeline)."""
+
+    def __init__(
+        self,
+        store: SCMMetadataStore,
+        certs: CertificateStore,
+        service_hosts: Mapping[CertRole, frozenset[str]],
+        known_datanode: Callable[[str], bool],
+    ) -> None:
+        self._store = store
+        self._table = store.join_tokens
+        self._certs = certs
+        self._service_hosts = service_hosts
+        self._known_datanode = known_datanode
+
+    def add(self, cert: X.Certificate, role: CertRole, name: str) -> JoinToken:
+        """Records a JOIN credential SCM's CA just issued, bound to `role` and host `name` ("": any)."""
+        token = JoinToken(cert.serial_number, role, name, int(cert.not_valid_after_utc.timestamp() * 1000))
+        self._table.put(token.serial, token.to_json())
+        return token
+
+    def get(self, serial: int) -> JoinToken | None:
+        data = self._table.get(serial) if 0 <= serial < 1 << 64 else None
+        return None if data is None else JoinToken.from_json(data)
+
+    def check(self, serial: int, requested: Identity, datanode: str | None, now_ms: int) -> JoinToken:
+        """The token of JOIN credential `serial` when it may obtain a certificate for `requested` (and
+        `datanode`); else PERMISSION_DENIED naming why."""
+        token = self.get(serial)
+        if token is None:
+            raise _denied(f"JOIN credential {serial} is not one SCM minted (or it was revoked)")
+        if self._certs.revoked(serial) is not None:
+            raise _denied(f"JOIN credential {serial} was revoked")
+        if token.issued:
+            raise _denied(
+                f"JOIN credential {serial} was already used (certificate {token.issued} for "
+                f"{token.issued_name}): each obtains one certificate"
+            )
+        if now_ms >= token.expiry_ms:
+            raise _denied(f"JOIN credential {serial} expired (hdds.x509.join.token.expiry)")
+        if requested.role is not token.role:
+            raise _denied(
+                f"JOIN credential {serial} is for a {token.role.name} certificate, not "
+                f"{requested.role.name} ({requested.common_name})"
+            )
+        if token.name and requested.host != token.name:
+            raise _denied(f"JOIN credential {serial} is for {token.role.value}@{token.name} only")
+        if requested.role is CertRole.DATANODE:
+            self._check_new_datanode(datanode or "")
+        else:
+            self._check_new_service(requested)
+        return token
+
+    def redeem(self, token: JoinToken, cert: X.Certificate) -> None:
+        """Marks the token used by the certificate it obtained (in the caller's batch with the issue)."""
+        used = replace(
+            token,
+            issued=cert.serial_number,
+            issued_name=X.common_name(cert),
+            datanode=X.datanode_id(cert) or "",
+        )
+        self._table.put(token.serial, used.to_json())
+
+    def _check_new_datanode(self, datanode: str) -> None:
+        if self._known_datanode(datanode):
+            raise _denied(f"datanode {datanode} is known to SCM: a JOIN credential is for a new datanode")
+        pems = [r.pem for r in self._certs.records()] + [r.cert.pem for r in self._certs.all_revoked()]
+        named = any(X.datanode_id(X.cert_from_pem(p)) == datanode for p in pems)
+        if named or any(JoinToken.from_json(d).datanode == datanode for _, d in self._table.items()):
+            raise _denied(
+                f"datanode {datanode} already had a certificate: a JOIN credential is for a new datanode "
+                "(a datanode renews its own certificate)"
+            )
+
+    def _check_new_service(self, requested: Identity) -> None:
+        hosts = self._service_hosts.get(requested.role, frozenset())
+        if requested.host not in hosts:
+            raise _denied(
+                f"{requested.common_name}: the configuration names no {requested.role.name} on "
+                f"{requested.host!r} (it names {', '.join(sorted(hosts)) or 'none'})"
+            )
+        for record in self._certs.records():
+            if record.role is requested.role and X.common_name(X.cert_from_pem(record.pem)) == (
+                requested.common_name
+            ):
+                raise _denied(
+                    f"{requested.common_name} already has a valid certificate ({record.serial}): it renews "
+                    "its own; revoke it (pyozone admin cert revoke) before a new one joins"
+                )

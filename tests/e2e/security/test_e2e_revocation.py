@@ -1,0 +1,125 @@
+"""Issue 28 defect 6 on a cluster made by `pyozone cluster up --secure`: an administrator cuts a user off.
+`pyozone admin cert revoke SERIAL` moves bob's certificate to SCM's revoked certificates; within the CRL
+refresh interval (hdds.x509.crl.refresh.interval, short here) OM's port and a datanode's ports (gRPC and
+datastream) refuse it, SCM's security port refuses its renewal with a new key, and `admin cert list --type
+revoked` shows it. Only an administrator revokes.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from pyozone.cluster.layout import HOST
+from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.protocol.datastream import ReadHeader, encode_header
+from pyozone.security.errors import SecurityError, SecurityResult
+from pyozone.security.scm_security_client import SCMSecurityClient
+from tests.e2e.security.secure_cluster import SecureCluster, secure_cluster
+from tests.polling import wait_for
+
+REFRESH = {"hdds.x509.crl.refresh.interval": "PT1S"}
+XCEIVER_SEND = "/pyozone.hdds.datanode.XceiverClientProtocolService/send"
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SecureCluster]:
+    with secure_cluster(request, tmp_path_factory, "revocation", overrides=REFRESH) as c:
+        yield c
+
+
+def user_tls(cluster: SecureCluster, name: str) -> TlsStore:
+    certs = cluster.user_conf(name).parent / "certs"
+    return TlsStore(TlsPaths(certs / "private.pem", certs / "certificate.crt", certs / "ca.crt"))
+
+
+def om_refusal(cluster: SecureCluster, name: str) -> str | None:
+    """Why OM refused `sh volume list` as user `name`, or None when it answered."""
+    listed = cluster.sh_as(cluster.user_conf(name), "volume", "list", timeout_s=60)
+    return None if listed.code == 0 else listed.err
+
+
+def xceiver_status(port: int, tls: TlsStore) -> grpc.StatusCode | None:
+    """A real call on a datanode's xceiver port: None when the datanode answered (whatever it said)."""
+    with sync_channel(f"{HOST}:{port}", [], tls) as channel:
+        call = channel.stream_stream(XCEIVER_SEND)
+        try:
+            list(call(iter([b""]), timeout=10))
+        except grpc.RpcError as e:
+            return (
+                e.code()
+                if e.code() in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAVAILABLE)
+                else None
+            )
+    return None
+
+
+def datastream_handshake(port: int, tls: TlsStore) -> str:
+    """'served' when the datastream port took the certificate, else the TLS error."""
+    import socket
+
+    probe = encode_header(ReadHeader(container_id=1 << 40, local_id=1, bcsid=0, offset=0, length=1))
+    try:
+        with (
+            socket.create_connection((HOST, port), timeout=10) as raw,
+            tls.client_context().wrap_socket(raw, server_hostname=HOST) as sock,
+        ):
+            sock.sendall(probe)
+            return "served" if sock.recv(1) else "closed"
+    except (ssl.SSLError, ConnectionError) as e:
+        return str(e)
+
+
+def test_a_revoked_user_is_refused_by_om_and_datanodes_and_renews_nothing(
+    cluster: SecureCluster, tmp_path: Path
+) -> None:
+    bob = user_tls(cluster, "bob")
+    dn = cluster.state.datanodes()[0]
+    assert om_refusal(cluster, "bob") is None
+    assert xceiver_status(dn.ports["ipc"], bob) is None
+    assert datastream_handshake(dn.ports["datastream"], bob) == "served"
+    serial = X.cert_from_pem(bob.paths.cert.read_bytes()).serial_number
+
+    # only an administrator revokes
+    as_bob = cluster.pyozone("admin", "cert", "revoke", str(serial), "--conf", str(cluster.user_conf("bob")))
+    assert as_bob.code == 1 and "revoking a certificate needs an administrator" in as_bob.err, as_bob
+    revoked = cluster.admin("cert", "revoke", str(serial), "--reason", "keyCompromise")
+    assert revoked.code == 0 and f"Revoked certificate(s) {serial}" in revoked.out, revoked
+
+    why = wait_for(
+        lambda: om_refusal(cluster, "bob"), 30, "OM refusing bob's revoked certificate", interval_s=1
+    )
+    assert "revoked" in why, why
+    wait_for(
+        lambda: xceiver_status(dn.ports["ipc"], bob) is grpc.StatusCode.PERMISSION_DENIED,
+        30,
+        "the datanode's xceiver port refusing bob",
+        interval_s=1,
+    )
+    assert datastream_handshake(dn.ports["datastream"], bob) != "served"  # OpenSSL: certificate revoked
+    assert datastream_handshake(dn.ports["datastream"], cluster.admin_tls) == "served"
+    # the administrator still gets through
+    assert xceiver_status(dn.ports["ipc"], cluster.admin_tls) is None
+
+    # bob may not renew, not even with a new key
+    security = HostPort(HOST, cluster.state.daemon("scm").ports["security"])
+    csr = X.csr_to_pem(X.build_csr(X.generate_private_key(), Identity(CertRole.USER, "bob")))
+    with SCMSecurityClient(security, bob, timeout_s=10) as client, pytest.raises(SecurityError) as e:
+        client.sign_csr(csr)
+    assert e.value.code in (SecurityResult.PERMISSION_DENIED, SecurityResult.UNAVAILABLE), e.value
+
+    listed = cluster.admin("cert", "list", "--type", "revoked", "--json")
+    assert listed.code == 0 and "Type=REVOKED" in listed.err, listed
+    assert [c["serialNumber"] for c in json.loads(listed.out)] == [serial]
+    valid = cluster.admin("cert", "list", "--role", "user", "-c", "100", "--json")
+    assert serial not in [c["serialNumber"] for c in json.loads(valid.out)]

@@ -1,0 +1,91 @@
+"""Issue 28 defect 6 in SCM's CA: an administrator revokes certificates (they move from validCerts to
+revokedCerts and into the CRL, numbered and signed by the CA); a revoked certificate renews nothing, not
+even with a new key; nobody else revokes, and SCM's own certificates are not revoked this way."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from cryptography import x509
+
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.scm.security.certificates import RevocationReason
+from pyozone.scm.security.manager import ScmSecurity
+from pyozone.security.errors import SecurityError, SecurityResult
+from tests.unit.scm.security.test_manager import security
+
+ADMIN, BOB = Identity(CertRole.USER, "admin"), Identity(CertRole.USER, "bob")
+
+
+@pytest.fixture
+def scm() -> ScmSecurity:
+    return security(ManualClock(epoch_ms=time.time_ns() // 1_000_000))[0]
+
+
+def user_csr(name: str) -> bytes:
+    return X.csr_to_pem(X.build_csr(X.generate_private_key(), Identity(CertRole.USER, name)))
+
+
+def error(call: object) -> SecurityError:
+    with pytest.raises(SecurityError) as e:
+        call()  # type: ignore[operator]
+    return e.value
+
+
+def test_a_revoked_user_certificate_is_listed_in_the_crl_and_renews_nothing(scm: ScmSecurity) -> None:
+    bob = X.cert_from_pem(scm.sign(ADMIN, user_csr("bob"))[0]).serial_number
+    renewed = scm.sign(BOB, user_csr("bob"), None, bob)  # before: bob renews with a new key
+    assert X.common_name(X.cert_from_pem(renewed[0])) == "bob"
+    number, empty = scm.crl()
+    assert number == 0 and X.crl_serials(empty, scm.ca.material.cert) == frozenset()
+
+    published: list[int] = []
+    scm.on_crl = lambda n, pem: published.append(n)
+    [record] = scm.revoke(ADMIN, [bob], RevocationReason.KEY_COMPROMISE)
+    assert record.cert.serial == bob and record.reason is RevocationReason.KEY_COMPROMISE
+    number, pem = scm.crl()
+    assert number == 1 and published == [1]
+    assert X.crl_serials(pem, scm.ca.material.cert) == {bob}
+
+    refusal = error(lambda: scm.sign(BOB, user_csr("bob"), None, bob))
+    assert refusal.code == SecurityResult.PERMISSION_DENIED and f"certificate {bob} of bob was revoked" in (
+        refusal.message
+    )
+    assert [X.cert_from_pem(p).serial_number for p in scm.certificates(ADMIN, None, 0, 100, True)] == [bob]
+    assert bob not in [X.cert_from_pem(p).serial_number for p in scm.certificates(ADMIN, None, 0, 100)]
+    again = error(lambda: scm.revoke(ADMIN, [bob], RevocationReason.UNSPECIFIED))
+    assert again.code == SecurityResult.CERTIFICATE_NOT_FOUND and "already revoked" in again.message
+
+
+def test_each_crl_is_later_than_the_one_before(scm: ScmSecurity) -> None:
+    """OpenSSL takes the CRL of the latest lastUpdate: two revocations in one second still order, and
+    neither is dated in the future."""
+    serials = [X.cert_from_pem(scm.sign(ADMIN, user_csr(n))[0]).serial_number for n in ("c", "d")]
+    updates = []
+    for s in serials:
+        scm.revoke(ADMIN, [s], RevocationReason.UNSPECIFIED)
+        pem = scm.crl()[1]
+        updates.append(x509.load_pem_x509_crl(pem).last_update_utc)
+    assert updates[1] > updates[0]
+    # never dated in a daemon's future (a CRL not yet valid would fail every handshake)
+    assert updates[1].timestamp() * 1000 <= scm.ca.clock.wall_ms()
+
+
+def test_only_an_administrator_revokes_and_never_scms_own(scm: ScmSecurity) -> None:
+    bob = X.cert_from_pem(scm.sign(ADMIN, user_csr("bob"))[0]).serial_number
+    for caller in (BOB, Identity(CertRole.OM, "om", "h")):
+        assert error(lambda c=caller: scm.revoke(c, [bob], RevocationReason.UNSPECIFIED)).code == (
+            SecurityResult.PERMISSION_DENIED
+        )
+    root = scm.ca.material.cert.serial_number
+    refusal = error(lambda: scm.revoke(ADMIN, [bob, root], RevocationReason.UNSPECIFIED))
+    assert (
+        refusal.code == SecurityResult.PERMISSION_DENIED and "SCM's own or the root CA's" in refusal.message
+    )
+    assert scm.ca.certs.revoked(bob) is None  # all or none
+    assert error(lambda: scm.revoke(ADMIN, [12345], RevocationReason.UNSPECIFIED)).code == (
+        SecurityResult.CERTIFICATE_NOT_FOUND
+    )
