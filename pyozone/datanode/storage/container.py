@@ -117,14 +117,19 @@ class KeyValueContainer(ContainerReplica):
             self._check_writable()
             path = chunk_io.block_file(self.chunks_dir, block_id.local_id)
             growth = max(0, chunk.offset + chunk.length - chunk_io.file_size(path))
-            if growth and growth > self.volume.available():
-                raise ContainerError(Result.DISK_OUT_OF_SPACE, f"volume {self.volume.root} is full")
+            if growth and growth > self.volume.writable():
+                raise ContainerError(
+                    Result.DISK_OUT_OF_SPACE,
+                    f"volume {self.volume.root} is full: {growth} B would cross its free-space floor "
+                    f"({self.volume.free_space_to_spare} B, hdds.datanode.volume.min.free.space)",
+                )
             try:
                 chunk_io.write_at(path, chunk.offset, data, self.volume.io_stats)
             except OSError as e:
                 raise io_error(self.volume, f"write chunk {chunk.name}", e) from None
             self.used_bytes += growth
             self.volume.add_used(growth)
+            self._sync_committed()
             return self.used_bytes >= self.data.max_size
 
     def read_chunk(
@@ -313,6 +318,7 @@ class KeyValueContainer(ContainerReplica):
             remove_container_dir(self.volume, self.container_id, self.directory)
             self.volume.add_used(-self.used_bytes)
             self.data = replace(self.data, state=ReplicaState.DELETED)
+            self._sync_committed()
             log.info("deleted container %d (force=%s)", self.container_id, force)
             return True
 
