@@ -254,6 +254,7 @@ class KeyValueContainer(ContainerReplica):
                 raise io_error(self.volume, f"delete blocks of tx {tx_id}", e) from None
             self.key_count, self.used_bytes = key_count, used
             self.volume.add_used(-freed)
+            self._sync_committed()
             for f in files:
                 f.unlink(missing_ok=True)
             return True
@@ -276,6 +277,7 @@ class KeyValueContainer(ContainerReplica):
             path.unlink(missing_ok=True)
             self.used_bytes = used
             self.volume.add_used(-freed)
+            self._sync_committed()
             return freed
 
     def discard_orphans(self) -> int:
@@ -299,6 +301,7 @@ class KeyValueContainer(ContainerReplica):
         if kept != self.used_bytes:
             self.db.commit(counters={BYTES_USED: kept})
         self.used_bytes = kept
+        self._sync_committed()
         return freed
 
     def delete(self, force: bool = False, only_if: ReplicaState | None = None) -> bool:

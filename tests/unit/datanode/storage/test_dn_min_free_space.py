@@ -111,9 +111,11 @@ def test_open_containers_commit_their_size_and_keep_new_containers_out(tmp_path:
     containers.create(4, DN_UUID, "p1")
     containers.delete(3, force=True)
     assert volume.committed == 2 * MB - 256 * 1024
+    opened[0].delete_blocks(1, [1])  # an open container whose block is deleted may write that much again
+    assert volume.committed == 2 * MB
 
     report = volume.report()
-    assert (report.committed, report.free_space_to_spare) == (2 * MB - 256 * 1024, 8 * MB)
+    assert (report.committed, report.free_space_to_spare) == (2 * MB, 8 * MB)
     assert report.usable == report.remaining - report.committed - 8 * MB
     assert storage_report_from_proto(storage_report_to_proto(report)) == report  # SCM sees both
     volumes.close()
