@@ -79,6 +79,7 @@ class NodeManager:
         self.skipped_health_checks = 0
         self._pipeline_limits = PipelineLimitSettings.from_conf(conf)
         self._owner_container_count: int = conf.get("ozone.scm.pipeline.owner.container.count")
+        self._container_size: int = conf.get("ozone.scm.container.size")
 
     # ------------------------------------------------------------------ registration and heartbeat
     def register(
@@ -327,6 +328,16 @@ class NodeManager:
     def pipeline_limit(self, dn: DatanodeID) -> int:
         """Spec 3.6, as scm/pipeline_limits.py defines it."""
         return datanode_pipeline_limit(self._pipeline_limits, self._nodes.get(dn))
+
+    def have_room_for_container(self, members: Iterable[DatanodeID]) -> bool:
+        """Every member reports a volume whose usable space exceeds a container (Ozone's
+        PipelineManager.hasEnoughSpace before a new container goes on a pipeline, HDDS-12468): a member
+        under its free-space floor takes no new container until it reports space again."""
+        for dn in members:
+            info = self._nodes.get(dn)
+            if info is None or not info.report.has_volume_for(self._container_size):
+                return False
+        return True
 
     def open_container_limit(self, members: Iterable[DatanodeID]) -> int:
         """min over members of ceil(owner.container.count x healthy volumes / pipeline limit)."""
