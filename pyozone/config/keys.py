@@ -164,6 +164,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("hdds.datanode.http-bind-host", T, "0.0.0.0", "Host the datanode's web server listens on"),
     _k("hdds.datanode.replication.queue.limit", N, "4096", "Replication commands queued on a datanode"),
     _k("hdds.datanode.dir.du.reserved", S, "0B", "Space kept free on every data volume"),
+    _k("hdds.datanode.volume.min.free.space", S, "20GB", "Free-space floor of a data volume (bytes)"),
+    _k("hdds.datanode.volume.min.free.space.percent", P, "0.02", "Floor as a fraction of the capacity"),
     _k("hdds.container.scrub.enabled", B, "true", "Run the background container scanner"),
     _k("hdds.container.scrub.data.scan.interval", D, "7d", "Interval between data scans of a container"),
     _k("hdds.container.scrub.volume.bytes.per.second", S, "5MB", "Scanner bandwidth per volume"),

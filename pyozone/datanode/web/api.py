@@ -217,11 +217,13 @@ def _volume(v: HddsVolume, containers: int) -> dict[str, Any]:
         "storageType": v.storage_type,
         "state": v.state.name,
         "failureReason": v.failure_reason or None,
-        "full": not v.is_failed and report.remaining == 0,
+        "full": not v.is_failed and report.usable <= 0,
         "capacity": report.capacity,
         "used": report.used,
         "available": report.remaining,
         "reserved": v.reserved_bytes,
+        "committed": report.committed,
+        "freeSpaceToSpare": report.free_space_to_spare,
         "containers": containers,
     }
 
