@@ -29,6 +29,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.errors import OMUnavailableError, SafeModeException, om_exception
 from pyozone.client.models import (
     BucketInfo,
+    KeyCondition,
     KeyInfo,
     KeyLocation,
     MultipartPartList,
@@ -192,13 +193,14 @@ class OmClient:
         tags: Mapping[str, str] | None = None,
         upload_id: str = "",
         part_number: int = 0,
+        condition: KeyCondition | None = None,
     ) -> tuple[int, list[KeyLocation]]:
         """The open key's clientID and its pre-allocated blocks; with `upload_id`, an open key for part
-        `part_number` of that multipart upload."""
+        `part_number` of that multipart upload. A `condition` that fails already is refused here."""
         request = pb.OpenKeyRequest(
             volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
             metadata=metadata, tags=tags, multipartUploadID=upload_id, multipartNumber=part_number,
-            **replication_fields(replication),
+            condition=condition.to_proto() if condition else None, **replication_fields(replication),
         )  # fmt: skip
         return await self._call(
             "openKey",
@@ -227,11 +229,12 @@ class OmClient:
 
     async def commit_key(
         self, volume: str, bucket: str, key: str, client_id: int, size: int, locations: list[KeyLocation],
-        metadata: Mapping[str, str] | None = None,
+        metadata: Mapping[str, str] | None = None, condition: KeyCondition | None = None,
     ) -> KeyInfo:  # fmt: skip
         request = pb.CommitKeyRequest(
             volume=volume, bucket=bucket, key=key, clientID=client_id, dataSize=size,
             locations=[loc.to_proto() for loc in locations], metadata=metadata,
+            condition=condition.to_proto() if condition else None,
         )  # fmt: skip
         return await self._call("commitKey", request, lambda r: KeyInfo.from_proto(r.keyInfo))
 
@@ -257,10 +260,13 @@ class OmClient:
         request = pb.RenameKeyRequest(volume=volume, bucket=bucket, key=key, toKey=to_key)
         await self._call("renameKey", request, lambda r: None)
 
-    async def delete_key(self, volume: str, bucket: str, key: str) -> None:
-        await self._call(
-            "deleteKey", pb.DeleteKeyRequest(volume=volume, bucket=bucket, key=key), lambda r: None
+    async def delete_key(
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None
+    ) -> None:
+        request = pb.DeleteKeyRequest(
+            volume=volume, bucket=bucket, key=key, condition=condition.to_proto() if condition else None
         )
+        await self._call("deleteKey", request, lambda r: None)
 
     async def put_object_tagging(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         request = pb.PutObjectTaggingRequest(volume=volume, bucket=bucket, key=key, tags=tags)
@@ -306,11 +312,12 @@ class OmClient:
 
     async def complete_multipart_upload(
         self, volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
-        metadata: Mapping[str, str] | None,
+        metadata: Mapping[str, str] | None, condition: KeyCondition | None = None,
     ) -> KeyInfo:  # fmt: skip
         request = pb.CompleteMultipartUploadRequest(
             volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
             parts=[pb.Part(partNumber=n, partName=name) for n, name in parts],
+            condition=condition.to_proto() if condition else None,
         )  # fmt: skip
         return await self._call("completeMultipartUpload", request, lambda r: KeyInfo.from_proto(r.keyInfo))
 

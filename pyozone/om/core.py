@@ -21,8 +21,9 @@ from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
-from pyozone.om import codec, quota
+from pyozone.om import codec, conditions, quota
 from pyozone.om.block_batcher import BlockBatcher
+from pyozone.om.conditions import KeyCondition
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import LocatedKey, OpenKeySession, ReadLocation
 from pyozone.om.key_metadata import check_metadata, check_tags
@@ -268,6 +269,7 @@ class OzoneManager:
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
         creator: Ownership | None = None,
+        condition: KeyCondition | None = None,
     ) -> OpenKeySession:
         """Records an open key under a fresh client id with ceil(dataSize / block capacity) pre-allocated
         blocks (at least one, at most PREALLOCATE_MAX_BLOCKS), with the metadata and tags the committed
@@ -279,9 +281,11 @@ class OzoneManager:
         every allocation against its container, and a full block per small key would fill a container's
         count after container size / block size keys (20 by default) however little was written.
 
-        The blocks must fit the quotas (quota.py); with ozone.acl.enabled the key's `creator` owns it."""
+        The blocks must fit the quotas (quota.py); with ozone.acl.enabled the key's `creator` owns it.
+        A `condition` that fails now is refused before any block is allocated (commit_key decides)."""
         if replication is not None:
             self.settings.allowed_configs.check(replication)
+        conditions.check(condition, self.find_key(volume, bucket, key), key_key(volume, bucket, key))
         return self.open_key_as(
             volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
         )
@@ -383,13 +387,20 @@ class OzoneManager:
 
     def commit_key(
         self, volume: str, bucket: str, key: str, client_id: int, data_size: int, blocks: Sequence[KeyBlock],
-        metadata: Mapping[str, str] | None = None,
+        metadata: Mapping[str, str] | None = None, condition: KeyCondition | None = None,
     ) -> KeyRecord:  # fmt: skip
         """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest);
         `metadata` is merged into what openKey recorded. A key the quotas have no room for is refused
-        (QUOTA_EXCEEDED) and its open key abandoned: its blocks go to deletedTable."""
-        with self.locks.key(key_key(volume, bucket, key)):
+        (QUOTA_EXCEEDED), as is one whose `condition` the committed key fails (conditions.py); either way
+        its open key is abandoned: its blocks go to deletedTable."""
+        name = key_key(volume, bucket, key)
+        with self.locks.key(name):
             opened = self.open_key_record(volume, bucket, key, client_id)
+            try:
+                conditions.check(condition, self.find_key(volume, bucket, key), name)
+            except OMException as e:
+                self.abandon(opened, client_id, f"commit of {name} refused: {e.message}")
+                raise
             merged = dict(opened.metadata) | dict(metadata or {})
             check_metadata(merged)
             kept = self.written_blocks(opened, blocks, data_size)
@@ -539,9 +550,11 @@ class OzoneManager:
             self.commit([(KEY_TABLE, key_key(volume, bucket, key), codec.encode(codec.key_to_proto(record)))])
         return record
 
-    def delete_key(self, volume: str, bucket: str, key: str) -> None:
+    def delete_key(self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None) -> None:
+        """`condition`: the key is deleted only if it meets it (S3's DeleteObject If-Match)."""
         with self.locks.key(key_key(volume, bucket, key)):
             record = self.key_record(volume, bucket, key)
+            conditions.check(condition, record, key_key(volume, bucket, key))
             ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
             self.orphan(record, ops)
             with self.locks.usage:

@@ -24,7 +24,8 @@ from itertools import pairwise
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
-from pyozone.om import codec
+from pyozone.om import codec, conditions
+from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
@@ -204,12 +205,15 @@ class MultipartManager:
         upload_id: str,
         parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None = None,
+        condition: KeyCondition | None = None,
     ) -> KeyRecord:
-        """The key of the listed (part number, part name) parts; see the module's docstring."""
+        """The key of the listed (part number, part name) parts; see the module's docstring. A
+        `condition` the committed key fails refuses it, and the upload stays as it was."""
         om = self.om
         with om.lock:
             parent = om.info_bucket(volume, bucket)
             upload = self._upload(volume, bucket, key, upload_id)
+            conditions.check(condition, om.find_key(volume, bucket, key), key_key(volume, bucket, key))
             where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
             if not parts:
                 raise OMException(OMResultCode.INVALID_REQUEST, f"{where}: an empty part list")

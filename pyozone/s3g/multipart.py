@@ -15,8 +15,15 @@ from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import xml
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import ETAG, ByteRange, object_metadata, storage_class, tagging_header
-from pyozone.s3g.objects import checksum_headers, open_copy_source, read_range, write_body
+from pyozone.s3g.headers import (
+    ETAG,
+    ByteRange,
+    object_metadata,
+    storage_class,
+    tagging_header,
+    write_condition,
+)
+from pyozone.s3g.objects import checksum_headers, conditional_error, open_copy_source, read_range, write_body
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
 
@@ -158,11 +165,15 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     except S3Error:
         await _check_upload(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
         raise
+    condition = write_condition(s3.headers)
     try:
         await s3.gateway.client.complete_multipart_upload(
-            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata={ETAG: etag}
+            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata={ETAG: etag}, condition=condition
         )
     except OzoneClientError as e:
+        error = conditional_error(e, s3)
+        if error.code is S3ErrorCode.PreconditionFailed:
+            raise error from None
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
     body = xml.document(
         "CompleteMultipartUploadResult",

@@ -25,6 +25,7 @@ from pyozone.hdds.security.block_token import AccessMode
 from pyozone.om import codec
 from pyozone.om.access import Access
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner
+from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.multipart import MultipartManager
@@ -226,7 +227,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         else:
             session = await self._run(
                 self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded,
-                dict(request.metadata), dict(request.tags), creator, check=check,
+                dict(request.metadata), dict(request.tags), creator,
+                KeyCondition.from_proto(request.condition), check=check,
             )  # fmt: skip
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
@@ -256,7 +258,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         size = parse(integer, request.dataSize, "dataSize")
         record = await self._run(
             self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
-            dict(request.metadata), check=self._open_key_check(context, request), inline=True,
+            dict(request.metadata), KeyCondition.from_proto(request.condition),
+            check=self._open_key_check(context, request), inline=True,
         )  # fmt: skip
         return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
 
@@ -302,6 +305,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
         await self._run(
             self.core.delete_key, request.volume, request.bucket, request.key,
+            KeyCondition.from_proto(request.condition),
             check=self._key_check(context, ACLType.DELETE, request),
         )  # fmt: skip
         return pb.DeleteKeyResponse()
@@ -386,7 +390,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         parts = [(p.partNumber, p.partName) for p in request.parts]
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
-            dict(request.metadata), check=self._key_check(context, ACLType.WRITE, request),
+            dict(request.metadata), KeyCondition.from_proto(request.condition),
+            check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
         return pb.CompleteMultipartUploadResponse(keyInfo=codec.key_to_proto(record))
 

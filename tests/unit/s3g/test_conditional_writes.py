@@ -1,0 +1,155 @@
+"""S3's conditional writes through boto3 (issue 28, defect 11): If-None-Match: * and If-Match on PutObject,
+CopyObject and CompleteMultipartUpload, If-Match on DeleteObject, answered 412 when they do not hold and
+checked by OM in the step that commits or deletes the key. Empty objects: OM and the gateway, no datanodes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pyozone.om.server import OmDaemon
+from pyozone.s3g.daemon import S3GatewayDaemon
+from tests.unit.om.om_fakes import FakeScm
+from tests.unit.om.test_om_server import conf, run
+from tests.unit.s3g.test_daemon_volume import gateway_conf
+
+EMPTY_ETAG = '"d41d8cd98f00b204e9800998ecf8427e"'
+
+
+def with_gateway(tmp_path: Path, calls: Callable[[Any], None]) -> None:
+    """Runs `calls` with a boto3 client of a gateway over a real OM (its SCM faked)."""
+
+    def client(url: str, access_key: str, secret: str) -> None:
+        import boto3
+        from botocore.config import Config
+
+        config = Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1})
+        s3 = boto3.client(
+            "s3", endpoint_url=url, aws_access_key_id=access_key, aws_secret_access_key=secret,
+            region_name="us-east-1", config=config,
+        )  # fmt: skip
+        s3.create_bucket(Bucket="bkt")
+        calls(s3)
+
+    async def body() -> None:
+        om = OmDaemon(conf(tmp_path), FakeScm())
+        await om.start()
+        gateway = S3GatewayDaemon(gateway_conf(tmp_path, om.rpc_port))
+        try:
+            await gateway.start()
+            assert gateway.client is not None
+            access_key, secret = await gateway.client.get_s3_secret("tester")
+            await asyncio.to_thread(client, f"http://127.0.0.1:{gateway.port}", access_key, secret)
+        finally:
+            await gateway.stop()
+            await om.stop(0.5)
+
+    run(body())
+
+
+def refusal(call: Callable[[], object]) -> tuple[int, str, str]:
+    from botocore.exceptions import ClientError
+
+    with pytest.raises(ClientError) as e:
+        call()
+    error = e.value.response["Error"]
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], error["Code"], error.get("Condition", "")
+
+
+def version(s3: Any, key: str) -> str:
+    return s3.head_object(Bucket="bkt", Key=key)["Metadata"].get("v", "")
+
+
+def test_put_object_if_none_match_refuses_an_existing_key(tmp_path: Path) -> None:
+    def calls(s3: Any) -> None:
+        s3.put_object(Bucket="bkt", Key="k", Body=b"", Metadata={"v": "1"}, IfNoneMatch="*")
+        assert refusal(
+            lambda: s3.put_object(Bucket="bkt", Key="k", Body=b"", Metadata={"v": "2"}, IfNoneMatch="*")
+        ) == (412, "PreconditionFailed", "If-None-Match")
+        assert version(s3, "k") == "1"
+        assert refusal(lambda: s3.put_object(Bucket="bkt", Key="k", Body=b"", IfNoneMatch='"abc"'))[:2] == (
+            501,
+            "NotImplemented",
+        )
+
+    with_gateway(tmp_path, calls)
+
+
+def test_put_object_if_match_needs_the_current_etag(tmp_path: Path) -> None:
+    def calls(s3: Any) -> None:
+        assert refusal(lambda: s3.put_object(Bucket="bkt", Key="k", Body=b"", IfMatch=EMPTY_ETAG)) == (
+            412,
+            "PreconditionFailed",
+            "If-Match",
+        )
+        s3.put_object(Bucket="bkt", Key="k", Body=b"", Metadata={"v": "1"})
+        assert refusal(
+            lambda: s3.put_object(Bucket="bkt", Key="k", Body=b"", Metadata={"v": "2"}, IfMatch='"0123"')
+        )[:2] == (412, "PreconditionFailed")
+        assert version(s3, "k") == "1"
+        s3.put_object(Bucket="bkt", Key="k", Body=b"", Metadata={"v": "3"}, IfMatch=EMPTY_ETAG)
+        assert version(s3, "k") == "3"
+
+    with_gateway(tmp_path, calls)
+
+
+def test_delete_object_if_match(tmp_path: Path) -> None:
+    def calls(s3: Any) -> None:
+        s3.put_object(Bucket="bkt", Key="k", Body=b"")
+        assert refusal(lambda: s3.delete_object(Bucket="bkt", Key="k", IfMatch='"0123"'))[:2] == (
+            412,
+            "PreconditionFailed",
+        )
+        assert version(s3, "k") == ""  # still there
+        s3.delete_object(Bucket="bkt", Key="k", IfMatch=EMPTY_ETAG)
+        assert refusal(lambda: s3.head_object(Bucket="bkt", Key="k"))[0] == 404
+        # Amazon: a missing key with If-Match is NoSuchKey, without it 204
+        assert refusal(lambda: s3.delete_object(Bucket="bkt", Key="k", IfMatch="*"))[:2] == (404, "NoSuchKey")
+        s3.delete_object(Bucket="bkt", Key="k")
+
+    with_gateway(tmp_path, calls)
+
+
+def test_copy_object_destination_conditions(tmp_path: Path) -> None:
+    def calls(s3: Any) -> None:
+        s3.put_object(Bucket="bkt", Key="src", Body=b"", Metadata={"v": "src"})
+        s3.put_object(Bucket="bkt", Key="dst", Body=b"", Metadata={"v": "dst"})
+        source = {"Bucket": "bkt", "Key": "src"}
+        assert refusal(lambda: s3.copy_object(Bucket="bkt", Key="dst", CopySource=source, IfNoneMatch="*"))[
+            :2
+        ] == (412, "PreconditionFailed")
+        assert refusal(lambda: s3.copy_object(Bucket="bkt", Key="dst", CopySource=source, IfMatch='"0"'))[
+            :2
+        ] == (412, "PreconditionFailed")
+        assert version(s3, "dst") == "dst"
+        s3.copy_object(Bucket="bkt", Key="dst", CopySource=source, IfMatch=EMPTY_ETAG)
+        assert version(s3, "dst") == "src"
+        s3.copy_object(Bucket="bkt", Key="new", CopySource=source, IfNoneMatch="*")
+        assert version(s3, "new") == "src"
+
+    with_gateway(tmp_path, calls)
+
+
+def test_complete_multipart_upload_conditions(tmp_path: Path) -> None:
+    def calls(s3: Any) -> None:
+        s3.put_object(Bucket="bkt", Key="k", Body=b"", Metadata={"v": "1"})
+        upload = s3.create_multipart_upload(Bucket="bkt", Key="k", Metadata={"v": "2"})["UploadId"]
+        etag = s3.upload_part(Bucket="bkt", Key="k", UploadId=upload, PartNumber=1, Body=b"")["ETag"]
+        parts = {"Parts": [{"PartNumber": 1, "ETag": etag}]}
+
+        def complete(**condition: str) -> object:
+            return s3.complete_multipart_upload(
+                Bucket="bkt", Key="k", UploadId=upload, MultipartUpload=parts, **condition
+            )
+
+        assert refusal(lambda: complete(IfNoneMatch="*")) == (412, "PreconditionFailed", "If-None-Match")
+        assert refusal(lambda: complete(IfMatch='"0123"'))[:2] == (412, "PreconditionFailed")
+        assert version(s3, "k") == "1"
+        complete(IfMatch=EMPTY_ETAG)  # the upload is still there after a refusal
+        assert version(s3, "k") == "2"
+
+    with_gateway(tmp_path, calls)
