@@ -193,6 +193,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.open.key.expire.threshold", D, "7d", "An open key older than this is abandoned"),
     _k("ozone.om.open.key.cleanup.limit.per.task", N, "1000", "Expired open keys cleaned per run"),
     _k("ozone.om.container.location.cache.size", N, "100000", "Container locations OM caches"),
+    _k(
+        "ozone.om.server.list.max.size",
+        N,
+        "1000",
+        "Most entries one OM list call answers (asked more: capped)",
+    ),
     _k("ozone.om.container.location.cache.ttl", D, "360m", "How long a cached container location lives"),
     _k(
         "ozone.om.unflushed.transaction.max.count",

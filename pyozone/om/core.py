@@ -49,7 +49,7 @@ from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, 
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.s3secret import S3SecretManager
 from pyozone.om.scm import ScmGateway, scm_call
-from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
+from pyozone.om.settings import PREALLOCATE_MAX_BLOCKS, OMSettings
 from pyozone.protocol.block import BlockLocation
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,9 @@ class OzoneManager:
         records = (
             codec.decode_volume(v) for _, v in self.store.scan(VOLUME_TABLE, volume_key(prefix), start)
         )
-        return _first((r for r in records if not owner or r.owner == owner), max_keys)
+        return _first(
+            (r for r in records if not owner or r.owner == owner), self.settings.list_limit(max_keys)
+        )
 
     # ------------------------------------------------------------------ buckets
     def create_bucket(
@@ -255,7 +257,7 @@ class OzoneManager:
         self._volume(volume)
         start = bucket_key(volume, start_key) if start_key else None
         entries = self.store.scan(BUCKET_TABLE, bucket_key(volume, prefix), start)
-        return [codec.decode_bucket(v) for _, v in _first(entries, max_keys)]
+        return [codec.decode_bucket(v) for _, v in _first(entries, self.settings.list_limit(max_keys))]
 
     # ------------------------------------------------------------------ writing keys
     def open_key(
@@ -522,7 +524,7 @@ class OzoneManager:
         self._bucket(volume, bucket)
         start = key_key(volume, bucket, start_key) if start_key else None
         entries = self.store.scan(KEY_TABLE, key_key(volume, bucket, prefix), start)
-        return [codec.decode_key(v) for _, v in _first(entries, max_keys)]
+        return [codec.decode_key(v) for _, v in _first(entries, self.settings.list_limit(max_keys))]
 
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         check_key_name(to_key, self.settings.check_key_characters)
@@ -590,8 +592,7 @@ class OzoneManager:
         ops.append((VOLUME_TABLE, volume_key(volume.volume), codec.encode(codec.volume_to_proto(volume))))
 
 
-def _first(entries, max_keys: int) -> list:
-    limit = max_keys or DEFAULT_LIST_LIMIT
+def _first(entries, limit: int) -> list:
     out = []
     for entry in entries:
         if len(out) >= limit:

@@ -33,15 +33,11 @@ from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op, bucket_key, key_key, open_key_key
 from pyozone.om.names import check_key_name
 from pyozone.om.records import KeyBlock, KeyRecord, MultipartUploadRecord, PartRecord, pairs
-from pyozone.om.settings import DEFAULT_LIST_LIMIT
 
 log = logging.getLogger(__name__)
 
 MAX_PART_NUMBER = 10_000
 """S3's part numbers are 1 to 10,000."""
-MAX_UPLOADS_LISTED = 10_000
-"""The most uploads one listMultipartUploads answers (a caller may ask S3's 1000 and one more, to learn
-whether there are more); about 150 bytes each."""
 UPLOAD_SEPARATOR = "\x00"
 """Between key and upload id in multipartInfoTable (metadata.py): below every character a key may hold."""
 
@@ -270,9 +266,9 @@ class MultipartManager:
     def list_parts(
         self, volume: str, bucket: str, key: str, upload_id: str, marker: int = 0, max_parts: int = 0
     ) -> PartPage:
-        """Parts numbered above `marker`, at most `max_parts` (0: 1000, also the most)."""
+        """Parts numbered above `marker`, at most `max_parts` (0: ozone.om.server.list.max.size, the most)."""
         upload = self._upload(volume, bucket, key, upload_id)
-        limit = min(max_parts or DEFAULT_LIST_LIMIT, DEFAULT_LIST_LIMIT)
+        limit = self.om.settings.list_limit(max_parts)
         after = [p for p in upload.parts if p.part_number > marker]
         page = tuple(after[:limit])
         return PartPage(upload, page, page[-1].part_number if page else marker, len(after) > limit)
@@ -288,14 +284,14 @@ class MultipartManager:
     ) -> list[MultipartUploadRecord]:
         """Uploads of keys starting with `prefix`, by key then creation, after (key_marker,
         upload_id_marker) or, without an upload id marker, after every upload of key_marker (S3's rule);
-        at most `max_uploads` (0: 1000; at most MAX_UPLOADS_LISTED)."""
+        at most `max_uploads` (0, and at most: ozone.om.server.list.max.size)."""
         self.om.info_bucket(volume, bucket)
         base = bucket_key(volume, bucket) + "/"
         start = None
         if key_marker:
             # "\x01" sorts after key_marker's own uploads and before every longer key
             start = base + key_marker + (UPLOAD_SEPARATOR + upload_id_marker if upload_id_marker else "\x01")
-        limit = min(max_uploads or DEFAULT_LIST_LIMIT, MAX_UPLOADS_LISTED)
+        limit = self.om.settings.list_limit(max_uploads)
         found = []
         for _, value in self.om.store.scan(MULTIPART_INFO_TABLE, base + prefix, start):
             if len(found) >= limit:

@@ -15,6 +15,7 @@ from pyozone.hdds.topology import load_rack_mapping
 from pyozone.om.replication import ALLOWED_CONFIGS_KEY, AllowedConfigs
 
 DEFAULT_LIST_LIMIT = 1000
+"""ozone.om.server.list.max.size's default: the most entries one list call answers, whatever it asks."""
 MULTIPART_MIN_SIZE = 5 << 20
 """The smallest part of a multipart upload but the last (Ozone's OzoneConsts.OM_MULTIPART_MIN_SIZE, S3's
 5 MiB; a constant in Ozone too, which only tests change)."""
@@ -64,6 +65,9 @@ class OMSettings:
     location_cache_size: int = 100_000
     location_cache_ttl_ms: int = 360 * 60_000
     max_unflushed_transactions: int = 10_000
+    list_max_size: int = DEFAULT_LIST_LIMIT
+    """ozone.om.server.list.max.size: every list call (volumes, buckets, keys, parts, uploads) answers at
+    most this many entries, however many it asks for (0: this many)."""
     """ozone.om.unflushed.transaction.max.count: a request waits while this many are not in om.db."""
     racks: tuple[tuple[str, str], ...] = ()
     """(host name or IP, rack) from net.topology.node.switch.mapping.file: where a reader is."""
@@ -88,10 +92,15 @@ class OMSettings:
             location_cache_size=_at_least(conf, "ozone.om.container.location.cache.size", 0),
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
             max_unflushed_transactions=_positive(conf, "ozone.om.unflushed.transaction.max.count"),
+            list_max_size=_positive(conf, "ozone.om.server.list.max.size"),
             racks=_racks(conf),
             allowed_configs=allowed,
             access=AccessSettings.from_conf(conf),
         )
+
+    def list_limit(self, asked: int) -> int:
+        """How many entries a list call asking `asked` (0: the most) answers at most."""
+        return min(asked or self.list_max_size, self.list_max_size)
 
     def rack_of(self, host: str) -> str:
         """The reader's rack, or "" when the mapping file does not name its host."""

@@ -250,15 +250,22 @@ async def list_multipart_uploads(s3: S3Request) -> web.Response:
     prefix = s3.query.get("prefix", "")
     key_marker, upload_marker = s3.query.get("key-marker", ""), s3.query.get("upload-id-marker", "")
     max_uploads = min(s3.int_query("max-uploads", 1000, 0, 2**31 - 1), 1000)
+    client = s3.gateway.client
     try:
-        uploads = await s3.gateway.client.list_multipart_uploads(
+        uploads = await client.list_multipart_uploads(
             s3.gateway.volume, s3.bucket, prefix=prefix, key_marker=key_marker,
-            upload_id_marker=upload_marker, max_uploads=max_uploads + 1,
+            upload_id_marker=upload_marker, max_uploads=max(max_uploads, 1),
+        )  # fmt: skip
+        uploads = uploads[:max_uploads]
+        # one more after the page tells whether it is truncated (OM answers at most 1000 at once)
+        truncated = bool(uploads) and len(uploads) == max_uploads and bool(
+            await client.list_multipart_uploads(
+                s3.gateway.volume, s3.bucket, prefix=prefix, key_marker=uploads[-1].key,
+                upload_id_marker=uploads[-1].upload_id, max_uploads=1,
+            )
         )  # fmt: skip
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
-    truncated = len(uploads) > max_uploads and max_uploads > 0  # nothing asked: no page to continue from
-    uploads = uploads[:max_uploads]
     entries = (
         xml.el(
             "Upload",

@@ -4,51 +4,15 @@ checked by OM in the step that commits or deletes the key. Empty objects: OM and
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pyozone.om.server import OmDaemon
-from pyozone.s3g.daemon import S3GatewayDaemon
-from tests.unit.om.om_fakes import FakeScm
-from tests.unit.om.test_om_server import conf, run
-from tests.unit.s3g.test_daemon_volume import gateway_conf
+from tests.unit.s3g.gateway_harness import with_gateway
 
 EMPTY_ETAG = '"d41d8cd98f00b204e9800998ecf8427e"'
-
-
-def with_gateway(tmp_path: Path, calls: Callable[[Any], None]) -> None:
-    """Runs `calls` with a boto3 client of a gateway over a real OM (its SCM faked)."""
-
-    def client(url: str, access_key: str, secret: str) -> None:
-        import boto3
-        from botocore.config import Config
-
-        config = Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1})
-        s3 = boto3.client(
-            "s3", endpoint_url=url, aws_access_key_id=access_key, aws_secret_access_key=secret,
-            region_name="us-east-1", config=config,
-        )  # fmt: skip
-        s3.create_bucket(Bucket="bkt")
-        calls(s3)
-
-    async def body() -> None:
-        om = OmDaemon(conf(tmp_path), FakeScm())
-        await om.start()
-        gateway = S3GatewayDaemon(gateway_conf(tmp_path, om.rpc_port))
-        try:
-            await gateway.start()
-            assert gateway.client is not None
-            access_key, secret = await gateway.client.get_s3_secret("tester")
-            await asyncio.to_thread(client, f"http://127.0.0.1:{gateway.port}", access_key, secret)
-        finally:
-            await gateway.stop()
-            await om.stop(0.5)
-
-    run(body())
 
 
 def refusal(call: Callable[[], object]) -> tuple[int, str, str]:
