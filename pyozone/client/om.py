@@ -173,9 +173,12 @@ class OmClient:
         await self._call("deleteBucket", pb.DeleteBucketRequest(volume=volume, bucket=bucket), lambda r: None)
 
     async def list_buckets(
-        self, volume: str, prefix: str = "", start: str = "", limit: int = 1000
+        self, volume: str, prefix: str = "", start: str = "", limit: int = 1000, owned: bool = False
     ) -> list[BucketInfo]:
-        request = pb.ListBucketsRequest(volume=volume, prefix=prefix, startKey=start, maxKeys=limit)
+        """`owned`: only the caller's buckets (with ozone.acl.enabled; without, OM knows no caller)."""
+        request = pb.ListBucketsRequest(
+            volume=volume, prefix=prefix, startKey=start, maxKeys=limit, ownedByCaller=owned
+        )
         return await self._call(
             "listBuckets", request, lambda r: [BucketInfo.from_proto(b) for b in r.buckets]
         )

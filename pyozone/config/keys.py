@@ -270,7 +270,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.administrators.groups", T, None, "Groups (comma-separated) allowed admin operations"),
     _k("ozone.om.user.rights", T, "ALL", "Rights a new volume/bucket/key's owner gets"),
     _k("ozone.om.group.rights", T, "READ,LIST", "Rights the owner's groups get on a new object"),
-    _k("ozone.om.volume.listall.allowed", B, "true", "With ACLs, any user may list all volumes (else own)"),
+    _k("ozone.om.volume.listall.allowed", B, "false", "With ACLs, any user may list all volumes"),
     _k("hadoop.user.group.static.mapping.overrides", T, "dr.who=;", "Groups per user: u1=g1,g2;u2=g3"),
     _k("ozone.metadata.dirs.permissions", T, "750", "Mode of a daemon's metadata and db dirs (octal/rwx)"),
     _k("hdds.datanode.data.dir.permissions", T, "700", "Mode of a data volume's hdds dir (octal/rwx)"),

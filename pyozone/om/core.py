@@ -14,7 +14,7 @@ import getpass
 import logging
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from pyozone.hdds.block import ExcludeList
@@ -49,7 +49,7 @@ from pyozone.om.records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, 
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.s3secret import S3SecretManager
 from pyozone.om.scm import ScmGateway, scm_call
-from pyozone.om.settings import PREALLOCATE_MAX_BLOCKS, OMSettings
+from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
 from pyozone.protocol.block import BlockLocation
 
 log = logging.getLogger(__name__)
@@ -173,16 +173,19 @@ class OzoneManager:
         log.info("deleted volume %s", volume)
 
     def list_volumes(
-        self, prefix: str = "", start_key: str = "", max_keys: int = 0, owner: str = ""
+        self,
+        prefix: str = "",
+        start_key: str = "",
+        max_keys: int = 0,
+        visible: Callable[[VolumeRecord], bool] | None = None,
     ) -> list[VolumeRecord]:
-        """`owner`: only that user's volumes (with ozone.acl.enabled, a user not allowed to list all)."""
+        """`visible`: which volumes the caller may see (om/access.py); None: all."""
         start = volume_key(start_key) if start_key else None
         records = (
             codec.decode_volume(v) for _, v in self.store.scan(VOLUME_TABLE, volume_key(prefix), start)
         )
-        return _first(
-            (r for r in records if not owner or r.owner == owner), self.settings.list_limit(max_keys)
-        )
+        shown = records if visible is None else filter(visible, records)
+        return _first(shown, max_keys or DEFAULT_LIST_LIMIT)
 
     # ------------------------------------------------------------------ buckets
     def create_bucket(
@@ -252,12 +255,17 @@ class OzoneManager:
         log.info("deleted bucket %s/%s", volume, bucket)
 
     def list_buckets(
-        self, volume: str, prefix: str = "", start_key: str = "", max_keys: int = 0
+        self, volume: str, prefix: str = "", start_key: str = "", max_keys: int = 0, owner: str = ""
     ) -> list[BucketRecord]:
+        """`owner`: only that user's buckets (S3's ListBuckets)."""
         self._volume(volume)
         start = bucket_key(volume, start_key) if start_key else None
-        entries = self.store.scan(BUCKET_TABLE, bucket_key(volume, prefix), start)
-        return [codec.decode_bucket(v) for _, v in _first(entries, self.settings.list_limit(max_keys))]
+        records = (
+            codec.decode_bucket(v)
+            for _, v in self.store.scan(BUCKET_TABLE, bucket_key(volume, prefix), start)
+        )
+        shown = (r for r in records if not owner or r.owner == owner)
+        return _first(shown, max_keys or DEFAULT_LIST_LIMIT)
 
     # ------------------------------------------------------------------ writing keys
     def open_key(
@@ -524,7 +532,7 @@ class OzoneManager:
         self._bucket(volume, bucket)
         start = key_key(volume, bucket, start_key) if start_key else None
         entries = self.store.scan(KEY_TABLE, key_key(volume, bucket, prefix), start)
-        return [codec.decode_key(v) for _, v in _first(entries, self.settings.list_limit(max_keys))]
+        return [codec.decode_key(v) for _, v in _first(entries, max_keys or DEFAULT_LIST_LIMIT)]
 
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         check_key_name(to_key, self.settings.check_key_characters)

@@ -33,6 +33,7 @@ from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op, bucket_key, key_key, open_key_key
 from pyozone.om.names import check_key_name
 from pyozone.om.records import KeyBlock, KeyRecord, MultipartUploadRecord, PartRecord, pairs
+from pyozone.om.settings import DEFAULT_LIST_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -266,9 +267,9 @@ class MultipartManager:
     def list_parts(
         self, volume: str, bucket: str, key: str, upload_id: str, marker: int = 0, max_parts: int = 0
     ) -> PartPage:
-        """Parts numbered above `marker`, at most `max_parts` (0: ozone.om.server.list.max.size, the most)."""
+        """Parts numbered above `marker`, at most `max_parts` (0: 1000)."""
         upload = self._upload(volume, bucket, key, upload_id)
-        limit = self.om.settings.list_limit(max_parts)
+        limit = max_parts or DEFAULT_LIST_LIMIT
         after = [p for p in upload.parts if p.part_number > marker]
         page = tuple(after[:limit])
         return PartPage(upload, page, page[-1].part_number if page else marker, len(after) > limit)
@@ -284,14 +285,14 @@ class MultipartManager:
     ) -> list[MultipartUploadRecord]:
         """Uploads of keys starting with `prefix`, by key then creation, after (key_marker,
         upload_id_marker) or, without an upload id marker, after every upload of key_marker (S3's rule);
-        at most `max_uploads` (0, and at most: ozone.om.server.list.max.size)."""
+        at most `max_uploads` (0: 1000)."""
         self.om.info_bucket(volume, bucket)
         base = bucket_key(volume, bucket) + "/"
         start = None
         if key_marker:
             # "\x01" sorts after key_marker's own uploads and before every longer key
             start = base + key_marker + (UPLOAD_SEPARATOR + upload_id_marker if upload_id_marker else "\x01")
-        limit = self.om.settings.list_limit(max_uploads)
+        limit = max_uploads or DEFAULT_LIST_LIMIT
         found = []
         for _, value in self.om.store.scan(MULTIPART_INFO_TABLE, base + prefix, start):
             if len(found) >= limit:

@@ -15,7 +15,7 @@ from pyozone.hdds.topology import load_rack_mapping
 from pyozone.om.replication import ALLOWED_CONFIGS_KEY, AllowedConfigs
 
 DEFAULT_LIST_LIMIT = 1000
-"""ozone.om.server.list.max.size's default: the most entries one list call answers, whatever it asks."""
+"""What a list call asking for 0 entries answers at most; ozone.om.server.list.max.size's default."""
 MULTIPART_MIN_SIZE = 5 << 20
 """The smallest part of a multipart upload but the last (Ozone's OzoneConsts.OM_MULTIPART_MIN_SIZE, S3's
 5 MiB; a constant in Ozone too, which only tests change)."""
@@ -34,7 +34,7 @@ class AccessSettings:
     groups: UserGroups = field(default_factory=lambda: UserGroups({}))
     user_rights: frozenset[ACLType] = frozenset({ACLType.ALL})  # ozone.om.user.rights
     group_rights: frozenset[ACLType] = frozenset({ACLType.READ, ACLType.LIST})  # ozone.om.group.rights
-    list_all_volumes: bool = True  # ozone.om.volume.listall.allowed
+    list_all_volumes: bool = False  # ozone.om.volume.listall.allowed (Ozone: true; docs/differences.md)
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> AccessSettings:
@@ -66,8 +66,8 @@ class OMSettings:
     location_cache_ttl_ms: int = 360 * 60_000
     max_unflushed_transactions: int = 10_000
     list_max_size: int = DEFAULT_LIST_LIMIT
-    """ozone.om.server.list.max.size: every list call (volumes, buckets, keys, parts, uploads) answers at
-    most this many entries, however many it asks for (0: this many)."""
+    """ozone.om.server.list.max.size: every list rpc (volumes, buckets, keys, parts, uploads) answers at
+    most this many entries, however many it asks for (OzoneManagerService._limit)."""
     """ozone.om.unflushed.transaction.max.count: a request waits while this many are not in om.db."""
     racks: tuple[tuple[str, str], ...] = ()
     """(host name or IP, rack) from net.topology.node.switch.mapping.file: where a reader is."""
@@ -97,10 +97,6 @@ class OMSettings:
             allowed_configs=allowed,
             access=AccessSettings.from_conf(conf),
         )
-
-    def list_limit(self, asked: int) -> int:
-        """How many entries a list call asking `asked` (0: the most) answers at most."""
-        return min(asked or self.list_max_size, self.list_max_size)
 
     def rack_of(self, host: str) -> str:
         """The reader's rack, or "" when the mapping file does not name its host."""

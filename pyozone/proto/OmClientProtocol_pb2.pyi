@@ -266,16 +266,18 @@ class DeleteBucketResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListBucketsRequest(_message.Message):
-    __slots__ = ("volume", "prefix", "startKey", "maxKeys")
+    __slots__ = ("volume", "prefix", "startKey", "maxKeys", "ownedByCaller")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     PREFIX_FIELD_NUMBER: _ClassVar[int]
     STARTKEY_FIELD_NUMBER: _ClassVar[int]
     MAXKEYS_FIELD_NUMBER: _ClassVar[int]
+    OWNEDBYCALLER_FIELD_NUMBER: _ClassVar[int]
     volume: str
     prefix: str
     startKey: str
     maxKeys: int
-    def __init__(self, volume: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ...) -> None: ...
+    ownedByCaller: bool
+    def __init__(self, volume: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ..., ownedByCaller: _Optional[bool] = ...) -> None: ...
 
 class ListBucketsResponse(_message.Message):
     __slots__ = ("buckets",)

@@ -21,18 +21,34 @@ def owner(name: str) -> xml.ET.Element:
     return xml.el("Owner", None, xml.el("ID", name), xml.el("DisplayName", name))
 
 
+MAX_BUCKETS = 1000
+"""The most buckets one ListBuckets answers (S3's listings answer at most 1000)."""
+
+
 async def list_buckets(s3: S3Request) -> web.Response:
+    """The caller's buckets (Amazon lists the buckets the requester owns; with ozone.acl.enabled off, OM
+    knows no owner but the volume's, and every bucket is listed), by name: at most max-buckets (1000),
+    after continuation-token (the last name of the page before), starting with prefix."""
     client = s3.gateway.client
+    prefix, token = s3.query.get("prefix", ""), s3.query.get("continuation-token", "")
+    limit = min(s3.int_query("max-buckets", MAX_BUCKETS, 1, 10_000), MAX_BUCKETS)
     try:
-        buckets = await client.list_buckets(s3.gateway.volume)
+        buckets = await client.list_buckets(s3.gateway.volume, prefix, token, limit + 1, owned=True)
     except OzoneClientError as e:
         raise s3_error(e) from None
+    page = buckets[:limit]
     entries = (
         xml.el("Bucket", None, xml.el("Name", b.name), xml.el("CreationDate", xml.iso_time(b.creation_time)))
-        for b in buckets
+        for b in page
     )
     return xml_response(
-        xml.document("ListAllMyBucketsResult", owner(s3.access_key), xml.group("Buckets", entries))
+        xml.document(
+            "ListAllMyBucketsResult",
+            owner(s3.access_key),
+            xml.group("Buckets", entries),
+            xml.el("ContinuationToken", page[-1].name) if len(buckets) > limit else None,
+            xml.el("Prefix", prefix) if prefix else None,
+        )
     )
 
 

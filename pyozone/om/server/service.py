@@ -114,6 +114,12 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             if epoch:
                 await self._durable().wait(epoch)
 
+    def _limit(self, asked: int) -> int:
+        """A list call answers at most ozone.om.server.list.max.size entries, however many it asks for
+        (Ozone's OzoneManager caps them so); 0 asks for that many."""
+        most = self.core.settings.list_max_size
+        return min(asked or most, most)
+
     def _durable(self) -> DurableGate:
         if self._gate is None:
             self._gate = DurableGate(self.core.store)
@@ -162,9 +168,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
 
     @rpc
     async def listVolumes(self, request: pb.ListVolumesRequest, context: Context) -> pb.ListVolumesResponse:
-        owner = self.access.list_volumes(self.access.caller(context))
+        visible = self.access.list_volumes(self.access.caller(context))
         records = await self._run(
-            self.core.list_volumes, request.prefix, request.startKey, request.maxKeys, owner
+            self.core.list_volumes, request.prefix, request.startKey, self._limit(request.maxKeys), visible
         )
         return pb.ListVolumesResponse(volumes=[codec.volume_to_proto(r) for r in records])
 
@@ -200,10 +206,12 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
 
     @rpc
     async def listBuckets(self, request: pb.ListBucketsRequest, context: Context) -> pb.ListBucketsResponse:
-        check = partial(self.access.volume, self.access.caller(context), ACLType.LIST, request.volume)
+        caller = self.access.caller(context)
+        owner = caller.user if caller is not None and request.ownedByCaller else ""
         records = await self._run(
-            self.core.list_buckets, request.volume, request.prefix, request.startKey, request.maxKeys,
-            check=check,
+            self.core.list_buckets, request.volume, request.prefix, request.startKey,
+            self._limit(request.maxKeys), owner,
+            check=partial(self.access.volume, caller, ACLType.LIST, request.volume),
         )  # fmt: skip
         return pb.ListBucketsResponse(buckets=[codec.bucket_to_proto(r) for r in records])
 
@@ -282,7 +290,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def listKeys(self, request: pb.ListKeysRequest, context: Context) -> pb.ListKeysResponse:
         records = await self._run(
             self.core.list_keys, request.volume, request.bucket, request.prefix, request.startKey,
-            request.maxKeys, check=self._bucket_check(context, ACLType.LIST, request),
+            self._limit(request.maxKeys), check=self._bucket_check(context, ACLType.LIST, request),
         )  # fmt: skip
         return pb.ListKeysResponse(
             keys=[codec.key_to_proto(r, with_blocks=request.withBlocks) for r in records]
@@ -409,7 +417,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def listParts(self, request: pb.ListPartsRequest, context: Context) -> pb.ListPartsResponse:
         page = await self._run(
             self.multipart.list_parts, request.volume, request.bucket, request.key, request.uploadID,
-            request.partNumberMarker, request.maxParts, check=self._key_check(context, ACLType.READ, request),
+            request.partNumberMarker, self._limit(request.maxParts),
+            check=self._key_check(context, ACLType.READ, request),
         )  # fmt: skip
         return pb.ListPartsResponse(
             parts=[
@@ -433,7 +442,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     ) -> pb.ListMultipartUploadsResponse:
         uploads = await self._run(
             self.multipart.list_uploads, request.volume, request.bucket, request.prefix, request.keyMarker,
-            request.uploadIdMarker, request.maxUploads,
+            request.uploadIdMarker, self._limit(request.maxUploads),
             check=self._bucket_check(context, ACLType.LIST, request),
         )  # fmt: skip
         return pb.ListMultipartUploadsResponse(uploads=[_upload_summary(u) for u in uploads])

@@ -271,9 +271,9 @@ def test_list_uploads_by_key_then_creation_with_s3s_markers(om: OzoneManager, mp
     assert listed(upload_id_marker=a1) == order  # without a key marker S3 ignores it
 
 
-def test_a_page_is_at_most_1000(om: OzoneManager, mpu: MultipartManager) -> None:
-    """ozone.om.server.list.max.size: asking 1001 answers 1000 (issue 28, defect 7)."""
+def test_a_page_of_1000_and_one_more(om: OzoneManager, mpu: MultipartManager) -> None:
+    """The gateway asks S3's 1000 and one more, to tell whether the listing is truncated."""
     for i in range(1001):
         mpu.initiate("vol1", "bkt1", f"k{i:04d}")
     assert len(mpu.list_uploads("vol1", "bkt1")) == 1000
-    assert len(mpu.list_uploads("vol1", "bkt1", max_uploads=1001)) == 1000
+    assert len(mpu.list_uploads("vol1", "bkt1", max_uploads=1001)) == 1001

@@ -36,14 +36,29 @@ def with_gateway(
     """Runs `calls` with a boto3 client of user "tester" (after `setup` on OM's core, and making
     `bucket`)."""
 
-    def client(url: str, access_key: str, secret: str) -> None:
-        s3 = boto3_client(url, access_key, secret)
+    def as_tester(clients: dict[str, Any]) -> None:
         if bucket:
-            s3.create_bucket(Bucket=bucket)
-        calls(s3)
+            clients["tester"].create_bucket(Bucket=bucket)
+        calls(clients["tester"])
+
+    with_users(tmp_path, ("tester",), as_tester, setup)
+
+
+def with_users(
+    tmp_path: Path,
+    users: tuple[str, ...],
+    calls: Callable[[dict[str, Any]], None],
+    setup: Callable[[OzoneManager], None] | None = None,
+    om_settings: dict[str, str] | None = None,
+) -> None:
+    """Runs `calls` with a boto3 client per user (`om_settings`: OM's configuration on top of the test
+    one)."""
 
     async def body() -> None:
-        om = OmDaemon(conf(tmp_path), FakeScm())
+        configuration = conf(tmp_path)
+        for key, value in (om_settings or {}).items():
+            configuration.set(key, value)
+        om = OmDaemon(configuration, FakeScm())
         await om.start()
         gateway = S3GatewayDaemon(gateway_conf(tmp_path, om.rpc_port))
         try:
@@ -51,8 +66,11 @@ def with_gateway(
             assert gateway.client is not None
             if setup is not None:
                 await asyncio.to_thread(setup, om.core)
-            access_key, secret = await gateway.client.get_s3_secret("tester")
-            await asyncio.to_thread(client, f"http://127.0.0.1:{gateway.port}", access_key, secret)
+            url = f"http://127.0.0.1:{gateway.port}"
+            clients = {}
+            for user in users:
+                clients[user] = boto3_client(url, *await gateway.client.get_s3_secret(user))
+            await asyncio.to_thread(calls, clients)
         finally:
             await gateway.stop()
             await om.stop(0.5)
