@@ -341,7 +341,7 @@ class OzoneManager:
                 now,
                 now,
                 config,
-                tuple(KeyBlock(b.block_id) for b in allocated),
+                tuple(KeyBlock(b.block_id, 0, capacity) for b in allocated),
                 object_id,
                 pairs(metadata),
                 pairs(tags),
@@ -390,7 +390,7 @@ class OzoneManager:
                     f"no open key {volume}/{bucket}/{key} with clientID {client_id}",
                 )
             current = codec.decode_key(data)
-            current = replace(current, blocks=(*current.blocks, KeyBlock(block.block_id)))
+            current = replace(current, blocks=(*current.blocks, KeyBlock(block.block_id, 0, capacity)))
             ops.append((OPEN_KEY_TABLE, table_key, codec.encode(codec.key_to_proto(current))))
             self.commit(ops)
         return block
@@ -436,9 +436,10 @@ class OzoneManager:
 
     @staticmethod
     def written_blocks(opened: KeyRecord, blocks: Sequence[KeyBlock], data_size: int) -> tuple[KeyBlock, ...]:
-        """A writer's block list, checked against its open key: each block allocated to it, none twice,
-        contiguous from offset 0 and holding `data_size` bytes; the empty ones dropped."""
-        allocated = {b.block_id for b in opened.blocks}
+        """A writer's block list, checked against its open key: each block allocated to it, holding no more
+        than it was allocated for (the length its block token allows; 0: an open key recorded before OM kept
+        it), none twice, contiguous from offset 0 and holding `data_size` bytes; the empty ones dropped."""
+        allocated = {b.block_id: b.length for b in opened.blocks}
         seen: set = set()
         offset = 0
         for i, block in enumerate(blocks):
@@ -446,6 +447,12 @@ class OzoneManager:
                 raise OMException(
                     OMResultCode.INVALID_BLOCK_LIST,
                     f"locations[{i}]: block {block.block_id} was not allocated to this open key",
+                )
+            if 0 < allocated[block.block_id] < block.length:
+                raise OMException(
+                    OMResultCode.INVALID_BLOCK_LIST,
+                    f"locations[{i}]: block {block.block_id} holds {block.length} bytes, more than the "
+                    f"{allocated[block.block_id]} allocated to it",
                 )
             if block.block_id in seen:
                 raise OMException(

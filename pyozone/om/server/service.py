@@ -30,11 +30,12 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.properties import PropertyManager
-from pyozone.om.records import MultipartUploadRecord
-from pyozone.om.replication import block_capacity
+from pyozone.om.records import KeyBlock, MultipartUploadRecord
+from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.scm import scm_call
 from pyozone.om.server.durability import DurableGate
 from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc
+from pyozone.om.stored_lengths import StoredLengths
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto, acls_to_proto, obj_from_proto
@@ -71,10 +72,13 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         cluster_id: str,
         tokens: BlockTokenIssuer | None = None,
         observe: RequestObserver = ignore,
+        stored: StoredLengths | None = None,
     ) -> None:
         """`tokens`: block tokens for every location handed out (hdds.block.token.enabled), else None;
-        `observe`: told of every request (its type, seconds and whether it failed), as OM's metrics."""
+        `observe`: told of every request (its type, seconds and whether it failed), as OM's metrics;
+        `stored`: checks a commit's block lengths with the datanodes under a space quota (None: never)."""
         self.tokens = tokens
+        self.stored = stored
         self.observe = observe
         self.core = core
         self.multipart = MultipartManager(core)
@@ -240,7 +244,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             )  # fmt: skip
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
-        await self._sign(info.locations, context, READ_WRITE, self.core.settings.block_size)
+        # what SCM allocated each replica (a small key's blocks are its size), as Ozone's token carries it
+        replica_length = replica_bytes(session.key.replication, session.block_length)
+        await self._sign(info.locations, context, READ_WRITE, replica_length)
         return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
 
     @rpc
@@ -264,12 +270,28 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
         ]
         size = parse(integer, request.dataSize, "dataSize")
+        await self._check_stored(context, request, blocks)
         record = await self._run(
             self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
             dict(request.metadata), KeyCondition.from_proto(request.condition),
             check=self._open_key_check(context, request), inline=True,
         )  # fmt: skip
         return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
+
+    async def _check_stored(
+        self,
+        context: Context,
+        request: pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest,
+        blocks: list[KeyBlock],
+    ) -> None:
+        """Under a space quota, the blocks' lengths as the datanodes hold them (om/stored_lengths.py), after
+        the caller's ACL check; a commit outside any quota pays nothing for it."""
+        if self.stored is None or not self.stored.needed(request.volume, request.bucket):
+            return
+        await self._run(
+            self.stored.verify, request.volume, request.bucket, request.key, request.clientID, blocks,
+            check=self._open_key_check(context, request),
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ reading and changing keys
     @rpc
@@ -382,6 +404,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
         ]
         size = parse(integer, request.dataSize, "dataSize")
+        await self._check_stored(context, request, blocks)
         part = await self._run(
             self.multipart.commit_part, request.volume, request.bucket, request.key, request.clientID,
             request.multipartUploadID, request.multipartNumber, size, blocks, dict(request.metadata),
