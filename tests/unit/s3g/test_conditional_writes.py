@@ -117,3 +117,24 @@ def test_complete_multipart_upload_conditions(tmp_path: Path) -> None:
         assert version(s3, "k") == "2"
 
     with_gateway(tmp_path, calls)
+
+
+def test_a_condition_that_failed_only_at_commit_met_a_concurrent_write() -> None:
+    """OM checks the condition at openKey too: one that held then and fails at the commit means another
+    write landed meanwhile, which Amazon answers 409 ConditionalRequestConflict (retry)."""
+    from types import SimpleNamespace
+
+    from pyozone.client.errors import OMException
+    from pyozone.s3g.errors import S3ErrorCode
+    from pyozone.s3g.objects import conditional_error
+
+    s3 = SimpleNamespace(bucket="bkt", key="k")
+    exists = OMException("KEY_ALREADY_EXISTS", "key /s3v/bkt/k exists (If-None-Match: *)")
+    changed = OMException("ETAG_MISMATCH", "key /s3v/bkt/k has ETag 'b', not 'a' (If-Match)")
+    assert conditional_error(exists, s3).extra == {"Condition": "If-None-Match"}  # type: ignore[arg-type]
+    assert conditional_error(changed, s3).extra == {"Condition": "If-Match"}  # type: ignore[arg-type]
+    for refusal in (exists, changed):
+        error = conditional_error(refusal, s3, committing=True)  # type: ignore[arg-type]
+        assert (error.code, error.code.status) == (S3ErrorCode.ConditionalRequestConflict, 409)
+    missing = conditional_error(OMException("KEY_NOT_FOUND", "k"), s3)  # type: ignore[arg-type]
+    assert missing.code is S3ErrorCode.NoSuchKey
