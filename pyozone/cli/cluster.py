@@ -84,7 +84,18 @@ def _load(data_dir: str | argparse.Namespace) -> ClusterState:
     path = Path(data_dir)
     if not (path / STATE_FILE).exists():
         raise CLIError(f"no cluster in {path} (start one with: pyozone cluster up --data-dir {path})")
-    return ClusterState.load(path)
+    return _state(path)
+
+
+def _state(path: Path) -> ClusterState:
+    """The cluster `cluster up` recorded in `path`; a state file it cannot read is one line, not a
+    traceback."""
+    try:
+        return ClusterState.load(path)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        why = e.strerror if isinstance(e, OSError) else f"{type(e).__name__}: {e}"
+        raise CLIError(f"{path / STATE_FILE} is not a cluster's state ({why}); remove it or use another "
+                       "--data-dir") from None  # fmt: skip
 
 
 def _conf(state: ClusterState) -> OzoneConfiguration:
@@ -107,9 +118,11 @@ def _admin(state: ClusterState, tls: TlsStore | None) -> ScmAdminClient:
 def run_up(args: argparse.Namespace) -> int:
     if args.datanodes < 1 or args.racks < 1:
         raise CLIError("--datanodes and --racks must be at least 1")
+    if not args.timeout > 0:
+        raise CLIError(f"--timeout must be positive, got {args.timeout:g}")
     data_dir = Path(args.data_dir)
     if (data_dir / STATE_FILE).exists():
-        state = ClusterState.load(data_dir)
+        state = _state(data_dir)
         running = [n for n, pid in state.pids.items() if supervisor.is_running(pid)]
         if running:
             raise CLIError(
@@ -123,7 +136,14 @@ def run_up(args: argparse.Namespace) -> int:
             )
     else:
         overrides = parse_overrides(getattr(args, "overrides", []))
-        state = plan_cluster(data_dir, args.datanodes, args.racks, overrides, secure=args.secure)
+        try:
+            state = plan_cluster(data_dir, args.datanodes, args.racks, overrides, secure=args.secure)
+        except OSError as e:
+            if e.filename is None:  # not the directory's fault (a port)
+                raise
+            raise CLIError(  # not a directory, read-only, /proc, no space
+                f"--data-dir {args.data_dir}: cannot create the cluster there: {e.strerror}: {e.filename}"
+            ) from None
     _init_scm(state)
     tls = _tls(state)
     https = _http_tls(tls)

@@ -6,6 +6,7 @@ import argparse
 
 from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.config.dirs import daemon_umask
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         "hdds.container.ratis.datanode.storage.dir": ratis_storage_dir(conf),
     }
     try:
-        with daemon_logging("HddsDatanodeService", conf, details):
+        with daemon_umask(conf), daemon_logging("HddsDatanodeService", conf, details):
             return run_datanode(conf)
     except DatanodeError as e:
         raise CLIError(str(e)) from None

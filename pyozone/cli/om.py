@@ -7,6 +7,7 @@ import importlib
 
 from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.config.dirs import daemon_umask
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         "ozone.scm.names",
     )
     try:
-        with daemon_logging("OzoneManager", conf, details):
+        with daemon_umask(conf), daemon_logging("OzoneManager", conf, details):
             return int(server.start_om(conf) or 0)
     except (server.ServerStartError, OMStorageError, OMStoreError) as e:
         raise CLIError(str(e)) from None

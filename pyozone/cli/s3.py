@@ -41,13 +41,16 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-u", dest="user", default="", help="the user (access id); default: you")
+    parser.add_argument("-u", dest="user", default=None, help="the user (access id); default: you")
     parser.add_argument("--om", metavar="HOST:PORT", help="OM address (default: ozone.om.address)")
 
 
 def _user(args: argparse.Namespace) -> str:
-    """-u, else who the client is to OM: its certificate's user over TLS, else the login user."""
-    if args.user:
+    """-u, else who the client is to OM: its certificate's user over TLS, else the login user. An empty
+    or blank -u is refused: taking it for "you" would hand out the caller's own key pair."""
+    if args.user is not None:
+        if not args.user.strip():
+            raise CLIError(f"-u {args.user!r}: an empty or blank user name")
         return args.user
     try:
         tls = client_tls(load_configuration(args))

@@ -8,6 +8,7 @@ import importlib
 from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.config import ConfigError
+from pyozone.config.dirs import daemon_umask
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         "ozone.om.address",
     )
     try:
-        with daemon_logging("S3Gateway", conf, details):
+        with daemon_umask(conf), daemon_logging("S3Gateway", conf, details):
             return int(daemon.start_s3g(conf) or 0)
     except (ConfigError, OSError) as e:
         raise CLIError(str(e)) from None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.config import OzoneConfiguration
+from pyozone.config.dirs import daemon_umask
 from pyozone.hdds.store import StoreError
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir, version_file
 from pyozone.scm.store.version import SCMStorageConfig, StorageError, init_scm, open_scm_store
@@ -53,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("--clusterid only applies to --init")
     conf = load_configuration(args)
     try:
-        return _init(conf, args.clusterid) if args.init else _start(conf)
+        with daemon_umask(conf):
+            return _init(conf, args.clusterid) if args.init else _start(conf)
     except (StorageError, StoreError) as e:
         raise CLIError(str(e)) from None
 

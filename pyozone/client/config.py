@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pyozone.client.retry import WriteRetryPolicy
+from pyozone.client.retry import OmRetryPolicy, WriteRetryPolicy
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import client_tls
@@ -46,6 +46,8 @@ class ClientConfig:
     datastream_window: int = 64 << 20  # ozone.client.datastream.window.size: V2 bytes sent, not acknowledged
     ec_stripe_retries: int = 10  # ozone.client.max.ec.stripe.write.retries: an EC key's rewrites in a run
     tls: TlsStore | None = None  # the certificate every channel and datastream socket presents (mutual TLS)
+    om_attempts: int = 500  # ozone.client.failover.max.attempts: a commit while OM is unreachable
+    om_wait_s: float = 2.0  # ozone.client.wait.between.retries.millis
 
     @property
     def write_retry(self) -> WriteRetryPolicy:
@@ -53,6 +55,10 @@ class ClientConfig:
             self.max_retries, self.retry_interval_s, self.backoff_base_s, self.backoff_max_s,
             self.retry_deadline_s,
         )  # fmt: skip
+
+    @property
+    def om_retry(self) -> OmRetryPolicy:
+        return OmRetryPolicy(self.om_attempts, self.om_wait_s)
 
     @property
     def ec_write_retry(self) -> WriteRetryPolicy:
@@ -118,6 +124,8 @@ class ClientConfig:
             datastream_window=int(conf.get("ozone.client.datastream.window.size")),
             ec_stripe_retries=int(conf.get("ozone.client.max.ec.stripe.write.retries")),
             tls=tls or client_tls(conf),
+            om_attempts=int(conf.get("ozone.client.failover.max.attempts")),
+            om_wait_s=int(conf.get("ozone.client.wait.between.retries.millis")) / 1000,
         )
         config.check()
         return config
@@ -129,6 +137,7 @@ class ClientConfig:
             ("ozone.client.bytes.per.checksum", self.bytes_per_checksum),
             ("ozone.scm.block.size", self.block_size),
             ("ozone.client.datastream.min.packet.size", self.packet_size),
+            ("ozone.client.failover.max.attempts", self.om_attempts),
         ):
             if value <= 0:
                 raise ConfigError(f"{name}: must be positive, got {value}")

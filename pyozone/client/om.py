@@ -4,6 +4,7 @@ Block allocation (openKey, allocateBlock) retries UNAVAILABLE and SCM_IN_SAFE_MO
 for a bounded time, because OM answers them while SCM has no OPEN pipeline yet (a fresh cluster, or one
 replacing a dead pipeline a writer excluded) or is restarting, and that heals by itself; a writer retrying
 a failed block gives its own deadline.
+A key's commit waits out an unreachable OM longer (retry.OmRetryPolicy): its data is written already.
 Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
 
 Who makes a call: over TLS the client's certificate says it and the call claims no one; without TLS the
@@ -16,6 +17,7 @@ gateway itself.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -49,6 +51,7 @@ from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls
 from pyozone.protocol.common import replication_to_proto
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 _BACKOFF_START_S, _BACKOFF_MAX_S = 0.1, 2.0
 _ACTING_FOR: ContextVar[str | None] = ContextVar("pyozone_om_acting_for", default=None)
 
@@ -114,6 +117,28 @@ class OmClient:
             if recording is not None:
                 recording.add(name, started)
             return convert(response)
+
+    async def _call_reaching(self, name: str, what: str, request: Any, convert: Callable[[Any], T]) -> T:
+        """`_call`, attempted again while OM is unreachable, as the client's OmRetryPolicy allows (a call
+        OM answers alike when repeated, whose loss would lose written data: commitKey)."""
+        policy = self._config.om_retry
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._call(name, request, convert)
+            except OMUnavailableError as e:
+                delay = policy.delay(attempt)
+                if delay is None:
+                    raise OMUnavailableError(
+                        f"{name} of {what}: {attempt} attempts in {time.monotonic() - started:.1f}s "
+                        f"(ozone.client.failover.max.attempts {policy.max_attempts}, "
+                        f"ozone.client.wait.between.retries.millis {policy.wait_s * 1000:g}): {e}"
+                    ) from None
+                log.info("%s of %s: %s; attempt %d of %d in %gs", name, what, e, attempt + 1,
+                         policy.max_attempts, delay)  # fmt: skip
+                await asyncio.sleep(delay)
 
     # ------------------------------------------------------------------ volumes
     async def create_volume(
@@ -239,7 +264,9 @@ class OmClient:
             locations=[loc.to_proto() for loc in locations], metadata=metadata,
             condition=condition.to_proto() if condition else None,
         )  # fmt: skip
-        return await self._call("commitKey", request, lambda r: KeyInfo.from_proto(r.keyInfo))
+        return await self._call_reaching(
+            "commitKey", f"/{volume}/{bucket}/{key}", request, lambda r: KeyInfo.from_proto(r.keyInfo)
+        )
 
     async def lookup_key(
         self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False

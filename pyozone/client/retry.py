@@ -1,4 +1,5 @@
-"""How long a key write keeps retrying: Ozone's count of retries, a backoff and a deadline.
+"""How long a key write keeps retrying: Ozone's count of retries, a backoff and a deadline; and how long its
+commit waits out an unreachable OM.
 
 A write whose pipeline died must outlast what the cluster is about to repair: SCM marks the dead datanode
 stale, closes its pipelines and forms new ones, and until then it has no pipeline outside the writer's
@@ -7,6 +8,12 @@ after ozone.client.retry.interval, as Ozone does (container closes cost nothing)
 exponentially (hdds.ratis.client.exponential.backoff.base.sleep, capped at .max.sleep), and is over after
 more than ozone.client.max.retries failed blocks or once it has lasted ozone.client.retry.deadline. Waiting
 for SCM to have a pipeline is not a failed block: it only spends the deadline.
+
+A key's commit comes after all its data is on the datanodes: failing it loses the write and orphans the
+replicas. So commitKey waits out an OM that is unreachable or restarting as Ozone's OM failover proxy does,
+up to ozone.client.failover.max.attempts attempts ozone.client.wait.between.retries.millis apart
+(OmRetryPolicy); OM answers a repeated commit of the same open-key session as the first one
+(OzoneManager.committed_session).
 """
 
 from __future__ import annotations
@@ -28,6 +35,25 @@ class WriteRetryPolicy:
         if attempt <= 1:
             return self.interval_s
         return min(self.backoff_base_s * 2 ** (attempt - 2), self.backoff_max_s)
+
+
+@dataclass(frozen=True, slots=True)
+class OmRetryPolicy:
+    """Attempts of an OM call that must not be lost while OM is unreachable (Ozone's
+    ozone.client.failover.max.attempts, 500, and ozone.client.wait.between.retries.millis, 2 s; Ozone
+    lengthens the wait on each retry of the same OM, pyozone keeps it fixed)."""
+
+    max_attempts: int
+    wait_s: float
+
+    @property
+    def budget_s(self) -> float:
+        """The time spent waiting between the first attempt and the last."""
+        return max(0, self.max_attempts - 1) * self.wait_s
+
+    def delay(self, attempt: int) -> float | None:
+        """The wait after failed attempt `attempt` (1-based), or None when it was the last."""
+        return self.wait_s if attempt < self.max_attempts else None
 
 
 class RetryRun:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pyozone.config import OzoneConfiguration
+from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.config.site import write_site_xml
 from pyozone.security.config import admin_user
 
@@ -174,8 +175,8 @@ def plan_cluster(
     data_dir = data_dir.resolve()
     conf_dir = data_dir / "conf"
     logs = data_dir / "logs"
-    for d in (conf_dir, logs):
-        d.mkdir(parents=True, exist_ok=True)
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(logs, dir_permissions(OzoneConfiguration(overrides), METADATA_PERMISSIONS_KEY))
     ports = iter(free_ports(9 + 5 * datanodes))  # held together, so no two daemons get the same one
     scm_client, scm_datanode, scm_http, scm_block, scm_security, om_rpc, om_http, s3g, s3g_admin = (
         next(ports) for _ in range(9)

@@ -8,8 +8,10 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from pyozone.cluster.layout import ClusterState
+from pyozone.config.dirs import LOG_FILE_MODE
 
 
 def _env() -> dict[str, str]:
@@ -35,7 +37,7 @@ def start(state: ClusterState, name: str) -> int:
     daemon = state.daemon(name)
     if is_running(state.pids.get(name)):
         return state.pids[name]
-    log = open(daemon.log, "ab")  # noqa: SIM115 - the child keeps the file open
+    log = _open_log(Path(daemon.log))
     try:
         process = subprocess.Popen(
             daemon.command,
@@ -50,6 +52,17 @@ def start(state: ClusterState, name: str) -> int:
     state.pids[name] = process.pid
     state.save()
     return process.pid
+
+
+def _open_log(path: Path) -> BinaryIO:
+    """A daemon's log for appending, mode LOG_FILE_MODE (0640), an older one's mode set too."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, LOG_FILE_MODE)
+    try:
+        os.fchmod(fd, LOG_FILE_MODE)  # the umask may have taken bits away; an old log may have more
+    except OSError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "ab")
 
 
 def _reap(pid: int) -> None:

@@ -3,19 +3,26 @@
 A daemon's metadata (om.db with its S3 secrets, scm.db, keys, pipeline logs) is no business of other local
 users: as Ozone's ServerUtils, every directory taken here is set to ozone.metadata.dirs.permissions (750)
 when the daemon starts. A missing one is not made here (bad input must leave no trace, and SCM's is made by
-`scm --init`): a daemon making its own at first start does it with `private_dir`.
+`scm --init`): a daemon making its own at first start does it with `private_dir`. Every directory a daemon
+makes below them later (RocksDB's, a pipeline's log, a container's) gets the same mode from the daemon's
+umask (`daemon_umask`), and its logs are LOG_FILE_MODE.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyozone.config.configuration import ConfigError, OzoneConfiguration
 
 METADATA_DIRS_KEY = "ozone.metadata.dirs"
 METADATA_PERMISSIONS_KEY = "ozone.metadata.dirs.permissions"
+
+LOG_FILE_MODE = 0o640
+"""A daemon's log file: its owner writes, its group reads, others nothing (at DEBUG it names users' keys)."""
 
 _SYMBOLIC = re.compile(r"([r-][w-][x-]){3}")
 _BITS = (0o400, 0o200, 0o100, 0o040, 0o020, 0o010, 0o004, 0o002, 0o001)
@@ -29,6 +36,20 @@ def dir_permissions(conf: OzoneConfiguration, key: str) -> int:
     if _SYMBOLIC.fullmatch(value):
         return sum(bit for bit, flag in zip(_BITS, value, strict=True) if flag != "-")
     raise ConfigError(f"{key}={value!r}: permissions are octal (750) or symbolic (rwxr-x---)")
+
+
+@contextmanager
+def daemon_umask(conf: OzoneConfiguration) -> Iterator[None]:
+    """While a daemon runs, the process's umask from ozone.metadata.dirs.permissions (750: umask 027), so
+    that every directory the daemon or a library it runs (RocksDB) makes has that mode, and every file
+    that mode without execute bits (0640). Files written with a mode of their own (`fsutil.atomic_write`:
+    keys 0600, certificates 0644) keep it. The umask before is back at the end (a test may run a daemon's
+    command in its own process); a client's files are its user's business."""
+    before = os.umask(0o777 & ~dir_permissions(conf, METADATA_PERMISSIONS_KEY))
+    try:
+        yield
+    finally:
+        os.umask(before)
 
 
 def private_dir(path: Path, mode: int) -> None:

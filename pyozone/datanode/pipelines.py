@@ -24,6 +24,20 @@ PIPELINES_FILE = "pipelines.json"
 
 
 @dataclass(frozen=True, slots=True)
+class StreamAddress:
+    """Where a member's datastream port listens, as SCM sent it with createPipeline: the only address a
+    datastream is forwarded to for that member (issue 28 defect 5)."""
+
+    ip: str
+    hostname: str
+    port: int
+
+    def names(self, host: str, port: int) -> bool:
+        """True if `host:port` is this address (by IP or host name, as a client reaches it)."""
+        return port == self.port and host in {self.ip, self.hostname} - {""}
+
+
+@dataclass(frozen=True, slots=True)
 class Membership:
     pipeline_id: str
     members: tuple[str, ...]
@@ -31,6 +45,8 @@ class Membership:
     is_leader: bool
     addresses: tuple[tuple[str, str], ...] = ()
     """(member uuid, "host:port" of its RATIS port), for the members whose address SCM sent."""
+    streams: tuple[tuple[str, StreamAddress], ...] = ()
+    """(member uuid, its datastream port), for the members that serve one and whose address SCM sent."""
 
     @property
     def leader(self) -> str | None:
@@ -41,6 +57,9 @@ class Membership:
 
     def address(self, member: str) -> str | None:
         return dict(self.addresses).get(member)
+
+    def stream_address(self, member: str) -> StreamAddress | None:
+        return dict(self.streams).get(member)
 
 
 class PipelineSet:
@@ -65,6 +84,7 @@ class PipelineSet:
                     p.get("suggestedLeader"),
                     bool(p["leader"]),
                     tuple(sorted(p.get("addresses", {}).items())),
+                    tuple(sorted((uuid, StreamAddress(*a)) for uuid, a in p.get("datastreams", {}).items())),
                 )
                 for pid, p in doc.items()
             }
@@ -78,6 +98,7 @@ class PipelineSet:
                 "suggestedLeader": m.suggested_leader,
                 "leader": m.is_leader,
                 "addresses": dict(m.addresses),
+                "datastreams": {uuid: [a.ip, a.hostname, a.port] for uuid, a in m.streams},
             }
             for m in self._pipelines.values()
         }
@@ -89,11 +110,17 @@ class PipelineSet:
         members: tuple[str, ...],
         suggested_leader: str | None,
         addresses: dict[str, str] | None = None,
+        streams: dict[str, StreamAddress] | None = None,
     ) -> Membership:
         """Joins a pipeline (idempotent: SCM may resend createPipeline). Leader iff suggested or alone."""
         leader = suggested_leader == self.datanode_uuid or members == (self.datanode_uuid,)
         membership = Membership(
-            pipeline_id, members, suggested_leader, leader, tuple(sorted((addresses or {}).items()))
+            pipeline_id,
+            members,
+            suggested_leader,
+            leader,
+            tuple(sorted((addresses or {}).items())),
+            tuple(sorted((streams or {}).items())),
         )
         with self._lock:
             if self._pipelines.get(pipeline_id) != membership:

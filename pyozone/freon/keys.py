@@ -13,7 +13,7 @@ from functools import partial
 from pyozone.client import OMException, OzoneClient, OzoneClientError
 from pyozone.freon.content import key_chunks, key_name
 from pyozone.freon.report import FreonReport
-from pyozone.freon.runner import Load, Progress, Run, run
+from pyozone.freon.runner import Load, Progress, Run, RunEnd, RunOver, run
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +55,10 @@ def ensure_bucket(client: OzoneClient, options: FreonOptions) -> None:
 def generate_keys(
     client: OzoneClient, options: FreonOptions, progress: Progress | None = None
 ) -> FreonReport:
-    """ockg: writes keys PREFIX/0 .. PREFIX/N-1 of `size` bytes each."""
+    """ockg: writes keys PREFIX/0 .. PREFIX/N-1 of `size` bytes each. A key the end of the run (its
+    duration) cuts short is aborted: nothing of it is committed, and it is counted as interrupted."""
     ensure_bucket(client, options)
+    end = RunEnd(options.load)
 
     def put(index: int) -> int:
         # Streamed piece by piece through the key's output stream: memory stays bounded whatever -s is.
@@ -66,18 +68,23 @@ def generate_keys(
             options.volume, options.bucket, name, options.size, options.replication
         ) as writer:
             for piece in key_chunks(options.prefix, index, options.size):
+                if end.over():
+                    raise RunOver(f"{name}: {written} of {options.size} bytes written")  # aborts the key
                 writer.write(piece)
                 written += len(piece)
         return written
 
-    return run(options.key_run("ockg"), options.load, put, progress)
+    return run(options.key_run("ockg"), options.load, put, progress, end=end)
 
 
-def _compare(pieces: Iterable[bytes], expected: Iterator[bytes], size: int) -> int:
-    """Compares a key read piece by piece with its expected content, in bounded memory; its length."""
+def _compare(pieces: Iterable[bytes], expected: Iterator[bytes], size: int, end: RunEnd) -> int:
+    """Compares a key read piece by piece with its expected content, in bounded memory; its length.
+    RunOver when the run ends before the key does."""
     offset = 0
     want = b""
     for piece in pieces:
+        if end.over():
+            raise RunOver(f"{offset} of {size} bytes checked")
         view = memoryview(piece)
         while view:
             if not want:
@@ -94,13 +101,15 @@ def verify_keys(
     client: OzoneClient, options: FreonOptions, progress: Progress | None = None, check_size: bool = False
 ) -> FreonReport:
     """ockv: reads keys PREFIX/0 .. PREFIX/N-1 and compares every byte with what ockg wrote; with
-    `check_size` a key must also be exactly `size` bytes."""
+    `check_size` a key must also be exactly `size` bytes. A key the end of the run cuts short is counted
+    as interrupted."""
+    end = RunEnd(options.load)
 
     def check(index: int) -> int:
         name = key_name(options.prefix, index)
         with client.read_key(options.volume, options.bucket, name) as reader:
             if check_size and reader.size != options.size:
                 raise ValueError(f"{reader.size} bytes, expected {options.size}")
-            return _compare(reader, key_chunks(options.prefix, index, None), reader.size)
+            return _compare(reader, key_chunks(options.prefix, index, None), reader.size, end)
 
-    return run(options.key_run("ockv"), options.load, check, progress)
+    return run(options.key_run("ockv"), options.load, check, progress, end=end)

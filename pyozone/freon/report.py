@@ -23,6 +23,7 @@ class FreonReport:
     latencies_ms: tuple[float, ...] = ()
     failures: tuple[str, ...] = field(default=())  # one line per failed operation
     unit: str = "keys"  # what the count and rate rows count: "keys", or "ops" for the echoes
+    interrupted: int = 0  # operations the end of the run cut short (a key aborted, nothing of it committed)
 
     @property
     def ok(self) -> bool:
@@ -52,6 +53,7 @@ class FreonReport:
             ("latency p90 ms", f"{percentile(lat, 90):.1f}"),
             ("latency p99 ms", f"{percentile(lat, 99):.1f}"),
             ("latency max ms", f"{(lat[-1] if lat else 0.0):.1f}"),
+            *([("interrupted", str(self.interrupted))] if self.interrupted else []),
         ]
 
     def table(self) -> str:

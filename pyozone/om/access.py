@@ -97,11 +97,13 @@ class Access:
 
     def open_key(self, caller: Caller | None, volume: str, bucket: str, key: str, client_id: int) -> None:
         """WRITE on an open key (allocateBlock, commitKey): its writer's entries (Ozone's
-        checkKeyAclsInOpenKeyTable)."""
+        checkKeyAclsInOpenKeyTable); on the key it committed, for a repeated commit."""
         if caller is None:
             return
         parent = self.om.info_bucket(volume, bucket)
-        opened = self.om.open_key_record(volume, bucket, key, client_id)
+        opened = self.om.committed_session(volume, bucket, key, client_id) or self.om.open_key_record(
+            volume, bucket, key, client_id
+        )
         self._key(caller, ACLType.WRITE, parent, key, opened.ownership)
 
     def s3_secret(self, caller: Caller | None, user: str) -> None:

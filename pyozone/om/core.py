@@ -145,6 +145,14 @@ class OzoneManager:
             )
         return codec.decode_key(data)
 
+    def committed_session(self, volume: str, bucket: str, key: str, client_id: int) -> KeyRecord | None:
+        """The key open-key session `client_id` committed, while it is still the key of that name (its
+        object id is the session's client id): a client retries commitKey while OM is unreachable, so a
+        commit whose answer was lost comes again and is answered as the first one was (Ozone answers it
+        from its Ratis retry cache)."""
+        found = self.find_key(volume, bucket, key)
+        return found if found is not None and found.object_id == client_id else None
+
     # ------------------------------------------------------------------ volumes
     def create_volume(
         self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0, acls: Acls = ()
@@ -331,7 +339,8 @@ class OzoneManager:
             allocated = self.blocks.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
         with self.lock.shared():
             ops: list[Op] = []
-            client_id, object_id = self.new_ids(2)
+            (client_id,) = self.new_ids(1)
+            object_id = client_id  # how a repeated commit knows the key it made (committed_session)
             now = self._now()
             record = KeyRecord(
                 volume,
@@ -402,9 +411,13 @@ class OzoneManager:
         """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest);
         `metadata` is merged into what openKey recorded. A key the quotas have no room for is refused
         (QUOTA_EXCEEDED), as is one whose `condition` the committed key fails (conditions.py); either way
-        its open key is abandoned: its blocks go to deletedTable."""
+        its open key is abandoned: its blocks go to deletedTable. A repeated commit of a session that
+        committed is answered as the first was (committed_session), its condition not checked again."""
         name = key_key(volume, bucket, key)
         with self.locks.key(name):
+            repeated = self.committed_session(volume, bucket, key, client_id)
+            if repeated is not None:
+                return repeated
             opened = self.open_key_record(volume, bucket, key, client_id)
             try:
                 conditions.check(condition, self.find_key(volume, bucket, key), name)

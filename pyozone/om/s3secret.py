@@ -83,8 +83,10 @@ class S3SecretManager:
 
 
 def _check_access_id(access_id: str) -> None:
-    if not access_id:
-        raise OMException(OMResultCode.INVALID_REQUEST, "an empty access id (user name)")
+    if not access_id.strip():
+        raise OMException(
+            OMResultCode.INVALID_REQUEST, f"access id {access_id[:64]!r}: an empty or blank user name"
+        )
     if len(access_id.encode()) > MAX_ACCESS_ID_BYTES or any(
         ord(c) < 0x20 or ord(c) == 0x7F for c in access_id
     ):

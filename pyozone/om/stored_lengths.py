@@ -106,7 +106,10 @@ class StoredLengths:
     def verify(self, volume: str, bucket: str, key: str, client_id: int, blocks: Sequence[KeyBlock]) -> None:
         """Before the commit of an open key (a key or a multipart part) that `needed` a check: each
         replicated block allocated to it must hold on the datanodes what `blocks` declare (blocking: run it
-        off the event loop). A block not allocated to it is left to the commit, which refuses it."""
+        off the event loop). A block not allocated to it is left to the commit, which refuses it; so is a
+        repeated commit of a session that committed (answered as the first was)."""
+        if self.om.committed_session(volume, bucket, key, client_id) is not None:
+            return
         opened = self.om.open_key_record(volume, bucket, key, client_id)
         if opened.replication.type is ReplicationType.EC:
             return

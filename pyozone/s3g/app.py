@@ -9,15 +9,19 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 
-from aiohttp import web
+from aiohttp import HttpVersion11, hdrs, web
 
+from pyozone.client.errors import OzoneClientError
 from pyozone.common.http_body import BodyTimeout
-from pyozone.s3g import buckets, listing, multipart, objects, routing, xml
+from pyozone.s3g import acls, buckets, listing, multipart, objects, routing, xml
+from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
-from pyozone.s3g.body import RequestBody
+from pyozone.s3g.body import CONTINUE, RequestBody
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import refuse_unimplemented
 from pyozone.s3g.metrics import OPERATION, S3GatewayMetrics
 from pyozone.s3g.objects import NotModified, ResponseBroken
+from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import Gateway, S3Request
 from pyozone.s3g.routing import Operation
 
@@ -32,9 +36,11 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.DELETE_BUCKET: buckets.delete_bucket,
     Operation.GET_BUCKET_LOCATION: buckets.get_bucket_location,
     Operation.GET_BUCKET_VERSIONING: buckets.get_bucket_versioning,
-    Operation.GET_BUCKET_ACL: buckets.get_bucket_acl,
+    Operation.GET_BUCKET_ACL: acls.get_bucket_acl,
+    Operation.PUT_BUCKET_ACL: acls.put_bucket_acl,
     Operation.LIST_OBJECTS: listing.list_objects,
     Operation.LIST_OBJECTS_V2: listing.list_objects_v2,
+    Operation.LIST_OBJECT_VERSIONS: listing.list_object_versions,
     Operation.LIST_MULTIPART_UPLOADS: multipart.list_multipart_uploads,
     Operation.DELETE_OBJECTS: objects.delete_objects,
     Operation.PUT_OBJECT: objects.put_object,
@@ -45,6 +51,8 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.GET_OBJECT_TAGGING: objects.get_object_tagging,
     Operation.PUT_OBJECT_TAGGING: objects.put_object_tagging,
     Operation.DELETE_OBJECT_TAGGING: objects.delete_object_tagging,
+    Operation.GET_OBJECT_ACL: acls.get_object_acl,
+    Operation.PUT_OBJECT_ACL: acls.put_object_acl,
     Operation.CREATE_MULTIPART_UPLOAD: multipart.create_multipart_upload,
     Operation.UPLOAD_PART: multipart.upload_part,
     Operation.UPLOAD_PART_COPY: multipart.upload_part_copy,
@@ -61,8 +69,16 @@ def make_app(gateway: Gateway, metrics: S3GatewayMetrics | None = None) -> web.A
     middlewares = [metrics.middleware] if metrics is not None else []
     app = web.Application(client_max_size=xml.MAX_XML_BODY, middlewares=middlewares)
     app[GATEWAY] = gateway
-    app.router.add_route("*", "/{tail:.*}", serve)
+    app.router.add_route("*", "/{tail:.*}", serve, expect_handler=_expect)
     return app
+
+
+async def _expect(http: web.Request) -> None:
+    """An Expect other than 100-continue is 417, as aiohttp has it; 100 Continue itself is sent only when
+    the handler reads the body (RequestBody), never before the request is authenticated."""
+    expect = http.headers.get(hdrs.EXPECT, "")
+    if http.version == HttpVersion11 and expect.lower() != CONTINUE:
+        raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")
 
 
 def new_request_id() -> str:
@@ -110,11 +126,28 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
     http[OPERATION] = operation
     if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
         raise S3Error(S3ErrorCode.KeyTooLongError)
-    access_key, payload = await authenticate(gateway, http)
+    try:
+        access_key, payload = await authenticate(gateway, http)
+    except Unsigned:
+        if where.bucket is not None:
+            await _check_bucket_exists(gateway, where.bucket)
+        raise
+    refuse_unimplemented(http.headers)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)
     with gateway.client.acting_for(access_key):  # OM's ACLs see the access id's user (Ozone's S3 auth)
         return await HANDLERS[operation](s3)
+
+
+async def _check_bucket_exists(gateway: Gateway, bucket: str) -> None:
+    """NoSuchBucket for an anonymous request to a bucket that does not exist, as S3 answers it; asked as
+    the gateway itself, and anything but "not found" leaves the request's AccessDenied."""
+    try:
+        await gateway.client.bucket_info(gateway.volume, bucket)
+    except OzoneClientError as e:
+        error = s3_error(e, BucketName=bucket)
+        if error.code is S3ErrorCode.NoSuchBucket:
+            raise error from None
 
 
 def error_response(error: S3Error, method: str, resource: str, request_id: str) -> web.Response:

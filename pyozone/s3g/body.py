@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from aiohttp import web
+from aiohttp import HttpVersion11, hdrs, web
 
 from pyozone.common.http_body import BodyIncomplete, TimedBody
 from pyozone.s3g.auth.payload import Payload, PayloadDigests
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.xml import MAX_XML_BODY
+
+CONTINUE = "100-continue"
 
 
 class RequestBody:
@@ -67,6 +69,7 @@ class RequestBody:
     async def _chunks(self) -> AsyncIterator[memoryview]:
         """The body as received, joined into pieces of exactly `chunk_size` (the last one shorter): one
         copy, into immutable bytes, so the client keeps them without another until they are acknowledged."""
+        await self._continue()
         body = TimedBody(self._http.content, self._idle_s)
         parts: list[bytes | memoryview] = []
         size = 0
@@ -83,6 +86,15 @@ class RequestBody:
             size = len(joined) - whole
         if size:
             yield memoryview(b"".join(parts))
+
+    async def _continue(self) -> None:
+        """A client that sent `Expect: 100-continue` is told to send the body only when a handler first
+        reads it: after authentication and every check of the head, so a refused request's body is never
+        sent (app.py turns off aiohttp's own answer, which comes before any check)."""
+        http = self._http
+        if http.version == HttpVersion11 and http.headers.get(hdrs.EXPECT, "").lower() == CONTINUE:
+            await http.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            http.writer.output_size = 0  # the response proper has not begun
 
     def digest(self) -> PayloadDigests:
         assert self._digests is not None, "pieces() has not run to the end"

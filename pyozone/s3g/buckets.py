@@ -53,17 +53,33 @@ async def list_buckets(s3: S3Request) -> web.Response:
 
 
 async def create_bucket(s3: S3Request) -> web.Response:
+    """The bucket is owned by the S3 user who creates it, as Ozone's gateway creates it as that user. S3's
+    names are global: another user's bucket is BucketAlreadyExists."""
     body = await s3.body.read_all()
     if body.strip():
         config = xml.parse(body, "CreateBucketConfiguration")
         region = config.findtext("LocationConstraint")
         if region not in (None, "", "us-east-1"):
             raise S3Error(S3ErrorCode.InvalidArgument, f"Unsupported location constraint {region!r}")
+    client = s3.gateway.client
     try:
-        await s3.gateway.client.create_bucket(s3.gateway.volume, s3.bucket)
+        bucket = await client.create_bucket(s3.gateway.volume, s3.bucket)
+        if bucket.owner != s3.access_key:  # OM without ACLs gives it the volume's owner
+            await client.set_bucket_owner(s3.gateway.volume, s3.bucket, s3.access_key)
     except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
+        error = s3_error(e, BucketName=s3.bucket)
+        if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
+            raise error from None
+        # yours already: us-east-1 answers 200 (BucketAlreadyOwnedByYou in every other region)
     return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
+
+
+async def _owns(s3: S3Request) -> bool:
+    try:
+        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
+    except OzoneClientError:
+        return False  # gone again, or not readable by the caller: not the caller's
+    return bucket.owner == s3.access_key
 
 
 async def head_bucket(s3: S3Request) -> web.Response:
@@ -91,19 +107,3 @@ async def get_bucket_versioning(s3: S3Request) -> web.Response:
     """Versioning was never enabled: S3's answer is an empty configuration."""
     await head_bucket(s3)
     return xml_response(xml.document("VersioningConfiguration"))
-
-
-async def get_bucket_acl(s3: S3Request) -> web.Response:
-    """The owner has full control; pyozone has no S3 ACLs to show (docs/differences.md)."""
-    try:
-        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
-    name = bucket.owner or s3.access_key
-    grantee = xml.el("Grantee", None, xml.el("ID", name), xml.el("DisplayName", name))
-    grantee.set("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance")
-    grantee.set("xsi:type", "CanonicalUser")
-    grant = xml.el("Grant", None, grantee, xml.el("Permission", "FULL_CONTROL"))
-    return xml_response(
-        xml.document("AccessControlPolicy", owner(name), xml.group("AccessControlList", [grant]))
-    )

@@ -17,7 +17,6 @@ class S3ErrorCode(Enum):
     AuthorizationQueryParametersError = (400, "The query-string authentication parameters are malformed.")
     BadDigest = (400, "The Content-MD5 or checksum you specified did not match what we received.")
     BucketAlreadyExists = (409, "The requested bucket name is not available.")
-    BucketAlreadyOwnedByYou = (409, "Your previous request to create the named bucket succeeded.")
     BucketNotEmpty = (409, "The bucket you tried to delete is not empty.")
     ConditionalRequestConflict = (
         409,
@@ -48,6 +47,7 @@ class S3ErrorCode(Enum):
     MissingSecurityHeader = (400, "Your request is missing a required header.")
     NoSuchBucket = (404, "The specified bucket does not exist")
     NoSuchKey = (404, "The specified key does not exist.")
+    NoSuchVersion = (404, "The specified version does not exist.")
     NoSuchTagSet = (404, "The TagSet does not exist.")
     NoSuchUpload = (
         404,

@@ -38,6 +38,17 @@ RESPONSE_OVERRIDES = {
 STORAGE_CLASSES = {"STANDARD": None, "REDUCED_REDUNDANCY": "RATIS/ONE"}
 """S3 storage class -> pyozone replication (None: the bucket's default), as Ozone's S3 gateway maps them."""
 
+NULL_VERSION = "null"
+"""The VersionId of every object: pyozone has no versioning, so a key's one version is S3's null version."""
+
+ENCRYPTION_HEADERS = ("x-amz-server-side-encryption", "x-amz-copy-source-server-side-encryption")
+"""Prefixes of S3's server-side encryption headers: SSE-S3 and SSE-KMS (`x-amz-server-side-encryption`,
+`-aws-kms-key-id`, `-context`, `-bucket-key-enabled`) and SSE-C (`-customer-*`, and a copy source's)."""
+GRANT_HEADERS = "x-amz-grant-"
+CANNED_ACL = "x-amz-acl"
+PRIVATE = "private"
+"""The one canned ACL the gateway does: the owner alone has FULL_CONTROL (S3's default)."""
+
 MAX_TAGS = 10
 MAX_TAG_KEY = 128
 MAX_TAG_VALUE = 256
@@ -73,6 +84,21 @@ def _is_utf8(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def refuse_unimplemented(headers: Mapping[str, str]) -> None:
+    """Headers that ask for what the gateway does not do are NotImplemented, never accepted and ignored:
+    server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key)
+    and ACL grants (pyozone has no S3 ACLs: everything is `private`)."""
+    for name in headers:
+        lower = name.lower()
+        if lower.startswith(ENCRYPTION_HEADERS):
+            raise S3Error(S3ErrorCode.NotImplemented, f"Server-side encryption ({lower}) is not implemented.")
+        if lower.startswith(GRANT_HEADERS):
+            raise S3Error(S3ErrorCode.NotImplemented, f"ACL grants ({lower}) are not implemented.")
+    acl = headers.get(CANNED_ACL)
+    if acl is not None and acl != PRIVATE:
+        raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
 
 
 def storage_class(headers: Mapping[str, str]) -> str | None:

@@ -20,11 +20,12 @@ from pyozone.client.models import KeyInfo
 from pyozone.s3g import xml
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import ETAG
+from pyozone.s3g.headers import ETAG, NULL_VERSION
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
 
-MAX_KEYS = 1000
+OM_PAGE = 1000
+"""Keys asked of OM at once: its most (ozone.om.server.list.max.size)."""
 _PAST_PREFIX = "\U0010ffff"
 
 
@@ -46,7 +47,7 @@ async def list_keys(s3: S3Request, prefix: str, delimiter: str, marker: str, max
     start = marker
     client = s3.gateway.client
     while listing.count < max_keys:
-        want = min(MAX_KEYS, max_keys - listing.count + 1)
+        want = min(OM_PAGE, max_keys - listing.count + 1)
         try:
             page = await client.om.list_keys(s3.gateway.volume, s3.bucket, prefix, start, want)
         except OzoneClientError as e:
@@ -117,12 +118,12 @@ async def list_objects(s3: S3Request) -> web.Response:
     encode = _encoder(s3)
     prefix, delimiter = s3.query.get("prefix", ""), s3.query.get("delimiter", "")
     marker = s3.query.get("marker", "")
-    max_keys = min(s3.int_query("max-keys", MAX_KEYS, 0, 2**31 - 1), MAX_KEYS)
+    max_keys = s3.page_size("max-keys")
     listing = await list_keys(s3, prefix, delimiter, marker, max_keys)
     body = xml.document(
         "ListBucketResult",
         xml.el("Name", s3.bucket),
-        xml.el("Prefix", encode(prefix)),
+        xml.el("Prefix", prefix),  # as sent, even with encoding-type=url (SDKs decode only V2's)
         xml.el("Marker", encode(marker)),
         xml.el("NextMarker", encode(listing.last)) if listing.truncated and delimiter else None,
         xml.el("MaxKeys", max_keys),
@@ -141,7 +142,7 @@ async def list_objects_v2(s3: S3Request) -> web.Response:
     token = s3.query.get("continuation-token")
     start_after = s3.query.get("start-after", "")
     marker = _decode_token(token) if token is not None else start_after
-    max_keys = min(s3.int_query("max-keys", MAX_KEYS, 0, 2**31 - 1), MAX_KEYS)
+    max_keys = s3.page_size("max-keys")
     fetch_owner = s3.query.get("fetch-owner", "false").lower() == "true"
     listing = await list_keys(s3, prefix, delimiter, marker, max_keys)
     body = xml.document(
@@ -157,6 +158,58 @@ async def list_objects_v2(s3: S3Request) -> web.Response:
         xml.el("EncodingType", "url") if "encoding-type" in s3.query else None,
         xml.el("IsTruncated", listing.truncated),
         *(_entry(info, encode, fetch_owner, s3.access_key) for info in listing.contents),
+        *(xml.el("CommonPrefixes", None, xml.el("Prefix", encode(p))) for p in listing.prefixes),
+    )
+    return xml_response(body)
+
+
+async def list_object_versions(s3: S3Request) -> web.Response:
+    """ListObjectVersions of an unversioned bucket (pyozone has no versioning): each key is one version,
+    VersionId `null` and latest, so the listing is the key listing in S3's version shape. Tools that empty
+    a bucket generically (s3-tests' cleanup, rclone purge) list versions and delete them by id."""
+    encode = _encoder(s3)
+    prefix, delimiter = s3.query.get("prefix", ""), s3.query.get("delimiter", "")
+    key_marker = s3.query.get("key-marker", "")
+    version_marker = s3.query.get("version-id-marker", "")
+    if version_marker and not key_marker:
+        message = "A version-id marker cannot be specified without a key marker."
+        raise S3Error(S3ErrorCode.InvalidArgument, message,
+                      ArgumentName="version-id-marker", ArgumentValue=version_marker)  # fmt: skip
+    if version_marker not in ("", NULL_VERSION):
+        raise S3Error(S3ErrorCode.InvalidArgument, "Invalid version id specified",
+                      ArgumentName="version-id-marker", ArgumentValue=version_marker)  # fmt: skip
+    max_keys = s3.page_size("max-keys")
+    # the null version of key_marker is the only one it has: the listing resumes after the key
+    listing = await list_keys(s3, prefix, delimiter, key_marker, max_keys)
+    last_is_key = bool(listing.contents) and listing.last == listing.contents[-1].name
+    versions = (
+        xml.el(
+            "Version",
+            None,
+            xml.el("Key", encode(info.name)),
+            xml.el("VersionId", NULL_VERSION),
+            xml.el("IsLatest", True),
+            xml.el("LastModified", xml.iso_time(info.modification_time)),
+            xml.el("ETag", f'"{info.metadata[ETAG]}"') if ETAG in info.metadata else None,
+            xml.el("Size", info.data_size),
+            owner(s3.access_key),
+            xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),
+        )
+        for info in listing.contents
+    )
+    body = xml.document(
+        "ListVersionsResult",
+        xml.el("Name", s3.bucket),
+        xml.el("Prefix", encode(prefix)),
+        xml.el("KeyMarker", encode(key_marker)),
+        xml.el("VersionIdMarker", version_marker),
+        xml.el("NextKeyMarker", encode(listing.last)) if listing.truncated else None,
+        xml.el("NextVersionIdMarker", NULL_VERSION) if listing.truncated and last_is_key else None,
+        xml.el("MaxKeys", max_keys),
+        xml.el("Delimiter", encode(delimiter)) if delimiter else None,
+        xml.el("EncodingType", "url") if "encoding-type" in s3.query else None,
+        xml.el("IsTruncated", listing.truncated),
+        *versions,
         *(xml.el("CommonPrefixes", None, xml.el("Prefix", encode(p))) for p in listing.prefixes),
     )
     return xml_response(body)

@@ -27,6 +27,8 @@ from pyozone.s3g.objects import checksum_headers, conditional_error, open_copy_s
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
 
+UPLOAD_ID = "s3.multipart.uploadId"
+"""Kept in a completed key's metadata (never returned as a header): a repeated completion is recognised."""
 MAX_PART_NUMBER = 10_000
 MAX_PART_BYTES = 5 * 1024**3
 
@@ -165,16 +167,19 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     except S3Error:
         await _check_upload(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
         raise
+    metadata = {ETAG: etag, UPLOAD_ID: upload_id}
     condition = write_condition(s3.headers)
     try:
         await s3.gateway.client.complete_multipart_upload(
-            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata={ETAG: etag}, condition=condition
+            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata, condition=condition
         )
     except OzoneClientError as e:
-        error = conditional_error(e, s3)
-        if error.code is S3ErrorCode.PreconditionFailed:
+        refused = conditional_error(e, s3)
+        if refused.code is S3ErrorCode.PreconditionFailed:
+            raise refused from None
+        error = s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id)
+        if error.code is not S3ErrorCode.NoSuchUpload or not await _completed(s3, upload_id, etag):
             raise error from None
-        raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
     body = xml.document(
         "CompleteMultipartUploadResult",
         xml.el("Location", f"{s3.http.scheme}://{s3.http.host}/{s3.bucket}/{s3.key}"),
@@ -183,6 +188,16 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         xml.el("ETag", f'"{etag}"'),
     )
     return xml_response(body)
+
+
+async def _completed(s3: S3Request, upload_id: str, etag: str) -> bool:
+    """Whether this upload already completed into the key with these parts: S3 answers a repeated
+    completion (a client's retry after a lost answer) as it answered the first."""
+    try:
+        info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+    except OzoneClientError:
+        return False
+    return info.metadata.get(UPLOAD_ID) == upload_id and info.metadata.get(ETAG) == etag
 
 
 async def _check_upload(s3: S3Request, upload_id: str) -> None:
@@ -204,7 +219,7 @@ async def abort_multipart_upload(s3: S3Request) -> web.Response:
 async def list_parts(s3: S3Request) -> web.Response:
     upload_id = _upload_id(s3)
     marker = s3.int_query("part-number-marker", 0, 0, MAX_PART_NUMBER)
-    max_parts = min(s3.int_query("max-parts", 1000, 0, 2**31 - 1), 1000)
+    max_parts = s3.page_size("max-parts")
     try:
         listing = await s3.gateway.client.list_parts(  # OM reads 0 as its default: ask for one, show none
             s3.gateway.volume,
@@ -249,7 +264,7 @@ async def list_parts(s3: S3Request) -> web.Response:
 async def list_multipart_uploads(s3: S3Request) -> web.Response:
     prefix = s3.query.get("prefix", "")
     key_marker, upload_marker = s3.query.get("key-marker", ""), s3.query.get("upload-id-marker", "")
-    max_uploads = min(s3.int_query("max-uploads", 1000, 0, 2**31 - 1), 1000)
+    max_uploads = s3.page_size("max-uploads")
     client = s3.gateway.client
     try:
         uploads = await client.list_multipart_uploads(

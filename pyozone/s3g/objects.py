@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import AsyncIterator, Mapping
 from urllib.parse import unquote
 
@@ -15,10 +16,12 @@ from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.client.models import KeyInfo
 from pyozone.s3g import xml
+from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
     ETAG,
+    NULL_VERSION,
     RESPONSE_OVERRIDES,
     STORED_HEADERS,
     USER_METADATA_PREFIX,
@@ -35,6 +38,8 @@ from pyozone.s3g.headers import (
 )
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
+
+log = logging.getLogger(__name__)
 
 MAX_PUT_BYTES = 5 * 1024**3
 """S3's largest single PUT (and copy); larger objects are multipart uploads."""
@@ -172,11 +177,16 @@ async def get_object(s3: S3Request) -> web.StreamResponse:
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = span.length
         await response.prepare(s3.http)
+        sent = 0
         try:
             async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
                 async with asyncio.timeout(s3.gateway.body_idle_timeout_s):  # a reader that stopped reading
                     await response.write(piece)
+                sent += len(piece)
             await response.write_eof()
+        except ConnectionError as e:  # the client went away: its business, worth one line
+            log.info("GET %s: the client disconnected after %d of %d bytes (%s)",
+                     s3.http.path, sent, span.length, e)  # fmt: skip
         except (S3Error, OzoneClientError, TimeoutError) as e:
             raise ResponseBroken(f"{s3.key}: the read failed after the response began") from e
         return response
@@ -295,15 +305,31 @@ async def copy_object(s3: S3Request) -> web.Response:
     return xml_response(body)
 
 
+DELETE_DIGESTS = ("Content-MD5", "x-amz-sdk-checksum-algorithm", *BY_HEADER)
+"""What Amazon requires on a multi-object delete: the body's Content-MD5 or a checksum of it (in a header,
+or named by x-amz-sdk-checksum-algorithm for a trailer); the payload checks verify whichever came."""
+
+
 async def delete_objects(s3: S3Request) -> web.Response:
+    if not any(name in s3.headers for name in DELETE_DIGESTS):
+        message = "Missing required header for this request: Content-MD5 OR x-amz-checksum-*"
+        raise S3Error(S3ErrorCode.InvalidRequest, message)
     request = xml.parse(await s3.body.read_all(), "Delete")
     quiet = (request.findtext("Quiet") or "false").strip().lower() == "true"
-    keys = [xml.text(node, "Key") or "" for node in request.findall("Object")]
-    if len(keys) > 1000:
+    objects = [
+        (xml.text(node, "Key") or "", xml.text(node, "VersionId", required=False))
+        for node in request.findall("Object")
+    ]
+    if len(objects) > 1000:
         raise S3Error(S3ErrorCode.MalformedXML, "The request may name at most 1000 keys")
     results: list[xml.ET.Element] = []
     client = s3.gateway.client
-    for key in keys:
+    for key, version in objects:
+        version_el = xml.el("VersionId", version) if version is not None else None
+        if version not in (None, NULL_VERSION):  # a key has one version, null: no other exists
+            error = S3Error(S3ErrorCode.NoSuchVersion)
+            results.append(_delete_error(key, version_el, error))
+            continue
         try:
             await client.delete_key(s3.gateway.volume, s3.bucket, key)
         except OzoneClientError as e:
@@ -311,19 +337,22 @@ async def delete_objects(s3: S3Request) -> web.Response:
             if error.code is S3ErrorCode.NoSuchBucket:
                 raise error from None
             if error.code is not S3ErrorCode.NoSuchKey:
-                results.append(
-                    xml.el(
-                        "Error",
-                        None,
-                        xml.el("Key", key),
-                        xml.el("Code", error.code.name),
-                        xml.el("Message", error.message),
-                    )
-                )
+                results.append(_delete_error(key, version_el, error))
                 continue
         if not quiet:
-            results.append(xml.el("Deleted", None, xml.el("Key", key)))
+            results.append(xml.el("Deleted", None, xml.el("Key", key), version_el))
     return xml_response(xml.document("DeleteResult", *results))
+
+
+def _delete_error(key: str, version: xml.ET.Element | None, error: S3Error) -> xml.ET.Element:
+    return xml.el(
+        "Error",
+        None,
+        xml.el("Key", key),
+        version,
+        xml.el("Code", error.code.name),
+        xml.el("Message", error.message),
+    )
 
 
 async def get_object_tagging(s3: S3Request) -> web.Response:

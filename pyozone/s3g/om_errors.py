@@ -9,7 +9,7 @@ _BY_RESULT = {
     "BUCKET_NOT_FOUND": S3ErrorCode.NoSuchBucket,
     "VOLUME_NOT_FOUND": S3ErrorCode.NoSuchBucket,
     "KEY_NOT_FOUND": S3ErrorCode.NoSuchKey,
-    "BUCKET_ALREADY_EXISTS": S3ErrorCode.BucketAlreadyOwnedByYou,
+    "BUCKET_ALREADY_EXISTS": S3ErrorCode.BucketAlreadyExists,  # or yours: CreateBucket tells
     "BUCKET_NOT_EMPTY": S3ErrorCode.BucketNotEmpty,
     "INVALID_BUCKET_NAME": S3ErrorCode.InvalidBucketName,
     "INVALID_KEY_NAME": S3ErrorCode.InvalidArgument,

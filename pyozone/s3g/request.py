@@ -12,6 +12,10 @@ from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.routing import Operation, Target
 from pyozone.s3g.settings import S3GatewaySettings
 
+MAX_LIST_ENTRIES = 1000
+"""The most entries of one S3 listing page (max-keys, max-uploads, max-parts): a larger ask gets this many,
+as Amazon answers."""
+
 if TYPE_CHECKING:
     from pyozone.client.client import AsyncOzoneClient
     from pyozone.s3g.authenticate import SigningKeys
@@ -60,6 +64,10 @@ class S3Request:
     def key(self) -> str:
         assert self.target.key is not None  # routing gives object operations a key
         return self.target.key
+
+    def page_size(self, name: str) -> int:
+        """A listing's page size parameter, capped at MAX_LIST_ENTRIES (read here, so a test may lower it)."""
+        return min(self.int_query(name, MAX_LIST_ENTRIES, 0, 2**31 - 1), MAX_LIST_ENTRIES)
 
     def int_query(self, name: str, default: int, low: int, high: int) -> int:
         """An integer query parameter within [low, high]; anything else is InvalidArgument, as S3 answers."""

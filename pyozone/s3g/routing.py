@@ -9,6 +9,7 @@ from enum import Enum
 from urllib.parse import parse_qsl, unquote
 
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import NULL_VERSION
 
 
 class Operation(Enum):
@@ -19,8 +20,10 @@ class Operation(Enum):
     GET_BUCKET_LOCATION = "GetBucketLocation"
     GET_BUCKET_VERSIONING = "GetBucketVersioning"
     GET_BUCKET_ACL = "GetBucketAcl"
+    PUT_BUCKET_ACL = "PutBucketAcl"
     LIST_OBJECTS = "ListObjects"
     LIST_OBJECTS_V2 = "ListObjectsV2"
+    LIST_OBJECT_VERSIONS = "ListObjectVersions"
     LIST_MULTIPART_UPLOADS = "ListMultipartUploads"
     DELETE_OBJECTS = "DeleteObjects"
     PUT_OBJECT = "PutObject"
@@ -31,6 +34,8 @@ class Operation(Enum):
     GET_OBJECT_TAGGING = "GetObjectTagging"
     PUT_OBJECT_TAGGING = "PutObjectTagging"
     DELETE_OBJECT_TAGGING = "DeleteObjectTagging"
+    GET_OBJECT_ACL = "GetObjectAcl"
+    PUT_OBJECT_ACL = "PutObjectAcl"
     CREATE_MULTIPART_UPLOAD = "CreateMultipartUpload"
     UPLOAD_PART = "UploadPart"
     UPLOAD_PART_COPY = "UploadPartCopy"
@@ -96,7 +101,7 @@ _UNSUPPORTED_SUBRESOURCES = frozenset(
     {"policy", "cors", "lifecycle", "website", "replication", "logging", "notification", "encryption",
      "object-lock", "publicAccessBlock", "ownershipControls", "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
-     "select", "attributes", "versions"}
+     "select", "attributes"}
 )  # fmt: skip
 
 
@@ -111,11 +116,15 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
             return Operation.GET_BUCKET_ACL
         if "uploads" in q:
             return Operation.LIST_MULTIPART_UPLOADS
+        if "versions" in q:
+            return Operation.LIST_OBJECT_VERSIONS
         if "tagging" in q:
             raise S3Error(S3ErrorCode.NotImplemented, "Bucket tagging is not implemented.")
         return Operation.LIST_OBJECTS_V2 if q.get("list-type") == "2" else Operation.LIST_OBJECTS
     if method == "PUT" and not _subresources(q):
         return Operation.CREATE_BUCKET
+    if method == "PUT" and "acl" in q:
+        return Operation.PUT_BUCKET_ACL
     if method == "HEAD":
         return Operation.HEAD_BUCKET
     if method == "DELETE" and not _subresources(q):
@@ -129,8 +138,12 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
+    if q.get("versionId", NULL_VERSION) not in (NULL_VERSION, ""):  # every object is only its null version
+        raise S3Error(S3ErrorCode.NoSuchVersion, VersionId=q["versionId"])
     if "acl" in q:
-        raise S3Error(S3ErrorCode.NotImplemented, "Object ACLs are not implemented.")
+        if method in ("GET", "PUT"):
+            return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL
+        raise S3Error(S3ErrorCode.MethodNotAllowed)
     if method == "GET":
         if "tagging" in q:
             return Operation.GET_OBJECT_TAGGING
@@ -163,7 +176,7 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
 _QUERY_PARAMETERS = frozenset(
     {"list-type", "prefix", "delimiter", "max-keys", "marker", "continuation-token", "start-after",
      "encoding-type", "fetch-owner", "key-marker", "upload-id-marker", "max-uploads", "max-parts",
-     "part-number-marker", "uploadId", "partNumber", "versionId", "x-id"}
+     "part-number-marker", "uploadId", "partNumber", "versionId", "version-id-marker", "x-id"}
 )  # fmt: skip
 
 

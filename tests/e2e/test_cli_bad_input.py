@@ -206,6 +206,39 @@ CASES: dict[str, Case] = {
         ("admin", "container", "info", "999999999999999999999999"),
         ("container ID 999999999999999999999999", "out of range", "9223372036854775807"),
     ),
+    # ---- cluster (issue 28 defect 19c): a data dir that cannot be made or read is one line, not a traceback
+    "cluster up on a --data-dir that cannot be made": Case(
+        ("cluster", "up", "--data-dir", "/proc/nope"),
+        ("--data-dir /proc/nope", "cannot create", "/proc/nope"),
+    ),
+    "cluster up on a --data-dir under a file": Case(
+        ("cluster", "up", "--data-dir", "f/cluster"),
+        ("--data-dir f/cluster", "cannot create", "Not a directory"),
+        lambda r: write(r / "f", "x"),
+    ),
+    "cluster up with a corrupt cluster.json": Case(
+        ("cluster", "up", "--data-dir", "c"),
+        ("cluster.json", "not a cluster's state"),
+        lambda r: write(r / "c" / "cluster.json", "{garbage"),
+    ),
+    "cluster status with a corrupt cluster.json": Case(
+        ("cluster", "status", "--data-dir", "c"),
+        ("cluster.json", "not a cluster's state"),
+        lambda r: write(r / "c" / "cluster.json", '{"pids": {}}'),
+    ),
+    "cluster down with a cluster.json that is a directory": Case(
+        ("cluster", "down", "--data-dir", "c"),
+        ("cluster.json", "not a cluster's state"),
+        lambda r: (r / "c" / "cluster.json").mkdir(parents=True),
+    ),
+    "cluster kill with a corrupt cluster.json": Case(
+        ("cluster", "kill", "om", "--data-dir", "c"),
+        ("cluster.json", "not a cluster's state"),
+        lambda r: write(r / "c" / "cluster.json", "[]"),
+    ),
+    "cluster up with a non-positive --timeout": Case(
+        ("cluster", "up", "--data-dir", "c", "--timeout", "0"), ("--timeout", "positive")
+    ),
     "admin snapshot --out under a file": Case(
         ("admin", "snapshot", "--out", "f/snap"),
         ("--out f/snap", "f is not a directory"),
@@ -363,6 +396,8 @@ REAL_PROCESS = (
     "sh key put -r FIVE",
     "sh key put with a non-UTF-8 key name",
     "admin container info beyond 64 bits",
+    "cluster up on a --data-dir that cannot be made",
+    "cluster status with a corrupt cluster.json",
 )
 
 

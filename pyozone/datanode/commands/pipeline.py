@@ -6,6 +6,7 @@ import logging
 
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
+from pyozone.datanode.pipelines import StreamAddress
 from pyozone.datanode.reports import Periodic
 from pyozone.datanode.storage import ContainerError
 from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand
@@ -26,13 +27,16 @@ class CreatePipelineHandler(CommandHandler):
         if self.ctx.datanode_uuid not in members:
             log.warning("createPipeline %s does not name this datanode; ignored", command.pipeline_id)
             return
-        addresses = {}
+        addresses, streams = {}, {}
         for details in command.datanodes or ():
-            port = details.port("RATIS") if details is not None else None
-            if port:
+            if details is None:
+                continue
+            if port := details.port("RATIS"):
                 addresses[str(details.uuid)] = f"{details.ip_address}:{port}"
+            if port := details.port("RATIS_DATASTREAM"):
+                streams[str(details.uuid)] = StreamAddress(details.ip_address, details.hostname, port)
         membership = await self.ctx.blocking(
-            self.ctx.pipelines.add, command.pipeline_id, members, command.suggested_leader, addresses
+            self.ctx.pipelines.add, command.pipeline_id, members, command.suggested_leader, addresses, streams
         )
         self.ctx.groups.join(membership)
         self.ctx.reports.request(Periodic.PIPELINES, urgent=True)

@@ -10,7 +10,11 @@ Acks flow back pipelined: a member acks a packet once it wrote the packet and th
 acks as it writes.
 
 With block tokens required each member checks the header's token (WRITE on the block) before it opens
-anything; the header goes on down the chain with the client's token. Writing opens the container as a
+anything, and every packet against the token's maxLength before it takes it; the header goes on down the
+chain with the client's token. A member forwards only to other
+members of the header's pipeline, each once, at the datastream address SCM gave for it
+(Dispatcher.check_chain): a chain naming anything else is refused (GROUP_MISMATCH) before any
+connection, with an answer that says nothing about what it named. Writing opens the container as a
 client's first write does (created if SCM allocated it on this pipeline,
 refused unless OPEN): every member checks for itself, since no leader orders the data. The block's
 putBlock is not part of the stream: the client sends it through the pipeline log once the END packet is
@@ -38,7 +42,7 @@ from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Dispatcher, Refused
 from pyozone.hdds.checksum import checksum_size
 from pyozone.hdds.ids import BlockID
-from pyozone.hdds.security.block_token import AccessMode
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenError, BlockTokenIdentifier, check_length
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
@@ -90,6 +94,7 @@ class ChainWriter:
         self._relay_done = threading.Event()
         self._buffer = bytearray()
         self._packets = 0
+        self._token: BlockTokenIdentifier | None = None  # the header's, when tokens are required
 
     def run(self) -> None:
         container: KeyValueContainer | None = None
@@ -145,12 +150,16 @@ class ChainWriter:
     def _open(self) -> KeyValueContainer:
         header = self.header
         try:  # every member checks the client's token for itself: no leader vouches for the data
-            self.dispatcher.check_block_token(header.token, self.block_id, AccessMode.WRITE)
+            self._token = self.dispatcher.check_block_token(header.token, self.block_id, AccessMode.WRITE)
         except Refused as e:
             raise _ChainBroken(ds.encode_ack(e.result, 0, 0, str(e))) from None
         if header.replica_index > 0 and header.chain:  # each index has its own datanode: nothing to relay
             why = f"an EC cell stream (replica index {header.replica_index}) names a chain"
             raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, why))
+        try:  # before anything is opened or reached: the chain goes only to the pipeline's members
+            self.dispatcher.check_chain(header.pipeline_id, header.chain)
+        except Refused as e:
+            raise _ChainBroken(ds.encode_ack(e.result, 0, 0, str(e))) from None
         try:
             return self.dispatcher.writable(header.container_id, header.pipeline_id, header.replica_index)
         except ContainerError as e:
@@ -205,6 +214,12 @@ class ChainWriter:
                 packet = ds.decode_packet(frame, header, self._written)
             except ds.StreamProtocolError as e:
                 raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, self._written, 0, str(e))) from None
+            if self._token is not None:  # before the packet is received, forwarded or written
+                try:
+                    check_length(self._token, packet.offset + packet.length, "a datastream packet")
+                except BlockTokenError as e:
+                    code = pb.BLOCK_TOKEN_VERIFICATION_FAILED
+                    raise _ChainBroken(ds.encode_ack(code, self._written, 0, str(e))) from None
             sums = recv_exact(self.upstream, packet.checksum_bytes) if packet.checksum_bytes else b""
             data = self._view(packet.length)
             recv_into_exact(self.upstream, data)

@@ -33,7 +33,7 @@ class ScanResult:
     errors: tuple[str, ...] = ()
     blocks_scanned: int = 0
     bytes_scanned: int = 0
-    skipped: bool = False  # not CLOSED/QUASI_CLOSED: open replicas change under the scanner
+    skipped: bool = False  # not CLOSED/QUASI_CLOSED (open replicas change under the scanner), or deleted
 
 
 class Throttle:
@@ -108,7 +108,9 @@ class ContainerScanner:
         self.throttle = Throttle(bandwidth_bytes_per_second, clock, sleep)
 
     def scan_container(self, container: KeyValueContainer) -> ScanResult:
-        """Verifies one replica; a damaged one is marked UNHEALTHY (its listener reports it)."""
+        """Verifies one replica; a damaged one is marked UNHEALTHY (its listener reports it). One deleted
+        before or while it is read (SCM force-deletes replicas at any time) is skipped: its files went, none
+        failed."""
         cid = container.container_id
         if container.state not in SCANNABLE:
             return ScanResult(cid, healthy=True, skipped=True)
@@ -125,7 +127,9 @@ class ContainerScanner:
                     scanned += block.size
         except (ValueError, KeyError, TypeError) as e:  # block metadata in the DB that does not parse
             errors.append(f"block metadata of container {cid} is damaged: {e}")
-        if errors and self.containers.get(cid) is container and container.state in SCANNABLE:
+        if container.state is ReplicaState.DELETED or self.containers.get(cid) is not container:
+            return ScanResult(cid, healthy=True, skipped=True)
+        if errors and container.state in SCANNABLE:
             container.mark_unhealthy(
                 f"scanner: {errors[0]}" + (f" (+{len(errors) - 1} more)" if errors[1:] else "")
             )

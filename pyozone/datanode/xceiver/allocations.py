@@ -18,6 +18,13 @@ takes an index SCM placed elsewhere.
 An EC reconstruction's target (a RECOVERING replica, created with no pipeline) is approved when SCM knows
 the container as EC, not DELETING or DELETED, and the index is one of its config's (`check_recovering`).
 Block tokens will also cover this once the security work lands.
+
+A datastream (write pipeline V2) is forwarded only along its pipeline (`chain_refusal`, issue 28 defect 5):
+every hop of a header's chain must be another member of the pipeline the header names, one this datanode
+is in, each member at most once, at the datastream address SCM sent for it with createPipeline. Anything
+else is refused before any connection is made, with one answer whatever the hops name, so the port is
+neither a port scanner nor a way to reach hosts outside the cluster (Ratis's DataStream routing table
+names peers of the group, reached at the addresses the group's configuration holds).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -45,6 +52,7 @@ from pyozone.hdds.states import LifeCycleState, ReplicationType
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.admin import container_info_from_proto, pipeline_from_proto, pipeline_replica_indexes
+from pyozone.protocol.datastream import Hop
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +143,27 @@ class ContainerAllocations:
         if refusal:
             log.warning("recovering replica of container %d refused: %s", container_id, refusal)
             raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
+
+    def chain_refusal(self, pipeline_id: str, chain: Sequence[Hop]) -> str:
+        """Why this datanode may not forward a datastream of `pipeline_id` along `chain` ("" if it may).
+        The answer names no hop: what a hop names is never looked up or reached."""
+        if not chain:
+            return ""
+        me = self._pipelines.datanode_uuid
+        membership = self._pipelines.get(pipeline_id)
+        if membership is None:
+            return f"datanode {me} is not in pipeline {pipeline_id}: it forwards no datastream of it"
+        seen: set[str] = set()
+        for hop in chain:
+            address = membership.stream_address(hop.uuid) if hop.uuid in membership.members else None
+            if hop.uuid == me or hop.uuid in seen or address is None or not address.names(hop.host, hop.port):
+                log.info("datastream of pipeline %s refused: its chain is not the pipeline's", pipeline_id)
+                return (
+                    f"the chain is not made of the other members of pipeline {pipeline_id}, each once, at "
+                    f"the datastream addresses SCM gave: nothing was forwarded"
+                )
+            seen.add(hop.uuid)
+        return ""
 
     def _not_holder(self, scm: ScmContainer, pipeline_id: str, replica_index: int) -> str:
         """Why this datanode may not take `replica_index` of `scm`'s container; "" if SCM placed it here."""

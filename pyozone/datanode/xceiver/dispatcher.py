@@ -7,8 +7,9 @@ a client that gets an exception instead of an answer cannot tell "retry elsewher
 
 Semantics that differ from a plain storage call, and why:
 - With TokenVerifier (block or container tokens required, tokens.py) a request that is not a pipeline log
-  entry is refused with BLOCK_TOKEN_VERIFICATION_FAILED unless its token allows it, before anything else
-  is looked at; a log entry's token was checked by its leader (`check_token`).
+  entry is refused with BLOCK_TOKEN_VERIFICATION_FAILED unless its token allows it (a write: within its
+  maxLength), before anything else is looked at; a log entry's token was checked by its leader
+  (`check_token`).
 - WriteChunk / PutSmallFile to an unknown container create it (origin = this datanode, pipeline = the
   request's), as HddsDispatcher does: the first write on a new pipeline container is what creates it. With
   ContainerAllocations (the daemon's) only if SCM allocated it on that pipeline (see allocations.py), so
@@ -17,15 +18,25 @@ Semantics that differ from a plain storage call, and why:
   answer CLOSED_CONTAINER_IO (the client then excludes the container), UNHEALTHY CONTAINER_UNHEALTHY.
   The storage layer itself still accepts writes while CLOSING (what a follower applies from its log
   before the close); only this client-facing entry refuses them.
-- PutBlock commits at the blockCommitSequenceId of the request's block id when it carries one (the
-  leader-ordered log's index); otherwise at the container's BCSID + 1, assigned under a per-container
-  lock so two concurrent putBlocks never get the same BCSID (the second would be dropped as a replay).
+- The datanode assigns every BCSID, never the client (issue 28 defect 1: one direct putBlock claiming
+  BCSID 2^62 made every later putBlock of the container a replay, dropped). A putBlock that is entry
+  `index` of its pipeline's log commits at that index (Ozone's KeyValueHandler takes the
+  DispatcherContext's log index); one outside any log (an EC write) at the container's BCSID + 1,
+  assigned under a per-container lock so two concurrent putBlocks never get the same BCSID (the second
+  would be dropped as a replay). The request's blockCommitSequenceId is ignored.
+- A RATIS container (replica index 0, created through a pipeline) takes writes (WriteChunk, PutBlock,
+  PutSmallFile) and CloseContainer only through its pipeline's log: one that names no pipeline is refused
+  with UNSUPPORTED_REQUEST (the Result Ozone's HddsDispatcher blames on the client), before anything is
+  written, so no client can change one replica behind the log's back. A request that names the pipeline
+  is routed into its log by the service (ratis/groups.py); only a dispatcher without pipeline logs
+  (tools, tests) runs one directly.
 - ReadChunk and GetSmallFile verify against the checksums committed with the block, not the ones in the
   request: a mismatch then proves the replica damaged (reads.py).
-- CloseContainer (a client's, or SCM's through the pipeline) marks an OPEN replica CLOSING and closes it;
-  CLOSED is a no-op; QUASI_CLOSED is refused (closing it is SCM's force decision, which comes as a
-  command, not as a client request) and so is UNHEALTHY. A RECOVERING replica closes at once (its
-  reconstruction's coordinator declares it whole), reported to SCM then for the first time.
+- CloseContainer (SCM's through the pipeline, or a client's to a replica no log orders) marks an OPEN
+  replica CLOSING and closes it; CLOSED is a no-op; QUASI_CLOSED is refused (closing it is SCM's force
+  decision, which comes as a command, not as a client request) and so is UNHEALTHY. A RECOVERING replica
+  closes at once (its reconstruction's coordinator declares it whole), reported to SCM then for the first
+  time.
 - EC replicas (issue 14): a write names its replica index (blockID.replicaIndex, the datastream header's);
   the first creates the replica with it, if SCM allocated the container as EC on the write's pipeline
   (allocations.py), and one naming another index > 0 than the replica's is refused (CONTAINER_NOT_FOUND:
@@ -47,7 +58,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -74,11 +85,12 @@ from pyozone.datanode.xceiver.tokens import TokenVerifier, WouldBlock
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_CHUNK_BYTES, MAX_ECHO_PAYLOAD_BYTES
-from pyozone.hdds.security.block_token import AccessMode, BlockTokenError
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenError, BlockTokenIdentifier
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.common import container_id, int32, integer, sub_message
 from pyozone.protocol.data import block_id_from_proto
+from pyozone.protocol.datastream import Hop
 
 log = logging.getLogger(__name__)
 
@@ -216,14 +228,27 @@ class Dispatcher:
             raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
         return None
 
-    def check_block_token(self, encoded: str, block_id: BlockID, mode: AccessMode) -> None:
-        """A datastream header's token (blocking: run off the event loop); raises Refused."""
+    def check_block_token(
+        self, encoded: str, block_id: BlockID, mode: AccessMode
+    ) -> BlockTokenIdentifier | None:
+        """A datastream header's token (blocking: run off the event loop): its identifier, whose maxLength
+        the stream's packets must keep to, or None when no token is required; raises Refused."""
         if self.tokens is None:
-            return
+            return None
         try:
-            self.tokens.check_block(encoded, block_id, mode)
+            return self.tokens.check_block(encoded, block_id, mode)
         except BlockTokenError as e:
             raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
+
+    def check_chain(self, pipeline_id: str, chain: Sequence[Hop]) -> None:
+        """A datastream header's chain: only other members of its pipeline, at their own datastream
+        addresses (allocations.py); raises Refused (GROUP_MISMATCH). Without `allocations` (tools, tests)
+        any chain is followed."""
+        if self.allocations is None:
+            return
+        refusal = self.allocations.chain_refusal(pipeline_id, chain)
+        if refusal:
+            raise Refused(pb.GROUP_MISMATCH, refusal)
 
     # --- lookups and checks
 
@@ -270,9 +295,12 @@ class Dispatcher:
 
     def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
         """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN
-        (or CLOSING, for a log entry)."""
+        (or CLOSING, for a log entry), and refused to a write outside the log of a RATIS container's
+        pipeline."""
         cid = container_id(request.containerID, "containerID")
-        return self.writable(cid, request.pipelineID, replica_index, index)
+        container = self.writable(cid, request.pipelineID, replica_index, index)
+        _refuse_outside_log(request, container, index)
+        return container
 
     def writable(
         self, cid: int, pipeline_id: str, replica_index: int = 0, index: int = 0
@@ -360,10 +388,11 @@ class Dispatcher:
         except Exception:
             log.exception("on_container_full failed for container %d", cid)
 
-    def _commit(self, container: KeyValueContainer, block: BlockData, requested_bcsid: int) -> BlockData:
-        """Puts the block at the requested BCSID, or at the next one; returns it with its BCSID."""
+    def _commit(self, container: KeyValueContainer, block: BlockData, index: int) -> BlockData:
+        """Puts the block at BCSID `index` (its log entry's) or, outside a log, at the container's next
+        BCSID; returns it with its BCSID."""
         with self._bcsid_locks[container.container_id % _BCSID_STRIPES]:
-            bcsid = requested_bcsid or container.bcsid + 1
+            bcsid = index or container.bcsid + 1
             container.put_block(block, bcsid)
         return block.with_bcsid(bcsid)
 
@@ -394,6 +423,7 @@ class Dispatcher:
 
     def _close_container(self, request: Request, body: pb.CloseContainerRequestProto, index: int) -> Response:
         container = self._container(request)
+        _refuse_outside_log(request, container, index)
         if container.state is not ReplicaState.RECOVERING:  # RECOVERING closes at once
             container.mark_closing()
         container.close()
@@ -413,7 +443,7 @@ class Dispatcher:
         block = block_from_proto(proto, "putBlock.blockData")
         self._block_id(request, proto.blockID, "putBlock.blockData.blockID")
         container = self._writable(request, proto.blockID.replicaIndex, index)
-        block = self._commit(container, block, index or proto.blockID.blockCommitSequenceId)
+        block = self._commit(container, block, index)
         length = committed_length(block.block_id, block.bcsid, block.size)
         return Response(putBlock=pb.PutBlockResponseProto(committedBlockLength=length))
 
@@ -471,9 +501,7 @@ class Dispatcher:
         self.write(container, block_id, chunk, body.data)
         answer = pb.WriteChunkResponseProto()
         if block is not None:
-            block = self._commit(
-                container, block, index or body.block.blockData.blockID.blockCommitSequenceId
-            )
+            block = self._commit(container, block, index)
             answer.committedBlockLength.CopyFrom(committed_length(block_id, block.bcsid, block.size))
         return Response(writeChunk=answer)
 
@@ -501,9 +529,7 @@ class Dispatcher:
         chunk = chunk_from_proto(sub_message(body, "chunkInfo", "putSmallFile"), "putSmallFile.chunkInfo")
         container = self._writable(request, block_proto.blockID.replicaIndex, index)
         self.write(container, block.block_id, chunk, body.data)
-        block = self._commit(
-            container, replace(block, chunks=(chunk,)), index or block_proto.blockID.blockCommitSequenceId
-        )
+        block = self._commit(container, replace(block, chunks=(chunk,)), index)
         length = committed_length(block.block_id, block.bcsid, block.size)
         return Response(putSmallFile=pb.PutSmallFileResponseProto(committedBlockLength=length))
 
@@ -540,6 +566,18 @@ def _check_replica(container: KeyValueContainer, pipeline_id: str, replica_index
             Result.CONTAINER_NOT_FOUND,
             f"container {container.container_id} here is replica index {here.replica_index} of pipeline "
             f"{here.origin_pipeline_id or 'none'}, not {replica_index} of {pipeline_id or 'none'}",
+        )
+
+
+def _refuse_outside_log(request: Request, container: KeyValueContainer, index: int) -> None:
+    """A RATIS container's replica (index 0, created through a pipeline) changes only through its pipeline's
+    log: a write or close that names no pipeline is refused (UNSUPPORTED_REQUEST)."""
+    here = container.data
+    if not index and not request.pipelineID and here.replica_index == 0 and here.origin_pipeline_id:
+        raise Refused(
+            pb.UNSUPPORTED_REQUEST,
+            f"container {container.container_id} is replicated by pipeline {here.origin_pipeline_id}: "
+            f"{_type_name(request.cmdType)} goes through its pipeline's log, not to one replica",
         )
 
 

@@ -3,7 +3,8 @@ token, and signing the datanode's own requests to other datanodes (Ozone's Token
 
 With `hdds.block.token.enabled` every block read and write needs a block token for its block (Ozone's
 HddsUtils.requireBlockToken): WRITE for WriteChunk, PutBlock and PutSmallFile; READ for ReadChunk,
-GetBlock, GetCommittedBlockLength and GetSmallFile. With `hdds.container.token.enabled` the container
+GetBlock, GetCommittedBlockLength and GetSmallFile. A write must stay within the token's maxLength
+(`write_extent`; on the datastream port every packet). With `hdds.container.token.enabled` the container
 operations need a container token for their container (requireContainerToken): CreateContainer,
 CloseContainer, DeleteContainer, ReadContainer, ListBlock. The rules are the kernel's
 (hdds/security/block_token.py), the bytes protocol/tokens.py's.
@@ -32,6 +33,7 @@ from pyozone.hdds.security.block_token import (
     AccessMode,
     BlockTokenIdentifier,
     ContainerTokenIdentifier,
+    check_length,
 )
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.users import login_user
@@ -101,6 +103,28 @@ def request_block(request: Request) -> BlockID:
     return BlockID(proto.containerID, proto.localID)
 
 
+def write_extent(request: Request) -> int:
+    """How far into its block a write reaches: the end of its chunk and of its block's furthest chunk, and
+    its block's length (the sum of its chunks), whichever is largest; 0 for a request that writes nothing."""
+    kind = request.cmdType
+    chunks: list[pb.ChunkInfo] = []
+    blocks: list[pb.BlockData] = []
+    if kind == pb.WriteChunk:
+        chunks.append(request.writeChunk.chunkData)
+        if request.writeChunk.HasField("block"):
+            blocks.append(request.writeChunk.block.blockData)
+    elif kind == pb.PutBlock:
+        blocks.append(request.putBlock.blockData)
+    elif kind == pb.PutSmallFile:
+        chunks.append(request.putSmallFile.chunkInfo)
+        blocks.append(request.putSmallFile.block.blockData)
+    ends = [c.offset + c.len for c in chunks]
+    for block in blocks:
+        ends.append(sum(c.len for c in block.chunks))
+        ends.extend(c.offset + c.len for c in block.chunks)
+    return max(ends, default=0)
+
+
 class TokenVerifier:
     """Checks the tokens requests carry; raises BlockTokenError (BLOCK_TOKEN_VERIFICATION_FAILED)."""
 
@@ -117,15 +141,22 @@ class TokenVerifier:
         asking SCM for a secret key not held here (on the event loop)."""
         kind = request.cmdType
         if self.block_tokens and kind in BLOCK_MODES:
-            self.check_block(request.encodedToken, request_block(request), BLOCK_MODES[kind], may_block)
+            mode = BLOCK_MODES[kind]
+            ident = self.check_block(request.encodedToken, request_block(request), mode, may_block)
+            if ident is not None and mode is AccessMode.WRITE:
+                check_length(ident, write_extent(request), pb.Type.Name(kind))
         elif self.container_tokens and kind in CONTAINER_OPS:
             lookup = self._lookup(may_block)
             verify_container_token(request.encodedToken, request.containerID, lookup, self.clock.wall_ms())
 
-    def check_block(self, encoded: str, block: BlockID, mode: AccessMode, may_block: bool = True) -> None:
-        """Checks a block token (a datastream header's) when block tokens are required."""
-        if self.block_tokens:
-            verify_block_token(encoded, block, mode, self._lookup(may_block), self.clock.wall_ms())
+    def check_block(
+        self, encoded: str, block: BlockID, mode: AccessMode, may_block: bool = True
+    ) -> BlockTokenIdentifier | None:
+        """Checks a block token (a datastream header's) when block tokens are required: its identifier
+        (whose maxLength the writes must keep to), or None when none is required."""
+        if not self.block_tokens:
+            return None
+        return verify_block_token(encoded, block, mode, self._lookup(may_block), self.clock.wall_ms())
 
     def check_container(self, encoded: str, container_id: int) -> None:
         """Checks a container token (a replication call's) when container tokens are required."""
@@ -165,8 +196,10 @@ class TokenSigner:
         def sign(request: Request) -> Request:
             kind, expiry = request.cmdType, self.clock.wall_ms() + self.lifetime_ms
             if self.block_tokens and kind in BLOCK_MODES:
-                modes = frozenset({BLOCK_MODES[kind]})
-                ident = BlockTokenIdentifier(self.owner, request_block(request), expiry, modes, 0, key.id)
+                mode = BLOCK_MODES[kind]
+                length = write_extent(request) if mode is AccessMode.WRITE else 0  # exactly what it writes
+                block = request_block(request)
+                ident = BlockTokenIdentifier(self.owner, block, expiry, frozenset({mode}), length, key.id)
                 request.encodedToken = encode_token(issue_block_token(ident, key))
             elif self.container_tokens and kind in CONTAINER_OPS:
                 cident = ContainerTokenIdentifier(self.owner, request.containerID, expiry, key.id)

@@ -267,10 +267,12 @@ class Caller:
 
 
 def caller_name(peer: Identity | None, claimed: str | None, tls: bool | None = None) -> tuple[str, bool]:
-    """(user, is a service acting for itself) by contract 4 of issue 15. Over TLS the certificate says who
-    calls (no certificate: nobody); a user's certificate cannot act for another, but the S3 gateway acts
-    for the user a request names. Without TLS the claimed name is trusted, as Ozone's simple
-    authentication trusts the client. `tls`: whether the server speaks TLS (None: when a peer is known).
+    """(user, is a service acting for itself): who calls OM, by contract 4 of issue 15. Over TLS the
+    certificate says who calls (no certificate: nobody); a user's certificate cannot act for another, but
+    the S3 gateway acts for the user a request names (Ozone's proxy user, which only OM accepts; every
+    other server names its caller by `certificate_caller`). Without TLS the claimed name is trusted, as
+    Ozone's simple authentication trusts the client. `tls`: whether the server speaks TLS (None: when a
+    peer is known).
 
     Only OM and the S3 gateway acting for itself (making its volume) are services to OM, with an
     administrator's rights; a datanode, SCM or the join credential has no business there and is nobody.
@@ -286,6 +288,16 @@ def caller_name(peer: Identity | None, claimed: str | None, tls: bool | None = N
     if peer.role in (CertRole.OM, CertRole.S3G):
         return peer.principal, True
     return ANONYMOUS_USER, False
+
+
+def certificate_caller(peer: Identity | None, claimed: str | None, tls: bool) -> str:
+    """Who calls a server that takes no proxied user (SCM): over TLS the certificate alone, whatever
+    x-ozone-user claims: its user, or its service's principal ("s3g", "om", "dn"), which is an
+    administrator only if ozone.administrators names it; no certificate is nobody. Without TLS the claimed
+    name, as in `caller_name` (ValueError when it names no valid user)."""
+    if not tls:
+        return ANONYMOUS_USER if claimed is None else check_user_name(claimed)
+    return ANONYMOUS_USER if peer is None else peer.principal
 
 
 # ---------------------------------------------------------------------- the native authorizer

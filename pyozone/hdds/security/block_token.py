@@ -12,6 +12,8 @@ Checks run in Ozone's order (ShortLivedTokenVerifier): the token is there, of th
 its secret key is known and not expired; the password is the identifier's HMAC; the token has not
 expired; it names the block (container) asked for; it grants the access mode. Each failure is a
 BlockTokenError naming its reason, which the datanode answers as BLOCK_TOKEN_VERIFICATION_FAILED.
+A write is also held to the token's maxLength (`check_length`, issue 28 defect 2): no byte of the block
+beyond it is taken, so a user cannot store more than OM handed out (Ozone carries maxLength unchecked).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class TokenFailure(Enum):
     OTHER_BLOCK = "for another block"
     OTHER_CONTAINER = "for another container"
     MODE_NOT_GRANTED = "mode not granted"
+    BEYOND_MAX_LENGTH = "beyond maxLength"
 
 
 class BlockTokenError(Exception):
@@ -129,6 +132,17 @@ def verify_block_token(
             TokenFailure.MODE_NOT_GRANTED, f"the token for {block} grants {granted}, not {mode.name}"
         )
     return ident
+
+
+def check_length(ident: BlockTokenIdentifier, end: int, what: str) -> None:
+    """Raises BlockTokenError unless a write (`what`) that reaches byte `end` of the block stays within
+    the token's maxLength."""
+    if end > ident.max_length:
+        raise BlockTokenError(
+            TokenFailure.BEYOND_MAX_LENGTH,
+            f"{what} reaches byte {end} of {ident.block}; the token of {ident.owner} allows "
+            f"{ident.max_length} bytes (maxLength)",
+        )
 
 
 def verify_container_token(

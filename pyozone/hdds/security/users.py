@@ -3,7 +3,9 @@
 Groups come from Hadoop's static mapping (`hadoop.user.group.static.mapping.overrides`,
 "alice=staff,dev;bob=;"), as Ozone resolves them without an OS or LDAP lookup. Administrators are the users
 in `ozone.administrators` and the members of `ozone.administrators.groups`; "*" admits everyone. With
-neither key set, the user the daemon runs as is the administrator, as in Ozone.
+neither key set, the user the daemon runs as is the administrator, as in Ozone. Read-only administrators
+(`ozone.readonly.administrators`, `ozone.readonly.administrators.groups`; nobody by default) may read what
+an administrator reads (SCM's containers, pipelines and datanodes), and change nothing.
 """
 
 from __future__ import annotations
@@ -65,6 +67,14 @@ class Administrators:
         if not users and not groups:
             users = frozenset({daemon_user or login_user()})
         return cls(users, groups)
+
+    @classmethod
+    def read_only_from_conf(cls, conf: OzoneConfiguration) -> Administrators:
+        """Ozone's OzoneAdmins.getReadonlyAdmins: no default."""
+        return cls(
+            _names(conf.get("ozone.readonly.administrators")),
+            _names(conf.get("ozone.readonly.administrators.groups")),
+        )
 
     def permits(self, user: str, groups: tuple[str, ...] = ()) -> bool:
         return (

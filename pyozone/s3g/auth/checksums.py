@@ -2,7 +2,7 @@
 
 A value comes base64-encoded in a header or an aws-chunked trailer. CRC64NVME (the AWS C++ SDK's default,
 so pyarrow's) is computed by awscrt, the one C implementation at hand; without awscrt a request asking for
-it is refused clearly rather than stored unchecked.
+it is refused NotImplemented rather than stored unchecked.
 """
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ class ChecksumAlgorithm(Enum):
             case ChecksumAlgorithm.CRC64NVME:
                 if crt_checksums is None:
                     raise S3Error(
-                        S3ErrorCode.InvalidRequest,
-                        "The CRC64NVME checksum algorithm is not supported by this gateway (it needs the "
+                        S3ErrorCode.NotImplemented,
+                        "The CRC64NVME checksum algorithm is not implemented by this gateway (it needs the "
                         "awscrt package); use CRC32, CRC32C, SHA1 or SHA256.",
                     )
                 return _Crc64Nvme()

@@ -82,6 +82,14 @@ class SignedRequest:
         return f"{self.date}/{self.region}/{self.service}/{TERMINATOR}"
 
 
+class Unsigned(S3Error):
+    """A request with no signature at all (anonymous): AccessDenied, unless the gateway can say more (S3
+    answers NoSuchBucket for a bucket that does not exist, signed or not)."""
+
+    def __init__(self) -> None:
+        super().__init__(S3ErrorCode.AccessDenied)
+
+
 def signing_key(secret: str, date: str, region: str, service: str) -> bytes:
     """The key derived from the secret for one day, region and service (what OM may hand out)."""
     key = _hmac(f"AWS4{secret}".encode(), date)
@@ -111,7 +119,7 @@ def parse(raw_query: str, headers: Headers, now: datetime, *, region: str | None
         signed = _parse_header_auth(authorization, headers)
         _check_skew(signed.amz_date, now)
     else:
-        raise S3Error(S3ErrorCode.AccessDenied)
+        raise Unsigned
     _check_scope(signed, region)
     _check_headers_signed(signed, headers)
     return signed

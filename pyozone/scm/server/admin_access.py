@@ -1,23 +1,43 @@
-"""Who may change the cluster through SCM's admin protocol: the administrators (ozone.administrators and
-ozone.administrators.groups; by default the user SCM runs as), as Ozone's SCM checkAdminAccess.
+"""Who may use SCM's admin protocol, as Ozone's StorageContainerManager.checkAdminAccess(user, isRead).
 
-The check is on with ozone.security.enabled or ozone.acl.enabled; without either, SCM stays as open as it
-was. The caller is who its certificate names over mutual TLS, else the user x-ozone-user claims (contract 4
-of issue 15: the kernel's caller_name).
+A call that changes the cluster is for administrators only (ozone.administrators and
+ozone.administrators.groups; by default the user SCM runs as). A call that reads SCM's containers,
+pipelines or datanodes (where each replica lives) is also for read-only administrators
+(ozone.readonly.administrators, ozone.readonly.administrators.groups) and, over mutual TLS, for the
+services that read containers for their own work (READERS).
+
+The checks are on with ozone.security.enabled or ozone.acl.enabled; without either, SCM stays as open as it
+was. The caller is who its certificate names over mutual TLS, whatever x-ozone-user claims: SCM takes no
+proxied user, so the S3 gateway's certificate is the unprivileged "s3g" (issue 28 defect 3). Without TLS it
+is the user x-ozone-user claims (the kernel's certificate_caller).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import grpc
+from aiohttp import web
 
 from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import grpc_peer_identity
+from pyozone.common.tls import grpc_peer_identity, ssl_peer_identity
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled
 from pyozone.config import OzoneConfiguration
-from pyozone.hdds.security.acl import caller_name
+from pyozone.hdds.security.acl import certificate_caller
 from pyozone.hdds.security.users import Administrators, UserGroups
+from pyozone.hdds.security.x509 import CertRole
+
+READERS = frozenset({CertRole.OM, CertRole.DATANODE})
+"""Services whose certificate may read containers: OM (a key's replicas, om/scm.py) and a datanode (whether
+SCM allocated the container a write names, datanode/xceiver/allocations.py)."""
+
+
+class AdminRight(Enum):
+    """Ozone's isRead argument of checkAdminAccess."""
+
+    READ = "read"
+    WRITE = "write"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +45,7 @@ class AdminAccess:
     enabled: bool
     tls: bool
     administrators: Administrators
+    read_only: Administrators
     groups: UserGroups
 
     @classmethod
@@ -33,21 +54,42 @@ class AdminAccess:
             security_enabled(conf) or bool(conf.get("ozone.acl.enabled")),
             grpc_tls_enabled(conf),
             Administrators.from_conf(conf),
+            Administrators.read_only_from_conf(conf),
             UserGroups.from_conf(conf),
         )
 
-    async def require(self, context: grpc.aio.ServicerContext) -> None:
-        """Returns for an administrator; else ends the call with PERMISSION_DENIED in Ozone's words."""
+    async def require(self, context: grpc.aio.ServicerContext, right: AdminRight = AdminRight.WRITE) -> None:
+        """Returns when the caller may; else ends the call with PERMISSION_DENIED in Ozone's words."""
         if not self.enabled:
             return
         claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
         peer = grpc_peer_identity(context) if self.tls else None
         try:
-            user, _ = caller_name(peer, claimed, self.tls)
+            user = certificate_caller(peer, claimed, self.tls)
         except ValueError as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{USER_METADATA}: {e}")
-        if not self.administrators.permits(user, self.groups.groups(user)):
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED,
-                f"Access denied for user {user}. SCM superuser privilege is required.",
-            )
+        if self.permits(user, right, peer.role if peer is not None else None):
+            return
+        await context.abort(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"Access denied for user {user}. SCM superuser privilege is required.",
+        )
+
+    def web_reader(self, request: web.Request) -> bool:
+        """Whether an https request's certificate may read SCM's datanodes, pipelines and containers on
+        its web API, as `require(READ)` on the admin protocol. A plaintext request (no TLS) may, as
+        every other web endpoint; one whose connection is gone may not."""
+        if request.transport is None:
+            return False
+        ssl_object = request.transport.get_extra_info("ssl_object")
+        if not self.enabled or ssl_object is None:
+            return True
+        peer = ssl_peer_identity(ssl_object)
+        return self.permits(peer.principal, AdminRight.READ, peer.role)
+
+    def permits(self, user: str, right: AdminRight, role: CertRole | None = None) -> bool:
+        """`role`: the caller's certificate's, over mutual TLS."""
+        groups = self.groups.groups(user)
+        if self.administrators.permits(user, groups):
+            return True
+        return right is AdminRight.READ and (self.read_only.permits(user, groups) or role in READERS)

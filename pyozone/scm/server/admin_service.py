@@ -1,9 +1,12 @@
 """ScmAdminProtocolService: what `pyozone admin` asks of a live SCM, as a thin adapter over the core.
 
 Every call runs on the event loop (grpc.aio), so it sees and changes the core between heartbeats,
-never during one. A call that changes the cluster (decommission, maintenance, pipelines, safe mode, the
-Replication Manager, closing a container) is for administrators only, with security or ACLs on
-(admin_access.py).
+never during one. With security or ACLs on (admin_access.py), a call that changes the cluster
+(decommission, maintenance, pipelines, safe mode, the Replication Manager, closing a container) is for
+administrators only, and one that reads SCM's datanodes, pipelines or containers (their lists, a
+container's replicas, the Replication Manager's report, a snapshot) for administrators, read-only
+administrators, OM and the datanodes. SCM's identity, safe mode and whether the Replication Manager runs
+stay open to every caller, as in Ozone.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pyozone.protocol.common import container_id, enum_from_proto, pipeline_id_f
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
-from pyozone.scm.server.admin_access import AdminAccess
+from pyozone.scm.server.admin_access import AdminAccess, AdminRight
 from pyozone.scm.server.listings import container_view, datanode_listing, pipeline_view
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import InvalidRequest, parse, rpc, rpc_stream
@@ -76,6 +79,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def queryNode(
         self, request: pb.NodeQueryRequestProto, context: Context
     ) -> pb.NodeQueryResponseProto:
+        await self._admins.require(context, AdminRight.READ)
         health = _optional(request, "state", NodeState)
         op = _optional(request, "opState", NodeOperationalState)
         nodes = self.core.nodes
@@ -127,6 +131,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def listPipelines(
         self, request: pb.ListPipelineRequestProto, context: Context
     ) -> pb.ListPipelineResponseProto:
+        await self._admins.require(context, AdminRight.READ)
         nodes = self.core.nodes
         views = (pipeline_view(nodes, pipeline) for pipeline in self.core.pipelines.pipelines())
         return pb.ListPipelineResponseProto(
@@ -186,6 +191,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def listContainer(
         self, request: pb.SCMListContainerRequestProto, context: Context
     ) -> pb.SCMListContainerResponseProto:
+        await self._admins.require(context, AdminRight.READ)
         if not 0 < request.count <= MAX_LIST_COUNT:
             raise InvalidRequest(f"count: must be in 1..{MAX_LIST_COUNT}, got {request.count}")
         state = _optional(request, "state", LifeCycleState)
@@ -206,6 +212,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
     async def getContainer(
         self, request: pb.GetContainerRequestProto, context: Context
     ) -> pb.GetContainerResponseProto:
+        await self._admins.require(context, AdminRight.READ)
         view = container_view(self.core, parse(container_id, request.containerID, "containerID"))
         response = pb.GetContainerResponseProto(containerInfo=p.container_info_to_proto(view.info))
         for replica in view.replicas:
@@ -262,6 +269,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
         self, request: pb.GetReplicationManagerReportRequestProto, context: Context
     ) -> pb.GetReplicationManagerReportResponseProto:
         """The report of the last full check (empty, timestamp 0, before the first one completes)."""
+        await self._admins.require(context, AdminRight.READ)
         return pb.GetReplicationManagerReportResponseProto(
             report=rm_report_to_proto(self.core.replication.report)
         )
@@ -294,6 +302,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
         self, request: pb.SnapshotRequestProto, context: Context
     ) -> AsyncIterator[pb.SnapshotChunkProto]:
         """`pyozone admin snapshot`: see snapshot_source.py."""
+        await self._admins.require(context, AdminRight.READ)
         if request.batchRows > MAX_SNAPSHOT_BATCH_ROWS:
             raise InvalidRequest(f"batchRows: at most {MAX_SNAPSHOT_BATCH_ROWS}, got {request.batchRows}")
         if self.snapshot_source is None:

@@ -37,6 +37,7 @@ from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.security.manager import ScmSecurity
+from pyozone.scm.server.admin_access import AdminAccess
 from pyozone.scm.server.admin_service import AdminService
 from pyozone.scm.server.block_service import BlockService, add_block_service
 from pyozone.scm.server.ca_files import (
@@ -157,7 +158,7 @@ class ScmDaemon:
                 self.metrics,
                 conf,
                 readiness_routes(self.core, lambda: self.serving),
-                scm_api(self.core, self.storage.scm_uuid),
+                scm_api(self.core, self.storage.scm_uuid, AdminAccess.from_conf(conf).web_reader),
                 UI,
                 administrators_only(conf),
             )

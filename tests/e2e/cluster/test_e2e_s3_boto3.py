@@ -43,9 +43,7 @@ def test_buckets_are_listed_headed_and_located(client) -> None:  # type: ignore[
     assert "scenario" in names
     client.head_bucket(Bucket="scenario")
     assert client.get_bucket_location(Bucket="scenario")["LocationConstraint"] is None
-    with pytest.raises(ClientError) as e:
-        client.create_bucket(Bucket="scenario")
-    assert code_of(e.value) == "BucketAlreadyOwnedByYou"
+    client.create_bucket(Bucket="scenario")  # your own again: 200 in us-east-1, as Amazon answers
     with pytest.raises(ClientError) as e:
         client.head_bucket(Bucket="no-such-bucket")
     assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404

@@ -90,9 +90,15 @@ def other(client: OzoneClient) -> KeyLocation:
     return location
 
 
-def sign(key: ManagedSecretKey, block: BlockID, expiry_ms: int, modes: frozenset[AccessMode] = ALL) -> str:
+def sign(
+    key: ManagedSecretKey,
+    block: BlockID,
+    expiry_ms: int,
+    modes: frozenset[AccessMode] = ALL,
+    max_length: int = 4 * MiB,
+) -> str:
     return encode_token(
-        issue_block_token(BlockTokenIdentifier("mallory", block, expiry_ms, modes, 0, key.id), key)
+        issue_block_token(BlockTokenIdentifier("mallory", block, expiry_ms, modes, max_length, key.id), key)
     )
 
 
@@ -293,3 +299,104 @@ def test_the_client_writes_and_reads_with_oms_tokens(
         assert reader.readall() == data
     locations = client.key_info(VOL, bucket, name).locations
     assert locations and all(loc.token for loc in locations)
+
+
+# ------------------------------------------------------------------ issue 28: what a token does not allow
+@pytest.fixture(scope="module")
+def mallory(cluster: SecureCluster, tls: TlsStore | None) -> TlsStore | None:
+    """Another user's certificate (issued by the administrator) when the ports are mutual TLS."""
+    if tls is None:
+        return None
+    certs = cluster.user_conf("mallory").parent / "certs"
+    return TlsStore(TlsPaths(certs / "private.pem", certs / "certificate.crt", certs / "ca.crt"))
+
+
+def put_block(
+    location: KeyLocation, target: BlockID, token: str, bcsid: int
+) -> pb.ContainerCommandRequestProto:
+    """A direct putBlock (no pipelineID) of `target` claiming BCSID `bcsid`."""
+    proto = pb.DatanodeBlockID(
+        containerID=target.container_id, localID=target.local_id, blockCommitSequenceId=bcsid
+    )
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.PutBlock, containerID=target.container_id, encodedToken=token,
+        putBlock=pb.PutBlockRequestProto(blockData=pb.BlockData(blockID=proto), eof=True),
+    )  # fmt: skip
+
+
+def test_a_write_token_does_not_let_a_user_set_a_containers_bcsid(
+    mallory: TlsStore | None,
+    block: tuple[KeyLocation, bytes],
+    secret_key: ManagedSecretKey,
+    client: OzoneClient,
+) -> None:
+    """Issue 28 defect 1: with a write token for a block of her own in container C, a user's direct
+    putBlock claiming BCSID 2^62 to each member of C's pipeline is refused; another user's key written
+    through the pipeline afterwards reads back."""
+    location, _ = block
+    target = BlockID(location.container_id, location.local_id + 3_000_000)
+    token = sign(secret_key, target, int(time.time() * 1000) + 3_600_000)
+    for datanode in location.pipeline.members:
+        answer = xceiver(mallory, datanode, put_block(location, target, token, 1 << 62))
+        assert pb.Result.Name(answer.result) == "UNSUPPORTED_REQUEST", answer.message
+    data = secrets.token_bytes(300 * KiB)
+    client.put_key(VOL, BUCKET, "after-the-attack", data, datastream=False)
+    with client.read_key(VOL, BUCKET, "after-the-attack") as reader:
+        assert reader.readall() == data
+
+
+def test_a_write_beyond_the_tokens_max_length_is_refused(
+    mallory: TlsStore | None, block: tuple[KeyLocation, bytes], secret_key: ManagedSecretKey
+) -> None:
+    """Issue 28 defect 2 (the datanode's half): a token for 16 KiB of a block does not let a user store
+    more, through the pipeline's leader or over the datastream port."""
+    location, _ = block
+    leader = location.pipeline.leader()
+    assert leader is not None
+    target = BlockID(location.container_id, location.local_id + 4_000_000)
+    small = sign(secret_key, target, int(time.time() * 1000) + 3_600_000, max_length=16)
+    message = refused(xceiver(mallory, leader, write_chunk(location, target, small)))
+    assert (
+        message.startswith("beyond maxLength: WriteChunk reaches byte 30 of ")
+        and "allows 16 bytes" in message
+    )
+    header = ds.WriteHeader(
+        target.container_id, target.local_id, location.pipeline.id, ChecksumType.NONE, 16 * KiB, (), 0, small
+    )
+    with datastream(mallory, leader) as sock:
+        sock.sendall(ds.encode_header(header) + ds.encode_packet(ds.PacketKind.DATA, 0, 32, 0) + bytes(32))
+        ack, length = ds.decode_ack_frame(receive(sock, ds.ACK.size))
+        text = receive(sock, length).decode() if length else ""
+    assert refused((ack.result, text)).startswith("beyond maxLength: a datastream packet reaches byte 32")
+
+
+def test_a_datastream_chain_reaches_only_the_pipelines_members(
+    mallory: TlsStore | None, block: tuple[KeyLocation, bytes], secret_key: ManagedSecretKey
+) -> None:
+    """Issue 28 defect 5: a chain naming a socket outside the pipeline is refused before any connection,
+    with nothing said about what it named."""
+    location, _ = block
+    first = location.pipeline.members[0]
+    with socket.create_server(("127.0.0.1", 0)) as trap:
+        trap.setblocking(False)
+        hop = ds.Hop(location.pipeline.members[1].uuid, "127.0.0.1", trap.getsockname()[1])
+        target = BlockID(location.container_id, location.local_id + 5_000_000)
+        token = sign(secret_key, target, int(time.time() * 1000) + 3_600_000)
+        header = ds.WriteHeader(
+            target.container_id,
+            target.local_id,
+            location.pipeline.id,
+            ChecksumType.NONE,
+            16 * KiB,
+            (hop,),
+            0,
+            token,
+        )
+        with datastream(mallory, first) as sock:
+            sock.sendall(ds.encode_header(header))
+            ack, length = ds.decode_ack_frame(receive(sock, ds.ACK.size))
+            text = receive(sock, length).decode() if length else ""
+        assert pb.Result.Name(ack.result) == "GROUP_MISMATCH" and "nothing was forwarded" in text, text
+        assert str(hop.port) not in text
+        with pytest.raises(BlockingIOError):
+            trap.accept()

@@ -65,3 +65,14 @@ def test_revokesecret_asks_first(s3: Callable[..., Result], monkeypatch: pytest.
     refused = s3("revokesecret", "-u", "bob", "-y")
     assert refused.code == 1
     assert refused.err.startswith("pyozone s3: error: S3_SECRET_NOT_FOUND: ")
+
+
+@pytest.mark.parametrize("command", ["getsecret", "revokesecret"])
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_or_blank_user_is_refused_not_taken_for_you(
+    s3: Callable[..., Result], command: str, name: str
+) -> None:
+    """Issue 28 defect 19d: `-u ""` answered with the default user's key pair."""
+    refused = s3(command, "-u", name, "-y") if command == "revokesecret" else s3(command, "-u", name)
+    assert (refused.code, refused.out) == (1, "")
+    assert refused.err == f"pyozone s3: error: -u {name!r}: an empty or blank user name\n"

@@ -301,6 +301,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         self.safe_mode = False
         self.safe_mode_answers = 0  # answer this many block allocations SCM_IN_SAFE_MODE
         self.unavailable = 0  # answer this many block allocations UNAVAILABLE
+        self.commit_unavailable = 0  # answer this many commitKeys UNAVAILABLE (OM restarting)
         self.replace_excluded = True
         self._ids = itertools.count(1)
         self._local_ids = itertools.count(1001)
@@ -473,6 +474,9 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
 
     def commitKey(self, request, context):  # type: ignore[no-untyped-def]
         with self.cluster.lock:
+            if self.commit_unavailable:
+                self.commit_unavailable -= 1
+                context.abort(grpc.StatusCode.UNAVAILABLE, "OM is restarting")
             open_key = self.open_keys.pop(request.clientID, None)
             if open_key is None:
                 _abort(context, grpc.StatusCode.NOT_FOUND, "KEY_NOT_FOUND", f"no open key {request.clientID}")

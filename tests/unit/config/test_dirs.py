@@ -3,13 +3,14 @@ octal or symbolic as Ozone takes it), so no other local user reads om.db's S3 se
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.config.dirs import dir_permissions, metadata_dir, private_dir, single_dir
+from pyozone.config.dirs import daemon_umask, dir_permissions, metadata_dir, private_dir, single_dir
 
 
 def _mode(path: Path) -> int:
@@ -63,3 +64,20 @@ def test_a_db_dir_of_its_own_is_private_too(tmp_path: Path) -> None:
     db.mkdir(mode=0o777)
     assert single_dir(OzoneConfiguration({"ozone.om.db.dirs": str(db)}), "ozone.om.db.dirs", "OM") == db
     assert _mode(db) == 0o750
+
+
+@pytest.mark.parametrize(("value", "dir_mode", "file_mode"), [("750", 0o750, 0o640), ("700", 0o700, 0o600)])
+def test_a_daemons_umask_gives_what_it_makes_later_the_mode(
+    tmp_path: Path, value: str, dir_mode: int, file_mode: int
+) -> None:
+    """Issue 28 defect 9: RocksDB's directories, pipeline logs and containers were 0755, below a 0750 one."""
+    before = os.umask(0o022)
+    try:
+        with daemon_umask(OzoneConfiguration({"ozone.metadata.dirs.permissions": value})):
+            (tmp_path / "om.db" / "sub").mkdir(parents=True)
+            (tmp_path / "om.db" / "LOG").write_bytes(b"")
+        assert os.umask(0o022) == 0o022  # given back
+    finally:
+        os.umask(before)
+    assert _mode(tmp_path / "om.db") == _mode(tmp_path / "om.db" / "sub") == dir_mode
+    assert _mode(tmp_path / "om.db" / "LOG") == file_mode

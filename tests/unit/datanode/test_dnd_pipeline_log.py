@@ -280,3 +280,51 @@ async def test_a_follower_refusing_what_the_leader_applied_has_failed(tmp_path: 
         assert {i.datanodeUuid for i in watched.commitInfos if i.commitIndex < index} == {dns[2].uuid}
         beat = await wait_for_beat(scms[0], lambda hb: hb.pipeline_actions)
         assert "CONTAINER_UNHEALTHY where the leader had SUCCESS" in beat.pipeline_actions[0].reason
+
+
+def _direct(request: pb.ContainerCommandRequestProto, bcsid: int = 0) -> pb.ContainerCommandRequestProto:
+    """The request sent outside the pipeline (no pipelineID), its block id claiming BCSID `bcsid`."""
+    direct = pb.ContainerCommandRequestProto()
+    direct.CopyFrom(request)
+    direct.ClearField("pipelineID")
+    if direct.HasField("putBlock"):
+        direct.putBlock.blockData.blockID.blockCommitSequenceId = bcsid
+    return direct
+
+
+def _get_block(local_id: int) -> pb.ContainerCommandRequestProto:
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.GetBlock, containerID=CID,
+        getBlock=pb.GetBlockRequestProto(blockID=pb.DatanodeBlockID(containerID=CID, localID=local_id)),
+    )  # fmt: skip
+
+
+@async_test
+async def test_a_client_cannot_set_a_containers_bcsid_outside_the_log(tmp_path: Path) -> None:
+    """Issue 28 defect 1: a direct putBlock claiming BCSID 2^62 on every member made each later putBlock
+    through the log a replay, dropped while the leader answered SUCCESS. A RATIS container takes writes
+    only through its pipeline's log; its BCSID is the log's index, never the client's number."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        mine = _requests(1, b"m" * 1000, 1000)
+        _ok(await _send(dns[0], mine))
+        before = {dn.uuid: dn.containers.require(CID).bcsid for dn in dns}
+        for dn in dns:
+            close = pb.ContainerCommandRequestProto(
+                cmdType=pb.CloseContainer, containerID=CID, closeContainer=pb.CloseContainerRequestProto()
+            )
+            for attack in (_direct(mine[-1], 1 << 62), _direct(mine[0]), close):
+                (answer,) = await _send(dn, [attack])
+                assert pb.Result.Name(answer.result) == "UNSUPPORTED_REQUEST", answer.message
+                assert "through its pipeline's log" in answer.message
+        assert {dn.uuid: dn.containers.require(CID).bcsid for dn in dns} == before
+        assert all(dn.containers.require(CID).state is ReplicaState.OPEN for dn in dns)
+        theirs = b"t" * 3000
+        answers = await _send(dns[0], _requests(2, theirs, 1000))
+        _ok(answers)
+        _ok(await _send(dns[0], [_watch(answers[-1].logIndex)]))
+        for dn in dns:  # every replica has the other writer's block, at the log's index
+            (got,) = await _send(dn, [_get_block(2)])
+            _ok([got])
+            assert got.getBlock.blockData.size == len(theirs)
+            assert got.getBlock.blockData.blockID.blockCommitSequenceId == answers[-1].logIndex

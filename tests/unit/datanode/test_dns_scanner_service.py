@@ -7,6 +7,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from pyozone.datanode.scanner_service import ContainerScannerService
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.hdds.states import ReplicaState
@@ -148,4 +150,33 @@ def test_cancelling_the_service_mid_pass_halts_the_scanning_threads(tmp_path: Pa
         assert all(c.state is ReplicaState.CLOSED for c in node.containers)
     finally:
         executor.shutdown(wait=True)
+        node.close()
+
+
+def test_a_container_deleted_while_queued_or_scanned_is_skipped_not_failed(
+    tmp_path: Path, executor: ThreadPoolExecutor, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 28 defect 19a: SCM force-deletes replicas at any time (a chaos run counted 7 as UNHEALTHY). One
+    deleted while it is being read, or while its scan is queued, went away: it did not fail its scan."""
+    node = scanner_node(tmp_path, **{"hdds.container.scrub.volume.bytes.per.second": "1KB"})
+    try:
+        for cid in (1, 2, 3, 4):
+            fill(node, cid)
+        by_volume: dict[Path, list[int]] = {}
+        for container in sorted(node.containers, key=lambda c: c.container_id):
+            by_volume.setdefault(container.volume.root, []).append(container.container_id)
+        (a_scanned, a_queued), (b_scanned, b_kept) = by_volume.values()  # each volume scans its lowest first
+        doomed = [a_scanned, b_scanned, a_queued]
+        service = ContainerScannerService(node.containers, node.conf, executor)
+
+        def pause(seconds: float) -> None:  # a scan's first throttle pause, mid-block: SCM's deletes arrive
+            while doomed:
+                node.containers.delete(doomed.pop(), force=True)
+
+        service._pause = pause  # type: ignore[method-assign]
+        results = asyncio.run(service.scan_once())
+        assert [(r.container_id, r.healthy) for r in results] == [(b_kept, True)]
+        assert (service.progress.unhealthy_found, service.progress.pass_unhealthy) == (0, ())
+        assert "failed its scan" not in caplog.text
+    finally:
         node.close()

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pyozone.freon.runner import Load, Run, run
+from pyozone.freon.runner import Load, Run, RunEnd, RunOver, run
 
 RUN = Run("tool", "ops", (ValueError,), lambda index: f"op {index}")
 
@@ -87,3 +87,19 @@ def test_latencies_are_per_operation() -> None:
 
     report = run(RUN, Load(5, 1), one)
     assert all(ms >= 2 for ms in report.latencies_ms)
+
+
+def test_an_operation_the_end_cuts_short_is_interrupted_not_failed() -> None:
+    stop = threading.Event()
+    load = Load(None, 1)
+    end = RunEnd(load, stop)
+
+    def one(index: int) -> int:  # a key of many gigabytes, checking its run's end between pieces
+        stop.set()  # the run ends while it is in progress
+        if end.over():
+            raise RunOver(f"op {index}")
+        return 1
+
+    report = run(RUN, load, one, stop=stop, end=end)
+    assert (report.keys, report.failures, report.interrupted) == (0, (), 1)
+    assert dict(report.rows())["interrupted"] == "1"

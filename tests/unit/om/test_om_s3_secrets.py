@@ -78,6 +78,6 @@ def test_bad_scopes_are_refused(
 
 
 def test_bad_user_names_are_refused(om: OzoneManager) -> None:
-    for name in ("", "x" * 257, "tab\there"):
+    for name in ("", " ", "  \u3000", "x" * 257, "tab\there"):  # blank: issue 28 defect 19d
         assert code(om.s3_secrets.get, name) is OMResultCode.INVALID_REQUEST
         assert code(om.s3_secrets.revoke, name) is OMResultCode.INVALID_REQUEST

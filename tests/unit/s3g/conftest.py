@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from tests.unit.s3g.gateway_thread import GatewayOnThread, gateway_on_thread
 from tests.unit.s3g.wire import ACCESS_KEY, REGION, SECRET, Captured, capture_server
 
 PYARROW_KEYS = ["a b+c~=é@:$,;/x", "year=2026/part 0.parquet"]
@@ -28,3 +31,10 @@ def pyarrow_requests() -> list[Captured]:
                 out.write(PYARROW_BODY)
             fs.get_file_info(f"bkt/{key}")
     return list(server.captured)
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayOnThread]:
+    """An OM and the S3 gateway on a thread, for one test module."""
+    with gateway_on_thread(tmp_path_factory.mktemp("s3g")) as running:
+        yield running

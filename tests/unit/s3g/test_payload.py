@@ -117,7 +117,7 @@ def test_pyarrow_crc64nvme_trailer(pyarrow_requests: list[Captured]) -> None:
     parts = [request for request in pyarrow_requests if request.method == "PUT"]
     assert parts and all(part.headers["x-amz-trailer"] == "x-amz-checksum-crc64nvme" for part in parts)
     if checksums.crt_checksums is None:
-        error = refused(S3ErrorCode.InvalidRequest, parts[0])
+        error = refused(S3ErrorCode.NotImplemented, parts[0])
         assert "CRC64NVME" in error.message
         return
     data, digests = receive(parts[0], piece=333)
@@ -129,7 +129,7 @@ def test_crc64nvme_refused_without_awscrt(
 ) -> None:
     monkeypatch.setattr(checksums, "crt_checksums", None)
     part = next(request for request in pyarrow_requests if request.method == "PUT")
-    assert "awscrt" in refused(S3ErrorCode.InvalidRequest, part).message
+    assert "awscrt" in refused(S3ErrorCode.NotImplemented, part).message
 
 
 def with_headers(request: Captured, **changes: str | None) -> Captured:

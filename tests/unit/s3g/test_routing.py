@@ -65,6 +65,13 @@ def test_query_keeps_blank_subresources() -> None:
         ("GET", "/b/k?tagging", {}, Operation.GET_OBJECT_TAGGING),
         ("PUT", "/b/k?tagging", {}, Operation.PUT_OBJECT_TAGGING),
         ("DELETE", "/b/k?tagging", {}, Operation.DELETE_OBJECT_TAGGING),
+        ("GET", "/b?versions", {}, Operation.LIST_OBJECT_VERSIONS),
+        ("GET", "/b?versions&key-marker=k&version-id-marker=null", {}, Operation.LIST_OBJECT_VERSIONS),
+        ("PUT", "/b?acl", {}, Operation.PUT_BUCKET_ACL),
+        ("GET", "/b/k?acl", {}, Operation.GET_OBJECT_ACL),
+        ("PUT", "/b/k?acl", {}, Operation.PUT_OBJECT_ACL),
+        ("DELETE", "/b/k?versionId=null", {}, Operation.DELETE_OBJECT),
+        ("GET", "/b/k?versionId=null", {}, Operation.GET_OBJECT),
     ],
 )
 def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
@@ -78,7 +85,10 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("POST", "/b/k", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b?versioning", S3ErrorCode.NotImplemented),
         ("GET", "/b?policy", S3ErrorCode.NotImplemented),
-        ("PUT", "/b/k?acl", S3ErrorCode.NotImplemented),
+        ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
+        ("DELETE", "/b/k?versionId=3HL4kqtJlcpX", S3ErrorCode.NoSuchVersion),
+        ("GET", "/b/k?versionId=3HL4kqtJlcpX", S3ErrorCode.NoSuchVersion),
+        ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
     ],
 )

@@ -11,12 +11,19 @@ Every path is GET, answers JSON, and paginates its lists (`?offset=&limit=`, ans
                     /api/v1/history/containers
 
 Handlers run on the event loop, between the core's ticks and heartbeats, so each answer is one consistent
-reading of the core.
+reading of the core. The overview and safe mode are open to every caller; what says where data lives
+(datanodes, pipelines, containers) answers 403 unless `may_read` lets the caller read it, as SCM's admin
+protocol does (admin_access.py: administrators and read-only administrators).
 """
 
 from __future__ import annotations
 
-from pyozone.common.web.api import ApiHandler
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from pyozone.common.web.api import ApiHandler, Forbidden, Query
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.web.containers import containers_api
 from pyozone.scm.server.web.datanodes import datanodes_api
@@ -24,12 +31,31 @@ from pyozone.scm.server.web.history import ContainerHistory
 from pyozone.scm.server.web.overview import overview_api
 from pyozone.scm.server.web.pipelines import pipelines_api
 
+ReadCheck = Callable[[web.Request], bool]
 
-def scm_api(core: StorageContainerManager, scm_id: str) -> dict[str, ApiHandler]:
-    """The handlers by path. Starts sampling the containers-over-time history on the core's schedule."""
-    return {
-        **overview_api(core, scm_id),
+
+def scm_api(
+    core: StorageContainerManager, scm_id: str, may_read: ReadCheck | None = None
+) -> dict[str, ApiHandler]:
+    """The handlers by path. Starts sampling the containers-over-time history on the core's schedule.
+    `may_read`: who may read datanodes, pipelines and containers (None: everyone, as `pyozone sim`)."""
+    guarded = {
         **pipelines_api(core),
         **datanodes_api(core),
         **containers_api(core, ContainerHistory.attach(core)),
     }
+    if may_read is not None:
+        guarded = {path: _readers_only(handler, may_read) for path, handler in guarded.items()}
+    return {**overview_api(core, scm_id), **guarded}
+
+
+def _readers_only(handler: ApiHandler, may_read: ReadCheck) -> ApiHandler:
+    def guarded(q: Query) -> Any:
+        if not may_read(q.request):
+            raise Forbidden(
+                "only administrators and read-only administrators may read SCM's datanodes, "
+                "pipelines and containers"
+            )
+        return handler(q)
+
+    return guarded

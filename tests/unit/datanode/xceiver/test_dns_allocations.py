@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.datanode.pipelines import Membership, PipelineSet
+from pyozone.datanode.pipelines import Membership, PipelineSet, StreamAddress
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.allocations import ContainerAllocations, ScmContainer, ScmUnreachable
@@ -20,6 +20,7 @@ from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.datastream import Hop
 from tests.unit.datanode.dnd_helpers import async_test
 from tests.unit.datanode.dns_helpers import PIPELINE, Node, block_writes, create, payload, results
 
@@ -192,3 +193,18 @@ async def test_a_container_deleted_here_is_asked_about_again(
     assert await _through_leader(leader, ALLOCATED) == ["CONTAINER_NOT_FOUND"] * 2
     assert ALLOCATED not in node_a.containers
     await leader.close()
+
+
+def test_a_chain_is_checked_against_the_members_datastream_addresses_kept_across_a_restart(
+    node_a: Node, scm: FakeScmContainers, tmp_path: Path
+) -> None:
+    """Issue 28 defect 5: the datastream addresses createPipeline gave are what a chain may name; they
+    survive a restart (pipelines.json)."""
+    streams = {"b": StreamAddress("10.0.0.2", "dn-b", 9855), "c": StreamAddress("10.0.0.3", "dn-c", 9855)}
+    PipelineSet(tmp_path, node_a.uuid).add(PIPELINE, (node_a.uuid, "b", "c"), node_a.uuid, None, streams)
+    allocations = ContainerAllocations(scm, PipelineSet(tmp_path, node_a.uuid))  # read back from disk
+    b, c = Hop("b", "10.0.0.2", 9855), Hop("c", "dn-c", 9855)  # by IP or by host name
+    assert allocations.chain_refusal(PIPELINE, (b, c)) == allocations.chain_refusal(PIPELINE, ()) == ""
+    wrong = [(replace(b, port=9856),), (replace(b, host="10.0.0.9"),), (b, b), (Hop(node_a.uuid, "x", 1),)]
+    assert all("nothing was forwarded" in allocations.chain_refusal(PIPELINE, chain) for chain in wrong)
+    assert "is not in pipeline other" in allocations.chain_refusal("other", (b,))

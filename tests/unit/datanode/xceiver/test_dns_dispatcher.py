@@ -74,17 +74,23 @@ def test_first_write_creates_the_container_and_data_reads_back(dispatcher: Dispa
     assert c.originNodeId == node_a.uuid
 
 
-def test_bcsid_is_assigned_or_taken_from_the_request(dispatcher: Dispatcher, node_a: Node) -> None:
+def test_bcsid_is_assigned_never_taken_from_the_request(dispatcher: Dispatcher, node_a: Node) -> None:
+    """Issue 28 defect 1: a client's blockCommitSequenceId is ignored; a putBlock outside a log commits
+    at the container's next BCSID, one in a log at the entry's index."""
     run(dispatcher, create(1))
     for lid in (1, 2):
         writes, _ = block_writes(1, lid, payload(lid, 100), 100)
         run(dispatcher, *writes)
     assert node_a.containers.require(1).bcsid == 2
-    writes, _ = block_writes(1, 3, payload(3, 100), 100, bcsid=40)  # a leader's log index
+    writes, _ = block_writes(1, 3, payload(3, 100), 100, bcsid=1 << 62)  # a client's claim
     answers = run(dispatcher, *writes)
-    assert answers[-1].putBlock.committedBlockLength.blockID.blockCommitSequenceId == 40
-    assert node_a.containers.require(1).bcsid == 40
-    checks = run(dispatcher, get(1, 3, bcsid=40), get(1, 3, bcsid=41), get(1, 1, bcsid=2))
+    assert answers[-1].putBlock.committedBlockLength.blockID.blockCommitSequenceId == 3
+    assert node_a.containers.require(1).bcsid == 3
+    writes, _ = block_writes(1, 4, payload(4, 100), 100, bcsid=1 << 62)
+    answers = [dispatcher.dispatch(r, 40 + i) for i, r in enumerate(writes)]  # entries 40, 41 of a log
+    assert answers[-1].putBlock.committedBlockLength.blockID.blockCommitSequenceId == 41
+    assert node_a.containers.require(1).bcsid == 41
+    checks = run(dispatcher, get(1, 4, bcsid=41), get(1, 4, bcsid=42), get(1, 1, bcsid=2))
     assert results(checks) == ["SUCCESS", "UNKNOWN_BCSID", "BCSID_MISMATCH"]
 
 

@@ -148,6 +148,18 @@ def test_an_ec_put_block_commits_at_once_and_get_block_returns_its_group_length(
     assert results([dispatcher.dispatch(get)]) == ["CONTAINER_NOT_FOUND"]
 
 
+def test_an_ec_put_block_cannot_set_the_replicas_bcsid(dispatcher: Dispatcher, node_a: Node) -> None:
+    """Issue 28 defect 1: an EC putBlock (no log orders it) commits at the replica's next BCSID whatever
+    BCSID the client claims (Ozone's KeyValueHandler never reads the request's)."""
+    for lid in (1, 2):
+        cells = _cells(EC_OPEN, 3, lid=lid)
+        cells[-1].putBlock.blockData.blockID.blockCommitSequenceId = 1 << 62
+        answers = [dispatcher.dispatch(r) for r in cells]
+        assert results(answers) == ["SUCCESS"] * 3
+        assert answers[-1].putBlock.committedBlockLength.blockID.blockCommitSequenceId == lid
+    assert node_a.containers.require(EC_OPEN).bcsid == 2
+
+
 def test_a_ratis_write_outside_this_datanodes_pipelines_is_still_refused_without_asking_scm(
     dispatcher: Dispatcher, scm: FakeScmContainers
 ) -> None:

@@ -23,7 +23,13 @@ from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier, ContainerTokenIdentifier
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.protocol.tokens import decode_token, encode_token, issue_block_token, issue_container_token
+from pyozone.protocol.tokens import (
+    block_identifier_from_bytes,
+    decode_token,
+    encode_token,
+    issue_block_token,
+    issue_container_token,
+)
 from tests.unit.datanode.dnd_helpers import async_test
 from tests.unit.datanode.dns_helpers import (
     PIPELINE,
@@ -165,6 +171,23 @@ def test_a_log_entry_is_applied_without_its_token(dispatcher: Dispatcher, keys: 
     assert [dispatcher.dispatch(r, index).result for index, r in enumerate(requests, 1)] == [pb.SUCCESS] * 2
 
 
+def test_a_valid_token_does_not_let_a_write_bypass_the_pipeline_log(
+    dispatcher: Dispatcher, keys: FakeKeys, node_a: Node
+) -> None:
+    """Issue 28 defect 1 with security on: a write token for her own block does not let a user put a
+    block (and a BCSID) into a RATIS container's replica outside its pipeline's log."""
+    requests, _ = block_writes(7, 1, payload(1, 1024), 1024)
+    assert [dispatcher.dispatch(r, index).result for index, r in enumerate(requests, 1)] == [pb.SUCCESS] * 2
+    attacks, _ = block_writes(7, 2, payload(2, 1024), 1024, bcsid=1 << 62)
+    for attack in attacks:
+        attack.ClearField("pipelineID")
+        answer = dispatcher.dispatch(with_token(attack, token(keys, 7, 2)))
+        assert pb.Result.Name(answer.result) == "UNSUPPORTED_REQUEST", answer
+        assert f"replicated by pipeline {PIPELINE}" in answer.message
+    container = node_a.containers.require(7)
+    assert container.bcsid == 2 and [b.block_id.local_id for b in container.list_blocks()] == [1]
+
+
 def test_without_tokens_required_nothing_is_checked(node_a: Node, keys: FakeKeys) -> None:
     off = TokenVerifier(keys, block_tokens=False, container_tokens=False, clock=CLOCK)
     dispatcher = Dispatcher(node_a.containers, node_a.uuid, node_a.full.append, tokens=off)
@@ -229,3 +252,55 @@ def test_a_datanode_has_tokens_with_a_certificate_and_a_kind_required() -> None:
     on = OzoneConfiguration({"hdds.block.token.enabled": "true"})
     assert DatanodeTokens.from_conf(on, None) is None  # no certificate: ozone.security.enabled is off
     assert DatanodeTokens.from_conf(OzoneConfiguration(), object()) is None  # type: ignore[arg-type]
+
+
+def test_a_write_beyond_the_tokens_max_length_is_refused(
+    dispatcher: Dispatcher, keys: FakeKeys, node_a: Node
+) -> None:
+    """Issue 28 defect 2: a token for 1 KiB does not let a user store 2 KiB, by writeChunk, putBlock or
+    putSmallFile; the refusal names the limit, and nothing beyond it is written."""
+    dispatcher.dispatch(with_token(create(7), container_token(keys, 7)))
+    small = token(keys, 7, 1, max_length=1024)
+    requests, chunks = block_writes(7, 1, payload(1, 2048), 1024)
+    first, second, put_both = requests
+    assert dispatcher.dispatch(with_token(first, small)).result == pb.SUCCESS  # bytes 0..1024: within
+    message = refusal(dispatcher.dispatch(with_token(second, small)))
+    assert message.startswith("beyond maxLength: WriteChunk reaches byte 2048 of ")
+    assert "allows 1024 bytes (maxLength)" in message
+    assert "beyond maxLength: PutBlock reaches byte 2048" in refusal(
+        dispatcher.dispatch(with_token(put_both, small))
+    )
+    container = node_a.containers.require(7)
+    assert container.used_bytes == 1024 and not list(container.list_blocks())
+    small_file = request(
+        pb.PutSmallFile, 7,
+        putSmallFile=pb.PutSmallFileRequestProto(
+            block=pb.PutBlockRequestProto(blockData=pb.BlockData(blockID=put_both.putBlock.blockData.blockID)),
+            chunkInfo=chunks[1], data=payload(1, 2048)[1024:],
+        ),
+    )  # fmt: skip
+    assert "PutSmallFile reaches byte 2048" in refusal(dispatcher.dispatch(with_token(small_file, small)))
+    enough = token(keys, 7, 1, max_length=2048)
+    assert [dispatcher.dispatch(with_token(r, enough)).result for r in (second, put_both)] == [pb.SUCCESS] * 2
+
+
+@async_test
+async def test_the_leader_refuses_a_write_beyond_max_length_before_it_takes_an_index(
+    groups: PipelineGroups, keys: FakeKeys
+) -> None:
+    requests, _ = block_writes(7, 1, payload(1, 2048), 1024)
+    answer = groups.route(with_token(requests[1], token(keys, 7, 1, max_length=1024)))
+    assert answer is not None and refusal(await answer).startswith("beyond maxLength:")
+    assert groups.get(PIPELINE).log.last_index == 0  # type: ignore[union-attr]
+    await groups.close()
+
+
+def test_the_datanodes_own_write_tokens_allow_exactly_what_they_write(keys: FakeKeys) -> None:
+    signer = TokenSigner(keys, "dn", DAY, block_tokens=True, container_tokens=False, clock=CLOCK).signer()
+    requests, _ = block_writes(7, 1, payload(1, 3000), 1024)
+    lengths = []
+    for r in requests:
+        signed = decode_token(signer(r).encodedToken)
+        assert signed is not None
+        lengths.append(block_identifier_from_bytes(signed.identifier).max_length)
+    assert lengths == [1024, 2048, 3000, 3000]

@@ -17,6 +17,7 @@ from pyozone.hdds.security.acl import (
     Target,
     add_acl,
     caller_name,
+    certificate_caller,
     check_access,
     default_acls,
     inherit_defaults,
@@ -128,6 +129,19 @@ def test_caller_name_by_contract_4() -> None:
     assert caller_name(None, "alice") == ("alice", False)
     with pytest.raises(ValueError):
         caller_name(None, "a@b", tls=False)
+
+
+def test_a_certificate_caller_is_its_certificate_whatever_it_claims() -> None:
+    """SCM takes no proxied user: the gateway's certificate is "s3g" even when it names root (issue 28
+    defect 3)."""
+    s3g = Identity(CertRole.S3G, "s3g", "host")
+    assert certificate_caller(s3g, "root", tls=True) == "s3g"
+    assert certificate_caller(Identity(CertRole.USER, "bob"), "root", tls=True) == "bob"
+    assert certificate_caller(None, "root", tls=True) == "dr.who"
+    assert certificate_caller(None, "root", tls=False) == "root"
+    assert certificate_caller(None, None, tls=False) == "dr.who"
+    with pytest.raises(ValueError):
+        certificate_caller(None, "a@b", tls=False)
 
 
 @pytest.mark.parametrize("role", [CertRole.DATANODE, CertRole.SCM, CertRole.JOIN])

@@ -16,6 +16,7 @@ from pyozone.hdds.security.block_token import (
     ContainerTokenIdentifier,
     Token,
     TokenFailure,
+    check_length,
     verify_block_token,
     verify_container_token,
 )
@@ -109,3 +110,15 @@ def test_container_tokens_cover_one_container() -> None:
 def test_a_token_cannot_be_issued_with_another_key_than_it_names() -> None:
     with pytest.raises(ValueError, match="names secret key"):
         issue_block_token(IDENT, ManagedSecretKey.generate(NOW, DAY))
+
+
+def test_a_write_is_held_to_the_tokens_max_length() -> None:
+    """Issue 28 defect 2: up to maxLength (4096) a write passes; one byte more is refused naming it."""
+    check_length(IDENT, 4096, "WriteChunk")
+    with pytest.raises(BlockTokenError) as e:
+        check_length(IDENT, 4097, "WriteChunk")
+    assert e.value.reason is TokenFailure.BEYOND_MAX_LENGTH
+    assert str(e.value) == (
+        f"beyond maxLength: WriteChunk reaches byte 4097 of {BLOCK}; the token of alice allows 4096 bytes "
+        "(maxLength)"
+    )

@@ -34,3 +34,13 @@ def test_without_administrators_the_daemon_user_is_one(monkeypatch: pytest.Monke
     assert login_user() == "hdfs"
     admins = Administrators.from_conf(OzoneConfiguration())
     assert admins.permits("hdfs") and not admins.permits("alice")
+
+
+def test_read_only_administrators_have_no_default() -> None:
+    nobody = Administrators.read_only_from_conf(OzoneConfiguration())
+    assert not nobody.users and not nobody.groups
+    conf = OzoneConfiguration(
+        {"ozone.readonly.administrators": "rita", "ozone.readonly.administrators.groups": "audit"}
+    )
+    readers = Administrators.read_only_from_conf(conf)
+    assert readers.permits("rita") and readers.permits("eve", ("audit",)) and not readers.permits("eve")

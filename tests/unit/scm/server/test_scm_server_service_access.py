@@ -3,74 +3,26 @@ block protocol, only datanode certificates the datanode protocol, each datanode 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import grpc
 import pytest
 
 from pyozone import protocol as p
-from pyozone.common.fsutil import write_file
-from pyozone.common.tls import TlsPaths, TlsStore, aio_channel
-from pyozone.hdds.security import x509 as X
+from pyozone.common.tls import aio_channel
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
 from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
-from pyozone.scm.server import ScmDaemon
-from pyozone.scm.server.ca_files import init_security
-from pyozone.scm.store.version import init_scm, open_scm_store
 from tests.builders import dn_id
-from tests.unit.scm.server.scm_server_helpers import FakeDatanode, async_test, scm_conf
+from tests.unit.scm.server.scm_server_helpers import FakeDatanode, async_test
+from tests.unit.scm.server.secure_scm_helpers import certificate, refused, secure_scm
 
-SECURE = {
-    "ozone.security.enabled": "true",
-    "hdds.grpc.tls.enabled": "true",
-    "ozone.scm.names": "127.0.0.1",
-    "ozone.scm.security.service.address": "127.0.0.1:0",
-    "ozone.administrators": "ada",
-}
 BOB = Identity(CertRole.USER, "bob")
 OM = Identity(CertRole.OM, "om", "127.0.0.1")
 DN = Identity(CertRole.DATANODE, "dn", "127.0.0.1")
-
-
-@asynccontextmanager
-async def secure_scm(tmp_path: Path) -> AsyncIterator[ScmDaemon]:
-    conf = scm_conf(tmp_path / "scm", SECURE)
-    storage, _ = init_scm(conf)
-    init_security(conf, storage)
-    daemon = ScmDaemon(conf, *open_scm_store(conf))
-    await daemon.start()
-    try:
-        yield daemon
-    finally:
-        await daemon.stop(0.5)
-
-
-def certificate(scm: ScmDaemon, root: Path, identity: Identity, datanode: str | None = None) -> TlsStore:
-    """A certificate SCM's CA issues to `identity` (in process), as files a TlsStore reads."""
-    assert scm.secure is not None
-    ca = scm.secure.security.ca
-    key = X.generate_private_key()
-    hosts = ("127.0.0.1",) if identity.role.is_service else ()
-    cert = ca.issue(X.build_csr(key, identity, hosts, datanode))
-    where = root / f"{identity.principal}-{datanode}"
-    paths = TlsPaths(where / "private.pem", where / "certificate.crt", where / "ca.crt")
-    write_file(paths.key, X.key_to_pem(key), private=True)
-    write_file(paths.cert, X.cert_to_pem(cert))
-    write_file(paths.ca, ca.material.pem)
-    return TlsStore(paths)
-
-
-async def refused(call, request) -> str:
-    with pytest.raises(grpc.aio.AioRpcError) as error:
-        await call(request)
-    assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED, error.value
-    return error.value.details() or ""
 
 
 @async_test

@@ -1,0 +1,63 @@
+"""A client that goes away while the gateway sends it an object (issue 28 defect 14): one log line, not
+aiohttp's "Error handling request" traceback. The key is a stand-in stream of zeros (no datanodes here)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+import pytest
+
+from pyozone.client.models import KeyInfo
+from tests.polling import wait_for
+from tests.unit.s3g.gateway_thread import GatewayOnThread
+
+SIZE = 1 << 30
+
+
+class Zeros:
+    """What GetObject reads: a KeyInputStream's info, seek and read, of a 1 GiB key of zeros."""
+
+    def __init__(self) -> None:
+        self.info = KeyInfo("s3v", "gone", "big", SIZE, 0, 0, "RATIS/THREE", metadata={"ETag": "0" * 32})
+
+    async def __aenter__(self) -> Zeros:
+        return self
+
+    async def __aexit__(self, *_: Any) -> None:
+        pass
+
+    def seek(self, _: int) -> None:
+        pass
+
+    async def read(self, n: int) -> bytes:
+        return bytes(n)
+
+
+def test_a_reader_that_disconnects_leaves_one_log_line(
+    gateway: GatewayOnThread, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    gateway.boto3().create_bucket(Bucket="gone")
+    assert gateway.gateway.client is not None
+
+    async def read_key(*_: Any, **__: Any) -> Zeros:
+        return Zeros()
+
+    monkeypatch.setattr(gateway.gateway.client, "read_key", read_key)
+    caplog.set_level(logging.INFO)
+    headers = gateway.signed_headers("GET", "/gone/big")
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with socket.create_connection(("127.0.0.1", gateway.gateway.port), timeout=10) as sock:
+        sock.sendall(
+            f"GET /gone/big HTTP/1.1\r\nHost: 127.0.0.1:{gateway.gateway.port}\r\n{head}\r\n".encode()
+        )
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
+
+    def gone() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if "disconnected" in r.getMessage()]
+
+    [line] = wait_for(gone, 10, "the gateway noticed the client left", interval_s=0.05)
+    assert "/gone/big" in line.getMessage() and line.exc_info is None
+    assert not [r for r in caplog.records if r.exc_info or "Error handling request" in r.getMessage()]
