@@ -153,11 +153,11 @@ class AsyncOzoneClient:
         )
 
     async def list_buckets(
-        self, volume: str, prefix: str = "", start: str = "", limit: int | None = None, owned: bool = False
+        self, volume: str, prefix: str = "", start: str = "", limit: int | None = None, owner: str = ""
     ) -> list[BucketInfo]:
-        """`owned`: only the caller's buckets (S3's ListBuckets; with ozone.acl.enabled off, all)."""
+        """`owner`: only that user's buckets (S3's ListBuckets)."""
         return await _paged(
-            lambda s, n: self.om.list_buckets(volume, prefix, s, n, owned), start, limit, lambda b: b.name
+            lambda s, n: self.om.list_buckets(volume, prefix, s, n, owner), start, limit, lambda b: b.name
         )
 
     async def delete_bucket(self, volume: str, bucket: str) -> None:

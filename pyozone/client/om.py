@@ -198,11 +198,11 @@ class OmClient:
         await self._call("deleteBucket", pb.DeleteBucketRequest(volume=volume, bucket=bucket), lambda r: None)
 
     async def list_buckets(
-        self, volume: str, prefix: str = "", start: str = "", limit: int = 1000, owned: bool = False
+        self, volume: str, prefix: str = "", start: str = "", limit: int = 1000, owner: str = ""
     ) -> list[BucketInfo]:
-        """`owned`: only the caller's buckets (with ozone.acl.enabled; without, OM knows no caller)."""
+        """`owner`: only that user's buckets."""
         request = pb.ListBucketsRequest(
-            volume=volume, prefix=prefix, startKey=start, maxKeys=limit, ownedByCaller=owned
+            volume=volume, prefix=prefix, startKey=start, maxKeys=limit, owner=owner
         )
         return await self._call(
             "listBuckets", request, lambda r: [BucketInfo.from_proto(b) for b in r.buckets]

@@ -266,18 +266,18 @@ class DeleteBucketResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListBucketsRequest(_message.Message):
-    __slots__ = ("volume", "prefix", "startKey", "maxKeys", "ownedByCaller")
+    __slots__ = ("volume", "prefix", "startKey", "maxKeys", "owner")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     PREFIX_FIELD_NUMBER: _ClassVar[int]
     STARTKEY_FIELD_NUMBER: _ClassVar[int]
     MAXKEYS_FIELD_NUMBER: _ClassVar[int]
-    OWNEDBYCALLER_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     volume: str
     prefix: str
     startKey: str
     maxKeys: int
-    ownedByCaller: bool
-    def __init__(self, volume: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ..., ownedByCaller: _Optional[bool] = ...) -> None: ...
+    owner: str
+    def __init__(self, volume: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ListBucketsResponse(_message.Message):
     __slots__ = ("buckets",)

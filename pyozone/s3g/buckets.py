@@ -8,7 +8,7 @@ from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.om_errors import s3_error
-from pyozone.s3g.request import S3Request
+from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
 XML = "application/xml"
 
@@ -21,19 +21,15 @@ def owner(name: str) -> xml.ET.Element:
     return xml.el("Owner", None, xml.el("ID", name), xml.el("DisplayName", name))
 
 
-MAX_BUCKETS = 1000
-"""The most buckets one ListBuckets answers (S3's listings answer at most 1000)."""
-
-
 async def list_buckets(s3: S3Request) -> web.Response:
-    """The caller's buckets (Amazon lists the buckets the requester owns; with ozone.acl.enabled off, OM
-    knows no owner but the volume's, and every bucket is listed), by name: at most max-buckets (1000),
-    after continuation-token (the last name of the page before), starting with prefix."""
+    """The requester's buckets, as Amazon lists them (a bucket is its creator's: create_bucket), by name: at
+    most max-buckets (1000), after continuation-token (the last name of the page before), starting with
+    prefix."""
     client = s3.gateway.client
     prefix, token = s3.query.get("prefix", ""), s3.query.get("continuation-token", "")
-    limit = min(s3.int_query("max-buckets", MAX_BUCKETS, 1, 10_000), MAX_BUCKETS)
+    limit = min(s3.int_query("max-buckets", MAX_LIST_ENTRIES, 1, 10_000), MAX_LIST_ENTRIES)
     try:
-        buckets = await client.list_buckets(s3.gateway.volume, prefix, token, limit + 1, owned=True)
+        buckets = await client.list_buckets(s3.gateway.volume, prefix, token, limit + 1, owner=s3.access_key)
     except OzoneClientError as e:
         raise s3_error(e) from None
     page = buckets[:limit]

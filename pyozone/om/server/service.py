@@ -210,12 +210,10 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
 
     @rpc
     async def listBuckets(self, request: pb.ListBucketsRequest, context: Context) -> pb.ListBucketsResponse:
-        caller = self.access.caller(context)
-        owner = caller.user if caller is not None and request.ownedByCaller else ""
+        check = partial(self.access.volume, self.access.caller(context), ACLType.LIST, request.volume)
         records = await self._run(
             self.core.list_buckets, request.volume, request.prefix, request.startKey,
-            self._limit(request.maxKeys), owner,
-            check=partial(self.access.volume, caller, ACLType.LIST, request.volume),
+            self._limit(request.maxKeys), request.owner, check=check,
         )  # fmt: skip
         return pb.ListBucketsResponse(buckets=[codec.bucket_to_proto(r) for r in records])
 

@@ -68,6 +68,12 @@ class Cluster:
     async def put(self, key: str, declared: int, stored: int, committed: int | None = None) -> object:
         """openKey(dataSize=declared), `stored` bytes to the datanode in 4 MiB chunks, commitKey of
         `committed` bytes (default: `declared`)."""
+        return await self.stub.commitKey(await self.write(key, declared, stored, committed))
+
+    async def write(
+        self, key: str, declared: int, stored: int, committed: int | None = None
+    ) -> pb.CommitKeyRequest:
+        """put's openKey and writes; the commitKey request it would send."""
         committed = declared if committed is None else committed
         opened = await self.stub.openKey(
             pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key=key, dataSize=declared, type=hdds_pb2.RATIS,
@@ -80,10 +86,14 @@ class Cluster:
         requests, _ = block_writes(block.container_id, block.local_id, b"x" * stored, 4 * MiB)
         assert set(results(await exchange(self.datanode, requests))) == {"SUCCESS"}  # type: ignore[arg-type]
         commit = pb.KeyLocation(blockID=location.blockID, offset=0, length=committed)
-        return await self.stub.commitKey(
-            pb.CommitKeyRequest(volume="vol1", bucket="bkt1", key=key, clientID=opened.clientID,
-                                dataSize=committed, locations=[commit])
-        )  # fmt: skip
+        return pb.CommitKeyRequest(
+            volume="vol1",
+            bucket="bkt1",
+            key=key,
+            clientID=opened.clientID,
+            dataSize=committed,
+            locations=[commit],
+        )
 
     def used(self) -> tuple[int, int]:
         core = self.om.core
@@ -147,5 +157,19 @@ def test_a_block_longer_than_allocated_is_refused_without_a_quota(tmp_path: Path
             assert code is grpc.StatusCode.FAILED_PRECONDITION
             assert "more than the 1 allocated to it" in details
             assert c.used() == (0, 0)
+
+    run(body())
+
+
+def test_a_repeated_commit_under_a_quota_is_answered_as_the_first(tmp_path: Path) -> None:
+    """A client retries a commit whose answer was lost (issue 28 defect 15): the length check does not
+    stand in the way of answering it as the first."""
+
+    async def body() -> None:
+        async with cluster(tmp_path, quota=7 * 1000 * 1000) as c:
+            request = await c.write("k", 1000, 1000)
+            first = await c.stub.commitKey(request)
+            assert await c.stub.commitKey(request) == first
+            assert c.used() == (1000, 1000)
 
     run(body())

@@ -7,6 +7,8 @@ import getpass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pyozone.hdds.security.acl import OzoneAcl, ResourceType
 from pyozone.om.core import OzoneManager
 from pyozone.om.properties import PropertyManager
@@ -26,7 +28,8 @@ def names(reply: dict[str, Any]) -> list[str]:
     return [b["Name"] for b in reply["Buckets"]]
 
 
-def test_list_buckets_shows_only_the_callers_buckets(tmp_path: Path) -> None:
+@pytest.mark.parametrize("om_settings", [ACLS_ON, {}], ids=["acls", "no-acls"])
+def test_list_buckets_shows_only_the_callers_buckets(tmp_path: Path, om_settings: dict[str, str]) -> None:
     def calls(s3: dict[str, Any]) -> None:
         for user, buckets in (("alice", ("a-1", "a-2", "a-3")), ("bob", ("b-1",))):
             for bucket in buckets:
@@ -42,4 +45,4 @@ def test_list_buckets_shows_only_the_callers_buckets(tmp_path: Path) -> None:
         assert names(s3["alice"].list_buckets(Prefix="a-2")) == ["a-2"]
         assert s3["alice"].list_buckets(Prefix="a-2")["Prefix"] == "a-2"
 
-    with_users(tmp_path, ("alice", "bob"), calls, s3_for_everyone, ACLS_ON)
+    with_users(tmp_path, ("alice", "bob"), calls, s3_for_everyone, om_settings)
