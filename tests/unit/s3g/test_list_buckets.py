@@ -44,5 +44,7 @@ def test_list_buckets_shows_only_the_callers_buckets(tmp_path: Path, om_settings
         assert names(rest) == ["a-3"] and "ContinuationToken" not in rest
         assert names(s3["alice"].list_buckets(Prefix="a-2")) == ["a-2"]
         assert s3["alice"].list_buckets(Prefix="a-2")["Prefix"] == "a-2"
+        assert names(s3["alice"].list_buckets(BucketRegion="us-east-1")) == ["a-1", "a-2", "a-3"]
+        assert names(s3["alice"].list_buckets(BucketRegion="eu-west-1")) == []
 
     with_users(tmp_path, ("alice", "bob"), calls, s3_for_everyone, om_settings)
