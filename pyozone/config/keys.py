@@ -197,6 +197,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.open.key.expire.threshold", D, "7d", "An open key older than this is abandoned"),
     _k("ozone.om.open.key.cleanup.limit.per.task", N, "1000", "Expired open keys cleaned per run"),
     _k("ozone.om.container.location.cache.size", N, "100000", "Container locations OM caches"),
+    _k(
+        "ozone.om.server.list.max.size",
+        N,
+        "1000",
+        "Most entries one OM list call answers (asked more: capped)",
+    ),
     _k("ozone.om.container.location.cache.ttl", D, "360m", "How long a cached container location lives"),
     _k(
         "ozone.om.unflushed.transaction.max.count",
@@ -272,7 +278,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.readonly.administrators.groups", T, None, "Groups (comma-separated) allowed admin reads"),
     _k("ozone.om.user.rights", T, "ALL", "Rights a new volume/bucket/key's owner gets"),
     _k("ozone.om.group.rights", T, "READ,LIST", "Rights the owner's groups get on a new object"),
-    _k("ozone.om.volume.listall.allowed", B, "true", "With ACLs, any user may list all volumes (else own)"),
+    _k("ozone.om.volume.listall.allowed", B, "false", "With ACLs, any user may list all volumes"),
     _k("hadoop.user.group.static.mapping.overrides", T, "dr.who=;", "Groups per user: u1=g1,g2;u2=g3"),
     _k("ozone.metadata.dirs.permissions", T, "750", "Mode of a daemon's metadata and db dirs (octal/rwx)"),
     _k("hdds.datanode.data.dir.permissions", T, "700", "Mode of a data volume's hdds dir (octal/rwx)"),
