@@ -98,3 +98,8 @@ class DatanodeInfo:
 
     def remaining(self) -> int:
         return sum(s.remaining for s in self.report.storage if not s.failed)
+
+    def usable(self) -> int:
+        """The working data volumes' usable space (StorageReport.usable), a volume past its floor counting
+        as none: what the node may still take for new replicas."""
+        return sum(max(0, s.usable) for s in self.report.storage if not s.failed)

@@ -84,8 +84,9 @@ def get_excluded_and_used_nodes(
     receive a new one, but does not count for rack placement either. For a QUASI_CLOSED container an
     UNHEALTHY copy with a unique origin is kept, so its node is used. A DEAD maintenance node is out of
     the topology, so it is neither (listing it would only inflate the count the choose checks). Finally
-    nodes with bytes scheduled by pending ADDs whose remaining space, less those bytes, cannot hold two
-    copies of this container are excluded (spec 10.8, last bullet).
+    nodes with bytes scheduled by pending ADDs whose usable space (remaining less committed bytes and the
+    free-space floor, StorageReport.usable), less those bytes, cannot hold two copies of this container
+    are excluded (spec 10.8, last bullet).
     """
     excluded: list[DatanodeID] = []
     used: list[DatanodeID] = []
@@ -113,7 +114,7 @@ def get_excluded_and_used_nodes(
     required = required_replication_space(container.used_bytes)
     for info in nodes:
         scheduled = scheduled_size(info.uuid)
-        if scheduled > 0 and info.uuid not in excluded and info.remaining() - scheduled < required:
+        if scheduled > 0 and info.uuid not in excluded and info.usable() - scheduled < required:
             excluded.append(info.uuid)
     return ExcludedAndUsed(list(dict.fromkeys(excluded)), list(dict.fromkeys(used)))
 
