@@ -8,6 +8,15 @@ from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
 
+REPLICATION_SPACE_FACTOR = 2
+
+
+def required_replication_space(size: int) -> int:
+    """Room a target needs for a replica of `size` bytes: the copy arrives as an archive that is unpacked
+    beside it, so twice the size (Ozone's HddsServerUtil.requiredReplicationSpace). SCM asks it of a
+    target; the target's import reserves it."""
+    return REPLICATION_SPACE_FACTOR * size
+
 
 @dataclass(frozen=True, slots=True)
 class DatanodeDetails:

@@ -65,9 +65,11 @@ class VolumeSet:
     def healthy_volumes(self) -> list[HddsVolume]:
         return [v for v in self.data_volumes if not v.is_failed]
 
-    def choose_volume(self, required_bytes: int | None = None) -> HddsVolume:
+    def choose_volume(self, required_bytes: int | None = None, reserve: bool = False) -> HddsVolume:
         """Round robin over healthy volumes whose usable space exceeds `required_bytes` (default: a
         container's size): free space less the floor and less what open containers were promised.
+        `reserve`: the chosen volume's committed bytes grow by `required_bytes` in the same step, so
+        concurrent choosers cannot all take the same room; the caller gives it back (add_committed).
 
         Ozone's RoundRobinVolumeChoosingPolicy with its AvailableSpaceFilter: successive containers spread
         over the disks, and none goes where it would eat into the floor or another container's space.
@@ -84,6 +86,8 @@ class VolumeSet:
                 usable[index] = volume.report().usable
                 if usable[index] > required:
                     self._next = index + 1
+                    if reserve:
+                        volume.add_committed(required)
                     return volume
         if not usable:
             reasons = "; ".join(f"{v.root}: {v.failure_reason}" for v in volumes)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
-from pyozone.hdds.datanode import DatanodeInfo
+from pyozone.hdds.datanode import DatanodeInfo, required_replication_space
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import LifeCycleState, ReplicaState, ReplicationType
@@ -30,15 +30,8 @@ from pyozone.scm.replication.placement import PlacementPolicy, RackOf
 from pyozone.scm.replication.replica_match import NodeStatusFn
 from pyozone.scm.replication.unhealthy import select_unhealthy_replicas_for_delete
 
-REPLICATION_SPACE_FACTOR = 2
 MAX_REJECTIONS = 3
 """A choose gives up after this many picked nodes turn out unwritable or short of space (11.2)."""
-
-
-def required_replication_space(size: int) -> int:
-    """Room a target needs for a replica of `size` bytes: the copy arrives as an archive that is unpacked
-    beside it, so twice the size (Ozone's HddsServerUtil.requiredReplicationSpace)."""
-    return REPLICATION_SPACE_FACTOR * size
 
 
 def placement_policy_for(container: ContainerInfo) -> PlacementPolicy:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from pyozone.hdds.datanode import NodeReport
+from pyozone.hdds.datanode import NodeReport, required_replication_space
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import NodeState
 from pyozone.scm.replication.pending_ops import PendingOpType
@@ -16,7 +16,6 @@ from pyozone.scm.replication.targets import (
     choose_datanodes,
     get_excluded_and_used_nodes,
     get_target_datanodes,
-    required_replication_space,
 )
 from tests.builders import GB
 from tests.unit.scm.replication.processing.rmp_fakes import (
