@@ -61,10 +61,11 @@ class NodeReport:
     storage: tuple[StorageReport, ...] = ()
     metadata_storage: tuple[StorageReport, ...] = ()
 
-    def has_volume_for(self, size: int) -> bool:
-        """A working data volume whose usable space exceeds `size` (SCMCommonPlacementPolicy.hasEnoughSpace:
-        a replica lives on one volume)."""
-        return any(not s.failed and s.usable > size for s in self.storage)
+    def has_volume_for(self, size: int, pending: int = 0) -> bool:
+        """A working data volume whose usable space, less `pending` (what SCM allocated there since this
+        report, PendingContainerTracker), exceeds `size` (SCMCommonPlacementPolicy.hasEnoughSpace: a
+        replica lives on one volume)."""
+        return any(not s.failed and s.usable - pending > size for s in self.storage)
 
 
 @dataclass(frozen=True, slots=True)
