@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from pyozone.client.client import AsyncOzoneClient
-from pyozone.cluster import supervisor
+from pyozone.cluster import space, supervisor
 from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, plan_cluster
 from pyozone.cluster.status import cluster_ready, om_ready, print_status, s3g_ready, scm_ready, wait_until
 from pyozone.common.cli_options import CLIError, parse_overrides
@@ -28,7 +28,7 @@ from pyozone.common.tls_mode import client_tls, security_enabled
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
 from pyozone.hdds.security.users import login_user
-from pyozone.scm.client.admin_client import ScmAdminClient
+from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
 
 DEFAULT_DATA_DIR = "pyozone-data/cluster"
 DATA_DIR_HELP = (
@@ -144,6 +144,7 @@ def run_up(args: argparse.Namespace) -> int:
             raise CLIError(  # not a directory, read-only, /proc, no space
                 f"--data-dir {args.data_dir}: cannot create the cluster there: {e.strerror}: {e.filename}"
             ) from None
+    _check_space(state)
     _init_scm(state)
     tls = _tls(state)
     https = _http_tls(tls)
@@ -160,12 +161,15 @@ def run_up(args: argparse.Namespace) -> int:
             _check_alive(state),
         )
         with _admin(state, tls) as admin:
-            wait_until(
-                lambda: cluster_ready(admin, len(state.datanodes())),
-                args.timeout,
-                "safe-mode exit with open pipelines",
-                _check_alive(state),
-            )
+            try:
+                wait_until(
+                    lambda: cluster_ready(admin, len(state.datanodes())),
+                    args.timeout,
+                    "safe-mode exit with open pipelines",
+                    _check_alive(state),
+                )
+            except TimeoutError as e:
+                raise TimeoutError(f"{e}{_space_hint(state, admin)}") from None
         if state.has("om"):
             port = state.daemon("om").ports["http"]
             wait_until(lambda: om_ready(port, tls=https), args.timeout, "OM readiness", _check_alive(state))
@@ -186,6 +190,35 @@ def run_up(args: argparse.Namespace) -> int:
     if args.background:
         return 0
     return _watch(state, tls)
+
+
+def _check_space(state: ClusterState) -> None:
+    """Refuses, before anything starts, a cluster whose datanodes' disk cannot hold a container above
+    the free-space floor (SCM would never open a pipeline); warns when it cannot hold one each."""
+    try:
+        disks = space.datanode_disks(state)
+    except OSError as e:
+        raise CLIError(f"cannot read the free space of the datanodes' directories: {e}") from None
+    refusal = space.space_refusal(disks)
+    if refusal is not None:
+        raise CLIError(refusal)
+    warning = space.space_warning(disks)
+    if warning is not None:
+        print(warning, file=sys.stderr)
+
+
+def _space_hint(state: ClusterState, admin: ScmAdminClient) -> str:
+    """What SCM's datanode list says about space when the cluster never got its pipelines."""
+    try:
+        short = space.nodes_without_room(admin.datanodes(), _conf(state))
+    except AdminError:
+        return ""
+    if not short:
+        return ""
+    return (
+        f": SCM reports datanodes without room for a container above their free-space floor "
+        f"({', '.join(short)}); {space.HOW_TO_FIX}"
+    )
 
 
 def _init_scm(state: ClusterState) -> None:

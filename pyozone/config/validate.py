@@ -38,6 +38,8 @@ RULES: tuple[Rule, ...] = (
     (("hdds.scm.block.deletion.per-interval.max",), lambda v: v > 0, "must be > 0"),
     (("ozone.scm.block.size",), lambda v: v > 0, "must be > 0"),
     (("ozone.scm.container.size",), lambda v: v > 0, "must be > 0"),
+    (("hdds.datanode.volume.min.free.space",), lambda v: v >= 0, "must be >= 0"),
+    (("hdds.datanode.dir.du.reserved",), lambda v: v >= 0, "must be >= 0"),
     (("hdds.container.close.threshold",), lambda v: v > 0, "must be > 0 (a fraction of the container size)"),
     (
         ("ozone.scm.block.size", "ozone.scm.container.size"),

@@ -8,6 +8,15 @@ from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
 
+REPLICATION_SPACE_FACTOR = 2
+
+
+def required_replication_space(size: int) -> int:
+    """Room a target needs for a replica of `size` bytes: the copy arrives as an archive that is unpacked
+    beside it, so twice the size (Ozone's HddsServerUtil.requiredReplicationSpace). SCM asks it of a
+    target; the target's import reserves it."""
+    return REPLICATION_SPACE_FACTOR * size
+
 
 @dataclass(frozen=True, slots=True)
 class DatanodeDetails:
@@ -52,10 +61,11 @@ class NodeReport:
     storage: tuple[StorageReport, ...] = ()
     metadata_storage: tuple[StorageReport, ...] = ()
 
-    def has_volume_for(self, size: int) -> bool:
-        """A working data volume whose usable space exceeds `size` (SCMCommonPlacementPolicy.hasEnoughSpace:
-        a replica lives on one volume)."""
-        return any(not s.failed and s.usable > size for s in self.storage)
+    def has_volume_for(self, size: int, pending: int = 0) -> bool:
+        """A working data volume whose usable space, less `pending` (what SCM allocated there since this
+        report, PendingContainerTracker), exceeds `size` (SCMCommonPlacementPolicy.hasEnoughSpace: a
+        replica lives on one volume)."""
+        return any(not s.failed and s.usable - pending > size for s in self.storage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,3 +108,8 @@ class DatanodeInfo:
 
     def remaining(self) -> int:
         return sum(s.remaining for s in self.report.storage if not s.failed)
+
+    def usable(self) -> int:
+        """The working data volumes' usable space (StorageReport.usable), a volume past its floor counting
+        as none: what the node may still take for new replicas."""
+        return sum(max(0, s.usable) for s in self.report.storage if not s.failed)

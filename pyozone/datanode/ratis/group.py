@@ -70,7 +70,8 @@ DETERMINISTIC = frozenset(
 """Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). They
 count as applied, except on a follower when the leader applied the entry (that replica has diverged, see
 RaftGroup._judge); any other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has
-failed the pipeline."""
+failed the pipeline. (A leader without room for a write's new container refuses the write before it enters
+the log, Dispatcher.check_writable, so a full disk does not fail its pipelines.)"""
 
 Apply = Callable[[pb.ContainerCommandRequestProto, int], pb.ContainerCommandResponseProto]
 Response = pb.ContainerCommandResponseProto

@@ -37,6 +37,7 @@ from pyozone.datanode.storage.volume_db import (
     ContainerDB,
     DBError,
 )
+from pyozone.hdds.datanode import required_replication_space
 
 # A descriptor is < 1 KiB; the block metadata of a full 5 GB container is far below this.
 METADATA_LIMIT = 256 << 20
@@ -54,7 +55,12 @@ class ContainerImporter:
         max_bytes: int | None = None,
         max_member_bytes: int | None = None,
     ) -> None:
-        """`container_id`, when known (a replicate command names it), must be the archive's container."""
+        """`container_id`, when known (a replicate command names it), must be the archive's container.
+
+        The import holds twice the container size on its volume's committed bytes until it ends (Ozone's
+        ContainerImporter: HddsVolume.incCommittedBytes of the replication space), so concurrent imports
+        (hdds.datanode.replication.streams.limit) and new containers cannot together cross the free-space
+        floor; DISK_OUT_OF_SPACE when no volume has that room."""
         size = containers.volume_set.container_size
         if container_id is not None and container_id in containers:
             raise ContainerError(Result.CONTAINER_EXISTS, f"container {container_id} exists")
@@ -62,7 +68,8 @@ class ContainerImporter:
         self.container_id = container_id
         self.max_bytes = max_bytes or 2 * size + METADATA_LIMIT
         self.max_member_bytes = max_member_bytes or size
-        self.volume = containers.volume_set.choose_volume(size)
+        self.reserved = required_replication_space(size)
+        self.volume = containers.volume_set.choose_volume(self.reserved, reserve=True)
         self.staging = self.volume.tmp_dir / f"import-{uuid.uuid4().hex}"
         self._dir = self.staging / "container"
         self._digest = hashlib.sha256()
@@ -251,8 +258,10 @@ class ContainerImporter:
         return container
 
     def abort(self) -> None:
-        """Removes everything staged; safe to call more than once."""
+        """Removes everything staged and gives back the reserved space; safe to call more than once."""
         self._closed = True
+        self.volume.add_committed(-self.reserved)
+        self.reserved = 0
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -134,11 +134,13 @@ class ContainerReplica:
         self._sync_committed()
 
     def _sync_committed(self) -> None:
-        """Holds on the volume's committed bytes what this replica may still write while OPEN, and
-        nothing once it leaves OPEN (Ozone's ContainerData commitSpace / releaseCommitSpace): a new
-        container must not take space an open one was promised. Called after every change of state or
-        size, under the container's lock (or before anyone else sees the replica)."""
-        wanted = max(0, self.data.max_size - self.used_bytes) if self.state is ReplicaState.OPEN else 0
+        """Holds on the volume's committed bytes what this replica may still write while OPEN (or
+        RECOVERING: an EC reconstruction writes it like an open one), and nothing once it leaves that
+        state (Ozone's ContainerData commitSpace / releaseCommitSpace): a new container, an import or
+        another reconstruction must not take space this one was promised. Called after every change of
+        state or size, under the container's lock (or before anyone else sees the replica)."""
+        promised = self.state in (ReplicaState.OPEN, ReplicaState.RECOVERING)
+        wanted = max(0, self.data.max_size - self.used_bytes) if promised else 0
         if wanted != self._committed:
             self.volume.add_committed(wanted - self._committed)
             self._committed = wanted

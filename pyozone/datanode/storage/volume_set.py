@@ -65,9 +65,20 @@ class VolumeSet:
     def healthy_volumes(self) -> list[HddsVolume]:
         return [v for v in self.data_volumes if not v.is_failed]
 
-    def choose_volume(self, required_bytes: int | None = None) -> HddsVolume:
+    def check_room(self) -> None:
+        """Raises choose_volume's DISK_OUT_OF_SPACE (and reports the node full) when no volume could take
+        a new container now: a pipeline leader asks before a write that would create one enters the log,
+        so a full disk refuses the write instead of failing the pipeline."""
+        self.choose_volume(probe=True)
+
+    def choose_volume(
+        self, required_bytes: int | None = None, reserve: bool = False, probe: bool = False
+    ) -> HddsVolume:
         """Round robin over healthy volumes whose usable space exceeds `required_bytes` (default: a
         container's size): free space less the floor and less what open containers were promised.
+        `reserve`: the chosen volume's committed bytes grow by `required_bytes` in the same step, so
+        concurrent choosers cannot all take the same room; the caller gives it back (add_committed).
+        `probe`: only whether one would be found; the round robin does not move.
 
         Ozone's RoundRobinVolumeChoosingPolicy with its AvailableSpaceFilter: successive containers spread
         over the disks, and none goes where it would eat into the floor or another container's space.
@@ -83,7 +94,10 @@ class VolumeSet:
                     continue
                 usable[index] = volume.report().usable
                 if usable[index] > required:
-                    self._next = index + 1
+                    if not probe:
+                        self._next = index + 1
+                    if reserve:
+                        volume.add_committed(required)
                     return volume
         if not usable:
             reasons = "; ".join(f"{v.root}: {v.failure_reason}" for v in volumes)

@@ -278,13 +278,16 @@ class Dispatcher:
 
     def check_writable(self, request: Request) -> Callable[[], None] | None:
         """What a leader checks before it puts a client's write into the pipeline log: the container is
-        OPEN here, or not here yet (its first write creates it). Raises ContainerError otherwise. For a
+        OPEN here, or not here yet (its first write creates it) and a volume has room for it (a full disk
+        refuses the write, DISK_OUT_OF_SPACE, rather than failing the pipeline when the entry applies).
+        Raises ContainerError otherwise. For a
         container not here yet it returns SCM's allocation check, which blocks (run it off the event loop):
         the leader asks for the whole pipeline, and its members apply the log's entries without asking."""
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
         if container is None:
             self.containers.refuse_if_missing(cid)
+            self.containers.volume_set.check_room()
             allocations, pipeline_id = self.allocations, request.pipelineID
             replica_index = _replica_index(request)
             if allocations is not None:

@@ -136,7 +136,15 @@ class ContainerManager:
 
     # ------------------------------------------------------------------ lifecycle
     def allocate_container(self, pipeline: Pipeline, owner: str) -> ContainerInfo:
-        """A new OPEN container on the pipeline; refused (SCMException) if the pipeline is CLOSED."""
+        """A new OPEN container on the pipeline; refused (SCMException) if the pipeline is CLOSED or a
+        member has no room for one more container (spec 6.7). Its members count it as pending until they
+        report it (PendingContainerTracker), so the next allocation sees the room it takes."""
+        if not self._nodes.have_room_for_container(pipeline.nodes):
+            raise SCMException(
+                f"no new container on pipeline {pipeline.id}: a member has no room for one (usable space "
+                "less the containers allocated there since its last node report)",
+                ResultCode.FAILED_TO_FIND_NODES_WITH_SPACE,
+            )
         container_id = self._sequence_ids.next_id(CONTAINER_ID)
         info = ContainerInfo(
             container_id,
@@ -148,6 +156,7 @@ class ContainerManager:
         )
         self._pipelines.add_container_to_pipeline(pipeline.id, container_id)
         self._save(info)
+        self._nodes.pending_containers.record(pipeline.nodes, container_id)
         log.info("Allocated container %d on pipeline %s for %s", container_id, pipeline.id, owner)
         return info
 
@@ -240,20 +249,22 @@ class ContainerManager:
         excluded_containers: frozenset[ContainerID] = frozenset(),
     ) -> ContainerInfo | None:
         """Spec 6.7: top the owner up to the open-container limit, then round-robin for space, else allocate.
-        A new container only if every member has room for one (HDDS-12468); the existing ones keep the
-        space their datanodes committed to them.
+        A new container only if every member has room for one (HDDS-12468), counting the containers just
+        allocated there (PendingContainerTracker); the existing ones keep the space their datanodes
+        committed to them.
 
         None when a needed allocation is refused (the caller then tries another pipeline).
         """
         try:
-            room = self._nodes.have_room_for_container(pipeline.nodes)
             ids = self._owner_containers(pipeline.id, owner)
-            if room and len(ids) < self._nodes.open_container_limit(pipeline.nodes):
+            if len(ids) < self._nodes.open_container_limit(
+                pipeline.nodes
+            ) and self._nodes.have_room_for_container(pipeline.nodes):
                 self.allocate_container(pipeline, owner)
                 ids = self._owner_containers(pipeline.id, owner)
             candidates = [cid for cid in ids if cid not in excluded_containers]
             chosen = self._next_with_space(size, owner, pipeline.id, candidates)
-            if chosen is None and not room:
+            if chosen is None and not self._nodes.have_room_for_container(pipeline.nodes):
                 log.debug("No new container on pipeline %s: a member has no room for one", pipeline.id)
                 return None
             return chosen or self.allocate_container(pipeline, owner)

@@ -26,6 +26,7 @@ from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
 from pyozone.scm.node.metrics import NodeMetrics
+from pyozone.scm.node.pending_containers import PendingContainerTracker
 from pyozone.scm.pipeline_limits import PipelineLimitSettings, datanode_pipeline_limit
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class NodeManager:
         self._pipeline_limits = PipelineLimitSettings.from_conf(conf)
         self._owner_container_count: int = conf.get("ozone.scm.pipeline.owner.container.count")
         self._container_size: int = conf.get("ozone.scm.container.size")
+        self.pending_containers = PendingContainerTracker(self._container_size, clock)
 
     # ------------------------------------------------------------------ registration and heartbeat
     def register(
@@ -194,6 +196,7 @@ class NodeManager:
             self.metrics.num_node_report_processing_failed += 1
             return
         self.metrics.num_node_report_processed += 1
+        self.pending_containers.roll(dn)
         before, info.report = info.report, report
         full = _out_of_space(report)
         if before.storage and full != _out_of_space(before):
@@ -296,7 +299,9 @@ class NodeManager:
         return frozenset(self._pipelines.get(dn, ()))
 
     def add_container(self, dn: DatanodeID, container_id: ContainerID) -> None:
+        """The datanode reported the container (ICR or full report): no longer pending there."""
         self._containers.setdefault(dn, set()).add(container_id)
+        self.pending_containers.remove(dn, container_id)
 
     def remove_container(self, dn: DatanodeID, container_id: ContainerID) -> None:
         self._containers.get(dn, set()).discard(container_id)
@@ -329,13 +334,19 @@ class NodeManager:
         """Spec 3.6, as scm/pipeline_limits.py defines it."""
         return datanode_pipeline_limit(self._pipeline_limits, self._nodes.get(dn))
 
+    def has_room_for_container(self, info: DatanodeInfo) -> bool:
+        """The node reports a volume whose usable space, less the containers SCM allocated there since
+        (PendingContainerTracker), exceeds a container."""
+        pending = self.pending_containers.pending_bytes(info.uuid)
+        return info.report.has_volume_for(self._container_size, pending)
+
     def have_room_for_container(self, members: Iterable[DatanodeID]) -> bool:
-        """Every member reports a volume whose usable space exceeds a container (Ozone's
-        PipelineManager.hasEnoughSpace before a new container goes on a pipeline, HDDS-12468): a member
-        under its free-space floor takes no new container until it reports space again."""
+        """Every member has room for one more container (Ozone's PipelineManager.hasEnoughSpace before a
+        new container goes on a pipeline, HDDS-12468): a member under its free-space floor, or whose room
+        SCM has already allocated, takes no new container until it reports space again."""
         for dn in members:
             info = self._nodes.get(dn)
-            if info is None or not info.report.has_volume_for(self._container_size):
+            if info is None or not self.has_room_for_container(info):
                 return False
         return True
 

@@ -48,18 +48,21 @@ class PipelinePlacementPolicy:
 
     def has_enough_space(self, info: DatanodeInfo) -> bool:
         """A data volume whose usable space (remaining less committed less the datanode's free-space
-        floor) exceeds a container, and a metadata volume above the Ratis minimum
+        floor), less the containers SCM allocated there since the report (the pending-allocation
+        tracker), exceeds a container, and a metadata volume above the Ratis minimum
         (SCMCommonPlacementPolicy.hasEnoughSpace). A node out of space is no target until it reports
         space again.
 
-        Cached per node report: reports change every minute, placement asks on every creation.
+        The metadata check is cached per node report: reports change every minute, placement asks on
+        every creation.
         """
+        if not self.nodes.has_room_for_container(info):
+            return False
         cached = self._space.get(info.uuid)
         if cached is not None and cached[0] is info.report:
             return cached[1]
-        ok = info.report.has_volume_for(self.data_size_required) and (
-            self.metadata_size_required <= 0
-            or any(s.remaining > self.metadata_size_required for s in info.report.metadata_storage)
+        ok = self.metadata_size_required <= 0 or any(
+            s.remaining > self.metadata_size_required for s in info.report.metadata_storage
         )
         self._space[info.uuid] = (info.report, ok)
         return ok

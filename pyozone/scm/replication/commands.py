@@ -40,7 +40,7 @@ from pyozone.hdds.commands import (
     SCMCommand,
 )
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
-from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo
+from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, required_replication_space
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
@@ -50,7 +50,6 @@ from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics
 from pyozone.scm.replication.node_ops import NodeOpsCounter
 from pyozone.scm.replication.pending_ops import ContainerReplicaPendingOps, PendingOp, PendingOpType
-from pyozone.scm.replication.targets import required_replication_space
 
 log = logging.getLogger(__name__)
 

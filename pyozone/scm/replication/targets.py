@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
-from pyozone.hdds.datanode import DatanodeInfo
+from pyozone.hdds.datanode import DatanodeInfo, required_replication_space
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import LifeCycleState, ReplicaState, ReplicationType
@@ -30,15 +30,8 @@ from pyozone.scm.replication.placement import PlacementPolicy, RackOf
 from pyozone.scm.replication.replica_match import NodeStatusFn
 from pyozone.scm.replication.unhealthy import select_unhealthy_replicas_for_delete
 
-REPLICATION_SPACE_FACTOR = 2
 MAX_REJECTIONS = 3
 """A choose gives up after this many picked nodes turn out unwritable or short of space (11.2)."""
-
-
-def required_replication_space(size: int) -> int:
-    """Room a target needs for a replica of `size` bytes: the copy arrives as an archive that is unpacked
-    beside it, so twice the size (Ozone's HddsServerUtil.requiredReplicationSpace)."""
-    return REPLICATION_SPACE_FACTOR * size
 
 
 def placement_policy_for(container: ContainerInfo) -> PlacementPolicy:
@@ -84,8 +77,9 @@ def get_excluded_and_used_nodes(
     receive a new one, but does not count for rack placement either. For a QUASI_CLOSED container an
     UNHEALTHY copy with a unique origin is kept, so its node is used. A DEAD maintenance node is out of
     the topology, so it is neither (listing it would only inflate the count the choose checks). Finally
-    nodes with bytes scheduled by pending ADDs whose remaining space, less those bytes, cannot hold two
-    copies of this container are excluded (spec 10.8, last bullet).
+    nodes with bytes scheduled by pending ADDs whose usable space (remaining less committed bytes and the
+    free-space floor, StorageReport.usable), less those bytes, cannot hold two copies of this container
+    are excluded (spec 10.8, last bullet).
     """
     excluded: list[DatanodeID] = []
     used: list[DatanodeID] = []
@@ -113,7 +107,7 @@ def get_excluded_and_used_nodes(
     required = required_replication_space(container.used_bytes)
     for info in nodes:
         scheduled = scheduled_size(info.uuid)
-        if scheduled > 0 and info.uuid not in excluded and info.remaining() - scheduled < required:
+        if scheduled > 0 and info.uuid not in excluded and info.usable() - scheduled < required:
             excluded.append(info.uuid)
     return ExcludedAndUsed(list(dict.fromkeys(excluded)), list(dict.fromkeys(used)))
 

@@ -34,6 +34,8 @@ VIOLATIONS = [
     ({"hdds.scm.unknown-container.action": "IGNORE"}, "hdds.scm.unknown-container.action"),
     ({"ozone.client.checksum.type": "ADLER32"}, "ozone.client.checksum.type"),
     ({"ozone.scm.pipeline.destroy.timeout": "-1s"}, "ozone.scm.pipeline.destroy.timeout"),
+    ({"hdds.datanode.volume.min.free.space": "-1GB"}, "hdds.datanode.volume.min.free.space"),
+    ({"hdds.datanode.dir.du.reserved": "-1"}, "hdds.datanode.dir.du.reserved"),
 ]
 
 

@@ -328,3 +328,24 @@ async def test_a_client_cannot_set_a_containers_bcsid_outside_the_log(tmp_path: 
             _ok([got])
             assert got.getBlock.blockData.size == len(theirs)
             assert got.getBlock.blockData.blockID.blockCommitSequenceId == answers[-1].logIndex
+
+
+@async_test
+async def test_a_leader_without_room_for_a_new_container_refuses_it_and_keeps_the_pipeline(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 defect 16: a leader whose volume could not take the write's new container applied the
+    entry, refused it with DISK_OUT_OF_SPACE and failed itself, so every full disk closed a pipeline and SCM
+    built another. The leader refuses such a write before it enters the log (nothing to diverge, the
+    client turns elsewhere) and the pipeline stays, for its other containers and once space returns."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        for v in dns[0].volumes.data_volumes:
+            v.reserved_bytes = 1 << 62  # the leader's disk fills
+        (answer,) = await _send(dns[0], _requests(1, b"h" * 1000, 1000)[:1])
+        assert answer.result == pb.DISK_OUT_OF_SPACE, answer
+        assert not answer.logIndex and all(CID not in dn.containers for dn in dns)
+        for v in dns[0].volumes.data_volumes:
+            v.reserved_bytes = 0  # space returns: the same pipeline takes the container
+        _ok(await _send(dns[0], _requests(1, b"h" * 1000, 1000)))
+        assert not any(hb.pipeline_actions for scm in cluster.scms for hb in scm.beats())

@@ -17,11 +17,21 @@ from typing import NamedTuple
 import pytest
 
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.storage import ContainerError, ContainerSet, Result, VolumeSet
+from pyozone.datanode.storage import ContainerError, ContainerSet, KeyValueContainer, Result, VolumeSet
+from pyozone.datanode.storage.archive import ExportStream
+from pyozone.datanode.storage.archive_import import ContainerImporter
 from pyozone.datanode.storage.volume import MinFreeSpace
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.states import ReplicaState
 from pyozone.protocol.heartbeat import storage_report_from_proto, storage_report_to_proto
-from tests.unit.datanode.storage.dn_helpers import CLUSTER, DN_UUID, chunk_for, payload, write_block
+from tests.unit.datanode.storage.dn_helpers import (
+    CLUSTER,
+    DN_UUID,
+    chunk_for,
+    open_node,
+    payload,
+    write_block,
+)
 
 MB = 1 << 20
 GB = 1 << 30
@@ -140,4 +150,64 @@ def test_new_containers_go_to_the_volume_above_its_floor(tmp_path: Path, disk: D
     low.reserved_bytes = 4 * MB + 1  # 8 MB - 1 B left to write on it: under its 8 MB floor
     assert low.is_full and not roomy.is_full
     assert {containers.create(cid, DN_UUID, "p1").volume.root for cid in (1, 2, 3)} == {roomy.root}
+    volumes.close()
+
+
+def closed_replica(root: Path, cid: int) -> KeyValueContainer:
+    """A closed replica of `cid` on another datanode (no floor), to export."""
+    source = open_node(root, dn_uuid="99999999-2222-3333-4444-555555555555")
+    container = source.containers.create(cid, "origin", "p1")
+    write_block(container, 1, (300_000,), bcsid=1)
+    container.mark_closing()
+    container.close()
+    return container
+
+
+def test_a_replication_import_reserves_twice_the_container_size(tmp_path: Path, disk: Disk) -> None:
+    """Concurrent imports (up to hdds.datanode.replication.streams.limit) each passed one usable-space
+    check and none reserved anything, so together they crossed the floor (Ozone's ContainerImporter holds
+    2 x the container size on the volume's committed bytes for the import's duration)."""
+    volumes, containers = open_set(tmp_path)
+    [volume] = volumes.data_volumes
+    disk.free = 8 * MB + 5 * MB // 2  # 2.5 MB above the 8 MB floor: room for one import of 2 x 1 MB
+    replicas = [closed_replica(tmp_path / f"src{cid}", cid) for cid in (41, 42, 43)]
+
+    first = ContainerImporter(containers, 41)
+    assert volume.committed == 2 * MB
+    with pytest.raises(ContainerError, match="usable space") as refused:
+        ContainerImporter(containers, 42)
+    assert refused.value.result is Result.DISK_OUT_OF_SPACE
+    assert volume.committed == 2 * MB
+
+    stream = ExportStream(replicas[0], 64 << 10)
+    for piece in stream:
+        first.feed(piece)
+    assert stream.sha256 is not None
+    first.finish(stream.sha256)
+    assert 41 in containers and volume.committed == 0  # a CLOSED replica is owed nothing more
+
+    failed = ContainerImporter(containers, 42)
+    with pytest.raises(ContainerError, match="bad tar header"):
+        failed.feed(b"\x01" * 512)  # the import fails and gives its room back
+    assert volume.committed == 0 and 42 not in containers
+    ContainerImporter(containers, 43).abort()
+    assert volume.committed == 0
+    volumes.close()
+
+
+def test_an_ec_reconstruction_target_commits_its_size(tmp_path: Path, disk: Disk) -> None:
+    """A RECOVERING replica is written like an open one: it holds its size on the volume, so concurrent
+    reconstructions (and new containers) do not take the same room, and gives it back when closed."""
+    volumes, containers = open_set(tmp_path)
+    [volume] = volumes.data_volumes
+    disk.free = 8 * MB + 5 * MB // 2  # room for two 1 MB containers
+    recovering = [containers.create(cid, DN_UUID, "p1", state=ReplicaState.RECOVERING) for cid in (1, 2)]
+    assert volume.committed == 2 * MB
+    with pytest.raises(ContainerError, match="usable space"):
+        containers.create(3, DN_UUID, "p1", state=ReplicaState.RECOVERING)
+    write_block(recovering[0], 1, (4096,), bcsid=1)
+    assert volume.committed == 2 * MB - 4096
+    recovering[0].close()
+    containers.delete(2, force=True)
+    assert volume.committed == 0
     volumes.close()

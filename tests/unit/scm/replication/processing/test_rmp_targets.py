@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
+from pyozone.hdds.datanode import NodeReport, required_replication_space
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import NodeState
 from pyozone.scm.replication.pending_ops import PendingOpType
@@ -14,7 +16,6 @@ from pyozone.scm.replication.targets import (
     choose_datanodes,
     get_excluded_and_used_nodes,
     get_target_datanodes,
-    required_replication_space,
 )
 from tests.builders import GB
 from tests.unit.scm.replication.processing.rmp_fakes import (
@@ -253,6 +254,23 @@ def test_nodes_too_full_for_what_is_already_scheduled_are_excluded() -> None:
     assert excluded_and_used(ctx, container(used=GB), [])[0] == {dn(1)}
     ctx.clock.advance(ctx.config.event_timeout_ms + 1)  # stale schedules no longer count
     assert excluded_and_used(ctx, container(used=GB), [])[0] == set()
+
+
+def test_scheduled_space_counts_the_floor_and_committed_bytes() -> None:
+    """Spec 10.8: remaining less freeSpaceToSpare (and committed bytes, the one usable-space rule) less
+    the scheduled bytes; remaining alone would send a copy across the node's floor (issue 28 defect 18)."""
+    ctx = FakeContext()
+    for i, (floor, committed) in enumerate(((20 * GB, 0), (0, 20 * GB), (0, 0)), start=1):
+        info = ctx.nodes.add(dn(i), remaining=45 * GB)
+        info.report = NodeReport(
+            tuple(replace(s, free_space_to_spare=floor, committed=committed) for s in info.report.storage),
+            info.report.metadata_storage,
+        )
+        deadline = ctx.clock.wall_ms() + 10**9
+        ctx.pending_ops.schedule_add(7, dn(i), 0, None, deadline, 10 * GB)
+        ctx.pending_ops.schedule_add(8, dn(i), 0, None, deadline, 10 * GB)
+    # 45 - 20 - 20 = 5 GB < 2 x 5 GB for the first two; 45 - 20 = 25 GB fits the third
+    assert excluded_and_used(ctx, container(used=5 * GB), [])[0] == {dn(1), dn(2)}
 
 
 def test_ec_container_excluded_and_used_by_index_copies() -> None:
