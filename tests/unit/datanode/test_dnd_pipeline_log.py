@@ -404,3 +404,36 @@ async def test_a_close_through_another_pipelines_log_is_refused(tmp_path: Path) 
         assert pb.Result.Name(answer.result) == "CONTAINER_NOT_FOUND", answer.message
         _ok(await _send(dns[0], _requests(2, b"t" * 1000, 1000)))  # in the log after the refused close
         assert [dn.containers.require(CID).state for dn in dns] == [ReplicaState.OPEN] * 3
+
+
+@async_test
+async def test_a_put_block_must_carry_the_checksums_its_chunks_were_written_with(tmp_path: Path) -> None:
+    """Issue 28 (dn2 defect 2): a putBlock whose chunk list carried checksums other than those its
+    writeChunks were verified with was committed on every replica; a read of that block then made every
+    replica UNHEALTHY, and every other writer of the container failed CONTAINER_UNHEALTHY. The putBlock is
+    refused (CHECKSUM_MISMATCH) on every member alike, and the pipeline stays healthy."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        victim = _requests(1, b"v" * 2000, 1000)
+        _ok(await _send(dns[0], victim))
+        mine = _requests(5, b"m" * 1000, 1000)
+        lying = mine[-1].putBlock.blockData.chunks[0]
+        lying.checksumData.checksums[0] = b"\0\0\0\0"
+        *written, refused = await _send(dns[0], mine)
+        _ok(written)
+        assert pb.Result.Name(refused.result) == "CHECKSUM_MISMATCH", refused.message
+        assert "5_chunk_0" in refused.message
+        her_block = pb.DatanodeBlockID(containerID=CID, localID=5)
+        read = pb.ContainerCommandRequestProto(
+            cmdType=pb.ReadChunk, containerID=CID,
+            readChunk=pb.ReadChunkRequestProto(blockID=her_block, chunkData=lying, readChunkVersion=pb.V1),
+        )  # fmt: skip
+        for dn in dns:  # nothing committed: her read finds no block, and blames no replica
+            (got,) = await _send(dn, [read])
+            assert got.result != pb.SUCCESS
+        assert [dn.containers.require(CID).state for dn in dns] == [ReplicaState.OPEN] * 3
+        answers = await _send(dns[0], _requests(2, b"w" * 1000, 1000))  # others write on, on every replica
+        _ok(answers)
+        _ok(await _send(dns[0], [_watch(answers[-1].logIndex)]))
+        for dn in dns:
+            _ok(await _send(dn, [_get_block(1), _get_block(2)]))
