@@ -243,13 +243,13 @@ class Dispatcher:
         except BlockTokenError as e:
             raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
 
-    def check_chain(self, pipeline_id: str, chain: Sequence[Hop]) -> None:
+    def check_chain(self, pipeline_id: str, chain: Sequence[Hop], from_client: bool = False) -> None:
         """A datastream header's chain: only other members of its pipeline, at their own datastream
-        addresses (allocations.py); raises Refused (GROUP_MISMATCH). Without `allocations` (tools, tests)
-        any chain is followed."""
+        addresses, and all of them if the stream comes from a client (allocations.py); raises Refused
+        (GROUP_MISMATCH). Without `allocations` (tools, tests) any chain is followed."""
         if self.allocations is None:
             return
-        refusal = self.allocations.chain_refusal(pipeline_id, chain)
+        refusal = self.allocations.chain_refusal(pipeline_id, chain, from_client)
         if refusal:
             raise Refused(pb.GROUP_MISMATCH, refusal)
 
