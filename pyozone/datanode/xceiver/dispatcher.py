@@ -290,7 +290,7 @@ class Dispatcher:
         container = self.containers.get(cid)
         if request.cmdType == pb.CloseContainer:  # a missing replica is the close's own answer, at apply
             if container is not None:
-                _check_replica(container, request.pipelineID, 0)
+                _check_replica(container, request.pipelineID, container.data.replica_index)
             return None
         if container is None:
             self.containers.refuse_if_missing(cid)
@@ -436,7 +436,7 @@ class Dispatcher:
         container = self._container(request)
         _refuse_outside_log(request, container, index)
         if request.pipelineID:
-            _check_replica(container, request.pipelineID, 0)
+            _check_replica(container, request.pipelineID, container.data.replica_index)
         if container.state is not ReplicaState.RECOVERING:  # RECOVERING closes at once
             container.mark_closing()
         container.close()
