@@ -2,8 +2,9 @@
 OzoneBlockTokenSecretManager behind KeyManagerImpl and OMKeyRequest).
 
 A block to write (openKey, allocateBlock; multipart parts open through openKey) gets READ and WRITE up to
-what SCM allocated each replica (ozone.scm.block.size; a key announced smaller than a block, its size), the
-most a datanode then stores of it; a block to read (lookupKey) READ up to its length. The owner is the
+the most bytes one replica of it holds (`write_max_length`: ozone.scm.block.size, or more on an EC group's
+fullest replica; a key announced smaller than a block, the most one replica holds of its size); a block to
+read (lookupKey) READ up to its length. The owner is the
 caller (its certificate, the user an S3 gateway acts for, or the user a plaintext client claims: contract 4
 of issue 15), the lifetime hdds.block.token.expiry.time, and the key SCM's current secret key, which OM gets
 from SCM with its own certificate (SecretKeyCache). Tokens travel in KeyLocation.token.
@@ -18,9 +19,10 @@ from pyozone.common.grpc_client import USER_METADATA
 from pyozone.common.tls import TlsStore, grpc_peer_identity
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
-from pyozone.hdds.ids import BlockID
+from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.security.acl import caller_name
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
+from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol.tokens import encode_token, issue_block_token, token_to_proto
 from pyozone.security.secret_keys import SecretKeyCache
@@ -76,6 +78,15 @@ class BlockTokenIssuer:
 
     def close(self) -> None:
         self.keys.close()
+
+
+def write_max_length(config: ReplicationConfig, block_size: int) -> int:
+    """A write token's maxLength: the most bytes one replica of a block of `config` may hold, which the
+    datanodes enforce (issue 28 defect 2). Ozone signs ozone.scm.block.size and enforces nothing; but an EC
+    group holds the block size on each data index (Ozone's ECKeyOutputStream), which puts up to a cell
+    more on its first data index and its parity indexes when the block size is not a multiple of the cell
+    (rs-3-2-1024k with 256 KB blocks: 786432 bytes on each)."""
+    return replica_bytes(config, block_capacity(config, block_size))
 
 
 def token_owner(context: Any) -> str:

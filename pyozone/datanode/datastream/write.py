@@ -14,7 +14,9 @@ anything, and every packet against the token's maxLength before it takes it; the
 chain with the client's token. A member forwards only to other
 members of the header's pipeline, each once, at the datastream address SCM gave for it
 (Dispatcher.check_chain): a chain naming anything else is refused (GROUP_MISMATCH) before any
-connection, with an answer that says nothing about what it named. Writing opens the container as a
+connection, with an answer that says nothing about what it named. Over mutual TLS a member that receives
+the stream from a client (a certificate that is no datanode's) also refuses a chain that leaves a member
+out, so every member holds the bytes the putBlock commits. Writing opens the container as a
 client's first write does (created if SCM allocated it on this pipeline,
 refused unless OPEN): every member checks for itself, since no leader orders the data. The block's
 putBlock is not part of the stream: the client sends it through the pipeline log once the END packet is
@@ -32,9 +34,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import ssl
 import threading
 from collections.abc import Callable
 
+from pyozone.common.tls import ssl_peer_identity
 from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact, recv_into_exact, send_all
 from pyozone.datanode.datastream.tls import DatastreamTls
 from pyozone.datanode.storage import ChecksumData, ChunkInfo, ContainerError, KeyValueContainer
@@ -43,6 +47,7 @@ from pyozone.datanode.xceiver.dispatcher import Dispatcher, Refused
 from pyozone.hdds.checksum import checksum_size
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenError, BlockTokenIdentifier, check_length
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
@@ -156,8 +161,9 @@ class ChainWriter:
         if header.replica_index > 0 and header.chain:  # each index has its own datanode: nothing to relay
             why = f"an EC cell stream (replica index {header.replica_index}) names a chain"
             raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, why))
+        from_client = header.replica_index == 0 and _from_client(self.upstream)
         try:  # before anything is opened or reached: the chain goes only to the pipeline's members
-            self.dispatcher.check_chain(header.pipeline_id, header.chain)
+            self.dispatcher.check_chain(header.pipeline_id, header.chain, from_client)
         except Refused as e:
             raise _ChainBroken(ds.encode_ack(e.result, 0, 0, str(e))) from None
         try:
@@ -324,6 +330,14 @@ class ChainWriter:
             with contextlib.suppress(OSError):
                 self._send(ack)
         _cut(self.upstream)
+
+
+def _from_client(upstream: socket.socket) -> bool:
+    """True when the stream's sender is known to be no datanode: over mutual TLS, its certificate is not
+    a datanode's. On the plaintext port nothing tells a client from a member forwarding the stream."""
+    if not isinstance(upstream, ssl.SSLSocket):
+        return False
+    return ssl_peer_identity(upstream).role is not CertRole.DATANODE
 
 
 def _cut(conn: socket.socket) -> None:

@@ -62,6 +62,7 @@ DETERMINISTIC = frozenset(
         pb.CONTAINER_NOT_FOUND,
         pb.CONTAINER_EXISTS,
         pb.NO_SUCH_BLOCK,
+        pb.OVERWRITE_FLAG_REQUIRED,
         pb.UNABLE_TO_FIND_CHUNK,
         pb.INVALID_WRITE_SIZE,
         pb.UNSUPPORTED_REQUEST,

@@ -3,9 +3,10 @@
 
 A write (writeChunk, putBlock, putSmallFile) or closeContainer that names a pipeline goes through that
 pipeline's log: on its leader it is ordered and replicated, on a follower it is refused with NOT_LEADER,
-on a datanode that is not a member with GROUP_MISMATCH. WatchForCommit is answered by the leader. A
-request without a pipeline id (tools, tests, SCM's own commands) is not routed: the dispatcher runs it
-on this replica alone.
+on a datanode that is not a member with GROUP_MISMATCH. The leader refuses, before it takes an index, one
+for a container whose replica here belongs to another pipeline (Dispatcher.check_writable). WatchForCommit
+is answered by the leader. A request without a pipeline id (tools, tests, SCM's own commands) is not
+routed: the dispatcher runs it on this replica alone.
 """
 
 from __future__ import annotations
@@ -145,10 +146,9 @@ class PipelineGroups:
             token_check = self.dispatcher.check_token(request)  # the followers trust this leader's check
             if token_check is not None:
                 checks.append(token_check)
-            if request.cmdType != pb.CloseContainer:
-                allocation_check = self.dispatcher.check_writable(request)
-                if allocation_check is not None:
-                    checks.append(allocation_check)
+            allocation_check = self.dispatcher.check_writable(request)  # the container's own pipeline
+            if allocation_check is not None:
+                checks.append(allocation_check)
         except Refused as e:
             return _answer(request, e.result, str(e))
         except ContainerError as e:

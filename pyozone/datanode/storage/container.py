@@ -1,5 +1,14 @@
 """KeyValueContainer: the data path of one replica (chunks, blocks, BCSID) and its creation and removal.
 
+A putBlock commits only checksums that describe the bytes its chunks stored (`_check_chunks`, issue 28),
+and a writeChunk never changes committed bytes (`_check_overwrite`): reads and the scanner take a
+committed checksum's mismatch for damage to the replica and mark it UNHEALTHY, so a lying chunk list
+would let one writer ruin the container for everyone. A writeChunk's verified checksums are kept (per
+block, offset and length) until its putBlock, which commits them when it names the same; any other new
+chunk in a putBlock is read back and verified against the checksums it names. So the outcome depends
+only on the bytes stored, and every replica of a pipeline reaches it alike. Ozone's BlockManagerImpl
+commits the chunk list as sent.
+
 Durability (fsync policy): chunk writes are not fsynced. putBlock fsyncs the block file (and, for a
 new block, its directory) and then commits the block metadata, BCSID and counters in one synced RocksDB
 batch, so committed metadata never points at data that a power cut could lose. State changes rewrite
@@ -32,7 +41,7 @@ from pyozone.datanode.storage.volume_db import (
     DELETE_TXID,
     DBError,
 )
-from pyozone.hdds.checksum import ChecksumMismatch, verify
+from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, verify
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState
 
@@ -51,6 +60,14 @@ _NOT_WRITABLE = {
 
 class KeyValueContainer(ContainerReplica):
     """A replica with FILE_PER_BLOCK chunk files and its block metadata in the volume DB."""
+
+    def __init__(
+        self, data: ContainerData, volume: HddsVolume, directory: Path, trusted: bool = True
+    ) -> None:
+        super().__init__(data, volume, directory, trusted)
+        self._verified: dict[int, dict[tuple[int, int], ChecksumData]] = {}
+        """local id -> (offset, length) -> the checksums a writeChunk was verified with, until a putBlock
+        commits them (in memory: after a restart a putBlock reads its chunks back instead)."""
 
     @classmethod
     def create(
@@ -116,7 +133,10 @@ class KeyValueContainer(ContainerReplica):
         with self._lock:
             self._check_writable()
             path = chunk_io.block_file(self.chunks_dir, block_id.local_id)
-            growth = max(0, chunk.offset + chunk.length - chunk_io.file_size(path))
+            size = chunk_io.file_size(path)
+            if chunk.offset < size:  # appending touches nothing committed
+                self._check_overwrite(block_id, chunk, verified)
+            growth = max(0, chunk.offset + chunk.length - size)
             if growth and growth > self.volume.writable():
                 raise ContainerError(
                     Result.DISK_OUT_OF_SPACE,
@@ -130,7 +150,38 @@ class KeyValueContainer(ContainerReplica):
             self.used_bytes += growth
             self.volume.add_used(growth)
             self._sync_committed()
+            self._remember(block_id.local_id, chunk, verified)
             return self.used_bytes >= self.data.max_size
+
+    def _check_overwrite(self, block_id: BlockID, chunk: ChunkInfo, verified: bool) -> None:
+        """Raises OVERWRITE_FLAG_REQUIRED (Ozone's result for a chunk overwrite it was not asked for) for a
+        write into the bytes of a committed chunk, unless it is that chunk again, verified (a retried
+        write): changed bytes under committed checksums would read as damage to the replica. Under the
+        lock."""
+        stored = self.db.block(block_id.local_id)
+        if stored is None:
+            return
+        start, end = chunk.offset, chunk.offset + chunk.length
+        for done in BlockData.from_json(stored).chunks:
+            overlaps = done.offset < end and start < done.offset + done.length
+            if overlaps and not (verified and _extent(done) == _extent(chunk)):
+                raise ContainerError(
+                    Result.OVERWRITE_FLAG_REQUIRED,
+                    f"chunk {chunk.name} ({chunk.length} bytes at {start}) overwrites committed chunk "
+                    f"{done.name} of {block_id}",
+                )
+
+    def _remember(self, local_id: int, chunk: ChunkInfo, verified: bool) -> None:
+        """Keeps a written chunk's checksums if they were verified; forgets any other chunk of the block
+        whose bytes this write replaced. Under the lock."""
+        written = self._verified.setdefault(local_id, {})
+        start, end = chunk.offset, chunk.offset + chunk.length
+        for extent in [e for e in written if e[0] < end and start < e[0] + e[1]]:
+            del written[extent]
+        if verified:
+            written[(start, chunk.length)] = chunk.checksum_data
+        elif not written:
+            del self._verified[local_id]
 
     def read_chunk(
         self, block_id: BlockID, chunk: ChunkInfo, offset_in_chunk: int = 0, length: int | None = None
@@ -173,12 +224,15 @@ class KeyValueContainer(ContainerReplica):
             self._check_writable()
             if bcsid != 0 and bcsid <= self.bcsid:
                 return
-            is_new = self.db.block(lid) is None
+            stored = self.db.block(lid)
+            is_new = stored is None
             path = chunk_io.block_file(self.chunks_dir, lid)
             if chunk_io.file_size(path) < block.file_length:
                 raise ContainerError(
                     Result.UNABLE_TO_FIND_CHUNK, f"{block.block_id}: chunks were not written"
                 )
+            committed = () if stored is None else BlockData.from_json(stored).chunks
+            self._check_chunks(block, committed, path)
             new_bcsid, key_count = bcsid or self.bcsid, self.key_count + is_new
             try:
                 if block.chunks:
@@ -192,6 +246,47 @@ class KeyValueContainer(ContainerReplica):
             except (OSError, DBError) as e:
                 raise io_error(self.volume, f"put block {block.block_id}", e) from None
             self.bcsid, self.key_count = new_bcsid, key_count
+            self._forget(lid, block.chunks)
+
+    def _check_chunks(self, block: BlockData, committed: Iterable[ChunkInfo], path: Path) -> None:
+        """Raises CHECKSUM_MISMATCH unless every chunk `block` names describes the bytes written: one
+        committed before, or one a writeChunk was verified with, as it is; any other read back and
+        verified (a datastream member that forwarded its packets unverified, a restart since the write).
+        Under the lock."""
+        known = {_extent(c) for c in committed}
+        written = self._verified.get(block.block_id.local_id, {})
+        for chunk in block.chunks:
+            if _extent(chunk) in known:
+                continue
+            if written.get((chunk.offset, chunk.length)) == chunk.checksum_data:
+                continue
+            try:
+                data = chunk_io.read_at(path, chunk.offset, chunk.length, self.volume.io_stats)
+            except OSError as e:
+                raise io_error(self.volume, f"read back chunk {chunk.name}", e) from None
+            try:
+                chunk.checksum_data.check_shape(chunk.length)
+                verify(data, chunk.checksum_data)
+            except ChecksumMismatch as e:
+                raise ContainerError(
+                    Result.CHECKSUM_MISMATCH,
+                    f"putBlock of {block.block_id}: chunk {chunk.name} ({chunk.length} bytes at "
+                    f"{chunk.offset}) names checksums that are not those of the bytes written: {e}",
+                ) from None
+            except ValueError as e:
+                raise ContainerError(Result.MALFORMED_REQUEST, f"chunk {chunk.name}: {e}") from None
+
+    def _forget(self, local_id: int, chunks: Iterable[ChunkInfo] | None = None) -> None:
+        """Drops the kept checksums of `chunks` of a block (all of them if None): committed or gone."""
+        written = self._verified.get(local_id)
+        if written is None:
+            return
+        if chunks is None:
+            written.clear()
+        for chunk in chunks or ():
+            written.pop((chunk.offset, chunk.length), None)
+        if not written:
+            del self._verified[local_id]
 
     def get_block(self, block_id: BlockID, bcsid: int | None = None) -> BlockData:
         block = BlockData.from_json(self._stored_block(block_id, bcsid))
@@ -257,6 +352,8 @@ class KeyValueContainer(ContainerReplica):
             self._sync_committed()
             for f in files:
                 f.unlink(missing_ok=True)
+            for lid in wanted:
+                self._forget(lid)
             return True
 
     def discard_uncommitted(self, local_id: int) -> int:
@@ -278,6 +375,7 @@ class KeyValueContainer(ContainerReplica):
             self.used_bytes = used
             self.volume.add_used(-freed)
             self._sync_committed()
+            self._forget(local_id)
             return freed
 
     def discard_orphans(self) -> int:
@@ -337,6 +435,11 @@ class KeyValueContainer(ContainerReplica):
         if self.state not in _WRITABLE:
             result = _NOT_WRITABLE.get(self.state, Result.CONTAINER_INTERNAL_ERROR)
             raise ContainerError(result, f"cannot write to {self._describe()}")
+
+
+def _extent(chunk: ChunkInfo) -> tuple[int, int, ChecksumData]:
+    """What makes two chunks the same: where they are and their checksums (not their names)."""
+    return chunk.offset, chunk.length, chunk.checksum_data
 
 
 def _check_block_bcsid(block_id: BlockID, block_bcsid: int, wanted: int | None) -> None:

@@ -21,7 +21,9 @@ Block tokens will also cover this once the security work lands.
 
 A datastream (write pipeline V2) is forwarded only along its pipeline (`chain_refusal`, issue 28 defect 5):
 every hop of a header's chain must be another member of the pipeline the header names, one this datanode
-is in, each member at most once, at the datastream address SCM sent for it with createPipeline. Anything
+is in, each member at most once, at the datastream address SCM sent for it with createPipeline; and a
+stream that comes from a client (known over mutual TLS: its certificate is no datanode's) names every
+other member, so all hold the same bytes (issue 28). Anything
 else is refused before any connection is made, with one answer whatever the hops name, so the port is
 neither a port scanner nor a way to reach hosts outside the cluster (Ratis's DataStream routing table
 names peers of the group, reached at the addresses the group's configuration holds).
@@ -144,10 +146,15 @@ class ContainerAllocations:
             log.warning("recovering replica of container %d refused: %s", container_id, refusal)
             raise ContainerError(Result.CONTAINER_NOT_FOUND, refusal)
 
-    def chain_refusal(self, pipeline_id: str, chain: Sequence[Hop]) -> str:
+    def chain_refusal(self, pipeline_id: str, chain: Sequence[Hop], from_client: bool = False) -> str:
         """Why this datanode may not forward a datastream of `pipeline_id` along `chain` ("" if it may).
-        The answer names no hop: what a hop names is never looked up or reached."""
-        if not chain:
+        The answer names no hop: what a hop names is never looked up or reached. `from_client`: the stream
+        comes straight from a client (not from a member forwarding it), whose chain must then name every
+        other member: each member then holds the very bytes this one received, and the putBlock that
+        commits them through the pipeline log finds them alike on every member (a client streaming other
+        bytes to each member, or to one alone, would have the others refuse what the leader commits, and
+        fail the pipeline)."""
+        if not chain and not from_client:
             return ""
         me = self._pipelines.datanode_uuid
         membership = self._pipelines.get(pipeline_id)
@@ -163,6 +170,12 @@ class ContainerAllocations:
                     f"the datastream addresses SCM gave: nothing was forwarded"
                 )
             seen.add(hop.uuid)
+        if from_client and seen != set(membership.members) - {me}:
+            log.info("datastream of pipeline %s refused: a client's chain leaves members out", pipeline_id)
+            return (
+                f"a client's datastream of pipeline {pipeline_id} names every other member in its chain, "
+                f"so each holds the bytes the block's putBlock commits: nothing was forwarded"
+            )
         return ""
 
     def _not_holder(self, scm: ScmContainer, pipeline_id: str, replica_index: int) -> str:

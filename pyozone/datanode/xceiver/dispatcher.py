@@ -29,7 +29,10 @@ Semantics that differ from a plain storage call, and why:
   with UNSUPPORTED_REQUEST (the Result Ozone's HddsDispatcher blames on the client), before anything is
   written, so no client can change one replica behind the log's back. A request that names the pipeline
   is routed into its log by the service (ratis/groups.py); only a dispatcher without pipeline logs
-  (tools, tests) runs one directly.
+  (tools, tests) runs one directly. One naming another pipeline than the replica's origin is refused
+  (CONTAINER_NOT_FOUND, `_check_replica`) by the leader and at apply: another log's indexes are no BCSIDs
+  of this container, so a putBlock at or below the container's BCSID, skipped as applied already, is
+  only ever a replay of its own log.
 - ReadChunk and GetSmallFile verify against the checksums committed with the block, not the ones in the
   request: a mismatch then proves the replica damaged (reads.py).
 - CloseContainer (SCM's through the pipeline, or a client's to a replica no log orders) marks an OPEN
@@ -240,13 +243,13 @@ class Dispatcher:
         except BlockTokenError as e:
             raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
 
-    def check_chain(self, pipeline_id: str, chain: Sequence[Hop]) -> None:
+    def check_chain(self, pipeline_id: str, chain: Sequence[Hop], from_client: bool = False) -> None:
         """A datastream header's chain: only other members of its pipeline, at their own datastream
-        addresses (allocations.py); raises Refused (GROUP_MISMATCH). Without `allocations` (tools, tests)
-        any chain is followed."""
+        addresses, and all of them if the stream comes from a client (allocations.py); raises Refused
+        (GROUP_MISMATCH). Without `allocations` (tools, tests) any chain is followed."""
         if self.allocations is None:
             return
-        refusal = self.allocations.chain_refusal(pipeline_id, chain)
+        refusal = self.allocations.chain_refusal(pipeline_id, chain, from_client)
         if refusal:
             raise Refused(pb.GROUP_MISMATCH, refusal)
 
@@ -277,14 +280,20 @@ class Dispatcher:
         return container is not None and container.data.replica_index > 0
 
     def check_writable(self, request: Request) -> Callable[[], None] | None:
-        """What a leader checks before it puts a client's write into the pipeline log: the container is
-        OPEN here, or not here yet (its first write creates it) and a volume has room for it (a full disk
-        refuses the write, DISK_OUT_OF_SPACE, rather than failing the pipeline when the entry applies).
-        Raises ContainerError otherwise. For a
-        container not here yet it returns SCM's allocation check, which blocks (run it off the event loop):
-        the leader asks for the whole pipeline, and its members apply the log's entries without asking."""
+        """What a leader checks before it puts a client's write or close into the pipeline log: the
+        container here is the replica of the request's pipeline (`_check_replica`) and, for a write, OPEN,
+        or not here yet (its first write creates it) and a volume has room for it (a full disk refuses the
+        write, DISK_OUT_OF_SPACE, rather than failing the pipeline when the entry applies). Raises
+        ContainerError otherwise. For a container not here yet it returns SCM's allocation check, which
+        blocks (run it off the event loop): the leader asks for the whole pipeline, and its members apply
+        the log's entries without asking, so an entry never creates a replica SCM did not allocate on that
+        pipeline."""
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
+        if request.cmdType == pb.CloseContainer:  # a missing replica is the close's own answer, at apply
+            if container is not None:
+                _check_replica(container, request.pipelineID, container.data.replica_index)
+            return None
         if container is None:
             self.containers.refuse_if_missing(cid)
             self.containers.volume_set.check_room()
@@ -292,8 +301,10 @@ class Dispatcher:
             replica_index = _replica_index(request)
             if allocations is not None:
                 return lambda: allocations.check(cid, pipeline_id, replica_index)
-        elif container.state is not ReplicaState.OPEN:
-            self._refuse_not_open(container)
+        else:
+            _check_replica(container, request.pipelineID, _replica_index(request))
+            if container.state is not ReplicaState.OPEN:
+                self._refuse_not_open(container)
         return None
 
     def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
@@ -427,6 +438,8 @@ class Dispatcher:
     def _close_container(self, request: Request, body: pb.CloseContainerRequestProto, index: int) -> Response:
         container = self._container(request)
         _refuse_outside_log(request, container, index)
+        if request.pipelineID:
+            _check_replica(container, request.pipelineID, container.data.replica_index)
         if container.state is not ReplicaState.RECOVERING:  # RECOVERING closes at once
             container.mark_closing()
         container.close()
@@ -556,11 +569,14 @@ class Dispatcher:
 
 
 def _check_replica(container: KeyValueContainer, pipeline_id: str, replica_index: int) -> None:
-    """A write names the replica it is for: its index, if it names one, is the replica's; one to an EC
-    replica through a pipeline names the replica's pipeline and index (a stray write must not land in
-    another index's cells, nor in a RECOVERING replica, which has no pipeline)."""
+    """A write or close names the replica it is for: its index, if it names one, is the replica's; one
+    through a pipeline names the replica's own pipeline (its origin) and index. A stray write must not land
+    in another index's cells, nor in a RECOVERING replica, which has no pipeline; nor may another
+    pipeline's log, whose indexes are not this container's BCSIDs, write or close a RATIS replica (issue
+    28 defect 1: a putBlock through a pipeline with the same members committed at that log's higher
+    index, and every later putBlock through the container's own log was dropped as a replay)."""
     here = container.data
-    if here.replica_index > 0 and pipeline_id:
+    if pipeline_id and (here.replica_index > 0 or here.origin_pipeline_id):
         ok = pipeline_id == here.origin_pipeline_id and replica_index == here.replica_index
     else:
         ok = replica_index in (0, here.replica_index)

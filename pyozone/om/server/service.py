@@ -24,7 +24,7 @@ from pyozone.hdds.security.acl import ACLType, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.om import codec
 from pyozone.om.access import Access
-from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner
+from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
 from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
@@ -242,7 +242,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             )  # fmt: skip
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
-        # what SCM allocated each replica (a small key's blocks are its size), as Ozone's token carries it
+        # the most one replica holds of what SCM allocated (a small key's block is its size; an EC group's
+        # fullest replica): the datanodes hold a write to it (write_max_length for a full block)
         replica_length = replica_bytes(session.key.replication, session.block_length)
         await self._sign(info.locations, context, READ_WRITE, replica_length)
         return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
@@ -259,7 +260,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         )  # fmt: skip
         capacity = block_capacity(block.pipeline.replication_config, self.core.settings.block_size)
         location = _allocated(block, capacity)
-        await self._sign([location], context, READ_WRITE, self.core.settings.block_size)
+        length = write_max_length(block.pipeline.replication_config, self.core.settings.block_size)
+        await self._sign([location], context, READ_WRITE, length)
         return pb.AllocateBlockResponse(location=location)
 
     @rpc

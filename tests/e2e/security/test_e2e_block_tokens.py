@@ -360,8 +360,20 @@ def test_a_write_beyond_the_tokens_max_length_is_refused(
         message.startswith("beyond maxLength: WriteChunk reaches byte 30 of ")
         and "allows 16 bytes" in message
     )
+    others = tuple(  # a user's stream names every other member (the client's chain)
+        ds.Hop(m.uuid, m.ip or m.host, m.datastream_port or 0)
+        for m in location.pipeline.members
+        if m != leader
+    )
     header = ds.WriteHeader(
-        target.container_id, target.local_id, location.pipeline.id, ChecksumType.NONE, 16 * KiB, (), 0, small
+        target.container_id,
+        target.local_id,
+        location.pipeline.id,
+        ChecksumType.NONE,
+        16 * KiB,
+        others,
+        0,
+        small,
     )
     with datastream(mallory, leader) as sock:
         sock.sendall(ds.encode_header(header) + ds.encode_packet(ds.PacketKind.DATA, 0, 32, 0) + bytes(32))

@@ -48,9 +48,11 @@ async def _started(dn: Datanode, scm: FakeScm) -> None:
     await wait_for_async(lambda: scm.beats(), what="first heartbeat")
 
 
-async def _create(dn: Datanode, cid: int, state: ReplicaState = ReplicaState.OPEN) -> KeyValueContainer:
+async def _create(
+    dn: Datanode, cid: int, state: ReplicaState = ReplicaState.OPEN, pipeline_id: str = "p1"
+) -> KeyValueContainer:
     def build() -> KeyValueContainer:
-        c = dn.containers.create(cid, dn.uuid, "p1")
+        c = dn.containers.create(cid, dn.uuid, pipeline_id)
         if state is not ReplicaState.OPEN:
             c.mark_closing()
         if state is ReplicaState.QUASI_CLOSED:
@@ -125,7 +127,8 @@ async def test_close_container_matrix(tmp_path: Path, scm: FakeScm) -> None:
             _pipeline(pid, [dn.uuid], dn.uuid), _pipeline(followed, [dn.uuid, OTHER_A, OTHER_B], OTHER_A)
         )
         await wait_for_async(lambda: pid in dn.pipelines and followed in dn.pipelines)
-        for cid in (1, 2, 3, 6, 8):
+        await _create(dn, 1, pipeline_id=pid)  # the pipeline its close names (SCM's record of it)
+        for cid in (2, 3, 6, 8):
             await _create(dn, cid)
         await _create(dn, 4, ReplicaState.QUASI_CLOSED)
         await _create(dn, 5, ReplicaState.QUASI_CLOSED)

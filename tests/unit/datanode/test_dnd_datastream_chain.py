@@ -19,7 +19,15 @@ from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 from tests.unit.datanode.dnd_helpers import async_test
-from tests.unit.datanode.test_dnd_pipeline_log import CID, PID, three_datanodes
+from tests.unit.datanode.test_dnd_pipeline_log import (
+    CID,
+    PID,
+    _get_block,
+    _ok,
+    _send,
+    _watch,
+    three_datanodes,
+)
 
 BPC = 1024
 DATA = b"v2" * 2048
@@ -88,3 +96,37 @@ async def test_a_chain_naming_anything_but_the_pipelines_members_is_refused_unre
             listener.accept()  # nobody connected to the test's socket
         acks = await asyncio.to_thread(_stream, first, (_hop(second), _hop(third)))
         assert [a.ok for a, _ in acks] == [True, True] and acks[-1][0].acked == len(DATA), acks
+
+
+@async_test
+async def test_a_datastream_put_block_must_name_the_checksums_of_the_bytes_streamed(tmp_path: Path) -> None:
+    """Issue 28 (dn2 defect 2), write pipeline V2: the members that forward a packet write it unverified,
+    and the putBlock comes later through the log. One naming checksums other than those of the bytes
+    streamed is refused with CHECKSUM_MISMATCH by every member alike (each reads its bytes back), so nothing
+    is committed that a read would take for damage, and the pipeline stays healthy."""
+    async with three_datanodes(tmp_path) as cluster:
+        first, second, third = cluster.dns
+        acks = await asyncio.to_thread(_stream, first, (_hop(second), _hop(third)))
+        assert [a.ok for a, _ in acks] == [True, True], acks
+        sums = compute(DATA, ChecksumType.CRC32, BPC).checksums
+        lying = [b"\0\0\0\0", *sums[1:]]
+        answers = []
+        for checksums in (lying, sums):
+            chunk = pb.ChunkInfo(
+                chunkName="1_chunk_1", offset=0, len=len(DATA),
+                checksumData=pb.ChecksumData(type=pb.CRC32, bytesPerChecksum=BPC, checksums=checksums),
+            )  # fmt: skip
+            block = pb.BlockData(blockID=pb.DatanodeBlockID(containerID=CID, localID=1), chunks=[chunk])
+            put = pb.ContainerCommandRequestProto(
+                cmdType=pb.PutBlock, containerID=CID, pipelineID=PID,
+                putBlock=pb.PutBlockRequestProto(blockData=block, eof=True),
+            )  # fmt: skip
+            (answer,) = await _send(first, [put])
+            answers.append(answer)
+        assert pb.Result.Name(answers[0].result) == "CHECKSUM_MISMATCH", answers[0].message
+        _ok([answers[1]])
+        _ok(await _send(first, [_watch(answers[1].logIndex)]))  # every member committed the honest one
+        for dn in cluster.dns:
+            (got,) = await _send(dn, [_get_block(1)])
+            _ok([got])
+            assert got.getBlock.blockData.size == len(DATA)

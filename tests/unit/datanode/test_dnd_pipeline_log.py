@@ -349,3 +349,112 @@ async def test_a_leader_without_room_for_a_new_container_refuses_it_and_keeps_th
             v.reserved_bytes = 0  # space returns: the same pipeline takes the container
         _ok(await _send(dns[0], _requests(1, b"h" * 1000, 1000)))
         assert not any(hb.pipeline_actions for scm in cluster.scms for hb in scm.beats())
+
+
+PID2 = "22222222-0000-4000-8000-000000000002"
+
+
+async def _second_pipeline(cluster: Cluster) -> None:
+    """Pipeline PID2 on the same three datanodes, led by the same one (the default cluster has two
+    RATIS/THREE pipelines on its three datanodes)."""
+    details = [dn.identity.identity.details() for dn in cluster.dns]
+    for scm in cluster.scms:
+        scm.send(
+            CreatePipelineCommand(
+                pipeline_id=PID2,
+                factor=3,
+                nodes=tuple(d.uuid for d in details),
+                suggested_leader=details[0].uuid,
+                datanodes=tuple(details),
+            )
+        )
+    await wait_for_async(lambda: all(PID2 in dn.groups for dn in cluster.dns), what="pipeline 2")
+
+
+def _via(
+    requests: list[pb.ContainerCommandRequestProto], pipeline_id: str
+) -> list[pb.ContainerCommandRequestProto]:
+    """The requests sent to `pipeline_id`'s leader, naming that pipeline."""
+    out = []
+    for request in requests:
+        moved = pb.ContainerCommandRequestProto()
+        moved.CopyFrom(request)
+        moved.pipelineID = pipeline_id
+        out.append(moved)
+    return out
+
+
+@async_test
+async def test_a_write_through_another_pipelines_log_is_refused(tmp_path: Path) -> None:
+    """Issue 28 defect 1, through another pipeline: a block of container CID (pipeline PID) written through
+    PID2's log committed at PID2's index on every replica, above CID's own log's; every later putBlock of
+    CID through PID was then dropped as a replay (answered SUCCESS, then NO_SUCH_BLOCK). A write of a RATIS
+    container is refused unless it names the container's own pipeline, before it takes an index."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        await _second_pipeline(cluster)
+        _ok(await _send(dns[0], _requests(1, b"m" * 1000, 1000)))
+        before = [dn.containers.require(CID).bcsid for dn in dns]
+        last_index = dns[0].groups.get(PID2).log.last_index
+        answers = await _send(dns[0], _via(_requests(9, b"z" * 4000, 100), PID2))
+        assert {pb.Result.Name(a.result) for a in answers} == {"CONTAINER_NOT_FOUND"}, answers[0].message
+        assert f"not 0 of {PID2}" in answers[0].message
+        assert dns[0].groups.get(PID2).log.last_index == last_index  # refused before the log
+        assert [dn.containers.require(CID).bcsid for dn in dns] == before
+        theirs = b"t" * 3000
+        answers = await _send(dns[0], _requests(2, theirs, 1000))
+        _ok(answers)
+        _ok(await _send(dns[0], [_watch(answers[-1].logIndex)]))
+        for dn in dns:
+            (got,) = await _send(dn, [_get_block(2)])
+            _ok([got])
+            assert got.getBlock.blockData.size == len(theirs)
+
+
+@async_test
+async def test_a_close_through_another_pipelines_log_is_refused(tmp_path: Path) -> None:
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        await _second_pipeline(cluster)
+        _ok(await _send(dns[0], _requests(1, b"m" * 1000, 1000)))
+        close = pb.ContainerCommandRequestProto(
+            cmdType=pb.CloseContainer, containerID=CID, pipelineID=PID2,
+            closeContainer=pb.CloseContainerRequestProto(),
+        )  # fmt: skip
+        (answer,) = await _send(dns[0], [close])
+        assert pb.Result.Name(answer.result) == "CONTAINER_NOT_FOUND", answer.message
+        _ok(await _send(dns[0], _requests(2, b"t" * 1000, 1000)))  # in the log after the refused close
+        assert [dn.containers.require(CID).state for dn in dns] == [ReplicaState.OPEN] * 3
+
+
+@async_test
+async def test_a_put_block_must_carry_the_checksums_its_chunks_were_written_with(tmp_path: Path) -> None:
+    """Issue 28 (dn2 defect 2): a putBlock whose chunk list carried checksums other than those its
+    writeChunks were verified with was committed on every replica; a read of that block then made every
+    replica UNHEALTHY, and every other writer of the container failed CONTAINER_UNHEALTHY. The putBlock is
+    refused (CHECKSUM_MISMATCH) on every member alike, and the pipeline stays healthy."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        victim = _requests(1, b"v" * 2000, 1000)
+        _ok(await _send(dns[0], victim))
+        mine = _requests(5, b"m" * 1000, 1000)
+        lying = mine[-1].putBlock.blockData.chunks[0]
+        lying.checksumData.checksums[0] = b"\0\0\0\0"
+        *written, refused = await _send(dns[0], mine)
+        _ok(written)
+        assert pb.Result.Name(refused.result) == "CHECKSUM_MISMATCH", refused.message
+        assert "5_chunk_0" in refused.message
+        her_block = pb.DatanodeBlockID(containerID=CID, localID=5)
+        read = pb.ContainerCommandRequestProto(
+            cmdType=pb.ReadChunk, containerID=CID,
+            readChunk=pb.ReadChunkRequestProto(blockID=her_block, chunkData=lying, readChunkVersion=pb.V1),
+        )  # fmt: skip
+        for dn in dns:  # nothing committed: her read finds no block, and blames no replica
+            (got,) = await _send(dn, [read])
+            assert got.result != pb.SUCCESS
+        assert [dn.containers.require(CID).state for dn in dns] == [ReplicaState.OPEN] * 3
+        answers = await _send(dns[0], _requests(2, b"w" * 1000, 1000))  # others write on, on every replica
+        _ok(answers)
+        _ok(await _send(dns[0], [_watch(answers[-1].logIndex)]))
+        for dn in dns:
+            _ok(await _send(dn, [_get_block(1), _get_block(2)]))

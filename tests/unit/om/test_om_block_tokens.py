@@ -16,16 +16,19 @@ import grpc
 from pyozone.common.grpc_client import USER_METADATA
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
-from pyozone.hdds.ids import BlockID
-from pyozone.hdds.security.block_token import AccessMode
+from pyozone.hdds.ec.layout import StripeLayout
+from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.security.block_token import AccessMode, check_length
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.om.block_tokens import READ, BlockTokenIssuer
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
+from pyozone.protocol.common import ec_config_to_proto
 from pyozone.protocol.tokens import encode_token_proto, verify_block_token
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
+from tests.unit.om.test_om_ec_keys import EcScm
 
 CLOCK = ManualClock()
 DAY = 86_400_000
@@ -54,9 +57,9 @@ def verify(location: pb.KeyLocation, keys: FakeKeys, mode: AccessMode, at_ms: in
 
 @asynccontextmanager
 async def serving(
-    tmp_path: Path, issuer: BlockTokenIssuer | None
+    tmp_path: Path, issuer: BlockTokenIssuer | None, scm: FakeScm | None = None
 ) -> AsyncIterator[pb_grpc.OzoneManagerServiceStub]:
-    core = make_om(tmp_path, FakeScm())
+    core = make_om(tmp_path, scm or FakeScm())
     executor = ThreadPoolExecutor(2)
     server = grpc.aio.server()
     add_om_service(server, OzoneManagerService(core, executor, "om-1", "CID-test", tokens=issuer))
@@ -127,6 +130,37 @@ def test_write_and_read_locations_carry_tokens_for_the_caller(tmp_path: Path) ->
     asyncio.run(asyncio.wait_for(body(), 20))
     issuer.close()
     assert keys.closed
+
+
+def test_an_ec_write_token_allows_what_a_full_group_puts_on_each_replica(tmp_path: Path) -> None:
+    """Issue 28 (dn2 defect 3): OM signed maxLength = ozone.scm.block.size, but an EC group holds the block
+    size on each data index (Ozone's ECKeyOutputStream), so its first data index and its parity indexes
+    hold a whole cell more than that when the block size is not a multiple of the cell (rs-3-2-1024k with
+    1000-byte blocks: 3000 bytes on index 1), and the datanodes refused a legitimate EC write. A write token
+    allows what a full group puts on its fullest replica; a replicated block's stays the block size."""
+    keys = FakeKeys()
+    issuer = BlockTokenIssuer(keys, DAY, CLOCK)  # type: ignore[arg-type]
+    config = ReplicationConfig.parse("rs-3-2-1024k")
+    layout = StripeLayout.of(config)
+    group = config.ec_data * BLOCK
+
+    async def body() -> None:
+        async with serving(tmp_path, issuer, EcScm()) as stub:
+            _, ratis = await write_key(stub, BLOCK)  # creates the volume
+            assert {verify(x, keys, AccessMode.WRITE).max_length for x in ratis} == {BLOCK}  # type: ignore[attr-defined]
+            b = {"volume": "vol", "bucket": "ecb"}
+            ec = ec_config_to_proto(config, "ec")
+            await stub.createBucket(pb.CreateBucketRequest(**b, type=hdds_pb2.EC, ecReplicationConfig=ec))
+            opened = await stub.openKey(pb.OpenKeyRequest(**b, key="k"))
+            more = await stub.allocateBlock(pb.AllocateBlockRequest(**b, key="k", clientID=opened.clientID))
+            for location in (*opened.keyInfo.locations, more.location):
+                assert location.length == group
+                ident = verify(location, keys, AccessMode.WRITE)
+                for index in range(1, config.required_nodes + 1):  # what the EC writer puts on each
+                    check_length(ident, layout.index_length(group, index), "a full group's replica")  # type: ignore[arg-type]
+                assert ident.max_length == layout.index_length(group, 1) == group  # type: ignore[attr-defined]
+
+    asyncio.run(asyncio.wait_for(body(), 20))
 
 
 def test_without_an_issuer_no_location_carries_a_token(tmp_path: Path) -> None:

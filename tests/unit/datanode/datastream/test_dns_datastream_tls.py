@@ -25,13 +25,16 @@ from pyozone.common.tls import TlsStore
 from pyozone.datanode.datastream import DatastreamServer
 from pyozone.datanode.datastream.sockets import recv_exact, recv_into_exact
 from pyozone.datanode.datastream.tls import DatastreamTls, DuplexTlsSocket
+from pyozone.datanode.pipelines import PipelineSet, StreamAddress
 from pyozone.datanode.storage import chunk_io
 from pyozone.datanode.xceiver import Dispatcher
+from pyozone.datanode.xceiver.allocations import ContainerAllocations
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 from tests.tls_certs import CertAuthority, self_signed
+from tests.unit.datanode.dnd_helpers import allocated_on
 from tests.unit.datanode.dns_helpers import BPC, PIPELINE, Node, chunk, payload, put
 
 DN = X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1")
@@ -298,3 +301,41 @@ def _receive_or_error(end: DuplexTlsSocket) -> object:
         return end.recv_into(memoryview(bytearray(16)))
     except OSError:
         return OSError
+
+
+def test_a_clients_stream_names_every_other_member(
+    node_a: Node, node_b: Node, ca: CertAuthority, alice: TlsStore, tmp_path: Path
+) -> None:
+    """Issue 28 (dn2 defect 2, V2): a client that streamed other bytes to each member, or to one alone,
+    had the others refuse the putBlock the leader committed, which failed the pipeline. Over mutual TLS a
+    member that receives a stream from a client (no datanode certificate) refuses a chain that leaves a
+    member out, before anything is written; a member receiving it from another member takes the rest of
+    the chain."""
+    servers = []
+    for node, name in ((node_a, "dn-a"), (node_b, "dn-b")):
+        pipelines = PipelineSet(tmp_path / name, node.uuid)
+        allocations = ContainerAllocations(allocated_on(PIPELINE), pipelines)
+        dispatcher = Dispatcher(node.containers, node.uuid, node.full.append, allocations=allocations)
+        server = DatastreamServer(dispatcher, "127.0.0.1", 0, 5.0, ca.store(name, DN))
+        servers.append((server, server.start(), pipelines))
+    try:
+        members = (node_a.uuid, node_b.uuid)
+        ports = [port for _, port, _ in servers]
+        streams = {u: StreamAddress("127.0.0.1", "127.0.0.1", p) for u, p in zip(members, ports, strict=True)}
+        for _, _, pipelines in servers:
+            pipelines.add(PIPELINE, members, node_a.uuid, None, streams)
+        (_, port_a, _), (_, port_b, _) = servers
+        data = payload(16, PACKET + 100)
+        for port in (port_a, port_b):  # to one member alone: refused at the header
+            with _connect(port, alice) as conn:
+                conn.sendall(ds.encode_header(ds.WriteHeader(CID, 1, PIPELINE, ChecksumType.CRC32, BPC, ())))
+                ack, length = ds.decode_ack_frame(recv_exact(conn, ds.ACK.size))
+                message = recv_exact(conn, length).decode()
+            assert ack.result == pb.GROUP_MISMATCH and "names every other member" in message, message
+        assert CID not in node_a.containers and CID not in node_b.containers
+        with _connect(port_b, alice) as conn:  # the nearest member first, then the rest of the pipeline
+            acks = _stream(conn, data, (ds.Hop(node_a.uuid, "127.0.0.1", port_a),))
+        assert all(a.ok for a, _ in acks) and acks[-1][0].acked == len(data), acks
+    finally:
+        for server, _, _ in servers:
+            server.stop()

@@ -52,6 +52,67 @@ def test_write_read_put_get_list(container: KeyValueContainer) -> None:
         container.list_blocks(0, 0)
 
 
+def test_put_block_commits_only_checksums_of_the_bytes_written(container: KeyValueContainer) -> None:
+    """Issue 28: a putBlock naming checksums other than those of the bytes its chunks stored is refused
+    (CHECKSUM_MISMATCH), whether the writeChunk's verified checksums are still kept, were replaced by an
+    overlapping write, or are gone (a datastream member forwarded the bytes unverified, a restart): then
+    the bytes are read back. Nothing is committed, and the replica stays OPEN."""
+    block_id = BlockID(1, 4)
+    first, second = payload(1, 5000), payload(2, 3000)
+    chunks = [chunk_for(first, "4_chunk_0"), chunk_for(second, "4_chunk_1", 5000)]
+    container.write_chunk(block_id, chunks[0], first)
+    container.write_chunk(block_id, chunks[1], second, verified=False)  # a forwarding datastream member
+    other = chunk_for(payload(3, 5000), "4_chunk_0")  # checksums of bytes never written
+    lies = [
+        (other, chunks[1]),
+        (chunks[0], chunk_for(payload(4, 3000), "4_chunk_1", 5000)),
+        (chunk_for(first + bytes(100), "4_chunk_0"),),  # not an extent written, and not its bytes
+    ]
+    for lie in lies:
+        with raises(Result.CHECKSUM_MISMATCH) as refused:
+            container.put_block(BlockData(block_id, lie), 1)
+        assert "names checksums that are not those of the bytes written" in str(refused.value)
+
+    container.write_chunk(block_id, chunks[1], second)  # verified and kept, then overwritten in part
+    replaced = payload(5, 1000)
+    container.write_chunk(block_id, chunk_for(replaced, "4_chunk_2", 5500), replaced)
+    with raises(Result.CHECKSUM_MISMATCH):
+        container.put_block(BlockData(block_id, tuple(chunks)), 1)
+    assert container.bcsid == 0 and container.key_count == 0
+    now = second[:500] + replaced + second[1500:]
+    honest = BlockData(block_id, (chunks[0], chunk_for(now, "4_chunk_1", 5000)))
+    container.put_block(honest, 1)  # read back: what was kept for it was replaced
+    assert read_block(container, honest) == first + now and container.state is ReplicaState.OPEN
+
+    fresh = KeyValueContainer.load(container.volume, 1, container.directory)  # a restart: nothing kept
+    tail = payload(6, 2000)
+    fresh.write_chunk(block_id, chunk_for(tail, "4_chunk_2", 8000), tail)
+    fresh = KeyValueContainer.load(container.volume, 1, container.directory)
+    with raises(Result.CHECKSUM_MISMATCH):
+        fresh.put_block(BlockData(block_id, (*honest.chunks, chunk_for(bytes(2000), "4_chunk_2", 8000))), 2)
+    fresh.put_block(BlockData(block_id, (*honest.chunks, chunk_for(tail, "4_chunk_2", 8000))), 2)
+    assert fresh.bcsid == 2
+
+
+def test_committed_bytes_are_not_overwritten(container: KeyValueContainer) -> None:
+    """Changed bytes under committed checksums would read as damage to the replica: a writeChunk into a
+    committed chunk is refused (OVERWRITE_FLAG_REQUIRED) unless it is that chunk again, verified."""
+    block, data = write_block(container, 2, (4096, 4096), bcsid=1)
+    again = block.chunks[1]
+    container.write_chunk(block.block_id, again, data[4096:])  # a retried write of the same chunk
+    for chunk, piece, verified in [
+        (chunk_for(payload(9, 100), "2_chunk_9", 4000), payload(9, 100), True),
+        (chunk_for(payload(9, 4096), "2_chunk_1", 4096), payload(9, 4096), True),
+        (again, data[4096:], False),  # unverified: its bytes may not be the chunk's
+    ]:
+        with raises(Result.OVERWRITE_FLAG_REQUIRED) as refused:
+            container.write_chunk(block.block_id, chunk, piece, verified)
+        assert "overwrites committed chunk" in str(refused.value)
+    tail = payload(10, 100)
+    container.write_chunk(block.block_id, chunk_for(tail, "2_chunk_2", 8192), tail)  # appending
+    assert read_block(container, block) == data and container.state is ReplicaState.OPEN
+
+
 def test_partial_chunk_read(container: KeyValueContainer) -> None:
     block, data = write_block(container, 1, (5000,), bcsid=1)
     chunk = block.chunks[0]

@@ -208,3 +208,6 @@ def test_a_chain_is_checked_against_the_members_datastream_addresses_kept_across
     wrong = [(replace(b, port=9856),), (replace(b, host="10.0.0.9"),), (b, b), (Hop(node_a.uuid, "x", 1),)]
     assert all("nothing was forwarded" in allocations.chain_refusal(PIPELINE, chain) for chain in wrong)
     assert "is not in pipeline other" in allocations.chain_refusal("other", (b,))
+    assert allocations.chain_refusal(PIPELINE, (c, b), from_client=True) == ""  # a client's: every member
+    for partial in [(b,), (c,), ()]:
+        assert "names every other member" in allocations.chain_refusal(PIPELINE, partial, from_client=True)

@@ -94,6 +94,31 @@ def test_bcsid_is_assigned_never_taken_from_the_request(dispatcher: Dispatcher, 
     assert results(checks) == ["SUCCESS", "UNKNOWN_BCSID", "BCSID_MISMATCH"]
 
 
+def test_another_pipelines_log_neither_writes_nor_closes_a_ratis_replica(
+    dispatcher: Dispatcher, node_a: Node
+) -> None:
+    """Issue 28 defect 1: an entry of another pipeline's log (its index is no BCSID of this container)
+    is refused at the leader's check and again at apply, on a replica that has the container."""
+    writes, _ = block_writes(1, 1, payload(1, 100), 100)
+    run(dispatcher, *writes)
+    container = node_a.containers.require(1)
+    assert (container.bcsid, container.data.origin_pipeline_id) == (1, PIPELINE)
+    other = []
+    for entry in [*block_writes(1, 2, payload(2, 100), 100)[0], close(1)]:
+        entry.pipelineID = "pipeline-2"
+        other.append(entry)
+        with pytest.raises(ContainerError) as refused:
+            dispatcher.check_writable(entry)
+        assert refused.value.result is Result.CONTAINER_NOT_FOUND
+    answers = [dispatcher.dispatch(entry, 50 + i) for i, entry in enumerate(other)]
+    assert results(answers) == ["CONTAINER_NOT_FOUND"] * 3
+    assert "not 0 of pipeline-2" in answers[0].message
+    assert (container.bcsid, container.state) == (1, ReplicaState.OPEN)
+    writes, _ = block_writes(1, 3, payload(3, 100), 100)
+    assert results(dispatcher.dispatch(r, 2 + i) for i, r in enumerate(writes)) == ["SUCCESS"] * 2
+    assert container.bcsid == 3
+
+
 def test_concurrent_put_blocks_get_distinct_bcsids(dispatcher: Dispatcher, node_a: Node) -> None:
     run(dispatcher, create(1))
     for lid in range(1, 41):
