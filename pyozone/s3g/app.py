@@ -132,7 +132,7 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
         if where.bucket is not None:
             await _check_bucket_exists(gateway, where.bucket)
         raise
-    refuse_unimplemented(http.headers)
+    refuse_unimplemented(http.headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)
     with gateway.client.acting_for(access_key):  # OM's ACLs see the access id's user (Ozone's S3 auth)
