@@ -220,18 +220,20 @@ class ListVolumesResponse(_message.Message):
     def __init__(self, volumes: _Optional[_Iterable[_Union[VolumeInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateBucketRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig")
+    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig", "owner")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     FACTOR_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     type: _hdds_pb2.ReplicationType
     factor: _hdds_pb2.ReplicationFactor
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    owner: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class CreateBucketResponse(_message.Message):
     __slots__ = ("bucket",)
