@@ -45,11 +45,8 @@ async def create_bucket(s3: S3Request) -> web.Response:
         region = config.findtext("LocationConstraint")
         if region not in (None, "", "us-east-1"):
             raise S3Error(S3ErrorCode.InvalidArgument, f"Unsupported location constraint {region!r}")
-    client = s3.gateway.client
-    try:
-        bucket = await client.create_bucket(s3.gateway.volume, s3.bucket)
-        if bucket.owner != s3.access_key:  # OM without ACLs gives it the volume's owner
-            await client.set_bucket_owner(s3.gateway.volume, s3.bucket, s3.access_key)
+    try:  # made with its owner in one call: never a bucket without its owner, nor a race to own it
+        await s3.gateway.client.create_bucket(s3.gateway.volume, s3.bucket, owner=s3.user)
     except OzoneClientError as e:
         error = s3_error(e, BucketName=s3.bucket)
         if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
@@ -63,7 +60,7 @@ async def _owns(s3: S3Request) -> bool:
         bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
     except OzoneClientError:
         return False  # gone again, or not readable by the caller: not the caller's
-    return bucket.owner == s3.access_key
+    return bucket.owner == s3.user
 
 
 async def head_bucket(s3: S3Request) -> web.Response:

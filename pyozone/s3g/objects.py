@@ -203,9 +203,12 @@ async def delete_object(s3: S3Request) -> web.Response:
     return web.Response(status=204)
 
 
+COPY_SOURCE = "x-amz-copy-source"
+
+
 def copy_source(s3: S3Request) -> tuple[str, str]:
     """x-amz-copy-source: `bucket/key` or `/bucket/key`, URL-encoded, perhaps with ?versionId=."""
-    raw = s3.headers["x-amz-copy-source"]
+    raw = s3.headers[COPY_SOURCE]
     path, _, version = raw.partition("?")
     if version and version not in ("versionId=null", "versionId="):
         raise S3Error(S3ErrorCode.NotImplemented, "Object versions are not implemented.")
