@@ -157,20 +157,42 @@ async def get_object(s3: S3Request) -> web.StreamResponse:
             span = ByteRange(0, info.data_size - 1)
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = span.length
-        await response.prepare(s3.http)
-        sent = 0
+        sent, idle_s = 0, s3.gateway.body_idle_timeout_s
         try:
+            await response.prepare(s3.http)
             async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
-                async with asyncio.timeout(s3.gateway.body_idle_timeout_s):  # a reader that stopped reading
-                    await response.write(piece)
+                if not await _write(response, piece, idle_s):
+                    log.info("GET %s: the client read nothing for %g s after %d of %d bytes; closed",
+                             s3.http.path, idle_s, sent, span.length)  # fmt: skip
+                    _abort(s3)
+                    break
                 sent += len(piece)
-            await response.write_eof()
-        except ConnectionError as e:  # the client went away: its business, worth one line
+            else:
+                await response.write_eof()
+        except ConnectionError as e:  # the client went away, before or after the head: its business, one line
             log.info("GET %s: the client disconnected after %d of %d bytes (%s)",
                      s3.http.path, sent, span.length, e)  # fmt: skip
         except (S3Error, OzoneClientError, TimeoutError) as e:
             raise ResponseBroken(f"{s3.key}: the read failed after the response began") from e
         return response
+
+
+async def _write(response: web.StreamResponse, piece: bytes, idle_s: float) -> bool:
+    """Writes one piece; False when the client took none of it for `idle_s` (a reader that stopped)."""
+    try:
+        async with asyncio.timeout(idle_s):
+            await response.write(piece)
+    except TimeoutError:
+        return False
+    return True
+
+
+def _abort(s3: S3Request) -> None:
+    """Ends the connection at once: the client sees its body cut short, and aiohttp writes nothing more
+    (its last writes meet a closed transport, which it takes quietly)."""
+    transport = s3.http.transport
+    if transport is not None:
+        transport.abort()
 
 
 class ResponseBroken(Exception):
