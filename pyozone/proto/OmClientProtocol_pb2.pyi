@@ -736,16 +736,25 @@ class ListPartsRequest(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., partNumberMarker: _Optional[int] = ..., maxParts: _Optional[int] = ...) -> None: ...
 
 class PartSummary(_message.Message):
-    __slots__ = ("partNumber", "partName", "size", "modificationTime")
+    __slots__ = ("partNumber", "partName", "size", "modificationTime", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     PARTNUMBER_FIELD_NUMBER: _ClassVar[int]
     PARTNAME_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     MODIFICATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
     partNumber: int
     partName: str
     size: int
     modificationTime: int
-    def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., size: _Optional[int] = ..., modificationTime: _Optional[int] = ...) -> None: ...
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., size: _Optional[int] = ..., modificationTime: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ListPartsResponse(_message.Message):
     __slots__ = ("parts", "nextPartNumberMarker", "isTruncated", "type", "factor", "metadata", "ecReplicationConfig")

@@ -432,6 +432,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
                     partName=p.part_name,
                     size=p.key.data_size,
                     modificationTime=p.key.modification_ms,
+                    metadata=dict(p.key.metadata),
                 )
                 for p in page.parts
             ],
