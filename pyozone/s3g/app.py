@@ -130,7 +130,9 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
     if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
         raise S3Error(S3ErrorCode.KeyTooLongError)
     try:
-        access_key, payload = await authenticate(gateway, http)
+        access_key, payload = await authenticate(
+            gateway, http, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
+        )
     except Unsigned:
         if where.bucket is not None and operation is not Operation.CREATE_BUCKET:
             await _check_bucket_exists(gateway, where.bucket)
