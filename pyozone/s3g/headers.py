@@ -104,6 +104,8 @@ NOT_IMPLEMENTED_HEADERS = {
     "x-amz-website-redirect-location": "Website redirects",
     "x-amz-mfa": "MFA delete",
     "x-amz-bypass-governance-retention": "Object Lock",
+    "x-amz-write-offset-bytes": "Appends",
+    "x-amz-mp-object-size": "Object size checks of multipart uploads",
 }
 """Headers naming a feature the gateway does not have: NotImplemented (docs/s3.md has the whole table)."""
 SIGV4_QUERY = frozenset(name.lower() for name in (*PRESIGN_PARAMS, "X-Amz-Security-Token"))

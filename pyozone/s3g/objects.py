@@ -226,6 +226,8 @@ async def delete_object(s3: S3Request) -> web.Response:
 
 
 COPY_SOURCE = "x-amz-copy-source"
+COPY_CHECKSUM = "x-amz-checksum-algorithm"
+"""The checksum a CopyObject asks to be computed for the copy (as CreateMultipartUpload's, multipart.py)."""
 
 
 def copy_source(s3: S3Request) -> tuple[str, str]:
@@ -264,6 +266,8 @@ async def copy_object(s3: S3Request) -> web.Response:
     tagging = s3.headers.get("x-amz-tagging-directive", "COPY").upper()
     if directive not in ("COPY", "REPLACE") or tagging not in TAGGING_DIRECTIVES:
         raise S3Error(S3ErrorCode.InvalidArgument, "Unknown metadata or tagging directive")
+    if COPY_CHECKSUM in s3.headers:  # the copy would need a checksum computed over the data copied
+        raise S3Error(S3ErrorCode.NotImplemented, f"{COPY_CHECKSUM} on a copy is not implemented.")
     source_bucket, source_key = copy_source(s3)
     if (source_bucket, source_key) == (s3.bucket, s3.key) and directive == "COPY":
         raise S3Error(

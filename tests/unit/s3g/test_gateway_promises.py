@@ -75,7 +75,7 @@ def test_a_bucket_with_object_lock_or_another_ownership_is_not_implemented(s3) -
     assert "enforced" in buckets(s3)
 
 
-def test_website_redirects_and_mfa_delete_are_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
+def test_redirects_mfa_delete_appends_and_copy_checksums_are_not_implemented(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
     redirect = {"WebsiteRedirectLocation": "/elsewhere"}
     assert refused(s3.put_object, Bucket=BUCKET, Key="web", Body=b"", **redirect)[:2] == (
         501,
@@ -98,6 +98,13 @@ def test_website_redirects_and_mfa_delete_are_not_implemented(s3) -> None:  # ty
         "NotImplemented",
     )
     assert "source" in keys(s3)
+    assert refused(
+        s3.copy_object, Bucket=BUCKET, Key="sum", CopySource=f"{BUCKET}/source", ChecksumAlgorithm="SHA256"
+    )[:2] == (501, "NotImplemented")
+    for header in ("x-amz-write-offset-bytes", "x-amz-mp-object-size"):
+        status, text = gateway.signed_request("PUT", f"/{BUCKET}/appended", b"", {header: "0"})
+        assert status == 501 and "<Code>NotImplemented</Code>" in text
+    assert not {"sum", "appended"} & set(keys(s3))
 
 
 def test_a_full_object_checksum_of_a_multipart_upload_is_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
