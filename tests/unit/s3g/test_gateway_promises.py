@@ -75,7 +75,7 @@ def test_a_bucket_with_object_lock_or_another_ownership_is_not_implemented(s3) -
     assert "enforced" in buckets(s3)
 
 
-def test_redirects_mfa_delete_appends_and_copy_checksums_are_not_implemented(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
+def test_redirects_mfa_delete_appends_and_copy_checksums_are_not_implemented(gateway, s3) -> None:  # type: ignore[no-untyped-def]
     redirect = {"WebsiteRedirectLocation": "/elsewhere"}
     assert refused(s3.put_object, Bucket=BUCKET, Key="web", Body=b"", **redirect)[:2] == (
         501,
