@@ -124,19 +124,27 @@ def _prepared(http: web.Request) -> bool:
 
 
 async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.StreamResponse:
+    """Authenticates before it answers anything about the request (an operation not served, a key too
+    long, a version), so an anonymous caller learns only AccessDenied or NoSuchBucket."""
     where = routing.target(http.raw_path, http.host, gateway.settings.domains)
-    operation = routing.operation(http.method, where, http.headers)
-    http[OPERATION] = operation
-    if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
-        raise S3Error(S3ErrorCode.KeyTooLongError)
+    unserved: S3Error | None = None
+    try:
+        operation: Operation | None = routing.operation(http.method, where, http.headers)
+        http[OPERATION] = operation
+    except S3Error as e:
+        operation, unserved = None, e
     try:
         access_key, payload = await authenticate(
             gateway, http, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
         )
     except Unsigned:
-        if where.bucket is not None and operation is not Operation.CREATE_BUCKET:
+        if unserved is None and where.bucket is not None and operation is not Operation.CREATE_BUCKET:
             await _check_bucket_exists(gateway, where.bucket)
         raise
+    if operation is None:  # routing refused it: answered now that the caller is known
+        raise unserved or S3Error(S3ErrorCode.MethodNotAllowed)
+    if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
+        raise S3Error(S3ErrorCode.KeyTooLongError)
     routing.check_version(where)
     refuse_unimplemented(http.headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)

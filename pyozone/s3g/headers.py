@@ -146,7 +146,7 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
             raise S3Error(S3ErrorCode.InvalidRequest, "Bucket is missing Object Lock Configuration")
         if name in NOT_IMPLEMENTED_HEADERS:
             raise S3Error(
-                S3ErrorCode.NotImplemented, f"{NOT_IMPLEMENTED_HEADERS[name]} ({name}) are not implemented."
+                S3ErrorCode.NotImplemented, f"{NOT_IMPLEMENTED_HEADERS[name]} ({name}): not implemented."
             )
     acl = headers.get(CANNED_ACL)
     if acl is not None and acl != PRIVATE:
