@@ -20,6 +20,7 @@ from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import xml
+from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.auth.checksums import BY_HEADER, ChecksumAlgorithm, decode_checksum, mismatch
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -332,13 +333,14 @@ async def list_parts(s3: S3Request) -> web.Response:
         )
         for p in listing.parts
     )
+    shown = await bucket_owner(s3)
     body = xml.document(
         "ListPartsResult",
         xml.el("Bucket", s3.bucket),
         xml.el("Key", s3.key),
         xml.el("UploadId", upload_id),
-        xml.el("Initiator", None, xml.el("ID", s3.access_key), xml.el("DisplayName", s3.access_key)),
-        owner(s3.access_key),
+        _initiator(shown),
+        owner(shown),
         xml.el("StorageClass", "REDUCED_REDUNDANCY" if listing.replication == "RATIS/ONE" else "STANDARD"),
         xml.el("PartNumberMarker", marker),
         xml.el("NextPartNumberMarker", listing.next_part_number_marker),
@@ -347,6 +349,11 @@ async def list_parts(s3: S3Request) -> web.Response:
         *parts,
     )
     return xml_response(body)
+
+
+def _initiator(name: str) -> xml.ET.Element:
+    """An upload's initiator and owner, shown as its bucket's owner (acls.py: OM records no uploader)."""
+    return xml.el("Initiator", None, xml.el("ID", name), xml.el("DisplayName", name))
 
 
 async def list_multipart_uploads(s3: S3Request) -> web.Response:
@@ -362,14 +369,15 @@ async def list_multipart_uploads(s3: S3Request) -> web.Response:
         raise s3_error(e, BucketName=s3.bucket) from None
     truncated = len(uploads) > max_uploads and max_uploads > 0  # nothing asked: no page to continue from
     uploads = uploads[:max_uploads]
+    shown = await bucket_owner(s3) if uploads else ""
     entries = (
         xml.el(
             "Upload",
             None,
             xml.el("Key", u.key),
             xml.el("UploadId", u.upload_id),
-            xml.el("Initiator", None, xml.el("ID", s3.access_key), xml.el("DisplayName", s3.access_key)),
-            owner(s3.access_key),
+            _initiator(shown),
+            owner(shown),
             xml.el("StorageClass", "REDUCED_REDUNDANCY" if u.replication == "RATIS/ONE" else "STANDARD"),
             xml.el("Initiated", xml.iso_time(u.creation_ms)),
         )

@@ -92,6 +92,16 @@ def test_the_owner_shown_is_the_buckets_whoever_lists(alice, bob) -> None:  # ty
     assert {o["Owner"]["ID"] for o in bob.list_objects(Bucket=BUCKET)["Contents"]} == {"alice"}
     assert bob.get_bucket_acl(Bucket=BUCKET)["Owner"]["ID"] == "alice"
     assert bob.get_object_acl(Bucket=BUCKET, Key="k")["Owner"]["ID"] == "alice"
+    upload_id = alice.create_multipart_upload(Bucket=BUCKET, Key="up")["UploadId"]
+    [upload] = bob.list_multipart_uploads(Bucket=BUCKET)["Uploads"]
+    parts = bob.list_parts(Bucket=BUCKET, Key="up", UploadId=upload_id)
+    assert {
+        upload["Owner"]["ID"],
+        upload["Initiator"]["ID"],
+        parts["Owner"]["ID"],
+        parts["Initiator"]["ID"],
+    } == {"alice"}
+    alice.abort_multipart_upload(Bucket=BUCKET, Key="up", UploadId=upload_id)
 
 
 def test_only_the_owner_writes_an_acl(alice, bob) -> None:  # type: ignore[no-untyped-def]
