@@ -22,6 +22,7 @@ from pyozone.client.key_output import KeyOutputStream
 from pyozone.client.models import (
     BucketInfo,
     DatanodeRef,
+    KeyCondition,
     KeyInfo,
     KeyLocation,
     MultipartPartList,
@@ -154,10 +155,11 @@ class AsyncOzoneClient:
         )
 
     async def list_buckets(
-        self, volume: str, prefix: str = "", start: str = "", limit: int | None = None
+        self, volume: str, prefix: str = "", start: str = "", limit: int | None = None, owner: str = ""
     ) -> list[BucketInfo]:
+        """`owner`: only that user's buckets (S3's ListBuckets)."""
         return await _paged(
-            lambda s, n: self.om.list_buckets(volume, prefix, s, n), start, limit, lambda b: b.name
+            lambda s, n: self.om.list_buckets(volume, prefix, s, n, owner), start, limit, lambda b: b.name
         )
 
     async def delete_bucket(self, volume: str, bucket: str) -> None:
@@ -174,14 +176,19 @@ class AsyncOzoneClient:
         datastream: bool | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
+        condition: KeyCondition | None = None,
     ) -> KeyOutputStream:
         """An open key; nothing is visible until its close() commits it. `datastream`: write by pipeline
         V2 (True) or V1 (False); None decides by ozone.fs.datastream.enabled and the auto threshold.
-        The key gets `tags` and `metadata`, with what the stream's `metadata` holds at close()."""
+        The key gets `tags` and `metadata`, with what the stream's `metadata` holds at close().
+        `condition`: checked at once and again by the commit (OMException KEY_ALREADY_EXISTS or
+        ETAG_MISMATCH)."""
         client_id, blocks = await self.om.open_key(
-            volume, bucket, key, size_hint, replication, metadata=metadata, tags=tags
+            volume, bucket, key, size_hint, replication, metadata=metadata, tags=tags, condition=condition
         )
-        return self._output(volume, bucket, key, client_id, blocks, size_hint, datastream, metadata)
+        out = self._output(volume, bucket, key, client_id, blocks, size_hint, datastream, metadata)
+        out.condition = condition
+        return out
 
     def _output(
         self, volume: str, bucket: str, key: str, client_id: int, blocks: list[KeyLocation], size_hint: int,
@@ -325,8 +332,11 @@ class AsyncOzoneClient:
     async def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         await self.om.rename_key(volume, bucket, key, to_key)
 
-    async def delete_key(self, volume: str, bucket: str, key: str) -> None:
-        await self.om.delete_key(volume, bucket, key)
+    async def delete_key(
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None
+    ) -> None:
+        """`condition`: only if the key meets it (S3's DeleteObject If-Match)."""
+        await self.om.delete_key(volume, bucket, key, condition)
 
     async def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         """Replaces the key's tag set; an empty one deletes it."""
@@ -373,10 +383,13 @@ class AsyncOzoneClient:
         upload_id: str,
         parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None = None,
+        condition: KeyCondition | None = None,
     ) -> KeyInfo:
         """Commits the key of `parts` ((part number, ETag), ascending) at once; `metadata` is merged into
-        the upload's."""
-        return await self.om.complete_multipart_upload(volume, bucket, key, upload_id, parts, metadata)
+        the upload's; `condition`: only if the key meets it."""
+        return await self.om.complete_multipart_upload(
+            volume, bucket, key, upload_id, parts, metadata, condition
+        )
 
     async def abort_multipart_upload(self, volume: str, bucket: str, key: str, upload_id: str) -> None:
         await self.om.abort_multipart_upload(volume, bucket, key, upload_id)

@@ -30,7 +30,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.errors import BlockWriteError, OMUnavailableError, OzoneClientError
 from pyozone.client.exclude import ExcludeList
-from pyozone.client.models import DatanodeRef, KeyInfo, KeyLocation
+from pyozone.client.models import DatanodeRef, KeyCondition, KeyInfo, KeyLocation
 from pyozone.client.om import OmClient
 from pyozone.client.retry import RetryRun
 from pyozone.client.xceiver import ChannelPool
@@ -79,6 +79,8 @@ class KeyOutputStream:
         self._route = route
         self._retry_policy = config.write_retry
         self.key_info: KeyInfo | None = None
+        self.condition: KeyCondition | None = None
+        """An S3 conditional write, which the commit must meet (OM checks it in the commit's step)."""
 
     @property
     def write_path(self) -> str:
@@ -113,8 +115,9 @@ class KeyOutputStream:
             raise BlockWriteError(f"{self._name()}: {self._offset} bytes in blocks, {self._written} written")
         if self.part is None:
             committed = await self._om.commit_key(
-                self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks, self.metadata
-            )
+                self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks, self.metadata,
+                self.condition,
+            )  # fmt: skip
         else:
             committed = await self._om.commit_multipart_part(
                 self.volume, self.bucket, self.key, self.client_id, *self.part, self._offset, self._blocks,

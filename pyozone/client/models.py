@@ -157,6 +157,19 @@ class KeyLocation:
 
 
 @dataclass(frozen=True, slots=True)
+class KeyCondition:
+    """An S3 conditional write, which OM checks in the step that commits or deletes the key
+    (OmClientProtocol.proto: KeyCondition): `must_not_exist` is If-None-Match: *, `expected_etag` If-Match
+    ("*": any committed key)."""
+
+    must_not_exist: bool = False
+    expected_etag: str = ""
+
+    def to_proto(self) -> om_pb.KeyCondition:
+        return om_pb.KeyCondition(mustNotExist=self.must_not_exist, expectedETag=self.expected_etag)
+
+
+@dataclass(frozen=True, slots=True)
 class VolumeInfo:
     name: str
     owner: str

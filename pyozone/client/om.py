@@ -31,6 +31,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.errors import OMUnavailableError, SafeModeException, om_exception
 from pyozone.client.models import (
     BucketInfo,
+    KeyCondition,
     KeyInfo,
     KeyLocation,
     MultipartPartList,
@@ -202,9 +203,12 @@ class OmClient:
         await self._call("deleteBucket", pb.DeleteBucketRequest(volume=volume, bucket=bucket), lambda r: None)
 
     async def list_buckets(
-        self, volume: str, prefix: str = "", start: str = "", limit: int = 1000
+        self, volume: str, prefix: str = "", start: str = "", limit: int = 1000, owner: str = ""
     ) -> list[BucketInfo]:
-        request = pb.ListBucketsRequest(volume=volume, prefix=prefix, startKey=start, maxKeys=limit)
+        """`owner`: only that user's buckets."""
+        request = pb.ListBucketsRequest(
+            volume=volume, prefix=prefix, startKey=start, maxKeys=limit, owner=owner
+        )
         return await self._call(
             "listBuckets", request, lambda r: [BucketInfo.from_proto(b) for b in r.buckets]
         )
@@ -222,13 +226,14 @@ class OmClient:
         tags: Mapping[str, str] | None = None,
         upload_id: str = "",
         part_number: int = 0,
+        condition: KeyCondition | None = None,
     ) -> tuple[int, list[KeyLocation]]:
         """The open key's clientID and its pre-allocated blocks; with `upload_id`, an open key for part
-        `part_number` of that multipart upload."""
+        `part_number` of that multipart upload. A `condition` that fails already is refused here."""
         request = pb.OpenKeyRequest(
             volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
             metadata=metadata, tags=tags, multipartUploadID=upload_id, multipartNumber=part_number,
-            **replication_fields(replication),
+            condition=condition.to_proto() if condition else None, **replication_fields(replication),
         )  # fmt: skip
         return await self._call(
             "openKey",
@@ -257,11 +262,12 @@ class OmClient:
 
     async def commit_key(
         self, volume: str, bucket: str, key: str, client_id: int, size: int, locations: list[KeyLocation],
-        metadata: Mapping[str, str] | None = None,
+        metadata: Mapping[str, str] | None = None, condition: KeyCondition | None = None,
     ) -> KeyInfo:  # fmt: skip
         request = pb.CommitKeyRequest(
             volume=volume, bucket=bucket, key=key, clientID=client_id, dataSize=size,
             locations=[loc.to_proto() for loc in locations], metadata=metadata,
+            condition=condition.to_proto() if condition else None,
         )  # fmt: skip
         return await self._call_reaching(
             "commitKey", f"/{volume}/{bucket}/{key}", request, lambda r: KeyInfo.from_proto(r.keyInfo)
@@ -289,10 +295,13 @@ class OmClient:
         request = pb.RenameKeyRequest(volume=volume, bucket=bucket, key=key, toKey=to_key)
         await self._call("renameKey", request, lambda r: None)
 
-    async def delete_key(self, volume: str, bucket: str, key: str) -> None:
-        await self._call(
-            "deleteKey", pb.DeleteKeyRequest(volume=volume, bucket=bucket, key=key), lambda r: None
+    async def delete_key(
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None
+    ) -> None:
+        request = pb.DeleteKeyRequest(
+            volume=volume, bucket=bucket, key=key, condition=condition.to_proto() if condition else None
         )
+        await self._call("deleteKey", request, lambda r: None)
 
     async def put_object_tagging(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         request = pb.PutObjectTaggingRequest(volume=volume, bucket=bucket, key=key, tags=tags)
@@ -338,11 +347,12 @@ class OmClient:
 
     async def complete_multipart_upload(
         self, volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
-        metadata: Mapping[str, str] | None,
+        metadata: Mapping[str, str] | None, condition: KeyCondition | None = None,
     ) -> KeyInfo:  # fmt: skip
         request = pb.CompleteMultipartUploadRequest(
             volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
             parts=[pb.Part(partNumber=n, partName=name) for n, name in parts],
+            condition=condition.to_proto() if condition else None,
         )  # fmt: skip
         return await self._call("completeMultipartUpload", request, lambda r: KeyInfo.from_proto(r.keyInfo))
 

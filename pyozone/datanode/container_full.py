@@ -3,8 +3,8 @@
 A write that takes an open container to hdds.container.close.threshold of its size (0.9 by default) makes
 the datanode send SCM a CLOSE container action (reason CONTAINER_FULL), once per container, so the
 container closes before it overflows while the writes already allocated to it still fit. A container
-whose volume has no space left asks the same (Ozone's isVolumeFull): it cannot grow there, and SCM would
-go on allocating blocks to it.
+whose volume is full (down to its free-space floor, HddsVolume.is_full) asks the same (Ozone's
+isVolumeFull): it cannot grow there, and SCM would go on allocating blocks to it.
 """
 
 from __future__ import annotations
@@ -20,11 +20,6 @@ def check_close_threshold(threshold: float) -> float:
 
 def is_full(used_bytes: int, max_size: int, threshold: float) -> bool:
     return used_bytes >= threshold * max_size
-
-
-def volume_full(volume_available: int) -> bool:
-    """The volume has no space left for data (its free space less what is reserved)."""
-    return volume_available <= 0
 
 
 def fills_up(used_before: int, used_after: int, max_size: int, threshold: float) -> bool:

@@ -252,6 +252,7 @@ class Datanode:
             except StoreError as e:
                 raise DatanodeError(str(e)) from None
             self.reports = PendingReports(self.conf)
+            self.volumes.on_full = self.reports.volume_full
             self.containers.on_change(self._replica_changed)
             self.pipelines = PipelineSet(identity_dir(self.conf), self.uuid)
             assert self.lookup is not None  # set in run()
@@ -417,7 +418,11 @@ class Datanode:
             )
 
     def _container_full(self, container_id: int) -> None:
+        """A container asks to close: it is full, or its volume is (then SCM hears of the volume at once)."""
         self.reports.add_container_action(ContainerAction(container_id, ContainerActionReason.CONTAINER_FULL))
+        container = self.containers.get(container_id)
+        if container is not None and container.volume.is_full:
+            self.reports.volume_full()
 
     def _pipeline_failed(self, pipeline_id: str, reason: str) -> None:
         """A member of the pipeline failed: ask SCM to close it (Ozone's triggerPipelineClose)."""

@@ -91,7 +91,10 @@ class PipelineSet:
         except (KeyError, TypeError, AttributeError) as e:
             raise DatanodeError(f"{self.path}: corrupt pipeline list ({e!r})") from None
 
-    def _save(self) -> None:
+    def _save(self, pipelines: dict[str, Membership]) -> None:
+        """Writes `pipelines` and only then makes them the memberships in memory: a save that fails (a
+        full metadata disk) leaves memory as the disk is, so the datanode never reports a pipeline it
+        would not come back with, nor one it has no group for."""
         doc = {
             m.pipeline_id: {
                 "members": list(m.members),
@@ -100,9 +103,10 @@ class PipelineSet:
                 "addresses": dict(m.addresses),
                 "datastreams": {uuid: [a.ip, a.hostname, a.port] for uuid, a in m.streams},
             }
-            for m in self._pipelines.values()
+            for m in pipelines.values()
         }
         atomic_write(self.path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+        self._pipelines = pipelines
 
     def add(
         self,
@@ -124,8 +128,7 @@ class PipelineSet:
         )
         with self._lock:
             if self._pipelines.get(pipeline_id) != membership:
-                self._pipelines[pipeline_id] = membership
-                self._save()
+                self._save(self._pipelines | {pipeline_id: membership})
                 log.info(
                     "joined pipeline %s %s%s", pipeline_id, list(members), " as leader" if leader else ""
                 )
@@ -133,9 +136,9 @@ class PipelineSet:
 
     def remove(self, pipeline_id: str) -> bool:
         with self._lock:
-            if self._pipelines.pop(pipeline_id, None) is None:
+            if pipeline_id not in self._pipelines:
                 return False
-            self._save()
+            self._save({pid: m for pid, m in self._pipelines.items() if pid != pipeline_id})
         log.info("left pipeline %s", pipeline_id)
         return True
 

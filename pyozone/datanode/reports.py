@@ -27,6 +27,7 @@ class Periodic(Enum):
 
 
 STATUS_INTERVAL_KEY = "hdds.command.status.report.interval"
+HEARTBEAT_INTERVAL_KEY = "hdds.heartbeat.interval"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +45,13 @@ class PendingReports:
     def __init__(self, conf: OzoneConfiguration, clock: Callable[[], float] = time.monotonic) -> None:
         self._intervals_s = {p: conf.get(p.value) / 1000 for p in Periodic}
         self._status_interval_s = conf.get(STATUS_INTERVAL_KEY) / 1000
+        self._full_volume_throttle_s = conf.get(HEARTBEAT_INTERVAL_KEY) / 1000
         self._clock = clock
         self._lock = threading.Lock()
         now = clock()
         self._next_due = {p: now for p in Periodic}
         self._next_pending_status = now
+        self._next_full_volume_report = now
         self._incremental: list[ContainerReplicaReport] = []
         self._statuses: dict[int, CommandStatusReport] = {}
         self._actions: dict[ContainerAction, None] = {}
@@ -85,6 +88,19 @@ class PendingReports:
             self._next_due[report] = self._clock()
         if urgent:
             self.on_urgent()
+
+    def volume_full(self) -> None:
+        """A data volume is full (a write or a new container refused for space, or a write that left it
+        full): the node report goes now, so SCM stops placing pipelines and containers here at once
+        rather than at the next node report (Ozone's HddsDispatcher.handleFullVolume). At most once per
+        heartbeat interval: a burst of refused writes is one report, and the periodic ones follow."""
+        with self._lock:
+            now = self._clock()
+            if now < self._next_full_volume_report:
+                return
+            self._next_full_volume_report = now + self._full_volume_throttle_s
+            self._next_due[Periodic.NODE] = now
+        self.on_urgent()
 
     def mark_sent(self, reports: frozenset[Periodic]) -> None:
         """Registration carried these reports: their intervals restart now."""

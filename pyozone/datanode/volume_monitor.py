@@ -76,9 +76,13 @@ class VolumeMonitor:
         if full == self._full:
             return
         for root in sorted(full - self._full):
-            log.warning("volume %s is full: it takes no new containers or data until space returns", root)
+            log.warning(
+                "volume %s is full (down to its free-space floor, counting open containers' committed "
+                "bytes): it takes no new containers, and no write crosses the floor, until space returns",
+                root,
+            )
         for root in sorted(self._full - full):
-            log.info("volume %s has space again: it takes new containers and data", root)
+            log.info("volume %s has space again: it takes new containers", root)
         self._full = full
         self.reports.request(Periodic.NODE, urgent=True)
 

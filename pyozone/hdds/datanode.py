@@ -34,12 +34,28 @@ class StorageReport:
     used: int
     remaining: int
     failed: bool = False
+    committed: int = 0
+    """Space promised to the volume's open containers and not yet written (Ozone's committed bytes)."""
+    free_space_to_spare: int = 0
+    """The free-space floor the volume keeps (hdds.datanode.volume.min.free.space and its percent form)."""
+
+    @property
+    def usable(self) -> int:
+        """What a new container may take: Ozone's VolumeUsage.getUsableSpace, remaining less committed
+        less the floor (negative once the floor is crossed). One rule for the datanode's volume choice and
+        SCM's placement."""
+        return self.remaining - self.committed - self.free_space_to_spare
 
 
 @dataclass(frozen=True, slots=True)
 class NodeReport:
     storage: tuple[StorageReport, ...] = ()
     metadata_storage: tuple[StorageReport, ...] = ()
+
+    def has_volume_for(self, size: int) -> bool:
+        """A working data volume whose usable space exceeds `size` (SCMCommonPlacementPolicy.hasEnoughSpace:
+        a replica lives on one volume)."""
+        return any(not s.failed and s.usable > size for s in self.storage)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ refusal is PERMISSION_DENIED in Ozone's words.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pyozone.common.grpc_client import USER_METADATA
@@ -26,7 +27,7 @@ from pyozone.hdds.security.acl import (
 )
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import BucketRecord
+from pyozone.om.records import BucketRecord, VolumeRecord
 from pyozone.om.settings import AccessSettings
 
 
@@ -113,12 +114,18 @@ class Access:
                 f"User {caller.user} doesn't have permission to access the S3 secret of {user}",
             )
 
-    def list_volumes(self, caller: Caller | None) -> str:
-        """The owner whose volumes a listing may show: "" for all (ACLs off, an administrator, or
-        ozone.om.volume.listall.allowed), else the caller's own (Ozone's listVolumeByUser)."""
+    def list_volumes(self, caller: Caller | None) -> Callable[[VolumeRecord], bool] | None:
+        """Which volumes a listing shows: None for all (ACLs off, an administrator, or
+        ozone.om.volume.listall.allowed), else those the caller may READ or LIST, its own among them (Ozone:
+        with listall off, "non-admin users can only list the volumes they have access to")."""
         if caller is None or caller.admin or self.settings.list_all_volumes:
-            return ""
-        return caller.user
+            return None
+
+        def visible(record: VolumeRecord) -> bool:
+            target = Target(ResourceType.VOLUME, record.volume, record.ownership)
+            return any(check_access(caller, right, target) is None for right in (ACLType.READ, ACLType.LIST))
+
+        return visible
 
     def _key(
         self, caller: Caller, right: ACLType, parent: BucketRecord, key: str, found: Ownership | None

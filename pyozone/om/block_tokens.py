@@ -2,7 +2,8 @@
 OzoneBlockTokenSecretManager behind KeyManagerImpl and OMKeyRequest).
 
 A block to write (openKey, allocateBlock; multipart parts open through openKey) gets READ and WRITE up to
-the block size (ozone.scm.block.size); a block to read (lookupKey) READ up to its length. The owner is the
+what SCM allocated each replica (ozone.scm.block.size; a key announced smaller than a block, its size), the
+most a datanode then stores of it; a block to read (lookupKey) READ up to its length. The owner is the
 caller (its certificate, the user an S3 gateway acts for, or the user a plaintext client claims: contract 4
 of issue 15), the lifetime hdds.block.token.expiry.time, and the key SCM's current secret key, which OM gets
 from SCM with its own certificate (SecretKeyCache). Tokens travel in KeyLocation.token.
@@ -21,7 +22,7 @@ from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.acl import caller_name
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.protocol.tokens import issue_block_token, token_to_proto
+from pyozone.protocol.tokens import encode_token, issue_block_token, token_to_proto
 from pyozone.security.secret_keys import SecretKeyCache
 
 READ = frozenset({AccessMode.READ})
@@ -66,6 +67,12 @@ class BlockTokenIssuer:
                 key.id,
             )
             location.token.CopyFrom(token_to_proto(issue_block_token(ident, key)))
+
+    def block_token(self, block: BlockID, owner: str, modes: frozenset[AccessMode]) -> str:
+        """An encodedToken for OM's own request on `block` (blocking, as `sign`)."""
+        key = self.keys.current()
+        ident = BlockTokenIdentifier(owner, block, self.clock.wall_ms() + self.lifetime_ms, modes, 0, key.id)
+        return encode_token(issue_block_token(ident, key))
 
     def close(self) -> None:
         self.keys.close()

@@ -14,15 +14,16 @@ import getpass
 import logging
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
-from pyozone.om import codec, quota
+from pyozone.om import codec, conditions, quota
 from pyozone.om.block_batcher import BlockBatcher
+from pyozone.om.conditions import KeyCondition
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import LocatedKey, OpenKeySession, ReadLocation
 from pyozone.om.key_metadata import check_metadata, check_tags
@@ -180,14 +181,19 @@ class OzoneManager:
         log.info("deleted volume %s", volume)
 
     def list_volumes(
-        self, prefix: str = "", start_key: str = "", max_keys: int = 0, owner: str = ""
+        self,
+        prefix: str = "",
+        start_key: str = "",
+        max_keys: int = 0,
+        visible: Callable[[VolumeRecord], bool] | None = None,
     ) -> list[VolumeRecord]:
-        """`owner`: only that user's volumes (with ozone.acl.enabled, a user not allowed to list all)."""
+        """`visible`: which volumes the caller may see (om/access.py); None: all."""
         start = volume_key(start_key) if start_key else None
         records = (
             codec.decode_volume(v) for _, v in self.store.scan(VOLUME_TABLE, volume_key(prefix), start)
         )
-        return _first((r for r in records if not owner or r.owner == owner), max_keys)
+        shown = records if visible is None else filter(visible, records)
+        return _first(shown, max_keys or DEFAULT_LIST_LIMIT)
 
     # ------------------------------------------------------------------ buckets
     def create_bucket(
@@ -257,12 +263,17 @@ class OzoneManager:
         log.info("deleted bucket %s/%s", volume, bucket)
 
     def list_buckets(
-        self, volume: str, prefix: str = "", start_key: str = "", max_keys: int = 0
+        self, volume: str, prefix: str = "", start_key: str = "", max_keys: int = 0, owner: str = ""
     ) -> list[BucketRecord]:
+        """`owner`: only that user's buckets (S3's ListBuckets)."""
         self._volume(volume)
         start = bucket_key(volume, start_key) if start_key else None
-        entries = self.store.scan(BUCKET_TABLE, bucket_key(volume, prefix), start)
-        return [codec.decode_bucket(v) for _, v in _first(entries, max_keys)]
+        records = (
+            codec.decode_bucket(v)
+            for _, v in self.store.scan(BUCKET_TABLE, bucket_key(volume, prefix), start)
+        )
+        shown = (r for r in records if not owner or r.owner == owner)
+        return _first(shown, max_keys or DEFAULT_LIST_LIMIT)
 
     # ------------------------------------------------------------------ writing keys
     def open_key(
@@ -276,6 +287,7 @@ class OzoneManager:
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
         creator: Ownership | None = None,
+        condition: KeyCondition | None = None,
     ) -> OpenKeySession:
         """Records an open key under a fresh client id with ceil(dataSize / block capacity) pre-allocated
         blocks (at least one, at most PREALLOCATE_MAX_BLOCKS), with the metadata and tags the committed
@@ -287,9 +299,11 @@ class OzoneManager:
         every allocation against its container, and a full block per small key would fill a container's
         count after container size / block size keys (20 by default) however little was written.
 
-        The blocks must fit the quotas (quota.py); with ozone.acl.enabled the key's `creator` owns it."""
+        The blocks must fit the quotas (quota.py); with ozone.acl.enabled the key's `creator` owns it.
+        A `condition` that fails now is refused before any block is allocated (commit_key decides)."""
         if replication is not None:
             self.settings.allowed_configs.check(replication)
+        conditions.check(condition, self.find_key(volume, bucket, key), key_key(volume, bucket, key))
         return self.open_key_as(
             volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
         )
@@ -336,7 +350,7 @@ class OzoneManager:
                 now,
                 now,
                 config,
-                tuple(KeyBlock(b.block_id) for b in allocated),
+                tuple(KeyBlock(b.block_id, 0, capacity) for b in allocated),
                 object_id,
                 pairs(metadata),
                 pairs(tags),
@@ -385,23 +399,31 @@ class OzoneManager:
                     f"no open key {volume}/{bucket}/{key} with clientID {client_id}",
                 )
             current = codec.decode_key(data)
-            current = replace(current, blocks=(*current.blocks, KeyBlock(block.block_id)))
+            current = replace(current, blocks=(*current.blocks, KeyBlock(block.block_id, 0, capacity)))
             ops.append((OPEN_KEY_TABLE, table_key, codec.encode(codec.key_to_proto(current))))
             self.commit(ops)
         return block
 
     def commit_key(
         self, volume: str, bucket: str, key: str, client_id: int, data_size: int, blocks: Sequence[KeyBlock],
-        metadata: Mapping[str, str] | None = None,
+        metadata: Mapping[str, str] | None = None, condition: KeyCondition | None = None,
     ) -> KeyRecord:  # fmt: skip
         """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest);
         `metadata` is merged into what openKey recorded. A key the quotas have no room for is refused
-        (QUOTA_EXCEEDED) and its open key abandoned: its blocks go to deletedTable."""
-        with self.locks.key(key_key(volume, bucket, key)):
+        (QUOTA_EXCEEDED), as is one whose `condition` the committed key fails (conditions.py); either way
+        its open key is abandoned: its blocks go to deletedTable. A repeated commit of a session that
+        committed is answered as the first was (committed_session), its condition not checked again."""
+        name = key_key(volume, bucket, key)
+        with self.locks.key(name):
             repeated = self.committed_session(volume, bucket, key, client_id)
             if repeated is not None:
                 return repeated
             opened = self.open_key_record(volume, bucket, key, client_id)
+            try:
+                conditions.check(condition, self.find_key(volume, bucket, key), name)
+            except OMException as e:
+                self.abandon(opened, client_id, f"commit of {name} refused: {e.message}")
+                raise
             merged = dict(opened.metadata) | dict(metadata or {})
             check_metadata(merged)
             kept = self.written_blocks(opened, blocks, data_size)
@@ -427,9 +449,10 @@ class OzoneManager:
 
     @staticmethod
     def written_blocks(opened: KeyRecord, blocks: Sequence[KeyBlock], data_size: int) -> tuple[KeyBlock, ...]:
-        """A writer's block list, checked against its open key: each block allocated to it, none twice,
-        contiguous from offset 0 and holding `data_size` bytes; the empty ones dropped."""
-        allocated = {b.block_id for b in opened.blocks}
+        """A writer's block list, checked against its open key: each block allocated to it, holding no more
+        than it was allocated for (the length its block token allows; 0: an open key recorded before OM kept
+        it), none twice, contiguous from offset 0 and holding `data_size` bytes; the empty ones dropped."""
+        allocated = {b.block_id: b.length for b in opened.blocks}
         seen: set = set()
         offset = 0
         for i, block in enumerate(blocks):
@@ -437,6 +460,12 @@ class OzoneManager:
                 raise OMException(
                     OMResultCode.INVALID_BLOCK_LIST,
                     f"locations[{i}]: block {block.block_id} was not allocated to this open key",
+                )
+            if 0 < allocated[block.block_id] < block.length:
+                raise OMException(
+                    OMResultCode.INVALID_BLOCK_LIST,
+                    f"locations[{i}]: block {block.block_id} holds {block.length} bytes, more than the "
+                    f"{allocated[block.block_id]} allocated to it",
                 )
             if block.block_id in seen:
                 raise OMException(
@@ -523,7 +552,7 @@ class OzoneManager:
         self._bucket(volume, bucket)
         start = key_key(volume, bucket, start_key) if start_key else None
         entries = self.store.scan(KEY_TABLE, key_key(volume, bucket, prefix), start)
-        return [codec.decode_key(v) for _, v in _first(entries, max_keys)]
+        return [codec.decode_key(v) for _, v in _first(entries, max_keys or DEFAULT_LIST_LIMIT)]
 
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         check_key_name(to_key, self.settings.check_key_characters)
@@ -551,9 +580,11 @@ class OzoneManager:
             self.commit([(KEY_TABLE, key_key(volume, bucket, key), codec.encode(codec.key_to_proto(record)))])
         return record
 
-    def delete_key(self, volume: str, bucket: str, key: str) -> None:
+    def delete_key(self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None) -> None:
+        """`condition`: the key is deleted only if it meets it (S3's DeleteObject If-Match)."""
         with self.locks.key(key_key(volume, bucket, key)):
             record = self.key_record(volume, bucket, key)
+            conditions.check(condition, record, key_key(volume, bucket, key))
             ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
             self.orphan(record, ops)
             with self.locks.usage:
@@ -589,8 +620,7 @@ class OzoneManager:
         ops.append((VOLUME_TABLE, volume_key(volume.volume), codec.encode(codec.volume_to_proto(volume))))
 
 
-def _first(entries, max_keys: int) -> list:
-    limit = max_keys or DEFAULT_LIST_LIMIT
+def _first(entries, limit: int) -> list:
     out = []
     for entry in entries:
         if len(out) >= limit:

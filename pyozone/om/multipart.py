@@ -24,7 +24,8 @@ from itertools import pairwise
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
-from pyozone.om import codec
+from pyozone.om import codec, conditions
+from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
@@ -38,9 +39,6 @@ log = logging.getLogger(__name__)
 
 MAX_PART_NUMBER = 10_000
 """S3's part numbers are 1 to 10,000."""
-MAX_UPLOADS_LISTED = 10_000
-"""The most uploads one listMultipartUploads answers (a caller may ask S3's 1000 and one more, to learn
-whether there are more); about 150 bytes each."""
 UPLOAD_SEPARATOR = "\x00"
 """Between key and upload id in multipartInfoTable (metadata.py): below every character a key may hold."""
 
@@ -204,12 +202,15 @@ class MultipartManager:
         upload_id: str,
         parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None = None,
+        condition: KeyCondition | None = None,
     ) -> KeyRecord:
-        """The key of the listed (part number, part name) parts; see the module's docstring."""
+        """The key of the listed (part number, part name) parts; see the module's docstring. A
+        `condition` the committed key fails refuses it, and the upload stays as it was."""
         om = self.om
         with om.lock:
             parent = om.info_bucket(volume, bucket)
             upload = self._upload(volume, bucket, key, upload_id)
+            conditions.check(condition, om.find_key(volume, bucket, key), key_key(volume, bucket, key))
             where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
             if not parts:
                 raise OMException(OMResultCode.INVALID_REQUEST, f"{where}: an empty part list")
@@ -266,9 +267,9 @@ class MultipartManager:
     def list_parts(
         self, volume: str, bucket: str, key: str, upload_id: str, marker: int = 0, max_parts: int = 0
     ) -> PartPage:
-        """Parts numbered above `marker`, at most `max_parts` (0: 1000, also the most)."""
+        """Parts numbered above `marker`, at most `max_parts` (0: 1000)."""
         upload = self._upload(volume, bucket, key, upload_id)
-        limit = min(max_parts or DEFAULT_LIST_LIMIT, DEFAULT_LIST_LIMIT)
+        limit = max_parts or DEFAULT_LIST_LIMIT
         after = [p for p in upload.parts if p.part_number > marker]
         page = tuple(after[:limit])
         return PartPage(upload, page, page[-1].part_number if page else marker, len(after) > limit)
@@ -284,14 +285,14 @@ class MultipartManager:
     ) -> list[MultipartUploadRecord]:
         """Uploads of keys starting with `prefix`, by key then creation, after (key_marker,
         upload_id_marker) or, without an upload id marker, after every upload of key_marker (S3's rule);
-        at most `max_uploads` (0: 1000; at most MAX_UPLOADS_LISTED)."""
+        at most `max_uploads` (0: 1000)."""
         self.om.info_bucket(volume, bucket)
         base = bucket_key(volume, bucket) + "/"
         start = None
         if key_marker:
             # "\x01" sorts after key_marker's own uploads and before every longer key
             start = base + key_marker + (UPLOAD_SEPARATOR + upload_id_marker if upload_id_marker else "\x01")
-        limit = min(max_uploads or DEFAULT_LIST_LIMIT, MAX_UPLOADS_LISTED)
+        limit = max_uploads or DEFAULT_LIST_LIMIT
         found = []
         for _, value in self.om.store.scan(MULTIPART_INFO_TABLE, base + prefix, start):
             if len(found) >= limit:

@@ -15,6 +15,7 @@ from pyozone.hdds.topology import load_rack_mapping
 from pyozone.om.replication import ALLOWED_CONFIGS_KEY, AllowedConfigs
 
 DEFAULT_LIST_LIMIT = 1000
+"""What a list call asking for 0 entries answers at most; ozone.om.server.list.max.size's default."""
 MULTIPART_MIN_SIZE = 5 << 20
 """The smallest part of a multipart upload but the last (Ozone's OzoneConsts.OM_MULTIPART_MIN_SIZE, S3's
 5 MiB; a constant in Ozone too, which only tests change)."""
@@ -33,7 +34,7 @@ class AccessSettings:
     groups: UserGroups = field(default_factory=lambda: UserGroups({}))
     user_rights: frozenset[ACLType] = frozenset({ACLType.ALL})  # ozone.om.user.rights
     group_rights: frozenset[ACLType] = frozenset({ACLType.READ, ACLType.LIST})  # ozone.om.group.rights
-    list_all_volumes: bool = True  # ozone.om.volume.listall.allowed
+    list_all_volumes: bool = False  # ozone.om.volume.listall.allowed (Ozone: true; docs/differences.md)
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> AccessSettings:
@@ -64,6 +65,9 @@ class OMSettings:
     location_cache_size: int = 100_000
     location_cache_ttl_ms: int = 360 * 60_000
     max_unflushed_transactions: int = 10_000
+    list_max_size: int = DEFAULT_LIST_LIMIT
+    """ozone.om.server.list.max.size: every list rpc (volumes, buckets, keys, parts, uploads) answers at
+    most this many entries, however many it asks for (OzoneManagerService._limit)."""
     """ozone.om.unflushed.transaction.max.count: a request waits while this many are not in om.db."""
     racks: tuple[tuple[str, str], ...] = ()
     """(host name or IP, rack) from net.topology.node.switch.mapping.file: where a reader is."""
@@ -88,6 +92,7 @@ class OMSettings:
             location_cache_size=_at_least(conf, "ozone.om.container.location.cache.size", 0),
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
             max_unflushed_transactions=_positive(conf, "ozone.om.unflushed.transaction.max.count"),
+            list_max_size=_positive(conf, "ozone.om.server.list.max.size"),
             racks=_racks(conf),
             allowed_configs=allowed,
             access=AccessSettings.from_conf(conf),

@@ -268,16 +268,18 @@ class DeleteBucketResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListBucketsRequest(_message.Message):
-    __slots__ = ("volume", "prefix", "startKey", "maxKeys")
+    __slots__ = ("volume", "prefix", "startKey", "maxKeys", "owner")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     PREFIX_FIELD_NUMBER: _ClassVar[int]
     STARTKEY_FIELD_NUMBER: _ClassVar[int]
     MAXKEYS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     volume: str
     prefix: str
     startKey: str
     maxKeys: int
-    def __init__(self, volume: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ...) -> None: ...
+    owner: str
+    def __init__(self, volume: _Optional[str] = ..., prefix: _Optional[str] = ..., startKey: _Optional[str] = ..., maxKeys: _Optional[int] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ListBucketsResponse(_message.Message):
     __slots__ = ("buckets",)
@@ -285,8 +287,16 @@ class ListBucketsResponse(_message.Message):
     buckets: _containers.RepeatedCompositeFieldContainer[BucketInfo]
     def __init__(self, buckets: _Optional[_Iterable[_Union[BucketInfo, _Mapping]]] = ...) -> None: ...
 
+class KeyCondition(_message.Message):
+    __slots__ = ("mustNotExist", "expectedETag")
+    MUSTNOTEXIST_FIELD_NUMBER: _ClassVar[int]
+    EXPECTEDETAG_FIELD_NUMBER: _ClassVar[int]
+    mustNotExist: bool
+    expectedETag: str
+    def __init__(self, mustNotExist: _Optional[bool] = ..., expectedETag: _Optional[str] = ...) -> None: ...
+
 class OpenKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig", "condition")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -313,6 +323,7 @@ class OpenKeyRequest(_message.Message):
     MULTIPARTUPLOADID_FIELD_NUMBER: _ClassVar[int]
     MULTIPARTNUMBER_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    CONDITION_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -325,7 +336,8 @@ class OpenKeyRequest(_message.Message):
     multipartUploadID: str
     multipartNumber: int
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    condition: KeyCondition
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
 
 class OpenKeyResponse(_message.Message):
     __slots__ = ("keyInfo", "clientID", "openVersion")
@@ -358,7 +370,7 @@ class AllocateBlockResponse(_message.Message):
     def __init__(self, location: _Optional[_Union[KeyLocation, _Mapping]] = ...) -> None: ...
 
 class CommitKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "clientID", "dataSize", "locations", "metadata")
+    __slots__ = ("volume", "bucket", "key", "clientID", "dataSize", "locations", "metadata", "condition")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -373,6 +385,7 @@ class CommitKeyRequest(_message.Message):
     DATASIZE_FIELD_NUMBER: _ClassVar[int]
     LOCATIONS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    CONDITION_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -380,7 +393,8 @@ class CommitKeyRequest(_message.Message):
     dataSize: int
     locations: _containers.RepeatedCompositeFieldContainer[KeyLocation]
     metadata: _containers.ScalarMap[str, str]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientID: _Optional[int] = ..., dataSize: _Optional[int] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    condition: KeyCondition
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientID: _Optional[int] = ..., dataSize: _Optional[int] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
 
 class CommitKeyResponse(_message.Message):
     __slots__ = ("keyInfo",)
@@ -447,14 +461,16 @@ class RenameKeyResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class DeleteKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key")
+    __slots__ = ("volume", "bucket", "key", "condition")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
+    CONDITION_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
+    condition: KeyCondition
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
 
 class DeleteKeyResponse(_message.Message):
     __slots__ = ()
@@ -675,7 +691,7 @@ class Part(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -689,13 +705,15 @@ class CompleteMultipartUploadRequest(_message.Message):
     UPLOADID_FIELD_NUMBER: _ClassVar[int]
     PARTS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    CONDITION_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
     uploadID: str
     parts: _containers.RepeatedCompositeFieldContainer[Part]
     metadata: _containers.ScalarMap[str, str]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    condition: KeyCondition
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
 
 class CompleteMultipartUploadResponse(_message.Message):
     __slots__ = ("keyInfo",)

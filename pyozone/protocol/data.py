@@ -1,7 +1,8 @@
-"""Converters for the data path (DatanodeClientProtocol): block ids."""
+"""Converters for the data path (DatanodeClientProtocol): block ids, and the committed length of a block."""
 
 from __future__ import annotations
 
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.protocol.common import container_id, guarded, int32, integer, uint64
@@ -25,3 +26,28 @@ def block_id_from_proto(proto: data_pb2.DatanodeBlockID, field: str = "blockID")
     return BlockID(
         container_id(proto.containerID, f"{field}.containerID"), integer(proto.localID, f"{field}.localID", 1)
     )
+
+
+def committed_length_request(
+    block: BlockID, datanode_uuid: str, token: str = ""
+) -> data_pb2.ContainerCommandRequestProto:
+    """GetCommittedBlockLength of `block` on one datanode; `token`: a READ block token (encodedToken) where
+    the datanode requires one."""
+    return data_pb2.ContainerCommandRequestProto(
+        cmdType=data_pb2.GetCommittedBlockLength,
+        containerID=block.container_id,
+        datanodeUuid=datanode_uuid,
+        getCommittedBlockLength=data_pb2.GetCommittedBlockLengthRequestProto(
+            blockID=block_id_to_proto(block)
+        ),
+        encodedToken=token,
+    )
+
+
+def committed_length_from_proto(response: data_pb2.ContainerCommandResponseProto) -> int:
+    """The length the replica holds of the block; ProtocolError when it answered a failure instead."""
+    if response.result != data_pb2.SUCCESS:
+        raise ProtocolError("result", f"{data_pb2.Result.Name(response.result)}: {response.message}")
+    if not response.HasField("getCommittedBlockLength"):
+        raise ProtocolError("getCommittedBlockLength", "missing")
+    return integer(response.getCommittedBlockLength.blockLength, "getCommittedBlockLength.blockLength")

@@ -64,6 +64,8 @@ def storage_report_to_proto(report: StorageReport, field: str = "StorageReport")
         scmUsed=uint64(report.used, f"{field}.used"),
         remaining=uint64(report.remaining, f"{field}.remaining"),
         failed=flag(report.failed, f"{field}.failed"),
+        committed=uint64(report.committed, f"{field}.committed"),
+        freeSpaceToSpare=uint64(report.free_space_to_spare, f"{field}.free_space_to_spare"),
     )
 
 
@@ -75,6 +77,8 @@ def storage_report_from_proto(proto: pb.StorageReportProto, field: str = "storag
         used=proto.scmUsed,
         remaining=proto.remaining,
         failed=proto.failed,
+        committed=proto.committed,
+        free_space_to_spare=proto.freeSpaceToSpare,
     )
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
+from pyozone.client.models import BucketInfo
 from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.om_errors import s3_error
-from pyozone.s3g.request import S3Request
+from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
 XML = "application/xml"
+REGION = "us-east-1"
+"""The gateway's one region."""
 
 
 def xml_response(body: bytes, status: int = 200, **headers: str) -> web.Response:
@@ -22,17 +25,31 @@ def owner(name: str) -> xml.ET.Element:
 
 
 async def list_buckets(s3: S3Request) -> web.Response:
+    """The requester's buckets, as Amazon lists them (a bucket is its creator's: create_bucket), by name: at
+    most max-buckets (1000), after continuation-token (the last name of the page before), starting with
+    prefix; bucket-region other than us-east-1, the gateway's one region, lists none."""
     client = s3.gateway.client
-    try:
-        buckets = await client.list_buckets(s3.gateway.volume)
-    except OzoneClientError as e:
-        raise s3_error(e) from None
+    prefix, token = s3.query.get("prefix", ""), s3.query.get("continuation-token", "")
+    limit = min(s3.int_query("max-buckets", MAX_LIST_ENTRIES, 1, 10_000), MAX_LIST_ENTRIES)
+    buckets: list[BucketInfo] = []
+    if s3.query.get("bucket-region", REGION) == REGION:
+        try:
+            buckets = await client.list_buckets(s3.gateway.volume, prefix, token, limit + 1, owner=s3.user)
+        except OzoneClientError as e:
+            raise s3_error(e) from None
+    page = buckets[:limit]
     entries = (
         xml.el("Bucket", None, xml.el("Name", b.name), xml.el("CreationDate", xml.iso_time(b.creation_time)))
-        for b in buckets
+        for b in page
     )
     return xml_response(
-        xml.document("ListAllMyBucketsResult", owner(s3.access_key), xml.group("Buckets", entries))
+        xml.document(
+            "ListAllMyBucketsResult",
+            owner(s3.user),
+            xml.group("Buckets", entries),
+            xml.el("ContinuationToken", page[-1].name) if len(buckets) > limit else None,
+            xml.el("Prefix", prefix) if prefix else None,
+        )
     )
 
 

@@ -18,6 +18,11 @@ class S3ErrorCode(Enum):
     BadDigest = (400, "The Content-MD5 or checksum you specified did not match what we received.")
     BucketAlreadyExists = (409, "The requested bucket name is not available.")
     BucketNotEmpty = (409, "The bucket you tried to delete is not empty.")
+    ConditionalRequestConflict = (
+        409,
+        "A conflicting operation occurred during the request. Retry it (a multipart upload: initiate it "
+        "again and upload each part).",
+    )
     EntityTooLarge = (400, "Your proposed upload exceeds the maximum allowed object size.")
     EntityTooSmall = (400, "Your proposed upload is smaller than the minimum allowed object size.")
     ExpiredToken = (400, "The provided token has expired.")

@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl
 
 from multidict import CIMultiDictProxy, MultiMapping
 
+from pyozone.client.models import KeyCondition
 from pyozone.s3g.auth.payload import stored_content_encoding
 from pyozone.s3g.auth.sigv4 import PRESIGN_PARAMS
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -261,6 +262,32 @@ def precondition(headers: Mapping[str, str], etag: str, modified_ms: int, prefix
     elif (since := _http_date(headers.get(prefix + "if-modified-since"))) is not None and modified_s <= since:
         return Precondition.FAILED if prefix else Precondition.NOT_MODIFIED
     return Precondition.OK
+
+
+def write_condition(headers: Mapping[str, str]) -> KeyCondition | None:
+    """A conditional write's condition (PutObject, CopyObject's destination, CompleteMultipartUpload),
+    which OM checks as it commits the key: If-None-Match takes only "*" (the key must not exist), If-Match
+    an ETag, quoted or not, or "*" (the key must exist)."""
+    if_none_match = headers.get("if-none-match")
+    if if_none_match is not None and if_none_match.strip() != "*":
+        raise S3Error(
+            S3ErrorCode.NotImplemented, "If-None-Match on a write takes only *.", Header="If-None-Match"
+        )
+    condition = KeyCondition(if_none_match is not None, _etag_condition(headers))
+    return condition if condition != KeyCondition() else None
+
+
+def delete_condition(headers: Mapping[str, str]) -> KeyCondition | None:
+    """DeleteObject's If-Match: an ETag, quoted or not, or "*" (the key must exist)."""
+    etag = _etag_condition(headers)
+    return KeyCondition(expected_etag=etag) if etag else None
+
+
+def _etag_condition(headers: Mapping[str, str]) -> str:
+    value = headers.get("if-match", "").strip()
+    if "," in value:
+        raise S3Error(S3ErrorCode.NotImplemented, "If-Match on a write takes one ETag.", Header="If-Match")
+    return value.strip('"')
 
 
 def _etag_matches(header: str, quoted: str) -> bool:

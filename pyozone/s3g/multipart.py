@@ -24,8 +24,15 @@ from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.auth.checksums import BY_HEADER, ChecksumAlgorithm, decode_checksum, mismatch
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import ETAG, ByteRange, object_metadata, storage_class, tagging_header
-from pyozone.s3g.objects import checksum_headers, open_copy_source, read_range, write_body
+from pyozone.s3g.headers import (
+    ETAG,
+    ByteRange,
+    object_metadata,
+    storage_class,
+    tagging_header,
+    write_condition,
+)
+from pyozone.s3g.objects import checksum_headers, conditional_error, open_copy_source, read_range, write_body
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
@@ -202,11 +209,15 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     checksum = await _composite_checksum(s3, upload_id, [p[0] for p in parts], claimed)
     if checksum is not None:
         metadata[checksum[0].header] = checksum[1]
+    condition = write_condition(s3.headers)
     try:
         await s3.gateway.client.complete_multipart_upload(
-            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata
+            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata, condition=condition
         )
     except OzoneClientError as e:
+        refused = conditional_error(e, s3)
+        if refused.code is S3ErrorCode.PreconditionFailed:
+            raise refused from None
         error = s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id)
         if error.code is not S3ErrorCode.NoSuchUpload or not await _completed(s3, upload_id, etag):
             raise error from None
@@ -360,15 +371,22 @@ async def list_multipart_uploads(s3: S3Request) -> web.Response:
     prefix = s3.query.get("prefix", "")
     key_marker, upload_marker = s3.query.get("key-marker", ""), s3.query.get("upload-id-marker", "")
     max_uploads = s3.page_size("max-uploads")
+    client = s3.gateway.client
     try:
-        uploads = await s3.gateway.client.list_multipart_uploads(
+        uploads = await client.list_multipart_uploads(
             s3.gateway.volume, s3.bucket, prefix=prefix, key_marker=key_marker,
-            upload_id_marker=upload_marker, max_uploads=max_uploads + 1,
+            upload_id_marker=upload_marker, max_uploads=max(max_uploads, 1),
+        )  # fmt: skip
+        uploads = uploads[:max_uploads]
+        # one more after the page tells whether it is truncated (OM answers at most 1000 at once)
+        truncated = bool(uploads) and len(uploads) == max_uploads and bool(
+            await client.list_multipart_uploads(
+                s3.gateway.volume, s3.bucket, prefix=prefix, key_marker=uploads[-1].key,
+                upload_id_marker=uploads[-1].upload_id, max_uploads=1,
+            )
         )  # fmt: skip
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
-    truncated = len(uploads) > max_uploads and max_uploads > 0  # nothing asked: no page to continue from
-    uploads = uploads[:max_uploads]
     shown = await bucket_owner(s3) if uploads else ""
     entries = (
         xml.el(

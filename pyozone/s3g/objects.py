@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from pyozone.client.errors import OzoneClientError
+from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.client.models import KeyInfo
@@ -29,10 +29,12 @@ from pyozone.s3g.headers import (
     Precondition,
     byte_range,
     check_tags,
+    delete_condition,
     object_metadata,
     precondition,
     storage_class,
     tagging_header,
+    write_condition,
 )
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
@@ -60,23 +62,40 @@ def checksum_headers(stored: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in stored.items() if k.startswith(CHECKSUM_PREFIX)}
 
 
+def conditional_error(e: OzoneClientError, s3: S3Request, committing: bool = False) -> S3Error:
+    """A write's failure in S3's words. A conditional write's condition that fails is 412 PreconditionFailed
+    naming its header; one that held when the write began (OM checks it at openKey) and failed at its
+    commit met a concurrent write: 409 ConditionalRequestConflict, as Amazon answers then."""
+    error = s3_error(e, BucketName=s3.bucket, Key=s3.key)
+    if error.code is not S3ErrorCode.PreconditionFailed or not isinstance(e, OMException):
+        return error
+    if committing:
+        return S3Error(S3ErrorCode.ConditionalRequestConflict, Key=s3.key)
+    header = "If-None-Match" if e.result == "KEY_ALREADY_EXISTS" else "If-Match"
+    return S3Error(S3ErrorCode.PreconditionFailed, Condition=header)
+
+
 async def put_object(s3: S3Request) -> web.Response:
     size = s3.body.require_length()
     if size is not None and size > MAX_PUT_BYTES:
         raise S3Error(S3ErrorCode.EntityTooLarge, MaxSizeAllowed=str(MAX_PUT_BYTES), ProposedSize=str(size))
     metadata = object_metadata(s3.headers)
     tags = tagging_header(s3.headers.get("x-amz-tagging"))
+    condition = write_condition(s3.headers)
     client = s3.gateway.client
     try:
         out = await client.create_key(
             s3.gateway.volume, s3.bucket, s3.key, size_hint=size or 0, replication=storage_class(s3.headers),
-            datastream=None if size is not None else True, metadata=metadata, tags=tags,
+            datastream=None if size is not None else True, metadata=metadata, tags=tags, condition=condition,
         )  # fmt: skip
+    except OzoneClientError as e:
+        raise conditional_error(e, s3) from None
+    try:
         async with out:
             stored = await write_body(s3, out)
             out.metadata.update(stored)
     except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+        raise conditional_error(e, s3, committing=True) from None
     return web.Response(status=200, headers={"ETag": f'"{stored[ETAG]}"', **checksum_headers(stored)})
 
 
@@ -215,12 +234,14 @@ async def read_range(stream: KeyInputStream, span: ByteRange, piece_size: int) -
 
 
 async def delete_object(s3: S3Request) -> web.Response:
-    """S3 answers 204 whether or not the key existed."""
+    """S3 answers 204 whether or not the key existed, unless If-Match named it: then a missing key is
+    NoSuchKey and one with another ETag PreconditionFailed (OM compares in the delete's step)."""
+    condition = delete_condition(s3.headers)
     try:
-        await s3.gateway.client.delete_key(s3.gateway.volume, s3.bucket, s3.key)
+        await s3.gateway.client.delete_key(s3.gateway.volume, s3.bucket, s3.key, condition)
     except OzoneClientError as e:
-        error = s3_error(e, BucketName=s3.bucket)
-        if error.code is not S3ErrorCode.NoSuchKey:
+        error = conditional_error(e, s3)
+        if error.code is not S3ErrorCode.NoSuchKey or condition is not None:
             raise error from None
     return web.Response(status=204)
 
@@ -275,6 +296,7 @@ async def copy_object(s3: S3Request) -> web.Response:
             "This copy request is illegal because it is trying to copy an object to itself without changing "
             "the object's metadata, storage class, website redirect location or encryption attributes.",
         )
+    condition = write_condition(s3.headers)
     stream = await open_copy_source(s3)
     async with stream:
         source = stream.info
@@ -287,8 +309,11 @@ async def copy_object(s3: S3Request) -> web.Response:
         try:
             out = await s3.gateway.client.create_key(
                 s3.gateway.volume, s3.bucket, s3.key, size_hint=source.data_size,
-                replication=storage_class(s3.headers), metadata=metadata, tags=tags,
+                replication=storage_class(s3.headers), metadata=metadata, tags=tags, condition=condition,
             )  # fmt: skip
+        except OzoneClientError as e:
+            raise conditional_error(e, s3) from None
+        try:
             async with out:
                 span = ByteRange(0, source.data_size - 1)
                 md5 = hashlib.md5(usedforsecurity=False)
@@ -298,7 +323,7 @@ async def copy_object(s3: S3Request) -> web.Response:
                 out.metadata[ETAG] = md5.hexdigest()  # a copy is a new object: its ETag is its MD5
             committed = out.key_info
         except OzoneClientError as e:
-            raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+            raise conditional_error(e, s3, committing=True) from None
     assert committed is not None
     etag = committed.metadata.get(ETAG, "")
     body = xml.document(

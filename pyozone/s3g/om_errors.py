@@ -24,6 +24,8 @@ _BY_RESULT = {
     "SCM_UNAVAILABLE": S3ErrorCode.ServiceUnavailable,
     "QUOTA_EXCEEDED": S3ErrorCode.QuotaExceeded,
     "PERMISSION_DENIED": S3ErrorCode.AccessDenied,
+    "KEY_ALREADY_EXISTS": S3ErrorCode.PreconditionFailed,  # a conditional write's If-None-Match: *
+    "ETAG_MISMATCH": S3ErrorCode.PreconditionFailed,  # its If-Match
 }
 _WITH_MESSAGE = (S3ErrorCode.InvalidBucketName, S3ErrorCode.InvalidArgument, S3ErrorCode.QuotaExceeded)
 """The codes whose answer carries OM's message (which quota, how much is used); a refusal of access tells

@@ -118,6 +118,13 @@ class SimCluster:
         self._start_process(node)  # commands and owed reports lived in the dead process's memory
         self._schedule(self.clock.now_ms(), _HEARTBEAT, dn)
 
+    def fail_pipeline(self, pipeline_id: str, reporter: str, reason: str) -> None:
+        """A pipeline's log fails (its leader lost a follower, a disk error): no member can commit a close
+        entry any more, and `reporter` sends SCM a pipeline action."""
+        for dn, node in self.datanodes.items():
+            if pipeline_id in node.pipelines:
+                node.fail_pipeline(pipeline_id, reason if dn == reporter else None)
+
     def partition(self, dn: str) -> None:
         """Heartbeats are lost on the way; the node keeps running."""
         self.datanodes[dn].partitioned = True

@@ -45,6 +45,7 @@ from pyozone.hdds.messages import (
     ContainerReplicaReport,
     DeleteBlockTransactionResult,
     Heartbeat,
+    PipelineAction,
     PipelineReport,
 )
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
@@ -68,6 +69,9 @@ class SimDatanode:
     pending_status: list[CommandStatusReport] = field(default_factory=list)
     pending_pipeline_report: bool = False
     container_actions: list[ContainerAction] = field(default_factory=list)
+    pipeline_actions: list[PipelineAction] = field(default_factory=list)
+    failed_pipelines: set[str] = field(default_factory=set)  # their log takes no close entry
+    waiting_for_log: dict[int, str] = field(default_factory=dict)  # CLOSING replica -> its failed pipeline
     executed: dict[SCMCommandType, int] = field(default_factory=dict)
     replication_queue: list[SCMCommand] = field(default_factory=list)  # waiting
     replications_running: list[SCMCommand] = field(default_factory=list)
@@ -146,6 +150,8 @@ class SimDatanode:
         status = tuple(self.pending_status)
         actions = tuple(self.container_actions)
         self.container_actions.clear()
+        pipeline_actions = tuple(self.pipeline_actions)
+        self.pipeline_actions.clear()
         pipeline_reports = self.pipeline_reports() if self.pending_pipeline_report else None
         self.pending_icr.clear()
         self.pending_status.clear()
@@ -157,6 +163,7 @@ class SimDatanode:
             incremental_container_reports=icrs,
             command_status_reports=status,
             container_actions=actions,
+            pipeline_actions=pipeline_actions,
             pipeline_reports=pipeline_reports,
             command_queue_report=self._admission().counts(self.replications()),
             persisted_op_state=self.op_state,
@@ -209,10 +216,24 @@ class SimDatanode:
             self.leader_of.add(pid)
         self.pending_pipeline_report = True
 
+    def fail_pipeline(self, pipeline_id: str, reason: str | None) -> None:
+        """The pipeline's log failed here: it takes no close entry any more (PipelineGroups.fail). With a
+        `reason`, this member asks SCM to close the pipeline (a pipeline action)."""
+        self.failed_pipelines.add(pipeline_id)
+        if reason is not None:
+            self.pipeline_actions.append(PipelineAction(pipeline_id, reason))
+
     def _close_pipeline(self, command: ClosePipelineCommand) -> None:
+        """Leaves the group; a replica waiting for the failed log's close entry quasi-closes."""
         pid = command.pipeline_id
         self.pipelines.pop(pid, None)
         self.leader_of.discard(pid)
+        self.failed_pipelines.discard(pid)
+        for cid in [cid for cid, waited in self.waiting_for_log.items() if waited == pid]:
+            del self.waiting_for_log[cid]
+            replica = self.replicas.get(cid)
+            if replica is not None and replica.state is ReplicaState.CLOSING:
+                self.set_replica(replace(replica, state=ReplicaState.QUASI_CLOSED))
 
     def _close_container(self, command: CloseContainerCommand) -> None:
         """Spec 7.2: close through Ratis when in the pipeline, else force closes, else quasi-closes."""
@@ -225,6 +246,12 @@ class SimDatanode:
                 self.set_replica(replace(replica, state=ReplicaState.CLOSED))
             return
         in_pipeline = command.pipeline_id in self.pipelines
+        if in_pipeline and command.pipeline_id in self.failed_pipelines and not force:
+            # the close entry cannot commit: CLOSING until the pipeline's close command
+            self.waiting_for_log[command.container_id] = command.pipeline_id
+            if replica.state is ReplicaState.OPEN:
+                self.set_replica(replace(replica, state=ReplicaState.CLOSING))
+            return
         target = ReplicaState.CLOSED if in_pipeline or force else ReplicaState.QUASI_CLOSED
         self.set_replica(replace(replica, state=target))
 

@@ -146,6 +146,32 @@ def test_killed_member_pipeline_gone_before_the_lease_quasi_closes(sim):
     assert c.datanodes[victim].executed.get(CLOSE, 0) == 0
 
 
+def test_a_failed_pipeline_quasi_closes_its_replicas_at_once_not_at_the_scrub(sim):
+    """Issue 28, defect 17: after a pipeline failed, its replicas stayed CLOSING for about 5 minutes: the
+    close-container commands (sent when the lease ends) wait for a log that can no longer commit, and SCM
+    told the members of the pipeline's close only with its deletion (66 s destroy timeout, then the
+    scrub). Now the members leave the group at once, so the close-container commands quasi-close the
+    replicas, the Replication Manager closes the container, and the scrubber still removes the pipeline."""
+    c = sim.cluster(5, {**SMALL, "ozone.scm.pipeline.scrub.interval": "10m"})
+    scm = c.scm
+    sim.leave_safe_mode(c)
+    block = c.write_block(sim.MB)
+    cid, pid, members = block.container_id, block.pipeline.id, block.pipeline.nodes
+    c.advance(sim.MINUTE)
+    c.fail_pipeline(pid, members[0], "the leader's log failed")
+    assert c.run_until(lambda: scm.pipelines.get(pid).state is PipelineState.CLOSED, 2 * sim.HEARTBEAT)
+    assert c.run_until(lambda: all(pid not in c.datanodes[dn].pipelines for dn in members), 2 * sim.HEARTBEAT)
+
+    lease = scm.conf.get("ozone.scm.close.container.wait.duration")
+    assert c.run_until(
+        lambda: _replica_states(scm, cid) == dict.fromkeys(members, ReplicaState.QUASI_CLOSED),
+        lease + 3 * sim.HEARTBEAT,
+    )
+    assert scm.pipelines.find(pid) is not None, "quasi-closed before the scrubber deleted the pipeline"
+    assert c.run_until(lambda: scm.containers.get(cid).state is LifeCycleState.CLOSED, 10 * sim.MINUTE)
+    assert c.run_until(lambda: scm.pipelines.find(pid) is None, 10 * sim.MINUTE)
+
+
 def test_writes_skip_closed_pipelines_and_recover_once_a_new_one_opens(sim):
     """Spec 6.7: only OPEN pipelines take blocks; with none, SCM creates one and the caller retries."""
     c = sim.cluster(5)

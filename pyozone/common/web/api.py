@@ -100,6 +100,23 @@ def paginate(items: Sequence[Any], page: Page, render: Callable[[Any], Any] = la
 ApiHandler = Callable[[Query], Any | Awaitable[Any]]
 
 
+def guarded(
+    handlers: Mapping[str, ApiHandler], may_read: Callable[[web.Request], bool], refusal: str
+) -> dict[str, ApiHandler]:
+    """`handlers`, each answering 403 with `refusal` (before reading anything) unless `may_read` lets the
+    request's caller read it (common/web/ops.py readers_only)."""
+
+    def guard(handler: ApiHandler) -> ApiHandler:
+        def checked(q: Query) -> Any:
+            if not may_read(q.request):
+                raise Forbidden(refusal)
+            return handler(q)
+
+        return checked
+
+    return {path: guard(handler) for path, handler in handlers.items()}
+
+
 def api_routes(handlers: Mapping[str, ApiHandler]) -> list[web.RouteDef]:
     """GET (and HEAD) routes for `handlers`, keyed by path (`/api/v1/containers/{id}`)."""
     return [web.get(path, _handler(handler)) for path, handler in handlers.items()]

@@ -10,6 +10,10 @@ and /logLevel.
 - `/logLevel?log=NAME[&level=LEVEL]`: a logger's effective level, set at run time when `level` is given
   (`&format=json` for JSON). Setting needs `may_change(request)`: on a secure cluster only
   administrators may (the daemon decides; reading is open like every other page).
+
+`administrators_only` and `readers_only` are the kernel's AdminRule (hdds/security/users.py) for a request:
+who may change a log level, and who may read the web API pages that show where data lives (SCM's and the
+datanodes' datanodes, pipelines, containers, volumes and commands).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from aiohttp import web
 from pyozone.common.tls import ssl_peer_identity
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.config import OzoneConfiguration
-from pyozone.hdds.security.users import Administrators, UserGroups
+from pyozone.hdds.security.users import AdminRight, AdminRule
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET")
@@ -52,6 +56,7 @@ REDACTED = "<redacted>"
 _LOGGER_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 
 ChangeCheck = Callable[[web.Request], bool]
+ReadCheck = Callable[[web.Request], bool]
 
 
 def ops_routes(
@@ -188,11 +193,20 @@ def _answer(status: int, body: dict[str, Any], as_json: bool) -> web.Response:
 
 def administrators_only(conf: OzoneConfiguration) -> ChangeCheck:
     """On an https (mutual TLS) server: whether the peer's certificate names an administrator
-    (`ozone.administrators`, `ozone.administrators.groups`). A plaintext request (no security) may; a
-    request whose connection is gone may not (its transport no longer says whether it was TLS)."""
-    admins = Administrators.from_conf(conf)
-    groups = UserGroups.from_conf(conf)
+    (`ozone.administrators`, `ozone.administrators.groups`; a service's only when named). A plaintext
+    request (no security) may; a request whose connection is gone may not (its transport no longer says
+    whether it was TLS)."""
+    return _peer_check(AdminRule.from_conf(conf), AdminRight.WRITE)
 
+
+def readers_only(conf: OzoneConfiguration) -> ReadCheck:
+    """As `administrators_only`, for reading where data lives: also read-only administrators
+    (`ozone.readonly.administrators`) and OM's and the datanodes' certificates, as SCM's admin protocol
+    reads (scm/server/admin_access.py)."""
+    return _peer_check(AdminRule.from_conf(conf), AdminRight.READ)
+
+
+def _peer_check(rule: AdminRule, right: AdminRight) -> Callable[[web.Request], bool]:
     def check(request: web.Request) -> bool:
         if request.transport is None:
             return False
@@ -200,6 +214,6 @@ def administrators_only(conf: OzoneConfiguration) -> ChangeCheck:
         if ssl_object is None:
             return True
         identity = ssl_peer_identity(ssl_object)
-        return admins.permits(identity.principal, groups.groups(identity.principal))
+        return rule.permits(identity.principal, right, identity.role)
 
     return check

@@ -117,14 +117,19 @@ class KeyValueContainer(ContainerReplica):
             self._check_writable()
             path = chunk_io.block_file(self.chunks_dir, block_id.local_id)
             growth = max(0, chunk.offset + chunk.length - chunk_io.file_size(path))
-            if growth and growth > self.volume.available():
-                raise ContainerError(Result.DISK_OUT_OF_SPACE, f"volume {self.volume.root} is full")
+            if growth and growth > self.volume.writable():
+                raise ContainerError(
+                    Result.DISK_OUT_OF_SPACE,
+                    f"volume {self.volume.root} is full: {growth} B would cross its free-space floor "
+                    f"({self.volume.free_space_to_spare} B, hdds.datanode.volume.min.free.space)",
+                )
             try:
                 chunk_io.write_at(path, chunk.offset, data, self.volume.io_stats)
             except OSError as e:
                 raise io_error(self.volume, f"write chunk {chunk.name}", e) from None
             self.used_bytes += growth
             self.volume.add_used(growth)
+            self._sync_committed()
             return self.used_bytes >= self.data.max_size
 
     def read_chunk(
@@ -249,6 +254,7 @@ class KeyValueContainer(ContainerReplica):
                 raise io_error(self.volume, f"delete blocks of tx {tx_id}", e) from None
             self.key_count, self.used_bytes = key_count, used
             self.volume.add_used(-freed)
+            self._sync_committed()
             for f in files:
                 f.unlink(missing_ok=True)
             return True
@@ -271,6 +277,7 @@ class KeyValueContainer(ContainerReplica):
             path.unlink(missing_ok=True)
             self.used_bytes = used
             self.volume.add_used(-freed)
+            self._sync_committed()
             return freed
 
     def discard_orphans(self) -> int:
@@ -294,6 +301,7 @@ class KeyValueContainer(ContainerReplica):
         if kept != self.used_bytes:
             self.db.commit(counters={BYTES_USED: kept})
         self.used_bytes = kept
+        self._sync_committed()
         return freed
 
     def delete(self, force: bool = False, only_if: ReplicaState | None = None) -> bool:
@@ -313,6 +321,7 @@ class KeyValueContainer(ContainerReplica):
             remove_container_dir(self.volume, self.container_id, self.directory)
             self.volume.add_used(-self.used_bytes)
             self.data = replace(self.data, state=ReplicaState.DELETED)
+            self._sync_committed()
             log.info("deleted container %d (force=%s)", self.container_id, force)
             return True
 

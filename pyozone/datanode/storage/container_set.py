@@ -134,6 +134,7 @@ class ContainerSet:
             return
         keep, ignore = (container, other) if _rank(container) > _rank(other) else (other, container)
         self._containers[cid] = keep
+        ignore.release_committed()
         self.duplicates.append(DuplicateReplica(cid, str(keep.directory), str(ignore.directory)))
         log.error(
             "container %d is on two volumes: keeping %s (BCSID %d), ignoring %s (BCSID %d)",

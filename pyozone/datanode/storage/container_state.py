@@ -47,6 +47,8 @@ class ContainerReplica:
         self.bcsid = max(data.bcsid, self.db.counter(BCSID))
         self.key_count = self.db.counter(BLOCK_COUNT)
         self.used_bytes = self.db.counter(BYTES_USED)
+        self._committed = 0
+        self._sync_committed()
 
     @property
     def container_id(self) -> int:
@@ -129,6 +131,23 @@ class ContainerReplica:
                     raise io_error(self.volume, f"update {self.container_file}", e) from None
                 log.error("container %d: cannot persist UNHEALTHY: %s", self.container_id, e)
         self.data = new
+        self._sync_committed()
+
+    def _sync_committed(self) -> None:
+        """Holds on the volume's committed bytes what this replica may still write while OPEN, and
+        nothing once it leaves OPEN (Ozone's ContainerData commitSpace / releaseCommitSpace): a new
+        container must not take space an open one was promised. Called after every change of state or
+        size, under the container's lock (or before anyone else sees the replica)."""
+        wanted = max(0, self.data.max_size - self.used_bytes) if self.state is ReplicaState.OPEN else 0
+        if wanted != self._committed:
+            self.volume.add_committed(wanted - self._committed)
+            self._committed = wanted
+
+    def release_committed(self) -> None:
+        """A replica dropped without a state change (a duplicate ignored at start) gives its space back."""
+        with self._lock:
+            self.volume.add_committed(-self._committed)
+            self._committed = 0
 
     def _notify(self) -> bool:
         if self.listener is not None:

@@ -11,6 +11,12 @@ would destroy another node's data. Failure is sticky until restart, as in Ozone.
 A full volume is not a failed one: it takes no new containers or data (its free space, read afresh on every
 question, says so) while its replicas stay readable and reported, and it takes data again once space
 returns. A disk check that cannot write its probe for lack of space (ENOSPC, EDQUOT) finds it full.
+
+A data volume keeps a floor free (Ozone's hdds.datanode.volume.min.free.space and its percent form,
+MinFreeSpace): no write crosses it, and a volume is full once its free space is down to it, so the disk
+is never filled to its last byte under the other processes on it. A new container also needs the space
+the volume's open containers were promised and have not written yet (committed bytes): the usable space
+of a StorageReport, which SCM reads from the node report as well.
 """
 
 from __future__ import annotations
@@ -25,10 +31,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
+from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import private_dir
 from pyozone.datanode.storage.chunk_io import UNCOUNTED, IOStats
 from pyozone.datanode.storage.volume_db import DBError, VolumeDB
@@ -49,6 +57,29 @@ def out_of_space(error: BaseException) -> bool:
     if isinstance(error, OSError):
         return error.errno in _NO_SPACE
     return any(os.strerror(code) in str(error) for code in _NO_SPACE)
+
+
+MIN_FREE_SPACE_KEY = "hdds.datanode.volume.min.free.space"
+MIN_FREE_SPACE_PERCENT_KEY = "hdds.datanode.volume.min.free.space.percent"
+
+
+@dataclass(frozen=True, slots=True)
+class MinFreeSpace:
+    """The free space a data volume keeps: the larger of a size and a fraction of its capacity (Ozone's
+    DatanodeConfiguration.getMinFreeSpace; defaults 20GB and 0.02). Reported to SCM as freeSpaceToSpare."""
+
+    size: int = 0
+    fraction: float = 0.0
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> MinFreeSpace:
+        return cls(conf.get(MIN_FREE_SPACE_KEY), conf.get(MIN_FREE_SPACE_PERCENT_KEY))
+
+    def floor(self, capacity: int) -> int:
+        return max(self.size, int(capacity * self.fraction))
+
+
+NO_FLOOR = MinFreeSpace()
 
 
 class VolumeState(Enum):
@@ -143,18 +174,37 @@ class StorageVolume:
             return 0
         return max(0, free - self.reserved_bytes)
 
+    def capacity(self) -> int:
+        """The filesystem's size less the reserved space (Ozone's VolumeUsage capacity)."""
+        try:
+            return max(0, shutil.disk_usage(self.root).total - self.reserved_bytes)
+        except OSError:
+            return 0
+
+    @property
+    def free_space_to_spare(self) -> int:
+        return 0
+
+    @property
+    def committed(self) -> int:
+        return 0
+
+    def writable(self) -> int:
+        """Bytes a write may still add: the available space above the floor."""
+        return self.available() - self.free_space_to_spare
+
     @property
     def is_full(self) -> bool:
-        return self.available() == 0
+        """No usable space: free space down to the floor once open containers get what they were
+        promised (Ozone's HddsDispatcher.isVolumeFull). It takes no new container; its open containers
+        ask to close, and their writes go on only above the floor."""
+        return self.writable() - self.committed <= 0
 
     def report(self) -> StorageReport:
-        try:
-            capacity = shutil.disk_usage(self.root).total
-        except OSError:
-            capacity = 0
         return StorageReport(
-            self.storage_id, str(self.root), capacity, self.used, self.available(), failed=self.is_failed
-        )
+            self.storage_id, str(self.root), self.capacity(), self.used, self.available(),
+            failed=self.is_failed,
+        )  # fmt: skip
 
 
 class MetadataVolume(StorageVolume):
@@ -172,13 +222,42 @@ class HddsVolume(StorageVolume):
     """A data volume of hdds.datanode.dir: holds containers and the volume's block-metadata DB, under an
     hdds dir of mode hdds.datanode.data.dir.permissions (no other local user reads the chunks)."""
 
-    def __init__(self, root: Path, mode: int, reserved_bytes: int = 0, storage_type: str = "DISK") -> None:
+    def __init__(
+        self,
+        root: Path,
+        mode: int,
+        reserved_bytes: int = 0,
+        storage_type: str = "DISK",
+        min_free: MinFreeSpace = NO_FLOOR,
+    ) -> None:
         super().__init__(root, mode, reserved_bytes)
         self.storage_type = storage_type
+        self.min_free = min_free
         self.cluster_id = ""
         self._db: VolumeDB | None = None
+        self._committed = 0
         self.io_stats: IOStats = UNCOUNTED
         """Where this volume's chunk I/O is counted: the daemon's VolumeIOStats (datanode/metrics.py)."""
+
+    @property
+    def committed(self) -> int:
+        """Bytes promised to the open containers here and not written yet (Ozone's committedBytes)."""
+        return self._committed
+
+    def add_committed(self, delta: int) -> None:
+        with self._lock:
+            self._committed = max(0, self._committed + delta)
+
+    @property
+    def free_space_to_spare(self) -> int:
+        return self.min_free.floor(self.capacity())
+
+    def report(self) -> StorageReport:
+        capacity = self.capacity()
+        return StorageReport(
+            self.storage_id, str(self.root), capacity, self.used, self.available(), failed=self.is_failed,
+            committed=self.committed, free_space_to_spare=self.min_free.floor(capacity),
+        )  # fmt: skip
 
     @property
     def hdds_dir(self) -> Path:

@@ -13,6 +13,12 @@
 Every handler but overview answers 503 until the datanode has its storage (phase "running"): before that
 there are no volumes, containers or queue to show, and the page says why.
 
+Every page says where data lives (its volumes' directories, each replica with its BCSID and origin, the
+pipelines' members and addresses, SCM's commands, the data ports): over mutual TLS each answers 403 unless
+the certificate may read SCM's containers, by the same rule as SCM's web API (common/web/ops.py
+readers_only: administrators, read-only administrators, OM and the datanodes). /ready and /health stay
+open for probes.
+
 The latency percentiles are estimated from the datanode_chunk_*_seconds histograms (as Prometheus's
 histogram_quantile does: linear within a bucket), over every chunk since the datanode started; no sample
 is kept for them on the data path.
@@ -23,8 +29,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from pyozone.common.web.api import ApiHandler, NotFound, Query, Unavailable, paginate
+from pyozone.common.web.api import ApiHandler, NotFound, Query, Unavailable, guarded, paginate
 from pyozone.common.web.metrics import LATENCY_BUCKETS_S
+from pyozone.common.web.ops import readers_only
 from pyozone.datanode.command_queue import DROPPED, FAILED, SUCCEEDED, CommandOutcome
 from pyozone.datanode.metrics import KINDS, NO_LATENCY, Latency
 from pyozone.datanode.pipelines import Membership
@@ -38,11 +45,15 @@ if TYPE_CHECKING:
 STATES = tuple(s.name for s in ReplicaState if s is not ReplicaState.DELETED)
 RESULTS = (SUCCEEDED, FAILED, DROPPED)
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
+READERS_ONLY = (
+    "only administrators and read-only administrators may read a datanode's volumes, containers, "
+    "pipelines and commands"
+)
 
 
 def datanode_api(daemon: Datanode) -> dict[str, ApiHandler]:
     api = _Api(daemon)
-    return {
+    handlers = {
         "/api/v1/overview": api.overview,
         "/api/v1/volumes": api.volumes,
         "/api/v1/containers": api.containers,
@@ -53,6 +64,7 @@ def datanode_api(daemon: Datanode) -> dict[str, ApiHandler]:
         "/api/v1/scanner": api.scanner,
         "/api/v1/latency": api.latency,
     }
+    return guarded(handlers, readers_only(daemon.conf), READERS_ONLY)
 
 
 class _Api:
@@ -217,11 +229,13 @@ def _volume(v: HddsVolume, containers: int) -> dict[str, Any]:
         "storageType": v.storage_type,
         "state": v.state.name,
         "failureReason": v.failure_reason or None,
-        "full": not v.is_failed and report.remaining == 0,
+        "full": not v.is_failed and report.usable <= 0,
         "capacity": report.capacity,
         "used": report.used,
         "available": report.remaining,
         "reserved": v.reserved_bytes,
+        "committed": report.committed,
+        "freeSpaceToSpare": report.free_space_to_spare,
         "containers": containers,
     }
 

@@ -62,7 +62,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pyozone.datanode.container_full import check_close_threshold, is_full, volume_full
+from pyozone.datanode.container_full import check_close_threshold, is_full
 from pyozone.datanode.storage import (
     BlockData,
     ChunkInfo,
@@ -374,7 +374,7 @@ class Dispatcher:
         cid, volume = container.container_id, container.volume
         if is_full(container.used_bytes, container.data.max_size, self.close_threshold):
             self._report_full(cid, f"reached {100 * self.close_threshold:.0f}% of its size")
-        elif volume_full(volume.available()):
+        elif volume.is_full:
             self._report_full(cid, f"is on the full volume {volume.root}")
 
     def _report_full(self, cid: int, why: str) -> None:

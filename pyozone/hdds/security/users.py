@@ -2,10 +2,16 @@
 
 Groups come from Hadoop's static mapping (`hadoop.user.group.static.mapping.overrides`,
 "alice=staff,dev;bob=;"), as Ozone resolves them without an OS or LDAP lookup. Administrators are the users
-in `ozone.administrators` and the members of `ozone.administrators.groups`; "*" admits everyone. With
+in `ozone.administrators` and the members of `ozone.administrators.groups`; "*" admits every user. With
 neither key set, the user the daemon runs as is the administrator, as in Ozone. Read-only administrators
 (`ozone.readonly.administrators`, `ozone.readonly.administrators.groups`; nobody by default) may read what
-an administrator reads (SCM's containers, pipelines and datanodes), and change nothing.
+an administrator reads (SCM's containers, pipelines and datanodes, a datanode's replicas), and change nothing.
+
+A caller named by a service's certificate (om, dn, s3g, scm) is an administrator only when the list names
+its principal itself, as Ozone's daemons are administrators only when `ozone.administrators` names the
+user they run as: "*" and the groups admit users, never services, and the JOIN credential never is one.
+`AdminRule` is that rule for SCM's admin protocol and CA, every daemon's /logLevel and the web APIs that
+show where data lives.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ from __future__ import annotations
 import getpass
 import os
 from dataclasses import dataclass
+from enum import Enum
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.security.x509 import CertRole
 
 HADOOP_USER_NAME = "HADOOP_USER_NAME"
 
@@ -84,9 +92,55 @@ class Administrators:
         )
 
     def permits(self, user: str, groups: tuple[str, ...] = ()) -> bool:
+        """Whether a user (by name, group or "*") is one; `admits` for a caller that may be a service."""
         return (
             "*" in self.users
             or user in self.users
             or "*" in self.groups
             or bool(self.groups.intersection(groups))
         )
+
+    def admits(self, principal: str, role: CertRole | None, groups: UserGroups) -> bool:
+        """Whether the caller is one. `role`: its certificate's (None without TLS: a claimed user name). A
+        service's certificate only when the list names its principal ("om"); the JOIN credential never."""
+        if role is None or role is CertRole.USER:
+            return self.permits(principal, groups.groups(principal))
+        return role is not CertRole.JOIN and principal in self.users
+
+
+class AdminRight(Enum):
+    """Ozone's isRead argument of checkAdminAccess: read where data lives, or change the cluster."""
+
+    READ = "read"
+    WRITE = "write"
+
+
+SERVICE_READERS = frozenset({CertRole.OM, CertRole.DATANODE})
+"""Services whose certificate may read where data lives: OM (a key's replicas, om/scm.py) and a datanode
+(whether SCM allocated the container a write names, datanode/xceiver/allocations.py)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdminRule:
+    """Who may change the cluster (administrators) and who may read where its data lives (administrators,
+    read-only administrators, SERVICE_READERS), as Ozone's StorageContainerManager.checkAdminAccess."""
+
+    administrators: Administrators
+    read_only: Administrators
+    groups: UserGroups
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> AdminRule:
+        return cls(
+            Administrators.from_conf(conf),
+            Administrators.read_only_from_conf(conf),
+            UserGroups.from_conf(conf),
+        )
+
+    def permits(self, principal: str, right: AdminRight, role: CertRole | None = None) -> bool:
+        """`role`: the caller's certificate's (None without TLS: a claimed user name)."""
+        if self.administrators.admits(principal, role, self.groups):
+            return True
+        if right is not AdminRight.READ:
+            return False
+        return role in SERVICE_READERS or self.read_only.admits(principal, role, self.groups)

@@ -47,6 +47,7 @@ from pyozone.om.server.web import UI, om_api
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
 from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
+from pyozone.om.stored_lengths import StoredLengths
 from pyozone.scm.client.block_client import BlockClientError
 from pyozone.security.cert_client import CertRenewer, daemon_tls
 
@@ -96,6 +97,7 @@ class OmDaemon:
         """OM's certificate (ozone.security.enabled); `tls` is it when hdds.grpc.tls.enabled."""
         self.tls: TlsStore | None = None
         self._tokens: BlockTokenIssuer | None = None
+        self._stored: StoredLengths | None = None
         self.storage: OMStorage | None = None
         self.store: OMMetadataStore | None = None
         self.core: OzoneManager | None = None
@@ -214,6 +216,7 @@ class OmDaemon:
             interceptors=[*server_interceptors(OMRequestLimits()), *revocation_interceptors(self.tls)],
         )
         self._tokens = BlockTokenIssuer.from_conf(self.conf, self.certificate)
+        self._stored = StoredLengths(self.core, self.tls, self._tokens)
         add_om_service(
             server,
             OzoneManagerService(
@@ -223,6 +226,7 @@ class OmDaemon:
                 self.storage.cluster_id,
                 self._tokens,
                 observe=self.om_metrics.observe,
+                stored=self._stored,
             ),
         )
         try:
@@ -285,6 +289,8 @@ class OmDaemon:
         await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown, True)
         if self.store is not None:
             self.store.close()
+        if self._stored is not None:
+            self._stored.close()
         if self._tokens is not None:
             self._tokens.close()
         close = getattr(self.scm, "close", None)

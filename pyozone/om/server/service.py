@@ -26,15 +26,17 @@ from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om import codec
 from pyozone.om.access import Access
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner
+from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.properties import PropertyManager
-from pyozone.om.records import MultipartUploadRecord
-from pyozone.om.replication import block_capacity
+from pyozone.om.records import KeyBlock, MultipartUploadRecord
+from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.scm import scm_call
 from pyozone.om.server.durability import DurableGate
 from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc
+from pyozone.om.stored_lengths import StoredLengths
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto, acls_to_proto, obj_from_proto
@@ -71,10 +73,13 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         cluster_id: str,
         tokens: BlockTokenIssuer | None = None,
         observe: RequestObserver = ignore,
+        stored: StoredLengths | None = None,
     ) -> None:
         """`tokens`: block tokens for every location handed out (hdds.block.token.enabled), else None;
-        `observe`: told of every request (its type, seconds and whether it failed), as OM's metrics."""
+        `observe`: told of every request (its type, seconds and whether it failed), as OM's metrics;
+        `stored`: checks a commit's block lengths with the datanodes under a space quota (None: never)."""
         self.tokens = tokens
+        self.stored = stored
         self.observe = observe
         self.core = core
         self.multipart = MultipartManager(core)
@@ -113,6 +118,12 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         finally:
             if epoch:
                 await self._durable().wait(epoch)
+
+    def _limit(self, asked: int) -> int:
+        """A list call answers at most ozone.om.server.list.max.size entries, however many it asks for
+        (Ozone's OzoneManager caps them so); 0 asks for that many."""
+        most = self.core.settings.list_max_size
+        return min(asked or most, most)
 
     def _durable(self) -> DurableGate:
         if self._gate is None:
@@ -162,9 +173,9 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
 
     @rpc
     async def listVolumes(self, request: pb.ListVolumesRequest, context: Context) -> pb.ListVolumesResponse:
-        owner = self.access.list_volumes(self.access.caller(context))
+        visible = self.access.list_volumes(self.access.caller(context))
         records = await self._run(
-            self.core.list_volumes, request.prefix, request.startKey, request.maxKeys, owner
+            self.core.list_volumes, request.prefix, request.startKey, self._limit(request.maxKeys), visible
         )
         return pb.ListVolumesResponse(volumes=[codec.volume_to_proto(r) for r in records])
 
@@ -220,8 +231,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def listBuckets(self, request: pb.ListBucketsRequest, context: Context) -> pb.ListBucketsResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.LIST, request.volume)
         records = await self._run(
-            self.core.list_buckets, request.volume, request.prefix, request.startKey, request.maxKeys,
-            check=check,
+            self.core.list_buckets, request.volume, request.prefix, request.startKey,
+            self._limit(request.maxKeys), request.owner, check=check,
         )  # fmt: skip
         return pb.ListBucketsResponse(buckets=[codec.bucket_to_proto(r) for r in records])
 
@@ -245,11 +256,14 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         else:
             session = await self._run(
                 self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded,
-                dict(request.metadata), dict(request.tags), creator, check=check,
+                dict(request.metadata), dict(request.tags), creator,
+                KeyCondition.from_proto(request.condition), check=check,
             )  # fmt: skip
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
-        await self._sign(info.locations, context, READ_WRITE, self.core.settings.block_size)
+        # what SCM allocated each replica (a small key's blocks are its size), as Ozone's token carries it
+        replica_length = replica_bytes(session.key.replication, session.block_length)
+        await self._sign(info.locations, context, READ_WRITE, replica_length)
         return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
 
     @rpc
@@ -273,11 +287,28 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
         ]
         size = parse(integer, request.dataSize, "dataSize")
+        await self._check_stored(context, request, blocks)
         record = await self._run(
             self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
-            dict(request.metadata), check=self._open_key_check(context, request), inline=True,
+            dict(request.metadata), KeyCondition.from_proto(request.condition),
+            check=self._open_key_check(context, request), inline=True,
         )  # fmt: skip
         return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
+
+    async def _check_stored(
+        self,
+        context: Context,
+        request: pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest,
+        blocks: list[KeyBlock],
+    ) -> None:
+        """Under a space quota, the blocks' lengths as the datanodes hold them (om/stored_lengths.py), after
+        the caller's ACL check; a commit outside any quota pays nothing for it."""
+        if self.stored is None or not self.stored.needed(request.volume, request.bucket):
+            return
+        await self._run(
+            self.stored.verify, request.volume, request.bucket, request.key, request.clientID, blocks,
+            check=self._open_key_check(context, request),
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ reading and changing keys
     @rpc
@@ -298,7 +329,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def listKeys(self, request: pb.ListKeysRequest, context: Context) -> pb.ListKeysResponse:
         records = await self._run(
             self.core.list_keys, request.volume, request.bucket, request.prefix, request.startKey,
-            request.maxKeys, check=self._bucket_check(context, ACLType.LIST, request),
+            self._limit(request.maxKeys), check=self._bucket_check(context, ACLType.LIST, request),
         )  # fmt: skip
         return pb.ListKeysResponse(
             keys=[codec.key_to_proto(r, with_blocks=request.withBlocks) for r in records]
@@ -321,6 +352,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
         await self._run(
             self.core.delete_key, request.volume, request.bucket, request.key,
+            KeyCondition.from_proto(request.condition),
             check=self._key_check(context, ACLType.DELETE, request),
         )  # fmt: skip
         return pb.DeleteKeyResponse()
@@ -389,6 +421,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
         ]
         size = parse(integer, request.dataSize, "dataSize")
+        await self._check_stored(context, request, blocks)
         part = await self._run(
             self.multipart.commit_part, request.volume, request.bucket, request.key, request.clientID,
             request.multipartUploadID, request.multipartNumber, size, blocks, dict(request.metadata),
@@ -405,7 +438,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         parts = [(p.partNumber, p.partName) for p in request.parts]
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
-            dict(request.metadata), check=self._key_check(context, ACLType.WRITE, request),
+            dict(request.metadata), KeyCondition.from_proto(request.condition),
+            check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
         return pb.CompleteMultipartUploadResponse(keyInfo=codec.key_to_proto(record))
 
@@ -423,7 +457,8 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def listParts(self, request: pb.ListPartsRequest, context: Context) -> pb.ListPartsResponse:
         page = await self._run(
             self.multipart.list_parts, request.volume, request.bucket, request.key, request.uploadID,
-            request.partNumberMarker, request.maxParts, check=self._key_check(context, ACLType.READ, request),
+            request.partNumberMarker, self._limit(request.maxParts),
+            check=self._key_check(context, ACLType.READ, request),
         )  # fmt: skip
         return pb.ListPartsResponse(
             parts=[
@@ -448,7 +483,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     ) -> pb.ListMultipartUploadsResponse:
         uploads = await self._run(
             self.multipart.list_uploads, request.volume, request.bucket, request.prefix, request.keyMarker,
-            request.uploadIdMarker, request.maxUploads,
+            request.uploadIdMarker, self._limit(request.maxUploads),
             check=self._bucket_check(context, ACLType.LIST, request),
         )  # fmt: skip
         return pb.ListMultipartUploadsResponse(uploads=[_upload_summary(u) for u in uploads])

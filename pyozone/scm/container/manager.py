@@ -240,18 +240,23 @@ class ContainerManager:
         excluded_containers: frozenset[ContainerID] = frozenset(),
     ) -> ContainerInfo | None:
         """Spec 6.7: top the owner up to the open-container limit, then round-robin for space, else allocate.
+        A new container only if every member has room for one (HDDS-12468); the existing ones keep the
+        space their datanodes committed to them.
 
         None when a needed allocation is refused (the caller then tries another pipeline).
         """
         try:
+            room = self._nodes.have_room_for_container(pipeline.nodes)
             ids = self._owner_containers(pipeline.id, owner)
-            if len(ids) < self._nodes.open_container_limit(pipeline.nodes):
+            if room and len(ids) < self._nodes.open_container_limit(pipeline.nodes):
                 self.allocate_container(pipeline, owner)
                 ids = self._owner_containers(pipeline.id, owner)
             candidates = [cid for cid in ids if cid not in excluded_containers]
-            return self._next_with_space(size, owner, pipeline.id, candidates) or self.allocate_container(
-                pipeline, owner
-            )
+            chosen = self._next_with_space(size, owner, pipeline.id, candidates)
+            if chosen is None and not room:
+                log.debug("No new container on pipeline %s: a member has no room for one", pipeline.id)
+                return None
+            return chosen or self.allocate_container(pipeline, owner)
         except SCMException as e:
             log.warning("No container for %s on pipeline %s: %s", owner, pipeline.id, e)
             return None

@@ -79,6 +79,7 @@ class NodeManager:
         self.skipped_health_checks = 0
         self._pipeline_limits = PipelineLimitSettings.from_conf(conf)
         self._owner_container_count: int = conf.get("ozone.scm.pipeline.owner.container.count")
+        self._container_size: int = conf.get("ozone.scm.container.size")
 
     # ------------------------------------------------------------------ registration and heartbeat
     def register(
@@ -186,7 +187,8 @@ class NodeManager:
 
     def process_node_report(self, dn: DatanodeID, report: NodeReport) -> None:
         """A node whose data volumes are all full stays HEALTHY (as in Ozone): it serves reads and its
-        replicas count. Its report shows 0 B free (placement skips it for that) and the log says so."""
+        replicas count. Its report shows no usable space (placement skips it for that) and the log says
+        so."""
         info = self._nodes.get(dn)
         if info is None:
             self.metrics.num_node_report_processing_failed += 1
@@ -196,7 +198,11 @@ class NodeManager:
         full = _out_of_space(report)
         if before.storage and full != _out_of_space(before):
             if full:
-                log.warning("Datanode %s has no space left on its data volumes: 0 B free", dn)
+                log.warning(
+                    "Datanode %s has no space left on its data volumes (down to their free-space floor): "
+                    "no pipeline or container is placed there until it reports space again",
+                    dn,
+                )
             else:
                 log.info("Datanode %s has space again: %d B free", dn, info.remaining())
 
@@ -323,6 +329,16 @@ class NodeManager:
         """Spec 3.6, as scm/pipeline_limits.py defines it."""
         return datanode_pipeline_limit(self._pipeline_limits, self._nodes.get(dn))
 
+    def have_room_for_container(self, members: Iterable[DatanodeID]) -> bool:
+        """Every member reports a volume whose usable space exceeds a container (Ozone's
+        PipelineManager.hasEnoughSpace before a new container goes on a pipeline, HDDS-12468): a member
+        under its free-space floor takes no new container until it reports space again."""
+        for dn in members:
+            info = self._nodes.get(dn)
+            if info is None or not info.report.has_volume_for(self._container_size):
+                return False
+        return True
+
     def open_container_limit(self, members: Iterable[DatanodeID]) -> int:
         """min over members of ceil(owner.container.count x healthy volumes / pipeline limit)."""
         limits = []
@@ -395,6 +411,7 @@ def _with_persisted_state(details: DatanodeDetails, state: Op, expiry: int) -> D
 
 
 def _out_of_space(report: NodeReport) -> bool:
-    """Every working data volume is full (failed volumes are reported as failed, not as full)."""
+    """Every working data volume is full: no usable space, down to its free-space floor once its open
+    containers' committed bytes are counted (failed volumes are reported as failed, not as full)."""
     working = [s for s in report.storage if not s.failed]
-    return bool(working) and all(s.remaining == 0 for s in working)
+    return bool(working) and all(s.usable <= 0 for s in working)

@@ -329,19 +329,29 @@ class PipelineManager:
             )
         self._put(pipeline.with_state(target, self.clock.wall_ms()))
 
-    def close_pipeline(self, pid: PipelineID) -> None:
-        """Closes its containers (OPEN ones finalize, CLOSING ones get close commands), then CLOSED."""
+    def close_pipeline(self, pid: PipelineID, failed: bool = False) -> None:
+        """Closes its containers (OPEN ones finalize, CLOSING ones get close commands), then CLOSED. A
+        CLOSED pipeline holds none of its members' slots.
+
+        `failed`: a member reported the pipeline failed, so its log takes no close-container entry. The
+        members are told at once (not when the scrubber deletes the pipeline, minutes later): each leaves
+        the group and quasi-closes the replicas waiting for the log, and the Replication Manager's
+        quasi-close path takes over. Otherwise (a member went stale, an administrator's close) the live
+        members close the containers through the log, and hear the close at deletion."""
         pipeline = self.get(pid)
         if pipeline.is_closed():
             return
         for container_id in sorted(self._containers.get(pid, ())):
             self.events.fire(SCMEvent.CLOSE_CONTAINER, container_id)
         self._put(pipeline.with_state(PipelineState.CLOSED, self.clock.wall_ms()))
+        if failed:
+            self._send_close_commands(pipeline)
         log.info("Pipeline %s closed", pid)
 
     def delete_pipeline(self, pid: PipelineID) -> None:
-        """Removes a CLOSED pipeline and tells its members to drop their Ratis group (an EC pipeline has
-        no group: its members never knew it)."""
+        """Removes a CLOSED pipeline and tells its members to drop their Ratis group (again, after a
+        failed pipeline's close: for a member that missed it). An EC pipeline has no group: its members
+        never knew it."""
         pipeline = self.get(pid)
         if not pipeline.is_closed():
             raise SCMException(
@@ -349,10 +359,13 @@ class PipelineManager:
                 ResultCode.PIPELINE_STATE_CHANGE_NOT_ALLOWED,
             )
         self._remove(pipeline)
+        self._send_close_commands(pipeline)
+
+    def _send_close_commands(self, pipeline: Pipeline) -> None:
         if pipeline.replication_config.type is ReplicationType.EC:
             return
         for dn in pipeline.nodes:
-            self.send_close_command(dn, pid)
+            self.send_close_command(dn, pipeline.id)
 
     def send_close_command(self, dn: DatanodeID, pid: PipelineID) -> None:
         self.nodes.add_datanode_command(dn, ClosePipelineCommand(pipeline_id=pid, term=self.nodes.term))
@@ -385,7 +398,7 @@ class PipelineManager:
     def process_pipeline_action(self, dn: DatanodeID, pid: PipelineID, reason: str) -> None:
         log.error("pipeline Action CLOSE on pipeline %s. Reason : %s (from %s)", pid, reason, dn)
         if pid in self._pipelines:
-            self.close_pipeline(pid)
+            self.close_pipeline(pid, failed=True)
         else:
             self.send_close_command(dn, pid)
 

@@ -47,14 +47,17 @@ class PipelinePlacementPolicy:
         )
 
     def has_enough_space(self, info: DatanodeInfo) -> bool:
-        """A data volume that fits a container and a metadata volume above the Ratis minimum.
+        """A data volume whose usable space (remaining less committed less the datanode's free-space
+        floor) exceeds a container, and a metadata volume above the Ratis minimum
+        (SCMCommonPlacementPolicy.hasEnoughSpace). A node out of space is no target until it reports
+        space again.
 
         Cached per node report: reports change every minute, placement asks on every creation.
         """
         cached = self._space.get(info.uuid)
         if cached is not None and cached[0] is info.report:
             return cached[1]
-        ok = any(not s.failed and s.remaining >= self.data_size_required for s in info.report.storage) and (
+        ok = info.report.has_volume_for(self.data_size_required) and (
             self.metadata_size_required <= 0
             or any(s.remaining > self.metadata_size_required for s in info.report.metadata_storage)
         )

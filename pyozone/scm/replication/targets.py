@@ -49,8 +49,9 @@ def placement_policy_for(container: ContainerInfo) -> PlacementPolicy:
 
 
 def has_space(info: DatanodeInfo, size: int) -> bool:
-    """A replica lives on one volume, so one healthy volume must hold it."""
-    return any(not s.failed and s.remaining >= size for s in info.report.storage)
+    """A replica lives on one volume, so one healthy volume's usable space must exceed it (the same
+    rule as pipeline placement: SCMCommonPlacementPolicy.hasEnoughSpace)."""
+    return info.report.has_volume_for(size)
 
 
 def no_suitable_node(message: str) -> SCMException:

@@ -36,9 +36,7 @@ class AccessPolicy:
     groups: UserGroups
 
     def is_admin(self, caller: Identity) -> bool:
-        return caller.role is CertRole.USER and self.admins.permits(
-            caller.principal, self.groups.groups(caller.principal)
-        )
+        return self.admins.admits(caller.principal, caller.role, self.groups)
 
     def check_csr(
         self,

@@ -4,7 +4,8 @@ A call that changes the cluster is for administrators only (ozone.administrators
 ozone.administrators.groups; by default the user SCM runs as). A call that reads SCM's containers,
 pipelines or datanodes (where each replica lives) is also for read-only administrators
 (ozone.readonly.administrators, ozone.readonly.administrators.groups) and, over mutual TLS, for the
-services that read containers for their own work (READERS).
+services that read containers for their own work (OM, the datanodes): the kernel's AdminRule, which the
+web APIs that show where data lives apply too (common/web/ops.py readers_only).
 
 The checks are on with ozone.security.enabled or ozone.acl.enabled; without either, SCM stays as open as it
 was. The caller is who its certificate names over mutual TLS, whatever x-ozone-user claims: SCM takes no
@@ -15,47 +16,29 @@ is the user x-ozone-user claims (the kernel's certificate_caller).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 import grpc
-from aiohttp import web
 
 from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import grpc_peer_identity, ssl_peer_identity
+from pyozone.common.tls import grpc_peer_identity
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.acl import certificate_caller
-from pyozone.hdds.security.users import Administrators, UserGroups
-from pyozone.hdds.security.x509 import CertRole
-
-READERS = frozenset({CertRole.OM, CertRole.DATANODE})
-"""Services whose certificate may read containers: OM (a key's replicas, om/scm.py) and a datanode (whether
-SCM allocated the container a write names, datanode/xceiver/allocations.py)."""
-
-
-class AdminRight(Enum):
-    """Ozone's isRead argument of checkAdminAccess."""
-
-    READ = "read"
-    WRITE = "write"
+from pyozone.hdds.security.users import AdminRight, AdminRule
 
 
 @dataclass(frozen=True, slots=True)
 class AdminAccess:
     enabled: bool
     tls: bool
-    administrators: Administrators
-    read_only: Administrators
-    groups: UserGroups
+    rule: AdminRule
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> AdminAccess:
         return cls(
             security_enabled(conf) or bool(conf.get("ozone.acl.enabled")),
             grpc_tls_enabled(conf),
-            Administrators.from_conf(conf),
-            Administrators.read_only_from_conf(conf),
-            UserGroups.from_conf(conf),
+            AdminRule.from_conf(conf),
         )
 
     async def require(self, context: grpc.aio.ServicerContext, right: AdminRight = AdminRight.WRITE) -> None:
@@ -68,28 +51,9 @@ class AdminAccess:
             user = certificate_caller(peer, claimed, self.tls)
         except ValueError as e:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{USER_METADATA}: {e}")
-        if self.permits(user, right, peer.role if peer is not None else None):
+        if self.rule.permits(user, right, peer.role if peer is not None else None):
             return
         await context.abort(
             grpc.StatusCode.PERMISSION_DENIED,
             f"Access denied for user {user}. SCM superuser privilege is required.",
         )
-
-    def web_reader(self, request: web.Request) -> bool:
-        """Whether an https request's certificate may read SCM's datanodes, pipelines and containers on
-        its web API, as `require(READ)` on the admin protocol. A plaintext request (no TLS) may, as
-        every other web endpoint; one whose connection is gone may not."""
-        if request.transport is None:
-            return False
-        ssl_object = request.transport.get_extra_info("ssl_object")
-        if not self.enabled or ssl_object is None:
-            return True
-        peer = ssl_peer_identity(ssl_object)
-        return self.permits(peer.principal, AdminRight.READ, peer.role)
-
-    def permits(self, user: str, right: AdminRight, role: CertRole | None = None) -> bool:
-        """`role`: the caller's certificate's, over mutual TLS."""
-        groups = self.groups.groups(user)
-        if self.administrators.permits(user, groups):
-            return True
-        return right is AdminRight.READ and (self.read_only.permits(user, groups) or role in READERS)

@@ -21,6 +21,7 @@ from google.protobuf.message import Message
 from pyozone import protocol as p
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
+from pyozone.hdds.security.users import AdminRight
 from pyozone.hdds.states import (
     LifeCycleState,
     NodeOperationalState,
@@ -35,7 +36,7 @@ from pyozone.protocol.common import container_id, enum_from_proto, pipeline_id_f
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
-from pyozone.scm.server.admin_access import AdminAccess, AdminRight
+from pyozone.scm.server.admin_access import AdminAccess
 from pyozone.scm.server.listings import container_view, datanode_listing, pipeline_view
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import InvalidRequest, parse, rpc, rpc_stream

@@ -25,7 +25,7 @@ from pyozone.common.net import HostPort, address, bind_address
 from pyozone.common.tls import TlsStore, revocation_interceptors, secure_port
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
-from pyozone.common.web.ops import administrators_only
+from pyozone.common.web.ops import administrators_only, readers_only
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
@@ -37,7 +37,6 @@ from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.security.manager import ScmSecurity
-from pyozone.scm.server.admin_access import AdminAccess
 from pyozone.scm.server.admin_service import AdminService
 from pyozone.scm.server.block_service import BlockService, add_block_service
 from pyozone.scm.server.ca_files import (
@@ -158,7 +157,7 @@ class ScmDaemon:
                 self.metrics,
                 conf,
                 readiness_routes(self.core, lambda: self.serving),
-                scm_api(self.core, self.storage.scm_uuid, AdminAccess.from_conf(conf).web_reader),
+                scm_api(self.core, self.storage.scm_uuid, readers_only(conf)),
                 UI,
                 administrators_only(conf),
             )

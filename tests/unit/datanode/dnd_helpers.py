@@ -39,6 +39,7 @@ from pyozone.protocol import (
     version_response_to_proto,
 )
 from tests.polling import wait_for_async
+from tests.unit.datanode.storage.dn_helpers import NO_FREE_SPACE_FLOOR
 
 CLUSTER = "CID-dnd-test"
 
@@ -177,6 +178,7 @@ def dn_conf(root: Path, scm_address: str, **overrides: str) -> OzoneConfiguratio
         "ozone.scm.container.size": "1MB",
         "ozone.scm.block.size": "256KB",
         "hdds.container.scrub.enabled": "false",
+        **NO_FREE_SPACE_FLOOR,
     }
     values.update(overrides)
     return OzoneConfiguration(values)

@@ -20,6 +20,7 @@ from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+from tests.unit.datanode.storage.dn_helpers import NO_FREE_SPACE_FLOOR
 
 CLUSTER = "CID-dns-test"
 BPC = 1024
@@ -49,6 +50,7 @@ def open_node(root: Path, dn_uuid: str, container_size: str = "1MB", **conf: str
         "hdds.datanode.dir": ",".join(str(root / f"disk{i}") for i in range(2)),
         "ozone.metadata.dirs": str(root / "meta"),
         "ozone.scm.container.size": container_size,
+        **NO_FREE_SPACE_FLOOR,
         **conf,
     }
     config = OzoneConfiguration(settings)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.config import OzoneConfiguration
 from pyozone.datanode.storage import ContainerError, KeyValueContainer, Result
 from pyozone.hdds.messages import ContainerAction, ContainerActionReason, Heartbeat
 from pyozone.hdds.states import ReplicaState
@@ -102,3 +103,47 @@ async def test_a_full_volume_keeps_its_replicas_and_takes_writes_again_when_spac
             assert (await asyncio.to_thread(dispatch, request)).result == pb.SUCCESS
         await asyncio.to_thread(new_container, 3)
         assert not volume.is_failed and dn.containers.require(1).state is ReplicaState.CLOSED
+
+
+def _report_hourly(tmp_path: Path, scm: FakeScm) -> OzoneConfiguration:
+    """One data volume; node reports (and disk checks) an hour apart, so only an urgent one comes."""
+    return dn_conf(
+        tmp_path,
+        scm.address,
+        **{"hdds.datanode.dir": str(tmp_path / "disk0"), "hdds.node.report.interval": "1h"},
+    )
+
+
+@async_test
+async def test_a_write_refused_for_space_reports_the_full_volume_at_once(
+    tmp_path: Path, scm: FakeScm
+) -> None:
+    """Issue 28, defect 16: SCM heard of a full volume only at the next node report and went on building
+    pipelines on the node meanwhile. A write refused with DISK_OUT_OF_SPACE sends the node report now
+    (Ozone's HddsDispatcher.handleFullVolume)."""
+    async with running(_report_hourly(tmp_path, scm)) as dn:
+        [volume] = dn.volumes.data_volumes
+        await asyncio.to_thread(dn.containers.create, 1, dn.uuid, PIPELINE)
+        volume.reserved_bytes = 1 << 62  # the disk fills
+        since = time.monotonic()
+        answer = await asyncio.to_thread(
+            dn.dispatcher.dispatch, write(1, 1, chunk("1_chunk_0", 0, DATA), DATA)
+        )
+        assert answer.result == pb.DISK_OUT_OF_SPACE
+        await wait_for_beat(scm, _volume_reported(full=True), since, timeout=5)
+
+
+@async_test
+async def test_a_container_refused_for_space_reports_the_full_volume_at_once(
+    tmp_path: Path, scm: FakeScm
+) -> None:
+    """Issue 28, defect 16: the probe's pipelines failed their first write, the creation of their
+    container on the full volume. That refusal sends the node report now, too."""
+    async with running(_report_hourly(tmp_path, scm)) as dn:
+        [volume] = dn.volumes.data_volumes
+        volume.reserved_bytes = 1 << 62
+        since = time.monotonic()
+        with pytest.raises(ContainerError) as refused:
+            await asyncio.to_thread(dn.containers.create, 1, dn.uuid, PIPELINE)
+        assert refused.value.result is Result.DISK_OUT_OF_SPACE
+        await wait_for_beat(scm, _volume_reported(full=True), since, timeout=5)

@@ -225,3 +225,22 @@ async def test_a_failed_volume_is_reported_and_the_datanode_goes_on(tmp_path: Pa
         assert dn.registered and len(dn.volumes.healthy_volumes()) == 1
         third = await asyncio.to_thread(dn.containers.create, 3, dn.uuid, "p1")
         assert third.volume is first.volume
+
+
+def test_a_full_volume_sends_the_node_report_at_once_at_most_once_per_heartbeat_interval() -> None:
+    """Issue 28, defect 16: SCM heard of a full volume only with the next periodic node report, and built
+    a pipeline on the node every 10 s meanwhile. A full volume makes the node report due now and asks for
+    a heartbeat (Ozone's HddsDispatcher.handleFullVolume); a burst of refusals asks once per heartbeat
+    interval."""
+    reports, clock = _pending()
+    urgent: list[bool] = []
+    reports.on_urgent = lambda: urgent.append(True)
+    reports.mark_sent(frozenset(Periodic))
+    reports.volume_full()
+    assert reports.take().periodic == {Periodic.NODE} and urgent == [True]
+    clock.now += 1
+    reports.volume_full()  # within the heartbeat interval (30 s by default): the report already went
+    assert reports.take().periodic == frozenset() and urgent == [True]
+    clock.now += 30
+    reports.volume_full()
+    assert Periodic.NODE in reports.take().periodic and urgent == [True, True]

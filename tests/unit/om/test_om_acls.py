@@ -331,3 +331,33 @@ def test_an_empty_property_change_is_checked_and_refused(tmp_path: Path) -> None
             ).bucket == bucket
 
     run(body())
+
+
+def test_a_user_lists_only_the_volumes_it_may_read(tmp_path: Path) -> None:
+    """Issue 28, defect 8: any user listed every volume with its usage. With ACLs on (and
+    ozone.om.volume.listall.allowed at its default, false) a user sees the volumes it may READ or LIST;
+    administrators see all; listall.allowed brings back the old listing."""
+
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root = As(stub, "root")
+            for volume, owner in (("vola", "alice"), ("volb", "bob"), ("volc", "dave")):
+                await root.createVolume(pb.CreateVolumeRequest(volume=volume, owner=owner))
+            await root.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/volc", "user:erin:r"))
+
+            async def listed(user: str) -> list[str]:
+                reply = await As(stub, user).listVolumes(pb.ListVolumesRequest())
+                return [v.volume for v in reply.volumes]
+
+            assert await listed("alice") == ["vola"]
+            assert await listed("carol") == ["volb"]  # bob's group staff has READ and LIST on it
+            assert await listed("erin") == ["volc"]  # her READ entry
+            assert await listed("mallory") == []
+            assert await listed("root") == ["vola", "volb", "volc"]
+
+        async with om(tmp_path / "all", **{"ozone.om.volume.listall.allowed": "true"}) as stub:
+            await As(stub, "root").createVolume(pb.CreateVolumeRequest(volume="vola", owner="alice"))
+            reply = await As(stub, "mallory").listVolumes(pb.ListVolumesRequest())
+            assert [v.volume for v in reply.volumes] == ["vola"]
+
+    run(body())

@@ -142,3 +142,31 @@ def test_the_issuer_exists_with_block_tokens_and_a_certificate_only() -> None:
     on = OzoneConfiguration({"hdds.block.token.enabled": "true"})
     assert BlockTokenIssuer.from_conf(on, None) is None
     assert BlockTokenIssuer.from_conf(OzoneConfiguration(), object()) is None  # type: ignore[arg-type]
+
+
+def test_a_small_keys_token_allows_only_what_was_allocated(tmp_path: Path) -> None:
+    """Issue 28, defect 2: a key opened with dataSize=1 got a token for a whole block (maxLength the block
+    size) while SCM allocated its block 1 byte; the token carries the allocated length, as Ozone's."""
+    keys = FakeKeys()
+    issuer = BlockTokenIssuer(keys, DAY, CLOCK)  # type: ignore[arg-type]
+
+    async def body() -> None:
+        async with serving(tmp_path, issuer) as stub:
+            _, (small, more) = await write_key(stub, 1)
+            assert verify(small, keys, AccessMode.WRITE).max_length == 1  # type: ignore[attr-defined]
+            assert small.length == 1
+            assert verify(more, keys, AccessMode.WRITE).max_length == BLOCK  # type: ignore[attr-defined]
+
+    asyncio.run(asyncio.wait_for(body(), 20))
+    issuer.close()
+
+
+def test_oms_own_read_token_for_a_length_check() -> None:
+    """What OM sends with its own GetCommittedBlockLength (om/stored_lengths.py)."""
+    keys = FakeKeys()
+    issuer = BlockTokenIssuer(keys, DAY, CLOCK)  # type: ignore[arg-type]
+    block = BlockID(7, 3)
+    ident = verify_block_token(
+        issuer.block_token(block, "om", READ), block, AccessMode.READ, keys.get, CLOCK.wall_ms()
+    )
+    assert ident.owner == "om" and ident.modes == READ  # type: ignore[attr-defined]

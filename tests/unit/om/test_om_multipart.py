@@ -173,10 +173,11 @@ def test_parts_count_in_the_usage_until_abort_or_complete(om: OzoneManager, mpu:
     assert code(mpu.open_part, "vol1", "bkt1", "other", other, 1, 1500) is OMResultCode.QUOTA_EXCEEDED
 
     session = mpu.open_part("vol1", "bkt1", "k", upload, 3, 0)  # of unknown size: one block fits
-    block = KeyBlock(session.key.blocks[0].block_id, 0, 1100)
-    commit = (session.client_id, upload, 3, 1100, [block])
+    second = om.allocate_block("vol1", "bkt1", "k", session.client_id)  # a second full one still fits
+    blocks = [KeyBlock(session.key.blocks[0].block_id, 0, 1000), KeyBlock(second.block_id, 1000, 100)]
+    commit = (session.client_id, upload, 3, 1100, blocks)
     assert code(mpu.commit_part, "vol1", "bkt1", "k", *commit) is OMResultCode.QUOTA_EXCEEDED
-    assert deleted_blocks(om) == {block.block_id}
+    assert deleted_blocks(om) == {b.block_id for b in blocks}
     assert list(om.store.scan(OPEN_KEY_TABLE)) == []
     assert len(mpu.list_parts("vol1", "bkt1", "k", upload).parts) == 2 and used() == (9000, 9000)
 

@@ -45,6 +45,8 @@ def test_a_kerberos_principal_owns_its_bucket_by_its_short_name(
     s3.create_bucket(Bucket=f"of-{user}")
     assert s3.get_bucket_acl(Bucket=f"of-{user}")["Owner"]["ID"] == user
     s3.create_bucket(Bucket=f"of-{user}")  # your own again: 200 in us-east-1
+    listed = s3.list_buckets()
+    assert ([b["Name"] for b in listed["Buckets"]], listed["Owner"]["ID"]) == ([f"of-{user}"], user)
 
 
 def test_an_owner_om_refuses_leaves_no_bucket(gateway: GatewayOnThread, alice) -> None:  # type: ignore[no-untyped-def]

@@ -13,17 +13,13 @@ Every path is GET, answers JSON, and paginates its lists (`?offset=&limit=`, ans
 Handlers run on the event loop, between the core's ticks and heartbeats, so each answer is one consistent
 reading of the core. The overview and safe mode are open to every caller; what says where data lives
 (datanodes, pipelines, containers) answers 403 unless `may_read` lets the caller read it, as SCM's admin
-protocol does (admin_access.py: administrators and read-only administrators).
+protocol does (common/web/ops.py readers_only: administrators and read-only administrators).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from aiohttp import web
-
-from pyozone.common.web.api import ApiHandler, Forbidden, Query
+from pyozone.common.web.api import ApiHandler, guarded
+from pyozone.common.web.ops import ReadCheck
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.web.containers import containers_api
 from pyozone.scm.server.web.datanodes import datanodes_api
@@ -31,7 +27,9 @@ from pyozone.scm.server.web.history import ContainerHistory
 from pyozone.scm.server.web.overview import overview_api
 from pyozone.scm.server.web.pipelines import pipelines_api
 
-ReadCheck = Callable[[web.Request], bool]
+READERS_ONLY = (
+    "only administrators and read-only administrators may read SCM's datanodes, pipelines and containers"
+)
 
 
 def scm_api(
@@ -39,23 +37,11 @@ def scm_api(
 ) -> dict[str, ApiHandler]:
     """The handlers by path. Starts sampling the containers-over-time history on the core's schedule.
     `may_read`: who may read datanodes, pipelines and containers (None: everyone, as `pyozone sim`)."""
-    guarded = {
+    placement = {
         **pipelines_api(core),
         **datanodes_api(core),
         **containers_api(core, ContainerHistory.attach(core)),
     }
     if may_read is not None:
-        guarded = {path: _readers_only(handler, may_read) for path, handler in guarded.items()}
-    return {**overview_api(core, scm_id), **guarded}
-
-
-def _readers_only(handler: ApiHandler, may_read: ReadCheck) -> ApiHandler:
-    def guarded(q: Query) -> Any:
-        if not may_read(q.request):
-            raise Forbidden(
-                "only administrators and read-only administrators may read SCM's datanodes, "
-                "pipelines and containers"
-            )
-        return handler(q)
-
-    return guarded
+        placement = guarded(placement, may_read, READERS_ONLY)
+    return {**overview_api(core, scm_id), **placement}

@@ -24,6 +24,13 @@ from pyozone.datanode.storage import (
 )
 from pyozone.hdds.ids import BlockID
 
+NO_FREE_SPACE_FLOOR = {
+    "hdds.datanode.volume.min.free.space": "0B",
+    "hdds.datanode.volume.min.free.space.percent": "0",
+}
+"""The test datanodes keep no free-space floor: a test must not depend on how full the host's disk is (the
+floor's own tests set one, on a simulated disk)."""
+
 CLUSTER = "CID-test-cluster"
 DN_UUID = "11111111-2222-3333-4444-555555555555"
 BPC = 1024
@@ -47,6 +54,7 @@ def make_conf(root: Path, disks: int = 2, container_size: str = "1MB") -> OzoneC
             "hdds.datanode.dir": ",".join(str(root / f"disk{i}") for i in range(disks)),
             "ozone.metadata.dirs": str(root / "meta"),
             "ozone.scm.container.size": container_size,
+            **NO_FREE_SPACE_FLOOR,
         }
     )
 

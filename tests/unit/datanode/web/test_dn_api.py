@@ -11,10 +11,18 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
+from pyozone.common.http_server import HttpServer
+from pyozone.common.tls import TlsStore
+from pyozone.common.web.app import daemon_app
 from pyozone.datanode.daemon import Datanode
+from pyozone.datanode.web import datanode_api
 from pyozone.hdds.commands import CreatePipelineCommand
+from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.hdds.states import ReplicaState
 from tests.polling import wait_for_async
+from tests.tls_certs import CertAuthority
 from tests.unit.datanode.dnd_helpers import FakeScm, async_test, dn_conf, put_block, running
 
 PIPELINE = "11111111-0000-4000-8000-0000000000aa"
@@ -158,3 +166,44 @@ async def test_bad_input_is_a_clear_400_and_unknown_ids_404(tmp_path: Path, scm:
             assert status == 400 and words in body["error"], (path, status, body)
         status, body = await get(dn, "/api/v1/containers/99")
         assert status == 404 and body["error"] == f"no container 99 on datanode {dn.uuid}"
+
+
+async def https_get(port: int, path: str, tls: TlsStore) -> tuple[int, Any]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"https://127.0.0.1:{port}{path}", ssl=tls.client_context()) as response,
+    ):
+        return response.status, await response.json()
+
+
+@async_test
+async def test_over_tls_only_readers_see_where_data_lives(tmp_path: Path, scm: FakeScm) -> None:
+    """Issue 28 defect 8 on the datanode: any CA-signed user certificate read every replica (volume, BCSID,
+    origin), the pipelines' members and addresses, SCM's commands and the ports. Over mutual TLS the web API
+    answers SCM's read rule: a user (and the gateway) 403, an administrator, a read-only administrator, OM
+    and a datanode served."""
+    readers = {"ozone.administrators": "ada", "ozone.readonly.administrators": "rita"}
+    conf = dn_conf(tmp_path, scm.address, **readers)
+    ca = CertAuthority(tmp_path / "ca")
+    served = ca.store("server", Identity(CertRole.DATANODE, "dn", "127.0.0.1"))
+    callers = {
+        Identity(CertRole.USER, "bob"): 403,
+        Identity(CertRole.S3G, "s3g", "127.0.0.1"): 403,
+        Identity(CertRole.USER, "ada"): 200,
+        Identity(CertRole.USER, "rita"): 200,
+        Identity(CertRole.OM, "om", "127.0.0.1"): 200,
+    }
+    async with running(conf) as dn:
+        await populate(dn, scm)
+        server = HttpServer(daemon_app(dn.metrics, dn.conf, {}, datanode_api(dn)))
+        port = await server.start("127.0.0.1", 0, ssl_context=served.server_context())
+        try:
+            for identity, want in callers.items():
+                tls = ca.store(identity.principal, identity)
+                for path in ("/api/v1/overview", *STORAGE_APIS):
+                    status, body = await https_get(port, path, tls)
+                    assert status == want, (identity, path, body)
+                    if want == 403:
+                        assert body["error"].startswith("only administrators and read-only administrators")
+        finally:
+            await server.stop()

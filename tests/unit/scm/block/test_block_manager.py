@@ -150,6 +150,7 @@ def test_pipeline_choice_is_random_but_reproducible() -> None:
 
 
 def test_no_open_pipeline_creates_one_and_asks_the_caller_to_retry(h: Harness) -> None:
+    h.register(3, prefix="new")  # the datanodes the fake creates its pipeline on
     bm = block_manager(h)
     with pytest.raises(SCMException) as err:
         bm.allocate_block(BLOCK, RATIS_THREE, "om")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -118,3 +119,27 @@ def test_with_every_open_pipeline_excluded_a_pipeline_forms_on_the_other_datanod
     assert dead not in created.nodes
     scm.datanodes_report(created.id)
     assert scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om", excluded).pipeline.id == created.id
+
+
+def test_no_new_container_on_a_pipeline_whose_member_is_out_of_space() -> None:
+    """Issue 28, defect 16 (Ozone's HDDS-12468): a pipeline member that reports no volume able to take a
+    container (under its free-space floor here) gets no new container; the containers it holds keep their
+    committed space and still take blocks, and SCM turns to another pipeline for a new one."""
+    scm = Scm()
+    dns = scm.register(6)
+    full, roomy = (
+        scm.pipelines.create_pipeline(RATIS_THREE, excluded_nodes=half) for half in (dns[3:], dns[:3])
+    )
+    scm.datanodes_report(full.id)
+    scm.datanodes_report(roomy.id)
+    held = {scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om").container_id for _ in range(40)}
+    before = {cid: scm.containers.get(cid).pipeline_id for cid in held}
+    under_floor = replace(node_report(1).storage[0], free_space_to_spare=96 * 1024**3)  # 4 GB usable
+    scm.nodes.process_node_report(full.nodes[0], replace(node_report(1), storage=(under_floor,)))
+
+    blocks = [scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om") for _ in range(200)]
+    new = {b.container_id for b in blocks} - held
+    assert new and all(scm.containers.get(cid).pipeline_id == roomy.id for cid in new)
+    assert scm.containers.pipeline_containers(full.id) == [
+        scm.containers.get(cid) for cid in sorted(c for c, p in before.items() if p == full.id)
+    ]

@@ -6,8 +6,10 @@ allows ceil(3V / 2) open containers per owner on the pipeline: 2 for one volume,
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pyozone.hdds.states import LifeCycleEvent, PipelineState
-from tests.unit.scm.container.scm_fakes import GB, Harness, make_harness
+from tests.unit.scm.container.scm_fakes import GB, Harness, make_harness, node_report
 
 SIZE = 256 << 20
 
@@ -44,8 +46,14 @@ def test_container_without_space_is_skipped_and_a_new_one_allocated_when_none_fi
     assert pick(h, pipeline, size=SIZE - 1) == 1  # and wraps round to 1, where SIZE - 1 fits exactly
 
 
-def test_exact_fit_counts_as_space(h: Harness) -> None:
-    pipeline = h.pipelines.add(tuple(h.register(3, volumes=0)))
+def one_container_allowed() -> Harness:
+    """An allowance of one open container per owner: no owner.container.count to scale by volumes."""
+    return make_harness({"ozone.scm.pipeline.owner.container.count": "0"})
+
+
+def test_exact_fit_counts_as_space() -> None:
+    h = one_container_allowed()
+    pipeline = h.pipelines.add(tuple(h.register(3, volumes=1)))
     assert pick(h, pipeline) == 1
     h.containers.add_allocated_bytes(1, 5 * GB - 2 * SIZE)
     assert pick(h, pipeline, size=2 * SIZE) == 1
@@ -65,8 +73,9 @@ def test_owners_have_their_own_containers(h: Harness) -> None:
     assert {h.containers.get(c).owner for c in (3, 4)} == {"om-b"}
 
 
-def test_with_an_allowance_of_one_a_container_is_reused_until_full(h: Harness) -> None:
-    pipeline = h.pipelines.add(tuple(h.register(3, volumes=0)))
+def test_with_an_allowance_of_one_a_container_is_reused_until_full() -> None:
+    h = one_container_allowed()
+    pipeline = h.pipelines.add(tuple(h.register(3, volumes=1)))
     assert h.nodes.open_container_limit(pipeline.nodes) == 1
     assert [pick(h, pipeline) for _ in range(3)] == [1, 1, 1]
     h.containers.add_allocated_bytes(1, 5 * GB)
@@ -81,6 +90,19 @@ def test_finalized_containers_leave_the_rotation(h: Harness) -> None:
     assert [pick(h, pipeline) for _ in range(2)] == [2, 3]
 
 
+def test_no_new_container_where_a_member_has_no_room_for_one(h: Harness) -> None:
+    """Issue 28, defect 16 (HDDS-12468): a member without a volume able to take a container gets none;
+    the existing ones still take blocks."""
+    dns = h.register(3, volumes=1)
+    pipeline = h.pipelines.add(tuple(dns))
+    assert [pick(h, pipeline) for _ in range(2)] == [1, 2]
+    h.nodes.process_node_report(dns[1], replace(node_report(1), storage=()))  # its volume is gone
+    assert [pick(h, pipeline) for _ in range(2)] == [1, 2]
+    for cid in (1, 2):
+        h.containers.add_allocated_bytes(cid, 5 * GB)
+    assert pick(h, pipeline) is None and h.containers.count() == 2
+
+
 def test_refused_allocation_yields_none(h: Harness) -> None:
     pipeline = h.pipelines.add(tuple(h.register(3, volumes=1)), PipelineState.CLOSED)
     assert pick(h, pipeline) is None
@@ -89,6 +111,9 @@ def test_refused_allocation_yields_none(h: Harness) -> None:
 
 def test_with_no_allowance_containers_are_only_allocated_when_none_fits() -> None:
     h = make_harness({"ozone.scm.datanode.pipeline.limit": "0"})
-    pipeline = h.pipelines.add(tuple(h.register(3, volumes=0)))
+    dns = h.register(3, volumes=1)
+    for dn in dns:  # no metadata disk: a pipeline limit of 0 per node
+        h.nodes.process_node_report(dn, replace(node_report(1), metadata_storage=()))
+    pipeline = h.pipelines.add(tuple(dns))
     assert h.nodes.open_container_limit(pipeline.nodes) == 0
     assert [pick(h, pipeline) for _ in range(3)] == [1, 1, 1]

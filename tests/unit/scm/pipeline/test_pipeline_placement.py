@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from pyozone.hdds.datanode import LayoutVersion
+from pyozone.hdds.datanode import DatanodeInfo, LayoutVersion, NodeReport
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import NodeOperationalState as Op
@@ -26,13 +28,43 @@ def test_space_check_boundaries(cluster, build) -> None:
         return cluster.nm.node(cluster.add(report))
 
     assert has_space(info(build.node_report()))
-    assert has_space(info(build.node_report(data_remaining=5 * GB)))  # exactly a container fits
-    assert not has_space(info(build.node_report(data_remaining=5 * GB - 1)))
+    assert has_space(info(build.node_report(data_remaining=5 * GB + 1)))
+    assert not has_space(info(build.node_report(data_remaining=5 * GB)))  # Ozone: usable must exceed it
     assert not has_space(info(build.node_report(metadata_remaining=GB)))  # metadata needs more than 1GB
     assert has_space(info(build.node_report(metadata_remaining=GB + 1)))
     assert not has_space(info(build.node_report(data_volumes=0, failed_data_volumes=2)))  # failed volumes
     assert not has_space(info(build.node_report(metadata_volumes=0)))
     assert not has_space(info(build.node_report(data_volumes=0)))
+
+
+def test_the_floor_and_committed_bytes_leave_no_room_for_a_container(cluster, build) -> None:
+    """Issue 28, defect 16: a volume with bytes left but under the datanode's free-space floor (or
+    promised to its open containers) takes no container: usable = remaining - committed - floor."""
+    GB, has_space = build.GB, cluster.pm.placement.has_enough_space
+
+    def info(committed: int = 0, spare: int = 0) -> DatanodeInfo:
+        storage = replace(build.volume("d0", 30 * GB), committed=committed, free_space_to_spare=spare)
+        return cluster.nm.node(cluster.add(NodeReport((storage,), (build.volume("m0", 50 * GB),))))
+
+    assert has_space(info(spare=20 * GB, committed=5 * GB - 1))
+    assert not has_space(info(spare=20 * GB, committed=5 * GB))
+    assert not has_space(info(spare=25 * GB))
+    assert not has_space(info(committed=25 * GB))
+    assert not has_space(info(spare=40 * GB))  # below the floor: negative usable space
+
+
+def test_a_node_out_of_space_gets_no_pipeline_until_it_reports_space(make_cluster, build) -> None:
+    """Issue 28, defect 16: SCM built a pipeline on a full datanode every 10 s. Its node report (under
+    its floor) keeps it out of placement; a report with space brings it back."""
+    c = make_cluster(NO_CLUSTER_LIMIT)
+    roomy = c.add_nodes(3)
+    full_volume = replace(build.volume("d0", 20 * build.GB), free_space_to_spare=20 * build.GB)
+    full = c.add(NodeReport((full_volume,), (build.volume("m0", 50 * build.GB),)))
+    made, refusal = c.create_until_refusal()
+    assert made and all(set(p.nodes) == set(roomy) for p in made)
+    assert full not in c.three_counts() and refusal.code is ResultCode.FAILED_TO_FIND_SUITABLE_NODE
+    c.nm.process_node_report(full, build.node_report())
+    assert c.pm.placement.filter_viable_nodes((), required=1) == [full]  # the others are at their limit
 
 
 def test_one_roomy_volume_is_enough(cluster, build) -> None:

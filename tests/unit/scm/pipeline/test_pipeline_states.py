@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pyozone.hdds.exceptions import ResultCode, SCMException
-from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
+from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import PipelineState, SCMCommandType
 from pyozone.scm.events import SCMEvent
 
@@ -17,6 +17,7 @@ ALLOCATED, OPEN, DORMANT, CLOSED = (
 )
 CLOSE_CMD = SCMCommandType.closePipelineCommand
 UNKNOWN_PID = "11111111-2222-4333-8444-555555555555"
+EC_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
 
 
 @pytest.fixture
@@ -200,7 +201,7 @@ def test_delete_refused_unless_closed(cluster, three, source: PipelineState) -> 
 def test_delete_closed_sends_close_pipeline_to_each_member(cluster, three) -> None:
     drain(cluster)
     cluster.pm.close_pipeline(three.id)
-    assert all(cluster.queued(dn) == [] for dn in cluster.ids)  # closing alone sends nothing
+    assert all(cluster.queued(dn) == [] for dn in cluster.ids)  # the live members close through the log
     cluster.pm.delete_pipeline(three.id)
     assert cluster.pm.find(three.id) is None
     with pytest.raises(SCMException) as err:
@@ -217,6 +218,34 @@ def test_close_and_delete(cluster, three) -> None:
     cluster.pm.close_and_delete(three.id)
     assert cluster.pm.find(three.id) is None
     assert all(len(cluster.queued(dn, CLOSE_CMD)) == 1 for dn in three.nodes)
+
+
+def test_closing_a_failed_pipeline_tells_its_members_at_once_and_frees_their_slots(make_cluster) -> None:
+    """Issue 28, defect 17: replicas stayed CLOSING for about 5 minutes after a pipeline failed, as SCM
+    told the members nothing until the scrubber deleted the pipeline (66 s destroy timeout, 5-minute
+    scrub) while the leader retried the close through its dead log. The close goes to every member with
+    the close-container commands, at once, and a CLOSED pipeline holds none of its members' slots."""
+    c = make_cluster({"ozone.scm.datanode.pipeline.limit": "1"})
+    c.add_nodes(3)
+    [failed], refusal = c.create_until_refusal()
+    assert refusal.code is ResultCode.FAILED_TO_FIND_SUITABLE_NODE  # every node at its limit of 1
+    c.report_all(failed)
+    c.pm.add_container_to_pipeline(failed.id, 4)
+    drain(c)
+    c.pm.process_pipeline_action(failed.nodes[0], failed.id, "the leader's log failed")  # no time passes
+    for dn in failed.nodes:
+        assert [cmd.pipeline_id for cmd in c.queued(dn, CLOSE_CMD)] == [failed.id]
+    assert c.events_of(SCMEvent.CLOSE_CONTAINER) == [4]
+    assert c.pm.find(failed.id) is not None  # the scrubber still deletes it later
+    replacement = c.pm.create_pipeline(RATIS_THREE)
+    assert set(replacement.nodes) == set(failed.nodes)
+
+
+def test_closing_an_ec_pipeline_sends_no_datanode_command(cluster) -> None:
+    cluster.add_nodes(5)
+    pipeline = cluster.pm.create_pipeline(EC_3_2)
+    cluster.pm.close_pipeline(pipeline.id, failed=True)
+    assert all(cluster.queued(dn) == [] for dn in cluster.ids)  # datanodes never knew it
 
 
 # -------------------------------------------------------------------------------- unknown pipelines, actions

@@ -112,3 +112,15 @@ def test_a_service_named_in_administrators_is_still_no_administrator() -> None:
     )
     assert policy.is_admin(ALICE) and not policy.is_admin(OM)
     denied(policy.check_csr, OM, ALICE)
+
+
+def test_a_service_named_in_administrators_is_one_as_on_scms_admin_protocol() -> None:
+    """Issue 28 defect 8 review: the CA granted administrators' rights to users only, while SCM's admin
+    protocol granted them to any certificate whose principal the list names. One rule now (the kernel's
+    Administrators.admits): a service is an administrator when ozone.administrators names it, never by
+    "*" or a group, and the JOIN credential never is."""
+    conf = OzoneConfiguration({"ozone.administrators": "admin,om,join"})
+    policy = AccessPolicy(Administrators.from_conf(conf), UserGroups.from_conf(conf))
+    assert policy.is_admin(OM) and policy.is_admin(ADMIN)
+    policy.check_csr(OM, ALICE)
+    assert not policy.is_admin(S3G) and not policy.is_admin(JOIN) and not policy.is_admin(BOB)

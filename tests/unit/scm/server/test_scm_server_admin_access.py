@@ -106,6 +106,26 @@ async def test_the_gateway_certificate_acts_for_nobody_on_scm(tmp_path: Path) ->
 
 
 @async_test
+async def test_a_service_certificate_is_an_administrator_only_when_named(tmp_path: Path) -> None:
+    """Issue 28 defect 8 review: SCM matched ozone.administrators against any certificate's principal, so
+    "*" made every gateway and datanode certificate SCM superuser, while the CA admitted users only. One
+    rule (the kernel's Administrators.admits): "*" and groups admit users; a service only when named."""
+    async with secure_scm(tmp_path, {"ozone.administrators": "*"}) as scm:
+        target, options = f"127.0.0.1:{scm.client_port}", p.grpc_options(p.MAX_ADMIN_MESSAGE_BYTES)
+        stop = pb.StopReplicationManagerRequestProto()
+        for identity, datanode in ((S3G, None), (DN, dn_id(1))):
+            async with aio_channel(target, options, certificate(scm, tmp_path, identity, datanode)) as ch:
+                why = await refused(admin_stub(ch).stopReplicationManager, stop)
+                assert why == f"Access denied for user {identity.principal}. {SUPERUSER}"
+        async with aio_channel(target, options, certificate(scm, tmp_path, BOB)) as ch:
+            await admin_stub(ch).stopReplicationManager(stop)
+    async with secure_scm(tmp_path / "named", {"ozone.administrators": "root,s3g"}) as scm:
+        target = f"127.0.0.1:{scm.client_port}"
+        async with aio_channel(target, options, certificate(scm, tmp_path / "named", S3G)) as ch:
+            await admin_stub(ch).stopReplicationManager(stop)
+
+
+@async_test
 async def test_containers_pipelines_and_datanodes_are_read_by_administrators_and_readers_only(
     tmp_path: Path,
 ) -> None:

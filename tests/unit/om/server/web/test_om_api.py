@@ -17,10 +17,9 @@ from tests.unit.om.server.web.om_web import RunningOM, conf, run, running_om
 
 
 async def namespace(om: RunningOM) -> None:
-    """vol1 (with quotas) holding bkt with keys a, dir/x, dir/y; vol2 empty."""
-    await om.stub.createVolume(
-        pb.CreateVolumeRequest(volume="vol1", quotaInBytes=1 << 30, quotaInNamespace=5)
-    )
+    """vol1 (with a namespace quota) holding bkt with keys a, dir/x, dir/y; vol2 empty. No space quota: under
+    one OM checks each block's length with the datanodes, and these blocks are on none."""
+    await om.stub.createVolume(pb.CreateVolumeRequest(volume="vol1", quotaInNamespace=5))
     await om.stub.createVolume(pb.CreateVolumeRequest(volume="vol2"))
     await om.stub.createBucket(pb.CreateBucketRequest(volume="vol1", bucket="bkt"))
     for key in ("a", "dir/x", "dir/y"):

@@ -153,8 +153,8 @@ def test_scatter_picks_the_racks_holding_fewest_replicas() -> None:
 def test_size_required_is_twice_the_larger_of_used_bytes_and_container_size() -> None:
     assert required_replication_space(3) == 6
     nodes = FakeNodeManager()
-    nodes.add(dn(1), "/a", remaining=10 * GB - 1)
-    nodes.add(dn(2), "/a", remaining=10 * GB)
+    nodes.add(dn(1), "/a", remaining=10 * GB)  # usable space must exceed it (hasEnoughSpace)
+    nodes.add(dn(2), "/a", remaining=10 * GB + 1)
     c = container(used=USED)  # 1GB used, 5GB configured: 10GB needed
     chosen = get_target_datanodes(
         RACK_AWARE, nodes.nodes(), rack_of(nodes), 1, [], [], c, 5 * GB, random.Random()
