@@ -140,7 +140,14 @@ class NotModified(Exception):
             self.headers["ETag"] = f'"{info.metadata[ETAG]}"'
 
 
+def _refuse_part_number(s3: S3Request) -> None:
+    """GET or HEAD of one part of a multipart object: OM keeps no part boundaries of a completed key."""
+    if "partNumber" in s3.query:
+        raise S3Error(S3ErrorCode.NotImplemented, f"{s3.http.method} by partNumber is not implemented.")
+
+
 async def head_object(s3: S3Request) -> web.Response:
+    _refuse_part_number(s3)
     try:
         info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
     except OzoneClientError as e:
@@ -157,8 +164,7 @@ async def head_object(s3: S3Request) -> web.Response:
 
 
 async def get_object(s3: S3Request) -> web.StreamResponse:
-    if "partNumber" in s3.query:
-        raise S3Error(S3ErrorCode.NotImplemented, "GET by partNumber is not implemented.")
+    _refuse_part_number(s3)
     try:
         stream = await s3.gateway.client.read_key(s3.gateway.volume, s3.bucket, s3.key)
     except OzoneClientError as e:

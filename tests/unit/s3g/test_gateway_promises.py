@@ -107,6 +107,12 @@ def test_redirects_mfa_delete_appends_and_copy_checksums_are_not_implemented(gat
     assert not {"sum", "appended"} & set(keys(s3))
 
 
+def test_a_part_of_an_object_is_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
+    """HEAD ?partNumber would otherwise answer the whole object's size as the part's."""
+    assert refused(s3.head_object, Bucket=BUCKET, Key="source", PartNumber=1)[0] == 501  # HEAD: no body
+    assert refused(s3.get_object, Bucket=BUCKET, Key="source", PartNumber=1)[:2] == (501, "NotImplemented")
+
+
 def test_a_full_object_checksum_of_a_multipart_upload_is_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
     """The gateway does not compute a whole object's checksum over its parts: FULL_OBJECT is refused when
     the upload is created and when it is completed, never compared with the completion's XML body."""
