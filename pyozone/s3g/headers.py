@@ -114,6 +114,11 @@ SIGV4_QUERY = frozenset(name.lower() for name in (*PRESIGN_PARAMS, "X-Amz-Securi
 query (Amazon reads them so), which the gateway does not read there."""
 MULTI_VALUED_PREFIX = USER_METADATA_PREFIX
 """The one x-amz-* header that may repeat: Amazon joins repeated user metadata."""
+SINGLE_VALUED = frozenset(
+    {"content-md5", "content-disposition", "expires", "range", "if-modified-since", "if-unmodified-since"}
+)
+"""Standard headers that hold one value (RFC 9110: no list to join repeated lines into) and that aiohttp
+lets repeat (it refuses a repeated Content-Type, Content-Length, Authorization or Host itself)."""
 
 
 def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str]) -> None:
@@ -121,8 +126,8 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
     server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
     ACL grants (pyozone has no S3 ACLs: everything is `private`), Object Lock (a backup tool would believe
     it has WORM), website redirects, full-object checksums and the like (NOT_IMPLEMENTED_HEADERS). A
-    single-valued x-amz-* header sent twice is refused (which one would count?), and so is an x-amz-*
-    header moved into the query string: only the headers are read."""
+    single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
+    would count?), and so is an x-amz-* header moved into the query string: only the headers are read."""
     for name in query:
         lower = name.lower()
         if lower.startswith("x-amz-") and lower not in SIGV4_QUERY:
@@ -131,11 +136,10 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
                 f"{name} in the query string is not implemented; send it as a header.",
             )
     for name in {name.lower() for name in headers}:
-        if (
-            name.startswith("x-amz-")
-            and not name.startswith(MULTI_VALUED_PREFIX)
-            and len(headers.getall(name)) > 1
-        ):
+        single = name in SINGLE_VALUED or (
+            name.startswith("x-amz-") and not name.startswith(MULTI_VALUED_PREFIX)
+        )
+        if single and len(headers.getall(name)) > 1:
             raise S3Error(
                 S3ErrorCode.InvalidArgument, f"The {name} header is given more than once.", ArgumentName=name
             )

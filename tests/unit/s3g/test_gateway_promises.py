@@ -146,21 +146,28 @@ def test_headers_moved_into_the_query_are_not_implemented(gateway: GatewayOnThre
     assert "queried" not in keys(s3)
 
 
-def test_a_single_valued_header_sent_twice_is_refused(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
-    """Two signed x-amz-acl headers (private, then public-read): refused, not read by the first alone."""
+@pytest.mark.parametrize(
+    ("name", "first", "second"),
+    [("x-amz-acl", "private", "public-read"), ("Content-Disposition", "inline", "attachment")],
+)
+def test_a_single_valued_header_sent_twice_is_refused(  # type: ignore[no-untyped-def]
+    gateway: GatewayOnThread, s3, name: str, first: str, second: str
+) -> None:
+    """Two signed values of one header (x-amz-acl private, then public-read): refused, not read by the
+    first alone."""
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
 
     request = AWSRequest("PUT", f"{gateway.url}/{BUCKET}/twice", data=b"")
-    request.headers["x-amz-acl"] = "private"
-    request.headers["x-amz-acl"] = "public-read"  # botocore's headers keep both
+    request.headers[name] = first
+    request.headers[name] = second  # botocore's headers keep both
     S3SigV4Auth(Credentials(*gateway.secret("tester")), "s3", "us-east-1").add_auth(request)
     connection = http.client.HTTPConnection("127.0.0.1", gateway.gateway.port, timeout=20)
     try:
         connection.putrequest("PUT", f"/{BUCKET}/twice", skip_host=True, skip_accept_encoding=True)
-        for name, value in request.headers.items():
-            connection.putheader(name, value)
+        for header, value in request.headers.items():
+            connection.putheader(header, value)
         connection.putheader("Host", f"127.0.0.1:{gateway.gateway.port}")
         connection.putheader("Content-Length", "0")
         connection.endheaders()
