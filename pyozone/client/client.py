@@ -128,8 +128,10 @@ class AsyncOzoneClient:
         await self.om.delete_volume(volume)
 
     # ------------------------------------------------------------------ buckets
-    async def create_bucket(self, volume: str, bucket: str, replication: str | None = None) -> BucketInfo:
-        return await self.om.create_bucket(volume, bucket, replication)
+    async def create_bucket(
+        self, volume: str, bucket: str, replication: str | None = None, owner: str = ""
+    ) -> BucketInfo:
+        return await self.om.create_bucket(volume, bucket, replication, owner)
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
         return await self.om.bucket_info(volume, bucket)

@@ -253,12 +253,14 @@ class KeyInfo:
 
 @dataclass(frozen=True, slots=True)
 class PartInfo:
-    """A committed part of a multipart upload; `etag` is the name it was committed with."""
+    """A committed part of a multipart upload; `etag` is the name it was committed with, `metadata` what
+    it was committed with (the S3 gateway's part checksums)."""
 
     part_number: int
     etag: str
     size: int
     modification_ms: int
+    metadata: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +277,10 @@ class MultipartPartList:
     @classmethod
     def from_proto(cls, p: om_pb.ListPartsResponse) -> MultipartPartList:
         return cls(
-            tuple(PartInfo(x.partNumber, x.partName, x.size, x.modificationTime) for x in p.parts),
+            tuple(
+                PartInfo(x.partNumber, x.partName, x.size, x.modificationTime, dict(x.metadata))
+                for x in p.parts
+            ),
             p.nextPartNumberMarker, p.isTruncated, message_replication(p), dict(p.metadata),
         )  # fmt: skip
 

@@ -175,8 +175,13 @@ class OmClient:
         )
 
     # ------------------------------------------------------------------ buckets
-    async def create_bucket(self, volume: str, bucket: str, replication: str | None = None) -> BucketInfo:
-        request = pb.CreateBucketRequest(volume=volume, bucket=bucket, **replication_fields(replication))
+    async def create_bucket(
+        self, volume: str, bucket: str, replication: str | None = None, owner: str = ""
+    ) -> BucketInfo:
+        """`owner`: the new bucket's (unset: OM's default, the caller with ACLs on)."""
+        request = pb.CreateBucketRequest(
+            volume=volume, bucket=bucket, owner=owner, **replication_fields(replication)
+        )
         return await self._call("createBucket", request, lambda r: BucketInfo.from_proto(r.bucket))
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:

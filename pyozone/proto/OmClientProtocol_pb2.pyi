@@ -220,18 +220,20 @@ class ListVolumesResponse(_message.Message):
     def __init__(self, volumes: _Optional[_Iterable[_Union[VolumeInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateBucketRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig")
+    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig", "owner")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     FACTOR_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     type: _hdds_pb2.ReplicationType
     factor: _hdds_pb2.ReplicationFactor
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    owner: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class CreateBucketResponse(_message.Message):
     __slots__ = ("bucket",)
@@ -752,16 +754,25 @@ class ListPartsRequest(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., partNumberMarker: _Optional[int] = ..., maxParts: _Optional[int] = ...) -> None: ...
 
 class PartSummary(_message.Message):
-    __slots__ = ("partNumber", "partName", "size", "modificationTime")
+    __slots__ = ("partNumber", "partName", "size", "modificationTime", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     PARTNUMBER_FIELD_NUMBER: _ClassVar[int]
     PARTNAME_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     MODIFICATIONTIME_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
     partNumber: int
     partName: str
     size: int
     modificationTime: int
-    def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., size: _Optional[int] = ..., modificationTime: _Optional[int] = ...) -> None: ...
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., size: _Optional[int] = ..., modificationTime: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ListPartsResponse(_message.Message):
     __slots__ = ("parts", "nextPartNumberMarker", "isTruncated", "type", "factor", "metadata", "ecReplicationConfig")

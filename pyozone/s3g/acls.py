@@ -13,19 +13,43 @@ from pyozone.s3g import xml
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import CANNED_ACL, PRIVATE
+from pyozone.s3g.objects import COPY_SOURCE, copy_source
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
+from pyozone.s3g.routing import Operation
 
 FULL_CONTROL = "FULL_CONTROL"
 
 
-async def bucket_owner(s3: S3Request) -> str:
-    """The bucket's owner in OM: the S3 user who created it."""
+EXPECTED_OWNER = "x-amz-expected-bucket-owner"
+SOURCE_EXPECTED_OWNER = "x-amz-source-expected-bucket-owner"
+
+
+async def bucket_owner(s3: S3Request, name: str | None = None) -> str:
+    """The owner in OM of the request's bucket (or of bucket `name`): the S3 user who created it."""
+    name = name or s3.bucket
     try:
-        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
+        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, name)
     except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
+        raise s3_error(e, BucketName=name) from None
     return bucket.owner
+
+
+async def expected_owners(s3: S3Request) -> None:
+    """x-amz-expected-bucket-owner, and a copy's x-amz-source-expected-bucket-owner: a bucket another user
+    owns is 403 AccessDenied, as Amazon answers, before the operation runs. The owner is the ID the
+    gateway shows (GetBucketAcl's Owner/ID: the user name)."""
+    expected = s3.headers.get(EXPECTED_OWNER)
+    if expected is not None and s3.target.bucket is not None and s3.operation is not Operation.CREATE_BUCKET:
+        await _expect_owner(s3, s3.bucket, expected)
+    expected = s3.headers.get(SOURCE_EXPECTED_OWNER)
+    if expected is not None and COPY_SOURCE in s3.headers:
+        await _expect_owner(s3, copy_source(s3)[0], expected)
+
+
+async def _expect_owner(s3: S3Request, bucket: str, expected: str) -> None:
+    if await bucket_owner(s3, bucket) != expected:
+        raise S3Error(S3ErrorCode.AccessDenied, f"The bucket {bucket} is not owned by {expected}.")
 
 
 async def _object_owner(s3: S3Request) -> str:
@@ -81,8 +105,17 @@ async def get_bucket_acl(s3: S3Request) -> web.Response:
     return _policy(await bucket_owner(s3))
 
 
+def _check_write_acp(s3: S3Request, name: str) -> None:
+    """WRITE_ACP: an ACL is written by its owner alone, as Amazon's default grants it (no other grant can
+    be made here: everything is `private`)."""
+    if s3.user != name:
+        raise S3Error(S3ErrorCode.AccessDenied)
+
+
 async def put_bucket_acl(s3: S3Request) -> web.Response:
-    await _check_private(s3, await bucket_owner(s3))
+    name = await bucket_owner(s3)
+    _check_write_acp(s3, name)
+    await _check_private(s3, name)
     return web.Response(status=200)
 
 
@@ -91,5 +124,7 @@ async def get_object_acl(s3: S3Request) -> web.Response:
 
 
 async def put_object_acl(s3: S3Request) -> web.Response:
-    await _check_private(s3, await _object_owner(s3))
+    name = await _object_owner(s3)
+    _check_write_acp(s3, name)
+    await _check_private(s3, name)
     return web.Response(status=200)

@@ -14,6 +14,7 @@ from aiohttp import HttpVersion11, hdrs, web
 from pyozone.client.errors import OzoneClientError
 from pyozone.common.http_body import BodyTimeout
 from pyozone.s3g import acls, buckets, listing, multipart, objects, routing, xml
+from pyozone.s3g.acls import expected_owners
 from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
 from pyozone.s3g.body import CONTINUE, RequestBody
@@ -107,8 +108,10 @@ async def serve(http: web.Request) -> web.StreamResponse:
     if not response.prepared:
         response.headers["x-amz-request-id"] = request_id
         response.headers["Server"] = "pyozone"
-        if response.status >= 400 and http.can_read_body and not http.content.at_eof():
-            response.force_close()  # the unread body cannot be trusted to end where it says
+        if http.can_read_body and not http.content.at_eof():
+            # a body never read (never asked for with 100 Continue, or refused) would be read as the next
+            # request: the connection ends with this response, whatever its status
+            response.force_close()
     return response
 
 
@@ -121,21 +124,33 @@ def _prepared(http: web.Request) -> bool:
 
 
 async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.StreamResponse:
+    """Authenticates before it answers anything about the request (an operation not served, a key too
+    long, a version), so an anonymous caller learns only AccessDenied or NoSuchBucket."""
     where = routing.target(http.raw_path, http.host, gateway.settings.domains)
-    operation = routing.operation(http.method, where, http.headers)
-    http[OPERATION] = operation
-    if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
-        raise S3Error(S3ErrorCode.KeyTooLongError)
+    unserved: S3Error | None = None
     try:
-        access_key, payload = await authenticate(gateway, http)
+        operation: Operation | None = routing.operation(http.method, where, http.headers)
+        http[OPERATION] = operation
+    except S3Error as e:
+        operation, unserved = None, e
+    try:
+        access_key, payload = await authenticate(
+            gateway, http, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
+        )
     except Unsigned:
-        if where.bucket is not None:
+        if unserved is None and where.bucket is not None and operation is not Operation.CREATE_BUCKET:
             await _check_bucket_exists(gateway, where.bucket)
         raise
-    refuse_unimplemented(http.headers)
+    if operation is None:  # routing refused it: answered now that the caller is known
+        raise unserved or S3Error(S3ErrorCode.MethodNotAllowed)
+    if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
+        raise S3Error(S3ErrorCode.KeyTooLongError)
+    routing.check_version(where)
+    refuse_unimplemented(http.headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)
-    with gateway.client.acting_for(access_key):  # OM's ACLs see the access id's user (Ozone's S3 auth)
+    with gateway.client.acting_for(s3.user):  # OM's ACLs see the access id's user (Ozone's S3 auth)
+        await expected_owners(s3)
         return await HANDLERS[operation](s3)
 
 

@@ -12,9 +12,11 @@ import time
 from datetime import UTC, datetime
 
 from aiohttp import web
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.s3g.auth import sigv4
+from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.auth.payload import Payload, open_payload
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.om_errors import s3_error
@@ -52,10 +54,19 @@ class SigningKeys:
         return key
 
 
-async def authenticate(gateway: Gateway, http: web.Request) -> tuple[str, Payload]:
-    """The request's access key and the checks its body must pass; refuses as S3 does."""
+async def authenticate(
+    gateway: Gateway, http: web.Request, *, object_checksum: bool = False
+) -> tuple[str, Payload]:
+    """The request's access key and the checks its body must pass; refuses as S3 does. `object_checksum`:
+    an x-amz-checksum-* header is the checksum of the object the request makes, not of its body
+    (CompleteMultipartUpload's, which the handler checks)."""
     raw_path, _, raw_query = http.raw_path.partition("?")
     signed = sigv4.parse(raw_query, http.headers, datetime.now(UTC))
     key = await gateway.signing_keys.get(gateway, signed)
     sigv4.verify(signed, key, http.method, raw_path, raw_query, http.headers)
-    return signed.access_key, open_payload(signed, key, http.headers)
+    body_headers = http.headers
+    if object_checksum:
+        body_headers = CIMultiDictProxy(
+            CIMultiDict((k, v) for k, v in http.headers.items() if k.lower() not in BY_HEADER)
+        )
+    return signed.access_key, open_payload(signed, key, body_headers)

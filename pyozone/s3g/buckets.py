@@ -34,9 +34,7 @@ async def list_buckets(s3: S3Request) -> web.Response:
     buckets: list[BucketInfo] = []
     if s3.query.get("bucket-region", REGION) == REGION:
         try:
-            buckets = await client.list_buckets(
-                s3.gateway.volume, prefix, token, limit + 1, owner=s3.access_key
-            )
+            buckets = await client.list_buckets(s3.gateway.volume, prefix, token, limit + 1, owner=s3.user)
         except OzoneClientError as e:
             raise s3_error(e) from None
     page = buckets[:limit]
@@ -47,7 +45,7 @@ async def list_buckets(s3: S3Request) -> web.Response:
     return xml_response(
         xml.document(
             "ListAllMyBucketsResult",
-            owner(s3.access_key),
+            owner(s3.user),
             xml.group("Buckets", entries),
             xml.el("ContinuationToken", page[-1].name) if len(buckets) > limit else None,
             xml.el("Prefix", prefix) if prefix else None,
@@ -64,11 +62,8 @@ async def create_bucket(s3: S3Request) -> web.Response:
         region = config.findtext("LocationConstraint")
         if region not in (None, "", "us-east-1"):
             raise S3Error(S3ErrorCode.InvalidArgument, f"Unsupported location constraint {region!r}")
-    client = s3.gateway.client
-    try:
-        bucket = await client.create_bucket(s3.gateway.volume, s3.bucket)
-        if bucket.owner != s3.access_key:  # OM without ACLs gives it the volume's owner
-            await client.set_bucket_owner(s3.gateway.volume, s3.bucket, s3.access_key)
+    try:  # made with its owner in one call: never a bucket without its owner, nor a race to own it
+        await s3.gateway.client.create_bucket(s3.gateway.volume, s3.bucket, owner=s3.user)
     except OzoneClientError as e:
         error = s3_error(e, BucketName=s3.bucket)
         if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
@@ -82,7 +77,7 @@ async def _owns(s3: S3Request) -> bool:
         bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
     except OzoneClientError:
         return False  # gone again, or not readable by the caller: not the caller's
-    return bucket.owner == s3.access_key
+    return bucket.owner == s3.user
 
 
 async def head_bucket(s3: S3Request) -> web.Response:

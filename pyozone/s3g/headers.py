@@ -10,8 +10,11 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from urllib.parse import parse_qsl
 
+from multidict import CIMultiDictProxy, MultiMapping
+
 from pyozone.client.models import KeyCondition
 from pyozone.s3g.auth.payload import stored_content_encoding
+from pyozone.s3g.auth.sigv4 import PRESIGN_PARAMS
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 
 ETAG = "ETag"
@@ -86,19 +89,84 @@ def _is_utf8(value: str) -> bool:
     return True
 
 
-def refuse_unimplemented(headers: Mapping[str, str]) -> None:
-    """Headers that ask for what the gateway does not do are NotImplemented, never accepted and ignored:
-    server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key)
-    and ACL grants (pyozone has no S3 ACLs: everything is `private`)."""
-    for name in headers:
+OBJECT_LOCK_HEADERS = (
+    "x-amz-object-lock-mode", "x-amz-object-lock-retain-until-date", "x-amz-object-lock-legal-hold"
+)  # fmt: skip
+"""Retention asked of an object: no bucket has Object Lock, so Amazon's answer for a bucket without it."""
+BUCKET_OBJECT_LOCK = "x-amz-bucket-object-lock-enabled"
+OBJECT_OWNERSHIP = "x-amz-object-ownership"
+BUCKET_OWNER_ENFORCED = "BucketOwnerEnforced"
+"""The one object ownership the gateway has: every object is its bucket owner's (acls.py)."""
+CHECKSUM_TYPE = "x-amz-checksum-type"
+COMPOSITE = "COMPOSITE"
+"""A multipart upload's checksum as a checksum of its parts' checksums; FULL_OBJECT (a checksum of the
+whole object, which the gateway does not compute over the parts) is NotImplemented."""
+NOT_IMPLEMENTED_HEADERS = {
+    "x-amz-website-redirect-location": "Website redirects",
+    "x-amz-mfa": "MFA delete",
+    "x-amz-bypass-governance-retention": "Object Lock",
+    "x-amz-write-offset-bytes": "Appends",
+    "x-amz-mp-object-size": "Object size checks of multipart uploads",
+}
+"""Headers naming a feature the gateway does not have: NotImplemented (docs/s3.md has the whole table)."""
+SIGV4_QUERY = frozenset(name.lower() for name in (*PRESIGN_PARAMS, "X-Amz-Security-Token"))
+"""The x-amz-* query parameters of a presigned URL's signature: every other one is a header moved into the
+query (Amazon reads them so), which the gateway does not read there."""
+MULTI_VALUED_PREFIX = USER_METADATA_PREFIX
+"""The one x-amz-* header that may repeat: Amazon joins repeated user metadata."""
+SINGLE_VALUED = frozenset(
+    {"content-md5", "content-disposition", "expires", "range", "if-modified-since", "if-unmodified-since"}
+)
+"""Standard headers that hold one value (RFC 9110: no list to join repeated lines into) and that aiohttp
+lets repeat (it refuses a repeated Content-Type, Content-Length, Authorization or Host itself)."""
+
+
+def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str]) -> None:
+    """Headers that ask for what the gateway does not do are refused, never accepted and ignored:
+    server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
+    ACL grants (pyozone has no S3 ACLs: everything is `private`), Object Lock (a backup tool would believe
+    it has WORM), website redirects, full-object checksums and the like (NOT_IMPLEMENTED_HEADERS). A
+    single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
+    would count?), and so is an x-amz-* header moved into the query string: only the headers are read."""
+    for name in query:
         lower = name.lower()
-        if lower.startswith(ENCRYPTION_HEADERS):
-            raise S3Error(S3ErrorCode.NotImplemented, f"Server-side encryption ({lower}) is not implemented.")
-        if lower.startswith(GRANT_HEADERS):
-            raise S3Error(S3ErrorCode.NotImplemented, f"ACL grants ({lower}) are not implemented.")
+        if lower.startswith("x-amz-") and lower not in SIGV4_QUERY:
+            raise S3Error(
+                S3ErrorCode.NotImplemented,
+                f"{name} in the query string is not implemented; send it as a header.",
+            )
+    for name in {name.lower() for name in headers}:
+        single = name in SINGLE_VALUED or (
+            name.startswith("x-amz-") and not name.startswith(MULTI_VALUED_PREFIX)
+        )
+        if single and len(headers.getall(name)) > 1:
+            raise S3Error(
+                S3ErrorCode.InvalidArgument, f"The {name} header is given more than once.", ArgumentName=name
+            )
+        if name.startswith(ENCRYPTION_HEADERS):
+            raise S3Error(S3ErrorCode.NotImplemented, f"Server-side encryption ({name}) is not implemented.")
+        if name.startswith(GRANT_HEADERS):
+            raise S3Error(S3ErrorCode.NotImplemented, f"ACL grants ({name}) are not implemented.")
+        if name in OBJECT_LOCK_HEADERS:
+            raise S3Error(S3ErrorCode.InvalidRequest, "Bucket is missing Object Lock Configuration")
+        if name in NOT_IMPLEMENTED_HEADERS:
+            raise S3Error(
+                S3ErrorCode.NotImplemented, f"{NOT_IMPLEMENTED_HEADERS[name]} ({name}): not implemented."
+            )
     acl = headers.get(CANNED_ACL)
     if acl is not None and acl != PRIVATE:
         raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
+    if headers.get(BUCKET_OBJECT_LOCK, "false").lower() != "false":
+        raise S3Error(S3ErrorCode.NotImplemented, "Object Lock is not implemented.")
+    checksum_type = headers.get(CHECKSUM_TYPE, COMPOSITE)
+    if checksum_type.upper() != COMPOSITE:
+        raise S3Error(S3ErrorCode.NotImplemented, f"The checksum type {checksum_type!r} is not implemented.")
+    ownership = headers.get(OBJECT_OWNERSHIP, BUCKET_OWNER_ENFORCED)
+    if ownership != BUCKET_OWNER_ENFORCED:
+        raise S3Error(
+            S3ErrorCode.NotImplemented,
+            f"Object ownership {ownership!r} is not implemented; only {BUCKET_OWNER_ENFORCED}.",
+        )
 
 
 def storage_class(headers: Mapping[str, str]) -> str | None:

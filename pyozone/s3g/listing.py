@@ -18,6 +18,7 @@ from aiohttp import web
 from pyozone.client.errors import OzoneClientError
 from pyozone.client.models import KeyInfo
 from pyozone.s3g import xml
+from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import ETAG, NULL_VERSION
@@ -120,6 +121,7 @@ async def list_objects(s3: S3Request) -> web.Response:
     marker = s3.query.get("marker", "")
     max_keys = s3.page_size("max-keys")
     listing = await list_keys(s3, prefix, delimiter, marker, max_keys)
+    shown = await bucket_owner(s3) if listing.contents else ""
     body = xml.document(
         "ListBucketResult",
         xml.el("Name", s3.bucket),
@@ -130,7 +132,7 @@ async def list_objects(s3: S3Request) -> web.Response:
         xml.el("Delimiter", encode(delimiter)) if delimiter else None,
         xml.el("EncodingType", "url") if "encoding-type" in s3.query else None,
         xml.el("IsTruncated", listing.truncated),
-        *(_entry(info, encode, True, s3.access_key) for info in listing.contents),
+        *(_entry(info, encode, True, shown) for info in listing.contents),
         *(xml.el("CommonPrefixes", None, xml.el("Prefix", encode(p))) for p in listing.prefixes),
     )
     return xml_response(body)
@@ -145,6 +147,7 @@ async def list_objects_v2(s3: S3Request) -> web.Response:
     max_keys = s3.page_size("max-keys")
     fetch_owner = s3.query.get("fetch-owner", "false").lower() == "true"
     listing = await list_keys(s3, prefix, delimiter, marker, max_keys)
+    shown = await bucket_owner(s3) if fetch_owner and listing.contents else ""
     body = xml.document(
         "ListBucketResult",
         xml.el("Name", s3.bucket),
@@ -157,7 +160,7 @@ async def list_objects_v2(s3: S3Request) -> web.Response:
         xml.el("Delimiter", encode(delimiter)) if delimiter else None,
         xml.el("EncodingType", "url") if "encoding-type" in s3.query else None,
         xml.el("IsTruncated", listing.truncated),
-        *(_entry(info, encode, fetch_owner, s3.access_key) for info in listing.contents),
+        *(_entry(info, encode, fetch_owner, shown) for info in listing.contents),
         *(xml.el("CommonPrefixes", None, xml.el("Prefix", encode(p))) for p in listing.prefixes),
     )
     return xml_response(body)
@@ -182,6 +185,7 @@ async def list_object_versions(s3: S3Request) -> web.Response:
     # the null version of key_marker is the only one it has: the listing resumes after the key
     listing = await list_keys(s3, prefix, delimiter, key_marker, max_keys)
     last_is_key = bool(listing.contents) and listing.last == listing.contents[-1].name
+    shown = await bucket_owner(s3) if listing.contents else ""
     versions = (
         xml.el(
             "Version",
@@ -192,7 +196,7 @@ async def list_object_versions(s3: S3Request) -> web.Response:
             xml.el("LastModified", xml.iso_time(info.modification_time)),
             xml.el("ETag", f'"{info.metadata[ETAG]}"') if ETAG in info.metadata else None,
             xml.el("Size", info.data_size),
-            owner(s3.access_key),
+            owner(shown),
             xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),
         )
         for info in listing.contents

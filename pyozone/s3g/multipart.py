@@ -1,18 +1,27 @@
 """Multipart uploads: each part is a key write of its own that OM records under the upload, and the
 completion commits the object atomically in OM (parts are never copied). The object's ETag is S3's
-`md5-of-md5s-N`: the MD5 of the parts' binary MD5s, then the number of parts."""
+`md5-of-md5s-N`: the MD5 of the parts' binary MD5s, then the number of parts.
+
+Checksums are S3's COMPOSITE ones: each part's is verified when it is uploaded and kept with the part; the
+completion compares the part checksums its XML names with the kept ones, and the object's checksum is the
+algorithm over the parts' raw checksums, then `-N` (a checksum of the completion's x-amz-checksum-* header
+is compared with it). FULL_OBJECT checksums are NotImplemented (headers.py): the gateway does not compute
+a checksum of the whole object over its parts."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import xml
+from pyozone.s3g.acls import bucket_owner
+from pyozone.s3g.auth.checksums import BY_HEADER, ChecksumAlgorithm, decode_checksum, mismatch
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
@@ -25,8 +34,14 @@ from pyozone.s3g.headers import (
 )
 from pyozone.s3g.objects import checksum_headers, conditional_error, open_copy_source, read_range, write_body
 from pyozone.s3g.om_errors import s3_error
-from pyozone.s3g.request import S3Request
+from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
+CHECKSUM_ALGORITHM = "x-amz-checksum-algorithm"
+UPLOAD_ALGORITHM = "s3.multipart.checksumAlgorithm"
+"""Kept in the upload's metadata (never returned as a header): the algorithm it was created with."""
+COMPOSITE_ALGORITHMS = (ChecksumAlgorithm.CRC32, ChecksumAlgorithm.CRC32C, ChecksumAlgorithm.SHA1,
+                        ChecksumAlgorithm.SHA256)  # fmt: skip
+"""Amazon's COMPOSITE algorithms (CRC64NVME is FULL_OBJECT only)."""
 UPLOAD_ID = "s3.multipart.uploadId"
 """Kept in a completed key's metadata (never returned as a header): a repeated completion is recognised."""
 MAX_PART_NUMBER = 10_000
@@ -63,11 +78,30 @@ def _part_number(s3: S3Request) -> int:
     return int(raw)
 
 
+def _composite_algorithm(name: str) -> ChecksumAlgorithm:
+    try:
+        algorithm = ChecksumAlgorithm(name.upper())
+    except ValueError:
+        raise S3Error(S3ErrorCode.InvalidRequest, f"Checksum algorithm {name!r} is invalid.") from None
+    if algorithm not in COMPOSITE_ALGORITHMS:
+        raise S3Error(
+            S3ErrorCode.NotImplemented,
+            f"A {algorithm.value} multipart upload (FULL_OBJECT) is not implemented.",
+        )
+    return algorithm
+
+
 async def create_multipart_upload(s3: S3Request) -> web.Response:
+    metadata = object_metadata(s3.headers)
+    headers = {}
+    if (name := s3.headers.get(CHECKSUM_ALGORITHM)) is not None:
+        algorithm = _composite_algorithm(name)
+        metadata[UPLOAD_ALGORITHM] = algorithm.value
+        headers = {CHECKSUM_ALGORITHM: algorithm.value, "x-amz-checksum-type": "COMPOSITE"}
     try:
         upload_id = await s3.gateway.client.initiate_multipart_upload(
             s3.gateway.volume, s3.bucket, s3.key, replication=storage_class(s3.headers),
-            metadata=object_metadata(s3.headers), tags=tagging_header(s3.headers.get("x-amz-tagging")),
+            metadata=metadata, tags=tagging_header(s3.headers.get("x-amz-tagging")),
         )  # fmt: skip
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
@@ -77,7 +111,7 @@ async def create_multipart_upload(s3: S3Request) -> web.Response:
         xml.el("Key", s3.key),
         xml.el("UploadId", upload_id),
     )
-    return xml_response(body)
+    return xml_response(body, **headers)
 
 
 async def upload_part(s3: S3Request) -> web.Response:
@@ -153,11 +187,15 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     upload_id = _upload_id(s3)
     request = xml.parse(await s3.body.read_all(), "CompleteMultipartUpload")
     parts: list[tuple[int, str]] = []
+    claimed: dict[int, tuple[ChecksumAlgorithm, str]] = {}
     for node in request.findall("Part"):
         number = (xml.text(node, "PartNumber") or "").strip()
         if not number.isdigit():
             raise S3Error(S3ErrorCode.MalformedXML)
         parts.append((int(number), (xml.text(node, "ETag") or "").strip().strip('"')))
+        for algorithm in ChecksumAlgorithm:
+            if (value := xml.text(node, f"Checksum{algorithm.value}", required=False)) is not None:
+                claimed[int(number)] = (algorithm, value.strip())
     if not parts:
         raise S3Error(S3ErrorCode.MalformedXML, "You must specify at least one part")
     if any(b[0] <= a[0] for a, b in itertools.pairwise(parts)):
@@ -168,6 +206,9 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         await _check_upload(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
         raise
     metadata = {ETAG: etag, UPLOAD_ID: upload_id}
+    checksum = await _composite_checksum(s3, upload_id, [p[0] for p in parts], claimed)
+    if checksum is not None:
+        metadata[checksum[0].header] = checksum[1]
     condition = write_condition(s3.headers)
     try:
         await s3.gateway.client.complete_multipart_upload(
@@ -186,8 +227,62 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         xml.el("Bucket", s3.bucket),
         xml.el("Key", s3.key),
         xml.el("ETag", f'"{etag}"'),
+        xml.el(f"Checksum{checksum[0].value}", checksum[1]) if checksum is not None else None,
+        xml.el("ChecksumType", "COMPOSITE") if checksum is not None else None,
     )
     return xml_response(body)
+
+
+async def _composite_checksum(
+    s3: S3Request, upload_id: str, numbers: list[int], claimed: dict[int, tuple[ChecksumAlgorithm, str]]
+) -> tuple[ChecksumAlgorithm, str] | None:
+    """The object's COMPOSITE checksum, when the completion names one (in its XML's parts or its
+    x-amz-checksum-* header): every part's claimed checksum must be the one verified at its upload, and the
+    header's value (with or without its `-N`) the checksum of those."""
+    named = [(BY_HEADER[name], value) for name in BY_HEADER if (value := s3.headers.get(name)) is not None]
+    algorithms = {a for a, _ in claimed.values()} | {a for a, _ in named}
+    if not algorithms:
+        return None
+    if len(algorithms) > 1 or len(named) > 1:
+        raise S3Error(S3ErrorCode.InvalidRequest, "A multipart upload's parts have one checksum algorithm.")
+    [algorithm] = algorithms
+    _composite_algorithm(algorithm.value)
+    kept = await _part_metadata(s3, upload_id)
+    digest = algorithm.hasher()
+    for number in numbers:
+        stored = kept.get(number, {}).get(algorithm.header)
+        if stored is None or (number in claimed and claimed[number][1] != stored):
+            raise S3Error(
+                S3ErrorCode.InvalidPart,
+                f"Part {number} was not uploaded with the {algorithm.value} checksum the request names.",
+                UploadId=upload_id,
+            )
+        digest.update(memoryview(decode_checksum(algorithm, stored, trailing=False)))
+    raw = digest.digest()
+    if named and decode_checksum(algorithm, named[0][1].rsplit("-", 1)[0], trailing=False) != raw:
+        raise mismatch(algorithm)
+    return algorithm, f"{base64.b64encode(raw).decode()}-{len(numbers)}"
+
+
+async def _part_metadata(s3: S3Request, upload_id: str) -> dict[int, Mapping[str, str]]:
+    """Every part's metadata as committed, page by page (OM lists at most MAX_LIST_ENTRIES at a time)."""
+    kept: dict[int, Mapping[str, str]] = {}
+    marker, truncated = 0, True
+    while truncated:
+        try:
+            page = await s3.gateway.client.list_parts(
+                s3.gateway.volume,
+                s3.bucket,
+                s3.key,
+                upload_id,
+                part_number_marker=marker,
+                max_parts=MAX_LIST_ENTRIES,
+            )
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+        kept.update({p.part_number: p.metadata for p in page.parts})
+        marker, truncated = page.next_part_number_marker, page.truncated and bool(page.parts)
+    return kept
 
 
 async def _completed(s3: S3Request, upload_id: str, etag: str) -> bool:
@@ -241,16 +336,22 @@ async def list_parts(s3: S3Request) -> web.Response:
             xml.el("LastModified", xml.iso_time(p.modification_ms)),
             xml.el("ETag", f'"{p.etag}"'),
             xml.el("Size", p.size),
+            *(
+                xml.el(f"Checksum{a.value}", p.metadata[a.header])
+                for a in ChecksumAlgorithm
+                if a.header in p.metadata
+            ),
         )
         for p in listing.parts
     )
+    shown = await bucket_owner(s3)
     body = xml.document(
         "ListPartsResult",
         xml.el("Bucket", s3.bucket),
         xml.el("Key", s3.key),
         xml.el("UploadId", upload_id),
-        xml.el("Initiator", None, xml.el("ID", s3.access_key), xml.el("DisplayName", s3.access_key)),
-        owner(s3.access_key),
+        _initiator(shown),
+        owner(shown),
         xml.el("StorageClass", "REDUCED_REDUNDANCY" if listing.replication == "RATIS/ONE" else "STANDARD"),
         xml.el("PartNumberMarker", marker),
         xml.el("NextPartNumberMarker", listing.next_part_number_marker),
@@ -259,6 +360,11 @@ async def list_parts(s3: S3Request) -> web.Response:
         *parts,
     )
     return xml_response(body)
+
+
+def _initiator(name: str) -> xml.ET.Element:
+    """An upload's initiator and owner, shown as its bucket's owner (acls.py: OM records no uploader)."""
+    return xml.el("Initiator", None, xml.el("ID", name), xml.el("DisplayName", name))
 
 
 async def list_multipart_uploads(s3: S3Request) -> web.Response:
@@ -281,14 +387,15 @@ async def list_multipart_uploads(s3: S3Request) -> web.Response:
         )  # fmt: skip
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
+    shown = await bucket_owner(s3) if uploads else ""
     entries = (
         xml.el(
             "Upload",
             None,
             xml.el("Key", u.key),
             xml.el("UploadId", u.upload_id),
-            xml.el("Initiator", None, xml.el("ID", s3.access_key), xml.el("DisplayName", s3.access_key)),
-            owner(s3.access_key),
+            _initiator(shown),
+            owner(shown),
             xml.el("StorageClass", "REDUCED_REDUNDANCY" if u.replication == "RATIS/ONE" else "STANDARD"),
             xml.el("Initiated", xml.iso_time(u.creation_ms)),
         )

@@ -140,7 +140,14 @@ class NotModified(Exception):
             self.headers["ETag"] = f'"{info.metadata[ETAG]}"'
 
 
+def _refuse_part_number(s3: S3Request) -> None:
+    """GET or HEAD of one part of a multipart object: OM keeps no part boundaries of a completed key."""
+    if "partNumber" in s3.query:
+        raise S3Error(S3ErrorCode.NotImplemented, f"{s3.http.method} by partNumber is not implemented.")
+
+
 async def head_object(s3: S3Request) -> web.Response:
+    _refuse_part_number(s3)
     try:
         info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
     except OzoneClientError as e:
@@ -157,8 +164,7 @@ async def head_object(s3: S3Request) -> web.Response:
 
 
 async def get_object(s3: S3Request) -> web.StreamResponse:
-    if "partNumber" in s3.query:
-        raise S3Error(S3ErrorCode.NotImplemented, "GET by partNumber is not implemented.")
+    _refuse_part_number(s3)
     try:
         stream = await s3.gateway.client.read_key(s3.gateway.volume, s3.bucket, s3.key)
     except OzoneClientError as e:
@@ -176,20 +182,42 @@ async def get_object(s3: S3Request) -> web.StreamResponse:
             span = ByteRange(0, info.data_size - 1)
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = span.length
-        await response.prepare(s3.http)
-        sent = 0
+        sent, idle_s = 0, s3.gateway.body_idle_timeout_s
         try:
+            await response.prepare(s3.http)
             async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
-                async with asyncio.timeout(s3.gateway.body_idle_timeout_s):  # a reader that stopped reading
-                    await response.write(piece)
+                if not await _write(response, piece, idle_s):
+                    log.info("GET %s: the client read nothing for %g s after %d of %d bytes; closed",
+                             s3.http.path, idle_s, sent, span.length)  # fmt: skip
+                    _abort(s3)
+                    break
                 sent += len(piece)
-            await response.write_eof()
-        except ConnectionError as e:  # the client went away: its business, worth one line
+            else:
+                await response.write_eof()
+        except ConnectionError as e:  # the client went away, before or after the head: its business, one line
             log.info("GET %s: the client disconnected after %d of %d bytes (%s)",
                      s3.http.path, sent, span.length, e)  # fmt: skip
         except (S3Error, OzoneClientError, TimeoutError) as e:
             raise ResponseBroken(f"{s3.key}: the read failed after the response began") from e
         return response
+
+
+async def _write(response: web.StreamResponse, piece: bytes, idle_s: float) -> bool:
+    """Writes one piece; False when the client took none of it for `idle_s` (a reader that stopped)."""
+    try:
+        async with asyncio.timeout(idle_s):
+            await response.write(piece)
+    except TimeoutError:
+        return False
+    return True
+
+
+def _abort(s3: S3Request) -> None:
+    """Ends the connection at once: the client sees its body cut short, and aiohttp writes nothing more
+    (its last writes meet a closed transport, which it takes quietly)."""
+    transport = s3.http.transport
+    if transport is not None:
+        transport.abort()
 
 
 class ResponseBroken(Exception):
@@ -224,9 +252,14 @@ async def delete_object(s3: S3Request) -> web.Response:
     return web.Response(status=204)
 
 
+COPY_SOURCE = "x-amz-copy-source"
+COPY_CHECKSUM = "x-amz-checksum-algorithm"
+"""The checksum a CopyObject asks to be computed for the copy (as CreateMultipartUpload's, multipart.py)."""
+
+
 def copy_source(s3: S3Request) -> tuple[str, str]:
     """x-amz-copy-source: `bucket/key` or `/bucket/key`, URL-encoded, perhaps with ?versionId=."""
-    raw = s3.headers["x-amz-copy-source"]
+    raw = s3.headers[COPY_SOURCE]
     path, _, version = raw.partition("?")
     if version and version not in ("versionId=null", "versionId="):
         raise S3Error(S3ErrorCode.NotImplemented, "Object versions are not implemented.")
@@ -260,6 +293,8 @@ async def copy_object(s3: S3Request) -> web.Response:
     tagging = s3.headers.get("x-amz-tagging-directive", "COPY").upper()
     if directive not in ("COPY", "REPLACE") or tagging not in TAGGING_DIRECTIVES:
         raise S3Error(S3ErrorCode.InvalidArgument, "Unknown metadata or tagging directive")
+    if COPY_CHECKSUM in s3.headers:  # the copy would need a checksum computed over the data copied
+        raise S3Error(S3ErrorCode.NotImplemented, f"{COPY_CHECKSUM} on a copy is not implemented.")
     source_bucket, source_key = copy_source(s3)
     if (source_bucket, source_key) == (s3.bucket, s3.key) and directive == "COPY":
         raise S3Error(

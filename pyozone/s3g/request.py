@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from pyozone.hdds.security.users import short_user_name
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.routing import Operation, Target
 from pyozone.s3g.settings import S3GatewaySettings
@@ -46,6 +47,12 @@ class S3Request:
     access_key: str
     body: RequestBody
     gateway: Gateway
+
+    @property
+    def user(self) -> str:
+        """The user OM knows the access id as (Ozone: the short name of its principal): the owner of what
+        the request creates, the user OM's ACLs check."""
+        return short_user_name(self.access_key)
 
     @property
     def headers(self) -> Mapping[str, str]:

@@ -138,8 +138,6 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
-    if q.get("versionId", NULL_VERSION) not in (NULL_VERSION, ""):  # every object is only its null version
-        raise S3Error(S3ErrorCode.NoSuchVersion, VersionId=q["versionId"])
     if "acl" in q:
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL
@@ -171,6 +169,14 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
         if "uploadId" in q:
             return Operation.COMPLETE_MULTIPART_UPLOAD
     raise S3Error(S3ErrorCode.MethodNotAllowed)
+
+
+def check_version(where: Target) -> None:
+    """Every object is only its null version: another versionId is NoSuchVersion. Asked after the request
+    is authenticated, so an anonymous caller learns nothing before its AccessDenied."""
+    version = where.query.get("versionId", NULL_VERSION)
+    if where.key is not None and version not in (NULL_VERSION, ""):
+        raise S3Error(S3ErrorCode.NoSuchVersion, VersionId=version)
 
 
 _QUERY_PARAMETERS = frozenset(

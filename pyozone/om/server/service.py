@@ -20,8 +20,9 @@ import grpc
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
-from pyozone.hdds.security.acl import ACLType, ResourceType, add_acl, remove_acl
+from pyozone.hdds.security.acl import ACLType, Caller, Ownership, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
+from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om import codec
 from pyozone.om.access import Access
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
@@ -188,11 +189,29 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             default = self.core.settings.default_replication
             config = parse(codec.requested_replication, request, default)
         caller = self.access.caller(context)
+        creator = self._bucket_owner(caller, request.owner) if request.owner else self.access.creator(caller)
         record = await self._run(
-            self.core.create_bucket, request.volume, request.bucket, config, self.access.creator(caller),
+            self.core.create_bucket, request.volume, request.bucket, config, creator,
             check=partial(self.access.bucket, caller, ACLType.CREATE, request.volume, request.bucket),
         )  # fmt: skip
         return pb.CreateBucketResponse(bucket=codec.bucket_to_proto(record))
+
+    def _bucket_owner(self, caller: Caller | None, owner: str) -> Ownership:
+        """The owner a createBucket names (Ozone's client sends BucketInfo.owner; the S3 gateway names the
+        request's user, so the bucket never exists without its owner). With ACLs on, only an administrator
+        may name another user than the caller."""
+        try:
+            check_user_name(owner)
+        except ValueError as e:
+            raise OMException(OMResultCode.INVALID_REQUEST, f"owner: {e}") from None
+        if caller is None:
+            return Ownership(owner)
+        if owner != caller.user and not caller.admin:
+            raise OMException(
+                OMResultCode.PERMISSION_DENIED,
+                f"Only admin users may create a bucket owned by another user. User: {caller.user}",
+            )
+        return Ownership(owner, self.access.defaults(owner))
 
     @rpc
     async def infoBucket(self, request: pb.InfoBucketRequest, context: Context) -> pb.InfoBucketResponse:
@@ -450,6 +469,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
                     partName=p.part_name,
                     size=p.key.data_size,
                     modificationTime=p.key.modification_ms,
+                    metadata=dict(p.key.metadata),
                 )
                 for p in page.parts
             ],

@@ -46,7 +46,7 @@ PAYLOAD_KEYWORDS = frozenset(
 _AMZ_DATE = re.compile(r"\d{8}T\d{6}Z")
 _SCOPE_DATE = re.compile(r"\d{8}")
 _SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")
-_PRESIGN_PARAMS = (
+PRESIGN_PARAMS = (
     "X-Amz-Algorithm",
     "X-Amz-Credential",
     "X-Amz-Signature",
@@ -104,7 +104,7 @@ def parse(raw_query: str, headers: Headers, now: datetime, *, region: str | None
     authorization = header_value(headers, "authorization")
     if "Signature" in params and "AWSAccessKeyId" in params:
         raise S3Error(S3ErrorCode.InvalidRequest, _NOT_SUPPORTED)
-    if any(name in params for name in _PRESIGN_PARAMS):
+    if any(name in params for name in PRESIGN_PARAMS):
         if authorization is not None:
             raise S3Error(
                 S3ErrorCode.InvalidArgument,
@@ -218,7 +218,7 @@ def _parse_header_auth(authorization: str, headers: Headers) -> SignedRequest:
 
 
 def _parse_presigned(params: dict[str, str]) -> SignedRequest:
-    if any(name not in params for name in _PRESIGN_PARAMS):
+    if any(name not in params for name in PRESIGN_PARAMS):
         raise _query_error(
             "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, "
             "X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters."

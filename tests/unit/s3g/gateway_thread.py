@@ -81,13 +81,17 @@ class GatewayOnThread:
 
 
 @contextmanager
-def gateway_on_thread(tmp_path: Path) -> Iterator[GatewayOnThread]:
+def gateway_on_thread(tmp_path: Path, **gateway_keys: str) -> Iterator[GatewayOnThread]:
+    """`gateway_keys`: configuration the gateway reads besides the test defaults."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     om = OmDaemon(conf(tmp_path), FakeScm())
     asyncio.run_coroutine_threadsafe(om.start(), loop).result(20)
-    running = GatewayOnThread(loop, om, S3GatewayDaemon(gateway_conf(tmp_path, om.rpc_port)))
+    configuration = gateway_conf(tmp_path, om.rpc_port)
+    for key, value in gateway_keys.items():
+        configuration.set(key, value)
+    running = GatewayOnThread(loop, om, S3GatewayDaemon(configuration))
     try:
         running.call(running.gateway.start())
         yield running

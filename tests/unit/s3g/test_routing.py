@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.routing import Operation, operation, target
+from pyozone.s3g.routing import Operation, check_version, operation, target
 
 DOMAINS = ("s3g.internal",)
 
@@ -86,8 +86,6 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("PUT", "/b?versioning", S3ErrorCode.NotImplemented),
         ("GET", "/b?policy", S3ErrorCode.NotImplemented),
         ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
-        ("DELETE", "/b/k?versionId=3HL4kqtJlcpX", S3ErrorCode.NoSuchVersion),
-        ("GET", "/b/k?versionId=3HL4kqtJlcpX", S3ErrorCode.NoSuchVersion),
         ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
     ],
@@ -96,3 +94,12 @@ def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3Error
     with pytest.raises(S3Error) as e:
         operation(method, target(path, "h", ()), {})
     assert e.value.code is code
+
+
+@pytest.mark.parametrize("path", ["/b/k?versionId=3HL4kqtJlcpX", "/b/k?versionId=abc&acl"])
+def test_a_version_other_than_null_is_no_such_version(path: str) -> None:
+    with pytest.raises(S3Error) as e:
+        check_version(target(path, "h", ()))
+    assert e.value.code is S3ErrorCode.NoSuchVersion
+    check_version(target("/b/k?versionId=null", "h", ()))
+    check_version(target("/b?versionId=abc", "h", ()))  # a bucket has no versions to name

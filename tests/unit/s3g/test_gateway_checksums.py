@@ -1,0 +1,101 @@
+"""A multipart upload's checksums, through boto3 (issue 28, the review of defects 10-14): S3's COMPOSITE
+checksum is built from the part checksums verified at each part's upload, the parts' checksums a
+completion names are compared with those, and a checksum of the completion's x-amz-checksum-* header with
+the composite one, never with the completion's XML body. (boto3's upload_file creates every multipart
+upload with ChecksumAlgorithm=CRC32, so refusing COMPOSITE would refuse every large upload.)"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.unit.s3g.gateway_thread import GatewayOnThread
+
+BUCKET = "checksummed"
+EMPTY_CRC32 = base64.b64encode(zlib.crc32(b"").to_bytes(4, "big")).decode()
+
+
+@pytest.fixture(scope="module")
+def s3(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
+    client = gateway.boto3()
+    client.create_bucket(Bucket=BUCKET)
+    return client
+
+
+def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
+
+
+def composite(part_checksums: list[str]) -> str:
+    raw = b"".join(base64.b64decode(c) for c in part_checksums)
+    return f"{base64.b64encode(zlib.crc32(raw).to_bytes(4, 'big')).decode()}-{len(part_checksums)}"
+
+
+def keys(s3: Any) -> list[str]:
+    return [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
+
+
+def upload_one_part(s3: Any, key: str) -> tuple[str, dict[str, Any]]:
+    created = s3.create_multipart_upload(Bucket=BUCKET, Key=key, ChecksumAlgorithm="CRC32")
+    assert (created["ChecksumAlgorithm"], created["ChecksumType"]) == ("CRC32", "COMPOSITE")
+    upload_id = created["UploadId"]
+    part = s3.upload_part(
+        Bucket=BUCKET, Key=key, UploadId=upload_id, PartNumber=1, Body=b"", ChecksumAlgorithm="CRC32"
+    )
+    assert part["ChecksumCRC32"] == EMPTY_CRC32
+    return upload_id, {"PartNumber": 1, "ETag": part["ETag"], "ChecksumCRC32": part["ChecksumCRC32"]}
+
+
+def test_a_composite_checksum_is_the_checksum_of_the_verified_part_checksums(s3) -> None:  # type: ignore[no-untyped-def]
+    upload_id, part = upload_one_part(s3, "composite")
+    listed = s3.list_parts(Bucket=BUCKET, Key="composite", UploadId=upload_id)["Parts"]
+    assert [p["ChecksumCRC32"] for p in listed] == [EMPTY_CRC32]
+    done = s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="composite", UploadId=upload_id, MultipartUpload={"Parts": [part]}
+    )
+    assert done["ChecksumCRC32"] == composite([EMPTY_CRC32])
+    head = s3.head_object(Bucket=BUCKET, Key="composite", ChecksumMode="ENABLED")
+    assert head["ChecksumCRC32"] == composite([EMPTY_CRC32])
+
+
+def test_a_part_checksum_other_than_the_uploaded_one_is_an_invalid_part(s3) -> None:  # type: ignore[no-untyped-def]
+    upload_id, part = upload_one_part(s3, "lying")
+    wrong = {**part, "ChecksumCRC32": base64.b64encode(b"\x01\x02\x03\x04").decode()}
+    assert refused(
+        s3.complete_multipart_upload, Bucket=BUCKET, Key="lying", UploadId=upload_id,
+        MultipartUpload={"Parts": [wrong]},
+    ) == (400, "InvalidPart")  # fmt: skip
+    other = {k: v for k, v in part.items() if k != "ChecksumCRC32"} | {"ChecksumSHA256": "A" * 43 + "="}
+    assert refused(
+        s3.complete_multipart_upload, Bucket=BUCKET, Key="lying", UploadId=upload_id,
+        MultipartUpload={"Parts": [other]},
+    ) == (400, "InvalidPart")  # fmt: skip
+    assert "lying" not in keys(s3)
+
+
+def test_the_completions_checksum_header_is_compared_with_the_composite_checksum(s3) -> None:  # type: ignore[no-untyped-def]
+    upload_id, part = upload_one_part(s3, "headed")
+    assert refused(
+        s3.complete_multipart_upload, Bucket=BUCKET, Key="headed", UploadId=upload_id,
+        ChecksumCRC32=base64.b64encode(b"\x01\x02\x03\x04").decode(), MultipartUpload={"Parts": [part]},
+    ) == (400, "BadDigest")  # fmt: skip
+    assert "headed" not in keys(s3)
+    done = s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="headed", UploadId=upload_id, ChecksumCRC32=composite([EMPTY_CRC32]),
+        MultipartUpload={"Parts": [part]},
+    )  # fmt: skip
+    assert done["ChecksumCRC32"] == composite([EMPTY_CRC32])
+
+
+def test_a_full_object_only_algorithm_is_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
+    assert refused(s3.create_multipart_upload, Bucket=BUCKET, Key="nvme", ChecksumAlgorithm="CRC64NVME") == (
+        501,
+        "NotImplemented",
+    )

@@ -1,0 +1,126 @@
+"""Whose a bucket is, through boto3 (issue 28, the review of defect 14): a bucket is made with its owner in
+one OM call (never an orphan owned by root, never a race to own it), Kerberos-style access ids own theirs by
+their short name as Ozone names them, x-amz-expected-bucket-owner is checked, the owner shown is the
+bucket's everywhere, only the owner writes an ACL, and an anonymous request learns nothing before its
+AccessDenied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.unit.s3g.gateway_thread import GatewayOnThread
+
+BUCKET = "owned"
+
+
+@pytest.fixture(scope="module")
+def alice(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
+    client = gateway.boto3("alice")
+    client.create_bucket(Bucket=BUCKET)
+    client.put_object(Bucket=BUCKET, Key="k", Body=b"")
+    return client
+
+
+@pytest.fixture(scope="module")
+def bob(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
+    return gateway.boto3("bob")
+
+
+def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
+
+
+@pytest.mark.parametrize(("access_id", "user"), [("carol@EXAMPLE.COM", "carol"), ("svc/host@REALM", "svc")])
+def test_a_kerberos_principal_owns_its_bucket_by_its_short_name(
+    gateway: GatewayOnThread, access_id: str, user: str
+) -> None:
+    s3 = gateway.boto3(access_id)
+    s3.create_bucket(Bucket=f"of-{user}")
+    assert s3.get_bucket_acl(Bucket=f"of-{user}")["Owner"]["ID"] == user
+    s3.create_bucket(Bucket=f"of-{user}")  # your own again: 200 in us-east-1
+    listed = s3.list_buckets()
+    assert ([b["Name"] for b in listed["Buckets"]], listed["Owner"]["ID"]) == ([f"of-{user}"], user)
+
+
+def test_an_owner_om_refuses_leaves_no_bucket(gateway: GatewayOnThread, alice) -> None:  # type: ignore[no-untyped-def]
+    s3 = gateway.boto3("dave smith")
+    assert refused(s3.create_bucket, Bucket="of-dave")[0] == 400
+    assert refused(alice.head_bucket, Bucket="of-dave") == (404, "404")
+
+
+def test_concurrent_creates_by_the_owner_all_succeed(gateway: GatewayOnThread) -> None:
+    clients = [gateway.boto3("alice") for _ in range(4)]
+    for trial in range(5):
+        name = f"race-{trial}"
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda c, name=name: c.create_bucket(Bucket=name), clients))
+        assert [a["ResponseMetadata"]["HTTPStatusCode"] for a in answers] == [200] * 4
+        assert clients[0].get_bucket_acl(Bucket=name)["Owner"]["ID"] == "alice"
+
+
+def test_expected_bucket_owner_is_checked(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    wrong = {"ExpectedBucketOwner": "bob"}
+    assert refused(alice.head_object, Bucket=BUCKET, Key="k", **wrong) == (403, "403")
+    assert refused(alice.list_objects_v2, Bucket=BUCKET, **wrong) == (403, "AccessDenied")
+    assert refused(alice.put_object, Bucket=BUCKET, Key="new", Body=b"", **wrong) == (403, "AccessDenied")
+    assert refused(alice.delete_object, Bucket=BUCKET, Key="k", **wrong) == (403, "AccessDenied")
+    assert refused(alice.get_bucket_acl, Bucket=BUCKET, **wrong) == (403, "AccessDenied")
+    assert refused(
+        alice.copy_object,
+        Bucket=BUCKET,
+        Key="copy",
+        CopySource=f"{BUCKET}/k",
+        ExpectedSourceBucketOwner="bob",
+    ) == (403, "AccessDenied")
+    assert [o["Key"] for o in alice.list_objects_v2(Bucket=BUCKET)["Contents"]] == ["k"]
+    alice.head_object(Bucket=BUCKET, Key="k", ExpectedBucketOwner="alice")
+    alice.copy_object(Bucket=BUCKET, Key="copy", CopySource=f"{BUCKET}/k", ExpectedSourceBucketOwner="alice",
+                      ExpectedBucketOwner="alice")  # fmt: skip
+    alice.delete_object(Bucket=BUCKET, Key="copy", ExpectedBucketOwner="alice")
+
+
+def test_the_owner_shown_is_the_buckets_whoever_lists(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    assert {v["Owner"]["ID"] for v in bob.list_object_versions(Bucket=BUCKET)["Versions"]} == {"alice"}
+    assert {o["Owner"]["ID"] for o in bob.list_objects_v2(Bucket=BUCKET, FetchOwner=True)["Contents"]} == {
+        "alice"
+    }
+    assert {o["Owner"]["ID"] for o in bob.list_objects(Bucket=BUCKET)["Contents"]} == {"alice"}
+    assert bob.get_bucket_acl(Bucket=BUCKET)["Owner"]["ID"] == "alice"
+    assert bob.get_object_acl(Bucket=BUCKET, Key="k")["Owner"]["ID"] == "alice"
+    upload_id = alice.create_multipart_upload(Bucket=BUCKET, Key="up")["UploadId"]
+    [upload] = bob.list_multipart_uploads(Bucket=BUCKET)["Uploads"]
+    parts = bob.list_parts(Bucket=BUCKET, Key="up", UploadId=upload_id)
+    assert {
+        upload["Owner"]["ID"],
+        upload["Initiator"]["ID"],
+        parts["Owner"]["ID"],
+        parts["Initiator"]["ID"],
+    } == {"alice"}
+    alice.abort_multipart_upload(Bucket=BUCKET, Key="up", UploadId=upload_id)
+
+
+def test_only_the_owner_writes_an_acl(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    assert refused(bob.put_bucket_acl, Bucket=BUCKET, ACL="private") == (403, "AccessDenied")
+    assert refused(bob.put_object_acl, Bucket=BUCKET, Key="k", ACL="private") == (403, "AccessDenied")
+    alice.put_bucket_acl(Bucket=BUCKET, ACL="private")
+    alice.put_object_acl(Bucket=BUCKET, Key="k", ACL="private")
+
+
+def test_an_anonymous_request_is_refused_before_anything_else(gateway: GatewayOnThread, alice) -> None:  # type: ignore[no-untyped-def]
+    status, text = gateway.signed_request("PUT", "/no-such-bucket", user=None)
+    assert status == 403 and "<Code>AccessDenied</Code>" in text
+    status, text = gateway.signed_request("GET", f"/{BUCKET}/k?versionId=abc", user=None)
+    assert status == 403 and "<Code>AccessDenied</Code>" in text
+    status, text = gateway.signed_request("GET", f"/{BUCKET}/k?versionId=abc", user="alice")
+    assert status == 404 and "<Code>NoSuchVersion</Code>" in text
+    for method, target in (("PUT", f"/{BUCKET}?policy"), ("DELETE", f"/{BUCKET}/k?acl")):
+        status, text = gateway.signed_request(method, target, user=None)
+        assert status == 403 and "<Code>AccessDenied</Code>" in text
+    assert gateway.signed_request("PUT", f"/{BUCKET}?policy", user="alice")[0] == 501
