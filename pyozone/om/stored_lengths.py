@@ -29,6 +29,7 @@ refuse writes to a block OM finalized).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -51,6 +52,8 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as data_grpc
 from pyozone.protocol.data import committed_length_from_proto, committed_length_request
 
+log = logging.getLogger(__name__)
+
 DATA_PORT = "STANDALONE"
 """The port of a datanode's xceiver service, as the datanode registers it."""
 
@@ -61,15 +64,14 @@ class NoAnswer(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """A block of a commit to be charged: what it declares and was allocated, and whom to ask."""
+    """A block of a commit to be charged: what it declares and was allocated, and whether to ask for it."""
 
     index: int  # in the commit's locations
     block: KeyBlock
-    allocated: (
-        int  # key bytes OM allocated it (its token's maxLength); 0: an open key recorded before OM kept it
-    )
-    requests: tuple[tuple[DatanodeDetails, data_pb2.ContainerCommandRequestProto], ...]
-    """GetCommittedBlockLength for each replica; none: the length is not asked (EC, or not located)."""
+    allocated: int
+    """Key bytes OM allocated it (its token's maxLength); 0: an open key recorded before OM kept it."""
+    asked: bool  # False: an EC block group, charged its allocation
+    token: str = ""  # the READ token for its GetCommittedBlockLength, where datanodes require one
 
     @property
     def bound(self) -> int:
@@ -130,50 +132,77 @@ class StoredLengths:
             return ()
         opened = self.om.open_key_record(volume, bucket, key, client_id)
         allocated = {b.block_id: b.length for b in opened.blocks}
-        ec = opened.replication.type is ReplicationType.EC
+        replicated = opened.replication.type is not ReplicationType.EC
         return tuple(
-            Pending(i, block, allocated[block.block_id], () if ec else self._requests(block.block_id))
+            Pending(
+                i,
+                block,
+                allocated[block.block_id],
+                replicated,
+                self._token(block.block_id) if replicated else "",
+            )
             for i, block in enumerate(blocks)
             if block.length > 0 and block.block_id in allocated
         )
 
-    def _requests(
-        self, block: BlockID
-    ) -> tuple[tuple[DatanodeDetails, data_pb2.ContainerCommandRequestProto], ...]:
-        try:
-            location = self.om.locations.get(block.container_id)
-        except OMException:
-            return ()  # SCM unreachable: the block is charged its allocation
-        datanodes = [r.datanode for r in location.replicas] or list(location.members.values())
-        token = self.tokens.block_token(block, self.owner, READ) if self.tokens is not None else ""
-        return tuple(
-            (datanode, committed_length_request(block, str(datanode.uuid), token)) for datanode in datanodes
-        )
+    def _token(self, block: BlockID) -> str:
+        return self.tokens.block_token(block, self.owner, READ) if self.tokens is not None else ""
 
     async def charges(self, plan: Sequence[Pending]) -> dict[BlockID, int]:
-        """Each planned block's charge (`charge`), its replicas asked all at once on the event loop; what
-        has not answered within the deadline is given up."""
+        """Each planned block's charge (`charge`): its container located, then its replicas asked, all at
+        once on the event loop; what has not answered by the deadline is given up."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        located = await self._locate({p.block.block_id.container_id for p in plan if p.asked}, deadline)
         asks = {
-            asyncio.ensure_future(self._ask(datanode, request)): pending
-            for pending in plan
-            for datanode, request in pending.requests
+            asyncio.ensure_future(
+                self._ask(datanode, committed_length_request(p.block.block_id, str(datanode.uuid), p.token))
+            ): p
+            for p in plan
+            for datanode in located.get(p.block.block_id.container_id, ())
         }
         if asks:
-            _, late = await asyncio.wait(asks, timeout=self.timeout_s)
+            _, late = await asyncio.wait(asks, timeout=max(0.0, deadline - loop.time()))
             for task in late:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
         answered: dict[int, list[int]] = {p.index: [] for p in plan}
-        silent: set[int] = set()
+        silent: dict[int, list[str]] = {}
         for task, pending in asks.items():
-            if task.cancelled() or task.exception() is not None:
-                silent.add(pending.index)
+            if task.cancelled():
+                silent.setdefault(pending.index, []).append("no answer in time")
+            elif task.exception() is not None:
+                silent.setdefault(pending.index, []).append(str(task.exception()))
             else:
                 answered[pending.index].append(task.result())
-        return {
-            p.block.block_id: charge(p, answered[p.index], bool(p.requests) and p.index not in silent)
-            for p in plan
-        }
+        charged = {}
+        for p in plan:
+            everyone = p.block.block_id.container_id in located and p.index not in silent
+            charged[p.block.block_id] = charge(p, answered[p.index], everyone)
+            if p.asked and not answered[p.index]:
+                log.info(
+                    "block %s charged its allocation, %d bytes: no replica's length (%s)", p.block.block_id,
+                    p.bound, "; ".join(silent.get(p.index, ["its container not located in time"])),
+                )  # fmt: skip
+        return charged
+
+    async def _locate(self, containers: set[int], deadline: float) -> dict[int, tuple[DatanodeDetails, ...]]:
+        """The replicas of each container (OM's location cache, else SCM: blocking, so in a thread) that are
+        known by the deadline."""
+        loop = asyncio.get_running_loop()
+        jobs = {c: loop.run_in_executor(None, self.om.locations.get, c) for c in containers}
+        if jobs:
+            await asyncio.wait(jobs.values(), timeout=max(0.0, deadline - loop.time()))
+        located: dict[int, tuple[DatanodeDetails, ...]] = {}
+        for container, job in jobs.items():
+            if not job.done():
+                job.cancel()  # SCM still answering: the thread ends on its own
+            elif job.exception() is None:
+                location = job.result()
+                located[container] = tuple(r.datanode for r in location.replicas) or tuple(
+                    location.members.values()
+                )
+        return located
 
     async def _ask(self, datanode: DatanodeDetails, request: data_pb2.ContainerCommandRequestProto) -> int:
         port = datanode.port(DATA_PORT)

@@ -9,6 +9,7 @@ the block here (a hung one stands for a stopped datanode); OM's SCM is faked."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -79,6 +80,15 @@ class OneDatanodeScm(FakeScm):
         self.locations[CID] = ContainerLocation(
             CID, LifeCycleState.OPEN, RATIS_ONE, self.pipeline, self.members, ()
         )
+
+    scm_hangs = threading.Event()
+    """Set: container_location waits until `scm_answers` is set (a hung SCM)."""
+    scm_answers = threading.Event()
+
+    def container_location(self, container_id: int) -> ContainerLocation:
+        if self.scm_hangs.is_set():
+            self.scm_answers.wait()
+        return super().container_location(container_id)
 
     def allocate_blocks(
         self, size: int, config: ReplicationConfig, num_blocks: int, excluded: ExcludeList, owner: str
@@ -322,6 +332,27 @@ def test_when_no_replica_answers_in_time_the_allocation_is_charged(tmp_path: Pat
     run(body())
 
 
+def test_when_scm_does_not_say_where_the_block_is_the_allocation_is_charged(tmp_path: Path) -> None:
+    """Locating the replicas counts against the same deadline: a hung SCM does not hold the commit."""
+
+    async def body() -> None:
+        async with cluster(tmp_path, 100 * MiB) as c:
+            request = await c.write("k", 0, 1000, committed=1000)
+            scm = c.om.scm
+            assert isinstance(scm, OneDatanodeScm)
+            scm.scm_hangs.set()
+            try:
+                started = time.monotonic()
+                committed = await c.stub.commitKey(request, timeout=30)
+                assert time.monotonic() - started < 2 * TIMEOUT_S
+            finally:
+                scm.scm_answers.set()
+            assert committed.keyInfo.chargedBytes == 8 * MiB
+            assert c.used() == (8 * MiB, 8 * MiB)
+
+    run(body())
+
+
 async def four_blocks(c: Cluster) -> pb.CommitKeyRequest:
     """A key of four blocks of 1 MiB each, written to the served datanode; its commitKey."""
     opened = await c.stub.openKey(
@@ -364,5 +395,56 @@ def test_an_ec_key_under_a_quota_is_charged_its_allocation(tmp_path: Path) -> No
                 )  # fmt: skip
             group = 3 * 8 * MiB  # three data indexes of an 8 MiB block each, and two parity ones
             assert c.used()[0] == group + 2 * 8 * MiB + (1000 + 2 * 1000)
+
+    run(body())
+
+
+def test_a_parts_stored_bytes_stay_charged_through_completion_and_abort(tmp_path: Path) -> None:
+    """A multipart part is charged as a key is (what its replica stores), and its upload's completion keeps
+    that charge in the key (KeyInfo.chargedBytes) until the key goes; an abort releases it."""
+
+    async def body() -> None:
+        async with cluster(tmp_path, quota=100 * MiB) as c:
+            for key, before in (("completed", 0), ("aborted", 3000)):
+                upload = await c.stub.initiateMultipartUpload(
+                    pb.InitiateMultipartUploadRequest(
+                        volume="vol1", bucket="bkt1", key=key, type=hdds_pb2.RATIS, factor=hdds_pb2.ONE
+                    )
+                )
+                opened = await c.stub.openKey(
+                    pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key=key, type=hdds_pb2.RATIS,
+                                      factor=hdds_pb2.ONE, multipartUploadID=upload.uploadID,
+                                      multipartNumber=1)
+                )  # fmt: skip
+                location = opened.keyInfo.locations[0]
+                local = location.blockID.containerBlockID.localID
+                requests, _ = block_writes(CID, local, b"x" * 3000, 3000)
+                assert set(results(await exchange(c.datanode, requests))) == {"SUCCESS"}  # type: ignore[arg-type]
+                part = await c.stub.commitMultipartUploadPart(
+                    pb.CommitMultipartUploadPartRequest(
+                        volume="vol1", bucket="bkt1", key=key, clientID=opened.clientID,
+                        multipartUploadID=upload.uploadID, multipartNumber=1, dataSize=1000,
+                        locations=[pb.KeyLocation(blockID=location.blockID, offset=0, length=1000)],
+                    )
+                )  # fmt: skip
+                assert c.used() == (before + 3000, before + 3000)  # what the part's replica stores
+                if key == "aborted":
+                    await c.stub.abortMultipartUpload(
+                        pb.AbortMultipartUploadRequest(
+                            volume="vol1", bucket="bkt1", key=key, uploadID=upload.uploadID
+                        )
+                    )
+                    assert c.used() == (before, before)  # the completed key's alone
+                    continue
+                done = await c.stub.completeMultipartUpload(
+                    pb.CompleteMultipartUploadRequest(
+                        volume="vol1", bucket="bkt1", key=key, uploadID=upload.uploadID,
+                        parts=[pb.Part(partNumber=1, partName=part.partName)],
+                    )
+                )  # fmt: skip
+                assert (done.keyInfo.dataSize, done.keyInfo.chargedBytes) == (1000, 3000)
+                assert c.used() == (3000, 3000)
+            await c.stub.deleteKey(pb.DeleteKeyRequest(volume="vol1", bucket="bkt1", key="completed"))
+            assert c.used() == (0, 0)
 
     run(body())
