@@ -13,8 +13,8 @@ itself): all blocks and replicas at once, on the event loop, within one deadline
   hold more than the client commits (a putBlock applied but not acknowledged by every replica: the client
   commits the acknowledged length and rewrites the rest to a new block), and those bytes are stored;
 - its allocation (the most its token lets any replica store: a safe upper bound) when that cannot be
-  learned in time (a datanode hung or unreachable, the container not located): the commit never waits on,
-  or fails for, a datanode;
+  learned in time (a datanode hung or unreachable, SCM not saying in time where the container is): the
+  commit never waits on, or fails for, a datanode;
 - a commit is refused (INVALID_BLOCK_LIST) only when every replica answered and each holds less than
   declared: the client claims bytes no datanode has. The open key is kept (the client may retry).
 
