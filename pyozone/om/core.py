@@ -410,9 +410,9 @@ class OzoneManager:
         stored: Mapping[BlockID, int] | None = None,
     ) -> KeyRecord:  # fmt: skip
         """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest);
-        `metadata` is merged into what openKey recorded; `stored`: the key bytes to charge blocks for
-        (stored_lengths.py, under a space quota), when more than they declare. A key the quotas have no
-        room for is refused (QUOTA_EXCEEDED), as is one whose `condition` the committed key fails
+        `metadata` is merged into what openKey recorded; `stored`: the replicated bytes to charge
+        blocks for (stored_lengths.py, under a space quota), when more than they declare. A key the quotas
+        have no room for is refused (QUOTA_EXCEEDED), as is one whose `condition` the committed key fails
         (conditions.py); either way its open key is abandoned: its blocks go to deletedTable. A repeated
         commit of a session that committed is answered as the first was (committed_session), its condition
         not checked again."""

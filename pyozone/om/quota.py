@@ -31,12 +31,12 @@ def charged_bytes(
     blocks: Sequence[KeyBlock],
     stored: Mapping[BlockID, int] | None,
 ) -> int:
-    """A commit's KeyRecord.charged_bytes: its blocks' replicated bytes at the key bytes `stored` charges each
-    (stored_lengths.py, under a space quota; a block it does not name at its committed length) when that is
+    """A commit's KeyRecord.charged_bytes: the replicated bytes `stored` charges each block
+    (stored_lengths.py, under a space quota; a block it does not name: its committed length's) when that is
     more than `data_size` makes, else 0."""
     if not stored:
         return 0
-    charged = sum(replicated_size(config, stored.get(b.block_id, b.length)) for b in blocks)
+    charged = sum(stored.get(b.block_id, replicated_size(config, b.length)) for b in blocks)
     return charged if charged > replicated_size(config, data_size) else 0
 
 

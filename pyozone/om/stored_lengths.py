@@ -18,9 +18,9 @@ itself): all blocks and replicas at once, on the event loop, within one deadline
 - a commit is refused (INVALID_BLOCK_LIST) only when every replica answered and each holds less than
   declared: the client claims bytes no datanode has. The open key is kept (the client may retry).
 
-EC block groups are charged their allocation (docs/differences.md): after a failure an index may rightly
-hold stripes past the group's committed length (client/ec_output.py), so no replica's length says what the
-group holds, and the allocation bounds what its tokens let each index store.
+EC block groups are charged their allocation on every index (docs/differences.md): after a failure an index
+may rightly hold stripes past the group's committed length (client/ec_output.py), so no replica's length
+says what the group holds, and each index may store what the group's token allows (its maxLength).
 
 What is written into a block after its commit is not seen (docs/differences.md: the datanode would have to
 refuse writes to a block OM finalized).
@@ -40,14 +40,15 @@ from pyozone.common.net import HostPort
 from pyozone.common.tls import AioRenewing, TlsStore, renewing_aio_channel
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.errors import ProtocolError
-from pyozone.hdds.ids import BlockID
+from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.states import ReplicationType
 from pyozone.om.block_tokens import READ, BlockTokenIssuer
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import KeyBlock
+from pyozone.om.records import KeyBlock, replicated_size
+from pyozone.om.replication import replica_bytes
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as data_grpc
 from pyozone.protocol.data import committed_length_from_proto, committed_length_request
@@ -64,14 +65,19 @@ class NoAnswer(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """A block of a commit to be charged: what it declares and was allocated, and whether to ask for it."""
+    """A block of a commit to be charged: what it declares and was allocated."""
 
     index: int  # in the commit's locations
     block: KeyBlock
     allocated: int
     """Key bytes OM allocated it (its token's maxLength); 0: an open key recorded before OM kept it."""
-    asked: bool  # False: an EC block group, charged its allocation
+    replication: ReplicationConfig
     token: str = ""  # the READ token for its GetCommittedBlockLength, where datanodes require one
+
+    @property
+    def asked(self) -> bool:
+        """Whether its replicas are asked for its length (an EC block group's are not)."""
+        return self.replication.type is not ReplicationType.EC
 
     @property
     def bound(self) -> int:
@@ -80,18 +86,22 @@ class Pending:
 
 
 def charge(pending: Pending, stored: Sequence[int], everyone_answered: bool) -> int:
-    """The key bytes a block is charged, from the lengths its replicas answered (module docstring)."""
+    """The replicated bytes a block is charged, from the lengths its replicas answered (module docstring);
+    an EC block group: each index what its token allows it."""
+    config = pending.replication
+    if not pending.asked:
+        return config.required_nodes * replica_bytes(config, pending.bound)
     declared = pending.block.length
     fullest = max(stored, default=-1)
     if fullest >= declared:
-        return max(declared, min(fullest, pending.bound))
+        return replicated_size(config, max(declared, min(fullest, pending.bound)))
     if stored and everyone_answered:
         raise OMException(
             OMResultCode.INVALID_BLOCK_LIST,
             f"locations[{pending.index}]: no datanode holds the {declared} bytes the commit declares of "
             f"block {pending.block.block_id} (the fullest of {len(stored)} holds {fullest})",
         )
-    return pending.bound
+    return replicated_size(config, pending.bound)
 
 
 class StoredLengths:
@@ -132,15 +142,10 @@ class StoredLengths:
             return ()
         opened = self.om.open_key_record(volume, bucket, key, client_id)
         allocated = {b.block_id: b.length for b in opened.blocks}
-        replicated = opened.replication.type is not ReplicationType.EC
+        config = opened.replication
+        asked = config.type is not ReplicationType.EC
         return tuple(
-            Pending(
-                i,
-                block,
-                allocated[block.block_id],
-                replicated,
-                self._token(block.block_id) if replicated else "",
-            )
+            Pending(i, block, allocated[block.block_id], config, self._token(block.block_id) if asked else "")
             for i, block in enumerate(blocks)
             if block.length > 0 and block.block_id in allocated
         )
@@ -149,8 +154,8 @@ class StoredLengths:
         return self.tokens.block_token(block, self.owner, READ) if self.tokens is not None else ""
 
     async def charges(self, plan: Sequence[Pending]) -> dict[BlockID, int]:
-        """Each planned block's charge (`charge`): its container located, then its replicas asked, all at
-        once on the event loop; what has not answered by the deadline is given up."""
+        """Each planned block's charge in replicated bytes (`charge`): its container located, then its
+        replicas asked, all at once on the event loop; what has not answered by the deadline is given up."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         located = await self._locate({p.block.block_id.container_id for p in plan if p.asked}, deadline)

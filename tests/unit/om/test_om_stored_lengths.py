@@ -377,8 +377,8 @@ async def four_blocks(c: Cluster) -> pb.CommitKeyRequest:
 
 def test_an_ec_key_under_a_quota_is_charged_its_allocation(tmp_path: Path) -> None:
     """Review of defect 2 (EC): no replica's length says what an EC block group holds, so under a quota a
-    group is charged what OM allocated it (the most its tokens let each index store), not what the writer
-    declares; a key announced at its size is allocated, and charged, just that."""
+    group is charged what its token lets each index store (the allocation's first index length, on every
+    index), not what the writer declares; a key announced at its size is allocated about that."""
 
     async def body() -> None:
         async with cluster(tmp_path, quota=100 * MiB) as c:
@@ -393,8 +393,8 @@ def test_an_ec_key_under_a_quota_is_charged_its_allocation(tmp_path: Path) -> No
                     pb.CommitKeyRequest(volume="vol1", bucket="bkt1", key=key, clientID=opened.clientID,
                                         dataSize=1000, locations=[location])
                 )  # fmt: skip
-            group = 3 * 8 * MiB  # three data indexes of an 8 MiB block each, and two parity ones
-            assert c.used()[0] == group + 2 * 8 * MiB + (1000 + 2 * 1000)
+            # five indexes, each allowed an 8 MiB block; then each allowed 1000 bytes (not 1000 + 2 x 1000)
+            assert c.used()[0] == 5 * 8 * MiB + 5 * 1000
 
     run(body())
 
