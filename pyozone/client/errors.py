@@ -4,6 +4,7 @@
   ("KEY_NOT_FOUND"), parsed from the gRPC status details "CODE: message" (OmClientProtocol's header).
   SafeModeException is the SCM_IN_SAFE_MODE code, kept as a subclass because callers wait it out.
 - OMUnavailableError: OM could not be reached, or answered UNAVAILABLE for longer than the client retries.
+  CommitOutcomeUnknown, one of them: a commit retried after a lost answer no longer finds its session.
 - BlockWriteError / BlockReadError: the data path gave up after its retries; the message names the block
   and every datanode and failure that was tried, because "write failed" alone is not actionable.
 """
@@ -40,6 +41,13 @@ class SafeModeException(OMException):
 
 class OMUnavailableError(OzoneClientError):
     """OM did not answer (or kept answering UNAVAILABLE) within the client's retry budget."""
+
+
+class CommitOutcomeUnknown(OMUnavailableError):
+    """A commit attempt whose answer was lost (OM unreachable, or no answer in time) was followed by one OM
+    answered KEY_NOT_FOUND: the lost attempt may have committed the key, since replaced or deleted by another
+    writer, or the session may have expired uncommitted. Neither "written" nor "no such key" would be true;
+    an S3 client is told to retry (503)."""
 
 
 class BlockWriteError(OzoneClientError):

@@ -28,7 +28,13 @@ import grpc
 
 from pyozone.client import steps
 from pyozone.client.config import ClientConfig
-from pyozone.client.errors import OMUnavailableError, SafeModeException, om_exception
+from pyozone.client.errors import (
+    CommitOutcomeUnknown,
+    OMException,
+    OMUnavailableError,
+    SafeModeException,
+    om_exception,
+)
 from pyozone.client.models import (
     BucketInfo,
     KeyCondition,
@@ -120,7 +126,9 @@ class OmClient:
 
     async def _call_reaching(self, name: str, what: str, request: Any, convert: Callable[[Any], T]) -> T:
         """`_call`, attempted again while OM is unreachable, as the client's OmRetryPolicy allows (a call
-        OM answers alike when repeated, whose loss would lose written data: commitKey)."""
+        OM answers alike when repeated, whose loss would lose written data: commitKey). KEY_NOT_FOUND after a
+        lost answer is CommitOutcomeUnknown: OM answers a repeated commit as the first only while the key is
+        the one that session committed (om/core.py committed_session)."""
         policy = self._config.om_retry
         started = time.monotonic()
         attempt = 0
@@ -128,6 +136,14 @@ class OmClient:
             attempt += 1
             try:
                 return await self._call(name, request, convert)
+            except OMException as e:
+                if attempt > 1 and e.result == "KEY_NOT_FOUND":
+                    raise CommitOutcomeUnknown(
+                        f"{name} of {what}: outcome unknown: an earlier attempt's answer was lost, and OM "
+                        f"no longer knows the session (it may have committed the key, since replaced or "
+                        f"deleted): {e}"
+                    ) from None
+                raise
             except OMUnavailableError as e:
                 delay = policy.delay(attempt)
                 if delay is None:

@@ -205,6 +205,13 @@ KEYS: tuple[ConfigKey, ...] = (
     ),
     _k("ozone.om.container.location.cache.ttl", D, "360m", "How long a cached container location lives"),
     _k(
+        "ozone.om.commit.block.length.check.timeout",
+        D,
+        "3s",
+        "pyozone: how long a commit under a space quota waits for its blocks' stored lengths (then charges"
+        " their allocation)",
+    ),
+    _k(
         "ozone.om.unflushed.transaction.max.count",
         N,
         "10000",

@@ -193,6 +193,7 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         tags=dict(k.tags),
         owner=k.owner,
         acls=acls_to_proto(k.acls),
+        chargedBytes=k.charged_bytes,
         **replication_fields(k.replication),
     )
 
@@ -221,6 +222,7 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         pairs(p.tags),
         p.owner,
         acls_from_proto(p.acls, "acls"),
+        p.chargedBytes,
     )
 
 

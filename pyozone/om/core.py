@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import Clock, SystemClock
-from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
 from pyozone.om import codec, conditions, quota
 from pyozone.om.block_batcher import BlockBatcher
@@ -407,12 +407,15 @@ class OzoneManager:
     def commit_key(
         self, volume: str, bucket: str, key: str, client_id: int, data_size: int, blocks: Sequence[KeyBlock],
         metadata: Mapping[str, str] | None = None, condition: KeyCondition | None = None,
+        stored: Mapping[BlockID, int] | None = None,
     ) -> KeyRecord:  # fmt: skip
         """Makes the open key visible with exactly `blocks` (OmClientProtocol.proto: CommitKeyRequest);
-        `metadata` is merged into what openKey recorded. A key the quotas have no room for is refused
-        (QUOTA_EXCEEDED), as is one whose `condition` the committed key fails (conditions.py); either way
-        its open key is abandoned: its blocks go to deletedTable. A repeated commit of a session that
-        committed is answered as the first was (committed_session), its condition not checked again."""
+        `metadata` is merged into what openKey recorded; `stored`: the replicated bytes to charge
+        blocks for (stored_lengths.py, under a space quota), when more than they declare. A key the quotas
+        have no room for is refused (QUOTA_EXCEEDED), as is one whose `condition` the committed key fails
+        (conditions.py); either way its open key is abandoned: its blocks go to deletedTable. A repeated
+        commit of a session that committed is answered as the first was (committed_session), its condition
+        not checked again."""
         name = key_key(volume, bucket, key)
         with self.locks.key(name):
             repeated = self.committed_session(volume, bucket, key, client_id)
@@ -428,8 +431,9 @@ class OzoneManager:
             check_metadata(merged)
             kept = self.written_blocks(opened, blocks, data_size)
             record = replace(
-                opened, data_size=data_size, modification_ms=self._now(), blocks=kept, metadata=pairs(merged)
-            )
+                opened, data_size=data_size, modification_ms=self._now(), blocks=kept, metadata=pairs(merged),
+                charged_bytes=quota.charged_bytes(opened.replication, data_size, kept, stored),
+            )  # fmt: skip
             ops: list[Op] = []
             with self.locks.usage:
                 try:

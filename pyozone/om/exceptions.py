@@ -36,9 +36,6 @@ class OMResultCode(Enum):
     PERMISSION_DENIED = "PERMISSION_DENIED"
     QUOTA_EXCEEDED = "FAILED_PRECONDITION"
     QUOTA_ERROR = "INVALID_ARGUMENT"
-    DATANODE_UNAVAILABLE = (
-        "UNAVAILABLE"  # pyozone: no datanode answered OM's length check; the client retries
-    )
     ETAG_MISMATCH = "FAILED_PRECONDITION"  # an S3 If-Match that the committed key does not meet
 
     def __new__(cls, status: str) -> OMResultCode:

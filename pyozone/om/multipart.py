@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from pyozone.hdds.block import ExcludeList
-from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
-from pyozone.om import codec, conditions
+from pyozone.om import codec, conditions, quota
 from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
@@ -32,7 +32,7 @@ from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op, bucket_key, key_key, open_key_key
 from pyozone.om.names import check_key_name
-from pyozone.om.records import KeyBlock, KeyRecord, MultipartUploadRecord, PartRecord, pairs
+from pyozone.om.records import KeyBlock, KeyRecord, MultipartUploadRecord, PartRecord, pairs, replicated_size
 from pyozone.om.settings import DEFAULT_LIST_LIMIT
 
 log = logging.getLogger(__name__)
@@ -145,10 +145,12 @@ class MultipartManager:
         data_size: int,
         blocks: Sequence[KeyBlock],
         metadata: Mapping[str, str] | None = None,
+        stored: Mapping[BlockID, int] | None = None,
     ) -> PartRecord:
         """The open key becomes the upload's part `part_number`, named by metadata's "ETag" (else, as Ozone
-        names it, by the key's path and client id). A part the quotas have no room for (less the part it
-        replaces) is refused (QUOTA_EXCEEDED) and its open key abandoned."""
+        names it, by the key's path and client id); `stored`: as OzoneManager.commit_key's. A part the
+        quotas have no room for (less the part it replaces) is refused (QUOTA_EXCEEDED) and its open key
+        abandoned."""
         check_part_number(part_number)
         check_metadata(metadata or {})
         om = self.om
@@ -169,6 +171,7 @@ class MultipartManager:
                 modification_ms=om.clock.wall_ms(),
                 blocks=kept,
                 metadata=pairs(metadata),
+                charged_bytes=quota.charged_bytes(opened.replication, data_size, kept, stored),
             )
             part_name = (metadata or {}).get("ETag") or f"{key_key(volume, bucket, key)}{client_id}"
             part = PartRecord(part_number, part_name, written)
@@ -221,6 +224,7 @@ class MultipartManager:
                     )
             blocks: list[KeyBlock] = []
             size = 0
+            extra = 0  # what the parts were charged beyond their sizes (stored_lengths.py), kept by the key
             for i, (number, name) in enumerate(parts):
                 part = upload.part(number)
                 if part is None or part.part_name != name:
@@ -234,12 +238,14 @@ class MultipartManager:
                     )
                 blocks.extend(replace(b, offset=size + b.offset) for b in part.key.blocks)
                 size += part.key.data_size
+                extra += part.key.replicated_bytes - replicated_size(part.key.replication, part.key.data_size)
             merged = dict(upload.metadata) | dict(metadata or {})
             check_metadata(merged)
             now = om.clock.wall_ms()
             record = KeyRecord(
                 volume, bucket, key, size, now, now, upload.replication, tuple(blocks), upload.object_id,
                 pairs(merged), upload.tags, upload.owner, upload.acls,
+                replicated_size(upload.replication, size) + extra if extra else 0,
             )  # fmt: skip
             ops: list[Op] = []
             listed = {number for number, _ in parts}

@@ -15,11 +15,29 @@ usage at the same points too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import BucketRecord, VolumeRecord
+from pyozone.om.records import BucketRecord, KeyBlock, VolumeRecord, replicated_size
 
 QUOTA_RESET = -1
 """Ozone's OzoneConsts.QUOTA_RESET: clears a quota in setVolumeProperty / setBucketProperty."""
+
+
+def charged_bytes(
+    config: ReplicationConfig,
+    data_size: int,
+    blocks: Sequence[KeyBlock],
+    stored: Mapping[BlockID, int] | None,
+) -> int:
+    """A commit's KeyRecord.charged_bytes: the replicated bytes `stored` charges each block
+    (stored_lengths.py, under a space quota; a block it does not name: its committed length's) when that is
+    more than `data_size` makes, else 0."""
+    if not stored:
+        return 0
+    charged = sum(stored.get(b.block_id, replicated_size(config, b.length)) for b in blocks)
+    return charged if charged > replicated_size(config, data_size) else 0
 
 
 def check_space(volume: VolumeRecord, bucket: BucketRecord, requested: int) -> None:

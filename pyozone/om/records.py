@@ -97,10 +97,14 @@ class KeyRecord:
     tags: Pairs = ()
     owner: str = ""  # with ozone.acl.enabled: who wrote it
     acls: Acls = ()
+    charged_bytes: int = 0
+    """Replicated bytes the quotas hold for it beyond what `data_size` makes (stored_lengths.py); 0: none."""
 
     @property
     def replicated_bytes(self) -> int:
-        return replicated_size(self.replication, self.data_size)
+        """What the bucket's and volume's usage holds for the key: its replicated size, or what it was
+        charged at commit when that was more."""
+        return max(replicated_size(self.replication, self.data_size), self.charged_bytes)
 
     @property
     def ownership(self) -> Ownership:

@@ -65,6 +65,9 @@ class OMSettings:
     location_cache_size: int = 100_000
     location_cache_ttl_ms: int = 360 * 60_000
     max_unflushed_transactions: int = 10_000
+    length_check_timeout_ms: int = 3000
+    """ozone.om.commit.block.length.check.timeout: how long a commit under a space quota waits for the
+    stored lengths of its blocks (stored_lengths.py)."""
     list_max_size: int = DEFAULT_LIST_LIMIT
     """ozone.om.server.list.max.size: every list rpc (volumes, buckets, keys, parts, uploads) answers at
     most this many entries, however many it asks for (OzoneManagerService._limit)."""
@@ -93,6 +96,7 @@ class OMSettings:
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
             max_unflushed_transactions=_positive(conf, "ozone.om.unflushed.transaction.max.count"),
             list_max_size=_positive(conf, "ozone.om.server.list.max.size"),
+            length_check_timeout_ms=_positive(conf, "ozone.om.commit.block.length.check.timeout"),
             racks=_racks(conf),
             allowed_configs=allowed,
             access=AccessSettings.from_conf(conf),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyozone.client.errors import OMException, OMUnavailableError, OzoneClientError
+from pyozone.client.errors import CommitOutcomeUnknown, OMException, OMUnavailableError, OzoneClientError
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 
 _BY_RESULT = {
@@ -34,6 +34,8 @@ no more than S3's words."""
 
 def s3_error(e: OzoneClientError, **extra: str) -> S3Error:
     """The S3 error for a client failure; the OM message is kept where S3 has a place for it."""
+    if isinstance(e, CommitOutcomeUnknown):  # the PUT may have been written: neither 200 nor NoSuchKey
+        return S3Error(S3ErrorCode.ServiceUnavailable, str(e))
     if isinstance(e, OMUnavailableError):
         return S3Error(S3ErrorCode.ServiceUnavailable)
     if isinstance(e, OMException):

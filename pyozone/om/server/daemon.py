@@ -216,7 +216,9 @@ class OmDaemon:
             interceptors=[*server_interceptors(OMRequestLimits()), *revocation_interceptors(self.tls)],
         )
         self._tokens = BlockTokenIssuer.from_conf(self.conf, self.certificate)
-        self._stored = StoredLengths(self.core, self.tls, self._tokens)
+        self._stored = StoredLengths(
+            self.core, self.tls, self._tokens, self.core.settings.length_check_timeout_ms / 1000
+        )
         add_om_service(
             server,
             OzoneManagerService(
@@ -290,7 +292,7 @@ class OmDaemon:
         if self.store is not None:
             self.store.close()
         if self._stored is not None:
-            self._stored.close()
+            await self._stored.close()
         if self._tokens is not None:
             self._tokens.close()
         close = getattr(self.scm, "close", None)

@@ -19,6 +19,7 @@ from typing import TypeVar
 import grpc
 
 from pyozone.hdds.block import ExcludeList
+from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
 from pyozone.hdds.security.acl import ACLType, Caller, Ownership, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
@@ -289,28 +290,30 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
         ]
         size = parse(integer, request.dataSize, "dataSize")
-        await self._check_stored(context, request, blocks)
+        stored = await self._stored_lengths(context, request, blocks)
         record = await self._run(
             self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
-            dict(request.metadata), KeyCondition.from_proto(request.condition),
+            dict(request.metadata), KeyCondition.from_proto(request.condition), stored,
             check=self._open_key_check(context, request), inline=True,
         )  # fmt: skip
         return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
 
-    async def _check_stored(
+    async def _stored_lengths(
         self,
         context: Context,
         request: pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest,
         blocks: list[KeyBlock],
-    ) -> None:
-        """Under a space quota, the blocks' lengths as the datanodes hold them (om/stored_lengths.py), after
-        the caller's ACL check; a commit outside any quota pays nothing for it."""
+    ) -> dict[BlockID, int] | None:
+        """Under a space quota, what to charge each block for (om/stored_lengths.py: the datanodes asked on
+        the event loop, within its deadline), after the caller's ACL check; a commit outside any quota pays
+        nothing for it (None)."""
         if self.stored is None or not self.stored.needed(request.volume, request.bucket):
-            return
-        await self._run(
-            self.stored.verify, request.volume, request.bucket, request.key, request.clientID, blocks,
+            return None
+        plan = await self._run(
+            self.stored.plan, request.volume, request.bucket, request.key, request.clientID, blocks,
             check=self._open_key_check(context, request),
         )  # fmt: skip
+        return await self.stored.charges(plan)
 
     # ------------------------------------------------------------------ reading and changing keys
     @rpc
@@ -423,10 +426,10 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
             parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
         ]
         size = parse(integer, request.dataSize, "dataSize")
-        await self._check_stored(context, request, blocks)
+        stored = await self._stored_lengths(context, request, blocks)
         part = await self._run(
             self.multipart.commit_part, request.volume, request.bucket, request.key, request.clientID,
-            request.multipartUploadID, request.multipartNumber, size, blocks, dict(request.metadata),
+            request.multipartUploadID, request.multipartNumber, size, blocks, dict(request.metadata), stored,
             check=self._open_key_check(context, request),
         )  # fmt: skip
         return pb.CommitMultipartUploadPartResponse(

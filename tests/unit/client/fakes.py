@@ -302,6 +302,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         self.safe_mode_answers = 0  # answer this many block allocations SCM_IN_SAFE_MODE
         self.unavailable = 0  # answer this many block allocations UNAVAILABLE
         self.commit_unavailable = 0  # answer this many commitKeys UNAVAILABLE (OM restarting)
+        self.commit_answer_lost = 0  # commit this many commitKeys, then answer UNAVAILABLE (the answer lost)
         self.replace_excluded = True
         self._ids = itertools.count(1)
         self._local_ids = itertools.count(1001)
@@ -494,6 +495,9 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
                 objectID=next(self._ids),
             )  # fmt: skip
             self.keys[(request.volume, request.bucket, request.key)] = info
+            if self.commit_answer_lost:
+                self.commit_answer_lost -= 1
+                context.abort(grpc.StatusCode.UNAVAILABLE, "the answer was lost")
             return om.CommitKeyResponse(keyInfo=self._located(info))
 
     def _located(self, info: om.KeyInfo) -> om.KeyInfo:

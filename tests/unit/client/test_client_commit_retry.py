@@ -8,8 +8,9 @@ import os
 
 import pytest
 
-from pyozone.client import OMUnavailableError, OzoneClient
+from pyozone.client import OMException, OMUnavailableError, OzoneClient
 from pyozone.client.config import ClientConfig
+from pyozone.client.errors import CommitOutcomeUnknown
 from pyozone.client.retry import OmRetryPolicy
 from pyozone.config import OzoneConfiguration
 from tests.unit.client.fakes import BUFFER, FakeCluster, small_conf
@@ -51,3 +52,32 @@ def test_past_the_last_attempt_the_error_says_what_was_waited(cluster: FakeClust
         with pytest.raises(OMUnavailableError, match=gave_up), retrying.create_key("vol", "bucket", "k") as w:
             w.write(b"x")
     assert cluster.om.commit_unavailable == 0 and cluster.om.commits == []
+
+
+def test_a_retry_that_finds_no_session_says_the_outcome_is_unknown(cluster: FakeCluster) -> None:
+    """Review of defect 2 (C): the commit's first attempt committed but its answer was lost, and the key was
+    replaced (or deleted) before the retry, which OM answers KEY_NOT_FOUND. The write did happen: the client
+    says the outcome is unknown (an OMUnavailableError: the gateway's 503) rather than that the key is
+    missing (the gateway's 404 NoSuchKey on a PUT)."""
+    cluster.om.commit_answer_lost = 1
+    with OzoneClient(small_conf(cluster.om.address, FAST)) as retrying:
+        retrying.create_volume("vol")
+        retrying.create_bucket("vol", "bucket")
+        unknown = r"commitKey of /vol/bucket/k: outcome unknown: .*KEY_NOT_FOUND"
+        with (
+            pytest.raises(CommitOutcomeUnknown, match=unknown),
+            retrying.create_key("vol", "bucket", "k") as out,
+        ):
+            out.write(b"x")
+    assert len(cluster.om.commits) == 1  # it did commit
+
+
+def test_a_first_attempt_answered_key_not_found_is_not_retried_into_doubt(cluster: FakeCluster) -> None:
+    with OzoneClient(small_conf(cluster.om.address, FAST)) as client:
+        client.create_volume("vol")
+        client.create_bucket("vol", "bucket")
+        writer = client.create_key("vol", "bucket", "k")
+        cluster.om.open_keys.clear()  # the open key expired: no attempt of this commit reached OM before
+        with pytest.raises(OMException, match="KEY_NOT_FOUND") as refused:
+            writer.close()
+        assert not isinstance(refused.value, OMUnavailableError)
