@@ -103,8 +103,10 @@ class KeyOutputStream:
         await self._run(memoryview(data).cast("B"), final=False)
         return len(data)
 
-    async def close(self) -> KeyInfo:
-        """Writes what is buffered, waits until every replica has it and commits the key."""
+    async def close(self, within_s: float | None = None) -> KeyInfo:
+        """Writes what is buffered, waits until every replica has it and commits the key. `within_s`:
+        the commit's wait for an unreachable OM ends this many seconds from now at the latest."""
+        until = None if within_s is None else time.monotonic() + within_s
         if self._state == "committed" and self.key_info is not None:
             return self.key_info
         self._check_open()
@@ -113,8 +115,9 @@ class KeyOutputStream:
             raise BlockWriteError(f"{self._name()}: {self._offset} bytes in blocks, {self._written} written")
         if self.part is None:
             committed = await self._om.commit_key(
-                self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks, self.metadata
-            )
+                self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks, self.metadata,
+                None if until is None else until - time.monotonic(),
+            )  # fmt: skip
         else:
             committed = await self._om.commit_multipart_part(
                 self.volume, self.bucket, self.key, self.client_id, *self.part, self._offset, self._blocks,

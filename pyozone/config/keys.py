@@ -121,7 +121,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.client.retry.interval", D, "0", "Write retry interval"),
     _k("hdds.ratis.client.exponential.backoff.base.sleep", D, "4s", "Write retries from the 2nd back off"),
     _k("hdds.ratis.client.exponential.backoff.max.sleep", D, "40s", "Cap of the write retry backoff"),
-    _k("ozone.client.retry.deadline", D, None, "A write retries this long; unset: the dead node interval"),
+    _k(
+        "ozone.client.retry.deadline",
+        D,
+        None,
+        "pyozone: a write's failed blocks, and its commit, retry this long",
+    ),
     _k("ozone.client.failover.max.attempts", N, "500", "Attempts of a key's commit while OM is unreachable"),
     _k("ozone.client.wait.between.retries.millis", D, "2000", "Wait between attempts to reach OM"),
     _k("ozone.client.read.max.retries", N, "3", "Read retries"),
