@@ -143,22 +143,25 @@ class OmClient:
             except OMUnavailableError as e:
                 timed_out = timed_out or e.timed_out
                 delay = policy.delay(attempt, deadline - time.monotonic())
-                if delay is None:
+                if delay is not None:
+                    if time.monotonic() + delay < deadline:
+                        log.info("%s of %s: %s; attempt %d of %d in %gs", name, what, e, attempt + 1,
+                                 policy.max_attempts, delay)  # fmt: skip
+                    await asyncio.sleep(delay)
+                if delay is None or time.monotonic() >= deadline:
                     outcome = (
                         "outcome unknown: an attempt timed out, so OM may have applied it; look it up"
                         if timed_out else "OM unreachable"
                     )  # fmt: skip
                     took = time.monotonic() - started
                     raise OMUnavailableError(
-                        f"{name} of {what}: {outcome}: {attempt} attempts in {took:.1f}s "
-                        f"(ozone.client.retry.deadline {budget_s:g}s, ozone.client.failover.max.attempts "
-                        f"{policy.max_attempts}, ozone.client.wait.between.retries.millis "
+                        f"{name} of {what}: {outcome}: {attempt} attempts in {took:.1f}s of {budget_s:g}s "
+                        f"(ozone.client.retry.deadline {policy.deadline_s:g}s, "
+                        f"ozone.client.failover.max.attempts {policy.max_attempts}, "
+                        f"ozone.client.wait.between.retries.millis "
                         f"{policy.wait_s * 1000:g}): {e}",
                         timed_out=timed_out,
                     ) from None
-                log.info("%s of %s: %s; attempt %d of %d in %gs", name, what, e, attempt + 1,
-                         policy.max_attempts, delay)  # fmt: skip
-                await asyncio.sleep(delay)
 
     # ------------------------------------------------------------------ volumes
     async def create_volume(

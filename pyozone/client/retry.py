@@ -60,10 +60,11 @@ class OmRetryPolicy:
 
     def delay(self, attempt: int, remaining_s: float) -> float | None:
         """The wait after failed attempt `attempt` (1-based) with `remaining_s` of the deadline left, or
-        None when it was the last: the count is spent, or no time would be left to try again."""
-        if attempt >= self.max_attempts or remaining_s <= self.wait_s:
+        None when it was the last (the count is spent, or the deadline has passed). A wait the deadline
+        cuts short ends the retries at the deadline itself."""
+        if attempt >= self.max_attempts or remaining_s <= 0:
             return None
-        return self.wait_s
+        return min(self.wait_s, remaining_s)
 
 
 class RetryRun:

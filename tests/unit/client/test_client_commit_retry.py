@@ -23,7 +23,8 @@ FAST = {"ozone.client.wait.between.retries.millis": "10", "ozone.client.failover
 def test_attempts_are_spaced_by_the_wait_and_end_at_the_last_or_the_deadline() -> None:
     policy = OmRetryPolicy(max_attempts=3, wait_s=2.0, deadline_s=60.0)
     assert [policy.delay(n, 50.0) for n in (1, 2, 3)] == [2.0, 2.0, None]
-    assert policy.delay(1, 2.0) is None  # no time left to try again after the wait
+    assert policy.delay(1, 0.5) == 0.5  # the deadline ends the last wait
+    assert policy.delay(1, 0.0) is None
 
 
 def test_ozone_keys_and_defaults() -> None:
