@@ -81,5 +81,5 @@ def test_a_hung_om_holds_the_commit_no_longer_than_the_deadline(cluster: FakeClu
         with pytest.raises(OMUnavailableError, match=r"outcome unknown: .*OM may have applied it") as e:
             out.close()
         took = time.monotonic() - started
-    assert 1.4 < took < 2.2, took  # 4 attempts x (1 s + 10 ms) without the deadline
+    assert 1.4 < took < 3.0, took  # 4 attempts x (1 s + 10 ms) without the deadline
     assert e.value.timed_out and "ozone.client.retry.deadline 1.5s" in str(e.value)

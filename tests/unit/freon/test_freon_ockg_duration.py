@@ -68,4 +68,4 @@ def test_the_duration_ends_a_commit_waiting_for_om(cli: Callable[..., Result], c
     assert result.code == 0, result.err
     rows = dict(line.rsplit(None, 1) for line in result.out.splitlines())
     assert (rows["keys"], rows["failed"], rows["interrupted"]) == ("0", "0", "1")
-    assert took < 3, f"{took:.1f}s for --duration 500ms (the policy alone: 10 s)"
+    assert took < 5, f"{took:.1f}s for --duration 500ms (the policy alone: 10 s)"
