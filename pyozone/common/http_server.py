@@ -64,17 +64,27 @@ class HttpServer:
     """Serves one aiohttp application on one address, with the guards of `limits`."""
 
     def __init__(
-        self, app: web.Application, limits: HttpLimits = HttpLimits(), refusal: Refusal = json_refusal
-    ) -> None:
+        self, app: web.Application, limits: HttpLimits = HttpLimits(), refusal: Refusal = json_refusal,
+        cancel_on_disconnect: bool = False,
+    ) -> None:  # fmt: skip
+        """`cancel_on_disconnect`: a request whose client closes or drops the connection before its answer
+        is cancelled (aiohttp's handler_cancellation), its close taken as the client's departure rather
+        than a half-close awaiting the answer (as nginx takes it: 499): a request must not go on to change
+        state after its client gave up and moved on (the S3 gateway's writes)."""
         self.limits = limits
         self._app = app
         self._refusal = refusal
+        self._cancel_on_disconnect = cancel_on_disconnect
         self._runner: web.AppRunner | None = None
 
     async def start(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> int:
         """Binds host:port (0: any free port) and returns the port it listens on; https with
         `ssl_context`."""
-        runner = web.AppRunner(self._app, shutdown_timeout=self.limits.shutdown_timeout_s)
+        runner = web.AppRunner(
+            self._app,
+            shutdown_timeout=self.limits.shutdown_timeout_s,
+            handler_cancellation=self._cancel_on_disconnect,
+        )
         await runner.setup()
         server, loop = runner.server, asyncio.get_running_loop()
         assert server is not None  # set by setup()
@@ -82,7 +92,7 @@ class HttpServer:
             runner,
             host,
             port,
-            lambda: _GuardedHandler(server, loop, self.limits, self._refusal),
+            lambda: _GuardedHandler(server, loop, self.limits, self._refusal, self._cancel_on_disconnect),
             ssl_context,
             self.limits.head_timeout_s,
         )
@@ -153,8 +163,9 @@ class _GuardedHandler(web.RequestHandler):
     """
 
     def __init__(
-        self, server: web.Server, loop: asyncio.AbstractEventLoop, limits: HttpLimits, refusal: Refusal
-    ) -> None:
+        self, server: web.Server, loop: asyncio.AbstractEventLoop, limits: HttpLimits, refusal: Refusal,
+        departure_on_eof: bool = False,
+    ) -> None:  # fmt: skip
         super().__init__(
             server,
             loop=loop,
@@ -168,6 +179,7 @@ class _GuardedHandler(web.RequestHandler):
         )
         self._head_timeout_s = limits.head_timeout_s
         self._refusal = refusal
+        self._departure_on_eof = departure_on_eof
         self._answered = 0
         self._head_deadline: asyncio.TimerHandle | None = None
         self._last_payload: StreamReader | None = None
@@ -202,9 +214,10 @@ class _GuardedHandler(web.RequestHandler):
         super().connection_lost(exc)
 
     def eof_received(self) -> bool:
-        """A client may half-close once its request is sent: answer it, then close. With nothing
-        pending (idle, or half a head) the transport closes at once. Relies on `_current_request` and
-        `_messages` too."""
+        """A client may half-close once its request is sent: answer it, then close; with
+        `departure_on_eof` its close is taken as its departure instead (TCP cannot tell the two apart):
+        the transport closes, which cancels the request. With nothing pending (idle, or half a head) the
+        transport closes at once. Relies on `_current_request` and `_messages` too."""
         if not self._pending():
             return False
         # A body not yet whole can never be finished: its reader learns so now, not at the idle timeout.
@@ -216,6 +229,8 @@ class _GuardedHandler(web.RequestHandler):
         for payload in payloads:
             if not payload.is_eof():
                 payload.set_exception(BodyIncomplete("the client closed its side before the body's end"))
+        if self._departure_on_eof:
+            return False
         self.close()
         return True
 

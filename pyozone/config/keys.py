@@ -217,6 +217,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.s3g.signing.key.cache.ttl", D, "10s", "How long the gateway keeps a signing key from OM"),
     _k("ozone.s3g.http.head.timeout", D, "10s", "A request head must arrive whole within this"),
     _k("ozone.s3g.http.body.idle.timeout", D, "20s", "A body stalled this long is RequestTimeout"),
+    _k("ozone.s3g.commit.deadline", D, "30s", "pyozone: a PUT's commit waits this long for OM, then 503"),
     # --- security: the CA, certificates, TLS, block tokens, ACLs (Ozone's names and defaults)
     _k("ozone.security.enabled", B, "false", "Certificates, block tokens and identities on every daemon"),
     _k("hdds.grpc.tls.enabled", B, "false", "Mutual TLS on every gRPC, datastream and HTTP port"),

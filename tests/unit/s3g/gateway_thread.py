@@ -81,13 +81,17 @@ class GatewayOnThread:
 
 
 @contextmanager
-def gateway_on_thread(tmp_path: Path) -> Iterator[GatewayOnThread]:
+def gateway_on_thread(tmp_path: Path, extra: dict[str, str] | None = None) -> Iterator[GatewayOnThread]:
+    """`extra`: configuration keys of the gateway's own."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     om = OmDaemon(conf(tmp_path), FakeScm())
     asyncio.run_coroutine_threadsafe(om.start(), loop).result(20)
-    running = GatewayOnThread(loop, om, S3GatewayDaemon(gateway_conf(tmp_path, om.rpc_port)))
+    gateway_conf_ = gateway_conf(tmp_path, om.rpc_port)
+    for key, value in (extra or {}).items():
+        gateway_conf_.set(key, value)
+    running = GatewayOnThread(loop, om, S3GatewayDaemon(gateway_conf_))
     try:
         running.call(running.gateway.start())
         yield running
