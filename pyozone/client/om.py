@@ -135,8 +135,8 @@ class OmClient:
         timed_out = False
         while True:
             attempt += 1
-            timeout_s = self._config.om_timeout_s  # a deadline of 0: one attempt, not none
-            if budget_s > 0:
+            timeout_s = self._config.om_timeout_s  # ozone.client.retry.deadline 0: one attempt, not none
+            if policy.deadline_s > 0:
                 timeout_s = max(0.0, min(timeout_s, deadline - time.monotonic()))
             try:
                 return await self._call(name, request, convert, timeout_s=timeout_s)

@@ -74,6 +74,8 @@ def generate_keys(
                     raise RunOver(f"{name}: {written} of {options.size} bytes written")  # aborts the key
                 writer.write(piece)
                 written += len(piece)
+            if end.over():
+                raise RunOver(f"{name}: written, not committed")  # aborts the key
             try:
                 writer.close(end.remaining_s())
             except OMUnavailableError as e:
