@@ -88,10 +88,10 @@ def gateway_on_thread(tmp_path: Path, extra: dict[str, str] | None = None) -> It
     thread.start()
     om = OmDaemon(conf(tmp_path), FakeScm())
     asyncio.run_coroutine_threadsafe(om.start(), loop).result(20)
-    gateway_conf_ = gateway_conf(tmp_path, om.rpc_port)
+    own = gateway_conf(tmp_path, om.rpc_port)
     for key, value in (extra or {}).items():
-        gateway_conf_.set(key, value)
-    running = GatewayOnThread(loop, om, S3GatewayDaemon(gateway_conf_))
+        own.set(key, value)
+    running = GatewayOnThread(loop, om, S3GatewayDaemon(own))
     try:
         running.call(running.gateway.start())
         yield running
