@@ -21,7 +21,7 @@ from pyozone.client.client import AsyncOzoneClient
 from pyozone.cluster import space, supervisor
 from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, plan_cluster
 from pyozone.cluster.status import cluster_ready, om_ready, print_status, s3g_ready, scm_ready, wait_until
-from pyozone.common.cli_options import CLIError, parse_overrides
+from pyozone.common.cli_options import CLIError, given_path, parse_overrides
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import client_tls, security_enabled
@@ -70,8 +70,8 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
 def _data_dir(args: argparse.Namespace) -> str:
     """--data-dir; else the cluster whose conf dir --conf or $OZONE_CONF_DIR names (`cluster up` writes
     DATA_DIR/conf, and prints `export OZONE_CONF_DIR=...`); else the default."""
-    if args.data_dir:
-        return args.data_dir
+    if args.data_dir is not None:
+        return str(given_path(args.data_dir, "--data-dir"))
     conf_dir = getattr(args, "conf_dir", None) or os.environ.get("OZONE_CONF_DIR")
     if conf_dir and (Path(conf_dir).parent / STATE_FILE).exists():
         return str(Path(conf_dir).parent)
@@ -120,7 +120,7 @@ def run_up(args: argparse.Namespace) -> int:
         raise CLIError("--datanodes and --racks must be at least 1")
     if not args.timeout > 0:
         raise CLIError(f"--timeout must be positive, got {args.timeout:g}")
-    data_dir = Path(args.data_dir)
+    data_dir = Path(str(given_path(args.data_dir, "--data-dir")))
     if (data_dir / STATE_FILE).exists():
         state = _state(data_dir)
         running = [n for n, pid in state.pids.items() if supervisor.is_running(pid)]

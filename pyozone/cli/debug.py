@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pyozone.common.cli_options import CLIError
+from pyozone.common.cli_options import CLIError, given_path
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError, list_column_families
 
 INT_KEY_FAMILIES = frozenset({"containers", "deletedBlocks"})
@@ -34,9 +34,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="read a RocksDB (such as scm.db) read-only",
         description="Read a RocksDB such as scm.db, read-only.",
     )
-    ldb.add_argument(
-        "--db", required=True, type=Path, metavar="PATH", help="the DB directory, e.g. <dir>/scm.db"
-    )
+    ldb.add_argument("--db", required=True, metavar="PATH", help="the DB directory, e.g. <dir>/scm.db")
     actions = ldb.add_subparsers(dest="ldb_command", metavar="ACTION", required=True)
     actions.add_parser("ls", help="list the column families").set_defaults(func=run_ls)
     scan = actions.add_parser(
@@ -69,9 +67,13 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def _db(args: argparse.Namespace) -> Path:
+    return Path(str(given_path(args.db, "--db")))
+
+
 def run_ls(args: argparse.Namespace) -> int:
     try:
-        names = list_column_families(args.db)
+        names = list_column_families(_db(args))
     except StoreError as e:
         raise CLIError(str(e)) from None
     for name in sorted(names):  # the manifest keeps creation order, which rocksdict leaves random
@@ -81,7 +83,7 @@ def run_ls(args: argparse.Namespace) -> int:
 
 def run_scan(args: argparse.Namespace) -> int:
     try:
-        backend = RocksDBBackend(args.db, read_only=True)
+        backend = RocksDBBackend(_db(args), read_only=True)
     except StoreError as e:
         raise CLIError(str(e)) from None
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rocksdict import DBRecoveryMode
 
-from pyozone.common.cli_options import CLIError
+from pyozone.common.cli_options import CLIError, given_path
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError, is_rocksdb
 
 
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         description="Replay a corrupt write-ahead log as far as it can be read, then flush, so the "
         "database opens again. Writes after the damage are lost.",
     )
-    db.add_argument("--db", required=True, type=Path, metavar="PATH", help="the DB directory, e.g. om.db")
+    db.add_argument("--db", required=True, metavar="PATH", help="the DB directory, e.g. om.db")
     db.add_argument(
         "--skip-corrupted-records",
         action="store_true",
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run_db(args: argparse.Namespace) -> int:
-    path: Path = args.db
+    path = Path(str(given_path(args.db, "--db")))
     if not is_rocksdb(path):
         raise CLIError(f"{path}: not a RocksDB database (no CURRENT file)")
     if args.skip_corrupted_records:

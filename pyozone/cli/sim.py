@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.net import HostPort, parse_host_port
 from pyozone.config import ConfigError
 from pyozone.hdds.store import StoreError
@@ -113,6 +113,7 @@ def check_options(args: argparse.Namespace) -> HostPort | None:
         raise CLIError("--containers must not be negative")
     if args.containers and args.datanodes < 3:
         raise CLIError("--containers places RATIS/THREE containers: it needs at least 3 --datanodes")
+    given_path(args.data_dir, "--data-dir")
     if args.containers and args.data_dir:
         raise CLIError("--containers places containers in memory only: it cannot be used with --data-dir")
     if args.speed <= 0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pyozone.client.retry import OmRetryPolicy, WriteRetryPolicy
+from pyozone.client.retry import COMMIT_DEADLINE_S, OmRetryPolicy, WriteRetryPolicy
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import client_tls
@@ -48,6 +48,7 @@ class ClientConfig:
     tls: TlsStore | None = None  # the certificate every channel and datastream socket presents (mutual TLS)
     om_attempts: int = 500  # ozone.client.failover.max.attempts: a commit while OM is unreachable
     om_wait_s: float = 2.0  # ozone.client.wait.between.retries.millis
+    om_deadline_s: float = COMMIT_DEADLINE_S  # ozone.client.retry.deadline: a commit's whole wait for OM
 
     @property
     def write_retry(self) -> WriteRetryPolicy:
@@ -58,7 +59,7 @@ class ClientConfig:
 
     @property
     def om_retry(self) -> OmRetryPolicy:
-        return OmRetryPolicy(self.om_attempts, self.om_wait_s)
+        return OmRetryPolicy(self.om_attempts, self.om_wait_s, self.om_deadline_s)
 
     @property
     def ec_write_retry(self) -> WriteRetryPolicy:
@@ -96,9 +97,11 @@ class ClientConfig:
             checksum = parse_type(str(conf.get("ozone.client.checksum.type")))
         except ValueError as e:
             raise ConfigError(f"ozone.client.checksum.type: {e}") from None
-        deadline = conf.get("ozone.client.retry.deadline")
-        if deadline is None:  # SCM has given up on a dead datanode, and replaced its pipelines, by then
-            deadline = conf.get("ozone.scm.dead.node.interval")
+        explicit = conf.get("ozone.client.retry.deadline")
+        # Unset, a run of failed blocks lasts until SCM has given up on a dead datanode and replaced its
+        # pipelines; a commit, until an OM restart or failover is long over (retry.COMMIT_DEADLINE_S).
+        deadline = conf.get("ozone.scm.dead.node.interval") if explicit is None else explicit
+        om_deadline_s = COMMIT_DEADLINE_S if explicit is None else int(explicit) / 1000
         config = cls(
             om_address=address,
             buffer_size=int(conf.get("ozone.client.stream.buffer.size")),
@@ -126,6 +129,7 @@ class ClientConfig:
             tls=tls or client_tls(conf),
             om_attempts=int(conf.get("ozone.client.failover.max.attempts")),
             om_wait_s=int(conf.get("ozone.client.wait.between.retries.millis")) / 1000,
+            om_deadline_s=om_deadline_s,
         )
         config.check()
         return config

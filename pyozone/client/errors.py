@@ -40,7 +40,12 @@ class SafeModeException(OMException):
 
 
 class OMUnavailableError(OzoneClientError):
-    """OM did not answer (or kept answering UNAVAILABLE) within the client's retry budget."""
+    """OM did not answer (or kept answering UNAVAILABLE) within the client's retry budget. `timed_out`:
+    a call reached OM's port and got no answer in time (DEADLINE_EXCEEDED), so OM may have applied it."""
+
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class CommitOutcomeUnknown(OMUnavailableError):
@@ -72,7 +77,10 @@ def om_exception(e: grpc.RpcError, address: str) -> OzoneClientError:
     status, details = e.code(), e.details() or ""
     if status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         code, message = _split_code(details)
-        return OMUnavailableError(f"OM at {address}: {status.name}: {message or details}")
+        return OMUnavailableError(
+            f"OM at {address}: {status.name}: {message or details}",
+            timed_out=status == grpc.StatusCode.DEADLINE_EXCEEDED,
+        )
     code, message = _split_code(details)
     if code is None:
         code = OM_CODES_BY_STATUS.get(status, status.name)

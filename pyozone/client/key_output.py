@@ -105,8 +105,10 @@ class KeyOutputStream:
         await self._run(memoryview(data).cast("B"), final=False)
         return len(data)
 
-    async def close(self) -> KeyInfo:
-        """Writes what is buffered, waits until every replica has it and commits the key."""
+    async def close(self, within_s: float | None = None) -> KeyInfo:
+        """Writes what is buffered, waits until every replica has it and commits the key. `within_s`:
+        the commit's wait for an unreachable OM ends this many seconds from now at the latest."""
+        until = None if within_s is None else time.monotonic() + within_s
         if self._state == "committed" and self.key_info is not None:
             return self.key_info
         self._check_open()
@@ -116,7 +118,7 @@ class KeyOutputStream:
         if self.part is None:
             committed = await self._om.commit_key(
                 self.volume, self.bucket, self.key, self.client_id, self._offset, self._blocks, self.metadata,
-                self.condition,
+                self.condition, None if until is None else until - time.monotonic(),
             )  # fmt: skip
         else:
             committed = await self._om.commit_multipart_part(

@@ -100,8 +100,9 @@ class OmClient:
 
     async def _call(
         self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False,
-        budget_s: float | None = None,
+        budget_s: float | None = None, timeout_s: float | None = None,
     ) -> T:  # fmt: skip
+        """`timeout_s`: the call's own timeout (default: the client's OM timeout)."""
         method = getattr(self._channel.stub, name)
         acting = _ACTING_FOR.get()
         metadata = ((USER_METADATA, acting),) if acting else self._own
@@ -111,7 +112,8 @@ class OmClient:
         started = time.perf_counter() if recording is not None else 0.0
         while True:
             try:
-                response = await method(request, timeout=self._config.om_timeout_s, metadata=metadata)
+                timeout = self._config.om_timeout_s if timeout_s is None else timeout_s
+                response = await method(request, timeout=timeout, metadata=metadata)
             except grpc.aio.AioRpcError as e:
                 error = om_exception(e, self.address)
                 waitable = isinstance(error, (OMUnavailableError, SafeModeException))  # SCM restarting
@@ -124,18 +126,29 @@ class OmClient:
                 recording.add(name, started)
             return convert(response)
 
-    async def _call_reaching(self, name: str, what: str, request: Any, convert: Callable[[Any], T]) -> T:
+    async def _call_reaching(
+        self, name: str, what: str, request: Any, convert: Callable[[Any], T], within_s: float | None = None
+    ) -> T:  # fmt: skip
         """`_call`, attempted again while OM is unreachable, as the client's OmRetryPolicy allows (a call
-        OM answers alike when repeated, whose loss would lose written data: commitKey). KEY_NOT_FOUND after a
-        lost answer is CommitOutcomeUnknown: OM answers a repeated commit as the first only while the key is
-        the one that session committed (om/core.py committed_session)."""
+        OM answers alike when repeated, whose loss would lose written data: commitKey). `within_s`: a
+        caller's own bound (freon's --duration), when shorter than the policy's deadline. Each attempt
+        lasts at most what is left of the deadline. Once an attempt timed out, OM may have applied it: the
+        final error then says the outcome is unknown. KEY_NOT_FOUND after a lost answer is
+        CommitOutcomeUnknown: OM answers a repeated commit as the first only while the key is the one that
+        session committed (om/core.py committed_session)."""
         policy = self._config.om_retry
+        budget_s = policy.deadline_s if within_s is None else min(policy.deadline_s, within_s)
         started = time.monotonic()
+        deadline = started + budget_s
         attempt = 0
+        timed_out = False
         while True:
             attempt += 1
+            timeout_s = self._config.om_timeout_s  # ozone.client.retry.deadline 0: one attempt, not none
+            if policy.deadline_s > 0:
+                timeout_s = max(0.0, min(timeout_s, deadline - time.monotonic()))
             try:
-                return await self._call(name, request, convert)
+                return await self._call(name, request, convert, timeout_s=timeout_s)
             except OMException as e:
                 if attempt > 1 and e.result == "KEY_NOT_FOUND":
                     raise CommitOutcomeUnknown(
@@ -145,16 +158,27 @@ class OmClient:
                     ) from None
                 raise
             except OMUnavailableError as e:
-                delay = policy.delay(attempt)
-                if delay is None:
+                timed_out = timed_out or e.timed_out
+                delay = policy.delay(attempt, deadline - time.monotonic())
+                if delay is not None:
+                    if time.monotonic() + delay < deadline:
+                        log.info("%s of %s: %s; attempt %d of %d in %gs", name, what, e, attempt + 1,
+                                 policy.max_attempts, delay)  # fmt: skip
+                    await asyncio.sleep(delay)
+                if delay is None or time.monotonic() >= deadline:
+                    outcome = (
+                        "outcome unknown: an attempt timed out, so OM may have applied it; look it up"
+                        if timed_out else "OM unreachable"
+                    )  # fmt: skip
+                    took = time.monotonic() - started
                     raise OMUnavailableError(
-                        f"{name} of {what}: {attempt} attempts in {time.monotonic() - started:.1f}s "
-                        f"(ozone.client.failover.max.attempts {policy.max_attempts}, "
-                        f"ozone.client.wait.between.retries.millis {policy.wait_s * 1000:g}): {e}"
+                        f"{name} of {what}: {outcome}: {attempt} attempts in {took:.1f}s of {budget_s:g}s "
+                        f"(ozone.client.retry.deadline {policy.deadline_s:g}s, "
+                        f"ozone.client.failover.max.attempts {policy.max_attempts}, "
+                        f"ozone.client.wait.between.retries.millis "
+                        f"{policy.wait_s * 1000:g}): {e}",
+                        timed_out=timed_out,
                     ) from None
-                log.info("%s of %s: %s; attempt %d of %d in %gs", name, what, e, attempt + 1,
-                         policy.max_attempts, delay)  # fmt: skip
-                await asyncio.sleep(delay)
 
     # ------------------------------------------------------------------ volumes
     async def create_volume(
@@ -279,15 +303,18 @@ class OmClient:
     async def commit_key(
         self, volume: str, bucket: str, key: str, client_id: int, size: int, locations: list[KeyLocation],
         metadata: Mapping[str, str] | None = None, condition: KeyCondition | None = None,
+        within_s: float | None = None,
     ) -> KeyInfo:  # fmt: skip
+        """`within_s`: the commit's wait for an unreachable OM ends within this many seconds too."""
         request = pb.CommitKeyRequest(
             volume=volume, bucket=bucket, key=key, clientID=client_id, dataSize=size,
             locations=[loc.to_proto() for loc in locations], metadata=metadata,
             condition=condition.to_proto() if condition else None,
         )  # fmt: skip
         return await self._call_reaching(
-            "commitKey", f"/{volume}/{bucket}/{key}", request, lambda r: KeyInfo.from_proto(r.keyInfo)
-        )
+            "commitKey", f"/{volume}/{bucket}/{key}", request, lambda r: KeyInfo.from_proto(r.keyInfo),
+            within_s,
+        )  # fmt: skip
 
     async def lookup_key(
         self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False

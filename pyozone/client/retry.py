@@ -11,9 +11,11 @@ for SCM to have a pipeline is not a failed block: it only spends the deadline.
 
 A key's commit comes after all its data is on the datanodes: failing it loses the write and orphans the
 replicas. So commitKey waits out an OM that is unreachable or restarting as Ozone's OM failover proxy does,
-up to ozone.client.failover.max.attempts attempts ozone.client.wait.between.retries.millis apart
-(OmRetryPolicy); OM answers a repeated commit of the same open-key session as the first one
-(OzoneManager.committed_session).
+up to ozone.client.failover.max.attempts attempts ozone.client.wait.between.retries.millis apart, and in
+all for at most ozone.client.retry.deadline, which also cuts the attempt in progress short: an OM that
+accepts connections but does not answer (stopped, hung) costs a whole call timeout per attempt, so the
+count alone would hold a writer for hours (OmRetryPolicy). OM answers a repeated commit of the same
+open-key session as the first one (OzoneManager.committed_session).
 """
 
 from __future__ import annotations
@@ -37,23 +39,32 @@ class WriteRetryPolicy:
         return min(self.backoff_base_s * 2 ** (attempt - 2), self.backoff_max_s)
 
 
+COMMIT_DEADLINE_S = 120.0
+"""A commit's wait for OM when ozone.client.retry.deadline is unset. Ozone has no overall bound (its
+failover proxy counts attempts, and each may last ozone.om.client.rpc.timeout, 15 min). An OM restart or
+an HA failover is over in seconds to a minute (the fault probe's restart: 10-15 s); two minutes outlast it
+several times, while an OM that stays away longer is an outage the caller should hear of (and may write
+again) rather than a client hanging for a quarter of an hour or more."""
+
+
 @dataclass(frozen=True, slots=True)
 class OmRetryPolicy:
     """Attempts of an OM call that must not be lost while OM is unreachable (Ozone's
     ozone.client.failover.max.attempts, 500, and ozone.client.wait.between.retries.millis, 2 s; Ozone
-    lengthens the wait on each retry of the same OM, pyozone keeps it fixed)."""
+    lengthens the wait on each retry of the same OM, pyozone keeps it fixed), all within `deadline_s`
+    (ozone.client.retry.deadline) from the first attempt's start."""
 
     max_attempts: int
     wait_s: float
+    deadline_s: float = COMMIT_DEADLINE_S
 
-    @property
-    def budget_s(self) -> float:
-        """The time spent waiting between the first attempt and the last."""
-        return max(0, self.max_attempts - 1) * self.wait_s
-
-    def delay(self, attempt: int) -> float | None:
-        """The wait after failed attempt `attempt` (1-based), or None when it was the last."""
-        return self.wait_s if attempt < self.max_attempts else None
+    def delay(self, attempt: int, remaining_s: float) -> float | None:
+        """The wait after failed attempt `attempt` (1-based) with `remaining_s` of the deadline left, or
+        None when it was the last (the count is spent, or the deadline has passed). A wait the deadline
+        cuts short ends the retries at the deadline itself."""
+        if attempt >= self.max_attempts or remaining_s <= 0:
+            return None
+        return min(self.wait_s, remaining_s)
 
 
 class RetryRun:

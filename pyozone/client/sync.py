@@ -60,8 +60,9 @@ class KeyWriter:
     def write(self, data: bytes | bytearray | memoryview) -> int:
         return self._loop.run(self.stream.write(data))
 
-    def close(self) -> KeyInfo:
-        return self._loop.run(self.stream.close())
+    def close(self, within_s: float | None = None) -> KeyInfo:
+        """`within_s`: as KeyOutputStream.close."""
+        return self._loop.run(self.stream.close(within_s))
 
     def abort(self) -> None:
         self._loop.run(self.stream.abort())

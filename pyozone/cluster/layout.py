@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pyozone.common.tls import TlsPaths
-from pyozone.config import OzoneConfiguration
+from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.config.site import write_site_xml
 from pyozone.security.config import admin_user
@@ -46,6 +46,9 @@ that starts clusters side by side gives each worker its own range, so a cluster 
 restart never finds its port taken by another cluster started meanwhile."""
 
 
+MAX_PORT = 65535
+
+
 def _port_range() -> tuple[int, int]:
     low, high = LOWEST_PORT, _ephemeral_start()
     raw = os.environ.get(PORT_RANGE_VARIABLE)
@@ -54,7 +57,11 @@ def _port_range() -> tuple[int, int]:
         try:
             low, high = int(first), int(last)
         except ValueError:
-            raise ValueError(f"{PORT_RANGE_VARIABLE}={raw!r}: expected LOW-HIGH, e.g. 10000-20000") from None
+            low, high = 0, 0
+        if not 0 < low < high <= MAX_PORT:
+            raise ConfigError(
+                f"{PORT_RANGE_VARIABLE}={raw!r}: expected LOW-HIGH, ports LOW below HIGH, e.g. 10000-20000"
+            )
     return low, high
 
 
@@ -203,12 +210,12 @@ def plan_cluster(
     """Ports, directories, the site file and the command line of every daemon. `secure`: certificates,
     mutual TLS, block and container tokens and ACLs, with the login user as the administrator unless
     `overrides` name ozone.administrators."""
+    ports = iter(free_ports(9 + 5 * datanodes))  # held together, so no two daemons get the same one
     data_dir = data_dir.resolve()
     conf_dir = data_dir / "conf"
     logs = data_dir / "logs"
     conf_dir.mkdir(parents=True, exist_ok=True)
     private_dir(logs, dir_permissions(OzoneConfiguration(overrides), METADATA_PERMISSIONS_KEY))
-    ports = iter(free_ports(9 + 5 * datanodes))  # held together, so no two daemons get the same one
     scm_client, scm_datanode, scm_http, scm_block, scm_security, om_rpc, om_http, s3g, s3g_admin = (
         next(ports) for _ in range(9)
     )

@@ -40,6 +40,14 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
+def given_path(value: str | None, option: str) -> str | None:
+    """A path option's value (None: not given). An empty or blank one is refused: Path("") is the working
+    directory, so `--data-dir ""` would otherwise put a whole cluster there."""
+    if value is not None and not value.strip():
+        raise CLIError(f"{option} {value!r}: an empty path; name a directory")
+    return value
+
+
 def parse_overrides(items: list[str]) -> dict[str, str]:
     overrides: dict[str, str] = {}
     for item in items:

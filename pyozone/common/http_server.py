@@ -51,6 +51,9 @@ class HttpLimits:
     streams large bodies raises it (fewer, larger reads per MB)."""
 
 
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods that change no state: a request of one is not cancelled when its client leaves."""
+
 Refusal = Callable[[int, str], web.Response]
 """Builds the answer to a request refused before or outside its handler: a bad or oversized head (400,
 431) or a handler that raised (500). The S3 gateway answers in S3's XML; the daemons in JSON."""
@@ -64,11 +67,18 @@ class HttpServer:
     """Serves one aiohttp application on one address, with the guards of `limits`."""
 
     def __init__(
-        self, app: web.Application, limits: HttpLimits = HttpLimits(), refusal: Refusal = json_refusal
-    ) -> None:
+        self, app: web.Application, limits: HttpLimits = HttpLimits(), refusal: Refusal = json_refusal,
+        cancel_on_disconnect: bool = False,
+    ) -> None:  # fmt: skip
+        """`cancel_on_disconnect`: a request that may change state (not GET, HEAD or OPTIONS) whose client
+        closes or drops the connection before its answer is cancelled, as aiohttp's handler_cancellation
+        would, and a close is taken as the client's departure rather than a half-close awaiting the answer
+        (as nginx takes it: 499): a request must not go on to change state after its client gave up and
+        moved on (the S3 gateway's writes). A read goes on until its next write fails, and says so."""
         self.limits = limits
         self._app = app
         self._refusal = refusal
+        self._cancel_on_disconnect = cancel_on_disconnect
         self._runner: web.AppRunner | None = None
 
     async def start(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> int:
@@ -82,7 +92,7 @@ class HttpServer:
             runner,
             host,
             port,
-            lambda: _GuardedHandler(server, loop, self.limits, self._refusal),
+            lambda: _GuardedHandler(server, loop, self.limits, self._refusal, self._cancel_on_disconnect),
             ssl_context,
             self.limits.head_timeout_s,
         )
@@ -149,12 +159,14 @@ class _GuardedHandler(web.RequestHandler):
     A request is "pending" from its parsed head to its answer (`_request_count` counts parsed heads,
     `_answered` the answers). Bytes that arrive while none is pending begin a head: they arm the head
     deadline, which a parsed head disarms. aiohttp has no hook for this, so it rests on RequestHandler's
-    `data_received`, `finish_response`, `_request_count` and `force_close` (pinned by the unit tests).
+    `data_received`, `finish_response`, `_request_count` and `force_close` (pinned by the unit tests), and,
+    to cancel a departed client's request (`cancel_on_disconnect`), on `_task_handler`.
     """
 
     def __init__(
-        self, server: web.Server, loop: asyncio.AbstractEventLoop, limits: HttpLimits, refusal: Refusal
-    ) -> None:
+        self, server: web.Server, loop: asyncio.AbstractEventLoop, limits: HttpLimits, refusal: Refusal,
+        cancel_on_disconnect: bool = False,
+    ) -> None:  # fmt: skip
         super().__init__(
             server,
             loop=loop,
@@ -168,6 +180,7 @@ class _GuardedHandler(web.RequestHandler):
         )
         self._head_timeout_s = limits.head_timeout_s
         self._refusal = refusal
+        self._cancel_on_disconnect = cancel_on_disconnect
         self._answered = 0
         self._head_deadline: asyncio.TimerHandle | None = None
         self._last_payload: StreamReader | None = None
@@ -199,12 +212,18 @@ class _GuardedHandler(web.RequestHandler):
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self._disarm_head_deadline()
+        task, request = self._task_handler, self._current_request  # aiohttp clears both
         super().connection_lost(exc)
+        changing = request is not None and request.method not in SAFE_METHODS
+        if self._cancel_on_disconnect and changing and task is not None and not task.done():
+            task.cancel()
 
     def eof_received(self) -> bool:
-        """A client may half-close once its request is sent: answer it, then close. With nothing
-        pending (idle, or half a head) the transport closes at once. Relies on `_current_request` and
-        `_messages` too."""
+        """A client may half-close once its request is sent: answer it, then close; with
+        `cancel_on_disconnect` its close is taken as its departure instead (TCP cannot tell the two
+        apart): the transport closes, which cancels a request that may change state. With nothing pending
+        (idle, or half a head) the transport closes at once. Relies on `_current_request` and `_messages`
+        too."""
         if not self._pending():
             return False
         # A body not yet whole can never be finished: its reader learns so now, not at the idle timeout.
@@ -216,6 +235,8 @@ class _GuardedHandler(web.RequestHandler):
         for payload in payloads:
             if not payload.is_eof():
                 payload.set_exception(BodyIncomplete("the client closed its side before the body's end"))
+        if self._cancel_on_disconnect:
+            return False
         self.close()
         return True
 

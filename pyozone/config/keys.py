@@ -121,7 +121,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.client.retry.interval", D, "0", "Write retry interval"),
     _k("hdds.ratis.client.exponential.backoff.base.sleep", D, "4s", "Write retries from the 2nd back off"),
     _k("hdds.ratis.client.exponential.backoff.max.sleep", D, "40s", "Cap of the write retry backoff"),
-    _k("ozone.client.retry.deadline", D, None, "A write retries this long; unset: the dead node interval"),
+    _k(
+        "ozone.client.retry.deadline",
+        D,
+        None,
+        "pyozone: a write's failed blocks, and its commit, retry this long",
+    ),
     _k("ozone.client.failover.max.attempts", N, "500", "Attempts of a key's commit while OM is unreachable"),
     _k("ozone.client.wait.between.retries.millis", D, "2000", "Wait between attempts to reach OM"),
     _k("ozone.client.read.max.retries", N, "3", "Read retries"),
@@ -227,6 +232,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.s3g.signing.key.cache.ttl", D, "10s", "How long the gateway keeps a signing key from OM"),
     _k("ozone.s3g.http.head.timeout", D, "10s", "A request head must arrive whole within this"),
     _k("ozone.s3g.http.body.idle.timeout", D, "20s", "A body stalled this long is RequestTimeout"),
+    _k("ozone.s3g.commit.deadline", D, "30s", "pyozone: a PUT's commit waits this long for OM, then 503"),
     # --- security: the CA, certificates, TLS, block tokens, ACLs (Ozone's names and defaults)
     _k("ozone.security.enabled", B, "false", "Certificates, block tokens and identities on every daemon"),
     _k("hdds.grpc.tls.enabled", B, "false", "Mutual TLS on every gRPC, datastream and HTTP port"),

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from pyozone.client import OMException, OzoneClient, OzoneClientError
+from pyozone.client import OMException, OMUnavailableError, OzoneClient, OzoneClientError
 from pyozone.freon.content import key_chunks, key_name
 from pyozone.freon.report import FreonReport
 from pyozone.freon.runner import Load, Progress, Run, RunEnd, RunOver, run
@@ -56,7 +56,9 @@ def generate_keys(
     client: OzoneClient, options: FreonOptions, progress: Progress | None = None
 ) -> FreonReport:
     """ockg: writes keys PREFIX/0 .. PREFIX/N-1 of `size` bytes each. A key the end of the run (its
-    duration) cuts short is aborted: nothing of it is committed, and it is counted as interrupted."""
+    duration) cuts short is counted as interrupted: one still being written is aborted (nothing of it is
+    committed); one whose commit waits for an unreachable OM waits no longer than the run, its outcome
+    then as OM applied its last attempt."""
     ensure_bucket(client, options)
     end = RunEnd(options.load)
 
@@ -72,6 +74,14 @@ def generate_keys(
                     raise RunOver(f"{name}: {written} of {options.size} bytes written")  # aborts the key
                 writer.write(piece)
                 written += len(piece)
+            if end.over():
+                raise RunOver(f"{name}: written, not committed")  # aborts the key
+            try:
+                writer.close(end.remaining_s())
+            except OMUnavailableError as e:
+                if end.over():
+                    raise RunOver(f"{name}: the run ended during its commit: {e}") from None
+                raise
         return written
 
     return run(options.key_run("ockg"), options.load, put, progress, end=end)

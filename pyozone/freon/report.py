@@ -23,7 +23,7 @@ class FreonReport:
     latencies_ms: tuple[float, ...] = ()
     failures: tuple[str, ...] = field(default=())  # one line per failed operation
     unit: str = "keys"  # what the count and rate rows count: "keys", or "ops" for the echoes
-    interrupted: int = 0  # operations the end of the run cut short (a key aborted, nothing of it committed)
+    interrupted: int = 0  # operations the end of the run cut short (a key aborted, or its commit's wait)
 
     @property
     def ok(self) -> bool:

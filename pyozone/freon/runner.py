@@ -52,6 +52,10 @@ class RunEnd:
         self._stop = stop
         self._deadline = None if load.duration_s is None else time.perf_counter() + load.duration_s
 
+    def remaining_s(self) -> float | None:
+        """What is left of the duration (None without one): how long an operation may still wait."""
+        return None if self._deadline is None else max(0.0, self._deadline - time.perf_counter())
+
     def over(self) -> bool:
         if self.halt.is_set() or (self._stop is not None and self._stop.is_set()):
             return True

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 from pyozone.client.client import AsyncOzoneClient
 from pyozone.client.config import ClientConfig
@@ -73,11 +74,15 @@ class S3GatewayDaemon:
         if self.secure:
             await self._obtain_certificate()
         # A service's own certificate outranks the user's client keys a shared ozone-site.xml may hold.
-        self.client = AsyncOzoneClient(self.conf, config=ClientConfig.from_conf(self.conf, tls=self.tls))
+        config = ClientConfig.from_conf(self.conf, tls=self.tls)
+        config = replace(config, om_deadline_s=self.settings.commit_deadline_s)  # S3 clients time out sooner
+        self.client = AsyncOzoneClient(self.conf, config=config)
         limits = self.settings.http_limits()
         keys = SigningKeys(self.settings.signing_key_ttl_s)
         gateway = Gateway(self.client, self.settings, keys, limits.body_idle_timeout_s)
-        self.server = HttpServer(make_app(gateway, self.s3_metrics), limits, refusal)
+        # A request whose client went away is cancelled: it must not commit after the client moved on.
+        app = make_app(gateway, self.s3_metrics)
+        self.server = HttpServer(app, limits, refusal, cancel_on_disconnect=True)
         context = self.tls.server_context() if self.tls is not None else None
         self.admin_port = await self.admin.start(
             self.settings.bind_host, self.admin_address.port, ssl_context=context

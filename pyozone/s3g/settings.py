@@ -25,6 +25,11 @@ class S3GatewaySettings:
     signing_key_ttl_s: float = 10.0
     head_timeout_s: float = 10.0
     body_idle_timeout_s: float = 20.0
+    commit_deadline_s: float = 30.0
+    """ozone.s3g.commit.deadline: a write's commit waits this long for an unreachable OM, then the request
+    is 503 ServiceUnavailable. Below every SDK's read timeout (botocore's and the AWS CLI's 60 s, the Java
+    SDK's 50 s), so the client hears the outcome instead of giving up and retrying while the abandoned
+    request may still commit."""
 
     def http_limits(self) -> HttpLimits:
         """The HTTP guards, with aiohttp reading bodies in pieces of up to 1 MiB (64 KiB by default)."""
@@ -55,6 +60,7 @@ class S3GatewaySettings:
             signing_key_ttl_s=int(conf.get("ozone.s3g.signing.key.cache.ttl")) / 1000,
             head_timeout_s=_positive_s(conf, "ozone.s3g.http.head.timeout"),
             body_idle_timeout_s=_positive_s(conf, "ozone.s3g.http.body.idle.timeout"),
+            commit_deadline_s=_positive_s(conf, "ozone.s3g.commit.deadline"),
         )
 
 

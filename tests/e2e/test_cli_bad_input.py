@@ -8,7 +8,7 @@ exit code and stderr are the real process's too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -236,6 +236,34 @@ CASES: dict[str, Case] = {
         ("cluster.json", "not a cluster's state"),
         lambda r: write(r / "c" / "cluster.json", "[]"),
     ),
+    # ---- an empty or blank path names the working directory: refused (issue 28 defect 19c, review)
+    "cluster up with an empty --data-dir": Case(
+        ("cluster", "up", "--data-dir", ""), ("--data-dir ''", "empty")
+    ),
+    "cluster up with a blank --data-dir": Case(
+        ("cluster", "up", "--data-dir", "  "), ("--data-dir '  '", "empty path")
+    ),
+    "cluster status with an empty --data-dir": Case(
+        ("cluster", "status", "--data-dir", ""), ("--data-dir ''", "empty")
+    ),
+    "cluster down with an empty --data-dir": Case(
+        ("cluster", "down", "--data-dir", ""), ("--data-dir ''", "empty")
+    ),
+    "cluster kill with an empty --data-dir": Case(
+        ("cluster", "kill", "om", "--data-dir", ""), ("--data-dir ''", "empty")
+    ),
+    "cluster start with an empty --data-dir": Case(
+        ("cluster", "start", "om", "--data-dir", ""), ("--data-dir ''", "empty")
+    ),
+    "admin snapshot with an empty --out": Case(("admin", "snapshot", "--out", ""), ("--out ''", "empty")),
+    "admin cert issue-user with an empty --out": Case(
+        ("admin", "cert", "issue-user", "alice", "--out", ""), ("--out ''", "empty")
+    ),
+    "repair with an empty --db": Case(("repair", "db", "--db", ""), ("--db ''", "empty")),
+    "ldb ls with an empty --db": Case(("debug", "ldb", "--db", "", "ls"), ("--db ''", "empty")),
+    "sim with an empty --data-dir": Case(
+        ("sim", "--data-dir", "", "--minutes", "1"), ("--data-dir ''", "empty")
+    ),
     "cluster up with a non-positive --timeout": Case(
         ("cluster", "up", "--data-dir", "c", "--timeout", "0"), ("--timeout", "positive")
     ),
@@ -398,6 +426,7 @@ REAL_PROCESS = (
     "admin container info beyond 64 bits",
     "cluster up on a --data-dir that cannot be made",
     "cluster status with a corrupt cluster.json",
+    "cluster up with an empty --data-dir",
 )
 
 
@@ -416,4 +445,18 @@ def test_ozone_conf_dir_from_the_environment(proc: Run, snapshot: Snapshot, tmp_
     before = snapshot(tmp_path)
     result = proc(tmp_path, "getconf", "-confKey", STALE, env={"OZONE_CONF_DIR": str(tmp_path / "conf")})
     assert_one_line_error(result, Case(("getconf",), (STALE, "'soon'", "ozone-site.xml")))
+    assert snapshot(tmp_path) == before
+
+
+def test_a_malformed_port_range_is_one_line(
+    cli: Run, proc: Run, snapshot: Snapshot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PYOZONE_PORT_RANGE=abc printed a traceback (issue 28 defect 19c, review); nothing is written."""
+    case = Case(("cluster", "up", "--data-dir", "c"), ("PYOZONE_PORT_RANGE='abc'", "LOW-HIGH"))
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    for bad in ("abc", "30000-20000", "1-99999"):
+        monkeypatch.setenv("PYOZONE_PORT_RANGE", bad)
+        assert_one_line_error(cli(*case.args), replace(case, fragments=(f"PYOZONE_PORT_RANGE={bad!r}",)))
+    assert_one_line_error(proc(tmp_path, *case.args, env={"PYOZONE_PORT_RANGE": "abc"}), case)
     assert snapshot(tmp_path) == before

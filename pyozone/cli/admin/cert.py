@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from cryptography import x509
 
-from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.fsutil import write_file
 from pyozone.common.net import parse_host_port, scm_security_address
 from pyozone.common.output import print_json
@@ -229,7 +229,7 @@ def run_issue_user(args: argparse.Namespace) -> int:
         name = X.check_user_name(args.name)
     except ValueError as e:
         raise CLIError(str(e)) from None
-    out = Path(args.out or name).absolute()
+    out = Path(given_path(args.out, "--out") or name).absolute()
     files = TlsPaths(out / KEY_FILE, out / CERT_FILE, out / CA_FILE)
     present = [str(p) for p in (files.key, files.cert, files.ca) if p.exists()]
     if present:

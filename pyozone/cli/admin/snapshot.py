@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from pyozone.cli.admin.connect import add_connection_options, connect
-from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.output import print_json
 
 
@@ -22,7 +22,7 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     snapshot = groups.add_parser(
         "snapshot", parents=[parent], help="write a snapshot of SCM's metadata as Parquet (for analytics)"
     )
-    snapshot.add_argument("--out", required=True, type=Path, metavar="DIR", help="a new directory to write")
+    snapshot.add_argument("--out", required=True, metavar="DIR", help="a new directory to write")
     snapshot.add_argument(
         "--batch-rows", type=int, default=0, metavar="N", help="rows per streamed batch (default: SCM's)"
     )
@@ -53,6 +53,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
 
     if args.batch_rows < 0:
         raise CLIError(f"--batch-rows: must be at least 0, got {args.batch_rows}")
+    args.out = Path(str(given_path(args.out, "--out")))
     _check_out_parent(args.out)
     start = time.perf_counter()
     try:

@@ -125,15 +125,24 @@ class ContainerScanner:
                     errors.append(error)
                 else:
                     scanned += block.size
-        except (ValueError, KeyError, TypeError) as e:  # block metadata in the DB that does not parse
-            errors.append(f"block metadata of container {cid} is damaged: {e}")
-        if container.state is ReplicaState.DELETED or self.containers.get(cid) is not container:
+        except Exception as e:
+            if self._gone(container):  # whatever its reads raised (a closed DB, files gone): not a failure
+                return ScanResult(cid, healthy=True, skipped=True)
+            if not isinstance(e, (ValueError, KeyError, TypeError)):
+                raise
+            errors.append(f"block metadata of container {cid} is damaged: {e}")  # it does not parse
+        if self._gone(container):
             return ScanResult(cid, healthy=True, skipped=True)
         if errors and container.state in SCANNABLE:
             container.mark_unhealthy(
                 f"scanner: {errors[0]}" + (f" (+{len(errors) - 1} more)" if errors[1:] else "")
             )
         return ScanResult(cid, not errors, tuple(errors), blocks, scanned)
+
+    def _gone(self, container: KeyValueContainer) -> bool:
+        """Whether the replica was deleted (or replaced) since its scan began: the set forgets it first."""
+        deleted = container.state is ReplicaState.DELETED
+        return deleted or self.containers.get(container.container_id) is not container
 
     def scan_all(self) -> Iterator[ScanResult]:
         """Scans every CLOSED and QUASI_CLOSED replica once, lowest container id first."""

@@ -303,6 +303,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         self.unavailable = 0  # answer this many block allocations UNAVAILABLE
         self.commit_unavailable = 0  # answer this many commitKeys UNAVAILABLE (OM restarting)
         self.commit_answer_lost = 0  # commit this many commitKeys, then answer UNAVAILABLE (the answer lost)
+        self.commit_hang_s = 0.0  # answer every commitKey only this late, and UNAVAILABLE (OM stopped, hung)
         self.replace_excluded = True
         self._ids = itertools.count(1)
         self._local_ids = itertools.count(1001)
@@ -474,6 +475,9 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
             return om.AllocateBlockResponse(location=location)
 
     def commitKey(self, request, context):  # type: ignore[no-untyped-def]
+        if self.commit_hang_s:
+            time.sleep(self.commit_hang_s)
+            context.abort(grpc.StatusCode.UNAVAILABLE, "OM was stopped")
         with self.cluster.lock:
             if self.commit_unavailable:
                 self.commit_unavailable -= 1

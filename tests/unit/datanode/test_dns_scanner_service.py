@@ -180,3 +180,27 @@ def test_a_container_deleted_while_queued_or_scanned_is_skipped_not_failed(
         assert "failed its scan" not in caplog.text
     finally:
         node.close()
+
+
+def test_a_container_whose_reads_fail_as_it_is_deleted_is_skipped_whatever_they_raise(
+    tmp_path: Path, executor: ThreadPoolExecutor, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A replica deleted under the scanner may fail its reads with anything (its RocksDB closed): the skip
+    rests on the replica being gone, not on what the read raised; nothing is logged as a failure."""
+    node = scanner_node(tmp_path)
+    try:
+        fill(node, 1)
+        container = node.containers.get(1)
+        assert container is not None
+
+        def closed_db(start: int, count: int) -> list[object]:
+            node.containers.delete(1, force=True)
+            raise RuntimeError("the DB is closed")  # as a closed RocksDB answers
+
+        container.list_blocks = closed_db  # type: ignore[method-assign]
+        service = ContainerScannerService(node.containers, node.conf, executor)
+        assert asyncio.run(service.scan_once()) == []
+        assert service.progress.unhealthy_found == 0
+        assert "failed" not in caplog.text and "Traceback" not in caplog.text
+    finally:
+        node.close()

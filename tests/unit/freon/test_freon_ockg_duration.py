@@ -48,3 +48,24 @@ def test_the_duration_ends_a_key_being_verified(cli: Callable[..., Result], clus
     rows = dict(line.rsplit(None, 1) for line in checked.out.splitlines())
     assert (rows["keys"], rows["failed"], rows["interrupted"]) == ("0", "0", "1")
     assert time.monotonic() - started < 5
+
+
+def test_the_duration_ends_a_commit_waiting_for_om(cli: Callable[..., Result], cluster: FakeCluster) -> None:
+    """Once a key's last piece was written, close() waited out the whole OM retry policy: the duration
+    bounds that wait too, and the key counts as interrupted, not failed."""
+    cluster.om.commit_unavailable = 10**6  # OM unreachable for commits from now on
+    conf = {
+        **SMALL, "ozone.fs.datastream.enabled": "false",
+        "ozone.client.failover.max.attempts": "40", "ozone.client.wait.between.retries.millis": "250",
+    }  # fmt: skip
+    defines = [arg for key, value in conf.items() for arg in ("-D", f"{key}={value}")]
+    started = time.monotonic()
+    result = cli(
+        "freon", "ockg", "-s", "10KB", "--duration", "500ms", "-t", "1", "-p", "c",
+        "--om", cluster.om.address, "-q", *defines,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert result.code == 0, result.err
+    rows = dict(line.rsplit(None, 1) for line in result.out.splitlines())
+    assert (rows["keys"], rows["failed"], rows["interrupted"]) == ("0", "0", "1")
+    assert took < 5, f"{took:.1f}s for --duration 500ms (the policy alone: 10 s)"
