@@ -224,7 +224,9 @@ class StoredLengths:
         each)."""
         block = pending.block.block_id
         problems: list[str] = []
-        if location.leader is not None:
+        if location.leader is None:
+            problems.append("finalize: its container or pipeline is not OPEN, or has no leader")
+        else:
             request = finalize_block_request(
                 block, location.pipeline_id, str(location.leader.uuid), pending.finalize_token
             )
@@ -238,6 +240,7 @@ class StoredLengths:
                 problems.append(f"finalize: {e}")
             except TimeoutError:
                 problems.append(f"finalize: {location.leader.uuid} gave no answer in time")
+        log.info("block %s not finalized (%s): its replicas are asked its length", block, problems[0])
         token = pending.token
         asks = [
             asyncio.ensure_future(
