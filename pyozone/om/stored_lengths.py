@@ -4,10 +4,11 @@ defect 2).
 Ozone's OM charges a bucket and its volume with the lengths the client commits: a client that stored 8 MiB
 and declared 1 byte was charged 1 byte. OM bounds each block by what it allocated (its block token's
 maxLength, which datanodes enforce; core.written_blocks refuses a longer commit), and where a space quota is
-in force on the key's bucket or volume it asks every datanode holding each replicated block for its
-committed length (the container protocol's GetCommittedBlockLength, with a READ block token OM signs for
-itself, or a FinalizeBlock, below): all blocks and replicas at once, on the event loop, within one deadline
-(`ozone.om.commit.block.length.check.timeout`). Each block is then charged (`charge`):
+in force on the key's bucket or volume it learns what each replicated block holds: the length its
+FinalizeBlock answers (below), or else every replica's committed length (the container protocol's
+GetCommittedBlockLength, with a READ block token OM signs for itself): all blocks and replicas at once, on
+the event loop, within one deadline (`ozone.om.commit.block.length.check.timeout`). Each block is then
+charged (`charge`):
 
 - what its fullest replica stores, capped at its allocation, never less than declared: a replica may rightly
   hold more than the client commits (a putBlock applied but not acknowledged by every replica: the client
@@ -26,9 +27,9 @@ A replicated block is first finalized (the container protocol's FinalizeBlock, w
 signs for itself, sent to its pipeline's leader, which orders it in the pipeline's log after every putBlock
 before it): from then on every replica refuses writes to it (BLOCK_ALREADY_FINALIZED), so a write token
 cannot add bytes after the commit, and the answer's length, charged, is final. One request per block. Where
-it cannot be finalized (no OPEN pipeline: the container is closing and takes no writes anyway; the leader
-down or not the leader any more; the block not there) its replicas are asked their committed lengths
-instead, as above.
+it cannot be finalized within half the time left (no OPEN pipeline: the container is closing and takes no
+writes anyway; the leader down or not the leader any more; the block not there) its replicas are asked
+their committed lengths instead, as above.
 """
 
 from __future__ import annotations
