@@ -28,6 +28,7 @@ from pyozone.protocol.tokens import encode_token, issue_block_token, token_to_pr
 from pyozone.security.secret_keys import SecretKeyCache
 
 READ = frozenset({AccessMode.READ})
+WRITE = frozenset({AccessMode.WRITE})
 READ_WRITE = frozenset({AccessMode.READ, AccessMode.WRITE})
 
 

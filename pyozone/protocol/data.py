@@ -51,3 +51,29 @@ def committed_length_from_proto(response: data_pb2.ContainerCommandResponseProto
     if not response.HasField("getCommittedBlockLength"):
         raise ProtocolError("getCommittedBlockLength", "missing")
     return integer(response.getCommittedBlockLength.blockLength, "getCommittedBlockLength.blockLength")
+
+
+def finalize_block_request(
+    block: BlockID, pipeline_id: str, datanode_uuid: str, token: str = ""
+) -> data_pb2.ContainerCommandRequestProto:
+    """FinalizeBlock of `block` through its pipeline's log (sent to the pipeline's leader); `token`: a WRITE
+    block token (encodedToken) where the datanodes require one."""
+    return data_pb2.ContainerCommandRequestProto(
+        cmdType=data_pb2.FinalizeBlock,
+        containerID=block.container_id,
+        datanodeUuid=datanode_uuid,
+        pipelineID=pipeline_id,
+        finalizeBlock=data_pb2.FinalizeBlockRequestProto(blockID=block_id_to_proto(block)),
+        encodedToken=token,
+    )
+
+
+def finalized_length_from_proto(response: data_pb2.ContainerCommandResponseProto) -> int:
+    """The committed length of the block a FinalizeBlock finalized (the sum of its chunks' lengths: what
+    the replicas hold, final from then on); ProtocolError when it answered a failure instead."""
+    if response.result != data_pb2.SUCCESS:
+        raise ProtocolError("result", f"{data_pb2.Result.Name(response.result)}: {response.message}")
+    if not response.HasField("finalizeBlock"):
+        raise ProtocolError("finalizeBlock", "missing")
+    chunks = response.finalizeBlock.blockData.chunks
+    return sum(integer(c.len, f"finalizeBlock.blockData.chunks[{i}].len") for i, c in enumerate(chunks))

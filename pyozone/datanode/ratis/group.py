@@ -1,9 +1,9 @@
 """RaftGroup: one pipeline's leader-ordered log on one member (the part of Ratis write pipeline V1 uses).
 
-The leader gives every client write (writeChunk, putBlock, putSmallFile, closeContainer) the next log
-index in arrival order, applies it locally and sends it to every follower on one ordered stream each;
-it answers the client once a majority of members applied the entry (Ratis' MAJORITY commit), after
-waiting a little for the rest (LAST_MEMBER_WAIT), so the client rarely needs a watch. A member
+The leader gives every client write (writeChunk, putBlock, putSmallFile, finalizeBlock, closeContainer)
+the next log index in arrival order, applies it locally and sends it to every follower on one ordered
+stream each; it answers the client once a majority of members applied the entry (Ratis' MAJORITY
+commit), after waiting a little for the rest (LAST_MEMBER_WAIT), so the client rarely needs a watch. A member
 applies an entry by running it through the dispatcher, which writes chunk data into the block file and
 commits a putBlock at BCSID = its log index, then appends the metadata to its RaftLog. So a replica's
 BCSID is the index of the last putBlock it applied, and `watch(index, ALL_COMMITTED)` tells a client
@@ -66,6 +66,7 @@ DETERMINISTIC = frozenset(
         pb.UNABLE_TO_FIND_CHUNK,
         pb.INVALID_WRITE_SIZE,
         pb.UNSUPPORTED_REQUEST,
+        pb.BLOCK_ALREADY_FINALIZED,
     }
 )
 """Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). They
@@ -497,10 +498,10 @@ def _result_name(result: int) -> str:
 
 
 def commits(request: pb.ContainerCommandRequestProto) -> bool:
-    """An entry after which the log is fsynced: it commits a block (its BCSID is the entry's index) or
-    closes a container."""
+    """An entry after which the log is fsynced: it commits a block (its BCSID is the entry's index),
+    finalizes one or closes a container."""
     kind = request.cmdType
-    return kind in (pb.PutBlock, pb.PutSmallFile, pb.CloseContainer) or (
+    return kind in (pb.PutBlock, pb.PutSmallFile, pb.FinalizeBlock, pb.CloseContainer) or (
         kind == pb.WriteChunk and request.writeChunk.HasField("block")
     )
 

@@ -1,12 +1,13 @@
 """PipelineGroups: this datanode's pipeline logs, one RaftGroup per pipeline it is a member of
 (Ozone's XceiverServerRatis), and the routing of client requests into them.
 
-A write (writeChunk, putBlock, putSmallFile) or closeContainer that names a pipeline goes through that
-pipeline's log: on its leader it is ordered and replicated, on a follower it is refused with NOT_LEADER,
-on a datanode that is not a member with GROUP_MISMATCH. The leader refuses, before it takes an index, one
-for a container whose replica here belongs to another pipeline (Dispatcher.check_writable). WatchForCommit
-is answered by the leader. A request without a pipeline id (tools, tests, SCM's own commands) is not
-routed: the dispatcher runs it on this replica alone.
+A write (writeChunk, putBlock, putSmallFile), finalizeBlock (OM's, at a key's commit under a space quota:
+every member applies it after every putBlock before it) or closeContainer that names a pipeline goes through
+that pipeline's log: on its leader it is ordered and replicated, on a follower it is refused with
+NOT_LEADER, on a datanode that is not a member with GROUP_MISMATCH. The leader refuses, before it takes an
+index, one for a container whose replica here belongs to another pipeline (Dispatcher.check_writable).
+WatchForCommit is answered by the leader. A request without a pipeline id (tools, tests, SCM's own commands)
+is not routed: the dispatcher runs it on this replica alone.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LOGGED = frozenset({pb.WriteChunk, pb.PutBlock, pb.PutSmallFile, pb.CloseContainer})
+LOGGED = frozenset({pb.WriteChunk, pb.PutBlock, pb.PutSmallFile, pb.FinalizeBlock, pb.CloseContainer})
 Response = pb.ContainerCommandResponseProto
 
 

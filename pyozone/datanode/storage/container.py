@@ -3,9 +3,11 @@
 A putBlock commits only checksums that describe the bytes its chunks stored (`_check_chunks`, issue 28),
 and a writeChunk never changes committed bytes (`_check_overwrite`): reads and the scanner take a
 committed checksum's mismatch for damage to the replica and mark it UNHEALTHY, so a lying chunk list
-would let one writer ruin the container for everyone. A writeChunk's verified checksums are kept (per
-block, offset and length) until its putBlock, which commits them when it names the same; any other new
-chunk in a putBlock is read back and verified against the checksums it names. So the outcome depends
+would let one writer ruin the container for everyone. A finalized block (`finalize_block`, Ozone's
+FinalizeBlock, sent by OM at its key's commit under a space quota) takes no more writeChunk or putBlock
+(BLOCK_ALREADY_FINALIZED): what OM charged is what the block holds. A writeChunk's verified checksums are
+kept (per block, offset and length) until its putBlock, which commits them when it names the same; any
+other new chunk in a putBlock is read back and verified against the checksums it names. So the outcome depends
 only on the bytes stored, and every replica of a pipeline reaches it alike. Ozone's BlockManagerImpl
 commits the chunk list as sent.
 
@@ -24,7 +26,13 @@ from pathlib import Path
 
 from pyozone.common.fsutil import fsync_dir
 from pyozone.datanode.storage import chunk_io
-from pyozone.datanode.storage.container_data import BlockData, ChunkInfo, ContainerData, ContainerFileError
+from pyozone.datanode.storage.container_data import (
+    FINALIZED,
+    BlockData,
+    ChunkInfo,
+    ContainerData,
+    ContainerFileError,
+)
 from pyozone.datanode.storage.container_files import (
     build_container_dir,
     io_error,
@@ -68,6 +76,9 @@ class KeyValueContainer(ContainerReplica):
         self._verified: dict[int, dict[tuple[int, int], ChecksumData]] = {}
         """local id -> (offset, length) -> the checksums a writeChunk was verified with, until a putBlock
         commits them (in memory: after a restart a putBlock reads its chunks back instead)."""
+        self._finalized: set[int] | None = None
+        """The local ids of the finalized blocks (their records say so), read on the first write after
+        a load: Ozone's KeyValueContainerData finalizedBlockSet."""
 
     @classmethod
     def create(
@@ -132,6 +143,7 @@ class KeyValueContainer(ContainerReplica):
             raise ContainerError(Result.MALFORMED_REQUEST, f"chunk {chunk.name}: {e}") from None
         with self._lock:
             self._check_writable()
+            self._check_not_finalized(block_id)
             path = chunk_io.block_file(self.chunks_dir, block_id.local_id)
             size = chunk_io.file_size(path)
             if chunk.offset < size:  # appending touches nothing committed
@@ -224,6 +236,7 @@ class KeyValueContainer(ContainerReplica):
             self._check_writable()
             if bcsid != 0 and bcsid <= self.bcsid:
                 return
+            self._check_not_finalized(block.block_id)
             stored = self.db.block(lid)
             is_new = stored is None
             path = chunk_io.block_file(self.chunks_dir, lid)
@@ -247,6 +260,46 @@ class KeyValueContainer(ContainerReplica):
                 raise io_error(self.volume, f"put block {block.block_id}", e) from None
             self.bcsid, self.key_count = new_bcsid, key_count
             self._forget(lid, block.chunks)
+
+    def finalize_block(self, block_id: BlockID) -> BlockData:
+        """Marks a committed block finalized, persisted with its record (Ozone's BlockManager
+        finalizeBlock); from then on it takes no writeChunk or putBlock. Idempotent: a finalized block is
+        answered as it is. Returns the block (its committed length is final)."""
+        self._check_block_id(block_id)
+        lid = block_id.local_id
+        with self._lock:
+            self._check_writable()
+            stored = self.db.block(lid)
+            if stored is None:
+                raise ContainerError(Result.NO_SUCH_BLOCK, f"no block {block_id} to finalize")
+            block = BlockData.from_json(stored)
+            if not block.finalized:
+                block = replace(block, finalized=True)
+                try:
+                    self.db.commit(put_blocks=[(lid, block.to_json())])
+                except (OSError, DBError) as e:
+                    raise io_error(self.volume, f"finalize block {block_id}", e) from None
+                self._finalized_blocks().add(lid)
+            self._forget(lid)
+            return block
+
+    def _finalized_blocks(self) -> set[int]:
+        """Under the lock."""
+        if self._finalized is None:
+            self._finalized = {
+                lid
+                for lid, raw in self.db.blocks()
+                if FINALIZED.encode() in raw and BlockData.from_json(raw).finalized
+            }
+        return self._finalized
+
+    def _check_not_finalized(self, block_id: BlockID) -> None:
+        """Under the lock."""
+        if block_id.local_id in self._finalized_blocks():
+            raise ContainerError(
+                Result.BLOCK_ALREADY_FINALIZED,
+                f"{block_id} was finalized at its key's commit: it takes no more writes",
+            )
 
     def _check_chunks(self, block: BlockData, committed: Iterable[ChunkInfo], path: Path) -> None:
         """Raises CHECKSUM_MISMATCH unless every chunk `block` names describes the bytes written: one

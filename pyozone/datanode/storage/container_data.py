@@ -49,14 +49,20 @@ class ChunkInfo:
         return chunk
 
 
+FINALIZED = "finalized"
+"""The block record's mark of a finalized block (absent: not finalized)."""
+
+
 @dataclass(frozen=True, slots=True)
 class BlockData:
-    """A committed block: its chunks in order, client metadata, and the BCSID of its last putBlock."""
+    """A committed block: its chunks in order, client metadata, and the BCSID of its last putBlock.
+    `finalized`: OM finalized it at its key's commit (Ozone's FinalizeBlock): it takes no more writes."""
 
     block_id: BlockID
     chunks: tuple[ChunkInfo, ...] = ()
     metadata: tuple[tuple[str, str], ...] = ()
     bcsid: int = 0
+    finalized: bool = False
 
     @property
     def size(self) -> int:
@@ -71,13 +77,16 @@ class BlockData:
         return replace(self, bcsid=bcsid)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "containerID": self.block_id.container_id,
             "localID": self.block_id.local_id,
             "bcsid": self.bcsid,
             "metadata": dict(self.metadata),
             "chunks": [c.to_dict() for c in self.chunks],
         }
+        if self.finalized:
+            d[FINALIZED] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> BlockData:
@@ -86,6 +95,7 @@ class BlockData:
             tuple(ChunkInfo.from_dict(c) for c in d["chunks"]),
             tuple((str(k), str(v)) for k, v in d.get("metadata", {}).items()),
             int(d.get("bcsid", 0)),
+            bool(d.get(FINALIZED, False)),
         )
 
     def to_json(self) -> bytes:

@@ -25,13 +25,13 @@ Semantics that differ from a plain storage call, and why:
   assigned under a per-container lock so two concurrent putBlocks never get the same BCSID (the second
   would be dropped as a replay). The request's blockCommitSequenceId is ignored.
 - A RATIS container (replica index 0, created through a pipeline) takes writes (WriteChunk, PutBlock,
-  PutSmallFile) and CloseContainer only through its pipeline's log: one that names no pipeline is refused
-  with UNSUPPORTED_REQUEST (the Result Ozone's HddsDispatcher blames on the client), before anything is
-  written, so no client can change one replica behind the log's back. A request that names the pipeline
-  is routed into its log by the service (ratis/groups.py); only a dispatcher without pipeline logs
-  (tools, tests) runs one directly. One naming another pipeline than the replica's origin is refused
-  (CONTAINER_NOT_FOUND, `_check_replica`) by the leader and at apply: another log's indexes are no BCSIDs
-  of this container, so a putBlock at or below the container's BCSID, skipped as applied already, is
+  PutSmallFile), FinalizeBlock and CloseContainer only through its pipeline's log: one that names no
+  pipeline is refused with UNSUPPORTED_REQUEST (the Result Ozone's HddsDispatcher blames on the client),
+  before anything is written, so no client can change one replica behind the log's back. A request that
+  names the pipeline is routed into its log by the service (ratis/groups.py); only a dispatcher without
+  pipeline logs (tools, tests) runs one directly. One naming another pipeline than the replica's origin is
+  refused (CONTAINER_NOT_FOUND, `_check_replica`) by the leader and at apply: another log's indexes are no
+  BCSIDs of this container, so a putBlock at or below the container's BCSID, skipped as applied already, is
   only ever a replay of its own log.
 - ReadChunk and GetSmallFile verify against the checksums committed with the block, not the ones in the
   request: a mismatch then proves the replica damaged (reads.py).
@@ -52,8 +52,14 @@ Semantics that differ from a plain storage call, and why:
   (DELETE_ON_OPEN_CONTAINER, DELETE_ON_NON_EMPTY_CONTAINER); with it any replica is deleted.
 - CreateContainer of an existing id answers CONTAINER_EXISTS (the caller decides whether that is fine).
 - Echo answers payloadSizeResp zero bytes and does not honour sleepTimeMs (a worker is not for sleeping).
-- UpdateContainer, ListContainer, DeleteBlock, DeleteChunk, ListChunk, CompactChunk, StreamInit,
-  StreamWrite and FinalizeBlock answer UNSUPPORTED_REQUEST (Ozone's KeyValueHandler refuses most of these
+- FinalizeBlock (Ozone's, sent by OM at a key's commit under a space quota, through the block's
+  pipeline's log like a write, with a WRITE token) marks a committed block finalized, persisted with its
+  record: later WriteChunk, PutBlock and PutSmallFile to it answer BLOCK_ALREADY_FINALIZED (storage), so a
+  write token cannot add bytes OM did not charge. Ordered in the log, every member applies it after
+  every putBlock before it; the answer carries the block, whose length OM charges. It needs an OPEN
+  replica (CLOSING for a log entry) and never creates one.
+- UpdateContainer, ListContainer, DeleteBlock, DeleteChunk, ListChunk, CompactChunk, StreamInit and
+  StreamWrite answer UNSUPPORTED_REQUEST (Ozone's KeyValueHandler refuses most of these
   too; blocks are deleted through SCM's deleteBlocks command).
 """
 
@@ -158,6 +164,7 @@ class Dispatcher:
             pb.GetBlock: ("getBlock", self._get_block),
             pb.ListBlock: ("listBlock", self._list_block),
             pb.GetCommittedBlockLength: ("getCommittedBlockLength", self._committed_length),
+            pb.FinalizeBlock: ("finalizeBlock", self._finalize_block),
             pb.WriteChunk: ("writeChunk", self._write_chunk),
             pb.ReadChunk: ("readChunk", self._read_chunk),
             pb.PutSmallFile: ("putSmallFile", self._put_small_file),
@@ -294,6 +301,8 @@ class Dispatcher:
             if container is not None:
                 _check_replica(container, request.pipelineID, container.data.replica_index)
             return None
+        if container is None and request.cmdType == pb.FinalizeBlock:
+            raise ContainerError(Result.CONTAINER_NOT_FOUND, f"container {cid} is not here to finalize")
         if container is None:
             self.containers.refuse_if_missing(cid)
             self.containers.volume_set.check_room()
@@ -485,6 +494,19 @@ class Dispatcher:
         block = self._container(request).get_block(block_id)
         return Response(getCommittedBlockLength=committed_length(block_id, block.bcsid, block.size))
 
+    def _finalize_block(self, request: Request, body: pb.FinalizeBlockRequestProto, index: int) -> Response:
+        proto = sub_message(body, "blockID", "finalizeBlock")
+        block_id = self._block_id(request, proto, "finalizeBlock.blockID")
+        container = self._container(request)
+        _refuse_outside_log(request, container, index)
+        _check_replica(container, request.pipelineID, proto.replicaIndex)
+        state = container.state
+        if state is not ReplicaState.OPEN and not (state is ReplicaState.CLOSING and index):
+            self._refuse_not_open(container)
+        block = container.finalize_block(block_id)
+        data = block_to_proto(block, container.data.replica_index)
+        return Response(finalizeBlock=pb.FinalizeBlockResponseProto(blockData=data))
+
     def _list_block(self, request: Request, body: pb.ListBlockRequestProto, index: int) -> Response:
         """Up to `count` blocks from startLocalID; fewer when the answer would grow too large (the client
         pages on from the last local id + 1)."""
@@ -611,4 +633,6 @@ def _replica_index(request: Request) -> int:
         return request.putBlock.blockData.blockID.replicaIndex
     if kind == pb.PutSmallFile:
         return request.putSmallFile.block.blockData.blockID.replicaIndex
+    if kind == pb.FinalizeBlock:
+        return request.finalizeBlock.blockID.replicaIndex
     return 0

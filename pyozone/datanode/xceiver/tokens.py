@@ -2,8 +2,8 @@
 token, and signing the datanode's own requests to other datanodes (Ozone's TokenHelper).
 
 With `hdds.block.token.enabled` every block read and write needs a block token for its block (Ozone's
-HddsUtils.requireBlockToken): WRITE for WriteChunk, PutBlock and PutSmallFile; READ for ReadChunk,
-GetBlock, GetCommittedBlockLength and GetSmallFile. A write must stay within the token's maxLength
+HddsUtils.requireBlockToken): WRITE for WriteChunk, PutBlock, PutSmallFile and FinalizeBlock; READ for
+ReadChunk, GetBlock, GetCommittedBlockLength and GetSmallFile. A write must stay within the token's maxLength
 (`write_extent`; on the datastream port every packet). With `hdds.container.token.enabled` the container
 operations need a container token for their container (requireContainerToken): CreateContainer,
 CloseContainer, DeleteContainer, ReadContainer, ListBlock. The rules are the kernel's
@@ -54,6 +54,7 @@ BLOCK_MODES: dict[int, AccessMode] = {
     pb.WriteChunk: AccessMode.WRITE,
     pb.PutBlock: AccessMode.WRITE,
     pb.PutSmallFile: AccessMode.WRITE,
+    pb.FinalizeBlock: AccessMode.WRITE,  # Ozone's BlockTokenVerifier: every request not read-only
     pb.ReadChunk: AccessMode.READ,
     pb.GetBlock: AccessMode.READ,
     pb.GetCommittedBlockLength: AccessMode.READ,
@@ -98,6 +99,8 @@ def request_block(request: Request) -> BlockID:
         proto = request.getCommittedBlockLength.blockID
     elif kind == pb.GetSmallFile:
         proto = request.getSmallFile.block.blockID
+    elif kind == pb.FinalizeBlock:
+        proto = request.finalizeBlock.blockID
     else:
         raise ValueError(f"{pb.Type.Name(kind)} names no block")
     return BlockID(proto.containerID, proto.localID)

@@ -223,11 +223,12 @@ def test_a_write_past_a_quota_is_refused_and_nothing_partial_remains(users: User
 
     small = tmp_path / "small"
     small.write_bytes(os.urandom(MiB))
-    # of unknown size, its block allocated whole: charged what the datanodes store (OM asked them, with its
-    # own READ token on the secure cluster), not the allocation
+    # of unknown size, its block allocated whole: charged what the datanodes store (OM finalized the block
+    # through its pipeline's leader, with its own WRITE token on the secure cluster), not the allocation
     users.ok("alice", "key", "put", "/vol/quota/streamed-small", "-", stdin=os.urandom(100_000))
     assert users.ok("alice", "bucket", "info", "/vol/quota").json()["usedBytes"] == 300_000
     assert "charged its allocation" not in om_log("om")
+    assert "not finalized" not in om_log("om")
     users.ok("alice", "key", "delete", "/vol/quota/streamed-small")
     users.ok("alice", "key", "put", "/vol/quota/fits", str(small))
     assert users.ok("alice", "bucket", "info", "/vol/quota").json()["usedBytes"] == 3 * MiB

@@ -21,6 +21,7 @@ from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.protocol.data import finalize_block_request, finalized_length_from_proto
 from tests.polling import wait_for_async
 from tests.unit.datanode.dnd_helpers import (
     FakeScm,
@@ -458,3 +459,30 @@ async def test_a_put_block_must_carry_the_checksums_its_chunks_were_written_with
         _ok(await _send(dns[0], [_watch(answers[-1].logIndex)]))
         for dn in dns:
             _ok(await _send(dn, [_get_block(1), _get_block(2)]))
+
+
+@async_test
+async def test_a_finalize_through_the_log_makes_every_replica_refuse_writes_to_the_block(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 defect 2, review D: OM's FinalizeBlock, sent to the leader at a key's commit under a quota,
+    is ordered in the pipeline's log after the block's putBlock; every member applies it (the followers
+    too), and later writes to the block are refused alike everywhere (BLOCK_ALREADY_FINALIZED) without
+    failing the pipeline, which goes on taking other blocks."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        data = bytes(range(256)) * 256
+        _ok(await _send(dns[0], _requests(1, data, 32 * 1024)))
+        (finalized,) = await _send(dns[0], [finalize_block_request(BlockID(CID, 1), PID, dns[0].uuid)])
+        _ok([finalized])
+        assert finalized_length_from_proto(finalized) == len(data)
+        (watched,) = await _send(dns[0], [_watch(finalized.logIndex)])
+        _ok([watched])
+        for dn in dns:
+            assert dn.containers.require(CID).get_block(BlockID(CID, 1)).finalized
+        late = await _send(dns[0], _requests(1, data + data, 32 * 1024)[2:])
+        assert [pb.Result.Name(a.result) for a in late] == ["BLOCK_ALREADY_FINALIZED"] * 3
+        _ok(await _send(dns[0], _requests(2, data, 32 * 1024)))  # the pipeline is healthy
+        for dn in dns:
+            assert dn.containers.require(CID).committed_size(BlockID(CID, 1)) == len(data)
+        assert not any(hb.pipeline_actions for scm in cluster.scms for hb in scm.beats())

@@ -20,7 +20,7 @@ from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.security.block_token import AccessMode, check_length
 from pyozone.hdds.security.secret_key import ManagedSecretKey
-from pyozone.om.block_tokens import READ, BlockTokenIssuer
+from pyozone.om.block_tokens import READ, WRITE, BlockTokenIssuer
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
@@ -204,3 +204,15 @@ def test_oms_own_read_token_for_a_length_check() -> None:
         issuer.block_token(block, "om", READ), block, AccessMode.READ, keys.get, CLOCK.wall_ms()
     )
     assert ident.owner == "om" and ident.modes == READ  # type: ignore[attr-defined]
+
+
+def test_oms_own_write_token_for_a_finalize() -> None:
+    """What OM sends with its own FinalizeBlock (om/stored_lengths.py): WRITE, as Ozone's datanode requires
+    of every request that is not read-only, and no room to write (maxLength 0)."""
+    keys = FakeKeys()
+    issuer = BlockTokenIssuer(keys, DAY, CLOCK)  # type: ignore[arg-type]
+    block = BlockID(7, 3)
+    ident = verify_block_token(
+        issuer.block_token(block, "om", WRITE), block, AccessMode.WRITE, keys.get, CLOCK.wall_ms()
+    )
+    assert ident.owner == "om" and ident.modes == WRITE and ident.max_length == 0  # type: ignore[attr-defined]

@@ -36,12 +36,14 @@ from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import BlockLocation
 from tests.builders import dn_id
 from tests.unit.datanode.dns_helpers import (
+    block_id,
     block_writes,
     chunk,
     create,
     exchange,
     open_node,
     put,
+    request,
     results,
     serve,
     write,
@@ -168,7 +170,9 @@ async def cluster(
     executor = ThreadPoolExecutor(2)
     try:
         async with serve(node, executor) as served:
-            assert set(results(await exchange(served.xceiver, [create(CID)]))) == {"SUCCESS"}
+            created = create(CID)
+            created.pipelineID = ""  # no pipeline log here: OM's finalize names the fake SCM's pipeline
+            assert set(results(await exchange(served.xceiver, [created]))) == {"SUCCESS"}
             configuration = conf(tmp_path / "om")
             configuration.set("ozone.scm.block.size", "8MB")  # a key of unknown size may hold 8 MiB
             configuration.set("ozone.om.commit.block.length.check.timeout", f"{TIMEOUT_S}s")
@@ -446,5 +450,72 @@ def test_a_parts_stored_bytes_stay_charged_through_completion_and_abort(tmp_path
                 assert c.used() == (3000, 3000)
             await c.stub.deleteKey(pb.DeleteKeyRequest(volume="vol1", bucket="bkt1", key="completed"))
             assert c.used() == (0, 0)
+
+    run(body())
+
+
+async def write_after_commit(c: Cluster, key: str) -> tuple[list[str], int]:
+    """The review's repro (defect 2, review D): a key of 8 MiB announced, 1000 bytes written and committed,
+    then the rest of its allocation written into the committed block with the same (unexpiring) rights and
+    a putBlock of it all. The results of those writes, and the length the replica then holds."""
+    opened = await c.stub.openKey(
+        pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key=key, dataSize=8 * MiB, type=hdds_pb2.RATIS,
+                          factor=hdds_pb2.ONE)
+    )  # fmt: skip
+    location = opened.keyInfo.locations[0]
+    lid = location.blockID.containerBlockID.localID
+    first = b"a" * 1000
+    c0 = chunk(f"{lid}_chunk_0", 0, first)
+    assert set(results(await exchange(c.datanode, [write(CID, lid, c0, first), put(CID, lid, [c0])]))) == {  # type: ignore[arg-type]
+        "SUCCESS"
+    }
+    await c.stub.commitKey(
+        pb.CommitKeyRequest(volume="vol1", bucket="bkt1", key=key, clientID=opened.clientID, dataSize=1000,
+                            locations=[pb.KeyLocation(blockID=location.blockID, offset=0, length=1000)])
+    )  # fmt: skip
+    more = b"b" * (4 * MiB)
+    c1 = chunk(f"{lid}_chunk_1", 1000, more)
+    c2 = chunk(f"{lid}_chunk_2", 1000 + 4 * MiB, more[: 4 * MiB - 1000])
+    after = await exchange(
+        c.datanode,  # type: ignore[arg-type]
+        [write(CID, lid, c1, more), write(CID, lid, c2, more[: 4 * MiB - 1000]), put(CID, lid, [c0, c1, c2])],
+    )
+    body = data_pb2.GetCommittedBlockLengthRequestProto(blockID=block_id(CID, lid))
+    [length] = await exchange(
+        c.datanode,  # type: ignore[arg-type]
+        [request(data_pb2.GetCommittedBlockLength, CID, getCommittedBlockLength=body)],
+    )
+    return results(after), length.getCommittedBlockLength.blockLength
+
+
+def test_under_a_quota_a_committed_block_takes_no_more_writes(tmp_path: Path) -> None:
+    """Review D of defect 2: a write token stays valid after its key's commit, so its holder wrote 8 MiB
+    more into each committed block, stored uncharged. Under a quota OM now finalizes each block at the
+    commit (FinalizeBlock): the datanode refuses every later write to it, and what OM charged is what the
+    replica holds."""
+
+    async def body() -> None:
+        async with cluster(tmp_path, quota=10 * 1000 * 1000) as c:
+            stored = 0
+            for n in range(3):
+                after, length = await write_after_commit(c, f"k{n}")
+                assert after == ["BLOCK_ALREADY_FINALIZED"] * 3
+                stored += length
+            assert stored == 3000
+            assert c.used() == (stored, stored)
+
+    run(body())
+
+
+def test_without_a_quota_no_block_is_finalized(tmp_path: Path) -> None:
+    """Keys outside any quota commit as before: no FinalizeBlock is sent (its cost is paid only where a
+    quota makes the lengths matter), so the block still takes writes after the commit."""
+
+    async def body() -> None:
+        async with cluster(tmp_path, quota=0) as c:
+            after, length = await write_after_commit(c, "k")
+            assert after == ["SUCCESS"] * 3
+            assert length == 8 * MiB
+            assert c.used() == (1000, 1000)
 
     run(body())
