@@ -149,7 +149,9 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
     refuse_unimplemented(http.headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)
-    with gateway.client.acting_for(s3.user):  # OM's ACLs see the access id's user (Ozone's S3 auth)
+    # OM's ACLs see the access id's user (Ozone's S3 auth); never nobody, which would be the gateway itself
+    assert s3.user, "authenticate refuses an access id that is not a user name"
+    with gateway.client.acting_for(s3.user):
         await expected_owners(s3)
         return await HANDLERS[operation](s3)
 

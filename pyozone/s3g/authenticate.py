@@ -15,6 +15,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from pyozone.client.errors import OMException, OzoneClientError
+from pyozone.hdds.security.x509 import check_user_name
 from pyozone.s3g.auth import sigv4
 from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.auth.payload import Payload, open_payload
@@ -62,6 +63,10 @@ async def authenticate(
     (CompleteMultipartUpload's, which the handler checks)."""
     raw_path, _, raw_query = http.raw_path.partition("?")
     signed = sigv4.parse(raw_query, http.headers, datetime.now(UTC))
+    try:
+        check_user_name(signed.access_key)
+    except ValueError:  # the id is the user the gateway acts for: one OM gives no secret to
+        raise S3Error(S3ErrorCode.InvalidAccessKeyId) from None
     key = await gateway.signing_keys.get(gateway, signed)
     sigv4.verify(signed, key, http.method, raw_path, raw_query, http.headers)
     body_headers = http.headers
