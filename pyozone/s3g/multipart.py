@@ -205,22 +205,29 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     except S3Error:
         await _check_upload(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
         raise
-    metadata = {ETAG: etag, UPLOAD_ID: upload_id}
-    checksum = await _composite_checksum(s3, upload_id, [p[0] for p in parts], claimed)
-    if checksum is not None:
-        metadata[checksum[0].header] = checksum[1]
-    condition = write_condition(s3.headers)
     try:
-        await s3.gateway.client.complete_multipart_upload(
-            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata, condition=condition
-        )
-    except OzoneClientError as e:
-        refused = conditional_error(e, s3)
-        if refused.code is S3ErrorCode.PreconditionFailed:
-            raise refused from None
-        error = s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id)
-        if error.code is not S3ErrorCode.NoSuchUpload or not await _completed(s3, upload_id, etag):
-            raise error from None
+        checksum = await _composite_checksum(s3, upload_id, [p[0] for p in parts], claimed)
+    except S3Error as e:  # the parts are gone once the upload completed: a retry is answered from the key
+        if e.code is not S3ErrorCode.NoSuchUpload:
+            raise
+        checksum = await _repeated(s3, upload_id, etag, e)
+    else:
+        metadata = {ETAG: etag, UPLOAD_ID: upload_id}
+        if checksum is not None:
+            metadata[checksum[0].header] = checksum[1]
+        try:
+            await s3.gateway.client.complete_multipart_upload(
+                s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata,
+                condition=write_condition(s3.headers),
+            )  # fmt: skip
+        except OzoneClientError as e:
+            refused = conditional_error(e, s3)
+            if refused.code is S3ErrorCode.PreconditionFailed:
+                raise refused from None
+            error = s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id)
+            if error.code is not S3ErrorCode.NoSuchUpload:
+                raise error from None
+            checksum = await _repeated(s3, upload_id, etag, error)
     body = xml.document(
         "CompleteMultipartUploadResult",
         xml.el("Location", f"{s3.http.scheme}://{s3.http.host}/{s3.bucket}/{s3.key}"),
@@ -285,14 +292,19 @@ async def _part_metadata(s3: S3Request, upload_id: str) -> dict[int, Mapping[str
     return kept
 
 
-async def _completed(s3: S3Request, upload_id: str, etag: str) -> bool:
-    """Whether this upload already completed into the key with these parts: S3 answers a repeated
-    completion (a client's retry after a lost answer) as it answered the first."""
+async def _repeated(
+    s3: S3Request, upload_id: str, etag: str, missing: S3Error
+) -> tuple[ChecksumAlgorithm, str] | None:
+    """The checksum the first completion answered, when this upload already completed into the key with
+    these parts (S3 answers a repeated completion, a client's retry after a lost answer, as it answered
+    the first); else `missing` (NoSuchUpload) is raised."""
     try:
         info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
     except OzoneClientError:
-        return False
-    return info.metadata.get(UPLOAD_ID) == upload_id and info.metadata.get(ETAG) == etag
+        raise missing from None
+    if info.metadata.get(UPLOAD_ID) != upload_id or info.metadata.get(ETAG) != etag:
+        raise missing
+    return next(((a, info.metadata[a.header]) for a in ChecksumAlgorithm if a.header in info.metadata), None)
 
 
 async def _check_upload(s3: S3Request, upload_id: str) -> None:

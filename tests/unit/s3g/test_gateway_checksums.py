@@ -99,3 +99,16 @@ def test_a_full_object_only_algorithm_is_not_implemented(s3) -> None:  # type: i
         501,
         "NotImplemented",
     )
+
+
+def test_a_retried_completion_naming_part_checksums_answers_as_the_first(s3) -> None:  # type: ignore[no-untyped-def]
+    """boto3's retry after a lost answer: the same request again, part checksums and all."""
+    upload_id, part = upload_one_part(s3, "retried")
+    request = dict(
+        Bucket=BUCKET, Key="retried", UploadId=upload_id, ChecksumCRC32=composite([EMPTY_CRC32]),
+        MultipartUpload={"Parts": [part]},
+    )  # fmt: skip
+    first = s3.complete_multipart_upload(**request)
+    again = s3.complete_multipart_upload(**request)
+    assert (again["ETag"], again["ChecksumCRC32"]) == (first["ETag"], first["ChecksumCRC32"])
+    assert again["ChecksumCRC32"] == composite([EMPTY_CRC32])
