@@ -64,7 +64,10 @@ _ACTING_FOR: ContextVar[str | None] = ContextVar("pyozone_om_acting_for", defaul
 
 @contextmanager
 def acting_for(user: str) -> Iterator[None]:
-    """OM calls made in this context (this task, and tasks it starts) act for `user`."""
+    """OM calls made in this context (this task, and tasks it starts) act for `user`. An empty name is
+    refused: the calls would go out as the client itself (the S3 gateway's, an OM administrator)."""
+    if not user:
+        raise ValueError("the client acts for no user: an empty user name")
     token = _ACTING_FOR.set(user)
     try:
         yield
@@ -105,7 +108,7 @@ class OmClient:
         """`timeout_s`: the call's own timeout (default: the client's OM timeout)."""
         method = getattr(self._channel.stub, name)
         acting = _ACTING_FOR.get()
-        metadata = ((USER_METADATA, acting),) if acting else self._own
+        metadata = self._own if acting is None else ((USER_METADATA, acting),)
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
         recording = steps.current()

@@ -1,7 +1,9 @@
 """S3SecretManager: users' S3 secrets in s3SecretTable (Ozone's S3SecretManager), and the SigV4 signing
 keys derived from them.
 
-The access id is the user name (Ozone uses the Kerberos principal). A secret is 32 random bytes as 64 hex
+The access id is the user name (Ozone uses the Kerberos principal; pyozone has no Kerberos): the user the
+gateway acts for, so an id that is not a valid user name (`check_user_name`: no '@', '/', ...) gets no
+secret and no signing key, and `alice@EVIL.ORG` never reads as `alice`. A secret is 32 random bytes as 64 hex
 characters, Ozone's shape. A gateway never needs the secret itself: OM derives the signing key of a
 credential scope (date, region, service), so the secret does not leave OM for a signature check.
 """
@@ -15,6 +17,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.locks import NamespaceLock
 from pyozone.om.metadata import S3_SECRET_TABLE, OMMetadataStore
@@ -55,7 +58,8 @@ class S3SecretManager:
         return made
 
     def revoke(self, access_id: str) -> None:
-        _check_access_id(access_id)
+        """Also of an id an older OM gave a secret to and that is no user name now."""
+        _check_stored_id(access_id)
         with self.lock:
             if self._find(access_id) is None:
                 raise OMException(OMResultCode.S3_SECRET_NOT_FOUND, f"no S3 secret for {access_id!r}")
@@ -83,6 +87,14 @@ class S3SecretManager:
 
 
 def _check_access_id(access_id: str) -> None:
+    _check_stored_id(access_id)
+    try:
+        check_user_name(access_id)
+    except ValueError as e:
+        raise OMException(OMResultCode.INVALID_REQUEST, f"access id: {e}") from None
+
+
+def _check_stored_id(access_id: str) -> None:
     if not access_id.strip():
         raise OMException(
             OMResultCode.INVALID_REQUEST, f"access id {access_id[:64]!r}: an empty or blank user name"

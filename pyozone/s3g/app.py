@@ -19,7 +19,7 @@ from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
 from pyozone.s3g.body import CONTINUE, RequestBody
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import refuse_unimplemented
+from pyozone.s3g.headers import refuse_unimplemented, with_query_headers
 from pyozone.s3g.metrics import OPERATION, S3GatewayMetrics
 from pyozone.s3g.objects import NotModified, ResponseBroken
 from pyozone.s3g.om_errors import s3_error
@@ -133,9 +133,10 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
         http[OPERATION] = operation
     except S3Error as e:
         operation, unserved = None, e
+    headers = with_query_headers(http.headers, http.query)
     try:
         access_key, payload = await authenticate(
-            gateway, http, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
+            gateway, http, headers, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
         )
     except Unsigned:
         if unserved is None and where.bucket is not None and operation is not Operation.CREATE_BUCKET:
@@ -146,10 +147,12 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
     if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
         raise S3Error(S3ErrorCode.KeyTooLongError)
     routing.check_version(where)
-    refuse_unimplemented(http.headers, http.query)
+    refuse_unimplemented(headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
-    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway)
-    with gateway.client.acting_for(s3.user):  # OM's ACLs see the access id's user (Ozone's S3 auth)
+    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
+    # OM's ACLs see the access id's user (Ozone's S3 auth); never nobody, which would be the gateway itself
+    assert s3.user, "authenticate refuses an access id that is not a user name"
+    with gateway.client.acting_for(s3.user):
         await expected_owners(s3)
         return await HANDLERS[operation](s3)
 

@@ -15,6 +15,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from pyozone.client.errors import OMException, OzoneClientError
+from pyozone.hdds.security.x509 import check_user_name
 from pyozone.s3g.auth import sigv4
 from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.auth.payload import Payload, open_payload
@@ -55,18 +56,23 @@ class SigningKeys:
 
 
 async def authenticate(
-    gateway: Gateway, http: web.Request, *, object_checksum: bool = False
+    gateway: Gateway, http: web.Request, headers: CIMultiDictProxy[str], *, object_checksum: bool = False
 ) -> tuple[str, Payload]:
-    """The request's access key and the checks its body must pass; refuses as S3 does. `object_checksum`:
+    """The request's access key and the checks its body must pass; refuses as S3 does. `headers`: the
+    request's, with the checksums its query carries (headers.with_query_headers). `object_checksum`:
     an x-amz-checksum-* header is the checksum of the object the request makes, not of its body
     (CompleteMultipartUpload's, which the handler checks)."""
     raw_path, _, raw_query = http.raw_path.partition("?")
     signed = sigv4.parse(raw_query, http.headers, datetime.now(UTC))
+    try:
+        check_user_name(signed.access_key)
+    except ValueError:  # the id is the user the gateway acts for: one OM gives no secret to
+        raise S3Error(S3ErrorCode.InvalidAccessKeyId) from None
     key = await gateway.signing_keys.get(gateway, signed)
     sigv4.verify(signed, key, http.method, raw_path, raw_query, http.headers)
-    body_headers = http.headers
+    body_headers = headers
     if object_checksum:
         body_headers = CIMultiDictProxy(
-            CIMultiDict((k, v) for k, v in http.headers.items() if k.lower() not in BY_HEADER)
+            CIMultiDict((k, v) for k, v in headers.items() if k.lower() not in BY_HEADER)
         )
     return signed.access_key, open_payload(signed, key, body_headers)

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from aiohttp import HttpVersion11, hdrs, web
 
 from pyozone.common.http_body import BodyIncomplete, TimedBody
+from pyozone.s3g.auth.checksums import ChecksumAlgorithm
 from pyozone.s3g.auth.payload import Payload, PayloadDigests
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.xml import MAX_XML_BODY
@@ -95,6 +96,11 @@ class RequestBody:
         if http.version == HttpVersion11 and http.headers.get(hdrs.EXPECT, "").lower() == CONTINUE:
             await http.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             http.writer.output_size = 0  # the response proper has not begun
+
+    @property
+    def checksum_algorithm(self) -> ChecksumAlgorithm | None:
+        """The algorithm of the checksum the client sent with the body (None: none)."""
+        return self._payload.checksum_algorithm
 
     def digest(self) -> PayloadDigests:
         assert self._digests is not None, "pieces() has not run to the end"

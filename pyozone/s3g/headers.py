@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from urllib.parse import parse_qsl
 
-from multidict import CIMultiDictProxy, MultiMapping
+from multidict import CIMultiDict, CIMultiDictProxy, MultiMapping
 
 from pyozone.client.models import KeyCondition
+from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.auth.payload import stored_content_encoding
 from pyozone.s3g.auth.sigv4 import PRESIGN_PARAMS
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -109,9 +110,24 @@ NOT_IMPLEMENTED_HEADERS = {
     "x-amz-mp-object-size": "Object size checks of multipart uploads",
 }
 """Headers naming a feature the gateway does not have: NotImplemented (docs/s3.md has the whole table)."""
-SIGV4_QUERY = frozenset(name.lower() for name in (*PRESIGN_PARAMS, "X-Amz-Security-Token"))
-"""The x-amz-* query parameters of a presigned URL's signature: every other one is a header moved into the
-query (Amazon reads them so), which the gateway does not read there."""
+SIGV4_QUERY = frozenset(
+    name.lower() for name in (*PRESIGN_PARAMS, "X-Amz-Content-Sha256", "X-Amz-Security-Token")
+)
+"""The x-amz-* query parameters SigV4 presigning defines (the SDKs' presigners put X-Amz-Content-Sha256 in
+the query, sigv4.parse reads it there)."""
+QUERY_HEADERS = frozenset({*BY_HEADER, "x-amz-sdk-checksum-algorithm"})
+"""Headers a presigned URL may carry in its query (the SDKs' presigners put a checksum there): read as the
+headers they are (`with_query_headers`), so checked the same. Any other x-amz-* in the query is a header
+the gateway does not read there: refused."""
+
+
+def with_query_headers(headers: CIMultiDictProxy[str], query: MultiMapping[str]) -> CIMultiDictProxy[str]:
+    """The request's headers and the QUERY_HEADERS its query carries (one named twice is then refused as a
+    repeated single-valued header)."""
+    moved = [(name.lower(), value) for name, value in query.items() if name.lower() in QUERY_HEADERS]
+    return CIMultiDictProxy(CIMultiDict([*headers.items(), *moved])) if moved else headers
+
+
 MULTI_VALUED_PREFIX = USER_METADATA_PREFIX
 """The one x-amz-* header that may repeat: Amazon joins repeated user metadata."""
 SINGLE_VALUED = frozenset(
@@ -127,10 +143,10 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
     ACL grants (pyozone has no S3 ACLs: everything is `private`), Object Lock (a backup tool would believe
     it has WORM), website redirects, full-object checksums and the like (NOT_IMPLEMENTED_HEADERS). A
     single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
-    would count?), and so is an x-amz-* header moved into the query string: only the headers are read."""
+    would count?), and so is an x-amz-* header moved into the query string, but for QUERY_HEADERS."""
     for name in query:
         lower = name.lower()
-        if lower.startswith("x-amz-") and lower not in SIGV4_QUERY:
+        if lower.startswith("x-amz-") and lower not in SIGV4_QUERY and lower not in QUERY_HEADERS:
             raise S3Error(
                 S3ErrorCode.NotImplemented,
                 f"{name} in the query string is not implemented; send it as a header.",

@@ -38,7 +38,9 @@ from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
 CHECKSUM_ALGORITHM = "x-amz-checksum-algorithm"
 UPLOAD_ALGORITHM = "s3.multipart.checksumAlgorithm"
-"""Kept in the upload's metadata (never returned as a header): the algorithm it was created with."""
+"""Kept in the upload's metadata (never returned as a header): the algorithm it was created with, which
+every part must then carry (a copied part gets it computed) and the completion name for every part, as
+Amazon requires (400 InvalidRequest with Amazon's messages otherwise)."""
 COMPOSITE_ALGORITHMS = (ChecksumAlgorithm.CRC32, ChecksumAlgorithm.CRC32C, ChecksumAlgorithm.SHA1,
                         ChecksumAlgorithm.SHA256)  # fmt: skip
 """Amazon's COMPOSITE algorithms (CRC64NVME is FULL_OBJECT only)."""
@@ -119,6 +121,14 @@ async def upload_part(s3: S3Request) -> web.Response:
     size = s3.body.require_length()
     if size is not None and size > MAX_PART_BYTES:
         raise S3Error(S3ErrorCode.EntityTooLarge, MaxSizeAllowed=str(MAX_PART_BYTES), ProposedSize=str(size))
+    required = await _upload_algorithm(s3, upload_id)
+    sent = s3.body.checksum_algorithm
+    if required is not None and sent is not required:
+        raise S3Error(
+            S3ErrorCode.InvalidRequest,
+            f"Checksum Type mismatch occurred, expected checksum Type: {required.value.lower()}, actual "
+            f"checksum Type: {sent.value.lower() if sent is not None else 'null'}",
+        )
     try:
         out = await s3.gateway.client.create_multipart_key(
             s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number, size_hint=size or 0,
@@ -161,6 +171,8 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
         if span.length > MAX_PART_BYTES:
             raise S3Error(S3ErrorCode.EntityTooLarge)
         md5 = hashlib.md5(usedforsecurity=False)
+        algorithm = await _upload_algorithm(s3, upload_id)  # S3 computes the part's checksum then
+        checksum = algorithm.hasher() if algorithm is not None else None
         try:
             out = await s3.gateway.client.create_multipart_key(
                 s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number, size_hint=max(span.length, 0)
@@ -169,8 +181,12 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
                 if span.length > 0:
                     async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
                         md5.update(piece)
+                        if checksum is not None:
+                            checksum.update(piece)
                         await out.write(piece)
                 out.metadata[ETAG] = md5.hexdigest()
+                if algorithm is not None and checksum is not None:
+                    out.metadata[algorithm.header] = base64.b64encode(checksum.digest()).decode()
             committed = out.key_info
         except OzoneClientError as e:
             raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
@@ -179,6 +195,7 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
         "CopyPartResult",
         xml.el("LastModified", xml.iso_time(modified)),
         xml.el("ETag", f'"{md5.hexdigest()}"'),
+        *(xml.el(f"Checksum{a.value}", v) for a in ChecksumAlgorithm if (v := out.metadata.get(a.header))),
     )
     return xml_response(body)
 
@@ -203,24 +220,31 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     try:
         etag = multipart_etag([p[1] for p in parts])
     except S3Error:
-        await _check_upload(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
+        await _upload_algorithm(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
         raise
-    metadata = {ETAG: etag, UPLOAD_ID: upload_id}
-    checksum = await _composite_checksum(s3, upload_id, [p[0] for p in parts], claimed)
-    if checksum is not None:
-        metadata[checksum[0].header] = checksum[1]
-    condition = write_condition(s3.headers)
     try:
-        await s3.gateway.client.complete_multipart_upload(
-            s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata, condition=condition
-        )
-    except OzoneClientError as e:
-        refused = conditional_error(e, s3)
-        if refused.code is S3ErrorCode.PreconditionFailed:
-            raise refused from None
-        error = s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id)
-        if error.code is not S3ErrorCode.NoSuchUpload or not await _completed(s3, upload_id, etag):
-            raise error from None
+        checksum = await _composite_checksum(s3, upload_id, [p[0] for p in parts], claimed)
+    except S3Error as e:  # the parts are gone once the upload completed: a retry is answered from the key
+        if e.code is not S3ErrorCode.NoSuchUpload:
+            raise
+        checksum = await _repeated(s3, upload_id, etag, e)
+    else:
+        metadata = {ETAG: etag, UPLOAD_ID: upload_id}
+        if checksum is not None:
+            metadata[checksum[0].header] = checksum[1]
+        try:
+            await s3.gateway.client.complete_multipart_upload(
+                s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata,
+                condition=write_condition(s3.headers),
+            )  # fmt: skip
+        except OzoneClientError as e:
+            refused = conditional_error(e, s3)
+            if refused.code is S3ErrorCode.PreconditionFailed:
+                raise refused from None
+            error = s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id)
+            if error.code is not S3ErrorCode.NoSuchUpload:
+                raise error from None
+            checksum = await _repeated(s3, upload_id, etag, error)
     body = xml.document(
         "CompleteMultipartUploadResult",
         xml.el("Location", f"{s3.http.scheme}://{s3.http.host}/{s3.bucket}/{s3.key}"),
@@ -239,6 +263,16 @@ async def _composite_checksum(
     """The object's COMPOSITE checksum, when the completion names one (in its XML's parts or its
     x-amz-checksum-* header): every part's claimed checksum must be the one verified at its upload, and the
     header's value (with or without its `-N`) the checksum of those."""
+    kept, required = await _part_metadata(s3, upload_id)
+    if required is not None:
+        for number in numbers:
+            if claimed.get(number, (None, ""))[0] is not required:
+                raise S3Error(
+                    S3ErrorCode.InvalidRequest,
+                    f"The upload was created using a {required.value.lower()} checksum. The complete request "
+                    f"must include the checksum for each part. It was missing for part {number} in the "
+                    "request.",
+                )
     named = [(BY_HEADER[name], value) for name in BY_HEADER if (value := s3.headers.get(name)) is not None]
     algorithms = {a for a, _ in claimed.values()} | {a for a, _ in named}
     if not algorithms:
@@ -247,7 +281,6 @@ async def _composite_checksum(
         raise S3Error(S3ErrorCode.InvalidRequest, "A multipart upload's parts have one checksum algorithm.")
     [algorithm] = algorithms
     _composite_algorithm(algorithm.value)
-    kept = await _part_metadata(s3, upload_id)
     digest = algorithm.hasher()
     for number in numbers:
         stored = kept.get(number, {}).get(algorithm.header)
@@ -264,9 +297,13 @@ async def _composite_checksum(
     return algorithm, f"{base64.b64encode(raw).decode()}-{len(numbers)}"
 
 
-async def _part_metadata(s3: S3Request, upload_id: str) -> dict[int, Mapping[str, str]]:
-    """Every part's metadata as committed, page by page (OM lists at most MAX_LIST_ENTRIES at a time)."""
+async def _part_metadata(
+    s3: S3Request, upload_id: str
+) -> tuple[dict[int, Mapping[str, str]], ChecksumAlgorithm | None]:
+    """Every part's metadata as committed, page by page (OM lists at most MAX_LIST_ENTRIES at a time), and
+    the algorithm the upload was created with."""
     kept: dict[int, Mapping[str, str]] = {}
+    metadata: Mapping[str, str] = {}
     marker, truncated = 0, True
     while truncated:
         try:
@@ -281,25 +318,40 @@ async def _part_metadata(s3: S3Request, upload_id: str) -> dict[int, Mapping[str
         except OzoneClientError as e:
             raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
         kept.update({p.part_number: p.metadata for p in page.parts})
+        metadata = page.metadata
         marker, truncated = page.next_part_number_marker, page.truncated and bool(page.parts)
-    return kept
+    return kept, _created_with(metadata)
 
 
-async def _completed(s3: S3Request, upload_id: str, etag: str) -> bool:
-    """Whether this upload already completed into the key with these parts: S3 answers a repeated
-    completion (a client's retry after a lost answer) as it answered the first."""
+async def _upload_algorithm(s3: S3Request, upload_id: str) -> ChecksumAlgorithm | None:
+    """The checksum algorithm the upload was created with (NoSuchUpload if there is no such upload)."""
+    try:
+        page = await s3.gateway.client.list_parts(
+            s3.gateway.volume, s3.bucket, s3.key, upload_id, max_parts=1
+        )
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+    return _created_with(page.metadata)
+
+
+def _created_with(upload_metadata: Mapping[str, str]) -> ChecksumAlgorithm | None:
+    name = upload_metadata.get(UPLOAD_ALGORITHM)
+    return ChecksumAlgorithm(name) if name is not None else None
+
+
+async def _repeated(
+    s3: S3Request, upload_id: str, etag: str, missing: S3Error
+) -> tuple[ChecksumAlgorithm, str] | None:
+    """The checksum the first completion answered, when this upload already completed into the key with
+    these parts (S3 answers a repeated completion, a client's retry after a lost answer, as it answered
+    the first); else `missing` (NoSuchUpload) is raised."""
     try:
         info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
     except OzoneClientError:
-        return False
-    return info.metadata.get(UPLOAD_ID) == upload_id and info.metadata.get(ETAG) == etag
-
-
-async def _check_upload(s3: S3Request, upload_id: str) -> None:
-    try:
-        await s3.gateway.client.list_parts(s3.gateway.volume, s3.bucket, s3.key, upload_id, max_parts=1)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+        raise missing from None
+    if info.metadata.get(UPLOAD_ID) != upload_id or info.metadata.get(ETAG) != etag:
+        raise missing
+    return next(((a, info.metadata[a.header]) for a in ChecksumAlgorithm if a.header in info.metadata), None)
 
 
 async def abort_multipart_upload(s3: S3Request) -> web.Response:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aiohttp import web
+from multidict import CIMultiDictProxy
 
-from pyozone.hdds.security.users import short_user_name
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.routing import Operation, Target
 from pyozone.s3g.settings import S3GatewaySettings
@@ -47,16 +47,14 @@ class S3Request:
     access_key: str
     body: RequestBody
     gateway: Gateway
+    headers: CIMultiDictProxy[str]
+    """The request's, with the checksums a presigned URL's query carries (headers.with_query_headers)."""
 
     @property
     def user(self) -> str:
-        """The user OM knows the access id as (Ozone: the short name of its principal): the owner of what
-        the request creates, the user OM's ACLs check."""
-        return short_user_name(self.access_key)
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        return self.http.headers
+        """The access id, which is the user's name (authenticate checked it is a valid one; Ozone's
+        principal, without Kerberos): the owner of what the request creates, the user OM's ACLs check."""
+        return self.access_key
 
     @property
     def query(self) -> Mapping[str, str]:

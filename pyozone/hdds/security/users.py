@@ -32,13 +32,6 @@ def login_user() -> str:
     return os.environ.get(HADOOP_USER_NAME) or getpass.getuser()
 
 
-def short_user_name(principal: str) -> str:
-    """The user a principal names, by Hadoop's DEFAULT auth_to_local rule: `svc/host@REALM` and
-    `carol@REALM` are `svc` and `carol`. Ozone's OM names an S3 access id's user so (the owner of what it
-    creates, the user ACLs are matched against)."""
-    return principal.split("@", 1)[0].split("/", 1)[0]
-
-
 def _names(raw: str | None) -> frozenset[str]:
     return frozenset(n.strip() for n in (raw or "").split(",") if n.strip())
 

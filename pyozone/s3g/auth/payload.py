@@ -78,6 +78,11 @@ class Payload:
         self._hashers: dict[ChecksumAlgorithm, Hasher] = {each: each.hasher() for each in algorithms}
         self._length = 0
 
+    @property
+    def checksum_algorithm(self) -> ChecksumAlgorithm | None:
+        """The algorithm of the checksum the client sent or declared as a trailer (None: no checksum)."""
+        return self._expected.algorithm if self._expected is not None else None
+
     def feed(self, data: bytes | bytearray | memoryview) -> list[memoryview]:
         """Take the next piece of the body as received; returns the object data in it (views, no copy)."""
         pieces = self._decoder.feed(data) if self._decoder is not None else [memoryview(data).cast("B")]

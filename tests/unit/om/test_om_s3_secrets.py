@@ -81,3 +81,17 @@ def test_bad_user_names_are_refused(om: OzoneManager) -> None:
     for name in ("", " ", "  \u3000", "x" * 257, "tab\there"):  # blank: issue 28 defect 19d
         assert code(om.s3_secrets.get, name) is OMResultCode.INVALID_REQUEST
         assert code(om.s3_secrets.revoke, name) is OMResultCode.INVALID_REQUEST
+
+
+@pytest.mark.parametrize("access_id", ["@EVIL.ORG", "/x", "/host@REALM", "alice@EVIL.ORG", "alice/b", "a b"])
+def test_an_access_id_is_a_user_name(om: OzoneManager, access_id: str) -> None:
+    """The access id is the user the gateway acts for (no Kerberos, no short name): an id that is not a
+    valid user name gets no secret and no signing key; a secret an older OM stored for it can be revoked."""
+    assert code(om.s3_secrets.get, access_id) is OMResultCode.INVALID_REQUEST
+    secret = om_pb.S3Secret(kerberosID=access_id, awsSecret="s" * 64)
+    om.store.write([(S3_SECRET_TABLE, access_id, secret.SerializeToString())])
+    assert code(om.s3_secrets.signing_key, access_id, "20240101", "us-east-1", "s3") is (
+        OMResultCode.INVALID_REQUEST
+    )
+    om.s3_secrets.revoke(access_id)
+    assert om.store.get(S3_SECRET_TABLE, access_id) is None

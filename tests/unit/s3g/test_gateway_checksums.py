@@ -72,11 +72,6 @@ def test_a_part_checksum_other_than_the_uploaded_one_is_an_invalid_part(s3) -> N
         s3.complete_multipart_upload, Bucket=BUCKET, Key="lying", UploadId=upload_id,
         MultipartUpload={"Parts": [wrong]},
     ) == (400, "InvalidPart")  # fmt: skip
-    other = {k: v for k, v in part.items() if k != "ChecksumCRC32"} | {"ChecksumSHA256": "A" * 43 + "="}
-    assert refused(
-        s3.complete_multipart_upload, Bucket=BUCKET, Key="lying", UploadId=upload_id,
-        MultipartUpload={"Parts": [other]},
-    ) == (400, "InvalidPart")  # fmt: skip
     assert "lying" not in keys(s3)
 
 
@@ -99,3 +94,75 @@ def test_a_full_object_only_algorithm_is_not_implemented(s3) -> None:  # type: i
         501,
         "NotImplemented",
     )
+
+
+def test_a_retried_completion_naming_part_checksums_answers_as_the_first(s3) -> None:  # type: ignore[no-untyped-def]
+    """boto3's retry after a lost answer: the same request again, part checksums and all."""
+    upload_id, part = upload_one_part(s3, "retried")
+    request = dict(
+        Bucket=BUCKET, Key="retried", UploadId=upload_id, ChecksumCRC32=composite([EMPTY_CRC32]),
+        MultipartUpload={"Parts": [part]},
+    )  # fmt: skip
+    first = s3.complete_multipart_upload(**request)
+    again = s3.complete_multipart_upload(**request)
+    assert (again["ETag"], again["ChecksumCRC32"]) == (first["ETag"], first["ChecksumCRC32"])
+    assert again["ChecksumCRC32"] == composite([EMPTY_CRC32])
+
+
+MISSING_PART_CHECKSUM = (
+    "The upload was created using a crc32 checksum. The complete request must include the checksum for each "
+    "part. It was missing for part 1 in the request."
+)
+
+
+def refusal(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str, str]:
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    error = e.value.response["Error"]
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], error["Code"], error.get("Message", "")
+
+
+def test_an_uploads_algorithm_is_required_of_its_parts(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
+    """Amazon's answers when an upload created with CRC32 gets a part without it, or with another one."""
+    upload_id = s3.create_multipart_upload(Bucket=BUCKET, Key="typed", ChecksumAlgorithm="CRC32")["UploadId"]
+    status, text = gateway.signed_request("PUT", f"/{BUCKET}/typed?partNumber=1&uploadId={upload_id}")
+    assert status == 400 and "<Code>InvalidRequest</Code>" in text
+    assert (
+        "Checksum Type mismatch occurred, expected checksum Type: crc32, actual checksum Type: null" in text
+    )
+    assert refusal(
+        s3.upload_part, Bucket=BUCKET, Key="typed", UploadId=upload_id, PartNumber=1, Body=b"",
+        ChecksumAlgorithm="SHA256",
+    ) == (400, "InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: crc32, actual "
+          "checksum Type: sha256")  # fmt: skip
+    assert s3.list_parts(Bucket=BUCKET, Key="typed", UploadId=upload_id).get("Parts", []) == []
+
+
+def test_an_uploads_algorithm_is_required_of_its_completion(s3) -> None:  # type: ignore[no-untyped-def]
+    upload_id, part = upload_one_part(s3, "unnamed")
+    bare = {k: v for k, v in part.items() if k != "ChecksumCRC32"}
+    other = bare | {"ChecksumSHA256": "A" * 43 + "="}
+    for named in (bare, other):
+        assert refusal(
+            s3.complete_multipart_upload, Bucket=BUCKET, Key="unnamed", UploadId=upload_id,
+            MultipartUpload={"Parts": [named]},
+        ) == (400, "InvalidRequest", MISSING_PART_CHECKSUM)  # fmt: skip
+    assert "unnamed" not in keys(s3)
+    done = s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="unnamed", UploadId=upload_id, MultipartUpload={"Parts": [part]}
+    )
+    assert done["ChecksumCRC32"] == composite([EMPTY_CRC32])
+
+
+def test_a_copied_part_of_an_upload_with_an_algorithm_gets_its_checksum(s3) -> None:  # type: ignore[no-untyped-def]
+    s3.put_object(Bucket=BUCKET, Key="source", Body=b"")
+    upload_id = s3.create_multipart_upload(Bucket=BUCKET, Key="copied", ChecksumAlgorithm="CRC32")["UploadId"]
+    copied = s3.upload_part_copy(
+        Bucket=BUCKET, Key="copied", UploadId=upload_id, PartNumber=1, CopySource=f"{BUCKET}/source"
+    )["CopyPartResult"]
+    assert copied["ChecksumCRC32"] == EMPTY_CRC32
+    part = {"PartNumber": 1, "ETag": copied["ETag"], "ChecksumCRC32": copied["ChecksumCRC32"]}
+    done = s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="copied", UploadId=upload_id, MultipartUpload={"Parts": [part]}
+    )
+    assert done["ChecksumCRC32"] == composite([EMPTY_CRC32])

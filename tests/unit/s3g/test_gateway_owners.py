@@ -1,7 +1,7 @@
 """Whose a bucket is, through boto3 (issue 28, the review of defect 14): a bucket is made with its owner in
-one OM call (never an orphan owned by root, never a race to own it), Kerberos-style access ids own theirs by
-their short name as Ozone names them, x-amz-expected-bucket-owner is checked, the owner shown is the
-bucket's everywhere, only the owner writes an ACL, and an anonymous request learns nothing before its
+one OM call (never an orphan owned by root, never a race to own it), an access id is its user's name (one
+that names no user gets no secret and is refused), x-amz-expected-bucket-owner is checked, the owner shown
+is the bucket's everywhere, only the owner writes an ACL, and an anonymous request learns nothing before its
 AccessDenied."""
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from pyozone.client.errors import OzoneClientError
+from pyozone.om.metadata import S3_SECRET_TABLE
+from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from tests.unit.s3g.gateway_thread import GatewayOnThread
 
 BUCKET = "owned"
@@ -37,22 +40,59 @@ def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
     return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
-@pytest.mark.parametrize(("access_id", "user"), [("carol@EXAMPLE.COM", "carol"), ("svc/host@REALM", "svc")])
-def test_a_kerberos_principal_owns_its_bucket_by_its_short_name(
-    gateway: GatewayOnThread, access_id: str, user: str
+NOT_USER_NAMES = ["@EVIL.ORG", "/x", "/host@REALM", "alice@EVIL.ORG", "alice/anything", "dave smith"]
+"""Access ids that name no user (review of round 2): an empty short name made the gateway act as itself,
+an OM administrator; a realm or instance dropped made `alice@EVIL.ORG` alice."""
+
+
+@pytest.mark.parametrize("access_id", NOT_USER_NAMES)
+def test_an_access_id_that_is_not_a_user_name_gets_no_secret(
+    gateway: GatewayOnThread, access_id: str
 ) -> None:
-    s3 = gateway.boto3(access_id)
-    s3.create_bucket(Bucket=f"of-{user}")
-    assert s3.get_bucket_acl(Bucket=f"of-{user}")["Owner"]["ID"] == user
-    s3.create_bucket(Bucket=f"of-{user}")  # your own again: 200 in us-east-1
-    listed = s3.list_buckets()
-    assert ([b["Name"] for b in listed["Buckets"]], listed["Owner"]["ID"]) == ([f"of-{user}"], user)
+    with pytest.raises(OzoneClientError) as error:
+        gateway.secret(access_id)
+    assert "INVALID_REQUEST" in str(error.value) and "not a valid user name" in str(error.value)
 
 
-def test_an_owner_om_refuses_leaves_no_bucket(gateway: GatewayOnThread, alice) -> None:  # type: ignore[no-untyped-def]
-    s3 = gateway.boto3("dave smith")
-    assert refused(s3.create_bucket, Bucket="of-dave")[0] == 400
-    assert refused(alice.head_bucket, Bucket="of-dave") == (404, "404")
+def stored_secret(gateway: GatewayOnThread, access_id: str) -> str:
+    """A secret OM stored for `access_id` before it refused such ids (a store of an older pyozone)."""
+    secret = "s" * 64
+    record = om_pb.S3Secret(kerberosID=access_id, awsSecret=secret).SerializeToString()
+
+    async def write() -> None:
+        gateway.om.core.store.write([(S3_SECRET_TABLE, access_id, record)])
+
+    gateway.call(write())
+    return secret
+
+
+@pytest.mark.parametrize("access_id", NOT_USER_NAMES)
+def test_a_stored_secret_of_an_access_id_that_is_not_a_user_name_is_refused(  # type: ignore[no-untyped-def]
+    gateway: GatewayOnThread, alice, access_id: str
+) -> None:
+    import boto3
+    from botocore.config import Config
+
+    s3 = boto3.client(
+        "s3", endpoint_url=gateway.url, aws_access_key_id=access_id,
+        aws_secret_access_key=stored_secret(gateway, access_id), region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+    )  # fmt: skip
+    denied = (403, "InvalidAccessKeyId")
+    assert refused(s3.list_buckets) == denied
+    assert refused(s3.list_objects_v2, Bucket=BUCKET) == denied
+    assert refused(s3.head_bucket, Bucket=BUCKET, ExpectedBucketOwner="alice") == (403, "403")
+    assert refused(s3.put_bucket_acl, Bucket=BUCKET, ACL="private") == denied
+    assert refused(s3.put_object, Bucket=BUCKET, Key="planted", Body=b"") == denied
+    assert refused(s3.create_bucket, Bucket="of-evil") == denied
+    assert refused(alice.head_bucket, Bucket="of-evil") == (404, "404")
+    assert [o["Key"] for o in alice.list_objects_v2(Bucket=BUCKET)["Contents"]] == ["k"]
+
+
+def test_the_gateway_never_acts_for_an_empty_user(gateway: GatewayOnThread) -> None:
+    assert gateway.gateway.client is not None
+    with pytest.raises(ValueError, match="acts for no user"), gateway.gateway.client.acting_for(""):
+        pass
 
 
 def test_concurrent_creates_by_the_owner_all_succeed(gateway: GatewayOnThread) -> None:
