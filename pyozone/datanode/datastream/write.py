@@ -1,9 +1,11 @@
 """ChainWriter: one block's datastream on one member of the chain (write pipeline V2).
 
 Each packet is received into this connection's buffer, sent on to the next member from that same buffer,
-then written into the block file from it: no copy in Python. The chain's last member checks the packet
-against its checksums before it writes (HDFS's rule): every member holds the same bytes, so one check
-proves them all, and a mismatch fails the block on every member. The others save that CPU.
+then written into the block file from it: no copy in Python. Every member checks the packet against its
+checksums before it writes it (HDFS checks at the last member only): a member that wrote unchecked bytes
+would hold what another refused, and a putBlock would then commit on some replicas and not on others.
+The check costs CPU per byte on every member (CRC32/CRC32C run in C, at GB/s), and lets every member keep
+the checksums it verified, so the putBlock reads nothing back.
 
 Acks flow back pipelined: a member acks a packet once it wrote the packet and the next member acked it
 (a relay thread reads the next member's acks while the main thread goes on receiving). The last member
@@ -249,7 +251,7 @@ class ChainWriter:
                 ),
             )
             try:
-                self.dispatcher.write(container, self.block_id, chunk, data, verified=downstream is None)
+                self.dispatcher.write(container, self.block_id, chunk, data)
             except ContainerError as e:
                 code = pb.Result.Value(e.result.value)
                 raise _ChainBroken(ds.encode_ack(code, self._written, 0, str(e))) from None

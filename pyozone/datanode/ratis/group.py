@@ -70,7 +70,8 @@ DETERMINISTIC = frozenset(
     }
 )
 """Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). They
-count as applied, except on a follower when the leader applied the entry (that replica has diverged, see
+count as applied, except on a follower when the leader applied the entry, and a follower's SUCCESS does
+not count when the leader's healthy replica refused the entry so (either way that replica has diverged, see
 RaftGroup._judge); any other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has
 failed the pipeline. (A leader without room for a write's new container refuses the write before it enters
 the log, Dispatcher.check_writable, so a full disk does not fail its pipelines.)"""
@@ -376,13 +377,19 @@ class RaftGroup:
             self._judge(member, reply, outcome)
 
     def _judge(self, member: str, reply: pb.AppendEntriesReplyProto, leader_result: int) -> None:
-        """What the leader applied, every follower must have applied. Where the leader refused (its own
-        copy went UNHEALTHY, or a refusal all reach alike), a follower's SUCCESS or alike refusal is fine:
-        nothing acknowledged depends on the entry. A failed member's later answers count for nothing."""
+        """What the leader applied, every follower must have applied, and what the leader's healthy
+        replica refused as all members would (DETERMINISTIC) no follower may have applied: the leader
+        applies in parallel with its followers, so a follower's SUCCESS there left its replica different
+        from the leader's, which nothing would repair (a putBlock of bytes only some members hold): that
+        follower has failed, never agreed. Where the leader's own copy went UNHEALTHY (SCM replaces it
+        from the healthy ones) or the leader failed itself (IO_EXCEPTION, ...: the pipeline goes), a
+        follower's SUCCESS or alike refusal is fine. A failed member's later answers count for nothing."""
         if member in self.failed:
             return
         if leader_result == pb.SUCCESS:
             agrees = reply.result == pb.SUCCESS
+        elif leader_result in DETERMINISTIC and leader_result != pb.CONTAINER_UNHEALTHY:
+            agrees = reply.result in DETERMINISTIC
         else:
             agrees = reply.result == pb.SUCCESS or reply.result in DETERMINISTIC
         if not agrees:

@@ -6,9 +6,11 @@ committed checksum's mismatch for damage to the replica and mark it UNHEALTHY, s
 would let one writer ruin the container for everyone. A finalized block (`finalize_block`, Ozone's
 FinalizeBlock, sent by OM at its key's commit under a space quota) takes no more writeChunk or putBlock
 (BLOCK_ALREADY_FINALIZED): what OM charged is what the block holds. A writeChunk's verified checksums are
-kept (per block, offset and length) until its putBlock, which commits them when it names the same; any
-other new chunk in a putBlock is read back and verified against the checksums it names. So the outcome depends
-only on the bytes stored, and every replica of a pipeline reaches it alike. Ozone's BlockManagerImpl
+kept (per block, by offset, `_Kept`) until its putBlock, which commits them when it names the same; any
+other new chunk in a putBlock is read back and verified against the checksums it names. So the outcome
+depends only on the bytes stored, and every replica of a pipeline reaches it alike. What is kept is bounded
+(VERIFIED_MAX_BYTES per replica; beyond it the putBlock reads back) and dropped once a putBlock commits
+the range, the block is deleted or the replica can take no more writes. Ozone's BlockManagerImpl
 commits the chunk list as sent.
 
 Durability (fsync policy): chunk writes are not fsynced. putBlock fsyncs the block file (and, for a
@@ -20,8 +22,9 @@ the .container file (see container_state). Mutations hold the container's lock; 
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left, insort
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pyozone.common.fsutil import fsync_dir
@@ -64,6 +67,42 @@ _NOT_WRITABLE = {
     ReplicaState.UNHEALTHY: Result.CONTAINER_UNHEALTHY,
     ReplicaState.INVALID: Result.INVALID_CONTAINER_STATE,
 }
+VERIFIED_MAX_BYTES = 4 * 1024 * 1024
+"""The memory one replica spends at most on checksums kept from verified writeChunks (estimated with
+_KEPT_ENTRY_BYTES and _KEPT_CHECKSUM_BYTES): a writer that never sends its putBlock, or a tiny
+bytesPerChecksum (any is valid on the wire; Ozone's client raises ozone.client.bytes.per.checksum to
+16 KB at least), must not exhaust the datanode's memory. A chunk beyond it is read back at its putBlock
+instead. With 16 KB CRC32 pieces it covers about 1.3 GB written and not yet committed."""
+_KEPT_ENTRY_BYTES = 256
+_KEPT_CHECKSUM_BYTES = 48
+
+
+def _cost(sums: ChecksumData) -> int:
+    return _KEPT_ENTRY_BYTES + _KEPT_CHECKSUM_BYTES * len(sums.checksums)
+
+
+@dataclass(slots=True)
+class _Kept:
+    """One block's kept extents, never overlapping, by offset: a write finds the ones it replaces by
+    bisection, so a block of n chunks costs O(log n) per write, not O(n)."""
+
+    starts: list[int] = field(default_factory=list)
+    extents: dict[int, tuple[int, ChecksumData]] = field(default_factory=dict)
+
+    def drop(self, start: int, end: int) -> int:
+        """Forgets every extent overlapping [start, end); returns their cost."""
+        high = bisect_left(self.starts, end)
+        low = high
+        while low and self.starts[low - 1] + self.extents[self.starts[low - 1]][0] > start:
+            low -= 1
+        freed = sum(_cost(self.extents.pop(s)[1]) for s in self.starts[low:high])
+        del self.starts[low:high]
+        return freed
+
+    def add(self, offset: int, length: int, sums: ChecksumData) -> None:
+        """After drop(offset, offset + length): nothing kept overlaps it."""
+        insort(self.starts, offset)
+        self.extents[offset] = (length, sums)
 
 
 class KeyValueContainer(ContainerReplica):
@@ -73,9 +112,11 @@ class KeyValueContainer(ContainerReplica):
         self, data: ContainerData, volume: HddsVolume, directory: Path, trusted: bool = True
     ) -> None:
         super().__init__(data, volume, directory, trusted)
-        self._verified: dict[int, dict[tuple[int, int], ChecksumData]] = {}
-        """local id -> (offset, length) -> the checksums a writeChunk was verified with, until a putBlock
-        commits them (in memory: after a restart a putBlock reads its chunks back instead)."""
+        self._verified: dict[int, _Kept] = {}
+        """local id -> the checksums writeChunks were verified with, until a putBlock commits them (in
+        memory: after a restart a putBlock reads its chunks back instead)."""
+        self._kept_bytes = 0
+        """The estimated memory of `_verified`, at most VERIFIED_MAX_BYTES."""
         self._finalized: set[int] | None = None
         """The local ids of the finalized blocks (their records say so), read on the first write after
         a load: Ozone's KeyValueContainerData finalizedBlockSet."""
@@ -122,12 +163,10 @@ class KeyValueContainer(ContainerReplica):
 
     # --- data path
 
-    def write_chunk(
-        self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview, verified: bool = True
-    ) -> bool:
-        """Writes one chunk at its offset in the block file; True once the container is full. The data
-        is checked against its checksums unless `verified` is False (a datastream member that is not the
-        chain's last: the last one checks the very bytes it forwarded)."""
+    def write_chunk(self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview) -> bool:
+        """Writes one chunk at its offset in the block file, once its data matches its checksums (on
+        every member of a datastream chain too: a member never writes bytes it did not verify, so a bad
+        packet is refused before any replica holds it); True once the container is full."""
         self._check_block_id(block_id)
         if len(data) != chunk.length or chunk.offset < 0:
             raise ContainerError(
@@ -135,8 +174,7 @@ class KeyValueContainer(ContainerReplica):
             )
         try:
             chunk.checksum_data.check_shape(chunk.length)
-            if verified:
-                verify(data, chunk.checksum_data)
+            verify(data, chunk.checksum_data)
         except ChecksumMismatch as e:
             raise ContainerError(Result.CHECKSUM_MISMATCH, f"chunk {chunk.name} of {block_id}: {e}") from None
         except ValueError as e:
@@ -147,7 +185,7 @@ class KeyValueContainer(ContainerReplica):
             path = chunk_io.block_file(self.chunks_dir, block_id.local_id)
             size = chunk_io.file_size(path)
             if chunk.offset < size:  # appending touches nothing committed
-                self._check_overwrite(block_id, chunk, verified)
+                self._check_overwrite(block_id, chunk, data, path)
             growth = max(0, chunk.offset + chunk.length - size)
             if growth and growth > self.volume.writable():
                 raise ContainerError(
@@ -162,37 +200,47 @@ class KeyValueContainer(ContainerReplica):
             self.used_bytes += growth
             self.volume.add_used(growth)
             self._sync_committed()
-            self._remember(block_id.local_id, chunk, verified)
+            self._remember(block_id.local_id, chunk)
             return self.used_bytes >= self.data.max_size
 
-    def _check_overwrite(self, block_id: BlockID, chunk: ChunkInfo, verified: bool) -> None:
+    def _check_overwrite(
+        self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview, path: Path
+    ) -> None:
         """Raises OVERWRITE_FLAG_REQUIRED (Ozone's result for a chunk overwrite it was not asked for) for a
-        write into the bytes of a committed chunk, unless it is that chunk again, verified (a retried
-        write): changed bytes under committed checksums would read as damage to the replica. Under the
-        lock."""
+        write that changes a byte of a committed chunk: changed bytes under committed checksums would read
+        as damage to the replica, and checksums that merely verify (NONE, a CRC collision) prove nothing.
+        The same bytes again (a retried write) are fine. Under the lock."""
         stored = self.db.block(block_id.local_id)
         if stored is None:
             return
         start, end = chunk.offset, chunk.offset + chunk.length
         for done in BlockData.from_json(stored).chunks:
-            overlaps = done.offset < end and start < done.offset + done.length
-            if overlaps and not (verified and _extent(done) == _extent(chunk)):
+            low, high = max(start, done.offset), min(end, done.offset + done.length)
+            if low >= high:
+                continue
+            try:
+                now = chunk_io.read_at(path, low, high - low, self.volume.io_stats)
+            except OSError as e:
+                raise io_error(self.volume, f"read committed chunk {done.name}", e) from None
+            if now != data[low - start : high - start]:
                 raise ContainerError(
                     Result.OVERWRITE_FLAG_REQUIRED,
-                    f"chunk {chunk.name} ({chunk.length} bytes at {start}) overwrites committed chunk "
+                    f"chunk {chunk.name} ({chunk.length} bytes at {start}) changes committed chunk "
                     f"{done.name} of {block_id}",
                 )
 
-    def _remember(self, local_id: int, chunk: ChunkInfo, verified: bool) -> None:
-        """Keeps a written chunk's checksums if they were verified; forgets any other chunk of the block
-        whose bytes this write replaced. Under the lock."""
-        written = self._verified.setdefault(local_id, {})
-        start, end = chunk.offset, chunk.offset + chunk.length
-        for extent in [e for e in written if e[0] < end and start < e[0] + e[1]]:
-            del written[extent]
-        if verified:
-            written[(start, chunk.length)] = chunk.checksum_data
-        elif not written:
+    def _remember(self, local_id: int, chunk: ChunkInfo) -> None:
+        """Keeps a written chunk's verified checksums while VERIFIED_MAX_BYTES allows; forgets any other
+        chunk of the block whose bytes this write replaced. Under the lock."""
+        kept = self._verified.get(local_id)
+        if kept is not None:
+            self._kept_bytes -= kept.drop(chunk.offset, chunk.offset + chunk.length)
+        cost = _cost(chunk.checksum_data)
+        if chunk.length and self._kept_bytes + cost <= VERIFIED_MAX_BYTES:
+            kept = self._verified.setdefault(local_id, _Kept())
+            kept.add(chunk.offset, chunk.length, chunk.checksum_data)
+            self._kept_bytes += cost
+        elif kept is not None and not kept.starts:
             del self._verified[local_id]
 
     def read_chunk(
@@ -259,7 +307,7 @@ class KeyValueContainer(ContainerReplica):
             except (OSError, DBError) as e:
                 raise io_error(self.volume, f"put block {block.block_id}", e) from None
             self.bcsid, self.key_count = new_bcsid, key_count
-            self._forget(lid, block.chunks)
+            self._forget(lid, block.file_length)
 
     def finalize_block(self, block_id: BlockID) -> BlockData:
         """Marks a committed block finalized, persisted with its record (Ozone's BlockManager
@@ -304,14 +352,14 @@ class KeyValueContainer(ContainerReplica):
     def _check_chunks(self, block: BlockData, committed: Iterable[ChunkInfo], path: Path) -> None:
         """Raises CHECKSUM_MISMATCH unless every chunk `block` names describes the bytes written: one
         committed before, or one a writeChunk was verified with, as it is; any other read back and
-        verified (a datastream member that forwarded its packets unverified, a restart since the write).
+        verified (checksums not kept, past VERIFIED_MAX_BYTES, or a restart since the write).
         Under the lock."""
         known = {_extent(c) for c in committed}
-        written = self._verified.get(block.block_id.local_id, {})
+        kept = self._verified.get(block.block_id.local_id, _Kept())
         for chunk in block.chunks:
             if _extent(chunk) in known:
                 continue
-            if written.get((chunk.offset, chunk.length)) == chunk.checksum_data:
+            if kept.extents.get(chunk.offset) == (chunk.length, chunk.checksum_data):
                 continue
             try:
                 data = chunk_io.read_at(path, chunk.offset, chunk.length, self.volume.io_stats)
@@ -329,17 +377,31 @@ class KeyValueContainer(ContainerReplica):
             except ValueError as e:
                 raise ContainerError(Result.MALFORMED_REQUEST, f"chunk {chunk.name}: {e}") from None
 
-    def _forget(self, local_id: int, chunks: Iterable[ChunkInfo] | None = None) -> None:
-        """Drops the kept checksums of `chunks` of a block (all of them if None): committed or gone."""
-        written = self._verified.get(local_id)
-        if written is None:
+    def _forget(self, local_id: int, below: int | None = None) -> None:
+        """Drops the kept checksums of a block's bytes below `below` (all of them if None): committed,
+        replaced or gone. Under the lock."""
+        kept = self._verified.get(local_id)
+        if kept is None:
             return
-        if chunks is None:
-            written.clear()
-        for chunk in chunks or ():
-            written.pop((chunk.offset, chunk.length), None)
-        if not written:
+        if below is None:
+            self._kept_bytes -= sum(_cost(sums) for _, sums in kept.extents.values())
             del self._verified[local_id]
+            return
+        self._kept_bytes -= kept.drop(0, below)
+        if not kept.starts:
+            del self._verified[local_id]
+
+    def _set_state(self, state: ReplicaState) -> None:
+        """A replica that takes no more writes (CLOSED, QUASI_CLOSED, UNHEALTHY, DELETED) forgets every
+        kept checksum: no putBlock can commit them any more. (CLOSING still applies the putBlocks of
+        earlier writes.)"""
+        super()._set_state(state)
+        if state not in _WRITABLE:
+            self._forget_all()
+
+    def _forget_all(self) -> None:
+        self._verified.clear()
+        self._kept_bytes = 0
 
     def get_block(self, block_id: BlockID, bcsid: int | None = None) -> BlockData:
         block = BlockData.from_json(self._stored_block(block_id, bcsid))
@@ -472,6 +534,7 @@ class KeyValueContainer(ContainerReplica):
             remove_container_dir(self.volume, self.container_id, self.directory)
             self.volume.add_used(-self.used_bytes)
             self.data = replace(self.data, state=ReplicaState.DELETED)
+            self._forget_all()
             self._sync_committed()
             log.info("deleted container %d (force=%s)", self.container_id, force)
             return True

@@ -377,18 +377,13 @@ class Dispatcher:
         return created
 
     def write(
-        self,
-        container: KeyValueContainer,
-        block_id: BlockID,
-        chunk: ChunkInfo,
-        data: bytes | memoryview,
-        verified: bool = True,
+        self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview
     ) -> None:
-        """Writes a chunk (checked against its checksums unless `verified` is False) and asks for the
-        container's close once it (or its volume) fills; not for a RECOVERING replica, which SCM does not
-        know yet and which its reconstruction closes."""
+        """Writes a chunk (checked against its checksums) and asks for the container's close once it (or
+        its volume) fills; not for a RECOVERING replica, which SCM does not know yet and which its
+        reconstruction closes."""
         try:
-            container.write_chunk(block_id, chunk, data, verified)
+            container.write_chunk(block_id, chunk, data)
         finally:  # a write refused for lack of space finds the volume full too
             if container.state is not ReplicaState.RECOVERING:
                 self._check_full(container)

@@ -18,7 +18,7 @@ from pyozone.datanode.datastream.sockets import recv_exact
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
-from tests.unit.datanode.dnd_helpers import async_test
+from tests.unit.datanode.dnd_helpers import async_test, wait_for_beat
 from tests.unit.datanode.test_dnd_pipeline_log import (
     CID,
     PID,
@@ -37,16 +37,19 @@ def _hop(dn: Datanode) -> ds.Hop:
     return ds.Hop(dn.uuid, "127.0.0.1", dn.ports.datastream)
 
 
-def _stream(dn: Datanode, chain: tuple[ds.Hop, ...]) -> list[tuple[ds.Ack, str]]:
-    """Streams DATA as block CID/1 of the pipeline to `dn` along `chain`: every ack with its message."""
+def _stream(
+    dn: Datanode, chain: tuple[ds.Hop, ...], data: bytes = DATA, sums_of: bytes | None = None
+) -> list[tuple[ds.Ack, str]]:
+    """Streams `data` (with the checksums of `sums_of`, by default its own) as block CID/1 of the
+    pipeline to `dn` along `chain`: every ack with its message."""
     header = ds.WriteHeader(CID, 1, PID, ChecksumType.CRC32, BPC, chain)
-    sums = b"".join(compute(DATA, ChecksumType.CRC32, BPC).checksums)
+    sums = b"".join(compute(data if sums_of is None else sums_of, ChecksumType.CRC32, BPC).checksums)
     acks: list[tuple[ds.Ack, str]] = []
     with socket.create_connection(("127.0.0.1", dn.ports.datastream), timeout=10) as conn:
         with contextlib.suppress(OSError):  # a refused header closes the connection
             conn.sendall(ds.encode_header(header))
-            conn.sendall(ds.encode_packet(ds.PacketKind.DATA, 0, len(DATA), len(sums)) + sums + DATA)
-            conn.sendall(ds.encode_packet(ds.PacketKind.END, len(DATA), 0, 0))
+            conn.sendall(ds.encode_packet(ds.PacketKind.DATA, 0, len(data), len(sums)) + sums + data)
+            conn.sendall(ds.encode_packet(ds.PacketKind.END, len(data), 0, 0))
         for _ in range(2):
             ack, length = ds.decode_ack_frame(recv_exact(conn, ds.ACK.size))
             acks.append((ack, recv_exact(conn, length).decode() if length else ""))
@@ -100,10 +103,10 @@ async def test_a_chain_naming_anything_but_the_pipelines_members_is_refused_unre
 
 @async_test
 async def test_a_datastream_put_block_must_name_the_checksums_of_the_bytes_streamed(tmp_path: Path) -> None:
-    """Issue 28 (dn2 defect 2), write pipeline V2: the members that forward a packet write it unverified,
-    and the putBlock comes later through the log. One naming checksums other than those of the bytes
-    streamed is refused with CHECKSUM_MISMATCH by every member alike (each reads its bytes back), so nothing
-    is committed that a read would take for damage, and the pipeline stays healthy."""
+    """Issue 28 (dn2 defect 2), write pipeline V2: the putBlock comes after the stream, through the log.
+    One naming checksums other than those of the bytes streamed is refused with CHECKSUM_MISMATCH by every
+    member alike, so nothing is committed that a read would take for damage, and the pipeline stays
+    healthy."""
     async with three_datanodes(tmp_path) as cluster:
         first, second, third = cluster.dns
         acks = await asyncio.to_thread(_stream, first, (_hop(second), _hop(third)))
@@ -130,3 +133,65 @@ async def test_a_datastream_put_block_must_name_the_checksums_of_the_bytes_strea
             (got,) = await _send(dn, [_get_block(1)])
             _ok([got])
             assert got.getBlock.blockData.size == len(DATA)
+
+
+def _put_block(data: bytes) -> pb.ContainerCommandRequestProto:
+    """The putBlock of block CID/1 as one chunk with the checksums of `data`."""
+    sums = compute(data, ChecksumType.CRC32, BPC).checksums
+    chunk = pb.ChunkInfo(
+        chunkName="1_chunk_1", offset=0, len=len(data),
+        checksumData=pb.ChecksumData(type=pb.CRC32, bytesPerChecksum=BPC, checksums=sums),
+    )  # fmt: skip
+    block = pb.BlockData(blockID=pb.DatanodeBlockID(containerID=CID, localID=1), chunks=[chunk])
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.PutBlock, containerID=CID, pipelineID=PID,
+        putBlock=pb.PutBlockRequestProto(blockData=block, eof=True),
+    )  # fmt: skip
+
+
+@async_test
+async def test_a_packet_whose_bytes_do_not_match_its_checksums_is_written_by_no_member(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 (dn3 defect 3): only the chain's last member verified a packet; the others wrote it
+    unverified. A client that put the leader last sent bytes with another's checksums: the followers
+    wrote them, the leader refused, and the putBlock that followed then failed the followers (the pipeline
+    closed by one writer) or, naming the bytes' own checksums, was refused by the leader alone while the
+    followers committed it. Every member verifies before it writes: the first refuses, none holds the
+    bytes, and every later putBlock gets one answer on every member."""
+    evil = b"ev" * (len(DATA) // 2)
+    async with three_datanodes(tmp_path) as cluster:
+        leader, f1, f2 = cluster.dns
+        acks = await asyncio.to_thread(_stream, leader, (_hop(f1), _hop(f2)))
+        assert [a.ok for a, _ in acks] == [True, True], acks
+        [(ack, message)] = await asyncio.to_thread(_stream, f1, (_hop(f2), _hop(leader)), evil, DATA)
+        assert ack.result == pb.CHECKSUM_MISMATCH and ack.member == 0, (ack, message)
+        (refused,) = await _send(leader, [_put_block(evil)])
+        assert pb.Result.Name(refused.result) == "CHECKSUM_MISMATCH", refused.message
+        (put,) = await _send(leader, [_put_block(DATA)])
+        _ok([put])
+        _ok(await _send(leader, [_watch(put.logIndex)]))  # every member committed the honest bytes
+        for dn in cluster.dns:
+            (got,) = await _send(dn, [_get_block(1)])
+            _ok([got])
+            assert got.getBlock.blockData.size == len(DATA)
+
+
+@async_test
+async def test_a_follower_committing_what_the_leader_refused_has_failed(tmp_path: Path) -> None:
+    """Issue 28 (dn3 defect 3): members that hold different bytes (each streamed alone, which only a
+    plaintext cluster allows) take a putBlock differently. The leader refused it (CHECKSUM_MISMATCH, a
+    refusal all members may share) and counted the followers' SUCCESS as agreement: the block was
+    committed on two replicas and not on the third, silently. A follower that applied what the leader
+    refused so has failed: the write reaches no majority and SCM is asked to close the pipeline."""
+    evil = b"ev" * (len(DATA) // 2)
+    async with three_datanodes(tmp_path) as cluster:
+        leader, f1, f2 = cluster.dns
+        for dn, data in ((f1, DATA), (f2, DATA), (leader, evil)):
+            acks = await asyncio.to_thread(_stream, dn, (), data)
+            assert [a.ok for a, _ in acks] == [True, True], (dn.uuid, acks)
+        (refused,) = await _send(leader, [_put_block(DATA)])
+        assert pb.Result.Name(refused.result) == "RAFT_RETRY_FAILURE", refused.message  # no majority
+        assert "SUCCESS where the leader had CHECKSUM_MISMATCH" in refused.message
+        beat = await wait_for_beat(cluster.scms[0], lambda hb: hb.pipeline_actions)
+        assert "SUCCESS where the leader had CHECKSUM_MISMATCH" in beat.pipeline_actions[0].reason

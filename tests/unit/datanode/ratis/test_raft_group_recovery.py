@@ -115,3 +115,22 @@ def test_followers_are_judged_against_the_leaders_own_result(tmp_path: Path) -> 
         assert group.match["dn-f1"] == 2 and group.match["dn-f2"] == 1
         assert list(group.failed) == ["dn-f2"]
         assert "CONTAINER_UNHEALTHY where the leader had SUCCESS" in failures[0]
+
+
+def test_a_follower_that_applied_what_the_leaders_healthy_replica_refused_has_failed(tmp_path: Path) -> None:
+    """Issue 28 (dn3 defect 3): a refusal all members may share (CHECKSUM_MISMATCH of a putBlock) by the
+    leader with a follower's SUCCESS left the block committed on the follower alone, silently: the
+    leader applies in parallel with its followers, so that follower has failed."""
+    failures: list[str] = []
+    followers = ("dn-f1", "dn-f2")
+    membership = Membership(PID, (ME, *followers), ME, True)
+    with ThreadPoolExecutor(1) as executor:
+        group = RaftGroup(
+            membership, ME, RaftLog(tmp_path), **_args(executor, lambda p, w: failures.append(w))
+        )
+        group._outcomes.update({1: pb.CHECKSUM_MISMATCH})
+        group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=pb.CHECKSUM_MISMATCH))
+        group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+        assert group.match["dn-f1"] == 1 and group.match["dn-f2"] == 0
+        assert list(group.failed) == ["dn-f2"]
+        assert "SUCCESS where the leader had CHECKSUM_MISMATCH" in failures[0]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import time
+import tracemalloc
 
 import pytest
 
-from pyozone.datanode.storage import BlockData, KeyValueContainer, Result
+from pyozone.datanode.storage import BlockData, ChunkInfo, KeyValueContainer, Result
+from pyozone.datanode.storage import container as container_module
+from pyozone.hdds.checksum import ChecksumData, ChecksumType, compute
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
@@ -52,16 +57,20 @@ def test_write_read_put_get_list(container: KeyValueContainer) -> None:
         container.list_blocks(0, 0)
 
 
-def test_put_block_commits_only_checksums_of_the_bytes_written(container: KeyValueContainer) -> None:
+def test_put_block_commits_only_checksums_of_the_bytes_written(
+    container: KeyValueContainer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 28: a putBlock naming checksums other than those of the bytes its chunks stored is refused
     (CHECKSUM_MISMATCH), whether the writeChunk's verified checksums are still kept, were replaced by an
-    overlapping write, or are gone (a datastream member forwarded the bytes unverified, a restart): then
-    the bytes are read back. Nothing is committed, and the replica stays OPEN."""
+    overlapping write, or are gone (past VERIFIED_MAX_BYTES, a restart): then the bytes are read back.
+    Nothing is committed, and the replica stays OPEN."""
     block_id = BlockID(1, 4)
     first, second = payload(1, 5000), payload(2, 3000)
     chunks = [chunk_for(first, "4_chunk_0"), chunk_for(second, "4_chunk_1", 5000)]
     container.write_chunk(block_id, chunks[0], first)
-    container.write_chunk(block_id, chunks[1], second, verified=False)  # a forwarding datastream member
+    with monkeypatch.context() as full:  # no room left to keep its checksums
+        full.setattr(container_module, "VERIFIED_MAX_BYTES", 0)
+        container.write_chunk(block_id, chunks[1], second)
     other = chunk_for(payload(3, 5000), "4_chunk_0")  # checksums of bytes never written
     lies = [
         (other, chunks[1]),
@@ -95,22 +104,71 @@ def test_put_block_commits_only_checksums_of_the_bytes_written(container: KeyVal
 
 
 def test_committed_bytes_are_not_overwritten(container: KeyValueContainer) -> None:
-    """Changed bytes under committed checksums would read as damage to the replica: a writeChunk into a
-    committed chunk is refused (OVERWRITE_FLAG_REQUIRED) unless it is that chunk again, verified."""
+    """Changed bytes under committed checksums would read as damage to the replica: a writeChunk that
+    changes a byte of a committed chunk is refused (OVERWRITE_FLAG_REQUIRED), whatever its checksums
+    (issue 28 dn3 defect 4: NONE, or a CRC collision, verify bytes that are not the committed ones); the
+    same bytes again (a retried write, whole or in part) are fine."""
     block, data = write_block(container, 2, (4096, 4096), bcsid=1)
     again = block.chunks[1]
     container.write_chunk(block.block_id, again, data[4096:])  # a retried write of the same chunk
-    for chunk, piece, verified in [
-        (chunk_for(payload(9, 100), "2_chunk_9", 4000), payload(9, 100), True),
-        (chunk_for(payload(9, 4096), "2_chunk_1", 4096), payload(9, 4096), True),
-        (again, data[4096:], False),  # unverified: its bytes may not be the chunk's
+    part = data[4000:4200]
+    container.write_chunk(block.block_id, chunk_for(part, "2_chunk_9", 4000), part)
+    for chunk, piece in [
+        (chunk_for(payload(9, 100), "2_chunk_9", 4000), payload(9, 100)),
+        (chunk_for(payload(9, 4096), "2_chunk_1", 4096), payload(9, 4096)),
+        (chunk_for(payload(9, 4096), "2_chunk_1", 4096, ChecksumType.NONE), payload(9, 4096)),
     ]:
         with raises(Result.OVERWRITE_FLAG_REQUIRED) as refused:
-            container.write_chunk(block.block_id, chunk, piece, verified)
-        assert "overwrites committed chunk" in str(refused.value)
+            container.write_chunk(block.block_id, chunk, piece)
+        assert "changes committed chunk" in str(refused.value)
     tail = payload(10, 100)
     container.write_chunk(block.block_id, chunk_for(tail, "2_chunk_2", 8192), tail)  # appending
     assert read_block(container, block) == data and container.state is ReplicaState.OPEN
+
+
+def test_kept_checksums_are_bounded_and_forgotten_when_the_replica_closes(
+    container: KeyValueContainer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28 (dn3 defect 1): the checksums kept from verified writeChunks grew without bound (90 MiB
+    held for 2 MiB written with bytesPerChecksum=1, by a writer that never sent its putBlocks) and stayed
+    after the replica closed. They are capped (VERIFIED_MAX_BYTES, 1 MiB here), and forgotten once it
+    closes."""
+    cap = 1024 * 1024
+    monkeypatch.setattr(container_module, "VERIFIED_MAX_BYTES", cap, raising=False)
+    piece = payload(3, 16 * 1024)
+    sums = compute(piece, ChecksumType.CRC32, 1)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(16):  # 256 KiB: 256 Ki checksums, about 12 MiB kept before
+            fresh = ChecksumData(sums.type, 1, tuple(bytes(bytearray(c)) for c in sums.checksums))
+            chunk = ChunkInfo(f"c{i}", (i % 8) * len(piece), len(piece), fresh)
+            container.write_chunk(BlockID(1, 1 + i // 8), chunk, piece)
+        del fresh, chunk
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+        container.mark_closing()
+        container.close()
+        gc.collect()
+        after_close = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert held < 2 * cap, held
+    assert after_close < cap // 4, after_close
+
+
+def test_many_small_writes_to_one_block_take_linear_time(container: KeyValueContainer) -> None:
+    """Issue 28 (dn3 defect 2): each write scanned every kept chunk of its block, so 20,000 one-byte
+    writeChunks took 18.8 s; kept chunks are found by offset now (bisection)."""
+    block_id, sums = BlockID(1, 1), compute(b"x", ChecksumType.CRC32, 1)
+    start = time.perf_counter()
+    for i in range(20_000):
+        container.write_chunk(block_id, ChunkInfo(f"c{i}", i, 1, sums), b"x")
+    assert time.perf_counter() - start < 8.0
+    chunks = tuple(ChunkInfo(f"c{i}", i, 1, sums) for i in range(20_000))
+    container.put_block(BlockData(block_id, chunks), 1)  # every chunk's checksums were kept
+    assert container.get_block(block_id).size == 20_000
 
 
 def test_partial_chunk_read(container: KeyValueContainer) -> None:
