@@ -77,12 +77,14 @@ class SCMCreateJoinTokenRequestProto(_message.Message):
     def __init__(self, role: _Optional[_Union[NodeType, str]] = ..., name: _Optional[str] = ..., CSR: _Optional[str] = ...) -> None: ...
 
 class SCMRevokeCertificatesRequestProto(_message.Message):
-    __slots__ = ("certIds", "reason")
+    __slots__ = ("certIds", "reason", "names")
     CERTIDS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
     certIds: _containers.RepeatedScalarFieldContainer[str]
     reason: int
-    def __init__(self, certIds: _Optional[_Iterable[str]] = ..., reason: _Optional[int] = ...) -> None: ...
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, certIds: _Optional[_Iterable[str]] = ..., reason: _Optional[int] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SCMRevokeCertificatesResponseProto(_message.Message):
     __slots__ = ("crlId",)

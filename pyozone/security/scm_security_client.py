@@ -112,9 +112,12 @@ class SCMSecurityClient:
             ),
         )
 
-    def revoke_certificates(self, serials: list[int], reason: int) -> int:
-        """Revokes the certificates (administrators); the CRL number that lists them."""
-        request = pb.SCMRevokeCertificatesRequestProto(certIds=[str(s) for s in serials], reason=reason)
+    def revoke_certificates(self, serials: list[int], reason: int, names: list[str] | None = None) -> int:
+        """Revokes the certificates, and every valid one of the common `names` (administrators); the CRL
+        number that lists them."""
+        request = pb.SCMRevokeCertificatesRequestProto(
+            certIds=[str(s) for s in serials], reason=reason, names=names or []
+        )
         return self._call(self._stub.revokeCertificates, request, lambda r: int(r.crlId))
 
     def get_crl(self) -> tuple[int, bytes]:

@@ -96,7 +96,15 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     revoke = commands.add_parser(
         "revoke", parents=[parent], help="revoke certificates: every port refuses them, they renew nothing"
     )
-    revoke.add_argument("serials", nargs="+", metavar="SERIAL", help="serial ids in decimal")
+    revoke.add_argument("serials", nargs="*", metavar="SERIAL", help="serial ids in decimal")
+    revoke.add_argument(
+        "--name",
+        dest="names",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also every valid certificate of this common name (bob, om@host, dn@host); repeatable",
+    )
     revoke.add_argument(
         "--reason", choices=sorted(REVOCATION_REASONS), default="unspecified", help="RFC 5280 CRLReason"
     )
@@ -280,13 +288,19 @@ def run_revoke(args: argparse.Namespace) -> int:
     bad = [s for s in args.serials if not s.isascii() or not s.isdigit()]
     if bad:
         raise CLIError(f"{bad[0]!r} is not a serial id (a decimal number)")
+    if not args.serials and not args.names:
+        raise CLIError("name a SERIAL or --name NAME to revoke")
     serials = [int(s) for s in args.serials]
     _, client = connect(args)
     with client:
-        crl = _security(lambda: client.revoke_certificates(serials, REVOCATION_REASONS[args.reason]))
+        crl = _security(
+            lambda: client.revoke_certificates(serials, REVOCATION_REASONS[args.reason], args.names)
+        )
+    what = [*map(str, serials), *(f"every certificate of {n}" for n in args.names)]
     print(
-        f"Revoked certificate(s) {', '.join(map(str, serials))} ({args.reason}); CRL {crl} lists them. "
-        "Every daemon refuses them once it fetched it (hdds.x509.crl.refresh.interval)."
+        f"Revoked {', '.join(what)} ({args.reason}); CRL {crl} lists them, and their holders renew "
+        "nothing until an administrator issues again. Every daemon refuses them once it fetched it "
+        "(hdds.x509.crl.refresh.interval)."
     )
     return 0
 

@@ -14,7 +14,7 @@ from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.security.authority import CertificateAuthority, parse_csr, requested_identity
-from pyozone.scm.security.certificates import RevocationReason, RevokedRecord
+from pyozone.scm.security.certificates import CertificateRecord, RevocationReason, RevokedRecord, holder_of
 from pyozone.scm.security.join_tokens import JoinTokens, join_identity
 from pyozone.scm.security.policy import AccessPolicy
 from pyozone.scm.security.secret_key_manager import SecretKeyManager
@@ -52,13 +52,22 @@ class ScmSecurity:
             log.info("Removed %d expired certificate(s) from validCerts: %s", len(removed), removed)
 
     # ------------------------------------------------------------------ certificates
-    def check_caller(self, caller: Identity, serial: int | None) -> None:
-        """Every call on the security port: a revoked certificate (`serial`) is refused, so it can renew
-        nothing (a user cut off cannot get a new certificate with a new key)."""
-        if serial is not None and self.ca.certs.revoked(serial) is not None:
+    def check_caller(self, caller: Identity, serial: int | None, datanode: str | None = None) -> None:
+        """Every call on the security port: a revoked certificate (`serial`) is refused, and so is one
+        issued before an administrator revoked a certificate of the same holder (`datanode`: the UUID it
+        names): a user cut off cannot get a new certificate, not even with a spare minted before."""
+        if serial is None:
+            return
+        if self.ca.certs.revoked(serial) is not None:
             raise SecurityError(
                 SecurityResult.PERMISSION_DENIED,
                 f"the certificate {serial} of {caller.common_name} was revoked",
+            )
+        if caller.role is not CertRole.JOIN and self.ca.certs.cut_off((caller.common_name, datanode), serial):
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"a certificate of {caller.common_name} was revoked after certificate {serial} was issued: "
+                "an administrator issues a new one",
             )
 
     def sign(
@@ -70,9 +79,13 @@ class ScmSecurity:
     ) -> tuple[bytes, bytes]:
         """(certificate PEM, CA PEM) for a CSR the caller may have signed; `caller_datanode`: the datanode
         UUID the caller's certificate names; `caller_serial`: its serial (a JOIN credential's token)."""
-        self.check_caller(caller, caller_serial)
+        self.check_caller(caller, caller_serial, caller_datanode)
         if caller.role is not CertRole.JOIN:
-            cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
+            with self.ca.certs.batch():
+                cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
+                superseded = self._supersede(cert, caller, caller_serial)
+            if superseded:
+                self._publish()
         else:
             csr = parse_csr(csr_pem)
             requested, datanode = requested_identity(csr), X.datanode_id(csr)
@@ -90,6 +103,31 @@ class ScmSecurity:
             cert.not_valid_after_utc.isoformat(),
         )
         return X.cert_to_pem(cert), self.ca.material.pem
+
+    def _supersede(self, cert: X.Certificate, caller: Identity, caller_serial: int | None) -> list[int]:
+        """A renewal (the caller's own holder) revokes, as superseded, every other valid certificate of
+        the holder but the caller's: a holder keeps at most two, so spares do not pile up."""
+        holder = holder_of(cert)
+        if caller_serial is None or holder[0] != caller.common_name:
+            return []
+        keep = {caller_serial, cert.serial_number}
+        now = self._revocation_ms()
+        return [
+            r.serial
+            for r in self.ca.certs.held_by(holder)
+            if r.serial not in keep
+            and self.ca.certs.revoke(r.serial, RevocationReason.SUPERSEDED, now, cut_off=False)
+        ]
+
+    def _revocation_ms(self) -> int:
+        """A second after the revocation before (the resolution of X.509 times), so crl_last_update
+        orders the lists by it."""
+        latest = max((r.revoked_ms for r in self.ca.certs.all_revoked()), default=0)
+        return max(self.ca.clock.wall_ms(), latest + 1000)
+
+    def _publish(self) -> None:
+        if self.on_crl is not None:
+            self.on_crl(*self.crl())
 
     def mint_join(self, caller: Identity, role: CertRole, name: str, csr_pem: bytes) -> tuple[bytes, bytes]:
         """An administrator's new JOIN credential for one `role` daemon (on host `name`, "" for any): the
@@ -110,14 +148,27 @@ class ScmSecurity:
         )
         return X.cert_to_pem(cert), self.ca.material.pem
 
-    def revoke(self, caller: Identity, serials: list[int], reason: RevocationReason) -> list[RevokedRecord]:
-        """Revokes valid certificates (administrators only), all or none: each leaves validCerts for
-        revokedCerts and enters the next CRL. SCM's own and the root CA's are not revoked here."""
+    def revoke(
+        self,
+        caller: Identity,
+        serials: list[int],
+        reason: RevocationReason,
+        names: list[str] | tuple[str, ...] = (),
+    ) -> list[RevokedRecord]:
+        """Revokes valid certificates (administrators only), all or none: `serials`, and every valid
+        certificate whose common name is in `names`. Each leaves validCerts for revokedCerts and enters
+        the next CRL, and its holder is cut off (check_caller). SCM's own and the root CA's are not revoked
+        here."""
         if not self.policy.is_admin(caller):
             raise SecurityError(
                 SecurityResult.PERMISSION_DENIED,
                 f"Access denied for user {caller.common_name}: revoking a certificate needs an administrator",
             )
+        for name in dict.fromkeys(names):
+            held = [r.serial for r in self.ca.certs.records() if _common_name(r) == name]
+            if not held:
+                raise SecurityError(SecurityResult.CERTIFICATE_NOT_FOUND, f"no valid certificate of {name}")
+            serials = [*serials, *held]
         serials = list(dict.fromkeys(serials))
         for serial in serials:
             record = self.ca.certs.get(serial)
@@ -135,14 +186,14 @@ class ScmSecurity:
                     f"certificate {serial} is SCM's own or the root CA's: it is not revoked, the CA is "
                     "initialised again",
                 )
-        # A second after the revocation before (the resolution of X.509 times), so crl_last_update orders
-        # the lists by it.
-        latest = max((r.revoked_ms for r in self.ca.certs.all_revoked()), default=0)
-        now = max(self.ca.clock.wall_ms(), latest + 1000)
+        # A JOIN credential's holder (join@<role>) names every credential of that role: cut off none.
+        join = {s for s in serials if self.ca.certs.get(s).role is CertRole.JOIN}  # type: ignore[union-attr]
+        now = self._revocation_ms()
         with self.ca.certs.batch():
-            done = [r for s in serials if (r := self.ca.certs.revoke(s, reason, now)) is not None]
-        if self.on_crl is not None:
-            self.on_crl(*self.crl())
+            done = [
+                r for s in serials if (r := self.ca.certs.revoke(s, reason, now, s not in join)) is not None
+            ]
+        self._publish()
         for r in done:
             log.warning(
                 "Revoked certificate %d (%s, %s) for %s",
@@ -213,6 +264,10 @@ class ScmSecurity:
 
 CRL_CLOCK_SKEW_MS = 3_600_000
 """How far a daemon's clock may lag SCM's: a CRL dated in a daemon's future would fail every handshake."""
+
+
+def _common_name(record: CertificateRecord) -> str:
+    return X.common_name(X.cert_from_pem(record.pem))
 
 
 def crl_last_update(ca: X.Certificate, number: int, latest_revocation_ms: int) -> int:

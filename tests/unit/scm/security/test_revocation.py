@@ -89,3 +89,53 @@ def test_only_an_administrator_revokes_and_never_scms_own(scm: ScmSecurity) -> N
     assert error(lambda: scm.revoke(ADMIN, [12345], RevocationReason.UNSPECIFIED)).code == (
         SecurityResult.CERTIFICATE_NOT_FOUND
     )
+
+
+def serial_of(pem: bytes) -> int:
+    return X.cert_from_pem(pem).serial_number
+
+
+def valid_serials_of(scm: ScmSecurity, name: str) -> set[int]:
+    pems = scm.certificates(ADMIN, CertRole.USER, 0, 1000)
+    return {X.cert_from_pem(p).serial_number for p in pems if X.common_name(X.cert_from_pem(p)) == name}
+
+
+def test_revoking_a_certificate_cuts_off_its_identity_until_an_administrator_issues_again(
+    scm: ScmSecurity,
+) -> None:
+    """Issue 28 review: bob minted a spare before his certificate was revoked; the spare renews nothing
+    and reads nothing on the security port, until an administrator issues bob a certificate again."""
+    first = serial_of(scm.sign(ADMIN, user_csr("bob"))[0])
+    spare = serial_of(scm.sign(BOB, user_csr("bob"), None, first)[0])
+    scm.revoke(ADMIN, [first], RevocationReason.KEY_COMPROMISE)
+    refusal = error(lambda: scm.sign(BOB, user_csr("bob"), None, spare))
+    assert refusal.code == SecurityResult.PERMISSION_DENIED and "bob was revoked" in refusal.message
+    assert error(lambda: scm.check_caller(BOB, spare)).code == SecurityResult.PERMISSION_DENIED
+
+    again = serial_of(scm.sign(ADMIN, user_csr("bob"))[0])  # the administrator brings bob back
+    renewed = serial_of(scm.sign(BOB, user_csr("bob"), None, again)[0])
+    assert renewed > again
+
+
+def test_revoking_by_name_revokes_every_valid_certificate_of_the_identity(scm: ScmSecurity) -> None:
+    first = serial_of(scm.sign(ADMIN, user_csr("bob"))[0])
+    spare = serial_of(scm.sign(BOB, user_csr("bob"), None, first)[0])
+    carol = serial_of(scm.sign(ADMIN, user_csr("carol"))[0])
+    done = scm.revoke(ADMIN, [], RevocationReason.KEY_COMPROMISE, ["bob"])
+    assert {r.cert.serial for r in done} == {first, spare}
+    assert X.crl_serials(scm.crl()[1], scm.ca.material.cert) == {first, spare}
+    assert valid_serials_of(scm, "bob") == set() and valid_serials_of(scm, "carol") == {carol}
+    nobody = error(lambda: scm.revoke(ADMIN, [], RevocationReason.UNSPECIFIED, ["bob"]))
+    assert nobody.code == SecurityResult.CERTIFICATE_NOT_FOUND and "bob" in nobody.message
+
+
+def test_a_renewal_supersedes_so_an_identity_holds_at_most_two_valid_certificates(scm: ScmSecurity) -> None:
+    """A renewal revokes (superseded) every other certificate of the identity but the caller's own and
+    the new one: spares do not pile up. A superseded certificate does not cut the identity off."""
+    first = serial_of(scm.sign(ADMIN, user_csr("bob"))[0])
+    spares = [serial_of(scm.sign(BOB, user_csr("bob"), None, first)[0]) for _ in range(3)]
+    assert valid_serials_of(scm, "bob") == {first, spares[-1]}
+    assert {r.reason for r in scm.ca.certs.all_revoked()} == {RevocationReason.SUPERSEDED}
+    assert X.crl_serials(scm.crl()[1], scm.ca.material.cert) == set(spares[:-1])
+    latest = serial_of(scm.sign(BOB, user_csr("bob"), None, spares[-1])[0])  # the newest renews on
+    assert valid_serials_of(scm, "bob") == {spares[-1], latest}
