@@ -110,6 +110,21 @@ class TlsStore:
         self.revoked: frozenset[int] = frozenset()
         """The serials the CA's CRL lists (`update_crl`); empty until one is loaded."""
         self.crl_number = -1
+        self._load_kept_crl()
+
+    def _load_kept_crl(self) -> None:
+        """The CRL this party kept (crl.pem beside ca.crt) is enforced from the start, before any port
+        opens: a daemon restarted while SCM is unreachable still refuses what was revoked. One that does
+        not verify against the trusted CA stops the party (ValueError naming the file)."""
+        path = self.paths.ca.with_name(CRL_FILE)
+        if not path.exists():
+            return
+        pem = path.read_bytes()
+        try:
+            ca = X.cert_from_pem(self.paths.ca.read_bytes())
+            self.crl_number, self.revoked = X.crl_number(pem, ca), X.crl_serials(pem, ca)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
     def update_crl(self, number: int, pem: bytes) -> bool:
         """Takes the CA's CRL number `number` when newer than the one held: checks its signature against

@@ -363,13 +363,27 @@ def build_crl(
     return builder.sign(ca_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)
 
 
-def crl_serials(crl_pem: bytes, ca_cert: Certificate) -> frozenset[int]:
-    """The serials a PEM CRL lists, once its signature verifies against the CA certificate (ValueError
-    otherwise)."""
+def _verified_crl(crl_pem: bytes, ca_cert: Certificate) -> x509.CertificateRevocationList:
     try:
         crl = x509.load_pem_x509_crl(crl_pem)
     except ValueError as e:
         raise ValueError(f"not a PEM certificate revocation list: {e}") from None
     if crl.issuer != ca_cert.subject or not crl.is_signature_valid(ca_cert.public_key()):  # type: ignore[arg-type]
         raise ValueError("the revocation list is not signed by the CA")
-    return frozenset(entry.serial_number for entry in crl)
+    return crl
+
+
+def crl_serials(crl_pem: bytes, ca_cert: Certificate) -> frozenset[int]:
+    """The serials a PEM CRL lists, once its signature verifies against the CA certificate (ValueError
+    otherwise)."""
+    return frozenset(entry.serial_number for entry in _verified_crl(crl_pem, ca_cert))
+
+
+def crl_number(crl_pem: bytes, ca_cert: Certificate) -> int:
+    """A PEM CRL's CRL number, once its signature verifies against the CA certificate (ValueError
+    otherwise, or when it carries none)."""
+    crl = _verified_crl(crl_pem, ca_cert)
+    try:
+        return crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number
+    except x509.ExtensionNotFound:
+        raise ValueError("the revocation list carries no CRL number") from None

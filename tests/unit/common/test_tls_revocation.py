@@ -86,6 +86,27 @@ def test_a_crl_of_another_ca_is_refused(tmp_path: Path) -> None:
     assert server.revoked == frozenset() and server.crl_number == -1
 
 
+def test_a_restarted_party_enforces_the_crl_it_kept_before_any_port_opens(tmp_path: Path) -> None:
+    """Issue 28 review: a daemon restarted while SCM is down started with no revoked serial (fail-open);
+    it reads the crl.pem it kept when its TlsStore is made."""
+    ca = CertAuthority(tmp_path)
+    server, bob = ca.store("om", OM), ca.store("bob", BOB)
+    assert server.update_crl(3, crl(ca, [serial(bob)], 3))
+    restarted = TlsStore(server.paths)
+    assert restarted.crl_number == 3 and restarted.revoked == {serial(bob)}
+    assert "certificate revoked" in handshake(restarted, bob)
+    assert not restarted.update_crl(2, crl(ca, [], 2))  # an older list still changes nothing
+
+
+def test_a_kept_crl_that_does_not_verify_stops_the_party(tmp_path: Path) -> None:
+    ca, other = CertAuthority(tmp_path / "ca"), CertAuthority(tmp_path / "other")
+    server = ca.store("om", OM)
+    kept = server.paths.ca.with_name("crl.pem")
+    kept.write_bytes(crl(other, [1], 5))
+    with pytest.raises(ValueError, match=f"{kept}: the revocation list is not signed by the CA"):
+        TlsStore(server.paths)
+
+
 def test_a_grpc_server_ends_the_calls_of_a_revoked_client(tmp_path: Path) -> None:
     ca = CertAuthority(tmp_path)
     server_tls, alice, bob = ca.store("om", OM), ca.store("alice", ALICE), ca.store("bob", BOB)
