@@ -21,6 +21,7 @@ import logging
 import os
 import ssl
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +243,30 @@ class TlsStore:
             self._load_chain(context)
             self._load_crl(context)
             self._contexts.append(context)
+        _STORES[context] = self
+
+
+_STORES: weakref.WeakKeyDictionary[ssl.SSLContext, TlsStore] = weakref.WeakKeyDictionary()
+"""The party whose store made each `ssl` context: a connection's CRL is its party's current one."""
+
+
+def revoked_ssl_peer(conn: ssl.SSLObject | ssl.SSLSocket) -> int | None:
+    """The serial of an `ssl` connection's peer certificate when its party's current CRL lists it, else
+    None. OpenSSL checks the CRL at the handshake only: a keep-alive connection opened before a revocation
+    is checked again per request (http_server)."""
+    store = _STORES.get(conn.context)
+    if store is None or not store.revoked:
+        return None
+    der = conn.getpeercert(binary_form=True)
+    if der is None:
+        return None
+    serial = _der_serial(der)
+    return serial if serial in store.revoked else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _der_serial(der: bytes) -> int:
+    return X.cert_from_der(der).serial_number
 
 
 # ---------------------------------------------------------------------- revoked peers on gRPC ports
@@ -263,7 +288,9 @@ def revoked_peer(context: Any, tls: TlsStore) -> int | None:
 
 class RevocationInterceptor(grpc.aio.ServerInterceptor):
     """Ends every call of a caller whose certificate the party's CRL lists with PERMISSION_DENIED, before
-    the servicer sees it: grpcio checks no CRL in the handshake. Install on every TLS gRPC server."""
+    the servicer sees it, and a stream at its next message either way once the CRL lists its caller (a
+    stream opened before the revocation): grpcio checks no CRL in the handshake. Install on every TLS gRPC
+    server."""
 
     def __init__(self, tls: TlsStore) -> None:
         self._tls = tls
@@ -289,15 +316,22 @@ class RevocationInterceptor(grpc.aio.ServerInterceptor):
             cached = self._wrapped[method] = (handler, self._wrap(handler))
         return cached[1]
 
+    async def _checked(self, requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        """The request stream, the caller checked against the current CRL before each message."""
+        async for request in requests:
+            await self._check(context)
+            yield request
+
     def _wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         check, de, ser = self._check, handler.request_deserializer, handler.response_serializer
+        checked = self._checked
         if handler.unary_unary or handler.stream_unary:
             streaming = handler.unary_unary is None
             call = handler.stream_unary if streaming else handler.unary_unary
 
             async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 await check(context)
-                result = call(request, context)
+                result = call(checked(request, context) if streaming else request, context)
                 return await result if inspect.isawaitable(result) else result
 
             make = grpc.stream_unary_rpc_method_handler if streaming else grpc.unary_unary_rpc_method_handler
@@ -307,15 +341,17 @@ class RevocationInterceptor(grpc.aio.ServerInterceptor):
 
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
             await check(context)
-            result = stream_call(request, context)
+            result = stream_call(checked(request, context) if streaming else request, context)
             if inspect.isawaitable(result):
                 await result
                 return
             if hasattr(result, "__aiter__"):
                 async for response in result:
+                    await check(context)
                     yield response
             else:
                 for response in result:
+                    await check(context)
                     yield response
 
         make = grpc.stream_stream_rpc_method_handler if streaming else grpc.unary_stream_rpc_method_handler

@@ -295,6 +295,13 @@ def cert_from_pem(pem: bytes) -> Certificate:
         raise ValueError(f"not a PEM certificate: {e}") from None
 
 
+def cert_from_der(der: bytes) -> Certificate:
+    try:
+        return x509.load_der_x509_certificate(der)
+    except ValueError as e:
+        raise ValueError(f"not a DER certificate: {e}") from None
+
+
 def csr_to_pem(csr: CertificateSigningRequest) -> bytes:
     return csr.public_bytes(serialization.Encoding.PEM)
 

@@ -11,6 +11,7 @@ import ssl
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -129,6 +130,38 @@ def test_a_grpc_server_ends_the_calls_of_a_revoked_client(tmp_path: Path) -> Non
             assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
             assert f"certificate {serial(bob)} was revoked" in (refused.value.details() or "")
             assert await call(port, alice) == b"pong"
+        finally:
+            await server.stop(None)
+
+    asyncio.run(scenario())
+
+
+def test_a_grpc_stream_opened_before_the_revocation_ends_at_its_next_message(tmp_path: Path) -> None:
+    """Issue 28 review: a stream opened before the revocation kept working (checked at its start only)."""
+    ca = CertAuthority(tmp_path)
+    server_tls, bob = ca.store("om", OM), ca.store("bob", BOB)
+
+    async def echo(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        async for request in requests:
+            yield request
+
+    async def scenario() -> None:
+        server = grpc.aio.server(interceptors=revocation_interceptors(server_tls))
+        handler = grpc.stream_stream_rpc_method_handler(echo)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("t.S", {"echo": handler}),))
+        port = secure_port(server, "127.0.0.1:0", server_tls)
+        await server.start()
+        try:
+            async with aio_channel(f"127.0.0.1:{port}", [], bob) as channel:
+                call = channel.stream_stream("/t.S/echo")(timeout=5)
+                await call.write(b"one")
+                assert await call.read() == b"one"
+                server_tls.update_crl(1, crl(ca, [serial(bob)], 1))
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call.write(b"two")
+                    await call.read()
+                    await call.read()
+                assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
         finally:
             await server.stop(None)
 
