@@ -298,9 +298,9 @@ def run_revoke(args: argparse.Namespace) -> int:
         )
     what = [*map(str, serials), *(f"every certificate of {n}" for n in args.names)]
     print(
-        f"Revoked {', '.join(what)} ({args.reason}); CRL {crl} lists them, and their holders renew "
-        "nothing until an administrator issues again. Every daemon refuses them once it fetched it "
-        "(hdds.x509.crl.refresh.interval)."
+        f"Revoked certificate(s) {', '.join(what)} ({args.reason}); CRL {crl} lists them, and their "
+        "holders renew nothing until an administrator issues again. Every daemon refuses them once it "
+        "fetched it (hdds.x509.crl.refresh.interval)."
     )
     return 0
 
