@@ -32,7 +32,7 @@ import grpc
 from pyozone.common.fsutil import write_file
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
-from pyozone.hdds.security.x509 import Identity
+from pyozone.hdds.security.x509 import CertRole, Identity
 
 log = logging.getLogger(__name__)
 
@@ -370,16 +370,34 @@ def secure_port(server: Any, address: str, tls: TlsStore | None) -> int:
     return server.add_secure_port(address, tls.server_credentials())
 
 
-def aio_channel(target: str, options: list[tuple[str, Any]], tls: TlsStore | None) -> grpc.aio.Channel:
+def _checking(target: str, options: list[tuple[str, Any]], peer: CertRole | None) -> list[tuple[str, Any]]:
+    """A TLS channel to a `peer` verifies the server certificate's role-qualified name for the target's
+    host (X.role_host_name), not the bare host: the role and the host at once. grpcio takes no custom
+    verifier, and checks only names."""
+    if peer is None:
+        return options
+    host = target.rpartition(":")[0] or target
+    return [*options, ("grpc.ssl_target_name_override", X.role_host_name(peer, host))]
+
+
+def aio_channel(
+    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, peer: CertRole | None = None
+) -> grpc.aio.Channel:
+    """`peer`: the role the server must have (every daemon's channel names it)."""
     if tls is None:
         return grpc.aio.insecure_channel(target, options=options)
-    return grpc.aio.secure_channel(target, tls.channel_credentials(), options=options)
+    return grpc.aio.secure_channel(
+        target, tls.channel_credentials(), options=_checking(target, options, peer)
+    )
 
 
-def sync_channel(target: str, options: list[tuple[str, Any]], tls: TlsStore | None) -> grpc.Channel:
+def sync_channel(
+    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, peer: CertRole | None = None
+) -> grpc.Channel:
+    """`peer`: the role the server must have (every daemon's channel names it)."""
     if tls is None:
         return grpc.insecure_channel(target, options=options)
-    return grpc.secure_channel(target, tls.channel_credentials(), options=options)
+    return grpc.secure_channel(target, tls.channel_credentials(), options=_checking(target, options, peer))
 
 
 class Closable(Protocol):
@@ -484,15 +502,23 @@ class AioRenewing(_Renewing[grpc.aio.Channel]):
 
 
 def renewing_sync_channel(
-    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, stub_class: Any = None
+    target: str,
+    options: list[tuple[str, Any]],
+    tls: TlsStore | None,
+    stub_class: Any = None,
+    peer: CertRole | None = None,
 ) -> SyncRenewing[grpc.Channel]:
-    return SyncRenewing(lambda: sync_channel(target, options, tls), tls, stub_class)
+    return SyncRenewing(lambda: sync_channel(target, options, tls, peer), tls, stub_class)
 
 
 def renewing_aio_channel(
-    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, stub_class: Any = None
+    target: str,
+    options: list[tuple[str, Any]],
+    tls: TlsStore | None,
+    stub_class: Any = None,
+    peer: CertRole | None = None,
 ) -> AioRenewing:
-    return AioRenewing(lambda: aio_channel(target, options, tls), tls, stub_class)
+    return AioRenewing(lambda: aio_channel(target, options, tls, peer), tls, stub_class)
 
 
 def grpc_peer_identity(context: Any) -> Identity | None:

@@ -34,6 +34,7 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.users import login_user
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import ReplicationType
 from pyozone.om.block_tokens import READ, BlockTokenIssuer
 from pyozone.om.core import OzoneManager
@@ -57,6 +58,8 @@ class NoAnswer(Exception):
 
 class DatanodeLengthClient(GrpcClient):
     """GetCommittedBlockLength on one datanode: a send() stream of one request."""
+
+    PEER = CertRole.DATANODE
 
     def __init__(self, address: HostPort, tls: TlsStore | None) -> None:
         super().__init__(

@@ -22,8 +22,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cryptography import x509
-
 from pyozone.common.fsutil import write_file
 from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsPaths, TlsStore
@@ -224,12 +222,8 @@ def _invalid_reason(
 
 
 def certificate_hosts(cert: X.Certificate) -> list[str]:
-    """The host names and addresses a certificate's subjectAltName lists."""
-    try:
-        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return []
-    return [str(n.value) for n in names if isinstance(n, (x509.DNSName, x509.IPAddress))]
+    """The host names and addresses a certificate's subjectAltName lists (X.host_names)."""
+    return X.host_names(cert)
 
 
 def _join_credential(settings: SecurityConfig) -> JoinCredential:

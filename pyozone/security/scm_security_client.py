@@ -39,7 +39,9 @@ class SCMSecurityClient:
     def __init__(self, address: HostPort, tls: TlsStore, timeout_s: float = 10) -> None:
         self.address = address
         self.timeout_s = timeout_s
-        self._channel = sync_channel(str(address), grpc_options(MAX_SECURITY_MESSAGE_BYTES), tls)
+        self._channel = sync_channel(
+            str(address), grpc_options(MAX_SECURITY_MESSAGE_BYTES), tls, CertRole.SCM
+        )
         self._stub = pb_grpc.SCMSecurityProtocolServiceStub(self._channel)
 
     def close(self) -> None:

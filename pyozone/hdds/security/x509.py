@@ -104,6 +104,19 @@ def _name(common_name: str, cluster_id: str, scm_id: str) -> x509.Name:
 DATANODE_URN = "urn:uuid:"
 """The prefix of the subjectAltName URI that names a datanode certificate's datanode (RFC 4122's URN)."""
 
+ROLE_NAME_SUFFIX = ".role.invalid"
+"""The suffix of the role-qualified names the CA adds to a service's certificate (`role_host_name`); .invalid
+(RFC 2606) never resolves, so no such name can be dialled, only checked."""
+
+
+def role_host_name(role: CertRole, host: str) -> str:
+    """The name a certificate of `role` carries for each `host` it names (e.g. 10.0.0.5.om.role.invalid):
+    only SCM's CA adds them (a CSR naming one is refused), so a TLS client that checks this name in place
+    of the host checks the server's role and host at once (a datanode's certificate naming OM's host does
+    not verify as OM)."""
+    label = host.strip("[]").lower().replace(":", "-")
+    return f"{label}.{role.value}{ROLE_NAME_SUFFIX}"
+
 
 def _datanode_uri(datanode: str) -> str:
     """The URI naming a datanode UUID, which must be in canonical form (as datanodes report it)."""
@@ -147,6 +160,13 @@ def _subject_alt_names(item: Certificate | CertificateSigningRequest) -> list[x5
         return []
 
 
+def host_names(item: Certificate | CertificateSigningRequest) -> list[str]:
+    """The host names and addresses a certificate's (or CSR's) subjectAltName lists, without the
+    role-qualified names the CA adds (`role_host_name`)."""
+    hosts = (str(n.value) for n in _subject_alt_names(item) if isinstance(n, (x509.DNSName, x509.IPAddress)))
+    return [h for h in hosts if not h.lower().endswith(ROLE_NAME_SUFFIX)]
+
+
 def datanode_id(item: Certificate | CertificateSigningRequest) -> str | None:
     """The datanode UUID a datanode's certificate (or CSR) names, or None when it names none."""
     for name in _subject_alt_names(item):
@@ -168,6 +188,12 @@ def _checked_alt_names(csr: CertificateSigningRequest, identity: Identity) -> li
             uris.append(name.value)
         elif not isinstance(name, (x509.DNSName, x509.IPAddress)):
             raise ValueError(f"a certificate names hosts and a datanode UUID only, not {name}")
+        elif isinstance(name, x509.DNSName) and (
+            "*" in name.value or name.value.lower().endswith(ROLE_NAME_SUFFIX)
+        ):
+            raise ValueError(
+                f"a CSR may not name {name.value!r}: no wildcard, and the CA adds the role names"
+            )
     if uris and (identity.role is not CertRole.DATANODE or len(uris) > 1):
         raise ValueError(f"only a datanode's certificate names a datanode UUID, and only one: {uris}")
     for uri in uris:
@@ -253,6 +279,9 @@ def sign_csr(
             critical=False,
         )
     )
+    hosts = [str(n.value) for n in alt_names if isinstance(n, (x509.DNSName, x509.IPAddress))]
+    if identity.role.is_service and identity.role is not CertRole.JOIN:
+        alt_names = [*alt_names, *(x509.DNSName(role_host_name(identity.role, h)) for h in hosts)]
     if alt_names:
         builder = builder.add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
     return builder.sign(ca_key, hashes.SHA256())

@@ -81,6 +81,7 @@ class ScmSecurity:
         UUID the caller's certificate names; `caller_serial`: its serial (a JOIN credential's token)."""
         self.check_caller(caller, caller_serial, caller_datanode)
         if caller.role is not CertRole.JOIN:
+            self._check_renewal_names(csr_pem, caller, caller_serial)
             with self.ca.certs.batch():
                 cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
                 superseded = self._supersede(cert, caller, caller_serial)
@@ -103,6 +104,21 @@ class ScmSecurity:
             cert.not_valid_after_utc.isoformat(),
         )
         return X.cert_to_pem(cert), self.ca.material.pem
+
+    def _check_renewal_names(self, csr_pem: bytes, caller: Identity, caller_serial: int | None) -> None:
+        """A renewal (the caller's own common name) names no host its current certificate does not: a
+        certificate's hosts are fixed when it is first issued (a JOIN credential's, or an administrator's)."""
+        current = None if caller_serial is None else self.ca.certs.get(caller_serial)
+        csr = parse_csr(csr_pem)
+        if current is None or not caller.role.is_service or X.csr_common_name(csr) != caller.common_name:
+            return  # a user's certificate names no host at all (the CA refuses any: INVALID_CSR)
+        added = set(X.host_names(csr)) - set(X.host_names(X.cert_from_pem(current.pem)))
+        if added:
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"{caller.common_name} may not add {', '.join(sorted(added))} in a renewal: its certificate "
+                "names the hosts it was first issued for",
+            )
 
     def _supersede(self, cert: X.Certificate, caller: Identity, caller_serial: int | None) -> list[int]:
         """A renewal (the caller's own holder) revokes, as superseded, every other valid certificate of

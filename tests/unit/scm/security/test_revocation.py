@@ -139,3 +139,20 @@ def test_a_renewal_supersedes_so_an_identity_holds_at_most_two_valid_certificate
     assert X.crl_serials(scm.crl()[1], scm.ca.material.cert) == set(spares[:-1])
     latest = serial_of(scm.sign(BOB, user_csr("bob"), None, spares[-1])[0])  # the newest renews on
     assert valid_serials_of(scm, "bob") == {spares[-1], latest}
+
+
+def test_a_renewal_may_not_add_names(scm: ScmSecurity) -> None:
+    """Issue 28 review: a datanode renewed its certificate naming SCM's host."""
+    from tests.unit.scm.security.test_manager import join_token
+
+    join, token = join_token(scm, CertRole.DATANODE)
+    key, dn = X.generate_private_key(), "7d0d5b1e-57a2-4a0e-8f43-1c2b3d4e5f60"
+    ident = Identity(CertRole.DATANODE, "dn", "newdn")
+    own = serial_of(
+        scm.sign(join, X.csr_to_pem(X.build_csr(key, ident, ("newdn", "10.0.0.9"), dn)), None, token)[0]
+    )
+    forged = X.csr_to_pem(X.build_csr(key, ident, ("newdn", "scm.example.com"), dn))
+    refusal = error(lambda: scm.sign(ident, forged, dn, own))
+    assert refusal.code == SecurityResult.PERMISSION_DENIED and "scm.example.com" in refusal.message
+    same = X.csr_to_pem(X.build_csr(key, ident, ("10.0.0.9", "newdn"), dn))
+    assert X.common_name(X.cert_from_pem(scm.sign(ident, same, dn, own)[0])) == "dn@newdn"
