@@ -17,6 +17,8 @@ from typing import TypeVar
 
 from cryptography import x509
 
+from pyozone.client import OzoneClient
+from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.common.fsutil import write_file
 from pyozone.common.net import parse_host_port, scm_security_address
@@ -291,18 +293,47 @@ def run_revoke(args: argparse.Namespace) -> int:
     if not args.serials and not args.names:
         raise CLIError("name a SERIAL or --name NAME to revoke")
     serials = [int(s) for s in args.serials]
-    _, client = connect(args)
+    conf, client = connect(args)
     with client:
         crl = _security(
             lambda: client.revoke_certificates(serials, REVOCATION_REASONS[args.reason], args.names)
         )
+        users = [n for n in args.names if "@" not in n]
+        for serial in serials:  # a revoked certificate is still read by its serial
+            identity = X.identity_of(X.cert_from_pem(_security(lambda s=serial: client.get_certificate(s))))
+            users += [identity.principal] if identity.role is CertRole.USER else []
     what = [*map(str, serials), *(f"every certificate of {n}" for n in args.names)]
     print(
         f"Revoked certificate(s) {', '.join(what)} ({args.reason}); CRL {crl} lists them, and their "
         "holders renew nothing until an administrator issues again. Every daemon refuses them once it "
         "fetched it (hdds.x509.crl.refresh.interval)."
     )
-    return 0
+    return _revoke_s3_secrets(conf, list(dict.fromkeys(users)))
+
+
+def _revoke_s3_secrets(conf: OzoneConfiguration, users: list[str]) -> int:
+    """A revoked user's S3 secret is revoked in OM too (Ozone's revokeS3Secret): the gateway would take
+    it otherwise. 1 when OM could not be told (the certificates stay revoked)."""
+    if not users:
+        return 0
+    failed = []
+    with OzoneClient(conf) as om:
+        for user in users:
+            try:
+                om.run(om.async_client.revoke_s3_secret(user))
+                print(f"S3 secret of {user} revoked.")
+            except OMException as e:
+                if e.result != "S3_SECRET_NOT_FOUND":  # none to revoke
+                    failed.append(f"{user}: {e}")
+            except OzoneClientError as e:
+                failed.append(f"{user}: {e}")
+    for failure in failed:
+        print(
+            f"pyozone admin cert revoke: the S3 secret of {failure} was not revoked; run "
+            "`pyozone s3 revokesecret -u USER -y` once OM answers",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
 
 
 def _security(call: Callable[[], T]) -> T:

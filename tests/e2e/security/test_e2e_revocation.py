@@ -123,3 +123,24 @@ def test_a_revoked_user_is_refused_by_om_and_datanodes_and_renews_nothing(
     assert [c["serialNumber"] for c in json.loads(listed.out)] == [serial]
     valid = cluster.admin("cert", "list", "--role", "user", "-c", "100", "--json")
     assert serial not in [c["serialNumber"] for c in json.loads(valid.out)]
+
+
+def test_revoking_every_certificate_of_a_user_revokes_the_users_s3_secret_too(cluster: SecureCluster) -> None:
+    """Issue 28 review: an S3 secret outlived its user's revocation. `admin cert revoke --name carol`
+    revokes every valid certificate of carol (a spare she renewed too) and her S3 secret in OM."""
+    cluster.user_conf("carol")  # the administrator issues carol a certificate
+    carol = user_tls(cluster, "carol")
+    security = HostPort(HOST, cluster.state.daemon("scm").ports["security"])
+    csr = X.csr_to_pem(X.build_csr(X.generate_private_key(), Identity(CertRole.USER, "carol")))
+    with SCMSecurityClient(security, carol, timeout_s=10) as client:
+        spare = X.cert_from_pem(client.sign_csr(csr)[0]).serial_number
+    first = cluster.pyozone("s3", "getsecret", "-u", "carol", "--conf", str(cluster.conf_dir))
+    assert first.code == 0, first
+
+    revoked = cluster.admin("cert", "revoke", "--name", "carol")
+    assert revoked.code == 0 and "every certificate of carol" in revoked.out, revoked
+    assert "S3 secret of carol revoked" in revoked.out, revoked
+    listed = cluster.admin("cert", "list", "--type", "revoked", "--json")
+    assert spare in [c["serialNumber"] for c in json.loads(listed.out)]
+    again = cluster.pyozone("s3", "getsecret", "-u", "carol", "--conf", str(cluster.conf_dir))  # a new one
+    assert again.code == 0 and again.out != first.out, (first, again)
