@@ -234,7 +234,7 @@ class ScmSecurity:
             ca,
             listed,
             number,
-            crl_last_update(ca, number, max((r.revoked_ms for r in revoked), default=0)),
+            crl_last_update(ca, [r.revoked_ms for r in revoked], now),
             int(ca.not_valid_after_utc.timestamp() * 1000),
         )
         return number, pem
@@ -286,12 +286,14 @@ def _common_name(record: CertificateRecord) -> str:
     return X.common_name(X.cert_from_pem(record.pem))
 
 
-def crl_last_update(ca: X.Certificate, number: int, latest_revocation_ms: int) -> int:
-    """CRL `number`'s lastUpdate. OpenSSL checks a peer against the CRL of the latest lastUpdate it holds,
-    so it grows with the number (a second per revocation past the CA's start, and revocations are a second
-    apart), and it lies CRL_CLOCK_SKEW_MS before the latest revocation."""
+def crl_last_update(ca: X.Certificate, revoked_ms: list[int], now_ms: int) -> int:
+    """The lastUpdate of the CRL listing revocations at `revoked_ms`. OpenSSL checks a peer against the CRL
+    of the latest lastUpdate it holds, so it grows with each revocation call (they are a second apart, and
+    one call revokes many: a second per call past the CA's start), and it lies CRL_CLOCK_SKEW_MS before the
+    latest revocation; never after SCM's `now_ms` (a CRL not yet valid fails every handshake)."""
     start = int(ca.not_valid_before_utc.timestamp() * 1000)
-    return max(start + 1000 * number, latest_revocation_ms - CRL_CLOCK_SKEW_MS)
+    calls = len(set(revoked_ms))
+    return min(now_ms, max(start + 1000 * calls, max(revoked_ms, default=0) - CRL_CLOCK_SKEW_MS))
 
 
 def mint_join(

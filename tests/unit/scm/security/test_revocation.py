@@ -156,3 +156,16 @@ def test_a_renewal_may_not_add_names(scm: ScmSecurity) -> None:
     assert refusal.code == SecurityResult.PERMISSION_DENIED and "scm.example.com" in refusal.message
     same = X.csr_to_pem(X.build_csr(key, ident, ("10.0.0.9", "newdn"), dn))
     assert X.common_name(X.cert_from_pem(scm.sign(ident, same, dn, own)[0])) == "dn@newdn"
+
+
+def test_a_bulk_revocation_on_a_young_ca_dates_no_crl_in_the_future(scm: ScmSecurity) -> None:
+    """Issue 28 review: 120 serials revoked at once dated the CRL 120 s after the CA's start, in SCM's
+    future, and every handshake failed "CRL is not yet valid"."""
+    serials = [serial_of(scm.sign(ADMIN, user_csr(f"u{i}"))[0]) for i in range(120)]
+    scm.revoke(ADMIN, serials, RevocationReason.UNSPECIFIED)
+    first = x509.load_pem_x509_crl(scm.crl()[1]).last_update_utc
+    assert first.timestamp() * 1000 <= scm.ca.clock.wall_ms()
+    scm.ca.clock.advance(1000)
+    scm.revoke(ADMIN, [serial_of(scm.sign(ADMIN, user_csr("late"))[0])], RevocationReason.UNSPECIFIED)
+    second = x509.load_pem_x509_crl(scm.crl()[1]).last_update_utc
+    assert first < second and second.timestamp() * 1000 <= scm.ca.clock.wall_ms()
