@@ -102,9 +102,14 @@ class SCMSecurityClient:
             lambda r: certificate_from_proto(r.x509Certificate, "x509Certificate"),
         )
 
-    def create_join_token(self, role: CertRole, name: str, csr_pem: bytes) -> tuple[bytes, bytes]:
-        """A JOIN credential's certificate for the CSR's key and the CA certificate (administrators)."""
-        request = pb.SCMCreateJoinTokenRequestProto(role=role_to_proto(role), name=name, CSR=csr_pem.decode())
+    def create_join_token(
+        self, role: CertRole, name: str, csr_pem: bytes, datanode: str = ""
+    ) -> tuple[bytes, bytes]:
+        """A JOIN credential's certificate for the CSR's key and the CA certificate (administrators);
+        `datanode`: the known datanode it brings back."""
+        request = pb.SCMCreateJoinTokenRequestProto(
+            role=role_to_proto(role), name=name, CSR=csr_pem.decode(), datanode=datanode
+        )
         return self._call(
             self._stub.createJoinToken,
             request,

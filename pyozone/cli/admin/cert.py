@@ -91,6 +91,12 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     )
     join.add_argument("--role", required=True, choices=sorted(JOIN_ROLES), help="the daemon's role")
     join.add_argument("--name", default="", metavar="HOST", help="only for a daemon on this host")
+    join.add_argument(
+        "--datanode",
+        default="",
+        metavar="UUID",
+        help="bring back this known datanode (its data kept) once every certificate of it is revoked",
+    )
     join.add_argument("--out", required=True, metavar="FILE", help="where to write it (mode 0600)")
     _add_connection_option(join)
     join.set_defaults(func=run_join_token)
@@ -273,12 +279,13 @@ def run_join_token(args: argparse.Namespace) -> int:
     key = X.generate_private_key(conf.get("hdds.key.len"))
     csr = X.csr_to_pem(X.build_csr(key, Identity(CertRole.JOIN, CertRole.JOIN.value, role.value)))
     with client:
-        cert_pem, ca_pem = _security(lambda: client.create_join_token(role, args.name, csr))
+        cert_pem, ca_pem = _security(lambda: client.create_join_token(role, args.name, csr, args.datanode))
     JoinCredential(X.key_to_pem(key), cert_pem, ca_pem).write(out)
     cert = X.cert_from_pem(cert_pem)
     where = f" on {args.name}" if args.name else ""
+    which = f"datanode {args.datanode} again" if args.datanode else f"one new {role.name}"
     print(
-        f"JOIN credential {cert.serial_number} for one new {role.name}{where}, valid until "
+        f"JOIN credential {cert.serial_number} for {which}{where}, valid until "
         f"{_java_date(cert.not_valid_after_utc)}, written to {out} (mode 0600). The daemon names it in "
         "ozone.security.join.credentials.file; it obtains one certificate, once."
     )

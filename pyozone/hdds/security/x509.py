@@ -118,6 +118,14 @@ def role_host_name(role: CertRole, host: str) -> str:
     return f"{label}.{role.value}{ROLE_NAME_SUFFIX}"
 
 
+def is_datanode_uuid(datanode: str) -> bool:
+    """Whether `datanode` is a UUID in the canonical form datanodes report it in."""
+    try:
+        return str(uuid.UUID(datanode)) == datanode
+    except ValueError:
+        return False
+
+
 def _datanode_uri(datanode: str) -> str:
     """The URI naming a datanode UUID, which must be in canonical form (as datanodes report it)."""
     try:

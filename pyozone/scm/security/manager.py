@@ -145,15 +145,22 @@ class ScmSecurity:
         if self.on_crl is not None:
             self.on_crl(*self.crl())
 
-    def mint_join(self, caller: Identity, role: CertRole, name: str, csr_pem: bytes) -> tuple[bytes, bytes]:
-        """An administrator's new JOIN credential for one `role` daemon (on host `name`, "" for any): the
-        certificate for the CSR's key (common name join@<role>), valid hdds.x509.join.token.expiry."""
+    def mint_join(
+        self, caller: Identity, role: CertRole, name: str, csr_pem: bytes, rejoin: str = ""
+    ) -> tuple[bytes, bytes]:
+        """An administrator's new JOIN credential for one `role` daemon (on host `name`, "" for any; the
+        known datanode `rejoin` whose certificates are all revoked): the certificate for the CSR's key
+        (common name join@<role>), valid hdds.x509.join.token.expiry."""
         if not self.policy.is_admin(caller):
             raise SecurityError(
                 SecurityResult.PERMISSION_DENIED,
                 f"{caller.common_name} may not mint JOIN credentials: administrators only",
             )
-        cert = mint_join(self.ca, self.join_tokens, role, name, parse_csr(csr_pem), self.join_expiry)
+        if rejoin:
+            if role is not CertRole.DATANODE:
+                raise SecurityError(SecurityResult.INVALID_CSR, "only a datanode rejoins by its UUID")
+            self.join_tokens.check_rejoin(rejoin)
+        cert = mint_join(self.ca, self.join_tokens, role, name, parse_csr(csr_pem), self.join_expiry, rejoin)
         log.info(
             "Minted JOIN credential %d for a %s%s for %s, valid until %s",
             cert.serial_number,
@@ -303,6 +310,7 @@ def mint_join(
     name: str,
     csr: X.CertificateSigningRequest,
     lifetime: dt.timedelta,
+    rejoin: str = "",
 ) -> X.Certificate:
     """Issues and records a JOIN credential for `role` (host `name`, "" for any) with the CSR's key, in one
     batch: `scm --init --join-token` and the security protocol's createJoinToken."""
@@ -322,5 +330,5 @@ def mint_join(
             raise SecurityError(SecurityResult.INVALID_CSR, f"--name {name!r}: {e}") from None
     with ca.certs.batch():
         cert = ca.issue(csr, lifetime)
-        tokens.add(cert, role, name)
+        tokens.add(cert, role, name, rejoin)
     return cert

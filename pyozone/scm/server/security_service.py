@@ -165,7 +165,9 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
             raise SecurityError(SecurityResult.INVALID_CSR, "role: is missing (OM, DATANODE or S3GATEWAY)")
         if not request.CSR:
             raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
-        cert, ca = self.security.mint_join(identity, role, request.name, request.CSR.encode())
+        cert, ca = self.security.mint_join(
+            identity, role, request.name, request.CSR.encode(), request.datanode
+        )
         return pb.SCMGetCertResponseProto(x509Certificate=cert.decode(), x509CACertificate=ca.decode())
 
     @security_rpc
