@@ -52,3 +52,20 @@ def test_a_junk_or_mismatched_client_certificate_is_named(cli: Callable[..., Res
         result = cli("admin", "cert", "list", *_client(*files))
         assert result.code != 0
         assert message in result.err, result.err
+
+
+def test_a_refusal_of_scms_ca_ends_any_command_or_daemon_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 28 review: a datanode whose JOIN credential was used up died with a 50-line traceback."""
+    from pyozone.cli import main as cli_main
+    from pyozone.cli import s3
+    from pyozone.security.errors import SecurityError, SecurityResult
+
+    def refused(args: object) -> int:
+        raise SecurityError(SecurityResult.PERMISSION_DENIED, "JOIN credential 8 was already used")
+
+    monkeypatch.setattr(s3, "run_revokesecret", refused)
+    assert cli_main.main(["s3", "revokesecret", "-y"]) == 1
+    err = capsys.readouterr().err
+    assert err == "pyozone s3: error: PERMISSION_DENIED: JOIN credential 8 was already used\n", err
