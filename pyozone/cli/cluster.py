@@ -36,7 +36,7 @@ DATA_DIR_HELP = (
     f"default: the parent of --conf/$OZONE_CONF_DIR if it holds a cluster, else ./{DEFAULT_DATA_DIR}"
 )
 START_CHECK_S = 3.0  # how long `cluster start` watches a daemon without ports for an immediate exit
-START_WAIT_S = 120.0  # how long it waits for a daemon with ports to listen on one (or to exit)
+START_WAIT_S = 60.0  # how long it waits for a daemon with ports to listen on one (or to exit)
 
 
 def register(subparsers, parent: argparse.ArgumentParser) -> None:
