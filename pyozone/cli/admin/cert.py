@@ -72,7 +72,7 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     listing.set_defaults(func=run_list)
 
     info = commands.add_parser("info", parents=[parent], help="show one certificate")
-    info.add_argument("serial", metavar="SERIAL", help="serial id in decimal")
+    info.add_argument("serial", metavar="SERIAL", help="serial id: decimal as listed, or hex with 0x")
     _add_connection_option(info)
     info.set_defaults(func=run_info)
 
@@ -104,7 +104,9 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     revoke = commands.add_parser(
         "revoke", parents=[parent], help="revoke certificates: every port refuses them, they renew nothing"
     )
-    revoke.add_argument("serials", nargs="*", metavar="SERIAL", help="serial ids in decimal")
+    revoke.add_argument(
+        "serials", nargs="*", metavar="SERIAL", help="serial ids: decimal as listed, or hex with 0x"
+    )
     revoke.add_argument(
         "--name",
         dest="names",
@@ -217,13 +219,24 @@ def _dn(name: x509.Name) -> str:
 
 
 # ---------------------------------------------------------------------- info
+def parse_serial(text: str) -> int:
+    """A serial id as `admin cert list` prints it (decimal), or hex with 0x: hex without it (as openssl
+    prints serials) is refused rather than read as another certificate's decimal serial."""
+    digits, base = (text[2:], 16) if text[:2].lower() == "0x" else (text, 10)
+    allowed = "0123456789abcdefABCDEF" if base == 16 else "0123456789"
+    if not digits or any(c not in allowed for c in digits):
+        raise CLIError(
+            f"{text!r} is not a serial id: decimal, as `admin cert list` prints it, or hex with 0x"
+        )
+    return int(digits, base)
+
+
 def run_info(args: argparse.Namespace) -> int:
-    if not args.serial.isascii() or not args.serial.isdigit():
-        raise CLIError(f"{args.serial!r} is not a serial id (a decimal number)")
+    serial = parse_serial(args.serial)
     _, client = connect(args)
     with client:
-        cert = X.cert_from_pem(_security(lambda: client.get_certificate(int(args.serial))))
-    print(f"Certificate id: {args.serial}")
+        cert = X.cert_from_pem(_security(lambda: client.get_certificate(serial)))
+    print(f"Certificate id: {serial}")
     print(f"  Subject: {_dn(cert.subject)}")
     print(f"  Issuer: {_dn(cert.issuer)}")
     print(f"  Serial number: {cert.serial_number}")
@@ -294,22 +307,21 @@ def run_join_token(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- revoke
 def run_revoke(args: argparse.Namespace) -> int:
-    bad = [s for s in args.serials if not s.isascii() or not s.isdigit()]
-    if bad:
-        raise CLIError(f"{bad[0]!r} is not a serial id (a decimal number)")
-    if not args.serials and not args.names:
+    serials = [parse_serial(s) for s in args.serials]
+    if not serials and not args.names:
         raise CLIError("name a SERIAL or --name NAME to revoke")
-    serials = [int(s) for s in args.serials]
     conf, client = connect(args)
     with client:
         crl = _security(
             lambda: client.revoke_certificates(serials, REVOCATION_REASONS[args.reason], args.names)
         )
         users = [n for n in args.names if "@" not in n]
+        named = []
         for serial in serials:  # a revoked certificate is still read by its serial
             identity = X.identity_of(X.cert_from_pem(_security(lambda s=serial: client.get_certificate(s))))
             users += [identity.principal] if identity.role is CertRole.USER else []
-    what = [*map(str, serials), *(f"every certificate of {n}" for n in args.names)]
+            named.append(f"{serial} ({identity.common_name})")
+    what = [*named, *(f"every certificate of {n}" for n in args.names)]
     print(
         f"Revoked certificate(s) {', '.join(what)} ({args.reason}); CRL {crl} lists them, and their "
         "holders renew nothing until an administrator issues again. Every daemon refuses them once it "

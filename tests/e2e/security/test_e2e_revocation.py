@@ -94,7 +94,7 @@ def test_a_revoked_user_is_refused_by_om_and_datanodes_and_renews_nothing(
     as_bob = cluster.pyozone("admin", "cert", "revoke", str(serial), "--conf", str(cluster.user_conf("bob")))
     assert as_bob.code == 1 and "revoking a certificate needs an administrator" in as_bob.err, as_bob
     revoked = cluster.admin("cert", "revoke", str(serial), "--reason", "keyCompromise")
-    assert revoked.code == 0 and f"Revoked certificate(s) {serial}" in revoked.out, revoked
+    assert revoked.code == 0 and f"Revoked certificate(s) {serial} (bob)" in revoked.out, revoked
 
     why = wait_for(
         lambda: om_refusal(cluster, "bob"), 30, "OM refusing bob's revoked certificate", interval_s=1
