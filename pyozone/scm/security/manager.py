@@ -86,6 +86,7 @@ class ScmSecurity:
                 cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
                 superseded = self._supersede(cert, caller, caller_serial)
             if superseded:
+                log.info("Renewal of %s superseded certificate(s) %s", caller.common_name, superseded)
                 self._publish()
         else:
             csr = parse_csr(csr_pem)
@@ -127,13 +128,11 @@ class ScmSecurity:
         if caller_serial is None or holder[0] != caller.common_name:
             return []
         keep = {caller_serial, cert.serial_number}
+        older = [r.serial for r in self.ca.certs.held_by(holder) if r.serial not in keep]
         now = self._revocation_ms()
-        return [
-            r.serial
-            for r in self.ca.certs.held_by(holder)
-            if r.serial not in keep
-            and self.ca.certs.revoke(r.serial, RevocationReason.SUPERSEDED, now, cut_off=False)
-        ]
+        for serial in older:
+            self.ca.certs.revoke(serial, RevocationReason.SUPERSEDED, now, cut_off=False)
+        return older
 
     def _revocation_ms(self) -> int:
         """A second after the revocation before (the resolution of X.509 times), so crl_last_update
