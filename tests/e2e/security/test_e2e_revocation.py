@@ -144,3 +144,65 @@ def test_revoking_every_certificate_of_a_user_revokes_the_users_s3_secret_too(cl
     assert spare in [c["serialNumber"] for c in json.loads(listed.out)]
     again = cluster.pyozone("s3", "getsecret", "-u", "carol", "--conf", str(cluster.conf_dir))  # a new one
     assert again.code == 0 and again.out != first.out, (first, again)
+
+
+def test_connections_opened_before_a_revocation_end_at_their_next_message(cluster: SecureCluster) -> None:
+    """Issue 28 review: a datanode stream and an https keep-alive connection to the S3 gateway opened
+    before dave's revocation kept working. The stream's next message is PERMISSION_DENIED, the
+    connection's next request 403 (and it is closed)."""
+    import http.client
+    import queue
+
+    from pyozone.proto import DatanodeClientProtocol_pb2 as dpb
+
+    cluster.user_conf("dave")
+    dave = user_tls(cluster, "dave")
+    dn = cluster.state.datanodes()[0]
+    requests: queue.Queue[dpb.ContainerCommandRequestProto | None] = queue.Queue()
+    probe = dpb.ContainerCommandRequestProto(
+        cmdType=dpb.ReadContainer,
+        containerID=1 << 40,
+        datanodeUuid="x",
+        readContainer=dpb.ReadContainerRequestProto(),
+    )
+    with sync_channel(f"{HOST}:{dn.ports['ipc']}", [], dave, CertRole.DATANODE) as channel:
+        send = channel.stream_stream(
+            XCEIVER_SEND,
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=dpb.ContainerCommandResponseProto.FromString,
+        )
+        responses = send(iter(requests.get, None), timeout=120)
+        requests.put(probe)
+        assert next(responses).cmdType == dpb.ReadContainer  # answered (whatever it said)
+        s3g = http.client.HTTPSConnection(
+            HOST, cluster.state.daemon("s3g").ports["http"], context=dave.client_context(), timeout=10
+        )
+
+        def s3g_answer() -> tuple[int, bytes]:
+            s3g.request("GET", "/")
+            answer = s3g.getresponse()
+            return answer.status, answer.read()
+
+        assert b"revoked" not in s3g_answer()[1]
+
+        serial = X.cert_from_pem(dave.paths.cert.read_bytes()).serial_number
+        assert cluster.admin("cert", "revoke", str(serial)).code == 0
+        wait_for(
+            lambda: xceiver_status(dn.ports["ipc"], dave) is grpc.StatusCode.PERMISSION_DENIED,
+            30,
+            "the datanode holding the CRL",
+            interval_s=1,
+        )
+        requests.put(probe)
+        with pytest.raises(grpc.RpcError) as ended:
+            next(responses)
+        assert ended.value.code() is grpc.StatusCode.PERMISSION_DENIED, ended.value
+
+        def refused() -> tuple[int, bytes] | None:
+            status, body = s3g_answer()
+            return (status, body) if b"revoked" in body else None
+
+        status, body = wait_for(refused, 30, "the gateway refusing dave", interval_s=1)
+        assert status == 403 and f"certificate {serial} was revoked".encode() in body
+        s3g.close()
+        requests.put(None)
