@@ -92,12 +92,17 @@ class RevokedRecord:
 
     @classmethod
     def from_json(cls, serial: int, data: dict[str, object]) -> RevokedRecord:
+        cert = CertificateRecord.from_json(serial, data)
+        if "holder" in data:
+            holder = (str(data["holder"]), None if data["datanode"] is None else str(data["datanode"]))
+        else:  # revoked before holders were recorded: it cuts off its holder's certificates up to itself
+            holder = holder_of(X.cert_from_pem(cert.pem))
         return cls(
-            CertificateRecord.from_json(serial, data),
+            cert,
             RevocationReason(data["reason"]),
             int(data["revoked"]),  # type: ignore[call-overload]
-            (str(data["holder"]), None if data["datanode"] is None else str(data["datanode"])),
-            int(data["cutoff"]),  # type: ignore[call-overload]
+            holder,
+            int(data.get("cutoff", serial + 1)),  # type: ignore[call-overload]
         )
 
 

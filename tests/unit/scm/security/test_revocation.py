@@ -169,3 +169,11 @@ def test_a_bulk_revocation_on_a_young_ca_dates_no_crl_in_the_future(scm: ScmSecu
     scm.revoke(ADMIN, [serial_of(scm.sign(ADMIN, user_csr("late"))[0])], RevocationReason.UNSPECIFIED)
     second = x509.load_pem_x509_crl(scm.crl()[1]).last_update_utc
     assert first < second and second.timestamp() * 1000 <= scm.ca.clock.wall_ms()
+
+
+def test_a_record_revoked_before_holders_were_recorded_still_reads(scm: ScmSecurity) -> None:
+    first = serial_of(scm.sign(ADMIN, user_csr("bob"))[0])
+    [record] = scm.revoke(ADMIN, [first], RevocationReason.KEY_COMPROMISE)
+    old = {k: v for k, v in record.to_json().items() if k not in ("holder", "datanode", "cutoff")}
+    again = type(record).from_json(first, old)
+    assert again.holder == ("bob", None) and again.cutoff == first + 1
