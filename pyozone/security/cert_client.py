@@ -113,8 +113,11 @@ class CertRenewer:
         self.clock = clock or SystemClock()
 
     def due(self) -> bool:
+        """Inside the grace period, or a certificate issued before SCM's CA added the role-qualified names
+        the clients dialling this daemon verify (X.role_host_name): renewed at the first check."""
         cert = X.cert_from_pem(self.store.paths.cert.read_bytes())
-        return _renewal_due(cert, self.clock.wall_ms(), self.settings.renew_grace_ms)
+        unchecked = X.role_host_name(self.identity.role, self.identity.host) not in X.dns_names(cert)
+        return unchecked or _renewal_due(cert, self.clock.wall_ms(), self.settings.renew_grace_ms)
 
     def check(self) -> bool:
         """Renews when due; True when a new certificate was stored. Raises SecurityError when SCM refuses

@@ -168,6 +168,11 @@ def _subject_alt_names(item: Certificate | CertificateSigningRequest) -> list[x5
         return []
 
 
+def dns_names(item: Certificate | CertificateSigningRequest) -> list[str]:
+    """Every DNS name a certificate's (or CSR's) subjectAltName lists, the role-qualified ones too."""
+    return [str(n.value) for n in _subject_alt_names(item) if isinstance(n, x509.DNSName)]
+
+
 def host_names(item: Certificate | CertificateSigningRequest) -> list[str]:
     """The host names and addresses a certificate's (or CSR's) subjectAltName lists, without the
     role-qualified names the CA adds (`role_host_name`)."""
