@@ -15,6 +15,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.common.grpc_client import user_metadata
 from pyozone.common.tls import sync_channel
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.codec import replication_from_proto
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
@@ -32,7 +33,7 @@ def snapshot_keys(
     config = ClientConfig.from_conf(conf)
     target = f"{config.om_address.host}:{config.om_address.port}"
     metadata = user_metadata(config.tls)
-    with sync_channel(target, grpc_options(MAX_DATA_MESSAGE_BYTES), config.tls) as channel:
+    with sync_channel(target, grpc_options(MAX_DATA_MESSAGE_BYTES), config.tls, CertRole.OM) as channel:
         om = pb_grpc.OzoneManagerServiceStub(channel)
 
         def call(method: Callable[..., Any], request: Any) -> Any:

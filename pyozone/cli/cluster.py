@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import os
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -34,7 +35,8 @@ DEFAULT_DATA_DIR = "pyozone-data/cluster"
 DATA_DIR_HELP = (
     f"default: the parent of --conf/$OZONE_CONF_DIR if it holds a cluster, else ./{DEFAULT_DATA_DIR}"
 )
-START_CHECK_S = 3.0  # how long `cluster start` watches a daemon for an immediate exit
+START_CHECK_S = 3.0  # how long `cluster start` watches a daemon without ports for an immediate exit
+START_WAIT_S = 60.0  # how long it waits for a daemon with ports to listen on one (or to exit)
 
 
 def register(subparsers, parent: argparse.ArgumentParser) -> None:
@@ -366,17 +368,29 @@ def run_start(args: argparse.Namespace) -> int:
         print(f"{args.daemon} is already running (pid {state.pids[args.daemon]})")
         return 0
     pid = supervisor.start(state, args.daemon)
-    # A daemon that cannot start (port taken, bad configuration, corrupt metadata) exits within moments:
-    # watch it for a short while rather than report a start that did not happen.
-    deadline = time.monotonic() + START_CHECK_S
+    # A daemon that cannot start (port taken, bad configuration, corrupt metadata, a used JOIN credential)
+    # exits before it listens, which may take seconds on a loaded host: watch it until one of its ports
+    # listens rather than report a start that did not happen.
+    ports = list(state.daemon(args.daemon).ports.values())
+    deadline = time.monotonic() + (START_WAIT_S if ports else START_CHECK_S)
     while time.monotonic() < deadline:
         status = supervisor.exit_status(pid)  # our child: waitpid tells how it ended
         if status != "running":
             log = state.daemon(args.daemon).log
             raise CLIError(f"{args.daemon} (pid {pid}) {status} right after starting; see {log}")
+        if any(_listening(port) for port in ports):
+            break
         time.sleep(0.1)
     print(f"Started {args.daemon} (pid {pid})")
     return 0
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection((HOST, port), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
 
 
 def run_status(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from pyozone.common.cli_options import CLIError, common_options, run_command
 from pyozone.config import ConfigError
 from pyozone.hdds.exceptions import SCMException
 from pyozone.scm.client.admin_client import AdminError
+from pyozone.security.errors import SecurityError
 
 COMMAND_MODULES = (
     "getconf",
@@ -58,5 +59,5 @@ def main(argv: list[str] | None = None) -> int:
         if not hasattr(args, "rest"):
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.rest = [*extra, *args.rest]
-    errors = (CLIError, ConfigError, SCMException, AdminError, OzoneClientError)
+    errors = (CLIError, ConfigError, SCMException, AdminError, OzoneClientError, SecurityError)
     return run_command(args.func, args, f"pyozone {args.command}", errors)

@@ -22,6 +22,8 @@ import weakref
 from pyozone.client.models import DatanodeRef
 from pyozone.client.xceiver import DatanodeCallError
 from pyozone.common.tls import TlsStore
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
@@ -93,7 +95,9 @@ class DatastreamReader:
         if self._tls is None:
             return sock
         try:  # the handshake: within the timeout of each of its receives
-            return client_context(self._tls).wrap_socket(sock, server_hostname=address[0])
+            return client_context(self._tls).wrap_socket(
+                sock, server_hostname=X.role_host_name(CertRole.DATANODE, address[0])
+            )
         except BaseException:
             sock.close()
             raise

@@ -50,6 +50,7 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.users import login_user
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
@@ -94,7 +95,11 @@ class OmClient:
         self._config = config
         # Dialled again after a renewal of the certificate (the S3 gateway's client lives for its process).
         self._channel = renewing_aio_channel(
-            self.address, grpc_options(MAX_OM_MESSAGE_BYTES), config.tls, pb_grpc.OzoneManagerServiceStub
+            self.address,
+            grpc_options(MAX_OM_MESSAGE_BYTES),
+            config.tls,
+            pb_grpc.OzoneManagerServiceStub,
+            CertRole.OM,
         )
         self._own = user_metadata(config.tls)
 

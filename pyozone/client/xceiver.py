@@ -25,6 +25,7 @@ import grpc
 from pyozone.client.models import DatanodeRef
 from pyozone.common.tls import AioRenewing, TlsStore, renewing_aio_channel
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
@@ -108,7 +109,9 @@ class ChannelPool:
         address = datanode.address
         channel = self._channels.get(address)
         if channel is None:
-            channel = renewing_aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls)
+            channel = renewing_aio_channel(
+                address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls, peer=CertRole.DATANODE
+            )
             self._channels[address] = channel
         return channel.get()
 

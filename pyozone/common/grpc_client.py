@@ -9,7 +9,7 @@ the login user in `x-ozone-user` metadata (trusted only by servers without TLS, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import grpc
 
@@ -18,6 +18,7 @@ from pyozone.common.tls import TlsStore, renewing_sync_channel
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import grpc_options
 from pyozone.hdds.security.users import login_user
+from pyozone.hdds.security.x509 import CertRole
 
 T = TypeVar("T")
 
@@ -31,6 +32,9 @@ def user_metadata(tls: TlsStore | None) -> tuple[tuple[str, str], ...] | None:
 
 
 class GrpcClient:
+    PEER: ClassVar[CertRole | None] = None
+    """The role the server's certificate must have (common.tls.aio_channel's `peer`)."""
+
     def __init__(
         self,
         address: HostPort,
@@ -43,7 +47,9 @@ class GrpcClient:
         self.timeout_s = timeout_s
         self.metadata = user_metadata(tls)
         """Pass with every call the subclass makes itself (streams); `_call` does."""
-        self._channel = renewing_sync_channel(str(address), grpc_options(max_message_bytes), tls, stub_class)
+        self._channel = renewing_sync_channel(
+            str(address), grpc_options(max_message_bytes), tls, stub_class, self.PEER
+        )
 
     @property
     def _stub(self) -> Any:

@@ -10,6 +10,8 @@ drained for at most `linger_s`. A body read that stalls is the handler's busines
 With an `ssl_context` (hdds.grpc.tls.enabled: the party's TlsStore.server_context(), client certificates
 required) the server speaks https: a peer without a certificate of the cluster's CA fails the handshake,
 the handshake must end within `head_timeout_s`, and the guards above then apply to the decrypted bytes.
+Each request is checked against the party's current CRL too (OpenSSL checks it at the handshake only): a
+keep-alive connection whose peer was revoked since gets 403 and is closed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 
@@ -25,6 +27,7 @@ from aiohttp import StreamReader, web
 from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 
 from pyozone.common.http_body import BodyIncomplete
+from pyozone.common.tls import revoked_ssl_peer
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,7 @@ class HttpLimits:
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 """Methods that change no state: a request of one is not cancelled when its client leaves."""
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Refusal = Callable[[int, str], web.Response]
 """Builds the answer to a request refused before or outside its handler: a bad or oversized head (400,
 431) or a handler that raised (500). The S3 gateway answers in S3's XML; the daemons in JSON."""
@@ -80,6 +84,18 @@ class HttpServer:
         self._refusal = refusal
         self._cancel_on_disconnect = cancel_on_disconnect
         self._runner: web.AppRunner | None = None
+        app.middlewares.insert(0, self._refuse_revoked)
+
+    @web.middleware
+    async def _refuse_revoked(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        ssl_object = request.transport.get_extra_info("ssl_object") if request.transport else None
+        serial = None if ssl_object is None else revoked_ssl_peer(ssl_object)
+        if serial is None:
+            return await handler(request)
+        log.warning("Refused a request from %s: certificate %d is revoked", request.remote, serial)
+        response = self._refusal(HTTPStatus.FORBIDDEN, f"certificate {serial} was revoked")
+        response.force_close()
+        return response
 
     async def start(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> int:
         """Binds host:port (0: any free port) and returns the port it listens on; https with

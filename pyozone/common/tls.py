@@ -21,6 +21,7 @@ import logging
 import os
 import ssl
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ import grpc
 from pyozone.common.fsutil import write_file
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
-from pyozone.hdds.security.x509 import Identity
+from pyozone.hdds.security.x509 import CertRole, Identity
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,21 @@ class TlsStore:
         self.revoked: frozenset[int] = frozenset()
         """The serials the CA's CRL lists (`update_crl`); empty until one is loaded."""
         self.crl_number = -1
+        self._load_kept_crl()
+
+    def _load_kept_crl(self) -> None:
+        """The CRL this party kept (crl.pem beside ca.crt) is enforced from the start, before any port
+        opens: a daemon restarted while SCM is unreachable still refuses what was revoked. One that does
+        not verify against the trusted CA stops the party (ValueError naming the file)."""
+        path = self.paths.ca.with_name(CRL_FILE)
+        if not path.exists():
+            return
+        pem = path.read_bytes()
+        try:
+            ca = X.cert_from_pem(self.paths.ca.read_bytes())
+            self.crl_number, self.revoked = X.crl_number(pem, ca), X.crl_serials(pem, ca)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
     def update_crl(self, number: int, pem: bytes) -> bool:
         """Takes the CA's CRL number `number` when newer than the one held: checks its signature against
@@ -227,6 +243,30 @@ class TlsStore:
             self._load_chain(context)
             self._load_crl(context)
             self._contexts.append(context)
+        _STORES[context] = self
+
+
+_STORES: weakref.WeakKeyDictionary[ssl.SSLContext, TlsStore] = weakref.WeakKeyDictionary()
+"""The party whose store made each `ssl` context: a connection's CRL is its party's current one."""
+
+
+def revoked_ssl_peer(conn: ssl.SSLObject | ssl.SSLSocket) -> int | None:
+    """The serial of an `ssl` connection's peer certificate when its party's current CRL lists it, else
+    None. OpenSSL checks the CRL at the handshake only: a keep-alive connection opened before a revocation
+    is checked again per request (http_server)."""
+    store = _STORES.get(conn.context)
+    if store is None or not store.revoked:
+        return None
+    der = conn.getpeercert(binary_form=True)
+    if der is None:
+        return None
+    serial = _der_serial(der)
+    return serial if serial in store.revoked else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _der_serial(der: bytes) -> int:
+    return X.cert_from_der(der).serial_number
 
 
 # ---------------------------------------------------------------------- revoked peers on gRPC ports
@@ -248,7 +288,9 @@ def revoked_peer(context: Any, tls: TlsStore) -> int | None:
 
 class RevocationInterceptor(grpc.aio.ServerInterceptor):
     """Ends every call of a caller whose certificate the party's CRL lists with PERMISSION_DENIED, before
-    the servicer sees it: grpcio checks no CRL in the handshake. Install on every TLS gRPC server."""
+    the servicer sees it, and a stream at its next message either way once the CRL lists its caller (a
+    stream opened before the revocation): grpcio checks no CRL in the handshake. Install on every TLS gRPC
+    server."""
 
     def __init__(self, tls: TlsStore) -> None:
         self._tls = tls
@@ -274,15 +316,22 @@ class RevocationInterceptor(grpc.aio.ServerInterceptor):
             cached = self._wrapped[method] = (handler, self._wrap(handler))
         return cached[1]
 
+    async def _checked(self, requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        """The request stream, the caller checked against the current CRL before each message."""
+        async for request in requests:
+            await self._check(context)
+            yield request
+
     def _wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         check, de, ser = self._check, handler.request_deserializer, handler.response_serializer
+        checked = self._checked
         if handler.unary_unary or handler.stream_unary:
             streaming = handler.unary_unary is None
             call = handler.stream_unary if streaming else handler.unary_unary
 
             async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 await check(context)
-                result = call(request, context)
+                result = call(checked(request, context) if streaming else request, context)
                 return await result if inspect.isawaitable(result) else result
 
             make = grpc.stream_unary_rpc_method_handler if streaming else grpc.unary_unary_rpc_method_handler
@@ -292,15 +341,17 @@ class RevocationInterceptor(grpc.aio.ServerInterceptor):
 
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
             await check(context)
-            result = stream_call(request, context)
+            result = stream_call(checked(request, context) if streaming else request, context)
             if inspect.isawaitable(result):
                 await result
                 return
             if hasattr(result, "__aiter__"):
                 async for response in result:
+                    await check(context)
                     yield response
             else:
                 for response in result:
+                    await check(context)
                     yield response
 
         make = grpc.stream_stream_rpc_method_handler if streaming else grpc.unary_stream_rpc_method_handler
@@ -319,16 +370,34 @@ def secure_port(server: Any, address: str, tls: TlsStore | None) -> int:
     return server.add_secure_port(address, tls.server_credentials())
 
 
-def aio_channel(target: str, options: list[tuple[str, Any]], tls: TlsStore | None) -> grpc.aio.Channel:
+def _checking(target: str, options: list[tuple[str, Any]], peer: CertRole | None) -> list[tuple[str, Any]]:
+    """A TLS channel to a `peer` verifies the server certificate's role-qualified name for the target's
+    host (X.role_host_name), not the bare host: the role and the host at once. grpcio takes no custom
+    verifier, and checks only names."""
+    if peer is None:
+        return options
+    host = target.rpartition(":")[0] or target
+    return [*options, ("grpc.ssl_target_name_override", X.role_host_name(peer, host))]
+
+
+def aio_channel(
+    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, peer: CertRole | None = None
+) -> grpc.aio.Channel:
+    """`peer`: the role the server must have (every daemon's channel names it)."""
     if tls is None:
         return grpc.aio.insecure_channel(target, options=options)
-    return grpc.aio.secure_channel(target, tls.channel_credentials(), options=options)
+    return grpc.aio.secure_channel(
+        target, tls.channel_credentials(), options=_checking(target, options, peer)
+    )
 
 
-def sync_channel(target: str, options: list[tuple[str, Any]], tls: TlsStore | None) -> grpc.Channel:
+def sync_channel(
+    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, peer: CertRole | None = None
+) -> grpc.Channel:
+    """`peer`: the role the server must have (every daemon's channel names it)."""
     if tls is None:
         return grpc.insecure_channel(target, options=options)
-    return grpc.secure_channel(target, tls.channel_credentials(), options=options)
+    return grpc.secure_channel(target, tls.channel_credentials(), options=_checking(target, options, peer))
 
 
 class Closable(Protocol):
@@ -433,15 +502,23 @@ class AioRenewing(_Renewing[grpc.aio.Channel]):
 
 
 def renewing_sync_channel(
-    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, stub_class: Any = None
+    target: str,
+    options: list[tuple[str, Any]],
+    tls: TlsStore | None,
+    stub_class: Any = None,
+    peer: CertRole | None = None,
 ) -> SyncRenewing[grpc.Channel]:
-    return SyncRenewing(lambda: sync_channel(target, options, tls), tls, stub_class)
+    return SyncRenewing(lambda: sync_channel(target, options, tls, peer), tls, stub_class)
 
 
 def renewing_aio_channel(
-    target: str, options: list[tuple[str, Any]], tls: TlsStore | None, stub_class: Any = None
+    target: str,
+    options: list[tuple[str, Any]],
+    tls: TlsStore | None,
+    stub_class: Any = None,
+    peer: CertRole | None = None,
 ) -> AioRenewing:
-    return AioRenewing(lambda: aio_channel(target, options, tls), tls, stub_class)
+    return AioRenewing(lambda: aio_channel(target, options, tls, peer), tls, stub_class)
 
 
 def grpc_peer_identity(context: Any) -> Identity | None:

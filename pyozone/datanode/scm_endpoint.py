@@ -31,6 +31,7 @@ from pyozone.datanode.storage.volume import LAYOUT_VERSION
 from pyozone.hdds.commands import ReregisterCommand, SCMCommand
 from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.messages import Heartbeat
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto.ScmServerDatanodeHeartbeatProtocol_pb2_grpc import (
     StorageContainerDatanodeProtocolServiceStub,
@@ -115,7 +116,7 @@ class ScmEndpoint:
         # Dialled again after a renewal: once the first certificate expired, a reconnect (SCM restarted)
         # with it would fail for good.
         self._channel = renewing_aio_channel(
-            str(address), options, tls, StorageContainerDatanodeProtocolServiceStub
+            str(address), options, tls, StorageContainerDatanodeProtocolServiceStub, CertRole.SCM
         )
         self._reachable: bool | None = None
         self._failures = 0

@@ -24,6 +24,7 @@ from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.hdds.pipeline import Pipeline
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
@@ -94,6 +95,8 @@ def scm_call(what: str, otherwise: OMResultCode = OMResultCode.KEY_ALLOCATION_ER
 
 class _ScmAdmin(GrpcClient):
     """getContainer with the replicas' full details (ScmAdminClient keeps only their uuids)."""
+
+    PEER = CertRole.SCM
 
     def __init__(self, address: HostPort, timeout_s: float, tls: TlsStore | None) -> None:
         super().__init__(

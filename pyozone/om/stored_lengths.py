@@ -50,6 +50,7 @@ from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.users import login_user
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicationType
 from pyozone.om.block_tokens import READ, WRITE, BlockTokenIssuer
 from pyozone.om.core import OzoneManager
@@ -315,6 +316,7 @@ class StoredLengths:
                 grpc_options(MAX_DATA_MESSAGE_BYTES),
                 self.tls,
                 data_grpc.XceiverClientProtocolServiceStub,
+                CertRole.DATANODE,
             )
         call = channel.stub.send(iter([request]), metadata=user_metadata(self.tls))
         try:

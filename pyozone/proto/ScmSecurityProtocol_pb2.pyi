@@ -67,22 +67,26 @@ class SCMListCertificateResponseProto(_message.Message):
     def __init__(self, certificates: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SCMCreateJoinTokenRequestProto(_message.Message):
-    __slots__ = ("role", "name", "CSR")
+    __slots__ = ("role", "name", "CSR", "datanode")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     CSR_FIELD_NUMBER: _ClassVar[int]
+    DATANODE_FIELD_NUMBER: _ClassVar[int]
     role: NodeType
     name: str
     CSR: str
-    def __init__(self, role: _Optional[_Union[NodeType, str]] = ..., name: _Optional[str] = ..., CSR: _Optional[str] = ...) -> None: ...
+    datanode: str
+    def __init__(self, role: _Optional[_Union[NodeType, str]] = ..., name: _Optional[str] = ..., CSR: _Optional[str] = ..., datanode: _Optional[str] = ...) -> None: ...
 
 class SCMRevokeCertificatesRequestProto(_message.Message):
-    __slots__ = ("certIds", "reason")
+    __slots__ = ("certIds", "reason", "names")
     CERTIDS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
     certIds: _containers.RepeatedScalarFieldContainer[str]
     reason: int
-    def __init__(self, certIds: _Optional[_Iterable[str]] = ..., reason: _Optional[int] = ...) -> None: ...
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, certIds: _Optional[_Iterable[str]] = ..., reason: _Optional[int] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SCMRevokeCertificatesResponseProto(_message.Message):
     __slots__ = ("crlId",)

@@ -22,8 +22,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cryptography import x509
-
 from pyozone.common.fsutil import write_file
 from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsPaths, TlsStore
@@ -115,8 +113,11 @@ class CertRenewer:
         self.clock = clock or SystemClock()
 
     def due(self) -> bool:
+        """Inside the grace period, or a certificate issued before SCM's CA added the role-qualified names
+        the clients dialling this daemon verify (X.role_host_name): renewed at the first check."""
         cert = X.cert_from_pem(self.store.paths.cert.read_bytes())
-        return _renewal_due(cert, self.clock.wall_ms(), self.settings.renew_grace_ms)
+        unchecked = X.role_host_name(self.identity.role, self.identity.host) not in X.dns_names(cert)
+        return unchecked or _renewal_due(cert, self.clock.wall_ms(), self.settings.renew_grace_ms)
 
     def check(self) -> bool:
         """Renews when due; True when a new certificate was stored. Raises SecurityError when SCM refuses
@@ -224,12 +225,8 @@ def _invalid_reason(
 
 
 def certificate_hosts(cert: X.Certificate) -> list[str]:
-    """The host names and addresses a certificate's subjectAltName lists."""
-    try:
-        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return []
-    return [str(n.value) for n in names if isinstance(n, (x509.DNSName, x509.IPAddress))]
+    """The host names and addresses a certificate's subjectAltName lists (X.host_names)."""
+    return X.host_names(cert)
 
 
 def _join_credential(settings: SecurityConfig) -> JoinCredential:

@@ -39,7 +39,9 @@ class SCMSecurityClient:
     def __init__(self, address: HostPort, tls: TlsStore, timeout_s: float = 10) -> None:
         self.address = address
         self.timeout_s = timeout_s
-        self._channel = sync_channel(str(address), grpc_options(MAX_SECURITY_MESSAGE_BYTES), tls)
+        self._channel = sync_channel(
+            str(address), grpc_options(MAX_SECURITY_MESSAGE_BYTES), tls, CertRole.SCM
+        )
         self._stub = pb_grpc.SCMSecurityProtocolServiceStub(self._channel)
 
     def close(self) -> None:
@@ -100,9 +102,14 @@ class SCMSecurityClient:
             lambda r: certificate_from_proto(r.x509Certificate, "x509Certificate"),
         )
 
-    def create_join_token(self, role: CertRole, name: str, csr_pem: bytes) -> tuple[bytes, bytes]:
-        """A JOIN credential's certificate for the CSR's key and the CA certificate (administrators)."""
-        request = pb.SCMCreateJoinTokenRequestProto(role=role_to_proto(role), name=name, CSR=csr_pem.decode())
+    def create_join_token(
+        self, role: CertRole, name: str, csr_pem: bytes, datanode: str = ""
+    ) -> tuple[bytes, bytes]:
+        """A JOIN credential's certificate for the CSR's key and the CA certificate (administrators);
+        `datanode`: the known datanode it brings back."""
+        request = pb.SCMCreateJoinTokenRequestProto(
+            role=role_to_proto(role), name=name, CSR=csr_pem.decode(), datanode=datanode
+        )
         return self._call(
             self._stub.createJoinToken,
             request,
@@ -112,9 +119,12 @@ class SCMSecurityClient:
             ),
         )
 
-    def revoke_certificates(self, serials: list[int], reason: int) -> int:
-        """Revokes the certificates (administrators); the CRL number that lists them."""
-        request = pb.SCMRevokeCertificatesRequestProto(certIds=[str(s) for s in serials], reason=reason)
+    def revoke_certificates(self, serials: list[int], reason: int, names: list[str] | None = None) -> int:
+        """Revokes the certificates, and every valid one of the common `names` (administrators); the CRL
+        number that lists them."""
+        request = pb.SCMRevokeCertificatesRequestProto(
+            certIds=[str(s) for s in serials], reason=reason, names=names or []
+        )
         return self._call(self._stub.revokeCertificates, request, lambda r: int(r.crlId))
 
     def get_crl(self) -> tuple[int, bytes]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,28 @@ def test_start_reports_a_daemon_that_exits_at_once(cli, tmp_path: Path, monkeypa
     assert result.code == 1 and result.out == "", result
     assert result.err.count("\n") == 1 and result.err.startswith("pyozone cluster: error: dn1 "), result.err
     assert "exited with code 3" in result.err and str(conf.parent / "logs" / "dn1.log") in result.err
+
+
+def test_start_waits_for_a_daemon_to_listen_and_reports_one_that_dies_first(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, monkeypatch
+) -> None:
+    """Issue 28 review: `cluster start dn3` printed success while dn3 died a few seconds later (its JOIN
+    credential used up). A daemon with ports is watched until one listens or it exits."""
+    from pyozone.cli import cluster
+    from pyozone.cluster.layout import ClusterState
+
+    monkeypatch.setattr(cluster, "START_CHECK_S", 0.5)
+    slow_death = "import time; time.sleep(2); raise SystemExit(1)  # pyozone"
+    conf = _one_daemon_cluster(tmp_path, [sys.executable, "-c", slow_death])
+    state = ClusterState.load(conf.parent)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        state.daemons[0].ports["http"] = probe.getsockname()[1]
+    state.save()
+    monkeypatch.setenv("OZONE_CONF_DIR", str(conf))
+    monkeypatch.chdir(tmp_path)
+    result = cli("cluster", "start", "dn1")
+    assert result.code == 1 and "dn1 " in result.err and "exited with code 1" in result.err, result
 
 
 def test_start_kill_find_the_cluster_from_ozone_conf_dir(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

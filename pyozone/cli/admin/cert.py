@@ -17,6 +17,8 @@ from typing import TypeVar
 
 from cryptography import x509
 
+from pyozone.client import OzoneClient
+from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.fsutil import write_file
 from pyozone.common.net import parse_host_port, scm_security_address
@@ -70,7 +72,7 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     listing.set_defaults(func=run_list)
 
     info = commands.add_parser("info", parents=[parent], help="show one certificate")
-    info.add_argument("serial", metavar="SERIAL", help="serial id in decimal")
+    info.add_argument("serial", metavar="SERIAL", help="serial id: decimal as listed, or hex with 0x")
     _add_connection_option(info)
     info.set_defaults(func=run_info)
 
@@ -89,6 +91,12 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     )
     join.add_argument("--role", required=True, choices=sorted(JOIN_ROLES), help="the daemon's role")
     join.add_argument("--name", default="", metavar="HOST", help="only for a daemon on this host")
+    join.add_argument(
+        "--datanode",
+        default="",
+        metavar="UUID",
+        help="bring back this known datanode (its data kept) once every certificate of it is revoked",
+    )
     join.add_argument("--out", required=True, metavar="FILE", help="where to write it (mode 0600)")
     _add_connection_option(join)
     join.set_defaults(func=run_join_token)
@@ -96,7 +104,17 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     revoke = commands.add_parser(
         "revoke", parents=[parent], help="revoke certificates: every port refuses them, they renew nothing"
     )
-    revoke.add_argument("serials", nargs="+", metavar="SERIAL", help="serial ids in decimal")
+    revoke.add_argument(
+        "serials", nargs="*", metavar="SERIAL", help="serial ids: decimal as listed, or hex with 0x"
+    )
+    revoke.add_argument(
+        "--name",
+        dest="names",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also every valid certificate of this common name (bob, om@host, dn@host); repeatable",
+    )
     revoke.add_argument(
         "--reason", choices=sorted(REVOCATION_REASONS), default="unspecified", help="RFC 5280 CRLReason"
     )
@@ -201,13 +219,24 @@ def _dn(name: x509.Name) -> str:
 
 
 # ---------------------------------------------------------------------- info
+def parse_serial(text: str) -> int:
+    """A serial id as `admin cert list` prints it (decimal), or hex with 0x: hex without it (as openssl
+    prints serials) is refused rather than read as another certificate's decimal serial."""
+    digits, base = (text[2:], 16) if text[:2].lower() == "0x" else (text, 10)
+    allowed = "0123456789abcdefABCDEF" if base == 16 else "0123456789"
+    if not digits or any(c not in allowed for c in digits):
+        raise CLIError(
+            f"{text!r} is not a serial id: decimal, as `admin cert list` prints it, or hex with 0x"
+        )
+    return int(digits, base)
+
+
 def run_info(args: argparse.Namespace) -> int:
-    if not args.serial.isascii() or not args.serial.isdigit():
-        raise CLIError(f"{args.serial!r} is not a serial id (a decimal number)")
+    serial = parse_serial(args.serial)
     _, client = connect(args)
     with client:
-        cert = X.cert_from_pem(_security(lambda: client.get_certificate(int(args.serial))))
-    print(f"Certificate id: {args.serial}")
+        cert = X.cert_from_pem(_security(lambda: client.get_certificate(serial)))
+    print(f"Certificate id: {serial}")
     print(f"  Subject: {_dn(cert.subject)}")
     print(f"  Issuer: {_dn(cert.issuer)}")
     print(f"  Serial number: {cert.serial_number}")
@@ -263,12 +292,13 @@ def run_join_token(args: argparse.Namespace) -> int:
     key = X.generate_private_key(conf.get("hdds.key.len"))
     csr = X.csr_to_pem(X.build_csr(key, Identity(CertRole.JOIN, CertRole.JOIN.value, role.value)))
     with client:
-        cert_pem, ca_pem = _security(lambda: client.create_join_token(role, args.name, csr))
+        cert_pem, ca_pem = _security(lambda: client.create_join_token(role, args.name, csr, args.datanode))
     JoinCredential(X.key_to_pem(key), cert_pem, ca_pem).write(out)
     cert = X.cert_from_pem(cert_pem)
     where = f" on {args.name}" if args.name else ""
+    which = f"datanode {args.datanode} again" if args.datanode else f"one new {role.name}"
     print(
-        f"JOIN credential {cert.serial_number} for one new {role.name}{where}, valid until "
+        f"JOIN credential {cert.serial_number} for {which}{where}, valid until "
         f"{_java_date(cert.not_valid_after_utc)}, written to {out} (mode 0600). The daemon names it in "
         "ozone.security.join.credentials.file; it obtains one certificate, once."
     )
@@ -277,18 +307,52 @@ def run_join_token(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- revoke
 def run_revoke(args: argparse.Namespace) -> int:
-    bad = [s for s in args.serials if not s.isascii() or not s.isdigit()]
-    if bad:
-        raise CLIError(f"{bad[0]!r} is not a serial id (a decimal number)")
-    serials = [int(s) for s in args.serials]
-    _, client = connect(args)
+    serials = [parse_serial(s) for s in args.serials]
+    if not serials and not args.names:
+        raise CLIError("name a SERIAL or --name NAME to revoke")
+    conf, client = connect(args)
     with client:
-        crl = _security(lambda: client.revoke_certificates(serials, REVOCATION_REASONS[args.reason]))
+        crl = _security(
+            lambda: client.revoke_certificates(serials, REVOCATION_REASONS[args.reason], args.names)
+        )
+        users = [n for n in args.names if "@" not in n]
+        named = []
+        for serial in serials:  # a revoked certificate is still read by its serial
+            identity = X.identity_of(X.cert_from_pem(_security(lambda s=serial: client.get_certificate(s))))
+            users += [identity.principal] if identity.role is CertRole.USER else []
+            named.append(f"{serial} ({identity.common_name})")
+    what = [*named, *(f"every certificate of {n}" for n in args.names)]
     print(
-        f"Revoked certificate(s) {', '.join(map(str, serials))} ({args.reason}); CRL {crl} lists them. "
-        "Every daemon refuses them once it fetched it (hdds.x509.crl.refresh.interval)."
+        f"Revoked certificate(s) {', '.join(what)} ({args.reason}); CRL {crl} lists them, and their "
+        "holders renew nothing until an administrator issues again. Every daemon refuses them once it "
+        "fetched it (hdds.x509.crl.refresh.interval)."
     )
-    return 0
+    return _revoke_s3_secrets(conf, list(dict.fromkeys(users)))
+
+
+def _revoke_s3_secrets(conf: OzoneConfiguration, users: list[str]) -> int:
+    """A revoked user's S3 secret is revoked in OM too (Ozone's revokeS3Secret): the gateway would take
+    it otherwise. 1 when OM could not be told (the certificates stay revoked)."""
+    if not users:
+        return 0
+    failed = []
+    with OzoneClient(conf) as om:
+        for user in users:
+            try:
+                om.run(om.async_client.revoke_s3_secret(user))
+                print(f"S3 secret of {user} revoked.")
+            except OMException as e:
+                if e.result != "S3_SECRET_NOT_FOUND":  # none to revoke
+                    failed.append(f"{user}: {e}")
+            except OzoneClientError as e:
+                failed.append(f"{user}: {e}")
+    for failure in failed:
+        print(
+            f"pyozone admin cert revoke: the S3 secret of {failure} was not revoked; run "
+            "`pyozone s3 revokesecret -u USER -y` once OM answers",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
 
 
 def _security(call: Callable[[], T]) -> T:

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, TypeVar
 
 from pyozone.common.tls import TlsStore
+from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.x509 import CertRole
 
 T = TypeVar("T")
 
@@ -170,8 +172,11 @@ class DatastreamTls:
 
     def connect(self, conn: socket.socket, host: str) -> DuplexTlsSocket:
         """Takes over a connection to `host` and completes the handshake, checking that the peer's
-        certificate names `host`; the connection is closed if it fails."""
-        tls = self._wrap(self._client, conn, server_side=False, server_hostname=host)
+        certificate is a datanode's naming `host` (X.role_host_name); the connection is closed if it
+        fails."""
+        tls = self._wrap(
+            self._client, conn, server_side=False, server_hostname=X.role_host_name(CertRole.DATANODE, host)
+        )
         try:
             tls.handshake(self.handshake_timeout_s)
         except BaseException:

@@ -22,6 +22,7 @@ import grpc
 from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
@@ -168,7 +169,7 @@ class GrpcPeers:
         address = f"{host}:{port}"
         channel = self._channels.get(address)
         if channel is None:
-            channel = aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls)
+            channel = aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls, CertRole.DATANODE)
             self._channels[address] = channel
         return GrpcPeer(channel, peer_name(details), self.timeout_s)
 

@@ -19,6 +19,7 @@ import grpc
 
 from pyozone.common.tls import TlsStore, aio_channel
 from pyozone.datanode.traffic import TRAFFIC
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
 
@@ -81,7 +82,7 @@ class LogAppender:
         if self.target is None:
             self._fail("its RATIS address is unknown")
             return
-        channel = aio_channel(self.target, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls)
+        channel = aio_channel(self.target, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls, CertRole.DATANODE)
         watchdog = asyncio.create_task(self._watchdog())
         try:
             append = channel.stream_stream(

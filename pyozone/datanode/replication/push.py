@@ -20,6 +20,7 @@ from pyozone.datanode.replication.worker import SerialWorker, export_pieces
 from pyozone.datanode.storage import ContainerError, ContainerSet, ExportStream
 from pyozone.datanode.xceiver.tokens import TOKEN_METADATA, TokenSigner
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES, grpc_options
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
@@ -73,7 +74,7 @@ async def push_container(
             read_errors.append(e)
 
     options = grpc_options(MAX_DATA_MESSAGE_BYTES)
-    async with aio_channel(str(target), options, tls) as channel:
+    async with aio_channel(str(target), options, tls, CertRole.DATANODE) as channel:
         try:
             answer = await pb_grpc.IntraDatanodeProtocolServiceStub(channel).upload(
                 requests(), timeout=timeout_s, metadata=await _token_metadata(tokens, container_id, executor)

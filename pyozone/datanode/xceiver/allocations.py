@@ -50,6 +50,7 @@ from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState, ReplicationType
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
@@ -241,6 +242,8 @@ def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
 class ScmContainerLookup(GrpcClient):
     """A ContainerLookup through SCM's getContainer (the admin protocol's client port), which sends the
     container's pipeline with it. `tls`: the datanode's certificate (hdds.grpc.tls.enabled)."""
+
+    PEER = CertRole.SCM
 
     def __init__(self, address: HostPort, timeout_s: float = 10.0, tls: TlsStore | None = None) -> None:
         super().__init__(

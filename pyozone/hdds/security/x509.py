@@ -104,6 +104,27 @@ def _name(common_name: str, cluster_id: str, scm_id: str) -> x509.Name:
 DATANODE_URN = "urn:uuid:"
 """The prefix of the subjectAltName URI that names a datanode certificate's datanode (RFC 4122's URN)."""
 
+ROLE_NAME_SUFFIX = ".role.invalid"
+"""The suffix of the role-qualified names the CA adds to a service's certificate (`role_host_name`); .invalid
+(RFC 2606) never resolves, so no such name can be dialled, only checked."""
+
+
+def role_host_name(role: CertRole, host: str) -> str:
+    """The name a certificate of `role` carries for each `host` it names (e.g. 10.0.0.5.om.role.invalid):
+    only SCM's CA adds them (a CSR naming one is refused), so a TLS client that checks this name in place
+    of the host checks the server's role and host at once (a datanode's certificate naming OM's host does
+    not verify as OM)."""
+    label = host.strip("[]").lower().replace(":", "-")
+    return f"{label}.{role.value}{ROLE_NAME_SUFFIX}"
+
+
+def is_datanode_uuid(datanode: str) -> bool:
+    """Whether `datanode` is a UUID in the canonical form datanodes report it in."""
+    try:
+        return str(uuid.UUID(datanode)) == datanode
+    except ValueError:
+        return False
+
 
 def _datanode_uri(datanode: str) -> str:
     """The URI naming a datanode UUID, which must be in canonical form (as datanodes report it)."""
@@ -147,6 +168,18 @@ def _subject_alt_names(item: Certificate | CertificateSigningRequest) -> list[x5
         return []
 
 
+def dns_names(item: Certificate | CertificateSigningRequest) -> list[str]:
+    """Every DNS name a certificate's (or CSR's) subjectAltName lists, the role-qualified ones too."""
+    return [str(n.value) for n in _subject_alt_names(item) if isinstance(n, x509.DNSName)]
+
+
+def host_names(item: Certificate | CertificateSigningRequest) -> list[str]:
+    """The host names and addresses a certificate's (or CSR's) subjectAltName lists, without the
+    role-qualified names the CA adds (`role_host_name`)."""
+    hosts = (str(n.value) for n in _subject_alt_names(item) if isinstance(n, (x509.DNSName, x509.IPAddress)))
+    return [h for h in hosts if not h.lower().endswith(ROLE_NAME_SUFFIX)]
+
+
 def datanode_id(item: Certificate | CertificateSigningRequest) -> str | None:
     """The datanode UUID a datanode's certificate (or CSR) names, or None when it names none."""
     for name in _subject_alt_names(item):
@@ -168,6 +201,12 @@ def _checked_alt_names(csr: CertificateSigningRequest, identity: Identity) -> li
             uris.append(name.value)
         elif not isinstance(name, (x509.DNSName, x509.IPAddress)):
             raise ValueError(f"a certificate names hosts and a datanode UUID only, not {name}")
+        elif isinstance(name, x509.DNSName) and (
+            "*" in name.value or name.value.lower().endswith(ROLE_NAME_SUFFIX)
+        ):
+            raise ValueError(
+                f"a CSR may not name {name.value!r}: no wildcard, and the CA adds the role names"
+            )
     if uris and (identity.role is not CertRole.DATANODE or len(uris) > 1):
         raise ValueError(f"only a datanode's certificate names a datanode UUID, and only one: {uris}")
     for uri in uris:
@@ -253,6 +292,9 @@ def sign_csr(
             critical=False,
         )
     )
+    hosts = [str(n.value) for n in alt_names if isinstance(n, (x509.DNSName, x509.IPAddress))]
+    if identity.role.is_service and identity.role is not CertRole.JOIN:
+        alt_names = [*alt_names, *(x509.DNSName(role_host_name(identity.role, h)) for h in hosts)]
     if alt_names:
         builder = builder.add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
     return builder.sign(ca_key, hashes.SHA256())
@@ -293,6 +335,13 @@ def cert_from_pem(pem: bytes) -> Certificate:
         return x509.load_pem_x509_certificate(pem)
     except ValueError as e:
         raise ValueError(f"not a PEM certificate: {e}") from None
+
+
+def cert_from_der(der: bytes) -> Certificate:
+    try:
+        return x509.load_der_x509_certificate(der)
+    except ValueError as e:
+        raise ValueError(f"not a DER certificate: {e}") from None
 
 
 def csr_to_pem(csr: CertificateSigningRequest) -> bytes:
@@ -363,13 +412,27 @@ def build_crl(
     return builder.sign(ca_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)
 
 
-def crl_serials(crl_pem: bytes, ca_cert: Certificate) -> frozenset[int]:
-    """The serials a PEM CRL lists, once its signature verifies against the CA certificate (ValueError
-    otherwise)."""
+def _verified_crl(crl_pem: bytes, ca_cert: Certificate) -> x509.CertificateRevocationList:
     try:
         crl = x509.load_pem_x509_crl(crl_pem)
     except ValueError as e:
         raise ValueError(f"not a PEM certificate revocation list: {e}") from None
     if crl.issuer != ca_cert.subject or not crl.is_signature_valid(ca_cert.public_key()):  # type: ignore[arg-type]
         raise ValueError("the revocation list is not signed by the CA")
-    return frozenset(entry.serial_number for entry in crl)
+    return crl
+
+
+def crl_serials(crl_pem: bytes, ca_cert: Certificate) -> frozenset[int]:
+    """The serials a PEM CRL lists, once its signature verifies against the CA certificate (ValueError
+    otherwise)."""
+    return frozenset(entry.serial_number for entry in _verified_crl(crl_pem, ca_cert))
+
+
+def crl_number(crl_pem: bytes, ca_cert: Certificate) -> int:
+    """A PEM CRL's CRL number, once its signature verifies against the CA certificate (ValueError
+    otherwise, or when it carries none)."""
+    crl = _verified_crl(crl_pem, ca_cert)
+    try:
+        return crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number
+    except x509.ExtensionNotFound:
+        raise ValueError("the revocation list carries no CRL number") from None

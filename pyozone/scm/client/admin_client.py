@@ -16,6 +16,7 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.safemode_status import RuleStatus
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
@@ -47,6 +48,8 @@ class ScmInfo:
 
 
 class ScmAdminClient(GrpcClient):
+    PEER = CertRole.SCM
+
     def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
         super().__init__(
             address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls

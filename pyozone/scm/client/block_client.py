@@ -17,6 +17,7 @@ from pyozone.common.tls import TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
@@ -62,6 +63,8 @@ def scm_block_address(conf: OzoneConfiguration) -> HostPort:
 
 
 class ScmBlockClient(GrpcClient):
+    PEER = CertRole.SCM
+
     def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
         super().__init__(
             address, pb_grpc.ScmBlockLocationProtocolServiceStub, MAX_BLOCK_MESSAGE_BYTES, timeout_s, tls

@@ -4,7 +4,9 @@
 A record holds the PEM, the role and the expiry (ms since the epoch), so listing by role and dropping the
 expired read no certificate. Serial numbers come from the `CertificateId` sequence (Ozone's name), so they
 are unique for the cluster's life: an expired certificate's serial is never reused. A revoked record stays
-after its expiry: the identity it named (a datanode UUID) is never issued again.
+after its expiry: the identity it named (a datanode UUID) is never issued again. An administrator's
+revocation also cuts off the identity it named (`RevokedRecord.cutoff`): every certificate of that identity
+issued before it renews nothing, until an administrator issues one again.
 """
 
 from __future__ import annotations
@@ -59,21 +61,48 @@ class RevocationReason(Enum):
     PRIVILEGE_WITHDRAWN = 9
 
 
+Holder = tuple[str, str | None]
+"""Whom a certificate names: its common name and, for a datanode, its datanode UUID (several datanodes on
+one host share a common name)."""
+
+
+def holder_of(cert: X.Certificate) -> Holder:
+    return X.common_name(cert), X.datanode_id(cert)
+
+
 @dataclass(frozen=True, slots=True)
 class RevokedRecord:
     cert: CertificateRecord
     reason: RevocationReason
     revoked_ms: int
+    holder: Holder
+    cutoff: int
+    """Certificates of `holder` with a lower serial are cut off (they renew nothing): a serial drawn at an
+    administrator's revocation, 0 for a certificate superseded by its holder's renewal."""
 
     def to_json(self) -> dict[str, object]:
-        return {**self.cert.to_json(), "reason": self.reason.value, "revoked": self.revoked_ms}
+        return {
+            **self.cert.to_json(),
+            "reason": self.reason.value,
+            "revoked": self.revoked_ms,
+            "holder": self.holder[0],
+            "datanode": self.holder[1],
+            "cutoff": self.cutoff,
+        }
 
     @classmethod
     def from_json(cls, serial: int, data: dict[str, object]) -> RevokedRecord:
+        cert = CertificateRecord.from_json(serial, data)
+        if "holder" in data:
+            holder = (str(data["holder"]), None if data["datanode"] is None else str(data["datanode"]))
+        else:  # revoked before holders were recorded: it cuts off its holder's certificates up to itself
+            holder = holder_of(X.cert_from_pem(cert.pem))
         return cls(
-            CertificateRecord.from_json(serial, data),
+            cert,
             RevocationReason(data["reason"]),
             int(data["revoked"]),  # type: ignore[call-overload]
+            holder,
+            int(data.get("cutoff", serial + 1)),  # type: ignore[call-overload]
         )
 
 
@@ -115,13 +144,24 @@ class CertificateStore:
     def records(self) -> Iterator[CertificateRecord]:
         return (CertificateRecord.from_json(s, d) for s, d in self._table.items())
 
-    def revoke(self, serial: int, reason: RevocationReason, now_ms: int) -> RevokedRecord | None:
-        """Moves a valid certificate to revokedCerts (in one batch); None when no valid certificate has
-        that serial."""
+    def held_by(self, holder: Holder) -> list[CertificateRecord]:
+        """The valid certificates naming `holder`."""
+        return [r for r in self.records() if holder_of(X.cert_from_pem(r.pem)) == holder]
+
+    def cut_off(self, holder: Holder, serial: int) -> bool:
+        """Whether an administrator revoked a certificate of `holder` after `serial` was issued."""
+        return any(r.holder == holder and serial < r.cutoff for r in self.all_revoked())
+
+    def revoke(
+        self, serial: int, reason: RevocationReason, now_ms: int, cut_off: bool = True
+    ) -> RevokedRecord | None:
+        """Moves a valid certificate to revokedCerts (in one batch), cutting off its holder unless
+        `cut_off` is False (a renewal supersedes it); None when no valid certificate has that serial."""
         record = self.get(serial)
         if record is None:
             return None
-        revoked = RevokedRecord(record, reason, now_ms)
+        holder = holder_of(X.cert_from_pem(record.pem))
+        revoked = RevokedRecord(record, reason, now_ms, holder, self.next_serial() if cut_off else 0)
         with self._store.batch():
             self._revoked.put(serial, revoked.to_json())
             self._table.delete(serial)

@@ -11,6 +11,9 @@ certificate, for that role, for an identity that does not exist yet:
   `ozone.s3g.http-address`), with no valid certificate for that name yet.
 The token is then used: a second CSR with it is refused, as is an expired or revoked one
 (`pyozone admin cert revoke SERIAL`). A lost daemon's certificate is revoked before a new token replaces it.
+A datanode that lost its key or certificate rejoins with its data by a token naming its UUID (`rejoin`),
+which an administrator mints once every certificate of that UUID is revoked; it obtains that datanode's
+certificate only.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class JoinToken:
     issued: int = 0
     issued_name: str = ""
     datanode: str = ""
+    rejoin: str = ""
+    """The UUID of the known datanode it brings back ("" for a new daemon)."""
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "role": self.role.value}
@@ -79,9 +84,22 @@ class JoinTokens:
         self._service_hosts = service_hosts
         self._known_datanode = known_datanode
 
-    def add(self, cert: X.Certificate, role: CertRole, name: str) -> JoinToken:
-        """Records a JOIN credential SCM's CA just issued, bound to `role` and host `name` ("": any)."""
-        token = JoinToken(cert.serial_number, role, name, int(cert.not_valid_after_utc.timestamp() * 1000))
+    def check_rejoin(self, datanode: str) -> None:
+        """A token may bring back datanode `datanode` once every certificate naming it is revoked."""
+        if not X.is_datanode_uuid(datanode):
+            raise SecurityError(SecurityResult.INVALID_CSR, f"{datanode!r} is not a datanode UUID")
+        valid = [r.serial for r in self._certs.records() if X.datanode_id(X.cert_from_pem(r.pem)) == datanode]
+        if valid:
+            raise _denied(
+                f"datanode {datanode} still has valid certificate(s) {', '.join(map(str, valid))}: revoke "
+                "them (pyozone admin cert revoke) before it rejoins"
+            )
+
+    def add(self, cert: X.Certificate, role: CertRole, name: str, rejoin: str = "") -> JoinToken:
+        """Records a JOIN credential SCM's CA just issued, bound to `role` and host `name` ("": any), and
+        to the known datanode `rejoin` brings back."""
+        expiry = int(cert.not_valid_after_utc.timestamp() * 1000)
+        token = JoinToken(cert.serial_number, role, name, expiry, rejoin=rejoin)
         self._table.put(token.serial, token.to_json())
         return token
 
@@ -111,7 +129,11 @@ class JoinTokens:
             )
         if token.name and requested.host != token.name:
             raise _denied(f"JOIN credential {serial} is for {token.role.value}@{token.name} only")
-        if requested.role is CertRole.DATANODE:
+        if token.rejoin:
+            if datanode != token.rejoin:
+                raise _denied(f"JOIN credential {serial} is for datanode {token.rejoin} only")
+            self.check_rejoin(token.rejoin)
+        elif requested.role is CertRole.DATANODE:
             self._check_new_datanode(datanode or "")
         else:
             self._check_new_service(requested)

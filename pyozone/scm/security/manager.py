@@ -14,7 +14,7 @@ from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.security.authority import CertificateAuthority, parse_csr, requested_identity
-from pyozone.scm.security.certificates import RevocationReason, RevokedRecord
+from pyozone.scm.security.certificates import CertificateRecord, RevocationReason, RevokedRecord, holder_of
 from pyozone.scm.security.join_tokens import JoinTokens, join_identity
 from pyozone.scm.security.policy import AccessPolicy
 from pyozone.scm.security.secret_key_manager import SecretKeyManager
@@ -52,13 +52,22 @@ class ScmSecurity:
             log.info("Removed %d expired certificate(s) from validCerts: %s", len(removed), removed)
 
     # ------------------------------------------------------------------ certificates
-    def check_caller(self, caller: Identity, serial: int | None) -> None:
-        """Every call on the security port: a revoked certificate (`serial`) is refused, so it can renew
-        nothing (a user cut off cannot get a new certificate with a new key)."""
-        if serial is not None and self.ca.certs.revoked(serial) is not None:
+    def check_caller(self, caller: Identity, serial: int | None, datanode: str | None = None) -> None:
+        """Every call on the security port: a revoked certificate (`serial`) is refused, and so is one
+        issued before an administrator revoked a certificate of the same holder (`datanode`: the UUID it
+        names): a user cut off cannot get a new certificate, not even with a spare minted before."""
+        if serial is None:
+            return
+        if self.ca.certs.revoked(serial) is not None:
             raise SecurityError(
                 SecurityResult.PERMISSION_DENIED,
                 f"the certificate {serial} of {caller.common_name} was revoked",
+            )
+        if caller.role is not CertRole.JOIN and self.ca.certs.cut_off((caller.common_name, datanode), serial):
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"a certificate of {caller.common_name} was revoked after certificate {serial} was issued: "
+                "an administrator issues a new one",
             )
 
     def sign(
@@ -70,9 +79,15 @@ class ScmSecurity:
     ) -> tuple[bytes, bytes]:
         """(certificate PEM, CA PEM) for a CSR the caller may have signed; `caller_datanode`: the datanode
         UUID the caller's certificate names; `caller_serial`: its serial (a JOIN credential's token)."""
-        self.check_caller(caller, caller_serial)
+        self.check_caller(caller, caller_serial, caller_datanode)
         if caller.role is not CertRole.JOIN:
-            cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
+            self._check_renewal_names(csr_pem, caller, caller_serial)
+            with self.ca.certs.batch():
+                cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
+                superseded = self._supersede(cert, caller, caller_serial)
+            if superseded:
+                log.info("Renewal of %s superseded certificate(s) %s", caller.common_name, superseded)
+                self._publish()
         else:
             csr = parse_csr(csr_pem)
             requested, datanode = requested_identity(csr), X.datanode_id(csr)
@@ -91,15 +106,60 @@ class ScmSecurity:
         )
         return X.cert_to_pem(cert), self.ca.material.pem
 
-    def mint_join(self, caller: Identity, role: CertRole, name: str, csr_pem: bytes) -> tuple[bytes, bytes]:
-        """An administrator's new JOIN credential for one `role` daemon (on host `name`, "" for any): the
-        certificate for the CSR's key (common name join@<role>), valid hdds.x509.join.token.expiry."""
+    def _check_renewal_names(self, csr_pem: bytes, caller: Identity, caller_serial: int | None) -> None:
+        """A renewal (the caller's own common name) names no host its current certificate does not: a
+        certificate's hosts are fixed when it is first issued (a JOIN credential's, or an administrator's)."""
+        current = None if caller_serial is None else self.ca.certs.get(caller_serial)
+        csr = parse_csr(csr_pem)
+        if current is None or not caller.role.is_service or X.csr_common_name(csr) != caller.common_name:
+            return  # a user's certificate names no host at all (the CA refuses any: INVALID_CSR)
+        added = set(X.host_names(csr)) - set(X.host_names(X.cert_from_pem(current.pem)))
+        if added:
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"{caller.common_name} may not add {', '.join(sorted(added))} in a renewal: its certificate "
+                "names the hosts it was first issued for",
+            )
+
+    def _supersede(self, cert: X.Certificate, caller: Identity, caller_serial: int | None) -> list[int]:
+        """A renewal (the caller's own holder) revokes, as superseded, every other valid certificate of
+        the holder but the caller's: a holder keeps at most two, so spares do not pile up."""
+        holder = holder_of(cert)
+        if caller_serial is None or holder[0] != caller.common_name:
+            return []
+        keep = {caller_serial, cert.serial_number}
+        older = [r.serial for r in self.ca.certs.held_by(holder) if r.serial not in keep]
+        now = self._revocation_ms()
+        for serial in older:
+            self.ca.certs.revoke(serial, RevocationReason.SUPERSEDED, now, cut_off=False)
+        return older
+
+    def _revocation_ms(self) -> int:
+        """A second after the revocation before (the resolution of X.509 times), so crl_last_update
+        orders the lists by it."""
+        latest = max((r.revoked_ms for r in self.ca.certs.all_revoked()), default=0)
+        return max(self.ca.clock.wall_ms(), latest + 1000)
+
+    def _publish(self) -> None:
+        if self.on_crl is not None:
+            self.on_crl(*self.crl())
+
+    def mint_join(
+        self, caller: Identity, role: CertRole, name: str, csr_pem: bytes, rejoin: str = ""
+    ) -> tuple[bytes, bytes]:
+        """An administrator's new JOIN credential for one `role` daemon (on host `name`, "" for any; the
+        known datanode `rejoin` whose certificates are all revoked): the certificate for the CSR's key
+        (common name join@<role>), valid hdds.x509.join.token.expiry."""
         if not self.policy.is_admin(caller):
             raise SecurityError(
                 SecurityResult.PERMISSION_DENIED,
                 f"{caller.common_name} may not mint JOIN credentials: administrators only",
             )
-        cert = mint_join(self.ca, self.join_tokens, role, name, parse_csr(csr_pem), self.join_expiry)
+        if rejoin:
+            if role is not CertRole.DATANODE:
+                raise SecurityError(SecurityResult.INVALID_CSR, "only a datanode rejoins by its UUID")
+            self.join_tokens.check_rejoin(rejoin)
+        cert = mint_join(self.ca, self.join_tokens, role, name, parse_csr(csr_pem), self.join_expiry, rejoin)
         log.info(
             "Minted JOIN credential %d for a %s%s for %s, valid until %s",
             cert.serial_number,
@@ -110,14 +170,27 @@ class ScmSecurity:
         )
         return X.cert_to_pem(cert), self.ca.material.pem
 
-    def revoke(self, caller: Identity, serials: list[int], reason: RevocationReason) -> list[RevokedRecord]:
-        """Revokes valid certificates (administrators only), all or none: each leaves validCerts for
-        revokedCerts and enters the next CRL. SCM's own and the root CA's are not revoked here."""
+    def revoke(
+        self,
+        caller: Identity,
+        serials: list[int],
+        reason: RevocationReason,
+        names: list[str] | tuple[str, ...] = (),
+    ) -> list[RevokedRecord]:
+        """Revokes valid certificates (administrators only), all or none: `serials`, and every valid
+        certificate whose common name is in `names`. Each leaves validCerts for revokedCerts and enters
+        the next CRL, and its holder is cut off (check_caller). SCM's own and the root CA's are not revoked
+        here."""
         if not self.policy.is_admin(caller):
             raise SecurityError(
                 SecurityResult.PERMISSION_DENIED,
                 f"Access denied for user {caller.common_name}: revoking a certificate needs an administrator",
             )
+        for name in dict.fromkeys(names):
+            held = [r.serial for r in self.ca.certs.records() if _common_name(r) == name]
+            if not held:
+                raise SecurityError(SecurityResult.CERTIFICATE_NOT_FOUND, f"no valid certificate of {name}")
+            serials = [*serials, *held]
         serials = list(dict.fromkeys(serials))
         for serial in serials:
             record = self.ca.certs.get(serial)
@@ -135,14 +208,14 @@ class ScmSecurity:
                     f"certificate {serial} is SCM's own or the root CA's: it is not revoked, the CA is "
                     "initialised again",
                 )
-        # A second after the revocation before (the resolution of X.509 times), so crl_last_update orders
-        # the lists by it.
-        latest = max((r.revoked_ms for r in self.ca.certs.all_revoked()), default=0)
-        now = max(self.ca.clock.wall_ms(), latest + 1000)
+        # A JOIN credential's holder (join@<role>) names every credential of that role: cut off none.
+        join = {s for s in serials if self.ca.certs.get(s).role is CertRole.JOIN}  # type: ignore[union-attr]
+        now = self._revocation_ms()
         with self.ca.certs.batch():
-            done = [r for s in serials if (r := self.ca.certs.revoke(s, reason, now)) is not None]
-        if self.on_crl is not None:
-            self.on_crl(*self.crl())
+            done = [
+                r for s in serials if (r := self.ca.certs.revoke(s, reason, now, s not in join)) is not None
+            ]
+        self._publish()
         for r in done:
             log.warning(
                 "Revoked certificate %d (%s, %s) for %s",
@@ -167,7 +240,7 @@ class ScmSecurity:
             ca,
             listed,
             number,
-            crl_last_update(ca, number, max((r.revoked_ms for r in revoked), default=0)),
+            crl_last_update(ca, [r.revoked_ms for r in revoked], now),
             int(ca.not_valid_after_utc.timestamp() * 1000),
         )
         return number, pem
@@ -215,12 +288,18 @@ CRL_CLOCK_SKEW_MS = 3_600_000
 """How far a daemon's clock may lag SCM's: a CRL dated in a daemon's future would fail every handshake."""
 
 
-def crl_last_update(ca: X.Certificate, number: int, latest_revocation_ms: int) -> int:
-    """CRL `number`'s lastUpdate. OpenSSL checks a peer against the CRL of the latest lastUpdate it holds,
-    so it grows with the number (a second per revocation past the CA's start, and revocations are a second
-    apart), and it lies CRL_CLOCK_SKEW_MS before the latest revocation."""
+def _common_name(record: CertificateRecord) -> str:
+    return X.common_name(X.cert_from_pem(record.pem))
+
+
+def crl_last_update(ca: X.Certificate, revoked_ms: list[int], now_ms: int) -> int:
+    """The lastUpdate of the CRL listing revocations at `revoked_ms`. OpenSSL checks a peer against the CRL
+    of the latest lastUpdate it holds, so it grows with each revocation call (they are a second apart, and
+    one call revokes many: a second per call past the CA's start), and it lies CRL_CLOCK_SKEW_MS before the
+    latest revocation; never after SCM's `now_ms` (a CRL not yet valid fails every handshake)."""
     start = int(ca.not_valid_before_utc.timestamp() * 1000)
-    return max(start + 1000 * number, latest_revocation_ms - CRL_CLOCK_SKEW_MS)
+    calls = len(set(revoked_ms))
+    return min(now_ms, max(start + 1000 * calls, max(revoked_ms, default=0) - CRL_CLOCK_SKEW_MS))
 
 
 def mint_join(
@@ -230,6 +309,7 @@ def mint_join(
     name: str,
     csr: X.CertificateSigningRequest,
     lifetime: dt.timedelta,
+    rejoin: str = "",
 ) -> X.Certificate:
     """Issues and records a JOIN credential for `role` (host `name`, "" for any) with the CSR's key, in one
     batch: `scm --init --join-token` and the security protocol's createJoinToken."""
@@ -249,5 +329,5 @@ def mint_join(
             raise SecurityError(SecurityResult.INVALID_CSR, f"--name {name!r}: {e}") from None
     with ca.certs.batch():
         cert = ca.issue(csr, lifetime)
-        tokens.add(cert, role, name)
+        tokens.add(cert, role, name, rejoin)
     return cert

@@ -36,7 +36,10 @@ class AccessPolicy:
     groups: UserGroups
 
     def is_admin(self, caller: Identity) -> bool:
-        return self.admins.admits(caller.principal, caller.role, self.groups)
+        """An administrator of the CA (mint JOIN credentials, revoke, issue user certificates): a user
+        ozone.administrators admits. A service's certificate never is, even when the list names it (it
+        would mint credentials and certificates for any name)."""
+        return caller.role is CertRole.USER and self.admins.admits(caller.principal, caller.role, self.groups)
 
     def check_csr(
         self,

@@ -182,13 +182,17 @@ def build_security(
 def renew_scm_certificate(
     ca: CertificateAuthority, paths: TlsPaths, hosts: tuple[str, ...], grace_ms: int
 ) -> X.Certificate | None:
-    """SCM renews its own certificate (signs its own CSR, same key pair) inside the grace period; the
-    TlsStore reads the new file at the next handshake. The new certificate, or None when not due."""
+    """SCM renews its own certificate (signs its own CSR, same key pair) inside the grace period, or when
+    it was issued before the CA added role-qualified names (X.role_host_name, which the daemons dialling
+    SCM verify); the TlsStore reads the new file at the next handshake. The new certificate, or None when
+    not due."""
     current = X.cert_from_pem(paths.cert.read_bytes())
-    if not renewal_due(current, ca.clock.wall_ms(), grace_ms):
+    identity = X.identity_of(current)
+    named = X.role_host_name(identity.role, identity.host) in X.dns_names(current)
+    if named and not renewal_due(current, ca.clock.wall_ms(), grace_ms):
         return None
     key = X.key_from_pem(paths.key.read_bytes())
-    cert = ca.issue(X.build_csr(key, X.identity_of(current), hosts))
+    cert = ca.issue(X.build_csr(key, identity, hosts))
     write_file(paths.ca, ca.material.pem)
     write_file(paths.cert, X.cert_to_pem(cert))
     return cert

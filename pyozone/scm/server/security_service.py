@@ -79,7 +79,9 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
         nothing and reads nothing)."""
         identity = caller(context)
         cert = peer_certificate(context)
-        self.security.check_caller(identity, None if cert is None else cert.serial_number)
+        self.security.check_caller(
+            identity, None if cert is None else cert.serial_number, peer_datanode(context)
+        )
         return identity
 
     @security_rpc
@@ -163,7 +165,9 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
             raise SecurityError(SecurityResult.INVALID_CSR, "role: is missing (OM, DATANODE or S3GATEWAY)")
         if not request.CSR:
             raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
-        cert, ca = self.security.mint_join(identity, role, request.name, request.CSR.encode())
+        cert, ca = self.security.mint_join(
+            identity, role, request.name, request.CSR.encode(), request.datanode
+        )
         return pb.SCMGetCertResponseProto(x509Certificate=cert.decode(), x509CACertificate=ca.decode())
 
     @security_rpc
@@ -171,11 +175,13 @@ class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
         self, request: pb.SCMRevokeCertificatesRequestProto, context: Context
     ) -> pb.SCMRevokeCertificatesResponseProto:
         identity = self.caller(context)
-        if not 0 < len(request.certIds) <= MAX_LIST_COUNT:
-            raise InvalidRequest(f"certIds: {len(request.certIds)} serials (1 to {MAX_LIST_COUNT})")
+        if not 0 < len(request.certIds) + len(request.names) <= MAX_LIST_COUNT:
+            raise InvalidRequest(
+                f"certIds and names: {len(request.certIds) + len(request.names)} (1 to {MAX_LIST_COUNT})"
+            )
         serials = [parse(serial_from_proto, c, f"certIds[{i}]") for i, c in enumerate(request.certIds)]
         reason = parse(_revocation_reason, request.reason, "reason")
-        self.security.revoke(identity, serials, reason)
+        self.security.revoke(identity, serials, reason, list(request.names))
         crl_id, _ = self.security.crl()
         return pb.SCMRevokeCertificatesResponseProto(crlId=crl_id)
 

@@ -94,7 +94,7 @@ def test_a_revoked_user_is_refused_by_om_and_datanodes_and_renews_nothing(
     as_bob = cluster.pyozone("admin", "cert", "revoke", str(serial), "--conf", str(cluster.user_conf("bob")))
     assert as_bob.code == 1 and "revoking a certificate needs an administrator" in as_bob.err, as_bob
     revoked = cluster.admin("cert", "revoke", str(serial), "--reason", "keyCompromise")
-    assert revoked.code == 0 and f"Revoked certificate(s) {serial}" in revoked.out, revoked
+    assert revoked.code == 0 and f"Revoked certificate(s) {serial} (bob)" in revoked.out, revoked
 
     why = wait_for(
         lambda: om_refusal(cluster, "bob"), 30, "OM refusing bob's revoked certificate", interval_s=1
@@ -123,3 +123,86 @@ def test_a_revoked_user_is_refused_by_om_and_datanodes_and_renews_nothing(
     assert [c["serialNumber"] for c in json.loads(listed.out)] == [serial]
     valid = cluster.admin("cert", "list", "--role", "user", "-c", "100", "--json")
     assert serial not in [c["serialNumber"] for c in json.loads(valid.out)]
+
+
+def test_revoking_every_certificate_of_a_user_revokes_the_users_s3_secret_too(cluster: SecureCluster) -> None:
+    """Issue 28 review: an S3 secret outlived its user's revocation. `admin cert revoke --name carol`
+    revokes every valid certificate of carol (a spare she renewed too) and her S3 secret in OM."""
+    cluster.user_conf("carol")  # the administrator issues carol a certificate
+    carol = user_tls(cluster, "carol")
+    security = HostPort(HOST, cluster.state.daemon("scm").ports["security"])
+    csr = X.csr_to_pem(X.build_csr(X.generate_private_key(), Identity(CertRole.USER, "carol")))
+    with SCMSecurityClient(security, carol, timeout_s=10) as client:
+        spare = X.cert_from_pem(client.sign_csr(csr)[0]).serial_number
+    first = cluster.pyozone("s3", "getsecret", "-u", "carol", "--conf", str(cluster.conf_dir))
+    assert first.code == 0, first
+
+    revoked = cluster.admin("cert", "revoke", "--name", "carol")
+    assert revoked.code == 0 and "every certificate of carol" in revoked.out, revoked
+    assert "S3 secret of carol revoked" in revoked.out, revoked
+    listed = cluster.admin("cert", "list", "--type", "revoked", "--json")
+    assert spare in [c["serialNumber"] for c in json.loads(listed.out)]
+    again = cluster.pyozone("s3", "getsecret", "-u", "carol", "--conf", str(cluster.conf_dir))  # a new one
+    assert again.code == 0 and again.out != first.out, (first, again)
+
+
+def test_connections_opened_before_a_revocation_end_at_their_next_message(cluster: SecureCluster) -> None:
+    """Issue 28 review: a datanode stream and an https keep-alive connection to the S3 gateway opened
+    before dave's revocation kept working. The stream's next message is PERMISSION_DENIED, the
+    connection's next request 403 (and it is closed)."""
+    import http.client
+    import queue
+
+    from pyozone.proto import DatanodeClientProtocol_pb2 as dpb
+
+    cluster.user_conf("dave")
+    dave = user_tls(cluster, "dave")
+    dn = cluster.state.datanodes()[0]
+    requests: queue.Queue[dpb.ContainerCommandRequestProto | None] = queue.Queue()
+    probe = dpb.ContainerCommandRequestProto(
+        cmdType=dpb.ReadContainer,
+        containerID=1 << 40,
+        datanodeUuid="x",
+        readContainer=dpb.ReadContainerRequestProto(),
+    )
+    with sync_channel(f"{HOST}:{dn.ports['ipc']}", [], dave, CertRole.DATANODE) as channel:
+        send = channel.stream_stream(
+            XCEIVER_SEND,
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=dpb.ContainerCommandResponseProto.FromString,
+        )
+        responses = send(iter(requests.get, None), timeout=120)
+        requests.put(probe)
+        assert next(responses).cmdType == dpb.ReadContainer  # answered (whatever it said)
+        s3g = http.client.HTTPSConnection(
+            HOST, cluster.state.daemon("s3g").ports["http"], context=dave.client_context(), timeout=10
+        )
+
+        def s3g_answer() -> tuple[int, bytes]:
+            s3g.request("GET", "/")
+            answer = s3g.getresponse()
+            return answer.status, answer.read()
+
+        assert b"revoked" not in s3g_answer()[1]
+
+        serial = X.cert_from_pem(dave.paths.cert.read_bytes()).serial_number
+        assert cluster.admin("cert", "revoke", str(serial)).code == 0
+        wait_for(
+            lambda: xceiver_status(dn.ports["ipc"], dave) is grpc.StatusCode.PERMISSION_DENIED,
+            30,
+            "the datanode holding the CRL",
+            interval_s=1,
+        )
+        requests.put(probe)
+        with pytest.raises(grpc.RpcError) as ended:
+            next(responses)
+        assert ended.value.code() is grpc.StatusCode.PERMISSION_DENIED, ended.value
+
+        def refused() -> tuple[int, bytes] | None:
+            status, body = s3g_answer()
+            return (status, body) if b"revoked" in body else None
+
+        status, body = wait_for(refused, 30, "the gateway refusing dave", interval_s=1)
+        assert status == 403 and f"certificate {serial} was revoked".encode() in body
+        s3g.close()
+        requests.put(None)

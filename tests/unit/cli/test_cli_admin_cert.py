@@ -52,3 +52,33 @@ def test_a_junk_or_mismatched_client_certificate_is_named(cli: Callable[..., Res
         result = cli("admin", "cert", "list", *_client(*files))
         assert result.code != 0
         assert message in result.err, result.err
+
+
+def test_a_refusal_of_scms_ca_ends_any_command_or_daemon_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 28 review: a datanode whose JOIN credential was used up died with a 50-line traceback."""
+    from pyozone.cli import main as cli_main
+    from pyozone.cli import s3
+    from pyozone.security.errors import SecurityError, SecurityResult
+
+    def refused(args: object) -> int:
+        raise SecurityError(SecurityResult.PERMISSION_DENIED, "JOIN credential 8 was already used")
+
+    monkeypatch.setattr(s3, "run_revokesecret", refused)
+    assert cli_main.main(["s3", "revokesecret", "-y"]) == 1
+    err = capsys.readouterr().err
+    assert err == "pyozone s3: error: PERMISSION_DENIED: JOIN credential 8 was already used\n", err
+
+
+def test_a_serial_is_the_listings_decimal_or_hex_with_0x_and_nothing_else(cli: Callable[..., Result]) -> None:
+    """Issue 28 review: a hex serial made of digits silently named another certificate. The listing's
+    decimal form is taken, hex only with 0x; a hex digit without it is refused, naming both forms."""
+    from pyozone.cli.admin.cert import parse_serial
+
+    assert parse_serial("20") == 20 and parse_serial("0x14") == 20 and parse_serial("0X1A") == 26
+    for bad in ("1a", "-3", "0x", "1 2", "٣"):
+        result = cli("admin", "cert", "revoke", bad, "-D", "ozone.security.enabled=true")
+        assert result.code == 1 and "decimal, as `admin cert list` prints it, or hex with 0x" in result.err, (
+            bad
+        )

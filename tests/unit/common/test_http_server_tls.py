@@ -135,3 +135,30 @@ async def test_an_oversized_head_over_tls_is_refused_with_431(server_tls: TlsSto
         answer = await read_answer(reader)
         assert answer is not None and answer.status == 431
         writer.close()
+
+
+@async_test
+async def test_a_keep_alive_connection_is_refused_once_its_peer_is_revoked(tmp_path: Path) -> None:
+    """Issue 28 review: an https connection opened before the revocation kept being served; each request
+    is checked against the current CRL, and the connection is closed."""
+    ca = CertAuthority(tmp_path)
+    server_tls, bob = ca.store("om", OM), ca.store("bob", X.Identity(X.CertRole.USER, "bob"))
+    async with serving_tls(server_tls) as port:
+        reader, writer = await _open(port, bob)
+        try:
+            writer.write(HEALTH)
+            first = await read_answer(reader)
+            assert first is not None and first.status == 200
+            serial = X.cert_from_pem(bob.paths.cert.read_bytes()).serial_number
+            start = int(time.time() * 1000) - 60_000
+            crl = X.build_crl(
+                ca.key, ca.cert, [(serial, start, "KEY_COMPROMISE")], 1, start, start + 86_400_000
+            )
+            assert server_tls.update_crl(1, crl)
+            writer.write(HEALTH)
+            refused = await read_answer(reader)
+            assert refused is not None and refused.status == 403
+            assert f"certificate {serial} was revoked".encode() in refused.body
+            assert await closed_by_server(reader)
+        finally:
+            writer.close()

@@ -11,6 +11,7 @@ import ssl
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -86,6 +87,27 @@ def test_a_crl_of_another_ca_is_refused(tmp_path: Path) -> None:
     assert server.revoked == frozenset() and server.crl_number == -1
 
 
+def test_a_restarted_party_enforces_the_crl_it_kept_before_any_port_opens(tmp_path: Path) -> None:
+    """Issue 28 review: a daemon restarted while SCM is down started with no revoked serial (fail-open);
+    it reads the crl.pem it kept when its TlsStore is made."""
+    ca = CertAuthority(tmp_path)
+    server, bob = ca.store("om", OM), ca.store("bob", BOB)
+    assert server.update_crl(3, crl(ca, [serial(bob)], 3))
+    restarted = TlsStore(server.paths)
+    assert restarted.crl_number == 3 and restarted.revoked == {serial(bob)}
+    assert "certificate revoked" in handshake(restarted, bob)
+    assert not restarted.update_crl(2, crl(ca, [], 2))  # an older list still changes nothing
+
+
+def test_a_kept_crl_that_does_not_verify_stops_the_party(tmp_path: Path) -> None:
+    ca, other = CertAuthority(tmp_path / "ca"), CertAuthority(tmp_path / "other")
+    server = ca.store("om", OM)
+    kept = server.paths.ca.with_name("crl.pem")
+    kept.write_bytes(crl(other, [1], 5))
+    with pytest.raises(ValueError, match=f"{kept}: the revocation list is not signed by the CA"):
+        TlsStore(server.paths)
+
+
 def test_a_grpc_server_ends_the_calls_of_a_revoked_client(tmp_path: Path) -> None:
     ca = CertAuthority(tmp_path)
     server_tls, alice, bob = ca.store("om", OM), ca.store("alice", ALICE), ca.store("bob", BOB)
@@ -108,6 +130,38 @@ def test_a_grpc_server_ends_the_calls_of_a_revoked_client(tmp_path: Path) -> Non
             assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
             assert f"certificate {serial(bob)} was revoked" in (refused.value.details() or "")
             assert await call(port, alice) == b"pong"
+        finally:
+            await server.stop(None)
+
+    asyncio.run(scenario())
+
+
+def test_a_grpc_stream_opened_before_the_revocation_ends_at_its_next_message(tmp_path: Path) -> None:
+    """Issue 28 review: a stream opened before the revocation kept working (checked at its start only)."""
+    ca = CertAuthority(tmp_path)
+    server_tls, bob = ca.store("om", OM), ca.store("bob", BOB)
+
+    async def echo(requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        async for request in requests:
+            yield request
+
+    async def scenario() -> None:
+        server = grpc.aio.server(interceptors=revocation_interceptors(server_tls))
+        handler = grpc.stream_stream_rpc_method_handler(echo)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("t.S", {"echo": handler}),))
+        port = secure_port(server, "127.0.0.1:0", server_tls)
+        await server.start()
+        try:
+            async with aio_channel(f"127.0.0.1:{port}", [], bob) as channel:
+                call = channel.stream_stream("/t.S/echo")(timeout=5)
+                await call.write(b"one")
+                assert await call.read() == b"one"
+                server_tls.update_crl(1, crl(ca, [serial(bob)], 1))
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call.write(b"two")
+                    await call.read()
+                    await call.read()
+                assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
         finally:
             await server.stop(None)
 

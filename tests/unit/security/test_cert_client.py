@@ -140,3 +140,31 @@ def test_renewal_is_due_inside_the_grace_period(ca: CertAuthority, tmp_path: Pat
     with pytest.raises(SecurityError) as e:  # due, so it asks SCM (unreachable here)
         renewer.check()
     assert e.value.code == SecurityResult.UNAVAILABLE
+
+
+def test_a_certificate_without_role_names_is_renewed_at_once(ca: CertAuthority, tmp_path: Path) -> None:
+    """A certificate issued before the CA added role-qualified names (x509.role_host_name) would not
+    verify for the clients that dial this daemon: the renewer replaces it at its first check."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    paths = install(ca, tmp_path)
+    cert = X.cert_from_pem(paths.cert.read_bytes())
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    bare = [n for n in sans if not str(n.value).endswith(X.ROLE_NAME_SUFFIX)]
+    old = (
+        x509.CertificateBuilder()
+        .subject_name(cert.subject)
+        .issuer_name(cert.issuer)
+        .public_key(cert.public_key())
+        .serial_number(cert.serial_number)
+        .not_valid_before(cert.not_valid_before_utc)
+        .not_valid_after(cert.not_valid_after_utc)
+        .add_extension(x509.SubjectAlternativeName(bare), critical=False)
+        .sign(ca.key, hashes.SHA256())
+    )
+    write_file(paths.cert, X.cert_to_pem(old))
+    conf = secure_conf(**{"hdds.x509.renew.grace.duration": "PT1S"})  # far from its expiry
+    assert CertRenewer(conf, TlsStore(paths), CertRole.OM, HOSTS).due()
+    write_file(paths.cert, X.cert_to_pem(cert))
+    assert not CertRenewer(conf, TlsStore(paths), CertRole.OM, HOSTS).due()

@@ -60,7 +60,12 @@ def test_signed_leaf_keeps_name_and_hosts_and_serves_both_tls_sides() -> None:
     assert X.identity_of(cert) == X.Identity(X.CertRole.OM, "om", "127.0.0.1")
     assert X.is_signed_by(cert, CA)
     alt = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    assert alt.get_values_for_type(x509.DNSName) == ["localhost"]
+    # and the role-qualified name of each host, which only the CA adds (a client checks role and host)
+    assert alt.get_values_for_type(x509.DNSName) == [
+        "localhost",
+        "127.0.0.1.om.role.invalid",
+        "localhost.om.role.invalid",
+    ]
     assert [str(ip) for ip in alt.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
     usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     assert {u._name for u in usage} == {"serverAuth", "clientAuth"}

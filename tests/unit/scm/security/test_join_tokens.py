@@ -125,3 +125,38 @@ def test_only_an_administrator_mints_join_credentials(scm: ScmSecurity) -> None:
     with pytest.raises(SecurityError) as e:
         scm.mint_join(ADMIN, CertRole.OM, "", request)  # the CSR names another role's credential
     assert e.value.code == SecurityResult.INVALID_CSR
+
+
+def rejoin_token(scm: ScmSecurity, datanode: str) -> tuple[Identity, int]:
+    key_csr = X.build_csr(X.generate_private_key(), Identity(CertRole.JOIN, "join", "dn"))
+    pem, _ = scm.mint_join(ADMIN, CertRole.DATANODE, "", X.csr_to_pem(key_csr), datanode)
+    cert = X.cert_from_pem(pem)
+    return X.identity_of(cert), cert.serial_number
+
+
+def test_a_datanode_whose_certificates_are_all_revoked_rejoins_with_a_credential_naming_it(
+    scm: ScmSecurity,
+) -> None:
+    """Issue 28 review: a datanode that lost its key could never rejoin with its data (its UUID was named
+    in a certificate). An administrator mints a JOIN credential naming the UUID once every certificate of
+    it is revoked; it obtains that datanode's certificate only, once."""
+    lost = str(uuid.uuid4())
+    dn = Identity(CertRole.DATANODE, "dn", "h")
+    join, serial = join_token(scm, CertRole.DATANODE)
+    old = X.cert_from_pem(scm.sign(join, csr(dn, lost), None, serial)[0]).serial_number
+    KNOWN_DATANODES.add(lost)  # it registered
+    try:
+        with pytest.raises(SecurityError) as e:
+            rejoin_token(scm, lost)
+        assert e.value.code == SecurityResult.PERMISSION_DENIED and "revoke" in e.value.message
+        scm.revoke(ADMIN, [old], RevocationReason.KEY_COMPROMISE)
+        again, again_serial = rejoin_token(scm, lost)
+        other = str(uuid.uuid4())
+        assert f"for datanode {lost} only" in refused(
+            lambda: scm.sign(again, csr(dn, other), None, again_serial)
+        )
+        back = X.cert_from_pem(scm.sign(again, csr(dn, lost), None, again_serial)[0])
+        assert X.datanode_id(back) == lost
+        assert "already used" in refused(lambda: scm.sign(again, csr(dn, lost), None, again_serial))
+    finally:
+        KNOWN_DATANODES.discard(lost)

@@ -121,6 +121,18 @@ def test_a_service_named_in_administrators_is_one_as_on_scms_admin_protocol() ->
     "*" or a group, and the JOIN credential never is."""
     conf = OzoneConfiguration({"ozone.administrators": "admin,om,join"})
     policy = AccessPolicy(Administrators.from_conf(conf), UserGroups.from_conf(conf))
-    assert policy.is_admin(OM) and policy.is_admin(ADMIN)
-    policy.check_csr(OM, ALICE)
-    assert not policy.is_admin(S3G) and not policy.is_admin(JOIN) and not policy.is_admin(BOB)
+    admits = [policy.admins.admits(i.principal, i.role, policy.groups) for i in (OM, ADMIN, S3G, JOIN, BOB)]
+    assert admits == [True, True, False, False, False]
+    # the CA's administrator operations take users only (issue 28 review, below)
+    assert policy.is_admin(ADMIN) and not policy.is_admin(OM)
+
+
+def test_a_service_named_in_ozone_administrators_is_no_administrator_of_the_ca() -> None:
+    """Issue 28 review: with "om" in ozone.administrators, OM's certificate could mint JOIN credentials,
+    revoke and issue user certificates. The CA's administrator operations need a user's certificate."""
+    policy = AccessPolicy(Administrators(frozenset({"admin", "om"}), frozenset()), UserGroups({}))
+    om = Identity(CertRole.OM, "om", "h")
+    assert policy.is_admin(Identity(CertRole.USER, "admin")) and not policy.is_admin(om)
+    with pytest.raises(SecurityError) as e:
+        policy.check_csr(om, Identity(CertRole.USER, "mallory"))
+    assert e.value.code == SecurityResult.PERMISSION_DENIED

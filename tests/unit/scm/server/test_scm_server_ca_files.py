@@ -283,3 +283,41 @@ def test_a_join_credential_may_name_only_the_configured_om_and_gateway_host() ->
     assert named == {CertRole.OM: {"om.example"}, CertRole.S3G: {"s3.example"}}
     wildcard = configured_service_hosts(OzoneConfiguration())  # 0.0.0.0: the daemon names itself 127.0.0.1
     assert wildcard == {CertRole.OM: {"127.0.0.1"}, CertRole.S3G: {"127.0.0.1"}}
+
+
+def test_scm_renews_its_own_certificate_issued_before_the_role_names(initialised: tuple[Path, str]) -> None:
+    """A cluster made before the CA added role-qualified names (x509.role_host_name): SCM renews its own
+    certificate at start, so the daemons dialling SCM verify it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    metadata, _ = initialised
+    files = files_of(conf_of(metadata))
+    own = TlsPaths(files.scm.key, files.scm.cert, files.scm.ca)
+    current = X.cert_from_pem(own.cert.read_bytes())
+    material = load_ca(files)
+    sans = current.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    bare = [n for n in sans if not str(n.value).endswith(X.ROLE_NAME_SUFFIX)]
+    old = (
+        x509.CertificateBuilder()
+        .subject_name(current.subject)
+        .issuer_name(current.issuer)
+        .public_key(current.public_key())
+        .serial_number(current.serial_number)
+        .not_valid_before(current.not_valid_before_utc)
+        .not_valid_after(current.not_valid_after_utc)
+        .add_extension(x509.SubjectAlternativeName(bare), critical=False)
+        .sign(material.key, hashes.SHA256())
+    )
+    own.cert.write_bytes(X.cert_to_pem(old))
+    store = open_scm_db(metadata)
+    try:
+        storage = read_scm_storage(metadata)
+        clock = ManualClock(epoch_ms=int(current.not_valid_before_utc.timestamp() * 1000) + 60_000)
+        ca = CertificateAuthority(
+            material, CertificateStore(store), clock, storage.cluster_id, storage.scm_uuid, 365 * 86_400_000
+        )
+        renewed = renew_scm_certificate(ca, own, ("127.0.0.1",), 86_400_000)
+    finally:
+        store.close()
+    assert renewed is not None and X.role_host_name(X.CertRole.SCM, "127.0.0.1") in X.dns_names(renewed)
