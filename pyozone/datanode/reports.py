@@ -102,9 +102,17 @@ class PendingReports:
             self._next_due[Periodic.NODE] = now
         self.on_urgent()
 
-    def mark_sent(self, reports: frozenset[Periodic]) -> None:
-        """Registration carried these reports: their intervals restart now."""
+    def now(self) -> float:
+        """The reports' clock: what `mark_sent`'s `built_at` is read on."""
+        return self._clock()
+
+    def mark_sent(self, reports: frozenset[Periodic], built_at: float | None = None) -> None:
+        """Registration carried these reports, built at `built_at`: their intervals restart now, except
+        a report asked for since they were built (a full volume's node report requested while the
+        registration was in flight stays due, or SCM would hear of the full volume an interval late)."""
         with self._lock:
+            if built_at is not None:
+                reports = frozenset(r for r in reports if self._next_due[r] <= built_at)
             self._restart(reports, self._clock())
 
     def _restart(self, reports: frozenset[Periodic], now: float) -> None:

@@ -217,6 +217,7 @@ class HeartbeatLoop:
     # ------------------------------------------------------------------ registration
     async def _register(self) -> bool:
         details = self.identity.identity.details()
+        built_at = self.reports.now()
         request = RegisterRequest(
             datanode=details,
             node_report=self.volumes.node_report(),
@@ -244,7 +245,7 @@ class HeartbeatLoop:
                 f"datanode {details.uuid} belongs to cluster {self.cluster_id}, SCM at "
                 f"{self.endpoint.address} is now cluster {response.cluster_id}"
             )
-        self.reports.mark_sent(frozenset(Periodic))
+        self.reports.mark_sent(frozenset(Periodic), built_at)
         self.registered = True
         self.registrations += 1
         log.info(

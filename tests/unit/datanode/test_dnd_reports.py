@@ -55,6 +55,18 @@ def test_periodic_reports_come_due_on_their_intervals() -> None:
     assert reports.take().periodic == {Periodic.CONTAINERS}
 
 
+def test_a_report_requested_while_the_registration_was_in_flight_stays_due() -> None:
+    """Issue 28, defect 16 (a flaky test found it): a full volume asked for the node report while the
+    registration, built before the volume filled, was in flight; marking the registration's reports sent
+    pushed the urgent one an interval away, so SCM heard of the full volume an hour late."""
+    reports, clock = _pending()
+    built_at = reports.now()
+    clock.now += 1
+    reports.volume_full()
+    reports.mark_sent(frozenset(Periodic), built_at)
+    assert reports.take().periodic == {Periodic.NODE}
+
+
 def test_incremental_reports_keep_every_change_in_order_and_ask_for_a_heartbeat() -> None:
     reports, _ = _pending()
     urgent: list[bool] = []
