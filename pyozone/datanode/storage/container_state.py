@@ -59,6 +59,14 @@ class ContainerReplica:
         return self.data.state
 
     @property
+    def deleted(self) -> bool:
+        """Whether the replica was deleted, once a deletion in progress has ended (under the lock that
+        `delete` holds from moving the directory away until the state says DELETED): a reader that finds
+        its files gone asks this, not `state`, which still says what it was in between."""
+        with self._lock:
+            return self.data.state is ReplicaState.DELETED
+
+    @property
     def chunks_dir(self) -> Path:
         return self.directory / "chunks"
 

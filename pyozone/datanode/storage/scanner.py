@@ -141,8 +141,7 @@ class ContainerScanner:
 
     def _gone(self, container: KeyValueContainer) -> bool:
         """Whether the replica was deleted (or replaced) since its scan began: the set forgets it first."""
-        deleted = container.state is ReplicaState.DELETED
-        return deleted or self.containers.get(container.container_id) is not container
+        return container.deleted or self.containers.get(container.container_id) is not container
 
     def scan_all(self) -> Iterator[ScanResult]:
         """Scans every CLOSED and QUASI_CLOSED replica once, lowest container id first."""
