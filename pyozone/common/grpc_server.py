@@ -225,12 +225,15 @@ def _guard(
     return grpc.stream_stream_rpc_method_handler(ss, deserialize, serialize)
 
 
-class ServerInterceptor(grpc.aio.ServerInterceptor):
-    """Install with grpc.aio.server(interceptors=[ServerInterceptor()])."""
+class WrappingInterceptor(grpc.aio.ServerInterceptor):
+    """A server interceptor that wraps each method's handler once, as `_wrap` says (kept per method, and
+    made again when the server hands it another handler)."""
 
-    def __init__(self, limits: RequestLimits | None = None) -> None:
-        self._limits = limits
-        self._guarded: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+    def __init__(self) -> None:
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        raise NotImplementedError
 
     async def intercept_service(
         self,
@@ -241,10 +244,21 @@ class ServerInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         method = handler_call_details.method
-        cached = self._guarded.get(method)
+        cached = self._wrapped.get(method)
         if cached is None or cached[0] is not handler:
-            cached = self._guarded[method] = (handler, _guard(method, handler, self._limits))
+            cached = self._wrapped[method] = (handler, self._wrap(method, handler))
         return cached[1]
+
+
+class ServerInterceptor(WrappingInterceptor):
+    """Install with grpc.aio.server(interceptors=[ServerInterceptor()])."""
+
+    def __init__(self, limits: RequestLimits | None = None) -> None:
+        super().__init__()
+        self._limits = limits
+
+    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        return _guard(method, handler, self._limits)
 
 
 def interceptors(limits: RequestLimits | None = None) -> list[grpc.aio.ServerInterceptor]:

@@ -22,7 +22,7 @@ import os
 import ssl
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -30,6 +30,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import grpc
 
 from pyozone.common.fsutil import write_file
+from pyozone.common.grpc_server import WrappingInterceptor
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
@@ -286,15 +287,15 @@ def revoked_peer(context: Any, tls: TlsStore) -> int | None:
     return serial if serial in tls.revoked else None
 
 
-class RevocationInterceptor(grpc.aio.ServerInterceptor):
+class RevocationInterceptor(WrappingInterceptor):
     """Ends every call of a caller whose certificate the party's CRL lists with PERMISSION_DENIED, before
     the servicer sees it, and a stream at its next message either way once the CRL lists its caller (a
     stream opened before the revocation): grpcio checks no CRL in the handshake. Install on every TLS gRPC
     server."""
 
     def __init__(self, tls: TlsStore) -> None:
+        super().__init__()
         self._tls = tls
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def _check(self, context: grpc.aio.ServicerContext) -> None:
         serial = revoked_peer(context, self._tls)
@@ -302,27 +303,13 @@ class RevocationInterceptor(grpc.aio.ServerInterceptor):
             log.warning("Refused a call from %s: certificate %d is revoked", context.peer(), serial)
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return None
-        method = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is None or cached[0] is not handler:
-            cached = self._wrapped[method] = (handler, self._wrap(handler))
-        return cached[1]
-
     async def _checked(self, requests: Any, context: grpc.aio.ServicerContext) -> Any:
         """The request stream, the caller checked against the current CRL before each message."""
         async for request in requests:
             await self._check(context)
             yield request
 
-    def _wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         check, de, ser = self._check, handler.request_deserializer, handler.response_serializer
         checked = self._checked
         if handler.unary_unary or handler.stream_unary:
