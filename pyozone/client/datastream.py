@@ -28,7 +28,7 @@ from collections import deque
 
 from pyozone.client.block_output import STREAM_IDLE, BlockOutputStream, Data, classify
 from pyozone.client.config import ClientConfig
-from pyozone.client.datastream_read import client_context, fill
+from pyozone.client.datastream_read import client_context, datanode_server_name, fill
 from pyozone.client.models import DatanodeRef, KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError
 from pyozone.hdds.checksum import ChecksumData, compute
@@ -110,7 +110,7 @@ class BlockDataStreamOutput(BlockOutputStream):
                 self._tls_stream = await asyncio.open_connection(
                     sock=sock,
                     ssl=client_context(self._config.tls),
-                    server_hostname=host,  # the datanode's certificate must name it
+                    server_hostname=datanode_server_name(host),  # a datanode's certificate for this host
                     ssl_handshake_timeout=self._config.request_timeout_s,
                 )
             self._connected.set()

@@ -39,6 +39,13 @@ def client_context(tls: TlsStore) -> ssl.SSLContext:
     return context
 
 
+def datanode_server_name(host: str) -> str:
+    """The name a datastream client checks a datanode's certificate for: its role-qualified name for
+    `host` (x509.role_host_name), which only the CA adds, and only to a datanode's certificate, so an OM's
+    or gateway's certificate for the same host cannot serve as a datanode."""
+    return X.role_host_name(CertRole.DATANODE, host)
+
+
 class DatastreamReader:
     def __init__(self, datanode: DatanodeRef, timeout_s: float, tls: TlsStore | None = None) -> None:
         """`tls`: the client's certificate (ClientConfig.tls); the datanode's must name its address."""
@@ -96,7 +103,7 @@ class DatastreamReader:
             return sock
         try:  # the handshake: within the timeout of each of its receives
             return client_context(self._tls).wrap_socket(
-                sock, server_hostname=X.role_host_name(CertRole.DATANODE, address[0])
+                sock, server_hostname=datanode_server_name(address[0])
             )
         except BaseException:
             sock.close()

@@ -14,6 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from pyozone.client.datastream_read import datanode_server_name
 from pyozone.common.tls import TlsStore, aio_channel, secure_port
 from pyozone.hdds.security import x509 as X
 from tests.tls_certs import CertAuthority
@@ -54,7 +55,10 @@ def test_a_grpc_client_dialling_om_refuses_a_datanode_certificate_for_oms_host(t
     assert grpc_ping(om, alice, X.CertRole.SCM) == "UNAVAILABLE"
 
 
-def ssl_connect(server_tls: TlsStore, client: TlsStore, peer: X.CertRole) -> str:
+def ssl_connect(server_tls: TlsStore, client: TlsStore, peer: X.CertRole | str) -> str:
+    """'k', or why a client checking for a `peer` (a role at 127.0.0.1, or a server name) refused a server
+    presenting `server_tls`."""
+    name = peer if isinstance(peer, str) else X.role_host_name(peer, "127.0.0.1")
     context = server_tls.server_context()
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -73,9 +77,7 @@ def ssl_connect(server_tls: TlsStore, client: TlsStore, peer: X.CertRole) -> str
         try:
             with (
                 socket.create_connection(listener.getsockname(), 5) as raw,
-                client.client_context().wrap_socket(
-                    raw, server_hostname=X.role_host_name(peer, "127.0.0.1")
-                ) as tls,
+                client.client_context().wrap_socket(raw, server_hostname=name) as tls,
             ):
                 return tls.recv(1).decode()
         except ssl.SSLCertVerificationError as e:
@@ -89,6 +91,17 @@ def test_an_ssl_client_checks_the_role_with_the_host(tmp_path: Path) -> None:
     dn, alice = ca.store("dn", DN, datanode=DN_UUID), ca.store("alice", ALICE)
     assert ssl_connect(dn, alice, X.CertRole.DATANODE) == "k"
     assert "mismatch" in ssl_connect(dn, alice, X.CertRole.OM)
+
+
+def test_the_datastream_clients_take_only_a_datanodes_certificate(tmp_path: Path) -> None:
+    """Review of issue 28: the V2 writer checked the datanode's bare host, so an OM's or a gateway's
+    certificate for that host (every daemon of a local cluster is 127.0.0.1) served as the chain's first
+    datanode. Writer and reader check `datanode_server_name`."""
+    ca = CertAuthority(tmp_path)
+    dn, om, alice = ca.store("dn", DN, datanode=DN_UUID), ca.store("om", OM), ca.store("alice", ALICE)
+    assert ssl_connect(dn, alice, datanode_server_name("127.0.0.1")) == "k"
+    assert "mismatch" in ssl_connect(om, alice, datanode_server_name("127.0.0.1"))
+    assert ssl_connect(om, alice, "127.0.0.1") == "k"  # what the writer checked before: any service's
 
 
 def test_a_csr_may_not_name_a_role_qualified_name_or_a_wildcard(tmp_path: Path) -> None:
