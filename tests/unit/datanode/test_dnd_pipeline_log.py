@@ -6,9 +6,10 @@ pipeline; a close goes through the log so every replica closes at the same BCSID
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -61,18 +62,7 @@ async def three_datanodes(tmp_path: Path) -> AsyncIterator[Cluster]:
                 stack.push_async_exit(ctx)
                 stops.append(_once(ctx))
             await wait_for_async(lambda: all(scm.beats() for scm in scms), what="heartbeats")
-            details = [dn.identity.identity.details() for dn in dns]
-            for scm in scms:
-                scm.send(
-                    CreatePipelineCommand(
-                        pipeline_id=PID,
-                        factor=3,
-                        nodes=tuple(d.uuid for d in details),
-                        suggested_leader=details[0].uuid,
-                        datanodes=tuple(details),
-                    )
-                )
-            await wait_for_async(lambda: all(PID in dn.groups for dn in dns), what="pipeline groups")
+            await _create_pipeline(scms, dns, PID)
             yield Cluster(dns, scms, stops)
 
 
@@ -355,21 +345,26 @@ async def test_a_leader_without_room_for_a_new_container_refuses_it_and_keeps_th
 PID2 = "22222222-0000-4000-8000-000000000002"
 
 
-async def _second_pipeline(cluster: Cluster) -> None:
-    """Pipeline PID2 on the same three datanodes, led by the same one (the default cluster has two
-    RATIS/THREE pipelines on its three datanodes)."""
-    details = [dn.identity.identity.details() for dn in cluster.dns]
-    for scm in cluster.scms:
+async def _create_pipeline(scms: Sequence[Any], dns: Sequence[Any], pipeline_id: str) -> None:
+    """Pipeline `pipeline_id` on `dns` (three datanodes), led by the first, as SCM creates one."""
+    details = [dn.identity.identity.details() for dn in dns]
+    for scm in scms:
         scm.send(
             CreatePipelineCommand(
-                pipeline_id=PID2,
+                pipeline_id=pipeline_id,
                 factor=3,
                 nodes=tuple(d.uuid for d in details),
                 suggested_leader=details[0].uuid,
                 datanodes=tuple(details),
             )
         )
-    await wait_for_async(lambda: all(PID2 in dn.groups for dn in cluster.dns), what="pipeline 2")
+    await wait_for_async(lambda: all(pipeline_id in dn.groups for dn in dns), what=f"pipeline {pipeline_id}")
+
+
+async def _second_pipeline(cluster: Cluster) -> None:
+    """Pipeline PID2 on the same three datanodes, led by the same one (the default cluster has two
+    RATIS/THREE pipelines on its three datanodes)."""
+    await _create_pipeline(cluster.scms, cluster.dns, PID2)
 
 
 def _via(
