@@ -8,6 +8,7 @@ import ipaddress
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
@@ -90,3 +91,24 @@ def self_signed(root: Path, name: str, identity: X.Identity, trust: X.Certificat
     write_file(paths.cert, X.cert_to_pem(cert))
     write_file(paths.ca, X.cert_to_pem(trust))
     return TlsStore(paths)
+
+
+def without_role_names(cert: x509.Certificate, ca_key: Any) -> x509.Certificate:
+    """`cert` as the CA issued it before it added role-qualified names (x509.ROLE_NAME_SUFFIX): the same
+    subject, key, serial and dates, only its hosts as names, signed by `ca_key`."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    bare = [n for n in sans if not str(n.value).endswith(X.ROLE_NAME_SUFFIX)]
+    return (
+        x509.CertificateBuilder()
+        .subject_name(cert.subject)
+        .issuer_name(cert.issuer)
+        .public_key(cert.public_key())
+        .serial_number(cert.serial_number)
+        .not_valid_before(cert.not_valid_before_utc)
+        .not_valid_after(cert.not_valid_after_utc)
+        .add_extension(x509.SubjectAlternativeName(bare), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )

@@ -18,7 +18,7 @@ from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.security.cert_client import CertRenewer, daemon_identity, daemon_tls
 from pyozone.security.errors import SecurityError, SecurityResult
-from tests.tls_certs import CertAuthority
+from tests.tls_certs import CertAuthority, without_role_names
 
 HOSTS = ("127.0.0.1", "localhost")
 OM = Identity(CertRole.OM, "om", "127.0.0.1")
@@ -145,24 +145,9 @@ def test_renewal_is_due_inside_the_grace_period(ca: CertAuthority, tmp_path: Pat
 def test_a_certificate_without_role_names_is_renewed_at_once(ca: CertAuthority, tmp_path: Path) -> None:
     """A certificate issued before the CA added role-qualified names (x509.role_host_name) would not
     verify for the clients that dial this daemon: the renewer replaces it at its first check."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
-
     paths = install(ca, tmp_path)
     cert = X.cert_from_pem(paths.cert.read_bytes())
-    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    bare = [n for n in sans if not str(n.value).endswith(X.ROLE_NAME_SUFFIX)]
-    old = (
-        x509.CertificateBuilder()
-        .subject_name(cert.subject)
-        .issuer_name(cert.issuer)
-        .public_key(cert.public_key())
-        .serial_number(cert.serial_number)
-        .not_valid_before(cert.not_valid_before_utc)
-        .not_valid_after(cert.not_valid_after_utc)
-        .add_extension(x509.SubjectAlternativeName(bare), critical=False)
-        .sign(ca.key, hashes.SHA256())
-    )
+    old = without_role_names(cert, ca.key)
     write_file(paths.cert, X.cert_to_pem(old))
     conf = secure_conf(**{"hdds.x509.renew.grace.duration": "PT1S"})  # far from its expiry
     assert CertRenewer(conf, TlsStore(paths), CertRole.OM, HOSTS).due()

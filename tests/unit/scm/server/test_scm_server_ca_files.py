@@ -39,7 +39,7 @@ from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.scm.store.version import init_scm, open_scm_store, read_scm_storage
 from pyozone.security.config import SecurityConfig, admin_user
 from pyozone.security.join import JoinCredential
-from tests.tls_certs import CertAuthority
+from tests.tls_certs import CertAuthority, without_role_names
 
 Cli = Callable[..., Any]
 
@@ -288,27 +288,12 @@ def test_a_join_credential_may_name_only_the_configured_om_and_gateway_host() ->
 def test_scm_renews_its_own_certificate_issued_before_the_role_names(initialised: tuple[Path, str]) -> None:
     """A cluster made before the CA added role-qualified names (x509.role_host_name): SCM renews its own
     certificate at start, so the daemons dialling SCM verify it."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
-
     metadata, _ = initialised
     files = files_of(conf_of(metadata))
     own = TlsPaths(files.scm.key, files.scm.cert, files.scm.ca)
     current = X.cert_from_pem(own.cert.read_bytes())
     material = load_ca(files)
-    sans = current.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    bare = [n for n in sans if not str(n.value).endswith(X.ROLE_NAME_SUFFIX)]
-    old = (
-        x509.CertificateBuilder()
-        .subject_name(current.subject)
-        .issuer_name(current.issuer)
-        .public_key(current.public_key())
-        .serial_number(current.serial_number)
-        .not_valid_before(current.not_valid_before_utc)
-        .not_valid_after(current.not_valid_after_utc)
-        .add_extension(x509.SubjectAlternativeName(bare), critical=False)
-        .sign(material.key, hashes.SHA256())
-    )
+    old = without_role_names(current, material.key)
     own.cert.write_bytes(X.cert_to_pem(old))
     store = open_scm_db(metadata)
     try:
