@@ -1,0 +1,143 @@
+"""The wire format, free of I/O (as h11 is): a connection feeds bytes in and takes frames out.
+
+A frame is a 12-byte header — the length of what follows it, the kind, flags, the length of the head
+and the call id — then a head (an `RpcCallHead` or `RpcStatusHead` of proto/pyozone/Rpc.proto, or
+nothing) and a body (one of the services' protobuf messages, already serialized). Every call is a
+sequence of frames with its id, so many calls share one connection (Hadoop RPC's callId, dask's comm
+does the same with its own framing).
+
+The receiver decides whether it wants a body before a byte of it is buffered (`admit`): a body above a
+method's limit is skipped as it arrives, so a 30 MB name costs the bytes on the socket and nothing else.
+A frame above the connection's limit is a broken peer: `FrameError`, and the connection is closed.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+
+HEADER = struct.Struct("!IBBHI")
+"""length of head + body, kind, flags, head length, call id."""
+
+MAX_HEAD_BYTES = 64 * 1024
+"""A head is a method name, a deadline, a few metadata entries or a status message."""
+
+LARGE_BODY_BYTES = 64 * 1024
+"""Above this a message is written to the socket as it is rather than gathered with other frames."""
+
+
+class Kind(enum.IntEnum):
+    CALL = 1
+    """Client opens call `call_id`: head RpcCallHead; the first message in the body (flag MESSAGE)."""
+    MESSAGE = 2
+    """One message of a stream, either way."""
+    HALF_CLOSE = 3
+    """The client sends no more messages on the call."""
+    END = 4
+    """Server ends the call: head RpcStatusHead (empty for OK); a unary answer in the body."""
+    CANCEL = 5
+    """The client gave up on the call (cancelled, or its deadline passed)."""
+    PING = 6
+    PONG = 7
+    GOAWAY = 8
+    """The server takes no new calls on this connection (it is idle, or stopping)."""
+
+
+class Flag(enum.IntFlag):
+    NONE = 0
+    END_STREAM = 1
+    """The client's last message (CALL or MESSAGE): no HALF_CLOSE follows."""
+    MESSAGE = 2
+    """The frame's body is a message (an empty message has an empty body, so length alone cannot say)."""
+
+
+class FrameError(Exception):
+    """The peer broke the framing: the connection cannot be read further."""
+
+
+@dataclass(slots=True)
+class Frame:
+    kind: int
+    flags: int
+    call_id: int
+    head: bytes
+    body: bytes | None
+    """None when `admit` refused it (it was skipped); `body_size` says how long it was."""
+    body_size: int
+
+
+Admit = Callable[[int, int, bytes, int], bool]
+"""(kind, call_id, head, body size) -> whether to keep the body."""
+
+
+def encode(kind: int, flags: int, call_id: int, head: bytes = b"", body: bytes = b"") -> bytes:
+    return HEADER.pack(len(head) + len(body), kind, flags, len(head), call_id) + head + body
+
+
+class FrameDecoder:
+    """Frames out of a byte stream. `max_frame`: the largest head + body accepted at all."""
+
+    __slots__ = ("_admit", "_buf", "_frame", "_skip", "max_frame")
+
+    def __init__(self, max_frame: int, admit: Admit | None = None) -> None:
+        self.max_frame = max_frame
+        self._admit = admit
+        self._buf = bytearray()
+        self._skip = 0
+        self._frame: Frame | None = None
+        """A frame whose body is being skipped, reported when the skip ends."""
+
+    @property
+    def pending(self) -> bool:
+        """Part of a frame has arrived and the rest has not (a stalled peer is seen by this)."""
+        return bool(self._buf) or self._skip > 0
+
+    def feed(self, data: bytes) -> list[Frame]:
+        frames: list[Frame] = []
+        view = memoryview(data)
+        if self._skip:
+            n = min(self._skip, len(view))
+            self._skip -= n
+            view = view[n:]
+            if self._skip:
+                return frames
+            assert self._frame is not None
+            frames.append(self._frame)
+            self._frame = None
+        buf = self._buf
+        buf += view
+        pos, end = 0, len(buf)
+        header_size = HEADER.size
+        while end - pos >= header_size:
+            length, kind, flags, head_len, call_id = HEADER.unpack_from(buf, pos)
+            if length > self.max_frame or head_len > min(length, MAX_HEAD_BYTES):
+                raise FrameError(
+                    f"frame of {length} bytes (head {head_len}) above the limit of {self.max_frame}"
+                )
+            start = pos + header_size
+            body_size = length - head_len
+            if self._admit is not None and body_size and kind in (Kind.CALL, Kind.MESSAGE, Kind.END):
+                if end - start < head_len:
+                    break
+                head = bytes(buf[start : start + head_len])
+                if not self._admit(kind, call_id, head, body_size):
+                    skipped = Frame(kind, flags, call_id, head, None, body_size)
+                    have = min(end - start - head_len, body_size)
+                    pos = start + head_len + have
+                    if have < body_size:
+                        self._skip = body_size - have
+                        self._frame = skipped
+                        break
+                    frames.append(skipped)
+                    continue
+            if end - start < length:
+                break
+            head = bytes(buf[start : start + head_len]) if head_len else b""
+            body = bytes(buf[start + head_len : start + length])
+            frames.append(Frame(kind, flags, call_id, head, body, body_size))
+            pos = start + length
+        if pos:
+            del buf[:pos]
+        return frames

@@ -1,0 +1,623 @@
+"""The server side: a listening socket, a `ServerConnection` per peer, a task per call.
+
+A service is a plain object whose async methods are named as the rpcs of its descriptor
+(`Server.add_service`); each is called as `handler(request, context)` — a request iterator for a client
+stream — and returns the answer, or is an async generator of answers for a server stream. It ends a call
+with a status by `await context.abort(code, details)`; any other exception is a bug: logged, answered
+INTERNAL.
+
+What a misbehaving peer can cost is bounded per connection: a frame above the server's limit closes the
+connection; a request above its method's limit is skipped unread and refused; at most `max_in_flight`
+calls run (then the socket is not read: TCP holds the peer back), and none are read while the peer does
+not read its answers; a frame begun and not finished within `stall_timeout_s` closes the connection; a
+connection with no calls is closed after `idle_timeout_s`. A call's deadline cancels its handler and
+answers DEADLINE_EXCEEDED; a CANCEL from the client cancels its handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import ssl
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from google.protobuf.message import DecodeError
+
+from pyozone.common.tls import TlsStore, revoked_ssl_peer
+from pyozone.hdds.security import x509 as X
+from pyozone.proto.Rpc_pb2 import RpcCallHead, RpcStatusHead
+from pyozone.rpc.frames import (
+    HEADER,
+    LARGE_BODY_BYTES,
+    MAX_HEAD_BYTES,
+    Flag,
+    Frame,
+    FrameDecoder,
+    FrameError,
+    Kind,
+    encode,
+)
+from pyozone.rpc.limits import Oversized, RequestLimits
+from pyozone.rpc.service import MethodSpec, ServiceSpec
+from pyozone.rpc.status import AbortError, StatusCode
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    max_message_bytes: int
+    """The largest request message any method takes."""
+    max_in_flight: int = 256
+    """Calls one connection may have running before its socket is no longer read."""
+    stream_queue: int = 32
+    """Requests of one client stream buffered before the socket is no longer read."""
+    stall_timeout_s: float = 30.0
+    """How long a begun frame, or answers the peer does not read, may wait."""
+    idle_timeout_s: float = 600.0
+    """How long a connection without calls stays open."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    spec: MethodSpec
+    handler: Any
+
+
+class CallContext:
+    """What a handler knows of its call, shaped as grpc.aio's ServicerContext so handlers read the same."""
+
+    __slots__ = ("_conn", "_metadata", "call_id", "deadline", "method", "trace_id")
+
+    def __init__(
+        self,
+        conn: ServerConnection,
+        call_id: int,
+        method: str,
+        metadata: tuple[tuple[str, str], ...],
+        deadline: float | None,
+        trace_id: str,
+    ) -> None:
+        self._conn = conn
+        self.call_id = call_id
+        self.method = method
+        self._metadata = metadata
+        self.deadline = deadline
+        self.trace_id = trace_id
+
+    def peer(self) -> str:
+        return self._conn.peer_name
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self._metadata
+
+    def auth_context(self) -> dict[str, list[bytes]]:
+        """The caller's verified certificate as gRPC names its properties (x509_pem_cert,
+        x509_common_name); empty on a plaintext port."""
+        return self._conn.auth_context()
+
+    def time_remaining(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    async def abort(self, code: StatusCode, details: str = "") -> NoReturn:
+        raise AbortError(StatusCode(code), details)
+
+
+class _Inbound:
+    """The requests of a client-streaming call, as an async iterator for its handler."""
+
+    __slots__ = ("_conn", "_ended", "_queue", "_waiter", "call_id")
+
+    def __init__(self, conn: ServerConnection, call_id: int) -> None:
+        self._conn = conn
+        self.call_id = call_id
+        self._queue: deque[Any] = deque()
+        self._ended = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, item: Any) -> None:
+        self._queue.append(item)
+        self._wake()
+
+    def end(self) -> None:
+        self._ended = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def __aiter__(self) -> _Inbound:
+        return self
+
+    async def __anext__(self) -> Any:
+        while not self._queue:
+            if self._ended:
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+            self._waiter = None
+        item = self._queue.popleft()
+        self._conn.inbound_taken(self)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+class _Call:
+    __slots__ = ("context", "expired", "inbound", "task", "timer")
+
+    def __init__(self, context: CallContext) -> None:
+        self.context = context
+        self.task: asyncio.Task[None] | None = None
+        self.inbound: _Inbound | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.expired = False
+
+
+class ServerConnection(asyncio.Protocol):
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.settings = server.settings
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.peer_name = "unknown"
+        self._decoder = FrameDecoder(self.settings.max_message_bytes + MAX_HEAD_BYTES, self._admit)
+        self._calls: dict[int, _Call] = {}
+        self._out = bytearray()
+        self._flush_scheduled = False
+        self._paused: set[object] = set()
+        self._writable: asyncio.Future[None] | None = None
+        self._last_read = time.monotonic()
+        self._write_blocked_since: float | None = None
+        self._auth: dict[str, list[bytes]] | None = None
+        self._ssl: ssl.SSLObject | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._goaway = False
+
+    # ------------------------------------------------------------------ connection
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername")
+        if peer:
+            self.peer_name = f"ipv4:{peer[0]}:{peer[1]}"
+        self._ssl = transport.get_extra_info("ssl_object")
+        self.server.connections.add(self)
+        self._arm_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.connections.discard(self)
+        if self._timer is not None:
+            self._timer.cancel()
+        for call in list(self._calls.values()):
+            if call.task is not None:
+                call.task.cancel()
+            if call.timer is not None:
+                call.timer.cancel()
+        self._calls.clear()
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_exception(ConnectionResetError("connection lost"))
+            self._writable.exception()
+        self.transport = None
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    def abort(self, why: str) -> None:
+        log.warning("RPC connection from %s closed: %s", self.peer_name, why)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def auth_context(self) -> dict[str, list[bytes]]:
+        if self._auth is None:
+            auth: dict[str, list[bytes]] = {}
+            der = self._ssl.getpeercert(binary_form=True) if self._ssl is not None else None
+            if der:
+                cert = X.cert_from_der(der)
+                auth["x509_pem_cert"] = [X.cert_to_pem(cert)]
+                with contextlib.suppress(ValueError):
+                    auth["x509_common_name"] = [X.common_name(cert).encode()]
+            self._auth = auth
+        return self._auth
+
+    # ------------------------------------------------------------------ timers
+    def _arm_timer(self) -> None:
+        period = min(self.settings.stall_timeout_s, self.settings.idle_timeout_s) / 2
+        self._timer = self.loop.call_later(period, self._check)
+
+    def _check(self) -> None:
+        now = time.monotonic()
+        s = self.settings
+        if self._decoder.pending and now - self._last_read > s.stall_timeout_s:
+            self.abort(f"a frame begun {now - self._last_read:.0f}s ago was not finished")
+            return
+        if self._write_blocked_since is not None and now - self._write_blocked_since > s.stall_timeout_s:
+            self.abort("the peer did not read its answers")
+            return
+        if not self._calls and now - self._last_read > s.idle_timeout_s:
+            self._send(encode(Kind.GOAWAY, 0, 0))
+            self._flush()
+            self.close()
+            return
+        self._arm_timer()
+
+    # ------------------------------------------------------------------ flow control
+    def _pause(self, reason: object) -> None:
+        if not self._paused and self.transport is not None:
+            self.transport.pause_reading()
+        self._paused.add(reason)
+
+    def _resume(self, reason: object) -> None:
+        if reason in self._paused:
+            self._paused.discard(reason)
+            if not self._paused and self.transport is not None:
+                self.transport.resume_reading()
+
+    def pause_writing(self) -> None:
+        self._write_blocked_since = time.monotonic()
+        self._pause("writing")
+
+    def resume_writing(self) -> None:
+        self._write_blocked_since = None
+        self._resume("writing")
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        self._writable = None
+
+    async def drain(self) -> None:
+        """Waits while the peer does not read what was written (a stream's next answer waits here)."""
+        if self._write_blocked_since is None:
+            return
+        if self._writable is None:
+            self._writable = self.loop.create_future()
+        await self._writable
+
+    def inbound_taken(self, inbound: _Inbound) -> None:
+        if len(inbound) < self.settings.stream_queue // 2:
+            self._resume(inbound)
+
+    # ------------------------------------------------------------------ output
+    def _send(self, data: bytes) -> None:
+        self._out += data
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._out and self.transport is not None:
+            self.transport.write(self._out)
+            self._out = bytearray()
+
+    def _write_frame(self, kind: Kind, flags: int, call_id: int, head: bytes, body: bytes) -> None:
+        """Small frames gather in the output buffer (one write per loop turn); a large message is
+        written as it is, after what is buffered, not copied into the buffer."""
+        if len(body) <= LARGE_BODY_BYTES:
+            self._send(encode(kind, flags, call_id, head, body))
+            return
+        self._flush()
+        if self.transport is not None:
+            self.transport.write(HEADER.pack(len(head) + len(body), kind, flags, len(head), call_id) + head)
+            self.transport.write(body)
+
+    def _send_end(self, call_id: int, code: StatusCode, details: str, body: bytes | None = None) -> None:
+        head = b"" if code is StatusCode.OK else RpcStatusHead(code=code, details=details).SerializeToString()
+        if body is None:
+            self._send(encode(Kind.END, 0, call_id, head))
+        else:
+            self._write_frame(Kind.END, Flag.MESSAGE, call_id, head, body)
+
+    def send_message(self, call_id: int, body: bytes) -> None:
+        self._write_frame(Kind.MESSAGE, Flag.MESSAGE, call_id, b"", body)
+
+    # ------------------------------------------------------------------ input
+    def _admit(self, kind: int, call_id: int, head: bytes, size: int) -> bool:
+        """Whether a body is read at all: above its method's bound it is skipped unread."""
+        if kind == Kind.CALL:
+            try:
+                method = RpcCallHead.FromString(head).method
+            except DecodeError:
+                return True  # refused when handled
+            return size <= self.server.message_limit(method)
+        if kind == Kind.MESSAGE:
+            call = self._calls.get(call_id)
+            return call is None or size <= self.server.message_limit(call.context.method)
+        return True
+
+    def data_received(self, data: bytes) -> None:
+        self._last_read = time.monotonic()
+        try:
+            frames = self._decoder.feed(data)
+        except FrameError as e:
+            self.abort(str(e))
+            return
+        for frame in frames:
+            kind = frame.kind
+            if kind == Kind.CALL:
+                self._on_call(frame)
+            elif kind == Kind.MESSAGE:
+                self._on_message(frame)
+            elif kind == Kind.HALF_CLOSE:
+                call = self._calls.get(frame.call_id)
+                if call is not None and call.inbound is not None:
+                    call.inbound.end()
+            elif kind == Kind.CANCEL:
+                call = self._calls.get(frame.call_id)
+                if call is not None and call.task is not None:
+                    call.task.cancel()
+            elif kind == Kind.PING:
+                self._send(encode(Kind.PONG, 0, frame.call_id))
+            elif kind == Kind.PONG:
+                pass
+            else:
+                self.abort(f"a frame of kind {kind} a client does not send")
+                return
+
+    def _on_call(self, frame: Frame) -> None:
+        call_id = frame.call_id
+        if call_id in self._calls:
+            self.abort(f"call id {call_id} opened twice")
+            return
+        try:
+            head = RpcCallHead.FromString(frame.head)
+        except DecodeError:
+            self._send_end(call_id, StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST: an unreadable call head")
+            return
+        method = head.method
+        if self._goaway:
+            self._send_end(call_id, StatusCode.UNAVAILABLE, "the server is closing this connection")
+            return
+        if self._ssl is not None:
+            serial = revoked_ssl_peer(self._ssl)
+            if serial is not None:
+                log.warning("Refused a call from %s: certificate %d is revoked", self.peer_name, serial)
+                self._send_end(call_id, StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
+                return
+        bound = self.server.methods.get(method)
+        if bound is None:
+            self._send_end(call_id, StatusCode.UNIMPLEMENTED, f"Method not found: {method}")
+            return
+        deadline = time.monotonic() + head.timeoutMillis / 1000 if head.timeoutMillis else None
+        metadata = tuple((e.key, e.value) for e in head.metadata)
+        context = CallContext(self, call_id, method, metadata, deadline, head.traceID)
+        call = _Call(context)
+        cardinality = bound.spec.cardinality
+        if cardinality.client_streaming:
+            call.inbound = _Inbound(self, call_id)
+            if frame.flags & Flag.MESSAGE:
+                self._enqueue(call, frame)
+            if frame.flags & Flag.END_STREAM:
+                call.inbound.end()
+            argument: Any = call.inbound
+        else:
+            if not (frame.flags & Flag.MESSAGE):
+                self._send_end(
+                    call_id, StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST: a call without its request"
+                )
+                return
+            argument = self._decode(bound, method, frame)
+            if isinstance(argument, tuple):
+                self._send_end(call_id, *argument)
+                return
+        self._calls[call_id] = call
+        if len(self._calls) >= self.settings.max_in_flight:
+            self._pause("in-flight")
+        if deadline is not None:
+            call.timer = self.loop.call_at(self.loop.time() + head.timeoutMillis / 1000, self._expire, call)
+        runner = self._run_stream if cardinality.server_streaming else self._run_unary
+        call.task = self.loop.create_task(runner(call, bound, argument))
+
+    def _decode(self, bound: _Bound, method: str, frame: Frame) -> Any:
+        """The request, or (status, details) refusing it."""
+        limits = self.server.limits
+        if frame.body is None:
+            oversized = Oversized(None, frame.body_size, self.server.message_limit(method))
+            log.warning(
+                "%s from %s: request of %d bytes, above %d",
+                method,
+                self.peer_name,
+                oversized.size,
+                oversized.limit,
+            )
+            if limits is not None:
+                return limits.refusal(method, oversized)
+            return (
+                StatusCode.RESOURCE_EXHAUSTED,
+                f"request of {oversized.size} bytes, above {oversized.limit}",
+            )
+        if limits is not None:
+            bounds = limits.bounds(method)
+            if bounds is not None:
+                oversized = bounds.oversized(frame.body)
+                if oversized is not None:
+                    what = "request" if oversized.field is None else oversized.field
+                    log.warning(
+                        "%s from %s: %s of %d bytes, above %d",
+                        method,
+                        self.peer_name,
+                        what,
+                        oversized.size,
+                        oversized.limit,
+                    )
+                    return limits.refusal(method, oversized)
+        try:
+            return bound.spec.request.FromString(frame.body)
+        except (DecodeError, ValueError, TypeError) as e:  # ValueError: e.g. bad UTF-8 in a string field
+            reason = str(e) or type(e).__name__
+            log.warning("%s from %s: undecodable request: %s", method, self.peer_name, reason)
+            return (StatusCode.INVALID_ARGUMENT, f"INVALID_REQUEST: not a valid request message: {reason}")
+
+    def _enqueue(self, call: _Call, frame: Frame) -> None:
+        assert call.inbound is not None
+        if self._ssl is not None:
+            serial = revoked_ssl_peer(self._ssl)
+            if serial is not None:  # a stream opened before its caller's certificate was revoked
+                call.inbound.put(
+                    AbortError(StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
+                )
+                call.inbound.end()
+                return
+        bound = self.server.methods[call.context.method]
+        request = self._decode(bound, call.context.method, frame)
+        if isinstance(request, tuple):
+            call.inbound.put(AbortError(*request))
+            call.inbound.end()
+            return
+        call.inbound.put(request)
+        if len(call.inbound) >= self.settings.stream_queue:
+            self._pause(call.inbound)
+
+    def _on_message(self, frame: Frame) -> None:
+        call = self._calls.get(frame.call_id)
+        if call is None or call.inbound is None:
+            return  # a call that ended (or was refused) while its client still streamed
+        self._enqueue(call, frame)
+        if frame.flags & Flag.END_STREAM:
+            call.inbound.end()
+
+    def _expire(self, call: _Call) -> None:
+        call.expired = True
+        if call.task is not None:
+            call.task.cancel()
+
+    def _finish(self, call: _Call) -> None:
+        self._calls.pop(call.context.call_id, None)
+        if call.timer is not None:
+            call.timer.cancel()
+        if call.inbound is not None:
+            self._resume(call.inbound)
+        if len(self._calls) < self.settings.max_in_flight:
+            self._resume("in-flight")
+
+    # ------------------------------------------------------------------ running handlers
+    async def _run_unary(self, call: _Call, bound: _Bound, argument: Any) -> None:
+        context = call.context
+        try:
+            result = bound.handler(argument, context)
+            if inspect.isawaitable(result):
+                result = await result
+            body = result if isinstance(result, bytes) else result.SerializeToString()
+        except BaseException as e:
+            self._failed(call, e)
+            return
+        finally:
+            self._finish(call)
+        self._send_end(context.call_id, StatusCode.OK, "", body)
+
+    async def _run_stream(self, call: _Call, bound: _Bound, argument: Any) -> None:
+        context = call.context
+        call_id = context.call_id
+        try:
+            result = bound.handler(argument, context)
+            if inspect.isawaitable(result):
+                await result
+            else:
+                async for response in _responses(result):
+                    if self._write_blocked_since is not None:
+                        await self.drain()
+                    if self._ssl is not None and revoked_ssl_peer(self._ssl) is not None:
+                        raise AbortError(StatusCode.PERMISSION_DENIED, "the caller's certificate was revoked")
+                    self.send_message(
+                        call_id, response if isinstance(response, bytes) else response.SerializeToString()
+                    )
+        except BaseException as e:
+            self._finish(call)
+            self._failed(call, e)
+            return
+        self._finish(call)
+        self._send_end(call_id, StatusCode.OK, "")
+
+    def _failed(self, call: _Call, e: BaseException) -> None:
+        context = call.context
+        if isinstance(e, AbortError):
+            self._send_end(context.call_id, e.code, e.details)
+        elif isinstance(e, asyncio.CancelledError):
+            if call.expired:
+                self._send_end(context.call_id, StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+            elif self.transport is not None:
+                self._send_end(context.call_id, StatusCode.CANCELLED, "Cancelled")
+        elif isinstance(e, ConnectionResetError) and self.transport is None:
+            pass
+        elif isinstance(e, Exception):
+            log.error("%s from %s failed", context.method, self.peer_name, exc_info=e)
+            self._send_end(
+                context.call_id,
+                StatusCode.INTERNAL,
+                f"{context.method}: internal error (see the server's log)",
+            )
+        else:
+            raise e
+
+
+async def _responses(result: Any) -> AsyncIterator[Any]:
+    if hasattr(result, "__aiter__"):
+        async for response in result:
+            yield response
+    else:
+        for response in result:
+            yield response
+
+
+class Server:
+    """One listening port and the services on it."""
+
+    def __init__(self, settings: ServerSettings, limits: RequestLimits | None = None) -> None:
+        self.settings = settings
+        self.limits = limits
+        self.methods: dict[str, _Bound] = {}
+        self.connections: set[ServerConnection] = set()
+        self._server: asyncio.AbstractServer | None = None
+        self.port: int | None = None
+
+    def add_service(self, spec: ServiceSpec, servicer: object) -> None:
+        """Registers every rpc of `spec` the servicer has a method for; the others answer UNIMPLEMENTED."""
+        for method in spec.methods.values():
+            handler = getattr(servicer, method.name, None)
+            if handler is not None:
+                self.methods[method.path] = _Bound(method, handler)
+
+    def message_limit(self, method: str) -> int:
+        if self.limits is not None:
+            bounds = self.limits.bounds(method)
+            if bounds is not None:
+                return min(bounds.message_bytes, self.settings.max_message_bytes)
+        return self.settings.max_message_bytes
+
+    async def start(self, host: str, port: int, tls: TlsStore | None = None) -> int:
+        """Listens on (host, port), mutual TLS when `tls`; returns the port (port 0: the one the OS chose).
+        OSError when it cannot bind."""
+        loop = asyncio.get_running_loop()
+        context = tls.server_context() if tls is not None else None
+        self._server = await loop.create_server(
+            lambda: ServerConnection(self), host, port, ssl=context, reuse_address=True, backlog=1024
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self.port
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        """Stops listening, tells every peer to go away, and cancels what still runs after `grace_s`."""
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self.connections):
+            conn._goaway = True
+            conn._send(encode(Kind.GOAWAY, 0, 0))
+        if grace_s:
+            deadline = time.monotonic() + grace_s
+            while any(c._calls for c in self.connections) and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+        for conn in list(self.connections):
+            conn._flush()
+            conn.close()
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
