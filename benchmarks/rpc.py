@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import importlib.util
+import logging
 import os
 import ssl
 import struct
@@ -43,6 +44,13 @@ from pyozone.hdds.security import x509 as certs
 HOST = "127.0.0.1"
 GRPCLIB_PATH = "/tmp/grpclib-pkgs"  # pip install --target /tmp/grpclib-pkgs grpclib
 EXTRA_PATH = "/tmp/rpc-extra-pkgs"  # pip install --target /tmp/rpc-extra-pkgs pyzmq
+CAPNP_PATH = "/tmp/capnp-pkgs"  # pip install --target /tmp/capnp-pkgs pycapnp
+DASK_PATH = "/tmp/dask-pkgs"  # pip install --target /tmp/dask-pkgs distributed
+CAPNP_SCHEMA = """@0xb1e3c6f2a1d4e5f7;
+interface Echo {
+  echo @0 (body :Data) -> (body :Data);
+}
+"""
 FRAME = struct.Struct(">IQ")  # body length, call id
 ECHO_PATH = "/bench.Echo/Echo"
 RAW_TARGET, GRPC_TARGET = 0.5, 10.0
@@ -103,8 +111,9 @@ class Tls:
 @dataclass(frozen=True, slots=True)
 class Case:
     """One transport: `serve` starts its echo server on 127.0.0.1 and returns the port (its process then
-    serves until killed); `connect` returns the client's call and a coroutine that closes it. `missing`
-    says why the case cannot run here (an optional library absent), or is empty."""
+    serves until killed); `connect` returns the client's call and a coroutine that closes it. Both run
+    inside `around` (a library's own loop integration). `missing` says why the case cannot run here (an
+    optional library absent), or is empty."""
 
     name: str
     serve: Callable[[Tls | None], Awaitable[int]]
@@ -112,6 +121,7 @@ class Case:
     uvloop: bool = False
     tls: bool = True
     missing: str = ""
+    around: Callable[[], contextlib.AbstractAsyncContextManager[Any]] = contextlib.nullcontext
 
 
 def _optional(path: str, module: str) -> str:
@@ -297,6 +307,91 @@ async def _zmq_connect(port: int, tls: Tls | None) -> tuple[Call, Callable[[], A
     return call, close
 
 
+# pycapnp ------------------------------------------------------------------------
+def _capnp_schema() -> Any:
+    import capnp
+
+    path = Path(tempfile.gettempdir()) / "pyozone-bench-echo.capnp"
+    path.write_text(CAPNP_SCHEMA)
+    return capnp.load(str(path))
+
+
+def _capnp_loop() -> contextlib.AbstractAsyncContextManager[Any]:
+    import capnp
+
+    return capnp.kj_loop()  # type: ignore[no-any-return]
+
+
+async def _capnp_serve(tls: Tls | None) -> int:
+    import capnp
+
+    schema = _capnp_schema()
+
+    class Echo(schema.Echo.Server):  # type: ignore[misc,name-defined]
+        async def echo(self, body: bytes, _context: Any) -> bytes:
+            return body
+
+    async def accept(stream: Any) -> None:
+        await capnp.TwoPartyServer(stream, bootstrap=Echo()).on_disconnect()
+
+    context = tls.server_context() if tls else None
+    server = await capnp.AsyncIoStream.create_server(accept, HOST, 0, ssl=context)
+    _SERVING.append(server)
+    return server.sockets[0].getsockname()[1]  # type: ignore[no-any-return]
+
+
+async def _capnp_connect(port: int, tls: Tls | None) -> tuple[Call, Callable[[], Awaitable[None]]]:
+    import capnp
+
+    context = tls.client_context() if tls else None
+    stream = await capnp.AsyncIoStream.create_connection(HOST, port, ssl=context)
+    client = capnp.TwoPartyClient(stream)
+    echo = client.bootstrap().cast_as(_capnp_schema().Echo)
+
+    async def call(body: bytes) -> bytes:
+        return (await echo.echo(body)).body  # type: ignore[no-any-return]
+
+    async def close() -> None:
+        client.close()
+
+    return call, close
+
+
+# dask's comm layer (distributed.core) ----------------------------------------------
+async def _dask_serve(tls: Tls | None) -> int:
+    from distributed.core import Server
+
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # not its scratch-space notes
+
+    async def echo(body: bytes) -> bytes:
+        return body
+
+    server = Server({"echo": echo})
+    if tls is None:
+        await server.listen(f"tcp://{HOST}:0")
+    else:
+        await server.listen(f"tls://{HOST}:0", ssl_context=tls.server_context())
+    _SERVING.append(server)
+    return server.port  # type: ignore[no-any-return]
+
+
+async def _dask_connect(port: int, tls: Tls | None) -> tuple[Call, Callable[[], Awaitable[None]]]:
+    """dask's rpc pool: a connection per call in flight (dask multiplexes by pooling, not by call id)."""
+    from distributed.core import ConnectionPool
+
+    if tls is None:
+        pool = await ConnectionPool(limit=512)
+        remote = pool(f"tcp://{HOST}:{port}")
+    else:
+        pool = await ConnectionPool(limit=512, connection_args={"ssl_context": tls.client_context()})
+        remote = pool(f"tls://{HOST}:{port}")
+
+    async def call(body: bytes) -> bytes:
+        return await remote.echo(body=body)  # type: ignore[no-any-return]
+
+    return call, pool.close
+
+
 # pyozone.rpc --------------------------------------------------------------------
 def _pyozone_rpc_case() -> Case | None:
     """TO BE FILLED IN by the new RPC layer (issue 29): return a Case whose `serve` registers an echo
@@ -332,18 +427,32 @@ def cases() -> list[Case]:
             tls=False,
             missing=_optional(EXTRA_PATH, "zmq"),
         ),
+        Case(
+            "pycapnp",
+            _capnp_serve,
+            _capnp_connect,
+            missing=_optional(CAPNP_PATH, "capnp"),
+            around=_capnp_loop,
+        ),
+        Case("dask comm", _dask_serve, _dask_connect, missing=_optional(DASK_PATH, "distributed")),
     ]
     pyozone_rpc = _pyozone_rpc_case()
     return [*found, pyozone_rpc] if pyozone_rpc else found
 
 
-def run(main: Awaitable[Any], uvloop: bool) -> Any:
-    if uvloop:
-        import uvloop as _uvloop
+def run(case: Case, main: Callable[[], Awaitable[Any]]) -> Any:
+    """main() on the case's loop (uvloop or the stdlib's), inside the case's `around`."""
 
-        with asyncio.Runner(loop_factory=_uvloop.new_event_loop) as runner:
-            return runner.run(main)  # type: ignore[arg-type]
-    return asyncio.run(main)  # type: ignore[arg-type]
+    async def inside() -> Any:
+        async with case.around():
+            return await main()
+
+    if case.uvloop:
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(inside())
+    return asyncio.run(inside())
 
 
 # ------------------------------------------------------------------ server process
@@ -356,7 +465,7 @@ def serve(name: str, tls_dir: str | None) -> None:
         print(await case.serve(tls), flush=True)
         await asyncio.Event().wait()
 
-    run(main(), case.uvloop)
+    run(case, main)
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -427,7 +536,8 @@ def measure(case: Case, tls_dir: Path | None, args: argparse.Namespace) -> Resul
         if not line:
             raise SystemExit(f"{case.name}: the server did not start")
         tls = Tls.load(tls_dir) if tls_dir else None
-        return run(drive(case, int(line), server.pid, tls, args), case.uvloop)  # type: ignore[no-any-return]
+        port = int(line)
+        return run(case, lambda: drive(case, port, server.pid, tls, args))  # type: ignore[no-any-return]
     finally:
         server.kill()
         server.wait()
