@@ -5,7 +5,9 @@ this one, on one connection with 32 calls in flight, for --seconds after a --war
 case's calls/s and the CPU each side spent per call. Cases:
 - grpc.aio: a generic bytes-in/bytes-out handler, a grpc.aio channel (what every service uses today);
 - frames (asyncio) / frames (uvloop): length-prefixed frames multiplexed by call id over asyncio streams,
-  the echo done inline by the server's reader (the machine's floor for this shape of call);
+  the echo done inline by the server's reader (the machine's floor for this shape of call, as the issue
+  measured it); frames, Protocol (uvloop): the same frames parsed in asyncio.Protocol callbacks, without
+  streams (what a layer written on protocols could reach);
 - grpclib: pure-Python gRPC over h2 on asyncio (optional: found in /tmp/grpclib-pkgs, never a project
   dependency; skipped with a printed line when missing);
 - zmq (uvloop): pyzmq's DEALER/ROUTER sockets multiplexed by call id (optional: /tmp/rpc-extra-pkgs; no
@@ -215,6 +217,73 @@ async def _frames_connect(port: int, tls: Tls | None) -> tuple[Call, Callable[[]
     return call, close
 
 
+# the same frames on asyncio.Protocol callbacks (no StreamReader) ---------------------
+class _FrameProtocol(asyncio.Protocol):
+    """Splits the byte stream into frames and hands each (call id, body) to `on_frame`."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        start, end = 0, len(self.buffer)
+        while end - start >= FRAME.size:
+            length, call_id = FRAME.unpack_from(self.buffer, start)
+            if end - start < FRAME.size + length:
+                break
+            body = bytes(self.buffer[start + FRAME.size : start + FRAME.size + length])
+            start += FRAME.size + length
+            self.on_frame(call_id, body)
+        del self.buffer[:start]
+
+    def on_frame(self, call_id: int, body: bytes) -> None:
+        raise NotImplementedError
+
+
+class _EchoProtocol(_FrameProtocol):
+    def on_frame(self, call_id: int, body: bytes) -> None:
+        assert self.transport is not None
+        self.transport.write(FRAME.pack(len(body), call_id) + body)
+
+
+class _CallerProtocol(_FrameProtocol):
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting: dict[int, asyncio.Future[bytes]] = {}
+
+    def on_frame(self, call_id: int, body: bytes) -> None:
+        self.waiting.pop(call_id).set_result(body)
+
+
+async def _protocol_serve(tls: Tls | None) -> int:
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(_EchoProtocol, HOST, 0, ssl=tls.server_context() if tls else None)
+    _SERVING.append(server)
+    return server.sockets[0].getsockname()[1]  # type: ignore[no-any-return]
+
+
+async def _protocol_connect(port: int, tls: Tls | None) -> tuple[Call, Callable[[], Awaitable[None]]]:
+    loop = asyncio.get_running_loop()
+    context = tls.client_context() if tls else None
+    transport, protocol = await loop.create_connection(_CallerProtocol, HOST, port, ssl=context)
+    ids = iter(range(1, 1 << 63))
+
+    async def call(body: bytes) -> bytes:
+        call_id = next(ids)
+        answer = protocol.waiting[call_id] = loop.create_future()
+        transport.write(FRAME.pack(len(body), call_id) + body)
+        return await answer
+
+    async def close() -> None:
+        transport.close()
+
+    return call, close
+
+
 # grpclib ------------------------------------------------------------------------
 def _grpclib_codec() -> Any:
     from grpclib.encoding.base import CodecBase
@@ -415,6 +484,13 @@ def cases() -> list[Case]:
             FRAMES_UVLOOP,
             _frames_serve,
             _frames_connect,
+            uvloop=True,
+            missing="" if have_uvloop else "uvloop is not installed",
+        ),
+        Case(
+            "frames, Protocol (uvloop)",
+            _protocol_serve,
+            _protocol_connect,
             uvloop=True,
             missing="" if have_uvloop else "uvloop is not installed",
         ),
