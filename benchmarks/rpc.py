@@ -2,7 +2,9 @@
 
 Each case runs its server in its own process (`python -m benchmarks.rpc --serve CASE`) and its client in
 this one, on one connection with 32 calls in flight, for --seconds after a --warmup; the table gives each
-case's calls/s and the CPU each side spent per call. Cases:
+case's calls/s, the CPU each side spent per call and the CPU-bound rate (calls / the busier process's CPU
+seconds: the rate were each process alone on a core, which a loaded, shared machine blurs far less than
+the measured rate). Cases:
 - grpc.aio: a generic bytes-in/bytes-out handler, a grpc.aio channel (what every service uses today);
 - frames (asyncio) / frames (uvloop): length-prefixed frames multiplexed by call id over asyncio streams,
   the echo done inline by the server's reader (the machine's floor for this shape of call, as the issue
