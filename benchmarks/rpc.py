@@ -19,7 +19,7 @@ Then the ratios issue 29 sets as targets: pyozone.rpc / frames (uvloop) >= 0.5, 
 >= 10. With --tls every case that supports it runs with mutual TLS (a throwaway CA, a server and a client
 certificate made with pyozone's x509 helpers), for the secure ratios.
 
-    python -m benchmarks.rpc [--seconds 3] [--warmup 0.5] [--inflight 32] [--size 100] [--tls]
+    python -m benchmarks.rpc [--seconds 3] [--warmup 0.5] [--inflight 32] [--size 100] [--tls] [--cases ...]
 """
 
 from __future__ import annotations
@@ -468,8 +468,9 @@ def _pyozone_rpc_case() -> Case | None:
     """TO BE FILLED IN by the new RPC layer (issue 29): return a Case whose `serve` registers an echo
     handler (bytes or a small protobuf message in, the same out) on a `pyozone.rpc` server bound to
     127.0.0.1:0 (with the Tls files' server certificate and CA under --tls) and returns its port, and whose
-    `connect` opens the layer's async client and returns its call and close; set uvloop=True when the layer
-    runs on uvloop. None until then: the table says "not built yet" and the ratios print n/a."""
+    `connect` opens the layer's async client and returns its call and close; name it PYOZONE_RPC and set
+    uvloop=True when the layer runs on uvloop. None until then: the table says "not built yet" and the
+    ratios print n/a."""
     return None
 
 
@@ -652,6 +653,12 @@ def main() -> None:
     parser.add_argument("--inflight", type=int, default=32, help="calls in flight (default 32)")
     parser.add_argument("--size", type=int, default=100, help="request and answer bytes (default 100)")
     parser.add_argument("--tls", action="store_true", help="mutual TLS where the case supports it")
+    parser.add_argument(
+        "--cases",
+        nargs="+",
+        metavar="CASE",
+        help=f"only these cases, by name (default: all; the ratios need {GRPC_AIO!r} and {FRAMES_UVLOOP!r})",
+    )
     parser.add_argument("--serve", metavar="CASE", help=argparse.SUPPRESS)
     parser.add_argument("--tls-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -666,6 +673,8 @@ def main() -> None:
         if tls_dir:
             Tls.make(tls_dir)
         for case in cases():
+            if args.cases and case.name not in args.cases:
+                continue
             no_tls = args.tls and not case.tls
             skipped = case.missing or ("no X.509 TLS, skipped under --tls" if no_tls else "")
             if skipped:
@@ -674,7 +683,7 @@ def main() -> None:
                 continue
             results[case.name] = measure(case, tls_dir, args)
             rows.append((case.name, results[case.name].row()))
-    if PYOZONE_RPC not in results:
+    if _pyozone_rpc_case() is None:
         print(f"{PYOZONE_RPC}: not built yet")
         rows.append((PYOZONE_RPC, "not built yet"))
     mode = "mutual TLS" if args.tls else "plaintext"
