@@ -14,6 +14,9 @@ the measured rate). Cases:
   dependency; skipped with a printed line when missing);
 - zmq (uvloop): pyzmq's DEALER/ROUTER sockets multiplexed by call id (optional: /tmp/rpc-extra-pkgs; no
   X.509 TLS, so skipped under --tls);
+- pycapnp: Cap'n Proto RPC (C++) on asyncio, one connection (optional: /tmp/capnp-pkgs);
+- dask comm: dask's rpc (distributed.core), which pools a connection per call in flight rather than
+  multiplexing one (optional: /tmp/dask-pkgs);
 - pyozone.rpc: the new layer (`_pyozone_rpc_case`), once it is built.
 Then the ratios issue 29 sets as targets: pyozone.rpc / frames (uvloop) >= 0.5, pyozone.rpc / grpc.aio
 >= 10. With --tls every case that supports it runs with mutual TLS (a throwaway CA, a server and a client
