@@ -46,8 +46,10 @@ def _pyozone(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def start_cluster(data_dir: Path) -> Path:
-    up = _pyozone("cluster", "up", "--background", "--datanodes", "3", "--data-dir", str(data_dir))
+def start_cluster(data_dir: Path, secure: bool = False) -> Path:
+    """`secure`: `cluster up --secure` (SCM's CA, mutual TLS on every port, block tokens, ACLs)."""
+    flags = ("--secure",) if secure else ()
+    up = _pyozone("cluster", "up", "--background", "--datanodes", "3", "--data-dir", str(data_dir), *flags)
     if up.returncode != 0:
         raise SystemExit(f"cluster up failed:\n{up.stdout}\n{up.stderr}")
     return data_dir / "conf"

@@ -6,11 +6,15 @@ freon tools' own functions (a fresh client per step, after a warm-up of every to
 - omkg (openKey + commitKey of an empty key: OM's metadata path, no datanode) with 1, 8 and 32 threads;
 - ockg of 1 KB keys (the bucket's default replication, RATIS/THREE) with 8 and 32 threads;
 - dne (Echo to one datanode of a RATIS/THREE pipeline: the data port's floor) with 8 threads.
+- a grpc.aio echo (100 bytes, 32 in flight, separate processes: benchmarks/rpc.py's case), the baseline
+  issue 29 measures OM against, in the same run.
 Each step runs -n operations or --duration, whichever ends first. The table gives each step's ops/s, p50
-and p99, then the targets, each PASS or MISS: omkg/ome >= 0.70 and ockg/ome >= 0.25 at the same thread
-count, and OM's p99 (omkg's, a key created) under 50 ms at 32 threads.
+and p99, then the targets, each PASS or MISS (issue 29): ome at 32 threads >= 5x the grpc.aio echo, omkg
+>= 0.4 of ome and ockg of 1 KB >= 0.4 of the grpc.aio echo at 32 threads, and OM's p99 (omkg's, a key
+created) under 50 ms at 32 threads. --secure runs the cluster with mutual TLS everywhere (`cluster up
+--secure`), for the secure rates (issue 29: at least 0.7 of the plaintext ones).
 
-    python -m benchmarks.om [-n 2000] [--duration 10s] [--warmup 200] [--keep DIR]
+    python -m benchmarks.om [-n 2000] [--duration 10s] [--warmup 200] [--secure] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ VOLUME, BUCKET = "bench", "omkeys"
 OM_THREADS = (1, 8, 32)
 OCKG_THREADS = (8, 32)
 DNE_THREADS = 8
-OMKG_TARGET, OCKG_TARGET, P99_TARGET_MS = 0.70, 0.25, 50.0
+OME_TARGET, OMKG_TARGET, OCKG_TARGET, P99_TARGET_MS = 5.0, 0.40, 0.40, 50.0
+"""Issue 29: ome / grpc.aio echo, omkg / ome, ockg 1 KB / grpc.aio echo (32 threads), OM's p99."""
 
 Step = Callable[[OzoneClient, Load, str], FreonReport]
 """(client, load, tag) -> report: one freon tool, run once (`tag` keeps each run's keys apart)."""
@@ -105,17 +110,30 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
 
-def targets(runs: dict[tuple[str, int], FreonReport]) -> list[tuple[str, str]]:
-    rows = []
-    for tool, counts, target in (("omkg", OM_THREADS, OMKG_TARGET), ("ockg", OCKG_THREADS, OCKG_TARGET)):
-        for threads in counts:
-            ratio = runs[tool, threads].rate / max(runs["ome", threads].rate, 1e-9)
-            shown = f"{ratio:8.2f}      target >= {target:.2f}   {verdict(ratio >= target)}"
-            rows.append((f"{tool}/ome, {_threads(threads)}", shown))
+def targets(runs: dict[tuple[str, int], FreonReport], grpc_echo: float) -> list[tuple[str, str]]:
+    def shown(ratio: float, target: float) -> str:
+        return f"{ratio:8.2f}      target >= {target:.2f}   {verdict(ratio >= target)}"
+
+    ome, omkg, ockg = runs["ome", 32].rate, runs["omkg", 32].rate, runs["ockg", 32].rate
+    rows = [
+        ("grpc.aio echo, 32 in flight", f"{grpc_echo:8.1f} calls/s (benchmarks/rpc.py, the same run)"),
+        ("ome / grpc.aio echo, 32 threads", shown(ome / max(grpc_echo, 1e-9), OME_TARGET)),
+        ("omkg / ome, 32 threads", shown(omkg / max(ome, 1e-9), OMKG_TARGET)),
+        ("ockg 1 KB / grpc.aio echo, 32 threads", shown(ockg / max(grpc_echo, 1e-9), OCKG_TARGET)),
+    ]
     p99 = runs["omkg", 32].latency_ms(99)
-    shown = f"{p99:8.1f} ms   target < {P99_TARGET_MS:.0f} ms  {verdict(p99 < P99_TARGET_MS)}"
-    rows.append(("OM p99 (omkg), 32 threads", shown))
+    verdict_p99 = f"{p99:8.1f} ms   target < {P99_TARGET_MS:.0f} ms  {verdict(p99 < P99_TARGET_MS)}"
+    rows.append(("OM p99 (omkg), 32 threads", verdict_p99))
     return rows
+
+
+def grpc_echo_rate(seconds: float) -> float:
+    """The grpc.aio echo of benchmarks/rpc.py (100 bytes, 32 in flight, its own server process)."""
+    from benchmarks import rpc as rpc_bench
+
+    case = next(c for c in rpc_bench.cases() if c.name == rpc_bench.GRPC_AIO)
+    args = argparse.Namespace(seconds=seconds, warmup=0.5, inflight=32, size=100)
+    return rpc_bench.measure(case, None, args).rate
 
 
 def main() -> None:
@@ -126,11 +144,12 @@ def main() -> None:
     parser.add_argument("--duration", default="10s", help="at most this long per step (default 10s)")
     parser.add_argument("--warmup", type=int, default=200, help="operations of each tool first (default 200)")
     parser.add_argument("--keep", metavar="DIR", help="use and keep this data dir instead of a temp one")
+    parser.add_argument("--secure", action="store_true", help="a secure cluster (mutual TLS on every port)")
     args = parser.parse_args()
     duration_s = parse_duration_ms(args.duration, "s") / 1000
 
     data_dir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="pyozone-om-"))
-    conf = load_configuration(start_cluster(data_dir), {})
+    conf = load_configuration(start_cluster(data_dir, secure=args.secure), {})
     try:
         warmup = Load(args.warmup, 8)
         for step in (ome, omkg, ockg):
@@ -143,9 +162,11 @@ def main() -> None:
         for step, threads in plan:
             report = measure(conf, step, Load(args.number, threads, duration_s), f"t{threads}")
             runs[report.operation, threads] = report
+        grpc_echo = grpc_echo_rate(min(duration_s, 5.0))
         rows = [row(report, threads) for (_, threads), report in runs.items()]
-        title = "OM against its RPC floor on a 3-datanode cluster (127.0.0.1, this machine)"
-        print_table(title, rows + targets(runs))
+        mode = "secure: mutual TLS" if args.secure else "plaintext"
+        title = f"OM against its RPC floor on a 3-datanode cluster (127.0.0.1, {mode}, this machine)"
+        print_table(title, rows + targets(runs, grpc_echo))
     finally:
         _pyozone("cluster", "down", "--data-dir", str(data_dir))
         if not args.keep:
