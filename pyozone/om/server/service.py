@@ -42,8 +42,7 @@ from pyozone.om.stored_lengths import StoredLengths
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto, acls_to_proto, obj_from_proto
-from pyozone.protocol.admin import pipeline_to_proto
-from pyozone.protocol.block import BlockLocation, exclude_list_from_proto
+from pyozone.protocol.block import BlockLocation, exclude_list_from_proto, write_pipeline_to_proto
 from pyozone.protocol.common import integer
 
 Context = grpc.aio.ServicerContext
@@ -61,7 +60,7 @@ def _allocated(location: BlockLocation, length: int) -> pb.KeyLocation:
     """A block to write: `length` is the most key bytes the writer may put in it (an EC block group's
     capacity: what SCM counted for each replica, times the data indexes)."""
     proto = codec.block_to_proto(codec.KeyBlock(location.block_id, 0, length))
-    proto.pipeline.CopyFrom(pipeline_to_proto(location.pipeline, location.members.get))
+    proto.pipeline.MergeFromString(write_pipeline_to_proto(location))
     proto.containerState = "OPEN"
     return proto
 
