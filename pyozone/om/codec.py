@@ -286,5 +286,14 @@ def decode_key(data: bytes) -> KeyRecord:
     return key_from_proto(om_pb.KeyInfo.FromString(data))
 
 
+def decode_key_block_ids(data: bytes) -> tuple[BlockID, ...]:
+    """The block ids of a stored KeyInfo and nothing else: all KeyDeletingService sends SCM of a
+    deletedTable entry (decoding whole records was a twentieth of OM's CPU under omkg, issue 29)."""
+    return tuple(
+        BlockID(x.blockID.containerBlockID.containerID, x.blockID.containerBlockID.localID)
+        for x in om_pb.KeyInfo.FromString(data).locations
+    )
+
+
 def decode_multipart(data: bytes) -> MultipartUploadRecord:
     return multipart_from_proto(om_pb.MultipartInfo.FromString(data))

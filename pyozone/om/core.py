@@ -150,7 +150,11 @@ class OzoneManager:
         object id is the session's client id): a client retries commitKey while OM is unreachable, so a
         commit whose answer was lost comes again and is answered as the first one was (Ozone answers it
         from its Ratis retry cache)."""
-        found = self.find_key(volume, bucket, key)
+        return self.committed_by(self.find_key(volume, bucket, key), client_id)
+
+    @staticmethod
+    def committed_by(found: KeyRecord | None, client_id: int) -> KeyRecord | None:
+        """`found` (the key of that name) if open-key session `client_id` committed it."""
         return found if found is not None and found.object_id == client_id else None
 
     # ------------------------------------------------------------------ volumes
@@ -303,7 +307,8 @@ class OzoneManager:
         A `condition` that fails now is refused before any block is allocated (commit_key decides)."""
         if replication is not None:
             self.settings.allowed_configs.check(replication)
-        conditions.check(condition, self.find_key(volume, bucket, key), key_key(volume, bucket, key))
+        if condition is not None:  # a plain open reads no committed key
+            conditions.check(condition, self.find_key(volume, bucket, key), key_key(volume, bucket, key))
         return self.open_key_as(
             volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
         )
@@ -418,12 +423,13 @@ class OzoneManager:
         not checked again."""
         name = key_key(volume, bucket, key)
         with self.locks.key(name):
-            repeated = self.committed_session(volume, bucket, key, client_id)
+            old = self.find_key(volume, bucket, key)  # read once: the repeat, the condition, the replacement
+            repeated = self.committed_by(old, client_id)
             if repeated is not None:
                 return repeated
             opened = self.open_key_record(volume, bucket, key, client_id)
             try:
-                conditions.check(condition, self.find_key(volume, bucket, key), name)
+                conditions.check(condition, old, name)
             except OMException as e:
                 self.abandon(opened, client_id, f"commit of {name} refused: {e.message}")
                 raise
@@ -437,7 +443,7 @@ class OzoneManager:
             ops: list[Op] = []
             with self.locks.usage:
                 try:
-                    self.replace_key(self._bucket(volume, bucket), record, ops)
+                    self.replace_key(self._bucket(volume, bucket), record, old, ops)
                 except OMException as e:
                     if e.code is OMResultCode.QUOTA_EXCEEDED:
                         why = f"commit of {key_key(volume, bucket, key)} refused: {e.message}"
@@ -504,15 +510,17 @@ class OzoneManager:
         self.commit(ops)
         log.info("%s; its %d block(s) go to deletion", why, len(opened.blocks))
 
-    def replace_key(self, parent: BucketRecord, record: KeyRecord, ops: list[Op], counted: int = 0) -> None:
-        """Writes the committed key into `ops`: a key of that name is replaced (its blocks go to
-        deletedTable), and the bucket's and volume's usage follows. `counted`: bytes the usage holds for it
-        already (a multipart upload's parts). QUOTA_EXCEEDED, with nothing added to `ops`, when the quotas
-        have no room for it. Call with the key's lock and `locks.usage` held, `parent` read under them, and
-        commit before releasing them."""
-        old = self.find_key(record.volume, record.bucket, record.key)
+    def replace_key(
+        self, parent: BucketRecord, record: KeyRecord, old: KeyRecord | None, ops: list[Op], counted: int = 0
+    ) -> None:
+        """Writes the committed key into `ops`: `old`, the key of that name (find_key, read under the key's
+        lock), is replaced (its blocks go to deletedTable), and the bucket's and volume's usage follows.
+        `counted`: bytes the usage holds for it already (a multipart upload's parts). QUOTA_EXCEEDED, with
+        nothing added to `ops`, when the quotas have no room for it. Call with the key's lock and
+        `locks.usage` held, `parent` read under them, and commit before releasing them."""
         used_delta = record.replicated_bytes - (old.replicated_bytes if old is not None else 0) - counted
-        self.check_quota(parent, used_delta, old is None)
+        volume = self._volume(parent.volume)
+        self.check_quota(parent, used_delta, old is None, volume)
         if old is not None:
             self.orphan(old, ops)
         ops.append(
@@ -522,14 +530,16 @@ class OzoneManager:
                 codec.encode(codec.key_to_proto(record)),
             )
         )
-        self.account(parent, used_delta, 0 if old is not None else 1, ops)
+        self.account(parent, used_delta, 0 if old is not None else 1, ops, volume)
 
-    def check_quota(self, bucket: BucketRecord, requested: int, new_key: bool) -> None:
+    def check_quota(
+        self, bucket: BucketRecord, requested: int, new_key: bool, volume: VolumeRecord | None = None
+    ) -> None:
         """QUOTA_EXCEEDED when `requested` more replicated bytes, or a new key, pass a quota of the bucket
-        or its volume (quota.py)."""
+        or its volume (quota.py); `volume`: the bucket's, when the caller read it already."""
         if new_key:
             quota.check_keys(bucket)
-        quota.check_space(self._volume(bucket.volume), bucket, requested)
+        quota.check_space(volume or self._volume(bucket.volume), bucket, requested)
 
     # ------------------------------------------------------------------ reading and changing keys
     def lookup_key(
@@ -605,8 +615,16 @@ class OzoneManager:
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
         ops.append((DELETED_TABLE, entry, codec.encode(codec.key_to_proto(record))))
 
-    def account(self, bucket: BucketRecord, used_delta: int, namespace_delta: int, ops: list[Op]) -> None:
-        """Usage of the bucket (bytes and keys) and its volume (bytes), in the same batch."""
+    def account(
+        self,
+        bucket: BucketRecord,
+        used_delta: int,
+        namespace_delta: int,
+        ops: list[Op],
+        volume: VolumeRecord | None = None,
+    ) -> None:
+        """Usage of the bucket (bytes and keys) and its volume (bytes), in the same batch; `volume`: the
+        bucket's volume when the caller read it already (under the same locks)."""
         bucket = replace(
             bucket,
             used_bytes=max(0, bucket.used_bytes + used_delta),
@@ -619,7 +637,7 @@ class OzoneManager:
                 codec.encode(codec.bucket_to_proto(bucket)),
             )
         )
-        volume = self._volume(bucket.volume)
+        volume = volume or self._volume(bucket.volume)
         volume = replace(volume, used_bytes=max(0, volume.used_bytes + used_delta))
         ops.append((VOLUME_TABLE, volume_key(volume.volume), codec.encode(codec.volume_to_proto(volume))))
 

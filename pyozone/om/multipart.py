@@ -213,7 +213,8 @@ class MultipartManager:
         with om.lock:
             parent = om.info_bucket(volume, bucket)
             upload = self._upload(volume, bucket, key, upload_id)
-            conditions.check(condition, om.find_key(volume, bucket, key), key_key(volume, bucket, key))
+            old = om.find_key(volume, bucket, key)
+            conditions.check(condition, old, key_key(volume, bucket, key))
             where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
             if not parts:
                 raise OMException(OMResultCode.INVALID_REQUEST, f"{where}: an empty part list")
@@ -252,7 +253,7 @@ class MultipartManager:
             for part in upload.parts:
                 if part.part_number not in listed:
                     om.orphan(part.key, ops)
-            om.replace_key(parent, record, ops, counted=_parts_bytes(upload))
+            om.replace_key(parent, record, old, ops, counted=_parts_bytes(upload))
             ops.append((MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None))
             om.commit(ops)
         log.debug("completed multipart upload %s: %s/%s/%s, %d bytes", upload_id, volume, bucket, key, size)

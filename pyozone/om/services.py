@@ -98,7 +98,7 @@ class KeyDeletingService:
             if len(names) >= self.om.settings.key_deleting_limit:
                 break
             names.append(name)
-            for piece in _pieces(name, tuple(b.block_id for b in codec.decode_key(value).blocks)):
+            for piece in _pieces(name, codec.decode_key_block_ids(value)):
                 if size + _size(piece) > MAX_DELETE_REQUEST_BYTES:
                     batches.append([])
                     size = 0

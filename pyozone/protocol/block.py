@@ -7,6 +7,7 @@ client connects to them without asking SCM again. Reading one back gives a Block
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -16,6 +17,7 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, DatanodeID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb2
+from pyozone.proto import hdds_pb2
 from pyozone.protocol.admin import (
     pipeline_from_proto,
     pipeline_members,
@@ -44,6 +46,10 @@ block, so 16 MiB holds the blocks of some 500,000 keys of one block."""
 
 MAX_BLOCKS_PER_REQUEST = 1000
 """numBlocks above this is refused: one answer must stay far below the message size limit."""
+
+WRITE_PIPELINES_KEPT = 256
+"""Distinct pipeline messages (a pipeline with its leader and members' addresses) kept read: more than a
+cluster keeps open at once."""
 
 
 class DeleteResult(IntEnum):
@@ -200,13 +206,41 @@ def allocated_block_from_proto(proto: block_pb2.AllocateBlockResponse, field: st
         sub_message(proto, "containerBlockID", field), f"{field}.containerBlockID"
     )
     pipeline_proto = sub_message(proto, "pipeline", field)
-    pipeline = pipeline_from_proto(pipeline_proto, f"{field}.pipeline")
-    return BlockLocation(
-        block_id,
-        pipeline,
-        pipeline_members(pipeline_proto, f"{field}.pipeline"),
-        pipeline_replica_indexes(pipeline_proto, f"{field}.pipeline", pipeline.replication_config),
-    )
+    try:
+        pipeline, members, indexes = _write_pipeline(pipeline_proto.SerializeToString())
+    except ProtocolError:  # read again for the error, with this block's field names
+        pipeline, members, indexes = _write_pipeline_from_proto(pipeline_proto, f"{field}.pipeline")
+    return BlockLocation(block_id, pipeline, dict(members), indexes)
+
+
+def write_pipeline_to_proto(location: BlockLocation) -> bytes:
+    """The serialized pipeline of an allocated block with its members' addresses, as OM hands it to the
+    writer: built once per distinct pipeline (the inverse of what allocated_block_from_proto reads)."""
+    return _write_pipeline_wire(location.pipeline, tuple(location.members.items()))
+
+
+@functools.lru_cache(maxsize=WRITE_PIPELINES_KEPT)
+def _write_pipeline_wire(
+    pipeline: Pipeline, members: tuple[tuple[DatanodeID, DatanodeDetails], ...]
+) -> bytes:
+    return pipeline_to_proto(pipeline, dict(members).get).SerializeToString()
+
+
+_PipelineParts = tuple[Pipeline, dict[DatanodeID, DatanodeDetails], tuple[int, ...]]
+
+
+def _write_pipeline_from_proto(proto: hdds_pb2.Pipeline, field: str) -> _PipelineParts:
+    pipeline = pipeline_from_proto(proto, field)
+    indexes = pipeline_replica_indexes(proto, field, pipeline.replication_config)
+    return pipeline, pipeline_members(proto, field), indexes
+
+
+@functools.lru_cache(maxsize=WRITE_PIPELINES_KEPT)
+def _write_pipeline(serialized: bytes) -> _PipelineParts:
+    """A block's pipeline, read once per distinct message: SCM hands out the blocks of a few open pipelines,
+    and each allocation answer repeats its pipeline in full (issue 29: reading it was a tenth of OM's
+    openKey). Its members dict is shared: callers copy it."""
+    return _write_pipeline_from_proto(hdds_pb2.Pipeline.FromString(serialized), "pipeline")
 
 
 # ------------------------------------------------------------------ delete

@@ -19,7 +19,7 @@ from typing import TypeVar
 import grpc
 
 from pyozone.hdds.block import ExcludeList
-from pyozone.hdds.ids import BlockID
+from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
 from pyozone.hdds.security.acl import ACLType, Caller, Ownership, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
@@ -30,6 +30,7 @@ from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_ow
 from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.properties import PropertyManager
 from pyozone.om.records import KeyBlock, MultipartUploadRecord
@@ -41,8 +42,7 @@ from pyozone.om.stored_lengths import StoredLengths
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto, acls_to_proto, obj_from_proto
-from pyozone.protocol.admin import pipeline_to_proto
-from pyozone.protocol.block import BlockLocation, exclude_list_from_proto
+from pyozone.protocol.block import BlockLocation, exclude_list_from_proto, write_pipeline_to_proto
 from pyozone.protocol.common import integer
 
 Context = grpc.aio.ServicerContext
@@ -60,7 +60,7 @@ def _allocated(location: BlockLocation, length: int) -> pb.KeyLocation:
     """A block to write: `length` is the most key bytes the writer may put in it (an EC block group's
     capacity: what SCM counted for each replica, times the data indexes)."""
     proto = codec.block_to_proto(codec.KeyBlock(location.block_id, 0, length))
-    proto.pipeline.CopyFrom(pipeline_to_proto(location.pipeline, location.members.get))
+    proto.pipeline.MergeFromString(write_pipeline_to_proto(location))
     proto.containerState = "OPEN"
     return proto
 
@@ -245,21 +245,23 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         caller = self.access.caller(context)
         check = partial(self.access.key, caller, ACLType.CREATE, request.volume, request.bucket, request.key)
         creator = self.access.creator(caller)
-        config = None
-        if codec.names_replication(request):
-            bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
-            config = parse(codec.requested_replication, request, bucket.replication)
         if request.multipartUploadID:
             session = await self._run(
                 self.multipart.open_part, request.volume, request.bucket, request.key,
                 request.multipartUploadID, request.multipartNumber, size, excluded, creator, check=check,
             )  # fmt: skip
         else:
-            session = await self._run(
-                self.core.open_key, request.volume, request.bucket, request.key, size, config, excluded,
-                dict(request.metadata), dict(request.tags), creator,
-                KeyCondition.from_proto(request.condition), check=check,
-            )  # fmt: skip
+            metadata, tags = dict(request.metadata), dict(request.tags)
+            condition = KeyCondition.from_proto(request.condition)
+
+            def open_key() -> OpenKeySession:  # one pool job: the bucket a partial config needs, the open
+                config = self._requested_replication(request)
+                return self.core.open_key(
+                    request.volume, request.bucket, request.key, size, config, excluded, metadata, tags,
+                    creator, condition,
+                )  # fmt: skip
+
+            session = await self._run(open_key, check=check)
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
         # the most one replica holds of what SCM allocated (a small key's block is its size; an EC group's
@@ -267,6 +269,16 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
         replica_length = replica_bytes(session.key.replication, session.block_length)
         await self._sign(info.locations, context, READ_WRITE, replica_length)
         return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
+
+    def _requested_replication(
+        self, request: pb.OpenKeyRequest | pb.InitiateMultipartUploadRequest
+    ) -> ReplicationConfig | None:
+        """The config a request names, its unset parts from its bucket's (read here: call in the pool job
+        that uses it); None when it names none (the core takes the bucket's)."""
+        if not codec.names_replication(request):
+            return None
+        bucket = self.core.info_bucket(request.volume, request.bucket)
+        return parse(codec.requested_replication, request, bucket.replication)
 
     @rpc
     async def allocateBlock(
@@ -406,16 +418,16 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     async def initiateMultipartUpload(
         self, request: pb.InitiateMultipartUploadRequest, context: Context
     ) -> pb.InitiateMultipartUploadResponse:
-        config = None
-        if codec.names_replication(request):
-            bucket = await self._run(self.core.info_bucket, request.volume, request.bucket)
-            config = parse(codec.requested_replication, request, bucket.replication)
-        caller = self.access.caller(context)
-        upload = await self._run(
-            self.multipart.initiate, request.volume, request.bucket, request.key, config,
-            dict(request.metadata), dict(request.tags), self.access.creator(caller),
-            check=self._key_check(context, ACLType.CREATE, request),
-        )  # fmt: skip
+        metadata, tags = dict(request.metadata), dict(request.tags)
+        creator = self.access.creator(self.access.caller(context))
+
+        def initiate() -> MultipartUploadRecord:  # one pool job, as openKey's
+            config = self._requested_replication(request)
+            return self.multipart.initiate(
+                request.volume, request.bucket, request.key, config, metadata, tags, creator
+            )
+
+        upload = await self._run(initiate, check=self._key_check(context, ACLType.CREATE, request))
         return pb.InitiateMultipartUploadResponse(uploadID=upload.upload_id)
 
     @rpc

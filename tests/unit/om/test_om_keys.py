@@ -217,3 +217,28 @@ def test_list_keys_default_limit_is_1000(om: OzoneManager, scm: FakeScm) -> None
         om.commit_key("vol1", "bkt1", f"k{i:04d}", session.client_id, 0, [])
     listed = om.list_keys("vol1", "bkt1")
     assert len(listed) == 1000 and listed[-1].key == "k0999"
+
+
+def test_a_key_is_opened_and_committed_reading_each_record_once(om: OzoneManager, monkeypatch) -> None:
+    """issue 29: commitKey read the committed key three times (the repeat check, the condition, the
+    replacement) and the volume twice (quota, usage); openKey read the committed key with no condition."""
+    reads: list[tuple[str, str]] = []
+    get = om.store.get
+
+    def counted(table: str, key: str) -> bytes | None:
+        reads.append((table, key))
+        return get(table, key)
+
+    monkeypatch.setattr(om.store, "get", counted)
+    for replacing in (False, True):
+        reads.clear()
+        session = om.open_key("vol1", "bkt1", "k", 1)
+        assert [table for table, _ in reads] == ["bucketTable", "volumeTable", "bucketTable"]
+        reads.clear()
+        block = KeyBlock(session.key.blocks[0].block_id, 0, 1)
+        om.commit_key("vol1", "bkt1", "k", session.client_id, 1, [block])
+        assert sorted(table for table, _ in reads) == [
+            "bucketTable", "keyTable", "openKeyTable", "volumeTable"
+        ], f"replacing={replacing}"  # fmt: skip
+    assert om.key_record("vol1", "bkt1", "k").blocks == (block,)
+    assert len(deleted(om)) == 1  # the replaced key's block

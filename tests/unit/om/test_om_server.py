@@ -263,3 +263,39 @@ def test_the_metadata_dir_is_private_from_the_first_start(tmp_path: Path) -> Non
             await daemon.stop(0.5)
 
     run(body())
+
+
+def test_an_open_key_naming_its_replication_is_one_pool_job(tmp_path: Path, monkeypatch) -> None:
+    """issue 29: openKey with a type or factor read the bucket in a pool job of its own (a second thread
+    hop and durability wait per key) before the job that opens the key; the replication the request names
+    is now resolved in that one job, its unset parts from the bucket's."""
+
+    async def body() -> None:
+        async with running(tmp_path, FakeScm()) as (daemon, stub):
+            await stub.createVolume(pb.CreateVolumeRequest(volume="vol1"))
+            await stub.createBucket(
+                pb.CreateBucketRequest(volume="vol1", bucket="bkt1", type=hdds_pb2.RATIS, factor=hdds_pb2.ONE)
+            )
+            jobs = []
+            submit = daemon._executor.submit
+
+            def counted(fn, *args, **kwargs):
+                jobs.append(fn)
+                return submit(fn, *args, **kwargs)
+
+            monkeypatch.setattr(daemon._executor, "submit", counted)
+            for request, factor in [
+                (pb.OpenKeyRequest(type=hdds_pb2.RATIS, factor=hdds_pb2.THREE), hdds_pb2.THREE),
+                (pb.OpenKeyRequest(type=hdds_pb2.RATIS), hdds_pb2.ONE),  # the bucket's factor
+                (pb.OpenKeyRequest(), hdds_pb2.ONE),
+            ]:
+                jobs.clear()
+                request.volume, request.bucket, request.key = "vol1", "bkt1", "k"
+                opened = await stub.openKey(request)
+                assert opened.keyInfo.factor == factor and len(jobs) == 1
+            code, details = await failure(
+                stub.openKey, pb.OpenKeyRequest(volume="vol1", bucket="nope", key="k", type=hdds_pb2.RATIS)
+            )
+            assert code == grpc.StatusCode.NOT_FOUND and details.startswith("BUCKET_NOT_FOUND")
+
+    run(body())

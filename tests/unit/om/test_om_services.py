@@ -154,3 +154,14 @@ def test_an_entry_split_over_requests_stays_until_scm_took_every_piece(
     assert len(list(om.store.scan(DELETED_TABLE))) == 1
     scm.unreachable = False
     assert KeyDeletingService(om).run_once().purged == 1
+
+
+def test_a_deleted_entrys_block_ids_are_read_without_the_rest_of_its_record() -> None:
+    """issue 29: KeyDeletingService reads only the block ids of each deletedTable entry."""
+    blocks = tuple(KeyBlock(BlockID(c, c * 10), 0, 5, bcsid=3) for c in (1, 2, 7))
+    record = KeyRecord("v", "b", "k", 15, 1, 2, RATIS_THREE, blocks, 42, (("m", "x"),), (("t", "y"),), "me")
+    data = codec.encode(codec.key_to_proto(record))
+    assert codec.decode_key_block_ids(data) == tuple(b.block_id for b in codec.decode_key(data).blocks)
+    assert codec.decode_key_block_ids(codec.encode(codec.key_to_proto(KeyRecord(
+        "v", "b", "k", 0, 1, 2, RATIS_THREE, (), 43
+    )))) == ()  # fmt: skip
