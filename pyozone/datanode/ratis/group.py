@@ -67,6 +67,7 @@ DETERMINISTIC = frozenset(
         pb.INVALID_WRITE_SIZE,
         pb.UNSUPPORTED_REQUEST,
         pb.BLOCK_ALREADY_FINALIZED,
+        pb.PUT_SMALL_FILE_ERROR,
     }
 )
 """Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). They
