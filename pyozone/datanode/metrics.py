@@ -22,10 +22,9 @@ Sources and their metrics (labels in braces; `volume` is the volume's directory)
                                   datanode_commands_total{type,result=succeeded|failed|dropped}: how they
                                   ended; datanode_command_queue_length{type}: queued and running now
     DatanodeContainers            datanode_containers{state}: replicas by state; datanode_pipelines{role}
-    StorageContainerMetrics       storage_container_metrics_num_ops_total: requests dispatched (a client's
-                                  and every pipeline log entry applied here), and per command type
-                                  storage_container_metrics_num_<type>_total (..._num_put_small_file_total)
-                                  (Ozone's ContainerMetrics numOps and num<Type>)
+    StorageContainerMetrics       storage_container_metrics_num_ops_total{type}: requests dispatched by
+                                  command type (PutSmallFile, ...), a client's and every pipeline log entry
+                                  applied here (Ozone's ContainerMetrics numOps and num<Type>)
     ContainerDataScannerMetrics   container_data_scanner_metrics_num_scan_iterations_total,
                                   ..._num_containers_scanned_total, ..._num_un_healthy_containers_total,
                                   ..._num_bytes_scanned_total (Ozone's names)
@@ -302,14 +301,12 @@ class _ContainerOps:
         self.counts = counts
 
     def collect(self) -> Iterator[Metric]:
-        counts = self.counts()
-        total = CounterMetricFamily(prometheus_name(OPS, "NumOps"), "Container requests dispatched")
-        total.add_metric([], sum(counts.values()))
-        yield total
-        for kind, n in counts.items():
-            yield CounterMetricFamily(
-                prometheus_name(OPS, f"num{kind}"), f"{kind} requests dispatched", value=n
-            )
+        ops = CounterMetricFamily(
+            prometheus_name(OPS, "NumOps"), "Container requests dispatched, by type", labels=["type"]
+        )
+        for kind, n in self.counts().items():
+            ops.add_metric([kind], n)
+        yield ops
 
 
 class _Scanner:
