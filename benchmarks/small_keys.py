@@ -3,8 +3,8 @@
 Starts `pyozone cluster up --background --datanodes 3` in a fresh directory and, with one client:
 - runs freon ockg: N keys of SIZE from T threads (its keys/s, p50 and p99);
 - writes N more keys the same way, each inside a steps recording (pyozone/client/steps.py), and prints
-  each step's mean, p50 and share of the key's time: openKey, the data request (one writeChunk carrying
-  its putBlock for a key of one chunk), watchForCommit (only when the answer did not show every replica
+  each step's mean, p50 and share of the key's time: openKey, the data request (one putSmallFile for a
+  key of one chunk), watchForCommit (only when the answer did not show every replica
   at the entry yet: its row says for how many keys), commitKey, and the client's own work, which is the
   rest (the hop to the client's loop thread, building requests, streams, checksums);
 - writes N more keys from ONE thread with put_keys, T in flight (one caller's keys pipelined).

@@ -2,7 +2,10 @@
 
 GetBlock (with the committed BCSID) gives the chunk list; each read fetches one chunk's range, widened to
 checksum-piece boundaries (a piece can only be verified whole, and the datanode refuses other ranges),
-and verifies it locally when ozone.client.verify.checksum. Any failure (an error result, a wrong length,
+and verifies it locally when ozone.client.verify.checksum. A replicated block no longer than one chunk
+(ozone.client.stream.buffer.size: what the writer sent as one putSmallFile) is read whole by one
+GetSmallFile instead (Ozone's ContainerProtocolCalls.readSmallFile): its chunk list and data in one round
+trip. Any failure (an error result, a wrong length,
 a local checksum mismatch, an unreachable node, a timeout) moves on to the next datanode of the
 location; when all failed, the location is refreshed from OM (the container may have moved or closed)
 and the round repeats, at most ozone.client.read.max.retries times with read.retry.interval between.
@@ -26,6 +29,7 @@ from pyozone.client.errors import BlockReadError
 from pyozone.client.models import DatanodeRef, KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
 from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, ChecksumType, verify
+from pyozone.hdds.limits import MAX_CHUNK_BYTES
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 Refresh = Callable[[KeyLocation], Awaitable[KeyLocation]]
@@ -192,6 +196,10 @@ class BlockInputStream:
 
     async def _fetch_from(self, datanode: DatanodeRef, offset: int) -> tuple[int, bytes]:
         stream = self._streams.get(datanode)
+        if self._chunks is None and self._small:
+            whole = await self._get_small_file(stream)
+            if whole is not None:
+                return 0, whole
         if self._chunks is None:
             block_id = pb.DatanodeBlockID(
                 containerID=self.location.container_id,
@@ -218,6 +226,31 @@ class BlockInputStream:
         data = await self._read_chunk(stream, chunk, start, end, bpc)
         self._check(chunk, start, end, data)
         return chunk.offset + start, data
+
+    @property
+    def _small(self) -> bool:
+        """A replicated block no longer than one chunk, as the writer cuts them and a datanode answers a
+        GetSmallFile (MAX_CHUNK_BYTES)."""
+        return not self._replica_index and self.length <= min(self._config.buffer_size, MAX_CHUNK_BYTES)
+
+    async def _get_small_file(self, stream: XceiverStream) -> bytes | None:
+        """The whole block and its chunk list by one GetSmallFile, verified; None when the block has more
+        than one chunk (the answer describes only the last: GetBlock and ranged reads verify each)."""
+        block_id = pb.DatanodeBlockID(
+            containerID=self.location.container_id,
+            localID=self.location.local_id,
+            blockCommitSequenceId=self.location.bcsid,
+        )
+        body = pb.GetSmallFileRequestProto(block=pb.GetBlockRequestProto(blockID=block_id))
+        answer = (await stream.call(self._request(pb.GetSmallFile, getSmallFile=body))).getSmallFile.data
+        chunk, data = answer.chunkData, answer.data
+        if chunk.offset or chunk.len != len(data):
+            return None
+        if len(data) < self.length:
+            raise _ReadFailed(f"has {len(data)} bytes of a {self.length}-byte block")
+        self._check(chunk, 0, len(data), data)
+        self._chunks, self._starts = [chunk], [0]
+        return data
 
     async def _stream_span(self, datanode: DatanodeRef, first: int, offset: int) -> tuple[int, memoryview]:
         """From `offset` over the following chunks, up to the span (READ_SPAN), in one datastream read: fewer

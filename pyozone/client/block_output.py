@@ -60,6 +60,13 @@ class _Flush:
     task: asyncio.Task[None]
 
 
+def _committed(response: pb.ContainerCommandResponseProto) -> pb.GetCommittedBlockLengthResponseProto:
+    """The committed block a putBlock's or putSmallFile's answer carries."""
+    if response.HasField("putSmallFile"):
+        return response.putSmallFile.committedBlockLength
+    return response.putBlock.committedBlockLength
+
+
 def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) -> BlockFailure:
     text = f"{error.datanode.address}: {error.message}"
     if error.unreachable:
@@ -132,8 +139,9 @@ class PendingBytes:
 
 class BlockOutputStream:
     PATH = "V1"
-    PUT_WITH_CHUNK = True
-    """A block of one chunk goes out as one writeChunk carrying its putBlock: one log entry, not two."""
+    SMALL_FILE = True
+    """A block of one chunk goes out as one putSmallFile (Ozone's ContainerProtocolCalls.writeSmallFile): one
+    request and one pipeline log entry that writes the chunk and commits the block on every replica."""
 
     def __init__(
         self, location: KeyLocation, config: ClientConfig, pool: ChannelPool, *, replica_index: int = 0
@@ -188,19 +196,19 @@ class BlockOutputStream:
         all of it is acknowledged. Raises BlockFailure."""
         self._raise_failure()
         size = self._chunk_size
-        put_with_chunk = False
+        small_file = False
         pending = self._pending
         while len(pending) >= size or (final and len(pending)):
             await self._make_room(min(size, len(pending)))  # may raise: the bytes stay buffered
             chunk = pending.peek(size)
             last = final and len(pending) <= size  # the eof putBlock below covers it
-            put_with_chunk = self.PUT_WITH_CHUNK and last and not self._chunks
-            self._write_chunk(chunk, put_block=put_with_chunk)  # may raise: the bytes stay buffered
+            small_file = self.SMALL_FILE and last and not self._chunks
+            self._write_chunk(chunk, small_file=small_file)  # may raise: the bytes stay buffered
             pending.drop(len(chunk))
             if len(self._chunk_answers) >= self._chunks_per_flush and not last:
                 self._flush(eof=False)
         if final:
-            if self._chunks and not put_with_chunk:
+            if self._chunks and not small_file:
                 self._flush(eof=True)
             while self._flushes:
                 await self._await_oldest()
@@ -242,10 +250,11 @@ class BlockOutputStream:
         metadata = [pb.KeyValue(key=k, value=v) for k, v in self.block_metadata.items()]
         return pb.BlockData(blockID=self._block_id(), chunks=chunks, size=size, metadata=metadata)
 
-    def _write_chunk(self, data: Data, put_block: bool = False, sums: ChecksumData | None = None) -> None:
-        """Sends one chunk (`sums`: its checksums when the caller computed them); with `put_block` the
-        request also commits the block (eof) and is watched like a putBlock. Nothing changes when it
-        raises (no stream to the leader): the caller keeps the bytes, so a retry rewrites them."""
+    def _write_chunk(self, data: Data, small_file: bool = False, sums: ChecksumData | None = None) -> None:
+        """Sends one chunk (`sums`: its checksums when the caller computed them); with `small_file` the
+        block's only chunk, as a putSmallFile that also commits the block and is watched like a putBlock.
+        Nothing changes when it raises (no stream to the leader): the caller keeps the bytes, so a retry
+        rewrites them."""
         stream = self._stream("data")
         if sums is None:
             sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
@@ -257,19 +266,26 @@ class BlockOutputStream:
                 type=int(sums.type), bytesPerChecksum=sums.bytes_per_checksum, checksums=list(sums.checksums)
             ),
         )
-        request = self._request(pb.WriteChunk)
-        body = request.writeChunk  # filled in place: a body built apart would be copied, data and all
-        body.blockID.CopyFrom(self._block_id())
-        body.chunkData.CopyFrom(chunk)
-        body.data = bytes(data)  # protobuf holds bytes only: V1's one copy into its request
-        if put_block:
-            block = self._block_data([*self._chunks, chunk], self.sent + len(data))
-            body.block.CopyFrom(pb.PutBlockRequestProto(blockData=block, eof=True))
+        # Bodies are filled in place: one built apart would be copied, data and all. protobuf holds bytes
+        # only: V1's one copy into its request.
+        if small_file:
+            request = self._request(pb.PutSmallFile)
+            small = request.putSmallFile
+            small.block.blockData.CopyFrom(self._block_data([chunk], len(data)))
+            small.block.eof = True
+            small.chunkInfo.CopyFrom(chunk)
+            small.data = bytes(data)
+        else:
+            request = self._request(pb.WriteChunk)
+            body = request.writeChunk
+            body.blockID.CopyFrom(self._block_id())
+            body.chunkData.CopyFrom(chunk)
+            body.data = bytes(data)
         answer = stream.submit(request)
         self._chunks.append(chunk)
         self._unacked.append((self.sent, data))
         self.sent += len(data)
-        if put_block:
+        if small_file:
             self._track(answer)
         else:
             self._chunk_answers.append(answer)
@@ -323,7 +339,7 @@ class BlockOutputStream:
                 phase.set_result(ok)
         if recording is not None:
             recording.add("write", sent_at)
-        index = response.logIndex or response.putBlock.committedBlockLength.blockID.blockCommitSequenceId
+        index = response.logIndex or _committed(response).blockID.blockCommitSequenceId
         if not self._replicated(response.commitInfos, index):
             watched_at = perf_counter()
             try:

@@ -44,7 +44,7 @@ _ACKED = Response(result=pb.SUCCESS)
 
 class BlockDataStreamOutput(BlockOutputStream):
     PATH = "V2"
-    PUT_WITH_CHUNK = False  # the data never goes through the log
+    SMALL_FILE = False  # the data never goes through the log
 
     def __init__(
         self,
@@ -209,7 +209,7 @@ class BlockDataStreamOutput(BlockOutputStream):
         return future
 
     # ------------------------------------------------------------------ BlockOutputStream's steps
-    def _write_chunk(self, data: Data, put_block: bool = False, sums: ChecksumData | None = None) -> None:
+    def _write_chunk(self, data: Data, small_file: bool = False, sums: ChecksumData | None = None) -> None:
         if sums is None:
             sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
         chunk = pb.ChunkInfo(

@@ -30,7 +30,7 @@ class ECIndexOutput(BlockOutputStream):
     """What an EC index changes in a block writer: cells in, one putBlock per stripe, no watch. Alone it
     sends cells as gRPC writeChunks (a datanode without a datastream port)."""
 
-    PUT_WITH_CHUNK = False  # one putBlock per stripe, on every index alike
+    SMALL_FILE = False  # one putBlock per stripe, on every index alike
 
     def write_cell(self, cell: memoryview, sums: ChecksumData) -> None:
         """Sends one cell (with its checksums) as the index's next chunk, kept until a putBlock

@@ -275,7 +275,8 @@ class Datanode:
                 self.groups.join(membership)
             self.queue = self._command_queue(executor)
             self.scanner = ContainerScannerService(self.containers, self.conf, executor)
-            self.dn_metrics.watch(self.volumes, self.containers, self.pipelines, self.queue, self.scanner)
+            parts = (self.volumes, self.containers, self.pipelines, self.queue, self.scanner)
+            self.dn_metrics.watch(*parts, self.dispatcher.ops.counts)
             await self._serve(cluster_id, endpoint, intervals, executor, stop)
         finally:
             await loop.run_in_executor(None, lambda: executor.shutdown(wait=True, cancel_futures=True))

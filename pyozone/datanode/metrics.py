@@ -22,6 +22,9 @@ Sources and their metrics (labels in braces; `volume` is the volume's directory)
                                   datanode_commands_total{type,result=succeeded|failed|dropped}: how they
                                   ended; datanode_command_queue_length{type}: queued and running now
     DatanodeContainers            datanode_containers{state}: replicas by state; datanode_pipelines{role}
+    StorageContainerMetrics       storage_container_metrics_num_ops_total{type}: requests dispatched by
+                                  command type (PutSmallFile, ...), a client's and every pipeline log entry
+                                  applied here (Ozone's ContainerMetrics numOps and num<Type>)
     ContainerDataScannerMetrics   container_data_scanner_metrics_num_scan_iterations_total,
                                   ..._num_containers_scanned_total, ..._num_un_healthy_containers_total,
                                   ..._num_bytes_scanned_total (Ozone's names)
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -51,6 +54,7 @@ from pyozone.datanode.storage import ContainerSet, HddsVolume, VolumeSet
 from pyozone.hdds.states import ReplicaState
 
 IO = "VolumeIOStats"
+OPS = "StorageContainerMetrics"
 KINDS = ("write", "read")
 
 
@@ -169,8 +173,11 @@ class DatanodeMetrics:
         pipelines: PipelineSet,
         queue: CommandQueue,
         scanner: ContainerScannerService,
+        container_ops: Callable[[], dict[str, int]],
     ) -> None:
+        """`container_ops`: the dispatcher's requests by command type (Dispatcher.ops.counts)."""
         self.metrics.add_collector("VolumeInfoMetrics", _VolumeInfo(volumes))
+        self.metrics.add_collector(OPS, _ContainerOps(container_ops))
         self.metrics.add_collector("CommandHandlerMetrics", _Commands(queue))
         self.metrics.add_collector("DatanodeContainers", _Containers(containers, pipelines))
         self.metrics.add_collector("ContainerDataScannerMetrics", _Scanner(scanner))
@@ -287,6 +294,19 @@ class _Containers:
         for role, n in roles.items():
             by_role.add_metric([role], n)
         yield from (by_state, by_role)
+
+
+class _ContainerOps:
+    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        ops = CounterMetricFamily(
+            prometheus_name(OPS, "NumOps"), "Container requests dispatched, by type", labels=["type"]
+        )
+        for kind, n in self.counts().items():
+            ops.add_metric([kind], n)
+        yield ops
 
 
 class _Scanner:

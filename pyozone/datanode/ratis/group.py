@@ -3,7 +3,8 @@
 The leader gives every client write (writeChunk, putBlock, putSmallFile, finalizeBlock, closeContainer)
 the next log index in arrival order, applies it locally and sends it to every follower on one ordered
 stream each; it answers the client once a majority of members applied the entry (Ratis' MAJORITY
-commit), after waiting a little for the rest (LAST_MEMBER_WAIT), so the client rarely needs a watch. A member
+commit), after waiting a little for the rest (LAST_MEMBER_WAIT; a putSmallFile, a small key's whole block,
+waits for every live member), so the client rarely needs a watch. A member
 applies an entry by running it through the dispatcher, which writes chunk data into the block file and
 commits a putBlock at BCSID = its log index, then appends the metadata to its RaftLog. So a replica's
 BCSID is the index of the last putBlock it applied, and `watch(index, ALL_COMMITTED)` tells a client
@@ -50,7 +51,11 @@ answer whose commitInfos show every member at the entry needs none. A member tha
 for, and a client that watches MAJORITY_COMMITTED waits at most this much longer."""
 LAST_MEMBER_WAIT_MAX_S = 0.5
 """The wait for the last member is as long again as the majority took, at most this (and never past half
-the request timeout), so a slow majority cannot push an answer past the client's deadline."""
+the request timeout), so a slow majority cannot push an answer past the client's deadline. A putSmallFile
+(a small key's whole block in one entry) waits for every live member up to half the request timeout: the
+key is committed only once every replica applied it, and an answer that shows so saves its client the
+watch. A member that fails meanwhile is not waited for; the answer's commitInfos then show it behind and
+the client's watch fails (NOT_REPLICATED)."""
 
 DETERMINISTIC = frozenset(
     {
@@ -67,6 +72,7 @@ DETERMINISTIC = frozenset(
         pb.INVALID_WRITE_SIZE,
         pb.UNSUPPORTED_REQUEST,
         pb.BLOCK_ALREADY_FINALIZED,
+        pb.PUT_SMALL_FILE_ERROR,
     }
 )
 """Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). They
@@ -302,6 +308,8 @@ class RaftGroup:
         if not self._all_applied(index):
             majority_took = asyncio.get_running_loop().time() - submitted
             wait = min(LAST_MEMBER_WAIT * majority_took, LAST_MEMBER_WAIT_MAX_S)
+            if request.cmdType == pb.PutSmallFile:  # a whole small key: answered once every replica has it
+                wait = self.request_timeout_s
             wait = min(wait, self.request_timeout_s / 2 - majority_took)  # the client's deadline stays far
             if wait > 0:
                 await self._wait_until(lambda: self._all_applied(index), wait)

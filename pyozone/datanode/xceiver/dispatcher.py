@@ -33,6 +33,10 @@ Semantics that differ from a plain storage call, and why:
   refused (CONTAINER_NOT_FOUND, `_check_replica`) by the leader and at apply: another log's indexes are no
   BCSIDs of this container, so a putBlock at or below the container's BCSID, skipped as applied already, is
   only ever a replay of its own log.
+- PutSmallFile (Ozone's, the client's path for a block of one chunk) writes the chunk and commits the block
+  with it as the whole chunk list, in one request (one pipeline log entry). Its chunk must start at 0
+  (MALFORMED_REQUEST) and it never replaces a block committed with other chunks (PUT_SMALL_FILE_ERROR):
+  Ozone's would, hiding the block's other committed bytes.
 - ReadChunk and GetSmallFile verify against the checksums committed with the block, not the ones in the
   request: a mismatch then proves the replica damaged (reads.py).
 - CloseContainer (SCM's through the pipeline, or a client's to a replica no log orders) marks an OPEN
@@ -131,6 +135,25 @@ def _type_name(kind: int) -> str:
         return f"command type {kind}"
 
 
+class ContainerOps:
+    """Requests dispatched, by command type (Ozone's ContainerMetrics numOps and num<Type>): a client's
+    and every pipeline log entry applied here. Thread-safe: workers dispatch in parallel."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[int, int] = {}
+
+    def add(self, kind: int) -> None:
+        with self._lock:
+            self._counts[kind] = self._counts.get(kind, 0) + 1
+
+    def counts(self) -> dict[str, int]:
+        """{type name: requests}, for the types seen."""
+        with self._lock:
+            counts = dict(self._counts)
+        return {_type_name(kind): n for kind, n in sorted(counts.items())}
+
+
 class Dispatcher:
     def __init__(
         self,
@@ -150,6 +173,7 @@ class Dispatcher:
         self.allocations = allocations
         self.tokens = tokens
         self.datanode_uuid = datanode_uuid
+        self.ops = ContainerOps()
         self.on_container_full = on_container_full
         self.close_threshold = check_close_threshold(close_threshold)
         self._full: set[int] = set()
@@ -176,6 +200,7 @@ class Dispatcher:
         """Runs one request. `index` > 0: the request is entry `index` of its pipeline's log, applied on
         this member (leader or follower): writes then also go to a CLOSING replica (a close ordered after
         them in the log has not been applied yet) and a putBlock commits at BCSID `index`."""
+        self.ops.add(request.cmdType)
         try:
             response = self._handle(request, index)
             response.result = pb.SUCCESS
@@ -554,13 +579,23 @@ class Dispatcher:
     # --- small files: a whole block in one request
 
     def _put_small_file(self, request: Request, body: pb.PutSmallFileRequestProto, index: int) -> Response:
+        """Ozone's KeyValueHandler.handlePutSmallFile: writes the one chunk, then commits the block with
+        that chunk as its whole chunk list, at BCSID `index` in a pipeline log (one entry, applied by every
+        member). A small file is a whole new block: its chunk starts at 0 (MALFORMED_REQUEST otherwise),
+        and a block already committed with other chunks is refused (PUT_SMALL_FILE_ERROR) before anything
+        is written, since its chunk list would shrink to this one and hide committed bytes."""
         block_proto = sub_message(
             sub_message(body, "block", "putSmallFile"), "blockData", "putSmallFile.block"
         )
         block = block_from_proto(block_proto, "putSmallFile.block.blockData")
         self._block_id(request, block_proto.blockID, "putSmallFile.block.blockData.blockID")
         chunk = chunk_from_proto(sub_message(body, "chunkInfo", "putSmallFile"), "putSmallFile.chunkInfo")
+        if chunk.offset != 0:
+            raise ProtocolError(
+                "putSmallFile.chunkInfo.offset", f"is {chunk.offset}: a small file starts at 0"
+            )
         container = self._writable(request, block_proto.blockID.replicaIndex, index)
+        _refuse_other_chunks(container, block.block_id, chunk)
         self.write(container, block.block_id, chunk, body.data)
         block = self._commit(container, replace(block, chunks=(chunk,)), index)
         length = committed_length(block.block_id, block.bcsid, block.size)
@@ -602,6 +637,25 @@ def _check_replica(container: KeyValueContainer, pipeline_id: str, replica_index
             Result.CONTAINER_NOT_FOUND,
             f"container {container.container_id} here is replica index {here.replica_index} of pipeline "
             f"{here.origin_pipeline_id or 'none'}, not {replica_index} of {pipeline_id or 'none'}",
+        )
+
+
+def _refuse_other_chunks(container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo) -> None:
+    """A putSmallFile may commit a block anew or again with the same chunk (a replayed request), never
+    replace another committed chunk list. A finalized block is left to the write's own refusal
+    (BLOCK_ALREADY_FINALIZED, storage)."""
+    try:
+        block = container.get_block(block_id)
+    except ContainerError as e:
+        if e.result is Result.NO_SUCH_BLOCK:
+            return
+        raise
+    committed = block.chunks
+    if committed != (chunk,) and not block.finalized:
+        raise Refused(
+            pb.PUT_SMALL_FILE_ERROR,
+            f"{block_id} is committed with {len(committed)} chunk(s) of {sum(c.length for c in committed)} "
+            f"bytes: a small file is a whole new block",
         )
 
 

@@ -159,6 +159,36 @@ def test_counters_move_when_keys_are_written(cluster: LiveCluster, tmp_path: Pat
     assert all(n >= KEY_BYTES for n in written[-3:]), written  # each of the pipeline's three replicas
 
 
+def test_a_small_key_is_one_datanode_request_each_way(cluster: LiveCluster, tmp_path: Path) -> None:
+    """Issue 29: a 1 KB key is written by ONE putSmallFile (one pipeline log entry, applied on each of the
+    three replicas: no writeChunk, no putBlock) and read back by one GetSmallFile, as the datanodes'
+    StorageContainerMetrics count them (after test_counters_move_when_keys_are_written made the bucket)."""
+    data = tmp_path / "small"
+    data.write_bytes(bytes(range(256)) * 4)
+    datanodes = [f"dn{i}" for i in range(1, DATANODES + 1)]
+
+    def ops() -> dict[str, float]:
+        samples = [prom(cluster, dn) for dn in datanodes]
+        kinds = ("PutSmallFile", "WriteChunk", "PutBlock", "GetSmallFile", "GetBlock", "ReadChunk")
+        name = "storage_container_metrics_num_ops_total"
+        return {k: sum(total(s, name, type=k) for s in samples) for k in kinds}
+
+    before = ops()
+    put = sh(cluster, "key", "put", f"/{VOL}/{BUCKET}/small", str(data))
+    assert put.code == 0, put
+    written = ops()
+    got = sh(cluster, "key", "get", f"/{VOL}/{BUCKET}/small", str(tmp_path / "back"))
+    assert got.code == 0, got
+    assert (tmp_path / "back").read_bytes() == data.read_bytes()
+    read = ops()
+    assert {k: written[k] - before[k] for k in ("PutSmallFile", "WriteChunk", "PutBlock")} == {
+        "PutSmallFile": 3, "WriteChunk": 0, "PutBlock": 0,
+    }  # fmt: skip
+    assert {k: read[k] - written[k] for k in ("GetSmallFile", "GetBlock", "ReadChunk")} == {
+        "GetSmallFile": 1, "GetBlock": 0, "ReadChunk": 0,
+    }  # fmt: skip
+
+
 def test_the_s3_gateway_counts_a_put(cluster: LiveCluster) -> None:
     access_key, secret_key = getsecret(cluster, "prom")
     s3 = S3Endpoint(cluster, f"http://{HOST}:{cluster.port('s3g', 'http')}", access_key, secret_key).boto3()

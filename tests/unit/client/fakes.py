@@ -9,7 +9,8 @@ the real commitInfos) otherwise.
 
 Faults: `fail_next(TYPE, RESULT)` answers the next request of that type with RESULT; `lag()` makes a
 member stop applying entries (a failed follower); `stop()` stops a datanode's server (UNAVAILABLE);
-`corrupt(container, local, mode)` makes ReadChunk return flipped bytes ("bytes") or CHECKSUM_MISMATCH.
+`corrupt(container, local, mode)` makes ReadChunk and GetSmallFile return flipped bytes ("bytes") or
+CHECKSUM_MISMATCH.
 
 FakeOM is dict-backed and implements the OmClientProtocol calls the client uses, with Ozone's error
 codes in the status details, SCM's block allocation honouring the exclude list (UNAVAILABLE, as OM answers
@@ -89,7 +90,7 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
         self.faults: dict[int, list[Fault]] = defaultdict(list)
         self.corrupted: dict[tuple[int, int], str] = {}
         self.lagging = False
-        self.put_with_chunk = 0  # writeChunks that carried their block's putBlock
+        self.small_files = 0  # putSmallFiles: a block's only chunk and its putBlock in one request
         self.stopped = False
         self.server = _server()
         pb_grpc.add_XceiverClientProtocolServiceServicer_to_server(self, self.server)
@@ -157,12 +158,14 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
                         answer.commitInfos.append(info)
                 return answer
             kind = request.cmdType
-            if kind in (pb.WriteChunk, pb.PutBlock, pb.WatchForCommit):
+            if kind in (pb.WriteChunk, pb.PutBlock, pb.PutSmallFile, pb.WatchForCommit):
                 return self._write_path(request)
             if kind == pb.GetBlock:
                 return self._get_block(request)
             if kind == pb.ReadChunk:
                 return self._read_chunk(request)
+            if kind == pb.GetSmallFile:
+                return self._get_small_file(request)
             return pb.ContainerCommandResponseProto(result=pb.UNSUPPORTED_REQUEST, message="fake")
 
     def _write_path(self, request: pb.ContainerCommandRequestProto) -> pb.ContainerCommandResponseProto:
@@ -193,13 +196,19 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
             self.received[key] += len(body.data)
             for member in live:
                 member.chunks[(*key, body.chunkData.chunkName)] = body.data
-            if not body.HasField("block"):
-                return pb.ContainerCommandResponseProto(
-                    result=pb.SUCCESS, writeChunk=pb.WriteChunkResponseProto()
-                )
-            self.put_with_chunk += 1
-        # PutBlock (alone or with its only chunk): the next log index, applied by every live member
-        put = request.writeChunk.block if request.cmdType == pb.WriteChunk else request.putBlock
+            return pb.ContainerCommandResponseProto(
+                result=pb.SUCCESS, writeChunk=pb.WriteChunkResponseProto()
+            )
+        if request.cmdType == pb.PutSmallFile:
+            small = request.putSmallFile
+            block_id = small.block.blockData.blockID
+            key = (block_id.containerID, block_id.localID)
+            self.received[key] += len(small.data)
+            for member in live:
+                member.chunks[(*key, small.chunkInfo.chunkName)] = small.data
+            self.small_files += 1
+        # PutBlock (or a putSmallFile's): the next log index, applied by every live member
+        put = request.putSmallFile.block if request.cmdType == pb.PutSmallFile else request.putBlock
         pipeline.index += 1
         index = pipeline.index
         data = pb.BlockData()
@@ -214,9 +223,11 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
                 if info.datanodeUuid != self.uuid:
                     info.commitIndex = min(info.commitIndex, index - 1)
         length = pb.GetCommittedBlockLengthResponseProto(blockID=data.blockID, blockLength=data.size)
-        answer = pb.ContainerCommandResponseProto(
-            result=pb.SUCCESS, logIndex=index, putBlock=pb.PutBlockResponseProto(committedBlockLength=length)
-        )
+        answer = pb.ContainerCommandResponseProto(result=pb.SUCCESS, logIndex=index)
+        if request.cmdType == pb.PutSmallFile:
+            answer.putSmallFile.committedBlockLength.CopyFrom(length)
+        else:
+            answer.putBlock.committedBlockLength.CopyFrom(length)
         answer.commitInfos.extend(infos)
         return answer
 
@@ -229,6 +240,26 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
             return pb.ContainerCommandResponseProto(result=pb.BCSID_MISMATCH, message="behind")
         return pb.ContainerCommandResponseProto(
             result=pb.SUCCESS, getBlock=pb.GetBlockResponseProto(blockData=block)
+        )
+
+    def _get_small_file(self, request: pb.ContainerCommandRequestProto) -> pb.ContainerCommandResponseProto:
+        """The block's chunks in one answer, with its last chunk's info (Ozone's handleGetSmallFile)."""
+        found = self._get_block(pb.ContainerCommandRequestProto(getBlock=request.getSmallFile.block))
+        if found.result != pb.SUCCESS:
+            return found
+        block = found.getBlock.blockData
+        key = (block.blockID.containerID, block.blockID.localID)
+        data = b"".join(self.chunks[(*key, c.chunkName)] for c in block.chunks)
+        mode = self.corrupted.get(key)
+        if mode == "checksum":
+            return pb.ContainerCommandResponseProto(result=pb.CHECKSUM_MISMATCH, message="damaged replica")
+        if mode == "bytes":
+            data = bytes(b ^ 0xFF for b in data)
+        answer = pb.ReadChunkResponseProto(blockID=request.getSmallFile.block.blockID, data=data)
+        if block.chunks:
+            answer.chunkData.CopyFrom(block.chunks[-1])
+        return pb.ContainerCommandResponseProto(
+            result=pb.SUCCESS, getSmallFile=pb.GetSmallFileResponseProto(data=answer)
         )
 
     def _read_chunk(self, request: pb.ContainerCommandRequestProto) -> pb.ContainerCommandResponseProto:

@@ -110,3 +110,21 @@ def test_the_next_chunk_is_read_ahead(client: OzoneClient, cluster: FakeCluster,
         wait_for(lambda: read_chunks() >= before + 2, 5, "the second chunk read ahead", interval_s=0.01)
         assert read_chunks() == before + 2  # the second chunk is on its way already
         assert reader.read(BUFFER) == data[10 : BUFFER + 10]
+
+
+@pytest.mark.parametrize("mode", ["bytes", "checksum"])
+def test_a_small_key_is_read_by_one_get_small_file_and_fails_over(
+    client: OzoneClient, cluster: FakeCluster, mode: str
+) -> None:
+    """A key of one chunk comes back in one GetSmallFile (no GetBlock, no ReadChunk), verified against its
+    chunk's checksums: a damaged replica's answer sends the read to the next one."""
+    data = os.urandom(BUFFER - 5)
+    client.put_key("vol", "bucket", "small", data)
+    block = cluster.om.commits[-1].locations[0].blockID.containerBlockID
+    members = replicas(cluster, (block.containerID, block.localID))
+    assert client.read_key("vol", "bucket", "small").readall() == data
+    asked = [r for m in members for r in m.requests if r not in (pb.PutSmallFile, pb.WatchForCommit)]
+    assert asked == [pb.GetSmallFile]
+    members[0].corrupt(block.containerID, block.localID, mode=mode)
+    assert client.read_key("vol", "bucket", "small").readall() == data
+    assert members[1].requests.count(pb.GetSmallFile) == 1

@@ -67,17 +67,29 @@ def test_chunks_putblocks_and_watches(client: OzoneClient, cluster: FakeCluster)
         )
 
 
-def test_a_one_chunk_block_is_written_and_put_in_one_request(
+def test_a_one_chunk_block_is_written_and_put_in_one_put_small_file(
     client: OzoneClient, cluster: FakeCluster
 ) -> None:
     data = os.urandom(1000)
     client.put_key("vol", "bucket", "k", data)
     ((cid, lid, _, length),) = committed_blocks(cluster)
     leader = cluster.pipeline_of(cid).leader
-    assert (leader.requests.count(pb.WriteChunk), leader.requests.count(pb.PutBlock)) == (1, 0)
-    assert leader.put_with_chunk == 1 and length == 1000
+    assert leader.requests.count(pb.PutSmallFile) == 1 and length == 1000
+    assert (leader.requests.count(pb.WriteChunk), leader.requests.count(pb.PutBlock)) == (0, 0)
+    assert leader.small_files == 1
     assert leader.blocks[(cid, lid)].blockID.blockCommitSequenceId > 0
     assert client.read_key("vol", "bucket", "k").readall() == data
+
+
+def test_a_block_of_two_chunks_is_written_by_write_chunks_and_a_put_block(
+    client: OzoneClient, cluster: FakeCluster
+) -> None:
+    data = os.urandom(BUFFER + 1)
+    client.put_key("vol", "bucket", "k", data)
+    ((cid, _, _, length),) = committed_blocks(cluster)
+    leader = cluster.pipeline_of(cid).leader
+    assert [leader.requests.count(k) for k in (pb.WriteChunk, pb.PutBlock, pb.PutSmallFile)] == [2, 1, 0]
+    assert length == BUFFER + 1 and client.read_key("vol", "bucket", "k").readall() == data
 
 
 def test_watch_skipped_when_commit_infos_show_all_applied(make_client) -> None:  # type: ignore[no-untyped-def]

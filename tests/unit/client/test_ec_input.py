@@ -43,7 +43,8 @@ CONFIG = ClientConfig.from_conf(
 
 
 class FakeIndexNode:
-    """A datanode holding one replica index of block group (1, 7): GetBlock and ReadChunk, or failures."""
+    """A datanode holding one replica index of block group (1, 7): GetBlock, ReadChunk and GetSmallFile, or
+    failures."""
 
     def __init__(self, name: str, index: int, cells: list[bytes], group_length: int, bpc: int = BPC) -> None:
         self.ref = DatanodeRef(name, name, "127.0.0.1", 1000 + index)
@@ -82,6 +83,10 @@ class FakeIndexNode:
             raise DatanodeCallError(self.ref, "NO_SUCH_BLOCK", "7")
         if request.cmdType == pb.GetBlock:
             return pb.ContainerCommandResponseProto(getBlock=pb.GetBlockResponseProto(blockData=self.block()))
+        if request.cmdType == pb.GetSmallFile:  # the whole block, with its last chunk (Ozone's answer)
+            cells = [bytes(b ^ 0xFF for b in c) if n in self.corrupt else c for n, c in enumerate(self.cells)]
+            whole = pb.ReadChunkResponseProto(chunkData=self.block().chunks[-1], data=b"".join(cells))
+            return pb.ContainerCommandResponseProto(getSmallFile=pb.GetSmallFileResponseProto(data=whole))
         wanted = request.readChunk.chunkData
         n = int(wanted.chunkName.rsplit("_", 1)[1])
         start = wanted.offset - sum(len(c) for c in self.cells[:n])

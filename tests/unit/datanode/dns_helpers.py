@@ -145,6 +145,24 @@ def put(cid: int, lid: int, chunks: list[pb.ChunkInfo], bcsid: int = 0) -> pb.Co
     return request(pb.PutBlock, cid, putBlock=pb.PutBlockRequestProto(blockData=data))
 
 
+def small_file(
+    cid: int, lid: int, data: bytes, info: pb.ChunkInfo | None = None
+) -> pb.ContainerCommandRequestProto:
+    """A putSmallFile of `data` as the whole block (`info`: its chunk, by default the chunk of `data`)."""
+    info = info or chunk(f"{lid}_chunk", 0, data)
+    body = pb.PutSmallFileRequestProto(
+        block=pb.PutBlockRequestProto(blockData=pb.BlockData(blockID=block_id(cid, lid), chunks=[info])),
+        chunkInfo=info,
+        data=data,
+    )
+    return request(pb.PutSmallFile, cid, putSmallFile=body)
+
+
+def get_small_file(cid: int, lid: int, bcsid: int = 0) -> pb.ContainerCommandRequestProto:
+    body = pb.GetSmallFileRequestProto(block=pb.GetBlockRequestProto(blockID=block_id(cid, lid, bcsid)))
+    return request(pb.GetSmallFile, cid, getSmallFile=body)
+
+
 def get(cid: int, lid: int, bcsid: int = 0) -> pb.ContainerCommandRequestProto:
     return request(pb.GetBlock, cid, getBlock=pb.GetBlockRequestProto(blockID=block_id(cid, lid, bcsid)))
 

@@ -17,8 +17,10 @@ from pyozone.datanode.metrics import NO_LATENCY, DatanodeMetrics, Latency
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.scanner_service import ContainerScannerService
 from pyozone.datanode.storage import KeyValueContainer, chunk_io
+from pyozone.datanode.xceiver.dispatcher import ContainerOps
 from pyozone.hdds.commands import CloseContainerCommand, SCMCommand
 from pyozone.hdds.states import SCMCommandType as T
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from tests.polling import wait_for_async
 from tests.unit.datanode.dnd_helpers import async_test, put_block
 from tests.unit.datanode.dns_helpers import Node
@@ -150,8 +152,12 @@ async def test_state_is_read_when_scraped(tmp_path: Path, node_a: Node, executor
     pipelines.add("p-led", (node_a.uuid, "other"), node_a.uuid)
     pipelines.add("p-followed", ("other", node_a.uuid), "other")
     scanner = ContainerScannerService(node_a.containers, node_a.conf, executor)
-    metrics.watch(node_a.volumes, node_a.containers, pipelines, queue, scanner)
+    ops = ContainerOps()
+    metrics.watch(node_a.volumes, node_a.containers, pipelines, queue, scanner, ops.counts)
     first = samples(metrics.metrics)
+    assert not [n for n, _ in first if n == "storage_container_metrics_num_ops_total"]
+    for kind in (pb.PutSmallFile, pb.PutSmallFile, pb.GetSmallFile):
+        ops.add(kind)
     assert value(first, "datanode_containers", state="OPEN") == 0
     assert value(first, "container_data_scanner_metrics_num_scan_iterations_total") == 0
 
@@ -168,6 +174,8 @@ async def test_state_is_read_when_scraped(tmp_path: Path, node_a: Node, executor
 
     found = samples(metrics.metrics)
     assert value(found, "datanode_containers", state="OPEN") == 1
+    assert value(found, "storage_container_metrics_num_ops_total", type="PutSmallFile") == 2
+    assert value(found, "storage_container_metrics_num_ops_total", type="GetSmallFile") == 1
     assert value(found, "datanode_containers", state="CLOSED") == 1
     assert value(found, "datanode_pipelines", role="LEADER") == 1
     assert value(found, "datanode_pipelines", role="FOLLOWER") == 1

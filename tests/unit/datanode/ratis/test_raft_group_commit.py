@@ -124,16 +124,19 @@ def _leader_of_three(raft_log: RaftLog, executor: ThreadPoolExecutor, failures: 
 
 
 def _leader_answer(
-    tmp_path: Path, then: Callable[[RaftGroup, Answer], None]
+    tmp_path: Path,
+    then: Callable[[RaftGroup, Answer], None],
+    entry: pb.ContainerCommandRequestProto | None = None,
 ) -> tuple[pb.ContainerCommandResponseProto, list[str]]:
-    """A leader of three submits one entry; dn-f1 applies it (a majority); `then(group, answer)` plays
-    the rest. Returns the client's answer and the failures the leader reported."""
+    """A leader of three submits one entry (a putBlock unless `entry`); dn-f1 applies it (a majority);
+    `then(group, answer)` plays the rest. Returns the client's answer and the failures the leader
+    reported."""
     failures: list[str] = []
     with ThreadPoolExecutor(2) as executor:
         group = _leader_of_three(RaftLog(tmp_path), executor, failures)
 
         async def scenario() -> pb.ContainerCommandResponseProto:
-            answer = group.submit(_put_block(1, 1))
+            answer = group.submit(entry or _put_block(1, 1))
             await wait_for_async(lambda: group.match[ME] == 1, what="the leader applied the entry")
             group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
             for _ in range(20):  # the answer task runs past the majority
@@ -191,6 +194,47 @@ def test_without_a_wait_the_leader_answers_at_the_majority(
     answer, _ = _leader_answer(tmp_path, nothing_more)
     assert answer.result == pb.SUCCESS
     assert {c.datanodeUuid: c.commitIndex for c in answer.commitInfos} == {ME: 1, "dn-f1": 1, "dn-f2": 0}
+
+
+def _small_file(container_id: int, local_id: int) -> pb.ContainerCommandRequestProto:
+    block = pb.BlockData(blockID=pb.DatanodeBlockID(containerID=container_id, localID=local_id))
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.PutSmallFile,
+        containerID=container_id,
+        putSmallFile=pb.PutSmallFileRequestProto(block=pb.PutBlockRequestProto(blockData=block)),
+    )
+
+
+def test_a_small_file_is_answered_once_every_replica_applied_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A putSmallFile is a small key's whole block: where a putBlock is answered at the majority (no wait
+    for the last member here), it waits for the last follower, so its answer shows every replica."""
+    monkeypatch.setattr(group_module, "LAST_MEMBER_WAIT", 0.0)
+
+    def last_follower_applies(group: RaftGroup, answer: Answer) -> None:
+        assert not answer.done()
+        group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+
+    answer, failures = _leader_answer(tmp_path, last_follower_applies, _small_file(1, 1))
+    assert answer.result == pb.SUCCESS and failures == []
+    assert {c.datanodeUuid: c.commitIndex for c in answer.commitInfos} == {ME: 1, "dn-f1": 1, "dn-f2": 1}
+
+
+def test_a_small_file_is_not_held_for_a_failed_follower(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(group_module, "LAST_MEMBER_WAIT", 0.0)
+
+    def last_follower_fails(group: RaftGroup, answer: Answer) -> None:
+        assert not answer.done()
+        group._member_failed("dn-f2", "its stream broke")
+
+    answer, failures = _leader_answer(tmp_path, last_follower_fails, _small_file(1, 1))
+    assert answer.result == pb.SUCCESS and len(failures) == 1
+    assert {c.datanodeUuid: c.commitIndex for c in answer.commitInfos}[
+        "dn-f2"
+    ] == 0  # the client's watch fails
 
 
 def _no_failure(pipeline_id: str, why: str) -> None:

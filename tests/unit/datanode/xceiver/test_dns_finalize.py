@@ -44,9 +44,10 @@ def log_entries() -> list[pb.ContainerCommandRequestProto]:
     of more bytes and a putSmallFile, as a token's holder would send after the commit."""
     c0, c1 = chunk(f"{LID}_chunk_0", 0, DATA[:2000]), chunk(f"{LID}_chunk_1", 2000, DATA[2000:])
     late = chunk(f"{LID}_chunk_2", 3000, LATE)
+    whole = chunk(f"{LID}_chunk", 0, LATE)  # a small file starts at 0
     small = pb.PutSmallFileRequestProto(
-        block=pb.PutBlockRequestProto(blockData=pb.BlockData(blockID=block_id(CID, LID), chunks=[late])),
-        chunkInfo=late,
+        block=pb.PutBlockRequestProto(blockData=pb.BlockData(blockID=block_id(CID, LID), chunks=[whole])),
+        chunkInfo=whole,
         data=LATE,
     )
     return [

@@ -41,6 +41,7 @@ from tests.unit.datanode.dns_helpers import (
     payload,
     read,
     request,
+    small_file,
 )
 
 DAY = 86_400_000
@@ -282,6 +283,21 @@ def test_a_write_beyond_the_tokens_max_length_is_refused(
     assert "PutSmallFile reaches byte 2048" in refusal(dispatcher.dispatch(with_token(small_file, small)))
     enough = token(keys, 7, 1, max_length=2048)
     assert [dispatcher.dispatch(with_token(r, enough)).result for r in (second, put_both)] == [pb.SUCCESS] * 2
+
+
+def test_a_small_file_must_fit_its_tokens_max_length(
+    dispatcher: Dispatcher, keys: FakeKeys, node_a: Node
+) -> None:
+    """A whole block in one putSmallFile (the client's path for a key of one chunk) is held to the token's
+    maxLength like its writeChunk and putBlock would be: 1 KiB passes a 1 KiB token, 1 KiB + 1 does not
+    and writes nothing."""
+    dispatcher.dispatch(with_token(create(7), container_token(keys, 7)))
+    exact = token(keys, 7, 1, max_length=1024)
+    assert dispatcher.dispatch(with_token(small_file(7, 1, payload(1, 1024)), exact)).result == pb.SUCCESS
+    over = token(keys, 7, 2, max_length=1024)
+    message = refusal(dispatcher.dispatch(with_token(small_file(7, 2, payload(2, 1025)), over)))
+    assert "beyond maxLength: PutSmallFile reaches byte 1025" in message
+    assert node_a.containers.require(7).used_bytes == 1024
 
 
 @async_test
