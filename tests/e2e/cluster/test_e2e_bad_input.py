@@ -23,7 +23,6 @@ from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as hb_pb
-from pyozone.rpc.sync import run_sync
 from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
     all_running,
@@ -32,6 +31,7 @@ from tests.e2e.cluster.cluster_helpers import (
     write_to_pipeline,
 )
 from tests.polling import wait_for
+from tests.rpc_probe import raw_call
 
 MiB = 1 << 20
 HEARTBEAT = "/pyozone.hdds.StorageContainerDatanodeProtocolService/sendHeartbeat"
@@ -103,14 +103,6 @@ def rpc_methods(cluster: LiveCluster) -> list[tuple[int, str]]:
     ]
 
 
-def raw_call(port: int, method: str, request: bytes) -> None:
-    channel = rpc.Channel(f"127.0.0.1:{port}", rpc.ChannelSettings(MiB))
-    try:
-        run_sync(channel.unary(method, request, None, 10), 10)
-    finally:
-        run_sync(channel.close(), 1)
-
-
 def test_garbage_bytes_are_invalid_argument_on_every_daemon(cluster: LiveCluster) -> None:
     """Each daemon's gRPC server answers bytes that are no request message INVALID_ARGUMENT (grpc.aio alone
     would answer UNKNOWN with a traceback in the log) and goes on serving."""
@@ -128,7 +120,7 @@ def test_garbage_bytes_are_invalid_argument_on_every_daemon(cluster: LiveCluster
     for port, method in rpc_methods(cluster):
         for garbage in GARBAGE:
             with pytest.raises(rpc.RpcError) as refused:
-                raw_call(port, method, garbage)
+                raw_call(f"127.0.0.1:{port}", method, garbage)
             print(f"\n{method}: {refused.value.code().name}: {refused.value.details()}")
             assert refused.value.code() is rpc.StatusCode.INVALID_ARGUMENT, method
             assert "not a valid request message" in refused.value.details(), method
