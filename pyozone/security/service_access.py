@@ -21,17 +21,17 @@ from pyozone.hdds.security.x509 import CertRole
 log = logging.getLogger(__name__)
 
 PEM_CERT_PROPERTY = "x509_pem_cert"
-"""The gRPC auth context property holding the peer's verified certificate."""
+"""The auth context property holding the peer's verified certificate (gRPC's name; pyozone.rpc keeps it)."""
 
 
 def peer_certificate(context: Any) -> X.Certificate | None:
-    """The gRPC caller's verified certificate, or None on a plaintext port."""
+    """The caller's verified certificate, or None on a plaintext port."""
     pems = context.auth_context().get(PEM_CERT_PROPERTY)
     return X.cert_from_pem(pems[0]) if pems else None
 
 
 def peer_datanode(context: Any) -> str | None:
-    """The datanode UUID the gRPC caller's certificate names, or None (no certificate, or not a
+    """The datanode UUID the caller's certificate names, or None (no certificate, or not a
     datanode's)."""
     cert = peer_certificate(context)
     return None if cert is None else X.datanode_id(cert)
