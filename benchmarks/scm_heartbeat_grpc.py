@@ -1,12 +1,14 @@
-"""Heartbeats per second through the real SCM daemon over gRPC, with many simulated datanodes.
+"""Heartbeats per second through the real SCM daemon over pyozone.rpc, with many simulated datanodes.
 
 `python -m pyozone scm` runs in its own process on 127.0.0.1 (fresh metadata dir, short intervals); this
-process plays N datanodes on a few shared grpc.aio channels: each registers, then heartbeats (as fast as
-possible with a bounded number in flight, or every --interval seconds). A datanode told to create a
-pipeline reports it in its next heartbeat, so SCM opens pipelines and leaves safe mode as it would.
+process plays N datanodes on one rpc.Channel's connection (every channel of a process to one server shares
+it): each registers, then heartbeats (as fast as possible with a bounded number in flight, or every
+--interval seconds). A datanode told to create a pipeline reports it in its next heartbeat, so SCM opens
+pipelines and leaves safe mode as it would.
 
-Baseline, same run and setup: a unary echo of an empty message against a minimal grpc.aio server in
-its own process, which is what gRPC itself carries here; the SCM figure is also shown as a ratio of it.
+Baseline, same run and setup: a unary call with an empty request and a fixed empty answer against a
+minimal rpc.Server in its own process, which is what the RPC layer itself carries here; the SCM figure is
+also shown as a ratio of it. (The module keeps its name from its gRPC days: README.md runs it so.)
 """
 
 from __future__ import annotations
@@ -23,22 +25,23 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-
-import grpc
+from typing import Any
 
 from benchmarks.common import print_table
 from pyozone import protocol as p
+from pyozone import rpc
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
+from pyozone.rpc import loop as rpc_loop
+from pyozone.scm.client.admin_client import ADMIN_SERVICE
 
 GB = 1 << 30
-ECHO = "/bench.Echo/Echo"
+DATANODE_SERVICE = rpc.service(pb, "StorageContainerDatanodeProtocolService")
+ECHO = DATANODE_SERVICE.methods["getVersion"].path
 LISTENING = re.compile(r"datanode protocol on [\d.]+:(\d+), admin on [\d.]+:(\d+)")
 SCM_SETTINGS = {
     "ozone.scm.datanode.address": "127.0.0.1:0",
@@ -96,19 +99,18 @@ def start_echo_server() -> tuple[subprocess.Popen[bytes], int]:
     return proc, int(proc.stdout.readline())
 
 
+class _Echo:
+    """The baseline service: getVersion answers empty bytes (an empty message), no work."""
+
+    async def getVersion(self, request: pb.SCMVersionRequestProto, context: rpc.CallContext) -> bytes:
+        return b""
+
+
 async def serve_echo() -> None:
-    """The baseline server: a generic unary handler on raw bytes, no protobuf, no work."""
-
-    async def echo(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-        return request
-
-    server = grpc.aio.server()
-    handler = grpc.unary_unary_rpc_method_handler(echo)
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Echo", {"Echo": handler}),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    print(port, flush=True)
-    await server.wait_for_termination()
+    server = rpc.Server(rpc.ServerSettings(p.MAX_HEARTBEAT_MESSAGE_BYTES))
+    server.add_service(DATANODE_SERVICE, _Echo())
+    print(await server.start("127.0.0.1", 0), flush=True)
+    await asyncio.Event().wait()
 
 
 # ------------------------------------------------------------------ simulated datanodes
@@ -116,7 +118,7 @@ class SimulatedDatanode:
     """Requests are built once (the client shares the CPU with the server); a pipeline SCM asked it to
     create goes into the next heartbeat's pipeline report, then the plain heartbeat is used again."""
 
-    def __init__(self, i: int, stub: pb_grpc.StorageContainerDatanodeProtocolServiceStub) -> None:
+    def __init__(self, i: int, stub: Any) -> None:
         self.details = DatanodeDetails(f"00000000-0000-4000-8000-{i:012d}", f"dn{i}.bench", "127.0.0.1")
         self.stub = stub
         self.plain = p.heartbeat_to_proto(Heartbeat(self.details))
@@ -208,18 +210,14 @@ async def drive(
     return result
 
 
-def channel(port: int) -> grpc.aio.Channel:
-    # a local subchannel pool: each channel gets its own connection instead of sharing one
-    options = [*p.grpc_options(p.MAX_HEARTBEAT_MESSAGE_BYTES), ("grpc.use_local_subchannel_pool", 1)]
-    return grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options)
+def channel(port: int) -> rpc.Channel:
+    return rpc.Channel(f"127.0.0.1:{port}", rpc.ChannelSettings(p.MAX_HEARTBEAT_MESSAGE_BYTES))
 
 
 async def scm_state(admin_port: int) -> tuple[bool, int, int]:
     """(in safe mode, pipelines, ALLOCATED pipelines) as the admin service reports them."""
-    async with grpc.aio.insecure_channel(
-        f"127.0.0.1:{admin_port}", options=p.grpc_options(p.MAX_ADMIN_MESSAGE_BYTES)
-    ) as ch:
-        admin = admin_grpc.ScmAdminProtocolServiceStub(ch)
+    async with rpc.Channel(f"127.0.0.1:{admin_port}", rpc.ChannelSettings(p.MAX_ADMIN_MESSAGE_BYTES)) as ch:
+        admin: Any = rpc.Stub(ch, ADMIN_SERVICE)
         info = await admin.getScmInfo(admin_pb.GetScmInfoRequestProto())
         pipelines = (await admin.listPipelines(admin_pb.ListPipelineRequestProto())).pipelines
     allocated = sum(1 for x in pipelines if x.state == hdds_pb2.PIPELINE_ALLOCATED)
@@ -244,29 +242,25 @@ async def settle(
 
 
 async def echo_baseline(args: argparse.Namespace, echo_port: int) -> Latencies:
-    channels = [channel(echo_port) for _ in range(args.channels)]
-    echoes = [ch.unary_unary(ECHO) for ch in channels]
+    ch = channel(echo_port)
+    echo = ch.unary_unary(ECHO)
 
-    def echo_call(i: int) -> Call:
-        async def call() -> None:
-            await echoes[i % len(echoes)](b"")
+    async def call() -> None:
+        await echo(b"")
 
-        return call
-
-    calls = deque((echo_call(i), None) for i in range(args.concurrency))
+    calls: deque[tuple[Call, SimulatedDatanode | None]] = deque((call, None) for _ in range(args.concurrency))
     try:
         return await drive(calls, args.concurrency, args.seconds)
     finally:
-        for ch in channels:
-            await ch.close()
+        await ch.close()
 
 
 async def run_load(
     args: argparse.Namespace, dn_port: int, admin_port: int, echo_port: int
 ) -> list[tuple[str, str]]:
-    scm_channels = [channel(dn_port) for _ in range(args.channels)]
-    stubs = [pb_grpc.StorageContainerDatanodeProtocolServiceStub(ch) for ch in scm_channels]
-    datanodes = [SimulatedDatanode(i, stubs[i % len(stubs)]) for i in range(1, args.datanodes + 1)]
+    scm_channel = channel(dn_port)
+    stub = rpc.Stub(scm_channel, DATANODE_SERVICE)
+    datanodes = [SimulatedDatanode(i, stub) for i in range(1, args.datanodes + 1)]
     try:
         registered = await drive(
             deque((dn.register, None) for dn in datanodes), args.concurrency, 600, once=True
@@ -275,8 +269,7 @@ async def run_load(
         settle_s = await settle(beats, args, admin_port)
         heartbeats = await drive(beats, args.concurrency, args.seconds, args.interval)
     finally:
-        for ch in scm_channels:
-            await ch.close()
+        await scm_channel.close()
     in_safe_mode, pipelines, allocated = await scm_state(admin_port)
     baseline = await echo_baseline(args, echo_port)
     ratio = heartbeats.rate() / baseline.rate() if baseline.rate() else 0.0
@@ -287,7 +280,7 @@ async def run_load(
         ("warm-up (safe mode exit, pipelines OPEN)", f"{settle_s:>9.1f} s"),
         ("SCM heartbeats", _rate(heartbeats)),
         ("  latency p50 / p99", _latency(heartbeats)),
-        ("baseline: gRPC echo", _rate(baseline)),
+        ("baseline: rpc echo", _rate(baseline)),
         ("  latency p50 / p99", _latency(baseline)),
         ("SCM heartbeats / echo", f"{ratio:>9.2f}"),
         (
@@ -312,7 +305,6 @@ def main() -> None:
     parser.add_argument("--datanodes", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each measured phase")
     parser.add_argument("--concurrency", type=int, default=64, help="RPCs in flight at once")
-    parser.add_argument("--channels", type=int, default=8, help="gRPC connections the datanodes share")
     parser.add_argument(
         "--interval",
         type=float,
@@ -322,21 +314,21 @@ def main() -> None:
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
-        asyncio.run(serve_echo())
+        rpc_loop.run(serve_echo())
         return
     with tempfile.TemporaryDirectory(prefix="scm-heartbeat-bench-") as tmp:
         scm, dn_port, admin_port = start_scm(Path(tmp))
         echo, echo_port = start_echo_server()
         try:
-            rows = asyncio.run(run_load(args, dn_port, admin_port, echo_port))
+            rows = rpc_loop.run(run_load(args, dn_port, admin_port, echo_port))
         finally:
             echo.kill()
             echo.wait()
             scm_exit = stop(scm)
     rows.append(("SCM exit code after SIGTERM", str(scm_exit)))
     print_table(
-        f"SCM heartbeats over gRPC: {args.datanodes:,} simulated datanodes, {args.concurrency} in flight, "
-        f"{args.channels} connections, {os.cpu_count()} cores shared by client and servers",
+        f"SCM heartbeats over pyozone.rpc: {args.datanodes:,} simulated datanodes, {args.concurrency} in "
+        f"flight, one connection, {os.cpu_count()} cores shared by client and servers",
         rows,
     )
 

@@ -15,11 +15,9 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import grpc
-
-from pyozone import __version__
+from pyozone import __version__, rpc
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsStore, renewing_aio_channel
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.errors import DatanodeError
@@ -33,15 +31,11 @@ from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
-from pyozone.proto.ScmServerDatanodeHeartbeatProtocol_pb2_grpc import (
-    StorageContainerDatanodeProtocolServiceStub,
-)
 from pyozone.protocol import (
     MAX_HEARTBEAT_MESSAGE_BYTES,
     ProtocolError,
     RegisterRequest,
     VersionResponse,
-    grpc_options,
     heartbeat_to_proto,
     register_request_to_proto,
     register_response_from_proto,
@@ -99,33 +93,26 @@ async def until_stopped(coro: Coroutine[Any, Any, T], stop: asyncio.Event) -> T 
 
 
 class ScmEndpoint:
-    """One gRPC channel to SCM's datanode protocol; calls return None on failure, after logging the
-    first failure of a run of them (and, later, the recovery)."""
+    """One channel to SCM's datanode protocol; calls return None on failure, after logging the first
+    failure of a run of them (and, later, the recovery). The channel reconnects by itself, its backoff
+    capped at a second, and a renewed certificate is used by its next connection."""
 
     def __init__(self, address: HostPort, intervals: Intervals, tls: TlsStore | None = None) -> None:
         """`tls`: the datanode's certificate, when hdds.grpc.tls.enabled."""
         self.address = address
         self._intervals = intervals
-        # gRPC's own reconnect backoff grows to 2 minutes; capped like ours, a restarted SCM is found at once.
-        reconnect_ms = max(100, int(self._max_delay() * 1000))
-        options = [
-            *grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES),
-            ("grpc.initial_reconnect_backoff_ms", min(1000, reconnect_ms)),
-            ("grpc.max_reconnect_backoff_ms", reconnect_ms),
-        ]
-        # Dialled again after a renewal: once the first certificate expired, a reconnect (SCM restarted)
-        # with it would fail for good.
-        self._channel = renewing_aio_channel(
-            str(address), options, tls, StorageContainerDatanodeProtocolServiceStub, CertRole.SCM
+        self._channel = rpc.Channel(
+            address, rpc.ChannelSettings(MAX_HEARTBEAT_MESSAGE_BYTES), tls, CertRole.SCM
         )
+        self._stub: Any = rpc.Stub(self._channel, rpc.service(pb, "StorageContainerDatanodeProtocolService"))
         self._reachable: bool | None = None
         self._failures = 0
 
     async def call(self, method: str, request: Any) -> Any | None:
-        rpc = getattr(self._channel.stub, method)
+        call = getattr(self._stub, method)
         try:
-            response = await rpc(request, timeout=self._intervals.rpc_timeout_s)
-        except grpc.aio.AioRpcError as e:
+            response = await call(request, timeout=self._intervals.rpc_timeout_s)
+        except rpc.RpcError as e:
             self._failures += 1
             if self._reachable is not False:
                 log.warning(

@@ -1,4 +1,4 @@
-"""How the OM reaches SCM: a small interface (ScmGateway) the core depends on, its gRPC implementation
+"""How the OM reaches SCM: a small interface (ScmGateway) the core depends on, its RPC implementation
 (GrpcScm: the block protocol for blocks and the cluster id, the admin protocol for container locations),
 and the one place SCM's failures become OM result codes.
 
@@ -13,9 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import grpc
-
-from pyozone.common.grpc_client import GrpcClient
+from pyozone import rpc
 from pyozone.common.net import HostPort, scm_client_address
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
@@ -28,12 +26,12 @@ from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from pyozone.protocol import ProtocolError
 from pyozone.protocol.admin import container_info_from_proto, pipeline_from_proto, pipeline_members
 from pyozone.protocol.block import BlockLocation, KeyBlocks, KeyBlocksResult
 from pyozone.protocol.common import datanode_details_from_proto, is_reference
-from pyozone.scm.client.admin_client import ScmInfo
+from pyozone.rpc.rpc_client import RpcClient
+from pyozone.scm.client.admin_client import ADMIN_SERVICE, ScmInfo
 from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient, scm_block_address
 
 SAFE_MODE_PREFIX = "SAFE_MODE_EXCEPTION"
@@ -61,7 +59,7 @@ class ContainerLocation:
 
 
 class ScmGateway(Protocol):
-    """The SCM calls the OM makes. Failures are BlockClientError (with the gRPC status in `.code`)."""
+    """The SCM calls the OM makes. Failures are BlockClientError (with the call's status in `.code`)."""
 
     def scm_info(self) -> ScmInfo: ...
 
@@ -78,7 +76,7 @@ def translate(error: BlockClientError, what: str, otherwise: OMResultCode) -> OM
     """SCM in safe mode -> SCM_IN_SAFE_MODE; unreachable or no OPEN pipeline yet -> SCM_UNAVAILABLE (the
     client retries); anything else -> `otherwise`."""
     message = str(error)
-    if error.code is grpc.StatusCode.FAILED_PRECONDITION and message.startswith(SAFE_MODE_PREFIX):
+    if error.code is rpc.StatusCode.FAILED_PRECONDITION and message.startswith(SAFE_MODE_PREFIX):
         return OMException(OMResultCode.SCM_IN_SAFE_MODE, f"{what}: SCM is in safe mode ({message})")
     if error.retryable:
         return OMException(OMResultCode.SCM_UNAVAILABLE, f"{what}: {message}")
@@ -93,20 +91,18 @@ def scm_call(what: str, otherwise: OMResultCode = OMResultCode.KEY_ALLOCATION_ER
         raise translate(e, what, otherwise) from None
 
 
-class _ScmAdmin(GrpcClient):
+class _ScmAdmin(RpcClient):
     """getContainer with the replicas' full details (ScmAdminClient keeps only their uuids)."""
 
     PEER = CertRole.SCM
 
     def __init__(self, address: HostPort, timeout_s: float, tls: TlsStore | None) -> None:
-        super().__init__(
-            address, admin_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls
-        )
+        super().__init__(address, ADMIN_SERVICE, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls)
 
-    def _error(self, e: grpc.RpcError) -> BlockClientError:
+    def _error(self, e: rpc.RpcError) -> BlockClientError:
         code = e.code()
         details = e.details() or code.name
-        if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        if code in (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED):
             details = f"SCM at {self.address}: {details}"
         return BlockClientError(details, code)
 
@@ -121,7 +117,7 @@ class _ScmAdmin(GrpcClient):
                 container_location_from_proto,
             )
         except BlockClientError as e:
-            if e.code is grpc.StatusCode.NOT_FOUND:
+            if e.code is rpc.StatusCode.NOT_FOUND:
                 return ContainerLocation(container_id, None)
             raise
 
@@ -144,7 +140,7 @@ def container_location_from_proto(r: admin_pb.GetContainerResponseProto) -> Cont
 
 
 class GrpcScm:
-    """The real gateway: two synchronous clients, safe to use from several threads (gRPC channels are).
+    """The real gateway: two synchronous clients, safe to use from several threads (rpc.SyncChannel is).
     `tls`: OM's certificate, when hdds.grpc.tls.enabled."""
 
     def __init__(

@@ -7,8 +7,10 @@ sequence of frames with its id, so many calls share one connection (Hadoop RPC's
 does the same with its own framing).
 
 The receiver decides whether it wants a body before a byte of it is buffered (`admit`): a body above a
-method's limit is skipped as it arrives, so a 30 MB name costs the bytes on the socket and nothing else.
-A frame above the connection's limit is a broken peer: `FrameError`, and the connection is closed.
+method's limit is skipped as it arrives, whatever its size, so a 30 MB name costs the bytes on the socket
+and nothing else, and the call is refused while the connection's other calls go on (gRPC refuses such a
+message RESOURCE_EXHAUSTED). A frame above the connection's limit that would have to be buffered (a kind
+without a body to skip, or one `admit` takes) is a broken peer: `FrameError`, and the connection is closed.
 """
 
 from __future__ import annotations
@@ -112,17 +114,21 @@ class FrameDecoder:
         header_size = HEADER.size
         while end - pos >= header_size:
             length, kind, flags, head_len, call_id = HEADER.unpack_from(buf, pos)
-            if length > self.max_frame or head_len > min(length, MAX_HEAD_BYTES):
+            oversized = length > self.max_frame
+            skippable = self._admit is not None and kind in (Kind.CALL, Kind.MESSAGE, Kind.END)
+            if (oversized and not skippable) or head_len > min(length, MAX_HEAD_BYTES):
                 raise FrameError(
                     f"frame of {length} bytes (head {head_len}) above the limit of {self.max_frame}"
                 )
             start = pos + header_size
             body_size = length - head_len
-            if self._admit is not None and body_size and kind in (Kind.CALL, Kind.MESSAGE, Kind.END):
+            if skippable and body_size:
                 if end - start < head_len:
                     break
                 head = bytes(buf[start : start + head_len])
-                if not self._admit(kind, call_id, head, body_size):
+                admit = self._admit
+                assert admit is not None  # skippable
+                if not admit(kind, call_id, head, body_size):
                     skipped = Frame(kind, flags, call_id, head, None, body_size)
                     have = min(end - start - head_len, body_size)
                     pos = start + head_len + have
@@ -132,6 +138,8 @@ class FrameDecoder:
                         break
                     frames.append(skipped)
                     continue
+                if oversized:
+                    raise FrameError(f"frame of {length} bytes above the limit of {self.max_frame}")
             if end - start < length:
                 break
             head = bytes(buf[start : start + head_len]) if head_len else b""

@@ -6,8 +6,9 @@ stream — and returns the answer, or is an async generator of answers for a ser
 with a status by `await context.abort(code, details)`; any other exception is a bug: logged, answered
 INTERNAL.
 
-What a misbehaving peer can cost is bounded per connection: a frame above the server's limit closes the
-connection; a request above its method's limit is skipped unread and refused; at most `max_in_flight`
+What a misbehaving peer can cost is bounded per connection: a request above its method's limit is
+skipped unread and refused (RESOURCE_EXHAUSTED, whatever its size); any other frame above the server's
+limit closes the connection; at most `max_in_flight`
 calls run (then the socket is not read: TCP holds the peer back), and none are read while the peer does
 not read its answers; a frame begun and not finished within `stall_timeout_s` closes the connection; a
 connection with no calls is closed after `idle_timeout_s`. A call's deadline cancels its handler and

@@ -11,16 +11,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import grpc
-
+from pyozone import rpc
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsStore, sync_channel
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.errors import ProtocolError
-from pyozone.hdds.limits import grpc_options
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.proto import ScmSecurityProtocol_pb2_grpc as pb_grpc
 from pyozone.security.codec import (
     MAX_LIST_COUNT,
     MAX_SECURITY_MESSAGE_BYTES,
@@ -32,17 +29,17 @@ from pyozone.security.errors import SecurityError, SecurityResult
 
 T = TypeVar("T")
 
-_UNREACHABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+_UNREACHABLE = (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED)
 
 
 class SCMSecurityClient:
     def __init__(self, address: HostPort, tls: TlsStore, timeout_s: float = 10) -> None:
         self.address = address
         self.timeout_s = timeout_s
-        self._channel = sync_channel(
-            str(address), grpc_options(MAX_SECURITY_MESSAGE_BYTES), tls, CertRole.SCM
+        self._channel = rpc.SyncChannel(
+            address, rpc.ChannelSettings(MAX_SECURITY_MESSAGE_BYTES), tls, CertRole.SCM
         )
-        self._stub = pb_grpc.SCMSecurityProtocolServiceStub(self._channel)
+        self._stub: Any = rpc.Stub(self._channel, rpc.service(pb, "SCMSecurityProtocolService"))
 
     def close(self) -> None:
         self._channel.close()
@@ -168,7 +165,7 @@ class SCMSecurityClient:
     def _call(self, method: Callable[..., Any], request: Any, convert: Callable[[Any], T]) -> T:
         try:
             response = method(request, timeout=self.timeout_s)
-        except grpc.RpcError as e:
+        except rpc.RpcError as e:
             raise self._error(e) from None
         try:
             return convert(response)
@@ -177,7 +174,7 @@ class SCMSecurityClient:
                 SecurityResult.INTERNAL_ERROR, f"SCM at {self.address} sent a malformed answer: {e}"
             ) from None
 
-    def _error(self, e: grpc.RpcError) -> SecurityError:
+    def _error(self, e: rpc.RpcError) -> SecurityError:
         status, details = e.code(), e.details() or ""
         if status in _UNREACHABLE:
             return SecurityError(

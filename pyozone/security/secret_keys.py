@@ -22,7 +22,7 @@ import uuid
 from typing import Protocol
 
 from pyozone.common.net import scm_security_address
-from pyozone.common.tls import SyncRenewing, TlsStore
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.secret_key import ManagedSecretKey
@@ -48,18 +48,18 @@ class SecretKeySource(Protocol):
 
 
 class RenewingSecretKeySource:
-    """SCM's security client for a cache that lives as long as its daemon: dialled again with the daemon's
-    renewed certificate, since a reconnect with the first one fails once it expired."""
+    """SCM's security client for a cache that lives as long as its daemon: its channel presents the
+    daemon's renewed certificate on its next connection (rpc.Channel follows the TlsStore's generation),
+    since a reconnect with the first one fails once it expired."""
 
     def __init__(self, conf: OzoneConfiguration, certificate: TlsStore) -> None:
-        address = scm_security_address(conf)
-        self._client = SyncRenewing(lambda: SCMSecurityClient(address, certificate), certificate)
+        self._client = SCMSecurityClient(scm_security_address(conf), certificate)
 
     def get_current_secret_key(self) -> ManagedSecretKey:
-        return self._client.get().get_current_secret_key()
+        return self._client.get_current_secret_key()
 
     def get_all_secret_keys(self) -> list[ManagedSecretKey]:
-        return self._client.get().get_all_secret_keys()
+        return self._client.get_all_secret_keys()
 
     def close(self) -> None:
         self._client.close()

@@ -13,8 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
-
+from pyozone import rpc
 from pyozone.common.tls import grpc_peer_identity
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
@@ -22,17 +21,17 @@ from pyozone.hdds.security.x509 import CertRole
 log = logging.getLogger(__name__)
 
 PEM_CERT_PROPERTY = "x509_pem_cert"
-"""The gRPC auth context property holding the peer's verified certificate."""
+"""The auth context property holding the peer's verified certificate (gRPC's name; pyozone.rpc keeps it)."""
 
 
 def peer_certificate(context: Any) -> X.Certificate | None:
-    """The gRPC caller's verified certificate, or None on a plaintext port."""
+    """The caller's verified certificate, or None on a plaintext port."""
     pems = context.auth_context().get(PEM_CERT_PROPERTY)
     return X.cert_from_pem(pems[0]) if pems else None
 
 
 def peer_datanode(context: Any) -> str | None:
-    """The datanode UUID the gRPC caller's certificate names, or None (no certificate, or not a
+    """The datanode UUID the caller's certificate names, or None (no certificate, or not a
     datanode's)."""
     cert = peer_certificate(context)
     return None if cert is None else X.datanode_id(cert)
@@ -61,13 +60,13 @@ class ServiceAccess:
         allowed = ", ".join(sorted(r.name for r in self.roles))
         return f"{identity.common_name} may not call {self.service}: {allowed} certificates only"
 
-    async def require(self, context: grpc.aio.ServicerContext) -> None:
+    async def require(self, context: rpc.CallContext) -> None:
         """Returns when the caller may call the service; else ends the call with PERMISSION_DENIED."""
         why = self.refusal(context)
         if why is not None:
             await _deny(context, why)
 
-    async def require_datanode(self, context: grpc.aio.ServicerContext, uuid: str) -> None:
+    async def require_datanode(self, context: rpc.CallContext, uuid: str) -> None:
         """Returns when the caller may speak for datanode `uuid`: over TLS its certificate names that
         datanode; else ends the call with PERMISSION_DENIED."""
         if not self.tls:
@@ -78,6 +77,6 @@ class ServiceAccess:
             await _deny(context, why)
 
 
-async def _deny(context: grpc.aio.ServicerContext, why: str) -> None:
+async def _deny(context: rpc.CallContext, why: str) -> None:
     log.warning("Refused a call from %s: %s", context.peer(), why)
-    await context.abort(grpc.StatusCode.PERMISSION_DENIED, why)
+    await context.abort(rpc.StatusCode.PERMISSION_DENIED, why)

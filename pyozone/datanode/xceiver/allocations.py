@@ -38,9 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import grpc
-
-from pyozone.common.grpc_client import GrpcClient
+from pyozone import rpc
 from pyozone.common.net import HostPort, scm_client_address, scm_datanode_address
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
@@ -53,9 +51,9 @@ from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState, ReplicationType
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.admin import container_info_from_proto, pipeline_from_proto, pipeline_replica_indexes
 from pyozone.protocol.datastream import Hop
+from pyozone.rpc.rpc_client import RpcClient
 
 log = logging.getLogger(__name__)
 
@@ -239,7 +237,7 @@ def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
     return HostPort(scm_datanode_address(conf).host, conf.get("ozone.scm.client.port"))
 
 
-class ScmContainerLookup(GrpcClient):
+class ScmContainerLookup(RpcClient):
     """A ContainerLookup through SCM's getContainer (the admin protocol's client port), which sends the
     container's pipeline with it. `tls`: the datanode's certificate (hdds.grpc.tls.enabled)."""
 
@@ -247,7 +245,7 @@ class ScmContainerLookup(GrpcClient):
 
     def __init__(self, address: HostPort, timeout_s: float = 10.0, tls: TlsStore | None = None) -> None:
         super().__init__(
-            address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls
+            address, rpc.service(pb, "ScmAdminProtocolService"), MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls
         )
 
     def __call__(self, container_id: int) -> ScmContainer | None:
@@ -258,8 +256,8 @@ class ScmContainerLookup(GrpcClient):
         except _NotFound:
             return None
 
-    def _error(self, e: grpc.RpcError) -> Exception:
-        if e.code() is grpc.StatusCode.NOT_FOUND:
+    def _error(self, e: rpc.RpcError) -> Exception:
+        if e.code() is rpc.StatusCode.NOT_FOUND:
             return _NotFound()
         return ScmUnreachable(f"SCM at {self.address}: {e.code().name}: {e.details()}")
 

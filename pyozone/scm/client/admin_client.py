@@ -6,9 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import grpc
-
-from pyozone.common.grpc_client import GrpcClient
+from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.container import ContainerInfo
@@ -19,7 +17,6 @@ from pyozone.hdds.safemode_status import RuleStatus
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import (
     ProtocolError,
     container_info_from_proto,
@@ -31,8 +28,13 @@ from pyozone.protocol import (
 )
 from pyozone.protocol.admin import ContainerView, DatanodeListing, PipelineView, rm_report_from_proto
 from pyozone.protocol.common import pipeline_id_to_proto, replication_to_proto
+from pyozone.rpc.rpc_client import RpcClient
 
 T = TypeVar("T")
+
+
+ADMIN_SERVICE = rpc.service(pb, "ScmAdminProtocolService")
+"""SCM's admin protocol (Ozone's StorageContainerLocationProtocol), on ozone.scm.client.address."""
 
 
 class AdminError(Exception):
@@ -47,17 +49,15 @@ class ScmInfo:
     pre_check_complete: bool
 
 
-class ScmAdminClient(GrpcClient):
+class ScmAdminClient(RpcClient):
     PEER = CertRole.SCM
 
     def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
-        super().__init__(
-            address, pb_grpc.ScmAdminProtocolServiceStub, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls
-        )
+        super().__init__(address, ADMIN_SERVICE, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls)
 
-    def _error(self, e: grpc.RpcError) -> AdminError:
+    def _error(self, e: rpc.RpcError) -> AdminError:
         code = e.code()
-        if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        if code in (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED):
             return AdminError(f"cannot reach SCM at {self.address}: {e.details()}")
         return AdminError(e.details() or code.name)
 
@@ -212,13 +212,13 @@ class ScmAdminClient(GrpcClient):
         No deadline: a large cluster's snapshot takes as long as it takes; an unreachable SCM still fails
         at once."""
         request = pb.SnapshotRequestProto(batchRows=batch_rows)
-        call = self._stub.streamSnapshot(request, metadata=self.metadata)
+        chunks = self._stub.streamSnapshot(request)
         try:
-            yield from call
-        except grpc.RpcError as e:
+            yield from chunks
+        except rpc.RpcError as e:
             raise self._error(e) from None
         finally:
-            call.cancel()  # a reader that stops early ends the stream; a no-op once it is complete
+            chunks.close()  # a reader that stops early ends the stream; a no-op once it is complete
 
 
 def _none(_: Any) -> None:

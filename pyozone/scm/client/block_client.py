@@ -1,7 +1,7 @@
 """ScmBlockClient: a synchronous client of ScmBlockLocationProtocolService (allocate and delete blocks).
 
 Failures are BlockClientError; `retryable` is set for UNAVAILABLE and DEADLINE_EXCEEDED (SCM unreachable,
-or no OPEN pipeline yet: SCM is creating one) and `code` carries the gRPC status for callers that care.
+or no OPEN pipeline yet: SCM is creating one) and `code` carries the call's status for callers that care.
 """
 
 from __future__ import annotations
@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-import grpc
-
-from pyozone.common.grpc_client import GrpcClient
+from pyozone import rpc
 from pyozone.common.net import HostPort, address, parse_host_port
 from pyozone.common.tls import TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
@@ -20,7 +18,6 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
-from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import ProtocolError
 from pyozone.protocol.block import (
     MAX_BLOCK_MESSAGE_BYTES,
@@ -33,15 +30,18 @@ from pyozone.protocol.block import (
     key_blocks_result_from_proto,
     key_blocks_to_proto,
 )
+from pyozone.rpc.rpc_client import RpcClient
 from pyozone.scm.client.admin_client import ScmInfo
 
 T = TypeVar("T")
 
-_RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+_RETRYABLE = (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED)
+
+BLOCK_SERVICE = rpc.service(pb, "ScmBlockLocationProtocolService")
 
 
 class BlockClientError(Exception):
-    def __init__(self, message: str, code: grpc.StatusCode | None = None) -> None:
+    def __init__(self, message: str, code: rpc.StatusCode | None = None) -> None:
         super().__init__(message)
         self.code = code
 
@@ -62,15 +62,13 @@ def scm_block_address(conf: OzoneConfiguration) -> HostPort:
     return parse_host_port(str(names).split(",")[0], port, "ozone.scm.names")
 
 
-class ScmBlockClient(GrpcClient):
+class ScmBlockClient(RpcClient):
     PEER = CertRole.SCM
 
     def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
-        super().__init__(
-            address, pb_grpc.ScmBlockLocationProtocolServiceStub, MAX_BLOCK_MESSAGE_BYTES, timeout_s, tls
-        )
+        super().__init__(address, BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES, timeout_s, tls)
 
-    def _error(self, e: grpc.RpcError) -> BlockClientError:
+    def _error(self, e: rpc.RpcError) -> BlockClientError:
         code = e.code()
         details = e.details() or code.name
         if code in _RETRYABLE:

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import grpc
-
+from pyozone import rpc
 from pyozone.common.grpc_client import USER_METADATA
 from pyozone.common.tls import grpc_peer_identity
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled
@@ -41,7 +40,7 @@ class AdminAccess:
             AdminRule.from_conf(conf),
         )
 
-    async def require(self, context: grpc.aio.ServicerContext, right: AdminRight = AdminRight.WRITE) -> None:
+    async def require(self, context: rpc.CallContext, right: AdminRight = AdminRight.WRITE) -> None:
         """Returns when the caller may; else ends the call with PERMISSION_DENIED in Ozone's words."""
         if not self.enabled:
             return
@@ -50,10 +49,10 @@ class AdminAccess:
         try:
             user = certificate_caller(peer, claimed, self.tls)
         except ValueError as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{USER_METADATA}: {e}")
+            await context.abort(rpc.StatusCode.INVALID_ARGUMENT, f"{USER_METADATA}: {e}")
         if self.rule.permits(user, right, peer.role if peer is not None else None):
             return
         await context.abort(
-            grpc.StatusCode.PERMISSION_DENIED,
+            rpc.StatusCode.PERMISSION_DENIED,
             f"Access denied for user {user}. SCM superuser privilege is required.",
         )

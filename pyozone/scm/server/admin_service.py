@@ -1,6 +1,6 @@
 """ScmAdminProtocolService: what `pyozone admin` asks of a live SCM, as a thin adapter over the core.
 
-Every call runs on the event loop (grpc.aio), so it sees and changes the core between heartbeats,
+Every call runs on the event loop (pyozone.rpc), so it sees and changes the core between heartbeats,
 never during one. With security or ACLs on (admin_access.py), a call that changes the cluster
 (decommission, maintenance, pipelines, safe mode, the Replication Manager, closing a container) is for
 administrators only, and one that reads SCM's datanodes, pipelines or containers (their lists, a
@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from enum import IntEnum
 from typing import TypeVar
 
-import grpc
 from google.protobuf.message import Message
 
 from pyozone import protocol as p
@@ -30,9 +29,9 @@ from pyozone.hdds.states import (
     ReplicationType,
 )
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.admin import rm_report_to_proto
 from pyozone.protocol.common import container_id, enum_from_proto, pipeline_id_from_proto
+from pyozone.rpc import CallContext, StatusCode
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
@@ -48,11 +47,11 @@ MAX_LIST_COUNT = 10_000
 MAX_SNAPSHOT_BATCH_ROWS = 65_536
 """streamSnapshot's batchRows at most: a batch is built in one go on the event loop, between heartbeats."""
 
-Context = grpc.aio.ServicerContext
+Context = CallContext
 E = TypeVar("E", bound=IntEnum)
 
 
-class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
+class AdminService:
     def __init__(
         self, core: StorageContainerManager, scm_uuid: str, snapshot_source: SnapshotSource | None = None
     ) -> None:
@@ -307,7 +306,7 @@ class AdminService(pb_grpc.ScmAdminProtocolServiceServicer):
         if request.batchRows > MAX_SNAPSHOT_BATCH_ROWS:
             raise InvalidRequest(f"batchRows: at most {MAX_SNAPSHOT_BATCH_ROWS}, got {request.batchRows}")
         if self.snapshot_source is None:
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this SCM was started without snapshots")
+            await context.abort(StatusCode.UNIMPLEMENTED, "this SCM was started without snapshots")
         async for chunk in self.snapshot_source(self.core, request.batchRows):
             yield chunk
 

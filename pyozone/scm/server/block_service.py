@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import logging
 
-import grpc
-
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
-from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.block import (
     DeleteResult,
     KeyBlocksResult,
@@ -31,6 +28,7 @@ from pyozone.protocol.block import (
     key_blocks_from_proto,
     key_blocks_result_to_proto,
 )
+from pyozone.rpc import CallContext, StatusCode
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import parse, rpc
@@ -38,13 +36,13 @@ from pyozone.security.service_access import ServiceAccess
 
 log = logging.getLogger(__name__)
 
-Context = grpc.aio.ServicerContext
+Context = CallContext
 
 CALLERS = frozenset({CertRole.OM, CertRole.SCM})
 """Who may call the block protocol over mutual TLS."""
 
 
-class BlockService(pb_grpc.ScmBlockLocationProtocolServiceServicer):
+class BlockService:
     def __init__(self, core: StorageContainerManager, scm_uuid: str, tls: bool = False) -> None:
         """`tls`: the port is mutual TLS, so only CALLERS may call."""
         self.core = core
@@ -69,7 +67,7 @@ class BlockService(pb_grpc.ScmBlockLocationProtocolServiceServicer):
             if e.code is not ResultCode.FAILED_TO_FIND_ACTIVE_PIPELINE:
                 raise
             log.info("allocateScmBlock from %s: %s", context.peer(), e)
-            await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
+            await context.abort(StatusCode.UNAVAILABLE, str(e))
         return response
 
     @rpc
@@ -107,7 +105,3 @@ class BlockService(pb_grpc.ScmBlockLocationProtocolServiceServicer):
             inSafeMode=safe_mode.in_safe_mode(),
             preCheckComplete=safe_mode.precheck_passed(),
         )
-
-
-def add_block_service(server: grpc.aio.Server, service: BlockService) -> None:
-    pb_grpc.add_ScmBlockLocationProtocolServiceServicer_to_server(service, server)

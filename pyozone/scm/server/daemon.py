@@ -1,7 +1,7 @@
-"""The SCM daemon: the sans-IO core behind its gRPC servers, a tick loop and a readiness endpoint.
+"""The SCM daemon: the sans-IO core behind its RPC servers, a tick loop and a readiness endpoint.
 
-Everything runs on one asyncio event loop: grpc.aio runs the service coroutines there and the tick loop
-is a task on it, so the core (which is not thread-safe) only ever runs on the loop's thread.
+Everything runs on one asyncio event loop (uvloop): pyozone.rpc runs the service coroutines there and the
+tick loop is a task on it, so the core (which is not thread-safe) only ever runs on the loop's thread.
 
 With ozone.security.enabled SCM is also the certificate authority: the security protocol listens on its
 own port (always mutual TLS), and the CA's periodic work (secret key rotation, expired certificates, SCM's
@@ -16,29 +16,30 @@ import logging
 import signal
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
-import grpc
-
-from pyozone.common.grpc_server import interceptors as server_interceptors
+from pyozone import rpc
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import HostPort, address, bind_address
-from pyozone.common.tls import TlsStore, revocation_interceptors, secure_port
+from pyozone.common.tls import TlsStore
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only, readers_only
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
-from pyozone.proto import ScmSecurityProtocol_pb2_grpc as security_grpc
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as datanode_grpc
-from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES, grpc_options
+from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.proto import ScmSecurityProtocol_pb2 as security_pb
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as datanode_pb
+from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES
 from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
+from pyozone.rpc import loop as rpc_loop
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.security.manager import ScmSecurity
 from pyozone.scm.server.admin_service import AdminService
-from pyozone.scm.server.block_service import BlockService, add_block_service
+from pyozone.scm.server.block_service import BlockService
 from pyozone.scm.server.ca_files import (
     ScmSecurityFiles,
     SecuritySetupError,
@@ -149,7 +150,7 @@ class ScmDaemon:
         self.http_port = 0
         self.security_port = 0
         self.serving = False
-        self._servers: list[grpc.aio.Server] = []
+        self._servers: list[rpc.Server] = []
         self.metrics = MetricsSystem("StorageContainerManager")
         self.scm_metrics = register_scm_metrics(self.metrics, self.core)
         self._http = HttpServer(
@@ -251,50 +252,56 @@ class ScmDaemon:
 
     async def start_rpc(self) -> None:
         scm_uuid = self.storage.scm_uuid
-        datanode = grpc.aio.server(
-            options=grpc_options(MAX_HEARTBEAT_MESSAGE_BYTES),
-            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
+        datanode = DatanodeProtocolService(
+            self.core,
+            scm_uuid,
+            tls=self.tls is not None,
+            heartbeat_seconds=self.scm_metrics.heartbeat_seconds,
         )
-        datanode_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(
-            DatanodeProtocolService(
-                self.core,
-                scm_uuid,
-                tls=self.tls is not None,
-                heartbeat_seconds=self.scm_metrics.heartbeat_seconds,
-            ),
-            datanode,
-        )
-        self.datanode_port = _bind(datanode, self.datanode_address, "ozone.scm.datanode", self.tls)
-        admin = grpc.aio.server(
-            options=grpc_options(MAX_ADMIN_MESSAGE_BYTES),
-            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
-        )
-        admin_grpc.add_ScmAdminProtocolServiceServicer_to_server(
-            AdminService(self.core, scm_uuid, self.snapshot_source), admin
-        )
-        self.client_port = _bind(admin, self.client_address, "ozone.scm.client", self.tls)
-        block = grpc.aio.server(
-            options=grpc_options(MAX_BLOCK_MESSAGE_BYTES),
-            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
-        )
-        add_block_service(block, BlockService(self.core, scm_uuid, tls=self.tls is not None))
-        self.block_port = _bind(block, self.block_address, "ozone.scm.block.client", self.tls)
-        self._servers = [datanode, admin, block]
+        admin = AdminService(self.core, scm_uuid, self.snapshot_source)
+        block = BlockService(self.core, scm_uuid, tls=self.tls is not None)
+        self.datanode_port = await self._serve(
+            datanode_pb, "StorageContainerDatanodeProtocolService", datanode, MAX_HEARTBEAT_MESSAGE_BYTES,
+            self.datanode_address, "ozone.scm.datanode", self.tls,
+        )  # fmt: skip
+        self.client_port = await self._serve(
+            admin_pb, "ScmAdminProtocolService", admin, MAX_ADMIN_MESSAGE_BYTES,
+            self.client_address, "ozone.scm.client", self.tls,
+        )  # fmt: skip
+        self.block_port = await self._serve(
+            block_pb, "ScmBlockLocationProtocolService", block, MAX_BLOCK_MESSAGE_BYTES,
+            self.block_address, "ozone.scm.block.client", self.tls,
+        )  # fmt: skip
         if self.secure is not None:
-            security = grpc.aio.server(
-                options=grpc_options(MAX_SECURITY_MESSAGE_BYTES),
-                interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
-            )
-            security_grpc.add_SCMSecurityProtocolServiceServicer_to_server(
-                SecurityService(self.secure.security), security
-            )
-            self.security_port = _bind(
-                security, self.secure.address, "ozone.scm.security.service", self.secure.tls
-            )
-            self._servers.append(security)
-        for server in self._servers:
-            await server.start()
+            security = SecurityService(self.secure.security)
+            self.security_port = await self._serve(
+                security_pb, "SCMSecurityProtocolService", security, MAX_SECURITY_MESSAGE_BYTES,
+                self.secure.address, "ozone.scm.security.service", self.secure.tls,
+            )  # fmt: skip
         self.serving = True
+
+    async def _serve(
+        self,
+        module: ModuleType,
+        name: str,
+        servicer: object,
+        max_message_bytes: int,
+        where: HostPort,
+        keys: str,
+        tls: TlsStore | None,
+    ) -> int:
+        """One service on its own port. `keys` is the prefix of the address and bind-host keys that gave
+        `where`, for the error."""
+        server = rpc.Server(rpc.ServerSettings(max_message_bytes=max_message_bytes))
+        server.add_service(rpc.service(module, name), servicer)
+        try:
+            port = await server.start(where.host, where.port, tls)
+        except OSError as e:
+            raise ServerStartError(
+                f"cannot bind the SCM to {where} ({keys}.address, {keys}.bind.host): {e.strerror or e}"
+            ) from None
+        self._servers.append(server)
+        return port
 
     async def stop(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
         """Not ready first (pollers see 503), then no new RPCs, in-flight ones get `grace_s`; then the tick
@@ -310,16 +317,6 @@ class ScmDaemon:
         await self._http.stop()
         self.store.close()
         log.info("SCM stopped")
-
-
-def _bind(server: grpc.aio.Server, where: HostPort, keys: str, tls: TlsStore | None) -> int:
-    """`keys` is the prefix of the address and bind-host keys that gave `where`, for the error."""
-    try:
-        return secure_port(server, str(where), tls)
-    except RuntimeError as e:
-        raise ServerStartError(
-            f"cannot bind the SCM to {where} ({keys}.address, {keys}.bind.host): {e}"
-        ) from None
 
 
 async def serve(
@@ -350,4 +347,4 @@ def start_scm(
     snapshot_source: SnapshotSource | None = None,
 ) -> int:
     """`pyozone scm`: the daemon's entry point; takes ownership of the opened store."""
-    return asyncio.run(serve(conf, storage, store, snapshot_source))
+    return rpc_loop.run(serve(conf, storage, store, snapshot_source))

@@ -1,7 +1,7 @@
 """StorageContainerDatanodeProtocolService: getVersion, register and sendHeartbeat over the SCM core.
 
 A thin adapter: convert the request, call the core on the event loop (the core is not thread-safe and
-grpc.aio runs these coroutines on the loop), convert the answer back.
+pyozone.rpc runs these coroutines on the loop), convert the answer back.
 
 Over mutual TLS only datanode certificates may call it, and each speaks for the datanode whose UUID it
 names alone: another datanode's register or heartbeat (its reports, its pipeline actions) is refused. A
@@ -16,13 +16,12 @@ from __future__ import annotations
 import logging
 import time
 
-import grpc
 from prometheus_client import Histogram
 
 from pyozone import protocol as p
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as pb_grpc
+from pyozone.rpc import CallContext
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import parse, rpc
@@ -31,7 +30,7 @@ from pyozone.security.service_access import ServiceAccess
 log = logging.getLogger(__name__)
 
 
-class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceServicer):
+class DatanodeProtocolService:
     def __init__(
         self,
         core: StorageContainerManager,
@@ -49,7 +48,7 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
 
     @rpc
     async def getVersion(
-        self, request: pb.SCMVersionRequestProto, context: grpc.aio.ServicerContext
+        self, request: pb.SCMVersionRequestProto, context: CallContext
     ) -> pb.SCMVersionResponseProto:
         await self.access.require(context)
         core = self.core
@@ -59,7 +58,7 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
 
     @rpc
     async def register(
-        self, request: pb.SCMRegisterRequestProto, context: grpc.aio.ServicerContext
+        self, request: pb.SCMRegisterRequestProto, context: CallContext
     ) -> pb.SCMRegisteredResponseProto:
         await self.access.require(context)
         req = parse(p.register_request_from_proto, request)
@@ -84,7 +83,7 @@ class DatanodeProtocolService(pb_grpc.StorageContainerDatanodeProtocolServiceSer
 
     @rpc
     async def sendHeartbeat(
-        self, request: pb.SCMHeartbeatRequestProto, context: grpc.aio.ServicerContext
+        self, request: pb.SCMHeartbeatRequestProto, context: CallContext
     ) -> pb.SCMHeartbeatResponseProto:
         start = time.perf_counter()
         await self.access.require(context)

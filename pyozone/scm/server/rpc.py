@@ -1,4 +1,4 @@
-"""How the SCM's gRPC services turn failures into gRPC statuses, so no request can take the server down.
+"""How the SCM's services turn failures into call statuses, so no request can take the server down.
 
 A malformed request is the caller's fault (INVALID_ARGUMENT, naming the field); an SCM refusal is
 FAILED_PRECONDITION or NOT_FOUND with Ozone's "RESULT_CODE: message"; anything else is a server bug:
@@ -12,8 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
-import grpc
-
+from pyozone import rpc as _rpc
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.protocol import ProtocolError
 
@@ -39,8 +38,8 @@ def parse(convert: Callable[..., R], *args: Any) -> R:
         raise InvalidRequest(str(e)) from None
 
 
-Handler = Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Any]]
-StreamHandler = Callable[[Any, Any, grpc.aio.ServicerContext], AsyncIterator[Any]]
+Handler = Callable[[Any, Any, _rpc.CallContext], Awaitable[Any]]
+StreamHandler = Callable[[Any, Any, _rpc.CallContext], AsyncIterator[Any]]
 
 
 def rpc(handler: Handler) -> Handler:
@@ -48,7 +47,7 @@ def rpc(handler: Handler) -> Handler:
     name = handler.__name__
 
     @functools.wraps(handler)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def wrapper(self: Any, request: Any, context: _rpc.CallContext) -> Any:
         try:
             return await handler(self, request, context)
         except Exception as e:
@@ -62,7 +61,7 @@ def rpc_stream(handler: StreamHandler) -> StreamHandler:
     name = handler.__name__
 
     @functools.wraps(handler)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    async def wrapper(self: Any, request: Any, context: _rpc.CallContext) -> AsyncIterator[Any]:
         try:
             async for message in handler(self, request, context):
                 yield message
@@ -72,14 +71,14 @@ def rpc_stream(handler: StreamHandler) -> StreamHandler:
     return wrapper
 
 
-async def _abort(name: str, error: Exception, context: grpc.aio.ServicerContext) -> NoReturn:
-    if isinstance(error, grpc.aio.AbortError):
+async def _abort(name: str, error: Exception, context: _rpc.CallContext) -> NoReturn:
+    if isinstance(error, _rpc.AbortError):
         raise error  # the handler chose the status itself
     if isinstance(error, InvalidRequest):
         log.warning("%s from %s: invalid request: %s", name, context.peer(), error)
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        await context.abort(_rpc.StatusCode.INVALID_ARGUMENT, str(error))
     if isinstance(error, SCMException):
-        code = grpc.StatusCode.NOT_FOUND if error.code in _NOT_FOUND else grpc.StatusCode.FAILED_PRECONDITION
+        code = _rpc.StatusCode.NOT_FOUND if error.code in _NOT_FOUND else _rpc.StatusCode.FAILED_PRECONDITION
         await context.abort(code, str(error))
     log.error("%s from %s failed", name, context.peer(), exc_info=error)
-    await context.abort(grpc.StatusCode.INTERNAL, f"{name}: internal error in SCM (see its log)")
+    await context.abort(_rpc.StatusCode.INTERNAL, f"{name}: internal error in SCM (see its log)")

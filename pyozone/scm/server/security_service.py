@@ -1,20 +1,18 @@
 """SCMSecurityProtocolService: the CA and the secret keys on port 9961, always over mutual TLS.
 
 The caller is the identity its verified certificate names (grpc_peer_identity); ScmSecurity decides what
-it may do. A refusal is a gRPC status whose message starts with Ozone's status name.
+it may do. A refusal is a status whose message starts with Ozone's status name.
 """
 
 from __future__ import annotations
 
 import functools
 
-import grpc
-
 from pyozone.common.tls import grpc_peer_identity
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.x509 import Identity
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.proto import ScmSecurityProtocol_pb2_grpc as pb_grpc
+from pyozone.rpc import CallContext, StatusCode
 from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.security.manager import ScmSecurity
 from pyozone.scm.server.rpc import Handler, InvalidRequest, parse, rpc
@@ -28,14 +26,14 @@ from pyozone.security.codec import (
 from pyozone.security.errors import SecurityError, SecurityResult
 from pyozone.security.service_access import peer_certificate, peer_datanode
 
-Context = grpc.aio.ServicerContext
+Context = CallContext
 
 _STATUS = {
-    SecurityResult.INVALID_CSR: grpc.StatusCode.INVALID_ARGUMENT,
-    SecurityResult.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
-    SecurityResult.CERTIFICATE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    SecurityResult.UNABLE_TO_ISSUE_CERTIFICATE: grpc.StatusCode.FAILED_PRECONDITION,
-    SecurityResult.SECRET_KEY_NOT_INITIALIZED: grpc.StatusCode.FAILED_PRECONDITION,
+    SecurityResult.INVALID_CSR: StatusCode.INVALID_ARGUMENT,
+    SecurityResult.PERMISSION_DENIED: StatusCode.PERMISSION_DENIED,
+    SecurityResult.CERTIFICATE_NOT_FOUND: StatusCode.NOT_FOUND,
+    SecurityResult.UNABLE_TO_ISSUE_CERTIFICATE: StatusCode.FAILED_PRECONDITION,
+    SecurityResult.SECRET_KEY_NOT_INITIALIZED: StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -47,7 +45,7 @@ def security_rpc(handler: Handler) -> Handler:
         try:
             return await handler(self, request, context)
         except SecurityError as e:
-            await context.abort(_STATUS.get(e.code, grpc.StatusCode.INTERNAL), str(e))  # type: ignore[call-overload]
+            await context.abort(_STATUS.get(e.code, StatusCode.INTERNAL), str(e))  # type: ignore[call-overload]
 
     return rpc(wrapper)
 
@@ -70,7 +68,7 @@ def _revocation_reason(code: int, field: str) -> RevocationReason:
         raise ProtocolError(field, f"{code} is not a revocation reason ({codes})") from None
 
 
-class SecurityService(pb_grpc.SCMSecurityProtocolServiceServicer):
+class SecurityService:
     def __init__(self, security: ScmSecurity) -> None:
         self.security = security
 

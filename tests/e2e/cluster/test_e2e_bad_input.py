@@ -11,17 +11,18 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 
 from pyozone import protocol as p
+from pyozone import rpc
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as hb_pb
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as hb_grpc
 from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
     all_running,
@@ -30,6 +31,7 @@ from tests.e2e.cluster.cluster_helpers import (
     write_to_pipeline,
 )
 from tests.polling import wait_for
+from tests.rpc_probe import raw_call
 
 MiB = 1 << 20
 HEARTBEAT = "/pyozone.hdds.StorageContainerDatanodeProtocolService/sendHeartbeat"
@@ -45,10 +47,10 @@ def cluster(
 
 
 @pytest.fixture
-def scm(cluster: LiveCluster) -> Iterator[hb_grpc.StorageContainerDatanodeProtocolServiceStub]:
-    options = p.grpc_options(64 * MiB)  # the client may send more than SCM accepts
-    with grpc.insecure_channel(f"127.0.0.1:{cluster.scm_port('datanode')}", options=options) as channel:
-        yield hb_grpc.StorageContainerDatanodeProtocolServiceStub(channel)
+def scm(cluster: LiveCluster) -> Iterator[Any]:
+    target = f"127.0.0.1:{cluster.scm_port('datanode')}"  # a client bounds only its answers
+    with rpc.SyncChannel(target, rpc.ChannelSettings(p.MAX_HEARTBEAT_MESSAGE_BYTES)) as channel:
+        yield rpc.Stub(channel, rpc.service(hb_pb, "StorageContainerDatanodeProtocolService"))
 
 
 def scm_serves(cluster: LiveCluster) -> None:
@@ -88,14 +90,16 @@ def garbage_methods(cluster: LiveCluster) -> list[tuple[int, str, bool]]:
     """(port, method, request-streaming) of every daemon's gRPC servers."""
     xceiver = cluster.datanodes()["dn1"]["ports"]["STANDALONE"]
     return [
-        (cluster.scm_port("datanode"), HEARTBEAT, False),
-        (
-            cluster.scm_port("block"),
-            "/pyozone.hdds.block.ScmBlockLocationProtocolService/allocateScmBlock",
-            False,
-        ),
         (cluster.port("om", "rpc"), "/pyozone.om.OzoneManagerService/createVolume", False),
         (xceiver, "/pyozone.hdds.datanode.XceiverClientProtocolService/send", True),
+    ]
+
+
+def rpc_methods(cluster: LiveCluster) -> list[tuple[int, str]]:
+    """(port, method) of the daemons' pyozone.rpc servers."""
+    return [
+        (cluster.scm_port("datanode"), HEARTBEAT),
+        (cluster.scm_port("block"), "/pyozone.hdds.block.ScmBlockLocationProtocolService/allocateScmBlock"),
     ]
 
 
@@ -113,24 +117,31 @@ def test_garbage_bytes_are_invalid_argument_on_every_daemon(cluster: LiveCluster
                 print(f"\n{method}: {error.value.code().name}: {error.value.details()}")
                 assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT, method
                 assert "not a valid request message" in (error.value.details() or ""), method
+    for port, method in rpc_methods(cluster):
+        for garbage in GARBAGE:
+            with pytest.raises(rpc.RpcError) as refused:
+                raw_call(f"127.0.0.1:{port}", method, garbage)
+            print(f"\n{method}: {refused.value.code().name}: {refused.value.details()}")
+            assert refused.value.code() is rpc.StatusCode.INVALID_ARGUMENT, method
+            assert "not a valid request message" in refused.value.details(), method
     scm_serves(cluster)
     all_running(cluster)
 
 
 def test_a_missing_required_field_is_invalid_argument(cluster: LiveCluster, scm) -> None:
-    with pytest.raises(grpc.RpcError) as error:
+    with pytest.raises(rpc.RpcError) as error:
         scm.sendHeartbeat(hb_pb.SCMHeartbeatRequestProto(), timeout=10)
-    assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
     assert "datanodeDetails" in (error.value.details() or "")
     details = p.datanode_details_to_proto(ghost())
     details.ClearField("uuid")
-    with pytest.raises(grpc.RpcError) as no_uuid:
+    with pytest.raises(rpc.RpcError) as no_uuid:
         scm.sendHeartbeat(hb_pb.SCMHeartbeatRequestProto(datanodeDetails=details), timeout=10)
-    assert no_uuid.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert no_uuid.value.code() is rpc.StatusCode.INVALID_ARGUMENT
     assert "uuid: is missing" in (no_uuid.value.details() or "")
-    with pytest.raises(grpc.RpcError) as register:
+    with pytest.raises(rpc.RpcError) as register:
         scm.register(hb_pb.SCMRegisterRequestProto(), timeout=10)
-    assert register.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert register.value.code() is rpc.StatusCode.INVALID_ARGUMENT
     scm_serves(cluster)
 
 
@@ -138,10 +149,10 @@ def test_an_oversized_heartbeat_is_resource_exhausted(cluster: LiveCluster, scm)
     request = p.heartbeat_to_proto(Heartbeat(ghost()))
     request.nodeReport.storageReport.add(storageUuid="big", storageLocation="x" * (17 * MiB))
     assert request.ByteSize() > p.MAX_HEARTBEAT_MESSAGE_BYTES
-    with pytest.raises(grpc.RpcError) as error:
+    with pytest.raises(rpc.RpcError) as error:
         scm.sendHeartbeat(request, timeout=30)
     print(f"\noversized: {error.value.code().name}: {error.value.details()}")
-    assert error.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert error.value.code() is rpc.StatusCode.RESOURCE_EXHAUSTED
     scm_serves(cluster)
 
 

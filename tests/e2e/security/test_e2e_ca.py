@@ -25,25 +25,26 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
 import pytest
 from cryptography import x509
 
 import pyozone
+from pyozone import rpc
 from pyozone.cluster.layout import free_ports
 from pyozone.common.fsutil import write_file
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
+from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import SITE_FILE, write_site_xml
+from pyozone.hdds.limits import MiB
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.proto import ScmSecurityProtocol_pb2_grpc as pb_grpc
+from pyozone.scm.client.admin_client import ADMIN_SERVICE
 from pyozone.security.cert_client import CertRenewer, certificate_hosts, daemon_tls
+from pyozone.security.codec import MAX_SECURITY_MESSAGE_BYTES
 from pyozone.security.errors import SecurityError, SecurityResult
 from pyozone.security.join import JoinCredential
 from pyozone.security.scm_security_client import SCMSecurityClient
@@ -382,29 +383,25 @@ def test_a_certificate_scms_ca_never_issued_is_refused_on_9961(
 
 
 def test_a_plaintext_channel_is_refused_on_9961(scm: SecureScm) -> None:
-    with grpc.insecure_channel(str(scm.security)) as channel:
-        stub = pb_grpc.SCMSecurityProtocolServiceStub(channel)
-        with pytest.raises(grpc.RpcError) as e:
+    with rpc.SyncChannel(scm.security, rpc.ChannelSettings(MAX_SECURITY_MESSAGE_BYTES)) as channel:
+        stub = rpc.Stub(channel, rpc.service(pb, "SCMSecurityProtocolService"))
+        with pytest.raises(rpc.RpcError) as e:
             stub.getCACertificate(pb.SCMGetCACertificateRequestProto(), timeout=5)
-    assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert e.value.code() == rpc.StatusCode.UNAVAILABLE
 
 
 def test_with_grpc_tls_scms_other_ports_want_a_certificate_too(
     scm: SecureScm, strangers: dict[str, TlsStore]
 ) -> None:
     target = f"{HOST}:{scm.client_port}"
-    with sync_channel(target, [], scm.admin) as channel:
-        info = admin_grpc.ScmAdminProtocolServiceStub(channel).getScmInfo(
-            admin_pb.GetScmInfoRequestProto(), timeout=5
-        )
+    with rpc.SyncChannel(target, rpc.ChannelSettings(MiB), scm.admin) as channel:
+        info = rpc.Stub(channel, ADMIN_SERVICE).getScmInfo(admin_pb.GetScmInfoRequestProto(), timeout=5)
         assert info.clusterId.startswith("CID-")
     for tls in (None, strangers["other CA"]):
-        with sync_channel(target, [], tls) as channel:
-            with pytest.raises(grpc.RpcError) as e:
-                admin_grpc.ScmAdminProtocolServiceStub(channel).getScmInfo(
-                    admin_pb.GetScmInfoRequestProto(), timeout=5
-                )
-            assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+        with rpc.SyncChannel(target, rpc.ChannelSettings(MiB), tls) as channel:
+            with pytest.raises(rpc.RpcError) as e:
+                rpc.Stub(channel, ADMIN_SERVICE).getScmInfo(admin_pb.GetScmInfoRequestProto(), timeout=5)
+            assert e.value.code() == rpc.StatusCode.UNAVAILABLE
     assert http_ready(scm.http_port, scm.admin.client_context()).startswith(b"HTTP/1.1 200")
     no_certificate = ssl.create_default_context(cafile=str(scm.admin.paths.ca))
     with pytest.raises((ssl.SSLError, ConnectionError)):

@@ -18,21 +18,23 @@ from pathlib import Path
 import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.cluster.layout import HOST
 from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
 from pyozone.config.site import load_configuration
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
-from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as block_grpc
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.datastream import READ_REPLY, SUCCESS, ReadHeader, decode_read_reply, encode_header
+from pyozone.scm.client.block_client import BLOCK_SERVICE
 from tests.e2e.cluster.cluster_helpers import MiB, all_running, file_sha256, random_file
 from tests.e2e.security.secure_cluster import SecureCluster, Strangers, secure_cluster
+from tests.rpc_probe import rpc_status
 
 VOL, BUCKET = "mtls", "bucket"
+DATANODE_SERVICE = rpc.service(dn_pb, "StorageContainerDatanodeProtocolService")
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +51,20 @@ def strangers(cluster: SecureCluster, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def grpc_ports(cluster: SecureCluster) -> dict[str, int]:
-    """Every gRPC port: SCM's client (9860), datanode (9861), block (9863) and security (9961) ports, OM's
-    RPC port, and each datanode's xceiver, pipeline (ratis) and replication ports."""
+    """Every gRPC port: OM's RPC port, and each datanode's xceiver, pipeline (ratis) and replication
+    ports."""
     state = cluster.state
-    scm, om = state.daemon("scm").ports, state.daemon("om").ports
-    ports = {f"scm {kind}": scm[kind] for kind in ("client", "datanode", "block", "security")}
-    ports["om rpc"] = om["rpc"]
+    ports = {"om rpc": state.daemon("om").ports["rpc"]}
     for dn in state.datanodes():
         ports |= {f"{dn.name} {kind}": dn.ports[kind] for kind in ("ipc", "ratis", "replication")}
     return ports
+
+
+def rpc_ports(cluster: SecureCluster) -> dict[str, int]:
+    """Every pyozone.rpc port: SCM's client (9860), datanode (9861), block (9863) and security (9961)
+    ports."""
+    scm = cluster.state.daemon("scm").ports
+    return {f"scm {kind}": scm[kind] for kind in ("client", "datanode", "block", "security")}
 
 
 def http_ports(cluster: SecureCluster) -> dict[str, int]:
@@ -144,13 +151,17 @@ def test_every_grpc_port_serves_the_administrators_certificate(cluster: SecureCl
     admin = cluster.admin_tls
     answers = {name: grpc_status(port, admin)[0] for name, port in grpc_ports(cluster).items()}
     assert set(answers.values()) == {grpc.StatusCode.UNIMPLEMENTED}, answers
+    served = {name: rpc_status(f"{HOST}:{port}", admin)[0] for name, port in rpc_ports(cluster).items()}
+    assert set(served.values()) == {rpc.StatusCode.UNIMPLEMENTED}, served
 
 
 def test_every_grpc_port_refuses_a_plaintext_client(cluster: SecureCluster) -> None:
     answers = {name: grpc_status(port, None) for name, port in grpc_ports(cluster).items()}
     assert {code for code, _ in answers.values()} == {grpc.StatusCode.UNAVAILABLE}, answers
+    plain = {name: rpc_status(f"{HOST}:{port}", None) for name, port in rpc_ports(cluster).items()}
+    assert {code for code, _ in plain.values()} == {rpc.StatusCode.UNAVAILABLE}, plain
     preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-    for name, port in grpc_ports(cluster).items():
+    for name, port in (grpc_ports(cluster) | rpc_ports(cluster)).items():
         assert refused(plaintext_answer(port, preface)), name
 
 
@@ -161,7 +172,9 @@ def test_every_grpc_port_refuses_a_certificate_of_no_cluster_ca(
     tls = getattr(strangers, stranger)
     answers = {name: grpc_status(port, tls) for name, port in grpc_ports(cluster).items()}
     assert {code for code, _ in answers.values()} == {grpc.StatusCode.UNAVAILABLE}, answers
-    for name, port in grpc_ports(cluster).items():  # refused in the handshake, not by a later check
+    strange = {name: rpc_status(f"{HOST}:{port}", tls) for name, port in rpc_ports(cluster).items()}
+    assert {code for code, _ in strange.values()} == {rpc.StatusCode.UNAVAILABLE}, strange
+    for name, port in (grpc_ports(cluster) | rpc_ports(cluster)).items():  # refused in the handshake
         assert_handshake_refused(port, tls, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), name
 
 
@@ -244,41 +257,42 @@ def daemon_tls(cluster: SecureCluster, metadata_dir: str) -> TlsStore:
     return TlsStore(TlsPaths.under(cluster.data_dir / metadata_dir, load_configuration(cluster.conf_dir, {})))
 
 
-def scm_call(cluster: SecureCluster, port: str, tls: TlsStore, call) -> tuple[grpc.StatusCode, str]:
-    with sync_channel(f"{HOST}:{cluster.state.daemon('scm').ports[port]}", [], tls) as channel:
+def scm_call(cluster: SecureCluster, port: str, tls: TlsStore, call) -> tuple[rpc.StatusCode, str]:
+    target = f"{HOST}:{cluster.state.daemon('scm').ports[port]}"
+    with rpc.SyncChannel(target, rpc.ChannelSettings(MiB), tls) as channel:
         try:
             call(channel)
-        except grpc.RpcError as e:
-            return e.code(), e.details() or ""
-    return grpc.StatusCode.OK, ""
+        except rpc.RpcError as e:
+            return e.code(), e.details()
+    return rpc.StatusCode.OK, ""
 
 
 def test_only_om_calls_scms_block_protocol(cluster: SecureCluster) -> None:
     """A user's certificate cannot delete (or allocate) blocks behind OM's back."""
     block = block_pb.BlockID(containerBlockID=block_pb.ContainerBlockID(containerID=1, localID=1))
     calls = {
-        "delete": lambda ch: block_grpc.ScmBlockLocationProtocolServiceStub(ch).deleteScmKeyBlocks(
+        "delete": lambda ch: rpc.Stub(ch, BLOCK_SERVICE).deleteScmKeyBlocks(
             block_pb.DeleteScmKeyBlocksRequestProto(
                 keyBlocks=[block_pb.KeyBlocks(key="/v/b/k", blocks=[block])]
             ),
             timeout=10,
         ),
-        "allocate": lambda ch: block_grpc.ScmBlockLocationProtocolServiceStub(ch).allocateScmBlock(
+        "allocate": lambda ch: rpc.Stub(ch, BLOCK_SERVICE).allocateScmBlock(
             block_pb.AllocateScmBlockRequestProto(
                 size=1, numBlocks=1, type=hdds_pb2.RATIS, factor=hdds_pb2.ONE
             ),
             timeout=10,
         ),
-        "info": lambda ch: block_grpc.ScmBlockLocationProtocolServiceStub(ch).getScmInfo(
+        "info": lambda ch: rpc.Stub(ch, BLOCK_SERVICE).getScmInfo(
             admin_pb.GetScmInfoRequestProto(), timeout=10
         ),
     }
     for caller, tls in (("the administrator", cluster.admin_tls), ("dn1", daemon_tls(cluster, "dn1/meta"))):
         for name, call in calls.items():
             code, details = scm_call(cluster, "block", tls, call)
-            assert code is grpc.StatusCode.PERMISSION_DENIED, (caller, name, code, details)
+            assert code is rpc.StatusCode.PERMISSION_DENIED, (caller, name, code, details)
             assert "may not call SCM's block protocol" in details
-    assert scm_call(cluster, "block", daemon_tls(cluster, "om"), calls["info"])[0] is grpc.StatusCode.OK
+    assert scm_call(cluster, "block", daemon_tls(cluster, "om"), calls["info"])[0] is rpc.StatusCode.OK
 
 
 def test_a_datanode_certificate_speaks_for_its_own_datanode_alone(cluster: SecureCluster) -> None:
@@ -297,21 +311,17 @@ def test_a_datanode_certificate_speaks_for_its_own_datanode_alone(cluster: Secur
         cluster,
         "datanode",
         daemon_tls(cluster, f"{first}/meta"),
-        lambda ch: dn_grpc.StorageContainerDatanodeProtocolServiceStub(ch).sendHeartbeat(
-            heartbeat, timeout=10
-        ),
+        lambda ch: rpc.Stub(ch, DATANODE_SERVICE).sendHeartbeat(heartbeat, timeout=10),
     )
-    assert code is grpc.StatusCode.PERMISSION_DENIED, (code, details)
+    assert code is rpc.StatusCode.PERMISSION_DENIED, (code, details)
     assert f"names datanode {uuids[first]}, not {uuids[second]}" in details
     code, details = scm_call(
         cluster,
         "datanode",
         cluster.admin_tls,
-        lambda ch: dn_grpc.StorageContainerDatanodeProtocolServiceStub(ch).getVersion(
-            dn_pb.SCMVersionRequestProto(), timeout=10
-        ),
+        lambda ch: rpc.Stub(ch, DATANODE_SERVICE).getVersion(dn_pb.SCMVersionRequestProto(), timeout=10),
     )
-    assert code is grpc.StatusCode.PERMISSION_DENIED and "may not call SCM's datanode protocol" in details
+    assert code is rpc.StatusCode.PERMISSION_DENIED and "may not call SCM's datanode protocol" in details
 
 
 # ------------------------------------------------------------------ last: the cluster stops

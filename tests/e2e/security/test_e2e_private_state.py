@@ -15,14 +15,15 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.cluster.layout import HOST
-from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
+from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config.site import load_configuration
+from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
+from pyozone.scm.client.admin_client import ADMIN_SERVICE
 from tests.e2e.cluster.cluster_helpers import Result
 from tests.e2e.security.secure_cluster import SecureCluster, secure_cluster
 
@@ -47,13 +48,14 @@ def admin_as(cluster: SecureCluster, user: str, *args: str) -> Result:
 def test_the_gateways_certificate_naming_root_is_no_scm_superuser(cluster: SecureCluster) -> None:
     s3g = TlsStore(TlsPaths.under(cluster.data_dir / "s3g", load_configuration(cluster.conf_dir, {})))
     target = f"{HOST}:{cluster.state.daemon('scm').ports['client']}"
-    with sync_channel(target, [], s3g) as channel, pytest.raises(grpc.RpcError) as error:
-        admin_grpc.ScmAdminProtocolServiceStub(channel).startReplicationManager(
+    settings = rpc.ChannelSettings(MAX_ADMIN_MESSAGE_BYTES)
+    with rpc.SyncChannel(target, settings, s3g) as channel, pytest.raises(rpc.RpcError) as error:
+        rpc.Stub(channel, ADMIN_SERVICE).startReplicationManager(
             admin_pb.StartReplicationManagerRequestProto(),
             metadata=(("x-ozone-user", cluster.admin_user),),
             timeout=10,
         )
-    assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    assert error.value.code() is rpc.StatusCode.PERMISSION_DENIED
     assert error.value.details() == f"Access denied for user s3g. {SUPERUSER}"
 
 

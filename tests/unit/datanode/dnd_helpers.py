@@ -1,4 +1,4 @@
-"""What the datanode daemon tests share: a fake SCM (a grpc.aio servicer on its own thread and event loop
+"""What the datanode daemon tests share: a fake SCM (an rpc servicer on its own thread and event loop
 that records every request and answers with scripted commands), a datanode configuration on 127.0.0.1
 with port 0 and millisecond intervals, an in-process datanode runner, and a wait for a matching heartbeat
 (polling through tests/polling.py)."""
@@ -14,8 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import grpc
-
+from pyozone import rpc
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.storage import BlockData, ChecksumType, ChunkInfo, KeyValueContainer, compute
@@ -26,8 +25,9 @@ from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import LifeCycleState
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
 from pyozone.protocol import (
+    MAX_HEARTBEAT_MESSAGE_BYTES,
     HeartbeatResponse,
     RegisterRequest,
     RegisterResponse,
@@ -62,7 +62,7 @@ class FakeScm:
         self._commands: list[tuple[str | None, SCMCommand]] = []
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
-        self._server: grpc.aio.Server | None = None
+        self._server: rpc.Server | None = None
         self._thread = threading.Thread(target=self._main, name="fake-scm", daemon=True)
 
     # ------------------------------------------------------------------ lifecycle
@@ -83,10 +83,11 @@ class FakeScm:
         self._loop.run_forever()
 
     async def _start(self) -> None:
-        self._server = grpc.aio.server()
-        dn_grpc.add_StorageContainerDatanodeProtocolServiceServicer_to_server(_Servicer(self), self._server)
-        self.port = self._server.add_insecure_port("127.0.0.1:0")
-        await self._server.start()
+        self._server = rpc.Server(rpc.ServerSettings(MAX_HEARTBEAT_MESSAGE_BYTES))
+        self._server.add_service(
+            rpc.service(dn_pb, "StorageContainerDatanodeProtocolService"), _Servicer(self)
+        )
+        self.port = await self._server.start("127.0.0.1", 0)
 
     @property
     def address(self) -> str:
@@ -112,21 +113,21 @@ class FakeScm:
             return list(self.heartbeats)
 
 
-class _Servicer(dn_grpc.StorageContainerDatanodeProtocolServiceServicer):
+class _Servicer:
     def __init__(self, scm: FakeScm) -> None:
         self.scm = scm
 
-    async def _check_up(self, context: grpc.aio.ServicerContext) -> None:
+    async def _check_up(self, context: rpc.CallContext) -> None:
         if self.scm.down:
             self.scm.refused += 1
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "fake SCM is down")
+            await context.abort(rpc.StatusCode.UNAVAILABLE, "fake SCM is down")
 
-    async def getVersion(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def getVersion(self, request: Any, context: rpc.CallContext) -> Any:
         await self._check_up(context)
         self.scm.versions += 1
         return version_response_to_proto(VersionResponse(self.scm.cluster_id, "scm-1", LayoutVersion(1, 1)))
 
-    async def register(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def register(self, request: Any, context: rpc.CallContext) -> Any:
         await self._check_up(context)
         req = register_request_from_proto(request)
         scm = self.scm
@@ -138,7 +139,7 @@ class _Servicer(dn_grpc.StorageContainerDatanodeProtocolServiceServicer):
             RegisterResponse(scm.cluster_id, req.datanode.uuid, error=scm.register_error)
         )
 
-    async def sendHeartbeat(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def sendHeartbeat(self, request: Any, context: rpc.CallContext) -> Any:
         await self._check_up(context)
         hb = heartbeat_from_proto(request)
         scm = self.scm

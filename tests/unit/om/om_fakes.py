@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import grpc
-
+from pyozone import rpc
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
@@ -57,7 +56,7 @@ class FakeScm:
 
     def _check(self) -> None:
         if self.unreachable:
-            raise BlockClientError("SCM at 127.0.0.1:1: connection refused", grpc.StatusCode.UNAVAILABLE)
+            raise BlockClientError("SCM at 127.0.0.1:1: connection refused", rpc.StatusCode.UNAVAILABLE)
 
     def scm_info(self) -> ScmInfo:
         self._check()
@@ -69,7 +68,7 @@ class FakeScm:
         self._check()
         if self.safe_mode:
             raise BlockClientError(
-                "SAFE_MODE_EXCEPTION: SCM is in safe mode", grpc.StatusCode.FAILED_PRECONDITION
+                "SAFE_MODE_EXCEPTION: SCM is in safe mode", rpc.StatusCode.FAILED_PRECONDITION
             )
         self.allocations.append((size, config, num_blocks, excluded))
         blocks = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.om.block_batcher import BlockBatcher
@@ -79,7 +79,7 @@ def test_every_request_of_a_failed_call_gets_scms_error() -> None:
     scm.unreachable = True
     with pytest.raises(BlockClientError) as error:
         BlockBatcher(scm).allocate_blocks(100, RATIS_THREE, 1, ExcludeList(), "om")
-    assert error.value.code is grpc.StatusCode.UNAVAILABLE
+    assert error.value.code is rpc.StatusCode.UNAVAILABLE
 
 
 def test_a_batch_never_asks_scm_for_more_than_it_takes_in_one_request() -> None:

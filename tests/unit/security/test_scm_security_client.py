@@ -1,27 +1,16 @@
-"""How the client reads SCM's refusals: the code the message starts with, or the gRPC status; a channel
+"""How the client reads SCM's refusals: the code the message starts with, or the call's status; a channel
 that cannot reach SCM is UNAVAILABLE naming the key that sets the address."""
 
 from __future__ import annotations
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.security.errors import SecurityError, SecurityResult
 from pyozone.security.scm_security_client import SCMSecurityClient, split_code
 from tests.tls_certs import CertAuthority
-
-
-class FakeRpcError(grpc.RpcError):
-    def __init__(self, status: grpc.StatusCode, details: str) -> None:
-        self._status, self._details = status, details
-
-    def code(self) -> grpc.StatusCode:
-        return self._status
-
-    def details(self) -> str:
-        return self._details
 
 
 @pytest.mark.parametrize(
@@ -49,17 +38,17 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> SCMSecurityClient:
 @pytest.mark.parametrize(
     ("status", "details", "code"),
     [
-        (grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED: no", "PERMISSION_DENIED"),
-        (grpc.StatusCode.NOT_FOUND, "CERTIFICATE_NOT_FOUND: 9", "CERTIFICATE_NOT_FOUND"),
-        (grpc.StatusCode.INTERNAL, "boom", "INTERNAL"),
-        (grpc.StatusCode.UNAVAILABLE, "connection refused", SecurityResult.UNAVAILABLE),
-        (grpc.StatusCode.DEADLINE_EXCEEDED, "", SecurityResult.UNAVAILABLE),
+        (rpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED: no", "PERMISSION_DENIED"),
+        (rpc.StatusCode.NOT_FOUND, "CERTIFICATE_NOT_FOUND: 9", "CERTIFICATE_NOT_FOUND"),
+        (rpc.StatusCode.INTERNAL, "boom", "INTERNAL"),
+        (rpc.StatusCode.UNAVAILABLE, "connection refused", SecurityResult.UNAVAILABLE),
+        (rpc.StatusCode.DEADLINE_EXCEEDED, "", SecurityResult.UNAVAILABLE),
     ],
 )
 def test_refusals_become_security_errors(
-    client: SCMSecurityClient, status: grpc.StatusCode, details: str, code: str
+    client: SCMSecurityClient, status: rpc.StatusCode, details: str, code: str
 ) -> None:
-    error = client._error(FakeRpcError(status, details))
+    error = client._error(rpc.RpcError(status, details))
     assert error.code == code
     if code == SecurityResult.UNAVAILABLE:
         assert "127.0.0.1:1 (ozone.scm.security.service.address)" in error.message

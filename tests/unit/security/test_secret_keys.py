@@ -5,20 +5,19 @@ certificate."""
 from __future__ import annotations
 
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
 import pytest
 
-from pyozone.common.tls import TlsStore, secure_port
+from pyozone import rpc
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.proto import ScmSecurityProtocol_pb2_grpc as pb_grpc
-from pyozone.security.codec import secret_key_to_proto
+from pyozone.rpc.sync import run_sync
+from pyozone.security.codec import MAX_SECURITY_MESSAGE_BYTES, secret_key_to_proto
 from pyozone.security.errors import SecurityError, SecurityResult
 from pyozone.security.secret_keys import MISS_REFRESH_MS, RECHECK_MS, RenewingSecretKeySource, SecretKeyCache
 from tests.tls_certs import CertAuthority
@@ -145,7 +144,7 @@ def test_the_signing_key_is_known_to_the_verifier_side(cache: SecretKeyCache, sc
     assert scm.closed
 
 
-class _SerialScm(pb_grpc.SCMSecurityProtocolServiceServicer):
+class _SerialScm:
     """Answers the current key and notes the serial of the certificate each caller's connection showed."""
 
     def __init__(self, key: ManagedSecretKey) -> None:
@@ -163,10 +162,11 @@ def test_a_daemons_cache_asks_scm_with_its_renewed_certificate(tmp_path: Path) -
     new certificate (a reconnect with the first one fails once it expired, e.g. to a restarted SCM)."""
     ca = CertAuthority(tmp_path)
     scm = _SerialScm(ManagedSecretKey.generate(0, 9 * DAY))
-    server = grpc.server(ThreadPoolExecutor(2))
-    pb_grpc.add_SCMSecurityProtocolServiceServicer_to_server(scm, server)
-    port = secure_port(server, "127.0.0.1:0", ca.store("scm", X.Identity(X.CertRole.SCM, "scm", "127.0.0.1")))
-    server.start()
+    server = rpc.Server(rpc.ServerSettings(MAX_SECURITY_MESSAGE_BYTES))
+    server.add_service(rpc.service(pb, "SCMSecurityProtocolService"), scm)
+    # Not scm@127.0.0.1: the test CA's own name, which OpenSSL would take for a self-signed certificate.
+    scm_tls = ca.store("scm", X.Identity(X.CertRole.SCM, "scm", "localhost"))
+    port = run_sync(server.start("127.0.0.1", 0, scm_tls), 10)  # on the process's RPC loop thread
     dn = X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1")
     paths = ca.issue("dn", dn)
     store = TlsStore(paths)
@@ -181,4 +181,4 @@ def test_a_daemons_cache_asks_scm_with_its_renewed_certificate(tmp_path: Path) -
         assert renewed == X.cert_from_pem(paths.cert.read_bytes()).serial_number != first
     finally:
         source.close()
-        server.stop(None)
+        run_sync(server.stop(0), 10)

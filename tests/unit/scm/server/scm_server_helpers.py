@@ -1,4 +1,4 @@
-"""An in-process SCM daemon on 127.0.0.1 with free ports, fake datanodes speaking its gRPC protocol, and a
+"""An in-process SCM daemon on 127.0.0.1 with free ports, fake datanodes speaking its datanode protocol, and a
 raw HTTP client: what the SCM server tests share."""
 
 from __future__ import annotations
@@ -11,17 +11,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from pyozone import protocol as p
+from pyozone import rpc
 from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand, SCMCommand
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
 from pyozone.hdds.messages import Heartbeat, PipelineReport
 from pyozone.hdds.states import SCMCommandType
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
+from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
+from pyozone.scm.client.admin_client import ADMIN_SERVICE
 from pyozone.scm.server import ScmDaemon
 from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.store.version import init_scm, open_scm_store
@@ -42,6 +41,7 @@ FAST = {
     "ozone.scm.close.container.wait.duration": "100ms",
 }
 RATIS_PORT = 9858
+DATANODE_SERVICE = rpc.service(dn_pb, "StorageContainerDatanodeProtocolService")
 
 
 def scm_conf(metadata_dir: Path, overrides: Mapping[str, str] | None = None) -> OzoneConfiguration:
@@ -76,13 +76,13 @@ async def running_scm(
 
 
 @asynccontextmanager
-async def channel(port: int, limit: int = p.MAX_HEARTBEAT_MESSAGE_BYTES) -> AsyncIterator[grpc.aio.Channel]:
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=p.grpc_options(limit)) as ch:
+async def channel(port: int, limit: int = p.MAX_HEARTBEAT_MESSAGE_BYTES) -> AsyncIterator[rpc.Channel]:
+    async with rpc.Channel(f"127.0.0.1:{port}", rpc.ChannelSettings(limit)) as ch:
         yield ch
 
 
-def admin_stub(ch: grpc.aio.Channel) -> admin_grpc.ScmAdminProtocolServiceStub:
-    return admin_grpc.ScmAdminProtocolServiceStub(ch)
+def admin_stub(ch: rpc.Channel) -> Any:
+    return rpc.Stub(ch, ADMIN_SERVICE)
 
 
 def datanode_details(i: int) -> DatanodeDetails:
@@ -96,9 +96,9 @@ class FakeDatanode:
     """Registers and heartbeats like a datanode; creates the pipelines SCM asks for and reports them back
     (leader: SCM's suggested leader), and remembers every command it received."""
 
-    def __init__(self, i: int, ch: grpc.aio.Channel) -> None:
+    def __init__(self, i: int, ch: rpc.Channel) -> None:
         self.details = datanode_details(i)
-        self.stub = dn_grpc.StorageContainerDatanodeProtocolServiceStub(ch)
+        self.stub: Any = rpc.Stub(ch, DATANODE_SERVICE)
         self.leads: dict[str, bool] = {}
         self.received: list[SCMCommand] = []
 

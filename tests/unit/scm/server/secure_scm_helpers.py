@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.common.fsutil import write_file
 from pyozone.common.tls import TlsPaths, TlsStore
@@ -59,7 +59,7 @@ def certificate(scm: ScmDaemon, root: Path, identity: Identity, datanode: str | 
 
 async def refused(call, request, **kwargs) -> str:
     """Calls expecting PERMISSION_DENIED; returns the refusal's words."""
-    with pytest.raises(grpc.aio.AioRpcError) as error:
+    with pytest.raises(rpc.RpcError) as error:
         await call(request, **kwargs)
-    assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED, error.value
+    assert error.value.code() is rpc.StatusCode.PERMISSION_DENIED, error.value
     return error.value.details() or ""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import grpc
 import pytest
 
 from pyozone import protocol as p
+from pyozone import rpc
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, PipelineState, SCMCommandType
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
@@ -28,8 +28,8 @@ async def pipeline_states(admin) -> dict[str, PipelineState]:
     return {pipeline.id: pipeline.state for pipeline in map(p.pipeline_from_proto, listed.pipelines)}
 
 
-async def rejected(call, request) -> grpc.aio.AioRpcError:
-    with pytest.raises(grpc.aio.AioRpcError) as error:
+async def rejected(call, request) -> rpc.RpcError:
+    with pytest.raises(rpc.RpcError) as error:
         await call(request)
     return error.value
 
@@ -112,14 +112,14 @@ async def test_three_datanodes_take_scm_out_of_safe_mode_then_admin_manages_it(t
         again = await rejected(
             admin.closeContainer, pb.SCMCloseContainerRequestProto(containerID=container.container_id)
         )
-        assert again.code() is grpc.StatusCode.FAILED_PRECONDITION
+        assert again.code() is rpc.StatusCode.FAILED_PRECONDITION
         assert (again.details() or "").startswith("INVALID_CONTAINER_STATE: ")
 
         # closing the pipeline; a closed pipeline cannot be activated
         await admin.closePipeline(pb.ClosePipelineRequestProto(pipelineID=pid))
         assert (await pipeline_states(admin))[three.id] is PipelineState.CLOSED
         refused = await rejected(admin.activatePipeline, pb.ActivatePipelineRequestProto(pipelineID=pid))
-        assert refused.code() is grpc.StatusCode.FAILED_PRECONDITION
+        assert refused.code() is rpc.StatusCode.FAILED_PRECONDITION
         assert (refused.details() or "").startswith("PIPELINE_STATE_CHANGE_NOT_ALLOWED: ")
 
 
@@ -129,19 +129,19 @@ async def test_admin_errors_name_the_code_or_the_field(tmp_path: Path) -> None:
         admin = admin_stub(ch)
         unknown = hdds_pb2.PipelineID(id="00000000-0000-4000-8000-00000000dead")
         missing = await rejected(admin.closePipeline, pb.ClosePipelineRequestProto(pipelineID=unknown))
-        assert missing.code() is grpc.StatusCode.NOT_FOUND
+        assert missing.code() is rpc.StatusCode.NOT_FOUND
         assert (missing.details() or "").startswith("PIPELINE_NOT_FOUND: ")
         no_container = await rejected(admin.getContainer, pb.GetContainerRequestProto(containerID=99))
-        assert no_container.code() is grpc.StatusCode.NOT_FOUND
+        assert no_container.code() is rpc.StatusCode.NOT_FOUND
         no_id = await rejected(admin.closeContainer, pb.SCMCloseContainerRequestProto())
-        assert no_id.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert no_id.code() is rpc.StatusCode.INVALID_ARGUMENT
         assert "containerID: is missing" in (no_id.details() or "")
         no_pid = await rejected(admin.activatePipeline, pb.ActivatePipelineRequestProto())
         assert "pipelineID: is missing" in (no_pid.details() or "")
         no_count = await rejected(admin.listContainer, pb.SCMListContainerRequestProto())
-        assert no_count.code() is grpc.StatusCode.INVALID_ARGUMENT and "count" in (no_count.details() or "")
+        assert no_count.code() is rpc.StatusCode.INVALID_ARGUMENT and "count" in (no_count.details() or "")
         ec = await rejected(admin.createPipeline, pb.PipelineRequestProto(replicationType=hdds_pb2.EC))
-        assert ec.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert ec.code() is rpc.StatusCode.INVALID_ARGUMENT
         no_nodes = await rejected(
             admin.createPipeline,
             pb.PipelineRequestProto(replicationType=hdds_pb2.RATIS, replicationFactor=hdds_pb2.THREE),

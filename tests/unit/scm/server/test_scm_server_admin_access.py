@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import grpc
 import pytest
 from google.protobuf.message import Message
 
 from pyozone import protocol as p
-from pyozone.common.tls import TlsStore, aio_channel
+from pyozone import rpc
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
-from pyozone.proto import ScmAdminProtocol_pb2_grpc as admin_grpc
 from tests.builders import dn_id
 from tests.unit.scm.server.scm_server_helpers import admin_stub, async_test, channel, running_scm, scm_conf
 from tests.unit.scm.server.secure_scm_helpers import certificate, refused, secure_scm
@@ -30,7 +29,7 @@ DN = Identity(CertRole.DATANODE, "dn", "127.0.0.1")
 SUPERUSER = "SCM superuser privilege is required."
 
 
-def reads(admin: admin_grpc.ScmAdminProtocolServiceStub) -> list[tuple[Any, Message]]:
+def reads(admin: Any) -> list[tuple[Any, Message]]:
     """Every call that reads where SCM's containers, pipelines and datanodes are."""
     return [
         (admin.queryNode, pb.NodeQueryRequestProto()),
@@ -45,11 +44,11 @@ async def read(call: Any, request: Message, **kwargs: Any) -> None:
     """The call is allowed (container 1 does not exist: getContainer answers NOT_FOUND)."""
     try:
         await call(request, **kwargs)
-    except grpc.aio.AioRpcError as e:
-        assert e.code() is grpc.StatusCode.NOT_FOUND, e
+    except rpc.RpcError as e:
+        assert e.code() is rpc.StatusCode.NOT_FOUND, e
 
 
-async def snapshot(admin: admin_grpc.ScmAdminProtocolServiceStub, **kwargs: Any) -> None:
+async def snapshot(admin: Any, **kwargs: Any) -> None:
     async for _ in admin.streamSnapshot(pb.SnapshotRequestProto(), **kwargs):
         pass
 
@@ -73,9 +72,9 @@ async def test_only_administrators_change_the_cluster(tmp_path: Path) -> None:
             (admin.closeContainer, pb.SCMCloseContainerRequestProto(containerID=1)),
         ]
         for call, request in calls:
-            with pytest.raises(grpc.aio.AioRpcError) as error:
+            with pytest.raises(rpc.RpcError) as error:
                 await call(request, metadata=as_user("bob"))
-            assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+            assert error.value.code() is rpc.StatusCode.PERMISSION_DENIED
             assert error.value.details() == "Access denied for user bob. SCM superuser privilege is required."
         assert (await admin.getScmInfo(pb.GetScmInfoRequestProto(), metadata=as_user("bob"))).inSafeMode
         answer = await admin.decommissionNodes(
@@ -96,12 +95,12 @@ async def test_the_gateway_certificate_acts_for_nobody_on_scm(tmp_path: Path) ->
     """Issue 28 defect 3: the S3 gateway's certificate with `x-ozone-user: root` was SCM superuser. Only OM
     takes a proxied user; to SCM the gateway is the unprivileged caller its certificate names."""
     async with secure_scm(tmp_path, {"ozone.administrators": "root"}) as scm:
-        target, options = f"127.0.0.1:{scm.client_port}", p.grpc_options(p.MAX_ADMIN_MESSAGE_BYTES)
+        target, options = f"127.0.0.1:{scm.client_port}", rpc.ChannelSettings(p.MAX_ADMIN_MESSAGE_BYTES)
         start = pb.StartReplicationManagerRequestProto()
-        async with aio_channel(target, options, certificate(scm, tmp_path, S3G)) as ch:
+        async with rpc.Channel(target, options, certificate(scm, tmp_path, S3G)) as ch:
             why = await refused(admin_stub(ch).startReplicationManager, start, metadata=as_user("root"))
             assert why == "Access denied for user s3g. SCM superuser privilege is required."
-        async with aio_channel(target, options, certificate(scm, tmp_path, ROOT)) as ch:
+        async with rpc.Channel(target, options, certificate(scm, tmp_path, ROOT)) as ch:
             await admin_stub(ch).startReplicationManager(start)
 
 
@@ -111,17 +110,17 @@ async def test_a_service_certificate_is_an_administrator_only_when_named(tmp_pat
     "*" made every gateway and datanode certificate SCM superuser, while the CA admitted users only. One
     rule (the kernel's Administrators.admits): "*" and groups admit users; a service only when named."""
     async with secure_scm(tmp_path, {"ozone.administrators": "*"}) as scm:
-        target, options = f"127.0.0.1:{scm.client_port}", p.grpc_options(p.MAX_ADMIN_MESSAGE_BYTES)
+        target, options = f"127.0.0.1:{scm.client_port}", rpc.ChannelSettings(p.MAX_ADMIN_MESSAGE_BYTES)
         stop = pb.StopReplicationManagerRequestProto()
         for identity, datanode in ((S3G, None), (DN, dn_id(1))):
-            async with aio_channel(target, options, certificate(scm, tmp_path, identity, datanode)) as ch:
+            async with rpc.Channel(target, options, certificate(scm, tmp_path, identity, datanode)) as ch:
                 why = await refused(admin_stub(ch).stopReplicationManager, stop)
                 assert why == f"Access denied for user {identity.principal}. {SUPERUSER}"
-        async with aio_channel(target, options, certificate(scm, tmp_path, BOB)) as ch:
+        async with rpc.Channel(target, options, certificate(scm, tmp_path, BOB)) as ch:
             await admin_stub(ch).stopReplicationManager(stop)
     async with secure_scm(tmp_path / "named", {"ozone.administrators": "root,s3g"}) as scm:
         target = f"127.0.0.1:{scm.client_port}"
-        async with aio_channel(target, options, certificate(scm, tmp_path / "named", S3G)) as ch:
+        async with rpc.Channel(target, options, certificate(scm, tmp_path / "named", S3G)) as ch:
             await admin_stub(ch).stopReplicationManager(stop)
 
 
@@ -134,24 +133,24 @@ async def test_containers_pipelines_and_datanodes_are_read_by_administrators_and
     changes nothing; OM and the datanodes read; SCM's identity and safe mode stay open."""
     overrides = {"ozone.administrators": "root", "ozone.readonly.administrators": "rita"}
     async with secure_scm(tmp_path, overrides) as scm:
-        target, options = f"127.0.0.1:{scm.client_port}", p.grpc_options(p.MAX_ADMIN_MESSAGE_BYTES)
+        target, options = f"127.0.0.1:{scm.client_port}", rpc.ChannelSettings(p.MAX_ADMIN_MESSAGE_BYTES)
         for identity in (BOB, S3G):
-            async with aio_channel(target, options, certificate(scm, tmp_path, identity)) as ch:
+            async with rpc.Channel(target, options, certificate(scm, tmp_path, identity)) as ch:
                 admin = admin_stub(ch)
                 for call, request in reads(admin):
                     why = await refused(call, request, metadata=as_user("root"))
                     assert why == f"Access denied for user {identity.principal}. {SUPERUSER}"
-                with pytest.raises(grpc.aio.AioRpcError) as error:
+                with pytest.raises(rpc.RpcError) as error:
                     await snapshot(admin)
-                assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED
+                assert error.value.code() is rpc.StatusCode.PERMISSION_DENIED
                 assert (await admin.getScmInfo(pb.GetScmInfoRequestProto())).clusterId == scm.core.cluster_id
                 assert (await admin.inSafeMode(pb.InSafeModeRequestProto())).inSafeMode
         for identity, datanode in ((ROOT, None), (RITA, None), (OM, None), (DN, dn_id(1))):
-            async with aio_channel(target, options, certificate(scm, tmp_path, identity, datanode)) as ch:
+            async with rpc.Channel(target, options, certificate(scm, tmp_path, identity, datanode)) as ch:
                 admin = admin_stub(ch)
                 for call, request in reads(admin):
                     await read(call, request)
-        async with aio_channel(target, options, certificate(scm, tmp_path, RITA)) as ch:
+        async with rpc.Channel(target, options, certificate(scm, tmp_path, RITA)) as ch:
             admin = admin_stub(ch)
             await snapshot(admin)
             why = await refused(admin.startReplicationManager, pb.StartReplicationManagerRequestProto())

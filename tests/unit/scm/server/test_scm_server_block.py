@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.cluster.layout import plan_cluster
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
@@ -18,7 +19,6 @@ from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID, ReplicationConfig
 from pyozone.hdds.states import PipelineState, ReplicationType
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
-from pyozone.proto import ScmBlockLocationProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
 from pyozone.protocol import ProtocolError
 from pyozone.protocol.block import (
@@ -34,7 +34,7 @@ from pyozone.protocol.block import (
     key_blocks_result_to_proto,
     key_blocks_to_proto,
 )
-from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient, scm_block_address
+from pyozone.scm.client.block_client import BLOCK_SERVICE, BlockClientError, ScmBlockClient, scm_block_address
 from tests.unit.scm.server.scm_server_helpers import (
     FakeDatanode,
     async_test,
@@ -45,8 +45,8 @@ from tests.unit.scm.server.scm_server_helpers import (
 )
 
 
-def block_stub(ch: grpc.aio.Channel) -> pb_grpc.ScmBlockLocationProtocolServiceStub:
-    return pb_grpc.ScmBlockLocationProtocolServiceStub(ch)
+def block_stub(ch: rpc.Channel) -> Any:
+    return rpc.Stub(ch, BLOCK_SERVICE)
 
 
 def allocate(
@@ -57,8 +57,8 @@ def allocate(
     )
 
 
-async def rejected(call, request) -> grpc.aio.AioRpcError:
-    with pytest.raises(grpc.aio.AioRpcError) as error:
+async def rejected(call, request) -> rpc.RpcError:
+    with pytest.raises(rpc.RpcError) as error:
         await call(request)
     return error.value
 
@@ -150,7 +150,7 @@ async def test_safe_mode_refuses_allocation_and_answers_deletes_per_block(tmp_pa
             True,
         )
         error = await rejected(stub.allocateScmBlock, allocate())
-        assert error.code() is grpc.StatusCode.FAILED_PRECONDITION
+        assert error.code() is rpc.StatusCode.FAILED_PRECONDITION
         assert (error.details() or "").startswith("SAFE_MODE_EXCEPTION: ")
         keys = [KeyBlocks("k1", (BlockID(1, 5), BlockID(1, 6))), KeyBlocks("k2", (BlockID(2, 7),))]
         answer = await stub.deleteScmKeyBlocks(
@@ -170,19 +170,19 @@ async def test_malformed_requests_are_invalid_argument(tmp_path: Path) -> None:
     async with running_scm(scm_conf(tmp_path)) as scm, channel(scm.block_port) as ch:
         stub = block_stub(ch)
         no_size = await rejected(stub.allocateScmBlock, allocate(size=0))
-        assert no_size.code() is grpc.StatusCode.INVALID_ARGUMENT and "size: is missing" in (
+        assert no_size.code() is rpc.StatusCode.INVALID_ARGUMENT and "size: is missing" in (
             no_size.details() or ""
         )
         no_factor = await rejected(stub.allocateScmBlock, allocate(factor=0))
-        assert no_factor.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert no_factor.code() is rpc.StatusCode.INVALID_ARGUMENT
         bad_block = pb.DeleteScmKeyBlocksRequestProto(
             keyBlocks=[pb.KeyBlocks(key="k", blocks=[pb.BlockID()])]
         )
         error = await rejected(stub.deleteScmKeyBlocks, bad_block)
-        assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert error.code() is rpc.StatusCode.INVALID_ARGUMENT
         assert "keyBlocks[0].blocks[0].containerBlockID: is missing" in (error.details() or "")
         no_key = pb.DeleteScmKeyBlocksRequestProto(keyBlocks=[pb.KeyBlocks()])
-        assert (await rejected(stub.deleteScmKeyBlocks, no_key)).code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert (await rejected(stub.deleteScmKeyBlocks, no_key)).code() is rpc.StatusCode.INVALID_ARGUMENT
         # the service goes on
         assert (await stub.getScmInfo(admin_pb.GetScmInfoRequestProto())).clusterId == scm.core.cluster_id
 
@@ -249,14 +249,14 @@ async def test_no_open_pipeline_is_unavailable_until_the_datanodes_report_one(tm
         for pipeline in scm.core.pipelines.pipelines(RATIS_THREE):
             scm.core.pipelines.close_pipeline(pipeline.id)
         error = await rejected(block_stub(ch).allocateScmBlock, allocate())
-        assert error.code() is grpc.StatusCode.UNAVAILABLE
+        assert error.code() is rpc.StatusCode.UNAVAILABLE
         assert (error.details() or "").startswith("FAILED_TO_FIND_ACTIVE_PIPELINE: ")
 
         async def allocated() -> bool:
             try:
                 await block_stub(ch).allocateScmBlock(allocate())
-            except grpc.aio.AioRpcError as e:
-                assert e.code() is grpc.StatusCode.UNAVAILABLE
+            except rpc.RpcError as e:
+                assert e.code() is rpc.StatusCode.UNAVAILABLE
                 return False
             return True
 

@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from pyozone import rpc
 from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.cli.main import main
 from pyozone.common.http_server import HttpLimits
+from pyozone.hdds.limits import MiB
+from pyozone.proto.ScmAdminProtocol_pb2 import GetScmInfoRequestProto
+from pyozone.scm.client.admin_client import ADMIN_SERVICE
 from pyozone.scm.server import ScmDaemon
 from pyozone.scm.server.ticker import tick_interval_ms
 from pyozone.scm.store.scm_db import open_scm_db
@@ -118,34 +122,24 @@ SCM_METHODS = (
 async def test_undecodable_requests_are_invalid_argument_without_a_traceback(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """grpc.aio answers bytes its deserializer refuses with UNKNOWN and logs a traceback; SCM's servers
-    answer INVALID_ARGUMENT and log one warning line, and go on serving."""
-    import grpc
-
+    """Bytes that are no request message are answered INVALID_ARGUMENT with one warning line (grpc.aio
+    answered UNKNOWN and logged a traceback), and the servers go on serving."""
     async with running_scm(scm_conf(tmp_path)) as scm:
         ports = {"client": scm.client_port, "datanode": scm.datanode_port, "block": scm.block_port}
         for server, method in SCM_METHODS:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{ports[server]}") as channel:
+            async with rpc.Channel(f"127.0.0.1:{ports[server]}", rpc.ChannelSettings(MiB)) as channel:
                 streamed = method.endswith("streamSnapshot")
-                call = (channel.unary_stream if streamed else channel.unary_unary)(method)
                 for garbage in GARBAGE:
-                    with pytest.raises(grpc.aio.AioRpcError) as error:
-                        answer = call(garbage, timeout=10)
+                    with pytest.raises(rpc.RpcError) as error:
                         if streamed:
-                            [m async for m in answer]  # type: ignore[union-attr]
+                            [m async for m in channel.stream(method, None, False, True, garbage, timeout=10)]
                         else:
-                            await answer
-                    assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT, (method, error.value)
+                            await channel.unary(method, garbage, None, timeout=10)
+                    assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT, (method, error.value)
                     assert "not a valid request message" in (error.value.details() or "")
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{scm.client_port}") as channel:
-            from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-
-            info = channel.unary_unary(
-                "/pyozone.hdds.ScmAdminProtocolService/getScmInfo",
-                request_serializer=admin_pb.GetScmInfoRequestProto.SerializeToString,
-                response_deserializer=admin_pb.GetScmInfoResponseProto.FromString,
-            )
-            assert (await info(admin_pb.GetScmInfoRequestProto(), timeout=10)).clusterId
+        async with rpc.Channel(f"127.0.0.1:{scm.client_port}", rpc.ChannelSettings(MiB)) as channel:
+            info = await rpc.Stub(channel, ADMIN_SERVICE).getScmInfo(GetScmInfoRequestProto(), timeout=10)
+            assert info.clusterId
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import grpc
 import pytest
 
 from pyozone import protocol as p
+from pyozone import rpc
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
@@ -73,27 +73,27 @@ async def test_a_datanode_of_another_cluster_is_refused_with_both_cluster_ids(
 async def test_malformed_requests_get_invalid_argument_and_the_server_keeps_serving(tmp_path: Path) -> None:
     async with running_scm(scm_conf(tmp_path)) as scm, channel(scm.datanode_port) as ch:
         dn = FakeDatanode(3, ch)
-        with pytest.raises(grpc.aio.AioRpcError) as missing:
+        with pytest.raises(rpc.RpcError) as missing:
             await dn.stub.sendHeartbeat(pb.SCMHeartbeatRequestProto())
-        assert missing.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert missing.value.code() is rpc.StatusCode.INVALID_ARGUMENT
         assert "datanodeDetails: is missing" in (missing.value.details() or "")
 
         bad_state = p.heartbeat_to_proto(Heartbeat(dn.details))
         bad_state.datanodeDetails.persistedOpState = 42
-        with pytest.raises(grpc.aio.AioRpcError) as unknown:
+        with pytest.raises(rpc.RpcError) as unknown:
             await dn.stub.sendHeartbeat(bad_state)
-        assert unknown.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert unknown.value.code() is rpc.StatusCode.INVALID_ARGUMENT
         assert "datanodeDetails.persistedOpState" in (unknown.value.details() or "")
 
-        with pytest.raises(grpc.aio.AioRpcError) as no_details:
+        with pytest.raises(rpc.RpcError) as no_details:
             await dn.stub.register(pb.SCMRegisterRequestProto())
-        assert no_details.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert no_details.value.code() is rpc.StatusCode.INVALID_ARGUMENT
         assert "extendedDatanodeDetails: is missing" in (no_details.value.details() or "")
 
         garbage = ch.unary_unary(VERSION)  # bytes in and out: not a protobuf message at all
-        with pytest.raises(grpc.aio.AioRpcError) as undecodable:
+        with pytest.raises(rpc.RpcError) as undecodable:
             await garbage(b"\xff\xff\xff\xff")
-        assert undecodable.value.code() is not grpc.StatusCode.OK
+        assert undecodable.value.code() is not rpc.StatusCode.OK
 
         assert (await dn.register()).success  # still serving
         assert await dn.heartbeat() is not None
@@ -104,11 +104,11 @@ async def test_an_oversized_request_is_refused_by_the_size_limit(tmp_path: Path)
     async with running_scm(scm_conf(tmp_path)) as scm:
         big = p.heartbeat_to_proto(Heartbeat(datanode_details(4)))
         big.datanodeDetails.version = "x" * (p.MAX_HEARTBEAT_MESSAGE_BYTES + 1)
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{scm.datanode_port}") as unlimited:
+        async with channel(scm.datanode_port) as unlimited:  # a client bounds only its answers
             stub = FakeDatanode(4, unlimited).stub
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
+            with pytest.raises(rpc.RpcError) as refused:
                 await stub.sendHeartbeat(big)
-            assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert refused.value.code() is rpc.StatusCode.RESOURCE_EXHAUSTED
             assert (await stub.getVersion(pb.SCMVersionRequestProto())).clusterID == scm.core.cluster_id
 
 

@@ -6,9 +6,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.scm.server import ScmDaemon
@@ -107,7 +107,7 @@ async def test_bad_admin_node_requests_are_invalid_arguments(tmp_path: Path) -> 
                 "endInHours",
             ),
         ]:
-            with pytest.raises(grpc.aio.AioRpcError) as error:
+            with pytest.raises(rpc.RpcError) as error:
                 await call(request)
-            assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
             assert field in (error.value.details() or "")
