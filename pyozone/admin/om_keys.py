@@ -10,13 +10,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from pyozone.client.config import ClientConfig
+from pyozone.client.om import OM_SERVICE
 from pyozone.common.grpc_client import user_metadata
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.codec import replication_from_proto
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
-from pyozone.rpc import ChannelSettings, RpcError, Stub, SyncChannel, service
+from pyozone.rpc import ChannelSettings, RpcError, Stub, SyncChannel
 from pyozone.scm.client.admin_client import AdminError
 
 PAGE = 1000
@@ -32,7 +33,7 @@ def snapshot_keys(
     metadata = user_metadata(config.tls)
     settings = ChannelSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES)
     with SyncChannel(config.om_address, settings, config.tls, CertRole.OM) as channel:
-        om = Stub(channel, service(pb, "OzoneManagerService"))
+        om = Stub(channel, OM_SERVICE)
 
         def call(method: Callable[..., Any], request: Any) -> Any:
             try:

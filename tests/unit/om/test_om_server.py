@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ from pyozone.hdds.states import ReplicaState
 from pyozone.om import codec
 from pyozone.om.metadata import KEY_TABLE, key_key
 from pyozone.om.records import KeyBlock, KeyRecord
-from pyozone.om.server import OmDaemon
+from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.storage import OMStorageError
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
@@ -265,3 +266,23 @@ def test_the_metadata_dir_is_private_from_the_first_start(tmp_path: Path) -> Non
             await daemon.stop(0.5)
 
     run(body())
+
+
+def test_a_taken_rpc_port_fails_the_start_naming_the_key(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        configuration = conf(tmp_path)
+        configuration.set("ozone.om.address", f"127.0.0.1:{taken.getsockname()[1]}")
+
+        async def body() -> None:
+            daemon = OmDaemon(configuration, FakeScm())
+            try:
+                with pytest.raises(ServerStartError) as error:
+                    await daemon.start()
+                assert str(error.value).startswith("cannot bind the OM to 127.0.0.1:"), error.value
+                assert "(ozone.om.address): " in str(error.value) and "in use" in str(error.value)
+            finally:
+                await daemon.stop(0.5)
+
+        run(body())
