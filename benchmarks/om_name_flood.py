@@ -2,7 +2,7 @@
 
 An OM runs in its own process (`--serve`, on a stub SCM that only answers getScmInfo: the flood never
 reaches SCM); this process sends `--requests` createVolume and lookupKey requests whose name is
-`--name-mb` MiB, `--concurrency` at a time, each worker on its own channel. A sampler reads the OM's
+`--name-mb` MiB, `--concurrency` at a time, the workers sharing one connection. A sampler reads the OM's
 VmRSS every 20 ms. Printed: the OM's RSS before (the baseline of the same run), at its peak, and some
 seconds after the flood; and what every request was answered (status, result code, longest details).
 """
@@ -25,9 +25,11 @@ from pathlib import Path
 import grpc
 
 from benchmarks.common import print_table
+from pyozone.client.om import OM_SERVICE
 from pyozone.hdds.limits import MiB
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
+from pyozone.rpc import Channel, ChannelSettings, RpcError, Stub
+from pyozone.rpc.loop import run as run_on_rpc_loop
 
 SETTLE_S = 3.0
 
@@ -74,7 +76,7 @@ def serve(data_dir: str) -> None:
         await stop.wait()
         await daemon.stop(0.5)
 
-    asyncio.run(run())
+    run_on_rpc_loop(run())
 
 
 @dataclass(frozen=True)
@@ -110,9 +112,8 @@ async def flood(port: int, requests: int, concurrency: int, name_bytes: int) -> 
 
     async def worker() -> None:
         nonlocal longest
-        options = [("grpc.max_send_message_length", 64 * MiB)]
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options) as channel:
-            stub = pb_grpc.OzoneManagerServiceStub(channel)
+        async with Channel(f"127.0.0.1:{port}", ChannelSettings(max_message_bytes=MiB)) as channel:
+            stub = Stub(channel, OM_SERVICE)
             for i in todo:
                 try:
                     if i % 2:
@@ -120,7 +121,7 @@ async def flood(port: int, requests: int, concurrency: int, name_bytes: int) -> 
                     else:
                         await stub.createVolume(pb.CreateVolumeRequest(volume=name))
                     answers["OK"] += 1
-                except grpc.aio.AioRpcError as e:
+                except RpcError as e:
                     details = e.details() or ""
                     longest = max(longest, len(details))
                     answers[f"{e.code().name} {details.split(':', 1)[0][:60]}"] += 1

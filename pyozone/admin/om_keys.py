@@ -9,17 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-import grpc
-
 from pyozone.client.config import ClientConfig
+from pyozone.client.om import OM_SERVICE
 from pyozone.common.grpc_client import user_metadata
-from pyozone.common.tls import sync_channel
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.codec import replication_from_proto
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
+from pyozone.rpc import ChannelSettings, RpcError, Stub, SyncChannel
 from pyozone.scm.client.admin_client import AdminError
 
 PAGE = 1000
@@ -33,13 +31,14 @@ def snapshot_keys(
     config = ClientConfig.from_conf(conf)
     target = f"{config.om_address.host}:{config.om_address.port}"
     metadata = user_metadata(config.tls)
-    with sync_channel(target, grpc_options(MAX_DATA_MESSAGE_BYTES), config.tls, CertRole.OM) as channel:
-        om = pb_grpc.OzoneManagerServiceStub(channel)
+    settings = ChannelSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES)
+    with SyncChannel(config.om_address, settings, config.tls, CertRole.OM) as channel:
+        om = Stub(channel, OM_SERVICE)
 
         def call(method: Callable[..., Any], request: Any) -> Any:
             try:
                 return method(request, timeout=timeout_s, metadata=metadata)
-            except grpc.RpcError as e:
+            except RpcError as e:
                 raise AdminError(f"OM at {target}: {e.details() or e.code().name}") from None
 
         volumes = _paged(

@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 def run(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
-    server = importlib.import_module("pyozone.om.server")  # grpc loads only for the daemon
+    server = importlib.import_module("pyozone.om.server")  # the RPC server loads only for the daemon
     from pyozone.om.metadata import OMStoreError
     from pyozone.om.storage import OMStorageError
 

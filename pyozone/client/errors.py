@@ -1,7 +1,7 @@
 """The client's exceptions: one base class, so a caller (or the CLI) can catch everything it raises.
 
 - OMException: the Ozone Manager refused a call; `result` is Ozone's OMException code as a string
-  ("KEY_NOT_FOUND"), parsed from the gRPC status details "CODE: message" (OmClientProtocol's header).
+  ("KEY_NOT_FOUND"), parsed from the RPC status details "CODE: message" (OmClientProtocol's header).
   SafeModeException is the SCM_IN_SAFE_MODE code, kept as a subclass because callers wait it out.
 - OMUnavailableError: OM could not be reached, or answered UNAVAILABLE for longer than the client retries.
   CommitOutcomeUnknown, one of them: a commit retried after a lost answer no longer finds its session.
@@ -11,14 +11,14 @@
 
 from __future__ import annotations
 
-import grpc
+from pyozone.rpc import RpcError, StatusCode
 
 OM_CODES_BY_STATUS = {
-    grpc.StatusCode.NOT_FOUND: "NOT_FOUND",
-    grpc.StatusCode.ALREADY_EXISTS: "ALREADY_EXISTS",
-    grpc.StatusCode.INVALID_ARGUMENT: "INVALID_REQUEST",
-    grpc.StatusCode.FAILED_PRECONDITION: "INTERNAL_ERROR",
-    grpc.StatusCode.PERMISSION_DENIED: "PERMISSION_DENIED",
+    StatusCode.NOT_FOUND: "NOT_FOUND",
+    StatusCode.ALREADY_EXISTS: "ALREADY_EXISTS",
+    StatusCode.INVALID_ARGUMENT: "INVALID_REQUEST",
+    StatusCode.FAILED_PRECONDITION: "INTERNAL_ERROR",
+    StatusCode.PERMISSION_DENIED: "PERMISSION_DENIED",
 }
 
 
@@ -71,15 +71,15 @@ def _split_code(details: str) -> tuple[str | None, str]:
     return None, details
 
 
-def om_exception(e: grpc.RpcError, address: str) -> OzoneClientError:
+def om_exception(e: RpcError, address: str) -> OzoneClientError:
     """The exception for a failed OM call: OMException with the code from the status details, or
     OMUnavailableError when OM could not be reached."""
     status, details = e.code(), e.details() or ""
-    if status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+    if status in (StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED):
         code, message = _split_code(details)
         return OMUnavailableError(
             f"OM at {address}: {status.name}: {message or details}",
-            timed_out=status == grpc.StatusCode.DEADLINE_EXCEEDED,
+            timed_out=status == StatusCode.DEADLINE_EXCEEDED,
         )
     code, message = _split_code(details)
     if code is None:

@@ -24,8 +24,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-import grpc
-
 from pyozone.client import steps
 from pyozone.client.config import ClientConfig
 from pyozone.client.errors import (
@@ -45,22 +43,22 @@ from pyozone.client.models import (
     VolumeInfo,
 )
 from pyozone.common.grpc_client import USER_METADATA, user_metadata
-from pyozone.common.tls import renewing_aio_channel
 from pyozone.hdds.ids import ReplicationConfig
-from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls_to_proto, obj_to_proto
 from pyozone.protocol.common import replication_to_proto
+from pyozone.rpc import Channel, ChannelSettings, RpcError, Stub, service
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 _BACKOFF_START_S, _BACKOFF_MAX_S = 0.1, 2.0
 _ACTING_FOR: ContextVar[str | None] = ContextVar("pyozone_om_acting_for", default=None)
+OM_SERVICE = service(pb, "OzoneManagerService")
 
 
 @contextmanager
@@ -88,19 +86,20 @@ def replication_fields(replication: str | None) -> dict[str, Any]:
 
 
 class OmClient:
-    """One channel to OM; must be created and used on one event loop (grpc.aio's rule)."""
+    """One channel to OM, used on one event loop (its connection belongs to that loop). The channel
+    reconnects after a lost connection, and with a renewed certificate (the S3 gateway's client lives for
+    its process)."""
 
     def __init__(self, config: ClientConfig) -> None:
         self.address = str(config.om_address)
         self._config = config
-        # Dialled again after a renewal of the certificate (the S3 gateway's client lives for its process).
-        self._channel = renewing_aio_channel(
-            self.address,
-            grpc_options(MAX_OM_MESSAGE_BYTES),
+        self._channel = Channel(
+            config.om_address,
+            ChannelSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES),
             config.tls,
-            pb_grpc.OzoneManagerServiceStub,
             CertRole.OM,
         )
+        self._stub = Stub(self._channel, OM_SERVICE)
         self._own = user_metadata(config.tls)
 
     async def close(self) -> None:
@@ -111,7 +110,7 @@ class OmClient:
         budget_s: float | None = None, timeout_s: float | None = None,
     ) -> T:  # fmt: skip
         """`timeout_s`: the call's own timeout (default: the client's OM timeout)."""
-        method = getattr(self._channel.stub, name)
+        method = getattr(self._stub, name)
         acting = _ACTING_FOR.get()
         metadata = self._own if acting is None else ((USER_METADATA, acting),)
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
@@ -122,7 +121,7 @@ class OmClient:
             try:
                 timeout = self._config.om_timeout_s if timeout_s is None else timeout_s
                 response = await method(request, timeout=timeout, metadata=metadata)
-            except grpc.aio.AioRpcError as e:
+            except RpcError as e:
                 error = om_exception(e, self.address)
                 waitable = isinstance(error, (OMUnavailableError, SafeModeException))  # SCM restarting
                 if retry and waitable and time.monotonic() + backoff < deadline:

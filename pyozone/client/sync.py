@@ -20,13 +20,14 @@ from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.config import OzoneConfiguration
+from pyozone.rpc.loop import new_event_loop
 
 T = TypeVar("T")
 
 
 class _Loop:
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_event_loop()  # uvloop, as the daemons' (pyozone.rpc.loop)
         self._thread = threading.Thread(target=self.loop.run_forever, name="ozone-client", daemon=True)
         self._thread.start()
 
@@ -34,7 +35,7 @@ class _Loop:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def stop(self) -> None:
-        """Cancels what is still running (gRPC's background call tasks, a stream finishing) and waits for
+        """Cancels what is still running (background call tasks, a stream finishing) and waits for
         it, so closing the loop destroys no pending task ("Task was destroyed but it is pending!")."""
         self.run(_cancel_the_rest())
         self.loop.call_soon_threadsafe(self.loop.stop)

@@ -38,7 +38,7 @@ class Access:
 
     # ------------------------------------------------------------------ callers
     def caller(self, context: Any) -> Caller | None:
-        """Who a gRPC request comes from; None when ACLs are off. OM's or the S3 gateway's certificate acting
+        """Who an RPC request comes from; None when ACLs are off. OM's or the S3 gateway's certificate acting
         for itself (the gateway making its volume) is an administrator, as the daemons' own user is in
         Ozone; another service's is nobody (caller_name)."""
         if not self.settings.enabled:

@@ -91,7 +91,7 @@ def write_max_length(config: ReplicationConfig, block_size: int) -> int:
 
 
 def token_owner(context: Any) -> str:
-    """Who a token is for: the caller of a gRPC request, as ACLs name it (hdds/security/acl.caller_name);
+    """Who a token is for: the caller of an RPC request, as ACLs name it (hdds/security/acl.caller_name);
     a claim that names no valid user is the caller's own business: the token is then the anonymous one's."""
     claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
     peer = grpc_peer_identity(context)

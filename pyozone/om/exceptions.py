@@ -47,7 +47,7 @@ class OMResultCode(Enum):
 
 
 class OMException(Exception):
-    """`str()` is "CODE: message", exactly what a client reads in the gRPC status details."""
+    """`str()` is "CODE: message", exactly what a client reads in the RPC status details."""
 
     def __init__(self, code: OMResultCode, message: str) -> None:
         super().__init__(f"{code.name}: {message}")
@@ -56,5 +56,5 @@ class OMException(Exception):
 
     @property
     def status_name(self) -> str:
-        """The grpc.StatusCode member name (kept as text, so the core never imports grpc)."""
+        """The rpc.StatusCode member name (kept as text, so the core never imports the RPC layer)."""
         return self.code.status_name  # type: ignore[attr-defined]

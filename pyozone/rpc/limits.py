@@ -32,6 +32,14 @@ class RequestBounds:
 
     message_bytes: int
     fields: Mapping[int, tuple[str, int]]
+    read_bytes: int | None = None
+    """Above this a body is skipped unread, its size known from the frame header (default
+    `message_bytes`). A service whose refusal names the long field sets it higher, so that a body between
+    the two is read and its fields walked (OM: a 3 MiB name is INVALID_VOLUME_NAME, 30 MB are skipped)."""
+
+    @property
+    def skip_above(self) -> int:
+        return self.message_bytes if self.read_bytes is None else self.read_bytes
 
     def oversized(self, raw: bytes) -> Oversized | None:
         """Walks the top-level fields of the wire format without copying any; a malformed message is left

@@ -591,7 +591,7 @@ class Server:
         if self.limits is not None:
             bounds = self.limits.bounds(method)
             if bounds is not None:
-                return min(bounds.message_bytes, self.settings.max_message_bytes)
+                return min(bounds.skip_above, self.settings.max_message_bytes)
         return self.settings.max_message_bytes
 
     async def start(self, host: str, port: int, tls: TlsStore | None = None) -> int:

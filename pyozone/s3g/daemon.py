@@ -29,6 +29,7 @@ from pyozone.common.web.ops import administrators_only
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import metadata_dir
 from pyozone.hdds.security.x509 import CertRole
+from pyozone.rpc.loop import run as run_on_rpc_loop
 from pyozone.s3g.app import make_app, refusal
 from pyozone.s3g.authenticate import SigningKeys
 from pyozone.s3g.metrics import S3GatewayMetrics
@@ -161,4 +162,4 @@ async def serve(conf: OzoneConfiguration) -> int:
 
 def start_s3g(conf: OzoneConfiguration) -> int:
     """`pyozone s3g`: the daemon's entry point."""
-    return asyncio.run(serve(conf))
+    return run_on_rpc_loop(serve(conf))

@@ -1,4 +1,4 @@
-"""The OM daemon: the namespace core behind a grpc.aio server, background services and readiness."""
+"""The OM daemon: the namespace core behind an RPC server (pyozone.rpc), background services and readiness."""
 
 from pyozone.om.server.daemon import OmDaemon, ServerStartError, start_om
 

@@ -1,10 +1,10 @@
-"""The OM daemon: the namespace core behind a grpc.aio server, two background services on timers and a
-readiness endpoint.
+"""The OM daemon: the namespace core behind an RPC server (pyozone.rpc), two background services on
+timers and a readiness endpoint.
 
 Start-up: with ozone.security.enabled, OM's certificate first (requested from SCM's CA on the first
 start; renewed in the background); then the HTTP endpoint (pollers see 503, not a refused connection), then
 SCM's cluster id (retried until SCM answers: `cluster up` starts OM right after SCM), then om.db and the
-gRPC server. With hdds.grpc.tls.enabled every port and every channel to SCM is mutual TLS with that
+RPC server. With hdds.grpc.tls.enabled every port and every channel to SCM is mutual TLS with that
 certificate. The core is synchronous and may wait for SCM, so core calls run in a thread pool (commitKey,
 which never waits, on the loop); its locks (om/locks.py) keep mutations apart, and om.db's double buffer
 makes them durable before a client is answered.
@@ -19,14 +19,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-import grpc
-
 from pyozone.common.daemon_run import run_until_signalled
-from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import JsonResponse, Route
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
-from pyozone.common.tls import TlsStore, revocation_interceptors, secure_port
+from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
@@ -40,7 +37,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.counts import NamespaceCounter
-from pyozone.om.server.limits import OMRequestLimits, server_options
+from pyozone.om.server.limits import OMRequestLimits, server_settings
 from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.server.web import UI, om_api
@@ -48,6 +45,8 @@ from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
 from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
 from pyozone.om.stored_lengths import StoredLengths
+from pyozone.rpc import Server
+from pyozone.rpc.loop import run as run_on_rpc_loop
 from pyozone.scm.client.block_client import BlockClientError
 from pyozone.security.cert_client import CertRenewer, daemon_tls
 
@@ -105,7 +104,7 @@ class OmDaemon:
         self.http_port = 0
         self.serving = False
         self._executor = ThreadPoolExecutor(EXECUTOR_THREADS, thread_name_prefix="om")
-        self._server: grpc.aio.Server | None = None
+        self._server: Server | None = None
         self.metrics = MetricsSystem("OzoneManager")
         self.om_metrics = OMMetrics(self.metrics)
         self.counter: NamespaceCounter | None = None
@@ -211,10 +210,7 @@ class OmDaemon:
 
     async def _start_rpc(self) -> None:
         assert self.core is not None and self.storage is not None
-        server = grpc.aio.server(
-            options=server_options(),
-            interceptors=[*server_interceptors(OMRequestLimits()), *revocation_interceptors(self.tls)],
-        )
+        server = Server(server_settings(), limits=OMRequestLimits())
         self._tokens = BlockTokenIssuer.from_conf(self.conf, self.certificate)
         self._stored = StoredLengths(
             self.core, self.tls, self._tokens, self.core.settings.length_check_timeout_ms / 1000
@@ -232,13 +228,12 @@ class OmDaemon:
             ),
         )
         try:
-            self.rpc_port = secure_port(server, str(self.rpc_address), self.tls)
-        except RuntimeError as e:
+            self.rpc_port = await server.start(self.rpc_address.host, self.rpc_address.port, self.tls)
+        except OSError as e:
             raise ServerStartError(
-                f"cannot bind the OM to {self.rpc_address} (ozone.om.address): {e}"
+                f"cannot bind the OM to {self.rpc_address} (ozone.om.address): {e.strerror or e}"
             ) from None
         self._server = server
-        await server.start()
         self.serving = True
 
     def _every(self, name: str, interval_ms: int, step: Callable[[], object]) -> asyncio.Task[None]:
@@ -308,4 +303,4 @@ async def serve(conf: OzoneConfiguration) -> int:
 
 def start_om(conf: OzoneConfiguration) -> int:
     """`pyozone om`: the daemon's entry point."""
-    return asyncio.run(serve(conf))
+    return run_on_rpc_loop(serve(conf))

@@ -1,24 +1,22 @@
 """The bounds of OM's requests at the RPC edge (issue 11, defect 2: 30 MB names exhausted OM's memory).
 
-OM's requests are names and a few numbers. gRPC refuses any request above MAX_OM_REQUEST_BYTES before it
-buffers it (RESOURCE_EXHAUSTED): a request gRPC accepts costs the server several copies of itself, so a
-flood of 30 MB ones would take GBs, however early the server refuses them. Below that, no name longer than
-the longest valid one (a longer one cannot name anything) is parsed, copied or echoed: it is refused with
-its INVALID_*_NAME, naming the field and its size; and each method's whole request has a limit of its own.
+OM's requests are names and a few numbers. The RPC layer reads each request's size from its frame header
+and skips a body above its method's limit unread (pyozone/rpc/limits.py), so a flood of 30 MB requests
+costs OM the bytes on the socket and nothing else. No name longer than the longest valid one (a longer one
+cannot name anything) is parsed, copied or echoed: it is refused with its INVALID_*_NAME, naming the field
+and its size; and each method's whole request has a limit of its own, at most MAX_OM_REQUEST_BYTES.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import grpc
-
-from pyozone.common.grpc_server import Oversized, RequestBounds
-from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES, MAX_OM_MESSAGE_BYTES, KiB, MiB, grpc_options
+from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES, MAX_OM_MESSAGE_BYTES, KiB, MiB
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.names import MAX_KEY_NAME_BYTES, MAX_RESOURCE_NAME
 from pyozone.om.s3secret import MAX_REGION_CHARS, MAX_SERVICE_CHARS
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.rpc import Oversized, RequestBounds, ServerSettings, StatusCode
 
 MAX_USER_NAME_BYTES = 256
 """An owner (a user name: Linux allows 32, Kerberos principals are longer)."""
@@ -37,15 +35,14 @@ ECHO_REQUEST_BYTES = MAX_ECHO_PAYLOAD_BYTES + 1 * KiB
 MAX_UPLOAD_ID_BYTES = 128
 """An upload id: pyozone's are 53 characters (multipart.py); Ozone's a UUID and a number."""
 MAX_OM_REQUEST_BYTES = 4 * MiB
-"""The largest request gRPC lets in: commitKey's, which carries every block of the key (~40 bytes each,
+"""The largest request OM takes: commitKey's, which carries every block of the key (~40 bytes each,
 some 100,000 blocks). Responses may be larger (MAX_OM_MESSAGE_BYTES: listings, lookupKey)."""
 
 
-def server_options() -> list[tuple[str, int]]:
-    """grpc_options for OM's responses, with the smaller bound for its requests."""
-    options = dict(grpc_options(MAX_OM_MESSAGE_BYTES))
-    options["grpc.max_receive_message_length"] = MAX_OM_REQUEST_BYTES
-    return list(options.items())
+def server_settings() -> ServerSettings:
+    """OM's RPC server: a request up to MAX_OM_MESSAGE_BYTES is refused with a status (above
+    MAX_OM_REQUEST_BYTES unread), so its connection goes on serving; a larger frame closes it."""
+    return ServerSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES)
 
 
 @dataclass(frozen=True)
@@ -125,6 +122,7 @@ class OMRequestLimits:
             self._bounds[full] = RequestBounds(
                 _MESSAGE_BYTES.get(method.name, NAMES_REQUEST_BYTES),
                 {numbers[name]: (name, rule.limit) for name, rule in rules.items()},
+                read_bytes=MAX_OM_REQUEST_BYTES,
             )
 
     def bounds(self, method: str) -> RequestBounds | None:
@@ -133,10 +131,19 @@ class OMRequestLimits:
     def rule(self, method: str, field: str) -> NameRule | None:
         return self._rules.get(method, {}).get(field)
 
-    def refusal(self, method: str, oversized: Oversized) -> tuple[grpc.StatusCode, str]:
+    def refusal(self, method: str, oversized: Oversized) -> tuple[StatusCode, str]:
+        """A request above MAX_OM_REQUEST_BYTES was skipped unread: RESOURCE_EXHAUSTED, as gRPC answered
+        it; below, its long name's INVALID_*_NAME, or INVALID_REQUEST for its method's bound."""
+        name = method.rsplit("/", 1)[-1]
+        if oversized.field is None and oversized.size > MAX_OM_REQUEST_BYTES:
+            error = OMException(
+                OMResultCode.INVALID_REQUEST,
+                f"{name} request of {oversized.size} bytes is above OM's limit of {MAX_OM_REQUEST_BYTES} "
+                "bytes",
+            )
+            return StatusCode.RESOURCE_EXHAUSTED, str(error)
         rule = self.rule(method, oversized.field) if oversized.field is not None else None
         if rule is None:
-            name = method.rsplit("/", 1)[-1]
             error = OMException(
                 OMResultCode.INVALID_REQUEST,
                 f"{name} request of {oversized.size} bytes is above its limit of {oversized.limit} bytes",
@@ -147,4 +154,4 @@ class OMRequestLimits:
                 f"{oversized.field} of {oversized.size} bytes is above the limit of {rule.limit} bytes "
                 f"for a {rule.kind}",
             )
-        return grpc.StatusCode[error.status_name], str(error)
+        return StatusCode[error.status_name], str(error)

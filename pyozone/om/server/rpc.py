@@ -1,4 +1,4 @@
-"""How the OM's gRPC service turns failures into statuses, so no request can take the server down, and
+"""How the OM's RPC service turns failures into statuses, so no request can take the server down, and
 where every request is counted and timed.
 
 An OMException travels as the status its result code names, with details "RESULT_CODE: message"; a
@@ -17,16 +17,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
-import grpc
-
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.protocol import ProtocolError
+from pyozone.rpc import AbortError, CallContext, StatusCode
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
-Handler = Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Any]]
+Handler = Callable[[Any, Any, CallContext], Awaitable[Any]]
 
 REQUEST_TYPES = {
     "listVolumes": "ListVolume",
@@ -68,22 +67,22 @@ def rpc(handler: Handler) -> Handler:
     kind = request_type(name)
 
     @functools.wraps(handler)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def wrapper(self: Any, request: Any, context: CallContext) -> Any:
         started = time.perf_counter()
         failed = True
         try:
             answer = await handler(self, request, context)
             failed = False
             return answer
-        except grpc.aio.AbortError:
+        except AbortError:
             raise
         except OMException as e:
             if e.code in (OMResultCode.SCM_UNAVAILABLE,):
                 log.warning("%s from %s: %s", name, context.peer(), e)
-            await context.abort(grpc.StatusCode[e.status_name], str(e))
+            await context.abort(StatusCode[e.status_name], str(e))
         except Exception as e:
             log.error("%s from %s failed", name, context.peer(), exc_info=e)
-            await context.abort(grpc.StatusCode.INTERNAL, f"{name}: internal error in OM (see its log)")
+            await context.abort(StatusCode.INTERNAL, f"{name}: internal error in OM (see its log)")
         finally:
             self.observe(kind, time.perf_counter() - started, failed)
 

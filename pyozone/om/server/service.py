@@ -16,8 +16,6 @@ from concurrent.futures import Executor
 from functools import partial
 from typing import TypeVar
 
-import grpc
-
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
@@ -40,12 +38,12 @@ from pyozone.om.server.durability import DurableGate
 from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto, acls_to_proto, obj_from_proto
 from pyozone.protocol.block import BlockLocation, exclude_list_from_proto, write_pipeline_to_proto
 from pyozone.protocol.common import integer
+from pyozone.rpc import CallContext, Server, ServiceSpec
 
-Context = grpc.aio.ServicerContext
+Context = CallContext
 T = TypeVar("T")
 Check = Callable[[], None]
 
@@ -65,7 +63,7 @@ def _allocated(location: BlockLocation, length: int) -> pb.KeyLocation:
     return proto
 
 
-class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
+class OzoneManagerService:
     def __init__(
         self,
         core: OzoneManager,
@@ -619,7 +617,7 @@ class OzoneManagerService(pb_grpc.OzoneManagerServiceServicer):
     @rpc
     async def echoRPC(self, request: pb.EchoRPCRequest, context: Context) -> pb.EchoRPCResponse:
         """Ozone's EchoRPC (freon ome): answered here on the event loop, with no pool job and no table, so
-        its rate is what OM's gRPC costs per call and nothing more."""
+        its rate is what OM's RPC layer costs per call and nothing more."""
         size = parse(integer, request.payloadSizeResp, "payloadSizeResp", 0, MAX_ECHO_PAYLOAD_BYTES)
         return pb.EchoRPCResponse(payload=bytes(size))
 
@@ -649,5 +647,5 @@ def _upload_summary(upload: MultipartUploadRecord) -> pb.MultipartUploadSummary:
     )  # fmt: skip
 
 
-def add_om_service(server: grpc.aio.Server, service: OzoneManagerService) -> None:
-    pb_grpc.add_OzoneManagerServiceServicer_to_server(service, server)
+def add_om_service(server: Server, service: OzoneManagerService) -> None:
+    server.add_service(ServiceSpec.of(pb.DESCRIPTOR.services_by_name["OzoneManagerService"]), service)

@@ -301,12 +301,13 @@ def allocate(cluster: LiveCluster, config: ReplicationConfig, size: int = 1 << 2
 @contextlib.contextmanager
 def om_stub(cluster: LiveCluster) -> Iterator[Any]:
     """A raw OzoneManagerService stub on the cluster's OM (ports from cluster.json)."""
-    import grpc
+    from pyozone import rpc
+    from pyozone.client.om import OM_SERVICE
+    from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 
-    from pyozone.proto import OmClientProtocol_pb2_grpc as om_grpc
-
-    with grpc.insecure_channel(f"{HOST}:{cluster.port('om', 'rpc')}") as channel:
-        yield om_grpc.OzoneManagerServiceStub(channel)
+    target = f"{HOST}:{cluster.port('om', 'rpc')}"
+    with rpc.SyncChannel(target, rpc.ChannelSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES)) as channel:
+        yield rpc.Stub(channel, OM_SERVICE)
 
 
 # ------------------------------------------------------------------ keys (the client and `pyozone sh`)

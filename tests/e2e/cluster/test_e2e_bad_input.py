@@ -18,6 +18,7 @@ import pytest
 
 from pyozone import protocol as p
 from pyozone import rpc
+from pyozone.client.om import OM_SERVICE
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.messages import Heartbeat
@@ -90,7 +91,6 @@ def garbage_methods(cluster: LiveCluster) -> list[tuple[int, str, bool]]:
     """(port, method, request-streaming) of every daemon's gRPC servers."""
     xceiver = cluster.datanodes()["dn1"]["ports"]["STANDALONE"]
     return [
-        (cluster.port("om", "rpc"), "/pyozone.om.OzoneManagerService/createVolume", False),
         (xceiver, "/pyozone.hdds.datanode.XceiverClientProtocolService/send", True),
     ]
 
@@ -125,6 +125,19 @@ def test_garbage_bytes_are_invalid_argument_on_every_daemon(cluster: LiveCluster
             assert refused.value.code() is rpc.StatusCode.INVALID_ARGUMENT, method
             assert "not a valid request message" in refused.value.details(), method
     scm_serves(cluster)
+    all_running(cluster)
+
+
+def test_garbage_bytes_are_invalid_argument_on_om(cluster: LiveCluster) -> None:
+    """OM's port (pyozone.rpc) as the others: INVALID_ARGUMENT, and OM goes on serving."""
+    settings = rpc.ChannelSettings(max_message_bytes=MiB)
+    with rpc.SyncChannel(f"127.0.0.1:{cluster.port('om', 'rpc')}", settings) as channel:
+        om = rpc.Stub(channel, OM_SERVICE)
+        for garbage in GARBAGE:  # already serialized: sent as they are
+            with pytest.raises(rpc.RpcError) as error:
+                om.createVolume(garbage, timeout=10)
+            assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
+            assert "not a valid request message" in error.value.details()
     all_running(cluster)
 
 

@@ -9,9 +9,9 @@ import json
 import os
 from collections.abc import Iterator
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.cluster.status import om_ready
 from pyozone.config.site import read_site_xml
 from pyozone.hdds.ids import BlockID
@@ -117,9 +117,9 @@ def test_volumes_and_buckets(cluster: LiveCluster) -> None:
         )
         buckets = om.listBuckets(pb.ListBucketsRequest(volume=VOL)).buckets
         assert [(b.bucket, b.factor) for b in buckets] == [(BUCKET, hdds_pb2.THREE), ("bkt2", hdds_pb2.ONE)]
-        with pytest.raises(grpc.RpcError) as error:
+        with pytest.raises(rpc.RpcError) as error:
             om.createVolume(pb.CreateVolumeRequest(volume=VOL))
-        assert error.value.code() is grpc.StatusCode.ALREADY_EXISTS
+        assert error.value.code() is rpc.StatusCode.ALREADY_EXISTS
         assert (error.value.details() or "").startswith("VOLUME_ALREADY_EXISTS: ")
 
 
@@ -206,7 +206,7 @@ def test_deleted_key_blocks_reach_scm(cluster: LiveCluster) -> None:
     with om_stub(cluster) as om:
         block = om.lookupKey(pb.LookupKeyRequest(**KEY_ARGS)).keyInfo.locations[0].blockID.containerBlockID
         om.deleteKey(pb.DeleteKeyRequest(**KEY_ARGS))
-        with pytest.raises(grpc.RpcError) as error:
+        with pytest.raises(rpc.RpcError) as error:
             om.lookupKey(pb.LookupKeyRequest(**KEY_ARGS))
         assert (error.value.details() or "").startswith("KEY_NOT_FOUND: ")
 

@@ -1,4 +1,4 @@
-"""In-process fakes of OM and of pipeline datanodes, on real gRPC servers on 127.0.0.1.
+"""In-process fakes of OM and of pipeline datanodes, on real RPC servers on 127.0.0.1 (OM's on pyozone.rpc).
 
 FakeCluster starts one XceiverClientProtocolService server per datanode and groups them into RATIS/THREE
 pipelines; the leader of a pipeline plays the pipeline log: it orders writeChunk/putBlock, copies them
@@ -28,17 +28,20 @@ import uuid
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import grpc
 
+from pyozone import rpc
+from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import OmClientProtocol_pb2 as om
-from pyozone.proto import OmClientProtocol_pb2_grpc as om_grpc
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
+from tests.rpc_threads import ThreadedRpcServer
 
 KB = 1024
 BUFFER = 4 * KB  # one chunk
@@ -314,11 +317,11 @@ class OpenKey:
     blocks: set[tuple[int, int]] = field(default_factory=set)
 
 
-def _abort(context: grpc.ServicerContext, status: grpc.StatusCode, code: str, message: str) -> None:
-    context.abort(status, f"{code}: {message}")
+def _abort(context: rpc.CallContext, status: rpc.StatusCode, code: str, message: str) -> NoReturn:
+    raise rpc.AbortError(status, f"{code}: {message}")
 
 
-class FakeOM(om_grpc.OzoneManagerServiceServicer):
+class FakeOM:
     def __init__(self, cluster: FakeCluster, block_size: int) -> None:
         self.cluster = cluster
         self.block_size = block_size
@@ -340,10 +343,8 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         self._local_ids = itertools.count(1001)
         self._next_pipeline = 0
         self._open_container: dict[str, int] = {}
-        self.server = _server()
-        om_grpc.add_OzoneManagerServiceServicer_to_server(self, self.server)
-        self.port = self.server.add_insecure_port("127.0.0.1:0")
-        self.server.start()
+        self.server = ThreadedRpcServer(OM_SERVICE, self, rpc.ServerSettings(MAX_DATA_MESSAGE_BYTES))
+        self.port = self.server.port
 
     @property
     def address(self) -> str:
@@ -353,23 +354,23 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         return int(time.time() * 1000)
 
     # ------------------------------------------------------------------ volumes and buckets
-    def _volume(self, name: str, context: grpc.ServicerContext) -> om.VolumeInfo:
+    def _volume(self, name: str, context: rpc.CallContext) -> om.VolumeInfo:
         if name not in self.volumes:
-            _abort(context, grpc.StatusCode.NOT_FOUND, "VOLUME_NOT_FOUND", f"volume {name}")
+            _abort(context, rpc.StatusCode.NOT_FOUND, "VOLUME_NOT_FOUND", f"volume {name}")
         return self.volumes[name]
 
-    def _bucket(self, volume: str, bucket: str, context: grpc.ServicerContext) -> om.BucketInfo:
+    def _bucket(self, volume: str, bucket: str, context: rpc.CallContext) -> om.BucketInfo:
         self._volume(volume, context)
         if (volume, bucket) not in self.buckets:
-            _abort(context, grpc.StatusCode.NOT_FOUND, "BUCKET_NOT_FOUND", f"bucket {volume}/{bucket}")
+            _abort(context, rpc.StatusCode.NOT_FOUND, "BUCKET_NOT_FOUND", f"bucket {volume}/{bucket}")
         return self.buckets[(volume, bucket)]
 
     def createVolume(self, request, context):  # type: ignore[no-untyped-def]
         with self.cluster.lock:
             if not 3 <= len(request.volume) <= 63 or not request.volume.islower():
-                _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_VOLUME_NAME", request.volume)
+                _abort(context, rpc.StatusCode.INVALID_ARGUMENT, "INVALID_VOLUME_NAME", request.volume)
             if request.volume in self.volumes:
-                _abort(context, grpc.StatusCode.ALREADY_EXISTS, "VOLUME_ALREADY_EXISTS", request.volume)
+                _abort(context, rpc.StatusCode.ALREADY_EXISTS, "VOLUME_ALREADY_EXISTS", request.volume)
             now = self._now()
             info = om.VolumeInfo(
                 volume=request.volume, owner=request.owner, admin=request.owner,
@@ -387,7 +388,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         with self.cluster.lock:
             self._volume(request.volume, context)
             if any(v == request.volume for v, _ in self.buckets):
-                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "VOLUME_NOT_EMPTY", request.volume)
+                _abort(context, rpc.StatusCode.FAILED_PRECONDITION, "VOLUME_NOT_EMPTY", request.volume)
             del self.volumes[request.volume]
             return om.DeleteVolumeResponse()
 
@@ -400,9 +401,9 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         with self.cluster.lock:
             volume = self._volume(request.volume, context)
             if len(request.bucket) < 3:
-                _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_BUCKET_NAME", request.bucket)
+                _abort(context, rpc.StatusCode.INVALID_ARGUMENT, "INVALID_BUCKET_NAME", request.bucket)
             if (request.volume, request.bucket) in self.buckets:
-                _abort(context, grpc.StatusCode.ALREADY_EXISTS, "BUCKET_ALREADY_EXISTS", request.bucket)
+                _abort(context, rpc.StatusCode.ALREADY_EXISTS, "BUCKET_ALREADY_EXISTS", request.bucket)
             now = self._now()
             info = om.BucketInfo(
                 volume=request.volume, bucket=request.bucket, creationTime=now, modificationTime=now,
@@ -420,7 +421,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         with self.cluster.lock:
             self._bucket(request.volume, request.bucket, context)
             if any((v, b) == (request.volume, request.bucket) for v, b, _ in self.keys):
-                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "BUCKET_NOT_EMPTY", request.bucket)
+                _abort(context, rpc.StatusCode.FAILED_PRECONDITION, "BUCKET_NOT_EMPTY", request.bucket)
             del self.buckets[(request.volume, request.bucket)]
             return om.DeleteBucketResponse()
 
@@ -435,13 +436,13 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
             return om.ListBucketsResponse(buckets=found)
 
     # ------------------------------------------------------------------ blocks (SCM's part)
-    def _allocate(self, exclude: block_pb.ExcludeListProto, context: grpc.ServicerContext) -> om.KeyLocation:
+    def _allocate(self, exclude: block_pb.ExcludeListProto, context: rpc.CallContext) -> om.KeyLocation:
         if self.safe_mode or self.safe_mode_answers:
             self.safe_mode_answers = max(0, self.safe_mode_answers - 1)
-            _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "SCM_IN_SAFE_MODE", "safe mode")
+            _abort(context, rpc.StatusCode.FAILED_PRECONDITION, "SCM_IN_SAFE_MODE", "safe mode")
         if self.unavailable:
             self.unavailable -= 1
-            context.abort(grpc.StatusCode.UNAVAILABLE, "no OPEN pipeline yet")
+            raise rpc.AbortError(rpc.StatusCode.UNAVAILABLE, "no OPEN pipeline yet")
         pipelines = list(self.cluster.pipelines.values())
         excluded_pipelines = {p.id for p in exclude.pipelineIds}
         # SCM avoids what the client excluded; with nothing else left the client is to retry later.
@@ -467,7 +468,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
             return om.KeyLocation(blockID=bid, pipeline=pipeline.proto(), containerState="OPEN")
         spare = [d for d in self.cluster.datanodes if not d.stopped and d.uuid not in exclude.datanodes]
         if not self.replace_excluded or len(spare) < 3:
-            _abort(context, grpc.StatusCode.UNAVAILABLE, "SCM_UNAVAILABLE", "every pipeline excluded")
+            _abort(context, rpc.StatusCode.UNAVAILABLE, "SCM_UNAVAILABLE", "every pipeline excluded")
         self.cluster.add_pipeline(spare[:3])
         return self._allocate(exclude, context)
 
@@ -475,7 +476,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         with self.cluster.lock:
             bucket = self._bucket(request.volume, request.bucket, context)
             if not request.key:
-                _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_KEY_NAME", "empty")
+                _abort(context, rpc.StatusCode.INVALID_ARGUMENT, "INVALID_KEY_NAME", "empty")
             count = max(1, -(-request.dataSize // self.block_size))
             locations = [self._allocate(request.excludeList, context) for _ in range(count)]
             size = request.dataSize if 0 < request.dataSize < self.block_size else self.block_size
@@ -497,7 +498,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         with self.cluster.lock:
             open_key = self.open_keys.get(request.clientID)
             if open_key is None:
-                _abort(context, grpc.StatusCode.NOT_FOUND, "KEY_NOT_FOUND", f"no open key {request.clientID}")
+                _abort(context, rpc.StatusCode.NOT_FOUND, "KEY_NOT_FOUND", f"no open key {request.clientID}")
             self.allocations.append(request.excludeList)
             location = self._allocate(request.excludeList, context)
             location.length = self.block_size
@@ -508,18 +509,18 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
     def commitKey(self, request, context):  # type: ignore[no-untyped-def]
         if self.commit_hang_s:
             time.sleep(self.commit_hang_s)
-            context.abort(grpc.StatusCode.UNAVAILABLE, "OM was stopped")
+            raise rpc.AbortError(rpc.StatusCode.UNAVAILABLE, "OM was stopped")
         with self.cluster.lock:
             if self.commit_unavailable:
                 self.commit_unavailable -= 1
-                context.abort(grpc.StatusCode.UNAVAILABLE, "OM is restarting")
+                raise rpc.AbortError(rpc.StatusCode.UNAVAILABLE, "OM is restarting")
             open_key = self.open_keys.pop(request.clientID, None)
             if open_key is None:
-                _abort(context, grpc.StatusCode.NOT_FOUND, "KEY_NOT_FOUND", f"no open key {request.clientID}")
+                _abort(context, rpc.StatusCode.NOT_FOUND, "KEY_NOT_FOUND", f"no open key {request.clientID}")
             for loc in request.locations:
                 bid = loc.blockID.containerBlockID
                 if (bid.containerID, bid.localID) not in open_key.blocks:
-                    _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "INVALID_BLOCK_LIST", str(bid))
+                    _abort(context, rpc.StatusCode.FAILED_PRECONDITION, "INVALID_BLOCK_LIST", str(bid))
             self.commits.append(request)
             now = self._now()
             old = self.keys.get((request.volume, request.bucket, request.key))
@@ -532,7 +533,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
             self.keys[(request.volume, request.bucket, request.key)] = info
             if self.commit_answer_lost:
                 self.commit_answer_lost -= 1
-                context.abort(grpc.StatusCode.UNAVAILABLE, "the answer was lost")
+                raise rpc.AbortError(rpc.StatusCode.UNAVAILABLE, "the answer was lost")
             return om.CommitKeyResponse(keyInfo=self._located(info))
 
     def _located(self, info: om.KeyInfo) -> om.KeyInfo:
@@ -550,7 +551,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
         self._bucket(request.volume, request.bucket, context)
         info = self.keys.get((request.volume, request.bucket, request.key))
         if info is None:
-            _abort(context, grpc.StatusCode.NOT_FOUND, "KEY_NOT_FOUND", request.key)
+            _abort(context, rpc.StatusCode.NOT_FOUND, "KEY_NOT_FOUND", request.key)
         return info
 
     def lookupKey(self, request, context):  # type: ignore[no-untyped-def]
@@ -579,7 +580,7 @@ class FakeOM(om_grpc.OzoneManagerServiceServicer):
             info = self._key(request, context)
             target = (request.volume, request.bucket, request.toKey)
             if target in self.keys:
-                _abort(context, grpc.StatusCode.ALREADY_EXISTS, "KEY_ALREADY_EXISTS", request.toKey)
+                _abort(context, rpc.StatusCode.ALREADY_EXISTS, "KEY_ALREADY_EXISTS", request.toKey)
             del self.keys[(request.volume, request.bucket, request.key)]
             info.key = request.toKey
             self.keys[target] = info
@@ -635,7 +636,7 @@ class FakeCluster:
         return self.container_pipeline[container_id]
 
     def stop(self) -> None:
-        self.om.server.stop(0)
+        self.om.server.stop()
         for dn in self.datanodes:
             if not dn.stopped:
                 dn.server.stop(0)

@@ -80,7 +80,7 @@ def test_rename_delete_and_key_info(client: OzoneClient) -> None:
 
 
 def test_om_down_is_unavailable(cluster: FakeCluster) -> None:
-    cluster.om.server.stop(0).wait()
+    cluster.om.server.stop()
     with OzoneClient(small_conf(cluster.om.address)) as client, pytest.raises(OMUnavailableError) as e:
         client.volume_info("vol")
     assert cluster.om.address in str(e.value)

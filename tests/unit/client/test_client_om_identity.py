@@ -6,24 +6,23 @@ from __future__ import annotations
 
 import asyncio
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.client.config import ClientConfig
-from pyozone.client.om import OmClient, acting_for
+from pyozone.client.om import OM_SERVICE, OmClient, acting_for
 from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import TlsStore, grpc_peer_identity, secure_port
+from pyozone.common.tls import TlsStore, grpc_peer_identity
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from tests.tls_certs import CertAuthority
 
 
-class WhoAsks(pb_grpc.OzoneManagerServiceServicer):
+class WhoAsks:
     """infoVolume answers a volume owned by "<certificate's principal or None>/<claimed user or None>"."""
 
-    async def infoVolume(self, request: pb.InfoVolumeRequest, context: grpc.aio.ServicerContext):  # type: ignore[no-untyped-def]
+    async def infoVolume(self, request: pb.InfoVolumeRequest, context: rpc.CallContext):  # type: ignore[no-untyped-def]
         claimed = dict(context.invocation_metadata() or ()).get(USER_METADATA)
         peer = grpc_peer_identity(context)
         return pb.InfoVolumeResponse(
@@ -32,10 +31,9 @@ class WhoAsks(pb_grpc.OzoneManagerServiceServicer):
 
 
 async def asked(server_tls: TlsStore | None, client_tls: TlsStore | None, acting: str | None) -> str:
-    server = grpc.aio.server()
-    pb_grpc.add_OzoneManagerServiceServicer_to_server(WhoAsks(), server)
-    port = secure_port(server, "127.0.0.1:0", server_tls)
-    await server.start()
+    server = rpc.Server(rpc.ServerSettings(max_message_bytes=1 << 20))
+    server.add_service(OM_SERVICE, WhoAsks())
+    port = await server.start("127.0.0.1", 0, server_tls)
     try:
         config = ClientConfig.from_conf(OzoneConfiguration(), f"127.0.0.1:{port}", tls=client_tls)
         client = OmClient(config)

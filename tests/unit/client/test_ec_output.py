@@ -96,7 +96,7 @@ class ECCluster(FakeCluster):
 
     def __init__(self, ec: ReplicationConfig, pipelines: int = 2) -> None:
         super().__init__(datanodes=0, block_size=BLOCK)
-        self.om.server.stop(0)
+        self.om.server.stop()
         self.om = FakeOM(self, ec.ec_data * BLOCK)  # Ozone's OM: a group holds block size on each data index
         self.om.replace_excluded = False
         nodes = ec.ec_data + ec.ec_parity

@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.client import AsyncOzoneClient, OMException
+from pyozone.client.om import OM_SERVICE
 from pyozone.hdds.security.acl import ACLType, Caller, Ownership, OzoneAcl, ResourceType
 from pyozone.hdds.security.users import Administrators
 from pyozone.om.access import Access
@@ -19,16 +20,15 @@ from pyozone.om.exceptions import OMResultCode
 from pyozone.om.server import OmDaemon
 from pyozone.om.settings import AccessSettings
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls_to_proto, obj_to_proto
 from tests.unit.om.om_fakes import FakeScm, make_om
-from tests.unit.om.test_om_server import conf, run
+from tests.unit.om.test_om_server import conf, om_channel, run
 
 
 class As:
     """The stub's calls, each naming `user` in x-ozone-user."""
 
-    def __init__(self, stub: pb_grpc.OzoneManagerServiceStub, user: str) -> None:
+    def __init__(self, stub: rpc.Stub, user: str) -> None:
         self.stub = stub
         self.user = user
 
@@ -38,7 +38,7 @@ class As:
 
 
 @asynccontextmanager
-async def om(tmp_path: Path, **overrides: str) -> AsyncIterator[pb_grpc.OzoneManagerServiceStub]:
+async def om(tmp_path: Path, **overrides: str) -> AsyncIterator[rpc.Stub]:
     configuration = conf(tmp_path)
     for key, value in {
         "ozone.acl.enabled": "true",
@@ -50,8 +50,8 @@ async def om(tmp_path: Path, **overrides: str) -> AsyncIterator[pb_grpc.OzoneMan
     daemon = OmDaemon(configuration, FakeScm())
     try:
         await daemon.start()
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as ch:
-            stub = pb_grpc.OzoneManagerServiceStub(ch)
+        async with om_channel(daemon.rpc_port) as ch:
+            stub = rpc.Stub(ch, OM_SERVICE)
             stub.address = f"127.0.0.1:{daemon.rpc_port}"  # type: ignore[attr-defined]
             yield stub
     finally:
@@ -59,9 +59,9 @@ async def om(tmp_path: Path, **overrides: str) -> AsyncIterator[pb_grpc.OzoneMan
 
 
 async def denied(call, request) -> str:  # type: ignore[no-untyped-def]
-    with pytest.raises(grpc.aio.AioRpcError) as error:
+    with pytest.raises(rpc.RpcError) as error:
         await call(request)
-    assert error.value.code() is grpc.StatusCode.PERMISSION_DENIED, error.value.details()
+    assert error.value.code() is rpc.StatusCode.PERMISSION_DENIED, error.value.details()
     return error.value.details() or ""
 
 
@@ -167,9 +167,9 @@ def test_acl_calls_and_default_inheritance(tmp_path: Path) -> None:
             bucket_acls = await alice.getAcl(pb.GetAclRequest(obj=obj_to_proto(bucket)))
             assert [str(a) for a in acls_from_proto(bucket_acls.acls, "acls")] == ["user:alice:a"]
             bad = pb.GetAclRequest(obj=pb.OzoneObj(resType=pb.OzoneObj.KEY, path="/vol/buck"))
-            with pytest.raises(grpc.aio.AioRpcError) as error:
+            with pytest.raises(rpc.RpcError) as error:
                 await alice.getAcl(bad)
-            assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
             assert "does not name a KEY" in (error.value.details() or "")
 
     run(body())
@@ -190,9 +190,9 @@ def test_s3_secrets_are_their_users_and_names_are_checked(tmp_path: Path) -> Non
             )
             await denied(bob.getS3SigningKey, signing)
             assert len((await root.getS3SigningKey(signing)).signingKey) == 32
-            with pytest.raises(grpc.aio.AioRpcError) as error:
+            with pytest.raises(rpc.RpcError) as error:
                 await As(stub, "a@b").infoVolume(pb.InfoVolumeRequest(volume="vol"))
-            assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
             assert (error.value.details() or "").startswith("INVALID_REQUEST: x-ozone-user:")
 
     run(body())
@@ -321,9 +321,9 @@ def test_an_empty_property_change_is_checked_and_refused(tmp_path: Path) -> None
                 (alice.setVolumeProperty, empty_volume),
                 (alice.setBucketProperty, empty_bucket),
             ):
-                with pytest.raises(grpc.aio.AioRpcError) as error:
+                with pytest.raises(rpc.RpcError) as error:
                     await call(request)
-                assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
                 assert "either an owner or a quota should be set" in (error.value.details() or "")
             assert (await alice.infoVolume(pb.InfoVolumeRequest(volume="vol"))).volume == volume
             assert (

@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import grpc
-
+from pyozone import rpc
+from pyozone.client.om import OM_SERVICE
 from pyozone.common.grpc_client import USER_METADATA
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
@@ -21,14 +21,15 @@ from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.security.block_token import AccessMode, check_length
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.om.block_tokens import READ, WRITE, BlockTokenIssuer
+from pyozone.om.server.limits import server_settings
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.common import ec_config_to_proto
 from pyozone.protocol.tokens import encode_token_proto, verify_block_token
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 from tests.unit.om.test_om_ec_keys import EcScm
+from tests.unit.om.test_om_server import om_channel
 
 CLOCK = ManualClock()
 DAY = 86_400_000
@@ -58,23 +59,22 @@ def verify(location: pb.KeyLocation, keys: FakeKeys, mode: AccessMode, at_ms: in
 @asynccontextmanager
 async def serving(
     tmp_path: Path, issuer: BlockTokenIssuer | None, scm: FakeScm | None = None
-) -> AsyncIterator[pb_grpc.OzoneManagerServiceStub]:
+) -> AsyncIterator[rpc.Stub]:
     core = make_om(tmp_path, scm or FakeScm())
     executor = ThreadPoolExecutor(2)
-    server = grpc.aio.server()
+    server = rpc.Server(server_settings())
     add_om_service(server, OzoneManagerService(core, executor, "om-1", "CID-test", tokens=issuer))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
+    port = await server.start("127.0.0.1", 0)
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            yield pb_grpc.OzoneManagerServiceStub(channel)
+        async with om_channel(port) as channel:
+            yield rpc.Stub(channel, OM_SERVICE)
     finally:
         await server.stop(None)
         executor.shutdown()
         core.store.close()
 
 
-async def write_key(stub: pb_grpc.OzoneManagerServiceStub, size: int) -> tuple[pb.OpenKeyResponse, list]:
+async def write_key(stub: rpc.Stub, size: int) -> tuple[pb.OpenKeyResponse, list]:
     alice = ((USER_METADATA, "alice"),)
     await stub.createVolume(pb.CreateVolumeRequest(volume="vol"), metadata=alice)
     await stub.createBucket(pb.CreateBucketRequest(volume="vol", bucket="bkt"), metadata=alice)

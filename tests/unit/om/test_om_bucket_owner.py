@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from tests.unit.om.om_fakes import FakeScm
 from tests.unit.om.test_om_acls import As, denied, om
@@ -40,12 +40,12 @@ def test_without_acls_the_named_owner_is_recorded_and_a_bad_name_makes_no_bucket
             await stub.createVolume(pb.CreateVolumeRequest(volume="vol", owner="root"))
             made = await stub.createBucket(pb.CreateBucketRequest(volume="vol", bucket="bbb", owner="carol"))
             assert made.bucket.owner == "carol"
-            with pytest.raises(grpc.aio.AioRpcError) as error:
+            with pytest.raises(rpc.RpcError) as error:
                 await stub.createBucket(
                     pb.CreateBucketRequest(volume="vol", bucket="ccc", owner="carol@EXAMPLE.COM")
                 )
-            assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT, error.value.details()
-            with pytest.raises(grpc.aio.AioRpcError) as error:
+            assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT, error.value.details()
+            with pytest.raises(rpc.RpcError) as error:
                 await stub.infoBucket(pb.InfoBucketRequest(volume="vol", bucket="ccc"))
             assert "BUCKET_NOT_FOUND" in (error.value.details() or "")
             plain = await stub.createBucket(pb.CreateBucketRequest(volume="vol", bucket="ddd"))

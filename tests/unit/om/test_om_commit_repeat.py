@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-import grpc
-
+from pyozone import rpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from tests.unit.om.om_fakes import FakeScm
 from tests.unit.om.test_om_acls import As, denied, om
@@ -40,7 +39,7 @@ def test_a_repeated_commit_of_one_session_answers_as_the_first(tmp_path) -> None
             other = await stub.openKey(pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key="k", dataSize=50))
             await stub.commitKey(commit_request(other, 50))
             status, details = await failure(stub.commitKey, request)
-            assert status is grpc.StatusCode.NOT_FOUND and details.startswith("KEY_NOT_FOUND")
+            assert status is rpc.StatusCode.NOT_FOUND and details.startswith("KEY_NOT_FOUND")
             looked = await stub.lookupKey(pb.LookupKeyRequest(volume="vol1", bucket="bkt1", key="k"))
             assert looked.keyInfo.dataSize == 50
 

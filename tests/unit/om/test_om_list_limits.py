@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import grpc
-
+from pyozone import rpc
+from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
 from pyozone.om.core import OzoneManager
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.server import OmDaemon
 from pyozone.om.settings import OMSettings
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from tests.unit.om.om_fakes import FakeScm
-from tests.unit.om.test_om_server import conf, run, running
+from tests.unit.om.test_om_server import conf, om_channel, run, running
 
 ALL = 2**32 - 1
 
@@ -44,8 +43,8 @@ def test_every_list_rpc_is_capped_at_the_servers_max(tmp_path: Path) -> None:
             await daemon.start()
             om = daemon.core
             fill(om)
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as channel:
-                stub = pb_grpc.OzoneManagerServiceStub(channel)
+            async with om_channel(daemon.rpc_port) as channel:
+                stub = rpc.Stub(channel, OM_SERVICE)
                 for ask in (0, ALL):
                     assert len((await stub.listVolumes(pb.ListVolumesRequest(maxKeys=ask))).volumes) == 3
                     reply = await stub.listBuckets(pb.ListBucketsRequest(volume="vol1", maxKeys=ask))

@@ -1,23 +1,23 @@
 """OM's requests are bounded at the RPC edge (issue 11, defect 2): a name longer than any valid one is
-refused with its INVALID_*_NAME before it is parsed, and nothing of it is echoed; a request above gRPC's
-limit is refused before it is buffered."""
+refused with its INVALID_*_NAME before it is parsed, and nothing of it is echoed; a request above OM's
+4 MiB is refused before it is buffered (skipped unread, its size known from the frame header)."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
-import grpc
 import pytest
 from google.protobuf.descriptor import FieldDescriptor
 
-from pyozone.common.grpc_server import Oversized
+from pyozone import rpc
+from pyozone.client.om import OM_SERVICE
 from pyozone.hdds.limits import MiB
 from pyozone.om.server.limits import MAX_OM_REQUEST_BYTES, NAMES_REQUEST_BYTES, SERVICE, OMRequestLimits
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
+from pyozone.rpc import Oversized
 from tests.unit.om.om_fakes import FakeScm
-from tests.unit.om.test_om_server import failure, run, running
+from tests.unit.om.test_om_server import failure, om_channel, run, running
 
 CREATE_VOLUME = "/pyozone.om.OzoneManagerService/createVolume"
 LIMITS = OMRequestLimits()
@@ -63,7 +63,7 @@ def test_a_length_past_the_end_is_left_to_the_parser() -> None:
 
 def test_refusals_name_the_field_and_its_size_only() -> None:
     code, details = LIMITS.refusal(CREATE_VOLUME, Oversized("volume", 30 * MiB, 63))
-    assert code is grpc.StatusCode.INVALID_ARGUMENT
+    assert code is rpc.StatusCode.INVALID_ARGUMENT
     assert details == (
         f"INVALID_VOLUME_NAME: volume of {30 * MiB} bytes is above the limit of 63 bytes for a volume name"
     )
@@ -78,14 +78,13 @@ def test_huge_names_are_refused_with_their_code_and_om_goes_on(
     Before the fix the details held the name (the client saw RESOURCE_EXHAUSTED, metadata too large), and
     lookupKey parsed it and answered VOLUME_NOT_FOUND."""
     name = "v" * (3 * MiB)
-    options = [("grpc.max_send_message_length", 64 * MiB)]
 
     async def body() -> None:
         async with (
             running(tmp_path, FakeScm()) as (daemon, _),
-            grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}", options=options) as ch,
+            om_channel(daemon.rpc_port) as ch,
         ):
-            om = pb_grpc.OzoneManagerServiceStub(ch)
+            om = rpc.Stub(ch, OM_SERVICE)
             answers = await asyncio.gather(
                 *(failure(om.createVolume, pb.CreateVolumeRequest(volume=name)) for _ in range(8)),
                 failure(om.lookupKey, pb.LookupKeyRequest(volume="vol", bucket="buck", key=name)),
@@ -100,12 +99,12 @@ def test_huge_names_are_refused_with_their_code_and_om_goes_on(
                 "INVALID_VOLUME_NAME",
                 "INVALID_REQUEST",
             ]
-            assert all(code is grpc.StatusCode.INVALID_ARGUMENT for code, _ in answers)
+            assert all(code is rpc.StatusCode.INVALID_ARGUMENT for code, _ in answers)
             assert all(len(details) < SHORT_DETAILS for _, details in answers), answers
-            # Above gRPC's limit: refused before it is buffered, with gRPC's own short message.
+            # Above OM's 4 MiB: skipped unread, refused with a short message.
             huge = pb.CreateVolumeRequest(volume="v" * (MAX_OM_REQUEST_BYTES + 1))
             code, details = await failure(om.createVolume, huge)
-            assert code is grpc.StatusCode.RESOURCE_EXHAUSTED and len(details) < SHORT_DETAILS
+            assert code is rpc.StatusCode.RESOURCE_EXHAUSTED and len(details) < SHORT_DETAILS
             await om.createVolume(pb.CreateVolumeRequest(volume="vol1"))  # and OM goes on serving
 
     run(body())

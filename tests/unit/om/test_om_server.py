@@ -1,4 +1,4 @@
-"""The OM daemon in-process on free ports with a fake SCM: the gRPC adapter's answers and statuses,
+"""The OM daemon in-process on free ports with a fake SCM: the RPC adapter's answers and statuses,
 readiness, waiting for SCM, the cluster-id check, and a clean stop."""
 
 from __future__ import annotations
@@ -6,26 +6,27 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.client import AsyncOzoneClient
+from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, BlockID
-from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES, MAX_OM_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES, MAX_OM_MESSAGE_BYTES
 from pyozone.hdds.states import ReplicaState
 from pyozone.om import codec
 from pyozone.om.metadata import KEY_TABLE, key_key
 from pyozone.om.records import KeyBlock, KeyRecord
-from pyozone.om.server import OmDaemon
+from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.storage import OMStorageError
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
 from tests.polling import wait_for_async
 from tests.unit.om.om_fakes import FakeScm, closed_location
@@ -42,15 +43,18 @@ def conf(tmp_path: Path) -> OzoneConfiguration:
     )
 
 
+def om_channel(port: int, max_message_bytes: int = MAX_OM_MESSAGE_BYTES) -> rpc.Channel:
+    """A plaintext channel to an OM on this host (`rpc.Stub(channel, OM_SERVICE)` calls it)."""
+    return rpc.Channel(f"127.0.0.1:{port}", rpc.ChannelSettings(max_message_bytes=max_message_bytes))
+
+
 @asynccontextmanager
-async def running(
-    tmp_path: Path, scm: FakeScm
-) -> AsyncIterator[tuple[OmDaemon, pb_grpc.OzoneManagerServiceStub]]:
+async def running(tmp_path: Path, scm: FakeScm) -> AsyncIterator[tuple[OmDaemon, rpc.Stub]]:
     daemon = OmDaemon(conf(tmp_path), scm)
     try:
         await daemon.start()
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as ch:
-            yield daemon, pb_grpc.OzoneManagerServiceStub(ch)
+        async with om_channel(daemon.rpc_port) as ch:
+            yield daemon, rpc.Stub(ch, OM_SERVICE)
     finally:
         await daemon.stop(0.5)
 
@@ -59,8 +63,8 @@ def run(coro) -> None:
     asyncio.run(asyncio.wait_for(coro, 20))
 
 
-async def failure(call, request) -> tuple[grpc.StatusCode, str]:
-    with pytest.raises(grpc.aio.AioRpcError) as error:
+async def failure(call, request) -> tuple[rpc.StatusCode, str]:
+    with pytest.raises(rpc.RpcError) as error:
         await call(request)
     return error.value.code(), error.value.details() or ""
 
@@ -136,7 +140,7 @@ def test_failures_are_statuses_with_result_codes(tmp_path: Path) -> None:
         async with running(tmp_path, scm) as (_, stub):
             await stub.createVolume(pb.CreateVolumeRequest(volume="vol1"))
             await stub.createBucket(pb.CreateBucketRequest(volume="vol1", bucket="bkt1"))
-            S = grpc.StatusCode
+            S = rpc.StatusCode
             v1, b1 = {"volume": "vol1"}, {"volume": "vol1", "bucket": "bkt1"}
             bad_block = pb.CommitKeyRequest(**b1, key="k", clientID=1, locations=[pb.KeyLocation()])
             cases = [
@@ -154,10 +158,10 @@ def test_failures_are_statuses_with_result_codes(tmp_path: Path) -> None:
                 assert got[0] is code and got[1].startswith(prefix), (request, got)
             scm.safe_mode = True
             got = await failure(stub.openKey, pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key="k"))
-            assert got[0] is grpc.StatusCode.FAILED_PRECONDITION and got[1].startswith("SCM_IN_SAFE_MODE: ")
+            assert got[0] is rpc.StatusCode.FAILED_PRECONDITION and got[1].startswith("SCM_IN_SAFE_MODE: ")
             scm.unreachable = True
             got = await failure(stub.openKey, pb.OpenKeyRequest(volume="vol1", bucket="bkt1", key="k"))
-            assert got[0] is grpc.StatusCode.UNAVAILABLE, got
+            assert got[0] is rpc.StatusCode.UNAVAILABLE, got
 
     run(body())
 
@@ -218,10 +222,9 @@ def test_a_key_of_thousands_of_blocks_is_readable_by_the_client(tmp_path: Path) 
             om.store.write(
                 [(KEY_TABLE, key_key("vol", "bkt", "big"), codec.encode(codec.key_to_proto(record)))]
             )
-            address = f"127.0.0.1:{daemon.rpc_port}"
-            async with grpc.aio.insecure_channel(address, options=grpc_options(MAX_OM_MESSAGE_BYTES)) as ch:
+            async with om_channel(daemon.rpc_port, MAX_OM_MESSAGE_BYTES) as ch:
                 request = pb.LookupKeyRequest(volume="vol", bucket="bkt", key="big")
-                answer = await pb_grpc.OzoneManagerServiceStub(ch).lookupKey(request)
+                answer = await rpc.Stub(ch, OM_SERVICE).lookupKey(request)
             assert answer.ByteSize() > MAX_ADMIN_MESSAGE_BYTES  # the limit the client's channel once had
             async with AsyncOzoneClient(f"127.0.0.1:{daemon.rpc_port}") as client:
                 info = await client.key_info("vol", "bkt", "big")
@@ -237,12 +240,12 @@ def test_undecodable_requests_are_invalid_argument_without_a_traceback(
 
     async def body() -> None:
         async with running(tmp_path, FakeScm()) as (daemon, stub):
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as ch:
+            async with om_channel(daemon.rpc_port) as ch:
                 for method in ("createVolume", "openKey", "listKeys"):
                     raw = ch.unary_unary(f"/pyozone.om.OzoneManagerService/{method}")
                     for garbage in (b"\xff" * 64, b"\x0a\xff\xff\xff\xff\x0f" + b"x" * 16):
                         code, details = await failure(raw, garbage)
-                        assert code is grpc.StatusCode.INVALID_ARGUMENT, (method, code, details)
+                        assert code is rpc.StatusCode.INVALID_ARGUMENT, (method, code, details)
                         assert "not a valid request message" in details
             await stub.createVolume(pb.CreateVolumeRequest(volume="vol1"))  # and OM goes on serving
 
@@ -296,6 +299,26 @@ def test_an_open_key_naming_its_replication_is_one_pool_job(tmp_path: Path, monk
             code, details = await failure(
                 stub.openKey, pb.OpenKeyRequest(volume="vol1", bucket="nope", key="k", type=hdds_pb2.RATIS)
             )
-            assert code == grpc.StatusCode.NOT_FOUND and details.startswith("BUCKET_NOT_FOUND")
+            assert code == rpc.StatusCode.NOT_FOUND and details.startswith("BUCKET_NOT_FOUND")
 
     run(body())
+
+
+def test_a_taken_rpc_port_fails_the_start_naming_the_key(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        configuration = conf(tmp_path)
+        configuration.set("ozone.om.address", f"127.0.0.1:{taken.getsockname()[1]}")
+
+        async def body() -> None:
+            daemon = OmDaemon(configuration, FakeScm())
+            try:
+                with pytest.raises(ServerStartError) as error:
+                    await daemon.start()
+                assert str(error.value).startswith("cannot bind the OM to 127.0.0.1:"), error.value
+                assert "(ozone.om.address): " in str(error.value) and "in use" in str(error.value)
+            finally:
+                await daemon.stop(0.5)
+
+        run(body())

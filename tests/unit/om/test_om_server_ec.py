@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import grpc
-
+from pyozone import rpc
 from pyozone.client import AsyncOzoneClient
 from pyozone.hdds.ids import RATIS_ONE, ReplicationConfig
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -74,21 +73,21 @@ def test_refusals_over_the_protocol(tmp_path: Path) -> None:
             code, details = await failure(
                 stub.createBucket, pb.CreateBucketRequest(volume="vol", bucket="xor1", **xor)
             )
-            assert code is grpc.StatusCode.INVALID_ARGUMENT
+            assert code is rpc.StatusCode.INVALID_ARGUMENT
             assert details.startswith(
                 "INVALID_REQUEST: Invalid replication config EC/4-2-1024k. Config must match"
             )
             await stub.createBucket(pb.CreateBucketRequest(volume="vol", bucket="bkt"))
             b = {"volume": "vol", "bucket": "bkt"}
             code, details = await failure(stub.openKey, pb.OpenKeyRequest(**b, key="k", **xor))
-            assert code is grpc.StatusCode.INVALID_ARGUMENT and "EC/4-2-1024k" in details
+            assert code is rpc.StatusCode.INVALID_ARGUMENT and "EC/4-2-1024k" in details
             code, details = await failure(
                 stub.openKey, pb.OpenKeyRequest(**b, key="k", type=hdds_pb2.RATIS, factor=hdds_pb2.ONE,
                                                 ecReplicationConfig=xor["ecReplicationConfig"])
             )  # fmt: skip
-            assert code is grpc.StatusCode.INVALID_ARGUMENT and "ecReplicationConfig" in details
+            assert code is rpc.StatusCode.INVALID_ARGUMENT and "ecReplicationConfig" in details
             code, details = await failure(stub.openKey, pb.OpenKeyRequest(**b, key="k", type=hdds_pb2.EC))
-            assert code is grpc.StatusCode.INVALID_ARGUMENT and "ecReplicationConfig" in details
+            assert code is rpc.StatusCode.INVALID_ARGUMENT and "ecReplicationConfig" in details
 
     run(body())
 

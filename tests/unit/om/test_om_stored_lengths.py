@@ -20,6 +20,8 @@ from pathlib import Path
 import grpc
 import pytest
 
+from pyozone import rpc
+from pyozone.client.om import OM_SERVICE
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_ONE, BlockID, ReplicationConfig
@@ -31,7 +33,6 @@ from pyozone.om.server import OmDaemon
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.proto import DatanodeClientProtocol_pb2_grpc as data_grpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import BlockLocation
 from tests.builders import dn_id
@@ -49,7 +50,7 @@ from tests.unit.datanode.dns_helpers import (
     write,
 )
 from tests.unit.om.om_fakes import FakeScm
-from tests.unit.om.test_om_server import conf, run
+from tests.unit.om.test_om_server import conf, om_channel, run
 
 MiB = 1 << 20
 TIMEOUT_S = 1
@@ -102,7 +103,7 @@ class OneDatanodeScm(FakeScm):
 @dataclass
 class Cluster:
     om: OmDaemon
-    stub: pb_grpc.OzoneManagerServiceStub
+    stub: rpc.Stub
     datanode: object  # the served datanode's xceiver stub
 
     async def put(self, key: str, declared: int, stored: int, committed: int | None = None) -> object:
@@ -179,8 +180,8 @@ async def cluster(
             om = OmDaemon(configuration, OneDatanodeScm(served.address.port, hung_port, only_hung))
             try:
                 await om.start()
-                async with grpc.aio.insecure_channel(f"127.0.0.1:{om.rpc_port}") as channel:
-                    stub = pb_grpc.OzoneManagerServiceStub(channel)
+                async with om_channel(om.rpc_port) as channel:
+                    stub = rpc.Stub(channel, OM_SERVICE)
                     await stub.createVolume(pb.CreateVolumeRequest(volume="vol1", quotaInBytes=quota))
                     await stub.createBucket(pb.CreateBucketRequest(volume="vol1", bucket="bkt1"))
                     yield Cluster(om, stub, served.xceiver)
@@ -191,8 +192,8 @@ async def cluster(
         node.close()
 
 
-async def refusal(call) -> tuple[grpc.StatusCode, str]:  # type: ignore[no-untyped-def]
-    with pytest.raises(grpc.aio.AioRpcError) as e:
+async def refusal(call) -> tuple[rpc.StatusCode, str]:  # type: ignore[no-untyped-def]
+    with pytest.raises(rpc.RpcError) as e:
         await call
     return e.value.code(), e.value.details() or ""
 
@@ -219,7 +220,7 @@ def test_a_block_longer_than_allocated_is_refused_without_a_quota(tmp_path: Path
     async def body() -> None:
         async with cluster(tmp_path, quota=0) as c:
             code, details = await refusal(c.put("k", 1, 8 * MiB, committed=8 * MiB))
-            assert code is grpc.StatusCode.FAILED_PRECONDITION
+            assert code is rpc.StatusCode.FAILED_PRECONDITION
             assert "more than the 1 allocated to it" in details
             assert c.used() == (0, 0)
 
@@ -294,7 +295,7 @@ def test_a_commit_no_replica_holds_is_refused_and_its_open_key_kept(tmp_path: Pa
             request = await c.write("k", 0, 1000, committed=3000)
             for _ in range(2):  # a retry is refused alike, not KEY_NOT_FOUND
                 code, details = await refusal(c.stub.commitKey(request))
-                assert code is grpc.StatusCode.FAILED_PRECONDITION
+                assert code is rpc.StatusCode.FAILED_PRECONDITION
                 assert details.startswith(
                     "INVALID_BLOCK_LIST: locations[0]: no datanode holds the 3000 bytes"
                 )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.client import AsyncOzoneClient, OMException
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -42,7 +42,7 @@ def test_a_response_size_out_of_bounds_is_invalid_request(tmp_path: Path, size: 
     async def body() -> None:
         async with running(tmp_path, FakeScm()) as (_, stub):
             code, got = await failure(stub.echoRPC, pb.EchoRPCRequest(payloadSizeResp=size))
-            assert code is grpc.StatusCode.INVALID_ARGUMENT and got.startswith(details), got
+            assert code is rpc.StatusCode.INVALID_ARGUMENT and got.startswith(details), got
 
     run(body())
 

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import grpc
 
+from pyozone import rpc
+from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
 from pyozone.om.server import OmDaemon
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import OmClientProtocol_pb2_grpc as pb_grpc
 from tests.unit.om.om_fakes import FakeScm
+from tests.unit.om.test_om_server import om_channel
 
 
 def conf(tmp_path: Path) -> OzoneConfiguration:
@@ -34,7 +35,7 @@ def conf(tmp_path: Path) -> OzoneConfiguration:
 @dataclass
 class RunningOM:
     daemon: OmDaemon
-    stub: pb_grpc.OzoneManagerServiceStub
+    stub: rpc.Stub
     http: aiohttp.ClientSession
 
     @property
@@ -76,10 +77,10 @@ async def running_om(tmp_path: Path, scm: FakeScm | None = None) -> AsyncIterato
     try:
         await daemon.start()
         async with (
-            grpc.aio.insecure_channel(f"127.0.0.1:{daemon.rpc_port}") as channel,
+            om_channel(daemon.rpc_port) as channel,
             aiohttp.ClientSession() as http,
         ):
-            yield RunningOM(daemon, pb_grpc.OzoneManagerServiceStub(channel), http)
+            yield RunningOM(daemon, rpc.Stub(channel, OM_SERVICE), http)
     finally:
         await daemon.stop(0.5)
 
