@@ -24,6 +24,7 @@ from typing import Any
 
 import grpc
 
+from pyozone import rpc
 from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
@@ -47,7 +48,9 @@ from pyozone.datanode.identity import IdentityStore, identity_dir, ratis_storage
 from pyozone.datanode.metrics import DatanodeMetrics
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.ratis import PipelineGroups, RaftServerService, add_raft_service
+from pyozone.datanode.ratis.service import SERVER_SETTINGS as RATIS_SERVER_SETTINGS
 from pyozone.datanode.replication.push import push_container
+from pyozone.datanode.replication.service import SERVER_SETTINGS as REPLICATION_SERVER_SETTINGS
 from pyozone.datanode.replication.service import ReplicationService, add_replication_service
 from pyozone.datanode.reports import PendingReports
 from pyozone.datanode.scanner_service import ContainerScannerService, RecoveringScrubService
@@ -308,13 +311,9 @@ class Datanode:
             interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
         )
         add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor, groups=self.groups))
-        ratis = grpc.aio.server(
-            options=grpc_options(MAX_DATA_MESSAGE_BYTES), interceptors=revocation_interceptors(self.tls)
-        )
+        ratis = rpc.Server(RATIS_SERVER_SETTINGS)
         add_raft_service(ratis, RaftServerService(self.groups))
-        replication = grpc.aio.server(
-            options=grpc_options(MAX_DATA_MESSAGE_BYTES), interceptors=revocation_interceptors(self.tls)
-        )
+        replication = rpc.Server(REPLICATION_SERVER_SETTINGS)
         verifier = self.tokens.verifier if self.tokens is not None else None
         add_replication_service(replication, ReplicationService(self.containers, executor, tokens=verifier))
         self.heartbeat_loop = HeartbeatLoop(
@@ -325,14 +324,12 @@ class Datanode:
         try:
             self.ports = Ports(
                 self._bind(xceiver, "hdds.container.ipc.port"),
-                self._bind(ratis, "hdds.container.ratis.ipc.port"),
-                self._bind(replication, "hdds.datanode.replication.port"),
+                await self._serve_rpc(ratis, "hdds.container.ratis.ipc.port"),
+                await self._serve_rpc(replication, "hdds.datanode.replication.port"),
                 self.http_port,
                 self._listen(datastream),
             )
             await xceiver.start()
-            await ratis.start()
-            await replication.start()
             self._advertise(cluster_id)
             self.phase = "running"
             self.started.set()
@@ -380,6 +377,15 @@ class Datanode:
             raise DatanodeError(
                 f"cannot listen on {target} (hdds.container.ratis.datastream.port): {e}"
             ) from None
+
+    async def _serve_rpc(self, server: rpc.Server, port_key: str) -> int:
+        """Listens now so the advertised port is the real one (port 0 picks a free port)."""
+        port = self.conf.get(port_key)
+        try:
+            return await server.start(self.bind_host, port, self.tls)
+        except OSError as e:
+            target = f"{self.bind_host}:{port}"
+            raise DatanodeError(f"cannot listen on {target} ({port_key}): {e.strerror or e}") from None
 
     def _bind(self, server: grpc.aio.Server, port_key: str) -> int:
         """Binds now so the advertised port is the real one (port 0 picks a free port)."""

@@ -15,13 +15,12 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 
-import grpc
-
-from pyozone.common.tls import TlsStore, aio_channel
+from pyozone import rpc
+from pyozone.common.tls import TlsStore
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -82,15 +81,14 @@ class LogAppender:
         if self.target is None:
             self._fail("its RATIS address is unknown")
             return
-        channel = aio_channel(self.target, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls, CertRole.DATANODE)
         watchdog = asyncio.create_task(self._watchdog())
+        channel: rpc.Channel | None = None
+        call: rpc.StreamCall | None = None
         try:
-            append = channel.stream_stream(
-                APPEND_ENTRIES,
-                request_serializer=None,
-                response_deserializer=pb.AppendEntriesReplyProto.FromString,
-            )  # entries arrive serialized
-            call = append(self._entries())
+            settings = rpc.ChannelSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES)
+            channel = rpc.Channel(self.target, settings, self.tls, peer=CertRole.DATANODE)
+            append = channel.stream_stream(APPEND_ENTRIES, pb.AppendEntriesReplyProto.FromString)
+            call = append(self._entries())  # entries arrive serialized
             async for reply in call:
                 if self._outstanding and self._outstanding[0][0] == reply.index:
                     self._outstanding.popleft()
@@ -100,14 +98,17 @@ class LogAppender:
             self._fail("it ended the stream")
         except asyncio.CancelledError:
             pass
-        except grpc.aio.AioRpcError as e:
+        except rpc.RpcError as e:
             self._fail(f"{e.code().name}: {e.details()}")
         except Exception as e:  # a bug must not leave the pipeline silently stuck
             log.exception("appender to %s", self.follower)
             self._fail(repr(e))
         finally:
             watchdog.cancel()
-            await channel.close(None)
+            if call is not None:
+                call.cancel()
+            if channel is not None:
+                await channel.close()
 
     async def _entries(self) -> AsyncIterator[bytes]:
         while (queued := await self._queue.get()) is not None:

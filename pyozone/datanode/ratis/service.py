@@ -6,33 +6,35 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-import grpc
-
+from pyozone import rpc
 from pyozone.datanode.ordered_answers import answer_in_order
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver.tokens import intra_datanode_refusal
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 
 MAX_IN_FLIGHT = 32
 """Entries of one leader's stream taken but not yet answered."""
+SERVER_SETTINGS = rpc.ServerSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES, stream_queue=MAX_IN_FLIGHT)
+"""The RATIS port's server: an entry carries at most one chunk (MAX_DATA_MESSAGE_BYTES)."""
 
 
-class RaftServerService(pb_grpc.RaftServerProtocolServiceServicer):
+class RaftServerService:
     def __init__(self, groups: PipelineGroups) -> None:
         self.groups = groups
 
     async def appendEntries(
-        self, request_iterator: AsyncIterator[pb.AppendEntriesRequestProto], context: grpc.aio.ServicerContext
+        self, request_iterator: AsyncIterator[pb.AppendEntriesRequestProto], context: rpc.CallContext
     ) -> AsyncIterator[pb.AppendEntriesReplyProto]:
         """Applies the leader's entries (in parallel across containers) and answers each, in order; ends
         the stream at the first entry for a pipeline this datanode is not in (the leader then reports
         the failure to SCM). At most MAX_IN_FLIGHT entries are taken ahead of their answers, so a slow
-        disk pushes back on the leader through gRPC flow control. Over mutual TLS only a datanode may
-        send entries: its followers apply them without checking the tokens their leader checked."""
+        disk pushes back on the leader (past that the RPC layer stops reading the connection). Over mutual
+        TLS only a datanode may send entries: its followers apply them without checking the tokens their
+        leader checked."""
         refusal = intra_datanode_refusal(context)
         if refusal is not None:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refusal)
+            await context.abort(rpc.StatusCode.PERMISSION_DENIED, refusal)
         replies = answer_in_order(
             request_iterator, self._start, MAX_IN_FLIGHT, lambda reply: reply.result == pb.GROUP_MISMATCH
         )
@@ -55,5 +57,6 @@ class RaftServerService(pb_grpc.RaftServerProtocolServiceServicer):
         return future
 
 
-def add_raft_service(server: grpc.aio.Server, service: RaftServerService) -> None:
-    pb_grpc.add_RaftServerProtocolServiceServicer_to_server(service, server)
+def add_raft_service(server: rpc.Server, service: RaftServerService) -> None:
+    """Mounts the service; create the server with SERVER_SETTINGS."""
+    server.add_service(rpc.service(pb, "RaftServerProtocolService"), service)

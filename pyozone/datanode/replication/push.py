@@ -1,8 +1,9 @@
 """push_container: the source side of replicateContainer (SCM sends the command to the source, which
 pushes the closed replica's archive to the target's upload).
 
-The archive is read from disk in the executor one piece at a time while gRPC sends: flow control holds
-the reader back when the target is slower, so a replica of any size is pushed in bounded memory.
+The archive is read from disk in the executor one piece at a time while the RPC layer sends: a piece is
+written only when the connection takes more (and the target stops reading it while its importer is behind),
+so a replica of any size is pushed in bounded memory.
 """
 
 from __future__ import annotations
@@ -12,17 +13,16 @@ import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 
-import grpc
-
+from pyozone import rpc
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsStore, aio_channel
+from pyozone.common.tls import TlsStore
+from pyozone.datanode.replication.service import INTRA_DATANODE
 from pyozone.datanode.replication.worker import SerialWorker, export_pieces
 from pyozone.datanode.storage import ContainerError, ContainerSet, ExportStream
 from pyozone.datanode.xceiver.tokens import TOKEN_METADATA, TokenSigner
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES, grpc_options
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +73,13 @@ async def push_container(
             # target abort the import and refuse the stream, and the cause is reported from here.
             read_errors.append(e)
 
-    options = grpc_options(MAX_DATA_MESSAGE_BYTES)
-    async with aio_channel(str(target), options, tls, CertRole.DATANODE) as channel:
+    settings = rpc.ChannelSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES)
+    async with rpc.Channel(target, settings, tls, peer=CertRole.DATANODE) as channel:
         try:
-            answer = await pb_grpc.IntraDatanodeProtocolServiceStub(channel).upload(
+            answer = await rpc.Stub(channel, INTRA_DATANODE).upload(
                 requests(), timeout=timeout_s, metadata=await _token_metadata(tokens, container_id, executor)
             )
-        except grpc.aio.AioRpcError as e:
+        except rpc.RpcError as e:
             if read_errors:
                 raise ReplicationError(f"{what}: reading the replica failed: {read_errors[0]}") from None
             raise ReplicationError(f"{what} failed: {e.code().name}: {e.details()}") from None

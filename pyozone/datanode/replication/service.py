@@ -6,7 +6,7 @@ checksums) and installed in one step, so the replica appears in the ContainerSet
 (the set's listener then sends the incremental report). Any failure aborts the import and leaves nothing
 behind. download streams a CLOSED or QUASI_CLOSED replica's archive to a puller.
 
-gRPC status codes: INVALID_ARGUMENT for a stream that breaks the protocol or fails verification,
+Status codes (gRPC's): INVALID_ARGUMENT for a stream that breaks the protocol or fails verification,
 ALREADY_EXISTS when the container is here or being imported, RESOURCE_EXHAUSTED above max_bytes or
 without disk space, NOT_FOUND / FAILED_PRECONDITION for a download of a missing / not closed replica,
 PERMISSION_DENIED for a caller that is not a datanode (mutual TLS) or a call without a container token
@@ -20,44 +20,47 @@ import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 
-import grpc
-
+from pyozone import rpc
 from pyozone.datanode.replication.worker import SerialWorker, export_pieces
 from pyozone.datanode.storage import ContainerError, ContainerImporter, ContainerSet, ExportStream, Result
 from pyozone.datanode.storage.archive import EXPORTABLE
 from pyozone.datanode.xceiver.tokens import TokenVerifier, call_token, intra_datanode_refusal
 from pyozone.hdds.errors import ProtocolError
-from pyozone.hdds.limits import REPLICATION_CHUNK_BYTES
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES
 from pyozone.hdds.security.block_token import BlockTokenError
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol.common import container_id
 
 log = logging.getLogger(__name__)
 
+INTRA_DATANODE = rpc.service(pb, "IntraDatanodeProtocolService")
+SERVER_SETTINGS = rpc.ServerSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES, stream_queue=4)
+"""The REPLICATION port's server: an upload's importer takes one piece (REPLICATION_CHUNK_BYTES) at a time,
+so a few buffered ahead keep it busy; more would only hold memory for every concurrent upload."""
+
 _UNCOMPRESSED = (pb.COMPRESSION_UNSPECIFIED, pb.NO_COMPRESSION)
 _CODES = {
-    Result.CONTAINER_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
-    Result.DISK_OUT_OF_SPACE: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    Result.MALFORMED_REQUEST: grpc.StatusCode.INVALID_ARGUMENT,
-    Result.CHECKSUM_MISMATCH: grpc.StatusCode.INVALID_ARGUMENT,
+    Result.CONTAINER_EXISTS: rpc.StatusCode.ALREADY_EXISTS,
+    Result.DISK_OUT_OF_SPACE: rpc.StatusCode.RESOURCE_EXHAUSTED,
+    Result.MALFORMED_REQUEST: rpc.StatusCode.INVALID_ARGUMENT,
+    Result.CHECKSUM_MISMATCH: rpc.StatusCode.INVALID_ARGUMENT,
 }
 
 
 class Refused(Exception):
     """Ends an RPC with this status code and message."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: rpc.StatusCode, message: str) -> None:
         super().__init__(message)
         self.code = code
 
     @classmethod
     def of(cls, error: ContainerError) -> Refused:
-        return cls(_CODES.get(error.result, grpc.StatusCode.INTERNAL), str(error))
+        return cls(_CODES.get(error.result, rpc.StatusCode.INTERNAL), str(error))
 
 
 def _bad(message: str) -> Refused:
-    return Refused(grpc.StatusCode.INVALID_ARGUMENT, message)
+    return Refused(rpc.StatusCode.INVALID_ARGUMENT, message)
 
 
 def _container_id(value: int) -> int:
@@ -67,7 +70,7 @@ def _container_id(value: int) -> int:
         raise _bad(str(e)) from None
 
 
-class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
+class ReplicationService:
     def __init__(
         self,
         containers: ContainerSet,
@@ -87,7 +90,7 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
     # --- upload: the target of a push
 
     async def upload(
-        self, request_iterator: AsyncIterator[pb.SendContainerRequest], context: grpc.aio.ServicerContext
+        self, request_iterator: AsyncIterator[pb.SendContainerRequest], context: rpc.CallContext
     ) -> pb.SendContainerResponse:
         try:
             self._check_caller(context)
@@ -124,7 +127,7 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
         """One import per container at a time: two would both stage it and one would fail at the end."""
         cid = _container_id(first.containerID)
         if cid in self._importing:
-            raise Refused(grpc.StatusCode.ALREADY_EXISTS, f"container {cid} is being imported already")
+            raise Refused(rpc.StatusCode.ALREADY_EXISTS, f"container {cid} is being imported already")
         self._importing.add(cid)
         return cid
 
@@ -141,7 +144,7 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
             raise _bad(f"compression {piece.compression} is not supported (only NO_COMPRESSION)")
         if received + len(piece.data) > max_bytes:
             raise Refused(
-                grpc.StatusCode.RESOURCE_EXHAUSTED, f"container {cid}'s archive exceeds {max_bytes} bytes"
+                rpc.StatusCode.RESOURCE_EXHAUSTED, f"container {cid}'s archive exceeds {max_bytes} bytes"
             )
 
     async def _finish(
@@ -159,10 +162,10 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
     # --- who may call
 
     @staticmethod
-    def _check_caller(context: grpc.aio.ServicerContext) -> None:
+    def _check_caller(context: rpc.CallContext) -> None:
         refusal = intra_datanode_refusal(context)
         if refusal is not None:
-            raise Refused(grpc.StatusCode.PERMISSION_DENIED, refusal)
+            raise Refused(rpc.StatusCode.PERMISSION_DENIED, refusal)
 
     async def _check_token(self, token: str, cid: int) -> None:
         """The call's container token, when container tokens are required (off the loop: the secret key
@@ -174,14 +177,12 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
                 self.executor, self.tokens.check_container, token, cid
             )
         except BlockTokenError as e:
-            raise Refused(
-                grpc.StatusCode.PERMISSION_DENIED, f"BLOCK_TOKEN_VERIFICATION_FAILED: {e}"
-            ) from None
+            raise Refused(rpc.StatusCode.PERMISSION_DENIED, f"BLOCK_TOKEN_VERIFICATION_FAILED: {e}") from None
 
     # --- download: a puller reads a closed replica
 
     async def download(
-        self, request: pb.CopyContainerRequestProto, context: grpc.aio.ServicerContext
+        self, request: pb.CopyContainerRequestProto, context: rpc.CallContext
     ) -> AsyncIterator[pb.CopyContainerResponseProto]:
         try:
             self._check_caller(context)
@@ -191,7 +192,7 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
                 yield piece
         except ContainerError as e:
             log.warning("download of container %d failed: %s", request.containerID, e)
-            await context.abort(grpc.StatusCode.INTERNAL, str(e))
+            await context.abort(rpc.StatusCode.INTERNAL, str(e))
         except Refused as e:
             await context.abort(e.code, str(e))
 
@@ -203,10 +204,10 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
             raise _bad(f"compression {request.compression} is not supported (only NO_COMPRESSION)")
         container = self.containers.get(cid)
         if container is None:
-            raise Refused(grpc.StatusCode.NOT_FOUND, f"no container {cid} on this datanode")
+            raise Refused(rpc.StatusCode.NOT_FOUND, f"no container {cid} on this datanode")
         if container.state not in EXPORTABLE:
             raise Refused(
-                grpc.StatusCode.FAILED_PRECONDITION,
+                rpc.StatusCode.FAILED_PRECONDITION,
                 f"container {cid} is {container.state.name}; only CLOSED or QUASI_CLOSED ones are copied",
             )
         return ExportStream(container, REPLICATION_CHUNK_BYTES)
@@ -223,6 +224,6 @@ class ReplicationService(pb_grpc.IntraDatanodeProtocolServiceServicer):
             yield answer
 
 
-def add_replication_service(server: grpc.aio.Server, service: ReplicationService) -> None:
-    """Mounts the service; create the server with grpc_options(MAX_DATA_MESSAGE_BYTES) (protocol.limits)."""
-    pb_grpc.add_IntraDatanodeProtocolServiceServicer_to_server(service, server)
+def add_replication_service(server: rpc.Server, service: ReplicationService) -> None:
+    """Mounts the service; create the server with SERVER_SETTINGS."""
+    server.add_service(INTRA_DATANODE, service)

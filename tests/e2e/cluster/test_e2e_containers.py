@@ -13,17 +13,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode.replication.service import INTRA_DATANODE
 from pyozone.datanode.storage.container_set import ContainerSet
 from pyozone.datanode.storage.volume_set import VolumeSet
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.version_file import parse_properties
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 from pyozone.protocol.block import BlockLocation
 from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
@@ -145,13 +145,17 @@ def test_a_corrupted_block_file_is_found_by_the_scanner(cluster: LiveCluster, wr
 
 def copy_container(container_id: int, source_port: int, target_port: int, tamper: bool = False) -> int:
     """download from the source's replication port, upload to the target's: what a push does."""
-    options = grpc_options(MAX_DATA_MESSAGE_BYTES)
-    with (
-        grpc.insecure_channel(f"127.0.0.1:{source_port}", options=options) as source,
-        grpc.insecure_channel(f"127.0.0.1:{target_port}", options=options) as target,
+    return rpc.loop.run(_copy_container(container_id, source_port, target_port, tamper))
+
+
+async def _copy_container(container_id: int, source_port: int, target_port: int, tamper: bool) -> int:
+    settings = rpc.ChannelSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES)
+    async with (
+        rpc.Channel(f"127.0.0.1:{source_port}", settings) as source,
+        rpc.Channel(f"127.0.0.1:{target_port}", settings) as target,
     ):
         request = pb.CopyContainerRequestProto(containerID=container_id, compression=pb.NO_COMPRESSION)
-        pieces = list(pb_grpc.IntraDatanodeProtocolServiceStub(source).download(request, timeout=30))
+        pieces = [p async for p in rpc.Stub(source, INTRA_DATANODE).download(request, timeout=30)]
         assert pieces and pieces[-1].eof and len(pieces[-1].archiveSha256) == 32
         sends = []
         for piece in pieces:
@@ -164,7 +168,7 @@ def copy_container(container_id: int, source_port: int, target_port: int, tamper
             if piece.eof:
                 send.eof, send.archiveSize, send.archiveSha256 = True, piece.archiveSize, piece.archiveSha256
             sends.append(send)
-        answer = pb_grpc.IntraDatanodeProtocolServiceStub(target).upload(iter(sends), timeout=60)
+        answer = await rpc.Stub(target, INTRA_DATANODE).upload(iter(sends), timeout=60)
         assert answer.containerID == container_id
         return answer.bytesReceived
 
@@ -178,9 +182,9 @@ def test_a_closed_container_is_copied_to_a_datanode_that_lacks_it(
     target_uuid = next(uuid for uuid, name in written.names.items() if name == target)
     source_port, target_port = cluster.port(source, "replication"), cluster.port(target, "replication")
 
-    with pytest.raises(grpc.RpcError) as tampered:
+    with pytest.raises(rpc.RpcError) as tampered:
         copy_container(cid, source_port, target_port, tamper=True)
-    assert tampered.value.code() is grpc.StatusCode.INVALID_ARGUMENT, tampered.value
+    assert tampered.value.code() is rpc.StatusCode.INVALID_ARGUMENT, tampered.value
     assert not list((cluster.data_dir / target / "data" / "hdds").glob(f"*/current/containerDir*/{cid}"))
 
     started = time.monotonic()

@@ -86,14 +86,33 @@ def datastream_ports(cluster: SecureCluster) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ probes
-def grpc_status(port: int, tls: TlsStore | None) -> tuple[grpc.StatusCode, str]:
+RPC_PORTS = ("ratis", "replication")
+"""The datanode ports already on pyozone.rpc; the others still speak gRPC."""
+
+
+def grpc_status(name: str, port: int, tls: TlsStore | None) -> tuple[str, str]:
     """Calls a method no server has: UNIMPLEMENTED means the call got through the handshake to the
-    server; UNAVAILABLE that the connection was refused."""
+    server; UNAVAILABLE that the connection was refused. The status's name, whichever the transport."""
+    if name.rpartition(" ")[2] in RPC_PORTS:
+        return rpc_status(port, tls)
     with sync_channel(f"{HOST}:{port}", [], tls) as channel:
         try:
             channel.unary_unary("/pyozone.Probe/none")(b"", timeout=10)
         except grpc.RpcError as e:
-            return e.code(), e.details() or ""
+            return e.code().name, e.details() or ""
+    raise AssertionError(f"port {port} answered a method it does not have")
+
+
+def rpc_status(port: int, tls: TlsStore | None) -> tuple[str, str]:
+    async def probe() -> None:
+        settings = rpc.ChannelSettings(max_message_bytes=1024)
+        async with rpc.Channel(f"{HOST}:{port}", settings, tls) as channel:
+            await channel.unary_unary("/pyozone.Probe/none")(b"", timeout=10)
+
+    try:
+        rpc.loop.run(probe())
+    except rpc.RpcError as e:
+        return e.code().name, e.details()
     raise AssertionError(f"port {port} answered a method it does not have")
 
 

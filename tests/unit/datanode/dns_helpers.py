@@ -13,7 +13,6 @@ import grpc
 
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.replication import ReplicationService, add_replication_service
 from pyozone.datanode.storage import ChecksumType, ContainerSet, VolumeSet, compute
 from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
@@ -70,21 +69,15 @@ class Served:
     def xceiver(self) -> pb_grpc.XceiverClientProtocolServiceStub:
         return pb_grpc.XceiverClientProtocolServiceStub(self.channel)
 
-    @property
-    def replication(self) -> pb_grpc.IntraDatanodeProtocolServiceStub:
-        return pb_grpc.IntraDatanodeProtocolServiceStub(self.channel)
-
 
 @asynccontextmanager
-async def serve(
-    node: Node, executor: Executor, close_threshold: float = 0.9, max_bytes: int | None = None
-) -> AsyncIterator[Served]:
-    """The node's data services on 127.0.0.1, and a client channel to them."""
+async def serve(node: Node, executor: Executor, close_threshold: float = 0.9) -> AsyncIterator[Served]:
+    """The node's container service on 127.0.0.1, and a client channel to it (replication:
+    replication/replication_helpers.py)."""
     options = grpc_options(MAX_DATA_MESSAGE_BYTES)
     dispatcher = Dispatcher(node.containers, node.uuid, node.full.append, close_threshold)
     server = grpc.aio.server(options=options)
     add_xceiver_service(server, XceiverService(dispatcher, executor))
-    add_replication_service(server, ReplicationService(node.containers, executor, max_bytes))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options)

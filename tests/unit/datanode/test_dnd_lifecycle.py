@@ -153,6 +153,18 @@ async def test_no_healthy_volume_is_fatal(tmp_path: Path, scm: FakeScm) -> None:
         await asyncio.wait_for(Datanode(conf).run(asyncio.Event()), 5)
 
 
+@pytest.mark.parametrize("port_key", ["hdds.container.ratis.ipc.port", "hdds.datanode.replication.port"])
+@async_test
+async def test_a_port_in_use_is_fatal(tmp_path: Path, scm: FakeScm, port_key: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        conf = dn_conf(tmp_path, scm.address, **{port_key: str(port)})
+        with pytest.raises(DatanodeError, match=rf"cannot listen on 127\.0\.0\.1:{port} \({port_key}\)"):
+            await asyncio.wait_for(Datanode(conf).run(asyncio.Event()), 10)
+
+
 @async_test
 async def test_reregister_sends_full_reports_again(tmp_path: Path, scm: FakeScm) -> None:
     async with running(dn_conf(tmp_path, scm.address)) as dn:

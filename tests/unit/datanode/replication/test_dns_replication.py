@@ -1,4 +1,4 @@
-"""Replication between two datanodes over gRPC: push_container to upload, download, and bad streams."""
+"""Replication between two datanodes over pyozone.rpc: push_container to upload, download, bad streams."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ import hashlib
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.datanode.replication import ReplicationError, push_container
 from pyozone.datanode.storage import ExportStream, import_container
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from tests.unit.datanode.dns_helpers import Node, block_writes, close, create, payload, results, serve
+from tests.unit.datanode.dns_helpers import Node, block_writes, close, create, payload, results
+from tests.unit.datanode.replication.replication_helpers import serve_replication
 
 CID = 5
 
@@ -53,7 +53,7 @@ def archive_of(node: Node, cid: int = CID) -> tuple[bytes, bytes]:
 
 
 async def send_archive(
-    stub: pb_grpc.IntraDatanodeProtocolServiceStub,
+    stub: rpc.Stub,
     archive: bytes,
     sha256: bytes,
     piece: int = 16 * 1024,
@@ -88,7 +88,7 @@ def test_push_copies_a_closed_container(node_a: Node, node_b: Node, executor: Th
     archive, _ = archive_of(node_a)
 
     async def scenario() -> int:
-        async with serve(node_b, executor) as target:
+        async with serve_replication(node_b, executor) as target:
             return await push_container(node_a.containers, CID, target.address, executor)
 
     sent = asyncio.run(scenario())
@@ -114,7 +114,7 @@ def test_push_to_a_target_that_has_the_container_fails(
     node_b.reports.clear()
 
     async def scenario() -> None:
-        async with serve(node_b, executor) as target:
+        async with serve_replication(node_b, executor) as target:
             with pytest.raises(ReplicationError, match="ALREADY_EXISTS"):
                 await push_container(node_a.containers, CID, target.address, executor)
 
@@ -150,10 +150,10 @@ def test_a_corrupted_stream_is_refused_and_leaves_nothing(
     sha256 = hashlib.sha256(damaged).digest() if resign else intact_sha256
 
     async def scenario() -> None:
-        async with serve(node_b, executor) as target:
-            with pytest.raises(grpc.aio.AioRpcError) as e:
+        async with serve_replication(node_b, executor) as target:
+            with pytest.raises(rpc.RpcError) as e:
                 await send_archive(target.replication, damaged, sha256)
-            assert e.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert e.value.code() is rpc.StatusCode.INVALID_ARGUMENT
             assert ("2_chunk_0" if resign else "SHA-256") in (e.value.details() or "")
             # the same archive intact then imports: the failed attempt left nothing in the way
             await send_archive(target.replication, archive, intact_sha256)
@@ -165,17 +165,17 @@ def test_a_corrupted_stream_is_refused_and_leaves_nothing(
 @pytest.mark.parametrize(
     ("case", "code"),
     [
-        ("truncated", grpc.StatusCode.INVALID_ARGUMENT),
-        ("gap", grpc.StatusCode.INVALID_ARGUMENT),
-        ("compressed", grpc.StatusCode.INVALID_ARGUMENT),
-        ("size", grpc.StatusCode.INVALID_ARGUMENT),
-        ("too large", grpc.StatusCode.RESOURCE_EXHAUSTED),
-        ("replica index", grpc.StatusCode.INVALID_ARGUMENT),
-        ("no container id", grpc.StatusCode.INVALID_ARGUMENT),
+        ("truncated", rpc.StatusCode.INVALID_ARGUMENT),
+        ("gap", rpc.StatusCode.INVALID_ARGUMENT),
+        ("compressed", rpc.StatusCode.INVALID_ARGUMENT),
+        ("size", rpc.StatusCode.INVALID_ARGUMENT),
+        ("too large", rpc.StatusCode.RESOURCE_EXHAUSTED),
+        ("replica index", rpc.StatusCode.INVALID_ARGUMENT),
+        ("no container id", rpc.StatusCode.INVALID_ARGUMENT),
     ],
 )
 def test_bad_upload_streams(
-    node_a: Node, node_b: Node, executor: ThreadPoolExecutor, case: str, code: grpc.StatusCode
+    node_a: Node, node_b: Node, executor: ThreadPoolExecutor, case: str, code: rpc.StatusCode
 ) -> None:
     make_closed(node_a)
     archive, sha256 = archive_of(node_a)
@@ -191,8 +191,8 @@ def test_bad_upload_streams(
 
     async def scenario() -> None:
         max_bytes = len(archive) - 1 if case == "too large" else None
-        async with serve(node_b, executor, max_bytes=max_bytes) as target:
-            with pytest.raises(grpc.aio.AioRpcError) as e:
+        async with serve_replication(node_b, executor, max_bytes=max_bytes) as target:
+            with pytest.raises(rpc.RpcError) as e:
                 await send_archive(target.replication, archive, sha256, **kwargs)  # type: ignore[arg-type]
             assert e.value.code() is code, e.value.details()
 
@@ -208,12 +208,12 @@ def test_download_streams_a_closed_container(
     archive, sha256 = archive_of(node_a)
 
     async def scenario() -> list[pb.CopyContainerResponseProto]:
-        async with serve(node_a, executor) as source:
+        async with serve_replication(node_a, executor) as source:
             pieces = [
                 p async for p in source.replication.download(pb.CopyContainerRequestProto(containerID=CID))
             ]
-            for cid, code in ((6, grpc.StatusCode.FAILED_PRECONDITION), (99, grpc.StatusCode.NOT_FOUND)):
-                with pytest.raises(grpc.aio.AioRpcError) as e:
+            for cid, code in ((6, rpc.StatusCode.FAILED_PRECONDITION), (99, rpc.StatusCode.NOT_FOUND)):
+                with pytest.raises(rpc.RpcError) as e:
                     _ = [
                         p
                         async for p in source.replication.download(
@@ -241,7 +241,7 @@ def test_concurrent_uploads_of_one_container(
     make_closed(node_a)
 
     async def scenario() -> list[object]:
-        async with serve(node_b, executor) as target:
+        async with serve_replication(node_b, executor) as target:
             return await asyncio.gather(
                 *(push_container(node_a.containers, CID, target.address, executor) for _ in range(3)),
                 return_exceptions=True,
@@ -265,7 +265,7 @@ def test_a_source_read_failure_ends_the_push_and_the_target_keeps_nothing(
     monkeypatch.setattr(ExportStream, "__iter__", failing)
 
     async def scenario() -> None:
-        async with serve(node_b, executor) as target:
+        async with serve_replication(node_b, executor) as target:
             with pytest.raises(ReplicationError, match="reading the replica failed: disk gone"):
                 await push_container(node_a.containers, CID, target.address, executor)
 

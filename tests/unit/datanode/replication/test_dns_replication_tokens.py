@@ -8,22 +8,20 @@ import asyncio
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.common.net import HostPort
-from pyozone.datanode.replication import (
-    ReplicationError,
-    ReplicationService,
-    add_replication_service,
-    push_container,
-)
+from pyozone.datanode.replication import ReplicationError, push_container
+from pyozone.datanode.replication.service import INTRA_DATANODE
 from pyozone.datanode.xceiver.tokens import TOKEN_METADATA, TokenSigner, TokenVerifier, intra_datanode_refusal
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.security import x509 as X
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
+from tests.tls_certs import CertAuthority
 from tests.unit.datanode.dns_helpers import Node
+from tests.unit.datanode.replication.replication_helpers import CHANNEL_SETTINGS, serve_replication
 from tests.unit.datanode.replication.test_dns_replication import CID, blocks_of, make_closed
 from tests.unit.datanode.xceiver.test_dns_tokens import CLOCK, DAY, FakeKeys
 
@@ -31,14 +29,8 @@ from tests.unit.datanode.xceiver.test_dns_tokens import CLOCK, DAY, FakeKeys
 @asynccontextmanager
 async def target(node: Node, executor: ThreadPoolExecutor, keys: FakeKeys) -> AsyncIterator[HostPort]:
     verifier = TokenVerifier(keys, block_tokens=True, container_tokens=True, clock=CLOCK)
-    server = grpc.aio.server(options=grpc_options(MAX_DATA_MESSAGE_BYTES))
-    add_replication_service(server, ReplicationService(node.containers, executor, tokens=verifier))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    try:
-        yield HostPort("127.0.0.1", port)
-    finally:
-        await server.stop(None)
+    async with serve_replication(node, executor, tokens=verifier) as served:
+        yield served.address
 
 
 def signer(keys: FakeKeys, container_tokens: bool = True) -> TokenSigner:
@@ -68,10 +60,8 @@ def test_a_download_needs_a_token_for_its_container(node_a: Node, executor: Thre
     keys = FakeKeys()
 
     async def pieces(address: HostPort, token: str) -> int:
-        async with grpc.aio.insecure_channel(
-            str(address), options=grpc_options(MAX_DATA_MESSAGE_BYTES)
-        ) as ch:
-            call = pb_grpc.IntraDatanodeProtocolServiceStub(ch).download(
+        async with rpc.Channel(address, CHANNEL_SETTINGS) as ch:
+            call = rpc.Stub(ch, INTRA_DATANODE).download(
                 pb.CopyContainerRequestProto(containerID=CID),
                 metadata=((TOKEN_METADATA, token),) if token else None,
             )
@@ -83,11 +73,9 @@ def test_a_download_needs_a_token_for_its_container(node_a: Node, executor: Thre
                 ("", "missing"),
                 (signer(keys).container_token(CID + 1), "for another container"),
             ):
-                with pytest.raises(grpc.aio.AioRpcError) as e:
+                with pytest.raises(rpc.RpcError) as e:
                     await pieces(address, token)
-                assert e.value.code() is grpc.StatusCode.PERMISSION_DENIED and why in (
-                    e.value.details() or ""
-                )
+                assert e.value.code() is rpc.StatusCode.PERMISSION_DENIED and why in (e.value.details() or "")
             assert await pieces(address, signer(keys).container_token(CID)) > 0
 
     asyncio.run(scenario())
@@ -107,3 +95,27 @@ def test_only_datanode_certificates_call_datanode_to_datanode_services() -> None
     assert "om@127.0.0.1 is not a datanode" in (intra_datanode_refusal(_Context("om@127.0.0.1")) or "")
     assert "alice is not a datanode" in (intra_datanode_refusal(_Context("alice")) or "")
     assert "names no datanode" in (intra_datanode_refusal(_Context("bogus@x")) or "")
+
+
+def test_over_mutual_tls_only_a_datanode_replicates(
+    node_a: Node, node_b: Node, executor: ThreadPoolExecutor, tmp_path: Path
+) -> None:
+    """The REPLICATION port with the datanode's certificate: another datanode's push is served; a user's
+    certificate is refused (it would read replicas without a token's check)."""
+    make_closed(node_a)
+    ca = CertAuthority(tmp_path / "ca")
+    dn = X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1")
+    alice = ca.store("alice", X.Identity(X.CertRole.USER, "alice"))
+
+    async def scenario() -> rpc.RpcError:
+        async with serve_replication(node_b, executor, tls=ca.store("dn-b", dn)) as target:
+            await push_container(node_a.containers, CID, target.address, executor, tls=ca.store("dn-a", dn))
+            async with rpc.Channel(target.address, CHANNEL_SETTINGS, alice, X.CertRole.DATANODE) as ch:
+                call = rpc.Stub(ch, INTRA_DATANODE).download(pb.CopyContainerRequestProto(containerID=CID))
+                with pytest.raises(rpc.RpcError) as e:
+                    _ = [p async for p in call]
+                return e.value
+
+    error = asyncio.run(scenario())
+    assert blocks_of(node_b) == blocks_of(node_a)
+    assert error.code() is rpc.StatusCode.PERMISSION_DENIED and "alice is not a datanode" in error.details()
