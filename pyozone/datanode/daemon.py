@@ -24,7 +24,7 @@ from typing import Any
 
 import grpc
 
-from pyozone.common.grpc_server import interceptors as server_interceptors
+from pyozone import rpc
 from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, scm_datanode_address
@@ -70,7 +70,7 @@ from pyozone.datanode.xceiver.allocations import (
     scm_lookup_address,
 )
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
-from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service
+from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service, xceiver_server
 from pyozone.datanode.xceiver.tokens import DatanodeTokens
 from pyozone.hdds.messages import (
     ContainerAction,
@@ -83,6 +83,7 @@ from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import NodeOperationalState, ReplicaState
 from pyozone.hdds.store import StoreError
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.rpc.loop import run as run_loop
 from pyozone.security.cert_client import CertRenewer, daemon_tls
 
 log = logging.getLogger(__name__)
@@ -302,10 +303,7 @@ class Datanode:
         executor: ThreadPoolExecutor,
         stop: asyncio.Event,
     ) -> None:
-        xceiver = grpc.aio.server(
-            options=grpc_options(MAX_DATA_MESSAGE_BYTES),
-            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
-        )
+        xceiver = xceiver_server()
         add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor, groups=self.groups))
         ratis = grpc.aio.server(
             options=grpc_options(MAX_DATA_MESSAGE_BYTES), interceptors=revocation_interceptors(self.tls)
@@ -323,13 +321,12 @@ class Datanode:
         datastream = self._datastream()
         try:
             self.ports = Ports(
-                self._bind(xceiver, "hdds.container.ipc.port"),
+                await self._serve_rpc(xceiver, "hdds.container.ipc.port"),
                 self._bind(ratis, "hdds.container.ratis.ipc.port"),
                 self._bind(replication, "hdds.datanode.replication.port"),
                 self.http_port,
                 self._listen(datastream),
             )
-            await xceiver.start()
             await ratis.start()
             await replication.start()
             self._advertise(cluster_id)
@@ -379,6 +376,15 @@ class Datanode:
             raise DatanodeError(
                 f"cannot listen on {target} (hdds.container.ratis.datastream.port): {e}"
             ) from None
+
+    async def _serve_rpc(self, server: rpc.Server, port_key: str) -> int:
+        """Listens now so the advertised port is the real one (port 0 picks a free port)."""
+        port = self.conf.get(port_key)
+        try:
+            return await server.start(self.bind_host, port, self.tls)
+        except OSError as e:
+            target = f"{self.bind_host}:{port}"
+            raise DatanodeError(f"cannot listen on {target} ({port_key}): {e.strerror or e}") from None
 
     def _bind(self, server: grpc.aio.Server, port_key: str) -> int:
         """Binds now so the advertised port is the real one (port 0 picks a free port)."""
@@ -501,5 +507,5 @@ async def serve(conf: OzoneConfiguration) -> None:
 
 
 def run_datanode(conf: OzoneConfiguration) -> int:
-    asyncio.run(serve(conf))
+    run_loop(serve(conf))
     return 0

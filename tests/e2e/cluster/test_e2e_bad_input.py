@@ -16,10 +16,12 @@ import grpc
 import pytest
 
 from pyozone import protocol as p
+from pyozone import rpc
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
+from pyozone.proto import DatanodeClientProtocol_pb2 as dn_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as hb_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as hb_grpc
 from tests.e2e.cluster.cluster_helpers import (
@@ -86,7 +88,6 @@ GARBAGE = (b"\xff\xfe\xfd garbage \x00\x01\x02" * 10, b"\x0a\xff\xff\xff\xff\x0f
 
 def garbage_methods(cluster: LiveCluster) -> list[tuple[int, str, bool]]:
     """(port, method, request-streaming) of every daemon's gRPC servers."""
-    xceiver = cluster.datanodes()["dn1"]["ports"]["STANDALONE"]
     return [
         (cluster.scm_port("datanode"), HEARTBEAT, False),
         (
@@ -95,7 +96,6 @@ def garbage_methods(cluster: LiveCluster) -> list[tuple[int, str, bool]]:
             False,
         ),
         (cluster.port("om", "rpc"), "/pyozone.om.OzoneManagerService/createVolume", False),
-        (xceiver, "/pyozone.hdds.datanode.XceiverClientProtocolService/send", True),
     ]
 
 
@@ -114,6 +114,21 @@ def test_garbage_bytes_are_invalid_argument_on_every_daemon(cluster: LiveCluster
                 assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT, method
                 assert "not a valid request message" in (error.value.details() or ""), method
     scm_serves(cluster)
+    all_running(cluster)
+
+
+def test_garbage_bytes_are_invalid_argument_on_the_datanode_port(cluster: LiveCluster) -> None:
+    """The datanode's STANDALONE port (pyozone.rpc) answers a stream message that is no request
+    INVALID_ARGUMENT and goes on serving."""
+    port = cluster.datanodes()["dn1"]["ports"]["STANDALONE"]
+    with rpc.SyncChannel(f"127.0.0.1:{port}", rpc.ChannelSettings(MiB)) as channel:
+        send = rpc.Stub(channel, rpc.service(dn_pb, "XceiverClientProtocolService")).send
+        for garbage in GARBAGE:
+            with pytest.raises(rpc.RpcError) as error:
+                list(send(iter([garbage]), timeout=10))
+            print(f"\nxceiver send: {error.value.code().name}: {error.value.details()}")
+            assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
+            assert "not a valid request message" in error.value.details()
     all_running(cluster)
 
 
