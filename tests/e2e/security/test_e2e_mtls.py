@@ -18,6 +18,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.cluster.layout import HOST
 from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
 from pyozone.config.site import load_configuration
@@ -29,6 +30,7 @@ from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2_grpc as dn_grpc
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.datastream import READ_REPLY, SUCCESS, ReadHeader, decode_read_reply, encode_header
+from pyozone.rpc.service import Cardinality
 from tests.e2e.cluster.cluster_helpers import MiB, all_running, file_sha256, random_file
 from tests.e2e.security.secure_cluster import SecureCluster, Strangers, secure_cluster
 
@@ -49,8 +51,8 @@ def strangers(cluster: SecureCluster, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def grpc_ports(cluster: SecureCluster) -> dict[str, int]:
-    """Every gRPC port: SCM's client (9860), datanode (9861), block (9863) and security (9961) ports, OM's
-    RPC port, and each datanode's xceiver, pipeline (ratis) and replication ports."""
+    """Every RPC port: SCM's client (9860), datanode (9861), block (9863) and security (9961) ports, OM's
+    RPC port, and each datanode's xceiver (pyozone.rpc), pipeline (ratis) and replication ports."""
     state = cluster.state
     scm, om = state.daemon("scm").ports, state.daemon("om").ports
     ports = {f"scm {kind}": scm[kind] for kind in ("client", "datanode", "block", "security")}
@@ -58,6 +60,10 @@ def grpc_ports(cluster: SecureCluster) -> dict[str, int]:
     for dn in state.datanodes():
         ports |= {f"{dn.name} {kind}": dn.ports[kind] for kind in ("ipc", "ratis", "replication")}
     return ports
+
+
+RPC_PORTS = ("ipc",)
+"""The kinds of port grpc_ports lists that speak pyozone.rpc rather than gRPC."""
 
 
 def http_ports(cluster: SecureCluster) -> dict[str, int]:
@@ -77,14 +83,26 @@ def datastream_ports(cluster: SecureCluster) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ probes
-def grpc_status(port: int, tls: TlsStore | None) -> tuple[grpc.StatusCode, str]:
+PROBE = rpc.MethodSpec(
+    "none", "/pyozone.Probe/none", hdds_pb2.KeyValue, hdds_pb2.KeyValue, Cardinality.UNARY_UNARY
+)
+
+
+def grpc_status(name: str, port: int, tls: TlsStore | None) -> tuple[str, str]:
     """Calls a method no server has: UNIMPLEMENTED means the call got through the handshake to the
-    server; UNAVAILABLE that the connection was refused."""
+    server; UNAVAILABLE that the connection was refused. The status's name: gRPC's or pyozone.rpc's."""
+    if name.rpartition(" ")[2] in RPC_PORTS:
+        with rpc.SyncChannel(f"{HOST}:{port}", rpc.ChannelSettings(MiB), tls) as rpc_channel:
+            try:
+                rpc_channel.method(PROBE)(b"", timeout=10)
+            except rpc.RpcError as e:
+                return e.code().name, e.details()
+        raise AssertionError(f"port {port} answered a method it does not have")
     with sync_channel(f"{HOST}:{port}", [], tls) as channel:
         try:
             channel.unary_unary("/pyozone.Probe/none")(b"", timeout=10)
         except grpc.RpcError as e:
-            return e.code(), e.details() or ""
+            return e.code().name, e.details() or ""
     raise AssertionError(f"port {port} answered a method it does not have")
 
 
@@ -142,13 +160,13 @@ def assert_handshake_refused(port: int, tls: TlsStore, probe: bytes) -> None:
 # ------------------------------------------------------------------ every gRPC port
 def test_every_grpc_port_serves_the_administrators_certificate(cluster: SecureCluster) -> None:
     admin = cluster.admin_tls
-    answers = {name: grpc_status(port, admin)[0] for name, port in grpc_ports(cluster).items()}
-    assert set(answers.values()) == {grpc.StatusCode.UNIMPLEMENTED}, answers
+    answers = {name: grpc_status(name, port, admin)[0] for name, port in grpc_ports(cluster).items()}
+    assert set(answers.values()) == {"UNIMPLEMENTED"}, answers
 
 
 def test_every_grpc_port_refuses_a_plaintext_client(cluster: SecureCluster) -> None:
-    answers = {name: grpc_status(port, None) for name, port in grpc_ports(cluster).items()}
-    assert {code for code, _ in answers.values()} == {grpc.StatusCode.UNAVAILABLE}, answers
+    answers = {name: grpc_status(name, port, None) for name, port in grpc_ports(cluster).items()}
+    assert {code for code, _ in answers.values()} == {"UNAVAILABLE"}, answers
     preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
     for name, port in grpc_ports(cluster).items():
         assert refused(plaintext_answer(port, preface)), name
@@ -159,8 +177,8 @@ def test_every_grpc_port_refuses_a_certificate_of_no_cluster_ca(
     cluster: SecureCluster, strangers: Strangers, stranger: str
 ) -> None:
     tls = getattr(strangers, stranger)
-    answers = {name: grpc_status(port, tls) for name, port in grpc_ports(cluster).items()}
-    assert {code for code, _ in answers.values()} == {grpc.StatusCode.UNAVAILABLE}, answers
+    answers = {name: grpc_status(name, port, tls) for name, port in grpc_ports(cluster).items()}
+    assert {code for code, _ in answers.values()} == {"UNAVAILABLE"}, answers
     for name, port in grpc_ports(cluster).items():  # refused in the handshake, not by a later check
         assert_handshake_refused(port, tls, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), name
 
