@@ -149,8 +149,9 @@ class XceiverStream:
         self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
         self._pending: deque[asyncio.Future[Response]] = deque()
         self._broken: DatanodeCallError | None = None
+        channel = pool.channel(datanode)
         self.generation = pool.generation
-        self._call = rpc.Stub(pool.channel(datanode), XCEIVER).send(self._requests())
+        self._call = rpc.Stub(channel, XCEIVER).send(self._requests())
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _requests(self) -> AsyncIterator[Request]:
