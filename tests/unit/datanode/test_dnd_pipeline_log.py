@@ -245,9 +245,12 @@ async def test_a_client_that_goes_away_mid_stream_leaves_no_gap_in_the_log(tmp_p
         _ok(answers)
         (watched,) = await _send(dns[0], [_watch(answers[-1].logIndex)])
         _ok([watched])
+        # What the client sent before it went away may still be ordered after the next writer's: pyozone.rpc
+        # has no per-stream window (gRPC's held most of the 30 chunks back), so all of them may reach the
+        # leader, which takes them in arrival order until it reads the cancel or the connection's end.
         for dn in dns:
             indexes = [r.index for r in RaftLog(dn.groups.directory / PID).records()]
-            assert indexes == list(range(1, len(indexes) + 1)) and indexes[-1] == answers[-1].logIndex
+            assert indexes == list(range(1, len(indexes) + 1)) and indexes[-1] >= answers[-1].logIndex
 
 
 @async_test
