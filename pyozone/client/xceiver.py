@@ -9,8 +9,10 @@ stream can be trusted, and the writer treats it as a failed pipeline.
 A stream serves one block (or one key's reads) at a time, and a finished one goes back to the client's
 pool for the next: opening a stream costs both sides more CPU than a small key's request, and a client
 writing many small keys would otherwise open two per key (its data and its watch). Only a stream that
-owes no answers, is not broken and runs on the channel in use is kept (IDLE_STREAMS per datanode);
-concurrent blocks each take their own, so no block waits behind another's answers.
+owes no answers, is not broken and was opened with the client's current certificate is kept (IDLE_STREAMS
+per datanode); concurrent blocks each take their own, so no block waits behind another's answers.
+
+The streams are calls of pyozone.rpc: every stream of a process to one datanode shares one connection.
 """
 
 from __future__ import annotations
@@ -20,25 +22,24 @@ import contextlib
 from collections import deque
 from collections.abc import AsyncIterator
 
-import grpc
-
+from pyozone import rpc
 from pyozone.client.models import DatanodeRef
-from pyozone.common.tls import AioRenewing, TlsStore, renewing_aio_channel
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.common.tls import TlsStore
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
 Request = pb.ContainerCommandRequestProto
 Response = pb.ContainerCommandResponseProto
 
 IDLE_STREAMS = 16
 """Finished streams a client keeps per datanode for its next blocks (each is one idle call on each side)."""
+XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
 
 
 class DatanodeCallError(Exception):
     """A request failed at (or on the way to) one datanode. `result` is the datanode's Result name, or
-    the gRPC status name when the datanode did not answer (`unreachable`)."""
+    the call's status name when the datanode did not answer (`unreachable`)."""
 
     def __init__(
         self,
@@ -64,14 +65,14 @@ def check(datanode: DatanodeRef, response: Response) -> Response:
 
 
 class ChannelPool:
-    """One gRPC channel per datanode address, shared by every stream of a client (on its loop) and dialled
-    again after a renewal of the certificate; the idle streams finished blocks gave back, and the calls of
+    """One channel per datanode address, shared by every stream of a client (on its loop; a channel follows
+    a renewal of the certificate itself); the idle streams finished blocks gave back, and the calls of
     closed streams still finishing on them."""
 
     def __init__(self, tls: TlsStore | None = None) -> None:
         self.tls = tls
         """The client's certificate (ClientConfig.tls): what every channel and datastream socket presents."""
-        self._channels: dict[str, AioRenewing] = {}
+        self._channels: dict[str, rpc.Channel] = {}
         self._idle: dict[tuple[str, float], list[XceiverStream]] = {}
         self._finishing: set[asyncio.Task[None]] = set()
 
@@ -79,41 +80,45 @@ class ChannelPool:
         """A stream to `datanode` for one user at a time: an idle one from the pool, else a new one."""
         idle = self._idle.get((datanode.address, timeout_s))
         if idle:
-            channel = self.channel(datanode)
+            generation = self.generation
             while idle:
                 stream = idle.pop()  # the most recently used: the likeliest to be alive
-                if stream.reusable and stream.channel is channel:
+                if stream.reusable and stream.generation == generation:
                     return stream
                 stream.end()
         return XceiverStream(self, datanode, timeout_s)
 
+    @property
+    def generation(self) -> int:
+        """The client certificate's (TlsStore.generation; 0 without TLS): a stream opened with an older one
+        runs on a connection that presents the certificate a renewal replaced, and is not reused."""
+        return self.tls.generation if self.tls is not None else 0
+
     def release(self, stream: XceiverStream) -> bool:
         """Takes back a stream its user is done with (XceiverStream.close): kept for the next user, or
-        ended when broken, on a replaced channel or past IDLE_STREAMS. False for one that owes answers."""
+        ended when broken, opened before a renewal or past IDLE_STREAMS. False for one that owes answers."""
         if stream.owes_answers:
             return False
         idle = self._idle.setdefault((stream.datanode.address, stream.timeout_s), [])
         if stream in idle:  # closed twice
             return True
-        current = self._channels.get(stream.datanode.address)
-        if (
-            stream.reusable and len(idle) < IDLE_STREAMS
-            and current is not None and current.get() is stream.channel
-        ):  # fmt: skip
+        if stream.reusable and len(idle) < IDLE_STREAMS and stream.generation == self.generation:
             idle.append(stream)
         else:
             stream.end()
         return True
 
-    def channel(self, datanode: DatanodeRef) -> grpc.aio.Channel:
+    def channel(self, datanode: DatanodeRef) -> rpc.Channel:
         address = datanode.address
         channel = self._channels.get(address)
         if channel is None:
-            channel = renewing_aio_channel(
-                address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls, peer=CertRole.DATANODE
+            if self.tls is not None:
+                self.tls.material()  # loaded before the first stream takes its generation
+            channel = rpc.Channel(
+                address, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES), self.tls, peer=CertRole.DATANODE
             )
             self._channels[address] = channel
-        return channel.get()
+        return channel
 
     def finishing(self, reader: asyncio.Task[None]) -> None:
         """Keeps a closed stream's reader until its call ends by itself."""
@@ -144,9 +149,9 @@ class XceiverStream:
         self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
         self._pending: deque[asyncio.Future[Response]] = deque()
         self._broken: DatanodeCallError | None = None
-        self.channel = pool.channel(datanode)
-        stub = pb_grpc.XceiverClientProtocolServiceStub(self.channel)
-        self._call = stub.send(self._requests())
+        channel = pool.channel(datanode)
+        self.generation = pool.generation
+        self._call = rpc.Stub(channel, XCEIVER).send(self._requests())
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _requests(self) -> AsyncIterator[Request]:
@@ -162,7 +167,7 @@ class XceiverStream:
                 if not future.done():
                     future.set_result(response)
             self._fail(DatanodeCallError(self.datanode, "CANCELLED", "stream ended", unreachable=True))
-        except grpc.aio.AioRpcError as e:
+        except rpc.RpcError as e:
             self._fail(DatanodeCallError(self.datanode, e.code().name, e.details() or "", unreachable=True))
         except DatanodeCallError as e:
             self._fail(e)

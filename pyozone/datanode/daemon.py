@@ -22,14 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
-
 from pyozone import rpc
-from pyozone.common.grpc_server import interceptors as server_interceptors
 from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, scm_datanode_address
-from pyozone.common.tls import TlsStore, revocation_interceptors, secure_port
+from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
@@ -73,7 +70,7 @@ from pyozone.datanode.xceiver.allocations import (
     scm_lookup_address,
 )
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
-from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service
+from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service, xceiver_server
 from pyozone.datanode.xceiver.tokens import DatanodeTokens
 from pyozone.hdds.messages import (
     ContainerAction,
@@ -85,7 +82,7 @@ from pyozone.hdds.replication_limits import out_of_service_limit
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import NodeOperationalState, ReplicaState
 from pyozone.hdds.store import StoreError
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.rpc.loop import run as run_loop
 from pyozone.security.cert_client import CertRenewer, daemon_tls
 
 log = logging.getLogger(__name__)
@@ -306,10 +303,7 @@ class Datanode:
         executor: ThreadPoolExecutor,
         stop: asyncio.Event,
     ) -> None:
-        xceiver = grpc.aio.server(
-            options=grpc_options(MAX_DATA_MESSAGE_BYTES),
-            interceptors=[*server_interceptors(), *revocation_interceptors(self.tls)],
-        )
+        xceiver = xceiver_server()
         add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor, groups=self.groups))
         ratis = rpc.Server(RATIS_SERVER_SETTINGS)
         add_raft_service(ratis, RaftServerService(self.groups))
@@ -323,13 +317,12 @@ class Datanode:
         datastream = self._datastream()
         try:
             self.ports = Ports(
-                self._bind(xceiver, "hdds.container.ipc.port"),
+                await self._serve_rpc(xceiver, "hdds.container.ipc.port"),
                 await self._serve_rpc(ratis, "hdds.container.ratis.ipc.port"),
                 await self._serve_rpc(replication, "hdds.datanode.replication.port"),
                 self.http_port,
                 self._listen(datastream),
             )
-            await xceiver.start()
             self._advertise(cluster_id)
             self.phase = "running"
             self.started.set()
@@ -386,14 +379,6 @@ class Datanode:
         except OSError as e:
             target = f"{self.bind_host}:{port}"
             raise DatanodeError(f"cannot listen on {target} ({port_key}): {e.strerror or e}") from None
-
-    def _bind(self, server: grpc.aio.Server, port_key: str) -> int:
-        """Binds now so the advertised port is the real one (port 0 picks a free port)."""
-        target = f"{self.bind_host}:{self.conf.get(port_key)}"
-        try:
-            return secure_port(server, target, self.tls)
-        except RuntimeError as e:
-            raise DatanodeError(f"cannot listen on {target} ({port_key}): {e}") from None
 
     async def _start_http(self, http: HttpServer) -> int:
         """hdds.datanode.http-address; its wildcard default follows the bind rule of the data ports."""
@@ -508,5 +493,5 @@ async def serve(conf: OzoneConfiguration) -> None:
 
 
 def run_datanode(conf: OzoneConfiguration) -> int:
-    asyncio.run(serve(conf))
+    run_loop(serve(conf))
     return 0

@@ -39,15 +39,14 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import grpc
-
+from pyozone import rpc
 from pyozone.common.grpc_client import user_metadata
 from pyozone.common.net import HostPort
-from pyozone.common.tls import AioRenewing, TlsStore, renewing_aio_channel
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, ReplicationConfig
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
@@ -58,7 +57,6 @@ from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.records import KeyBlock, replicated_size
 from pyozone.om.replication import replica_bytes
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as data_grpc
 from pyozone.protocol.data import (
     committed_length_from_proto,
     committed_length_request,
@@ -70,6 +68,7 @@ log = logging.getLogger(__name__)
 
 DATA_PORT = "STANDALONE"
 """The port of a datanode's xceiver service, as the datanode registers it."""
+XCEIVER = rpc.service(data_pb2, "XceiverClientProtocolService")
 
 
 class NoAnswer(Exception):
@@ -155,7 +154,7 @@ class StoredLengths:
         self.tokens = tokens
         self.timeout_s = timeout_s
         self.owner = owner or login_user()
-        self._channels: dict[str, AioRenewing] = {}
+        self._stubs: dict[str, tuple[rpc.Channel, rpc.Stub]] = {}
 
     def needed(self, volume: str, bucket: str) -> bool:
         """Whether a space quota is in force on the bucket or its volume (a missing one: the commit says)."""
@@ -309,30 +308,35 @@ class StoredLengths:
         if not port:
             raise NoAnswer(f"{datanode.uuid}: no {DATA_PORT} port")
         address = str(HostPort(datanode.ip_address or datanode.hostname, port))
-        channel = self._channels.get(address)
-        if channel is None:
-            channel = self._channels[address] = renewing_aio_channel(
-                address,
-                grpc_options(MAX_DATA_MESSAGE_BYTES),
-                self.tls,
-                data_grpc.XceiverClientProtocolServiceStub,
-                CertRole.DATANODE,
-            )
-        call = channel.stub.send(iter([request]), metadata=user_metadata(self.tls))
+        stub = self._stub(address)
+        call = stub.send(iter([request]))
         try:
             response = await call.read()
-        except grpc.aio.AioRpcError as e:
+        except rpc.RpcError as e:
             raise NoAnswer(f"{address}: {e.code().name}: {e.details()}") from None
         finally:
             call.cancel()
-        if response is grpc.aio.EOF:
+        if response is rpc.EOF:
             raise NoAnswer(f"{address}: no answer")
         try:
             return length_of(response)
         except ProtocolError as e:
             raise NoAnswer(f"{address}: {e}") from None
 
+    def _stub(self, address: str) -> rpc.Stub:
+        known = self._stubs.get(address)
+        if known is None:
+            channel = rpc.Channel(
+                address,
+                rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES),
+                self.tls,
+                CertRole.DATANODE,
+                metadata=user_metadata(self.tls),
+            )
+            known = self._stubs[address] = (channel, rpc.Stub(channel, XCEIVER))
+        return known[1]
+
     async def close(self) -> None:
-        channels, self._channels = list(self._channels.values()), {}
-        for channel in channels:
+        stubs, self._stubs = list(self._stubs.values()), {}
+        for channel, _ in stubs:
             await channel.close()

@@ -6,9 +6,10 @@ its first call starts another."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pyozone.common.net import HostPort
@@ -67,8 +68,9 @@ def run_sync(coro: Any, timeout: float | None) -> Any:
 
 
 class SyncChannel:
-    """A `Channel` for blocking callers; the same callables, each returning the answer (a unary call) or
-    an iterator of answers (a server stream)."""
+    """A `Channel` for blocking callers; the same callables, each returning the answer (a unary call or a
+    client stream) or an iterator of answers (a server stream). A client stream takes an iterator of
+    requests, drawn on a thread of its own as grpc's blocking stubs do (it may block: a queue's `get`)."""
 
     def __init__(
         self,
@@ -97,7 +99,26 @@ class SyncChannel:
         path = spec.path
         card = spec.cardinality
         if card.client_streaming:
-            raise NotImplementedError(f"{path}: a client stream from a blocking caller (use Channel)")
+
+            def client_stream(
+                requests: Iterable[Any], timeout: float | None = None, metadata: Metadata = None
+            ) -> Any:
+                async def start() -> StreamCall:
+                    return channel.stream(path, decode, True, card.server_streaming, None, timeout, metadata)
+
+                call = run_sync(start(), timeout)
+                threading.Thread(
+                    target=_send_all, args=(call, requests, timeout), name="pyozone-rpc-requests", daemon=True
+                ).start()
+                if card.server_streaming:
+                    return _answers(call, timeout)
+
+                async def answer() -> Any:
+                    return await call
+
+                return run_sync(answer(), timeout)
+
+            return client_stream
         if not card.server_streaming:
 
             def unary(request: Any, timeout: float | None = None, metadata: Metadata = None) -> Any:
@@ -115,6 +136,14 @@ class SyncChannel:
             return _answers(call, timeout)
 
         return server_stream
+
+
+def _send_all(call: StreamCall, requests: Iterable[Any], timeout: float | None) -> None:
+    """Writes each request as the caller's iterator gives it, then half-closes; stops when the call ends."""
+    with contextlib.suppress(RpcError):
+        for request in requests:
+            run_sync(call.write(request), timeout)
+        run_sync(call.done_writing(), timeout)
 
 
 def _answers(call: StreamCall, timeout: float | None) -> Iterator[Any]:

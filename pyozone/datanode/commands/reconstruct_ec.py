@@ -14,7 +14,7 @@ import time
 
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
-from pyozone.datanode.ec import Connect, GrpcPeers, ReconstructionError, reconstruct_container
+from pyozone.datanode.ec import Connect, ReconstructionError, RpcPeers, reconstruct_container
 from pyozone.datanode.ec.coordinator import Reconstruction
 from pyozone.hdds.commands import ReconstructECContainersCommand, SCMCommand
 from pyozone.hdds.messages import CommandStatusReport
@@ -63,7 +63,7 @@ class ReconstructECHandler(CommandHandler):
         timeout_s = DEFAULT_TIMEOUT_S
         if command.deadline_epoch_ms:
             timeout_s = max(0.001, command.deadline_epoch_ms / 1000 - time.time())
-        peers = GrpcPeers(timeout_s, self.ctx.tls)  # opens channels only when used
+        peers = RpcPeers(timeout_s, self.ctx.tls)  # opens channels only when used
         connect = self.connect or peers.connect
         try:
             outcome = await reconstruct_container(

@@ -8,6 +8,6 @@ replicas, rebuild every block group, close them, or delete them all on any failu
 """
 
 from pyozone.datanode.ec.coordinator import ReconstructionError, reconstruct_container
-from pyozone.datanode.ec.peers import Connect, GrpcPeers, Peer, PeerError
+from pyozone.datanode.ec.peers import Connect, Peer, PeerError, RpcPeers
 
-__all__ = ["Connect", "GrpcPeers", "Peer", "PeerError", "ReconstructionError", "reconstruct_container"]
+__all__ = ["Connect", "Peer", "PeerError", "ReconstructionError", "RpcPeers", "reconstruct_container"]

@@ -17,25 +17,24 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
-import grpc
-
-from pyozone.common.tls import TlsStore, aio_channel
+from pyozone import rpc
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.datanode import DatanodeDetails
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
 Request = pb.ContainerCommandRequestProto
 Response = pb.ContainerCommandResponseProto
 
 DATA_PORT = "STANDALONE"
 """The port of the datanode's xceiver service, as the datanode registers it."""
+XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
 
 
 class PeerError(Exception):
     """A request failed at (or on the way to) one datanode: `result` is the datanode's Result name, or
-    the gRPC status when it did not answer."""
+    the call's status when it did not answer."""
 
     def __init__(self, peer: str, result: str, message: str) -> None:
         super().__init__(f"{peer}: {result}: {message}")
@@ -92,16 +91,15 @@ def peer_name(details: DatanodeDetails) -> str:
     return f"{details.ip_address or details.hostname}:{details.port(DATA_PORT)} ({str(details.uuid)[:8]})"
 
 
-class GrpcPeer:
+class RpcPeer:
     """One send() stream to one datanode, with a deadline for the whole stream."""
 
-    def __init__(self, channel: grpc.aio.Channel, name: str, timeout_s: float) -> None:
+    def __init__(self, channel: rpc.Channel, name: str, timeout_s: float) -> None:
         self.name = name
         self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
         self._pending: deque[asyncio.Future[Response]] = deque()
         self._broken: PeerError | None = None
-        stub = pb_grpc.XceiverClientProtocolServiceStub(channel)
-        self._call = stub.send(self._requests(), timeout=timeout_s)
+        self._call = rpc.Stub(channel, XCEIVER).send(self._requests(), timeout=timeout_s)
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _requests(self) -> AsyncIterator[Request]:
@@ -117,7 +115,7 @@ class GrpcPeer:
                 if not future.done():
                     future.set_result(response)
             self._fail(PeerError(self.name, "CANCELLED", "stream ended"))
-        except grpc.aio.AioRpcError as e:
+        except rpc.RpcError as e:
             self._fail(PeerError(self.name, e.code().name, e.details() or ""))
         except PeerError as e:
             self._fail(e)
@@ -154,13 +152,13 @@ class GrpcPeer:
                 await self._reader
 
 
-class GrpcPeers:
+class RpcPeers:
     """Streams to datanodes over one channel per address; `close` ends the channels."""
 
     def __init__(self, timeout_s: float, tls: TlsStore | None = None) -> None:
         self.timeout_s = timeout_s
         self.tls = tls
-        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._channels: dict[str, rpc.Channel] = {}
 
     def connect(self, details: DatanodeDetails) -> Peer:
         port, host = details.port(DATA_PORT), details.ip_address or details.hostname
@@ -169,9 +167,10 @@ class GrpcPeers:
         address = f"{host}:{port}"
         channel = self._channels.get(address)
         if channel is None:
-            channel = aio_channel(address, grpc_options(MAX_DATA_MESSAGE_BYTES), self.tls, CertRole.DATANODE)
+            settings = rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES)
+            channel = rpc.Channel(address, settings, self.tls, CertRole.DATANODE)
             self._channels[address] = channel
-        return GrpcPeer(channel, peer_name(details), self.timeout_s)
+        return RpcPeer(channel, peer_name(details), self.timeout_s)
 
     async def close(self) -> None:
         channels, self._channels = list(self._channels.values()), {}

@@ -1,4 +1,4 @@
-"""XceiverService: the datanode's data-path gRPC service (XceiverClientProtocolService.send).
+"""XceiverService: the datanode's data-path service (XceiverClientProtocolService.send) on pyozone.rpc.
 
 One bidirectional stream per client connection. Each request is dispatched in the worker pool (the
 storage layer blocks on disk I/O) while the event loop goes on receiving the next ones, so network and
@@ -21,12 +21,11 @@ from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
-import grpc
-
+from pyozone import rpc
 from pyozone.datanode.ordered_answers import answer_in_order
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 
 if TYPE_CHECKING:
     from pyozone.datanode.ratis.groups import PipelineGroups
@@ -37,9 +36,15 @@ Response = pb.ContainerCommandResponseProto
 
 MAX_IN_FLIGHT = 16
 """Requests of one stream received but not yet answered; with 4 MiB chunks, 64 MiB per stream."""
+MAX_STREAMS_PER_CONNECTION = 4096
+"""Streams one client connection may have open. A client keeps finished streams for its next blocks
+(client/xceiver.IDLE_STREAMS per datanode) and every client of a process shares one connection to a
+datanode: above the rpc layer's default (256) the idle streams alone could make the server stop reading the
+connection, stalling the streams at work on it. Each stream bounds its own requests (MAX_IN_FLIGHT)."""
+SPEC = rpc.service(pb, "XceiverClientProtocolService")
 
 
-class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
+class XceiverService:
     def __init__(
         self,
         dispatcher: Dispatcher,
@@ -57,7 +62,7 @@ class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
     async def send(
         self,
         request_iterator: AsyncIterator[pb.ContainerCommandRequestProto],
-        context: grpc.aio.ServicerContext,
+        context: rpc.CallContext,
     ) -> AsyncIterator[pb.ContainerCommandResponseProto]:
         last_for: dict[int, asyncio.Future[Response]] = {}
 
@@ -89,8 +94,10 @@ class XceiverService(pb_grpc.XceiverClientProtocolServiceServicer):
         return await loop.run_in_executor(self.executor, self.dispatcher.dispatch, request)
 
 
-def add_xceiver_service(server: grpc.aio.Server, service: XceiverService) -> None:
-    """Mounts the service. Create the server with
-    `options=pyozone.hdds.limits.grpc_options(MAX_DATA_MESSAGE_BYTES)`: gRPC's 4 MiB default would
-    refuse a 4 MiB chunk with its envelope."""
-    pb_grpc.add_XceiverClientProtocolServiceServicer_to_server(service, server)
+def xceiver_server() -> rpc.Server:
+    """A server for the service: requests up to MAX_DATA_MESSAGE_BYTES (a 4 MiB chunk with its envelope)."""
+    return rpc.Server(rpc.ServerSettings(MAX_DATA_MESSAGE_BYTES, max_in_flight=MAX_STREAMS_PER_CONNECTION))
+
+
+def add_xceiver_service(server: rpc.Server, service: XceiverService) -> None:
+    server.add_service(SPEC, service)

@@ -23,6 +23,7 @@ from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
+from pyozone.proto import DatanodeClientProtocol_pb2 as dn_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as hb_pb
 from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
@@ -89,9 +90,7 @@ GARBAGE = (b"\xff\xfe\xfd garbage \x00\x01\x02" * 10, b"\x0a\xff\xff\xff\xff\x0f
 
 def garbage_methods(cluster: LiveCluster) -> list[tuple[int, str, bool]]:
     """(port, method, request-streaming) of every daemon's gRPC servers."""
-    xceiver = cluster.datanodes()["dn1"]["ports"]["STANDALONE"]
     return [
-        (xceiver, "/pyozone.hdds.datanode.XceiverClientProtocolService/send", True),
     ]
 
 
@@ -136,6 +135,21 @@ def test_garbage_bytes_are_invalid_argument_on_om(cluster: LiveCluster) -> None:
         for garbage in GARBAGE:  # already serialized: sent as they are
             with pytest.raises(rpc.RpcError) as error:
                 om.createVolume(garbage, timeout=10)
+            assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
+            assert "not a valid request message" in error.value.details()
+    all_running(cluster)
+
+
+def test_garbage_bytes_are_invalid_argument_on_the_datanode_port(cluster: LiveCluster) -> None:
+    """The datanode's STANDALONE port (pyozone.rpc) answers a stream message that is no request
+    INVALID_ARGUMENT and goes on serving."""
+    port = cluster.datanodes()["dn1"]["ports"]["STANDALONE"]
+    with rpc.SyncChannel(f"127.0.0.1:{port}", rpc.ChannelSettings(MiB)) as channel:
+        send = rpc.Stub(channel, rpc.service(dn_pb, "XceiverClientProtocolService")).send
+        for garbage in GARBAGE:
+            with pytest.raises(rpc.RpcError) as error:
+                list(send(iter([garbage]), timeout=10))
+            print(f"\nxceiver send: {error.value.code().name}: {error.value.details()}")
             assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT
             assert "not a valid request message" in error.value.details()
     all_running(cluster)

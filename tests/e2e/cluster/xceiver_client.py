@@ -7,15 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import grpc
-
+from pyozone import rpc
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.ids import BlockID
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 
 BYTES_PER_CHECKSUM = 16 * 1024
+XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
 
 
 class XceiverError(Exception):
@@ -48,8 +47,8 @@ class XceiverClient:
         self.address = f"{host}:{port}"
         self.pipeline_id = pipeline_id
         self.timeout_s = timeout_s
-        self._channel = grpc.insecure_channel(self.address, options=grpc_options(MAX_DATA_MESSAGE_BYTES))
-        self._stub = pb_grpc.XceiverClientProtocolServiceStub(self._channel)
+        self._channel = rpc.SyncChannel(self.address, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES))
+        self._stub = rpc.Stub(self._channel, XCEIVER)
 
     def close(self) -> None:
         self._channel.close()

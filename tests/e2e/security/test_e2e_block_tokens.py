@@ -16,18 +16,18 @@ from collections.abc import Iterator
 
 import pytest
 
+from pyozone import rpc
 from pyozone.client import OzoneClient
 from pyozone.client.models import DatanodeRef, KeyInfo, KeyLocation
 from pyozone.common.net import scm_security_address
-from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
+from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config.site import load_configuration
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.ids import BlockID
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.protocol import datastream as ds
 from pyozone.protocol.tokens import encode_token, issue_block_token
 from pyozone.security.scm_security_client import SCMSecurityClient
@@ -121,10 +121,11 @@ def block_id(location: KeyLocation) -> BlockID:
     return BlockID(location.container_id, location.local_id)
 
 
-# ------------------------------------------------------------------ gRPC (xceiver)
+# ------------------------------------------------------------------ the STANDALONE port (xceiver)
 def xceiver(tls: TlsStore | None, datanode: DatanodeRef, request: pb.ContainerCommandRequestProto):
-    with sync_channel(datanode.address, grpc_options(MAX_DATA_MESSAGE_BYTES), tls) as channel:
-        [answer] = list(pb_grpc.XceiverClientProtocolServiceStub(channel).send(iter([request]), timeout=30))
+    with rpc.SyncChannel(datanode.address, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES), tls) as channel:
+        stub = rpc.Stub(channel, rpc.service(pb, "XceiverClientProtocolService"))
+        [answer] = list(stub.send(iter([request]), timeout=30))
     return answer
 
 

@@ -15,21 +15,18 @@ import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 
 from pyozone import rpc
 from pyozone.cluster.layout import HOST
-from pyozone.common.tls import TlsPaths, TlsStore, sync_channel
+from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config.site import load_configuration
 from pyozone.hdds.security import x509 as X
-from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.datastream import READ_REPLY, SUCCESS, ReadHeader, decode_read_reply, encode_header
-from pyozone.rpc.service import Cardinality, MethodSpec
 from pyozone.scm.client.block_client import BLOCK_SERVICE
 from tests.e2e.cluster.cluster_helpers import MiB, all_running, file_sha256, random_file
 from tests.e2e.security.secure_cluster import SecureCluster, Strangers, secure_cluster
@@ -52,21 +49,16 @@ def strangers(cluster: SecureCluster, tmp_path_factory: pytest.TempPathFactory) 
     return cluster.strangers(tmp_path_factory.mktemp("strangers"))
 
 
-def grpc_ports(cluster: SecureCluster) -> dict[str, int]:
-    """Every gRPC port: OM's RPC port, and each datanode's xceiver, pipeline (ratis) and replication
-    ports."""
+def rpc_ports(cluster: SecureCluster) -> dict[str, int]:
+    """Every RPC port (pyozone.rpc): SCM's client (9860), datanode (9861), block (9863) and security (9961)
+    ports, OM's RPC port, and each datanode's xceiver, pipeline (ratis) and replication ports."""
     state = cluster.state
-    ports = {"om rpc": state.daemon("om").ports["rpc"]}
+    scm = state.daemon("scm").ports
+    ports = {f"scm {kind}": scm[kind] for kind in ("client", "datanode", "block", "security")}
+    ports["om rpc"] = state.daemon("om").ports["rpc"]
     for dn in state.datanodes():
         ports |= {f"{dn.name} {kind}": dn.ports[kind] for kind in ("ipc", "ratis", "replication")}
     return ports
-
-
-def rpc_ports(cluster: SecureCluster) -> dict[str, int]:
-    """Every pyozone.rpc port: SCM's client (9860), datanode (9861), block (9863) and security (9961)
-    ports."""
-    scm = cluster.state.daemon("scm").ports
-    return {f"scm {kind}": scm[kind] for kind in ("client", "datanode", "block", "security")}
 
 
 def http_ports(cluster: SecureCluster) -> dict[str, int]:
@@ -86,53 +78,10 @@ def datastream_ports(cluster: SecureCluster) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ probes
-RPC_PORTS = ("ratis", "replication")
-"""The datanode ports already on pyozone.rpc; the others still speak gRPC."""
-
-
-def grpc_status(name: str, port: int, tls: TlsStore | None) -> tuple[str, str]:
-    """Calls a method no server has: UNIMPLEMENTED means the call got through the handshake to the
-    server; UNAVAILABLE that the connection was refused. The status's name, whichever the transport."""
-    if name.rpartition(" ")[2] in RPC_PORTS:
-        return rpc_status(port, tls)
-    with sync_channel(f"{HOST}:{port}", [], tls) as channel:
-        try:
-            channel.unary_unary("/pyozone.Probe/none")(b"", timeout=10)
-        except grpc.RpcError as e:
-            return e.code().name, e.details() or ""
-    raise AssertionError(f"port {port} answered a method it does not have")
-
-
-def rpc_status(port: int, tls: TlsStore | None) -> tuple[str, str]:
-    async def probe() -> None:
-        settings = rpc.ChannelSettings(max_message_bytes=1024)
-        async with rpc.Channel(f"{HOST}:{port}", settings, tls) as channel:
-            await channel.unary_unary("/pyozone.Probe/none")(b"", timeout=10)
-
-    try:
-        rpc.loop.run(probe())
-    except rpc.RpcError as e:
-        return e.code().name, e.details()
-    raise AssertionError(f"port {port} answered a method it does not have")
-
-
-RPC_PORTS = frozenset({"om rpc"})
-"""The ports served by pyozone.rpc; the others still speak gRPC (issue 29 moves them one by one)."""
-PROBE = MethodSpec(
-    "none", "/pyozone.Probe/none", om_pb.EchoRPCRequest, om_pb.EchoRPCResponse, Cardinality.UNARY_UNARY
-)
-
-
-def port_status(name: str, port: int, tls: TlsStore | None) -> tuple[grpc.StatusCode, str]:
-    """grpc_status, over pyozone.rpc on its ports (the status read as gRPC's: same names)."""
-    if name not in RPC_PORTS:
-        return grpc_status(port, tls)
-    with rpc.SyncChannel(f"{HOST}:{port}", rpc.ChannelSettings(max_message_bytes=MiB), tls) as channel:
-        try:
-            channel.method(PROBE)(b"", timeout=10)
-        except rpc.RpcError as e:
-            return grpc.StatusCode[e.code().name], e.details()
-    raise AssertionError(f"port {port} answered a method it does not have")
+def port_status(port: int, tls: TlsStore | None) -> tuple[rpc.StatusCode, str]:
+    """rpc_status of a port of the cluster: UNIMPLEMENTED means the call got through the handshake to the
+    server; UNAVAILABLE that the connection was refused."""
+    return rpc_status(f"{HOST}:{port}", tls)
 
 
 HTTP_GET = b"GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
@@ -186,36 +135,30 @@ def assert_handshake_refused(port: int, tls: TlsStore, probe: bytes) -> None:
     assert refused(answer), answer[:200]
 
 
-# ------------------------------------------------------------------ every gRPC port
-def test_every_grpc_port_serves_the_administrators_certificate(cluster: SecureCluster) -> None:
+# ------------------------------------------------------------------ every RPC port
+def test_every_rpc_port_serves_the_administrators_certificate(cluster: SecureCluster) -> None:
     admin = cluster.admin_tls
-    answers = {name: port_status(name, port, admin)[0] for name, port in grpc_ports(cluster).items()}
-    assert set(answers.values()) == {grpc.StatusCode.UNIMPLEMENTED}, answers
-    served = {name: rpc_status(f"{HOST}:{port}", admin)[0] for name, port in rpc_ports(cluster).items()}
-    assert set(served.values()) == {rpc.StatusCode.UNIMPLEMENTED}, served
+    answers = {name: port_status(port, admin)[0] for name, port in rpc_ports(cluster).items()}
+    assert set(answers.values()) == {rpc.StatusCode.UNIMPLEMENTED}, answers
 
 
-def test_every_grpc_port_refuses_a_plaintext_client(cluster: SecureCluster) -> None:
-    answers = {name: port_status(name, port, None) for name, port in grpc_ports(cluster).items()}
-    assert {code for code, _ in answers.values()} == {grpc.StatusCode.UNAVAILABLE}, answers
-    plain = {name: rpc_status(f"{HOST}:{port}", None) for name, port in rpc_ports(cluster).items()}
-    assert {code for code, _ in plain.values()} == {rpc.StatusCode.UNAVAILABLE}, plain
-    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-    for name, port in (grpc_ports(cluster) | rpc_ports(cluster)).items():
+def test_every_rpc_port_refuses_a_plaintext_client(cluster: SecureCluster) -> None:
+    answers = {name: port_status(port, None) for name, port in rpc_ports(cluster).items()}
+    assert {code for code, _ in answers.values()} == {rpc.StatusCode.UNAVAILABLE}, answers
+    preface = b"\x00\x00\x00\x10\x01\x00\x00\x00\x00\x00\x00\x01"
+    for name, port in rpc_ports(cluster).items():
         assert refused(plaintext_answer(port, preface)), name
 
 
 @pytest.mark.parametrize("stranger", ["self_signed", "other_ca"])
-def test_every_grpc_port_refuses_a_certificate_of_no_cluster_ca(
+def test_every_rpc_port_refuses_a_certificate_of_no_cluster_ca(
     cluster: SecureCluster, strangers: Strangers, stranger: str
 ) -> None:
     tls = getattr(strangers, stranger)
-    answers = {name: port_status(name, port, tls) for name, port in grpc_ports(cluster).items()}
-    assert {code for code, _ in answers.values()} == {grpc.StatusCode.UNAVAILABLE}, answers
-    strange = {name: rpc_status(f"{HOST}:{port}", tls) for name, port in rpc_ports(cluster).items()}
-    assert {code for code, _ in strange.values()} == {rpc.StatusCode.UNAVAILABLE}, strange
-    for name, port in (grpc_ports(cluster) | rpc_ports(cluster)).items():  # refused in the handshake
-        assert_handshake_refused(port, tls, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), name
+    answers = {name: port_status(port, tls) for name, port in rpc_ports(cluster).items()}
+    assert {code for code, _ in answers.values()} == {rpc.StatusCode.UNAVAILABLE}, answers
+    for name, port in rpc_ports(cluster).items():  # refused in the handshake, not by a later check
+        assert_handshake_refused(port, tls, b"\x00\x00\x00\x10\x01\x00\x00\x00\x00\x00\x00\x01"), name
 
 
 # ------------------------------------------------------------------ every web endpoint and datastream port

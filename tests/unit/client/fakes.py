@@ -1,4 +1,5 @@
-"""In-process fakes of OM and of pipeline datanodes, on real RPC servers on 127.0.0.1 (OM's on pyozone.rpc).
+"""In-process fakes of OM and of pipeline datanodes, on real pyozone.rpc servers on 127.0.0.1 (each
+datanode's on the process's RPC loop thread).
 
 FakeCluster starts one XceiverClientProtocolService server per datanode and groups them into RATIS/THREE
 pipelines; the leader of a pipeline plays the pipeline log: it orders writeChunk/putBlock, copies them
@@ -37,11 +38,11 @@ from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from pyozone.proto import OmClientProtocol_pb2 as om
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
 from tests.rpc_threads import ThreadedRpcServer
+from pyozone.rpc.sync import run_sync
 
 KB = 1024
 BUFFER = 4 * KB  # one chunk
@@ -79,7 +80,10 @@ class Fault:
     behind: tuple[str, ...] = ()
 
 
-class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
+XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
+
+
+class FakeDatanode:
     def __init__(self, cluster: FakeCluster, index: int) -> None:
         self.cluster = cluster
         self.uuid = str(uuid.UUID(int=index + 1))
@@ -95,10 +99,9 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
         self.lagging = False
         self.small_files = 0  # putSmallFiles: a block's only chunk and its putBlock in one request
         self.stopped = False
-        self.server = _server()
-        pb_grpc.add_XceiverClientProtocolServiceServicer_to_server(self, self.server)
-        self.port = self.server.add_insecure_port("127.0.0.1:0")
-        self.server.start()
+        self.server = rpc.Server(rpc.ServerSettings(MAX_DATA_MESSAGE_BYTES))
+        self.server.add_service(XCEIVER, self)
+        self.port: int = run_sync(self.server.start("127.0.0.1", 0), 10)
 
     @property
     def alive(self) -> bool:
@@ -127,16 +130,16 @@ class FakeDatanode(pb_grpc.XceiverClientProtocolServiceServicer):
 
     def stop(self) -> None:
         self.stopped = True
-        self.server.stop(0).wait()
+        run_sync(self.server.stop(0), 10)
 
     def corrupt(self, container_id: int, local_id: int, mode: str = "bytes") -> None:
         self.corrupted[(container_id, local_id)] = mode
 
     # ------------------------------------------------------------------ service
-    def send(self, request_iterator, context):  # type: ignore[no-untyped-def]
+    async def send(self, request_iterator, context):  # type: ignore[no-untyped-def]
         with self.cluster.lock:
             self.streams += 1
-        for request in request_iterator:
+        async for request in request_iterator:
             response = self.handle(request)
             response.cmdType = request.cmdType
             yield response
@@ -639,4 +642,4 @@ class FakeCluster:
         self.om.server.stop()
         for dn in self.datanodes:
             if not dn.stopped:
-                dn.server.stop(0)
+                dn.stop()

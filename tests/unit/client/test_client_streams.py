@@ -78,6 +78,37 @@ def test_a_stream_owing_answers_or_broken_is_not_kept(one_pipeline: FakeCluster)
     asyncio.run(scenario())
 
 
+class RenewingPool(ChannelPool):
+    """A pool whose certificate a test renews (`renewals`: the store's generation)."""
+
+    renewals = 1
+
+    @property
+    def generation(self) -> int:
+        return self.renewals
+
+
+def test_a_stream_opened_before_a_renewal_of_the_certificate_is_not_reused(one_pipeline: FakeCluster) -> None:
+    """Its connection presents the replaced certificate: kept idle or given back, it serves no next user."""
+
+    async def scenario() -> None:
+        pool = RenewingPool()
+        old, idle = pool.stream(_ref(one_pipeline), TIMEOUT_S), pool.stream(_ref(one_pipeline), TIMEOUT_S)
+        await old.submit(_echo())
+        await idle.submit(_echo())
+        await idle.close()  # kept: opened with the current certificate
+        pool.renewals += 1
+        await old.close()  # given back after the renewal
+        fresh = pool.stream(_ref(one_pipeline), TIMEOUT_S)
+        assert fresh is not idle and fresh is not old
+        await fresh.submit(_echo())
+        await fresh.close()
+        assert pool.stream(_ref(one_pipeline), TIMEOUT_S) is fresh  # opened after the renewal: reused
+        await pool.close()
+
+    asyncio.run(scenario())
+
+
 def test_at_most_idle_streams_per_datanode_are_kept(one_pipeline: FakeCluster) -> None:
     async def scenario() -> int:
         pool = ChannelPool()

@@ -1,4 +1,4 @@
-"""Helpers for the datanode data-service tests: storage in tmp dirs, a live gRPC server, request builders."""
+"""Helpers for the datanode data-service tests: storage in tmp dirs, live servers, request builders."""
 
 from __future__ import annotations
 
@@ -9,16 +9,14 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import grpc
-
+from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.storage import ChecksumType, ContainerSet, VolumeSet, compute
-from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service, xceiver_server
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from tests.unit.datanode.storage.dn_helpers import NO_FREE_SPACE_FLOOR
 
 CLUSTER = "CID-dns-test"
@@ -59,37 +57,40 @@ def open_node(root: Path, dn_uuid: str, container_size: str = "1MB", **conf: str
     return node
 
 
+XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
+
+
 @dataclass
 class Served:
-    address: HostPort
-    channel: grpc.aio.Channel
     dispatcher: Dispatcher
+    data_address: HostPort
+    """The xceiver service's (the STANDALONE port)."""
+    data_channel: rpc.Channel
 
     @property
-    def xceiver(self) -> pb_grpc.XceiverClientProtocolServiceStub:
-        return pb_grpc.XceiverClientProtocolServiceStub(self.channel)
+    def xceiver(self) -> rpc.Stub:
+        return rpc.Stub(self.data_channel, XCEIVER)
 
 
 @asynccontextmanager
 async def serve(node: Node, executor: Executor, close_threshold: float = 0.9) -> AsyncIterator[Served]:
     """The node's container service on 127.0.0.1, and a client channel to it (replication:
     replication/replication_helpers.py)."""
-    options = grpc_options(MAX_DATA_MESSAGE_BYTES)
     dispatcher = Dispatcher(node.containers, node.uuid, node.full.append, close_threshold)
-    server = grpc.aio.server(options=options)
-    add_xceiver_service(server, XceiverService(dispatcher, executor))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options)
+    data_server = xceiver_server()
+    add_xceiver_service(data_server, XceiverService(dispatcher, executor))
+    data_port = await data_server.start("127.0.0.1", 0)
+    data_address = HostPort("127.0.0.1", data_port)
+    data_channel = rpc.Channel(data_address, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES))
     try:
-        yield Served(HostPort("127.0.0.1", port), channel, dispatcher)
+        yield Served(dispatcher, data_address, data_channel)
     finally:
-        await channel.close()
-        await server.stop(None)
+        await data_channel.close()
+        await data_server.stop(None)
 
 
 async def exchange(
-    stub: pb_grpc.XceiverClientProtocolServiceStub, requests: Iterable[pb.ContainerCommandRequestProto]
+    stub: rpc.Stub, requests: Iterable[pb.ContainerCommandRequestProto]
 ) -> list[pb.ContainerCommandResponseProto]:
     """Sends every request on one stream without waiting for answers; returns the answers."""
     call = stub.send()

@@ -5,14 +5,12 @@ pipeline; a close goes through the log so every replica closes at the same BCSID
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import grpc
-
+from pyozone import rpc
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.ratis.log import RaftLog
 from pyozone.hdds.checksum import ChecksumType, compute
@@ -20,8 +18,7 @@ from pyozone.hdds.commands import CloseContainerCommand, ClosePipelineCommand, C
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 from pyozone.protocol.data import finalize_block_request, finalized_length_from_proto
 from tests.polling import wait_for_async
 from tests.unit.datanode.dnd_helpers import (
@@ -36,6 +33,8 @@ from tests.unit.datanode.dnd_helpers import (
 PID = "22222222-0000-4000-8000-000000000001"
 CID = 7
 BPC = 16 * 1024
+
+XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
 
 
 class Cluster:
@@ -126,12 +125,9 @@ def _watch(index: int) -> pb.ContainerCommandRequestProto:
 async def _send(
     dn: Datanode, requests: list[pb.ContainerCommandRequestProto]
 ) -> list[pb.ContainerCommandResponseProto]:
-    def call() -> list[pb.ContainerCommandResponseProto]:
-        target = f"127.0.0.1:{dn.ports.standalone}"
-        with grpc.insecure_channel(target, options=grpc_options(MAX_DATA_MESSAGE_BYTES)) as channel:
-            return list(pb_grpc.XceiverClientProtocolServiceStub(channel).send(iter(requests), timeout=20))
-
-    return await asyncio.to_thread(call)
+    target = f"127.0.0.1:{dn.ports.standalone}"
+    async with rpc.Channel(target, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES)) as channel:
+        return [a async for a in rpc.Stub(channel, XCEIVER).send(iter(requests), timeout=20)]
 
 
 def _ok(answers: list[pb.ContainerCommandResponseProto]) -> None:
@@ -239,8 +235,8 @@ async def test_a_client_that_goes_away_mid_stream_leaves_no_gap_in_the_log(tmp_p
 
         async def abandoned() -> None:
             target = f"127.0.0.1:{dns[0].ports.standalone}"
-            async with grpc.aio.insecure_channel(target, options=grpc_options(MAX_DATA_MESSAGE_BYTES)) as ch:
-                call = pb_grpc.XceiverClientProtocolServiceStub(ch).send(iter(requests))
+            async with rpc.Channel(target, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES)) as ch:
+                call = rpc.Stub(ch, XCEIVER).send(iter(requests))
                 await call.read()  # the first answer: entries are in the log
                 call.cancel()
 
@@ -249,9 +245,12 @@ async def test_a_client_that_goes_away_mid_stream_leaves_no_gap_in_the_log(tmp_p
         _ok(answers)
         (watched,) = await _send(dns[0], [_watch(answers[-1].logIndex)])
         _ok([watched])
+        # What the client sent before it went away may still be ordered after the next writer's: pyozone.rpc
+        # has no per-stream window (gRPC's held most of the 30 chunks back), so all of them may reach the
+        # leader, which takes them in arrival order until it reads the cancel or the connection's end.
         for dn in dns:
             indexes = [r.index for r in RaftLog(dn.groups.directory / PID).records()]
-            assert indexes == list(range(1, len(indexes) + 1)) and indexes[-1] == answers[-1].logIndex
+            assert indexes == list(range(1, len(indexes) + 1)) and indexes[-1] >= answers[-1].logIndex
 
 
 @async_test

@@ -7,13 +7,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import grpc
-
+from pyozone import rpc
 from pyozone.hdds.commands import ReplicateContainerCommand, ReplicationCommandPriority
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 from tests.polling import wait_for_async
 from tests.unit.datanode.dnd_helpers import (
     FakeScm,
@@ -39,10 +37,8 @@ async def test_a_client_create_container_is_reported_to_scm(tmp_path: Path, scm:
     async with running(dn_conf(tmp_path, scm.address), lookup=allocated_on(pipeline)) as dn:
         dn.pipelines.add(pipeline, (dn.uuid,), dn.uuid)  # as SCM's createPipeline would
         address = f"127.0.0.1:{dn.ports.standalone}"
-        async with grpc.aio.insecure_channel(
-            address, options=grpc_options(MAX_DATA_MESSAGE_BYTES)
-        ) as channel:
-            call = pb_grpc.XceiverClientProtocolServiceStub(channel).send()
+        async with rpc.Channel(address, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES)) as channel:
+            call = rpc.Stub(channel, rpc.service(pb, "XceiverClientProtocolService")).send()
             request = pb.ContainerCommandRequestProto(
                 cmdType=pb.CreateContainer,
                 containerID=21,

@@ -22,6 +22,7 @@ import pytest
 
 from pyozone import rpc
 from pyozone.client.om import OM_SERVICE
+from pyozone.datanode.xceiver import xceiver_server
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_ONE, BlockID, ReplicationConfig
@@ -31,7 +32,6 @@ from pyozone.om.metadata import OPEN_KEY_TABLE
 from pyozone.om.scm import ContainerLocation
 from pyozone.om.server import OmDaemon
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as data_grpc
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import BlockLocation
@@ -142,7 +142,7 @@ class Cluster:
         return core.info_bucket("vol1", "bkt1").used_bytes, core.info_volume("vol1").used_bytes
 
 
-class Hung(data_grpc.XceiverClientProtocolServiceServicer):
+class Hung:
     """A datanode that takes a request and never answers (a stopped process, a stuck disk)."""
 
     async def send(self, request_iterator, context):  # type: ignore[no-untyped-def]
@@ -152,10 +152,9 @@ class Hung(data_grpc.XceiverClientProtocolServiceServicer):
 
 @asynccontextmanager
 async def hung_datanode() -> AsyncIterator[int]:
-    server = grpc.aio.server()
-    data_grpc.add_XceiverClientProtocolServiceServicer_to_server(Hung(), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
+    server = xceiver_server()
+    server.add_service(rpc.service(data_pb2, "XceiverClientProtocolService"), Hung())
+    port = await server.start("127.0.0.1", 0)
     try:
         yield port
     finally:
@@ -177,7 +176,7 @@ async def cluster(
             configuration = conf(tmp_path / "om")
             configuration.set("ozone.scm.block.size", "8MB")  # a key of unknown size may hold 8 MiB
             configuration.set("ozone.om.commit.block.length.check.timeout", f"{TIMEOUT_S}s")
-            om = OmDaemon(configuration, OneDatanodeScm(served.address.port, hung_port, only_hung))
+            om = OmDaemon(configuration, OneDatanodeScm(served.data_address.port, hung_port, only_hung))
             try:
                 await om.start()
                 async with om_channel(om.rpc_port) as channel:

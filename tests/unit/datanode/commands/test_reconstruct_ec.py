@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pyozone.datanode.commands.reconstruct_ec import ReconstructECHandler, reconstruction_of
-from pyozone.datanode.ec import GrpcPeers
+from pyozone.datanode.ec import RpcPeers
 from pyozone.hdds.commands import ReconstructECContainersCommand, ReconstructionSource
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
@@ -72,7 +72,7 @@ def test_a_malformed_command_fails_at_once(executor: Executor) -> None:
     assert [s.status for s in ctx.reports.statuses] == [CommandStatus.FAILED]
 
 
-def test_a_rebuild_over_grpc_reports_executed(tmp_path: Path, executor: Executor) -> None:
+def test_a_rebuild_over_the_data_port_reports_executed(tmp_path: Path, executor: Executor) -> None:
     sources = open_sources(tmp_path, [1, 3, 4, 5])
     cells = write_group(sources, RS32, 1, payload(3 * CELL * 5 + 123, 1))
     close_sources(sources)
@@ -83,10 +83,12 @@ def test_a_rebuild_over_grpc_reports_executed(tmp_path: Path, executor: Executor
         async with AsyncExitStack() as stack:
             served = {i: await stack.enter_async_context(serve(s.node, executor)) for i, s in sources.items()}
             remote = {
-                i: DatanodeDetails(details(i).uuid, f"dn{i}", "127.0.0.1", (("STANDALONE", a.address.port),))
+                i: DatanodeDetails(
+                    details(i).uuid, f"dn{i}", "127.0.0.1", (("STANDALONE", a.data_address.port),)
+                )
                 for i, a in served.items()
-            }  # fmt: skip
-            peers = GrpcPeers(30)
+            }
+            peers = RpcPeers(30)
             stack.push_async_callback(peers.close)
 
             def connect(d: DatanodeDetails) -> Any:
@@ -109,10 +111,10 @@ def test_a_rebuild_over_grpc_reports_executed(tmp_path: Path, executor: Executor
 def test_an_unreachable_source_fails_the_command(executor: Executor) -> None:
     ctx = Context(executor)
     target = FakeTarget("dst2")
-    peers_made: list[GrpcPeers] = []
+    peers_made: list[RpcPeers] = []
 
     async def scenario() -> None:
-        peers = GrpcPeers(5)
+        peers = RpcPeers(5)
         peers_made.append(peers)
 
         def connect(d: DatanodeDetails) -> Any:

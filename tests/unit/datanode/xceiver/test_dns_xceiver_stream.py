@@ -1,4 +1,4 @@
-"""XceiverClientProtocolService.send over a real grpc.aio server on 127.0.0.1."""
+"""XceiverClientProtocolService.send over a real pyozone.rpc server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -6,13 +6,11 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
-
-from pyozone.datanode.xceiver import XceiverService, add_xceiver_service
+from pyozone import rpc
+from pyozone.datanode.xceiver import XceiverService, add_xceiver_service, xceiver_server
 from pyozone.hdds.limits import MiB
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.proto import DatanodeClientProtocol_pb2_grpc as pb_grpc
 from tests.polling import wait_for_async
 from tests.unit.datanode.dns_helpers import (
     Node,
@@ -151,13 +149,12 @@ def test_in_flight_requests_are_capped(node_a: Node, executor: ThreadPoolExecuto
             return await original(request, previous)
 
         service._dispatch = held  # type: ignore[method-assign]
-        server = grpc.aio.server()
+        server = xceiver_server()
         add_xceiver_service(server, service)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
+        port = await server.start("127.0.0.1", 0)
         try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                call = pb_grpc.XceiverClientProtocolServiceStub(channel).send()
+            async with rpc.Channel(f"127.0.0.1:{port}", rpc.ChannelSettings(MiB)) as channel:
+                call = rpc.Stub(channel, rpc.service(pb, "XceiverClientProtocolService")).send()
                 for cid in range(1, 11):
                     await call.write(request(pb.Echo, cid, echo=pb.EchoRequestProto()))
                 await wait_for_async(lambda: len(taken) >= 3, 5, "three requests taken", interval_s=0.05)
