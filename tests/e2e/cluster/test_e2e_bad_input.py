@@ -90,8 +90,7 @@ GARBAGE = (b"\xff\xfe\xfd garbage \x00\x01\x02" * 10, b"\x0a\xff\xff\xff\xff\x0f
 
 def garbage_methods(cluster: LiveCluster) -> list[tuple[int, str, bool]]:
     """(port, method, request-streaming) of every daemon's gRPC servers."""
-    return [
-    ]
+    return []
 
 
 def rpc_methods(cluster: LiveCluster) -> list[tuple[int, str]]:

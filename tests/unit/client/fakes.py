@@ -41,8 +41,8 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2 as om
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
-from tests.rpc_threads import ThreadedRpcServer
 from pyozone.rpc.sync import run_sync
+from tests.rpc_threads import ThreadedRpcServer
 
 KB = 1024
 BUFFER = 4 * KB  # one chunk
