@@ -7,8 +7,11 @@ sequence of frames with its id, so many calls share one connection (Hadoop RPC's
 does the same with its own framing).
 
 The receiver decides whether it wants a body before a byte of it is buffered (`admit`): a body above a
-method's limit is skipped as it arrives, so a 30 MB name costs the bytes on the socket and nothing else.
-A frame above the connection's limit is a broken peer: `FrameError`, and the connection is closed.
+method's limit is skipped as it arrives, so a 30 MB name costs the bytes on the socket and nothing else,
+and the connection's other calls go on. A frame the receiver would have to buffer above its limit (one
+without a message, or a message `admit` takes), a head above MAX_HEAD_BYTES or longer than its frame, and
+a length of 2 GiB or more (gRPC's bound on a message, too) are a broken peer: `FrameError`, and the
+connection is closed.
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ from dataclasses import dataclass
 HEADER = struct.Struct("!IBBHI")
 """length of head + body, kind, flags, head length, call id."""
 
-MAX_HEAD_BYTES = 64 * 1024
-"""A head is a method name, a deadline, a few metadata entries or a status message."""
+MAX_HEAD_BYTES = 0xFFFF
+"""A head is a method name, a deadline, a few metadata entries or a status message (its length is 16 bits)."""
+
+MAX_FRAME_BYTES = (1 << 31) - 1
+"""No frame is longer, skipped or not: a longer length prefix is garbage, not a message."""
 
 LARGE_BODY_BYTES = 64 * 1024
 """Above this a message is written to the socket as it is rather than gathered with other frames."""
@@ -43,6 +49,10 @@ class Kind(enum.IntEnum):
     PONG = 7
     GOAWAY = 8
     """The server takes no new calls on this connection (it is idle, or stopping)."""
+
+
+MESSAGE_KINDS = frozenset((1, 2, 4))
+"""Kinds whose body is a message (CALL, MESSAGE, END): the ones `admit` is asked about and may skip."""
 
 
 class Flag(enum.IntFlag):
@@ -112,17 +122,18 @@ class FrameDecoder:
         header_size = HEADER.size
         while end - pos >= header_size:
             length, kind, flags, head_len, call_id = HEADER.unpack_from(buf, pos)
-            if length > self.max_frame or head_len > min(length, MAX_HEAD_BYTES):
+            skippable = self._admit is not None and kind in MESSAGE_KINDS
+            if head_len > length or length > MAX_FRAME_BYTES or (length > self.max_frame and not skippable):
                 raise FrameError(
                     f"frame of {length} bytes (head {head_len}) above the limit of {self.max_frame}"
                 )
             start = pos + header_size
             body_size = length - head_len
-            if self._admit is not None and body_size and kind in (Kind.CALL, Kind.MESSAGE, Kind.END):
+            if skippable and body_size:
                 if end - start < head_len:
                     break
                 head = bytes(buf[start : start + head_len])
-                if not self._admit(kind, call_id, head, body_size):
+                if not self._admit(kind, call_id, head, body_size):  # type: ignore[misc]
                     skipped = Frame(kind, flags, call_id, head, None, body_size)
                     have = min(end - start - head_len, body_size)
                     pos = start + head_len + have
@@ -132,6 +143,10 @@ class FrameDecoder:
                         break
                     frames.append(skipped)
                     continue
+                if length > self.max_frame:
+                    raise FrameError(
+                        f"a message of {body_size} bytes taken above the limit of {self.max_frame}"
+                    )
             if end - start < length:
                 break
             head = bytes(buf[start : start + head_len]) if head_len else b""

@@ -330,9 +330,9 @@ class ServerConnection(asyncio.Protocol):
                 return True  # refused when handled
             return size <= self.server.message_limit(method)
         if kind == Kind.MESSAGE:
-            call = self._calls.get(call_id)
-            return call is None or size <= self.server.message_limit(call.context.method)
-        return True
+            call = self._calls.get(call_id)  # none: the call ended, its late messages are dropped unread
+            return call is not None and size <= self.server.message_limit(call.context.method)
+        return False  # a client sends no END
 
     def data_received(self, data: bytes) -> None:
         self._last_read = time.monotonic()
