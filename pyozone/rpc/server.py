@@ -8,7 +8,8 @@ INTERNAL.
 
 What a misbehaving peer can cost is bounded per connection: a frame above the server's limit closes the
 connection; a request above its method's limit is skipped unread and refused; at most `max_in_flight`
-calls run (then the socket is not read: TCP holds the peer back), and none are read while the peer does
+calls run (the frames read past them wait, in order, and the socket is not read: TCP holds the peer
+back), and none are read while the peer does
 not read its answers; a frame begun and not finished within `stall_timeout_s` closes the connection; a
 connection with no calls is closed after `idle_timeout_s`. A call's deadline cancels its handler and
 answers DEADLINE_EXCEEDED; a CANCEL from the client cancels its handler.
@@ -183,6 +184,8 @@ class ServerConnection(asyncio.Protocol):
         self._ssl: ssl.SSLObject | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._goaway = False
+        self._held: deque[Frame] = deque()
+        """Frames read past a call that max_in_flight had no room for, started in order as calls end."""
 
     # ------------------------------------------------------------------ connection
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -204,6 +207,7 @@ class ServerConnection(asyncio.Protocol):
             if call.timer is not None:
                 call.timer.cancel()
         self._calls.clear()
+        self._held.clear()
         if self._writable is not None and not self._writable.done():
             self._writable.set_exception(ConnectionResetError("connection lost"))
             self._writable.exception()
@@ -341,27 +345,48 @@ class ServerConnection(asyncio.Protocol):
         except FrameError as e:
             self.abort(str(e))
             return
-        for frame in frames:
-            kind = frame.kind
-            if kind == Kind.CALL:
-                self._on_call(frame)
-            elif kind == Kind.MESSAGE:
-                self._on_message(frame)
-            elif kind == Kind.HALF_CLOSE:
-                call = self._calls.get(frame.call_id)
-                if call is not None and call.inbound is not None:
-                    call.inbound.end()
-            elif kind == Kind.CANCEL:
-                call = self._calls.get(frame.call_id)
-                if call is not None and call.task is not None:
-                    call.task.cancel()
-            elif kind == Kind.PING:
-                self._send(encode(Kind.PONG, 0, frame.call_id))
-            elif kind == Kind.PONG:
-                pass
-            else:
-                self.abort(f"a frame of kind {kind} a client does not send")
+        if self._held:
+            self._held.extend(frames)
+            return
+        limit = self.settings.max_in_flight
+        for i, frame in enumerate(frames):
+            if frame.kind == Kind.CALL and len(self._calls) >= limit:
+                self._held.extend(frames[i:])
+                self._pause("in-flight")
                 return
+            if not self._handle(frame):
+                return
+
+    def _take_held(self) -> None:
+        """Starts the held frames in order while there is room for their calls."""
+        held, limit = self._held, self.settings.max_in_flight
+        while held:
+            if held[0].kind == Kind.CALL and len(self._calls) >= limit:
+                return
+            if not self._handle(held.popleft()):
+                return
+
+    def _handle(self, frame: Frame) -> bool:
+        """Acts on one frame; False when it broke the protocol (the connection is closed)."""
+        kind = frame.kind
+        if kind == Kind.CALL:
+            self._on_call(frame)
+        elif kind == Kind.MESSAGE:
+            self._on_message(frame)
+        elif kind == Kind.HALF_CLOSE:
+            call = self._calls.get(frame.call_id)
+            if call is not None and call.inbound is not None:
+                call.inbound.end()
+        elif kind == Kind.CANCEL:
+            call = self._calls.get(frame.call_id)
+            if call is not None and call.task is not None:
+                call.task.cancel()
+        elif kind == Kind.PING:
+            self._send(encode(Kind.PONG, 0, frame.call_id))
+        elif kind != Kind.PONG:
+            self.abort(f"a frame of kind {kind} a client does not send")
+            return False
+        return True
 
     def _on_call(self, frame: Frame) -> None:
         call_id = frame.call_id
@@ -496,7 +521,9 @@ class ServerConnection(asyncio.Protocol):
             call.timer.cancel()
         if call.inbound is not None:
             self._resume(call.inbound)
-        if len(self._calls) < self.settings.max_in_flight:
+        if self._held:
+            self._take_held()
+        if len(self._calls) < self.settings.max_in_flight and not self._held:
             self._resume("in-flight")
 
     # ------------------------------------------------------------------ running handlers
