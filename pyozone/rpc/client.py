@@ -321,7 +321,12 @@ class Channel:
     async def connection(self, deadline: float | None = None) -> ClientConnection:
         conn = self._conn
         tls = self.tls
-        if conn is not None and conn.usable and (tls is None or conn.generation == tls.generation):
+        if (
+            conn is not None
+            and conn.usable
+            and (tls is None or conn.generation == tls.generation)
+            and conn.loop is asyncio.get_running_loop()  # not another loop's (one that ran before a fork)
+        ):
             return conn
         if self._closed:
             raise RpcError(StatusCode.CANCELLED, "the channel is closed")
@@ -358,7 +363,7 @@ class Channel:
             else:
                 conn = await asyncio.shield(pending)
         if self._conn is not conn:
-            if self._conn is not None:
+            if self._conn is not None and self._conn.loop is loop:
                 self._release(self._conn)
             conn.users += 1
             self._conn = conn

@@ -9,7 +9,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
@@ -96,8 +96,12 @@ class SyncChannel:
         decode = spec.response.FromString
         path = spec.path
         card = spec.cardinality
-        if card.client_streaming:
-            raise NotImplementedError(f"{path}: a client stream from a blocking caller (use Channel)")
+        if card.client_streaming:  # refused when called, so a Stub of the service's other rpcs still works
+
+            def client_stream(*args: Any, **kwargs: Any) -> NoReturn:
+                raise NotImplementedError(f"{path}: a client stream from a blocking caller (use Channel)")
+
+            return client_stream
         if not card.server_streaming:
 
             def unary(request: Any, timeout: float | None = None, metadata: Metadata = None) -> Any:
