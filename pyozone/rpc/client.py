@@ -5,6 +5,8 @@ A channel connects when its first call needs it and again after the connection i
 backoff after a failed attempt (50 ms doubling to 1 s) within the call's deadline. A call's deadline
 travels to the server (which stops the handler) and is kept here too: when it passes the call fails
 DEADLINE_EXCEEDED and the server is told to cancel. A cancelled caller cancels its call on the server.
+Each stream is flow-controlled by itself (frames.Kind.WINDOW): a caller slow to read one holds up that
+stream's sender only, never the connection's other calls (which other channels of the process share).
 A connection that has heard nothing for `keepalive_s` is pinged and closed if the ping is not answered.
 Over TLS the connection presents the party's certificate and checks the server's against the CA and,
 when the channel names the server's role, its role-qualified name (hdds.security.x509.role_host_name);
@@ -34,11 +36,13 @@ from pyozone.rpc.frames import (
     HEADER,
     LARGE_BODY_BYTES,
     MAX_HEAD_BYTES,
+    WINDOW_AMOUNT,
     Flag,
     FrameDecoder,
     FrameError,
     Kind,
     encode,
+    window,
 )
 from pyozone.rpc.service import MethodSpec
 from pyozone.rpc.status import RpcError, StatusCode
@@ -56,7 +60,7 @@ class ChannelSettings:
     keepalive_s: float = 30.0
     keepalive_timeout_s: float = 20.0
     stream_queue: int = 32
-    """Answers of one stream buffered before the connection is no longer read."""
+    """Answers of one stream buffered (its window: the server sends no more until they are read)."""
     backoff_initial_s: float = 0.05
     backoff_max_s: float = 1.0
 
@@ -73,19 +77,25 @@ def _varint(value: int) -> bytes:
 class _Call:
     """One call's state on the client: a future for a unary answer, a queue for a stream's."""
 
-    __slots__ = ("conn", "end", "future", "queue", "timer", "waiter")
+    __slots__ = ("credit", "credit_waiter", "future", "queue", "taken", "timer", "waiter")
 
     def __init__(self, conn: ClientConnection, streaming: bool) -> None:
-        self.conn = conn
         self.future: asyncio.Future[Any] = conn.loop.create_future()
         """Resolves with (status, details, body) when the call ends."""
         self.queue: deque[bytes] | None = deque() if streaming else None
         self.waiter: asyncio.Future[None] | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.credit = 0
+        """Requests of a client stream the server has room for (its Kind.WINDOW grants)."""
+        self.credit_waiter: asyncio.Future[None] | None = None
+        self.taken = 0
+        """Answers read since the server was last granted more."""
 
     def wake(self) -> None:
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(None)
+        if self.credit_waiter is not None and not self.credit_waiter.done():
+            self.credit_waiter.set_result(None)
 
 
 class ClientConnection(asyncio.Protocol):
@@ -100,7 +110,6 @@ class ClientConnection(asyncio.Protocol):
         self._decoder = FrameDecoder(settings.max_message_bytes + MAX_HEAD_BYTES, self._admit)
         self._out = bytearray()
         self._flush_scheduled = False
-        self._paused: set[object] = set()
         self._writable: asyncio.Future[None] | None = None
         self._write_blocked = False
         self.usable = False
@@ -202,27 +211,13 @@ class ClientConnection(asyncio.Protocol):
     def _admit(self, kind: int, call_id: int, head: bytes, size: int) -> bool:
         return size <= self.settings.max_message_bytes
 
-    def _pause(self, reason: object) -> None:
-        if not self._paused and self.transport is not None:
-            self.transport.pause_reading()
-        self._paused.add(reason)
-
-    def resume(self, reason: object) -> None:
-        if reason in self._paused:
-            self._paused.discard(reason)
-            if not self._paused and self.transport is not None:
-                self.transport.resume_reading()
-
     def data_received(self, data: bytes) -> None:
         self._last_read = time.monotonic()
         self._pinged = False
         try:
             frames = self._decoder.feed(data)
         except FrameError as e:
-            self.usable = False
-            self._fail_all(StatusCode.INTERNAL, f"{self.target} broke the framing: {e}")
-            if self.transport is not None:
-                self.transport.abort()
+            self._broken(f"{self.target} broke the framing: {e}")
             return
         calls = self.calls
         for frame in frames:
@@ -254,21 +249,32 @@ class ClientConnection(asyncio.Protocol):
                     self._end(call, StatusCode.RESOURCE_EXHAUSTED, details, None)
                     continue
                 call.queue.append(frame.body)
-                if len(call.queue) >= self.settings.stream_queue:
-                    self._pause(call)
+                if len(call.queue) > self.settings.stream_queue:
+                    self._broken(f"{self.target} sent call {frame.call_id} past its window")
+                    return
                 call.wake()
+            elif kind == Kind.WINDOW:
+                call = calls.get(frame.call_id)
+                if call is not None and frame.body is not None and len(frame.body) == WINDOW_AMOUNT.size:
+                    call.credit += WINDOW_AMOUNT.unpack(frame.body)[0]
+                    call.wake()
             elif kind == Kind.PING:
                 self.send(encode(Kind.PONG, 0, frame.call_id))
             elif kind == Kind.GOAWAY:
                 self.usable = False
             # PONG: its arrival already counted as hearing from the server
 
+    def _broken(self, why: str) -> None:
+        self.usable = False
+        self._fail_all(StatusCode.INTERNAL, why)
+        if self.transport is not None:
+            self.transport.abort()
+
     def _end(self, call: _Call, code: StatusCode, details: str, body: bytes | None) -> None:
         if call.timer is not None:
             call.timer.cancel()
         if not call.future.done():
             call.future.set_result((code, details, body))
-        self.resume(call)
         call.wake()
 
 
@@ -584,12 +590,14 @@ class StreamCall:
                 max(0.0, self._deadline - time.monotonic()), Channel._expire, conn, self._call_id, self._call
             )
         head = self._channel._head(self._path, self._timeout, self._metadata)
-        if not self._client_streaming:
+        if self._client_streaming:
+            conn.send_frame(Kind.CALL, 0, self._call_id, head, b"")
+        else:
             body = request if isinstance(request, bytes) else request.SerializeToString()
             conn.send_frame(Kind.CALL, Flag.MESSAGE | Flag.END_STREAM, self._call_id, head, body)
-            return
-        conn.send_frame(Kind.CALL, 0, self._call_id, head, b"")
-        if request is not None:
+        if self._server_streaming:  # the answers the server may send before this side reads any
+            conn.send(window(self._call_id, self._channel.settings.stream_queue))
+        if self._client_streaming and request is not None:
             self._pump = conn.loop.create_task(self._send_all(request))
 
     async def _send_all(self, requests: AsyncIterable[Any] | Iterable[Any]) -> None:
@@ -612,12 +620,19 @@ class StreamCall:
         return self._conn, self._call
 
     async def write(self, request: Any) -> None:
+        """Waits while the server has no room for the request (its window, then the socket's)."""
         conn, call = await self._ready()
-        if call.future.done():
-            code, details, _ = call.future.result()
-            raise RpcError(
-                code if code is not StatusCode.OK else StatusCode.CANCELLED, details or "the call ended"
-            )
+        while True:
+            if call.future.done():
+                code, details, _ = call.future.result()
+                raise RpcError(
+                    code if code is not StatusCode.OK else StatusCode.CANCELLED, details or "the call ended"
+                )
+            if call.credit > 0:
+                break
+            call.credit_waiter = conn.loop.create_future()
+            await call.credit_waiter
+        call.credit -= 1
         await conn.drain()
         body = request if isinstance(request, (bytes, bytearray)) else request.SerializeToString()
         conn.send_frame(Kind.MESSAGE, Flag.MESSAGE, self._call_id, b"", bytes(body))
@@ -643,8 +658,10 @@ class StreamCall:
                 raise
             call.waiter = None
         body = queue.popleft()
-        if len(queue) < self._channel.settings.stream_queue // 2:
-            conn.resume(call)
+        call.taken += 1
+        if call.taken >= max(1, self._channel.settings.stream_queue // 2) and not call.future.done():
+            conn.send(window(self._call_id, call.taken))  # room for as many more
+            call.taken = 0
         if self._decode is None:
             return body
         try:

@@ -49,6 +49,10 @@ class Kind(enum.IntEnum):
     PONG = 7
     GOAWAY = 8
     """The server takes no new calls on this connection (it is idle, or stopping)."""
+    WINDOW = 9
+    """The receiver of a call's stream takes `amount` more messages of it (body: WINDOW_AMOUNT). A stream
+    is flow-controlled by itself, as an HTTP/2 stream is: a reader that falls behind holds up its own
+    stream's sender, never the connection's other calls."""
 
 
 MESSAGE_KINDS = frozenset((1, 2, 4))
@@ -80,6 +84,14 @@ class Frame:
 
 Admit = Callable[[int, int, bytes, int], bool]
 """(kind, call_id, head, body size) -> whether to keep the body."""
+
+
+WINDOW_AMOUNT = struct.Struct("!I")
+
+
+def window(call_id: int, amount: int) -> bytes:
+    """A WINDOW frame granting `amount` more messages of call `call_id`."""
+    return encode(Kind.WINDOW, 0, call_id, b"", WINDOW_AMOUNT.pack(amount))
 
 
 def encode(kind: int, flags: int, call_id: int, head: bytes = b"", body: bytes = b"") -> bytes:

@@ -9,10 +9,11 @@ INTERNAL.
 What a misbehaving peer can cost is bounded per connection: a frame above the server's limit closes the
 connection; a request above its method's limit is skipped unread and refused; at most `max_in_flight`
 calls run (the frames read past them wait, in order, and the socket is not read: TCP holds the peer
-back), and none are read while the peer does
-not read its answers; a frame begun and not finished within `stall_timeout_s` closes the connection; a
-connection with no calls is closed after `idle_timeout_s`. A call's deadline cancels its handler and
-answers DEADLINE_EXCEEDED; a CANCEL from the client cancels its handler.
+back), and none are read while the peer does not read its answers; a stream holds at most its window of
+requests (Kind.WINDOW: a handler slow to take them holds up its own client, not the connection); a
+frame begun and not finished within `stall_timeout_s` closes the connection; a connection with no calls
+is closed after `idle_timeout_s`. A call's deadline cancels its handler and answers DEADLINE_EXCEEDED;
+a CANCEL from the client cancels its handler.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ from pyozone.rpc.frames import (
     HEADER,
     LARGE_BODY_BYTES,
     MAX_HEAD_BYTES,
+    WINDOW_AMOUNT,
     Flag,
     Frame,
     FrameDecoder,
     FrameError,
     Kind,
     encode,
+    window,
 )
 from pyozone.rpc.limits import Oversized, RequestLimits
 from pyozone.rpc.service import MethodSpec, ServiceSpec
@@ -58,7 +61,8 @@ class ServerSettings:
     max_in_flight: int = 256
     """Calls one connection may have running before its socket is no longer read."""
     stream_queue: int = 32
-    """Requests of one client stream buffered before the socket is no longer read."""
+    """Requests of one client stream buffered (its window: the client sends no more until the handler
+    takes them)."""
     stall_timeout_s: float = 30.0
     """How long a begun frame, or answers the peer does not read, may wait."""
     idle_timeout_s: float = 600.0
@@ -113,7 +117,7 @@ class CallContext:
 class _Inbound:
     """The requests of a client-streaming call, as an async iterator for its handler."""
 
-    __slots__ = ("_conn", "_ended", "_queue", "_waiter", "call_id")
+    __slots__ = ("_conn", "_ended", "_queue", "_waiter", "call_id", "taken")
 
     def __init__(self, conn: ServerConnection, call_id: int) -> None:
         self._conn = conn
@@ -121,6 +125,8 @@ class _Inbound:
         self._queue: deque[Any] = deque()
         self._ended = False
         self._waiter: asyncio.Future[None] | None = None
+        self.taken = 0
+        """Requests the handler took since the client was last granted more (Kind.WINDOW)."""
 
     def put(self, item: Any) -> None:
         self._queue.append(item)
@@ -155,7 +161,7 @@ class _Inbound:
 
 
 class _Call:
-    __slots__ = ("context", "expired", "inbound", "task", "timer")
+    __slots__ = ("context", "credit", "credit_waiter", "expired", "inbound", "task", "timer")
 
     def __init__(self, context: CallContext) -> None:
         self.context = context
@@ -163,6 +169,14 @@ class _Call:
         self.inbound: _Inbound | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.expired = False
+        self.credit = 0
+        """Answers of a server stream the client has room for (its Kind.WINDOW grants)."""
+        self.credit_waiter: asyncio.Future[None] | None = None
+
+    def grant(self, amount: int) -> None:
+        self.credit += amount
+        if self.credit_waiter is not None and not self.credit_waiter.done():
+            self.credit_waiter.set_result(None)
 
 
 class ServerConnection(asyncio.Protocol):
@@ -287,8 +301,12 @@ class ServerConnection(asyncio.Protocol):
         await self._writable
 
     def inbound_taken(self, inbound: _Inbound) -> None:
-        if len(inbound) < self.settings.stream_queue // 2:
-            self._resume(inbound)
+        """The handler took a request of its stream: the client may send more once half the window is
+        taken (one WINDOW frame per half window, not one per message)."""
+        inbound.taken += 1
+        if inbound.taken >= max(1, self.settings.stream_queue // 2) and inbound.call_id in self._calls:
+            self._send(window(inbound.call_id, inbound.taken))
+            inbound.taken = 0
 
     # ------------------------------------------------------------------ output
     def _send(self, data: bytes) -> None:
@@ -381,6 +399,13 @@ class ServerConnection(asyncio.Protocol):
             call = self._calls.get(frame.call_id)
             if call is not None and call.task is not None:
                 call.task.cancel()
+        elif kind == Kind.WINDOW:
+            if frame.body is None or len(frame.body) != WINDOW_AMOUNT.size:
+                self.abort("a WINDOW frame without its amount")
+                return False
+            call = self._calls.get(frame.call_id)
+            if call is not None:
+                call.grant(WINDOW_AMOUNT.unpack(frame.body)[0])
         elif kind == Kind.PING:
             self._send(encode(Kind.PONG, 0, frame.call_id))
         elif kind != Kind.PONG:
@@ -435,6 +460,8 @@ class ServerConnection(asyncio.Protocol):
                 self._send_end(call_id, *argument)
                 return
         self._calls[call_id] = call
+        if call.inbound is not None:
+            self._send(window(call_id, self.settings.stream_queue))
         if len(self._calls) >= self.settings.max_in_flight:
             self._pause("in-flight")
         if deadline is not None:
@@ -499,8 +526,8 @@ class ServerConnection(asyncio.Protocol):
             call.inbound.end()
             return
         call.inbound.put(request)
-        if len(call.inbound) >= self.settings.stream_queue:
-            self._pause(call.inbound)
+        if len(call.inbound) > self.settings.stream_queue + 1:  # its window, and the CALL's own message
+            self.abort(f"call {call.context.call_id} sent past its window of {self.settings.stream_queue}")
 
     def _on_message(self, frame: Frame) -> None:
         call = self._calls.get(frame.call_id)
@@ -519,8 +546,6 @@ class ServerConnection(asyncio.Protocol):
         self._calls.pop(call.context.call_id, None)
         if call.timer is not None:
             call.timer.cancel()
-        if call.inbound is not None:
-            self._resume(call.inbound)
         if self._held:
             self._take_held()
         if len(self._calls) < self.settings.max_in_flight and not self._held:
@@ -550,6 +575,10 @@ class ServerConnection(asyncio.Protocol):
                 await result
             else:
                 async for response in _responses(result):
+                    while call.credit <= 0:  # the client has no room for it yet
+                        call.credit_waiter = self.loop.create_future()
+                        await call.credit_waiter
+                    call.credit -= 1
                     if self._write_blocked_since is not None:
                         await self.drain()
                     if self._ssl is not None and revoked_ssl_peer(self._ssl) is not None:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from pyozone import rpc
+from pyozone.common.tls import TlsStore
 from pyozone.proto.OmClientProtocol_pb2 import EchoRPCRequest, EchoRPCResponse
 from pyozone.proto.Rpc_pb2 import RpcCallHead
 from pyozone.rpc.frames import Flag, Kind, encode
@@ -94,11 +95,14 @@ class Echo:
 
 
 async def serve(
-    settings: rpc.ServerSettings | None = None, servicer: Any = None, **kwargs: Any
+    settings: rpc.ServerSettings | None = None,
+    servicer: Any = None,
+    limits: rpc.RequestLimits | None = None,
+    tls: TlsStore | None = None,
 ) -> tuple[rpc.Server, int]:
-    server = rpc.Server(settings or rpc.ServerSettings(4 * MB), **kwargs)
+    server = rpc.Server(settings or rpc.ServerSettings(4 * MB), limits)
     server.add_service(SPEC, servicer if servicer is not None else Echo())
-    return server, await server.start("127.0.0.1", 0)
+    return server, await server.start("127.0.0.1", 0, tls)
 
 
 def channel(port: int, settings: rpc.ChannelSettings | None = None, **kwargs: Any) -> rpc.Channel:

@@ -272,3 +272,48 @@ def test_request_limits_bound_fields_and_the_message_per_method() -> None:
         await server.stop(None)
 
     scenario(test)
+
+
+def test_a_stream_its_reader_neglects_holds_up_only_itself() -> None:
+    """Streams are flow-controlled one by one: a server stream nobody reads, and a client stream whose
+    handler takes nothing, stop their own sender at the window while the connection's other calls go on;
+    read again, both finish."""
+
+    class Slow(Echo):
+        def __init__(self) -> None:
+            super().__init__()
+            self.take = asyncio.Event()
+
+        async def gather(self, requests: object, context: rpc.CallContext) -> object:
+            await self.take.wait()
+            return await super().gather(requests, context)  # type: ignore[arg-type]
+
+    async def test() -> None:
+        slow = Slow()
+        server, port = await serve(rpc.ServerSettings(4 * MB, stream_queue=8), servicer=slow)
+        async with channel(port, rpc.ChannelSettings(4 * MB, stream_queue=8)) as ch:
+            stub = rpc.Stub(ch, SPEC)
+            unread = stub.count(request(b"1000"))
+            assert (await unread.read()).payload == b"0"
+            upload = stub.gather()
+            sent = 0
+
+            async def send() -> None:
+                nonlocal sent
+                for _ in range(100):
+                    await upload.write(request(b"u"))
+                    sent += 1
+                await upload.done_writing()
+
+            sending = asyncio.create_task(send())
+            for i in range(200):
+                assert (await stub.echo(request(b"%d" % i), timeout=5)).payload == b"%d" % i
+            assert sent <= 9 and not sending.done()  # the window, and the CALL
+            assert len(unread._call.queue) <= 8  # type: ignore[union-attr]
+            slow.take.set()
+            await asyncio.wait_for(sending, 5)
+            assert (await upload).payload == b"u" * 100
+            assert [a.payload async for a in unread] == [b"%d" % i for i in range(1, 1000)]
+        await server.stop(None)
+
+    scenario(test)
