@@ -193,6 +193,8 @@ class ServerConnection(asyncio.Protocol):
         self._paused: set[object] = set()
         self._writable: asyncio.Future[None] | None = None
         self._last_read = time.monotonic()
+        self._idle_since = self._last_read
+        """When the connection last had no call running (keepalive pings do not make it busy)."""
         self._write_blocked_since: float | None = None
         self._auth: dict[str, list[bytes]] | None = None
         self._ssl: ssl.SSLObject | None = None
@@ -256,13 +258,13 @@ class ServerConnection(asyncio.Protocol):
     def _check(self) -> None:
         now = time.monotonic()
         s = self.settings
-        if self._decoder.pending and now - self._last_read > s.stall_timeout_s:
+        if self._decoder.pending and not self._paused and now - self._last_read > s.stall_timeout_s:
             self.abort(f"a frame begun {now - self._last_read:.0f}s ago was not finished")
             return
         if self._write_blocked_since is not None and now - self._write_blocked_since > s.stall_timeout_s:
             self.abort("the peer did not read its answers")
             return
-        if not self._calls and now - self._last_read > s.idle_timeout_s:
+        if not self._calls and now - self._idle_since > s.idle_timeout_s:
             self._send(encode(Kind.GOAWAY, 0, 0))
             self._flush()
             self.close()
@@ -279,6 +281,7 @@ class ServerConnection(asyncio.Protocol):
         if reason in self._paused:
             self._paused.discard(reason)
             if not self._paused and self.transport is not None:
+                self._last_read = time.monotonic()  # a frame's stall counts from here: this side paused it
                 self.transport.resume_reading()
 
     def pause_writing(self) -> None:
@@ -543,7 +546,10 @@ class ServerConnection(asyncio.Protocol):
             call.task.cancel()
 
     def _finish(self, call: _Call) -> None:
-        self._calls.pop(call.context.call_id, None)
+        calls = self._calls
+        calls.pop(call.context.call_id, None)
+        if not calls:
+            self._idle_since = time.monotonic()
         if call.timer is not None:
             call.timer.cancel()
         if self._held:

@@ -196,3 +196,20 @@ def test_a_sync_stub_refuses_a_client_stream_when_it_is_called(threaded_server: 
         stub = rpc.Stub(ch, SPEC)
         with pytest.raises(NotImplementedError, match="a client stream from a blocking caller"):
             stub.gather(iter([request()]))
+
+
+def test_keepalive_pings_do_not_keep_a_connection_without_calls_open() -> None:
+    async def test() -> None:
+        server, port = await serve(rpc.ServerSettings(4 * MB, idle_timeout_s=0.3))
+        async with channel(port, KEEPALIVE) as ch:
+            await rpc.Stub(ch, SPEC).echo(request())
+            conn = ch._conn
+            assert conn is not None
+            for _ in range(300):
+                if not conn.usable:
+                    break
+                await asyncio.sleep(0.01)
+            assert not conn.usable and not server.connections
+        await server.stop(None)
+
+    scenario(test)

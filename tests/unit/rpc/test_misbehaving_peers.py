@@ -176,3 +176,22 @@ def test_max_in_flight_bounds_the_running_calls_of_a_connection() -> None:
         await server.stop(None)
 
     scenario(test)
+
+
+def test_a_frame_the_server_does_not_read_for_its_own_reasons_is_not_a_stall() -> None:
+    """With max_in_flight taken the server stops reading: the rest of a frame it has not read yet is not
+    the peer's stall, and the connection stays open as long as its calls run."""
+
+    async def test() -> None:
+        echo = Echo()
+        server, port = await serve(rpc.ServerSettings(4 * MB, max_in_flight=1, stall_timeout_s=STALL_S), echo)
+        reader, writer = await raw_peer(port)
+        second = call_frame("/test.Echo/echo", request(b"2").SerializeToString(), 2)
+        writer.write(call_frame("/test.Echo/hang", b"", 1) + second[:-3])
+        await asyncio.wait_for(echo.started.wait(), 2)
+        assert not await closed(reader, STALL_S * 3)
+        assert len(server.connections) == 1
+        writer.close()
+        await server.stop(None)
+
+    scenario(test)
