@@ -25,8 +25,9 @@ import logging
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any, NoReturn
 
 from google.protobuf.message import DecodeError
@@ -35,19 +36,28 @@ from pyozone.common.tls import TlsStore, revoked_ssl_peer
 from pyozone.hdds.security import x509 as X
 from pyozone.proto.Rpc_pb2 import RpcCallHead, RpcStatusHead
 from pyozone.rpc.frames import (
+    F_END_STREAM,
+    F_MESSAGE,
     HEADER,
+    K_CALL,
+    K_CANCEL,
+    K_END,
+    K_GOAWAY,
+    K_HALF_CLOSE,
+    K_MESSAGE,
+    K_PING,
+    K_PONG,
+    K_WINDOW,
     LARGE_BODY_BYTES,
     MAX_HEAD_BYTES,
     WINDOW_AMOUNT,
-    Flag,
     Frame,
     FrameDecoder,
     FrameError,
-    Kind,
     encode,
     window,
 )
-from pyozone.rpc.limits import Oversized, RequestLimits
+from pyozone.rpc.limits import Oversized, RequestBounds, RequestLimits
 from pyozone.rpc.service import MethodSpec, ServiceSpec
 from pyozone.rpc.status import AbortError, StatusCode
 
@@ -71,8 +81,37 @@ class ServerSettings:
 
 @dataclass(frozen=True, slots=True)
 class _Bound:
+    """A registered method, with what each of its calls needs at hand."""
+
     spec: MethodSpec
     handler: Any
+    bounds: RequestBounds | None
+    """Its RequestLimits bounds (None: only the server's message size)."""
+    limit: int
+    """The largest request body read at all."""
+    client_streaming: bool
+    server_streaming: bool
+    parse: Callable[[bytes], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _CallHead:
+    """A parsed RpcCallHead, cached by its bytes: a client sends the same few heads again and again (a
+    method, its deadline and its caller), so most calls parse none."""
+
+    method: str
+    timeout_s: float
+    metadata: tuple[tuple[str, str], ...]
+    trace_id: str
+    bound: _Bound | None
+    limit: int
+    """The largest request body read for the method."""
+
+
+HEAD_CACHE_ENTRIES = 1024
+HEAD_CACHE_MAX_BYTES = 2048
+"""Heads longer than this (tokens in their metadata) are parsed each time: the cache holds at most
+HEAD_CACHE_ENTRIES * HEAD_CACHE_MAX_BYTES."""
 
 
 class CallContext:
@@ -186,7 +225,9 @@ class ServerConnection(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self.peer_name = "unknown"
-        self._decoder = FrameDecoder(self.settings.max_message_bytes + MAX_HEAD_BYTES, self._admit)
+        self._decoder = FrameDecoder(
+            self.settings.max_message_bytes + MAX_HEAD_BYTES, self._admit, server.free_body
+        )
         self._calls: dict[int, _Call] = {}
         self._out = bytearray()
         self._flush_scheduled = False
@@ -265,7 +306,7 @@ class ServerConnection(asyncio.Protocol):
             self.abort("the peer did not read its answers")
             return
         if not self._calls and now - self._idle_since > s.idle_timeout_s:
-            self._send(encode(Kind.GOAWAY, 0, 0))
+            self._send(encode(K_GOAWAY, 0, 0))
             self._flush()
             self.close()
             return
@@ -324,7 +365,7 @@ class ServerConnection(asyncio.Protocol):
             self.transport.write(self._out)
             self._out = bytearray()
 
-    def _write_frame(self, kind: Kind, flags: int, call_id: int, head: bytes, body: bytes) -> None:
+    def _write_frame(self, kind: int, flags: int, call_id: int, head: bytes, body: bytes) -> None:
         """Small frames gather in the output buffer (one write per loop turn); a large message is
         written as it is, after what is buffered, not copied into the buffer."""
         if len(body) <= LARGE_BODY_BYTES:
@@ -336,25 +377,33 @@ class ServerConnection(asyncio.Protocol):
             self.transport.write(body)
 
     def _send_end(self, call_id: int, code: StatusCode, details: str, body: bytes | None = None) -> None:
-        head = b"" if code is StatusCode.OK else RpcStatusHead(code=code, details=details).SerializeToString()
+        head = b"" if code == 0 else RpcStatusHead(code=code, details=details).SerializeToString()
         if body is None:
-            self._send(encode(Kind.END, 0, call_id, head))
+            self._send(encode(K_END, 0, call_id, head))
         else:
-            self._write_frame(Kind.END, Flag.MESSAGE, call_id, head, body)
+            self._write_frame(K_END, F_MESSAGE, call_id, head, body)
+
+    def _answer(self, call_id: int, body: bytes) -> None:
+        """Ends a call OK with its answer (the path every unary call takes)."""
+        if len(body) > LARGE_BODY_BYTES:
+            self._write_frame(K_END, F_MESSAGE, call_id, b"", body)
+            return
+        self._out += HEADER.pack(len(body), K_END, F_MESSAGE, 0, call_id)
+        self._out += body
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.loop.call_soon(self._flush)
 
     def send_message(self, call_id: int, body: bytes) -> None:
-        self._write_frame(Kind.MESSAGE, Flag.MESSAGE, call_id, b"", body)
+        self._write_frame(K_MESSAGE, F_MESSAGE, call_id, b"", body)
 
     # ------------------------------------------------------------------ input
     def _admit(self, kind: int, call_id: int, head: bytes, size: int) -> bool:
         """Whether a body is read at all: above its method's bound it is skipped unread."""
-        if kind == Kind.CALL:
-            try:
-                method = RpcCallHead.FromString(head).method
-            except DecodeError:
-                return True  # refused when handled
-            return size <= self.server.message_limit(method)
-        if kind == Kind.MESSAGE:
+        if kind == K_CALL:
+            parsed = self.server.call_head(head)
+            return parsed is None or size <= parsed.limit  # an unreadable head is refused when handled
+        if kind == K_MESSAGE:
             call = self._calls.get(call_id)  # none: the call ended, its late messages are dropped unread
             return call is not None and size <= self.server.message_limit(call.context.method)
         return False  # a client sends no END
@@ -371,7 +420,7 @@ class ServerConnection(asyncio.Protocol):
             return
         limit = self.settings.max_in_flight
         for i, frame in enumerate(frames):
-            if frame.kind == Kind.CALL and len(self._calls) >= limit:
+            if frame.kind == K_CALL and len(self._calls) >= limit:
                 self._held.extend(frames[i:])
                 self._pause("in-flight")
                 return
@@ -382,7 +431,7 @@ class ServerConnection(asyncio.Protocol):
         """Starts the held frames in order while there is room for their calls."""
         held, limit = self._held, self.settings.max_in_flight
         while held:
-            if held[0].kind == Kind.CALL and len(self._calls) >= limit:
+            if held[0].kind == K_CALL and len(self._calls) >= limit:
                 return
             if not self._handle(held.popleft()):
                 return
@@ -390,28 +439,28 @@ class ServerConnection(asyncio.Protocol):
     def _handle(self, frame: Frame) -> bool:
         """Acts on one frame; False when it broke the protocol (the connection is closed)."""
         kind = frame.kind
-        if kind == Kind.CALL:
+        if kind == K_CALL:
             self._on_call(frame)
-        elif kind == Kind.MESSAGE:
+        elif kind == K_MESSAGE:
             self._on_message(frame)
-        elif kind == Kind.HALF_CLOSE:
+        elif kind == K_HALF_CLOSE:
             call = self._calls.get(frame.call_id)
             if call is not None and call.inbound is not None:
                 call.inbound.end()
-        elif kind == Kind.CANCEL:
+        elif kind == K_CANCEL:
             call = self._calls.get(frame.call_id)
             if call is not None and call.task is not None:
                 call.task.cancel()
-        elif kind == Kind.WINDOW:
+        elif kind == K_WINDOW:
             if frame.body is None or len(frame.body) != WINDOW_AMOUNT.size:
                 self.abort("a WINDOW frame without its amount")
                 return False
             call = self._calls.get(frame.call_id)
             if call is not None:
                 call.grant(WINDOW_AMOUNT.unpack(frame.body)[0])
-        elif kind == Kind.PING:
-            self._send(encode(Kind.PONG, 0, frame.call_id))
-        elif kind != Kind.PONG:
+        elif kind == K_PING:
+            self._send(encode(K_PONG, 0, frame.call_id))
+        elif kind != K_PONG:
             self.abort(f"a frame of kind {kind} a client does not send")
             return False
         return True
@@ -421,9 +470,8 @@ class ServerConnection(asyncio.Protocol):
         if call_id in self._calls:
             self.abort(f"call id {call_id} opened twice")
             return
-        try:
-            head = RpcCallHead.FromString(frame.head)
-        except DecodeError:
+        head = self.server.call_head(frame.head)
+        if head is None:
             self._send_end(call_id, StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST: an unreadable call head")
             return
         method = head.method
@@ -436,24 +484,23 @@ class ServerConnection(asyncio.Protocol):
                 log.warning("Refused a call from %s: certificate %d is revoked", self.peer_name, serial)
                 self._send_end(call_id, StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
                 return
-        bound = self.server.methods.get(method)
+        bound = head.bound
         if bound is None:
             self._send_end(call_id, StatusCode.UNIMPLEMENTED, f"Method not found: {method}")
             return
-        deadline = time.monotonic() + head.timeoutMillis / 1000 if head.timeoutMillis else None
-        metadata = tuple((e.key, e.value) for e in head.metadata)
-        context = CallContext(self, call_id, method, metadata, deadline, head.traceID)
+        timeout = head.timeout_s
+        deadline = time.monotonic() + timeout if timeout else None
+        context = CallContext(self, call_id, method, head.metadata, deadline, head.trace_id)
         call = _Call(context)
-        cardinality = bound.spec.cardinality
-        if cardinality.client_streaming:
+        if bound.client_streaming:
             call.inbound = _Inbound(self, call_id)
-            if frame.flags & Flag.MESSAGE:
+            if frame.flags & F_MESSAGE:
                 self._enqueue(call, frame)
-            if frame.flags & Flag.END_STREAM:
+            if frame.flags & F_END_STREAM:
                 call.inbound.end()
             argument: Any = call.inbound
         else:
-            if not (frame.flags & Flag.MESSAGE):
+            if not (frame.flags & F_MESSAGE):
                 self._send_end(
                     call_id, StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST: a call without its request"
                 )
@@ -467,13 +514,18 @@ class ServerConnection(asyncio.Protocol):
             self._send(window(call_id, self.settings.stream_queue))
         if len(self._calls) >= self.settings.max_in_flight:
             self._pause("in-flight")
-        if deadline is not None:
-            call.timer = self.loop.call_at(self.loop.time() + head.timeoutMillis / 1000, self._expire, call)
-        runner = self._run_stream if cardinality.server_streaming else self._run_unary
+        if timeout:
+            call.timer = self.loop.call_at(self.loop.time() + timeout, self._expire, call)
+        runner = self._run_stream if bound.server_streaming else self._run_unary
         call.task = self.loop.create_task(runner(call, bound, argument))
 
     def _decode(self, bound: _Bound, method: str, frame: Frame) -> Any:
         """The request, or (status, details) refusing it."""
+        if frame.body is not None and bound.bounds is None:
+            try:
+                return bound.parse(frame.body)
+            except (DecodeError, ValueError, TypeError):
+                pass  # refused below, with the reason
         limits = self.server.limits
         if frame.body is None:
             oversized = Oversized(None, frame.body_size, self.server.message_limit(method))
@@ -491,7 +543,7 @@ class ServerConnection(asyncio.Protocol):
                 f"request of {oversized.size} bytes, above {oversized.limit}",
             )
         if limits is not None:
-            bounds = limits.bounds(method)
+            bounds = bound.bounds
             if bounds is not None:
                 oversized = bounds.oversized(frame.body)
                 if oversized is not None:
@@ -506,7 +558,7 @@ class ServerConnection(asyncio.Protocol):
                     )
                     return limits.refusal(method, oversized)
         try:
-            return bound.spec.request.FromString(frame.body)
+            return bound.parse(frame.body)
         except (DecodeError, ValueError, TypeError) as e:  # ValueError: e.g. bad UTF-8 in a string field
             reason = str(e) or type(e).__name__
             log.warning("%s from %s: undecodable request: %s", method, self.peer_name, reason)
@@ -537,7 +589,7 @@ class ServerConnection(asyncio.Protocol):
         if call is None or call.inbound is None:
             return  # a call that ended (or was refused) while its client still streamed
         self._enqueue(call, frame)
-        if frame.flags & Flag.END_STREAM:
+        if frame.flags & F_END_STREAM:
             call.inbound.end()
 
     def _expire(self, call: _Call) -> None:
@@ -554,7 +606,7 @@ class ServerConnection(asyncio.Protocol):
             call.timer.cancel()
         if self._held:
             self._take_held()
-        if len(self._calls) < self.settings.max_in_flight and not self._held:
+        if self._paused and len(calls) < self.settings.max_in_flight and not self._held:
             self._resume("in-flight")
 
     # ------------------------------------------------------------------ running handlers
@@ -562,15 +614,15 @@ class ServerConnection(asyncio.Protocol):
         context = call.context
         try:
             result = bound.handler(argument, context)
-            if inspect.isawaitable(result):
+            if type(result) is CoroutineType or inspect.isawaitable(result):
                 result = await result
-            body = result if isinstance(result, bytes) else result.SerializeToString()
+            body = result if type(result) is bytes else result.SerializeToString()
         except BaseException as e:
             self._failed(call, e)
             return
         finally:
             self._finish(call)
-        self._send_end(context.call_id, StatusCode.OK, "", body)
+        self._answer(context.call_id, body)
 
     async def _run_stream(self, call: _Call, bound: _Bound, argument: Any) -> None:
         context = call.context
@@ -637,6 +689,9 @@ class Server:
         self.settings = settings
         self.limits = limits
         self.methods: dict[str, _Bound] = {}
+        self._heads: dict[bytes, _CallHead] = {}
+        self.free_body = 0
+        """A request body up to this size is within every method's limit: read without asking which."""
         self.connections: set[ServerConnection] = set()
         self._server: asyncio.AbstractServer | None = None
         self.port: int | None = None
@@ -646,7 +701,44 @@ class Server:
         for method in spec.methods.values():
             handler = getattr(servicer, method.name, None)
             if handler is not None:
-                self.methods[method.path] = _Bound(method, handler)
+                bounds = self.limits.bounds(method.path) if self.limits is not None else None
+                card = method.cardinality
+                self.methods[method.path] = _Bound(
+                    method,
+                    handler,
+                    bounds,
+                    self.message_limit(method.path),
+                    card.client_streaming,
+                    card.server_streaming,
+                    method.request.FromString,
+                )
+        self._heads.clear()
+        self.free_body = min(b.limit for b in self.methods.values())
+
+    def call_head(self, raw: bytes) -> _CallHead | None:
+        """The call head `raw` parsed (from the cache when it was seen before); None when unreadable."""
+        head = self._heads.get(raw)
+        if head is not None:
+            return head
+        try:
+            parsed = RpcCallHead.FromString(raw)
+        except DecodeError:
+            return None
+        method = parsed.method
+        bound = self.methods.get(method)
+        head = _CallHead(
+            method,
+            parsed.timeoutMillis / 1000,
+            tuple((e.key, e.value) for e in parsed.metadata),
+            parsed.traceID,
+            bound,
+            bound.limit if bound is not None else self.settings.max_message_bytes,
+        )
+        if len(raw) <= HEAD_CACHE_MAX_BYTES:
+            if len(self._heads) >= HEAD_CACHE_ENTRIES:
+                self._heads.clear()
+            self._heads[raw] = head
+        return head
 
     def message_limit(self, method: str) -> int:
         if self.limits is not None:
@@ -672,7 +764,7 @@ class Server:
             self._server.close()
         for conn in list(self.connections):
             conn._goaway = True
-            conn._send(encode(Kind.GOAWAY, 0, 0))
+            conn._send(encode(K_GOAWAY, 0, 0))
         if grace_s:
             deadline = time.monotonic() + grace_s
             while any(c._calls for c in self.connections) and time.monotonic() < deadline:
