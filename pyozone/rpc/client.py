@@ -33,14 +33,23 @@ from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto.Rpc_pb2 import RpcCallHead, RpcMetadataEntry, RpcStatusHead
 from pyozone.rpc.frames import (
+    F_END_STREAM,
+    F_MESSAGE,
     HEADER,
+    K_CALL,
+    K_CANCEL,
+    K_END,
+    K_GOAWAY,
+    K_HALF_CLOSE,
+    K_MESSAGE,
+    K_PING,
+    K_PONG,
+    K_WINDOW,
     LARGE_BODY_BYTES,
     MAX_HEAD_BYTES,
     WINDOW_AMOUNT,
-    Flag,
     FrameDecoder,
     FrameError,
-    Kind,
     encode,
     window,
 )
@@ -48,6 +57,9 @@ from pyozone.rpc.service import MethodSpec
 from pyozone.rpc.status import RpcError, StatusCode
 
 Metadata = Iterable[tuple[str, str]] | None
+_OK = StatusCode.OK
+HEAD_CACHE_ENTRIES = 256
+"""Call heads a channel keeps serialized (a caller's distinct method, timeout and metadata triples)."""
 EOF = object()
 """What `StreamCall.read` returns after the last answer (grpc.aio.EOF)."""
 
@@ -63,15 +75,6 @@ class ChannelSettings:
     """Answers of one stream buffered (its window: the server sends no more until they are read)."""
     backoff_initial_s: float = 0.05
     backoff_max_s: float = 1.0
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 class _Call:
@@ -107,7 +110,9 @@ class ClientConnection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.calls: dict[int, _Call] = {}
         self._next_id = 1
-        self._decoder = FrameDecoder(settings.max_message_bytes + MAX_HEAD_BYTES, self._admit)
+        self._decoder = FrameDecoder(
+            settings.max_message_bytes + MAX_HEAD_BYTES, self._admit, settings.max_message_bytes
+        )
         self._out = bytearray()
         self._flush_scheduled = False
         self._writable: asyncio.Future[None] | None = None
@@ -153,7 +158,7 @@ class ClientConnection(asyncio.Protocol):
             return
         if idle >= self.settings.keepalive_s and not self._pinged:
             self._pinged = True
-            self.send(encode(Kind.PING, 0, 0))
+            self.send(encode(K_PING, 0, 0))
         self._timer = self.loop.call_later(
             min(self.settings.keepalive_s, self.settings.keepalive_timeout_s) / 2, self._keepalive
         )
@@ -178,7 +183,7 @@ class ClientConnection(asyncio.Protocol):
             self.transport.write(self._out)
             self._out = bytearray()
 
-    def send_frame(self, kind: Kind, flags: int, call_id: int, head: bytes, body: bytes) -> None:
+    def send_frame(self, kind: int, flags: int, call_id: int, head: bytes, body: bytes) -> None:
         if len(body) <= LARGE_BODY_BYTES:
             self.send(encode(kind, flags, call_id, head, body))
             return
@@ -205,7 +210,7 @@ class ClientConnection(asyncio.Protocol):
 
     def cancel(self, call_id: int) -> None:
         if self.calls.pop(call_id, None) is not None and self.transport is not None:
-            self.send(encode(Kind.CANCEL, 0, call_id))
+            self.send(encode(K_CANCEL, 0, call_id))
 
     # ------------------------------------------------------------------ input
     def _admit(self, kind: int, call_id: int, head: bytes, size: int) -> bool:
@@ -222,7 +227,7 @@ class ClientConnection(asyncio.Protocol):
         calls = self.calls
         for frame in frames:
             kind = frame.kind
-            if kind == Kind.END:
+            if kind == K_END:
                 call = calls.pop(frame.call_id, None)
                 if call is None:
                     continue
@@ -233,18 +238,18 @@ class ClientConnection(asyncio.Protocol):
                     except DecodeError:
                         code, details = StatusCode.INTERNAL, "an unreadable status from the server"
                 else:
-                    code, details = StatusCode.OK, ""
-                if frame.body is None and frame.flags & Flag.MESSAGE:
+                    code, details = _OK, ""
+                if frame.body is None and frame.flags & F_MESSAGE:
                     code = StatusCode.RESOURCE_EXHAUSTED
                     details = f"an answer of {frame.body_size} bytes, above {self.settings.max_message_bytes}"
                 self._end(call, code, details, frame.body)
-            elif kind == Kind.MESSAGE:
+            elif kind == K_MESSAGE:
                 call = calls.get(frame.call_id)
                 if call is None or call.queue is None:
                     continue
                 if frame.body is None:
                     calls.pop(frame.call_id, None)
-                    self.send(encode(Kind.CANCEL, 0, frame.call_id))
+                    self.send(encode(K_CANCEL, 0, frame.call_id))
                     details = f"an answer of {frame.body_size} bytes, above {self.settings.max_message_bytes}"
                     self._end(call, StatusCode.RESOURCE_EXHAUSTED, details, None)
                     continue
@@ -253,14 +258,14 @@ class ClientConnection(asyncio.Protocol):
                     self._broken(f"{self.target} sent call {frame.call_id} past its window")
                     return
                 call.wake()
-            elif kind == Kind.WINDOW:
+            elif kind == K_WINDOW:
                 call = calls.get(frame.call_id)
                 if call is not None and frame.body is not None and len(frame.body) == WINDOW_AMOUNT.size:
                     call.credit += WINDOW_AMOUNT.unpack(frame.body)[0]
                     call.wake()
-            elif kind == Kind.PING:
-                self.send(encode(Kind.PONG, 0, frame.call_id))
-            elif kind == Kind.GOAWAY:
+            elif kind == K_PING:
+                self.send(encode(K_PONG, 0, frame.call_id))
+            elif kind == K_GOAWAY:
                 self.usable = False
             # PONG: its arrival already counted as hearing from the server
 
@@ -436,17 +441,20 @@ class Channel:
 
     # ------------------------------------------------------------------ calls
     def _head(self, path: str, timeout: float | None, metadata: Metadata) -> bytes:
-        entries = self.metadata + tuple(metadata) if metadata else self.metadata
-        cached = self._head_cache.get((path, entries))
-        if cached is None:
-            cached = RpcCallHead(
-                method=path, metadata=[RpcMetadataEntry(key=k, value=v) for k, v in entries]
+        """The call head, cached by what makes it: most calls repeat a method, a timeout and a caller."""
+        extra = tuple(metadata) if metadata else ()
+        key = (path, timeout, extra)
+        head = self._head_cache.get(key)
+        if head is None:
+            head = RpcCallHead(
+                method=path,
+                timeoutMillis=0 if timeout is None else max(1, int(timeout * 1000)),
+                metadata=[RpcMetadataEntry(key=k, value=v) for k, v in self.metadata + extra],
             ).SerializeToString()
-            if len(self._head_cache) < 256:
-                self._head_cache[(path, entries)] = cached
-        if timeout is not None:
-            cached += b"\x10" + _varint(max(1, int(timeout * 1000)))
-        return cached
+            if len(self._head_cache) >= HEAD_CACHE_ENTRIES:
+                self._head_cache.clear()
+            self._head_cache[key] = head
+        return head
 
     async def unary(
         self,
@@ -457,20 +465,27 @@ class Channel:
         metadata: Metadata = None,
     ) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
-        conn = await self.connection(deadline)
-        body = request if isinstance(request, (bytes, bytearray, memoryview)) else request.SerializeToString()
+        conn = self._conn
+        tls = self.tls
+        if (  # connection()'s check, inline: this is every call's path
+            conn is None
+            or not conn.usable
+            or (tls is not None and conn.generation != tls.generation)
+            or conn.loop is not asyncio.get_running_loop()
+        ):
+            conn = await self.connection(deadline)
+        if type(request) is bytes:
+            body = request
+        elif isinstance(request, (bytearray, memoryview)):
+            body = bytes(request)
+        else:
+            body = request.SerializeToString()
         call_id, call = conn.new_call(False)
-        if timeout is not None:
+        if deadline is not None:
             call.timer = conn.loop.call_later(
                 max(0.0, deadline - time.monotonic()), self._expire, conn, call_id, call
-            )  # type: ignore[operator]
-        conn.send_frame(
-            Kind.CALL,
-            Flag.MESSAGE | Flag.END_STREAM,
-            call_id,
-            self._head(path, timeout, metadata),
-            bytes(body),
-        )
+            )
+        conn.send_frame(K_CALL, F_MESSAGE | F_END_STREAM, call_id, self._head(path, timeout, metadata), body)
         try:
             code, details, answer = await call.future
         except asyncio.CancelledError:
@@ -478,7 +493,7 @@ class Channel:
                 call.timer.cancel()
             conn.cancel(call_id)
             raise
-        if code is not StatusCode.OK:
+        if code is not _OK:
             raise RpcError(code, details)
         if answer is None:
             raise RpcError(StatusCode.INTERNAL, f"{path}: the server ended the call without an answer")
@@ -591,10 +606,10 @@ class StreamCall:
             )
         head = self._channel._head(self._path, self._timeout, self._metadata)
         if self._client_streaming:
-            conn.send_frame(Kind.CALL, 0, self._call_id, head, b"")
+            conn.send_frame(K_CALL, 0, self._call_id, head, b"")
         else:
             body = request if isinstance(request, bytes) else request.SerializeToString()
-            conn.send_frame(Kind.CALL, Flag.MESSAGE | Flag.END_STREAM, self._call_id, head, body)
+            conn.send_frame(K_CALL, F_MESSAGE | F_END_STREAM, self._call_id, head, body)
         if self._server_streaming:  # the answers the server may send before this side reads any
             conn.send(window(self._call_id, self._channel.settings.stream_queue))
         if self._client_streaming and request is not None:
@@ -635,12 +650,12 @@ class StreamCall:
         call.credit -= 1
         await conn.drain()
         body = request if isinstance(request, (bytes, bytearray)) else request.SerializeToString()
-        conn.send_frame(Kind.MESSAGE, Flag.MESSAGE, self._call_id, b"", bytes(body))
+        conn.send_frame(K_MESSAGE, F_MESSAGE, self._call_id, b"", bytes(body))
 
     async def done_writing(self) -> None:
         conn, call = await self._ready()
         if not call.future.done():
-            conn.send(encode(Kind.HALF_CLOSE, 0, self._call_id))
+            conn.send(encode(K_HALF_CLOSE, 0, self._call_id))
 
     async def read(self) -> Any:
         conn, call = await self._ready()
