@@ -32,6 +32,7 @@ from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto.Rpc_pb2 import RpcCallHead, RpcMetadataEntry, RpcStatusHead
+from pyozone.rpc.deadlines import Deadlines
 from pyozone.rpc.frames import (
     F_END_STREAM,
     F_MESSAGE,
@@ -80,14 +81,13 @@ class ChannelSettings:
 class _Call:
     """One call's state on the client: a future for a unary answer, a queue for a stream's."""
 
-    __slots__ = ("credit", "credit_waiter", "future", "queue", "taken", "timer", "waiter")
+    __slots__ = ("credit", "credit_waiter", "future", "queue", "taken", "waiter")
 
     def __init__(self, conn: ClientConnection, streaming: bool) -> None:
         self.future: asyncio.Future[Any] = conn.loop.create_future()
         """Resolves with (status, details, body) when the call ends."""
         self.queue: deque[bytes] | None = deque() if streaming else None
         self.waiter: asyncio.Future[None] | None = None
-        self.timer: asyncio.TimerHandle | None = None
         self.credit = 0
         """Requests of a client stream the server has room for (its Kind.WINDOW grants)."""
         self.credit_waiter: asyncio.Future[None] | None = None
@@ -121,6 +121,7 @@ class ClientConnection(asyncio.Protocol):
         self._last_read = time.monotonic()
         self._pinged = False
         self._timer: asyncio.TimerHandle | None = None
+        self.deadlines = Deadlines(self.loop, self._alive, self._expire)
         self.users = 0
 
     # ------------------------------------------------------------------ connection
@@ -134,6 +135,7 @@ class ClientConnection(asyncio.Protocol):
         self.transport = None
         if self._timer is not None:
             self._timer.cancel()
+        self.deadlines.close()
         why = f"connection to {self.target} lost" + (f": {exc}" if exc else "")
         self._fail_all(StatusCode.UNAVAILABLE, why)
         if self._writable is not None and not self._writable.done():
@@ -269,6 +271,14 @@ class ClientConnection(asyncio.Protocol):
                 self.usable = False
             # PONG: its arrival already counted as hearing from the server
 
+    def _alive(self, call_id: int, call: _Call) -> bool:
+        return self.calls.get(call_id) is call
+
+    def _expire(self, call_id: int, call: _Call) -> None:
+        """The call's deadline passed: it fails here and the server is told to stop it."""
+        self.cancel(call_id)
+        self._end(call, StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded", None)
+
     def _broken(self, why: str) -> None:
         self.usable = False
         self._fail_all(StatusCode.INTERNAL, why)
@@ -276,8 +286,6 @@ class ClientConnection(asyncio.Protocol):
             self.transport.abort()
 
     def _end(self, call: _Call, code: StatusCode, details: str, body: bytes | None) -> None:
-        if call.timer is not None:
-            call.timer.cancel()
         if not call.future.done():
             call.future.set_result((code, details, body))
         call.wake()
@@ -482,15 +490,11 @@ class Channel:
             body = request.SerializeToString()
         call_id, call = conn.new_call(False)
         if deadline is not None:
-            call.timer = conn.loop.call_later(
-                max(0.0, deadline - time.monotonic()), self._expire, conn, call_id, call
-            )
+            conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call, len(conn.calls))
         conn.send_frame(K_CALL, F_MESSAGE | F_END_STREAM, call_id, self._head(path, timeout, metadata), body)
         try:
             code, details, answer = await call.future
         except asyncio.CancelledError:
-            if call.timer is not None:
-                call.timer.cancel()
             conn.cancel(call_id)
             raise
         if code is not _OK:
@@ -503,11 +507,6 @@ class Channel:
             return decode(answer)
         except DecodeError as e:
             raise RpcError(StatusCode.INTERNAL, f"{path}: an unreadable answer: {e}") from None
-
-    @staticmethod
-    def _expire(conn: ClientConnection, call_id: int, call: _Call) -> None:
-        conn.cancel(call_id)
-        conn._end(call, StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded", None)
 
     def stream(
         self,
@@ -601,9 +600,8 @@ class StreamCall:
         self._conn = conn
         self._call_id, self._call = conn.new_call(True)
         if self._deadline is not None:
-            self._call.timer = conn.loop.call_later(
-                max(0.0, self._deadline - time.monotonic()), Channel._expire, conn, self._call_id, self._call
-            )
+            timeout = max(0.0, self._deadline - time.monotonic())
+            conn.deadlines.add(timeout, self._call_id, self._call, len(conn.calls))
         head = self._channel._head(self._path, self._timeout, self._metadata)
         if self._client_streaming:
             conn.send_frame(K_CALL, 0, self._call_id, head, b"")

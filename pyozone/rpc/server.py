@@ -35,6 +35,7 @@ from google.protobuf.message import DecodeError
 from pyozone.common.tls import TlsStore, revoked_ssl_peer
 from pyozone.hdds.security import x509 as X
 from pyozone.proto.Rpc_pb2 import RpcCallHead, RpcStatusHead
+from pyozone.rpc.deadlines import Deadlines
 from pyozone.rpc.frames import (
     F_END_STREAM,
     F_MESSAGE,
@@ -200,13 +201,12 @@ class _Inbound:
 
 
 class _Call:
-    __slots__ = ("context", "credit", "credit_waiter", "expired", "inbound", "task", "timer")
+    __slots__ = ("context", "credit", "credit_waiter", "expired", "inbound", "task")
 
     def __init__(self, context: CallContext) -> None:
         self.context = context
         self.task: asyncio.Task[None] | None = None
         self.inbound: _Inbound | None = None
-        self.timer: asyncio.TimerHandle | None = None
         self.expired = False
         self.credit = 0
         """Answers of a server stream the client has room for (its Kind.WINDOW grants)."""
@@ -240,6 +240,7 @@ class ServerConnection(asyncio.Protocol):
         self._auth: dict[str, list[bytes]] | None = None
         self._ssl: ssl.SSLObject | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._deadlines = Deadlines(self.loop, self._alive, self._expire)
         self._goaway = False
         self._held: deque[Frame] = deque()
         """Frames read past a call that max_in_flight had no room for, started in order as calls end."""
@@ -258,11 +259,10 @@ class ServerConnection(asyncio.Protocol):
         self.server.connections.discard(self)
         if self._timer is not None:
             self._timer.cancel()
+        self._deadlines.close()
         for call in list(self._calls.values()):
             if call.task is not None:
                 call.task.cancel()
-            if call.timer is not None:
-                call.timer.cancel()
         self._calls.clear()
         self._held.clear()
         if self._writable is not None and not self._writable.done():
@@ -515,7 +515,7 @@ class ServerConnection(asyncio.Protocol):
         if len(self._calls) >= self.settings.max_in_flight:
             self._pause("in-flight")
         if timeout:
-            call.timer = self.loop.call_at(self.loop.time() + timeout, self._expire, call)
+            self._deadlines.add(timeout, call_id, call, len(self._calls))
         runner = self._run_stream if bound.server_streaming else self._run_unary
         call.task = self.loop.create_task(runner(call, bound, argument))
 
@@ -592,7 +592,10 @@ class ServerConnection(asyncio.Protocol):
         if frame.flags & F_END_STREAM:
             call.inbound.end()
 
-    def _expire(self, call: _Call) -> None:
+    def _alive(self, call_id: int, call: _Call) -> bool:
+        return self._calls.get(call_id) is call
+
+    def _expire(self, call_id: int, call: _Call) -> None:
         call.expired = True
         if call.task is not None:
             call.task.cancel()
@@ -602,8 +605,6 @@ class ServerConnection(asyncio.Protocol):
         calls.pop(call.context.call_id, None)
         if not calls:
             self._idle_since = time.monotonic()
-        if call.timer is not None:
-            call.timer.cancel()
         if self._held:
             self._take_held()
         if self._paused and len(calls) < self.settings.max_in_flight and not self._held:

@@ -11,6 +11,7 @@ import pytest
 
 from pyozone import rpc
 from pyozone.rpc import frames
+from pyozone.rpc.client import ClientConnection
 from pyozone.rpc.limits import Oversized, RequestBounds
 from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, request, scenario, serve
 
@@ -130,14 +131,16 @@ def test_a_deadline_fails_the_call_on_the_client_and_cancels_the_handler_on_the_
     scenario(test)
 
 
-def test_the_server_ends_a_call_whose_deadline_passed_even_if_the_client_does_not() -> None:
+def test_the_server_ends_a_call_whose_deadline_passed_even_if_the_client_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The deadline travels in the call head: the server answers DEADLINE_EXCEEDED by itself."""
+    monkeypatch.setattr(ClientConnection, "_expire", lambda *a: None)  # a client that never gives up
 
     async def test() -> None:
         echo = Echo()
         server, port = await serve(servicer=echo)
         async with channel(port) as ch:
-            ch._expire = lambda *a: None  # type: ignore[method-assign]  # a client that never gives up
             stub = rpc.Stub(ch, SPEC)
             assert await failure(stub.hang(request(), timeout=0.2)) == (
                 Code.DEADLINE_EXCEEDED,
@@ -314,6 +317,22 @@ def test_a_stream_its_reader_neglects_holds_up_only_itself() -> None:
             await asyncio.wait_for(sending, 5)
             assert (await upload).payload == b"u" * 100
             assert [a.payload async for a in unread] == [b"%d" % i for i in range(1, 1000)]
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_a_short_deadline_after_a_long_one_expires_on_time() -> None:
+    async def test() -> None:
+        server, port = await serve()
+        async with channel(port) as ch:
+            stub = rpc.Stub(ch, SPEC)
+            long = asyncio.create_task(stub.hang(request(), timeout=10))
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            code, _ = await failure(stub.hang(request(), timeout=0.1))
+            assert code is Code.DEADLINE_EXCEEDED and loop.time() - start < 2
+            long.cancel()
         await server.stop(None)
 
     scenario(test)

@@ -1,0 +1,72 @@
+"""The deadlines of one connection's calls, served by one timer.
+
+A timer per call is a good part of a small call's cost on uvloop (each is a libuv handle, opened and
+closed), so a connection keeps its calls' deadlines in a heap and one timer set for the earliest. A call
+that ends forgets nothing: its entry is dropped when its time comes (the call is gone) or when the heap
+holds many more entries than the connection runs calls (it is rebuilt from the live ones, so each entry
+is looked at a bounded number of times).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+COMPACT_SLACK = 1024
+"""Entries of ended calls kept before the heap is rebuilt (beyond twice the live calls)."""
+
+
+class Deadlines:
+    """`expire(call_id, call)` runs when a call's deadline passes, if `alive(call_id, call)` still."""
+
+    __slots__ = ("_alive", "_at", "_expire", "_heap", "_loop", "_seq", "_timer")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        alive: Callable[[int, Any], bool],
+        expire: Callable[[int, Any], None],
+    ) -> None:
+        self._loop = loop
+        self._alive = alive
+        self._expire = expire
+        self._heap: list[tuple[float, int, int, Any]] = []
+        self._seq = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self._at = math.inf
+
+    def add(self, timeout: float, call_id: int, call: Any, live: int) -> None:
+        """`call` expires `timeout` seconds from now; `live`: how many calls the connection runs."""
+        when = self._loop.time() + timeout
+        heap = self._heap
+        if len(heap) > 2 * live + COMPACT_SLACK:
+            alive = self._alive
+            heap[:] = [e for e in heap if alive(e[2], e[3])]
+            heapq.heapify(heap)
+        heapq.heappush(heap, (when, next(self._seq), call_id, call))
+        if when < self._at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._at = when
+            self._timer = self._loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        self._timer, self._at = None, math.inf
+        heap, now = self._heap, self._loop.time()
+        while heap and heap[0][0] <= now:
+            _, _, call_id, call = heapq.heappop(heap)
+            if self._alive(call_id, call):
+                self._expire(call_id, call)
+        if heap and self._timer is None:
+            self._at = heap[0][0]
+            self._timer = self._loop.call_at(self._at, self._fire)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._heap.clear()
