@@ -195,3 +195,31 @@ def test_a_frame_the_server_does_not_read_for_its_own_reasons_is_not_a_stall() -
         await server.stop(None)
 
     scenario(test)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 400 Bad Request\r\n\r\n",
+        HEADER.pack(1 << 31, Kind.END, 2, 0, 1),  # a length prefix of 2^31
+        HEADER.pack(64, Kind.WINDOW, 0, 80, 1),  # a head longer than its frame
+    ],
+)
+def test_a_server_that_answers_garbage_fails_the_calls_on_that_connection_only(answer: bytes) -> None:
+    async def test() -> None:
+        async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.read(1)
+            writer.write(answer)
+            await reader.read()
+
+        listener = await asyncio.start_server(garbage, "127.0.0.1", 0)
+        server, port = await serve()
+        async with channel(listener.sockets[0].getsockname()[1]) as bad:
+            with pytest.raises(rpc.RpcError) as e:
+                await rpc.Stub(bad, SPEC).echo(request(), timeout=5)
+            assert e.value.code() is rpc.StatusCode.INTERNAL and "broke the framing" in e.value.details()
+        await still_serves(port)
+        listener.close()
+        await server.stop(None)
+
+    scenario(test)
