@@ -121,7 +121,7 @@ class ClientConnection(asyncio.Protocol):
         self._last_read = time.monotonic()
         self._pinged = False
         self._timer: asyncio.TimerHandle | None = None
-        self.deadlines = Deadlines(self.loop, self._alive, self._expire)
+        self.deadlines = Deadlines(self.loop, self.calls, self._expire)
         self.users = 0
 
     # ------------------------------------------------------------------ connection
@@ -142,8 +142,9 @@ class ClientConnection(asyncio.Protocol):
             self._writable.set_result(None)
 
     def _fail_all(self, code: StatusCode, why: str) -> None:
-        calls, self.calls = self.calls, {}
-        for call in calls.values():
+        calls = list(self.calls.values())
+        self.calls.clear()  # the same dict: the connection's Deadlines reads it
+        for call in calls:
             self._end(call, code, why, None)
 
     def close(self) -> None:
@@ -270,9 +271,6 @@ class ClientConnection(asyncio.Protocol):
             elif kind == K_GOAWAY:
                 self.usable = False
             # PONG: its arrival already counted as hearing from the server
-
-    def _alive(self, call_id: int, call: _Call) -> bool:
-        return self.calls.get(call_id) is call
 
     def _expire(self, call_id: int, call: _Call) -> None:
         """The call's deadline passed: it fails here and the server is told to stop it."""
@@ -490,7 +488,7 @@ class Channel:
             body = request.SerializeToString()
         call_id, call = conn.new_call(False)
         if deadline is not None:
-            conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call, len(conn.calls))
+            conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call)
         conn.send_frame(K_CALL, F_MESSAGE | F_END_STREAM, call_id, self._head(path, timeout, metadata), body)
         try:
             code, details, answer = await call.future
@@ -601,7 +599,7 @@ class StreamCall:
         self._call_id, self._call = conn.new_call(True)
         if self._deadline is not None:
             timeout = max(0.0, self._deadline - time.monotonic())
-            conn.deadlines.add(timeout, self._call_id, self._call, len(conn.calls))
+            conn.deadlines.add(timeout, self._call_id, self._call)
         head = self._channel._head(self._path, self._timeout, self._metadata)
         if self._client_streaming:
             conn.send_frame(K_CALL, 0, self._call_id, head, b"")

@@ -13,7 +13,7 @@ import asyncio
 import heapq
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 COMPACT_SLACK = 1024
@@ -21,31 +21,31 @@ COMPACT_SLACK = 1024
 
 
 class Deadlines:
-    """`expire(call_id, call)` runs when a call's deadline passes, if `alive(call_id, call)` still."""
+    """`expire(call_id, call)` runs when a call's deadline passes, if `calls` (the connection's running
+    calls by id) still holds it."""
 
-    __slots__ = ("_alive", "_at", "_expire", "_heap", "_loop", "_seq", "_timer")
+    __slots__ = ("_at", "_calls", "_expire", "_heap", "_loop", "_seq", "_timer")
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
-        alive: Callable[[int, Any], bool],
+        calls: Mapping[int, Any],
         expire: Callable[[int, Any], None],
     ) -> None:
         self._loop = loop
-        self._alive = alive
+        self._calls = calls
         self._expire = expire
         self._heap: list[tuple[float, int, int, Any]] = []
         self._seq = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self._at = math.inf
 
-    def add(self, timeout: float, call_id: int, call: Any, live: int) -> None:
-        """`call` expires `timeout` seconds from now; `live`: how many calls the connection runs."""
+    def add(self, timeout: float, call_id: int, call: Any) -> None:
+        """`call` expires `timeout` seconds from now."""
         when = self._loop.time() + timeout
-        heap = self._heap
-        if len(heap) > 2 * live + COMPACT_SLACK:
-            alive = self._alive
-            heap[:] = [e for e in heap if alive(e[2], e[3])]
+        heap, calls = self._heap, self._calls
+        if len(heap) > 2 * len(calls) + COMPACT_SLACK:
+            heap[:] = [e for e in heap if calls.get(e[2]) is e[3]]
             heapq.heapify(heap)
         heapq.heappush(heap, (when, next(self._seq), call_id, call))
         if when < self._at:
@@ -56,10 +56,10 @@ class Deadlines:
 
     def _fire(self) -> None:
         self._timer, self._at = None, math.inf
-        heap, now = self._heap, self._loop.time()
+        heap, calls, now = self._heap, self._calls, self._loop.time()
         while heap and heap[0][0] <= now:
             _, _, call_id, call = heapq.heappop(heap)
-            if self._alive(call_id, call):
+            if calls.get(call_id) is call:
                 self._expire(call_id, call)
         if heap and self._timer is None:
             self._at = heap[0][0]

@@ -240,7 +240,7 @@ class ServerConnection(asyncio.Protocol):
         self._auth: dict[str, list[bytes]] | None = None
         self._ssl: ssl.SSLObject | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._deadlines = Deadlines(self.loop, self._alive, self._expire)
+        self._deadlines = Deadlines(self.loop, self._calls, self._expire)
         self._goaway = False
         self._held: deque[Frame] = deque()
         """Frames read past a call that max_in_flight had no room for, started in order as calls end."""
@@ -515,7 +515,7 @@ class ServerConnection(asyncio.Protocol):
         if len(self._calls) >= self.settings.max_in_flight:
             self._pause("in-flight")
         if timeout:
-            self._deadlines.add(timeout, call_id, call, len(self._calls))
+            self._deadlines.add(timeout, call_id, call)
         runner = self._run_stream if bound.server_streaming else self._run_unary
         call.task = self.loop.create_task(runner(call, bound, argument))
 
@@ -591,9 +591,6 @@ class ServerConnection(asyncio.Protocol):
         self._enqueue(call, frame)
         if frame.flags & F_END_STREAM:
             call.inbound.end()
-
-    def _alive(self, call_id: int, call: _Call) -> bool:
-        return self._calls.get(call_id) is call
 
     def _expire(self, call_id: int, call: _Call) -> None:
         call.expired = True
