@@ -59,6 +59,8 @@ from pyozone.rpc.status import RpcError, StatusCode
 
 Metadata = Iterable[tuple[str, str]] | None
 _OK = StatusCode.OK
+_UNARY = F_MESSAGE | F_END_STREAM
+"""The flags of a unary call's frame: its one message, and the last."""
 HEAD_CACHE_ENTRIES = 256
 """Call heads a channel keeps serialized (a caller's distinct method, timeout and metadata triples)."""
 EOF = object()
@@ -176,6 +178,19 @@ class ClientConnection(asyncio.Protocol):
 
     def send(self, data: bytes) -> None:
         self._out += data
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.loop.call_soon(self._flush)
+
+    def send_unary(self, call_id: int, head: bytes, body: bytes) -> None:
+        """A unary call's one frame (send_frame, inline: every unary call takes this path)."""
+        if len(body) > LARGE_BODY_BYTES:
+            self.send_frame(K_CALL, _UNARY, call_id, head, body)
+            return
+        out = self._out
+        out += HEADER.pack(len(head) + len(body), K_CALL, _UNARY, len(head), call_id)
+        out += head
+        out += body
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self.loop.call_soon(self._flush)
@@ -489,7 +504,7 @@ class Channel:
         call_id, call = conn.new_call(False)
         if deadline is not None:
             conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call)
-        conn.send_frame(K_CALL, F_MESSAGE | F_END_STREAM, call_id, self._head(path, timeout, metadata), body)
+        conn.send_unary(call_id, self._head(path, timeout, metadata), body)
         try:
             code, details, answer = await call.future
         except asyncio.CancelledError:

@@ -420,11 +420,13 @@ class ServerConnection(asyncio.Protocol):
             return
         limit = self.settings.max_in_flight
         for i, frame in enumerate(frames):
-            if frame.kind == K_CALL and len(self._calls) >= limit:
-                self._held.extend(frames[i:])
-                self._pause("in-flight")
-                return
-            if not self._handle(frame):
+            if frame.kind == K_CALL:
+                if len(self._calls) >= limit:
+                    self._held.extend(frames[i:])
+                    self._pause("in-flight")
+                    return
+                self._on_call(frame)
+            elif not self._handle(frame):
                 return
 
     def _take_held(self) -> None:
