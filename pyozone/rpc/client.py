@@ -83,13 +83,15 @@ class ChannelSettings:
 class _Call:
     """One call's state on the client: a future for a unary answer, a queue for a stream's."""
 
-    __slots__ = ("credit", "credit_waiter", "future", "queue", "taken", "waiter")
+    __slots__ = ("credit", "credit_waiter", "deadline_seq", "future", "queue", "taken", "waiter")
 
     def __init__(self, conn: ClientConnection, streaming: bool) -> None:
         self.future: asyncio.Future[Any] = conn.loop.create_future()
         """Resolves with (status, details, body) when the call ends."""
         self.queue: deque[bytes] | None = deque() if streaming else None
         self.waiter: asyncio.Future[None] | None = None
+        self.deadline_seq = -1
+        """Its entry in the connection's Deadlines."""
         self.credit = 0
         """Requests of a client stream the server has room for (its Kind.WINDOW grants)."""
         self.credit_waiter: asyncio.Future[None] | None = None

@@ -201,13 +201,15 @@ class _Inbound:
 
 
 class _Call:
-    __slots__ = ("context", "credit", "credit_waiter", "expired", "inbound", "task")
+    __slots__ = ("context", "credit", "credit_waiter", "deadline_seq", "expired", "inbound", "task")
 
     def __init__(self, context: CallContext) -> None:
         self.context = context
         self.task: asyncio.Task[None] | None = None
         self.inbound: _Inbound | None = None
         self.expired = False
+        self.deadline_seq = -1
+        """Its entry in the connection's Deadlines."""
         self.credit = 0
         """Answers of a server stream the client has room for (its Kind.WINDOW grants)."""
         self.credit_waiter: asyncio.Future[None] | None = None
