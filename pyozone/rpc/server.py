@@ -200,11 +200,26 @@ class _Inbound:
         return item
 
 
-class _Call:
-    __slots__ = ("context", "credit", "credit_waiter", "deadline_seq", "expired", "inbound", "task")
+class _Call(CallContext):
+    """A call as its connection runs it; its handler's context is the call itself (one object a call)."""
 
-    def __init__(self, context: CallContext) -> None:
-        self.context = context
+    __slots__ = ("credit", "credit_waiter", "deadline_seq", "expired", "inbound", "task")
+
+    def __init__(
+        self,
+        conn: ServerConnection,
+        call_id: int,
+        method: str,
+        metadata: tuple[tuple[str, str], ...],
+        deadline: float | None,
+        trace_id: str,
+    ) -> None:
+        self._conn = conn
+        self.call_id = call_id
+        self.method = method
+        self._metadata = metadata
+        self.deadline = deadline
+        self.trace_id = trace_id
         self.task: asyncio.Task[None] | None = None
         self.inbound: _Inbound | None = None
         self.expired = False
@@ -407,7 +422,7 @@ class ServerConnection(asyncio.Protocol):
             return parsed is None or size <= parsed.limit  # an unreadable head is refused when handled
         if kind == K_MESSAGE:
             call = self._calls.get(call_id)  # none: the call ended, its late messages are dropped unread
-            return call is not None and size <= self.server.message_limit(call.context.method)
+            return call is not None and size <= self.server.message_limit(call.method)
         return False  # a client sends no END
 
     def data_received(self, data: bytes) -> None:
@@ -494,8 +509,7 @@ class ServerConnection(asyncio.Protocol):
             return
         timeout = head.timeout_s
         deadline = time.monotonic() + timeout if timeout else None
-        context = CallContext(self, call_id, method, head.metadata, deadline, head.trace_id)
-        call = _Call(context)
+        call = _Call(self, call_id, method, head.metadata, deadline, head.trace_id)
         if bound.client_streaming:
             call.inbound = _Inbound(self, call_id)
             if frame.flags & F_MESSAGE:
@@ -578,15 +592,15 @@ class ServerConnection(asyncio.Protocol):
                 )
                 call.inbound.end()
                 return
-        bound = self.server.methods[call.context.method]
-        request = self._decode(bound, call.context.method, frame)
+        bound = self.server.methods[call.method]
+        request = self._decode(bound, call.method, frame)
         if isinstance(request, tuple):
             call.inbound.put(AbortError(*request))
             call.inbound.end()
             return
         call.inbound.put(request)
         if len(call.inbound) > self.settings.stream_queue + 1:  # its window, and the CALL's own message
-            self.abort(f"call {call.context.call_id} sent past its window of {self.settings.stream_queue}")
+            self.abort(f"call {call.call_id} sent past its window of {self.settings.stream_queue}")
 
     def _on_message(self, frame: Frame) -> None:
         call = self._calls.get(frame.call_id)
@@ -603,7 +617,7 @@ class ServerConnection(asyncio.Protocol):
 
     def _finish(self, call: _Call) -> None:
         calls = self._calls
-        calls.pop(call.context.call_id, None)
+        calls.pop(call.call_id, None)
         if not calls:
             self._idle_since = time.monotonic()
         if self._held:
@@ -613,7 +627,7 @@ class ServerConnection(asyncio.Protocol):
 
     # ------------------------------------------------------------------ running handlers
     async def _run_unary(self, call: _Call, bound: _Bound, argument: Any) -> None:
-        context = call.context
+        context = call
         try:
             result = bound.handler(argument, context)
             if type(result) is CoroutineType or inspect.isawaitable(result):
@@ -627,7 +641,7 @@ class ServerConnection(asyncio.Protocol):
         self._answer(context.call_id, body)
 
     async def _run_stream(self, call: _Call, bound: _Bound, argument: Any) -> None:
-        context = call.context
+        context = call
         call_id = context.call_id
         try:
             result = bound.handler(argument, context)
@@ -654,7 +668,7 @@ class ServerConnection(asyncio.Protocol):
         self._send_end(call_id, StatusCode.OK, "")
 
     def _failed(self, call: _Call, e: BaseException) -> None:
-        context = call.context
+        context = call
         if isinstance(e, AbortError):
             self._send_end(context.call_id, e.code, e.details)
         elif isinstance(e, asyncio.CancelledError):
