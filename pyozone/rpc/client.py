@@ -5,6 +5,8 @@ A channel connects when its first call needs it and again after the connection i
 backoff after a failed attempt (50 ms doubling to 1 s) within the call's deadline. A call's deadline
 travels to the server (which stops the handler) and is kept here too: when it passes the call fails
 DEADLINE_EXCEEDED and the server is told to cancel. A cancelled caller cancels its call on the server.
+Each stream is flow-controlled by itself (frames.Kind.WINDOW): a caller slow to read one holds up that
+stream's sender only, never the connection's other calls (which other channels of the process share).
 A connection that has heard nothing for `keepalive_s` is pinged and closed if the ping is not answered.
 Over TLS the connection presents the party's certificate and checks the server's against the CA and,
 when the channel names the server's role, its role-qualified name (hdds.security.x509.role_host_name);
@@ -30,20 +32,37 @@ from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto.Rpc_pb2 import RpcCallHead, RpcMetadataEntry, RpcStatusHead
+from pyozone.rpc.deadlines import Deadlines
 from pyozone.rpc.frames import (
+    F_END_STREAM,
+    F_MESSAGE,
     HEADER,
+    K_CALL,
+    K_CANCEL,
+    K_END,
+    K_GOAWAY,
+    K_HALF_CLOSE,
+    K_MESSAGE,
+    K_PING,
+    K_PONG,
+    K_WINDOW,
     LARGE_BODY_BYTES,
     MAX_HEAD_BYTES,
-    Flag,
+    WINDOW_AMOUNT,
     FrameDecoder,
     FrameError,
-    Kind,
     encode,
+    window,
 )
 from pyozone.rpc.service import MethodSpec
 from pyozone.rpc.status import RpcError, StatusCode
 
 Metadata = Iterable[tuple[str, str]] | None
+_OK = StatusCode.OK
+_UNARY = F_MESSAGE | F_END_STREAM
+"""The flags of a unary call's frame: its one message, and the last."""
+HEAD_CACHE_ENTRIES = 256
+"""Call heads a channel keeps serialized (a caller's distinct method, timeout and metadata triples)."""
 EOF = object()
 """What `StreamCall.read` returns after the last answer (grpc.aio.EOF)."""
 
@@ -56,36 +75,34 @@ class ChannelSettings:
     keepalive_s: float = 30.0
     keepalive_timeout_s: float = 20.0
     stream_queue: int = 32
-    """Answers of one stream buffered before the connection is no longer read."""
+    """Answers of one stream buffered (its window: the server sends no more until they are read)."""
     backoff_initial_s: float = 0.05
     backoff_max_s: float = 1.0
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 class _Call:
     """One call's state on the client: a future for a unary answer, a queue for a stream's."""
 
-    __slots__ = ("conn", "end", "future", "queue", "timer", "waiter")
+    __slots__ = ("credit", "credit_waiter", "deadline_seq", "future", "queue", "taken", "waiter")
 
     def __init__(self, conn: ClientConnection, streaming: bool) -> None:
-        self.conn = conn
         self.future: asyncio.Future[Any] = conn.loop.create_future()
         """Resolves with (status, details, body) when the call ends."""
         self.queue: deque[bytes] | None = deque() if streaming else None
         self.waiter: asyncio.Future[None] | None = None
-        self.timer: asyncio.TimerHandle | None = None
+        self.deadline_seq = -1
+        """Its entry in the connection's Deadlines."""
+        self.credit = 0
+        """Requests of a client stream the server has room for (its Kind.WINDOW grants)."""
+        self.credit_waiter: asyncio.Future[None] | None = None
+        self.taken = 0
+        """Answers read since the server was last granted more."""
 
     def wake(self) -> None:
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(None)
+        if self.credit_waiter is not None and not self.credit_waiter.done():
+            self.credit_waiter.set_result(None)
 
 
 class ClientConnection(asyncio.Protocol):
@@ -97,16 +114,18 @@ class ClientConnection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.calls: dict[int, _Call] = {}
         self._next_id = 1
-        self._decoder = FrameDecoder(settings.max_message_bytes + MAX_HEAD_BYTES, self._admit)
+        self._decoder = FrameDecoder(
+            settings.max_message_bytes + MAX_HEAD_BYTES, self._admit, settings.max_message_bytes
+        )
         self._out = bytearray()
         self._flush_scheduled = False
-        self._paused: set[object] = set()
         self._writable: asyncio.Future[None] | None = None
         self._write_blocked = False
         self.usable = False
         self._last_read = time.monotonic()
         self._pinged = False
         self._timer: asyncio.TimerHandle | None = None
+        self.deadlines = Deadlines(self.loop, self.calls, self._expire)
         self.users = 0
 
     # ------------------------------------------------------------------ connection
@@ -120,14 +139,16 @@ class ClientConnection(asyncio.Protocol):
         self.transport = None
         if self._timer is not None:
             self._timer.cancel()
+        self.deadlines.close()
         why = f"connection to {self.target} lost" + (f": {exc}" if exc else "")
         self._fail_all(StatusCode.UNAVAILABLE, why)
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
 
     def _fail_all(self, code: StatusCode, why: str) -> None:
-        calls, self.calls = self.calls, {}
-        for call in calls.values():
+        calls = list(self.calls.values())
+        self.calls.clear()  # the same dict: the connection's Deadlines reads it
+        for call in calls:
             self._end(call, code, why, None)
 
     def close(self) -> None:
@@ -144,7 +165,7 @@ class ClientConnection(asyncio.Protocol):
             return
         if idle >= self.settings.keepalive_s and not self._pinged:
             self._pinged = True
-            self.send(encode(Kind.PING, 0, 0))
+            self.send(encode(K_PING, 0, 0))
         self._timer = self.loop.call_later(
             min(self.settings.keepalive_s, self.settings.keepalive_timeout_s) / 2, self._keepalive
         )
@@ -163,13 +184,26 @@ class ClientConnection(asyncio.Protocol):
             self._flush_scheduled = True
             self.loop.call_soon(self._flush)
 
+    def send_unary(self, call_id: int, head: bytes, body: bytes) -> None:
+        """A unary call's one frame (send_frame, inline: every unary call takes this path)."""
+        if len(body) > LARGE_BODY_BYTES:
+            self.send_frame(K_CALL, _UNARY, call_id, head, body)
+            return
+        out = self._out
+        out += HEADER.pack(len(head) + len(body), K_CALL, _UNARY, len(head), call_id)
+        out += head
+        out += body
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.loop.call_soon(self._flush)
+
     def _flush(self) -> None:
         self._flush_scheduled = False
         if self._out and self.transport is not None:
             self.transport.write(self._out)
             self._out = bytearray()
 
-    def send_frame(self, kind: Kind, flags: int, call_id: int, head: bytes, body: bytes) -> None:
+    def send_frame(self, kind: int, flags: int, call_id: int, head: bytes, body: bytes) -> None:
         if len(body) <= LARGE_BODY_BYTES:
             self.send(encode(kind, flags, call_id, head, body))
             return
@@ -196,22 +230,11 @@ class ClientConnection(asyncio.Protocol):
 
     def cancel(self, call_id: int) -> None:
         if self.calls.pop(call_id, None) is not None and self.transport is not None:
-            self.send(encode(Kind.CANCEL, 0, call_id))
+            self.send(encode(K_CANCEL, 0, call_id))
 
     # ------------------------------------------------------------------ input
     def _admit(self, kind: int, call_id: int, head: bytes, size: int) -> bool:
         return size <= self.settings.max_message_bytes
-
-    def _pause(self, reason: object) -> None:
-        if not self._paused and self.transport is not None:
-            self.transport.pause_reading()
-        self._paused.add(reason)
-
-    def resume(self, reason: object) -> None:
-        if reason in self._paused:
-            self._paused.discard(reason)
-            if not self._paused and self.transport is not None:
-                self.transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
         self._last_read = time.monotonic()
@@ -219,15 +242,12 @@ class ClientConnection(asyncio.Protocol):
         try:
             frames = self._decoder.feed(data)
         except FrameError as e:
-            self.usable = False
-            self._fail_all(StatusCode.INTERNAL, f"{self.target} broke the framing: {e}")
-            if self.transport is not None:
-                self.transport.abort()
+            self._broken(f"{self.target} broke the framing: {e}")
             return
         calls = self.calls
         for frame in frames:
             kind = frame.kind
-            if kind == Kind.END:
+            if kind == K_END:
                 call = calls.pop(frame.call_id, None)
                 if call is None:
                     continue
@@ -238,37 +258,51 @@ class ClientConnection(asyncio.Protocol):
                     except DecodeError:
                         code, details = StatusCode.INTERNAL, "an unreadable status from the server"
                 else:
-                    code, details = StatusCode.OK, ""
-                if frame.body is None and frame.flags & Flag.MESSAGE:
+                    code, details = _OK, ""
+                if frame.body is None and frame.flags & F_MESSAGE:
                     code = StatusCode.RESOURCE_EXHAUSTED
                     details = f"an answer of {frame.body_size} bytes, above {self.settings.max_message_bytes}"
                 self._end(call, code, details, frame.body)
-            elif kind == Kind.MESSAGE:
+            elif kind == K_MESSAGE:
                 call = calls.get(frame.call_id)
                 if call is None or call.queue is None:
                     continue
                 if frame.body is None:
                     calls.pop(frame.call_id, None)
-                    self.send(encode(Kind.CANCEL, 0, frame.call_id))
+                    self.send(encode(K_CANCEL, 0, frame.call_id))
                     details = f"an answer of {frame.body_size} bytes, above {self.settings.max_message_bytes}"
                     self._end(call, StatusCode.RESOURCE_EXHAUSTED, details, None)
                     continue
                 call.queue.append(frame.body)
-                if len(call.queue) >= self.settings.stream_queue:
-                    self._pause(call)
+                if len(call.queue) > self.settings.stream_queue:
+                    self._broken(f"{self.target} sent call {frame.call_id} past its window")
+                    return
                 call.wake()
-            elif kind == Kind.PING:
-                self.send(encode(Kind.PONG, 0, frame.call_id))
-            elif kind == Kind.GOAWAY:
+            elif kind == K_WINDOW:
+                call = calls.get(frame.call_id)
+                if call is not None and frame.body is not None and len(frame.body) == WINDOW_AMOUNT.size:
+                    call.credit += WINDOW_AMOUNT.unpack(frame.body)[0]
+                    call.wake()
+            elif kind == K_PING:
+                self.send(encode(K_PONG, 0, frame.call_id))
+            elif kind == K_GOAWAY:
                 self.usable = False
             # PONG: its arrival already counted as hearing from the server
 
+    def _expire(self, call_id: int, call: _Call) -> None:
+        """The call's deadline passed: it fails here and the server is told to stop it."""
+        self.cancel(call_id)
+        self._end(call, StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded", None)
+
+    def _broken(self, why: str) -> None:
+        self.usable = False
+        self._fail_all(StatusCode.INTERNAL, why)
+        if self.transport is not None:
+            self.transport.abort()
+
     def _end(self, call: _Call, code: StatusCode, details: str, body: bytes | None) -> None:
-        if call.timer is not None:
-            call.timer.cancel()
         if not call.future.done():
             call.future.set_result((code, details, body))
-        self.resume(call)
         call.wake()
 
 
@@ -321,7 +355,12 @@ class Channel:
     async def connection(self, deadline: float | None = None) -> ClientConnection:
         conn = self._conn
         tls = self.tls
-        if conn is not None and conn.usable and (tls is None or conn.generation == tls.generation):
+        if (
+            conn is not None
+            and conn.usable
+            and (tls is None or conn.generation == tls.generation)
+            and conn.loop is asyncio.get_running_loop()  # not another loop's (one that ran before a fork)
+        ):
             return conn
         if self._closed:
             raise RpcError(StatusCode.CANCELLED, "the channel is closed")
@@ -358,7 +397,7 @@ class Channel:
             else:
                 conn = await asyncio.shield(pending)
         if self._conn is not conn:
-            if self._conn is not None:
+            if self._conn is not None and self._conn.loop is loop:
                 self._release(self._conn)
             conn.users += 1
             self._conn = conn
@@ -425,17 +464,20 @@ class Channel:
 
     # ------------------------------------------------------------------ calls
     def _head(self, path: str, timeout: float | None, metadata: Metadata) -> bytes:
-        entries = self.metadata + tuple(metadata) if metadata else self.metadata
-        cached = self._head_cache.get((path, entries))
-        if cached is None:
-            cached = RpcCallHead(
-                method=path, metadata=[RpcMetadataEntry(key=k, value=v) for k, v in entries]
+        """The call head, cached by what makes it: most calls repeat a method, a timeout and a caller."""
+        extra = tuple(metadata) if metadata else ()
+        key = (path, timeout, extra)
+        head = self._head_cache.get(key)
+        if head is None:
+            head = RpcCallHead(
+                method=path,
+                timeoutMillis=0 if timeout is None else max(1, int(timeout * 1000)),
+                metadata=[RpcMetadataEntry(key=k, value=v) for k, v in self.metadata + extra],
             ).SerializeToString()
-            if len(self._head_cache) < 256:
-                self._head_cache[(path, entries)] = cached
-        if timeout is not None:
-            cached += b"\x10" + _varint(max(1, int(timeout * 1000)))
-        return cached
+            if len(self._head_cache) >= HEAD_CACHE_ENTRIES:
+                self._head_cache.clear()
+            self._head_cache[key] = head
+        return head
 
     async def unary(
         self,
@@ -446,28 +488,31 @@ class Channel:
         metadata: Metadata = None,
     ) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
-        conn = await self.connection(deadline)
-        body = request if isinstance(request, (bytes, bytearray, memoryview)) else request.SerializeToString()
+        conn = self._conn
+        tls = self.tls
+        if (  # connection()'s check, inline: this is every call's path
+            conn is None
+            or not conn.usable
+            or (tls is not None and conn.generation != tls.generation)
+            or conn.loop is not asyncio.get_running_loop()
+        ):
+            conn = await self.connection(deadline)
+        if type(request) is bytes:
+            body = request
+        elif isinstance(request, (bytearray, memoryview)):
+            body = bytes(request)
+        else:
+            body = request.SerializeToString()
         call_id, call = conn.new_call(False)
-        if timeout is not None:
-            call.timer = conn.loop.call_later(
-                max(0.0, deadline - time.monotonic()), self._expire, conn, call_id, call
-            )  # type: ignore[operator]
-        conn.send_frame(
-            Kind.CALL,
-            Flag.MESSAGE | Flag.END_STREAM,
-            call_id,
-            self._head(path, timeout, metadata),
-            bytes(body),
-        )
+        if deadline is not None:
+            conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call)
+        conn.send_unary(call_id, self._head(path, timeout, metadata), body)
         try:
             code, details, answer = await call.future
         except asyncio.CancelledError:
-            if call.timer is not None:
-                call.timer.cancel()
             conn.cancel(call_id)
             raise
-        if code is not StatusCode.OK:
+        if code is not _OK:
             raise RpcError(code, details)
         if answer is None:
             raise RpcError(StatusCode.INTERNAL, f"{path}: the server ended the call without an answer")
@@ -477,11 +522,6 @@ class Channel:
             return decode(answer)
         except DecodeError as e:
             raise RpcError(StatusCode.INTERNAL, f"{path}: an unreadable answer: {e}") from None
-
-    @staticmethod
-    def _expire(conn: ClientConnection, call_id: int, call: _Call) -> None:
-        conn.cancel(call_id)
-        conn._end(call, StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded", None)
 
     def stream(
         self,
@@ -575,16 +615,17 @@ class StreamCall:
         self._conn = conn
         self._call_id, self._call = conn.new_call(True)
         if self._deadline is not None:
-            self._call.timer = conn.loop.call_later(
-                max(0.0, self._deadline - time.monotonic()), Channel._expire, conn, self._call_id, self._call
-            )
+            timeout = max(0.0, self._deadline - time.monotonic())
+            conn.deadlines.add(timeout, self._call_id, self._call)
         head = self._channel._head(self._path, self._timeout, self._metadata)
-        if not self._client_streaming:
+        if self._client_streaming:
+            conn.send_frame(K_CALL, 0, self._call_id, head, b"")
+        else:
             body = request if isinstance(request, bytes) else request.SerializeToString()
-            conn.send_frame(Kind.CALL, Flag.MESSAGE | Flag.END_STREAM, self._call_id, head, body)
-            return
-        conn.send_frame(Kind.CALL, 0, self._call_id, head, b"")
-        if request is not None:
+            conn.send_frame(K_CALL, F_MESSAGE | F_END_STREAM, self._call_id, head, body)
+        if self._server_streaming:  # the answers the server may send before this side reads any
+            conn.send(window(self._call_id, self._channel.settings.stream_queue))
+        if self._client_streaming and request is not None:
             self._pump = conn.loop.create_task(self._send_all(request))
 
     async def _send_all(self, requests: AsyncIterable[Any] | Iterable[Any]) -> None:
@@ -607,20 +648,27 @@ class StreamCall:
         return self._conn, self._call
 
     async def write(self, request: Any) -> None:
+        """Waits while the server has no room for the request (its window, then the socket's)."""
         conn, call = await self._ready()
-        if call.future.done():
-            code, details, _ = call.future.result()
-            raise RpcError(
-                code if code is not StatusCode.OK else StatusCode.CANCELLED, details or "the call ended"
-            )
+        while True:
+            if call.future.done():
+                code, details, _ = call.future.result()
+                raise RpcError(
+                    code if code is not StatusCode.OK else StatusCode.CANCELLED, details or "the call ended"
+                )
+            if call.credit > 0:
+                break
+            call.credit_waiter = conn.loop.create_future()
+            await call.credit_waiter
+        call.credit -= 1
         await conn.drain()
         body = request if isinstance(request, (bytes, bytearray)) else request.SerializeToString()
-        conn.send_frame(Kind.MESSAGE, Flag.MESSAGE, self._call_id, b"", bytes(body))
+        conn.send_frame(K_MESSAGE, F_MESSAGE, self._call_id, b"", bytes(body))
 
     async def done_writing(self) -> None:
         conn, call = await self._ready()
         if not call.future.done():
-            conn.send(encode(Kind.HALF_CLOSE, 0, self._call_id))
+            conn.send(encode(K_HALF_CLOSE, 0, self._call_id))
 
     async def read(self) -> Any:
         conn, call = await self._ready()
@@ -638,8 +686,10 @@ class StreamCall:
                 raise
             call.waiter = None
         body = queue.popleft()
-        if len(queue) < self._channel.settings.stream_queue // 2:
-            conn.resume(call)
+        call.taken += 1
+        if call.taken >= max(1, self._channel.settings.stream_queue // 2) and not call.future.done():
+            conn.send(window(self._call_id, call.taken))  # room for as many more
+            call.taken = 0
         if self._decode is None:
             return body
         try:

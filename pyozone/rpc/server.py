@@ -6,13 +6,14 @@ stream — and returns the answer, or is an async generator of answers for a ser
 with a status by `await context.abort(code, details)`; any other exception is a bug: logged, answered
 INTERNAL.
 
-What a misbehaving peer can cost is bounded per connection: a request above its method's limit is
-skipped unread and refused (RESOURCE_EXHAUSTED, whatever its size); any other frame above the server's
-limit closes the connection; at most `max_in_flight`
-calls run (then the socket is not read: TCP holds the peer back), and none are read while the peer does
-not read its answers; a frame begun and not finished within `stall_timeout_s` closes the connection; a
-connection with no calls is closed after `idle_timeout_s`. A call's deadline cancels its handler and
-answers DEADLINE_EXCEEDED; a CANCEL from the client cancels its handler.
+What a misbehaving peer can cost is bounded per connection: a frame above the server's limit closes the
+connection; a request above its method's limit is skipped unread and refused; at most `max_in_flight`
+calls run (the frames read past them wait, in order, and the socket is not read: TCP holds the peer
+back), and none are read while the peer does not read its answers; a stream holds at most its window of
+requests (Kind.WINDOW: a handler slow to take them holds up its own client, not the connection); a
+frame begun and not finished within `stall_timeout_s` closes the connection; a connection with no calls
+is closed after `idle_timeout_s`. A call's deadline cancels its handler and answers DEADLINE_EXCEEDED;
+a CANCEL from the client cancels its handler.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ import logging
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any, NoReturn
 
 from google.protobuf.message import DecodeError
@@ -33,18 +35,30 @@ from google.protobuf.message import DecodeError
 from pyozone.common.tls import TlsStore, revoked_ssl_peer
 from pyozone.hdds.security import x509 as X
 from pyozone.proto.Rpc_pb2 import RpcCallHead, RpcStatusHead
+from pyozone.rpc.deadlines import Deadlines
 from pyozone.rpc.frames import (
+    F_END_STREAM,
+    F_MESSAGE,
     HEADER,
+    K_CALL,
+    K_CANCEL,
+    K_END,
+    K_GOAWAY,
+    K_HALF_CLOSE,
+    K_MESSAGE,
+    K_PING,
+    K_PONG,
+    K_WINDOW,
     LARGE_BODY_BYTES,
     MAX_HEAD_BYTES,
-    Flag,
+    WINDOW_AMOUNT,
     Frame,
     FrameDecoder,
     FrameError,
-    Kind,
     encode,
+    window,
 )
-from pyozone.rpc.limits import Oversized, RequestLimits
+from pyozone.rpc.limits import Oversized, RequestBounds, RequestLimits
 from pyozone.rpc.service import MethodSpec, ServiceSpec
 from pyozone.rpc.status import AbortError, StatusCode
 
@@ -58,7 +72,8 @@ class ServerSettings:
     max_in_flight: int = 256
     """Calls one connection may have running before its socket is no longer read."""
     stream_queue: int = 32
-    """Requests of one client stream buffered before the socket is no longer read."""
+    """Requests of one client stream buffered (its window: the client sends no more until the handler
+    takes them)."""
     stall_timeout_s: float = 30.0
     """How long a begun frame, or answers the peer does not read, may wait."""
     idle_timeout_s: float = 600.0
@@ -67,8 +82,37 @@ class ServerSettings:
 
 @dataclass(frozen=True, slots=True)
 class _Bound:
+    """A registered method, with what each of its calls needs at hand."""
+
     spec: MethodSpec
     handler: Any
+    bounds: RequestBounds | None
+    """Its RequestLimits bounds (None: only the server's message size)."""
+    limit: int
+    """The largest request body read at all."""
+    client_streaming: bool
+    server_streaming: bool
+    parse: Callable[[bytes], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _CallHead:
+    """A parsed RpcCallHead, cached by its bytes: a client sends the same few heads again and again (a
+    method, its deadline and its caller), so most calls parse none."""
+
+    method: str
+    timeout_s: float
+    metadata: tuple[tuple[str, str], ...]
+    trace_id: str
+    bound: _Bound | None
+    limit: int
+    """The largest request body read for the method."""
+
+
+HEAD_CACHE_ENTRIES = 1024
+HEAD_CACHE_MAX_BYTES = 2048
+"""Heads longer than this (tokens in their metadata) are parsed each time: the cache holds at most
+HEAD_CACHE_ENTRIES * HEAD_CACHE_MAX_BYTES."""
 
 
 class CallContext:
@@ -113,7 +157,7 @@ class CallContext:
 class _Inbound:
     """The requests of a client-streaming call, as an async iterator for its handler."""
 
-    __slots__ = ("_conn", "_ended", "_queue", "_waiter", "call_id")
+    __slots__ = ("_conn", "_ended", "_queue", "_waiter", "call_id", "taken")
 
     def __init__(self, conn: ServerConnection, call_id: int) -> None:
         self._conn = conn
@@ -121,6 +165,8 @@ class _Inbound:
         self._queue: deque[Any] = deque()
         self._ended = False
         self._waiter: asyncio.Future[None] | None = None
+        self.taken = 0
+        """Requests the handler took since the client was last granted more (Kind.WINDOW)."""
 
     def put(self, item: Any) -> None:
         self._queue.append(item)
@@ -154,15 +200,39 @@ class _Inbound:
         return item
 
 
-class _Call:
-    __slots__ = ("context", "expired", "inbound", "task", "timer")
+class _Call(CallContext):
+    """A call as its connection runs it; its handler's context is the call itself (one object a call)."""
 
-    def __init__(self, context: CallContext) -> None:
-        self.context = context
+    __slots__ = ("credit", "credit_waiter", "deadline_seq", "expired", "inbound", "task")
+
+    def __init__(
+        self,
+        conn: ServerConnection,
+        call_id: int,
+        method: str,
+        metadata: tuple[tuple[str, str], ...],
+        deadline: float | None,
+        trace_id: str,
+    ) -> None:
+        self._conn = conn
+        self.call_id = call_id
+        self.method = method
+        self._metadata = metadata
+        self.deadline = deadline
+        self.trace_id = trace_id
         self.task: asyncio.Task[None] | None = None
         self.inbound: _Inbound | None = None
-        self.timer: asyncio.TimerHandle | None = None
         self.expired = False
+        self.deadline_seq = -1
+        """Its entry in the connection's Deadlines."""
+        self.credit = 0
+        """Answers of a server stream the client has room for (its Kind.WINDOW grants)."""
+        self.credit_waiter: asyncio.Future[None] | None = None
+
+    def grant(self, amount: int) -> None:
+        self.credit += amount
+        if self.credit_waiter is not None and not self.credit_waiter.done():
+            self.credit_waiter.set_result(None)
 
 
 class ServerConnection(asyncio.Protocol):
@@ -172,18 +242,25 @@ class ServerConnection(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self.peer_name = "unknown"
-        self._decoder = FrameDecoder(self.settings.max_message_bytes + MAX_HEAD_BYTES, self._admit)
+        self._decoder = FrameDecoder(
+            self.settings.max_message_bytes + MAX_HEAD_BYTES, self._admit, server.free_body
+        )
         self._calls: dict[int, _Call] = {}
         self._out = bytearray()
         self._flush_scheduled = False
         self._paused: set[object] = set()
         self._writable: asyncio.Future[None] | None = None
         self._last_read = time.monotonic()
+        self._idle_since = self._last_read
+        """When the connection last had no call running (keepalive pings do not make it busy)."""
         self._write_blocked_since: float | None = None
         self._auth: dict[str, list[bytes]] | None = None
         self._ssl: ssl.SSLObject | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._deadlines = Deadlines(self.loop, self._calls, self._expire)
         self._goaway = False
+        self._held: deque[Frame] = deque()
+        """Frames read past a call that max_in_flight had no room for, started in order as calls end."""
 
     # ------------------------------------------------------------------ connection
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -199,12 +276,12 @@ class ServerConnection(asyncio.Protocol):
         self.server.connections.discard(self)
         if self._timer is not None:
             self._timer.cancel()
+        self._deadlines.close()
         for call in list(self._calls.values()):
             if call.task is not None:
                 call.task.cancel()
-            if call.timer is not None:
-                call.timer.cancel()
         self._calls.clear()
+        self._held.clear()
         if self._writable is not None and not self._writable.done():
             self._writable.set_exception(ConnectionResetError("connection lost"))
             self._writable.exception()
@@ -239,14 +316,14 @@ class ServerConnection(asyncio.Protocol):
     def _check(self) -> None:
         now = time.monotonic()
         s = self.settings
-        if self._decoder.pending and now - self._last_read > s.stall_timeout_s:
+        if self._decoder.pending and not self._paused and now - self._last_read > s.stall_timeout_s:
             self.abort(f"a frame begun {now - self._last_read:.0f}s ago was not finished")
             return
         if self._write_blocked_since is not None and now - self._write_blocked_since > s.stall_timeout_s:
             self.abort("the peer did not read its answers")
             return
-        if not self._calls and now - self._last_read > s.idle_timeout_s:
-            self._send(encode(Kind.GOAWAY, 0, 0))
+        if not self._calls and now - self._idle_since > s.idle_timeout_s:
+            self._send(encode(K_GOAWAY, 0, 0))
             self._flush()
             self.close()
             return
@@ -262,6 +339,7 @@ class ServerConnection(asyncio.Protocol):
         if reason in self._paused:
             self._paused.discard(reason)
             if not self._paused and self.transport is not None:
+                self._last_read = time.monotonic()  # a frame's stall counts from here: this side paused it
                 self.transport.resume_reading()
 
     def pause_writing(self) -> None:
@@ -284,8 +362,12 @@ class ServerConnection(asyncio.Protocol):
         await self._writable
 
     def inbound_taken(self, inbound: _Inbound) -> None:
-        if len(inbound) < self.settings.stream_queue // 2:
-            self._resume(inbound)
+        """The handler took a request of its stream: the client may send more once half the window is
+        taken (one WINDOW frame per half window, not one per message)."""
+        inbound.taken += 1
+        if inbound.taken >= max(1, self.settings.stream_queue // 2) and inbound.call_id in self._calls:
+            self._send(window(inbound.call_id, inbound.taken))
+            inbound.taken = 0
 
     # ------------------------------------------------------------------ output
     def _send(self, data: bytes) -> None:
@@ -300,7 +382,7 @@ class ServerConnection(asyncio.Protocol):
             self.transport.write(self._out)
             self._out = bytearray()
 
-    def _write_frame(self, kind: Kind, flags: int, call_id: int, head: bytes, body: bytes) -> None:
+    def _write_frame(self, kind: int, flags: int, call_id: int, head: bytes, body: bytes) -> None:
         """Small frames gather in the output buffer (one write per loop turn); a large message is
         written as it is, after what is buffered, not copied into the buffer."""
         if len(body) <= LARGE_BODY_BYTES:
@@ -312,28 +394,36 @@ class ServerConnection(asyncio.Protocol):
             self.transport.write(body)
 
     def _send_end(self, call_id: int, code: StatusCode, details: str, body: bytes | None = None) -> None:
-        head = b"" if code is StatusCode.OK else RpcStatusHead(code=code, details=details).SerializeToString()
+        head = b"" if code == 0 else RpcStatusHead(code=code, details=details).SerializeToString()
         if body is None:
-            self._send(encode(Kind.END, 0, call_id, head))
+            self._send(encode(K_END, 0, call_id, head))
         else:
-            self._write_frame(Kind.END, Flag.MESSAGE, call_id, head, body)
+            self._write_frame(K_END, F_MESSAGE, call_id, head, body)
+
+    def _answer(self, call_id: int, body: bytes) -> None:
+        """Ends a call OK with its answer (the path every unary call takes)."""
+        if len(body) > LARGE_BODY_BYTES:
+            self._write_frame(K_END, F_MESSAGE, call_id, b"", body)
+            return
+        self._out += HEADER.pack(len(body), K_END, F_MESSAGE, 0, call_id)
+        self._out += body
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.loop.call_soon(self._flush)
 
     def send_message(self, call_id: int, body: bytes) -> None:
-        self._write_frame(Kind.MESSAGE, Flag.MESSAGE, call_id, b"", body)
+        self._write_frame(K_MESSAGE, F_MESSAGE, call_id, b"", body)
 
     # ------------------------------------------------------------------ input
     def _admit(self, kind: int, call_id: int, head: bytes, size: int) -> bool:
         """Whether a body is read at all: above its method's bound it is skipped unread."""
-        if kind == Kind.CALL:
-            try:
-                method = RpcCallHead.FromString(head).method
-            except DecodeError:
-                return True  # refused when handled
-            return size <= self.server.message_limit(method)
-        if kind == Kind.MESSAGE:
-            call = self._calls.get(call_id)
-            return call is None or size <= self.server.message_limit(call.context.method)
-        return True
+        if kind == K_CALL:
+            parsed = self.server.call_head(head)
+            return parsed is None or size <= parsed.limit  # an unreadable head is refused when handled
+        if kind == K_MESSAGE:
+            call = self._calls.get(call_id)  # none: the call ended, its late messages are dropped unread
+            return call is not None and size <= self.server.message_limit(call.method)
+        return False  # a client sends no END
 
     def data_received(self, data: bytes) -> None:
         self._last_read = time.monotonic()
@@ -342,36 +432,65 @@ class ServerConnection(asyncio.Protocol):
         except FrameError as e:
             self.abort(str(e))
             return
-        for frame in frames:
-            kind = frame.kind
-            if kind == Kind.CALL:
+        if self._held:
+            self._held.extend(frames)
+            return
+        limit = self.settings.max_in_flight
+        for i, frame in enumerate(frames):
+            if frame.kind == K_CALL:
+                if len(self._calls) >= limit:
+                    self._held.extend(frames[i:])
+                    self._pause("in-flight")
+                    return
                 self._on_call(frame)
-            elif kind == Kind.MESSAGE:
-                self._on_message(frame)
-            elif kind == Kind.HALF_CLOSE:
-                call = self._calls.get(frame.call_id)
-                if call is not None and call.inbound is not None:
-                    call.inbound.end()
-            elif kind == Kind.CANCEL:
-                call = self._calls.get(frame.call_id)
-                if call is not None and call.task is not None:
-                    call.task.cancel()
-            elif kind == Kind.PING:
-                self._send(encode(Kind.PONG, 0, frame.call_id))
-            elif kind == Kind.PONG:
-                pass
-            else:
-                self.abort(f"a frame of kind {kind} a client does not send")
+            elif not self._handle(frame):
                 return
+
+    def _take_held(self) -> None:
+        """Starts the held frames in order while there is room for their calls."""
+        held, limit = self._held, self.settings.max_in_flight
+        while held:
+            if held[0].kind == K_CALL and len(self._calls) >= limit:
+                return
+            if not self._handle(held.popleft()):
+                return
+
+    def _handle(self, frame: Frame) -> bool:
+        """Acts on one frame; False when it broke the protocol (the connection is closed)."""
+        kind = frame.kind
+        if kind == K_CALL:
+            self._on_call(frame)
+        elif kind == K_MESSAGE:
+            self._on_message(frame)
+        elif kind == K_HALF_CLOSE:
+            call = self._calls.get(frame.call_id)
+            if call is not None and call.inbound is not None:
+                call.inbound.end()
+        elif kind == K_CANCEL:
+            call = self._calls.get(frame.call_id)
+            if call is not None and call.task is not None:
+                call.task.cancel()
+        elif kind == K_WINDOW:
+            if frame.body is None or len(frame.body) != WINDOW_AMOUNT.size:
+                self.abort("a WINDOW frame without its amount")
+                return False
+            call = self._calls.get(frame.call_id)
+            if call is not None:
+                call.grant(WINDOW_AMOUNT.unpack(frame.body)[0])
+        elif kind == K_PING:
+            self._send(encode(K_PONG, 0, frame.call_id))
+        elif kind != K_PONG:
+            self.abort(f"a frame of kind {kind} a client does not send")
+            return False
+        return True
 
     def _on_call(self, frame: Frame) -> None:
         call_id = frame.call_id
         if call_id in self._calls:
             self.abort(f"call id {call_id} opened twice")
             return
-        try:
-            head = RpcCallHead.FromString(frame.head)
-        except DecodeError:
+        head = self.server.call_head(frame.head)
+        if head is None:
             self._send_end(call_id, StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST: an unreadable call head")
             return
         method = head.method
@@ -384,24 +503,22 @@ class ServerConnection(asyncio.Protocol):
                 log.warning("Refused a call from %s: certificate %d is revoked", self.peer_name, serial)
                 self._send_end(call_id, StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
                 return
-        bound = self.server.methods.get(method)
+        bound = head.bound
         if bound is None:
             self._send_end(call_id, StatusCode.UNIMPLEMENTED, f"Method not found: {method}")
             return
-        deadline = time.monotonic() + head.timeoutMillis / 1000 if head.timeoutMillis else None
-        metadata = tuple((e.key, e.value) for e in head.metadata)
-        context = CallContext(self, call_id, method, metadata, deadline, head.traceID)
-        call = _Call(context)
-        cardinality = bound.spec.cardinality
-        if cardinality.client_streaming:
+        timeout = head.timeout_s
+        deadline = time.monotonic() + timeout if timeout else None
+        call = _Call(self, call_id, method, head.metadata, deadline, head.trace_id)
+        if bound.client_streaming:
             call.inbound = _Inbound(self, call_id)
-            if frame.flags & Flag.MESSAGE:
+            if frame.flags & F_MESSAGE:
                 self._enqueue(call, frame)
-            if frame.flags & Flag.END_STREAM:
+            if frame.flags & F_END_STREAM:
                 call.inbound.end()
             argument: Any = call.inbound
         else:
-            if not (frame.flags & Flag.MESSAGE):
+            if not (frame.flags & F_MESSAGE):
                 self._send_end(
                     call_id, StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST: a call without its request"
                 )
@@ -411,15 +528,22 @@ class ServerConnection(asyncio.Protocol):
                 self._send_end(call_id, *argument)
                 return
         self._calls[call_id] = call
+        if call.inbound is not None:
+            self._send(window(call_id, self.settings.stream_queue))
         if len(self._calls) >= self.settings.max_in_flight:
             self._pause("in-flight")
-        if deadline is not None:
-            call.timer = self.loop.call_at(self.loop.time() + head.timeoutMillis / 1000, self._expire, call)
-        runner = self._run_stream if cardinality.server_streaming else self._run_unary
+        if timeout:
+            self._deadlines.add(timeout, call_id, call)
+        runner = self._run_stream if bound.server_streaming else self._run_unary
         call.task = self.loop.create_task(runner(call, bound, argument))
 
     def _decode(self, bound: _Bound, method: str, frame: Frame) -> Any:
         """The request, or (status, details) refusing it."""
+        if frame.body is not None and bound.bounds is None:
+            try:
+                return bound.parse(frame.body)
+            except (DecodeError, ValueError, TypeError):
+                pass  # refused below, with the reason
         limits = self.server.limits
         if frame.body is None:
             oversized = Oversized(None, frame.body_size, self.server.message_limit(method))
@@ -437,7 +561,7 @@ class ServerConnection(asyncio.Protocol):
                 f"request of {oversized.size} bytes, above {oversized.limit}",
             )
         if limits is not None:
-            bounds = limits.bounds(method)
+            bounds = bound.bounds
             if bounds is not None:
                 oversized = bounds.oversized(frame.body)
                 if oversized is not None:
@@ -452,7 +576,7 @@ class ServerConnection(asyncio.Protocol):
                     )
                     return limits.refusal(method, oversized)
         try:
-            return bound.spec.request.FromString(frame.body)
+            return bound.parse(frame.body)
         except (DecodeError, ValueError, TypeError) as e:  # ValueError: e.g. bad UTF-8 in a string field
             reason = str(e) or type(e).__name__
             log.warning("%s from %s: undecodable request: %s", method, self.peer_name, reason)
@@ -468,55 +592,56 @@ class ServerConnection(asyncio.Protocol):
                 )
                 call.inbound.end()
                 return
-        bound = self.server.methods[call.context.method]
-        request = self._decode(bound, call.context.method, frame)
+        bound = self.server.methods[call.method]
+        request = self._decode(bound, call.method, frame)
         if isinstance(request, tuple):
             call.inbound.put(AbortError(*request))
             call.inbound.end()
             return
         call.inbound.put(request)
-        if len(call.inbound) >= self.settings.stream_queue:
-            self._pause(call.inbound)
+        if len(call.inbound) > self.settings.stream_queue + 1:  # its window, and the CALL's own message
+            self.abort(f"call {call.call_id} sent past its window of {self.settings.stream_queue}")
 
     def _on_message(self, frame: Frame) -> None:
         call = self._calls.get(frame.call_id)
         if call is None or call.inbound is None:
             return  # a call that ended (or was refused) while its client still streamed
         self._enqueue(call, frame)
-        if frame.flags & Flag.END_STREAM:
+        if frame.flags & F_END_STREAM:
             call.inbound.end()
 
-    def _expire(self, call: _Call) -> None:
+    def _expire(self, call_id: int, call: _Call) -> None:
         call.expired = True
         if call.task is not None:
             call.task.cancel()
 
     def _finish(self, call: _Call) -> None:
-        self._calls.pop(call.context.call_id, None)
-        if call.timer is not None:
-            call.timer.cancel()
-        if call.inbound is not None:
-            self._resume(call.inbound)
-        if len(self._calls) < self.settings.max_in_flight:
+        calls = self._calls
+        calls.pop(call.call_id, None)
+        if not calls:
+            self._idle_since = time.monotonic()
+        if self._held:
+            self._take_held()
+        if self._paused and len(calls) < self.settings.max_in_flight and not self._held:
             self._resume("in-flight")
 
     # ------------------------------------------------------------------ running handlers
     async def _run_unary(self, call: _Call, bound: _Bound, argument: Any) -> None:
-        context = call.context
+        context = call
         try:
             result = bound.handler(argument, context)
-            if inspect.isawaitable(result):
+            if type(result) is CoroutineType or inspect.isawaitable(result):
                 result = await result
-            body = result if isinstance(result, bytes) else result.SerializeToString()
+            body = result if type(result) is bytes else result.SerializeToString()
         except BaseException as e:
             self._failed(call, e)
             return
         finally:
             self._finish(call)
-        self._send_end(context.call_id, StatusCode.OK, "", body)
+        self._answer(context.call_id, body)
 
     async def _run_stream(self, call: _Call, bound: _Bound, argument: Any) -> None:
-        context = call.context
+        context = call
         call_id = context.call_id
         try:
             result = bound.handler(argument, context)
@@ -524,6 +649,10 @@ class ServerConnection(asyncio.Protocol):
                 await result
             else:
                 async for response in _responses(result):
+                    while call.credit <= 0:  # the client has no room for it yet
+                        call.credit_waiter = self.loop.create_future()
+                        await call.credit_waiter
+                    call.credit -= 1
                     if self._write_blocked_since is not None:
                         await self.drain()
                     if self._ssl is not None and revoked_ssl_peer(self._ssl) is not None:
@@ -539,7 +668,7 @@ class ServerConnection(asyncio.Protocol):
         self._send_end(call_id, StatusCode.OK, "")
 
     def _failed(self, call: _Call, e: BaseException) -> None:
-        context = call.context
+        context = call
         if isinstance(e, AbortError):
             self._send_end(context.call_id, e.code, e.details)
         elif isinstance(e, asyncio.CancelledError):
@@ -576,6 +705,9 @@ class Server:
         self.settings = settings
         self.limits = limits
         self.methods: dict[str, _Bound] = {}
+        self._heads: dict[bytes, _CallHead] = {}
+        self.free_body = 0
+        """A request body up to this size is within every method's limit: read without asking which."""
         self.connections: set[ServerConnection] = set()
         self._server: asyncio.AbstractServer | None = None
         self.port: int | None = None
@@ -585,7 +717,44 @@ class Server:
         for method in spec.methods.values():
             handler = getattr(servicer, method.name, None)
             if handler is not None:
-                self.methods[method.path] = _Bound(method, handler)
+                bounds = self.limits.bounds(method.path) if self.limits is not None else None
+                card = method.cardinality
+                self.methods[method.path] = _Bound(
+                    method,
+                    handler,
+                    bounds,
+                    self.message_limit(method.path),
+                    card.client_streaming,
+                    card.server_streaming,
+                    method.request.FromString,
+                )
+        self._heads.clear()
+        self.free_body = min(b.limit for b in self.methods.values())
+
+    def call_head(self, raw: bytes) -> _CallHead | None:
+        """The call head `raw` parsed (from the cache when it was seen before); None when unreadable."""
+        head = self._heads.get(raw)
+        if head is not None:
+            return head
+        try:
+            parsed = RpcCallHead.FromString(raw)
+        except DecodeError:
+            return None
+        method = parsed.method
+        bound = self.methods.get(method)
+        head = _CallHead(
+            method,
+            parsed.timeoutMillis / 1000,
+            tuple((e.key, e.value) for e in parsed.metadata),
+            parsed.traceID,
+            bound,
+            bound.limit if bound is not None else self.settings.max_message_bytes,
+        )
+        if len(raw) <= HEAD_CACHE_MAX_BYTES:
+            if len(self._heads) >= HEAD_CACHE_ENTRIES:
+                self._heads.clear()
+            self._heads[raw] = head
+        return head
 
     def message_limit(self, method: str) -> int:
         if self.limits is not None:
@@ -611,7 +780,7 @@ class Server:
             self._server.close()
         for conn in list(self.connections):
             conn._goaway = True
-            conn._send(encode(Kind.GOAWAY, 0, 0))
+            conn._send(encode(K_GOAWAY, 0, 0))
         if grace_s:
             deadline = time.monotonic() + grace_s
             while any(c._calls for c in self.connections) and time.monotonic() < deadline:

@@ -1,0 +1,208 @@
+"""A connection's life: keepalive pings answered and a dead server detected, an idle connection closed
+with GOAWAY, reconnection with backoff after the server restarts, one connection shared by the channels
+of a process, and SyncChannel from many threads and after a fork."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from pyozone import rpc
+from pyozone.rpc import server as rpc_server
+from pyozone.rpc.frames import HEADER, Kind
+from pyozone.rpc.loop import new_event_loop
+from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, closed, raw_peer, request, scenario, serve
+
+Code = rpc.StatusCode
+KEEPALIVE = rpc.ChannelSettings(4 * MB, keepalive_s=0.1, keepalive_timeout_s=0.2)
+
+
+def test_an_idle_connection_is_pinged_and_kept_while_the_server_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pings: list[int] = []
+    handle = rpc_server.ServerConnection._handle
+
+    def counting(self: rpc_server.ServerConnection, frame: object) -> bool:
+        pings.extend([1] if frame.kind == Kind.PING else [])  # type: ignore[attr-defined]
+        return handle(self, frame)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rpc_server.ServerConnection, "_handle", counting)
+
+    async def test() -> None:
+        server, port = await serve()
+        async with channel(port, KEEPALIVE) as ch:
+            stub = rpc.Stub(ch, SPEC)
+            await stub.echo(request())
+            conn = ch._conn
+            await asyncio.sleep(0.6)  # the keepalive period under test, several times over
+            assert pings and conn is not None and conn.usable
+            await stub.echo(request())
+            assert ch._conn is conn
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_a_server_that_stops_answering_is_detected_by_keepalive_and_its_calls_fail() -> None:
+    async def test() -> None:
+        async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while await reader.read(65536):
+                pass
+
+        listener = await asyncio.start_server(silent, "127.0.0.1", 0)
+        port = listener.sockets[0].getsockname()[1]
+        async with channel(port, KEEPALIVE) as ch:
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            with pytest.raises(rpc.RpcError) as e:
+                await rpc.Stub(ch, SPEC).hang(request())  # no deadline: only keepalive ends it
+            assert e.value.code() is Code.UNAVAILABLE and "lost" in e.value.details()
+            assert loop.time() - start < 2
+        listener.close()
+
+    scenario(test)
+
+
+def test_an_idle_connection_is_closed_with_goaway_and_the_channel_reconnects() -> None:
+    async def test() -> None:
+        server, port = await serve(rpc.ServerSettings(4 * MB, idle_timeout_s=0.2))
+        reader, _writer = await raw_peer(port)
+        got = await asyncio.wait_for(reader.readexactly(HEADER.size), 2)
+        assert HEADER.unpack(got)[1] == Kind.GOAWAY and await closed(reader, 1)
+        async with channel(port) as ch:
+            stub = rpc.Stub(ch, SPEC)
+            await stub.echo(request())
+            first = ch._conn
+            assert first is not None
+            for _ in range(100):
+                if not first.usable:
+                    break
+                await asyncio.sleep(0.01)
+            assert not first.usable
+            assert (await stub.echo(request(b"again"), timeout=5)).payload == b"again"
+            assert ch._conn is not first
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_a_channel_reconnects_with_backoff_after_the_server_restarts() -> None:
+    async def test() -> None:
+        server, port = await serve()
+        settings = rpc.ChannelSettings(4 * MB, backoff_initial_s=0.2, backoff_max_s=0.4)
+        async with channel(port, settings) as ch:
+            stub = rpc.Stub(ch, SPEC)
+            await stub.echo(request())
+            await server.stop(None)
+            with pytest.raises(rpc.RpcError) as e:
+                await stub.echo(request(), timeout=1)
+            assert e.value.code() is Code.UNAVAILABLE
+            with pytest.raises(rpc.RpcError) as e:
+                await stub.echo(request(), timeout=1)
+            assert e.value.code() is Code.UNAVAILABLE and "failed to connect" in e.value.details()
+            with pytest.raises(
+                rpc.RpcError
+            ) as e:  # within the backoff, a short deadline is not spent waiting
+                await stub.echo(request(), timeout=0.05)
+            assert "retrying in" in e.value.details()
+            server = rpc.Server(rpc.ServerSettings(4 * MB))
+            server.add_service(SPEC, Echo())
+            await server.start("127.0.0.1", port)
+            assert (await stub.echo(request(b"back"), timeout=5)).payload == b"back"
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_channels_of_a_process_share_one_connection_per_server() -> None:
+    async def test() -> None:
+        server, port = await serve()
+        one, two = channel(port), channel(port)
+        await rpc.Stub(one, SPEC).echo(request())
+        await rpc.Stub(two, SPEC).echo(request())
+        assert one._conn is two._conn and len(server.connections) == 1
+        await one.close()
+        assert (await rpc.Stub(two, SPEC).echo(request(b"2"))).payload == b"2"
+        conn = two._conn
+        await two.close()
+        assert conn is not None and not conn.usable
+        await server.stop(None)
+
+    scenario(test)
+
+
+@pytest.fixture
+def threaded_server() -> Iterator[int]:
+    """An echo server on its own loop thread, for blocking callers."""
+    loop = new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    server, port = asyncio.run_coroutine_threadsafe(serve(), loop).result(5)
+    yield port
+    asyncio.run_coroutine_threadsafe(server.stop(None), loop).result(5)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+    loop.close()
+
+
+def test_a_sync_channel_serves_many_threads_on_one_connection(threaded_server: int) -> None:
+    with rpc.SyncChannel(f"127.0.0.1:{threaded_server}", rpc.ChannelSettings(4 * MB)) as ch:
+        stub = rpc.Stub(ch, SPEC)
+
+        def calls(worker: int) -> list[bytes]:
+            return [stub.echo(request(b"%d-%d" % (worker, i)), timeout=5).payload for i in range(50)]
+
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(calls, range(8)))
+        assert answers == [[b"%d-%d" % (w, i) for i in range(50)] for w in range(8)]
+        assert [a.payload for a in stub.count(request(b"3"), timeout=5)] == [b"0", b"1", b"2"]
+        with pytest.raises(rpc.RpcError) as e:
+            stub.fail(request(b"NOT_FOUND:gone"), timeout=5)
+        assert (e.value.code(), e.value.details()) == (Code.NOT_FOUND, "gone")
+        with pytest.raises(rpc.RpcError) as e:
+            stub.hang(request(), timeout=0.1)
+        assert e.value.code() is Code.DEADLINE_EXCEEDED
+
+
+def test_a_sync_channel_works_in_a_forked_child(threaded_server: int) -> None:
+    """The child has no loop thread and its own connections: the parent's channel, used there, dials."""
+    with rpc.SyncChannel(f"127.0.0.1:{threaded_server}", rpc.ChannelSettings(4 * MB)) as ch:
+        stub = rpc.Stub(ch, SPEC)
+        assert stub.echo(request(b"parent"), timeout=5).payload == b"parent"
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports by its exit status
+            ok = False
+            try:
+                ok = stub.echo(request(b"child"), timeout=5).payload == b"child"
+                fresh = rpc.Stub(
+                    rpc.SyncChannel(f"127.0.0.1:{threaded_server}", rpc.ChannelSettings(MB)), SPEC
+                )
+                ok = ok and fresh.echo(request(b"c2"), timeout=5).payload == b"c2"
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert stub.echo(request(b"parent again"), timeout=5).payload == b"parent again"
+
+
+def test_keepalive_pings_do_not_keep_a_connection_without_calls_open() -> None:
+    async def test() -> None:
+        server, port = await serve(rpc.ServerSettings(4 * MB, idle_timeout_s=0.3))
+        async with channel(port, KEEPALIVE) as ch:
+            await rpc.Stub(ch, SPEC).echo(request())
+            conn = ch._conn
+            assert conn is not None
+            for _ in range(300):
+                if not conn.usable:
+                    break
+                await asyncio.sleep(0.01)
+            assert not conn.usable and not server.connections
+        await server.stop(None)
+
+    scenario(test)
