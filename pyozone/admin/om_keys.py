@@ -11,13 +11,13 @@ from typing import Any, TypeVar
 
 from pyozone.client.config import ClientConfig
 from pyozone.client.om import OM_SERVICE
-from pyozone.common.grpc_client import user_metadata
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.codec import replication_from_proto
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 from pyozone.rpc import ChannelSettings, RpcError, Stub, SyncChannel
+from pyozone.rpc.metadata import user_metadata
 from pyozone.scm.client.admin_client import AdminError
 
 PAGE = 1000

@@ -42,7 +42,6 @@ from pyozone.client.models import (
     MultipartUploadInfo,
     VolumeInfo,
 )
-from pyozone.common.grpc_client import USER_METADATA, user_metadata
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 from pyozone.hdds.security.acl import Acls, OzoneAcl
@@ -53,6 +52,7 @@ from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls_to_proto, obj_to_proto
 from pyozone.protocol.common import replication_to_proto
 from pyozone.rpc import Channel, ChannelSettings, RpcError, Stub, service
+from pyozone.rpc.metadata import USER_METADATA, user_metadata
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

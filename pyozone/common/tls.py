@@ -508,14 +508,6 @@ def renewing_aio_channel(
     return AioRenewing(lambda: aio_channel(target, options, tls, peer), tls, stub_class)
 
 
-def grpc_peer_identity(context: Any) -> Identity | None:
-    """The identity a gRPC caller's certificate names, or None on a plaintext port (no certificate)."""
-    names = context.auth_context().get("x509_common_name")
-    if not names:
-        return None
-    return Identity.from_common_name(names[0].decode())
-
-
 def ssl_peer_identity(conn: ssl.SSLSocket | ssl.SSLObject) -> Identity:
     """The identity of a TLS socket's peer (its certificate was checked in the handshake)."""
     cert = conn.getpeercert()

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import grpc_peer_identity
 from pyozone.hdds.security.acl import (
     Acls,
     ACLType,
@@ -29,6 +27,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.records import BucketRecord, VolumeRecord
 from pyozone.om.settings import AccessSettings
+from pyozone.rpc.metadata import USER_METADATA, peer_identity
 
 
 class Access:
@@ -44,7 +43,7 @@ class Access:
         if not self.settings.enabled:
             return None
         claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
-        peer = grpc_peer_identity(context) if self.settings.tls else None
+        peer = peer_identity(context) if self.settings.tls else None
         try:
             user, service = caller_name(peer, claimed, self.settings.tls)
         except ValueError as e:

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import TlsStore, grpc_peer_identity
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import BlockID, ReplicationConfig
@@ -25,6 +24,7 @@ from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol.tokens import encode_token, issue_block_token, token_to_proto
+from pyozone.rpc.metadata import USER_METADATA, peer_identity
 from pyozone.security.secret_keys import SecretKeyCache
 
 READ = frozenset({AccessMode.READ})
@@ -94,7 +94,7 @@ def token_owner(context: Any) -> str:
     """Who a token is for: the caller of an RPC request, as ACLs name it (hdds/security/acl.caller_name);
     a claim that names no valid user is the caller's own business: the token is then the anonymous one's."""
     claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
-    peer = grpc_peer_identity(context)
+    peer = peer_identity(context)
     try:
         return caller_name(peer, claimed)[0]
     except ValueError:

@@ -40,7 +40,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyozone import rpc
-from pyozone.common.grpc_client import user_metadata
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.datanode import DatanodeDetails
@@ -63,6 +62,7 @@ from pyozone.protocol.data import (
     finalize_block_request,
     finalized_length_from_proto,
 )
+from pyozone.rpc.metadata import user_metadata
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
-from pyozone.common.grpc_client import user_metadata
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.rpc.client import ChannelSettings
+from pyozone.rpc.metadata import user_metadata
 from pyozone.rpc.service import ServiceSpec, Stub
 from pyozone.rpc.status import RpcError
 from pyozone.rpc.sync import SyncChannel

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyozone import rpc
-from pyozone.common.tls import grpc_peer_identity
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
+from pyozone.rpc.metadata import peer_identity
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class ServiceAccess:
         if not self.tls:
             return None
         try:
-            identity = grpc_peer_identity(context)
+            identity = peer_identity(context)
         except ValueError as e:
             return f"the caller's certificate names no service: {e}"
         if identity is None:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pyozone.common.tls import TlsStore, grpc_peer_identity
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import BlockID
@@ -46,6 +46,7 @@ from pyozone.protocol.tokens import (
     verify_block_token,
     verify_container_token,
 )
+from pyozone.rpc.metadata import peer_identity
 from pyozone.security.secret_keys import SecretKeyCache
 
 Request = pb.ContainerCommandRequestProto
@@ -238,7 +239,7 @@ def intra_datanode_refusal(context: Any) -> str | None:
     replication), or None. Over mutual TLS only datanode certificates may: a user's certificate there would
     bypass every block token. A plaintext port takes anyone who reaches it, as in Ozone."""
     try:
-        identity = grpc_peer_identity(context)
+        identity = peer_identity(context)
     except ValueError as e:
         return f"the caller's certificate names no datanode: {e}"
     if identity is None or identity.role is CertRole.DATANODE:

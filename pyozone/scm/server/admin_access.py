@@ -18,12 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyozone import rpc
-from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import grpc_peer_identity
 from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.acl import certificate_caller
 from pyozone.hdds.security.users import AdminRight, AdminRule
+from pyozone.rpc.metadata import USER_METADATA, peer_identity
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +44,7 @@ class AdminAccess:
         if not self.enabled:
             return
         claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
-        peer = grpc_peer_identity(context) if self.tls else None
+        peer = peer_identity(context) if self.tls else None
         try:
             user = certificate_caller(peer, claimed, self.tls)
         except ValueError as e:

@@ -1,6 +1,6 @@
 """SCMSecurityProtocolService: the CA and the secret keys on port 9961, always over mutual TLS.
 
-The caller is the identity its verified certificate names (grpc_peer_identity); ScmSecurity decides what
+The caller is the identity its verified certificate names (peer_identity); ScmSecurity decides what
 it may do. A refusal is a status whose message starts with Ozone's status name.
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 
-from pyozone.common.tls import grpc_peer_identity
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.x509 import Identity
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
 from pyozone.rpc import CallContext, StatusCode
+from pyozone.rpc.metadata import peer_identity
 from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.security.manager import ScmSecurity
 from pyozone.scm.server.rpc import Handler, InvalidRequest, parse, rpc
@@ -52,7 +52,7 @@ def security_rpc(handler: Handler) -> Handler:
 
 def caller(context: Context) -> Identity:
     try:
-        identity = grpc_peer_identity(context)
+        identity = peer_identity(context)
     except ValueError as e:
         raise SecurityError(SecurityResult.PERMISSION_DENIED, f"the caller's certificate: {e}") from None
     if identity is None:

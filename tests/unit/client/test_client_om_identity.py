@@ -11,11 +11,11 @@ import pytest
 from pyozone import rpc
 from pyozone.client.config import ClientConfig
 from pyozone.client.om import OM_SERVICE, OmClient, acting_for
-from pyozone.common.grpc_client import USER_METADATA
-from pyozone.common.tls import TlsStore, grpc_peer_identity
+from pyozone.common.tls import TlsStore, peer_identity
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.rpc.metadata import USER_METADATA
 from tests.tls_certs import CertAuthority
 
 
@@ -24,7 +24,7 @@ class WhoAsks:
 
     async def infoVolume(self, request: pb.InfoVolumeRequest, context: rpc.CallContext):  # type: ignore[no-untyped-def]
         claimed = dict(context.invocation_metadata() or ()).get(USER_METADATA)
-        peer = grpc_peer_identity(context)
+        peer = peer_identity(context)
         return pb.InfoVolumeResponse(
             volume=pb.VolumeInfo(volume=request.volume, owner=f"{peer and peer.principal}/{claimed}")
         )

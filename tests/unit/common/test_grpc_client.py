@@ -13,7 +13,7 @@ import pytest
 
 from pyozone.common.grpc_client import USER_METADATA, GrpcClient
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsStore, grpc_peer_identity, secure_port
+from pyozone.common.tls import TlsStore, peer_identity, secure_port
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security import x509 as X
 from tests.tls_certs import CertAuthority
@@ -52,7 +52,7 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> CertAuthority:
 
 def _whoami(request: bytes, context: grpc.ServicerContext) -> bytes:
     claimed = dict(context.invocation_metadata()).get(USER_METADATA)
-    return f"{grpc_peer_identity(context)} {claimed}".encode()
+    return f"{peer_identity(context)} {claimed}".encode()
 
 
 def _serial(request: bytes, context: grpc.ServicerContext) -> bytes:

@@ -17,7 +17,7 @@ from pyozone.common.tls import (
     TlsPaths,
     TlsStore,
     aio_channel,
-    grpc_peer_identity,
+    peer_identity,
     renewing_aio_channel,
     secure_port,
     ssl_peer_identity,
@@ -41,7 +41,7 @@ async def _serve(server_tls: TlsStore, release: asyncio.Event | None = None):
     server = grpc.aio.server()
 
     def whoami(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-        return repr(grpc_peer_identity(context)).encode()
+        return repr(peer_identity(context)).encode()
 
     async def serial(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         if release is not None:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from pyozone import rpc
 from pyozone.client.om import OM_SERVICE
-from pyozone.common.grpc_client import USER_METADATA
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ec.layout import StripeLayout
@@ -27,6 +26,7 @@ from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.common import ec_config_to_proto
 from pyozone.protocol.tokens import encode_token_proto, verify_block_token
+from pyozone.rpc.metadata import USER_METADATA
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 from tests.unit.om.test_om_ec_keys import EcScm
 from tests.unit.om.test_om_server import om_channel

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from pyozone import rpc
-from pyozone.common.tls import TlsStore, grpc_peer_identity
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
+from pyozone.rpc.metadata import peer_identity
 from pyozone.security.service_access import peer_datanode
 from tests.tls_certs import CertAuthority, self_signed
 from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, request, scenario, serve
@@ -29,7 +30,7 @@ FAST = rpc.ChannelSettings(4 * MB, connect_timeout_s=3, backoff_initial_s=0.01, 
 
 class Whoami(Echo):
     async def metadata(self, req: object, context: rpc.CallContext) -> object:
-        identity = grpc_peer_identity(context)
+        identity = peer_identity(context)
         shown = f"{identity.common_name if identity else None} {peer_datanode(context)}"
         return await self.echo(request(shown.encode()), context)  # type: ignore[arg-type]
 
