@@ -13,9 +13,10 @@ import pytest
 
 from pyozone.common.grpc_client import USER_METADATA, GrpcClient
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsStore, peer_identity, secure_port
+from pyozone.common.tls import TlsStore, secure_port
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security import x509 as X
+from pyozone.rpc.metadata import peer_identity
 from tests.tls_certs import CertAuthority
 
 OM = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
