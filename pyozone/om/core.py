@@ -299,9 +299,8 @@ class OzoneManager:
         None takes the bucket's. A block's capacity is the block size, an EC block group's the block
         size on each data index.
 
-        A key announced smaller than a block asks SCM for only what its largest replica holds: SCM counts
-        every allocation against its container, and a full block per small key would fill a container's
-        count after container size / block size keys (20 by default) however little was written.
+        A key announced smaller than a block asks SCM for only what its largest replica holds, the
+        length its location then carries (docs/differences.md).
 
         The blocks must fit the quotas (quota.py); with ozone.acl.enabled the key's `creator` owns it.
         A `condition` that fails now is refused before any block is allocated (commit_key decides)."""

@@ -173,8 +173,9 @@ def test_rm_report_equals_process_all_on_a_live_simulated_cluster(spark, tmp_pat
         seed=3,
     )
     assert c.run_until(lambda: len(c.scm.pipelines.open_pipelines(RATIS_THREE)) >= 6, 10 * MINUTE)
-    for _ in range(300):
+    for _ in range(300):  # a block a second: reports fill containers up, as SCM counts no allocation
         c.write_block(1 << 20)
+        c.advance(SECOND)
     for container in c.scm.containers.containers(LifeCycleState.OPEN)[::2]:
         c.scm.events.fire(SCMEvent.CLOSE_CONTAINER, container.container_id)
     c.advance(2 * MINUTE)

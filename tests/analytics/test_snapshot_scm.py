@@ -36,6 +36,7 @@ def cluster() -> SimCluster:
     written = []
     while all(info.state is LifeCycleState.OPEN for info in scm.containers.containers()):
         written.append(c.write_block(MB, owner=f"om{len(written) % 2}"))
+        c.advance(1_000)  # the datanodes' reports, not the allocations, fill a container up
         assert len(written) < 500
     c.advance(2 * MINUTE)
     assert {LifeCycleState.CLOSED, LifeCycleState.OPEN} <= {

@@ -42,8 +42,9 @@ def closed_cluster(
     # all the pipelines the limit allows (2 per node) open, so containers spread over every node
     wanted = 2 * datanodes // 3
     assert c.run_until(lambda: len(c.scm.pipelines.open_pipelines(RATIS_THREE)) >= wanted, 10 * MINUTE)
-    for _ in range(blocks):
+    for _ in range(blocks):  # a block a second: reports fill containers up, as SCM counts no allocation
         c.write_block(1 << 20)
+        c.advance(SECOND)
     for container in c.scm.containers.containers(LifeCycleState.OPEN):
         c.scm.events.fire(SCMEvent.CLOSE_CONTAINER, container.container_id)
     assert c.run_until(lambda: all_closed(c), 5 * MINUTE)

@@ -92,7 +92,6 @@ class BlockManager:
             container = self._writable_container(size, replication_config, owner, excluded)
         pipeline = self._pipelines.get(container.pipeline_id)
         local_id = self._sequence_ids.next_id(LOCAL_ID)
-        self._containers.add_allocated_bytes(container.container_id, size)
         self.allocated[replication_config] += 1
         return AllocatedBlock(BlockID(container.container_id, local_id), pipeline, container.container_id)
 

@@ -20,7 +20,7 @@ from pyozone.hdds.states import LifeCycleEvent, LifeCycleState
 from pyozone.scm.block.sequence_id import CONTAINER_ID, SequenceIdGenerator
 from pyozone.scm.container.lifecycle import check_reverse, next_state
 from pyozone.scm.container.replicas import ContainerReplicaMap, ReplicaListener
-from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.events import EventQueue
 from pyozone.scm.store import RecordCodec, SCMMetadataStore
 
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from pyozone.scm.pipeline.manager import PipelineManager
 
 log = logging.getLogger(__name__)
-
-_CLOSED_STATES = (LifeCycleState.QUASI_CLOSED, LifeCycleState.CLOSED)
 
 
 class ContainerManager:
@@ -56,8 +54,6 @@ class ContainerManager:
         self._by_pipeline: dict[PipelineID, set[ContainerID]] = {}
         self._membership = 0  # bumped when a container is added or changes state
         self._sorted: dict[LifeCycleState | None, tuple[int, tuple[ContainerID, ...]]] = {}
-        # bytes of the blocks SCM handed out from each OPEN container (memory only, like Ozone's stats)
-        self._allocated: dict[ContainerID, int] = {}
         self._last_used: dict[tuple[str, PipelineID], ContainerID] = {}
         self._replicas = ContainerReplicaMap()
         self._load()
@@ -166,21 +162,11 @@ class ContainerManager:
         target = next_state(info.state, event)
         if target <= info.state:
             return info
-        if target in _CLOSED_STATES and not self.replicas(container_id):
-            # Used bytes past OPEN come from what replicas hold; none reported holds nothing. Without
-            # this, a container that got blocks allocated but never a byte (writes that failed) would
-            # keep SCM's allocation floor, gigabytes that exist nowhere.
-            info = replace(info, used_bytes=0)
         updated = self._save(replace(info, state=target, state_entered_ms=self.clock.wall_ms()))
         log.info("Container %d: %s -> %s (%s)", container_id, info.state.name, target.name, event.name)
         if event is LifeCycleEvent.FINALIZE and info.pipeline_id is not None:
             self._pipelines.remove_container_from_pipeline(info.pipeline_id, container_id)
-        self._allocated.pop(container_id, None)
         return updated
-
-    def allocated_bytes(self, container_id: ContainerID) -> int:
-        """What SCM allocated from an OPEN container since this SCM started."""
-        return self._allocated.get(container_id, 0)
 
     def transition_deleting_or_deleted_to(
         self, container_id: ContainerID, target: LifeCycleState
@@ -204,19 +190,6 @@ class ContainerManager:
             return info
         updated = replace(info, sequence_id=sequence_id, used_bytes=used_bytes, number_of_keys=number_of_keys)
         self._containers[container_id] = updated
-        return updated
-
-    def add_allocated_bytes(self, container_id: ContainerID, size: int) -> ContainerInfo:
-        """Counts a new block against the container; the allocation that fills it asks for its close."""
-        info = self.get(container_id)
-        self._allocated[container_id] = self._allocated.get(container_id, 0) + size
-        updated = replace(info, used_bytes=info.used_bytes + size)
-        self._containers[container_id] = updated
-        if info.used_bytes < self.container_size <= updated.used_bytes:
-            log.info(
-                "Container %d is full (%d bytes allocated); closing it", container_id, updated.used_bytes
-            )
-            self.events.fire(SCMEvent.CLOSE_CONTAINER, container_id)
         return updated
 
     # ------------------------------------------------------------------ replicas
@@ -297,6 +270,8 @@ class ContainerManager:
         return chosen
 
     def _first_with_space(self, size: int, ids: list[ContainerID]) -> ContainerInfo | None:
+        """Room by the used bytes the replicas report: like Ozone's ContainerStateManagerImpl, SCM counts
+        none of the blocks it hands out, so blocks nobody writes take no container's room (issue 29)."""
         for cid in ids:
             info = self._containers[cid]
             if info.used_bytes + size <= self.container_size:

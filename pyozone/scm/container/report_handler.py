@@ -129,10 +129,6 @@ class ContainerReportHandler:
                 if other.datanode == dn or (is_ec and 1 < other.replica_index <= config.ec_data):
                     continue
                 used, keys = pick(used, other.bytes_used), pick(keys, other.key_count)
-            if info.state is LifeCycleState.OPEN:
-                # SCM counts the blocks it allocated; replicas report them later and one by one, and
-                # nothing is deleted from an OPEN container, so what SCM allocated is a floor.
-                used = max(used, self._containers.allocated_bytes(info.container_id))
         self._containers.update_stats(info.container_id, sequence_id, used, keys)
 
     # ------------------------------------------------------------------ state

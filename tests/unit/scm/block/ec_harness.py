@@ -18,6 +18,7 @@ from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import dn_id, node_report
+from tests.unit.scm.container.scm_fakes import report_written
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
 BLOCK = 256 << 20
@@ -63,6 +64,12 @@ class EcScm:
         self, config: ReplicationConfig = RS_3_2, size: int = BLOCK, excluded: ExcludeList = NO_EXCLUSIONS
     ) -> AllocatedBlock:
         return self.scm.blocks.allocate_block(size, config, "om", excluded)
+
+    def write(self, size: int = BLOCK, config: ReplicationConfig = RS_3_2) -> AllocatedBlock:
+        """A block group allocated and written whole: its replicas report the bytes."""
+        block = self.allocate(config, size)
+        report_written(self.scm.containers, block.container_id, size)
+        return block
 
     def open_pipelines(self, config: ReplicationConfig = RS_3_2) -> list[Pipeline]:
         return self.scm.pipelines.pipelines(config, PipelineState.OPEN)

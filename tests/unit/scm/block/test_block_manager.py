@@ -12,11 +12,10 @@ from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID
 from pyozone.hdds.states import LifeCycleState, PipelineState
 from pyozone.scm.block.manager import BlockManager
-from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.store import MemoryBackend, SCMMetadataStore
 from pyozone.scm.store.metadata_store import TABLE_NAMES
-from tests.unit.scm.container.scm_fakes import GB, Harness, make_harness
+from tests.unit.scm.container.scm_fakes import GB, Harness, make_harness, report_written
 
 BLOCK = 256 << 20
 
@@ -64,7 +63,7 @@ def test_block_size_must_be_within_zero_and_a_container(h: Harness, size: int) -
 def test_extreme_valid_sizes(h: Harness, size: int) -> None:
     h.pipelines.add(tuple(h.register(3)))
     block = block_manager(h).allocate_block(size, RATIS_THREE, "om")
-    assert h.containers.get(block.container_id).used_bytes == size
+    assert h.containers.get(block.container_id).used_bytes == 0  # replicas' reports set it, not SCM
 
 
 def test_allocation_returns_the_container_pipeline_and_a_fresh_local_id(h: Harness) -> None:
@@ -74,7 +73,6 @@ def test_allocation_returns_the_container_pipeline_and_a_fresh_local_id(h: Harne
     assert [b.block_id.local_id for b in blocks] == [1, 2, 3, 4]
     assert [b.container_id for b in blocks] == [1, 2, 1, 2]  # two open containers per owner here
     assert all(b.pipeline == pipeline and b.block_id.container_id == b.container_id for b in blocks)
-    assert h.containers.get(1).used_bytes == 2 * BLOCK
 
 
 def test_only_open_pipelines_of_the_requested_config_are_used(h: Harness) -> None:
@@ -88,17 +86,30 @@ def test_only_open_pipelines_of_the_requested_config_are_used(h: Harness) -> Non
     assert bm.allocate_block(BLOCK, RATIS_ONE, "om").pipeline.id == one.id
 
 
-def test_containers_fill_up_and_are_closed(h: Harness) -> None:
-    close = CloseContainerEventHandler(h.conf, h.clock, h.timers, h.containers, h.pipelines, h.nodes)
-    h.events.add_handler(SCMEvent.CLOSE_CONTAINER, close.on_close_container)
+def test_blocks_never_written_do_not_fill_containers(h: Harness) -> None:
+    """Issue 29: SCM does not count the blocks it hands out (Ozone's ContainerStateManagerImpl compares
+    the replicas' reported used bytes): blocks nobody writes (freon omkg's empty keys) keep going to the
+    same open containers, and SCM closes none of them."""
     h.pipelines.add(tuple(h.register(3)))
     bm = block_manager(h)
-    per_container = 5 * GB // BLOCK
-    blocks = [bm.allocate_block(BLOCK, RATIS_THREE, "om") for _ in range(2 * per_container)]
+    blocks = [bm.allocate_block(BLOCK, RATIS_THREE, "om") for _ in range(10 * 5 * GB // BLOCK)]
     assert {b.container_id for b in blocks} == {1, 2}
-    assert sorted(h.fired_of(SCMEvent.CLOSE_CONTAINER)) == [1, 2]
-    assert {h.containers.get(c).state for c in (1, 2)} == {LifeCycleState.CLOSING}
-    assert bm.allocate_block(BLOCK, RATIS_THREE, "om").container_id == 3
+    assert h.fired_of(SCMEvent.CLOSE_CONTAINER) == []
+    assert {h.containers.get(c).state for c in (1, 2)} == {LifeCycleState.OPEN}
+
+
+def test_containers_reported_full_give_way_to_a_new_one_on_the_pipeline(h: Harness) -> None:
+    """ContainerManagerImpl.getMatchingContainer: no open container with room for the block (by what the
+    replicas report) -> a new container on the same pipeline; the full ones close on their datanodes'
+    CONTAINER_FULL action, not on an allocation."""
+    pipeline = h.pipelines.add(tuple(h.register(3)))
+    bm = block_manager(h)
+    assert {bm.allocate_block(BLOCK, RATIS_THREE, "om").container_id for _ in range(4)} == {1, 2}
+    for cid in (1, 2):
+        report_written(h.containers, cid, 5 * GB - BLOCK + 1)
+    block = bm.allocate_block(BLOCK, RATIS_THREE, "om")
+    assert (block.container_id, block.pipeline.id) == (3, pipeline.id)
+    assert h.fired_of(SCMEvent.CLOSE_CONTAINER) == []
 
 
 def test_excluded_datanodes_pipelines_and_containers_are_avoided(h: Harness) -> None:

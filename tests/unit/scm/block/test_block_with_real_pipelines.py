@@ -9,7 +9,7 @@ import pytest
 
 from pyozone.common.timers import Timers
 from pyozone.config import OzoneConfiguration
-from pyozone.hdds.block import ExcludeList
+from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.exceptions import ResultCode, SCMException
@@ -23,7 +23,7 @@ from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.manager import PipelineManager
 from pyozone.scm.store import SCMMetadataStore
-from tests.unit.scm.container.scm_fakes import node_report
+from tests.unit.scm.container.scm_fakes import node_report, report_written
 
 BLOCK = 256 << 20
 
@@ -62,6 +62,13 @@ class Scm:
         pipeline = self.pipelines.get(pipeline_id)
         for dn in pipeline.nodes:
             self.pipelines.process_pipeline_report(dn, pipeline_id, is_leader=dn == pipeline.nodes[0])
+
+
+def write_block(scm: Scm) -> AllocatedBlock:
+    """A block allocated and then written whole: its replicas report the bytes."""
+    block = scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om")
+    report_written(scm.containers, block.container_id, BLOCK)
+    return block
 
 
 def test_first_write_creates_a_pipeline_and_succeeds_once_it_opens() -> None:
@@ -132,14 +139,30 @@ def test_no_new_container_on_a_pipeline_whose_member_is_out_of_space() -> None:
     )
     scm.datanodes_report(full.id)
     scm.datanodes_report(roomy.id)
-    held = {scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om").container_id for _ in range(40)}
+    held = {write_block(scm).container_id for _ in range(40)}
     before = {cid: scm.containers.get(cid).pipeline_id for cid in held}
     under_floor = replace(node_report(1).storage[0], free_space_to_spare=96 * 1024**3)  # 4 GB usable
     scm.nodes.process_node_report(full.nodes[0], replace(node_report(1), storage=(under_floor,)))
 
-    blocks = [scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om") for _ in range(200)]
+    blocks = [write_block(scm) for _ in range(200)]
     new = {b.container_id for b in blocks} - held
     assert new and all(scm.containers.get(cid).pipeline_id == roomy.id for cid in new)
     assert scm.containers.pipeline_containers(full.id) == [
         scm.containers.get(cid) for cid in sorted(c for c, p in before.items() if p == full.id)
     ]
+
+
+def test_blocks_nobody_writes_never_stall_allocation() -> None:
+    """Issue 29: freon omkg (openKey + commitKey of empty keys, a whole block reserved each) stopped after
+    a few hundred keys with FAILED_TO_FIND_ACTIVE_PIPELINE. SCM counted each block against its container,
+    closed the container it 'filled' and opened another, which no datanode ever reported; each counted a
+    container size against its members (PendingContainerTracker) until none had room. Ozone compares the
+    replicas' reported bytes (ContainerStateManagerImpl.getMatchingContainer): such blocks keep going to
+    the pipeline's open containers."""
+    scm = Scm()
+    dns = scm.register(3)  # 100 GB usable each: room for 19 pending 5 GB containers
+    scm.datanodes_report(scm.pipelines.create_pipeline(RATIS_THREE).id)
+    blocks = [scm.blocks.allocate_block(BLOCK, RATIS_THREE, "om") for _ in range(2000)]
+    assert len({b.container_id for b in blocks}) == scm.nodes.open_container_limit(dns) == 2
+    assert scm.containers.count(LifeCycleState.OPEN) == scm.containers.count() == 2
+    assert [scm.nodes.pending_containers.pending_count(dn) for dn in dns] == [2, 2, 2]

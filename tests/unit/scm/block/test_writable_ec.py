@@ -92,7 +92,7 @@ def test_many_blocks_spread_over_the_pipelines_within_the_limit() -> None:
     per_pipeline: Counter[str] = Counter()
     per_node: Counter[str] = Counter()
     for _ in range(1000):
-        block = h.allocate()
+        block = h.write()
         assert len(h.open_pipelines()) <= 5
         per_pipeline[block.pipeline.id] += 1
         per_node.update(block.pipeline.nodes)
@@ -113,17 +113,18 @@ def test_many_blocks_spread_over_the_pipelines_within_the_limit() -> None:
 
 def test_a_full_containers_pipeline_is_closed_and_replaced() -> None:
     h = EcScm(10, overrides=ONE_PIPELINE_OF_1GB)
-    first = h.allocate(size=GB // 2)
-    h.allocate(size=GB // 2)  # fills it
-    assert h.scm.containers.get(first.container_id).state is LifeCycleState.CLOSING
+    first = h.write(GB // 2)
+    h.write(GB // 2)  # its replicas report it full
+    assert h.scm.containers.get(first.container_id).state is LifeCycleState.OPEN
     third = h.allocate(size=GB // 2)
     assert third.pipeline.id != first.pipeline.id
     assert h.scm.pipelines.get(first.pipeline.id).state is PipelineState.CLOSED
+    assert h.scm.containers.get(first.container_id).state is LifeCycleState.CLOSING
 
 
 def test_a_container_without_room_for_the_block_closes_its_pipeline() -> None:
     h = EcScm(10, overrides=ONE_PIPELINE_OF_1GB)
-    first = h.allocate(size=GB // 2 + 1)
+    first = h.write(GB // 2 + 1)
     second = h.allocate(size=GB // 2)
     assert second.container_id != first.container_id
     assert h.scm.pipelines.get(first.pipeline.id).state is PipelineState.CLOSED

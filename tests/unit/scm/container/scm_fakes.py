@@ -102,6 +102,12 @@ class FakePipelineManager:
         return frozenset(self._containers.get(pid, ()))
 
 
+def report_written(containers: ContainerManager, container_id: ContainerID, size: int) -> None:
+    """The replicas report `size` more bytes in the container: SCM's used bytes come from reports only."""
+    info = containers.get(container_id)
+    containers.update_stats(container_id, info.sequence_id, info.used_bytes + size, info.number_of_keys + 1)
+
+
 def node_report(volumes: int) -> NodeReport:
     storage = tuple(StorageReport(f"vol-{i}", f"/data/{i}", 100 * GB, 0, 100 * GB) for i in range(volumes))
     return NodeReport(

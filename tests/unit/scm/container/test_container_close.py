@@ -130,12 +130,6 @@ def test_commands_carry_the_term_at_close_time(h: Harness, close: CloseContainer
     assert {c.term for dn in dns for c in h.commands(dn)} == {4}
 
 
-def test_a_container_filled_by_allocation_is_closed(h: Harness, close: CloseContainerEventHandler) -> None:
-    cid = h.containers.allocate_container(h.pipelines.add(tuple(h.register(3))), "om").container_id
-    h.containers.add_allocated_bytes(cid, h.containers.container_size)
-    assert h.containers.get(cid).state is S.CLOSING and close.pending() == {cid}
-
-
 @pytest.mark.parametrize("reason", list(ContainerActionReason))
 def test_container_actions_fire_close_container(h: Harness, reason: ContainerActionReason) -> None:
     ContainerActionsHandler(h.events).process_actions(

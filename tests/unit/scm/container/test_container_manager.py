@@ -8,8 +8,7 @@ from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, PipelineState, ReplicaState
-from pyozone.scm.events import SCMEvent
-from tests.unit.scm.container.scm_fakes import GB, Harness
+from tests.unit.scm.container.scm_fakes import Harness, report_written
 
 S, E = LifeCycleState, LifeCycleEvent
 
@@ -77,7 +76,7 @@ def test_sorted_ids_follow_every_addition_and_state_change(h: Harness) -> None:
     h.containers.update_state(first, E.FINALIZE)
     assert h.containers.container_ids(S.OPEN) == (second,)
     assert h.containers.container_ids(S.CLOSING) == (first,)
-    h.containers.add_allocated_bytes(second, 1)  # stats change no membership: the same sorted tuple
+    report_written(h.containers, second, 1)  # stats change no membership: the same sorted tuple
     assert h.containers.container_ids() is h.containers.container_ids()
 
 
@@ -105,34 +104,6 @@ def test_stats_are_in_memory_until_the_next_state_change(h: Harness) -> None:
         100,
         3,
     )
-
-
-def test_filling_a_container_fires_close_container_once(h: Harness) -> None:
-    info = h.containers.allocate_container(h.pipelines.add(tuple(h.register(3))), "om")
-    h.containers.add_allocated_bytes(info.container_id, 3 * GB)
-    assert h.fired_of(SCMEvent.CLOSE_CONTAINER) == []
-    assert h.containers.add_allocated_bytes(info.container_id, 2 * GB).used_bytes == 5 * GB
-    h.containers.add_allocated_bytes(info.container_id, 1)
-    assert h.fired_of(SCMEvent.CLOSE_CONTAINER) == [info.container_id]
-
-
-def test_a_container_closed_without_a_replica_holds_no_bytes(h: Harness) -> None:
-    """Blocks allocated but never written (the writes failed): once the container closes, its used bytes
-    are what replicas hold, not SCM's allocation floor (issue 11: 100 GB that existed nowhere)."""
-    pipeline = h.pipelines.add(tuple(h.register(3)))
-    empty = h.containers.allocate_container(pipeline, "om")
-    written = h.containers.allocate_container(pipeline, "om")
-    for info in (empty, written):
-        h.containers.add_allocated_bytes(info.container_id, 3 * GB)
-        h.containers.update_state(info.container_id, E.FINALIZE)
-    assert h.containers.get(empty.container_id).used_bytes == 3 * GB  # CLOSING: writes may still land
-    replica = ContainerReplica(written.container_id, pipeline.nodes[0], ReplicaState.CLOSED, "o", 1, 1, GB)
-    h.containers.update_replica(replica)
-    h.containers.update_state(empty.container_id, E.CLOSE)
-    h.containers.update_state(written.container_id, E.CLOSE)
-    assert h.containers.get(empty.container_id).used_bytes == 0
-    # with a replica, its reports set the stats (ContainerReportHandler), not the state change
-    assert h.containers.get(written.container_id).used_bytes == 3 * GB
 
 
 def test_replica_map_and_listeners(h: Harness) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pyozone.hdds.states import LifeCycleEvent, PipelineState
-from tests.unit.scm.container.scm_fakes import GB, Harness, make_harness, node_report
+from tests.unit.scm.container.scm_fakes import GB, Harness, make_harness, node_report, report_written
 
 SIZE = 256 << 20
 
@@ -38,9 +38,9 @@ def test_limit_is_the_smallest_over_the_members(h: Harness) -> None:
 def test_container_without_space_is_skipped_and_a_new_one_allocated_when_none_fits(h: Harness) -> None:
     pipeline = h.pipelines.add(tuple(h.register(3, volumes=1)))
     assert [pick(h, pipeline) for _ in range(2)] == [1, 2]
-    h.containers.add_allocated_bytes(1, 5 * GB - SIZE + 1)
+    report_written(h.containers, 1, 5 * GB - SIZE + 1)
     assert [pick(h, pipeline) for _ in range(3)] == [2, 2, 2]
-    h.containers.add_allocated_bytes(2, 5 * GB - SIZE + 1)
+    report_written(h.containers, 2, 5 * GB - SIZE + 1)
     assert pick(h, pipeline) == 3  # nothing fits: a new container beyond the limit
     assert pick(h, pipeline, size=SIZE - 1) == 3  # round-robin resumes after the last used (2)
     assert pick(h, pipeline, size=SIZE - 1) == 1  # and wraps round to 1, where SIZE - 1 fits exactly
@@ -55,7 +55,7 @@ def test_exact_fit_counts_as_space() -> None:
     h = one_container_allowed()
     pipeline = h.pipelines.add(tuple(h.register(3, volumes=1)))
     assert pick(h, pipeline) == 1
-    h.containers.add_allocated_bytes(1, 5 * GB - 2 * SIZE)
+    report_written(h.containers, 1, 5 * GB - 2 * SIZE)
     assert pick(h, pipeline, size=2 * SIZE) == 1
 
 
@@ -78,7 +78,7 @@ def test_with_an_allowance_of_one_a_container_is_reused_until_full() -> None:
     pipeline = h.pipelines.add(tuple(h.register(3, volumes=1)))
     assert h.nodes.open_container_limit(pipeline.nodes) == 1
     assert [pick(h, pipeline) for _ in range(3)] == [1, 1, 1]
-    h.containers.add_allocated_bytes(1, 5 * GB)
+    report_written(h.containers, 1, 5 * GB)
     assert pick(h, pipeline) == 2
 
 
@@ -99,7 +99,7 @@ def test_no_new_container_where_a_member_has_no_room_for_one(h: Harness) -> None
     h.nodes.process_node_report(dns[1], replace(node_report(1), storage=()))  # its volume is gone
     assert [pick(h, pipeline) for _ in range(2)] == [1, 2]
     for cid in (1, 2):
-        h.containers.add_allocated_bytes(cid, 5 * GB)
+        report_written(h.containers, cid, 5 * GB)
     assert pick(h, pipeline) is None and h.containers.count() == 2
 
 
