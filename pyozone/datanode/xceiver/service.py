@@ -94,9 +94,18 @@ class XceiverService:
         return await loop.run_in_executor(self.executor, self.dispatcher.dispatch, request)
 
 
+STREAM_WINDOW = 4
+"""Requests of one stream the connection holds before the handler takes them (the stream's window): a
+client that neither reads its answers nor stops sending pins at most MAX_IN_FLIGHT + STREAM_WINDOW
+requests per stream (the layer's default of 32 let 33 MiB messages pin a GiB in a few streams)."""
+
+
 def xceiver_server() -> rpc.Server:
     """A server for the service: requests up to MAX_DATA_MESSAGE_BYTES (a 4 MiB chunk with its envelope)."""
-    return rpc.Server(rpc.ServerSettings(MAX_DATA_MESSAGE_BYTES, max_in_flight=MAX_STREAMS_PER_CONNECTION))
+    settings = rpc.ServerSettings(
+        MAX_DATA_MESSAGE_BYTES, max_in_flight=MAX_STREAMS_PER_CONNECTION, stream_queue=STREAM_WINDOW
+    )
+    return rpc.Server(settings)
 
 
 def add_xceiver_service(server: rpc.Server, service: XceiverService) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import AsyncIterator, Iterable
 from concurrent.futures import Executor
@@ -92,12 +93,20 @@ async def serve(node: Node, executor: Executor, close_threshold: float = 0.9) ->
 async def exchange(
     stub: rpc.Stub, requests: Iterable[pb.ContainerCommandRequestProto]
 ) -> list[pb.ContainerCommandResponseProto]:
-    """Sends every request on one stream without waiting for answers; returns the answers."""
+    """Sends every request on one stream without waiting for answers, reading them as they come (each
+    side of a stream has a window: a writer that reads nothing until it is done would wait on itself);
+    returns the answers."""
     call = stub.send()
-    for request in requests:
-        await call.write(request)
-    await call.done_writing()
-    return [response async for response in call]
+
+    async def send_all() -> None:
+        for request in requests:
+            await call.write(request)
+        await call.done_writing()
+
+    sending = asyncio.create_task(send_all())
+    answers = [response async for response in call]
+    await sending
+    return answers
 
 
 # --- request builders

@@ -155,14 +155,19 @@ def test_in_flight_requests_are_capped(node_a: Node, executor: ThreadPoolExecuto
         try:
             async with rpc.Channel(f"127.0.0.1:{port}", rpc.ChannelSettings(MiB)) as channel:
                 call = rpc.Stub(channel, rpc.service(pb, "XceiverClientProtocolService")).send()
-                for cid in range(1, 11):
-                    await call.write(request(pb.Echo, cid, echo=pb.EchoRequestProto()))
+
+                async def send_all() -> None:  # past the stream's window: writes wait for room
+                    for cid in range(1, 11):
+                        await call.write(request(pb.Echo, cid, echo=pb.EchoRequestProto()))
+                    await call.done_writing()
+
+                sending = asyncio.create_task(send_all())
                 await wait_for_async(lambda: len(taken) >= 3, 5, "three requests taken", interval_s=0.05)
                 await asyncio.sleep(0.2)  # time enough for a fourth, if one could be taken
                 assert taken == [1, 2, 3] and seen == []
                 release.set()
-                await call.done_writing()
                 answers = [a async for a in call]
+                await sending
                 assert len(answers) == 10 and seen == list(range(1, 11))
         finally:
             await server.stop(None)
