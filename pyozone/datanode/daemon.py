@@ -4,7 +4,7 @@ Start-up follows Ozone's datanode state machine: with ozone.security.enabled, ob
 certificate from SCM's CA (first start) and renew it in the background; learn the cluster from SCM
 (getVersion) and refuse another cluster's SCM before touching any data; format or load the volumes for that
 cluster; load the containers; bind the data (STANDALONE) and replication servers and advertise the ports
-actually bound; then register and heartbeat. With hdds.grpc.tls.enabled every port (gRPC, datastream,
+actually bound; then register and heartbeat. With hdds.grpc.tls.enabled every port (RPC, datastream,
 HTTP) and every channel (to SCM, pipeline followers, replication and EC peers) is mutual TLS.
 Shutdown (SIGTERM/SIGINT) stops accepting RPCs, gives running RPCs and commands a grace period, waits for
 in-flight storage work and closes the volumes' databases.

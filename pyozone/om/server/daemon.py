@@ -73,7 +73,7 @@ class ServerStartError(Exception):
 
 class OmDaemon:
     """Ports are known after `start()` (the actual ones when the configuration asks for port 0).
-    `scm` may be given (tests); by default the daemon talks gRPC to the SCM the configuration names, once
+    `scm` may be given (tests); by default the daemon talks RPC to the SCM the configuration names, once
     it has its certificate."""
 
     def __init__(
