@@ -33,14 +33,16 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> CertAuthority:
 
 class Serial(Echo):
     """`echo` answers the serial of the certificate the caller's connection presented, once `release` is
-    set."""
+    set; `arrived` is set when a call reached it."""
 
     def __init__(self) -> None:
         super().__init__()
         self.release = asyncio.Event()
         self.release.set()
+        self.arrived = asyncio.Event()
 
     async def echo(self, req: EchoRPCRequest, context: rpc.CallContext) -> EchoRPCResponse:
+        self.arrived.set()
         await self.release.wait()
         [pem] = context.auth_context()["x509_pem_cert"]
         return EchoRPCResponse(payload=str(X.cert_from_pem(pem).serial_number).encode())
@@ -99,12 +101,14 @@ def test_a_kept_channel_presents_the_renewed_certificate(
                 assert await serial(kept) == first
                 monkeypatch.undo()
                 servicer.release.clear()
+                servicer.arrived.clear()
                 in_flight = asyncio.ensure_future(serial(kept))
-                await asyncio.sleep(0.1)
+                await servicer.arrived.wait()
                 ca.issue("dn-renew", DN)
                 store.reload()
+                servicer.arrived.clear()
                 renewed = asyncio.ensure_future(serial(kept))
-                await asyncio.sleep(0.1)
+                await servicer.arrived.wait()
                 servicer.release.set()
                 assert await renewed == _serial_of(paths) != first
                 assert await in_flight == first  # the replaced connection served the call it carried
