@@ -22,13 +22,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
-
 from benchmarks.common import print_table
 from pyozone.client.om import OM_SERVICE
 from pyozone.hdds.limits import MiB
 from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.rpc import Channel, ChannelSettings, RpcError, Stub
+from pyozone.rpc import Channel, ChannelSettings, RpcError, StatusCode, Stub
 from pyozone.rpc.loop import run as run_on_rpc_loop
 
 SETTLE_S = 3.0
@@ -53,9 +51,7 @@ def serve(data_dir: str) -> None:
             return ScmInfo("CID-flood", "scm-1", False, True)
 
         def _refuse(self, *args: object) -> object:
-            raise BlockClientError(
-                "the flood's stub SCM only answers getScmInfo", grpc.StatusCode.UNAVAILABLE
-            )
+            raise BlockClientError("the flood's stub SCM only answers getScmInfo", StatusCode.UNAVAILABLE)
 
         allocate_blocks = delete_key_blocks = container_location = _refuse
 

@@ -5,7 +5,8 @@ this one, on one connection with 32 calls in flight, for --seconds after a --war
 case's calls/s, the CPU each side spent per call and the CPU-bound rate (calls / the busier process's CPU
 seconds: the rate were each process alone on a core, which a loaded, shared machine blurs far less than
 the measured rate). Cases:
-- grpc.aio: a generic bytes-in/bytes-out handler, a grpc.aio channel (what every service uses today);
+- grpc.aio: a generic bytes-in/bytes-out handler, a grpc.aio channel (what every service used before
+  issue 29; the only use of grpcio left, which the test extra's grpcio-tools installs);
 - frames (asyncio) / frames (uvloop): length-prefixed frames multiplexed by call id over asyncio streams,
   the echo done inline by the server's reader (the machine's floor for this shape of call, as the issue
   measured it); frames, Protocol (uvloop): the same frames parsed in asyncio.Protocol callbacks, without

@@ -4,10 +4,11 @@
     python scripts/gen_proto.py              # regenerate pyozone/proto in place
     python scripts/gen_proto.py --check DIR  # generate into DIR, compare with pyozone/proto, exit 1 if stale
 
-protoc (from grpcio-tools) writes <name>_pb2.py, <name>_pb2.pyi and <name>_pb2_grpc.py for every
-proto/pyozone/<name>.proto; the generated imports (`from pyozone import hdds_pb2`) are rewritten to the
-package they live in (`from pyozone.proto import hdds_pb2`). The output depends only on the .proto files and
-the grpcio-tools version, so tests/unit/protocol/test_generated_code_is_fresh.py can compare it byte for byte.
+protoc (from grpcio-tools, without its gRPC plugin: the services run on pyozone.rpc) writes <name>_pb2.py
+and <name>_pb2.pyi for every proto/pyozone/<name>.proto; the generated imports (`from pyozone import
+hdds_pb2`) are rewritten to the package they live in (`from pyozone.proto import hdds_pb2`). The output
+depends only on the .proto files and the grpcio-tools version, so
+tests/unit/protocol/test_generated_code_is_fresh.py can compare it byte for byte.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ PROTO_PACKAGE = "pyozone"  # proto/pyozone/*.proto; imported as "pyozone/<name>.
 TARGET_PACKAGE = "pyozone.proto"
 TARGET_DIR = ROOT / "pyozone" / "proto"
 
-GENERATED_SUFFIXES = ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
-INIT_TEXT = '''"""Generated protobuf and gRPC modules for pyozone's protocols.
+GENERATED_SUFFIXES = ("_pb2.py", "_pb2.pyi")
+INIT_TEXT = '''"""Generated protobuf modules for pyozone's protocols.
 
 Sources: proto/pyozone/*.proto. Do not edit: run `python scripts/gen_proto.py`.
 Converters to and from pyozone's own types live in pyozone.protocol.
@@ -71,7 +72,6 @@ def generate(out_dir: Path) -> list[Path]:
             f"--proto_path={well_known}",
             f"--python_out={tmp}",
             f"--pyi_out={tmp}",
-            f"--grpc_python_out={tmp}",
             *(p.relative_to(PROTO_ROOT).as_posix() for p in protos),
         ]
         if protoc.main(args) != 0:

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pyozone import rpc
+from pyozone.common.tls import TlsStore
 from pyozone.rpc.loop import new_event_loop
 
 START_TIMEOUT_S = 10.0
@@ -34,10 +35,16 @@ def _on_pool(handler: Callable[[Any, Any], Any], pool: ThreadPoolExecutor) -> Ca
 
 
 class ThreadedRpcServer:
-    """`servicer` (plain sync methods named as the rpcs of `spec`) served on 127.0.0.1:`port`."""
+    """`servicer` (plain sync methods named as the rpcs of `spec`) served on 127.0.0.1:`port`, mutual TLS
+    with `tls`."""
 
     def __init__(
-        self, spec: rpc.ServiceSpec, servicer: object, settings: rpc.ServerSettings, workers: int = 24
+        self,
+        spec: rpc.ServiceSpec,
+        servicer: object,
+        settings: rpc.ServerSettings,
+        workers: int = 24,
+        tls: TlsStore | None = None,
     ) -> None:
         self._pool = ThreadPoolExecutor(workers)
         self._loop = new_event_loop()
@@ -45,7 +52,7 @@ class ThreadedRpcServer:
         self._thread.start()
         self.server = rpc.Server(settings)
         self.server.add_service(spec, _OnPool(servicer, spec, self._pool))
-        self.port: int = self._run(self.server.start("127.0.0.1", 0))
+        self.port: int = self._run(self.server.start("127.0.0.1", 0, tls))
         self._stopped = False
 
     def _run(self, coro: Any) -> Any:

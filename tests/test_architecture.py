@@ -18,9 +18,13 @@ def loaded_after(module: str, watched: tuple[str, ...]) -> list[str]:
 @pytest.mark.parametrize(
     ("module", "absent"),
     [
-        ("pyozone.client", ("rocksdict", "pyarrow", "pyspark")),
-        ("pyozone.scm.server.daemon", ("pyarrow", "pyspark")),
-        ("pyozone.scm.scm", ("grpc", "asyncio", "socket", "rocksdict", "pyarrow")),
+        ("pyozone.client", ("grpc", "rocksdict", "pyarrow", "pyspark")),
+        ("pyozone.scm.server.daemon", ("grpc", "pyarrow", "pyspark")),
+        ("pyozone.om.server", ("grpc",)),
+        ("pyozone.datanode.daemon", ("grpc",)),
+        ("pyozone.s3g.daemon", ("grpc",)),
+        ("pyozone.cli.main", ("grpc",)),
+        ("pyozone.scm.scm", ("grpc", "asyncio", "socket", "pyozone.rpc", "rocksdict", "pyarrow")),
         ("pyozone.hdds.commands", ("grpc", "rocksdict", "pyarrow")),
     ],
 )

@@ -5,8 +5,8 @@ the daemon, which never imports analytics, so pyarrow loads with the first snaps
 
 The view is taken synchronously, so no heartbeat or admin call changes the core while it is copied
 (references only: see pyozone/analytics/scm_snapshot.py). Rows are then built and encoded a batch at a
-time, giving the loop back between batches so heartbeats keep flowing during a large snapshot; gRPC's
-flow control holds the stream when the client reads slower, so the server never buffers the snapshot.
+time, giving the loop back between batches so heartbeats keep flowing during a large snapshot; the RPC
+stream's window holds it when the client reads slower, so the server never buffers the snapshot.
 """
 
 from __future__ import annotations

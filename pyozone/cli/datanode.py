@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 def run(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
-    # Imported here: the daemon pulls in gRPC servers and storage that other commands do not need.
+    # Imported here: the daemon pulls in RPC servers and storage that other commands do not need.
     from pyozone.datanode.daemon import run_datanode
     from pyozone.datanode.errors import DatanodeError
     from pyozone.datanode.identity import identity_dir, ratis_storage_dir

@@ -100,7 +100,7 @@ def _init(conf: OzoneConfiguration, cluster_id: str | None, joins: tuple[str, ..
 
 
 def _init_security(conf: OzoneConfiguration, storage: SCMStorageConfig, joins: tuple[str, ...]) -> None:
-    # Loaded only for a secure SCM: it brings gRPC (TlsPaths) with it.
+    # Loaded only for a secure SCM: it brings the CA and TLS code with it.
     from pyozone.scm.server.ca_files import JoinRequest, SecuritySetupError, init_security
     from pyozone.security.errors import SecurityError
 
@@ -124,7 +124,7 @@ async def snapshot_chunks(
 
 def _start(conf: OzoneConfiguration) -> int:
     storage, store = open_scm_store(conf)
-    server = importlib.import_module("pyozone.scm.server")  # grpc loads only for the daemon
+    server = importlib.import_module("pyozone.scm.server")  # the RPC servers load only for the daemon
 
     details = {
         **configured(conf, *SCM_BANNER_KEYS),

@@ -294,7 +294,7 @@ class BlockInputStream:
     async def _read_chunk(
         self, stream: XceiverStream, chunk: pb.ChunkInfo, start: int, end: int, bpc: int
     ) -> bytes:
-        """The range by ReadChunk over gRPC: for a datanode without a datastream port."""
+        """The range by ReadChunk over pyozone.rpc: for a datanode without a datastream port."""
         wanted = pb.ChunkInfo(
             chunkName=chunk.chunkName,
             offset=chunk.offset + start,

@@ -1,8 +1,8 @@
-"""AsyncOzoneClient: volumes, buckets and keys over OM and the datanodes, on asyncio (grpc.aio).
+"""AsyncOzoneClient: volumes, buckets and keys over OM and the datanodes, on asyncio (pyozone.rpc).
 
 This is the one implementation; OzoneClient (pyozone.client.sync) runs it on a private event-loop thread
-for synchronous callers. Channels are made lazily on first use, because grpc.aio binds a channel to the
-event loop that is running when it is made.
+for synchronous callers. Channels are made lazily on first use, because a channel's connection is bound
+to the event loop that is running when it is made.
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ class ClientConfig:
         """Whether a key of `size` bytes (0: unknown) is written by V2: `datastream` when given, else by
         ozone.fs.datastream.enabled and the auto threshold (seed 004: small keys gain nothing from it).
         An EC key's cells take the datanodes' datastream ports by the same rule: a key of unknown size may
-        pause longer than a datanode keeps an idle stream open; gRPC writeChunks have no such limit."""
+        pause longer than a datanode keeps an idle stream open; RPC writeChunks have no such limit."""
         if datastream is not None:
             return datastream
         return self.datastream_enabled and size >= self.datastream_threshold

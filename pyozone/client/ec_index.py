@@ -4,7 +4,7 @@ An index is an ordinary block whose chunks are cells: the writer of a replicated
 "pipeline" (the index's datanode) that keeps the EC pipeline's id, so the datanode can ask SCM about the
 allocation. Cells go over the datastream port when the key takes datastream (ClientConfig.uses_datastream:
 its size known and at least the auto threshold, as a replicated key) and the datanode has a port
-(BlockDataStreamOutput, the header naming the replica index), else as gRPC writeChunks (BlockOutputStream),
+(BlockDataStreamOutput, the header naming the replica index), else as RPC writeChunks (BlockOutputStream),
 which a paused writer cannot outwait (a datastream is closed after its idle timeout). The commit logic
 is theirs: a putBlock acknowledges the cells before it. There is no pipeline log: the datanode applies the
 putBlock itself, so its answer alone is the acknowledgement (no watch). Every putBlock names the replica
@@ -28,7 +28,7 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 class ECIndexOutput(BlockOutputStream):
     """What an EC index changes in a block writer: cells in, one putBlock per stripe, no watch. Alone it
-    sends cells as gRPC writeChunks (a datanode without a datastream port)."""
+    sends cells as RPC writeChunks (a datanode without a datastream port)."""
 
     SMALL_FILE = False  # one putBlock per stripe, on every index alike
 

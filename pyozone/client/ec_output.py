@@ -17,7 +17,7 @@ rewritten in a new group. Retries count by ozone.client.max.ec.stripe.write.retr
 
 Copies: a stripe is one `bytes` object (pyeclib codes only bytes): a slice of the caller's bytes copied once,
 or the join of the pieces it spans; a caller's mutable buffer is copied when written (PendingBytes). Cells
-are views of it; gRPC writeChunk copies a cell into its request, the datastream port sends the view. A
+are views of it; an RPC writeChunk copies a cell into its request, the datastream port sends the view. A
 short last stripe is zero-padded, in a copy, for coding only: data indexes store their real lengths.
 EC keys have no hflush/hsync (neither has Ozone's ECKeyOutputStream): bytes become durable at close().
 """
@@ -217,7 +217,7 @@ class ECKeyOutputStream(KeyOutputStream):
         datastream: bool = False,
     ) -> None:
         """`datastream`: cells go over the datanodes' datastream ports (ClientConfig.uses_datastream of the
-        key's size), else as gRPC writeChunks."""
+        key's size), else as RPC writeChunks."""
         super().__init__(
             om, pool, config, volume, bucket, key, client_id, preallocated, clock, None, metadata, part
         )

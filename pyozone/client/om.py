@@ -8,7 +8,7 @@ A key's commit waits out an unreachable OM longer (retry.OmRetryPolicy): its dat
 Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
 
 Who makes a call: over TLS the client's certificate says it and the call claims no one; without TLS the
-call names the login user in x-ozone-user metadata, which OM believes (common/grpc_client.user_metadata).
+call names the login user in x-ozone-user metadata, which OM believes (rpc/metadata.user_metadata).
 A call `acting_for` a user names that user either way: the S3 gateway acts for each request's user, and
 OM believes that from the gateway's certificate. The gateway's own calls claim no one, so OM sees the
 gateway itself.

@@ -16,7 +16,7 @@ def security_enabled(conf: OzoneConfiguration) -> bool:
     return bool(conf.get("ozone.security.enabled"))
 
 
-def grpc_tls_enabled(conf: OzoneConfiguration) -> bool:
+def mtls_enabled(conf: OzoneConfiguration) -> bool:
     """hdds.grpc.tls.enabled; ConfigError when it is set without ozone.security.enabled."""
     if not conf.get("hdds.grpc.tls.enabled"):
         return False
@@ -31,7 +31,7 @@ def grpc_tls_enabled(conf: OzoneConfiguration) -> bool:
 def client_tls(conf: OzoneConfiguration) -> TlsStore | None:
     """The user's certificate when hdds.grpc.tls.enabled (None without TLS). The files are read and
     checked now, so a missing or wrong one is named before any connection is tried."""
-    if not grpc_tls_enabled(conf):
+    if not mtls_enabled(conf):
         return None
     try:
         paths = TlsPaths.for_client(conf)

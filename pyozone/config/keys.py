@@ -235,7 +235,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.s3g.commit.deadline", D, "30s", "pyozone: a PUT's commit waits this long for OM, then 503"),
     # --- security: the CA, certificates, TLS, block tokens, ACLs (Ozone's names and defaults)
     _k("ozone.security.enabled", B, "false", "Certificates, block tokens and identities on every daemon"),
-    _k("hdds.grpc.tls.enabled", B, "false", "Mutual TLS on every gRPC, datastream and HTTP port"),
+    _k("hdds.grpc.tls.enabled", B, "false", "Mutual TLS on every RPC, datastream and HTTP port"),
     _k("ozone.scm.security.service.address", T, None, "SCM security protocol bind address (host[:port])"),
     _k(
         "ozone.scm.security.service.port",

@@ -4,7 +4,7 @@ Start-up follows Ozone's datanode state machine: with ozone.security.enabled, ob
 certificate from SCM's CA (first start) and renew it in the background; learn the cluster from SCM
 (getVersion) and refuse another cluster's SCM before touching any data; format or load the volumes for that
 cluster; load the containers; bind the data (STANDALONE) and replication servers and advertise the ports
-actually bound; then register and heartbeat. With hdds.grpc.tls.enabled every port (gRPC, datastream,
+actually bound; then register and heartbeat. With hdds.grpc.tls.enabled every port (RPC, datastream,
 HTTP) and every channel (to SCM, pipeline followers, replication and EC peers) is mutual TLS.
 Shutdown (SIGTERM/SIGINT) stops accepting RPCs, gives running RPCs and commands a grace period, waits for
 in-flight storage work and closes the volumes' databases.
@@ -27,7 +27,7 @@ from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, scm_datanode_address
 from pyozone.common.tls import TlsStore
-from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
+from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only
@@ -130,7 +130,7 @@ class Datanode:
         self.metrics = MetricsSystem("HddsDatanode")
         self.dn_metrics = DatanodeMetrics(self.metrics)
         self.secure = security_enabled(conf)
-        self.grpc_tls = grpc_tls_enabled(conf)  # refused here when it comes without security
+        self.mtls = mtls_enabled(conf)  # refused here when it comes without security
         self.push = push
         self.lookup = lookup
         self.identity = IdentityStore(conf)
@@ -220,7 +220,7 @@ class Datanode:
         self.certificate = await asyncio.to_thread(
             daemon_tls, self.conf, CertRole.DATANODE, directory, hosts, datanode=self.uuid
         )
-        if self.grpc_tls:
+        if self.mtls:
             self.tls = self.certificate
         return CertRenewer(self.conf, self.certificate, CertRole.DATANODE, hosts, datanode=self.uuid)
 

@@ -2,7 +2,7 @@
 
 Each request is started as it arrives, so the work of many requests overlaps, while the answers go back
 in request order. At most `max_in_flight` requests are taken ahead of their answers: past that the stream
-stops reading and gRPC flow control pushes back on the sender, so a fast sender cannot queue unbounded
+stops reading and the RPC stream's window pushes back on the sender, so a fast sender cannot queue unbounded
 data in the datanode's memory.
 """
 

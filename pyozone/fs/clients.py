@@ -2,12 +2,13 @@
 
 fsspec caches filesystem instances per thread (pyarrow's I/O threads each get one) and re-creates them from
 their storage options when they are unpickled on a Dask or Spark worker. A client is an event-loop thread
-plus gRPC channels, so instances do not own one: they look it up here by their `ClientSpec`.
+plus RPC connections, so instances do not own one: they look it up here by their `ClientSpec`.
 
 - At exit the clients are closed (atexit runs before daemon threads are torn down), so no "Task was
   destroyed but it is pending" noise and no open datanode streams.
-- Before a fork the clients, and the readers open through them, are closed: gRPC cannot be used in a child
-  forked while its parent had channels open (the child hangs or crashes in gRPC's core). Each side then
+- Before a fork the clients, and the readers open through them, are closed: a child forked while its
+  parent had connections open shares their sockets, and has no copy of the client's event-loop thread
+  (its calls would wait forever or interleave with the parent's frames). Each side then
   makes a fresh client on its next call, and a file open for reading reopens its key at the same position,
   so a worker forked by multiprocessing, Spark or Dask with a filesystem (or a file open for reading) from
   before the fork just works. What cannot survive the fork: a call another thread of the parent has in
@@ -87,12 +88,13 @@ def _close_locked() -> None:
     for client in clients:
         client.close()
     if clients:
-        gc.collect()  # gRPC's channels go when their objects do, and asyncio's leave reference cycles
+        gc.collect()  # asyncio's transports and tasks leave reference cycles
 
 
 def _before_fork() -> None:
-    """gRPC cannot be used in a child forked while the parent had channels open (it hangs or crashes):
-    close them, holding the lock until the fork is done so that no thread opens one in between."""
+    """A child forked while the parent had connections open shares their sockets and lacks the loop
+    thread that serves them: close them, holding the lock until the fork is done so that no thread opens
+    one in between."""
     _lock.acquire()
     _close_locked()
 

@@ -1,7 +1,8 @@
-"""Message size limits of pyozone's gRPC services, and the channel/server options that apply them.
+"""Message size limits of pyozone's RPC services (pyozone.rpc's ChannelSettings and ServerSettings).
 
-gRPC refuses (RESOURCE_EXHAUSTED) any message above the receiver's limit, so an oversized request never
-reaches a handler. Servers and clients of a service use the same limit.
+The RPC layer refuses (RESOURCE_EXHAUSTED) any message above the receiver's limit from the frame header,
+before its body is read, so an oversized request never reaches a handler. Servers and clients of a service
+use the same limit.
 """
 
 from __future__ import annotations
@@ -33,16 +34,3 @@ REPLICATION_CHUNK_BYTES = 1 * MiB
 MAX_ECHO_PAYLOAD_BYTES = 2 * MiB
 """An echo's payload each way (OM's echoRPC, a datanode's Echo: freon ome and dne): enough to time the RPC
 floor with a payload, while no echo makes a daemon build a buffer near its message limits."""
-
-
-def grpc_options(max_message_bytes: int) -> list[tuple[str, int]]:
-    """Options for grpc.aio.server(options=...) and grpc.aio.insecure_channel(options=...).
-
-    No SO_REUSEPORT (gRPC sets it on Linux by default): with it, a second server binds a port already in use
-    without error, and the kernel then splits connections between the two, so a caller reaches the wrong
-    daemon and hears "Method not found!". Without it the second server fails to start, and says why."""
-    return [
-        ("grpc.max_send_message_length", max_message_bytes),
-        ("grpc.max_receive_message_length", max_message_bytes),
-        ("grpc.so_reuseport", 0),
-    ]

@@ -1,6 +1,6 @@
 """What datanodes tell SCM, as plain values: the sans-IO inputs of the core.
 
-The gRPC layer (a later issue) converts protobuf to these; the simulator builds them directly.
+The protocol converters (pyozone.protocol) turn protobuf into these; the simulator builds them directly.
 """
 
 from __future__ import annotations

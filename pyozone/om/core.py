@@ -1,4 +1,4 @@
-"""OzoneManager: the namespace core. Synchronous, no gRPC: the daemon calls it from a thread pool (and
+"""OzoneManager: the namespace core. Synchronous, no RPC: the daemon calls it from a thread pool (and
 commitKey, which never waits for SCM, from its event loop).
 
 A mutation holds its locks (locks.py: key requests their keys', everything else the namespace exclusively)

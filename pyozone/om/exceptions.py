@@ -1,6 +1,6 @@
 """OMException: a refusal of the Ozone Manager, with Ozone's OMException result code.
 
-The code names the rule that refused the request; the gRPC adapter turns it into a status whose details
+The code names the rule that refused the request; the RPC adapter turns it into a status whose details
 read "RESULT_CODE: message", as the header of OmClientProtocol.proto promises clients.
 """
 
@@ -10,7 +10,7 @@ from enum import Enum
 
 
 class OMResultCode(Enum):
-    """Ozone's OMException.ResultCodes that pyozone's OM raises, with the gRPC status each travels as."""
+    """Ozone's OMException.ResultCodes that pyozone's OM raises, with the RPC status each travels as."""
 
     INVALID_VOLUME_NAME = "INVALID_ARGUMENT"
     INVALID_BUCKET_NAME = "INVALID_ARGUMENT"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyozone.common.tls_mode import grpc_tls_enabled
+from pyozone.common.tls_mode import mtls_enabled
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.security.acl import ACLType, parse_rights_names
@@ -41,7 +41,7 @@ class AccessSettings:
         try:
             return cls(
                 enabled=bool(conf.get("ozone.acl.enabled")),
-                tls=grpc_tls_enabled(conf),
+                tls=mtls_enabled(conf),
                 administrators=Administrators.from_conf(conf),
                 groups=UserGroups.from_conf(conf),
                 user_rights=parse_rights_names(str(conf.get("ozone.om.user.rights"))),

@@ -13,7 +13,6 @@ from pyozone.hdds.limits import (
     MAX_DATA_MESSAGE_BYTES,
     MAX_HEARTBEAT_MESSAGE_BYTES,
     REPLICATION_CHUNK_BYTES,
-    grpc_options,
 )
 from pyozone.protocol.admin import (
     DatanodeListing,
@@ -104,7 +103,6 @@ __all__ = [
     "container_replica_to_proto",
     "datanode_details_from_proto",
     "datanode_details_to_proto",
-    "grpc_options",
     "heartbeat_from_proto",
     "heartbeat_response_from_proto",
     "heartbeat_response_to_proto",

@@ -65,6 +65,10 @@ HEAD_CACHE_ENTRIES = 256
 """Call heads a channel keeps serialized (a caller's distinct method, timeout and metadata triples)."""
 EOF = object()
 """What `StreamCall.read` returns after the last answer (grpc.aio.EOF)."""
+RETIRE_GRACE_S = 600.0
+"""How long a connection a certificate renewal replaced keeps serving the calls already on it (it closes as
+soon as they end)."""
+_RETIRING: set[asyncio.Task[None]] = set()
 
 
 @dataclass(frozen=True)
@@ -327,6 +331,18 @@ def _client_context(tls: TlsStore) -> ssl.SSLContext:
     return context
 
 
+async def _idle(conn: ClientConnection, grace: float) -> None:
+    """Returns once no call is on `conn`, or after `grace` seconds."""
+    end = time.monotonic() + grace
+    while conn.calls and time.monotonic() < end:
+        await asyncio.sleep(0.02)
+
+
+async def _close_when_idle(conn: ClientConnection, grace: float) -> None:
+    await _idle(conn, grace)
+    conn.close()
+
+
 class Channel:
     """Calls to one server (asyncio). `peer`: the role the server's certificate must have over TLS."""
 
@@ -398,7 +414,7 @@ class Channel:
                 conn = await asyncio.shield(pending)
         if self._conn is not conn:
             if self._conn is not None and self._conn.loop is loop:
-                self._release(self._conn)
+                self._release(self._conn, retire=True)
             conn.users += 1
             self._conn = conn
         return conn
@@ -440,20 +456,24 @@ class Channel:
         pool.backoff.pop(key, None)
         return conn
 
-    def _release(self, conn: ClientConnection) -> None:
+    def _release(self, conn: ClientConnection, retire: bool = False) -> None:
+        """`retire`: a new connection replaced it (a renewed certificate); the calls on it finish first."""
         conn.users -= 1
         if conn.users <= 0:
-            conn.close()
+            if retire and conn.calls:
+                task = asyncio.get_running_loop().create_task(_close_when_idle(conn, RETIRE_GRACE_S))
+                _RETIRING.add(task)
+                task.add_done_callback(_RETIRING.discard)
+            else:
+                conn.close()
 
     async def close(self, grace: float | None = None) -> None:
         """Releases the connection (closed when no other channel of the process uses it)."""
         self._closed = True
         conn, self._conn = self._conn, None
         if conn is not None:
-            if grace and conn.calls:
-                end = time.monotonic() + grace
-                while conn.calls and time.monotonic() < end:
-                    await asyncio.sleep(0.02)
+            if grace:
+                await _idle(conn, grace)
             self._release(conn)
 
     async def __aenter__(self) -> Channel:

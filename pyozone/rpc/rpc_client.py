@@ -1,5 +1,4 @@
-"""A blocking client of one service: one channel, context management, and one path for failures
-(what common/grpc_client.GrpcClient was for gRPC).
+"""A blocking client of one service: one channel, context management, and one path for failures.
 
 Subclasses name their service and say how a failed call or a malformed answer reads to their users. With a
 `TlsStore` the channel is mutual TLS and the certificate says who calls (a renewed one too: the channel

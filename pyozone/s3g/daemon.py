@@ -22,7 +22,7 @@ from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address
 from pyozone.common.tls import TlsStore
-from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
+from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only
@@ -47,7 +47,7 @@ class S3GatewayDaemon:
     def __init__(self, conf: OzoneConfiguration) -> None:
         self.conf = conf
         self.secure = security_enabled(conf)
-        self.grpc_tls = grpc_tls_enabled(conf)  # refused here when it comes without security
+        self.mtls = mtls_enabled(conf)  # refused here when it comes without security
         self.settings = S3GatewaySettings.from_conf(conf)
         self.admin_address = address(conf, "ozone.s3g.webadmin.http-address", default_port=ADMIN_PORT_DEFAULT)
         self.certificate: TlsStore | None = None
@@ -105,7 +105,7 @@ class S3GatewayDaemon:
         hosts = service_hosts(self.settings.address.host)
         directory = metadata_dir(self.conf, "S3 gateway", "its key pair and certificate")
         self.certificate = await asyncio.to_thread(daemon_tls, self.conf, CertRole.S3G, directory, hosts)
-        if self.grpc_tls:
+        if self.mtls:
             self.tls = self.certificate
         renewer = CertRenewer(self.conf, self.certificate, CertRole.S3G, hosts)
         self._renewing = asyncio.create_task(renewer.run(self._stopping), name="s3g-cert-renewer")

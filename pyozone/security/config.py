@@ -17,7 +17,7 @@ from pyozone.hdds.security.x509 import check_user_name
 @dataclass(frozen=True, slots=True)
 class SecurityConfig:
     enabled: bool
-    grpc_tls: bool
+    mtls: bool
     key_len: int
     default_duration_ms: int
     max_duration_ms: int
@@ -44,7 +44,7 @@ class SecurityConfig:
 
         settings = cls(
             enabled=conf.get("ozone.security.enabled"),
-            grpc_tls=conf.get("hdds.grpc.tls.enabled"),
+            mtls=conf.get("hdds.grpc.tls.enabled"),
             key_len=conf.get("hdds.key.len"),
             default_duration_ms=conf.get("hdds.x509.default.duration"),
             max_duration_ms=conf.get("hdds.x509.max.duration"),
@@ -68,7 +68,7 @@ class SecurityConfig:
 
     def check(self) -> None:
         problems = []
-        if self.grpc_tls and not self.enabled:
+        if self.mtls and not self.enabled:
             problems.append("hdds.grpc.tls.enabled=true needs ozone.security.enabled=true (certificates)")
         if self.enabled:
             if self.key_len < 2048:

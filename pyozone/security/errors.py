@@ -1,6 +1,6 @@
 """How the security protocol fails: one exception with Ozone's status name, on both sides of the wire.
 
-SCM raises it (its CA refuses a CSR, a caller may not read secret keys), the service turns it into a gRPC
+SCM raises it (its CA refuses a CSR, a caller may not read secret keys), the service turns it into an RPC
 status whose message starts with the code, and the client raises it again from that status.
 """
 
@@ -23,7 +23,7 @@ class SecurityResult(StrEnum):
 
 
 class SecurityError(Exception):
-    """`code` is a SecurityResult name (or a gRPC status name the server chose); `message` says why."""
+    """`code` is a SecurityResult name (or an RPC status name the server chose); `message` says why."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")

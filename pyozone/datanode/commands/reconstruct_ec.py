@@ -44,7 +44,7 @@ def reconstruction_of(command: ReconstructECContainersCommand) -> Reconstruction
 
 class ReconstructECHandler(CommandHandler):
     def __init__(self, ctx: CommandContext, connect: Connect | None = None) -> None:
-        """`connect`: streams to datanodes (tests pass in-process ones); by default gRPC, one channel per
+        """`connect`: streams to datanodes (tests pass in-process ones); by default RPC, one channel per
         datanode for each command."""
         self.ctx = ctx
         self.connect = connect

@@ -27,7 +27,7 @@ block file it wrote, unless a putBlock committed some of it.
 
 An EC cell stream (header.replica_index > 0, an EC pipeline) opens that replica index of the container,
 created as the dispatcher creates an EC replica (allocations.py), and is refused if it names a chain (each
-index goes straight to its own datanode); its putBlock comes straight to this datanode over gRPC, as EC
+index goes straight to its own datanode); its putBlock comes straight to this datanode over RPC, as EC
 pipelines have no log.
 """
 

@@ -1,7 +1,7 @@
 """EC reconstruction on the coordinator datanode (Ozone's ECReconstructionCoordinator): rebuilds the missing
 replica indexes of an EC container from the surviving ones and writes them to the target datanodes.
 
-`peers.py` talks to the other datanodes (sources and targets, this one included) over the xceiver gRPC API,
+`peers.py` talks to the other datanodes (sources and targets, this one included) over the xceiver RPC API,
 `requests.py` builds those requests, `groups.py` lists the block groups the sources agree on, `stripes.py`
 rebuilds one block group stripe by stripe, and `coordinator.py` runs a whole container: create RECOVERING
 replicas, rebuild every block group, close them, or delete them all on any failure.

@@ -9,7 +9,7 @@ each target gets its putBlock with the group length, a target with no bytes in t
 
 Memory: at most READ_AHEAD stripes are read and decoded ahead of the writes, and at most WRITE_WINDOW
 stripes' writes wait for their answers: a few cells per index in flight, whatever the block's size.
-Copies: the gRPC answer's bytes are the cell (protobuf parses into bytes); a cell shorter than its stripe's
+Copies: the RPC answer's bytes are the cell (protobuf parses into bytes); a cell shorter than its stripe's
 first is zero-padded into a new buffer (the codec takes equal lengths); the codec copies each cell once
 (codec.py); a rebuilt cell is copied into its writeChunk message (protobuf takes bytes).
 """

@@ -1,7 +1,7 @@
 """Dispatcher: one ContainerCommandRequestProto in, one ContainerCommandResponseProto out (Ozone's
 HddsDispatcher with its KeyValueHandler).
 
-Pure and synchronous: it calls the storage layer, which does blocking I/O, so the gRPC service runs it in
+Pure and synchronous: it calls the storage layer, which does blocking I/O, so the RPC service runs it in
 a worker pool. It never raises: every failure is a response with Ozone's Result and a message, because
 a client that gets an exception instead of an answer cannot tell "retry elsewhere" from "bad request".
 

@@ -230,7 +230,7 @@ have no token field, Ozone's neither: it relies on mutual TLS alone)."""
 
 
 def call_token(context: Any) -> str:
-    """The container token a call carries in its metadata ("" for none; gRPC and pyozone.rpc alike)."""
+    """The container token a call carries in its metadata ("" for none)."""
     return next((str(v) for k, v in context.invocation_metadata() or () if k == TOKEN_METADATA), "")
 
 

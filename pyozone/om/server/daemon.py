@@ -24,7 +24,7 @@ from pyozone.common.http_json import JsonResponse, Route
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
 from pyozone.common.tls import TlsStore
-from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled, service_hosts
+from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only
@@ -73,7 +73,7 @@ class ServerStartError(Exception):
 
 class OmDaemon:
     """Ports are known after `start()` (the actual ones when the configuration asks for port 0).
-    `scm` may be given (tests); by default the daemon talks gRPC to the SCM the configuration names, once
+    `scm` may be given (tests); by default the daemon talks RPC to the SCM the configuration names, once
     it has its certificate."""
 
     def __init__(
@@ -81,7 +81,7 @@ class OmDaemon:
     ) -> None:
         self.conf = conf
         self.secure = security_enabled(conf)
-        self.grpc_tls = grpc_tls_enabled(conf)  # refused here when it comes without security
+        self.mtls = mtls_enabled(conf)  # refused here when it comes without security
         # OM has no RPC bind-host key; a non-loopback ozone.om.address binds 0.0.0.0 (docs/differences.md).
         self.rpc_address = bind_address(conf, om_address(conf), None)
         self.http_address = bind_address(
@@ -171,7 +171,7 @@ class OmDaemon:
         self.certificate = await asyncio.to_thread(
             daemon_tls, self.conf, CertRole.OM, self.metadata_dir, hosts
         )
-        if self.grpc_tls:
+        if self.mtls:
             self.tls = self.certificate
         renewer = CertRenewer(self.conf, self.certificate, CertRole.OM, hosts)
         self._tasks.append(asyncio.create_task(renewer.run(self._stopping), name="om-cert-renewer"))

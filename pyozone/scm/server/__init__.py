@@ -1,4 +1,4 @@
-"""The SCM daemon: gRPC services for datanodes and admin tools over the SCM core, plus readiness."""
+"""The SCM daemon: RPC services for datanodes and admin tools over the SCM core, plus readiness."""
 
 from pyozone.scm.server.daemon import ScmDaemon, ServerStartError, start_scm
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyozone import rpc
-from pyozone.common.tls_mode import grpc_tls_enabled, security_enabled
+from pyozone.common.tls_mode import mtls_enabled, security_enabled
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.acl import certificate_caller
 from pyozone.hdds.security.users import AdminRight, AdminRule
@@ -35,7 +35,7 @@ class AdminAccess:
     def from_conf(cls, conf: OzoneConfiguration) -> AdminAccess:
         return cls(
             security_enabled(conf) or bool(conf.get("ozone.acl.enabled")),
-            grpc_tls_enabled(conf),
+            mtls_enabled(conf),
             AdminRule.from_conf(conf),
         )
 

@@ -140,7 +140,7 @@ class ScmDaemon:
             settings = SecurityConfig.from_conf(conf)
             self.secure = self._secure(conf, settings, store, clock) if settings.enabled else None
             # hdds.grpc.tls.enabled: every other port presents SCM's certificate and requires the peer's.
-            self.tls = self.secure.tls if self.secure and settings.grpc_tls else None
+            self.tls = self.secure.tls if self.secure and settings.mtls else None
         except BaseException:
             store.close()
             raise

@@ -9,7 +9,7 @@ from pyozone.scm.scm import StorageContainerManager
 
 
 def readiness_routes(core: StorageContainerManager, serving: Callable[[], bool]) -> dict[str, Route]:
-    """/ready: 200 once both gRPC services serve (503 before and while shutting down), with the safe-mode
+    """/ready: 200 once both RPC services serve (503 before and while shutting down), with the safe-mode
     state so a waiting tool needs no second call; /health: 200 while the process answers at all."""
 
     def ready() -> JsonResponse:

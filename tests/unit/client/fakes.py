@@ -27,16 +27,13 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import NoReturn
-
-import grpc
 
 from pyozone import rpc
 from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, grpc_options
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2 as om
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
@@ -66,10 +63,6 @@ SMALL = {
 def small_conf(om_address: str, extra: dict[str, str] | None = None) -> OzoneConfiguration:
     """Small buffers and blocks (so every boundary is cheap to cross) pointed at `om_address`."""
     return OzoneConfiguration({**SMALL, "ozone.om.address": om_address, **(extra or {})})
-
-
-def _server() -> grpc.Server:
-    return grpc.server(ThreadPoolExecutor(max_workers=24), options=grpc_options(MAX_DATA_MESSAGE_BYTES))
 
 
 @dataclass

@@ -1,32 +1,28 @@
 """Mutual TLS through `common/tls`: both sides present CA-signed certificates, anyone else fails the
 handshake, the caller's identity comes from its certificate, and a renewed certificate is used by the next
-connection without a restart, and by a channel kept for the process's life (AioRenewing, SyncRenewing)."""
+connection without a restart, and by an RPC channel kept for the process's life (it follows the store's
+generation, reading no file per call). The RPC layer's refusals: tests/unit/rpc/test_tls.py."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import threading
 from pathlib import Path
 
-import grpc
 import pytest
 
-from pyozone.common.tls import (
-    SyncRenewing,
-    TlsPaths,
-    TlsStore,
-    aio_channel,
-    peer_identity,
-    renewing_aio_channel,
-    secure_port,
-    ssl_peer_identity,
-)
+from pyozone import rpc
+from pyozone.common.tls import TlsPaths, TlsStore, ssl_peer_identity
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
-from tests.tls_certs import CertAuthority, self_signed
+from pyozone.proto.OmClientProtocol_pb2 import EchoRPCRequest, EchoRPCResponse
+from tests.tls_certs import CertAuthority
+from tests.unit.rpc.rpc_support import SPEC, Echo, channel, request, scenario, serve
 
 OM = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
+DN = X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1")
 ALICE = X.Identity(X.CertRole.USER, "alice")
 
 
@@ -35,154 +31,91 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> CertAuthority:
     return CertAuthority(tmp_path_factory.mktemp("ca"))
 
 
-async def _serve(server_tls: TlsStore, release: asyncio.Event | None = None):
-    """A server answering `whoami` (the caller's identity) and `serial` (the serial of the certificate the
-    caller's connection presented, after `release` is set when given)."""
-    server = grpc.aio.server()
+class Serial(Echo):
+    """`echo` answers the serial of the certificate the caller's connection presented, once `release` is
+    set; `arrived` is set when a call reached it."""
 
-    def whoami(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-        return repr(peer_identity(context)).encode()
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.release.set()
+        self.arrived = asyncio.Event()
 
-    async def serial(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-        if release is not None:
-            await release.wait()
+    async def echo(self, req: EchoRPCRequest, context: rpc.CallContext) -> EchoRPCResponse:
+        self.arrived.set()
+        await self.release.wait()
         [pem] = context.auth_context()["x509_pem_cert"]
-        return str(X.cert_from_pem(pem).serial_number).encode()
-
-    handler = grpc.method_handlers_generic_handler(
-        "t.S",
-        {
-            "whoami": grpc.unary_unary_rpc_method_handler(whoami),
-            "serial": grpc.unary_unary_rpc_method_handler(serial),
-        },
-    )
-    server.add_generic_rpc_handlers((handler,))
-    port = secure_port(server, "127.0.0.1:0", server_tls)
-    await server.start()
-    return server, port
+        return EchoRPCResponse(payload=str(X.cert_from_pem(pem).serial_number).encode())
 
 
-async def _whoami(port: int, client_tls: TlsStore | None) -> bytes:
-    async with aio_channel(f"127.0.0.1:{port}", [], client_tls) as channel:
-        return await channel.unary_unary("/t.S/whoami")(b"", timeout=5)
-
-
-def test_grpc_mutual_tls_names_the_caller_and_refuses_strangers(ca: CertAuthority, tmp_path: Path) -> None:
-    server_tls = ca.store("om", OM)
-    other = CertAuthority(tmp_path / "other")
-
-    async def scenario() -> None:
-        server, port = await _serve(server_tls)
-        try:
-            assert b"'alice'" in await _whoami(port, ca.store("alice", ALICE))
-            strangers = {
-                "plaintext": None,
-                "self-made": self_signed(tmp_path, "self", ALICE, trust=ca.cert),
-                "other CA": other.store("mallory", ALICE, trust=ca.cert),
-            }
-            for what, tls in strangers.items():
-                with pytest.raises(grpc.aio.AioRpcError) as refused:
-                    await _whoami(port, tls)
-                assert refused.value.code() is grpc.StatusCode.UNAVAILABLE, what
-        finally:
-            await server.stop(None)
-
-    asyncio.run(scenario())
-
-
-def test_a_renewed_certificate_is_served_to_the_next_connection(ca: CertAuthority, tmp_path: Path) -> None:
+def test_a_renewed_certificate_is_served_to_the_next_connection(ca: CertAuthority) -> None:
     paths = ca.issue("om-renew", OM)
     server_tls = TlsStore(paths)
 
-    def serial_seen() -> int:
+    def serial_seen(port: int) -> int:
         context = ca.store("alice-r", ALICE).client_context()
         with context.wrap_socket(
-            __import__("socket").create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1"
+            socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1"
         ) as sock:
             return X.cert_from_pem(ssl.DER_cert_to_PEM_cert(sock.getpeercert(True)).encode()).serial_number
 
-    async def scenario() -> None:
-        nonlocal port
-        server, port = await _serve(server_tls)
+    async def test() -> None:
+        server, port = await serve(tls=server_tls)
         try:
-            first = await asyncio.to_thread(serial_seen)
+            first = await asyncio.to_thread(serial_seen, port)
             renewed = ca.issue("om-renew", OM)  # same files, new certificate
             assert renewed == paths
-            second = await asyncio.to_thread(serial_seen)
+            server_tls.reload()  # what the renewer does (security/cert_client.py)
+            second = await asyncio.to_thread(serial_seen, port)
             assert second != first
         finally:
             await server.stop(None)
 
-    port = 0
-    asyncio.run(scenario())
+    scenario(test)
 
 
 def _serial_of(paths: TlsPaths) -> int:
     return X.cert_from_pem(paths.cert.read_bytes()).serial_number
 
 
-def test_a_kept_channel_presents_the_renewed_certificate(ca: CertAuthority) -> None:
+def test_a_kept_channel_presents_the_renewed_certificate(
+    ca: CertAuthority, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A holder that keeps its channel for the process (a datanode's to SCM, a client pool's) calls with
-    the renewed certificate once the store reloaded it; a call in flight on the replaced channel still
-    finishes."""
-    paths = ca.issue("dn-renew", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
+    the renewed certificate once the store reloaded it, reading no file per call meanwhile; a call in
+    flight on the replaced connection still finishes."""
+    paths = ca.issue("dn-renew", DN)
     store = TlsStore(paths)
+    servicer = Serial()
 
-    async def scenario() -> None:
-        release = asyncio.Event()
-        server, port = await _serve(ca.store("scm", OM), release)
-        kept = renewing_aio_channel(f"127.0.0.1:{port}", [], store)
+    async def serial(ch: rpc.Channel) -> int:
+        return int((await rpc.Stub(ch, SPEC).echo(request(), timeout=5)).payload)
+
+    async def test() -> None:
+        server, port = await serve(servicer=servicer, tls=ca.store("scm", OM))
         try:
-            release.set()
-            first = int(await kept.get().unary_unary("/t.S/serial")(b"", timeout=5))
-            assert first == _serial_of(paths)
-            release.clear()
-            in_flight = asyncio.ensure_future(kept.get().unary_unary("/t.S/serial")(b"", timeout=5))
-            await asyncio.sleep(0.1)
-            ca.issue("dn-renew", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
-            store.reload()
-            renewed = kept.get().unary_unary("/t.S/serial")(b"", timeout=5)
-            release.set()
-            assert int(await renewed) == _serial_of(paths) != first
-            assert int(await in_flight) == first  # the retired channel closed only after its call ended
+            async with channel(port, tls=store, peer=X.CertRole.OM) as kept:
+                first = await serial(kept)
+                assert first == _serial_of(paths)
+                monkeypatch.setattr("pyozone.common.tls.os.stat", _no_stat)
+                assert await serial(kept) == first
+                monkeypatch.undo()
+                servicer.release.clear()
+                servicer.arrived.clear()
+                in_flight = asyncio.ensure_future(serial(kept))
+                await servicer.arrived.wait()
+                ca.issue("dn-renew", DN)
+                store.reload()
+                servicer.arrived.clear()
+                renewed = asyncio.ensure_future(serial(kept))
+                await servicer.arrived.wait()
+                servicer.release.set()
+                assert await renewed == _serial_of(paths) != first
+                assert await in_flight == first  # the replaced connection served the call it carried
         finally:
-            await kept.close()
             await server.stop(None)
 
-    asyncio.run(scenario())
-
-
-def test_a_kept_channel_reads_no_file_until_the_store_moves(ca: CertAuthority, monkeypatch) -> None:
-    """The check per call is the store's generation: no stat() per call, one new channel per renewal."""
-    paths = ca.issue("dn-gen", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
-    store = TlsStore(paths)
-    dialled: list[_Closable] = []
-
-    def dial() -> _Closable:
-        dialled.append(_Closable())
-        return dialled[-1]
-
-    kept = SyncRenewing(dial, store)
-    monkeypatch.setattr("pyozone.common.tls.os.stat", _no_stat)
-    assert kept.get() is kept.get() is dialled[0]
-    monkeypatch.undo()
-    ca.issue("dn-gen", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
-    store.reload()
-    assert kept.get() is dialled[1] and not dialled[0].closed  # closed at the next renewal, or by close()
-    ca.issue("dn-gen", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
-    store.reload()
-    assert kept.get() is dialled[2] and dialled[0].closed and not dialled[1].closed
-    kept.close()
-    assert all(c.closed for c in dialled)
-    plain = SyncRenewing(dial, None)
-    assert plain.get() is plain.get() is dialled[3]
-
-
-class _Closable:
-    closed = False
-
-    def close(self) -> None:
-        self.closed = True
+    scenario(test)
 
 
 def _no_stat(*args: object) -> None:

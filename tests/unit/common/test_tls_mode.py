@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.common.tls_mode import client_tls, grpc_tls_enabled, service_hosts
+from pyozone.common.tls_mode import client_tls, mtls_enabled, service_hosts
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.security import x509 as X
 from tests.tls_certs import CertAuthority
@@ -23,11 +23,11 @@ def no_client_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_tls_without_security_is_refused() -> None:
-    assert grpc_tls_enabled(OzoneConfiguration()) is False
+    assert mtls_enabled(OzoneConfiguration()) is False
     assert client_tls(OzoneConfiguration()) is None
     with pytest.raises(ConfigError, match=r"ozone\.security\.enabled is false"):
-        grpc_tls_enabled(OzoneConfiguration({"hdds.grpc.tls.enabled": "true"}))
-    assert grpc_tls_enabled(OzoneConfiguration(SECURE)) is True
+        mtls_enabled(OzoneConfiguration({"hdds.grpc.tls.enabled": "true"}))
+    assert mtls_enabled(OzoneConfiguration(SECURE)) is True
 
 
 def test_a_tls_client_needs_a_certificate() -> None:

@@ -1,58 +1,55 @@
 """Issue 28 review (JOIN credentials): a client checks the role of the server it dials besides its host,
-so a datanode's certificate naming OM's or SCM's host cannot serve as OM or SCM. gRPC channels and `ssl`
+so a datanode's certificate naming OM's or SCM's host cannot serve as OM or SCM. RPC channels and `ssl`
 connections (datastream, HTTP) verify the role-qualified name the CA adds for every host a service's
 certificate names (x509.role_host_name); a CSR naming such a name itself is refused."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import ssl
 import threading
 from pathlib import Path
 
-import grpc
 import pytest
 
+from pyozone import rpc
 from pyozone.client.datastream_read import datanode_server_name
-from pyozone.common.tls import TlsStore, aio_channel, secure_port
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
 from tests.tls_certs import CertAuthority
+from tests.unit.rpc.rpc_support import MB, SPEC, channel, request, scenario, serve
 
 OM = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
 DN = X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1")
 ALICE = X.Identity(X.CertRole.USER, "alice")
 DN_UUID = "0b7c62a4-3c9a-4a35-9a5c-2f6f2f0a9a11"
+FAST = rpc.ChannelSettings(4 * MB, connect_timeout_s=3, backoff_initial_s=0.01, backoff_max_s=0.01)
 
 
-def grpc_ping(server_tls: TlsStore, client: TlsStore, peer: X.CertRole) -> str:
-    """'pong', or the status a client dialling a `peer` got from a server presenting `server_tls`."""
+def rpc_ping(server_tls: TlsStore, client: TlsStore, peer: X.CertRole) -> str:
+    """The echo, or the status a client dialling a `peer` got from a server presenting `server_tls`."""
 
-    async def scenario() -> str:
-        server = grpc.aio.server()
-        handler = grpc.unary_unary_rpc_method_handler(lambda request, context: b"pong")
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("t.S", {"ping": handler}),))
-        port = secure_port(server, "127.0.0.1:0", server_tls)
-        await server.start()
+    async def test() -> str:
+        server, port = await serve(tls=server_tls)
         try:
-            async with aio_channel(f"127.0.0.1:{port}", [], client, peer) as channel:
-                return (await channel.unary_unary("/t.S/ping")(b"", timeout=5)).decode()
-        except grpc.aio.AioRpcError as e:
+            async with channel(port, FAST, tls=client, peer=peer) as ch:
+                return (await rpc.Stub(ch, SPEC).echo(request(b"pong"), timeout=5)).payload.decode()
+        except rpc.RpcError as e:
             return e.code().name
         finally:
             await server.stop(None)
 
-    return asyncio.run(scenario())
+    return scenario(test)
 
 
-def test_a_grpc_client_dialling_om_refuses_a_datanode_certificate_for_oms_host(tmp_path: Path) -> None:
+def test_an_rpc_client_dialling_om_refuses_a_datanode_certificate_for_oms_host(tmp_path: Path) -> None:
     ca = CertAuthority(tmp_path)
     om, dn = ca.store("om", OM), ca.store("dn", DN, datanode=DN_UUID)
     alice = ca.store("alice", ALICE)
-    assert grpc_ping(om, alice, X.CertRole.OM) == "pong"
-    assert grpc_ping(dn, alice, X.CertRole.DATANODE) == "pong"
-    assert grpc_ping(dn, alice, X.CertRole.OM) == "UNAVAILABLE"  # the handshake fails: not OM
-    assert grpc_ping(om, alice, X.CertRole.SCM) == "UNAVAILABLE"
+    assert rpc_ping(om, alice, X.CertRole.OM) == "pong"
+    assert rpc_ping(dn, alice, X.CertRole.DATANODE) == "pong"
+    assert rpc_ping(dn, alice, X.CertRole.OM) == "UNAVAILABLE"  # the handshake fails: not OM
+    assert rpc_ping(om, alice, X.CertRole.SCM) == "UNAVAILABLE"
 
 
 def ssl_connect(server_tls: TlsStore, client: TlsStore, peer: X.CertRole | str) -> str:

@@ -1,24 +1,23 @@
 """Issue 28 defect 6 in `common/tls`: once a party holds its CA's CRL (TlsStore.update_crl), an `ssl`
-server refuses a revoked client in the handshake (OpenSSL's CRL check; the datastream and HTTP ports) and a
-gRPC server with RevocationInterceptor ends its calls with PERMISSION_DENIED; a newer CRL replaces an older
-one, and a CRL another key signed is refused."""
+server refuses a revoked client in the handshake (OpenSSL's CRL check; the RPC, datastream and HTTP ports),
+and an RPC server ends the calls of a connection opened before with PERMISSION_DENIED; a newer CRL replaces
+an older one, and a CRL another key signed is refused."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import ssl
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
-import grpc
 import pytest
 
-from pyozone.common.tls import TlsStore, aio_channel, revocation_interceptors, secure_port
+from pyozone import rpc
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
 from tests.tls_certs import CertAuthority
+from tests.unit.rpc.rpc_support import SPEC, channel, request, scenario, serve
 
 OM = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
 ALICE, BOB = X.Identity(X.CertRole.USER, "alice"), X.Identity(X.CertRole.USER, "bob")
@@ -108,61 +107,56 @@ def test_a_kept_crl_that_does_not_verify_stops_the_party(tmp_path: Path) -> None
         TlsStore(server.paths)
 
 
-def test_a_grpc_server_ends_the_calls_of_a_revoked_client(tmp_path: Path) -> None:
+def test_an_rpc_server_refuses_a_revoked_client(tmp_path: Path) -> None:
+    """A connection opened before the revocation has each call refused PERMISSION_DENIED; a new one fails
+    the handshake (the server's ssl context holds the CRL)."""
     ca = CertAuthority(tmp_path)
     server_tls, alice, bob = ca.store("om", OM), ca.store("alice", ALICE), ca.store("bob", BOB)
 
-    async def call(port: int, client: TlsStore) -> bytes:
-        async with aio_channel(f"127.0.0.1:{port}", [], client) as channel:
-            return await channel.unary_unary("/t.S/ping")(b"", timeout=5)
+    async def call(ch: rpc.Channel) -> bytes:
+        return (await rpc.Stub(ch, SPEC).echo(request(b"pong"), timeout=5)).payload
 
-    async def scenario() -> None:
-        server = grpc.aio.server(interceptors=revocation_interceptors(server_tls))
-        handler = grpc.unary_unary_rpc_method_handler(lambda request, context: b"pong")
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("t.S", {"ping": handler}),))
-        port = secure_port(server, "127.0.0.1:0", server_tls)
-        await server.start()
+    async def test() -> None:
+        server, port = await serve(tls=server_tls)
         try:
-            assert await call(port, bob) == b"pong"
-            server_tls.update_crl(1, crl(ca, [serial(bob)], 1))
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await call(port, bob)
-            assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
-            assert f"certificate {serial(bob)} was revoked" in (refused.value.details() or "")
-            assert await call(port, alice) == b"pong"
+            async with channel(port, tls=bob) as opened:
+                assert await call(opened) == b"pong"
+                server_tls.update_crl(1, crl(ca, [serial(bob)], 1))
+                with pytest.raises(rpc.RpcError) as refused:
+                    await call(opened)
+                assert refused.value.code() is rpc.StatusCode.PERMISSION_DENIED
+                assert f"certificate {serial(bob)} was revoked" in (refused.value.details() or "")
+            async with channel(port, tls=bob) as new:
+                with pytest.raises(rpc.RpcError) as refused:
+                    await call(new)
+                assert refused.value.code() is rpc.StatusCode.UNAVAILABLE
+            async with channel(port, tls=alice) as other:
+                assert await call(other) == b"pong"
         finally:
             await server.stop(None)
 
-    asyncio.run(scenario())
+    scenario(test)
 
 
-def test_a_grpc_stream_opened_before_the_revocation_ends_at_its_next_message(tmp_path: Path) -> None:
+def test_an_rpc_stream_opened_before_the_revocation_ends_at_its_next_message(tmp_path: Path) -> None:
     """Issue 28 review: a stream opened before the revocation kept working (checked at its start only)."""
     ca = CertAuthority(tmp_path)
     server_tls, bob = ca.store("om", OM), ca.store("bob", BOB)
 
-    async def echo(requests: Any, context: grpc.aio.ServicerContext) -> Any:
-        async for request in requests:
-            yield request
-
-    async def scenario() -> None:
-        server = grpc.aio.server(interceptors=revocation_interceptors(server_tls))
-        handler = grpc.stream_stream_rpc_method_handler(echo)
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("t.S", {"echo": handler}),))
-        port = secure_port(server, "127.0.0.1:0", server_tls)
-        await server.start()
+    async def test() -> None:
+        server, port = await serve(tls=server_tls)
         try:
-            async with aio_channel(f"127.0.0.1:{port}", [], bob) as channel:
-                call = channel.stream_stream("/t.S/echo")(timeout=5)
-                await call.write(b"one")
-                assert await call.read() == b"one"
+            async with channel(port, tls=bob) as ch:
+                chat = rpc.Stub(ch, SPEC).chat(timeout=5)
+                await chat.write(request(b"one"))
+                assert (await chat.read()).payload == b"ONE"
                 server_tls.update_crl(1, crl(ca, [serial(bob)], 1))
-                with pytest.raises(grpc.aio.AioRpcError) as refused:
-                    await call.write(b"two")
-                    await call.read()
-                    await call.read()
-                assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
+                with pytest.raises(rpc.RpcError) as refused:
+                    await chat.write(request(b"two"))
+                    await chat.read()
+                    await chat.read()
+                assert refused.value.code() is rpc.StatusCode.PERMISSION_DENIED
         finally:
             await server.stop(None)
 
-    asyncio.run(scenario())
+    scenario(test)

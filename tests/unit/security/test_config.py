@@ -20,7 +20,7 @@ def test_defaults_are_ozones() -> None:
 
 def test_insecure_defaults_pass() -> None:
     s = SecurityConfig.from_conf(OzoneConfiguration())
-    assert not s.enabled and not s.grpc_tls
+    assert not s.enabled and not s.mtls
 
 
 @pytest.mark.parametrize(

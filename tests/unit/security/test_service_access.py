@@ -1,25 +1,26 @@
 """Who may call a service: the roles a mutual-TLS port takes, plaintext left open; and no TLS client takes a
-user's certificate for a server (gRPC channels and ssl contexts alike), since a user's certificate may only
+user's certificate for a server (RPC channels and ssl contexts alike), since a user's certificate may only
 authenticate a client."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import ssl
 import threading
 
-import grpc
 import pytest
 
-from pyozone.common.tls import TlsStore, aio_channel, secure_port
+from pyozone import rpc
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.security.service_access import ServiceAccess, peer_datanode
 from tests.tls_certs import CertAuthority
+from tests.unit.rpc.rpc_support import MB, SPEC, channel, request, scenario, serve
 
 BOB = Identity(CertRole.USER, "bob")
 OM = Identity(CertRole.OM, "om", "127.0.0.1")
 UUID = "00000000-0000-4000-8000-000000000001"
+FAST = rpc.ChannelSettings(4 * MB, connect_timeout_s=3, backoff_initial_s=0.01, backoff_max_s=0.01)
 ACCESS = ServiceAccess("the block protocol", frozenset({CertRole.OM, CertRole.SCM}), tls=True)
 
 
@@ -63,29 +64,21 @@ def test_the_datanode_a_certificate_speaks_for(ca: CertAuthority) -> None:
     assert peer_datanode(Context()) is None
 
 
-def test_no_grpc_client_takes_a_user_for_a_server(ca: CertAuthority) -> None:
-    async def call(server_tls: TlsStore, client_tls: TlsStore) -> grpc.StatusCode:
-        server = grpc.aio.server()
-
-        async def answer(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-            return b""
-
-        handler = grpc.unary_unary_rpc_method_handler(answer)
-        server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("t.T", {"m": handler})])
-        port = secure_port(server, "127.0.0.1:0", server_tls)
-        await server.start()
+def test_no_rpc_client_takes_a_user_for_a_server(ca: CertAuthority) -> None:
+    async def call(server_tls: TlsStore, client_tls: TlsStore) -> str:
+        server, port = await serve(tls=server_tls)
         try:
-            async with aio_channel(f"127.0.0.1:{port}", [], client_tls) as channel:
-                await channel.unary_unary("/t.T/m")(b"", timeout=5)
-                return grpc.StatusCode.OK
-        except grpc.aio.AioRpcError as e:
-            return e.code()
+            async with channel(port, FAST, tls=client_tls) as ch:
+                await rpc.Stub(ch, SPEC).echo(request(), timeout=5)
+                return "OK"
+        except rpc.RpcError as e:
+            return e.code().name
         finally:
-            await server.stop(0)
+            await server.stop(None)
 
     bob, om = ca.store("bob", BOB), ca.store("om", OM)
-    assert asyncio.run(call(om, bob)) is grpc.StatusCode.OK  # a user calls a service
-    assert asyncio.run(call(bob, om)) is grpc.StatusCode.UNAVAILABLE  # the handshake fails
+    assert scenario(lambda: call(om, bob)) == "OK"  # a user calls a service
+    assert scenario(lambda: call(bob, om)) == "UNAVAILABLE"  # the handshake fails
 
 
 def test_no_ssl_client_takes_a_user_for_a_server(ca: CertAuthority) -> None:

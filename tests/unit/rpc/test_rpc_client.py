@@ -1,49 +1,57 @@
-"""GrpcClient: a plaintext client claims the login user in `x-ozone-user` on every call; a TLS client
-presents its certificate instead (and claims nothing), is refused by a server of another CA, and presents
-a renewed certificate without being made again."""
+"""RpcClient (a blocking client of one service): a plaintext client claims the login user in `x-ozone-user`
+on every call; a TLS client presents its certificate instead (and claims nothing), is refused by a server
+of another CA, and presents a renewed certificate without being made again."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
 import pytest
 
-from pyozone.common.grpc_client import USER_METADATA, GrpcClient
+from pyozone import rpc
 from pyozone.common.net import HostPort
-from pyozone.common.tls import TlsStore, secure_port
+from pyozone.common.tls import TlsStore
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security import x509 as X
-from pyozone.rpc.metadata import peer_identity
+from pyozone.proto.OmClientProtocol_pb2 import EchoRPCRequest, EchoRPCResponse
+from pyozone.rpc.metadata import USER_METADATA, peer_identity
+from pyozone.rpc.rpc_client import RpcClient
+from tests.rpc_threads import ThreadedRpcServer
 from tests.tls_certs import CertAuthority
+from tests.unit.rpc.rpc_support import MB, SPEC, request
 
 OM = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
 ALICE = X.Identity(X.CertRole.USER, "alice")
 
 
-class _Stub:
-    def __init__(self, channel: grpc.Channel) -> None:
-        self.whoami = channel.unary_unary("/t.S/whoami")
-        self.serial = channel.unary_unary("/t.S/serial")
-
-
-class _Client(GrpcClient):
+class _Client(RpcClient):
     def __init__(self, port: int, tls: TlsStore | None) -> None:
-        super().__init__(HostPort("127.0.0.1", port), _Stub, 1 << 20, 5.0, tls)
+        super().__init__(HostPort("127.0.0.1", port), SPEC, MB, 5.0, tls)
 
     def whoami(self) -> str:
-        return self._call(self._stub.whoami, b"", bytes.decode)
+        return self._call(self._stub.metadata, request(), lambda r: r.payload.decode())
 
     def serial(self) -> int:
-        return self._call(self._stub.serial, b"", int)
+        return self._call(self._stub.echo, request(), lambda r: int(r.payload))
 
-    def _error(self, e: grpc.RpcError) -> Exception:
+    def _error(self, e: rpc.RpcError) -> Exception:
         return RuntimeError(e.code().name)
 
     def _malformed(self, e: ProtocolError) -> Exception:
         return e
+
+
+class _Servicer:
+    def metadata(self, req: EchoRPCRequest, context: rpc.CallContext) -> EchoRPCResponse:
+        """The caller's certificate identity and the user it claims."""
+        claimed = dict(context.invocation_metadata()).get(USER_METADATA)
+        return EchoRPCResponse(payload=f"{peer_identity(context)} {claimed}".encode())
+
+    def echo(self, req: EchoRPCRequest, context: rpc.CallContext) -> EchoRPCResponse:
+        """The serial of the certificate the caller's connection presented."""
+        [pem] = context.auth_context()["x509_pem_cert"]
+        return EchoRPCResponse(payload=str(X.cert_from_pem(pem).serial_number).encode())
 
 
 @pytest.fixture(scope="module")
@@ -51,39 +59,17 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> CertAuthority:
     return CertAuthority(tmp_path_factory.mktemp("ca"))
 
 
-def _whoami(request: bytes, context: grpc.ServicerContext) -> bytes:
-    claimed = dict(context.invocation_metadata()).get(USER_METADATA)
-    return f"{peer_identity(context)} {claimed}".encode()
-
-
-def _serial(request: bytes, context: grpc.ServicerContext) -> bytes:
-    """The serial of the certificate the caller's connection presented."""
-    [pem] = context.auth_context()["x509_pem_cert"]
-    return str(X.cert_from_pem(pem).serial_number).encode()
-
-
 @pytest.fixture
 def serve() -> Iterator:
-    servers: list[grpc.Server] = []
+    servers: list[ThreadedRpcServer] = []
 
     def start(tls: TlsStore | None) -> int:
-        server = grpc.server(ThreadPoolExecutor(2))
-        handler = grpc.method_handlers_generic_handler(
-            "t.S",
-            {
-                "whoami": grpc.unary_unary_rpc_method_handler(_whoami),
-                "serial": grpc.unary_unary_rpc_method_handler(_serial),
-            },
-        )
-        server.add_generic_rpc_handlers((handler,))
-        port = secure_port(server, "127.0.0.1:0", tls)
-        server.start()
-        servers.append(server)
-        return port
+        servers.append(ThreadedRpcServer(SPEC, _Servicer(), rpc.ServerSettings(MB), workers=2, tls=tls))
+        return servers[-1].port
 
     yield start
     for server in servers:
-        server.stop(0)
+        server.stop()
 
 
 def test_a_plaintext_client_claims_the_login_user(serve, monkeypatch: pytest.MonkeyPatch) -> None:
