@@ -13,7 +13,7 @@ from pyozone.common.cli_options import CLIError, common_options, run_command
 from pyozone.config import ConfigError
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.exceptions import SCMException
-from pyozone.security.errors import SecurityError
+from pyozone.hdds.security.errors import SecurityError
 
 COMMAND_MODULES = (
     "getconf",
