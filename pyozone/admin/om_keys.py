@@ -12,13 +12,13 @@ from typing import Any, TypeVar
 from pyozone.client.config import ClientConfig
 from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.codec import replication_from_proto
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 from pyozone.rpc import ChannelSettings, RpcError, Stub, SyncChannel
 from pyozone.rpc.metadata import user_metadata
-from pyozone.scm.client.admin_client import AdminError
 
 PAGE = 1000
 T = TypeVar("T")
@@ -39,7 +39,7 @@ def snapshot_keys(
             try:
                 return method(request, timeout=timeout_s, metadata=metadata)
             except RpcError as e:
-                raise AdminError(f"OM at {target}: {e.details() or e.code().name}") from None
+                raise ScmClientError(f"OM at {target}: {e.details() or e.code().name}") from None
 
         volumes = _paged(
             lambda start: call(om.listVolumes, pb.ListVolumesRequest(startKey=start, maxKeys=page)).volumes,

@@ -16,7 +16,8 @@ from typing import Any
 from pyozone.analytics.schema import SCHEMA_VERSION, TABLES, Manifest
 from pyozone.analytics.snapshot_transport import TransportError, decode_batches
 from pyozone.analytics.snapshot_writer import SnapshotWriter, check_out_dir
-from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
+from pyozone.framework.scm_admin import ScmAdminClient
+from pyozone.framework.scm_errors import ScmClientError
 
 KEY_ROWS_PER_BATCH = 10_000
 
@@ -29,10 +30,10 @@ def fetch_snapshot(
     chunks = scm.snapshot_chunks(batch_rows)
     first = next(chunks, None)
     if first is None or first.WhichOneof("chunk") != "info":
-        raise AdminError(f"SCM at {scm.address} did not start the snapshot with its info")
+        raise ScmClientError(f"SCM at {scm.address} did not start the snapshot with its info")
     info = first.info
     if info.schemaVersion != SCHEMA_VERSION:
-        raise AdminError(
+        raise ScmClientError(
             f"SCM at {scm.address} writes snapshot schema version {info.schemaVersion}; "
             f"this pyozone writes version {SCHEMA_VERSION}"
         )
@@ -40,17 +41,17 @@ def fetch_snapshot(
     with SnapshotWriter(out_dir, info.clusterId, "scm", info.createdMs) as writer:
         for chunk in chunks:
             if chunk.WhichOneof("chunk") != "batch":
-                raise AdminError(f"SCM at {scm.address} sent a second snapshot info")
+                raise ScmClientError(f"SCM at {scm.address} sent a second snapshot info")
             try:
                 received = decode_batches(chunk.batch.arrowIpc)
             except TransportError as e:
-                raise AdminError(
+                raise ScmClientError(
                     f"SCM at {scm.address} sent a malformed batch of {chunk.batch.table}: {e}"
                 ) from None
             for batch in received:
                 writer.add_batch(chunk.batch.table, batch)
         if writer.rows != announced:
-            raise AdminError(f"SCM at {scm.address} announced rows {announced} but sent {writer.rows}")
+            raise ScmClientError(f"SCM at {scm.address} announced rows {announced} but sent {writer.rows}")
         rows = iter(keys or ())
         while batch := list(islice(rows, KEY_ROWS_PER_BATCH)):
             writer.add_rows("keys", batch)

@@ -28,8 +28,9 @@ from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import client_tls, security_enabled
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
+from pyozone.framework.scm_admin import ScmAdminClient
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.security.users import login_user
-from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
 
 DEFAULT_DATA_DIR = "pyozone-data/cluster"
 DATA_DIR_HELP = (
@@ -213,7 +214,7 @@ def _space_hint(state: ClusterState, admin: ScmAdminClient) -> str:
     """What SCM's datanode list says about space when the cluster never got its pipelines."""
     try:
         short = space.nodes_without_room(admin.datanodes(), _conf(state))
-    except AdminError:
+    except ScmClientError:
         return ""
     if not short:
         return ""

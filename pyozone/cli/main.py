@@ -11,9 +11,9 @@ from pyozone import __version__
 from pyozone.client.errors import OzoneClientError
 from pyozone.common.cli_options import CLIError, common_options, run_command
 from pyozone.config import ConfigError
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.exceptions import SCMException
-from pyozone.scm.client.admin_client import AdminError
-from pyozone.security.errors import SecurityError
+from pyozone.hdds.security.errors import SecurityError
 
 COMMAND_MODULES = (
     "getconf",
@@ -59,5 +59,5 @@ def main(argv: list[str] | None = None) -> int:
         if not hasattr(args, "rest"):
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.rest = [*extra, *args.rest]
-    errors = (CLIError, ConfigError, SCMException, AdminError, OzoneClientError, SecurityError)
+    errors = (CLIError, ConfigError, SCMException, ScmClientError, OzoneClientError, SecurityError)
     return run_command(args.func, args, f"pyozone {args.command}", errors)

@@ -101,8 +101,8 @@ def _init(conf: OzoneConfiguration, cluster_id: str | None, joins: tuple[str, ..
 
 def _init_security(conf: OzoneConfiguration, storage: SCMStorageConfig, joins: tuple[str, ...]) -> None:
     # Loaded only for a secure SCM: it brings the CA and TLS code with it.
+    from pyozone.hdds.security.errors import SecurityError
     from pyozone.scm.server.ca_files import JoinRequest, SecuritySetupError, init_security
-    from pyozone.security.errors import SecurityError
 
     try:
         report = init_security(conf, storage, tuple(JoinRequest.parse(j) for j in joins))

@@ -11,9 +11,10 @@ from collections import Counter
 from collections.abc import Callable
 
 from pyozone.common.output import age, print_table
+from pyozone.framework.scm_admin import ScmAdminClient
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
 from pyozone.hdds.states import NodeState, PipelineState
-from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
 
 
 def scm_ready(http_port: int, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> bool:
@@ -41,7 +42,7 @@ def cluster_ready(scm: ScmAdminClient, datanodes: int) -> bool:
             return False
         nodes = scm.datanodes()
         pipelines = scm.pipelines()
-    except AdminError:
+    except ScmClientError:
         return False
     healthy = sum(1 for n in nodes if n.health is NodeState.HEALTHY)
     config = RATIS_THREE if datanodes >= 3 else RATIS_ONE

@@ -52,7 +52,7 @@ class BlockBatcher:
     def allocate_blocks(
         self, size: int, config: ReplicationConfig, num_blocks: int, excluded: ExcludeList, owner: str
     ) -> list[BlockLocation]:
-        """`num_blocks` blocks (fewer if SCM answered fewer); BlockClientError as SCM's."""
+        """`num_blocks` blocks (fewer if SCM answered fewer); ScmClientError as SCM's."""
         lane_key = (size, config, excluded, owner)
         with self._lock:
             self._requests += 1

@@ -22,11 +22,12 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 
+from pyozone.framework.scm_admin import ReplicaLocation
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState, ReplicationType
-from pyozone.om.scm import ContainerLocation, ReplicaLocation
+from pyozone.om.scm import ContainerLocation
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.admin import pipeline_to_proto
 

@@ -1,8 +1,8 @@
 """How the OM reaches SCM: a small interface (ScmGateway) the core depends on, its RPC implementation
-(GrpcScm: the block protocol for blocks and the cluster id, the admin protocol for container locations),
-and the one place SCM's failures become OM result codes.
+(GrpcScm: pyozone.framework's block client for blocks and the cluster id, its admin client's getContainer
+for container locations), and the one place SCM's failures become OM result codes.
 
-Unit tests give the core a fake gateway; the fake raises the same BlockClientError the real clients do, so
+Unit tests give the core a fake gateway; the fake raises the same ScmClientError the real clients do, so
 the translation below is exercised by them too.
 """
 
@@ -14,35 +14,21 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pyozone import rpc
-from pyozone.common.net import HostPort, scm_client_address
+from pyozone.common.net import scm_client_address
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.scm_admin import ContainerWithPipeline, ReplicaLocation, ScmAdminClient, ScmInfo
+from pyozone.framework.scm_block import ScmBlockClient, scm_block_address
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
-from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.hdds.pipeline import Pipeline
-from pyozone.hdds.security.x509 import CertRole
-from pyozone.hdds.states import LifeCycleState, ReplicaState
+from pyozone.hdds.states import LifeCycleState
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.protocol import ProtocolError
-from pyozone.protocol.admin import container_info_from_proto, pipeline_from_proto, pipeline_members
 from pyozone.protocol.block import BlockLocation, KeyBlocks, KeyBlocksResult
-from pyozone.protocol.common import datanode_details_from_proto, is_reference
-from pyozone.rpc.rpc_client import RpcClient
-from pyozone.scm.client.admin_client import ADMIN_SERVICE, ScmInfo
-from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient, scm_block_address
 
 SAFE_MODE_PREFIX = "SAFE_MODE_EXCEPTION"
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaLocation:
-    datanode: DatanodeDetails
-    state: ReplicaState
-    replica_index: int = 0
-    """EC: which index (1..data+parity) the replica holds; 0 for a replicated container."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +45,7 @@ class ContainerLocation:
 
 
 class ScmGateway(Protocol):
-    """The SCM calls the OM makes. Failures are BlockClientError (with the call's status in `.code`)."""
+    """The SCM calls the OM makes. Failures are ScmClientError (with the call's status in `.code`)."""
 
     def scm_info(self) -> ScmInfo: ...
 
@@ -72,7 +58,7 @@ class ScmGateway(Protocol):
     def container_location(self, container_id: int) -> ContainerLocation: ...
 
 
-def translate(error: BlockClientError, what: str, otherwise: OMResultCode) -> OMException:
+def translate(error: ScmClientError, what: str, otherwise: OMResultCode) -> OMException:
     """SCM in safe mode -> SCM_IN_SAFE_MODE; unreachable or no OPEN pipeline yet -> SCM_UNAVAILABLE (the
     client retries); anything else -> `otherwise`."""
     message = str(error)
@@ -87,55 +73,16 @@ def translate(error: BlockClientError, what: str, otherwise: OMResultCode) -> OM
 def scm_call(what: str, otherwise: OMResultCode = OMResultCode.KEY_ALLOCATION_ERROR) -> Iterator[None]:
     try:
         yield
-    except BlockClientError as e:
+    except ScmClientError as e:
         raise translate(e, what, otherwise) from None
 
 
-class _ScmAdmin(RpcClient):
-    """getContainer with the replicas' full details (ScmAdminClient keeps only their uuids)."""
-
-    PEER = CertRole.SCM
-
-    def __init__(self, address: HostPort, timeout_s: float, tls: TlsStore | None) -> None:
-        super().__init__(address, ADMIN_SERVICE, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls)
-
-    def _error(self, e: rpc.RpcError) -> BlockClientError:
-        code = e.code()
-        details = e.details() or code.name
-        if code in (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED):
-            details = f"SCM at {self.address}: {details}"
-        return BlockClientError(details, code)
-
-    def _malformed(self, e: ProtocolError) -> BlockClientError:
-        return BlockClientError(f"SCM at {self.address} sent a malformed answer: {e}")
-
-    def container_location(self, container_id: int) -> ContainerLocation:
-        try:
-            return self._call(
-                self._stub.getContainer,
-                admin_pb.GetContainerRequestProto(containerID=container_id),
-                container_location_from_proto,
-            )
-        except BlockClientError as e:
-            if e.code is rpc.StatusCode.NOT_FOUND:
-                return ContainerLocation(container_id, None)
-            raise
-
-
-def container_location_from_proto(r: admin_pb.GetContainerResponseProto) -> ContainerLocation:
-    info = container_info_from_proto(r.containerInfo, "containerInfo")
-    replicas = []
-    for i, x in enumerate(r.replicas):
-        if is_reference(x.datanodeDetails) or x.state not in ReplicaState.__members__:
-            continue  # a datanode SCM no longer knows: no address to read from
-        details = datanode_details_from_proto(x.datanodeDetails, f"replicas[{i}].datanodeDetails")
-        replicas.append(ReplicaLocation(details, ReplicaState[x.state], x.replicaIndex))
-    pipeline, members = None, {}
-    if r.HasField("pipeline"):
-        pipeline = pipeline_from_proto(r.pipeline, "pipeline")
-        members = pipeline_members(r.pipeline, "pipeline")
+def container_location(answer: ContainerWithPipeline) -> ContainerLocation:
+    """Where OM's readers find a container: the replicas on datanodes SCM still knows, and its pipeline."""
+    info = answer.info
+    pipeline, members = (answer.pipeline.pipeline, answer.pipeline.members) if answer.pipeline else (None, {})
     return ContainerLocation(
-        info.container_id, info.state, info.replication_config, pipeline, members, tuple(replicas)
+        info.container_id, info.state, info.replication_config, pipeline, members, answer.located
     )
 
 
@@ -149,7 +96,7 @@ class GrpcScm:
         self.block_address = scm_block_address(conf)
         self.admin_address = scm_client_address(conf)
         self._blocks = ScmBlockClient(self.block_address, timeout_s, tls)
-        self._admin = _ScmAdmin(self.admin_address, timeout_s, tls)
+        self._admin = ScmAdminClient(self.admin_address, timeout_s, tls)
 
     def scm_info(self) -> ScmInfo:
         return self._blocks.scm_info()
@@ -163,7 +110,12 @@ class GrpcScm:
         return self._blocks.delete_key_blocks(keys)
 
     def container_location(self, container_id: int) -> ContainerLocation:
-        return self._admin.container_location(container_id)
+        try:
+            return container_location(self._admin.container_with_pipeline(container_id))
+        except ScmClientError as e:
+            if e.not_found:
+                return ContainerLocation(container_id, None)
+            raise
 
     def close(self) -> None:
         self._blocks.close()

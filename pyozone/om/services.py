@@ -14,12 +14,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.ids import BlockID
 from pyozone.om import codec
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE, Op
 from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES, DeleteResult, KeyBlocks
-from pyozone.scm.client.block_client import BlockClientError
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class KeyDeletingService:
         for batch in batches:
             try:
                 results = self.om.scm.delete_key_blocks(batch)
-            except BlockClientError as e:
+            except ScmClientError as e:
                 error = str(e)
                 log.warning("key deleting service: SCM did not take %d entries: %s", len(batch), e)
                 break

@@ -26,13 +26,13 @@ from pyozone.common.fsutil import write_file
 from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.framework.scm_security import SCMSecurityClient
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.security.config import SecurityConfig
-from pyozone.security.errors import SecurityError, SecurityResult
 from pyozone.security.join import JoinCredential
-from pyozone.security.scm_security_client import SCMSecurityClient
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,10 @@ from typing import Protocol
 from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.scm_security import SCMSecurityClient
 from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.security.errors import SecurityError
 from pyozone.hdds.security.secret_key import ManagedSecretKey
-from pyozone.security.errors import SecurityError
-from pyozone.security.scm_security_client import SCMSecurityClient
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from pyozone.analytics.snapshot_reader import open_snapshot_tables
 from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.cli.main import main
 from pyozone.common.net import HostPort
+from pyozone.framework.scm_block import ScmBlockClient
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
-from pyozone.scm.client.block_client import ScmBlockClient
 from tests.unit.scm.server.scm_server_helpers import (
     FakeDatanode,
     admin_stub,

@@ -26,12 +26,12 @@ from pyozone.common.output import print_json
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.common.tls_mode import security_enabled
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.scm_security import SCMSecurityClient
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.security.cert_client import certificate_hosts
-from pyozone.security.errors import SecurityError
 from pyozone.security.join import JoinCredential
-from pyozone.security.scm_security_client import SCMSecurityClient
 
 ROLES = {role.value: role for role in CertRole}
 JOIN_ROLES = {role.value: role for role in (CertRole.OM, CertRole.DATANODE, CertRole.S3G)}

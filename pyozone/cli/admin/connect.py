@@ -8,7 +8,7 @@ import argparse
 from pyozone.common.cli_options import load_configuration
 from pyozone.common.net import parse_host_port, scm_client_address
 from pyozone.common.tls_mode import client_tls
-from pyozone.scm.client.admin_client import ScmAdminClient
+from pyozone.framework.scm_admin import ScmAdminClient
 
 
 def add_connection_options(parser: argparse.ArgumentParser) -> None:

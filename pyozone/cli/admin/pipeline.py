@@ -7,10 +7,10 @@ import argparse
 from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.common.cli_options import CLIError
 from pyozone.common.output import print_json, print_table
+from pyozone.framework.scm_admin import PipelineView
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import PipelineState
 from pyozone.protocol.json_views import pipeline_dict
-from pyozone.scm.client.admin_client import PipelineView
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:

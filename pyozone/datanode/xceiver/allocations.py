@@ -38,22 +38,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pyozone import rpc
 from pyozone.common.net import HostPort, scm_client_address, scm_datanode_address
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.storage import ContainerError, Result
+from pyozone.framework.scm_admin import ContainerWithPipeline, ScmAdminClient
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.container import ContainerInfo
-from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import DatanodeID
-from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
-from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState, ReplicationType
-from pyozone.proto import ScmAdminProtocol_pb2 as pb
-from pyozone.protocol.admin import container_info_from_proto, pipeline_from_proto, pipeline_replica_indexes
 from pyozone.protocol.datastream import Hop
-from pyozone.rpc.rpc_client import RpcClient
 
 log = logging.getLogger(__name__)
 
@@ -237,42 +232,29 @@ def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
     return HostPort(scm_datanode_address(conf).host, conf.get("ozone.scm.client.port"))
 
 
-class ScmContainerLookup(RpcClient):
-    """A ContainerLookup through SCM's getContainer (the admin protocol's client port), which sends the
-    container's pipeline with it. `tls`: the datanode's certificate (hdds.grpc.tls.enabled)."""
-
-    PEER = CertRole.SCM
+class ScmContainerLookup:
+    """A ContainerLookup through SCM's getContainer (ScmAdminClient, on the admin protocol's client port),
+    which sends the container's pipeline with it. `tls`: the datanode's certificate
+    (hdds.grpc.tls.enabled)."""
 
     def __init__(self, address: HostPort, timeout_s: float = 10.0, tls: TlsStore | None = None) -> None:
-        super().__init__(
-            address, rpc.service(pb, "ScmAdminProtocolService"), MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls
-        )
+        self._client = ScmAdminClient(address, timeout_s, tls)
 
     def __call__(self, container_id: int) -> ScmContainer | None:
         try:
-            return self._call(
-                self._stub.getContainer, pb.GetContainerRequestProto(containerID=container_id), _scm_container
-            )
-        except _NotFound:
-            return None
+            return _scm_container(self._client.container_with_pipeline(container_id))
+        except ScmClientError as e:
+            if e.not_found:
+                return None
+            raise ScmUnreachable(str(e)) from None
 
-    def _error(self, e: rpc.RpcError) -> Exception:
-        if e.code() is rpc.StatusCode.NOT_FOUND:
-            return _NotFound()
-        return ScmUnreachable(f"SCM at {self.address}: {e.code().name}: {e.details()}")
-
-    def _malformed(self, e: ProtocolError) -> Exception:
-        return ScmUnreachable(f"SCM at {self.address} sent a malformed answer: {e}")
+    def close(self) -> None:
+        self._client.close()
 
 
-def _scm_container(response: pb.GetContainerResponseProto) -> ScmContainer:
-    info = container_info_from_proto(response.containerInfo, "containerInfo")
-    if info.replication_config.type is not ReplicationType.EC or not response.HasField("pipeline"):
+def _scm_container(answer: ContainerWithPipeline) -> ScmContainer:
+    info = answer.info
+    if info.replication_config.type is not ReplicationType.EC or answer.pipeline is None:
         return ScmContainer(info)
-    pipeline = pipeline_from_proto(response.pipeline)
-    indexes = pipeline_replica_indexes(response.pipeline, config=pipeline.replication_config)
-    return ScmContainer(info, dict(zip(indexes, pipeline.nodes, strict=True)))
-
-
-class _NotFound(Exception):
-    pass
+    nodes = answer.pipeline.pipeline.nodes
+    return ScmContainer(info, dict(zip(answer.pipeline_indexes, nodes, strict=True)))

@@ -30,6 +30,7 @@ from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
@@ -47,7 +48,6 @@ from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metada
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.rpc import Server
 from pyozone.rpc.loop import run as run_on_rpc_loop
-from pyozone.scm.client.block_client import BlockClientError
 from pyozone.security.cert_client import CertRenewer, daemon_tls
 
 log = logging.getLogger(__name__)
@@ -196,7 +196,7 @@ class OmDaemon:
             try:
                 info = await loop.run_in_executor(self._executor, scm.scm_info)
                 break
-            except BlockClientError as e:
+            except ScmClientError as e:
                 if not e.retryable:
                     raise ServerStartError(f"SCM refused getScmInfo: {e}") from None
                 if attempts % 10 == 0:

@@ -14,10 +14,10 @@ from cryptography import x509
 
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.certificates import CertificateStore, expiry_ms
 from pyozone.scm.security.policy import AccessPolicy
-from pyozone.security.errors import SecurityError, SecurityResult
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.certificates import CertificateStore
 from pyozone.scm.store import SCMMetadataStore
-from pyozone.security.errors import SecurityError, SecurityResult
 
 JOIN_ROLES = (CertRole.OM, CertRole.DATANODE, CertRole.S3G)
 """The roles a JOIN credential may be minted for."""

@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable
 
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.periodic import PeriodicTask
@@ -19,7 +20,6 @@ from pyozone.scm.security.join_tokens import JoinTokens, join_identity
 from pyozone.scm.security.policy import AccessPolicy
 from pyozone.scm.security.secret_key_manager import SecretKeyManager
 from pyozone.security.config import SecurityConfig
-from pyozone.security.errors import SecurityError, SecurityResult
 
 log = logging.getLogger(__name__)
 

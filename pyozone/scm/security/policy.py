@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.security.x509 import CertRole, Identity
-from pyozone.security.errors import SecurityError, SecurityResult
 
 JOIN_MAY_REQUEST = frozenset({CertRole.OM, CertRole.DATANODE, CertRole.S3G})
 """Roles a daemon may obtain with the JOIN credential."""

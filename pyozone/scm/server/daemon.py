@@ -34,6 +34,7 @@ from pyozone.proto import ScmSecurityProtocol_pb2 as security_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as datanode_pb
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES
 from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
+from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES
 from pyozone.rpc import loop as rpc_loop
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
@@ -56,7 +57,6 @@ from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
 from pyozone.scm.server.web import UI, scm_api
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.scm.store.version import SCMStorageConfig
-from pyozone.security.codec import MAX_SECURITY_MESSAGE_BYTES
 from pyozone.security.config import SecurityConfig
 
 log = logging.getLogger(__name__)

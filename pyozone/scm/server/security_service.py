@@ -9,21 +9,21 @@ from __future__ import annotations
 import functools
 
 from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import Identity
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.rpc import CallContext, StatusCode
-from pyozone.rpc.metadata import peer_identity
-from pyozone.scm.security.certificates import RevocationReason
-from pyozone.scm.security.manager import ScmSecurity
-from pyozone.scm.server.rpc import Handler, InvalidRequest, parse, rpc
-from pyozone.security.codec import (
+from pyozone.protocol.security import (
     MAX_LIST_COUNT,
     role_from_proto,
     secret_key_to_proto,
     serial_from_proto,
     uuid_from_proto,
 )
-from pyozone.security.errors import SecurityError, SecurityResult
+from pyozone.rpc import CallContext, StatusCode
+from pyozone.rpc.metadata import peer_identity
+from pyozone.scm.security.certificates import RevocationReason
+from pyozone.scm.security.manager import ScmSecurity
+from pyozone.scm.server.rpc import Handler, InvalidRequest, parse, rpc
 from pyozone.security.service_access import peer_certificate, peer_datanode
 
 Context = CallContext

@@ -28,9 +28,10 @@ from pyozone.cli.main import main
 from pyozone.cluster import supervisor
 from pyozone.cluster.layout import HOST, ClusterState
 from pyozone.common.net import HostPort
+from pyozone.framework.scm_block import ScmBlockClient
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.protocol.block import BlockLocation
-from pyozone.scm.client.block_client import BlockClientError, ScmBlockClient
 from tests.e2e.cluster.xceiver_client import XceiverClient
 from tests.polling import wait_for
 
@@ -289,7 +290,7 @@ def allocate(cluster: LiveCluster, config: ReplicationConfig, size: int = 1 << 2
         try:
             with cluster.block_client() as client:
                 return client.allocate_block(size, config, "e2e")
-        except BlockClientError as e:
+        except ScmClientError as e:
             if e.retryable:
                 return None
             raise

@@ -22,6 +22,7 @@ from pyozone.client.models import DatanodeRef, KeyInfo, KeyLocation
 from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config.site import load_configuration
+from pyozone.framework.scm_security import SCMSecurityClient
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
@@ -30,7 +31,6 @@ from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 from pyozone.protocol.tokens import encode_token, issue_block_token
-from pyozone.security.scm_security_client import SCMSecurityClient
 from tests.e2e.security.secure_cluster import SecureCluster, secure_cluster
 
 VOL, BUCKET, EC_BUCKET = "tokens", "bucket", "ecbucket"

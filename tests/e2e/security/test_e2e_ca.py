@@ -36,18 +36,18 @@ from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import SITE_FILE, write_site_xml
+from pyozone.framework.scm_admin import ADMIN_SERVICE
+from pyozone.framework.scm_security import SCMSecurityClient
 from pyozone.hdds.limits import MiB
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.scm.client.admin_client import ADMIN_SERVICE
+from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES
 from pyozone.security.cert_client import CertRenewer, certificate_hosts, daemon_tls
-from pyozone.security.codec import MAX_SECURITY_MESSAGE_BYTES
-from pyozone.security.errors import SecurityError, SecurityResult
 from pyozone.security.join import JoinCredential
-from pyozone.security.scm_security_client import SCMSecurityClient
 from tests.cli_support import Result
 from tests.polling import wait_for
 from tests.tls_certs import CertAuthority, self_signed

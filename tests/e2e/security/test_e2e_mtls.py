@@ -21,13 +21,13 @@ from pyozone import rpc
 from pyozone.cluster.layout import HOST
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config.site import load_configuration
+from pyozone.framework.scm_block import BLOCK_SERVICE
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.datastream import READ_REPLY, SUCCESS, ReadHeader, decode_read_reply, encode_header
-from pyozone.scm.client.block_client import BLOCK_SERVICE
 from tests.e2e.cluster.cluster_helpers import MiB, all_running, file_sha256, random_file
 from tests.e2e.security.secure_cluster import SecureCluster, Strangers, secure_cluster
 from tests.rpc_probe import rpc_status

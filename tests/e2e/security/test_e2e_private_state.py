@@ -21,9 +21,9 @@ from pyozone import rpc
 from pyozone.cluster.layout import HOST
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config.site import load_configuration
+from pyozone.framework.scm_admin import ADMIN_SERVICE
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.scm.client.admin_client import ADMIN_SERVICE
 from tests.e2e.cluster.cluster_helpers import Result
 from tests.e2e.security.secure_cluster import SecureCluster, secure_cluster
 

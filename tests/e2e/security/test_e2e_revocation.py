@@ -19,12 +19,12 @@ from pyozone import rpc
 from pyozone.cluster.layout import HOST
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsPaths, TlsStore
+from pyozone.framework.scm_security import SCMSecurityClient
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.proto import DatanodeClientProtocol_pb2 as dn_pb
 from pyozone.protocol.datastream import ReadHeader, encode_header
-from pyozone.security.errors import SecurityError, SecurityResult
-from pyozone.security.scm_security_client import SCMSecurityClient
 from tests.e2e.security.secure_cluster import SecureCluster, secure_cluster
 from tests.polling import wait_for
 

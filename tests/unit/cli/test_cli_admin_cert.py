@@ -60,7 +60,7 @@ def test_a_refusal_of_scms_ca_ends_any_command_or_daemon_in_one_line(
     """Issue 28 review: a datanode whose JOIN credential was used up died with a 50-line traceback."""
     from pyozone.cli import main as cli_main
     from pyozone.cli import s3
-    from pyozone.security.errors import SecurityError, SecurityResult
+    from pyozone.hdds.security.errors import SecurityError, SecurityResult
 
     def refused(args: object) -> int:
         raise SecurityError(SecurityResult.PERMISSION_DENIED, "JOIN credential 8 was already used")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pyozone.cli.admin.pipeline import _members, pipeline_dict
+from pyozone.framework.scm_admin import PipelineView
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState
-from pyozone.scm.client.admin_client import PipelineView
 
 
 def _view(config: ReplicationConfig, count: int) -> PipelineView:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pyozone import rpc
+from pyozone.framework.scm_admin import ReplicaLocation, ScmInfo
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
@@ -15,11 +17,9 @@ from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import OMMetadataStore
-from pyozone.om.scm import ContainerLocation, ReplicaLocation
+from pyozone.om.scm import ContainerLocation
 from pyozone.om.settings import OMSettings
 from pyozone.protocol.block import BlockLocation, DeleteResult, KeyBlocks, KeyBlocksResult
-from pyozone.scm.client.admin_client import ScmInfo
-from pyozone.scm.client.block_client import BlockClientError
 from tests.builders import dn_id
 
 BLOCK = 1000  # block size of the tests' OM
@@ -56,7 +56,7 @@ class FakeScm:
 
     def _check(self) -> None:
         if self.unreachable:
-            raise BlockClientError("SCM at 127.0.0.1:1: connection refused", rpc.StatusCode.UNAVAILABLE)
+            raise ScmClientError("SCM at 127.0.0.1:1: connection refused", rpc.StatusCode.UNAVAILABLE)
 
     def scm_info(self) -> ScmInfo:
         self._check()
@@ -67,7 +67,7 @@ class FakeScm:
     ) -> list[BlockLocation]:
         self._check()
         if self.safe_mode:
-            raise BlockClientError(
+            raise ScmClientError(
                 "SAFE_MODE_EXCEPTION: SCM is in safe mode", rpc.StatusCode.FAILED_PRECONDITION
             )
         self.allocations.append((size, config, num_blocks, excluded))

@@ -4,12 +4,13 @@ last), and the EC config either way."""
 
 from __future__ import annotations
 
+from pyozone.framework.scm_admin import ReplicaLocation, container_with_pipeline_from_proto
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState
 from pyozone.om.locations import read_pipeline
-from pyozone.om.scm import ContainerLocation, ReplicaLocation, container_location_from_proto
+from pyozone.om.scm import ContainerLocation, container_location
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.admin import container_info_to_proto
@@ -76,6 +77,6 @@ def test_scm_answers_carry_replica_indexes_and_the_ec_config() -> None:
                 replicaIndex=index,
             )
         )
-    location = container_location_from_proto(answer)
+    location = container_location(container_with_pipeline_from_proto(answer))
     assert location.replication == RS_3_2
     assert [(r.datanode.hostname, r.replica_index) for r in location.replicas] == [("dn1", 1), ("dn2", 4)]

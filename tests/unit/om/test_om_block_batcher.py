@@ -8,11 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from pyozone import rpc
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.om.block_batcher import BlockBatcher
 from pyozone.protocol.block import MAX_BLOCKS_PER_REQUEST
-from pyozone.scm.client.block_client import BlockClientError
 from tests.unit.om.om_fakes import FakeScm
 
 WAIT_S = 10
@@ -77,7 +77,7 @@ def test_requests_of_another_size_or_exclusions_do_not_share() -> None:
 def test_every_request_of_a_failed_call_gets_scms_error() -> None:
     scm = FakeScm()
     scm.unreachable = True
-    with pytest.raises(BlockClientError) as error:
+    with pytest.raises(ScmClientError) as error:
         BlockBatcher(scm).allocate_blocks(100, RATIS_THREE, 1, ExcludeList(), "om")
     assert error.value.code is rpc.StatusCode.UNAVAILABLE
 

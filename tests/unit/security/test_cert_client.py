@@ -15,9 +15,9 @@ from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.security.cert_client import CertRenewer, daemon_identity, daemon_tls
-from pyozone.security.errors import SecurityError, SecurityResult
 from tests.tls_certs import CertAuthority, without_role_names
 
 HOSTS = ("127.0.0.1", "localhost")

@@ -14,11 +14,11 @@ from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
+from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, secret_key_to_proto
 from pyozone.rpc.sync import run_sync
-from pyozone.security.codec import MAX_SECURITY_MESSAGE_BYTES, secret_key_to_proto
-from pyozone.security.errors import SecurityError, SecurityResult
 from pyozone.security.secret_keys import MISS_REFRESH_MS, RECHECK_MS, RenewingSecretKeySource, SecretKeyCache
 from tests.tls_certs import CertAuthority
 

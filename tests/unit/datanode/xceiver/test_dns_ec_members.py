@@ -11,6 +11,7 @@ import pytest
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.allocations import ContainerAllocations, _scm_container
+from pyozone.framework.scm_admin import container_with_pipeline_from_proto
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
@@ -81,9 +82,9 @@ def _response(info: ContainerInfo, pipeline: Pipeline | None) -> admin.GetContai
 def test_scms_answer_names_the_holder_of_each_index_of_an_ec_pipeline() -> None:
     info = ContainerInfo(CID, LifeCycleState.OPEN, 0, EC_PIPELINE, RS_3_2, "om")
     pipeline = Pipeline(EC_PIPELINE, RS_3_2, PipelineState.OPEN, MEMBERS, 0, 0)
-    answer = _scm_container(_response(info, pipeline))
+    answer = _scm_container(container_with_pipeline_from_proto(_response(info, pipeline)))
     assert answer.info == info and answer.holders == dict(enumerate(MEMBERS, start=1))
-    assert _scm_container(_response(info, None)).holders == {}
+    assert _scm_container(container_with_pipeline_from_proto(_response(info, None))).holders == {}
     ratis = ContainerInfo(CID, LifeCycleState.OPEN, 0, "p", RATIS_THREE, "om")
     three = Pipeline("p", RATIS_THREE, PipelineState.OPEN, MEMBERS[:3], 0, 0)
-    assert _scm_container(_response(ratis, three)).holders == {}
+    assert _scm_container(container_with_pipeline_from_proto(_response(ratis, three))).holders == {}

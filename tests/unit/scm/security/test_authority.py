@@ -13,13 +13,13 @@ from cryptography.hazmat.primitives import serialization
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.authority import CaMaterial, CertificateAuthority, renewal_due
 from pyozone.scm.security.certificates import CERTIFICATE_ID, CertificateStore
 from pyozone.scm.security.policy import AccessPolicy
 from pyozone.scm.store import SCMMetadataStore
-from pyozone.security.errors import SecurityError, SecurityResult
 
 DAY_MS = 86_400_000
 CA_KEY = X.generate_private_key()

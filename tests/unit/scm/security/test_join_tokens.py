@@ -12,10 +12,10 @@ import pytest
 
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.security.manager import ScmSecurity
-from pyozone.security.errors import SecurityError, SecurityResult
 from tests.unit.scm.security.test_manager import KNOWN_DATANODES, join_token, security
 
 ADMIN = Identity(CertRole.USER, "admin")

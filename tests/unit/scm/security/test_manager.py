@@ -10,6 +10,7 @@ import pytest
 
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.authority import CaMaterial, CertificateAuthority
@@ -18,7 +19,6 @@ from pyozone.scm.security.join_tokens import JoinTokens
 from pyozone.scm.security.manager import ScmSecurity
 from pyozone.scm.security.policy import AccessPolicy
 from pyozone.scm.store import SCMMetadataStore
-from pyozone.security.errors import SecurityError, SecurityResult
 from tests.unit.scm.security.test_secret_key_manager import OM, SETTINGS, Saved, manager
 
 H = 3_600_000

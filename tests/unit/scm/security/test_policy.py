@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.policy import AccessPolicy
-from pyozone.security.errors import SecurityError, SecurityResult
 
 POLICY = AccessPolicy(
     Administrators.from_conf(

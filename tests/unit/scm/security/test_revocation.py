@@ -11,10 +11,10 @@ from cryptography import x509
 
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.security.manager import ScmSecurity
-from pyozone.security.errors import SecurityError, SecurityResult
 from tests.unit.scm.security.test_manager import security
 
 ADMIN, BOB = Identity(CertRole.USER, "admin"), Identity(CertRole.USER, "bob")

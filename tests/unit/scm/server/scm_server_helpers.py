@@ -15,12 +15,12 @@ from pyozone import protocol as p
 from pyozone import rpc
 from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.scm_admin import ADMIN_SERVICE
 from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand, SCMCommand
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
 from pyozone.hdds.messages import Heartbeat, PipelineReport
 from pyozone.hdds.states import SCMCommandType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
-from pyozone.scm.client.admin_client import ADMIN_SERVICE
 from pyozone.scm.server import ScmDaemon
 from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.store.version import init_scm, open_scm_store

@@ -14,6 +14,8 @@ from pyozone.cluster.layout import plan_cluster
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import read_site_xml
+from pyozone.framework.scm_block import BLOCK_SERVICE, ScmBlockClient, scm_block_address
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID, ReplicationConfig
 from pyozone.hdds.states import PipelineState, ReplicationType
@@ -34,7 +36,6 @@ from pyozone.protocol.block import (
     key_blocks_result_to_proto,
     key_blocks_to_proto,
 )
-from pyozone.scm.client.block_client import BLOCK_SERVICE, BlockClientError, ScmBlockClient, scm_block_address
 from tests.unit.scm.server.scm_server_helpers import (
     FakeDatanode,
     async_test,
@@ -268,7 +269,7 @@ async def test_the_sync_client(tmp_path: Path) -> None:
     conf = scm_conf(tmp_path, {"hdds.scm.safemode.min.datanode": "3"})
     async with running_scm(conf) as scm, channel(scm.datanode_port) as dn_ch:
         client = ScmBlockClient(HostPort("127.0.0.1", scm.block_port), timeout_s=5)
-        with pytest.raises(BlockClientError) as error:
+        with pytest.raises(ScmClientError) as error:
             await asyncio.to_thread(client.allocate_block, 4096, RATIS_THREE, "om1")
         assert str(error.value).startswith("SAFE_MODE_EXCEPTION") and not error.value.retryable
         datanodes = [FakeDatanode(i, dn_ch) for i in (1, 2, 3)]
@@ -282,12 +283,12 @@ async def test_the_sync_client(tmp_path: Path) -> None:
         assert scm.core.containers.get(location.block_id.container_id).pipeline_id == location.pipeline.id
         results = await asyncio.to_thread(client.delete_key_blocks, [KeyBlocks("k", (location.block_id,))])
         assert [r.ok for r in results] == [True]
-        with pytest.raises(BlockClientError) as bad:
+        with pytest.raises(ScmClientError) as bad:
             await asyncio.to_thread(client.allocate_block, 4096, ReplicationConfig(ReplicationType.RATIS, 2))
         assert "invalid request" in str(bad.value)
         await asyncio.to_thread(client.close)
     gone = ScmBlockClient(HostPort("127.0.0.1", scm.block_port), timeout_s=1)
-    with pytest.raises(BlockClientError) as unreachable:
+    with pytest.raises(ScmClientError) as unreachable:
         await asyncio.to_thread(gone.scm_info)
     assert unreachable.value.retryable
     gone.close()

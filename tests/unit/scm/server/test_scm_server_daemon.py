@@ -13,9 +13,9 @@ from pyozone import rpc
 from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.cli.main import main
 from pyozone.common.http_server import HttpLimits
+from pyozone.framework.scm_admin import ADMIN_SERVICE
 from pyozone.hdds.limits import MiB
 from pyozone.proto.ScmAdminProtocol_pb2 import GetScmInfoRequestProto
-from pyozone.scm.client.admin_client import ADMIN_SERVICE
 from pyozone.scm.server import ScmDaemon
 from pyozone.scm.server.ticker import tick_interval_ms
 from pyozone.scm.store.scm_db import open_scm_db

@@ -12,6 +12,7 @@ from pyozone import protocol as p
 from pyozone import rpc
 from pyozone.common.fsutil import write_file
 from pyozone.common.tls import TlsPaths, TlsStore
+from pyozone.framework.scm_block import BLOCK_SERVICE
 from pyozone.hdds.limits import MiB
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
@@ -19,7 +20,6 @@ from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as dn_pb
 from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
-from pyozone.scm.client.block_client import BLOCK_SERVICE
 from pyozone.scm.server import ScmDaemon
 from tests.builders import dn_id
 from tests.tls_certs import CertAuthority, self_signed

@@ -1,7 +1,8 @@
-"""ScmBlockClient: a synchronous client of ScmBlockLocationProtocolService (allocate and delete blocks).
+"""ScmBlockClient: a synchronous client of ScmBlockLocationProtocolService (allocate and delete blocks;
+Ozone's ScmBlockLocationProtocolClientSideTranslatorPB).
 
-Failures are BlockClientError; `retryable` is set for UNAVAILABLE and DEADLINE_EXCEEDED (SCM unreachable,
-or no OPEN pipeline yet: SCM is creating one) and `code` carries the call's status for callers that care.
+Failures are ScmClientError (scm_errors.py): `retryable` for UNAVAILABLE and DEADLINE_EXCEEDED (SCM
+unreachable, or no OPEN pipeline yet: SCM is creating one), `code` the call's status for callers that care.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pyozone import rpc
 from pyozone.common.net import HostPort, address, parse_host_port
 from pyozone.common.tls import TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.framework.scm_admin import ScmInfo
+from pyozone.framework.scm_errors import ScmClientError, scm_error, scm_malformed
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.x509 import CertRole
@@ -31,23 +34,10 @@ from pyozone.protocol.block import (
     key_blocks_to_proto,
 )
 from pyozone.rpc.rpc_client import RpcClient
-from pyozone.scm.client.admin_client import ScmInfo
 
 T = TypeVar("T")
 
-_RETRYABLE = (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED)
-
 BLOCK_SERVICE = rpc.service(pb, "ScmBlockLocationProtocolService")
-
-
-class BlockClientError(Exception):
-    def __init__(self, message: str, code: rpc.StatusCode | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-
-    @property
-    def retryable(self) -> bool:
-        return self.code in _RETRYABLE
 
 
 def scm_block_address(conf: OzoneConfiguration) -> HostPort:
@@ -68,15 +58,11 @@ class ScmBlockClient(RpcClient):
     def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
         super().__init__(address, BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES, timeout_s, tls)
 
-    def _error(self, e: rpc.RpcError) -> BlockClientError:
-        code = e.code()
-        details = e.details() or code.name
-        if code in _RETRYABLE:
-            details = f"SCM at {self.address}: {details}"
-        return BlockClientError(details, code)
+    def _error(self, e: rpc.RpcError) -> ScmClientError:
+        return scm_error(self.address, e)
 
-    def _malformed(self, e: ProtocolError) -> BlockClientError:
-        return BlockClientError(f"SCM at {self.address} sent a malformed answer: {e}")
+    def _malformed(self, e: ProtocolError) -> ScmClientError:
+        return scm_malformed(self.address, e)
 
     def scm_info(self) -> ScmInfo:
         """The cluster id and safe-mode state (OM checks the cluster id when it starts)."""
@@ -102,7 +88,7 @@ class ScmBlockClient(RpcClient):
                 )
             )
         except ProtocolError as e:
-            raise BlockClientError(f"invalid request: {e}") from None
+            raise ScmClientError(f"invalid request: {e}") from None
         return self._call(
             self._stub.allocateScmBlock,
             request,
@@ -118,14 +104,14 @@ class ScmBlockClient(RpcClient):
     ) -> BlockLocation:
         blocks = self.allocate_blocks(size, replication_config, owner, 1, excluded)
         if len(blocks) != 1:
-            raise BlockClientError(f"SCM at {self.address} answered {len(blocks)} blocks for 1")
+            raise ScmClientError(f"SCM at {self.address} answered {len(blocks)} blocks for 1")
         return blocks[0]
 
     def delete_key_blocks(self, keys: Sequence[KeyBlocks]) -> list[KeyBlocksResult]:
         try:
             request = pb.DeleteScmKeyBlocksRequestProto(keyBlocks=[key_blocks_to_proto(k) for k in keys])
         except ProtocolError as e:
-            raise BlockClientError(f"invalid request: {e}") from None
+            raise ScmClientError(f"invalid request: {e}") from None
         return self._call(
             self._stub.deleteScmKeyBlocks,
             request,

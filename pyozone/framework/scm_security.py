@@ -15,17 +15,17 @@ from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.security.codec import (
+from pyozone.protocol.security import (
     MAX_LIST_COUNT,
     MAX_SECURITY_MESSAGE_BYTES,
     certificate_from_proto,
     role_to_proto,
     secret_key_from_proto,
 )
-from pyozone.security.errors import SecurityError, SecurityResult
 
 T = TypeVar("T")
 

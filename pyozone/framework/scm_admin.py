@@ -1,4 +1,9 @@
-"""ScmAdminClient: a synchronous client of ScmAdminProtocolService for CLIs and tests."""
+"""ScmAdminClient: a synchronous client of ScmAdminProtocolService (Ozone's
+StorageContainerLocationProtocolClientSideTranslatorPB) for OM, the datanodes, admin tools and the CLI.
+
+getContainer has one path here (`container_with_pipeline`) with one error mapping (scm_errors.py); each
+caller reads what it needs of the answer: `pyozone admin container info` the view, OM the replicas'
+addresses, a datanode the EC pipeline's replica indexes."""
 
 from __future__ import annotations
 
@@ -9,13 +14,15 @@ from typing import Any, TypeVar
 from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
-from pyozone.hdds.container import ContainerInfo
+from pyozone.framework.scm_errors import ScmClientError, scm_error, scm_malformed
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
+from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
 from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.safemode_status import RuleStatus
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.hdds.states import LifeCycleState
+from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.protocol import (
     ProtocolError,
@@ -26,8 +33,19 @@ from pyozone.protocol import (
     pipeline_members,
     rule_status_from_proto,
 )
-from pyozone.protocol.admin import ContainerView, DatanodeListing, PipelineView, rm_report_from_proto
-from pyozone.protocol.common import pipeline_id_to_proto, replication_to_proto
+from pyozone.protocol.admin import (
+    ContainerView,
+    DatanodeListing,
+    PipelineView,
+    pipeline_replica_indexes,
+    rm_report_from_proto,
+)
+from pyozone.protocol.common import (
+    datanode_details_from_proto,
+    is_reference,
+    pipeline_id_to_proto,
+    replication_to_proto,
+)
 from pyozone.rpc.rpc_client import RpcClient
 
 T = TypeVar("T")
@@ -35,10 +53,6 @@ T = TypeVar("T")
 
 ADMIN_SERVICE = rpc.service(pb, "ScmAdminProtocolService")
 """SCM's admin protocol (Ozone's StorageContainerLocationProtocol), on ozone.scm.client.address."""
-
-
-class AdminError(Exception):
-    """SCM refused or could not be reached; the message is what an operator needs to read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,20 +63,43 @@ class ScmInfo:
     pre_check_complete: bool
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicaLocation:
+    """A replica on a datanode SCM still knows, with the address to read it from."""
+
+    datanode: DatanodeDetails
+    state: ReplicaState
+    replica_index: int = 0
+    """EC: which index (1..data+parity) the replica holds; 0 for a replicated container."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerWithPipeline:
+    """getContainer's answer (Ozone's ContainerWithPipeline)."""
+
+    info: ContainerInfo
+    replicas: tuple[ContainerReplica, ...]
+    located: tuple[ReplicaLocation, ...]
+    """The replicas on datanodes SCM still knows in full (one of a datanode it forgot has no address)."""
+    pipeline: PipelineView | None
+    pipeline_indexes: tuple[int, ...] = ()
+    """An EC pipeline's replica index of each of its nodes, in order; empty for a replicated one."""
+
+    def view(self) -> ContainerView:
+        return ContainerView(self.info, self.replicas, self.pipeline)
+
+
 class ScmAdminClient(RpcClient):
     PEER = CertRole.SCM
 
     def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
         super().__init__(address, ADMIN_SERVICE, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls)
 
-    def _error(self, e: rpc.RpcError) -> AdminError:
-        code = e.code()
-        if code in (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED):
-            return AdminError(f"cannot reach SCM at {self.address}: {e.details()}")
-        return AdminError(e.details() or code.name)
+    def _error(self, e: rpc.RpcError) -> ScmClientError:
+        return scm_error(self.address, e)
 
-    def _malformed(self, e: ProtocolError) -> AdminError:
-        return AdminError(f"SCM at {self.address} sent a malformed answer: {e}")
+    def _malformed(self, e: ProtocolError) -> ScmClientError:
+        return scm_malformed(self.address, e)
 
     # ------------------------------------------------------------------ cluster
     def scm_info(self) -> ScmInfo:
@@ -93,7 +130,7 @@ class ScmAdminClient(RpcClient):
 
         def convert(r: pb.PipelineResponseProto) -> PipelineView:
             if r.errorMessage:
-                raise AdminError(r.errorMessage)
+                raise ScmClientError(r.errorMessage)
             return _pipeline_view(r.pipeline, "pipeline")
 
         return self._call(self._stub.createPipeline, request, convert)
@@ -135,19 +172,17 @@ class ScmAdminClient(RpcClient):
             ),
         )
 
-    def container(self, container_id: int) -> ContainerView:
-        def convert(r: pb.GetContainerResponseProto) -> ContainerView:
-            pipeline = _pipeline_view(r.pipeline, "pipeline") if r.HasField("pipeline") else None
-            replicas = tuple(
-                container_replica_info_from_proto(x, f"replicas[{i}]") for i, x in enumerate(r.replicas)
-            )
-            return ContainerView(
-                container_info_from_proto(r.containerInfo, "containerInfo"), replicas, pipeline
-            )
-
+    def container_with_pipeline(self, container_id: int) -> ContainerWithPipeline:
+        """SCM's record of the container, its replicas and its pipeline; ScmClientError with `not_found`
+        when SCM has no such container."""
         return self._call(
-            self._stub.getContainer, pb.GetContainerRequestProto(containerID=container_id), convert
+            self._stub.getContainer,
+            pb.GetContainerRequestProto(containerID=container_id),
+            container_with_pipeline_from_proto,
         )
+
+    def container(self, container_id: int) -> ContainerView:
+        return self.container_with_pipeline(container_id).view()
 
     def close_container(self, container_id: int) -> None:
         self._call(
@@ -227,6 +262,26 @@ def _none(_: Any) -> None:
 
 def _failed_hosts(response: Any) -> dict[str, str]:
     return {f.host: f.error for f in response.failedHosts}
+
+
+def container_with_pipeline_from_proto(r: pb.GetContainerResponseProto) -> ContainerWithPipeline:
+    replicas = tuple(container_replica_info_from_proto(x, f"replicas[{i}]") for i, x in enumerate(r.replicas))
+    located = tuple(
+        ReplicaLocation(
+            datanode_details_from_proto(x.datanodeDetails, f"replicas[{i}].datanodeDetails"),
+            ReplicaState[x.state],
+            x.replicaIndex,
+        )
+        for i, x in enumerate(r.replicas)
+        if not is_reference(x.datanodeDetails)
+    )
+    pipeline, indexes = None, ()
+    if r.HasField("pipeline"):
+        pipeline = _pipeline_view(r.pipeline, "pipeline")
+        indexes = pipeline_replica_indexes(r.pipeline, config=pipeline.pipeline.replication_config)
+    return ContainerWithPipeline(
+        container_info_from_proto(r.containerInfo, "containerInfo"), replicas, located, pipeline, indexes
+    )
 
 
 def _pipeline_view(proto: Any, field: str) -> PipelineView:

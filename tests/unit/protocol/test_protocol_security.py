@@ -12,7 +12,7 @@ from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.security.codec import (
+from pyozone.protocol.security import (
     certificate_from_proto,
     role_from_proto,
     role_to_proto,

@@ -7,9 +7,9 @@ import pytest
 
 from pyozone import rpc
 from pyozone.common.net import HostPort
+from pyozone.framework.scm_security import SCMSecurityClient, split_code
+from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import CertRole, Identity
-from pyozone.security.errors import SecurityError, SecurityResult
-from pyozone.security.scm_security_client import SCMSecurityClient, split_code
 from tests.tls_certs import CertAuthority
 
 

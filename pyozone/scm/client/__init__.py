@@ -1,1 +1,0 @@
-"""Clients of SCM's protocols for other services (the Ozone Manager) and tools."""
