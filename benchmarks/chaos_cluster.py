@@ -21,8 +21,9 @@ from pyozone.cluster.status import cluster_ready, om_ready, scm_ready, wait_unti
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
+from pyozone.framework.scm_admin import ScmAdminClient
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.container_health import ContainerHealthState
-from pyozone.scm.client.admin_client import AdminError, ScmAdminClient
 
 # Short intervals, as the end-to-end tests use: a killed datanode is stale after 6 s and dead (its
 # containers re-replicated) after 12 s; small blocks and containers so keys span several of each and
@@ -150,7 +151,7 @@ def under_replicated(admin: ScmAdminClient, since_ms: int) -> int | None:
     from a report it completed after `since_ms` (epoch ms); None while there is no such report."""
     try:
         report = admin.replication_manager_report()
-    except AdminError:
+    except ScmClientError:
         return None
     if report.timestamp_ms <= since_ms:
         return None

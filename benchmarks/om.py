@@ -32,6 +32,7 @@ from pyozone.common.net import scm_client_address
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
 from pyozone.config.units import parse_duration_ms
+from pyozone.framework.scm_admin import ScmAdminClient
 from pyozone.freon import (
     EchoOptions,
     FreonOptions,
@@ -43,7 +44,6 @@ from pyozone.freon import (
     om_echo,
     pipeline_datanode,
 )
-from pyozone.scm.client.admin_client import ScmAdminClient
 
 VOLUME, BUCKET = "bench", "omkeys"
 OM_THREADS = (1, 8, 32)

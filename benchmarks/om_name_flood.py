@@ -42,16 +42,16 @@ def rss_mb(pid: int) -> float:
 def serve(data_dir: str) -> None:
     """The OM process: prints its port, serves until SIGTERM."""
     from pyozone.config import OzoneConfiguration
+    from pyozone.framework.scm_admin import ScmInfo
+    from pyozone.framework.scm_errors import ScmClientError
     from pyozone.om.server import OmDaemon
-    from pyozone.scm.client.admin_client import ScmInfo
-    from pyozone.scm.client.block_client import BlockClientError
 
     class InfoOnlyScm:
         def scm_info(self) -> ScmInfo:
             return ScmInfo("CID-flood", "scm-1", False, True)
 
         def _refuse(self, *args: object) -> object:
-            raise BlockClientError("the flood's stub SCM only answers getScmInfo", StatusCode.UNAVAILABLE)
+            raise ScmClientError("the flood's stub SCM only answers getScmInfo", StatusCode.UNAVAILABLE)
 
         allocate_blocks = delete_key_blocks = container_location = _refuse
 

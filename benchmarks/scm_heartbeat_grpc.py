@@ -30,6 +30,7 @@ from typing import Any
 from benchmarks.common import print_table
 from pyozone import protocol as p
 from pyozone import rpc
+from pyozone.framework.scm_admin import ADMIN_SERVICE
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
@@ -37,7 +38,6 @@ from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.rpc import loop as rpc_loop
-from pyozone.scm.client.admin_client import ADMIN_SERVICE
 
 GB = 1 << 30
 DATANODE_SERVICE = rpc.service(pb, "StorageContainerDatanodeProtocolService")

@@ -31,7 +31,7 @@ from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.analytics.snapshot_writer import SnapshotWriter
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
-from pyozone.scm.client.admin_client import ScmAdminClient
+from pyozone.framework.scm_admin import ScmAdminClient
 from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.server import ScmDaemon
 from pyozone.scm.store.version import init_scm, open_scm_store
