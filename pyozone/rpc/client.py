@@ -311,7 +311,9 @@ class _Pool:
 
     def __init__(self) -> None:
         self.connections: dict[tuple[Any, ...], ClientConnection] = {}
-        self.connecting: dict[tuple[Any, ...], asyncio.Future[ClientConnection]] = {}
+        self.connecting: dict[tuple[Any, ...], asyncio.Task[ClientConnection]] = {}
+        """The dial under way to a key, a task of its own: the callers waiting on it come and go (each is
+        cancelled, or gives up at its own deadline) without failing the others."""
         self.backoff: dict[tuple[Any, ...], tuple[float, float]] = {}
         """key -> (when the next attempt may start, the delay after it fails)."""
 
@@ -378,24 +380,7 @@ class Channel:
         key = (*self._key_base, generation)
         conn = pool.connections.get(key)
         if conn is None or not conn.usable:
-            pending = pool.connecting.get(key)
-            if pending is None:
-                pending = pool.connecting[key] = loop.create_future()
-                try:
-                    conn = await self._dial(pool, key, generation, deadline)
-                except BaseException as e:
-                    if not pending.done():
-                        pending.set_exception(
-                            e if isinstance(e, RpcError) else RpcError(StatusCode.UNAVAILABLE, str(e))
-                        )
-                        pending.exception()
-                    raise
-                finally:
-                    pool.connecting.pop(key, None)
-                pool.connections[key] = conn
-                pending.set_result(conn)
-            else:
-                conn = await asyncio.shield(pending)
+            conn = await self._shared_dial(pool, key, generation, deadline)
         if self._conn is not conn:
             if self._conn is not None and self._conn.loop is loop:
                 self._release(self._conn)
@@ -403,22 +388,46 @@ class Channel:
             self._conn = conn
         return conn
 
-    async def _dial(
+    async def _shared_dial(
         self, pool: _Pool, key: tuple[Any, ...], generation: int, deadline: float | None
     ) -> ClientConnection:
+        """Joins the dial under way to `key` (or starts one) for as long as this caller's deadline allows:
+        a waiter cancelled or out of time leaves the dial to the others."""
+        dial = pool.connecting.get(key)
+        if dial is None:
+            not_before, _ = pool.backoff.get(key, (0.0, 0.0))
+            wait = not_before - time.monotonic()
+            if wait > 0 and deadline is not None and time.monotonic() + wait >= deadline:
+                why = f"failed to connect to {self.target} (retrying in {wait:.2f}s)"
+                raise RpcError(StatusCode.UNAVAILABLE, why)
+            dial = pool.connecting[key] = asyncio.get_running_loop().create_task(
+                self._dial(pool, key, generation)
+            )
+            dial.add_done_callback(lambda t: t.cancelled() or t.exception())
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            return await asyncio.wait_for(asyncio.shield(dial), remaining)
+        except TimeoutError:
+            raise RpcError(StatusCode.UNAVAILABLE, f"failed to connect to {self.target}: timed out") from None
+
+    async def _dial(self, pool: _Pool, key: tuple[Any, ...], generation: int) -> ClientConnection:
+        """Waits out the backoff and connects within connect_timeout_s, whoever still waits for it; the
+        connection goes to the pool."""
+        try:
+            conn = await self._connect_once(pool, key, generation)
+        finally:
+            pool.connecting.pop(key, None)
+        pool.connections[key] = conn
+        return conn
+
+    async def _connect_once(self, pool: _Pool, key: tuple[Any, ...], generation: int) -> ClientConnection:
         loop = asyncio.get_running_loop()
         s = self.settings
         not_before, delay = pool.backoff.get(key, (0.0, s.backoff_initial_s))
         wait = not_before - time.monotonic()
         if wait > 0:
-            if deadline is not None and time.monotonic() + wait >= deadline:
-                raise RpcError(
-                    StatusCode.UNAVAILABLE, f"failed to connect to {self.target} (retrying in {wait:.2f}s)"
-                )
             await asyncio.sleep(wait)
         limit = s.connect_timeout_s
-        if deadline is not None:
-            limit = max(0.001, min(limit, deadline - time.monotonic()))
         ssl_context = _client_context(self.tls) if self.tls is not None else None
         host = self.address.host
         server_hostname = None
