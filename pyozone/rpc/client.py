@@ -172,10 +172,15 @@ class ClientConnection(asyncio.Protocol):
 
     # ------------------------------------------------------------------ output
     def new_call(self, streaming: bool) -> tuple[int, _Call]:
+        """A call with the next id; after 2^32 - 1 ids they wrap to 1, skipping those still in use (a
+        long-lived stream keeps its id)."""
+        calls = self.calls
         call_id = self._next_id
+        while call_id in calls:
+            call_id = call_id + 1 if call_id < 0xFFFFFFFF else 1
         self._next_id = call_id + 1 if call_id < 0xFFFFFFFF else 1
         call = _Call(self, streaming)
-        self.calls[call_id] = call
+        calls[call_id] = call
         return call_id, call
 
     def send(self, data: bytes) -> None:
@@ -213,10 +218,16 @@ class ClientConnection(asyncio.Protocol):
             self.transport.write(body)
 
     def pause_writing(self) -> None:
+        """The server does not read what is written: reading stops too (as the server's does), so that a
+        server that sends and never reads (PINGs, each answered) cannot grow this side's buffer."""
         self._write_blocked = True
+        if self.transport is not None:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._write_blocked = False
+        if self.transport is not None:
+            self.transport.resume_reading()
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
         self._writable = None
