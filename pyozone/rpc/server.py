@@ -13,8 +13,9 @@ of running calls and the connection's own are still read, and the socket is paus
 passes `max_held_bytes`: TCP holds the peer back), and none are read while the peer does not read its
 answers; a stream holds at most its window of requests (Kind.WINDOW: a handler slow to take them holds
 up its own client, not the connection); a frame not finished within `stall_timeout_s` of its first byte
-closes the connection; a connection with no calls is closed after `idle_timeout_s`. A call's deadline
-cancels its handler and answers DEADLINE_EXCEEDED; a CANCEL from the client cancels its handler.
+closes the connection; a connection with no calls is closed after `idle_timeout_s`, and one not heard
+from in `keepalive_s` is pinged and closed, its calls cancelled, if the answer does not come. A call's
+deadline cancels its handler and answers DEADLINE_EXCEEDED; a CANCEL from the client cancels its handler.
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ class ServerSettings:
     """How long a begun frame, or answers the peer does not read, may wait."""
     idle_timeout_s: float = 600.0
     """How long a connection without calls stays open."""
+    keepalive_s: float = 60.0
+    """A connection not heard from this long is pinged (gRPC's server keepalive time, 2 h by default
+    there): a frozen or vanished client's calls end when it does not answer."""
+    keepalive_timeout_s: float = 20.0
+    """How long the answer to that ping may take before the connection is closed and its calls cancelled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +269,8 @@ class ServerConnection(asyncio.Protocol):
         self._auth: dict[str, list[bytes]] | None = None
         self._ssl: ssl.SSLObject | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._pinged_at: float | None = None
+        """When a keepalive PING went out that nothing was heard after."""
         self._deadlines = Deadlines(self.loop, self._calls, self._expire)
         self._goaway = False
         self._held: deque[Frame] = deque()
@@ -320,7 +328,8 @@ class ServerConnection(asyncio.Protocol):
 
     # ------------------------------------------------------------------ timers
     def _arm_timer(self) -> None:
-        period = min(self.settings.stall_timeout_s, self.settings.idle_timeout_s) / 2
+        s = self.settings
+        period = min(s.stall_timeout_s, s.idle_timeout_s, s.keepalive_s, s.keepalive_timeout_s) / 2
         self._timer = self.loop.call_later(period, self._check)
 
     def _check(self) -> None:
@@ -332,6 +341,15 @@ class ServerConnection(asyncio.Protocol):
         if self._write_blocked_since is not None and now - self._write_blocked_since > s.stall_timeout_s:
             self.abort("the peer did not read its answers")
             return
+        if self._paused:  # this side does not read: the peer's answer could not be heard
+            self._pinged_at = None
+        elif self._pinged_at is not None:
+            if now - self._pinged_at > s.keepalive_timeout_s:
+                self.abort(f"no answer to a keepalive ping in {s.keepalive_timeout_s:g}s")
+                return
+        elif now - self._last_read >= s.keepalive_s:
+            self._pinged_at = now
+            self._send(encode(K_PING, 0, 0))
         if not self._calls and now - self._idle_since > s.idle_timeout_s:
             self._send(encode(K_GOAWAY, 0, 0))
             self._flush()
@@ -439,6 +457,7 @@ class ServerConnection(asyncio.Protocol):
         decoder = self._decoder
         was_pending = decoder.pending
         self._last_read = now = time.monotonic()
+        self._pinged_at = None
         try:
             frames = decoder.feed(data)
         except FrameError as e:

@@ -276,3 +276,29 @@ def test_a_server_that_answers_garbage_fails_the_calls_on_that_connection_only(a
         await server.stop(None)
 
     scenario(test)
+
+
+def test_a_client_that_does_not_answer_keepalive_pings_is_closed_and_its_calls_cancelled() -> None:
+    """Issue 29 D4: the server had no keepalive, so the calls of a client that froze (or never sent the
+    WINDOW or the messages its calls wait for) ran forever; it is pinged when not heard from in
+    keepalive_s and closed when it does not answer. A live client answers and keeps its call."""
+
+    async def test() -> None:
+        echo = Echo()
+        settings = rpc.ServerSettings(4 * MB, idle_timeout_s=60, keepalive_s=0.3, keepalive_timeout_s=0.3)
+        server, port = await serve(settings, echo)
+        async with channel(port) as ch:
+            live = asyncio.ensure_future(rpc.Stub(ch, SPEC).hang(request()))
+            await asyncio.wait_for(echo.started.wait(), 2)
+            echo.started.clear()
+            reader, writer = await raw_peer(port)
+            writer.write(call_frame("/test.Echo/hang", b"", 1))
+            await asyncio.wait_for(echo.started.wait(), 2)
+            assert await closed(reader, 3)
+            await asyncio.wait_for(echo.cancelled.wait(), 2)
+            assert len(server.connections) == 1 and not live.done()  # the channel answered its pings
+            live.cancel()
+        writer.close()
+        await server.stop(None)
+
+    scenario(test)
