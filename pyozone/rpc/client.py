@@ -63,6 +63,8 @@ _UNARY = F_MESSAGE | F_END_STREAM
 """The flags of a unary call's frame: its one message, and the last."""
 HEAD_CACHE_ENTRIES = 256
 """Call heads a channel keeps serialized (a caller's distinct method, timeout and metadata triples)."""
+NOT_TAKEN: Any = object()
+"""A call's body when the server's GOAWAY said it never took the call: safe to send again."""
 EOF = object()
 """What `StreamCall.read` returns after the last answer (grpc.aio.EOF)."""
 
@@ -297,8 +299,19 @@ class ClientConnection(asyncio.Protocol):
             elif kind == K_PING:
                 self.send(encode(K_PONG, 0, frame.call_id))
             elif kind == K_GOAWAY:
-                self.usable = False
+                self._gone_away(frame.call_id)
             # PONG: its arrival already counted as hearing from the server
+
+    def _gone_away(self, last_call_id: int) -> None:
+        """The server takes no new call here: those above the last it took fail UNAVAILABLE, marked
+        NOT_TAKEN (a unary call is sent again on a new connection); the others run to their end."""
+        self.usable = False
+        calls = self.calls
+        for call_id in [i for i in calls if i > last_call_id]:
+            details = f"{self.target} closed the connection before taking the call (safe to retry)"
+            self._end(calls.pop(call_id), StatusCode.UNAVAILABLE, details, NOT_TAKEN)
+        if not calls:
+            self.close()
 
     def _expire(self, call_id: int, call: _Call) -> None:
         """The call's deadline passed: it fails here and the server is told to stop it."""
@@ -507,6 +520,8 @@ class Channel:
         timeout: float | None = None,
         metadata: Metadata = None,
     ) -> Any:
+        """One call. When the server's GOAWAY says it never took the call (an idle close racing it), it is
+        sent once more on a new connection: the server ran nothing of it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         conn = self._conn
         tls = self.tls
@@ -523,15 +538,22 @@ class Channel:
             body = bytes(request)
         else:
             body = request.SerializeToString()
-        call_id, call = conn.new_call(False)
-        if deadline is not None:
-            conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call)
-        conn.send_unary(call_id, self._head(path, timeout, metadata), body)
-        try:
-            code, details, answer = await call.future
-        except asyncio.CancelledError:
-            conn.cancel(call_id)
-            raise
+        head = self._head(path, timeout, metadata)
+        retried = False
+        while True:
+            call_id, call = conn.new_call(False)
+            if deadline is not None:
+                conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call)
+            conn.send_unary(call_id, head, body)
+            try:
+                code, details, answer = await call.future
+            except asyncio.CancelledError:
+                conn.cancel(call_id)
+                raise
+            if answer is not NOT_TAKEN or retried:
+                break
+            retried = True
+            conn = await self.connection(deadline)
         if code is not _OK:
             raise RpcError(code, details)
         if answer is None:

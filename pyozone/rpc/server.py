@@ -273,6 +273,9 @@ class ServerConnection(asyncio.Protocol):
         """When a keepalive PING went out that nothing was heard after."""
         self._deadlines = Deadlines(self.loop, self._calls, self._expire)
         self._goaway = False
+        self._last_call_id = 0
+        """The call id of the last CALL frame acted on (run or refused), sent in GOAWAY: the client knows
+        the calls above it were never taken (as HTTP/2's GOAWAY last-stream-id)."""
         self._held: deque[Frame] = deque()
         """CALL frames max_in_flight had no room for, started in order as calls end."""
         self._held_frames: dict[int, list[Frame]] = {}
@@ -308,6 +311,11 @@ class ServerConnection(asyncio.Protocol):
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+
+    def go_away(self) -> None:
+        """Takes no new call: GOAWAY names the last call taken, and the client retries those above it."""
+        self._goaway = True
+        self._send(encode(K_GOAWAY, 0, self._last_call_id))
 
     def abort(self, why: str) -> None:
         log.warning("RPC connection from %s closed: %s", self.peer_name, why)
@@ -350,11 +358,12 @@ class ServerConnection(asyncio.Protocol):
         elif now - self._last_read >= s.keepalive_s:
             self._pinged_at = now
             self._send(encode(K_PING, 0, 0))
-        if not self._calls and now - self._idle_since > s.idle_timeout_s:
-            self._send(encode(K_GOAWAY, 0, 0))
-            self._flush()
-            self.close()
+        if self._goaway and not self._calls:
+            self.close()  # a timer turn after the GOAWAY: the client read it before the socket closed
             return
+        if not self._calls and now - self._idle_since > s.idle_timeout_s:
+            self.go_away()
+            self._flush()
         self._arm_timer()
 
     # ------------------------------------------------------------------ flow control
@@ -538,14 +547,15 @@ class ServerConnection(asyncio.Protocol):
         if call_id in self._calls:
             self.abort(f"call id {call_id} opened twice")
             return
+        if self._goaway:  # the client fails it as not taken (its id is above the GOAWAY's) and retries
+            self._send_end(call_id, StatusCode.UNAVAILABLE, "the server is closing this connection")
+            return
+        self._last_call_id = call_id
         head = self.server.call_head(frame.head)
         if head is None:
             self._send_end(call_id, StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST: an unreadable call head")
             return
         method = head.method
-        if self._goaway:
-            self._send_end(call_id, StatusCode.UNAVAILABLE, "the server is closing this connection")
-            return
         if self._ssl is not None:
             serial = revoked_ssl_peer(self._ssl)
             if serial is not None:
@@ -832,8 +842,7 @@ class Server:
         if self._server is not None:
             self._server.close()
         for conn in list(self.connections):
-            conn._goaway = True
-            conn._send(encode(K_GOAWAY, 0, 0))
+            conn.go_away()
         if grace_s:
             deadline = time.monotonic() + grace_s
             while any(c._calls for c in self.connections) and time.monotonic() < deadline:

@@ -14,8 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from pyozone import rpc
+from pyozone.proto.OmClientProtocol_pb2 import EchoRPCRequest, EchoRPCResponse
 from pyozone.rpc import server as rpc_server
-from pyozone.rpc.frames import HEADER, Kind
+from pyozone.rpc.frames import HEADER, Flag, Kind, encode
 from pyozone.rpc.loop import new_event_loop
 from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, closed, raw_peer, request, scenario, serve
 
@@ -200,7 +201,7 @@ def test_keepalive_pings_do_not_keep_a_connection_without_calls_open() -> None:
             conn = ch._conn
             assert conn is not None
             for _ in range(300):
-                if not conn.usable:
+                if not conn.usable and not server.connections:
                     break
                 await asyncio.sleep(0.01)
             assert not conn.usable and not server.connections
@@ -262,5 +263,38 @@ def test_a_caller_waiting_on_a_shared_dial_keeps_its_own_deadline() -> None:
             assert time.monotonic() - began < 1.5
             assert e.value.code() is Code.UNAVAILABLE and "timed out" in e.value.details()
             first.cancel()
+
+    scenario(test)
+
+
+def test_a_call_the_server_never_took_before_its_goaway_is_sent_again_on_a_new_connection() -> None:
+    """Issue 29 D6: an idle close raced a call sent just before the GOAWAY arrived, and the call failed
+    UNAVAILABLE though the server never ran it. GOAWAY names the last call taken; a unary call above it is
+    sent once more on a new connection."""
+
+    async def test() -> None:
+        connections = 0
+
+        async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            length, _, _, head_len, call_id = HEADER.unpack(await reader.readexactly(HEADER.size))
+            body = (await reader.readexactly(length))[head_len:]
+            if connections == 1:  # gone idle just before the call came: it was not taken
+                writer.write(encode(Kind.GOAWAY, 0, call_id - 1))
+            else:
+                answer = EchoRPCResponse(payload=EchoRPCRequest.FromString(body).payloadReq)
+                writer.write(encode(Kind.END, Flag.MESSAGE, call_id, b"", answer.SerializeToString()))
+            await writer.drain()
+            if connections == 1:
+                writer.close()
+            else:
+                await reader.read()
+
+        listening = await asyncio.start_server(server, "127.0.0.1", 0)
+        async with channel(listening.sockets[0].getsockname()[1]) as ch:
+            assert (await rpc.Stub(ch, SPEC).echo(request(b"again"), timeout=5)).payload == b"again"
+        assert connections == 2
+        listening.close()
 
     scenario(test)
