@@ -7,7 +7,9 @@ travels to the server (which stops the handler) and is kept here too: when it pa
 DEADLINE_EXCEEDED and the server is told to cancel. A cancelled caller cancels its call on the server.
 Each stream is flow-controlled by itself (frames.Kind.WINDOW): a caller slow to read one holds up that
 stream's sender only, never the connection's other calls (which other channels of the process share).
-A connection that has heard nothing for `keepalive_s` is pinged and closed if the ping is not answered.
+A connection that has heard nothing for `keepalive_s` is pinged and closed if the ping is not answered;
+reading stops while the server does not read what is written. A GOAWAY names the last call the server
+took: the calls above it fail UNAVAILABLE, and a unary one is sent once more on a new connection.
 Over TLS the connection presents the party's certificate and checks the server's against the CA and,
 when the channel names the server's role, its role-qualified name (hdds.security.x509.role_host_name);
 a renewed certificate is used by a new connection, the old one serving the calls already on it.
