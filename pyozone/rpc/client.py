@@ -7,7 +7,9 @@ travels to the server (which stops the handler) and is kept here too: when it pa
 DEADLINE_EXCEEDED and the server is told to cancel. A cancelled caller cancels its call on the server.
 Each stream is flow-controlled by itself (frames.Kind.WINDOW): a caller slow to read one holds up that
 stream's sender only, never the connection's other calls (which other channels of the process share).
-A connection that has heard nothing for `keepalive_s` is pinged and closed if the ping is not answered.
+A connection that has heard nothing for `keepalive_s` is pinged and closed if the ping is not answered;
+reading stops while the server does not read what is written. A GOAWAY names the last call the server
+took: the calls above it fail UNAVAILABLE, and a unary one is sent once more on a new connection.
 Over TLS the connection presents the party's certificate and checks the server's against the CA and,
 when the channel names the server's role, its role-qualified name (hdds.security.x509.role_host_name);
 a renewed certificate is used by a new connection, the old one serving the calls already on it.
@@ -63,6 +65,8 @@ _UNARY = F_MESSAGE | F_END_STREAM
 """The flags of a unary call's frame: its one message, and the last."""
 HEAD_CACHE_ENTRIES = 256
 """Call heads a channel keeps serialized (a caller's distinct method, timeout and metadata triples)."""
+NOT_TAKEN: Any = object()
+"""A call's body when the server's GOAWAY said it never took the call: safe to send again."""
 EOF = object()
 """What `StreamCall.read` returns after the last answer (grpc.aio.EOF)."""
 RETIRE_GRACE_S = 600.0
@@ -176,10 +180,15 @@ class ClientConnection(asyncio.Protocol):
 
     # ------------------------------------------------------------------ output
     def new_call(self, streaming: bool) -> tuple[int, _Call]:
+        """A call with the next id; after 2^32 - 1 ids they wrap to 1, skipping those still in use (a
+        long-lived stream keeps its id)."""
+        calls = self.calls
         call_id = self._next_id
+        while call_id in calls:
+            call_id = call_id + 1 if call_id < 0xFFFFFFFF else 1
         self._next_id = call_id + 1 if call_id < 0xFFFFFFFF else 1
         call = _Call(self, streaming)
-        self.calls[call_id] = call
+        calls[call_id] = call
         return call_id, call
 
     def send(self, data: bytes) -> None:
@@ -217,10 +226,16 @@ class ClientConnection(asyncio.Protocol):
             self.transport.write(body)
 
     def pause_writing(self) -> None:
+        """The server does not read what is written: reading stops too (as the server's does), so that a
+        server that sends and never reads (PINGs, each answered) cannot grow this side's buffer."""
         self._write_blocked = True
+        if self.transport is not None:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._write_blocked = False
+        if self.transport is not None:
+            self.transport.resume_reading()
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
         self._writable = None
@@ -290,8 +305,19 @@ class ClientConnection(asyncio.Protocol):
             elif kind == K_PING:
                 self.send(encode(K_PONG, 0, frame.call_id))
             elif kind == K_GOAWAY:
-                self.usable = False
+                self._gone_away(frame.call_id)
             # PONG: its arrival already counted as hearing from the server
+
+    def _gone_away(self, last_call_id: int) -> None:
+        """The server takes no new call here: those above the last it took fail UNAVAILABLE, marked
+        NOT_TAKEN (a unary call is sent again on a new connection); the others run to their end."""
+        self.usable = False
+        calls = self.calls
+        for call_id in [i for i in calls if i > last_call_id]:
+            details = f"{self.target} closed the connection before taking the call (safe to retry)"
+            self._end(calls.pop(call_id), StatusCode.UNAVAILABLE, details, NOT_TAKEN)
+        if not calls:
+            self.close()
 
     def _expire(self, call_id: int, call: _Call) -> None:
         """The call's deadline passed: it fails here and the server is told to stop it."""
@@ -315,7 +341,9 @@ class _Pool:
 
     def __init__(self) -> None:
         self.connections: dict[tuple[Any, ...], ClientConnection] = {}
-        self.connecting: dict[tuple[Any, ...], asyncio.Future[ClientConnection]] = {}
+        self.connecting: dict[tuple[Any, ...], asyncio.Task[ClientConnection]] = {}
+        """The dial under way to a key, a task of its own: the callers waiting on it come and go (each is
+        cancelled, or gives up at its own deadline) without failing the others."""
         self.backoff: dict[tuple[Any, ...], tuple[float, float]] = {}
         """key -> (when the next attempt may start, the delay after it fails)."""
 
@@ -394,24 +422,7 @@ class Channel:
         key = (*self._key_base, generation)
         conn = pool.connections.get(key)
         if conn is None or not conn.usable:
-            pending = pool.connecting.get(key)
-            if pending is None:
-                pending = pool.connecting[key] = loop.create_future()
-                try:
-                    conn = await self._dial(pool, key, generation, deadline)
-                except BaseException as e:
-                    if not pending.done():
-                        pending.set_exception(
-                            e if isinstance(e, RpcError) else RpcError(StatusCode.UNAVAILABLE, str(e))
-                        )
-                        pending.exception()
-                    raise
-                finally:
-                    pool.connecting.pop(key, None)
-                pool.connections[key] = conn
-                pending.set_result(conn)
-            else:
-                conn = await asyncio.shield(pending)
+            conn = await self._shared_dial(pool, key, generation, deadline)
         if self._conn is not conn:
             if self._conn is not None and self._conn.loop is loop:
                 self._release(self._conn, retire=True)
@@ -419,22 +430,46 @@ class Channel:
             self._conn = conn
         return conn
 
-    async def _dial(
+    async def _shared_dial(
         self, pool: _Pool, key: tuple[Any, ...], generation: int, deadline: float | None
     ) -> ClientConnection:
+        """Joins the dial under way to `key` (or starts one) for as long as this caller's deadline allows:
+        a waiter cancelled or out of time leaves the dial to the others."""
+        dial = pool.connecting.get(key)
+        if dial is None:
+            not_before, _ = pool.backoff.get(key, (0.0, 0.0))
+            wait = not_before - time.monotonic()
+            if wait > 0 and deadline is not None and time.monotonic() + wait >= deadline:
+                why = f"failed to connect to {self.target} (retrying in {wait:.2f}s)"
+                raise RpcError(StatusCode.UNAVAILABLE, why)
+            dial = pool.connecting[key] = asyncio.get_running_loop().create_task(
+                self._dial(pool, key, generation)
+            )
+            dial.add_done_callback(lambda t: t.cancelled() or t.exception())
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            return await asyncio.wait_for(asyncio.shield(dial), remaining)
+        except TimeoutError:
+            raise RpcError(StatusCode.UNAVAILABLE, f"failed to connect to {self.target}: timed out") from None
+
+    async def _dial(self, pool: _Pool, key: tuple[Any, ...], generation: int) -> ClientConnection:
+        """Waits out the backoff and connects within connect_timeout_s, whoever still waits for it; the
+        connection goes to the pool."""
+        try:
+            conn = await self._connect_once(pool, key, generation)
+        finally:
+            pool.connecting.pop(key, None)
+        pool.connections[key] = conn
+        return conn
+
+    async def _connect_once(self, pool: _Pool, key: tuple[Any, ...], generation: int) -> ClientConnection:
         loop = asyncio.get_running_loop()
         s = self.settings
         not_before, delay = pool.backoff.get(key, (0.0, s.backoff_initial_s))
         wait = not_before - time.monotonic()
         if wait > 0:
-            if deadline is not None and time.monotonic() + wait >= deadline:
-                raise RpcError(
-                    StatusCode.UNAVAILABLE, f"failed to connect to {self.target} (retrying in {wait:.2f}s)"
-                )
             await asyncio.sleep(wait)
         limit = s.connect_timeout_s
-        if deadline is not None:
-            limit = max(0.001, min(limit, deadline - time.monotonic()))
         ssl_context = _client_context(self.tls) if self.tls is not None else None
         host = self.address.host
         server_hostname = None
@@ -507,6 +542,8 @@ class Channel:
         timeout: float | None = None,
         metadata: Metadata = None,
     ) -> Any:
+        """One call. When the server's GOAWAY says it never took the call (an idle close racing it), it is
+        sent once more on a new connection: the server ran nothing of it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         conn = self._conn
         tls = self.tls
@@ -523,15 +560,22 @@ class Channel:
             body = bytes(request)
         else:
             body = request.SerializeToString()
-        call_id, call = conn.new_call(False)
-        if deadline is not None:
-            conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call)
-        conn.send_unary(call_id, self._head(path, timeout, metadata), body)
-        try:
-            code, details, answer = await call.future
-        except asyncio.CancelledError:
-            conn.cancel(call_id)
-            raise
+        head = self._head(path, timeout, metadata)
+        retried = False
+        while True:
+            call_id, call = conn.new_call(False)
+            if deadline is not None:
+                conn.deadlines.add(max(0.0, deadline - time.monotonic()), call_id, call)
+            conn.send_unary(call_id, head, body)
+            try:
+                code, details, answer = await call.future
+            except asyncio.CancelledError:
+                conn.cancel(call_id)
+                raise
+            if answer is not NOT_TAKEN or retried:
+                break
+            retried = True
+            conn = await self.connection(deadline)
         if code is not _OK:
             raise RpcError(code, details)
         if answer is None:

@@ -108,7 +108,7 @@ class FrameDecoder:
     """Frames out of a byte stream. `max_frame`: the largest head + body buffered at all; `admit` is asked
     about a message body above `free_body` bytes (smaller ones are taken without asking)."""
 
-    __slots__ = ("_admit", "_buf", "_frame", "_skip", "free_body", "max_frame")
+    __slots__ = ("_admit", "_buf", "_frame", "_need", "_skip", "free_body", "max_frame")
 
     def __init__(self, max_frame: int, admit: Admit | None = None, free_body: int = 0) -> None:
         self.max_frame = max_frame
@@ -116,6 +116,9 @@ class FrameDecoder:
         self.free_body = free_body
         self._buf = bytearray()
         """The start of a frame whose rest has not arrived."""
+        self._need = 0
+        """The bytes `_buf` must hold before decoding can go on (a header, a head, or the whole frame): a
+        large frame arriving in many reads is appended to, not copied at each (which is quadratic)."""
         self._skip = 0
         self._frame: Frame | None = None
         """A frame whose body is being skipped, reported when the skip ends."""
@@ -139,6 +142,8 @@ class FrameDecoder:
             data = data[n:]
         if self._buf:
             self._buf += data
+            if len(self._buf) < self._need:
+                return frames
             src = bytes(self._buf)
         else:
             src = data if type(data) is bytes else bytes(data)
@@ -146,6 +151,7 @@ class FrameDecoder:
         header_size = HEADER.size
         unpack = HEADER.unpack_from
         admit, free_body, max_frame = self._admit, self.free_body, self.max_frame
+        need = header_size
         while end - pos >= header_size:
             length, kind, flags, head_len, call_id = unpack(src, pos)
             start = pos + header_size
@@ -158,6 +164,7 @@ class FrameDecoder:
                     )
             if admit is not None and body_size > free_body and kind in MESSAGE_KINDS:
                 if end - start < head_len:
+                    need = header_size + head_len
                     break
                 head = src[start : start + head_len]
                 if not admit(kind, call_id, head, body_size):
@@ -173,13 +180,14 @@ class FrameDecoder:
                 if length > max_frame:
                     raise FrameError(f"a message of {body_size} bytes taken above the limit of {max_frame}")
             if end - start < length:
+                need = header_size + length
                 break
             split = start + head_len
             pos = start + length
             frames.append(Frame(kind, flags, call_id, src[start:split], src[split:pos], body_size))
         if pos < end:
-            if pos or not self._buf:
-                self._buf = bytearray(src[pos:])
-        elif self._buf:
+            self._buf = bytearray(src[pos:])
+            self._need = need
+        else:
             self._buf = bytearray()
         return frames

@@ -8,12 +8,14 @@ INTERNAL.
 
 What a misbehaving peer can cost is bounded per connection: a frame above the server's limit closes the
 connection; a request above its method's limit is skipped unread and refused; at most `max_in_flight`
-calls run (the frames read past them wait, in order, and the socket is not read: TCP holds the peer
-back), and none are read while the peer does not read its answers; a stream holds at most its window of
-requests (Kind.WINDOW: a handler slow to take them holds up its own client, not the connection); a
-frame begun and not finished within `stall_timeout_s` closes the connection; a connection with no calls
-is closed after `idle_timeout_s`. A call's deadline cancels its handler and answers DEADLINE_EXCEEDED;
-a CANCEL from the client cancels its handler.
+calls run (CALL frames read past them wait, in order, with the later frames of their calls; the frames
+of running calls and the connection's own are still read, and the socket is paused only when what waits
+passes `max_held_bytes`: TCP holds the peer back), and none are read while the peer does not read its
+answers; a stream holds at most its window of requests (Kind.WINDOW: a handler slow to take them holds
+up its own client, not the connection); a frame not finished within `stall_timeout_s` of its first byte
+closes the connection; a connection with no calls is closed after `idle_timeout_s`, and one not heard
+from in `keepalive_s` is pinged and closed, its calls cancelled, if the answer does not come. A call's
+deadline cancels its handler and answers DEADLINE_EXCEEDED; a CANCEL from the client cancels its handler.
 """
 
 from __future__ import annotations
@@ -70,7 +72,10 @@ class ServerSettings:
     max_message_bytes: int
     """The largest request message any method takes."""
     max_in_flight: int = 256
-    """Calls one connection may have running before its socket is no longer read."""
+    """Calls one connection may have running; the CALL frames past them wait for room."""
+    max_held_bytes: int = 1 << 20
+    """Bytes of frames waiting for max_in_flight room (CALLs and their later frames) before the socket
+    is no longer read."""
     stream_queue: int = 32
     """Requests of one client stream buffered (its window: the client sends no more until the handler
     takes them)."""
@@ -78,6 +83,11 @@ class ServerSettings:
     """How long a begun frame, or answers the peer does not read, may wait."""
     idle_timeout_s: float = 600.0
     """How long a connection without calls stays open."""
+    keepalive_s: float = 60.0
+    """A connection not heard from this long is pinged (gRPC's server keepalive time, 2 h by default
+    there): a frozen or vanished client's calls end when it does not answer."""
+    keepalive_timeout_s: float = 20.0
+    """How long the answer to that ping may take before the connection is closed and its calls cancelled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,16 +261,26 @@ class ServerConnection(asyncio.Protocol):
         self._paused: set[object] = set()
         self._writable: asyncio.Future[None] | None = None
         self._last_read = time.monotonic()
+        self._frame_began = self._last_read
+        """When the frame the decoder holds part of began (or reading was last resumed)."""
         self._idle_since = self._last_read
         """When the connection last had no call running (keepalive pings do not make it busy)."""
         self._write_blocked_since: float | None = None
         self._auth: dict[str, list[bytes]] | None = None
         self._ssl: ssl.SSLObject | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._pinged_at: float | None = None
+        """When a keepalive PING went out that nothing was heard after."""
         self._deadlines = Deadlines(self.loop, self._calls, self._expire)
         self._goaway = False
+        self._last_call_id = 0
+        """The call id of the last CALL frame acted on (run or refused), sent in GOAWAY: the client knows
+        the calls above it were never taken (as HTTP/2's GOAWAY last-stream-id)."""
         self._held: deque[Frame] = deque()
-        """Frames read past a call that max_in_flight had no room for, started in order as calls end."""
+        """CALL frames max_in_flight had no room for, started in order as calls end."""
+        self._held_frames: dict[int, list[Frame]] = {}
+        """The later frames of each held call, handled in order once it starts."""
+        self._held_bytes = 0
 
     # ------------------------------------------------------------------ connection
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -282,6 +302,7 @@ class ServerConnection(asyncio.Protocol):
                 call.task.cancel()
         self._calls.clear()
         self._held.clear()
+        self._held_frames.clear()
         if self._writable is not None and not self._writable.done():
             self._writable.set_exception(ConnectionResetError("connection lost"))
             self._writable.exception()
@@ -290,6 +311,11 @@ class ServerConnection(asyncio.Protocol):
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+
+    def go_away(self) -> None:
+        """Takes no new call: GOAWAY names the last call taken, and the client retries those above it."""
+        self._goaway = True
+        self._send(encode(K_GOAWAY, 0, self._last_call_id))
 
     def abort(self, why: str) -> None:
         log.warning("RPC connection from %s closed: %s", self.peer_name, why)
@@ -310,23 +336,34 @@ class ServerConnection(asyncio.Protocol):
 
     # ------------------------------------------------------------------ timers
     def _arm_timer(self) -> None:
-        period = min(self.settings.stall_timeout_s, self.settings.idle_timeout_s) / 2
+        s = self.settings
+        period = min(s.stall_timeout_s, s.idle_timeout_s, s.keepalive_s, s.keepalive_timeout_s) / 2
         self._timer = self.loop.call_later(period, self._check)
 
     def _check(self) -> None:
         now = time.monotonic()
         s = self.settings
-        if self._decoder.pending and not self._paused and now - self._last_read > s.stall_timeout_s:
-            self.abort(f"a frame begun {now - self._last_read:.0f}s ago was not finished")
+        if self._decoder.pending and not self._paused and now - self._frame_began > s.stall_timeout_s:
+            self.abort(f"a frame begun {now - self._frame_began:.0f}s ago was not finished")
             return
         if self._write_blocked_since is not None and now - self._write_blocked_since > s.stall_timeout_s:
             self.abort("the peer did not read its answers")
             return
-        if not self._calls and now - self._idle_since > s.idle_timeout_s:
-            self._send(encode(K_GOAWAY, 0, 0))
-            self._flush()
-            self.close()
+        if self._paused:  # this side does not read: the peer's answer could not be heard
+            self._pinged_at = None
+        elif self._pinged_at is not None:
+            if now - self._pinged_at > s.keepalive_timeout_s:
+                self.abort(f"no answer to a keepalive ping in {s.keepalive_timeout_s:g}s")
+                return
+        elif now - self._last_read >= s.keepalive_s:
+            self._pinged_at = now
+            self._send(encode(K_PING, 0, 0))
+        if self._goaway and not self._calls:
+            self.close()  # a timer turn after the GOAWAY: the client read it before the socket closed
             return
+        if not self._calls and now - self._idle_since > s.idle_timeout_s:
+            self.go_away()
+            self._flush()
         self._arm_timer()
 
     # ------------------------------------------------------------------ flow control
@@ -339,7 +376,7 @@ class ServerConnection(asyncio.Protocol):
         if reason in self._paused:
             self._paused.discard(reason)
             if not self._paused and self.transport is not None:
-                self._last_read = time.monotonic()  # a frame's stall counts from here: this side paused it
+                self._frame_began = time.monotonic()  # a frame's stall counts from here: this side paused it
                 self.transport.resume_reading()
 
     def pause_writing(self) -> None:
@@ -426,34 +463,55 @@ class ServerConnection(asyncio.Protocol):
         return False  # a client sends no END
 
     def data_received(self, data: bytes) -> None:
-        self._last_read = time.monotonic()
+        decoder = self._decoder
+        was_pending = decoder.pending
+        self._last_read = now = time.monotonic()
+        self._pinged_at = None
         try:
-            frames = self._decoder.feed(data)
+            frames = decoder.feed(data)
         except FrameError as e:
             self.abort(str(e))
             return
-        if self._held:
-            self._held.extend(frames)
-            return
+        if decoder.pending and (frames or not was_pending):
+            self._frame_began = now  # a new frame began in this read: its stall counts from its first byte
         limit = self.settings.max_in_flight
-        for i, frame in enumerate(frames):
+        for frame in frames:
             if frame.kind == K_CALL:
-                if len(self._calls) >= limit:
-                    self._held.extend(frames[i:])
-                    self._pause("in-flight")
-                    return
-                self._on_call(frame)
+                if self._held or len(self._calls) >= limit:
+                    if frame.call_id in self._held_frames:
+                        self.abort(f"call id {frame.call_id} opened twice")
+                        return
+                    self._hold(frame)
+                    self._held.append(frame)
+                    self._held_frames[frame.call_id] = []
+                else:
+                    self._on_call(frame)
+            elif frame.call_id in self._held_frames and frame.kind not in (K_PING, K_PONG):
+                self._hold(frame)
+                self._held_frames[frame.call_id].append(frame)
             elif not self._handle(frame):
                 return
 
+    def _hold(self, frame: Frame) -> None:
+        """Counts a frame that waits for max_in_flight room; past max_held_bytes the socket is paused (the
+        frames of running calls were read before it, so none of them waits on what is held)."""
+        self._held_bytes += _held_cost(frame)
+        if self._held_bytes > self.settings.max_held_bytes:
+            self._pause("held")
+
     def _take_held(self) -> None:
-        """Starts the held frames in order while there is room for their calls."""
+        """Starts the held calls in order while there is room for them, each with its later frames."""
         held, limit = self._held, self.settings.max_in_flight
-        while held:
-            if held[0].kind == K_CALL and len(self._calls) >= limit:
-                return
-            if not self._handle(held.popleft()):
-                return
+        while held and len(self._calls) < limit:
+            frame = held.popleft()
+            later = self._held_frames.pop(frame.call_id, [])
+            self._held_bytes -= sum(_held_cost(f) for f in (frame, *later))
+            self._on_call(frame)
+            for f in later:
+                if not self._handle(f):
+                    return
+        if self._held_bytes <= self.settings.max_held_bytes:
+            self._resume("held")
 
     def _handle(self, frame: Frame) -> bool:
         """Acts on one frame; False when it broke the protocol (the connection is closed)."""
@@ -489,14 +547,15 @@ class ServerConnection(asyncio.Protocol):
         if call_id in self._calls:
             self.abort(f"call id {call_id} opened twice")
             return
+        if self._goaway:  # the client fails it as not taken (its id is above the GOAWAY's) and retries
+            self._send_end(call_id, StatusCode.UNAVAILABLE, "the server is closing this connection")
+            return
+        self._last_call_id = call_id
         head = self.server.call_head(frame.head)
         if head is None:
             self._send_end(call_id, StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST: an unreadable call head")
             return
         method = head.method
-        if self._goaway:
-            self._send_end(call_id, StatusCode.UNAVAILABLE, "the server is closing this connection")
-            return
         if self._ssl is not None:
             serial = revoked_ssl_peer(self._ssl)
             if serial is not None:
@@ -530,8 +589,6 @@ class ServerConnection(asyncio.Protocol):
         self._calls[call_id] = call
         if call.inbound is not None:
             self._send(window(call_id, self.settings.stream_queue))
-        if len(self._calls) >= self.settings.max_in_flight:
-            self._pause("in-flight")
         if timeout:
             self._deadlines.add(timeout, call_id, call)
         runner = self._run_stream if bound.server_streaming else self._run_unary
@@ -622,8 +679,6 @@ class ServerConnection(asyncio.Protocol):
             self._idle_since = time.monotonic()
         if self._held:
             self._take_held()
-        if self._paused and len(calls) < self.settings.max_in_flight and not self._held:
-            self._resume("in-flight")
 
     # ------------------------------------------------------------------ running handlers
     async def _run_unary(self, call: _Call, bound: _Bound, argument: Any) -> None:
@@ -687,6 +742,14 @@ class ServerConnection(asyncio.Protocol):
             )
         else:
             raise e
+
+
+HELD_FRAME_OVERHEAD = 128
+"""What a held frame costs beyond its bytes (its Frame object), so that tiny frames are bounded too."""
+
+
+def _held_cost(frame: Frame) -> int:
+    return HELD_FRAME_OVERHEAD + len(frame.head) + (len(frame.body) if frame.body is not None else 0)
 
 
 async def _responses(result: Any) -> AsyncIterator[Any]:
@@ -779,8 +842,7 @@ class Server:
         if self._server is not None:
             self._server.close()
         for conn in list(self.connections):
-            conn._goaway = True
-            conn._send(encode(K_GOAWAY, 0, 0))
+            conn.go_away()
         if grace_s:
             deadline = time.monotonic() + grace_s
             while any(c._calls for c in self.connections) and time.monotonic() < deadline:

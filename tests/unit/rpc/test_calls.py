@@ -5,6 +5,8 @@ header (a 30 MB body skipped unread), and RequestLimits' field bounds."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import tracemalloc
 
 import pytest
@@ -334,5 +336,66 @@ def test_a_short_deadline_after_a_long_one_expires_on_time() -> None:
             assert code is Code.DEADLINE_EXCEEDED and loop.time() - start < 2
             long.cancel()
         await server.stop(None)
+
+    scenario(test)
+
+
+def test_call_ids_wrap_past_the_ids_of_calls_still_running() -> None:
+    """Issue 29 D7: after 2^32 - 1 calls the ids wrapped to 1 though a long-lived call still had it; the
+    server saw "call id 1 opened twice" and dropped the connection with every call on it."""
+
+    async def test() -> None:
+        echo = Echo()
+        server, port = await serve(servicer=echo)
+        async with channel(port) as ch:
+            stub = rpc.Stub(ch, SPEC)
+            hanging = asyncio.ensure_future(stub.hang(request()))
+            await asyncio.wait_for(echo.started.wait(), 5)
+            conn = await ch.connection()
+            assert list(conn.calls) == [1]
+            conn._next_id = 0xFFFFFFFF
+            for payload in (b"last", b"wrapped"):
+                assert (await stub.echo(request(payload), timeout=5)).payload == payload
+            assert not hanging.done() and not echo.cancelled.is_set()
+            hanging.cancel()
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_a_server_that_sends_and_never_reads_does_not_grow_the_clients_buffer() -> None:
+    """Issue 29 D8: the client read on while its writes were blocked, so a server sending PINGs and never
+    reading grew the client's buffer of PONGs without bound; now it stops reading as the server does."""
+    flood = frames.encode(frames.Kind.PING, 0, 0) * 65536
+
+    async def test() -> None:
+        writing = asyncio.Event()
+
+        async def never_reads(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writing.set()
+            with contextlib.suppress(TimeoutError, ConnectionError):
+                async with asyncio.timeout(3):
+                    for _ in range(40):  # 30 MiB of PINGs
+                        writer.write(flood)
+                        await writer.drain()
+            writer.close()
+
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the kernel holds few PONGs either
+        sock.bind(("127.0.0.1", 0))
+        server = await asyncio.start_server(never_reads, sock=sock)
+        ch = channel(sock.getsockname()[1])
+        call = asyncio.ensure_future(ch.unary("/test.Echo/echo", b"", None, timeout=10))
+        await asyncio.wait_for(writing.wait(), 5)
+        most = 0
+        for _ in range(40):
+            await asyncio.sleep(0.1)
+            conn = ch._conn
+            if conn is not None and conn.transport is not None:
+                most = max(most, conn.transport.get_write_buffer_size())
+        assert most < 4 * MB
+        call.cancel()
+        await ch.close()
+        server.close()
 
     scenario(test)

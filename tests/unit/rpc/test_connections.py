@@ -7,14 +7,16 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from pyozone import rpc
+from pyozone.proto.OmClientProtocol_pb2 import EchoRPCRequest, EchoRPCResponse
 from pyozone.rpc import server as rpc_server
-from pyozone.rpc.frames import HEADER, Kind
+from pyozone.rpc.frames import HEADER, Flag, Kind, encode
 from pyozone.rpc.loop import new_event_loop
 from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, closed, raw_peer, request, scenario, serve
 
@@ -199,10 +201,100 @@ def test_keepalive_pings_do_not_keep_a_connection_without_calls_open() -> None:
             conn = ch._conn
             assert conn is not None
             for _ in range(300):
-                if not conn.usable:
+                if not conn.usable and not server.connections:
                     break
                 await asyncio.sleep(0.01)
             assert not conn.usable and not server.connections
         await server.stop(None)
+
+    scenario(test)
+
+
+async def _refused_once(stub: rpc.Stub, server: rpc.Server) -> None:
+    """Stops the server and fails a call on the lost connection and one on a refused dial (a backoff)."""
+    await server.stop(None)
+    for _ in range(2):
+        with pytest.raises(rpc.RpcError):
+            await stub.echo(request(), timeout=1)
+
+
+def test_a_cancelled_caller_leaves_the_shared_dial_to_the_callers_still_waiting() -> None:
+    """Issue 29 D3 (a): the first caller dialled for every channel of the process; when it was cancelled
+    (an S3 request whose client left) the others waiting on its dial failed UNAVAILABLE '' though the
+    server was up."""
+
+    async def test() -> None:
+        server, port = await serve()
+        settings = rpc.ChannelSettings(4 * MB, backoff_initial_s=0.3, backoff_max_s=0.3)
+        async with channel(port, settings) as a, channel(port, settings) as b:
+            stub_a, stub_b = rpc.Stub(a, SPEC), rpc.Stub(b, SPEC)
+            await stub_a.echo(request())
+            await _refused_once(stub_a, server)
+            server = rpc.Server(rpc.ServerSettings(4 * MB))
+            server.add_service(SPEC, Echo())
+            await server.start("127.0.0.1", port)
+            first = asyncio.ensure_future(stub_a.echo(request(b"a")))  # dials, waiting out the backoff
+            await asyncio.sleep(0.05)
+            second = asyncio.ensure_future(stub_b.echo(request(b"b"), timeout=5))  # joins that dial
+            await asyncio.sleep(0.05)
+            first.cancel()
+            assert (await second).payload == b"b"
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_a_caller_waiting_on_a_shared_dial_keeps_its_own_deadline() -> None:
+    """Issue 29 D3 (b): a caller joining another's dial waited for it whatever its own deadline (up to
+    connect_timeout_s for a TLS handshake that never ends); it fails UNAVAILABLE when its time is up."""
+
+    async def test() -> None:
+        server, port = await serve()
+        settings = rpc.ChannelSettings(4 * MB, backoff_initial_s=3.0, backoff_max_s=3.0)
+        async with channel(port, settings) as a, channel(port, settings) as b:
+            stub_a, stub_b = rpc.Stub(a, SPEC), rpc.Stub(b, SPEC)
+            await stub_a.echo(request())
+            await _refused_once(stub_a, server)
+            first = asyncio.ensure_future(stub_a.echo(request(b"a")))  # no deadline: waits out 3 s
+            await asyncio.sleep(0.05)
+            began = time.monotonic()
+            with pytest.raises(rpc.RpcError) as e:
+                await stub_b.echo(request(b"b"), timeout=0.3)
+            assert time.monotonic() - began < 1.5
+            assert e.value.code() is Code.UNAVAILABLE and "timed out" in e.value.details()
+            first.cancel()
+
+    scenario(test)
+
+
+def test_a_call_the_server_never_took_before_its_goaway_is_sent_again_on_a_new_connection() -> None:
+    """Issue 29 D6: an idle close raced a call sent just before the GOAWAY arrived, and the call failed
+    UNAVAILABLE though the server never ran it. GOAWAY names the last call taken; a unary call above it is
+    sent once more on a new connection."""
+
+    async def test() -> None:
+        connections = 0
+
+        async def server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            length, _, _, head_len, call_id = HEADER.unpack(await reader.readexactly(HEADER.size))
+            body = (await reader.readexactly(length))[head_len:]
+            if connections == 1:  # gone idle just before the call came: it was not taken
+                writer.write(encode(Kind.GOAWAY, 0, call_id - 1))
+            else:
+                answer = EchoRPCResponse(payload=EchoRPCRequest.FromString(body).payloadReq)
+                writer.write(encode(Kind.END, Flag.MESSAGE, call_id, b"", answer.SerializeToString()))
+            await writer.drain()
+            if connections == 1:
+                writer.close()
+            else:
+                await reader.read()
+
+        listening = await asyncio.start_server(server, "127.0.0.1", 0)
+        async with channel(listening.sockets[0].getsockname()[1]) as ch:
+            assert (await rpc.Stub(ch, SPEC).echo(request(b"again"), timeout=5)).payload == b"again"
+        assert connections == 2
+        listening.close()
 
     scenario(test)

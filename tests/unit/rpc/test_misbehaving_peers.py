@@ -179,18 +179,71 @@ def test_max_in_flight_bounds_the_running_calls_of_a_connection() -> None:
 
 
 def test_a_frame_the_server_does_not_read_for_its_own_reasons_is_not_a_stall() -> None:
-    """With max_in_flight taken the server stops reading: the rest of a frame it has not read yet is not
-    the peer's stall, and the connection stays open as long as its calls run."""
+    """With max_in_flight taken and max_held_bytes of calls waiting the server stops reading: the rest of
+    a frame it has not read yet is not the peer's stall, and the connection stays open as long as its
+    calls run."""
 
     async def test() -> None:
         echo = Echo()
-        server, port = await serve(rpc.ServerSettings(4 * MB, max_in_flight=1, stall_timeout_s=STALL_S), echo)
+        settings = rpc.ServerSettings(4 * MB, max_in_flight=1, max_held_bytes=0, stall_timeout_s=STALL_S)
+        server, port = await serve(settings, echo)
         reader, writer = await raw_peer(port)
         second = call_frame("/test.Echo/echo", request(b"2").SerializeToString(), 2)
-        writer.write(call_frame("/test.Echo/hang", b"", 1) + second[:-3])
+        third = call_frame("/test.Echo/echo", request(b"3").SerializeToString(), 3)
+        writer.write(call_frame("/test.Echo/hang", b"", 1) + second + third[:-3])
         await asyncio.wait_for(echo.started.wait(), 2)
         assert not await closed(reader, STALL_S * 3)
         assert len(server.connections) == 1
+        writer.close()
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_frames_of_running_calls_are_read_while_new_calls_wait_for_max_in_flight() -> None:
+    """Issue 29 D1: at max_in_flight the server stopped reading, so the WINDOW frames its own streams
+    waited on were never read and every call of the connection hung. Streams longer than their window
+    filling max_in_flight finish, and a call past them runs when one ends."""
+
+    async def test() -> None:
+        server, port = await serve(rpc.ServerSettings(4 * MB, max_in_flight=2))
+        async with channel(port) as ch:
+            stub = rpc.Stub(ch, SPEC)
+            count = ch.method(SPEC.methods["count"])
+
+            async def stream() -> int:
+                return len([a async for a in count(request(b"40"), timeout=5)])
+
+            results = await asyncio.wait_for(
+                asyncio.gather(stream(), stream(), stub.echo(request(b"x"), timeout=5)), 5
+            )
+            assert results[:2] == [40, 40] and results[2].payload == b"x"
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_a_frame_trickled_a_byte_at_a_time_is_a_stall_from_its_first_byte() -> None:
+    """Issue 29 D5: the stall was counted from the last byte read, so a frame trickled a byte at a time
+    held its connection forever; a frame must be whole within stall_timeout_s of its first byte."""
+
+    async def test() -> None:
+        server, port = await serve(SETTINGS)
+        reader, writer = await raw_peer(port)
+        writer.write(HEADER.pack(MB, Kind.PING, 0, 0, 0))
+        gone = False
+        for _ in range(10):  # 3 s, five stall timeouts
+            try:
+                writer.write(b"\0")
+                await writer.drain()
+            except ConnectionError:
+                gone = True
+                break
+            if await closed(reader, STALL_S / 2):
+                gone = True
+                break
+        assert gone
+        await still_serves(port)
         writer.close()
         await server.stop(None)
 
@@ -220,6 +273,32 @@ def test_a_server_that_answers_garbage_fails_the_calls_on_that_connection_only(a
             assert e.value.code() is rpc.StatusCode.INTERNAL and "broke the framing" in e.value.details()
         await still_serves(port)
         listener.close()
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_a_client_that_does_not_answer_keepalive_pings_is_closed_and_its_calls_cancelled() -> None:
+    """Issue 29 D4: the server had no keepalive, so the calls of a client that froze (or never sent the
+    WINDOW or the messages its calls wait for) ran forever; it is pinged when not heard from in
+    keepalive_s and closed when it does not answer. A live client answers and keeps its call."""
+
+    async def test() -> None:
+        echo = Echo()
+        settings = rpc.ServerSettings(4 * MB, idle_timeout_s=60, keepalive_s=0.3, keepalive_timeout_s=0.3)
+        server, port = await serve(settings, echo)
+        async with channel(port) as ch:
+            live = asyncio.ensure_future(rpc.Stub(ch, SPEC).hang(request()))
+            await asyncio.wait_for(echo.started.wait(), 2)
+            echo.started.clear()
+            reader, writer = await raw_peer(port)
+            writer.write(call_frame("/test.Echo/hang", b"", 1))
+            await asyncio.wait_for(echo.started.wait(), 2)
+            assert await closed(reader, 3)
+            await asyncio.wait_for(echo.cancelled.wait(), 2)
+            assert len(server.connections) == 1 and not live.done()  # the channel answered its pings
+            live.cancel()
+        writer.close()
         await server.stop(None)
 
     scenario(test)
