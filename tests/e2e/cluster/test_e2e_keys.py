@@ -44,7 +44,7 @@ from tests.e2e.cluster.cluster_helpers import (
     sh_to_file,
     wait_container_closed,
 )
-from tests.e2e.cluster.keys_cluster import BLOCK, BUCKET, CONTAINER, LEASE_S, VOL, keys_cluster
+from tests.e2e.cluster.keys_cluster import BLOCK, BUCKET, LEASE_S, VOL, keys_cluster
 from tests.polling import wait_for
 
 BIG = 300 * MiB
