@@ -11,6 +11,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Coroutine, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from typing import Any, BinaryIO, TypeVar
 
 from pyozone.client import key_reader
@@ -32,7 +33,10 @@ class _Loop:
         self._thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        return self.submit(coro).result()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def stop(self) -> None:
         """Cancels what is still running (background call tasks, a stream finishing) and waits for
@@ -133,6 +137,11 @@ class OzoneClient:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Runs a coroutine of the async client on this client's loop (for callers mixing the APIs)."""
         return self._loop.run(coro)
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        """Starts a coroutine of the async client on this client's loop and returns at once (many calls in
+        flight from one thread: freon's run_tasks)."""
+        return self._loop.submit(coro)
 
     def close(self) -> None:
         if self._loop is not None:

@@ -15,7 +15,7 @@ from pyozone.client import OzoneClient, OzoneClientError
 from pyozone.client.models import DATA_PORT, DatanodeRef
 from pyozone.client.xceiver import DatanodeCallError, XceiverStream
 from pyozone.freon.report import FreonReport
-from pyozone.freon.runner import Load, Progress, Run, run
+from pyozone.freon.runner import Load, Progress, Run, run, run_tasks
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import PipelineState
 from pyozone.protocol.admin import PipelineView
@@ -57,13 +57,10 @@ def om_echo(
     """ome: echoRPC calls to OM."""
     payload = bytes(options.payload_req)
 
-    async def echo() -> bytes:
-        return await client.async_client.om.echo(payload, options.payload_resp)
+    async def one(index: int) -> int:
+        return _answered(await client.async_client.om.echo(payload, options.payload_resp), options)
 
-    def one(index: int) -> int:
-        return _answered(client.run(echo()), options)
-
-    return run(_echo_run("ome", (OzoneClientError,)), options.load, one, progress, stop)
+    return run_tasks(_echo_run("ome", (OzoneClientError,)), options.load, one, client.submit, progress, stop)
 
 
 def pipeline_datanode(

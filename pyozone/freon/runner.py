@@ -1,5 +1,7 @@
 """The one runner of every freon tool: T threads take operation indexes 0, 1, 2, ... until the count, the
-duration or a stop event ends the run, and each operation is timed (Ozone's BaseFreonGenerator).
+duration or a stop event ends the run, and each operation is timed (Ozone's BaseFreonGenerator). A tool
+whose operation is one coroutine of the async client (ome, omkg) runs its T workers as tasks on the
+client's loop instead (run_tasks), with the same counting.
 
 An operation is a function of its index that returns the bytes it moved. The errors a tool expects of a
 single operation (`failures`) are counted as failed operations and the run goes on; anything else is a
@@ -12,11 +14,14 @@ Ctrl-C); it is counted as interrupted, neither done nor failed.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Any
 
 from pyozone.freon.report import FreonReport
 
@@ -25,6 +30,12 @@ Progress = Callable[[int], None]
 
 Operation = Callable[[int], int]
 """One operation by its index; returns the bytes it moved."""
+
+AsyncOperation = Callable[[int], Awaitable[int]]
+"""An operation that is a coroutine (run_tasks)."""
+
+Submit = Callable[[Coroutine[Any, Any, None]], Future[None]]
+"""Starts a coroutine on an event loop of another thread (OzoneClient.submit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +84,65 @@ class Run:
     label: Callable[[int], str]
 
 
+class _Tally:
+    """What the workers of one run share: the next index, and what each operation did."""
+
+    def __init__(self, what: Run, load: Load, end: RunEnd, progress: Progress | None) -> None:
+        self.what = what
+        self.load = load
+        self.end = end
+        self.progress = progress
+        self._indexes = itertools.count()
+        self._lock = threading.Lock()
+        self._latencies: list[float] = []
+        self._failures: list[tuple[int, str]] = []
+        self._moved = 0
+        self._interrupted = 0
+        self._crash: list[BaseException] = []
+        self._started = time.perf_counter()
+
+    def take(self) -> int | None:
+        if self.end.over():
+            return None
+        with self._lock:
+            index = next(self._indexes)
+        return None if self.load.number is not None and index >= self.load.number else index
+
+    def ended(self, index: int, begin: float, moved: int, error: BaseException | None) -> bool:
+        """Counts one operation (`error`: what it raised); False when it was a bug: the run halts and the
+        worker stops."""
+        if isinstance(error, RunOver):
+            with self._lock:
+                self._interrupted += 1
+            return True
+        if error is None:
+            latency = (time.perf_counter() - begin) * 1000
+            with self._lock:
+                self._latencies.append(latency)
+                self._moved += moved
+        elif isinstance(error, self.what.failures):
+            with self._lock:
+                self._failures.append((index, f"{self.what.label(index)}: {error}"))
+        else:
+            self._crash.append(error)
+            self.end.halt.set()
+            return False
+        if self.progress:
+            self.progress(1)
+        return True
+
+    def report(self) -> FreonReport:
+        """The run's report; the first bug an operation raised, if any."""
+        seconds = time.perf_counter() - self._started
+        if self._crash:
+            raise self._crash[0]
+        failed = tuple(line for _, line in sorted(self._failures))
+        return FreonReport(
+            self.what.operation, len(self._latencies), self._moved, seconds, tuple(self._latencies), failed,
+            self.what.unit, self._interrupted,
+        )  # fmt: skip
+
+
 def run(
     what: Run,
     load: Load,
@@ -83,46 +153,18 @@ def run(
 ) -> FreonReport:
     """Runs `one` over indexes 0, 1, ... from `load.threads` threads; stops early when `stop` is set.
     `end`: the RunEnd of `load` (and `stop`) that `one` checks, if it lasts."""
-    end = end if end is not None else RunEnd(load, stop)
-    indexes = itertools.count()
-    lock = threading.Lock()
-    latencies: list[float] = []
-    failures: list[tuple[int, str]] = []
-    moved = [0]
-    interrupted = [0]
-    crash: list[BaseException] = []
-    started = time.perf_counter()
-
-    def take() -> int | None:
-        if end.over():
-            return None
-        with lock:
-            index = next(indexes)
-        return None if load.number is not None and index >= load.number else index
+    tally = _Tally(what, load, end if end is not None else RunEnd(load, stop), progress)
 
     def worker() -> None:
-        while (index := take()) is not None:
+        while (index := tally.take()) is not None:
             begin = time.perf_counter()
             try:
                 n = one(index)
-            except RunOver:
-                with lock:
-                    interrupted[0] += 1
-                continue
-            except what.failures as e:
-                with lock:
-                    failures.append((index, f"{what.label(index)}: {e}"))
             except BaseException as e:
-                crash.append(e)
-                end.halt.set()
-                return
+                if not tally.ended(index, begin, 0, e):
+                    return
             else:
-                latency = (time.perf_counter() - begin) * 1000
-                with lock:
-                    latencies.append(latency)
-                    moved[0] += n
-            if progress:
-                progress(1)
+                tally.ended(index, begin, n, None)
 
     threads = [threading.Thread(target=worker, name=f"freon-{i}") for i in range(max(1, load.threads))]
     for thread in threads:
@@ -131,14 +173,47 @@ def run(
         for thread in threads:
             thread.join()
     except BaseException:
-        end.halt.set()
+        tally.end.halt.set()
         for thread in threads:
             thread.join()
         raise
-    seconds = time.perf_counter() - started
-    if crash:
-        raise crash[0]
-    failed = tuple(line for _, line in sorted(failures))
-    return FreonReport(
-        what.operation, len(latencies), moved[0], seconds, tuple(latencies), failed, what.unit, interrupted[0]
-    )
+    return tally.report()
+
+
+def run_tasks(
+    what: Run,
+    load: Load,
+    one: AsyncOperation,
+    submit: Submit,
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
+) -> FreonReport:
+    """`run` for an operation that is a coroutine of the async client: the `load.threads` workers are
+    tasks on the client's event loop (`submit`: OzoneClient.submit), so an operation costs no hop from a
+    worker thread to that loop and back, and the workers contend for no GIL among themselves: what the
+    tool measures is then OM (issue 29: the sync client's hop cost more than OM's echo). `progress` and
+    the operation's own hooks are called on that loop and must not block."""
+    tally = _Tally(what, load, RunEnd(load, stop), progress)
+
+    async def worker() -> None:
+        while (index := tally.take()) is not None:
+            begin = time.perf_counter()
+            try:
+                n = await one(index)
+            except BaseException as e:
+                if not tally.ended(index, begin, 0, e):
+                    return
+            else:
+                tally.ended(index, begin, n, None)
+
+    async def workers() -> None:
+        await asyncio.gather(*(worker() for _ in range(max(1, load.threads))))
+
+    running = submit(workers())
+    try:
+        running.result()
+    except BaseException:
+        tally.end.halt.set()  # Ctrl-C: the workers take no more operations
+        running.result()
+        raise
+    return tally.report()

@@ -6,13 +6,19 @@ Group commit, one lane per kind of request: the first request of a lane calls SC
 request waits for nothing. Requests arriving while that call is out join the lane's next batch, and the
 first of them calls SCM for all of them as soon as the lane is free. Under load each SCM round trip
 serves every request that arrived during the previous one.
+
+BlockBatcher serves callers on pool threads (allocateBlock, multipart parts); LoopBlockBatcher the same
+lanes for openKey on OM's event loop, where a request costs a future instead of a pool job and the batch's
+one SCM call runs in the pool (the gateway is synchronous): one thread hop per batch, not per key.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import deque
 from collections.abc import Hashable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from pyozone.hdds.block import ExcludeList
@@ -101,6 +107,78 @@ class BlockBatcher:
                 following.turn.set()
             batch.done.set()
 
+    def count(self, calls: int, requests: int) -> None:
+        """Counts a LoopBlockBatcher's calls and requests with these (one figure for OM's metrics)."""
+        with self._lock:
+            self._calls += calls
+            self._requests += requests
+
     def stats(self) -> BatchStats:
         with self._lock:
             return BatchStats(self._calls, self._requests)
+
+
+@dataclass(eq=False)
+class _Waiter:
+    count: int
+    answer: asyncio.Future[list[BlockLocation]]
+
+
+class LoopBlockBatcher:
+    """BlockBatcher's lanes on one event loop (create it there): a lane's driver task calls SCM for what
+    queued while its previous call was out, until the lane is empty."""
+
+    def __init__(self, batcher: BlockBatcher, executor: Executor) -> None:
+        """`executor`: OM's pool, where a batch's SCM call runs."""
+        self.batcher = batcher
+        self.executor = executor
+        self._loop = asyncio.get_running_loop()
+        self._lanes: dict[Hashable, deque[_Waiter]] = {}
+        """A lane exists while its driver runs; it queues the requests for the next call."""
+        self._drivers: set[asyncio.Task[None]] = set()
+
+    async def allocate_blocks(
+        self, size: int, config: ReplicationConfig, num_blocks: int, excluded: ExcludeList, owner: str
+    ) -> list[BlockLocation]:
+        """As BlockBatcher.allocate_blocks."""
+        lane_key = (size, config, excluded, owner)
+        waiter = _Waiter(num_blocks, self._loop.create_future())
+        waiting = self._lanes.get(lane_key)
+        if waiting is None:
+            self._lanes[lane_key] = waiting = deque()
+            driver = self._loop.create_task(self._drive(lane_key, size, config, excluded, owner))
+            self._drivers.add(driver)
+            driver.add_done_callback(self._drivers.discard)
+        waiting.append(waiter)
+        return await waiter.answer
+
+    async def _drive(
+        self, lane_key: Hashable, size: int, config: ReplicationConfig, excluded: ExcludeList, owner: str
+    ) -> None:
+        waiting = self._lanes[lane_key]
+        try:
+            while waiting:
+                batch = [waiting.popleft()]
+                total = batch[0].count
+                while waiting and total + waiting[0].count <= MAX_BATCH_BLOCKS:
+                    total += waiting[0].count
+                    batch.append(waiting.popleft())
+                self.batcher.count(1, len(batch))
+                try:
+                    blocks = await self._loop.run_in_executor(
+                        self.executor, self.batcher.scm.allocate_blocks, size, config, total, excluded, owner
+                    )
+                except Exception as e:  # every request of the batch raises it
+                    for w in batch:
+                        if not w.answer.done():
+                            w.answer.set_exception(e)
+                    continue
+                start = 0
+                for w in batch:
+                    if not w.answer.done():  # a request cancelled meanwhile: its blocks stay unused
+                        w.answer.set_result(blocks[start : start + w.count])
+                    start += w.count
+        finally:
+            del self._lanes[lane_key]
+            for w in waiting:
+                w.answer.cancel()

@@ -25,7 +25,7 @@ from pyozone.om import codec, conditions, quota
 from pyozone.om.block_batcher import BlockBatcher
 from pyozone.om.conditions import KeyCondition
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.key_answers import LocatedKey, OpenKeySession, ReadLocation
+from pyozone.om.key_answers import LocatedKey, OpenKeyPlan, OpenKeySession, ReadLocation
 from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.locations import LocationCache, read_pipeline
 from pyozone.om.locks import OMLocks
@@ -304,11 +304,32 @@ class OzoneManager:
 
         The blocks must fit the quotas (quota.py); with ozone.acl.enabled the key's `creator` owns it.
         A `condition` that fails now is refused before any block is allocated (commit_key decides)."""
+        return self.open_planned(
+            self.plan_open_key(
+                volume, bucket, key, data_size, replication, excluded, metadata, tags, creator, condition
+            )
+        )
+
+    def plan_open_key(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        data_size: int = 0,
+        replication: ReplicationConfig | None = None,
+        excluded: ExcludeList | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+        creator: Ownership | None = None,
+        condition: KeyCondition | None = None,
+    ) -> OpenKeyPlan:
+        """open_key's checks and what it asks SCM for; record_open_key then records the blocks SCM gave
+        (OM's event loop awaits SCM between the two, issue 29)."""
         if replication is not None:
             self.settings.allowed_configs.check(replication)
         if condition is not None:  # a plain open reads no committed key
             conditions.check(condition, self.find_key(volume, bucket, key), key_key(volume, bucket, key))
-        return self.open_key_as(
+        return self.plan_open_key_as(
             volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
         )
 
@@ -326,6 +347,31 @@ class OzoneManager:
     ) -> OpenKeySession:
         """open_key with a replication OM already holds (a multipart upload's), not checked again: the
         allowed configs may have changed since it was recorded."""
+        plan = self.plan_open_key_as(
+            volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
+        )
+        return self.open_planned(plan)
+
+    def open_planned(self, plan: OpenKeyPlan) -> OpenKeySession:
+        """The planned blocks from SCM (through the batcher, blocking), recorded."""
+        with scm_call(plan.allocating):
+            allocated = self.blocks.allocate_blocks(
+                plan.block_size, plan.config, plan.count, plan.excluded, "om"
+            )
+        return self.record_open_key(plan, allocated)
+
+    def plan_open_key_as(
+        self,
+        volume: str,
+        bucket: str,
+        key: str,
+        data_size: int = 0,
+        replication: ReplicationConfig | None = None,
+        excluded: ExcludeList | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+        creator: Ownership | None = None,
+    ) -> OpenKeyPlan:
         check_key_name(key, self.settings.check_key_characters)
         check_metadata(metadata or {})
         check_tags(tags or {})
@@ -339,8 +385,15 @@ class OzoneManager:
         preallocated = min(data_size, count * capacity) if data_size else capacity
         new_key = bool(parent.quota_namespace) and self.find_key(volume, bucket, key) is None
         self.check_quota(parent, replicated_size(config, preallocated), new_key)
-        with scm_call(f"allocating {count} block(s) for {volume}/{bucket}/{key}"):
-            allocated = self.blocks.allocate_blocks(size, config, count, excluded or ExcludeList(), "om")
+        return OpenKeyPlan(
+            volume, bucket, key, data_size, config, size, count, capacity, excluded or ExcludeList(),
+            metadata, tags, creator, parent.acls,
+        )  # fmt: skip
+
+    def record_open_key(self, plan: OpenKeyPlan, allocated: Sequence[BlockLocation]) -> OpenKeySession:
+        """Records the open key of `plan` with the blocks SCM allocated to it."""
+        volume, bucket, key, creator = plan.volume, plan.bucket, plan.key, plan.creator
+        capacity = plan.capacity
         with self.lock.shared():
             ops: list[Op] = []
             (client_id,) = self.new_ids(1)
@@ -350,16 +403,16 @@ class OzoneManager:
                 volume,
                 bucket,
                 key,
-                data_size,
+                plan.data_size,
                 now,
                 now,
-                config,
+                plan.config,
                 tuple(KeyBlock(b.block_id, 0, capacity) for b in allocated),
                 object_id,
-                pairs(metadata),
-                pairs(tags),
+                pairs(plan.metadata),
+                pairs(plan.tags),
                 creator.owner if creator else "",
-                inherit_defaults(creator.acls, parent.acls) if creator else (),
+                inherit_defaults(creator.acls, plan.parent_acls) if creator else (),
             )
             try:
                 self._bucket(volume, bucket)  # deleted while SCM allocated: the blocks are garbage

@@ -1,12 +1,41 @@
-"""What key requests answer: an open key's session, and a committed key with where its blocks are read."""
+"""What key requests answer: an open key's plan and session, and a committed key with where its blocks are
+read."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pyozone.hdds.block import ExcludeList
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.security.acl import Acls, Ownership
 from pyozone.om.records import KeyRecord
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import BlockLocation
+
+
+@dataclass(frozen=True, slots=True)
+class OpenKeyPlan:
+    """An openKey that passed its checks: the `count` blocks of `block_size` bytes (what the largest replica
+    holds) of `config` to ask SCM for, each holding `capacity` key bytes, and what the open key records."""
+
+    volume: str
+    bucket: str
+    key: str
+    data_size: int
+    config: ReplicationConfig
+    block_size: int
+    count: int
+    capacity: int
+    excluded: ExcludeList
+    metadata: Mapping[str, str] | None
+    tags: Mapping[str, str] | None
+    creator: Ownership | None
+    parent_acls: Acls
+
+    @property
+    def allocating(self) -> str:
+        return f"allocating {self.count} block(s) for {self.volume}/{self.bucket}/{self.key}"
 
 
 @dataclass(frozen=True, slots=True)

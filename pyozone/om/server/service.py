@@ -1,8 +1,9 @@
 """OzoneManagerService: the client protocol as a thin adapter over the OzoneManager core.
 
 Each handler parses its request, runs the core call in the daemon's thread pool (core calls may wait for
-SCM; commitKey, which never does, runs on the loop and saves the pool's two thread hops) and builds the
-answer once what the call wrote or saw is durable (`_run`). Field-level checks live in the converters;
+SCM; commitKey, which never does, runs on the loop and saves the pool's two thread hops; openKey runs on
+the loop too and awaits SCM's blocks through a batcher there) and builds the answer once what the call
+wrote or saw is durable (`_run`, `_on_loop`). Field-level checks live in the converters;
 every namespace rule in the core.
 With ozone.acl.enabled a handler names the caller and the check the call needs (om/access.py), which runs
 in the same pool job just before the call; with ACLs off the checks return at once.
@@ -11,7 +12,7 @@ in the same pool job just before the call; with ACLs off the checks return at on
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Executor
 from functools import partial
 from typing import TypeVar
@@ -24,6 +25,7 @@ from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om import codec
 from pyozone.om.access import Access
+from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
 from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
@@ -89,6 +91,8 @@ class OzoneManagerService:
         self.cluster_id = cluster_id
         self._gate: DurableGate | None = None
         """Created on the serving loop by the first write."""
+        self._loop_blocks: LoopBlockBatcher | None = None
+        """openKey's batcher, created on the serving loop by the first openKey."""
 
     async def _run(
         self, call: Callable[..., T], *args: object, check: Check | None = None, inline: bool = False
@@ -117,6 +121,21 @@ class OzoneManagerService:
         finally:
             if epoch:
                 await self._durable().wait(epoch)
+
+    async def _on_loop(self, call: Callable[[], Awaitable[T]]) -> T:
+        """`_run` for a call that runs on the event loop and awaits (openKey: its checks and its record
+        inline, as commitKey's, SCM awaited through LoopBlockBatcher between them): answered once what it
+        wrote or saw is durable."""
+        try:
+            return await call()
+        finally:
+            if epoch := self.core.store.epoch:
+                await self._durable().wait(epoch)
+
+    def _blocks(self) -> LoopBlockBatcher:
+        if self._loop_blocks is None:
+            self._loop_blocks = LoopBlockBatcher(self.core.blocks, self.executor)
+        return self._loop_blocks
 
     def _limit(self, asked: int) -> int:
         """A list call answers at most ozone.om.server.list.max.size entries, however many it asks for
@@ -252,14 +271,19 @@ class OzoneManagerService:
             metadata, tags = dict(request.metadata), dict(request.tags)
             condition = KeyCondition.from_proto(request.condition)
 
-            def open_key() -> OpenKeySession:  # one pool job: the bucket a partial config needs, the open
-                config = self._requested_replication(request)
-                return self.core.open_key(
-                    request.volume, request.bucket, request.key, size, config, excluded, metadata, tags,
-                    creator, condition,
+            async def open_key() -> OpenKeySession:
+                check()
+                plan = self.core.plan_open_key(
+                    request.volume, request.bucket, request.key, size, self._requested_replication(request),
+                    excluded, metadata, tags, creator, condition,
                 )  # fmt: skip
+                with scm_call(plan.allocating):
+                    allocated = await self._blocks().allocate_blocks(
+                        plan.block_size, plan.config, plan.count, plan.excluded, "om"
+                    )
+                return self.core.record_open_key(plan, allocated)
 
-            session = await self._run(open_key, check=check)
+            session = await self._on_loop(open_key)
         info = codec.key_to_proto(session.key, with_blocks=False)
         info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
         # the most one replica holds of what SCM allocated (a small key's block is its size; an EC group's

@@ -3,12 +3,16 @@ expected errors are failed operations, named and in index order; anything else e
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import Future
+from typing import Any
 
 import pytest
 
-from pyozone.freon.runner import Load, Run, RunEnd, RunOver, run
+from pyozone.freon.runner import Load, Run, RunEnd, RunOver, run, run_tasks
 
 RUN = Run("tool", "ops", (ValueError,), lambda index: f"op {index}")
 
@@ -103,3 +107,55 @@ def test_an_operation_the_end_cuts_short_is_interrupted_not_failed() -> None:
     report = run(RUN, load, one, stop=stop, end=end)
     assert (report.keys, report.failures, report.interrupted) == (0, (), 1)
     assert dict(report.rows())["interrupted"] == "1"
+
+
+@pytest.fixture
+def loop_thread() -> Iterator[asyncio.AbstractEventLoop]:
+    """An event loop on its own thread, as OzoneClient's."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever)
+    thread.start()
+    yield loop
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join()
+    loop.close()
+
+
+def test_tasks_run_each_index_once_concurrently_on_the_loop(loop_thread: asyncio.AbstractEventLoop) -> None:
+    """run_tasks: T workers in flight at once on the loop's thread, no worker threads (issue 29)."""
+    seen: list[int] = []
+    in_flight = [0, 0]  # now, most
+
+    async def one(index: int) -> int:
+        assert threading.current_thread().name != threading.main_thread().name
+        seen.append(index)
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight)
+        await asyncio.sleep(0)
+        in_flight[0] -= 1
+        if index % 5 == 0:
+            raise ValueError(f"bad {index}")
+        return 2
+
+    def submit(coro: Coroutine[Any, Any, None]) -> Future[None]:
+        return asyncio.run_coroutine_threadsafe(coro, loop_thread)
+
+    finished: list[int] = []
+    report = run_tasks(RUN, Load(100, 8), one, submit, finished.append)
+    assert sorted(seen) == list(range(100)) and in_flight[1] == 8
+    assert report.failures == tuple(f"op {i}: bad {i}" for i in range(0, 100, 5))
+    assert (report.keys, report.bytes, len(finished), len(report.latencies_ms)) == (80, 160, 100, 80)
+
+
+def test_tasks_end_the_run_on_an_unexpected_error(loop_thread: asyncio.AbstractEventLoop) -> None:
+    async def one(index: int) -> int:
+        if index == 3:
+            raise KeyError("a bug")
+        await asyncio.sleep(0)
+        return 0
+
+    def submit(coro: Coroutine[Any, Any, None]) -> Future[None]:
+        return asyncio.run_coroutine_threadsafe(coro, loop_thread)
+
+    with pytest.raises(KeyError, match="a bug"):
+        run_tasks(RUN, Load(None, 2, duration_s=60), one, submit)

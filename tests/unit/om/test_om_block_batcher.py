@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import pytest
 
@@ -11,7 +13,7 @@ from pyozone import rpc
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE
-from pyozone.om.block_batcher import BlockBatcher
+from pyozone.om.block_batcher import BatchStats, BlockBatcher, LoopBlockBatcher
 from pyozone.protocol.block import MAX_BLOCKS_PER_REQUEST
 from tests.unit.om.om_fakes import FakeScm
 
@@ -97,3 +99,34 @@ def test_a_batch_never_asks_scm_for_more_than_it_takes_in_one_request() -> None:
         assert len(first.result(WAIT_S)) == 1
         assert all(len(f.result(WAIT_S)) == 64 for f in rest)
     assert max(a[2] for a in scm.allocations) <= MAX_BLOCKS_PER_REQUEST
+
+
+def test_on_the_loop_requests_during_a_call_share_the_next_one_and_its_failure() -> None:
+    """LoopBlockBatcher (openKey on OM's loop, issue 29): a lone request is its own SCM call in the pool;
+    those arriving while it is out share one call, each gets its own blocks, and a refusal reaches each
+    request of its batch."""
+    scm = SlowScm()
+    batcher = BlockBatcher(scm)
+
+    async def body() -> None:
+        with ThreadPoolExecutor(2) as pool:
+            lanes = LoopBlockBatcher(batcher, pool)
+            ask = partial(lanes.allocate_blocks, 100, RATIS_THREE)
+            first = asyncio.ensure_future(ask(1, ExcludeList(), "om"))
+            assert await asyncio.to_thread(scm.entered.wait, WAIT_S)
+            others = [asyncio.ensure_future(ask(n, ExcludeList(), "om")) for n in (1, 2, 3)]
+            await asyncio.sleep(0)
+            scm.release.set()
+            answers = await asyncio.gather(first, *others)
+            assert [len(a) for a in answers] == [1, 1, 2, 3]
+            assert len({b.block_id for a in answers for b in a}) == 7
+            assert [a[2] for a in scm.allocations] == [1, 6]
+            assert batcher.stats() == BatchStats(2, 4)
+
+            scm.unreachable = True
+            refused = await asyncio.gather(
+                *(ask(1, ExcludeList(), "om") for _ in range(3)), return_exceptions=True
+            )
+            assert all(isinstance(e, BlockClientError) for e in refused)
+
+    asyncio.run(body())

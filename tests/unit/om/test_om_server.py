@@ -271,7 +271,8 @@ def test_the_metadata_dir_is_private_from_the_first_start(tmp_path: Path) -> Non
 def test_an_open_key_naming_its_replication_is_one_pool_job(tmp_path: Path, monkeypatch) -> None:
     """issue 29: openKey with a type or factor read the bucket in a pool job of its own (a second thread
     hop and durability wait per key) before the job that opens the key; the replication the request names
-    is now resolved in that one job, its unset parts from the bucket's."""
+    is now resolved in that one job, its unset parts from the bucket's. Since, openKey runs on the loop and
+    its one pool job is SCM's call (LoopBlockBatcher: one per batch)."""
 
     async def body() -> None:
         async with running(tmp_path, FakeScm()) as (daemon, stub):
