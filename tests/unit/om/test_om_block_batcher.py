@@ -127,6 +127,6 @@ def test_on_the_loop_requests_during_a_call_share_the_next_one_and_its_failure()
             refused = await asyncio.gather(
                 *(ask(1, ExcludeList(), "om") for _ in range(3)), return_exceptions=True
             )
-            assert all(isinstance(e, BlockClientError) for e in refused)
+            assert all(isinstance(e, ScmClientError) for e in refused)
 
     asyncio.run(body())
