@@ -29,6 +29,7 @@ from benchmarks.common import print_table
 from benchmarks.key_io import _pyozone, start_cluster
 from pyozone.client import OzoneClient
 from pyozone.common.net import scm_client_address
+from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
 from pyozone.config.units import parse_duration_ms
@@ -74,7 +75,9 @@ def ockg(client: OzoneClient, load: Load, tag: str) -> FreonReport:
 
 def dne_step(conf: OzoneConfiguration) -> Step:
     """dne through the first OPEN RATIS/THREE pipeline (the warm-up's ockg keys made sure there is one)."""
-    with ScmAdminClient(scm_client_address(conf)) as scm:
+    paths = TlsPaths.for_client(conf)  # a secure cluster's site file names the administrator's certificate
+    tls = TlsStore(paths) if paths is not None else None
+    with ScmAdminClient(scm_client_address(conf), tls=tls) as scm:
         pipeline_id, datanode = pipeline_datanode(scm.pipelines())
 
     def dne(client: OzoneClient, load: Load, tag: str) -> FreonReport:
