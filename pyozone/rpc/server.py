@@ -224,12 +224,7 @@ class _Call(CallContext):
         deadline: float | None,
         trace_id: str,
     ) -> None:
-        self._conn = conn
-        self.call_id = call_id
-        self.method = method
-        self._metadata = metadata
-        self.deadline = deadline
-        self.trace_id = trace_id
+        super().__init__(conn, call_id, method, metadata, deadline, trace_id)
         self.task: asyncio.Task[None] | None = None
         self.inbound: _Inbound | None = None
         self.expired = False
