@@ -89,11 +89,11 @@ class ContainerWithPipeline:
         return ContainerView(self.info, self.replicas, self.pipeline)
 
 
-class ScmAdminClient(RpcClient):
-    PEER = CertRole.SCM
+class ScmClient(RpcClient):
+    """What SCM's admin and block clients share: SCM's certificate, one error mapping (scm_errors.py) and
+    getScmInfo, which both services answer."""
 
-    def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
-        super().__init__(address, ADMIN_SERVICE, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls)
+    PEER = CertRole.SCM
 
     def _error(self, e: rpc.RpcError) -> ScmClientError:
         return scm_error(self.address, e)
@@ -101,13 +101,20 @@ class ScmAdminClient(RpcClient):
     def _malformed(self, e: ProtocolError) -> ScmClientError:
         return scm_malformed(self.address, e)
 
-    # ------------------------------------------------------------------ cluster
     def scm_info(self) -> ScmInfo:
+        """The cluster id and safe-mode state (OM checks the cluster id when it starts)."""
         return self._call(
             self._stub.getScmInfo,
             pb.GetScmInfoRequestProto(),
             lambda r: ScmInfo(r.clusterId, r.scmId, r.inSafeMode, r.preCheckComplete),
         )
+
+
+class ScmAdminClient(ScmClient):
+    def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
+        super().__init__(address, ADMIN_SERVICE, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls)
+
+    # ------------------------------------------------------------------ cluster
 
     def datanodes(self) -> list[DatanodeListing]:
         return self._call(

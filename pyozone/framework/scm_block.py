@@ -7,19 +7,17 @@ unreachable, or no OPEN pipeline yet: SCM is creating one), `code` the call's st
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from pyozone import rpc
 from pyozone.common.net import HostPort, address, parse_host_port
 from pyozone.common.tls import TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.framework.scm_admin import ScmInfo
-from pyozone.framework.scm_errors import ScmClientError, scm_error, scm_malformed
+from pyozone.framework.scm_admin import ScmClient
+from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
-from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.protocol import ProtocolError
 from pyozone.protocol.block import (
@@ -33,7 +31,6 @@ from pyozone.protocol.block import (
     key_blocks_result_from_proto,
     key_blocks_to_proto,
 )
-from pyozone.rpc.rpc_client import RpcClient
 
 T = TypeVar("T")
 
@@ -52,25 +49,17 @@ def scm_block_address(conf: OzoneConfiguration) -> HostPort:
     return parse_host_port(str(names).split(",")[0], port, "ozone.scm.names")
 
 
-class ScmBlockClient(RpcClient):
-    PEER = CertRole.SCM
+def _checked(build: Callable[[], T]) -> T:
+    """The request `build` makes; one the protocol's rules refuse is the caller's error, sent to no one."""
+    try:
+        return build()
+    except ProtocolError as e:
+        raise ScmClientError(f"invalid request: {e}") from None
 
+
+class ScmBlockClient(ScmClient):
     def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
         super().__init__(address, BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES, timeout_s, tls)
-
-    def _error(self, e: rpc.RpcError) -> ScmClientError:
-        return scm_error(self.address, e)
-
-    def _malformed(self, e: ProtocolError) -> ScmClientError:
-        return scm_malformed(self.address, e)
-
-    def scm_info(self) -> ScmInfo:
-        """The cluster id and safe-mode state (OM checks the cluster id when it starts)."""
-        return self._call(
-            self._stub.getScmInfo,
-            admin_pb.GetScmInfoRequestProto(),
-            lambda r: ScmInfo(r.clusterId, r.scmId, r.inSafeMode, r.preCheckComplete),
-        )
 
     def allocate_blocks(
         self,
@@ -81,14 +70,13 @@ class ScmBlockClient(RpcClient):
         excluded: ExcludeList | None = None,
         client: str = "",
     ) -> list[BlockLocation]:
-        try:
-            request = allocate_request_to_proto(
+        request = _checked(
+            lambda: allocate_request_to_proto(
                 AllocateRequest(
                     size, num_blocks, replication_config, owner, excluded or ExcludeList(), client
                 )
             )
-        except ProtocolError as e:
-            raise ScmClientError(f"invalid request: {e}") from None
+        )
         return self._call(
             self._stub.allocateScmBlock,
             request,
@@ -108,10 +96,9 @@ class ScmBlockClient(RpcClient):
         return blocks[0]
 
     def delete_key_blocks(self, keys: Sequence[KeyBlocks]) -> list[KeyBlocksResult]:
-        try:
-            request = pb.DeleteScmKeyBlocksRequestProto(keyBlocks=[key_blocks_to_proto(k) for k in keys])
-        except ProtocolError as e:
-            raise ScmClientError(f"invalid request: {e}") from None
+        request = _checked(
+            lambda: pb.DeleteScmKeyBlocksRequestProto(keyBlocks=[key_blocks_to_proto(k) for k in keys])
+        )
         return self._call(
             self._stub.deleteScmKeyBlocks,
             request,
