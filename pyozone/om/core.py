@@ -333,25 +333,6 @@ class OzoneManager:
             volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
         )
 
-    def open_key_as(
-        self,
-        volume: str,
-        bucket: str,
-        key: str,
-        data_size: int = 0,
-        replication: ReplicationConfig | None = None,
-        excluded: ExcludeList | None = None,
-        metadata: Mapping[str, str] | None = None,
-        tags: Mapping[str, str] | None = None,
-        creator: Ownership | None = None,
-    ) -> OpenKeySession:
-        """open_key with a replication OM already holds (a multipart upload's), not checked again: the
-        allowed configs may have changed since it was recorded."""
-        plan = self.plan_open_key_as(
-            volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
-        )
-        return self.open_planned(plan)
-
     def open_planned(self, plan: OpenKeyPlan) -> OpenKeySession:
         """The planned blocks from SCM (through the batcher, blocking), recorded."""
         with scm_call(plan.allocating):
@@ -372,6 +353,8 @@ class OzoneManager:
         tags: Mapping[str, str] | None = None,
         creator: Ownership | None = None,
     ) -> OpenKeyPlan:
+        """plan_open_key with a replication OM already holds (a multipart upload's), not checked again:
+        the allowed configs may have changed since it was recorded."""
         check_key_name(key, self.settings.check_key_characters)
         check_metadata(metadata or {})
         check_tags(tags or {})

@@ -130,8 +130,10 @@ class MultipartManager:
         """An open key for one part, of the upload's replication (owned by its writer)."""
         check_part_number(part_number)
         upload = self._upload(volume, bucket, key, upload_id)
-        return self.om.open_key_as(
-            volume, bucket, key, data_size, upload.replication, excluded, creator=creator
+        return self.om.open_planned(
+            self.om.plan_open_key_as(
+                volume, bucket, key, data_size, upload.replication, excluded, creator=creator
+            )
         )
 
     def commit_part(
