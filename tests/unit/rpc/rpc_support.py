@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -107,6 +108,23 @@ async def serve(
 
 def channel(port: int, settings: rpc.ChannelSettings | None = None, **kwargs: Any) -> rpc.Channel:
     return rpc.Channel(f"127.0.0.1:{port}", settings or rpc.ChannelSettings(4 * MB), **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def served(
+    settings: rpc.ServerSettings | None = None,
+    servicer: Any = None,
+    limits: rpc.RequestLimits | None = None,
+    channel_settings: rpc.ChannelSettings | None = None,
+    **channel_kwargs: Any,
+) -> AsyncIterator[tuple[rpc.Server, rpc.Channel, Any]]:
+    """A server of SPEC (`serve`), a channel to it and a stub on that channel; the server stops after."""
+    server, port = await serve(settings, servicer, limits)
+    try:
+        async with channel(port, channel_settings, **channel_kwargs) as ch:
+            yield server, ch, rpc.Stub(ch, SPEC)
+    finally:
+        await server.stop(None)
 
 
 def scenario(test: Callable[[], Awaitable[T]], timeout: float = 20.0) -> T:

@@ -15,7 +15,7 @@ from pyozone import rpc
 from pyozone.rpc import frames
 from pyozone.rpc.client import ClientConnection
 from pyozone.rpc.limits import Oversized, RequestBounds
-from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, request, scenario, serve
+from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, request, scenario, serve, served
 
 Code = rpc.StatusCode
 
@@ -28,9 +28,7 @@ async def failure(call: object) -> tuple[Code, str]:
 
 def test_unary_and_every_stream_shape() -> None:
     async def test() -> None:
-        server, port = await serve()
-        async with channel(port) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served() as (_, ch, stub):
             assert (await stub.echo(request(b"hi"), timeout=5)).payload == b"hi"
             assert (await stub.nothing(request())).payload == b""
             assert [a.payload async for a in stub.count(request(b"3"))] == [b"0", b"1", b"2"]
@@ -46,20 +44,16 @@ def test_unary_and_every_stream_shape() -> None:
             assert await chat.read() is rpc.EOF and chat.code() is Code.OK
             raw = ch.unary_unary("/test.Echo/echo")
             assert await raw(request(b"r").SerializeToString()) == b"\n\x01r"  # EchoRPCResponse.payload
-        await server.stop(None)
 
     scenario(test)
 
 
 def test_many_concurrent_calls_share_one_connection() -> None:
     async def test() -> None:
-        server, port = await serve()
-        async with channel(port) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served() as (server, _, stub):
             answers = await asyncio.gather(*(stub.echo(request(b"%d" % i)) for i in range(500)))
             assert [a.payload for a in answers] == [b"%d" % i for i in range(500)]
             assert len(server.connections) == 1
-        await server.stop(None)
 
     scenario(test)
 
@@ -103,13 +97,10 @@ def test_unknown_methods_and_unreadable_requests_are_refused() -> None:
 
 def test_metadata_of_the_channel_and_of_the_call_reach_the_handler() -> None:
     async def test() -> None:
-        server, port = await serve()
-        async with channel(port, metadata=[("user", "alice")]) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served(metadata=[("user", "alice")]) as (_, _, stub):
             assert (await stub.metadata(request())).payload == b"user=alice"
             answer = await stub.metadata(request(), metadata=[("x-trace", "t1"), ("block-token", "b")])
             assert answer.payload == b"user=alice;x-trace=t1;block-token=b"
-        await server.stop(None)
 
     scenario(test)
 
@@ -117,9 +108,7 @@ def test_metadata_of_the_channel_and_of_the_call_reach_the_handler() -> None:
 def test_a_deadline_fails_the_call_on_the_client_and_cancels_the_handler_on_the_server() -> None:
     async def test() -> None:
         echo = Echo()
-        server, port = await serve(servicer=echo)
-        async with channel(port) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served(servicer=echo) as (server, _, stub):
             assert await failure(stub.hang(request(), timeout=0.2)) == (
                 Code.DEADLINE_EXCEEDED,
                 "Deadline Exceeded",
@@ -128,7 +117,6 @@ def test_a_deadline_fails_the_call_on_the_client_and_cancels_the_handler_on_the_
             assert 0 < echo.remaining[0] <= 0.2
             assert not any(c._calls for c in server.connections)
             assert (await stub.echo(request(b"after"), timeout=1)).payload == b"after"
-        await server.stop(None)
 
     scenario(test)
 
@@ -141,15 +129,12 @@ def test_the_server_ends_a_call_whose_deadline_passed_even_if_the_client_does_no
 
     async def test() -> None:
         echo = Echo()
-        server, port = await serve(servicer=echo)
-        async with channel(port) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served(servicer=echo) as (_, _, stub):
             assert await failure(stub.hang(request(), timeout=0.2)) == (
                 Code.DEADLINE_EXCEEDED,
                 "Deadline Exceeded",
             )
             assert echo.cancelled.is_set()
-        await server.stop(None)
 
     scenario(test)
 
@@ -157,9 +142,7 @@ def test_the_server_ends_a_call_whose_deadline_passed_even_if_the_client_does_no
 def test_a_client_that_cancels_mid_call_cancels_the_handler() -> None:
     async def test() -> None:
         echo = Echo()
-        server, port = await serve(servicer=echo)
-        async with channel(port) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served(servicer=echo) as (server, _, stub):
             task = asyncio.create_task(stub.hang(request()))
             await asyncio.wait_for(echo.started.wait(), 2)
             task.cancel()
@@ -174,7 +157,6 @@ def test_a_client_that_cancels_mid_call_cancels_the_handler() -> None:
                 await asyncio.sleep(0.01)
             assert not any(c._calls for c in server.connections)
             assert (await stub.echo(request(b"ok"))).payload == b"ok"
-        await server.stop(None)
 
     scenario(test)
 
@@ -221,13 +203,10 @@ def test_a_request_above_the_method_limit_is_refused_from_the_header_without_bei
 
 def test_an_answer_above_the_client_limit_is_refused() -> None:
     async def test() -> None:
-        server, port = await serve()
-        async with channel(port, rpc.ChannelSettings(1024)) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served(channel_settings=rpc.ChannelSettings(1024)) as (_, _, stub):
             code, details = await failure(stub.echo(request(b"y" * 2000)))
             assert code is Code.RESOURCE_EXHAUSTED and "above 1024" in details
             assert (await stub.echo(request(b"small"))).payload == b"small"
-        await server.stop(None)
 
     scenario(test)
 
@@ -246,9 +225,7 @@ class Limits:
 
 def test_request_limits_bound_fields_and_the_message_per_method() -> None:
     async def test() -> None:
-        server, port = await serve(limits=Limits())
-        async with channel(port) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served(limits=Limits()) as (_, ch, stub):
             assert (await stub.echo(request(b"p" * 100))).payload == b"p" * 100
             assert await failure(stub.echo(request(b"p" * 101))) == (
                 Code.INVALID_ARGUMENT,
@@ -274,7 +251,6 @@ def test_request_limits_bound_fields_and_the_message_per_method() -> None:
                 Code.INVALID_ARGUMENT,
                 f"request {len(big)} > 1000",
             )
-        await server.stop(None)
 
     scenario(test)
 
@@ -295,9 +271,11 @@ def test_a_stream_its_reader_neglects_holds_up_only_itself() -> None:
 
     async def test() -> None:
         slow = Slow()
-        server, port = await serve(rpc.ServerSettings(4 * MB, stream_queue=8), servicer=slow)
-        async with channel(port, rpc.ChannelSettings(4 * MB, stream_queue=8)) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served(
+            rpc.ServerSettings(4 * MB, stream_queue=8),
+            servicer=slow,
+            channel_settings=rpc.ChannelSettings(4 * MB, stream_queue=8),
+        ) as (_, _, stub):
             unread = stub.count(request(b"1000"))
             assert (await unread.read()).payload == b"0"
             upload = stub.gather()
@@ -319,23 +297,19 @@ def test_a_stream_its_reader_neglects_holds_up_only_itself() -> None:
             await asyncio.wait_for(sending, 5)
             assert (await upload).payload == b"u" * 100
             assert [a.payload async for a in unread] == [b"%d" % i for i in range(1, 1000)]
-        await server.stop(None)
 
     scenario(test)
 
 
 def test_a_short_deadline_after_a_long_one_expires_on_time() -> None:
     async def test() -> None:
-        server, port = await serve()
-        async with channel(port) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served() as (_, _, stub):
             long = asyncio.create_task(stub.hang(request(), timeout=10))
             loop = asyncio.get_running_loop()
             start = loop.time()
             code, _ = await failure(stub.hang(request(), timeout=0.1))
             assert code is Code.DEADLINE_EXCEEDED and loop.time() - start < 2
             long.cancel()
-        await server.stop(None)
 
     scenario(test)
 
@@ -346,9 +320,7 @@ def test_call_ids_wrap_past_the_ids_of_calls_still_running() -> None:
 
     async def test() -> None:
         echo = Echo()
-        server, port = await serve(servicer=echo)
-        async with channel(port) as ch:
-            stub = rpc.Stub(ch, SPEC)
+        async with served(servicer=echo) as (_, ch, stub):
             hanging = asyncio.ensure_future(stub.hang(request()))
             await asyncio.wait_for(echo.started.wait(), 5)
             conn = await ch.connection()
@@ -358,7 +330,6 @@ def test_call_ids_wrap_past_the_ids_of_calls_still_running() -> None:
                 assert (await stub.echo(request(payload), timeout=5)).payload == payload
             assert not hanging.done() and not echo.cancelled.is_set()
             hanging.cancel()
-        await server.stop(None)
 
     scenario(test)
 
