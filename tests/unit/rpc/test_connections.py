@@ -5,10 +5,11 @@ of a process, and SyncChannel from many threads and after a fork."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -218,12 +219,20 @@ def test_keepalive_pings_do_not_keep_a_connection_without_calls_open() -> None:
     scenario(test)
 
 
-async def _refused_once(stub: rpc.Stub, server: rpc.Server) -> None:
-    """Stops the server and fails a call on the lost connection and one on a refused dial (a backoff)."""
-    await server.stop(None)
-    for _ in range(2):
-        with pytest.raises(rpc.RpcError):
-            await stub.echo(request(), timeout=1)
+@contextlib.asynccontextmanager
+async def _refused_once(backoff_s: float) -> AsyncIterator[tuple[int, rpc.Stub, rpc.Stub]]:
+    """Two channels to one port whose server answered `a` and stopped: `a` then failed a call on the lost
+    connection and one on a refused dial, so its next call dials after a backoff of `backoff_s`."""
+    server, port = await serve()
+    settings = rpc.ChannelSettings(4 * MB, backoff_initial_s=backoff_s, backoff_max_s=backoff_s)
+    async with channel(port, settings) as a, channel(port, settings) as b:
+        stub_a, stub_b = rpc.Stub(a, SPEC), rpc.Stub(b, SPEC)
+        await stub_a.echo(request())
+        await server.stop(None)
+        for _ in range(2):
+            with pytest.raises(rpc.RpcError):
+                await stub_a.echo(request(), timeout=1)
+        yield port, stub_a, stub_b
 
 
 def test_a_cancelled_caller_leaves_the_shared_dial_to_the_callers_still_waiting() -> None:
@@ -232,12 +241,7 @@ def test_a_cancelled_caller_leaves_the_shared_dial_to_the_callers_still_waiting(
     server was up."""
 
     async def test() -> None:
-        server, port = await serve()
-        settings = rpc.ChannelSettings(4 * MB, backoff_initial_s=0.3, backoff_max_s=0.3)
-        async with channel(port, settings) as a, channel(port, settings) as b:
-            stub_a, stub_b = rpc.Stub(a, SPEC), rpc.Stub(b, SPEC)
-            await stub_a.echo(request())
-            await _refused_once(stub_a, server)
+        async with _refused_once(0.3) as (port, stub_a, stub_b):
             server = rpc.Server(rpc.ServerSettings(4 * MB))
             server.add_service(SPEC, Echo())
             await server.start("127.0.0.1", port)
@@ -257,12 +261,7 @@ def test_a_caller_waiting_on_a_shared_dial_keeps_its_own_deadline() -> None:
     connect_timeout_s for a TLS handshake that never ends); it fails UNAVAILABLE when its time is up."""
 
     async def test() -> None:
-        server, port = await serve()
-        settings = rpc.ChannelSettings(4 * MB, backoff_initial_s=3.0, backoff_max_s=3.0)
-        async with channel(port, settings) as a, channel(port, settings) as b:
-            stub_a, stub_b = rpc.Stub(a, SPEC), rpc.Stub(b, SPEC)
-            await stub_a.echo(request())
-            await _refused_once(stub_a, server)
+        async with _refused_once(3.0) as (_, stub_a, stub_b):
             first = asyncio.ensure_future(stub_a.echo(request(b"a")))  # no deadline: waits out 3 s
             await asyncio.sleep(0.05)
             began = time.monotonic()
