@@ -12,11 +12,13 @@ from pathlib import Path
 
 from pyozone import rpc
 from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.storage import ChecksumType, ContainerSet, VolumeSet, compute
 from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service, xceiver_server
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.messages import ContainerReplicaReport
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from tests.unit.datanode.storage.dn_helpers import NO_FREE_SPACE_FLOOR
 
@@ -61,6 +63,24 @@ def open_node(root: Path, dn_uuid: str, container_size: str = "1MB", **conf: str
 XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
 
 
+DATA_CHANNEL_SETTINGS = rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES)
+
+
+@asynccontextmanager
+async def started(
+    server: rpc.Server, tls: TlsStore | None = None
+) -> AsyncIterator[tuple[HostPort, rpc.Channel]]:
+    """`server` on 127.0.0.1 and a channel to it (with `tls`, mutual TLS to a datanode's certificate);
+    both closed after."""
+    address = HostPort("127.0.0.1", await server.start("127.0.0.1", 0, tls))
+    channel = rpc.Channel(address, DATA_CHANNEL_SETTINGS, tls, CertRole.DATANODE if tls else None)
+    try:
+        yield address, channel
+    finally:
+        await channel.close()
+        await server.stop(None)
+
+
 @dataclass
 class Served:
     dispatcher: Dispatcher
@@ -80,14 +100,8 @@ async def serve(node: Node, executor: Executor, close_threshold: float = 0.9) ->
     dispatcher = Dispatcher(node.containers, node.uuid, node.full.append, close_threshold)
     data_server = xceiver_server()
     add_xceiver_service(data_server, XceiverService(dispatcher, executor))
-    data_port = await data_server.start("127.0.0.1", 0)
-    data_address = HostPort("127.0.0.1", data_port)
-    data_channel = rpc.Channel(data_address, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES))
-    try:
+    async with started(data_server) as (data_address, data_channel):
         yield Served(dispatcher, data_address, data_channel)
-    finally:
-        await data_channel.close()
-        await data_server.stop(None)
 
 
 async def exchange(

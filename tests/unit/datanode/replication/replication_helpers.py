@@ -13,11 +13,7 @@ from pyozone.common.tls import TlsStore
 from pyozone.datanode.replication import ReplicationService, add_replication_service
 from pyozone.datanode.replication.service import INTRA_DATANODE, SERVER_SETTINGS
 from pyozone.datanode.xceiver.tokens import TokenVerifier
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
-from pyozone.hdds.security.x509 import CertRole
-from tests.unit.datanode.dns_helpers import Node
-
-CHANNEL_SETTINGS = rpc.ChannelSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES)
+from tests.unit.datanode.dns_helpers import Node, started
 
 
 @dataclass
@@ -41,10 +37,5 @@ async def serve_replication(
     """`tls`: the node's certificate (mutual TLS); the channel then presents it too."""
     server = rpc.Server(SERVER_SETTINGS)
     add_replication_service(server, ReplicationService(node.containers, executor, max_bytes, tokens))
-    address = HostPort("127.0.0.1", await server.start("127.0.0.1", 0, tls))
-    channel = rpc.Channel(address, CHANNEL_SETTINGS, tls, CertRole.DATANODE if tls else None)
-    try:
+    async with started(server, tls) as (address, channel):
         yield Served(address, channel)
-    finally:
-        await channel.close()
-        await server.stop(None)

@@ -20,8 +20,8 @@ from pyozone.datanode.xceiver.tokens import TOKEN_METADATA, TokenSigner, TokenVe
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from tests.tls_certs import CertAuthority
-from tests.unit.datanode.dns_helpers import Node
-from tests.unit.datanode.replication.replication_helpers import CHANNEL_SETTINGS, serve_replication
+from tests.unit.datanode.dns_helpers import DATA_CHANNEL_SETTINGS, Node
+from tests.unit.datanode.replication.replication_helpers import serve_replication
 from tests.unit.datanode.replication.test_dns_replication import CID, blocks_of, make_closed
 from tests.unit.datanode.xceiver.test_dns_tokens import CLOCK, DAY, FakeKeys
 
@@ -60,7 +60,7 @@ def test_a_download_needs_a_token_for_its_container(node_a: Node, executor: Thre
     keys = FakeKeys()
 
     async def pieces(address: HostPort, token: str) -> int:
-        async with rpc.Channel(address, CHANNEL_SETTINGS) as ch:
+        async with rpc.Channel(address, DATA_CHANNEL_SETTINGS) as ch:
             call = rpc.Stub(ch, INTRA_DATANODE).download(
                 pb.CopyContainerRequestProto(containerID=CID),
                 metadata=((TOKEN_METADATA, token),) if token else None,
@@ -110,7 +110,7 @@ def test_over_mutual_tls_only_a_datanode_replicates(
     async def scenario() -> rpc.RpcError:
         async with serve_replication(node_b, executor, tls=ca.store("dn-b", dn)) as target:
             await push_container(node_a.containers, CID, target.address, executor, tls=ca.store("dn-a", dn))
-            async with rpc.Channel(target.address, CHANNEL_SETTINGS, alice, X.CertRole.DATANODE) as ch:
+            async with rpc.Channel(target.address, DATA_CHANNEL_SETTINGS, alice, X.CertRole.DATANODE) as ch:
                 call = rpc.Stub(ch, INTRA_DATANODE).download(pb.CopyContainerRequestProto(containerID=CID))
                 with pytest.raises(rpc.RpcError) as e:
                     _ = [p async for p in call]
