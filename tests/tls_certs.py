@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import itertools
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,17 @@ class CertAuthority:
 
     def store(self, name: str, identity: X.Identity, **kwargs) -> TlsStore:
         return TlsStore(self.issue(name, identity, **kwargs))
+
+
+def crl(ca: CertAuthority, revoked: list[int], number: int) -> bytes:
+    """The CA's CRL number `number`, its lastUpdate a second later than the one before."""
+    start = int(time.time() * 1000) - 60_000
+    listed = [(s, start, "KEY_COMPROMISE") for s in revoked]
+    return X.build_crl(ca.key, ca.cert, listed, number, start + 1000 * number, start + 86_400_000)
+
+
+def serial(store: TlsStore) -> int:
+    return X.cert_from_pem(store.paths.cert.read_bytes()).serial_number
 
 
 def self_signed(root: Path, name: str, identity: X.Identity, trust: X.Certificate) -> TlsStore:

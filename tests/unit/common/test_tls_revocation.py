@@ -8,7 +8,6 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -16,22 +15,11 @@ import pytest
 from pyozone import rpc
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
-from tests.tls_certs import CertAuthority
+from tests.tls_certs import CertAuthority, crl, serial
 from tests.unit.rpc.rpc_support import SPEC, channel, request, scenario, serve
 
 OM = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
 ALICE, BOB = X.Identity(X.CertRole.USER, "alice"), X.Identity(X.CertRole.USER, "bob")
-
-
-def crl(ca: CertAuthority, revoked: list[int], number: int) -> bytes:
-    """The CA's CRL number `number`, its lastUpdate a second later than the one before."""
-    start = int(time.time() * 1000) - 60_000
-    listed = [(s, start, "KEY_COMPROMISE") for s in revoked]
-    return X.build_crl(ca.key, ca.cert, listed, number, start + 1000 * number, start + 86_400_000)
-
-
-def serial(store: TlsStore) -> int:
-    return X.cert_from_pem(store.paths.cert.read_bytes()).serial_number
 
 
 def handshake(server: TlsStore, client: TlsStore) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
 from pyozone.rpc.metadata import peer_identity
 from pyozone.security.service_access import peer_datanode
-from tests.tls_certs import CertAuthority, self_signed
+from tests.tls_certs import CertAuthority, crl, self_signed, serial
 from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, request, scenario, serve
 
 OM = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
@@ -78,16 +77,6 @@ def test_a_server_that_is_not_what_the_caller_dials_is_refused(tmp_path: Path) -
     assert outcome(ca.store("om", OM), alice, X.CertRole.SCM) == "UNAVAILABLE"
     assert outcome(self_signed(tmp_path, "fake-om", OM, ca.cert), alice) == "UNAVAILABLE"
     assert outcome(other.store("om", OM, trust=ca.cert), alice) == "UNAVAILABLE"
-
-
-def crl(ca: CertAuthority, revoked: list[int], number: int) -> bytes:
-    start = int(time.time() * 1000) - 60_000
-    listed = [(s, start, "KEY_COMPROMISE") for s in revoked]
-    return X.build_crl(ca.key, ca.cert, listed, number, start + 1000 * number, start + 86_400_000)
-
-
-def serial(store: TlsStore) -> int:
-    return X.cert_from_pem(store.paths.cert.read_bytes()).serial_number
 
 
 def test_a_certificate_revoked_while_its_connection_is_open_is_refused_per_call(tmp_path: Path) -> None:
