@@ -19,18 +19,7 @@ from pyozone.proto.OmClientProtocol_pb2 import EchoRPCRequest, EchoRPCResponse
 from pyozone.rpc import server as rpc_server
 from pyozone.rpc.frames import HEADER, Flag, Kind, encode
 from pyozone.rpc.loop import new_event_loop
-from tests.unit.rpc.rpc_support import (
-    MB,
-    SPEC,
-    Echo,
-    channel,
-    closed,
-    raw_peer,
-    request,
-    scenario,
-    serve,
-    served,
-)
+from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, closed, raw_peer, request, scenario, serve
 
 Code = rpc.StatusCode
 KEEPALIVE = rpc.ChannelSettings(4 * MB, keepalive_s=0.1, keepalive_timeout_s=0.2)
@@ -49,13 +38,16 @@ def test_an_idle_connection_is_pinged_and_kept_while_the_server_answers(
     monkeypatch.setattr(rpc_server.ServerConnection, "_handle", counting)
 
     async def test() -> None:
-        async with served(channel_settings=KEEPALIVE) as (_, ch, stub):
+        server, port = await serve()
+        async with channel(port, KEEPALIVE) as ch:
+            stub = rpc.Stub(ch, SPEC)
             await stub.echo(request())
             conn = ch._conn
             await asyncio.sleep(0.6)  # the keepalive period under test, several times over
             assert pings and conn is not None and conn.usable
             await stub.echo(request())
             assert ch._conn is conn
+        await server.stop(None)
 
     scenario(test)
 
