@@ -8,7 +8,7 @@ DEADLINE_EXCEEDED and the server is told to cancel. A cancelled caller cancels i
 Each stream is flow-controlled by itself (frames.Kind.WINDOW): a caller slow to read one holds up that
 stream's sender only, never the connection's other calls (which other channels of the process share).
 A connection that has heard nothing for `keepalive_s` is pinged and closed if the ping is not answered;
-reading stops while the server does not read what is written. A GOAWAY names the last call the server
+no PING is answered while the server does not read what is written. A GOAWAY names the last call the server
 took: the calls above it fail UNAVAILABLE, and a unary one is sent once more on a new connection.
 Over TLS the connection presents the party's certificate and checks the server's against the CA and,
 when the channel names the server's role, its role-qualified name (hdds.security.x509.role_host_name);
@@ -181,7 +181,11 @@ class ClientConnection(asyncio.Protocol):
     # ------------------------------------------------------------------ output
     def new_call(self, streaming: bool) -> tuple[int, _Call]:
         """A call with the next id; after 2^32 - 1 ids they wrap to 1, skipping those still in use (a
-        long-lived stream keeps its id)."""
+        long-lived stream keeps its id). A connection lost since it was handed out (the server may close
+        one right after its handshake: TLS 1.3 refuses a client's certificate after the client's side is
+        done) takes no call: UNAVAILABLE, as if the loss came after it."""
+        if self.transport is None:
+            raise RpcError(StatusCode.UNAVAILABLE, f"connection to {self.target} lost")
         calls = self.calls
         call_id = self._next_id
         while call_id in calls:
@@ -226,16 +230,14 @@ class ClientConnection(asyncio.Protocol):
             self.transport.write(body)
 
     def pause_writing(self) -> None:
-        """The server does not read what is written: reading stops too (as the server's does), so that a
-        server that sends and never reads (PINGs, each answered) cannot grow this side's buffer."""
+        """The server does not read what is written: no PING is answered until it does (so a server that
+        sends and never reads cannot grow this side's buffer), and writers wait in `drain`. Reading goes
+        on: a connection the server closes (a refused TLS handshake ends in a close after TLS 1.3's
+        client side finished) must still be seen."""
         self._write_blocked = True
-        if self.transport is not None:
-            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._write_blocked = False
-        if self.transport is not None:
-            self.transport.resume_reading()
         if self._writable is not None and not self._writable.done():
             self._writable.set_result(None)
         self._writable = None
@@ -303,7 +305,8 @@ class ClientConnection(asyncio.Protocol):
                     call.credit += WINDOW_AMOUNT.unpack(frame.body)[0]
                     call.wake()
             elif kind == K_PING:
-                self.send(encode(K_PONG, 0, frame.call_id))
+                if not self._write_blocked:
+                    self.send(encode(K_PONG, 0, frame.call_id))
             elif kind == K_GOAWAY:
                 self._gone_away(frame.call_id)
             # PONG: its arrival already counted as hearing from the server

@@ -297,3 +297,25 @@ def test_a_call_the_server_never_took_before_its_goaway_is_sent_again_on_a_new_c
         listening.close()
 
     scenario(test)
+
+
+def test_a_call_on_a_connection_lost_since_it_was_handed_out_fails_at_once() -> None:
+    """Review of issue 29: over TLS 1.3 a server refuses a client's certificate after the client's side of
+    the handshake is done, so the connection a dial hands out may be lost before the call is put on it;
+    that call waited out its whole deadline (DEADLINE_EXCEEDED) instead of failing UNAVAILABLE."""
+
+    async def test() -> None:
+        server, port = await serve()
+        try:
+            async with channel(port) as ch:
+                conn = await ch.connection()
+                assert conn.transport is not None
+                conn.transport.abort()
+                await asyncio.sleep(0.05)  # connection_lost ran: no transport
+                with pytest.raises(rpc.RpcError) as lost:
+                    conn.new_call(False)
+                assert lost.value.code() is rpc.StatusCode.UNAVAILABLE
+        finally:
+            await server.stop(None)
+
+    scenario(test)

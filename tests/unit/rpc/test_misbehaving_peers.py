@@ -75,7 +75,7 @@ def test_a_peer_that_stalls_mid_frame_is_closed_after_the_stall_timeout(partial:
         assert not await closed(reader, STALL_S * 0.5)
         await still_serves(port)
         assert await closed(reader, STALL_S * 3)
-        assert loop.time() - start >= STALL_S
+        assert loop.time() - start >= STALL_S * 0.9  # its first byte arrived a little before `start`
         assert len(server.connections) == 0
         await server.stop(None)
 
