@@ -13,7 +13,7 @@ import pytest
 
 from pyozone import rpc
 from pyozone.rpc import frames
-from pyozone.rpc.client import ClientConnection
+from pyozone.rpc.client_connection import ClientConnection
 from pyozone.rpc.limits import Oversized, RequestBounds
 from tests.unit.rpc.rpc_support import MB, SPEC, Echo, channel, request, scenario, serve, served
 
