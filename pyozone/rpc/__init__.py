@@ -5,7 +5,8 @@ docs/differences.md says how its framing differs from Hadoop RPC and gRPC."""
 
 from pyozone.rpc.client import EOF, Channel, ChannelSettings, StreamCall
 from pyozone.rpc.limits import Oversized, RequestBounds, RequestLimits
-from pyozone.rpc.server import CallContext, Server, ServerSettings
+from pyozone.rpc.server import Server, ServerSettings
+from pyozone.rpc.server_connection import CallContext
 from pyozone.rpc.service import MethodSpec, ServiceSpec, Stub, service
 from pyozone.rpc.status import AbortError, RpcError, StatusCode
 from pyozone.rpc.sync import SyncChannel
