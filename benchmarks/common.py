@@ -6,6 +6,14 @@ import resource
 import time
 from collections.abc import Callable
 
+SHARED_DISK_DEFINES = (
+    "-D", "hdds.datanode.volume.min.free.space=1GB",
+    "-D", "hdds.datanode.volume.min.free.space.percent=0",
+)  # fmt: skip
+"""`cluster up` flags for a benchmark's datanodes, which share one disk (/dev/shm by default): the 20 GB
+floor of hdds.datanode.volume.min.free.space is for a dedicated disk, and three volumes on a 24 GB memory disk
+would leave no room for a container above it (cluster up refuses to start)."""
+
 
 def rate(fn: Callable[[], int], min_seconds: float = 1.0) -> tuple[float, int, float]:
     """Runs fn (which returns how many operations it did) until min_seconds passed; ops/s, ops, seconds."""

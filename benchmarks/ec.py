@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import SHARED_DISK_DEFINES
 from benchmarks.key_io import _pyozone
 from pyozone.cli.main import main as cli_main
 from pyozone.client import OzoneClient
@@ -79,7 +80,8 @@ def _cluster(data_dir: Path, remove: bool) -> Iterator[Path]:
     data_dir.mkdir(parents=True, exist_ok=True)
     defines = [a for k, v in OVERRIDES.items() for a in ("-D", f"{k}={v}")]
     up = _pyozone(
-        "cluster", "up", "--background", "--datanodes", str(DATANODES), "--data-dir", str(data_dir), *defines
+        "cluster", "up", "--background", "--datanodes", str(DATANODES), "--data-dir", str(data_dir), *defines,
+        *SHARED_DISK_DEFINES,
     )  # fmt: skip
     if up.returncode != 0:
         raise SystemExit(f"cluster up failed:\n{up.stdout}\n{up.stderr}")

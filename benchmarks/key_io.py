@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import loopback
-from benchmarks.common import print_table
+from benchmarks.common import SHARED_DISK_DEFINES, print_table
 from pyozone.client import OzoneClient
 from pyozone.config.site import load_configuration
 from pyozone.config.units import parse_size_bytes
@@ -49,7 +49,10 @@ def _pyozone(*args: str) -> subprocess.CompletedProcess[str]:
 def start_cluster(data_dir: Path, secure: bool = False) -> Path:
     """`secure`: `cluster up --secure` (SCM's CA, mutual TLS on every port, block tokens, ACLs)."""
     flags = ("--secure",) if secure else ()
-    up = _pyozone("cluster", "up", "--background", "--datanodes", "3", "--data-dir", str(data_dir), *flags)
+    up = _pyozone(
+        "cluster", "up", "--background", "--datanodes", "3", "--data-dir", str(data_dir), *flags,
+        *SHARED_DISK_DEFINES,
+    )  # fmt: skip
     if up.returncode != 0:
         raise SystemExit(f"cluster up failed:\n{up.stdout}\n{up.stderr}")
     return data_dir / "conf"

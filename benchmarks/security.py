@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.common import print_table
+from benchmarks.common import SHARED_DISK_DEFINES, print_table
 from benchmarks.key_io import _pyozone
 from pyozone.client import OzoneClient
 from pyozone.cluster.layout import ClusterState
@@ -87,7 +87,7 @@ def _cluster(name: str, data_dir: Path, secure: bool, remove: bool) -> Iterator[
     data_dir.mkdir(parents=True)
     up = _pyozone(
         "cluster", "up", "--background", "--datanodes", "3", "--data-dir", str(data_dir),
-        *(["--secure"] if secure else []),
+        *(["--secure"] if secure else []), *SHARED_DISK_DEFINES,
     )  # fmt: skip
     if up.returncode != 0:
         raise SystemExit(f"{name}: cluster up failed:\n{up.stdout}\n{up.stderr}")
