@@ -16,8 +16,9 @@ from pyozone.client.errors import (
 )
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import BucketInfo, DatanodeRef, KeyInfo, KeyLocation, PipelineRef, VolumeInfo
+from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.client.sync import KeyReader, KeyWriter, OzoneClient
+from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 
 __all__ = [
     "AsyncOzoneClient",

@@ -26,10 +26,10 @@ from collections.abc import Awaitable, Callable
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream_read import DatastreamReader
 from pyozone.client.errors import BlockReadError
-from pyozone.client.models import DatanodeRef, KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
 from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, ChecksumType, verify
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
+from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 Refresh = Callable[[KeyLocation], Awaitable[KeyLocation]]

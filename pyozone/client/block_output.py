@@ -22,9 +22,9 @@ from time import perf_counter
 
 from pyozone.client import steps
 from pyozone.client.config import ClientConfig
-from pyozone.client.models import KeyLocation
 from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
 from pyozone.hdds.checksum import ChecksumData, compute
+from pyozone.hdds.locations import KeyLocation
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 CONTAINER_RESULTS = frozenset(

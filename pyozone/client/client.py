@@ -21,10 +21,8 @@ from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.client.models import (
     BucketInfo,
-    DatanodeRef,
     KeyCondition,
     KeyInfo,
-    KeyLocation,
     MultipartPartList,
     MultipartUploadInfo,
     VolumeInfo,
@@ -33,6 +31,7 @@ from pyozone.client.om import OmClient, acting_for
 from pyozone.client.routing import chain_order, client_rack
 from pyozone.client.xceiver import ChannelPool
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.protocol.acl import ObjectPath
 

@@ -19,9 +19,9 @@ import socket
 import ssl
 import weakref
 
-from pyozone.client.models import DatanodeRef
 from pyozone.client.xceiver import DatanodeCallError
 from pyozone.common.tls import TlsStore
+from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb

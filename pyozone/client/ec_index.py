@@ -19,10 +19,10 @@ from dataclasses import replace
 from pyozone.client.block_output import BlockOutputStream
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
-from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.client.xceiver import ChannelPool
 from pyozone.hdds.checksum import ChecksumData
 from pyozone.hdds.ec.layout import BLOCK_GROUP_LEN
+from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 

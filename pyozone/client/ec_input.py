@@ -27,10 +27,10 @@ from dataclasses import replace
 from pyozone.client.block_input import READ_SPAN, BlockInputStream, Refresh, StreamCache
 from pyozone.client.config import ClientConfig
 from pyozone.client.errors import BlockReadError
-from pyozone.client.models import KeyLocation, PipelineRef
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import Cell, StripeLayout, padded
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.locations import KeyLocation, PipelineRef
 
 Buffer = bytes | memoryview
 

@@ -35,12 +35,12 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.ec_index import ECIndexOutput, index_output
 from pyozone.client.errors import OzoneClientError
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import KeyLocation
 from pyozone.client.om import OmClient
 from pyozone.client.xceiver import ChannelPool
 from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import StripeLayout
+from pyozone.hdds.locations import KeyLocation
 
 
 @dataclass(frozen=True, slots=True)

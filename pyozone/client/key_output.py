@@ -30,10 +30,11 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.errors import BlockWriteError, OMUnavailableError, OzoneClientError
 from pyozone.client.exclude import ExcludeList
-from pyozone.client.models import DatanodeRef, KeyCondition, KeyInfo, KeyLocation
+from pyozone.client.models import KeyCondition, KeyInfo
 from pyozone.client.om import OmClient
 from pyozone.client.retry import RetryRun
 from pyozone.client.xceiver import ChannelPool
+from pyozone.hdds.locations import DatanodeRef, KeyLocation
 
 Route = Callable[[tuple[DatanodeRef, ...]], tuple[DatanodeRef, ...]]
 

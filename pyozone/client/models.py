@@ -10,15 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.locations import KeyLocation
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
-from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
-from pyozone.protocol.admin import pipeline_replica_indexes
 from pyozone.protocol.common import ec_config_from_proto
-from pyozone.protocol.tokens import encode_token_proto
-
-DATA_PORT = "STANDALONE"
-DATASTREAM_PORT = "RATIS_DATASTREAM"
+from pyozone.protocol.locations import key_location_from_proto
 
 
 def replication_name(rtype: int, factor: int, ec: hdds_pb2.ECReplicationConfig | None = None) -> str:
@@ -35,125 +31,6 @@ def message_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.ListPartsRes
     """The replication name of an OM message carrying type, factor and ecReplicationConfig."""
     ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
     return replication_name(p.type, p.factor, ec)
-
-
-@dataclass(frozen=True, slots=True)
-class DatanodeRef:
-    """A datanode as the data path needs it: who (uuid) and where its data port listens."""
-
-    uuid: str
-    host: str
-    ip: str
-    port: int | None  # the STANDALONE port; None when OM did not know it
-    datastream_port: int | None = None  # RATIS_DATASTREAM; None: the datanode serves no datastream
-    rack: str = ""  # its network location, as SCM resolved it
-
-    @property
-    def address(self) -> str:
-        return f"{self.ip or self.host}:{self.port}"
-
-    @classmethod
-    def from_proto(cls, proto: hdds_pb2.DatanodeDetailsProto) -> DatanodeRef:
-        ports = {p.name: p.value for p in proto.ports}
-        return cls(
-            proto.uuid, proto.hostName, proto.ipAddress, ports.get(DATA_PORT), ports.get(DATASTREAM_PORT),
-            proto.networkLocation,
-        )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class PipelineRef:
-    id: str
-    members: tuple[DatanodeRef, ...]
-    leader_id: str  # leaderID, else suggestedLeaderID, else "" (see leader())
-    replica_indexes: tuple[int, ...] = ()
-    """EC: members[i] holds replica index replica_indexes[i] (1..data+parity); empty when replicated."""
-    ec: ReplicationConfig | None = None
-    """The EC config of an EC pipeline (a block group's), else None."""
-
-    def leader(self) -> DatanodeRef | None:
-        """Where writes go: the leader, else the suggested leader, else the only (or first) member."""
-        for member in self.members:
-            if member.uuid == self.leader_id:
-                return member
-        return self.members[0] if self.members else None
-
-    def leader_first(self) -> tuple[DatanodeRef, ...]:
-        leader = self.leader()
-        return (leader, *[m for m in self.members if m is not leader]) if leader else self.members
-
-    def by_index(self) -> dict[int, tuple[DatanodeRef, ...]]:
-        """EC: the members holding each replica index, in the pipeline's order (nearest first for reads)."""
-        found: dict[int, list[DatanodeRef]] = {}
-        for member, index in zip(self.members, self.replica_indexes, strict=True):
-            found.setdefault(index, []).append(member)
-        return {index: tuple(members) for index, members in found.items()}
-
-    @classmethod
-    def from_proto(cls, proto: hdds_pb2.Pipeline) -> PipelineRef:
-        """An EC pipeline's memberReplicaIndexes must pair every member with an index of its config (a
-        member left without one would go unread, a wrong one read as another index): else ProtocolError."""
-        members = tuple(DatanodeRef.from_proto(m) for m in proto.members)
-        ec = None
-        indexes = tuple(proto.memberReplicaIndexes)
-        if proto.type == hdds_pb2.EC and proto.HasField("ecReplicationConfig"):
-            ec = ec_config_from_proto(proto.ecReplicationConfig, "pipeline.ecReplicationConfig")
-            indexes = pipeline_replica_indexes(proto, "pipeline", ec)
-        return cls(proto.id.id, members, proto.leaderID or proto.suggestedLeaderID, indexes, ec)
-
-
-@dataclass(frozen=True, slots=True)
-class KeyLocation:
-    """One block of a key: the bytes [offset, offset + length) of the key, and where to read them."""
-
-    container_id: int
-    local_id: int
-    bcsid: int
-    offset: int
-    length: int
-    pipeline: PipelineRef
-    container_state: str = ""
-    token: str = ""
-    """OM's block token for the block (encodedToken), sent with every request for it; "" without
-    hdds.block.token.enabled."""
-
-    @property
-    def block_name(self) -> str:
-        return f"conID: {self.container_id} locID: {self.local_id}"
-
-    def read_order(self) -> tuple[DatanodeRef, ...]:
-        """An OPEN container is read from its pipeline's leader first (it has every applied write);
-        other containers' replicas come nearest first from OM, so their order is kept."""
-        if self.container_state in ("", "OPEN"):
-            return self.pipeline.leader_first()
-        return self.pipeline.members
-
-    @classmethod
-    def from_proto(cls, proto: om_pb.KeyLocation) -> KeyLocation:
-        bid = proto.blockID
-        return cls(
-            container_id=bid.containerBlockID.containerID,
-            local_id=bid.containerBlockID.localID,
-            bcsid=bid.blockCommitSequenceId,
-            offset=proto.offset,
-            length=proto.length,
-            pipeline=PipelineRef.from_proto(proto.pipeline),
-            container_state=proto.containerState,
-            token=encode_token_proto(proto.token),
-        )
-
-    def to_proto(self) -> om_pb.KeyLocation:
-        """What commitKey needs: the block id with its BCSID, offset and length (not the token)."""
-        return om_pb.KeyLocation(
-            blockID=block_pb.BlockID(
-                containerBlockID=block_pb.ContainerBlockID(
-                    containerID=self.container_id, localID=self.local_id
-                ),
-                blockCommitSequenceId=self.bcsid,
-            ),
-            offset=self.offset,
-            length=self.length,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +124,7 @@ class KeyInfo:
         return cls(
             p.volume, p.bucket, p.key, p.dataSize, p.creationTime, p.modificationTime,
             message_replication(p), p.objectID,
-            tuple(KeyLocation.from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
+            tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
         )  # fmt: skip
 
 

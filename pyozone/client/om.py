@@ -37,13 +37,13 @@ from pyozone.client.models import (
     BucketInfo,
     KeyCondition,
     KeyInfo,
-    KeyLocation,
     MultipartPartList,
     MultipartUploadInfo,
     VolumeInfo,
 )
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
+from pyozone.hdds.locations import KeyLocation
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
@@ -51,6 +51,7 @@ from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls_to_proto, obj_to_proto
 from pyozone.protocol.common import replication_to_proto
+from pyozone.protocol.locations import key_location_from_proto, key_location_to_proto
 from pyozone.rpc import Channel, ChannelSettings, RpcError, Stub, service
 from pyozone.rpc.metadata import USER_METADATA, user_metadata
 
@@ -285,7 +286,7 @@ class OmClient:
         return await self._call(
             "openKey",
             request,
-            lambda r: (r.clientID, [KeyLocation.from_proto(loc) for loc in r.keyInfo.locations]),
+            lambda r: (r.clientID, [key_location_from_proto(loc) for loc in r.keyInfo.locations]),
             retry=True,
         )
 
@@ -303,7 +304,7 @@ class OmClient:
             volume=volume, bucket=bucket, key=key, clientID=client_id, excludeList=exclude
         )
         return await self._call(
-            "allocateBlock", request, lambda r: KeyLocation.from_proto(r.location), retry=True,
+            "allocateBlock", request, lambda r: key_location_from_proto(r.location), retry=True,
             budget_s=budget_s,
         )  # fmt: skip
 
@@ -315,7 +316,7 @@ class OmClient:
         """`within_s`: the commit's wait for an unreachable OM ends within this many seconds too."""
         request = pb.CommitKeyRequest(
             volume=volume, bucket=bucket, key=key, clientID=client_id, dataSize=size,
-            locations=[loc.to_proto() for loc in locations], metadata=metadata,
+            locations=[key_location_to_proto(loc) for loc in locations], metadata=metadata,
             condition=condition.to_proto() if condition else None,
         )  # fmt: skip
         return await self._call_reaching(
@@ -388,8 +389,8 @@ class OmClient:
         """The committed part as a key (its size, blocks and metadata)."""
         request = pb.CommitMultipartUploadPartRequest(
             volume=volume, bucket=bucket, key=key, clientID=client_id, multipartUploadID=upload_id,
-            multipartNumber=part_number, dataSize=size, locations=[loc.to_proto() for loc in locations],
-            metadata=metadata,
+            multipartNumber=part_number, dataSize=size, metadata=metadata,
+            locations=[key_location_to_proto(loc) for loc in locations],
         )  # fmt: skip
         return await self._call(
             "commitMultipartUploadPart", request, lambda r: KeyInfo.from_proto(r.partKeyInfo)

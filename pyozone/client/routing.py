@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyozone.client.models import DatanodeRef
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.topology import DEFAULT_RACK, load_rack_mapping
 
 

@@ -23,9 +23,9 @@ from collections import deque
 from collections.abc import AsyncIterator
 
 from pyozone import rpc
-from pyozone.client.models import DatanodeRef
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
+from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 

@@ -12,13 +12,14 @@ import threading
 from dataclasses import dataclass
 
 from pyozone.client import OzoneClient, OzoneClientError
-from pyozone.client.models import DATA_PORT, DatanodeRef
 from pyozone.client.xceiver import DatanodeCallError, XceiverStream
 from pyozone.freon.report import FreonReport
 from pyozone.freon.runner import Load, Progress, Run, run, run_tasks
 from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.states import PipelineState
 from pyozone.protocol.admin import PipelineView
+from pyozone.protocol.locations import DATA_PORT
 
 
 @dataclass(frozen=True, slots=True)

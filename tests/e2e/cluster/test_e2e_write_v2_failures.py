@@ -23,9 +23,9 @@ import pytest
 from pyozone.client import OMException, OzoneClient
 from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import DatanodeRef
 from pyozone.cluster.layout import HOST
 from pyozone.hdds.ids import BlockID
+from pyozone.hdds.locations import DatanodeRef
 from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
     MiB,

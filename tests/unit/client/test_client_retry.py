@@ -12,10 +12,10 @@ import pytest
 from pyozone.client import BlockWriteError, OzoneClient
 from pyozone.client.block_output import BlockFailure, BlockOutputStream
 from pyozone.client.config import ClientConfig
-from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.client.xceiver import ChannelPool
 from pyozone.common.net import HostPort
 from pyozone.hdds.checksum import ChecksumType
+from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from tests.polling import wait_for
 from tests.unit.client.fakes import BLOCK, BUFFER, FLUSH, FakeCluster, FakeDatanode

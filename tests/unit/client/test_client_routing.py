@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyozone.client.client import AsyncOzoneClient
-from pyozone.client.models import DatanodeRef
 from pyozone.client.routing import chain_order, client_rack
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.topology import DEFAULT_RACK
 
 MAPPING = "net.topology.node.switch.mapping.file"

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from pyozone.client import OMException, OzoneClient, steps
-from pyozone.client.models import DatanodeRef
 from pyozone.client.xceiver import IDLE_STREAMS, ChannelPool
+from pyozone.hdds.locations import DatanodeRef
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from tests.polling import wait_for_async
 from tests.unit.client.fakes import BLOCK, FakeCluster, small_conf

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pyozone import rpc
-from pyozone.client.models import DatanodeRef
 from pyozone.client.xceiver import ChannelPool
 from pyozone.common.tls import TlsStore
 from pyozone.datanode.xceiver import xceiver_server
+from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.rpc.sync import run_sync

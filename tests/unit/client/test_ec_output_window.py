@@ -12,8 +12,8 @@ import pytest
 from pyozone.client import ec_output
 from pyozone.client.config import ClientConfig
 from pyozone.client.ec_output import ECKeyOutputStream
-from pyozone.client.models import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from tests.polling import wait_for_async
 from tests.unit.client.fakes import FLUSH, MAX, small_conf
 

@@ -10,7 +10,6 @@ from pyozone.client.models import (
     KeyInfo,
     MultipartPartList,
     MultipartUploadInfo,
-    PipelineRef,
     replication_name,
 )
 from pyozone.client.om import replication_fields
@@ -19,6 +18,7 @@ from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.common import ec_config_to_proto
+from pyozone.protocol.locations import pipeline_ref_from_proto
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
 XOR_2_1 = ReplicationConfig.parse("xor-2-1-1024k")
@@ -82,7 +82,7 @@ def pipeline(indexes: list[int], members: int = 5, **fields: object) -> hdds_pb2
 
 
 def test_an_ec_pipeline_pairs_each_member_with_its_index() -> None:
-    ref = PipelineRef.from_proto(pipeline([5, 1, 2, 3, 3], **ec_fields(RS_3_2)))  # two copies of index 3
+    ref = pipeline_ref_from_proto(pipeline([5, 1, 2, 3, 3], **ec_fields(RS_3_2)))  # two copies of index 3
     assert ref.ec == RS_3_2 and ref.replica_indexes == (5, 1, 2, 3, 3)
     assert [m.uuid for m in ref.by_index()[3]] == ["dn3", "dn4"]
 
@@ -101,7 +101,7 @@ def test_an_ec_pipeline_with_bad_replica_indexes_is_refused(
     indexes: list[int], field: str, problem: str
 ) -> None:
     with pytest.raises(ProtocolError, match=problem) as e:
-        PipelineRef.from_proto(pipeline(indexes, **ec_fields(RS_3_2)))
+        pipeline_ref_from_proto(pipeline(indexes, **ec_fields(RS_3_2)))
     assert e.value.field == field
 
 
@@ -113,5 +113,5 @@ def test_a_key_location_with_a_bad_ec_pipeline_fails_the_key() -> None:
 
 def test_a_replicated_pipeline_takes_its_indexes_as_sent() -> None:
     """Ozone may send zeros there for a replicated pipeline; they mean nothing."""
-    ref = PipelineRef.from_proto(pipeline([0, 0, 0], 3, type=hdds_pb2.RATIS, factor=hdds_pb2.THREE))
+    ref = pipeline_ref_from_proto(pipeline([0, 0, 0], 3, type=hdds_pb2.RATIS, factor=hdds_pb2.THREE))
     assert ref.ec is None and ref.replica_indexes == (0, 0, 0)
