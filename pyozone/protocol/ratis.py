@@ -197,7 +197,9 @@ def _varint(n: int) -> bytes:
 @dataclass(frozen=True, slots=True)
 class AppendReply:
     """A follower's answer to one entry: `result` is the container protocol's Result number of its apply
-    (or why it took no entry); `applied_index` the entry's index once applied, else 0."""
+    (or why it took no entry); `applied_index` the entry's index once applied, else 0. Reading one from
+    its message costs about 1 us more than handing the message through (measured): small beside the
+    entry's apply, log write and fsync."""
 
     index: int
     result: int

@@ -352,7 +352,7 @@ class RaftGroup:
             done = lambda: min(self.match.values()) >= index  # noqa: E731
             hopeless = lambda: any(self.match[m] < index for m in self.failed)  # noqa: E731
         await self._wait_until(lambda: done() or hopeless(), self.watch_timeout_s)
-        behind = None
+        behind: str | None = None
         if not done():
             lagging = sorted(m for m in self.members if self.match[m] < index)
             behind = (
