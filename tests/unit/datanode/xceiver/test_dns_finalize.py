@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyozone.datanode.ratis.group import DETERMINISTIC, commits
-from pyozone.datanode.ratis.groups import LOGGED
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.tokens import BLOCK_MODES, request_block
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.data import finalize_block_request, finalized_length_from_proto
+from pyozone.protocol.ratis import DETERMINISTIC, LOGGED, commits
 from tests.unit.datanode.dns_helpers import (
     PIPELINE,
     Node,
