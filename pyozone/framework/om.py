@@ -6,9 +6,9 @@ protocol/om.py.
 Block allocation (openKey, allocateBlock) retries UNAVAILABLE and SCM_IN_SAFE_MODE with a short backoff
 for a bounded time, because OM answers them while SCM has no OPEN pipeline yet (a fresh cluster, or one
 replacing a dead pipeline a writer excluded) or is restarting, and that heals by itself; a writer retrying
-a failed block gives its own deadline.
-A key's commit waits out an unreachable OM longer (retry.OmRetryPolicy): its data is written already.
-Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
+a failed block gives its own deadline. A key's commit waits out an unreachable OM longer (client/retry.py's
+OmRetryPolicy): its data is written already. Every other call fails at once, so a command against a
+stopped OM reports it instead of hanging.
 
 Who makes a call: over TLS the client's certificate says it and the call claims no one; without TLS the
 call names the login user in x-ozone-user metadata, which OM believes (rpc/metadata.user_metadata).

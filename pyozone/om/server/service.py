@@ -3,7 +3,8 @@
 Each handler parses its request, runs the core call in the daemon's thread pool (core calls may wait for
 SCM; commitKey, which never does, runs on the loop and saves the pool's two thread hops; openKey runs on
 the loop too and awaits SCM's blocks through a batcher there) and builds the answer once what the call
-wrote or saw is durable (`_run`, `_on_loop`). Field-level checks live in the converters;
+wrote or saw is durable (`_run`, `_on_loop`). Messages are built and converted in protocol/om.py (a
+handler reads plain fields of its request, never a copy of it); field-level checks live in the converters;
 every namespace rule in the core.
 With ozone.acl.enabled a handler names the caller and the check the call needs (om/access.py), which runs
 in the same pool job just before the call; with ACLs off the checks return at once.
