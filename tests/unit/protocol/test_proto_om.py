@@ -1,6 +1,7 @@
-"""The client's EC configs: what it sends OM (protocol/om.py named_replication_fields) and how it reads OM's
-answers into its views (hdds/om_views.py): readable names ("EC/RS-3-2-1024k") and the ReplicationConfig
-behind them."""
+"""OM's codec (protocol/om.py): the client's EC configs, what it sends OM (named_replication_fields) and how
+it reads OM's answers into its views (hdds/om_views.py): readable names ("EC/RS-3-2-1024k") and the
+ReplicationConfig behind them; S3 conditions, S3 secrets as s3SecretTable stores them, the service's
+requests and answers."""
 
 from __future__ import annotations
 
@@ -8,16 +9,24 @@ import pytest
 
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
+from pyozone.hdds.om_views import KeyCondition
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.common import ec_config_to_proto
 from pyozone.protocol.locations import pipeline_ref_from_proto
 from pyozone.protocol.om import (
+    SERVICE,
     bucket_info_from_proto,
+    decode_s3_secret,
+    empty_answer,
+    encode_s3_secret,
+    key_condition_from_proto,
+    key_condition_to_proto,
     key_info_from_proto,
     named_replication_fields,
     part_list_from_proto,
     replication_name,
+    request_fields,
     upload_info_from_proto,
 )
 
@@ -116,3 +125,32 @@ def test_a_replicated_pipeline_takes_its_indexes_as_sent() -> None:
     """Ozone may send zeros there for a replicated pipeline; they mean nothing."""
     ref = pipeline_ref_from_proto(pipeline([0, 0, 0], 3, type=hdds_pb2.RATIS, factor=hdds_pb2.THREE))
     assert ref.ec is None and ref.replica_indexes == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [KeyCondition(must_not_exist=True), KeyCondition(expected_etag="abc"), KeyCondition(expected_etag="*")],
+)
+def test_a_key_condition_reads_as_the_client_sent_it(condition: KeyCondition) -> None:
+    assert key_condition_from_proto(key_condition_to_proto(condition)) == condition
+
+
+def test_no_condition_is_none_and_an_etag_loses_its_quotes() -> None:
+    assert key_condition_to_proto(None) is None
+    assert key_condition_from_proto(om_pb.KeyCondition()) is None
+    assert key_condition_from_proto(om_pb.KeyCondition(expectedETag=' "abc" ')) == KeyCondition(
+        expected_etag="abc"
+    )
+
+
+def test_an_s3_secret_is_stored_as_ozones_message() -> None:
+    data = encode_s3_secret("alice", "f" * 64)
+    assert om_pb.S3Secret.FromString(data) == om_pb.S3Secret(kerberosID="alice", awsSecret="f" * 64)
+    assert decode_s3_secret(data) == ("alice", "f" * 64)
+
+
+def test_every_rpc_has_its_request_fields_and_an_answer() -> None:
+    fields = request_fields()
+    assert set(fields) == {m.name for m in SERVICE.methods}
+    assert ("volume", 1) in fields["createVolume"] and ("clientID", 4) in fields["commitKey"]
+    assert type(empty_answer("deleteKey")) is om_pb.DeleteKeyResponse
