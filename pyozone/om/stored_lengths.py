@@ -46,6 +46,7 @@ from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
+from pyozone.hdds.om_records import KeyBlock, replicated_size
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
@@ -53,7 +54,6 @@ from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicationType
 from pyozone.om.block_tokens import READ, WRITE, BlockTokenIssuer
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import KeyBlock, replicated_size
 from pyozone.om.replication import replica_bytes
 from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.protocol.data import (
