@@ -29,8 +29,8 @@ from pyozone.client.models import (
 )
 from pyozone.client.om import OmClient, acting_for
 from pyozone.client.routing import chain_order, client_rack
-from pyozone.client.xceiver import ChannelPool
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.datanode import ChannelPool
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.protocol.acl import ObjectPath

@@ -18,7 +18,7 @@ from pyozone.client.ec_input import ECBlockInputStream
 from pyozone.client.errors import BlockReadError
 from pyozone.client.models import KeyInfo
 from pyozone.client.om import OmClient
-from pyozone.client.xceiver import ChannelPool
+from pyozone.framework.datanode import ChannelPool
 from pyozone.hdds.locations import KeyLocation
 
 

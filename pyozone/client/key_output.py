@@ -33,7 +33,7 @@ from pyozone.client.exclude import ExcludeList
 from pyozone.client.models import KeyCondition, KeyInfo
 from pyozone.client.om import OmClient
 from pyozone.client.retry import RetryRun
-from pyozone.client.xceiver import ChannelPool
+from pyozone.framework.datanode import ChannelPool
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 
 Route = Callable[[tuple[DatanodeRef, ...]], tuple[DatanodeRef, ...]]
