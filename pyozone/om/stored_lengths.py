@@ -30,6 +30,9 @@ cannot add bytes after the commit, and the answer's length, charged, is final. O
 it cannot be finalized within half the time left (no OPEN pipeline: the container is closing and takes no
 writes anyway; the leader down or not the leader any more; the block not there) its replicas are asked
 their committed lengths instead, as above.
+
+Every request goes through the datanode client (framework/datanode.py, `ChannelPool.call`): one stream per
+request, kept for the next commit's when it was answered.
 """
 
 from __future__ import annotations
