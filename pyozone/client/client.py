@@ -21,8 +21,8 @@ from pyozone.client.ec_output import ECKeyOutputStream
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.client.routing import chain_order, client_rack
-from pyozone.client.xceiver import ChannelPool
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.datanode import ChannelPool
 from pyozone.framework.om import OmClient, acting_for
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.hdds.om_views import (

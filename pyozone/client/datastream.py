@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from pyozone.client.block_output import STREAM_IDLE, BlockOutputStream, Data, classify
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream_read import client_context, datanode_server_name, fill
-from pyozone.client.xceiver import ChannelPool, DatanodeCallError
+from pyozone.framework.datanode import ChannelPool, DatanodeCallError
 from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.protocol import datastream as ds

@@ -19,8 +19,8 @@ import socket
 import ssl
 import weakref
 
-from pyozone.client.xceiver import DatanodeCallError
 from pyozone.common.tls import TlsStore
+from pyozone.framework.datanode import DatanodeCallError
 from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole

@@ -31,7 +31,7 @@ from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.errors import BlockWriteError, OMUnavailableError, OzoneClientError
 from pyozone.client.exclude import ExcludeList
 from pyozone.client.retry import RetryRun
-from pyozone.client.xceiver import ChannelPool
+from pyozone.framework.datanode import ChannelPool
 from pyozone.framework.om import OmClient
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.hdds.om_views import KeyCondition, KeyInfo

@@ -24,8 +24,8 @@ from pyozone.client.ec_input import ECBlockInputStream
 from pyozone.client.errors import BlockReadError
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_reader import KeyReader
-from pyozone.client.xceiver import DatanodeCallError
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.datanode import DatanodeCallError
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import StripeLayout
