@@ -32,7 +32,8 @@ from pyozone.common.tls import TlsStore
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.protocol.data import XCEIVER_SERVICE, echo_payload, echo_request, refusal
+from pyozone.protocol.container import XCEIVER_SERVICE
+from pyozone.protocol.data import echo_payload, echo_request, refusal
 from pyozone.rpc.client import Metadata
 
 if TYPE_CHECKING:

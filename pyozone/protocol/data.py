@@ -25,9 +25,6 @@ from pyozone.protocol.common import container_id, enum_from_proto, guarded, int3
 Request = data_pb2.ContainerCommandRequestProto
 Response = data_pb2.ContainerCommandResponseProto
 
-XCEIVER_SERVICE = data_pb2.DESCRIPTOR.services_by_name["XceiverClientProtocolService"]
-"""The datanode's container protocol service (XceiverClientProtocolService.send, one stream of requests)."""
-
 
 @guarded("BlockID")
 def block_id_to_proto(

@@ -16,9 +16,6 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 Request = pb.ContainerCommandRequestProto
 
-XCEIVER_SERVICE = pb.DESCRIPTOR.services_by_name["XceiverClientProtocolService"]
-"""The datanode's xceiver service (rpc.ServiceSpec.of makes its stub): its send() stream carries them."""
-
 
 def _request(kind: int, container_id: int, datanode_uuid: str, **body: object) -> Request:
     return Request(cmdType=kind, containerID=container_id, datanodeUuid=datanode_uuid, **body)

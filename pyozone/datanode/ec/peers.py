@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pyozone import rpc
 from pyozone.common.tls import TlsStore
+from pyozone.framework.datanode import XCEIVER
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 DATA_PORT = "STANDALONE"
 """The port of the datanode's xceiver service, as the datanode registers it."""
-XCEIVER = rpc.ServiceSpec.of(wire.XCEIVER_SERVICE)
 
 
 class PeerError(Exception):

@@ -12,6 +12,7 @@ from pyozone.hdds.ec import BLOCK_GROUP_LEN
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import ec as wire
 from pyozone.protocol.chunks import checksum_data_from_proto, chunk_info_to_proto
+from pyozone.protocol.container import XCEIVER_SERVICE
 
 DN = "00000000-0000-4000-8000-000000000001"
 SUMS = compute(b"x" * 2500, ChecksumType.CRC32C, 1024)
@@ -66,7 +67,7 @@ def test_failure_names_the_result_of_an_answer_that_is_not_success() -> None:
 
 
 def test_the_xceiver_service_is_the_generated_one() -> None:
-    spec = rpc.ServiceSpec.of(wire.XCEIVER_SERVICE)
+    spec = rpc.ServiceSpec.of(XCEIVER_SERVICE)
     assert spec == rpc.service(pb, "XceiverClientProtocolService")
 
 
