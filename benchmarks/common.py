@@ -59,6 +59,11 @@ class CpuMeter:
         return seen
 
     @staticmethod
+    def spent_s(before: Mapping[str, float], after: Mapping[str, float]) -> float:
+        """CPU seconds all of them spent between the two readings."""
+        return sum(after[name] - before[name] for name in before)
+
+    @staticmethod
     def per_op_ms(before: Mapping[str, float], after: Mapping[str, float], ops: int) -> dict[str, float]:
         spent = {name: (after[name] - before[name]) * 1000 / ops for name in before}
         spent["total"] = sum(spent.values())

@@ -10,7 +10,9 @@ request at a time:
 - the gateway's memory during one --rss-size (1GB) PUT and GET through boto3: VmRSS sampled every 20 ms
   and VmHWM (its peak, reset between the two through /proc/PID/clear_refs where allowed).
 Each figure is printed beside the native one with the ratio gateway/native (target for large objects:
-at least 0.70; for the gateway's RSS: under 300 MB). boto3 is as a user has it: SigV4 over http, so it
+at least 0.70; for the gateway's RSS: under 300 MB), and the CPU each way cost all processes (the daemons
+from /proc and this process) per MiB, or per object of 4 KB: what a loaded machine blurs far less than a
+rate. boto3 is as a user has it: SigV4 over http, so it
 hashes each body with SHA-256 (and a CRC32 checksum) before sending; --unsigned-payload sends
 UNSIGNED-PAYLOAD instead, to show what that costs.
 
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from benchmarks.common import CpuMeter
 from benchmarks.key_io import _pyozone, start_cluster
 from pyozone.client import OzoneClient
 from pyozone.cluster.layout import HOST, ClusterState
@@ -58,6 +61,9 @@ class Workload:
 class Timing:
     put_s: float
     get_s: float
+    put_cpu_s: float
+    """CPU seconds every process spent on the puts (the daemons and this process)."""
+    get_cpu_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,21 +183,21 @@ class Boto3:
         return digest.hexdigest()
 
 
-def run_workload(path: Way, work: Workload) -> Timing:
+def run_workload(path: Way, work: Workload, meter: CpuMeter) -> Timing:
     """Puts `count` objects one after another, then gets them back (each checked against what was put).
     Hashing the sent data is left out of the timing; the received data is hashed as it arrives."""
     bodies = [os.urandom(work.size) for _ in range(min(work.count, 8))]
     digests = [hashlib.sha256(b).hexdigest() for b in bodies]
     keys = [f"{work.label}/{i}" for i in range(work.count)]
-    t0 = time.perf_counter()
+    c0, t0 = meter.read(), time.perf_counter()
     for i, key in enumerate(keys):
         path.put(key, bodies[i % len(bodies)])
-    t1 = time.perf_counter()
+    c1, t1 = meter.read(), time.perf_counter()
     for i, key in enumerate(keys):
         if path.get(key) != digests[i % len(bodies)]:
             raise SystemExit(f"{path.name}: {key} read back differs from what was put")
-    t2 = time.perf_counter()
-    return Timing(t1 - t0, t2 - t1)
+    c2, t2 = meter.read(), time.perf_counter()
+    return Timing(t1 - t0, t2 - t1, CpuMeter.spent_s(c0, c1), CpuMeter.spent_s(c1, c2))
 
 
 def _warm_up(conf_dir: Path, gateway: Gateway) -> None:
@@ -324,7 +330,8 @@ def main() -> None:
                         way: Way = (
                             Native(conf_dir) if name == Native.name else Boto3(gateway, args.unsigned_payload)
                         )
-                        timings.setdefault((work.label, name), []).append(run_workload(way, work))
+                        meter = CpuMeter(ClusterState.load(root / tag).pids)
+                        timings.setdefault((work.label, name), []).append(run_workload(way, work, meter))
                         if isinstance(way, Native):
                             way.client.close()
                     print(f"  {tag} done ({_load()})", flush=True)
@@ -347,6 +354,15 @@ def main() -> None:
                 target = LARGE_TARGET if work.size == large else None
                 label = f"{op.upper()} {work.count} x {work.label}"
                 rows.append(_ratio_row(label, "op/s" if tiny else "MB/s", native, gateway, target))
+                per, unit = (work.count, "object") if tiny else (work.count * work.size / MiB, "MiB")
+                native_cpu, gateway_cpu = (
+                    statistics.median(
+                        getattr(t, f"{op}_cpu_s") * 1000 / per for t in timings[work.label, way]
+                    )
+                    for way in (Native.name, Boto3.name)
+                )
+                cpu = f"gateway {gateway_cpu:.2f} ms per {unit}, native {native_cpu:.2f} ms"
+                rows.append(f"  CPU of every process: {cpu}")
         signing = "UNSIGNED-PAYLOAD" if args.unsigned_payload else "SHA-256 signed payload (boto3 over http)"
         print()
         title = (
