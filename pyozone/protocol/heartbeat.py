@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf.descriptor import ServiceDescriptor
+
 from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport, StorageReport
 from pyozone.hdds.errors import ProtocolError
@@ -52,6 +54,11 @@ from pyozone.protocol.common import (
     uint32,
     uint64,
 )
+
+DATANODE_PROTOCOL: ServiceDescriptor = pb.DESCRIPTOR.services_by_name[
+    "StorageContainerDatanodeProtocolService"
+]
+"""What pyozone.rpc serves on ozone.scm.datanode.address and what a datanode's SCM endpoint calls."""
 
 
 # ------------------------------------------------------------------ node report
