@@ -37,6 +37,7 @@ from pyozone.rpc.rpc_client import RpcClient
 __all__ = [
     "ADMIN_SERVICE",
     "ContainerWithPipeline",
+    "PipelineView",
     "ReplicaLocation",
     "ScmAdminClient",
     "ScmClient",
