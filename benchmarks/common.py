@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 SHARED_DISK_DEFINES = (
     "-D", "hdds.datanode.volume.min.free.space=1GB",
@@ -35,3 +37,29 @@ def print_table(title: str, rows: list[tuple[str, str]]) -> None:
     print("-" * len(title))
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds spent by named processes (a cluster's daemons by pid) and by this one, between two
+    readings: what an operation costs each process, which a loaded, shared machine blurs far less than
+    a rate."""
+
+    def __init__(self, pids: Mapping[str, int]) -> None:
+        self.pids = dict(pids)
+
+    def read(self) -> dict[str, float]:
+        seen = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        seen["this process"] = time.process_time()
+        return seen
+
+    @staticmethod
+    def per_op_ms(before: Mapping[str, float], after: Mapping[str, float], ops: int) -> dict[str, float]:
+        spent = {name: (after[name] - before[name]) * 1000 / ops for name in before}
+        spent["total"] = sum(spent.values())
+        return spent

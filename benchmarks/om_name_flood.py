@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.common import print_table
-from pyozone.client.om import OM_SERVICE
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.limits import MiB
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.rpc import Channel, ChannelSettings, RpcError, StatusCode, Stub

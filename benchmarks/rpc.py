@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import print_table
+from benchmarks.common import cpu_seconds, print_table
 from pyozone.hdds.security import x509 as certs
 
 HOST = "127.0.0.1"
@@ -589,12 +589,6 @@ def serve(name: str, tls_dir: str | None) -> None:
     run(case, main)
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 # ------------------------------------------------------------------ client side
 @dataclass(frozen=True, slots=True)
 class Result:
@@ -636,9 +630,9 @@ async def drive(case: Case, port: int, server_pid: int, tls: Tls | None, args: a
 
     workers = [asyncio.create_task(worker()) for _ in range(args.inflight)]
     await asyncio.sleep(args.warmup)
-    c0, t0, cpu0, server0 = calls, time.perf_counter(), time.process_time(), _cpu_seconds(server_pid)
+    c0, t0, cpu0, server0 = calls, time.perf_counter(), time.process_time(), cpu_seconds(server_pid)
     await asyncio.sleep(args.seconds)
-    c1, t1, cpu1, server1 = calls, time.perf_counter(), time.process_time(), _cpu_seconds(server_pid)
+    c1, t1, cpu1, server1 = calls, time.perf_counter(), time.process_time(), cpu_seconds(server_pid)
     running = False
     await asyncio.gather(*workers)
     await close()

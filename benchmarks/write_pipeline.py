@@ -12,7 +12,9 @@ in memory and its OM connection open first):
   leader and in V2 along the chain) and the 1-hop stream for reads (datanode -> client), 1 and 3 streams.
 MB/s is bytes over wall time: per client from the start event to its last commit, the total for all
 clients from the start event until the last one finished (time.monotonic: one clock for every process).
-Ratios: V2/V1, and each path as a fraction of its raw baseline.
+Ratios: V2/V1, and each path as a fraction of its raw baseline. CPU ms per MiB is the CPU every process
+spent (the daemons from /proc, each client its own) per MiB of key data written or read: what a loaded,
+shared machine blurs far less than a rate.
 
     python -m benchmarks.write_pipeline [--size 128MB] [--counts 1 2] [--keep DIR]
 """
@@ -35,8 +37,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from benchmarks import loopback
+from benchmarks.common import CpuMeter
 from benchmarks.key_io import _pyozone, start_cluster
 from pyozone.client import OzoneClient
+from pyozone.cluster.layout import ClusterState
 from pyozone.config.site import load_configuration
 from pyozone.config.units import parse_size_bytes
 
@@ -53,6 +57,7 @@ class _Result(NamedTuple):
     digests: dict[str, str]
     paths: list[str]  # the write paths put_key reported
     error: str
+    cpu_s: float = 0.0  # this client's CPU from the start event to its last commit
 
 
 def _client(
@@ -76,7 +81,7 @@ def _client(
             paths: set[str] = set()
             ready.put(index)
             start.wait()
-            t0 = time.monotonic()
+            t0, cpu0 = time.monotonic(), time.process_time()
             if phase == "write":
                 for key, body in zip(keys, data, strict=True):
                     paths.add(client.put_key(VOLUME, BUCKET, key, body, datastream=datastream).write_path)
@@ -84,14 +89,14 @@ def _client(
                 for key in keys:
                     with client.read_key(VOLUME, BUCKET, key) as reader:
                         data.append(reader.readall())
-            t1 = time.monotonic()
+            t1, cpu1 = time.monotonic(), time.process_time()
         finally:
             client.close()
         digests = {
             k: hashlib.sha256(d).hexdigest() if len(d) == size else f"short: {len(d)} bytes"
             for k, d in zip(keys, data, strict=True)
         }
-        out.put(_Result(index, t0, t1, digests, sorted(paths), ""))
+        out.put(_Result(index, t0, t1, digests, sorted(paths), "", cpu1 - cpu0))
     except Exception:  # the parent reports it instead of waiting for a result
         ready.put(index)
         out.put(_Result(index, 0.0, 0.0, {}, [], traceback.format_exc()))
@@ -103,12 +108,14 @@ class Run:
     per_client_mb_s: list[float]
     slowest_s: float
     digests: dict[str, str]
+    cpu_ms_per_mib: float
 
 
 def run_clients(
-    conf_dir: Path, clients: int, count: int, size: int, phase: str, datastream: bool, tag: str
+    cluster: Cluster, clients: int, count: int, size: int, phase: str, datastream: bool, tag: str
 ) -> Run:
     """`clients` processes, each writing (or reading) `count` keys of `size`; keys are named by `tag`."""
+    conf_dir = cluster.conf_dir
     ctx = mp.get_context("spawn")
     ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
     keys = [[f"{tag}-c{i}-k{j}" for j in range(count)] for i in range(clients)]
@@ -125,9 +132,11 @@ def run_clients(
         waiting = set(range(clients))
         while waiting:
             waiting.discard(ready.get(timeout=READY_TIMEOUT_S))
+        before = cluster.meter.read()
         t0 = time.monotonic()
         start.set()
         results: list[_Result] = [out.get(timeout=RUN_TIMEOUT_S) for _ in procs]
+        after = cluster.meter.read()
     except queue.Empty:
         raise SystemExit(f"{tag}: a client did not answer in time") from None
     finally:
@@ -142,11 +151,14 @@ def run_clients(
     if phase == "write" and any(r.paths != [want] for r in results):
         raise SystemExit(f"{tag}: keys were written by {[r.paths for r in results]}, not {want}")
     results.sort(key=lambda r: r.index)
+    daemons = sum(after[n] - before[n] for n in cluster.meter.pids)
+    mib = clients * count * size / (1 << 20)
     return Run(
         clients * count * size / (max(r.end for r in results) - t0) / 1e6,
         [count * size / (r.end - r.start) / 1e6 for r in results],
         max(r.end - r.start for r in results),
         {k: v for r in results for k, v in r.digests.items()},
+        (daemons + sum(r.cpu_s for r in results)) * 1000 / mib,
     )
 
 
@@ -156,7 +168,7 @@ def _row(label: str, run: Run, base_name: str, base: float) -> str:
     return (
         f"{label}  {run.total_mb_s:.1f} MB/s total   per client {per_client} MB/s   "
         f"{base_name} {base:.0f} MB/s   fraction {run.total_mb_s / base:.3f}   "
-        f"slowest client {run.slowest_s:.2f} s"
+        f"slowest client {run.slowest_s:.2f} s   CPU {run.cpu_ms_per_mib:.2f} ms/MiB"
     )
 
 
@@ -212,12 +224,12 @@ def main() -> None:
             for count in counts:
                 for path, datastream in (("V1", False), ("V2", True)):
                     tag = f"{path}-{clients}x{count}"
-                    with _cluster(root / tag, args.keep is None) as conf_dir:
+                    with _cluster(root / tag, args.keep is None) as cluster:
                         writes[path, clients, count] = run_clients(
-                            conf_dir, clients, count, size, "write", datastream, tag
+                            cluster, clients, count, size, "write", datastream, tag
                         )
                         if datastream:
-                            read = run_clients(conf_dir, clients, count, size, "read", True, tag)
+                            read = run_clients(cluster, clients, count, size, "read", True, tag)
                             if read.digests != writes["V2", clients, count].digests:
                                 raise SystemExit(f"{tag}: read back differs from what was written")
                             reads[clients, count] = read
@@ -274,14 +286,28 @@ def main() -> None:
                     f"V2 read / raw 1-hop stream, {who}{each}: "
                     f"{reads[clients, count].total_mb_s / stream[clients]:.3f}"
                 )
+        for count in counts:
+            each = "" if count == 1 else f", {count} keys each"
+            for clients, who in ((1, "1 client"), (3, "3 clients")):
+                v1, v2 = writes["V1", clients, count], writes["V2", clients, count]
+                summary.append(
+                    f"CPU per MiB, {who}{each}: V1 write {v1.cpu_ms_per_mib:.2f} ms, V2 write "
+                    f"{v2.cpu_ms_per_mib:.2f} ms, V2 read {reads[clients, count].cpu_ms_per_mib:.2f} ms"
+                )
         _print_table("Summary", summary)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
 
 
+class Cluster(NamedTuple):
+    conf_dir: Path
+    meter: CpuMeter
+    """Its daemons' CPU."""
+
+
 @contextlib.contextmanager
-def _cluster(data_dir: Path, remove: bool) -> Iterator[Path]:
+def _cluster(data_dir: Path, remove: bool) -> Iterator[Cluster]:
     """A fresh cluster for one measurement, warmed up (pipelines, containers and both datanode ports in
     use), stopped and removed after it: each path starts from empty volumes. (On tmpfs here, allocating
     pages grows ~3x slower once several GB are held, which would tax whichever path runs later.)"""
@@ -295,7 +321,7 @@ def _cluster(data_dir: Path, remove: bool) -> Iterator[Path]:
                 client.put_key(
                     VOLUME, BUCKET, f"warm-up-{datastream}", os.urandom(8 << 20), datastream=datastream
                 )
-        yield conf_dir
+        yield Cluster(conf_dir, CpuMeter(ClusterState.load(data_dir).pids))
     finally:
         _pyozone("cluster", "down", "--data-dir", str(data_dir))
         if remove:

@@ -7,18 +7,20 @@ have; the analytics jobs treat such a block like any block of an unknown contain
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyozone.client.config import ClientConfig
-from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE
 from pyozone.framework.scm_errors import ScmClientError
+from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.om.codec import replication_from_proto
-from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
+from pyozone.protocol import om as wire
 from pyozone.rpc import ChannelSettings, RpcError, Stub, SyncChannel
 from pyozone.rpc.metadata import user_metadata
+
+if TYPE_CHECKING:
+    from pyozone.proto import OmClientProtocol_pb2 as pb
 
 PAGE = 1000
 T = TypeVar("T")
@@ -42,15 +44,13 @@ def snapshot_keys(
                 raise ScmClientError(f"OM at {target}: {e.details() or e.code().name}") from None
 
         volumes = _paged(
-            lambda start: call(om.listVolumes, pb.ListVolumesRequest(startKey=start, maxKeys=page)).volumes,
+            lambda start: call(om.listVolumes, wire.list_volumes_request("", start, page)).volumes,
             lambda v: v.volume,
         )
         for volume in volumes:
             buckets = _paged(
                 lambda start, v=volume.volume: (
-                    call(
-                        om.listBuckets, pb.ListBucketsRequest(volume=v, startKey=start, maxKeys=page)
-                    ).buckets
+                    call(om.listBuckets, wire.list_buckets_request(v, "", start, page)).buckets
                 ),
                 lambda b: b.bucket,
             )
@@ -59,9 +59,7 @@ def snapshot_keys(
                     lambda start, v=volume.volume, b=bucket.bucket: (
                         call(
                             om.listKeys,
-                            pb.ListKeysRequest(
-                                volume=v, bucket=b, startKey=start, maxKeys=page, withBlocks=True
-                            ),
+                            wire.list_keys_request(v, b, "", start, page, with_blocks=True),
                         ).keys
                     ),
                     lambda k: k.key,
@@ -86,11 +84,7 @@ def _row(key: pb.KeyInfo) -> dict[str, Any]:
         "bucket": key.bucket,
         "key": key.key,
         "size": key.dataSize,
-        "replication_config": str(
-            replication_from_proto(
-                key.type, key.factor, key.ecReplicationConfig if key.HasField("ecReplicationConfig") else None
-            )
-        ),
+        "replication_config": str(wire.stored_replication(key)),
         "created_ms": key.creationTime,
         "blocks": [
             {

@@ -16,9 +16,9 @@ from pyozone.client.errors import (
 )
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.client.sync import KeyReader, KeyWriter, OzoneClient
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
+from pyozone.hdds.om_views import BucketInfo, KeyInfo, VolumeInfo
 
 __all__ = [
     "AsyncOzoneClient",

@@ -26,11 +26,13 @@ from collections.abc import Awaitable, Callable
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream_read import DatastreamReader
 from pyozone.client.errors import BlockReadError
-from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
-from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, ChecksumType, verify
+from pyozone.framework.datanode import ChannelPool, DatanodeCallError, XceiverStream
+from pyozone.hdds.checksum import ChecksumMismatch, ChecksumType, verify
+from pyozone.hdds.chunks import ChunkInfo
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import data as wire
 
 Refresh = Callable[[KeyLocation], Awaitable[KeyLocation]]
 Data = bytes | memoryview
@@ -99,7 +101,7 @@ class BlockInputStream:
         self._refresh = refresh
         self._span = span
         self._replica_index = location.pipeline.replica_indexes[0] if location.pipeline.replica_indexes else 0
-        self._chunks: list[pb.ChunkInfo] | None = None
+        self._chunks: tuple[ChunkInfo, ...] | None = None
         self._starts: list[int] = []
         self._preferred: DatanodeRef | None = None
         self._cache_start = 0
@@ -180,7 +182,7 @@ class BlockInputStream:
             for datanode in order:
                 try:
                     result = await self._fetch_from(datanode, offset)
-                except (DatanodeCallError, ChecksumMismatch, _ReadFailed) as e:
+                except (DatanodeCallError, ChecksumMismatch, _ReadFailed, ProtocolError) as e:
                     tried.append(f"{datanode.address} ({datanode.uuid[:8]}): {e}")
                     if isinstance(e, DatanodeCallError) and e.unreachable:
                         await self._streams.drop(datanode)
@@ -201,29 +203,19 @@ class BlockInputStream:
             if whole is not None:
                 return 0, whole
         if self._chunks is None:
-            block_id = pb.DatanodeBlockID(
-                containerID=self.location.container_id,
-                localID=self.location.local_id,
-                blockCommitSequenceId=self.location.bcsid,
-                replicaIndex=self._replica_index,
-            )
-            response = await stream.call(
-                self._request(pb.GetBlock, getBlock=pb.GetBlockRequestProto(blockID=block_id))
-            )
-            held = response.getBlock.blockData.blockID.replicaIndex
+            response = await stream.call(wire.get_block_request(self.location, self._replica_index))
+            held, chunks = wire.block_from_proto(response)
             if self._replica_index and held != self._replica_index:  # OM's locations are out of date
                 raise _ReadFailed(f"holds replica index {held}, not {self._replica_index}")
-            chunks = sorted(response.getBlock.blockData.chunks, key=lambda c: c.offset)
-            if sum(c.len for c in chunks) < self.length:
-                raise _ReadFailed(f"has {sum(c.len for c in chunks)} bytes of a {self.length}-byte block")
+            if sum(c.length for c in chunks) < self.length:
+                raise _ReadFailed(f"has {sum(c.length for c in chunks)} bytes of a {self.length}-byte block")
             self._chunks, self._starts = chunks, [c.offset for c in chunks]
         first = bisect_right(self._starts, offset) - 1
         if datanode.datastream_port is not None:
             return await self._stream_span(datanode, first, offset)
         chunk = self._chunks[first]
-        start, end = _aligned_range(chunk, offset - chunk.offset, self.length - chunk.offset)
-        bpc = chunk.checksumData.bytesPerChecksum or max(chunk.len, 1)
-        data = await self._read_chunk(stream, chunk, start, end, bpc)
+        start, end = chunk.aligned_range(offset - chunk.offset, self.length - chunk.offset)
+        data = await self._read_chunk(stream, chunk, start, end)
         self._check(chunk, start, end, data)
         return chunk.offset + start, data
 
@@ -236,20 +228,14 @@ class BlockInputStream:
     async def _get_small_file(self, stream: XceiverStream) -> bytes | None:
         """The whole block and its chunk list by one GetSmallFile, verified; None when the block has more
         than one chunk (the answer describes only the last: GetBlock and ranged reads verify each)."""
-        block_id = pb.DatanodeBlockID(
-            containerID=self.location.container_id,
-            localID=self.location.local_id,
-            blockCommitSequenceId=self.location.bcsid,
-        )
-        body = pb.GetSmallFileRequestProto(block=pb.GetBlockRequestProto(blockID=block_id))
-        answer = (await stream.call(self._request(pb.GetSmallFile, getSmallFile=body))).getSmallFile.data
-        chunk, data = answer.chunkData, answer.data
-        if chunk.offset or chunk.len != len(data):
+        answer = await stream.call(wire.get_small_file_request(self.location))
+        chunk, data = wire.small_file_from_proto(answer)
+        if chunk.offset or chunk.length != len(data):
             return None
         if len(data) < self.length:
             raise _ReadFailed(f"has {len(data)} bytes of a {self.length}-byte block")
         self._check(chunk, 0, len(data), data)
-        self._chunks, self._starts = [chunk], [0]
+        self._chunks, self._starts = (chunk,), [0]
         return data
 
     async def _stream_span(self, datanode: DatanodeRef, first: int, offset: int) -> tuple[int, memoryview]:
@@ -257,15 +243,15 @@ class BlockInputStream:
         round trips than a read per chunk; each chunk's part is verified against its own checksums."""
         assert self._chunks is not None
         chunk = self._chunks[first]
-        start, end = _aligned_range(chunk, offset - chunk.offset, self.length - chunk.offset)
+        start, end = chunk.aligned_range(offset - chunk.offset, self.length - chunk.offset)
         parts = [(chunk, start, end)]
         span_start, span_end = chunk.offset + start, chunk.offset + end
         for following in self._chunks[first + 1 :]:
-            whole = end == chunk.len and following.offset == span_end
+            whole = end == chunk.length and following.offset == span_end
             if not whole or span_end - span_start >= self._span:
                 break
             chunk = following
-            end = min(chunk.len, self.length - chunk.offset)
+            end = min(chunk.length, self.length - chunk.offset)
             parts.append((chunk, 0, end))
             span_end = chunk.offset + end
         loc = self.location
@@ -277,61 +263,22 @@ class BlockInputStream:
         await asyncio.to_thread(self._check_parts, parts, data)  # off the loop: it serves the consumer
         return span_start, data
 
-    def _check_parts(self, parts: list[tuple[pb.ChunkInfo, int, int]], data: memoryview) -> None:
+    def _check_parts(self, parts: list[tuple[ChunkInfo, int, int]], data: memoryview) -> None:
         view, at = data, 0
         for chunk, start, end in parts:
             self._check(chunk, start, end, view[at : at + end - start])
             at += end - start
 
-    def _check(self, chunk: pb.ChunkInfo, start: int, end: int, data: bytes | bytearray | memoryview) -> None:
+    def _check(self, chunk: ChunkInfo, start: int, end: int, data: bytes | bytearray | memoryview) -> None:
         if len(data) != end - start:
-            raise _ReadFailed(f"sent {len(data)} bytes for a {end - start}-byte range of {chunk.chunkName}")
-        kind = ChecksumType(chunk.checksumData.type or ChecksumType.NONE)
-        if self._config.verify_checksum and kind is not ChecksumType.NONE:
-            bpc = chunk.checksumData.bytesPerChecksum
-            verify(data, ChecksumData(kind, bpc, tuple(chunk.checksumData.checksums)), start)
+            raise _ReadFailed(f"sent {len(data)} bytes for a {end - start}-byte range of {chunk.name}")
+        if self._config.verify_checksum and chunk.checksum_data.type is not ChecksumType.NONE:
+            verify(data, chunk.checksum_data, start)
 
-    async def _read_chunk(
-        self, stream: XceiverStream, chunk: pb.ChunkInfo, start: int, end: int, bpc: int
-    ) -> bytes:
+    async def _read_chunk(self, stream: XceiverStream, chunk: ChunkInfo, start: int, end: int) -> bytes:
         """The range by ReadChunk over pyozone.rpc: for a datanode without a datastream port."""
-        wanted = pb.ChunkInfo(
-            chunkName=chunk.chunkName,
-            offset=chunk.offset + start,
-            len=end - start,
-            checksumData=pb.ChecksumData(
-                type=chunk.checksumData.type,
-                bytesPerChecksum=chunk.checksumData.bytesPerChecksum,
-                checksums=chunk.checksumData.checksums[start // bpc : -(-end // bpc)],
-            ),
-        )
-        body = pb.ReadChunkRequestProto(blockID=pb.DatanodeBlockID(
-            containerID=self.location.container_id, localID=self.location.local_id
-        ), chunkData=wanted)  # fmt: skip
-        answer = (await stream.call(self._request(pb.ReadChunk, readChunk=body))).readChunk
-        if answer.WhichOneof("responseData") != "dataBuffers":
-            return answer.data
-        return b"".join(answer.dataBuffers.buffers)
+        answer = await stream.call(wire.read_chunk_request(self.location, chunk, start, end))
+        return wire.read_chunk_data(answer)
 
     def _index_name(self) -> str:
         return f" replica index {self._replica_index}" if self._replica_index else ""
-
-    def _request(self, kind: int, **body: object) -> pb.ContainerCommandRequestProto:
-        loc = self.location
-        return pb.ContainerCommandRequestProto(
-            cmdType=kind,
-            containerID=loc.container_id,
-            pipelineID=loc.pipeline.id,
-            encodedToken=loc.token,
-            **body,
-        )
-
-
-def _aligned_range(chunk: pb.ChunkInfo, start: int, limit: int) -> tuple[int, int]:
-    """[start, end) within the chunk covering `start` to the chunk's end (or the block's committed end,
-    `limit`), widened to whole checksum pieces."""
-    bpc = chunk.checksumData.bytesPerChecksum
-    end = min(chunk.len, limit)
-    if chunk.checksumData.type in (0, pb.NONE) or bpc <= 0:
-        return start, end
-    return start - start % bpc, min(chunk.len, -(-end // bpc) * bpc)

@@ -19,13 +19,20 @@ from collections import deque
 from dataclasses import dataclass, replace
 from enum import Enum
 from time import perf_counter
+from typing import TYPE_CHECKING, Any
 
 from pyozone.client import steps
 from pyozone.client.config import ClientConfig
-from pyozone.client.xceiver import ChannelPool, DatanodeCallError, XceiverStream
+from pyozone.framework.datanode import ChannelPool, DatanodeCallError, XceiverStream
 from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.locations import KeyLocation
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import data as wire
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pyozone.proto.DatanodeClientProtocol_pb2 import BlockData, ChunkInfo
+    from pyozone.protocol.data import Request, Response
 
 CONTAINER_RESULTS = frozenset(
     {"CLOSED_CONTAINER_IO", "CONTAINER_NOT_OPEN", "CONTAINER_UNHEALTHY", "INVALID_CONTAINER_STATE"}
@@ -60,13 +67,6 @@ class _Flush:
     task: asyncio.Task[None]
 
 
-def _committed(response: pb.ContainerCommandResponseProto) -> pb.GetCommittedBlockLengthResponseProto:
-    """The committed block a putBlock's or putSmallFile's answer carries."""
-    if response.HasField("putSmallFile"):
-        return response.putSmallFile.committedBlockLength
-    return response.putBlock.committedBlockLength
-
-
 def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) -> BlockFailure:
     text = f"{error.datanode.address}: {error.message}"
     if error.unreachable:
@@ -76,7 +76,7 @@ def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) ->
     if error.result == STREAM_IDLE:
         return BlockFailure(FailureKind.IDLE, error.result, text)
     if error.result == "NOT_REPLICATED":
-        infos = {c.datanodeUuid: c.commitIndex for c in error.response.commitInfos} if error.response else {}
+        infos = error.commit_indexes
         members = [m.uuid for m in location.pipeline.members] or list(infos)
         behind = tuple(m for m in members if infos.get(m, 0) < index)
         return BlockFailure(FailureKind.NOT_REPLICATED, error.result, text, behind)
@@ -157,10 +157,11 @@ class BlockOutputStream:
         self._chunks_per_flush = config.chunks_per_flush
         self._max_unacked = config.max_size
         self._streams: dict[str, XceiverStream] = {}
-        self._chunks: list[pb.ChunkInfo] = []
+        self._chunks: list[ChunkInfo] = []
+        """The records of the chunks sent (protocol/data.py's chunk_info), listed by every putBlock."""
         self._unacked: deque[tuple[int, Data]] = deque()  # (offset in block, data) sent, not acknowledged
         self._pending = PendingBytes()  # accepted, not sent yet
-        self._chunk_answers: list[asyncio.Future[pb.ContainerCommandResponseProto]] = []
+        self._chunk_answers: list[asyncio.Future[Response]] = []
         self._flushes: deque[_Flush] = deque()
         self._failure: BlockFailure | None = None
         self._put_phase: asyncio.Future[bool] | None = None  # the last flush's writes all succeeded
@@ -229,26 +230,13 @@ class BlockOutputStream:
             self._streams[name] = stream
         return stream
 
-    def _request(self, kind: int, **body: object) -> pb.ContainerCommandRequestProto:
-        return pb.ContainerCommandRequestProto(
-            cmdType=kind,
-            containerID=self.location.container_id,
-            pipelineID=self.location.pipeline.id,
-            encodedToken=self.location.token,
-            **body,
-        )
+    def _request(self, kind: int, **body: Any) -> Request:
+        """A request of command `kind` about this block (the datastream writer's putBlock)."""
+        return wire.container_request(kind, self.location, **body)
 
-    def _block_id(self) -> pb.DatanodeBlockID:
-        return pb.DatanodeBlockID(
-            containerID=self.location.container_id,
-            localID=self.location.local_id,
-            replicaIndex=self.replica_index,
-        )
-
-    def _block_data(self, chunks: list[pb.ChunkInfo], size: int) -> pb.BlockData:
+    def _block_data(self, chunks: list[ChunkInfo], size: int) -> BlockData:
         """What a putBlock records: the block's chunks so far, its length and metadata."""
-        metadata = [pb.KeyValue(key=k, value=v) for k, v in self.block_metadata.items()]
-        return pb.BlockData(blockID=self._block_id(), chunks=chunks, size=size, metadata=metadata)
+        return wire.block_data(self.location, self.replica_index, chunks, size, self.block_metadata)
 
     def _write_chunk(self, data: Data, small_file: bool = False, sums: ChecksumData | None = None) -> None:
         """Sends one chunk (`sums`: its checksums when the caller computed them); with `small_file` the
@@ -258,29 +246,15 @@ class BlockOutputStream:
         stream = self._stream("data")
         if sums is None:
             sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
-        chunk = pb.ChunkInfo(
-            chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
-            offset=self.sent,
-            len=len(data),
-            checksumData=pb.ChecksumData(
-                type=int(sums.type), bytesPerChecksum=sums.bytes_per_checksum, checksums=list(sums.checksums)
-            ),
-        )
-        # Bodies are filled in place: one built apart would be copied, data and all. protobuf holds bytes
-        # only: V1's one copy into its request.
+        name = f"{self.location.local_id}_chunk_{len(self._chunks) + 1}"
+        chunk = wire.chunk_info(name, self.sent, len(data), sums)
+        # protobuf holds bytes only: V1's one copy of the data, into its request.
         if small_file:
-            request = self._request(pb.PutSmallFile)
-            small = request.putSmallFile
-            small.block.blockData.CopyFrom(self._block_data([chunk], len(data)))
-            small.block.eof = True
-            small.chunkInfo.CopyFrom(chunk)
-            small.data = bytes(data)
+            request = wire.put_small_file_request(
+                self.location, self.replica_index, chunk, data, self.block_metadata
+            )
         else:
-            request = self._request(pb.WriteChunk)
-            body = request.writeChunk
-            body.blockID.CopyFrom(self._block_id())
-            body.chunkData.CopyFrom(chunk)
-            body.data = bytes(data)
+            request = wire.write_chunk_request(self.location, self.replica_index, chunk, data)
         answer = stream.submit(request)
         self._chunks.append(chunk)
         self._unacked.append((self.sent, data))
@@ -292,10 +266,12 @@ class BlockOutputStream:
 
     def _flush(self, eof: bool) -> None:
         """putBlock of every chunk so far; its answer and watch run in a task."""
-        body = pb.PutBlockRequestProto(blockData=self._block_data(self._chunks, self.sent), eof=eof)
-        self._track(self._stream("data").submit(self._request(pb.PutBlock, putBlock=body)))
+        request = wire.put_block_request(
+            self.location, self.replica_index, self._chunks, self.sent, self.block_metadata, eof
+        )
+        self._track(self._stream("data").submit(request))
 
-    def _track(self, answer: asyncio.Future[pb.ContainerCommandResponseProto]) -> asyncio.Task[None]:
+    def _track(self, answer: asyncio.Future[Response]) -> asyncio.Task[None]:
         """Checks a putBlock's answer (and the chunks before it) and watches its index, in a task."""
         stream = self._stream("data")
         chunk_answers, self._chunk_answers = self._chunk_answers, []
@@ -313,8 +289,8 @@ class BlockOutputStream:
         stream: XceiverStream,
         previous: asyncio.Future[bool] | None,
         phase: asyncio.Future[bool],
-        chunk_answers: list[asyncio.Future[pb.ContainerCommandResponseProto]],
-        answer: asyncio.Future[pb.ContainerCommandResponseProto],
+        chunk_answers: list[asyncio.Future[Response]],
+        answer: asyncio.Future[Response],
         end: int,
         sent_at: float,
     ) -> None:
@@ -339,8 +315,8 @@ class BlockOutputStream:
                 phase.set_result(ok)
         if recording is not None:
             recording.add("write", sent_at)
-        index = response.logIndex or _committed(response).blockID.blockCommitSequenceId
-        if not self._replicated(response.commitInfos, index):
+        index = wire.committed_index(response)
+        if not self._replicated(wire.commit_indexes(response), index):
             watched_at = perf_counter()
             try:
                 await self._watch(index)
@@ -359,8 +335,9 @@ class BlockOutputStream:
         self._failure = self._failure or failure
         return failure
 
-    def _replicated(self, infos: list[pb.CommitInfoProto], index: int) -> bool:
-        applied = {c.datanodeUuid: c.commitIndex for c in infos}
+    def _replicated(self, applied: Mapping[str, int], index: int) -> bool:
+        """Whether the members that applied log `index` (`applied`: each member's applied index) are enough:
+        all when hdds.ratis.client.request.watch.type is ALL_COMMITTED, else a majority."""
         members = [m.uuid for m in self.location.pipeline.members] or list(applied)
         if not members:
             return False
@@ -368,9 +345,7 @@ class BlockOutputStream:
         return done == len(members) if self._config.watch_all else done > len(members) // 2
 
     async def _watch(self, index: int) -> None:
-        level = pb.ALL_COMMITTED if self._config.watch_all else pb.MAJORITY_COMMITTED
-        body = pb.WatchForCommitRequestProto(index=index, replication=level)
-        await self._stream("watch").call(self._request(pb.WatchForCommit, watchForCommit=body))
+        await self._stream("watch").call(wire.watch_request(self.location, index, self._config.watch_all))
 
     async def _await_oldest(self) -> None:
         flush = self._flushes.popleft()

@@ -15,11 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from pyozone.client import steps
 from pyozone.client.config import ClientConfig
 from pyozone.client.ec_output import ECKeyOutputStream
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import (
+from pyozone.client.routing import chain_order, client_rack
+from pyozone.config import OzoneConfiguration
+from pyozone.framework.datanode import ChannelPool
+from pyozone.framework.om import OmClient, acting_for
+from pyozone.hdds.locations import DatanodeRef, KeyLocation
+from pyozone.hdds.om_views import (
     BucketInfo,
     KeyCondition,
     KeyInfo,
@@ -27,11 +33,6 @@ from pyozone.client.models import (
     MultipartUploadInfo,
     VolumeInfo,
 )
-from pyozone.client.om import OmClient, acting_for
-from pyozone.client.routing import chain_order, client_rack
-from pyozone.client.xceiver import ChannelPool
-from pyozone.config import OzoneConfiguration
-from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.protocol.acl import ObjectPath
 
@@ -71,7 +72,7 @@ class AsyncOzoneClient:
     @property
     def om(self) -> OmClient:
         if self._om is None:
-            self._om = OmClient(self.config)
+            self._om = OmClient(self.config, steps.current)
         return self._om
 
     @property

@@ -25,21 +25,24 @@ import asyncio
 import contextlib
 import socket
 from collections import deque
+from typing import TYPE_CHECKING
 
 from pyozone.client.block_output import STREAM_IDLE, BlockOutputStream, Data, classify
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream_read import client_context, datanode_server_name, fill
-from pyozone.client.xceiver import ChannelPool, DatanodeCallError
+from pyozone.framework.datanode import ChannelPool, DatanodeCallError
 from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
+from pyozone.protocol.chunks import chunk_info_to_proto
+
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
 
 ACK_GRACE_S = 1.0
 """After a failed send, how long the ack reader gets to read the member's refusal (a refused packet is
 answered, then the connection is closed, which fails the sends after it)."""
-Response = pb.ContainerCommandResponseProto
-_ACKED = Response(result=pb.SUCCESS)
 
 
 class BlockDataStreamOutput(BlockOutputStream):
@@ -168,16 +171,13 @@ class BlockDataStreamOutput(BlockOutputStream):
                     raise ds.StreamProtocolError("an ack for no packet")
                 future = self._waiting.popleft()
                 if not future.done():
-                    future.set_result(_ACKED)
+                    future.set_result(ds.ACKED)
         except (OSError, ds.StreamProtocolError) as e:
             self._break(DatanodeCallError(self.chain[0], "UNAVAILABLE", f"datastream: {e}", unreachable=True))
 
     def _refusal(self, ack: ds.Ack, message: str) -> DatanodeCallError:
         member = self.chain[min(ack.member, len(self.chain) - 1)]
-        try:
-            result = pb.Result.Name(ack.result)
-        except ValueError:
-            result = f"RESULT_{ack.result}"
+        result = ds.result_name(ack.result)
         # A member that could not reach or write to the next one names it: that one is excluded.
         return DatanodeCallError(member, result, message, unreachable=result == "IO_EXCEPTION")
 
@@ -212,14 +212,8 @@ class BlockDataStreamOutput(BlockOutputStream):
     def _write_chunk(self, data: Data, small_file: bool = False, sums: ChecksumData | None = None) -> None:
         if sums is None:
             sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
-        chunk = pb.ChunkInfo(
-            chunkName=f"{self.location.local_id}_chunk_{len(self._chunks) + 1}",
-            offset=self.sent,
-            len=len(data),
-            checksumData=pb.ChecksumData(
-                type=int(sums.type), bytesPerChecksum=sums.bytes_per_checksum, checksums=list(sums.checksums)
-            ),
-        )
+        name = f"{self.location.local_id}_chunk_{len(self._chunks) + 1}"
+        chunk = chunk_info_to_proto(name, self.sent, len(data), sums)
         answer = self._packet(ds.PacketKind.DATA, data, b"".join(sums.checksums))
         self._chunks.append(chunk)
         self._unacked.append((self.sent, data))
@@ -232,8 +226,7 @@ class BlockDataStreamOutput(BlockOutputStream):
         if eof:
             self._chunk_answers.append(self._packet(ds.PacketKind.END, b"", b""))
             self._outbox.put_nowait(None)
-        block = self._block_data(self._chunks, self.sent)
-        request = self._request(pb.PutBlock, putBlock=pb.PutBlockRequestProto(blockData=block, eof=eof))
+        request = ds.put_block_request(self.location, self._block_data(self._chunks, self.sent), eof)
         answer = asyncio.ensure_future(self._put_after(list(self._chunk_answers), request))
         answer.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._track(answer)
@@ -241,7 +234,7 @@ class BlockDataStreamOutput(BlockOutputStream):
     async def _put_after(
         self,
         acks: list[asyncio.Future[Response]],
-        request: pb.ContainerCommandRequestProto,
+        request: Request,
     ) -> Response:
         for ack in acks:
             await ack

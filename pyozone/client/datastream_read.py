@@ -19,12 +19,11 @@ import socket
 import ssl
 import weakref
 
-from pyozone.client.xceiver import DatanodeCallError
 from pyozone.common.tls import TlsStore
+from pyozone.framework.datanode import DatanodeCallError
 from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
 _contexts: weakref.WeakKeyDictionary[TlsStore, ssl.SSLContext] = weakref.WeakKeyDictionary()
@@ -117,11 +116,7 @@ class DatastreamReader:
         result, size, message_length = ds.decode_read_reply(frame)
         message = _receive(sock, message_length).tobytes()
         if result != ds.SUCCESS:
-            try:
-                name = pb.Result.Name(result)
-            except ValueError:
-                name = f"RESULT_{result}"
-            raise DatanodeCallError(self.datanode, name, message.decode("utf-8", "replace"))
+            raise DatanodeCallError(self.datanode, ds.result_name(result), message.decode("utf-8", "replace"))
         if size != length:
             raise ds.StreamProtocolError(f"the datanode answers {size} bytes for a {length}-byte read")
         return _receive(sock, length, into)

@@ -14,16 +14,16 @@ index and carries the block group's length as BlockData metadata BLOCK_GROUP_LEN
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import replace
 
 from pyozone.client.block_output import BlockOutputStream
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
-from pyozone.client.xceiver import ChannelPool
+from pyozone.framework.datanode import ChannelPool
 from pyozone.hdds.checksum import ChecksumData
 from pyozone.hdds.ec.layout import BLOCK_GROUP_LEN
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 
 class ECIndexOutput(BlockOutputStream):
@@ -47,7 +47,7 @@ class ECIndexOutput(BlockOutputStream):
         self._flush(eof)
         return self._flushes[-1].task
 
-    def _replicated(self, infos: list[pb.CommitInfoProto], index: int) -> bool:
+    def _replicated(self, applied: Mapping[str, int], index: int) -> bool:
         return True  # no pipeline log: the datanode's answer is the acknowledgement
 
 

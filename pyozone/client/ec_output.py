@@ -35,8 +35,8 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.ec_index import ECIndexOutput, index_output
 from pyozone.client.errors import OzoneClientError
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.om import OmClient
-from pyozone.client.xceiver import ChannelPool
+from pyozone.framework.datanode import ChannelPool
+from pyozone.framework.om import OmClient
 from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import StripeLayout

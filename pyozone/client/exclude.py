@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
-from pyozone.proto import hdds_pb2
+from pyozone.hdds import block
+from pyozone.protocol.block import exclude_list_to_proto
+
+if TYPE_CHECKING:
+    from pyozone.proto.ScmBlockLocationProtocol_pb2 import ExcludeListProto
 
 
 class ExcludeList:
@@ -46,12 +50,14 @@ class ExcludeList:
             or bool(self.datanodes.intersection(members))
         )
 
-    def to_proto(self) -> block_pb.ExcludeListProto:
-        return block_pb.ExcludeListProto(
-            datanodes=sorted(self.datanodes),
-            containerIds=sorted(self.containers),
-            pipelineIds=[hdds_pb2.PipelineID(id=p) for p in sorted(self.pipelines)],
+    def snapshot(self) -> block.ExcludeList:
+        """What is excluded now (the datanodes not yet expired), as SCM's allocateBlock takes it."""
+        return block.ExcludeList(
+            frozenset(self.datanodes), frozenset(self.pipelines), frozenset(self.containers)
         )
+
+    def to_proto(self) -> ExcludeListProto:
+        return exclude_list_to_proto(self.snapshot())
 
     def __str__(self) -> str:
         return (

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime
 
-from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.om_views import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.hdds.states import ReplicationFactor, ReplicationType
 
 

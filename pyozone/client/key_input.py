@@ -16,10 +16,10 @@ from pyozone.client.block_input import BlockInputStream, StreamCache
 from pyozone.client.config import ClientConfig
 from pyozone.client.ec_input import ECBlockInputStream
 from pyozone.client.errors import BlockReadError
-from pyozone.client.models import KeyInfo
-from pyozone.client.om import OmClient
-from pyozone.client.xceiver import ChannelPool
+from pyozone.framework.datanode import ChannelPool
+from pyozone.framework.om import OmClient
 from pyozone.hdds.locations import KeyLocation
+from pyozone.hdds.om_views import KeyInfo
 
 
 class KeyInputStream:

@@ -30,11 +30,11 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.errors import BlockWriteError, OMUnavailableError, OzoneClientError
 from pyozone.client.exclude import ExcludeList
-from pyozone.client.models import KeyCondition, KeyInfo
-from pyozone.client.om import OmClient
 from pyozone.client.retry import RetryRun
-from pyozone.client.xceiver import ChannelPool
+from pyozone.framework.datanode import ChannelPool
+from pyozone.framework.om import OmClient
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
+from pyozone.hdds.om_views import KeyCondition, KeyInfo
 
 Route = Callable[[tuple[DatanodeRef, ...]], tuple[DatanodeRef, ...]]
 

@@ -18,7 +18,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from pyozone.client.key_input import KeyInputStream
-from pyozone.client.models import KeyInfo
+from pyozone.hdds.om_views import KeyInfo
 
 T = TypeVar("T")
 _WHENCES = (os.SEEK_SET, os.SEEK_CUR, os.SEEK_END)

@@ -19,8 +19,8 @@ from pyozone.client.client import AsyncOzoneClient, Progress, Source
 from pyozone.client.config import ClientConfig
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.om_views import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.rpc.loop import new_event_loop
 
 T = TypeVar("T")

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyozone import __version__, rpc
 from pyozone.common.net import HostPort
@@ -26,11 +26,10 @@ from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.reports import Outgoing, PendingReports, Periodic
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.volume import LAYOUT_VERSION
-from pyozone.hdds.commands import ReregisterCommand, SCMCommand
+from pyozone.hdds.commands import ReregisterCommand
 from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.protocol import (
     MAX_HEARTBEAT_MESSAGE_BYTES,
     ProtocolError,
@@ -39,9 +38,16 @@ from pyozone.protocol import (
     heartbeat_to_proto,
     register_request_to_proto,
     register_response_from_proto,
-    scm_command_from_proto,
     version_response_from_proto,
 )
+from pyozone.protocol.heartbeat import (
+    DATANODE_SERVICE,
+    heartbeat_commands_from_proto,
+    version_request_to_proto,
+)
+
+if TYPE_CHECKING:
+    from pyozone.proto.ScmServerDatanodeHeartbeatProtocol_pb2 import SCMHeartbeatResponseProto
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -104,7 +110,7 @@ class ScmEndpoint:
         self._channel = rpc.Channel(
             address, rpc.ChannelSettings(MAX_HEARTBEAT_MESSAGE_BYTES), tls, CertRole.SCM
         )
-        self._stub: Any = rpc.Stub(self._channel, rpc.service(pb, "StorageContainerDatanodeProtocolService"))
+        self._stub: Any = rpc.Stub(self._channel, rpc.ServiceSpec.of(DATANODE_SERVICE))
         self._reachable: bool | None = None
         self._failures = 0
 
@@ -141,7 +147,7 @@ class ScmEndpoint:
 async def fetch_version(endpoint: ScmEndpoint, stop: asyncio.Event) -> VersionResponse | None:
     """SCM's cluster id and layout, waiting for SCM as long as it takes; None once `stop` is set."""
     while not stop.is_set():
-        proto = await endpoint.call("getVersion", pb.SCMVersionRequestProto())
+        proto = await endpoint.call("getVersion", version_request_to_proto())
         if proto is not None:
             try:
                 return version_response_from_proto(proto)
@@ -280,15 +286,12 @@ class HeartbeatLoop:
         self._process(proto)
         return True
 
-    def _process(self, proto: pb.SCMHeartbeatResponseProto) -> None:
-        commands: list[SCMCommand] = []
-        for i, message in enumerate(proto.commands):
-            try:
-                commands.append(scm_command_from_proto(message, f"commands[{i}]"))
-            except ProtocolError as e:
-                log.error("SCM sent a command this datanode cannot read; skipped: %s", e)
-        self.queue.observe_term(max([proto.term, *(c.term for c in commands)]))
-        for command in commands:
+    def _process(self, proto: SCMHeartbeatResponseProto) -> None:
+        response, unreadable = heartbeat_commands_from_proto(proto)
+        for e in unreadable:
+            log.error("SCM sent a command this datanode cannot read; skipped: %s", e)
+        self.queue.observe_term(max([response.term, *(c.term for c in response.commands)]))
+        for command in response.commands:
             if isinstance(command, ReregisterCommand):
                 if self.registered:
                     log.info("SCM at %s asks this datanode to register again", self.endpoint.address)

@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-ADMIN_SERVICE = rpc.ServiceSpec.of(wire.ADMIN_PROTOCOL)
+ADMIN_SERVICE = rpc.ServiceSpec.of(wire.ADMIN_SERVICE)
 """SCM's admin protocol (Ozone's StorageContainerLocationProtocol), on ozone.scm.client.address."""
 
 

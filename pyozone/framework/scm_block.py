@@ -19,8 +19,8 @@ from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.protocol import ProtocolError
+from pyozone.protocol import block as wire
 from pyozone.protocol.block import (
-    BLOCK_PROTOCOL,
     MAX_BLOCK_MESSAGE_BYTES,
     AllocateRequest,
     BlockLocation,
@@ -34,7 +34,7 @@ from pyozone.protocol.block import (
 
 T = TypeVar("T")
 
-BLOCK_SERVICE = rpc.ServiceSpec.of(BLOCK_PROTOCOL)
+BLOCK_SERVICE = rpc.ServiceSpec.of(wire.BLOCK_SERVICE)
 
 
 def scm_block_address(conf: OzoneConfiguration) -> HostPort:

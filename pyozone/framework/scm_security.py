@@ -33,7 +33,7 @@ class SCMSecurityClient:
         self._channel = rpc.SyncChannel(
             address, rpc.ChannelSettings(MAX_SECURITY_MESSAGE_BYTES), tls, CertRole.SCM
         )
-        self._stub: Any = rpc.Stub(self._channel, rpc.ServiceSpec.of(wire.SECURITY_PROTOCOL))
+        self._stub: Any = rpc.Stub(self._channel, rpc.ServiceSpec.of(wire.SECURITY_SERVICE))
 
     def close(self) -> None:
         self._channel.close()

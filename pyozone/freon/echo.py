@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 
 from pyozone.client import OzoneClient, OzoneClientError
-from pyozone.client.xceiver import DatanodeCallError, XceiverStream
+from pyozone.framework.datanode import DatanodeCallError, XceiverStream
 from pyozone.freon.report import FreonReport
 from pyozone.freon.runner import Load, Progress, Run, run, run_tasks
 from pyozone.hdds.ids import RATIS_THREE

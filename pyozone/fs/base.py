@@ -24,12 +24,12 @@ from fsspec.spec import AbstractFileSystem
 
 from pyozone.client import OzoneClient, OzoneClientError
 from pyozone.client.key_reader import KeyReader
-from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.client.sync import KeyWriter
 from pyozone.fs.clients import ClientSpec, open_key_reader, shared_client
 from pyozone.fs.errors import errno_of, translated
 from pyozone.fs.file import OzoneFile
 from pyozone.fs.paths import Level, OzonePath
+from pyozone.hdds.om_views import BucketInfo, KeyInfo, VolumeInfo
 
 Entry = dict[str, Any]
 _COPY_PIECE = 8 << 20

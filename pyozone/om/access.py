@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pyozone.hdds.om_records import BucketRecord, VolumeRecord
 from pyozone.hdds.security.acl import (
     Acls,
     ACLType,
@@ -25,7 +26,6 @@ from pyozone.hdds.security.acl import (
 )
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import BucketRecord, VolumeRecord
 from pyozone.om.settings import AccessSettings
 from pyozone.rpc.metadata import USER_METADATA, peer_identity
 

@@ -13,19 +13,22 @@ from SCM with its own certificate (SecretKeyCache). Tokens travel in KeyLocation
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.security.acl import caller_name
-from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
+from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier, Token
 from pyozone.om.replication import block_capacity, replica_bytes
-from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.protocol.tokens import encode_token, issue_block_token, token_to_proto
+from pyozone.protocol import om as wire
+from pyozone.protocol.tokens import encode_token, issue_block_token
 from pyozone.rpc.metadata import USER_METADATA, peer_identity
 from pyozone.security.secret_keys import SecretKeyCache
+
+if TYPE_CHECKING:
+    from pyozone.proto import OmClientProtocol_pb2 as pb
 
 READ = frozenset({AccessMode.READ})
 WRITE = frozenset({AccessMode.WRITE})
@@ -59,17 +62,12 @@ class BlockTokenIssuer:
         loop). `max_length` 0: each location's own length."""
         key = self.keys.current()
         expiry = self.clock.wall_ms() + self.lifetime_ms
-        for location in locations:
-            block = location.blockID.containerBlockID
-            ident = BlockTokenIdentifier(
-                owner,
-                BlockID(block.containerID, block.localID),
-                expiry,
-                modes,
-                max_length or location.length,
-                key.id,
-            )
-            location.token.CopyFrom(token_to_proto(issue_block_token(ident, key)))
+
+        def token(block: BlockID, length: int) -> Token:
+            ident = BlockTokenIdentifier(owner, block, expiry, modes, max_length or length, key.id)
+            return issue_block_token(ident, key)
+
+        wire.sign(locations, token)
 
     def block_token(self, block: BlockID, owner: str, modes: frozenset[AccessMode]) -> str:
         """An encodedToken for OM's own request on `block` (blocking, as `sign`)."""

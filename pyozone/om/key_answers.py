@@ -3,15 +3,18 @@ read."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.om_records import KeyRecord
 from pyozone.hdds.security.acl import Acls, Ownership
-from pyozone.om.records import KeyRecord
-from pyozone.proto import hdds_pb2
 from pyozone.protocol.block import BlockLocation
+
+if TYPE_CHECKING:
+    from pyozone.proto import hdds_pb2
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +65,7 @@ class ReadLocation:
 class LocatedKey:
     key: KeyRecord
     locations: tuple[ReadLocation, ...]
+
+    def where(self) -> Iterator[tuple[hdds_pb2.Pipeline | None, str]]:
+        """Each block's read pipeline and container state, in the key's block order."""
+        return ((r.pipeline, r.container_state) for r in self.locations)

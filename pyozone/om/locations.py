@@ -21,6 +21,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pyozone.framework.scm_admin import ReplicaLocation
 from pyozone.hdds.clock import Clock
@@ -28,8 +29,10 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState, ReplicationType
 from pyozone.om.scm import ContainerLocation
-from pyozone.proto import hdds_pb2
 from pyozone.protocol.admin import pipeline_to_proto
+
+if TYPE_CHECKING:
+    from pyozone.proto import hdds_pb2
 
 UNSETTLED_CONTAINER_MAX_AGE_MS = 3_000
 """A cached location of a container not yet CLOSED, or with no replica, older than this is fetched again."""

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.om_records import BucketRecord, KeyBlock, VolumeRecord, replicated_size
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import BucketRecord, KeyBlock, VolumeRecord, replicated_size
 
 QUOTA_RESET = -1
 """Ozone's OzoneConsts.QUOTA_RESET: clears a quota in setVolumeProperty / setBucketProperty."""

@@ -21,7 +21,7 @@ from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.locks import NamespaceLock
 from pyozone.om.metadata import S3_SECRET_TABLE, OMMetadataStore
-from pyozone.proto import OmClientProtocol_pb2 as om_pb
+from pyozone.protocol.om import decode_s3_secret, encode_s3_secret
 
 MAX_ACCESS_ID_BYTES = 256
 """As a user name at the RPC edge (limits.py)."""
@@ -53,8 +53,7 @@ class S3SecretManager:
             if not create:
                 raise OMException(OMResultCode.S3_SECRET_NOT_FOUND, f"no S3 secret for {access_id!r}")
             made = S3Secret(access_id, secrets.token_hex(32))
-            value = om_pb.S3Secret(kerberosID=access_id, awsSecret=made.secret).SerializeToString()
-            self.store.write([(S3_SECRET_TABLE, access_id, value)])
+            self.store.write([(S3_SECRET_TABLE, access_id, encode_s3_secret(access_id, made.secret))])
         return made
 
     def revoke(self, access_id: str) -> None:
@@ -82,8 +81,7 @@ class S3SecretManager:
         data = self.store.get(S3_SECRET_TABLE, access_id)
         if data is None:
             return None
-        proto = om_pb.S3Secret.FromString(data)
-        return S3Secret(proto.kerberosID, proto.awsSecret)
+        return S3Secret(*decode_s3_secret(data))
 
 
 def _check_access_id(access_id: str) -> None:

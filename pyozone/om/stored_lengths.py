@@ -30,6 +30,9 @@ cannot add bytes after the commit, and the answer's length, charged, is final. O
 it cannot be finalized within half the time left (no OPEN pipeline: the container is closing and takes no
 writes anyway; the leader down or not the leader any more; the block not there) its replicas are asked
 their committed lengths instead, as above.
+
+Every request goes through the datanode client (framework/datanode.py, `ChannelPool.call`): one stream per
+request, kept for the next commit's when it was answered.
 """
 
 from __future__ import annotations
@@ -38,24 +41,22 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pyozone import rpc
-from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
+from pyozone.framework.datanode import ChannelPool, DatanodeCallError
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID, ReplicationConfig
-from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
+from pyozone.hdds.locations import DatanodeRef
+from pyozone.hdds.om_records import KeyBlock, replicated_size
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.users import login_user
-from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicationType
 from pyozone.om.block_tokens import READ, WRITE, BlockTokenIssuer
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import KeyBlock, replicated_size
 from pyozone.om.replication import replica_bytes
-from pyozone.proto import DatanodeClientProtocol_pb2 as data_pb2
 from pyozone.protocol.data import (
     committed_length_from_proto,
     committed_length_request,
@@ -64,11 +65,13 @@ from pyozone.protocol.data import (
 )
 from pyozone.rpc.metadata import user_metadata
 
+if TYPE_CHECKING:
+    from pyozone.protocol.data import Request, Response
+
 log = logging.getLogger(__name__)
 
 DATA_PORT = "STANDALONE"
 """The port of a datanode's xceiver service, as the datanode registers it."""
-XCEIVER = rpc.service(data_pb2, "XceiverClientProtocolService")
 
 
 class NoAnswer(Exception):
@@ -154,7 +157,7 @@ class StoredLengths:
         self.tokens = tokens
         self.timeout_s = timeout_s
         self.owner = owner or login_user()
-        self._stubs: dict[str, tuple[rpc.Channel, rpc.Stub]] = {}
+        self._datanodes = ChannelPool(tls, metadata=user_metadata(tls))
 
     def needed(self, volume: str, bucket: str) -> bool:
         """Whether a space quota is in force on the bucket or its volume (a missing one: the commit says)."""
@@ -299,44 +302,20 @@ class StoredLengths:
         return located
 
     async def _ask(
-        self,
-        datanode: DatanodeDetails,
-        request: data_pb2.ContainerCommandRequestProto,
-        length_of: Callable[[data_pb2.ContainerCommandResponseProto], int],
+        self, datanode: DatanodeDetails, request: Request, length_of: Callable[[Response], int]
     ) -> int:
         port = datanode.port(DATA_PORT)
         if not port:
             raise NoAnswer(f"{datanode.uuid}: no {DATA_PORT} port")
-        address = str(HostPort(datanode.ip_address or datanode.hostname, port))
-        stub = self._stub(address)
-        call = stub.send(iter([request]))
+        ref = DatanodeRef(str(datanode.uuid), datanode.hostname, datanode.ip_address, port)
         try:
-            response = await call.read()
-        except rpc.RpcError as e:
-            raise NoAnswer(f"{address}: {e.code().name}: {e.details()}") from None
-        finally:
-            call.cancel()
-        if response is rpc.EOF:
-            raise NoAnswer(f"{address}: no answer")
+            response = await self._datanodes.call(ref, request, self.timeout_s)
+        except DatanodeCallError as e:
+            raise NoAnswer(f"{ref.address}: {e.result}: {e.message}") from None
         try:
             return length_of(response)
         except ProtocolError as e:
-            raise NoAnswer(f"{address}: {e}") from None
-
-    def _stub(self, address: str) -> rpc.Stub:
-        known = self._stubs.get(address)
-        if known is None:
-            channel = rpc.Channel(
-                address,
-                rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES),
-                self.tls,
-                CertRole.DATANODE,
-                metadata=user_metadata(self.tls),
-            )
-            known = self._stubs[address] = (channel, rpc.Stub(channel, XCEIVER))
-        return known[1]
+            raise NoAnswer(f"{ref.address}: {e}") from None
 
     async def close(self) -> None:
-        stubs, self._stubs = list(self._stubs.values()), {}
-        for channel, _ in stubs:
-            await channel.close()
+        await self._datanodes.close()

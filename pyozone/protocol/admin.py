@@ -474,20 +474,20 @@ def rm_report_from_proto(
 
 
 # ------------------------------------------------------------------ the service's requests and answers
-ADMIN_PROTOCOL: ServiceDescriptor = admin_pb2.DESCRIPTOR.services_by_name["ScmAdminProtocolService"]
+ADMIN_SERVICE: ServiceDescriptor = admin_pb2.DESCRIPTOR.services_by_name["ScmAdminProtocolService"]
 """What pyozone.rpc serves on ozone.scm.client.address and what ScmAdminClient calls."""
 
 
 def empty_request(method: str) -> Message:
     """The request of an rpc sent without arguments: getScmInfo, queryNode (every node), listPipelines,
     inSafeMode, getSafeModeRuleStatuses, forceExitSafeMode and the Replication Manager's."""
-    return request_of(ADMIN_PROTOCOL, method)
+    return request_of(ADMIN_SERVICE, method)
 
 
 def empty_response(method: str) -> Message:
     """The answer of an rpc that returns nothing: the pipeline and container changes, starting and
     stopping the Replication Manager."""
-    return response_of(ADMIN_PROTOCOL, method)
+    return response_of(ADMIN_SERVICE, method)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from pyozone.protocol.common import (
     uint64,
 )
 
-BLOCK_PROTOCOL: ServiceDescriptor = block_pb2.DESCRIPTOR.services_by_name["ScmBlockLocationProtocolService"]
+BLOCK_SERVICE: ServiceDescriptor = block_pb2.DESCRIPTOR.services_by_name["ScmBlockLocationProtocolService"]
 """What pyozone.rpc serves on ozone.scm.block.client.address and what ScmBlockClient calls."""
 
 MAX_BLOCK_MESSAGE_BYTES = 16 << 20

@@ -15,6 +15,9 @@ unchanged):
   ack once it and every member after it wrote the packet, so acks flow back up the chain pipelined.
 - READ: a range of a committed block. The answer is a reply frame and then exactly the range's bytes,
   sent from the block file with sendfile. A connection may carry any number of reads in turn.
+
+Acks and read replies carry DatanodeClientProtocol's Result numbers. The block's putBlock is no part of the
+stream: the writer sends it as a container-protocol request (put_block_request), as V1 does.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from typing import Any
 from pyozone.hdds.checksum import ChecksumType, checksum_size
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
+from pyozone.hdds.locations import KeyLocation
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.tokens import MAX_ENCODED_TOKEN
 
 MAGIC = b"OZDS"
@@ -45,9 +50,16 @@ that failed counted from the sender (0 itself, 1 the next, ...; each member pass
 message length (the message follows)."""
 READ_REPLY = struct.Struct(">HQH")
 """result, data length that follows the message, message length."""
-SUCCESS = 1
-"""DatanodeClientProtocol's Result.SUCCESS."""
 MAX_MESSAGE_BYTES = 1024
+
+# DatanodeClientProtocol's Result numbers the datastream port answers with of its own accord (the storage
+# layer's refusals go by name: result_number).
+SUCCESS: int = pb.SUCCESS
+MALFORMED_REQUEST: int = pb.MALFORMED_REQUEST
+IO_EXCEPTION: int = pb.IO_EXCEPTION
+CONTAINER_INTERNAL_ERROR: int = pb.CONTAINER_INTERNAL_ERROR
+UNABLE_TO_FIND_CHUNK: int = pb.UNABLE_TO_FIND_CHUNK
+BLOCK_TOKEN_VERIFICATION_FAILED: int = pb.BLOCK_TOKEN_VERIFICATION_FAILED
 
 
 class Op(IntEnum):
@@ -298,3 +310,38 @@ def decode_read_reply(raw: bytes | memoryview) -> tuple[int, int, int]:
     if message > MAX_MESSAGE_BYTES or length > MAX_PACKET_BYTES:
         raise StreamProtocolError(f"read reply of {length} data and {message} message bytes is out of bounds")
     return result, length, message
+
+
+# ------------------------------------------------------------------ result numbers
+def result_number(name: str) -> int:
+    """The Result number of `name` (a storage-layer refusal: datanode/storage's Result names are Ozone's)."""
+    return pb.Result.Value(name)
+
+
+def result_name(number: int) -> str:
+    """The Result name an ack or read reply carries as a number; RESULT_n for one this version does not
+    know."""
+    try:
+        return pb.Result.Name(number)
+    except ValueError:
+        return f"RESULT_{number}"
+
+
+# ------------------------------------------------------------------ V2's container-protocol messages
+ACKED = pb.ContainerCommandResponseProto(result=pb.SUCCESS)
+"""A packet's ack as the writer's answers hold it: what a writeChunk's SUCCESS is to V1 (the writer checks
+every chunk's answer alike)."""
+
+
+def put_block_request(
+    location: KeyLocation, block: pb.BlockData, eof: bool
+) -> pb.ContainerCommandRequestProto:
+    """The putBlock that commits what the stream wrote: sent through the pipeline's log to its leader, with
+    the block's token, as V1's."""
+    return pb.ContainerCommandRequestProto(
+        cmdType=pb.PutBlock,
+        containerID=location.container_id,
+        pipelineID=location.pipeline.id,
+        encodedToken=location.token,
+        putBlock=pb.PutBlockRequestProto(blockData=block, eof=eof),
+    )

@@ -55,11 +55,6 @@ from pyozone.protocol.common import (
     uint64,
 )
 
-DATANODE_PROTOCOL: ServiceDescriptor = pb.DESCRIPTOR.services_by_name[
-    "StorageContainerDatanodeProtocolService"
-]
-"""What pyozone.rpc serves on ozone.scm.datanode.address and what a datanode's SCM endpoint calls."""
-
 
 # ------------------------------------------------------------------ node report
 @guarded("StorageReport")
@@ -472,6 +467,21 @@ def heartbeat_response_from_proto(proto: pb.SCMHeartbeatResponseProto) -> Heartb
     )
 
 
+def heartbeat_commands_from_proto(
+    proto: pb.SCMHeartbeatResponseProto,
+) -> tuple[HeartbeatResponse, tuple[ProtocolError, ...]]:
+    """SCM's answer as the datanode takes it: the commands it can read, and why each other one cannot be
+    read (the datanode skips those: one command it cannot read must not hold up the others)."""
+    commands: list[SCMCommand] = []
+    unreadable: list[ProtocolError] = []
+    for i, message in enumerate(proto.commands):
+        try:
+            commands.append(scm_command_from_proto(message, f"commands[{i}]"))
+        except ProtocolError as e:
+            unreadable.append(e)
+    return HeartbeatResponse(proto.datanodeUUID, tuple(commands), proto.term), tuple(unreadable)
+
+
 # ------------------------------------------------------------------ registration
 @dataclass(frozen=True, slots=True)
 class RegisterRequest:
@@ -577,6 +587,17 @@ def register_response_from_proto(proto: pb.SCMRegisteredResponseProto) -> Regist
 
 
 # ------------------------------------------------------------------ version
+DATANODE_SERVICE: ServiceDescriptor = pb.DESCRIPTOR.services_by_name[
+    "StorageContainerDatanodeProtocolService"
+]
+"""SCM's service for datanodes: getVersion, register, sendHeartbeat."""
+
+
+def version_request_to_proto() -> pb.SCMVersionRequestProto:
+    """getVersion asks nothing."""
+    return pb.SCMVersionRequestProto()
+
+
 @dataclass(frozen=True, slots=True)
 class VersionResponse:
     """SCM's answer to getVersion: which cluster this is, and SCM's layout version."""

@@ -17,7 +17,7 @@ from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import ScmSecurityProtocol_pb2 as pb
 from pyozone.protocol.common import request_of
 
-SECURITY_PROTOCOL: ServiceDescriptor = pb.DESCRIPTOR.services_by_name["SCMSecurityProtocolService"]
+SECURITY_SERVICE: ServiceDescriptor = pb.DESCRIPTOR.services_by_name["SCMSecurityProtocolService"]
 """What pyozone.rpc serves on ozone.scm.security.service.address and what SCMSecurityClient calls."""
 
 _ROLE_TO_PROTO = {
@@ -103,7 +103,7 @@ MAX_LIST_COUNT = 1000
 # ------------------------------------------------------------------ the service's requests and answers
 def empty_request(method: str) -> Message:
     """The request of an rpc sent without arguments: getCACertificate, getCrl and the secret keys'."""
-    return request_of(SECURITY_PROTOCOL, method)
+    return request_of(SECURITY_SERVICE, method)
 
 
 def csr_request(csr: str) -> pb.SCMGetCertRequestProto:

@@ -5,6 +5,7 @@ connection is lost (rpc.client's Channel dials, pools and hands out these connec
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
+from pyozone.common.tls import revoked_ssl_peer
 from pyozone.proto.Rpc_pb2 import RpcStatusHead
 from pyozone.rpc.deadlines import Deadlines
 from pyozone.rpc.frames import (
@@ -102,10 +104,12 @@ class ClientConnection(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self.deadlines = Deadlines(self.loop, self.calls, self._expire)
         self.users = 0
+        self._ssl: ssl.SSLObject | None = None
 
     # ------------------------------------------------------------------ connection
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self._ssl = transport.get_extra_info("ssl_object")
         self.usable = True
         self._timer = self.loop.call_later(self.settings.keepalive_s, self._keepalive)
 
@@ -150,9 +154,16 @@ class ClientConnection(asyncio.Protocol):
         """A call with the next id; after 2^32 - 1 ids they wrap to 1, skipping those still in use (a
         long-lived stream keeps its id). A connection lost since it was handed out (the server may close
         one right after its handshake: TLS 1.3 refuses a client's certificate after the client's side is
-        done) takes no call: UNAVAILABLE, as if the loss came after it."""
+        done) takes no call: UNAVAILABLE, as if the loss came after it. Nor does a connection to a
+        server whose certificate this side's current CRL lists (OpenSSL checked it at the handshake only):
+        it is closed, and a new dial is refused in its handshake."""
         if self.transport is None:
             raise RpcError(StatusCode.UNAVAILABLE, f"connection to {self.target} lost")
+        if self._ssl is not None and (serial := revoked_ssl_peer(self._ssl)) is not None:
+            self.usable = False
+            self.transport.abort()
+            why = f"{self.target}: the server's certificate {serial} was revoked"
+            raise RpcError(StatusCode.UNAVAILABLE, why)
         calls = self.calls
         call_id = self._next_id
         while call_id in calls:

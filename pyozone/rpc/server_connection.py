@@ -172,6 +172,8 @@ class _Inbound:
         self._conn.inbound_taken(self)
         if isinstance(item, Exception):
             raise item
+        if (serial := self._conn.revoked_caller()) is not None:  # queued before the revocation
+            raise AbortError(StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
         return item
 
 
@@ -281,6 +283,11 @@ class ServerConnection(asyncio.Protocol):
         log.warning("RPC connection from %s closed: %s", self.peer_name, why)
         if self.transport is not None:
             self.transport.abort()
+
+    def revoked_caller(self) -> int | None:
+        """The serial of the caller's certificate when the server's current CRL lists it (OpenSSL checked
+        the CRL at the handshake only), else None."""
+        return None if self._ssl is None else revoked_ssl_peer(self._ssl)
 
     def auth_context(self) -> dict[str, list[bytes]]:
         if self._auth is None:
@@ -517,7 +524,7 @@ class ServerConnection(asyncio.Protocol):
             return
         method = head.method
         if self._ssl is not None:
-            serial = revoked_ssl_peer(self._ssl)
+            serial = self.revoked_caller()
             if serial is not None:
                 log.warning("Refused a call from %s: certificate %d is revoked", self.peer_name, serial)
                 self._send_end(call_id, StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
@@ -602,7 +609,7 @@ class ServerConnection(asyncio.Protocol):
     def _enqueue(self, call: _Call, frame: Frame) -> None:
         assert call.inbound is not None
         if self._ssl is not None:
-            serial = revoked_ssl_peer(self._ssl)
+            serial = self.revoked_caller()
             if serial is not None:  # a stream opened before its caller's certificate was revoked
                 call.inbound.put(
                     AbortError(StatusCode.PERMISSION_DENIED, f"certificate {serial} was revoked")
@@ -670,7 +677,7 @@ class ServerConnection(asyncio.Protocol):
                     call.credit -= 1
                     if self._write_blocked_since is not None:
                         await self.drain()
-                    if self._ssl is not None and revoked_ssl_peer(self._ssl) is not None:
+                    if self._ssl is not None and self.revoked_caller() is not None:
                         raise AbortError(StatusCode.PERMISSION_DENIED, "the caller's certificate was revoked")
                     self.send_message(
                         call_id, response if isinstance(response, bytes) else response.SerializeToString()

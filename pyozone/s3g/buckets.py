@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.client.models import BucketInfo
+from pyozone.hdds.om_views import BucketInfo
 from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.om_errors import s3_error

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl
 
 from multidict import CIMultiDict, CIMultiDictProxy, MultiMapping
 
-from pyozone.client.models import KeyCondition
+from pyozone.hdds.om_views import KeyCondition
 from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.auth.payload import stored_content_encoding
 from pyozone.s3g.auth.sigv4 import PRESIGN_PARAMS

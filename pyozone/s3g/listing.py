@@ -16,7 +16,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.client.models import KeyInfo
+from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.buckets import owner, xml_response

@@ -14,7 +14,7 @@ from aiohttp import web
 from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.models import KeyInfo
+from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g import xml
 from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.buckets import xml_response

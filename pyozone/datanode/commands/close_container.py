@@ -10,7 +10,7 @@ from pyozone.datanode.ratis import RaftGroup
 from pyozone.datanode.storage import ContainerError, KeyValueContainer
 from pyozone.hdds.commands import CloseContainerCommand
 from pyozone.hdds.states import ReplicaState
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.container import close_container_request, refusal
 
 log = logging.getLogger(__name__)
 
@@ -52,16 +52,10 @@ class CloseContainerHandler(CommandHandler):
             log.error("closeContainer %d failed: %s", container_id, e)
 
     async def _close_through_log(self, group: RaftGroup, container_id: int, pipeline_id: str) -> None:
-        request = pb.ContainerCommandRequestProto(
-            cmdType=pb.CloseContainer, containerID=container_id, pipelineID=pipeline_id,
-            datanodeUuid=self.ctx.datanode_uuid, closeContainer=pb.CloseContainerRequestProto(),
-        )  # fmt: skip
-        response = await group.submit(request)
-        if response.result != pb.SUCCESS:
-            log.warning(
-                "closeContainer %d through pipeline %s: %s: %s",
-                container_id, pipeline_id, pb.Result.Name(response.result), response.message,
-            )  # fmt: skip
+        request = close_container_request(container_id, pipeline_id, self.ctx.datanode_uuid)
+        failure = refusal(await group.submit(request))
+        if failure is not None:
+            log.warning("closeContainer %d through pipeline %s: %s", container_id, pipeline_id, failure)
 
     def _close(self, container: KeyValueContainer, pipeline_id: str | None, force: bool) -> None:
         if container.state is ReplicaState.QUASI_CLOSED:

@@ -18,7 +18,6 @@ from pyozone.datanode.storage import ContainerError, ContainerSet, Result, chunk
 from pyozone.datanode.xceiver.dispatcher import Refused
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import AccessMode
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
 CheckToken = Callable[[str, BlockID, AccessMode], None]
@@ -67,10 +66,10 @@ def _serve_one(
         conn.sendall(ds.encode_read_reply(e.result, 0, str(e)))
         return
     except ContainerError as e:
-        conn.sendall(ds.encode_read_reply(pb.Result.Value(e.result.value), 0, str(e)))
+        conn.sendall(ds.encode_read_reply(ds.result_number(e.result.value), 0, str(e)))
         return
     except FileNotFoundError:
-        conn.sendall(ds.encode_read_reply(pb.UNABLE_TO_FIND_CHUNK, 0, f"no block file for {block_id}"))
+        conn.sendall(ds.encode_read_reply(ds.UNABLE_TO_FIND_CHUNK, 0, f"no block file for {block_id}"))
         return
     with file:
         conn.sendall(ds.encode_read_reply(ds.SUCCESS, header.length))

@@ -25,7 +25,6 @@ from pyozone.datanode.datastream.sockets import PeerClosed, recv_exact
 from pyozone.datanode.datastream.tls import HANDSHAKE_TIMEOUT_S, DatastreamTls
 from pyozone.datanode.datastream.write import ChainWriter
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
 log = logging.getLogger(__name__)
@@ -132,16 +131,16 @@ class DatastreamServer:
                 serve_reads(conn, header, self.dispatcher.containers, self.dispatcher.check_block_token)
         except ds.StreamProtocolError as e:
             log.warning("datastream from %s refused: %s", peer, e)
-            refuse(pb.MALFORMED_REQUEST, str(e))
+            refuse(ds.MALFORMED_REQUEST, str(e))
         except PeerClosed as e:
             if not e.clean:  # a writer that only half-closed still hears why
                 log.warning("datastream from %s: %s", peer, e)
-                refuse(pb.MALFORMED_REQUEST, "the header is truncated")
+                refuse(ds.MALFORMED_REQUEST, "the header is truncated")
         except OSError as e:
             log.info("datastream from %s ended: %s", peer, e)
         except Exception:
             log.exception("datastream from %s failed", peer)
-            refuse(pb.CONTAINER_INTERNAL_ERROR, "internal error; see its log")
+            refuse(ds.CONTAINER_INTERNAL_ERROR, "internal error; see its log")
         finally:
             self._untrack(conn)
             conn.close()

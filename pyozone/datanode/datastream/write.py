@@ -50,7 +50,6 @@ from pyozone.hdds.checksum import checksum_size
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenError, BlockTokenIdentifier, check_length
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 
 log = logging.getLogger(__name__)
@@ -121,7 +120,7 @@ class ChainWriter:
         except PeerClosed as e:
             log.info("datastream of %s ended before its END packet: %s", self.block_id, e)
             if not e.clean:
-                self._fail(ds.encode_ack(pb.MALFORMED_REQUEST, self._written, 0, "a packet is truncated"))
+                self._fail(ds.encode_ack(ds.MALFORMED_REQUEST, self._written, 0, "a packet is truncated"))
         except OSError as e:
             log.info("datastream of %s broke: %s", self.block_id, e)
             self._fail(None)
@@ -162,7 +161,7 @@ class ChainWriter:
             raise _ChainBroken(ds.encode_ack(e.result, 0, 0, str(e))) from None
         if header.replica_index > 0 and header.chain:  # each index has its own datanode: nothing to relay
             why = f"an EC cell stream (replica index {header.replica_index}) names a chain"
-            raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, why))
+            raise _ChainBroken(ds.encode_ack(ds.MALFORMED_REQUEST, 0, 0, why))
         from_client = header.replica_index == 0 and _from_client(self.upstream)
         try:  # before anything is opened or reached: the chain goes only to the pipeline's members
             self.dispatcher.check_chain(header.pipeline_id, header.chain, from_client)
@@ -171,9 +170,9 @@ class ChainWriter:
         try:
             return self.dispatcher.writable(header.container_id, header.pipeline_id, header.replica_index)
         except ContainerError as e:
-            raise _ChainBroken(ds.encode_ack(pb.Result.Value(e.result.value), 0, 0, str(e))) from None
+            raise _ChainBroken(ds.encode_ack(ds.result_number(e.result.value), 0, 0, str(e))) from None
         except ValueError as e:  # an id out of range (ProtocolError)
-            raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, 0, 0, str(e))) from None
+            raise _ChainBroken(ds.encode_ack(ds.MALFORMED_REQUEST, 0, 0, str(e))) from None
 
     def _connect(self) -> socket.socket | None:
         if not self.header.chain:
@@ -183,7 +182,7 @@ class ChainWriter:
             conn = socket.create_connection((hop.host, hop.port), timeout=self.timeout_s)
         except OSError as e:
             raise _ChainBroken(
-                ds.encode_ack(pb.IO_EXCEPTION, 0, 1, f"cannot reach {hop.uuid} at {hop.address}: {e}")
+                ds.encode_ack(ds.IO_EXCEPTION, 0, 1, f"cannot reach {hop.uuid} at {hop.address}: {e}")
             ) from None
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self._tls is not None:
@@ -191,7 +190,7 @@ class ChainWriter:
                 conn = self._tls.connect(conn, hop.host)  # its certificate must name hop.host
             except OSError as e:
                 raise _ChainBroken(
-                    ds.encode_ack(pb.IO_EXCEPTION, 0, 1, f"TLS with {hop.uuid} at {hop.address}: {e}")
+                    ds.encode_ack(ds.IO_EXCEPTION, 0, 1, f"TLS with {hop.uuid} at {hop.address}: {e}")
                 ) from None
         untrack = self._track(conn)
         try:
@@ -200,7 +199,7 @@ class ChainWriter:
             untrack()
             conn.close()
             raise _ChainBroken(
-                ds.encode_ack(pb.IO_EXCEPTION, 0, 1, f"{hop.uuid} at {hop.address}: {e}")
+                ds.encode_ack(ds.IO_EXCEPTION, 0, 1, f"{hop.uuid} at {hop.address}: {e}")
             ) from None
         return conn
 
@@ -216,17 +215,17 @@ class ChainWriter:
             except TimeoutError:  # the writer paused: not a member's failure, so no member is blamed
                 idle = f"no packet for {self.timeout_s:g}s: the stream is closed; write the rest on a new one"
                 raise _ChainBroken(
-                    ds.encode_ack(pb.CONTAINER_INTERNAL_ERROR, self._written, 0, idle)
+                    ds.encode_ack(ds.CONTAINER_INTERNAL_ERROR, self._written, 0, idle)
                 ) from None
             try:
                 packet = ds.decode_packet(frame, header, self._written)
             except ds.StreamProtocolError as e:
-                raise _ChainBroken(ds.encode_ack(pb.MALFORMED_REQUEST, self._written, 0, str(e))) from None
+                raise _ChainBroken(ds.encode_ack(ds.MALFORMED_REQUEST, self._written, 0, str(e))) from None
             if self._token is not None:  # before the packet is received, forwarded or written
                 try:
                     check_length(self._token, packet.offset + packet.length, "a datastream packet")
                 except BlockTokenError as e:
-                    code = pb.BLOCK_TOKEN_VERIFICATION_FAILED
+                    code = ds.BLOCK_TOKEN_VERIFICATION_FAILED
                     raise _ChainBroken(ds.encode_ack(code, self._written, 0, str(e))) from None
             sums = recv_exact(self.upstream, packet.checksum_bytes) if packet.checksum_bytes else b""
             data = self._view(packet.length)
@@ -253,7 +252,7 @@ class ChainWriter:
             try:
                 self.dispatcher.write(container, self.block_id, chunk, data)
             except ContainerError as e:
-                code = pb.Result.Value(e.result.value)
+                code = ds.result_number(e.result.value)
                 raise _ChainBroken(ds.encode_ack(code, self._written, 0, str(e))) from None
             with self._progress:
                 self._written += packet.length
@@ -277,7 +276,7 @@ class ChainWriter:
                 raise _ChainBroken(None) from None  # the next member's refusal went up: that is why
             hop = self.header.chain[0]
             raise _ChainBroken(
-                ds.encode_ack(pb.IO_EXCEPTION, self._written, 1, f"{hop.uuid} at {hop.address}: {e}")
+                ds.encode_ack(ds.IO_EXCEPTION, self._written, 1, f"{hop.uuid} at {hop.address}: {e}")
             ) from None
 
     # ------------------------------------------------------------------ acks
@@ -314,7 +313,7 @@ class ChainWriter:
             why = str(e)
         if not self._failed:
             self._fail(
-                ds.encode_ack(pb.IO_EXCEPTION, self._written, 1, f"{hop.uuid} at {hop.address}: {why}")
+                ds.encode_ack(ds.IO_EXCEPTION, self._written, 1, f"{hop.uuid} at {hop.address}: {why}")
             )
 
     def _send(self, frame: bytes) -> None:

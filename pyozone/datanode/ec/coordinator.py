@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
-from pyozone.datanode.ec import requests
 from pyozone.datanode.ec.groups import block_groups
 from pyozone.datanode.ec.peers import Connect, Peer, call, signing
 from pyozone.datanode.ec.stripes import BlockRebuild
@@ -28,6 +27,7 @@ from pyozone.hdds.ec import StripeLayout
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import ReplicationType
+from pyozone.protocol import ec as wire
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ async def reconstruct_container(
                 targets[index] = connect(details)
             groups = await block_groups(sources, cid, datanode_uuid)
             for index, peer in targets.items():
-                await call(peer, requests.create_recovering(cid, index, datanode_uuid))
+                await call(peer, wire.create_recovering(cid, index, datanode_uuid))
                 created.append(index)
             rebuild = BlockRebuild(
                 cid,
@@ -111,7 +111,7 @@ async def reconstruct_container(
             for group in groups:
                 await rebuild.rebuild(group)
             for index, peer in targets.items():
-                await call(peer, requests.close_container(cid, datanode_uuid))
+                await call(peer, wire.close_container(cid, datanode_uuid))
                 created.remove(index)  # CLOSED: complete and reported, so kept whatever follows
         return Outcome(len(groups), rebuild.bytes_written, time.monotonic() - started)
     except Exception as e:
@@ -134,7 +134,7 @@ async def _delete_created(
         peer: Peer | None = None
         try:
             peer = connect(details)
-            await asyncio.wait_for(call(peer, requests.delete_container(job.container_id, datanode_uuid)), 30)
+            await asyncio.wait_for(call(peer, wire.delete_container(job.container_id, datanode_uuid)), 30)
         except Exception as e:
             log.error(
                 "container %d: the RECOVERING replica of index %d on %s was not deleted (%s); the target's "

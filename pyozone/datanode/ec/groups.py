@@ -12,11 +12,14 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pyozone.datanode.ec import requests
 from pyozone.datanode.ec.peers import Peer, call
 from pyozone.hdds.ec import BLOCK_GROUP_LEN
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import ec as wire
+
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import BlockData
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +35,11 @@ class BlockGroupError(Exception):
 class BlockGroup:
     local_id: int
     length: int
-    replicas: Mapping[int, pb.BlockData]
+    replicas: Mapping[int, BlockData]
     """Each source's block, by replica index: its chunks are the cells it holds."""
 
 
-def group_length(block: pb.BlockData) -> int:
+def group_length(block: BlockData) -> int:
     """The blockGroupLen a putBlock recorded (0 when absent, as Ozone reads it)."""
     for kv in block.metadata:
         if kv.key == BLOCK_GROUP_LEN:
@@ -52,12 +55,12 @@ def group_length(block: pb.BlockData) -> int:
     return 0
 
 
-async def list_blocks(peer: Peer, container_id: int, datanode_uuid: str) -> list[pb.BlockData]:
+async def list_blocks(peer: Peer, container_id: int, datanode_uuid: str) -> list[BlockData]:
     """Every block of the container on one datanode, page by page."""
-    blocks: list[pb.BlockData] = []
+    blocks: list[BlockData] = []
     start = 0
     while True:
-        answer = await call(peer, requests.list_blocks(container_id, start, LIST_PAGE, datanode_uuid))
+        answer = await call(peer, wire.list_blocks(container_id, start, LIST_PAGE, datanode_uuid))
         page = answer.listBlock.blockData
         if not page:
             return blocks
@@ -71,7 +74,7 @@ async def block_groups(
     """The groups every source holds, in local id order, with their safe lengths; empty ones left out."""
     indexes = sorted(sources)
     listed = await asyncio.gather(*(list_blocks(sources[i], container_id, datanode_uuid) for i in indexes))
-    by_block: dict[int, dict[int, pb.BlockData]] = {}
+    by_block: dict[int, dict[int, BlockData]] = {}
     for index, blocks in zip(indexes, listed, strict=True):
         for block in blocks:
             by_block.setdefault(block.blockID.localID, {})[index] = block

@@ -5,8 +5,9 @@ a stream is a FIFO of futures: `submit` queues a request without waiting (many c
 writes of a block land before its putBlock. Once a stream breaks, every pending and later request fails:
 order is lost, and the reconstruction fails as a whole (SCM retries it).
 
-The datanode may not import the client, whose XceiverStream does the same for key writes; a shared one
-would belong in pyozone/common.
+The requests and the result of each answer are protocol/ec.py's. The client's XceiverStream does the same
+for key writes; the datanode may not import the client, so this one stays until both use the datanode
+client in pyozone/framework.
 """
 
 from __future__ import annotations
@@ -15,21 +16,22 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pyozone import rpc
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import ec as wire
 
-Request = pb.ContainerCommandRequestProto
-Response = pb.ContainerCommandResponseProto
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
 
 DATA_PORT = "STANDALONE"
 """The port of the datanode's xceiver service, as the datanode registers it."""
-XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
+XCEIVER = rpc.ServiceSpec.of(wire.XCEIVER_SERVICE)
 
 
 class PeerError(Exception):
@@ -62,8 +64,9 @@ async def call(peer: Peer, request: Request) -> Response:
 
 
 def checked(peer: Peer, response: Response) -> Response:
-    if response.result != pb.SUCCESS:
-        raise PeerError(peer.name, pb.Result.Name(response.result), response.message)
+    failed = wire.failure(response)
+    if failed is not None:
+        raise PeerError(peer.name, *failed)
     return response
 
 

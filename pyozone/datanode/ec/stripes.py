@@ -22,14 +22,20 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pyozone.datanode.ec import requests
 from pyozone.datanode.ec.groups import BlockGroup
 from pyozone.datanode.ec.peers import Peer, PeerError, call, checked
-from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, ChecksumType, compute, verify
+from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, compute, verify
 from pyozone.hdds.ec import StripeLayout, padded
 from pyozone.hdds.ec.codec import Buffer, RawCodec
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import ec as wire
+from pyozone.protocol.chunks import checksum_data_from_proto, chunk_info_to_proto
+
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ChunkInfo
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +59,7 @@ class Rebuilt:
     """One rebuilt cell, ready for its target."""
 
     index: int
-    chunk: pb.ChunkInfo
+    chunk: ChunkInfo
     data: memoryview
 
 
@@ -75,9 +81,9 @@ class BlockRebuild:
     async def rebuild(self, group: BlockGroup) -> None:
         usable = {i for i in group.replicas if i in self.sources}
         chunks_at = {i: {c.offset: c for c in block.chunks} for i, block in group.replicas.items()}
-        written: dict[int, list[pb.ChunkInfo]] = {i: [] for i in self.targets}
+        written: dict[int, list[ChunkInfo]] = {i: [] for i in self.targets}
         decoding: deque[asyncio.Task[list[Rebuilt]]] = deque()
-        writes: deque[list[tuple[Peer, asyncio.Future[pb.ContainerCommandResponseProto]]]] = deque()
+        writes: deque[list[tuple[Peer, asyncio.Future[Response]]]] = deque()
         try:
             for stripe in range(self.layout.stripes(group.length)):
                 decoding.append(asyncio.create_task(self._stripe(group, stripe, usable, chunks_at)))
@@ -97,24 +103,24 @@ class BlockRebuild:
         ]
         await _answered(puts)
 
-    def _put_block(
-        self, group: BlockGroup, index: int, chunks: list[pb.ChunkInfo]
-    ) -> pb.ContainerCommandRequestProto:
-        block = requests.block_id(self.container_id, group.local_id, index)
-        return requests.put_block(block, chunks, group.length, self.datanode_uuid)
+    def _put_block(self, group: BlockGroup, index: int, chunks: list[ChunkInfo]) -> Request:
+        return wire.put_block(
+            self.container_id, group.local_id, index, chunks, group.length, self.datanode_uuid
+        )
 
     async def _write(
         self,
         group: BlockGroup,
         cells: Sequence[Rebuilt],
-        written: dict[int, list[pb.ChunkInfo]],
-        writes: deque[list[tuple[Peer, asyncio.Future[pb.ContainerCommandResponseProto]]]],
+        written: dict[int, list[ChunkInfo]],
+        writes: deque[list[tuple[Peer, asyncio.Future[Response]]]],
     ) -> None:
         submitted = []
         for cell in cells:
             peer = self.targets[cell.index]
-            block = requests.block_id(self.container_id, group.local_id, cell.index)
-            request = requests.write_chunk(block, cell.chunk, cell.data, self.datanode_uuid)
+            request = wire.write_chunk(
+                self.container_id, group.local_id, cell.index, cell.chunk, cell.data, self.datanode_uuid
+            )
             submitted.append((peer, peer.submit(request)))
             written[cell.index].append(cell.chunk)
             self.bytes_written += len(cell.data)
@@ -128,7 +134,7 @@ class BlockRebuild:
         group: BlockGroup,
         stripe: int,
         usable: set[int],
-        chunks_at: Mapping[int, Mapping[int, pb.ChunkInfo]],
+        chunks_at: Mapping[int, Mapping[int, ChunkInfo]],
     ) -> list[Rebuilt]:
         layout, length = self.layout, group.length
         missing = [i for i in sorted(self.targets) if layout.cell_length(length, stripe, i) > 0]
@@ -139,7 +145,7 @@ class BlockRebuild:
         cells: dict[int, Buffer] = {
             i: zeros for i in range(1, layout.data + 1) if layout.cell_length(length, stripe, i) == 0
         }
-        read: dict[int, pb.ChunkInfo] = {}
+        read: dict[int, ChecksumData] = {}
         tried: set[int] = set()
         while len(cells) < self.layout.data:
             chosen = [
@@ -169,17 +175,18 @@ class BlockRebuild:
                 elif isinstance(answer, BaseException):
                     raise answer
                 else:
-                    chunk, data = answer
-                    read[index] = chunk
+                    checksum, data = answer
+                    read[index] = checksum
                     cells[index] = padded(data, first)
-        checksum = next(iter(read.values())).checksumData
+        checksum = next(iter(read.values()))
         return await asyncio.get_running_loop().run_in_executor(
             self.executor, self._decode, group.local_id, stripe, cells, missing, length, checksum
         )
 
     async def _read(
-        self, group: BlockGroup, index: int, stripe: int, length: int, chunks: Mapping[int, pb.ChunkInfo]
-    ) -> tuple[pb.ChunkInfo, memoryview]:
+        self, group: BlockGroup, index: int, stripe: int, length: int, chunks: Mapping[int, ChunkInfo]
+    ) -> tuple[ChecksumData, memoryview]:
+        """The cell's bytes, checked against the checksums its source recorded, and those checksums."""
         offset = stripe * self.layout.cell
         chunk = chunks.get(offset)
         if chunk is None or chunk.len != length:
@@ -188,20 +195,19 @@ class BlockRebuild:
                 f"index {index} should hold a {length}-byte cell at offset {offset}; it has {held}"
             )
         answer = await call(
-            self.sources[index], requests.read_chunk(group.replicas[index], chunk, self.datanode_uuid)
+            self.sources[index], wire.read_chunk(group.replicas[index], chunk, self.datanode_uuid)
         )
         data = memoryview(answer.readChunk.data)
         if len(data) != length:
             raise CellError(
                 f"index {index} answered {len(data)} bytes for its {length}-byte cell at {offset}"
             )
-        sums = chunk.checksumData
         try:
-            checksum = ChecksumData(ChecksumType(sums.type), sums.bytesPerChecksum, tuple(sums.checksums))
+            checksum = checksum_data_from_proto(chunk)
             await asyncio.get_running_loop().run_in_executor(self.executor, verify, data, checksum)
         except (ChecksumMismatch, ValueError) as e:
             raise CellError(f"index {index} cell at offset {offset}: {e}") from None
-        return chunk, data
+        return checksum, data
 
     def _decode(
         self,
@@ -210,27 +216,25 @@ class BlockRebuild:
         cells: Mapping[int, Buffer],
         missing: list[int],
         length: int,
-        checksum: pb.ChecksumData,
+        checksum: ChecksumData,
     ) -> list[Rebuilt]:
-        """Runs on the executor: decoding and checksums are CPU work."""
-        kind, bpc = ChecksumType(checksum.type), checksum.bytesPerChecksum or 1
+        """Runs on the executor: decoding and checksums are CPU work; the rebuilt cells take the type and
+        piece size of `checksum`, a source's."""
+        kind, bpc = checksum.type, checksum.bytes_per_checksum or 1
         rebuilt = self.codec.decode(cells, missing)
         out = []
         for index in missing:
             data = rebuilt[index][: self.layout.cell_length(length, stripe, index)]
             sums = compute(data, kind, bpc)
-            chunk = pb.ChunkInfo(
-                chunkName=f"{local_id}_chunk_{stripe + 1}",
-                offset=stripe * self.layout.cell,
-                len=len(data),
-                checksumData=pb.ChecksumData(type=int(kind), bytesPerChecksum=bpc, checksums=sums.checksums),
+            chunk = chunk_info_to_proto(
+                f"{local_id}_chunk_{stripe + 1}", stripe * self.layout.cell, len(data), sums
             )
             out.append(Rebuilt(index, chunk, data))
         return out
 
 
 async def _answered(
-    submitted: Sequence[tuple[Peer, asyncio.Future[pb.ContainerCommandResponseProto]]],
+    submitted: Sequence[tuple[Peer, asyncio.Future[Response]]],
 ) -> None:
     for peer, future in submitted:
         checked(peer, await future)

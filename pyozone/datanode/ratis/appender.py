@@ -19,12 +19,10 @@ from pyozone import rpc
 from pyozone.common.tls import TlsStore
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
+from pyozone.protocol.ratis import APPEND_ENTRIES, AppendReply, append_reply_from_bytes
 
 log = logging.getLogger(__name__)
-
-APPEND_ENTRIES = "/pyozone.hdds.datanode.RaftServerProtocolService/appendEntries"
 
 
 class LogAppender:
@@ -32,7 +30,7 @@ class LogAppender:
         self,
         follower: str,
         target: str | None,
-        on_reply: Callable[[str, pb.AppendEntriesReplyProto], None],
+        on_reply: Callable[[str, AppendReply], None],
         on_failure: Callable[[str, str], None],
         request_timeout_s: float,
         tls: TlsStore | None = None,
@@ -51,7 +49,7 @@ class LogAppender:
         self._closed = False
 
     def send(self, index: int, entry: bytes) -> None:
-        """Queues entry `index`, a serialized AppendEntriesRequestProto (see group.encode_entry)."""
+        """Queues entry `index`, a serialized AppendEntriesRequestProto (protocol.ratis.encode_entry)."""
         if self._closed:
             return
         if self._task is None:
@@ -87,7 +85,7 @@ class LogAppender:
         try:
             settings = rpc.ChannelSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES)
             channel = rpc.Channel(self.target, settings, self.tls, peer=CertRole.DATANODE)
-            append = channel.stream_stream(APPEND_ENTRIES, pb.AppendEntriesReplyProto.FromString)
+            append = channel.stream_stream(APPEND_ENTRIES, append_reply_from_bytes)
             call = append(self._entries())  # entries arrive serialized
             async for reply in call:
                 if self._outstanding and self._outstanding[0][0] == reply.index:

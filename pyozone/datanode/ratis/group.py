@@ -21,6 +21,15 @@ hdds.ratis.raft.server.rpc.request.timeout), which then asks SCM to close the pi
 is never caught up: the pipeline is closed and its containers close or quasi-close, as Ozone's SCM does
 after a pipeline action. Because an entry is never overwritten, a follower applies what it receives at
 once instead of waiting for the commit index.
+
+A member counts an entry as applied when the dispatcher answered SUCCESS or a refusal every member may
+reach alike for the same entry (protocol.ratis.DETERMINISTIC: the entry is then a no-op everywhere), except
+on a follower when the leader applied the entry, and a follower's SUCCESS does not count when the leader's
+healthy replica refused the entry so (either way that replica has diverged, see RaftGroup._judge); any
+other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has failed the pipeline. (A
+leader without room for a write's new container refuses the write before it enters the log,
+Dispatcher.check_writable, so a full disk does not fail its pipelines.) Every message is built and read in
+pyozone.protocol.ratis: the group works with indexes, member ids and Result numbers.
 """
 
 from __future__ import annotations
@@ -29,12 +38,33 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from typing import TYPE_CHECKING
 
 from pyozone.common.tls import TlsStore
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.appender import LogAppender
 from pyozone.datanode.ratis.log import RaftLog
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import (
+    AppendReply,
+    LogResult,
+    Watch,
+    applied_reply,
+    commits,
+    committed_answer,
+    encode_entry,
+    is_put_small_file,
+    refusal,
+    refused_alike,
+    refused_reply,
+    result_name,
+    succeeded,
+    unhealthy,
+    watch_answer,
+)
+
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
 
 log = logging.getLogger(__name__)
 
@@ -57,33 +87,7 @@ key is committed only once every replica applied it, and an answer that shows so
 watch. A member that fails meanwhile is not waited for; the answer's commitInfos then show it behind and
 the client's watch fails (NOT_REPLICATED)."""
 
-DETERMINISTIC = frozenset(
-    {
-        pb.MALFORMED_REQUEST,
-        pb.CHECKSUM_MISMATCH,
-        pb.CLOSED_CONTAINER_IO,
-        pb.CONTAINER_UNHEALTHY,
-        pb.INVALID_CONTAINER_STATE,
-        pb.CONTAINER_NOT_FOUND,
-        pb.CONTAINER_EXISTS,
-        pb.NO_SUCH_BLOCK,
-        pb.OVERWRITE_FLAG_REQUIRED,
-        pb.UNABLE_TO_FIND_CHUNK,
-        pb.INVALID_WRITE_SIZE,
-        pb.UNSUPPORTED_REQUEST,
-        pb.BLOCK_ALREADY_FINALIZED,
-        pb.PUT_SMALL_FILE_ERROR,
-    }
-)
-"""Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere). They
-count as applied, except on a follower when the leader applied the entry, and a follower's SUCCESS does
-not count when the leader's healthy replica refused the entry so (either way that replica has diverged, see
-RaftGroup._judge); any other failure (IO_EXCEPTION, DISK_OUT_OF_SPACE, ...) is the member's own: it has
-failed the pipeline. (A leader without room for a write's new container refuses the write before it enters
-the log, Dispatcher.check_writable, so a full disk does not fail its pipelines.)"""
-
-Apply = Callable[[pb.ContainerCommandRequestProto, int], pb.ContainerCommandResponseProto]
-Response = pb.ContainerCommandResponseProto
+Apply = Callable[["Request", int], "Response"]
 
 
 class RaftGroup:
@@ -136,7 +140,7 @@ class RaftGroup:
         # leader: its own result per index until every live follower answered it, and follower answers
         # that came before the leader's own apply finished
         self._outcomes: dict[int, int] = {}
-        self._early: dict[int, list[tuple[str, pb.AppendEntriesReplyProto]]] = {}
+        self._early: dict[int, list[tuple[str, AppendReply]]] = {}
         self._judged_to = raft_log.last_index
         if self.is_leader:
             for member in self.members:
@@ -174,25 +178,22 @@ class RaftGroup:
     def majority_lost(self) -> bool:
         return len(self.failed) > len(self.members) - self.majority
 
-    def commit_infos(self) -> list[pb.CommitInfoProto]:
-        return [pb.CommitInfoProto(datanodeUuid=m, commitIndex=self.match[m]) for m in self.members]
-
     # ------------------------------------------------------------------ leader
-    def submit(self, request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response]:
+    def submit(self, request: Request) -> asyncio.Future[Response]:
         """Orders the request now (its index is taken before this returns); the future is its answer."""
         if self.majority_lost() or self.self_id in self.failed:
-            return _done(self._refusal(request, pb.RAFT_RETRY_FAILURE, self._failure_summary()))
+            return _done(refusal(request, LogResult.RAFT_RETRY_FAILURE, self._failure_summary()))
         index, self._next = self._next, self._next + 1
         submitted = asyncio.get_running_loop().time()
         local = self._start_apply(request, index)
         live = [a for m, a in self._appenders.items() if m not in self.failed]
         if live:
-            entry = encode_entry(self.pipeline_id, self.self_id, index, self.commit_index, request)
+            entry = encode_entry(self.pipeline_id, self.self_id, TERM, index, self.commit_index, request)
             for appender in live:
                 appender.send(index, entry)
         return asyncio.ensure_future(self._answer(request, index, local, submitted))
 
-    def _start_apply(self, request: pb.ContainerCommandRequestProto, index: int) -> asyncio.Future[Response]:
+    def _start_apply(self, request: Request, index: int) -> asyncio.Future[Response]:
         """Applies entry `index` once the previous entry of its container is applied and writes its log
         record after entry index - 1's; the future completes once that record is on disk when it must
         be. So a container's entries wait for each other's apply, not for each other's fsync."""
@@ -217,7 +218,7 @@ class RaftGroup:
         same_container: asyncio.Future[None] | None,
         previous: asyncio.Future[None] | None,
         marks: tuple[asyncio.Future[None], asyncio.Future[None]],
-        request: pb.ContainerCommandRequestProto,
+        request: Request,
         index: int,
     ) -> Response:
         """`marks`: (applied, logged), set as this entry passes each step; set here when it fails or is
@@ -234,7 +235,7 @@ class RaftGroup:
         same_container: asyncio.Future[None] | None,
         previous: asyncio.Future[None] | None,
         marks: tuple[asyncio.Future[None], asyncio.Future[None]],
-        request: pb.ContainerCommandRequestProto,
+        request: Request,
         index: int,
     ) -> Response:
         applied, logged = marks
@@ -245,7 +246,7 @@ class RaftGroup:
             response = await loop.run_in_executor(self._executor, self._apply, request, index)
         except Exception as e:
             log.exception("pipeline %s: applying entry %d failed", self.pipeline_id, index)
-            response = self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: {e!r}")
+            response = refusal(request, LogResult.IO_EXCEPTION, f"entry {index}: {e!r}")
         applied.set_result(None)
         if previous is not None:
             await asyncio.wait([previous])
@@ -264,24 +265,24 @@ class RaftGroup:
                 await self._synced(index)
             except (OSError, ValueError) as e:
                 return self._log_failed(request, index, e)
-        if response.result == pb.SUCCESS or response.result in DETERMINISTIC:
+        if succeeded(response.result) or refused_alike(response.result):
             self._advance(self.self_id, index)
         elif self.is_leader:
-            self._member_failed(self.self_id, f"entry {index}: {_result_name(response.result)}")
+            self._member_failed(self.self_id, f"entry {index}: {result_name(response.result)}")
         return response
 
-    def _log_failed(self, request: pb.ContainerCommandRequestProto, index: int, e: Exception) -> Response:
+    def _log_failed(self, request: Request, index: int, e: Exception) -> Response:
         """A log that cannot be written (or synced) takes no more entries."""
         if isinstance(e, ValueError) and self._closed:  # closed while the entry awaited its fsync
-            return self._refusal(request, pb.RAFT_RETRY_FAILURE, f"entry {index}: the pipeline closed")
+            return refusal(request, LogResult.RAFT_RETRY_FAILURE, f"entry {index}: the pipeline closed")
         log.exception("pipeline %s: writing entry %d to the log failed", self.pipeline_id, index)
         self._member_failed(self.self_id, f"entry {index}: log write failed: {e!r}")
         self._closed = True  # no later entry is logged, judged or counted as applied here
-        return self._refusal(request, pb.IO_EXCEPTION, f"entry {index}: log write failed: {e!r}")
+        return refusal(request, LogResult.IO_EXCEPTION, f"entry {index}: log write failed: {e!r}")
 
     async def _answer(
         self,
-        request: pb.ContainerCommandRequestProto,
+        request: Request,
         index: int,
         local: asyncio.Future[Response],
         submitted: float,
@@ -289,7 +290,7 @@ class RaftGroup:
         # Shielded: a client that goes away cancels its answer, never the entry, which already has its
         # index; the log would otherwise have a gap and refuse every later entry.
         response = await asyncio.shield(local)
-        if response.result not in (pb.SUCCESS, *DETERMINISTIC):
+        if not (succeeded(response.result) or refused_alike(response.result)):
             return response
         committed = await self._wait_until(
             lambda: (
@@ -300,22 +301,20 @@ class RaftGroup:
             self.request_timeout_s,
         )
         if self.commit_index < index:
-            return self._refusal(
-                request, pb.RAFT_RETRY_FAILURE,
+            return refusal(
+                request, LogResult.RAFT_RETRY_FAILURE,
                 f"pipeline {self.pipeline_id}: entry {index} reached no majority"
                 f"{'' if committed else ' in time'} ({self._failure_summary()})",
             )  # fmt: skip
         if not self._all_applied(index):
             majority_took = asyncio.get_running_loop().time() - submitted
             wait = min(LAST_MEMBER_WAIT * majority_took, LAST_MEMBER_WAIT_MAX_S)
-            if request.cmdType == pb.PutSmallFile:  # a whole small key: answered once every replica has it
+            if is_put_small_file(request):  # a whole small key: answered once every replica has it
                 wait = self.request_timeout_s
             wait = min(wait, self.request_timeout_s / 2 - majority_took)  # the client's deadline stays far
             if wait > 0:
                 await self._wait_until(lambda: self._all_applied(index), wait)
-        response.logIndex = index
-        response.commitInfos.extend(self.commit_infos())
-        return response
+        return committed_answer(response, index, self.members, self.match)
 
     async def _synced(self, index: int) -> None:
         """Returns once the log is on disk up to `index`. One fsync covers every record written before it
@@ -340,31 +339,27 @@ class RaftGroup:
     def _followers_within(self, index: int) -> bool:
         return all(self.match[m] >= index for m in self._appenders if m not in self.failed)
 
-    def watch(self, request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response]:
-        return asyncio.ensure_future(self._watch(request))
+    def watch(self, request: Request, watch: Watch) -> asyncio.Future[Response]:
+        """Answers the watchForCommit `request` (read as `watch`) once it holds or cannot."""
+        return asyncio.ensure_future(self._watch(request, watch))
 
-    async def _watch(self, request: pb.ContainerCommandRequestProto) -> Response:
-        index = request.watchForCommit.index
-        if request.watchForCommit.replication == pb.MAJORITY_COMMITTED:
+    async def _watch(self, request: Request, watch: Watch) -> Response:
+        index = watch.index
+        if watch.majority:
             done = lambda: self.commit_index >= index  # noqa: E731
             hopeless = self.majority_lost
         else:
             done = lambda: min(self.match.values()) >= index  # noqa: E731
             hopeless = lambda: any(self.match[m] < index for m in self.failed)  # noqa: E731
         await self._wait_until(lambda: done() or hopeless(), self.watch_timeout_s)
-        answer = Response(cmdType=request.cmdType, traceID=request.traceID)
-        answer.commitInfos.extend(self.commit_infos())
-        if done():
-            answer.result = pb.SUCCESS
-            answer.watchForCommit.index = index
-        else:
-            behind = sorted(m for m in self.members if self.match[m] < index)
-            answer.result = pb.NOT_REPLICATED
-            answer.message = (
-                f"pipeline {self.pipeline_id}: entry {index} not applied by {', '.join(behind)}"
+        behind: str | None = None
+        if not done():
+            lagging = sorted(m for m in self.members if self.match[m] < index)
+            behind = (
+                f"pipeline {self.pipeline_id}: entry {index} not applied by {', '.join(lagging)}"
                 f" ({self._failure_summary() or f'watch timed out after {self.watch_timeout_s:g} s'})"
             )
-        return answer
+        return watch_answer(request, index, self.members, self.match, behind)
 
     def _record_outcome(self, index: int, result: int) -> None:
         """The leader's own result for entry `index`, recorded once the entry is logged, before its fsync:
@@ -375,7 +370,7 @@ class RaftGroup:
         for member, reply in self._early.pop(index, ()):
             self._judge(member, reply, result)
 
-    def _follower_replied(self, member: str, reply: pb.AppendEntriesReplyProto) -> None:
+    def _follower_replied(self, member: str, reply: AppendReply) -> None:
         """Judged against the leader's own result for the entry, once the leader has it (a follower
         may finish an entry first: entries of different containers apply in parallel)."""
         outcome = self._outcomes.get(reply.index)
@@ -384,7 +379,7 @@ class RaftGroup:
         else:
             self._judge(member, reply, outcome)
 
-    def _judge(self, member: str, reply: pb.AppendEntriesReplyProto, leader_result: int) -> None:
+    def _judge(self, member: str, reply: AppendReply, leader_result: int) -> None:
         """What the leader applied, every follower must have applied, and what the leader's healthy
         replica refused as all members would (DETERMINISTIC) no follower may have applied: the leader
         applies in parallel with its followers, so a follower's SUCCESS there left its replica different
@@ -394,17 +389,17 @@ class RaftGroup:
         follower's SUCCESS or alike refusal is fine. A failed member's later answers count for nothing."""
         if member in self.failed:
             return
-        if leader_result == pb.SUCCESS:
-            agrees = reply.result == pb.SUCCESS
-        elif leader_result in DETERMINISTIC and leader_result != pb.CONTAINER_UNHEALTHY:
-            agrees = reply.result in DETERMINISTIC
+        if succeeded(leader_result):
+            agrees = succeeded(reply.result)
+        elif refused_alike(leader_result) and not unhealthy(leader_result):
+            agrees = refused_alike(reply.result)
         else:
-            agrees = reply.result == pb.SUCCESS or reply.result in DETERMINISTIC
+            agrees = succeeded(reply.result) or refused_alike(reply.result)
         if not agrees:
             self._member_failed(
                 member,
-                f"entry {reply.index}: {_result_name(reply.result)} where the leader had "
-                f"{_result_name(leader_result)}: {reply.message}",
+                f"entry {reply.index}: {result_name(reply.result)} where the leader had "
+                f"{result_name(leader_result)}: {reply.message}",
             )
             return
         self._advance(member, reply.index)
@@ -414,31 +409,27 @@ class RaftGroup:
             self._outcomes.pop(self._judged_to, None)
 
     # ------------------------------------------------------------------ follower
-    def receive(self, request: pb.AppendEntriesRequestProto) -> asyncio.Future[pb.AppendEntriesReplyProto]:
-        """Takes one entry from the leader (entries must come without gaps) and starts applying it; the
-        answer completes once it and every earlier entry are applied."""
-        if request.leaderID != self.leader_id or request.leaderID == self.self_id:
+    def receive(self, leader_id: str, index: int, entry: Request) -> asyncio.Future[AppendReply]:
+        """Takes entry `index` from leader `leader_id` (entries must come without gaps) and starts
+        applying it; the answer completes once it and every earlier entry are applied."""
+        if leader_id != self.leader_id or leader_id == self.self_id:
             return _done_reply(
-                request.index,
-                pb.GROUP_MISMATCH,
+                index,
+                LogResult.GROUP_MISMATCH,
                 f"pipeline {self.pipeline_id}: the leader here is {self.leader_id}",
             )
-        if request.index != self._received + 1:
+        if index != self._received + 1:
             return _done_reply(
-                request.index, pb.RAFT_RETRY_FAILURE,
-                f"pipeline {self.pipeline_id}: entry {request.index} after {self._received}",
+                index, LogResult.RAFT_RETRY_FAILURE,
+                f"pipeline {self.pipeline_id}: entry {index} after {self._received}",
             )  # fmt: skip
-        self._received = request.index
-        return asyncio.ensure_future(
-            self._reply(request.index, self._start_apply(request.entry, request.index))
-        )
+        self._received = index
+        return asyncio.ensure_future(self._reply(index, self._start_apply(entry, index)))
 
     @staticmethod
-    async def _reply(index: int, applied: asyncio.Future[Response]) -> pb.AppendEntriesReplyProto:
+    async def _reply(index: int, applied: asyncio.Future[Response]) -> AppendReply:
         response = await asyncio.shield(applied)  # a broken stream must not leave a gap in the log
-        return pb.AppendEntriesReplyProto(
-            index=index, result=response.result, message=response.message, appliedIndex=index
-        )
+        return applied_reply(index, response)
 
     # ------------------------------------------------------------------ shared
     def fail(self, reason: str) -> None:
@@ -489,10 +480,6 @@ class RaftGroup:
         except TimeoutError:
             return predicate()
 
-    @staticmethod
-    def _refusal(request: pb.ContainerCommandRequestProto, result: int, message: str) -> Response:
-        return Response(cmdType=request.cmdType, traceID=request.traceID, result=result, message=message)
-
     async def close(self) -> None:
         self._closed = True
         for appender in self._appenders.values():
@@ -504,50 +491,9 @@ class RaftGroup:
         await asyncio.get_running_loop().run_in_executor(self._executor, self.log.close)
 
 
-def _result_name(result: int) -> str:
-    """A peer may answer with a Result this build has no name for."""
-    try:
-        return pb.Result.Name(result)
-    except ValueError:
-        return f"result {result}"
-
-
-def commits(request: pb.ContainerCommandRequestProto) -> bool:
-    """An entry after which the log is fsynced: it commits a block (its BCSID is the entry's index),
-    finalizes one or closes a container."""
-    kind = request.cmdType
-    return kind in (pb.PutBlock, pb.PutSmallFile, pb.FinalizeBlock, pb.CloseContainer) or (
-        kind == pb.WriteChunk and request.writeChunk.HasField("block")
-    )
-
-
-def encode_entry(
-    pipeline_id: str, leader_id: str, index: int, leader_commit: int, request: pb.ContainerCommandRequestProto
-) -> bytes:
-    """An AppendEntriesRequestProto as bytes, serialized once for every follower. The request is appended
-    as field 6 (`entry`) by hand: building the message would copy the chunk data into it first."""
-    header = pb.AppendEntriesRequestProto(
-        pipelineID=pipeline_id, leaderID=leader_id, term=TERM, index=index, leaderCommit=leader_commit
-    ).SerializeToString()
-    body = request.SerializeToString()
-    return b"".join((header, _ENTRY_TAG, _varint(len(body)), body))
-
-
-_ENTRY_TAG = bytes([(6 << 3) | 2])  # field 6, length-delimited
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _done_reply(index: int, result: int, message: str) -> asyncio.Future[pb.AppendEntriesReplyProto]:
-    future: asyncio.Future[pb.AppendEntriesReplyProto] = asyncio.get_running_loop().create_future()
-    future.set_result(pb.AppendEntriesReplyProto(index=index, result=result, message=message))
+def _done_reply(index: int, result: LogResult, message: str) -> asyncio.Future[AppendReply]:
+    future: asyncio.Future[AppendReply] = asyncio.get_running_loop().create_future()
+    future.set_result(refused_reply(index, result, message))
     return future
 
 

@@ -27,15 +27,14 @@ from pyozone.datanode.ratis.log import RaftLog
 from pyozone.datanode.storage import ContainerError
 from pyozone.datanode.xceiver.dispatcher import Refused
 from pyozone.hdds.errors import ProtocolError
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import LogResult, answer_with, is_watch, refusal, routed, watch_from_proto
 
 if TYPE_CHECKING:
     from pyozone.datanode.xceiver.dispatcher import Dispatcher
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
 
 log = logging.getLogger(__name__)
-
-LOGGED = frozenset({pb.WriteChunk, pb.PutBlock, pb.PutSmallFile, pb.FinalizeBlock, pb.CloseContainer})
-Response = pb.ContainerCommandResponseProto
 
 
 class PipelineGroups:
@@ -123,25 +122,28 @@ class PipelineGroups:
     def __contains__(self, pipeline_id: object) -> bool:
         return pipeline_id in self._groups
 
-    def route(self, request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response] | None:
+    def route(self, request: Request) -> asyncio.Future[Response] | None:
         """The answer to a pipeline request, ordered now; None for a request the dispatcher runs alone."""
-        if not request.pipelineID or (request.cmdType not in LOGGED and request.cmdType != pb.WatchForCommit):
+        if not routed(request):
             return None
         group = self._groups.get(request.pipelineID)
         if group is None:
-            return _answer(
-                request, pb.GROUP_MISMATCH, f"datanode {self.self_id} is not in pipeline {request.pipelineID}"
-            )
+            return _refused(
+                request, LogResult.GROUP_MISMATCH,
+                f"datanode {self.self_id} is not in pipeline {request.pipelineID}",
+            )  # fmt: skip
         if not group.is_leader:
-            return _answer(
-                request, pb.NOT_LEADER,
+            return _refused(
+                request, LogResult.NOT_LEADER,
                 f"pipeline {request.pipelineID}: datanode {self.self_id} is a follower; "
                 f"the leader is {group.leader_id}",
             )  # fmt: skip
-        if request.cmdType == pb.WatchForCommit:
-            if request.WhichOneof("request") != "watchForCommit":
-                return _answer(request, pb.MALFORMED_REQUEST, "watchForCommit: is missing")
-            return group.watch(request)
+        if is_watch(request):
+            try:
+                watch = watch_from_proto(request)
+            except ProtocolError as e:
+                return _refused(request, LogResult.MALFORMED_REQUEST, str(e))
+            return group.watch(request, watch)
         checks: list[Callable[[], None]] = []
         try:
             token_check = self.dispatcher.check_token(request)  # the followers trust this leader's check
@@ -151,11 +153,11 @@ class PipelineGroups:
             if allocation_check is not None:
                 checks.append(allocation_check)
         except Refused as e:
-            return _answer(request, e.result, str(e))
+            return _done(answer_with(request, e.result, str(e)))
         except ContainerError as e:
-            return _refused(request, e)
+            return _refused(request, e.result, str(e.args[0]))
         except ProtocolError as e:
-            return _answer(request, pb.MALFORMED_REQUEST, str(e))
+            return _refused(request, LogResult.MALFORMED_REQUEST, str(e))
         turn = self._turns.get(request.pipelineID)
         if not checks and (turn is None or turn.done()):
             return group.submit(request)
@@ -166,7 +168,7 @@ class PipelineGroups:
     async def _submit_in_turn(
         self,
         group: RaftGroup,
-        request: pb.ContainerCommandRequestProto,
+        request: Request,
         checks: list[Callable[[], None]],
         previous: asyncio.Future[None] | None,
         mine: asyncio.Future[None],
@@ -182,9 +184,9 @@ class PipelineGroups:
                 try:
                     await asyncio.get_running_loop().run_in_executor(self.executor, check)
                 except Refused as e:
-                    return await _answer(request, e.result, str(e))
+                    return answer_with(request, e.result, str(e))
                 except ContainerError as e:
-                    return await _refused(request, e)
+                    return refusal(request, e.result, str(e.args[0]))
             answer = group.submit(request)
         finally:
             mine.set_result(None)
@@ -197,13 +199,12 @@ class PipelineGroups:
         await asyncio.gather(*(g.close() for g in groups), return_exceptions=True)
 
 
-def _refused(request: pb.ContainerCommandRequestProto, e: ContainerError) -> asyncio.Future[Response]:
-    return _answer(request, pb.Result.Value(e.result.value), str(e.args[0]))
+def _refused(request: Request, result: str, message: str) -> asyncio.Future[Response]:
+    """`request` refused with the Result of this name (a LogResult, a storage Result)."""
+    return _done(refusal(request, result, message))
 
 
-def _answer(request: pb.ContainerCommandRequestProto, result: int, message: str) -> asyncio.Future[Response]:
+def _done(response: Response) -> asyncio.Future[Response]:
     future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
-    future.set_result(
-        Response(cmdType=request.cmdType, traceID=request.traceID, result=result, message=message)
-    )
+    future.set_result(response)
     return future

@@ -24,13 +24,15 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import crc32c
-from google.protobuf.descriptor import FieldDescriptor
 
 from pyozone.common.fsutil import atomic_write
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import decode_record, encode_record
+
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto
 
 _HEADER = struct.Struct(">II")
 LOG_FILE = "log"
@@ -42,31 +44,7 @@ SEGMENT_BYTES = 64 << 20
 class LogRecord:
     term: int
     index: int
-    entry: pb.ContainerCommandRequestProto
-
-
-def metadata_only(entry: pb.ContainerCommandRequestProto) -> pb.ContainerCommandRequestProto:
-    """The entry as the log keeps it: a writeChunk's or putSmallFile's data is not part of it."""
-    kind = entry.WhichOneof("request")
-    if kind not in ("writeChunk", "putSmallFile"):
-        return entry
-    stripped = pb.ContainerCommandRequestProto()
-    for field, value in entry.ListFields():  # field by field: copying the whole entry would copy the data
-        if field.name != kind:
-            _copy_field(stripped, field.name, field, value)
-    target = getattr(stripped, kind)
-    target.SetInParent()
-    for field, value in getattr(entry, kind).ListFields():
-        if field.name != "data":
-            _copy_field(target, field.name, field, value)
-    return stripped
-
-
-def _copy_field(target: Any, name: str, field: FieldDescriptor, value: Any) -> None:
-    if field.type == FieldDescriptor.TYPE_MESSAGE:
-        getattr(target, name).CopyFrom(value)
-    else:
-        setattr(target, name, value)
+    entry: ContainerCommandRequestProto
 
 
 class RaftLog:
@@ -100,9 +78,10 @@ class RaftLog:
             payload = raw[pos + _HEADER.size : pos + _HEADER.size + length]
             if len(payload) < length or crc32c.crc32c(payload) != crc:
                 return
-            record = _decode(payload)
-            if record is None:
+            decoded = decode_record(payload)
+            if decoded is None:
                 return
+            record = LogRecord(*decoded)
             pos += _HEADER.size + length
             yield record, pos
 
@@ -110,9 +89,10 @@ class RaftLog:
         """Every whole record (for tools and tests)."""
         return [record for record, _ in self._scan()]
 
-    def append(self, term: int, index: int, entry: pb.ContainerCommandRequestProto) -> None:
-        """Appends entry `index`, which must follow the last one."""
-        payload = _encode(term, index, metadata_only(entry))
+    def append(self, term: int, index: int, entry: ContainerCommandRequestProto) -> None:
+        """Appends entry `index` (without its chunk data: protocol.ratis.encode_record), which must follow
+        the last one."""
+        payload = encode_record(term, index, entry)
         record = _HEADER.pack(len(payload), crc32c.crc32c(payload)) + payload
         with self._lock:
             if index != self.last_index + 1:
@@ -149,22 +129,3 @@ class RaftLog:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
-
-
-_RECORD = struct.Struct(">QQ")
-
-
-def _encode(term: int, index: int, entry: pb.ContainerCommandRequestProto) -> bytes:
-    return _RECORD.pack(term, index) + entry.SerializeToString()
-
-
-def _decode(payload: bytes) -> LogRecord | None:
-    if len(payload) < _RECORD.size:
-        return None
-    term, index = _RECORD.unpack_from(payload)
-    entry = pb.ContainerCommandRequestProto()
-    try:
-        entry.ParseFromString(payload[_RECORD.size :])
-    except Exception:
-        return None
-    return LogRecord(term, index, entry)

@@ -5,13 +5,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from pyozone import rpc
 from pyozone.datanode.ordered_answers import answer_in_order
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver.tokens import intra_datanode_refusal
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
+from pyozone.protocol.ratis import (
+    RAFT_SERVER_SERVICE,
+    AppendReply,
+    LogResult,
+    append_reply_to_proto,
+    ends_stream,
+    refused_reply,
+)
+
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import AppendEntriesReplyProto, AppendEntriesRequestProto
 
 MAX_IN_FLIGHT = 32
 """Entries of one leader's stream taken but not yet answered."""
@@ -24,8 +35,8 @@ class RaftServerService:
         self.groups = groups
 
     async def appendEntries(
-        self, request_iterator: AsyncIterator[pb.AppendEntriesRequestProto], context: rpc.CallContext
-    ) -> AsyncIterator[pb.AppendEntriesReplyProto]:
+        self, request_iterator: AsyncIterator[AppendEntriesRequestProto], context: rpc.CallContext
+    ) -> AsyncIterator[AppendEntriesReplyProto]:
         """Applies the leader's entries (in parallel across containers) and answers each, in order; ends
         the stream at the first entry for a pipeline this datanode is not in (the leader then reports
         the failure to SCM). At most MAX_IN_FLIGHT entries are taken ahead of their answers, so a slow
@@ -35,23 +46,21 @@ class RaftServerService:
         refusal = intra_datanode_refusal(context)
         if refusal is not None:
             await context.abort(rpc.StatusCode.PERMISSION_DENIED, refusal)
-        replies = answer_in_order(
-            request_iterator, self._start, MAX_IN_FLIGHT, lambda reply: reply.result == pb.GROUP_MISMATCH
-        )
+        replies = answer_in_order(request_iterator, self._start, MAX_IN_FLIGHT, ends_stream)
         async with contextlib.aclosing(replies):  # a stream that ends early cancels the receiver at once
             async for reply in replies:
-                yield reply
+                yield append_reply_to_proto(reply)
 
-    def _start(self, request: pb.AppendEntriesRequestProto) -> asyncio.Future[pb.AppendEntriesReplyProto]:
+    def _start(self, request: AppendEntriesRequestProto) -> asyncio.Future[AppendReply]:
         group = self.groups.get(request.pipelineID)
         if group is not None:
-            return group.receive(request)
-        future: asyncio.Future[pb.AppendEntriesReplyProto] = asyncio.get_running_loop().create_future()
+            return group.receive(request.leaderID, request.index, request.entry)
+        future: asyncio.Future[AppendReply] = asyncio.get_running_loop().create_future()
         future.set_result(
-            pb.AppendEntriesReplyProto(
-                index=request.index,
-                result=pb.GROUP_MISMATCH,
-                message=f"datanode {self.groups.self_id} is not in pipeline {request.pipelineID}",
+            refused_reply(
+                request.index,
+                LogResult.GROUP_MISMATCH,
+                f"datanode {self.groups.self_id} is not in pipeline {request.pipelineID}",
             )
         )
         return future
@@ -59,4 +68,4 @@ class RaftServerService:
 
 def add_raft_service(server: rpc.Server, service: RaftServerService) -> None:
     """Mounts the service; create the server with SERVER_SETTINGS."""
-    server.add_service(rpc.service(pb, "RaftServerProtocolService"), service)
+    server.add_service(rpc.ServiceSpec.of(RAFT_SERVER_SERVICE), service)

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
+from typing import TYPE_CHECKING
 
 from pyozone import rpc
 from pyozone.common.net import HostPort
@@ -22,7 +23,10 @@ from pyozone.datanode.storage import ContainerError, ContainerSet, ExportStream
 from pyozone.datanode.xceiver.tokens import TOKEN_METADATA, TokenSigner
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.replication import upload_piece
+
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import SendContainerRequest
 
 log = logging.getLogger(__name__)
 
@@ -55,19 +59,13 @@ async def push_container(
     read_errors: list[Exception] = []
     sent = 0
 
-    async def requests() -> AsyncIterator[pb.SendContainerRequest]:
+    async def requests() -> AsyncIterator[SendContainerRequest]:
         nonlocal sent
         try:
             async for piece, offset, last in export_pieces(stream, SerialWorker(executor)):
-                request = pb.SendContainerRequest(
-                    containerID=container_id, offset=offset, data=piece, replicaIndex=replica_index,
-                    compression=pb.NO_COMPRESSION,
-                )  # fmt: skip
-                if last:
-                    request.eof, request.archiveSize = True, offset + len(piece)
-                    request.archiveSha256 = bytes.fromhex(stream.sha256 or "")
+                sha256 = bytes.fromhex(stream.sha256 or "") if last else None
                 sent = offset + len(piece)
-                yield request
+                yield upload_piece(container_id, offset, piece, replica_index, sha256)
         except Exception as e:
             # Raising here would only cancel the call; ending the stream without its eof piece makes the
             # target abort the import and refuse the stream, and the cause is reported from here.

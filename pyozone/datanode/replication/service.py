@@ -19,6 +19,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Executor
+from typing import TYPE_CHECKING
 
 from pyozone import rpc
 from pyozone.datanode.replication.worker import SerialWorker, export_pieces
@@ -28,17 +29,29 @@ from pyozone.datanode.xceiver.tokens import TokenVerifier, call_token, intra_dat
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES, REPLICATION_CHUNK_BYTES
 from pyozone.hdds.security.block_token import BlockTokenError
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.common import container_id
+from pyozone.protocol.replication import (
+    INTRA_DATANODE_SERVICE,
+    download_piece,
+    uncompressed,
+    upload_answer,
+)
+
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import (
+        CopyContainerRequestProto,
+        CopyContainerResponseProto,
+        SendContainerRequest,
+        SendContainerResponse,
+    )
 
 log = logging.getLogger(__name__)
 
-INTRA_DATANODE = rpc.service(pb, "IntraDatanodeProtocolService")
+INTRA_DATANODE = rpc.ServiceSpec.of(INTRA_DATANODE_SERVICE)
 SERVER_SETTINGS = rpc.ServerSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES, stream_queue=4)
 """The REPLICATION port's server: an upload's importer takes one piece (REPLICATION_CHUNK_BYTES) at a time,
 so a few buffered ahead keep it busy; more would only hold memory for every concurrent upload."""
 
-_UNCOMPRESSED = (pb.COMPRESSION_UNSPECIFIED, pb.NO_COMPRESSION)
 _CODES = {
     Result.CONTAINER_EXISTS: rpc.StatusCode.ALREADY_EXISTS,
     Result.DISK_OUT_OF_SPACE: rpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -90,8 +103,8 @@ class ReplicationService:
     # --- upload: the target of a push
 
     async def upload(
-        self, request_iterator: AsyncIterator[pb.SendContainerRequest], context: rpc.CallContext
-    ) -> pb.SendContainerResponse:
+        self, request_iterator: AsyncIterator[SendContainerRequest], context: rpc.CallContext
+    ) -> SendContainerResponse:
         try:
             self._check_caller(context)
             return await self._upload(request_iterator, call_token(context))
@@ -100,8 +113,8 @@ class ReplicationService:
             await context.abort(e.code, str(e))  # raises
 
     async def _upload(
-        self, requests: AsyncIterator[pb.SendContainerRequest], token: str
-    ) -> pb.SendContainerResponse:
+        self, requests: AsyncIterator[SendContainerRequest], token: str
+    ) -> SendContainerResponse:
         worker, importer, cid, received = SerialWorker(self.executor), None, 0, 0
         try:
             async for piece in requests:
@@ -123,7 +136,7 @@ class ReplicationService:
                 await worker.cleanup(importer.abort)  # a no-op after a successful finish
             self._importing.discard(cid)
 
-    def _reserve(self, first: pb.SendContainerRequest) -> int:
+    def _reserve(self, first: SendContainerRequest) -> int:
         """One import per container at a time: two would both stage it and one would fail at the end."""
         cid = _container_id(first.containerID)
         if cid in self._importing:
@@ -135,12 +148,12 @@ class ReplicationService:
         return await worker.run(lambda: ContainerImporter(self.containers, cid, self.max_bytes))
 
     @staticmethod
-    def _check_piece(piece: pb.SendContainerRequest, cid: int, received: int, max_bytes: int) -> None:
+    def _check_piece(piece: SendContainerRequest, cid: int, received: int, max_bytes: int) -> None:
         if piece.containerID != cid:
             raise _bad(f"a piece of container {cid}'s stream names container {piece.containerID}")
         if piece.offset != received:
             raise _bad(f"piece at offset {piece.offset}; {received} bytes were received")
-        if piece.compression not in _UNCOMPRESSED:
+        if not uncompressed(piece.compression):
             raise _bad(f"compression {piece.compression} is not supported (only NO_COMPRESSION)")
         if received + len(piece.data) > max_bytes:
             raise Refused(
@@ -148,8 +161,8 @@ class ReplicationService:
             )
 
     async def _finish(
-        self, worker: SerialWorker, importer: ContainerImporter, last: pb.SendContainerRequest, received: int
-    ) -> pb.SendContainerResponse:
+        self, worker: SerialWorker, importer: ContainerImporter, last: SendContainerRequest, received: int
+    ) -> SendContainerResponse:
         cid = last.containerID
         if last.archiveSize != received:
             raise _bad(f"the archive has {last.archiveSize} bytes; {received} were received")
@@ -157,7 +170,7 @@ class ReplicationService:
             raise _bad("the last piece carries no SHA-256 of the archive")
         container = await worker.run(importer.finish, last.archiveSha256.hex(), last.replicaIndex)
         log.info("imported container %d (%d bytes, BCSID %d)", cid, received, container.bcsid)
-        return pb.SendContainerResponse(containerID=cid, bytesReceived=received)
+        return upload_answer(cid, received)
 
     # --- who may call
 
@@ -182,8 +195,8 @@ class ReplicationService:
     # --- download: a puller reads a closed replica
 
     async def download(
-        self, request: pb.CopyContainerRequestProto, context: rpc.CallContext
-    ) -> AsyncIterator[pb.CopyContainerResponseProto]:
+        self, request: CopyContainerRequestProto, context: rpc.CallContext
+    ) -> AsyncIterator[CopyContainerResponseProto]:
         try:
             self._check_caller(context)
             await self._check_token(call_token(context), _container_id(request.containerID))
@@ -196,11 +209,11 @@ class ReplicationService:
         except Refused as e:
             await context.abort(e.code, str(e))
 
-    def _export(self, request: pb.CopyContainerRequestProto) -> ExportStream:
+    def _export(self, request: CopyContainerRequestProto) -> ExportStream:
         cid = _container_id(request.containerID)
         if request.readOffset:
             raise _bad("a download starts at offset 0")
-        if request.compression not in _UNCOMPRESSED:
+        if not uncompressed(request.compression):
             raise _bad(f"compression {request.compression} is not supported (only NO_COMPRESSION)")
         container = self.containers.get(cid)
         if container is None:
@@ -212,16 +225,11 @@ class ReplicationService:
             )
         return ExportStream(container, REPLICATION_CHUNK_BYTES)
 
-    async def _pieces(self, stream: ExportStream, cid: int) -> AsyncIterator[pb.CopyContainerResponseProto]:
+    async def _pieces(self, stream: ExportStream, cid: int) -> AsyncIterator[CopyContainerResponseProto]:
         """The archive's pieces; the last one has eof, the archive's size and SHA-256."""
         async for piece, offset, last in export_pieces(stream, SerialWorker(self.executor)):
-            answer = pb.CopyContainerResponseProto(
-                containerID=cid, readOffset=offset, len=len(piece), data=piece
-            )
-            if last:
-                answer.eof, answer.archiveSize = True, offset + len(piece)
-                answer.archiveSha256 = bytes.fromhex(stream.sha256 or "")
-            yield answer
+            sha256 = bytes.fromhex(stream.sha256 or "") if last else None
+            yield download_piece(cid, offset, piece, sha256)
 
 
 def add_replication_service(server: rpc.Server, service: ReplicationService) -> None:

@@ -24,7 +24,7 @@ from typing import BinaryIO
 from pyozone.common.fsutil import atomic_write, fsync_dir
 from pyozone.datanode.storage.archive import BLOCK, EXPORTABLE, MEMBER_NAME, parse_blocks_file
 from pyozone.datanode.storage.container import KeyValueContainer
-from pyozone.datanode.storage.container_data import BlockData, ContainerData, ContainerFileError
+from pyozone.datanode.storage.container_data import ContainerData, ContainerFileError
 from pyozone.datanode.storage.container_files import clear_db, descriptor_path
 from pyozone.datanode.storage.container_set import ContainerSet
 from pyozone.datanode.storage.errors import ContainerError, Result
@@ -37,6 +37,7 @@ from pyozone.datanode.storage.volume_db import (
     ContainerDB,
     DBError,
 )
+from pyozone.hdds.block_data import BlockData
 from pyozone.hdds.datanode import required_replication_space
 
 # A descriptor is < 1 KiB; the block metadata of a full 5 GB container is far below this.

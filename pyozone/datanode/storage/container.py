@@ -29,13 +29,7 @@ from pathlib import Path
 
 from pyozone.common.fsutil import fsync_dir
 from pyozone.datanode.storage import chunk_io
-from pyozone.datanode.storage.container_data import (
-    FINALIZED,
-    BlockData,
-    ChunkInfo,
-    ContainerData,
-    ContainerFileError,
-)
+from pyozone.datanode.storage.container_data import ContainerData, ContainerFileError
 from pyozone.datanode.storage.container_files import (
     build_container_dir,
     io_error,
@@ -52,6 +46,7 @@ from pyozone.datanode.storage.volume_db import (
     DELETE_TXID,
     DBError,
 )
+from pyozone.hdds.block_data import FINALIZED, BlockData, ChunkInfo
 from pyozone.hdds.checksum import ChecksumData, ChecksumMismatch, verify
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState

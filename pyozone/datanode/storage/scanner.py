@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pyozone.datanode.storage import chunk_io
 from pyozone.datanode.storage.container import KeyValueContainer
-from pyozone.datanode.storage.container_data import BlockData
 from pyozone.datanode.storage.container_set import ContainerSet
+from pyozone.hdds.block_data import BlockData
 from pyozone.hdds.checksum import ChecksumMismatch, verify
 from pyozone.hdds.states import ReplicaState
 

@@ -4,6 +4,8 @@ HddsDispatcher with its KeyValueHandler).
 Pure and synchronous: it calls the storage layer, which does blocking I/O, so the RPC service runs it in
 a worker pool. It never raises: every failure is a response with Ozone's Result and a message, because
 a client that gets an exception instead of an answer cannot tell "retry elsewhere" from "bad request".
+The wire is protocol/container.py's (a request's body, its blocks and chunks, the answers); the handlers
+read plain fields of the request they are handed (ids, replica index, data bytes), which costs no copy.
 
 Semantics that differ from a plain storage call, and why:
 - With TokenVerifier (block or container tokens required, tokens.py) a request that is not a pipeline log
@@ -73,7 +75,8 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from pyozone.datanode.container_full import check_close_threshold, is_full
 from pyozone.datanode.storage import (
@@ -85,14 +88,6 @@ from pyozone.datanode.storage import (
     Result,
 )
 from pyozone.datanode.xceiver.allocations import ContainerAllocations
-from pyozone.datanode.xceiver.convert import (
-    block_from_proto,
-    block_to_proto,
-    chunk_from_proto,
-    chunk_to_proto,
-    committed_length,
-    container_data_to_proto,
-)
 from pyozone.datanode.xceiver.reads import read_committed, verified_read
 from pyozone.datanode.xceiver.tokens import TokenVerifier, WouldBlock
 from pyozone.hdds.errors import ProtocolError
@@ -100,15 +95,17 @@ from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_CHUNK_BYTES, MAX_ECHO_PAYLOAD_BYTES
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenError, BlockTokenIdentifier
 from pyozone.hdds.states import ReplicaState
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.protocol.common import container_id, int32, integer, sub_message
-from pyozone.protocol.data import block_id_from_proto
-from pyozone.protocol.datastream import Hop
+from pyozone.protocol import container as wire
+from pyozone.protocol.common import container_id, int32, integer
+from pyozone.protocol.container import CommandType, command_name, result_code
+
+if TYPE_CHECKING:
+    from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
+    from pyozone.protocol.datastream import Hop
 
 log = logging.getLogger(__name__)
-
-Response = pb.ContainerCommandResponseProto
-Request = pb.ContainerCommandRequestProto
 
 _BCSID_STRIPES = 64
 _LIST_BUDGET_BYTES = MAX_CHUNK_BYTES  # a ListBlock answer stays far below the message size limit
@@ -117,22 +114,37 @@ _NOT_OPEN = {
     ReplicaState.INVALID: Result.INVALID_CONTAINER_STATE,
     ReplicaState.DELETED: Result.CONTAINER_NOT_FOUND,
 }
-_LOUD = {pb.CHECKSUM_MISMATCH, pb.IO_EXCEPTION, pb.DISK_OUT_OF_SPACE, pb.CONTAINER_INTERNAL_ERROR}
+_MALFORMED = result_code(Result.MALFORMED_REQUEST)
+_INTERNAL_ERROR = result_code(Result.CONTAINER_INTERNAL_ERROR)
+_LOUD = frozenset(
+    result_code(r)
+    for r in (
+        Result.CHECKSUM_MISMATCH,
+        Result.IO_EXCEPTION,
+        Result.DISK_OUT_OF_SPACE,
+        Result.CONTAINER_INTERNAL_ERROR,
+    )
+)
+
+
+class Refusal(StrEnum):
+    """The Results (Ozone's names) the dispatcher refuses requests with that the storage layer has no name
+    for."""
+
+    UNSUPPORTED_REQUEST = "UNSUPPORTED_REQUEST"
+    UNKNOWN_CONTAINER_TYPE = "UNKNOWN_CONTAINER_TYPE"
+    BLOCK_TOKEN_VERIFICATION_FAILED = "BLOCK_TOKEN_VERIFICATION_FAILED"
+    PUT_SMALL_FILE_ERROR = "PUT_SMALL_FILE_ERROR"
+    GET_SMALL_FILE_ERROR = "GET_SMALL_FILE_ERROR"
+    GROUP_MISMATCH = "GROUP_MISMATCH"
 
 
 class Refused(Exception):
-    """A request refused with a protocol Result that the storage layer has no name for."""
+    """A request refused with a Refusal; `result` is its wire number, what the answer carries."""
 
-    def __init__(self, result: int, message: str) -> None:
+    def __init__(self, refusal: Refusal, message: str) -> None:
         super().__init__(message)
-        self.result = result
-
-
-def _type_name(kind: int) -> str:
-    try:
-        return pb.Type.Name(kind)
-    except ValueError:
-        return f"command type {kind}"
+        self.result = result_code(refusal)
 
 
 class ContainerOps:
@@ -151,7 +163,7 @@ class ContainerOps:
         """{type name: requests}, for the types seen."""
         with self._lock:
             counts = dict(self._counts)
-        return {_type_name(kind): n for kind, n in sorted(counts.items())}
+        return {command_name(kind): n for kind, n in sorted(counts.items())}
 
 
 class Dispatcher:
@@ -179,21 +191,21 @@ class Dispatcher:
         self._full: set[int] = set()
         self._full_lock = threading.Lock()
         self._bcsid_locks = [threading.Lock() for _ in range(_BCSID_STRIPES)]
-        self._handlers: dict[int, tuple[str, Callable[[Request, Any, int], Response]]] = {
-            pb.CreateContainer: ("createContainer", self._create_container),
-            pb.ReadContainer: ("readContainer", self._read_container),
-            pb.CloseContainer: ("closeContainer", self._close_container),
-            pb.DeleteContainer: ("deleteContainer", self._delete_container),
-            pb.PutBlock: ("putBlock", self._put_block),
-            pb.GetBlock: ("getBlock", self._get_block),
-            pb.ListBlock: ("listBlock", self._list_block),
-            pb.GetCommittedBlockLength: ("getCommittedBlockLength", self._committed_length),
-            pb.FinalizeBlock: ("finalizeBlock", self._finalize_block),
-            pb.WriteChunk: ("writeChunk", self._write_chunk),
-            pb.ReadChunk: ("readChunk", self._read_chunk),
-            pb.PutSmallFile: ("putSmallFile", self._put_small_file),
-            pb.GetSmallFile: ("getSmallFile", self._get_small_file),
-            pb.Echo: ("echo", self._echo),
+        self._handlers: dict[int, Callable[[Request, Any, int], Response]] = {
+            CommandType.CreateContainer: self._create_container,
+            CommandType.ReadContainer: self._read_container,
+            CommandType.CloseContainer: self._close_container,
+            CommandType.DeleteContainer: self._delete_container,
+            CommandType.PutBlock: self._put_block,
+            CommandType.GetBlock: self._get_block,
+            CommandType.ListBlock: self._list_block,
+            CommandType.GetCommittedBlockLength: self._committed_length,
+            CommandType.FinalizeBlock: self._finalize_block,
+            CommandType.WriteChunk: self._write_chunk,
+            CommandType.ReadChunk: self._read_chunk,
+            CommandType.PutSmallFile: self._put_small_file,
+            CommandType.GetSmallFile: self._get_small_file,
+            CommandType.Echo: self._echo,
         }
 
     def dispatch(self, request: Request, index: int = 0) -> Response:
@@ -202,43 +214,34 @@ class Dispatcher:
         them in the log has not been applied yet) and a putBlock commits at BCSID `index`."""
         self.ops.add(request.cmdType)
         try:
-            response = self._handle(request, index)
-            response.result = pb.SUCCESS
+            return wire.succeeded(request, self._handle(request, index))
         except Refused as e:
-            response = self._failed(request, e.result, str(e))
+            return self._failed(request, e.result, str(e))
         except ContainerError as e:
-            response = self._failed(request, pb.Result.Value(e.result.value), str(e.args[0]))
+            return self._failed(request, result_code(e.result), str(e.args[0]))
         except ProtocolError as e:
-            response = self._failed(request, pb.MALFORMED_REQUEST, str(e))
+            return self._failed(request, _MALFORMED, str(e))
         except Exception as e:
-            log.exception("%s on container %d failed", _type_name(request.cmdType), request.containerID)
-            response = self._failed(request, pb.CONTAINER_INTERNAL_ERROR, f"{type(e).__name__}: {e}")
-        response.cmdType = request.cmdType
-        response.traceID = request.traceID
-        return response
+            log.exception("%s on container %d failed", command_name(request.cmdType), request.containerID)
+            return self._failed(request, _INTERNAL_ERROR, f"{type(e).__name__}: {e}")
 
     def _failed(self, request: Request, result: int, message: str) -> Response:
         level = logging.WARNING if result in _LOUD else logging.DEBUG
         log.log(
             level, "%s on container %d: %s: %s",
-            _type_name(request.cmdType), request.containerID, pb.Result.Name(result), message,
+            command_name(request.cmdType), request.containerID, wire.result_name(result), message,
         )  # fmt: skip
-        return Response(result=result, message=message)
+        return wire.failed(request, result, message)
 
     def _handle(self, request: Request, index: int) -> Response:
-        if request.cmdType == pb.TYPE_UNSPECIFIED:
+        if request.cmdType == CommandType.TYPE_UNSPECIFIED:
             raise ProtocolError("cmdType", "is missing")
         if self.tokens is not None and not index:  # a log entry's token was checked by its leader
             self._check_token(request)
-        entry = self._handlers.get(request.cmdType)
-        if entry is None:
-            raise Refused(pb.UNSUPPORTED_REQUEST, f"{_type_name(request.cmdType)} is not supported")
-        field, handler = entry
-        present = request.WhichOneof("request")
-        if present != field:
-            problem = "is missing" if present is None else f"is missing ({present} was sent instead)"
-            raise ProtocolError(field, problem)
-        return handler(request, getattr(request, field), index)
+        handler = self._handlers.get(request.cmdType)
+        if handler is None:
+            raise Refused(Refusal.UNSUPPORTED_REQUEST, f"{command_name(request.cmdType)} is not supported")
+        return handler(request, wire.request_body(request), index)
 
     # --- tokens
 
@@ -247,7 +250,7 @@ class Dispatcher:
         try:
             self.tokens.check(request)
         except BlockTokenError as e:
-            raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
+            raise Refused(Refusal.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
 
     def check_token(self, request: Request) -> Callable[[], None] | None:
         """What a leader checks before it puts a client's request into the pipeline log (on the event
@@ -260,7 +263,7 @@ class Dispatcher:
         except WouldBlock:
             return lambda: self._check_token(request)
         except BlockTokenError as e:
-            raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
+            raise Refused(Refusal.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
         return None
 
     def check_block_token(
@@ -273,7 +276,7 @@ class Dispatcher:
         try:
             return self.tokens.check_block(encoded, block_id, mode)
         except BlockTokenError as e:
-            raise Refused(pb.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
+            raise Refused(Refusal.BLOCK_TOKEN_VERIFICATION_FAILED, str(e)) from None
 
     def check_chain(self, pipeline_id: str, chain: Sequence[Hop], from_client: bool = False) -> None:
         """A datastream header's chain: only other members of its pipeline, at their own datastream
@@ -283,22 +286,12 @@ class Dispatcher:
             return
         refusal = self.allocations.chain_refusal(pipeline_id, chain, from_client)
         if refusal:
-            raise Refused(pb.GROUP_MISMATCH, refusal)
+            raise Refused(Refusal.GROUP_MISMATCH, refusal)
 
     # --- lookups and checks
 
     def _container(self, request: Request) -> KeyValueContainer:
         return self.containers.require(container_id(request.containerID, "containerID"))
-
-    @staticmethod
-    def _block_id(request: Request, proto: pb.DatanodeBlockID, field: str) -> BlockID:
-        block_id = block_id_from_proto(proto, field)
-        if block_id.container_id != request.containerID:
-            raise ProtocolError(
-                f"{field}.containerID",
-                f"is {block_id.container_id}; the request is for {request.containerID}",
-            )
-        return block_id
 
     def is_direct(self, request: Request, has_log: Callable[[str], bool]) -> bool:
         """True for a request no pipeline log orders although it names a pipeline: an EC write (replica
@@ -306,7 +299,7 @@ class Dispatcher:
         (`has_log`); the dispatcher runs it at once."""
         if not request.pipelineID or has_log(request.pipelineID):
             return False
-        if _replica_index(request) > 0:
+        if wire.replica_index_of(request) > 0:
             return True
         container = self.containers.get(request.containerID)
         return container is not None and container.data.replica_index > 0
@@ -322,21 +315,21 @@ class Dispatcher:
         pipeline."""
         cid = container_id(request.containerID, "containerID")
         container = self.containers.get(cid)
-        if request.cmdType == pb.CloseContainer:  # a missing replica is the close's own answer, at apply
+        if request.cmdType == CommandType.CloseContainer:  # a missing replica is the close's answer, at apply
             if container is not None:
                 _check_replica(container, request.pipelineID, container.data.replica_index)
             return None
-        if container is None and request.cmdType == pb.FinalizeBlock:
+        if container is None and request.cmdType == CommandType.FinalizeBlock:
             raise ContainerError(Result.CONTAINER_NOT_FOUND, f"container {cid} is not here to finalize")
         if container is None:
             self.containers.refuse_if_missing(cid)
             self.containers.volume_set.check_room()
             allocations, pipeline_id = self.allocations, request.pipelineID
-            replica_index = _replica_index(request)
+            replica_index = wire.replica_index_of(request)
             if allocations is not None:
                 return lambda: allocations.check(cid, pipeline_id, replica_index)
         else:
-            _check_replica(container, request.pipelineID, _replica_index(request))
+            _check_replica(container, request.pipelineID, wire.replica_index_of(request))
             if container.state is not ReplicaState.OPEN:
                 self._refuse_not_open(container)
         return None
@@ -445,24 +438,40 @@ class Dispatcher:
         self, request: Request, body: pb.CreateContainerRequestProto, index: int
     ) -> Response:
         cid = container_id(request.containerID, "containerID")
-        if body.containerType not in (pb.CONTAINER_TYPE_UNSPECIFIED, pb.KeyValueContainer):
-            raise Refused(pb.UNKNOWN_CONTAINER_TYPE, f"container type {body.containerType} is not supported")
+        if not wire.container_type_supported(body):
+            raise Refused(
+                Refusal.UNKNOWN_CONTAINER_TYPE, f"container type {body.containerType} is not supported"
+            )
         replica_index = int32(body.replicaIndex, "createContainer.replicaIndex")
-        if body.state == pb.ContainerDataProto.RECOVERING:
+        state = wire.created_state(body)
+        if state is ReplicaState.RECOVERING:
             if replica_index <= 0:
                 raise ProtocolError("createContainer.replicaIndex", "is missing: a RECOVERING replica is EC")
             if index:
-                raise Refused(pb.UNSUPPORTED_REQUEST, "a RECOVERING replica is created without a pipeline")
+                raise Refused(
+                    Refusal.UNSUPPORTED_REQUEST, "a RECOVERING replica is created without a pipeline"
+                )
             self._create(cid, "", replica_index, 0, exist_ok=False, state=ReplicaState.RECOVERING)
-        elif body.state in (pb.ContainerDataProto.STATE_UNSPECIFIED, pb.ContainerDataProto.OPEN):
+        elif state is ReplicaState.OPEN:
             self._create(cid, request.pipelineID, replica_index, index, exist_ok=False)
         else:
-            raise Refused(pb.UNSUPPORTED_REQUEST, "containers are created OPEN or RECOVERING")
-        return Response(createContainer=pb.CreateContainerResponseProto())
+            raise Refused(Refusal.UNSUPPORTED_REQUEST, "containers are created OPEN or RECOVERING")
+        return wire.create_container_answer()
 
     def _read_container(self, request: Request, body: pb.ReadContainerRequestProto, index: int) -> Response:
-        data = container_data_to_proto(self._container(request))
-        return Response(readContainer=pb.ReadContainerResponseProto(containerData=data))
+        container = self._container(request)
+        data = container.data
+        return wire.read_container_answer(
+            container_id=container.container_id,
+            path=str(container.directory),
+            bytes_used=container.used_bytes,
+            max_size=data.max_size,
+            block_count=container.key_count,
+            state=container.state,
+            bcsid=container.bcsid,
+            replica_index=data.replica_index,
+            origin_node_id=data.origin_node_id,
+        )
 
     def _close_container(self, request: Request, body: pb.CloseContainerRequestProto, index: int) -> Response:
         container = self._container(request)
@@ -472,60 +481,51 @@ class Dispatcher:
         if container.state is not ReplicaState.RECOVERING:  # RECOVERING closes at once
             container.mark_closing()
         container.close()
-        cid = container.container_id
-        return Response(closeContainer=pb.CloseContainerResponseProto(containerID=cid))
+        return wire.close_container_answer(container.container_id)
 
     def _delete_container(
         self, request: Request, body: pb.DeleteContainerRequestProto, index: int
     ) -> Response:
         self.containers.delete(container_id(request.containerID, "containerID"), force=body.forceDelete)
-        return Response(deleteContainer=pb.DeleteContainerResponseProto())
+        return wire.delete_container_answer()
 
     # --- blocks
 
     def _put_block(self, request: Request, body: pb.PutBlockRequestProto, index: int) -> Response:
-        proto = sub_message(body, "blockData", "putBlock")
-        block = block_from_proto(proto, "putBlock.blockData")
-        self._block_id(request, proto.blockID, "putBlock.blockData.blockID")
-        container = self._writable(request, proto.blockID.replicaIndex, index)
-        block = self._commit(container, block, index)
-        length = committed_length(block.block_id, block.bcsid, block.size)
-        return Response(putBlock=pb.PutBlockResponseProto(committedBlockLength=length))
+        block = wire.put_block_from_proto(body, request.containerID, "putBlock")
+        container = self._writable(request, body.blockData.blockID.replicaIndex, index)
+        return wire.put_block_answer(self._commit(container, block, index))
 
     def _get_block(self, request: Request, body: pb.GetBlockRequestProto, index: int) -> Response:
-        proto = sub_message(body, "blockID", "getBlock")
-        block_id = self._block_id(request, proto, "getBlock.blockID")
+        block_id = wire.body_block(body, request.containerID, "getBlock")
         container = self._container(request)
-        if proto.replicaIndex and proto.replicaIndex != container.data.replica_index:
+        replica_index = body.blockID.replicaIndex
+        if replica_index and replica_index != container.data.replica_index:
             raise ContainerError(
                 Result.CONTAINER_NOT_FOUND,
                 f"container {block_id.container_id} here is replica index {container.data.replica_index}, "
-                f"not {proto.replicaIndex}",
+                f"not {replica_index}",
             )
-        block = container.get_block(block_id, proto.blockCommitSequenceId or None)
-        data = block_to_proto(block, container.data.replica_index)
-        return Response(getBlock=pb.GetBlockResponseProto(blockData=data))
+        block = container.get_block(block_id, body.blockID.blockCommitSequenceId or None)
+        return wire.get_block_answer(block, container.data.replica_index)
 
     def _committed_length(
         self, request: Request, body: pb.GetCommittedBlockLengthRequestProto, index: int
     ) -> Response:
-        proto = sub_message(body, "blockID", "getCommittedBlockLength")
-        block_id = self._block_id(request, proto, "getCommittedBlockLength.blockID")
+        block_id = wire.body_block(body, request.containerID, "getCommittedBlockLength")
         block = self._container(request).get_block(block_id)
-        return Response(getCommittedBlockLength=committed_length(block_id, block.bcsid, block.size))
+        return wire.committed_length_answer(block_id, block.bcsid, block.size)
 
     def _finalize_block(self, request: Request, body: pb.FinalizeBlockRequestProto, index: int) -> Response:
-        proto = sub_message(body, "blockID", "finalizeBlock")
-        block_id = self._block_id(request, proto, "finalizeBlock.blockID")
+        block_id = wire.body_block(body, request.containerID, "finalizeBlock")
         container = self._container(request)
         _refuse_outside_log(request, container, index)
-        _check_replica(container, request.pipelineID, proto.replicaIndex)
+        _check_replica(container, request.pipelineID, body.blockID.replicaIndex)
         state = container.state
         if state is not ReplicaState.OPEN and not (state is ReplicaState.CLOSING and index):
             self._refuse_not_open(container)
         block = container.finalize_block(block_id)
-        data = block_to_proto(block, container.data.replica_index)
-        return Response(finalizeBlock=pb.FinalizeBlockResponseProto(blockData=data))
+        return wire.finalize_block_answer(block, container.data.replica_index)
 
     def _list_block(self, request: Request, body: pb.ListBlockRequestProto, index: int) -> Response:
         """Up to `count` blocks from startLocalID; fewer when the answer would grow too large (the client
@@ -534,47 +534,23 @@ class Dispatcher:
         start = integer(body.startLocalID, "listBlock.startLocalID")
         if body.count == 0:
             raise ProtocolError("listBlock.count", "is missing")
-        answer, size = pb.ListBlockResponseProto(), 0
-        for block in container.list_blocks(start, body.count):
-            proto = block_to_proto(block, container.data.replica_index)
-            size += proto.ByteSize()
-            if answer.blockData and size > _LIST_BUDGET_BYTES:
-                break
-            answer.blockData.append(proto)
-        return Response(listBlock=answer)
+        blocks = container.list_blocks(start, body.count)
+        return wire.list_block_answer(blocks, container.data.replica_index, _LIST_BUDGET_BYTES)
 
     # --- chunks
 
     def _write_chunk(self, request: Request, body: pb.WriteChunkRequestProto, index: int) -> Response:
-        proto = sub_message(body, "blockID", "writeChunk")
-        block_id = self._block_id(request, proto, "writeChunk.blockID")
-        chunk = chunk_from_proto(sub_message(body, "chunkData", "writeChunk"), "writeChunk.chunkData")
-        block = None
-        if body.HasField("block"):  # parsed before anything is written, so a bad one writes nothing
-            block_proto = sub_message(body.block, "blockData", "writeChunk.block")
-            block = block_from_proto(block_proto, "writeChunk.block.blockData")
-            if block.block_id != block_id:
-                raise ProtocolError("writeChunk.block.blockData.blockID", f"is not {block_id}")
-        container = self._writable(request, proto.replicaIndex, index)
+        block_id, chunk, block = wire.write_chunk_from_proto(body, request.containerID)
+        container = self._writable(request, body.blockID.replicaIndex, index)
         self.write(container, block_id, chunk, body.data)
-        answer = pb.WriteChunkResponseProto()
         if block is not None:
             block = self._commit(container, block, index)
-            answer.committedBlockLength.CopyFrom(committed_length(block_id, block.bcsid, block.size))
-        return Response(writeChunk=answer)
+        return wire.write_chunk_answer(block)
 
     def _read_chunk(self, request: Request, body: pb.ReadChunkRequestProto, index: int) -> Response:
-        proto = sub_message(body, "blockID", "readChunk")
-        block_id = self._block_id(request, proto, "readChunk.blockID")
-        wanted = sub_message(body, "chunkData", "readChunk")
+        block_id, wanted = wire.read_chunk_from_proto(body, request.containerID)
         data = read_committed(self._container(request), block_id, wanted, "readChunk.chunkData")
-        answer = pb.ReadChunkResponseProto(blockID=proto, chunkData=wanted)
-        if body.readChunkVersion == pb.V1:
-            step = wanted.checksumData.bytesPerChecksum or len(data) or 1
-            answer.dataBuffers.buffers.extend(data[i : i + step] for i in range(0, len(data), step))
-        else:
-            answer.data = data
-        return Response(readChunk=answer)
+        return wire.read_chunk_answer(body, data)
 
     # --- small files: a whole block in one request
 
@@ -584,40 +560,31 @@ class Dispatcher:
         member). A small file is a whole new block: its chunk starts at 0 (MALFORMED_REQUEST otherwise),
         and a block already committed with other chunks is refused (PUT_SMALL_FILE_ERROR) before anything
         is written, since its chunk list would shrink to this one and hide committed bytes."""
-        block_proto = sub_message(
-            sub_message(body, "block", "putSmallFile"), "blockData", "putSmallFile.block"
-        )
-        block = block_from_proto(block_proto, "putSmallFile.block.blockData")
-        self._block_id(request, block_proto.blockID, "putSmallFile.block.blockData.blockID")
-        chunk = chunk_from_proto(sub_message(body, "chunkInfo", "putSmallFile"), "putSmallFile.chunkInfo")
+        block, chunk = wire.put_small_file_from_proto(body, request.containerID)
         if chunk.offset != 0:
             raise ProtocolError(
                 "putSmallFile.chunkInfo.offset", f"is {chunk.offset}: a small file starts at 0"
             )
-        container = self._writable(request, block_proto.blockID.replicaIndex, index)
+        container = self._writable(request, body.block.blockData.blockID.replicaIndex, index)
         _refuse_other_chunks(container, block.block_id, chunk)
         self.write(container, block.block_id, chunk, body.data)
-        block = self._commit(container, replace(block, chunks=(chunk,)), index)
-        length = committed_length(block.block_id, block.bcsid, block.size)
-        return Response(putSmallFile=pb.PutSmallFileResponseProto(committedBlockLength=length))
+        return wire.put_small_file_answer(self._commit(container, replace(block, chunks=(chunk,)), index))
 
     def _get_small_file(self, request: Request, body: pb.GetSmallFileRequestProto, index: int) -> Response:
-        proto = sub_message(sub_message(body, "block", "getSmallFile"), "blockID", "getSmallFile.block")
-        block_id = self._block_id(request, proto, "getSmallFile.block.blockID")
+        block_id = wire.small_file_block(body, request.containerID)
         container = self._container(request)
-        block = container.get_block(block_id, proto.blockCommitSequenceId or None)
+        block = container.get_block(block_id, body.block.blockID.blockCommitSequenceId or None)
         if block.size > MAX_CHUNK_BYTES:
-            raise Refused(pb.GET_SMALL_FILE_ERROR, f"{block_id} has {block.size} bytes; read it by chunks")
+            raise Refused(
+                Refusal.GET_SMALL_FILE_ERROR, f"{block_id} has {block.size} bytes; read it by chunks"
+            )
         data = b"".join(verified_read(container, block_id, c) for c in block.chunks)
-        answer = pb.ReadChunkResponseProto(blockID=proto, data=data)
-        if block.chunks:
-            answer.chunkData.CopyFrom(chunk_to_proto(block.chunks[-1]))  # Ozone answers with the last chunk
-        return Response(getSmallFile=pb.GetSmallFileResponseProto(data=answer))
+        return wire.get_small_file_answer(body, data, block.chunks[-1] if block.chunks else None)
 
     def _echo(self, request: Request, body: pb.EchoRequestProto, index: int) -> Response:
         """freon dne's round trip: payloadSizeResp zero bytes back, bounded as OM's echoRPC."""
         size = integer(body.payloadSizeResp, "echo.payloadSizeResp", 0, MAX_ECHO_PAYLOAD_BYTES)
-        return Response(echo=pb.EchoResponseProto(payload=bytes(size)))
+        return wire.echo_answer(size)
 
 
 def _check_replica(container: KeyValueContainer, pipeline_id: str, replica_index: int) -> None:
@@ -653,7 +620,7 @@ def _refuse_other_chunks(container: KeyValueContainer, block_id: BlockID, chunk:
     committed = block.chunks
     if committed != (chunk,) and not block.finalized:
         raise Refused(
-            pb.PUT_SMALL_FILE_ERROR,
+            Refusal.PUT_SMALL_FILE_ERROR,
             f"{block_id} is committed with {len(committed)} chunk(s) of {sum(c.length for c in committed)} "
             f"bytes: a small file is a whole new block",
         )
@@ -665,23 +632,7 @@ def _refuse_outside_log(request: Request, container: KeyValueContainer, index: i
     here = container.data
     if not index and not request.pipelineID and here.replica_index == 0 and here.origin_pipeline_id:
         raise Refused(
-            pb.UNSUPPORTED_REQUEST,
+            Refusal.UNSUPPORTED_REQUEST,
             f"container {container.container_id} is replicated by pipeline {here.origin_pipeline_id}: "
-            f"{_type_name(request.cmdType)} goes through its pipeline's log, not to one replica",
+            f"{command_name(request.cmdType)} goes through its pipeline's log, not to one replica",
         )
-
-
-def _replica_index(request: Request) -> int:
-    """The replica index a write names in its block id, or a create in its body (an EC one's is > 0)."""
-    kind = request.cmdType
-    if kind == pb.CreateContainer:
-        return request.createContainer.replicaIndex
-    if kind == pb.WriteChunk:
-        return request.writeChunk.blockID.replicaIndex
-    if kind == pb.PutBlock:
-        return request.putBlock.blockData.blockID.replicaIndex
-    if kind == pb.PutSmallFile:
-        return request.putSmallFile.block.blockData.blockID.replicaIndex
-    if kind == pb.FinalizeBlock:
-        return request.finalizeBlock.blockID.replicaIndex
-    return 0

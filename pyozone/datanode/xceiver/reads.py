@@ -7,6 +7,8 @@ no committed metadata is checked against the request's own checksums, and a mism
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pyozone.datanode.storage import (
     ChecksumMismatch,
     ChecksumType,
@@ -15,18 +17,21 @@ from pyozone.datanode.storage import (
     KeyValueContainer,
     Result,
 )
-from pyozone.datanode.xceiver.convert import chunk_from_proto
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.common import integer, text
+from pyozone.protocol.container import chunk_from_proto
+
+if TYPE_CHECKING:
+    from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 
 def read_committed(
     container: KeyValueContainer, block_id: BlockID, wanted: pb.ChunkInfo, field: str
 ) -> bytes:
-    """Reads the requested range, verified against the committed chunk that holds it."""
+    """Reads the requested range, verified against the committed chunk that holds it (`wanted`: the
+    request's chunk, as sent)."""
     name = text(wanted.chunkName, f"{field}.chunkName")
     offset, length = integer(wanted.offset, f"{field}.offset"), integer(wanted.len, f"{field}.len")
     if length > MAX_CHUNK_BYTES:

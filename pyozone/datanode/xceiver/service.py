@@ -25,14 +25,14 @@ from pyozone import rpc
 from pyozone.datanode.ordered_answers import answer_in_order
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.container import XCEIVER_SERVICE
 
 if TYPE_CHECKING:
     from pyozone.datanode.ratis.groups import PipelineGroups
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
 
 log = logging.getLogger(__name__)
-
-Response = pb.ContainerCommandResponseProto
 
 MAX_IN_FLIGHT = 16
 """Requests of one stream received but not yet answered; with 4 MiB chunks, 64 MiB per stream."""
@@ -41,7 +41,7 @@ MAX_STREAMS_PER_CONNECTION = 4096
 (client/xceiver.IDLE_STREAMS per datanode) and every client of a process shares one connection to a
 datanode: above the rpc layer's default (256) the idle streams alone could make the server stop reading the
 connection, stalling the streams at work on it. Each stream bounds its own requests (MAX_IN_FLIGHT)."""
-SPEC = rpc.service(pb, "XceiverClientProtocolService")
+SPEC = rpc.ServiceSpec.of(XCEIVER_SERVICE)
 
 
 class XceiverService:
@@ -61,12 +61,12 @@ class XceiverService:
 
     async def send(
         self,
-        request_iterator: AsyncIterator[pb.ContainerCommandRequestProto],
+        request_iterator: AsyncIterator[Request],
         context: rpc.CallContext,
-    ) -> AsyncIterator[pb.ContainerCommandResponseProto]:
+    ) -> AsyncIterator[Response]:
         last_for: dict[int, asyncio.Future[Response]] = {}
 
-        def start(request: pb.ContainerCommandRequestProto) -> asyncio.Future[Response]:
+        def start(request: Request) -> asyncio.Future[Response]:
             """Into its pipeline's log, or chained behind the stream's previous request for the container."""
             key = request.containerID
             task = None
@@ -83,11 +83,7 @@ class XceiverService:
             async for response in answers:
                 yield response
 
-    async def _dispatch(
-        self,
-        request: pb.ContainerCommandRequestProto,
-        previous: asyncio.Future[pb.ContainerCommandResponseProto] | None,
-    ) -> pb.ContainerCommandResponseProto:
+    async def _dispatch(self, request: Request, previous: asyncio.Future[Response] | None) -> Response:
         if previous is not None:
             await asyncio.wait([previous])
         loop = asyncio.get_running_loop()

@@ -7,7 +7,8 @@ ReadChunk, GetBlock, GetCommittedBlockLength and GetSmallFile. A write must stay
 (`write_extent`; on the datastream port every packet). With `hdds.container.token.enabled` the container
 operations need a container token for their container (requireContainerToken): CreateContainer,
 CloseContainer, DeleteContainer, ReadContainer, ListBlock. The rules are the kernel's
-(hdds/security/block_token.py), the bytes protocol/tokens.py's.
+(hdds/security/block_token.py), the bytes protocol/tokens.py's, what a request names and writes
+protocol/container.py's.
 
 A token is checked where a request enters this datanode from outside: the dispatcher for requests it runs
 at once, the pipeline leader before it orders a write into the log (datanode/ratis/groups.py), and each
@@ -23,7 +24,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
@@ -38,7 +39,7 @@ from pyozone.hdds.security.block_token import (
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.container import CommandType, command_name, request_block_id, write_extent
 from pyozone.protocol.tokens import (
     encode_token,
     issue_block_token,
@@ -49,21 +50,28 @@ from pyozone.protocol.tokens import (
 from pyozone.rpc.metadata import peer_identity
 from pyozone.security.secret_keys import SecretKeyCache
 
-Request = pb.ContainerCommandRequestProto
+if TYPE_CHECKING:
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
 
 BLOCK_MODES: dict[int, AccessMode] = {
-    pb.WriteChunk: AccessMode.WRITE,
-    pb.PutBlock: AccessMode.WRITE,
-    pb.PutSmallFile: AccessMode.WRITE,
-    pb.FinalizeBlock: AccessMode.WRITE,  # Ozone's BlockTokenVerifier: every request not read-only
-    pb.ReadChunk: AccessMode.READ,
-    pb.GetBlock: AccessMode.READ,
-    pb.GetCommittedBlockLength: AccessMode.READ,
-    pb.GetSmallFile: AccessMode.READ,
+    CommandType.WriteChunk: AccessMode.WRITE,
+    CommandType.PutBlock: AccessMode.WRITE,
+    CommandType.PutSmallFile: AccessMode.WRITE,
+    CommandType.FinalizeBlock: AccessMode.WRITE,  # Ozone's BlockTokenVerifier: every request not read-only
+    CommandType.ReadChunk: AccessMode.READ,
+    CommandType.GetBlock: AccessMode.READ,
+    CommandType.GetCommittedBlockLength: AccessMode.READ,
+    CommandType.GetSmallFile: AccessMode.READ,
 }
 """The requests that need a block token, and the mode each needs."""
 CONTAINER_OPS = frozenset(
-    {pb.CreateContainer, pb.CloseContainer, pb.DeleteContainer, pb.ReadContainer, pb.ListBlock}
+    {
+        CommandType.CreateContainer,
+        CommandType.CloseContainer,
+        CommandType.DeleteContainer,
+        CommandType.ReadContainer,
+        CommandType.ListBlock,
+    }
 )
 """The requests that need a container token."""
 
@@ -80,53 +88,6 @@ class SecretKeys(Protocol):
 
 class WouldBlock(Exception):
     """The token names a secret key not held here: checking it asks SCM (run `check` off the event loop)."""
-
-
-def request_block(request: Request) -> BlockID:
-    """The block a block request names (its blockID; zeros when the body is missing, which no token
-    names: the dispatcher then refuses the request as malformed)."""
-    kind = request.cmdType
-    if kind == pb.WriteChunk:
-        proto = request.writeChunk.blockID
-    elif kind == pb.PutBlock:
-        proto = request.putBlock.blockData.blockID
-    elif kind == pb.PutSmallFile:
-        proto = request.putSmallFile.block.blockData.blockID
-    elif kind == pb.ReadChunk:
-        proto = request.readChunk.blockID
-    elif kind == pb.GetBlock:
-        proto = request.getBlock.blockID
-    elif kind == pb.GetCommittedBlockLength:
-        proto = request.getCommittedBlockLength.blockID
-    elif kind == pb.GetSmallFile:
-        proto = request.getSmallFile.block.blockID
-    elif kind == pb.FinalizeBlock:
-        proto = request.finalizeBlock.blockID
-    else:
-        raise ValueError(f"{pb.Type.Name(kind)} names no block")
-    return BlockID(proto.containerID, proto.localID)
-
-
-def write_extent(request: Request) -> int:
-    """How far into its block a write reaches: the end of its chunk and of its block's furthest chunk, and
-    its block's length (the sum of its chunks), whichever is largest; 0 for a request that writes nothing."""
-    kind = request.cmdType
-    chunks: list[pb.ChunkInfo] = []
-    blocks: list[pb.BlockData] = []
-    if kind == pb.WriteChunk:
-        chunks.append(request.writeChunk.chunkData)
-        if request.writeChunk.HasField("block"):
-            blocks.append(request.writeChunk.block.blockData)
-    elif kind == pb.PutBlock:
-        blocks.append(request.putBlock.blockData)
-    elif kind == pb.PutSmallFile:
-        chunks.append(request.putSmallFile.chunkInfo)
-        blocks.append(request.putSmallFile.block.blockData)
-    ends = [c.offset + c.len for c in chunks]
-    for block in blocks:
-        ends.append(sum(c.len for c in block.chunks))
-        ends.extend(c.offset + c.len for c in block.chunks)
-    return max(ends, default=0)
 
 
 class TokenVerifier:
@@ -146,9 +107,9 @@ class TokenVerifier:
         kind = request.cmdType
         if self.block_tokens and kind in BLOCK_MODES:
             mode = BLOCK_MODES[kind]
-            ident = self.check_block(request.encodedToken, request_block(request), mode, may_block)
+            ident = self.check_block(request.encodedToken, request_block_id(request), mode, may_block)
             if ident is not None and mode is AccessMode.WRITE:
-                check_length(ident, write_extent(request), pb.Type.Name(kind))
+                check_length(ident, write_extent(request), command_name(kind))
         elif self.container_tokens and kind in CONTAINER_OPS:
             lookup = self._lookup(may_block)
             verify_container_token(request.encodedToken, request.containerID, lookup, self.clock.wall_ms())
@@ -202,7 +163,7 @@ class TokenSigner:
             if self.block_tokens and kind in BLOCK_MODES:
                 mode = BLOCK_MODES[kind]
                 length = write_extent(request) if mode is AccessMode.WRITE else 0  # exactly what it writes
-                block = request_block(request)
+                block = request_block_id(request)
                 ident = BlockTokenIdentifier(self.owner, block, expiry, frozenset({mode}), length, key.id)
                 request.encodedToken = encode_token(issue_block_token(ident, key))
             elif self.container_tokens and kind in CONTAINER_OPS:

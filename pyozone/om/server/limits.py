@@ -15,7 +15,7 @@ from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES, MAX_OM_MESSAGE_BYTES, Ki
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.names import MAX_KEY_NAME_BYTES, MAX_RESOURCE_NAME
 from pyozone.om.s3secret import MAX_REGION_CHARS, MAX_SERVICE_CHARS
-from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.protocol import om as wire
 from pyozone.rpc import Oversized, RequestBounds, ServerSettings, StatusCode
 
 MAX_USER_NAME_BYTES = 256
@@ -96,7 +96,6 @@ _MESSAGE_BYTES = {
     "setAcl": METADATA_REQUEST_BYTES,
     "echoRPC": ECHO_REQUEST_BYTES,
 }
-SERVICE = pb.DESCRIPTOR.services_by_name["OzoneManagerService"]
 
 
 def _rules(method: str, fields: list[str]) -> dict[str, NameRule]:
@@ -113,14 +112,13 @@ class OMRequestLimits:
     def __init__(self) -> None:
         self._bounds: dict[str, RequestBounds] = {}
         self._rules: dict[str, dict[str, NameRule]] = {}
-        for method in SERVICE.methods:
-            full = f"/{SERVICE.full_name}/{method.name}"
-            fields = method.input_type.fields
-            rules = _rules(method.name, [f.name for f in fields])
-            numbers = {f.name: f.number for f in fields}
+        for method, fields in wire.request_fields().items():
+            full = f"/{wire.SERVICE.full_name}/{method}"
+            rules = _rules(method, [name for name, _ in fields])
+            numbers = dict(fields)
             self._rules[full] = rules
             self._bounds[full] = RequestBounds(
-                _MESSAGE_BYTES.get(method.name, NAMES_REQUEST_BYTES),
+                _MESSAGE_BYTES.get(method, NAMES_REQUEST_BYTES),
                 {numbers[name]: (name, rule.limit) for name, rule in rules.items()},
                 read_bytes=MAX_OM_REQUEST_BYTES,
             )

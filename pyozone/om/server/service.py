@@ -3,7 +3,8 @@
 Each handler parses its request, runs the core call in the daemon's thread pool (core calls may wait for
 SCM; commitKey, which never does, runs on the loop and saves the pool's two thread hops; openKey runs on
 the loop too and awaits SCM's blocks through a batcher there) and builds the answer once what the call
-wrote or saw is durable (`_run`, `_on_loop`). Field-level checks live in the converters;
+wrote or saw is durable (`_run`, `_on_loop`). Messages are built and converted in protocol/om.py (a
+handler reads plain fields of its request, never a copy of it); field-level checks live in the converters;
 every namespace rule in the core.
 With ozone.acl.enabled a handler names the caller and the check the call needs (om/access.py), which runs
 in the same pool job just before the call; with ACLs off the checks return at once.
@@ -15,54 +16,38 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Executor
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
+from pyozone.hdds.om_records import KeyBlock, MultipartUploadRecord
 from pyozone.hdds.security.acl import ACLType, Caller, Ownership, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.x509 import check_user_name
-from pyozone.om import codec
 from pyozone.om.access import Access
 from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
-from pyozone.om.conditions import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.properties import PropertyManager
-from pyozone.om.records import KeyBlock, MultipartUploadRecord
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.scm import scm_call
 from pyozone.om.server.durability import DurableGate
 from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc
 from pyozone.om.stored_lengths import StoredLengths
-from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto, acls_to_proto, obj_from_proto
-from pyozone.protocol.block import BlockLocation, exclude_list_from_proto, write_pipeline_to_proto
+from pyozone.protocol import om as wire
+from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto
 from pyozone.protocol.common import integer
 from pyozone.rpc import CallContext, Server, ServiceSpec
+
+if TYPE_CHECKING:
+    from pyozone.proto import OmClientProtocol_pb2 as pb
 
 Context = CallContext
 T = TypeVar("T")
 Check = Callable[[], None]
-
-
-def _excluded(request: pb.OpenKeyRequest | pb.AllocateBlockRequest) -> ExcludeList:
-    if not request.HasField("excludeList"):
-        return ExcludeList()
-    return parse(exclude_list_from_proto, request.excludeList)
-
-
-def _allocated(location: BlockLocation, length: int) -> pb.KeyLocation:
-    """A block to write: `length` is the most key bytes the writer may put in it (an EC block group's
-    capacity: what SCM counted for each replica, times the data indexes)."""
-    proto = codec.block_to_proto(codec.KeyBlock(location.block_id, 0, length))
-    proto.pipeline.MergeFromString(write_pipeline_to_proto(location))
-    proto.containerState = "OPEN"
-    return proto
 
 
 class OzoneManagerService:
@@ -173,13 +158,13 @@ class OzoneManagerService:
             self.core.create_volume, request.volume, owner, quota, namespace, acls,
             check=partial(self.access.admin, caller, "create Ozone volumes"),
         )  # fmt: skip
-        return pb.CreateVolumeResponse(volume=codec.volume_to_proto(record))
+        return wire.volume_answer("createVolume", record)
 
     @rpc
     async def infoVolume(self, request: pb.InfoVolumeRequest, context: Context) -> pb.InfoVolumeResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.READ, request.volume)
         record = await self._run(self.core.info_volume, request.volume, check=check)
-        return pb.InfoVolumeResponse(volume=codec.volume_to_proto(record))
+        return wire.volume_answer("infoVolume", record)
 
     @rpc
     async def deleteVolume(
@@ -187,7 +172,7 @@ class OzoneManagerService:
     ) -> pb.DeleteVolumeResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.DELETE, request.volume)
         await self._run(self.core.delete_volume, request.volume, check=check)
-        return pb.DeleteVolumeResponse()
+        return wire.empty_answer("deleteVolume")
 
     @rpc
     async def listVolumes(self, request: pb.ListVolumesRequest, context: Context) -> pb.ListVolumesResponse:
@@ -195,7 +180,7 @@ class OzoneManagerService:
         records = await self._run(
             self.core.list_volumes, request.prefix, request.startKey, self._limit(request.maxKeys), visible
         )
-        return pb.ListVolumesResponse(volumes=[codec.volume_to_proto(r) for r in records])
+        return wire.volumes_answer(records)
 
     # ------------------------------------------------------------------ buckets
     @rpc
@@ -203,16 +188,16 @@ class OzoneManagerService:
         self, request: pb.CreateBucketRequest, context: Context
     ) -> pb.CreateBucketResponse:
         config = None
-        if codec.names_replication(request):
+        if wire.names_replication(request):
             default = self.core.settings.default_replication
-            config = parse(codec.requested_replication, request, default)
+            config = parse(wire.requested_replication, request, default)
         caller = self.access.caller(context)
         creator = self._bucket_owner(caller, request.owner) if request.owner else self.access.creator(caller)
         record = await self._run(
             self.core.create_bucket, request.volume, request.bucket, config, creator,
             check=partial(self.access.bucket, caller, ACLType.CREATE, request.volume, request.bucket),
         )  # fmt: skip
-        return pb.CreateBucketResponse(bucket=codec.bucket_to_proto(record))
+        return wire.bucket_answer("createBucket", record)
 
     def _bucket_owner(self, caller: Caller | None, owner: str) -> Ownership:
         """The owner a createBucket names (Ozone's client sends BucketInfo.owner; the S3 gateway names the
@@ -235,7 +220,7 @@ class OzoneManagerService:
     async def infoBucket(self, request: pb.InfoBucketRequest, context: Context) -> pb.InfoBucketResponse:
         check = self._bucket_check(context, ACLType.READ, request)
         record = await self._run(self.core.info_bucket, request.volume, request.bucket, check=check)
-        return pb.InfoBucketResponse(bucket=codec.bucket_to_proto(record))
+        return wire.bucket_answer("infoBucket", record)
 
     @rpc
     async def deleteBucket(
@@ -243,7 +228,7 @@ class OzoneManagerService:
     ) -> pb.DeleteBucketResponse:
         check = self._bucket_check(context, ACLType.DELETE, request)
         await self._run(self.core.delete_bucket, request.volume, request.bucket, check=check)
-        return pb.DeleteBucketResponse()
+        return wire.empty_answer("deleteBucket")
 
     @rpc
     async def listBuckets(self, request: pb.ListBucketsRequest, context: Context) -> pb.ListBucketsResponse:
@@ -252,12 +237,12 @@ class OzoneManagerService:
             self.core.list_buckets, request.volume, request.prefix, request.startKey,
             self._limit(request.maxKeys), request.owner, check=check,
         )  # fmt: skip
-        return pb.ListBucketsResponse(buckets=[codec.bucket_to_proto(r) for r in records])
+        return wire.buckets_answer(records)
 
     # ------------------------------------------------------------------ writing keys
     @rpc
     async def openKey(self, request: pb.OpenKeyRequest, context: Context) -> pb.OpenKeyResponse:
-        excluded = _excluded(request)
+        excluded = parse(wire.excluded, request)
         size = parse(integer, request.dataSize, "dataSize")
         caller = self.access.caller(context)
         check = partial(self.access.key, caller, ACLType.CREATE, request.volume, request.bucket, request.key)
@@ -269,7 +254,7 @@ class OzoneManagerService:
             )  # fmt: skip
         else:
             metadata, tags = dict(request.metadata), dict(request.tags)
-            condition = KeyCondition.from_proto(request.condition)
+            condition = wire.key_condition_from_proto(request.condition)
 
             async def open_key() -> OpenKeySession:
                 check()
@@ -284,53 +269,50 @@ class OzoneManagerService:
                 return self.core.record_open_key(plan, allocated)
 
             session = await self._on_loop(open_key)
-        info = codec.key_to_proto(session.key, with_blocks=False)
-        info.locations.extend(_allocated(b, session.block_length) for b in session.allocated)
+        answer = wire.open_key_answer(session.key, session.client_id, session.allocated, session.block_length)
         # the most one replica holds of what SCM allocated (a small key's block is its size; an EC group's
         # fullest replica): the datanodes hold a write to it (write_max_length for a full block)
         replica_length = replica_bytes(session.key.replication, session.block_length)
-        await self._sign(info.locations, context, READ_WRITE, replica_length)
-        return pb.OpenKeyResponse(keyInfo=info, clientID=session.client_id, openVersion=0)
+        await self._sign(answer.keyInfo.locations, context, READ_WRITE, replica_length)
+        return answer
 
     def _requested_replication(
         self, request: pb.OpenKeyRequest | pb.InitiateMultipartUploadRequest
     ) -> ReplicationConfig | None:
         """The config a request names, its unset parts from its bucket's (read here: call in the pool job
         that uses it); None when it names none (the core takes the bucket's)."""
-        if not codec.names_replication(request):
+        if not wire.names_replication(request):
             return None
         bucket = self.core.info_bucket(request.volume, request.bucket)
-        return parse(codec.requested_replication, request, bucket.replication)
+        return parse(wire.requested_replication, request, bucket.replication)
 
     @rpc
     async def allocateBlock(
         self, request: pb.AllocateBlockRequest, context: Context
     ) -> pb.AllocateBlockResponse:
-        excluded = _excluded(request)
+        excluded = parse(wire.excluded, request)
         check = self._open_key_check(context, request)
         block = await self._run(
             self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded,
             check=check,
         )  # fmt: skip
         capacity = block_capacity(block.pipeline.replication_config, self.core.settings.block_size)
-        location = _allocated(block, capacity)
+        answer = wire.allocate_block_answer(block, capacity)
         length = write_max_length(block.pipeline.replication_config, self.core.settings.block_size)
-        await self._sign([location], context, READ_WRITE, length)
-        return pb.AllocateBlockResponse(location=location)
+        await self._sign([answer.location], context, READ_WRITE, length)
+        return answer
 
     @rpc
     async def commitKey(self, request: pb.CommitKeyRequest, context: Context) -> pb.CommitKeyResponse:
-        blocks = [
-            parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
-        ]
+        blocks = parse(wire.commit_blocks, request)
         size = parse(integer, request.dataSize, "dataSize")
         stored = await self._stored_lengths(context, request, blocks)
         record = await self._run(
             self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
-            dict(request.metadata), KeyCondition.from_proto(request.condition), stored,
+            dict(request.metadata), wire.key_condition_from_proto(request.condition), stored,
             check=self._open_key_check(context, request), inline=True,
         )  # fmt: skip
-        return pb.CommitKeyResponse(keyInfo=codec.key_to_proto(record))
+        return wire.key_answer("commitKey", record)
 
     async def _stored_lengths(
         self,
@@ -356,13 +338,9 @@ class OzoneManagerService:
             self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost,
             request.forceUpdateContainerCache, check=self._key_check(context, ACLType.READ, request),
         )  # fmt: skip
-        info = codec.key_to_proto(located.key)
-        for proto, where in zip(info.locations, located.locations, strict=True):
-            if where.pipeline is not None:
-                proto.pipeline.CopyFrom(where.pipeline)
-            proto.containerState = where.container_state
+        info = wire.located_key_to_proto(located.key, located.where())
         await self._sign(info.locations, context, READ)
-        return pb.LookupKeyResponse(keyInfo=info)
+        return wire.lookup_key_answer(info)
 
     @rpc
     async def listKeys(self, request: pb.ListKeysRequest, context: Context) -> pb.ListKeysResponse:
@@ -370,9 +348,7 @@ class OzoneManagerService:
             self.core.list_keys, request.volume, request.bucket, request.prefix, request.startKey,
             self._limit(request.maxKeys), check=self._bucket_check(context, ACLType.LIST, request),
         )  # fmt: skip
-        return pb.ListKeysResponse(
-            keys=[codec.key_to_proto(r, with_blocks=request.withBlocks) for r in records]
-        )
+        return wire.keys_answer(records, request.withBlocks)
 
     @rpc
     async def renameKey(self, request: pb.RenameKeyRequest, context: Context) -> pb.RenameKeyResponse:
@@ -385,16 +361,16 @@ class OzoneManagerService:
         await self._run(
             self.core.rename_key, request.volume, request.bucket, request.key, request.toKey, check=check
         )
-        return pb.RenameKeyResponse()
+        return wire.empty_answer("renameKey")
 
     @rpc
     async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
         await self._run(
             self.core.delete_key, request.volume, request.bucket, request.key,
-            KeyCondition.from_proto(request.condition),
+            wire.key_condition_from_proto(request.condition),
             check=self._key_check(context, ACLType.DELETE, request),
         )  # fmt: skip
-        return pb.DeleteKeyResponse()
+        return wire.empty_answer("deleteKey")
 
     @rpc
     async def putObjectTagging(
@@ -404,7 +380,7 @@ class OzoneManagerService:
             self.core.set_key_tags, request.volume, request.bucket, request.key, dict(request.tags),
             check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
-        return pb.PutObjectTaggingResponse()
+        return wire.empty_answer("putObjectTagging")
 
     # ------------------------------------------------------------------ S3 secrets
     @rpc
@@ -413,9 +389,7 @@ class OzoneManagerService:
         found = await self._run(
             self.core.s3_secrets.get, request.kerberosID, request.createIfNotExist, check=check
         )
-        return pb.GetS3SecretResponse(
-            s3Secret=pb.S3Secret(kerberosID=found.access_id, awsSecret=found.secret)
-        )
+        return wire.s3_secret_answer(found.access_id, found.secret)
 
     @rpc
     async def revokeS3Secret(
@@ -423,7 +397,7 @@ class OzoneManagerService:
     ) -> pb.RevokeS3SecretResponse:
         check = partial(self.access.s3_secret, self.access.caller(context), request.kerberosID)
         await self._run(self.core.s3_secrets.revoke, request.kerberosID, check=check)
-        return pb.RevokeS3SecretResponse()
+        return wire.empty_answer("revokeS3Secret")
 
     @rpc
     async def getS3SigningKey(
@@ -433,7 +407,7 @@ class OzoneManagerService:
             self.core.s3_secrets.signing_key, request.accessId, request.date, request.region, request.service,
             check=partial(self.access.admin, self.access.caller(context), "derive S3 signing keys"),
         )  # fmt: skip
-        return pb.GetS3SigningKeyResponse(signingKey=key)
+        return wire.signing_key_answer(key)
 
     # ------------------------------------------------------------------ multipart uploads
     @rpc
@@ -450,15 +424,13 @@ class OzoneManagerService:
             )
 
         upload = await self._run(initiate, check=self._key_check(context, ACLType.CREATE, request))
-        return pb.InitiateMultipartUploadResponse(uploadID=upload.upload_id)
+        return wire.initiated_answer(upload.upload_id)
 
     @rpc
     async def commitMultipartUploadPart(
         self, request: pb.CommitMultipartUploadPartRequest, context: Context
     ) -> pb.CommitMultipartUploadPartResponse:
-        blocks = [
-            parse(codec.block_from_proto, x, f"locations[{i}]") for i, x in enumerate(request.locations)
-        ]
+        blocks = parse(wire.commit_blocks, request)
         size = parse(integer, request.dataSize, "dataSize")
         stored = await self._stored_lengths(context, request, blocks)
         part = await self._run(
@@ -466,9 +438,7 @@ class OzoneManagerService:
             request.multipartUploadID, request.multipartNumber, size, blocks, dict(request.metadata), stored,
             check=self._open_key_check(context, request),
         )  # fmt: skip
-        return pb.CommitMultipartUploadPartResponse(
-            partName=part.part_name, partKeyInfo=codec.key_to_proto(part.key)
-        )
+        return wire.part_committed_answer(part)
 
     @rpc
     async def completeMultipartUpload(
@@ -477,10 +447,10 @@ class OzoneManagerService:
         parts = [(p.partNumber, p.partName) for p in request.parts]
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
-            dict(request.metadata), KeyCondition.from_proto(request.condition),
+            dict(request.metadata), wire.key_condition_from_proto(request.condition),
             check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
-        return pb.CompleteMultipartUploadResponse(keyInfo=codec.key_to_proto(record))
+        return wire.key_answer("completeMultipartUpload", record)
 
     @rpc
     async def abortMultipartUpload(
@@ -490,7 +460,7 @@ class OzoneManagerService:
             self.multipart.abort, request.volume, request.bucket, request.key, request.uploadID,
             check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
-        return pb.AbortMultipartUploadResponse()
+        return wire.empty_answer("abortMultipartUpload")
 
     @rpc
     async def listParts(self, request: pb.ListPartsRequest, context: Context) -> pb.ListPartsResponse:
@@ -499,22 +469,7 @@ class OzoneManagerService:
             request.partNumberMarker, self._limit(request.maxParts),
             check=self._key_check(context, ACLType.READ, request),
         )  # fmt: skip
-        return pb.ListPartsResponse(
-            parts=[
-                pb.PartSummary(
-                    partNumber=p.part_number,
-                    partName=p.part_name,
-                    size=p.key.data_size,
-                    modificationTime=p.key.modification_ms,
-                    metadata=dict(p.key.metadata),
-                )
-                for p in page.parts
-            ],
-            nextPartNumberMarker=page.next_marker,
-            isTruncated=page.truncated,
-            metadata=dict(page.upload.metadata),
-            **codec.replication_fields(page.upload.replication),
-        )
+        return wire.parts_answer(page.parts, page.next_marker, page.truncated, page.upload)
 
     @rpc
     async def listMultipartUploads(
@@ -525,7 +480,7 @@ class OzoneManagerService:
             request.uploadIdMarker, self._limit(request.maxUploads),
             check=self._bucket_check(context, ACLType.LIST, request),
         )  # fmt: skip
-        return pb.ListMultipartUploadsResponse(uploads=[_upload_summary(u) for u in uploads])
+        return wire.uploads_answer(uploads)
 
     @rpc
     async def getServiceInfo(
@@ -536,7 +491,7 @@ class OzoneManagerService:
                 return self.core.scm.scm_info().in_safe_mode
 
         in_safe_mode = await self._run(ask)
-        return pb.ServiceInfoResponse(clusterID=self.cluster_id, omID=self.om_id, scmInSafeMode=in_safe_mode)
+        return wire.service_info_answer(self.cluster_id, self.om_id, in_safe_mode)
 
     # ------------------------------------------------------------------ owners, quotas and ACLs
     @rpc
@@ -555,7 +510,7 @@ class OzoneManagerService:
             self.properties.set_volume, request.volumeName, request.ownerName, request.quotaInBytes,
             request.quotaInNamespace, check=check,
         )  # fmt: skip
-        return pb.SetVolumePropertyResponse(volume=codec.volume_to_proto(record))
+        return wire.volume_answer("setVolumeProperty", record)
 
     @rpc
     async def setBucketProperty(
@@ -574,45 +529,45 @@ class OzoneManagerService:
             self.properties.set_bucket, args.volumeName, args.bucketName, args.ownerName, args.quotaInBytes,
             args.quotaInNamespace, check=check,
         )  # fmt: skip
-        return pb.SetBucketPropertyResponse(bucket=codec.bucket_to_proto(record))
+        return wire.bucket_answer("setBucketProperty", record)
 
     @rpc
     async def addAcl(self, request: pb.AddAclRequest, context: Context) -> pb.AddAclResponse:
-        path = _object(request)
+        path = parse(wire.acl_object, request)
         acl = parse(acl_from_proto, request.acl, "acl")
         changed = await self._run(
             self.properties.change_acls, path, lambda acls: add_acl(acls, acl),
             check=self._acl_check(context, ACLType.WRITE_ACL, path),
         )  # fmt: skip
-        return pb.AddAclResponse(response=changed)
+        return wire.acl_changed_answer("addAcl", changed)
 
     @rpc
     async def removeAcl(self, request: pb.RemoveAclRequest, context: Context) -> pb.RemoveAclResponse:
-        path = _object(request)
+        path = parse(wire.acl_object, request)
         acl = parse(acl_from_proto, request.acl, "acl")
         changed = await self._run(
             self.properties.change_acls, path, lambda acls: remove_acl(acls, acl),
             check=self._acl_check(context, ACLType.WRITE_ACL, path),
         )  # fmt: skip
-        return pb.RemoveAclResponse(response=changed)
+        return wire.acl_changed_answer("removeAcl", changed)
 
     @rpc
     async def setAcl(self, request: pb.SetAclRequest, context: Context) -> pb.SetAclResponse:
-        path = _object(request)
+        path = parse(wire.acl_object, request)
         acls = parse(acls_from_proto, request.acl, "acl")
         changed = await self._run(
             self.properties.change_acls, path, lambda _: acls,
             check=self._acl_check(context, ACLType.WRITE_ACL, path),
         )  # fmt: skip
-        return pb.SetAclResponse(response=changed)
+        return wire.acl_changed_answer("setAcl", changed)
 
     @rpc
     async def getAcl(self, request: pb.GetAclRequest, context: Context) -> pb.GetAclResponse:
-        path = _object(request)
+        path = parse(wire.acl_object, request)
         acls = await self._run(
             self.properties.get_acls, path, check=self._acl_check(context, ACLType.READ_ACL, path)
         )
-        return pb.GetAclResponse(acls=acls_to_proto(acls))
+        return wire.acls_answer(acls)
 
     # ------------------------------------------------------------------ checks
     def _bucket_check(self, context: Context, right: ACLType, request: _BucketRequest) -> Check:
@@ -643,33 +598,20 @@ class OzoneManagerService:
         """Ozone's EchoRPC (freon ome): answered here on the event loop, with no pool job and no table, so
         its rate is what OM's RPC layer costs per call and nothing more."""
         size = parse(integer, request.payloadSizeResp, "payloadSizeResp", 0, MAX_ECHO_PAYLOAD_BYTES)
-        return pb.EchoRPCResponse(payload=bytes(size))
+        return wire.echo_answer(size)
 
 
-_BucketRequest = (
-    pb.InfoBucketRequest | pb.DeleteBucketRequest | pb.ListKeysRequest | pb.ListMultipartUploadsRequest
-)
-_KeyRequest = (
-    pb.LookupKeyRequest | pb.DeleteKeyRequest | pb.PutObjectTaggingRequest | pb.CompleteMultipartUploadRequest
-    | pb.AbortMultipartUploadRequest | pb.ListPartsRequest | pb.InitiateMultipartUploadRequest
-)  # fmt: skip
-_OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
-
-
-def _object(
-    request: pb.AddAclRequest | pb.RemoveAclRequest | pb.SetAclRequest | pb.GetAclRequest,
-) -> ObjectPath:
-    if not request.HasField("obj"):
-        raise OMException(OMResultCode.INVALID_REQUEST, "obj: is missing")
-    return parse(obj_from_proto, request.obj, "obj")
-
-
-def _upload_summary(upload: MultipartUploadRecord) -> pb.MultipartUploadSummary:
-    return pb.MultipartUploadSummary(
-        key=upload.key, uploadID=upload.upload_id, creationTime=upload.creation_ms,
-        **codec.replication_fields(upload.replication),
+if TYPE_CHECKING:
+    _BucketRequest = (
+        pb.InfoBucketRequest | pb.DeleteBucketRequest | pb.ListKeysRequest | pb.ListMultipartUploadsRequest
+    )
+    _KeyRequest = (
+        pb.LookupKeyRequest | pb.DeleteKeyRequest | pb.PutObjectTaggingRequest
+        | pb.CompleteMultipartUploadRequest | pb.AbortMultipartUploadRequest | pb.ListPartsRequest
+        | pb.InitiateMultipartUploadRequest
     )  # fmt: skip
+    _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 
 
 def add_om_service(server: Server, service: OzoneManagerService) -> None:
-    server.add_service(ServiceSpec.of(pb.DESCRIPTOR.services_by_name["OzoneManagerService"]), service)
+    server.add_service(ServiceSpec.of(wire.SERVICE), service)

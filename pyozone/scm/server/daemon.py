@@ -29,10 +29,10 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES
-from pyozone.protocol.admin import ADMIN_PROTOCOL
-from pyozone.protocol.block import BLOCK_PROTOCOL, MAX_BLOCK_MESSAGE_BYTES
-from pyozone.protocol.heartbeat import DATANODE_PROTOCOL
-from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, SECURITY_PROTOCOL
+from pyozone.protocol.admin import ADMIN_SERVICE
+from pyozone.protocol.block import BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES
+from pyozone.protocol.heartbeat import DATANODE_SERVICE
+from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, SECURITY_SERVICE
 from pyozone.rpc import loop as rpc_loop
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
@@ -262,28 +262,28 @@ class ScmDaemon:
         admin = AdminService(self.core, scm_uuid, self.snapshot_source)
         block = BlockService(self.core, scm_uuid, tls=self.tls is not None)
         self.datanode_port = await self._serve(
-            DATANODE_PROTOCOL, datanode, MAX_HEARTBEAT_MESSAGE_BYTES,
+            DATANODE_SERVICE, datanode, MAX_HEARTBEAT_MESSAGE_BYTES,
             self.datanode_address, "ozone.scm.datanode", self.tls,
         )  # fmt: skip
         self.client_port = await self._serve(
-            ADMIN_PROTOCOL, admin, MAX_ADMIN_MESSAGE_BYTES,
+            ADMIN_SERVICE, admin, MAX_ADMIN_MESSAGE_BYTES,
             self.client_address, "ozone.scm.client", self.tls,
         )  # fmt: skip
         self.block_port = await self._serve(
-            BLOCK_PROTOCOL, block, MAX_BLOCK_MESSAGE_BYTES,
+            BLOCK_SERVICE, block, MAX_BLOCK_MESSAGE_BYTES,
             self.block_address, "ozone.scm.block.client", self.tls,
         )  # fmt: skip
         if self.secure is not None:
             security = SecurityService(self.secure.security)
             self.security_port = await self._serve(
-                SECURITY_PROTOCOL, security, MAX_SECURITY_MESSAGE_BYTES,
+                SECURITY_SERVICE, security, MAX_SECURITY_MESSAGE_BYTES,
                 self.secure.address, "ozone.scm.security.service", self.secure.tls,
             )  # fmt: skip
         self.serving = True
 
     async def _serve(
         self,
-        protocol: ServiceDescriptor,
+        service: ServiceDescriptor,
         servicer: object,
         max_message_bytes: int,
         where: HostPort,
@@ -293,7 +293,7 @@ class ScmDaemon:
         """One service on its own port. `keys` is the prefix of the address and bind-host keys that gave
         `where`, for the error."""
         server = rpc.Server(rpc.ServerSettings(max_message_bytes=max_message_bytes))
-        server.add_service(rpc.ServiceSpec.of(protocol), servicer)
+        server.add_service(rpc.ServiceSpec.of(service), servicer)
         try:
             port = await server.start(where.host, where.port, tls)
         except OSError as e:

@@ -303,7 +303,7 @@ def allocate(cluster: LiveCluster, config: ReplicationConfig, size: int = 1 << 2
 def om_stub(cluster: LiveCluster) -> Iterator[Any]:
     """A raw OzoneManagerService stub on the cluster's OM (ports from cluster.json)."""
     from pyozone import rpc
-    from pyozone.client.om import OM_SERVICE
+    from pyozone.framework.om import OM_SERVICE
     from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 
     target = f"{HOST}:{cluster.port('om', 'rpc')}"

@@ -17,7 +17,7 @@ import pytest
 
 from pyozone import protocol as p
 from pyozone import rpc
-from pyozone.client.om import OM_SERVICE
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.messages import Heartbeat

@@ -18,7 +18,6 @@ import pytest
 
 from pyozone import rpc
 from pyozone.client import OzoneClient
-from pyozone.client.models import KeyInfo
 from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config.site import load_configuration
@@ -27,6 +26,7 @@ from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
+from pyozone.hdds.om_views import KeyInfo
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb

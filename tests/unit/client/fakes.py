@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from pyozone import rpc
-from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2 as om

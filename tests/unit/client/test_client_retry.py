@@ -12,8 +12,8 @@ import pytest
 from pyozone.client import BlockWriteError, OzoneClient
 from pyozone.client.block_output import BlockFailure, BlockOutputStream
 from pyozone.client.config import ClientConfig
-from pyozone.client.xceiver import ChannelPool
 from pyozone.common.net import HostPort
+from pyozone.framework.datanode import ChannelPool
 from pyozone.hdds.checksum import ChecksumType
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb

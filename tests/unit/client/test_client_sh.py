@@ -8,9 +8,9 @@ import os
 import pytest
 
 from pyozone.cli.sh import bucket_dict, parse_path
-from pyozone.client.models import BucketInfo
 from pyozone.common.cli_options import CLIError
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
+from pyozone.protocol.om import bucket_info_from_proto
 from tests.unit.client.fakes import BLOCK, SMALL, FakeCluster
 
 
@@ -54,8 +54,8 @@ def test_lists_show_quotas(sh) -> None:  # type: ignore[no-untyped-def]
     info = json.loads(sh("volume", "info", "/vol").out)
     assert (info["quotaInBytes"], info["quotaInNamespace"]) == (1 << 30, 5)
     proto = om_pb.BucketInfo(volume="vol", bucket="b", quotaInBytes=300, quotaInNamespace=7)
-    assert bucket_dict(BucketInfo.from_proto(proto))["quotaInBytes"] == 300
-    assert bucket_dict(BucketInfo.from_proto(proto))["quotaInNamespace"] == 7
+    assert bucket_dict(bucket_info_from_proto(proto))["quotaInBytes"] == 300
+    assert bucket_dict(bucket_info_from_proto(proto))["quotaInNamespace"] == 7
 
 
 def test_key_commands(sh, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from pyozone.client import OMException, OzoneClient, steps
-from pyozone.client.xceiver import IDLE_STREAMS, ChannelPool
+from pyozone.framework.datanode import IDLE_STREAMS, ChannelPool
 from pyozone.hdds.locations import DatanodeRef
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from tests.polling import wait_for_async

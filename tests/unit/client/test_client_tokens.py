@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import uuid
 
-from pyozone.client.block_input import BlockInputStream, StreamCache
 from pyozone.client.block_output import BlockOutputStream
 from pyozone.client.config import ClientConfig
-from pyozone.client.xceiver import ChannelPool
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.datanode import ChannelPool
+from pyozone.hdds.checksum import ChecksumType, compute
+from pyozone.hdds.chunks import ChunkInfo
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.locations import KeyLocation
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier
@@ -19,6 +20,7 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
+from pyozone.protocol import data
 from pyozone.protocol.locations import key_location_from_proto, key_location_to_proto
 from pyozone.protocol.tokens import decode_token, encode_token, issue_block_token, token_to_proto
 
@@ -49,11 +51,22 @@ def test_a_locations_token_is_the_encoded_token_oms_message_holds() -> None:
 def test_every_xceiver_request_for_the_block_carries_it() -> None:
     config = ClientConfig.from_conf(OzoneConfiguration(), "127.0.0.1:1")
     pool = ChannelPool()
+    sums = compute(b"x" * 10, ChecksumType.CRC32, 16)
     for with_token in (True, False):
         loc = location(with_token)
         writer = BlockOutputStream(loc, config, pool)
-        reader = BlockInputStream(loc, config, StreamCache(pool, 1), None)
-        for request in (writer._request(pb.PutBlock), reader._request(pb.GetBlock)):
+        chunk = data.chunk_info("1_chunk_1", 0, 10, sums)
+        requests = (
+            data.write_chunk_request(loc, 0, chunk, b"x" * 10),
+            data.put_block_request(loc, 0, [chunk], 10, {}, eof=True),
+            data.put_small_file_request(loc, 0, chunk, b"x" * 10, {}),
+            data.watch_request(loc, 3, all_committed=True),
+            data.get_block_request(loc, 0),
+            data.get_small_file_request(loc),
+            data.read_chunk_request(loc, ChunkInfo("1_chunk_1", 0, 10, sums), 0, 10),
+            writer._request(pb.PutBlock),  # the datastream writer's putBlock
+        )
+        for request in requests:
             assert request.encodedToken == loc.token
             assert any(f.name == "encodedToken" for f, _ in request.ListFields()) is with_token
         assert writer.committed(0).token == loc.token  # the block keeps its token through a commit

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from pyozone import rpc
-from pyozone.client.xceiver import ChannelPool
 from pyozone.common.tls import TlsStore
 from pyozone.datanode.xceiver import xceiver_server
+from pyozone.framework.datanode import ChannelPool
 from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb

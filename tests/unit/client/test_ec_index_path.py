@@ -20,8 +20,8 @@ from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.ec_index import ECIndexOutput, _StreamIndex, index_output
 from pyozone.client.ec_output import _Group
-from pyozone.client.xceiver import ChannelPool, DatanodeCallError
 from pyozone.common.net import HostPort
+from pyozone.framework.datanode import ChannelPool, DatanodeCallError
 from pyozone.hdds.checksum import ChecksumType
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef

@@ -24,14 +24,14 @@ from pyozone.client.ec_input import ECBlockInputStream
 from pyozone.client.errors import BlockReadError
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_reader import KeyReader
-from pyozone.client.models import KeyInfo
-from pyozone.client.xceiver import DatanodeCallError
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.datanode import DatanodeCallError
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.ec.codec import codec_for
 from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
+from pyozone.hdds.om_views import KeyInfo
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 
 BPC = 256

@@ -19,8 +19,8 @@ from pyozone.client.block_input import BlockInputStream
 from pyozone.client.ec_input import ECBlockInputStream
 from pyozone.client.errors import BlockReadError
 from pyozone.client.key_input import KeyInputStream
-from pyozone.client.models import KeyInfo
 from pyozone.hdds.locations import KeyLocation, PipelineRef
+from pyozone.hdds.om_views import KeyInfo
 from tests.unit.client.test_ec_input import CONFIG, RS, FakeIndexNode, FakeStreams, Group
 
 GROUP = 4 * RS.ec_data * RS.ec_chunk_size  # four stripes

@@ -11,7 +11,7 @@ import pytest
 
 from pyozone import rpc
 from pyozone.client import AsyncOzoneClient, OMException
-from pyozone.client.om import OM_SERVICE
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.security.acl import ACLType, Caller, Ownership, OzoneAcl, ResourceType
 from pyozone.hdds.security.users import Administrators
 from pyozone.om.access import Access

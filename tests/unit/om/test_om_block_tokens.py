@@ -12,8 +12,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from pyozone import rpc
-from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import BlockID, ReplicationConfig

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.om.conditions import KeyCondition
+from pyozone.hdds.om_records import KeyBlock
+from pyozone.hdds.om_views import KeyCondition
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import OPEN_KEY_TABLE
 from pyozone.om.multipart import MultipartManager
-from pyozone.om.records import KeyBlock
 from tests.unit.om.om_fakes import FakeScm, make_om
 from tests.unit.om.test_om_keys import deleted
 

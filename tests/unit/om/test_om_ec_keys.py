@@ -10,15 +10,15 @@ import pytest
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
+from pyozone.hdds.om_records import KeyBlock
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState, ReplicationType
-from pyozone.om import codec
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import BUCKET_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, bucket_key
 from pyozone.om.multipart import MultipartManager, multipart_key
-from pyozone.om.records import KeyBlock
 from pyozone.om.replication import AllowedConfigs
+from pyozone.protocol import om as wire
 from pyozone.protocol.block import BlockLocation
 from tests.builders import dn_id
 from tests.unit.om.om_fakes import BLOCK, FakeScm, details, make_om
@@ -70,7 +70,7 @@ def code(call, *args, **kwargs) -> OMResultCode:  # type: ignore[no-untyped-def]
 
 def test_a_bucket_records_its_ec_config(om: OzoneManager) -> None:
     assert om.info_bucket("vol1", "ecb").replication == RS_3_2
-    stored = codec.om_pb.BucketInfo.FromString(om.store.get(BUCKET_TABLE, bucket_key("vol1", "ecb")))
+    stored = wire.om_pb.BucketInfo.FromString(om.store.get(BUCKET_TABLE, bucket_key("vol1", "ecb")))
     assert stored.type == ReplicationType.EC.value and stored.factor == 0
     assert (stored.ecReplicationConfig.data, stored.ecReplicationConfig.parity) == (3, 2)
     # Ozone writes the codec in lower case
@@ -86,7 +86,7 @@ def test_a_key_takes_its_buckets_config_unless_it_names_its_own(om: OzoneManager
     om.create_bucket("vol1", "ratis", RATIS_THREE)
     ec_key = om.open_key("vol1", "ratis", "c", replication=RS_6_3)
     assert ec_key.key.replication == RS_6_3 and scm.allocations[-1][1] == RS_6_3
-    stored = codec.decode_key(om.store.get(OPEN_KEY_TABLE, f"/vol1/ratis/c/{ec_key.client_id}"))
+    stored = wire.decode_key(om.store.get(OPEN_KEY_TABLE, f"/vol1/ratis/c/{ec_key.client_id}"))
     assert stored.replication == RS_6_3
 
 
@@ -154,7 +154,7 @@ def test_multipart_uploads_record_the_config_and_write_parts_with_it(
     own = mpu.initiate("vol1", "ecb", "n", RS_6_3)
     assert (inherited.replication, own.replication) == (RS_3_2, RS_6_3)
     stored = om.store.get(MULTIPART_INFO_TABLE, multipart_key("vol1", "ecb", "n", own.upload_id))
-    assert codec.decode_multipart(stored).replication == RS_6_3
+    assert wire.decode_multipart(stored).replication == RS_6_3
     part = mpu.open_part("vol1", "ecb", "n", own.upload_id, 1, 10)
     assert part.key.replication == RS_6_3 and scm.allocations[-1][1] == RS_6_3
     assert [u.replication for u in mpu.list_uploads("vol1", "ecb")] == [RS_3_2, RS_6_3]

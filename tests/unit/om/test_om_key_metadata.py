@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.hdds.om_records import KeyBlock, KeyRecord
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_metadata import MAX_METADATA_BYTES, MAX_TAGS
-from pyozone.om.records import KeyBlock, KeyRecord
 from tests.unit.om.om_fakes import FakeScm, make_om
 
 

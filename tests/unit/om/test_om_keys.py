@@ -9,12 +9,12 @@ import pytest
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_ONE, BlockID
-from pyozone.om import codec
+from pyozone.hdds.om_records import KeyBlock
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE
-from pyozone.om.records import KeyBlock
 from pyozone.om.settings import PREALLOCATE_MAX_BLOCKS
+from pyozone.protocol import om as wire
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 
 
@@ -51,7 +51,7 @@ def write(om: OzoneManager, key: str, size: int) -> list[BlockID]:
 
 def deleted(om: OzoneManager) -> dict[str, list[BlockID]]:
     return {
-        name: [b.block_id for b in codec.decode_key(value).blocks]
+        name: [b.block_id for b in wire.decode_key(value).blocks]
         for name, value in om.store.scan(DELETED_TABLE)
     }
 

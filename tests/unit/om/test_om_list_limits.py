@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pyozone import rpc
-from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE
 from pyozone.om.core import OzoneManager
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.server import OmDaemon

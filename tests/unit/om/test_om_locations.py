@@ -12,9 +12,9 @@ from pyozone.config import OzoneConfiguration
 from pyozone.framework.scm_admin import ReplicaLocation
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import RATIS_THREE, BlockID
+from pyozone.hdds.om_records import KeyBlock
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.om.locations import UNSETTLED_CONTAINER_MAX_AGE_MS, LocationCache, read_pipeline
-from pyozone.om.records import KeyBlock
 from pyozone.om.scm import ContainerLocation
 from pyozone.om.settings import OMSettings
 from pyozone.proto import hdds_pb2

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
+from pyozone.hdds.om_records import KeyBlock
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import KeyBlock
 from tests.unit.om.om_fakes import FakeScm, make_om
 
 

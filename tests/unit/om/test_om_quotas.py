@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
+from pyozone.hdds.om_records import KeyBlock, replicated_size
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import KEY_TABLE, OPEN_KEY_TABLE, key_key
 from pyozone.om.properties import PropertyManager
-from pyozone.om.records import KeyBlock, replicated_size
 from tests.unit.om.om_fakes import BLOCK, FakeScm
 from tests.unit.om.om_fakes import make_om as fake_om
 from tests.unit.om.test_om_keys import deleted, write

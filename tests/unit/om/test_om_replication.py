@@ -10,10 +10,9 @@ from hypothesis import strategies as st
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
+from pyozone.hdds.om_records import replicated_size
 from pyozone.hdds.states import ReplicationType
-from pyozone.om import codec
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.records import replicated_size
 from pyozone.om.replication import (
     ALLOWED_CONFIGS_DEFAULT,
     AllowedConfigs,
@@ -24,6 +23,7 @@ from pyozone.om.replication import (
 from pyozone.om.settings import OMSettings, default_replication
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import hdds_pb2
+from pyozone.protocol import om as wire
 from pyozone.protocol.common import ec_config_to_proto
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
@@ -164,8 +164,8 @@ EC_PROTO = ec_config_to_proto(RS_3_2, "ec")
 )
 def test_requested_replication(fields, default, expected) -> None:  # type: ignore[no-untyped-def]
     request = om_pb.OpenKeyRequest(volume="v", bucket="b", key="k", **fields)
-    assert codec.names_replication(request) is bool(fields)
-    assert codec.requested_replication(request, default) == expected
+    assert wire.names_replication(request) is bool(fields)
+    assert wire.requested_replication(request, default) == expected
 
 
 @pytest.mark.parametrize(
@@ -184,12 +184,12 @@ def test_requested_replication(fields, default, expected) -> None:  # type: igno
 def test_contradicting_replication_fields_name_the_field(fields, field) -> None:  # type: ignore[no-untyped-def]
     request = om_pb.CreateBucketRequest(volume="v", bucket="b", **fields)
     with pytest.raises(ProtocolError) as refused:
-        codec.requested_replication(request, RATIS_THREE)
+        wire.requested_replication(request, RATIS_THREE)
     assert refused.value.field.startswith(field)
 
 
 @pytest.mark.parametrize("config", [RATIS_ONE, RATIS_THREE, RS_3_2, XOR_2_1, RS_6_3])
 def test_stored_replication_round_trips(config: ReplicationConfig) -> None:
-    info = om_pb.KeyInfo(volume="v", bucket="b", key="k", **codec.replication_fields(config))
+    info = om_pb.KeyInfo(volume="v", bucket="b", key="k", **wire.replication_fields(config))
     assert info.HasField("ecReplicationConfig") is (config.type is ReplicationType.EC)
-    assert codec.stored_replication(om_pb.KeyInfo.FromString(info.SerializeToString())) == config
+    assert wire.stored_replication(om_pb.KeyInfo.FromString(info.SerializeToString())) == config

@@ -11,10 +11,11 @@ import pytest
 from google.protobuf.descriptor import FieldDescriptor
 
 from pyozone import rpc
-from pyozone.client.om import OM_SERVICE
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.limits import MiB
-from pyozone.om.server.limits import MAX_OM_REQUEST_BYTES, NAMES_REQUEST_BYTES, SERVICE, OMRequestLimits
+from pyozone.om.server.limits import MAX_OM_REQUEST_BYTES, NAMES_REQUEST_BYTES, OMRequestLimits
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.protocol.om import SERVICE
 from pyozone.rpc import Oversized
 from tests.unit.om.om_fakes import FakeScm
 from tests.unit.om.test_om_server import failure, om_channel, run, running

@@ -16,18 +16,18 @@ import pytest
 
 from pyozone import rpc
 from pyozone.client import AsyncOzoneClient
-from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES, MAX_OM_MESSAGE_BYTES
+from pyozone.hdds.om_records import KeyBlock, KeyRecord
 from pyozone.hdds.states import ReplicaState
-from pyozone.om import codec
 from pyozone.om.metadata import KEY_TABLE, key_key
-from pyozone.om.records import KeyBlock, KeyRecord
 from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.storage import OMStorageError
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
+from pyozone.protocol import om as wire
 from tests.polling import wait_for_async
 from tests.unit.om.om_fakes import FakeScm, closed_location
 
@@ -220,7 +220,7 @@ def test_a_key_of_thousands_of_blocks_is_readable_by_the_client(tmp_path: Path) 
             located = tuple(KeyBlock(BlockID(1, 100 + i), i * 1024, 1024, 1) for i in range(blocks))
             record = KeyRecord("vol", "bkt", "big", blocks * 1024, 1, 1, RATIS_THREE, located, 1)
             om.store.write(
-                [(KEY_TABLE, key_key("vol", "bkt", "big"), codec.encode(codec.key_to_proto(record)))]
+                [(KEY_TABLE, key_key("vol", "bkt", "big"), wire.encode(wire.key_to_proto(record)))]
             )
             async with om_channel(daemon.rpc_port, MAX_OM_MESSAGE_BYTES) as ch:
                 request = pb.LookupKeyRequest(volume="vol", bucket="bkt", key="big")

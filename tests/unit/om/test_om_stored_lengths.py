@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from pyozone import rpc
-from pyozone.client.om import OM_SERVICE
 from pyozone.datanode.xceiver import xceiver_server
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_ONE, BlockID, ReplicationConfig

@@ -8,10 +8,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from pyozone.hdds.om_records import KeyBlock
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import KEY_TABLE, OMMetadataStore
-from pyozone.om.records import KeyBlock
 from pyozone.om.server.service import OzoneManagerService
 from pyozone.om.services import KeyDeletingService
 from tests.unit.om.om_fakes import make_om

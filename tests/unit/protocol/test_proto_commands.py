@@ -28,6 +28,7 @@ from pyozone.hdds.states import NodeOperationalState, ReplicationType, SCMComman
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol import ProtocolError, scm_command_from_proto, scm_command_to_proto
+from pyozone.protocol.heartbeat import heartbeat_commands_from_proto
 from tests.unit.protocol.proto_strategies import wire
 
 T = SCMCommandType
@@ -282,3 +283,11 @@ def test_replicate_without_target_or_sources() -> None:
     message.replicateContainerCommandProto.containerID = 3
     with pytest.raises(ProtocolError, match="target: is missing"):
         scm_command_from_proto(message)
+
+
+def test_a_heartbeat_answer_s_unreadable_command_is_reported_and_the_others_kept() -> None:
+    close = scm_command_to_proto(CloseContainerCommand(container_id=5, term=3))
+    proto = pb.SCMHeartbeatResponseProto(term=2, commands=[pb.SCMCommandProto(commandType=99), close])
+    response, unreadable = heartbeat_commands_from_proto(proto)
+    assert [c.container_id for c in response.commands] == [5] and response.term == 2
+    assert len(unreadable) == 1 and "commands[0]" in str(unreadable[0])

@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyozone.hdds.checksum import ChecksumType
+from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
 from pyozone.protocol.datastream import StreamProtocolError
 
@@ -398,3 +400,22 @@ def test_stream_protocol_error_is_a_protocol_error() -> None:
 
     error = StreamProtocolError("x")
     assert isinstance(error, ProtocolError) and isinstance(error, ValueError) and error.field == "datastream"
+
+
+# ------------------------------------------------------------------ results and V2's putBlock
+def test_result_numbers_are_the_container_protocols_and_an_unknown_one_is_named_by_number() -> None:
+    assert ds.result_name(ds.SUCCESS) == "SUCCESS"
+    assert ds.result_name(ds.result_number("CLOSED_CONTAINER_IO")) == "CLOSED_CONTAINER_IO"
+    assert ds.result_name(ds.MALFORMED_REQUEST) == "MALFORMED_REQUEST"
+    assert ds.result_name(999) == "RESULT_999"
+
+
+def test_put_block_goes_to_the_pipeline_with_the_blocks_token() -> None:
+    member = DatanodeRef("dn-1", "dn1", "127.0.0.1", 9000, 9001)
+    location = KeyLocation(5, 6, 0, 0, 0, PipelineRef("pipeline-1", (member,), "dn-1"), token="tok")
+    block = pb.BlockData(blockID=pb.DatanodeBlockID(containerID=5, localID=6))
+    request = ds.put_block_request(location, block, eof=True)
+    assert (request.cmdType, request.containerID, request.pipelineID) == (pb.PutBlock, 5, "pipeline-1")
+    assert request.encodedToken == "tok"
+    assert request.putBlock.blockData == block and request.putBlock.eof
+    assert ds.ACKED.result == pb.SUCCESS

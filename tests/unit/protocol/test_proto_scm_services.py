@@ -27,7 +27,7 @@ from pyozone.proto import ScmSecurityProtocol_pb2 as security_pb
 from pyozone.protocol import admin, block, security, snapshot
 from pyozone.protocol.admin import ContainerQuery, ContainerView, NodeQuery, PipelineView, ScmInfo
 from pyozone.protocol.block import DeleteResult, KeyBlocks, KeyBlocksResult
-from pyozone.protocol.heartbeat import DATANODE_PROTOCOL
+from pyozone.protocol.heartbeat import DATANODE_SERVICE
 from pyozone.protocol.snapshot import SnapshotBatch, SnapshotInfo
 from tests.unit.protocol.proto_strategies import container_infos, datanode_listings, pipelines, wire
 
@@ -36,8 +36,8 @@ RATIS_THREE = ReplicationConfig(ReplicationType.RATIS, 3)
 
 def test_each_service_keeps_its_name_on_the_wire() -> None:
     """The rpc paths ("/package.Service/method") are the services' names: they must not change."""
-    protocols = (admin.ADMIN_PROTOCOL, block.BLOCK_PROTOCOL, security.SECURITY_PROTOCOL, DATANODE_PROTOCOL)
-    assert [p.name for p in protocols] == [
+    services = (admin.ADMIN_SERVICE, block.BLOCK_SERVICE, security.SECURITY_SERVICE, DATANODE_SERVICE)
+    assert [s.name for s in services] == [
         "ScmAdminProtocolService",
         "ScmBlockLocationProtocolService",
         "SCMSecurityProtocolService",
@@ -45,7 +45,7 @@ def test_each_service_keeps_its_name_on_the_wire() -> None:
     ]
 
 
-@pytest.mark.parametrize("method", [m.name for m in admin.ADMIN_PROTOCOL.methods])
+@pytest.mark.parametrize("method", [m.name for m in admin.ADMIN_SERVICE.methods])
 def test_every_admin_rpc_has_an_empty_request_and_answer(method: str) -> None:
     assert admin.empty_request(method).ListFields() == []
     assert admin.empty_response(method).ListFields() == []

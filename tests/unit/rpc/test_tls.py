@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pyozone import rpc
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
+from pyozone.proto.OmClientProtocol_pb2 import EchoRPCResponse
 from pyozone.rpc.metadata import peer_identity
 from pyozone.security.service_access import peer_datanode
 from tests.tls_certs import CertAuthority, crl, self_signed, serial
@@ -113,6 +115,71 @@ def test_a_certificate_revoked_while_its_connection_is_open_is_refused_per_call(
                     pass
             assert e.value.code() is Code.PERMISSION_DENIED
             assert (await stub_b.echo(request(b"bob"))).payload == b"bob"
+        await server.stop(None)
+
+    scenario(test)
+
+
+class Gated(Echo):
+    """`gather` takes its first request, then waits for `gate` before it takes the rest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.gate = asyncio.Event(), asyncio.Event()
+
+    async def gather(self, requests: Any, context: rpc.CallContext) -> Any:
+        taken = [await anext(requests)]
+        self.first.set()
+        await self.gate.wait()
+        taken += [r async for r in requests]
+        return EchoRPCResponse(payload=b"".join(r.payloadReq for r in taken))
+
+
+def test_stream_requests_queued_before_the_callers_revocation_are_refused_when_taken(
+    tmp_path: Path,
+) -> None:
+    ca = CertAuthority(tmp_path)
+    om, alice = ca.store("om", OM), ca.store("alice", ALICE)
+    servicer = Gated()
+
+    async def test() -> None:
+        server, port = await serve(servicer=servicer, tls=om)
+        async with channel(port, tls=alice, peer=X.CertRole.OM) as a:
+            stub = rpc.Stub(a, SPEC)
+            upload = stub.gather()
+            await upload.write(request(b"a"))
+            await servicer.first.wait()
+            await upload.write(request(b"b"))  # read and queued by the server, not yet taken
+            await stub.echo(request())  # one connection, frames in order: "b" was read before this call
+            assert om.update_crl(1, crl(ca, [serial(alice)], 1))
+            servicer.gate.set()
+            with pytest.raises(rpc.RpcError) as e:
+                await upload
+            assert (e.value.code(), e.value.details()) == (
+                Code.PERMISSION_DENIED,
+                f"certificate {serial(alice)} was revoked",
+            )
+        await server.stop(None)
+
+    scenario(test)
+
+
+def test_a_connection_to_a_server_revoked_since_its_handshake_takes_no_call(tmp_path: Path) -> None:
+    """The client's CRL is checked per call on an open connection, as the server checks its callers: the
+    call is refused, the connection closed, and a new dial is refused in its handshake."""
+    ca = CertAuthority(tmp_path)
+    om, alice = ca.store("om", OM), ca.store("alice", ALICE)
+
+    async def test() -> None:
+        server, port = await serve(tls=om)
+        async with channel(port, FAST, tls=alice, peer=X.CertRole.OM) as a:
+            stub = rpc.Stub(a, SPEC)
+            assert (await stub.echo(request(b"before"))).payload == b"before"
+            assert alice.update_crl(1, crl(ca, [serial(om)], 1))
+            for _ in range(2):  # the open connection, then a new dial
+                with pytest.raises(rpc.RpcError) as e:
+                    await stub.echo(request(b"after"), timeout=5)
+                assert e.value.code() is Code.UNAVAILABLE
         await server.stop(None)
 
     scenario(test)

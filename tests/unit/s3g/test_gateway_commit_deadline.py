@@ -16,7 +16,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from pyozone.client.errors import OMUnavailableError
-from pyozone.client.om import OmClient
+from pyozone.framework.om import OmClient
 from tests.polling import wait_for
 from tests.unit.s3g.gateway_thread import GatewayOnThread, gateway_on_thread
 

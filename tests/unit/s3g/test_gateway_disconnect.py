@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pyozone.client.models import KeyInfo
+from pyozone.hdds.om_views import KeyInfo
 from tests.polling import wait_for
 from tests.unit.s3g.gateway_thread import GatewayOnThread, gateway_on_thread
 

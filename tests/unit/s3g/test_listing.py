@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pyozone.client.models import KeyInfo
+from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g.listing import list_keys
 
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyozone.client.json_views import bucket_dict, key_dict, volume_dict
-from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.common.web.api import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -42,13 +41,11 @@ from pyozone.common.web.api import (
     Unavailable,
 )
 from pyozone.common.web.ops import administrators_only
-from pyozone.om import codec
+from pyozone.hdds.om_records import BucketRecord, KeyRecord, VolumeRecord
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.key_answers import LocatedKey
 from pyozone.om.metadata import OPEN_KEY_TABLE
-from pyozone.om.records import BucketRecord, KeyRecord, VolumeRecord
-from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.protocol import om as wire
 
 if TYPE_CHECKING:
     from pyozone.om.server.daemon import OmDaemon
@@ -152,7 +149,7 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
         if not name:
             raise BadQuery("name: the key's name is required")
         located = await read(om.lookup_key, q.path("volume"), q.path("bucket"), name)
-        return key_dict(KeyInfo.from_proto(located_proto(located)), locations=True)
+        return key_dict(wire.located_key_view(located.key, located.where()), locations=True)
 
     async def open_keys(q: Query) -> dict[str, Any]:
         om, at = browsing(q), cursor(q)
@@ -239,15 +236,15 @@ def page(
 
 
 def render_volume(record: VolumeRecord) -> dict[str, Any]:
-    return volume_dict(VolumeInfo.from_proto(codec.volume_to_proto(record)))
+    return volume_dict(wire.volume_view(record))
 
 
 def render_bucket(record: BucketRecord) -> dict[str, Any]:
-    return bucket_dict(BucketInfo.from_proto(codec.bucket_to_proto(record)))
+    return bucket_dict(wire.bucket_view(record))
 
 
 def render_key(record: KeyRecord) -> dict[str, Any]:
-    return key_dict(KeyInfo.from_proto(codec.key_to_proto(record, with_blocks=False)))
+    return key_dict(wire.key_view(record))
 
 
 def render_open_key(entry: tuple[str, KeyRecord]) -> dict[str, Any]:
@@ -261,21 +258,11 @@ def render_open_key(entry: tuple[str, KeyRecord]) -> dict[str, Any]:
     }
 
 
-def located_proto(located: LocatedKey) -> pb.KeyInfo:
-    """The key with each block's pipeline and container state, as lookupKey answers (without tokens)."""
-    info = codec.key_to_proto(located.key)
-    for proto, where in zip(info.locations, located.locations, strict=True):
-        if where.pipeline is not None:
-            proto.pipeline.CopyFrom(where.pipeline)
-        proto.containerState = where.container_state
-    return info
-
-
 def _scan_open_keys(om: OzoneManager, at: Cursor) -> list[tuple[str, KeyRecord]]:
     entries = om.store.scan(OPEN_KEY_TABLE, at.prefix, at.start_after or None)
     found = []
     for name, value in entries:
-        found.append((name, codec.decode_key(value)))
+        found.append((name, wire.decode_key(value)))
         if len(found) > at.limit:
             break
     return found

@@ -18,7 +18,6 @@ import pytest
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
 from pyozone.client.datastream_read import DatastreamReader
-from pyozone.client.xceiver import ChannelPool, DatanodeCallError
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.datanode.datastream import DatastreamServer
@@ -28,6 +27,7 @@ from pyozone.datanode.pipelines import PipelineSet, StreamAddress
 from pyozone.datanode.storage import chunk_io
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.allocations import ContainerAllocations
+from pyozone.framework.datanode import ChannelPool, DatanodeCallError
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.hdds.security import x509 as X

@@ -16,6 +16,7 @@ from pyozone.datanode.ratis import group as group_module
 from pyozone.datanode.ratis.group import RaftGroup
 from pyozone.datanode.ratis.log import RaftLog
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import AppendReply
 from tests.polling import wait_for_async
 from tests.unit.datanode.ratis.test_raft_group_recovery import PID, _args
 from tests.unit.datanode.ratis.test_raft_log import _write_chunk
@@ -138,7 +139,7 @@ def _leader_answer(
         async def scenario() -> pb.ContainerCommandResponseProto:
             answer = group.submit(entry or _put_block(1, 1))
             await wait_for_async(lambda: group.match[ME] == 1, what="the leader applied the entry")
-            group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+            group._follower_replied("dn-f1", AppendReply(index=1, result=pb.SUCCESS))
             for _ in range(20):  # the answer task runs past the majority
                 await asyncio.sleep(0)
             then(group, answer)
@@ -158,7 +159,7 @@ def test_the_leader_waits_for_the_last_follower_so_the_client_needs_no_watch(
         group: RaftGroup, answer: asyncio.Future[pb.ContainerCommandResponseProto]
     ) -> None:
         assert not answer.done()
-        group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+        group._follower_replied("dn-f2", AppendReply(index=1, result=pb.SUCCESS))
 
     answer, failures = _leader_answer(tmp_path, last_follower_applies)
     assert answer.result == pb.SUCCESS and failures == []
@@ -214,7 +215,7 @@ def test_a_small_file_is_answered_once_every_replica_applied_it(
 
     def last_follower_applies(group: RaftGroup, answer: Answer) -> None:
         assert not answer.done()
-        group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+        group._follower_replied("dn-f2", AppendReply(index=1, result=pb.SUCCESS))
 
     answer, failures = _leader_answer(tmp_path, last_follower_applies, _small_file(1, 1))
     assert answer.result == pb.SUCCESS and failures == []
@@ -294,12 +295,12 @@ def test_a_follower_refusal_is_judged_before_its_later_success_advances_it(tmp_p
             answers = [group.submit(_put_block(1, 1)), group.submit(_write_chunk(b"x"))]
             await wait_for_async(lambda: raft_log.last_index == 2, what="both entries logged")
             assert syncs.calls == 1  # entry 1's fsync is held
-            group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=pb.IO_EXCEPTION))
-            group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=2, result=pb.SUCCESS))
+            group._follower_replied("dn-f1", AppendReply(index=1, result=pb.IO_EXCEPTION))
+            group._follower_replied("dn-f1", AppendReply(index=2, result=pb.SUCCESS))
             assert "dn-f1" in group.failed and group.match["dn-f1"] == 0
             syncs.release.set()
             for reply in (1, 2):
-                group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=reply, result=pb.SUCCESS))
+                group._follower_replied("dn-f2", AppendReply(index=reply, result=pb.SUCCESS))
             await asyncio.gather(*answers)
             await group.close()
 
@@ -316,8 +317,8 @@ def test_a_follower_answer_with_an_unknown_result_fails_that_follower(tmp_path: 
 
         async def scenario() -> pb.ContainerCommandResponseProto:
             answer = group.submit(_write_chunk(b"x"))
-            group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=127))
-            group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+            group._follower_replied("dn-f1", AppendReply(index=1, result=127))
+            group._follower_replied("dn-f2", AppendReply(index=1, result=pb.SUCCESS))
             done = await answer
             await group.close()
             return done

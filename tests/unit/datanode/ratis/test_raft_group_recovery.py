@@ -15,6 +15,7 @@ from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.group import TERM, RaftGroup
 from pyozone.datanode.ratis.log import RaftLog
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import AppendReply
 from tests.unit.datanode.ratis.test_raft_log import _write_chunk
 
 ME = "dn-self"
@@ -108,10 +109,10 @@ def test_followers_are_judged_against_the_leaders_own_result(tmp_path: Path) -> 
         )
         group._outcomes.update({1: pb.CONTAINER_UNHEALTHY, 2: pb.SUCCESS})
         for follower in followers:
-            group._follower_replied(follower, pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+            group._follower_replied(follower, AppendReply(index=1, result=pb.SUCCESS))
         assert failures == [] and group.match == {ME: 0, "dn-f1": 1, "dn-f2": 1}
-        group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=2, result=pb.SUCCESS))
-        group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=2, result=pb.CONTAINER_UNHEALTHY))
+        group._follower_replied("dn-f1", AppendReply(index=2, result=pb.SUCCESS))
+        group._follower_replied("dn-f2", AppendReply(index=2, result=pb.CONTAINER_UNHEALTHY))
         assert group.match["dn-f1"] == 2 and group.match["dn-f2"] == 1
         assert list(group.failed) == ["dn-f2"]
         assert "CONTAINER_UNHEALTHY where the leader had SUCCESS" in failures[0]
@@ -129,8 +130,8 @@ def test_a_follower_that_applied_what_the_leaders_healthy_replica_refused_has_fa
             membership, ME, RaftLog(tmp_path), **_args(executor, lambda p, w: failures.append(w))
         )
         group._outcomes.update({1: pb.CHECKSUM_MISMATCH})
-        group._follower_replied("dn-f1", pb.AppendEntriesReplyProto(index=1, result=pb.CHECKSUM_MISMATCH))
-        group._follower_replied("dn-f2", pb.AppendEntriesReplyProto(index=1, result=pb.SUCCESS))
+        group._follower_replied("dn-f1", AppendReply(index=1, result=pb.CHECKSUM_MISMATCH))
+        group._follower_replied("dn-f2", AppendReply(index=1, result=pb.SUCCESS))
         assert group.match["dn-f1"] == 1 and group.match["dn-f2"] == 0
         assert list(group.failed) == ["dn-f2"]
         assert "SUCCESS where the leader had CHECKSUM_MISMATCH" in failures[0]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.datanode.ratis.group import TERM, commits, encode_entry
-from pyozone.datanode.ratis.log import RaftLog, metadata_only
+from pyozone.datanode.ratis.log import RaftLog
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import metadata_only
 
 
 def _write_chunk(data: bytes) -> pb.ContainerCommandRequestProto:
@@ -51,35 +51,6 @@ def test_reopen_continues_after_the_last_whole_record_and_cuts_a_torn_tail(tmp_p
     reopened.append(1, 6, _write_chunk(b"z"))
     reopened.close()
     assert [r.index for r in RaftLog(tmp_path).records()] == [1, 2, 3, 4, 5, 6]
-
-
-def test_an_entry_serialized_by_hand_parses_as_the_message() -> None:
-    request = _write_chunk(bytes(range(256)) * 600)  # a length that needs a multi-byte varint
-    raw = encode_entry("pipe", "leader", 42, 41, request)
-    expected = pb.AppendEntriesRequestProto(
-        pipelineID="pipe", leaderID="leader", term=TERM, index=42, leaderCommit=41, entry=request
-    )
-    assert pb.AppendEntriesRequestProto.FromString(raw) == expected
-
-
-def test_metadata_only_keeps_every_other_field() -> None:
-    request = _write_chunk(b"data")
-    request.traceID, request.pipelineID, request.datanodeUuid = "t", "p", "d"
-    request.writeChunk.block.blockData.size = 4
-    stripped = metadata_only(request)
-    request.writeChunk.ClearField("data")
-    assert stripped == request
-
-
-def test_entries_that_commit_a_block_or_close_a_container_sync_the_log() -> None:
-    put = pb.ContainerCommandRequestProto(cmdType=pb.PutBlock, putBlock=pb.PutBlockRequestProto())
-    close = pb.ContainerCommandRequestProto(
-        cmdType=pb.CloseContainer, closeContainer=pb.CloseContainerRequestProto()
-    )
-    chunk_only = _write_chunk(b"x")
-    chunk_and_block = _write_chunk(b"x")
-    chunk_and_block.writeChunk.block.blockData.size = 1
-    assert [commits(r) for r in (put, close, chunk_only, chunk_and_block)] == [True, True, False, True]
 
 
 def test_the_log_restarts_from_its_last_record_past_the_segment_size(tmp_path: Path) -> None:

@@ -15,11 +15,12 @@ import pytest
 from pyozone import rpc
 from pyozone.common.tls import TlsStore
 from pyozone.datanode.ratis import RaftServerService, add_raft_service
-from pyozone.datanode.ratis.appender import APPEND_ENTRIES, LogAppender
+from pyozone.datanode.ratis.appender import LogAppender
 from pyozone.datanode.ratis.service import SERVER_SETTINGS
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
+from pyozone.protocol.ratis import APPEND_ENTRIES, AppendReply
 from tests.polling import wait_for_async
 from tests.tls_certs import CertAuthority
 
@@ -44,7 +45,9 @@ class _StuckGroups(_NoGroups):
     def get(self, pipeline_id: str) -> object:
         return self
 
-    def receive(self, request: pb.AppendEntriesRequestProto) -> asyncio.Future[pb.AppendEntriesReplyProto]:
+    def receive(
+        self, leader_id: str, index: int, entry: pb.ContainerCommandRequestProto
+    ) -> asyncio.Future[AppendReply]:
         return asyncio.get_running_loop().create_future()
 
 
@@ -70,9 +73,9 @@ def entry(index: int) -> bytes:
     return pb.AppendEntriesRequestProto(pipelineID=PID, index=index).SerializeToString()
 
 
-async def append_one(target: str, tls: TlsStore | None) -> tuple[list[pb.AppendEntriesReplyProto], list[str]]:
+async def append_one(target: str, tls: TlsStore | None) -> tuple[list[AppendReply], list[str]]:
     """One entry through a LogAppender; its replies and its failure reports."""
-    replies: list[pb.AppendEntriesReplyProto] = []
+    replies: list[AppendReply] = []
     failures: list[str] = []
     failed = asyncio.Event()
 
@@ -88,7 +91,7 @@ async def append_one(target: str, tls: TlsStore | None) -> tuple[list[pb.AppendE
 
 
 def test_a_leader_hears_a_followers_answer_over_mutual_tls(ca: CertAuthority) -> None:
-    async def scenario() -> tuple[list[pb.AppendEntriesReplyProto], list[str]]:
+    async def scenario() -> tuple[list[AppendReply], list[str]]:
         async with follower(ca.store("dn-f", DN)) as (target, _):
             return await append_one(target, ca.store("dn-l", DN))
 
@@ -120,7 +123,7 @@ def test_a_leader_refuses_a_follower_that_is_no_datanode(ca: CertAuthority, serv
     """A server presenting OM's certificate does not verify as a datanode; a plaintext one fails the
     handshake: the follower fails without an entry reaching it."""
 
-    async def scenario() -> tuple[list[pb.AppendEntriesReplyProto], list[str]]:
+    async def scenario() -> tuple[list[AppendReply], list[str]]:
         async with follower(ca.store("om", OM) if server == "om" else None) as (target, _):
             return await append_one(target, ca.store("dn-l", DN))
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyozone.datanode.ratis.group import DETERMINISTIC, commits
-from pyozone.datanode.ratis.groups import LOGGED
 from pyozone.datanode.xceiver import Dispatcher
-from pyozone.datanode.xceiver.tokens import BLOCK_MODES, request_block
+from pyozone.datanode.xceiver.tokens import BLOCK_MODES
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.container import request_block_id
 from pyozone.protocol.data import finalize_block_request, finalized_length_from_proto
+from pyozone.protocol.ratis import DETERMINISTIC, LOGGED, commits
 from tests.unit.datanode.dns_helpers import (
     PIPELINE,
     Node,
@@ -133,4 +133,4 @@ def test_a_finalize_of_no_block_or_in_a_closed_container_is_refused(node_a: Node
 def test_a_finalize_needs_a_write_token_for_its_block() -> None:
     """Ozone's BlockTokenVerifier asks WRITE of every request that is not read-only."""
     assert BLOCK_MODES[pb.FinalizeBlock] is AccessMode.WRITE
-    assert request_block(finalize()) == BlockID(CID, LID)
+    assert request_block_id(finalize()) == BlockID(CID, LID)

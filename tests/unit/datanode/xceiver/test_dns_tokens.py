@@ -17,12 +17,13 @@ from pyozone.config import OzoneConfiguration
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
-from pyozone.datanode.xceiver.tokens import DatanodeTokens, TokenSigner, TokenVerifier, request_block
+from pyozone.datanode.xceiver.tokens import DatanodeTokens, TokenSigner, TokenVerifier
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier, ContainerTokenIdentifier
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.container import request_block_id
 from pyozone.protocol.tokens import (
     block_identifier_from_bytes,
     decode_token,
@@ -244,7 +245,7 @@ def test_the_datanode_signs_its_own_requests(dispatcher: Dispatcher, keys: FakeK
         dispatcher.dispatch(signer(r)) for r in [create_7, *requests, get(7, 1), read(7, 1, chunks[0])]
     ]
     assert [a.result for a in answers] == [pb.SUCCESS] * 5
-    assert request_block(requests[1]) == BlockID(7, 1)
+    assert request_block_id(requests[1]) == BlockID(7, 1)
     unsigned = TokenSigner(keys, "dn", DAY, block_tokens=False, container_tokens=False).signer()
     assert unsigned(get(7, 1)).encodedToken == ""
 

@@ -13,8 +13,8 @@ from typing import Any
 import aiohttp
 
 from pyozone import rpc
-from pyozone.client.om import OM_SERVICE
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE
 from pyozone.om.server import OmDaemon
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from tests.unit.om.om_fakes import FakeScm

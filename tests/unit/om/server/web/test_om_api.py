@@ -8,9 +8,9 @@ import asyncio
 from pathlib import Path
 
 from pyozone.client.json_views import bucket_dict, key_dict, volume_dict
-from pyozone.client.models import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.om.server import OmDaemon
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.protocol.om import bucket_info_from_proto, key_info_from_proto, volume_info_from_proto
 from tests.polling import wait_for_async
 from tests.unit.om.om_fakes import FakeScm, open_location
 from tests.unit.om.server.web.om_web import RunningOM, conf, run, running_om
@@ -32,7 +32,7 @@ def test_lists_are_what_sh_prints_in_cursor_pages(tmp_path: Path) -> None:
             await namespace(om)
             info = await om.stub.infoVolume(pb.InfoVolumeRequest(volume="vol1"))
             listed = await om.json("/api/v1/volumes")
-            assert listed["items"][0] == volume_dict(VolumeInfo.from_proto(info.volume))
+            assert listed["items"][0] == volume_dict(volume_info_from_proto(info.volume))
             assert [v["name"] for v in listed["items"]] == ["vol1", "vol2"]
             assert listed["items"][0]["quotaInNamespace"] == 5 and listed["items"][0]["usedNamespace"] == 1
             assert (listed["next"], listed["total"], listed["limit"]) == (None, None, 100)
@@ -44,14 +44,14 @@ def test_lists_are_what_sh_prints_in_cursor_pages(tmp_path: Path) -> None:
 
             buckets = await om.json("/api/v1/volumes/vol1/buckets")
             bucket = await om.stub.infoBucket(pb.InfoBucketRequest(volume="vol1", bucket="bkt"))
-            assert buckets["items"] == [bucket_dict(BucketInfo.from_proto(bucket.bucket))]
+            assert buckets["items"] == [bucket_dict(bucket_info_from_proto(bucket.bucket))]
             assert buckets["total"] == 1
             assert await om.json("/api/v1/volumes/vol1/buckets/bkt") == buckets["items"][0]
             assert (await om.json("/api/v1/volumes/vol1"))["usedNamespace"] == 1
 
             keys = await om.json("/api/v1/volumes/vol1/buckets/bkt/keys")
             listed_keys = await om.stub.listKeys(pb.ListKeysRequest(volume="vol1", bucket="bkt"))
-            assert keys["items"] == [key_dict(KeyInfo.from_proto(k)) for k in listed_keys.keys]
+            assert keys["items"] == [key_dict(key_info_from_proto(k)) for k in listed_keys.keys]
             assert keys["total"] == 3
             page = await om.json("/api/v1/volumes/vol1/buckets/bkt/keys", prefix="dir/", limit=1)
             assert ([k["name"] for k in page["items"]], page["next"], page["total"]) == (

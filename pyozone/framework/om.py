@@ -1,11 +1,14 @@
-"""OmClient: the asyncio stub of OzoneManagerService with Ozone's error codes and bounded retries.
+"""OmClient: the one client of OM's OzoneManagerService (Ozone's OzoneManagerProtocolClientSideTranslatorPB),
+asyncio, with Ozone's error codes (om_errors.py) and bounded retries; used by pyozone.client and, through
+it, the S3 gateway, the fsspec filesystems, freon and the CLI. Its messages are built and read in
+protocol/om.py.
 
 Block allocation (openKey, allocateBlock) retries UNAVAILABLE and SCM_IN_SAFE_MODE with a short backoff
 for a bounded time, because OM answers them while SCM has no OPEN pipeline yet (a fresh cluster, or one
 replacing a dead pipeline a writer excluded) or is restarting, and that heals by itself; a writer retrying
-a failed block gives its own deadline.
-A key's commit waits out an unreachable OM longer (retry.OmRetryPolicy): its data is written already.
-Every other call fails at once, so a command against a stopped OM reports it instead of hanging.
+a failed block gives its own deadline. A key's commit waits out an unreachable OM longer (client/retry.py's
+OmRetryPolicy): its data is written already. Every other call fails at once, so a command against a
+stopped OM reports it instead of hanging.
 
 Who makes a call: over TLS the client's certificate says it and the call claims no one; without TLS the
 call names the login user in x-ozone-user metadata, which OM believes (rpc/metadata.user_metadata).
@@ -22,44 +25,89 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from pyozone.client import steps
-from pyozone.client.config import ClientConfig
-from pyozone.client.errors import (
+from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore
+from pyozone.framework.om_errors import (
     CommitOutcomeUnknown,
     OMException,
     OMUnavailableError,
     SafeModeException,
     om_exception,
 )
-from pyozone.client.models import (
+from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
+from pyozone.hdds.locations import KeyLocation
+from pyozone.hdds.om_views import (
     BucketInfo,
     KeyCondition,
     KeyInfo,
     MultipartPartList,
     MultipartUploadInfo,
+    ServiceInfo,
     VolumeInfo,
 )
-from pyozone.hdds.ids import ReplicationConfig
-from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
-from pyozone.hdds.locations import KeyLocation
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import OmClientProtocol_pb2 as pb
-from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
-from pyozone.protocol.acl import ObjectPath, acl_to_proto, acls_from_proto, acls_to_proto, obj_to_proto
-from pyozone.protocol.common import replication_to_proto
-from pyozone.protocol.locations import key_location_from_proto, key_location_to_proto
-from pyozone.rpc import Channel, ChannelSettings, RpcError, Stub, service
+from pyozone.protocol import om as wire
+from pyozone.protocol.acl import ObjectPath, acls_from_proto
+from pyozone.protocol.locations import key_location_from_proto
+from pyozone.rpc import Channel, ChannelSettings, RpcError, ServiceSpec, Stub
 from pyozone.rpc.metadata import USER_METADATA, user_metadata
+
+if TYPE_CHECKING:
+    from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 _BACKOFF_START_S, _BACKOFF_MAX_S = 0.1, 2.0
 _ACTING_FOR: ContextVar[str | None] = ContextVar("pyozone_om_acting_for", default=None)
-OM_SERVICE = service(pb, "OzoneManagerService")
+OM_SERVICE = ServiceSpec.of(wire.SERVICE)
+
+
+class RetryPolicy(Protocol):
+    """How long a commit waits out an unreachable OM (client/retry.py's OmRetryPolicy)."""
+
+    @property
+    def max_attempts(self) -> int: ...
+
+    @property
+    def wait_s(self) -> float: ...
+
+    @property
+    def deadline_s(self) -> float: ...
+
+    def delay(self, attempt: int, remaining_s: float) -> float | None: ...
+
+
+class OmSettings(Protocol):
+    """What OmClient reads of the client's configuration (pyozone.client.ClientConfig)."""
+
+    @property
+    def om_address(self) -> HostPort: ...
+
+    @property
+    def tls(self) -> TlsStore | None: ...
+
+    @property
+    def om_timeout_s(self) -> float: ...
+
+    @property
+    def unavailable_budget_s(self) -> float: ...
+
+    @property
+    def om_retry(self) -> RetryPolicy: ...
+
+
+class StepRecorder(Protocol):
+    """Where a key's OM calls are timed (client/steps.py's StepTimes)."""
+
+    def add(self, step: str, started: float) -> None: ...
+
+
+def _no_recording() -> StepRecorder | None:
+    return None
 
 
 @contextmanager
@@ -75,24 +123,16 @@ def acting_for(user: str) -> Iterator[None]:
         _ACTING_FOR.reset(token)
 
 
-def replication_fields(replication: str | None) -> dict[str, Any]:
-    """openKey/createBucket/initiateMultipartUpload fields for "RATIS/THREE", "EC/RS-3-2-1024k" or
-    "rs-3-2-1024k" (unset: OM's default, the bucket's for a key)."""
-    if not replication:
-        return {}
-    rtype, factor, ec = replication_to_proto(ReplicationConfig.parse(replication), "replication")
-    if ec is None:
-        return {"type": rtype, "factor": factor}
-    return {"type": rtype, "ecReplicationConfig": ec}
-
-
 class OmClient:
     """One channel to OM, used on one event loop (its connection belongs to that loop). The channel
     reconnects after a lost connection, and with a renewed certificate (the S3 gateway's client lives for
     its process)."""
 
-    def __init__(self, config: ClientConfig) -> None:
+    def __init__(self, config: OmSettings, steps: Callable[[], StepRecorder | None] = _no_recording) -> None:
+        """`steps`: the recording open in the caller's context, if any (client/steps.py's `current`):
+        each call adds its time under its rpc name."""
         self.address = str(config.om_address)
+        self._steps = steps
         self._config = config
         self._channel = Channel(
             config.om_address,
@@ -116,7 +156,7 @@ class OmClient:
         metadata = self._own if acting is None else ((USER_METADATA, acting),)
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
-        recording = steps.current()
+        recording = self._steps()
         started = time.perf_counter() if recording is not None else 0.0
         while True:
             try:
@@ -192,34 +232,27 @@ class OmClient:
     async def create_volume(
         self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
     ) -> VolumeInfo:
-        request = pb.CreateVolumeRequest(
-            volume=volume,
-            owner=owner or login_user(),
-            quotaInBytes=quota_bytes,
-            quotaInNamespace=quota_namespace,
-        )
-        return await self._call("createVolume", request, lambda r: VolumeInfo.from_proto(r.volume))
+        request = wire.create_volume_request(volume, owner or login_user(), quota_bytes, quota_namespace)
+        return await self._call("createVolume", request, lambda r: wire.volume_info_from_proto(r.volume))
 
     async def volume_info(self, volume: str) -> VolumeInfo:
-        request = pb.InfoVolumeRequest(volume=volume)
-        return await self._call("infoVolume", request, lambda r: VolumeInfo.from_proto(r.volume))
+        request = wire.info_volume_request(volume)
+        return await self._call("infoVolume", request, lambda r: wire.volume_info_from_proto(r.volume))
 
     async def set_volume_property(
         self, volume: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
     ) -> VolumeInfo:
         """A new owner ("" keeps it) and quotas (0 keeps one, -1 clears it)."""
-        request = pb.SetVolumePropertyRequest(
-            volumeName=volume, ownerName=owner, quotaInBytes=quota_bytes, quotaInNamespace=quota_namespace
-        )
-        return await self._call("setVolumeProperty", request, lambda r: VolumeInfo.from_proto(r.volume))
+        request = wire.set_volume_property_request(volume, owner, quota_bytes, quota_namespace)
+        return await self._call("setVolumeProperty", request, lambda r: wire.volume_info_from_proto(r.volume))
 
     async def delete_volume(self, volume: str) -> None:
-        await self._call("deleteVolume", pb.DeleteVolumeRequest(volume=volume), lambda r: None)
+        await self._call("deleteVolume", wire.delete_volume_request(volume), lambda r: None)
 
     async def list_volumes(self, prefix: str = "", start: str = "", limit: int = 1000) -> list[VolumeInfo]:
-        request = pb.ListVolumesRequest(prefix=prefix, startKey=start, maxKeys=limit)
+        request = wire.list_volumes_request(prefix, start, limit)
         return await self._call(
-            "listVolumes", request, lambda r: [VolumeInfo.from_proto(v) for v in r.volumes]
+            "listVolumes", request, lambda r: [wire.volume_info_from_proto(v) for v in r.volumes]
         )
 
     # ------------------------------------------------------------------ buckets
@@ -227,38 +260,30 @@ class OmClient:
         self, volume: str, bucket: str, replication: str | None = None, owner: str = ""
     ) -> BucketInfo:
         """`owner`: the new bucket's (unset: OM's default, the caller with ACLs on)."""
-        request = pb.CreateBucketRequest(
-            volume=volume, bucket=bucket, owner=owner, **replication_fields(replication)
-        )
-        return await self._call("createBucket", request, lambda r: BucketInfo.from_proto(r.bucket))
+        request = wire.create_bucket_request(volume, bucket, replication, owner)
+        return await self._call("createBucket", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
-        request = pb.InfoBucketRequest(volume=volume, bucket=bucket)
-        return await self._call("infoBucket", request, lambda r: BucketInfo.from_proto(r.bucket))
+        request = wire.info_bucket_request(volume, bucket)
+        return await self._call("infoBucket", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def set_bucket_property(
         self, volume: str, bucket: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
     ) -> BucketInfo:
         """As set_volume_property."""
-        args = pb.BucketArgs(
-            volumeName=volume, bucketName=bucket, ownerName=owner, quotaInBytes=quota_bytes,
-            quotaInNamespace=quota_namespace,
-        )  # fmt: skip
-        request = pb.SetBucketPropertyRequest(bucketArgs=args)
-        return await self._call("setBucketProperty", request, lambda r: BucketInfo.from_proto(r.bucket))
+        request = wire.set_bucket_property_request(volume, bucket, owner, quota_bytes, quota_namespace)
+        return await self._call("setBucketProperty", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def delete_bucket(self, volume: str, bucket: str) -> None:
-        await self._call("deleteBucket", pb.DeleteBucketRequest(volume=volume, bucket=bucket), lambda r: None)
+        await self._call("deleteBucket", wire.delete_bucket_request(volume, bucket), lambda r: None)
 
     async def list_buckets(
         self, volume: str, prefix: str = "", start: str = "", limit: int = 1000, owner: str = ""
     ) -> list[BucketInfo]:
         """`owner`: only that user's buckets."""
-        request = pb.ListBucketsRequest(
-            volume=volume, prefix=prefix, startKey=start, maxKeys=limit, owner=owner
-        )
+        request = wire.list_buckets_request(volume, prefix, start, limit, owner)
         return await self._call(
-            "listBuckets", request, lambda r: [BucketInfo.from_proto(b) for b in r.buckets]
+            "listBuckets", request, lambda r: [wire.bucket_info_from_proto(b) for b in r.buckets]
         )
 
     # ------------------------------------------------------------------ keys
@@ -278,17 +303,10 @@ class OmClient:
     ) -> tuple[int, list[KeyLocation]]:
         """The open key's clientID and its pre-allocated blocks; with `upload_id`, an open key for part
         `part_number` of that multipart upload. A `condition` that fails already is refused here."""
-        request = pb.OpenKeyRequest(
-            volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
-            metadata=metadata, tags=tags, multipartUploadID=upload_id, multipartNumber=part_number,
-            condition=condition.to_proto() if condition else None, **replication_fields(replication),
-        )  # fmt: skip
-        return await self._call(
-            "openKey",
-            request,
-            lambda r: (r.clientID, [key_location_from_proto(loc) for loc in r.keyInfo.locations]),
-            retry=True,
+        request = wire.open_key_request(
+            volume, bucket, key, size, replication, exclude, metadata, tags, upload_id, part_number, condition
         )
+        return await self._call("openKey", request, wire.open_key_answer_from_proto, retry=True)
 
     async def allocate_block(
         self,
@@ -300,9 +318,7 @@ class OmClient:
         budget_s: float | None = None,
     ) -> KeyLocation:
         """`budget_s`: how long UNAVAILABLE is retried (default: the client's unavailable budget)."""
-        request = pb.AllocateBlockRequest(
-            volume=volume, bucket=bucket, key=key, clientID=client_id, excludeList=exclude
-        )
+        request = wire.allocate_block_request(volume, bucket, key, client_id, exclude)
         return await self._call(
             "allocateBlock", request, lambda r: key_location_from_proto(r.location), retry=True,
             budget_s=budget_s,
@@ -314,13 +330,11 @@ class OmClient:
         within_s: float | None = None,
     ) -> KeyInfo:  # fmt: skip
         """`within_s`: the commit's wait for an unreachable OM ends within this many seconds too."""
-        request = pb.CommitKeyRequest(
-            volume=volume, bucket=bucket, key=key, clientID=client_id, dataSize=size,
-            locations=[key_location_to_proto(loc) for loc in locations], metadata=metadata,
-            condition=condition.to_proto() if condition else None,
-        )  # fmt: skip
+        request = wire.commit_key_request(
+            volume, bucket, key, client_id, size, locations, metadata, condition
+        )
         return await self._call_reaching(
-            "commitKey", f"/{volume}/{bucket}/{key}", request, lambda r: KeyInfo.from_proto(r.keyInfo),
+            "commitKey", f"/{volume}/{bucket}/{key}", request, lambda r: wire.key_info_from_proto(r.keyInfo),
             within_s,
         )  # fmt: skip
 
@@ -329,46 +343,38 @@ class OmClient:
     ) -> KeyInfo:
         """`refresh`: OM is to ask SCM for the container locations instead of answering from its cache (a
         reader retrying after the locations it had failed it)."""
-        request = pb.LookupKeyRequest(
-            volume=volume, bucket=bucket, key=key, clientHost=client_host, forceUpdateContainerCache=refresh
-        )
-        return await self._call("lookupKey", request, lambda r: KeyInfo.from_proto(r.keyInfo))
+        request = wire.lookup_key_request(volume, bucket, key, client_host, refresh)
+        return await self._call("lookupKey", request, lambda r: wire.key_info_from_proto(r.keyInfo))
 
     async def list_keys(
         self, volume: str, bucket: str, prefix: str = "", start: str = "", limit: int = 1000
     ) -> list[KeyInfo]:
-        request = pb.ListKeysRequest(
-            volume=volume, bucket=bucket, prefix=prefix, startKey=start, maxKeys=limit
-        )
-        return await self._call("listKeys", request, lambda r: [KeyInfo.from_proto(k) for k in r.keys])
+        request = wire.list_keys_request(volume, bucket, prefix, start, limit)
+        return await self._call("listKeys", request, lambda r: [wire.key_info_from_proto(k) for k in r.keys])
 
     async def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
-        request = pb.RenameKeyRequest(volume=volume, bucket=bucket, key=key, toKey=to_key)
-        await self._call("renameKey", request, lambda r: None)
+        await self._call("renameKey", wire.rename_key_request(volume, bucket, key, to_key), lambda r: None)
 
     async def delete_key(
         self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None
     ) -> None:
-        request = pb.DeleteKeyRequest(
-            volume=volume, bucket=bucket, key=key, condition=condition.to_proto() if condition else None
-        )
-        await self._call("deleteKey", request, lambda r: None)
+        await self._call("deleteKey", wire.delete_key_request(volume, bucket, key, condition), lambda r: None)
 
     async def put_object_tagging(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
-        request = pb.PutObjectTaggingRequest(volume=volume, bucket=bucket, key=key, tags=tags)
+        request = wire.put_object_tagging_request(volume, bucket, key, tags)
         await self._call("putObjectTagging", request, lambda r: None)
 
     async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
-        request = pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
+        request = wire.get_s3_secret_request(user, create)
         return await self._call(
             "getS3Secret", request, lambda r: (r.s3Secret.kerberosID, r.s3Secret.awsSecret)
         )
 
     async def revoke_s3_secret(self, user: str) -> None:
-        await self._call("revokeS3Secret", pb.RevokeS3SecretRequest(kerberosID=user), lambda r: None)
+        await self._call("revokeS3Secret", wire.revoke_s3_secret_request(user), lambda r: None)
 
     async def s3_signing_key(self, access_id: str, date: str, region: str, service: str) -> bytes:
-        request = pb.GetS3SigningKeyRequest(accessId=access_id, date=date, region=region, service=service)
+        request = wire.s3_signing_key_request(access_id, date, region, service)
         return await self._call("getS3SigningKey", request, lambda r: r.signingKey)
 
     # ------------------------------------------------------------------ multipart uploads
@@ -376,10 +382,7 @@ class OmClient:
         self, volume: str, bucket: str, key: str, replication: str | None,
         metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None,
     ) -> str:  # fmt: skip
-        request = pb.InitiateMultipartUploadRequest(
-            volume=volume, bucket=bucket, key=key, metadata=metadata, tags=tags,
-            **replication_fields(replication),
-        )  # fmt: skip
+        request = wire.initiate_multipart_upload_request(volume, bucket, key, replication, metadata, tags)
         return await self._call("initiateMultipartUpload", request, lambda r: r.uploadID)
 
     async def commit_multipart_part(
@@ -387,72 +390,62 @@ class OmClient:
         size: int, locations: list[KeyLocation], metadata: Mapping[str, str] | None = None,
     ) -> KeyInfo:  # fmt: skip
         """The committed part as a key (its size, blocks and metadata)."""
-        request = pb.CommitMultipartUploadPartRequest(
-            volume=volume, bucket=bucket, key=key, clientID=client_id, multipartUploadID=upload_id,
-            multipartNumber=part_number, dataSize=size, metadata=metadata,
-            locations=[key_location_to_proto(loc) for loc in locations],
-        )  # fmt: skip
+        request = wire.commit_multipart_part_request(
+            volume, bucket, key, client_id, upload_id, part_number, size, locations, metadata
+        )
         return await self._call(
-            "commitMultipartUploadPart", request, lambda r: KeyInfo.from_proto(r.partKeyInfo)
+            "commitMultipartUploadPart", request, lambda r: wire.key_info_from_proto(r.partKeyInfo)
         )
 
     async def complete_multipart_upload(
         self, volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None, condition: KeyCondition | None = None,
     ) -> KeyInfo:  # fmt: skip
-        request = pb.CompleteMultipartUploadRequest(
-            volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
-            parts=[pb.Part(partNumber=n, partName=name) for n, name in parts],
-            condition=condition.to_proto() if condition else None,
-        )  # fmt: skip
-        return await self._call("completeMultipartUpload", request, lambda r: KeyInfo.from_proto(r.keyInfo))
+        request = wire.complete_multipart_upload_request(
+            volume, bucket, key, upload_id, parts, metadata, condition
+        )
+        return await self._call(
+            "completeMultipartUpload", request, lambda r: wire.key_info_from_proto(r.keyInfo)
+        )
 
     async def abort_multipart_upload(self, volume: str, bucket: str, key: str, upload_id: str) -> None:
-        request = pb.AbortMultipartUploadRequest(volume=volume, bucket=bucket, key=key, uploadID=upload_id)
+        request = wire.abort_multipart_upload_request(volume, bucket, key, upload_id)
         await self._call("abortMultipartUpload", request, lambda r: None)
 
     async def list_parts(
         self, volume: str, bucket: str, key: str, upload_id: str, marker: int, max_parts: int
     ) -> MultipartPartList:
-        request = pb.ListPartsRequest(
-            volume=volume, bucket=bucket, key=key, uploadID=upload_id, partNumberMarker=marker,
-            maxParts=max_parts,
-        )  # fmt: skip
-        return await self._call("listParts", request, MultipartPartList.from_proto)
+        request = wire.list_parts_request(volume, bucket, key, upload_id, marker, max_parts)
+        return await self._call("listParts", request, wire.part_list_from_proto)
 
     async def list_multipart_uploads(
         self, volume: str, bucket: str, prefix: str, key_marker: str, upload_id_marker: str, max_uploads: int
     ) -> list[MultipartUploadInfo]:
-        request = pb.ListMultipartUploadsRequest(
-            volume=volume, bucket=bucket, prefix=prefix, keyMarker=key_marker,
-            uploadIdMarker=upload_id_marker, maxUploads=max_uploads,
-        )  # fmt: skip
+        request = wire.list_multipart_uploads_request(
+            volume, bucket, prefix, key_marker, upload_id_marker, max_uploads
+        )
         return await self._call(
-            "listMultipartUploads", request, lambda r: [MultipartUploadInfo.from_proto(u) for u in r.uploads]
+            "listMultipartUploads", request, lambda r: [wire.upload_info_from_proto(u) for u in r.uploads]
         )
 
     # ------------------------------------------------------------------ ACLs
     async def add_acl(self, path: ObjectPath, acl: OzoneAcl) -> bool:
         """Whether the object's entries changed."""
-        request = pb.AddAclRequest(obj=obj_to_proto(path), acl=acl_to_proto(acl))
-        return await self._call("addAcl", request, lambda r: r.response)
+        return await self._call("addAcl", wire.add_acl_request(path, acl), lambda r: r.response)
 
     async def remove_acl(self, path: ObjectPath, acl: OzoneAcl) -> bool:
-        request = pb.RemoveAclRequest(obj=obj_to_proto(path), acl=acl_to_proto(acl))
-        return await self._call("removeAcl", request, lambda r: r.response)
+        return await self._call("removeAcl", wire.remove_acl_request(path, acl), lambda r: r.response)
 
     async def set_acl(self, path: ObjectPath, acls: Acls) -> bool:
-        request = pb.SetAclRequest(obj=obj_to_proto(path), acl=acls_to_proto(acls))
-        return await self._call("setAcl", request, lambda r: r.response)
+        return await self._call("setAcl", wire.set_acl_request(path, acls), lambda r: r.response)
 
     async def get_acl(self, path: ObjectPath) -> Acls:
-        request = pb.GetAclRequest(obj=obj_to_proto(path))
+        request = wire.get_acl_request(path)
         return await self._call("getAcl", request, lambda r: acls_from_proto(r.acls, "acls"))
 
-    async def service_info(self) -> pb.ServiceInfoResponse:
-        return await self._call("getServiceInfo", pb.ServiceInfoRequest(), lambda r: r)
+    async def service_info(self) -> ServiceInfo:
+        return await self._call("getServiceInfo", wire.service_info_request(), wire.service_info_from_proto)
 
     async def echo(self, payload: bytes = b"", response_size: int = 0) -> bytes:
         """Ozone's EchoRPC (freon ome): `payload` to OM and `response_size` bytes back, no table touched."""
-        request = pb.EchoRPCRequest(payloadReq=payload, payloadSizeResp=response_size, readOnly=True)
-        return await self._call("echoRPC", request, lambda r: r.payload)
+        return await self._call("echoRPC", wire.echo_request(payload, response_size), lambda r: r.payload)

@@ -10,9 +10,9 @@ import pytest
 
 from pyozone import rpc
 from pyozone.client.config import ClientConfig
-from pyozone.client.om import OM_SERVICE, OmClient, acting_for
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE, OmClient, acting_for
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.rpc.metadata import USER_METADATA, peer_identity

@@ -1,4 +1,7 @@
-"""Async streams to datanodes over XceiverClientProtocolService.send.
+"""The client of the datanode's container protocol (XceiverClientProtocolService.send; Ozone's
+XceiverClientGrpc in hadoop-hdds/client): async streams of requests to datanodes, used by the key client's
+block writers and readers, OM's length probes (ChannelPool.call) and freon's echo. The requests and what
+their answers say are protocol/data.py's.
 
 The service answers the requests of one stream in order, so a stream is a FIFO of futures: `submit`
 queues a request without waiting (the write path keeps many chunks in flight) and the reader task hands
@@ -20,47 +23,53 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from pyozone import rpc
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.data import XCEIVER_SERVICE, echo_payload, echo_request, refusal
+from pyozone.rpc.client import Metadata
 
-Request = pb.ContainerCommandRequestProto
-Response = pb.ContainerCommandResponseProto
+if TYPE_CHECKING:
+    from pyozone.protocol.data import Request, Response
 
 IDLE_STREAMS = 16
 """Finished streams a client keeps per datanode for its next blocks (each is one idle call on each side)."""
-XCEIVER = rpc.service(pb, "XceiverClientProtocolService")
+XCEIVER = rpc.ServiceSpec.of(XCEIVER_SERVICE)
+_NONE: Mapping[str, int] = MappingProxyType({})
 
 
 class DatanodeCallError(Exception):
     """A request failed at (or on the way to) one datanode. `result` is the datanode's Result name, or
-    the call's status name when the datanode did not answer (`unreachable`)."""
+    the call's status name when the datanode did not answer (`unreachable`); `commit_indexes`: each
+    pipeline member's applied log index the refusal reported (a NOT_REPLICATED watch's)."""
 
     def __init__(
         self,
         datanode: DatanodeRef,
         result: str,
         message: str,
-        response: Response | None = None,
+        commit_indexes: Mapping[str, int] = _NONE,
         unreachable: bool = False,
     ) -> None:
         super().__init__(f"{datanode.address} ({datanode.uuid[:8]}): {result}: {message}")
         self.datanode = datanode
         self.result = result
         self.message = message
-        self.response = response
+        self.commit_indexes = commit_indexes
         self.unreachable = unreachable
 
 
 def check(datanode: DatanodeRef, response: Response) -> Response:
     """The response, or DatanodeCallError when its result is not SUCCESS."""
-    if response.result != pb.SUCCESS:
-        raise DatanodeCallError(datanode, pb.Result.Name(response.result), response.message, response)
+    refused = refusal(response)
+    if refused is not None:
+        raise DatanodeCallError(datanode, refused.result, refused.message, refused.commit_indexes)
     return response
 
 
@@ -69,9 +78,11 @@ class ChannelPool:
     a renewal of the certificate itself); the idle streams finished blocks gave back, and the calls of
     closed streams still finishing on them."""
 
-    def __init__(self, tls: TlsStore | None = None) -> None:
+    def __init__(self, tls: TlsStore | None = None, metadata: Metadata = None) -> None:
         self.tls = tls
         """The client's certificate (ClientConfig.tls): what every channel and datastream socket presents."""
+        self.metadata = metadata
+        """Sent with every call (e.g. who a plaintext caller is: rpc.metadata.user_metadata)."""
         self._channels: dict[str, rpc.Channel] = {}
         self._idle: dict[tuple[str, float], list[XceiverStream]] = {}
         self._finishing: set[asyncio.Task[None]] = set()
@@ -115,10 +126,23 @@ class ChannelPool:
             if self.tls is not None:
                 self.tls.material()  # loaded before the first stream takes its generation
             channel = rpc.Channel(
-                address, rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES), self.tls, peer=CertRole.DATANODE
+                address,
+                rpc.ChannelSettings(MAX_DATA_MESSAGE_BYTES),
+                self.tls,
+                peer=CertRole.DATANODE,
+                metadata=self.metadata,
             )
             self._channels[address] = channel
         return channel
+
+    async def call(self, datanode: DatanodeRef, request: Request, timeout_s: float) -> Response:
+        """One request on a stream of its own (OM's probes): the answer, checked for SUCCESS, else
+        DatanodeCallError; the stream goes back to the pool, or is cancelled when the caller gives up."""
+        stream = self.stream(datanode, timeout_s)
+        try:
+            return await stream.call(request)
+        finally:
+            await stream.close()
 
     def finishing(self, reader: asyncio.Task[None]) -> None:
         """Keeps a closed stream's reader until its call ends by itself."""
@@ -214,9 +238,8 @@ class XceiverStream:
     async def echo(self, payload: bytes = b"", response_size: int = 0, pipeline_id: str = "") -> bytes:
         """An Echo (freon dne): the data port's round trip with no container work; `response_size` bytes
         come back."""
-        echo = pb.EchoRequestProto(payload=payload, payloadSizeResp=response_size, readOnly=True)
-        request = Request(cmdType=pb.Echo, datanodeUuid=self.datanode.uuid, pipelineID=pipeline_id, echo=echo)
-        return (await self.call(request)).echo.payload
+        request = echo_request(self.datanode.uuid, payload, response_size, pipeline_id)
+        return echo_payload(await self.call(request))
 
     @property
     def owes_answers(self) -> bool:

@@ -1,4 +1,11 @@
-"""The OM's records: what its tables hold, as immutable values the core builds new versions of."""
+"""OM's records: what om.db's tables hold, as immutable values OM's core builds new versions of (Ozone's
+OmVolumeArgs, OmBucketInfo, OmKeyInfo and OmMultipartKeyInfo in ozone-common's om.helpers). They sit in the
+kernel so protocol/om.py converts them to and from OmClientProtocol's messages (the tables' values).
+
+They are not the client's views (om_views.py): a record carries what om.db keeps and OM's rules need (ACLs,
+owners, charged bytes, sorted metadata pairs, each block's BCSID and createVersion), a view what a client
+is shown, with its replication named as Ozone prints it.
+"""
 
 from __future__ import annotations
 

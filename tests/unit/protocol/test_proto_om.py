@@ -1,24 +1,34 @@
-"""The client's EC configs: what it sends OM (client/om.py replication_fields) and how it reads OM's answers
-(client/models.py): readable names ("EC/RS-3-2-1024k") and the ReplicationConfig behind them."""
+"""OM's codec (protocol/om.py): the client's EC configs, what it sends OM (named_replication_fields) and how
+it reads OM's answers into its views (hdds/om_views.py): readable names ("EC/RS-3-2-1024k") and the
+ReplicationConfig behind them; S3 conditions, S3 secrets as s3SecretTable stores them, the service's
+requests and answers."""
 
 from __future__ import annotations
 
 import pytest
 
-from pyozone.client.models import (
-    BucketInfo,
-    KeyInfo,
-    MultipartPartList,
-    MultipartUploadInfo,
-    replication_name,
-)
-from pyozone.client.om import replication_fields
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
+from pyozone.hdds.om_views import KeyCondition
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.common import ec_config_to_proto
 from pyozone.protocol.locations import pipeline_ref_from_proto
+from pyozone.protocol.om import (
+    SERVICE,
+    bucket_info_from_proto,
+    decode_s3_secret,
+    empty_answer,
+    encode_s3_secret,
+    key_condition_from_proto,
+    key_condition_to_proto,
+    key_info_from_proto,
+    named_replication_fields,
+    part_list_from_proto,
+    replication_name,
+    request_fields,
+    upload_info_from_proto,
+)
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
 XOR_2_1 = ReplicationConfig.parse("xor-2-1-1024k")
@@ -34,17 +44,17 @@ XOR_2_1 = ReplicationConfig.parse("xor-2-1-1024k")
     ],
 )
 def test_the_fields_the_client_sends(text: str | None, fields: dict) -> None:
-    assert replication_fields(text) == fields
+    assert named_replication_fields(text) == fields
 
 
 def test_an_ec_request_carries_no_factor() -> None:
-    request = om_pb.CreateBucketRequest(volume="v", bucket="b", **replication_fields("rs-6-3-1024k"))
+    request = om_pb.CreateBucketRequest(volume="v", bucket="b", **named_replication_fields("rs-6-3-1024k"))
     assert request.factor == 0 and request.ecReplicationConfig.ecChunkSize == 1 << 20
 
 
 def test_a_bad_name_fails_before_any_call() -> None:
     with pytest.raises(ValueError, match="XOR has exactly one parity"):
-        replication_fields("xor-3-2-1024k")
+        named_replication_fields("xor-3-2-1024k")
 
 
 def ec_fields(config: ReplicationConfig) -> dict:
@@ -58,19 +68,19 @@ def test_replication_names() -> None:
 
 
 def test_bucket_and_key_infos_expose_their_config() -> None:
-    bucket = BucketInfo.from_proto(om_pb.BucketInfo(volume="v", bucket="b", **ec_fields(RS_3_2)))
+    bucket = bucket_info_from_proto(om_pb.BucketInfo(volume="v", bucket="b", **ec_fields(RS_3_2)))
     assert (bucket.replication, bucket.replication_config) == ("EC/RS-3-2-1024k", RS_3_2)
-    key = KeyInfo.from_proto(om_pb.KeyInfo(volume="v", bucket="b", key="k", **ec_fields(XOR_2_1)))
+    key = key_info_from_proto(om_pb.KeyInfo(volume="v", bucket="b", key="k", **ec_fields(XOR_2_1)))
     assert (key.replication, key.replication_config) == ("EC/XOR-2-1-1024k", XOR_2_1)
-    ratis = KeyInfo.from_proto(om_pb.KeyInfo(key="k", type=hdds_pb2.RATIS, factor=hdds_pb2.ONE))
+    ratis = key_info_from_proto(om_pb.KeyInfo(key="k", type=hdds_pb2.RATIS, factor=hdds_pb2.ONE))
     assert (ratis.replication, ratis.replication_config) == ("RATIS/ONE", RATIS_ONE)
-    assert BucketInfo.from_proto(om_pb.BucketInfo(bucket="b")).replication_config == RATIS_THREE
+    assert bucket_info_from_proto(om_pb.BucketInfo(bucket="b")).replication_config == RATIS_THREE
 
 
 def test_multipart_answers_name_their_config() -> None:
-    parts = MultipartPartList.from_proto(om_pb.ListPartsResponse(**ec_fields(RS_3_2)))
+    parts = part_list_from_proto(om_pb.ListPartsResponse(**ec_fields(RS_3_2)))
     assert parts.replication == "EC/RS-3-2-1024k"
-    upload = MultipartUploadInfo.from_proto(om_pb.MultipartUploadSummary(key="k", **ec_fields(RS_3_2)))
+    upload = upload_info_from_proto(om_pb.MultipartUploadSummary(key="k", **ec_fields(RS_3_2)))
     assert upload.replication == "EC/RS-3-2-1024k"
 
 
@@ -108,10 +118,39 @@ def test_an_ec_pipeline_with_bad_replica_indexes_is_refused(
 def test_a_key_location_with_a_bad_ec_pipeline_fails_the_key() -> None:
     location = om_pb.KeyLocation(pipeline=pipeline([1, 2, 3], **ec_fields(RS_3_2)))
     with pytest.raises(ProtocolError, match="memberReplicaIndexes: has 3 indexes for 5 members"):
-        KeyInfo.from_proto(om_pb.KeyInfo(key="k", locations=[location], **ec_fields(RS_3_2)))
+        key_info_from_proto(om_pb.KeyInfo(key="k", locations=[location], **ec_fields(RS_3_2)))
 
 
 def test_a_replicated_pipeline_takes_its_indexes_as_sent() -> None:
     """Ozone may send zeros there for a replicated pipeline; they mean nothing."""
     ref = pipeline_ref_from_proto(pipeline([0, 0, 0], 3, type=hdds_pb2.RATIS, factor=hdds_pb2.THREE))
     assert ref.ec is None and ref.replica_indexes == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [KeyCondition(must_not_exist=True), KeyCondition(expected_etag="abc"), KeyCondition(expected_etag="*")],
+)
+def test_a_key_condition_reads_as_the_client_sent_it(condition: KeyCondition) -> None:
+    assert key_condition_from_proto(key_condition_to_proto(condition)) == condition
+
+
+def test_no_condition_is_none_and_an_etag_loses_its_quotes() -> None:
+    assert key_condition_to_proto(None) is None
+    assert key_condition_from_proto(om_pb.KeyCondition()) is None
+    assert key_condition_from_proto(om_pb.KeyCondition(expectedETag=' "abc" ')) == KeyCondition(
+        expected_etag="abc"
+    )
+
+
+def test_an_s3_secret_is_stored_as_ozones_message() -> None:
+    data = encode_s3_secret("alice", "f" * 64)
+    assert om_pb.S3Secret.FromString(data) == om_pb.S3Secret(kerberosID="alice", awsSecret="f" * 64)
+    assert decode_s3_secret(data) == ("alice", "f" * 64)
+
+
+def test_every_rpc_has_its_request_fields_and_an_answer() -> None:
+    fields = request_fields()
+    assert set(fields) == {m.name for m in SERVICE.methods}
+    assert ("volume", 1) in fields["createVolume"] and ("clientID", 4) in fields["commitKey"]
+    assert type(empty_answer("deleteKey")) is om_pb.DeleteKeyResponse

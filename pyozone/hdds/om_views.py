@@ -1,0 +1,128 @@
+"""What OM's clients see of volumes, buckets, keys and multipart uploads: immutable views with Python
+names (Ozone's OzoneVolume, OzoneBucket, OzoneKeyDetails and OmMultipartUploadListParts, as the client
+shows them), read from OM's answers in protocol/om.py.
+
+They are kept apart from OM's records (om_records.py) for a reason: a view hides proto3's quirks (zero
+enum values, unset fields: a replication is named "RATIS/THREE" or "EC/RS-3-2-1024k", a layout defaults to
+OBJECT_STORE) and carries where a key's blocks are read (KeyLocation, with pipelines and tokens), while a
+record is what om.db keeps (ACLs, owners, charged bytes, BCSIDs). The code and the JSON of `pyozone sh`
+do not depend on either's wire form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pyozone.hdds.ids import ReplicationConfig
+from pyozone.hdds.locations import KeyLocation
+
+
+@dataclass(frozen=True, slots=True)
+class KeyCondition:
+    """An S3 conditional write, which OM checks in the step that commits or deletes the key
+    (OmClientProtocol.proto: KeyCondition; the check: om/conditions.py): `must_not_exist` is
+    If-None-Match: *, `expected_etag` If-Match ("*": any committed key)."""
+
+    must_not_exist: bool = False
+    expected_etag: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeInfo:
+    name: str
+    owner: str
+    admin: str
+    creation_time: int
+    modification_time: int
+    quota_in_bytes: int  # replicated bytes at most; 0: no quota
+    used_bytes: int
+    used_namespace: int  # buckets
+    quota_in_namespace: int  # buckets at most; 0: no quota
+
+
+@dataclass(frozen=True, slots=True)
+class BucketInfo:
+    volume: str
+    name: str
+    owner: str
+    creation_time: int
+    modification_time: int
+    replication: str
+    layout: str
+    used_bytes: int
+    used_namespace: int  # keys
+    quota_in_bytes: int  # replicated bytes at most; 0: no quota
+    quota_in_namespace: int  # keys at most; 0: no quota
+
+    @property
+    def replication_config(self) -> ReplicationConfig:
+        """The bucket's default replication config (`replication` is its name, "EC/RS-3-2-1024k")."""
+        return ReplicationConfig.parse(self.replication)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    volume: str
+    bucket: str
+    name: str
+    data_size: int
+    creation_time: int
+    modification_time: int
+    replication: str
+    object_id: int = 0
+    locations: tuple[KeyLocation, ...] = field(default=())
+    write_path: str = ""  # "V1" or "V2" on what a write returns; OM does not record it
+    metadata: Mapping[str, str] = field(default_factory=dict)  # S3's: "ETag", "Content-Type", x-amz-meta-*
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def replication_config(self) -> ReplicationConfig:
+        """The key's replication config (`replication` is its name, "EC/RS-3-2-1024k")."""
+        return ReplicationConfig.parse(self.replication)
+
+    @property
+    def is_ec(self) -> bool:
+        """Whether the key is erasure coded, by its type alone (its name may lack the EC config)."""
+        return self.replication.partition("/")[0].upper() == "EC"
+
+
+@dataclass(frozen=True, slots=True)
+class PartInfo:
+    """A committed part of a multipart upload; `etag` is the name it was committed with, `metadata` what
+    it was committed with (the S3 gateway's part checksums)."""
+
+    part_number: int
+    etag: str
+    size: int
+    modification_ms: int
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MultipartPartList:
+    """One page of ListParts: the parts after the marker, where the next page starts, and the upload's
+    replication and metadata."""
+
+    parts: tuple[PartInfo, ...]
+    next_part_number_marker: int
+    truncated: bool
+    replication: str
+    metadata: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class MultipartUploadInfo:
+    key: str
+    upload_id: str
+    creation_ms: int
+    replication: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceInfo:
+    """OM's getServiceInfo: the cluster, OM's id and whether SCM is in safe mode (Ozone's ServiceInfo)."""
+
+    cluster_id: str
+    om_id: str
+    scm_in_safe_mode: bool

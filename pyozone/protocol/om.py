@@ -1,0 +1,866 @@
+"""OmClientProtocol (OzoneManagerService): OM's records (hdds/om_records.py) to and from its messages, the
+client's views (hdds/om_views.py) from OM's answers, the requests OM's client sends (framework/om.py) and
+the answers OM's service builds (om/server/service.py). One codec, in the role of Ozone's
+OzoneManagerProtocolClientSideTranslatorPB and OzoneManagerRequestHandler's message work.
+
+The same messages are om.db's values (so one schema serves the wire and the disk) and the answers clients
+read. Reading a stored value back trusts it (OM wrote it); reading a request checks it and raises
+ProtocolError naming the field, which the server answers with INVALID_ARGUMENT.
+
+Costs (OM's hot path): OM's handlers read plain fields of the request they are handed (request.volume,
+request.clientID) instead of a dataclass copy of it; an answer is built once, straight from the record; a
+stored record is decoded once per read (volumes and buckets memoized by their bytes).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.message_factory import GetMessageClass
+
+from pyozone.hdds.block import ExcludeList
+from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.locations import KeyLocation
+from pyozone.hdds.om_records import (
+    BucketRecord,
+    KeyBlock,
+    KeyRecord,
+    MultipartUploadRecord,
+    PartRecord,
+    VolumeRecord,
+    pairs,
+)
+from pyozone.hdds.om_views import (
+    BucketInfo,
+    KeyCondition,
+    KeyInfo,
+    MultipartPartList,
+    MultipartUploadInfo,
+    PartInfo,
+    ServiceInfo,
+    VolumeInfo,
+)
+from pyozone.hdds.security.acl import Acls, OzoneAcl
+from pyozone.hdds.security.block_token import Token
+from pyozone.hdds.states import ReplicationType
+from pyozone.proto import OmClientProtocol_pb2 as om_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.proto import hdds_pb2
+from pyozone.protocol.acl import (
+    ObjectPath,
+    acl_to_proto,
+    acls_from_proto,
+    acls_to_proto,
+    obj_from_proto,
+    obj_to_proto,
+)
+from pyozone.protocol.block import (
+    BlockLocation,
+    container_block_id_from_proto,
+    container_block_id_to_proto,
+    exclude_list_from_proto,
+    write_pipeline_to_proto,
+)
+from pyozone.protocol.common import (
+    ec_config_from_proto,
+    enum_from_proto,
+    replication_from_proto,
+    replication_to_proto,
+    sub_message,
+    uint64,
+)
+from pyozone.protocol.locations import key_location_from_proto, key_location_to_proto
+from pyozone.protocol.tokens import token_to_proto
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
+
+SERVICE: ServiceDescriptor = om_pb.DESCRIPTOR.services_by_name["OzoneManagerService"]
+"""OzoneManagerService's schema: what OM's RPC server registers and its client calls (rpc.ServiceSpec.of),
+and what OM's request bounds are set on (om/server/limits.py)."""
+
+# ------------------------------------------------------------------ replication
+ReplicationRequest = om_pb.CreateBucketRequest | om_pb.OpenKeyRequest | om_pb.InitiateMultipartUploadRequest
+
+DECODED_CACHE_SIZE = 4096
+"""Decoded volume and bucket records kept (their bytes are the key)."""
+
+
+@functools.lru_cache(maxsize=256)
+def replication_fields(config: ReplicationConfig) -> dict[str, Any]:
+    """A message's type, factor and (EC only) ecReplicationConfig, as keyword arguments (memoized: a
+    handful of configs; callers unpack it, never change it)."""
+    rtype, factor, ec = replication_to_proto(config)
+    fields: dict[str, Any] = {"type": rtype, "factor": factor}
+    if ec is not None:
+        fields["ecReplicationConfig"] = ec
+    return fields
+
+
+def stored_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo) -> ReplicationConfig:
+    ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
+    return replication_from_proto(p.type, p.factor, ec)
+
+
+def names_replication(request: ReplicationRequest) -> bool:
+    """Whether a request names a replication config at all (else the bucket's or server's default)."""
+    return bool(request.type or request.factor or request.HasField("ecReplicationConfig"))
+
+
+def requested_replication(request: ReplicationRequest, default: ReplicationConfig) -> ReplicationConfig:
+    """The config a request names (Ozone's type, factor and ecReplicationConfig). Parts left unset come from
+    `default`: a factor alone keeps the default's replicated type (RATIS under an EC default), an
+    ecReplicationConfig alone means EC. A config whose parts contradict each other is refused."""
+    if not names_replication(request):
+        return default
+    ec = request.ecReplicationConfig if request.HasField("ecReplicationConfig") else None
+    if request.type:
+        kind = enum_from_proto(ReplicationType, request.type, "type")
+    elif ec is not None:
+        kind = ReplicationType.EC
+    else:
+        kind = default.type if default.type is not ReplicationType.EC else ReplicationType.RATIS
+    if kind is ReplicationType.EC:
+        if request.factor:
+            raise ProtocolError(
+                "factor", "is set for an EC replication config (EC takes ecReplicationConfig)"
+            )
+        return replication_from_proto(kind.value, 0, ec)
+    if ec is not None:
+        raise ProtocolError("ecReplicationConfig", f"is set but type is {kind.name}")
+    factor = request.factor or (default.factor if default.type is not ReplicationType.EC else 3)
+    return replication_from_proto(kind.value, factor, None)
+
+
+# ------------------------------------------------------------------ volumes and buckets
+def volume_to_proto(v: VolumeRecord) -> om_pb.VolumeInfo:
+    return om_pb.VolumeInfo(
+        volume=v.volume,
+        owner=v.owner,
+        admin=v.admin,
+        creationTime=v.creation_ms,
+        modificationTime=v.modification_ms,
+        quotaInBytes=v.quota_bytes,
+        usedBytes=v.used_bytes,
+        usedNamespace=v.used_namespace,
+        quotaInNamespace=v.quota_namespace,
+        acls=acls_to_proto(v.acls),
+    )
+
+
+def volume_from_proto(p: om_pb.VolumeInfo) -> VolumeRecord:
+    return VolumeRecord(
+        p.volume,
+        p.owner,
+        p.admin,
+        p.creationTime,
+        p.modificationTime,
+        p.quotaInBytes,
+        p.usedBytes,
+        p.usedNamespace,
+        p.quotaInNamespace,
+        acls_from_proto(p.acls, "acls"),
+    )
+
+
+def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
+    return om_pb.BucketInfo(
+        volume=b.volume,
+        bucket=b.bucket,
+        owner=b.owner,
+        creationTime=b.creation_ms,
+        modificationTime=b.modification_ms,
+        layout=b.layout,
+        usedBytes=b.used_bytes,
+        usedNamespace=b.used_namespace,
+        quotaInBytes=b.quota_bytes,
+        quotaInNamespace=b.quota_namespace,
+        acls=acls_to_proto(b.acls),
+        **replication_fields(b.replication),
+    )
+
+
+def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
+    return BucketRecord(
+        p.volume,
+        p.bucket,
+        p.owner,
+        p.creationTime,
+        p.modificationTime,
+        stored_replication(p),
+        p.layout,
+        p.usedBytes,
+        p.usedNamespace,
+        p.quotaInBytes,
+        p.quotaInNamespace,
+        acls_from_proto(p.acls, "acls"),
+    )
+
+
+# ------------------------------------------------------------------ keys
+def block_to_proto(block: KeyBlock) -> om_pb.KeyLocation:
+    return om_pb.KeyLocation(
+        blockID=block_pb.BlockID(
+            containerBlockID=container_block_id_to_proto(block.block_id),
+            blockCommitSequenceId=block.bcsid,
+        ),
+        offset=block.offset,
+        length=block.length,
+        createVersion=block.create_version,
+    )
+
+
+def block_from_proto(p: om_pb.KeyLocation, field: str = "location") -> KeyBlock:
+    """Checks what a client sent: a block id, and offset/length/BCSID that fit their types."""
+    block_id = sub_message(p, "blockID", field)
+    return KeyBlock(
+        container_block_id_from_proto(
+            sub_message(block_id, "containerBlockID", f"{field}.blockID"), f"{field}.blockID.containerBlockID"
+        ),
+        uint64(p.offset, f"{field}.offset"),
+        uint64(p.length, f"{field}.length"),
+        uint64(block_id.blockCommitSequenceId, f"{field}.blockID.blockCommitSequenceId"),
+        uint64(p.createVersion, f"{field}.createVersion"),
+    )
+
+
+def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
+    return om_pb.KeyInfo(
+        volume=k.volume,
+        bucket=k.bucket,
+        key=k.key,
+        dataSize=k.data_size,
+        creationTime=k.creation_ms,
+        modificationTime=k.modification_ms,
+        locations=[block_to_proto(b) for b in k.blocks] if with_blocks else [],
+        objectID=k.object_id,
+        metadata=dict(k.metadata),
+        tags=dict(k.tags),
+        owner=k.owner,
+        acls=acls_to_proto(k.acls),
+        chargedBytes=k.charged_bytes,
+        **replication_fields(k.replication),
+    )
+
+
+def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
+    return KeyRecord(
+        p.volume,
+        p.bucket,
+        p.key,
+        p.dataSize,
+        p.creationTime,
+        p.modificationTime,
+        stored_replication(p),
+        tuple(
+            KeyBlock(
+                BlockID(x.blockID.containerBlockID.containerID, x.blockID.containerBlockID.localID),
+                x.offset,
+                x.length,
+                x.blockID.blockCommitSequenceId,
+                x.createVersion,
+            )
+            for x in p.locations
+        ),
+        p.objectID,
+        pairs(p.metadata),
+        pairs(p.tags),
+        p.owner,
+        acls_from_proto(p.acls, "acls"),
+        p.chargedBytes,
+    )
+
+
+# ------------------------------------------------------------------ multipart uploads
+def multipart_to_proto(u: MultipartUploadRecord) -> om_pb.MultipartInfo:
+    return om_pb.MultipartInfo(
+        volume=u.volume,
+        bucket=u.bucket,
+        key=u.key,
+        uploadID=u.upload_id,
+        creationTime=u.creation_ms,
+        objectID=u.object_id,
+        metadata=dict(u.metadata),
+        tags=dict(u.tags),
+        parts=[
+            om_pb.PartInfo(partNumber=p.part_number, partName=p.part_name, partKeyInfo=key_to_proto(p.key))
+            for p in u.parts
+        ],
+        owner=u.owner,
+        acls=acls_to_proto(u.acls),
+        **replication_fields(u.replication),
+    )
+
+
+def multipart_from_proto(p: om_pb.MultipartInfo) -> MultipartUploadRecord:
+    return MultipartUploadRecord(
+        p.volume,
+        p.bucket,
+        p.key,
+        p.uploadID,
+        p.creationTime,
+        stored_replication(p),
+        p.objectID,
+        pairs(p.metadata),
+        pairs(p.tags),
+        tuple(PartRecord(x.partNumber, x.partName, key_from_proto(x.partKeyInfo)) for x in p.parts),
+        p.owner,
+        acls_from_proto(p.acls, "acls"),
+    )
+
+
+# ------------------------------------------------------------------ bytes, for the tables
+def encode(message: om_pb.VolumeInfo | om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo) -> bytes:
+    return message.SerializeToString(deterministic=True)
+
+
+@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
+def decode_volume(data: bytes) -> VolumeRecord:
+    """Memoized by value, as decode_bucket."""
+    return volume_from_proto(om_pb.VolumeInfo.FromString(data))
+
+
+@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
+def decode_bucket(data: bytes) -> BucketRecord:
+    """Memoized by value: every key request reads its bucket and volume (often several times), and the
+    records are frozen, so equal bytes may share one."""
+    return bucket_from_proto(om_pb.BucketInfo.FromString(data))
+
+
+def decode_key(data: bytes) -> KeyRecord:
+    return key_from_proto(om_pb.KeyInfo.FromString(data))
+
+
+def decode_key_block_ids(data: bytes) -> tuple[BlockID, ...]:
+    """The block ids of a stored KeyInfo and nothing else: all KeyDeletingService sends SCM of a
+    deletedTable entry (decoding whole records was a twentieth of OM's CPU under omkg, issue 29)."""
+    return tuple(
+        BlockID(x.blockID.containerBlockID.containerID, x.blockID.containerBlockID.localID)
+        for x in om_pb.KeyInfo.FromString(data).locations
+    )
+
+
+def decode_multipart(data: bytes) -> MultipartUploadRecord:
+    return multipart_from_proto(om_pb.MultipartInfo.FromString(data))
+
+
+def encode_s3_secret(access_id: str, secret: str) -> bytes:
+    """An s3SecretTable value (Ozone's S3Secret message)."""
+    return om_pb.S3Secret(kerberosID=access_id, awsSecret=secret).SerializeToString()
+
+
+def decode_s3_secret(data: bytes) -> tuple[str, str]:
+    """The access id and secret of an s3SecretTable value."""
+    proto = om_pb.S3Secret.FromString(data)
+    return proto.kerberosID, proto.awsSecret
+
+
+# ------------------------------------------------------------------ conditions
+def key_condition_from_proto(proto: om_pb.KeyCondition) -> KeyCondition | None:
+    """None when the request sets no condition; an If-Match ETag without its quotes."""
+    condition = KeyCondition(proto.mustNotExist, proto.expectedETag.strip().strip('"'))
+    return condition if condition != KeyCondition() else None
+
+
+def key_condition_to_proto(condition: KeyCondition | None) -> om_pb.KeyCondition | None:
+    if condition is None:
+        return None
+    return om_pb.KeyCondition(mustNotExist=condition.must_not_exist, expectedETag=condition.expected_etag)
+
+
+# ------------------------------------------------------------------ the client's views of OM's answers
+def replication_name(rtype: int, factor: int, ec: hdds_pb2.ECReplicationConfig | None = None) -> str:
+    """Ozone's "RATIS/THREE", or "EC/RS-3-2-1024k" from an EC message's ecReplicationConfig; an unset type
+    or factor reads as the other part alone."""
+    if rtype == hdds_pb2.EC and ec is not None:
+        return str(ec_config_from_proto(ec, "ecReplicationConfig"))
+    kind = hdds_pb2.ReplicationType.Name(rtype) if rtype else "RATIS"
+    return f"{kind}/{hdds_pb2.ReplicationFactor.Name(factor) if factor else 'THREE'}"
+
+
+def message_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.ListPartsResponse
+                        | om_pb.MultipartUploadSummary) -> str:  # fmt: skip
+    """The replication name of an OM message carrying type, factor and ecReplicationConfig."""
+    ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
+    return replication_name(p.type, p.factor, ec)
+
+
+def volume_info_from_proto(p: om_pb.VolumeInfo) -> VolumeInfo:
+    return VolumeInfo(
+        p.volume, p.owner, p.admin, p.creationTime, p.modificationTime,
+        p.quotaInBytes, p.usedBytes, p.usedNamespace, p.quotaInNamespace,
+    )  # fmt: skip
+
+
+def bucket_info_from_proto(p: om_pb.BucketInfo) -> BucketInfo:
+    return BucketInfo(
+        p.volume, p.bucket, p.owner, p.creationTime, p.modificationTime,
+        message_replication(p), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
+        p.quotaInBytes, p.quotaInNamespace,
+    )  # fmt: skip
+
+
+def key_info_from_proto(p: om_pb.KeyInfo) -> KeyInfo:
+    return KeyInfo(
+        p.volume, p.bucket, p.key, p.dataSize, p.creationTime, p.modificationTime,
+        message_replication(p), p.objectID,
+        tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
+    )  # fmt: skip
+
+
+def part_list_from_proto(p: om_pb.ListPartsResponse) -> MultipartPartList:
+    return MultipartPartList(
+        tuple(
+            PartInfo(x.partNumber, x.partName, x.size, x.modificationTime, dict(x.metadata)) for x in p.parts
+        ),
+        p.nextPartNumberMarker, p.isTruncated, message_replication(p), dict(p.metadata),
+    )  # fmt: skip
+
+
+def service_info_from_proto(p: om_pb.ServiceInfoResponse) -> ServiceInfo:
+    return ServiceInfo(p.clusterID, p.omID, p.scmInSafeMode)
+
+
+def upload_info_from_proto(p: om_pb.MultipartUploadSummary) -> MultipartUploadInfo:
+    return MultipartUploadInfo(p.key, p.uploadID, p.creationTime, message_replication(p))
+
+
+def volume_view(record: VolumeRecord) -> VolumeInfo:
+    """A record as the client would read it from OM's answer (OM's web API shows what `sh` prints)."""
+    return volume_info_from_proto(volume_to_proto(record))
+
+
+def bucket_view(record: BucketRecord) -> BucketInfo:
+    return bucket_info_from_proto(bucket_to_proto(record))
+
+
+def key_view(record: KeyRecord) -> KeyInfo:
+    """Without its blocks (a listing's key)."""
+    return key_info_from_proto(key_to_proto(record, with_blocks=False))
+
+
+def located_key_view(record: KeyRecord, where: Iterable[tuple[hdds_pb2.Pipeline | None, str]]) -> KeyInfo:
+    """With its blocks where lookupKey reads them (located_key_to_proto), without tokens."""
+    return key_info_from_proto(located_key_to_proto(record, where))
+
+
+# ------------------------------------------------------------------ requests (OM's client)
+def named_replication_fields(replication: str | None) -> dict[str, Any]:
+    """openKey/createBucket/initiateMultipartUpload fields for "RATIS/THREE", "EC/RS-3-2-1024k" or
+    "rs-3-2-1024k" (unset: OM's default, the bucket's for a key)."""
+    if not replication:
+        return {}
+    rtype, factor, ec = replication_to_proto(ReplicationConfig.parse(replication), "replication")
+    if ec is None:
+        return {"type": rtype, "factor": factor}
+    return {"type": rtype, "ecReplicationConfig": ec}
+
+
+def create_volume_request(
+    volume: str, owner: str, quota_bytes: int, quota_namespace: int
+) -> om_pb.CreateVolumeRequest:
+    return om_pb.CreateVolumeRequest(
+        volume=volume, owner=owner, quotaInBytes=quota_bytes, quotaInNamespace=quota_namespace
+    )
+
+
+def info_volume_request(volume: str) -> om_pb.InfoVolumeRequest:
+    return om_pb.InfoVolumeRequest(volume=volume)
+
+
+def set_volume_property_request(
+    volume: str, owner: str, quota_bytes: int, quota_namespace: int
+) -> om_pb.SetVolumePropertyRequest:
+    return om_pb.SetVolumePropertyRequest(
+        volumeName=volume, ownerName=owner, quotaInBytes=quota_bytes, quotaInNamespace=quota_namespace
+    )
+
+
+def delete_volume_request(volume: str) -> om_pb.DeleteVolumeRequest:
+    return om_pb.DeleteVolumeRequest(volume=volume)
+
+
+def list_volumes_request(prefix: str, start: str, limit: int) -> om_pb.ListVolumesRequest:
+    return om_pb.ListVolumesRequest(prefix=prefix, startKey=start, maxKeys=limit)
+
+
+def create_bucket_request(
+    volume: str, bucket: str, replication: str | None, owner: str
+) -> om_pb.CreateBucketRequest:
+    return om_pb.CreateBucketRequest(
+        volume=volume, bucket=bucket, owner=owner, **named_replication_fields(replication)
+    )
+
+
+def info_bucket_request(volume: str, bucket: str) -> om_pb.InfoBucketRequest:
+    return om_pb.InfoBucketRequest(volume=volume, bucket=bucket)
+
+
+def set_bucket_property_request(
+    volume: str, bucket: str, owner: str, quota_bytes: int, quota_namespace: int
+) -> om_pb.SetBucketPropertyRequest:
+    args = om_pb.BucketArgs(
+        volumeName=volume, bucketName=bucket, ownerName=owner, quotaInBytes=quota_bytes,
+        quotaInNamespace=quota_namespace,
+    )  # fmt: skip
+    return om_pb.SetBucketPropertyRequest(bucketArgs=args)
+
+
+def delete_bucket_request(volume: str, bucket: str) -> om_pb.DeleteBucketRequest:
+    return om_pb.DeleteBucketRequest(volume=volume, bucket=bucket)
+
+
+def list_buckets_request(
+    volume: str, prefix: str, start: str, limit: int, owner: str = ""
+) -> om_pb.ListBucketsRequest:
+    return om_pb.ListBucketsRequest(volume=volume, prefix=prefix, startKey=start, maxKeys=limit, owner=owner)
+
+
+def open_key_request(
+    volume: str, bucket: str, key: str, size: int, replication: str | None,
+    exclude: block_pb.ExcludeListProto | None, metadata: Mapping[str, str] | None,
+    tags: Mapping[str, str] | None, upload_id: str, part_number: int, condition: KeyCondition | None,
+) -> om_pb.OpenKeyRequest:  # fmt: skip
+    return om_pb.OpenKeyRequest(
+        volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
+        metadata=metadata, tags=tags, multipartUploadID=upload_id, multipartNumber=part_number,
+        condition=key_condition_to_proto(condition), **named_replication_fields(replication),
+    )  # fmt: skip
+
+
+def open_key_answer_from_proto(p: om_pb.OpenKeyResponse) -> tuple[int, list[KeyLocation]]:
+    """The open key's clientID and its pre-allocated blocks."""
+    return p.clientID, [key_location_from_proto(loc) for loc in p.keyInfo.locations]
+
+
+def allocate_block_request(
+    volume: str, bucket: str, key: str, client_id: int, exclude: block_pb.ExcludeListProto
+) -> om_pb.AllocateBlockRequest:
+    return om_pb.AllocateBlockRequest(
+        volume=volume, bucket=bucket, key=key, clientID=client_id, excludeList=exclude
+    )
+
+
+def commit_key_request(
+    volume: str, bucket: str, key: str, client_id: int, size: int, locations: Sequence[KeyLocation],
+    metadata: Mapping[str, str] | None, condition: KeyCondition | None,
+) -> om_pb.CommitKeyRequest:  # fmt: skip
+    return om_pb.CommitKeyRequest(
+        volume=volume, bucket=bucket, key=key, clientID=client_id, dataSize=size,
+        locations=[key_location_to_proto(loc) for loc in locations], metadata=metadata,
+        condition=key_condition_to_proto(condition),
+    )  # fmt: skip
+
+
+def lookup_key_request(
+    volume: str, bucket: str, key: str, client_host: str, refresh: bool
+) -> om_pb.LookupKeyRequest:
+    return om_pb.LookupKeyRequest(
+        volume=volume, bucket=bucket, key=key, clientHost=client_host, forceUpdateContainerCache=refresh
+    )
+
+
+def list_keys_request(
+    volume: str, bucket: str, prefix: str, start: str, limit: int, with_blocks: bool = False
+) -> om_pb.ListKeysRequest:
+    return om_pb.ListKeysRequest(
+        volume=volume, bucket=bucket, prefix=prefix, startKey=start, maxKeys=limit, withBlocks=with_blocks
+    )
+
+
+def rename_key_request(volume: str, bucket: str, key: str, to_key: str) -> om_pb.RenameKeyRequest:
+    return om_pb.RenameKeyRequest(volume=volume, bucket=bucket, key=key, toKey=to_key)
+
+
+def delete_key_request(
+    volume: str, bucket: str, key: str, condition: KeyCondition | None
+) -> om_pb.DeleteKeyRequest:
+    return om_pb.DeleteKeyRequest(
+        volume=volume, bucket=bucket, key=key, condition=key_condition_to_proto(condition)
+    )
+
+
+def put_object_tagging_request(
+    volume: str, bucket: str, key: str, tags: Mapping[str, str]
+) -> om_pb.PutObjectTaggingRequest:
+    return om_pb.PutObjectTaggingRequest(volume=volume, bucket=bucket, key=key, tags=tags)
+
+
+def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
+    return om_pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
+
+
+def revoke_s3_secret_request(user: str) -> om_pb.RevokeS3SecretRequest:
+    return om_pb.RevokeS3SecretRequest(kerberosID=user)
+
+
+def s3_signing_key_request(
+    access_id: str, date: str, region: str, service: str
+) -> om_pb.GetS3SigningKeyRequest:
+    return om_pb.GetS3SigningKeyRequest(accessId=access_id, date=date, region=region, service=service)
+
+
+def initiate_multipart_upload_request(
+    volume: str, bucket: str, key: str, replication: str | None, metadata: Mapping[str, str] | None,
+    tags: Mapping[str, str] | None,
+) -> om_pb.InitiateMultipartUploadRequest:  # fmt: skip
+    return om_pb.InitiateMultipartUploadRequest(
+        volume=volume, bucket=bucket, key=key, metadata=metadata, tags=tags,
+        **named_replication_fields(replication),
+    )  # fmt: skip
+
+
+def commit_multipart_part_request(
+    volume: str, bucket: str, key: str, client_id: int, upload_id: str, part_number: int, size: int,
+    locations: Sequence[KeyLocation], metadata: Mapping[str, str] | None,
+) -> om_pb.CommitMultipartUploadPartRequest:  # fmt: skip
+    return om_pb.CommitMultipartUploadPartRequest(
+        volume=volume, bucket=bucket, key=key, clientID=client_id, multipartUploadID=upload_id,
+        multipartNumber=part_number, dataSize=size, metadata=metadata,
+        locations=[key_location_to_proto(loc) for loc in locations],
+    )  # fmt: skip
+
+
+def complete_multipart_upload_request(
+    volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
+    metadata: Mapping[str, str] | None, condition: KeyCondition | None,
+) -> om_pb.CompleteMultipartUploadRequest:  # fmt: skip
+    return om_pb.CompleteMultipartUploadRequest(
+        volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
+        parts=[om_pb.Part(partNumber=n, partName=name) for n, name in parts],
+        condition=key_condition_to_proto(condition),
+    )  # fmt: skip
+
+
+def abort_multipart_upload_request(
+    volume: str, bucket: str, key: str, upload_id: str
+) -> om_pb.AbortMultipartUploadRequest:
+    return om_pb.AbortMultipartUploadRequest(volume=volume, bucket=bucket, key=key, uploadID=upload_id)
+
+
+def list_parts_request(
+    volume: str, bucket: str, key: str, upload_id: str, marker: int, max_parts: int
+) -> om_pb.ListPartsRequest:
+    return om_pb.ListPartsRequest(
+        volume=volume, bucket=bucket, key=key, uploadID=upload_id, partNumberMarker=marker,
+        maxParts=max_parts,
+    )  # fmt: skip
+
+
+def list_multipart_uploads_request(
+    volume: str, bucket: str, prefix: str, key_marker: str, upload_id_marker: str, max_uploads: int
+) -> om_pb.ListMultipartUploadsRequest:
+    return om_pb.ListMultipartUploadsRequest(
+        volume=volume, bucket=bucket, prefix=prefix, keyMarker=key_marker, uploadIdMarker=upload_id_marker,
+        maxUploads=max_uploads,
+    )  # fmt: skip
+
+
+def add_acl_request(path: ObjectPath, acl: OzoneAcl) -> om_pb.AddAclRequest:
+    return om_pb.AddAclRequest(obj=obj_to_proto(path), acl=acl_to_proto(acl))
+
+
+def remove_acl_request(path: ObjectPath, acl: OzoneAcl) -> om_pb.RemoveAclRequest:
+    return om_pb.RemoveAclRequest(obj=obj_to_proto(path), acl=acl_to_proto(acl))
+
+
+def set_acl_request(path: ObjectPath, acls: Acls) -> om_pb.SetAclRequest:
+    return om_pb.SetAclRequest(obj=obj_to_proto(path), acl=acls_to_proto(acls))
+
+
+def get_acl_request(path: ObjectPath) -> om_pb.GetAclRequest:
+    return om_pb.GetAclRequest(obj=obj_to_proto(path))
+
+
+def service_info_request() -> om_pb.ServiceInfoRequest:
+    return om_pb.ServiceInfoRequest()
+
+
+def echo_request(payload: bytes, response_size: int) -> om_pb.EchoRPCRequest:
+    return om_pb.EchoRPCRequest(payloadReq=payload, payloadSizeResp=response_size, readOnly=True)
+
+
+# ------------------------------------------------------------------ what OM's service reads of a request
+def excluded(request: om_pb.OpenKeyRequest | om_pb.AllocateBlockRequest) -> ExcludeList:
+    """The writer's exclude list (empty when it sends none)."""
+    if not request.HasField("excludeList"):
+        return ExcludeList()
+    return exclude_list_from_proto(request.excludeList)
+
+
+def acl_object(
+    request: om_pb.AddAclRequest | om_pb.RemoveAclRequest | om_pb.SetAclRequest | om_pb.GetAclRequest,
+) -> ObjectPath:
+    if not request.HasField("obj"):
+        raise ProtocolError("obj", "is missing")
+    return obj_from_proto(request.obj, "obj")
+
+
+def commit_blocks(
+    request: om_pb.CommitKeyRequest | om_pb.CommitMultipartUploadPartRequest,
+) -> list[KeyBlock]:
+    """The blocks a commit names, each checked (block_from_proto)."""
+    return [block_from_proto(x, f"locations[{i}]") for i, x in enumerate(request.locations)]
+
+
+# ------------------------------------------------------------------ answers (OM's service)
+_ANSWERS: dict[str, Callable[..., Any]] = {m.name: GetMessageClass(m.output_type) for m in SERVICE.methods}
+
+
+def empty_answer(method: str) -> Message:
+    """The answer of an rpc that answers nothing but success (deleteVolume, renameKey, ...)."""
+    return _ANSWERS[method]()
+
+
+def volume_answer(method: str, record: VolumeRecord) -> Message:
+    """createVolume, infoVolume, setVolumeProperty: the volume."""
+    return _ANSWERS[method](volume=volume_to_proto(record))
+
+
+def volumes_answer(records: Iterable[VolumeRecord]) -> om_pb.ListVolumesResponse:
+    return om_pb.ListVolumesResponse(volumes=[volume_to_proto(r) for r in records])
+
+
+def bucket_answer(method: str, record: BucketRecord) -> Message:
+    """createBucket, infoBucket, setBucketProperty: the bucket."""
+    return _ANSWERS[method](bucket=bucket_to_proto(record))
+
+
+def buckets_answer(records: Iterable[BucketRecord]) -> om_pb.ListBucketsResponse:
+    return om_pb.ListBucketsResponse(buckets=[bucket_to_proto(r) for r in records])
+
+
+def key_answer(method: str, record: KeyRecord) -> Message:
+    """commitKey, completeMultipartUpload: the committed key with its blocks."""
+    return _ANSWERS[method](keyInfo=key_to_proto(record))
+
+
+def keys_answer(records: Iterable[KeyRecord], with_blocks: bool) -> om_pb.ListKeysResponse:
+    return om_pb.ListKeysResponse(keys=[key_to_proto(r, with_blocks=with_blocks) for r in records])
+
+
+def allocated_to_proto(location: BlockLocation, length: int) -> om_pb.KeyLocation:
+    """A block to write: `length` is the most key bytes the writer may put in it (an EC block group's
+    capacity: what SCM counted for each replica, times the data indexes)."""
+    proto = block_to_proto(KeyBlock(location.block_id, 0, length))
+    proto.pipeline.MergeFromString(write_pipeline_to_proto(location))
+    proto.containerState = "OPEN"
+    return proto
+
+
+def open_key_answer(
+    record: KeyRecord, client_id: int, allocated: Iterable[BlockLocation], block_length: int
+) -> om_pb.OpenKeyResponse:
+    """The open key without its record's blocks, and its pre-allocated blocks to write (tokens: `sign`)."""
+    info = key_to_proto(record, with_blocks=False)
+    info.locations.extend(allocated_to_proto(b, block_length) for b in allocated)
+    return om_pb.OpenKeyResponse(keyInfo=info, clientID=client_id, openVersion=0)
+
+
+def allocate_block_answer(location: BlockLocation, length: int) -> om_pb.AllocateBlockResponse:
+    return om_pb.AllocateBlockResponse(location=allocated_to_proto(location, length))
+
+
+def located_key_to_proto(
+    record: KeyRecord, where: Iterable[tuple[hdds_pb2.Pipeline | None, str]]
+) -> om_pb.KeyInfo:
+    """The key with each block's read pipeline (None: SCM no longer knows its container) and container
+    state, as lookupKey answers (tokens: `sign`)."""
+    info = key_to_proto(record)
+    for proto, (pipeline, state) in zip(info.locations, where, strict=True):
+        if pipeline is not None:
+            proto.pipeline.CopyFrom(pipeline)
+        proto.containerState = state
+    return info
+
+
+def lookup_key_answer(info: om_pb.KeyInfo) -> om_pb.LookupKeyResponse:
+    return om_pb.LookupKeyResponse(keyInfo=info)
+
+
+def sign(locations: Iterable[om_pb.KeyLocation], token: Callable[[BlockID, int], Token]) -> None:
+    """Sets each location's token to `token(block, length)`."""
+    for location in locations:
+        block = location.blockID.containerBlockID
+        issued = token(BlockID(block.containerID, block.localID), location.length)
+        location.token.CopyFrom(token_to_proto(issued))
+
+
+def s3_secret_answer(access_id: str, secret: str) -> om_pb.GetS3SecretResponse:
+    return om_pb.GetS3SecretResponse(s3Secret=om_pb.S3Secret(kerberosID=access_id, awsSecret=secret))
+
+
+def signing_key_answer(key: bytes) -> om_pb.GetS3SigningKeyResponse:
+    return om_pb.GetS3SigningKeyResponse(signingKey=key)
+
+
+def initiated_answer(upload_id: str) -> om_pb.InitiateMultipartUploadResponse:
+    return om_pb.InitiateMultipartUploadResponse(uploadID=upload_id)
+
+
+def part_committed_answer(part: PartRecord) -> om_pb.CommitMultipartUploadPartResponse:
+    return om_pb.CommitMultipartUploadPartResponse(
+        partName=part.part_name, partKeyInfo=key_to_proto(part.key)
+    )
+
+
+def parts_answer(
+    parts: Iterable[PartRecord], next_marker: int, truncated: bool, upload: MultipartUploadRecord
+) -> om_pb.ListPartsResponse:
+    return om_pb.ListPartsResponse(
+        parts=[
+            om_pb.PartSummary(
+                partNumber=p.part_number,
+                partName=p.part_name,
+                size=p.key.data_size,
+                modificationTime=p.key.modification_ms,
+                metadata=dict(p.key.metadata),
+            )
+            for p in parts
+        ],
+        nextPartNumberMarker=next_marker,
+        isTruncated=truncated,
+        metadata=dict(upload.metadata),
+        **replication_fields(upload.replication),
+    )
+
+
+def uploads_answer(uploads: Iterable[MultipartUploadRecord]) -> om_pb.ListMultipartUploadsResponse:
+    return om_pb.ListMultipartUploadsResponse(
+        uploads=[
+            om_pb.MultipartUploadSummary(
+                key=u.key,
+                uploadID=u.upload_id,
+                creationTime=u.creation_ms,
+                **replication_fields(u.replication),
+            )
+            for u in uploads
+        ]
+    )
+
+
+def service_info_answer(cluster_id: str, om_id: str, scm_in_safe_mode: bool) -> om_pb.ServiceInfoResponse:
+    return om_pb.ServiceInfoResponse(clusterID=cluster_id, omID=om_id, scmInSafeMode=scm_in_safe_mode)
+
+
+def acl_changed_answer(method: str, changed: bool) -> Message:
+    """addAcl, removeAcl, setAcl: whether the object's entries changed."""
+    return _ANSWERS[method](response=changed)
+
+
+def acls_answer(acls: Acls) -> om_pb.GetAclResponse:
+    return om_pb.GetAclResponse(acls=acls_to_proto(acls))
+
+
+def echo_answer(size: int) -> om_pb.EchoRPCResponse:
+    return om_pb.EchoRPCResponse(payload=bytes(size))
+
+
+# ------------------------------------------------------------------ the service's requests
+def request_fields() -> dict[str, list[tuple[str, int]]]:
+    """Each rpc's request fields (name, number): what OM's request bounds are set on."""
+    return {m.name: [(f.name, f.number) for f in m.input_type.fields] for m in SERVICE.methods}
