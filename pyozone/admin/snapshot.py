@@ -18,6 +18,7 @@ from pyozone.analytics.snapshot_transport import TransportError, decode_batches
 from pyozone.analytics.snapshot_writer import SnapshotWriter, check_out_dir
 from pyozone.framework.scm_admin import ScmAdminClient
 from pyozone.framework.scm_errors import ScmClientError
+from pyozone.protocol.snapshot import SnapshotBatch, SnapshotInfo
 
 KEY_ROWS_PER_BATCH = 10_000
 
@@ -29,27 +30,27 @@ def fetch_snapshot(
     check_out_dir(out_dir)
     chunks = scm.snapshot_chunks(batch_rows)
     first = next(chunks, None)
-    if first is None or first.WhichOneof("chunk") != "info":
+    if not isinstance(first, SnapshotInfo):
         raise ScmClientError(f"SCM at {scm.address} did not start the snapshot with its info")
-    info = first.info
-    if info.schemaVersion != SCHEMA_VERSION:
+    info = first
+    if info.schema_version != SCHEMA_VERSION:
         raise ScmClientError(
-            f"SCM at {scm.address} writes snapshot schema version {info.schemaVersion}; "
+            f"SCM at {scm.address} writes snapshot schema version {info.schema_version}; "
             f"this pyozone writes version {SCHEMA_VERSION}"
         )
     announced = {table: info.rows.get(table, 0) for table in TABLES}
-    with SnapshotWriter(out_dir, info.clusterId, "scm", info.createdMs) as writer:
+    with SnapshotWriter(out_dir, info.cluster_id, "scm", info.created_ms) as writer:
         for chunk in chunks:
-            if chunk.WhichOneof("chunk") != "batch":
+            if not isinstance(chunk, SnapshotBatch):
                 raise ScmClientError(f"SCM at {scm.address} sent a second snapshot info")
             try:
-                received = decode_batches(chunk.batch.arrowIpc)
+                received = decode_batches(chunk.arrow_ipc)
             except TransportError as e:
                 raise ScmClientError(
-                    f"SCM at {scm.address} sent a malformed batch of {chunk.batch.table}: {e}"
+                    f"SCM at {scm.address} sent a malformed batch of {chunk.table}: {e}"
                 ) from None
             for batch in received:
-                writer.add_batch(chunk.batch.table, batch)
+                writer.add_batch(chunk.table, batch)
         if writer.rows != announced:
             raise ScmClientError(f"SCM at {scm.address} announced rows {announced} but sent {writer.rows}")
         rows = iter(keys or ())

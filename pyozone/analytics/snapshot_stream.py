@@ -18,27 +18,19 @@ from pyozone.analytics.schema import SCHEMA_VERSION
 from pyozone.analytics.scm_snapshot import DEFAULT_BATCH_ROWS, batches, take_view
 from pyozone.analytics.snapshot_transport import encode_batch
 from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES, KiB
-from pyozone.proto import ScmAdminProtocol_pb2 as pb
+from pyozone.protocol.snapshot import SnapshotBatch, SnapshotChunk, SnapshotInfo
 from pyozone.scm.scm import StorageContainerManager
 
 CHUNK_BYTES = MAX_ADMIN_MESSAGE_BYTES - 64 * KiB
 """Arrow bytes per chunk at most, leaving room for the message around them."""
 
 
-async def snapshot_chunks(
-    core: StorageContainerManager, batch_rows: int
-) -> AsyncIterator[pb.SnapshotChunkProto]:
+async def snapshot_chunks(core: StorageContainerManager, batch_rows: int) -> AsyncIterator[SnapshotChunk]:
     """`batch_rows` 0 takes the default."""
     batch_rows = batch_rows or DEFAULT_BATCH_ROWS
     view = take_view(core)
-    info = pb.SnapshotInfoProto(
-        clusterId=view.cluster_id,
-        createdMs=view.created_ms,
-        schemaVersion=SCHEMA_VERSION,
-        rows=view.row_counts(),
-    )
-    yield pb.SnapshotChunkProto(info=info)
+    yield SnapshotInfo(view.cluster_id, view.created_ms, SCHEMA_VERSION, view.row_counts())
     for table, batch in batches(view, batch_rows):
         for data in encode_batch(batch, CHUNK_BYTES):
-            yield pb.SnapshotChunkProto(batch=pb.SnapshotBatchProto(table=table, arrowIpc=data))
+            yield SnapshotBatch(table, data)
         await asyncio.sleep(0)

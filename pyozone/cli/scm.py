@@ -23,7 +23,7 @@ from pyozone.scm.store.version import SCMStorageConfig, StorageError, init_scm, 
 from pyozone.security.config import SecurityConfig
 
 if TYPE_CHECKING:
-    from pyozone.proto.ScmAdminProtocol_pb2 import SnapshotChunkProto
+    from pyozone.protocol.snapshot import SnapshotChunk
     from pyozone.scm.scm import StorageContainerManager
 
 
@@ -112,9 +112,7 @@ def _init_security(conf: OzoneConfiguration, storage: SCMStorageConfig, joins: t
         print(line)
 
 
-async def snapshot_chunks(
-    core: StorageContainerManager, batch_rows: int
-) -> AsyncIterator[SnapshotChunkProto]:
+async def snapshot_chunks(core: StorageContainerManager, batch_rows: int) -> AsyncIterator[SnapshotChunk]:
     """The daemon's SnapshotSource: analytics (and pyarrow) load with the first snapshot asked for."""
     from pyozone.analytics.snapshot_stream import snapshot_chunks as stream
 

@@ -18,8 +18,8 @@ from pyozone.framework.scm_admin import ScmClient
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
-from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.protocol import ProtocolError
+from pyozone.protocol import block as wire
 from pyozone.protocol.block import (
     MAX_BLOCK_MESSAGE_BYTES,
     AllocateRequest,
@@ -27,14 +27,14 @@ from pyozone.protocol.block import (
     KeyBlocks,
     KeyBlocksResult,
     allocate_request_to_proto,
-    allocated_block_from_proto,
-    key_blocks_result_from_proto,
-    key_blocks_to_proto,
+    allocate_response_from_proto,
+    delete_request_to_proto,
+    delete_response_from_proto,
 )
 
 T = TypeVar("T")
 
-BLOCK_SERVICE = rpc.service(pb, "ScmBlockLocationProtocolService")
+BLOCK_SERVICE = rpc.ServiceSpec.of(wire.BLOCK_SERVICE)
 
 
 def scm_block_address(conf: OzoneConfiguration) -> HostPort:
@@ -77,11 +77,7 @@ class ScmBlockClient(ScmClient):
                 )
             )
         )
-        return self._call(
-            self._stub.allocateScmBlock,
-            request,
-            lambda r: [allocated_block_from_proto(b, f"blocks[{i}]") for i, b in enumerate(r.blocks)],
-        )
+        return self._call(self._stub.allocateScmBlock, request, allocate_response_from_proto)
 
     def allocate_block(
         self,
@@ -96,11 +92,5 @@ class ScmBlockClient(ScmClient):
         return blocks[0]
 
     def delete_key_blocks(self, keys: Sequence[KeyBlocks]) -> list[KeyBlocksResult]:
-        request = _checked(
-            lambda: pb.DeleteScmKeyBlocksRequestProto(keyBlocks=[key_blocks_to_proto(k) for k in keys])
-        )
-        return self._call(
-            self._stub.deleteScmKeyBlocks,
-            request,
-            lambda r: [key_blocks_result_from_proto(x, f"results[{i}]") for i, x in enumerate(r.results)],
-        )
+        request = _checked(lambda: delete_request_to_proto(keys))
+        return self._call(self._stub.deleteScmKeyBlocks, request, delete_response_from_proto)

@@ -18,14 +18,8 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import ScmSecurityProtocol_pb2 as pb
-from pyozone.protocol.security import (
-    MAX_LIST_COUNT,
-    MAX_SECURITY_MESSAGE_BYTES,
-    certificate_from_proto,
-    role_to_proto,
-    secret_key_from_proto,
-)
+from pyozone.protocol import security as wire
+from pyozone.protocol.security import MAX_LIST_COUNT, MAX_SECURITY_MESSAGE_BYTES
 
 T = TypeVar("T")
 
@@ -39,7 +33,7 @@ class SCMSecurityClient:
         self._channel = rpc.SyncChannel(
             address, rpc.ChannelSettings(MAX_SECURITY_MESSAGE_BYTES), tls, CertRole.SCM
         )
-        self._stub: Any = rpc.Stub(self._channel, rpc.service(pb, "SCMSecurityProtocolService"))
+        self._stub: Any = rpc.Stub(self._channel, rpc.ServiceSpec.of(wire.SECURITY_SERVICE))
 
     def close(self) -> None:
         self._channel.close()
@@ -55,24 +49,17 @@ class SCMSecurityClient:
         """The CA's certificate (PEM)."""
         return self._call(
             self._stub.getCACertificate,
-            pb.SCMGetCACertificateRequestProto(),
-            lambda r: certificate_from_proto(r.x509Certificate, "x509Certificate"),
+            wire.empty_request("getCACertificate"),
+            wire.issued_certificate_from_proto,
         )
 
     def sign_csr(self, csr_pem: bytes) -> tuple[bytes, bytes]:
         """A certificate for the CSR and the CA certificate that signed it (PEM both)."""
-
-        def convert(r: pb.SCMGetCertResponseProto) -> tuple[bytes, bytes]:
-            return (
-                certificate_from_proto(r.x509Certificate, "x509Certificate"),
-                certificate_from_proto(r.x509CACertificate, "x509CACertificate"),
-            )
-
         try:
             csr = csr_pem.decode("ascii")
         except UnicodeDecodeError:
             raise SecurityError(SecurityResult.INVALID_CSR, "a CSR is PEM text (ASCII)") from None
-        return self._call(self._stub.getCert, pb.SCMGetCertRequestProto(CSR=csr), convert)
+        return self._call(self._stub.getCert, wire.csr_request(csr), wire.certificate_pair_from_proto)
 
     def list_certificates(
         self,
@@ -83,20 +70,12 @@ class SCMSecurityClient:
     ) -> list[bytes]:
         """Up to `count` valid (or `revoked`) certificates (PEM) with serial >= start_serial, in serial
         order."""
-        request = pb.SCMListCertificateRequestProto(
-            role=role_to_proto(role), startCertId=start_serial, count=count, isRevoked=revoked
-        )
-        return self._call(
-            self._stub.listCertificate,
-            request,
-            lambda r: [certificate_from_proto(c, f"certificates[{i}]") for i, c in enumerate(r.certificates)],
-        )
+        request = wire.list_certificates_request(role, start_serial, count, revoked)
+        return self._call(self._stub.listCertificate, request, wire.certificates_from_proto)
 
     def get_certificate(self, serial: int) -> bytes:
         return self._call(
-            self._stub.getCertificate,
-            pb.SCMGetCertificateRequestProto(certSerialId=str(serial)),
-            lambda r: certificate_from_proto(r.x509Certificate, "x509Certificate"),
+            self._stub.getCertificate, wire.certificate_request(serial), wire.issued_certificate_from_proto
         )
 
     def create_join_token(
@@ -104,61 +83,36 @@ class SCMSecurityClient:
     ) -> tuple[bytes, bytes]:
         """A JOIN credential's certificate for the CSR's key and the CA certificate (administrators);
         `datanode`: the known datanode it brings back."""
-        request = pb.SCMCreateJoinTokenRequestProto(
-            role=role_to_proto(role), name=name, CSR=csr_pem.decode(), datanode=datanode
-        )
-        return self._call(
-            self._stub.createJoinToken,
-            request,
-            lambda r: (
-                certificate_from_proto(r.x509Certificate, "x509Certificate"),
-                certificate_from_proto(r.x509CACertificate, "x509CACertificate"),
-            ),
-        )
+        request = wire.join_token_request(role, name, csr_pem.decode(), datanode)
+        return self._call(self._stub.createJoinToken, request, wire.certificate_pair_from_proto)
 
     def revoke_certificates(self, serials: list[int], reason: int, names: list[str] | None = None) -> int:
         """Revokes the certificates, and every valid one of the common `names` (administrators); the CRL
         number that lists them."""
-        request = pb.SCMRevokeCertificatesRequestProto(
-            certIds=[str(s) for s in serials], reason=reason, names=names or []
-        )
-        return self._call(self._stub.revokeCertificates, request, lambda r: int(r.crlId))
+        request = wire.revoke_request(serials, reason, names or [])
+        return self._call(self._stub.revokeCertificates, request, wire.revoked_from_proto)
 
     def get_crl(self) -> tuple[int, bytes]:
         """(CRL number, PEM CRL): the CA's current revocation list."""
-
-        def convert(r: pb.SCMGetCrlResponseProto) -> tuple[int, bytes]:
-            if not r.x509CRL:
-                raise ProtocolError("x509CRL", "is missing")
-            return int(r.crlId), r.x509CRL.encode()
-
-        return self._call(self._stub.getCrl, pb.SCMGetCrlRequestProto(), convert)
+        return self._call(self._stub.getCrl, wire.empty_request("getCrl"), wire.crl_from_proto)
 
     # ------------------------------------------------------------------ secret keys (OM and datanodes)
     def get_current_secret_key(self) -> ManagedSecretKey:
         return self._call(
             self._stub.getCurrentSecretKey,
-            pb.SCMGetCurrentSecretKeyRequest(),
-            lambda r: secret_key_from_proto(r.secretKey, "secretKey"),
+            wire.empty_request("getCurrentSecretKey"),
+            wire.current_secret_key_from_proto,
         )
 
     def get_secret_key(self, key_id: uuid.UUID) -> ManagedSecretKey | None:
         """None when SCM holds no key of that id (never made, or expired and dropped)."""
         return self._call(
-            self._stub.getSecretKey,
-            pb.SCMGetSecretKeyRequest(secretKeyId=str(key_id)),
-            lambda r: (
-                secret_key_from_proto(r.secretKeyProto, "secretKeyProto")
-                if r.HasField("secretKeyProto")
-                else None
-            ),
+            self._stub.getSecretKey, wire.secret_key_request(key_id), wire.found_secret_key_from_proto
         )
 
     def get_all_secret_keys(self) -> list[ManagedSecretKey]:
         return self._call(
-            self._stub.getAllSecretKeys,
-            pb.SCMGetAllSecretKeysRequest(),
-            lambda r: [secret_key_from_proto(k, f"secretKeys[{i}]") for i, k in enumerate(r.secretKeys)],
+            self._stub.getAllSecretKeys, wire.empty_request("getAllSecretKeys"), wire.secret_keys_from_proto
         )
 
     # ------------------------------------------------------------------ one path for failures

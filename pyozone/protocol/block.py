@@ -8,8 +8,11 @@ client connects to them without asking SCM again. Reading one back gives a Block
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
+
+from google.protobuf.descriptor import ServiceDescriptor
 
 from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
@@ -39,6 +42,9 @@ from pyozone.protocol.common import (
     uint32,
     uint64,
 )
+
+BLOCK_SERVICE: ServiceDescriptor = block_pb2.DESCRIPTOR.services_by_name["ScmBlockLocationProtocolService"]
+"""What pyozone.rpc serves on ozone.scm.block.client.address and what ScmBlockClient calls."""
 
 MAX_BLOCK_MESSAGE_BYTES = 16 << 20
 """ScmBlockLocationProtocolService's message limit: a deleteScmKeyBlocks request carries ~30 bytes per
@@ -213,6 +219,18 @@ def allocated_block_from_proto(proto: block_pb2.AllocateBlockResponse, field: st
     return BlockLocation(block_id, pipeline, dict(members), indexes)
 
 
+def allocate_response_to_proto(
+    blocks: Iterable[AllocatedBlock], resolve: Resolver | None = None
+) -> block_pb2.AllocateScmBlockResponseProto:
+    return block_pb2.AllocateScmBlockResponseProto(
+        blocks=[allocated_block_to_proto(block, resolve) for block in blocks]
+    )
+
+
+def allocate_response_from_proto(proto: block_pb2.AllocateScmBlockResponseProto) -> list[BlockLocation]:
+    return [allocated_block_from_proto(b, f"blocks[{i}]") for i, b in enumerate(proto.blocks)]
+
+
 def write_pipeline_to_proto(location: BlockLocation) -> bytes:
     """The serialized pipeline of an allocated block with its members' addresses, as OM hands it to the
     writer: built once per distinct pipeline (the inverse of what allocated_block_from_proto reads)."""
@@ -285,3 +303,19 @@ def key_blocks_result_from_proto(
             for i, r in enumerate(proto.blockResults)
         ),
     )
+
+
+def delete_request_to_proto(keys: Iterable[KeyBlocks]) -> block_pb2.DeleteScmKeyBlocksRequestProto:
+    return block_pb2.DeleteScmKeyBlocksRequestProto(keyBlocks=[key_blocks_to_proto(k) for k in keys])
+
+
+def delete_request_from_proto(proto: block_pb2.DeleteScmKeyBlocksRequestProto) -> list[KeyBlocks]:
+    return [key_blocks_from_proto(k, f"keyBlocks[{i}]") for i, k in enumerate(proto.keyBlocks)]
+
+
+def delete_response_to_proto(results: Iterable[KeyBlocksResult]) -> block_pb2.DeleteScmKeyBlocksResponseProto:
+    return block_pb2.DeleteScmKeyBlocksResponseProto(results=[key_blocks_result_to_proto(r) for r in results])
+
+
+def delete_response_from_proto(proto: block_pb2.DeleteScmKeyBlocksResponseProto) -> list[KeyBlocksResult]:
+    return [key_blocks_result_from_proto(x, f"results[{i}]") for i, x in enumerate(proto.results)]

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable
 from enum import IntEnum
 from typing import Any, ParamSpec, TypeVar
 
+from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
+from google.protobuf.message_factory import GetMessageClass
 
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
 from pyozone.hdds.errors import ProtocolError
@@ -31,6 +33,17 @@ MAX_PORT = 65535
 
 Resolver = Callable[[DatanodeID], DatanodeDetails | None]
 """Looks up a datanode's details by uuid (None if unknown); lets a message name members in full."""
+
+
+# ------------------------------------------------------------------ services
+def request_of(service: ServiceDescriptor, method: str) -> Message:
+    """A new, empty request of the rpc `method` of `service`."""
+    return GetMessageClass(service.methods_by_name[method].input_type)()
+
+
+def response_of(service: ServiceDescriptor, method: str) -> Message:
+    """A new, empty answer of the rpc `method` of `service`."""
+    return GetMessageClass(service.methods_by_name[method].output_type)()
 
 
 # ------------------------------------------------------------------ checks

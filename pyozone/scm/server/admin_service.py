@@ -1,4 +1,5 @@
-"""ScmAdminProtocolService: what `pyozone admin` asks of a live SCM, as a thin adapter over the core.
+"""ScmAdminProtocolService: what `pyozone admin` asks of a live SCM, as a thin adapter over the core; its
+messages are built and read in pyozone/protocol/admin.py, the same converters ScmAdminClient uses.
 
 Every call runs on the event loop (pyozone.rpc), so it sees and changes the core between heartbeats,
 never during one. With security or ACLs on (admin_access.py), a call that changes the cluster
@@ -11,26 +12,16 @@ stay open to every caller, as in Ozone.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from enum import IntEnum
-from typing import TypeVar
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
 
-from google.protobuf.message import Message
-
-from pyozone import protocol as p
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.security.users import AdminRight
-from pyozone.hdds.states import (
-    LifeCycleState,
-    NodeOperationalState,
-    NodeState,
-    ReplicationFactor,
-    ReplicationType,
-)
-from pyozone.proto import ScmAdminProtocol_pb2 as pb
-from pyozone.protocol.admin import rm_report_to_proto
-from pyozone.protocol.common import container_id, enum_from_proto, pipeline_id_from_proto
+from pyozone.hdds.states import LifeCycleState, NodeOperationalState
+from pyozone.protocol import admin as wire
+from pyozone.protocol.common import container_id, pipeline_id_from_proto
+from pyozone.protocol.snapshot import snapshot_chunk_to_proto
 from pyozone.rpc import CallContext, StatusCode
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.scm import StorageContainerManager
@@ -41,6 +32,11 @@ from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import InvalidRequest, parse, rpc, rpc_stream
 from pyozone.scm.server.snapshot_source import SnapshotSource
 
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
+
+    from pyozone.proto import ScmAdminProtocol_pb2 as pb
+
 MAX_LIST_COUNT = 10_000
 """Containers per listContainer page: well inside MAX_ADMIN_MESSAGE_BYTES at ~100 bytes a container."""
 
@@ -48,7 +44,6 @@ MAX_SNAPSHOT_BATCH_ROWS = 65_536
 """streamSnapshot's batchRows at most: a batch is built in one go on the event loop, between heartbeats."""
 
 Context = CallContext
-E = TypeVar("E", bound=IntEnum)
 
 
 class AdminService:
@@ -67,11 +62,10 @@ class AdminService:
         self, request: pb.GetScmInfoRequestProto, context: Context
     ) -> pb.GetScmInfoResponseProto:
         safe_mode = self.core.safe_mode
-        return pb.GetScmInfoResponseProto(
-            clusterId=self.core.cluster_id,
-            scmId=self.scm_uuid,
-            inSafeMode=safe_mode.in_safe_mode(),
-            preCheckComplete=safe_mode.precheck_passed(),
+        return wire.scm_info_to_proto(
+            wire.ScmInfo(
+                self.core.cluster_id, self.scm_uuid, safe_mode.in_safe_mode(), safe_mode.precheck_passed()
+            )
         )
 
     # ------------------------------------------------------------------ datanodes
@@ -80,51 +74,46 @@ class AdminService:
         self, request: pb.NodeQueryRequestProto, context: Context
     ) -> pb.NodeQueryResponseProto:
         await self._admins.require(context, AdminRight.READ)
-        health = _optional(request, "state", NodeState)
-        op = _optional(request, "opState", NodeOperationalState)
-        nodes = self.core.nodes
-        response = pb.NodeQueryResponseProto()
-        for info in sorted(nodes.nodes(), key=lambda i: (i.details.hostname, i.uuid)):
-            if (health is None or info.status.health is health) and (
-                op is None or info.status.operational_state is op
-            ):
-                response.datanodes.append(p.node_to_proto(datanode_listing(self.core, info)))
-        return response
+        query = parse(wire.node_query_from_proto, request)
+        health, op = query.health, query.operational_state
+        nodes = sorted(self.core.nodes.nodes(), key=lambda i: (i.details.hostname, i.uuid))
+        return wire.nodes_to_proto(
+            datanode_listing(self.core, info)
+            for info in nodes
+            if (health is None or info.status.health is health)
+            and (op is None or info.status.operational_state is op)
+        )
 
     @rpc
-    async def decommissionNodes(
-        self, request: pb.DecommissionNodesRequestProto, context: Context
-    ) -> pb.DecommissionNodesResponseProto:
+    async def decommissionNodes(self, request: pb.DecommissionNodesRequestProto, context: Context) -> Message:
         await self._admins.require(context)
         failed = self._set_state(request.hosts, NodeOperationalState.DECOMMISSIONING)
-        return pb.DecommissionNodesResponseProto(failedHosts=failed)
+        return wire.failed_hosts_to_proto("decommissionNodes", failed)
 
     @rpc
     async def startMaintenanceNodes(
         self, request: pb.StartMaintenanceNodesRequestProto, context: Context
-    ) -> pb.StartMaintenanceNodesResponseProto:
+    ) -> Message:
         await self._admins.require(context)
         if request.endInHours < 0:
             raise InvalidRequest(f"endInHours: must be at least 0, got {request.endInHours}")
         expiry = self.core.clock.wall_ms() // 1000 + request.endInHours * 3600 if request.endInHours else 0
         failed = self._set_state(request.hosts, NodeOperationalState.ENTERING_MAINTENANCE, expiry)
-        return pb.StartMaintenanceNodesResponseProto(failedHosts=failed)
+        return wire.failed_hosts_to_proto("startMaintenanceNodes", failed)
 
     @rpc
-    async def recommissionNodes(
-        self, request: pb.RecommissionNodesRequestProto, context: Context
-    ) -> pb.RecommissionNodesResponseProto:
+    async def recommissionNodes(self, request: pb.RecommissionNodesRequestProto, context: Context) -> Message:
         await self._admins.require(context)
         failed = self._set_state(request.hosts, NodeOperationalState.IN_SERVICE)
-        return pb.RecommissionNodesResponseProto(failedHosts=failed)
+        return wire.failed_hosts_to_proto("recommissionNodes", failed)
 
     def _set_state(
-        self, hosts: list[str], state: NodeOperationalState, expiry_epoch_sec: int = 0
-    ) -> list[pb.DatanodeAdminErrorResponseProto]:
+        self, hosts: Sequence[str], state: NodeOperationalState, expiry_epoch_sec: int = 0
+    ) -> list[tuple[str, str]]:
+        """(host, error) of each host that could not move."""
         if not hosts:
             raise InvalidRequest("hosts: is empty")
-        failed = node_admin.set_state(self.core.nodes, hosts, state, expiry_epoch_sec)
-        return [pb.DatanodeAdminErrorResponseProto(host=host, error=error) for host, error in failed]
+        return node_admin.set_state(self.core.nodes, hosts, state, expiry_epoch_sec)
 
     # ------------------------------------------------------------------ pipelines
     @rpc
@@ -133,9 +122,8 @@ class AdminService:
     ) -> pb.ListPipelineResponseProto:
         await self._admins.require(context, AdminRight.READ)
         nodes = self.core.nodes
-        views = (pipeline_view(nodes, pipeline) for pipeline in self.core.pipelines.pipelines())
-        return pb.ListPipelineResponseProto(
-            pipelines=[p.pipeline_to_proto(v.pipeline, v.members.get) for v in views]
+        return wire.pipelines_to_proto(
+            pipeline_view(nodes, pipeline) for pipeline in self.core.pipelines.pipelines()
         )
 
     @rpc
@@ -143,48 +131,29 @@ class AdminService:
         self, request: pb.PipelineRequestProto, context: Context
     ) -> pb.PipelineResponseProto:
         await self._admins.require(context)
-        if request.pipelineID:
-            raise InvalidRequest("pipelineID: SCM chooses pipeline ids; leave it empty")
-        if request.replicationType == ReplicationType.EC:
-            raise InvalidRequest("replicationType: EC pipelines are not created on request")
-        config = parse(
-            p.replication_from_proto,
-            request.replicationType,
-            request.replicationFactor,
-            None,
-            "",
-            "replicationType",
-            "replicationFactor",
-        )
-        view = pipeline_view(self.core.nodes, self.core.pipelines.create_pipeline(config))
-        return pb.PipelineResponseProto(
-            errorCode=pb.PipelineResponseProto.success,
-            pipeline=p.pipeline_to_proto(view.pipeline, view.members.get),
-        )
+        config = parse(wire.create_pipeline_request_from_proto, request)
+        pipeline = self.core.pipelines.create_pipeline(config)
+        return wire.created_pipeline_to_proto(pipeline_view(self.core.nodes, pipeline))
 
     @rpc
-    async def closePipeline(
-        self, request: pb.ClosePipelineRequestProto, context: Context
-    ) -> pb.ClosePipelineResponseProto:
+    async def closePipeline(self, request: pb.ClosePipelineRequestProto, context: Context) -> Message:
         await self._admins.require(context)
         self.core.pipelines.close_pipeline(parse(pipeline_id_from_proto, request, "pipelineID", ""))
-        return pb.ClosePipelineResponseProto()
+        return wire.empty_response("closePipeline")
 
     @rpc
-    async def activatePipeline(
-        self, request: pb.ActivatePipelineRequestProto, context: Context
-    ) -> pb.ActivatePipelineResponseProto:
+    async def activatePipeline(self, request: pb.ActivatePipelineRequestProto, context: Context) -> Message:
         await self._admins.require(context)
         self.core.pipelines.activate_pipeline(parse(pipeline_id_from_proto, request, "pipelineID", ""))
-        return pb.ActivatePipelineResponseProto()
+        return wire.empty_response("activatePipeline")
 
     @rpc
     async def deactivatePipeline(
         self, request: pb.DeactivatePipelineRequestProto, context: Context
-    ) -> pb.DeactivatePipelineResponseProto:
+    ) -> Message:
         await self._admins.require(context)
         self.core.pipelines.deactivate_pipeline(parse(pipeline_id_from_proto, request, "pipelineID", ""))
-        return pb.DeactivatePipelineResponseProto()
+        return wire.empty_response("deactivatePipeline")
 
     # ------------------------------------------------------------------ containers
     @rpc
@@ -194,19 +163,16 @@ class AdminService:
         await self._admins.require(context, AdminRight.READ)
         if not 0 < request.count <= MAX_LIST_COUNT:
             raise InvalidRequest(f"count: must be in 1..{MAX_LIST_COUNT}, got {request.count}")
-        state = _optional(request, "state", LifeCycleState)
-        rtype = _optional(request, "type", ReplicationType)
-        factor = _optional(request, "factor", ReplicationFactor)
+        query = parse(wire.container_query_from_proto, request)
+        rtype, factor = query.replication_type, query.factor
 
         def matches(info: ContainerInfo) -> bool:
             config = info.replication_config
             return (rtype is None or config.type is rtype) and (factor is None or config.factor == factor)
 
-        matching = [info for info in self.core.containers.containers(state) if matches(info)]
-        page = [info for info in matching if info.container_id >= request.startContainerID][: request.count]
-        return pb.SCMListContainerResponseProto(
-            containers=[p.container_info_to_proto(info) for info in page], containerCount=len(matching)
-        )
+        matching = [info for info in self.core.containers.containers(query.state) if matches(info)]
+        page = [info for info in matching if info.container_id >= query.start][: query.count]
+        return wire.container_page_to_proto(page, len(matching))
 
     @rpc
     async def getContainer(
@@ -214,18 +180,10 @@ class AdminService:
     ) -> pb.GetContainerResponseProto:
         await self._admins.require(context, AdminRight.READ)
         view = container_view(self.core, parse(container_id, request.containerID, "containerID"))
-        response = pb.GetContainerResponseProto(containerInfo=p.container_info_to_proto(view.info))
-        for replica in view.replicas:
-            details = self._resolve(replica.datanode)
-            response.replicas.append(p.container_replica_info_to_proto(replica, details))
-        if view.pipeline is not None:
-            response.pipeline.CopyFrom(p.pipeline_to_proto(view.pipeline.pipeline, view.pipeline.members.get))
-        return response
+        return wire.container_with_pipeline_to_proto(view, self._resolve)
 
     @rpc
-    async def closeContainer(
-        self, request: pb.SCMCloseContainerRequestProto, context: Context
-    ) -> pb.SCMCloseContainerResponseProto:
+    async def closeContainer(self, request: pb.SCMCloseContainerRequestProto, context: Context) -> Message:
         """Allowed in safe mode, as in Ozone: closing only stops writes."""
         await self._admins.require(context)
         info = self.core.containers.get(parse(container_id, request.containerID, "containerID"))
@@ -235,7 +193,7 @@ class AdminService:
                 ResultCode.INVALID_CONTAINER_STATE,
             )
         self.core.events.fire(SCMEvent.CLOSE_CONTAINER, info.container_id)
-        return pb.SCMCloseContainerResponseProto()
+        return wire.empty_response("closeContainer")
 
     # ------------------------------------------------------------------ safe mode
     @rpc
@@ -243,17 +201,13 @@ class AdminService:
         self, request: pb.InSafeModeRequestProto, context: Context
     ) -> pb.InSafeModeResponseProto:
         safe_mode = self.core.safe_mode
-        return pb.InSafeModeResponseProto(
-            inSafeMode=safe_mode.in_safe_mode(), preCheckComplete=safe_mode.precheck_passed()
-        )
+        return wire.safe_mode_to_proto(safe_mode.in_safe_mode(), safe_mode.precheck_passed())
 
     @rpc
     async def getSafeModeRuleStatuses(
         self, request: pb.GetSafeModeRuleStatusesRequestProto, context: Context
     ) -> pb.GetSafeModeRuleStatusesResponseProto:
-        return pb.GetSafeModeRuleStatusesResponseProto(
-            safeModeRuleStatusesProto=[p.rule_status_to_proto(s) for s in self.core.safe_mode.rule_statuses()]
-        )
+        return wire.rule_statuses_to_proto(self.core.safe_mode.rule_statuses())
 
     @rpc
     async def forceExitSafeMode(
@@ -261,7 +215,7 @@ class AdminService:
     ) -> pb.ForceExitSafeModeResponseProto:
         await self._admins.require(context)
         self.core.safe_mode.force_exit()
-        return pb.ForceExitSafeModeResponseProto(exitedSafeMode=not self.core.safe_mode.in_safe_mode())
+        return wire.force_exit_to_proto(not self.core.safe_mode.in_safe_mode())
 
     # ------------------------------------------------------------------ replication manager
     @rpc
@@ -270,31 +224,29 @@ class AdminService:
     ) -> pb.GetReplicationManagerReportResponseProto:
         """The report of the last full check (empty, timestamp 0, before the first one completes)."""
         await self._admins.require(context, AdminRight.READ)
-        return pb.GetReplicationManagerReportResponseProto(
-            report=rm_report_to_proto(self.core.replication.report)
-        )
+        return wire.rm_report_response(self.core.replication.report)
 
     @rpc
     async def startReplicationManager(
         self, request: pb.StartReplicationManagerRequestProto, context: Context
-    ) -> pb.StartReplicationManagerResponseProto:
+    ) -> Message:
         await self._admins.require(context)
         self.core.replication.start()
-        return pb.StartReplicationManagerResponseProto()
+        return wire.empty_response("startReplicationManager")
 
     @rpc
     async def stopReplicationManager(
         self, request: pb.StopReplicationManagerRequestProto, context: Context
-    ) -> pb.StopReplicationManagerResponseProto:
+    ) -> Message:
         await self._admins.require(context)
         self.core.replication.stop()
-        return pb.StopReplicationManagerResponseProto()
+        return wire.empty_response("stopReplicationManager")
 
     @rpc
     async def getReplicationManagerStatus(
         self, request: pb.ReplicationManagerStatusRequestProto, context: Context
     ) -> pb.ReplicationManagerStatusResponseProto:
-        return pb.ReplicationManagerStatusResponseProto(isRunning=self.core.replication.is_running())
+        return wire.rm_status_to_proto(self.core.replication.is_running())
 
     # ------------------------------------------------------------------ snapshot
     @rpc_stream
@@ -308,9 +260,4 @@ class AdminService:
         if self.snapshot_source is None:
             await context.abort(StatusCode.UNIMPLEMENTED, "this SCM was started without snapshots")
         async for chunk in self.snapshot_source(self.core, request.batchRows):
-            yield chunk
-
-
-def _optional(request: Message, name: str, enum: type[E]) -> E | None:
-    """An `optional` enum filter: None when not sent, else the enum member (a bad number is the caller's)."""
-    return parse(enum_from_proto, enum, getattr(request, name), name) if request.HasField(name) else None
+            yield snapshot_chunk_to_proto(chunk)

@@ -15,24 +15,28 @@ simple authentication.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
+from pyozone.protocol.admin import ScmInfo, scm_info_to_proto
 from pyozone.protocol.block import (
     DeleteResult,
     KeyBlocksResult,
     allocate_request_from_proto,
-    allocated_block_to_proto,
-    key_blocks_from_proto,
-    key_blocks_result_to_proto,
+    allocate_response_to_proto,
+    delete_request_from_proto,
+    delete_response_to_proto,
 )
 from pyozone.rpc import CallContext, StatusCode
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import parse, rpc
 from pyozone.security.service_access import ServiceAccess
+
+if TYPE_CHECKING:
+    from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
+    from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 
 log = logging.getLogger(__name__)
 
@@ -56,26 +60,25 @@ class BlockService:
     ) -> pb.AllocateScmBlockResponseProto:
         await self.access.require(context)
         wanted = parse(allocate_request_from_proto, request)
-        response = pb.AllocateScmBlockResponseProto()
+        blocks = self.core.blocks
         try:
-            for _ in range(wanted.num_blocks):
-                block = self.core.blocks.allocate_block(
-                    wanted.size, wanted.replication_config, wanted.owner, wanted.excluded
-                )
-                response.blocks.append(allocated_block_to_proto(block, self._resolve))
+            allocated = [
+                blocks.allocate_block(wanted.size, wanted.replication_config, wanted.owner, wanted.excluded)
+                for _ in range(wanted.num_blocks)
+            ]
         except SCMException as e:
             if e.code is not ResultCode.FAILED_TO_FIND_ACTIVE_PIPELINE:
                 raise
             log.info("allocateScmBlock from %s: %s", context.peer(), e)
             await context.abort(StatusCode.UNAVAILABLE, str(e))
-        return response
+        return allocate_response_to_proto(allocated, self._resolve)
 
     @rpc
     async def deleteScmKeyBlocks(
         self, request: pb.DeleteScmKeyBlocksRequestProto, context: Context
     ) -> pb.DeleteScmKeyBlocksResponseProto:
         await self.access.require(context)
-        keys = [parse(key_blocks_from_proto, k, f"keyBlocks[{i}]") for i, k in enumerate(request.keyBlocks)]
+        keys = parse(delete_request_from_proto, request)
         outcome = DeleteResult.success
         try:
             self.core.blocks.delete_blocks([block for key in keys for block in key.blocks])
@@ -86,11 +89,8 @@ class BlockService:
                 else DeleteResult.unknownFailure
             )
             log.warning("deleteScmKeyBlocks of %d keys from %s: %s", len(keys), context.peer(), e)
-        return pb.DeleteScmKeyBlocksResponseProto(
-            results=[
-                key_blocks_result_to_proto(KeyBlocksResult(k.key, tuple((b, outcome) for b in k.blocks)))
-                for k in keys
-            ]
+        return delete_response_to_proto(
+            KeyBlocksResult(k.key, tuple((b, outcome) for b in k.blocks)) for k in keys
         )
 
     @rpc
@@ -99,9 +99,8 @@ class BlockService:
     ) -> admin_pb.GetScmInfoResponseProto:
         await self.access.require(context)
         safe_mode = self.core.safe_mode
-        return admin_pb.GetScmInfoResponseProto(
-            clusterId=self.core.cluster_id,
-            scmId=self.scm_uuid,
-            inSafeMode=safe_mode.in_safe_mode(),
-            preCheckComplete=safe_mode.precheck_passed(),
+        return scm_info_to_proto(
+            ScmInfo(
+                self.core.cluster_id, self.scm_uuid, safe_mode.in_safe_mode(), safe_mode.precheck_passed()
+            )
         )

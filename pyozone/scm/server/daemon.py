@@ -16,7 +16,7 @@ import logging
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from typing import TYPE_CHECKING
 
 from pyozone import rpc
 from pyozone.common.http_server import HttpServer
@@ -28,13 +28,11 @@ from pyozone.common.web.ops import administrators_only, readers_only
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
-from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
-from pyozone.proto import ScmSecurityProtocol_pb2 as security_pb
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as datanode_pb
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES
-from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES
-from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES
+from pyozone.protocol.admin import ADMIN_SERVICE
+from pyozone.protocol.block import BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES
+from pyozone.protocol.heartbeat import DATANODE_SERVICE
+from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, SECURITY_SERVICE
 from pyozone.rpc import loop as rpc_loop
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
@@ -58,6 +56,9 @@ from pyozone.scm.server.web import UI, scm_api
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.scm.store.version import SCMStorageConfig
 from pyozone.security.config import SecurityConfig
+
+if TYPE_CHECKING:
+    from google.protobuf.descriptor import ServiceDescriptor
 
 log = logging.getLogger(__name__)
 
@@ -261,29 +262,28 @@ class ScmDaemon:
         admin = AdminService(self.core, scm_uuid, self.snapshot_source)
         block = BlockService(self.core, scm_uuid, tls=self.tls is not None)
         self.datanode_port = await self._serve(
-            datanode_pb, "StorageContainerDatanodeProtocolService", datanode, MAX_HEARTBEAT_MESSAGE_BYTES,
+            DATANODE_SERVICE, datanode, MAX_HEARTBEAT_MESSAGE_BYTES,
             self.datanode_address, "ozone.scm.datanode", self.tls,
         )  # fmt: skip
         self.client_port = await self._serve(
-            admin_pb, "ScmAdminProtocolService", admin, MAX_ADMIN_MESSAGE_BYTES,
+            ADMIN_SERVICE, admin, MAX_ADMIN_MESSAGE_BYTES,
             self.client_address, "ozone.scm.client", self.tls,
         )  # fmt: skip
         self.block_port = await self._serve(
-            block_pb, "ScmBlockLocationProtocolService", block, MAX_BLOCK_MESSAGE_BYTES,
+            BLOCK_SERVICE, block, MAX_BLOCK_MESSAGE_BYTES,
             self.block_address, "ozone.scm.block.client", self.tls,
         )  # fmt: skip
         if self.secure is not None:
             security = SecurityService(self.secure.security)
             self.security_port = await self._serve(
-                security_pb, "SCMSecurityProtocolService", security, MAX_SECURITY_MESSAGE_BYTES,
+                SECURITY_SERVICE, security, MAX_SECURITY_MESSAGE_BYTES,
                 self.secure.address, "ozone.scm.security.service", self.secure.tls,
             )  # fmt: skip
         self.serving = True
 
     async def _serve(
         self,
-        module: ModuleType,
-        name: str,
+        service: ServiceDescriptor,
         servicer: object,
         max_message_bytes: int,
         where: HostPort,
@@ -293,7 +293,7 @@ class ScmDaemon:
         """One service on its own port. `keys` is the prefix of the address and bind-host keys that gave
         `where`, for the error."""
         server = rpc.Server(rpc.ServerSettings(max_message_bytes=max_message_bytes))
-        server.add_service(rpc.service(module, name), servicer)
+        server.add_service(rpc.ServiceSpec.of(service), servicer)
         try:
             port = await server.start(where.host, where.port, tls)
         except OSError as e:

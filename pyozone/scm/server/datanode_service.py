@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from prometheus_client import Histogram
 
 from pyozone import protocol as p
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 from pyozone.rpc import CallContext
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import parse, rpc
 from pyozone.security.service_access import ServiceAccess
+
+if TYPE_CHECKING:
+    from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as pb
 
 log = logging.getLogger(__name__)
 

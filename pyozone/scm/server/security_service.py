@@ -7,15 +7,21 @@ it may do. A refusal is a status whose message starts with Ozone's status name.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.x509 import Identity
-from pyozone.proto import ScmSecurityProtocol_pb2 as pb
 from pyozone.protocol.security import (
     MAX_LIST_COUNT,
+    certificate_pair_to_proto,
+    certificates_to_proto,
+    crl_to_proto,
+    current_secret_key_to_proto,
+    found_secret_key_to_proto,
+    revoked_to_proto,
     role_from_proto,
-    secret_key_to_proto,
+    secret_keys_to_proto,
     serial_from_proto,
     uuid_from_proto,
 )
@@ -25,6 +31,9 @@ from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.security.manager import ScmSecurity
 from pyozone.scm.server.rpc import Handler, InvalidRequest, parse, rpc
 from pyozone.security.service_access import peer_certificate, peer_datanode
+
+if TYPE_CHECKING:
+    from pyozone.proto import ScmSecurityProtocol_pb2 as pb
 
 Context = CallContext
 
@@ -87,8 +96,8 @@ class SecurityService:
         self, request: pb.SCMGetCACertificateRequestProto, context: Context
     ) -> pb.SCMGetCertResponseProto:
         self.caller(context)
-        ca = self.security.ca_certificate().decode()
-        return pb.SCMGetCertResponseProto(x509Certificate=ca, x509CACertificate=ca)
+        ca = self.security.ca_certificate()
+        return certificate_pair_to_proto(ca, ca)
 
     @security_rpc
     async def getCert(
@@ -104,7 +113,7 @@ class SecurityService:
             peer_datanode(context),
             None if own is None else own.serial_number,
         )
-        return pb.SCMGetCertResponseProto(x509Certificate=cert.decode(), x509CACertificate=ca.decode())
+        return certificate_pair_to_proto(cert, ca)
 
     @security_rpc
     async def getCertificate(
@@ -114,9 +123,7 @@ class SecurityService:
         pem = self.security.certificate(
             identity, parse(serial_from_proto, request.certSerialId, "certSerialId")
         )
-        return pb.SCMGetCertResponseProto(
-            x509Certificate=pem.decode(), x509CACertificate=self.security.ca_certificate().decode()
-        )
+        return certificate_pair_to_proto(pem, self.security.ca_certificate())
 
     @security_rpc
     async def listCertificate(
@@ -127,14 +134,13 @@ class SecurityService:
         pems = self.security.certificates(
             self.caller(context), role, max(request.startCertId, 0), count, request.isRevoked
         )
-        return pb.SCMListCertificateResponseProto(certificates=[p.decode() for p in pems])
+        return certificates_to_proto(pems)
 
     @security_rpc
     async def getCurrentSecretKey(
         self, request: pb.SCMGetCurrentSecretKeyRequest, context: Context
     ) -> pb.SCMGetCurrentSecretKeyResponse:
-        key = self.security.current_secret_key(self.caller(context))
-        return pb.SCMGetCurrentSecretKeyResponse(secretKey=secret_key_to_proto(key))
+        return current_secret_key_to_proto(self.security.current_secret_key(self.caller(context)))
 
     @security_rpc
     async def getSecretKey(
@@ -142,16 +148,13 @@ class SecurityService:
     ) -> pb.SCMGetSecretKeyResponse:
         identity = self.caller(context)
         key = self.security.secret_key(identity, parse(uuid_from_proto, request.secretKeyId, "secretKeyId"))
-        if key is None:
-            return pb.SCMGetSecretKeyResponse()
-        return pb.SCMGetSecretKeyResponse(secretKeyProto=secret_key_to_proto(key))
+        return found_secret_key_to_proto(key)
 
     @security_rpc
     async def getAllSecretKeys(
         self, request: pb.SCMGetAllSecretKeysRequest, context: Context
     ) -> pb.SCMSecretKeysListResponse:
-        keys = self.security.all_secret_keys(self.caller(context))
-        return pb.SCMSecretKeysListResponse(secretKeys=[secret_key_to_proto(k) for k in keys])
+        return secret_keys_to_proto(self.security.all_secret_keys(self.caller(context)))
 
     @security_rpc
     async def createJoinToken(
@@ -166,7 +169,7 @@ class SecurityService:
         cert, ca = self.security.mint_join(
             identity, role, request.name, request.CSR.encode(), request.datanode
         )
-        return pb.SCMGetCertResponseProto(x509Certificate=cert.decode(), x509CACertificate=ca.decode())
+        return certificate_pair_to_proto(cert, ca)
 
     @security_rpc
     async def revokeCertificates(
@@ -181,10 +184,9 @@ class SecurityService:
         reason = parse(_revocation_reason, request.reason, "reason")
         self.security.revoke(identity, serials, reason, list(request.names))
         crl_id, _ = self.security.crl()
-        return pb.SCMRevokeCertificatesResponseProto(crlId=crl_id)
+        return revoked_to_proto(crl_id)
 
     @security_rpc
     async def getCrl(self, request: pb.SCMGetCrlRequestProto, context: Context) -> pb.SCMGetCrlResponseProto:
         self.caller(context)
-        crl_id, pem = self.security.crl()
-        return pb.SCMGetCrlResponseProto(crlId=crl_id, x509CRL=pem.decode())
+        return crl_to_proto(*self.security.crl())

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 
-from pyozone.proto import ScmAdminProtocol_pb2 as pb
+from pyozone.protocol.snapshot import SnapshotChunk
 from pyozone.scm.scm import StorageContainerManager
 
-SnapshotSource = Callable[[StorageContainerManager, int], AsyncIterator[pb.SnapshotChunkProto]]
-"""(core, batch rows, 0 for the default) -> the streamSnapshot messages, the view taken at the first one."""
+SnapshotSource = Callable[[StorageContainerManager, int], AsyncIterator[SnapshotChunk]]
+"""(core, batch rows, 0 for the default) -> the stream's info, then its batches (AdminService puts each on
+the wire); the view is taken at the first one."""

@@ -11,13 +11,16 @@ import pytest
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.allocations import ContainerAllocations, _scm_container
-from pyozone.framework.scm_admin import container_with_pipeline_from_proto
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState
 from pyozone.proto import ScmAdminProtocol_pb2 as admin
-from pyozone.protocol.admin import container_info_to_proto, pipeline_to_proto
+from pyozone.protocol.admin import (
+    container_info_to_proto,
+    container_with_pipeline_from_proto,
+    pipeline_to_proto,
+)
 from tests.unit.datanode.dns_helpers import Node, block_writes, payload, results
 from tests.unit.datanode.xceiver.test_dns_allocations import FakeScmContainers
 from tests.unit.datanode.xceiver.test_dns_ec import ec_request
