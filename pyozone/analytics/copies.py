@@ -118,6 +118,7 @@ def _container(row: Mapping[str, Any]) -> ContainerInfo:
         number_of_keys=row["number_of_keys"] or 0,
         sequence_id=row["sequence_id"] or 0,
         suppressed=bool(row["suppressed"]),
+        replicas_reported=bool(row["replicas_reported"]),
     )
 
 

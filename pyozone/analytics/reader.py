@@ -33,7 +33,7 @@ class Snapshot:
 
 
 def schema_markdown() -> str:
-    """The tables of format version 1 as Markdown; docs/analytics.md carries this text (a test keeps it
+    """The tables of the format version as Markdown; docs/analytics.md carries this text (a test keeps it
     in step with schema.TABLES)."""
     lines = [f"Snapshot format version {SCHEMA_VERSION}.", ""]
     for table, schema in TABLES.items():

@@ -68,6 +68,7 @@ class ContainerRow(NamedTuple):
     number_of_keys: int
     sequence_id: int
     suppressed: bool
+    replicas_reported: bool
 
 
 class ReplicaRow(NamedTuple):

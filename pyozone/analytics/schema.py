@@ -1,4 +1,4 @@
-"""The snapshot format (version 1): one Parquet directory per table plus a manifest.
+"""The snapshot format (version 2): one Parquet directory per table plus a manifest.
 
 A snapshot is what every analytics job reads, whether it came from a live cluster (`pyozone admin snapshot`)
 or from `pyozone analytics generate`. Executors read only these files, so a snapshot on shared storage is
@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 FORMAT = "pyozone-snapshot"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST = "_SNAPSHOT.json"
 
 BLOCK = pa.struct([("container_id", pa.int64()), ("local_id", pa.int64()), ("length", pa.int64())])
@@ -68,6 +68,8 @@ TABLES: dict[str, pa.Schema] = {
             ("sequence_id", pa.int64()),
             ("state_entered_ms", pa.int64()),
             ("suppressed", pa.bool_()),
+            # a datanode reported a replica once (ContainerInfo.replicas_reported): lost, not never written
+            ("replicas_reported", pa.bool_()),
         ]
     ),
     "replicas": pa.schema(

@@ -115,6 +115,7 @@ def container_row(info: ContainerInfo) -> Row:
         "sequence_id": info.sequence_id,
         "state_entered_ms": info.state_entered_ms,
         "suppressed": info.suppressed,
+        "replicas_reported": info.replicas_reported,
     }
 
 

@@ -237,6 +237,7 @@ def container_rows(layout: Layout, start: int, end: int) -> pa.RecordBatch:
         "sequence_id": _sequence_id(layout, cids),
         "state_entered_ms": BASE_MS - _below(layout.seed, S_AGE, cids, 30 * 86_400_000),
         "suppressed": np.zeros(len(cids), dtype=bool),
+        "replicas_reported": np.ones(len(cids), dtype=bool),
     }
     return _batch("containers", columns)
 

@@ -15,6 +15,10 @@ class ContainerInfo:
 
     Stats (used bytes, keys, BCSID) change in memory with every report; the record is written to the store
     on allocation and on state changes, as Ozone's ContainerStateManagerImpl does.
+
+    `replicas_reported`: a datanode reported a replica of it, so it was created on one (a write reached
+    it). Not Ozone's: SCM learns keys and BCSID only from full reports (hdds.container.report.interval,
+    60 minutes), so this alone tells a container that lost every replica from one never written.
     """
 
     container_id: ContainerID
@@ -27,6 +31,7 @@ class ContainerInfo:
     number_of_keys: int = 0
     sequence_id: int = 0
     suppressed: bool = False
+    replicas_reported: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -40,6 +45,7 @@ class ContainerInfo:
             "numberOfKeys": self.number_of_keys,
             "sequenceId": self.sequence_id,
             "suppressed": self.suppressed,
+            "replicasReported": self.replicas_reported,
         }
 
     @classmethod
@@ -55,6 +61,7 @@ class ContainerInfo:
             number_of_keys=data.get("numberOfKeys", 0),
             sequence_id=data.get("sequenceId", 0),
             suppressed=data.get("suppressed", False),
+            replicas_reported=data.get("replicasReported", False),
         )
 
 

@@ -68,6 +68,7 @@ def container(cid: int, used_mb: int, state: str = "CLOSED", config: str = "RATI
         "sequence_id": seq,
         "state_entered_ms": 0,
         "suppressed": False,
+        "replicas_reported": True,
     }
 
 

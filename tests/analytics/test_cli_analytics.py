@@ -19,6 +19,7 @@ import pyozone.analytics.cli as cli
 from pyozone.analytics.jobs import JOBS, load
 from pyozone.analytics.progress import StageProgress
 from pyozone.analytics.reader import schema_markdown
+from pyozone.analytics.schema import SCHEMA_VERSION
 from pyozone.cli.main import main
 from tests.analytics.handmade import container, node, replica, write_snapshot
 
@@ -52,7 +53,7 @@ def bad_inputs(tmp: Path, tiny: Path) -> list[tuple[list[str], str]]:
     corrupt = tmp / "corrupt"
     corrupt.mkdir()
     (corrupt / "_SNAPSHOT.json").write_text("{not json")
-    newer = write_snapshot(tmp / "newer", {}, version=2)
+    newer = write_snapshot(tmp / "newer", {}, version=SCHEMA_VERSION + 1)
     damaged = write_snapshot(tmp / "damaged", {})
     (damaged / "replicas" / "part-1.parquet").write_bytes(b"not parquet")
     full = tmp / "full"
@@ -64,7 +65,7 @@ def bad_inputs(tmp: Path, tiny: Path) -> list[tuple[list[str], str]]:
         (["analytics", "namespace", "--snapshot", str(corrupt)], "unreadable manifest"),
         (
             ["analytics", "decommission", "--snapshot", str(newer), "--nodes", "x"],
-            "schema version 2; this pyozone",
+            f"schema version {SCHEMA_VERSION + 1}; this pyozone",
         ),
         (
             ["analytics", "pipelines", "--snapshot", str(tiny), "--master", "spark://127.0.0.1:1"],

@@ -37,6 +37,7 @@ def tables(containers: int, seed: int) -> dict[str, list[dict]]:
                 sequence_id=cid,
                 state_entered_ms=0,
                 suppressed=False,
+                replicas_reported=True,
             )
         )
     for cid in range(1, containers + 6):

@@ -10,7 +10,7 @@ import pytest
 
 from pyozone import protocol as p
 from pyozone import rpc
-from pyozone.analytics.schema import MANIFEST, TABLES
+from pyozone.analytics.schema import MANIFEST, SCHEMA_VERSION, TABLES
 from pyozone.analytics.snapshot_reader import open_snapshot_tables
 from pyozone.analytics.snapshot_stream import snapshot_chunks
 from pyozone.cli.main import main
@@ -71,7 +71,8 @@ async def test_snapshot_of_a_live_scm_matches_the_admin_listings(
         finally:
             heartbeats.cancel()
         lines = out.splitlines()
-        assert lines[0] == f"Snapshot of cluster {scm.core.cluster_id} in {out_dir} (schema version 1)"
+        cluster_id, version = scm.core.cluster_id, SCHEMA_VERSION
+        assert lines[0] == f"Snapshot of cluster {cluster_id} in {out_dir} (schema version {version})"
         assert "keys: 0 (not asked for: --keys)" in lines
         tables = open_snapshot_tables(out_dir)
         listed_nodes, listed_pipelines = json.loads(nodes_json), json.loads(pipelines_json)

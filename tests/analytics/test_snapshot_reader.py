@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pyozone.analytics.schema import MANIFEST, TABLES, SnapshotError
+from pyozone.analytics.schema import MANIFEST, SCHEMA_VERSION, TABLES, SnapshotError
 from pyozone.analytics.snapshot_reader import open_snapshot_tables
 from pyozone.analytics.snapshot_writer import PART_FILE, SnapshotWriter
 
@@ -45,9 +45,10 @@ def test_missing_directory_and_missing_table_are_refused(snapshot: Path, tmp_pat
 
 def test_schema_version_mismatch_is_refused(snapshot: Path) -> None:
     manifest = json.loads((snapshot / MANIFEST).read_text())
-    manifest["schemaVersion"] = 2
+    manifest["schemaVersion"] = SCHEMA_VERSION + 1
     (snapshot / MANIFEST).write_text(json.dumps(manifest))
-    with pytest.raises(SnapshotError, match="schema version 2; this pyozone reads version 1"):
+    message = f"schema version {SCHEMA_VERSION + 1}; this pyozone reads version {SCHEMA_VERSION}"
+    with pytest.raises(SnapshotError, match=message):
         open_snapshot_tables(snapshot)
 
 

@@ -137,6 +137,7 @@ CONTAINER_FIELDS = {
     "numberOfKeys": "number_of_keys",
     "sequenceId": "sequence_id",
     "suppressed": "suppressed",
+    "replicasReported": "replicas_reported",
 }
 
 

@@ -165,7 +165,13 @@ def sigkill_while_allocating(db_dir: Path, wanted: int, crash: str) -> None:
             *((r.name, r.validated) for r in scm.safe_mode.rule_statuses()),
         ]
 
-        new_blocks = [cluster.write_block(BLOCK) for _ in range(200)]
+        # SCM counts no block it hands out against its container (as Ozone's ContainerStateManagerImpl):
+        # a container fills when its datanodes' CONTAINER_FULL action comes with a heartbeat, so the
+        # heartbeats flow between these writes as they do in the child (40 s: each datanode's at least once).
+        new_blocks = []
+        for _ in range(200):
+            new_blocks.append(cluster.write_block(BLOCK))
+            cluster.advance(200)
         new_locals = [b.block_id.local_id for b in new_blocks]
         assert min(new_locals) > max_local, f"{crash}: a local id was handed out again after the crash"
         assert new_locals == sorted(set(new_locals)), crash

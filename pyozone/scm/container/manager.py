@@ -177,6 +177,14 @@ class ContainerManager:
         log.info("Container %d: %s -> %s (resurrected)", container_id, info.state.name, target.name)
         return self._save(replace(info, state=target, state_entered_ms=self.clock.wall_ms()))
 
+    def replica_reported(self, container_id: ContainerID) -> ContainerInfo:
+        """A datanode reported a replica: the container was created on one. Stored at once (once per
+        container), so a restarted SCM still tells it from one never written if every replica is lost."""
+        info = self.get(container_id)
+        if info.replicas_reported:
+            return info
+        return self._save(replace(info, replicas_reported=True))
+
     def update_stats(
         self, container_id: ContainerID, sequence_id: int, used_bytes: int, number_of_keys: int
     ) -> ContainerInfo:

@@ -107,6 +107,7 @@ class ContainerReportHandler:
     def _process_safely(self, dn: DatanodeID, info: ContainerInfo, report: ContainerReplicaReport) -> None:
         """A replica that cannot be processed is logged and skipped; the rest of the report still counts."""
         try:
+            self._containers.replica_reported(info.container_id)
             self._update_stats(dn, info, report)
             if not self._update_state(dn, report):
                 self._store_replica(dn, report)

@@ -18,8 +18,9 @@ LEASE_S = 15
 OVERRIDES = {
     "ozone.scm.block.size": "4MB",
     "ozone.scm.container.size": "16MB",
-    # SCM marks a container CLOSING when its blocks are all allocated (a 300 MB key's openKey pre-allocates
-    # 64 blocks at once) and closes it after this lease: it must outlast the writes into those blocks.
+    # SCM marks a container CLOSING when its datanodes report it full and closes it after this lease (Ozone's
+    # CloseContainerEventHandler): a 300 MB key's openKey pre-allocates 64 blocks at once, and the writes
+    # into those already in a CLOSING container must land before it closes.
     "ozone.scm.close.container.wait.duration": f"{LEASE_S}s",
     "ozone.block.deleting.service.interval": "1s",
     "hdds.scm.block.deleting.service.interval": "1s",

@@ -12,7 +12,7 @@ import pytest
 from tests.e2e.cluster.cluster_helpers import DEAD_S, live_cluster, ozone_client
 from tests.polling import wait_for
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the affected-keys job alone may take 600 s
 
 VOL, BUCKET, KEYS = "vol1", "bucket1", 24
 

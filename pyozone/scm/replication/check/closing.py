@@ -7,9 +7,11 @@ so SCM moves it on itself (QUASI_CLOSE for Ratis, so the unhealthy copies can st
 for EC). A container allocated but never created on any datanode has no replicas to close: after
 5 x thread.interval (time for late reports) it is closed if it holds no keys.
 
-Without replicas Ozone reports MISSING, but one that no datanode ever reported a write to (no keys, sequence
-id 0) held no data to lose: pyozone reports it EMPTY, as Ozone does once it is closed (EmptyContainerHandler
-branch C), so a burst of failed allocations is not a false alarm (docs/differences.md).
+Without replicas Ozone reports MISSING, but one never created on a datanode (no replica ever reported, no
+keys, sequence id 0) held no data to lose: pyozone reports it EMPTY, as Ozone does once it is closed
+(EmptyContainerHandler branch C), so a burst of failed allocations is not a false alarm (docs/differences.md).
+Keys and sequence id alone cannot tell: SCM learns them from full reports (hdds.container.report.interval,
+60 minutes), so a container whose every replica was lost before one is still MISSING.
 """
 
 from __future__ import annotations
@@ -52,5 +54,5 @@ class ClosingContainerHandler:
 
 
 def never_written(container: ContainerInfo) -> bool:
-    """No datanode reported a key or a committed block (sequence id) for this container."""
-    return container.number_of_keys == 0 and container.sequence_id == 0
+    """No datanode ever reported a replica, a key or a committed block (sequence id) of this container."""
+    return not container.replicas_reported and container.number_of_keys == 0 and container.sequence_id == 0

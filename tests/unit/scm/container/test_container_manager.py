@@ -159,7 +159,7 @@ def test_restart_restores_every_container_and_the_open_ones_pipeline_sets(h: Har
 
 
 def test_record_round_trips_through_camel_case_json() -> None:
-    info = ContainerInfo(5, S.QUASI_CLOSED, 123, "p-1", RATIS_THREE, "om", 10, 2, 9, True)
+    info = ContainerInfo(5, S.QUASI_CLOSED, 123, "p-1", RATIS_THREE, "om", 10, 2, 9, True, True)
     data = info.to_dict()
     assert set(data) == {
         "containerID",
@@ -172,6 +172,7 @@ def test_record_round_trips_through_camel_case_json() -> None:
         "numberOfKeys",
         "sequenceId",
         "suppressed",
+        "replicasReported",
     }
     assert data["state"] == "QUASI_CLOSED" and data["replicationConfig"] == "RATIS/THREE"
     assert ContainerInfo.from_dict(data) == info

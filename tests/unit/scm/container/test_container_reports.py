@@ -75,6 +75,17 @@ def test_closed_container_stats_are_the_maximum_over_replicas() -> None:
     assert (c.info.used_bytes, c.info.number_of_keys) == (100, 20)
 
 
+def test_a_reported_replica_marks_the_container_created_on_a_datanode_at_once_in_the_store() -> None:
+    """A creation's incremental report carries no key and no sequence id (those come with the full report,
+    hdds.container.report.interval): that a replica was reported is what tells a container whose every
+    replica is lost (MISSING) from one never created (EMPTY, closing.never_written), even after a restart."""
+    c = Cluster(S.OPEN)
+    assert not c.info.replicas_reported
+    c.icr(0, R.OPEN)
+    assert c.info.replicas_reported and (c.info.number_of_keys, c.info.sequence_id) == (0, 0)
+    assert c.h.new_container_manager().get(c.cid).replicas_reported
+
+
 @pytest.mark.parametrize("state", [R.UNHEALTHY, R.INVALID])
 def test_unhealthy_replicas_do_not_count_in_stats_but_are_recorded(state: R) -> None:
     c = Cluster(S.CLOSED, seq=5)

@@ -114,6 +114,7 @@ def container(
     pipeline: PipelineID | None = PIPELINE,
     suppressed: bool = False,
     entered_ms: int = 0,
+    reported: bool = True,
 ) -> ContainerInfo:
     return ContainerInfo(
         CID,
@@ -126,6 +127,7 @@ def container(
         keys,
         seq,
         suppressed,
+        reported,
     )
 
 

@@ -94,7 +94,7 @@ def test_never_written_container_without_replicas_is_empty_not_missing() -> None
     """Issue 11 defect 4: a failed-write burst left allocated-but-never-created CLOSING containers that
     the report showed as MISSING until the RM closed them; no datanode ever held their data."""
     services = RecordingServices()
-    info = container("CLOSING", seq=0, keys=0, entered_ms=services.clock.wall_ms())
+    info = container("CLOSING", seq=0, keys=0, entered_ms=services.clock.wall_ms(), reported=False)
     out = handle(H, info, [], services)
     out.assert_only(S.EMPTY)
     assert out.calls == []
@@ -106,6 +106,15 @@ def test_never_written_container_without_replicas_is_empty_not_missing() -> None
 
 def test_written_container_without_replicas_is_missing_even_with_no_keys() -> None:
     out = handle(H, container("CLOSING", seq=7, keys=0), [])
+    out.assert_only(S.MISSING)
+
+
+def test_container_created_on_a_datanode_then_lost_is_missing_before_any_full_report() -> None:
+    """Slow suite (test_e2e_affected_keys): keys written, then every datanode of their pipeline killed
+    before a full container report (hdds.container.report.interval, 60 minutes). SCM saw the replicas
+    (their creation's incremental reports) but never a key or a sequence id; the containers were reported
+    EMPTY and affected-keys found none of the lost keys."""
+    out = handle(H, container("CLOSING", seq=0, keys=0, reported=True), [])
     out.assert_only(S.MISSING)
 
 
