@@ -42,9 +42,11 @@ class LeaderState:
         self._settings = settings
         self.followers = {peer: FollowerInfo(next_index=log.last_index + 1) for peer in followers}
 
-    def appends(self, now_ms: int, leader_commit: int) -> list[tuple[RaftPeerId, AppendEntriesRequest]]:
+    def appends(self, now_ms: int, leader_commit: int,
+                heartbeat_all: bool = False) -> list[tuple[RaftPeerId, AppendEntriesRequest]]:
         """The appends due now: new entries to every follower with room in its pipeline, and a heartbeat to
-        every follower not written to for a heartbeat interval."""
+        every follower not written to for a heartbeat interval (to all of them with `heartbeat_all`, as a
+        read confirms leadership)."""
         due = []
         for peer, info in self.followers.items():
             sent = False
@@ -56,13 +58,17 @@ class LeaderState:
                 info.next_index += len(entries)
                 info.in_flight.append(info.next_index - 1)
                 sent = True
-            if not sent and (info.last_sent_ms is None
+            if not sent and (heartbeat_all or info.last_sent_ms is None
                              or now_ms - info.last_sent_ms >= self._settings.heartbeat_interval_ms):
                 due.append((peer, self._request(info, (), leader_commit)))
                 sent = True
             if sent:
                 info.last_sent_ms = now_ms
         return due
+
+    def next_call_ids(self) -> dict[RaftPeerId, int]:
+        """The call id each follower's next append will carry."""
+        return {peer: info.next_call_id + 1 for peer, info in self.followers.items()}
 
     def next_heartbeat_ms(self) -> int | None:
         return min(((info.last_sent_ms or 0) + self._settings.heartbeat_interval_ms

@@ -47,6 +47,15 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class ReadReady:
+    """A linearizable read may now be served from the state machine: the leader confirmed its leadership
+    after the read arrived, and the state machine has applied `read_index` (section 6.4, ReadIndex)."""
+
+    call: ClientCall
+    read_index: int
+
+
+@dataclass(frozen=True)
 class NotLeader:
     """Ratis's NotLeaderException: this member is not (or no longer) the leader; try `leader_hint`."""
 
@@ -54,4 +63,4 @@ class NotLeader:
     leader_hint: RaftPeerId | None
 
 
-Output = Send | Persist | Apply | Reply | NotLeader
+Output = Send | Persist | Apply | Reply | ReadReady | NotLeader

@@ -1,12 +1,13 @@
 """One member of a Raft group, sans-IO (the role of Ratis's RaftServerImpl with FollowerState,
 LeaderElection and LeaderStateImpl composed in).
 
-Inputs: `receive` (a peer's message), `submit` (a client's write), `persisted` (the disk has made every
-`Persist` up to a sequence number durable: a group commit), `applied` (the state machine's result for an
-index), `tick` (the injected clock moved; call it at `deadline_ms()` at the latest). Each returns the outputs
-of `pyozone.ratis.outputs` for the shell to carry out in order. A member restarts from what its disk holds
-(`PersistentState`): term, vote and log; everything else is rebuilt (the commit index is relearned from the
-leader, the state machine is replayed from the first entry).
+Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a client's linearizable read),
+`persisted` (the disk has made every `Persist` up to a sequence number durable: a group commit), `applied`
+(the state machine's result for each index it applied), `tick` (the injected clock moved; call it at
+`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs` for the shell to carry
+out in order. A member restarts from what its disk holds (`PersistentState`): term, vote and log;
+everything else is rebuilt (the commit index is relearned from the leader, the state machine is replayed
+from the first entry).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from pyozone.ratis.messages import (
     RequestVoteReply,
     RequestVoteRequest,
 )
-from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, Reply, Send
+from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send
+from pyozone.ratis.read_index import ReadIndexReads
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
 
@@ -72,12 +74,14 @@ class RaftServer:
         self.role = RaftPeerRole.FOLLOWER
         self.leader_id: RaftPeerId | None = None
         self.commit_index = 0  # also the last index handed to the state machine
+        self._applied_index = 0  # the last index the state machine reported applied
         self._last_leader_contact_ms: int | None = None
         self._election_deadline_ms = 0
         self._reset_election_timer()
         self._tally: ElectionTally | None = None
         self._leader: LeaderState | None = None
         self._pending_calls: dict[int, ClientCall] = {}
+        self._reads = ReadIndexReads(me, len(members))
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
         self._next_seq = 1
         self._durable_seq = 0
@@ -145,11 +149,25 @@ class RaftServer:
             self._advance_commit()
         return self._drain()
 
+    def read(self, call: ClientCall) -> list[Output]:
+        """A client's linearizable read: a leader answers `ReadReady` once it is safe to serve (ReadIndex);
+        others refuse as `submit` does."""
+        if self._leader is None:
+            self._out.append(NotLeader(call, self.leader_id))
+        elif self.log.term_at(self.commit_index) != self.current_term:
+            self._reads.held.append(call)
+        else:
+            self._start_read(call)
+        return self._drain()
+
     def applied(self, index: int, result: object) -> list[Output]:
-        """The state machine applied `index`: answer the client whose call it was, if we are its leader."""
+        """The state machine applied `index`: answer the client whose call it was, if we are its leader, and
+        the reads waiting for it."""
+        self._applied_index = max(self._applied_index, index)
         call = self._pending_calls.pop(index, None)
         if call is not None:
             self._out.append(Reply(call, index, result))
+        self._serve_reads()
         return self._drain()
 
     # ---- elections
@@ -228,7 +246,7 @@ class RaftServer:
         self.role = RaftPeerRole.FOLLOWER
         self._tally = None
         self._leader = None
-        for call in self._pending_calls.values():
+        for call in [*self._pending_calls.values(), *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
         self._pending_calls.clear()
 
@@ -248,10 +266,20 @@ class RaftServer:
         self._persist((entry,))
         self._send_appends()
 
-    def _send_appends(self) -> None:
+    def _send_appends(self, heartbeat_all: bool = False) -> None:
         assert self._leader is not None
-        for peer, request in self._leader.appends(self._clock.now_ms(), self.commit_index):
+        for peer, request in self._leader.appends(self._clock.now_ms(), self.commit_index, heartbeat_all):
             self._send(peer, request)
+
+    def _start_read(self, call: ClientCall) -> None:
+        assert self._leader is not None
+        self._reads.start(call, self.commit_index, self._leader.next_call_ids())
+        self._send_appends(heartbeat_all=True)
+        self._serve_reads()
+
+    def _serve_reads(self) -> None:
+        for read in self._reads.ready(self._applied_index):
+            self._out.append(ReadReady(read.call, read.read_index))
 
     def _on_append_entries(self, request: AppendEntriesRequest) -> None:
         if request.leader_term < self.current_term:
@@ -288,6 +316,8 @@ class RaftServer:
             return
         if self._leader is None or reply.term < self.current_term:
             return
+        self._reads.on_answer(sender, reply.call_id)
+        self._serve_reads()
         if reply.result is AppendResult.SUCCESS:
             self._leader.on_success(sender, reply.match_index)
             self._advance_commit()
@@ -300,6 +330,10 @@ class RaftServer:
         own_match = min([self._durable_last_index,
                          *(p.first_index - 1 for p in self._persisting if p.first_index is not None)])
         self._commit(self._leader.commit_index(own_match, self.commit_index))
+        if self._reads.held and self.log.term_at(self.commit_index) == self.current_term:
+            held, self._reads.held = self._reads.held, []
+            for call in held:
+                self._start_read(call)
 
     def _commit(self, index: int) -> None:
         """Committed entries go to the state machine in index order, each once per incarnation."""

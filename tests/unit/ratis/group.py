@@ -7,7 +7,7 @@ import random
 
 from pyozone.hdds.clock import ManualClock
 from pyozone.ratis.messages import LogEntry, Message, RaftPeerId
-from pyozone.ratis.outputs import Apply, Output, Persist, Reply, Send
+from pyozone.ratis.outputs import Apply, Output, Persist, ReadReady, Reply, Send
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
 
@@ -30,6 +30,7 @@ class Group:
         self.outbox: list[tuple[RaftPeerId, Send]] = []  # sent, not yet delivered
         self.persists: dict[RaftPeerId, list[Persist]] = {m: [] for m in members}
         self.replies: list[Reply] = []
+        self.reads: list[ReadReady] = []
         self.applied: dict[RaftPeerId, list[LogEntry]] = {m: [] for m in members}
 
     def take(self, member: RaftPeerId, outputs: list[Output]) -> list[Output]:
@@ -44,6 +45,8 @@ class Group:
                     self.take(member, self.servers[member].applied(entry.index, f"result {entry.index}"))
             elif isinstance(output, Reply):
                 self.replies.append(output)
+            elif isinstance(output, ReadReady):
+                self.reads.append(output)
         return outputs
 
     def sync(self, member: RaftPeerId) -> list[Output]:
