@@ -57,6 +57,16 @@ class _PendingPersist:
     last_index: int
 
 
+def _named_sender(message: Message) -> RaftPeerId:
+    if isinstance(message, RequestVoteRequest):
+        return message.candidate_id
+    if isinstance(message, RequestVoteReply):
+        return message.voter_id
+    if isinstance(message, AppendEntriesRequest):
+        return message.leader_id
+    return message.follower_id
+
+
 class RaftServer:
     def __init__(self, me: RaftPeerId, members: tuple[RaftPeerId, ...], settings: RaftSettings, clock: Clock,
                  rng: random.Random, state: PersistentState = PersistentState()) -> None:
@@ -110,6 +120,12 @@ class RaftServer:
         return self._election_deadline_ms
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
+        """A peer's message. One from outside the group, or naming another member than the one it came
+        from, is refused with ValueError before it changes anything (the shell reports it)."""
+        named = _named_sender(message)
+        if sender not in self._peers or named != sender:
+            raise ValueError(f"refused a {type(message).__name__} from {sender} (naming {named}): not "
+                             f"another member of this group")
         if isinstance(message, RequestVoteRequest):
             self._on_request_vote(message)
         elif isinstance(message, RequestVoteReply):

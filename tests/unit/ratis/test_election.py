@@ -1,6 +1,14 @@
 """Elections (Raft paper Figure 2 and section 5.2, 5.4.1; Ratis's pre-vote)."""
 
-from pyozone.ratis.messages import AppendEntriesRequest, ClientCall, RequestVoteReply, RequestVoteRequest
+import pytest
+
+from pyozone.ratis.messages import (
+    AppendEntriesRequest,
+    ClientCall,
+    RaftPeerId,
+    RequestVoteReply,
+    RequestVoteRequest,
+)
 from pyozone.ratis.outputs import NotLeader, Persist, Send
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState
@@ -126,3 +134,15 @@ def test_a_restarted_member_keeps_its_term_and_vote():
     group = Group(A, B, C, states={B: PersistentState(4, C, entries(1, 4))})
     group.deliver(A, B, RequestVoteRequest(A, 4, 4, 9))
     assert group.sent(B) == [RequestVoteReply(B, 4, False, False)]
+
+
+def test_a_message_from_outside_the_group_or_naming_another_sender_is_refused():
+    group = Group(A, B, C)
+    stranger = RaftPeerId("x")
+    with pytest.raises(ValueError, match=r"from x .*not another member"):
+        group.servers[A].receive(stranger, RequestVoteReply(stranger, 0, True, True))
+    with pytest.raises(ValueError, match=r"from b \(naming c\)"):
+        group.servers[A].receive(B, RequestVoteRequest(C, 1, 0, 0))
+    with pytest.raises(ValueError, match="from a"):
+        group.servers[A].receive(A, RequestVoteRequest(A, 1, 0, 0))
+    assert group.servers[A].current_term == 0
