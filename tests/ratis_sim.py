@@ -2,11 +2,12 @@
 
 N cores on a virtual network and virtual disks, all driven by one seeded `random.Random`: message loss,
 duplication, reordering and delay, partitions and one-way link cuts and their heals, crashes that lose
-whatever the disk had not acknowledged (`persisted`), restarts from what it had. After every step the
-invariants of the Raft paper's Figure 3 are checked, incrementally: election safety, log matching, leader
-completeness, state machine safety, and that every answered request is what every member applies at its
-index. After the faults stop, liveness: within a bound of virtual time a leader is elected and a new
-request is applied by every member.
+whatever the disk had not acknowledged (`persisted`), restarts from what it had. Clients write, read and
+hand leadership over. After every step the invariants of the Raft paper's Figure 3 are checked,
+incrementally: election safety, log matching, leader completeness, state machine safety, that every
+answered request is what every member applies at its index, and that reads are linearizable. After the
+faults stop, liveness: within a bound of virtual time a leader is elected and a new request is applied by
+every member.
 
 Replay a seed: `python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from pyozone.hdds.clock import ManualClock
 from pyozone.ratis.messages import ClientCall, EntryKind, LogEntry, Message, RaftPeerId
-from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send
+from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send, TransferDone
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
@@ -201,7 +202,10 @@ class Simulation:
         if self.faulty:
             self._schedule(self.clock.now_ms() + self.rng.randint(1, self.faults.client_every_ms), "client")
         self.calls += 1
-        if self.rng.random() < 0.3:
+        action = self.rng.random()
+        if action < 0.03:
+            self._transfer()
+        elif action < 0.3:
             self._read()
         else:
             self._submit(b"call-%d" % self.calls)
@@ -221,6 +225,13 @@ class Simulation:
         member = self._target()
         if member.server is not None:
             self._after(member, member.server.submit(ClientCall("sim", self.calls, payload)))
+
+    def _transfer(self) -> None:
+        """An operator hands leadership to another member (`pyozone admin om transfer` to come)."""
+        member = self._target()
+        if member.server is not None:
+            to = self.rng.choice([p for p in self.peers if p != member.peer])
+            self._after(member, member.server.transfer_leadership(ClientCall("admin", self.calls, b""), to))
 
     def _read(self) -> None:
         member = self._target()
@@ -282,6 +293,8 @@ class Simulation:
                 self._check_reply(output)
             elif isinstance(output, ReadReady):
                 self._check_read(member, output)
+            elif isinstance(output, TransferDone):
+                self._count("transfers done" if output.stepped_down else "transfers timed out")
             elif isinstance(output, NotLeader):
                 self.hint = output.leader_hint
         self._check_roles(member)

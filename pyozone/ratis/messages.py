@@ -95,7 +95,19 @@ class AppendEntriesReply:
     call_id: int
 
 
-Message = RequestVoteRequest | RequestVoteReply | AppendEntriesRequest | AppendEntriesReply
+@dataclass(frozen=True)
+class StartLeaderElectionRequest:
+    """A leader handing over leadership tells its caught-up successor to stand now, without waiting for a
+    timeout or a pre-vote (the Raft thesis's TimeoutNow, section 3.10; Ratis's StartLeaderElectionRequestProto
+    with the leader's last entry)."""
+
+    leader_id: RaftPeerId
+    leader_term: int
+    leader_last_index: int
+
+
+Message = (RequestVoteRequest | RequestVoteReply | AppendEntriesRequest | AppendEntriesReply
+           | StartLeaderElectionRequest)
 
 
 @dataclass(frozen=True)

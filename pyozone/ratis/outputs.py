@@ -56,6 +56,15 @@ class ReadReady:
 
 
 @dataclass(frozen=True)
+class TransferDone:
+    """The end of a leadership transfer (Ratis's TransferLeadership): we stepped down for a higher term (the
+    target's, unless another member won it), or, not within `raft.server.rpc.timeout.max`, we still lead."""
+
+    call: ClientCall
+    stepped_down: bool
+
+
+@dataclass(frozen=True)
 class NotLeader:
     """Ratis's NotLeaderException: this member is not (or no longer) the leader; try `leader_hint`."""
 
@@ -63,4 +72,4 @@ class NotLeader:
     leader_hint: RaftPeerId | None
 
 
-Output = Send | Persist | Apply | Reply | ReadReady | NotLeader
+Output = Send | Persist | Apply | Reply | ReadReady | TransferDone | NotLeader

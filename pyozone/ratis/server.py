@@ -31,8 +31,9 @@ from pyozone.ratis.messages import (
     RaftPeerId,
     RequestVoteReply,
     RequestVoteRequest,
+    StartLeaderElectionRequest,
 )
-from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send
+from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send, TransferDone
 from pyozone.ratis.read_index import ReadIndexReads
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
@@ -62,9 +63,17 @@ def _named_sender(message: Message) -> RaftPeerId:
         return message.candidate_id
     if isinstance(message, RequestVoteReply):
         return message.voter_id
-    if isinstance(message, AppendEntriesRequest):
+    if isinstance(message, AppendEntriesRequest | StartLeaderElectionRequest):
         return message.leader_id
     return message.follower_id
+
+
+@dataclass(frozen=True)
+class _Transfer:
+    call: ClientCall
+    target: RaftPeerId
+    deadline_ms: int
+    started: bool = False  # StartLeaderElection sent
 
 
 class RaftServer:
@@ -92,6 +101,7 @@ class RaftServer:
         self._leader: LeaderState | None = None
         self._pending_calls: dict[int, ClientCall] = {}
         self._reads = ReadIndexReads(me, len(members))
+        self._transfer: _Transfer | None = None
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
         self._next_seq = 1
         self._durable_seq = 0
@@ -106,6 +116,9 @@ class RaftServer:
         """The clock moved: start an election after an election timeout without a leader (Figure 2,
         Followers/Candidates), or send the appends and heartbeats due as leader."""
         now = self._clock.now_ms()
+        if self._transfer is not None and now >= self._transfer.deadline_ms:
+            self._out.append(TransferDone(self._transfer.call, stepped_down=False))
+            self._transfer = None
         if self.role is RaftPeerRole.LEADER:
             self._send_appends()
         elif now >= self._election_deadline_ms:
@@ -116,7 +129,10 @@ class RaftServer:
         """When `tick` next has something to do, if no other input comes first (None: never, for the
         leader of a group of one)."""
         if self._leader is not None:
-            return self._leader.next_heartbeat_ms()
+            heartbeat = self._leader.next_heartbeat_ms()
+            if self._transfer is None or heartbeat is None:
+                return heartbeat
+            return min(self._transfer.deadline_ms, heartbeat)
         return self._election_deadline_ms
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
@@ -132,6 +148,8 @@ class RaftServer:
             self._on_vote_reply(message)
         elif isinstance(message, AppendEntriesRequest):
             self._on_append_entries(message)
+        elif isinstance(message, StartLeaderElectionRequest):
+            self._on_start_leader_election(message)
         else:
             self._on_append_reply(sender, message)
         return self._drain()
@@ -139,6 +157,9 @@ class RaftServer:
     def submit(self, call: ClientCall) -> list[Output]:
         """A client's write: a leader appends it and answers once it is applied; others refuse with the
         leader they know of (Ratis's NotLeaderException)."""
+        if self._transfer is not None:  # a leader handing over takes no writes: try its successor
+            self._out.append(NotLeader(call, self._transfer.target))
+            return self._drain()
         if self._leader is None:
             self._out.append(NotLeader(call, self.leader_id))
             return self._drain()
@@ -163,6 +184,18 @@ class RaftServer:
                 self._become_leader()
         elif self._leader is not None:
             self._advance_commit()
+        return self._drain()
+
+    def transfer_leadership(self, call: ClientCall, target: RaftPeerId) -> list[Output]:
+        """Hand leadership to `target` (the thesis's section 3.10; Ratis's TransferLeadership): stop taking
+        writes, let `target` catch up, then tell it to stand at once. Answered by `TransferDone`."""
+        if target not in self._peers:
+            raise ValueError(f"cannot transfer leadership to {target}: not another member of this group")
+        if self._leader is None or self._transfer is not None:
+            self._out.append(NotLeader(call, self.leader_id))
+            return self._drain()
+        self._transfer = _Transfer(call, target, self._clock.now_ms() + self._settings.rpc_timeout_max_ms)
+        self._continue_transfer()
         return self._drain()
 
     def read(self, call: ClientCall) -> list[Output]:
@@ -265,6 +298,9 @@ class RaftServer:
         for call in [*self._pending_calls.values(), *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
         self._pending_calls.clear()
+        if self._transfer is not None:
+            self._out.append(TransferDone(self._transfer.call, stepped_down=True))
+            self._transfer = None
 
     def _become_leader(self) -> None:
         """Won: lead, and append a no-op of our term, so entries of earlier terms commit through it
@@ -337,9 +373,27 @@ class RaftServer:
         if reply.result is AppendResult.SUCCESS:
             self._leader.on_success(sender, reply.match_index)
             self._advance_commit()
+            self._continue_transfer()
         elif reply.result is AppendResult.INCONSISTENCY:
             self._leader.on_inconsistency(sender, reply.next_index, reply.call_id)
         self._send_appends()
+
+    def _continue_transfer(self) -> None:
+        """Once the target holds our whole log, tell it to stand (once)."""
+        transfer = self._transfer
+        if transfer is None or transfer.started or self._leader is None:
+            return
+        if self._leader.followers[transfer.target].match_index == self.log.last_index:
+            self._transfer = _Transfer(transfer.call, transfer.target, transfer.deadline_ms, started=True)
+            self._send(transfer.target,
+                       StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index))
+
+    def _on_start_leader_election(self, request: StartLeaderElectionRequest) -> None:
+        """Our leader hands over: stand now if it is our current leader and we hold its whole log."""
+        if (request.leader_term == self.current_term and self.leader_id == request.leader_id
+                and self.role is RaftPeerRole.FOLLOWER and self.log.last_index >= request.leader_last_index
+                and self.log.term_at(request.leader_last_index) == self.current_term):
+            self._start_election(Phase.ELECTION)
 
     def _advance_commit(self) -> None:
         assert self._leader is not None

@@ -7,7 +7,7 @@ import random
 
 from pyozone.hdds.clock import ManualClock
 from pyozone.ratis.messages import LogEntry, Message, RaftPeerId
-from pyozone.ratis.outputs import Apply, Output, Persist, ReadReady, Reply, Send
+from pyozone.ratis.outputs import Apply, Output, Persist, ReadReady, Reply, Send, TransferDone
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
 
@@ -31,6 +31,7 @@ class Group:
         self.persists: dict[RaftPeerId, list[Persist]] = {m: [] for m in members}
         self.replies: list[Reply] = []
         self.reads: list[ReadReady] = []
+        self.transfers: list[TransferDone] = []
         self.applied: dict[RaftPeerId, list[LogEntry]] = {m: [] for m in members}
 
     def take(self, member: RaftPeerId, outputs: list[Output]) -> list[Output]:
@@ -47,6 +48,8 @@ class Group:
                 self.replies.append(output)
             elif isinstance(output, ReadReady):
                 self.reads.append(output)
+            elif isinstance(output, TransferDone):
+                self.transfers.append(output)
         return outputs
 
     def sync(self, member: RaftPeerId) -> list[Output]:
