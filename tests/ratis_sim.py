@@ -95,7 +95,7 @@ class Simulation:
                                      outstanding_appends_max=self.rng.choice([1, 4]))
         self.faults = Faults(loss=self.rng.choice([0.0, 0.05, 0.2]), duplicate=self.rng.choice([0.0, 0.05]),
                              max_delay_ms=self.rng.choice([5, 20, 80]),
-                             max_disk_ms=self.rng.choice([1, 5, 20]),
+                             max_disk_ms=self.rng.choice([1, 5, 20, 60]),
                              fault_every_ms=self.rng.choice([100, 300, 1000]),
                              client_every_ms=self.rng.choice([20, 60]))
         self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members))
