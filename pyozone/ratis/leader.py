@@ -1,0 +1,112 @@
+"""The leader's view of its followers and of the commit index (Ratis's LeaderStateImpl and FollowerInfo;
+Figure 2's nextIndex/matchIndex and the commit rule of section 5.4.2 / Figure 8).
+
+Appends are batched (up to `raft.server.log.appender.buffer.byte-limit` bytes per append) and pipelined: the
+leader moves `next_index` past what it sent without waiting for the answer, up to
+`raft.grpc.server.leader.outstanding.appends.max` appends in flight per follower, as Ratis's GrpcLogAppender.
+A lost append shows up as an INCONSISTENCY answer to a later one (or to a heartbeat), which resets the
+follower's pipeline to the index the follower names. Only an answer to an append sent since the last reset
+may reset it again: the other appends of a broken pipeline fail too, and if each of their answers restarted
+the pipeline, every reset would send a pipeline's worth of appends that fail in turn (the simulation found
+this storm).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from pyozone.ratis.log import RaftLog
+from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
+from pyozone.ratis.settings import RaftSettings
+
+
+@dataclass
+class FollowerInfo:
+    """What the leader knows of one follower (Ratis's FollowerInfo)."""
+
+    next_index: int
+    match_index: int = 0
+    last_sent_ms: int | None = None
+    in_flight: deque[int] = field(default_factory=deque)  # the last index of each append not yet answered
+    next_call_id: int = 0
+    pipeline_call_id: int = 0  # the first call of the pipeline since its last reset
+
+
+class LeaderState:
+    def __init__(self, me: RaftPeerId, term: int, followers: tuple[RaftPeerId, ...], log: RaftLog,
+                 settings: RaftSettings) -> None:
+        self._me = me
+        self._term = term
+        self._log = log
+        self._settings = settings
+        self.followers = {peer: FollowerInfo(next_index=log.last_index + 1) for peer in followers}
+
+    def appends(self, now_ms: int, leader_commit: int,
+                heartbeat_all: bool = False) -> list[tuple[RaftPeerId, AppendEntriesRequest]]:
+        """The appends due now: new entries to every follower with room in its pipeline, and a heartbeat to
+        every follower not written to for a heartbeat interval (to all of them with `heartbeat_all`, as a
+        read confirms leadership)."""
+        due = []
+        for peer, info in self.followers.items():
+            sent = False
+            limit = self._settings.outstanding_appends_max
+            while info.next_index <= self._log.last_index and len(info.in_flight) < limit:
+                entries = self._log.entries_from(info.next_index, self._settings.append_byte_limit,
+                                                 self._settings.append_element_limit)
+                due.append((peer, self._request(info, entries, leader_commit)))
+                info.next_index += len(entries)
+                info.in_flight.append(info.next_index - 1)
+                sent = True
+            if not sent and (heartbeat_all or info.last_sent_ms is None
+                             or now_ms - info.last_sent_ms >= self._settings.heartbeat_interval_ms):
+                due.append((peer, self._request(info, (), leader_commit)))
+                sent = True
+            if sent:
+                info.last_sent_ms = now_ms
+        return due
+
+    def next_call_ids(self) -> dict[RaftPeerId, int]:
+        """The call id each follower's next append will carry."""
+        return {peer: info.next_call_id + 1 for peer, info in self.followers.items()}
+
+    def next_heartbeat_ms(self) -> int | None:
+        return min(((info.last_sent_ms or 0) + self._settings.heartbeat_interval_ms
+                    for info in self.followers.values()), default=None)
+
+    def _request(self, info: FollowerInfo, entries: tuple[LogEntry, ...],
+                 leader_commit: int) -> AppendEntriesRequest:
+        previous = info.next_index - 1
+        term = self._log.term_at(previous)
+        assert term is not None
+        info.next_call_id += 1
+        return AppendEntriesRequest(self._me, self._term, previous, term, entries, leader_commit,
+                                    info.next_call_id)
+
+    def on_success(self, peer: RaftPeerId, match_index: int) -> None:
+        info = self.followers[peer]
+        info.match_index = max(info.match_index, match_index)
+        info.next_index = max(info.next_index, info.match_index + 1)
+        while info.in_flight and info.in_flight[0] <= info.match_index:
+            info.in_flight.popleft()
+
+    def on_inconsistency(self, peer: RaftPeerId, next_index: int, call_id: int) -> None:
+        """The follower's log does not hold our previous entry: drop the pipeline and resume where it says
+        (never below what it already matched, never past our log), unless the answer is to an append of a
+        pipeline already dropped."""
+        info = self.followers[peer]
+        if call_id < info.pipeline_call_id:
+            return
+        info.pipeline_call_id = info.next_call_id + 1
+        info.in_flight.clear()
+        info.next_index = min(max(next_index, info.match_index + 1), self._log.last_index + 1)
+
+    def commit_index(self, own_match: int, commit_index: int) -> int:
+        """The highest index stored by a majority (the leader counting `own_match`, what its own disk holds),
+        committed only if it is of the leader's own term: an older term's entry is committed only through a
+        later entry of the current term (Figure 8)."""
+        matches = sorted([own_match, *(info.match_index for info in self.followers.values())], reverse=True)
+        candidate = matches[len(matches) // 2]
+        if candidate > commit_index and self._log.term_at(candidate) == self._term:
+            return candidate
+        return commit_index

@@ -1,0 +1,119 @@
+"""What crosses the Raft core: peers, log entries and the RPCs of the Raft paper's Figure 2.
+
+Names follow Ratis's Raft.proto (RequestVoteRequestProto, AppendEntriesRequestProto and their replies);
+every message is a frozen dataclass so a shell can queue, duplicate or reorder it without aliasing.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class RaftPeerId:
+    """A member of the group (Ratis's RaftPeerId)."""
+
+    id: str
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class EntryKind(enum.Enum):
+    """What a log entry carries (Ratis's LogEntryProto cases)."""
+
+    STATE_MACHINE = "STATE_MACHINE"  # a client request, applied by the state machine
+    NOOP = "NOOP"  # a new leader's first entry (Raft paper, section 8), so it can commit its term
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One entry of the replicated log: the term it was created in, its index (from 1) and its payload."""
+
+    term: int
+    index: int
+    payload: bytes = b""
+    kind: EntryKind = EntryKind.STATE_MACHINE
+
+
+@dataclass(frozen=True)
+class RequestVoteRequest:
+    """RequestVote (Figure 2); with `pre_vote`, Ratis's pre-vote: could I win `candidate_term`? (It changes
+    nothing on the voter.)"""
+
+    candidate_id: RaftPeerId
+    candidate_term: int
+    last_log_term: int
+    last_log_index: int
+    pre_vote: bool = False
+
+
+@dataclass(frozen=True)
+class RequestVoteReply:
+    """The vote: `term` is the voter's current term, so a stale candidate learns it."""
+
+    voter_id: RaftPeerId
+    term: int
+    granted: bool
+    pre_vote: bool
+
+
+class AppendResult(enum.Enum):
+    """Ratis's AppendEntriesReplyProto.AppendResult."""
+
+    SUCCESS = "SUCCESS"
+    NOT_LEADER = "NOT_LEADER"  # the sender's term is stale
+    INCONSISTENCY = "INCONSISTENCY"  # the previous entry does not match: go back to `next_index`
+
+
+@dataclass(frozen=True)
+class AppendEntriesRequest:
+    """AppendEntries (Figure 2); no entries is a heartbeat. `call_id` numbers the leader's appends to one
+    follower (Ratis's RaftRpcRequestProto.callId), so the leader can tell which append an answer is for."""
+
+    leader_id: RaftPeerId
+    leader_term: int
+    previous_index: int
+    previous_term: int
+    entries: tuple[LogEntry, ...]
+    leader_commit: int
+    call_id: int
+
+
+@dataclass(frozen=True)
+class AppendEntriesReply:
+    """The follower's answer. On SUCCESS `match_index` is the last index known to match the leader's log; on
+    INCONSISTENCY `next_index` is where the leader should resume (the first index of the conflicting term,
+    section 5.3's optimisation, so a diverged follower costs one round trip per term, not per entry)."""
+
+    follower_id: RaftPeerId
+    term: int
+    result: AppendResult
+    match_index: int
+    next_index: int
+    call_id: int
+
+
+@dataclass(frozen=True)
+class StartLeaderElectionRequest:
+    """A leader handing over leadership tells its caught-up successor to stand now, without waiting for a
+    timeout or a pre-vote (the Raft thesis's TimeoutNow, section 3.10; Ratis's StartLeaderElectionRequestProto
+    with the leader's last entry)."""
+
+    leader_id: RaftPeerId
+    leader_term: int
+    leader_last_index: int
+
+
+Message = (RequestVoteRequest | RequestVoteReply | AppendEntriesRequest | AppendEntriesReply
+           | StartLeaderElectionRequest)
+
+
+@dataclass(frozen=True)
+class ClientCall:
+    """A client's write request, as Ratis's RaftClientRequest (client id and call id name it)."""
+
+    client_id: str
+    call_id: int
+    payload: bytes

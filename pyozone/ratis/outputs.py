@@ -1,0 +1,75 @@
+"""What the Raft core asks its shell to do. The shell performs them in the order given.
+
+A `Persist` must be durable before the shell reports `persisted(seq)`; the core holds back every `Send` that
+follows a `Persist` until that report, so no vote or append acknowledgement leaves before what it promises
+is on disk (Figure 2: "updated on stable storage before responding to RPCs").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyozone.ratis.messages import ClientCall, LogEntry, Message, RaftPeerId
+
+
+@dataclass(frozen=True)
+class Send:
+    to: RaftPeerId
+    message: Message
+
+
+@dataclass(frozen=True)
+class Persist:
+    """Make durable, in this order: the current term and vote, then the log from `entries[0].index` on (what
+    was stored at and after that index is replaced). `seq` names it in the `persisted(seq)` report."""
+
+    seq: int
+    term: int
+    voted_for: RaftPeerId | None
+    entries: tuple[LogEntry, ...]
+
+
+@dataclass(frozen=True)
+class Apply:
+    """Committed entries, in index order, for the state machine (Ratis's applyTransaction); the shell
+    reports each result with `applied(index, result)`."""
+
+    entries: tuple[LogEntry, ...]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The state machine's result for a client call, once its entry is applied on the leader."""
+
+    call: ClientCall
+    index: int
+    result: object
+
+
+@dataclass(frozen=True)
+class ReadReady:
+    """A linearizable read may now be served from the state machine: the leader confirmed its leadership
+    after the read arrived, and the state machine has applied `read_index` (section 6.4, ReadIndex)."""
+
+    call: ClientCall
+    read_index: int
+
+
+@dataclass(frozen=True)
+class TransferDone:
+    """The end of a leadership transfer (Ratis's TransferLeadership): we stepped down for a higher term (the
+    target's, unless another member won it), or, not within `raft.server.rpc.timeout.max`, we still lead."""
+
+    call: ClientCall
+    stepped_down: bool
+
+
+@dataclass(frozen=True)
+class NotLeader:
+    """Ratis's NotLeaderException: this member is not (or no longer) the leader; try `leader_hint`."""
+
+    call: ClientCall
+    leader_hint: RaftPeerId | None
+
+
+Output = Send | Persist | Apply | Reply | ReadReady | TransferDone | NotLeader

@@ -1,0 +1,442 @@
+"""One member of a Raft group, sans-IO (the role of Ratis's RaftServerImpl with FollowerState,
+LeaderElection and LeaderStateImpl composed in).
+
+Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a client's linearizable read),
+`persisted` (the disk has made every `Persist` up to a sequence number durable: a group commit), `applied`
+(the state machine's result for each index it applied), `tick` (the injected clock moved; call it at
+`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs` for the shell to carry
+out in order. A member restarts from what its disk holds (`PersistentState`): term, vote and log;
+everything else is rebuilt (the commit index is relearned from the leader, the state machine is replayed
+from the first entry).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pyozone.ratis.election import ElectionTally, Phase, grants_pre_vote, grants_vote
+from pyozone.ratis.leader import LeaderState
+from pyozone.ratis.log import RaftLog
+from pyozone.ratis.messages import (
+    AppendEntriesReply,
+    AppendEntriesRequest,
+    AppendResult,
+    ClientCall,
+    EntryKind,
+    LogEntry,
+    Message,
+    RaftPeerId,
+    RequestVoteReply,
+    RequestVoteRequest,
+    StartLeaderElectionRequest,
+)
+from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send, TransferDone
+from pyozone.ratis.read_index import ReadIndexReads
+from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis.settings import RaftSettings
+
+if TYPE_CHECKING:
+    from pyozone.hdds.clock import Clock  # the protocol only: the core never loads a clock that reads time
+
+
+@dataclass(frozen=True)
+class PersistentState:
+    """Figure 2's persistent state: what a member restarts from."""
+
+    current_term: int = 0
+    voted_for: RaftPeerId | None = None
+    entries: tuple[LogEntry, ...] = ()
+
+
+@dataclass(frozen=True)
+class _PendingPersist:
+    seq: int
+    first_index: int | None  # the first log index it rewrites, None for term and vote only
+    last_index: int
+
+
+def _named_sender(message: Message) -> RaftPeerId:
+    if isinstance(message, RequestVoteRequest):
+        return message.candidate_id
+    if isinstance(message, RequestVoteReply):
+        return message.voter_id
+    if isinstance(message, AppendEntriesRequest | StartLeaderElectionRequest):
+        return message.leader_id
+    return message.follower_id
+
+
+@dataclass(frozen=True)
+class _Transfer:
+    call: ClientCall
+    target: RaftPeerId
+    deadline_ms: int
+    started: bool = False  # StartLeaderElection sent
+
+
+class RaftServer:
+    def __init__(self, me: RaftPeerId, members: tuple[RaftPeerId, ...], settings: RaftSettings, clock: Clock,
+                 rng: random.Random, state: PersistentState = PersistentState()) -> None:
+        if me not in members:
+            raise ValueError(f"{me} is not a member of the group {[str(m) for m in members]}")
+        self.me = me
+        self._peers = tuple(m for m in members if m != me)
+        self._members = len(members)
+        self._settings = settings
+        self._clock = clock
+        self._rng = rng
+        self.current_term = state.current_term
+        self.voted_for = state.voted_for
+        self.log = RaftLog(state.entries)
+        self.role = RaftPeerRole.FOLLOWER
+        self.leader_id: RaftPeerId | None = None
+        self.commit_index = 0  # also the last index handed to the state machine
+        self._applied_index = 0  # the last index the state machine reported applied
+        self._last_leader_contact_ms: int | None = None
+        self._election_deadline_ms = 0
+        self._reset_election_timer()
+        self._tally: ElectionTally | None = None
+        self._leader: LeaderState | None = None
+        self._pending_calls: dict[int, ClientCall] = {}
+        self._reads = ReadIndexReads(me, len(members))
+        self._transfer: _Transfer | None = None
+        # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
+        self._next_seq = 1
+        self._durable_seq = 0
+        self._durable_last_index = self.log.last_index
+        self._persisting: deque[_PendingPersist] = deque()
+        self._held: deque[tuple[int, Send]] = deque()
+        self._out: list[Output] = []
+
+    # ---- inputs
+
+    def tick(self) -> list[Output]:
+        """The clock moved: start an election after an election timeout without a leader (Figure 2,
+        Followers/Candidates), or send the appends and heartbeats due as leader."""
+        now = self._clock.now_ms()
+        if self._transfer is not None and now >= self._transfer.deadline_ms:
+            self._out.append(TransferDone(self._transfer.call, stepped_down=False))
+            self._transfer = None
+        if self.role is RaftPeerRole.LEADER:
+            self._send_appends()
+        elif now >= self._election_deadline_ms:
+            self._start_election(Phase.PRE_VOTE if self._settings.pre_vote else Phase.ELECTION)
+        return self._drain()
+
+    def deadline_ms(self) -> int | None:
+        """When `tick` next has something to do, if no other input comes first (None: never, for the
+        leader of a group of one)."""
+        if self._leader is not None:
+            heartbeat = self._leader.next_heartbeat_ms()
+            if self._transfer is None or heartbeat is None:
+                return heartbeat
+            return min(self._transfer.deadline_ms, heartbeat)
+        return self._election_deadline_ms
+
+    def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
+        """A peer's message. One from outside the group, or naming another member than the one it came
+        from, is refused with ValueError before it changes anything (the shell reports it)."""
+        named = _named_sender(message)
+        if sender not in self._peers or named != sender:
+            raise ValueError(f"refused a {type(message).__name__} from {sender} (naming {named}): not "
+                             f"another member of this group")
+        if isinstance(message, RequestVoteRequest):
+            self._on_request_vote(message)
+        elif isinstance(message, RequestVoteReply):
+            self._on_vote_reply(message)
+        elif isinstance(message, AppendEntriesRequest):
+            self._on_append_entries(message)
+        elif isinstance(message, StartLeaderElectionRequest):
+            self._on_start_leader_election(message)
+        else:
+            self._on_append_reply(sender, message)
+        return self._drain()
+
+    def submit(self, call: ClientCall) -> list[Output]:
+        """A client's write: a leader appends it and answers once it is applied; others refuse with the
+        leader they know of (Ratis's NotLeaderException)."""
+        if self._transfer is not None:  # a leader handing over takes no writes: try its successor
+            self._out.append(NotLeader(call, self._transfer.target))
+            return self._drain()
+        if self._leader is None:
+            self._out.append(NotLeader(call, self.leader_id))
+            return self._drain()
+        entry = LogEntry(self.current_term, self.log.last_index + 1, call.payload)
+        self._pending_calls[entry.index] = call
+        self._append_as_leader(entry)
+        return self._drain()
+
+    def persisted(self, seq: int) -> list[Output]:
+        """Every `Persist` up to `seq` is durable: release what waited for it."""
+        while self._persisting and self._persisting[0].seq <= seq:
+            done = self._persisting.popleft()
+            if done.first_index is not None:
+                self._durable_last_index = done.last_index
+        self._durable_seq = max(self._durable_seq, seq)
+        while self._held and self._held[0][0] <= self._durable_seq:
+            self._out.append(self._held.popleft()[1])
+        tally = self._tally
+        if (self.role is RaftPeerRole.CANDIDATE and tally is not None and tally.phase is Phase.ELECTION
+                and tally.term == self.current_term and self._durable_seq >= self._next_seq - 1):
+            if tally.grant(self.me):  # our own vote counts once it is on disk
+                self._become_leader()
+        elif self._leader is not None:
+            self._advance_commit()
+        return self._drain()
+
+    def transfer_leadership(self, call: ClientCall, target: RaftPeerId) -> list[Output]:
+        """Hand leadership to `target` (the thesis's section 3.10; Ratis's TransferLeadership): stop taking
+        writes, let `target` catch up, then tell it to stand at once. Answered by `TransferDone`."""
+        if target not in self._peers:
+            raise ValueError(f"cannot transfer leadership to {target}: not another member of this group")
+        if self._leader is None or self._transfer is not None:
+            self._out.append(NotLeader(call, self.leader_id))
+            return self._drain()
+        self._transfer = _Transfer(call, target, self._clock.now_ms() + self._settings.rpc_timeout_max_ms)
+        self._continue_transfer()
+        return self._drain()
+
+    def read(self, call: ClientCall) -> list[Output]:
+        """A client's linearizable read: a leader answers `ReadReady` once it is safe to serve (ReadIndex);
+        others refuse as `submit` does."""
+        if self._leader is None:
+            self._out.append(NotLeader(call, self.leader_id))
+        elif self.log.term_at(self.commit_index) != self.current_term:
+            self._reads.held.append(call)
+        else:
+            self._start_read(call)
+        return self._drain()
+
+    def applied(self, index: int, result: object) -> list[Output]:
+        """The state machine applied `index`: answer the client whose call it was, if we are its leader, and
+        the reads waiting for it."""
+        self._applied_index = max(self._applied_index, index)
+        call = self._pending_calls.pop(index, None)
+        if call is not None:
+            self._out.append(Reply(call, index, result))
+        self._serve_reads()
+        return self._drain()
+
+    # ---- elections
+
+    def _reset_election_timer(self) -> None:
+        timeout = self._rng.randint(self._settings.rpc_timeout_min_ms, self._settings.rpc_timeout_max_ms)
+        self._election_deadline_ms = self._clock.now_ms() + timeout
+
+    def _leader_alive(self) -> bool:
+        if self.role is RaftPeerRole.LEADER:
+            return True
+        return (self._last_leader_contact_ms is not None and
+                self._clock.now_ms() - self._last_leader_contact_ms < self._settings.rpc_timeout_min_ms)
+
+    def _start_election(self, phase: Phase) -> None:
+        self.role = RaftPeerRole.CANDIDATE
+        self.leader_id = None
+        self._reset_election_timer()
+        if phase is Phase.PRE_VOTE:
+            term = self.current_term + 1
+            self._tally = ElectionTally(phase, term, self._members)
+            if self._tally.grant(self.me):
+                self._start_election(Phase.ELECTION)
+                return
+        else:
+            self.current_term += 1
+            self.voted_for = self.me
+            term = self.current_term
+            self._tally = ElectionTally(phase, term, self._members)
+            self._persist(())
+        request = RequestVoteRequest(self.me, term, self.log.last_term, self.log.last_index,
+                                     pre_vote=phase is Phase.PRE_VOTE)
+        for peer in self._peers:
+            self._send(peer, request)
+
+    def _on_request_vote(self, request: RequestVoteRequest) -> None:
+        if request.pre_vote:
+            granted = grants_pre_vote(request, current_term=self.current_term, log=self.log,
+                                      leader_alive=self._leader_alive())
+        else:
+            if request.candidate_term > self.current_term:
+                self._step_down(request.candidate_term)
+            granted = grants_vote(request, current_term=self.current_term, voted_for=self.voted_for,
+                                  log=self.log)
+            if granted and self.voted_for is None:
+                self.voted_for = request.candidate_id
+                self._persist(())
+            if granted:
+                self._reset_election_timer()
+        reply = RequestVoteReply(self.me, self.current_term, granted, request.pre_vote)
+        self._send(request.candidate_id, reply)
+
+    def _on_vote_reply(self, reply: RequestVoteReply) -> None:
+        if reply.term > self.current_term:
+            self._step_down(reply.term)
+            return
+        tally = self._tally
+        if self.role is not RaftPeerRole.CANDIDATE or tally is None or not reply.granted:
+            return
+        if reply.pre_vote and tally.phase is Phase.PRE_VOTE and tally.term == self.current_term + 1:
+            if tally.grant(reply.voter_id):
+                self._start_election(Phase.ELECTION)
+        elif (not reply.pre_vote and tally.phase is Phase.ELECTION and reply.term == self.current_term
+              and tally.grant(reply.voter_id)):  # our own vote is counted: its Persist preceded our requests
+            self._become_leader()
+
+    def _step_down(self, term: int) -> None:
+        """A higher term seen anywhere makes us a follower of it (Figure 2, All Servers)."""
+        if term > self.current_term:
+            self.current_term = term
+            self.voted_for = None
+            self.leader_id = None
+            self._persist(())
+        if self.role is not RaftPeerRole.FOLLOWER:
+            self._reset_election_timer()
+        self.role = RaftPeerRole.FOLLOWER
+        self._tally = None
+        self._leader = None
+        for call in [*self._pending_calls.values(), *self._reads.drop()]:
+            self._out.append(NotLeader(call, self.leader_id))
+        self._pending_calls.clear()
+        if self._transfer is not None:
+            self._out.append(TransferDone(self._transfer.call, stepped_down=True))
+            self._transfer = None
+
+    def _become_leader(self) -> None:
+        """Won: lead, and append a no-op of our term, so entries of earlier terms commit through it
+        (section 8; Ratis appends its configuration entry at the start of each term)."""
+        self.role = RaftPeerRole.LEADER
+        self.leader_id = self.me
+        self._tally = None
+        self._leader = LeaderState(self.me, self.current_term, self._peers, self.log, self._settings)
+        self._append_as_leader(LogEntry(self.current_term, self.log.last_index + 1, b"", EntryKind.NOOP))
+
+    # ---- replication
+
+    def _append_as_leader(self, entry: LogEntry) -> None:
+        self.log.append(entry)
+        self._persist((entry,))
+        self._send_appends()
+
+    def _send_appends(self, heartbeat_all: bool = False) -> None:
+        assert self._leader is not None
+        for peer, request in self._leader.appends(self._clock.now_ms(), self.commit_index, heartbeat_all):
+            self._send(peer, request)
+
+    def _start_read(self, call: ClientCall) -> None:
+        assert self._leader is not None
+        self._reads.start(call, self.commit_index, self._leader.next_call_ids())
+        self._send_appends(heartbeat_all=True)
+        self._serve_reads()
+
+    def _serve_reads(self) -> None:
+        for read in self._reads.ready(self._applied_index):
+            self._out.append(ReadReady(read.call, read.read_index))
+
+    def _on_append_entries(self, request: AppendEntriesRequest) -> None:
+        if request.leader_term < self.current_term:
+            self._answer(request, AppendResult.NOT_LEADER, 0, self.log.last_index + 1)
+            return
+        if request.leader_term > self.current_term or self.role is not RaftPeerRole.FOLLOWER:
+            self._step_down(request.leader_term)
+        self.leader_id = request.leader_id
+        self._last_leader_contact_ms = self._clock.now_ms()
+        self._reset_election_timer()
+        held = self.log.term_at(request.previous_index)
+        if held != request.previous_term:
+            if held is None:
+                resume = self.log.last_index + 1
+            else:
+                resume = max(self.commit_index + 1, self.log.first_index_of_term_at(request.previous_index))
+            self._answer(request, AppendResult.INCONSISTENCY, 0, resume)
+            return
+        written = self.log.merge(request.entries, self.commit_index)
+        if written:
+            self._persist(written)
+        match = request.previous_index + len(request.entries)
+        self._commit(min(request.leader_commit, match))
+        self._answer(request, AppendResult.SUCCESS, match, match + 1)
+
+    def _answer(self, request: AppendEntriesRequest, result: AppendResult, match_index: int,
+                next_index: int) -> None:
+        self._send(request.leader_id, AppendEntriesReply(self.me, self.current_term, result, match_index,
+                                                         next_index, request.call_id))
+
+    def _on_append_reply(self, sender: RaftPeerId, reply: AppendEntriesReply) -> None:
+        if reply.term > self.current_term:
+            self._step_down(reply.term)
+            return
+        if self._leader is None or reply.term < self.current_term:
+            return
+        self._reads.on_answer(sender, reply.call_id)
+        self._serve_reads()
+        if reply.result is AppendResult.SUCCESS:
+            self._leader.on_success(sender, reply.match_index)
+            self._advance_commit()
+            self._continue_transfer()
+        elif reply.result is AppendResult.INCONSISTENCY:
+            self._leader.on_inconsistency(sender, reply.next_index, reply.call_id)
+        self._send_appends()
+
+    def _continue_transfer(self) -> None:
+        """Once the target holds our whole log, tell it to stand (once)."""
+        transfer = self._transfer
+        if transfer is None or transfer.started or self._leader is None:
+            return
+        if self._leader.followers[transfer.target].match_index == self.log.last_index:
+            self._transfer = _Transfer(transfer.call, transfer.target, transfer.deadline_ms, started=True)
+            self._send(transfer.target,
+                       StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index))
+
+    def _on_start_leader_election(self, request: StartLeaderElectionRequest) -> None:
+        """Our leader hands over: stand now if it is our current leader and we hold its whole log."""
+        if (request.leader_term == self.current_term and self.leader_id == request.leader_id
+                and self.role is RaftPeerRole.FOLLOWER and self.log.last_index >= request.leader_last_index
+                and self.log.term_at(request.leader_last_index) == self.current_term):
+            self._start_election(Phase.ELECTION)
+
+    def _advance_commit(self) -> None:
+        assert self._leader is not None
+        own_match = min([self._durable_last_index,
+                         *(p.first_index - 1 for p in self._persisting if p.first_index is not None)])
+        self._commit(self._leader.commit_index(own_match, self.commit_index))
+        if self._reads.held and self.log.term_at(self.commit_index) == self.current_term:
+            held, self._reads.held = self._reads.held, []
+            for call in held:
+                self._start_read(call)
+
+    def _commit(self, index: int) -> None:
+        """Committed entries go to the state machine in index order, each once per incarnation."""
+        if index <= self.commit_index:
+            return
+        entries = tuple(self.log.entry(i) for i in range(self.commit_index + 1, index + 1))
+        self.commit_index = index
+        self._out.append(Apply(entries))
+
+    # ---- outputs
+
+    def _persist(self, entries: tuple[LogEntry, ...]) -> None:
+        last = self._out[-1] if self._out else None
+        if not entries and isinstance(last, Persist) and not last.entries:
+            # A new term and then a vote in one step: one write.
+            self._out[-1] = Persist(last.seq, self.current_term, self.voted_for, ())
+            return
+        seq = self._next_seq
+        self._next_seq += 1
+        first = entries[0].index if entries else None
+        last = entries[-1].index if entries else self.log.last_index
+        self._persisting.append(_PendingPersist(seq, first, last))
+        self._out.append(Persist(seq, self.current_term, self.voted_for, entries))
+
+    def _send(self, to: RaftPeerId, message: Message) -> None:
+        """A message leaves only after every `Persist` before it is durable (Figure 2: stable storage is
+        updated before responding)."""
+        send = Send(to, message)
+        if self._durable_seq >= self._next_seq - 1:
+            self._out.append(send)
+        else:
+            self._held.append((self._next_seq - 1, send))
+
+    def _drain(self) -> list[Output]:
+        out, self._out = self._out, []
+        return out

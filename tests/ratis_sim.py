@@ -1,0 +1,403 @@
+"""Deterministic simulation of Raft groups over `pyozone.ratis` (issue 30, step 1).
+
+N cores on a virtual network and virtual disks, all driven by one seeded `random.Random`: message loss,
+duplication, reordering and delay, partitions and one-way link cuts and their heals, crashes that lose
+whatever the disk had not acknowledged (`persisted`), restarts from what it had. Clients write, read and
+hand leadership over. After every step the invariants of the Raft paper's Figure 3 are checked,
+incrementally: election safety, log matching, leader completeness, state machine safety, that every
+answered request is what every member applies at its index, and that reads are linearizable. After the
+faults stop, liveness: within a bound of virtual time a leader is elected and a new request is applied by
+every member.
+
+Replay a seed: `python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import random
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyozone.hdds.clock import ManualClock
+from pyozone.ratis.messages import ClientCall, EntryKind, LogEntry, Message, RaftPeerId
+from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send, TransferDone
+from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis.server import PersistentState, RaftServer
+from pyozone.ratis.settings import RaftSettings
+
+FAULT_MS = 1500  # virtual time with faults
+LIVENESS_BOUND_MS = 4000  # after the heal: a leader and a request applied everywhere within this
+MAX_STEPS = 100_000  # a run is a few thousand steps: more is a message storm
+
+
+class InvariantViolation(AssertionError):
+    pass
+
+
+@dataclass
+class Disk:
+    """What a member's disk holds durably, and the writes it has been given but not yet synced."""
+
+    term: int = 0
+    voted_for: RaftPeerId | None = None
+    entries: list[LogEntry] = field(default_factory=list)
+    unsynced: list[Persist] = field(default_factory=list)
+
+    def sync(self, seq: int) -> int:
+        """Make the writes up to `seq` durable; returns how many stored entries they overwrote."""
+        overwritten = 0
+        while self.unsynced and self.unsynced[0].seq <= seq:
+            p = self.unsynced.pop(0)
+            self.term, self.voted_for = p.term, p.voted_for
+            if p.entries:
+                overwritten += max(0, len(self.entries) - p.entries[0].index + 1)
+                del self.entries[p.entries[0].index - 1:]
+                self.entries.extend(p.entries)
+        return overwritten
+
+
+@dataclass
+class Member:
+    peer: RaftPeerId
+    server: RaftServer | None
+    disk: Disk = field(default_factory=Disk)
+    incarnation: int = 0
+    applied: list[LogEntry] = field(default_factory=list)  # the in-memory state machine: lost on a crash
+    seen_commit: int = 0
+    was_leader_term: int = 0
+    tick_token: int = 0
+    tick_at: int | None = None
+
+
+@dataclass(frozen=True)
+class Faults:
+    """This seed's fault rates, drawn from its random source."""
+
+    loss: float
+    duplicate: float
+    max_delay_ms: int
+    max_disk_ms: int
+    fault_every_ms: int
+    client_every_ms: int
+
+
+class Simulation:
+    def __init__(self, seed: int, members: int = 3, trace: bool = False) -> None:
+        self.seed = seed
+        self.n = members
+        self.rng = random.Random(seed)
+        self.clock = ManualClock()
+        self.trace = trace
+        self.settings = RaftSettings(append_byte_limit=64, append_element_limit=self.rng.choice([0, 1, 3]),
+                                     outstanding_appends_max=self.rng.choice([1, 4]))
+        self.faults = Faults(loss=self.rng.choice([0.0, 0.05, 0.2]), duplicate=self.rng.choice([0.0, 0.05]),
+                             max_delay_ms=self.rng.choice([5, 20, 80]),
+                             max_disk_ms=self.rng.choice([1, 5, 20, 60]),
+                             fault_every_ms=self.rng.choice([100, 300, 1000]),
+                             client_every_ms=self.rng.choice([20, 60]))
+        self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members))
+        self.members = {p: Member(p, None) for p in self.peers}
+        # A partition: members on different sides do not hear each other.
+        self.side: dict[RaftPeerId, int] = {p: 0 for p in self.peers}
+        self.cut: set[tuple[RaftPeerId, RaftPeerId]] = set()  # one-way links down: (sender, receiver)
+        self.events: list[tuple[int, int, str, tuple[Any, ...]]] = []
+        self.counter = 0
+        self.faulty = True
+        self.steps = 0
+        self.counts: dict[str, int] = {}  # what happened: crashes, partitions, lost messages, ...
+        # What the checks remember.
+        self.leaders: dict[int, RaftPeerId] = {}
+        self.entries_seen: dict[tuple[int, int], tuple[bytes, EntryKind, int | None]] = {}
+        self.committed: dict[int, tuple[LogEntry, int]] = {}  # index -> entry, the term it was committed by
+        self.applied: dict[int, LogEntry] = {}
+        self.acked: dict[bytes, int] = {}
+        # Linearizable reads: what a read must see, the highest index acknowledged or seen by a read so far.
+        self.read_floor = 0
+        self.read_floors: dict[int, int] = {}  # call id -> the floor when the read was invoked
+        self.calls = 0
+        self.hint: RaftPeerId | None = None
+        for p in self.peers:
+            self._start(self.members[p])
+
+    # ---- the event loop
+
+    def _schedule(self, at: int, kind: str, *args: Any) -> None:
+        self.counter += 1
+        heapq.heappush(self.events, (at, self.counter, kind, args))
+
+    def run(self) -> None:
+        now = 0
+        self._schedule(self.rng.randint(0, self.faults.fault_every_ms), "fault")
+        self._schedule(self.rng.randint(0, self.faults.client_every_ms), "client")
+        self._schedule(FAULT_MS, "heal")
+        goal: bytes | None = None
+        while self.events:
+            now, _, kind, args = heapq.heappop(self.events)
+            if not self.faulty and now > FAULT_MS + LIVENESS_BOUND_MS:
+                break
+            self.clock.set(now)
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                self._fail(f"a message storm: {MAX_STEPS} steps, {len(self.events)} events queued")
+            if self.trace:
+                print(f"{now:6d} {kind} {args}")
+            getattr(self, f"_on_{kind}")(*args)
+            if goal is None and not self.faulty:
+                goal = b"final-%d" % self.seed
+                self._schedule(now, "final", goal)
+            if goal is not None and goal in self.acked and all(
+                    len(m.applied) >= self.acked[goal] for m in self.members.values()):
+                return
+        members = self.members.values()
+        self._fail(f"no progress: {LIVENESS_BOUND_MS} ms after the faults healed, request {goal!r} is not "
+                   f"applied by every member (applied: {[len(m.applied) for m in members]}, "
+                   f"roles: {[(str(m.peer), m.server and m.server.role.value) for m in members]})")
+
+    def _count(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    def _fail(self, message: str) -> None:
+        raise InvariantViolation(f"seed {self.seed} ({self.n} members), step {self.steps}, "
+                                 f"t={self.clock.now_ms()} ms: {message}\n"
+                                 f"replay: python -m tests.ratis_sim --seed {self.seed} --members {self.n} "
+                                 f"--trace")
+
+    def _start(self, member: Member) -> None:
+        disk = member.disk
+        member.incarnation += 1
+        member.applied = []
+        member.seen_commit = 0
+        member.was_leader_term = 0
+        member.tick_at = None
+        member.server = RaftServer(member.peer, self.peers, self.settings, self.clock,
+                                   random.Random(self.rng.random()),
+                                   PersistentState(disk.term, disk.voted_for, tuple(disk.entries)))
+        self._after(member, [])
+
+    def _on_tick(self, peer: RaftPeerId, token: int) -> None:
+        member = self.members[peer]
+        if member.server is None or token != member.tick_token:
+            return
+        member.tick_at = None
+        self._after(member, member.server.tick())
+
+    def _on_deliver(self, to: RaftPeerId, sender: RaftPeerId, message: Message) -> None:
+        member = self.members[to]
+        if member.server is None or self.side[to] != self.side[sender] or (sender, to) in self.cut:
+            return
+        self._after(member, member.server.receive(sender, message))
+
+    def _on_sync(self, peer: RaftPeerId, incarnation: int, seq: int) -> None:
+        member = self.members[peer]
+        if member.server is None or member.incarnation != incarnation:
+            return
+        self.counts["entries overwritten on disk"] = (self.counts.get("entries overwritten on disk", 0)
+                                                      + member.disk.sync(seq))
+        self._after(member, member.server.persisted(seq))
+
+    def _on_client(self) -> None:
+        if self.faulty:
+            self._schedule(self.clock.now_ms() + self.rng.randint(1, self.faults.client_every_ms), "client")
+        self.calls += 1
+        action = self.rng.random()
+        if action < 0.03:
+            self._transfer()
+        elif action < 0.3:
+            self._read()
+        else:
+            self._submit(b"call-%d" % self.calls)
+
+    def _on_final(self, payload: bytes) -> None:
+        """After the heal a client retries its request, following leader hints, until it is answered."""
+        if payload not in self.acked:
+            self._submit(payload)
+            self._schedule(self.clock.now_ms() + 50, "final", payload)
+
+    def _target(self) -> Member:
+        follow_hint = self.hint is not None and self.rng.random() < 0.8
+        peer = self.hint if follow_hint and self.hint is not None else self.rng.choice(self.peers)
+        return self.members[peer]
+
+    def _submit(self, payload: bytes) -> None:
+        member = self._target()
+        if member.server is not None:
+            self._after(member, member.server.submit(ClientCall("sim", self.calls, payload)))
+
+    def _transfer(self) -> None:
+        """An operator hands leadership to another member (`pyozone admin om transfer` to come)."""
+        member = self._target()
+        if member.server is not None:
+            to = self.rng.choice([p for p in self.peers if p != member.peer])
+            self._after(member, member.server.transfer_leadership(ClientCall("admin", self.calls, b""), to))
+
+    def _read(self) -> None:
+        member = self._target()
+        if member.server is not None:
+            self.read_floors[self.calls] = self.read_floor
+            self._after(member, member.server.read(ClientCall("sim", self.calls, b"")))
+
+    def _on_fault(self) -> None:
+        if not self.faulty:
+            return
+        self._schedule(self.clock.now_ms() + self.rng.randint(1, self.faults.fault_every_ms), "fault")
+        peer = self.rng.choice(self.peers)
+        member = self.members[peer]
+        what = self.rng.choice(["crash", "restart", "partition", "cut-link", "heal-partition"])
+        self._count(what)
+        if what == "crash" and member.server is not None:
+            member.server = None
+            self.counts["unsynced writes lost"] = (self.counts.get("unsynced writes lost", 0)
+                                                   + len(member.disk.unsynced))
+            member.disk.unsynced.clear()
+            member.incarnation += 1
+        elif what == "restart" and member.server is None:
+            self._start(member)
+        elif what == "partition":
+            self.side = {p: self.rng.randint(0, 1) for p in self.peers}
+        elif what == "cut-link":
+            self.cut.add((peer, self.rng.choice(self.peers)))
+        elif what == "heal-partition":
+            self.side = {p: 0 for p in self.peers}
+            self.cut.clear()
+
+    def _on_heal(self) -> None:
+        self.faulty = False
+        self.side = {p: 0 for p in self.peers}
+        self.cut.clear()
+        for member in self.members.values():
+            if member.server is None:
+                self._start(member)
+
+    # ---- the shell: carry out a core's outputs
+
+    def _after(self, member: Member, outputs: list[Output]) -> None:
+        server = member.server
+        assert server is not None
+        for output in outputs:
+            if isinstance(output, Send):
+                self._send(member.peer, output)
+            elif isinstance(output, Persist):
+                self._check_persist(server, output)
+                member.disk.unsynced.append(output)
+                delay = self.rng.randint(1, self.faults.max_disk_ms) if self.faulty else 1
+                self._schedule(self.clock.now_ms() + delay, "sync", member.peer, member.incarnation,
+                               output.seq)
+            elif isinstance(output, Apply):
+                for entry in output.entries:
+                    self._apply(member, entry)
+                    self._after(member, server.applied(entry.index, len(member.applied)))
+            elif isinstance(output, Reply):
+                self._check_reply(output)
+            elif isinstance(output, ReadReady):
+                self._check_read(member, output)
+            elif isinstance(output, TransferDone):
+                self._count("transfers done" if output.stepped_down else "transfers timed out")
+            elif isinstance(output, NotLeader):
+                self.hint = output.leader_hint
+        self._check_roles(member)
+        deadline = max(server.deadline_ms() or 0, self.clock.now_ms())  # groups here have 3 or 5 members
+        if member.tick_at is None or deadline < member.tick_at:
+            member.tick_token += 1
+            member.tick_at = deadline
+            self._schedule(deadline, "tick", member.peer, member.tick_token)
+
+    def _send(self, sender: RaftPeerId, send: Send) -> None:
+        copies = 1
+        if self.faulty:
+            if self.rng.random() < self.faults.loss:
+                self._count("lost")
+                return
+            if self.rng.random() < self.faults.duplicate:
+                self._count("duplicated")
+                copies = 2
+        for _ in range(copies):
+            delay = self.rng.randint(1, self.faults.max_delay_ms if self.faulty else 5)
+            self._schedule(self.clock.now_ms() + delay, "deliver", send.to, sender, send.message)
+
+    def _apply(self, member: Member, entry: LogEntry) -> None:
+        if entry.index != len(member.applied) + 1:
+            self._fail(f"{member.peer} applies index {entry.index} after {len(member.applied)}")
+        member.applied.append(entry)
+        known = self.applied.setdefault(entry.index, entry)
+        if known != entry:
+            self._fail(f"state machine safety: {member.peer} applies {entry} where {known} was applied")
+
+    # ---- the invariants (Figure 3), checked as each step's outputs are carried out
+
+    def _check_persist(self, server: RaftServer, persist: Persist) -> None:
+        """Log matching: any two entries with one index and term hold one payload and follow the same term
+        (so, by induction, the same prefix). Each entry enters a log through a Persist: all are seen."""
+        for entry in persist.entries:
+            fact = (entry.payload, entry.kind, server.log.term_at(entry.index - 1))
+            known = self.entries_seen.setdefault((entry.index, entry.term), fact)
+            if known != fact:
+                self._fail(f"log matching: {server.me} holds {entry} after term {fact[2]}, another log holds "
+                           f"{known[0]!r} after term {known[2]} at that index and term")
+
+    def _check_reply(self, reply: Reply) -> None:
+        applied = self.applied.get(reply.index)
+        if applied is None or applied.payload != reply.call.payload:
+            self._fail(f"acknowledged {reply.call.payload!r} at index {reply.index}, where {applied} was "
+                       f"applied")
+        self.acked[reply.call.payload] = reply.index
+        self.read_floor = max(self.read_floor, reply.index)
+
+    def _check_read(self, member: Member, ready: ReadReady) -> None:
+        """Linearizable reads: a read served from `member`'s state machine sees every write acknowledged, and
+        everything any read saw, before the read was invoked."""
+        seen = len(member.applied)
+        floor = self.read_floors.pop(ready.call.call_id)
+        if seen < ready.read_index or seen < floor:
+            self._fail(f"stale read: {member.peer} serves read {ready.call.call_id} at applied index {seen} "
+                       f"(read index {ready.read_index}), though {floor} was acknowledged or read before")
+        self.read_floor = max(self.read_floor, seen)
+        self._count("reads served")
+
+    def _check_roles(self, member: Member) -> None:
+        server = member.server
+        assert server is not None
+        if server.role is RaftPeerRole.LEADER and member.was_leader_term != server.current_term:
+            member.was_leader_term = server.current_term
+            other = self.leaders.setdefault(server.current_term, member.peer)
+            if other != member.peer:
+                self._fail(f"election safety: {member.peer} and {other} both lead term {server.current_term}")
+            for index, (entry, term) in self.committed.items():
+                if term < server.current_term:
+                    self._check_holds(server, index, entry, term)
+        if server.commit_index > member.seen_commit:
+            for index in range(member.seen_commit + 1, server.commit_index + 1):
+                entry = server.log.entry(index)
+                known, _ = self.committed.setdefault(index, (entry, server.current_term))
+                if known != entry:
+                    self._fail(f"{server.me} commits {entry} where {known} was committed")
+                for other in self.members.values():
+                    leader = other.server
+                    if leader is not None and leader.role is RaftPeerRole.LEADER and \
+                            leader.current_term > self.committed[index][1]:
+                        self._check_holds(leader, index, entry, self.committed[index][1])
+            member.seen_commit = server.commit_index
+
+    def _check_holds(self, leader: RaftServer, index: int, entry: LogEntry, term: int) -> None:
+        """Leader completeness: a leader of a later term holds every entry committed before."""
+        if leader.log.term_at(index) is None or leader.log.entry(index) != entry:
+            self._fail(f"leader completeness: {leader.me}, leader of term {leader.current_term}, lacks "
+                       f"{entry} committed in term {term}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--members", type=int, default=3)
+    parser.add_argument("--trace", action="store_true", help="print every event")
+    args = parser.parse_args()
+    sim = Simulation(args.seed, args.members, trace=args.trace)
+    sim.run()
+    print(f"seed {args.seed}: {sim.steps} steps, {len(sim.acked)} requests acknowledged, "
+          f"{len(sim.leaders)} terms with a leader, {sim.counts}: all invariants hold")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
