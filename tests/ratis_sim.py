@@ -54,7 +54,7 @@ class Disk:
             self.term, self.voted_for = p.term, p.voted_for
             if p.entries:
                 overwritten += max(0, len(self.entries) - p.entries[0].index + 1)
-                del self.entries[p.entries[0].index - 1:]
+                del self.entries[p.entries[0].index - 1 :]
                 self.entries.extend(p.entries)
         return overwritten
 
@@ -91,13 +91,19 @@ class Simulation:
         self.rng = random.Random(seed)
         self.clock = ManualClock()
         self.trace = trace
-        self.settings = RaftSettings(append_byte_limit=64, append_element_limit=self.rng.choice([0, 1, 3]),
-                                     outstanding_appends_max=self.rng.choice([1, 4]))
-        self.faults = Faults(loss=self.rng.choice([0.0, 0.05, 0.2]), duplicate=self.rng.choice([0.0, 0.05]),
-                             max_delay_ms=self.rng.choice([5, 20, 80]),
-                             max_disk_ms=self.rng.choice([1, 5, 20, 60]),
-                             fault_every_ms=self.rng.choice([100, 300, 1000]),
-                             client_every_ms=self.rng.choice([20, 60]))
+        self.settings = RaftSettings(
+            append_byte_limit=64,
+            append_element_limit=self.rng.choice([0, 1, 3]),
+            outstanding_appends_max=self.rng.choice([1, 4]),
+        )
+        self.faults = Faults(
+            loss=self.rng.choice([0.0, 0.05, 0.2]),
+            duplicate=self.rng.choice([0.0, 0.05]),
+            max_delay_ms=self.rng.choice([5, 20, 80]),
+            max_disk_ms=self.rng.choice([1, 5, 20, 60]),
+            fault_every_ms=self.rng.choice([100, 300, 1000]),
+            client_every_ms=self.rng.choice([20, 60]),
+        )
         self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members))
         self.members = {p: Member(p, None) for p in self.peers}
         # A partition: members on different sides do not hear each other.
@@ -148,22 +154,29 @@ class Simulation:
             if goal is None and not self.faulty:
                 goal = b"final-%d" % self.seed
                 self._schedule(now, "final", goal)
-            if goal is not None and goal in self.acked and all(
-                    len(m.applied) >= self.acked[goal] for m in self.members.values()):
+            if (
+                goal is not None
+                and goal in self.acked
+                and all(len(m.applied) >= self.acked[goal] for m in self.members.values())
+            ):
                 return
         members = self.members.values()
-        self._fail(f"no progress: {LIVENESS_BOUND_MS} ms after the faults healed, request {goal!r} is not "
-                   f"applied by every member (applied: {[len(m.applied) for m in members]}, "
-                   f"roles: {[(str(m.peer), m.server and m.server.role.value) for m in members]})")
+        self._fail(
+            f"no progress: {LIVENESS_BOUND_MS} ms after the faults healed, request {goal!r} is not "
+            f"applied by every member (applied: {[len(m.applied) for m in members]}, "
+            f"roles: {[(str(m.peer), m.server and m.server.role.value) for m in members]})"
+        )
 
     def _count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
 
     def _fail(self, message: str) -> None:
-        raise InvariantViolation(f"seed {self.seed} ({self.n} members), step {self.steps}, "
-                                 f"t={self.clock.now_ms()} ms: {message}\n"
-                                 f"replay: python -m tests.ratis_sim --seed {self.seed} --members {self.n} "
-                                 f"--trace")
+        raise InvariantViolation(
+            f"seed {self.seed} ({self.n} members), step {self.steps}, "
+            f"t={self.clock.now_ms()} ms: {message}\n"
+            f"replay: python -m tests.ratis_sim --seed {self.seed} --members {self.n} "
+            f"--trace"
+        )
 
     def _start(self, member: Member) -> None:
         disk = member.disk
@@ -172,9 +185,14 @@ class Simulation:
         member.seen_commit = 0
         member.was_leader_term = 0
         member.tick_at = None
-        member.server = RaftServer(member.peer, self.peers, self.settings, self.clock,
-                                   random.Random(self.rng.random()),
-                                   PersistentState(disk.term, disk.voted_for, tuple(disk.entries)))
+        member.server = RaftServer(
+            member.peer,
+            self.peers,
+            self.settings,
+            self.clock,
+            random.Random(self.rng.random()),
+            PersistentState(disk.term, disk.voted_for, tuple(disk.entries)),
+        )
         self._after(member, [])
 
     def _on_tick(self, peer: RaftPeerId, token: int) -> None:
@@ -194,8 +212,9 @@ class Simulation:
         member = self.members[peer]
         if member.server is None or member.incarnation != incarnation:
             return
-        self.counts["entries overwritten on disk"] = (self.counts.get("entries overwritten on disk", 0)
-                                                      + member.disk.sync(seq))
+        self.counts["entries overwritten on disk"] = self.counts.get(
+            "entries overwritten on disk", 0
+        ) + member.disk.sync(seq)
         self._after(member, member.server.persisted(seq))
 
     def _on_client(self) -> None:
@@ -249,8 +268,9 @@ class Simulation:
         self._count(what)
         if what == "crash" and member.server is not None:
             member.server = None
-            self.counts["unsynced writes lost"] = (self.counts.get("unsynced writes lost", 0)
-                                                   + len(member.disk.unsynced))
+            self.counts["unsynced writes lost"] = self.counts.get("unsynced writes lost", 0) + len(
+                member.disk.unsynced
+            )
             member.disk.unsynced.clear()
             member.incarnation += 1
         elif what == "restart" and member.server is None:
@@ -283,8 +303,9 @@ class Simulation:
                 self._check_persist(server, output)
                 member.disk.unsynced.append(output)
                 delay = self.rng.randint(1, self.faults.max_disk_ms) if self.faulty else 1
-                self._schedule(self.clock.now_ms() + delay, "sync", member.peer, member.incarnation,
-                               output.seq)
+                self._schedule(
+                    self.clock.now_ms() + delay, "sync", member.peer, member.incarnation, output.seq
+                )
             elif isinstance(output, Apply):
                 for entry in output.entries:
                     self._apply(member, entry)
@@ -334,14 +355,17 @@ class Simulation:
             fact = (entry.payload, entry.kind, server.log.term_at(entry.index - 1))
             known = self.entries_seen.setdefault((entry.index, entry.term), fact)
             if known != fact:
-                self._fail(f"log matching: {server.me} holds {entry} after term {fact[2]}, another log holds "
-                           f"{known[0]!r} after term {known[2]} at that index and term")
+                self._fail(
+                    f"log matching: {server.me} holds {entry} after term {fact[2]}, another log holds "
+                    f"{known[0]!r} after term {known[2]} at that index and term"
+                )
 
     def _check_reply(self, reply: Reply) -> None:
         applied = self.applied.get(reply.index)
         if applied is None or applied.payload != reply.call.payload:
-            self._fail(f"acknowledged {reply.call.payload!r} at index {reply.index}, where {applied} was "
-                       f"applied")
+            self._fail(
+                f"acknowledged {reply.call.payload!r} at index {reply.index}, where {applied} was applied"
+            )
         self.acked[reply.call.payload] = reply.index
         self.read_floor = max(self.read_floor, reply.index)
 
@@ -351,8 +375,10 @@ class Simulation:
         seen = len(member.applied)
         floor = self.read_floors.pop(ready.call.call_id)
         if seen < ready.read_index or seen < floor:
-            self._fail(f"stale read: {member.peer} serves read {ready.call.call_id} at applied index {seen} "
-                       f"(read index {ready.read_index}), though {floor} was acknowledged or read before")
+            self._fail(
+                f"stale read: {member.peer} serves read {ready.call.call_id} at applied index {seen} "
+                f"(read index {ready.read_index}), though {floor} was acknowledged or read before"
+            )
         self.read_floor = max(self.read_floor, seen)
         self._count("reads served")
 
@@ -375,16 +401,21 @@ class Simulation:
                     self._fail(f"{server.me} commits {entry} where {known} was committed")
                 for other in self.members.values():
                     leader = other.server
-                    if leader is not None and leader.role is RaftPeerRole.LEADER and \
-                            leader.current_term > self.committed[index][1]:
+                    if (
+                        leader is not None
+                        and leader.role is RaftPeerRole.LEADER
+                        and leader.current_term > self.committed[index][1]
+                    ):
                         self._check_holds(leader, index, entry, self.committed[index][1])
             member.seen_commit = server.commit_index
 
     def _check_holds(self, leader: RaftServer, index: int, entry: LogEntry, term: int) -> None:
         """Leader completeness: a leader of a later term holds every entry committed before."""
         if leader.log.term_at(index) is None or leader.log.entry(index) != entry:
-            self._fail(f"leader completeness: {leader.me}, leader of term {leader.current_term}, lacks "
-                       f"{entry} committed in term {term}")
+            self._fail(
+                f"leader completeness: {leader.me}, leader of term {leader.current_term}, lacks "
+                f"{entry} committed in term {term}"
+            )
 
 
 def main() -> None:
@@ -395,8 +426,10 @@ def main() -> None:
     args = parser.parse_args()
     sim = Simulation(args.seed, args.members, trace=args.trace)
     sim.run()
-    print(f"seed {args.seed}: {sim.steps} steps, {len(sim.acked)} requests acknowledged, "
-          f"{len(sim.leaders)} terms with a leader, {sim.counts}: all invariants hold")
+    print(
+        f"seed {args.seed}: {sim.steps} steps, {len(sim.acked)} requests acknowledged, "
+        f"{len(sim.leaders)} terms with a leader, {sim.counts}: all invariants hold"
+    )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ and the key's commit are exactly BlockOutputStream's. The last putBlock follows 
 A failure ack names the member that failed (counted along the chain); the writer then excludes it and
 the pipeline, and KeyOutputStream rewrites the unacknowledged bytes on another pipeline. A refusal while no
 packet waits for its ack is the datanode closing a stream idle for its timeout: the block ends (FailureKind
-IDLE) and nothing is excluded, since no member failed.
+IDLE) and nothing is excluded, since no member failed; one that names a failed member (the writer paused
+while the next member died) is that member's failure all the same.
 
 With ClientConfig.tls the connection is mutual TLS through asyncio's TLS transport (the event loop's
 sock_* calls cannot drive a TLS socket). The buffers are still handed over one by one, none joined, but
@@ -163,8 +164,11 @@ class BlockDataStreamOutput(BlockOutputStream):
                 await self._fill(loop, sock, memoryview(message))
                 if not ack.ok:
                     text = message.decode("utf-8", "replace")
-                    # A refusal with no packet waiting answers none: the datanode closed the paused stream.
-                    error = self._refusal(ack, text) if self._waiting else self._idle(ack, text)
+                    error = self._refusal(ack, text)
+                    # A refusal with no packet waiting answers none: the datanode closed the paused stream,
+                    # unless it names a member that failed meanwhile (the next one died or cut its stream).
+                    if not self._waiting and not error.unreachable:
+                        error = self._idle(ack, text)
                     self._break(error)
                     return
                 if not self._waiting:

@@ -65,7 +65,8 @@ def index_output(
 ) -> ECIndexOutput:
     """The writer of replica `index` of the block group at `group`, on datanode `member`; `datastream`:
     whether the key takes the datastream port (where the datanode has one)."""
-    location = replace(group, pipeline=PipelineRef(group.pipeline.id, (member,), member.uuid))
+    pipeline = PipelineRef(group.pipeline.id, (member,), member.uuid, (index,), group.pipeline.ec)
+    location = replace(group, pipeline=pipeline)
     if not datastream or member.datastream_port is None:
         return ECIndexOutput(location, config, pool, replica_index=index)
     return _StreamIndex(location, config, pool, (member,), replica_index=index)

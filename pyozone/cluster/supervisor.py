@@ -22,9 +22,18 @@ def _env() -> dict[str, str]:
 
 
 def is_running(pid: int | None) -> bool:
-    """Alive and still a pyozone process (a recycled pid is not ours)."""
+    """Alive and ours. A child of this process runs until it ends, whatever /proc says of it: its pid is not
+    recycled before it is reaped, and /proc/PID/cmdline reads empty until the kernel has set up the program's
+    arguments, which may be after Popen returned (on a loaded host, long after). Another process's pid
+    (from cluster.json) is ours while alive and still a pyozone process (a recycled pid is not ours)."""
     if not pid:
         return False
+    try:
+        ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)  # WNOWAIT: exit_status reaps
+    except ChildProcessError:
+        pass  # not our child: /proc tells
+    else:
+        return ended is None
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         status = Path(f"/proc/{pid}/status").read_text()
@@ -92,11 +101,27 @@ def exit_status(pid: int | None) -> str:
 
 def dump_threads(state: ClusterState, wait_s: float = 1.0) -> list[str]:
     """Asks every running daemon for a dump of its threads' stacks into its log (SIGQUIT, see
-    pyozone/__main__.py); returns the names asked. Used before stopping a cluster that failed to start."""
-    asked = [d.name for d in state.daemons if signal_daemon(state, d.name, signal.SIGQUIT)]
+    pyozone/__main__.py); returns the names asked. Used before stopping a cluster that failed to start. A
+    daemon still in its interpreter's start-up has no handler yet, and SIGQUIT's default action would end it
+    with nothing in its log: it is not asked."""
+    asked = [
+        d.name
+        for d in state.daemons
+        if _catches(state.pids.get(d.name), signal.SIGQUIT) and signal_daemon(state, d.name, signal.SIGQUIT)
+    ]
     if asked:
         time.sleep(wait_s)
     return asked
+
+
+def _catches(pid: int | None, sig: signal.Signals) -> bool:
+    """Whether the process has a handler for the signal (/proc/PID/status SigCgt, a hex mask of bit sig-1)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0")
+    return bool(int(caught, 16) >> (sig - 1) & 1)
 
 
 def signal_daemon(state: ClusterState, name: str, sig: int) -> bool:

@@ -21,20 +21,28 @@ class Phase(enum.Enum):
     ELECTION = "ELECTION"
 
 
-def grants_pre_vote(request: RequestVoteRequest, *, current_term: int, log: RaftLog,
-                    leader_alive: bool) -> bool:
+def grants_pre_vote(
+    request: RequestVoteRequest, *, current_term: int, log: RaftLog, leader_alive: bool
+) -> bool:
     """A pre-vote is granted to a candidate whose would-be term is ahead of ours, whose log is at least as up
     to date, and only while we have not heard from a leader within the minimum election timeout."""
-    return (request.candidate_term > current_term and not leader_alive
-            and log.is_up_to_date(request.last_log_term, request.last_log_index))
+    return (
+        request.candidate_term > current_term
+        and not leader_alive
+        and log.is_up_to_date(request.last_log_term, request.last_log_index)
+    )
 
 
-def grants_vote(request: RequestVoteRequest, *, current_term: int, voted_for: RaftPeerId | None,
-                log: RaftLog) -> bool:
+def grants_vote(
+    request: RequestVoteRequest, *, current_term: int, voted_for: RaftPeerId | None, log: RaftLog
+) -> bool:
     """The vote of Figure 2, once the voter has moved to a higher candidate term: at most one candidate per
     term, and only one whose log is at least as up to date as the voter's (section 5.4.1)."""
-    return (request.candidate_term == current_term and voted_for in (None, request.candidate_id)
-            and log.is_up_to_date(request.last_log_term, request.last_log_index))
+    return (
+        request.candidate_term == current_term
+        and voted_for in (None, request.candidate_id)
+        and log.is_up_to_date(request.last_log_term, request.last_log_index)
+    )
 
 
 class ElectionTally:

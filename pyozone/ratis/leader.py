@@ -34,16 +34,23 @@ class FollowerInfo:
 
 
 class LeaderState:
-    def __init__(self, me: RaftPeerId, term: int, followers: tuple[RaftPeerId, ...], log: RaftLog,
-                 settings: RaftSettings) -> None:
+    def __init__(
+        self,
+        me: RaftPeerId,
+        term: int,
+        followers: tuple[RaftPeerId, ...],
+        log: RaftLog,
+        settings: RaftSettings,
+    ) -> None:
         self._me = me
         self._term = term
         self._log = log
         self._settings = settings
         self.followers = {peer: FollowerInfo(next_index=log.last_index + 1) for peer in followers}
 
-    def appends(self, now_ms: int, leader_commit: int,
-                heartbeat_all: bool = False) -> list[tuple[RaftPeerId, AppendEntriesRequest]]:
+    def appends(
+        self, now_ms: int, leader_commit: int, heartbeat_all: bool = False
+    ) -> list[tuple[RaftPeerId, AppendEntriesRequest]]:
         """The appends due now: new entries to every follower with room in its pipeline, and a heartbeat to
         every follower not written to for a heartbeat interval (to all of them with `heartbeat_all`, as a
         read confirms leadership)."""
@@ -52,14 +59,18 @@ class LeaderState:
             sent = False
             limit = self._settings.outstanding_appends_max
             while info.next_index <= self._log.last_index and len(info.in_flight) < limit:
-                entries = self._log.entries_from(info.next_index, self._settings.append_byte_limit,
-                                                 self._settings.append_element_limit)
+                entries = self._log.entries_from(
+                    info.next_index, self._settings.append_byte_limit, self._settings.append_element_limit
+                )
                 due.append((peer, self._request(info, entries, leader_commit)))
                 info.next_index += len(entries)
                 info.in_flight.append(info.next_index - 1)
                 sent = True
-            if not sent and (heartbeat_all or info.last_sent_ms is None
-                             or now_ms - info.last_sent_ms >= self._settings.heartbeat_interval_ms):
+            if not sent and (
+                heartbeat_all
+                or info.last_sent_ms is None
+                or now_ms - info.last_sent_ms >= self._settings.heartbeat_interval_ms
+            ):
                 due.append((peer, self._request(info, (), leader_commit)))
                 sent = True
             if sent:
@@ -71,17 +82,24 @@ class LeaderState:
         return {peer: info.next_call_id + 1 for peer, info in self.followers.items()}
 
     def next_heartbeat_ms(self) -> int | None:
-        return min(((info.last_sent_ms or 0) + self._settings.heartbeat_interval_ms
-                    for info in self.followers.values()), default=None)
+        return min(
+            (
+                (info.last_sent_ms or 0) + self._settings.heartbeat_interval_ms
+                for info in self.followers.values()
+            ),
+            default=None,
+        )
 
-    def _request(self, info: FollowerInfo, entries: tuple[LogEntry, ...],
-                 leader_commit: int) -> AppendEntriesRequest:
+    def _request(
+        self, info: FollowerInfo, entries: tuple[LogEntry, ...], leader_commit: int
+    ) -> AppendEntriesRequest:
         previous = info.next_index - 1
         term = self._log.term_at(previous)
         assert term is not None
         info.next_call_id += 1
-        return AppendEntriesRequest(self._me, self._term, previous, term, entries, leader_commit,
-                                    info.next_call_id)
+        return AppendEntriesRequest(
+            self._me, self._term, previous, term, entries, leader_commit, info.next_call_id
+        )
 
     def on_success(self, peer: RaftPeerId, match_index: int) -> None:
         info = self.followers[peer]

@@ -40,7 +40,7 @@ class RaftLog:
         an entry larger than the buffer alone) and `element_limit` entries (0: no limit)."""
         batch: list[LogEntry] = []
         size = 0
-        for entry in self._entries[start - 1:]:
+        for entry in self._entries[start - 1 :]:
             if batch and (size + len(entry.payload) > byte_limit or len(batch) == element_limit):
                 break
             batch.append(entry)
@@ -63,7 +63,7 @@ class RaftLog:
             if held is not None:
                 if entry.index <= commit_index:
                     raise AssertionError(f"a leader's entry {entry} conflicts with committed {entry.index}")
-                del self._entries[entry.index - 1:]
+                del self._entries[entry.index - 1 :]
             written = entries[position:]
             self._entries.extend(written)
             return written

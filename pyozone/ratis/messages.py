@@ -106,8 +106,13 @@ class StartLeaderElectionRequest:
     leader_last_index: int
 
 
-Message = (RequestVoteRequest | RequestVoteReply | AppendEntriesRequest | AppendEntriesReply
-           | StartLeaderElectionRequest)
+Message = (
+    RequestVoteRequest
+    | RequestVoteReply
+    | AppendEntriesRequest
+    | AppendEntriesReply
+    | StartLeaderElectionRequest
+)
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,9 @@ class ReadIndexReads:
 
     def ready(self, applied_index: int) -> list[PendingRead]:
         """The reads confirmed by a majority whose read index the state machine has applied: serve them."""
-        done = [r for r in self._reads
-                if len(r.confirmed_by) >= self._majority and r.read_index <= applied_index]
+        done = [
+            r for r in self._reads if len(r.confirmed_by) >= self._majority and r.read_index <= applied_index
+        ]
         self._reads = [r for r in self._reads if r not in done]
         return done
 

@@ -77,8 +77,15 @@ class _Transfer:
 
 
 class RaftServer:
-    def __init__(self, me: RaftPeerId, members: tuple[RaftPeerId, ...], settings: RaftSettings, clock: Clock,
-                 rng: random.Random, state: PersistentState = PersistentState()) -> None:
+    def __init__(
+        self,
+        me: RaftPeerId,
+        members: tuple[RaftPeerId, ...],
+        settings: RaftSettings,
+        clock: Clock,
+        rng: random.Random,
+        state: PersistentState = PersistentState(),
+    ) -> None:
         if me not in members:
             raise ValueError(f"{me} is not a member of the group {[str(m) for m in members]}")
         self.me = me
@@ -140,8 +147,10 @@ class RaftServer:
         from, is refused with ValueError before it changes anything (the shell reports it)."""
         named = _named_sender(message)
         if sender not in self._peers or named != sender:
-            raise ValueError(f"refused a {type(message).__name__} from {sender} (naming {named}): not "
-                             f"another member of this group")
+            raise ValueError(
+                f"refused a {type(message).__name__} from {sender} (naming {named}): not "
+                f"another member of this group"
+            )
         if isinstance(message, RequestVoteRequest):
             self._on_request_vote(message)
         elif isinstance(message, RequestVoteReply):
@@ -178,8 +187,13 @@ class RaftServer:
         while self._held and self._held[0][0] <= self._durable_seq:
             self._out.append(self._held.popleft()[1])
         tally = self._tally
-        if (self.role is RaftPeerRole.CANDIDATE and tally is not None and tally.phase is Phase.ELECTION
-                and tally.term == self.current_term and self._durable_seq >= self._next_seq - 1):
+        if (
+            self.role is RaftPeerRole.CANDIDATE
+            and tally is not None
+            and tally.phase is Phase.ELECTION
+            and tally.term == self.current_term
+            and self._durable_seq >= self._next_seq - 1
+        ):
             if tally.grant(self.me):  # our own vote counts once it is on disk
                 self._become_leader()
         elif self._leader is not None:
@@ -228,8 +242,10 @@ class RaftServer:
     def _leader_alive(self) -> bool:
         if self.role is RaftPeerRole.LEADER:
             return True
-        return (self._last_leader_contact_ms is not None and
-                self._clock.now_ms() - self._last_leader_contact_ms < self._settings.rpc_timeout_min_ms)
+        return (
+            self._last_leader_contact_ms is not None
+            and self._clock.now_ms() - self._last_leader_contact_ms < self._settings.rpc_timeout_min_ms
+        )
 
     def _start_election(self, phase: Phase) -> None:
         self.role = RaftPeerRole.CANDIDATE
@@ -247,20 +263,23 @@ class RaftServer:
             term = self.current_term
             self._tally = ElectionTally(phase, term, self._members)
             self._persist(())
-        request = RequestVoteRequest(self.me, term, self.log.last_term, self.log.last_index,
-                                     pre_vote=phase is Phase.PRE_VOTE)
+        request = RequestVoteRequest(
+            self.me, term, self.log.last_term, self.log.last_index, pre_vote=phase is Phase.PRE_VOTE
+        )
         for peer in self._peers:
             self._send(peer, request)
 
     def _on_request_vote(self, request: RequestVoteRequest) -> None:
         if request.pre_vote:
-            granted = grants_pre_vote(request, current_term=self.current_term, log=self.log,
-                                      leader_alive=self._leader_alive())
+            granted = grants_pre_vote(
+                request, current_term=self.current_term, log=self.log, leader_alive=self._leader_alive()
+            )
         else:
             if request.candidate_term > self.current_term:
                 self._step_down(request.candidate_term)
-            granted = grants_vote(request, current_term=self.current_term, voted_for=self.voted_for,
-                                  log=self.log)
+            granted = grants_vote(
+                request, current_term=self.current_term, voted_for=self.voted_for, log=self.log
+            )
             if granted and self.voted_for is None:
                 self.voted_for = request.candidate_id
                 self._persist(())
@@ -279,8 +298,12 @@ class RaftServer:
         if reply.pre_vote and tally.phase is Phase.PRE_VOTE and tally.term == self.current_term + 1:
             if tally.grant(reply.voter_id):
                 self._start_election(Phase.ELECTION)
-        elif (not reply.pre_vote and tally.phase is Phase.ELECTION and reply.term == self.current_term
-              and tally.grant(reply.voter_id)):  # our own vote is counted: its Persist preceded our requests
+        elif (
+            not reply.pre_vote
+            and tally.phase is Phase.ELECTION
+            and reply.term == self.current_term
+            and tally.grant(reply.voter_id)
+        ):  # our own vote is counted: its Persist preceded our requests
             self._become_leader()
 
     def _step_down(self, term: int) -> None:
@@ -357,10 +380,13 @@ class RaftServer:
         self._commit(min(request.leader_commit, match))
         self._answer(request, AppendResult.SUCCESS, match, match + 1)
 
-    def _answer(self, request: AppendEntriesRequest, result: AppendResult, match_index: int,
-                next_index: int) -> None:
-        self._send(request.leader_id, AppendEntriesReply(self.me, self.current_term, result, match_index,
-                                                         next_index, request.call_id))
+    def _answer(
+        self, request: AppendEntriesRequest, result: AppendResult, match_index: int, next_index: int
+    ) -> None:
+        self._send(
+            request.leader_id,
+            AppendEntriesReply(self.me, self.current_term, result, match_index, next_index, request.call_id),
+        )
 
     def _on_append_reply(self, sender: RaftPeerId, reply: AppendEntriesReply) -> None:
         if reply.term > self.current_term:
@@ -385,20 +411,29 @@ class RaftServer:
             return
         if self._leader.followers[transfer.target].match_index == self.log.last_index:
             self._transfer = _Transfer(transfer.call, transfer.target, transfer.deadline_ms, started=True)
-            self._send(transfer.target,
-                       StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index))
+            self._send(
+                transfer.target, StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index)
+            )
 
     def _on_start_leader_election(self, request: StartLeaderElectionRequest) -> None:
         """Our leader hands over: stand now if it is our current leader and we hold its whole log."""
-        if (request.leader_term == self.current_term and self.leader_id == request.leader_id
-                and self.role is RaftPeerRole.FOLLOWER and self.log.last_index >= request.leader_last_index
-                and self.log.term_at(request.leader_last_index) == self.current_term):
+        if (
+            request.leader_term == self.current_term
+            and self.leader_id == request.leader_id
+            and self.role is RaftPeerRole.FOLLOWER
+            and self.log.last_index >= request.leader_last_index
+            and self.log.term_at(request.leader_last_index) == self.current_term
+        ):
             self._start_election(Phase.ELECTION)
 
     def _advance_commit(self) -> None:
         assert self._leader is not None
-        own_match = min([self._durable_last_index,
-                         *(p.first_index - 1 for p in self._persisting if p.first_index is not None)])
+        own_match = min(
+            [
+                self._durable_last_index,
+                *(p.first_index - 1 for p in self._persisting if p.first_index is not None),
+            ]
+        )
         self._commit(self._leader.commit_index(own_match, self.commit_index))
         if self._reads.held and self.log.term_at(self.commit_index) == self.current_term:
             held, self._reads.held = self._reads.held, []

@@ -19,8 +19,10 @@ class RaftSettings:
 
     def __post_init__(self) -> None:
         if not 0 < self.rpc_timeout_min_ms <= self.rpc_timeout_max_ms:
-            raise ValueError(f"raft.server.rpc.timeout.min ({self.rpc_timeout_min_ms} ms) must be positive "
-                             f"and at most raft.server.rpc.timeout.max ({self.rpc_timeout_max_ms} ms)")
+            raise ValueError(
+                f"raft.server.rpc.timeout.min ({self.rpc_timeout_min_ms} ms) must be positive "
+                f"and at most raft.server.rpc.timeout.max ({self.rpc_timeout_max_ms} ms)"
+            )
         if self.append_byte_limit <= 0 or self.append_element_limit < 0 or self.outstanding_appends_max <= 0:
             raise ValueError("the appender's buffer limits and outstanding appends must be positive")
 

@@ -693,14 +693,17 @@ class ServerConnection(asyncio.Protocol):
         context = call
         if isinstance(e, AbortError):
             self._send_end(context.call_id, e.code, e.details)
-        elif isinstance(e, asyncio.CancelledError):
+        elif isinstance(e, asyncio.CancelledError) and call.task is not None and call.task.cancelling():
             if call.expired:
                 self._send_end(context.call_id, StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
             elif self.transport is not None:
                 self._send_end(context.call_id, StatusCode.CANCELLED, "Cancelled")
         elif isinstance(e, ConnectionResetError) and self.transport is None:
             pass
-        elif isinstance(e, Exception):
+        elif isinstance(e, (Exception, asyncio.CancelledError)):
+            # A CancelledError nobody asked for (no CANCEL, deadline or lost connection cancelled the task)
+            # is a future the handler awaited cancelled under it: the handler's failure, not the caller's
+            # cancellation (grpc.aio left such a call hanging until its deadline).
             log.error("%s from %s failed", context.method, self.peer_name, exc_info=e)
             self._send_end(
                 context.call_id,

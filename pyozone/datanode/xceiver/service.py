@@ -38,7 +38,7 @@ MAX_IN_FLIGHT = 16
 """Requests of one stream received but not yet answered; with 4 MiB chunks, 64 MiB per stream."""
 MAX_STREAMS_PER_CONNECTION = 4096
 """Streams one client connection may have open. A client keeps finished streams for its next blocks
-(client/xceiver.IDLE_STREAMS per datanode) and every client of a process shares one connection to a
+(framework/datanode.IDLE_STREAMS per datanode) and every client of a process shares one connection to a
 datanode: above the rpc layer's default (256) the idle streams alone could make the server stop reading the
 connection, stalling the streams at work on it. Each stream bounds its own requests (MAX_IN_FLIGHT)."""
 SPEC = rpc.ServiceSpec.of(XCEIVER_SERVICE)

@@ -3,7 +3,8 @@
 An EC key takes the datanodes' datastream ports by the replicated keys' rule (ClientConfig.uses_datastream:
 size known and at least the auto threshold), else gRPC writeChunks, which have no idle cut. A datastream the
 datanode closes unasked (no packet for its idle timeout) ends the block as FailureKind.IDLE and excludes
-nothing; a refused packet is still the container's failure.
+nothing; a refused packet is still the container's failure, and a member's failure reported while the writer
+paused is still that member's.
 """
 
 from __future__ import annotations
@@ -88,12 +89,13 @@ def test_an_idle_close_is_classified_apart_and_excludes_nothing() -> None:
 
 class _Datanode:
     """A datastream port that acks every DATA packet, then either refuses the next packet or, with
-    nothing outstanding, closes the stream unasked after `idle_s` (as write.py does after its timeout)."""
+    nothing outstanding, closes the stream unasked after `idle_s` (as write.py does after its timeout), or
+    with `next_dies` then reports the next member of the chain gone (as write.py's ack relay does)."""
 
-    def __init__(self, refuse_after: int | None, idle_s: float = 0.2) -> None:
+    def __init__(self, refuse_after: int | None, idle_s: float = 0.2, next_dies: bool = False) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
-        self.refuse_after, self.idle_s = refuse_after, idle_s
+        self.refuse_after, self.idle_s, self.next_dies = refuse_after, idle_s, next_dies
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -125,7 +127,11 @@ class _Datanode:
                     written += length
                     conn.sendall(ds.encode_ack(ds.SUCCESS, written))
             except TimeoutError:
-                conn.sendall(ds.encode_ack(pb.CONTAINER_INTERNAL_ERROR, written, 0, "no packet for 0.2s"))
+                if self.next_dies:
+                    gone = f"{member(2).uuid} at 127.0.0.1:9855: closed its stream"
+                    conn.sendall(ds.encode_ack(pb.IO_EXCEPTION, written, 1, gone))
+                else:
+                    conn.sendall(ds.encode_ack(pb.CONTAINER_INTERNAL_ERROR, written, 0, "no packet for 0.2s"))
 
     def stop(self) -> None:
         self.server.close()
@@ -146,9 +152,16 @@ def refusing_datanode() -> Iterator[_Datanode]:
     dn.stop()
 
 
-async def _write_two(dn: _Datanode, pause_s: float) -> BlockFailure:
+async def _write_two(dn: _Datanode, pause_s: float, replicated: bool = False) -> BlockFailure:
+    """Two packets `pause_s` apart to `dn`: an EC index's stream, or `replicated` the first member's of a
+    RATIS/THREE chain; the second packet's failure, classified."""
     ref = member(1, dn.port)
-    writer = BlockDataStreamOutput(group_location((ref,)), CONFIG, ChannelPool(), (ref,), replica_index=1)
+    if replicated:
+        chain = (ref, member(2), member(3))
+        location = KeyLocation(7, 1, 0, 0, 0, PipelineRef("ratis-pipeline", chain, ref.uuid))
+        writer = BlockDataStreamOutput(location, CONFIG, ChannelPool(), chain)
+    else:
+        writer = BlockDataStreamOutput(group_location((ref,)), CONFIG, ChannelPool(), (ref,), replica_index=1)
     try:
         writer._write_chunk(b"x" * 1024)
         await writer._chunk_answers[-1]
@@ -170,3 +183,17 @@ def test_a_stream_closed_while_idle_ends_the_block_as_idle(idle_datanode: _Datan
 def test_a_refused_packet_is_still_the_containers_failure(refusing_datanode: _Datanode) -> None:
     failure = asyncio.run(_write_two(refusing_datanode, pause_s=0))
     assert failure.kind is FailureKind.CONTAINER and failure.result == "CONTAINER_INTERNAL_ERROR"
+
+
+def test_a_member_failing_while_the_writer_paused_is_excluded_with_the_pipeline() -> None:
+    """slow-run-1 (kill-last): the last member of a V2 chain died while the writer paused between packets;
+    the member before it reported it gone (IO_EXCEPTION) with no packet waiting, and the client took that
+    for an idle close: the block ended, nothing was excluded. A refusal naming a failed member is its
+    failure whenever it comes."""
+    dn = _Datanode(refuse_after=None, next_dies=True)
+    try:
+        failure = asyncio.run(_write_two(dn, pause_s=0.6, replicated=True))
+    finally:
+        dn.stop()
+    assert failure.kind is FailureKind.PIPELINE and failure.result == "IO_EXCEPTION"
+    assert failure.datanodes == (member(2).uuid,)

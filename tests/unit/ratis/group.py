@@ -20,13 +20,25 @@ def entries(*terms: int) -> tuple[LogEntry, ...]:
 
 
 class Group:
-    def __init__(self, *members: RaftPeerId, settings: RaftSettings | None = None,
-                 states: dict[RaftPeerId, PersistentState] | None = None) -> None:
+    def __init__(
+        self,
+        *members: RaftPeerId,
+        settings: RaftSettings | None = None,
+        states: dict[RaftPeerId, PersistentState] | None = None,
+    ) -> None:
         self.clock = ManualClock()
         self.members = members
-        self.servers = {m: RaftServer(m, members, settings or RaftSettings(), self.clock, random.Random(i),
-                                      (states or {}).get(m, PersistentState()))
-                        for i, m in enumerate(members)}
+        self.servers = {
+            m: RaftServer(
+                m,
+                members,
+                settings or RaftSettings(),
+                self.clock,
+                random.Random(i),
+                (states or {}).get(m, PersistentState()),
+            )
+            for i, m in enumerate(members)
+        }
         self.outbox: list[tuple[RaftPeerId, Send]] = []  # sent, not yet delivered
         self.persists: dict[RaftPeerId, list[Persist]] = {m: [] for m in members}
         self.replies: list[Reply] = []
@@ -65,8 +77,11 @@ class Group:
 
     def sent(self, sender: RaftPeerId | None = None, to: RaftPeerId | None = None) -> list[Message]:
         """Take the undelivered messages from `sender` to `to` out of the outbox."""
-        taken = [(s, send) for s, send in self.outbox
-                 if (sender is None or s == sender) and (to is None or send.to == to)]
+        taken = [
+            (s, send)
+            for s, send in self.outbox
+            if (sender is None or s == sender) and (to is None or send.to == to)
+        ]
         self.outbox = [item for item in self.outbox if item not in taken]
         return [send.message for _, send in taken]
 

@@ -103,8 +103,9 @@ def test_a_leader_sends_heartbeats_every_half_minimum_timeout_and_followers_stay
     for _ in range(20):
         group.tick(A, 75)
         heartbeats = group.sent(A)
-        assert len(heartbeats) == 2 and all(isinstance(m, AppendEntriesRequest) and not m.entries
-                                            for m in heartbeats)
+        assert len(heartbeats) == 2 and all(
+            isinstance(m, AppendEntriesRequest) and not m.entries for m in heartbeats
+        )
         for message, to in zip(heartbeats, (B, C), strict=True):
             group.deliver(A, to, message)
         for follower in (B, C):

@@ -65,9 +65,16 @@ def test_an_append_from_a_stale_term_is_refused_with_the_current_term():
 
 def test_a_diverged_follower_names_the_start_of_its_conflicting_term_and_is_repaired():
     # Figure 7 (f)-like: B holds entries of terms 2 and 3 the leader never had.
-    group = Group(A, B, C, states={A: PersistentState(5, A, entries(1, 1, 4, 4)),
-                                   B: PersistentState(5, A, entries(1, 1, 2, 3, 3, 3)),
-                                   C: PersistentState(5, A, entries(1, 1, 4, 4))})
+    group = Group(
+        A,
+        B,
+        C,
+        states={
+            A: PersistentState(5, A, entries(1, 1, 4, 4)),
+            B: PersistentState(5, A, entries(1, 1, 2, 3, 3, 3)),
+            C: PersistentState(5, A, entries(1, 1, 4, 4)),
+        },
+    )
     group.elect(A, B)
     leader = group.servers[A]
     assert leader.current_term == 6 and leader.log.last_index == 5  # with its no-op at 5
@@ -131,9 +138,16 @@ def exchange(group: Group, sender, to) -> None:
 def test_an_entry_of_an_earlier_term_commits_only_with_one_of_the_current_term():
     # Figure 8: A leads term 4 holding an entry of term 2 at index 2, which B holds too. That majority may not
     # commit it: C, with term 3 at index 2, could still be elected and erase it.
-    group = Group(A, B, C, states={A: PersistentState(3, A, entries(1, 2)),
-                                   B: PersistentState(3, A, entries(1, 2)),
-                                   C: PersistentState(3, C, entries(1, 3))})
+    group = Group(
+        A,
+        B,
+        C,
+        states={
+            A: PersistentState(3, A, entries(1, 2)),
+            B: PersistentState(3, A, entries(1, 2)),
+            C: PersistentState(3, C, entries(1, 3)),
+        },
+    )
     group.tick(A, group.servers[A].deadline_ms())
     exchange(group, A, B)  # pre-vote
     exchange(group, A, B)  # vote: A leads term 4 and appends its no-op at 3

@@ -37,8 +37,10 @@ def test_seeds_keep_the_invariants_and_make_progress(members, seeds):
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize(("members", "first"), [(3, 100_000 + 5000 * n) for n in range(6)]
-                         + [(5, 200_000 + 5000 * n) for n in range(2)])
+@pytest.mark.parametrize(
+    ("members", "first"),
+    [(3, 100_000 + 5000 * n) for n in range(6)] + [(5, 200_000 + 5000 * n) for n in range(2)],
+)
 def test_many_more_seeds(members, first):
     run_seeds(members, range(first, first + 5000))
 
@@ -46,8 +48,11 @@ def test_many_more_seeds(members, first):
 def test_a_failing_seed_names_itself_and_its_replay_command(monkeypatch):
     sim = Simulation(4, 3)
     monkeypatch.setattr("tests.ratis_sim.LIVENESS_BOUND_MS", 0)  # demand the impossible
-    with pytest.raises(InvariantViolation, match=r"seed 4 \(3 members\).*\nreplay: python -m tests.ratis_sim "
-                                                 r"--seed 4 --members 3 --trace"):
+    with pytest.raises(
+        InvariantViolation,
+        match=r"seed 4 \(3 members\).*\nreplay: python -m tests.ratis_sim "
+        r"--seed 4 --members 3 --trace",
+    ):
         sim.run()
 
 

@@ -48,7 +48,8 @@ def request(payload: bytes = b"") -> EchoRPCRequest:
 
 class Echo:
     """`hang` waits until cancelled and records how it ended; `fail` aborts with the code named in its
-    payload ("NOT_FOUND:why"), or raises a bug when the payload is "bug"."""
+    payload ("NOT_FOUND:why"), raises a bug when the payload is "bug", and with "cancelled" awaits a future
+    that is cancelled under it (nobody cancelled the call)."""
 
     def __init__(self) -> None:
         self.started = asyncio.Event()
@@ -61,6 +62,10 @@ class Echo:
     async def fail(self, req: EchoRPCRequest, context: rpc.CallContext) -> EchoRPCResponse:
         if req.payloadReq == b"bug":
             raise ValueError("a bug")
+        if req.payloadReq == b"cancelled":
+            answer = asyncio.get_running_loop().create_future()
+            answer.cancel()
+            await answer
         code, details = req.payloadReq.decode().split(":", 1)
         await context.abort(rpc.StatusCode[code], details)
 

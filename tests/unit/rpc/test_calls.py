@@ -65,9 +65,14 @@ def test_many_concurrent_calls_share_one_connection() -> None:
         (b"PERMISSION_DENIED:", Code.PERMISSION_DENIED, ""),
         ("RESOURCE_EXHAUSTED:é ".encode(), Code.RESOURCE_EXHAUSTED, "é "),
         (b"bug", Code.INTERNAL, "/test.Echo/fail: internal error (see the server's log)"),
+        (b"cancelled", Code.INTERNAL, "/test.Echo/fail: internal error (see the server's log)"),
     ],
 )
 def test_a_failed_call_carries_its_status_code_and_details(payload: bytes, code: Code, details: str) -> None:
+    """A handler whose awaited future is cancelled under it ("cancelled") failed: it is no CANCELLED, which
+    says the caller cancelled (slow-run-1: a datanode whose pipeline closed under a request answered
+    CANCELLED, logging nothing)."""
+
     async def test() -> None:
         server, port = await serve()
         async with channel(port) as ch:
