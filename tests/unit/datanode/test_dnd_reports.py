@@ -186,6 +186,22 @@ async def test_a_replica_change_is_reported_at_once(tmp_path: Path, scm: FakeScm
 
 
 @async_test
+async def test_a_full_containers_first_close_action_goes_at_once(tmp_path: Path, scm: FakeScm) -> None:
+    """Ozone's HddsDispatcher triggers a heartbeat the first time a container asks to close, so SCM stops
+    placing blocks in it before the next interval (30 s here)."""
+    conf = dn_conf(tmp_path, scm.address, **{"hdds.heartbeat.interval": "30s"})
+    async with running(conf) as dn:
+        await wait_for_async(lambda: scm.registrations, what="registration")
+        await asyncio.to_thread(dn.containers.create, 13, dn.uuid, "p1")
+        await wait_for_beat(scm, lambda hb: hb.incremental_container_reports, timeout=5)
+        started = time.monotonic()
+        dn.dispatcher.on_container_full(13)
+        hb = await wait_for_beat(scm, lambda hb: hb.container_actions, since=started, timeout=5)
+        assert hb.container_actions == (ContainerAction(13, ContainerActionReason.CONTAINER_FULL),)
+        assert time.monotonic() - started < 5
+
+
+@async_test
 async def test_container_actions_for_full_and_unhealthy_replicas(tmp_path: Path, scm: FakeScm) -> None:
     async with running(dn_conf(tmp_path, scm.address)) as dn:
         await wait_for_async(lambda: scm.registrations, what="registration")
