@@ -27,6 +27,7 @@ from pyozone.framework.datanode import ChannelPool, DatanodeCallError, XceiverSt
 from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.locations import KeyLocation
 from pyozone.protocol import data as wire
+from pyozone.protocol.chunks import chunk_info_to_proto
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -164,7 +165,8 @@ class BlockOutputStream:
         self._max_unacked = config.max_size
         self._streams: dict[str, XceiverStream] = {}
         self._chunks: list[ChunkInfo] = []
-        """The records of the chunks sent (protocol/data.py's chunk_info), listed by every putBlock."""
+        """The records of the chunks sent (protocol/chunks.py's chunk_info_to_proto), listed by every
+        putBlock."""
         self._unacked: deque[tuple[int, Data]] = deque()  # (offset in block, data) sent, not acknowledged
         self._pending = PendingBytes()  # accepted, not sent yet
         self._chunk_answers: list[asyncio.Future[Response]] = []
@@ -253,7 +255,7 @@ class BlockOutputStream:
         if sums is None:
             sums = compute(data, self._config.checksum_type, self._config.bytes_per_checksum)
         name = f"{self.location.local_id}_chunk_{len(self._chunks) + 1}"
-        chunk = wire.chunk_info(name, self.sent, len(data), sums)
+        chunk = chunk_info_to_proto(name, self.sent, len(data), sums)
         # protobuf holds bytes only: V1's one copy of the data, into its request.
         if small_file:
             request = wire.put_small_file_request(

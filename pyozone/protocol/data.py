@@ -2,10 +2,11 @@
 block's writer and reader (framework/datanode.py's streams carry them) and what their answers say; the
 committed length of a block (OM's probes).
 
-A writer's chunk records stay messages (`chunk_info`): every putBlock lists all chunks so far, and copying
-messages costs less than converting each chunk again per putBlock; the writer never reads them. A request's
-data is set in place, its one copy into the message (bytes only in protobuf). A reader's chunk list is
-converted once per block to the kernel's ChunkInfo, which it ranges and verifies reads against.
+A writer's chunk records stay messages (protocol/chunks.py's `chunk_info_to_proto`): every putBlock lists
+all chunks so far, and copying messages costs less than converting each chunk again per putBlock; the
+writer never reads them. A request's data is set in place, its one copy into the message (bytes only in
+protobuf). A reader's chunk list is converted once per block to the kernel's ChunkInfo, which it ranges
+and verifies reads against.
 """
 
 from __future__ import annotations
@@ -152,18 +153,6 @@ def container_request(cmd_type: int, location: KeyLocation, **body: Any) -> Requ
         pipelineID=location.pipeline.id,
         encodedToken=location.token,
         **body,
-    )
-
-
-def chunk_info(name: str, offset: int, length: int, sums: ChecksumData) -> data_pb2.ChunkInfo:
-    """A written chunk's record, as putBlock lists it."""
-    return data_pb2.ChunkInfo(
-        chunkName=name,
-        offset=offset,
-        len=length,
-        checksumData=data_pb2.ChecksumData(
-            type=int(sums.type), bytesPerChecksum=sums.bytes_per_checksum, checksums=list(sums.checksums)
-        ),
     )
 
 

@@ -88,15 +88,3 @@ def put_block(
     )
     body = pb.PutBlockRequestProto(blockData=data, eof=True)
     return _request(pb.PutBlock, container_id, datanode_uuid, putBlock=body)
-
-
-def failure(response: pb.ContainerCommandResponseProto) -> tuple[str, str] | None:
-    """The Result name and message of an answer that is not SUCCESS (RESULT_n for a number this version
-    does not know); None for SUCCESS."""
-    if response.result == pb.SUCCESS:
-        return None
-    try:
-        name = pb.Result.Name(response.result)
-    except ValueError:
-        name = f"RESULT_{response.result}"
-    return name, response.message

@@ -24,7 +24,7 @@ from pyozone.framework.datanode import XCEIVER
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.protocol import ec as wire
+from pyozone.protocol.data import refusal
 
 if TYPE_CHECKING:
     from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
@@ -64,9 +64,9 @@ async def call(peer: Peer, request: Request) -> Response:
 
 
 def checked(peer: Peer, response: Response) -> Response:
-    failed = wire.failure(response)
-    if failed is not None:
-        raise PeerError(peer.name, *failed)
+    refused = refusal(response)
+    if refused is not None:
+        raise PeerError(peer.name, refused.result, refused.message)
     return response
 
 

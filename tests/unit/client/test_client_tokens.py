@@ -21,6 +21,7 @@ from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol import data
+from pyozone.protocol.chunks import chunk_info_to_proto
 from pyozone.protocol.locations import key_location_from_proto, key_location_to_proto
 from pyozone.protocol.tokens import decode_token, encode_token, issue_block_token, token_to_proto
 
@@ -55,7 +56,7 @@ def test_every_xceiver_request_for_the_block_carries_it() -> None:
     for with_token in (True, False):
         loc = location(with_token)
         writer = BlockOutputStream(loc, config, pool)
-        chunk = data.chunk_info("1_chunk_1", 0, 10, sums)
+        chunk = chunk_info_to_proto("1_chunk_1", 0, 10, sums)
         requests = (
             data.write_chunk_request(loc, 0, chunk, b"x" * 10),
             data.put_block_request(loc, 0, [chunk], 10, {}, eof=True),

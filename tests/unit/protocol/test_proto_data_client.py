@@ -11,6 +11,7 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import data
+from pyozone.protocol.chunks import chunk_info_to_proto
 
 MEMBER = DatanodeRef("dn-1", "h1", "127.0.0.1", 9859)
 LOCATION = KeyLocation(7, 11, 5, 0, 100, PipelineRef("p-1", (MEMBER,), "dn-1"), "OPEN", "tok")
@@ -18,7 +19,7 @@ LOCATION = KeyLocation(7, 11, 5, 0, 100, PipelineRef("p-1", (MEMBER,), "dn-1"), 
 
 def test_a_writers_requests_name_the_block_its_index_and_carry_the_data() -> None:
     sums = compute(b"a" * 100, ChecksumType.CRC32C, 32)
-    chunk = data.chunk_info("11_chunk_1", 0, 100, sums)
+    chunk = chunk_info_to_proto("11_chunk_1", 0, 100, sums)
     write = data.write_chunk_request(LOCATION, 3, chunk, memoryview(b"a" * 100))
     assert write.cmdType == pb.WriteChunk and write.containerID == 7 and write.pipelineID == "p-1"
     assert write.writeChunk.blockID.localID == 11 and write.writeChunk.blockID.replicaIndex == 3

@@ -13,6 +13,7 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import ec as wire
 from pyozone.protocol.chunks import checksum_data_from_proto, chunk_info_to_proto
 from pyozone.protocol.container import XCEIVER_SERVICE
+from pyozone.protocol.data import refusal
 
 DN = "00000000-0000-4000-8000-000000000001"
 SUMS = compute(b"x" * 2500, ChecksumType.CRC32C, 1024)
@@ -59,11 +60,12 @@ def test_a_target_gets_its_cells_then_a_put_block_with_the_group_length() -> Non
     assert data.size == 2600
 
 
-def test_failure_names_the_result_of_an_answer_that_is_not_success() -> None:
-    assert wire.failure(pb.ContainerCommandResponseProto(result=pb.SUCCESS)) is None
-    refused = pb.ContainerCommandResponseProto(result=pb.CONTAINER_EXISTS, message="exists")
-    assert wire.failure(refused) == ("CONTAINER_EXISTS", "exists")
-    assert wire.failure(pb.ContainerCommandResponseProto(result=999)) == ("RESULT_999", "")
+def test_a_refusal_names_the_result_of_an_answer_that_is_not_success() -> None:
+    assert refusal(pb.ContainerCommandResponseProto(result=pb.SUCCESS)) is None
+    refused = refusal(pb.ContainerCommandResponseProto(result=pb.CONTAINER_EXISTS, message="exists"))
+    assert refused is not None and (refused.result, refused.message) == ("CONTAINER_EXISTS", "exists")
+    unknown = refusal(pb.ContainerCommandResponseProto(result=999))
+    assert unknown is not None and unknown.result == "RESULT_999"
 
 
 def test_the_xceiver_service_is_the_generated_one() -> None:
