@@ -71,13 +71,7 @@ class _Flush:
 def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) -> BlockFailure:
     text = f"{error.datanode.address}: {error.message}"
     if error.unreachable:
-        # The stream broke: the pipeline failed. A replicated pipeline's datanode is excluded too unless it
-        # ended the call itself (alive: its pipeline closed under the request, say), as Ozone's
-        # handleException excludes datanodes only as a watch reports them failed; a live one excluded could
-        # leave SCM no pipeline outside the list. An EC index's datanode is excluded whatever failed its
-        # stream (ECKeyOutputStream.excludePipelineAndFailedDN).
-        excluded = () if error.alive and location.pipeline.ec is None else (error.datanode.uuid,)
-        return BlockFailure(FailureKind.PIPELINE, error.result, text, excluded)
+        return BlockFailure(FailureKind.PIPELINE, error.result, text, (error.datanode.uuid,))
     if error.result in CONTAINER_RESULTS:
         return BlockFailure(FailureKind.CONTAINER, error.result, text)
     if error.result == STREAM_IDLE:

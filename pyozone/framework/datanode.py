@@ -49,9 +49,7 @@ class DatanodeCallError(Exception):
     """A request failed at (or on the way to) one datanode. `result` is the datanode's Result name, or
     the call's status name when the datanode did not answer (`unreachable`: the stream broke);
     `commit_indexes`: each pipeline member's applied log index the refusal reported (a NOT_REPLICATED
-    watch's). `alive`: it did not answer because it ended the call itself (a status it sent, e.g. CANCELLED
-    when the pipeline closed under the request), not because the connection failed or no answer came in
-    time."""
+    watch's)."""
 
     def __init__(
         self,
@@ -60,7 +58,6 @@ class DatanodeCallError(Exception):
         message: str,
         commit_indexes: Mapping[str, int] = _NONE,
         unreachable: bool = False,
-        alive: bool = False,
     ) -> None:
         super().__init__(f"{datanode.address} ({datanode.uuid[:8]}): {result}: {message}")
         self.datanode = datanode
@@ -68,7 +65,6 @@ class DatanodeCallError(Exception):
         self.message = message
         self.commit_indexes = commit_indexes
         self.unreachable = unreachable
-        self.alive = alive
 
 
 def check(datanode: DatanodeRef, response: Response) -> Response:
@@ -198,9 +194,7 @@ class XceiverStream:
                     future.set_result(response)
             self._fail(DatanodeCallError(self.datanode, "CANCELLED", "stream ended", unreachable=True))
         except rpc.RpcError as e:
-            code, details = e.code(), e.details() or ""
-            alive = code not in rpc.UNREACHABLE  # the datanode ended the call itself
-            self._fail(DatanodeCallError(self.datanode, code.name, details, unreachable=True, alive=alive))
+            self._fail(DatanodeCallError(self.datanode, e.code().name, e.details() or "", unreachable=True))
         except DatanodeCallError as e:
             self._fail(e)
         except asyncio.CancelledError:

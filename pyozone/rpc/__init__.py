@@ -8,12 +8,11 @@ from pyozone.rpc.limits import Oversized, RequestBounds, RequestLimits
 from pyozone.rpc.server import Server, ServerSettings
 from pyozone.rpc.server_connection import CallContext
 from pyozone.rpc.service import MethodSpec, ServiceSpec, Stub, service
-from pyozone.rpc.status import UNREACHABLE, AbortError, RpcError, StatusCode
+from pyozone.rpc.status import AbortError, RpcError, StatusCode
 from pyozone.rpc.sync import SyncChannel
 
 __all__ = [
     "EOF",
-    "UNREACHABLE",
     "AbortError",
     "CallContext",
     "Channel",

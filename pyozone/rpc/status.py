@@ -36,12 +36,6 @@ class StatusCode(enum.IntEnum):
             return cls.UNKNOWN
 
 
-UNREACHABLE = frozenset({StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED})
-"""The statuses of a call its peer did not end: the connection failed or was lost, or no answer came in
-time (gRPC's meaning: a peer that died, stalled or cannot be reached). Any other status the peer sent
-itself, alive."""
-
-
 class RpcError(Exception):
     """A call that ended in a status other than OK, as its caller sees it. `code()` and `details()` are
     methods, as on grpc.aio.AioRpcError, so error mappings read one way for every client."""

@@ -304,7 +304,8 @@ class RaftGroup:
             return refusal(
                 request, LogResult.RAFT_RETRY_FAILURE,
                 f"pipeline {self.pipeline_id}: entry {index} reached no majority"
-                f"{'' if committed else ' in time'} ({self._failure_summary()})",
+                f"{' before the pipeline closed' if self._closed else '' if committed else ' in time'}"
+                f" ({self._failure_summary()})",
             )  # fmt: skip
         if not self._all_applied(index):
             majority_took = asyncio.get_running_loop().time() - submitted
@@ -485,8 +486,9 @@ class RaftGroup:
         for appender in self._appenders.values():
             appender.close()
         await asyncio.gather(*(a.wait_closed() for a in self._appenders.values()), return_exceptions=True)
-        for _, future in self._waiters:
-            future.cancel()
+        for _, future in self._waiters:  # woken, each sees the pipeline closed and answers with a refusal
+            if not future.done():
+                future.set_result(None)
         self._waiters = []
         await asyncio.get_running_loop().run_in_executor(self._executor, self.log.close)
 

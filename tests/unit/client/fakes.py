@@ -8,10 +8,8 @@ commitInfos show the followers one step behind (as a Ratis leader usually report
 send WatchForCommit, which answers SUCCESS when every member applied the index and NOT_REPLICATED (with
 the real commitInfos) otherwise.
 
-Faults: `fail_next(TYPE, RESULT)` answers the next request of that type with RESULT; `end_call_at(TYPE)`
-ends the stream at the next request of that type as a live datanode whose pipeline closed under it does
-(RaftGroup.close cancels what waits on the group: the call ends INTERNAL); `lag()` makes a member stop
-applying entries (a failed follower); `stop()` stops a datanode's server (UNAVAILABLE);
+Faults: `fail_next(TYPE, RESULT)` answers the next request of that type with RESULT; `lag()` makes a
+member stop applying entries (a failed follower); `stop()` stops a datanode's server (UNAVAILABLE);
 `corrupt(container, local, mode)` makes ReadChunk and GetSmallFile return flipped bytes ("bytes") or
 CHECKSUM_MISMATCH.
 
@@ -24,7 +22,6 @@ and a record of every commitKey for assertions.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import threading
 import time
@@ -91,7 +88,6 @@ class FakeDatanode:
         self.requests: list[int] = []  # cmdTypes received
         self.streams = 0  # send() streams clients opened
         self.faults: dict[int, list[Fault]] = defaultdict(list)
-        self.call_enders: dict[int, int] = {}  # cmdType -> requests of it let through first
         self.corrupted: dict[tuple[int, int], str] = {}
         self.lagging = False
         self.small_files = 0  # putSmallFiles: a block's only chunk and its putBlock in one request
@@ -122,12 +118,6 @@ class FakeDatanode:
         for _ in range(times):
             self.faults[kind].append(Fault(after, result, "injected", behind))
 
-    def end_call_at(self, kind: int, after: int = 0) -> None:
-        """The stream ends at the request of type `kind` that follows `after` of them: the answer its
-        handler awaits is cancelled under it, as a datanode's RaftGroup.close cancels what waits on a
-        pipeline SCM closed; the datanode stays up."""
-        self.call_enders[kind] = after
-
     def lag(self) -> None:
         self.lagging = True
 
@@ -143,14 +133,6 @@ class FakeDatanode:
         with self.cluster.lock:
             self.streams += 1
         async for request in request_iterator:
-            after = self.call_enders.get(request.cmdType)
-            if after is not None:
-                self.call_enders[request.cmdType] = after - 1
-                if after == 0:
-                    del self.call_enders[request.cmdType]
-                    answer = asyncio.get_running_loop().create_future()
-                    answer.cancel()
-                    await answer
             response = self.handle(request)
             response.cmdType = request.cmdType
             yield response

@@ -152,22 +152,6 @@ def test_unreachable_leader_excludes_pipeline_and_leader(client: OzoneClient, cl
     assert [p.id for p in exclude.pipelineIds] == [next(iter(cluster.pipelines))]
 
 
-def test_a_leader_ending_the_call_itself_is_not_excluded(client: OzoneClient, cluster: FakeCluster) -> None:
-    """slow-run-1: a leader whose pipeline SCM closed under a pending request ended the client's stream
-    itself (CANCELLED then, INTERNAL now). The client took it for a dead leader and excluded it too: with
-    two datanodes of five dead, no pipeline of three was left outside the exclude list, and the put gave up
-    at its retry deadline. Only the pipeline is excluded (Ozone's handleException); a datanode only when it
-    did not answer."""
-    leader = first_leader(cluster)
-    leader.end_call_at(pb.PutBlock, after=1)
-    data = os.urandom(4 * BUFFER + 100)
-    write(client, data)
-    check_retry(client, cluster, data, acked=FLUSH)
-    exclude = cluster.om.allocations[-1]
-    assert [p.id for p in exclude.pipelineIds] == [next(iter(cluster.pipelines))]
-    assert list(exclude.datanodes) == []
-
-
 def test_pre_allocated_blocks_on_excluded_pipeline_are_discarded(
     client: OzoneClient, cluster: FakeCluster
 ) -> None:

@@ -326,3 +326,24 @@ def test_a_follower_answer_with_an_unknown_result_fails_that_follower(tmp_path: 
         answer = asyncio.run(scenario())
     assert answer.result == pb.SUCCESS
     assert list(group.failed) == ["dn-f1"] and "result 127" in failures[0]
+
+
+def test_a_write_waiting_for_its_majority_when_the_pipeline_closes_is_refused_for_the_pipeline(
+    tmp_path: Path,
+) -> None:
+    """SCM closes a pipeline while a putBlock waits for its followers: the client is answered with a
+    refusal of the pipeline (RAFT_RETRY_FAILURE: it writes elsewhere, excluding the pipeline), not a
+    cancelled call (the RPC layer would end it INTERNAL, a failure of the leader it would then exclude)."""
+    failures: list[str] = []
+    with ThreadPoolExecutor(2) as executor:
+        group = _leader_of_three(RaftLog(tmp_path), executor, failures)
+
+        async def scenario() -> pb.ContainerCommandResponseProto:
+            answer = group.submit(_put_block(1, 1))
+            await wait_for_async(lambda: group.match[ME] == 1, what="the leader applied the entry")
+            await group.close()  # the followers never replied
+            return await answer
+
+        response = asyncio.run(scenario())
+    assert pb.Result.Name(response.result) == "RAFT_RETRY_FAILURE", response
+    assert "before the pipeline closed" in response.message
