@@ -26,7 +26,7 @@ def is_running(pid: int | None) -> bool:
     recycled before it is reaped, and /proc/PID/cmdline reads empty until the kernel has set up the program's
     arguments, which may be after Popen returned (on a loaded host, long after). Another process's pid
     (from cluster.json) is ours while alive and still a pyozone process (a recycled pid is not ours)."""
-    if not pid:
+    if not pid or not 0 < pid < 1 << 22:  # none, or not a pid Linux hands out (a damaged cluster.json)
         return False
     try:
         ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)  # WNOWAIT: exit_status reaps

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import pyozone
 from pyozone.cluster import supervisor
 from tests.polling import wait_for
@@ -196,3 +198,9 @@ def test_a_daemon_without_its_sigquit_handler_yet_is_not_asked_for_its_stacks(tm
         assert supervisor.exit_status(state.pids["scm"]) == "running"
     finally:
         supervisor.stop_all(state, grace_s=5)
+
+
+@pytest.mark.parametrize("pid", [-1, 0, 1 << 40])
+def test_a_pid_no_process_can_have_is_not_running(pid: int) -> None:
+    """A damaged cluster.json's pid reads as stopped, as /proc said before waitid asked first."""
+    assert not supervisor.is_running(pid)
