@@ -252,8 +252,6 @@ class Datanode:
             except StoreError as e:
                 raise DatanodeError(str(e)) from None
             self.reports = PendingReports(self.conf)
-            self._close_asked: set[int] = set()
-            """Containers whose close action already went with an immediate heartbeat."""
             self.volumes.on_full = self.reports.volume_full
             self.containers.on_change(self._replica_changed)
             self.pipelines = PipelineSet(identity_dir(self.conf), self.uuid)
@@ -412,14 +410,12 @@ class Datanode:
             )
 
     def _container_full(self, container_id: int) -> None:
-        """A container asks to close: it is full, or its volume is (then SCM hears of the volume at once).
-        The first time a container asks, the heartbeat carrying it goes at once, so SCM closes it and places
-        no more blocks in it before the next interval (Ozone's HddsDispatcher.sendCloseContainerActionIfNeeded
-        and ContainerData's immediateCloseActionSent); later asks ride the next heartbeat."""
+        """A container asks to close (once: the dispatcher's `_report_full`): it is full, or its volume is
+        (then SCM hears of the volume at once). The heartbeat carrying the action goes at once, so SCM
+        closes the container and places no more blocks in it before the next interval (Ozone's
+        HddsDispatcher.sendCloseContainerActionIfNeeded with ContainerData's immediateCloseActionSent)."""
         self.reports.add_container_action(ContainerAction(container_id, ContainerActionReason.CONTAINER_FULL))
-        if container_id not in self._close_asked:
-            self._close_asked.add(container_id)
-            self.reports.on_urgent()
+        self.reports.on_urgent()
         container = self.containers.get(container_id)
         if container is not None and container.volume.is_full:
             self.reports.volume_full()
