@@ -36,6 +36,7 @@ from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.protocol import datastream as ds
 from pyozone.protocol.chunks import chunk_info_to_proto
+from pyozone.protocol.data import result_name
 
 if TYPE_CHECKING:
     from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
@@ -181,7 +182,7 @@ class BlockDataStreamOutput(BlockOutputStream):
 
     def _refusal(self, ack: ds.Ack, message: str) -> DatanodeCallError:
         member = self.chain[min(ack.member, len(self.chain) - 1)]
-        result = ds.result_name(ack.result)
+        result = result_name(ack.result)
         # A member that could not reach or write to the next one names it: that one is excluded.
         return DatanodeCallError(member, result, message, unreachable=result == "IO_EXCEPTION")
 

@@ -25,6 +25,7 @@ from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.protocol import datastream as ds
+from pyozone.protocol.data import result_name
 
 _contexts: weakref.WeakKeyDictionary[TlsStore, ssl.SSLContext] = weakref.WeakKeyDictionary()
 
@@ -116,7 +117,7 @@ class DatastreamReader:
         result, size, message_length = ds.decode_read_reply(frame)
         message = _receive(sock, message_length).tobytes()
         if result != ds.SUCCESS:
-            raise DatanodeCallError(self.datanode, ds.result_name(result), message.decode("utf-8", "replace"))
+            raise DatanodeCallError(self.datanode, result_name(result), message.decode("utf-8", "replace"))
         if size != length:
             raise ds.StreamProtocolError(f"the datanode answers {size} bytes for a {length}-byte read")
         return _receive(sock, length, into)

@@ -77,10 +77,6 @@ def result_code(name: str) -> int:
     return pb.Result.Value(name)
 
 
-def result_name(code: int) -> str:
-    return pb.Result.Name(code)
-
-
 # ------------------------------------------------------------------ requests
 _BODY_FIELDS = frozenset(
     f.name for f in pb.ContainerCommandRequestProto.DESCRIPTOR.oneofs_by_name["request"].fields

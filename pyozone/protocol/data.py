@@ -99,6 +99,14 @@ def finalized_length_from_proto(response: data_pb2.ContainerCommandResponseProto
 
 
 # ------------------------------------------------------------------ answers
+def result_name(code: int) -> str:
+    """A Result's name; RESULT_n for a number this version does not know (a newer peer's)."""
+    try:
+        return data_pb2.Result.Name(code)
+    except ValueError:
+        return f"RESULT_{code}"
+
+
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """An answer other than SUCCESS: Ozone's Result name, the datanode's message, and each member's applied
@@ -113,11 +121,7 @@ def refusal(response: Response) -> Refusal | None:
     """None for SUCCESS, else what the datanode refused with."""
     if response.result == data_pb2.SUCCESS:
         return None
-    try:
-        result = data_pb2.Result.Name(response.result)
-    except ValueError:
-        result = f"RESULT_{response.result}"
-    return Refusal(result, response.message, commit_indexes(response))
+    return Refusal(result_name(response.result), response.message, commit_indexes(response))
 
 
 def commit_indexes(response: Response) -> dict[str, int]:
@@ -226,7 +230,10 @@ def watch_request(location: KeyLocation, index: int, all_committed: bool) -> Req
 # ------------------------------------------------------------------ a block's reader
 def chunk_from_proto(proto: data_pb2.ChunkInfo, field: str) -> ChunkInfo:
     sums = proto.checksumData
-    kind = ChecksumType.NONE if sums.type == 0 else enum_from_proto(ChecksumType, sums.type, f"{field}.type")
+    where = f"{field}.checksumData"
+    kind = ChecksumType.NONE if sums.type == 0 else enum_from_proto(ChecksumType, sums.type, f"{where}.type")
+    if kind is not ChecksumType.NONE and sums.bytesPerChecksum <= 0:
+        raise ProtocolError(f"{where}.bytesPerChecksum", f"{sums.bytesPerChecksum} is not a checksum length")
     return ChunkInfo(
         proto.chunkName,
         integer(proto.offset, f"{field}.offset"),

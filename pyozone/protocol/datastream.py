@@ -318,15 +318,6 @@ def result_number(name: str) -> int:
     return pb.Result.Value(name)
 
 
-def result_name(number: int) -> str:
-    """The Result name an ack or read reply carries as a number; RESULT_n for one this version does not
-    know."""
-    try:
-        return pb.Result.Name(number)
-    except ValueError:
-        return f"RESULT_{number}"
-
-
 # ------------------------------------------------------------------ V2's container-protocol messages
 ACKED = pb.ContainerCommandResponseProto(result=pb.SUCCESS)
 """A packet's ack as the writer's answers hold it: what a writeChunk's SUCCESS is to V1 (the writer checks

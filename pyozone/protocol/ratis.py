@@ -84,14 +84,6 @@ def unhealthy(result: int) -> bool:
     return result == pb.CONTAINER_UNHEALTHY
 
 
-def result_name(result: int) -> str:
-    """A peer may answer with a Result this build has no name for."""
-    try:
-        return pb.Result.Name(result)
-    except ValueError:
-        return f"result {result}"
-
-
 def routed(request: Request) -> bool:
     """A request that names a pipeline and that its log orders or its leader answers (WatchForCommit)."""
     return bool(request.pipelineID) and (request.cmdType in LOGGED or request.cmdType == pb.WatchForCommit)

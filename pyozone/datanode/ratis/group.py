@@ -44,6 +44,7 @@ from pyozone.common.tls import TlsStore
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.appender import LogAppender
 from pyozone.datanode.ratis.log import RaftLog
+from pyozone.protocol.data import result_name
 from pyozone.protocol.ratis import (
     AppendReply,
     LogResult,
@@ -56,7 +57,6 @@ from pyozone.protocol.ratis import (
     refusal,
     refused_alike,
     refused_reply,
-    result_name,
     succeeded,
     unhealthy,
     watch_answer,

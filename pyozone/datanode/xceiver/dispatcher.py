@@ -98,6 +98,7 @@ from pyozone.hdds.states import ReplicaState
 from pyozone.protocol import container as wire
 from pyozone.protocol.common import container_id, int32, integer
 from pyozone.protocol.container import CommandType, command_name, result_code
+from pyozone.protocol.data import result_name
 
 if TYPE_CHECKING:
     from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -229,7 +230,7 @@ class Dispatcher:
         level = logging.WARNING if result in _LOUD else logging.DEBUG
         log.log(
             level, "%s on container %d: %s: %s",
-            command_name(request.cmdType), request.containerID, wire.result_name(result), message,
+            command_name(request.cmdType), request.containerID, result_name(result), message,
         )  # fmt: skip
         return wire.failed(request, result, message)
 

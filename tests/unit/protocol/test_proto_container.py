@@ -14,6 +14,7 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import container as wire
+from pyozone.protocol.data import result_name
 from tests.unit.protocol.proto_strategies import wire as round_trip
 
 CRC = ChecksumData(ChecksumType.CRC32, 4, (b"\0\0\0\1", b"\0\0\0\2"))
@@ -33,7 +34,7 @@ def test_command_types_are_the_wire_s() -> None:
 def test_every_result_the_datanode_answers_with_has_its_wire_number() -> None:
     """The storage layer's Results and the dispatcher's refusals are named as the wire's Results."""
     for name in [*Result, *Refusal]:
-        assert wire.result_name(wire.result_code(name)) == name
+        assert result_name(wire.result_code(name)) == name
 
 
 def test_the_body_of_each_command_type_is_its_own_field() -> None:

@@ -58,7 +58,7 @@ def test_a_block_answer_becomes_its_chunks_by_offset() -> None:
     assert held == 4 and [c.name for c in chunks] == ["a", "b"]
     assert all(c.checksum_data.type is ChecksumType.NONE for c in chunks)
     block.chunks[0].checksumData.type = 99
-    with pytest.raises(ProtocolError, match=r"getBlock.blockData.chunks\[0\].type"):
+    with pytest.raises(ProtocolError, match=r"getBlock.blockData.chunks\[0\].checksumData.type"):
         data.block_from_proto(answer)
 
 
@@ -83,3 +83,16 @@ def test_a_chunk_range_widens_to_whole_checksum_pieces() -> None:
     assert chunk.aligned_range(20, 100) == (16, 100)
     assert chunk.aligned_range(20, 40) == (16, 48)
     assert ChunkInfo("c", 0, 100, ChecksumData(ChecksumType.NONE, 16)).aligned_range(20, 40) == (20, 40)
+
+
+def test_a_get_block_answer_names_the_checksum_field_it_cannot_read() -> None:
+    """A chunk's checksum type and length are read from its checksumData: an unknown type or a checksum
+    length of 0 is a ProtocolError naming that field (the reader then tries another replica), not a
+    ValueError from verifying a read against it."""
+    for sums, field in (
+        (pb.ChecksumData(type=77, bytesPerChecksum=1024), "checksumData.type"),
+        (pb.ChecksumData(type=pb.CRC32, bytesPerChecksum=0), "checksumData.bytesPerChecksum"),
+    ):
+        chunk = pb.ChunkInfo(chunkName="1_chunk_1", offset=0, len=10, checksumData=sums)
+        with pytest.raises(ProtocolError, match=rf"chunks\[0\]\.{field}"):
+            data.chunk_from_proto(chunk, "getBlock.blockData.chunks[0]")

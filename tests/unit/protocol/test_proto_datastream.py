@@ -15,6 +15,7 @@ from pyozone.hdds.checksum import ChecksumType
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
+from pyozone.protocol.data import result_name
 from pyozone.protocol.datastream import StreamProtocolError
 
 CRC32_16K = ds.WriteHeader(1, 2, "pipeline-1", ChecksumType.CRC32, 16 * 1024)
@@ -404,10 +405,10 @@ def test_stream_protocol_error_is_a_protocol_error() -> None:
 
 # ------------------------------------------------------------------ results and V2's putBlock
 def test_result_numbers_are_the_container_protocols_and_an_unknown_one_is_named_by_number() -> None:
-    assert ds.result_name(ds.SUCCESS) == "SUCCESS"
-    assert ds.result_name(ds.result_number("CLOSED_CONTAINER_IO")) == "CLOSED_CONTAINER_IO"
-    assert ds.result_name(ds.MALFORMED_REQUEST) == "MALFORMED_REQUEST"
-    assert ds.result_name(999) == "RESULT_999"
+    assert result_name(ds.SUCCESS) == "SUCCESS"
+    assert result_name(ds.result_number("CLOSED_CONTAINER_IO")) == "CLOSED_CONTAINER_IO"
+    assert result_name(ds.MALFORMED_REQUEST) == "MALFORMED_REQUEST"
+    assert result_name(999) == "RESULT_999"
 
 
 def test_put_block_goes_to_the_pipeline_with_the_blocks_token() -> None:

@@ -8,6 +8,7 @@ import pytest
 from pyozone import rpc
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.data import result_name
 from pyozone.protocol.ratis import (
     APPEND_ENTRIES,
     RAFT_SERVER_SERVICE,
@@ -27,7 +28,6 @@ from pyozone.protocol.ratis import (
     refusal,
     refused_alike,
     refused_reply,
-    result_name,
     routed,
     watch_answer,
     watch_from_proto,
@@ -106,7 +106,7 @@ def test_a_followers_answer_crosses_the_wire_unchanged() -> None:
 
 
 def test_results_have_names_even_unknown_ones() -> None:
-    assert result_name(pb.IO_EXCEPTION) == "IO_EXCEPTION" and result_name(127) == "result 127"
+    assert result_name(pb.IO_EXCEPTION) == "IO_EXCEPTION" and result_name(127) == "RESULT_127"
     assert refused_alike(pb.CHECKSUM_MISMATCH) and not refused_alike(pb.IO_EXCEPTION)
     assert not refused_alike(pb.SUCCESS)
 

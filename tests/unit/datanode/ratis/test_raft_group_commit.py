@@ -325,7 +325,7 @@ def test_a_follower_answer_with_an_unknown_result_fails_that_follower(tmp_path: 
 
         answer = asyncio.run(scenario())
     assert answer.result == pb.SUCCESS
-    assert list(group.failed) == ["dn-f1"] and "result 127" in failures[0]
+    assert list(group.failed) == ["dn-f1"] and "RESULT_127" in failures[0]
 
 
 def test_a_write_waiting_for_its_majority_when_the_pipeline_closes_is_refused_for_the_pipeline(
