@@ -22,6 +22,11 @@ def run_seeds(members: int, seeds: range) -> None:
             sim.run()
         except InvariantViolation as failure:
             failures.append(str(failure))
+        except Exception as crash:  # the core or the harness raised: the seed must still print and replay
+            failures.append(
+                f"seed {seed}: {type(crash).__name__}: {crash}\n"
+                f"replay: python -m tests.ratis_sim --seed {seed} --members {members} --trace"
+            )
         steps += sim.steps
         counts.update(sim.counts, **{"terms with a leader": len(sim.leaders), "acknowledged": len(sim.acked)})
     elapsed = time.monotonic() - started
