@@ -181,6 +181,10 @@ class RaftGroup:
     # ------------------------------------------------------------------ leader
     def submit(self, request: Request) -> asyncio.Future[Response]:
         """Orders the request now (its index is taken before this returns); the future is its answer."""
+        if self._closed:  # the pipeline closed, and a request still reached it before it left its routes
+            return _done(
+                refusal(request, LogResult.RAFT_RETRY_FAILURE, f"pipeline {self.pipeline_id} closed")
+            )
         if self.majority_lost() or self.self_id in self.failed:
             return _done(refusal(request, LogResult.RAFT_RETRY_FAILURE, self._failure_summary()))
         index, self._next = self._next, self._next + 1
@@ -470,9 +474,10 @@ class RaftGroup:
         self._waiters = still
 
     async def _wait_until(self, predicate: Callable[[], bool], timeout_s: float) -> bool:
-        """True once `predicate` holds (rechecked at every change); False after `timeout_s`."""
-        if predicate():
-            return True
+        """True once `predicate` holds (rechecked at every change); False after `timeout_s`. A closed group
+        changes no more: it answers at once (close() woke the waits it had; none may start after it)."""
+        if predicate() or self._closed:
+            return predicate()
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append((predicate, future))
         try:

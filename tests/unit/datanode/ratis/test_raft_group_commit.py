@@ -347,3 +347,21 @@ def test_a_write_waiting_for_its_majority_when_the_pipeline_closes_is_refused_fo
         response = asyncio.run(scenario())
     assert pb.Result.Name(response.result) == "RAFT_RETRY_FAILURE", response
     assert "before the pipeline closed" in response.message
+
+
+def test_a_request_reaching_a_closed_pipeline_is_refused_at_once(tmp_path: Path) -> None:
+    """slow-run-2 (double failure): a write that reached the leader while its pipeline was closing waited
+    for a majority that could no longer come, for the whole request timeout (60 s, the client's retry
+    deadline too), since close() had woken only the waits it found. A closed group starts no wait."""
+    failures: list[str] = []
+    with ThreadPoolExecutor(2) as executor:
+        group = _leader_of_three(RaftLog(tmp_path), executor, failures)
+
+        async def scenario() -> pb.ContainerCommandResponseProto:
+            await group.close()
+            put = await asyncio.wait_for(group.submit(_put_block(1, 2)), 2)
+            assert await asyncio.wait_for(group._wait_until(lambda: False, 60), 2) is False
+            return put
+
+        put = asyncio.run(scenario())
+    assert pb.Result.Name(put.result) == "RAFT_RETRY_FAILURE" and "closed" in put.message, put
