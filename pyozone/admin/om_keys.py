@@ -16,6 +16,7 @@ from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.rpc import ChannelSettings, RpcError, Stub, SyncChannel
 from pyozone.rpc.metadata import user_metadata
 
@@ -84,7 +85,7 @@ def _row(key: pb.KeyInfo) -> dict[str, Any]:
         "bucket": key.bucket,
         "key": key.key,
         "size": key.dataSize,
-        "replication_config": str(wire.stored_replication(key)),
+        "replication_config": str(om_records.stored_replication(key)),
         "created_ms": key.creationTime,
         "blocks": [
             {

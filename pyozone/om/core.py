@@ -50,7 +50,7 @@ from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.s3secret import S3SecretManager
 from pyozone.om.scm import ScmGateway, scm_call
 from pyozone.om.settings import DEFAULT_LIST_LIMIT, PREALLOCATE_MAX_BLOCKS, OMSettings
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.protocol.block import BlockLocation
 
 log = logging.getLogger(__name__)
@@ -115,14 +115,14 @@ class OzoneManager:
         data = self.store.get(VOLUME_TABLE, volume_key(volume))
         if data is None:
             raise OMException(OMResultCode.VOLUME_NOT_FOUND, f"volume {volume}")
-        return wire.decode_volume(data)
+        return om_records.decode_volume(data)
 
     def _bucket(self, volume: str, bucket: str) -> BucketRecord:
         data = self.store.get(BUCKET_TABLE, bucket_key(volume, bucket))
         if data is None:
             self._volume(volume)
             raise OMException(OMResultCode.BUCKET_NOT_FOUND, f"bucket {volume}/{bucket}")
-        return wire.decode_bucket(data)
+        return om_records.decode_bucket(data)
 
     def key_record(self, volume: str, bucket: str, key: str) -> KeyRecord:
         """The committed key; KEY_NOT_FOUND (or its bucket's or volume's) when there is none."""
@@ -130,12 +130,12 @@ class OzoneManager:
         if data is None:
             self._bucket(volume, bucket)
             raise OMException(OMResultCode.KEY_NOT_FOUND, f"key {volume}/{bucket}/{key}")
-        return wire.decode_key(data)
+        return om_records.decode_key(data)
 
     def find_key(self, volume: str, bucket: str, key: str) -> KeyRecord | None:
         """The committed key, or None (its bucket is not checked)."""
         data = self.store.get(KEY_TABLE, key_key(volume, bucket, key))
-        return wire.decode_key(data) if data is not None else None
+        return om_records.decode_key(data) if data is not None else None
 
     def open_key_record(self, volume: str, bucket: str, key: str, client_id: int) -> KeyRecord:
         data = self.store.get(OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id))
@@ -144,7 +144,7 @@ class OzoneManager:
             raise OMException(
                 OMResultCode.KEY_NOT_FOUND, f"no open key {volume}/{bucket}/{key} with clientID {client_id}"
             )
-        return wire.decode_key(data)
+        return om_records.decode_key(data)
 
     def committed_session(self, volume: str, bucket: str, key: str, client_id: int) -> KeyRecord | None:
         """The key open-key session `client_id` committed, while it is still the key of that name (its
@@ -170,7 +170,9 @@ class OzoneManager:
             now = self._now()
             owner = owner or self.default_owner
             record = VolumeRecord(volume, owner, owner, now, now, quota_bytes, 0, 0, quota_namespace, acls)
-            self.commit([(VOLUME_TABLE, volume_key(volume), wire.encode(wire.volume_to_proto(record)))])
+            self.commit(
+                [(VOLUME_TABLE, volume_key(volume), om_records.encode(om_records.volume_to_proto(record)))]
+            )
         log.info("created volume %s (owner %s)", volume, owner)
         return record
 
@@ -194,7 +196,9 @@ class OzoneManager:
     ) -> list[VolumeRecord]:
         """`visible`: which volumes the caller may see (om/access.py); None: all."""
         start = volume_key(start_key) if start_key else None
-        records = (wire.decode_volume(v) for _, v in self.store.scan(VOLUME_TABLE, volume_key(prefix), start))
+        records = (
+            om_records.decode_volume(v) for _, v in self.store.scan(VOLUME_TABLE, volume_key(prefix), start)
+        )
         shown = records if visible is None else filter(visible, records)
         return _first(shown, max_keys or DEFAULT_LIST_LIMIT)
 
@@ -229,8 +233,12 @@ class OzoneManager:
             parent = replace(parent, used_namespace=parent.used_namespace + 1, modification_ms=now)
             self.commit(
                 [
-                    (BUCKET_TABLE, bucket_key(volume, bucket), wire.encode(wire.bucket_to_proto(record))),
-                    (VOLUME_TABLE, volume_key(volume), wire.encode(wire.volume_to_proto(parent))),
+                    (
+                        BUCKET_TABLE,
+                        bucket_key(volume, bucket),
+                        om_records.encode(om_records.bucket_to_proto(record)),
+                    ),
+                    (VOLUME_TABLE, volume_key(volume), om_records.encode(om_records.volume_to_proto(parent))),
                 ]
             )
         log.info("created bucket %s/%s (%s)", volume, bucket, record.replication)
@@ -260,7 +268,7 @@ class OzoneManager:
             self.commit(
                 [
                     (BUCKET_TABLE, bucket_key(volume, bucket), None),
-                    (VOLUME_TABLE, volume_key(volume), wire.encode(wire.volume_to_proto(parent))),
+                    (VOLUME_TABLE, volume_key(volume), om_records.encode(om_records.volume_to_proto(parent))),
                 ]
             )
         log.info("deleted bucket %s/%s", volume, bucket)
@@ -272,7 +280,8 @@ class OzoneManager:
         self._volume(volume)
         start = bucket_key(volume, start_key) if start_key else None
         records = (
-            wire.decode_bucket(v) for _, v in self.store.scan(BUCKET_TABLE, bucket_key(volume, prefix), start)
+            om_records.decode_bucket(v)
+            for _, v in self.store.scan(BUCKET_TABLE, bucket_key(volume, prefix), start)
         )
         shown = (r for r in records if not owner or r.owner == owner)
         return _first(shown, max_keys or DEFAULT_LIST_LIMIT)
@@ -405,7 +414,7 @@ class OzoneManager:
                 (
                     OPEN_KEY_TABLE,
                     open_key_key(volume, bucket, key, client_id),
-                    wire.encode(wire.key_to_proto(record)),
+                    om_records.encode(om_records.key_to_proto(record)),
                 )
             )
             self.commit(ops)
@@ -436,9 +445,9 @@ class OzoneManager:
                     OMResultCode.KEY_NOT_FOUND,
                     f"no open key {volume}/{bucket}/{key} with clientID {client_id}",
                 )
-            current = wire.decode_key(data)
+            current = om_records.decode_key(data)
             current = replace(current, blocks=(*current.blocks, KeyBlock(block.block_id, 0, capacity)))
-            ops.append((OPEN_KEY_TABLE, table_key, wire.encode(wire.key_to_proto(current))))
+            ops.append((OPEN_KEY_TABLE, table_key, om_records.encode(om_records.key_to_proto(current))))
             self.commit(ops)
         return block
 
@@ -560,7 +569,7 @@ class OzoneManager:
             (
                 KEY_TABLE,
                 key_key(record.volume, record.bucket, record.key),
-                wire.encode(wire.key_to_proto(record)),
+                om_records.encode(om_records.key_to_proto(record)),
             )
         )
         self.account(parent, used_delta, 0 if old is not None else 1, ops, volume)
@@ -599,7 +608,7 @@ class OzoneManager:
         self._bucket(volume, bucket)
         start = key_key(volume, bucket, start_key) if start_key else None
         entries = self.store.scan(KEY_TABLE, key_key(volume, bucket, prefix), start)
-        return [wire.decode_key(v) for _, v in _first(entries, max_keys or DEFAULT_LIST_LIMIT)]
+        return [om_records.decode_key(v) for _, v in _first(entries, max_keys or DEFAULT_LIST_LIMIT)]
 
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         check_key_name(to_key, self.settings.check_key_characters)
@@ -613,7 +622,11 @@ class OzoneManager:
             self.commit(
                 [
                     (KEY_TABLE, key_key(volume, bucket, key), None),
-                    (KEY_TABLE, key_key(volume, bucket, to_key), wire.encode(wire.key_to_proto(renamed))),
+                    (
+                        KEY_TABLE,
+                        key_key(volume, bucket, to_key),
+                        om_records.encode(om_records.key_to_proto(renamed)),
+                    ),
                 ]
             )
         log.debug("renamed key %s/%s/%s to %s", volume, bucket, key, to_key)
@@ -624,7 +637,15 @@ class OzoneManager:
         check_tags(tags)
         with self.locks.key(key_key(volume, bucket, key)):
             record = replace(self.key_record(volume, bucket, key), tags=pairs(tags))
-            self.commit([(KEY_TABLE, key_key(volume, bucket, key), wire.encode(wire.key_to_proto(record)))])
+            self.commit(
+                [
+                    (
+                        KEY_TABLE,
+                        key_key(volume, bucket, key),
+                        om_records.encode(om_records.key_to_proto(record)),
+                    )
+                ]
+            )
         return record
 
     def delete_key(self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None) -> None:
@@ -646,7 +667,7 @@ class OzoneManager:
             return
         (seq,) = self.new_ids(1)
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
-        ops.append((DELETED_TABLE, entry, wire.encode(wire.key_to_proto(record))))
+        ops.append((DELETED_TABLE, entry, om_records.encode(om_records.key_to_proto(record))))
 
     def account(
         self,
@@ -667,12 +688,14 @@ class OzoneManager:
             (
                 BUCKET_TABLE,
                 bucket_key(bucket.volume, bucket.bucket),
-                wire.encode(wire.bucket_to_proto(bucket)),
+                om_records.encode(om_records.bucket_to_proto(bucket)),
             )
         )
         volume = volume or self._volume(bucket.volume)
         volume = replace(volume, used_bytes=max(0, volume.used_bytes + used_delta))
-        ops.append((VOLUME_TABLE, volume_key(volume.volume), wire.encode(wire.volume_to_proto(volume))))
+        ops.append(
+            (VOLUME_TABLE, volume_key(volume.volume), om_records.encode(om_records.volume_to_proto(volume)))
+        )
 
 
 def _first(entries, limit: int) -> list:

@@ -41,7 +41,7 @@ from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op, bucket_key, key_key, open_key_key
 from pyozone.om.names import check_key_name
 from pyozone.om.settings import DEFAULT_LIST_LIMIT
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class MultipartManager:
                 OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR,
                 f"no multipart upload {upload_id!r} of {volume}/{bucket}/{key}",
             )
-        return wire.decode_multipart(data)
+        return om_records.decode_multipart(data)
 
     # ------------------------------------------------------------------ writing
     def initiate(
@@ -119,7 +119,7 @@ class MultipartManager:
                 acls=inherit_defaults(creator.acls, parent.acls) if creator else (),
             )
             name = multipart_key(volume, bucket, key, upload.upload_id)
-            ops.append((MULTIPART_INFO_TABLE, name, wire.encode(wire.multipart_to_proto(upload))))
+            ops.append((MULTIPART_INFO_TABLE, name, om_records.encode(om_records.multipart_to_proto(upload))))
             om.commit(ops)
         log.debug("initiated multipart upload %s of %s/%s/%s", upload.upload_id, volume, bucket, key)
         return upload
@@ -173,7 +173,7 @@ class MultipartManager:
                 missing = f"no multipart upload {upload_id!r} of {volume}/{bucket}/{key}"
                 om.abandon(opened, client_id, f"part {part_number}: {missing}")
                 raise OMException(OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR, missing)
-            upload = wire.decode_multipart(data)
+            upload = om_records.decode_multipart(data)
             kept = om.written_blocks(opened, blocks, data_size)
             written = replace(
                 opened,
@@ -202,7 +202,7 @@ class MultipartManager:
             parts = sorted((*(p for p in upload.parts if p.part_number != part_number), part),
                            key=lambda p: p.part_number)  # fmt: skip
             upload = replace(upload, parts=tuple(parts))
-            ops.append((MULTIPART_INFO_TABLE, name, wire.encode(wire.multipart_to_proto(upload))))
+            ops.append((MULTIPART_INFO_TABLE, name, om_records.encode(om_records.multipart_to_proto(upload))))
             ops.append((OPEN_KEY_TABLE, open_key_key(volume, bucket, key, client_id), None))
             om.commit(ops)
         return part
@@ -314,7 +314,7 @@ class MultipartManager:
         for _, value in self.om.store.scan(MULTIPART_INFO_TABLE, base + prefix, start):
             if len(found) >= limit:
                 break
-            found.append(wire.decode_multipart(value))
+            found.append(om_records.decode_multipart(value))
         return found
 
 

@@ -15,7 +15,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import BUCKET_TABLE, KEY_TABLE, VOLUME_TABLE, bucket_key, key_key, volume_key
 from pyozone.om.quota import updated_quota
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.protocol.acl import ObjectPath
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,9 @@ class PropertyManager:
                 ),
                 modification_ms=om.clock.wall_ms(),
             )
-            om.commit([(VOLUME_TABLE, volume_key(volume), wire.encode(wire.volume_to_proto(record)))])
+            om.commit(
+                [(VOLUME_TABLE, volume_key(volume), om_records.encode(om_records.volume_to_proto(record)))]
+            )
         log.info(
             "volume %s: owner %s, quota %d bytes, %d buckets", volume, record.owner, record.quota_bytes,
             record.quota_namespace,
@@ -71,7 +73,15 @@ class PropertyManager:
                 ),
                 modification_ms=om.clock.wall_ms(),
             )
-            om.commit([(BUCKET_TABLE, bucket_key(volume, bucket), wire.encode(wire.bucket_to_proto(record)))])
+            om.commit(
+                [
+                    (
+                        BUCKET_TABLE,
+                        bucket_key(volume, bucket),
+                        om_records.encode(om_records.bucket_to_proto(record)),
+                    )
+                ]
+            )
         log.info(
             "bucket %s/%s: owner %s, quota %d bytes, %d keys", volume, bucket, record.owner,
             record.quota_bytes, record.quota_namespace,
@@ -92,18 +102,22 @@ class PropertyManager:
                 return False
             changed = replace(record, acls=acls)
             if path.resource is ResourceType.VOLUME:
-                op = (VOLUME_TABLE, volume_key(path.volume), wire.encode(wire.volume_to_proto(changed)))
+                op = (
+                    VOLUME_TABLE,
+                    volume_key(path.volume),
+                    om_records.encode(om_records.volume_to_proto(changed)),
+                )
             elif path.resource is ResourceType.BUCKET:
                 op = (
                     BUCKET_TABLE,
                     bucket_key(path.volume, path.bucket),
-                    wire.encode(wire.bucket_to_proto(changed)),
+                    om_records.encode(om_records.bucket_to_proto(changed)),
                 )
             else:
                 op = (
                     KEY_TABLE,
                     key_key(path.volume, path.bucket, path.key),
-                    wire.encode(wire.key_to_proto(changed)),
+                    om_records.encode(om_records.key_to_proto(changed)),
                 )
             om.commit([op])
         log.info("ACLs of %s %s: %s", path.resource.name.lower(), path, ",".join(map(str, acls)))

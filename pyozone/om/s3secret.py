@@ -21,7 +21,7 @@ from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.locks import NamespaceLock
 from pyozone.om.metadata import S3_SECRET_TABLE, OMMetadataStore
-from pyozone.protocol.om import decode_s3_secret, encode_s3_secret
+from pyozone.protocol.om_records import decode_s3_secret, encode_s3_secret
 
 MAX_ACCESS_ID_BYTES = 256
 """As a user name at the RPC edge (limits.py)."""

@@ -18,7 +18,7 @@ from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.ids import BlockID
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE, Op
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.protocol.block import MAX_BLOCK_MESSAGE_BYTES, DeleteResult, KeyBlocks
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class KeyDeletingService:
             if len(names) >= self.om.settings.key_deleting_limit:
                 break
             names.append(name)
-            for piece in _pieces(name, wire.decode_key_block_ids(value)):
+            for piece in _pieces(name, om_records.decode_key_block_ids(value)):
                 if size + _size(piece) > MAX_DELETE_REQUEST_BYTES:
                     batches.append([])
                     size = 0
@@ -163,7 +163,7 @@ class OpenKeyCleanupService:
             for name, value in self.om.store.scan(OPEN_KEY_TABLE):
                 if expired >= settings.open_key_cleanup_limit:
                     break
-                record = wire.decode_key(value)
+                record = om_records.decode_key(value)
                 if record.creation_ms > deadline:
                     continue
                 ops.append((OPEN_KEY_TABLE, name, None))

@@ -24,7 +24,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 from pyozone.om.metadata import BUCKET_TABLE, DELETED_TABLE, OPEN_KEY_TABLE, VOLUME_TABLE, OMMetadataStore
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 
 COUNT_CAP = 100_000
 """The most entries of openKeyTable or deletedTable one count reads (~0.1 s): a lower bound past it."""
@@ -56,11 +56,11 @@ def count_namespace(store: OMMetadataStore) -> NamespaceCounts:
     volumes = used_bytes = 0
     for _, value in store.scan(VOLUME_TABLE):
         volumes += 1
-        used_bytes += wire.decode_volume(value).used_bytes
+        used_bytes += om_records.decode_volume(value).used_bytes
     buckets = keys = 0
     for _, value in store.scan(BUCKET_TABLE):
         buckets += 1
-        keys += wire.decode_bucket(value).used_namespace
+        keys += om_records.decode_bucket(value).used_namespace
     return NamespaceCounts(
         volumes, buckets, keys, used_bytes,
         _capped(store, OPEN_KEY_TABLE), _capped(store, DELETED_TABLE),

@@ -9,7 +9,7 @@ from pathlib import Path
 from pyozone.hdds.om_records import KeyBlock
 from pyozone.om.core import OBJECT_ID, OzoneManager
 from pyozone.om.metadata import DELETED_TABLE, KEY_TABLE, META_TABLE, OPEN_KEY_TABLE
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from tests.unit.om.om_fakes import make_om
 
 THREADS, KEYS = 8, 400
@@ -23,8 +23,8 @@ def put(om: OzoneManager, name: str, size: int) -> int:
 
 
 def all_ids(om: OzoneManager) -> list[int]:
-    ids = [wire.decode_key(v).object_id for _, v in om.store.scan(KEY_TABLE)]
-    return ids + [wire.decode_key(v).object_id for _, v in om.store.scan(OPEN_KEY_TABLE)]
+    ids = [om_records.decode_key(v).object_id for _, v in om.store.scan(KEY_TABLE)]
+    return ids + [om_records.decode_key(v).object_id for _, v in om.store.scan(OPEN_KEY_TABLE)]
 
 
 def test_parallel_commits_keep_usage_exact_and_ids_unique(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_parallel_commits_keep_usage_exact_and_ids_unique(tmp_path: Path) -> Non
     keys = list(om.store.scan(KEY_TABLE))
     bucket = om.info_bucket("vol1", "bkt1")
     assert bucket.used_namespace == len(keys) == KEYS * 3 // 4
-    assert bucket.used_bytes == sum(wire.decode_key(v).replicated_bytes for _, v in keys)
+    assert bucket.used_bytes == sum(om_records.decode_key(v).replicated_bytes for _, v in keys)
     assert om.info_volume("vol1").used_bytes == bucket.used_bytes
     assert len(list(om.store.scan(DELETED_TABLE))) == KEYS // 4  # the replaced keys' blocks
     om.store.close()

@@ -19,6 +19,7 @@ from pyozone.om.metadata import BUCKET_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TAB
 from pyozone.om.multipart import MultipartManager, multipart_key
 from pyozone.om.replication import AllowedConfigs
 from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.protocol.block import BlockLocation
 from tests.builders import dn_id
 from tests.unit.om.om_fakes import BLOCK, FakeScm, details, make_om
@@ -86,7 +87,7 @@ def test_a_key_takes_its_buckets_config_unless_it_names_its_own(om: OzoneManager
     om.create_bucket("vol1", "ratis", RATIS_THREE)
     ec_key = om.open_key("vol1", "ratis", "c", replication=RS_6_3)
     assert ec_key.key.replication == RS_6_3 and scm.allocations[-1][1] == RS_6_3
-    stored = wire.decode_key(om.store.get(OPEN_KEY_TABLE, f"/vol1/ratis/c/{ec_key.client_id}"))
+    stored = om_records.decode_key(om.store.get(OPEN_KEY_TABLE, f"/vol1/ratis/c/{ec_key.client_id}"))
     assert stored.replication == RS_6_3
 
 
@@ -154,7 +155,7 @@ def test_multipart_uploads_record_the_config_and_write_parts_with_it(
     own = mpu.initiate("vol1", "ecb", "n", RS_6_3)
     assert (inherited.replication, own.replication) == (RS_3_2, RS_6_3)
     stored = om.store.get(MULTIPART_INFO_TABLE, multipart_key("vol1", "ecb", "n", own.upload_id))
-    assert wire.decode_multipart(stored).replication == RS_6_3
+    assert om_records.decode_multipart(stored).replication == RS_6_3
     part = mpu.open_part("vol1", "ecb", "n", own.upload_id, 1, 10)
     assert part.key.replication == RS_6_3 and scm.allocations[-1][1] == RS_6_3
     assert [u.replication for u in mpu.list_uploads("vol1", "ecb")] == [RS_3_2, RS_6_3]

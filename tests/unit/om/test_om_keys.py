@@ -14,7 +14,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE
 from pyozone.om.settings import PREALLOCATE_MAX_BLOCKS
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 
 
@@ -51,7 +51,7 @@ def write(om: OzoneManager, key: str, size: int) -> list[BlockID]:
 
 def deleted(om: OzoneManager) -> dict[str, list[BlockID]]:
     return {
-        name: [b.block_id for b in wire.decode_key(value).blocks]
+        name: [b.block_id for b in om_records.decode_key(value).blocks]
         for name, value in om.store.scan(DELETED_TABLE)
     }
 

@@ -15,7 +15,7 @@ from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, OMStoreError
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.properties import PropertyManager
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 
 MIN = 1500  # the tests' minimum part size
@@ -56,7 +56,7 @@ def write_part(
 
 
 def deleted_blocks(om: OzoneManager) -> set[BlockID]:
-    return {b.block_id for _, v in om.store.scan(DELETED_TABLE) for b in wire.decode_key(v).blocks}
+    return {b.block_id for _, v in om.store.scan(DELETED_TABLE) for b in om_records.decode_key(v).blocks}
 
 
 def test_complete_makes_the_key_of_the_parts_in_order(om: OzoneManager, mpu: MultipartManager) -> None:

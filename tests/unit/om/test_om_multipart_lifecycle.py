@@ -20,7 +20,7 @@ from pyozone.hdds.om_records import KeyBlock
 from pyozone.om.exceptions import OMException
 from pyozone.om.metadata import DELETED_TABLE, KEY_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE
 from pyozone.om.multipart import MultipartManager
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 
 MIN = 1200
@@ -128,9 +128,9 @@ class MultipartLifecycle(RuleBasedStateMachine):
         held: Counter[BlockID] = Counter()
         for table in (KEY_TABLE, DELETED_TABLE, OPEN_KEY_TABLE):
             for _, value in self.om.store.scan(table):
-                held.update(b.block_id for b in wire.decode_key(value).blocks)
+                held.update(b.block_id for b in om_records.decode_key(value).blocks)
         for _, value in self.om.store.scan(MULTIPART_INFO_TABLE):
-            for part in wire.decode_multipart(value).parts:
+            for part in om_records.decode_multipart(value).parts:
                 held.update(b.block_id for b in part.key.blocks)
         allocated = {BlockID(self.scm.container, i) for i in range(1, self.scm.next_local)}
         assert set(held) == allocated

@@ -24,6 +24,7 @@ from pyozone.om.settings import OMSettings, default_replication
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.protocol.common import ec_config_to_proto
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
@@ -190,6 +191,6 @@ def test_contradicting_replication_fields_name_the_field(fields, field) -> None:
 
 @pytest.mark.parametrize("config", [RATIS_ONE, RATIS_THREE, RS_3_2, XOR_2_1, RS_6_3])
 def test_stored_replication_round_trips(config: ReplicationConfig) -> None:
-    info = om_pb.KeyInfo(volume="v", bucket="b", key="k", **wire.replication_fields(config))
+    info = om_pb.KeyInfo(volume="v", bucket="b", key="k", **om_records.replication_fields(config))
     assert info.HasField("ecReplicationConfig") is (config.type is ReplicationType.EC)
-    assert wire.stored_replication(om_pb.KeyInfo.FromString(info.SerializeToString())) == config
+    assert om_records.stored_replication(om_pb.KeyInfo.FromString(info.SerializeToString())) == config

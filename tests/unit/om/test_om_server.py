@@ -27,7 +27,7 @@ from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.storage import OMStorageError
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from tests.polling import wait_for_async
 from tests.unit.om.om_fakes import FakeScm, closed_location
 
@@ -220,7 +220,13 @@ def test_a_key_of_thousands_of_blocks_is_readable_by_the_client(tmp_path: Path) 
             located = tuple(KeyBlock(BlockID(1, 100 + i), i * 1024, 1024, 1) for i in range(blocks))
             record = KeyRecord("vol", "bkt", "big", blocks * 1024, 1, 1, RATIS_THREE, located, 1)
             om.store.write(
-                [(KEY_TABLE, key_key("vol", "bkt", "big"), wire.encode(wire.key_to_proto(record)))]
+                [
+                    (
+                        KEY_TABLE,
+                        key_key("vol", "bkt", "big"),
+                        om_records.encode(om_records.key_to_proto(record)),
+                    )
+                ]
             )
             async with om_channel(daemon.rpc_port, MAX_OM_MESSAGE_BYTES) as ch:
                 request = pb.LookupKeyRequest(volume="vol", bucket="bkt", key="big")

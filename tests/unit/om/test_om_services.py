@@ -13,7 +13,7 @@ from pyozone.om import services
 from pyozone.om.metadata import DELETED_TABLE, OPEN_KEY_TABLE
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb2
-from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.protocol.block import DeleteResult, KeyBlocks, KeyBlocksResult, key_blocks_to_proto
 from tests.unit.om.om_fakes import FakeScm, make_om
 
@@ -98,7 +98,7 @@ def test_expired_open_keys_give_their_blocks_to_deletion(tmp_path: Path) -> None
 
 
 def _blocks(value: bytes) -> list[BlockID]:
-    from pyozone.protocol.om import decode_key
+    from pyozone.protocol.om_records import decode_key
 
     return [b.block_id for b in decode_key(value).blocks]
 
@@ -108,7 +108,9 @@ def _deleted(om, name: str, blocks: int, first_local: int) -> list[BlockID]:
     ids = [BlockID(1, first_local + i) for i in range(blocks)]
     located = tuple(KeyBlock(b, i * 10, 10) for i, b in enumerate(ids))
     record = KeyRecord("vol1", "bkt1", name, 10 * blocks, 1, 1, RATIS_THREE, located, 1)
-    om.store.write([(DELETED_TABLE, f"/vol1/bkt1/{name}/1", wire.encode(wire.key_to_proto(record)))])
+    om.store.write(
+        [(DELETED_TABLE, f"/vol1/bkt1/{name}/1", om_records.encode(om_records.key_to_proto(record)))]
+    )
     return ids
 
 
@@ -161,8 +163,10 @@ def test_a_deleted_entrys_block_ids_are_read_without_the_rest_of_its_record() ->
     """issue 29: KeyDeletingService reads only the block ids of each deletedTable entry."""
     blocks = tuple(KeyBlock(BlockID(c, c * 10), 0, 5, bcsid=3) for c in (1, 2, 7))
     record = KeyRecord("v", "b", "k", 15, 1, 2, RATIS_THREE, blocks, 42, (("m", "x"),), (("t", "y"),), "me")
-    data = wire.encode(wire.key_to_proto(record))
-    assert wire.decode_key_block_ids(data) == tuple(b.block_id for b in wire.decode_key(data).blocks)
-    assert wire.decode_key_block_ids(wire.encode(wire.key_to_proto(KeyRecord(
+    data = om_records.encode(om_records.key_to_proto(record))
+    assert om_records.decode_key_block_ids(data) == tuple(
+        b.block_id for b in om_records.decode_key(data).blocks
+    )
+    assert om_records.decode_key_block_ids(om_records.encode(om_records.key_to_proto(KeyRecord(
         "v", "b", "k", 0, 1, 2, RATIS_THREE, (), 43
     )))) == ()  # fmt: skip

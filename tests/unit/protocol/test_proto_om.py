@@ -17,9 +17,7 @@ from pyozone.protocol.locations import pipeline_ref_from_proto
 from pyozone.protocol.om import (
     SERVICE,
     bucket_info_from_proto,
-    decode_s3_secret,
     empty_answer,
-    encode_s3_secret,
     key_condition_from_proto,
     key_condition_to_proto,
     key_info_from_proto,
@@ -29,6 +27,7 @@ from pyozone.protocol.om import (
     request_fields,
     upload_info_from_proto,
 )
+from pyozone.protocol.om_records import decode_s3_secret, encode_s3_secret
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
 XOR_2_1 = ReplicationConfig.parse("xor-2-1-1024k")

@@ -46,6 +46,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import OPEN_KEY_TABLE
 from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 
 if TYPE_CHECKING:
     from pyozone.om.server.daemon import OmDaemon
@@ -262,7 +263,7 @@ def _scan_open_keys(om: OzoneManager, at: Cursor) -> list[tuple[str, KeyRecord]]
     entries = om.store.scan(OPEN_KEY_TABLE, at.prefix, at.start_after or None)
     found = []
     for name, value in entries:
-        found.append((name, wire.decode_key(value)))
+        found.append((name, om_records.decode_key(value)))
         if len(found) > at.limit:
             break
     return found

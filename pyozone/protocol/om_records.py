@@ -1,0 +1,283 @@
+"""OM's records (hdds/om_records.py) as OmClientProtocol's messages: VolumeInfo, BucketInfo, KeyInfo and
+MultipartInfo both ways, and as om.db's values (the same messages as bytes: one schema serves the wire and
+the disk; a stored value read back is trusted, OM wrote it), and the s3SecretTable's. The client protocol's
+requests, answers and the client's views are protocol/om.py's.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.om_records import (
+    BucketRecord,
+    KeyBlock,
+    KeyRecord,
+    MultipartUploadRecord,
+    PartRecord,
+    VolumeRecord,
+    pairs,
+)
+from pyozone.proto import OmClientProtocol_pb2 as om_pb
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
+from pyozone.protocol.acl import (
+    acls_from_proto,
+    acls_to_proto,
+)
+from pyozone.protocol.block import (
+    container_block_id_from_proto,
+    container_block_id_to_proto,
+)
+from pyozone.protocol.common import (
+    replication_from_proto,
+    replication_to_proto,
+    sub_message,
+    uint64,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+DECODED_CACHE_SIZE = 4096
+"""Decoded volume and bucket records kept (their bytes are the key)."""
+
+
+@functools.lru_cache(maxsize=256)
+def replication_fields(config: ReplicationConfig) -> dict[str, Any]:
+    """A message's type, factor and (EC only) ecReplicationConfig, as keyword arguments (memoized: a
+    handful of configs; callers unpack it, never change it)."""
+    rtype, factor, ec = replication_to_proto(config)
+    fields: dict[str, Any] = {"type": rtype, "factor": factor}
+    if ec is not None:
+        fields["ecReplicationConfig"] = ec
+    return fields
+
+
+def stored_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo) -> ReplicationConfig:
+    ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
+    return replication_from_proto(p.type, p.factor, ec)
+
+
+# ------------------------------------------------------------------ volumes and buckets
+def volume_to_proto(v: VolumeRecord) -> om_pb.VolumeInfo:
+    return om_pb.VolumeInfo(
+        volume=v.volume,
+        owner=v.owner,
+        admin=v.admin,
+        creationTime=v.creation_ms,
+        modificationTime=v.modification_ms,
+        quotaInBytes=v.quota_bytes,
+        usedBytes=v.used_bytes,
+        usedNamespace=v.used_namespace,
+        quotaInNamespace=v.quota_namespace,
+        acls=acls_to_proto(v.acls),
+    )
+
+
+def volume_from_proto(p: om_pb.VolumeInfo) -> VolumeRecord:
+    return VolumeRecord(
+        p.volume,
+        p.owner,
+        p.admin,
+        p.creationTime,
+        p.modificationTime,
+        p.quotaInBytes,
+        p.usedBytes,
+        p.usedNamespace,
+        p.quotaInNamespace,
+        acls_from_proto(p.acls, "acls"),
+    )
+
+
+def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
+    return om_pb.BucketInfo(
+        volume=b.volume,
+        bucket=b.bucket,
+        owner=b.owner,
+        creationTime=b.creation_ms,
+        modificationTime=b.modification_ms,
+        layout=b.layout,
+        usedBytes=b.used_bytes,
+        usedNamespace=b.used_namespace,
+        quotaInBytes=b.quota_bytes,
+        quotaInNamespace=b.quota_namespace,
+        acls=acls_to_proto(b.acls),
+        **replication_fields(b.replication),
+    )
+
+
+def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
+    return BucketRecord(
+        p.volume,
+        p.bucket,
+        p.owner,
+        p.creationTime,
+        p.modificationTime,
+        stored_replication(p),
+        p.layout,
+        p.usedBytes,
+        p.usedNamespace,
+        p.quotaInBytes,
+        p.quotaInNamespace,
+        acls_from_proto(p.acls, "acls"),
+    )
+
+
+# ------------------------------------------------------------------ keys
+def block_to_proto(block: KeyBlock) -> om_pb.KeyLocation:
+    return om_pb.KeyLocation(
+        blockID=block_pb.BlockID(
+            containerBlockID=container_block_id_to_proto(block.block_id),
+            blockCommitSequenceId=block.bcsid,
+        ),
+        offset=block.offset,
+        length=block.length,
+        createVersion=block.create_version,
+    )
+
+
+def block_from_proto(p: om_pb.KeyLocation, field: str = "location") -> KeyBlock:
+    """Checks what a client sent: a block id, and offset/length/BCSID that fit their types."""
+    block_id = sub_message(p, "blockID", field)
+    return KeyBlock(
+        container_block_id_from_proto(
+            sub_message(block_id, "containerBlockID", f"{field}.blockID"), f"{field}.blockID.containerBlockID"
+        ),
+        uint64(p.offset, f"{field}.offset"),
+        uint64(p.length, f"{field}.length"),
+        uint64(block_id.blockCommitSequenceId, f"{field}.blockID.blockCommitSequenceId"),
+        uint64(p.createVersion, f"{field}.createVersion"),
+    )
+
+
+def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
+    return om_pb.KeyInfo(
+        volume=k.volume,
+        bucket=k.bucket,
+        key=k.key,
+        dataSize=k.data_size,
+        creationTime=k.creation_ms,
+        modificationTime=k.modification_ms,
+        locations=[block_to_proto(b) for b in k.blocks] if with_blocks else [],
+        objectID=k.object_id,
+        metadata=dict(k.metadata),
+        tags=dict(k.tags),
+        owner=k.owner,
+        acls=acls_to_proto(k.acls),
+        chargedBytes=k.charged_bytes,
+        **replication_fields(k.replication),
+    )
+
+
+def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
+    return KeyRecord(
+        p.volume,
+        p.bucket,
+        p.key,
+        p.dataSize,
+        p.creationTime,
+        p.modificationTime,
+        stored_replication(p),
+        tuple(
+            KeyBlock(
+                BlockID(x.blockID.containerBlockID.containerID, x.blockID.containerBlockID.localID),
+                x.offset,
+                x.length,
+                x.blockID.blockCommitSequenceId,
+                x.createVersion,
+            )
+            for x in p.locations
+        ),
+        p.objectID,
+        pairs(p.metadata),
+        pairs(p.tags),
+        p.owner,
+        acls_from_proto(p.acls, "acls"),
+        p.chargedBytes,
+    )
+
+
+# ------------------------------------------------------------------ multipart uploads
+def multipart_to_proto(u: MultipartUploadRecord) -> om_pb.MultipartInfo:
+    return om_pb.MultipartInfo(
+        volume=u.volume,
+        bucket=u.bucket,
+        key=u.key,
+        uploadID=u.upload_id,
+        creationTime=u.creation_ms,
+        objectID=u.object_id,
+        metadata=dict(u.metadata),
+        tags=dict(u.tags),
+        parts=[
+            om_pb.PartInfo(partNumber=p.part_number, partName=p.part_name, partKeyInfo=key_to_proto(p.key))
+            for p in u.parts
+        ],
+        owner=u.owner,
+        acls=acls_to_proto(u.acls),
+        **replication_fields(u.replication),
+    )
+
+
+def multipart_from_proto(p: om_pb.MultipartInfo) -> MultipartUploadRecord:
+    return MultipartUploadRecord(
+        p.volume,
+        p.bucket,
+        p.key,
+        p.uploadID,
+        p.creationTime,
+        stored_replication(p),
+        p.objectID,
+        pairs(p.metadata),
+        pairs(p.tags),
+        tuple(PartRecord(x.partNumber, x.partName, key_from_proto(x.partKeyInfo)) for x in p.parts),
+        p.owner,
+        acls_from_proto(p.acls, "acls"),
+    )
+
+
+# ------------------------------------------------------------------ bytes, for the tables
+def encode(message: om_pb.VolumeInfo | om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo) -> bytes:
+    return message.SerializeToString(deterministic=True)
+
+
+@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
+def decode_volume(data: bytes) -> VolumeRecord:
+    """Memoized by value, as decode_bucket."""
+    return volume_from_proto(om_pb.VolumeInfo.FromString(data))
+
+
+@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
+def decode_bucket(data: bytes) -> BucketRecord:
+    """Memoized by value: every key request reads its bucket and volume (often several times), and the
+    records are frozen, so equal bytes may share one."""
+    return bucket_from_proto(om_pb.BucketInfo.FromString(data))
+
+
+def decode_key(data: bytes) -> KeyRecord:
+    return key_from_proto(om_pb.KeyInfo.FromString(data))
+
+
+def decode_key_block_ids(data: bytes) -> tuple[BlockID, ...]:
+    """The block ids of a stored KeyInfo and nothing else: all KeyDeletingService sends SCM of a
+    deletedTable entry (decoding whole records was a twentieth of OM's CPU under omkg, issue 29)."""
+    return tuple(
+        BlockID(x.blockID.containerBlockID.containerID, x.blockID.containerBlockID.localID)
+        for x in om_pb.KeyInfo.FromString(data).locations
+    )
+
+
+def decode_multipart(data: bytes) -> MultipartUploadRecord:
+    return multipart_from_proto(om_pb.MultipartInfo.FromString(data))
+
+
+def encode_s3_secret(access_id: str, secret: str) -> bytes:
+    """An s3SecretTable value (Ozone's S3Secret message)."""
+    return om_pb.S3Secret(kerberosID=access_id, awsSecret=secret).SerializeToString()
+
+
+def decode_s3_secret(data: bytes) -> tuple[str, str]:
+    """The access id and secret of an s3SecretTable value."""
+    proto = om_pb.S3Secret.FromString(data)
+    return proto.kerberosID, proto.awsSecret
