@@ -25,16 +25,34 @@ class EntryKind(enum.Enum):
 
     STATE_MACHINE = "STATE_MACHINE"  # a client request, applied by the state machine
     NOOP = "NOOP"  # a new leader's first entry (Raft paper, section 8), so it can commit its term
+    CONFIGURATION = "CONFIGURATION"  # the group's members from this entry on (the thesis, chapter 4)
+
+
+@dataclass(frozen=True, order=True)
+class TermIndex:
+    """A log position and the term of its entry (Ratis's TermIndex): what a snapshot covers."""
+
+    term: int
+    index: int
 
 
 @dataclass(frozen=True)
 class LogEntry:
-    """One entry of the replicated log: the term it was created in, its index (from 1) and its payload."""
+    """One entry of the replicated log: the term it was created in, its index (from 1) and its payload.
+
+    A STATE_MACHINE entry names the client call it carries (`client_id`, `call_id`: Ratis's
+    StateMachineLogEntryProto), so every member's retry cache knows it; a CONFIGURATION entry carries the
+    members from it on (`peers`) and, during a change, those before (`old_peers`), as Ratis's
+    RaftConfigurationProto."""
 
     term: int
     index: int
     payload: bytes = b""
     kind: EntryKind = EntryKind.STATE_MACHINE
+    client_id: str = ""
+    call_id: int = 0
+    peers: tuple[RaftPeerId, ...] = ()
+    old_peers: tuple[RaftPeerId, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyozone.ratis.messages import ClientCall, LogEntry, Message, RaftPeerId
+from pyozone.ratis.messages import ClientCall, LogEntry, Message, RaftPeerId, TermIndex
 
 
 @dataclass(frozen=True)
@@ -20,13 +20,16 @@ class Send:
 
 @dataclass(frozen=True)
 class Persist:
-    """Make durable, in this order: the current term and vote, then the log from `entries[0].index` on (what
-    was stored at and after that index is replaced). `seq` names it in the `persisted(seq)` report."""
+    """Make durable, in this order: the current term and vote; with `snapshot`, that the log now starts after
+    it (every stored entry is dropped: a snapshot from the leader replaced them); then the log from
+    `entries[0].index` on (what was stored at and after that index is replaced). `seq` names it in the
+    `persisted(seq)` report."""
 
     seq: int
     term: int
     voted_for: RaftPeerId | None
     entries: tuple[LogEntry, ...]
+    snapshot: TermIndex | None = None
 
 
 @dataclass(frozen=True)

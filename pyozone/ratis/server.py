@@ -32,6 +32,7 @@ from pyozone.ratis.messages import (
     RequestVoteReply,
     RequestVoteRequest,
     StartLeaderElectionRequest,
+    TermIndex,
 )
 from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send, TransferDone
 from pyozone.ratis.read_index import ReadIndexReads
@@ -42,13 +43,18 @@ if TYPE_CHECKING:
     from pyozone.hdds.clock import Clock  # the protocol only: the core never loads a clock that reads time
 
 
+_EMPTY_PREFIX = TermIndex(0, 0)
+
+
 @dataclass(frozen=True)
 class PersistentState:
-    """Figure 2's persistent state: what a member restarts from."""
+    """Figure 2's persistent state: what a member restarts from. `snapshot` is the last entry the state
+    machine's latest snapshot covers; `entries` follow it (from index `snapshot.index + 1`)."""
 
     current_term: int = 0
     voted_for: RaftPeerId | None = None
     entries: tuple[LogEntry, ...] = ()
+    snapshot: TermIndex = _EMPTY_PREFIX
 
 
 @dataclass(frozen=True)
