@@ -4,6 +4,12 @@ Each host has its own network stack (so every daemon can use Ozone's default por
 bridge with no uplink, and an /etc/hosts naming all of them (`ip netns exec` mounts /etc/netns/NAME/hosts
 over /etc/hosts). The machine's host name is shared: datanodes get theirs from dfs.datanode.hostname.
 Needs root and CAP_NET_ADMIN; `available()` says whether this machine can.
+
+A partition (`cut`) drops packets silently, as a broken network does: on the sending host's link a `tc`
+u32 filter sends what goes to the other host into a `blackhole` qdisc (no error comes back, open
+connections stall until their own timeouts), so a test sees what a real partition shows, not a refused
+connection. `cut(a, b, one_way=True)` drops only a's packets to b (b's still arrive, a's answers are lost).
+(This kernel has no tc drop action and no prio qdisc: an htb root with a blackholed class does the same.)
 """
 
 from __future__ import annotations
@@ -25,12 +31,18 @@ def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, timeout=10)
 
 
+def _tc(*args: str) -> None:
+    done = subprocess.run(["tc", *args], capture_output=True, timeout=10)
+    if done.returncode != 0:
+        raise RuntimeError(f"tc {' '.join(args)}: {done.stderr.decode().strip()}")
+
+
 def available() -> str | None:
     """None when network namespaces can be made here, else why not."""
     if os.geteuid() != 0:
         return "needs root"
-    if shutil.which("ip") is None:
-        return "needs iproute2 (`ip`)"
+    if shutil.which("ip") is None or shutil.which("tc") is None:
+        return "needs iproute2 (`ip`, `tc`)"
     probe = f"pzprobe{secrets.token_hex(2)}"
     try:
         _ip("netns", "add", probe)
@@ -47,6 +59,9 @@ class Hosts:
     names: list[str]
     tag: str = field(default_factory=lambda: secrets.token_hex(2))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    cuts: set[tuple[str, str]] = field(default_factory=set)
+    shaped: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.net = int(self.tag, 16) % 200 + 20
@@ -74,6 +89,48 @@ class Hosts:
             etc = Path("/etc/netns") / ns
             etc.mkdir(parents=True, exist_ok=True)
             (etc / "hosts").write_text(hosts_file)
+
+    def cut(self, a: str, b: str, one_way: bool = False) -> None:
+        """Drop every packet `a` sends to `b`, and (unless `one_way`) every one `b` sends to `a`."""
+        for src, dst in ((a, b),) if one_way else ((a, b), (b, a)):
+            if (src, dst) in self.cuts:
+                continue
+            self._shape(src)
+            ns, dev = self.ns(src), self._inside(src)
+            _tc(
+                "-n", ns, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                "u32", "match", "ip", "dst", f"{self.address(dst)}/32", "flowid", "1:2",
+            )  # fmt: skip
+            self.cuts.add((src, dst))
+
+    def isolate(self, host: str) -> None:
+        """Cut `host` from every other host."""
+        for other in self.names:
+            if other != host:
+                self.cut(host, other)
+
+    def heal(self) -> None:
+        """Remove every cut."""
+        for src in {src for src, _ in self.cuts}:
+            _tc("-n", self.ns(src), "filter", "del", "dev", self._inside(src), "parent", "1:", "prio", "1")
+        self.cuts.clear()
+
+    def _inside(self, name: str) -> str:
+        return f"pz{self.tag}i{self.names.index(name)}"
+
+    def _shape(self, host: str) -> None:
+        """An htb root whose default class passes everything and whose class 1:2 drops it (once per host)."""
+        if host in self.shaped:
+            return
+        ns, dev = self.ns(host), self._inside(host)
+        _tc("-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1")
+        for classid in ("1:1", "1:2"):
+            _tc(
+                "-n", ns, "class", "add", "dev", dev, "parent", "1:", "classid", classid, "htb",
+                "rate", "10gbit", "quantum", "60000",
+            )  # fmt: skip
+        _tc("-n", ns, "qdisc", "add", "dev", dev, "parent", "1:2", "handle", "20:", "blackhole")
+        self.shaped.add(host)
 
     def command(self, host: str, *args: str) -> list[str]:
         """`python -m pyozone ARGS` as run on `host`."""
