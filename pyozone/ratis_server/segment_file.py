@@ -15,7 +15,7 @@ The names are Ratis's (LogSegmentStartEnd): `log_inprogress_<start>` for the ope
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,13 +170,17 @@ def good_record_after(data: bytes, offset: int) -> int | None:
     return None
 
 
-def describe_entry(entry: LogEntry) -> str:
-    """One line per entry, in the shape of Ratis's LogProtoUtils.toLogEntryString that `ozone debug
-    ratislogparser` prints (`(t:TERM, i:INDEX), BODY...`), with the state machine payload's size."""
+def describe_entry(entry: LogEntry, describe_payload: Callable[[bytes], str] | None = None) -> str:
+    """An entry in the shape of Ratis's LogProtoUtils.toLogEntryString that `ozone debug ratislogparser`
+    prints (`(t:TERM, i:INDEX), BODY...`), with the state machine payload's size; `describe_payload` (the
+    state machine's reading of its bytes, e.g. OM's request) adds Ratis's `State Machine:` line."""
     head = f"(t:{entry.term}, i:{entry.index})"
     if entry.kind is EntryKind.STATE_MACHINE:
         client = entry.client_id or "<empty clientId>"
-        return f"{head}, STATEMACHINELOGENTRY, {client}, cid={entry.call_id}, size={len(entry.payload)}"
+        line = f"{head}, STATEMACHINELOGENTRY, {client}, cid={entry.call_id}, size={len(entry.payload)}"
+        if describe_payload is not None:
+            line += f"\n\t State Machine: {describe_payload(entry.payload)}"
+        return line
     if entry.kind is EntryKind.CONFIGURATION:
         current = ",".join(p.id for p in entry.peers)
         old = ",".join(p.id for p in entry.old_peers)
@@ -184,9 +188,9 @@ def describe_entry(entry: LogEntry) -> str:
     return f"{head}, METADATAENTRY"
 
 
-def dump_segment(path: Path) -> Iterator[str]:
-    """The lines `pyozone debug ratislogparser` prints for one segment file (Ratis's ParseRatisLog): a
-    heading, one line per entry, the counts, and where the file stops being readable, if it does."""
+def dump_segment(path: Path, describe_payload: Callable[[bytes], str] | None = None) -> Iterator[str]:
+    """What `pyozone debug ratislogparser` prints for one segment file (Ratis's ParseRatisLog): a heading,
+    each entry (`describe_entry`), the counts, and where the file stops being readable, if it does."""
     data = path.read_bytes()
     yield f"Processing Raft Log file: {path.resolve()} size:{len(data)}"
     if parse_name(path.name) is None:
@@ -196,7 +200,7 @@ def dump_segment(path: Path) -> Iterator[str]:
     counts = dict.fromkeys(EntryKind, 0)
     for entry in read.entries:
         counts[entry.kind] += 1
-        yield describe_entry(entry)
+        yield describe_entry(entry, describe_payload)
     yield f"Num Total Entries: {len(read.entries)}"
     yield f"Num Conf Entries: {counts[EntryKind.CONFIGURATION]}"
     yield f"Num Metadata Entries: {counts[EntryKind.NOOP]}"

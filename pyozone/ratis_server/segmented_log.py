@@ -120,7 +120,8 @@ class SegmentedRaftLog:
     def load(self) -> PersistentState:
         """Reads `raft-meta` and every segment, checking each record's checksum and that the indexes
         follow on from the snapshot without a gap. A record the crash tore at the end of the open segment
-        is cut off (with a warning); any other damage raises RaftLogCorruptError."""
+        is cut off (with a warning); any other damage raises RaftLogCorruptError. Every entry is read into
+        memory (the core keeps its whole log there: a known cost, bounded by snapshots and purges)."""
         with self._lock:
             self._dir.mkdir(parents=True, exist_ok=True)
             self._take_lock()
@@ -137,6 +138,8 @@ class SegmentedRaftLog:
             return PersistentState(meta.term, meta.voted_for, tuple(entries), meta.snapshot)
 
     def write(self, persist: Persist) -> None:
+        """Carries out one Persist in the page cache (a reset durably, see the module's docstring). An
+        OSError (a full disk) leaves the files behind the bookkeeping: the member must stop."""
         with self._lock:
             if self._lock_fd is None:
                 raise RuntimeError(f"{self._group_dir}: the log is written before it was loaded")

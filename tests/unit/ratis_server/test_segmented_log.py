@@ -18,6 +18,7 @@ from pyozone.protocol.raft import entry_from_bytes
 from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis.server import PersistentState
+from pyozone.ratis_server import segmented_log
 from pyozone.ratis_server.raft_meta import read_meta
 from pyozone.ratis_server.segment_file import HEADER, dump_segment, encode_record, parse_name
 from pyozone.ratis_server.segmented_log import RaftLogCorruptError, SegmentedRaftLog, repair_log
@@ -166,6 +167,54 @@ def test_purge_keeps_the_open_segment(tmp_path: Path) -> None:
     storage.purge(5)
     assert segment_names(group) == ["log_inprogress_1"]
     storage.close()
+
+
+def test_a_crash_between_a_resets_deletions_and_its_raft_meta_leaves_a_loadable_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old segments go first, durably, then raft-meta names the snapshot: a crash in between leaves
+    the old term and vote with an empty log (never old entries after the new snapshot)."""
+    group = tmp_path / "g"
+    storage, _ = opened(group)
+    storage.write(persist(1, A, entries(1, 1, 20)))
+    storage.flush()
+
+    def crash(directory: Path, meta: object) -> None:
+        raise OSError("killed")
+
+    monkeypatch.setattr(segmented_log, "write_meta", crash)
+    with pytest.raises(OSError, match="killed"):
+        storage.write(persist(3, B, entries(3, 31, 32), snapshot=TermIndex(3, 30)))
+    monkeypatch.undo()
+    assert reopen(storage, group) == PersistentState(1, A)
+
+
+def test_segments_a_purge_left_behind_are_deleted_at_load(tmp_path: Path) -> None:
+    """raft-meta records the new start before the segments go: a crash leaves only covered segments."""
+    group = tmp_path / "g"
+    storage, _ = opened(group)
+    storage.write(persist(1, A, entries(1, 1, 20)))
+    storage.flush()
+    first = group / "current" / segment_names(group)[0]
+    kept = first.read_bytes()
+    end = int(first.name.split("-")[1])
+    storage.purge(end)
+    first.write_bytes(kept)  # its deletion never reached the disk
+    state = reopen(storage, group)
+    assert (state.snapshot, state.entries) == (TermIndex(1, end), entries(1, end + 1, 20))
+    assert not first.exists()
+
+
+def test_raft_meta_is_replaced_atomically(tmp_path: Path) -> None:
+    group = tmp_path / "g"
+    storage, _ = opened(group)
+    storage.write(persist(5, B))
+    storage.flush()
+    (group / "current" / "raft-meta.tmp").write_text("term=9\nvot")  # a write a crash cut short
+    assert reopen(storage, group) == PersistentState(5, B)
+    (group / "current" / "raft-meta").write_text("term=five\nvotedFor=\n")
+    with pytest.raises(StoreError, match="raft-meta: cannot read the term and vote"):
+        SegmentedRaftLog(group).load()
 
 
 def test_a_process_killed_before_the_flush_keeps_what_it_wrote(tmp_path: Path) -> None:
@@ -441,5 +490,10 @@ def test_dump_prints_each_entry_in_ratis_log_parser_shape(tmp_path: Path) -> Non
         "Num Metadata Entries: 1",
         "Num StateMachineEntries Entries: 1",
     ]
+    described = list(dump_segment(path, describe_payload=lambda payload: f"CreateKey {payload!r}"))
+    assert (
+        described[3]
+        == "(t:2, i:3), STATEMACHINELOGENTRY, client-7, cid=11, size=3\n\t State Machine: CreateKey b'abc'"
+    )
     flip(path, path.stat().st_size - 2)
     assert list(dump_segment(path))[-1].startswith("Damaged at offset ")
