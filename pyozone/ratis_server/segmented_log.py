@@ -15,7 +15,10 @@ writes are durable at once, because their order against the segments matters: a 
 the leader (`Persist.snapshot`: the old segments are deleted, newest first, the directory fsynced, then
 `raft-meta` records the snapshot, so a crash leaves a prefix of the old log or the reset, never old entries
 after the new snapshot), and `purge` (`raft-meta` records where the log now starts before the segments go,
-so a crash leaves only segments the snapshot covers, which `load` deletes). Both are rare.
+so a crash leaves only segments the snapshot covers, which `load` deletes). Both are rare. A truncation
+deletes segments newest first and renames before it cuts, so every crash point leaves a prefix of the log;
+after a power loss this relies on the file system keeping directory operations in order (ext4 and xfs
+journal them so).
 
 The term and vote are written by `flush`, so entries of a later term may reach the disk (a flush syncs a
 whole file) before the `raft-meta` naming that term: `load` then takes the last entry's term, with no vote
