@@ -2,6 +2,10 @@
 
 The DB is opened read-only, so this works on the scm.db of a running SCM.
 
+`pyozone debug ratislogparser generic -s SEGMENT`: print a Raft log segment's entries, as Ozone's `ozone debug
+ratislogparser` (seed 001); `om` and `scm`, which also decode their state machines' entries, come with OM
+and SCM high availability.
+
 `pyozone debug rm-scenario FILE.json|DIR ...`: run Replication Manager scenario files (the JSON format of
 Ozone's TestReplicationManagerScenarios, spec 19) through a real Replication Manager; PASS/FAIL per
 scenario with the differences; exit 1 if any fails, 2 if a file is malformed.
@@ -18,6 +22,7 @@ from typing import Any
 
 from pyozone.common.cli_options import CLIError, given_path
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError, list_column_families
+from pyozone.ratis_server.segment_file import dump_segment
 
 INT_KEY_FAMILIES = frozenset({"containers", "deletedBlocks"})
 """Families keyed by 8-byte big-endian ids (container ids, deleted-block transaction ids)."""
@@ -59,6 +64,33 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "paths", nargs="+", type=Path, metavar="FILE.json", help="scenario files, or directories of them"
     )
     scenario.set_defaults(func=run_rm_scenario)
+    parser = tools.add_parser(
+        "ratislogparser",
+        allow_abbrev=False,
+        help="print the entries of a Raft log segment",
+        description="Print the entries of a Raft log segment file (log_inprogress_N or log_N-M).",
+    )
+    kinds = parser.add_subparsers(dest="ratislog_kind", metavar="KIND", required=True)
+    generic = kinds.add_parser(
+        "generic", allow_abbrev=False, help="any group's log: entries without their state machine's meaning"
+    )
+    generic.add_argument(
+        "-s", "--segment-path", "--segmentPath", dest="segment", required=True, metavar="SEGMENT",
+        help="the segment file, e.g. <ratis dir>/<group id>/current/log_inprogress_1",
+    )  # fmt: skip
+    generic.set_defaults(func=run_ratislogparser)
+
+
+def run_ratislogparser(args: argparse.Namespace) -> int:
+    path = Path(str(given_path(args.segment, "--segment-path")))
+    if not path.is_file():
+        raise CLIError(f"{path}: no such segment file")
+    try:
+        for line in dump_segment(path):
+            print(line)
+    except OSError as e:
+        raise CLIError(f"{path}: {e}") from None
+    return 0
 
 
 def _positive_int(text: str) -> int:

@@ -1,6 +1,9 @@
 """`pyozone repair db --db PATH [--skip-corrupted-records]`: salvage a RocksDB that will not open because
 its write-ahead log is corrupt (Ozone's `ozone repair`).
 
+`pyozone repair ratislog --dir GROUP_DIR`: cut a Raft member's log at its first damage, so the member
+starts again (pyozone/ratis_server/segmented_log.py `repair_log`, which says what that risks).
+
 Every daemon refuses a database whose log is damaged anywhere but its torn last record, since opening it
 would silently drop acknowledged writes (pyozone/hdds/store/rocksdb.py). This is the operator's explicit
 choice to accept that loss: the log is replayed up to its first damaged record (point-in-time recovery),
@@ -18,6 +21,7 @@ from rocksdict import DBRecoveryMode
 
 from pyozone.common.cli_options import CLIError, given_path
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError, is_rocksdb
+from pyozone.ratis_server.segmented_log import CURRENT_DIR, repair_log
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -39,6 +43,19 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="replay past every damaged record instead of stopping at the first one",
     )
     db.set_defaults(func=run_db)
+    ratislog = tools.add_parser(
+        "ratislog",
+        allow_abbrev=False,
+        help="cut a Raft member's damaged log at its first damage",
+        description="Cut a Raft member's log at its first damaged record and delete the segments after "
+        "it, so the member starts again. Stop the member first. The member gets the entries after the "
+        "damage back from the leader, but it may have counted in a majority for them: deleting the "
+        "member's log and letting the leader send a snapshot is the safe way out.",
+    )
+    ratislog.add_argument(
+        "--dir", required=True, metavar="GROUP_DIR", help="the member's group directory (holds current/)"
+    )
+    ratislog.set_defaults(func=run_ratislog)
 
 
 def run_db(args: argparse.Namespace) -> int:
@@ -61,4 +78,17 @@ def run_db(args: argparse.Namespace) -> int:
     print(f"{path}: write-ahead log replayed {how}, and flushed; the database opens normally again.")
     for cf, n in counts.items():
         print(f"  {cf}: {n} keys")
+    return 0
+
+
+def run_ratislog(args: argparse.Namespace) -> int:
+    group_dir = Path(str(given_path(args.dir, "--dir")))
+    if not (group_dir / CURRENT_DIR).is_dir():
+        raise CLIError(f"{group_dir}: not a Raft member's group directory (no {CURRENT_DIR}/ in it)")
+    try:
+        done = repair_log(group_dir)
+    except (StoreError, OSError) as e:
+        raise CLIError(str(e)) from None
+    for line in done:
+        print(line)
     return 0
