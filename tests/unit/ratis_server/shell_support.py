@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import random
+import socket
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from pyozone.cluster.layout import free_ports
+from pyozone.cluster.layout import PORT_RANGE_VARIABLE, free_ports
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
@@ -26,6 +29,31 @@ from tests.polling import wait_for_async
 GROUP_ID = "omServiceIdDefault"
 # Election timeouts long enough for a loaded two-core machine, short enough for quick tests.
 SETTINGS = RaftSettings(rpc_timeout_min_ms=300, rpc_timeout_max_ms=600)
+
+
+def ports_of(n: int) -> list[int]:
+    """Ports free now from PYOZONE_PORT_RANGE (LOW-HIGH) when it is set, however narrow (free_ports asks
+    the kernel below 1000 ports), held together so no two are the same."""
+    raw = os.environ.get(PORT_RANGE_VARIABLE)
+    if not raw:
+        return free_ports(n)
+    low, high = (int(p) for p in raw.split("-"))
+    taken: list[socket.socket] = []
+    try:
+        for port in random.sample(range(low, high), high - low):
+            if len(taken) == n:
+                break
+            s = socket.socket()
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                s.close()
+                continue
+            taken.append(s)
+        return [s.getsockname()[1] for s in taken]
+    finally:
+        for s in taken:
+            s.close()
 
 
 class MemoryStorage:
@@ -108,7 +136,7 @@ class Group:
     def __init__(
         self, size: int = 3, tls: dict[str, TlsStore] | None = None, group_id: str = GROUP_ID
     ) -> None:
-        ports = free_ports(size)
+        ports = ports_of(size)
         ids = [RaftPeerId(f"om{i + 1}") for i in range(size)]
         self.group = RaftGroup(
             group_id, tuple(RaftPeer(i, HostPort("127.0.0.1", p)) for i, p in zip(ids, ports, strict=True))

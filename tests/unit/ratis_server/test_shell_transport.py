@@ -8,12 +8,12 @@ import asyncio
 
 import pytest
 
-from pyozone.cluster.layout import free_ports
 from pyozone.common.net import HostPort
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.ratis.messages import AppendEntriesRequest, RaftPeerId, RequestVoteReply
 from pyozone.ratis_server.transport import PeerSender, RaftGroup, RaftPeer
 from tests.polling import wait_for_async
+from tests.unit.ratis_server.shell_support import ports_of
 
 ME = RaftPeerId("om1")
 
@@ -24,7 +24,7 @@ def append(call_id: int) -> AppendEntriesRequest:
 
 def test_a_full_queue_drops_its_oldest_append_first() -> None:
     async def scenario() -> None:
-        (port,) = free_ports(1)  # nobody listens there: every call fails
+        (port,) = ports_of(1)  # nobody listens there: every call fails
         peer = RaftPeer(RaftPeerId("om2"), HostPort("127.0.0.1", port))
         sender = PeerSender("g", peer, None, CertRole.OM, 1 << 20, queue_messages=3)
         vote = RequestVoteReply(ME, 1, True, False)
