@@ -376,6 +376,10 @@ class RaftMember:
                     f"{named} may not send Raft messages to group {group.group_id}: "
                     f"{self._role.name} certificates only",
                 )
+        senders = {e.sender for e in envelopes}
+        if len(senders) > 1:
+            named = ", ".join(sorted(p.id for p in senders))
+            return rpc.StatusCode.INVALID_ARGUMENT, f"one call speaks for one member, not for {named}"
         for envelope in envelopes:
             if envelope.group_id != group.group_id:
                 return (

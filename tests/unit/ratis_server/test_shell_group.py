@@ -158,6 +158,22 @@ def test_writes_during_a_flush_go_in_the_next_one() -> None:
     run(scenario())
 
 
+def test_a_state_machine_error_is_the_entry_s_result_on_every_member() -> None:
+    """An entry the state machine fails on (a payload it cannot read) is answered with that error; every
+    member applied it alike, and the group goes on."""
+
+    async def scenario() -> None:
+        async with running_group() as group:
+            leader = await group.leader()
+            with pytest.raises(ValueError):  # json's JSONDecodeError
+                await leader.submit(b"not json", "c", 1)
+            index = await leader.submit(put("k", "v"), "c", 2)
+            await group.applied_everywhere(index)
+            assert all(n.machine.values == {"k": "v"} for n in group.nodes.values())
+
+    run(scenario())
+
+
 def test_a_request_above_the_append_limit_is_refused() -> None:
     async def scenario() -> None:
         async with running_group(size=1) as group:

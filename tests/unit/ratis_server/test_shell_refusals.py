@@ -95,6 +95,18 @@ def test_a_message_for_another_member_is_refused() -> None:
     assert code is rpc.StatusCode.FAILED_PRECONDITION and f"reached {target.me}" in details
 
 
+def test_a_call_speaking_for_two_members_is_refused() -> None:
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        target = await follower(group, not_named="om1")
+        other = next(p.id for p in group.nodes if p not in (target.me, RaftPeerId("om1")))
+        request = evil_append("om1", target.me)
+        request.messages.extend(evil_append(other, target.me).messages)
+        return await refused(group, target, request)
+
+    code, details, _ = run(scenario)
+    assert code is rpc.StatusCode.INVALID_ARGUMENT and "one call speaks for one member" in details
+
+
 def test_a_damaged_message_is_refused() -> None:
     """Entries that do not follow their previous entry (what the core's log takes for granted)."""
 
