@@ -182,6 +182,7 @@ class RaftMember:
         self._match: dict[RaftPeerId, int] = {}
         self._match_term = 0
         self.running = False
+        self._stopped = False
         self._failed: asyncio.Task[None] | None = None
         """The stop a storage failure started."""
 
@@ -210,7 +211,10 @@ class RaftMember:
 
     async def stop(self) -> None:
         """Stops taking messages and calls, answers every waiting caller (NotLeaderError: try another
-        member), lets a flush under way finish, and leaves no task behind."""
+        member), lets a flush under way finish, and leaves no task behind. A second stop does nothing."""
+        if self._core is None or self._stopped:
+            return
+        self._stopped = True
         self.running = False
         if self._timer is not None:
             self._timer.cancel()

@@ -120,6 +120,7 @@ def test_stop_answers_waiting_callers_and_leaves_no_task() -> None:
         peer = next(iter(group.nodes))
         member = await group.start(peer)
         await group.leader()
+        await wait_for_async(lambda: member.status().applied_index == 1, 5, "the leader's no-op applied")
         storage = group.nodes[peer].storage
         storage.hold = threading.Event()
         begun = storage.flushes_begun
@@ -143,6 +144,7 @@ def test_writes_during_a_flush_go_in_the_next_one() -> None:
         peer = next(iter(group.nodes))
         member = await group.start(peer)
         await group.leader()
+        await wait_for_async(lambda: member.status().applied_index == 1, 5, "the leader's no-op applied")
         storage = group.nodes[peer].storage
         storage.hold = threading.Event()
         before = storage.flushes_begun
