@@ -160,6 +160,29 @@ def test_writes_during_a_flush_go_in_the_next_one() -> None:
     run(scenario())
 
 
+def test_a_failing_disk_stops_the_member_and_answers_its_callers() -> None:
+    """A flush that fails (the disk) stops the member, as Ratis terminates a server whose log fails: the
+    write waiting for it is answered NotLeaderError (the client tries another member)."""
+
+    async def scenario() -> None:
+        group = Group(size=1)
+        peer = next(iter(group.nodes))
+        member = await group.start(peer)
+        await group.leader()
+        await wait_for_async(lambda: member.status().applied_index == 1, 5, "the leader's no-op applied")
+
+        def broken() -> None:
+            raise OSError("EIO")
+
+        group.nodes[peer].storage.flush = broken  # type: ignore[method-assign]
+        with pytest.raises(NotLeaderError):
+            await member.submit(put("k", "v"), "c", 1)
+        assert not member.running
+        await group.stop(peer)
+
+    run(scenario())
+
+
 def test_a_state_machine_error_is_the_entry_s_result_on_every_member() -> None:
     """An entry the state machine fails on (a payload it cannot read) is answered with that error; every
     member applied it alike, and the group goes on."""
