@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12pyozone/Raft.proto\x12\x0cpyozone.raft\"-\n\x0eTermIndexProto\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05index\x18\x02 \x01(\x04\"N\n\x19StateMachineLogEntryProto\x12\x0f\n\x07logData\x18\x01 \x01(\x0c\x12\x10\n\x08\x63lientId\x18\x02 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x03 \x01(\x04\"9\n\x16RaftConfigurationProto\x12\r\n\x05peers\x18\x01 \x03(\t\x12\x10\n\x08oldPeers\x18\x02 \x03(\t\"\x0f\n\rMetadataProto\"\xff\x01\n\rLogEntryProto\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05index\x18\x02 \x01(\x04\x12G\n\x14stateMachineLogEntry\x18\x03 \x01(\x0b\x32\'.pyozone.raft.StateMachineLogEntryProtoH\x00\x12\x42\n\x12\x63onfigurationEntry\x18\x04 \x01(\x0b\x32$.pyozone.raft.RaftConfigurationProtoH\x00\x12\x34\n\rmetadataEntry\x18\x05 \x01(\x0b\x32\x1b.pyozone.raft.MetadataProtoH\x00\x42\x0e\n\x0cLogEntryBodyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12pyozone/Raft.proto\x12\x0cpyozone.raft\"-\n\x0eTermIndexProto\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05index\x18\x02 \x01(\x04\"N\n\x19StateMachineLogEntryProto\x12\x0f\n\x07logData\x18\x01 \x01(\x0c\x12\x10\n\x08\x63lientId\x18\x02 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x03 \x01(\x04\"9\n\x16RaftConfigurationProto\x12\r\n\x05peers\x18\x01 \x03(\t\x12\x10\n\x08oldPeers\x18\x02 \x03(\t\"\x0f\n\rMetadataProto\"\xff\x01\n\rLogEntryProto\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05index\x18\x02 \x01(\x04\x12G\n\x14stateMachineLogEntry\x18\x03 \x01(\x0b\x32\'.pyozone.raft.StateMachineLogEntryProtoH\x00\x12\x42\n\x12\x63onfigurationEntry\x18\x04 \x01(\x0b\x32$.pyozone.raft.RaftConfigurationProtoH\x00\x12\x34\n\rmetadataEntry\x18\x05 \x01(\x0b\x32\x1b.pyozone.raft.MetadataProtoH\x00\x42\x0e\n\x0cLogEntryBody\"\\\n\x13RaftRpcRequestProto\x12\x13\n\x0brequestorId\x18\x01 \x01(\t\x12\x0f\n\x07replyId\x18\x02 \x01(\t\x12\x0f\n\x07groupId\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x04 \x01(\x04\"k\n\x11RaftRpcReplyProto\x12\x13\n\x0brequestorId\x18\x01 \x01(\t\x12\x0f\n\x07replyId\x18\x02 \x01(\t\x12\x0f\n\x07groupId\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x04 \x01(\x04\x12\x0f\n\x07success\x18\x05 \x01(\x08\"\xb5\x01\n\x17RequestVoteRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x15\n\rcandidateTerm\x18\x02 \x01(\x04\x12\x38\n\x12\x63\x61ndidateLastEntry\x18\x03 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\x12\x0f\n\x07preVote\x18\x04 \x01(\x08\"l\n\x15RequestVoteReplyProto\x12\x34\n\x0bserverReply\x18\x01 \x01(\x0b\x32\x1f.pyozone.raft.RaftRpcReplyProto\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\x0f\n\x07preVote\x18\x03 \x01(\x08\"\xe0\x01\n\x19\x41ppendEntriesRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x12\n\nleaderTerm\x18\x02 \x01(\x04\x12\x31\n\x0bpreviousLog\x18\x03 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\x12,\n\x07\x65ntries\x18\x04 \x03(\x0b\x32\x1b.pyozone.raft.LogEntryProto\x12\x14\n\x0cleaderCommit\x18\x05 \x01(\x04\"\x88\x02\n\x17\x41ppendEntriesReplyProto\x12\x34\n\x0bserverReply\x18\x01 \x01(\x0b\x32\x1f.pyozone.raft.RaftRpcReplyProto\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\x11\n\tnextIndex\x18\x03 \x01(\x04\x12\x42\n\x06result\x18\x04 \x01(\x0e\x32\x32.pyozone.raft.AppendEntriesReplyProto.AppendResult\x12\x12\n\nmatchIndex\x18\x05 \x01(\x04\">\n\x0c\x41ppendResult\x12\x0b\n\x07SUCCESS\x10\x00\x12\x0e\n\nNOT_LEADER\x10\x01\x12\x11\n\rINCONSISTENCY\x10\x02\"\x92\x01\n\x1fStartLeaderElectionRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x35\n\x0fleaderLastEntry\x18\x02 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\"\xf7\x02\n\x16RaftServerMessageProto\x12<\n\x0brequestVote\x18\x01 \x01(\x0b\x32%.pyozone.raft.RequestVoteRequestProtoH\x00\x12?\n\x10requestVoteReply\x18\x02 \x01(\x0b\x32#.pyozone.raft.RequestVoteReplyProtoH\x00\x12@\n\rappendEntries\x18\x03 \x01(\x0b\x32\'.pyozone.raft.AppendEntriesRequestProtoH\x00\x12\x43\n\x12\x61ppendEntriesReply\x18\x04 \x01(\x0b\x32%.pyozone.raft.AppendEntriesReplyProtoH\x00\x12L\n\x13startLeaderElection\x18\x05 \x01(\x0b\x32-.pyozone.raft.StartLeaderElectionRequestProtoH\x00\x42\t\n\x07Message\"Q\n\x17RaftServerMessagesProto\x12\x36\n\x08messages\x18\x01 \x03(\x0b\x32$.pyozone.raft.RaftServerMessageProto\"\x1c\n\x1aRaftServerMessagesAckProto2w\n\x19RaftServerProtocolService\x12Z\n\x07\x64\x65liver\x12%.pyozone.raft.RaftServerMessagesProto\x1a(.pyozone.raft.RaftServerMessagesAckProtob\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,4 +41,28 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_METADATAPROTO']._serialized_end=237
   _globals['_LOGENTRYPROTO']._serialized_start=240
   _globals['_LOGENTRYPROTO']._serialized_end=495
+  _globals['_RAFTRPCREQUESTPROTO']._serialized_start=497
+  _globals['_RAFTRPCREQUESTPROTO']._serialized_end=589
+  _globals['_RAFTRPCREPLYPROTO']._serialized_start=591
+  _globals['_RAFTRPCREPLYPROTO']._serialized_end=698
+  _globals['_REQUESTVOTEREQUESTPROTO']._serialized_start=701
+  _globals['_REQUESTVOTEREQUESTPROTO']._serialized_end=882
+  _globals['_REQUESTVOTEREPLYPROTO']._serialized_start=884
+  _globals['_REQUESTVOTEREPLYPROTO']._serialized_end=992
+  _globals['_APPENDENTRIESREQUESTPROTO']._serialized_start=995
+  _globals['_APPENDENTRIESREQUESTPROTO']._serialized_end=1219
+  _globals['_APPENDENTRIESREPLYPROTO']._serialized_start=1222
+  _globals['_APPENDENTRIESREPLYPROTO']._serialized_end=1486
+  _globals['_APPENDENTRIESREPLYPROTO_APPENDRESULT']._serialized_start=1424
+  _globals['_APPENDENTRIESREPLYPROTO_APPENDRESULT']._serialized_end=1486
+  _globals['_STARTLEADERELECTIONREQUESTPROTO']._serialized_start=1489
+  _globals['_STARTLEADERELECTIONREQUESTPROTO']._serialized_end=1635
+  _globals['_RAFTSERVERMESSAGEPROTO']._serialized_start=1638
+  _globals['_RAFTSERVERMESSAGEPROTO']._serialized_end=2013
+  _globals['_RAFTSERVERMESSAGESPROTO']._serialized_start=2015
+  _globals['_RAFTSERVERMESSAGESPROTO']._serialized_end=2096
+  _globals['_RAFTSERVERMESSAGESACKPROTO']._serialized_start=2098
+  _globals['_RAFTSERVERMESSAGESACKPROTO']._serialized_end=2126
+  _globals['_RAFTSERVERPROTOCOLSERVICE']._serialized_start=2128
+  _globals['_RAFTSERVERPROTOCOLSERVICE']._serialized_end=2247
 # @@protoc_insertion_point(module_scope)

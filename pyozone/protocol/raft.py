@@ -1,14 +1,32 @@
 """The Raft core's records on disk and on the wire (proto/pyozone/Raft.proto, named after Ratis's Raft.proto).
 
 A log entry is stored and sent as a LogEntryProto: the state machine's bytes with the client call they came
-in, a configuration, or a new leader's no-op.
+in, a configuration, or a new leader's no-op. The members' messages travel as RaftServerMessageProto, each
+with a header naming its group, its sender and its receiver (`RaftEnvelope`); whatever a peer sends is
+either read into a well-formed core message or refused with ProtocolError, so no damaged message reaches the
+core.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import Raft_pb2 as pb
-from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId
+from pyozone.ratis.messages import (
+    AppendEntriesReply,
+    AppendEntriesRequest,
+    AppendResult,
+    EntryKind,
+    LogEntry,
+    Message,
+    RaftPeerId,
+    RequestVoteReply,
+    RequestVoteRequest,
+    StartLeaderElectionRequest,
+)
 
 
 def entry_to_proto(entry: LogEntry) -> pb.LogEntryProto:
@@ -44,7 +62,7 @@ def entry_from_proto(message: pb.LogEntryProto) -> LogEntry:
         )
     if body == "metadataEntry":
         return LogEntry(message.term, message.index, kind=EntryKind.NOOP)
-    raise ProtocolError(f"log entry {message.index} of term {message.term} carries no body")
+    raise ProtocolError("LogEntryBody", f"log entry {message.index} of term {message.term} carries no body")
 
 
 def entry_to_bytes(entry: LogEntry) -> bytes:
@@ -57,5 +75,169 @@ def entry_from_bytes(data: bytes) -> LogEntry:
     try:
         message.ParseFromString(data)
     except Exception as error:  # protobuf's DecodeError
-        raise ProtocolError(f"a damaged log entry: {error}") from error
+        raise ProtocolError("LogEntryProto", f"a damaged log entry: {error}") from error
     return entry_from_proto(message)
+
+
+@dataclass(frozen=True)
+class RaftEnvelope:
+    """A member's message with what its header says: the group, who sent it and to whom."""
+
+    group_id: str
+    sender: RaftPeerId
+    receiver: RaftPeerId
+    message: Message
+
+
+_RESULTS = {
+    AppendResult.SUCCESS: pb.AppendEntriesReplyProto.SUCCESS,
+    AppendResult.NOT_LEADER: pb.AppendEntriesReplyProto.NOT_LEADER,
+    AppendResult.INCONSISTENCY: pb.AppendEntriesReplyProto.INCONSISTENCY,
+}
+_RESULTS_BACK = {number: result for result, number in _RESULTS.items()}
+
+
+def _request(
+    group_id: str, sender: RaftPeerId, receiver: RaftPeerId, call_id: int = 0
+) -> pb.RaftRpcRequestProto:
+    return pb.RaftRpcRequestProto(
+        requestorId=sender.id, replyId=receiver.id, groupId=group_id, callId=call_id
+    )
+
+
+def _reply(
+    group_id: str, sender: RaftPeerId, receiver: RaftPeerId, call_id: int, success: bool
+) -> pb.RaftRpcReplyProto:
+    """A reply's requestor is the member that asked (its receiver), its replier the one answering."""
+    return pb.RaftRpcReplyProto(
+        requestorId=receiver.id, replyId=sender.id, groupId=group_id, callId=call_id, success=success
+    )
+
+
+def message_to_proto(group_id: str, receiver: RaftPeerId, message: Message) -> pb.RaftServerMessageProto:
+    """`message` of the core, sent to `receiver` in group `group_id` (its sender is the one it names)."""
+    out = pb.RaftServerMessageProto()
+    if isinstance(message, RequestVoteRequest):
+        body = out.requestVote
+        body.serverRequest.CopyFrom(_request(group_id, message.candidate_id, receiver))
+        body.candidateTerm = message.candidate_term
+        body.candidateLastEntry.term = message.last_log_term
+        body.candidateLastEntry.index = message.last_log_index
+        body.preVote = message.pre_vote
+    elif isinstance(message, RequestVoteReply):
+        vote = out.requestVoteReply
+        vote.serverReply.CopyFrom(_reply(group_id, message.voter_id, receiver, 0, message.granted))
+        vote.term = message.term
+        vote.preVote = message.pre_vote
+    elif isinstance(message, AppendEntriesRequest):
+        append = out.appendEntries
+        append.serverRequest.CopyFrom(_request(group_id, message.leader_id, receiver, message.call_id))
+        append.leaderTerm = message.leader_term
+        append.previousLog.term = message.previous_term
+        append.previousLog.index = message.previous_index
+        append.entries.extend(entry_to_proto(e) for e in message.entries)
+        append.leaderCommit = message.leader_commit
+    elif isinstance(message, AppendEntriesReply):
+        answer = out.appendEntriesReply
+        success = message.result is AppendResult.SUCCESS
+        answer.serverReply.CopyFrom(_reply(group_id, message.follower_id, receiver, message.call_id, success))
+        answer.term = message.term
+        answer.nextIndex = message.next_index
+        answer.result = _RESULTS[message.result]
+        answer.matchIndex = message.match_index
+    else:
+        start = out.startLeaderElection
+        start.serverRequest.CopyFrom(_request(group_id, message.leader_id, receiver))
+        start.leaderLastEntry.term = message.leader_term
+        start.leaderLastEntry.index = message.leader_last_index
+    return out
+
+
+def _peer(value: str, field: str) -> RaftPeerId:
+    if not value:
+        raise ProtocolError(field, "a Raft message without its sender or receiver")
+    return RaftPeerId(value)
+
+
+def _entries(append: pb.AppendEntriesRequestProto) -> tuple[LogEntry, ...]:
+    """The entries, refused unless they follow the previous entry one by one, in terms that never go back
+    and none above the leader's (what the core's log takes for granted)."""
+    entries = tuple(entry_from_proto(e) for e in append.entries)
+    index, term = append.previousLog.index, append.previousLog.term
+    for entry in entries:
+        if entry.index != index + 1 or entry.term < term or entry.term > append.leaderTerm:
+            raise ProtocolError(
+                "appendEntries.entries",
+                f"an append whose entry ({entry.term}, {entry.index}) does not follow ({term}, {index}) "
+                f"in leader term {append.leaderTerm}",
+            )
+        index, term = entry.index, entry.term
+    return entries
+
+
+def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
+    """The core's message and its header; ProtocolError when any part is missing or inconsistent."""
+    kind = message.WhichOneof("Message")
+    if kind in ("requestVote", "appendEntries", "startLeaderElection"):
+        body = getattr(message, kind)
+        if not body.HasField("serverRequest"):
+            raise ProtocolError(kind, "a message without its header")
+        head = body.serverRequest
+        sender = _peer(head.requestorId, f"{kind}.serverRequest.requestorId")
+        receiver = _peer(head.replyId, f"{kind}.serverRequest.replyId")
+        core: Message
+        if kind == "requestVote":
+            last = body.candidateLastEntry
+            core = RequestVoteRequest(sender, body.candidateTerm, last.term, last.index, body.preVote)
+        elif kind == "appendEntries":
+            previous = body.previousLog
+            core = AppendEntriesRequest(
+                sender,
+                body.leaderTerm,
+                previous.index,
+                previous.term,
+                _entries(body),
+                body.leaderCommit,
+                head.callId,
+            )
+        else:
+            core = StartLeaderElectionRequest(sender, body.leaderLastEntry.term, body.leaderLastEntry.index)
+        return RaftEnvelope(head.groupId, sender, receiver, core)
+    if kind in ("requestVoteReply", "appendEntriesReply"):
+        body = getattr(message, kind)
+        if not body.HasField("serverReply"):
+            raise ProtocolError(kind, "a message without its header")
+        head = body.serverReply
+        sender = _peer(head.replyId, f"{kind}.serverReply.replyId")
+        receiver = _peer(head.requestorId, f"{kind}.serverReply.requestorId")
+        if kind == "requestVoteReply":
+            core = RequestVoteReply(sender, body.term, head.success, body.preVote)
+        else:
+            result = _RESULTS_BACK.get(body.result)
+            if result is None:
+                raise ProtocolError(f"{kind}.result", f"an unknown result {body.result}")
+            core = AppendEntriesReply(sender, body.term, result, body.matchIndex, body.nextIndex, head.callId)
+        return RaftEnvelope(head.groupId, sender, receiver, core)
+    raise ProtocolError("Message", "a Raft message that carries no message")
+
+
+def messages_to_proto(
+    group_id: str, receiver: RaftPeerId, messages: list[Message]
+) -> pb.RaftServerMessagesProto:
+    return pb.RaftServerMessagesProto(messages=[message_to_proto(group_id, receiver, m) for m in messages])
+
+
+def messages_from_proto(batch: pb.RaftServerMessagesProto) -> list[RaftEnvelope]:
+    """Every message of a batch, or ProtocolError for the first that is not well formed (then none is
+    taken: a member refuses the whole batch)."""
+    return [message_from_proto(m) for m in batch.messages]
+
+
+def messages_from_bytes(data: bytes) -> list[RaftEnvelope]:
+    """A batch as it came off the wire; damaged or truncated bytes raise ProtocolError."""
+    batch = pb.RaftServerMessagesProto()
+    try:
+        batch.ParseFromString(data)
+    except (DecodeError, ValueError) as error:  # ValueError: bad UTF-8 in a string field
+        raise ProtocolError("RaftServerMessagesProto", f"a damaged Raft message: {error}") from error
+    return messages_from_proto(batch)

@@ -1,0 +1,159 @@
+"""The members' connections (the role of Ratis's GrpcService and its GrpcServerProtocolClient): the core's
+messages to each peer over pyozone.rpc, one-way, and the group's table of who is where.
+
+Every message is one-way: a reply is a message of its own, sent back as its own call, and a call returns
+as soon as the receiver has taken its messages in (the core matches replies by their call ids). So no call
+waits on the receiving core, and a slow or dead peer holds up only its own `PeerSender`: one task and one
+channel per peer, sending what was queued for it since its last call as one batch. The queue is bounded:
+when it is full the oldest append is dropped (else the oldest message). Raft tolerates the loss: a lost
+append shows up at the leader as an INCONSISTENCY answer to a later append or heartbeat, which resends
+from where the follower is; a lost vote or heartbeat is a lost message, which the election timer and the
+next heartbeat cover. A failed call drops its batch and what queued behind it for the same reason, and the
+sender waits for the core's next message (a heartbeat interval at most on a leader) before trying again,
+so an unreachable peer costs one failing call per heartbeat, never a busy loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from dataclasses import dataclass
+
+from pyozone import rpc
+from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore
+from pyozone.hdds.security.x509 import CertRole
+from pyozone.proto import Raft_pb2 as pb
+from pyozone.protocol.raft import message_to_proto
+from pyozone.ratis.messages import AppendEntriesRequest, Message, RaftPeerId
+
+log = logging.getLogger(__name__)
+
+RAFT_SERVICE = rpc.service(pb, "RaftServerProtocolService")
+DELIVER = RAFT_SERVICE.methods["deliver"]
+
+MESSAGE_OVERHEAD_BYTES = 1 << 20
+"""What a batch may carry beyond its entries' bytes (`raft.server.log.appender.buffer.byte-limit`):
+headers, entry framing and the small messages queued with an append. A member refuses a larger call."""
+REQUEST_TIMEOUT_S = 3.0
+"""How long one call to a peer may take (Ratis's raft.server.rpc.request.timeout, 3 s)."""
+QUEUE_MESSAGES = 1024
+"""Messages queued for one peer before the oldest append is dropped."""
+_ACK_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class RaftPeer:
+    """A member and the address of its Raft port (Ratis's RaftPeer)."""
+
+    id: RaftPeerId
+    address: HostPort
+
+
+@dataclass(frozen=True)
+class RaftGroup:
+    """The group's id and its members (Ratis's RaftGroup): every message names the group, and a member
+    takes messages only for its own group and only from its members."""
+
+    group_id: str
+    peers: tuple[RaftPeer, ...]
+
+    def __post_init__(self) -> None:
+        ids = [p.id for p in self.peers]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"group {self.group_id}: a member is listed twice in {[str(i) for i in ids]}")
+
+    @property
+    def ids(self) -> tuple[RaftPeerId, ...]:
+        return tuple(p.id for p in self.peers)
+
+    def address(self, peer: RaftPeerId) -> HostPort | None:
+        return next((p.address for p in self.peers if p.id == peer), None)
+
+
+class PeerSender:
+    """The messages for one peer: a bounded queue and one task that sends it, a batch per call."""
+
+    def __init__(
+        self,
+        group_id: str,
+        peer: RaftPeer,
+        tls: TlsStore | None,
+        role: CertRole,
+        batch_bytes: int,
+        queue_messages: int = QUEUE_MESSAGES,
+    ) -> None:
+        self._group_id = group_id
+        self.peer = peer
+        self._batch_bytes = batch_bytes
+        self._queue: deque[Message] = deque()
+        self._queue_messages = queue_messages
+        self._wake = asyncio.Event()
+        # Over TLS the peer's server must present a certificate of the group's role for its host.
+        self._channel = rpc.Channel(
+            peer.address, rpc.ChannelSettings(max_message_bytes=_ACK_BYTES), tls, role if tls else None
+        )
+        self.dropped = 0
+        """Messages dropped: the queue overflowed, or their call failed."""
+        self._reachable = True
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"raft-send-{peer.id}")
+
+    @property
+    def queued(self) -> tuple[Message, ...]:
+        """What waits for the next call, oldest first."""
+        return tuple(self._queue)
+
+    def send(self, message: Message) -> None:
+        if len(self._queue) >= self._queue_messages:
+            self._drop_oldest()
+        self._queue.append(message)
+        self._wake.set()
+
+    def _drop_oldest(self) -> None:
+        for position, queued in enumerate(self._queue):
+            if isinstance(queued, AppendEntriesRequest):
+                del self._queue[position]
+                break
+        else:
+            self._queue.popleft()
+        self.dropped += 1
+
+    def _batch(self) -> pb.RaftServerMessagesProto:
+        """The queued messages, oldest first, up to the batch's bytes (always at least one)."""
+        batch = pb.RaftServerMessagesProto()
+        size = 0
+        while self._queue:
+            wire = message_to_proto(self._group_id, self.peer.id, self._queue[0])
+            size += wire.ByteSize()
+            if batch.messages and size > self._batch_bytes:
+                break
+            batch.messages.append(wire)
+            self._queue.popleft()
+        return batch
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                batch = self._batch()
+                try:
+                    await self._channel.unary(DELIVER.path, batch, None, timeout=REQUEST_TIMEOUT_S)
+                except rpc.RpcError as error:
+                    self.dropped += len(batch.messages) + len(self._queue)
+                    self._queue.clear()
+                    if self._reachable:
+                        log.warning("Raft peer %s at %s: %s", self.peer.id, self.peer.address, error)
+                    self._reachable = False
+                    break
+                if not self._reachable:
+                    log.info("Raft peer %s at %s is reachable again", self.peer.id, self.peer.address)
+                    self._reachable = True
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        await self._channel.close()

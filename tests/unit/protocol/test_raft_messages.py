@@ -1,0 +1,160 @@
+"""The members' messages on the wire (protocol/raft.py): every core message round-trips through
+RaftServerMessageProto with its header, and damaged or truncated bytes are a ProtocolError, never a crash
+and never a malformed message for the core."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyozone.hdds.errors import ProtocolError
+from pyozone.proto import Raft_pb2 as pb
+from pyozone.protocol.raft import (
+    RaftEnvelope,
+    message_from_proto,
+    message_to_proto,
+    messages_from_bytes,
+    messages_to_proto,
+)
+from pyozone.ratis.messages import (
+    AppendEntriesReply,
+    AppendEntriesRequest,
+    AppendResult,
+    EntryKind,
+    LogEntry,
+    Message,
+    RaftPeerId,
+    RequestVoteReply,
+    RequestVoteRequest,
+    StartLeaderElectionRequest,
+)
+
+U64 = st.integers(min_value=0, max_value=2**64 - 1)
+SMALL = st.integers(min_value=0, max_value=1000)
+peers = st.builds(RaftPeerId, st.text(min_size=1, max_size=12))
+groups = st.text(max_size=40)
+
+
+@st.composite
+def appends(draw: st.DrawFn) -> AppendEntriesRequest:
+    """An append whose entries follow its previous entry, in terms between the previous one's and the
+    leader's (what a leader sends)."""
+    previous_index, previous_term = draw(SMALL), draw(SMALL)
+    leader_term = previous_term + draw(SMALL)
+    entries = []
+    term = previous_term
+    for index in range(previous_index + 1, previous_index + 1 + draw(st.integers(0, 5))):
+        term = draw(st.integers(term, leader_term))
+        kind = draw(st.sampled_from(EntryKind))
+        if kind is EntryKind.STATE_MACHINE:
+            entry = LogEntry(
+                term, index, draw(st.binary(max_size=64)), kind, draw(st.text(max_size=8)), draw(U64)
+            )
+        elif kind is EntryKind.CONFIGURATION:
+            entry = LogEntry(
+                term,
+                index,
+                kind=kind,
+                peers=tuple(draw(st.lists(peers, max_size=3))),
+                old_peers=tuple(draw(st.lists(peers, max_size=3))),
+            )
+        else:
+            entry = LogEntry(term, index, kind=kind)
+        entries.append(entry)
+    return AppendEntriesRequest(
+        draw(peers), leader_term, previous_index, previous_term, tuple(entries), draw(U64), draw(U64)
+    )
+
+
+messages: st.SearchStrategy[Message] = st.one_of(
+    st.builds(RequestVoteRequest, peers, U64, U64, U64, st.booleans()),
+    st.builds(RequestVoteReply, peers, U64, st.booleans(), st.booleans()),
+    appends(),
+    st.builds(AppendEntriesReply, peers, U64, st.sampled_from(AppendResult), U64, U64, U64),
+    st.builds(StartLeaderElectionRequest, peers, U64, U64),
+)
+
+
+def _named(message: Message) -> RaftPeerId:
+    for name in ("candidate_id", "voter_id", "leader_id", "follower_id"):
+        if hasattr(message, name):
+            return getattr(message, name)
+    raise AssertionError(message)
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages, groups, peers)
+def test_every_core_message_round_trips_with_its_header(message: Message, group: str, to: RaftPeerId) -> None:
+    data = message_to_proto(group, to, message).SerializeToString()
+    assert message_from_proto(pb.RaftServerMessageProto.FromString(data)) == RaftEnvelope(
+        group, _named(message), to, message
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(messages, max_size=5), groups, peers)
+def test_a_batch_round_trips_in_order(batch: list[Message], group: str, to: RaftPeerId) -> None:
+    data = messages_to_proto(group, to, batch).SerializeToString()
+    assert [e.message for e in messages_from_bytes(data)] == batch
+
+
+def _well_formed(envelope: RaftEnvelope) -> None:
+    """What the core takes for granted of a received message."""
+    assert envelope.sender.id and envelope.receiver.id
+    message = envelope.message
+    if isinstance(message, AppendEntriesRequest):
+        index, term = message.previous_index, message.previous_term
+        for entry in message.entries:
+            assert entry.index == index + 1 and term <= entry.term <= message.leader_term
+            index, term = entry.index, entry.term
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(messages, min_size=1, max_size=3), groups, peers, st.data())
+def test_damaged_or_truncated_bytes_are_a_protocol_error_never_a_crash(
+    batch: list[Message], group: str, to: RaftPeerId, data: st.DataObject
+) -> None:
+    raw = bytearray(messages_to_proto(group, to, batch).SerializeToString())
+    if data.draw(st.booleans(), "truncate"):
+        raw = raw[: data.draw(st.integers(0, max(0, len(raw) - 1)), "cut")]
+    else:
+        for _ in range(data.draw(st.integers(1, 4), "flips")):
+            position = data.draw(st.integers(0, len(raw) - 1), "position")
+            raw[position] = data.draw(st.integers(0, 255), "byte")
+    try:
+        envelopes = messages_from_bytes(bytes(raw))
+    except ProtocolError:
+        return
+    for envelope in envelopes:
+        _well_formed(envelope)
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        pb.RaftServerMessageProto(),
+        pb.RaftServerMessageProto(requestVote=pb.RequestVoteRequestProto(candidateTerm=1)),
+        pb.RaftServerMessageProto(
+            appendEntries=pb.AppendEntriesRequestProto(serverRequest=pb.RaftRpcRequestProto(requestorId="a"))
+        ),
+        pb.RaftServerMessageProto(
+            appendEntriesReply=pb.AppendEntriesReplyProto(
+                serverReply=pb.RaftRpcReplyProto(requestorId="a", replyId="b"), result=7
+            )
+        ),
+    ],
+    ids=["empty", "no header", "no receiver", "unknown result"],
+)
+def test_a_message_missing_a_part_is_refused(damaged: pb.RaftServerMessageProto) -> None:
+    with pytest.raises(ProtocolError):
+        message_from_proto(damaged)
+
+
+def test_entries_that_do_not_follow_the_previous_one_are_refused() -> None:
+    append = AppendEntriesRequest(RaftPeerId("a"), 3, 5, 2, (LogEntry(3, 7),), 0, 1)
+    with pytest.raises(ProtocolError, match="does not follow"):
+        message_from_proto(message_to_proto("g", RaftPeerId("b"), append))
+    newer = AppendEntriesRequest(RaftPeerId("a"), 3, 5, 2, (LogEntry(4, 6),), 0, 1)
+    with pytest.raises(ProtocolError, match="does not follow"):
+        message_from_proto(message_to_proto("g", RaftPeerId("b"), newer))

@@ -1,0 +1,182 @@
+"""What a member refuses from its peers' port (RaftMember's checks): a message for another group, for another
+member, from a peer not in the group, one naming a sender its certificate does not speak for, a damaged,
+truncated or oversized call. Each is refused with a clear status, nothing of it reaches the core (no term
+moves, nothing is applied), and the group keeps serving."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from pyozone import rpc
+from pyozone.common.tls import TlsStore
+from pyozone.hdds.security import x509 as X
+from pyozone.proto import Raft_pb2 as pb
+from pyozone.protocol.raft import message_to_proto
+from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
+from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.transport import DELIVER, MESSAGE_OVERHEAD_BYTES
+from tests.tls_certs import CertAuthority
+from tests.unit.ratis_server.shell_support import GROUP_ID, SETTINGS, Group, put, running_group
+
+EVIL_TERM = 99
+
+
+def evil_append(sender: str, receiver: RaftPeerId, group: str = GROUP_ID) -> pb.RaftServerMessagesProto:
+    """An append of a far higher term that commits an entry at once: taken, it would depose the leader and
+    apply "evil"."""
+    append = AppendEntriesRequest(
+        RaftPeerId(sender), EVIL_TERM, 0, 0, (LogEntry(EVIL_TERM, 1, put("evil", "1")),), 1, 1
+    )
+    return pb.RaftServerMessagesProto(messages=[message_to_proto(group, receiver, append)])
+
+
+async def follower(group: Group, not_named: str = "") -> RaftMember:
+    leader = await group.leader()
+    return next(m for m in group.running() if m is not leader and m.me.id != not_named)
+
+
+async def refused(
+    group: Group, target: RaftMember, request: object, tls: TlsStore | None = None
+) -> tuple[rpc.StatusCode, str, RaftMember]:
+    """Sends `request` to `target` and returns the status it was refused with, after checking nothing of
+    it was taken and the group still takes a write."""
+    leader = await group.leader()
+    term = target.status().term
+    settings = rpc.ChannelSettings(max_message_bytes=1 << 20)
+    async with rpc.Channel(target.address, settings, tls, X.CertRole.OM if tls else None) as channel:
+        with pytest.raises(rpc.RpcError) as error:
+            await channel.unary(DELIVER.path, request, None, timeout=10)
+    assert target.status().term == term
+    index = await leader.submit(put("after", "1"), "c", term)
+    await group.applied_everywhere(index)
+    assert all("evil" not in n.machine.values for n in group.nodes.values())
+    return error.value.code(), error.value.details(), target
+
+
+def run(
+    scenario: Callable[[Group], Awaitable[tuple[rpc.StatusCode, str, RaftMember]]], **kwargs: object
+) -> tuple:
+    async def main() -> tuple[rpc.StatusCode, str, RaftMember]:
+        async with running_group(**kwargs) as group:  # type: ignore[arg-type]
+            return await scenario(group)
+
+    return asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_a_message_for_another_group_is_refused() -> None:
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        target = await follower(group, not_named="om1")
+        return await refused(group, target, evil_append("om1", target.me, group="another-group"))
+
+    code, details, _ = run(scenario)
+    assert code is rpc.StatusCode.FAILED_PRECONDITION
+    assert "GroupMismatchException" in details and "another-group" in details
+
+
+def test_a_message_from_a_peer_not_in_the_group_is_refused() -> None:
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        target = await follower(group, not_named="om1")
+        return await refused(group, target, evil_append("om9", target.me))
+
+    code, details, _ = run(scenario)
+    assert code is rpc.StatusCode.PERMISSION_DENIED
+    assert details == f"om9 is not another member of group {GROUP_ID}"
+
+
+def test_a_message_for_another_member_is_refused() -> None:
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        leader = await group.leader()
+        return await refused(group, await follower(group), evil_append(leader.me.id, leader.me))
+
+    code, details, target = run(scenario)
+    assert code is rpc.StatusCode.FAILED_PRECONDITION and f"reached {target.me}" in details
+
+
+def test_a_call_speaking_for_two_members_is_refused() -> None:
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        target = await follower(group, not_named="om1")
+        other = next(p.id for p in group.nodes if p not in (target.me, RaftPeerId("om1")))
+        request = evil_append("om1", target.me)
+        request.messages.extend(evil_append(other, target.me).messages)
+        return await refused(group, target, request)
+
+    code, details, _ = run(scenario)
+    assert code is rpc.StatusCode.INVALID_ARGUMENT and "one call speaks for one member" in details
+
+
+def test_a_damaged_message_is_refused() -> None:
+    """Entries that do not follow their previous entry (what the core's log takes for granted)."""
+
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        target = await follower(group, not_named="om1")
+        request = evil_append("om1", target.me)
+        request.messages[0].appendEntries.entries[0].index = 5
+        return await refused(group, target, request)
+
+    code, details, _ = run(scenario)
+    assert code is rpc.StatusCode.INVALID_ARGUMENT and "does not follow" in details
+
+
+def test_a_truncated_message_is_refused() -> None:
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        target = await follower(group, not_named="om1")
+        raw = evil_append("om1", target.me).SerializeToString()
+        return await refused(group, target, raw[:-3])
+
+    code, details, _ = run(scenario)
+    assert code is rpc.StatusCode.INVALID_ARGUMENT and "INVALID_REQUEST" in details
+
+
+def test_an_oversized_message_is_refused() -> None:
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        target = await follower(group, not_named="om1")
+        request = evil_append("om1", target.me)
+        request.messages[0].appendEntries.entries[0].stateMachineLogEntry.logData = b"x" * (
+            SETTINGS.append_byte_limit + MESSAGE_OVERHEAD_BYTES
+        )
+        return await refused(group, target, request)
+
+    code, _, _ = run(scenario)
+    assert code is rpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory: pytest.TempPathFactory) -> CertAuthority:
+    return CertAuthority(tmp_path_factory.mktemp("ca"))
+
+
+@pytest.fixture(scope="module")
+def om_stores(ca: CertAuthority) -> dict[str, TlsStore]:
+    om = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
+    return {f"om{i}": ca.store(f"om{i}", om) for i in (1, 2, 3)}
+
+
+@pytest.mark.parametrize(
+    ("caller", "why"),
+    [
+        (X.Identity(X.CertRole.USER, "alice"), "alice may not send Raft messages to group"),
+        (X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"), "dn@127.0.0.1 may not send Raft messages"),
+        (
+            X.Identity(X.CertRole.OM, "om", "10.9.9.9"),
+            "om@10.9.9.9 may not speak for om1, a member on 127.0.0.1",
+        ),
+    ],
+    ids=["user", "datanode", "om-of-another-host"],
+)
+def test_over_tls_only_a_member_s_certificate_is_taken(
+    ca: CertAuthority, om_stores: dict[str, TlsStore], caller: X.Identity, why: str
+) -> None:
+    store = ca.store(
+        f"caller-{caller.common_name}", caller, hosts=("127.0.0.1",) if caller.role.is_service else None
+    )
+
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        target = await follower(group, not_named="om1")
+        return await refused(group, target, evil_append("om1", target.me), tls=store)
+
+    code, details, _ = run(scenario, tls=om_stores)
+    assert code is rpc.StatusCode.PERMISSION_DENIED
+    assert why in details

@@ -1,0 +1,84 @@
+"""A member's messages to one peer (PeerSender): queued without waiting for the peer, the oldest append
+dropped when the queue is full (Raft resends what is lost), a dead peer costs a failing call, not a stuck
+loop, and a frozen one holds up only its own sender."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from pyozone.common.net import HostPort
+from pyozone.hdds.security.x509 import CertRole
+from pyozone.ratis.messages import AppendEntriesRequest, RaftPeerId, RequestVoteReply
+from pyozone.ratis_server.transport import REQUEST_TIMEOUT_S, PeerSender, RaftGroup, RaftPeer
+from tests.polling import wait_for_async
+from tests.unit.ratis_server.shell_support import Group, ports_of, put
+
+ME = RaftPeerId("om1")
+
+
+def append(call_id: int) -> AppendEntriesRequest:
+    return AppendEntriesRequest(ME, 1, 0, 0, (), 0, call_id)
+
+
+def test_a_full_queue_drops_its_oldest_append_first() -> None:
+    async def scenario() -> None:
+        (port,) = ports_of(1)  # nobody listens there: every call fails
+        peer = RaftPeer(RaftPeerId("om2"), HostPort("127.0.0.1", port))
+        sender = PeerSender("g", peer, None, CertRole.OM, 1 << 20, queue_messages=3)
+        vote = RequestVoteReply(ME, 1, True, False)
+        for message in (vote, append(1), append(2), append(3)):
+            sender.send(message)  # never waits for the peer
+        assert sender.queued == (vote, append(2), append(3))
+        assert sender.dropped == 1
+        # The call fails (the peer is dead): what it carried is dropped, and the sender waits for more.
+        await wait_for_async(lambda: not sender.queued and sender.dropped == 4, 10, "the failed call dropped")
+        sender.send(append(4))
+        await wait_for_async(lambda: sender.dropped == 5, 10, "the next call failed too")
+        await sender.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_a_group_lists_each_member_once() -> None:
+    address = HostPort("127.0.0.1", 9872)
+    group = RaftGroup("g", (RaftPeer(ME, address), RaftPeer(RaftPeerId("om2"), address)))
+    assert group.address(RaftPeerId("om2")) == address and group.address(RaftPeerId("om3")) is None
+    with pytest.raises(ValueError, match="listed twice"):
+        RaftGroup("g", (RaftPeer(ME, address), RaftPeer(ME, address)))
+
+
+def test_a_peer_that_never_answers_holds_up_only_its_own_sender() -> None:
+    """om3's port accepts connections and reads nothing (a frozen process): om1 and om2 elect a leader and
+    commit writes meanwhile, the calls to om3 waiting out their timeout on om3's sender alone."""
+
+    async def scenario() -> None:
+        group = Group()
+        om3 = RaftPeerId("om3")
+        frozen: list[asyncio.StreamWriter] = []
+
+        async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            frozen.append(writer)
+
+        hole = await asyncio.start_server(swallow, "127.0.0.1", group.group.address(om3).port)  # type: ignore[union-attr]
+        try:
+            for peer in (RaftPeerId("om1"), RaftPeerId("om2")):
+                await group.start(peer)
+            leader = await group.leader()
+            started = time.monotonic()
+            indexes = await asyncio.gather(*(leader.submit(put(f"k{i}", "v"), "c", i) for i in range(50)))
+            assert time.monotonic() - started < REQUEST_TIMEOUT_S, "the writes waited for the frozen peer"
+            await group.applied_everywhere(max(indexes))
+            assert frozen, "the leader never reached om3"
+            assert {f.peer: f.lag > 0 for f in leader.status().followers}[om3]
+        finally:
+            for peer in list(group.nodes):
+                await group.stop(peer)
+            for writer in frozen:
+                writer.close()
+            hole.close()
+            await hole.wait_closed()
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
