@@ -3,11 +3,11 @@
 echo (benchmarks/rpc.py's pyozone.rpc case: 32 calls in flight, 100 B) in the same run.
 
 The callers run inside the leader's process, as OM's request handlers will (`await member.submit(...)`): a
-write is answered once a majority holds it and the leader applied it to its state machine (a dict). The
-storage appends each `Persist` to a file per member and fsyncs it in the group commit (`--dir`, default a
-temporary directory under /dev/shm: a memory disk, so the figures are the shell's, the core's and the
-transport's, not a disk's). The table gives writes/s and the CPU each process spent per write (CpuMeter),
-and the echo's calls/s and CPU per call, for the ratio of the two.
+write is answered once a majority holds it and the leader applied it to its state machine (a dict). Each
+member keeps its log in the segmented log files (SegmentedRaftLog, fsynced by the group commit) under
+`--dir`, default a temporary directory under /dev/shm: a memory disk, so the figures are the shell's, the
+core's, the log format's and the transport's, not a disk's. The table gives writes/s and the CPU each
+process spent per write (CpuMeter), and the echo's calls/s and CPU per call, for the ratio of the two.
 
     python -m benchmarks.raft [--seconds 5] [--warmup 1] [--callers 32] [--size 100] [--dir DIR]
                               [--py-spy FILE]   # also profile the leader (py-spy record, raw stacks)
@@ -18,14 +18,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import pickle
 import random
 import select
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -34,46 +32,14 @@ from benchmarks.rpc import Result, _pyozone_rpc_case, measure
 from pyozone.cluster.layout import free_ports
 from pyozone.common.net import HostPort
 from pyozone.ratis.messages import LogEntry, RaftPeerId
-from pyozone.ratis.outputs import Persist
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis.server import PersistentState
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc.loop import run
 
 HOST = "127.0.0.1"
 GROUP_ID = "bench"
-
-
-class FileStorage:
-    """Each `Persist` appended (pickled) to one file, fsynced by `flush`: the group commit's shape, without
-    the segmented log's format. A benchmark run starts empty and never restarts."""
-
-    def __init__(self, path: Path) -> None:
-        self._file = path.open("ab")
-        self._lock = threading.Lock()
-        self._pending: list[bytes] = []
-
-    def load(self) -> PersistentState:
-        return PersistentState()
-
-    def write(self, persist: Persist) -> None:
-        record = pickle.dumps(persist)
-        with self._lock:
-            self._pending.append(record)
-
-    def flush(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, []
-        self._file.write(b"".join(pending))
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def purge(self, up_to_index: int) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        self._file.close()
 
 
 class Dict:
@@ -94,7 +60,7 @@ def _group(ports: list[int]) -> RaftGroup:
 async def member(me: str, ports: list[int], args: argparse.Namespace) -> None:
     """One member; the leader also runs the callers and prints `start` and `end WRITES SECONDS`."""
     node = RaftMember(
-        RaftPeerId(me), _group(ports), FileStorage(Path(args.dir) / f"{me}.log"), Dict(), rng=random.Random()
+        RaftPeerId(me), _group(ports), SegmentedRaftLog(Path(args.dir) / me), Dict(), rng=random.Random()
     )
     await node.start()
     print("ready", flush=True)
