@@ -6,7 +6,7 @@ import argparse
 import json
 
 from pyozone.common.cli_options import CLIError, load_configuration
-from pyozone.config.keys import KEYS_BY_NAME, unknown_key_message
+from pyozone.config.keys import lookup, unknown_key_message
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
     if args.conf_key is not None:
         raw = conf.get_raw(args.conf_key)
-        if raw is None and args.conf_key not in KEYS_BY_NAME:
+        if raw is None and lookup(args.conf_key) is None:
             raise CLIError(unknown_key_message(args.conf_key))
         print(raw or "")
         return 0

@@ -10,16 +10,18 @@ from dataclasses import dataclass, replace
 
 from pyozone.client.retry import COMMIT_DEADLINE_S, OmRetryPolicy, WriteRetryPolicy
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
+from pyozone.common.om_ha import client_om_service, om_service_nodes
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import client_tls
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.framework.om import OmEndpoint
 from pyozone.hdds.checksum import ChecksumType, parse_type
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
 
 
 @dataclass(frozen=True, slots=True)
 class ClientConfig:
-    om_address: HostPort
+    om_nodes: tuple[OmEndpoint, ...]  # a lone OM, or the OMs of the service the client talks to
     buffer_size: int  # one writeChunk
     flush_size: int  # bytes between putBlocks
     max_size: int  # unacknowledged bytes held per key
@@ -49,6 +51,11 @@ class ClientConfig:
     om_attempts: int = 500  # ozone.client.failover.max.attempts: a commit while OM is unreachable
     om_wait_s: float = 2.0  # ozone.client.wait.between.retries.millis
     om_deadline_s: float = COMMIT_DEADLINE_S  # ozone.client.retry.deadline: a commit's whole wait for OM
+
+    @property
+    def om_address(self) -> HostPort:
+        """The first OM (a lone OM's address)."""
+        return self.om_nodes[0].address
 
     @property
     def write_retry(self) -> WriteRetryPolicy:
@@ -83,16 +90,10 @@ class ClientConfig:
     def from_conf(
         cls, conf: OzoneConfiguration, om_address: str | None = None, tls: TlsStore | None = None
     ) -> ClientConfig:
-        """`tls`: a service's own certificate (the S3 gateway's); by default, with hdds.grpc.tls.enabled,
-        the user's (ozone.client.tls.* or OZONE_CLIENT_*)."""
-        raw = om_address or str(conf.get("ozone.om.address") or "")
-        if not raw:
-            raise ConfigError(
-                "ozone.om.address: not set: give the OM address as -D ozone.om.address=HOST:PORT"
-            )
-        address = parse_host_port(raw, OM_PORT_DEFAULT, "ozone.om.address")
-        if address.host == "0.0.0.0":  # a bind address in a shared ozone-site.xml: this host's OM
-            address = HostPort("127.0.0.1", address.port)
+        """`om_address`: OM's host[:port], or the id of an OM service of `ozone.om.service.ids` (default: the
+        configured service, else ozone.om.address). `tls`: a service's own certificate (the S3 gateway's); by
+        default, with hdds.grpc.tls.enabled, the user's (ozone.client.tls.* or OZONE_CLIENT_*)."""
+        om_nodes = _om_nodes(conf, om_address)
         try:
             checksum = parse_type(str(conf.get("ozone.client.checksum.type")))
         except ValueError as e:
@@ -103,7 +104,7 @@ class ClientConfig:
         deadline = conf.get("ozone.scm.dead.node.interval") if explicit is None else explicit
         om_deadline_s = COMMIT_DEADLINE_S if explicit is None else int(explicit) / 1000
         config = cls(
-            om_address=address,
+            om_nodes=om_nodes,
             buffer_size=int(conf.get("ozone.client.stream.buffer.size")),
             flush_size=int(conf.get("ozone.client.stream.buffer.flush.size")),
             max_size=int(conf.get("ozone.client.stream.buffer.max.size")),
@@ -160,3 +161,18 @@ class ClientConfig:
                 f"ozone.client.stream.buffer.max.size ({self.max_size}) is below "
                 f"ozone.client.stream.buffer.flush.size ({self.flush_size})"
             )
+
+
+def _om_nodes(conf: OzoneConfiguration, om_address: str | None) -> tuple[OmEndpoint, ...]:
+    """The OMs a client calls: an HA service's nodes (named by `om_address`, or the configured service),
+    else one OM at `om_address` or ozone.om.address."""
+    service = client_om_service(conf, om_address)
+    if service is not None:
+        return tuple(OmEndpoint(n.node_id, n.rpc_address) for n in om_service_nodes(conf, service))
+    raw = om_address or str(conf.get("ozone.om.address") or "")
+    if not raw:
+        raise ConfigError("ozone.om.address: not set: give the OM address as -D ozone.om.address=HOST:PORT")
+    address = parse_host_port(raw, OM_PORT_DEFAULT, "ozone.om.address")
+    if address.host == "0.0.0.0":  # a bind address in a shared ozone-site.xml: this host's OM
+        address = HostPort("127.0.0.1", address.port)
+    return (OmEndpoint("", address),)

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pyozone.config.keys import KEYS_BY_NAME, ConfigKey, Kind, unknown_key_message
+from pyozone.config.keys import KEYS_BY_NAME, ConfigKey, Kind, lookup, unknown_key_message
 from pyozone.config.units import MAX_SIZE_BYTES, OutOfRangeError, parse_duration_ms, parse_size_bytes
 
 
@@ -80,8 +80,9 @@ class OzoneConfiguration:
             self.set(name, value, source="override")
 
     def set(self, name: str, value: str, source: str = "override") -> None:
-        """Sets a raw value; a known key must parse as its type, an unknown key is kept as text."""
-        key = KEYS_BY_NAME.get(name)
+        """Sets a raw value; a known key (or a known key with its HA suffixes) must parse as its type, an
+        unknown key is kept as text."""
+        key = lookup(name)
         if key is not None:
             self._cache[name] = parse_value(key, value, source)
         else:
@@ -93,7 +94,7 @@ class OzoneConfiguration:
         """The typed value: durations in ms, sizes in bytes; None when unset and without default."""
         if name in self._cache:
             return self._cache[name]
-        key = KEYS_BY_NAME.get(name)
+        key = lookup(name)
         raw = self._raw.get(name)
         if key is None:
             if raw is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 
@@ -183,8 +183,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("hdds.ratis.raft.server.watch.timeout", D, "30s", "A watch for commit fails after this"),
     _k("hdds.ratis.raft.server.rpc.request.timeout", D, "60s", "A silent follower has failed after this"),
     # --- Ozone Manager
-    _k("ozone.om.address", T, "0.0.0.0:9862", "OM client RPC address (host[:port])"),
-    _k("ozone.om.http-address", T, "0.0.0.0:9874", "OM web UI and readiness address"),
+    _k("ozone.om.address", T, "0.0.0.0:9862", "OM client RPC address (host[:port]); .SVC.NODE per HA OM"),
+    _k("ozone.om.http-address", T, "0.0.0.0:9874", "OM web UI and readiness; .SVC.NODE per HA OM"),
     _k("ozone.om.http-bind-host", T, "0.0.0.0", "Host OM's web server listens on"),
     _k("ozone.om.db.dirs", T, None, "Directory of om.db; defaults to ozone.metadata.dirs"),
     _k("ozone.server.default.replication", T, "3", "Replication factor of new buckets' keys"),
@@ -222,6 +222,25 @@ KEYS: tuple[ConfigKey, ...] = (
         "10000",
         "Transactions OM's double buffer may hold before requests wait for a flush",
     ),
+    # --- OM high availability (OMConfigKeys; Ozone's ConfUtils suffixes a key with .SERVICE[.NODE])
+    _k("ozone.om.service.ids", T, None, "OM services (comma-separated); each an HA group of OMs"),
+    _k("ozone.om.internal.service.id", T, None, "The OM service this OM or client belongs to"),
+    _k("ozone.om.nodes", T, None, "Written ozone.om.nodes.SERVICE: the node ids of a service's OMs"),
+    _k("ozone.om.node.id", T, None, "This OM's node id (default: the node with a local address)"),
+    _k("ozone.om.ratis.port", N, "9872", "OM's Raft port; .SERVICE.NODE per OM"),
+    _k("ozone.om.ratis.storage.dir", T, None, "OM's Raft log directory (default: ozone.metadata.dirs/ratis)"),
+    _k("ozone.om.ratis.minimum.timeout", D, "5s", "OM's Raft election timeout, minimum (maximum: twice)"),
+    _k("ozone.om.ratis.server.request.timeout", D, "3s", "A write waits this long for its Raft commit"),
+    _k("ozone.om.ratis.segment.size", S, "4MB", "OM's Raft log segment size"),
+    _k("ozone.om.ratis.log.purge.gap", N, "1000000", "Raft log entries kept before a snapshot's index"),
+    _k(
+        "ozone.om.ratis.snapshot.auto.trigger.threshold",
+        N,
+        "400000",
+        "Applied transactions between two snapshots of om.db",
+    ),
+    _k("ozone.om.ratis.server.retry.cache.timeout", D, "600000", "How long OM remembers a call's answer"),
+    _k("ozone.om.ratis.server.leaderelection.pre-vote", B, "true", "OMs ask before they stand for election"),
     # --- S3 gateway
     _k("ozone.s3g.http-address", T, "0.0.0.0:9878", "S3 gateway address (host[:port])"),
     _k("ozone.s3g.http-bind-host", T, "0.0.0.0", "Host the S3 gateway listens on"),
@@ -298,6 +317,36 @@ KEYS: tuple[ConfigKey, ...] = (
 )
 
 KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}
+
+SUFFIXES: dict[str, tuple[int, ...]] = {
+    "ozone.om.nodes": (1,),
+    "ozone.om.address": (2,),
+    "ozone.om.http-address": (2,),
+    "ozone.om.ratis.port": (2,),
+}
+"""Keys an HA service writes per service or per node, with how many suffixes each takes: Ozone's
+ConfUtils.addKeySuffixes (`ozone.om.nodes.omservice`, `ozone.om.address.omservice.om1`)."""
+
+
+def lookup(name: str) -> ConfigKey | None:
+    """The key `name` is: a known key, or a known key with its service (and node) suffixes, typed as it and
+    without its default (an unset suffixed key falls back to what its reader decides)."""
+    key = KEYS_BY_NAME.get(name)
+    if key is not None:
+        return key
+    for base, counts in SUFFIXES.items():
+        if name.startswith(base + "."):
+            parts = name[len(base) + 1 :].split(".")
+            if len(parts) in counts and all(parts):
+                return replace(KEYS_BY_NAME[base], name=name, default=None)
+    return None
+
+
+def suffixed(base: str, *suffixes: str) -> str:
+    """`base` with its suffixes, as Ozone's ConfUtils.addKeySuffixes writes them."""
+    if len(suffixes) not in SUFFIXES.get(base, ()):
+        raise ValueError(f"{base} takes no {len(suffixes)} suffixes")
+    return ".".join((base, *suffixes))
 
 
 def unknown_key_message(name: str) -> str:

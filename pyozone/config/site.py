@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pyozone.config.configuration import ConfigError, OzoneConfiguration
-from pyozone.config.keys import KEYS_BY_NAME, unknown_key_message
+from pyozone.config.keys import lookup, unknown_key_message
 from pyozone.config.validate import validate
 
 SITE_FILE = "ozone-site.xml"
@@ -43,7 +43,7 @@ def load_configuration(conf_dir: Path | None, overrides: Mapping[str, str]) -> O
             raise ConfigError(f"{site}: is {kind}; expected the configuration file")
     for name, value in overrides.items():
         # Unlike a site file, which may carry keys for other Ozone services, -D is typed by hand.
-        if name not in KEYS_BY_NAME:
+        if lookup(name) is None:
             raise ConfigError(f"-D {unknown_key_message(name)}")
         conf.set(name, value, source="override")
     validate(conf)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pyozone.common.net import HostPort
@@ -32,6 +33,8 @@ from pyozone.common.tls import TlsStore
 from pyozone.framework.om_errors import (
     CommitOutcomeUnknown,
     OMException,
+    OMLeaderNotReadyException,
+    OMNotLeaderException,
     OMUnavailableError,
     SafeModeException,
     om_exception,
@@ -85,7 +88,7 @@ class OmSettings(Protocol):
     """What OmClient reads of the client's configuration (pyozone.client.ClientConfig)."""
 
     @property
-    def om_address(self) -> HostPort: ...
+    def om_nodes(self) -> tuple[OmEndpoint, ...]: ...
 
     @property
     def tls(self) -> TlsStore | None: ...
@@ -123,47 +126,104 @@ def acting_for(user: str) -> Iterator[None]:
         _ACTING_FOR.reset(token)
 
 
-class OmClient:
-    """One channel to OM, used on one event loop (its connection belongs to that loop). The channel
-    reconnects after a lost connection, and with a renewed certificate (the S3 gateway's client lives for
-    its process)."""
+@dataclass(frozen=True, slots=True)
+class OmEndpoint:
+    """One OM the client may call: a lone OM (node id "") or a node of an HA service."""
 
-    def __init__(self, config: OmSettings, steps: Callable[[], StepRecorder | None] = _no_recording) -> None:
-        """`steps`: the recording open in the caller's context, if any (client/steps.py's `current`):
-        each call adds its time under its rpc name."""
-        self.address = str(config.om_address)
-        self._steps = steps
-        self._config = config
-        self._channel = Channel(
-            config.om_address,
+    node_id: str
+    address: HostPort
+
+
+class _Node:
+    """One OM's channel, opened on first use."""
+
+    def __init__(self, endpoint: OmEndpoint, config: OmSettings) -> None:
+        self.endpoint = endpoint
+        self.channel = Channel(
+            endpoint.address,
             ChannelSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES),
             config.tls,
             CertRole.OM,
         )
-        self._stub = Stub(self._channel, OM_SERVICE)
+        self.stub = Stub(self.channel, OM_SERVICE)
+
+
+class OmClient:
+    """Channels to OM, used on one event loop (their connections belong to that loop). A channel
+    reconnects after a lost connection, and with a renewed certificate (the S3 gateway's client lives for
+    its process).
+
+    With an HA service (`om_nodes`: several), the client fails over as Ozone's OMFailoverProxyProvider: an
+    OM that is not the leader names the one it knows and the call goes there at once; an unreachable OM or
+    one without a leader to name sends it to the next, and after a round of every OM the client waits
+    `ozone.client.wait.between.retries.millis`; at most `ozone.client.failover.max.attempts` failovers per
+    call. A refusal (not the leader, leader not ready) means the call was not executed, so every call may
+    fail over on it; an unreachable OM, only a call that may be repeated (`retry`, or a commit's own loop)."""
+
+    def __init__(self, config: OmSettings, steps: Callable[[], StepRecorder | None] = _no_recording) -> None:
+        """`steps`: the recording open in the caller's context, if any (client/steps.py's `current`):
+        each call adds its time under its rpc name."""
+        self._steps = steps
+        self._config = config
+        self._nodes = [_Node(endpoint, config) for endpoint in config.om_nodes]
+        if not self._nodes:
+            raise ValueError("an OM client needs at least one OM")
+        self._current = 0
         self._own = user_metadata(config.tls)
 
+    @property
+    def address(self) -> str:
+        """The OM calls go to now (host:port)."""
+        return str(self._nodes[self._current].endpoint.address)
+
     async def close(self) -> None:
-        await self._channel.close()
+        for node in self._nodes:
+            await node.channel.close()
+
+    def _fail_over(self, leader_id: str | None) -> bool:
+        """Moves to the named leader, or else to the next OM; True when that starts a new round of them."""
+        if leader_id is not None:
+            for index, node in enumerate(self._nodes):
+                if node.endpoint.node_id == leader_id and index != self._current:
+                    self._current = index
+                    return False
+        self._current = (self._current + 1) % len(self._nodes)
+        return self._current == 0
 
     async def _call(
         self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False,
         budget_s: float | None = None, timeout_s: float | None = None,
     ) -> T:  # fmt: skip
         """`timeout_s`: the call's own timeout (default: the client's OM timeout)."""
-        method = getattr(self._stub, name)
         acting = _ACTING_FOR.get()
         metadata = self._own if acting is None else ((USER_METADATA, acting),)
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
+        failovers = 0
         recording = self._steps()
         started = time.perf_counter() if recording is not None else 0.0
         while True:
+            node = self._nodes[self._current]
             try:
                 timeout = self._config.om_timeout_s if timeout_s is None else timeout_s
-                response = await method(request, timeout=timeout, metadata=metadata)
+                response = await getattr(node.stub, name)(request, timeout=timeout, metadata=metadata)
             except RpcError as e:
-                error = om_exception(e, self.address)
+                error = om_exception(e, str(node.endpoint.address))
+                policy = self._config.om_retry
+                refused = isinstance(error, (OMNotLeaderException, OMLeaderNotReadyException))
+                unreachable = isinstance(error, OMUnavailableError) and not error.timed_out
+                if (
+                    len(self._nodes) > 1
+                    and failovers < policy.max_attempts
+                    and (refused or (unreachable and retry))
+                ):
+                    failovers += 1
+                    # The same OM once it is ready; else the leader named, or the next OM (a full round
+                    # of them waits first).
+                    stay = isinstance(error, OMLeaderNotReadyException)
+                    if stay or self._fail_over(getattr(error, "leader_id", None)):
+                        await asyncio.sleep(policy.wait_s)
+                    continue
                 waitable = isinstance(error, (OMUnavailableError, SafeModeException))  # SCM restarting
                 if retry and waitable and time.monotonic() + backoff < deadline:
                     await asyncio.sleep(backoff)
@@ -207,6 +267,8 @@ class OmClient:
                 raise
             except OMUnavailableError as e:
                 timed_out = timed_out or e.timed_out
+                if len(self._nodes) > 1:
+                    self._fail_over(None)  # the next OM of the service may lead now
                 delay = policy.delay(attempt, deadline - time.monotonic())
                 if delay is not None:
                     if time.monotonic() + delay < deadline:

@@ -7,9 +7,14 @@ the CLI) can catch everything.
   SafeModeException is the SCM_IN_SAFE_MODE code, kept as a subclass because callers wait it out.
 - OMUnavailableError: OM could not be reached, or answered UNAVAILABLE for longer than the client retries.
   CommitOutcomeUnknown, one of them: a commit retried after a lost answer no longer finds its session.
+- OMNotLeaderException / OMLeaderNotReadyException: an OM of an HA service that cannot serve the call (a
+  follower, naming the leader it knows; a leader still applying its log). Status UNAVAILABLE, details in
+  Ozone's words (OMNotLeaderException's message), which the failover client reads and OM's server writes.
 """
 
 from __future__ import annotations
+
+import re
 
 from pyozone.rpc import RpcError, StatusCode
 
@@ -55,6 +60,62 @@ class CommitOutcomeUnknown(OMUnavailableError):
     an S3 client is told to retry (503)."""
 
 
+class OMNotLeaderException(OzoneClientError):
+    """Ozone's OMNotLeaderException: `node_id` is not the leader; `leader_id` (at `leader_address`, as
+    host:port) is the leader it knows of, if any. The call was not executed: any OM may take it."""
+
+    PREFIX = "OMNotLeaderException: "
+    _TEXT = re.compile(
+        r"OM:(?P<node>\S+) is not the leader\. (?:Suggested leader is OM:(?P<leader>[^\[\s]+)"
+        r"\[(?P<address>[^\]]*)\]\.|Could not determine the leader node\.)"
+    )
+
+    def __init__(self, node_id: str, leader_id: str | None = None, leader_address: str | None = None) -> None:
+        self.node_id = node_id
+        self.leader_id = leader_id
+        self.leader_address = leader_address
+        super().__init__(self.details())
+
+    def details(self) -> str:
+        """The status details OM's server sends (Ozone's message, after the exception's name)."""
+        if self.leader_id is None:
+            return f"{self.PREFIX}OM:{self.node_id} is not the leader. Could not determine the leader node."
+        return (
+            f"{self.PREFIX}OM:{self.node_id} is not the leader. Suggested leader is "
+            f"OM:{self.leader_id}[{self.leader_address or ''}]."
+        )
+
+    @classmethod
+    def parse(cls, details: str) -> OMNotLeaderException | None:
+        if not details.startswith(cls.PREFIX):
+            return None
+        match = cls._TEXT.fullmatch(details[len(cls.PREFIX) :])
+        if match is None:
+            return None
+        return cls(match["node"], match["leader"], match["address"] or None)
+
+
+class OMLeaderNotReadyException(OzoneClientError):
+    """Ozone's OMLeaderNotReadyException: the leader has not applied its log up to its term's start yet; the
+    call was not executed; the same OM takes it after a wait."""
+
+    PREFIX = "OMLeaderNotReadyException: "
+
+    def __init__(self, node_id: str) -> None:
+        self.node_id = node_id
+        super().__init__(self.details())
+
+    def details(self) -> str:
+        return f"{self.PREFIX}{self.node_id} is Leader but not ready to process request yet."
+
+    @classmethod
+    def parse(cls, details: str) -> OMLeaderNotReadyException | None:
+        if not details.startswith(cls.PREFIX):
+            return None
+        node, _, _ = details[len(cls.PREFIX) :].partition(" ")
+        return cls(node) if node else None
+
+
 def _split_code(details: str) -> tuple[str | None, str]:
     code, sep, rest = details.partition(":")
     code = code.strip()
@@ -67,6 +128,10 @@ def om_exception(e: RpcError, address: str) -> OzoneClientError:
     """The exception for a failed OM call: OMException with the code from the status details, or
     OMUnavailableError when OM could not be reached."""
     status, details = e.code(), e.details() or ""
+    if status is StatusCode.UNAVAILABLE:
+        ha_refusal = OMNotLeaderException.parse(details) or OMLeaderNotReadyException.parse(details)
+        if ha_refusal is not None:
+            return ha_refusal
     if status in (StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED):
         code, message = _split_code(details)
         return OMUnavailableError(

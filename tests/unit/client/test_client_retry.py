@@ -14,6 +14,7 @@ from pyozone.client.block_output import BlockFailure, BlockOutputStream
 from pyozone.client.config import ClientConfig
 from pyozone.common.net import HostPort
 from pyozone.framework.datanode import ChannelPool
+from pyozone.framework.om import OmEndpoint
 from pyozone.hdds.checksum import ChecksumType
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -207,8 +208,8 @@ def test_a_block_whose_leader_cannot_be_reached_keeps_every_byte_for_the_retry()
 
     async def body() -> tuple[int, bytes]:
         config = ClientConfig(
-            HostPort("127.0.0.1", 1), BUFFER, FLUSH, 4 * FLUSH, BLOCK, 5, 0, 3, 0, ChecksumType.CRC32, 1024,
-            True, 600, True,
+            (OmEndpoint("", HostPort("127.0.0.1", 1)),), BUFFER, FLUSH, 4 * FLUSH, BLOCK, 5, 0, 3, 0,
+            ChecksumType.CRC32, 1024, True, 600, True,
         )  # fmt: skip
         leader = DatanodeRef("dn-1", "dn1", "10.0.0.1", None)
         location = KeyLocation(1, 1, 0, 0, BLOCK, PipelineRef("p1", (leader,), "dn-1"))

@@ -23,6 +23,7 @@ from pyozone.client.ec_index import ECIndexOutput, _StreamIndex, index_output
 from pyozone.client.ec_output import _Group
 from pyozone.common.net import HostPort
 from pyozone.framework.datanode import ChannelPool, DatanodeCallError
+from pyozone.framework.om import OmEndpoint
 from pyozone.hdds.checksum import ChecksumType
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
@@ -31,7 +32,7 @@ from pyozone.protocol import datastream as ds
 
 RS = ReplicationConfig.parse("rs-3-2-1k")
 CONFIG = ClientConfig(
-    om_address=HostPort("127.0.0.1", 1),
+    om_nodes=(OmEndpoint("", HostPort("127.0.0.1", 1)),),
     buffer_size=1024,
     flush_size=4096,
     max_size=8192,

@@ -126,3 +126,13 @@ def test_a_site_file_that_cannot_be_read_as_one_is_an_error(tmp_path: Path, kind
         site.symlink_to(tmp_path / "gone.xml")
     with pytest.raises(ConfigError, match=r"ozone-site\.xml: is "):
         load_configuration(tmp_path, {})
+
+
+def test_an_ha_key_with_its_service_and_node_suffixes_is_a_known_override() -> None:
+    conf = load_configuration(
+        None, {"ozone.om.address.omservice.om1": "host1", "ozone.om.nodes.omservice": "om1"}
+    )
+    assert conf.get("ozone.om.address.omservice.om1") == "host1"
+    for name in ("ozone.om.address.omservice", "ozone.om.nodes.a.b", "ozone.om.adress.omservice.om1"):
+        with pytest.raises(ConfigError, match="not a configuration key pyozone knows"):
+            load_configuration(None, {name: "x"})

@@ -28,6 +28,7 @@ from pyozone.datanode.storage import chunk_io
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.allocations import ContainerAllocations
 from pyozone.framework.datanode import ChannelPool, DatanodeCallError
+from pyozone.framework.om import OmEndpoint
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.hdds.security import x509 as X
@@ -140,8 +141,8 @@ def test_a_chain_writes_and_a_reader_reads_back_through_tls(
 
 def _config(tls: TlsStore) -> ClientConfig:
     return ClientConfig(
-        HostPort("127.0.0.1", 1), PACKET, 4 * PACKET, 8 * PACKET, 64 * PACKET, 3, 0, 3, 0,
-        ChecksumType.CRC32, BPC, True, 60, True, request_timeout_s=5, tls=tls,
+        (OmEndpoint("", HostPort("127.0.0.1", 1)),), PACKET, 4 * PACKET, 8 * PACKET, 64 * PACKET, 3, 0,
+        3, 0, ChecksumType.CRC32, BPC, True, 60, True, request_timeout_s=5, tls=tls,
     )  # fmt: skip
 
 

@@ -1,0 +1,135 @@
+"""An OM service's nodes from configuration, resolved as Ozone's OMHANodeDetails and OmUtils do.
+
+An HA service is named in `ozone.om.service.ids`; its OMs in `ozone.om.nodes.SERVICE`; each OM's addresses in
+the keys suffixed with the service and node (`ozone.om.address.SERVICE.NODE`, `ozone.om.ratis.port.SERVICE
+.NODE`, `ozone.om.http-address.SERVICE.NODE`). An OM finds itself by `ozone.om.node.id`, or as the one node
+whose address is on this machine (Ozone's rule; OMs sharing a host must be told their node id).
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+
+from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.config.keys import suffixed
+
+OM_HTTP_PORT_DEFAULT = 9874
+"""Ozone's OZONE_OM_HTTP_BIND_PORT_DEFAULT."""
+
+
+@dataclass(frozen=True, slots=True)
+class OmNodeDetails:
+    """One OM of a service (Ozone's OMNodeDetails)."""
+
+    service_id: str
+    node_id: str
+    rpc_address: HostPort
+    ratis_address: HostPort
+    http_address: HostPort
+
+
+def _ids(conf: OzoneConfiguration, key: str) -> tuple[str, ...]:
+    raw = conf.get(key)
+    ids = tuple(part.strip() for part in str(raw or "").split(",") if part.strip())
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"{key}: {raw!r} names an id twice")
+    return ids
+
+
+def om_service_ids(conf: OzoneConfiguration) -> tuple[str, ...]:
+    """`ozone.om.service.ids`: empty when OM runs alone (`ozone.om.address`)."""
+    return _ids(conf, "ozone.om.service.ids")
+
+
+def om_service_nodes(conf: OzoneConfiguration, service_id: str) -> tuple[OmNodeDetails, ...]:
+    """The OMs of `service_id`, in the order `ozone.om.nodes.SERVICE` names them."""
+    if service_id not in om_service_ids(conf):
+        raise ConfigError(
+            f"OM service {service_id!r} is not one of ozone.om.service.ids "
+            f"({conf.get('ozone.om.service.ids')})"
+        )
+    nodes_key = suffixed("ozone.om.nodes", service_id)
+    node_ids = _ids(conf, nodes_key)
+    if not node_ids:
+        raise ConfigError(f"{nodes_key}: not set: OM service {service_id} names no OM")
+    nodes = []
+    for node_id in node_ids:
+        address_key = suffixed("ozone.om.address", service_id, node_id)
+        raw = conf.get(address_key)
+        if not raw:
+            raise ConfigError(f"{address_key}: not set: OM {node_id} of service {service_id} has no address")
+        rpc = parse_host_port(str(raw), OM_PORT_DEFAULT, address_key)
+        ratis_port = conf.get(suffixed("ozone.om.ratis.port", service_id, node_id))
+        if ratis_port is None:
+            ratis_port = conf.get("ozone.om.ratis.port")
+        http_key = suffixed("ozone.om.http-address", service_id, node_id)
+        http_raw = conf.get(http_key)
+        http = (
+            parse_host_port(str(http_raw), OM_HTTP_PORT_DEFAULT, http_key)
+            if http_raw
+            else HostPort(rpc.host, OM_HTTP_PORT_DEFAULT)
+        )
+        nodes.append(OmNodeDetails(service_id, node_id, rpc, HostPort(rpc.host, ratis_port), http))
+    return tuple(nodes)
+
+
+def client_om_service(conf: OzoneConfiguration, authority: str | None = None) -> str | None:
+    """The OM service a client talks to: `authority` when it names a configured service (`ofs://SERVICE/`),
+    else the one of `ozone.om.service.ids` (`ozone.om.internal.service.id` choosing among several); None
+    when OM runs alone (the client uses `ozone.om.address`, or `authority` as host[:port])."""
+    ids = om_service_ids(conf)
+    if authority is not None:
+        return authority if authority in ids else None
+    if not ids:
+        return None
+    internal = conf.get("ozone.om.internal.service.id")
+    if internal:
+        if internal not in ids:
+            raise ConfigError(
+                f"ozone.om.internal.service.id: {internal!r} is not one of ozone.om.service.ids"
+            )
+        return str(internal)
+    if len(ids) > 1:
+        raise ConfigError(
+            f"ozone.om.service.ids names {len(ids)} services ({', '.join(ids)}): set "
+            "ozone.om.internal.service.id, or name the service in the path (ofs://SERVICE/...)"
+        )
+    return ids[0]
+
+
+def _local_addresses() -> set[str]:
+    names = {"localhost", "127.0.0.1", "::1", socket.gethostname(), socket.getfqdn()}
+    for name in list(names):
+        try:
+            names.update(info[4][0] for info in socket.getaddrinfo(name, None))
+        except OSError:
+            continue
+    return names
+
+
+def local_om_node(conf: OzoneConfiguration) -> OmNodeDetails | None:
+    """This OM's node of its service (Ozone's OMHANodeDetails.loadOMHAConfig), or None when OM runs alone."""
+    service_id = client_om_service(conf)
+    if service_id is None:
+        return None
+    nodes = om_service_nodes(conf, service_id)
+    node_id = conf.get("ozone.om.node.id")
+    if node_id:
+        for node in nodes:
+            if node.node_id == node_id:
+                return node
+        raise ConfigError(
+            f"ozone.om.node.id: {node_id!r} is not one of {suffixed('ozone.om.nodes', service_id)} "
+            f"({', '.join(n.node_id for n in nodes)})"
+        )
+    local = _local_addresses()
+    matches = [node for node in nodes if node.rpc_address.host in local]
+    if len(matches) != 1:
+        found = "none" if not matches else ", ".join(n.node_id for n in matches)
+        raise ConfigError(
+            f"OM service {service_id}: cannot tell which OM this is (nodes on this machine: {found}): "
+            "set ozone.om.node.id"
+        )
+    return matches[0]

@@ -1,0 +1,79 @@
+"""An OM service's nodes from configuration (pyozone/common/om_ha.py), as Ozone's OMHANodeDetails."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyozone.common.net import HostPort
+from pyozone.common.om_ha import client_om_service, local_om_node, om_service_nodes
+from pyozone.config import ConfigError, OzoneConfiguration
+
+
+def _ha(**extra: str) -> OzoneConfiguration:
+    values = {
+        "ozone.om.service.ids": "omservice",
+        "ozone.om.nodes.omservice": "om1, om2,om3",
+        "ozone.om.address.omservice.om1": "127.0.0.1:9862",
+        "ozone.om.address.omservice.om2": "127.0.0.1:9962",
+        "ozone.om.address.omservice.om3": "10.9.9.9",
+        "ozone.om.ratis.port.omservice.om2": "9972",
+        "ozone.om.http-address.omservice.om2": "127.0.0.1:9974",
+    }
+    values.update(extra)
+    return OzoneConfiguration(values)
+
+
+def test_nodes_in_the_order_named_with_ozone_defaults_for_what_is_unset() -> None:
+    nodes = om_service_nodes(_ha(), "omservice")
+    assert [n.node_id for n in nodes] == ["om1", "om2", "om3"]
+    om1, om2, om3 = nodes
+    assert (om1.rpc_address, om1.ratis_address, om1.http_address) == (
+        HostPort("127.0.0.1", 9862),
+        HostPort("127.0.0.1", 9872),
+        HostPort("127.0.0.1", 9874),
+    )
+    assert (om2.ratis_address, om2.http_address) == (HostPort("127.0.0.1", 9972), HostPort("127.0.0.1", 9974))
+    assert om3.rpc_address == HostPort("10.9.9.9", 9862)
+
+
+def test_a_node_without_an_address_is_a_config_error_naming_the_key() -> None:
+    conf = _ha(**{"ozone.om.nodes.omservice": "om1,om4"})
+    with pytest.raises(ConfigError, match=r"ozone\.om\.address\.omservice\.om4: not set"):
+        om_service_nodes(conf, "omservice")
+
+
+def test_a_suffixed_key_is_typed_as_its_base() -> None:
+    with pytest.raises(ConfigError, match=r"ozone\.om\.ratis\.port\.omservice\.om1: invalid value"):
+        _ha(**{"ozone.om.ratis.port.omservice.om1": "ninety"})
+
+
+def test_a_node_named_twice_is_refused() -> None:
+    with pytest.raises(ConfigError, match="names an id twice"):
+        om_service_nodes(_ha(**{"ozone.om.nodes.omservice": "om1,om1"}), "omservice")
+
+
+def test_the_client_picks_the_one_service_or_the_internal_one_or_the_path_authority() -> None:
+    assert client_om_service(OzoneConfiguration()) is None
+    assert client_om_service(_ha()) == "omservice"
+    assert client_om_service(_ha(), "omservice") == "omservice"
+    assert client_om_service(_ha(), "om-host:9862") is None  # an address, not a service
+    two = _ha(**{"ozone.om.service.ids": "omservice,other"})
+    with pytest.raises(ConfigError, match=r"ozone\.om\.internal\.service\.id"):
+        client_om_service(two)
+    assert (
+        client_om_service(
+            _ha(**{"ozone.om.service.ids": "omservice,other", "ozone.om.internal.service.id": "other"})
+        )
+        == "other"
+    )
+
+
+def test_an_om_finds_itself_by_node_id_or_refuses_when_several_nodes_are_local() -> None:
+    assert local_om_node(_ha(**{"ozone.om.node.id": "om2"})).node_id == "om2"  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match=r"set ozone\.om\.node\.id"):
+        local_om_node(_ha())  # om1 and om2 both on 127.0.0.1
+    with pytest.raises(ConfigError, match=r"'om9' is not one of ozone\.om\.nodes\.omservice"):
+        local_om_node(_ha(**{"ozone.om.node.id": "om9"}))
+    alone = _ha(**{"ozone.om.address.omservice.om2": "10.9.9.8"})
+    assert local_om_node(alone).node_id == "om1"  # type: ignore[union-attr]
+    assert local_om_node(OzoneConfiguration()) is None

@@ -1,0 +1,134 @@
+"""The OM client fails over among an HA service's OMs (Ozone's OMFailoverProxyProvider): a follower names the
+leader and the call goes there at once; an unreachable OM sends a repeatable call to the next one; a refusal
+means the call was not executed, so any call may fail over on it; the attempts are bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+
+from pyozone import rpc
+from pyozone.client.config import ClientConfig
+from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE, OmClient
+from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException, OMUnavailableError
+from pyozone.proto import OmClientProtocol_pb2 as pb
+
+
+class Om:
+    """infoVolume as one OM of a service: the leader answers (owner = its node id), a follower refuses naming
+    `leader`, a leader not ready refuses `not_ready` times first."""
+
+    def __init__(self, node_id: str) -> None:
+        self.node_id = node_id
+        self.leader: str | None = node_id
+        self.leader_address = ""
+        self.not_ready = 0
+        self.calls = 0
+
+    async def infoVolume(self, request: pb.InfoVolumeRequest, context: rpc.CallContext):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.not_ready:
+            self.not_ready -= 1
+            await context.abort(rpc.StatusCode.UNAVAILABLE, OMLeaderNotReadyException(self.node_id).details())
+        if self.leader != self.node_id:
+            refusal = OMNotLeaderException(self.node_id, self.leader, self.leader_address)
+            await context.abort(rpc.StatusCode.UNAVAILABLE, refusal.details())
+        return pb.InfoVolumeResponse(volume=pb.VolumeInfo(volume=request.volume, owner=self.node_id))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def _service(
+    oms: list[Om], down: set[str] = frozenset()
+) -> tuple[list[rpc.Server], OzoneConfiguration]:  # type: ignore[assignment]
+    servers, values = (
+        [],
+        {
+            "ozone.om.service.ids": "omservice",
+            "ozone.om.nodes.omservice": ",".join(om.node_id for om in oms),
+            "ozone.client.wait.between.retries.millis": "10",
+            "ozone.client.failover.max.attempts": "6",
+        },
+    )
+    for om in oms:
+        if om.node_id in down:
+            port = _free_port()  # nobody listens
+        else:
+            server = rpc.Server(rpc.ServerSettings(max_message_bytes=1 << 20))
+            server.add_service(OM_SERVICE, om)
+            port = await server.start("127.0.0.1", 0)
+            servers.append(server)
+        values[f"ozone.om.address.omservice.{om.node_id}"] = f"127.0.0.1:{port}"
+    for om in oms:
+        om.leader_address = values.get(f"ozone.om.address.omservice.{om.leader}", "")
+    return servers, OzoneConfiguration(values)
+
+
+async def _ask(oms: list[Om], down: set[str] = frozenset(), retry: bool = False) -> tuple[str, OmClient]:  # type: ignore[assignment]
+    servers, conf = await _service(oms, down)
+    client = OmClient(ClientConfig.from_conf(conf))
+    try:
+        answer = await client._call(
+            "infoVolume", pb.InfoVolumeRequest(volume="v"), lambda r: r.volume.owner, retry=retry
+        )
+        return answer, client
+    finally:
+        await client.close()
+        for server in servers:
+            await server.stop(0)
+
+
+def test_a_follower_names_the_leader_and_the_call_goes_there_at_once() -> None:
+    om1, om2, om3 = Om("om1"), Om("om2"), Om("om3")
+    om1.leader = om2.leader = om3.leader = "om3"
+    owner, client = asyncio.run(_ask([om1, om2, om3]))
+    assert owner == "om3"
+    assert (om1.calls, om2.calls, om3.calls) == (1, 0, 1)  # om2 skipped: om1 named om3
+    assert client.address.endswith(str(om3.leader_address.rpartition(":")[2]))  # it stays with the leader
+
+
+def test_a_follower_that_knows_no_leader_sends_the_call_to_the_next_om() -> None:
+    om1, om2 = Om("om1"), Om("om2")
+    om1.leader = None
+    owner, _ = asyncio.run(_ask([om1, om2]))
+    assert owner == "om2"
+
+
+def test_a_leader_not_ready_is_asked_again() -> None:
+    om1 = Om("om1")
+    om1.not_ready = 2
+    owner, _ = asyncio.run(_ask([om1, Om("om2")]))
+    assert (owner, om1.calls) == ("om1", 3)
+
+
+def test_an_unreachable_om_fails_over_only_a_repeatable_call() -> None:
+    om2 = Om("om2")
+    owner, _ = asyncio.run(_ask([Om("om1"), om2], down={"om1"}, retry=True))
+    assert owner == "om2"
+    with pytest.raises(OMUnavailableError):
+        asyncio.run(_ask([Om("om1"), Om("om2")], down={"om1"}))
+
+
+def test_failovers_are_bounded_by_ozone_client_failover_max_attempts() -> None:
+    om1, om2 = Om("om1"), Om("om2")
+    om1.leader, om2.leader = "om2", "om1"  # each names the other: no leader anywhere
+    with pytest.raises(OMNotLeaderException):
+        asyncio.run(_ask([om1, om2]))
+    assert om1.calls + om2.calls == 7  # the first call and 6 failovers
+
+
+def test_the_refusals_read_as_ozone_writes_them() -> None:
+    text = OMNotLeaderException("om1", "om2", "host2:9862").details()
+    assert text == "OMNotLeaderException: OM:om1 is not the leader. Suggested leader is OM:om2[host2:9862]."
+    parsed = OMNotLeaderException.parse(text)
+    assert parsed is not None and (parsed.leader_id, parsed.leader_address) == ("om2", "host2:9862")
+    unknown = OMNotLeaderException.parse(OMNotLeaderException("om1").details())
+    assert unknown is not None and unknown.leader_id is None
+    assert OMNotLeaderException.parse("OMNotLeaderException: garbage") is None
