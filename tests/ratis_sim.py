@@ -2,12 +2,14 @@
 
 N cores on a virtual network and virtual disks, all driven by one seeded `random.Random`: message loss,
 duplication, reordering and delay, partitions and one-way link cuts and their heals, crashes that lose
-whatever the disk had not acknowledged (`persisted`), restarts from what it had. Clients write, read and
-hand leadership over. After every step the invariants of the Raft paper's Figure 3 are checked,
-incrementally: election safety, log matching, leader completeness, state machine safety, that every
-answered request is what every member applies at its index, and that reads are linearizable. After the
-faults stop, liveness: within a bound of virtual time a leader is elected and a new request is applied by
-every member.
+whatever the disk had not acknowledged (`persisted`), restarts from what it had. Clients write (retrying a
+call with the same call id, following leader hints, until it is answered), read and hand leadership over.
+After every step the invariants of the Raft paper's Figure 3 are checked, incrementally: election safety,
+log matching, leader completeness, state machine safety, that every answered request is what every member
+applies at its index, that no call is applied twice (the retry cache), that reads are linearizable, and
+that a leader cut off from a majority for longer than `raft.server.rpc.timeout.max` (plus the heartbeat
+interval its checks run at) no longer leads. After the faults stop, liveness: within a bound of virtual
+time a leader is elected and a new request is applied by every member.
 
 Replay a seed: `python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
 """
@@ -22,14 +24,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyozone.hdds.clock import ManualClock
-from pyozone.ratis.messages import ClientCall, EntryKind, LogEntry, Message, RaftPeerId
-from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send, TransferDone
+from pyozone.ratis.messages import (
+    AppendEntriesReply,
+    ClientCall,
+    EntryKind,
+    InstallSnapshotReply,
+    LogEntry,
+    Message,
+    RaftPeerId,
+)
+from pyozone.ratis.outputs import (
+    Apply,
+    NotLeader,
+    Output,
+    Persist,
+    ReadReady,
+    Reply,
+    Send,
+    TransferDone,
+    TransferRefused,
+)
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
 
 FAULT_MS = 1500  # virtual time with faults
 LIVENESS_BOUND_MS = 4000  # after the heal: a leader and a request applied everywhere within this
+WRITERS = 4  # clients that write, each one call at a time (retried until answered)
 MAX_STEPS = 100_000  # a run is a few thousand steps: more is a message storm
 
 
@@ -68,6 +89,7 @@ class Member:
     applied: list[LogEntry] = field(default_factory=list)  # the in-memory state machine: lost on a crash
     seen_commit: int = 0
     was_leader_term: int = 0
+    leader_since_ms: int = 0
     tick_token: int = 0
     tick_at: int | None = None
 
@@ -95,6 +117,7 @@ class Simulation:
             append_byte_limit=64,
             append_element_limit=self.rng.choice([0, 1, 3]),
             outstanding_appends_max=self.rng.choice([1, 4]),
+            leader_step_down_wait_ms=self.rng.choice([0, 300, 1000]),
         )
         self.faults = Faults(
             loss=self.rng.choice([0.0, 0.05, 0.2]),
@@ -120,6 +143,9 @@ class Simulation:
         self.committed: dict[int, tuple[LogEntry, int]] = {}  # index -> entry, the term it was committed by
         self.applied: dict[int, LogEntry] = {}
         self.acked: dict[bytes, int] = {}
+        self.call_applied_at: dict[tuple[str, int], int] = {}  # a client call -> the index it was applied at
+        self.outstanding: dict[int, ClientCall] = {}  # writes not yet answered, by call id: retried
+        self.heard: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # (leader, follower) -> its last answer
         # Linearizable reads: what a read must see, the highest index acknowledged or seen by a read so far.
         self.read_floor = 0
         self.read_floors: dict[int, int] = {}  # call id -> the floor when the read was invoked
@@ -206,6 +232,8 @@ class Simulation:
         member = self.members[to]
         if member.server is None or self.side[to] != self.side[sender] or (sender, to) in self.cut:
             return
+        if isinstance(message, AppendEntriesReply | InstallSnapshotReply):
+            self.heard[(to, sender)] = self.clock.now_ms()
         self._after(member, member.server.receive(sender, message))
 
     def _on_sync(self, peer: RaftPeerId, incarnation: int, seq: int) -> None:
@@ -227,23 +255,39 @@ class Simulation:
         elif action < 0.3:
             self._read()
         else:
-            self._submit(b"call-%d" % self.calls)
+            writer = f"w{self.rng.randrange(WRITERS)}"
+            if any(call.client_id == writer for call in self.outstanding.values()):
+                return  # a writer has one call at a time: it is still retrying its last
+            call = ClientCall(writer, self.calls, b"call-%d" % self.calls)
+            self.outstanding[call.call_id] = call
+            self._submit(call)
+            self._schedule(self.clock.now_ms() + self.rng.randint(50, 300), "retry", call.call_id)
+
+    def _on_retry(self, call_id: int) -> None:
+        """The client has no answer (lost, refused, or the member failed): it retries the same call."""
+        call = self.outstanding.get(call_id)
+        if call is not None:
+            self._count("retries")
+            self._submit(call)
+            self._schedule(self.clock.now_ms() + self.rng.randint(50, 300), "retry", call_id)
 
     def _on_final(self, payload: bytes) -> None:
-        """After the heal a client retries its request, following leader hints, until it is answered."""
-        if payload not in self.acked:
-            self._submit(payload)
-            self._schedule(self.clock.now_ms() + 50, "final", payload)
+        """After the heal a client writes once more and retries, following leader hints, until answered."""
+        self.calls += 1
+        call = ClientCall("final", self.calls, payload)
+        self.outstanding[call.call_id] = call
+        self._submit(call)
+        self._schedule(self.clock.now_ms() + 50, "retry", call.call_id)
 
     def _target(self) -> Member:
         follow_hint = self.hint is not None and self.rng.random() < 0.8
         peer = self.hint if follow_hint and self.hint is not None else self.rng.choice(self.peers)
         return self.members[peer]
 
-    def _submit(self, payload: bytes) -> None:
+    def _submit(self, call: ClientCall) -> None:
         member = self._target()
         if member.server is not None:
-            self._after(member, member.server.submit(ClientCall("sim", self.calls, payload)))
+            self._after(member, member.server.submit(call))
 
     def _transfer(self) -> None:
         """An operator hands leadership to another member (`pyozone admin om transfer` to come)."""
@@ -316,6 +360,8 @@ class Simulation:
                 self._check_read(member, output)
             elif isinstance(output, TransferDone):
                 self._count("transfers done" if output.stepped_down else "transfers timed out")
+            elif isinstance(output, TransferRefused):
+                self._count("transfers refused")
             elif isinstance(output, NotLeader):
                 self.hint = output.leader_hint
         self._check_roles(member)
@@ -345,6 +391,12 @@ class Simulation:
         known = self.applied.setdefault(entry.index, entry)
         if known != entry:
             self._fail(f"state machine safety: {member.peer} applies {entry} where {known} was applied")
+        if entry.client_id:
+            first = self.call_applied_at.setdefault((entry.client_id, entry.call_id), entry.index)
+            if first != entry.index:
+                self._fail(
+                    f"call {entry.client_id}/{entry.call_id} applied twice: at {first} and {entry.index}"
+                )
 
     # ---- the invariants (Figure 3), checked as each step's outputs are carried out
 
@@ -362,11 +414,14 @@ class Simulation:
 
     def _check_reply(self, reply: Reply) -> None:
         applied = self.applied.get(reply.index)
-        if applied is None or applied.payload != reply.call.payload:
-            self._fail(
-                f"acknowledged {reply.call.payload!r} at index {reply.index}, where {applied} was applied"
-            )
+        if applied is None or (applied.client_id, applied.call_id, applied.payload) != (
+            reply.call.client_id,
+            reply.call.call_id,
+            reply.call.payload,
+        ):
+            self._fail(f"acknowledged {reply.call} at index {reply.index}, where {applied} was applied")
         self.acked[reply.call.payload] = reply.index
+        self.outstanding.pop(reply.call.call_id, None)
         self.read_floor = max(self.read_floor, reply.index)
 
     def _check_read(self, member: Member, ready: ReadReady) -> None:
@@ -387,6 +442,7 @@ class Simulation:
         assert server is not None
         if server.role is RaftPeerRole.LEADER and member.was_leader_term != server.current_term:
             member.was_leader_term = server.current_term
+            member.leader_since_ms = self.clock.now_ms()
             other = self.leaders.setdefault(server.current_term, member.peer)
             if other != member.peer:
                 self._fail(f"election safety: {member.peer} and {other} both lead term {server.current_term}")
@@ -408,6 +464,23 @@ class Simulation:
                     ):
                         self._check_holds(leader, index, entry, self.committed[index][1])
             member.seen_commit = server.commit_index
+        if server.role is RaftPeerRole.LEADER:
+            self._check_leader_contact(member)
+
+    def _check_leader_contact(self, member: Member) -> None:
+        """CheckQuorum: a leader that has heard from no majority for the window (Ratis's checkLeadership runs
+        at each heartbeat tick) has stepped down."""
+        now = self.clock.now_ms()
+        window = self.settings.rpc_timeout_max_ms + self.settings.heartbeat_interval_ms + 1
+        if now - member.leader_since_ms <= window:
+            return
+        heard = 1 + sum(
+            1
+            for p in self.peers
+            if p != member.peer and now - self.heard.get((member.peer, p), -window) <= window
+        )
+        if heard <= self.n // 2:
+            self._fail(f"{member.peer} still leads term {member.was_leader_term}, having heard from {heard}")
 
     def _check_holds(self, leader: RaftServer, index: int, entry: LogEntry, term: int) -> None:
         """Leader completeness: a leader of a later term holds every entry committed before."""

@@ -46,11 +46,14 @@ def grants_vote(
 
 
 class ElectionTally:
-    """The grants a candidate has counted in one phase of one election (Ratis's LeaderElection's votes)."""
+    """The grants a candidate has counted in one round: one phase of one election (Ratis's LeaderElection's
+    votes). Only replies naming `round` count: a pre-vote round that timed out is followed by one for the
+    same term, and a late grant from the first must not count in the second."""
 
-    def __init__(self, phase: Phase, term: int, members: int) -> None:
+    def __init__(self, phase: Phase, term: int, members: int, round: int) -> None:
         self.phase = phase
         self.term = term
+        self.round = round
         self._majority = members // 2 + 1
         self._granted: set[RaftPeerId] = set()
 
