@@ -2,14 +2,17 @@
 
 N cores on a virtual network and virtual disks, all driven by one seeded `random.Random`: message loss,
 duplication, reordering and delay, partitions and one-way link cuts and their heals, crashes that lose
-whatever the disk had not acknowledged (`persisted`), restarts from what it had. Clients write (retrying a
-call with the same call id, following leader hints, until it is answered), read and hand leadership over.
-After every step the invariants of the Raft paper's Figure 3 are checked, incrementally: election safety,
-log matching, leader completeness, state machine safety, that every answered request is what every member
-applies at its index, that no call is applied twice (the retry cache), that reads are linearizable, and
-that a leader cut off from a majority for longer than `raft.server.rpc.timeout.max` (plus the heartbeat
-interval its checks run at) no longer leads. After the faults stop, liveness: within a bound of virtual
-time a leader is elected and a new request is applied by every member.
+whatever the disk had not acknowledged (`persisted`), restarts from what it had. Members checkpoint their
+state machine (the applied prefix) and purge their logs; a restart loads the checkpoint and applies the log
+after it; a follower left behind a leader's purged log is notified and fetches the leader's checkpoint (as OM
+does), which fails when the leader is out of reach. Clients write (retrying a call with the same call id,
+following leader hints, until it is answered), read and hand leadership over. After every step the invariants
+of the Raft paper's Figure 3 are checked, incrementally: election safety, log matching, leader completeness,
+state machine safety (across checkpoints and the entries applied after them), that every answered request is
+what every member applies at its index, that no call is applied twice (the retry cache), that reads are
+linearizable, and that a leader cut off from a majority for longer than `raft.server.rpc.timeout.max` (plus
+the heartbeat interval its checks run at) no longer leads. After the faults stop, liveness: within a bound of
+virtual time a leader is elected and a new request is applied by every member.
 
 Replay a seed: `python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
 """
@@ -32,12 +35,15 @@ from pyozone.ratis.messages import (
     LogEntry,
     Message,
     RaftPeerId,
+    TermIndex,
 )
 from pyozone.ratis.outputs import (
     Apply,
+    InstallSnapshot,
     NotLeader,
     Output,
     Persist,
+    PurgeLog,
     ReadReady,
     Reply,
     Send,
@@ -48,6 +54,7 @@ from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
 
+NO_SNAPSHOT = TermIndex(0, 0)
 FAULT_MS = 1500  # virtual time with faults
 LIVENESS_BOUND_MS = 4000  # after the heal: a leader and a request applied everywhere within this
 WRITERS = 4  # clients that write, each one call at a time (retried until answered)
@@ -60,12 +67,17 @@ class InvariantViolation(AssertionError):
 
 @dataclass
 class Disk:
-    """What a member's disk holds durably, and the writes it has been given but not yet synced."""
+    """What a member's disk holds durably, and the writes it has been given but not yet synced: term, vote,
+    the log from `base + 1` on (before it, purged), and the state machine's latest checkpoint (`snapshot`
+    and the applied prefix it holds), durable as soon as it is taken or installed."""
 
     term: int = 0
     voted_for: RaftPeerId | None = None
+    base: int = 0
     entries: list[LogEntry] = field(default_factory=list)
     unsynced: list[Persist] = field(default_factory=list)
+    snapshot: TermIndex = NO_SNAPSHOT
+    snapshot_state: tuple[LogEntry, ...] = ()
 
     def sync(self, seq: int) -> int:
         """Make the writes up to `seq` durable; returns how many stored entries they overwrote."""
@@ -73,11 +85,23 @@ class Disk:
         while self.unsynced and self.unsynced[0].seq <= seq:
             p = self.unsynced.pop(0)
             self.term, self.voted_for = p.term, p.voted_for
-            if p.entries:
-                overwritten += max(0, len(self.entries) - p.entries[0].index + 1)
-                del self.entries[p.entries[0].index - 1 :]
-                self.entries.extend(p.entries)
+            if p.snapshot is not None:
+                self.base, self.entries = p.snapshot.index, []
+            written = [e for e in p.entries if e.index > self.base]
+            if written:
+                position = written[0].index - self.base - 1
+                overwritten += max(0, len(self.entries) - position)
+                del self.entries[position:]
+                self.entries.extend(written)
         return overwritten
+
+    def purge(self, up_to: int) -> None:
+        if up_to > self.base:
+            del self.entries[: up_to - self.base]
+            self.base = up_to
+
+    def log_after_snapshot(self) -> tuple[LogEntry, ...]:
+        return tuple(self.entries[max(0, self.snapshot.index - self.base) :])
 
 
 @dataclass
@@ -90,6 +114,7 @@ class Member:
     seen_commit: int = 0
     was_leader_term: int = 0
     leader_since_ms: int = 0
+    cache_horizon: int = 0  # calls applied up to here came in a snapshot: its retry cache never saw them
     tick_token: int = 0
     tick_at: int | None = None
 
@@ -104,6 +129,7 @@ class Faults:
     max_disk_ms: int
     fault_every_ms: int
     client_every_ms: int
+    snapshot_every: int  # a member checkpoints its state machine every this many applied entries (0: never)
 
 
 class Simulation:
@@ -118,6 +144,7 @@ class Simulation:
             append_element_limit=self.rng.choice([0, 1, 3]),
             outstanding_appends_max=self.rng.choice([1, 4]),
             leader_step_down_wait_ms=self.rng.choice([0, 300, 1000]),
+            purge_gap=self.rng.choice([1, 4, 16]),
         )
         self.faults = Faults(
             loss=self.rng.choice([0.0, 0.05, 0.2]),
@@ -126,6 +153,7 @@ class Simulation:
             max_disk_ms=self.rng.choice([1, 5, 20, 60]),
             fault_every_ms=self.rng.choice([100, 300, 1000]),
             client_every_ms=self.rng.choice([20, 60]),
+            snapshot_every=self.rng.choice([0, 3, 10]),
         )
         self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members))
         self.members = {p: Member(p, None) for p in self.peers}
@@ -146,6 +174,7 @@ class Simulation:
         self.call_applied_at: dict[tuple[str, int], int] = {}  # a client call -> the index it was applied at
         self.outstanding: dict[int, ClientCall] = {}  # writes not yet answered, by call id: retried
         self.heard: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # (leader, follower) -> its last answer
+        self.leader_horizon: dict[int, int] = {}  # term -> its leader's retry cache horizon
         # Linearizable reads: what a read must see, the highest index acknowledged or seen by a read so far.
         self.read_floor = 0
         self.read_floors: dict[int, int] = {}  # call id -> the floor when the read was invoked
@@ -207,8 +236,9 @@ class Simulation:
     def _start(self, member: Member) -> None:
         disk = member.disk
         member.incarnation += 1
-        member.applied = []
-        member.seen_commit = 0
+        member.applied = list(disk.snapshot_state)  # the state machine loads its checkpoint
+        member.seen_commit = disk.snapshot.index
+        member.cache_horizon = disk.snapshot.index
         member.was_leader_term = 0
         member.tick_at = None
         member.server = RaftServer(
@@ -217,7 +247,7 @@ class Simulation:
             self.settings,
             self.clock,
             random.Random(self.rng.random()),
-            PersistentState(disk.term, disk.voted_for, tuple(disk.entries)),
+            PersistentState(disk.term, disk.voted_for, disk.log_after_snapshot(), disk.snapshot),
         )
         self._after(member, [])
 
@@ -354,6 +384,18 @@ class Simulation:
                 for entry in output.entries:
                     self._apply(member, entry)
                     self._after(member, server.applied(entry.index, len(member.applied)))
+                    every = self.faults.snapshot_every
+                    if every and entry.index % every == 0:
+                        self._take_snapshot(member, entry)
+            elif isinstance(output, PurgeLog):
+                self._count("log purges")
+                member.disk.purge(output.up_to_index)
+            elif isinstance(output, InstallSnapshot):
+                self._count("snapshots to install")
+                delay = self.rng.randint(1, 3 * self.faults.max_delay_ms)
+                self._schedule(
+                    self.clock.now_ms() + delay, "download", member.peer, member.incarnation, output.leader_id
+                )
             elif isinstance(output, Reply):
                 self._check_reply(output)
             elif isinstance(output, ReadReady):
@@ -370,6 +412,33 @@ class Simulation:
             member.tick_token += 1
             member.tick_at = deadline
             self._schedule(deadline, "tick", member.peer, member.tick_token)
+
+    def _take_snapshot(self, member: Member, last: LogEntry) -> None:
+        """The state machine checkpoints what it applied (durably, at once), and tells the core."""
+        assert member.server is not None
+        member.disk.snapshot = TermIndex(last.term, last.index)
+        member.disk.snapshot_state = tuple(member.applied)
+        self._after(member, member.server.snapshot_taken(member.disk.snapshot))
+
+    def _on_download(self, peer: RaftPeerId, incarnation: int, leader: RaftPeerId) -> None:
+        """The state machine fetches the leader's latest checkpoint (OM downloads the leader's RocksDB
+        checkpoint): it fails if the leader is down or out of reach; a checkpoint not ahead of what the state
+        machine applied is not loaded."""
+        member, source = self.members[peer], self.members[leader]
+        if member.server is None or member.incarnation != incarnation:
+            return  # the crash ended the download
+        if source.server is None or self.side[peer] != self.side[leader] or (leader, peer) in self.cut:
+            self._count("snapshot downloads failed")
+            self._after(member, member.server.snapshot_installed(None))
+            return
+        snapshot, state = source.disk.snapshot, source.disk.snapshot_state
+        if snapshot.index > len(member.applied):
+            self._count("snapshots installed")
+            member.applied = list(state)
+            member.disk.snapshot, member.disk.snapshot_state = snapshot, state
+            member.seen_commit = max(member.seen_commit, snapshot.index)
+            member.cache_horizon = max(member.cache_horizon, snapshot.index)
+        self._after(member, member.server.snapshot_installed(snapshot))
 
     def _send(self, sender: RaftPeerId, send: Send) -> None:
         copies = 1
@@ -394,9 +463,13 @@ class Simulation:
         if entry.client_id:
             first = self.call_applied_at.setdefault((entry.client_id, entry.call_id), entry.index)
             if first != entry.index:
-                self._fail(
-                    f"call {entry.client_id}/{entry.call_id} applied twice: at {first} and {entry.index}"
-                )
+                # The one hole the retry cache leaves (as Ratis's): a leader that restarted from, or
+                # installed, a snapshot covering the first never saw it applied.
+                if first > self.leader_horizon.get(entry.term, 0):
+                    self._fail(
+                        f"call {entry.client_id}/{entry.call_id} applied twice: at {first} and {entry.index}"
+                    )
+                self._count("calls applied again after a snapshot hid them")
 
     # ---- the invariants (Figure 3), checked as each step's outputs are carried out
 
@@ -443,6 +516,7 @@ class Simulation:
         if server.role is RaftPeerRole.LEADER and member.was_leader_term != server.current_term:
             member.was_leader_term = server.current_term
             member.leader_since_ms = self.clock.now_ms()
+            self.leader_horizon[server.current_term] = member.cache_horizon
             other = self.leaders.setdefault(server.current_term, member.peer)
             if other != member.peer:
                 self._fail(f"election safety: {member.peer} and {other} both lead term {server.current_term}")
@@ -450,7 +524,9 @@ class Simulation:
                 if term < server.current_term:
                     self._check_holds(server, index, entry, term)
         if server.commit_index > member.seen_commit:
-            for index in range(member.seen_commit + 1, server.commit_index + 1):
+            for index in range(
+                max(member.seen_commit, server.log.snapshot.index) + 1, server.commit_index + 1
+            ):
                 entry = server.log.entry(index)
                 known, _ = self.committed.setdefault(index, (entry, server.current_term))
                 if known != entry:
@@ -484,6 +560,8 @@ class Simulation:
 
     def _check_holds(self, leader: RaftServer, index: int, entry: LogEntry, term: int) -> None:
         """Leader completeness: a leader of a later term holds every entry committed before."""
+        if index <= leader.log.snapshot.index:
+            return  # in its state machine's snapshot: checked as it was applied
         if leader.log.term_at(index) is None or leader.log.entry(index) != entry:
             self._fail(
                 f"leader completeness: {leader.me}, leader of term {leader.current_term}, lacks "

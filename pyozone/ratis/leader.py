@@ -175,6 +175,8 @@ class LeaderState:
         info.pipeline_call_id = info.next_call_id + 1
         info.in_flight.clear()
         info.next_index = min(max(next_index, info.match_index + 1), self._log.last_index + 1)
+        if info.next_index < self._log.first_index:
+            info.last_sent_ms = None  # notify it at once
 
     def commit_index(self, own_match: int, commit_index: int) -> int:
         """The highest index stored by a majority (the leader counting `own_match`, what its own disk holds),
