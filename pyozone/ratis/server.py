@@ -341,9 +341,11 @@ class RaftServer:
         return self._drain()
 
     def snapshot_taken(self, snapshot: TermIndex) -> list[Output]:
-        """The state machine durably checkpointed everything it applied up to `snapshot`: the log before it
-        may go, once `raft.server.log.purge.gap` entries have gathered since the last purge (Ratis's
-        RaftLog.purge). A follower that needs purged entries is later notified to install a snapshot."""
+        """The state machine durably checkpointed everything it applied up to `snapshot`: the log up to it
+        goes, once `raft.server.log.purge.gap` entries have gathered since the last purge (Ratis's
+        RaftLog.purge). Up to the snapshot index even if a follower still needs those entries, as OM sets
+        `ozone.om.ratis.log.purge.upto.snapshot.index` (true; Ratis's own default, false, would keep them):
+        that follower is notified to install a snapshot instead."""
         if snapshot.index > self._applied_index:
             raise ValueError(f"snapshot {snapshot} is past the applied index {self._applied_index}")
         held = self.log.term_at(snapshot.index)

@@ -121,3 +121,23 @@ def test_a_follower_whose_snapshot_reaches_the_leaders_log_says_so():
     assert group.sent(C) == [InstallSnapshotReply(C, 2, InstallSnapshotResult.ALREADY_INSTALLED, 6, 4)]
     group.deliver(B, C, InstallSnapshotRequest(B, 1, TermIndex(1, 7), 5))  # a stale leader
     assert group.sent(C) == [InstallSnapshotReply(C, 2, InstallSnapshotResult.NOT_LEADER, 6, 5)]
+
+
+def test_an_installed_snapshot_keeps_the_entries_after_it_when_the_log_holds_its_last_entry():
+    # Figure 13, step 6: a log that holds the snapshot's last entry keeps what follows it.
+    group = Group(A, B, C, states={C: PersistentState(1, A, entries(1, 1, 1, 1))})
+    group.deliver(A, C, InstallSnapshotRequest(A, 1, TermIndex(1, 9), 3))
+    outputs = group.take(C, group.servers[C].snapshot_installed(TermIndex(1, 2)))
+    assert [o for o in outputs if isinstance(o, Persist)] == [
+        Persist(1, 1, A, entries(1, 1, 1, 1)[2:], TermIndex(1, 2))
+    ]
+    follower = group.servers[C]
+    assert (follower.log.first_index, follower.log.last_index, follower.commit_index) == (3, 4, 2)
+
+
+def test_an_installed_snapshot_replaces_a_log_that_conflicts_with_it():
+    group = Group(A, B, C, states={C: PersistentState(2, A, entries(1, 1, 1, 1))})
+    group.deliver(A, C, InstallSnapshotRequest(A, 2, TermIndex(2, 9), 3))
+    outputs = group.take(C, group.servers[C].snapshot_installed(TermIndex(2, 2)))
+    assert [o for o in outputs if isinstance(o, Persist)] == [Persist(1, 2, A, (), TermIndex(2, 2))]
+    assert (group.servers[C].log.first_index, group.servers[C].log.last_index) == (3, 2)
