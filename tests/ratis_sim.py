@@ -1,18 +1,21 @@
-"""Deterministic simulation of Raft groups over `pyozone.ratis` (issue 30, step 1).
+"""Deterministic simulation of Raft groups over `pyozone.ratis` (issue 30).
 
 N cores on a virtual network and virtual disks, all driven by one seeded `random.Random`: message loss,
 duplication, reordering and delay, partitions and one-way link cuts and their heals, crashes that lose
 whatever the disk had not acknowledged (`persisted`), restarts from what it had. Members checkpoint their
 state machine (the applied prefix) and purge their logs; a restart loads the checkpoint and applies the log
 after it; a follower left behind a leader's purged log is notified and fetches the leader's checkpoint (as OM
-does), which fails when the leader is out of reach. Clients write (retrying a call with the same call id,
-following leader hints, until it is answered), read and hand leadership over. After every step the invariants
-of the Raft paper's Figure 3 are checked, incrementally: election safety, log matching, leader completeness,
-state machine safety (across checkpoints and the entries applied after them), that every answered request is
-what every member applies at its index, that no call is applied twice (the retry cache), that reads are
-linearizable, and that a leader cut off from a majority for longer than `raft.server.rpc.timeout.max` (plus
-the heartbeat interval its checks run at) no longer leads. After the faults stop, liveness: within a bound of
-virtual time a leader is elected and a new request is applied by every member.
+does), which fails when the leader is out of reach. An operator adds and removes members one at a time (a
+spare server joins as a learner; a removed one keeps running, refused by the others). Clients write (retrying
+a call with the same call id, following leader hints, until it is answered), read and hand leadership over.
+After every step the invariants of the Raft paper's Figure 3 are checked, incrementally: election safety, log
+matching, leader completeness, state machine safety (across checkpoints and the entries applied after them),
+that every answered request is what every member applies at its index, that every committed entry is durable
+on a majority of the configuration in force when it committed, that no call is applied twice (the retry
+cache), that reads are linearizable, and that a leader cut off from a majority for longer than
+`raft.server.rpc.timeout.max` (plus the heartbeat interval its checks run at) no longer leads. After the
+faults stop, liveness: within a bound of virtual time a leader is elected and a new request is applied by
+every member of the configuration it committed in.
 
 Replay a seed: `python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
 """
@@ -39,6 +42,8 @@ from pyozone.ratis.messages import (
 )
 from pyozone.ratis.outputs import (
     Apply,
+    ConfigurationDone,
+    ConfigurationRefused,
     InstallSnapshot,
     NotLeader,
     Output,
@@ -78,6 +83,7 @@ class Disk:
     unsynced: list[Persist] = field(default_factory=list)
     snapshot: TermIndex = NO_SNAPSHOT
     snapshot_state: tuple[LogEntry, ...] = ()
+    snapshot_configuration: tuple[RaftPeerId, ...] = ()  # the members in force at the snapshot
 
     def sync(self, seq: int) -> int:
         """Make the writes up to `seq` durable; returns how many stored entries they overwrote."""
@@ -100,6 +106,13 @@ class Disk:
             del self.entries[: up_to - self.base]
             self.base = up_to
 
+    def holds(self, entry: LogEntry) -> bool:
+        """Is `entry` durable here (in the log, or covered by the checkpoint)?"""
+        if entry.index <= self.snapshot.index:
+            return True
+        position = entry.index - self.base - 1
+        return 0 <= position < len(self.entries) and self.entries[position].term == entry.term
+
     def log_after_snapshot(self) -> tuple[LogEntry, ...]:
         return tuple(self.entries[max(0, self.snapshot.index - self.base) :])
 
@@ -115,6 +128,8 @@ class Member:
     was_leader_term: int = 0
     leader_since_ms: int = 0
     cache_horizon: int = 0  # calls applied up to here came in a snapshot: its retry cache never saw them
+    started: bool = False  # the spare is started when it is first added
+    members_arg: tuple[RaftPeerId, ...] = ()  # the configuration it was first started with
     tick_token: int = 0
     tick_at: int | None = None
 
@@ -155,8 +170,10 @@ class Simulation:
             client_every_ms=self.rng.choice([20, 60]),
             snapshot_every=self.rng.choice([0, 3, 10]),
         )
-        self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members))
-        self.members = {p: Member(p, None) for p in self.peers}
+        # The group's members and one spare: an operator adds and removes members one at a time.
+        self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members + 1))
+        self.initial = self.peers[:members]
+        self.members = {p: Member(p, None, members_arg=self.initial) for p in self.peers}
         # A partition: members on different sides do not hear each other.
         self.side: dict[RaftPeerId, int] = {p: 0 for p in self.peers}
         self.cut: set[tuple[RaftPeerId, RaftPeerId]] = set()  # one-way links down: (sender, receiver)
@@ -175,12 +192,13 @@ class Simulation:
         self.outstanding: dict[int, ClientCall] = {}  # writes not yet answered, by call id: retried
         self.heard: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # (leader, follower) -> its last answer
         self.leader_horizon: dict[int, int] = {}  # term -> its leader's retry cache horizon
+        self.goal_configuration: tuple[RaftPeerId, ...] = self.initial  # who must apply the final write
         # Linearizable reads: what a read must see, the highest index acknowledged or seen by a read so far.
         self.read_floor = 0
         self.read_floors: dict[int, int] = {}  # call id -> the floor when the read was invoked
         self.calls = 0
         self.hint: RaftPeerId | None = None
-        for p in self.peers:
+        for p in self.initial:
             self._start(self.members[p])
 
     # ---- the event loop
@@ -212,7 +230,7 @@ class Simulation:
             if (
                 goal is not None
                 and goal in self.acked
-                and all(len(m.applied) >= self.acked[goal] for m in self.members.values())
+                and all(len(self.members[p].applied) >= self.acked[goal] for p in self._goal_members())
             ):
                 return
         members = self.members.values()
@@ -221,6 +239,13 @@ class Simulation:
             f"applied by every member (applied: {[len(m.applied) for m in members]}, "
             f"roles: {[(str(m.peer), m.server and m.server.role.value) for m in members]})"
         )
+
+    def _goal_members(self) -> list[RaftPeerId]:
+        """Who must apply the final write: the members when it committed that are members still (a removed
+        one is no longer replicated to), as the most advanced server sees the configuration."""
+        servers = [m.server for m in self.members.values() if m.server is not None]
+        latest = max(servers, key=lambda s: (s.current_term, s.commit_index)).configuration
+        return [p for p in self.goal_configuration if p in latest]
 
     def _count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
@@ -236,6 +261,7 @@ class Simulation:
     def _start(self, member: Member) -> None:
         disk = member.disk
         member.incarnation += 1
+        member.started = True
         member.applied = list(disk.snapshot_state)  # the state machine loads its checkpoint
         member.seen_commit = disk.snapshot.index
         member.cache_horizon = disk.snapshot.index
@@ -243,11 +269,17 @@ class Simulation:
         member.tick_at = None
         member.server = RaftServer(
             member.peer,
-            self.peers,
+            member.members_arg,
             self.settings,
             self.clock,
             random.Random(self.rng.random()),
-            PersistentState(disk.term, disk.voted_for, disk.log_after_snapshot(), disk.snapshot),
+            PersistentState(
+                disk.term,
+                disk.voted_for,
+                disk.log_after_snapshot(),
+                disk.snapshot,
+                disk.snapshot_configuration,
+            ),
         )
         self._after(member, [])
 
@@ -264,7 +296,14 @@ class Simulation:
             return
         if isinstance(message, AppendEntriesReply | InstallSnapshotReply):
             self.heard[(to, sender)] = self.clock.now_ms()
-        self._after(member, member.server.receive(sender, message))
+        try:
+            outputs = member.server.receive(sender, message)
+        except ValueError as refused:  # from a server outside the configuration (removed, or not yet added)
+            if "not another member" not in str(refused):
+                raise
+            self._count("messages refused from non-members")
+            return
+        self._after(member, outputs)
 
     def _on_sync(self, peer: RaftPeerId, incarnation: int, seq: int) -> None:
         member = self.members[peer]
@@ -280,7 +319,9 @@ class Simulation:
             self._schedule(self.clock.now_ms() + self.rng.randint(1, self.faults.client_every_ms), "client")
         self.calls += 1
         action = self.rng.random()
-        if action < 0.03:
+        if action < 0.02:
+            self._reconfigure()
+        elif action < 0.05:
             self._transfer()
         elif action < 0.3:
             self._read()
@@ -323,8 +364,29 @@ class Simulation:
         """An operator hands leadership to another member (`pyozone admin om transfer` to come)."""
         member = self._target()
         if member.server is not None:
-            to = self.rng.choice([p for p in self.peers if p != member.peer])
-            self._after(member, member.server.transfer_leadership(ClientCall("admin", self.calls, b""), to))
+            others = [p for p in member.server.configuration if p != member.peer]
+            if others:
+                to = self.rng.choice(others)
+                call = ClientCall("admin", self.calls, b"")
+                self._after(member, member.server.transfer_leadership(call, to))
+
+    def _reconfigure(self) -> None:
+        """An operator adds the server outside the configuration (starting it if it never ran) or removes
+        one, as the member it asks sees the configuration (`pyozone om --bootstrap` to come)."""
+        member = self._target()
+        if member.server is None:
+            return
+        configuration = member.server.configuration
+        if len(configuration) > self.n:
+            wanted = tuple(p for p in configuration if p != self.rng.choice(configuration))
+        else:
+            (added,) = [p for p in self.peers if p not in configuration]
+            joining = self.members[added]
+            if not joining.started:
+                joining.members_arg = (*configuration, added)
+                self._start(joining)
+            wanted = (*configuration, added)
+        self._after(member, member.server.set_configuration(ClientCall("admin", self.calls, b""), wanted))
 
     def _read(self) -> None:
         member = self._target()
@@ -336,7 +398,7 @@ class Simulation:
         if not self.faulty:
             return
         self._schedule(self.clock.now_ms() + self.rng.randint(1, self.faults.fault_every_ms), "fault")
-        peer = self.rng.choice(self.peers)
+        peer = self.rng.choice([p for p in self.peers if self.members[p].started])
         member = self.members[peer]
         what = self.rng.choice(["crash", "restart", "partition", "cut-link", "heal-partition"])
         self._count(what)
@@ -362,7 +424,7 @@ class Simulation:
         self.side = {p: 0 for p in self.peers}
         self.cut.clear()
         for member in self.members.values():
-            if member.server is None:
+            if member.server is None and member.started:
                 self._start(member)
 
     # ---- the shell: carry out a core's outputs
@@ -398,6 +460,12 @@ class Simulation:
                 )
             elif isinstance(output, Reply):
                 self._check_reply(output)
+                if output.call.client_id == "final":
+                    self.goal_configuration = server.log.configuration_at(output.index)
+            elif isinstance(output, ConfigurationDone):
+                self._count("configurations changed")
+            elif isinstance(output, ConfigurationRefused):
+                self._count("configuration changes refused")
             elif isinstance(output, ReadReady):
                 self._check_read(member, output)
             elif isinstance(output, TransferDone):
@@ -414,10 +482,14 @@ class Simulation:
             self._schedule(deadline, "tick", member.peer, member.tick_token)
 
     def _take_snapshot(self, member: Member, last: LogEntry) -> None:
-        """The state machine checkpoints what it applied (durably, at once), and tells the core."""
+        """The state machine checkpoints what it applied (durably, at once), with the last configuration it
+        applied, and tells the core."""
         assert member.server is not None
         member.disk.snapshot = TermIndex(last.term, last.index)
         member.disk.snapshot_state = tuple(member.applied)
+        member.disk.snapshot_configuration = next(
+            (e.peers for e in reversed(member.applied) if e.kind is EntryKind.CONFIGURATION), self.initial
+        )
         self._after(member, member.server.snapshot_taken(member.disk.snapshot))
 
     def _on_download(self, peer: RaftPeerId, incarnation: int, leader: RaftPeerId) -> None:
@@ -431,14 +503,16 @@ class Simulation:
             self._count("snapshot downloads failed")
             self._after(member, member.server.snapshot_installed(None))
             return
-        snapshot, state = source.disk.snapshot, source.disk.snapshot_state
+        disk = source.disk
+        snapshot, state, configuration = disk.snapshot, disk.snapshot_state, disk.snapshot_configuration
         if snapshot.index > len(member.applied):
             self._count("snapshots installed")
             member.applied = list(state)
             member.disk.snapshot, member.disk.snapshot_state = snapshot, state
+            member.disk.snapshot_configuration = configuration
             member.seen_commit = max(member.seen_commit, snapshot.index)
             member.cache_horizon = max(member.cache_horizon, snapshot.index)
-        self._after(member, member.server.snapshot_installed(snapshot))
+        self._after(member, member.server.snapshot_installed(snapshot, configuration))
 
     def _send(self, sender: RaftPeerId, send: Send) -> None:
         copies = 1
@@ -523,6 +597,15 @@ class Simulation:
             for index, (entry, term) in self.committed.items():
                 if term < server.current_term:
                     self._check_holds(server, index, entry, term)
+        if server.commit_index > member.seen_commit and server.role is RaftPeerRole.LEADER:
+            entry = server.log.entry(server.commit_index)
+            voters = server.configuration
+            holders = [p for p in voters if self.members[p].disk.holds(entry)]
+            if len(holders) <= len(voters) // 2:
+                self._fail(
+                    f"{server.me} commits {entry.index} held durably by {[str(h) for h in holders]} only, "
+                    f"not a majority of {[str(v) for v in voters]}"
+                )
         if server.commit_index > member.seen_commit:
             for index in range(
                 max(member.seen_commit, server.log.snapshot.index) + 1, server.commit_index + 1
@@ -550,12 +633,12 @@ class Simulation:
         window = self.settings.rpc_timeout_max_ms + self.settings.heartbeat_interval_ms + 1
         if now - member.leader_since_ms <= window:
             return
-        heard = 1 + sum(
-            1
-            for p in self.peers
-            if p != member.peer and now - self.heard.get((member.peer, p), -window) <= window
+        assert member.server is not None
+        voters = member.server.configuration
+        heard = sum(
+            1 for p in voters if p == member.peer or now - self.heard.get((member.peer, p), -window) <= window
         )
-        if heard <= self.n // 2:
+        if heard <= len(voters) // 2:
             self._fail(f"{member.peer} still leads term {member.was_leader_term}, having heard from {heard}")
 
     def _check_holds(self, leader: RaftServer, index: int, entry: LogEntry, term: int) -> None:

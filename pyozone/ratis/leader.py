@@ -138,17 +138,30 @@ class LeaderState:
             self._me, self._term, previous, term, entries, leader_commit, info.next_call_id
         )
 
+    def add_follower(self, peer: RaftPeerId, now_ms: int) -> None:
+        """Replicate to `peer` from now on (a new member catching up as a learner, Ratis's staging)."""
+        self.followers.setdefault(peer, FollowerInfo(self._log.last_index + 1, last_response_ms=now_ms))
+
+    def drop_followers(self, keep: tuple[RaftPeerId, ...]) -> None:
+        """Stop replicating to those no longer members (once their removal committed)."""
+        self.followers = {peer: info for peer, info in self.followers.items() if peer in keep}
+
     def on_response(self, peer: RaftPeerId, now_ms: int) -> None:
         self.followers[peer].last_response_ms = now_ms
 
-    def has_majority_contact(self, now_ms: int) -> bool:
+    def has_majority_contact(self, now_ms: int, voters: tuple[RaftPeerId, ...]) -> bool:
         """Ratis's checkLeadership: false once we have led for `raft.server.rpc.timeout.max` and fewer than a
-        majority (us counted) answered within that long."""
+        majority of `voters` (us counted, if we are one) answered within that long."""
         window = self._settings.rpc_timeout_max_ms
         if now_ms - self._since_ms < window:
             return True
-        active = 1 + sum(1 for info in self.followers.values() if now_ms - info.last_response_ms <= window)
-        return active > (len(self.followers) + 1) // 2
+        active = sum(
+            1
+            for peer in voters
+            if peer == self._me
+            or (peer in self.followers and now_ms - self.followers[peer].last_response_ms <= window)
+        )
+        return active > len(voters) // 2
 
     def on_snapshot_installed(self, peer: RaftPeerId, snapshot_index: int) -> None:
         """The follower's log matches ours up to its snapshot: resume appends after it."""
@@ -178,11 +191,14 @@ class LeaderState:
         if info.next_index < self._log.first_index:
             info.last_sent_ms = None  # notify it at once
 
-    def commit_index(self, own_match: int, commit_index: int) -> int:
-        """The highest index stored by a majority (the leader counting `own_match`, what its own disk holds),
-        committed only if it is of the leader's own term: an older term's entry is committed only through a
-        later entry of the current term (Figure 8)."""
-        matches = sorted([own_match, *(info.match_index for info in self.followers.values())], reverse=True)
+    def commit_index(self, own_match: int, commit_index: int, voters: tuple[RaftPeerId, ...]) -> int:
+        """The highest index stored by a majority of `voters` (the configuration in force; the leader counts
+        `own_match`, what its own disk holds, if it is one), committed only if it is of the leader's own
+        term: an older term's entry is committed only through a later entry of the current term (Figure 8)."""
+        matches = sorted(
+            (own_match if peer == self._me else self.followers[peer].match_index for peer in voters),
+            reverse=True,
+        )
         candidate = matches[len(matches) // 2]
         if candidate > commit_index and self._log.term_at(candidate) == self._term:
             return candidate

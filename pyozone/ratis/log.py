@@ -7,24 +7,33 @@ checked (Ratis's RaftLog keeps the snapshot's TermIndex for this). Every change 
 
 Two indexes keep the hot questions O(log n) on a long log: the runs of equal terms (where a conflicting term
 starts, section 5.3's optimisation) and the client call each entry carries (the retry cache asks whether a
-retried call is already in the log).
+retried call is already in the log). A third keeps the CONFIGURATION entries: the members in force are those
+of the last one in the log, or, when the log holds none, those in force at the snapshot (the thesis's
+section 4.1: a configuration takes effect as it is appended, and is undone if its entry is truncated).
 """
 
 from __future__ import annotations
 
 import bisect
 
-from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId, TermIndex
 
 _EMPTY = TermIndex(0, 0)
 
 
 class RaftLog:
-    def __init__(self, entries: tuple[LogEntry, ...] = (), snapshot: TermIndex = _EMPTY) -> None:
+    def __init__(
+        self,
+        entries: tuple[LogEntry, ...] = (),
+        snapshot: TermIndex = _EMPTY,
+        configuration: tuple[RaftPeerId, ...] = (),
+    ) -> None:
         for position, entry in enumerate(entries, start=snapshot.index + 1):
             if entry.index != position:
                 raise ValueError(f"log entry at position {position} has index {entry.index}")
         self.snapshot = snapshot
+        self.snapshot_configuration = configuration  # the members in force at the snapshot
+        self._configurations: list[int] = []  # the indexes of the CONFIGURATION entries held
         self._entries: list[LogEntry] = []
         self._run_starts: list[int] = []  # the first index of each run of entries of one term
         self._run_terms: list[int] = []
@@ -59,6 +68,21 @@ class RaftLog:
         if not self.first_index <= index <= self.last_index:
             raise IndexError(f"no entry {index}: the log holds {self.first_index}..{self.last_index}")
         return self._entries[index - self.first_index]
+
+    @property
+    def configuration(self) -> tuple[RaftPeerId, ...]:
+        """The members in force: those of the last configuration entry, else those at the snapshot."""
+        return self.configuration_at(self.last_index)
+
+    def configuration_at(self, index: int) -> tuple[RaftPeerId, ...]:
+        """The members in force once the entry at `index` (at least the snapshot's) was appended."""
+        position = bisect.bisect_right(self._configurations, index) - 1
+        if position < 0:
+            return self.snapshot_configuration
+        return self.entry(self._configurations[position]).peers
+
+    def configuration_indexes(self) -> tuple[int, ...]:
+        return tuple(self._configurations)
 
     def index_of_call(self, client_id: str, call_id: int) -> int | None:
         """The index of the entry carrying this client call, if the log holds one."""
@@ -102,16 +126,19 @@ class RaftLog:
             return written
         return ()
 
-    def purge(self, up_to: TermIndex) -> None:
+    def purge(self, up_to: TermIndex, configuration: tuple[RaftPeerId, ...] = ()) -> None:
         """A snapshot covers everything up to `up_to` (an entry this log holds, or the end of the log after an
         installed snapshot replaced it): drop those entries. Entries after it are kept when the log holds
-        `up_to` itself (Figure 13's rule for InstallSnapshot); otherwise the whole log is dropped."""
+        `up_to` itself (Figure 13's rule for InstallSnapshot); otherwise the whole log is dropped, and the
+        members in force at the snapshot are `configuration` (the installed snapshot's)."""
         if up_to.index <= self.snapshot.index:
             return
         keep = self.term_at(up_to.index) == up_to.term
         kept = tuple(self._entries[up_to.index - self.first_index + 1 :]) if keep else ()
+        self.snapshot_configuration = self.configuration_at(up_to.index) if keep else configuration
         self.snapshot = up_to
         self._entries, self._run_starts, self._run_terms, self._calls = [], [], [], {}
+        self._configurations = []
         self._extend(kept)
 
     def first_index_of_term_at(self, index: int) -> int:
@@ -133,6 +160,8 @@ class RaftLog:
                 self._run_terms.append(entry.term)
             if entry.client_id:
                 self._calls.setdefault((entry.client_id, entry.call_id), entry.index)
+            if entry.kind is EntryKind.CONFIGURATION:
+                self._configurations.append(entry.index)
             self._entries.append(entry)
 
     def _truncate(self, index: int) -> None:
@@ -143,3 +172,4 @@ class RaftLog:
         del self._entries[index - self.first_index :]
         run = bisect.bisect_left(self._run_starts, index)
         del self._run_starts[run:], self._run_terms[run:]
+        del self._configurations[bisect.bisect_left(self._configurations, index) :]

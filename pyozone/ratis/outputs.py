@@ -32,6 +32,7 @@ class Persist:
     voted_for: RaftPeerId | None
     entries: tuple[LogEntry, ...]
     snapshot: TermIndex | None = None
+    configuration: tuple[RaftPeerId, ...] = ()  # with `snapshot`: the members in force at it
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,25 @@ class PurgeLog:
     (`RaftStorage.purge`). The core no longer reads them."""
 
     up_to_index: int
+    configuration: tuple[RaftPeerId, ...]  # the members in force at it, for a restart after the purge
+
+
+@dataclass(frozen=True)
+class ConfigurationDone:
+    """A `set_configuration` call's configuration entry, at `index`, committed (Ratis's SetConfiguration
+    reply)."""
+
+    call: ClientCall
+    index: int
+
+
+@dataclass(frozen=True)
+class ConfigurationRefused:
+    """A `set_configuration` call refused: another change is in progress (Ratis's
+    ReconfigurationInProgressException), or it changes more than one member (one at a time here)."""
+
+    call: ClientCall
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -116,4 +136,6 @@ Output = (
     | NotLeader
     | PurgeLog
     | InstallSnapshot
+    | ConfigurationDone
+    | ConfigurationRefused
 )

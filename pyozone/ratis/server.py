@@ -2,21 +2,21 @@
 LeaderElection and LeaderStateImpl composed in).
 
 Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a client's linearizable read),
-`transfer_leadership`, `persisted` (the disk has made every `Persist` up to a sequence number durable: a
-group commit), `applied` (the state machine's result for each index it applied), `snapshot_taken` (the state
-machine durably checkpointed what it applied), `snapshot_installed` (it loaded the leader's checkpoint after
-an `InstallSnapshot`), `tick` (the injected clock moved; call it at `deadline_ms()` at the latest). Each
-returns the outputs of `pyozone.ratis.outputs` for the shell to carry out in order. A member restarts from
-what its disk holds (`PersistentState`): term, vote, the snapshot its state machine loads and the log after
-it; everything else is rebuilt (the commit index is relearned from the leader, the state machine applies
-the log after its snapshot again).
+`transfer_leadership`, `set_configuration` (add or remove a member), `persisted` (the disk has made every
+`Persist` up to a sequence number durable: a group commit), `applied` (the state machine's result for each
+index it applied), `snapshot_taken` (the state machine durably checkpointed what it applied),
+`snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `tick` (the injected
+clock moved; call it at `deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
+for the shell to carry out in order. A member restarts from what its disk holds (`PersistentState`): term,
+vote, the snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index
+is relearned from the leader, the state machine applies the log after its snapshot again).
 """
 
 from __future__ import annotations
 
 import random
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pyozone.ratis.election import ElectionTally, Phase, grants_pre_vote, grants_vote
@@ -41,6 +41,8 @@ from pyozone.ratis.messages import (
 )
 from pyozone.ratis.outputs import (
     Apply,
+    ConfigurationDone,
+    ConfigurationRefused,
     InstallSnapshot,
     NotLeader,
     Output,
@@ -67,12 +69,14 @@ _EMPTY_PREFIX = TermIndex(0, 0)
 @dataclass(frozen=True)
 class PersistentState:
     """Figure 2's persistent state: what a member restarts from. `snapshot` is the last entry the state
-    machine's latest snapshot covers; `entries` follow it (from index `snapshot.index + 1`)."""
+    machine's latest snapshot covers, `configuration` the members in force at it (empty: the group's initial
+    members); `entries` follow it (from index `snapshot.index + 1`)."""
 
     current_term: int = 0
     voted_for: RaftPeerId | None = None
     entries: tuple[LogEntry, ...] = ()
     snapshot: TermIndex = _EMPTY_PREFIX
+    configuration: tuple[RaftPeerId, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,14 @@ def _validate(message: Message) -> None:
 
 
 @dataclass(frozen=True)
+class _Reconfiguration:
+    call: ClientCall
+    peers: tuple[RaftPeerId, ...]
+    added: RaftPeerId | None  # caught up as a learner before its configuration entry is appended
+    index: int | None = None  # the configuration entry, once appended
+
+
+@dataclass(frozen=True)
 class _Transfer:
     calls: tuple[ClientCall, ...]  # a second transfer to the same target waits for the first's outcome
     target: RaftPeerId
@@ -140,14 +152,13 @@ class RaftServer:
         if me not in members:
             raise ValueError(f"{me} is not a member of the group {[str(m) for m in members]}")
         self.me = me
-        self._peers = tuple(m for m in members if m != me)
-        self._members = len(members)
+        self._initial = members
         self._settings = settings
         self._clock = clock
         self._rng = rng
         self.current_term = state.current_term
         self.voted_for = state.voted_for
-        self.log = RaftLog(state.entries, state.snapshot)
+        self.log = RaftLog(state.entries, state.snapshot, state.configuration or members)
         self.role = RaftPeerRole.FOLLOWER
         self.leader_id: RaftPeerId | None = None
         # The state machine starts from its snapshot: commit and apply resume after it.
@@ -165,8 +176,9 @@ class RaftServer:
         self._leader: LeaderState | None = None
         self._pending_calls: dict[int, list[ClientCall]] = {}  # by the index of their entry
         self._retry_cache = RetryCache(settings.retry_cache_expiry_ms)
-        self._reads = ReadIndexReads(me, len(members))
+        self._reads = ReadIndexReads(me)
         self._transfer: _Transfer | None = None
+        self._reconfiguration: _Reconfiguration | None = None
         self._installing: TermIndex | None = None  # the notification our state machine is acting on
         self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
@@ -176,6 +188,26 @@ class RaftServer:
         self._persisting: deque[_PendingPersist] = deque()
         self._held: deque[tuple[int, Send]] = deque()
         self._out: list[Output] = []
+
+    @property
+    def configuration(self) -> tuple[RaftPeerId, ...]:
+        """The members in force: the last configuration entry's, appended, committed or not."""
+        return self.log.configuration
+
+    def _peers(self) -> tuple[RaftPeerId, ...]:
+        return tuple(m for m in self.log.configuration if m != self.me)
+
+    def _known(self) -> set[RaftPeerId]:
+        """Who may send to us: the members in force at the commit index and in every configuration appended
+        since (a leader removing itself still leads until its removal commits), and a leader's learner."""
+        known = set(self.log.configuration_at(self.commit_index))
+        for index in self.log.configuration_indexes():
+            if index > self.commit_index:
+                known.update(self.log.entry(index).peers)
+        if self._leader is not None:
+            known.update(self._leader.followers)
+        known.discard(self.me)
+        return known
 
     # ---- inputs
 
@@ -187,7 +219,7 @@ class RaftServer:
         if self._transfer is not None and now >= self._transfer.deadline_ms:
             self._end_transfer(stepped_down=False)
         if self._leader is not None:
-            if self._leader.has_majority_contact(now):
+            if self._leader.has_majority_contact(now, self.log.configuration):
                 self._send_appends()
             else:
                 self._lost_majority_ms = now
@@ -200,6 +232,8 @@ class RaftServer:
                 # Ratis's FollowerState.lostMajorityHeartbeatsRecently: a leader that lost its majority does
                 # not stand again at once, so a leader cut off alone cannot churn the group's term.
                 self._reset_election_timer()
+            elif self.me not in self.log.configuration:
+                self._reset_election_timer()  # removed (or not yet added): it stands no more (thesis 4.2.3)
             else:
                 self._start_election(Phase.PRE_VOTE if self._settings.pre_vote else Phase.ELECTION)
         return self._drain()
@@ -216,9 +250,15 @@ class RaftServer:
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
         """A peer's message. One from outside the group, naming another member than the one it came from, or
-        malformed, is refused with ValueError before it changes anything (the shell reports it)."""
+        malformed, is refused with ValueError before it changes anything (the shell reports it). A leader of
+        our term or a later one is heard even if our configuration does not name it yet: a member added, or
+        one that missed the change, learns the configuration from it (the thesis, section 4.2.1)."""
         named = _named_sender(message)
-        if sender not in self._peers or named != sender:
+        from_a_leader = (
+            isinstance(message, AppendEntriesRequest | InstallSnapshotRequest)
+            and message.leader_term >= self.current_term
+        )
+        if named != sender or sender == self.me or (sender not in self._known() and not from_a_leader):
             raise ValueError(
                 f"refused a {type(message).__name__} from {sender} (naming {named}): not "
                 f"another member of this group"
@@ -298,7 +338,7 @@ class RaftServer:
         writes, let `target` catch up, then tell it to stand at once. Answered by `TransferDone`; while one
         runs, another to the same target waits for its outcome, one to another target is refused
         (`TransferRefused`), as Ratis's TransferLeadership.start."""
-        if target not in self._peers:
+        if target not in self._peers():
             raise ValueError(f"cannot transfer leadership to {target}: not another member of this group")
         transfer = self._transfer
         if self._leader is None:
@@ -314,6 +354,43 @@ class RaftServer:
             )
         else:
             self._out.append(TransferRefused(call, transfer.target))
+        return self._drain()
+
+    def set_configuration(self, call: ClientCall, peers: tuple[RaftPeerId, ...]) -> list[Output]:
+        """Add or remove one member (the Raft thesis, chapter 4, single-server changes; Ratis's
+        SetConfiguration). Answered by `ConfigurationDone` once the configuration entry commits.
+
+        One server at a time, not Ratis's joint consensus (`LogEntry.old_peers` stays empty): any two
+        configurations that differ by one server have overlapping majorities, so no joint phase is needed,
+        and the one change pyozone makes (`--bootstrap` an OM, decommission one) is of one server. The rules
+        that keep it safe: a configuration takes effect as its entry is appended, committed or not; only one
+        change is in progress (its entry uncommitted) at a time; and the leader has first committed an entry
+        of its own term (the fix to the thesis's algorithm, raft-dev 2015). A new member is first caught up
+        as a learner (Ratis's staging: replicated to, not counted) until it holds the leader's committed
+        entries. A leader that removes itself leads, not counting itself, until the entry commits, then steps
+        down; a removed member stands no more, and pre-vote keeps one that did not learn of it harmless."""
+        current = self.log.configuration
+        wanted = tuple(dict.fromkeys(peers))
+        configurations = self.log.configuration_indexes()
+        if self._leader is None:
+            self._out.append(NotLeader(call, self.leader_id))
+        elif self._transfer is not None:
+            self._out.append(ConfigurationRefused(call, "a leadership transfer is in progress"))
+        elif self._reconfiguration is not None or (configurations and configurations[-1] > self.commit_index):
+            self._out.append(ConfigurationRefused(call, "another configuration change is in progress"))
+        elif set(wanted) == set(current):
+            self._out.append(ConfigurationDone(call, configurations[-1] if configurations else 0))
+        elif len(set(wanted) ^ set(current)) != 1:
+            self._out.append(
+                ConfigurationRefused(call, f"{[str(p) for p in wanted]} changes more than one member")
+            )
+        else:
+            added = next(iter(set(wanted) - set(current)), None)
+            self._reconfiguration = _Reconfiguration(call, wanted, added)
+            if added is not None:
+                self._leader.add_follower(added, self._clock.now_ms())
+                self._send_appends()
+            self._continue_reconfiguration()
         return self._drain()
 
     def read(self, call: ClientCall) -> list[Output]:
@@ -354,24 +431,28 @@ class RaftServer:
         if held is not None and snapshot.index - self._last_purged >= self._settings.purge_gap:
             self.log.purge(snapshot)
             self._last_purged = snapshot.index
-            self._out.append(PurgeLog(snapshot.index))
+            self._out.append(PurgeLog(snapshot.index, self.log.snapshot_configuration))
         return self._drain()
 
-    def snapshot_installed(self, snapshot: TermIndex | None) -> list[Output]:
-        """The state machine loaded the leader's checkpoint, up to `snapshot` (None: it could not fetch one;
-        the leader's next notification starts another try). The log is replaced by it (Figure 13: entries
-        after it are kept if the log holds it), durably, and commit and apply resume after it; then the
-        leader hears SNAPSHOT_INSTALLED. A checkpoint not ahead of what the state machine applied changes
-        nothing (the state machine keeps its newer state, as OM's installCheckpoint does)."""
+    def snapshot_installed(
+        self, snapshot: TermIndex | None, configuration: tuple[RaftPeerId, ...] = ()
+    ) -> list[Output]:
+        """The state machine loaded the leader's checkpoint, up to `snapshot`, with the members in force at it
+        (`configuration`: a checkpoint records the last configuration it applied; empty: the group's initial
+        members), or None: it could not fetch one; the leader's next notification starts another try). The log
+        is replaced by it (Figure 13: entries after it are kept if the log holds it), durably, and commit and
+        apply resume after it; then the leader hears SNAPSHOT_INSTALLED. A checkpoint not ahead of what the
+        state machine applied changes nothing (the state machine keeps its newer state, as OM's
+        installCheckpoint does)."""
         self._installing = None
         source, self._install_from = self._install_from, None
         if snapshot is None or snapshot.index <= self._applied_index:
             return self._drain()
-        self.log.purge(snapshot)
+        self.log.purge(snapshot, configuration or self._initial)
         self.commit_index = max(self.commit_index, snapshot.index)
         self._applied_index = snapshot.index
         self._last_purged = snapshot.index
-        self._persist(self.log.entries(), snapshot)
+        self._persist(self.log.entries(), snapshot, self.log.snapshot_configuration)
         if source is not None and source[1] == self.current_term:
             self._send(
                 source[0],
@@ -404,9 +485,10 @@ class RaftServer:
         self.leader_id = None
         self._reset_election_timer()
         self._round += 1
+        voters = self.log.configuration
         if phase is Phase.PRE_VOTE:
             term = self.current_term + 1
-            self._tally = ElectionTally(phase, term, self._members, self._round)
+            self._tally = ElectionTally(phase, term, voters, self._round)
             if self._tally.grant(self.me):
                 self._start_election(Phase.ELECTION)
                 return
@@ -414,15 +496,21 @@ class RaftServer:
             self.current_term += 1
             self.voted_for = self.me
             term = self.current_term
-            self._tally = ElectionTally(phase, term, self._members, self._round)
+            self._tally = ElectionTally(phase, term, voters, self._round)
             self._persist(())
         request = RequestVoteRequest(
             self.me, term, self.log.last_term, self.log.last_index, phase is Phase.PRE_VOTE, self._round
         )
-        for peer in self._peers:
+        for peer in self._peers():
             self._send(peer, request)
 
     def _on_request_vote(self, request: RequestVoteRequest) -> None:
+        if request.candidate_id not in self.log.configuration:
+            # Not a member in our configuration (removed, or not yet added): refused, and its term is not
+            # taken, so a removed server cannot disrupt the group (the thesis, section 4.2.3).
+            reply = RequestVoteReply(self.me, self.current_term, False, request.pre_vote, request.call_id)
+            self._send(request.candidate_id, reply)
+            return
         if request.pre_vote:
             granted = grants_pre_vote(
                 request, current_term=self.current_term, log=self.log, leader_alive=self._leader_alive()
@@ -480,6 +568,9 @@ class RaftServer:
         self._tally = None
         self._leader = None
         pending = [call for calls in self._pending_calls.values() for call in calls]
+        if self._reconfiguration is not None:
+            pending.append(self._reconfiguration.call)
+            self._reconfiguration = None
         for call in [*pending, *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
         self._pending_calls.clear()
@@ -494,7 +585,7 @@ class RaftServer:
         self._tally = None
         self._lost_majority_ms = None
         self._leader = LeaderState(
-            self.me, self.current_term, self._peers, self.log, self._settings, self._clock.now_ms()
+            self.me, self.current_term, self._peers(), self.log, self._settings, self._clock.now_ms()
         )
         self._append_as_leader(LogEntry(self.current_term, self.log.last_index + 1, b"", EntryKind.NOOP))
 
@@ -517,7 +608,7 @@ class RaftServer:
         self._serve_reads()
 
     def _serve_reads(self) -> None:
-        for read in self._reads.ready(self._applied_index):
+        for read in self._reads.ready(self._applied_index, self.log.configuration):
             self._out.append(ReadReady(read.call, read.read_index))
 
     def _follow(self, leader_id: RaftPeerId, leader_term: int) -> None:
@@ -561,7 +652,7 @@ class RaftServer:
         if reply.term > self.current_term:
             self._step_down(reply.term)
             return
-        if self._leader is None or reply.term < self.current_term:
+        if self._leader is None or reply.term < self.current_term or sender not in self._leader.followers:
             return
         self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
@@ -570,9 +661,11 @@ class RaftServer:
             self._leader.on_success(sender, reply.match_index)
             self._advance_commit()
             self._continue_transfer()
+            self._continue_reconfiguration()
         elif reply.result is AppendResult.INCONSISTENCY:
             self._leader.on_inconsistency(sender, reply.next_index, reply.call_id)
-        self._send_appends()
+        if self._leader is not None:  # not if the commit removed us
+            self._send_appends()
 
     # ---- snapshots
 
@@ -602,7 +695,7 @@ class RaftServer:
         if reply.term > self.current_term:
             self._step_down(reply.term)
             return
-        if self._leader is None or reply.term < self.current_term:
+        if self._leader is None or reply.term < self.current_term or sender not in self._leader.followers:
             return
         self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
@@ -614,7 +707,9 @@ class RaftServer:
             self._leader.on_snapshot_installed(sender, reply.snapshot_index)
             self._advance_commit()
             self._continue_transfer()
-            self._send_appends()
+            self._continue_reconfiguration()
+            if self._leader is not None:
+                self._send_appends()
 
     # ---- leadership transfer
 
@@ -623,7 +718,8 @@ class RaftServer:
         transfer = self._transfer
         if transfer is None or transfer.started or self._leader is None:
             return
-        if self._leader.followers[transfer.target].match_index == self.log.last_index:
+        target = self._leader.followers.get(transfer.target)
+        if target is not None and target.match_index == self.log.last_index:
             self._transfer = _Transfer(transfer.calls, transfer.target, transfer.deadline_ms, started=True)
             self._send(
                 transfer.target, StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index)
@@ -639,6 +735,7 @@ class RaftServer:
         """Our leader hands over: stand now if it is our current leader and we hold its whole log."""
         if (
             request.leader_term == self.current_term
+            and self.me in self.log.configuration
             and self.leader_id == request.leader_id
             and self.role is RaftPeerRole.FOLLOWER
             and self.log.last_index >= request.leader_last_index
@@ -656,11 +753,49 @@ class RaftServer:
                 *(p.first_index - 1 for p in self._persisting if p.first_index is not None),
             ]
         )
-        self._commit(self._leader.commit_index(own_match, self.commit_index))
+        self._commit(self._leader.commit_index(own_match, self.commit_index, self.log.configuration))
+        self._after_commit_as_leader()
+        if self._leader is None:
+            return
+        self._continue_reconfiguration()
         if self._reads.held and self.log.term_at(self.commit_index) == self.current_term:
             held, self._reads.held = self._reads.held, []
             for call in held:
                 self._start_read(call)
+
+    # ---- configuration changes
+
+    def _continue_reconfiguration(self) -> None:
+        """Append the configuration entry once it is safe: an entry of our term committed, and an added
+        member caught up to our commit index."""
+        change = self._reconfiguration
+        if change is None or change.index is not None or self._leader is None:
+            return
+        if self.log.term_at(self.commit_index) != self.current_term:
+            return
+        if change.added is not None and self._leader.followers[change.added].match_index < self.commit_index:
+            return
+        entry = LogEntry(
+            self.current_term, self.log.last_index + 1, kind=EntryKind.CONFIGURATION, peers=change.peers
+        )
+        self._reconfiguration = replace(change, index=entry.index)
+        self._append_as_leader(entry)
+
+    def _after_commit_as_leader(self) -> None:
+        """Once the configuration in force is committed: answer its call, stop replicating to removed
+        members, and step down if we are no longer one (the thesis, section 4.2.2)."""
+        assert self._leader is not None
+        change = self._reconfiguration
+        configurations = self.log.configuration_indexes()
+        if configurations and configurations[-1] > self.commit_index:
+            return
+        if change is not None and change.index is not None:
+            self._out.append(ConfigurationDone(change.call, change.index))
+            self._reconfiguration = change = None
+        learner = (change.added,) if change is not None and change.added is not None else ()
+        self._leader.drop_followers((*self._peers(), *learner))
+        if self.me not in self.log.configuration:
+            self._step_down(self.current_term)
 
     def _commit(self, index: int) -> None:
         """Committed entries go to the state machine in index order, each once per incarnation."""
@@ -672,7 +807,12 @@ class RaftServer:
 
     # ---- outputs
 
-    def _persist(self, entries: tuple[LogEntry, ...], snapshot: TermIndex | None = None) -> None:
+    def _persist(
+        self,
+        entries: tuple[LogEntry, ...],
+        snapshot: TermIndex | None = None,
+        configuration: tuple[RaftPeerId, ...] = (),
+    ) -> None:
         last = self._out[-1] if self._out else None
         if (
             not entries
@@ -689,7 +829,7 @@ class RaftServer:
         first = entries[0].index if entries else None if snapshot is None else snapshot.index + 1
         last_index = entries[-1].index if entries else self.log.last_index
         self._persisting.append(_PendingPersist(seq, first, last_index))
-        self._out.append(Persist(seq, self.current_term, self.voted_for, entries, snapshot))
+        self._out.append(Persist(seq, self.current_term, self.voted_for, entries, snapshot, configuration))
 
     def _send(self, to: RaftPeerId, message: Message) -> None:
         """A vote, a vote request or an acknowledgement leaves only after every `Persist` before it is durable

@@ -31,7 +31,7 @@ def lagging_group() -> Group:
     group.tick(A, 75)
     group.settle()
     write(group, 5, C)
-    assert group.take(A, group.servers[A].snapshot_taken(TermIndex(1, 6))) == [PurgeLog(6)]
+    assert group.take(A, group.servers[A].snapshot_taken(TermIndex(1, 6))) == [PurgeLog(6, (A, B, C))]
     return group
 
 
@@ -41,7 +41,7 @@ def test_a_snapshot_lets_the_log_purge_once_the_gap_has_gathered():
     write(group, 5)
     leader = group.servers[A]
     assert leader.snapshot_taken(TermIndex(1, 3)) == []  # 3 entries since the last purge: below the gap
-    assert leader.snapshot_taken(TermIndex(1, 5)) == [PurgeLog(5)]
+    assert leader.snapshot_taken(TermIndex(1, 5)) == [PurgeLog(5, (A, B, C))]
     assert (leader.log.first_index, leader.log.last_index, leader.log.term_at(5)) == (6, 6, 1)
     assert leader.snapshot_taken(TermIndex(1, 6)) == []
 
@@ -90,7 +90,9 @@ def test_a_follower_behind_the_leaders_log_is_notified_and_installs_the_leaders_
     group.sync(C)
     group.sent(C)
     outputs = group.take(C, group.servers[C].snapshot_installed(TermIndex(1, 6)))
-    assert [o for o in outputs if isinstance(o, Persist)] == [Persist(3, 1, A, (), TermIndex(1, 6))]
+    assert [o for o in outputs if isinstance(o, Persist)] == [
+        Persist(3, 1, A, (), TermIndex(1, 6), (A, B, C))
+    ]
     follower = group.servers[C]
     assert (follower.commit_index, follower.log.first_index) == (6, 7)
     assert group.sent(C) == []  # the answer waits for the new log's durability
@@ -129,7 +131,7 @@ def test_an_installed_snapshot_keeps_the_entries_after_it_when_the_log_holds_its
     group.deliver(A, C, InstallSnapshotRequest(A, 1, TermIndex(1, 9), 3))
     outputs = group.take(C, group.servers[C].snapshot_installed(TermIndex(1, 2)))
     assert [o for o in outputs if isinstance(o, Persist)] == [
-        Persist(1, 1, A, entries(1, 1, 1, 1)[2:], TermIndex(1, 2))
+        Persist(1, 1, A, entries(1, 1, 1, 1)[2:], TermIndex(1, 2), (A, B, C))
     ]
     follower = group.servers[C]
     assert (follower.log.first_index, follower.log.last_index, follower.commit_index) == (3, 4, 2)
@@ -139,5 +141,7 @@ def test_an_installed_snapshot_replaces_a_log_that_conflicts_with_it():
     group = Group(A, B, C, states={C: PersistentState(2, A, entries(1, 1, 1, 1))})
     group.deliver(A, C, InstallSnapshotRequest(A, 2, TermIndex(2, 9), 3))
     outputs = group.take(C, group.servers[C].snapshot_installed(TermIndex(2, 2)))
-    assert [o for o in outputs if isinstance(o, Persist)] == [Persist(1, 2, A, (), TermIndex(2, 2))]
+    assert [o for o in outputs if isinstance(o, Persist)] == [
+        Persist(1, 2, A, (), TermIndex(2, 2), (A, B, C))
+    ]
     assert (group.servers[C].log.first_index, group.servers[C].log.last_index) == (3, 2)
