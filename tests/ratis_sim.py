@@ -94,6 +94,10 @@ class Disk:
             if p.snapshot is not None:
                 self.base, self.entries = p.snapshot.index, []
             written = [e for e in p.entries if e.index > self.base]
+            if written and written[0].index > self.base + len(self.entries) + 1:
+                # Past the stored log's end: the member restarted from a checkpoint ahead of it, which covers
+                # the gap (a write applied before this disk held it); the log restarts after the checkpoint.
+                self.base, self.entries = written[0].index - 1, []
             if written:
                 position = written[0].index - self.base - 1
                 overwritten += max(0, len(self.entries) - position)

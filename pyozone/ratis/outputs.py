@@ -109,7 +109,8 @@ class ConfigurationDone:
 @dataclass(frozen=True)
 class ConfigurationRefused:
     """A `set_configuration` call refused: another change is in progress (Ratis's
-    ReconfigurationInProgressException), or it changes more than one member (one at a time here)."""
+    ReconfigurationInProgressException), a leadership transfer runs, or it does not add or remove exactly
+    one member (one at a time here)."""
 
     call: ClientCall
     reason: str

@@ -380,9 +380,9 @@ class RaftServer:
             self._out.append(ConfigurationRefused(call, "another configuration change is in progress"))
         elif set(wanted) == set(current):
             self._out.append(ConfigurationDone(call, configurations[-1] if configurations else 0))
-        elif len(set(wanted) ^ set(current)) != 1:
+        elif not wanted or len(set(wanted) ^ set(current)) != 1:
             self._out.append(
-                ConfigurationRefused(call, f"{[str(p) for p in wanted]} changes more than one member")
+                ConfigurationRefused(call, f"{[str(p) for p in wanted]} changes other than one member")
             )
         else:
             added = next(iter(set(wanted) - set(current)), None)

@@ -76,7 +76,7 @@ def test_one_change_at_a_time_and_of_one_member():
     group.settle()
     assert leader.configuration == (A, B, C, D)
     refused = leader.set_configuration(other, (A, B))
-    assert isinstance(refused[0], ConfigurationRefused) and "more than one member" in refused[0].reason
+    assert isinstance(refused[0], ConfigurationRefused) and "other than one member" in refused[0].reason
     assert group.servers[B].set_configuration(other, (A, B, C)) == [NotLeader(other, A)]
 
 
@@ -125,3 +125,10 @@ def test_a_leader_the_configuration_does_not_name_yet_is_heard_but_not_a_candida
         group.servers[B].receive(D, AppendEntriesRequest(D, 1, 0, 0, (), 0, 1))  # a stale one is not
     group.deliver(D, B, AppendEntriesRequest(D, 3, 0, 0, (), 0, 1))
     assert (group.servers[B].leader_id, group.servers[B].current_term) == (D, 3)
+
+
+def test_the_last_member_is_not_removed():
+    group = Group(A)
+    group.elect(A)
+    (refused,) = group.servers[A].set_configuration(CHANGE, ())
+    assert isinstance(refused, ConfigurationRefused)
