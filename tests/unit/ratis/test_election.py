@@ -210,3 +210,12 @@ def test_a_deposed_leader_refuses_its_pending_calls_naming_the_new_leader():
     outputs = group.deliver(B, A, AppendEntriesRequest(B, 2, 0, 0, (), 0, 1))
     assert NotLeader(call, B) in outputs
     assert group.servers[A].submit(ClientCall("c", 2, b"y")) == [NotLeader(ClientCall("c", 2, b"y"), B)]
+
+
+def test_a_reply_naming_no_round_counts_in_the_round_in_progress():
+    # A transport that does not carry RaftRpcRequestProto.callId for votes (the shell's, until it does).
+    group = Group(A, B, C)
+    group.tick(A, group.servers[A].deadline_ms())
+    group.sent(A)
+    group.deliver(B, A, RequestVoteReply(B, 0, True, True))
+    assert group.servers[A].current_term == 1
