@@ -1,13 +1,21 @@
-"""Deterministic simulation of Raft groups over `pyozone.ratis` (issue 30, step 1).
+"""Deterministic simulation of Raft groups over `pyozone.ratis` (issue 30).
 
 N cores on a virtual network and virtual disks, all driven by one seeded `random.Random`: message loss,
 duplication, reordering and delay, partitions and one-way link cuts and their heals, crashes that lose
-whatever the disk had not acknowledged (`persisted`), restarts from what it had. Clients write, read and
-hand leadership over. After every step the invariants of the Raft paper's Figure 3 are checked,
-incrementally: election safety, log matching, leader completeness, state machine safety, that every
-answered request is what every member applies at its index, and that reads are linearizable. After the
+whatever the disk had not acknowledged (`persisted`), restarts from what it had. Members checkpoint their
+state machine (the applied prefix) and purge their logs; a restart loads the checkpoint and applies the log
+after it; a follower left behind a leader's purged log is notified and fetches the leader's checkpoint (as OM
+does), which fails when the leader is out of reach. An operator adds and removes members one at a time (a
+spare server joins as a learner; a removed one keeps running, refused by the others). Clients write (retrying
+a call with the same call id, following leader hints, until it is answered), read and hand leadership over.
+After every step the invariants of the Raft paper's Figure 3 are checked, incrementally: election safety, log
+matching, leader completeness, state machine safety (across checkpoints and the entries applied after them),
+that every answered request is what every member applies at its index, that every committed entry is durable
+on a majority of the configuration in force when it committed, that no call is applied twice (the retry
+cache), that reads are linearizable, and that a leader cut off from a majority for longer than
+`raft.server.rpc.timeout.max` (plus the heartbeat interval its checks run at) no longer leads. After the
 faults stop, liveness: within a bound of virtual time a leader is elected and a new request is applied by
-every member.
+every member of the configuration it committed in.
 
 Replay a seed: `python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
 """
@@ -22,14 +30,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyozone.hdds.clock import ManualClock
-from pyozone.ratis.messages import ClientCall, EntryKind, LogEntry, Message, RaftPeerId
-from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send, TransferDone
+from pyozone.ratis.messages import (
+    AppendEntriesReply,
+    ClientCall,
+    EntryKind,
+    InstallSnapshotReply,
+    LogEntry,
+    Message,
+    RaftPeerId,
+    TermIndex,
+)
+from pyozone.ratis.outputs import (
+    Apply,
+    ConfigurationDone,
+    ConfigurationRefused,
+    InstallSnapshot,
+    NotLeader,
+    Output,
+    Persist,
+    PurgeLog,
+    ReadReady,
+    Reply,
+    Send,
+    TransferDone,
+    TransferRefused,
+)
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
 
+NO_SNAPSHOT = TermIndex(0, 0)
 FAULT_MS = 1500  # virtual time with faults
 LIVENESS_BOUND_MS = 4000  # after the heal: a leader and a request applied everywhere within this
+WRITERS = 4  # clients that write, each one call at a time (retried until answered)
 MAX_STEPS = 100_000  # a run is a few thousand steps: more is a message storm
 
 
@@ -39,12 +72,18 @@ class InvariantViolation(AssertionError):
 
 @dataclass
 class Disk:
-    """What a member's disk holds durably, and the writes it has been given but not yet synced."""
+    """What a member's disk holds durably, and the writes it has been given but not yet synced: term, vote,
+    the log from `base + 1` on (before it, purged), and the state machine's latest checkpoint (`snapshot`
+    and the applied prefix it holds), durable as soon as it is taken or installed."""
 
     term: int = 0
     voted_for: RaftPeerId | None = None
+    base: int = 0
     entries: list[LogEntry] = field(default_factory=list)
     unsynced: list[Persist] = field(default_factory=list)
+    snapshot: TermIndex = NO_SNAPSHOT
+    snapshot_state: tuple[LogEntry, ...] = ()
+    snapshot_configuration: tuple[RaftPeerId, ...] = ()  # the members in force at the snapshot
 
     def sync(self, seq: int) -> int:
         """Make the writes up to `seq` durable; returns how many stored entries they overwrote."""
@@ -52,11 +91,34 @@ class Disk:
         while self.unsynced and self.unsynced[0].seq <= seq:
             p = self.unsynced.pop(0)
             self.term, self.voted_for = p.term, p.voted_for
-            if p.entries:
-                overwritten += max(0, len(self.entries) - p.entries[0].index + 1)
-                del self.entries[p.entries[0].index - 1 :]
-                self.entries.extend(p.entries)
+            if p.snapshot is not None:
+                self.base, self.entries = p.snapshot.index, []
+            written = [e for e in p.entries if e.index > self.base]
+            if written and written[0].index > self.base + len(self.entries) + 1:
+                # Past the stored log's end: the member restarted from a checkpoint ahead of it, which covers
+                # the gap (a write applied before this disk held it); the log restarts after the checkpoint.
+                self.base, self.entries = written[0].index - 1, []
+            if written:
+                position = written[0].index - self.base - 1
+                overwritten += max(0, len(self.entries) - position)
+                del self.entries[position:]
+                self.entries.extend(written)
         return overwritten
+
+    def purge(self, up_to: int) -> None:
+        if up_to > self.base:
+            del self.entries[: up_to - self.base]
+            self.base = up_to
+
+    def holds(self, entry: LogEntry) -> bool:
+        """Is `entry` durable here (in the log, or covered by the checkpoint)?"""
+        if entry.index <= self.snapshot.index:
+            return True
+        position = entry.index - self.base - 1
+        return 0 <= position < len(self.entries) and self.entries[position].term == entry.term
+
+    def log_after_snapshot(self) -> tuple[LogEntry, ...]:
+        return tuple(self.entries[max(0, self.snapshot.index - self.base) :])
 
 
 @dataclass
@@ -68,6 +130,10 @@ class Member:
     applied: list[LogEntry] = field(default_factory=list)  # the in-memory state machine: lost on a crash
     seen_commit: int = 0
     was_leader_term: int = 0
+    leader_since_ms: int = 0
+    cache_horizon: int = 0  # calls applied up to here came in a snapshot: its retry cache never saw them
+    started: bool = False  # the spare is started when it is first added
+    members_arg: tuple[RaftPeerId, ...] = ()  # the configuration it was first started with
     tick_token: int = 0
     tick_at: int | None = None
 
@@ -82,6 +148,7 @@ class Faults:
     max_disk_ms: int
     fault_every_ms: int
     client_every_ms: int
+    snapshot_every: int  # a member checkpoints its state machine every this many applied entries (0: never)
 
 
 class Simulation:
@@ -95,6 +162,8 @@ class Simulation:
             append_byte_limit=64,
             append_element_limit=self.rng.choice([0, 1, 3]),
             outstanding_appends_max=self.rng.choice([1, 4]),
+            leader_step_down_wait_ms=self.rng.choice([0, 300, 1000]),
+            purge_gap=self.rng.choice([1, 4, 16]),
         )
         self.faults = Faults(
             loss=self.rng.choice([0.0, 0.05, 0.2]),
@@ -103,9 +172,12 @@ class Simulation:
             max_disk_ms=self.rng.choice([1, 5, 20, 60]),
             fault_every_ms=self.rng.choice([100, 300, 1000]),
             client_every_ms=self.rng.choice([20, 60]),
+            snapshot_every=self.rng.choice([0, 3, 10]),
         )
-        self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members))
-        self.members = {p: Member(p, None) for p in self.peers}
+        # The group's members and one spare: an operator adds and removes members one at a time.
+        self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members + 1))
+        self.initial = self.peers[:members]
+        self.members = {p: Member(p, None, members_arg=self.initial) for p in self.peers}
         # A partition: members on different sides do not hear each other.
         self.side: dict[RaftPeerId, int] = {p: 0 for p in self.peers}
         self.cut: set[tuple[RaftPeerId, RaftPeerId]] = set()  # one-way links down: (sender, receiver)
@@ -120,12 +192,17 @@ class Simulation:
         self.committed: dict[int, tuple[LogEntry, int]] = {}  # index -> entry, the term it was committed by
         self.applied: dict[int, LogEntry] = {}
         self.acked: dict[bytes, int] = {}
+        self.call_applied_at: dict[tuple[str, int], int] = {}  # a client call -> the index it was applied at
+        self.outstanding: dict[int, ClientCall] = {}  # writes not yet answered, by call id: retried
+        self.heard: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # (leader, follower) -> its last answer
+        self.leader_horizon: dict[int, int] = {}  # term -> its leader's retry cache horizon
+        self.goal_configuration: tuple[RaftPeerId, ...] = self.initial  # who must apply the final write
         # Linearizable reads: what a read must see, the highest index acknowledged or seen by a read so far.
         self.read_floor = 0
         self.read_floors: dict[int, int] = {}  # call id -> the floor when the read was invoked
         self.calls = 0
         self.hint: RaftPeerId | None = None
-        for p in self.peers:
+        for p in self.initial:
             self._start(self.members[p])
 
     # ---- the event loop
@@ -157,7 +234,7 @@ class Simulation:
             if (
                 goal is not None
                 and goal in self.acked
-                and all(len(m.applied) >= self.acked[goal] for m in self.members.values())
+                and all(len(self.members[p].applied) >= self.acked[goal] for p in self._goal_members())
             ):
                 return
         members = self.members.values()
@@ -166,6 +243,13 @@ class Simulation:
             f"applied by every member (applied: {[len(m.applied) for m in members]}, "
             f"roles: {[(str(m.peer), m.server and m.server.role.value) for m in members]})"
         )
+
+    def _goal_members(self) -> list[RaftPeerId]:
+        """Who must apply the final write: the members when it committed that are members still (a removed
+        one is no longer replicated to), as the most advanced server sees the configuration."""
+        servers = [m.server for m in self.members.values() if m.server is not None]
+        latest = max(servers, key=lambda s: (s.current_term, s.commit_index)).configuration
+        return [p for p in self.goal_configuration if p in latest]
 
     def _count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
@@ -181,17 +265,25 @@ class Simulation:
     def _start(self, member: Member) -> None:
         disk = member.disk
         member.incarnation += 1
-        member.applied = []
-        member.seen_commit = 0
+        member.started = True
+        member.applied = list(disk.snapshot_state)  # the state machine loads its checkpoint
+        member.seen_commit = disk.snapshot.index
+        member.cache_horizon = disk.snapshot.index
         member.was_leader_term = 0
         member.tick_at = None
         member.server = RaftServer(
             member.peer,
-            self.peers,
+            member.members_arg,
             self.settings,
             self.clock,
             random.Random(self.rng.random()),
-            PersistentState(disk.term, disk.voted_for, tuple(disk.entries)),
+            PersistentState(
+                disk.term,
+                disk.voted_for,
+                disk.log_after_snapshot(),
+                disk.snapshot,
+                disk.snapshot_configuration,
+            ),
         )
         self._after(member, [])
 
@@ -206,7 +298,16 @@ class Simulation:
         member = self.members[to]
         if member.server is None or self.side[to] != self.side[sender] or (sender, to) in self.cut:
             return
-        self._after(member, member.server.receive(sender, message))
+        if isinstance(message, AppendEntriesReply | InstallSnapshotReply):
+            self.heard[(to, sender)] = self.clock.now_ms()
+        try:
+            outputs = member.server.receive(sender, message)
+        except ValueError as refused:  # from a server outside the configuration (removed, or not yet added)
+            if "not another member" not in str(refused):
+                raise
+            self._count("messages refused from non-members")
+            return
+        self._after(member, outputs)
 
     def _on_sync(self, peer: RaftPeerId, incarnation: int, seq: int) -> None:
         member = self.members[peer]
@@ -222,35 +323,74 @@ class Simulation:
             self._schedule(self.clock.now_ms() + self.rng.randint(1, self.faults.client_every_ms), "client")
         self.calls += 1
         action = self.rng.random()
-        if action < 0.03:
+        if action < 0.02:
+            self._reconfigure()
+        elif action < 0.05:
             self._transfer()
         elif action < 0.3:
             self._read()
         else:
-            self._submit(b"call-%d" % self.calls)
+            writer = f"w{self.rng.randrange(WRITERS)}"
+            if any(call.client_id == writer for call in self.outstanding.values()):
+                return  # a writer has one call at a time: it is still retrying its last
+            call = ClientCall(writer, self.calls, b"call-%d" % self.calls)
+            self.outstanding[call.call_id] = call
+            self._submit(call)
+            self._schedule(self.clock.now_ms() + self.rng.randint(50, 300), "retry", call.call_id)
+
+    def _on_retry(self, call_id: int) -> None:
+        """The client has no answer (lost, refused, or the member failed): it retries the same call."""
+        call = self.outstanding.get(call_id)
+        if call is not None:
+            self._count("retries")
+            self._submit(call)
+            self._schedule(self.clock.now_ms() + self.rng.randint(50, 300), "retry", call_id)
 
     def _on_final(self, payload: bytes) -> None:
-        """After the heal a client retries its request, following leader hints, until it is answered."""
-        if payload not in self.acked:
-            self._submit(payload)
-            self._schedule(self.clock.now_ms() + 50, "final", payload)
+        """After the heal a client writes once more and retries, following leader hints, until answered."""
+        self.calls += 1
+        call = ClientCall("final", self.calls, payload)
+        self.outstanding[call.call_id] = call
+        self._submit(call)
+        self._schedule(self.clock.now_ms() + 50, "retry", call.call_id)
 
     def _target(self) -> Member:
         follow_hint = self.hint is not None and self.rng.random() < 0.8
         peer = self.hint if follow_hint and self.hint is not None else self.rng.choice(self.peers)
         return self.members[peer]
 
-    def _submit(self, payload: bytes) -> None:
+    def _submit(self, call: ClientCall) -> None:
         member = self._target()
         if member.server is not None:
-            self._after(member, member.server.submit(ClientCall("sim", self.calls, payload)))
+            self._after(member, member.server.submit(call))
 
     def _transfer(self) -> None:
         """An operator hands leadership to another member (`pyozone admin om transfer` to come)."""
         member = self._target()
         if member.server is not None:
-            to = self.rng.choice([p for p in self.peers if p != member.peer])
-            self._after(member, member.server.transfer_leadership(ClientCall("admin", self.calls, b""), to))
+            others = [p for p in member.server.configuration if p != member.peer]
+            if others:
+                to = self.rng.choice(others)
+                call = ClientCall("admin", self.calls, b"")
+                self._after(member, member.server.transfer_leadership(call, to))
+
+    def _reconfigure(self) -> None:
+        """An operator adds the server outside the configuration (starting it if it never ran) or removes
+        one, as the member it asks sees the configuration (`pyozone om --bootstrap` to come)."""
+        member = self._target()
+        if member.server is None:
+            return
+        configuration = member.server.configuration
+        if len(configuration) > self.n:
+            wanted = tuple(p for p in configuration if p != self.rng.choice(configuration))
+        else:
+            (added,) = [p for p in self.peers if p not in configuration]
+            joining = self.members[added]
+            if not joining.started:
+                joining.members_arg = (*configuration, added)
+                self._start(joining)
+            wanted = (*configuration, added)
+        self._after(member, member.server.set_configuration(ClientCall("admin", self.calls, b""), wanted))
 
     def _read(self) -> None:
         member = self._target()
@@ -262,7 +402,7 @@ class Simulation:
         if not self.faulty:
             return
         self._schedule(self.clock.now_ms() + self.rng.randint(1, self.faults.fault_every_ms), "fault")
-        peer = self.rng.choice(self.peers)
+        peer = self.rng.choice([p for p in self.peers if self.members[p].started])
         member = self.members[peer]
         what = self.rng.choice(["crash", "restart", "partition", "cut-link", "heal-partition"])
         self._count(what)
@@ -288,7 +428,7 @@ class Simulation:
         self.side = {p: 0 for p in self.peers}
         self.cut.clear()
         for member in self.members.values():
-            if member.server is None:
+            if member.server is None and member.started:
                 self._start(member)
 
     # ---- the shell: carry out a core's outputs
@@ -310,12 +450,32 @@ class Simulation:
                 for entry in output.entries:
                     self._apply(member, entry)
                     self._after(member, server.applied(entry.index, len(member.applied)))
+                    every = self.faults.snapshot_every
+                    if every and entry.index % every == 0:
+                        self._take_snapshot(member, entry)
+            elif isinstance(output, PurgeLog):
+                self._count("log purges")
+                member.disk.purge(output.up_to_index)
+            elif isinstance(output, InstallSnapshot):
+                self._count("snapshots to install")
+                delay = self.rng.randint(1, 3 * self.faults.max_delay_ms)
+                self._schedule(
+                    self.clock.now_ms() + delay, "download", member.peer, member.incarnation, output.leader_id
+                )
             elif isinstance(output, Reply):
                 self._check_reply(output)
+                if output.call.client_id == "final":
+                    self.goal_configuration = server.log.configuration_at(output.index)
+            elif isinstance(output, ConfigurationDone):
+                self._count("configurations changed")
+            elif isinstance(output, ConfigurationRefused):
+                self._count("configuration changes refused")
             elif isinstance(output, ReadReady):
                 self._check_read(member, output)
             elif isinstance(output, TransferDone):
                 self._count("transfers done" if output.stepped_down else "transfers timed out")
+            elif isinstance(output, TransferRefused):
+                self._count("transfers refused")
             elif isinstance(output, NotLeader):
                 self.hint = output.leader_hint
         self._check_roles(member)
@@ -324,6 +484,39 @@ class Simulation:
             member.tick_token += 1
             member.tick_at = deadline
             self._schedule(deadline, "tick", member.peer, member.tick_token)
+
+    def _take_snapshot(self, member: Member, last: LogEntry) -> None:
+        """The state machine checkpoints what it applied (durably, at once), with the last configuration it
+        applied, and tells the core."""
+        assert member.server is not None
+        member.disk.snapshot = TermIndex(last.term, last.index)
+        member.disk.snapshot_state = tuple(member.applied)
+        member.disk.snapshot_configuration = next(
+            (e.peers for e in reversed(member.applied) if e.kind is EntryKind.CONFIGURATION), self.initial
+        )
+        self._after(member, member.server.snapshot_taken(member.disk.snapshot))
+
+    def _on_download(self, peer: RaftPeerId, incarnation: int, leader: RaftPeerId) -> None:
+        """The state machine fetches the leader's latest checkpoint (OM downloads the leader's RocksDB
+        checkpoint): it fails if the leader is down or out of reach; a checkpoint not ahead of what the state
+        machine applied is not loaded."""
+        member, source = self.members[peer], self.members[leader]
+        if member.server is None or member.incarnation != incarnation:
+            return  # the crash ended the download
+        if source.server is None or self.side[peer] != self.side[leader] or (leader, peer) in self.cut:
+            self._count("snapshot downloads failed")
+            self._after(member, member.server.snapshot_installed(None))
+            return
+        disk = source.disk
+        snapshot, state, configuration = disk.snapshot, disk.snapshot_state, disk.snapshot_configuration
+        if snapshot.index > len(member.applied):
+            self._count("snapshots installed")
+            member.applied = list(state)
+            member.disk.snapshot, member.disk.snapshot_state = snapshot, state
+            member.disk.snapshot_configuration = configuration
+            member.seen_commit = max(member.seen_commit, snapshot.index)
+            member.cache_horizon = max(member.cache_horizon, snapshot.index)
+        self._after(member, member.server.snapshot_installed(snapshot, configuration))
 
     def _send(self, sender: RaftPeerId, send: Send) -> None:
         copies = 1
@@ -345,6 +538,16 @@ class Simulation:
         known = self.applied.setdefault(entry.index, entry)
         if known != entry:
             self._fail(f"state machine safety: {member.peer} applies {entry} where {known} was applied")
+        if entry.client_id:
+            first = self.call_applied_at.setdefault((entry.client_id, entry.call_id), entry.index)
+            if first != entry.index:
+                # The one hole the retry cache leaves (as Ratis's): a leader that restarted from, or
+                # installed, a snapshot covering the first never saw it applied.
+                if first > self.leader_horizon.get(entry.term, 0):
+                    self._fail(
+                        f"call {entry.client_id}/{entry.call_id} applied twice: at {first} and {entry.index}"
+                    )
+                self._count("calls applied again after a snapshot hid them")
 
     # ---- the invariants (Figure 3), checked as each step's outputs are carried out
 
@@ -362,11 +565,14 @@ class Simulation:
 
     def _check_reply(self, reply: Reply) -> None:
         applied = self.applied.get(reply.index)
-        if applied is None or applied.payload != reply.call.payload:
-            self._fail(
-                f"acknowledged {reply.call.payload!r} at index {reply.index}, where {applied} was applied"
-            )
+        if applied is None or (applied.client_id, applied.call_id, applied.payload) != (
+            reply.call.client_id,
+            reply.call.call_id,
+            reply.call.payload,
+        ):
+            self._fail(f"acknowledged {reply.call} at index {reply.index}, where {applied} was applied")
         self.acked[reply.call.payload] = reply.index
+        self.outstanding.pop(reply.call.call_id, None)
         self.read_floor = max(self.read_floor, reply.index)
 
     def _check_read(self, member: Member, ready: ReadReady) -> None:
@@ -387,14 +593,27 @@ class Simulation:
         assert server is not None
         if server.role is RaftPeerRole.LEADER and member.was_leader_term != server.current_term:
             member.was_leader_term = server.current_term
+            member.leader_since_ms = self.clock.now_ms()
+            self.leader_horizon[server.current_term] = member.cache_horizon
             other = self.leaders.setdefault(server.current_term, member.peer)
             if other != member.peer:
                 self._fail(f"election safety: {member.peer} and {other} both lead term {server.current_term}")
             for index, (entry, term) in self.committed.items():
                 if term < server.current_term:
                     self._check_holds(server, index, entry, term)
+        if server.commit_index > member.seen_commit and server.role is RaftPeerRole.LEADER:
+            entry = server.log.entry(server.commit_index)
+            voters = server.configuration
+            holders = [p for p in voters if self.members[p].disk.holds(entry)]
+            if len(holders) <= len(voters) // 2:
+                self._fail(
+                    f"{server.me} commits {entry.index} held durably by {[str(h) for h in holders]} only, "
+                    f"not a majority of {[str(v) for v in voters]}"
+                )
         if server.commit_index > member.seen_commit:
-            for index in range(member.seen_commit + 1, server.commit_index + 1):
+            for index in range(
+                max(member.seen_commit, server.log.snapshot.index) + 1, server.commit_index + 1
+            ):
                 entry = server.log.entry(index)
                 known, _ = self.committed.setdefault(index, (entry, server.current_term))
                 if known != entry:
@@ -408,9 +627,28 @@ class Simulation:
                     ):
                         self._check_holds(leader, index, entry, self.committed[index][1])
             member.seen_commit = server.commit_index
+        if server.role is RaftPeerRole.LEADER:
+            self._check_leader_contact(member)
+
+    def _check_leader_contact(self, member: Member) -> None:
+        """CheckQuorum: a leader that has heard from no majority for the window (Ratis's checkLeadership runs
+        at each heartbeat tick) has stepped down."""
+        now = self.clock.now_ms()
+        window = self.settings.rpc_timeout_max_ms + self.settings.heartbeat_interval_ms + 1
+        if now - member.leader_since_ms <= window:
+            return
+        assert member.server is not None
+        voters = member.server.configuration
+        heard = sum(
+            1 for p in voters if p == member.peer or now - self.heard.get((member.peer, p), -window) <= window
+        )
+        if heard <= len(voters) // 2:
+            self._fail(f"{member.peer} still leads term {member.was_leader_term}, having heard from {heard}")
 
     def _check_holds(self, leader: RaftServer, index: int, entry: LogEntry, term: int) -> None:
         """Leader completeness: a leader of a later term holds every entry committed before."""
+        if index <= leader.log.snapshot.index:
+            return  # in its state machine's snapshot: checked as it was applied
         if leader.log.term_at(index) is None or leader.log.entry(index) != entry:
             self._fail(
                 f"leader completeness: {leader.me}, leader of term {leader.current_term}, lacks "

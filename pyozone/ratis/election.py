@@ -46,15 +46,20 @@ def grants_vote(
 
 
 class ElectionTally:
-    """The grants a candidate has counted in one phase of one election (Ratis's LeaderElection's votes)."""
+    """The grants a candidate has counted in one round: one phase of one election (Ratis's LeaderElection's
+    votes). Only replies naming `round` count: a pre-vote round that timed out is followed by one for the
+    same term, and a late grant from the first must not count in the second."""
 
-    def __init__(self, phase: Phase, term: int, members: int) -> None:
+    def __init__(self, phase: Phase, term: int, voters: tuple[RaftPeerId, ...], round: int) -> None:
         self.phase = phase
         self.term = term
-        self._majority = members // 2 + 1
+        self.round = round
+        self._voters = voters  # the configuration in force when the round started
+        self._majority = len(voters) // 2 + 1
         self._granted: set[RaftPeerId] = set()
 
     def grant(self, voter: RaftPeerId) -> bool:
-        """Count `voter`'s grant; true once a majority of the members has granted."""
-        self._granted.add(voter)
+        """Count `voter`'s grant (if it is one of the voters); true once a majority of them has granted."""
+        if voter in self._voters:
+            self._granted.add(voter)
         return len(self._granted) >= self._majority

@@ -9,6 +9,15 @@ follower's pipeline to the index the follower names. Only an answer to an append
 may reset it again: the other appends of a broken pipeline fail too, and if each of their answers restarted
 the pipeline, every reset would send a pipeline's worth of appends that fail in turn (the simulation found
 this storm).
+
+A follower whose `next_index` falls below the leader's first log index (the entries it needs were purged
+after a snapshot) gets an InstallSnapshotRequest notification instead, once per heartbeat interval, until it
+answers that its own snapshot reaches the leader's log (Ratis's LogAppender.shouldInstallSnapshot).
+
+The leader also checks that it still leads (Ratis's LeaderStateImpl.checkLeadership, "CheckQuorum"): once it
+has led for `raft.server.rpc.timeout.max`, a majority (itself counted) must have answered within that long,
+or it steps down (StepDownReason LOST_MAJORITY_HEARTBEATS): a leader cut off from the majority must not hold
+its clients' requests and reads forever (the thesis, section 6.2).
 """
 
 from __future__ import annotations
@@ -17,7 +26,13 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from pyozone.ratis.log import RaftLog
-from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
+from pyozone.ratis.messages import (
+    AppendEntriesRequest,
+    InstallSnapshotRequest,
+    LogEntry,
+    RaftPeerId,
+    TermIndex,
+)
 from pyozone.ratis.settings import RaftSettings
 
 
@@ -31,6 +46,7 @@ class FollowerInfo:
     in_flight: deque[int] = field(default_factory=deque)  # the last index of each append not yet answered
     next_call_id: int = 0
     pipeline_call_id: int = 0  # the first call of the pipeline since its last reset
+    last_response_ms: int = 0  # when it last answered us (Ratis's FollowerInfo.lastRpcResponseTime)
 
 
 class LeaderState:
@@ -41,21 +57,35 @@ class LeaderState:
         followers: tuple[RaftPeerId, ...],
         log: RaftLog,
         settings: RaftSettings,
+        now_ms: int,
     ) -> None:
         self._me = me
         self._term = term
         self._log = log
         self._settings = settings
-        self.followers = {peer: FollowerInfo(next_index=log.last_index + 1) for peer in followers}
+        self._since_ms = now_ms
+        self.followers = {
+            peer: FollowerInfo(next_index=log.last_index + 1, last_response_ms=now_ms) for peer in followers
+        }
 
     def appends(
         self, now_ms: int, leader_commit: int, heartbeat_all: bool = False
-    ) -> list[tuple[RaftPeerId, AppendEntriesRequest]]:
+    ) -> list[tuple[RaftPeerId, AppendEntriesRequest | InstallSnapshotRequest]]:
         """The appends due now: new entries to every follower with room in its pipeline, and a heartbeat to
         every follower not written to for a heartbeat interval (to all of them with `heartbeat_all`, as a
-        read confirms leadership)."""
-        due = []
+        read confirms leadership); a snapshot notification instead to a follower that needs purged entries."""
+        due: list[tuple[RaftPeerId, AppendEntriesRequest | InstallSnapshotRequest]] = []
         for peer, info in self.followers.items():
+            heartbeat_due = (
+                heartbeat_all
+                or info.last_sent_ms is None
+                or now_ms - info.last_sent_ms >= self._settings.heartbeat_interval_ms
+            )
+            if info.next_index < self._log.first_index:
+                if heartbeat_due:
+                    due.append((peer, self._notification(info)))
+                    info.last_sent_ms = now_ms
+                continue
             sent = False
             limit = self._settings.outstanding_appends_max
             while info.next_index <= self._log.last_index and len(info.in_flight) < limit:
@@ -66,11 +96,7 @@ class LeaderState:
                 info.next_index += len(entries)
                 info.in_flight.append(info.next_index - 1)
                 sent = True
-            if not sent and (
-                heartbeat_all
-                or info.last_sent_ms is None
-                or now_ms - info.last_sent_ms >= self._settings.heartbeat_interval_ms
-            ):
+            if not sent and heartbeat_due:
                 due.append((peer, self._request(info, (), leader_commit)))
                 sent = True
             if sent:
@@ -90,6 +116,17 @@ class LeaderState:
             default=None,
         )
 
+    def _notification(self, info: FollowerInfo) -> InstallSnapshotRequest:
+        first = self._log.first_index
+        first_term = self._log.term_at(first)
+        info.next_call_id += 1
+        return InstallSnapshotRequest(
+            self._me,
+            self._term,
+            TermIndex(self._term if first_term is None else first_term, first),
+            info.next_call_id,
+        )
+
     def _request(
         self, info: FollowerInfo, entries: tuple[LogEntry, ...], leader_commit: int
     ) -> AppendEntriesRequest:
@@ -100,6 +137,39 @@ class LeaderState:
         return AppendEntriesRequest(
             self._me, self._term, previous, term, entries, leader_commit, info.next_call_id
         )
+
+    def add_follower(self, peer: RaftPeerId, now_ms: int) -> None:
+        """Replicate to `peer` from now on (a new member catching up as a learner, Ratis's staging)."""
+        self.followers.setdefault(peer, FollowerInfo(self._log.last_index + 1, last_response_ms=now_ms))
+
+    def drop_followers(self, keep: tuple[RaftPeerId, ...]) -> None:
+        """Stop replicating to those no longer members (once their removal committed)."""
+        self.followers = {peer: info for peer, info in self.followers.items() if peer in keep}
+
+    def on_response(self, peer: RaftPeerId, now_ms: int) -> None:
+        self.followers[peer].last_response_ms = now_ms
+
+    def has_majority_contact(self, now_ms: int, voters: tuple[RaftPeerId, ...]) -> bool:
+        """Ratis's checkLeadership: false once we have led for `raft.server.rpc.timeout.max` and fewer than a
+        majority of `voters` (us counted, if we are one) answered within that long."""
+        window = self._settings.rpc_timeout_max_ms
+        if now_ms - self._since_ms < window:
+            return True
+        active = sum(
+            1
+            for peer in voters
+            if peer == self._me
+            or (peer in self.followers and now_ms - self.followers[peer].last_response_ms <= window)
+        )
+        return active > len(voters) // 2
+
+    def on_snapshot_installed(self, peer: RaftPeerId, snapshot_index: int) -> None:
+        """The follower's log matches ours up to its snapshot: resume appends after it."""
+        info = self.followers[peer]
+        info.pipeline_call_id = info.next_call_id + 1
+        info.in_flight.clear()
+        info.match_index = max(info.match_index, snapshot_index)
+        info.next_index = max(info.match_index + 1, min(info.next_index, self._log.last_index + 1))
 
     def on_success(self, peer: RaftPeerId, match_index: int) -> None:
         info = self.followers[peer]
@@ -118,12 +188,17 @@ class LeaderState:
         info.pipeline_call_id = info.next_call_id + 1
         info.in_flight.clear()
         info.next_index = min(max(next_index, info.match_index + 1), self._log.last_index + 1)
+        if info.next_index < self._log.first_index:
+            info.last_sent_ms = None  # notify it at once
 
-    def commit_index(self, own_match: int, commit_index: int) -> int:
-        """The highest index stored by a majority (the leader counting `own_match`, what its own disk holds),
-        committed only if it is of the leader's own term: an older term's entry is committed only through a
-        later entry of the current term (Figure 8)."""
-        matches = sorted([own_match, *(info.match_index for info in self.followers.values())], reverse=True)
+    def commit_index(self, own_match: int, commit_index: int, voters: tuple[RaftPeerId, ...]) -> int:
+        """The highest index stored by a majority of `voters` (the configuration in force; the leader counts
+        `own_match`, what its own disk holds, if it is one), committed only if it is of the leader's own
+        term: an older term's entry is committed only through a later entry of the current term (Figure 8)."""
+        matches = sorted(
+            (own_match if peer == self._me else self.followers[peer].match_index for peer in voters),
+            reverse=True,
+        )
         candidate = matches[len(matches) // 2]
         if candidate > commit_index and self._log.term_at(candidate) == self._term:
             return candidate

@@ -58,23 +58,28 @@ class LogEntry:
 @dataclass(frozen=True)
 class RequestVoteRequest:
     """RequestVote (Figure 2); with `pre_vote`, Ratis's pre-vote: could I win `candidate_term`? (It changes
-    nothing on the voter.)"""
+    nothing on the voter.) `call_id` names the candidate's round (Ratis's RaftRpcRequestProto.callId): a
+    reply counts only in the round it answers, so a late grant from an earlier round does not. A reply with
+    call id 0 names no round (a transport that does not carry it) and counts in the round in progress."""
 
     candidate_id: RaftPeerId
     candidate_term: int
     last_log_term: int
     last_log_index: int
     pre_vote: bool = False
+    call_id: int = 0
 
 
 @dataclass(frozen=True)
 class RequestVoteReply:
-    """The vote: `term` is the voter's current term, so a stale candidate learns it."""
+    """The vote: `term` is the voter's current term, so a stale candidate learns it; `call_id` is the
+    request's."""
 
     voter_id: RaftPeerId
     term: int
     granted: bool
     pre_vote: bool
+    call_id: int = 0
 
 
 class AppendResult(enum.Enum):
@@ -124,12 +129,49 @@ class StartLeaderElectionRequest:
     leader_last_index: int
 
 
+@dataclass(frozen=True)
+class InstallSnapshotRequest:
+    """The leader no longer holds the entries a follower needs (its `next_index` is below the leader's first
+    log index): it notifies the follower to install a snapshot itself, as Ozone's OM runs Ratis
+    (InstallSnapshotRequestProto with a NotificationProto; OzoneManagerStateMachine
+    .notifyInstallSnapshotFromLeader downloads the leader's checkpoint). `first_available` is the leader's
+    first log entry (Ratis's firstAvailableTermIndex): a snapshot up to just before it lets appends resume."""
+
+    leader_id: RaftPeerId
+    leader_term: int
+    first_available: TermIndex
+    call_id: int
+
+
+class InstallSnapshotResult(enum.Enum):
+    """Ratis's InstallSnapshotResult (the values the notification path uses)."""
+
+    NOT_LEADER = "NOT_LEADER"  # the sender's term is stale
+    IN_PROGRESS = "IN_PROGRESS"  # the follower's state machine is fetching the leader's checkpoint
+    ALREADY_INSTALLED = "ALREADY_INSTALLED"  # the follower's snapshot already reaches the leader's log
+    SNAPSHOT_INSTALLED = "SNAPSHOT_INSTALLED"  # installed now, up to `snapshot_index`
+
+
+@dataclass(frozen=True)
+class InstallSnapshotReply:
+    """The follower's answer to a notification; with ALREADY_INSTALLED or SNAPSHOT_INSTALLED its log matches
+    the leader's up to `snapshot_index` (a snapshot covers committed entries only)."""
+
+    follower_id: RaftPeerId
+    term: int
+    result: InstallSnapshotResult
+    snapshot_index: int
+    call_id: int
+
+
 Message = (
     RequestVoteRequest
     | RequestVoteReply
     | AppendEntriesRequest
     | AppendEntriesReply
     | StartLeaderElectionRequest
+    | InstallSnapshotRequest
+    | InstallSnapshotReply
 )
 
 

@@ -1,8 +1,10 @@
 """What the Raft core asks its shell to do. The shell performs them in the order given.
 
-A `Persist` must be durable before the shell reports `persisted(seq)`; the core holds back every `Send` that
-follows a `Persist` until that report, so no vote or append acknowledgement leaves before what it promises
-is on disk (Figure 2: "updated on stable storage before responding to RPCs").
+A `Persist` must be durable before the shell reports `persisted(seq)`; the core holds back every `Send` of a
+vote, a vote request or an acknowledgement that follows a `Persist` until that report, so none leaves before
+what it promises is on disk (Figure 2: "updated on stable storage before responding to RPCs"). A leader's
+appends leave at once: it may replicate before its own write is durable, it only does not count itself in
+the commit majority until then (the thesis, section 10.2.1).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Persist:
     voted_for: RaftPeerId | None
     entries: tuple[LogEntry, ...]
     snapshot: TermIndex | None = None
+    configuration: tuple[RaftPeerId, ...] = ()  # with `snapshot`: the members in force at it
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,16 @@ class TransferDone:
 
 
 @dataclass(frozen=True)
+class TransferRefused:
+    """A transfer to `in_progress_to` is running, and this one names another member: refused, as Ratis's
+    TransferLeadership refuses with TransferLeadershipException ("a previous ... exists"). A second transfer
+    to the same member waits for the first's outcome instead."""
+
+    call: ClientCall
+    in_progress_to: RaftPeerId
+
+
+@dataclass(frozen=True)
 class NotLeader:
     """Ratis's NotLeaderException: this member is not (or no longer) the leader; try `leader_hint`."""
 
@@ -75,4 +88,55 @@ class NotLeader:
     leader_hint: RaftPeerId | None
 
 
-Output = Send | Persist | Apply | Reply | ReadReady | TransferDone | NotLeader
+@dataclass(frozen=True)
+class PurgeLog:
+    """A snapshot covers the log up to `up_to_index`: the shell may drop those entries from disk
+    (`RaftStorage.purge`). The core no longer reads them."""
+
+    up_to_index: int
+    configuration: tuple[RaftPeerId, ...]  # the members in force at it, for a restart after the purge
+
+
+@dataclass(frozen=True)
+class ConfigurationDone:
+    """A `set_configuration` call's configuration entry, at `index`, committed (Ratis's SetConfiguration
+    reply)."""
+
+    call: ClientCall
+    index: int
+
+
+@dataclass(frozen=True)
+class ConfigurationRefused:
+    """A `set_configuration` call refused: another change is in progress (Ratis's
+    ReconfigurationInProgressException), a leadership transfer runs, or it does not add or remove exactly
+    one member (one at a time here)."""
+
+    call: ClientCall
+    reason: str
+
+
+@dataclass(frozen=True)
+class InstallSnapshot:
+    """The leader `leader_id` no longer holds the entries we need: the state machine fetches the leader's
+    latest checkpoint itself (OzoneManagerStateMachine.notifyInstallSnapshotFromLeader), loads it, and the
+    shell reports `snapshot_installed(its TermIndex)`, or `snapshot_installed(None)` if it could not."""
+
+    leader_id: RaftPeerId
+    first_available: TermIndex
+
+
+Output = (
+    Send
+    | Persist
+    | Apply
+    | Reply
+    | ReadReady
+    | TransferDone
+    | TransferRefused
+    | NotLeader
+    | PurgeLog
+    | InstallSnapshot
+    | ConfigurationDone
+    | ConfigurationRefused
+)

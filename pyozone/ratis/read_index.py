@@ -26,9 +26,8 @@ class ReadIndexReads:
     """A leader's reads: held for its term's first commit, then confirming leadership, then waiting for the
     state machine to reach their read index."""
 
-    def __init__(self, me: RaftPeerId, members: int) -> None:
+    def __init__(self, me: RaftPeerId) -> None:
         self._me = me
-        self._majority = members // 2 + 1
         self.held: list[ClientCall] = []
         self._reads: list[PendingRead] = []
 
@@ -41,10 +40,14 @@ class ReadIndexReads:
             if call_id >= read.confirm_from.get(peer, call_id + 1):
                 read.confirmed_by.add(peer)
 
-    def ready(self, applied_index: int) -> list[PendingRead]:
-        """The reads confirmed by a majority whose read index the state machine has applied: serve them."""
+    def ready(self, applied_index: int, voters: tuple[RaftPeerId, ...]) -> list[PendingRead]:
+        """The reads confirmed by a majority of `voters` (the configuration in force) whose read index the
+        state machine has applied: serve them."""
+        majority = len(voters) // 2 + 1
         done = [
-            r for r in self._reads if len(r.confirmed_by) >= self._majority and r.read_index <= applied_index
+            r
+            for r in self._reads
+            if len(r.confirmed_by.intersection(voters)) >= majority and r.read_index <= applied_index
         ]
         self._reads = [r for r in self._reads if r not in done]
         return done

@@ -2,19 +2,21 @@
 LeaderElection and LeaderStateImpl composed in).
 
 Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a client's linearizable read),
-`persisted` (the disk has made every `Persist` up to a sequence number durable: a group commit), `applied`
-(the state machine's result for each index it applied), `tick` (the injected clock moved; call it at
-`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs` for the shell to carry
-out in order. A member restarts from what its disk holds (`PersistentState`): term, vote and log;
-everything else is rebuilt (the commit index is relearned from the leader, the state machine is replayed
-from the first entry).
+`transfer_leadership`, `set_configuration` (add or remove a member), `persisted` (the disk has made every
+`Persist` up to a sequence number durable: a group commit), `applied` (the state machine's result for each
+index it applied), `snapshot_taken` (the state machine durably checkpointed what it applied),
+`snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `tick` (the injected
+clock moved; call it at `deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
+for the shell to carry out in order. A member restarts from what its disk holds (`PersistentState`): term,
+vote, the snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index
+is relearned from the leader, the state machine applies the log after its snapshot again).
 """
 
 from __future__ import annotations
 
 import random
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pyozone.ratis.election import ElectionTally, Phase, grants_pre_vote, grants_vote
@@ -26,6 +28,9 @@ from pyozone.ratis.messages import (
     AppendResult,
     ClientCall,
     EntryKind,
+    InstallSnapshotReply,
+    InstallSnapshotRequest,
+    InstallSnapshotResult,
     LogEntry,
     Message,
     RaftPeerId,
@@ -34,8 +39,23 @@ from pyozone.ratis.messages import (
     StartLeaderElectionRequest,
     TermIndex,
 )
-from pyozone.ratis.outputs import Apply, NotLeader, Output, Persist, ReadReady, Reply, Send, TransferDone
+from pyozone.ratis.outputs import (
+    Apply,
+    ConfigurationDone,
+    ConfigurationRefused,
+    InstallSnapshot,
+    NotLeader,
+    Output,
+    Persist,
+    PurgeLog,
+    ReadReady,
+    Reply,
+    Send,
+    TransferDone,
+    TransferRefused,
+)
 from pyozone.ratis.read_index import ReadIndexReads
+from pyozone.ratis.retry_cache import RetryCache
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
 
@@ -49,12 +69,14 @@ _EMPTY_PREFIX = TermIndex(0, 0)
 @dataclass(frozen=True)
 class PersistentState:
     """Figure 2's persistent state: what a member restarts from. `snapshot` is the last entry the state
-    machine's latest snapshot covers; `entries` follow it (from index `snapshot.index + 1`)."""
+    machine's latest snapshot covers, `configuration` the members in force at it (empty: the group's initial
+    members); `entries` follow it (from index `snapshot.index + 1`)."""
 
     current_term: int = 0
     voted_for: RaftPeerId | None = None
     entries: tuple[LogEntry, ...] = ()
     snapshot: TermIndex = _EMPTY_PREFIX
+    configuration: tuple[RaftPeerId, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,14 +91,49 @@ def _named_sender(message: Message) -> RaftPeerId:
         return message.candidate_id
     if isinstance(message, RequestVoteReply):
         return message.voter_id
-    if isinstance(message, AppendEntriesRequest | StartLeaderElectionRequest):
+    if isinstance(message, AppendEntriesRequest | StartLeaderElectionRequest | InstallSnapshotRequest):
         return message.leader_id
     return message.follower_id
 
 
+def _refuse(message: Message, why: str) -> ValueError:
+    return ValueError(f"refused a {type(message).__name__} from {_named_sender(message)}: {why}")
+
+
+def _validate(message: Message) -> None:
+    """A malformed message from a peer is refused before it changes anything: an append whose entries do not
+    follow `previous_index` one by one, or that names a negative index or a term above its leader's."""
+    if isinstance(message, AppendEntriesRequest):
+        if message.previous_index < 0 or message.leader_commit < 0:
+            raise _refuse(message, "a negative previous index or commit index")
+        if not 0 <= message.previous_term <= message.leader_term or (
+            message.previous_index == 0 and message.previous_term != 0
+        ):
+            raise _refuse(message, f"previous term {message.previous_term} is impossible at that index")
+        index, term = message.previous_index, message.previous_term
+        for entry in message.entries:
+            if entry.index != index + 1:
+                raise _refuse(message, f"entry index {entry.index} does not follow {index}")
+            if not term <= entry.term <= message.leader_term:
+                raise _refuse(message, f"entry {entry.index} has term {entry.term} after term {term}")
+            index, term = entry.index, entry.term
+    elif isinstance(message, InstallSnapshotRequest) and (
+        message.first_available.index < 1 or message.first_available.term > message.leader_term
+    ):
+        raise _refuse(message, f"first available entry {message.first_available} is impossible")
+
+
+@dataclass(frozen=True)
+class _Reconfiguration:
+    call: ClientCall
+    peers: tuple[RaftPeerId, ...]
+    added: RaftPeerId | None  # caught up as a learner before its configuration entry is appended
+    index: int | None = None  # the configuration entry, once appended
+
+
 @dataclass(frozen=True)
 class _Transfer:
-    call: ClientCall
+    calls: tuple[ClientCall, ...]  # a second transfer to the same target waits for the first's outcome
     target: RaftPeerId
     deadline_ms: int
     started: bool = False  # StartLeaderElection sent
@@ -95,26 +152,35 @@ class RaftServer:
         if me not in members:
             raise ValueError(f"{me} is not a member of the group {[str(m) for m in members]}")
         self.me = me
-        self._peers = tuple(m for m in members if m != me)
-        self._members = len(members)
+        self._initial = members
         self._settings = settings
         self._clock = clock
         self._rng = rng
         self.current_term = state.current_term
         self.voted_for = state.voted_for
-        self.log = RaftLog(state.entries)
+        self.log = RaftLog(state.entries, state.snapshot, state.configuration or members)
         self.role = RaftPeerRole.FOLLOWER
         self.leader_id: RaftPeerId | None = None
-        self.commit_index = 0  # also the last index handed to the state machine
-        self._applied_index = 0  # the last index the state machine reported applied
+        # The state machine starts from its snapshot: commit and apply resume after it.
+        self.commit_index = state.snapshot.index  # also the last index handed to the state machine
+        self._applied_index = state.snapshot.index  # the last index the state machine reported applied
+        self._last_purged = state.snapshot.index
         self._last_leader_contact_ms: int | None = None
+        self._lost_majority_ms: int | None = None  # when we last stepped down for LOST_MAJORITY_HEARTBEATS
         self._election_deadline_ms = 0
         self._reset_election_timer()
         self._tally: ElectionTally | None = None
+        # Rounds are numbered from the clock at start and are a minimum timeout apart, so a restarted
+        # member does not reuse the number of a round whose late replies may still arrive.
+        self._round = self._clock.now_ms()
         self._leader: LeaderState | None = None
-        self._pending_calls: dict[int, ClientCall] = {}
-        self._reads = ReadIndexReads(me, len(members))
+        self._pending_calls: dict[int, list[ClientCall]] = {}  # by the index of their entry
+        self._retry_cache = RetryCache(settings.retry_cache_expiry_ms)
+        self._reads = ReadIndexReads(me)
         self._transfer: _Transfer | None = None
+        self._reconfiguration: _Reconfiguration | None = None
+        self._installing: TermIndex | None = None  # the notification our state machine is acting on
+        self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
         self._next_seq = 1
         self._durable_seq = 0
@@ -123,19 +189,53 @@ class RaftServer:
         self._held: deque[tuple[int, Send]] = deque()
         self._out: list[Output] = []
 
+    @property
+    def configuration(self) -> tuple[RaftPeerId, ...]:
+        """The members in force: the last configuration entry's, appended, committed or not."""
+        return self.log.configuration
+
+    def _peers(self) -> tuple[RaftPeerId, ...]:
+        return tuple(m for m in self.log.configuration if m != self.me)
+
+    def _known(self) -> set[RaftPeerId]:
+        """Who may send to us: the members in force at the commit index and in every configuration appended
+        since (a leader removing itself still leads until its removal commits), and a leader's learner."""
+        known = set(self.log.configuration_at(self.commit_index))
+        for index in self.log.configuration_indexes():
+            if index > self.commit_index:
+                known.update(self.log.entry(index).peers)
+        if self._leader is not None:
+            known.update(self._leader.followers)
+        known.discard(self.me)
+        return known
+
     # ---- inputs
 
     def tick(self) -> list[Output]:
         """The clock moved: start an election after an election timeout without a leader (Figure 2,
-        Followers/Candidates), or send the appends and heartbeats due as leader."""
+        Followers/Candidates), or, as leader, step down without a majority's answers or send the appends and
+        heartbeats due."""
         now = self._clock.now_ms()
         if self._transfer is not None and now >= self._transfer.deadline_ms:
-            self._out.append(TransferDone(self._transfer.call, stepped_down=False))
-            self._transfer = None
-        if self.role is RaftPeerRole.LEADER:
-            self._send_appends()
+            self._end_transfer(stepped_down=False)
+        if self._leader is not None:
+            if self._leader.has_majority_contact(now, self.log.configuration):
+                self._send_appends()
+            else:
+                self._lost_majority_ms = now
+                self._step_down(self.current_term)
         elif now >= self._election_deadline_ms:
-            self._start_election(Phase.PRE_VOTE if self._settings.pre_vote else Phase.ELECTION)
+            if (
+                self._lost_majority_ms is not None
+                and now - self._lost_majority_ms < self._settings.leader_step_down_wait_ms
+            ):
+                # Ratis's FollowerState.lostMajorityHeartbeatsRecently: a leader that lost its majority does
+                # not stand again at once, so a leader cut off alone cannot churn the group's term.
+                self._reset_election_timer()
+            elif self.me not in self.log.configuration:
+                self._reset_election_timer()  # removed (or not yet added): it stands no more (thesis 4.2.3)
+            else:
+                self._start_election(Phase.PRE_VOTE if self._settings.pre_vote else Phase.ELECTION)
         return self._drain()
 
     def deadline_ms(self) -> int | None:
@@ -149,14 +249,21 @@ class RaftServer:
         return self._election_deadline_ms
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
-        """A peer's message. One from outside the group, or naming another member than the one it came
-        from, is refused with ValueError before it changes anything (the shell reports it)."""
+        """A peer's message. One from outside the group, naming another member than the one it came from, or
+        malformed, is refused with ValueError before it changes anything (the shell reports it). A leader of
+        our term or a later one is heard even if our configuration does not name it yet: a member added, or
+        one that missed the change, learns the configuration from it (the thesis, section 4.2.1)."""
         named = _named_sender(message)
-        if sender not in self._peers or named != sender:
+        from_a_leader = (
+            isinstance(message, AppendEntriesRequest | InstallSnapshotRequest)
+            and message.leader_term >= self.current_term
+        )
+        if named != sender or sender == self.me or (sender not in self._known() and not from_a_leader):
             raise ValueError(
                 f"refused a {type(message).__name__} from {sender} (naming {named}): not "
                 f"another member of this group"
             )
+        _validate(message)
         if isinstance(message, RequestVoteRequest):
             self._on_request_vote(message)
         elif isinstance(message, RequestVoteReply):
@@ -165,21 +272,41 @@ class RaftServer:
             self._on_append_entries(message)
         elif isinstance(message, StartLeaderElectionRequest):
             self._on_start_leader_election(message)
+        elif isinstance(message, InstallSnapshotRequest):
+            self._on_install_snapshot(message)
+        elif isinstance(message, InstallSnapshotReply):
+            self._on_install_reply(sender, message)
         else:
             self._on_append_reply(sender, message)
         return self._drain()
 
     def submit(self, call: ClientCall) -> list[Output]:
         """A client's write: a leader appends it and answers once it is applied; others refuse with the
-        leader they know of (Ratis's NotLeaderException)."""
+        leader they know of (Ratis's NotLeaderException). A retried call (same client and call id) is never
+        appended twice: if applied, it is answered from the retry cache with the original result; if still
+        in the log, it waits for that entry."""
         if self._transfer is not None:  # a leader handing over takes no writes: try its successor
             self._out.append(NotLeader(call, self._transfer.target))
             return self._drain()
         if self._leader is None:
             self._out.append(NotLeader(call, self.leader_id))
             return self._drain()
-        entry = LogEntry(self.current_term, self.log.last_index + 1, call.payload)
-        self._pending_calls[entry.index] = call
+        cached = self._retry_cache.get(call.client_id, call.call_id, self._clock.now_ms())
+        if cached is not None:
+            self._out.append(Reply(call, cached.index, cached.result))
+            return self._drain()
+        index = self.log.index_of_call(call.client_id, call.call_id)
+        if index is not None and index > self._applied_index:
+            self._pending_calls.setdefault(index, []).append(call)
+            return self._drain()
+        entry = LogEntry(
+            self.current_term,
+            self.log.last_index + 1,
+            call.payload,
+            client_id=call.client_id,
+            call_id=call.call_id,
+        )
+        self._pending_calls[entry.index] = [call]
         self._append_as_leader(entry)
         return self._drain()
 
@@ -208,14 +335,62 @@ class RaftServer:
 
     def transfer_leadership(self, call: ClientCall, target: RaftPeerId) -> list[Output]:
         """Hand leadership to `target` (the thesis's section 3.10; Ratis's TransferLeadership): stop taking
-        writes, let `target` catch up, then tell it to stand at once. Answered by `TransferDone`."""
-        if target not in self._peers:
+        writes, let `target` catch up, then tell it to stand at once. Answered by `TransferDone`; while one
+        runs, another to the same target waits for its outcome, one to another target is refused
+        (`TransferRefused`), as Ratis's TransferLeadership.start."""
+        if target not in self._peers():
             raise ValueError(f"cannot transfer leadership to {target}: not another member of this group")
-        if self._leader is None or self._transfer is not None:
+        transfer = self._transfer
+        if self._leader is None:
             self._out.append(NotLeader(call, self.leader_id))
-            return self._drain()
-        self._transfer = _Transfer(call, target, self._clock.now_ms() + self._settings.rpc_timeout_max_ms)
-        self._continue_transfer()
+        elif transfer is None:
+            self._transfer = _Transfer(
+                (call,), target, self._clock.now_ms() + self._settings.rpc_timeout_max_ms
+            )
+            self._continue_transfer()
+        elif transfer.target == target:
+            self._transfer = _Transfer(
+                (*transfer.calls, call), target, transfer.deadline_ms, transfer.started
+            )
+        else:
+            self._out.append(TransferRefused(call, transfer.target))
+        return self._drain()
+
+    def set_configuration(self, call: ClientCall, peers: tuple[RaftPeerId, ...]) -> list[Output]:
+        """Add or remove one member (the Raft thesis, chapter 4, single-server changes; Ratis's
+        SetConfiguration). Answered by `ConfigurationDone` once the configuration entry commits.
+
+        One server at a time, not Ratis's joint consensus (`LogEntry.old_peers` stays empty): any two
+        configurations that differ by one server have overlapping majorities, so no joint phase is needed,
+        and the one change pyozone makes (`--bootstrap` an OM, decommission one) is of one server. The rules
+        that keep it safe: a configuration takes effect as its entry is appended, committed or not; only one
+        change is in progress (its entry uncommitted) at a time; and the leader has first committed an entry
+        of its own term (the fix to the thesis's algorithm, raft-dev 2015). A new member is first caught up
+        as a learner (Ratis's staging: replicated to, not counted) until it holds the leader's committed
+        entries. A leader that removes itself leads, not counting itself, until the entry commits, then steps
+        down; a removed member stands no more, and pre-vote keeps one that did not learn of it harmless."""
+        current = self.log.configuration
+        wanted = tuple(dict.fromkeys(peers))
+        configurations = self.log.configuration_indexes()
+        if self._leader is None:
+            self._out.append(NotLeader(call, self.leader_id))
+        elif self._transfer is not None:
+            self._out.append(ConfigurationRefused(call, "a leadership transfer is in progress"))
+        elif self._reconfiguration is not None or (configurations and configurations[-1] > self.commit_index):
+            self._out.append(ConfigurationRefused(call, "another configuration change is in progress"))
+        elif set(wanted) == set(current):
+            self._out.append(ConfigurationDone(call, configurations[-1] if configurations else 0))
+        elif not wanted or len(set(wanted) ^ set(current)) != 1:
+            self._out.append(
+                ConfigurationRefused(call, f"{[str(p) for p in wanted]} changes other than one member")
+            )
+        else:
+            added = next(iter(set(wanted) - set(current)), None)
+            self._reconfiguration = _Reconfiguration(call, wanted, added)
+            if added is not None:
+                self._leader.add_follower(added, self._clock.now_ms())
+                self._send_appends()
+            self._continue_reconfiguration()
         return self._drain()
 
     def read(self, call: ClientCall) -> list[Output]:
@@ -230,13 +405,65 @@ class RaftServer:
         return self._drain()
 
     def applied(self, index: int, result: object) -> list[Output]:
-        """The state machine applied `index`: answer the client whose call it was, if we are its leader, and
-        the reads waiting for it."""
+        """The state machine applied `index`: remember the result of the client call it carried (the retry
+        cache), answer the clients waiting for it if we are their leader, and the reads waiting for it."""
         self._applied_index = max(self._applied_index, index)
-        call = self._pending_calls.pop(index, None)
-        if call is not None:
+        if self.log.first_index <= index <= self.log.last_index:
+            entry = self.log.entry(index)
+            if entry.client_id:
+                self._retry_cache.record(entry.client_id, entry.call_id, index, result, self._clock.now_ms())
+        for call in self._pending_calls.pop(index, []):
             self._out.append(Reply(call, index, result))
         self._serve_reads()
+        return self._drain()
+
+    def snapshot_taken(self, snapshot: TermIndex) -> list[Output]:
+        """The state machine durably checkpointed everything it applied up to `snapshot`: the log up to it
+        goes, once `raft.server.log.purge.gap` entries have gathered since the last purge (Ratis's
+        RaftLog.purge). Up to the snapshot index even if a follower still needs those entries, as OM sets
+        `ozone.om.ratis.log.purge.upto.snapshot.index` (true; Ratis's own default, false, would keep them):
+        that follower is notified to install a snapshot instead."""
+        if snapshot.index > self._applied_index:
+            raise ValueError(f"snapshot {snapshot} is past the applied index {self._applied_index}")
+        held = self.log.term_at(snapshot.index)
+        if held is not None and held != snapshot.term:
+            raise ValueError(f"snapshot {snapshot} does not match the log's term {held} at that index")
+        if held is not None and snapshot.index - self._last_purged >= self._settings.purge_gap:
+            self.log.purge(snapshot)
+            self._last_purged = snapshot.index
+            self._out.append(PurgeLog(snapshot.index, self.log.snapshot_configuration))
+        return self._drain()
+
+    def snapshot_installed(
+        self, snapshot: TermIndex | None, configuration: tuple[RaftPeerId, ...] = ()
+    ) -> list[Output]:
+        """The state machine loaded the leader's checkpoint, up to `snapshot`, with the members in force at it
+        (`configuration`: a checkpoint records the last configuration it applied; empty: the group's initial
+        members), or None: it could not fetch one; the leader's next notification starts another try). The log
+        is replaced by it (Figure 13: entries after it are kept if the log holds it), durably, and commit and
+        apply resume after it; then the leader hears SNAPSHOT_INSTALLED. A checkpoint not ahead of what the
+        state machine applied changes nothing (the state machine keeps its newer state, as OM's
+        installCheckpoint does)."""
+        self._installing = None
+        source, self._install_from = self._install_from, None
+        if snapshot is None or snapshot.index <= self._applied_index:
+            return self._drain()
+        self.log.purge(snapshot, configuration or self._initial)
+        self.commit_index = max(self.commit_index, snapshot.index)
+        self._applied_index = snapshot.index
+        self._last_purged = snapshot.index
+        self._persist(self.log.entries(), snapshot, self.log.snapshot_configuration)
+        if source is not None and source[1] == self.current_term:
+            self._send(
+                source[0],
+                InstallSnapshotReply(
+                    self.me,
+                    self.current_term,
+                    InstallSnapshotResult.SNAPSHOT_INSTALLED,
+                    snapshot.index,
+                    source[2],
+                ),
+            )
         return self._drain()
 
     # ---- elections
@@ -257,9 +484,11 @@ class RaftServer:
         self.role = RaftPeerRole.CANDIDATE
         self.leader_id = None
         self._reset_election_timer()
+        self._round += 1
+        voters = self.log.configuration
         if phase is Phase.PRE_VOTE:
             term = self.current_term + 1
-            self._tally = ElectionTally(phase, term, self._members)
+            self._tally = ElectionTally(phase, term, voters, self._round)
             if self._tally.grant(self.me):
                 self._start_election(Phase.ELECTION)
                 return
@@ -267,15 +496,21 @@ class RaftServer:
             self.current_term += 1
             self.voted_for = self.me
             term = self.current_term
-            self._tally = ElectionTally(phase, term, self._members)
+            self._tally = ElectionTally(phase, term, voters, self._round)
             self._persist(())
         request = RequestVoteRequest(
-            self.me, term, self.log.last_term, self.log.last_index, pre_vote=phase is Phase.PRE_VOTE
+            self.me, term, self.log.last_term, self.log.last_index, phase is Phase.PRE_VOTE, self._round
         )
-        for peer in self._peers:
+        for peer in self._peers():
             self._send(peer, request)
 
     def _on_request_vote(self, request: RequestVoteRequest) -> None:
+        if request.candidate_id not in self.log.configuration:
+            # Not a member in our configuration (removed, or not yet added): refused, and its term is not
+            # taken, so a removed server cannot disrupt the group (the thesis, section 4.2.3).
+            reply = RequestVoteReply(self.me, self.current_term, False, request.pre_vote, request.call_id)
+            self._send(request.candidate_id, reply)
+            return
         if request.pre_vote:
             granted = grants_pre_vote(
                 request, current_term=self.current_term, log=self.log, leader_alive=self._leader_alive()
@@ -291,7 +526,7 @@ class RaftServer:
                 self._persist(())
             if granted:
                 self._reset_election_timer()
-        reply = RequestVoteReply(self.me, self.current_term, granted, request.pre_vote)
+        reply = RequestVoteReply(self.me, self.current_term, granted, request.pre_vote, request.call_id)
         self._send(request.candidate_id, reply)
 
     def _on_vote_reply(self, reply: RequestVoteReply) -> None:
@@ -299,7 +534,12 @@ class RaftServer:
             self._step_down(reply.term)
             return
         tally = self._tally
-        if self.role is not RaftPeerRole.CANDIDATE or tally is None or not reply.granted:
+        if (
+            self.role is not RaftPeerRole.CANDIDATE
+            or tally is None
+            or not reply.granted
+            or reply.call_id not in (tally.round, 0)  # 0: a transport that does not carry the round
+        ):
             return
         if reply.pre_vote and tally.phase is Phase.PRE_VOTE and tally.term == self.current_term + 1:
             if tally.grant(reply.voter_id):
@@ -312,8 +552,9 @@ class RaftServer:
         ):  # our own vote is counted: its Persist preceded our requests
             self._become_leader()
 
-    def _step_down(self, term: int) -> None:
-        """A higher term seen anywhere makes us a follower of it (Figure 2, All Servers)."""
+    def _step_down(self, term: int, leader: RaftPeerId | None = None) -> None:
+        """A higher term seen anywhere makes us a follower of it (Figure 2, All Servers); so does a lost
+        majority (same term). The calls we held are refused naming `leader`, if we know who leads now."""
         if term > self.current_term:
             self.current_term = term
             self.voted_for = None
@@ -321,15 +562,20 @@ class RaftServer:
             self._persist(())
         if self.role is not RaftPeerRole.FOLLOWER:
             self._reset_election_timer()
+        if leader is not None or self.role is RaftPeerRole.LEADER:
+            self.leader_id = leader
         self.role = RaftPeerRole.FOLLOWER
         self._tally = None
         self._leader = None
-        for call in [*self._pending_calls.values(), *self._reads.drop()]:
+        pending = [call for calls in self._pending_calls.values() for call in calls]
+        if self._reconfiguration is not None:
+            pending.append(self._reconfiguration.call)
+            self._reconfiguration = None
+        for call in [*pending, *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
         self._pending_calls.clear()
         if self._transfer is not None:
-            self._out.append(TransferDone(self._transfer.call, stepped_down=True))
-            self._transfer = None
+            self._end_transfer(stepped_down=True)
 
     def _become_leader(self) -> None:
         """Won: lead, and append a no-op of our term, so entries of earlier terms commit through it
@@ -337,7 +583,10 @@ class RaftServer:
         self.role = RaftPeerRole.LEADER
         self.leader_id = self.me
         self._tally = None
-        self._leader = LeaderState(self.me, self.current_term, self._peers, self.log, self._settings)
+        self._lost_majority_ms = None
+        self._leader = LeaderState(
+            self.me, self.current_term, self._peers(), self.log, self._settings, self._clock.now_ms()
+        )
         self._append_as_leader(LogEntry(self.current_term, self.log.last_index + 1, b"", EntryKind.NOOP))
 
     # ---- replication
@@ -359,20 +608,25 @@ class RaftServer:
         self._serve_reads()
 
     def _serve_reads(self) -> None:
-        for read in self._reads.ready(self._applied_index):
+        for read in self._reads.ready(self._applied_index, self.log.configuration):
             self._out.append(ReadReady(read.call, read.read_index))
+
+    def _follow(self, leader_id: RaftPeerId, leader_term: int) -> None:
+        """A message of a current leader: follow it and restart the election timeout."""
+        if leader_term > self.current_term or self.role is not RaftPeerRole.FOLLOWER:
+            self._step_down(leader_term, leader_id)
+        self.leader_id = leader_id
+        self._last_leader_contact_ms = self._clock.now_ms()
+        self._reset_election_timer()
 
     def _on_append_entries(self, request: AppendEntriesRequest) -> None:
         if request.leader_term < self.current_term:
             self._answer(request, AppendResult.NOT_LEADER, 0, self.log.last_index + 1)
             return
-        if request.leader_term > self.current_term or self.role is not RaftPeerRole.FOLLOWER:
-            self._step_down(request.leader_term)
-        self.leader_id = request.leader_id
-        self._last_leader_contact_ms = self._clock.now_ms()
-        self._reset_election_timer()
+        self._follow(request.leader_id, request.leader_term)
+        # What a snapshot covers is committed, so it matches the leader's log.
         held = self.log.term_at(request.previous_index)
-        if held != request.previous_term:
+        if held != request.previous_term and request.previous_index >= self.log.snapshot.index:
             if held is None:
                 resume = self.log.last_index + 1
             else:
@@ -398,39 +652,98 @@ class RaftServer:
         if reply.term > self.current_term:
             self._step_down(reply.term)
             return
-        if self._leader is None or reply.term < self.current_term:
+        if self._leader is None or reply.term < self.current_term or sender not in self._leader.followers:
             return
+        self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
         self._serve_reads()
         if reply.result is AppendResult.SUCCESS:
             self._leader.on_success(sender, reply.match_index)
             self._advance_commit()
             self._continue_transfer()
+            self._continue_reconfiguration()
         elif reply.result is AppendResult.INCONSISTENCY:
             self._leader.on_inconsistency(sender, reply.next_index, reply.call_id)
-        self._send_appends()
+        if self._leader is not None:  # not if the commit removed us
+            self._send_appends()
+
+    # ---- snapshots
+
+    def _on_install_snapshot(self, request: InstallSnapshotRequest) -> None:
+        """Our leader no longer holds what we need: have the state machine fetch its checkpoint (once; the
+        leader repeats the notification until we answer that our snapshot reaches its log)."""
+        if request.leader_term < self.current_term:
+            self._answer_install(request, InstallSnapshotResult.NOT_LEADER)
+            return
+        self._follow(request.leader_id, request.leader_term)
+        if self.log.snapshot.index + 1 >= request.first_available.index:
+            self._answer_install(request, InstallSnapshotResult.ALREADY_INSTALLED)
+            return
+        self._install_from = (request.leader_id, request.leader_term, request.call_id)
+        if self._installing is None:
+            self._installing = request.first_available
+            self._out.append(InstallSnapshot(request.leader_id, request.first_available))
+        self._answer_install(request, InstallSnapshotResult.IN_PROGRESS)
+
+    def _answer_install(self, request: InstallSnapshotRequest, result: InstallSnapshotResult) -> None:
+        reply = InstallSnapshotReply(
+            self.me, self.current_term, result, self.log.snapshot.index, request.call_id
+        )
+        self._send(request.leader_id, reply)
+
+    def _on_install_reply(self, sender: RaftPeerId, reply: InstallSnapshotReply) -> None:
+        if reply.term > self.current_term:
+            self._step_down(reply.term)
+            return
+        if self._leader is None or reply.term < self.current_term or sender not in self._leader.followers:
+            return
+        self._leader.on_response(sender, self._clock.now_ms())
+        self._reads.on_answer(sender, reply.call_id)
+        self._serve_reads()
+        if reply.result in (
+            InstallSnapshotResult.ALREADY_INSTALLED,
+            InstallSnapshotResult.SNAPSHOT_INSTALLED,
+        ):
+            self._leader.on_snapshot_installed(sender, reply.snapshot_index)
+            self._advance_commit()
+            self._continue_transfer()
+            self._continue_reconfiguration()
+            if self._leader is not None:
+                self._send_appends()
+
+    # ---- leadership transfer
 
     def _continue_transfer(self) -> None:
         """Once the target holds our whole log, tell it to stand (once)."""
         transfer = self._transfer
         if transfer is None or transfer.started or self._leader is None:
             return
-        if self._leader.followers[transfer.target].match_index == self.log.last_index:
-            self._transfer = _Transfer(transfer.call, transfer.target, transfer.deadline_ms, started=True)
+        target = self._leader.followers.get(transfer.target)
+        if target is not None and target.match_index == self.log.last_index:
+            self._transfer = _Transfer(transfer.calls, transfer.target, transfer.deadline_ms, started=True)
             self._send(
                 transfer.target, StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index)
             )
+
+    def _end_transfer(self, stepped_down: bool) -> None:
+        assert self._transfer is not None
+        for call in self._transfer.calls:
+            self._out.append(TransferDone(call, stepped_down))
+        self._transfer = None
 
     def _on_start_leader_election(self, request: StartLeaderElectionRequest) -> None:
         """Our leader hands over: stand now if it is our current leader and we hold its whole log."""
         if (
             request.leader_term == self.current_term
+            and self.me in self.log.configuration
             and self.leader_id == request.leader_id
             and self.role is RaftPeerRole.FOLLOWER
             and self.log.last_index >= request.leader_last_index
             and self.log.term_at(request.leader_last_index) == self.current_term
         ):
             self._start_election(Phase.ELECTION)
+
+    # ---- commit
 
     def _advance_commit(self) -> None:
         assert self._leader is not None
@@ -440,11 +753,49 @@ class RaftServer:
                 *(p.first_index - 1 for p in self._persisting if p.first_index is not None),
             ]
         )
-        self._commit(self._leader.commit_index(own_match, self.commit_index))
+        self._commit(self._leader.commit_index(own_match, self.commit_index, self.log.configuration))
+        self._after_commit_as_leader()
+        if self._leader is None:
+            return
+        self._continue_reconfiguration()
         if self._reads.held and self.log.term_at(self.commit_index) == self.current_term:
             held, self._reads.held = self._reads.held, []
             for call in held:
                 self._start_read(call)
+
+    # ---- configuration changes
+
+    def _continue_reconfiguration(self) -> None:
+        """Append the configuration entry once it is safe: an entry of our term committed, and an added
+        member caught up to our commit index."""
+        change = self._reconfiguration
+        if change is None or change.index is not None or self._leader is None:
+            return
+        if self.log.term_at(self.commit_index) != self.current_term:
+            return
+        if change.added is not None and self._leader.followers[change.added].match_index < self.commit_index:
+            return
+        entry = LogEntry(
+            self.current_term, self.log.last_index + 1, kind=EntryKind.CONFIGURATION, peers=change.peers
+        )
+        self._reconfiguration = replace(change, index=entry.index)
+        self._append_as_leader(entry)
+
+    def _after_commit_as_leader(self) -> None:
+        """Once the configuration in force is committed: answer its call, stop replicating to removed
+        members, and step down if we are no longer one (the thesis, section 4.2.2)."""
+        assert self._leader is not None
+        change = self._reconfiguration
+        configurations = self.log.configuration_indexes()
+        if configurations and configurations[-1] > self.commit_index:
+            return
+        if change is not None and change.index is not None:
+            self._out.append(ConfigurationDone(change.call, change.index))
+            self._reconfiguration = change = None
+        learner = (change.added,) if change is not None and change.added is not None else ()
+        self._leader.drop_followers((*self._peers(), *learner))
+        if self.me not in self.log.configuration:
+            self._step_down(self.current_term)
 
     def _commit(self, index: int) -> None:
         """Committed entries go to the state machine in index order, each once per incarnation."""
@@ -456,24 +807,38 @@ class RaftServer:
 
     # ---- outputs
 
-    def _persist(self, entries: tuple[LogEntry, ...]) -> None:
+    def _persist(
+        self,
+        entries: tuple[LogEntry, ...],
+        snapshot: TermIndex | None = None,
+        configuration: tuple[RaftPeerId, ...] = (),
+    ) -> None:
         last = self._out[-1] if self._out else None
-        if not entries and isinstance(last, Persist) and not last.entries:
+        if (
+            not entries
+            and snapshot is None
+            and isinstance(last, Persist)
+            and not last.entries
+            and not last.snapshot
+        ):
             # A new term and then a vote in one step: one write.
             self._out[-1] = Persist(last.seq, self.current_term, self.voted_for, ())
             return
         seq = self._next_seq
         self._next_seq += 1
-        first = entries[0].index if entries else None
-        last = entries[-1].index if entries else self.log.last_index
-        self._persisting.append(_PendingPersist(seq, first, last))
-        self._out.append(Persist(seq, self.current_term, self.voted_for, entries))
+        first = entries[0].index if entries else None if snapshot is None else snapshot.index + 1
+        last_index = entries[-1].index if entries else self.log.last_index
+        self._persisting.append(_PendingPersist(seq, first, last_index))
+        self._out.append(Persist(seq, self.current_term, self.voted_for, entries, snapshot, configuration))
 
     def _send(self, to: RaftPeerId, message: Message) -> None:
-        """A message leaves only after every `Persist` before it is durable (Figure 2: stable storage is
-        updated before responding)."""
+        """A vote, a vote request or an acknowledgement leaves only after every `Persist` before it is durable
+        (Figure 2: stable storage is updated before responding). A leader's appends leave at once: it counts
+        its own entries toward commit only once they are durable (`_advance_commit`)."""
         send = Send(to, message)
-        if self._durable_seq >= self._next_seq - 1:
+        if self._durable_seq >= self._next_seq - 1 or isinstance(
+            message, AppendEntriesRequest | InstallSnapshotRequest
+        ):
             self._out.append(send)
         else:
             self._held.append((self._next_seq - 1, send))

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class RaftSettings:
-    """Ozone's OM sets its own election timeouts (`ozone.om.ratis.minimum.timeout`, 5 s); Ratis's defaults
-    are these."""
+    """Ozone's OM sets its own election timeouts (`ozone.om.ratis.minimum.timeout`, 5 s) and purge gap
+    (`ozone.om.ratis.log.purge.gap`, 1,000,000); Ratis's defaults are these."""
 
     rpc_timeout_min_ms: int = 150  # raft.server.rpc.timeout.min
     rpc_timeout_max_ms: int = 300  # raft.server.rpc.timeout.max
@@ -16,15 +16,26 @@ class RaftSettings:
     append_byte_limit: int = 4 * 1024 * 1024  # raft.server.log.appender.buffer.byte-limit
     append_element_limit: int = 0  # raft.server.log.appender.buffer.element-limit (0: no limit)
     outstanding_appends_max: int = 128  # raft.grpc.server.leader.outstanding.appends.max
+    leader_step_down_wait_ms: int = 10_000  # raft.server.leaderelection.leader.step-down.wait-time
+    retry_cache_expiry_ms: int = 60_000  # raft.server.retrycache.expirytime
+    purge_gap: int = 1024  # raft.server.log.purge.gap
 
     def __post_init__(self) -> None:
-        if not 0 < self.rpc_timeout_min_ms <= self.rpc_timeout_max_ms:
+        # The leader writes to an idle follower every half minimum timeout: below 2 ms that interval is 0 and
+        # the leader would heartbeat in a busy loop (its next deadline always now).
+        if not 2 <= self.rpc_timeout_min_ms <= self.rpc_timeout_max_ms:
             raise ValueError(
-                f"raft.server.rpc.timeout.min ({self.rpc_timeout_min_ms} ms) must be positive "
-                f"and at most raft.server.rpc.timeout.max ({self.rpc_timeout_max_ms} ms)"
+                f"raft.server.rpc.timeout.min ({self.rpc_timeout_min_ms} ms) must be at least 2 ms (the "
+                f"heartbeat interval, half of it, must be at least 1 ms) and at most "
+                f"raft.server.rpc.timeout.max ({self.rpc_timeout_max_ms} ms)"
             )
         if self.append_byte_limit <= 0 or self.append_element_limit < 0 or self.outstanding_appends_max <= 0:
             raise ValueError("the appender's buffer limits and outstanding appends must be positive")
+        if self.leader_step_down_wait_ms < 0 or self.retry_cache_expiry_ms <= 0 or self.purge_gap <= 0:
+            raise ValueError(
+                "raft.server.leaderelection.leader.step-down.wait-time must not be negative, "
+                "raft.server.retrycache.expirytime and raft.server.log.purge.gap must be positive"
+            )
 
     @property
     def heartbeat_interval_ms(self) -> int:

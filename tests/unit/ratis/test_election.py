@@ -13,7 +13,7 @@ from pyozone.ratis.outputs import NotLeader, Persist, Send
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
-from tests.unit.ratis.group import A, B, C, Group, entries
+from tests.unit.ratis.group import A, B, C, D, E, Group, entries
 
 
 def test_a_follower_times_out_within_the_randomized_window_and_first_asks_for_pre_votes():
@@ -24,7 +24,7 @@ def test_a_follower_times_out_within_the_randomized_window_and_first_asks_for_pr
     outputs = group.tick(A, 1)
     assert not any(isinstance(o, Persist) for o in outputs)  # a pre-vote changes nothing durable
     requests = group.sent(A)
-    assert requests == [RequestVoteRequest(A, 1, 0, 0, pre_vote=True)] * 2
+    assert requests == [RequestVoteRequest(A, 1, 0, 0, pre_vote=True, call_id=1)] * 2
     assert (group.servers[A].current_term, group.servers[A].role) == (0, RaftPeerRole.CANDIDATE)
 
 
@@ -36,12 +36,12 @@ def test_timeouts_differ_between_members():
 def test_a_pre_vote_majority_starts_the_election_whose_requests_wait_for_the_persisted_vote():
     group = Group(A, B, C)
     group.tick(A, group.servers[A].deadline_ms())
-    group.sent(A)
-    outputs = group.deliver(B, A, RequestVoteReply(B, 0, True, pre_vote=True))
+    (request, _) = group.sent(A)
+    outputs = group.deliver(B, A, RequestVoteReply(B, 0, True, pre_vote=True, call_id=request.call_id))
     assert [o for o in outputs if isinstance(o, Persist)] == [Persist(1, 1, A, ())]
     assert not any(isinstance(o, Send) for o in outputs)  # nothing leaves before term and vote are durable
     released = group.sync(A)
-    assert [o.message for o in released] == [RequestVoteRequest(A, 1, 0, 0)] * 2
+    assert [o.message for o in released] == [RequestVoteRequest(A, 1, 0, 0, call_id=request.call_id + 1)] * 2
 
 
 def test_a_vote_is_persisted_before_the_reply_leaves_and_only_one_is_given_per_term():
@@ -81,6 +81,8 @@ def test_pre_vote_keeps_a_rejoining_member_from_disrupting_the_term():
     for _ in range(5):
         group.tick(C, 300)
         group.sent(C)
+        group.tick(A)
+        group.settle(C)
     assert group.servers[C].current_term == 1
     # B, hearing from its leader, refuses C's pre-vote; the term of the group stays 1 when C rejoins.
     group.tick(A, 75)
@@ -147,3 +149,73 @@ def test_a_message_from_outside_the_group_or_naming_another_sender_is_refused():
     with pytest.raises(ValueError, match="from a"):
         group.servers[A].receive(A, RequestVoteRequest(A, 1, 0, 0))
     assert group.servers[A].current_term == 0
+
+
+def test_a_leader_cut_off_from_the_majority_steps_down_and_does_not_stand_again_at_once():
+    # Ratis's LeaderStateImpl.checkLeadership: no majority of answers within raft.server.rpc.timeout.max.
+    group = Group(A, B, C)
+    group.elect(A)
+    write, read = ClientCall("c", 1, b"x"), ClientCall("c", 2, b"")
+    group.take(A, group.servers[A].submit(write))
+    group.take(A, group.servers[A].read(read))
+    outputs = []
+    for _ in range(4):  # heartbeats go unanswered: A is cut off
+        outputs += group.tick(A, 75)
+        group.sent(A)
+    assert group.servers[A].role is RaftPeerRole.LEADER  # 300 ms: still within the window
+    outputs += group.tick(A, 75)
+    assert group.servers[A].role is RaftPeerRole.FOLLOWER and group.servers[A].current_term == 1
+    assert NotLeader(write, None) in outputs and NotLeader(read, None) in outputs  # the clients try elsewhere
+    # raft.server.leaderelection.leader.step-down.wait-time (10 s): its timeouts start no election meanwhile.
+    stepped_down = group.clock.now_ms()
+    while group.servers[A].deadline_ms() < stepped_down + 10_000:
+        group.tick(A, group.servers[A].deadline_ms() - group.clock.now_ms())
+        assert group.sent(A) == []
+    group.tick(A, stepped_down + 10_300 - group.clock.now_ms())
+    group.sync(A)  # its requests wait for its log's write (the one of the refused call)
+    assert [m.pre_vote for m in group.sent(A)] == [True, True]
+
+
+def test_a_leader_that_hears_from_a_majority_keeps_leading():
+    group = Group(A, B, C)
+    group.elect(A)
+    for _ in range(20):
+        group.tick(A, 75)
+        for message in group.sent(A, B):
+            group.deliver(A, B, message)
+        group.settle(C)  # C is cut off; B and A are a majority
+    assert group.servers[A].role is RaftPeerRole.LEADER
+
+
+def test_a_late_pre_vote_grant_from_an_earlier_round_does_not_count():
+    group = Group(A, B, C, D, E)  # three grants are a majority
+    group.tick(A, group.servers[A].deadline_ms())
+    first_round = group.sent(A, B)[0]
+    group.sent(A)
+    group.tick(A, group.servers[A].deadline_ms() - group.clock.now_ms())  # that round timed out
+    second_round = group.sent(A, C)[0]
+    assert second_round.call_id != first_round.call_id
+    group.deliver(B, A, RequestVoteReply(B, 0, True, True, first_round.call_id))  # late
+    group.deliver(C, A, RequestVoteReply(C, 0, True, True, second_round.call_id))
+    assert group.servers[A].current_term == 0  # A and C are two: no election yet
+    group.deliver(D, A, RequestVoteReply(D, 0, True, True, second_round.call_id))
+    assert group.servers[A].current_term == 1
+
+
+def test_a_deposed_leader_refuses_its_pending_calls_naming_the_new_leader():
+    group = Group(A, B, C)
+    group.elect(A)
+    call = ClientCall("c", 1, b"x")
+    group.take(A, group.servers[A].submit(call))
+    outputs = group.deliver(B, A, AppendEntriesRequest(B, 2, 0, 0, (), 0, 1))
+    assert NotLeader(call, B) in outputs
+    assert group.servers[A].submit(ClientCall("c", 2, b"y")) == [NotLeader(ClientCall("c", 2, b"y"), B)]
+
+
+def test_a_reply_naming_no_round_counts_in_the_round_in_progress():
+    # A transport that does not carry RaftRpcRequestProto.callId for votes (the shell's, until it does).
+    group = Group(A, B, C)
+    group.tick(A, group.servers[A].deadline_ms())
+    group.sent(A)
+    group.deliver(B, A, RequestVoteReply(B, 0, True, True))
+    assert group.servers[A].current_term == 1

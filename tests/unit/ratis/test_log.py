@@ -1,7 +1,9 @@
+import time
+
 import pytest
 
 from pyozone.ratis.log import RaftLog
-from pyozone.ratis.messages import LogEntry
+from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.settings import RaftSettings
 from tests.unit.ratis.group import entries
 
@@ -62,3 +64,26 @@ def test_settings_are_ratis_defaults_and_refuse_an_inverted_timeout_range():
     assert settings.append_byte_limit == 4 * 1024 * 1024
     with pytest.raises(ValueError, match=r"raft.server.rpc.timeout.min \(400 ms\)"):
         RaftSettings(rpc_timeout_min_ms=400)
+
+
+def test_a_heartbeat_interval_below_1_ms_is_refused():
+    with pytest.raises(ValueError, match="at least 2 ms"):
+        RaftSettings(rpc_timeout_min_ms=1, rpc_timeout_max_ms=10)
+    assert RaftSettings(rpc_timeout_min_ms=2, rpc_timeout_max_ms=10).heartbeat_interval_ms == 1
+
+
+def test_the_start_of_a_term_is_found_without_walking_a_long_log():
+    log = RaftLog(tuple(LogEntry(1 + i // 100_000, i + 1) for i in range(200_000)))
+    started = time.monotonic()
+    assert [log.first_index_of_term_at(200_000 - i) for i in range(5000)] == [100_001] * 5000
+    assert time.monotonic() - started < 1  # a linear walk back would take minutes
+    log.merge((LogEntry(3, 150_001),), commit_index=0)
+    assert (log.first_index_of_term_at(150_000), log.first_index_of_term_at(150_001)) == (100_001, 150_001)
+
+
+def test_the_log_after_a_snapshot_starts_after_it_and_knows_its_term():
+    log = RaftLog((LogEntry(2, 6, b"x", client_id="c", call_id=1),), snapshot=TermIndex(2, 5))
+    assert (log.first_index, log.last_index, log.term_at(5), log.term_at(4)) == (6, 6, 2, None)
+    assert log.index_of_call("c", 1) == 6
+    log.purge(TermIndex(2, 6))
+    assert (log.first_index, log.last_index, log.last_term, log.index_of_call("c", 1)) == (7, 6, 2, None)

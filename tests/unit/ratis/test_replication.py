@@ -1,5 +1,7 @@
 """Log replication and commit (Raft paper Figure 2, sections 5.3, 5.4.2 and Figure 8; Ratis's LogAppender)."""
 
+import pytest
+
 from pyozone.ratis.messages import (
     AppendEntriesReply,
     AppendEntriesRequest,
@@ -38,13 +40,19 @@ def test_a_majority_commits_without_the_slowest_members():
     assert group.servers[A].commit_index == 2 and group.replies == [Reply(call, 2, "result 2")]
 
 
-def test_the_leader_counts_its_own_entry_only_once_its_disk_holds_it():
-    group = Group(A, B, C)
+def test_the_leader_sends_its_appends_before_its_own_write_is_durable_but_counts_itself_only_after():
+    group = Group(A, B, C, D, E)
     group.elect(A)
     group.take(A, group.servers[A].submit(ClientCall("c", 1, b"x")))
-    assert group.sent(A) == []  # the append waits for the leader's own write
+    appends = {to: group.sent(A, to) for to in (B, C, D, E)}  # every append left at once
+    assert all([m.entries[0].payload for m in sent] == [b"x"] for sent in appends.values())
+    for follower in (B, C):
+        group.deliver(A, follower, appends[follower][0])
+        group.sync(follower)
+        for reply in group.sent(follower, A):
+            group.deliver(follower, A, reply)
+    assert group.servers[A].commit_index == 1  # B and C hold it, but the leader's own disk does not yet
     group.sync(A)
-    group.settle()
     assert group.servers[A].commit_index == 2
 
 
@@ -197,3 +205,27 @@ def test_a_group_of_one_elects_itself_and_commits_on_its_own_disk():
     assert group.replies == []
     group.sync(A)
     assert group.replies == [Reply(call, 2, "result 2")]
+
+
+@pytest.mark.parametrize(
+    ("request_", "why"),
+    [
+        (
+            AppendEntriesRequest(A, 1, 0, 0, (LogEntry(1, 1), LogEntry(1, 3)), 0, 1),
+            "index 3 does not follow 1",
+        ),
+        (AppendEntriesRequest(A, 1, 1, 1, (LogEntry(1, 1),), 0, 1), "index 1 does not follow 1"),
+        (AppendEntriesRequest(A, 1, -1, 0, (), 0, 1), "negative previous index"),
+        (AppendEntriesRequest(A, 1, 0, 0, (LogEntry(1, 0),), 0, 1), "index 0 does not follow 0"),
+        (AppendEntriesRequest(A, 1, 0, 0, (LogEntry(2, 1),), 0, 1), "entry 1 has term 2"),
+        (AppendEntriesRequest(A, 1, 0, 0, (LogEntry(1, 1), LogEntry(0, 2)), 0, 1), "entry 2 has term 0"),
+        (AppendEntriesRequest(A, 1, 3, 2, (), 0, 1), "previous term 2 is impossible"),
+        (AppendEntriesRequest(A, 1, 0, 0, (), -1, 1), "negative previous index or commit"),
+    ],
+)
+def test_a_malformed_append_is_refused_before_it_changes_anything(request_, why):
+    group = Group(A, B, C)
+    with pytest.raises(ValueError, match=f"refused a AppendEntriesRequest from a: .*{why}"):
+        group.servers[B].receive(A, request_)
+    server = group.servers[B]
+    assert (server.current_term, server.log.last_index, server.leader_id) == (0, 0, None)

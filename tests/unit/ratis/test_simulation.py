@@ -1,7 +1,8 @@
-"""Thousands of seeded runs of the deterministic simulation (tests/ratis_sim.py): 3 and 5 members under
-loss, duplication, reordering, delay, partitions, one-way link cuts, crashes losing unsynced writes and
-restarts, with writes, linearizable reads and leadership transfers; the Raft invariants are checked after
-every step and liveness after the faults heal."""
+"""Thousands of seeded runs of the deterministic simulation (tests/ratis_sim.py): 3 and 5 members under loss,
+duplication, reordering, delay, partitions, one-way link cuts, crashes losing unsynced writes and restarts,
+with writes retried under one call id, linearizable reads, leadership transfers, snapshots, log purges,
+snapshot installs and members added and removed; the Raft invariants are checked after every step and liveness
+after the faults heal."""
 
 import time
 from collections import Counter

@@ -4,7 +4,7 @@ StartLeaderElectionRequest)."""
 import pytest
 
 from pyozone.ratis.messages import ClientCall, StartLeaderElectionRequest
-from pyozone.ratis.outputs import NotLeader, TransferDone
+from pyozone.ratis.outputs import NotLeader, TransferDone, TransferRefused
 from pyozone.ratis.roles import RaftPeerRole
 from tests.unit.ratis.group import A, B, C, Group
 
@@ -67,3 +67,14 @@ def test_a_follower_ignores_a_stand_request_from_a_stale_leader_or_when_behind()
     group.deliver(A, B, StartLeaderElectionRequest(A, 0, 1))  # an old term
     group.deliver(A, B, StartLeaderElectionRequest(A, 1, 5))  # B lacks index 5
     assert (group.servers[B].role, group.servers[B].current_term) == (RaftPeerRole.FOLLOWER, 1)
+
+
+def test_a_second_transfer_to_the_same_target_shares_the_outcome_and_one_to_another_is_refused():
+    group = leader_group()
+    again, elsewhere = ClientCall("admin", 3, b""), ClientCall("admin", 4, b"")
+    group.take(A, group.servers[A].transfer_leadership(TRANSFER, B))
+    group.sent(A)  # StartLeaderElection lost: the transfer is still running
+    assert group.take(A, group.servers[A].transfer_leadership(again, B)) == []
+    assert group.servers[A].transfer_leadership(elsewhere, C) == [TransferRefused(elsewhere, B)]
+    group.tick(A, 300)
+    assert group.transfers == [TransferDone(TRANSFER, False), TransferDone(again, False)]
