@@ -19,7 +19,11 @@ P-compositionality (Herlihy & Wing's locality): a history is linearizable if and
 sub-history is, so operations are split by the keys they touch and each part checked on its own. A rename
 touches two keys and couples them: the parts are the connected components of keys operated on together.
 
-A budget (model steps and seconds) ends a search that runs too long with UNKNOWN rather than hanging. A
+The search stays exponential at worst, in the indeterminate operations open in one component: a wrong
+placement can show only hundreds of operations later, and the search backtracks over everything between.
+So a workload keeps its components small (renames within families of a few keys, as Jepsen keeps keys
+independent). A budget (model steps and seconds) ends a search that runs too long with UNKNOWN rather than
+hanging. A
 history that is not linearizable is reported as Knossos reports its final paths: the longest linearizable
 prefix found, the state it leaves, and the operations none of which could come next, with what the model
 would have answered.
@@ -128,7 +132,7 @@ class CheckResult:
             lines.append(f"  then: {show(d.state, (k for op in stuck for k in keys_of(op.f, op.args)))}")
             lines.append("  and none of these can come next:")
             lines.extend(f"    {candidate}" for candidate in d.candidates)
-            if d.blocking is not None:
+            if d.blocking is not None and d.blocking not in stuck[:-1]:
                 lines.append(f"  while {d.blocking} must take effect before it completes")
         return "\n".join(lines)
 

@@ -72,8 +72,8 @@ class Model(Protocol[S]):
         ...
 
     def writes(self, f: Op, args: tuple[Any, ...]) -> Hashable | None:
-        """The value the operation introduces, if any (the checker bounds an indeterminate write whose
-        value, written by it alone, was read)."""
+        """The value the operation introduces, if any, and if the initial state does not hold it already
+        (the checker bounds an indeterminate write whose value no other operation writes and one read)."""
         ...
 
     def observed(self, f: Op, args: tuple[Any, ...], result: Any) -> Hashable | None:
@@ -130,6 +130,7 @@ class KeyValueModel:
 
     def __init__(self, initial_keys: Mapping[str, Value] | None = None) -> None:
         self._initial = dict(initial_keys or {})
+        self._initial_values = frozenset(self._initial.values())
 
     def initial(self, keys: frozenset[str]) -> KeyMap:
         return KeyMap({k: v for k, v in self._initial.items() if k in keys})
@@ -141,7 +142,8 @@ class KeyValueModel:
         return f is Op.GET
 
     def writes(self, f: Op, args: tuple[Any, ...]) -> Value | None:
-        return args[1] if f is Op.CREATE or f is Op.PUT else None
+        value = args[1] if f is Op.CREATE or f is Op.PUT else None
+        return None if value in self._initial_values else value
 
     def observed(self, f: Op, args: tuple[Any, ...], result: Any) -> Value | None:
         return result if f is Op.GET and not isinstance(result, Refusal) else None

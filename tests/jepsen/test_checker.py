@@ -128,6 +128,13 @@ def test_an_indeterminate_write_stays_open_to_the_end() -> None:
     assert s.verdict() is Verdict.NOT_LINEARIZABLE
 
 
+def test_keys_that_exist_before_the_history() -> None:
+    s = Script().call(1, Op.PUT, "b", "v0").info(1).done(2, Op.GET, "a", value="v0")
+    s.done(2, Op.GET, "b", value=Refusal.KEY_NOT_FOUND)
+    assert check(s.history, KeyValueModel({"a": "v0"})).verdict is Verdict.LINEARIZABLE
+    assert check(s.history).verdict is Verdict.NOT_LINEARIZABLE
+
+
 def test_a_failed_write_never_happened() -> None:
     s = Script().call(1, Op.PUT, "a", "v1").fail(1).done(2, Op.GET, "a", value="v1")
     assert s.verdict() is Verdict.NOT_LINEARIZABLE
