@@ -152,6 +152,14 @@ def check(
         ],
         model,
     )
+    observed = {model.observed(op.f, op.args, op.result) for op in kept if op.type is EventType.OK}
+    unread = {
+        op.id
+        for op in kept
+        if op.ret is None
+        and model.writes(op.f, op.args) is not None
+        and model.writes(op.f, op.args) not in observed
+    }
     deadline = None if budget.seconds is None else time.monotonic() + budget.seconds
     steps_left = budget.steps
     result = CheckResult(Verdict.LINEARIZABLE, model, operations=len(kept))
@@ -160,7 +168,7 @@ def check(
         if out_of_steps or (deadline is not None and time.monotonic() > deadline):
             result.components.append(ComponentResult(keys, Verdict.UNKNOWN, len(part), 0))
             continue
-        search = _Search(part, model, model.initial(keys), steps_left, deadline)
+        search = _Search(part, model, model.initial(keys), unread, steps_left, deadline)
         verdict = search.run()
         if steps_left is not None:
             steps_left -= search.steps
@@ -226,13 +234,14 @@ def components(ops: list[Operation], model: Model[Any]) -> list[tuple[frozenset[
 class _Entry:
     """An invocation (`match`: its completion, None for an indeterminate operation) or a completion."""
 
-    __slots__ = ("bit", "is_call", "keys", "match", "next", "op", "prev")
+    __slots__ = ("bit", "is_call", "keys", "match", "next", "op", "prev", "unread")
 
     def __init__(self, op: Operation | None, is_call: bool, bit: int, keys: frozenset[str]) -> None:
         self.op = op
         self.is_call = is_call
         self.bit = bit
         self.keys = keys
+        self.unread = False  # an indeterminate write of a value no completed operation observed
         self.match: _Entry | None = None
         self.prev: _Entry | None = None
         self.next: _Entry | None = None
@@ -249,13 +258,19 @@ class _Search:
     run's operations no later one shared a key with yet, and D must share a key with each. Placing X does
     not change which definite operations are minimal, so X is tried only if a chain of keys through other
     indeterminate candidates links it to one of them. Without this, each open indeterminate operation
-    doubles the states a dead end must rule out."""
+    doubles the states a dead end must rule out.
+
+    An indeterminate write of a value that no completed operation read (`unread`) is not placed where it
+    would only replace an existing key's value: a linearization with it there stays one without it, the old
+    value taking its place wherever it moves (a value nobody reads is never where a read looks, and the
+    other operations see only whether the key exists). Only a write that makes a key exist can matter."""
 
     def __init__(
         self,
         ops: list[Operation],
         model: Model[Any],
         initial: Hashable,
+        unread: set[int],
         steps: int | None,
         deadline: float | None,
     ) -> None:
@@ -269,6 +284,7 @@ class _Search:
         for i, op in enumerate(ops):
             keys = frozenset(model.keys(op.f, op.args))
             call = _Entry(op, True, 1 << i, keys)
+            call.unread = op.id in unread
             events.append((op.call, 0, call))  # at a tie, invocations first: the operations overlap
             if op.ret is not None:
                 call.match = _Entry(op, False, 1 << i, keys)
@@ -277,8 +293,9 @@ class _Search:
         last = self.head
         for _, _, entry in sorted(events, key=lambda e: (e[0], e[1])):
             last.next, entry.prev, last = entry, last, entry
-        # the furthest dead end: (linearized (call entry, state after) pairs, state, candidates)
-        self._deepest: tuple[list[tuple[_Entry, Hashable]], Hashable, list[_Entry]] | None = None
+        # the furthest dead end: (definite operations placed, the (call entry, state after) pairs placed,
+        # the state, the candidates)
+        self._deepest: tuple[int, list[tuple[_Entry, Hashable]], Hashable, list[_Entry]] | None = None
 
     def _candidates(self, pending: tuple[_Entry, ...]) -> list[_Entry]:
         """The operations that may take effect next, definite first: the minimal ones (invoked before the
@@ -347,6 +364,8 @@ class _Search:
                     return Verdict.UNKNOWN
                 op = entry.op
                 assert op is not None
+                if entry.unread and model.replaces(state, op.f, op.args):
+                    continue  # it can be left out: see the class docstring
                 after, result = model.step(state, op.f, op.args)
                 if entry.match is not None:
                     if op.type is EventType.OK and result != op.result:
@@ -370,7 +389,7 @@ class _Search:
                 break
             if placed:
                 continue
-            self._note_dead_end(stack, state, candidates)
+            self._note_dead_end(self.definite - remaining, stack, state, candidates)
             if not stack:
                 return Verdict.NOT_LINEARIZABLE
             entry, state, pending, candidates, i = stack.pop()
@@ -383,17 +402,23 @@ class _Search:
         return Verdict.LINEARIZABLE
 
     def _note_dead_end(
-        self, stack: list[tuple[_Entry, Hashable, Any, Any, int]], state: Hashable, candidates: list[_Entry]
+        self,
+        placed: int,
+        stack: list[tuple[_Entry, Hashable, Any, Any, int]],
+        state: Hashable,
+        candidates: list[_Entry],
     ) -> None:
-        if self._deepest is not None and len(self._deepest[0]) >= len(stack):
+        """Keeps the dead end that placed the most definite operations (the first of those)."""
+        if self._deepest is not None and self._deepest[0] >= placed:
             return
         after = [level[1] for level in stack[1:]] + ([state] if stack else [])
-        self._deepest = ([(level[0], a) for level, a in zip(stack, after, strict=True)], state, candidates)
+        prefix = [(level[0], a) for level, a in zip(stack, after, strict=True)]
+        self._deepest = (placed, prefix, state, candidates)
 
     def dead_end(self) -> DeadEnd | None:
         if self._deepest is None:
             return None
-        prefix, state, candidates = self._deepest
+        _, prefix, state, candidates = self._deepest
         # the first completion left once the prefix is linearized: the operation that could not wait
         done = {e.bit for e, _ in prefix}
         blocking = next(

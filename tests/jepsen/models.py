@@ -80,6 +80,10 @@ class Model(Protocol[S]):
         """The value a completed operation saw, if any."""
         ...
 
+    def replaces(self, state: S, f: Op, args: tuple[Any, ...]) -> bool:
+        """True when the operation, a write, only replaces the value of a key that exists in `state`."""
+        ...
+
     def show(self, state: S, keys: Iterable[str]) -> str:
         """The state's `keys`, for a report."""
         ...
@@ -147,6 +151,9 @@ class KeyValueModel:
 
     def observed(self, f: Op, args: tuple[Any, ...], result: Any) -> Value | None:
         return result if f is Op.GET and not isinstance(result, Refusal) else None
+
+    def replaces(self, state: KeyMap, f: Op, args: tuple[Any, ...]) -> bool:
+        return (f is Op.CREATE or f is Op.PUT) and args[0] in state
 
     def show(self, state: KeyMap, keys: Iterable[str]) -> str:
         return (

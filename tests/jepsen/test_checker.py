@@ -117,6 +117,17 @@ def test_an_indeterminate_write_that_did_or_did_not_happen(seen: object) -> None
     assert s.verdict() is Verdict.LINEARIZABLE
 
 
+def test_an_indeterminate_write_seen_only_by_its_key_existing() -> None:
+    """Nobody reads its value, but a delete finds the key, and a rename moves it where a read finds none."""
+    s = Script().call(1, Op.CREATE, "a", "v1").info(1).done(2, Op.DELETE, "a")
+    assert s.verdict() is Verdict.LINEARIZABLE
+    s = Script().done(3, Op.PUT, "a", "v0").call(1, Op.PUT, "a", "v1").info(1)
+    s.done(2, Op.RENAME, "a", "b").done(2, Op.GET, "b", value="v0")
+    assert s.verdict() is Verdict.LINEARIZABLE
+    s.done(2, Op.GET, "b", value="v1")  # v1 could have reached b only by a rename after it
+    assert s.verdict() is Verdict.NOT_LINEARIZABLE
+
+
 def test_an_indeterminate_write_stays_open_to_the_end() -> None:
     """It may take effect long after its client gave up, but once only and not before it was invoked."""
     s = Script().done(2, Op.GET, "a", value=Refusal.KEY_NOT_FOUND).call(1, Op.CREATE, "a", "v1").info(1)
