@@ -56,8 +56,15 @@ def replication_fields(config: ReplicationConfig) -> dict[str, Any]:
 
 
 def stored_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo) -> ReplicationConfig:
-    ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
-    return replication_from_proto(p.type, p.factor, ec)
+    if p.HasField("ecReplicationConfig"):
+        return replication_from_proto(p.type, p.factor, p.ecReplicationConfig)
+    return _replicated(p.type, p.factor)
+
+
+@functools.lru_cache(maxsize=64)
+def _replicated(rtype: int, factor: int) -> ReplicationConfig:
+    """A stored non-EC config (memoized: a handful of (type, factor) pairs; a bad one raises, uncached)."""
+    return replication_from_proto(rtype, factor, None)
 
 
 # ------------------------------------------------------------------ volumes and buckets
@@ -153,22 +160,35 @@ def block_from_proto(p: om_pb.KeyLocation, field: str = "location") -> KeyBlock:
 
 
 def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
-    return om_pb.KeyInfo(
+    """Empty maps and lists are left unset and the blocks built in place (a record's blocks were checked
+    when they entered OM): a tenth of OM's CPU per key went to this under omkg (issue 29)."""
+    p = om_pb.KeyInfo(
         volume=k.volume,
         bucket=k.bucket,
         key=k.key,
         dataSize=k.data_size,
         creationTime=k.creation_ms,
         modificationTime=k.modification_ms,
-        locations=[block_to_proto(b) for b in k.blocks] if with_blocks else [],
         objectID=k.object_id,
-        metadata=dict(k.metadata),
-        tags=dict(k.tags),
         owner=k.owner,
-        acls=acls_to_proto(k.acls),
         chargedBytes=k.charged_bytes,
         **replication_fields(k.replication),
     )
+    if with_blocks:
+        add = p.locations.add
+        for b in k.blocks:
+            location = add(offset=b.offset, length=b.length, createVersion=b.create_version)
+            block_id = location.blockID
+            block_id.blockCommitSequenceId = b.bcsid
+            block_id.containerBlockID.containerID = b.block_id.container_id
+            block_id.containerBlockID.localID = b.block_id.local_id
+    if k.metadata:
+        p.metadata.update(k.metadata)
+    if k.tags:
+        p.tags.update(k.tags)
+    if k.acls:
+        p.acls.extend(acls_to_proto(k.acls))
+    return p
 
 
 def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
@@ -191,10 +211,10 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
             for x in p.locations
         ),
         p.objectID,
-        pairs(p.metadata),
-        pairs(p.tags),
+        pairs(p.metadata) if p.metadata else (),
+        pairs(p.tags) if p.tags else (),
         p.owner,
-        acls_from_proto(p.acls, "acls"),
+        acls_from_proto(p.acls, "acls") if p.acls else (),
         p.chargedBytes,
     )
 
