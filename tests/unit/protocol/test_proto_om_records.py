@@ -3,6 +3,8 @@ message did, and a record read back equals the one written (issue 29: OM's CPU p
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pyozone.hdds.ids import RATIS_ONE, BlockID, ReplicationConfig
@@ -52,3 +54,20 @@ def test_a_key_read_back_equals_the_key_written(record: KeyRecord) -> None:
     data = om_records.encode(om_records.key_to_proto(record))
     assert om_records.decode_key(data) == record
     assert om_records.decode_key(bytes(bytearray(data))) == record  # bytes RocksDB hands back
+
+
+def test_a_record_written_is_read_back_and_answered_without_a_new_encode() -> None:
+    record = replace(FULL, key="memo/written")
+    data = om_records.encode_key(record)
+    assert om_records.encode_key(record) is data  # written again: the same bytes, not a new encode
+    assert om_records.decode_key(bytes(bytearray(data))) is record  # read back (a copy, as RocksDB's)
+
+
+def test_the_record_memo_keeps_at_most_its_size_oldest_first() -> None:
+    memo = om_records.RecordMemo(2)
+    records = [replace(EMPTY, key=f"k{i}") for i in range(3)]
+    for i, record in enumerate(records):
+        memo.remember(record, b"%d" % i)
+    assert memo.record(b"0") is None and memo.data(records[0]) is None
+    assert memo.record(b"2") is records[2] and memo.data(records[1]) == b"1"
+    assert memo.data(replace(records[2])) is None  # an equal record is not this one
