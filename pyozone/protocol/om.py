@@ -67,7 +67,6 @@ from pyozone.protocol.common import (
 from pyozone.protocol.locations import key_location_from_proto, key_location_to_proto
 from pyozone.protocol.om_records import (
     block_from_proto,
-    block_to_proto,
     bucket_to_proto,
     encode_key,
     key_to_proto,
@@ -506,10 +505,19 @@ def keys_answer(records: Iterable[KeyRecord], with_blocks: bool) -> om_pb.ListKe
 def allocated_to_proto(location: BlockLocation, length: int) -> om_pb.KeyLocation:
     """A block to write: `length` is the most key bytes the writer may put in it (an EC block group's
     capacity: what SCM counted for each replica, times the data indexes)."""
-    proto = block_to_proto(KeyBlock(location.block_id, 0, length))
+    proto = om_pb.KeyLocation()
+    _fill_allocated(proto, location, length)
+    return proto
+
+
+def _fill_allocated(proto: om_pb.KeyLocation, location: BlockLocation, length: int) -> None:
+    """allocated_to_proto into an empty KeyLocation, in place (SCM's answer was checked as it was read)."""
+    proto.length = length
+    block_id = proto.blockID.containerBlockID
+    block_id.containerID = location.block_id.container_id
+    block_id.localID = location.block_id.local_id
     proto.pipeline.MergeFromString(write_pipeline_to_proto(location))
     proto.containerState = "OPEN"
-    return proto
 
 
 def open_key_answer(
@@ -520,7 +528,8 @@ def open_key_answer(
     info = answer.keyInfo
     info.MergeFromString(encode_key(record))  # the open key's om.db bytes, parsed: not built again
     del info.locations[:]
-    info.locations.extend(allocated_to_proto(b, block_length) for b in allocated)
+    for block in allocated:
+        _fill_allocated(info.locations.add(), block, block_length)
     return answer
 
 
