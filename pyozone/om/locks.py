@@ -18,42 +18,44 @@ from __future__ import annotations
 
 import threading
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 KEY_LOCK_STRIPES = 1024
 
 
 class NamespaceLock:
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._mutex = threading.Lock()
+        self._cond = threading.Condition(self._mutex)
         self._readers = 0
         self._writer: int | None = None
         self._writer_depth = 0
         self._writers_waiting = 0
         self._local = threading.local()
+        self._shared = _Shared(self)
 
     # ------------------------------------------------------------------ shared
     def acquire_shared(self) -> None:
-        depth = getattr(self._local, "depth", 0)
+        local = self._local
+        depth = getattr(local, "depth", 0)
         if depth == 0:
             me = threading.get_ident()
-            with self._cond:
+            with self._mutex:  # the condition's lock, taken directly: every key request passes here
                 if self._writer == me:
-                    self._local.counted = False
+                    local.counted = False
                 else:
                     while self._writer is not None or self._writers_waiting:
                         self._cond.wait()
                     self._readers += 1
-                    self._local.counted = True
-        self._local.depth = depth + 1
+                    local.counted = True
+        local.depth = depth + 1
 
     def release_shared(self) -> None:
-        self._local.depth -= 1
-        if self._local.depth == 0 and self._local.counted:
-            with self._cond:
+        local = self._local
+        local.depth -= 1
+        if local.depth == 0 and local.counted:
+            with self._mutex:
                 self._readers -= 1
-                if self._readers == 0:
+                if self._readers == 0 and self._writers_waiting:  # only a writer waits for no readers
                     self._cond.notify_all()
 
     # ------------------------------------------------------------------ exclusive
@@ -88,13 +90,42 @@ class NamespaceLock:
     def __exit__(self, *exc: object) -> None:
         self.release()
 
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        self.acquire_shared()
-        try:
-            yield
-        finally:
-            self.release_shared()
+    def shared(self) -> _Shared:
+        """`with lock.shared():` (a plain context manager: every key request takes it)."""
+        return self._shared
+
+
+class _Shared:
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: NamespaceLock) -> None:
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        self._lock.acquire_shared()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release_shared()
+
+
+class _KeyLocks:
+    """The namespace shared, then the stripes in order (OMLocks.key)."""
+
+    __slots__ = ("_namespace", "_stripes")
+
+    def __init__(self, namespace: NamespaceLock, stripes: list[threading.RLock]) -> None:
+        self._namespace = namespace
+        self._stripes = stripes
+
+    def __enter__(self) -> None:
+        self._namespace.acquire_shared()
+        for stripe in self._stripes:
+            stripe.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        for stripe in reversed(self._stripes):
+            stripe.release()
+        self._namespace.release_shared()
 
 
 class OMLocks:
@@ -106,15 +137,9 @@ class OMLocks:
     def _stripe(self, name: str) -> int:
         return zlib.crc32(name.encode()) % len(self._stripes)
 
-    @contextmanager
-    def key(self, *names: str) -> Iterator[None]:
+    def key(self, *names: str) -> _KeyLocks:
         """The namespace shared, then the stripe of each key name (a full /vol/bucket/key path)."""
-        stripes = sorted({self._stripe(n) for n in names})
-        with self.namespace.shared():
-            for i in stripes:
-                self._stripes[i].acquire()
-            try:
-                yield
-            finally:
-                for i in reversed(stripes):
-                    self._stripes[i].release()
+        stripes = self._stripes
+        if len(names) == 1:
+            return _KeyLocks(self.namespace, [stripes[self._stripe(names[0])]])
+        return _KeyLocks(self.namespace, [stripes[i] for i in sorted({self._stripe(n) for n in names})])

@@ -67,8 +67,8 @@ from pyozone.protocol.common import (
 from pyozone.protocol.locations import key_location_from_proto, key_location_to_proto
 from pyozone.protocol.om_records import (
     block_from_proto,
-    block_to_proto,
     bucket_to_proto,
+    encode_key,
     key_to_proto,
     replication_fields,
     volume_to_proto,
@@ -493,7 +493,9 @@ def buckets_answer(records: Iterable[BucketRecord]) -> om_pb.ListBucketsResponse
 
 def key_answer(method: str, record: KeyRecord) -> Message:
     """commitKey, completeMultipartUpload: the committed key with its blocks."""
-    return _ANSWERS[method](keyInfo=key_to_proto(record))
+    answer = _ANSWERS[method]()
+    answer.keyInfo.MergeFromString(encode_key(record))  # the bytes om.db got: parsed, not built again
+    return answer
 
 
 def keys_answer(records: Iterable[KeyRecord], with_blocks: bool) -> om_pb.ListKeysResponse:
@@ -503,19 +505,32 @@ def keys_answer(records: Iterable[KeyRecord], with_blocks: bool) -> om_pb.ListKe
 def allocated_to_proto(location: BlockLocation, length: int) -> om_pb.KeyLocation:
     """A block to write: `length` is the most key bytes the writer may put in it (an EC block group's
     capacity: what SCM counted for each replica, times the data indexes)."""
-    proto = block_to_proto(KeyBlock(location.block_id, 0, length))
+    proto = om_pb.KeyLocation()
+    _fill_allocated(proto, location, length)
+    return proto
+
+
+def _fill_allocated(proto: om_pb.KeyLocation, location: BlockLocation, length: int) -> None:
+    """allocated_to_proto into an empty KeyLocation, in place (SCM's answer was checked as it was read)."""
+    proto.length = length
+    block_id = proto.blockID.containerBlockID
+    block_id.containerID = location.block_id.container_id
+    block_id.localID = location.block_id.local_id
     proto.pipeline.MergeFromString(write_pipeline_to_proto(location))
     proto.containerState = "OPEN"
-    return proto
 
 
 def open_key_answer(
     record: KeyRecord, client_id: int, allocated: Iterable[BlockLocation], block_length: int
 ) -> om_pb.OpenKeyResponse:
     """The open key without its record's blocks, and its pre-allocated blocks to write (tokens: `sign`)."""
-    info = key_to_proto(record, with_blocks=False)
-    info.locations.extend(allocated_to_proto(b, block_length) for b in allocated)
-    return om_pb.OpenKeyResponse(keyInfo=info, clientID=client_id, openVersion=0)
+    answer = om_pb.OpenKeyResponse(clientID=client_id, openVersion=0)
+    info = answer.keyInfo
+    info.MergeFromString(encode_key(record))  # the open key's om.db bytes, parsed: not built again
+    del info.locations[:]
+    for block in allocated:
+        _fill_allocated(info.locations.add(), block, block_length)
+    return answer
 
 
 def allocate_block_answer(location: BlockLocation, length: int) -> om_pb.AllocateBlockResponse:

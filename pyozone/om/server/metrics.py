@@ -124,16 +124,24 @@ class OMMetrics:
             "om_request_failures", "OM requests that ended in an error status", ["type"], registry=registry
         )
         system.add_collector(SOURCE, _OzoneCounters(self))
+        self._timers: dict[str, tuple[Histogram, bool]] = {}
+        """Each request type's histogram child, and whether the type may change the namespace."""
         self.changes = 0
         """Requests so far that may have changed the namespace (failed ones too: a refused commit
         abandons its open key): the version of its counts (counts.py), not a metric."""
 
     def observe(self, request_type: str, seconds: float, failed: bool) -> None:
         """One request (rpc.py's RequestObserver)."""
-        self.seconds.labels(request_type).observe(seconds)
+        child = self._timers.get(request_type)
+        if child is None:  # the histogram's child of each type, found once (labels() locks and looks up)
+            child = self._timers[request_type] = (
+                self.seconds.labels(request_type),
+                not request_type.startswith(READS),
+            )
+        child[0].observe(seconds)
         if failed:
             self.failures.labels(request_type).inc()
-        if not request_type.startswith(READS):
+        if child[1]:
             self.changes += 1
 
     def by_type(self) -> dict[str, RequestStats]:
