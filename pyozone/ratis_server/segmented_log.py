@@ -61,6 +61,7 @@ from pyozone.ratis.server import PersistentState
 from pyozone.ratis_server.raft_meta import RaftMeta, fsync_directory, read_meta, write_meta
 from pyozone.ratis_server.segment_file import (
     HEADER,
+    Damage,
     closed_name,
     encode_record,
     open_name,
@@ -239,12 +240,12 @@ class SegmentedRaftLog:
             path.unlink()
             self._dir_dirty = True
         if scan.torn is not None:
-            path, length, reason = scan.torn
+            path, damage, length = scan.torn
             log.warning(
                 "%s: cutting off a record a crash tore at offset %d (%s); it was never acknowledged",
                 path,
-                length,
-                reason,
+                damage.offset,
+                damage.reason,
             )
             _cut_torn_tail(path, length)
         for segment in scan.segments:
@@ -391,7 +392,7 @@ class _Scan:
     segments: list[_Segment]
     entries: list[LogEntry]
     deletions: list[tuple[Path, str]]  # each file to delete, and why
-    torn: tuple[Path, int, str] | None  # the open segment's torn record: the file, where it is cut, why
+    torn: tuple[Path, Damage, int] | None  # the open segment's torn record, and where the file is cut
 
 
 def _scan(group_dir: Path, snapshot: TermIndex) -> _Scan:
@@ -446,7 +447,7 @@ def _scan(group_dir: Path, snapshot: TermIndex) -> _Scan:
         if read.damage is not None:
             if not is_open or not read.damage.torn:
                 raise corrupt(path, read.damage.offset, read.damage.reason)
-            scan.torn = (path, read.valid_end, read.damage.reason)
+            scan.torn = (path, read.damage, read.valid_end)
         if end is not None and end != start + len(read.entries) - 1:
             named = end - start + 1  # the entries the name says it holds: cut after them, if it holds more
             offset = read.ends[named - 1] if 0 < named < len(read.entries) else read.valid_end
