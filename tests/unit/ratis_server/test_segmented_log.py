@@ -394,6 +394,18 @@ def count_checksummed_bytes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return counted
 
 
+def test_a_record_length_flipped_to_run_past_the_end_is_damage(tmp_path: Path) -> None:
+    """A bit flip that makes an acknowledged record's length run past the end of the file: the bytes after
+    the length do not start an entry as a torn record's would, so it is refused, not cut."""
+    group = tmp_path / "g"
+    path = closed_log(group, last=5)
+    record = len(encode_record(entry(1, 1)))
+    flip_bit = bytearray(path.read_bytes())
+    flip_bit[8 + record] |= 0x80  # the second record's one-byte length now reads two bytes, past the end
+    path.write_bytes(bytes(flip_bit))
+    with pytest.raises(RaftLogCorruptError, match=f"offset {8 + record} .*not the start of a log entry"):
+        SegmentedRaftLog(group, segment_size_max=1 << 20).load()
+
 def test_load_reads_a_damaged_segment_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No search for a good record after the damage: load (and so the repair) is linear in the file's
     size, however the bytes after the damage read (here each one the length of a 127-byte record)."""
