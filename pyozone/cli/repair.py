@@ -50,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         description="Cut a Raft member's log at its first damaged record and delete the segments after "
         "it, so the member starts again. Stop the member first. The member gets the entries after the "
         "damage back from the leader, but it may have counted in a majority for them: deleting the "
-        "member's log and letting the leader send a snapshot is the safe way out.",
+        "member's log and letting the leader send a snapshot is the safe way out. A damaged raft-meta, "
+        "and segments that do not fit together (a gap, an overlap), are refused: nothing is cut there.",
     )
     ratislog.add_argument(
         "--dir", required=True, metavar="GROUP_DIR", help="the member's group directory (holds current/)"

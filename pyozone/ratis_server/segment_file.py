@@ -8,6 +8,14 @@ varint of a length of at least 1), so zero bytes after the last record are paddi
 segment files with zeros, its "terminator"), and the reader stops there. pyozone does not preallocate: a
 closed segment ends at its last record, as Ratis's ends once closed.
 
+A torn write and damage are told apart by where they can be, without scanning for records past the damage.
+Segments are created with O_TRUNC and cut with ftruncate, and records are only appended, so a process
+killed (-9) during a write leaves a prefix of the records it was writing: the last record runs past the end
+of the file (`Damage.torn`). A complete record failing its checksum, or bytes that cannot start a record,
+were written whole and changed since: damage. A record that runs past the end must also begin as a
+LogEntryProto does (its fields' tags, a field no longer than the record), so random bytes after the
+records (stale blocks, a hostile file) are damage rather than a record cut short.
+
 The names are Ratis's (LogSegmentStartEnd): `log_inprogress_<start>` for the open segment,
 `log_<start>-<end>` for a closed one.
 """
@@ -73,10 +81,12 @@ def encode_record(entry: LogEntry) -> bytes:
 
 @dataclass(frozen=True)
 class Damage:
-    """Where a segment stops being readable, and why."""
+    """Where a segment stops being readable, and why; `torn` when it is a write a crash cut short (the
+    file ends inside a record) rather than bytes changed after they were written."""
 
     offset: int
     reason: str
+    torn: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,28 +105,72 @@ class SegmentRead:
 
 
 class _Bad(Exception):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, torn: bool = False) -> None:
         self.reason = reason
+        self.torn = torn
+
+
+class _CutShort(Exception):
+    """A varint the end of the file cuts short."""
+
+
+def _varint_at(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+    """The varint at `pos` and the offset after it; `_CutShort` at the end of the file, `_Bad` when it is
+    longer than `max_bytes`."""
+    value = shift = 0
+    p = pos
+    while True:
+        if p >= len(data):
+            raise _CutShort
+        if p - pos == max_bytes:
+            raise _Bad("the record's length is not a valid varint")
+        byte = data[p]
+        p += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, p
+
+
+# LogEntryProto's fields as tags (term and index varints; the body a message), proto/pyozone/Raft.proto
+_ENTRY_TAGS = {0x08: 0, 0x10: 0, 0x1A: 2, 0x22: 2, 0x2A: 2}
+_MAX_UINT64_VARINT_BYTES = 10
+
+
+def _starts_an_entry(data: bytes, pos: int, end: int) -> bool:
+    """Whether `data[pos:]`, which the end of the file cuts short of `end`, can be the start of a
+    LogEntryProto of `end - pos` bytes: every tag one of its fields', no field running past `end`."""
+    while pos < len(data):
+        wire_type = _ENTRY_TAGS.get(data[pos])
+        if wire_type is None:
+            return False
+        try:
+            value, pos = _varint_at(data, pos + 1, _MAX_UINT64_VARINT_BYTES)
+        except _CutShort:
+            return True
+        except _Bad:
+            return False
+        if wire_type == 2:
+            pos += value
+            if pos > end:
+                return False
+    return True
 
 
 def _read_record(data: bytes, pos: int) -> tuple[LogEntry, int]:
     """The record at `pos` and the offset after it; `_Bad` if it is cut short or damaged."""
-    length = shift = 0
-    p = pos
-    while True:
-        if p >= len(data):
-            raise _Bad("the record's length is cut short by the end of the file")
-        if p - pos == _MAX_VARINT_BYTES:
-            raise _Bad("the record's length is not a valid varint")
-        byte = data[p]
-        p += 1
-        length |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            break
+    try:
+        length, p = _varint_at(data, pos, _MAX_VARINT_BYTES)
+    except _CutShort:
+        raise _Bad("the record's length is cut short by the end of the file", torn=True) from None
+    if length >= 1 << 32:
+        raise _Bad(f"a record length of {length} bytes, more than a uint32")
     end = p + length + _CHECKSUM_BYTES
     if end > len(data):
-        raise _Bad(f"a record of {length} bytes runs past the end of the file ({len(data)} bytes)")
+        reason = f"a record of {length} bytes runs past the end of the file ({len(data)} bytes)"
+        if _starts_an_entry(data, p, p + length):
+            raise _Bad(reason, torn=True)
+        raise _Bad(f"{reason}, and its bytes are not the start of a log entry")
     expected = int.from_bytes(data[p + length : end], "big")
     calculated = crc32c.crc32c(data[pos : p + length])
     if expected != calculated:
@@ -128,10 +182,11 @@ def _read_record(data: bytes, pos: int) -> tuple[LogEntry, int]:
 
 
 def read_segment(data: bytes) -> SegmentRead:
-    """Reads a segment's bytes as far as they are good, as Ratis's SegmentedRaftLogReader does."""
+    """Reads a segment's bytes as far as they are good, as Ratis's SegmentedRaftLogReader does, in one
+    pass (linear in the file's size)."""
     if data[: len(HEADER)] != HEADER:
-        if header_torn(data):
-            return SegmentRead((), (), Damage(0, "the header is cut short") if data else None)
+        if _header_torn(data):
+            return SegmentRead((), (), Damage(0, "the header is cut short", torn=True) if data else None)
         return SegmentRead((), (), Damage(0, f"not a Raft log segment (header {data[:8]!r}, not {HEADER!r})"))
     entries: list[LogEntry] = []
     ends: list[int] = []
@@ -144,30 +199,16 @@ def read_segment(data: bytes) -> SegmentRead:
         try:
             entry, pos = _read_record(data, pos)
         except _Bad as bad:
-            return SegmentRead(tuple(entries), tuple(ends), Damage(pos, bad.reason))
+            return SegmentRead(tuple(entries), tuple(ends), Damage(pos, bad.reason, bad.torn))
         entries.append(entry)
         ends.append(pos)
     return SegmentRead(tuple(entries), tuple(ends), None)
 
 
-def header_torn(data: bytes) -> bool:
+def _header_torn(data: bytes) -> bool:
     """A header cut short by a crash while the segment was created: part of it, then nothing or zeros."""
     head = data[: len(HEADER)].rstrip(b"\0")
     return HEADER.startswith(head) and data.count(0, len(HEADER)) == max(0, len(data) - len(HEADER))
-
-
-def good_record_after(data: bytes, offset: int) -> int | None:
-    """The offset of the first intact record (its checksum holds) after `offset`, if any: a damaged record
-    followed by good ones is damage in the middle of the log, not a write the crash cut short."""
-    for pos in range(offset + 1, len(data)):
-        if data[pos] == 0:
-            continue
-        try:
-            _read_record(data, pos)
-        except _Bad:
-            continue
-        return pos
-    return None
 
 
 def describe_entry(entry: LogEntry, describe_payload: Callable[[bytes], str] | None = None) -> str:
@@ -206,4 +247,5 @@ def dump_segment(path: Path, describe_payload: Callable[[bytes], str] | None = N
     yield f"Num Metadata Entries: {counts[EntryKind.NOOP]}"
     yield f"Num StateMachineEntries Entries: {counts[EntryKind.STATE_MACHINE]}"
     if read.damage is not None:
-        yield f"Damaged at offset {read.damage.offset}: {read.damage.reason}"
+        how = "Torn (a write a crash cut short)" if read.damage.torn else "Damaged"
+        yield f"{how} at offset {read.damage.offset}: {read.damage.reason}"

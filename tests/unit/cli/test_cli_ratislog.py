@@ -67,3 +67,19 @@ def test_ratislogparser_prints_each_entry_of_a_segment(
     assert "(t:1, i:1), STATEMACHINELOGENTRY, c1, cid=1, size=20" in out[1]
     assert any(line.startswith("Num Total Entries: ") for line in out)
     assert main(["debug", "ratislogparser", "generic", "--segment-path", str(tmp_path / "nope")]) != 0
+
+
+def test_repair_refuses_a_damaged_raft_meta_with_its_path_and_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = tmp_path / "group"
+    _log(group)
+    meta = group / "current" / "raft-meta"
+    data = bytearray(meta.read_bytes())
+    data[1] = 0xFF  # not UTF-8 any more
+    meta.write_bytes(bytes(data))
+    before = sorted(p.name for p in (group / "current").iterdir())
+    assert main(["repair", "ratislog", "--dir", str(group)]) != 0
+    err = capsys.readouterr().err
+    assert f"{meta}: damaged" in err and "Traceback" not in err
+    assert sorted(p.name for p in (group / "current").iterdir()) == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import tempfile
 import threading
 from pathlib import Path
@@ -19,7 +20,7 @@ from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis.server import PersistentState
 from pyozone.ratis_server import segmented_log
-from pyozone.ratis_server.raft_meta import read_meta
+from pyozone.ratis_server.raft_meta import RaftMeta, RaftMetaCorruptError, read_meta, write_meta
 from pyozone.ratis_server.segment_file import HEADER, dump_segment, encode_record, parse_name
 from pyozone.ratis_server.segmented_log import RaftLogCorruptError, SegmentedRaftLog, repair_log
 
@@ -214,7 +215,7 @@ def test_raft_meta_is_replaced_atomically(tmp_path: Path) -> None:
     (group / "current" / "raft-meta.tmp").write_text("term=9\nvot")  # a write a crash cut short
     assert reopen(storage, group) == PersistentState(5, B)
     (group / "current" / "raft-meta").write_text("term=five\nvotedFor=\n")
-    with pytest.raises(StoreError, match="raft-meta: cannot read the term and vote"):
+    with pytest.raises(StoreError, match="raft-meta: damaged \\(no checksum line\\)"):
         SegmentedRaftLog(group).load()
 
 
@@ -337,6 +338,235 @@ def test_a_missing_segment_is_a_gap_and_refused(tmp_path: Path) -> None:
         SegmentedRaftLog(group, segment_size_max=SMALL).load()
 
 
+# ---- a torn write is only a record the end of the file cuts short; anything else is damage
+
+
+def closed_log(group: Path, size: int = 1 << 20, last: int = 3) -> Path:
+    """A flushed (acknowledged) log of entries 1 to `last` in one open segment; its path."""
+    storage, _ = opened(group, size)
+    storage.write(persist(1, A, entries(1, 1, last)))
+    storage.flush()
+    storage.close()
+    return group / "current" / "log_inprogress_1"
+
+
+def test_a_complete_last_record_failing_its_checksum_is_damage_not_a_torn_write(tmp_path: Path) -> None:
+    """A kill -9 leaves a record's start, never a whole record with a wrong checksum: the acknowledged
+    entry is refused with the repair command, and the file left as it was (the evidence)."""
+    group = tmp_path / "g"
+    path = closed_log(group)
+    before = path.read_bytes()
+    record = len(encode_record(entry(1, 3)))
+    flip(path, len(before) - record + 10)  # inside entry 3's payload: every byte of it is there
+    damaged = path.read_bytes()
+    with pytest.raises(RaftLogCorruptError, match=f"offset {len(before) - record} \\(checksum mismatch"):
+        SegmentedRaftLog(group, segment_size_max=1 << 20).load()
+    assert path.read_bytes() == damaged
+
+
+@pytest.mark.parametrize("size", [100, 16384, 262144])
+def test_random_bytes_after_the_records_are_damage(tmp_path: Path, size: int) -> None:
+    """Non-zero bytes that do not start a log entry (stale blocks, a hostile file) are refused, whether
+    their first bytes read as a short record failing its checksum or a long one running past the end."""
+    group = tmp_path / "g"
+    path = closed_log(group)
+    good = path.stat().st_size
+    with open(path, "ab") as f:
+        f.write(bytes(b % 255 + 1 for b in random_bytes(size)))
+    with pytest.raises(RaftLogCorruptError, match=f"offset {good} "):
+        SegmentedRaftLog(group, segment_size_max=1 << 20).load()
+    assert path.stat().st_size == good + size
+
+
+def random_bytes(size: int) -> bytes:
+    return random.Random(size).randbytes(size)
+
+
+def count_checksummed_bytes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    counted = [0]
+    real = crc32c.crc32c
+
+    def counting(data: bytes, *args: int) -> int:
+        counted[0] += len(data)
+        return real(data, *args)
+
+    monkeypatch.setattr(crc32c, "crc32c", counting)
+    return counted
+
+
+def test_a_record_length_flipped_to_run_past_the_end_is_damage(tmp_path: Path) -> None:
+    """A bit flip that makes an acknowledged record's length run past the end of the file: the bytes after
+    the length do not start an entry as a torn record's would, so it is refused, not cut."""
+    group = tmp_path / "g"
+    path = closed_log(group, last=5)
+    record = len(encode_record(entry(1, 1)))
+    flip_bit = bytearray(path.read_bytes())
+    flip_bit[8 + record] |= 0x80  # the second record's one-byte length now reads two bytes, past the end
+    path.write_bytes(bytes(flip_bit))
+    with pytest.raises(RaftLogCorruptError, match=f"offset {8 + record} .*not the start of a log entry"):
+        SegmentedRaftLog(group, segment_size_max=1 << 20).load()
+
+def test_load_reads_a_damaged_segment_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No search for a good record after the damage: load (and so the repair) is linear in the file's
+    size, however the bytes after the damage read (here each one the length of a 127-byte record)."""
+    group = tmp_path / "g"
+    path = closed_log(group)
+    with open(path, "ab") as f:
+        f.write(b"\x7f" * 65536)
+    counted = count_checksummed_bytes(monkeypatch)
+    with pytest.raises(RaftLogCorruptError):
+        SegmentedRaftLog(group, segment_size_max=1 << 20).load()
+    assert counted[0] <= path.stat().st_size
+
+
+def test_a_big_record_torn_by_a_kill_is_cut_in_one_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    group = tmp_path / "g"
+    storage, _ = opened(group, size=64 << 20)
+    storage.write(persist(1, A, entries(1, 1, 3)))
+    storage.flush()
+    big = LogEntry(1, 4, random_bytes(1 << 20), client_id="c", call_id=4)
+    storage.write(persist(1, A, (big,)))
+    storage.close()  # killed (-9) while writing entry 4: a prefix of it on disk
+    path = group / "current" / "log_inprogress_1"
+    torn = path.stat().st_size * 3 // 4
+    os.truncate(path, torn)
+    counted = count_checksummed_bytes(monkeypatch)
+    storage, state = opened(group, size=64 << 20)
+    storage.close()
+    assert state.entries == entries(1, 1, 3)
+    assert counted[0] <= torn
+
+
+def test_a_torn_record_whose_payload_frames_a_record_is_still_torn(tmp_path: Path) -> None:
+    """A client chooses its payload, so it may hold the bytes of a valid record: a kill -9 during its
+    write is a torn write all the same (the record runs past the end of the file), never damage."""
+    group = tmp_path / "g"
+    storage, _ = opened(group, size=1 << 20)
+    storage.write(persist(1, A, entries(1, 1, 3)))
+    storage.flush()
+    payload = b"key=" + encode_record(entry(1, 77)) + b"v" * 20000
+    storage.write(persist(1, A, (LogEntry(1, 4, payload, client_id="c", call_id=4),)))
+    storage.close()  # not flushed: entry 4 was never acknowledged
+    path = group / "current" / "log_inprogress_1"
+    os.truncate(path, 2 * 4096)  # the pages the kill let through
+    storage, state = opened(group, size=1 << 20)
+    storage.close()
+    assert state.entries == entries(1, 1, 3)
+
+
+def test_a_segment_is_synced_before_it_is_renamed_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A power loss may keep a rename and lose unsynced data: a segment renamed to its closed name must
+    already hold every record on disk (Ratis finalizes a segment, flush and sync, before it renames it)."""
+    group = tmp_path / "g"
+    storage, _ = opened(group, size=400)
+    storage.write(persist(1, A, entries(1, 1, 3)))
+    storage.flush()
+    synced: dict[int, int] = {}  # inode -> the size its last sync made durable
+    renamed: list[tuple[str, int, int]] = []
+    real_sync, real_rename = os.fdatasync, os.rename
+
+    def fdatasync(fd: int) -> None:
+        real_sync(fd)
+        stat = os.fstat(fd)
+        synced[stat.st_ino] = stat.st_size
+
+    def rename(src: os.PathLike[str], dst: os.PathLike[str]) -> None:
+        stat = os.stat(src)
+        renamed.append((Path(dst).name, stat.st_size, synced.get(stat.st_ino, 0)))
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    monkeypatch.setattr(os, "rename", rename)
+    storage.write(persist(1, A, entries(1, 4, 9)))  # fills the open segment: it is closed, the next opened
+    monkeypatch.undo()
+    storage.close()
+    closing = [r for r in renamed if not r[0].startswith("log_inprogress_")]
+    assert closing and all(size == durable for _, size, durable in closing)
+
+
+# ---- raft-meta: checked before the log acts on it
+
+
+def test_a_damaged_raft_meta_is_refused_and_no_segment_is_deleted(tmp_path: Path) -> None:
+    """A flipped bit in snapshotIndex would make load delete the segments it seems to cover: the checksum
+    refuses the file first, and `repair ratislog` refuses it too."""
+    group = tmp_path / "g"
+    storage, _ = opened(group)
+    storage.write(persist(1, A, entries(1, 1, 20)))
+    storage.flush()
+    storage.close()
+    names = segment_names(group)
+    meta = group / "current" / "raft-meta"
+    meta.write_bytes(meta.read_bytes().replace(b"snapshotIndex=0", b"snapshotIndex=8"))
+    with pytest.raises(RaftMetaCorruptError, match=f"{meta}: damaged \\(checksum mismatch"):
+        SegmentedRaftLog(group, segment_size_max=SMALL).load()
+    with pytest.raises(RaftMetaCorruptError):
+        repair_log(group)
+    assert segment_names(group) == names
+
+
+def test_a_raft_meta_naming_an_impossible_snapshot_is_refused(tmp_path: Path) -> None:
+    """No entry after index 0 has term 0: a snapshot there is damage even with a good checksum."""
+    group = tmp_path / "g"
+    opened(group)[0].close()
+    write_meta(group / "current", RaftMeta(1, None, TermIndex(0, 8)))
+    with pytest.raises(RaftMetaCorruptError, match="no log can start after"):
+        SegmentedRaftLog(group).load()
+
+
+def test_a_raft_meta_that_is_not_utf8_is_refused_with_its_path(tmp_path: Path) -> None:
+    group = tmp_path / "g"
+    opened(group)[0].close()
+    meta = group / "current" / "raft-meta"
+    body = b"term=\xff\nvotedFor=\n"
+    meta.write_bytes(body + b"checksum=" + f"{crc32c.crc32c(body):08X}\n".encode())
+    with pytest.raises(RaftMetaCorruptError, match=f"{meta}: damaged \\(not UTF-8 text"):
+        SegmentedRaftLog(group).load()
+
+
+def test_repair_refuses_segments_that_overlap_the_snapshot_and_deletes_nothing(tmp_path: Path) -> None:
+    """A gap or an overlap is no damage inside a segment: there is nothing to cut, and the segments
+    are intact, so the repair names why and leaves them."""
+    group = tmp_path / "g"
+    storage, _ = opened(group)
+    storage.write(persist(1, A, entries(1, 1, 20)))
+    storage.flush()
+    storage.close()
+    names = segment_names(group)
+    write_meta(group / "current", RaftMeta(1, A, TermIndex(1, 2)))  # inside the first segment
+    with pytest.raises(RaftLogCorruptError, match="do not fit together") as refused:
+        SegmentedRaftLog(group, segment_size_max=SMALL).load()
+    assert "pyozone repair ratislog" in str(refused.value) and "does not delete intact" in str(refused.value)
+    with pytest.raises(StoreError, match=r"a gap or an overlap between segments.*Nothing more was repaired"):
+        repair_log(group)
+    assert segment_names(group) == names
+
+
+def test_repair_holds_the_members_lock_while_it_cuts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    group = tmp_path / "g"
+    storage, _ = opened(group)
+    storage.write(persist(1, A, entries(1, 1, 20)))
+    storage.flush()
+    storage.close()
+    flip(group / "current" / segment_names(group)[1], 8 + len(encode_record(entry(1, 1))) + 12)
+    real_cut = segmented_log._cut_at
+    refused: list[str] = []
+
+    def cut_at(directory: Path, damage: RaftLogCorruptError) -> list[str]:
+        with pytest.raises(StoreError, match="locked by another process") as error:
+            SegmentedRaftLog(group).load()  # a member started during the repair
+        refused.append(str(error.value))
+        return real_cut(directory, damage)
+
+    monkeypatch.setattr(segmented_log, "_cut_at", cut_at)
+    assert repair_log(group)[-1].startswith(f"{group}: the log loads")
+    assert refused
+
+
 def test_a_second_process_cannot_open_the_same_log(tmp_path: Path) -> None:
     storage, _ = opened(tmp_path / "g")
     with pytest.raises(StoreError, match="locked by another process"):
@@ -425,7 +655,7 @@ def persists(draw) -> list[tuple[Persist, bool]]:
         voted = draw(st.sampled_from([None, A, B])) if term != state.current_term else state.voted_for
         snapshot = None
         last = state.snapshot.index + len(state.entries)
-        if draw(st.integers(0, 9)) == 0:
+        if term and draw(st.integers(0, 9)) == 0:  # a snapshot's entry has a term (at least 1)
             snapshot = TermIndex(term, last + draw(st.integers(0, 5)))
             last = snapshot.index
         items: tuple[LogEntry, ...] = ()
