@@ -5,15 +5,22 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
   on a worker thread; when it returns, the core hears `persisted(the last seq written before it began)`,
   and what was written meanwhile goes in the next flush. So a burst of writes costs one fsync, and the loop
   never waits for the disk.
-- `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py).
-- `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`).
-- `Reply`, `NotLeader`, `ReadReady`, `TransferDone`: the futures of the callers of `submit`, `read_index`
-  and `transfer_leadership`.
+- `PurgeLog`: `RaftStorage.purge` on the same worker thread, after the flushes before it.
+- `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py); the
+  senders and `group` follow the configuration in force.
+- `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`);
+  CONFIGURATION and no-op entries are reported applied by the shell itself.
+- `InstallSnapshot`: the state machine fetches the leader's checkpoint (`install_snapshot`), then the core
+  hears `snapshot_installed`.
+- `Reply`, `NotLeader`, `ReadReady`, `TransferDone`, `TransferRefused`, `ConfigurationDone`,
+  `ConfigurationRefused`: the futures of the callers of `submit`, `read_index`, `transfer_leadership` and
+  `set_configuration`.
 - Ticks: one loop timer at the core's `deadline_ms()`, moved after every input.
 
-What the daemon embedding it (OM) uses: `start`, `submit`, `read_index`, `transfer_leadership`, `status`,
-`stop`. A member restarts from its storage; its state machine starts empty and is replayed from the first
-entry as the core commits it again (snapshots come with the core's snapshot support).
+What the daemon embedding it (OM) uses: `start`, `submit`, `read_index`, `transfer_leadership`,
+`set_configuration`, `snapshot_taken`, `status`, `stop`. A member restarts from its storage, after the
+later of the log's snapshot and its state machine's (`latest_snapshot`); its state machine applies the log
+after that point again.
 """
 
 from __future__ import annotations
@@ -328,17 +335,24 @@ class RaftMember:
                 )
             return stored
         held = next((e for e in stored.entries if e.index == ahead.index), None)
+        # The members in force at the state machine's snapshot: the last configuration entry before it.
+        configuration = next(
+            (
+                e.peers
+                for e in reversed(stored.entries)
+                if e.index <= ahead.index and e.kind is EntryKind.CONFIGURATION
+            ),
+            stored.configuration,
+        )
         if held is not None and held.term == ahead.term:
             after = tuple(e for e in stored.entries if e.index > ahead.index)
-            return PersistentState(stored.current_term, stored.voted_for, after, ahead, stored.configuration)
+            return PersistentState(stored.current_term, stored.voted_for, after, ahead, configuration)
         log.info(
             "Raft member %s: its state machine is at %s, past its log: the log restarts there", self.me, ahead
         )
-        self._storage.write(
-            Persist(0, stored.current_term, stored.voted_for, (), ahead, stored.configuration)
-        )
+        self._storage.write(Persist(0, stored.current_term, stored.voted_for, (), ahead, configuration))
         self._storage.flush()
-        return PersistentState(stored.current_term, stored.voted_for, (), ahead, stored.configuration)
+        return PersistentState(stored.current_term, stored.voted_for, (), ahead, configuration)
 
     def _follow_configuration(self) -> None:
         """The group's table and the senders follow the configuration the core has in force: a sender for
@@ -514,14 +528,22 @@ class RaftMember:
         self._timer = asyncio.get_running_loop().call_later(delay_s, self._tick)
 
     def receive(self, envelopes: list[RaftEnvelope]) -> None:
-        """A peer's messages, already checked (`_RaftService`)."""
+        """A peer's messages, already checked (`_RaftService`). One the core refuses (a member removed from
+        the configuration in force, a malformed append) is logged and dropped; the rest are taken."""
         core = self._running_core()
-        for envelope in envelopes:
-            message = envelope.message
-            if isinstance(message, AppendEntriesReply):
-                self._note_match(core, message)
-            self._carry_out(core.receive(envelope.sender, message))
-        self._schedule_tick()
+        try:
+            for envelope in envelopes:
+                message = envelope.message
+                if isinstance(message, AppendEntriesReply):
+                    self._note_match(core, message)
+                try:
+                    outputs = core.receive(envelope.sender, message)
+                except ValueError as refused:
+                    log.warning("Raft member %s: %s", self.me, refused)
+                    continue
+                self._carry_out(outputs)
+        finally:
+            self._schedule_tick()
 
     def _note_match(self, core: RaftServer, reply: AppendEntriesReply) -> None:
         """The followers' match indexes, for `status` (the core keeps its own, for the commit rule)."""
