@@ -254,8 +254,9 @@ class RaftMember:
         """The configuration `group` and the senders follow."""
         self._closing: set[asyncio.Task[None]] = set()
         """Senders of removed members, closing."""
-        self._purge_to = 0
-        """The highest `PurgeLog` not yet carried out (after the flushes before it, by the flush task)."""
+        self._purge: tuple[int, int] | None = None
+        """The highest `PurgeLog` not yet carried out, and the last write before it: the flush task runs
+        it once that write is flushed."""
         self._installing: asyncio.Task[None] | None = None
         self._refused_install = False
 
@@ -454,8 +455,9 @@ class RaftMember:
 
     def snapshot_taken(self, snapshot: TermIndex) -> None:
         """The state machine durably checkpointed what it applied up to `snapshot` (OM after its om.db
-        checkpoint): the log up to it is purged once raft.server.log.purge.gap entries gathered. ValueError
-        when `snapshot` is past what this member applied or does not match its log."""
+        checkpoint): the log up to it is purged once raft.server.log.purge.gap entries gathered. Called on
+        the event loop. ValueError when `snapshot` is past what this member applied or does not match its
+        log."""
         self._input(self._running_core().snapshot_taken(snapshot))
 
     def status(self) -> RaftStatus:
@@ -627,7 +629,7 @@ class RaftMember:
             self._written_seq = output.seq
             self._start_flush()
         elif isinstance(output, PurgeLog):
-            self._purge_to = max(self._purge_to, output.up_to_index)
+            self._purge = (output.up_to_index, self._written_seq)
             self._start_flush()
         elif isinstance(output, InstallSnapshot):
             if self._installing is None:
@@ -723,15 +725,16 @@ class RaftMember:
         loop = asyncio.get_running_loop()
         try:
             while self._executor is not None:
-                if self._written_seq > self._flushed_seq:
+                purge = self._purge
+                if purge is not None and purge[1] <= self._flushed_seq:
+                    self._purge = None
+                    await loop.run_in_executor(self._executor, self._storage.purge, purge[0])
+                elif self._written_seq > self._flushed_seq:
                     target = self._written_seq
                     await loop.run_in_executor(self._executor, self._storage.flush)
                     self._flushed_seq = target
                     if self.running:
                         self._input(self._running_core().persisted(target))
-                elif self._purge_to:
-                    purge, self._purge_to = self._purge_to, 0
-                    await loop.run_in_executor(self._executor, self._storage.purge, purge)
                 else:
                     break
         except Exception:
