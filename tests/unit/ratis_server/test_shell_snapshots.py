@@ -86,6 +86,56 @@ def test_a_member_behind_the_purge_installs_the_leader_s_checkpoint_and_applies_
     run(scenario())
 
 
+class _CountingLog(SegmentedRaftLog):
+    """The real segmented log, counting its purges."""
+
+    purges = 0
+
+    def purge(self, up_to_index: int) -> None:
+        super().purge(up_to_index)
+        self.purges += 1
+
+
+def test_on_segmented_logs_a_purged_log_installs_and_restarts(tmp_path: Path) -> None:
+    """The same on the real log files, with small segments so a purge drops some: the member behind gets
+    the leader's checkpoint (its log reset after it), and every member restarts from its checkpoint and
+    its purged log."""
+
+    async def scenario() -> None:
+        group = Group(settings=SNAPSHOTS)
+        for peer, node in group.nodes.items():
+            node.storage = _CountingLog(tmp_path / peer.id, segment_size_max=512)  # type: ignore[assignment]
+        try:
+            for peer in group.nodes:
+                await group.start(peer)
+            leader = await group.leader()
+            behind = next(p for p in group.nodes if p != leader.me)
+            await group.stop(behind)
+            last = await _writes(leader, 0, 4 * PURGE_GAP)
+            await group.applied_everywhere(last)
+            for peer in group.nodes:
+                if peer != behind:
+                    group.checkpoint(peer)
+            leader_log = group.nodes[leader.me].storage
+            await wait_for_async(lambda: leader_log.purges > 0, 10, "the leader's log purged")  # type: ignore[attr-defined]
+            assert not list((tmp_path / leader.me.id / "current").glob("log_1-*"))  # its first segment went
+            await group.start(behind)
+            last = await _writes(leader, 100, 2)
+            await group.applied_everywhere(last)
+            assert len(group.nodes[behind].machine.installs) == 1
+            for peer in list(group.nodes):
+                await group.stop(peer)
+                await group.start(peer)
+                last = await _writes(await group.leader(), 200 + 10 * int(peer.id[-1]), 2)
+                await group.applied_everywhere(last)
+            _same_state_everywhere(group)
+        finally:
+            for peer in group.nodes:
+                await group.stop(peer)
+
+    run(scenario())
+
+
 class _WithoutSnapshots:
     """A state machine with `apply` only: the shell refuses the leader's notifications for it."""
 
