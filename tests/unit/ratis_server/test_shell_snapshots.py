@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.common.net import HostPort
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
@@ -229,6 +230,9 @@ def test_a_fourth_member_is_added_and_one_removed_and_the_group_keeps_committing
             await group.applied_everywhere(last)
             _same_state_everywhere(group)
 
+            moved = dataclasses.replace(group.peer(fourth), address=HostPort("127.0.0.1", 1))
+            with pytest.raises(ValueError, match="is a member at"):
+                await leader.set_configuration((*group.group.peers[:3], moved))
             removed = next(p for p in first_three if p != leader.me)
             with pytest.raises(ReconfigurationError, match="other than one member"):
                 await leader.set_configuration(tuple(group.peer(p) for p in first_three[:1]))
