@@ -7,6 +7,19 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class InstallSnapshotResult(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUCCESS: _ClassVar[InstallSnapshotResult]
+    NOT_LEADER: _ClassVar[InstallSnapshotResult]
+    IN_PROGRESS: _ClassVar[InstallSnapshotResult]
+    ALREADY_INSTALLED: _ClassVar[InstallSnapshotResult]
+    SNAPSHOT_INSTALLED: _ClassVar[InstallSnapshotResult]
+SUCCESS: InstallSnapshotResult
+NOT_LEADER: InstallSnapshotResult
+IN_PROGRESS: InstallSnapshotResult
+ALREADY_INSTALLED: InstallSnapshotResult
+SNAPSHOT_INSTALLED: InstallSnapshotResult
+
 class TermIndexProto(_message.Message):
     __slots__ = ("term", "index")
     TERM_FIELD_NUMBER: _ClassVar[int]
@@ -143,19 +156,50 @@ class StartLeaderElectionRequestProto(_message.Message):
     leaderLastEntry: TermIndexProto
     def __init__(self, serverRequest: _Optional[_Union[RaftRpcRequestProto, _Mapping]] = ..., leaderLastEntry: _Optional[_Union[TermIndexProto, _Mapping]] = ...) -> None: ...
 
+class InstallSnapshotRequestProto(_message.Message):
+    __slots__ = ("serverRequest", "leaderTerm", "notification")
+    class NotificationProto(_message.Message):
+        __slots__ = ("firstAvailableTermIndex",)
+        FIRSTAVAILABLETERMINDEX_FIELD_NUMBER: _ClassVar[int]
+        firstAvailableTermIndex: TermIndexProto
+        def __init__(self, firstAvailableTermIndex: _Optional[_Union[TermIndexProto, _Mapping]] = ...) -> None: ...
+    SERVERREQUEST_FIELD_NUMBER: _ClassVar[int]
+    LEADERTERM_FIELD_NUMBER: _ClassVar[int]
+    NOTIFICATION_FIELD_NUMBER: _ClassVar[int]
+    serverRequest: RaftRpcRequestProto
+    leaderTerm: int
+    notification: InstallSnapshotRequestProto.NotificationProto
+    def __init__(self, serverRequest: _Optional[_Union[RaftRpcRequestProto, _Mapping]] = ..., leaderTerm: _Optional[int] = ..., notification: _Optional[_Union[InstallSnapshotRequestProto.NotificationProto, _Mapping]] = ...) -> None: ...
+
+class InstallSnapshotReplyProto(_message.Message):
+    __slots__ = ("serverReply", "term", "result", "snapshotIndex")
+    SERVERREPLY_FIELD_NUMBER: _ClassVar[int]
+    TERM_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOTINDEX_FIELD_NUMBER: _ClassVar[int]
+    serverReply: RaftRpcReplyProto
+    term: int
+    result: InstallSnapshotResult
+    snapshotIndex: int
+    def __init__(self, serverReply: _Optional[_Union[RaftRpcReplyProto, _Mapping]] = ..., term: _Optional[int] = ..., result: _Optional[_Union[InstallSnapshotResult, str]] = ..., snapshotIndex: _Optional[int] = ...) -> None: ...
+
 class RaftServerMessageProto(_message.Message):
-    __slots__ = ("requestVote", "requestVoteReply", "appendEntries", "appendEntriesReply", "startLeaderElection")
+    __slots__ = ("requestVote", "requestVoteReply", "appendEntries", "appendEntriesReply", "startLeaderElection", "installSnapshot", "installSnapshotReply")
     REQUESTVOTE_FIELD_NUMBER: _ClassVar[int]
     REQUESTVOTEREPLY_FIELD_NUMBER: _ClassVar[int]
     APPENDENTRIES_FIELD_NUMBER: _ClassVar[int]
     APPENDENTRIESREPLY_FIELD_NUMBER: _ClassVar[int]
     STARTLEADERELECTION_FIELD_NUMBER: _ClassVar[int]
+    INSTALLSNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    INSTALLSNAPSHOTREPLY_FIELD_NUMBER: _ClassVar[int]
     requestVote: RequestVoteRequestProto
     requestVoteReply: RequestVoteReplyProto
     appendEntries: AppendEntriesRequestProto
     appendEntriesReply: AppendEntriesReplyProto
     startLeaderElection: StartLeaderElectionRequestProto
-    def __init__(self, requestVote: _Optional[_Union[RequestVoteRequestProto, _Mapping]] = ..., requestVoteReply: _Optional[_Union[RequestVoteReplyProto, _Mapping]] = ..., appendEntries: _Optional[_Union[AppendEntriesRequestProto, _Mapping]] = ..., appendEntriesReply: _Optional[_Union[AppendEntriesReplyProto, _Mapping]] = ..., startLeaderElection: _Optional[_Union[StartLeaderElectionRequestProto, _Mapping]] = ...) -> None: ...
+    installSnapshot: InstallSnapshotRequestProto
+    installSnapshotReply: InstallSnapshotReplyProto
+    def __init__(self, requestVote: _Optional[_Union[RequestVoteRequestProto, _Mapping]] = ..., requestVoteReply: _Optional[_Union[RequestVoteReplyProto, _Mapping]] = ..., appendEntries: _Optional[_Union[AppendEntriesRequestProto, _Mapping]] = ..., appendEntriesReply: _Optional[_Union[AppendEntriesReplyProto, _Mapping]] = ..., startLeaderElection: _Optional[_Union[StartLeaderElectionRequestProto, _Mapping]] = ..., installSnapshot: _Optional[_Union[InstallSnapshotRequestProto, _Mapping]] = ..., installSnapshotReply: _Optional[_Union[InstallSnapshotReplyProto, _Mapping]] = ...) -> None: ...
 
 class RaftServerMessagesProto(_message.Message):
     __slots__ = ("messages",)

@@ -20,12 +20,16 @@ from pyozone.ratis.messages import (
     AppendEntriesRequest,
     AppendResult,
     EntryKind,
+    InstallSnapshotReply,
+    InstallSnapshotRequest,
+    InstallSnapshotResult,
     LogEntry,
     Message,
     RaftPeerId,
     RequestVoteReply,
     RequestVoteRequest,
     StartLeaderElectionRequest,
+    TermIndex,
 )
 
 
@@ -95,6 +99,8 @@ _RESULTS = {
     AppendResult.INCONSISTENCY: pb.AppendEntriesReplyProto.INCONSISTENCY,
 }
 _RESULTS_BACK = {number: result for result, number in _RESULTS.items()}
+_INSTALL_RESULTS = {result: pb.InstallSnapshotResult.Value(result.value) for result in InstallSnapshotResult}
+_INSTALL_RESULTS_BACK = {number: result for result, number in _INSTALL_RESULTS.items()}
 
 
 def _request(
@@ -119,14 +125,16 @@ def message_to_proto(group_id: str, receiver: RaftPeerId, message: Message) -> p
     out = pb.RaftServerMessageProto()
     if isinstance(message, RequestVoteRequest):
         body = out.requestVote
-        body.serverRequest.CopyFrom(_request(group_id, message.candidate_id, receiver))
+        body.serverRequest.CopyFrom(_request(group_id, message.candidate_id, receiver, message.call_id))
         body.candidateTerm = message.candidate_term
         body.candidateLastEntry.term = message.last_log_term
         body.candidateLastEntry.index = message.last_log_index
         body.preVote = message.pre_vote
     elif isinstance(message, RequestVoteReply):
         vote = out.requestVoteReply
-        vote.serverReply.CopyFrom(_reply(group_id, message.voter_id, receiver, 0, message.granted))
+        vote.serverReply.CopyFrom(
+            _reply(group_id, message.voter_id, receiver, message.call_id, message.granted)
+        )
         vote.term = message.term
         vote.preVote = message.pre_vote
     elif isinstance(message, AppendEntriesRequest):
@@ -145,6 +153,24 @@ def message_to_proto(group_id: str, receiver: RaftPeerId, message: Message) -> p
         answer.nextIndex = message.next_index
         answer.result = _RESULTS[message.result]
         answer.matchIndex = message.match_index
+    elif isinstance(message, InstallSnapshotRequest):
+        install = out.installSnapshot
+        install.serverRequest.CopyFrom(_request(group_id, message.leader_id, receiver, message.call_id))
+        install.leaderTerm = message.leader_term
+        install.notification.firstAvailableTermIndex.term = message.first_available.term
+        install.notification.firstAvailableTermIndex.index = message.first_available.index
+    elif isinstance(message, InstallSnapshotReply):
+        installed = out.installSnapshotReply
+        success = message.result in (
+            InstallSnapshotResult.ALREADY_INSTALLED,
+            InstallSnapshotResult.SNAPSHOT_INSTALLED,
+        )
+        installed.serverReply.CopyFrom(
+            _reply(group_id, message.follower_id, receiver, message.call_id, success)
+        )
+        installed.term = message.term
+        installed.result = _INSTALL_RESULTS[message.result]
+        installed.snapshotIndex = message.snapshot_index
     else:
         start = out.startLeaderElection
         start.serverRequest.CopyFrom(_request(group_id, message.leader_id, receiver))
@@ -178,7 +204,7 @@ def _entries(append: pb.AppendEntriesRequestProto) -> tuple[LogEntry, ...]:
 def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
     """The core's message and its header; ProtocolError when any part is missing or inconsistent."""
     kind = message.WhichOneof("Message")
-    if kind in ("requestVote", "appendEntries", "startLeaderElection"):
+    if kind in ("requestVote", "appendEntries", "startLeaderElection", "installSnapshot"):
         body = getattr(message, kind)
         if not body.HasField("serverRequest"):
             raise ProtocolError(kind, "a message without its header")
@@ -188,7 +214,9 @@ def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
         core: Message
         if kind == "requestVote":
             last = body.candidateLastEntry
-            core = RequestVoteRequest(sender, body.candidateTerm, last.term, last.index, body.preVote)
+            core = RequestVoteRequest(
+                sender, body.candidateTerm, last.term, last.index, body.preVote, head.callId
+            )
         elif kind == "appendEntries":
             previous = body.previousLog
             core = AppendEntriesRequest(
@@ -200,10 +228,21 @@ def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
                 body.leaderCommit,
                 head.callId,
             )
+        elif kind == "installSnapshot":
+            if not body.HasField("notification"):
+                raise ProtocolError(
+                    "installSnapshot.notification",
+                    "an InstallSnapshot without its notification (snapshot chunks are not taken: the "
+                    "follower's state machine fetches the leader's checkpoint)",
+                )
+            first = body.notification.firstAvailableTermIndex
+            core = InstallSnapshotRequest(
+                sender, body.leaderTerm, TermIndex(first.term, first.index), head.callId
+            )
         else:
             core = StartLeaderElectionRequest(sender, body.leaderLastEntry.term, body.leaderLastEntry.index)
         return RaftEnvelope(head.groupId, sender, receiver, core)
-    if kind in ("requestVoteReply", "appendEntriesReply"):
+    if kind in ("requestVoteReply", "appendEntriesReply", "installSnapshotReply"):
         body = getattr(message, kind)
         if not body.HasField("serverReply"):
             raise ProtocolError(kind, "a message without its header")
@@ -211,7 +250,12 @@ def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
         sender = _peer(head.replyId, f"{kind}.serverReply.replyId")
         receiver = _peer(head.requestorId, f"{kind}.serverReply.requestorId")
         if kind == "requestVoteReply":
-            core = RequestVoteReply(sender, body.term, head.success, body.preVote)
+            core = RequestVoteReply(sender, body.term, head.success, body.preVote, head.callId)
+        elif kind == "installSnapshotReply":
+            installed = _INSTALL_RESULTS_BACK.get(body.result)
+            if installed is None:
+                raise ProtocolError(f"{kind}.result", f"an unknown or unexpected result {body.result}")
+            core = InstallSnapshotReply(sender, body.term, installed, body.snapshotIndex, head.callId)
         else:
             result = _RESULTS_BACK.get(body.result)
             if result is None:

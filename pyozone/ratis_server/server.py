@@ -5,15 +5,22 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
   on a worker thread; when it returns, the core hears `persisted(the last seq written before it began)`,
   and what was written meanwhile goes in the next flush. So a burst of writes costs one fsync, and the loop
   never waits for the disk.
-- `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py).
-- `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`).
-- `Reply`, `NotLeader`, `ReadReady`, `TransferDone`: the futures of the callers of `submit`, `read_index`
-  and `transfer_leadership`.
+- `PurgeLog`: `RaftStorage.purge` on the same worker thread, after the flushes before it.
+- `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py); the
+  senders and `group` follow the configuration in force.
+- `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`);
+  CONFIGURATION and no-op entries are reported applied by the shell itself.
+- `InstallSnapshot`: the state machine fetches the leader's checkpoint (`install_snapshot`), then the core
+  hears `snapshot_installed`.
+- `Reply`, `NotLeader`, `ReadReady`, `TransferDone`, `TransferRefused`, `ConfigurationDone`,
+  `ConfigurationRefused`: the futures of the callers of `submit`, `read_index`, `transfer_leadership` and
+  `set_configuration`.
 - Ticks: one loop timer at the core's `deadline_ms()`, moved after every input.
 
-What the daemon embedding it (OM) uses: `start`, `submit`, `read_index`, `transfer_leadership`, `status`,
-`stop`. A member restarts from its storage; its state machine starts empty and is replayed from the first
-entry as the core commits it again (snapshots come with the core's snapshot support).
+What the daemon embedding it (OM) uses: `start`, `submit`, `read_index`, `transfer_leadership`,
+`set_configuration`, `snapshot_taken`, `status`, `stop`. A member restarts from its storage, after the
+later of the log's snapshot and its state machine's (`latest_snapshot`); its state machine applies the log
+after that point again.
 """
 
 from __future__ import annotations
@@ -44,19 +51,25 @@ from pyozone.ratis.messages import (
     EntryKind,
     LogEntry,
     RaftPeerId,
+    TermIndex,
 )
 from pyozone.ratis.outputs import (
     Apply,
+    ConfigurationDone,
+    ConfigurationRefused,
+    InstallSnapshot,
     NotLeader,
     Output,
     Persist,
+    PurgeLog,
     ReadReady,
     Reply,
     Send,
     TransferDone,
+    TransferRefused,
 )
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis.server import RaftServer
+from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.storage import RaftStorage
 from pyozone.ratis_server.transport import (
@@ -64,6 +77,7 @@ from pyozone.ratis_server.transport import (
     RAFT_SERVICE,
     PeerSender,
     RaftGroup,
+    RaftPeer,
 )
 from pyozone.rpc.metadata import peer_identity
 
@@ -75,9 +89,55 @@ class StateMachine(Protocol):
     committed client entry, in log order, once per entry per incarnation of the member, on the event loop.
     It must be deterministic: every member applies the same entries and must reach the same state. What it
     returns is the entry's result (the leader answers the client with it); an exception it raises is the
-    result too, raised to the client."""
+    result too, raised to the client. (CONFIGURATION and no-op entries are the shell's: never applied here.)
+
+    A state machine with snapshots (OM's om.db) also has the methods of `SnapshotStateMachine`; the shell
+    looks for them and, without them, starts from the log alone and refuses a leader's InstallSnapshot."""
 
     def apply(self, entry: LogEntry) -> object: ...
+
+
+InstalledSnapshot = tuple[TermIndex, tuple[RaftPeerId, ...]]
+"""What a state machine loaded from the leader: the last entry its checkpoint covers and the members in
+force at it (empty: the group's initial members)."""
+
+
+class SnapshotStateMachine(StateMachine, Protocol):
+    """The optional part of the state machine (Ratis's StateMachine.getLatestSnapshot and
+    notifyInstallSnapshotFromLeader, as OzoneManagerStateMachine implements them)."""
+
+    def latest_snapshot(self) -> TermIndex | None:
+        """The last entry the state machine's durable state covers (OM: om.db's TRANSACTIONINFO), read once
+        at start: the member resumes after it (or after the log's own snapshot, if that is later)."""
+        ...
+
+    async def install_snapshot(
+        self, leader_id: RaftPeerId, leader_address: HostPort | None, first_available: TermIndex
+    ) -> InstalledSnapshot | None:
+        """The leader no longer holds the entries this member needs (its log starts at `first_available`):
+        fetch the leader's latest checkpoint, load it in place of the current state, and return what it
+        covers; None when it could not (the leader's next notification starts another try). Called on the
+        event loop; every entry handed to `apply` before it was applied."""
+        ...
+
+
+class TransferRefusedError(Exception):
+    """Ratis's TransferLeadershipException: a transfer to another member is already running."""
+
+    def __init__(self, me: RaftPeerId, target: RaftPeerId, in_progress_to: RaftPeerId) -> None:
+        super().__init__(
+            f"{me} refused to transfer leadership to {target}: a previous transfer to {in_progress_to} "
+            f"is in progress"
+        )
+        self.in_progress_to = in_progress_to
+
+
+class ReconfigurationError(Exception):
+    """Ratis's SetConfiguration refused (ReconfigurationInProgressException and the like): `reason`."""
+
+    def __init__(self, me: RaftPeerId, reason: str) -> None:
+        super().__init__(f"{me} refused the configuration change: {reason}")
+        self.reason = reason
 
 
 class NotLeaderError(Exception):
@@ -123,6 +183,7 @@ class _Waiting(enum.Enum):
     WRITE = "write"
     READ = "read"
     TRANSFER = "transfer"
+    CONFIGURATION = "configuration"
 
 
 class RaftMember:
@@ -156,7 +217,11 @@ class RaftMember:
             raise ValueError(f"{me} is not a member of group {group.group_id}")
         self.me = me
         self.group = group
+        """The members in force (the last configuration the core appended) and their addresses."""
         self.address = address
+        self._addresses: dict[RaftPeerId, RaftPeer] = {p.id: p for p in group.peers}
+        """Every member's address this member knows: the group's at start and those `set_configuration`
+        named. Messages are taken only from these; the core decides who is a member."""
         self._bind_host = bind_host or address.host
         self._storage = storage
         self._state_machine = state_machine
@@ -185,23 +250,29 @@ class RaftMember:
         self._stopped = False
         self._failed: asyncio.Task[None] | None = None
         """The stop a storage failure started."""
+        self._members: tuple[RaftPeerId, ...] = ()
+        """The configuration `group` and the senders follow."""
+        self._closing: set[asyncio.Task[None]] = set()
+        """Senders of removed members, closing."""
+        self._purge: tuple[int, int] | None = None
+        """The highest `PurgeLog` not yet carried out, and the last write before it: the flush task runs
+        it once that write is flushed."""
+        self._installing: asyncio.Task[None] | None = None
+        self._refused_install = False
 
     # ---- life cycle
 
     async def start(self) -> None:
         """Loads the storage, starts the core and listens on the member's address."""
-        state = self._storage.load()
+        state = self._resume_point(self._storage.load())
         self._core = RaftServer(self.me, self.group.ids, self._settings, self._clock, self._rng, state)
+        self._applied_index = state.snapshot.index
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"raft-flush-{self.me}")
         batch_bytes = self._settings.append_byte_limit
-        self._senders = {
-            p.id: PeerSender(self.group.group_id, p, self._tls, self._role, batch_bytes)
-            for p in self.group.peers
-            if p.id != self.me
-        }
         self._rpc = rpc.Server(rpc.ServerSettings(max_message_bytes=batch_bytes + MESSAGE_OVERHEAD_BYTES))
         self._rpc.add_service(RAFT_SERVICE, _RaftService(self))
         self.running = True
+        self._follow_configuration()
         try:
             await self._rpc.start(self._bind_host, self.address.port, self._tls)
         except BaseException:
@@ -222,9 +293,16 @@ class RaftMember:
         if self._rpc is not None:
             await self._rpc.stop(0)
             self._rpc = None
+        if self._installing is not None:
+            self._installing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._installing
+            self._installing = None
         for sender in self._senders.values():
             await sender.close()
         self._senders = {}
+        for closing in list(self._closing):
+            await closing
         if self._flush_task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(self._flush_task)
@@ -239,11 +317,94 @@ class RaftMember:
                     future.set_exception(stopped)
         self._storage.close()
 
+    def _resume_point(self, stored: PersistentState) -> PersistentState:
+        """Where the core starts: after the later of the log's snapshot and the state machine's durable
+        applied point (`latest_snapshot`). When the state machine is ahead of the log's end (it loaded a
+        leader's checkpoint and the member died before the log was reset; or the log lost unflushed
+        entries the state machine applied), the log is reset to start after it, durably, as an installed
+        snapshot resets it (`Persist.snapshot`), so the core's next entries follow on from the stored log."""
+        latest = getattr(self._state_machine, "latest_snapshot", None)
+        ahead = latest() if latest is not None else None
+        if ahead is None or ahead.index <= stored.snapshot.index:
+            if ahead is not None and ahead.index < stored.snapshot.index:
+                log.warning(
+                    "Raft member %s: its state machine's snapshot %s is behind the log's start %s: the "
+                    "entries between them are no longer in the log",
+                    self.me,
+                    ahead,
+                    stored.snapshot,
+                )
+            return stored
+        held = next((e for e in stored.entries if e.index == ahead.index), None)
+        # The members in force at the state machine's snapshot: the last configuration entry before it.
+        configuration = next(
+            (
+                e.peers
+                for e in reversed(stored.entries)
+                if e.index <= ahead.index and e.kind is EntryKind.CONFIGURATION
+            ),
+            stored.configuration,
+        )
+        if held is not None and held.term == ahead.term:
+            after = tuple(e for e in stored.entries if e.index > ahead.index)
+            return PersistentState(stored.current_term, stored.voted_for, after, ahead, configuration)
+        log.info(
+            "Raft member %s: its state machine is at %s, past its log: the log restarts there", self.me, ahead
+        )
+        self._storage.write(Persist(0, stored.current_term, stored.voted_for, (), ahead, configuration))
+        self._storage.flush()
+        return PersistentState(stored.current_term, stored.voted_for, (), ahead, configuration)
+
+    def _follow_configuration(self) -> None:
+        """The group's table and the senders follow the configuration the core has in force: a sender for
+        each other member whose address is known, closed once it is no longer a member (a learner being
+        added gets its sender when the core first sends to it)."""
+        members = self._running_core().configuration
+        if members == self._members:
+            return
+        removed = set(self._members) - set(members)
+        self._members = members
+        self.group = RaftGroup(
+            self.group.group_id, tuple(self._addresses[p] for p in members if p in self._addresses)
+        )
+        unknown = [str(p) for p in members if p not in self._addresses]
+        if unknown:
+            log.warning("Raft member %s: no address for members %s", self.me, unknown)
+        for peer in removed & self._senders.keys():
+            closing = asyncio.get_running_loop().create_task(self._senders.pop(peer).close())
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+        for peer in members:
+            self._sender(peer)
+
+    def _sender(self, peer: RaftPeerId) -> PeerSender | None:
+        sender = self._senders.get(peer)
+        if sender is None and peer != self.me and peer in self._addresses and self.running:
+            sender = PeerSender(
+                self.group.group_id,
+                self._addresses[peer],
+                self._tls,
+                self._role,
+                self._settings.append_byte_limit,
+            )
+            self._senders[peer] = sender
+        return sender
+
+    def _address_of(self, peer: RaftPeerId | None) -> HostPort | None:
+        known = self._addresses.get(peer) if peer is not None else None
+        return known.address if known is not None else None
+
     # ---- the daemon's API
 
     async def submit(self, payload: bytes, client_id: str, call_id: int) -> object:
         """Replicates `payload` and returns the state machine's result for it, once applied on this leader;
-        NotLeaderError naming the leader when this member does not lead."""
+        NotLeaderError naming the leader when this member does not lead.
+
+        `client_id` and `call_id` name the write (Ratis's ClientId and callId): each distinct write needs its
+        own pair, and a retry of the same write (after a timeout or a NotLeaderError, to this member or
+        another) must keep it. The retry cache (raft.server.retrycache.expirytime) then answers a retry of a
+        write already applied with its first result, and one still in the log waits for that entry: a write
+        is applied once, however often it is retried."""
         if len(payload) > self._settings.append_byte_limit:
             raise EntryTooLargeError(
                 f"a request of {len(payload)} bytes is above raft.server.log.appender.buffer.byte-limit "
@@ -275,6 +436,29 @@ class RaftMember:
             self._waiting.pop((_Waiting.TRANSFER, call), None)
             raise
         return await future
+
+    async def set_configuration(self, peers: tuple[RaftPeer, ...]) -> int:
+        """Makes `peers` the group's members (Ratis's SetConfiguration), one member added or removed at a
+        time, and returns the index of the configuration entry once it committed. An added member is caught
+        up as a learner first; it must be running with a group naming every member. NotLeaderError when
+        this member does not lead; ReconfigurationError when another change or a transfer is in progress,
+        or `peers` differs from the members in force by other than one member."""
+        for peer in peers:
+            known = self._addresses.get(peer.id)
+            if known is not None and known.address != peer.address and peer.id in self.group.ids:
+                raise ValueError(f"{peer.id} is a member at {known.address}, not {peer.address}")
+        call = ClientCall(f"conf@{self.me}", next(self._own_calls), b"")
+        future = self._wait(_Waiting.CONFIGURATION, call)
+        self._addresses.update({p.id: p for p in peers})
+        self._input(self._running_core().set_configuration(call, tuple(p.id for p in peers)))
+        return await future
+
+    def snapshot_taken(self, snapshot: TermIndex) -> None:
+        """The state machine durably checkpointed what it applied up to `snapshot` (OM after its om.db
+        checkpoint): the log up to it is purged once raft.server.log.purge.gap entries gathered. Called on
+        the event loop. ValueError when `snapshot` is past what this member applied or does not match its
+        log."""
+        self._input(self._running_core().snapshot_taken(snapshot))
 
     def status(self) -> RaftStatus:
         core = self._running_core()
@@ -320,15 +504,19 @@ class RaftMember:
         self._carry_out(outputs)
         self._schedule_tick()
 
+    def _schedule_tick(self) -> None:
+        if not self.running:
+            return
+        self._follow_configuration()
+        self._reschedule_tick()
+
     def _tick(self) -> None:
         self._timer = None
         self._timer_at = None
         if self.running:
             self._input(self._running_core().tick())
 
-    def _schedule_tick(self) -> None:
-        if not self.running:
-            return
+    def _reschedule_tick(self) -> None:
         deadline = self._running_core().deadline_ms()
         if deadline == self._timer_at and self._timer is not None:
             return
@@ -342,14 +530,22 @@ class RaftMember:
         self._timer = asyncio.get_running_loop().call_later(delay_s, self._tick)
 
     def receive(self, envelopes: list[RaftEnvelope]) -> None:
-        """A peer's messages, already checked (`_RaftService`)."""
+        """A peer's messages, already checked (`_RaftService`). One the core refuses (a member removed from
+        the configuration in force, a malformed append) is logged and dropped; the rest are taken."""
         core = self._running_core()
-        for envelope in envelopes:
-            message = envelope.message
-            if isinstance(message, AppendEntriesReply):
-                self._note_match(core, message)
-            self._carry_out(core.receive(envelope.sender, message))
-        self._schedule_tick()
+        try:
+            for envelope in envelopes:
+                message = envelope.message
+                if isinstance(message, AppendEntriesReply):
+                    self._note_match(core, message)
+                try:
+                    outputs = core.receive(envelope.sender, message)
+                except ValueError as refused:
+                    log.warning("Raft member %s: %s", self.me, refused)
+                    continue
+                self._carry_out(outputs)
+        finally:
+            self._schedule_tick()
 
     def _note_match(self, core: RaftServer, reply: AppendEntriesReply) -> None:
         """The followers' match indexes, for `status` (the core keeps its own, for the commit rule)."""
@@ -396,7 +592,7 @@ class RaftMember:
                     rpc.StatusCode.FAILED_PRECONDITION,
                     f"a message for {envelope.receiver} reached {self.me}",
                 )
-            address = group.address(envelope.sender)
+            address = self._address_of(envelope.sender)
             if address is None or envelope.sender == self.me:
                 return (
                     rpc.StatusCode.PERMISSION_DENIED,
@@ -425,14 +621,19 @@ class RaftMember:
 
     def _carry_out_one(self, output: Output) -> None:
         if isinstance(output, Send):
-            sender = self._senders.get(output.to)
+            sender = self._sender(output.to)
             if sender is not None:
                 sender.send(output.message)
         elif isinstance(output, Persist):
             self._storage.write(output)
             self._written_seq = output.seq
-            if self._flush_task is None:
-                self._flush_task = asyncio.get_running_loop().create_task(self._flush())
+            self._start_flush()
+        elif isinstance(output, PurgeLog):
+            self._purge = (output.up_to_index, self._written_seq)
+            self._start_flush()
+        elif isinstance(output, InstallSnapshot):
+            if self._installing is None:
+                self._installing = asyncio.get_running_loop().create_task(self._install(output))
         elif isinstance(output, Apply):
             core = self._running_core()
             for entry in output.entries:
@@ -443,14 +644,22 @@ class RaftMember:
             self._answer(_Waiting.READ, output.call, output.read_index)
         elif isinstance(output, TransferDone):
             self._answer(_Waiting.TRANSFER, output.call, output.stepped_down)
+        elif isinstance(output, TransferRefused):
+            target = RaftPeerId(output.call.payload.decode())
+            refused = TransferRefusedError(self.me, target, output.in_progress_to)
+            self._answer(_Waiting.TRANSFER, output.call, refused)
+        elif isinstance(output, ConfigurationDone):
+            self._answer(_Waiting.CONFIGURATION, output.call, output.index)
+        elif isinstance(output, ConfigurationRefused):
+            self._answer(_Waiting.CONFIGURATION, output.call, ReconfigurationError(self.me, output.reason))
         elif isinstance(output, NotLeader):
             hint = output.leader_hint
-            address = self.group.address(hint) if hint is not None else None
-            error = NotLeaderError(self.me, hint, address)
+            error = NotLeaderError(self.me, hint, self._address_of(hint))
             for kind in _Waiting:
                 self._answer(kind, output.call, error)
 
     def _apply(self, entry: LogEntry) -> object:
+        """A committed entry's result; CONFIGURATION and no-op entries are the shell's, applied here."""
         self._applied_index = entry.index
         if entry.kind is not EntryKind.STATE_MACHINE:
             return None
@@ -458,6 +667,38 @@ class RaftMember:
             return self._state_machine.apply(entry)
         except Exception as error:  # the entry's result: its client gets it raised
             return error
+
+    async def _install(self, notice: InstallSnapshot) -> None:
+        """The state machine fetches and loads the leader's checkpoint; the core hears the outcome. Every
+        Apply before the notice was carried out (and reported) before this task runs: the core's rule that
+        `snapshot_installed` follows the reports of every earlier entry."""
+        install = getattr(self._state_machine, "install_snapshot", None)
+        installed: InstalledSnapshot | None = None
+        if install is None:
+            if not self._refused_install:
+                log.warning(
+                    "Raft member %s: leader %s no longer holds the entries it needs, and its state machine "
+                    "cannot install a snapshot (no install_snapshot): it cannot catch up",
+                    self.me,
+                    notice.leader_id,
+                )
+                self._refused_install = True
+        else:
+            try:
+                installed = await install(
+                    notice.leader_id, self._address_of(notice.leader_id), notice.first_available
+                )
+            except Exception:
+                log.exception(
+                    "Raft member %s: installing the snapshot of %s failed", self.me, notice.leader_id
+                )
+        self._installing = None
+        if not self.running:
+            return
+        snapshot, configuration = installed if installed is not None else (None, ())
+        if snapshot is not None:
+            self._applied_index = max(self._applied_index, snapshot.index)
+        self._input(self._running_core().snapshot_installed(snapshot, configuration))
 
     def _answer(self, kind: _Waiting, call: ClientCall, result: object) -> None:
         futures = self._waiting.get((kind, call))
@@ -473,16 +714,29 @@ class RaftMember:
         else:
             future.set_result(result)
 
+    def _start_flush(self) -> None:
+        if self._flush_task is None:
+            self._flush_task = asyncio.get_running_loop().create_task(self._flush())
+
     async def _flush(self) -> None:
-        """The group commit: one flush at a time; what was written during one goes in the next."""
+        """The group commit: one flush at a time; what was written during one goes in the next. A purge
+        waits for the flushes before it (it drops entries the flushes made durable first), on the same
+        worker thread, off the loop."""
         loop = asyncio.get_running_loop()
         try:
-            while self._written_seq > self._flushed_seq and self._executor is not None:
-                target = self._written_seq
-                await loop.run_in_executor(self._executor, self._storage.flush)
-                self._flushed_seq = target
-                if self.running:
-                    self._input(self._running_core().persisted(target))
+            while self._executor is not None:
+                purge = self._purge
+                if purge is not None and purge[1] <= self._flushed_seq:
+                    self._purge = None
+                    await loop.run_in_executor(self._executor, self._storage.purge, purge[0])
+                elif self._written_seq > self._flushed_seq:
+                    target = self._written_seq
+                    await loop.run_in_executor(self._executor, self._storage.flush)
+                    self._flushed_seq = target
+                    if self.running:
+                        self._input(self._running_core().persisted(target))
+                else:
+                    break
         except Exception:
             log.exception("Raft member %s: its storage failed; it stops", self.me)
             self._flush_task = None

@@ -22,12 +22,16 @@ from pyozone.ratis.messages import (
     AppendEntriesRequest,
     AppendResult,
     EntryKind,
+    InstallSnapshotReply,
+    InstallSnapshotRequest,
+    InstallSnapshotResult,
     LogEntry,
     Message,
     RaftPeerId,
     RequestVoteReply,
     RequestVoteRequest,
     StartLeaderElectionRequest,
+    TermIndex,
 )
 
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
@@ -68,11 +72,13 @@ def appends(draw: st.DrawFn) -> AppendEntriesRequest:
 
 
 messages: st.SearchStrategy[Message] = st.one_of(
-    st.builds(RequestVoteRequest, peers, U64, U64, U64, st.booleans()),
-    st.builds(RequestVoteReply, peers, U64, st.booleans(), st.booleans()),
+    st.builds(RequestVoteRequest, peers, U64, U64, U64, st.booleans(), U64),
+    st.builds(RequestVoteReply, peers, U64, st.booleans(), st.booleans(), U64),
     appends(),
     st.builds(AppendEntriesReply, peers, U64, st.sampled_from(AppendResult), U64, U64, U64),
     st.builds(StartLeaderElectionRequest, peers, U64, U64),
+    st.builds(InstallSnapshotRequest, peers, U64, st.builds(TermIndex, U64, U64), U64),
+    st.builds(InstallSnapshotReply, peers, U64, st.sampled_from(InstallSnapshotResult), U64, U64),
 )
 
 
@@ -143,8 +149,18 @@ def test_damaged_or_truncated_bytes_are_a_protocol_error_never_a_crash(
                 serverReply=pb.RaftRpcReplyProto(requestorId="a", replyId="b"), result=7
             )
         ),
+        pb.RaftServerMessageProto(
+            installSnapshot=pb.InstallSnapshotRequestProto(
+                serverRequest=pb.RaftRpcRequestProto(requestorId="a", replyId="b"), leaderTerm=1
+            )
+        ),
+        pb.RaftServerMessageProto(
+            installSnapshotReply=pb.InstallSnapshotReplyProto(
+                serverReply=pb.RaftRpcReplyProto(requestorId="a", replyId="b"), result=pb.SUCCESS
+            )
+        ),
     ],
-    ids=["empty", "no header", "no receiver", "unknown result"],
+    ids=["empty", "no header", "no receiver", "unknown result", "snapshot chunk", "chunk's answer"],
 )
 def test_a_message_missing_a_part_is_refused(damaged: pb.RaftServerMessageProto) -> None:
     with pytest.raises(ProtocolError):
@@ -158,3 +174,12 @@ def test_entries_that_do_not_follow_the_previous_one_are_refused() -> None:
     newer = AppendEntriesRequest(RaftPeerId("a"), 3, 5, 2, (LogEntry(4, 6),), 0, 1)
     with pytest.raises(ProtocolError, match="does not follow"):
         message_from_proto(message_to_proto("g", RaftPeerId("b"), newer))
+
+
+def test_a_vote_and_its_reply_carry_the_candidates_round() -> None:
+    """RaftRpcRequestProto.callId names the round, so a late grant from an earlier round does not count."""
+    vote = RequestVoteRequest(RaftPeerId("a"), 4, 3, 9, pre_vote=True, call_id=17)
+    grant = RequestVoteReply(RaftPeerId("b"), 4, True, True, call_id=17)
+    for message in (vote, grant):
+        wire = message_to_proto("g", RaftPeerId("c"), message).SerializeToString()
+        assert message_from_proto(pb.RaftServerMessageProto.FromString(wire)).message.call_id == 17

@@ -1,6 +1,7 @@
 """A Raft group of in-process members for the shell's tests: real rpc connections on 127.0.0.1, a storage
 kept in memory (what `flush` made durable survives a member's restart, nothing else) and a small key-value
-state machine."""
+state machine whose checkpoint (its values, what it applied and the TermIndex it covers) survives a restart
+and is what a member behind the leader's log "downloads" from the leader."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import os
 import random
 import socket
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyozone.cluster.layout import PORT_RANGE_VARIABLE, free_ports
 from pyozone.common.net import HostPort
@@ -27,6 +28,7 @@ from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from tests.polling import wait_for_async
 
 GROUP_ID = "omServiceIdDefault"
+_NOTHING = TermIndex(0, 0)
 # Election timeouts long enough for a loaded two-core machine, short enough for quick tests.
 SETTINGS = RaftSettings(rpc_timeout_min_ms=300, rpc_timeout_max_ms=600)
 
@@ -69,6 +71,7 @@ class MemoryStorage:
         self.entries: list[LogEntry] = []
         self.flushes = 0
         self.flushes_begun = 0
+        self.purges = 0
         self.hold: threading.Event | None = None
         """When set, `flush` waits for it (a slow disk)."""
 
@@ -98,24 +101,83 @@ class MemoryStorage:
                     self.entries.extend(persist.entries)
 
     def purge(self, up_to_index: int) -> None:
-        raise NotImplementedError
+        with self._lock:
+            self.purges += 1
+            drop = up_to_index - self.snapshot.index
+            if drop <= 0:
+                return
+            self.snapshot = TermIndex(self.entries[drop - 1].term, up_to_index)
+            del self.entries[:drop]
 
     def close(self) -> None:
         pass
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """The state machine's durable state (OM's om.db checkpoint with its TRANSACTIONINFO)."""
+
+    values: dict[str, str]
+    applied: tuple[int, ...]
+    covers: TermIndex
+
+
 @dataclass
 class KeyValues:
-    """The state machine: each payload is JSON {"put": [key, value]}; the result is the entry's index."""
+    """The state machine: each payload is JSON {"put": [key, value]}; the result is the entry's index.
+    `applied` lists the entries its state holds (restored with a checkpoint); `twice` the entries it was
+    handed again although its state already held them (must stay empty)."""
 
     values: dict[str, str] = field(default_factory=dict)
     applied: list[int] = field(default_factory=list)
+    last: TermIndex = field(default=_NOTHING)
+    checkpoint: Checkpoint | None = None
+    fetch: Callable[[RaftPeerId], Checkpoint | None] | None = None
+    """How `install_snapshot` "downloads" a leader's checkpoint (the test's)."""
+    twice: list[int] = field(default_factory=list)
+    installs: list[TermIndex] = field(default_factory=list)
+
+    @classmethod
+    def restored(
+        cls, checkpoint: Checkpoint | None, fetch: Callable[[RaftPeerId], Checkpoint | None]
+    ) -> KeyValues:
+        """A restart: the state its last checkpoint holds."""
+        machine = cls(fetch=fetch)
+        if checkpoint is not None:
+            machine.load(checkpoint)
+        return machine
+
+    def load(self, checkpoint: Checkpoint) -> None:
+        self.values = dict(checkpoint.values)
+        self.applied = list(checkpoint.applied)
+        self.last = checkpoint.covers
+        self.checkpoint = checkpoint
 
     def apply(self, entry: LogEntry) -> object:
+        if entry.index <= self.last.index:
+            self.twice.append(entry.index)
         key, value = json.loads(entry.payload)["put"]
         self.values[key] = value
         self.applied.append(entry.index)
+        self.last = TermIndex(entry.term, entry.index)
         return entry.index
+
+    def take_checkpoint(self) -> Checkpoint:
+        self.checkpoint = Checkpoint(dict(self.values), tuple(self.applied), self.last)
+        return self.checkpoint
+
+    def latest_snapshot(self) -> TermIndex | None:
+        return self.checkpoint.covers if self.checkpoint is not None else None
+
+    async def install_snapshot(
+        self, leader_id: RaftPeerId, leader_address: HostPort | None, first_available: TermIndex
+    ) -> tuple[TermIndex, tuple[RaftPeerId, ...]] | None:
+        checkpoint = self.fetch(leader_id) if self.fetch is not None else None
+        if checkpoint is None or checkpoint.covers.index + 1 < first_available.index:
+            return None
+        self.load(checkpoint)
+        self.installs.append(checkpoint.covers)
+        return checkpoint.covers, ()
 
 
 def put(key: str, value: str) -> bytes:
@@ -134,7 +196,11 @@ class Group:
     """Three (or `size`) members of one group, each startable and stoppable."""
 
     def __init__(
-        self, size: int = 3, tls: dict[str, TlsStore] | None = None, group_id: str = GROUP_ID
+        self,
+        size: int = 3,
+        tls: dict[str, TlsStore] | None = None,
+        group_id: str = GROUP_ID,
+        settings: RaftSettings = SETTINGS,
     ) -> None:
         ports = ports_of(size)
         ids = [RaftPeerId(f"om{i + 1}") for i in range(size)]
@@ -143,16 +209,36 @@ class Group:
         )
         self.nodes = {i: Node(i) for i in ids}
         self.tls = tls or {}
+        self.settings = settings
 
-    async def start(self, peer: RaftPeerId) -> RaftMember:
-        """Starts `peer` from its storage, with an empty state machine (replayed from the log)."""
+    def peer(self, peer: RaftPeerId) -> RaftPeer:
+        return next(p for p in self.group.peers if p.id == peer)
+
+    async def start(self, peer: RaftPeerId, members: tuple[RaftPeerId, ...] | None = None) -> RaftMember:
+        """Starts `peer` from its storage, with the state machine its last checkpoint holds (empty without
+        one: replayed from the log). `members`: the group it starts with (default: every node)."""
         node = self.nodes[peer]
-        node.machine = KeyValues()
+        node.machine = KeyValues.restored(node.machine.checkpoint, self.checkpoint_of)
+        group = self.group
+        if members is not None:
+            group = replace(group, peers=tuple(self.peer(p) for p in members))
         node.member = RaftMember(
-            peer, self.group, node.storage, node.machine, SETTINGS, tls=self.tls.get(peer.id)
+            peer, group, node.storage, node.machine, self.settings, tls=self.tls.get(peer.id)
         )
         await node.member.start()
         return node.member
+
+    def checkpoint_of(self, peer: RaftPeerId) -> Checkpoint | None:
+        """What a member "downloads" from `peer`: its latest checkpoint."""
+        return self.nodes[peer].machine.checkpoint
+
+    def checkpoint(self, peer: RaftPeerId) -> TermIndex:
+        """`peer`'s state machine checkpoints and tells its member (OM after its om.db checkpoint)."""
+        node = self.nodes[peer]
+        assert node.member is not None
+        covers = node.machine.take_checkpoint().covers
+        node.member.snapshot_taken(covers)
+        return covers
 
     async def stop(self, peer: RaftPeerId) -> None:
         node = self.nodes[peer]
@@ -192,8 +278,10 @@ class Group:
 
 
 @asynccontextmanager
-async def running_group(size: int = 3, tls: dict[str, TlsStore] | None = None) -> AsyncIterator[Group]:
-    group = Group(size, tls)
+async def running_group(
+    size: int = 3, tls: dict[str, TlsStore] | None = None, settings: RaftSettings = SETTINGS
+) -> AsyncIterator[Group]:
+    group = Group(size, tls, settings=settings)
     try:
         for peer in group.nodes:
             await group.start(peer)

@@ -1,0 +1,306 @@
+"""Crashes on real processes: three members of one group (RaftMember with the real SegmentedRaftLog), each
+in its own OS process, the leader's process writing with concurrent callers; the leader is killed with -9
+mid-writes (and, in the next round, a follower), then restarted from its files. Afterwards every write
+that was acknowledged is applied on every member, and none twice.
+
+Each member process (`python -m tests.unit.ratis_server.test_shell_crash --member ...`) prints `ready`,
+`lead TERM` when it becomes the leader, `ack KEY INDEX` for each write answered, and, asked with `dump` on
+its stdin, `state {...}` (the keys its state machine holds, how many entries it was handed twice, its
+applied index). A restarted member's state machine starts empty and applies its log again from the first
+entry (no snapshots here), so what it holds is what its log files kept plus what the leader sends it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import queue
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from pyozone.common.net import HostPort
+from pyozone.ratis.messages import LogEntry, RaftPeerId
+from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
+from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.transport import RaftGroup, RaftPeer
+from tests.unit.ratis_server.shell_support import ports_of
+
+ROOT = Path(__file__).resolve().parents[3]
+NAMES = ("om1", "om2", "om3")
+CALLERS = 4
+# Longer than the in-process tests' timeouts: three interpreters share a loaded two-core machine.
+SETTINGS = RaftSettings(rpc_timeout_min_ms=500, rpc_timeout_max_ms=1000)
+WRITING_S = 1.5  # writes before each kill, and again after it
+
+
+# ---- the member process
+
+
+class _Keys:
+    """The state machine: each entry's payload is a key written once; one applied again is counted."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.twice = 0
+        self.last = 0
+
+    def apply(self, entry: LogEntry) -> object:
+        key = entry.payload.decode()
+        if key in self.keys or entry.index <= self.last:
+            self.twice += 1
+        self.keys.add(key)
+        self.last = entry.index
+        return entry.index
+
+
+async def _member(me: str, ports: list[int], directory: Path) -> None:
+    group = RaftGroup(
+        "crash",
+        tuple(RaftPeer(RaftPeerId(n), HostPort("127.0.0.1", p)) for n, p in zip(NAMES, ports, strict=True)),
+    )
+    machine = _Keys()
+    member = RaftMember(
+        RaftPeerId(me), group, SegmentedRaftLog(directory / me), machine, SETTINGS, rng=random.Random()
+    )
+    await member.start()
+    print("ready", flush=True)
+    incarnation = f"{me}-{os.getpid()}"
+    writing = True
+
+    async def caller(number: int) -> None:
+        call = 0
+        while writing:
+            status = member.status()
+            if status.role is not RaftPeerRole.LEADER:
+                await asyncio.sleep(0.05)
+                continue
+            call += 1
+            key = f"{incarnation}-{number}-{call}"
+            try:
+                index = await member.submit(key.encode(), f"{incarnation}-{number}", call)
+            except Exception:  # not (or no longer) the leader: not acknowledged
+                await asyncio.sleep(0.05)
+                continue
+            print(f"ack {key} {index}", flush=True)
+
+    async def leads() -> None:
+        term = 0
+        while True:
+            status = member.status()
+            if status.role is RaftPeerRole.LEADER and status.term != term:
+                term = status.term
+                print(f"lead {term}", flush=True)
+            await asyncio.sleep(0.02)
+
+    callers = [asyncio.create_task(caller(n)) for n in range(CALLERS)]
+    watcher = asyncio.create_task(leads())
+    loop = asyncio.get_running_loop()
+    while True:
+        command = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
+        if command == "stop-writing":
+            writing = False
+            await asyncio.gather(*callers)
+            print("stopped", flush=True)
+        elif command == "dump":
+            state = {"keys": sorted(machine.keys), "twice": machine.twice, "applied": machine.last}
+            print(f"state {json.dumps(state)}", flush=True)
+        elif command in ("exit", ""):
+            break
+    watcher.cancel()
+    writing = False
+    await asyncio.gather(*callers)
+    await member.stop()
+
+
+# ---- the test
+
+
+@dataclass
+class _Process:
+    name: str
+    popen: subprocess.Popen[str]
+    lines: queue.Queue[str] = field(default_factory=queue.Queue)
+
+    def __post_init__(self) -> None:
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self.lines.put(line.strip())
+
+    def tell(self, command: str) -> None:
+        assert self.popen.stdin is not None
+        self.popen.stdin.write(command + "\n")
+        self.popen.stdin.flush()
+
+
+class _Cluster:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.ports = ports_of(3)
+        self.processes: dict[str, _Process] = {}
+        self.acked: dict[str, int] = {}
+        self.leader: tuple[int, str] | None = None  # (term, name) of the latest `lead`
+        self.log: list[str] = []
+        self.ready: set[str] = set()
+        self.states: dict[str, dict[str, object]] = {}
+
+    def start(self, name: str) -> None:
+        command = [
+            *(sys.executable, "-m", "tests.unit.ratis_server.test_shell_crash", "--member", name),
+            *("--ports", ",".join(map(str, self.ports)), "--dir", str(self.directory)),
+        ]
+        popen = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.processes[name] = _Process(name, popen)
+        self.wait(lambda: name in self.ready, 20, f"{name} ready")
+
+    def kill(self, name: str) -> None:
+        process = self.processes.pop(name)
+        process.popen.send_signal(signal.SIGKILL)
+        process.popen.wait()
+        self._drain()
+        self.ready.discard(name)
+        self.log.append(f"killed {name}")
+
+    def _drain(self) -> None:
+        for process in list(self.processes.values()):
+            while True:
+                try:
+                    line = process.lines.get_nowait()
+                except queue.Empty:
+                    break
+                self._take(process.name, line)
+
+    def _take(self, name: str, line: str) -> None:
+        kind, _, rest = line.partition(" ")
+        if kind == "ready":
+            self.ready.add(name)
+        elif kind == "lead":
+            term = int(rest)
+            if self.leader is None or term > self.leader[0]:
+                self.leader = (term, name)
+                self.log.append(f"{name} leads term {term}")
+        elif kind == "ack":
+            key, index = rest.split()
+            self.acked[key] = int(index)
+        elif kind == "state":
+            self.states[name] = json.loads(rest)
+
+    def wait(self, condition: object, timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._drain()
+            if condition():  # type: ignore[operator]
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what}: not within {timeout_s} s; {self.log}")
+            time.sleep(0.02)
+
+    def writes_for(self, seconds: float) -> None:
+        """Lets the leader write for `seconds`, and checks it acknowledged some."""
+        before = len(self.acked)
+        deadline = time.monotonic() + seconds
+        self.wait(lambda: time.monotonic() > deadline and len(self.acked) > before, seconds + 20, "writes")
+
+    def current_leader(self) -> str:
+        self.wait(
+            lambda: self.leader is not None and self.leader[1] in self.processes, 20, "a running leader"
+        )
+        assert self.leader is not None
+        return self.leader[1]
+
+    def close(self) -> None:
+        for name in list(self.processes):
+            self.processes[name].popen.kill()
+            self.processes[name].popen.wait()
+        self.processes.clear()
+
+
+def _crash_rounds(directory: Path, rounds: int) -> None:
+    cluster = _Cluster(directory)
+    cluster._ready = set()
+    cluster.states = {}
+    try:
+        for name in NAMES:
+            cluster.start(name)
+        cluster.writes_for(WRITING_S)
+        for round_number in range(rounds):
+            leader = cluster.current_leader()
+            victim = leader if round_number % 2 == 0 else next(n for n in NAMES if n != leader)
+            cluster.kill(victim)
+            if victim == leader:
+                cluster.wait(
+                    lambda killed=victim: cluster.leader is not None and cluster.leader[1] != killed,
+                    20,
+                    "a new leader",
+                )
+            cluster.writes_for(WRITING_S)
+            cluster.start(victim)
+            cluster.writes_for(WRITING_S / 2)
+        for process in cluster.processes.values():
+            process.tell("stop-writing")
+        acked = dict(cluster.acked)
+        assert acked, cluster.log
+
+        def converged() -> bool:
+            cluster.states.clear()
+            for process in cluster.processes.values():
+                process.tell("dump")
+            cluster.wait(lambda: len(cluster.states) == len(NAMES), 10, "every member's state")
+            # Writes not acknowledged (their leader died) may be applied too, but alike on every member.
+            key_sets = [set(s["keys"]) for s in cluster.states.values()]  # type: ignore[arg-type]
+            return set(acked) <= key_sets[0] and all(k == key_sets[0] for k in key_sets)
+
+        cluster.wait(converged, 20, "every acknowledged write applied on every member, alike")
+        for name, state in cluster.states.items():
+            assert state["twice"] == 0, (name, state["twice"])
+        print(f"{len(acked)} writes acknowledged; {cluster.log}")
+        for process in cluster.processes.values():
+            process.tell("exit")
+        for process in cluster.processes.values():
+            process.popen.wait(20)
+        cluster.processes.clear()
+    finally:
+        cluster.close()
+
+
+def test_killed_leader_and_follower_lose_no_acknowledged_write(tmp_path: Path) -> None:
+    _crash_rounds(tmp_path, rounds=2)
+
+
+@pytest.mark.slow
+def test_many_kills_lose_no_acknowledged_write(tmp_path: Path) -> None:
+    _crash_rounds(tmp_path, rounds=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--member", required=True)
+    parser.add_argument("--ports", required=True)
+    parser.add_argument("--dir", required=True)
+    args = parser.parse_args()
+    asyncio.run(_member(args.member, [int(p) for p in args.ports.split(",")], Path(args.dir)))
+
+
+if __name__ == "__main__":
+    main()
