@@ -406,6 +406,7 @@ def test_a_record_length_flipped_to_run_past_the_end_is_damage(tmp_path: Path) -
     with pytest.raises(RaftLogCorruptError, match=f"offset {8 + record} .*not the start of a log entry"):
         SegmentedRaftLog(group, segment_size_max=1 << 20).load()
 
+
 def test_load_reads_a_damaged_segment_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No search for a good record after the damage: load (and so the repair) is linear in the file's
     size, however the bytes after the damage read (here each one the length of a 127-byte record)."""
