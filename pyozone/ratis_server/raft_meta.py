@@ -1,10 +1,12 @@
 """A member's term and vote on disk: `current/raft-meta`, as Ratis's RaftStorageMetadataFile keeps them.
 
 The file is a Java properties file (`term=`, `votedFor=`: Ratis's keys, so Ratis's reader would read it),
-plus two keys of ours, `snapshotTerm` and `snapshotIndex`: the entry the log starts after. Ratis keeps that
-with the state machine's snapshot (the log only knows its first index); here the log must restart with
-`PersistentState.snapshot`, and a snapshot installed from the leader (`Persist.snapshot`) or a purge moves
-it, so it is recorded with the term and vote, in the same atomic write.
+plus keys of ours, `snapshotTerm` and `snapshotIndex`: the entry the log starts after, and `snapshotPeers`:
+the members in force there. Ratis keeps those with the state machine's snapshot (the log only knows its
+first index); here the log must restart with `PersistentState.snapshot` and `.configuration` (a member
+change whose configuration entry was purged must not fall back to the group's first members), and a snapshot
+installed from the leader (`Persist.snapshot`) or a purge moves them, so they are recorded with the term
+and vote, in the same atomic write.
 
 The last line, `checksum=`, is the CRC32C of the bytes before it (ours too; Ratis keeps no checksum): the
 log acts on the snapshot this file names (it deletes the segments the snapshot covers), so a damaged file
@@ -52,6 +54,7 @@ class RaftMeta:
     term: int = 0
     voted_for: RaftPeerId | None = None
     snapshot: TermIndex = _LOG_START  # the log starts after this entry
+    configuration: tuple[RaftPeerId, ...] = ()  # the members in force at `snapshot` (empty: the first ones)
 
 
 def read_meta(directory: Path) -> RaftMeta:
@@ -88,6 +91,7 @@ def read_meta(directory: Path) -> RaftMeta:
             int(values["term"]),
             RaftPeerId(voted) if voted else None,
             TermIndex(int(values.get("snapshotTerm", "0")), int(values.get("snapshotIndex", "0"))),
+            tuple(RaftPeerId(p) for p in values.get("snapshotPeers", "").split(",") if p),
         )
     except (KeyError, ValueError) as error:
         raise RaftMetaCorruptError(path, f"cannot read the term and vote: {error!r} in {values}") from None
@@ -107,6 +111,7 @@ def write_meta(directory: Path, meta: RaftMeta) -> None:
         f"votedFor={meta.voted_for.id if meta.voted_for else ''}\n"
         f"snapshotTerm={meta.snapshot.term}\n"
         f"snapshotIndex={meta.snapshot.index}\n"
+        f"snapshotPeers={','.join(p.id for p in meta.configuration)}\n"
     ).encode()
     path = directory / META_FILE
     tmp = directory / (META_FILE + _TMP_SUFFIX)

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pyozone.hdds.store.table import StoreError
-from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis.server import PersistentState
 from pyozone.ratis_server.raft_meta import RaftMeta, fsync_directory, read_meta, write_meta
@@ -156,10 +156,12 @@ class SegmentedRaftLog:
                 raise
             entries = scan.entries
             if entries and entries[-1].term > meta.term:
-                meta = RaftMeta(entries[-1].term, None, meta.snapshot)
+                meta = RaftMeta(entries[-1].term, None, meta.snapshot, meta.configuration)
                 self._meta_version += 1  # the next flush writes it
             self._meta = meta
-            return PersistentState(meta.term, meta.voted_for, tuple(entries), meta.snapshot)
+            return PersistentState(
+                meta.term, meta.voted_for, tuple(entries), meta.snapshot, meta.configuration
+            )
 
     def write(self, persist: Persist) -> None:
         """Carries out one Persist in the page cache (a reset durably, see the module's docstring). An
@@ -168,7 +170,9 @@ class SegmentedRaftLog:
             if self._lock_fd is None:
                 raise RuntimeError(f"{self._group_dir}: the log is written before it was loaded")
             if persist.snapshot is not None:
-                self._reset(RaftMeta(persist.term, persist.voted_for, persist.snapshot))
+                self._reset(
+                    RaftMeta(persist.term, persist.voted_for, persist.snapshot, persist.configuration)
+                )
             elif (persist.term, persist.voted_for) != (self._meta.term, self._meta.voted_for):
                 self._meta = replace(self._meta, term=persist.term, voted_for=persist.voted_for)
                 self._meta_version += 1
@@ -193,9 +197,11 @@ class SegmentedRaftLog:
             for fd in fds:
                 os.close(fd)
 
-    def purge(self, up_to_index: int) -> None:
+    def purge(self, up_to_index: int, configuration: tuple[RaftPeerId, ...] = ()) -> None:
         """Deletes the closed segments whose entries are all at or before `up_to_index`, after `raft-meta`
-        records that the log starts after the last of them (synchronously: purges are rare)."""
+        records that the log starts after the last of them, with `configuration` (the members in force at
+        `up_to_index`; a configuration entry between the new start and it stays in the log and wins) —
+        synchronously: purges are rare."""
         with self._lock:
             victims: list[_Segment] = []
             for segment in self._segments:
@@ -204,7 +210,8 @@ class SegmentedRaftLog:
                 victims.append(segment)
             if not victims:
                 return
-            self._meta = replace(self._meta, snapshot=TermIndex(victims[-1].terms[-1], victims[-1].end))
+            start = TermIndex(victims[-1].terms[-1], victims[-1].end)
+            self._meta = replace(self._meta, snapshot=start, configuration=configuration)
             self._meta_version += 1
             self._write_meta(self._meta, self._meta_version)
             for segment in victims:

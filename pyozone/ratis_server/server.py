@@ -254,7 +254,7 @@ class RaftMember:
         """The configuration `group` and the senders follow."""
         self._closing: set[asyncio.Task[None]] = set()
         """Senders of removed members, closing."""
-        self._purge: tuple[int, int] | None = None
+        self._purge: tuple[int, tuple[RaftPeerId, ...], int] | None = None
         """The highest `PurgeLog` not yet carried out, and the last write before it: the flush task runs
         it once that write is flushed."""
         self._installing: asyncio.Task[None] | None = None
@@ -629,7 +629,7 @@ class RaftMember:
             self._written_seq = output.seq
             self._start_flush()
         elif isinstance(output, PurgeLog):
-            self._purge = (output.up_to_index, self._written_seq)
+            self._purge = (output.up_to_index, output.configuration, self._written_seq)
             self._start_flush()
         elif isinstance(output, InstallSnapshot):
             if self._installing is None:
@@ -726,9 +726,9 @@ class RaftMember:
         try:
             while self._executor is not None:
                 purge = self._purge
-                if purge is not None and purge[1] <= self._flushed_seq:
+                if purge is not None and purge[2] <= self._flushed_seq:
                     self._purge = None
-                    await loop.run_in_executor(self._executor, self._storage.purge, purge[0])
+                    await loop.run_in_executor(self._executor, self._storage.purge, purge[0], purge[1])
                 elif self._written_seq > self._flushed_seq:
                     target = self._written_seq
                     await loop.run_in_executor(self._executor, self._storage.flush)

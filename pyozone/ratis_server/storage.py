@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis.server import PersistentState
 
@@ -27,9 +28,10 @@ class RaftStorage(Protocol):
         worker thread, one at a time."""
         ...
 
-    def purge(self, up_to_index: int) -> None:
+    def purge(self, up_to_index: int, configuration: tuple[RaftPeerId, ...] = ()) -> None:
         """Entries up to `up_to_index` are in a snapshot: drop the closed segments that hold only such
-        entries (Ratis purges whole segments, `raft.server.log.purge.gap` apart)."""
+        entries (Ratis purges whole segments, `raft.server.log.purge.gap` apart), and keep `configuration`
+        (the members in force at `up_to_index`) for `load` to return."""
         ...
 
     def close(self) -> None: ...

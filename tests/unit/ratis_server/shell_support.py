@@ -68,6 +68,7 @@ class MemoryStorage:
         self.term = 0
         self.voted_for: RaftPeerId | None = None
         self.snapshot = TermIndex(0, 0)
+        self.configuration: tuple[RaftPeerId, ...] = ()
         self.entries: list[LogEntry] = []
         self.flushes = 0
         self.flushes_begun = 0
@@ -77,7 +78,9 @@ class MemoryStorage:
 
     def load(self) -> PersistentState:
         with self._lock:
-            return PersistentState(self.term, self.voted_for, tuple(self.entries), self.snapshot)
+            return PersistentState(
+                self.term, self.voted_for, tuple(self.entries), self.snapshot, self.configuration
+            )
 
     def write(self, persist: Persist) -> None:
         with self._lock:
@@ -95,18 +98,20 @@ class MemoryStorage:
                 self.term, self.voted_for = persist.term, persist.voted_for
                 if persist.snapshot is not None:
                     self.snapshot, self.entries = persist.snapshot, []
+                    self.configuration = persist.configuration
                 if persist.entries:
                     first = persist.entries[0].index - self.snapshot.index
                     del self.entries[first - 1 :]
                     self.entries.extend(persist.entries)
 
-    def purge(self, up_to_index: int) -> None:
+    def purge(self, up_to_index: int, configuration: tuple[RaftPeerId, ...] = ()) -> None:
         with self._lock:
             self.purges += 1
             drop = up_to_index - self.snapshot.index
             if drop <= 0:
                 return
             self.snapshot = TermIndex(self.entries[drop - 1].term, up_to_index)
+            self.configuration = configuration
             del self.entries[:drop]
 
     def close(self) -> None:

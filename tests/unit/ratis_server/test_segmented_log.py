@@ -733,3 +733,20 @@ def test_dump_prints_each_entry_in_ratis_log_parser_shape(tmp_path: Path) -> Non
     )
     flip(path, path.stat().st_size - 2)
     assert list(dump_segment(path))[-1].startswith("Damaged at offset ")
+
+
+def test_the_members_in_force_at_the_log_start_survive_a_purge_and_a_reset(tmp_path: Path) -> None:
+    """A member change whose configuration entry was purged, or came in a snapshot, is not forgotten at a
+    restart: raft-meta keeps the members with the snapshot the log starts after."""
+    group = tmp_path / "g"
+    members = (A, B, RaftPeerId("om4"))
+    storage, _ = opened(group)
+    storage.write(persist(1, A, entries(1, 1, 20)))
+    storage.flush()
+    storage.purge(int(segment_names(group)[1].split("-")[1]), members)
+    state = reopen(storage, group)
+    assert state.configuration == members
+    storage, _ = opened(group)
+    storage.write(Persist(0, 3, B, entries(3, 41, 42), TermIndex(3, 40), (A, B)))
+    storage.flush()
+    assert reopen(storage, group).configuration == (A, B)

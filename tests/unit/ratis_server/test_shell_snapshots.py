@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pyozone.common.net import HostPort
-from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import (
@@ -92,8 +92,8 @@ class _CountingLog(SegmentedRaftLog):
 
     purges = 0
 
-    def purge(self, up_to_index: int) -> None:
-        super().purge(up_to_index)
+    def purge(self, up_to_index: int, configuration: tuple[RaftPeerId, ...] = ()) -> None:
+        super().purge(up_to_index, configuration)
         self.purges += 1
 
 
