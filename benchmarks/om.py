@@ -8,11 +8,13 @@ freon tools' own functions (a fresh client per step, after a warm-up of every to
 - dne (Echo to one datanode of a RATIS/THREE pipeline: the data port's floor) with 8 threads.
 - a grpc.aio echo (100 bytes, 32 in flight, separate processes: benchmarks/rpc.py's case), the baseline
   issue 29 measures OM against, in the same run.
-Each step runs -n operations or --duration, whichever ends first. The table gives each step's ops/s, p50
-and p99, then the targets, each PASS or MISS (issue 29): ome at 32 threads >= 5x the grpc.aio echo, omkg
->= 0.4 of ome and ockg of 1 KB >= 0.4 of the grpc.aio echo at 32 threads, and OM's p99 (omkg's, a key
-created) under 50 ms at 32 threads. --secure runs the cluster with mutual TLS everywhere (`cluster up
---secure`), for the secure rates (issue 29: at least 0.7 of the plaintext ones).
+Each step runs -n operations or --duration, whichever ends first. The table gives each step's ops/s, p50,
+p99 and OM's CPU per operation (its process's user + system time over the step, /proc: what a shared, loaded
+machine blurs far less than a rate; the load average is printed beside it), then the targets, each PASS or
+MISS (issue 29): ome at 32 threads >= 5x the grpc.aio echo, omkg >= 0.4 of ome and ockg of 1 KB >= 0.4 of
+the grpc.aio echo at 32 threads, and OM's p99 (omkg's, a key created) under 50 ms at 32 threads. --secure
+runs the cluster with mutual TLS everywhere (`cluster up --secure`), for the secure rates (issue 29: at
+least 0.7 of the plaintext ones).
 
     python -m benchmarks.om [-n 2000] [--duration 10s] [--warmup 200] [--secure] [--keep DIR]
 """
@@ -20,14 +22,16 @@ created) under 50 ms at 32 threads. --secure runs the cluster with mutual TLS ev
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import print_table
+from benchmarks.common import CpuMeter, print_table
 from benchmarks.key_io import _pyozone, start_cluster
 from pyozone.client import OzoneClient
+from pyozone.cluster.layout import ClusterState
 from pyozone.common.net import scm_client_address
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import OzoneConfiguration
@@ -97,15 +101,25 @@ def measure(conf: OzoneConfiguration, step: Step, load: Load, tag: str) -> Freon
     return report
 
 
+def measure_om_cpu(
+    conf: OzoneConfiguration, step: Step, load: Load, tag: str, meter: CpuMeter
+) -> tuple[FreonReport, float]:
+    """`measure`, with OM's CPU milliseconds per operation over the step."""
+    before = meter.read()
+    report = measure(conf, step, load, tag)
+    return report, CpuMeter.per_op_ms(before, meter.read(), max(report.keys, 1))["om"]
+
+
 def _threads(n: int) -> str:
     return f"{n} thread{'s' if n > 1 else ''}"
 
 
-def row(report: FreonReport, threads: int) -> tuple[str, str]:
+def row(report: FreonReport, threads: int, om_ms: float) -> tuple[str, str]:
     return (
         f"{report.operation}, {_threads(threads)}",
         f"{report.rate:8.1f} {report.unit}/s   p50 {report.latency_ms(50):6.1f} ms   "
-        f"p99 {report.latency_ms(99):6.1f} ms   ({report.keys} in {report.seconds:.1f} s)",
+        f"p99 {report.latency_ms(99):6.1f} ms   OM {om_ms:6.3f} ms CPU/op   "
+        f"({report.keys} in {report.seconds:.1f} s)",
     )
 
 
@@ -161,14 +175,22 @@ def main() -> None:
         measure(conf, dne, warmup, "warmup")
         plan = [(ome, t) for t in OM_THREADS] + [(omkg, t) for t in OM_THREADS]
         plan += [(ockg, t) for t in OCKG_THREADS] + [(dne, DNE_THREADS)]
+        meter = CpuMeter({"om": ClusterState.load(data_dir).pids["om"]})
         runs: dict[tuple[str, int], FreonReport] = {}
+        om_cpu: dict[tuple[str, int], float] = {}
         for step, threads in plan:
-            report = measure(conf, step, Load(args.number, threads, duration_s), f"t{threads}")
+            load = Load(args.number, threads, duration_s)
+            report, om_ms = measure_om_cpu(conf, step, load, f"t{threads}", meter)
             runs[report.operation, threads] = report
+            om_cpu[report.operation, threads] = om_ms
         grpc_echo = grpc_echo_rate(min(duration_s, 5.0))
-        rows = [row(report, threads) for (_, threads), report in runs.items()]
+        rows = [row(report, run[1], om_cpu[run]) for run, report in runs.items()]
         mode = "secure: mutual TLS" if args.secure else "plaintext"
-        title = f"OM against its RPC floor on a 3-datanode cluster (127.0.0.1, {mode}, this machine)"
+        load_average = os.getloadavg()[0]
+        title = (
+            f"OM against its RPC floor on a 3-datanode cluster (127.0.0.1, {mode}, this machine, "
+            f"load average {load_average:.1f})"
+        )
         print_table(title, rows + targets(runs, grpc_echo))
     finally:
         _pyozone("cluster", "down", "--data-dir", str(data_dir))

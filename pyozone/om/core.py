@@ -170,9 +170,7 @@ class OzoneManager:
             now = self._now()
             owner = owner or self.default_owner
             record = VolumeRecord(volume, owner, owner, now, now, quota_bytes, 0, 0, quota_namespace, acls)
-            self.commit(
-                [(VOLUME_TABLE, volume_key(volume), om_records.encode(om_records.volume_to_proto(record)))]
-            )
+            self.commit([(VOLUME_TABLE, volume_key(volume), om_records.encode_volume(record))])
         log.info("created volume %s (owner %s)", volume, owner)
         return record
 
@@ -236,9 +234,9 @@ class OzoneManager:
                     (
                         BUCKET_TABLE,
                         bucket_key(volume, bucket),
-                        om_records.encode(om_records.bucket_to_proto(record)),
+                        om_records.encode_bucket(record),
                     ),
-                    (VOLUME_TABLE, volume_key(volume), om_records.encode(om_records.volume_to_proto(parent))),
+                    (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
                 ]
             )
         log.info("created bucket %s/%s (%s)", volume, bucket, record.replication)
@@ -268,7 +266,7 @@ class OzoneManager:
             self.commit(
                 [
                     (BUCKET_TABLE, bucket_key(volume, bucket), None),
-                    (VOLUME_TABLE, volume_key(volume), om_records.encode(om_records.volume_to_proto(parent))),
+                    (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
                 ]
             )
         log.info("deleted bucket %s/%s", volume, bucket)
@@ -414,7 +412,7 @@ class OzoneManager:
                 (
                     OPEN_KEY_TABLE,
                     open_key_key(volume, bucket, key, client_id),
-                    om_records.encode(om_records.key_to_proto(record)),
+                    om_records.encode_key(record),
                 )
             )
             self.commit(ops)
@@ -447,7 +445,7 @@ class OzoneManager:
                 )
             current = om_records.decode_key(data)
             current = replace(current, blocks=(*current.blocks, KeyBlock(block.block_id, 0, capacity)))
-            ops.append((OPEN_KEY_TABLE, table_key, om_records.encode(om_records.key_to_proto(current))))
+            ops.append((OPEN_KEY_TABLE, table_key, om_records.encode_key(current)))
             self.commit(ops)
         return block
 
@@ -540,7 +538,9 @@ class OzoneManager:
         """The open key's allocated blocks the writer did not use go to deletedTable."""
         kept_ids = {b.block_id for b in kept}
         unused = tuple(b for b in opened.blocks if b.block_id not in kept_ids)
-        if unused:
+        if len(unused) == len(opened.blocks):  # the open key itself: its om.db bytes, not a new encode
+            self.orphan(opened, ops)
+        elif unused:
             self.orphan(replace(opened, blocks=unused), ops)
 
     def abandon(self, opened: KeyRecord, client_id: int, why: str) -> None:
@@ -569,7 +569,7 @@ class OzoneManager:
             (
                 KEY_TABLE,
                 key_key(record.volume, record.bucket, record.key),
-                om_records.encode(om_records.key_to_proto(record)),
+                om_records.encode_key(record),
             )
         )
         self.account(parent, used_delta, 0 if old is not None else 1, ops, volume)
@@ -625,7 +625,7 @@ class OzoneManager:
                     (
                         KEY_TABLE,
                         key_key(volume, bucket, to_key),
-                        om_records.encode(om_records.key_to_proto(renamed)),
+                        om_records.encode_key(renamed),
                     ),
                 ]
             )
@@ -642,7 +642,7 @@ class OzoneManager:
                     (
                         KEY_TABLE,
                         key_key(volume, bucket, key),
-                        om_records.encode(om_records.key_to_proto(record)),
+                        om_records.encode_key(record),
                     )
                 ]
             )
@@ -667,7 +667,7 @@ class OzoneManager:
             return
         (seq,) = self.new_ids(1)
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
-        ops.append((DELETED_TABLE, entry, om_records.encode(om_records.key_to_proto(record))))
+        ops.append((DELETED_TABLE, entry, om_records.encode_key(record)))
 
     def account(
         self,
@@ -688,14 +688,12 @@ class OzoneManager:
             (
                 BUCKET_TABLE,
                 bucket_key(bucket.volume, bucket.bucket),
-                om_records.encode(om_records.bucket_to_proto(bucket)),
+                om_records.encode_bucket(bucket),
             )
         )
         volume = volume or self._volume(bucket.volume)
         volume = replace(volume, used_bytes=max(0, volume.used_bytes + used_delta))
-        ops.append(
-            (VOLUME_TABLE, volume_key(volume.volume), om_records.encode(om_records.volume_to_proto(volume)))
-        )
+        ops.append((VOLUME_TABLE, volume_key(volume.volume), om_records.encode_volume(volume)))
 
 
 def _first(entries, limit: int) -> list:

@@ -22,7 +22,7 @@ import heapq
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -64,26 +64,39 @@ class FlushStats:
 
 
 class TableCache:
-    """Per table, the value each key has in a transaction not yet flushed, with that epoch.
+    """Per table, the value each key has in a transaction not yet flushed, with that epoch; and for the
+    `full` tables (Ozone's FULL_CACHE: volumeTable and bucketTable), every key's value, loaded at start
+    (`load`) and kept after its flush, so reading one never reaches RocksDB (OM reads the bucket and
+    volume of every key request).
 
     Mutated only under the buffer's lock. A point read takes no lock (a dict lookup is atomic); a scan
     copies its range under the lock (`DoubleBuffer.snapshot`), as iterating a dict others change fails."""
 
-    def __init__(self, tables: Sequence[str]) -> None:
+    def __init__(self, tables: Sequence[str], full: Sequence[str] = ()) -> None:
         self._tables: dict[str, dict[str, tuple[int, bytes | None]]] = {t: {} for t in tables}
+        self._full = frozenset(full)
+
+    def load(self, table: str, entries: Iterable[tuple[str, bytes]]) -> None:
+        """A full table's stored entries (at start, before any transaction)."""
+        self._tables[table].update((key, (0, value)) for key, value in entries)
 
     def get(self, table: str, key: str) -> object:
-        """The pending value (None: deleted), or MISSING."""
+        """The pending value (None: deleted), or MISSING; a full table's value, or None."""
         entry = self._tables[table].get(key)
-        return MISSING if entry is None else entry[1]
+        if entry is None:
+            return None if table in self._full else MISSING
+        return entry[1]
 
     def put(self, epoch: int, ops: Sequence[Op]) -> None:
         for table, key, value in ops:
             self._tables[table][key] = (epoch, value)
 
     def evict(self, upto: int, ops: Sequence[Op]) -> None:
-        """Drops what `ops` wrote, now in RocksDB, unless a transaction after `upto` rewrote it."""
-        for table, key, _ in ops:
+        """Drops what `ops` wrote, now in RocksDB, unless a transaction after `upto` rewrote it; a full
+        table keeps its values and drops only its deletions."""
+        for table, key, value in ops:
+            if value is not None and table in self._full:
+                continue
             entries = self._tables[table]
             entry = entries.get(key)
             if entry is not None and entry[0] <= upto:
@@ -130,10 +143,12 @@ class DoubleBuffer:
         max_unflushed: int = 10_000,
         on_failure: Callable[[BaseException], None] | None = None,
         alive: Callable[[], bool] = lambda: True,
+        full: Sequence[str] = (),
     ) -> None:
+        """`full`: the tables the cache holds whole (TableCache); load them before the first `add`."""
         if max_unflushed < 1:
             raise ValueError(f"the unflushed transaction limit must be positive, got {max_unflushed}")
-        self.cache = TableCache(tables)
+        self.cache = TableCache(tables, full)
         self._write_batch = write_batch
         self._alive = alive
         self._max_unflushed = max_unflushed

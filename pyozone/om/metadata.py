@@ -18,7 +18,8 @@ code-point order and a listing is a range scan.
 
 Writes go through the double buffer (double_buffer.py): a transaction is visible at once through the table
 cache and reaches RocksDB in a synced batch with the transactions around it; a batch is atomic, so a crash
-leaves all of a transaction or none. Reads see the cache over RocksDB.
+leaves all of a transaction or none. Reads see the cache over RocksDB; volumeTable and bucketTable are
+held whole in the cache (FULL_TABLES), as in Ozone.
 """
 
 from __future__ import annotations
@@ -75,6 +76,9 @@ def open_key_key(volume: str, bucket: str, key: str, client_id: int) -> str:
     return f"/{volume}/{bucket}/{key}/{client_id}"
 
 
+FULL_TABLES = (VOLUME_TABLE, BUCKET_TABLE)
+"""Held whole in the table cache (Ozone's FULL_CACHE tables): each key request reads its bucket and volume."""
+
 T = TypeVar("T")
 Op = tuple[str, str, bytes | None]
 """(table, key, value); None deletes."""
@@ -113,8 +117,10 @@ class OMMetadataStore:
             store._backend.write(encoded(ops), sync=True)
 
         self._buffer = DoubleBuffer(
-            TABLE_NAMES, flush, max_unflushed, on_failure, alive=lambda: this() is not None
+            TABLE_NAMES, flush, max_unflushed, on_failure, alive=lambda: this() is not None, full=FULL_TABLES
         )
+        for table in FULL_TABLES:
+            self._buffer.cache.load(table, self._stored(self._call(self._backend.iterate, table, b""), ""))
 
     def get(self, table: str, key: str) -> bytes | None:
         pending = self._buffer.cache.get(table, key)

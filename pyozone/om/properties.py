@@ -45,9 +45,7 @@ class PropertyManager:
                 ),
                 modification_ms=om.clock.wall_ms(),
             )
-            om.commit(
-                [(VOLUME_TABLE, volume_key(volume), om_records.encode(om_records.volume_to_proto(record)))]
-            )
+            om.commit([(VOLUME_TABLE, volume_key(volume), om_records.encode_volume(record))])
         log.info(
             "volume %s: owner %s, quota %d bytes, %d buckets", volume, record.owner, record.quota_bytes,
             record.quota_namespace,
@@ -78,7 +76,7 @@ class PropertyManager:
                     (
                         BUCKET_TABLE,
                         bucket_key(volume, bucket),
-                        om_records.encode(om_records.bucket_to_proto(record)),
+                        om_records.encode_bucket(record),
                     )
                 ]
             )
@@ -105,19 +103,19 @@ class PropertyManager:
                 op = (
                     VOLUME_TABLE,
                     volume_key(path.volume),
-                    om_records.encode(om_records.volume_to_proto(changed)),
+                    om_records.encode_volume(changed),
                 )
             elif path.resource is ResourceType.BUCKET:
                 op = (
                     BUCKET_TABLE,
                     bucket_key(path.volume, path.bucket),
-                    om_records.encode(om_records.bucket_to_proto(changed)),
+                    om_records.encode_bucket(changed),
                 )
             else:
                 op = (
                     KEY_TABLE,
                     key_key(path.volume, path.bucket, path.key),
-                    om_records.encode(om_records.key_to_proto(changed)),
+                    om_records.encode_key(changed),
                 )
             om.commit([op])
         log.info("ACLs of %s %s: %s", path.resource.name.lower(), path, ",".join(map(str, acls)))

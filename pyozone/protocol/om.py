@@ -69,6 +69,7 @@ from pyozone.protocol.om_records import (
     block_from_proto,
     block_to_proto,
     bucket_to_proto,
+    encode_key,
     key_to_proto,
     replication_fields,
     volume_to_proto,
@@ -493,7 +494,9 @@ def buckets_answer(records: Iterable[BucketRecord]) -> om_pb.ListBucketsResponse
 
 def key_answer(method: str, record: KeyRecord) -> Message:
     """commitKey, completeMultipartUpload: the committed key with its blocks."""
-    return _ANSWERS[method](keyInfo=key_to_proto(record))
+    answer = _ANSWERS[method]()
+    answer.keyInfo.MergeFromString(encode_key(record))  # the bytes om.db got: parsed, not built again
+    return answer
 
 
 def keys_answer(records: Iterable[KeyRecord], with_blocks: bool) -> om_pb.ListKeysResponse:
@@ -513,9 +516,12 @@ def open_key_answer(
     record: KeyRecord, client_id: int, allocated: Iterable[BlockLocation], block_length: int
 ) -> om_pb.OpenKeyResponse:
     """The open key without its record's blocks, and its pre-allocated blocks to write (tokens: `sign`)."""
-    info = key_to_proto(record, with_blocks=False)
+    answer = om_pb.OpenKeyResponse(clientID=client_id, openVersion=0)
+    info = answer.keyInfo
+    info.MergeFromString(encode_key(record))  # the open key's om.db bytes, parsed: not built again
+    del info.locations[:]
     info.locations.extend(allocated_to_proto(b, block_length) for b in allocated)
-    return om_pb.OpenKeyResponse(keyInfo=info, clientID=client_id, openVersion=0)
+    return answer
 
 
 def allocate_block_answer(location: BlockLocation, length: int) -> om_pb.AllocateBlockResponse:

@@ -7,7 +7,12 @@ requests, answers and the client's views are protocol/om.py's.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from google.protobuf.message import Message
 
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.om_records import (
@@ -41,7 +46,7 @@ if TYPE_CHECKING:
 
 
 DECODED_CACHE_SIZE = 4096
-"""Decoded volume and bucket records kept (their bytes are the key)."""
+"""Volume, bucket and key records kept with their bytes (RecordMemo)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -56,8 +61,15 @@ def replication_fields(config: ReplicationConfig) -> dict[str, Any]:
 
 
 def stored_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.MultipartInfo) -> ReplicationConfig:
-    ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
-    return replication_from_proto(p.type, p.factor, ec)
+    if p.HasField("ecReplicationConfig"):
+        return replication_from_proto(p.type, p.factor, p.ecReplicationConfig)
+    return _replicated(p.type, p.factor)
+
+
+@functools.lru_cache(maxsize=64)
+def _replicated(rtype: int, factor: int) -> ReplicationConfig:
+    """A stored non-EC config (memoized: a handful of (type, factor) pairs; a bad one raises, uncached)."""
+    return replication_from_proto(rtype, factor, None)
 
 
 # ------------------------------------------------------------------ volumes and buckets
@@ -153,22 +165,35 @@ def block_from_proto(p: om_pb.KeyLocation, field: str = "location") -> KeyBlock:
 
 
 def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
-    return om_pb.KeyInfo(
+    """Empty maps and lists are left unset and the blocks built in place (a record's blocks were checked
+    when they entered OM): a tenth of OM's CPU per key went to this under omkg (issue 29)."""
+    p = om_pb.KeyInfo(
         volume=k.volume,
         bucket=k.bucket,
         key=k.key,
         dataSize=k.data_size,
         creationTime=k.creation_ms,
         modificationTime=k.modification_ms,
-        locations=[block_to_proto(b) for b in k.blocks] if with_blocks else [],
         objectID=k.object_id,
-        metadata=dict(k.metadata),
-        tags=dict(k.tags),
         owner=k.owner,
-        acls=acls_to_proto(k.acls),
         chargedBytes=k.charged_bytes,
         **replication_fields(k.replication),
     )
+    if with_blocks:
+        add = p.locations.add
+        for b in k.blocks:
+            location = add(offset=b.offset, length=b.length, createVersion=b.create_version)
+            block_id = location.blockID
+            block_id.blockCommitSequenceId = b.bcsid
+            block_id.containerBlockID.containerID = b.block_id.container_id
+            block_id.containerBlockID.localID = b.block_id.local_id
+    if k.metadata:
+        p.metadata.update(k.metadata)
+    if k.tags:
+        p.tags.update(k.tags)
+    if k.acls:
+        p.acls.extend(acls_to_proto(k.acls))
+    return p
 
 
 def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
@@ -191,10 +216,10 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
             for x in p.locations
         ),
         p.objectID,
-        pairs(p.metadata),
-        pairs(p.tags),
+        pairs(p.metadata) if p.metadata else (),
+        pairs(p.tags) if p.tags else (),
         p.owner,
-        acls_from_proto(p.acls, "acls"),
+        acls_from_proto(p.acls, "acls") if p.acls else (),
         p.chargedBytes,
     )
 
@@ -242,21 +267,87 @@ def encode(message: om_pb.VolumeInfo | om_pb.BucketInfo | om_pb.KeyInfo | om_pb.
     return message.SerializeToString(deterministic=True)
 
 
-@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
+class RecordMemo:
+    """The records OM wrote or read lately with their om.db bytes, both ways: Ozone's table cache keeps
+    objects (OmKeyInfo, OmBucketInfo), not bytes, and so does this, beside the tables. A record read back
+    from bytes it was written as is the same (frozen) object, not a new decode: commitKey reads the open
+    key openKey wrote, every key request the bucket and volume the last commit wrote. A record written or
+    answered again is not encoded again (by identity: the memo holds the record, so its id stays its own).
+    At most `size` of each; the oldest go first. Safe across threads (the event loop and OM's pool)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._by_bytes: OrderedDict[bytes, object] = OrderedDict()
+        self._by_id: OrderedDict[int, tuple[object, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def record(self, data: bytes) -> Any:
+        """The record these bytes decode to, if one was seen; else None."""
+        return self._by_bytes.get(data)
+
+    def data(self, record: object) -> bytes | None:
+        """The bytes this very record was encoded as or decoded from; else None."""
+        entry = self._by_id.get(id(record))
+        return entry[1] if entry is not None and entry[0] is record else None
+
+    def remember(self, record: object, data: bytes) -> None:
+        with self._lock:
+            by_bytes, by_id = self._by_bytes, self._by_id
+            by_bytes[data] = record
+            by_id[id(record)] = (record, data)
+            if len(by_bytes) > self.size:
+                by_bytes.popitem(last=False)
+            if len(by_id) > self.size:
+                by_id.popitem(last=False)
+
+
+RECORDS = RecordMemo(DECODED_CACHE_SIZE)
+"""om.db's volume, bucket and key records with their bytes (one memo: equal bytes are one record)."""
+
+R = TypeVar("R", VolumeRecord, BucketRecord, KeyRecord)
+
+
+def _encoded(record: R, to_proto: Callable[[R], Message]) -> bytes:
+    data = RECORDS.data(record)
+    if data is None:
+        data = to_proto(record).SerializeToString(deterministic=True)
+        RECORDS.remember(record, data)
+    return data
+
+
+def _decoded(data: bytes, message: type[Message], from_proto: Callable[[Any], R]) -> R:
+    record = RECORDS.record(data)
+    if record is None:
+        record = from_proto(message.FromString(data))
+        RECORDS.remember(record, data)
+    return record
+
+
+def encode_volume(record: VolumeRecord) -> bytes:
+    """A volumeTable value (the record's bytes, once per record)."""
+    return _encoded(record, volume_to_proto)
+
+
+def encode_bucket(record: BucketRecord) -> bytes:
+    """A bucketTable value."""
+    return _encoded(record, bucket_to_proto)
+
+
+def encode_key(record: KeyRecord) -> bytes:
+    """A keyTable, openKeyTable or deletedTable value."""
+    return _encoded(record, key_to_proto)
+
+
 def decode_volume(data: bytes) -> VolumeRecord:
-    """Memoized by value, as decode_bucket."""
-    return volume_from_proto(om_pb.VolumeInfo.FromString(data))
+    return _decoded(data, om_pb.VolumeInfo, volume_from_proto)
 
 
-@functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
 def decode_bucket(data: bytes) -> BucketRecord:
-    """Memoized by value: every key request reads its bucket and volume (often several times), and the
-    records are frozen, so equal bytes may share one."""
-    return bucket_from_proto(om_pb.BucketInfo.FromString(data))
+    return _decoded(data, om_pb.BucketInfo, bucket_from_proto)
 
 
 def decode_key(data: bytes) -> KeyRecord:
-    return key_from_proto(om_pb.KeyInfo.FromString(data))
+    return _decoded(data, om_pb.KeyInfo, key_from_proto)
 
 
 def decode_key_block_ids(data: bytes) -> tuple[BlockID, ...]:

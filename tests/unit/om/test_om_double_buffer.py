@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyozone.om.double_buffer import BufferFailedError, DoubleBuffer, Op, OwnerDropped
-from pyozone.om.metadata import KEY_TABLE, VOLUME_TABLE, OMMetadataStore, OMStoreError
+from pyozone.om.double_buffer import MISSING, BufferFailedError, DoubleBuffer, Op, OwnerDropped
+from pyozone.om.metadata import BUCKET_TABLE, KEY_TABLE, VOLUME_TABLE, OMMetadataStore, OMStoreError
 
 TABLES = ("t",)
 WAIT_S = 10
@@ -186,4 +186,32 @@ def test_store_view_is_the_model_whatever_was_flushed(
         assert store.get(KEY_TABLE, key or "/k0") == model.get(key or "/k0")
     expected = sorted((k, v) for k, v in model.items() if start_after is None or k > start_after)
     assert list(store.scan(KEY_TABLE, "/k", start_after)) == expected
+    store.close()
+
+
+def test_a_full_table_keeps_its_values_after_their_flush_and_drops_its_deletions() -> None:
+    writer = GatedWriter()
+    writer.gate.set()
+    buffer = DoubleBuffer(("t", "full"), writer, full=("full",))
+    buffer.cache.load("full", [("old", b"0")])
+    buffer.wait(buffer.add([("t", "a", b"1"), ("full", "b", b"2"), ("full", "old", None)]))
+    assert buffer.cache.get("t", "a") is MISSING  # RocksDB has it now
+    assert buffer.cache.get("full", "b") == b"2"
+    assert buffer.cache.get("full", "old") is None and buffer.cache.get("full", "never") is None
+    assert len(buffer.cache) == 1
+    buffer.close()
+
+
+def test_om_db_reads_volumes_and_buckets_from_its_cache_alone_across_a_restart(tmp_path: Path) -> None:
+    store = OMMetadataStore(tmp_path / "om.db")
+    store.write([(VOLUME_TABLE, "/v", b"volume"), (BUCKET_TABLE, "/v/b", b"bucket")])
+    store.close()
+    store = OMMetadataStore(tmp_path / "om.db")
+    store._backend.get = None  # type: ignore[assignment]  # a read reaching RocksDB fails
+    assert store.get(VOLUME_TABLE, "/v") == b"volume" and store.get(BUCKET_TABLE, "/v/b") == b"bucket"
+    assert store.get(BUCKET_TABLE, "/v/none") is None
+    store.write([(BUCKET_TABLE, "/v/b", None)])
+    store.sync()
+    assert store.get(BUCKET_TABLE, "/v/b") is None
+    assert [k for k, _ in store.scan(VOLUME_TABLE)] == ["/v"]
     store.close()
