@@ -8,6 +8,12 @@ RPC server. With hdds.grpc.tls.enabled every port and every channel to SCM is mu
 certificate. The core is synchronous and may wait for SCM, so core calls run in a thread pool (commitKey,
 which never waits, on the loop); its locks (om/locks.py) keep mutations apart, and om.db's double buffer
 makes them durable before a client is answered.
+
+With `ozone.om.service.ids` OM is one member of its service's Raft group (om/server/ha.py, docs/om.md "High
+availability"): it finds its node (`local_om_node`), serves on that node's addresses, keeps its Raft log
+under `ozone.om.ratis.storage.dir` (default `ozone.metadata.dirs`/ratis) and runs a RaftMember on its Ratis
+port (mutual TLS with OM's certificate when hdds.grpc.tls.enabled); only the leader executes calls and runs
+the background services. A lone OM keeps the direct double-buffer path.
 """
 
 from __future__ import annotations
@@ -17,12 +23,14 @@ import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TypeVar
 
 from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.http_json import JsonResponse, Route
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
+from pyozone.common.om_ha import OmNodeDetails, local_om_node, om_raft_group_id, om_service_nodes
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
@@ -38,6 +46,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.counts import NamespaceCounter
+from pyozone.om.server.ha import OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
 from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
@@ -46,6 +55,11 @@ from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
 from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
 from pyozone.om.stored_lengths import StoredLengths
+from pyozone.ratis.messages import RaftPeerId
+from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
+from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc import Server
 from pyozone.rpc.loop import run as run_on_rpc_loop
 from pyozone.security.cert_client import CertRenewer, daemon_tls
@@ -82,11 +96,15 @@ class OmDaemon:
         self.conf = conf
         self.secure = security_enabled(conf)
         self.mtls = mtls_enabled(conf)  # refused here when it comes without security
+        self.node: OmNodeDetails | None = local_om_node(conf)
+        """This OM's node of its HA service (ozone.om.service.ids), None when it runs alone."""
         # OM has no RPC bind-host key; a non-loopback ozone.om.address binds 0.0.0.0 (docs/differences.md).
-        self.rpc_address = bind_address(conf, om_address(conf), None)
-        self.http_address = bind_address(
-            conf, address(conf, "ozone.om.http-address"), "ozone.om.http-bind-host"
-        )
+        rpc_where = om_address(conf) if self.node is None else self.node.rpc_address
+        http_where = address(conf, "ozone.om.http-address") if self.node is None else self.node.http_address
+        self.rpc_address = bind_address(conf, rpc_where, None)
+        self.http_address = bind_address(conf, http_where, "ozone.om.http-bind-host")
+        self.replication: OmReplication | None = None
+        self.raft: RaftMember | None = None
         self.settings = OMSettings.from_conf(conf)
         self.metadata_dir = om_metadata_dir(conf)
         self.db_path = om_db_path(conf)
@@ -130,9 +148,12 @@ class OmDaemon:
         await self._start_http()
         self.storage = await self._bind_cluster()
         self.store = OMMetadataStore(
-            self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate
-        )
+            self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate,
+            sync=self.node is None,
+        )  # fmt: skip
         core = OzoneManager(self.store, self.scm, self.settings, self.clock)
+        if self.node is not None:
+            await self._start_raft(self.node, core)
         self.key_deleting = KeyDeletingService(core)
         self.open_key_cleanup = OpenKeyCleanupService(core)
         deleting, cleanup = self.key_deleting, self.open_key_cleanup
@@ -164,6 +185,39 @@ class OmDaemon:
             self.http_port,
             self.db_path,
         )
+
+    async def _start_raft(self, node: OmNodeDetails, core: OzoneManager) -> None:
+        """This OM's member of its service's Raft group, applying into om.db (om/server/ha.py)."""
+        assert self.store is not None
+        conf = self.conf
+        nodes = om_service_nodes(conf, node.service_id)
+        peers = tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes)
+        group = RaftGroup(om_raft_group_id(node.service_id), peers)
+        ratis_dir = Path(str(conf.get("ozone.om.ratis.storage.dir") or self.metadata_dir / "ratis"))
+        private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
+        timeout_ms = int(conf.get("ozone.om.ratis.minimum.timeout"))
+        settings = RaftSettings(
+            rpc_timeout_min_ms=timeout_ms,
+            rpc_timeout_max_ms=2 * timeout_ms,
+            pre_vote=bool(conf.get("ozone.om.ratis.server.leaderelection.pre-vote")),
+        )
+        self.replication = OmReplication(
+            self.store, core, node.node_id, {n.node_id: str(n.rpc_address) for n in nodes},
+            int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
+        )  # fmt: skip
+        storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))
+        self.raft = RaftMember(
+            RaftPeerId(node.node_id), group, storage, self.replication, settings, self.tls, CertRole.OM,
+            bind_host=bind_address(conf, node.ratis_address, None).host,
+        )  # fmt: skip
+        self.replication.attach(self.raft)
+        try:
+            await self.raft.start()
+        except OSError as e:
+            where = f"{node.ratis_address} (ozone.om.ratis.port of {node.service_id}.{node.node_id})"
+            raise ServerStartError(f"cannot bind OM's Raft server to {where}: {e.strerror or e}") from None
+        log.info("OM %s of service %s: Raft group %s on %s, its log in %s", node.node_id, node.service_id,
+                 group.group_id, node.ratis_address, ratis_dir)  # fmt: skip
 
     async def _obtain_certificate(self) -> None:
         """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops."""
@@ -215,18 +269,17 @@ class OmDaemon:
         self._stored = StoredLengths(
             self.core, self.tls, self._tokens, self.core.settings.length_check_timeout_ms / 1000
         )
-        add_om_service(
-            server,
-            OzoneManagerService(
-                self.core,
-                self._executor,
-                self.storage.om_uuid,
-                self.storage.cluster_id,
-                self._tokens,
-                observe=self.om_metrics.observe,
-                stored=self._stored,
-            ),
+        service = OzoneManagerService(
+            self.core,
+            self._executor,
+            self.storage.om_uuid,
+            self.storage.cluster_id,
+            self._tokens,
+            observe=self.om_metrics.observe,
+            stored=self._stored,
         )
+        service.ha = self.replication
+        add_om_service(server, service)
         try:
             self.rpc_port = await server.start(self.rpc_address.host, self.rpc_address.port, self.tls)
         except OSError as e:
@@ -241,6 +294,8 @@ class OmDaemon:
             running = asyncio.get_running_loop()
             while True:
                 await asyncio.sleep(interval_ms / 1000)
+                if self.replication is not None and not self.replication.leading():
+                    continue  # OM HA: the leader's services only (a follower executes nothing)
                 try:
                     await running.run_in_executor(self._executor, step)
                 except Exception:
@@ -278,6 +333,8 @@ class OmDaemon:
         self.serving = False
         if self._server is not None:
             await self._server.stop(grace_s)
+        if self.raft is not None:
+            await self.raft.stop()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.server.ha import AnsweredStatus
 from pyozone.protocol import ProtocolError
 from pyozone.rpc import AbortError, CallContext, StatusCode
 
@@ -71,11 +72,18 @@ def rpc(handler: Handler) -> Handler:
         started = time.perf_counter()
         failed = True
         try:
-            answer = await handler(self, request, context)
+            if self.ha is None:
+                answer = await handler(self, request, context)
+            else:
+                answer = await self.ha.serve(
+                    name, functools.partial(handler, self, request, context), context
+                )
             failed = False
             return answer
         except AbortError:
             raise
+        except AnsweredStatus as e:
+            await context.abort(StatusCode[e.status], e.details)
         except OMException as e:
             if e.code in (OMResultCode.SCM_UNAVAILABLE,):
                 log.warning("%s from %s: %s", name, context.peer(), e)

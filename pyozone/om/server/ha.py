@@ -1,0 +1,455 @@
+"""OM high availability on the Raft shell: leader-side execution (HDDS-11898; docs/om.md "High
+availability").
+
+The leader executes a request as a lone OM does, against the table cache (which shows the leader's own
+uncommitted transactions, so the next request builds on them); om.db's double buffer only stages the
+transaction (om/double_buffer.py `replicate`). `OmReplication` hands the staged transactions to the Raft
+member in epoch order, each as ONE entry: its ops and the call it answered with that answer
+(protocol/om_ratis.py). Every OM applies the committed entries (`apply`, the StateMachine): the leader
+queues its staged ops for the flusher, a follower puts them in its cache and queues them; om.db receives
+them with `#TRANSACTIONINFO` (term#index) in the same batch, unsynced (the Raft log is the WAL). The client
+is answered once its transaction is in om.db on the leader, so only after its entry committed.
+
+Step-down (the member no longer leads, or an entry of another leader is applied, or a submit fails): the OM
+stops executing, forgets the staged transactions that were never applied (once everything applied is in
+om.db, their cache entries go: a key then reads its committed value) and their callers get
+OMNotLeaderException; they retry elsewhere with the same call id, and the retry cache there answers if the
+entry did commit. A new leader answers OMLeaderNotReadyException until it has applied its log up to its
+term's first entry, then takes the id counter om.db holds.
+
+Reads are served by the leader only, after a ReadIndex round (Ratis's raft.server.read.option
+LINEARIZABLE); concurrent reads share one round.
+
+The retry cache (Ratis's RetryCache, ozone.om.ratis.server.retry.cache.timeout) maps a call's
+(client id, call id) to its answer; every OM fills it as it applies entries, so a call retried after a
+failover is answered with its first answer and never executed twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import itertools
+import logging
+import time
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
+from pyozone.om.exceptions import OMException
+from pyozone.om.metadata import META_TABLE, OMMetadataStore, Op
+from pyozone.om.server.durability import DurableGate
+from pyozone.protocol.om_ratis import CallAnswer, answer_from_bytes, entry_from_bytes, entry_to_bytes
+from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis_server.server import NotLeaderError, RaftMember
+from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
+
+if TYPE_CHECKING:
+    from pyozone.om.core import OzoneManager
+
+log = logging.getLogger(__name__)
+
+TRANSACTION_INFO = "#TRANSACTIONINFO"
+"""meta: the last Raft entry om.db holds, "term#index" (Ozone's TransactionInfo in transactionInfoTable)."""
+
+RETRY_CACHE_TIMEOUT_MS = 600_000
+"""ozone.om.ratis.server.retry.cache.timeout's default."""
+
+READS = frozenset(
+    {
+        "infoVolume", "listVolumes", "infoBucket", "listBuckets", "lookupKey", "listKeys", "listParts",
+        "listMultipartUploads", "getAcl", "getServiceInfo", "getS3Secret", "getS3SigningKey",
+    }
+)  # fmt: skip
+"""The calls that read: each waits for a ReadIndex round first (a call that may also write, getS3Secret,
+takes the write path as well)."""
+
+
+class AnsweredStatus(Exception):
+    """A call answered with a status rather than a response: an HA refusal (UNAVAILABLE with
+    OMNotLeaderException's or OMLeaderNotReadyException's text) or a replayed error."""
+
+    def __init__(self, status: str, details: str) -> None:
+        super().__init__(details)
+        self.status = status
+        self.details = details
+
+
+def transaction_info(raw: bytes | None) -> TermIndex:
+    if not raw:
+        return TermIndex(0, 0)
+    term, _, index = raw.decode().partition("#")
+    return TermIndex(int(term), int(index))
+
+
+def call_key(context: Any) -> tuple[str, int] | None:
+    """The call's (client id, call id) from its metadata, as Hadoop RPC's header carries them; None when
+    the client sends none (it talks to a lone OM)."""
+    client_id = call_id = None
+    for key, value in context.invocation_metadata() or ():
+        if key == CLIENT_ID_METADATA:
+            client_id = value
+        elif key == CALL_ID_METADATA:
+            call_id = value
+    if not client_id or not call_id or not call_id.isdigit():
+        return None
+    return client_id, int(call_id)
+
+
+@dataclass(eq=False)
+class _Staged:
+    epoch: int
+    ops: Sequence[Op]
+    client_id: str
+    call_id: int
+    sealed: bool = False
+    answer: CallAnswer | None = None
+    payload: bytes = b""
+    term: int = 0
+
+
+@dataclass(eq=False)
+class _Call:
+    client_id: str
+    call_id: int
+    cached: bool
+    """Whether the client named the call (its answer goes to the retry cache)."""
+    staged: list[_Staged] = field(default_factory=list)
+    seen: int = 0
+    """The last epoch the call's jobs could have read."""
+    closed: bool = False
+
+
+CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("om_ha_call", default=None)
+"""The call a handler runs for (HA only): `_run` records what it saw, the buffer's stage hook what it
+wrote."""
+
+
+class RetryCache:
+    """(client id, call id) -> the call's answer, for `timeout_ms` after it was applied."""
+
+    def __init__(self, timeout_ms: int, now_ms: Callable[[], float]) -> None:
+        self._timeout_ms = timeout_ms
+        self._now_ms = now_ms
+        self._entries: OrderedDict[tuple[str, int], tuple[float, CallAnswer]] = OrderedDict()
+
+    def put(self, answer: CallAnswer) -> None:
+        now = self._now_ms()
+        self._entries[(answer.client_id, answer.call_id)] = (now + self._timeout_ms, answer)
+        self._entries.move_to_end((answer.client_id, answer.call_id))
+        while self._entries:
+            expires, _ = next(iter(self._entries.values()))
+            if expires > now:
+                break
+            self._entries.popitem(last=False)
+
+    def get(self, key: tuple[str, int]) -> CallAnswer | None:
+        found = self._entries.get(key)
+        if found is None or found[0] <= self._now_ms():
+            return None
+        return found[1]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class OmReplication:
+    """The Raft member's state machine and the leader's replicator, on the serving loop. Create it on
+    that loop before the member (`attach` it after)."""
+
+    def __init__(
+        self,
+        store: OMMetadataStore,
+        core: OzoneManager,
+        node_id: str,
+        rpc_addresses: Mapping[str, str],
+        retry_cache_timeout_ms: int = RETRY_CACHE_TIMEOUT_MS,
+    ) -> None:
+        """`rpc_addresses`: each OM's client address (host:port) by node id, named in refusals."""
+        self.store = store
+        self._rpc_addresses = dict(rpc_addresses)
+        self.core = core
+        self.node_id = node_id
+        self._buffer = store.buffer
+        self._loop = asyncio.get_running_loop()
+        self._gate = DurableGate(store)
+        self.retry_cache = RetryCache(retry_cache_timeout_ms, lambda: time.monotonic() * 1000)
+        self.db_applied = transaction_info(store.get(META_TABLE, TRANSACTION_INFO))
+        """The last entry om.db held at start: the log's entries up to it are not applied again."""
+        self._member: RaftMember | None = None
+        self._own_client = f"om-{node_id}-{uuid.uuid4()}"
+        self._own_calls = itertools.count(1)
+        self._staged: deque[_Staged] = deque()
+        self._submitted: deque[_Staged] = deque()
+        self._drain_scheduled = False
+        self._ready_term: int | None = None
+        self._hint: str | None = None
+        """The leader `check_leader` last saw, when another."""
+        self._generation = 0
+        self._inflight: dict[tuple[str, int], asyncio.Future[Any]] = {}
+        self._next_read: asyncio.Future[None] | None = None
+        self._reading = False
+        self.read_rounds = 0
+        self.stepdowns = 0
+        self._buffer.refuse(self._refusal)
+        self._buffer.replicate(self._on_stage)
+
+    def attach(self, member: RaftMember) -> None:
+        self._member = member
+
+    @property
+    def member(self) -> RaftMember:
+        if self._member is None:
+            raise RuntimeError("OM's Raft member is not attached")
+        return self._member
+
+    # ------------------------------------------------------------------ who may serve
+    def leading(self) -> bool:
+        """This OM leads and executes (background services run only then)."""
+        member = self._member
+        if member is None or self._ready_term is None or not member.running:
+            return False
+        status = member.status()
+        return status.role is RaftPeerRole.LEADER and status.term == self._ready_term
+
+    def _not_leader(self, leader_id: str | None = None) -> AnsweredStatus:
+        member = self._member
+        if leader_id is None and member is not None and member.running:
+            known = member.status().leader
+            leader_id = known.id if known is not None and known.id != self.node_id else None
+        address = self._rpc_addresses.get(leader_id) if leader_id is not None else None
+        refusal = OMNotLeaderException(self.node_id, leader_id, address)
+        return AnsweredStatus("UNAVAILABLE", refusal.details())
+
+    def _refusal(self) -> Exception:
+        """What a write staged while this OM does not execute raises (any thread: the last leader seen)."""
+        return self._not_leader(self._hint)
+
+    def check_leader(self) -> None:
+        """Raises the refusal a call gets when this OM cannot execute it now; takes over as the leader
+        once its log is applied up to its term's start."""
+        member = self.member
+        status = member.status() if member.running else None
+        if status is None or status.role is not RaftPeerRole.LEADER:
+            if self._ready_term is not None or self._staged or self._submitted:
+                self._reset("this OM no longer leads")
+            leader = status.leader.id if status is not None and status.leader is not None else None
+            self._hint = leader
+            raise self._not_leader(leader)
+        if self._ready_term == status.term:
+            return
+        if self._ready_term is not None:
+            self._reset(f"term {status.term} began")
+        if status.applied_index < status.last_index or self._buffer.dropping or self._submitted:
+            raise AnsweredStatus("UNAVAILABLE", OMLeaderNotReadyException(self.node_id).details())
+        self.core.reload_ids()
+        self._buffer.refuse(None)
+        self._ready_term = status.term
+        log.info("OM %s leads its service from term %d (applied up to %d)", self.node_id, status.term,
+                 status.applied_index)  # fmt: skip
+
+    # ------------------------------------------------------------------ serving a call
+    async def serve(self, name: str, run: Callable[[], Awaitable[Any]], context: Any) -> Any:
+        """Runs a handler as the leader: the retry cache first, then (reads) a ReadIndex round, then the
+        handler; its transactions are replicated with its answer, which is returned once they are in
+        om.db. AnsweredStatus for a refusal or a replayed error."""
+        key = call_key(context)
+        if key is not None:
+            cached = self.retry_cache.get(key)
+            if cached is not None:
+                return _replay(cached)
+            running = self._inflight.get(key)
+            if running is not None:
+                return await asyncio.shield(running)
+        self.check_leader()
+        if name in READS:
+            await self._read_barrier()
+            self.check_leader()
+        generation = self._generation
+        if key is None:
+            call = _Call(self._own_client, next(self._own_calls), cached=False)
+        else:
+            call = _Call(key[0], key[1], cached=True)
+        outcome: asyncio.Future[Any] | None = None
+        if key is not None:
+            outcome = self._inflight[key] = self._loop.create_future()
+        try:
+            answer = await self._execute(name, run, call, generation)
+        except BaseException as error:
+            if outcome is not None:
+                self._inflight.pop(key, None)  # type: ignore[arg-type]
+                if not outcome.done() and isinstance(error, Exception):
+                    outcome.set_exception(error)
+                    outcome.exception()  # retrieved: a duplicate may never come
+            raise
+        if outcome is not None:
+            self._inflight.pop(key, None)  # type: ignore[arg-type]
+            outcome.set_result(answer)
+        return answer
+
+    async def _execute(
+        self, name: str, run: Callable[[], Awaitable[Any]], call: _Call, generation: int
+    ) -> Any:
+        token = CALL.set(call)
+        answer: Any = None
+        failure: Exception | None = None
+        try:
+            answer = await run()
+        except Exception as error:
+            failure = error
+        finally:
+            CALL.reset(token)
+            self._seal(call, name, answer, failure)
+        upto = max(call.seen, call.staged[-1].epoch if call.staged else 0)
+        if generation != self._generation:
+            raise self._not_leader()
+        if upto:
+            await self._gate.wait(upto)
+            if generation != self._generation:
+                raise self._not_leader()
+        if failure is not None:
+            raise failure
+        return answer
+
+    def _seal(self, call: _Call, name: str, answer: Any, failure: Exception | None) -> None:
+        """The call's staged transactions may go to the log now; the last carries its answer."""
+
+        def close() -> None:
+            call.closed = True
+
+        self._buffer.locked(close)
+        if not call.staged:
+            return
+        for staged in call.staged:
+            staged.sealed = True
+        if call.cached and not isinstance(failure, AnsweredStatus):
+            if failure is None:
+                recorded = CallAnswer(call.client_id, call.call_id, name, answer.SerializeToString())
+            elif isinstance(failure, OMException):
+                recorded = CallAnswer(
+                    call.client_id, call.call_id, name, b"", failure.status_name, str(failure)
+                )
+            else:
+                recorded = None
+            call.staged[-1].answer = recorded
+        self._drain()
+
+    # ------------------------------------------------------------------ to the log
+    def _on_stage(self, epoch: int, ops: Sequence[Op]) -> None:
+        """Under the buffer's lock, from any thread: a transaction the leader executed."""
+        call = CALL.get()
+        if call is None or call.closed:  # a background service's, or a call that stopped waiting
+            staged = _Staged(epoch, ops, self._own_client, next(self._own_calls), sealed=True)
+        else:
+            staged = _Staged(epoch, ops, call.client_id, call.call_id)
+            call.staged.append(staged)
+        self._staged.append(staged)
+        if not self._drain_scheduled:
+            self._drain_scheduled = True
+            self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        """Submits the sealed transactions at the head of the staged queue, in epoch order (tasks start
+        in the order they are created, so the log's order is the epochs')."""
+        self._drain_scheduled = False
+        member = self._member
+        if member is None:
+            return
+        while self._staged and self._staged[0].sealed:
+            staged = self._staged.popleft()
+            self._submitted.append(staged)
+            staged.payload = entry_to_bytes(staged.ops, staged.answer)
+            staged.term = self._ready_term or 0
+            task = self._loop.create_task(member.submit(staged.payload, staged.client_id, staged.call_id))
+            task.add_done_callback(partial(self._submit_done, self._generation))
+
+    def _submit_done(self, generation: int, task: asyncio.Task[object]) -> None:
+        if task.cancelled():
+            error: BaseException | None = asyncio.CancelledError()
+        else:
+            error = task.exception()
+        if error is not None and generation == self._generation:
+            self._reset(f"an entry was not committed: {error}")
+
+    # ------------------------------------------------------------------ the state machine
+    def apply(self, entry: LogEntry) -> object:
+        """A committed entry, in log order, on the loop (every OM)."""
+        info = (META_TABLE, TRANSACTION_INFO, f"{entry.term}#{entry.index}".encode())
+        head = self._submitted[0] if self._submitted else None
+        # the leader's own entry: the next it submitted, in its term (the same bytes)
+        if head is not None and head.term == entry.term and head.payload == entry.payload:
+            self._submitted.popleft()
+            self._buffer.enqueue(head.epoch, [*head.ops, info])
+            if head.answer is not None:
+                self.retry_cache.put(head.answer)
+            return None
+        decoded = entry_from_bytes(entry.payload)
+        if decoded.answer is not None:
+            self.retry_cache.put(decoded.answer)
+        if entry.index <= self.db_applied.index:
+            return None  # om.db holds it (a restart replays the log from its start)
+        if self._ready_term is not None or self._staged or self._submitted:
+            self._reset(f"entry {entry.index} of term {entry.term} is another leader's")
+        self._buffer.apply(decoded.ops, [info])
+        return None
+
+    def _reset(self, why: str) -> None:
+        """Step-down: execute nothing more, fail the callers of what was not applied, and drop it from the
+        cache once everything applied is in om.db."""
+        self._generation += 1
+        self._ready_term = None
+        self.stepdowns += 1
+
+        def take() -> set[int]:
+            self._buffer.refuse(self._refusal)
+            dropped = {s.epoch for s in self._staged} | {s.epoch for s in self._submitted}
+            self._staged.clear()
+            self._submitted.clear()
+            return dropped
+
+        dropped = self._buffer.locked(take)
+        self._gate.fail_above(self._buffer.enqueued, self._not_leader(self._hint))
+        self._buffer.drop_after_flush(dropped, self.store.stored_value, self._refusal)
+        log.info(
+            "OM %s stops executing: %s (%d transaction(s) not committed)", self.node_id, why, len(dropped)
+        )
+
+    # ------------------------------------------------------------------ linearizable reads
+    async def _read_barrier(self) -> None:
+        """Returns after a ReadIndex round that began after this call: concurrent reads share one."""
+        round_ = self._next_read
+        if round_ is None:
+            round_ = self._next_read = self._loop.create_future()
+            if not self._reading:
+                self._reading = True
+                self._loop.create_task(self._read_rounds())
+        await asyncio.shield(round_)
+
+    async def _read_rounds(self) -> None:
+        try:
+            while self._next_read is not None:
+                round_, self._next_read = self._next_read, None
+                self.read_rounds += 1
+                try:
+                    await self.member.read_index()
+                    round_.set_result(None)
+                except NotLeaderError as error:
+                    leader = error.leader_id.id if error.leader_id is not None else None
+                    round_.set_exception(self._not_leader(leader))
+                except Exception as error:
+                    round_.set_exception(error)
+                if round_.exception() is not None:
+                    log.debug("OM %s: a ReadIndex round failed: %s", self.node_id, round_.exception())
+        finally:
+            self._reading = False
+
+
+def _replay(answer: CallAnswer) -> Any:
+    if answer.error_status:
+        raise AnsweredStatus(answer.error_status, answer.error_details)
+    return answer_from_bytes(answer.method, answer.response)

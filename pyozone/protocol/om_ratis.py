@@ -1,0 +1,102 @@
+"""OM's Raft entries (proto/pyozone/OmRatis.proto): one executed request's om.db ops with the call it
+answered and that answer, as the leader replicates them (leader-side execution, HDDS-11898's
+PersistDbRequest and ExecutionControlRequest). The ops keep their order: consecutive ops of one table share
+a DBTableUpdate, a change of table starts the next. Damaged bytes are refused with ProtocolError."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError, Message
+from google.protobuf.message_factory import GetMessageClass
+
+from pyozone.hdds.errors import ProtocolError
+from pyozone.proto import OmClientProtocol_pb2 as om_pb
+from pyozone.proto import OmRatis_pb2 as pb
+
+Op = tuple[str, str, bytes | None]
+"""(table, key, value); None deletes (om/double_buffer.py's Op)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallAnswer:
+    """What a call was answered: the response's bytes, or the error status (a StatusCode name) and its
+    details; `method` names the rpc, so a replay parses the response as its type."""
+
+    client_id: str
+    call_id: int
+    method: str
+    response: bytes = b""
+    error_status: str = ""
+    error_details: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OmEntry:
+    ops: tuple[Op, ...]
+    answer: CallAnswer | None
+
+
+def entry_to_bytes(ops: Sequence[Op], answer: CallAnswer | None) -> bytes:
+    message = pb.OmReplicatedRequest()
+    updates = message.persistDb.tableUpdates
+    update: pb.DBTableUpdate | None = None
+    for table, key, value in ops:
+        if update is None or update.tableName != table:
+            update = updates.add(tableName=table)
+        if value is None:
+            update.records.add(key=key.encode(), deleted=True)
+        else:
+            update.records.add(key=key.encode(), value=value)
+    if answer is not None:
+        message.executionControl.requestInfo.add(
+            clientId=answer.client_id,
+            callId=answer.call_id,
+            method=answer.method,
+            response=answer.response,
+            errorStatus=answer.error_status,
+            errorDetails=answer.error_details,
+        )
+    return message.SerializeToString()
+
+
+def entry_from_bytes(data: bytes) -> OmEntry:
+    try:
+        message = pb.OmReplicatedRequest.FromString(data)
+        ops = tuple(
+            (update.tableName, record.key.decode(), None if record.deleted else record.value)
+            for update in message.persistDb.tableUpdates
+            for record in update.records
+        )
+    except (DecodeError, UnicodeDecodeError) as error:
+        raise ProtocolError(f"OM Raft entry: not an OmReplicatedRequest: {error}") from None
+    if any(not table for table, _, _ in ops):
+        raise ProtocolError("OM Raft entry: a DBTableUpdate names no table")
+    infos = message.executionControl.requestInfo
+    if len(infos) > 1:
+        raise ProtocolError(f"OM Raft entry: {len(infos)} ClientRequestInfo, at most one expected")
+    answer = None
+    if infos:
+        info = infos[0]
+        answer = CallAnswer(
+            info.clientId, info.callId, info.method, info.response, info.errorStatus, info.errorDetails
+        )
+    return OmEntry(ops, answer)
+
+
+_ANSWER_TYPES = {
+    m.name: GetMessageClass(m.output_type)
+    for m in om_pb.DESCRIPTOR.services_by_name["OzoneManagerService"].methods
+}
+
+
+def answer_from_bytes(method: str, data: bytes) -> Message:
+    """A recorded answer (the retry cache's), parsed as `method`'s response."""
+    answer_type = _ANSWER_TYPES.get(method)
+    if answer_type is None:
+        raise ProtocolError(f"OM Raft entry: {method!r} is no OzoneManagerService rpc")
+    try:
+        return answer_type.FromString(data)
+    except DecodeError as error:
+        raise ProtocolError(f"OM Raft entry: the answer of {method} does not parse: {error}") from None
