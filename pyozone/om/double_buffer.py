@@ -266,11 +266,6 @@ class DoubleBuffer:
             return call()
 
     @property
-    def enqueued(self) -> int:
-        """The last epoch handed to the flusher."""
-        return self._enqueued
-
-    @property
     def dropping(self) -> bool:
         return bool(self._drops)
 

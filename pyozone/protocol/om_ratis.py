@@ -1,7 +1,8 @@
-"""OM's Raft entries (proto/pyozone/OmRatis.proto): one executed request's om.db ops with the call it
-answered and that answer, as the leader replicates them (leader-side execution, HDDS-11898's
-PersistDbRequest and ExecutionControlRequest). The ops keep their order: consecutive ops of one table share
-a DBTableUpdate, a change of table starts the next. Damaged bytes are refused with ProtocolError."""
+"""OM's Raft entries (proto/pyozone/OmRatis.proto): the om.db ops of the requests a leader executed, with the
+calls they answered and those answers, as it replicates them (leader-side execution, HDDS-11898's
+PersistDbRequest and ExecutionControlRequest; one entry may carry several requests, as HDDS-11898's leader
+batches them). The ops keep their order: consecutive ops of one table share a DBTableUpdate, a change of
+table starts the next. Damaged bytes are refused with ProtocolError."""
 
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ class CallAnswer:
 @dataclass(frozen=True, slots=True)
 class OmEntry:
     ops: tuple[Op, ...]
-    answer: CallAnswer | None
+    answers: tuple[CallAnswer, ...]
 
 
-def entry_to_bytes(ops: Sequence[Op], answer: CallAnswer | None) -> bytes:
+def entry_to_bytes(ops: Sequence[Op], answers: Sequence[CallAnswer]) -> bytes:
     message = pb.OmReplicatedRequest()
     updates = message.persistDb.tableUpdates
     update: pb.DBTableUpdate | None = None
@@ -49,7 +50,7 @@ def entry_to_bytes(ops: Sequence[Op], answer: CallAnswer | None) -> bytes:
             update.records.add(key=key.encode(), deleted=True)
         else:
             update.records.add(key=key.encode(), value=value)
-    if answer is not None:
+    for answer in answers:
         message.executionControl.requestInfo.add(
             clientId=answer.client_id,
             callId=answer.call_id,
@@ -73,16 +74,13 @@ def entry_from_bytes(data: bytes) -> OmEntry:
         raise ProtocolError(f"OM Raft entry: not an OmReplicatedRequest: {error}") from None
     if any(not table for table, _, _ in ops):
         raise ProtocolError("OM Raft entry: a DBTableUpdate names no table")
-    infos = message.executionControl.requestInfo
-    if len(infos) > 1:
-        raise ProtocolError(f"OM Raft entry: {len(infos)} ClientRequestInfo, at most one expected")
-    answer = None
-    if infos:
-        info = infos[0]
-        answer = CallAnswer(
+    answers = tuple(
+        CallAnswer(
             info.clientId, info.callId, info.method, info.response, info.errorStatus, info.errorDetails
         )
-    return OmEntry(ops, answer)
+        for info in message.executionControl.requestInfo
+    )
+    return OmEntry(ops, answers)
 
 
 _ANSWER_TYPES = {

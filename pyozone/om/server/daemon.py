@@ -204,6 +204,7 @@ class OmDaemon:
         self.replication = OmReplication(
             self.store, core, node.node_id, {n.node_id: str(n.rpc_address) for n in nodes},
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
+            int(conf.get("ozone.om.ratis.server.request.timeout")),
         )  # fmt: skip
         storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))
         self.raft = RaftMember(
@@ -211,6 +212,7 @@ class OmDaemon:
             bind_host=bind_address(conf, node.ratis_address, None).host,
         )  # fmt: skip
         self.replication.attach(self.raft)
+        self.om_metrics.watch_raft(self.replication)
         try:
             await self.raft.start()
         except OSError as e:

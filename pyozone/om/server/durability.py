@@ -32,18 +32,6 @@ class DurableGate:
         self._release(self.store.flushed_epoch)  # a flush may have ended between the check and the push
         await future
 
-    def fail_above(self, epoch: int, error: Exception) -> None:
-        """The waiters for epochs after `epoch` (an OM HA leader's transactions that will not commit here)
-        get `error`."""
-        kept = []
-        for waiter in self._waiting:
-            if waiter[0] > epoch and not waiter[2].done():
-                waiter[2].set_exception(error)
-            elif waiter[0] <= epoch:
-                kept.append(waiter)
-        heapq.heapify(kept)
-        self._waiting = kept
-
     def _flushed(self, upto: int) -> None:
         """From the flusher thread; nothing to wake once the loop has closed (OM stopping)."""
         if not self._loop.is_closed():

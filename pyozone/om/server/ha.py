@@ -4,11 +4,12 @@ availability").
 The leader executes a request as a lone OM does, against the table cache (which shows the leader's own
 uncommitted transactions, so the next request builds on them); om.db's double buffer only stages the
 transaction (om/double_buffer.py `replicate`). `OmReplication` hands the staged transactions to the Raft
-member in epoch order, each as ONE entry: its ops and the call it answered with that answer
-(protocol/om_ratis.py). Every OM applies the committed entries (`apply`, the StateMachine): the leader
-queues its staged ops for the flusher, a follower puts them in its cache and queues them; om.db receives
-them with `#TRANSACTIONINFO` (term#index) in the same batch, unsynced (the Raft log is the WAL). The client
-is answered once its transaction is in om.db on the leader, so only after its entry committed.
+member in epoch order: a call's ops with the call and its answer (protocol/om_ratis.py), the calls that
+finished in one turn of the loop in one entry, as HDDS-11898's leader batches them. Every OM applies the
+committed entries (`apply`, the StateMachine): the leader queues its staged ops for the flusher, a follower
+puts them in its cache and queues them; om.db receives them with `#TRANSACTIONINFO` (term#index) in the same
+batch, unsynced (the Raft log is the WAL). The client is answered once its entry is applied on the leader:
+committed, so durable in a majority's logs.
 
 Step-down (the member no longer leads, or an entry of another leader is applied, or a submit fails): the OM
 stops executing, forgets the staged transactions that were never applied (once everything applied is in
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import heapq
 import itertools
 import logging
 import time
@@ -42,7 +44,6 @@ from typing import TYPE_CHECKING, Any
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
 from pyozone.om.exceptions import OMException
 from pyozone.om.metadata import META_TABLE, OMMetadataStore, Op
-from pyozone.om.server.durability import DurableGate
 from pyozone.protocol.om_ratis import CallAnswer, answer_from_bytes, entry_from_bytes, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
@@ -59,6 +60,10 @@ TRANSACTION_INFO = "#TRANSACTIONINFO"
 
 RETRY_CACHE_TIMEOUT_MS = 600_000
 """ozone.om.ratis.server.retry.cache.timeout's default."""
+REQUEST_TIMEOUT_MS = 3_000
+"""ozone.om.ratis.server.request.timeout's default."""
+BATCH_MAX = 128
+"""At most this many transactions in one entry."""
 
 READS = frozenset(
     {
@@ -109,8 +114,15 @@ class _Staged:
     call_id: int
     sealed: bool = False
     answer: CallAnswer | None = None
-    payload: bytes = b""
-    term: int = 0
+
+
+@dataclass(eq=False)
+class _Batch:
+    """One Raft entry: staged transactions, in epoch order, and the bytes submitted for them."""
+
+    staged: list[_Staged]
+    payload: bytes
+    term: int
 
 
 @dataclass(eq=False)
@@ -169,15 +181,21 @@ class OmReplication:
         node_id: str,
         rpc_addresses: Mapping[str, str],
         retry_cache_timeout_ms: int = RETRY_CACHE_TIMEOUT_MS,
+        request_timeout_ms: int = REQUEST_TIMEOUT_MS,
     ) -> None:
-        """`rpc_addresses`: each OM's client address (host:port) by node id, named in refusals."""
+        """`rpc_addresses`: each OM's client address (host:port) by node id, named in refusals;
+        `request_timeout_ms`: how long a call waits for its transactions to commit."""
+        self._request_timeout_s = request_timeout_ms / 1000
         self.store = store
         self._rpc_addresses = dict(rpc_addresses)
         self.core = core
         self.node_id = node_id
         self._buffer = store.buffer
         self._loop = asyncio.get_running_loop()
-        self._gate = DurableGate(store)
+        self._applied_epoch = 0
+        """The last epoch applied here (committed): what a call waits for before it is answered."""
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
         self.retry_cache = RetryCache(retry_cache_timeout_ms, lambda: time.monotonic() * 1000)
         self.db_applied = transaction_info(store.get(META_TABLE, TRANSACTION_INFO))
         """The last entry om.db held at start: the log's entries up to it are not applied again."""
@@ -185,7 +203,7 @@ class OmReplication:
         self._own_client = f"om-{node_id}-{uuid.uuid4()}"
         self._own_calls = itertools.count(1)
         self._staged: deque[_Staged] = deque()
-        self._submitted: deque[_Staged] = deque()
+        self._submitted: deque[_Batch] = deque()
         self._drain_scheduled = False
         self._ready_term: int | None = None
         self._hint: str | None = None
@@ -207,6 +225,32 @@ class OmReplication:
         if self._member is None:
             raise RuntimeError("OM's Raft member is not attached")
         return self._member
+
+    def report(self) -> dict[str, Any]:
+        """What the web UI's JSON shows (/api/v1/ratis): role, term, leader, indexes, each follower's lag."""
+        member = self.member
+        if not member.running:
+            return {"nodeId": self.node_id, "running": False}
+        status = member.status()
+        return {
+            "nodeId": self.node_id,
+            "running": True,
+            "groupId": status.group_id,
+            "role": status.role.name,
+            "ready": self.leading(),
+            "term": status.term,
+            "leader": status.leader.id if status.leader is not None else None,
+            "lastIndex": status.last_index,
+            "commitIndex": status.commit_index,
+            "appliedIndex": status.applied_index,
+            "omDbAppliedAtStart": self.db_applied.index,
+            "followers": [
+                {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
+            ],
+            "retryCacheEntries": len(self.retry_cache),
+            "readIndexRounds": self.read_rounds,
+            "stepDowns": self.stepdowns,
+        }
 
     # ------------------------------------------------------------------ who may serve
     def leading(self) -> bool:
@@ -308,8 +352,20 @@ class OmReplication:
         upto = max(call.seen, call.staged[-1].epoch if call.staged else 0)
         if generation != self._generation:
             raise self._not_leader()
-        if upto:
-            await self._gate.wait(upto)
+        if upto > self._applied_epoch:
+            future = self._loop.create_future()
+            heapq.heappush(self._waiting, (upto, next(self._order), future))
+            try:
+                async with asyncio.timeout(self._request_timeout_s):
+                    await future
+            except TimeoutError:
+                # Ratis's TimeoutIOException: the entry may still commit; the client retries with the same
+                # call id (any OM: the retry cache or this call answers it)
+                raise AnsweredStatus(
+                    "UNAVAILABLE",
+                    f"OM {self.node_id}: the call was not committed within "
+                    f"ozone.om.ratis.server.request.timeout ({self._request_timeout_s:g}s)",
+                ) from None
             if generation != self._generation:
                 raise self._not_leader()
         if failure is not None:
@@ -337,7 +393,9 @@ class OmReplication:
             else:
                 recorded = None
             call.staged[-1].answer = recorded
-        self._drain()
+        if not self._drain_scheduled:
+            self._drain_scheduled = True
+            self._loop.call_soon(self._drain)
 
     # ------------------------------------------------------------------ to the log
     def _on_stage(self, epoch: int, ops: Sequence[Op]) -> None:
@@ -349,23 +407,27 @@ class OmReplication:
             staged = _Staged(epoch, ops, call.client_id, call.call_id)
             call.staged.append(staged)
         self._staged.append(staged)
-        if not self._drain_scheduled:
+        if staged.sealed and not self._drain_scheduled:
             self._drain_scheduled = True
             self._loop.call_soon_threadsafe(self._drain)
 
     def _drain(self) -> None:
-        """Submits the sealed transactions at the head of the staged queue, in epoch order (tasks start
-        in the order they are created, so the log's order is the epochs')."""
+        """Submits the sealed transactions at the head of the staged queue, in epoch order, those sealed
+        in one turn of the loop as one entry (tasks start in the order they are created, so the log's
+        order is the epochs')."""
         self._drain_scheduled = False
         member = self._member
         if member is None:
             return
         while self._staged and self._staged[0].sealed:
-            staged = self._staged.popleft()
-            self._submitted.append(staged)
-            staged.payload = entry_to_bytes(staged.ops, staged.answer)
-            staged.term = self._ready_term or 0
-            task = self._loop.create_task(member.submit(staged.payload, staged.client_id, staged.call_id))
+            staged: list[_Staged] = []
+            while self._staged and self._staged[0].sealed and len(staged) < BATCH_MAX:
+                staged.append(self._staged.popleft())
+            ops = [op for s in staged for op in s.ops]
+            payload = entry_to_bytes(ops, [s.answer for s in staged if s.answer is not None])
+            self._submitted.append(_Batch(staged, payload, self._ready_term or 0))
+            first = staged[0]
+            task = self._loop.create_task(member.submit(payload, first.client_id, first.call_id))
             task.add_done_callback(partial(self._submit_done, self._generation))
 
     def _submit_done(self, generation: int, task: asyncio.Task[object]) -> None:
@@ -384,19 +446,31 @@ class OmReplication:
         # the leader's own entry: the next it submitted, in its term (the same bytes)
         if head is not None and head.term == entry.term and head.payload == entry.payload:
             self._submitted.popleft()
-            self._buffer.enqueue(head.epoch, [*head.ops, info])
-            if head.answer is not None:
-                self.retry_cache.put(head.answer)
+            last = head.staged[-1]
+            for staged in head.staged:
+                self._buffer.enqueue(staged.epoch, [*staged.ops, info] if staged is last else staged.ops)
+                if staged.answer is not None:
+                    self.retry_cache.put(staged.answer)
+            self._applied(last.epoch)
             return None
         decoded = entry_from_bytes(entry.payload)
-        if decoded.answer is not None:
-            self.retry_cache.put(decoded.answer)
+        for answer in decoded.answers:
+            self.retry_cache.put(answer)
         if entry.index <= self.db_applied.index:
             return None  # om.db holds it (a restart replays the log from its start)
         if self._ready_term is not None or self._staged or self._submitted:
             self._reset(f"entry {entry.index} of term {entry.term} is another leader's")
-        self._buffer.apply(decoded.ops, [info])
+        self._applied(self._buffer.apply(decoded.ops, [info]))
         return None
+
+    def _applied(self, epoch: int) -> None:
+        """Answers the calls waiting for epochs up to `epoch`."""
+        self._applied_epoch = epoch
+        waiting = self._waiting
+        while waiting and waiting[0][0] <= epoch:
+            future = heapq.heappop(waiting)[2]
+            if not future.done():
+                future.set_result(None)
 
     def _reset(self, why: str) -> None:
         """Step-down: execute nothing more, fail the callers of what was not applied, and drop it from the
@@ -407,13 +481,17 @@ class OmReplication:
 
         def take() -> set[int]:
             self._buffer.refuse(self._refusal)
-            dropped = {s.epoch for s in self._staged} | {s.epoch for s in self._submitted}
+            dropped = {s.epoch for s in self._staged}
+            dropped.update(s.epoch for batch in self._submitted for s in batch.staged)
             self._staged.clear()
             self._submitted.clear()
             return dropped
 
         dropped = self._buffer.locked(take)
-        self._gate.fail_above(self._buffer.enqueued, self._not_leader(self._hint))
+        waiting, self._waiting = self._waiting, []  # each waits for an epoch not applied: dropped
+        for _, _, future in waiting:
+            if not future.done():
+                future.set_exception(self._not_leader(self._hint))
         self._buffer.drop_after_flush(dropped, self.store.stored_value, self._refusal)
         log.info(
             "OM %s stops executing: %s (%d transaction(s) not committed)", self.node_id, why, len(dropped)

@@ -7,6 +7,8 @@ a restarted service applies its log from om.db's TRANSACTIONINFO without applyin
 from __future__ import annotations
 
 import asyncio
+import json
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -97,6 +99,15 @@ async def service(tmp_path: Path) -> AsyncIterator[Service]:
             await running.stop(node)
 
 
+def http_text(port: int, path: str) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+        return answer.read().decode()
+
+
+def http_json(port: int, path: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(http_text(port, path))
+
+
 def run(coro) -> None:  # type: ignore[no-untyped-def]
     asyncio.run(asyncio.wait_for(coro, 60))
 
@@ -141,6 +152,16 @@ def test_a_write_executes_on_the_leader_and_reaches_every_om(tmp_path: Path) -> 
             assert svc.scm.allocations, "the leader asked SCM for the key's block"
             followers = [d for d in svc.daemons.values() if d is not leader]
             assert all(not d.replication.leading() for d in followers)  # type: ignore[union-attr]
+            # the web UI's JSON and /prom: role, term, leader, indexes, each follower's lag
+            shown = await asyncio.to_thread(http_json, leader.http_port, "/api/v1/ratis")
+            assert (shown["ha"], shown["role"], shown["leader"]) == (True, "LEADER", node_of(leader))
+            assert shown["commitIndex"] >= shown["appliedIndex"] > 0
+            assert sorted(f["nodeId"] for f in shown["followers"]) == sorted(node_of(d) for d in followers)
+            prom = await asyncio.to_thread(http_text, leader.http_port, "/prom")
+            assert f'om_ha_metrics_ozone_manager_ha_leader_state{{leadernodeid="{node_of(leader)}"' in prom
+            assert "om_ratis_follower_lag{" in prom and "om_ratis_commit_index " in prom
+            follower_view = await asyncio.to_thread(http_json, followers[0].http_port, "/api/v1/ratis")
+            assert (follower_view["role"], follower_view["leader"]) == ("FOLLOWER", node_of(leader))
 
     run(scenario())
 
