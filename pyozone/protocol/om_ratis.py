@@ -71,9 +71,9 @@ def entry_from_bytes(data: bytes) -> OmEntry:
             for record in update.records
         )
     except (DecodeError, UnicodeDecodeError) as error:
-        raise ProtocolError(f"OM Raft entry: not an OmReplicatedRequest: {error}") from None
+        raise ProtocolError("OmReplicatedRequest", f"not an OM Raft entry: {error}") from None
     if any(not table for table, _, _ in ops):
-        raise ProtocolError("OM Raft entry: a DBTableUpdate names no table")
+        raise ProtocolError("persistDb.tableUpdates.tableName", "a DBTableUpdate names no table")
     answers = tuple(
         CallAnswer(
             info.clientId, info.callId, info.method, info.response, info.errorStatus, info.errorDetails
@@ -93,8 +93,10 @@ def answer_from_bytes(method: str, data: bytes) -> Message:
     """A recorded answer (the retry cache's), parsed as `method`'s response."""
     answer_type = _ANSWER_TYPES.get(method)
     if answer_type is None:
-        raise ProtocolError(f"OM Raft entry: {method!r} is no OzoneManagerService rpc")
+        raise ProtocolError("ClientRequestInfo.method", f"{method!r} is no OzoneManagerService rpc")
     try:
         return answer_type.FromString(data)
     except DecodeError as error:
-        raise ProtocolError(f"OM Raft entry: the answer of {method} does not parse: {error}") from None
+        raise ProtocolError(
+            "ClientRequestInfo.response", f"the answer of {method} does not parse: {error}"
+        ) from None
