@@ -43,10 +43,10 @@ from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
-from pyozone.om.metadata import OMMetadataStore
+from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.counts import NamespaceCounter
-from pyozone.om.server.ha import OmReplication
+from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
 from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
@@ -190,6 +190,14 @@ class OmDaemon:
         """This OM's member of its service's Raft group, applying into om.db (om/server/ha.py)."""
         assert self.store is not None
         conf = self.conf
+        written = next(self.store.scan(VOLUME_TABLE), None) is not None
+        if written and self.store.get(META_TABLE, TRANSACTION_INFO) is None:
+            raise ServerStartError(
+                f"{self.db_path} holds a namespace a lone OM wrote (no {TRANSACTION_INFO}): OM "
+                f"{node.node_id} of service {node.service_id} cannot start from it, as the other OMs do "
+                "not have it and sending them om.db's checkpoint is not built yet; start the service's "
+                "OMs on empty om.db directories, or run this one without ozone.om.service.ids"
+            )
         nodes = om_service_nodes(conf, node.service_id)
         peers = tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes)
         group = RaftGroup(om_raft_group_id(node.service_id), peers)

@@ -22,7 +22,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMNotLeaderException
 from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, key_key, volume_key
-from pyozone.om.server import OmDaemon
+from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.server.ha import TRANSACTION_INFO, transaction_info
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import om as wire
@@ -76,8 +76,7 @@ class Service:
         return OmClient(ClientConfig.from_conf(OzoneConfiguration(self.values)))
 
 
-@asynccontextmanager
-async def service(tmp_path: Path) -> AsyncIterator[Service]:
+def planned(tmp_path: Path) -> Service:
     ports = iter(ports_of(3 * len(NODES)))
     values = {
         "ozone.om.service.ids": "omservice",
@@ -90,7 +89,12 @@ async def service(tmp_path: Path) -> AsyncIterator[Service]:
         values[f"ozone.om.address.omservice.{node}"] = f"127.0.0.1:{next(ports)}"
         values[f"ozone.om.http-address.omservice.{node}"] = f"127.0.0.1:{next(ports)}"
         values[f"ozone.om.ratis.port.omservice.{node}"] = str(next(ports))
-    running = Service(tmp_path, FakeScm(), values, {})
+    return Service(tmp_path, FakeScm(), values, {})
+
+
+@asynccontextmanager
+async def service(tmp_path: Path) -> AsyncIterator[Service]:
+    running = planned(tmp_path)
     try:
         await asyncio.gather(*(running.start(node) for node in NODES))
         yield running
@@ -282,5 +286,33 @@ def test_a_restarted_service_applies_nothing_twice(tmp_path: Path) -> None:
             assert all(
                 d.store.get(KEY_TABLE, key_key("vol", "bkt", "k")) is None for d in svc.daemons.values()
             )  # type: ignore[union-attr]
+
+    run(scenario())
+
+
+def test_an_om_db_a_lone_om_wrote_is_refused_as_a_member_of_a_service(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        svc = planned(tmp_path)
+        lone = OmDaemon(
+            OzoneConfiguration(
+                {
+                    "ozone.metadata.dirs": str(tmp_path / "om1"),
+                    "ozone.om.address": "127.0.0.1:0",
+                    "ozone.om.http-address": "127.0.0.1:0",
+                }
+            ),
+            svc.scm,
+        )
+        await lone.start()
+        try:
+            lone.core.create_volume("written-alone", "me", 0, 0, ())  # type: ignore[union-attr]
+        finally:
+            await lone.stop(0.2)
+        with pytest.raises(ServerStartError, match="holds a namespace a lone OM wrote"):
+            try:
+                await svc.start("om1")
+            finally:
+                for daemon in list(svc.daemons.values()):
+                    await daemon.stop(0.2)
 
     run(scenario())
