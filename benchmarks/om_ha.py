@@ -1,6 +1,6 @@
-"""`freon omkg` on one OM and on a 3-OM HA service (ozone.om.service.ids) of the same cluster, in one run
-(issue 30: the service at least 0.5 of one OM), and what a linearizable read costs (lookupKey: a lone OM
-against the HA leader, whose every read waits for a ReadIndex round).
+"""`freon omkg` on one OM and on a 3-OM HA service (ozone.om.service.ids; --oms 1: a Raft group of one) of
+the same cluster, in one run (issue 30: the service at least 0.5 of one OM), and what a linearizable
+read costs (lookupKey: a lone OM against the HA leader, whose every read waits for a ReadIndex round).
 
 Starts `pyozone cluster up --background --datanodes 3` (its OM is the lone one), then three `pyozone om`
 processes of one service beside it (`HaOms`, which tests/e2e/test_om_ha.py uses too), on the same SCM,
@@ -13,6 +13,7 @@ both alike; each row gives the rate, p50, p99 and the CPU per key of each OM pro
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -20,9 +21,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common import CpuMeter, print_table
 from benchmarks.key_io import _pyozone, start_cluster
@@ -45,22 +48,25 @@ class HaOms:
     data_dir: Path
     conf_dir: Path
     values: dict[str, str]
+    nodes: tuple[str, ...] = NODES
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     @classmethod
-    def plan(cls, data_dir: Path, conf_dir: Path, election_timeout: str = "1s") -> HaOms:
-        ports = iter(free_ports(3 * len(NODES)))
+    def plan(
+        cls, data_dir: Path, conf_dir: Path, election_timeout: str = "1s", nodes: tuple[str, ...] = NODES
+    ) -> HaOms:
+        ports = iter(free_ports(3 * len(nodes)))
         values = {
             "ozone.om.service.ids": SERVICE,
-            "ozone.om.nodes." + SERVICE: ",".join(NODES),
+            "ozone.om.nodes." + SERVICE: ",".join(nodes),
             "ozone.om.ratis.minimum.timeout": election_timeout,
             "ozone.client.wait.between.retries.millis": "200",
         }
-        for node in NODES:
+        for node in nodes:
             values[f"ozone.om.address.{SERVICE}.{node}"] = f"127.0.0.1:{next(ports)}"
             values[f"ozone.om.http-address.{SERVICE}.{node}"] = f"127.0.0.1:{next(ports)}"
             values[f"ozone.om.ratis.port.{SERVICE}.{node}"] = str(next(ports))
-        return cls(data_dir, conf_dir, values)
+        return cls(data_dir, conf_dir, values, nodes)
 
     def start(self, node: str) -> None:
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
@@ -75,9 +81,27 @@ class HaOms:
                 start_new_session=True,
             )  # fmt: skip
 
-    def start_all(self) -> None:
-        for node in NODES:
+    def start_all(self, timeout_s: float = 60) -> None:
+        """Starts every OM and returns once one of them leads with its log applied."""
+        for node in self.nodes:
             self.start(node)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for node in self.nodes:
+                view = self.raft_view(node)
+                if view and view.get("role") == "LEADER" and view["appliedIndex"] >= view["lastIndex"]:
+                    return
+            time.sleep(0.2)
+        raise TimeoutError(f"no OM of {SERVICE} leads after {timeout_s:g}s: see {self.data_dir}/logs")
+
+    def raft_view(self, node: str) -> dict[str, Any] | None:
+        """The OM's /api/v1/ratis, None while it does not answer."""
+        port = self.values[f"ozone.om.http-address.{SERVICE}.{node}"].rpartition(":")[2]
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/ratis", timeout=2) as answer:
+                return json.loads(answer.read())
+        except OSError:
+            return None
 
     def kill(self, node: str, sig: int = signal.SIGKILL) -> None:
         process = self.processes.pop(node)
@@ -142,11 +166,14 @@ def main() -> None:
     parser.add_argument("-t", "--threads", type=int, default=32, help="omkg threads (default 32)")
     parser.add_argument("--rounds", type=int, default=2, help="lone / HA alternations (default 2)")
     parser.add_argument("--keep", metavar="DIR", help="use and keep this data dir instead of a temp one")
+    parser.add_argument(
+        "--oms", type=int, default=3, help="OMs in the service (default 3; 1: a group of one)"
+    )
     args = parser.parse_args()
 
     data_dir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="pyozone-omha-"))
     lone_conf = load_configuration(start_cluster(data_dir), {})
-    ha = HaOms.plan(data_dir, data_dir / "conf")
+    ha = HaOms.plan(data_dir, data_dir / "conf", nodes=tuple(f"om{i + 1}" for i in range(args.oms)))
     try:
         ha.start_all()
         ha_conf = ha.conf()
@@ -188,7 +215,8 @@ def main() -> None:
                     f"{reads:7.0f} reads/s  p99 {p99:6.1f} ms  OM CPU ms/read: {per_om}",
                 )
             )
-        title = f"omkg and lookupKey: one OM vs a 3-OM service, same cluster (load {os.getloadavg()[0]:.1f})"
+        load = os.getloadavg()[0]
+        title = f"omkg and lookupKey: one OM vs a {args.oms}-OM service, same cluster (load {load:.1f})"
         print_table(title, rows)
     finally:
         ha.stop_all()

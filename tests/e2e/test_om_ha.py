@@ -6,9 +6,7 @@ every acknowledged key is readable with its bytes. A follower refuses a call nam
 
 from __future__ import annotations
 
-import json
 import signal
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -40,19 +38,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveClus
         cluster.stop()
 
 
-def raft_view(oms: HaOms, node: str) -> dict | None:  # type: ignore[type-arg]
-    port = oms.values[f"ozone.om.http-address.{SERVICE}.{node}"].rpartition(":")[2]
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/ratis", timeout=2) as answer:
-            return json.loads(answer.read())
-    except OSError:
-        return None
-
-
 def leader(oms: HaOms) -> str:
     def ready() -> str | None:
         for node in oms.processes:
-            view = raft_view(oms, node)
+            view = oms.raft_view(node)
             if view is not None and view.get("ready"):
                 return node
         return None
@@ -82,12 +71,12 @@ def test_the_leader_killed_the_client_fails_over_and_every_acknowledged_key_stay
         assert sorted(k.name for k in client.list_keys(VOLUME, BUCKET)) == sorted(written)
     successor = leader(oms)
     assert successor != killed
-    view = raft_view(oms, successor)
+    view = oms.raft_view(successor)
     assert view is not None and view["term"] >= 2
     # the killed OM comes back as a follower and catches up from the log
     oms.start(killed)
     wait_for(
-        lambda: (v := raft_view(oms, killed)) is not None and v["appliedIndex"] >= view["commitIndex"],
+        lambda: (v := oms.raft_view(killed)) is not None and v["appliedIndex"] >= view["commitIndex"],
         60,
         f"{killed} caught up",
         interval_s=0.5,
