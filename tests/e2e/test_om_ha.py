@@ -95,3 +95,19 @@ def test_a_follower_refuses_a_call_naming_the_leader(service: tuple[LiveCluster,
     parsed = OMNotLeaderException.parse(refused.value.details() or "")
     assert parsed is not None and (parsed.node_id, parsed.leader_id) == (follower, current)
     assert parsed.leader_address == oms.values[f"ozone.om.address.{SERVICE}.{current}"]
+
+
+def test_admin_om_roles_prints_each_om_and_its_role(service: tuple[LiveCluster, HaOms]) -> None:
+    cluster, oms = service
+    current = leader(oms)
+    defines = [arg for k, v in oms.values.items() for arg in ("-D", f"{k}={v}")]
+    result = cluster.admin("om", "roles", *defines)
+    assert result.code == 0, result
+    lines = result.out.splitlines()
+    assert f"{current} : LEADER (127.0.0.1)" in lines
+    assert len(lines) == len(NODES)
+    assert all(line.split(" : ")[1].split(" ")[0] in ("LEADER", "FOLLOWER", "UNREACHABLE") for line in lines)
+    shown = cluster.admin("om", "roles", "--service-id", SERVICE, "--json", *defines)
+    assert {row["nodeId"]: row["role"] for row in shown.json()}[current] == "LEADER"
+    alone = cluster.admin("om", "roles")
+    assert alone.code == 1 and "ozone.om.service.ids is not set" in alone.err
