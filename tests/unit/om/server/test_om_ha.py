@@ -25,7 +25,12 @@ from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, key_key, vo
 from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.server.ha import TRANSACTION_INFO, transaction_info
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.proto import Raft_pb2 as raft_pb
 from pyozone.protocol import om as wire
+from pyozone.protocol.om_ratis import entry_to_bytes
+from pyozone.protocol.raft import message_to_proto
+from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
+from pyozone.ratis_server.transport import DELIVER
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 from tests.polling import wait_for_async
 from tests.unit.om.om_fakes import FakeScm
@@ -314,5 +319,42 @@ def test_an_om_db_a_lone_om_wrote_is_refused_as_a_member_of_a_service(tmp_path: 
             finally:
                 for daemon in list(svc.daemons.values()):
                     await daemon.stop(0.2)
+
+    run(scenario())
+
+
+def test_a_raft_message_from_a_non_member_is_refused_and_applies_nothing(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                leader = await svc.leader()
+                follower = next(d for d in svc.daemons.values() if d is not leader)
+                assert follower.raft is not None
+                evil = entry_to_bytes([(VOLUME_TABLE, volume_key("evil"), b"x")], [])
+                append = AppendEntriesRequest(
+                    RaftPeerId("om9"), 99, 0, 0, (LogEntry(99, 1, evil),), 1, 1
+                )  # a far higher term that commits at once: taken, it would depose the leader
+                message = message_to_proto(follower.raft.group.group_id, follower.raft.me, append)
+                settings = rpc.ChannelSettings(max_message_bytes=1 << 20)
+                async with rpc.Channel(follower.raft.address, settings) as channel:
+                    with pytest.raises(rpc.RpcError) as refused:
+                        await channel.unary(
+                            DELIVER.path,
+                            raft_pb.RaftServerMessagesProto(messages=[message]),
+                            None,
+                            timeout=10,
+                        )
+                assert refused.value.code() is rpc.StatusCode.PERMISSION_DENIED
+                assert "om9 is not another member" in (refused.value.details() or "")
+                await client.create_volume("after")  # the service keeps serving
+                await held_everywhere(svc, VOLUME_TABLE, volume_key("after"))
+                assert all(
+                    d.store.get(VOLUME_TABLE, volume_key("evil")) is None for d in svc.daemons.values()
+                )  # type: ignore[union-attr]
+                assert follower.raft.status().term < 99
+            finally:
+                await client.close()
 
     run(scenario())

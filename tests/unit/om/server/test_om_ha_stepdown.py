@@ -1,7 +1,8 @@
 """OM HA's replicator against a scripted Raft member: a leader's executed writes wait for their entries;
 when an entry of another leader is applied instead, the uncommitted writes are dropped from the cache (the
 committed values read again), their callers are refused with OMNotLeaderException, and the OM executes
-nothing until it leads again; a follower's refusal names the leader it knows."""
+nothing until it leads again; a follower's refusal names the leader it knows. A call repeated with its
+call id is never executed twice; one whose entry does not commit is answered after the request timeout."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderEx
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import VOLUME_TABLE, OMMetadataStore, volume_key
 from pyozone.om.server.ha import AnsweredStatus, OmReplication
+from pyozone.protocol import om as wire
 from pyozone.protocol import om_records
 from pyozone.protocol.om_ratis import entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis_server.server import RaftStatus
+from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 from tests.unit.om.om_fakes import FakeScm
 
 ADDRESSES = {"om1": "host1:9862", "om2": "host2:9862"}
@@ -122,6 +125,60 @@ def test_a_step_down_drops_uncommitted_writes_and_refuses_their_callers(tmp_path
             replication.apply(LogEntry(3, 6, member.submitted[2]))
             await again
             assert replication.stepdowns == 1
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+class Named:
+    def __init__(self, call_id: int) -> None:
+        self.call_id = call_id
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ((CLIENT_ID_METADATA, "client-a"), (CALL_ID_METADATA, str(self.call_id)))
+
+
+def answered_volume(core: OzoneManager, name: str) -> Any:
+    async def run() -> Any:
+        job = contextvars.copy_context()
+        record = await asyncio.get_running_loop().run_in_executor(
+            None, job.run, core.create_volume, name, "me", 0, 0, ()
+        )
+        return wire.volume_answer("createVolume", record)
+
+    return run
+
+
+def test_a_repeated_call_waits_for_the_first_or_gets_its_answer_and_a_stuck_one_times_out(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES, request_timeout_ms=300)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            first = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            )
+            await submitted(member, 1)
+            # the same call again while the first waits: it waits with it (executed again it would fail
+            # with VOLUME_ALREADY_EXISTS)
+            again = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            )
+            await asyncio.sleep(0.05)
+            assert len(member.submitted) == 1
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            assert await first == await again
+            later = await replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            assert later == await first and len(member.submitted) == 1
+            # an entry that never commits: the call is answered UNAVAILABLE after the request timeout
+            with pytest.raises(AnsweredStatus, match=r"ozone\.om\.ratis\.server\.request\.timeout") as stuck:
+                await replication.serve("createVolume", answered_volume(core, "stuck"), Named(2))
+            assert stuck.value.status == "UNAVAILABLE"
         finally:
             store.close()
 
