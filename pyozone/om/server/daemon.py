@@ -231,7 +231,9 @@ class OmDaemon:
 
     async def _obtain_certificate(self) -> None:
         """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops."""
-        hosts = service_hosts(om_address(self.conf).host)
+        # with OM HA, the node's host: its Raft port's peers check the certificate names it
+        where = om_address(self.conf) if self.node is None else self.node.rpc_address
+        hosts = service_hosts(where.host)
         self.certificate = await asyncio.to_thread(
             daemon_tls, self.conf, CertRole.OM, self.metadata_dir, hosts
         )
