@@ -49,6 +49,8 @@ class HaOms:
     conf_dir: Path
     values: dict[str, str]
     nodes: tuple[str, ...] = NODES
+    node_values: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Keys of one OM only (a secure cluster's ozone.security.join.credentials.file)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     @classmethod
@@ -70,7 +72,12 @@ class HaOms:
 
     def start(self, node: str) -> None:
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
-        defines = {**self.values, "ozone.om.node.id": node, "ozone.metadata.dirs": str(self.data_dir / node)}
+        defines = {
+            **self.values,
+            "ozone.om.node.id": node,
+            "ozone.metadata.dirs": str(self.data_dir / node),
+            **self.node_values.get(node, {}),
+        }
         args = [arg for k, v in defines.items() for arg in ("-D", f"{k}={v}")]
         env = {k: v for k, v in os.environ.items() if k != "OZONE_CONF_DIR"}
         env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
