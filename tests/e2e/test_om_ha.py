@@ -111,3 +111,18 @@ def test_admin_om_roles_prints_each_om_and_its_role(service: tuple[LiveCluster, 
     assert {row["nodeId"]: row["role"] for row in shown.json()}[current] == "LEADER"
     alone = cluster.admin("om", "roles")
     assert alone.code == 1 and "ozone.om.service.ids is not set" in alone.err
+
+
+def test_admin_om_transfer_hands_the_leadership_to_the_named_om(service: tuple[LiveCluster, HaOms]) -> None:
+    cluster, oms = service
+    current = leader(oms)
+    target = next(node for node in NODES if node != current and node in oms.processes)
+    defines = [arg for k, v in oms.values.items() for arg in ("-D", f"{k}={v}")]
+    result = cluster.admin("om", "transfer", "-n", target, *defines)
+    assert result.code == 0, result
+    assert result.out.strip() == f"Transfer leadership successfully to {target}."
+    with OzoneClient(oms.conf()) as client:  # the new leader takes over and serves
+        client.create_volume("after-transfer")
+    assert leader(oms) == target
+    unknown = cluster.admin("om", "transfer", "-n", "om9", *defines)
+    assert unknown.code == 1 and "'om9' is not another OM of the service" in unknown.err

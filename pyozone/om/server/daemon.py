@@ -45,6 +45,7 @@ from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
+from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
 from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
@@ -292,6 +293,7 @@ class OmDaemon:
         )
         service.ha = self.replication
         add_om_service(server, service)
+        add_om_admin_service(server, OzoneManagerAdminService(service.access, self.replication))
         try:
             self.rpc_port = await server.start(self.rpc_address.host, self.rpc_address.port, self.tls)
         except OSError as e:

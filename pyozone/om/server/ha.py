@@ -33,6 +33,7 @@ import contextvars
 import heapq
 import itertools
 import logging
+import random
 import time
 import uuid
 from collections import OrderedDict, deque
@@ -296,6 +297,29 @@ class OmReplication:
         self._ready_term = status.term
         log.info("OM %s leads its service from term %d (applied up to %d)", self.node_id, status.term,
                  status.applied_index)  # fmt: skip
+
+    async def transfer_leadership(self, node_id: str | None) -> str:
+        """Hands leadership to `node_id` (None: another OM at random), as Ozone's `admin om transfer`:
+        returns the new leader's id once this OM stepped down."""
+        self.check_leader()
+        others = [p.id for p in self.member.group.peers if p.id.id != self.node_id]
+        if node_id is None:
+            target = random.choice(others)
+        else:
+            found = [p for p in others if p.id == node_id]
+            if not found:
+                named = ", ".join(p.id for p in others)
+                raise AnsweredStatus(
+                    "INVALID_ARGUMENT",
+                    f"INVALID_REQUEST: {node_id!r} is not another OM of the service ({named})",
+                )
+            target = found[0]
+        if not await self.member.transfer_leadership(target):
+            raise AnsweredStatus(
+                "UNAVAILABLE", f"OM {target.id} did not take over in time (raft.server.rpc.timeout.max)"
+            )
+        self._reset(f"leadership handed to {target.id}")
+        return target.id
 
     # ------------------------------------------------------------------ serving a call
     async def serve(self, name: str, run: Callable[[], Awaitable[Any]], context: Any) -> Any:

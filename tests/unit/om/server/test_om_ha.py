@@ -27,6 +27,7 @@ from pyozone.om.server.ha import TRANSACTION_INFO, transaction_info
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import Raft_pb2 as raft_pb
 from pyozone.protocol import om as wire
+from pyozone.protocol.om_admin import ADMIN_SERVICE, transfer_request
 from pyozone.protocol.om_ratis import entry_to_bytes
 from pyozone.protocol.raft import message_to_proto
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
@@ -356,5 +357,34 @@ def test_a_raft_message_from_a_non_member_is_refused_and_applies_nothing(tmp_pat
                 assert follower.raft.status().term < 99
             finally:
                 await client.close()
+
+    run(scenario())
+
+
+def test_a_lone_om_has_no_leadership_to_transfer(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        lone = OmDaemon(
+            OzoneConfiguration(
+                {
+                    "ozone.metadata.dirs": str(tmp_path),
+                    "ozone.om.address": "127.0.0.1:0",
+                    "ozone.om.http-address": "127.0.0.1:0",
+                }
+            ),
+            FakeScm(),
+        )
+        await lone.start()
+        try:
+            async with om_channel(lone.rpc_port) as channel:
+                with pytest.raises(rpc.RpcError) as refused:
+                    await rpc.Stub(channel, rpc.ServiceSpec.of(ADMIN_SERVICE)).transferLeadership(
+                        transfer_request("om2")
+                    )
+            assert refused.value.code() is rpc.StatusCode.FAILED_PRECONDITION
+            assert "NOT_SUPPORTED_OPERATION" in (refused.value.details() or "")
+            shown = await asyncio.to_thread(http_json, lone.http_port, "/api/v1/ratis")
+            assert shown == {"ha": False}
+        finally:
+            await lone.stop(0.2)
 
     run(scenario())
