@@ -61,6 +61,8 @@ TRANSACTION_INFO = "#TRANSACTIONINFO"
 
 RETRY_CACHE_TIMEOUT_MS = 600_000
 """ozone.om.ratis.server.retry.cache.timeout's default."""
+RETRY_CACHE_MAX_ENTRIES = 200_000
+"""At most this many answers are kept (the oldest go first), however young: 100 s at 2,000 writes/s."""
 REQUEST_TIMEOUT_MS = 3_000
 """ozone.om.ratis.server.request.timeout's default."""
 BATCH_MAX = 128
@@ -144,10 +146,14 @@ wrote."""
 
 
 class RetryCache:
-    """(client id, call id) -> the call's answer, for `timeout_ms` after it was applied."""
+    """(client id, call id) -> the call's answer, for `timeout_ms` after it was applied, at most
+    `max_entries` of them."""
 
-    def __init__(self, timeout_ms: int, now_ms: Callable[[], float]) -> None:
+    def __init__(
+        self, timeout_ms: int, now_ms: Callable[[], float], max_entries: int = RETRY_CACHE_MAX_ENTRIES
+    ) -> None:
         self._timeout_ms = timeout_ms
+        self._max_entries = max_entries
         self._now_ms = now_ms
         self._entries: OrderedDict[tuple[str, int], tuple[float, CallAnswer]] = OrderedDict()
 
@@ -157,7 +163,7 @@ class RetryCache:
         self._entries.move_to_end((answer.client_id, answer.call_id))
         while self._entries:
             expires, _ = next(iter(self._entries.values()))
-            if expires > now:
+            if expires > now and len(self._entries) <= self._max_entries:
                 break
             self._entries.popitem(last=False)
 

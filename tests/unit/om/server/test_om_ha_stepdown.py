@@ -16,10 +16,10 @@ import pytest
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import VOLUME_TABLE, OMMetadataStore, volume_key
-from pyozone.om.server.ha import AnsweredStatus, OmReplication
+from pyozone.om.server.ha import AnsweredStatus, OmReplication, RetryCache
 from pyozone.protocol import om as wire
 from pyozone.protocol import om_records
-from pyozone.protocol.om_ratis import entry_to_bytes
+from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis_server.server import RaftStatus
@@ -183,3 +183,15 @@ def test_a_repeated_call_waits_for_the_first_or_gets_its_answer_and_a_stuck_one_
             store.close()
 
     asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_retry_cache_forgets_an_answer_after_its_timeout_or_past_its_size() -> None:
+    now = [0.0]
+    cache = RetryCache(1000, lambda: now[0], max_entries=2)
+    for call_id in (1, 2):
+        cache.put(CallAnswer("c", call_id, "createVolume", b""))
+    assert cache.get(("c", 1)) is not None
+    cache.put(CallAnswer("c", 3, "createVolume", b""))  # past its size: the oldest goes
+    assert cache.get(("c", 1)) is None and len(cache) == 2
+    now[0] = 1000.0
+    assert cache.get(("c", 2)) is None  # ozone.om.ratis.server.retry.cache.timeout passed
