@@ -82,9 +82,10 @@ class Service:
         return OmClient(ClientConfig.from_conf(OzoneConfiguration(self.values)))
 
 
-def planned(tmp_path: Path) -> Service:
+def planned(tmp_path: Path, **extra: str) -> Service:
     ports = iter(ports_of(3 * len(NODES)))
     values = {
+        **extra,
         "ozone.om.service.ids": "omservice",
         "ozone.om.nodes.omservice": ",".join(NODES),
         "ozone.om.ratis.minimum.timeout": "300ms",
@@ -99,8 +100,8 @@ def planned(tmp_path: Path) -> Service:
 
 
 @asynccontextmanager
-async def service(tmp_path: Path) -> AsyncIterator[Service]:
-    running = planned(tmp_path)
+async def service(tmp_path: Path, **extra: str) -> AsyncIterator[Service]:
+    running = planned(tmp_path, **extra)
     try:
         await asyncio.gather(*(running.start(node) for node in NODES))
         yield running
@@ -386,5 +387,31 @@ def test_a_lone_om_has_no_leadership_to_transfer(tmp_path: Path) -> None:
             assert shown == {"ha": False}
         finally:
             await lone.stop(0.2)
+
+    run(scenario())
+
+
+def test_the_background_services_run_on_the_leader_only(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        fast = {
+            "ozone.block.deleting.service.interval": "50ms",
+            "ozone.om.open.key.cleanup.service.interval": "50ms",
+        }
+        async with service(tmp_path, **fast) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")  # a leader takes over
+            finally:
+                await client.close()
+            leader = await svc.leader()
+            await wait_for_async(
+                lambda: leader.key_deleting.progress.runs >= 3 and leader.open_key_cleanup.progress.runs >= 3,  # type: ignore[union-attr]
+                20,
+                "the leader's services running",
+            )
+            for daemon in svc.daemons.values():
+                if daemon is not leader:
+                    assert daemon.key_deleting.progress.runs == 0  # type: ignore[union-attr]
+                    assert daemon.open_key_cleanup.progress.runs == 0  # type: ignore[union-attr]
 
     run(scenario())
