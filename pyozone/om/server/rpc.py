@@ -5,6 +5,10 @@ An OMException travels as the status its result code names, with details "RESULT
 malformed request is INVALID_ARGUMENT "INVALID_REQUEST: <field> ..."; anything else is a server bug:
 logged with its traceback and answered INTERNAL.
 
+With OM HA (ozone.om.service.ids) every request also passes its service's `ha` there (om/server/ha.py):
+only the leader executes it, and its answer waits for its Raft entry; a refusal (OMNotLeaderException,
+OMLeaderNotReadyException) or a replayed error is answered with its status (`AnsweredStatus`).
+
 Every request passes `rpc` once, so that is where it is observed: its type (Ozone's name for it, the
 `Type` of OzoneManagerProtocol's OMRequest: openKey is CreateKey), how long it took and whether it failed.
 """
