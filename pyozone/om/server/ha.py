@@ -263,10 +263,9 @@ class OmReplication:
     def leading(self) -> bool:
         """This OM leads and executes (background services run only then)."""
         member = self._member
-        if member is None or self._ready_term is None or not member.running:
-            return False
-        status = member.status()
-        return status.role is RaftPeerRole.LEADER and status.term == self._ready_term
+        return (
+            member is not None and self._ready_term is not None and member.leading_term() == self._ready_term
+        )
 
     def _not_leader(self, leader_id: str | None = None) -> AnsweredStatus:
         member = self._member
@@ -285,6 +284,9 @@ class OmReplication:
         """Raises the refusal a call gets when this OM cannot execute it now; takes over as the leader
         once its log is applied up to its term's start."""
         member = self.member
+        term = member.leading_term()
+        if term is not None and term == self._ready_term:
+            return
         status = member.status() if member.running else None
         if status is None or status.role is not RaftPeerRole.LEADER:
             if self._ready_term is not None or self._staged or self._submitted:

@@ -46,6 +46,9 @@ class ScriptedMember:
         return RaftStatus("g", RaftPeerId("om1"), self.role, self.term, leader, self.last, self.applied,
                           self.applied, ())  # fmt: skip
 
+    def leading_term(self) -> int | None:
+        return self.term if self.role is RaftPeerRole.LEADER else None
+
     async def submit(self, payload: bytes, client_id: str, call_id: int) -> object:
         self.submitted.append(payload)
         self.last += 1
