@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from google.protobuf.message import DecodeError, Message
-from google.protobuf.message_factory import GetMessageClass
+from google.protobuf.message import DecodeError
 
 from pyozone.hdds.errors import ProtocolError
-from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import OmRatis_pb2 as pb
 
 Op = tuple[str, str, bytes | None]
@@ -81,22 +79,3 @@ def entry_from_bytes(data: bytes) -> OmEntry:
         for info in message.executionControl.requestInfo
     )
     return OmEntry(ops, answers)
-
-
-_ANSWER_TYPES = {
-    m.name: GetMessageClass(m.output_type)
-    for m in om_pb.DESCRIPTOR.services_by_name["OzoneManagerService"].methods
-}
-
-
-def answer_from_bytes(method: str, data: bytes) -> Message:
-    """A recorded answer (the retry cache's), parsed as `method`'s response."""
-    answer_type = _ANSWER_TYPES.get(method)
-    if answer_type is None:
-        raise ProtocolError("ClientRequestInfo.method", f"{method!r} is no OzoneManagerService rpc")
-    try:
-        return answer_type.FromString(data)
-    except DecodeError as error:
-        raise ProtocolError(
-            "ClientRequestInfo.response", f"the answer of {method} does not parse: {error}"
-        ) from None

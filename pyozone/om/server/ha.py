@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
 from pyozone.om.exceptions import OMException
 from pyozone.om.metadata import META_TABLE, OMMetadataStore, Op
-from pyozone.protocol.om_ratis import CallAnswer, answer_from_bytes, entry_from_bytes, entry_to_bytes
+from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis_server.server import NotLeaderError, RaftMember
@@ -338,7 +338,7 @@ class OmReplication:
         if key is not None:
             cached = self.retry_cache.get(key)
             if cached is not None:
-                return _replay(cached)
+                return _replay(cached, name)
             running = self._inflight.get(key)
             if running is not None:
                 return await asyncio.shield(running)
@@ -380,7 +380,7 @@ class OmReplication:
             failure = error
         finally:
             CALL.reset(token)
-            self._seal(call, name, answer, failure)
+            encoded = self._seal(call, name, answer, failure)
         upto = max(call.seen, call.staged[-1].epoch if call.staged else 0)
         if generation != self._generation:
             raise self._not_leader()
@@ -402,22 +402,25 @@ class OmReplication:
                 raise self._not_leader()
         if failure is not None:
             raise failure
-        return answer
+        return answer if encoded is None else encoded  # the rpc layer sends bytes as they are
 
-    def _seal(self, call: _Call, name: str, answer: Any, failure: Exception | None) -> None:
-        """The call's staged transactions may go to the log now; the last carries its answer."""
+    def _seal(self, call: _Call, name: str, answer: Any, failure: Exception | None) -> bytes | None:
+        """The call's staged transactions may go to the log now; the last carries its answer. Returns the
+        answer's bytes when it encoded them for the log."""
 
         def close() -> None:
             call.closed = True
 
         self._buffer.locked(close)
         if not call.staged:
-            return
+            return None
+        encoded = None
         for staged in call.staged:
             staged.sealed = True
         if call.cached and not isinstance(failure, AnsweredStatus):
             if failure is None:
-                recorded = CallAnswer(call.client_id, call.call_id, name, answer.SerializeToString())
+                encoded = answer.SerializeToString()
+                recorded = CallAnswer(call.client_id, call.call_id, name, encoded)
             elif isinstance(failure, OMException):
                 recorded = CallAnswer(
                     call.client_id, call.call_id, name, b"", failure.status_name, str(failure)
@@ -428,6 +431,7 @@ class OmReplication:
         if not self._drain_scheduled:
             self._drain_scheduled = True
             self._loop.call_soon(self._drain)
+        return encoded
 
     # ------------------------------------------------------------------ to the log
     def _on_stage(self, epoch: int, ops: Sequence[Op]) -> None:
@@ -559,7 +563,14 @@ class OmReplication:
             self._reading = False
 
 
-def _replay(answer: CallAnswer) -> Any:
+def _replay(answer: CallAnswer, method: str) -> bytes:
+    """A call's first answer, as the rpc layer sends it (its bytes), or its error raised."""
+    if answer.method != method:
+        raise AnsweredStatus(
+            "INVALID_ARGUMENT",
+            f"INVALID_REQUEST: call {answer.call_id} of client {answer.client_id} was a {answer.method}, "
+            f"not a {method}: a call id names one call",
+        )
     if answer.error_status:
         raise AnsweredStatus(answer.error_status, answer.error_details)
-    return answer_from_bytes(answer.method, answer.response)
+    return answer.response

@@ -17,6 +17,7 @@ from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderEx
 from pyozone.om.core import OzoneManager
 from pyozone.om.metadata import VOLUME_TABLE, OMMetadataStore, volume_key
 from pyozone.om.server.ha import AnsweredStatus, OmReplication, RetryCache
+from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import om as wire
 from pyozone.protocol import om_records
 from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
@@ -178,6 +179,9 @@ def test_a_repeated_call_waits_for_the_first_or_gets_its_answer_and_a_stuck_one_
             assert await first == await again
             later = await replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
             assert later == await first and len(member.submitted) == 1
+            assert wire.volume_info_from_proto(pb.CreateVolumeResponse.FromString(later).volume).name == "vol"
+            with pytest.raises(AnsweredStatus, match="was a createVolume, not a deleteVolume"):
+                await replication.serve("deleteVolume", answered_volume(core, "vol"), Named(1))
             # an entry that never commits: the call is answered UNAVAILABLE after the request timeout
             with pytest.raises(AnsweredStatus, match=r"ozone\.om\.ratis\.server\.request\.timeout") as stuck:
                 await replication.serve("createVolume", answered_volume(core, "stuck"), Named(2))
