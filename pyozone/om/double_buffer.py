@@ -11,9 +11,9 @@ Epochs are given out in the order transactions enter the cache, and batches are 
 so RocksDB always holds a prefix of what the cache showed: a crash loses only transactions nobody was
 answered for.
 
-With OM HA (om/server/ha.py) the buffer is split at the Raft log (`replicate`): on the leader `add` only stages a
-transaction (cache and epoch, handed to the replicator in epoch order), which `enqueue` queues for the
-flusher once its Raft entry is applied; a follower's `apply` does both at once. So om.db only ever
+With OM HA (om/server/ha.py) the buffer is split at the Raft log (`replicate`): on the leader `add` only
+stages a transaction (cache and epoch, handed to the replicator in epoch order), which `enqueue` queues for
+the flusher once its Raft entry is applied; a follower's `apply` does both at once. So om.db only ever
 receives committed transactions. On step-down the staged transactions that were never applied are dropped
 from the cache (`drop_after_flush`) once everything applied is in RocksDB.
 

@@ -38,6 +38,7 @@ from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
+from pyozone.config.keys import suffixed
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
@@ -80,6 +81,32 @@ def _terminate(error: BaseException) -> None:
     log.critical("exiting: om.db could not be written (%s)", error)
     logging.shutdown()
     os._exit(1)
+
+
+MEMBERS_FILE = "om-service-nodes"
+"""In the group's Raft directory: the node ids of the service the log was written by, one a line."""
+
+
+def _check_members(group_dir: Path, node: OmNodeDetails, members: list[str]) -> None:
+    """The service's OMs are those its log began with: an OM added or removed in ozone.om.nodes.SERVICE
+    would change the group's majority under its members' feet (Ozone adds an OM with `--bootstrap`, a Raft
+    membership change, which pyozone does not have yet), so OM refuses to start."""
+    path = group_dir / MEMBERS_FILE
+    wanted = "\n".join(sorted(members)) + "\n"
+    if path.exists():
+        had = path.read_text()
+        if had != wanted:
+            raise ServerStartError(
+                f"{suffixed('ozone.om.nodes', node.service_id)} names {', '.join(sorted(members))}, but "
+                f"the service's Raft log in {group_dir} was written by {', '.join(had.split())}: adding or "
+                "removing an OM (pyozone om --bootstrap, a Raft membership change) is not built yet; restore "
+                "the list"
+            )
+        return
+    group_dir.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    partial.write_text(wanted)
+    os.replace(partial, path)
 
 
 class ServerStartError(Exception):
@@ -215,6 +242,7 @@ class OmDaemon:
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
             int(conf.get("ozone.om.ratis.server.request.timeout")),
         )  # fmt: skip
+        _check_members(ratis_dir / group.group_id, node, [n.node_id for n in nodes])
         storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))
         self.raft = RaftMember(
             RaftPeerId(node.node_id), group, storage, self.replication, settings, self.tls, CertRole.OM,

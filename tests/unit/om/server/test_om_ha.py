@@ -55,7 +55,11 @@ class Service:
 
     async def start(self, node: str) -> OmDaemon:
         daemon = OmDaemon(self.node_conf(node), self.scm)
-        await daemon.start()
+        try:
+            await daemon.start()
+        except BaseException:
+            await daemon.stop(0.2)
+            raise
         self.daemons[node] = daemon
         return daemon
 
@@ -316,11 +320,7 @@ def test_an_om_db_a_lone_om_wrote_is_refused_as_a_member_of_a_service(tmp_path: 
         finally:
             await lone.stop(0.2)
         with pytest.raises(ServerStartError, match="holds a namespace a lone OM wrote"):
-            try:
-                await svc.start("om1")
-            finally:
-                for daemon in list(svc.daemons.values()):
-                    await daemon.stop(0.2)
+            await svc.start("om1")
 
     run(scenario())
 
@@ -413,5 +413,22 @@ def test_the_background_services_run_on_the_leader_only(tmp_path: Path) -> None:
                 if daemon is not leader:
                     assert daemon.key_deleting.progress.runs == 0  # type: ignore[union-attr]
                     assert daemon.open_key_cleanup.progress.runs == 0  # type: ignore[union-attr]
+
+    run(scenario())
+
+
+def test_an_om_added_to_the_service_without_a_membership_change_is_refused(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+            finally:
+                await client.close()
+            await svc.stop("om1")
+            svc.values["ozone.om.nodes.omservice"] = "om1,om2,om3,om4"
+            svc.values["ozone.om.address.omservice.om4"] = "127.0.0.1:1"
+            with pytest.raises(ServerStartError, match=r"adding or removing an OM \(pyozone om --bootstrap"):
+                await svc.start("om1")
 
     run(scenario())
