@@ -79,3 +79,18 @@ def entry_from_bytes(data: bytes) -> OmEntry:
         for info in message.executionControl.requestInfo
     )
     return OmEntry(ops, answers)
+
+
+def describe(data: bytes) -> str:
+    """An OM entry in a line, for `pyozone debug ratislogparser om` (Ratis's `State Machine:` line): each
+    op (`put`/`delete` table key) and each call it answered (rpc, client id, call id, and its error)."""
+    try:
+        entry = entry_from_bytes(data)
+    except ProtocolError as error:
+        return f"not an OM entry: {error}"
+    ops = ", ".join(f"{'delete' if v is None else 'put'} {t} {k}" for t, k, v in entry.ops)
+    calls = ", ".join(
+        f"{a.method} ({a.client_id}, {a.call_id}{', ' + a.error_status if a.error_status else ''})"
+        for a in entry.answers
+    )
+    return f"PersistDbRequest [{ops}] ExecutionControlRequest [{calls}]"
