@@ -2,9 +2,9 @@
 
 The DB is opened read-only, so this works on the scm.db of a running SCM.
 
-`pyozone debug ratislogparser generic -s SEGMENT`: print a Raft log segment's entries, as Ozone's `ozone debug
-ratislogparser` (seed 001); `om` and `scm`, which also decode their state machines' entries, come with OM
-and SCM high availability.
+`pyozone debug ratislogparser generic|om -s SEGMENT`: print a Raft log segment's entries, as Ozone's `ozone
+debug ratislogparser` (seed 001); `om` also decodes each OM entry (its om.db ops and the calls it answered);
+`scm` comes with SCM high availability.
 
 `pyozone debug rm-scenario FILE.json|DIR ...`: run Replication Manager scenario files (the JSON format of
 Ozone's TestReplicationManagerScenarios, spec 19) through a real Replication Manager; PASS/FAIL per
@@ -22,6 +22,7 @@ from typing import Any
 
 from pyozone.common.cli_options import CLIError, given_path
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError, list_column_families
+from pyozone.protocol.om_ratis import describe as describe_om_entry
 from pyozone.ratis_server.segment_file import dump_segment
 
 INT_KEY_FAMILIES = frozenset({"containers", "deletedBlocks"})
@@ -79,6 +80,14 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="the segment file, e.g. <ratis dir>/<group id>/current/log_inprogress_1",
     )  # fmt: skip
     generic.set_defaults(func=run_ratislogparser)
+    om = kinds.add_parser(
+        "om", allow_abbrev=False, help="an OM service's log: each entry with its om.db ops and calls"
+    )
+    om.add_argument(
+        "-s", "--segment-path", "--segmentPath", dest="segment", required=True, metavar="SEGMENT",
+        help="the segment file, e.g. <ozone.om.ratis.storage.dir>/<group id>/current/log_inprogress_1",
+    )  # fmt: skip
+    om.set_defaults(func=run_ratislogparser, describe=describe_om_entry)
 
 
 def run_ratislogparser(args: argparse.Namespace) -> int:
@@ -86,7 +95,7 @@ def run_ratislogparser(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CLIError(f"{path}: no such segment file")
     try:
-        for line in dump_segment(path):
+        for line in dump_segment(path, getattr(args, "describe", None)):
             print(line)
     except OSError as e:
         raise CLIError(f"{path}: {e}") from None

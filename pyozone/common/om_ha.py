@@ -8,7 +8,9 @@ whose address is on this machine (Ozone's rule; OMs sharing a host must be told 
 
 from __future__ import annotations
 
+import hashlib
 import socket
+import uuid
 from dataclasses import dataclass
 
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
@@ -133,3 +135,9 @@ def local_om_node(conf: OzoneConfiguration) -> OmNodeDetails | None:
             "set ozone.om.node.id"
         )
     return matches[0]
+
+
+def om_raft_group_id(service_id: str) -> str:
+    """The Raft group of an OM service: Java's UUID.nameUUIDFromBytes of the service id's UTF-8 bytes (an
+    MD5, version 3 UUID), as Ozone's OzoneManagerRatisServer derives its RaftGroupId."""
+    return str(uuid.UUID(bytes=hashlib.md5(service_id.encode()).digest(), version=3))

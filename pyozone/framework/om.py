@@ -20,8 +20,10 @@ gateway itself.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -57,7 +59,7 @@ from pyozone.protocol import om as wire
 from pyozone.protocol.acl import ObjectPath, acls_from_proto
 from pyozone.protocol.locations import key_location_from_proto
 from pyozone.rpc import Channel, ChannelSettings, RpcError, ServiceSpec, Stub
-from pyozone.rpc.metadata import USER_METADATA, user_metadata
+from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA, USER_METADATA, user_metadata
 
 if TYPE_CHECKING:
     from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
@@ -158,7 +160,10 @@ class OmClient:
     one without a leader to name sends it to the next, and after a round of every OM the client waits
     `ozone.client.wait.between.retries.millis`; at most `ozone.client.failover.max.attempts` failovers per
     call. A refusal (not the leader, leader not ready) means the call was not executed, so every call may
-    fail over on it; an unreachable OM, only a call that may be repeated (`retry`, or a commit's own loop)."""
+    fail over on it; an unreachable OM, only a call that may be repeated (`retry`, or a commit's own loop),
+    or any call to a service: each names this client and itself (x-ozone-client-id, x-ozone-call-id, as
+    Hadoop RPC's clientId and callId), the same on every attempt, so OM's retry cache answers a call whose
+    first attempt committed with that first answer instead of executing it again."""
 
     def __init__(self, config: OmSettings, steps: Callable[[], StepRecorder | None] = _no_recording) -> None:
         """`steps`: the recording open in the caller's context, if any (client/steps.py's `current`):
@@ -170,6 +175,11 @@ class OmClient:
             raise ValueError("an OM client needs at least one OM")
         self._current = 0
         self._own = user_metadata(config.tls)
+        self._client_id = str(uuid.uuid4())
+        self._call_ids = itertools.count(1)
+
+    def new_call_id(self) -> int:
+        return next(self._call_ids)
 
     @property
     def address(self) -> str:
@@ -192,11 +202,19 @@ class OmClient:
 
     async def _call(
         self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False,
-        budget_s: float | None = None, timeout_s: float | None = None,
+        budget_s: float | None = None, timeout_s: float | None = None, call_id: int | None = None,
     ) -> T:  # fmt: skip
-        """`timeout_s`: the call's own timeout (default: the client's OM timeout)."""
+        """`timeout_s`: the call's own timeout (default: the client's OM timeout); `call_id`: the call's id
+        when it continues an earlier attempt (a service's retry cache)."""
         acting = _ACTING_FOR.get()
         metadata = self._own if acting is None else ((USER_METADATA, acting),)
+        service = len(self._nodes) > 1
+        if service:
+            named = (
+                (CLIENT_ID_METADATA, self._client_id),
+                (CALL_ID_METADATA, str(call_id or self.new_call_id())),
+            )
+            metadata = (*(metadata or ()), *named)
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
         failovers = 0
@@ -215,7 +233,7 @@ class OmClient:
                 if (
                     len(self._nodes) > 1
                     and failovers < policy.max_attempts
-                    and (refused or (unreachable and retry))
+                    and (refused or (unreachable and (retry or service)))
                 ):
                     failovers += 1
                     # The same OM once it is ready; else the leader named, or the next OM (a full round
@@ -245,6 +263,7 @@ class OmClient:
         CommitOutcomeUnknown: OM answers a repeated commit as the first only while the key is the one that
         session committed (om/core.py committed_session)."""
         policy = self._config.om_retry
+        call_id = self.new_call_id()  # one call, however many attempts
         budget_s = policy.deadline_s if within_s is None else min(policy.deadline_s, within_s)
         started = time.monotonic()
         deadline = started + budget_s
@@ -256,7 +275,7 @@ class OmClient:
             if policy.deadline_s > 0:
                 timeout_s = max(0.0, min(timeout_s, deadline - time.monotonic()))
             try:
-                return await self._call(name, request, convert, timeout_s=timeout_s)
+                return await self._call(name, request, convert, timeout_s=timeout_s, call_id=call_id)
             except OMException as e:
                 if attempt > 1 and e.result == "KEY_NOT_FOUND":
                     raise CommitOutcomeUnknown(

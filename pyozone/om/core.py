@@ -99,6 +99,13 @@ class OzoneManager:
             self._next_id += n
         return list(range(first, first + n))
 
+    def reload_ids(self) -> None:
+        """The id counter om.db holds: an OM HA leader takes over the last leader's (replicated as its
+        transactions' meta op)."""
+        raw = self.store.get(META_TABLE, OBJECT_ID)
+        with self._id_lock:
+            self._next_id = self._written_id = int(raw.decode()) if raw else 1
+
     def commit(self, ops: list[Op]) -> None:
         """Records `ops` as one transaction (with the id counter, if it moved)."""
         with self._id_lock:

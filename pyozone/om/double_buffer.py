@@ -11,6 +11,12 @@ Epochs are given out in the order transactions enter the cache, and batches are 
 so RocksDB always holds a prefix of what the cache showed: a crash loses only transactions nobody was
 answered for.
 
+With OM HA (om/server/ha.py) the buffer is split at the Raft log (`replicate`): on the leader `add` only
+stages a transaction (cache and epoch, handed to the replicator in epoch order), which `enqueue` queues for
+the flusher once its Raft entry is applied; a follower's `apply` does both at once. So om.db only ever
+receives committed transactions. On step-down the staged transactions that were never applied are dropped
+from the cache (`drop_after_flush`) once everything applied is in RocksDB.
+
 A failed flush is fatal: the cache holds changes RocksDB does not, and no later transaction may build on
 them. The buffer refuses every later write, fails every waiter and calls `on_failure` (OM exits, as
 Ozone's OM terminates); on restart om.db holds every transaction a client was answered for.
@@ -102,6 +108,17 @@ class TableCache:
             if entry is not None and entry[0] <= upto:
                 del entries[key]
 
+    def drop(self, epochs: set[int], stored: Callable[[str, str], bytes | None]) -> None:
+        """Forgets the values `epochs` wrote (uncommitted: a deposed leader's), unless a later transaction
+        rewrote them; a full table reads its key back from RocksDB (`stored`)."""
+        for table, entries in self._tables.items():
+            for key in [k for k, (epoch, _) in entries.items() if epoch in epochs]:
+                value = stored(table, key) if table in self._full else None
+                if value is None:
+                    del entries[key]
+                else:
+                    entries[key] = (0, value)
+
     def pending(self, table: str, prefix: str, low: str) -> list[tuple[str, bytes | None]]:
         """The table's pending entries with `prefix`, from `low` on (inclusive), in key order."""
         return sorted((k, e[1]) for k, e in self._tables[table].items() if k >= low and k.startswith(prefix))
@@ -154,8 +171,13 @@ class DoubleBuffer:
         self._max_unflushed = max_unflushed
         self._on_failure = on_failure
         self._cond = threading.Condition()
-        self._current: list[Sequence[Op]] = []
+        self._current: list[tuple[int, Sequence[Op]]] = []
         self._epoch = 0
+        self._enqueued = 0
+        """The last epoch handed to the flusher."""
+        self._staged: Callable[[int, Sequence[Op]], None] | None = None
+        self._refusal: Callable[[], Exception] | None = None
+        self._drops: list[tuple[int, set[int], Callable[[str, str], bytes | None]]] = []
         self._flushed = 0
         self._waiters: list[tuple[int, int, Future[None]]] = []
         self._failed: BaseException | None = None
@@ -175,12 +197,82 @@ class DoubleBuffer:
                 raise BufferFailedError(f"om.db write failed earlier: {self._failed}")
             if self._closing:
                 raise BufferFailedError("om.db is closing")
+            if self._refusal is not None:
+                raise self._refusal()
             self._epoch += 1
-            self.cache.put(self._epoch, ops)
-            self._current.append(ops)
-            self._cond.notify_all()
             epoch = self._epoch
+            self.cache.put(epoch, ops)
+            if self._staged is not None:
+                self._staged(epoch, ops)
+            else:
+                self._current.append((epoch, ops))
+                self._enqueued = epoch
+                self._cond.notify_all()
         return epoch
+
+    # ------------------------------------------------------------------ replicated (OM HA)
+    def replicate(self, staged: Callable[[int, Sequence[Op]], None]) -> None:
+        """From now on `add` only stages: `staged(epoch, ops)` is called under the buffer's lock, so in
+        epoch order; the replicator `enqueue`s each once its Raft entry is applied."""
+        self._staged = staged
+
+    def enqueue(self, epoch: int, ops: Sequence[Op]) -> None:
+        """A staged transaction's entry was applied: the flusher writes `ops` (which may carry more than
+        the cache got: the Raft index). Call in epoch order."""
+        with self._cond:
+            self._current.append((epoch, ops))
+            self._enqueued = epoch
+            self._cond.notify_all()
+
+    def apply(self, ops: Sequence[Op], extra: Sequence[Op] = ()) -> int:
+        """A follower applies a committed transaction: cache and flusher at once (`extra` to om.db only)."""
+        with self._cond:
+            if self._failed is not None:
+                raise BufferFailedError(f"om.db write failed earlier: {self._failed}")
+            self._epoch += 1
+            epoch = self._epoch
+            self.cache.put(epoch, ops)
+            self._current.append((epoch, [*ops, *extra]))
+            self._enqueued = epoch
+            self._cond.notify_all()
+        return epoch
+
+    def refuse(self, refusal: Callable[[], Exception] | None) -> None:
+        """While set, `add` raises `refusal()` (a follower, or a leader that is not ready, executes
+        nothing)."""
+        with self._cond:
+            self._refusal = refusal
+
+    def drop_after_flush(
+        self, epochs: set[int], stored: Callable[[str, str], bytes | None], refusal: Callable[[], Exception]
+    ) -> None:
+        """Once every transaction handed to the flusher so far is in RocksDB, drops what `epochs` (staged,
+        never applied) left in the cache: a key then reads the committed value again. Their `durable`
+        waiters get `refusal()`."""
+        failed: list[Future[None]] = []
+        with self._cond:
+            kept = [w for w in self._waiters if w[0] not in epochs]
+            failed = [w[2] for w in self._waiters if w[0] in epochs]
+            heapq.heapify(kept)
+            self._waiters = kept
+            self._drops.append((self._enqueued, epochs, stored))
+            self._do_drops()
+        for future in failed:
+            future.set_exception(refusal())
+
+    def locked(self, call: Callable[[], T]) -> T:
+        """`call()` under the buffer's lock (the stage hook runs under it too)."""
+        with self._cond:
+            return call()
+
+    @property
+    def dropping(self) -> bool:
+        return bool(self._drops)
+
+    def _do_drops(self) -> None:
+        while self._drops and self._drops[0][0] <= self._flushed:
+            _, epochs, stored = self._drops.pop(0)
+            self.cache.drop(epochs, stored)
 
     # ------------------------------------------------------------------ waiting
     def durable(self, epoch: int) -> Future[None]:
@@ -238,8 +330,8 @@ class DoubleBuffer:
                 if not self._current:
                     return
                 batch, self._current = self._current, []
-                upto = self._epoch
-            ops = [op for transaction in batch for op in transaction]
+                upto = batch[-1][0]
+            ops = [op for _, transaction in batch for op in transaction]
             started = time.perf_counter()
             try:
                 self._write_batch(ops)
@@ -256,6 +348,7 @@ class DoubleBuffer:
         with self._cond:
             self._flushed = upto
             self.cache.evict(upto, ops)
+            self._do_drops()
             while self._waiters and self._waiters[0][0] <= upto:
                 done.append(heapq.heappop(self._waiters)[2])
             s = self._stats

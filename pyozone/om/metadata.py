@@ -99,7 +99,9 @@ class OMMetadataStore:
         path: Path,
         max_unflushed: int = DEFAULT_MAX_UNFLUSHED,
         on_failure: Callable[[BaseException], None] | None = None,
+        sync: bool = True,
     ) -> None:
+        """`sync`: each flush syncs RocksDB's WAL; OM HA flushes unsynced, as its Raft log is the WAL."""
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,13 +116,22 @@ class OMMetadataStore:
             store = this()
             if store is None:
                 raise OwnerDropped
-            store._backend.write(encoded(ops), sync=True)
+            store._backend.write(encoded(ops), sync=sync)
 
         self._buffer = DoubleBuffer(
             TABLE_NAMES, flush, max_unflushed, on_failure, alive=lambda: this() is not None, full=FULL_TABLES
         )
         for table in FULL_TABLES:
             self._buffer.cache.load(table, self._stored(self._call(self._backend.iterate, table, b""), ""))
+
+    @property
+    def buffer(self) -> DoubleBuffer:
+        """The double buffer (OM HA splits its write path at the Raft log: om/server/ha.py)."""
+        return self._buffer
+
+    def stored_value(self, table: str, key: str) -> bytes | None:
+        """What RocksDB holds for `key`, the cache aside."""
+        return self._call(self._backend.get, table, key.encode())
 
     def get(self, table: str, key: str) -> bytes | None:
         pending = self._buffer.cache.get(table, key)

@@ -460,6 +460,14 @@ class RaftMember:
         log."""
         self._input(self._running_core().snapshot_taken(snapshot))
 
+    def leading_term(self) -> int | None:
+        """The term this member leads in, else None: `status`'s role and term without the rest (OM asks it
+        on every call)."""
+        core = self._core
+        if core is None or not self.running or core.role is not RaftPeerRole.LEADER:
+            return None
+        return core.current_term
+
     def status(self) -> RaftStatus:
         core = self._running_core()
         leads = core.role is RaftPeerRole.LEADER

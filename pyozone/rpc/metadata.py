@@ -12,6 +12,12 @@ from pyozone.hdds.security.x509 import Identity
 USER_METADATA = "x-ozone-user"
 """The metadata key a plaintext caller names its user in (contract 4 of issue 15)."""
 
+CLIENT_ID_METADATA = "x-ozone-client-id"
+CALL_ID_METADATA = "x-ozone-call-id"
+"""A call to an OM HA service names its client (one id per client) and the call (one per logical call, kept
+across retries and failovers), as Hadoop RPC's header carries clientId and callId: OM's retry cache keys
+on them."""
+
 
 def user_metadata(tls: TlsStore | None) -> tuple[tuple[str, str], ...] | None:
     """What a call sends to say who it is: nothing over TLS (the certificate says it), else the login user."""

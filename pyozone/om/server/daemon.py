@@ -8,6 +8,12 @@ RPC server. With hdds.grpc.tls.enabled every port and every channel to SCM is mu
 certificate. The core is synchronous and may wait for SCM, so core calls run in a thread pool (commitKey,
 which never waits, on the loop); its locks (om/locks.py) keep mutations apart, and om.db's double buffer
 makes them durable before a client is answered.
+
+With `ozone.om.service.ids` OM is one member of its service's Raft group (om/server/ha.py, docs/om.md "High
+availability"): it finds its node (`local_om_node`), serves on that node's addresses, keeps its Raft log
+under `ozone.om.ratis.storage.dir` (default `ozone.metadata.dirs`/ratis) and runs a RaftMember on its Ratis
+port (mutual TLS with OM's certificate when hdds.grpc.tls.enabled); only the leader executes calls and runs
+the background services. A lone OM keeps the direct double-buffer path.
 """
 
 from __future__ import annotations
@@ -18,12 +24,14 @@ import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TypeVar
 
 from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.http_json import JsonResponse, Route
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
+from pyozone.common.om_ha import OmNodeDetails, local_om_node, om_raft_group_id, om_service_nodes
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
@@ -31,14 +39,17 @@ from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
+from pyozone.config.keys import suffixed
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
-from pyozone.om.metadata import OMMetadataStore
+from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
+from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
 from pyozone.om.server.counts import NamespaceCounter
+from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
 from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
@@ -47,6 +58,11 @@ from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
 from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
 from pyozone.om.stored_lengths import StoredLengths
+from pyozone.ratis.messages import RaftPeerId
+from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
+from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc import Server
 from pyozone.rpc.loop import run as run_on_rpc_loop
 from pyozone.security.cert_client import CertRenewer, daemon_tls
@@ -73,6 +89,32 @@ def _terminate(error: BaseException) -> None:
     os._exit(1)
 
 
+MEMBERS_FILE = "om-service-nodes"
+"""In the group's Raft directory: the node ids of the service the log was written by, one a line."""
+
+
+def _check_members(group_dir: Path, node: OmNodeDetails, members: list[str]) -> None:
+    """The service's OMs are those its log began with: an OM added or removed in ozone.om.nodes.SERVICE
+    would change the group's majority under its members' feet (Ozone adds an OM with `--bootstrap`, a Raft
+    membership change, which pyozone does not have yet), so OM refuses to start."""
+    path = group_dir / MEMBERS_FILE
+    wanted = "\n".join(sorted(members)) + "\n"
+    if path.exists():
+        had = path.read_text()
+        if had != wanted:
+            raise ServerStartError(
+                f"{suffixed('ozone.om.nodes', node.service_id)} names {', '.join(sorted(members))}, but "
+                f"the service's Raft log in {group_dir} was written by {', '.join(had.split())}: adding or "
+                "removing an OM (pyozone om --bootstrap, a Raft membership change) is not built yet; restore "
+                "the list"
+            )
+        return
+    group_dir.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    partial.write_text(wanted)
+    os.replace(partial, path)
+
+
 class ServerStartError(Exception):
     """A server could not bind its address; the message names the address and its configuration key."""
 
@@ -88,11 +130,15 @@ class OmDaemon:
         self.conf = conf
         self.secure = security_enabled(conf)
         self.mtls = mtls_enabled(conf)  # refused here when it comes without security
+        self.node: OmNodeDetails | None = local_om_node(conf)
+        """This OM's node of its HA service (ozone.om.service.ids), None when it runs alone."""
         # OM has no RPC bind-host key; a non-loopback ozone.om.address binds 0.0.0.0 (docs/differences.md).
-        self.rpc_address = bind_address(conf, om_address(conf), None)
-        self.http_address = bind_address(
-            conf, address(conf, "ozone.om.http-address"), "ozone.om.http-bind-host"
-        )
+        rpc_where = om_address(conf) if self.node is None else self.node.rpc_address
+        http_where = address(conf, "ozone.om.http-address") if self.node is None else self.node.http_address
+        self.rpc_address = bind_address(conf, rpc_where, None)
+        self.http_address = bind_address(conf, http_where, "ozone.om.http-bind-host")
+        self.replication: OmReplication | None = None
+        self.raft: RaftMember | None = None
         self.settings = OMSettings.from_conf(conf)
         self.metadata_dir = om_metadata_dir(conf)
         self.db_path = om_db_path(conf)
@@ -136,9 +182,12 @@ class OmDaemon:
         await self._start_http()
         self.storage = await self._bind_cluster()
         self.store = OMMetadataStore(
-            self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate
-        )
+            self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate,
+            sync=self.node is None,
+        )  # fmt: skip
         core = OzoneManager(self.store, self.scm, self.settings, self.clock)
+        if self.node is not None:
+            await self._start_raft(self.node, core)
         self.key_deleting = KeyDeletingService(core)
         self.open_key_cleanup = OpenKeyCleanupService(core)
         deleting, cleanup = self.key_deleting, self.open_key_cleanup
@@ -174,9 +223,55 @@ class OmDaemon:
             self.db_path,
         )
 
+    async def _start_raft(self, node: OmNodeDetails, core: OzoneManager) -> None:
+        """This OM's member of its service's Raft group, applying into om.db (om/server/ha.py)."""
+        assert self.store is not None
+        conf = self.conf
+        written = next(self.store.scan(VOLUME_TABLE), None) is not None
+        if written and self.store.get(META_TABLE, TRANSACTION_INFO) is None:
+            raise ServerStartError(
+                f"{self.db_path} holds a namespace a lone OM wrote (no {TRANSACTION_INFO}): OM "
+                f"{node.node_id} of service {node.service_id} cannot start from it, as the other OMs do "
+                "not have it and sending them om.db's checkpoint is not built yet; start the service's "
+                "OMs on empty om.db directories, or run this one without ozone.om.service.ids"
+            )
+        nodes = om_service_nodes(conf, node.service_id)
+        peers = tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes)
+        group = RaftGroup(om_raft_group_id(node.service_id), peers)
+        ratis_dir = Path(str(conf.get("ozone.om.ratis.storage.dir") or self.metadata_dir / "ratis"))
+        private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
+        timeout_ms = int(conf.get("ozone.om.ratis.minimum.timeout"))
+        settings = RaftSettings(
+            rpc_timeout_min_ms=timeout_ms,
+            rpc_timeout_max_ms=2 * timeout_ms,
+            pre_vote=bool(conf.get("ozone.om.ratis.server.leaderelection.pre-vote")),
+        )
+        self.replication = OmReplication(
+            self.store, core, node.node_id, {n.node_id: str(n.rpc_address) for n in nodes},
+            int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
+            int(conf.get("ozone.om.ratis.server.request.timeout")),
+        )  # fmt: skip
+        _check_members(ratis_dir / group.group_id, node, [n.node_id for n in nodes])
+        storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))
+        self.raft = RaftMember(
+            RaftPeerId(node.node_id), group, storage, self.replication, settings, self.tls, CertRole.OM,
+            bind_host=bind_address(conf, node.ratis_address, None).host,
+        )  # fmt: skip
+        self.replication.attach(self.raft)
+        self.om_metrics.watch_raft(self.replication)
+        try:
+            await self.raft.start()
+        except OSError as e:
+            where = f"{node.ratis_address} (ozone.om.ratis.port of {node.service_id}.{node.node_id})"
+            raise ServerStartError(f"cannot bind OM's Raft server to {where}: {e.strerror or e}") from None
+        log.info("OM %s of service %s: Raft group %s on %s, its log in %s", node.node_id, node.service_id,
+                 group.group_id, node.ratis_address, ratis_dir)  # fmt: skip
+
     async def _obtain_certificate(self) -> None:
         """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops."""
-        hosts = service_hosts(om_address(self.conf).host)
+        # with OM HA, the node's host: its Raft port's peers check the certificate names it
+        where = om_address(self.conf) if self.node is None else self.node.rpc_address
+        hosts = service_hosts(where.host)
         self.certificate = await asyncio.to_thread(
             daemon_tls, self.conf, CertRole.OM, self.metadata_dir, hosts
         )
@@ -224,18 +319,18 @@ class OmDaemon:
         self._stored = StoredLengths(
             self.core, self.tls, self._tokens, self.core.settings.length_check_timeout_ms / 1000
         )
-        add_om_service(
-            server,
-            OzoneManagerService(
-                self.core,
-                self._executor,
-                self.storage.om_uuid,
-                self.storage.cluster_id,
-                self._tokens,
-                observe=self.om_metrics.observe,
-                stored=self._stored,
-            ),
+        service = OzoneManagerService(
+            self.core,
+            self._executor,
+            self.storage.om_uuid,
+            self.storage.cluster_id,
+            self._tokens,
+            observe=self.om_metrics.observe,
+            stored=self._stored,
         )
+        service.ha = self.replication
+        add_om_service(server, service)
+        add_om_admin_service(server, OzoneManagerAdminService(service.access, self.replication))
         try:
             self.rpc_port = await server.start(self.rpc_address.host, self.rpc_address.port, self.tls)
         except OSError as e:
@@ -250,6 +345,8 @@ class OmDaemon:
             running = asyncio.get_running_loop()
             while True:
                 await asyncio.sleep(interval_ms / 1000)
+                if self.replication is not None and not self.replication.leading():
+                    continue  # OM HA: the leader's services only (a follower executes nothing)
                 try:
                     await running.run_in_executor(self._executor, step)
                 except Exception:
@@ -287,6 +384,8 @@ class OmDaemon:
         self.serving = False
         if self._server is not None:
             await self._server.stop(grace_s)
+        if self.raft is not None:
+            await self.raft.stop()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

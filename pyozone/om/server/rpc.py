@@ -5,6 +5,10 @@ An OMException travels as the status its result code names, with details "RESULT
 malformed request is INVALID_ARGUMENT "INVALID_REQUEST: <field> ..."; anything else is a server bug:
 logged with its traceback and answered INTERNAL.
 
+With OM HA (ozone.om.service.ids) every request also passes its service's `ha` there (om/server/ha.py):
+only the leader executes it, and its answer waits for its Raft entry; a refusal (OMNotLeaderException,
+OMLeaderNotReadyException) or a replayed error is answered with its status (`AnsweredStatus`).
+
 Every request passes `rpc` once, so that is where it is observed: its type (Ozone's name for it, the
 `Type` of OzoneManagerProtocol's OMRequest: openKey is CreateKey), how long it took and whether it failed.
 """
@@ -18,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.server.ha import AnsweredStatus
 from pyozone.protocol import ProtocolError
 from pyozone.rpc import AbortError, CallContext, StatusCode
 
@@ -71,11 +76,18 @@ def rpc(handler: Handler) -> Handler:
         started = time.perf_counter()
         failed = True
         try:
-            answer = await handler(self, request, context)
+            if self.ha is None:
+                answer = await handler(self, request, context)
+            else:
+                answer = await self.ha.serve(
+                    name, functools.partial(handler, self, request, context), context
+                )
             failed = False
             return answer
         except AbortError:
             raise
+        except AnsweredStatus as e:
+            await context.abort(StatusCode[e.status], e.details)
         except OMException as e:
             if e.code in (OMResultCode.SCM_UNAVAILABLE,):
                 log.warning("%s from %s: %s", name, context.peer(), e)

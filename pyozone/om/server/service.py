@@ -13,6 +13,7 @@ in the same pool job just before the call; with ACLs off the checks return at on
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Executor
 from functools import partial
@@ -35,6 +36,7 @@ from pyozone.om.properties import PropertyManager
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.scm import scm_call
 from pyozone.om.server.durability import DurableGate
+from pyozone.om.server.ha import CALL, OmReplication
 from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.protocol import om as wire
@@ -78,6 +80,9 @@ class OzoneManagerService:
         """Created on the serving loop by the first write."""
         self._loop_blocks: LoopBlockBatcher | None = None
         """openKey's batcher, created on the serving loop by the first openKey."""
+        self.ha: OmReplication | None = None
+        """With OM HA, every call passes through it (`rpc`): only the leader executes, and a call's
+        answer waits for its transactions to commit (om/server/ha.py)."""
 
     async def _run(
         self, call: Callable[..., T], *args: object, check: Check | None = None, inline: bool = False
@@ -86,9 +91,11 @@ class OzoneManagerService:
         Everything it could have seen, its own writes and the table cache's, is durable before this
         returns or raises: a client is answered only then (seed 001's double buffer), and never with
         what a crash could take back (a read waits for the writes it saw, at most a flush in flight),
-        while the pool thread is already free for the next request."""
+        while the pool thread is already free for the next request. With OM HA the call's wrapper waits
+        instead (what it saw is recorded in its `CALL`), once it replicated the call's answer."""
         store = self.core.store
         epoch = 0
+        ha_call = CALL.get()
 
         def job() -> T:
             nonlocal epoch
@@ -102,9 +109,14 @@ class OzoneManagerService:
         try:
             if inline:
                 return job()
+            if ha_call is not None:
+                context = contextvars.copy_context()
+                return await asyncio.get_running_loop().run_in_executor(self.executor, context.run, job)
             return await asyncio.get_running_loop().run_in_executor(self.executor, job)
         finally:
-            if epoch:
+            if ha_call is not None:
+                ha_call.seen = max(ha_call.seen, epoch)
+            elif epoch:
                 await self._durable().wait(epoch)
 
     async def _on_loop(self, call: Callable[[], Awaitable[T]]) -> T:
@@ -114,7 +126,11 @@ class OzoneManagerService:
         try:
             return await call()
         finally:
-            if epoch := self.core.store.epoch:
+            epoch = self.core.store.epoch
+            ha_call = CALL.get()
+            if ha_call is not None:
+                ha_call.seen = max(ha_call.seen, epoch)
+            elif epoch:
                 await self._durable().wait(epoch)
 
     def _blocks(self) -> LoopBlockBatcher:

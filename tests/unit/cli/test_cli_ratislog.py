@@ -1,5 +1,6 @@
-"""`pyozone repair ratislog` and `pyozone debug ratislogparser generic` on a member's real log files: a log a
-corrupt closed segment keeps from loading loads again after the repair, and the parser prints each entry."""
+"""`pyozone repair ratislog` and `pyozone debug ratislogparser generic|om` on a member's real log files: a log
+a corrupt closed segment keeps from loading loads again after the repair, and the parser prints each entry
+(`om`: with its om.db ops and calls)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pyozone.cli.main import main
+from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server.segmented_log import RaftLogCorruptError, SegmentedRaftLog
@@ -83,3 +85,28 @@ def test_repair_refuses_a_damaged_raft_meta_with_its_path_and_no_traceback(
     err = capsys.readouterr().err
     assert f"{meta}: damaged" in err and "Traceback" not in err
     assert sorted(p.name for p in (group / "current").iterdir()) == before
+
+
+def test_ratislogparser_om_prints_each_entry_with_its_ops_and_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = tmp_path / "group"
+    storage = SegmentedRaftLog(group)
+    storage.load()
+    answer = CallAnswer("client-a", 7, "createVolume", b"")
+    failed = CallAnswer("client-b", 3, "deleteKey", b"", "NOT_FOUND", "KEY_NOT_FOUND: k")
+    entries = (
+        LogEntry(1, 1, entry_to_bytes([("volumeTable", "/vol", b"v"), ("meta", "objectID", b"2")], [answer])),
+        LogEntry(1, 2, entry_to_bytes([("keyTable", "/vol/b/k", None)], [failed])),
+        LogEntry(1, 3, b"\xff\xff"),
+    )
+    storage.write(Persist(1, 1, RaftPeerId("om1"), entries))
+    storage.flush()
+    storage.close()
+    assert main(["debug", "ratislogparser", "om", "-s", str(_segments(group)[0])]) == 0
+    out = capsys.readouterr().out
+    assert "State Machine: PersistDbRequest [put volumeTable /vol, put meta objectID] " in out
+    assert "ExecutionControlRequest [createVolume (client-a, 7)]" in out
+    assert "[delete keyTable /vol/b/k] ExecutionControlRequest [deleteKey (client-b, 3, NOT_FOUND)]" in out
+    assert "State Machine: not an OM entry" in out
+    assert "Num StateMachineEntries Entries: 3" in out

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import uuid
+
 import pytest
 
 from pyozone.common.net import HostPort
-from pyozone.common.om_ha import client_om_service, local_om_node, om_service_nodes
+from pyozone.common.om_ha import client_om_service, local_om_node, om_raft_group_id, om_service_nodes
 from pyozone.config import ConfigError, OzoneConfiguration
 
 
@@ -77,3 +80,13 @@ def test_an_om_finds_itself_by_node_id_or_refuses_when_several_nodes_are_local()
     alone = _ha(**{"ozone.om.address.omservice.om2": "10.9.9.8"})
     assert local_om_node(alone).node_id == "om1"  # type: ignore[union-attr]
     assert local_om_node(OzoneConfiguration()) is None
+
+
+def test_the_raft_group_id_is_javas_name_uuid_of_the_service_id() -> None:
+    """Ozone's OzoneManagerRatisServer: UUID.nameUUIDFromBytes(serviceId bytes), an MD5 (version 3) UUID
+    without a namespace: the same for every OM of a service, another for another service."""
+    group = uuid.UUID(om_raft_group_id("omservice"))
+    assert (group.version, group.variant) == (3, uuid.RFC_4122)
+    assert group.bytes[:6] == hashlib.md5(b"omservice").digest()[:6]
+    assert om_raft_group_id("omservice") == "5cb24680-b9e7-3c90-a862-d66704efc61c"
+    assert om_raft_group_id("other") != str(group)

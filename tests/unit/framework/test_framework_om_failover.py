@@ -15,6 +15,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException, OMUnavailableError
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 
 
 class Om:
@@ -108,12 +109,33 @@ def test_a_leader_not_ready_is_asked_again() -> None:
     assert (owner, om1.calls) == ("om1", 3)
 
 
-def test_an_unreachable_om_fails_over_only_a_repeatable_call() -> None:
-    om2 = Om("om2")
-    owner, _ = asyncio.run(_ask([Om("om1"), om2], down={"om1"}, retry=True))
-    assert owner == "om2"
+def test_an_unreachable_om_fails_over_every_call_of_a_service() -> None:
+    """Each call names its client and itself (OM's retry cache answers a repeat), so any may fail over."""
+    for retry in (True, False):
+        owner, _ = asyncio.run(_ask([Om("om1"), Om("om2")], down={"om1"}, retry=retry))
+        assert owner == "om2"
+
+
+def test_every_attempt_of_a_call_names_the_same_client_and_call() -> None:
+    seen: list[tuple[str, str]] = []
+
+    class Named(Om):
+        async def infoVolume(self, request, context):  # type: ignore[no-untyped-def]
+            named = dict(context.invocation_metadata())
+            seen.append((named[CLIENT_ID_METADATA], named[CALL_ID_METADATA]))
+            return await super().infoVolume(request, context)
+
+    om1, om2 = Named("om1"), Named("om2")
+    om1.leader = om2.leader = "om2"
+    asyncio.run(_ask([om1, om2]))
+    assert len(seen) == 2 and seen[0] == seen[1]
+    asyncio.run(_ask([om1, om2]))
+    assert seen[2][0] != seen[0][0]  # another client
+
+
+def test_an_unreachable_lone_om_is_not_failed_over() -> None:
     with pytest.raises(OMUnavailableError):
-        asyncio.run(_ask([Om("om1"), Om("om2")], down={"om1"}))
+        asyncio.run(_ask([Om("om1")], down={"om1"}))
 
 
 def test_failovers_are_bounded_by_ozone_client_failover_max_attempts() -> None:

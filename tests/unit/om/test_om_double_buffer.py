@@ -215,3 +215,68 @@ def test_om_db_reads_volumes_and_buckets_from_its_cache_alone_across_a_restart(t
     assert store.get(BUCKET_TABLE, "/v/b") is None
     assert [k for k, _ in store.scan(VOLUME_TABLE)] == ["/v"]
     store.close()
+
+
+# ---- OM HA: the buffer split at the Raft log (om/server/ha.py)
+class Staging:
+    def __init__(self) -> None:
+        self.staged: list[tuple[int, list[Op]]] = []
+
+    def __call__(self, epoch: int, ops: list[Op]) -> None:
+        self.staged.append((epoch, list(ops)))
+
+
+def test_replicated_a_staged_transaction_is_visible_but_reaches_rocksdb_only_once_applied(
+    tmp_path: Path,
+) -> None:
+    store = OMMetadataStore(tmp_path / "om.db", sync=False)
+    staging = Staging()
+    store.buffer.replicate(staging)
+    epoch = store.write([(KEY_TABLE, "/v/b/k", b"1")])
+    assert store.get(KEY_TABLE, "/v/b/k") == b"1"
+    assert staging.staged == [(epoch, [(KEY_TABLE, "/v/b/k", b"1")])]
+    assert store.stored_value(KEY_TABLE, "/v/b/k") is None and store.flushed_epoch == 0
+    store.buffer.enqueue(epoch, [(KEY_TABLE, "/v/b/k", b"1"), ("meta", "#TRANSACTIONINFO", b"1#2")])
+    store.buffer.wait(epoch)
+    assert store.stored_value(KEY_TABLE, "/v/b/k") == b"1"
+    assert store.stored_value("meta", "#TRANSACTIONINFO") == b"1#2"
+    follower = store.buffer.apply([(KEY_TABLE, "/v/b/f", b"2")], [("meta", "#TRANSACTIONINFO", b"1#3")])
+    assert follower > epoch and store.get(KEY_TABLE, "/v/b/f") == b"2"
+    store.buffer.wait(follower)
+    assert store.stored_value("meta", "#TRANSACTIONINFO") == b"1#3"
+    store.close()
+
+
+def test_replicated_a_refused_write_stages_nothing(tmp_path: Path) -> None:
+    store = OMMetadataStore(tmp_path / "om.db", sync=False)
+    staging = Staging()
+    store.buffer.replicate(staging)
+    store.buffer.refuse(lambda: RuntimeError("not the leader"))
+    with pytest.raises(RuntimeError, match="not the leader"):
+        store.write([(KEY_TABLE, "/v/b/k", b"1")])
+    assert staging.staged == [] and store.get(KEY_TABLE, "/v/b/k") is None
+    store.close()
+
+
+def test_replicated_a_step_down_drops_what_never_committed_once_the_applied_is_flushed(
+    tmp_path: Path,
+) -> None:
+    store = OMMetadataStore(tmp_path / "om.db", sync=False)
+    staging = Staging()
+    store.buffer.replicate(staging)
+    committed = store.write([(VOLUME_TABLE, "/v", b"committed"), (KEY_TABLE, "/v/b/k", b"committed")])
+    store.buffer.enqueue(committed, staging.staged[-1][1])
+    lost = store.write(
+        [(VOLUME_TABLE, "/v", b"lost"), (KEY_TABLE, "/v/b/k", b"lost"), (KEY_TABLE, "/v/b/n", b"x")]
+    )
+    waiter = store.buffer.durable(lost)
+    store.buffer.drop_after_flush({lost}, store.stored_value, lambda: RuntimeError("not the leader"))
+    with pytest.raises(RuntimeError, match="not the leader"):
+        waiter.result(WAIT_S)
+    store.buffer.wait(committed)
+    # the committed values again, the full table's (volumeTable) read back from RocksDB
+    assert not store.buffer.dropping
+    assert store.get(VOLUME_TABLE, "/v") == b"committed"
+    assert store.get(KEY_TABLE, "/v/b/k") == b"committed"
+    assert store.get(KEY_TABLE, "/v/b/n") is None
+    store.close()

@@ -193,8 +193,16 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
             "countedAt": counts.counted_ms,
         }
 
+    async def ratis(q: Query) -> dict[str, Any]:
+        """This OM's member of its HA service's Raft group; {"ha": false} for a lone OM."""
+        core()
+        if daemon.replication is None:
+            return {"ha": False}
+        return {"ha": True, **daemon.replication.report()}
+
     return {
         "/api/v1/overview": overview,
+        "/api/v1/ratis": ratis,
         "/api/v1/volumes": volumes,
         _VOLUME: volume,
         _VOLUME + "/buckets": buckets,

@@ -1,0 +1,578 @@
+"""OM high availability on the Raft shell: leader-side execution (HDDS-11898; docs/om.md "High
+availability").
+
+The leader executes a request as a lone OM does, against the table cache (which shows the leader's own
+uncommitted transactions, so the next request builds on them); om.db's double buffer only stages the
+transaction (om/double_buffer.py `replicate`). `OmReplication` hands the staged transactions to the Raft
+member in epoch order: a call's ops with the call and its answer (protocol/om_ratis.py), the calls that
+finished in one turn of the loop in one entry, as HDDS-11898's leader batches them. Every OM applies the
+committed entries (`apply`, the StateMachine): the leader queues its staged ops for the flusher, a follower
+puts them in its cache and queues them; om.db receives them with `#TRANSACTIONINFO` (term#index) in the same
+batch, unsynced (the Raft log is the WAL). The client is answered once its entry is applied on the leader:
+committed, so durable in a majority's logs.
+
+Step-down (the member no longer leads, or an entry of another leader is applied, or a submit fails): the OM
+stops executing, forgets the staged transactions that were never applied (once everything applied is in
+om.db, their cache entries go: a key then reads its committed value) and their callers get
+OMNotLeaderException; they retry elsewhere with the same call id, and the retry cache there answers if the
+entry did commit. A new leader answers OMLeaderNotReadyException until it has applied its log up to its
+term's first entry, then takes the id counter om.db holds.
+
+Reads are served by the leader only, after a ReadIndex round (Ratis's raft.server.read.option
+LINEARIZABLE); concurrent reads share one round.
+
+The retry cache (Ratis's RetryCache, ozone.om.ratis.server.retry.cache.timeout) maps a call's
+(client id, call id) to its answer; every OM fills it as it applies entries, so a call retried after a
+failover is answered with its first answer and never executed twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import heapq
+import itertools
+import logging
+import random
+import time
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
+from pyozone.om.exceptions import OMException
+from pyozone.om.metadata import META_TABLE, OMMetadataStore, Op
+from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_bytes
+from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis_server.server import NotLeaderError, RaftMember
+from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
+
+if TYPE_CHECKING:
+    from pyozone.om.core import OzoneManager
+
+log = logging.getLogger(__name__)
+
+TRANSACTION_INFO = "#TRANSACTIONINFO"
+"""meta: the last Raft entry om.db holds, "term#index" (Ozone's TransactionInfo in transactionInfoTable)."""
+
+RETRY_CACHE_TIMEOUT_MS = 600_000
+"""ozone.om.ratis.server.retry.cache.timeout's default."""
+RETRY_CACHE_MAX_ENTRIES = 200_000
+"""At most this many answers are kept (the oldest go first), however young: 100 s at 2,000 writes/s."""
+REQUEST_TIMEOUT_MS = 3_000
+"""ozone.om.ratis.server.request.timeout's default."""
+BATCH_MAX = 128
+"""At most this many transactions in one entry."""
+
+READS = frozenset(
+    {
+        "infoVolume", "listVolumes", "infoBucket", "listBuckets", "lookupKey", "listKeys", "listParts",
+        "listMultipartUploads", "getAcl", "getServiceInfo", "getS3Secret", "getS3SigningKey",
+    }
+)  # fmt: skip
+"""The calls that read: each waits for a ReadIndex round first (a call that may also write, getS3Secret,
+takes the write path as well)."""
+
+
+class AnsweredStatus(Exception):
+    """A call answered with a status rather than a response: an HA refusal (UNAVAILABLE with
+    OMNotLeaderException's or OMLeaderNotReadyException's text) or a replayed error."""
+
+    def __init__(self, status: str, details: str) -> None:
+        super().__init__(details)
+        self.status = status
+        self.details = details
+
+
+def transaction_info(raw: bytes | None) -> TermIndex:
+    if not raw:
+        return TermIndex(0, 0)
+    term, _, index = raw.decode().partition("#")
+    return TermIndex(int(term), int(index))
+
+
+def call_key(context: Any) -> tuple[str, int] | None:
+    """The call's (client id, call id) from its metadata, as Hadoop RPC's header carries them; None when
+    the client sends none (it talks to a lone OM)."""
+    client_id = call_id = None
+    for key, value in context.invocation_metadata() or ():
+        if key == CLIENT_ID_METADATA:
+            client_id = value
+        elif key == CALL_ID_METADATA:
+            call_id = value
+    if not client_id or not call_id or not call_id.isdigit():
+        return None
+    return client_id, int(call_id)
+
+
+@dataclass(eq=False)
+class _Staged:
+    epoch: int
+    ops: Sequence[Op]
+    client_id: str
+    call_id: int
+    sealed: bool = False
+    answer: CallAnswer | None = None
+
+
+@dataclass(eq=False)
+class _Batch:
+    """One Raft entry: staged transactions, in epoch order, and the bytes submitted for them."""
+
+    staged: list[_Staged]
+    payload: bytes
+    term: int
+
+
+@dataclass(eq=False)
+class _Call:
+    client_id: str
+    call_id: int
+    cached: bool
+    """Whether the client named the call (its answer goes to the retry cache)."""
+    staged: list[_Staged] = field(default_factory=list)
+    seen: int = 0
+    """The last epoch the call's jobs could have read."""
+    closed: bool = False
+
+
+CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("om_ha_call", default=None)
+"""The call a handler runs for (HA only): `_run` records what it saw, the buffer's stage hook what it
+wrote."""
+
+
+class RetryCache:
+    """(client id, call id) -> the call's answer, for `timeout_ms` after it was applied, at most
+    `max_entries` of them."""
+
+    def __init__(
+        self, timeout_ms: int, now_ms: Callable[[], float], max_entries: int = RETRY_CACHE_MAX_ENTRIES
+    ) -> None:
+        self._timeout_ms = timeout_ms
+        self._max_entries = max_entries
+        self._now_ms = now_ms
+        self._entries: OrderedDict[tuple[str, int], tuple[float, CallAnswer]] = OrderedDict()
+
+    def put(self, answer: CallAnswer) -> None:
+        now = self._now_ms()
+        self._entries[(answer.client_id, answer.call_id)] = (now + self._timeout_ms, answer)
+        self._entries.move_to_end((answer.client_id, answer.call_id))
+        while self._entries:
+            expires, _ = next(iter(self._entries.values()))
+            if expires > now and len(self._entries) <= self._max_entries:
+                break
+            self._entries.popitem(last=False)
+
+    def get(self, key: tuple[str, int]) -> CallAnswer | None:
+        found = self._entries.get(key)
+        if found is None or found[0] <= self._now_ms():
+            return None
+        return found[1]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class OmReplication:
+    """The Raft member's state machine and the leader's replicator, on the serving loop. Create it on
+    that loop before the member (`attach` it after)."""
+
+    def __init__(
+        self,
+        store: OMMetadataStore,
+        core: OzoneManager,
+        node_id: str,
+        rpc_addresses: Mapping[str, str],
+        retry_cache_timeout_ms: int = RETRY_CACHE_TIMEOUT_MS,
+        request_timeout_ms: int = REQUEST_TIMEOUT_MS,
+    ) -> None:
+        """`rpc_addresses`: each OM's client address (host:port) by node id, named in refusals;
+        `request_timeout_ms`: how long a call waits for its transactions to commit."""
+        self._request_timeout_s = request_timeout_ms / 1000
+        self.store = store
+        self._rpc_addresses = dict(rpc_addresses)
+        self.core = core
+        self.node_id = node_id
+        self._buffer = store.buffer
+        self._loop = asyncio.get_running_loop()
+        self._applied_epoch = 0
+        """The last epoch applied here (committed): what a call waits for before it is answered."""
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+        self.retry_cache = RetryCache(retry_cache_timeout_ms, lambda: time.monotonic() * 1000)
+        self.db_applied = transaction_info(store.get(META_TABLE, TRANSACTION_INFO))
+        """The last entry om.db held at start: the log's entries up to it are not applied again."""
+        self._member: RaftMember | None = None
+        self._own_client = f"om-{node_id}-{uuid.uuid4()}"
+        self._own_calls = itertools.count(1)
+        self._staged: deque[_Staged] = deque()
+        self._submitted: deque[_Batch] = deque()
+        self._drain_scheduled = False
+        self._ready_term: int | None = None
+        self._hint: str | None = None
+        """The leader `check_leader` last saw, when another."""
+        self._generation = 0
+        self._inflight: dict[tuple[str, int], asyncio.Future[Any]] = {}
+        self._next_read: asyncio.Future[None] | None = None
+        self._reading = False
+        self.read_rounds = 0
+        self.stepdowns = 0
+        self._buffer.refuse(self._refusal)
+        self._buffer.replicate(self._on_stage)
+
+    def attach(self, member: RaftMember) -> None:
+        self._member = member
+
+    @property
+    def member(self) -> RaftMember:
+        if self._member is None:
+            raise RuntimeError("OM's Raft member is not attached")
+        return self._member
+
+    def report(self) -> dict[str, Any]:
+        """What the web UI's JSON shows (/api/v1/ratis): role, term, leader, indexes, each follower's lag."""
+        member = self.member
+        if not member.running:
+            return {"nodeId": self.node_id, "running": False}
+        status = member.status()
+        return {
+            "nodeId": self.node_id,
+            "running": True,
+            "groupId": status.group_id,
+            "role": status.role.name,
+            "ready": self.leading(),
+            "term": status.term,
+            "leader": status.leader.id if status.leader is not None else None,
+            "lastIndex": status.last_index,
+            "commitIndex": status.commit_index,
+            "appliedIndex": status.applied_index,
+            "omDbAppliedAtStart": self.db_applied.index,
+            "followers": [
+                {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
+            ],
+            "retryCacheEntries": len(self.retry_cache),
+            "readIndexRounds": self.read_rounds,
+            "stepDowns": self.stepdowns,
+        }
+
+    # ------------------------------------------------------------------ who may serve
+    def leading(self) -> bool:
+        """This OM leads and executes (background services run only then)."""
+        member = self._member
+        return (
+            member is not None and self._ready_term is not None and member.leading_term() == self._ready_term
+        )
+
+    def _not_leader(self, leader_id: str | None = None) -> AnsweredStatus:
+        member = self._member
+        if leader_id is None and member is not None and member.running:
+            known = member.status().leader
+            leader_id = known.id if known is not None and known.id != self.node_id else None
+        address = self._rpc_addresses.get(leader_id) if leader_id is not None else None
+        refusal = OMNotLeaderException(self.node_id, leader_id, address)
+        return AnsweredStatus("UNAVAILABLE", refusal.details())
+
+    def _refusal(self) -> Exception:
+        """What a write staged while this OM does not execute raises (any thread: the last leader seen)."""
+        return self._not_leader(self._hint)
+
+    def check_leader(self) -> None:
+        """Raises the refusal a call gets when this OM cannot execute it now; takes over as the leader
+        once its log is applied up to its term's start."""
+        member = self.member
+        term = member.leading_term()
+        if term is not None and term == self._ready_term:
+            return
+        status = member.status() if member.running else None
+        if status is None or status.role is not RaftPeerRole.LEADER:
+            if self._ready_term is not None or self._staged or self._submitted:
+                self._reset("this OM no longer leads")
+            leader = status.leader.id if status is not None and status.leader is not None else None
+            self._hint = leader
+            raise self._not_leader(leader)
+        if self._ready_term == status.term:
+            return
+        if self._ready_term is not None:
+            self._reset(f"term {status.term} began")
+        if status.applied_index < status.last_index or self._buffer.dropping or self._submitted:
+            raise AnsweredStatus("UNAVAILABLE", OMLeaderNotReadyException(self.node_id).details())
+        self.core.reload_ids()
+        self._buffer.refuse(None)
+        self._ready_term = status.term
+        log.info("OM %s leads its service from term %d (applied up to %d)", self.node_id, status.term,
+                 status.applied_index)  # fmt: skip
+
+    async def transfer_leadership(self, node_id: str | None) -> str:
+        """Hands leadership to `node_id` (None: another OM at random), as Ozone's `admin om transfer`:
+        returns the new leader's id once this OM stepped down."""
+        self.check_leader()
+        others = [p.id for p in self.member.group.peers if p.id.id != self.node_id]
+        if node_id is None:
+            target = random.choice(others)
+        else:
+            found = [p for p in others if p.id == node_id]
+            if not found:
+                named = ", ".join(p.id for p in others)
+                raise AnsweredStatus(
+                    "INVALID_ARGUMENT",
+                    f"INVALID_REQUEST: {node_id!r} is not another OM of the service ({named})",
+                )
+            target = found[0]
+        if not await self.member.transfer_leadership(target):
+            raise AnsweredStatus(
+                "UNAVAILABLE", f"OM {target.id} did not take over in time (raft.server.rpc.timeout.max)"
+            )
+        self._reset(f"leadership handed to {target.id}")
+        return target.id
+
+    # ------------------------------------------------------------------ serving a call
+    async def serve(self, name: str, run: Callable[[], Awaitable[Any]], context: Any) -> Any:
+        """Runs a handler as the leader: the retry cache first, then (reads) a ReadIndex round, then the
+        handler; its transactions are replicated with its answer, which is returned once they are in
+        om.db. AnsweredStatus for a refusal or a replayed error."""
+        key = call_key(context)
+        if key is not None:
+            cached = self.retry_cache.get(key)
+            if cached is not None:
+                return _replay(cached, name)
+            running = self._inflight.get(key)
+            if running is not None:
+                return await asyncio.shield(running)
+        self.check_leader()
+        if name in READS:
+            await self._read_barrier()
+            self.check_leader()
+        generation = self._generation
+        if key is None:
+            call = _Call(self._own_client, next(self._own_calls), cached=False)
+        else:
+            call = _Call(key[0], key[1], cached=True)
+        outcome: asyncio.Future[Any] | None = None
+        if key is not None:
+            outcome = self._inflight[key] = self._loop.create_future()
+        try:
+            answer = await self._execute(name, run, call, generation)
+        except BaseException as error:
+            if outcome is not None:
+                self._inflight.pop(key, None)  # type: ignore[arg-type]
+                if not outcome.done() and isinstance(error, Exception):
+                    outcome.set_exception(error)
+                    outcome.exception()  # retrieved: a duplicate may never come
+            raise
+        if outcome is not None:
+            self._inflight.pop(key, None)  # type: ignore[arg-type]
+            outcome.set_result(answer)
+        return answer
+
+    async def _execute(
+        self, name: str, run: Callable[[], Awaitable[Any]], call: _Call, generation: int
+    ) -> Any:
+        token = CALL.set(call)
+        answer: Any = None
+        failure: Exception | None = None
+        try:
+            answer = await run()
+        except Exception as error:
+            failure = error
+        finally:
+            CALL.reset(token)
+            encoded = self._seal(call, name, answer, failure)
+        upto = max(call.seen, call.staged[-1].epoch if call.staged else 0)
+        if generation != self._generation:
+            raise self._not_leader()
+        if upto > self._applied_epoch:
+            future = self._loop.create_future()
+            heapq.heappush(self._waiting, (upto, next(self._order), future))
+            try:
+                async with asyncio.timeout(self._request_timeout_s):
+                    await future
+            except TimeoutError:
+                # Ratis's TimeoutIOException: the entry may still commit; the client retries with the same
+                # call id (any OM: the retry cache or this call answers it)
+                raise AnsweredStatus(
+                    "UNAVAILABLE",
+                    f"OM {self.node_id}: the call was not committed within "
+                    f"ozone.om.ratis.server.request.timeout ({self._request_timeout_s:g}s)",
+                ) from None
+            if generation != self._generation:
+                raise self._not_leader()
+        if failure is not None:
+            raise failure
+        return answer if encoded is None else encoded  # the rpc layer sends bytes as they are
+
+    def _seal(self, call: _Call, name: str, answer: Any, failure: Exception | None) -> bytes | None:
+        """The call's staged transactions may go to the log now; the last carries its answer. Returns the
+        answer's bytes when it encoded them for the log."""
+
+        def close() -> None:
+            call.closed = True
+
+        self._buffer.locked(close)
+        if not call.staged:
+            return None
+        encoded = None
+        for staged in call.staged:
+            staged.sealed = True
+        if call.cached and not isinstance(failure, AnsweredStatus):
+            if failure is None:
+                encoded = answer.SerializeToString()
+                recorded = CallAnswer(call.client_id, call.call_id, name, encoded)
+            elif isinstance(failure, OMException):
+                recorded = CallAnswer(
+                    call.client_id, call.call_id, name, b"", failure.status_name, str(failure)
+                )
+            else:
+                recorded = None
+            call.staged[-1].answer = recorded
+        if not self._drain_scheduled:
+            self._drain_scheduled = True
+            self._loop.call_soon(self._drain)
+        return encoded
+
+    # ------------------------------------------------------------------ to the log
+    def _on_stage(self, epoch: int, ops: Sequence[Op]) -> None:
+        """Under the buffer's lock, from any thread: a transaction the leader executed."""
+        call = CALL.get()
+        if call is None or call.closed:  # a background service's, or a call that stopped waiting
+            staged = _Staged(epoch, ops, self._own_client, next(self._own_calls), sealed=True)
+        else:
+            staged = _Staged(epoch, ops, call.client_id, call.call_id)
+            call.staged.append(staged)
+        self._staged.append(staged)
+        if staged.sealed and not self._drain_scheduled:
+            self._drain_scheduled = True
+            self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        """Submits the sealed transactions at the head of the staged queue, in epoch order, those sealed
+        in one turn of the loop as one entry (tasks start in the order they are created, so the log's
+        order is the epochs')."""
+        self._drain_scheduled = False
+        member = self._member
+        if member is None:
+            return
+        while self._staged and self._staged[0].sealed:
+            staged: list[_Staged] = []
+            while self._staged and self._staged[0].sealed and len(staged) < BATCH_MAX:
+                staged.append(self._staged.popleft())
+            ops = [op for s in staged for op in s.ops]
+            payload = entry_to_bytes(ops, [s.answer for s in staged if s.answer is not None])
+            self._submitted.append(_Batch(staged, payload, self._ready_term or 0))
+            # The entry is OM's own call: its clients' calls ride in its payload and OM's retry cache
+            # answers their replays; under a client's ids the core's retry cache would answer a batch
+            # resubmitted after a failed one with the earlier entry's result.
+            task = self._loop.create_task(member.submit(payload, self._own_client, next(self._own_calls)))
+            task.add_done_callback(partial(self._submit_done, self._generation))
+
+    def _submit_done(self, generation: int, task: asyncio.Task[object]) -> None:
+        if task.cancelled():
+            error: BaseException | None = asyncio.CancelledError()
+        else:
+            error = task.exception()
+        if error is not None and generation == self._generation:
+            self._reset(f"an entry was not committed: {error}")
+
+    # ------------------------------------------------------------------ the state machine
+    def apply(self, entry: LogEntry) -> object:
+        """A committed entry, in log order, on the loop (every OM)."""
+        info = (META_TABLE, TRANSACTION_INFO, f"{entry.term}#{entry.index}".encode())
+        head = self._submitted[0] if self._submitted else None
+        # the leader's own entry: the next it submitted, in its term (the same bytes)
+        if head is not None and head.term == entry.term and head.payload == entry.payload:
+            self._submitted.popleft()
+            last = head.staged[-1]
+            for staged in head.staged:
+                self._buffer.enqueue(staged.epoch, [*staged.ops, info] if staged is last else staged.ops)
+                if staged.answer is not None:
+                    self.retry_cache.put(staged.answer)
+            self._applied(last.epoch)
+            return None
+        decoded = entry_from_bytes(entry.payload)
+        for answer in decoded.answers:
+            self.retry_cache.put(answer)
+        if entry.index <= self.db_applied.index:
+            return None  # om.db holds it (a restart replays the log from its start)
+        if self._ready_term is not None or self._staged or self._submitted:
+            self._reset(f"entry {entry.index} of term {entry.term} is another leader's")
+        self._applied(self._buffer.apply(decoded.ops, [info]))
+        return None
+
+    def _applied(self, epoch: int) -> None:
+        """Answers the calls waiting for epochs up to `epoch`."""
+        self._applied_epoch = epoch
+        waiting = self._waiting
+        while waiting and waiting[0][0] <= epoch:
+            future = heapq.heappop(waiting)[2]
+            if not future.done():
+                future.set_result(None)
+
+    def _reset(self, why: str) -> None:
+        """Step-down: execute nothing more, fail the callers of what was not applied, and drop it from the
+        cache once everything applied is in om.db."""
+        self._generation += 1
+        self._ready_term = None
+        self.stepdowns += 1
+
+        def take() -> set[int]:
+            self._buffer.refuse(self._refusal)
+            dropped = {s.epoch for s in self._staged}
+            dropped.update(s.epoch for batch in self._submitted for s in batch.staged)
+            self._staged.clear()
+            self._submitted.clear()
+            return dropped
+
+        dropped = self._buffer.locked(take)
+        waiting, self._waiting = self._waiting, []  # each waits for an epoch not applied: dropped
+        for _, _, future in waiting:
+            if not future.done():
+                future.set_exception(self._not_leader(self._hint))
+        self._buffer.drop_after_flush(dropped, self.store.stored_value, self._refusal)
+        log.info(
+            "OM %s stops executing: %s (%d transaction(s) not committed)", self.node_id, why, len(dropped)
+        )
+
+    # ------------------------------------------------------------------ linearizable reads
+    async def _read_barrier(self) -> None:
+        """Returns after a ReadIndex round that began after this call: concurrent reads share one."""
+        round_ = self._next_read
+        if round_ is None:
+            round_ = self._next_read = self._loop.create_future()
+            if not self._reading:
+                self._reading = True
+                self._loop.create_task(self._read_rounds())
+        await asyncio.shield(round_)
+
+    async def _read_rounds(self) -> None:
+        try:
+            while self._next_read is not None:
+                round_, self._next_read = self._next_read, None
+                self.read_rounds += 1
+                try:
+                    await self.member.read_index()
+                    round_.set_result(None)
+                except NotLeaderError as error:
+                    leader = error.leader_id.id if error.leader_id is not None else None
+                    round_.set_exception(self._not_leader(leader))
+                except Exception as error:
+                    round_.set_exception(error)
+                if round_.exception() is not None:
+                    log.debug("OM %s: a ReadIndex round failed: %s", self.node_id, round_.exception())
+        finally:
+            self._reading = False
+
+
+def _replay(answer: CallAnswer, method: str) -> bytes:
+    """A call's first answer, as the rpc layer sends it (its bytes), or its error raised."""
+    if answer.method != method:
+        raise AnsweredStatus(
+            "INVALID_ARGUMENT",
+            f"INVALID_REQUEST: call {answer.call_id} of client {answer.client_id} was a {answer.method}, "
+            f"not a {method}: a call id names one call",
+        )
+    if answer.error_status:
+        raise AnsweredStatus(answer.error_status, answer.error_details)
+    return answer.response

@@ -1,0 +1,434 @@
+"""OM HA in one process: three OM daemons of one service (ozone.om.service.ids) on real sockets, their Raft
+group on the shell, a fake SCM behind them. Writes execute on the leader and reach every OM's om.db as
+committed entries; a follower refuses reads and writes naming the leader; a call replayed with its call id
+is answered with its first answer, also by the next leader; the client fails over when the leader stops;
+a restarted service applies its log from om.db's TRANSACTIONINFO without applying anything twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pyozone import rpc
+from pyozone.client.config import ClientConfig
+from pyozone.config import OzoneConfiguration
+from pyozone.framework.om import OM_SERVICE, OmClient
+from pyozone.framework.om_errors import OMNotLeaderException
+from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, key_key, volume_key
+from pyozone.om.server import OmDaemon, ServerStartError
+from pyozone.om.server.ha import TRANSACTION_INFO, transaction_info
+from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.proto import Raft_pb2 as raft_pb
+from pyozone.protocol import om as wire
+from pyozone.protocol.om_admin import ADMIN_SERVICE, transfer_request
+from pyozone.protocol.om_ratis import entry_to_bytes
+from pyozone.protocol.raft import message_to_proto
+from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
+from pyozone.ratis_server.transport import DELIVER
+from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
+from tests.polling import wait_for_async
+from tests.unit.om.om_fakes import FakeScm
+from tests.unit.om.test_om_server import om_channel
+from tests.unit.ratis_server.shell_support import ports_of
+
+NODES = ("om1", "om2", "om3")
+
+
+@dataclass
+class Service:
+    tmp_path: Path
+    scm: FakeScm
+    values: dict[str, str]
+    daemons: dict[str, OmDaemon]
+
+    def node_conf(self, node: str) -> OzoneConfiguration:
+        return OzoneConfiguration(
+            {**self.values, "ozone.om.node.id": node, "ozone.metadata.dirs": str(self.tmp_path / node)}
+        )
+
+    async def start(self, node: str) -> OmDaemon:
+        daemon = OmDaemon(self.node_conf(node), self.scm)
+        try:
+            await daemon.start()
+        except BaseException:
+            await daemon.stop(0.2)
+            raise
+        self.daemons[node] = daemon
+        return daemon
+
+    async def stop(self, node: str) -> None:
+        await self.daemons.pop(node).stop(0.2)
+
+    async def leader(self) -> OmDaemon:
+        """The OM that leads once a client call made it take over."""
+
+        async def found() -> OmDaemon | None:
+            for daemon in self.daemons.values():
+                status = daemon.raft.status() if daemon.raft is not None else None
+                if status is not None and status.role.name == "LEADER":
+                    try:
+                        daemon.replication.check_leader()  # type: ignore[union-attr]
+                    except Exception:
+                        return None
+                    return daemon
+            return None
+
+        return await wait_for_async(found, 20, "an OM that leads")
+
+    def client(self) -> OmClient:
+        return OmClient(ClientConfig.from_conf(OzoneConfiguration(self.values)))
+
+
+def planned(tmp_path: Path, **extra: str) -> Service:
+    ports = iter(ports_of(3 * len(NODES)))
+    values = {
+        **extra,
+        "ozone.om.service.ids": "omservice",
+        "ozone.om.nodes.omservice": ",".join(NODES),
+        "ozone.om.ratis.minimum.timeout": "300ms",
+        "ozone.scm.block.size": "1KB",
+        "ozone.client.wait.between.retries.millis": "50",
+    }
+    for node in NODES:
+        values[f"ozone.om.address.omservice.{node}"] = f"127.0.0.1:{next(ports)}"
+        values[f"ozone.om.http-address.omservice.{node}"] = f"127.0.0.1:{next(ports)}"
+        values[f"ozone.om.ratis.port.omservice.{node}"] = str(next(ports))
+    return Service(tmp_path, FakeScm(), values, {})
+
+
+@asynccontextmanager
+async def service(tmp_path: Path, **extra: str) -> AsyncIterator[Service]:
+    running = planned(tmp_path, **extra)
+    try:
+        await asyncio.gather(*(running.start(node) for node in NODES))
+        yield running
+    finally:
+        for node in list(running.daemons):
+            await running.stop(node)
+
+
+def http_text(port: int, path: str) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+        return answer.read().decode()
+
+
+def http_json(port: int, path: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(http_text(port, path))
+
+
+def run(coro) -> None:  # type: ignore[no-untyped-def]
+    asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def node_of(daemon: OmDaemon) -> str:
+    assert daemon.node is not None
+    return daemon.node.node_id
+
+
+async def write_key(client: OmClient, volume: str, bucket: str, key: str) -> None:
+    client_id, locations = await client.open_key(volume, bucket, key, 10, "RATIS/THREE")
+    await client.commit_key(volume, bucket, key, client_id, 10, locations)
+
+
+async def held_everywhere(svc: Service, table: str, key: str) -> None:
+    await wait_for_async(
+        lambda: all(d.store.get(table, key) is not None for d in svc.daemons.values()),  # type: ignore[union-attr]
+        20,
+        f"{key} on every OM",
+    )
+
+
+def test_a_write_executes_on_the_leader_and_reaches_every_om(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                await write_key(client, "vol", "bkt", "k1")
+                leader = await svc.leader()
+                assert (await client.lookup_key("vol", "bkt", "k1")).data_size == 10
+            finally:
+                await client.close()
+            await held_everywhere(svc, KEY_TABLE, key_key("vol", "bkt", "k1"))
+            for daemon in svc.daemons.values():
+                daemon.store.sync()  # type: ignore[union-attr]
+                # om.db holds the entries it applied, with the last one's term and index
+                applied = transaction_info(daemon.store.stored_value(META_TABLE, TRANSACTION_INFO))  # type: ignore[union-attr]
+                assert applied.index > 0
+                assert daemon.store.stored_value(KEY_TABLE, key_key("vol", "bkt", "k1")) is not None  # type: ignore[union-attr]
+            assert svc.scm.allocations, "the leader asked SCM for the key's block"
+            followers = [d for d in svc.daemons.values() if d is not leader]
+            assert all(not d.replication.leading() for d in followers)  # type: ignore[union-attr]
+            # the web UI's JSON and /prom: role, term, leader, indexes, each follower's lag
+            shown = await asyncio.to_thread(http_json, leader.http_port, "/api/v1/ratis")
+            assert (shown["ha"], shown["role"], shown["leader"]) == (True, "LEADER", node_of(leader))
+            assert shown["commitIndex"] >= shown["appliedIndex"] > 0
+            assert sorted(f["nodeId"] for f in shown["followers"]) == sorted(node_of(d) for d in followers)
+            prom = await asyncio.to_thread(http_text, leader.http_port, "/prom")
+            assert f'om_ha_metrics_ozone_manager_ha_leader_state{{leadernodeid="{node_of(leader)}"' in prom
+            assert "om_ratis_follower_lag{" in prom and "om_ratis_commit_index " in prom
+            follower_view = await asyncio.to_thread(http_json, followers[0].http_port, "/api/v1/ratis")
+            assert (follower_view["role"], follower_view["leader"]) == ("FOLLOWER", node_of(leader))
+
+    run(scenario())
+
+
+def test_a_follower_refuses_writes_and_reads_naming_the_leader(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+            finally:
+                await client.close()
+            leader = await svc.leader()
+            follower = next(d for d in svc.daemons.values() if d is not leader)
+            leader_rpc = svc.values[f"ozone.om.address.omservice.{node_of(leader)}"]
+            async with om_channel(follower.rpc_port) as channel:
+                stub = rpc.Stub(channel, OM_SERVICE)
+                for call, request in (
+                    (stub.createVolume, wire.create_volume_request("other", "me", 0, 0)),
+                    (stub.infoVolume, pb.InfoVolumeRequest(volume="vol")),
+                ):
+                    with pytest.raises(rpc.RpcError) as refused:
+                        await call(request)
+                    assert refused.value.code() is rpc.StatusCode.UNAVAILABLE
+                    parsed = OMNotLeaderException.parse(refused.value.details() or "")
+                    assert parsed is not None, refused.value.details()
+                    assert (parsed.node_id, parsed.leader_id) == (node_of(follower), node_of(leader))
+                    assert parsed.leader_address == leader_rpc
+            assert all(d.store.get(VOLUME_TABLE, volume_key("other")) is None for d in svc.daemons.values())  # type: ignore[union-attr]
+
+    run(scenario())
+
+
+def test_a_replayed_call_is_answered_once_also_by_the_next_leader(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("warm")  # elects and readies a leader
+            finally:
+                await client.close()
+            leader = await svc.leader()
+            named = ((CLIENT_ID_METADATA, "client-a"), (CALL_ID_METADATA, "7"))
+            request = wire.create_volume_request("vol", "me", 0, 0)
+
+            async def create(
+                daemon: OmDaemon, metadata: tuple[tuple[str, str], ...]
+            ) -> pb.CreateVolumeResponse:
+                async with om_channel(daemon.rpc_port) as channel:
+                    return await rpc.Stub(channel, OM_SERVICE).createVolume(request, metadata=metadata)
+
+            first = await create(leader, named)
+            again = await create(leader, named)  # the same call: its first answer, not VOLUME_ALREADY_EXISTS
+            assert again == first
+            with pytest.raises(rpc.RpcError) as other:
+                await create(leader, ((CLIENT_ID_METADATA, "client-a"), (CALL_ID_METADATA, "8")))
+            assert "VOLUME_ALREADY_EXISTS" in (other.value.details() or "")
+            await held_everywhere(svc, VOLUME_TABLE, volume_key("vol"))
+            await svc.stop(node_of(leader))
+            successor = await svc.leader()
+            assert successor is not leader
+            replayed = await create(successor, named)  # the retry cache filled at apply on every OM
+            assert replayed == first
+
+    run(scenario())
+
+
+def test_the_client_fails_over_when_the_leader_stops_and_every_key_stays(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                written = []
+                for i in range(5):
+                    await write_key(client, "vol", "bkt", f"k{i}")
+                    written.append(f"k{i}")
+                leader = await svc.leader()
+                await svc.stop(node_of(leader))
+                for i in range(5, 10):
+                    await write_key(client, "vol", "bkt", f"k{i}")
+                    written.append(f"k{i}")
+                for key in written:
+                    assert (await client.lookup_key("vol", "bkt", key)).data_size == 10
+                assert node_of(await svc.leader()) != node_of(leader)
+            finally:
+                await client.close()
+
+    run(scenario())
+
+
+def test_a_restarted_service_applies_nothing_twice(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                await write_key(client, "vol", "bkt", "k")
+            finally:
+                await client.close()
+            await held_everywhere(svc, KEY_TABLE, key_key("vol", "bkt", "k"))
+            for node in NODES:
+                await svc.stop(node)
+            await asyncio.gather(*(svc.start(node) for node in NODES))
+            for daemon in svc.daemons.values():
+                assert daemon.replication.db_applied.index > 0  # type: ignore[union-attr]
+            client = svc.client()
+            try:
+                assert (await client.lookup_key("vol", "bkt", "k")).data_size == 10
+                await client.delete_key("vol", "bkt", "k")
+                await write_key(client, "vol", "bkt", "k2")
+            finally:
+                await client.close()
+            await held_everywhere(svc, KEY_TABLE, key_key("vol", "bkt", "k2"))
+            # the old entries were not applied again over the delete
+            assert all(
+                d.store.get(KEY_TABLE, key_key("vol", "bkt", "k")) is None for d in svc.daemons.values()
+            )  # type: ignore[union-attr]
+
+    run(scenario())
+
+
+def test_an_om_db_a_lone_om_wrote_is_refused_as_a_member_of_a_service(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        svc = planned(tmp_path)
+        lone = OmDaemon(
+            OzoneConfiguration(
+                {
+                    "ozone.metadata.dirs": str(tmp_path / "om1"),
+                    "ozone.om.address": "127.0.0.1:0",
+                    "ozone.om.http-address": "127.0.0.1:0",
+                }
+            ),
+            svc.scm,
+        )
+        await lone.start()
+        try:
+            lone.core.create_volume("written-alone", "me", 0, 0, ())  # type: ignore[union-attr]
+        finally:
+            await lone.stop(0.2)
+        with pytest.raises(ServerStartError, match="holds a namespace a lone OM wrote"):
+            await svc.start("om1")
+
+    run(scenario())
+
+
+def test_a_raft_message_from_a_non_member_is_refused_and_applies_nothing(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                leader = await svc.leader()
+                follower = next(d for d in svc.daemons.values() if d is not leader)
+                assert follower.raft is not None
+                evil = entry_to_bytes([(VOLUME_TABLE, volume_key("evil"), b"x")], [])
+                append = AppendEntriesRequest(
+                    RaftPeerId("om9"), 99, 0, 0, (LogEntry(99, 1, evil),), 1, 1
+                )  # a far higher term that commits at once: taken, it would depose the leader
+                message = message_to_proto(follower.raft.group.group_id, follower.raft.me, append)
+                settings = rpc.ChannelSettings(max_message_bytes=1 << 20)
+                async with rpc.Channel(follower.raft.address, settings) as channel:
+                    with pytest.raises(rpc.RpcError) as refused:
+                        await channel.unary(
+                            DELIVER.path,
+                            raft_pb.RaftServerMessagesProto(messages=[message]),
+                            None,
+                            timeout=10,
+                        )
+                assert refused.value.code() is rpc.StatusCode.PERMISSION_DENIED
+                assert "om9 is not another member" in (refused.value.details() or "")
+                await client.create_volume("after")  # the service keeps serving
+                await held_everywhere(svc, VOLUME_TABLE, volume_key("after"))
+                assert all(
+                    d.store.get(VOLUME_TABLE, volume_key("evil")) is None for d in svc.daemons.values()
+                )  # type: ignore[union-attr]
+                assert follower.raft.status().term < 99
+            finally:
+                await client.close()
+
+    run(scenario())
+
+
+def test_a_lone_om_has_no_leadership_to_transfer(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        lone = OmDaemon(
+            OzoneConfiguration(
+                {
+                    "ozone.metadata.dirs": str(tmp_path),
+                    "ozone.om.address": "127.0.0.1:0",
+                    "ozone.om.http-address": "127.0.0.1:0",
+                }
+            ),
+            FakeScm(),
+        )
+        await lone.start()
+        try:
+            async with om_channel(lone.rpc_port) as channel:
+                with pytest.raises(rpc.RpcError) as refused:
+                    await rpc.Stub(channel, rpc.ServiceSpec.of(ADMIN_SERVICE)).transferLeadership(
+                        transfer_request("om2")
+                    )
+            assert refused.value.code() is rpc.StatusCode.FAILED_PRECONDITION
+            assert "NOT_SUPPORTED_OPERATION" in (refused.value.details() or "")
+            shown = await asyncio.to_thread(http_json, lone.http_port, "/api/v1/ratis")
+            assert shown == {"ha": False}
+        finally:
+            await lone.stop(0.2)
+
+    run(scenario())
+
+
+def test_the_background_services_run_on_the_leader_only(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        fast = {
+            "ozone.block.deleting.service.interval": "50ms",
+            "ozone.om.open.key.cleanup.service.interval": "50ms",
+        }
+        async with service(tmp_path, **fast) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")  # a leader takes over
+            finally:
+                await client.close()
+            leader = await svc.leader()
+            await wait_for_async(
+                lambda: leader.key_deleting.progress.runs >= 3 and leader.open_key_cleanup.progress.runs >= 3,  # type: ignore[union-attr]
+                20,
+                "the leader's services running",
+            )
+            for daemon in svc.daemons.values():
+                if daemon is not leader:
+                    assert daemon.key_deleting.progress.runs == 0  # type: ignore[union-attr]
+                    assert daemon.open_key_cleanup.progress.runs == 0  # type: ignore[union-attr]
+
+    run(scenario())
+
+
+def test_an_om_added_to_the_service_without_a_membership_change_is_refused(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+            finally:
+                await client.close()
+            await svc.stop("om1")
+            svc.values["ozone.om.nodes.omservice"] = "om1,om2,om3,om4"
+            svc.values["ozone.om.address.omservice.om4"] = "127.0.0.1:1"
+            with pytest.raises(ServerStartError, match=r"adding or removing an OM \(pyozone om --bootstrap"):
+                await svc.start("om1")
+
+    run(scenario())

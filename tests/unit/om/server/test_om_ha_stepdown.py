@@ -1,0 +1,204 @@
+"""OM HA's replicator against a scripted Raft member: a leader's executed writes wait for their entries;
+when an entry of another leader is applied instead, the uncommitted writes are dropped from the cache (the
+committed values read again), their callers are refused with OMNotLeaderException, and the OM executes
+nothing until it leads again; a follower's refusal names the leader it knows. A call repeated with its
+call id is never executed twice; one whose entry does not commit is answered after the request timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
+from pyozone.om.core import OzoneManager
+from pyozone.om.metadata import VOLUME_TABLE, OMMetadataStore, volume_key
+from pyozone.om.server.ha import AnsweredStatus, OmReplication, RetryCache
+from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
+from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
+from pyozone.ratis.messages import LogEntry, RaftPeerId
+from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis_server.server import RaftStatus
+from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
+from tests.unit.om.om_fakes import FakeScm
+
+ADDRESSES = {"om1": "host1:9862", "om2": "host2:9862"}
+
+
+class ScriptedMember:
+    """The Raft member as the test scripts it: its role and indexes, and the entries submitted to it
+    (their futures left pending: the test applies the entries itself)."""
+
+    def __init__(self) -> None:
+        self.running = True
+        self.role = RaftPeerRole.LEADER
+        self.term = 1
+        self.leader: str | None = "om1"
+        self.last = self.applied = 1
+        self.submitted: list[bytes] = []
+
+    def status(self) -> RaftStatus:
+        leader = RaftPeerId(self.leader) if self.leader else None
+        return RaftStatus("g", RaftPeerId("om1"), self.role, self.term, leader, self.last, self.applied,
+                          self.applied, ())  # fmt: skip
+
+    def leading_term(self) -> int | None:
+        return self.term if self.role is RaftPeerRole.LEADER else None
+
+    async def submit(self, payload: bytes, client_id: str, call_id: int) -> object:
+        self.submitted.append(payload)
+        self.last += 1
+        return await asyncio.get_running_loop().create_future()
+
+
+class NoMetadata:
+    def invocation_metadata(self) -> tuple[()]:
+        return ()
+
+
+def volume(core: OzoneManager, name: str) -> Any:
+    async def run() -> Any:
+        job = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(
+            None, job.run, core.create_volume, name, "me", 0, 0, ()
+        )
+
+    return run
+
+
+async def submitted(member: ScriptedMember, count: int) -> None:
+    for _ in range(500):
+        if len(member.submitted) >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{count} entries were not submitted: {len(member.submitted)}")
+
+
+def test_a_step_down_drops_uncommitted_writes_and_refuses_their_callers(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            committed = asyncio.create_task(
+                replication.serve("createVolume", volume(core, "kept"), NoMetadata())
+            )
+            await submitted(member, 1)
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            await committed
+            lost = asyncio.create_task(replication.serve("createVolume", volume(core, "lost"), NoMetadata()))
+            await submitted(member, 2)
+            assert store.get(VOLUME_TABLE, volume_key("lost")) is not None  # executed, not committed
+            # another leader's entry (term 2) is applied instead of ours
+            other = om_records.encode_volume(core.info_volume("kept"))
+            member.role, member.term, member.leader = RaftPeerRole.FOLLOWER, 2, "om2"
+            replication.apply(
+                LogEntry(2, 3, entry_to_bytes([(VOLUME_TABLE, volume_key("theirs"), other)], []))
+            )
+            with pytest.raises(AnsweredStatus) as refused:
+                await lost
+            assert refused.value.status == "UNAVAILABLE"
+            assert OMNotLeaderException.parse(refused.value.details) is not None
+            await asyncio.to_thread(store.sync)
+            assert store.get(VOLUME_TABLE, volume_key("lost")) is None
+            assert store.stored_value(VOLUME_TABLE, volume_key("lost")) is None
+            assert store.get(VOLUME_TABLE, volume_key("kept")) is not None
+            assert store.get(VOLUME_TABLE, volume_key("theirs")) is not None
+            # a follower executes nothing and names the leader
+            with pytest.raises(AnsweredStatus) as follower:
+                await replication.serve("createVolume", volume(core, "again"), NoMetadata())
+            named = OMNotLeaderException.parse(follower.value.details)
+            assert named is not None and (named.leader_id, named.leader_address) == ("om2", "host2:9862")
+            # leading again: not ready until the log is applied up to the term's start
+            member.role, member.term, member.leader, member.last = RaftPeerRole.LEADER, 3, "om1", 5
+            with pytest.raises(AnsweredStatus) as not_ready:
+                await replication.serve("createVolume", volume(core, "again"), NoMetadata())
+            assert OMLeaderNotReadyException.parse(not_ready.value.details) is not None
+            member.applied = 5
+            again = asyncio.create_task(
+                replication.serve("createVolume", volume(core, "again"), NoMetadata())
+            )
+            await submitted(member, 3)
+            replication.apply(LogEntry(3, 6, member.submitted[2]))
+            await again
+            assert replication.stepdowns == 1
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+class Named:
+    def __init__(self, call_id: int) -> None:
+        self.call_id = call_id
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ((CLIENT_ID_METADATA, "client-a"), (CALL_ID_METADATA, str(self.call_id)))
+
+
+def answered_volume(core: OzoneManager, name: str) -> Any:
+    async def run() -> Any:
+        job = contextvars.copy_context()
+        record = await asyncio.get_running_loop().run_in_executor(
+            None, job.run, core.create_volume, name, "me", 0, 0, ()
+        )
+        return wire.volume_answer("createVolume", record)
+
+    return run
+
+
+def test_a_repeated_call_waits_for_the_first_or_gets_its_answer_and_a_stuck_one_times_out(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES, request_timeout_ms=300)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            first = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            )
+            await submitted(member, 1)
+            # the same call again while the first waits: it waits with it (executed again it would fail
+            # with VOLUME_ALREADY_EXISTS)
+            again = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            )
+            await asyncio.sleep(0.05)
+            assert len(member.submitted) == 1
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            assert await first == await again
+            later = await replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            assert later == await first and len(member.submitted) == 1
+            assert wire.volume_info_from_proto(pb.CreateVolumeResponse.FromString(later).volume).name == "vol"
+            with pytest.raises(AnsweredStatus, match="was a createVolume, not a deleteVolume"):
+                await replication.serve("deleteVolume", answered_volume(core, "vol"), Named(1))
+            # an entry that never commits: the call is answered UNAVAILABLE after the request timeout
+            with pytest.raises(AnsweredStatus, match=r"ozone\.om\.ratis\.server\.request\.timeout") as stuck:
+                await replication.serve("createVolume", answered_volume(core, "stuck"), Named(2))
+            assert stuck.value.status == "UNAVAILABLE"
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_retry_cache_forgets_an_answer_after_its_timeout_or_past_its_size() -> None:
+    now = [0.0]
+    cache = RetryCache(1000, lambda: now[0], max_entries=2)
+    for call_id in (1, 2):
+        cache.put(CallAnswer("c", call_id, "createVolume", b""))
+    assert cache.get(("c", 1)) is not None
+    cache.put(CallAnswer("c", 3, "createVolume", b""))  # past its size: the oldest goes
+    assert cache.get(("c", 1)) is None and len(cache) == 2
+    now[0] = 1000.0
+    assert cache.get(("c", 2)) is None  # ozone.om.ratis.server.retry.cache.timeout passed
