@@ -388,7 +388,7 @@ class RaftServer:
             added = next(iter(set(wanted) - set(current)), None)
             self._reconfiguration = _Reconfiguration(call, wanted, added)
             if added is not None:
-                self._leader.add_follower(added, self._clock.now_ms())
+                self._leader.add_follower(added)
                 self._send_appends()
             self._continue_reconfiguration()
         return self._drain()
@@ -443,25 +443,41 @@ class RaftServer:
         is replaced by it (Figure 13: entries after it are kept if the log holds it), durably, and commit and
         apply resume after it; then the leader hears SNAPSHOT_INSTALLED. A checkpoint not ahead of what the
         state machine applied changes nothing (the state machine keeps its newer state, as OM's
-        installCheckpoint does)."""
+        installCheckpoint does); the leader hears ALREADY_INSTALLED with what we hold and committed."""
         self._installing = None
         source, self._install_from = self._install_from, None
-        if snapshot is None or snapshot.index <= self._applied_index:
+        answer_to = source if source is not None and source[1] == self.current_term else None
+        if snapshot is None:
+            return self._drain()
+        if snapshot.index <= self._applied_index:
+            # Nothing to load, but the leader must hear where we stand, or it notifies us (and we fetch its
+            # checkpoint) every heartbeat, never resuming its appends.
+            if answer_to is not None:
+                self._send(
+                    answer_to[0],
+                    InstallSnapshotReply(
+                        self.me,
+                        self.current_term,
+                        InstallSnapshotResult.ALREADY_INSTALLED,
+                        self._held_through(),
+                        answer_to[2],
+                    ),
+                )
             return self._drain()
         self.log.purge(snapshot, configuration or self._initial)
         self.commit_index = max(self.commit_index, snapshot.index)
         self._applied_index = snapshot.index
         self._last_purged = snapshot.index
         self._persist(self.log.entries(), snapshot, self.log.snapshot_configuration)
-        if source is not None and source[1] == self.current_term:
+        if answer_to is not None:
             self._send(
-                source[0],
+                answer_to[0],
                 InstallSnapshotReply(
                     self.me,
                     self.current_term,
                     InstallSnapshotResult.SNAPSHOT_INSTALLED,
                     snapshot.index,
-                    source[2],
+                    answer_to[2],
                 ),
             )
         return self._drain()
@@ -676,7 +692,9 @@ class RaftServer:
             self._answer_install(request, InstallSnapshotResult.NOT_LEADER)
             return
         self._follow(request.leader_id, request.leader_term)
-        if self.log.snapshot.index + 1 >= request.first_available.index:
+        if self._held_through() + 1 >= request.first_available.index:
+            # What we hold and committed reaches the leader's log: a late INCONSISTENCY answer may have sent
+            # the leader's next index for us back below its log after we had committed past its checkpoint.
             self._answer_install(request, InstallSnapshotResult.ALREADY_INSTALLED)
             return
         self._install_from = (request.leader_id, request.leader_term, request.call_id)
@@ -685,10 +703,14 @@ class RaftServer:
             self._out.append(InstallSnapshot(request.leader_id, request.first_available))
         self._answer_install(request, InstallSnapshotResult.IN_PROGRESS)
 
+    def _held_through(self) -> int:
+        """The last index up to which our log (with its snapshot) surely matches any current leader's: what
+        our snapshot covers or we committed (a committed entry is in every later leader's log)."""
+        return max(self.log.snapshot.index, self.commit_index)
+
     def _answer_install(self, request: InstallSnapshotRequest, result: InstallSnapshotResult) -> None:
-        reply = InstallSnapshotReply(
-            self.me, self.current_term, result, self.log.snapshot.index, request.call_id
-        )
+        held = self._held_through()
+        reply = InstallSnapshotReply(self.me, self.current_term, result, held, request.call_id)
         self._send(request.leader_id, reply)
 
     def _on_install_reply(self, sender: RaftPeerId, reply: InstallSnapshotReply) -> None:
