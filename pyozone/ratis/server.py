@@ -618,14 +618,19 @@ class RaftServer:
             self._send(peer, request)
 
     def _start_read(self, call: ClientCall) -> None:
-        assert self._leader is not None
-        self._reads.start(call, self.commit_index, self._leader.next_call_ids())
-        self._send_appends(heartbeat_all=True)
+        self._reads.start(call, self.commit_index)
         self._serve_reads()
 
     def _serve_reads(self) -> None:
-        for read in self._reads.ready(self._applied_index, self.log.configuration):
-            self._out.append(ReadReady(read.call, read.read_index))
+        """Serve the reads confirmed and applied, and send the next heartbeat round for the reads waiting."""
+        while True:
+            if self._leader is not None and self._reads.round_due():
+                self._reads.begin_round(self._leader.next_call_ids())
+                self._send_appends(heartbeat_all=True)
+            for read in self._reads.ready(self._applied_index, self.log.configuration):
+                self._out.append(ReadReady(read.call, read.read_index))
+            if self._leader is None or not self._reads.round_due():
+                return
 
     def _follow(self, leader_id: RaftPeerId, leader_term: int) -> None:
         """A message of a current leader: follow it and restart the election timeout."""
