@@ -128,7 +128,9 @@ class _Reconfiguration:
     call: ClientCall
     peers: tuple[RaftPeerId, ...]
     added: RaftPeerId | None  # caught up as a learner before its configuration entry is appended
+    started_ms: int
     index: int | None = None  # the configuration entry, once appended
+    retries: tuple[ClientCall, ...] = ()  # the same call again: answered with its outcome
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,7 @@ class RaftServer:
         self._reads = ReadIndexReads(me)
         self._transfer: _Transfer | None = None
         self._reconfiguration: _Reconfiguration | None = None
+        self._failed_reconfiguration: tuple[tuple[str, int], str] | None = None  # the last one: call, why
         self._installing: TermIndex | None = None  # the notification our state machine is acting on
         self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
@@ -220,6 +223,7 @@ class RaftServer:
             self._end_transfer(stepped_down=False)
         if self._leader is not None:
             if self._leader.has_majority_contact(now, self.log.configuration):
+                self._check_staging(now)
                 self._send_appends()
             else:
                 self._lost_majority_ms = now
@@ -367,13 +371,23 @@ class RaftServer:
         change is in progress (its entry uncommitted) at a time; and the leader has first committed an entry
         of its own term (the fix to the thesis's algorithm, raft-dev 2015). A new member is first caught up
         as a learner (Ratis's staging: replicated to, not counted) until it holds the leader's committed
-        entries. A leader that removes itself leads, not counting itself, until the entry commits, then steps
-        down; a removed member stands no more, and pre-vote keeps one that did not learn of it harmless."""
+        entries; one that has not answered for 3 x `raft.server.rpc.timeout.max` fails the change
+        (`ConfigurationRefused`, Ratis's ReconfigurationTimeoutException), so it blocks no later change. A
+        retry of the call (same client and call id) waits for the outcome of the change in progress, or gets
+        that of the last failed one. A leader that removes itself leads, not counting itself, until the entry
+        commits, then steps down; a removed member stands no more, and pre-vote keeps one that did not learn
+        of it harmless."""
         current = self.log.configuration
         wanted = tuple(dict.fromkeys(peers))
         configurations = self.log.configuration_indexes()
+        change = self._reconfiguration
+        same_call = (call.client_id, call.call_id)
         if self._leader is None:
             self._out.append(NotLeader(call, self.leader_id))
+        elif change is not None and (change.call.client_id, change.call.call_id) == same_call:
+            self._reconfiguration = replace(change, retries=(*change.retries, call))
+        elif self._failed_reconfiguration is not None and self._failed_reconfiguration[0] == same_call:
+            self._out.append(ConfigurationRefused(call, self._failed_reconfiguration[1]))
         elif self._transfer is not None:
             self._out.append(ConfigurationRefused(call, "a leadership transfer is in progress"))
         elif self._reconfiguration is not None or (configurations and configurations[-1] > self.commit_index):
@@ -386,7 +400,7 @@ class RaftServer:
             )
         else:
             added = next(iter(set(wanted) - set(current)), None)
-            self._reconfiguration = _Reconfiguration(call, wanted, added)
+            self._reconfiguration = _Reconfiguration(call, wanted, added, self._clock.now_ms())
             if added is not None:
                 self._leader.add_follower(added)
                 self._send_appends()
@@ -585,7 +599,7 @@ class RaftServer:
         self._leader = None
         pending = [call for calls in self._pending_calls.values() for call in calls]
         if self._reconfiguration is not None:
-            pending.append(self._reconfiguration.call)
+            pending += (self._reconfiguration.call, *self._reconfiguration.retries)
             self._reconfiguration = None
         for call in [*pending, *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
@@ -808,6 +822,26 @@ class RaftServer:
         self._reconfiguration = replace(change, index=entry.index)
         self._append_as_leader(entry)
 
+    def _check_staging(self, now: int) -> None:
+        """Ratis's checkProgress NOPROGRESS: a learner that has not answered for the staging timeout (since
+        the change began, if it never did) fails the change, so it does not block every later one; its call,
+        and a retry of it, are answered with the failure (ReconfigurationTimeoutException)."""
+        change = self._reconfiguration
+        if change is None or change.added is None or change.index is not None or self._leader is None:
+            return
+        answered = self._leader.followers[change.added].last_response_ms
+        if now - max(change.started_ms, answered or 0) <= self._settings.staging_timeout_ms:
+            return
+        why = (
+            f"ReconfigurationTimeoutException: {change.added} made no progress for "
+            f"{self._settings.staging_timeout_ms} ms while catching up"
+        )
+        self._reconfiguration = None
+        self._failed_reconfiguration = ((change.call.client_id, change.call.call_id), why)
+        self._leader.drop_followers(self._peers())
+        for call in (change.call, *change.retries):
+            self._out.append(ConfigurationRefused(call, why))
+
     def _after_commit_as_leader(self) -> None:
         """Once the configuration in force is committed: answer its call, stop replicating to removed
         members, and step down if we are no longer one (the thesis, section 4.2.2)."""
@@ -817,7 +851,8 @@ class RaftServer:
         if configurations and configurations[-1] > self.commit_index:
             return
         if change is not None and change.index is not None:
-            self._out.append(ConfigurationDone(change.call, change.index))
+            for call in (change.call, *change.retries):
+                self._out.append(ConfigurationDone(call, change.index))
             self._reconfiguration = change = None
         learner = (change.added,) if change is not None and change.added is not None else ()
         self._leader.drop_followers((*self._peers(), *learner))
