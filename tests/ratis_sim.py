@@ -5,15 +5,17 @@ duplication, reordering and delay, partitions and one-way link cuts and their he
 whatever the disk had not acknowledged (`persisted`), restarts from what it had. Members checkpoint their
 state machine (the applied prefix) and purge their logs; a restart loads the checkpoint and applies the log
 after it; a follower left behind a leader's purged log is notified and fetches the leader's checkpoint (as OM
-does), which fails when the leader is out of reach. An operator adds and removes members one at a time (a
-spare server joins as a learner; a removed one keeps running, refused by the others). Clients write (retrying
-a call with the same call id, following leader hints, until it is answered), read and hand leadership over.
-After every step the invariants of the Raft paper's Figure 3 are checked, incrementally: election safety, log
-matching, leader completeness, state machine safety (across checkpoints and the entries applied after them),
-that every answered request is what every member applies at its index, that every committed entry is durable
-on a majority of the configuration in force when it committed, that no call is applied twice (the retry
-cache), that reads are linearizable, and that a leader cut off from a majority for longer than
-`raft.server.rpc.timeout.max` (plus the heartbeat interval its checks run at) no longer leads. After the
+does), which fails when the leader is out of reach. An operator adds and removes members one at a time, in
+bursts of attempts milliseconds apart (a spare server joins as a learner; a removed one keeps running, refused
+by the others). Clients write (retrying a call with the same call id, following leader hints, until it is
+answered), read (some from a leader a later term deposed, which does not know it yet) and hand leadership
+over. After every step the invariants of the Raft paper's Figure 3 are checked, incrementally: election
+safety, log matching, leader completeness, state machine safety (across checkpoints and the entries applied
+after them), that every answered request is what every member applies at its index, that every committed entry
+is durable on a majority of the configuration in force when it committed, that a leader's configuration
+differs by at most one member from the last one committed (one change at a time), that no call is applied
+twice (the retry cache), that reads are linearizable, and that a leader cut off from a majority for longer
+than `raft.server.rpc.timeout.max` (plus the heartbeat interval its checks run at) no longer leads. After the
 faults stop, liveness: within a bound of virtual time a leader is elected and a new request is applied by
 every member of the configuration it committed in.
 
@@ -190,6 +192,7 @@ class Simulation:
         self.leaders: dict[int, RaftPeerId] = {}
         self.entries_seen: dict[tuple[int, int], tuple[bytes, EntryKind, int | None]] = {}
         self.committed: dict[int, tuple[LogEntry, int]] = {}  # index -> entry, the term it was committed by
+        self.commit_high = 0  # the highest index committed so far
         self.applied: dict[int, LogEntry] = {}
         self.acked: dict[bytes, int] = {}
         self.call_applied_at: dict[tuple[str, int], int] = {}  # a client call -> the index it was applied at
@@ -323,8 +326,13 @@ class Simulation:
             self._schedule(self.clock.now_ms() + self.rng.randint(1, self.faults.client_every_ms), "client")
         self.calls += 1
         action = self.rng.random()
-        if action < 0.02:
-            self._reconfigure()
+        if action < 0.03:
+            # An operator's tool retries and repeats: a burst of attempts within milliseconds, each as the
+            # member it asks sees the configuration (a retry under the same call id now and then).
+            at = self.clock.now_ms()
+            for _ in range(self.rng.randint(1, 5)):
+                self._schedule(at, "reconfigure", self.rng.random() < 0.3)
+                at += self.rng.randint(0, max(5, self.faults.max_delay_ms))
         elif action < 0.05:
             self._transfer()
         elif action < 0.3:
@@ -374,9 +382,11 @@ class Simulation:
                 call = ClientCall("admin", self.calls, b"")
                 self._after(member, member.server.transfer_leadership(call, to))
 
-    def _reconfigure(self) -> None:
+    def _on_reconfigure(self, retry: bool) -> None:
         """An operator adds the server outside the configuration (starting it if it never ran) or removes
         one, as the member it asks sees the configuration (`pyozone om --bootstrap` to come)."""
+        if not retry:
+            self.calls += 1
         member = self._target()
         if member.server is None:
             return
@@ -392,11 +402,32 @@ class Simulation:
             wanted = (*configuration, added)
         self._after(member, member.server.set_configuration(ClientCall("admin", self.calls, b""), wanted))
 
-    def _read(self) -> None:
+    def _read(self, to_deposed: bool = False) -> None:
+        """A read goes where the client thinks the leader is, or (`to_deposed`, and half the time anyway) to a
+        leader deposed by a later term that does not know it yet (a client holding an old leader hint), which
+        must not serve it."""
         member = self._target()
+        if to_deposed or self.rng.random() < 0.5:
+            latest = max(self.leaders, default=0)
+            deposed = [
+                m
+                for m in self.members.values()
+                if m.server is not None
+                and m.server.role is RaftPeerRole.LEADER
+                and m.server.current_term < latest
+            ]
+            if deposed:
+                member = self.rng.choice(deposed)
+                self._count("reads sent to a deposed leader")
+            elif to_deposed:
+                return
         if member.server is not None:
             self.read_floors[self.calls] = self.read_floor
             self._after(member, member.server.read(ClientCall("sim", self.calls, b"")))
+
+    def _on_read_deposed(self) -> None:
+        self.calls += 1
+        self._read(to_deposed=True)
 
     def _on_fault(self) -> None:
         if not self.faulty:
@@ -598,6 +629,8 @@ class Simulation:
             other = self.leaders.setdefault(server.current_term, member.peer)
             if other != member.peer:
                 self._fail(f"election safety: {member.peer} and {other} both lead term {server.current_term}")
+            for _ in range(self.rng.randint(0, 3)):  # clients still reading from the leader it deposed
+                self._schedule(self.clock.now_ms() + self.rng.randint(10, 300), "read_deposed")
             for index, (entry, term) in self.committed.items():
                 if term < server.current_term:
                     self._check_holds(server, index, entry, term)
@@ -615,6 +648,7 @@ class Simulation:
                 max(member.seen_commit, server.log.snapshot.index) + 1, server.commit_index + 1
             ):
                 entry = server.log.entry(index)
+                self.commit_high = max(self.commit_high, index)
                 known, _ = self.committed.setdefault(index, (entry, server.current_term))
                 if known != entry:
                     self._fail(f"{server.me} commits {entry} where {known} was committed")
@@ -629,6 +663,23 @@ class Simulation:
             member.seen_commit = server.commit_index
         if server.role is RaftPeerRole.LEADER:
             self._check_leader_contact(member)
+            self._check_one_change(server)
+
+    def _check_one_change(self, leader: RaftServer) -> None:
+        """One change at a time, directly: the configuration a leader decides with differs by at most one
+        member from the last configuration committed (as its log holds it), so any two configurations in
+        force at once have overlapping majorities (the thesis, section 4.1)."""
+        high = min(self.commit_high, leader.log.last_index)
+        if high > leader.log.snapshot.index and (
+            high not in self.committed or leader.log.entry(high) != self.committed[high][0]
+        ):
+            return  # a leader of an older term, its log diverged: it can no longer commit
+        committed = leader.log.configuration_at(high)
+        if len(set(committed) ^ set(leader.configuration)) > 1:
+            self._fail(
+                f"two changes at once: {leader.me} decides with {[str(p) for p in leader.configuration]} "
+                f"while {[str(p) for p in committed]} is the last configuration committed"
+            )
 
     def _check_leader_contact(self, member: Member) -> None:
         """CheckQuorum: a leader that has heard from no majority for the window (Ratis's checkLeadership runs

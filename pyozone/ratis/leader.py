@@ -46,7 +46,7 @@ class FollowerInfo:
     in_flight: deque[int] = field(default_factory=deque)  # the last index of each append not yet answered
     next_call_id: int = 0
     pipeline_call_id: int = 0  # the first call of the pipeline since its last reset
-    last_response_ms: int = 0  # when it last answered us (Ratis's FollowerInfo.lastRpcResponseTime)
+    last_response_ms: int | None = None  # when it last answered us (FollowerInfo.lastRpcResponseTime)
 
 
 class LeaderState:
@@ -64,9 +64,7 @@ class LeaderState:
         self._log = log
         self._settings = settings
         self._since_ms = now_ms
-        self.followers = {
-            peer: FollowerInfo(next_index=log.last_index + 1, last_response_ms=now_ms) for peer in followers
-        }
+        self.followers = {peer: FollowerInfo(next_index=log.last_index + 1) for peer in followers}
 
     def appends(
         self, now_ms: int, leader_commit: int, heartbeat_all: bool = False
@@ -138,9 +136,9 @@ class LeaderState:
             self._me, self._term, previous, term, entries, leader_commit, info.next_call_id
         )
 
-    def add_follower(self, peer: RaftPeerId, now_ms: int) -> None:
+    def add_follower(self, peer: RaftPeerId) -> None:
         """Replicate to `peer` from now on (a new member catching up as a learner, Ratis's staging)."""
-        self.followers.setdefault(peer, FollowerInfo(self._log.last_index + 1, last_response_ms=now_ms))
+        self.followers.setdefault(peer, FollowerInfo(self._log.last_index + 1))
 
     def drop_followers(self, keep: tuple[RaftPeerId, ...]) -> None:
         """Stop replicating to those no longer members (once their removal committed)."""
@@ -151,16 +149,16 @@ class LeaderState:
 
     def has_majority_contact(self, now_ms: int, voters: tuple[RaftPeerId, ...]) -> bool:
         """Ratis's checkLeadership: false once we have led for `raft.server.rpc.timeout.max` and fewer than a
-        majority of `voters` (us counted, if we are one) answered within that long."""
+        majority of `voters` (us counted, if we are one) answered within that long. Only answers count: Ratis
+        starts each FollowerInfo as if it had just answered, which would count a follower that never did."""
         window = self._settings.rpc_timeout_max_ms
         if now_ms - self._since_ms < window:
             return True
-        active = sum(
-            1
-            for peer in voters
-            if peer == self._me
-            or (peer in self.followers and now_ms - self.followers[peer].last_response_ms <= window)
-        )
+        active = 0
+        for peer in voters:
+            answered = self.followers[peer].last_response_ms if peer in self.followers else None
+            if peer == self._me or (answered is not None and now_ms - answered <= window):
+                active += 1
         return active > len(voters) // 2
 
     def on_snapshot_installed(self, peer: RaftPeerId, snapshot_index: int) -> None:

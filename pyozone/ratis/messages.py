@@ -155,7 +155,7 @@ class InstallSnapshotResult(enum.Enum):
 @dataclass(frozen=True)
 class InstallSnapshotReply:
     """The follower's answer to a notification; with ALREADY_INSTALLED or SNAPSHOT_INSTALLED its log matches
-    the leader's up to `snapshot_index` (a snapshot covers committed entries only)."""
+    the leader's up to `snapshot_index`: what its snapshot covers or it committed (committed entries only)."""
 
     follower_id: RaftPeerId
     term: int

@@ -110,7 +110,8 @@ class ConfigurationDone:
 class ConfigurationRefused:
     """A `set_configuration` call refused: another change is in progress (Ratis's
     ReconfigurationInProgressException), a leadership transfer runs, or it does not add or remove exactly
-    one member (one at a time here)."""
+    one member (one at a time here); or failed: the member it adds made no progress while staging (Ratis's
+    ReconfigurationTimeoutException; nothing changed)."""
 
     call: ClientCall
     reason: str

@@ -128,7 +128,9 @@ class _Reconfiguration:
     call: ClientCall
     peers: tuple[RaftPeerId, ...]
     added: RaftPeerId | None  # caught up as a learner before its configuration entry is appended
+    started_ms: int
     index: int | None = None  # the configuration entry, once appended
+    retries: tuple[ClientCall, ...] = ()  # the same call again: answered with its outcome
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,7 @@ class RaftServer:
         self._reads = ReadIndexReads(me)
         self._transfer: _Transfer | None = None
         self._reconfiguration: _Reconfiguration | None = None
+        self._failed_reconfiguration: tuple[tuple[str, int], str] | None = None  # the last one: call, why
         self._installing: TermIndex | None = None  # the notification our state machine is acting on
         self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
@@ -220,6 +223,7 @@ class RaftServer:
             self._end_transfer(stepped_down=False)
         if self._leader is not None:
             if self._leader.has_majority_contact(now, self.log.configuration):
+                self._check_staging(now)
                 self._send_appends()
             else:
                 self._lost_majority_ms = now
@@ -367,13 +371,23 @@ class RaftServer:
         change is in progress (its entry uncommitted) at a time; and the leader has first committed an entry
         of its own term (the fix to the thesis's algorithm, raft-dev 2015). A new member is first caught up
         as a learner (Ratis's staging: replicated to, not counted) until it holds the leader's committed
-        entries. A leader that removes itself leads, not counting itself, until the entry commits, then steps
-        down; a removed member stands no more, and pre-vote keeps one that did not learn of it harmless."""
+        entries; one that has not answered for 3 x `raft.server.rpc.timeout.max` fails the change
+        (`ConfigurationRefused`, Ratis's ReconfigurationTimeoutException), so it blocks no later change. A
+        retry of the call (same client and call id) waits for the outcome of the change in progress, or gets
+        that of the last failed one. A leader that removes itself leads, not counting itself, until the entry
+        commits, then steps down; a removed member stands no more, and pre-vote keeps one that did not learn
+        of it harmless."""
         current = self.log.configuration
         wanted = tuple(dict.fromkeys(peers))
         configurations = self.log.configuration_indexes()
+        change = self._reconfiguration
+        same_call = (call.client_id, call.call_id)
         if self._leader is None:
             self._out.append(NotLeader(call, self.leader_id))
+        elif change is not None and (change.call.client_id, change.call.call_id) == same_call:
+            self._reconfiguration = replace(change, retries=(*change.retries, call))
+        elif self._failed_reconfiguration is not None and self._failed_reconfiguration[0] == same_call:
+            self._out.append(ConfigurationRefused(call, self._failed_reconfiguration[1]))
         elif self._transfer is not None:
             self._out.append(ConfigurationRefused(call, "a leadership transfer is in progress"))
         elif self._reconfiguration is not None or (configurations and configurations[-1] > self.commit_index):
@@ -386,9 +400,9 @@ class RaftServer:
             )
         else:
             added = next(iter(set(wanted) - set(current)), None)
-            self._reconfiguration = _Reconfiguration(call, wanted, added)
+            self._reconfiguration = _Reconfiguration(call, wanted, added, self._clock.now_ms())
             if added is not None:
-                self._leader.add_follower(added, self._clock.now_ms())
+                self._leader.add_follower(added)
                 self._send_appends()
             self._continue_reconfiguration()
         return self._drain()
@@ -443,25 +457,41 @@ class RaftServer:
         is replaced by it (Figure 13: entries after it are kept if the log holds it), durably, and commit and
         apply resume after it; then the leader hears SNAPSHOT_INSTALLED. A checkpoint not ahead of what the
         state machine applied changes nothing (the state machine keeps its newer state, as OM's
-        installCheckpoint does)."""
+        installCheckpoint does); the leader hears ALREADY_INSTALLED with what we hold and committed."""
         self._installing = None
         source, self._install_from = self._install_from, None
-        if snapshot is None or snapshot.index <= self._applied_index:
+        answer_to = source if source is not None and source[1] == self.current_term else None
+        if snapshot is None:
+            return self._drain()
+        if snapshot.index <= self._applied_index:
+            # Nothing to load, but the leader must hear where we stand, or it notifies us (and we fetch its
+            # checkpoint) every heartbeat, never resuming its appends.
+            if answer_to is not None:
+                self._send(
+                    answer_to[0],
+                    InstallSnapshotReply(
+                        self.me,
+                        self.current_term,
+                        InstallSnapshotResult.ALREADY_INSTALLED,
+                        self._held_through(),
+                        answer_to[2],
+                    ),
+                )
             return self._drain()
         self.log.purge(snapshot, configuration or self._initial)
         self.commit_index = max(self.commit_index, snapshot.index)
         self._applied_index = snapshot.index
         self._last_purged = snapshot.index
         self._persist(self.log.entries(), snapshot, self.log.snapshot_configuration)
-        if source is not None and source[1] == self.current_term:
+        if answer_to is not None:
             self._send(
-                source[0],
+                answer_to[0],
                 InstallSnapshotReply(
                     self.me,
                     self.current_term,
                     InstallSnapshotResult.SNAPSHOT_INSTALLED,
                     snapshot.index,
-                    source[2],
+                    answer_to[2],
                 ),
             )
         return self._drain()
@@ -569,7 +599,7 @@ class RaftServer:
         self._leader = None
         pending = [call for calls in self._pending_calls.values() for call in calls]
         if self._reconfiguration is not None:
-            pending.append(self._reconfiguration.call)
+            pending += (self._reconfiguration.call, *self._reconfiguration.retries)
             self._reconfiguration = None
         for call in [*pending, *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
@@ -602,14 +632,19 @@ class RaftServer:
             self._send(peer, request)
 
     def _start_read(self, call: ClientCall) -> None:
-        assert self._leader is not None
-        self._reads.start(call, self.commit_index, self._leader.next_call_ids())
-        self._send_appends(heartbeat_all=True)
+        self._reads.start(call, self.commit_index)
         self._serve_reads()
 
     def _serve_reads(self) -> None:
-        for read in self._reads.ready(self._applied_index, self.log.configuration):
-            self._out.append(ReadReady(read.call, read.read_index))
+        """Serve the reads confirmed and applied, and send the next heartbeat round for the reads waiting."""
+        while True:
+            if self._leader is not None and self._reads.round_due():
+                self._reads.begin_round(self._leader.next_call_ids())
+                self._send_appends(heartbeat_all=True)
+            for read in self._reads.ready(self._applied_index, self.log.configuration):
+                self._out.append(ReadReady(read.call, read.read_index))
+            if self._leader is None or not self._reads.round_due():
+                return
 
     def _follow(self, leader_id: RaftPeerId, leader_term: int) -> None:
         """A message of a current leader: follow it and restart the election timeout."""
@@ -676,7 +711,9 @@ class RaftServer:
             self._answer_install(request, InstallSnapshotResult.NOT_LEADER)
             return
         self._follow(request.leader_id, request.leader_term)
-        if self.log.snapshot.index + 1 >= request.first_available.index:
+        if self._held_through() + 1 >= request.first_available.index:
+            # What we hold and committed reaches the leader's log: a late INCONSISTENCY answer may have sent
+            # the leader's next index for us back below its log after we had committed past its checkpoint.
             self._answer_install(request, InstallSnapshotResult.ALREADY_INSTALLED)
             return
         self._install_from = (request.leader_id, request.leader_term, request.call_id)
@@ -685,10 +722,14 @@ class RaftServer:
             self._out.append(InstallSnapshot(request.leader_id, request.first_available))
         self._answer_install(request, InstallSnapshotResult.IN_PROGRESS)
 
+    def _held_through(self) -> int:
+        """The last index up to which our log (with its snapshot) surely matches any current leader's: what
+        our snapshot covers or we committed (a committed entry is in every later leader's log)."""
+        return max(self.log.snapshot.index, self.commit_index)
+
     def _answer_install(self, request: InstallSnapshotRequest, result: InstallSnapshotResult) -> None:
-        reply = InstallSnapshotReply(
-            self.me, self.current_term, result, self.log.snapshot.index, request.call_id
-        )
+        held = self._held_through()
+        reply = InstallSnapshotReply(self.me, self.current_term, result, held, request.call_id)
         self._send(request.leader_id, reply)
 
     def _on_install_reply(self, sender: RaftPeerId, reply: InstallSnapshotReply) -> None:
@@ -781,6 +822,26 @@ class RaftServer:
         self._reconfiguration = replace(change, index=entry.index)
         self._append_as_leader(entry)
 
+    def _check_staging(self, now: int) -> None:
+        """Ratis's checkProgress NOPROGRESS: a learner that has not answered for the staging timeout (since
+        the change began, if it never did) fails the change, so it does not block every later one; its call,
+        and a retry of it, are answered with the failure (ReconfigurationTimeoutException)."""
+        change = self._reconfiguration
+        if change is None or change.added is None or change.index is not None or self._leader is None:
+            return
+        answered = self._leader.followers[change.added].last_response_ms
+        if now - max(change.started_ms, answered or 0) <= self._settings.staging_timeout_ms:
+            return
+        why = (
+            f"ReconfigurationTimeoutException: {change.added} made no progress for "
+            f"{self._settings.staging_timeout_ms} ms while catching up"
+        )
+        self._reconfiguration = None
+        self._failed_reconfiguration = ((change.call.client_id, change.call.call_id), why)
+        self._leader.drop_followers(self._peers())
+        for call in (change.call, *change.retries):
+            self._out.append(ConfigurationRefused(call, why))
+
     def _after_commit_as_leader(self) -> None:
         """Once the configuration in force is committed: answer its call, stop replicating to removed
         members, and step down if we are no longer one (the thesis, section 4.2.2)."""
@@ -790,7 +851,8 @@ class RaftServer:
         if configurations and configurations[-1] > self.commit_index:
             return
         if change is not None and change.index is not None:
-            self._out.append(ConfigurationDone(change.call, change.index))
+            for call in (change.call, *change.retries):
+                self._out.append(ConfigurationDone(call, change.index))
             self._reconfiguration = change = None
         learner = (change.added,) if change is not None and change.added is not None else ()
         self._leader.drop_followers((*self._peers(), *learner))

@@ -41,3 +41,9 @@ class RaftSettings:
     def heartbeat_interval_ms(self) -> int:
         """A leader writes to an idle follower every half minimum timeout (Ratis's LogAppender)."""
         return self.rpc_timeout_min_ms // 2
+
+    @property
+    def staging_timeout_ms(self) -> int:
+        """A new member that has not answered for this long while staging fails the change (Ratis's
+        LeaderStateImpl.checkProgress: three times `raft.server.rpc.timeout.max`)."""
+        return 3 * self.rpc_timeout_max_ms

@@ -176,6 +176,27 @@ def test_a_leader_cut_off_from_the_majority_steps_down_and_does_not_stand_again_
     assert [m.pre_vote for m in group.sent(A)] == [True, True]
 
 
+def test_a_follower_that_never_answered_is_not_counted_as_heard():
+    # R5: a follower counted as heard at the election (or as a learner when added) kept a leader that heard
+    # from nobody leading one heartbeat past the window the simulation's CheckQuorum check allows.
+    group = Group(A, B, C)
+    group.tick(A, group.servers[A].deadline_ms())
+    while group.servers[A].role is not RaftPeerRole.LEADER:  # the votes arrive, no append is answered
+        for member in (A, B, C):
+            group.sync(member)
+        for sender in (A, B, C):
+            for message in group.sent(sender):
+                if not isinstance(message, AppendEntriesRequest):
+                    group.deliver(sender, B if sender == A else A, message)
+    for _ in range(3):
+        group.tick(A, 75)
+        group.sync(A)
+        group.sent(A)
+    assert group.servers[A].role is RaftPeerRole.LEADER
+    group.tick(A, 75)  # the window has passed: nobody answered
+    assert group.servers[A].role is RaftPeerRole.FOLLOWER
+
+
 def test_a_leader_that_hears_from_a_majority_keeps_leading():
     group = Group(A, B, C)
     group.elect(A)

@@ -132,3 +132,25 @@ def test_the_last_member_is_not_removed():
     group.elect(A)
     (refused,) = group.servers[A].set_configuration(CHANGE, ())
     assert isinstance(refused, ConfigurationRefused)
+
+
+def test_a_learner_that_makes_no_progress_fails_the_change_and_blocks_no_later_one():
+    # R5: a member that never answers staged for ever, refusing every later change. Ratis fails the staging
+    # (ReconfigurationTimeoutException) once the new peer has not answered for 3 x rpc.timeout.max.
+    group = group_of_three_and_a_newcomer()
+    leader = group.servers[A]
+    answers = group.take(A, leader.set_configuration(CHANGE, (A, B, C, D)))
+    for _ in range(12):  # 900 ms: still staging; a retry of the same call waits for its outcome
+        answers += group.tick(A, 75)
+        group.settle(D)
+    assert leader.set_configuration(CHANGE, (A, B, C, D)) == []
+    answers += group.tick(A, 75)
+    failed = [o for o in answers if isinstance(o, ConfigurationRefused)]
+    assert [o.call for o in failed] == [CHANGE, CHANGE]
+    assert "ReconfigurationTimeoutException" in failed[0].reason and D not in leader._leader.followers
+    assert leader.configuration == OLD
+    assert leader.set_configuration(CHANGE, (A, B, C, D)) == [ConfigurationRefused(CHANGE, failed[0].reason)]
+    group.settle(D)
+    answers = group.take(A, leader.set_configuration(ClientCall("admin", 2, b""), (A, B)))
+    assert [o for o in answers if isinstance(o, ConfigurationRefused)] == []
+    assert leader.configuration == (A, B)  # another change goes ahead (in force as appended)

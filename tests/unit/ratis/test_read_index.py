@@ -1,7 +1,9 @@
 """Linearizable reads by ReadIndex (Raft paper section 6.4; Ratis's LINEARIZABLE read option)."""
 
+import time
+
 from pyozone.ratis.messages import AppendEntriesRequest, AppendResult, ClientCall
-from pyozone.ratis.outputs import NotLeader, ReadReady
+from pyozone.ratis.outputs import NotLeader, ReadReady, Send
 from tests.unit.ratis.group import A, B, C, Group
 
 READ = ClientCall("c", 9, b"")
@@ -81,3 +83,44 @@ def test_a_deposed_leader_cannot_confirm_a_read_and_refuses_it():
     for answer in answers:
         refusals += group.deliver(answer.follower_id, A, answer)
     assert NotLeader(READ, None) in refusals and group.reads == []
+
+
+def answer_last(group: Group, follower) -> list:
+    """`follower` answers the last append A sent it; the others' are lost."""
+    group.deliver(A, follower, group.sent(A, follower)[-1])
+    group.sync(follower)
+    (answer,) = group.sent(follower, A)
+    return group.deliver(follower, A, answer)
+
+
+def test_reads_arriving_while_a_round_is_in_flight_share_the_next_round_not_that_one():
+    # R5: each read sent its own heartbeat to every follower. Ratis's ReadIndexHeartbeats batches them; a
+    # read never joins a round sent before it arrived.
+    group = leader_group()
+    leader = group.servers[A]
+    first = [o for o in group.take(A, leader.read(ClientCall("r", 0, b""))) if isinstance(o, Send)]
+    assert [s.to for s in first] == [B, C]  # the first read starts a round
+    later = [ClientCall("r", i, b"") for i in range(1, 1000)]
+    for call in later:
+        assert not any(isinstance(o, Send) for o in group.take(A, leader.read(call)))
+    group.sent(A, C)
+    served = answer_last(group, B)  # answers the first round
+    assert [o.call.call_id for o in served if isinstance(o, ReadReady)] == [0]
+    assert [s.to for s in served if isinstance(s, Send)] == [B, C]  # the next round, for all the others
+    group.sent(A, C)
+    assert [o.call for o in answer_last(group, B) if isinstance(o, ReadReady)] == later
+
+
+def test_serving_many_confirmed_reads_is_linear():
+    # R5: serving N confirmed reads compared every read with every other (seconds for 4,000).
+    group = leader_group()
+    leader = group.servers[A]
+    calls = [ClientCall("r", i, b"") for i in range(4001)]
+    for call in calls:
+        group.take(A, leader.read(call))
+    answer_last(group, B)
+    group.sent(A, C)
+    started = time.perf_counter()
+    served = answer_last(group, B)
+    assert time.perf_counter() - started < 1.0  # milliseconds; quadratic took seconds
+    assert [o.call for o in served if isinstance(o, ReadReady)] == calls[1:]

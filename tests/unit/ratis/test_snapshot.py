@@ -12,7 +12,7 @@ from pyozone.ratis.messages import (
     InstallSnapshotResult,
     TermIndex,
 )
-from pyozone.ratis.outputs import InstallSnapshot, Persist, PurgeLog
+from pyozone.ratis.outputs import InstallSnapshot, Persist, PurgeLog, Send
 from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
 from tests.unit.ratis.group import A, B, C, Group, entries
@@ -145,3 +145,55 @@ def test_an_installed_snapshot_replaces_a_log_that_conflicts_with_it():
         Persist(1, 2, A, (), TermIndex(2, 2), (A, B, C))
     ]
     assert (group.servers[C].log.first_index, group.servers[C].log.last_index) == (3, 2)
+
+
+def test_a_follower_that_committed_past_the_leaders_checkpoint_is_resumed_not_notified_forever():
+    # R5: a reordered INCONSISTENCY answer lands after the follower's (lost) SUCCESS, after the leader purged
+    # past it: the follower committed through the checkpoint, so it answers ALREADY_INSTALLED with its commit
+    # index, and the leader resumes its appends (before: a checkpoint fetch every heartbeat, for ever).
+    group = Group(A, B, C, settings=RaftSettings(purge_gap=1, append_element_limit=2))
+    group.elect(A)
+    group.tick(A, 75)
+    group.settle()
+    write(group, 4, C)
+    group.sent(A, C)
+    group.tick(A, 75)
+    (heartbeat,) = group.sent(A, C)
+    group.deliver(A, C, heartbeat)
+    group.sync(C)
+    group.deliver(C, A, group.sent(C, A)[0])
+    first, second = group.sent(A, C)  # entries 2..3 and 4..5
+    group.deliver(A, C, second)
+    group.sync(C)
+    (late,) = group.sent(C, A)
+    group.deliver(A, C, first)
+    group.sync(C)
+    group.sent(C, A)  # lost
+    assert group.servers[C].commit_index == 3
+    group.take(A, group.servers[A].snapshot_taken(TermIndex(1, 3)))
+    group.deliver(C, A, late)
+    fetches = 0
+    for _ in range(5):
+        for message in group.sent(A, C):
+            fetches += sum(isinstance(o, InstallSnapshot) for o in group.deliver(A, C, message))
+            group.sync(C)
+            for reply in group.sent(C, A):
+                group.deliver(C, A, reply)
+        group.sent(A, B)
+        group.tick(A, 75)
+    assert fetches == 0
+    assert group.servers[C].log.last_index == 5
+
+
+def test_a_fetched_checkpoint_not_ahead_of_what_was_applied_is_answered():
+    group = lagging_group()
+    notification = notified(group)
+    group.deliver(A, C, notification)
+    group.sync(C)
+    group.sent(C, A)
+    group.deliver(A, C, AppendEntriesRequest(A, 1, 0, 0, (), 1, 50))  # C commits the no-op meanwhile
+    group.sync(C)
+    group.sent(C, A)
+    assert group.servers[C].snapshot_installed(TermIndex(1, 1)) == [
+        Send(A, InstallSnapshotReply(C, 1, InstallSnapshotResult.ALREADY_INSTALLED, 1, notification.call_id))
+    ]
