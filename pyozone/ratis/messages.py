@@ -59,8 +59,7 @@ class LogEntry:
 class RequestVoteRequest:
     """RequestVote (Figure 2); with `pre_vote`, Ratis's pre-vote: could I win `candidate_term`? (It changes
     nothing on the voter.) `call_id` names the candidate's round (Ratis's RaftRpcRequestProto.callId): a
-    reply counts only in the round it answers, so a late grant from an earlier round does not. A reply with
-    call id 0 names no round (a transport that does not carry it) and counts in the round in progress."""
+    reply counts only in the round it answers, so a late grant from an earlier round does not."""
 
     candidate_id: RaftPeerId
     candidate_term: int

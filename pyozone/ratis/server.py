@@ -568,7 +568,7 @@ class RaftServer:
             self.role is not RaftPeerRole.CANDIDATE
             or tally is None
             or not reply.granted
-            or reply.call_id not in (tally.round, 0)  # 0: a transport that does not carry the round
+            or reply.call_id != tally.round
         ):
             return
         if reply.pre_vote and tally.phase is Phase.PRE_VOTE and tally.term == self.current_term + 1:

@@ -233,10 +233,10 @@ def test_a_deposed_leader_refuses_its_pending_calls_naming_the_new_leader():
     assert group.servers[A].submit(ClientCall("c", 2, b"y")) == [NotLeader(ClientCall("c", 2, b"y"), B)]
 
 
-def test_a_reply_naming_no_round_counts_in_the_round_in_progress():
-    # A transport that does not carry RaftRpcRequestProto.callId for votes (the shell's, until it does).
+def test_a_reply_naming_no_round_does_not_count():
+    # The wire carries every vote's round (RaftRpcRequestProto.callId): a reply naming none answers no round.
     group = Group(A, B, C)
     group.tick(A, group.servers[A].deadline_ms())
     group.sent(A)
     group.deliver(B, A, RequestVoteReply(B, 0, True, True))
-    assert group.servers[A].current_term == 1
+    assert group.servers[A].current_term == 0
