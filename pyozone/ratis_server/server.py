@@ -32,8 +32,10 @@ import itertools
 import logging
 import random
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from pyozone import rpc
@@ -247,9 +249,8 @@ class RaftMember:
         self._match: dict[RaftPeerId, int] = {}
         self._match_term = 0
         self.running = False
-        self._stopped = False
-        self._failed: asyncio.Task[None] | None = None
-        """The stop a storage failure started."""
+        self._stopping: asyncio.Task[None] | None = None
+        """The stop under way (the daemon's, or the one a failure started): a second `stop` waits for it."""
         self._members: tuple[RaftPeerId, ...] = ()
         """The configuration `group` and the senders follow."""
         self._closing: set[asyncio.Task[None]] = set()
@@ -282,10 +283,29 @@ class RaftMember:
 
     async def stop(self) -> None:
         """Stops taking messages and calls, answers every waiting caller (NotLeaderError: try another
-        member), lets a flush under way finish, and leaves no task behind. A second stop does nothing."""
-        if self._core is None or self._stopped:
+        member), lets a flush under way finish, and leaves no task behind. A second stop (or one after a
+        failure stopped the member) returns once the first has finished."""
+        if self._core is None:
             return
-        self._stopped = True
+        if self._stopping is None:
+            self.running = False
+            self._stopping = asyncio.get_running_loop().create_task(self._stop())
+        await asyncio.shield(self._stopping)
+
+    def _fail(self, what: str) -> None:
+        """A storage error or a bug in the core (called from an except block): the member stops at once, as
+        Ratis's RaftServerImpl terminates on a log I/O error. Nothing after the failure is carried out: no
+        write after a failed one is reported persisted, and no reply or apply it held back is released."""
+        log.exception("Raft member %s: %s; it stops", self.me, what)
+        self.running = False
+        self._outputs.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._stopping is None:
+            self._stopping = asyncio.get_running_loop().create_task(self._stop())
+
+    async def _stop(self) -> None:
         self.running = False
         if self._timer is not None:
             self._timer.cancel()
@@ -522,7 +542,17 @@ class RaftMember:
         self._timer = None
         self._timer_at = None
         if self.running:
-            self._input(self._running_core().tick())
+            self._step("a tick", self._running_core().tick)
+
+    def _step(self, what: str, step: Callable[[], list[Output]]) -> None:
+        """An input no caller waits on (a tick, a flush, an install's end): an exception from the core is a
+        bug, and the member stops rather than go on without its timer."""
+        try:
+            outputs = step()
+        except Exception:
+            self._fail(f"its core failed on {what}")
+            return
+        self._input(outputs)
 
     def _reschedule_tick(self) -> None:
         deadline = self._running_core().deadline_ms()
@@ -546,11 +576,16 @@ class RaftMember:
                 message = envelope.message
                 if isinstance(message, AppendEntriesReply):
                     self._note_match(core, message)
+                if not self.running:
+                    return
                 try:
                     outputs = core.receive(envelope.sender, message)
                 except ValueError as refused:
                     log.warning("Raft member %s: %s", self.me, refused)
                     continue
+                except Exception:
+                    self._fail(f"its core failed on a message from {envelope.sender}")
+                    return
                 self._carry_out(outputs)
         finally:
             self._schedule_tick()
@@ -622,8 +657,12 @@ class RaftMember:
             return
         self._carrying_out = True
         try:
-            while self._outputs:
-                self._carry_out_one(self._outputs.popleft())
+            while self._outputs and self.running:
+                output = self._outputs.popleft()
+                try:
+                    self._carry_out_one(output)
+                except Exception:
+                    self._fail(f"carrying out {type(output).__name__} failed")
         finally:
             self._carrying_out = False
 
@@ -706,7 +745,8 @@ class RaftMember:
         snapshot, configuration = installed if installed is not None else (None, ())
         if snapshot is not None:
             self._applied_index = max(self._applied_index, snapshot.index)
-        self._input(self._running_core().snapshot_installed(snapshot, configuration))
+        core = self._running_core()
+        self._step("snapshot_installed", partial(core.snapshot_installed, snapshot, configuration))
 
     def _answer(self, kind: _Waiting, call: ClientCall, result: object) -> None:
         futures = self._waiting.get((kind, call))
@@ -742,13 +782,12 @@ class RaftMember:
                     await loop.run_in_executor(self._executor, self._storage.flush)
                     self._flushed_seq = target
                     if self.running:
-                        self._input(self._running_core().persisted(target))
+                        self._step("persisted", partial(self._running_core().persisted, target))
                 else:
                     break
         except Exception:
-            log.exception("Raft member %s: its storage failed; it stops", self.me)
             self._flush_task = None
-            self._failed = loop.create_task(self.stop())
+            self._fail("its storage failed")
             return
         self._flush_task = None
 
