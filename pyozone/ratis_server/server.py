@@ -259,6 +259,8 @@ class RaftMember:
         """The highest `PurgeLog` not yet carried out, and the last write before it: the flush task runs
         it once that write is flushed."""
         self._installing: asyncio.Task[None] | None = None
+        self._held_applies: list[LogEntry] = []
+        """Committed entries that came while an install ran: applied after it, those past its snapshot."""
         self._refused_install = False
 
     # ---- life cycle
@@ -681,6 +683,8 @@ class RaftMember:
         elif isinstance(output, InstallSnapshot):
             if self._installing is None:
                 self._installing = asyncio.get_running_loop().create_task(self._install(output))
+        elif isinstance(output, Apply) and self._installing is not None:
+            self._held_applies.extend(output.entries)
         elif isinstance(output, Apply):
             core = self._running_core()
             for entry in output.entries:
@@ -718,7 +722,11 @@ class RaftMember:
     async def _install(self, notice: InstallSnapshot) -> None:
         """The state machine fetches and loads the leader's checkpoint; the core hears the outcome. Every
         Apply before the notice was carried out (and reported) before this task runs: the core's rule that
-        `snapshot_installed` follows the reports of every earlier entry."""
+        `snapshot_installed` follows the reports of every earlier entry. An Apply that comes while the
+        install runs (a new leader that still holds the entries sends them) is held, not handed to the
+        state machine, whose state the checkpoint is about to replace: the core emits each committed entry
+        once and never again, so none may be dropped. Once the core heard the outcome, the held entries
+        past the installed snapshot are applied (and reported) in order; those it covers are not."""
         install = getattr(self._state_machine, "install_snapshot", None)
         installed: InstalledSnapshot | None = None
         if install is None:
@@ -745,8 +753,12 @@ class RaftMember:
         snapshot, configuration = installed if installed is not None else (None, ())
         if snapshot is not None:
             self._applied_index = max(self._applied_index, snapshot.index)
+        held, self._held_applies = self._held_applies, []
         core = self._running_core()
         self._step("snapshot_installed", partial(core.snapshot_installed, snapshot, configuration))
+        after = tuple(e for e in held if e.index > self._applied_index)
+        if after:
+            self._input([Apply(after)])
 
     def _answer(self, kind: _Waiting, call: ClientCall, result: object) -> None:
         futures = self._waiting.get((kind, call))
