@@ -427,10 +427,11 @@ class RaftMember:
         another) must keep it. The retry cache (raft.server.retrycache.expirytime) then answers a retry of a
         write already applied with its first result, and one still in the log waits for that entry: a write
         is applied once, however often it is retried."""
-        if len(payload) > self._settings.append_byte_limit:
+        size = len(payload) + len(client_id.encode())
+        if size > self._settings.append_byte_limit:
             raise EntryTooLargeError(
-                f"a request of {len(payload)} bytes is above raft.server.log.appender.buffer.byte-limit "
-                f"({self._settings.append_byte_limit} bytes)"
+                f"a request of {size} bytes (its payload and client id) is above "
+                f"raft.server.log.appender.buffer.byte-limit ({self._settings.append_byte_limit} bytes)"
             )
         call = ClientCall(client_id, call_id, payload)
         future = self._wait(_Waiting.WRITE, call)
