@@ -48,10 +48,13 @@ from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import RaftEnvelope, messages_from_proto
 from pyozone.ratis.messages import (
     AppendEntriesReply,
+    AppendEntriesRequest,
     AppendResult,
     ClientCall,
     EntryKind,
+    InstallSnapshotReply,
     LogEntry,
+    Message,
     RaftPeerId,
     TermIndex,
 )
@@ -248,6 +251,10 @@ class RaftMember:
         self._applied_index = 0
         self._match: dict[RaftPeerId, int] = {}
         self._match_term = 0
+        self._sent_up_to: dict[RaftPeerId, int] = {}
+        """The last index each follower was sent in an append of `_sent_term` (this member leading): an
+        answer claiming more is one no honest follower sends."""
+        self._sent_term = 0
         self.running = False
         self._stopping: asyncio.Task[None] | None = None
         """The stop under way (the daemon's, or the one a failure started): a second `stop` waits for it."""
@@ -577,6 +584,12 @@ class RaftMember:
         try:
             for envelope in envelopes:
                 message = envelope.message
+                impossible = self._impossible(core, envelope.sender, message)
+                if impossible:
+                    log.warning(
+                        "Raft member %s refused a message of %s: %s", self.me, envelope.sender, impossible
+                    )
+                    continue
                 if isinstance(message, AppendEntriesReply):
                     self._note_match(core, message)
                 if not self.running:
@@ -592,6 +605,23 @@ class RaftMember:
                 self._carry_out(outputs)
         finally:
             self._schedule_tick()
+
+    def _impossible(self, core: RaftServer, sender: RaftPeerId, message: Message) -> str:
+        """Why a leader's answer claims what no honest follower can (the wire checked each field alone), or
+        "": SUCCESS up to an index past what this leader sent that follower in its term, or an installed
+        snapshot past this leader's log (every entry a snapshot covers is committed, so in the leader's
+        log). The core trusts both to advance the follower's match index and the commit index."""
+        if core.role is not RaftPeerRole.LEADER or getattr(message, "term", None) != core.current_term:
+            return ""
+        if isinstance(message, AppendEntriesReply) and message.result is AppendResult.SUCCESS:
+            sent = self._sent_up_to.get(sender, 0) if self._sent_term == core.current_term else 0
+            if message.match_index > sent:
+                return f"it matched up to {message.match_index}, but was sent entries up to {sent} only"
+        if isinstance(message, InstallSnapshotReply) and message.snapshot_index > core.log.last_index:
+            return (
+                f"its snapshot at {message.snapshot_index} is past this leader's log ({core.log.last_index})"
+            )
+        return ""
 
     def _note_match(self, core: RaftServer, reply: AppendEntriesReply) -> None:
         """The followers' match indexes, for `status` (the core keeps its own, for the commit rule)."""
@@ -671,6 +701,12 @@ class RaftMember:
 
     def _carry_out_one(self, output: Output) -> None:
         if isinstance(output, Send):
+            message = output.message
+            if isinstance(message, AppendEntriesRequest):
+                if self._sent_term != message.leader_term:
+                    self._sent_up_to, self._sent_term = {}, message.leader_term
+                last = message.previous_index + len(message.entries)
+                self._sent_up_to[output.to] = max(self._sent_up_to.get(output.to, 0), last)
             sender = self._sender(output.to)
             if sender is not None:
                 sender.send(output.message)
