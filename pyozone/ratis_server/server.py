@@ -225,8 +225,9 @@ class RaftMember:
         """The members in force (the last configuration the core appended) and their addresses."""
         self.address = address
         self._addresses: dict[RaftPeerId, RaftPeer] = {p.id: p for p in group.peers}
-        """Every member's address this member knows: the group's at start and those `set_configuration`
-        named. Messages are taken only from these; the core decides who is a member."""
+        """Every member's address this member knows: the group's at start and those of the configuration
+        changes in force or under way (a refused change's are forgotten). Messages are taken only from
+        these; the core decides who is a member."""
         self._bind_host = bind_host or address.host
         self._storage = storage
         self._state_machine = state_machine
@@ -261,6 +262,8 @@ class RaftMember:
         self._members: tuple[RaftPeerId, ...] = ()
         """The configuration `group` and the senders follow."""
         self._closing: set[asyncio.Task[None]] = set()
+        self._proposed: dict[ClientCall, tuple[RaftPeerId, ...]] = {}
+        """The members each configuration change under way added to `_addresses`."""
         """Senders of removed members, closing."""
         self._purge: tuple[int, tuple[RaftPeerId, ...], int] | None = None
         """The highest `PurgeLog` not yet carried out, and the last write before it: the flush task runs
@@ -479,9 +482,29 @@ class RaftMember:
                 raise ValueError(f"{peer.id} is a member at {known.address}, not {peer.address}")
         call = ClientCall(f"conf@{self.me}", next(self._own_calls), b"")
         future = self._wait(_Waiting.CONFIGURATION, call)
+        # The added member's address must be known when the core first sends to it (in this input).
+        self._proposed[call] = tuple(p.id for p in peers if p.id not in self._addresses)
         self._addresses.update({p.id: p for p in peers})
-        self._input(self._running_core().set_configuration(call, tuple(p.id for p in peers)))
+        try:
+            outputs = self._running_core().set_configuration(call, tuple(p.id for p in peers))
+        except Exception:
+            self._forget_proposed(call)
+            self._waiting.pop((_Waiting.CONFIGURATION, call), None)
+            raise
+        self._input(outputs)
         return await future
+
+    def _forget_proposed(self, call: ClientCall) -> None:
+        """A configuration change refused (or not led to its end): the addresses it brought are forgotten,
+        so messages claiming to come from them are refused again, unless the core made them members."""
+        for peer in self._proposed.pop(call, ()):
+            if peer not in self._running_core().configuration:
+                self._addresses.pop(peer, None)
+                sender = self._senders.pop(peer, None)
+                if sender is not None:
+                    closing = asyncio.get_running_loop().create_task(sender.close())
+                    self._closing.add(closing)
+                    closing.add_done_callback(self._closing.discard)
 
     def snapshot_taken(self, snapshot: TermIndex) -> None:
         """The state machine durably checkpointed what it applied up to `snapshot` (OM after its om.db
@@ -737,10 +760,13 @@ class RaftMember:
             refused = TransferRefusedError(self.me, target, output.in_progress_to)
             self._answer(_Waiting.TRANSFER, output.call, refused)
         elif isinstance(output, ConfigurationDone):
+            self._proposed.pop(output.call, None)
             self._answer(_Waiting.CONFIGURATION, output.call, output.index)
         elif isinstance(output, ConfigurationRefused):
+            self._forget_proposed(output.call)
             self._answer(_Waiting.CONFIGURATION, output.call, ReconfigurationError(self.me, output.reason))
         elif isinstance(output, NotLeader):
+            self._forget_proposed(output.call)
             hint = output.leader_hint
             error = NotLeaderError(self.me, hint, self._address_of(hint))
             for kind in _Waiting:

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from pyozone import rpc
+from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import Raft_pb2 as pb
@@ -23,8 +24,8 @@ from pyozone.ratis.messages import (
     RaftPeerId,
 )
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis_server.server import RaftMember
-from pyozone.ratis_server.transport import DELIVER, MESSAGE_OVERHEAD_BYTES
+from pyozone.ratis_server.server import RaftMember, ReconfigurationError
+from pyozone.ratis_server.transport import DELIVER, MESSAGE_OVERHEAD_BYTES, RaftPeer
 from tests.tls_certs import CertAuthority
 from tests.unit.ratis_server.shell_support import GROUP_ID, SETTINGS, Group, put, running_group
 
@@ -211,3 +212,21 @@ def test_an_answer_claiming_entries_the_leader_never_sent_is_refused() -> None:
             assert all(f.match_index <= status.last_index for f in status.followers)
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_a_refused_configuration_change_leaves_no_address_behind() -> None:
+    """A change the leader refuses (two members added at once) does not make the members it named senders
+    the leader takes messages from."""
+
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        leader = await group.leader()
+        om4, om5 = (
+            RaftPeer(RaftPeerId(f"om{i}"), HostPort("127.0.0.1", port)) for i, port in ((4, 1), (5, 2))
+        )
+        with pytest.raises(ReconfigurationError, match="other than one member"):
+            await leader.set_configuration((*group.group.peers, om4, om5))
+        return await refused(group, leader, evil_append("om4", leader.me))
+
+    code, details, _ = run(scenario)
+    assert code is rpc.StatusCode.PERMISSION_DENIED
+    assert "om4 is not another member" in details
