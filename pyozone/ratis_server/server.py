@@ -4,14 +4,15 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
 - `Persist`: written to `RaftStorage` on the loop, made durable by a group commit: one `flush` at a time
   on a worker thread; when it returns, the core hears `persisted(the last seq written before it began)`,
   and what was written meanwhile goes in the next flush. So a burst of writes costs one fsync, and the loop
-  never waits for the disk.
+  never waits for the disk. A failed write or flush, or an exception from the core (a bug), stops the
+  member at once (`_fail`).
 - `PurgeLog`: `RaftStorage.purge` on the same worker thread, after the flushes before it.
 - `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py); the
   senders and `group` follow the configuration in force.
 - `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`);
   CONFIGURATION and no-op entries are reported applied by the shell itself.
 - `InstallSnapshot`: the state machine fetches the leader's checkpoint (`install_snapshot`), then the core
-  hears `snapshot_installed`.
+  hears `snapshot_installed`; Applies that come meanwhile are held, then those past the snapshot applied.
 - `Reply`, `NotLeader`, `ReadReady`, `TransferDone`, `TransferRefused`, `ConfigurationDone`,
   `ConfigurationRefused`: the futures of the callers of `submit`, `read_index`, `transfer_leadership` and
   `set_configuration`.

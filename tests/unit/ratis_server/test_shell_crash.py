@@ -1,7 +1,8 @@
 """Crashes on real processes: three members of one group (RaftMember with the real SegmentedRaftLog), each
 in its own OS process, the leader's process writing with concurrent callers; the leader is killed with -9
 mid-writes (and, in the next round, a follower), then restarted from its files. Afterwards every write
-that was acknowledged is applied on every member, and none twice.
+that was acknowledged is applied on every member, and none twice. In one process, the same log is checked
+at every step: no core hears `persisted` before a flush synced the writes it covers.
 
 Each member process (`python -m tests.unit.ratis_server.test_shell_crash --member ...`) prints `ready`,
 `lead TERM` when it becomes the leader, `ack KEY INDEX` for each write answered, and, asked with `dump` on
