@@ -446,7 +446,7 @@ class RaftMember:
             )
         call = ClientCall(client_id, call_id, payload)
         future = self._wait(_Waiting.WRITE, call)
-        self._input(self._running_core().submit(call))
+        self._ask(partial(self._running_core().submit, call))
         return await future
 
     async def read_index(self) -> int:
@@ -455,7 +455,7 @@ class RaftMember:
         write acknowledged before `read_index` was called."""
         call = ClientCall(f"read@{self.me}", next(self._own_calls), b"")
         future = self._wait(_Waiting.READ, call)
-        self._input(self._running_core().read(call))
+        self._ask(partial(self._running_core().read, call))
         return await future
 
     async def transfer_leadership(self, target: RaftPeerId) -> bool:
@@ -465,7 +465,7 @@ class RaftMember:
         call = ClientCall(f"transfer@{self.me}", next(self._own_calls), target.id.encode())
         future = self._wait(_Waiting.TRANSFER, call)
         try:
-            self._input(self._running_core().transfer_leadership(call, target))
+            self._ask(partial(self._running_core().transfer_leadership, call, target))
         except ValueError:
             self._waiting.pop((_Waiting.TRANSFER, call), None)
             raise
@@ -487,12 +487,11 @@ class RaftMember:
         self._proposed[call] = tuple(p.id for p in peers if p.id not in self._addresses)
         self._addresses.update({p.id: p for p in peers})
         try:
-            outputs = self._running_core().set_configuration(call, tuple(p.id for p in peers))
-        except Exception:
+            self._ask(partial(self._running_core().set_configuration, call, tuple(p.id for p in peers)))
+        except ValueError:
             self._forget_proposed(call)
             self._waiting.pop((_Waiting.CONFIGURATION, call), None)
             raise
-        self._input(outputs)
         return await future
 
     def _forget_proposed(self, call: ClientCall) -> None:
@@ -512,7 +511,7 @@ class RaftMember:
         checkpoint): the log up to it is purged once raft.server.log.purge.gap entries gathered. Called on
         the event loop. ValueError when `snapshot` is past what this member applied or does not match its
         log."""
-        self._input(self._running_core().snapshot_taken(snapshot))
+        self._ask(partial(self._running_core().snapshot_taken, snapshot))
 
     def leading_term(self) -> int | None:
         """The term this member leads in, else None: `status`'s role and term without the rest (OM asks it
@@ -577,6 +576,19 @@ class RaftMember:
         self._timer_at = None
         if self.running:
             self._step("a tick", self._running_core().tick)
+
+    def _ask(self, step: Callable[[], list[Output]]) -> None:
+        """A caller's input (submit, a read, a transfer, a change, a snapshot): a ValueError is the core
+        refusing the caller's arguments, raised to it; any other exception is a bug in the core: the member
+        stops, and the caller gets the exception."""
+        try:
+            outputs = step()
+        except ValueError:
+            raise
+        except Exception:
+            self._fail("its core failed on a caller's input")
+            raise
+        self._input(outputs)
 
     def _step(self, what: str, step: Callable[[], list[Output]]) -> None:
         """An input no caller waits on (a tick, a flush, an install's end): an exception from the core is a

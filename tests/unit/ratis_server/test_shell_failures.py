@@ -9,6 +9,8 @@ import asyncio
 import errno
 import threading
 
+import pytest
+
 from pyozone.common.net import HostPort
 from pyozone.protocol.raft import RaftEnvelope
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
@@ -161,5 +163,28 @@ def test_a_second_stop_waits_for_the_first() -> None:
         finally:
             for peer in group.nodes:
                 await group.stop(peer)
+
+    run(scenario())
+
+
+def test_a_bug_in_the_core_on_a_caller_s_input_stops_the_member() -> None:
+    async def scenario() -> None:
+        (port,) = ports_of(1)
+        group = RaftGroup(GROUP_ID, (RaftPeer(OM1, HostPort("127.0.0.1", port)),))
+        member = RaftMember(OM1, group, MemoryStorage(), KeyValues(), SETTINGS)
+        await member.start()
+        core = member._core
+        assert core is not None
+
+        def broken(call: object) -> list[object]:
+            raise AssertionError("a bug")
+
+        core.submit = broken  # type: ignore[method-assign]
+        try:
+            with pytest.raises(AssertionError, match="a bug"):
+                await member.submit(put("k", "v"), "c", 1)
+            assert not member.running
+        finally:
+            await member.stop()
 
     run(scenario())
