@@ -154,7 +154,8 @@ def test_a_second_stop_waits_for_the_first() -> None:
             first = asyncio.ensure_future(leader.stop())
             await asyncio.sleep(0)
             second = asyncio.ensure_future(leader.stop())
-            await asyncio.sleep(0.05)
+            for _ in range(20):  # loop turns, not time: the first stop waits on the held flush
+                await asyncio.sleep(0)
             assert not second.done() and not closed.is_set()
             node.storage.hold.set()
             await asyncio.gather(first, second)
