@@ -201,6 +201,22 @@ def _entries(append: pb.AppendEntriesRequestProto) -> tuple[LogEntry, ...]:
     return entries
 
 
+def _check_append_reply(result: AppendResult, match_index: int, next_index: int) -> None:
+    """What a follower answers (RaftServer._answer): SUCCESS matches up to `match_index` and wants the entry
+    after it; any other answer matches nothing and wants an entry from 1 on. (Indexes are unsigned on the
+    wire: never negative.)"""
+    if result is AppendResult.SUCCESS and next_index != match_index + 1:
+        raise ProtocolError(
+            "appendEntriesReply.nextIndex",
+            f"a SUCCESS answer whose next index {next_index} does not follow its match index {match_index}",
+        )
+    if result is not AppendResult.SUCCESS and (match_index != 0 or next_index < 1):
+        raise ProtocolError(
+            "appendEntriesReply.matchIndex",
+            f"a {result.value} answer with match index {match_index} and next index {next_index}",
+        )
+
+
 def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
     """The core's message and its header; ProtocolError when any part is missing or inconsistent."""
     kind = message.WhichOneof("Message")
@@ -260,6 +276,7 @@ def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
             result = _RESULTS_BACK.get(body.result)
             if result is None:
                 raise ProtocolError(f"{kind}.result", f"an unknown result {body.result}")
+            _check_append_reply(result, body.matchIndex, body.nextIndex)
             core = AppendEntriesReply(sender, body.term, result, body.matchIndex, body.nextIndex, head.callId)
         return RaftEnvelope(head.groupId, sender, receiver, core)
     raise ProtocolError("Message", "a Raft message that carries no message")

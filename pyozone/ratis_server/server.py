@@ -4,14 +4,15 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
 - `Persist`: written to `RaftStorage` on the loop, made durable by a group commit: one `flush` at a time
   on a worker thread; when it returns, the core hears `persisted(the last seq written before it began)`,
   and what was written meanwhile goes in the next flush. So a burst of writes costs one fsync, and the loop
-  never waits for the disk.
+  never waits for the disk. A failed write or flush, or an exception from the core (a bug), stops the
+  member at once (`_fail`).
 - `PurgeLog`: `RaftStorage.purge` on the same worker thread, after the flushes before it.
 - `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py); the
   senders and `group` follow the configuration in force.
 - `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`);
   CONFIGURATION and no-op entries are reported applied by the shell itself.
 - `InstallSnapshot`: the state machine fetches the leader's checkpoint (`install_snapshot`), then the core
-  hears `snapshot_installed`.
+  hears `snapshot_installed`; Applies that come meanwhile are held, then those past the snapshot applied.
 - `Reply`, `NotLeader`, `ReadReady`, `TransferDone`, `TransferRefused`, `ConfigurationDone`,
   `ConfigurationRefused`: the futures of the callers of `submit`, `read_index`, `transfer_leadership` and
   `set_configuration`.
@@ -32,8 +33,10 @@ import itertools
 import logging
 import random
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from pyozone import rpc
@@ -46,10 +49,13 @@ from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import RaftEnvelope, messages_from_proto
 from pyozone.ratis.messages import (
     AppendEntriesReply,
+    AppendEntriesRequest,
     AppendResult,
     ClientCall,
     EntryKind,
+    InstallSnapshotReply,
     LogEntry,
+    Message,
     RaftPeerId,
     TermIndex,
 )
@@ -220,8 +226,9 @@ class RaftMember:
         """The members in force (the last configuration the core appended) and their addresses."""
         self.address = address
         self._addresses: dict[RaftPeerId, RaftPeer] = {p.id: p for p in group.peers}
-        """Every member's address this member knows: the group's at start and those `set_configuration`
-        named. Messages are taken only from these; the core decides who is a member."""
+        """Every member's address this member knows: the group's at start and those of the configuration
+        changes in force or under way (a refused change's are forgotten). Messages are taken only from
+        these; the core decides who is a member."""
         self._bind_host = bind_host or address.host
         self._storage = storage
         self._state_machine = state_machine
@@ -246,18 +253,25 @@ class RaftMember:
         self._applied_index = 0
         self._match: dict[RaftPeerId, int] = {}
         self._match_term = 0
+        self._sent_up_to: dict[RaftPeerId, int] = {}
+        """The last index each follower was sent in an append of `_sent_term` (this member leading): an
+        answer claiming more is one no honest follower sends."""
+        self._sent_term = 0
         self.running = False
-        self._stopped = False
-        self._failed: asyncio.Task[None] | None = None
-        """The stop a storage failure started."""
+        self._stopping: asyncio.Task[None] | None = None
+        """The stop under way (the daemon's, or the one a failure started): a second `stop` waits for it."""
         self._members: tuple[RaftPeerId, ...] = ()
         """The configuration `group` and the senders follow."""
         self._closing: set[asyncio.Task[None]] = set()
+        self._proposed: dict[ClientCall, tuple[RaftPeerId, ...]] = {}
+        """The members each configuration change under way added to `_addresses`."""
         """Senders of removed members, closing."""
         self._purge: tuple[int, tuple[RaftPeerId, ...], int] | None = None
         """The highest `PurgeLog` not yet carried out, and the last write before it: the flush task runs
         it once that write is flushed."""
         self._installing: asyncio.Task[None] | None = None
+        self._held_applies: list[LogEntry] = []
+        """Committed entries that came while an install ran: applied after it, those past its snapshot."""
         self._refused_install = False
 
     # ---- life cycle
@@ -282,10 +296,29 @@ class RaftMember:
 
     async def stop(self) -> None:
         """Stops taking messages and calls, answers every waiting caller (NotLeaderError: try another
-        member), lets a flush under way finish, and leaves no task behind. A second stop does nothing."""
-        if self._core is None or self._stopped:
+        member), lets a flush under way finish, and leaves no task behind. A second stop (or one after a
+        failure stopped the member) returns once the first has finished."""
+        if self._core is None:
             return
-        self._stopped = True
+        if self._stopping is None:
+            self.running = False
+            self._stopping = asyncio.get_running_loop().create_task(self._stop())
+        await asyncio.shield(self._stopping)
+
+    def _fail(self, what: str) -> None:
+        """A storage error or a bug in the core (called from an except block): the member stops at once, as
+        Ratis's RaftServerImpl terminates on a log I/O error. Nothing after the failure is carried out: no
+        write after a failed one is reported persisted, and no reply or apply it held back is released."""
+        log.exception("Raft member %s: %s; it stops", self.me, what)
+        self.running = False
+        self._outputs.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._stopping is None:
+            self._stopping = asyncio.get_running_loop().create_task(self._stop())
+
+    async def _stop(self) -> None:
         self.running = False
         if self._timer is not None:
             self._timer.cancel()
@@ -405,14 +438,15 @@ class RaftMember:
         another) must keep it. The retry cache (raft.server.retrycache.expirytime) then answers a retry of a
         write already applied with its first result, and one still in the log waits for that entry: a write
         is applied once, however often it is retried."""
-        if len(payload) > self._settings.append_byte_limit:
+        size = len(payload) + len(client_id.encode())
+        if size > self._settings.append_byte_limit:
             raise EntryTooLargeError(
-                f"a request of {len(payload)} bytes is above raft.server.log.appender.buffer.byte-limit "
-                f"({self._settings.append_byte_limit} bytes)"
+                f"a request of {size} bytes (its payload and client id) is above "
+                f"raft.server.log.appender.buffer.byte-limit ({self._settings.append_byte_limit} bytes)"
             )
         call = ClientCall(client_id, call_id, payload)
         future = self._wait(_Waiting.WRITE, call)
-        self._input(self._running_core().submit(call))
+        self._ask(partial(self._running_core().submit, call))
         return await future
 
     async def read_index(self) -> int:
@@ -421,7 +455,7 @@ class RaftMember:
         write acknowledged before `read_index` was called."""
         call = ClientCall(f"read@{self.me}", next(self._own_calls), b"")
         future = self._wait(_Waiting.READ, call)
-        self._input(self._running_core().read(call))
+        self._ask(partial(self._running_core().read, call))
         return await future
 
     async def transfer_leadership(self, target: RaftPeerId) -> bool:
@@ -431,7 +465,7 @@ class RaftMember:
         call = ClientCall(f"transfer@{self.me}", next(self._own_calls), target.id.encode())
         future = self._wait(_Waiting.TRANSFER, call)
         try:
-            self._input(self._running_core().transfer_leadership(call, target))
+            self._ask(partial(self._running_core().transfer_leadership, call, target))
         except ValueError:
             self._waiting.pop((_Waiting.TRANSFER, call), None)
             raise
@@ -449,16 +483,35 @@ class RaftMember:
                 raise ValueError(f"{peer.id} is a member at {known.address}, not {peer.address}")
         call = ClientCall(f"conf@{self.me}", next(self._own_calls), b"")
         future = self._wait(_Waiting.CONFIGURATION, call)
+        # The added member's address must be known when the core first sends to it (in this input).
+        self._proposed[call] = tuple(p.id for p in peers if p.id not in self._addresses)
         self._addresses.update({p.id: p for p in peers})
-        self._input(self._running_core().set_configuration(call, tuple(p.id for p in peers)))
+        try:
+            self._ask(partial(self._running_core().set_configuration, call, tuple(p.id for p in peers)))
+        except ValueError:
+            self._forget_proposed(call)
+            self._waiting.pop((_Waiting.CONFIGURATION, call), None)
+            raise
         return await future
+
+    def _forget_proposed(self, call: ClientCall) -> None:
+        """A configuration change refused (or not led to its end): the addresses it brought are forgotten,
+        so messages claiming to come from them are refused again, unless the core made them members."""
+        for peer in self._proposed.pop(call, ()):
+            if peer not in self._running_core().configuration:
+                self._addresses.pop(peer, None)
+                sender = self._senders.pop(peer, None)
+                if sender is not None:
+                    closing = asyncio.get_running_loop().create_task(sender.close())
+                    self._closing.add(closing)
+                    closing.add_done_callback(self._closing.discard)
 
     def snapshot_taken(self, snapshot: TermIndex) -> None:
         """The state machine durably checkpointed what it applied up to `snapshot` (OM after its om.db
         checkpoint): the log up to it is purged once raft.server.log.purge.gap entries gathered. Called on
         the event loop. ValueError when `snapshot` is past what this member applied or does not match its
         log."""
-        self._input(self._running_core().snapshot_taken(snapshot))
+        self._ask(partial(self._running_core().snapshot_taken, snapshot))
 
     def leading_term(self) -> int | None:
         """The term this member leads in, else None: `status`'s role and term without the rest (OM asks it
@@ -522,7 +575,30 @@ class RaftMember:
         self._timer = None
         self._timer_at = None
         if self.running:
-            self._input(self._running_core().tick())
+            self._step("a tick", self._running_core().tick)
+
+    def _ask(self, step: Callable[[], list[Output]]) -> None:
+        """A caller's input (submit, a read, a transfer, a change, a snapshot): a ValueError is the core
+        refusing the caller's arguments, raised to it; any other exception is a bug in the core: the member
+        stops, and the caller gets the exception."""
+        try:
+            outputs = step()
+        except ValueError:
+            raise
+        except Exception:
+            self._fail("its core failed on a caller's input")
+            raise
+        self._input(outputs)
+
+    def _step(self, what: str, step: Callable[[], list[Output]]) -> None:
+        """An input no caller waits on (a tick, a flush, an install's end): an exception from the core is a
+        bug, and the member stops rather than go on without its timer."""
+        try:
+            outputs = step()
+        except Exception:
+            self._fail(f"its core failed on {what}")
+            return
+        self._input(outputs)
 
     def _reschedule_tick(self) -> None:
         deadline = self._running_core().deadline_ms()
@@ -544,16 +620,44 @@ class RaftMember:
         try:
             for envelope in envelopes:
                 message = envelope.message
+                impossible = self._impossible(core, envelope.sender, message)
+                if impossible:
+                    log.warning(
+                        "Raft member %s refused a message of %s: %s", self.me, envelope.sender, impossible
+                    )
+                    continue
                 if isinstance(message, AppendEntriesReply):
                     self._note_match(core, message)
+                if not self.running:
+                    return
                 try:
                     outputs = core.receive(envelope.sender, message)
                 except ValueError as refused:
                     log.warning("Raft member %s: %s", self.me, refused)
                     continue
+                except Exception:
+                    self._fail(f"its core failed on a message from {envelope.sender}")
+                    return
                 self._carry_out(outputs)
         finally:
             self._schedule_tick()
+
+    def _impossible(self, core: RaftServer, sender: RaftPeerId, message: Message) -> str:
+        """Why a leader's answer claims what no honest follower can (the wire checked each field alone), or
+        "": SUCCESS up to an index past what this leader sent that follower in its term, or an installed
+        snapshot past this leader's log (every entry a snapshot covers is committed, so in the leader's
+        log). The core trusts both to advance the follower's match index and the commit index."""
+        if core.role is not RaftPeerRole.LEADER or getattr(message, "term", None) != core.current_term:
+            return ""
+        if isinstance(message, AppendEntriesReply) and message.result is AppendResult.SUCCESS:
+            sent = self._sent_up_to.get(sender, 0) if self._sent_term == core.current_term else 0
+            if message.match_index > sent:
+                return f"it matched up to {message.match_index}, but was sent entries up to {sent} only"
+        if isinstance(message, InstallSnapshotReply) and message.snapshot_index > core.log.last_index:
+            return (
+                f"its snapshot at {message.snapshot_index} is past this leader's log ({core.log.last_index})"
+            )
+        return ""
 
     def _note_match(self, core: RaftServer, reply: AppendEntriesReply) -> None:
         """The followers' match indexes, for `status` (the core keeps its own, for the commit rule)."""
@@ -622,13 +726,23 @@ class RaftMember:
             return
         self._carrying_out = True
         try:
-            while self._outputs:
-                self._carry_out_one(self._outputs.popleft())
+            while self._outputs and self.running:
+                output = self._outputs.popleft()
+                try:
+                    self._carry_out_one(output)
+                except Exception:
+                    self._fail(f"carrying out {type(output).__name__} failed")
         finally:
             self._carrying_out = False
 
     def _carry_out_one(self, output: Output) -> None:
         if isinstance(output, Send):
+            message = output.message
+            if isinstance(message, AppendEntriesRequest):
+                if self._sent_term != message.leader_term:
+                    self._sent_up_to, self._sent_term = {}, message.leader_term
+                last = message.previous_index + len(message.entries)
+                self._sent_up_to[output.to] = max(self._sent_up_to.get(output.to, 0), last)
             sender = self._sender(output.to)
             if sender is not None:
                 sender.send(output.message)
@@ -642,6 +756,8 @@ class RaftMember:
         elif isinstance(output, InstallSnapshot):
             if self._installing is None:
                 self._installing = asyncio.get_running_loop().create_task(self._install(output))
+        elif isinstance(output, Apply) and self._installing is not None:
+            self._held_applies.extend(output.entries)
         elif isinstance(output, Apply):
             core = self._running_core()
             for entry in output.entries:
@@ -657,10 +773,13 @@ class RaftMember:
             refused = TransferRefusedError(self.me, target, output.in_progress_to)
             self._answer(_Waiting.TRANSFER, output.call, refused)
         elif isinstance(output, ConfigurationDone):
+            self._proposed.pop(output.call, None)
             self._answer(_Waiting.CONFIGURATION, output.call, output.index)
         elif isinstance(output, ConfigurationRefused):
+            self._forget_proposed(output.call)
             self._answer(_Waiting.CONFIGURATION, output.call, ReconfigurationError(self.me, output.reason))
         elif isinstance(output, NotLeader):
+            self._forget_proposed(output.call)
             hint = output.leader_hint
             error = NotLeaderError(self.me, hint, self._address_of(hint))
             for kind in _Waiting:
@@ -679,7 +798,11 @@ class RaftMember:
     async def _install(self, notice: InstallSnapshot) -> None:
         """The state machine fetches and loads the leader's checkpoint; the core hears the outcome. Every
         Apply before the notice was carried out (and reported) before this task runs: the core's rule that
-        `snapshot_installed` follows the reports of every earlier entry."""
+        `snapshot_installed` follows the reports of every earlier entry. An Apply that comes while the
+        install runs (a new leader that still holds the entries sends them) is held, not handed to the
+        state machine, whose state the checkpoint is about to replace: the core emits each committed entry
+        once and never again, so none may be dropped. Once the core heard the outcome, the held entries
+        past the installed snapshot are applied (and reported) in order; those it covers are not."""
         install = getattr(self._state_machine, "install_snapshot", None)
         installed: InstalledSnapshot | None = None
         if install is None:
@@ -706,7 +829,12 @@ class RaftMember:
         snapshot, configuration = installed if installed is not None else (None, ())
         if snapshot is not None:
             self._applied_index = max(self._applied_index, snapshot.index)
-        self._input(self._running_core().snapshot_installed(snapshot, configuration))
+        held, self._held_applies = self._held_applies, []
+        core = self._running_core()
+        self._step("snapshot_installed", partial(core.snapshot_installed, snapshot, configuration))
+        after = tuple(e for e in held if e.index > self._applied_index)
+        if after:
+            self._input([Apply(after)])
 
     def _answer(self, kind: _Waiting, call: ClientCall, result: object) -> None:
         futures = self._waiting.get((kind, call))
@@ -742,13 +870,12 @@ class RaftMember:
                     await loop.run_in_executor(self._executor, self._storage.flush)
                     self._flushed_seq = target
                     if self.running:
-                        self._input(self._running_core().persisted(target))
+                        self._step("persisted", partial(self._running_core().persisted, target))
                 else:
                     break
         except Exception:
-            log.exception("Raft member %s: its storage failed; it stops", self.me)
             self._flush_task = None
-            self._failed = loop.create_task(self.stop())
+            self._fail("its storage failed")
             return
         self._flush_task = None
 

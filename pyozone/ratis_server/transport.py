@@ -19,15 +19,15 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import Raft_pb2 as pb
-from pyozone.protocol.raft import message_to_proto
-from pyozone.ratis.messages import AppendEntriesRequest, Message, RaftPeerId
+from pyozone.protocol.raft import entry_to_proto, message_to_proto
+from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, Message, RaftPeerId
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +35,14 @@ RAFT_SERVICE = rpc.service(pb, "RaftServerProtocolService")
 DELIVER = RAFT_SERVICE.methods["deliver"]
 
 MESSAGE_OVERHEAD_BYTES = 1 << 20
-"""What a batch may carry beyond its entries' bytes (`raft.server.log.appender.buffer.byte-limit`):
-headers, entry framing and the small messages queued with an append. A member refuses a larger call."""
+"""What a call may carry beyond `raft.server.log.appender.buffer.byte-limit`: a member refuses a larger
+call. A sender keeps each call's entries under that limit in wire bytes, framing included (an entry's term,
+index, call id, tags and lengths: 18 bytes beyond its payload and client id at small indexes, 24 at index
+10^9, measured), and splits an append the core sized by its payload bytes alone (`split_append`); so the
+overhead carries only the headers and the framing of one entry as large as the limit (the daemon refuses
+a larger one: `EntryTooLargeError`)."""
+_ENTRY_TAG_BYTES = 6
+"""An entry's tag and length in its append, beyond the entry's own bytes."""
 REQUEST_TIMEOUT_S = 3.0
 """How long one call to a peer may take (Ratis's raft.server.rpc.request.timeout, 3 s)."""
 QUEUE_MESSAGES = 1024
@@ -71,6 +77,32 @@ class RaftGroup:
 
     def address(self, peer: RaftPeerId) -> HostPort | None:
         return next((p.address for p in self.peers if p.id == peer), None)
+
+
+def split_append(append: AppendEntriesRequest, byte_limit: int) -> list[AppendEntriesRequest]:
+    """`append` as consecutive appends of at most `byte_limit` wire bytes each (at least one entry each):
+    the core sizes an append by its entries' payload bytes alone (Ratis's appender buffer), while the
+    receiver's limit is on the call's bytes, framing included. Each piece follows the one before it and
+    keeps the append's call id, so the follower's answer to each is an answer to that append: SUCCESS up to
+    the piece's last entry, or INCONSISTENCY for every piece after one it could not take."""
+    pieces: list[AppendEntriesRequest] = []
+    previous, previous_term = append.previous_index, append.previous_term
+    entries: list[LogEntry] = []
+    size = 0
+    for entry in append.entries:
+        entry_bytes = entry_to_proto(entry).ByteSize() + _ENTRY_TAG_BYTES
+        if entries and size + entry_bytes > byte_limit:
+            pieces.append(
+                replace(append, previous_index=previous, previous_term=previous_term, entries=tuple(entries))
+            )
+            previous, previous_term = entries[-1].index, entries[-1].term
+            entries, size = [], 0
+        entries.append(entry)
+        size += entry_bytes
+    pieces.append(
+        replace(append, previous_index=previous, previous_term=previous_term, entries=tuple(entries))
+    )
+    return pieces
 
 
 class PeerSender:
@@ -121,11 +153,16 @@ class PeerSender:
         self.dropped += 1
 
     def _batch(self) -> pb.RaftServerMessagesProto:
-        """The queued messages, oldest first, up to the batch's bytes (always at least one)."""
+        """The queued messages, oldest first, up to the batch's bytes (always at least one); an append
+        larger than that alone goes as several (`split_append`)."""
         batch = pb.RaftServerMessagesProto()
         size = 0
         while self._queue:
             wire = message_to_proto(self._group_id, self.peer.id, self._queue[0])
+            if wire.ByteSize() > self._batch_bytes and isinstance(self._queue[0], AppendEntriesRequest):
+                pieces = split_append(self._queue.popleft(), self._batch_bytes)
+                self._queue.extendleft(reversed(pieces))
+                wire = message_to_proto(self._group_id, self.peer.id, self._queue[0])
             size += wire.ByteSize()
             if batch.messages and size > self._batch_bytes:
                 break

@@ -71,11 +71,22 @@ def appends(draw: st.DrawFn) -> AppendEntriesRequest:
     )
 
 
+@st.composite
+def append_replies(draw: st.DrawFn) -> AppendEntriesReply:
+    """What a follower answers: SUCCESS wants the entry after its match index; any other answer matches
+    nothing."""
+    result = draw(st.sampled_from(AppendResult))
+    if result is AppendResult.SUCCESS:
+        match = draw(st.integers(0, 2**64 - 2))
+        return AppendEntriesReply(draw(peers), draw(U64), result, match, match + 1, draw(U64))
+    return AppendEntriesReply(draw(peers), draw(U64), result, 0, draw(st.integers(1, 2**64 - 1)), draw(U64))
+
+
 messages: st.SearchStrategy[Message] = st.one_of(
     st.builds(RequestVoteRequest, peers, U64, U64, U64, st.booleans(), U64),
     st.builds(RequestVoteReply, peers, U64, st.booleans(), st.booleans(), U64),
     appends(),
-    st.builds(AppendEntriesReply, peers, U64, st.sampled_from(AppendResult), U64, U64, U64),
+    append_replies(),
     st.builds(StartLeaderElectionRequest, peers, U64, U64),
     st.builds(InstallSnapshotRequest, peers, U64, st.builds(TermIndex, U64, U64), U64),
     st.builds(InstallSnapshotReply, peers, U64, st.sampled_from(InstallSnapshotResult), U64, U64),
@@ -174,6 +185,23 @@ def test_entries_that_do_not_follow_the_previous_one_are_refused() -> None:
     newer = AppendEntriesRequest(RaftPeerId("a"), 3, 5, 2, (LogEntry(4, 6),), 0, 1)
     with pytest.raises(ProtocolError, match="does not follow"):
         message_from_proto(message_to_proto("g", RaftPeerId("b"), newer))
+
+
+@pytest.mark.parametrize(
+    ("result", "match_index", "next_index"),
+    [
+        (AppendResult.SUCCESS, 10**6, 5),  # matched past where it asks to resume
+        (AppendResult.SUCCESS, 4, 4),
+        (AppendResult.INCONSISTENCY, 7, 3),  # a refusal matches nothing
+        (AppendResult.NOT_LEADER, 0, 0),
+    ],
+)
+def test_an_append_answer_no_follower_sends_is_refused(
+    result: AppendResult, match_index: int, next_index: int
+) -> None:
+    reply = AppendEntriesReply(RaftPeerId("b"), 3, result, match_index, next_index, 1)
+    with pytest.raises(ProtocolError, match="appendEntriesReply"):
+        message_from_proto(message_to_proto("g", RaftPeerId("a"), reply))
 
 
 def test_a_vote_and_its_reply_carry_the_candidates_round() -> None:

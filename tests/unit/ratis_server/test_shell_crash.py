@@ -1,7 +1,8 @@
 """Crashes on real processes: three members of one group (RaftMember with the real SegmentedRaftLog), each
 in its own OS process, the leader's process writing with concurrent callers; the leader is killed with -9
 mid-writes (and, in the next round, a follower), then restarted from its files. Afterwards every write
-that was acknowledged is applied on every member, and none twice.
+that was acknowledged is applied on every member, and none twice. In one process, the same log is checked
+at every step: no core hears `persisted` before a flush synced the writes it covers.
 
 Each member process (`python -m tests.unit.ratis_server.test_shell_crash --member ...`) prints `ready`,
 `lead TERM` when it becomes the leader, `ack KEY INDEX` for each write answered, and, asked with `dump` on
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,12 +32,13 @@ import pytest
 
 from pyozone.common.net import HostPort
 from pyozone.ratis.messages import LogEntry, RaftPeerId
+from pyozone.ratis.outputs import Output, Persist
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
-from tests.unit.ratis_server.shell_support import ports_of
+from tests.unit.ratis_server.shell_support import Group, ports_of, put
 
 ROOT = Path(__file__).resolve().parents[3]
 NAMES = ("om1", "om2", "om3")
@@ -282,6 +285,95 @@ def _crash_rounds(directory: Path, rounds: int) -> None:
         cluster.processes.clear()
     finally:
         cluster.close()
+
+
+class _SyncedLog:
+    """The real SegmentedRaftLog, watched: a write counts as durable once a flush that began after it
+    returned having fdatasynced after it (`os.fdatasync` is counted: the test patches it). What the core
+    hears must never run ahead of that: `persisted(seq)` only once every write up to `seq` is durable."""
+
+    fdatasyncs = 0
+
+    def __init__(self, directory: Path) -> None:
+        self._log = SegmentedRaftLog(directory)
+        self._lock = threading.Lock()
+        self._pending: list[tuple[int, int]] = []  # (seq, fdatasyncs when written) of entry writes
+        self._unsynced_seq = 0  # the last write not yet flushed
+        self.durable_seq = 0
+        self.early: list[tuple[int, int]] = []
+        """(seq the core heard persisted, the last durable seq then): must stay empty."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._log, name)
+
+    def write(self, persist: Persist) -> None:
+        self._log.write(persist)
+        with self._lock:
+            self._unsynced_seq = persist.seq
+            if persist.entries:
+                self._pending.append((persist.seq, _SyncedLog.fdatasyncs))
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            target = self._unsynced_seq
+        self._log.flush()
+        with self._lock:
+            if all(_SyncedLog.fdatasyncs > synced_before for _, synced_before in pending):
+                self.durable_seq = max(self.durable_seq, target)
+            else:
+                self._pending = pending + self._pending  # not made durable: never counted as such
+
+    def persisted(self, seq: int) -> None:
+        with self._lock:
+            if seq > self.durable_seq:
+                self.early.append((seq, self.durable_seq))
+
+
+def test_persisted_is_reported_only_for_writes_a_flush_made_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The durability the crash rounds rely on, checked at each step rather than by luck of a kill's
+    timing: no member's core hears `persisted(seq)` before every write up to `seq` was fdatasynced by a
+    flush (a shell reporting before its flush, or a log whose flush does not sync, fails here)."""
+    fdatasync = os.fdatasync
+
+    def counted(fd: int) -> None:
+        fdatasync(fd)
+        _SyncedLog.fdatasyncs += 1
+
+    monkeypatch.setattr(os, "fdatasync", counted)
+
+    async def scenario() -> None:
+        group = Group(3)
+        logs = {peer: _SyncedLog(tmp_path / peer.id) for peer in group.nodes}
+        for peer, node in group.nodes.items():
+            node.storage = logs[peer]  # type: ignore[assignment]
+        try:
+            for peer in group.nodes:
+                member = await group.start(peer)
+                core = member._core
+                assert core is not None
+                heard = core.persisted
+
+                def spy(seq: int, heard: Callable[[int], list[Output]] = heard, log: _SyncedLog = logs[peer]):
+                    log.persisted(seq)
+                    return heard(seq)
+
+                core.persisted = spy  # type: ignore[method-assign]
+            leader = await group.leader()
+            for first in range(1, 61, 20):
+                await asyncio.gather(
+                    *(leader.submit(put(f"k{i}", "v"), "c", i) for i in range(first, first + 20))
+                )
+            await group.applied_everywhere(leader.status().last_index)
+        finally:
+            for peer in group.nodes:
+                await group.stop(peer)
+        assert all(log.durable_seq > 0 for log in logs.values())
+        assert {peer.id: log.early for peer, log in logs.items()} == {peer.id: [] for peer in logs}
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
 def test_killed_leader_and_follower_lose_no_acknowledged_write(tmp_path: Path) -> None:

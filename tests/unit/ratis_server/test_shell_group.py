@@ -205,6 +205,9 @@ def test_a_request_above_the_append_limit_is_refused() -> None:
             leader = await group.leader()
             with pytest.raises(EntryTooLargeError, match=r"buffer\.byte-limit"):
                 await leader.submit(b"x" * (SETTINGS.append_byte_limit + 1), "c", 1)
+            # The client id is carried with the payload: it counts.
+            with pytest.raises(EntryTooLargeError, match=r"buffer\.byte-limit"):
+                await leader.submit(b"x" * SETTINGS.append_byte_limit, "c", 2)
 
     run(scenario())
 

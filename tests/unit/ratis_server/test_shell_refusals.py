@@ -11,13 +11,21 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from pyozone import rpc
+from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import message_to_proto
-from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
-from pyozone.ratis_server.server import RaftMember
-from pyozone.ratis_server.transport import DELIVER, MESSAGE_OVERHEAD_BYTES
+from pyozone.ratis.messages import (
+    AppendEntriesReply,
+    AppendEntriesRequest,
+    AppendResult,
+    LogEntry,
+    RaftPeerId,
+)
+from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis_server.server import RaftMember, ReconfigurationError
+from pyozone.ratis_server.transport import DELIVER, MESSAGE_OVERHEAD_BYTES, RaftPeer
 from tests.tls_certs import CertAuthority
 from tests.unit.ratis_server.shell_support import GROUP_ID, SETTINGS, Group, put, running_group
 
@@ -180,3 +188,45 @@ def test_over_tls_only_a_member_s_certificate_is_taken(
     code, details, _ = run(scenario, tls=om_stores)
     assert code is rpc.StatusCode.PERMISSION_DENIED
     assert why in details
+
+
+def test_an_answer_claiming_entries_the_leader_never_sent_is_refused() -> None:
+    """A follower answering SUCCESS up to an index past what the leader sent it (well formed on the wire):
+    the leader drops it (the core would count it toward commit, and resend from past its own log)."""
+
+    async def scenario() -> None:
+        async with running_group() as group:
+            leader = await group.leader()
+            await leader.submit(put("a", "1"), "c", 1)
+            liar = next(p for p in group.nodes if p != leader.me)
+            term = leader.status().term
+            lie = AppendEntriesReply(liar, term, AppendResult.SUCCESS, 10**6, 10**6 + 1, 10**6)
+            settings = rpc.ChannelSettings(max_message_bytes=1 << 20)
+            async with rpc.Channel(leader.address, settings) as channel:
+                request = pb.RaftServerMessagesProto(messages=[message_to_proto(GROUP_ID, leader.me, lie)])
+                await channel.unary(DELIVER.path, request, None, timeout=10)
+            index = await leader.submit(put("b", "2"), "c", 2)
+            await group.applied_everywhere(index)
+            status = leader.status()
+            assert (status.role, status.term) == (RaftPeerRole.LEADER, term)
+            assert all(f.match_index <= status.last_index for f in status.followers)
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_a_refused_configuration_change_leaves_no_address_behind() -> None:
+    """A change the leader refuses (two members added at once) does not make the members it named senders
+    the leader takes messages from."""
+
+    async def scenario(group: Group) -> tuple[rpc.StatusCode, str, RaftMember]:
+        leader = await group.leader()
+        om4, om5 = (
+            RaftPeer(RaftPeerId(f"om{i}"), HostPort("127.0.0.1", port)) for i, port in ((4, 1), (5, 2))
+        )
+        with pytest.raises(ReconfigurationError, match="other than one member"):
+            await leader.set_configuration((*group.group.peers, om4, om5))
+        return await refused(group, leader, evil_append("om4", leader.me))
+
+    code, details, _ = run(scenario)
+    assert code is rpc.StatusCode.PERMISSION_DENIED
+    assert "om4 is not another member" in details

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from pyozone.common.net import HostPort
-from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
+from pyozone.protocol.raft import RaftEnvelope
+from pyozone.ratis.messages import (
+    AppendEntriesRequest,
+    InstallSnapshotRequest,
+    LogEntry,
+    RaftPeerId,
+    TermIndex,
+)
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import (
@@ -288,5 +295,71 @@ def test_a_retried_write_returns_its_first_result_and_is_applied_once() -> None:
             for node in group.nodes.values():
                 assert node.machine.applied.count(index) == 1  # type: ignore[arg-type]
                 assert node.machine.values == {"k": "v2"}
+
+    run(scenario())
+
+
+@dataclasses.dataclass
+class SlowInstall(KeyValues):
+    """A state machine whose download takes until `release` is set; its checkpoint covers 1..19."""
+
+    release: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    installing: bool = False
+    during_install: list[int] = dataclasses.field(default_factory=list)
+
+    def apply(self, entry: LogEntry) -> object:
+        if self.installing:
+            self.during_install.append(entry.index)
+        return super().apply(entry)
+
+    async def install_snapshot(
+        self, leader_id: RaftPeerId, leader_address: HostPort | None, first_available: TermIndex
+    ) -> tuple[TermIndex, tuple[RaftPeerId, ...]] | None:
+        self.installing = True
+        await self.release.wait()
+        covers = TermIndex(1, 19)
+        self.load(Checkpoint({f"k{i}": "v" for i in range(1, 20)}, tuple(range(1, 20)), covers))
+        self.installing = False
+        return covers, ()
+
+
+def test_entries_committed_while_an_install_runs_are_applied_after_it() -> None:
+    """A follower notified to install (its leader purged up to 19) is sent 6..30 by a new leader that still
+    holds them while the download runs: none reaches the state machine before the checkpoint is loaded, and
+    then those past it (20..30) do, so the state machine holds every committed entry."""
+
+    async def scenario() -> None:
+        group = Group(3)
+        om1, om2, om3 = group.nodes
+        machine = SlowInstall()
+        member = RaftMember(om2, group.group, group.nodes[om2].storage, machine, SETTINGS)
+        await member.start()
+        try:
+
+            def entries(first: int, last: int) -> tuple[LogEntry, ...]:
+                return tuple(
+                    LogEntry(1, i, put(f"k{i}", "v"), client_id="c", call_id=i)
+                    for i in range(first, last + 1)
+                )
+
+            def deliver(sender: RaftPeerId, message: object) -> None:
+                member.receive([RaftEnvelope(group.group.group_id, sender, om2, message)])  # type: ignore[arg-type]
+
+            deliver(om1, AppendEntriesRequest(om1, 1, 0, 0, entries(1, 5), 5, 1))
+            await wait_for_async(lambda: machine.applied == [1, 2, 3, 4, 5], 10, "1..5 applied")
+            deliver(om1, InstallSnapshotRequest(om1, 1, TermIndex(1, 20), 2))
+            await wait_for_async(lambda: machine.installing, 10, "the install to start")
+            deliver(om3, AppendEntriesRequest(om3, 2, 5, 1, entries(6, 30), 30, 1))
+            core = member._core
+            assert core is not None
+            await wait_for_async(lambda: core.commit_index == 30, 10, "30 committed")
+            assert machine.during_install == []
+            machine.release.set()
+            await wait_for_async(lambda: machine.applied[-1:] == [30], 10, "30 applied")
+            assert machine.values == {f"k{i}": "v" for i in range(1, 31)}
+            assert machine.applied == list(range(1, 31))
+            assert member.status().applied_index == 30
+        finally:
+            await member.stop()
 
     run(scenario())

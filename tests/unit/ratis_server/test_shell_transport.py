@@ -5,16 +5,19 @@ loop, and a frozen one holds up only its own sender."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 
 import pytest
 
 from pyozone.common.net import HostPort
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.ratis.messages import AppendEntriesRequest, RaftPeerId, RequestVoteReply
-from pyozone.ratis_server.transport import REQUEST_TIMEOUT_S, PeerSender, RaftGroup, RaftPeer
+from pyozone.protocol.raft import message_to_proto
+from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId, RequestVoteReply
+from pyozone.ratis_server import server
+from pyozone.ratis_server.transport import REQUEST_TIMEOUT_S, PeerSender, RaftGroup, RaftPeer, split_append
 from tests.polling import wait_for_async
-from tests.unit.ratis_server.shell_support import Group, ports_of, put
+from tests.unit.ratis_server.shell_support import SETTINGS, Group, ports_of, put, running_group
 
 ME = RaftPeerId("om1")
 
@@ -82,3 +85,49 @@ def test_a_peer_that_never_answers_holds_up_only_its_own_sender() -> None:
             await hole.wait_closed()
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_a_follower_down_during_many_small_writes_catches_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core sizes an append by its payload bytes; each entry's framing and client id come on top (here
+    about 60 bytes on 100), so the catch-up append of a follower that was down is far above the receiver's
+    limit (the byte limit and its overhead, made small here): the sender splits it into calls under it."""
+    limit = 64 * 1024
+    monkeypatch.setattr(server, "MESSAGE_OVERHEAD_BYTES", 4 * 1024)
+    settings = dataclasses.replace(SETTINGS, append_byte_limit=limit)
+    client = "0123456789abcdef0123456789abcdef0123"
+
+    async def scenario() -> None:
+        async with running_group(settings=settings) as group:
+            leader = await group.leader()
+            down = next(p for p in group.nodes if p != leader.me)
+            await group.stop(down)
+            for first in range(1, 2001, 500):
+                await asyncio.gather(
+                    *(leader.submit(put(f"k{i}", "x" * 90), client, i) for i in range(first, first + 500))
+                )
+            last = leader.status().last_index
+            await group.start(down)
+            await wait_for_async(
+                lambda: group.nodes[down].machine.applied[-1:] == [last], 30, "the follower caught up"
+            )
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))
+
+
+def test_an_append_above_the_byte_limit_goes_as_consecutive_appends_under_it() -> None:
+    entries = tuple(LogEntry(2, i, b"p" * 100, client_id="c" * 36, call_id=i) for i in range(11, 1011))
+    append = AppendEntriesRequest(ME, 3, 10, 2, entries, 9, 7)
+    limit = 16 * 1024
+    pieces = split_append(append, limit)
+    assert len(pieces) > 1
+    assert tuple(e for p in pieces for e in p.entries) == entries
+    previous = (10, 2)
+    for piece in pieces:
+        assert (piece.previous_index, piece.previous_term) == previous
+        assert (piece.leader_id, piece.leader_term, piece.leader_commit, piece.call_id) == (ME, 3, 9, 7)
+        wire = message_to_proto("g", RaftPeerId("om2"), piece).ByteSize()
+        assert wire <= limit + 200  # the header
+        previous = (piece.entries[-1].index, piece.entries[-1].term)
+    assert split_append(dataclasses.replace(append, entries=entries[:1]), 10) == [
+        dataclasses.replace(append, entries=entries[:1])
+    ]
