@@ -689,6 +689,11 @@ class RaftServer:
             return
         if self._leader is None or reply.term < self.current_term or sender not in self._leader.followers:
             return
+        if reply.next_index < 1 or reply.match_index > self.log.last_index:
+            # Our appends of this term name nothing past our log, and a follower resumes at index 1 at least.
+            raise _refuse(
+                reply, f"match index {reply.match_index}, next index {reply.next_index}: never sent"
+            )
         self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
         self._serve_reads()
@@ -738,6 +743,8 @@ class RaftServer:
             return
         if self._leader is None or reply.term < self.current_term or sender not in self._leader.followers:
             return
+        if reply.snapshot_index > self.log.last_index:
+            raise _refuse(reply, f"snapshot index {reply.snapshot_index} is past our log")
         self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
         self._serve_reads()

@@ -229,3 +229,16 @@ def test_a_malformed_append_is_refused_before_it_changes_anything(request_, why)
         group.servers[B].receive(A, request_)
     server = group.servers[B]
     assert (server.current_term, server.log.last_index, server.leader_id) == (0, 0, None)
+
+
+def test_an_answer_claiming_entries_the_leader_never_sent_is_refused():
+    """A SUCCESS past the leader's log would have it commit an entry only it holds (review R6, D5)."""
+    group = Group(A, B, C)
+    group.elect(A)
+    leader = group.servers[A]
+    commit = leader.commit_index
+    lie = AppendEntriesReply(B, leader.current_term, AppendResult.SUCCESS, 10**6, 10**6 + 1, 1)
+    with pytest.raises(ValueError, match="never sent"):
+        leader.receive(B, lie)
+    assert leader.commit_index == commit
+    assert leader._leader.followers[B].match_index <= leader.log.last_index
