@@ -36,6 +36,17 @@ Resolver = Callable[[DatanodeID], DatanodeDetails | None]
 
 
 # ------------------------------------------------------------------ services
+def varint(n: int) -> bytes:
+    """`n` (non-negative) as protobuf's base-128 varint: the length prefix of a framed record (the pipeline
+    log's entries, a Raft log segment's records, as Ratis writes them)."""
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
 def request_of(service: ServiceDescriptor, method: str) -> Message:
     """A new, empty request of the rpc `method` of `service`."""
     return GetMessageClass(service.methods_by_name[method].input_type)()

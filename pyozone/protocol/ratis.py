@@ -25,6 +25,7 @@ from google.protobuf.descriptor import FieldDescriptor, ServiceDescriptor
 
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.common import varint
 
 Request = pb.ContainerCommandRequestProto
 Response = pb.ContainerCommandResponseProto
@@ -171,19 +172,10 @@ def encode_entry(
         pipelineID=pipeline_id, leaderID=leader_id, term=term, index=index, leaderCommit=leader_commit
     ).SerializeToString()
     body = request.SerializeToString()
-    return b"".join((header, _ENTRY_TAG, _varint(len(body)), body))
+    return b"".join((header, _ENTRY_TAG, varint(len(body)), body))
 
 
 _ENTRY_TAG = bytes([(6 << 3) | 2])  # field 6, length-delimited
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -466,35 +466,24 @@ class RaftServer:
         if snapshot.index <= self._applied_index:
             # Nothing to load, but the leader must hear where we stand, or it notifies us (and we fetch its
             # checkpoint) every heartbeat, never resuming its appends.
-            if answer_to is not None:
-                self._send(
-                    answer_to[0],
-                    InstallSnapshotReply(
-                        self.me,
-                        self.current_term,
-                        InstallSnapshotResult.ALREADY_INSTALLED,
-                        self._held_through(),
-                        answer_to[2],
-                    ),
-                )
+            self._answer_installed(answer_to, InstallSnapshotResult.ALREADY_INSTALLED, self._held_through())
             return self._drain()
         self.log.purge(snapshot, configuration or self._initial)
         self.commit_index = max(self.commit_index, snapshot.index)
         self._applied_index = snapshot.index
         self._last_purged = snapshot.index
         self._persist(self.log.entries(), snapshot, self.log.snapshot_configuration)
+        self._answer_installed(answer_to, InstallSnapshotResult.SNAPSHOT_INSTALLED, snapshot.index)
+        return self._drain()
+
+    def _answer_installed(
+        self, answer_to: tuple[RaftPeerId, int, int] | None, result: InstallSnapshotResult, index: int
+    ) -> None:
+        """Tells the leader whose notification started the install (if still of our term) how it ended."""
         if answer_to is not None:
             self._send(
-                answer_to[0],
-                InstallSnapshotReply(
-                    self.me,
-                    self.current_term,
-                    InstallSnapshotResult.SNAPSHOT_INSTALLED,
-                    snapshot.index,
-                    answer_to[2],
-                ),
+                answer_to[0], InstallSnapshotReply(self.me, self.current_term, result, index, answer_to[2])
             )
-        return self._drain()
 
     # ---- elections
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import crc32c
 
 from pyozone.hdds.errors import ProtocolError
+from pyozone.protocol.common import varint
 from pyozone.protocol.raft import entry_from_bytes, entry_to_bytes
 from pyozone.ratis.messages import EntryKind, LogEntry
 
@@ -64,18 +65,9 @@ def parse_name(name: str) -> SegmentName | None:
     return None
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def encode_record(entry: LogEntry) -> bytes:
     body = entry_to_bytes(entry)
-    framed = _varint(len(body)) + body
+    framed = varint(len(body)) + body
     return framed + crc32c.crc32c(framed).to_bytes(_CHECKSUM_BYTES, "big")
 
 
