@@ -305,6 +305,13 @@ class DoubleBuffer:
         """Blocks until `epoch` (default: everything added so far) is durable."""
         self.durable(self._epoch if epoch is None else epoch).result()
 
+    def wait_enqueued(self) -> None:
+        """Blocks until every transaction handed to the flusher so far is durable: all of them on a lone
+        OM; on an HA leader, those whose entry was applied (committed), not those only staged."""
+        with self._cond:
+            epoch = self._enqueued
+        self.wait(epoch)
+
     @property
     def epoch(self) -> int:
         """The last epoch added: what any read so far may have seen in the cache."""

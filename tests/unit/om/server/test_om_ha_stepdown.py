@@ -15,8 +15,9 @@ import pytest
 
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
 from pyozone.om.core import OzoneManager
-from pyozone.om.metadata import VOLUME_TABLE, OMMetadataStore, volume_key
+from pyozone.om.metadata import DELETED_TABLE, VOLUME_TABLE, OMMetadataStore, volume_key
 from pyozone.om.server.ha import AnsweredStatus, OmReplication, RetryCache
+from pyozone.om.services import KeyDeletingService
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import om as wire
 from pyozone.protocol import om_records
@@ -129,6 +130,55 @@ def test_a_step_down_drops_uncommitted_writes_and_refuses_their_callers(tmp_path
             replication.apply(LogEntry(3, 6, member.submitted[2]))
             await again
             assert replication.stepdowns == 1
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_key_deleting_service_sends_scm_only_committed_deletions(tmp_path: Path) -> None:
+    """A deleteKey the leader executed but never committed shows in the table cache; the service must not
+    hand its blocks to SCM, even when the leader steps down while it runs (review R7-4)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        scm = FakeScm()
+        core = OzoneManager(store, scm)
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        loop = asyncio.get_running_loop()
+        info = pb.KeyInfo()
+        block = info.locations.add().blockID.containerBlockID
+        block.containerID, block.localID = 7, 42
+        try:
+
+            async def delete_key() -> None:
+                job = contextvars.copy_context()
+                await loop.run_in_executor(
+                    None, job.run, store.write, [(DELETED_TABLE, "/v/b/k/1", info.SerializeToString())]
+                )
+
+            deleting = asyncio.create_task(replication.serve("deleteKey", delete_key, NoMetadata()))
+            await submitted(member, 1)  # executed, not committed
+            service = KeyDeletingService(core)
+            scanned = service._batches
+
+            def step_down_after_the_scan() -> tuple[list[str], list[list[Any]]]:
+                found = scanned()
+                member.role, member.term, member.leader = RaftPeerRole.FOLLOWER, 2, "om2"
+                theirs = entry_to_bytes([(VOLUME_TABLE, volume_key("theirs"), b"x")], [])
+                replication.apply(LogEntry(2, 2, theirs))
+                store.sync_applied()
+                return found
+
+            service._batches = step_down_after_the_scan  # type: ignore[method-assign]
+            service.run_once()
+            with pytest.raises(AnsweredStatus):
+                await deleting
+            assert scm.deletes == []
+            await asyncio.to_thread(store.sync)
+            assert store.get(DELETED_TABLE, "/v/b/k/1") is None
         finally:
             store.close()
 
