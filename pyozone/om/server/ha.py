@@ -22,8 +22,10 @@ Reads are served by the leader only, after a ReadIndex round (Ratis's raft.serve
 LINEARIZABLE); concurrent reads share one round.
 
 The retry cache (Ratis's RetryCache, ozone.om.ratis.server.retry.cache.timeout) maps a call's
-(client id, call id) to its answer; every OM fills it as it applies entries, so a call retried after a
-failover is answered with its first answer and never executed twice.
+(user, client id, call id) to its answer; every OM fills it as it applies entries, so a call retried after a
+failover is answered with its first answer and never executed twice. Only the leader answers from it, after
+`check_leader`, and only the same user. A call stays in flight (a retry waits for it) until its entry is
+applied or dropped, however long after the request timeout answered its first caller.
 """
 
 from __future__ import annotations
@@ -88,6 +90,10 @@ class AnsweredStatus(Exception):
         self.details = details
 
 
+USER_SEPARATOR = "\x00"
+"""Between the user and the client id in a retry cache key: neither metadata value may hold it."""
+
+
 def transaction_info(raw: bytes | None) -> TermIndex:
     if not raw:
         return TermIndex(0, 0)
@@ -95,9 +101,11 @@ def transaction_info(raw: bytes | None) -> TermIndex:
     return TermIndex(int(term), int(index))
 
 
-def call_key(context: Any) -> tuple[str, int] | None:
-    """The call's (client id, call id) from its metadata, as Hadoop RPC's header carries them; None when
-    the client sends none (it talks to a lone OM)."""
+def call_key(context: Any, user: str = "") -> tuple[str, int] | None:
+    """The call's (client id, call id) from its metadata, as Hadoop RPC's header carries them, the client
+    id qualified by the authenticated `user` (another user naming the same ids is another call: Ratis's
+    retry cache is per client, and a client is one user's); None when the client sends none (it talks to a
+    lone OM)."""
     client_id = call_id = None
     for key, value in context.invocation_metadata() or ():
         if key == CLIENT_ID_METADATA:
@@ -106,7 +114,7 @@ def call_key(context: Any) -> tuple[str, int] | None:
             call_id = value
     if not client_id or not call_id or not call_id.isdigit():
         return None
-    return client_id, int(call_id)
+    return (f"{user}{USER_SEPARATOR}{client_id}" if user else client_id), int(call_id)
 
 
 @dataclass(eq=False)
@@ -126,6 +134,16 @@ class _Batch:
     staged: list[_Staged]
     payload: bytes
     term: int
+
+
+@dataclass(eq=False)
+class _Attempt:
+    """One execution of a call, known (for a named call, in `_inflight`) until it committed or was dropped."""
+
+    executed: asyncio.Future[None]
+    """The handler returned: the request timeout runs from here."""
+    outcome: asyncio.Future[Any]
+    """The answer once committed, or the error."""
 
 
 @dataclass(eq=False)
@@ -216,7 +234,7 @@ class OmReplication:
         self._hint: str | None = None
         """The leader `check_leader` last saw, when another."""
         self._generation = 0
-        self._inflight: dict[tuple[str, int], asyncio.Future[Any]] = {}
+        self._inflight: dict[tuple[str, int], _Attempt] = {}
         self._next_read: asyncio.Future[None] | None = None
         self._reading = False
         self.read_rounds = 0
@@ -330,83 +348,99 @@ class OmReplication:
         return target.id
 
     # ------------------------------------------------------------------ serving a call
-    async def serve(self, name: str, run: Callable[[], Awaitable[Any]], context: Any) -> Any:
-        """Runs a handler as the leader: the retry cache first, then (reads) a ReadIndex round, then the
-        handler; its transactions are replicated with its answer, which is returned once they are in
-        om.db. AnsweredStatus for a refusal or a replayed error."""
-        key = call_key(context)
+    async def serve(self, name: str, run: Callable[[], Awaitable[Any]], context: Any, user: str = "") -> Any:
+        """Runs a handler as the leader: the retry cache first (after `check_leader`, for the same caller
+        only), then (reads) a ReadIndex round, then the handler; its transactions are replicated with its
+        answer, which is returned once they are in om.db. AnsweredStatus for a refusal or a replayed error.
+
+        `user`: the authenticated caller (empty with ACLs off): a call id names a call of that caller only.
+        The handler runs in a task of its own: a caller cancelled (its deadline) or answered UNAVAILABLE
+        after ozone.om.ratis.server.request.timeout leaves it running; until its transactions commit or are
+        dropped, a retry of the call waits for it and is never executed again."""
+        self.check_leader()
+        key = call_key(context, user)
         if key is not None:
             cached = self.retry_cache.get(key)
             if cached is not None:
                 return _replay(cached, name)
             running = self._inflight.get(key)
             if running is not None:
-                return await asyncio.shield(running)
-        self.check_leader()
-        if name in READS:
-            await self._read_barrier()
-            self.check_leader()
-        generation = self._generation
+                return await self._answer(running)
         if key is None:
             call = _Call(self._own_client, next(self._own_calls), cached=False)
         else:
             call = _Call(key[0], key[1], cached=True)
-        outcome: asyncio.Future[Any] | None = None
+        attempt = _Attempt(self._loop.create_future(), self._loop.create_future())
         if key is not None:
-            outcome = self._inflight[key] = self._loop.create_future()
-        try:
-            answer = await self._execute(name, run, call, generation)
-        except BaseException as error:
-            if outcome is not None:
-                self._inflight.pop(key, None)  # type: ignore[arg-type]
-                if not outcome.done() and isinstance(error, Exception):
-                    outcome.set_exception(error)
-                    outcome.exception()  # retrieved: a duplicate may never come
-            raise
-        if outcome is not None:
-            self._inflight.pop(key, None)  # type: ignore[arg-type]
-            outcome.set_result(answer)
-        return answer
+            self._inflight[key] = attempt
+        task = self._loop.create_task(self._execute(name, run, call, self._generation, attempt))
+        task.add_done_callback(partial(self._finished, key, attempt))
+        return await self._answer(attempt)
+
+    async def _answer(self, attempt: _Attempt) -> Any:
+        """The attempt's answer once committed; UNAVAILABLE when its transactions take longer than the
+        request timeout (Ratis's TimeoutIOException: the entry may still commit, the client retries with the
+        same call id and this attempt or the retry cache answers it)."""
+        await asyncio.shield(attempt.executed)
+        done, _ = await asyncio.wait({attempt.outcome}, timeout=self._request_timeout_s)
+        if not done:
+            raise AnsweredStatus(
+                "UNAVAILABLE",
+                f"OM {self.node_id}: the call was not committed within "
+                f"ozone.om.ratis.server.request.timeout ({self._request_timeout_s:g}s)",
+            )
+        return attempt.outcome.result()
+
+    def _finished(self, key: tuple[str, int] | None, attempt: _Attempt, task: asyncio.Task[Any]) -> None:
+        """The attempt committed, failed or was dropped: its callers get its outcome, a retry from now on
+        the retry cache's answer (or a new execution when it recorded none)."""
+        if key is not None and self._inflight.get(key) is attempt:
+            del self._inflight[key]
+        if not attempt.executed.done():
+            attempt.executed.set_result(None)
+        error = self._not_leader() if task.cancelled() else task.exception()
+        if error is None:
+            attempt.outcome.set_result(task.result())
+        else:
+            attempt.outcome.set_exception(error)
+            attempt.outcome.exception()  # retrieved: no caller may be waiting any more
 
     async def _execute(
-        self, name: str, run: Callable[[], Awaitable[Any]], call: _Call, generation: int
+        self, name: str, run: Callable[[], Awaitable[Any]], call: _Call, generation: int, attempt: _Attempt
     ) -> Any:
+        if name in READS:
+            await self._read_barrier()
+            self.check_leader()
         token = CALL.set(call)
         answer: Any = None
-        failure: Exception | None = None
+        failure: BaseException | None = None
         try:
             answer = await run()
-        except Exception as error:
+        except BaseException as error:  # a CancelledError too (OM stopping): its staged writes still go
             failure = error
         finally:
             CALL.reset(token)
             encoded = self._seal(call, name, answer, failure)
+            attempt.executed.set_result(None)
+        if failure is not None and not isinstance(failure, Exception):
+            raise failure
         upto = max(call.seen, call.staged[-1].epoch if call.staged else 0)
         if generation != self._generation:
             raise self._not_leader()
         if upto > self._applied_epoch:
             future = self._loop.create_future()
             heapq.heappush(self._waiting, (upto, next(self._order), future))
-            try:
-                async with asyncio.timeout(self._request_timeout_s):
-                    await future
-            except TimeoutError:
-                # Ratis's TimeoutIOException: the entry may still commit; the client retries with the same
-                # call id (any OM: the retry cache or this call answers it)
-                raise AnsweredStatus(
-                    "UNAVAILABLE",
-                    f"OM {self.node_id}: the call was not committed within "
-                    f"ozone.om.ratis.server.request.timeout ({self._request_timeout_s:g}s)",
-                ) from None
+            await future
             if generation != self._generation:
                 raise self._not_leader()
         if failure is not None:
             raise failure
         return answer if encoded is None else encoded  # the rpc layer sends bytes as they are
 
-    def _seal(self, call: _Call, name: str, answer: Any, failure: Exception | None) -> bytes | None:
-        """The call's staged transactions may go to the log now; the last carries its answer. Returns the
-        answer's bytes when it encoded them for the log."""
+    def _seal(self, call: _Call, name: str, answer: Any, failure: BaseException | None) -> bytes | None:
+        """The call's staged transactions may go to the log now; the last carries its answer (none when the
+        handler was interrupted: a retry executes again). Returns the answer's bytes when it encoded them
+        for the log."""
 
         def close() -> None:
             call.closed = True
@@ -418,7 +452,7 @@ class OmReplication:
         for staged in call.staged:
             staged.sealed = True
         if call.cached and not isinstance(failure, AnsweredStatus):
-            if failure is None:
+            if failure is None and answer is not None:
                 encoded = answer.SerializeToString()
                 recorded = CallAnswer(call.client_id, call.call_id, name, encoded)
             elif isinstance(failure, OMException):
@@ -568,9 +602,10 @@ class OmReplication:
 def _replay(answer: CallAnswer, method: str) -> bytes:
     """A call's first answer, as the rpc layer sends it (its bytes), or its error raised."""
     if answer.method != method:
+        client = answer.client_id.rpartition(USER_SEPARATOR)[2]
         raise AnsweredStatus(
             "INVALID_ARGUMENT",
-            f"INVALID_REQUEST: call {answer.call_id} of client {answer.client_id} was a {answer.method}, "
+            f"INVALID_REQUEST: call {answer.call_id} of client {client} was a {answer.method}, "
             f"not a {method}: a call id names one call",
         )
     if answer.error_status:

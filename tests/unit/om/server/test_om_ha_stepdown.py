@@ -15,6 +15,7 @@ import pytest
 
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
 from pyozone.om.core import OzoneManager
+from pyozone.om.exceptions import OMException
 from pyozone.om.metadata import DELETED_TABLE, VOLUME_TABLE, OMMetadataStore, volume_key
 from pyozone.om.server.ha import AnsweredStatus, OmReplication, RetryCache
 from pyozone.om.services import KeyDeletingService
@@ -252,3 +253,114 @@ def test_the_retry_cache_forgets_an_answer_after_its_timeout_or_past_its_size() 
     assert cache.get(("c", 1)) is None and len(cache) == 2
     now[0] = 1000.0
     assert cache.get(("c", 2)) is None  # ozone.om.ratis.server.retry.cache.timeout passed
+
+
+def created(answer: bytes) -> str:
+    return wire.volume_info_from_proto(pb.CreateVolumeResponse.FromString(answer).volume).name
+
+
+def test_a_call_retried_after_the_request_timeout_waits_for_its_first_attempt(tmp_path: Path) -> None:
+    """The first attempt's entry commits after the request timeout answered its caller UNAVAILABLE: the
+    retry gets the first answer, never a second execution (review R7-1)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES, request_timeout_ms=200)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            with pytest.raises(AnsweredStatus, match=r"request\.timeout"):
+                await replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            retry = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            )
+            await asyncio.sleep(0.05)
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            answer = await retry
+            assert (
+                wire.volume_info_from_proto(pb.CreateVolumeResponse.FromString(answer).volume).name == "vol"
+            )
+            assert len(member.submitted) == 1
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_a_cancelled_caller_leaves_its_call_running_and_a_waiting_retry_answered(tmp_path: Path) -> None:
+    """The rpc server cancels a handler at its deadline: the call still finishes, its staged write goes to
+    the log with its answer, and a retry that waited for it (or comes later) gets that answer (R7-2, R7-3)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        release = asyncio.Event()
+        staged = volume(core, "vol")
+
+        async def create_then_wait() -> Any:
+            await staged()
+            await release.wait()  # e.g. openKey signing its block tokens after it staged the open key
+            return wire.volume_answer("createVolume", core.info_volume("vol"))
+
+        try:
+            first = asyncio.create_task(replication.serve("createVolume", create_then_wait, Named(1)))
+            for _ in range(500):
+                if store.get(VOLUME_TABLE, volume_key("vol")) is not None:
+                    break
+                await asyncio.sleep(0.01)
+            again = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            )
+            await asyncio.sleep(0.05)
+            first.cancel()
+            await asyncio.gather(first, return_exceptions=True)
+            release.set()
+            await submitted(member, 1)
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            answer = await again
+            assert (
+                wire.volume_info_from_proto(pb.CreateVolumeResponse.FromString(answer).volume).name == "vol"
+            )
+            later = await replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            assert later == answer and len(member.submitted) == 1
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_retry_cache_answers_only_the_same_user_and_only_on_the_leader(tmp_path: Path) -> None:
+    """Another user presenting a call's ids is executed as its own call (and refused what it may not do);
+    a follower answers a replay with OMNotLeaderException, never the recorded answer (review R7-8)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            first = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "alice")
+            )
+            await submitted(member, 1)
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            answer = await first
+            assert (
+                await replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "alice")
+                == answer
+            )
+            with pytest.raises(OMException, match="VOLUME_ALREADY_EXISTS"):
+                await replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "mallory")
+            member.role, member.term, member.leader = RaftPeerRole.FOLLOWER, 2, "om2"
+            with pytest.raises(AnsweredStatus) as refused:
+                await replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "alice")
+            assert OMNotLeaderException.parse(refused.value.details) is not None
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
