@@ -45,11 +45,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
-from pyozone.om.exceptions import OMException
+from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import META_TABLE, OMMetadataStore, Op
 from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.server import NotLeaderError, RaftMember
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 
@@ -68,7 +69,12 @@ RETRY_CACHE_MAX_ENTRIES = 200_000
 REQUEST_TIMEOUT_MS = 3_000
 """ozone.om.ratis.server.request.timeout's default."""
 BATCH_MAX = 128
-"""At most this many transactions in one entry."""
+"""At most this many transactions in one entry (and at most `entry_byte_limit` bytes)."""
+ANSWER_ROOM = 64 * 1024
+"""What an entry keeps free for its answers and framing: a transaction's ops may take the rest of
+raft.server.log.appender.buffer.byte-limit."""
+OP_FRAMING = 16
+"""A record's protobuf framing in an entry, at most (tags and lengths), beside its table, key and value."""
 
 READS = frozenset(
     {
@@ -101,6 +107,17 @@ def transaction_info(raw: bytes | None) -> TermIndex:
     return TermIndex(int(term), int(index))
 
 
+def ops_bytes(ops: Sequence[Op]) -> int:
+    """What `ops` take in an entry, at most."""
+    return sum(len(t) + len(k.encode()) + len(v or b"") + OP_FRAMING for t, k, v in ops)
+
+
+def _answer_bytes(answer: CallAnswer | None) -> int:
+    if answer is None:
+        return 0
+    return len(answer.client_id) + len(answer.method) + len(answer.response) + len(answer.error_details)
+
+
 def call_key(context: Any, user: str = "") -> tuple[str, int] | None:
     """The call's (client id, call id) from its metadata, as Hadoop RPC's header carries them, the client
     id qualified by the authenticated `user` (another user naming the same ids is another call: Ratis's
@@ -125,6 +142,10 @@ class _Staged:
     call_id: int
     sealed: bool = False
     answer: CallAnswer | None = None
+
+    @property
+    def size(self) -> int:
+        return ops_bytes(self.ops) + _answer_bytes(self.answer)
 
 
 @dataclass(eq=False)
@@ -207,9 +228,13 @@ class OmReplication:
         rpc_addresses: Mapping[str, str],
         retry_cache_timeout_ms: int = RETRY_CACHE_TIMEOUT_MS,
         request_timeout_ms: int = REQUEST_TIMEOUT_MS,
+        entry_byte_limit: int = RaftSettings().append_byte_limit,
     ) -> None:
         """`rpc_addresses`: each OM's client address (host:port) by node id, named in refusals;
-        `request_timeout_ms`: how long a call waits for its transactions to commit."""
+        `request_timeout_ms`: how long a call waits for its transactions to commit; `entry_byte_limit`:
+        raft.server.log.appender.buffer.byte-limit, what one entry may carry."""
+        self._entry_byte_limit = entry_byte_limit
+        self._transaction_limit = max(1, entry_byte_limit - ANSWER_ROOM)
         self._request_timeout_s = request_timeout_ms / 1000
         self.store = store
         self._rpc_addresses = dict(rpc_addresses)
@@ -240,7 +265,7 @@ class OmReplication:
         self.read_rounds = 0
         self.stepdowns = 0
         self._buffer.refuse(self._refusal)
-        self._buffer.replicate(self._on_stage)
+        self._buffer.replicate(self._on_stage, self._admit)
 
     def attach(self, member: RaftMember) -> None:
         self._member = member
@@ -468,6 +493,19 @@ class OmReplication:
         return encoded
 
     # ------------------------------------------------------------------ to the log
+    def _admit(self, ops: Sequence[Op]) -> None:
+        """Refuses a transaction one entry could not carry, before anything sees it: submitted, it would
+        fail with nothing to do but drop every transaction staged after it (and a record written whole,
+        as a volume with ever more ACLs, would fail that way at each write)."""
+        size = ops_bytes(ops)
+        if size > self._transaction_limit:
+            raise OMException(
+                OMResultCode.INVALID_REQUEST,
+                f"the request's write is {size} bytes, above the {self._transaction_limit} bytes one OM "
+                f"Ratis log entry may carry (raft.server.log.appender.buffer.byte-limit "
+                f"{self._entry_byte_limit} less {ANSWER_ROOM} for its answer)",
+            )
+
     def _on_stage(self, epoch: int, ops: Sequence[Op]) -> None:
         """Under the buffer's lock, from any thread: a transaction the leader executed."""
         call = CALL.get()
@@ -490,8 +528,12 @@ class OmReplication:
         if member is None:
             return
         while self._staged and self._staged[0].sealed:
-            staged: list[_Staged] = []
+            staged = [self._staged.popleft()]
+            size = staged[0].size
             while self._staged and self._staged[0].sealed and len(staged) < BATCH_MAX:
+                size += self._staged[0].size
+                if size > self._transaction_limit:
+                    break
                 staged.append(self._staged.popleft())
             ops = [op for s in staged for op in s.ops]
             payload = entry_to_bytes(ops, [s.answer for s in staged if s.answer is not None])
@@ -503,12 +545,17 @@ class OmReplication:
             task.add_done_callback(partial(self._submit_done, self._generation))
 
     def _submit_done(self, generation: int, task: asyncio.Task[object]) -> None:
+        """An entry failed: what was staged after it may build on it, so the uncommitted transactions are
+        dropped; only a NotLeaderError (or the member stopping) counts as a step-down."""
         if task.cancelled():
             error: BaseException | None = asyncio.CancelledError()
         else:
             error = task.exception()
         if error is not None and generation == self._generation:
-            self._reset(f"an entry was not committed: {error}")
+            lost = isinstance(error, (NotLeaderError, asyncio.CancelledError))
+            if not lost:
+                log.error("OM %s: an entry was refused by the Raft member: %s", self.node_id, error)
+            self._reset(f"an entry was not committed: {error}", stepdown=lost)
 
     # ------------------------------------------------------------------ the state machine
     def apply(self, entry: LogEntry) -> object:
@@ -544,12 +591,13 @@ class OmReplication:
             if not future.done():
                 future.set_result(None)
 
-    def _reset(self, why: str) -> None:
-        """Step-down: execute nothing more, fail the callers of what was not applied, and drop it from the
-        cache once everything applied is in om.db."""
+    def _reset(self, why: str, stepdown: bool = True) -> None:
+        """Step-down (or a refused entry): execute nothing more, fail the callers of what was not applied,
+        and drop it from the cache once everything applied is in om.db; a leader is ready again once
+        `check_leader` finds the drop done."""
         self._generation += 1
         self._ready_term = None
-        self.stepdowns += 1
+        self.stepdowns += stepdown
 
         def take() -> set[int]:
             self._buffer.refuse(self._refusal)

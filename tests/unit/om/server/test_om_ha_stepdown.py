@@ -17,7 +17,7 @@ from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderEx
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException
 from pyozone.om.metadata import DELETED_TABLE, VOLUME_TABLE, OMMetadataStore, volume_key
-from pyozone.om.server.ha import AnsweredStatus, OmReplication, RetryCache
+from pyozone.om.server.ha import ANSWER_ROOM, AnsweredStatus, OmReplication, RetryCache
 from pyozone.om.services import KeyDeletingService
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import om as wire
@@ -25,7 +25,7 @@ from pyozone.protocol import om_records
 from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis_server.server import RaftStatus
+from pyozone.ratis_server.server import EntryTooLargeError, RaftStatus
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 from tests.unit.om.om_fakes import FakeScm
 
@@ -360,6 +360,73 @@ def test_the_retry_cache_answers_only_the_same_user_and_only_on_the_leader(tmp_p
             with pytest.raises(AnsweredStatus) as refused:
                 await replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "alice")
             assert OMNotLeaderException.parse(refused.value.details) is not None
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_a_write_too_large_for_an_entry_is_refused_and_entries_are_bounded_by_bytes(tmp_path: Path) -> None:
+    """A transaction above what one entry may carry is refused to its caller (INVALID_REQUEST naming the
+    limit), nothing is submitted and the leader keeps serving; transactions sealed together go to as many
+    entries as their bytes need; a submit refused for another reason than leadership is no step-down
+    (review R7-7b)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES, entry_byte_limit=ANSWER_ROOM + 3000)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        loop = asyncio.get_running_loop()
+
+        def writing(name: str, size: int) -> Any:
+            async def run() -> None:
+                job = contextvars.copy_context()
+                op = (VOLUME_TABLE, volume_key(name), b"x" * size)
+                await loop.run_in_executor(None, job.run, store.write, [op])
+
+            return run
+
+        try:
+            with pytest.raises(
+                OMException, match=r"INVALID_REQUEST.*raft\.server\.log\.appender\.buffer\.byte-limit"
+            ):
+                await replication.serve("createVolume", writing("big", 4000), NoMetadata())
+            assert member.submitted == [] and store.get(VOLUME_TABLE, volume_key("big")) is None
+            calls = [
+                asyncio.create_task(replication.serve("createVolume", writing(f"v{i}", 1200), NoMetadata()))
+                for i in range(3)
+            ]
+            await submitted(member, 2)
+            assert all(len(p) <= ANSWER_ROOM + 3000 for p in member.submitted)
+            for index, payload in enumerate(member.submitted, start=2):
+                replication.apply(LogEntry(1, index, payload))
+            await asyncio.gather(*calls)
+            assert replication.stepdowns == 0 and replication.leading()
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+class RefusingMember(ScriptedMember):
+    async def submit(self, payload: bytes, client_id: str, call_id: int) -> object:
+        self.submitted.append(payload)
+        raise EntryTooLargeError("a request above raft.server.log.appender.buffer.byte-limit")
+
+
+def test_a_submit_refused_for_its_size_is_no_step_down(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = RefusingMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            with pytest.raises(AnsweredStatus):
+                await replication.serve("createVolume", volume(core, "vol"), NoMetadata())
+            assert replication.stepdowns == 0
         finally:
             store.close()
 
