@@ -51,7 +51,7 @@ from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_byt
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.server import NotLeaderError, RaftMember
+from pyozone.ratis_server.server import NotLeaderError, RaftMember, TransferRefusedError
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 
 if TYPE_CHECKING:
@@ -351,9 +351,16 @@ class OmReplication:
 
     async def transfer_leadership(self, node_id: str | None) -> str:
         """Hands leadership to `node_id` (None: another OM at random), as Ozone's `admin om transfer`:
-        returns the new leader's id once this OM stepped down."""
+        returns the new leader's id once this OM stepped down. AnsweredStatus: INVALID_ARGUMENT for a
+        target that is no other OM (or none to pick), FAILED_PRECONDITION while another transfer runs
+        (Ratis's TransferLeadershipException), DEADLINE_EXCEEDED when the target did not take over."""
         self.check_leader()
         others = [p.id for p in self.member.group.peers if p.id.id != self.node_id]
+        if not others:
+            raise AnsweredStatus(
+                "INVALID_ARGUMENT", f"INVALID_REQUEST: OM {self.node_id} is the only OM of its service: "
+                "there is no other OM to hand the leadership to",
+            )  # fmt: skip
         if node_id is None:
             target = random.choice(others)
         else:
@@ -365,9 +372,17 @@ class OmReplication:
                     f"INVALID_REQUEST: {node_id!r} is not another OM of the service ({named})",
                 )
             target = found[0]
-        if not await self.member.transfer_leadership(target):
+        try:
+            moved = await self.member.transfer_leadership(target)
+        except TransferRefusedError as e:
+            raise AnsweredStatus("FAILED_PRECONDITION", f"OM {self.node_id}: {e}") from None
+        except NotLeaderError as e:
+            raise self._not_leader(e.leader_id.id if e.leader_id is not None else None) from None
+        if not moved:
             raise AnsweredStatus(
-                "UNAVAILABLE", f"OM {target.id} did not take over in time (raft.server.rpc.timeout.max)"
+                "DEADLINE_EXCEEDED",
+                f"OM {target.id} did not take over from OM {self.node_id} in time "
+                "(raft.server.rpc.timeout.max): is it running and caught up?",
             )
         self._reset(f"leadership handed to {target.id}")
         return target.id

@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from pyozone.cli.main import main
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException
@@ -25,7 +27,7 @@ from pyozone.protocol import om_records
 from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis_server.server import EntryTooLargeError, RaftStatus
+from pyozone.ratis_server.server import EntryTooLargeError, RaftStatus, TransferRefusedError
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 from tests.unit.om.om_fakes import FakeScm
 
@@ -431,3 +433,58 @@ def test_a_submit_refused_for_its_size_is_no_step_down(tmp_path: Path) -> None:
             store.close()
 
     asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+class TransferringMember(ScriptedMember):
+    """A leader whose transfer the test scripts: taken over, refused (another transfer runs) or late."""
+
+    def __init__(self, members: tuple[str, ...], outcome: bool | Exception) -> None:
+        super().__init__()
+        self.group = SimpleNamespace(peers=[SimpleNamespace(id=RaftPeerId(m)) for m in members])
+        self.outcome = outcome
+
+    async def transfer_leadership(self, target: RaftPeerId) -> bool:
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+
+@pytest.mark.parametrize(
+    ("members", "outcome", "status", "text"),
+    [
+        (("om1",), True, "INVALID_ARGUMENT", "the only OM of its service"),
+        (
+            ("om1", "om2"),
+            TransferRefusedError(RaftPeerId("om1"), RaftPeerId("om2"), RaftPeerId("om3")),
+            "FAILED_PRECONDITION",
+            "a previous transfer to om3 is in progress",
+        ),
+        (("om1", "om2"), False, "DEADLINE_EXCEEDED", "did not take over from OM om1 in time"),
+    ],
+)
+def test_a_refused_transfer_names_its_reason_and_the_leader_keeps_serving(
+    tmp_path: Path, members: tuple[str, ...], outcome: bool | Exception, status: str, text: str
+) -> None:
+    """`admin om transfer`: no OM to pick, a transfer already running, a target that did not take over:
+    each a clear status of its own (not UNAVAILABLE, which the CLI reads as "not the leader") (R7-5)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        replication = OmReplication(store, OzoneManager(store, FakeScm()), "om1", ADDRESSES)
+        replication.attach(TransferringMember(members, outcome))  # type: ignore[arg-type]
+        try:
+            with pytest.raises(AnsweredStatus) as refused:
+                await replication.transfer_leadership(None)
+            assert refused.value.status == status and text in refused.value.details
+            assert replication.stepdowns == 0 and replication.leading()
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_cli_refuses_a_random_transfer_in_a_one_om_service(capsys: pytest.CaptureFixture[str]) -> None:
+    defines = ["-D", "ozone.om.service.ids=svc", "-D", "ozone.om.nodes.svc=om1",
+               "-D", "ozone.om.address.svc.om1=127.0.0.1:1"]  # fmt: skip
+    assert main(["admin", "om", "transfer", "-r", *defines]) != 0
+    assert "the service has one OM (om1)" in capsys.readouterr().err
