@@ -177,6 +177,7 @@ class DoubleBuffer:
         """The last epoch handed to the flusher."""
         self._staged: Callable[[int, Sequence[Op]], None] | None = None
         self._refusal: Callable[[], Exception] | None = None
+        self._admit: Callable[[Sequence[Op]], None] | None = None
         self._drops: list[tuple[int, set[int], Callable[[str, str], bytes | None]]] = []
         self._flushed = 0
         self._waiters: list[tuple[int, int, Future[None]]] = []
@@ -190,6 +191,8 @@ class DoubleBuffer:
     # ------------------------------------------------------------------ writers
     def add(self, ops: Sequence[Op]) -> int:
         """Makes `ops` visible through the cache and queues them; their epoch."""
+        if self._admit is not None:
+            self._admit(ops)
         with self._cond:
             while self._epoch - self._flushed >= self._max_unflushed and self._failed is None:
                 self._cond.wait()
@@ -211,10 +214,14 @@ class DoubleBuffer:
         return epoch
 
     # ------------------------------------------------------------------ replicated (OM HA)
-    def replicate(self, staged: Callable[[int, Sequence[Op]], None]) -> None:
+    def replicate(
+        self, staged: Callable[[int, Sequence[Op]], None], admit: Callable[[Sequence[Op]], None] | None = None
+    ) -> None:
         """From now on `add` only stages: `staged(epoch, ops)` is called under the buffer's lock, so in
-        epoch order; the replicator `enqueue`s each once its Raft entry is applied."""
+        epoch order; the replicator `enqueue`s each once its Raft entry is applied. `admit(ops)` runs first
+        and may refuse a transaction (raise) before anything sees it."""
         self._staged = staged
+        self._admit = admit
 
     def enqueue(self, epoch: int, ops: Sequence[Op]) -> None:
         """A staged transaction's entry was applied: the flusher writes `ops` (which may carry more than
@@ -304,6 +311,13 @@ class DoubleBuffer:
     def wait(self, epoch: int | None = None) -> None:
         """Blocks until `epoch` (default: everything added so far) is durable."""
         self.durable(self._epoch if epoch is None else epoch).result()
+
+    def wait_enqueued(self) -> None:
+        """Blocks until every transaction handed to the flusher so far is durable: all of them on a lone
+        OM; on an HA leader, those whose entry was applied (committed), not those only staged."""
+        with self._cond:
+            epoch = self._enqueued
+        self.wait(epoch)
 
     @property
     def epoch(self) -> int:

@@ -197,6 +197,14 @@ class OMMetadataStore:
         except BufferFailedError as e:
             raise OMStoreError(f"{self.path}: {e}") from None
 
+    def sync_applied(self) -> None:
+        """Blocks until every write applied so far is in RocksDB: all of them on a lone OM; on an HA leader
+        the committed ones (`sync` would also wait for those still staged, which may never commit)."""
+        try:
+            self._buffer.wait_enqueued()
+        except BufferFailedError as e:
+            raise OMStoreError(f"{self.path}: {e}") from None
+
     def flush_stats(self) -> FlushStats:
         return self._buffer.stats()
 

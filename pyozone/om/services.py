@@ -89,14 +89,23 @@ class KeyDeletingService:
         self.progress = DeletingProgress()
 
     def _batches(self) -> tuple[list[str], list[list[KeyBlocks]]]:
-        """Up to the per-task limit of deletedTable entries, in requests of at most
-        MAX_DELETE_REQUEST_BYTES: however long the names or many the blocks, every request can be sent."""
+        """Up to the per-task limit of deletedTable entries om.db holds, in requests of at most
+        MAX_DELETE_REQUEST_BYTES: however long the names or many the blocks, every request can be sent.
+
+        Only what om.db holds: the table cache also shows transactions not durable yet and, on an HA
+        leader, not committed (a deleteKey a step-down drops); SCM must never delete the blocks of a key
+        whose deletion may not happen. What is applied is synced first, so a lone OM's rows are all there."""
+        store = self.om.store
+        store.sync_applied()
         names: list[str] = []
         batches: list[list[KeyBlocks]] = []
         size = MAX_DELETE_REQUEST_BYTES
-        for name, value in self.om.store.scan(DELETED_TABLE):
+        for name, _ in store.scan(DELETED_TABLE):
             if len(names) >= self.om.settings.key_deleting_limit:
                 break
+            value = store.stored_value(DELETED_TABLE, name)
+            if value is None:
+                continue  # not committed yet: a later run takes it
             names.append(name)
             for piece in _pieces(name, om_records.decode_key_block_ids(value)):
                 if size + _size(piece) > MAX_DELETE_REQUEST_BYTES:
@@ -115,9 +124,6 @@ class KeyDeletingService:
         names, batches = self._batches()
         if not names:
             return DeletingRun(0, 0)
-        # The scan sees the table cache: an entry whose transaction is not in om.db yet (a deleteKey not
-        # answered) must be durable before SCM deletes its blocks, or a crash brings the key back blockless.
-        self.om.store.sync()
         # an entry is purged once SCM took every piece of it in full
         pending = dict.fromkeys(names, 0)
         for piece in (p for batch in batches for p in batch):

@@ -75,9 +75,12 @@ def run_transfer(args: argparse.Namespace) -> int:
     nodes = {n.node_id: n for n in om_service_nodes(conf, _service(conf, args))}
     tls = client_tls(conf)
     settings = rpc.ChannelSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES)
+    if args.random and len(nodes) < 2:
+        raise CLIError(f"-r: the service has one OM ({', '.join(nodes)}): there is no other OM to lead")
     request = transfer_request(None if args.random else args.node)
     order = list(nodes)
     asked: list[str] = []
+    reasons: dict[str, str] = {}
     while order and len(asked) < 2 * len(nodes):
         node = order.pop(0)
         asked.append(node)
@@ -90,11 +93,13 @@ def run_transfer(args: argparse.Namespace) -> int:
                 refusal = OMNotLeaderException.parse(e.details() or "")
                 if refusal is not None and refusal.leader_id in nodes:
                     order.insert(0, refusal.leader_id)
+                reasons[node] = e.details() or "unavailable"
                 continue
             raise CLIError(f"OM {node} at {address}: {e.code().name}: {e.details()}") from None
         print(f"Transfer leadership successfully to {answer.newLeaderId}.")
         return 0
-    raise CLIError(f"no OM of the service took the transfer (asked {', '.join(asked)})")
+    why = "; ".join(f"OM {node}: {reason}" for node, reason in reasons.items())
+    raise CLIError(f"no OM of the service took the transfer (asked {', '.join(asked)}): {why}")
 
 
 def run_roles(args: argparse.Namespace) -> int:

@@ -249,7 +249,7 @@ class OmDaemon:
         self.replication = OmReplication(
             self.store, core, node.node_id, {n.node_id: str(n.rpc_address) for n in nodes},
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
-            int(conf.get("ozone.om.ratis.server.request.timeout")),
+            int(conf.get("ozone.om.ratis.server.request.timeout")), settings.append_byte_limit,
         )  # fmt: skip
         _check_members(ratis_dir / group.group_id, node, [n.node_id for n in nodes])
         storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))

@@ -22,8 +22,10 @@ Reads are served by the leader only, after a ReadIndex round (Ratis's raft.serve
 LINEARIZABLE); concurrent reads share one round.
 
 The retry cache (Ratis's RetryCache, ozone.om.ratis.server.retry.cache.timeout) maps a call's
-(client id, call id) to its answer; every OM fills it as it applies entries, so a call retried after a
-failover is answered with its first answer and never executed twice.
+(user, client id, call id) to its answer; every OM fills it as it applies entries, so a call retried after a
+failover is answered with its first answer and never executed twice. Only the leader answers from it, after
+`check_leader`, and only the same user. A call stays in flight (a retry waits for it) until its entry is
+applied or dropped, however long after the request timeout answered its first caller.
 """
 
 from __future__ import annotations
@@ -43,12 +45,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
-from pyozone.om.exceptions import OMException
+from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import META_TABLE, OMMetadataStore, Op
 from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis_server.server import NotLeaderError, RaftMember
+from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.server import NotLeaderError, RaftMember, TransferRefusedError
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 
 if TYPE_CHECKING:
@@ -66,7 +69,12 @@ RETRY_CACHE_MAX_ENTRIES = 200_000
 REQUEST_TIMEOUT_MS = 3_000
 """ozone.om.ratis.server.request.timeout's default."""
 BATCH_MAX = 128
-"""At most this many transactions in one entry."""
+"""At most this many transactions in one entry (and at most `entry_byte_limit` bytes)."""
+ANSWER_ROOM = 64 * 1024
+"""What an entry keeps free for its answers and framing: a transaction's ops may take the rest of
+raft.server.log.appender.buffer.byte-limit."""
+OP_FRAMING = 16
+"""A record's protobuf framing in an entry, at most (tags and lengths), beside its table, key and value."""
 
 READS = frozenset(
     {
@@ -88,6 +96,10 @@ class AnsweredStatus(Exception):
         self.details = details
 
 
+USER_SEPARATOR = "\x00"
+"""Between the user and the client id in a retry cache key: neither metadata value may hold it."""
+
+
 def transaction_info(raw: bytes | None) -> TermIndex:
     if not raw:
         return TermIndex(0, 0)
@@ -95,9 +107,22 @@ def transaction_info(raw: bytes | None) -> TermIndex:
     return TermIndex(int(term), int(index))
 
 
-def call_key(context: Any) -> tuple[str, int] | None:
-    """The call's (client id, call id) from its metadata, as Hadoop RPC's header carries them; None when
-    the client sends none (it talks to a lone OM)."""
+def ops_bytes(ops: Sequence[Op]) -> int:
+    """What `ops` take in an entry, at most."""
+    return sum(len(t) + len(k.encode()) + len(v or b"") + OP_FRAMING for t, k, v in ops)
+
+
+def _answer_bytes(answer: CallAnswer | None) -> int:
+    if answer is None:
+        return 0
+    return len(answer.client_id) + len(answer.method) + len(answer.response) + len(answer.error_details)
+
+
+def call_key(context: Any, user: str = "") -> tuple[str, int] | None:
+    """The call's (client id, call id) from its metadata, as Hadoop RPC's header carries them, the client
+    id qualified by the authenticated `user` (another user naming the same ids is another call: Ratis's
+    retry cache is per client, and a client is one user's); None when the client sends none (it talks to a
+    lone OM)."""
     client_id = call_id = None
     for key, value in context.invocation_metadata() or ():
         if key == CLIENT_ID_METADATA:
@@ -106,7 +131,7 @@ def call_key(context: Any) -> tuple[str, int] | None:
             call_id = value
     if not client_id or not call_id or not call_id.isdigit():
         return None
-    return client_id, int(call_id)
+    return (f"{user}{USER_SEPARATOR}{client_id}" if user else client_id), int(call_id)
 
 
 @dataclass(eq=False)
@@ -118,6 +143,10 @@ class _Staged:
     sealed: bool = False
     answer: CallAnswer | None = None
 
+    @property
+    def size(self) -> int:
+        return ops_bytes(self.ops) + _answer_bytes(self.answer)
+
 
 @dataclass(eq=False)
 class _Batch:
@@ -126,6 +155,16 @@ class _Batch:
     staged: list[_Staged]
     payload: bytes
     term: int
+
+
+@dataclass(eq=False)
+class _Attempt:
+    """One execution of a call, known (for a named call, in `_inflight`) until it committed or was dropped."""
+
+    executed: asyncio.Future[None]
+    """The handler returned: the request timeout runs from here."""
+    outcome: asyncio.Future[Any]
+    """The answer once committed, or the error."""
 
 
 @dataclass(eq=False)
@@ -189,9 +228,13 @@ class OmReplication:
         rpc_addresses: Mapping[str, str],
         retry_cache_timeout_ms: int = RETRY_CACHE_TIMEOUT_MS,
         request_timeout_ms: int = REQUEST_TIMEOUT_MS,
+        entry_byte_limit: int = RaftSettings().append_byte_limit,
     ) -> None:
         """`rpc_addresses`: each OM's client address (host:port) by node id, named in refusals;
-        `request_timeout_ms`: how long a call waits for its transactions to commit."""
+        `request_timeout_ms`: how long a call waits for its transactions to commit; `entry_byte_limit`:
+        raft.server.log.appender.buffer.byte-limit, what one entry may carry."""
+        self._entry_byte_limit = entry_byte_limit
+        self._transaction_limit = max(1, entry_byte_limit - ANSWER_ROOM)
         self._request_timeout_s = request_timeout_ms / 1000
         self.store = store
         self._rpc_addresses = dict(rpc_addresses)
@@ -216,13 +259,13 @@ class OmReplication:
         self._hint: str | None = None
         """The leader `check_leader` last saw, when another."""
         self._generation = 0
-        self._inflight: dict[tuple[str, int], asyncio.Future[Any]] = {}
+        self._inflight: dict[tuple[str, int], _Attempt] = {}
         self._next_read: asyncio.Future[None] | None = None
         self._reading = False
         self.read_rounds = 0
         self.stepdowns = 0
         self._buffer.refuse(self._refusal)
-        self._buffer.replicate(self._on_stage)
+        self._buffer.replicate(self._on_stage, self._admit)
 
     def attach(self, member: RaftMember) -> None:
         self._member = member
@@ -308,9 +351,16 @@ class OmReplication:
 
     async def transfer_leadership(self, node_id: str | None) -> str:
         """Hands leadership to `node_id` (None: another OM at random), as Ozone's `admin om transfer`:
-        returns the new leader's id once this OM stepped down."""
+        returns the new leader's id once this OM stepped down. AnsweredStatus: INVALID_ARGUMENT for a
+        target that is no other OM (or none to pick), FAILED_PRECONDITION while another transfer runs
+        (Ratis's TransferLeadershipException), DEADLINE_EXCEEDED when the target did not take over."""
         self.check_leader()
         others = [p.id for p in self.member.group.peers if p.id.id != self.node_id]
+        if not others:
+            raise AnsweredStatus(
+                "INVALID_ARGUMENT", f"INVALID_REQUEST: OM {self.node_id} is the only OM of its service: "
+                "there is no other OM to hand the leadership to",
+            )  # fmt: skip
         if node_id is None:
             target = random.choice(others)
         else:
@@ -322,91 +372,115 @@ class OmReplication:
                     f"INVALID_REQUEST: {node_id!r} is not another OM of the service ({named})",
                 )
             target = found[0]
-        if not await self.member.transfer_leadership(target):
+        try:
+            moved = await self.member.transfer_leadership(target)
+        except TransferRefusedError as e:
+            raise AnsweredStatus("FAILED_PRECONDITION", f"OM {self.node_id}: {e}") from None
+        except NotLeaderError as e:
+            raise self._not_leader(e.leader_id.id if e.leader_id is not None else None) from None
+        if not moved:
             raise AnsweredStatus(
-                "UNAVAILABLE", f"OM {target.id} did not take over in time (raft.server.rpc.timeout.max)"
+                "DEADLINE_EXCEEDED",
+                f"OM {target.id} did not take over from OM {self.node_id} in time "
+                "(raft.server.rpc.timeout.max): is it running and caught up?",
             )
         self._reset(f"leadership handed to {target.id}")
         return target.id
 
     # ------------------------------------------------------------------ serving a call
-    async def serve(self, name: str, run: Callable[[], Awaitable[Any]], context: Any) -> Any:
-        """Runs a handler as the leader: the retry cache first, then (reads) a ReadIndex round, then the
-        handler; its transactions are replicated with its answer, which is returned once they are in
-        om.db. AnsweredStatus for a refusal or a replayed error."""
-        key = call_key(context)
+    async def serve(self, name: str, run: Callable[[], Awaitable[Any]], context: Any, user: str = "") -> Any:
+        """Runs a handler as the leader: the retry cache first (after `check_leader`, for the same caller
+        only), then (reads) a ReadIndex round, then the handler; its transactions are replicated with its
+        answer, which is returned once they are in om.db. AnsweredStatus for a refusal or a replayed error.
+
+        `user`: the authenticated caller (empty with ACLs off): a call id names a call of that caller only.
+        The handler runs in a task of its own: a caller cancelled (its deadline) or answered UNAVAILABLE
+        after ozone.om.ratis.server.request.timeout leaves it running; until its transactions commit or are
+        dropped, a retry of the call waits for it and is never executed again."""
+        self.check_leader()
+        key = call_key(context, user)
         if key is not None:
             cached = self.retry_cache.get(key)
             if cached is not None:
                 return _replay(cached, name)
             running = self._inflight.get(key)
             if running is not None:
-                return await asyncio.shield(running)
-        self.check_leader()
-        if name in READS:
-            await self._read_barrier()
-            self.check_leader()
-        generation = self._generation
+                return await self._answer(running)
         if key is None:
             call = _Call(self._own_client, next(self._own_calls), cached=False)
         else:
             call = _Call(key[0], key[1], cached=True)
-        outcome: asyncio.Future[Any] | None = None
+        attempt = _Attempt(self._loop.create_future(), self._loop.create_future())
         if key is not None:
-            outcome = self._inflight[key] = self._loop.create_future()
-        try:
-            answer = await self._execute(name, run, call, generation)
-        except BaseException as error:
-            if outcome is not None:
-                self._inflight.pop(key, None)  # type: ignore[arg-type]
-                if not outcome.done() and isinstance(error, Exception):
-                    outcome.set_exception(error)
-                    outcome.exception()  # retrieved: a duplicate may never come
-            raise
-        if outcome is not None:
-            self._inflight.pop(key, None)  # type: ignore[arg-type]
-            outcome.set_result(answer)
-        return answer
+            self._inflight[key] = attempt
+        task = self._loop.create_task(self._execute(name, run, call, self._generation, attempt))
+        task.add_done_callback(partial(self._finished, key, attempt))
+        return await self._answer(attempt)
+
+    async def _answer(self, attempt: _Attempt) -> Any:
+        """The attempt's answer once committed; UNAVAILABLE when its transactions take longer than the
+        request timeout (Ratis's TimeoutIOException: the entry may still commit, the client retries with the
+        same call id and this attempt or the retry cache answers it)."""
+        await asyncio.shield(attempt.executed)
+        done, _ = await asyncio.wait({attempt.outcome}, timeout=self._request_timeout_s)
+        if not done:
+            raise AnsweredStatus(
+                "UNAVAILABLE",
+                f"OM {self.node_id}: the call was not committed within "
+                f"ozone.om.ratis.server.request.timeout ({self._request_timeout_s:g}s)",
+            )
+        return attempt.outcome.result()
+
+    def _finished(self, key: tuple[str, int] | None, attempt: _Attempt, task: asyncio.Task[Any]) -> None:
+        """The attempt committed, failed or was dropped: its callers get its outcome, a retry from now on
+        the retry cache's answer (or a new execution when it recorded none)."""
+        if key is not None and self._inflight.get(key) is attempt:
+            del self._inflight[key]
+        if not attempt.executed.done():
+            attempt.executed.set_result(None)
+        error = self._not_leader() if task.cancelled() else task.exception()
+        if error is None:
+            attempt.outcome.set_result(task.result())
+        else:
+            attempt.outcome.set_exception(error)
+            attempt.outcome.exception()  # retrieved: no caller may be waiting any more
 
     async def _execute(
-        self, name: str, run: Callable[[], Awaitable[Any]], call: _Call, generation: int
+        self, name: str, run: Callable[[], Awaitable[Any]], call: _Call, generation: int, attempt: _Attempt
     ) -> Any:
+        if name in READS:
+            await self._read_barrier()
+            self.check_leader()
         token = CALL.set(call)
         answer: Any = None
-        failure: Exception | None = None
+        failure: BaseException | None = None
         try:
             answer = await run()
-        except Exception as error:
+        except BaseException as error:  # a CancelledError too (OM stopping): its staged writes still go
             failure = error
         finally:
             CALL.reset(token)
             encoded = self._seal(call, name, answer, failure)
+            attempt.executed.set_result(None)
+        if failure is not None and not isinstance(failure, Exception):
+            raise failure
         upto = max(call.seen, call.staged[-1].epoch if call.staged else 0)
         if generation != self._generation:
             raise self._not_leader()
         if upto > self._applied_epoch:
             future = self._loop.create_future()
             heapq.heappush(self._waiting, (upto, next(self._order), future))
-            try:
-                async with asyncio.timeout(self._request_timeout_s):
-                    await future
-            except TimeoutError:
-                # Ratis's TimeoutIOException: the entry may still commit; the client retries with the same
-                # call id (any OM: the retry cache or this call answers it)
-                raise AnsweredStatus(
-                    "UNAVAILABLE",
-                    f"OM {self.node_id}: the call was not committed within "
-                    f"ozone.om.ratis.server.request.timeout ({self._request_timeout_s:g}s)",
-                ) from None
+            await future
             if generation != self._generation:
                 raise self._not_leader()
         if failure is not None:
             raise failure
         return answer if encoded is None else encoded  # the rpc layer sends bytes as they are
 
-    def _seal(self, call: _Call, name: str, answer: Any, failure: Exception | None) -> bytes | None:
-        """The call's staged transactions may go to the log now; the last carries its answer. Returns the
-        answer's bytes when it encoded them for the log."""
+    def _seal(self, call: _Call, name: str, answer: Any, failure: BaseException | None) -> bytes | None:
+        """The call's staged transactions may go to the log now; the last carries its answer (none when the
+        handler was interrupted: a retry executes again). Returns the answer's bytes when it encoded them
+        for the log."""
 
         def close() -> None:
             call.closed = True
@@ -418,7 +492,7 @@ class OmReplication:
         for staged in call.staged:
             staged.sealed = True
         if call.cached and not isinstance(failure, AnsweredStatus):
-            if failure is None:
+            if failure is None and answer is not None:
                 encoded = answer.SerializeToString()
                 recorded = CallAnswer(call.client_id, call.call_id, name, encoded)
             elif isinstance(failure, OMException):
@@ -434,6 +508,19 @@ class OmReplication:
         return encoded
 
     # ------------------------------------------------------------------ to the log
+    def _admit(self, ops: Sequence[Op]) -> None:
+        """Refuses a transaction one entry could not carry, before anything sees it: submitted, it would
+        fail with nothing to do but drop every transaction staged after it (and a record written whole,
+        as a volume with ever more ACLs, would fail that way at each write)."""
+        size = ops_bytes(ops)
+        if size > self._transaction_limit:
+            raise OMException(
+                OMResultCode.INVALID_REQUEST,
+                f"the request's write is {size} bytes, above the {self._transaction_limit} bytes one OM "
+                f"Ratis log entry may carry (raft.server.log.appender.buffer.byte-limit "
+                f"{self._entry_byte_limit} less {ANSWER_ROOM} for its answer)",
+            )
+
     def _on_stage(self, epoch: int, ops: Sequence[Op]) -> None:
         """Under the buffer's lock, from any thread: a transaction the leader executed."""
         call = CALL.get()
@@ -456,8 +543,12 @@ class OmReplication:
         if member is None:
             return
         while self._staged and self._staged[0].sealed:
-            staged: list[_Staged] = []
+            staged = [self._staged.popleft()]
+            size = staged[0].size
             while self._staged and self._staged[0].sealed and len(staged) < BATCH_MAX:
+                size += self._staged[0].size
+                if size > self._transaction_limit:
+                    break
                 staged.append(self._staged.popleft())
             ops = [op for s in staged for op in s.ops]
             payload = entry_to_bytes(ops, [s.answer for s in staged if s.answer is not None])
@@ -469,12 +560,17 @@ class OmReplication:
             task.add_done_callback(partial(self._submit_done, self._generation))
 
     def _submit_done(self, generation: int, task: asyncio.Task[object]) -> None:
+        """An entry failed: what was staged after it may build on it, so the uncommitted transactions are
+        dropped; only a NotLeaderError (or the member stopping) counts as a step-down."""
         if task.cancelled():
             error: BaseException | None = asyncio.CancelledError()
         else:
             error = task.exception()
         if error is not None and generation == self._generation:
-            self._reset(f"an entry was not committed: {error}")
+            lost = isinstance(error, (NotLeaderError, asyncio.CancelledError))
+            if not lost:
+                log.error("OM %s: an entry was refused by the Raft member: %s", self.node_id, error)
+            self._reset(f"an entry was not committed: {error}", stepdown=lost)
 
     # ------------------------------------------------------------------ the state machine
     def apply(self, entry: LogEntry) -> object:
@@ -510,12 +606,13 @@ class OmReplication:
             if not future.done():
                 future.set_result(None)
 
-    def _reset(self, why: str) -> None:
-        """Step-down: execute nothing more, fail the callers of what was not applied, and drop it from the
-        cache once everything applied is in om.db."""
+    def _reset(self, why: str, stepdown: bool = True) -> None:
+        """Step-down (or a refused entry): execute nothing more, fail the callers of what was not applied,
+        and drop it from the cache once everything applied is in om.db; a leader is ready again once
+        `check_leader` finds the drop done."""
         self._generation += 1
         self._ready_term = None
-        self.stepdowns += 1
+        self.stepdowns += stepdown
 
         def take() -> set[int]:
             self._buffer.refuse(self._refusal)
@@ -568,9 +665,10 @@ class OmReplication:
 def _replay(answer: CallAnswer, method: str) -> bytes:
     """A call's first answer, as the rpc layer sends it (its bytes), or its error raised."""
     if answer.method != method:
+        client = answer.client_id.rpartition(USER_SEPARATOR)[2]
         raise AnsweredStatus(
             "INVALID_ARGUMENT",
-            f"INVALID_REQUEST: call {answer.call_id} of client {answer.client_id} was a {answer.method}, "
+            f"INVALID_REQUEST: call {answer.call_id} of client {client} was a {answer.method}, "
             f"not a {method}: a call id names one call",
         )
     if answer.error_status:

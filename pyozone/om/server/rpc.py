@@ -79,8 +79,12 @@ def rpc(handler: Handler) -> Handler:
             if self.ha is None:
                 answer = await handler(self, request, context)
             else:
+                caller = self.access.caller(context)
                 answer = await self.ha.serve(
-                    name, functools.partial(handler, self, request, context), context
+                    name,
+                    functools.partial(handler, self, request, context),
+                    context,
+                    caller.user if caller is not None else "",
                 )
             failed = False
             return answer

@@ -9,21 +9,25 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from pyozone.cli.main import main
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
 from pyozone.om.core import OzoneManager
-from pyozone.om.metadata import VOLUME_TABLE, OMMetadataStore, volume_key
-from pyozone.om.server.ha import AnsweredStatus, OmReplication, RetryCache
+from pyozone.om.exceptions import OMException
+from pyozone.om.metadata import DELETED_TABLE, VOLUME_TABLE, OMMetadataStore, volume_key
+from pyozone.om.server.ha import ANSWER_ROOM, AnsweredStatus, OmReplication, RetryCache
+from pyozone.om.services import KeyDeletingService
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import om as wire
 from pyozone.protocol import om_records
 from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis_server.server import RaftStatus
+from pyozone.ratis_server.server import EntryTooLargeError, RaftStatus, TransferRefusedError
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 from tests.unit.om.om_fakes import FakeScm
 
@@ -135,6 +139,55 @@ def test_a_step_down_drops_uncommitted_writes_and_refuses_their_callers(tmp_path
     asyncio.run(asyncio.wait_for(scenario(), 30))
 
 
+def test_the_key_deleting_service_sends_scm_only_committed_deletions(tmp_path: Path) -> None:
+    """A deleteKey the leader executed but never committed shows in the table cache; the service must not
+    hand its blocks to SCM, even when the leader steps down while it runs (review R7-4)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        scm = FakeScm()
+        core = OzoneManager(store, scm)
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        loop = asyncio.get_running_loop()
+        info = pb.KeyInfo()
+        block = info.locations.add().blockID.containerBlockID
+        block.containerID, block.localID = 7, 42
+        try:
+
+            async def delete_key() -> None:
+                job = contextvars.copy_context()
+                await loop.run_in_executor(
+                    None, job.run, store.write, [(DELETED_TABLE, "/v/b/k/1", info.SerializeToString())]
+                )
+
+            deleting = asyncio.create_task(replication.serve("deleteKey", delete_key, NoMetadata()))
+            await submitted(member, 1)  # executed, not committed
+            service = KeyDeletingService(core)
+            scanned = service._batches
+
+            def step_down_after_the_scan() -> tuple[list[str], list[list[Any]]]:
+                found = scanned()
+                member.role, member.term, member.leader = RaftPeerRole.FOLLOWER, 2, "om2"
+                theirs = entry_to_bytes([(VOLUME_TABLE, volume_key("theirs"), b"x")], [])
+                replication.apply(LogEntry(2, 2, theirs))
+                store.sync_applied()
+                return found
+
+            service._batches = step_down_after_the_scan  # type: ignore[method-assign]
+            service.run_once()
+            with pytest.raises(AnsweredStatus):
+                await deleting
+            assert scm.deletes == []
+            await asyncio.to_thread(store.sync)
+            assert store.get(DELETED_TABLE, "/v/b/k/1") is None
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
 class Named:
     def __init__(self, call_id: int) -> None:
         self.call_id = call_id
@@ -202,3 +255,236 @@ def test_the_retry_cache_forgets_an_answer_after_its_timeout_or_past_its_size() 
     assert cache.get(("c", 1)) is None and len(cache) == 2
     now[0] = 1000.0
     assert cache.get(("c", 2)) is None  # ozone.om.ratis.server.retry.cache.timeout passed
+
+
+def created(answer: bytes) -> str:
+    return wire.volume_info_from_proto(pb.CreateVolumeResponse.FromString(answer).volume).name
+
+
+def test_a_call_retried_after_the_request_timeout_waits_for_its_first_attempt(tmp_path: Path) -> None:
+    """The first attempt's entry commits after the request timeout answered its caller UNAVAILABLE: the
+    retry gets the first answer, never a second execution (review R7-1)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES, request_timeout_ms=200)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            with pytest.raises(AnsweredStatus, match=r"request\.timeout"):
+                await replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            retry = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            )
+            await asyncio.sleep(0.05)
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            answer = await retry
+            assert (
+                wire.volume_info_from_proto(pb.CreateVolumeResponse.FromString(answer).volume).name == "vol"
+            )
+            assert len(member.submitted) == 1
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_a_cancelled_caller_leaves_its_call_running_and_a_waiting_retry_answered(tmp_path: Path) -> None:
+    """The rpc server cancels a handler at its deadline: the call still finishes, its staged write goes to
+    the log with its answer, and a retry that waited for it (or comes later) gets that answer (R7-2, R7-3)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        release = asyncio.Event()
+        staged = volume(core, "vol")
+
+        async def create_then_wait() -> Any:
+            await staged()
+            await release.wait()  # e.g. openKey signing its block tokens after it staged the open key
+            return wire.volume_answer("createVolume", core.info_volume("vol"))
+
+        try:
+            first = asyncio.create_task(replication.serve("createVolume", create_then_wait, Named(1)))
+            for _ in range(500):
+                if store.get(VOLUME_TABLE, volume_key("vol")) is not None:
+                    break
+                await asyncio.sleep(0.01)
+            again = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            )
+            await asyncio.sleep(0.05)
+            first.cancel()
+            await asyncio.gather(first, return_exceptions=True)
+            release.set()
+            await submitted(member, 1)
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            answer = await again
+            assert (
+                wire.volume_info_from_proto(pb.CreateVolumeResponse.FromString(answer).volume).name == "vol"
+            )
+            later = await replication.serve("createVolume", answered_volume(core, "vol"), Named(1))
+            assert later == answer and len(member.submitted) == 1
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_retry_cache_answers_only_the_same_user_and_only_on_the_leader(tmp_path: Path) -> None:
+    """Another user presenting a call's ids is executed as its own call (and refused what it may not do);
+    a follower answers a replay with OMNotLeaderException, never the recorded answer (review R7-8)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            first = asyncio.create_task(
+                replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "alice")
+            )
+            await submitted(member, 1)
+            replication.apply(LogEntry(1, 2, member.submitted[0]))
+            answer = await first
+            assert (
+                await replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "alice")
+                == answer
+            )
+            with pytest.raises(OMException, match="VOLUME_ALREADY_EXISTS"):
+                await replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "mallory")
+            member.role, member.term, member.leader = RaftPeerRole.FOLLOWER, 2, "om2"
+            with pytest.raises(AnsweredStatus) as refused:
+                await replication.serve("createVolume", answered_volume(core, "vol"), Named(1), "alice")
+            assert OMNotLeaderException.parse(refused.value.details) is not None
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_a_write_too_large_for_an_entry_is_refused_and_entries_are_bounded_by_bytes(tmp_path: Path) -> None:
+    """A transaction above what one entry may carry is refused to its caller (INVALID_REQUEST naming the
+    limit), nothing is submitted and the leader keeps serving; transactions sealed together go to as many
+    entries as their bytes need; a submit refused for another reason than leadership is no step-down
+    (review R7-7b)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES, entry_byte_limit=ANSWER_ROOM + 3000)
+        member = ScriptedMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        loop = asyncio.get_running_loop()
+
+        def writing(name: str, size: int) -> Any:
+            async def run() -> None:
+                job = contextvars.copy_context()
+                op = (VOLUME_TABLE, volume_key(name), b"x" * size)
+                await loop.run_in_executor(None, job.run, store.write, [op])
+
+            return run
+
+        try:
+            with pytest.raises(
+                OMException, match=r"INVALID_REQUEST.*raft\.server\.log\.appender\.buffer\.byte-limit"
+            ):
+                await replication.serve("createVolume", writing("big", 4000), NoMetadata())
+            assert member.submitted == [] and store.get(VOLUME_TABLE, volume_key("big")) is None
+            calls = [
+                asyncio.create_task(replication.serve("createVolume", writing(f"v{i}", 1200), NoMetadata()))
+                for i in range(3)
+            ]
+            await submitted(member, 2)
+            assert all(len(p) <= ANSWER_ROOM + 3000 for p in member.submitted)
+            for index, payload in enumerate(member.submitted, start=2):
+                replication.apply(LogEntry(1, index, payload))
+            await asyncio.gather(*calls)
+            assert replication.stepdowns == 0 and replication.leading()
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+class RefusingMember(ScriptedMember):
+    async def submit(self, payload: bytes, client_id: str, call_id: int) -> object:
+        self.submitted.append(payload)
+        raise EntryTooLargeError("a request above raft.server.log.appender.buffer.byte-limit")
+
+
+def test_a_submit_refused_for_its_size_is_no_step_down(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = RefusingMember()
+        replication.attach(member)  # type: ignore[arg-type]
+        try:
+            with pytest.raises(AnsweredStatus):
+                await replication.serve("createVolume", volume(core, "vol"), NoMetadata())
+            assert replication.stepdowns == 0
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+class TransferringMember(ScriptedMember):
+    """A leader whose transfer the test scripts: taken over, refused (another transfer runs) or late."""
+
+    def __init__(self, members: tuple[str, ...], outcome: bool | Exception) -> None:
+        super().__init__()
+        self.group = SimpleNamespace(peers=[SimpleNamespace(id=RaftPeerId(m)) for m in members])
+        self.outcome = outcome
+
+    async def transfer_leadership(self, target: RaftPeerId) -> bool:
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+
+@pytest.mark.parametrize(
+    ("members", "outcome", "status", "text"),
+    [
+        (("om1",), True, "INVALID_ARGUMENT", "the only OM of its service"),
+        (
+            ("om1", "om2"),
+            TransferRefusedError(RaftPeerId("om1"), RaftPeerId("om2"), RaftPeerId("om3")),
+            "FAILED_PRECONDITION",
+            "a previous transfer to om3 is in progress",
+        ),
+        (("om1", "om2"), False, "DEADLINE_EXCEEDED", "did not take over from OM om1 in time"),
+    ],
+)
+def test_a_refused_transfer_names_its_reason_and_the_leader_keeps_serving(
+    tmp_path: Path, members: tuple[str, ...], outcome: bool | Exception, status: str, text: str
+) -> None:
+    """`admin om transfer`: no OM to pick, a transfer already running, a target that did not take over:
+    each a clear status of its own (not UNAVAILABLE, which the CLI reads as "not the leader") (R7-5)."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        replication = OmReplication(store, OzoneManager(store, FakeScm()), "om1", ADDRESSES)
+        replication.attach(TransferringMember(members, outcome))  # type: ignore[arg-type]
+        try:
+            with pytest.raises(AnsweredStatus) as refused:
+                await replication.transfer_leadership(None)
+            assert refused.value.status == status and text in refused.value.details
+            assert replication.stepdowns == 0 and replication.leading()
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_the_cli_refuses_a_random_transfer_in_a_one_om_service(capsys: pytest.CaptureFixture[str]) -> None:
+    defines = ["-D", "ozone.om.service.ids=svc", "-D", "ozone.om.nodes.svc=om1",
+               "-D", "ozone.om.address.svc.om1=127.0.0.1:1"]  # fmt: skip
+    assert main(["admin", "om", "transfer", "-r", *defines]) != 0
+    assert "the service has one OM (om1)" in capsys.readouterr().err
