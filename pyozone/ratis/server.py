@@ -236,8 +236,14 @@ class RaftServer:
                 # Ratis's FollowerState.lostMajorityHeartbeatsRecently: a leader that lost its majority does
                 # not stand again at once, so a leader cut off alone cannot churn the group's term.
                 self._reset_election_timer()
-            elif self.me not in self.log.configuration:
-                self._reset_election_timer()  # removed (or not yet added): it stands no more (thesis 4.2.3)
+            elif self.me not in self.log.configuration and self.me not in self.log.configuration_at(
+                self.commit_index
+            ):
+                # Removed (or not yet added): it stands no more (thesis 4.2.3). Until it knows its removal
+                # committed it still stands, not counting its own vote (thesis 4.2.2): it may hold the only
+                # log that a majority of the new configuration can elect, and then the removal commits only
+                # through it.
+                self._reset_election_timer()
             else:
                 self._start_election(Phase.PRE_VOTE if self._settings.pre_vote else Phase.ELECTION)
         return self._drain()
@@ -375,8 +381,8 @@ class RaftServer:
         (`ConfigurationRefused`, Ratis's ReconfigurationTimeoutException), so it blocks no later change. A
         retry of the call (same client and call id) waits for the outcome of the change in progress, or gets
         that of the last failed one. A leader that removes itself leads, not counting itself, until the entry
-        commits, then steps down; a removed member stands no more, and pre-vote keeps one that did not learn
-        of it harmless."""
+        commits, then steps down; a removed member stands until it knows its removal committed (not counting
+        its own vote), then no more, and pre-vote keeps one that did not learn of it harmless."""
         current = self.log.configuration
         wanted = tuple(dict.fromkeys(peers))
         configurations = self.log.configuration_indexes()

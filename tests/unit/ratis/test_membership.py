@@ -7,6 +7,7 @@ from pyozone.ratis.messages import (
     AppendEntriesRequest,
     ClientCall,
     EntryKind,
+    LogEntry,
     RequestVoteReply,
     RequestVoteRequest,
 )
@@ -95,6 +96,42 @@ def test_a_leader_that_removes_itself_steps_down_once_the_removal_commits_and_st
     group.tick(B, 10_000)
     group.settle(A)
     assert RaftPeerRole.LEADER in (group.servers[B].role, group.servers[C].role)
+
+
+def test_a_member_whose_removal_has_not_committed_still_stands_without_its_own_vote():
+    # The thesis, section 4.2.2: A appended its own removal and restarted; only A holds it, and no other log
+    # is up to date enough for a majority of A, B, C, D (B, restarted empty, knows only A, B, C, so refuses
+    # D). A must stand, win the votes of B, C and D (not its own), commit its removal and step down.
+    def data(index: int) -> LogEntry:
+        return LogEntry(1, index, b"%d" % index)
+
+    add = LogEntry(1, 2, kind=EntryKind.CONFIGURATION, peers=(A, B, C, D))
+    remove = LogEntry(1, 4, kind=EntryKind.CONFIGURATION, peers=(B, C, D))
+    group = Group(
+        A,
+        B,
+        C,
+        D,
+        states={
+            A: PersistentState(1, A, (data(1), add, data(3), remove)),
+            B: PersistentState(1, A, (), configuration=OLD),
+            C: PersistentState(1, A, (data(1), add)),
+            D: PersistentState(1, None, (data(1), add, data(3))),
+        },
+    )
+    for member in (A, B, C, D):  # no one else can win: B, C and D each gather two grants of four
+        group.tick(member, 10_000)
+    assert group.sent(A)  # A stood (a pre-vote)
+    group.outbox.clear()
+    group.elect(A)
+    removed = group.servers[A]
+    assert removed.role is RaftPeerRole.FOLLOWER and removed.commit_index >= remove.index
+    assert removed.current_term == 2  # it led term 2 with B, C and D's votes
+    assert {group.servers[m].configuration for m in (B, C, D)} == {(B, C, D)}
+    group.tick(A, 10_000)
+    assert group.sent(A) == []  # its removal committed: it stands no more
+    group.elect(C)
+    assert group.servers[C].role is RaftPeerRole.LEADER
 
 
 def test_a_removed_member_cannot_raise_the_terms_of_the_group():
