@@ -58,6 +58,7 @@ from pyozone.ratis.read_index import ReadIndexReads
 from pyozone.ratis.retry_cache import RetryCache
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis.validation import named_sender, refuse, validate
 
 if TYPE_CHECKING:
     from pyozone.hdds.clock import Clock  # the protocol only: the core never loads a clock that reads time
@@ -84,43 +85,6 @@ class _PendingPersist:
     seq: int
     first_index: int | None  # the first log index it rewrites, None for term and vote only
     last_index: int
-
-
-def _named_sender(message: Message) -> RaftPeerId:
-    if isinstance(message, RequestVoteRequest):
-        return message.candidate_id
-    if isinstance(message, RequestVoteReply):
-        return message.voter_id
-    if isinstance(message, AppendEntriesRequest | StartLeaderElectionRequest | InstallSnapshotRequest):
-        return message.leader_id
-    return message.follower_id
-
-
-def _refuse(message: Message, why: str) -> ValueError:
-    return ValueError(f"refused a {type(message).__name__} from {_named_sender(message)}: {why}")
-
-
-def _validate(message: Message) -> None:
-    """A malformed message from a peer is refused before it changes anything: an append whose entries do not
-    follow `previous_index` one by one, or that names a negative index or a term above its leader's."""
-    if isinstance(message, AppendEntriesRequest):
-        if message.previous_index < 0 or message.leader_commit < 0:
-            raise _refuse(message, "a negative previous index or commit index")
-        if not 0 <= message.previous_term <= message.leader_term or (
-            message.previous_index == 0 and message.previous_term != 0
-        ):
-            raise _refuse(message, f"previous term {message.previous_term} is impossible at that index")
-        index, term = message.previous_index, message.previous_term
-        for entry in message.entries:
-            if entry.index != index + 1:
-                raise _refuse(message, f"entry index {entry.index} does not follow {index}")
-            if not term <= entry.term <= message.leader_term:
-                raise _refuse(message, f"entry {entry.index} has term {entry.term} after term {term}")
-            index, term = entry.index, entry.term
-    elif isinstance(message, InstallSnapshotRequest) and (
-        message.first_available.index < 1 or message.first_available.term > message.leader_term
-    ):
-        raise _refuse(message, f"first available entry {message.first_available} is impossible")
 
 
 @dataclass(frozen=True)
@@ -263,7 +227,7 @@ class RaftServer:
         malformed, is refused with ValueError before it changes anything (the shell reports it). A leader of
         our term or a later one is heard even if our configuration does not name it yet: a member added, or
         one that missed the change, learns the configuration from it (the thesis, section 4.2.1)."""
-        named = _named_sender(message)
+        named = named_sender(message)
         from_a_leader = (
             isinstance(message, AppendEntriesRequest | InstallSnapshotRequest)
             and message.leader_term >= self.current_term
@@ -273,7 +237,7 @@ class RaftServer:
                 f"refused a {type(message).__name__} from {sender} (naming {named}): not "
                 f"another member of this group"
             )
-        _validate(message)
+        validate(message)
         if isinstance(message, RequestVoteRequest):
             self._on_request_vote(message)
         elif isinstance(message, RequestVoteReply):
@@ -686,9 +650,7 @@ class RaftServer:
             return
         if reply.next_index < 1 or reply.match_index > self.log.last_index:
             # Our appends of this term name nothing past our log, and a follower resumes at index 1 at least.
-            raise _refuse(
-                reply, f"match index {reply.match_index}, next index {reply.next_index}: never sent"
-            )
+            raise refuse(reply, f"match index {reply.match_index}, next index {reply.next_index}: never sent")
         self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
         self._serve_reads()
@@ -739,7 +701,7 @@ class RaftServer:
         if self._leader is None or reply.term < self.current_term or sender not in self._leader.followers:
             return
         if reply.snapshot_index > self.log.last_index:
-            raise _refuse(reply, f"snapshot index {reply.snapshot_index} is past our log")
+            raise refuse(reply, f"snapshot index {reply.snapshot_index} is past our log")
         self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
         self._serve_reads()

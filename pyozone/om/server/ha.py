@@ -51,7 +51,8 @@ from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_byt
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.server import NotLeaderError, RaftMember, TransferRefusedError
+from pyozone.ratis_server.member_api import NotLeaderError, TransferRefusedError
+from pyozone.ratis_server.server import RaftMember
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 
 if TYPE_CHECKING:

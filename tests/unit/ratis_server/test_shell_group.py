@@ -13,7 +13,7 @@ import pytest
 from pyozone.hdds.security import x509 as X
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis_server.server import EntryTooLargeError, NotLeaderError
+from pyozone.ratis_server.member_api import EntryTooLargeError, NotLeaderError
 from tests.polling import wait_for_async
 from tests.tls_certs import CertAuthority
 from tests.unit.ratis_server.shell_support import SETTINGS, Group, put, running_group

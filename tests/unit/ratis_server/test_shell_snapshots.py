@@ -22,13 +22,9 @@ from pyozone.ratis.messages import (
     TermIndex,
 )
 from pyozone.ratis.outputs import Persist
+from pyozone.ratis_server.member_api import NotLeaderError, ReconfigurationError, TransferRefusedError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
-from pyozone.ratis_server.server import (
-    NotLeaderError,
-    RaftMember,
-    ReconfigurationError,
-    TransferRefusedError,
-)
+from pyozone.ratis_server.server import RaftMember
 from tests.polling import wait_for_async
 from tests.unit.ratis_server.shell_support import (
     SETTINGS,

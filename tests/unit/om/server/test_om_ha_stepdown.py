@@ -27,7 +27,7 @@ from pyozone.protocol import om_records
 from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis_server.server import EntryTooLargeError, RaftStatus, TransferRefusedError
+from pyozone.ratis_server.member_api import EntryTooLargeError, RaftStatus, TransferRefusedError
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 from tests.unit.om.om_fakes import FakeScm
 
