@@ -223,7 +223,8 @@ class XceiverStream:
     async def wait(self, future: asyncio.Future[Response], timeout_s: float | None = None) -> Response:
         """The answer, checked for SUCCESS; a timeout breaks the stream (DEADLINE_EXCEEDED)."""
         try:
-            response = await asyncio.wait_for(asyncio.shield(future), timeout_s or self.timeout_s)
+            async with asyncio.timeout(timeout_s or self.timeout_s):  # not wait_for: it can lose a cancel
+                response = await asyncio.shield(future)
         except TimeoutError:
             error = DatanodeCallError(
                 self.datanode, "DEADLINE_EXCEEDED", f"no answer in {timeout_s or self.timeout_s:g}s",

@@ -171,7 +171,9 @@ class PeerSender:
         return batch
 
     async def _run(self) -> None:
-        while True:
+        task = asyncio.current_task()
+        assert task is not None
+        while not task.cancelling():  # a failed call must not hide a close that asked this task to end
             await self._wake.wait()
             self._wake.clear()
             while self._queue:

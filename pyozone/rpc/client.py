@@ -168,8 +168,11 @@ class Channel:
             )
             dial.add_done_callback(lambda t: t.cancelled() or t.exception())
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for returns (or raises) the dial's outcome when
+        # this caller's cancellation arrives as the dial ends, and so loses the cancel.
         try:
-            return await asyncio.wait_for(asyncio.shield(dial), remaining)
+            async with asyncio.timeout(remaining):
+                return await asyncio.shield(dial)
         except TimeoutError:
             raise RpcError(StatusCode.UNAVAILABLE, f"failed to connect to {self.target}: timed out") from None
 

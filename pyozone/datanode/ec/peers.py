@@ -148,7 +148,8 @@ class RpcPeer:
         """Ends the stream after the queued requests; answers still pending fail."""
         self._queue.put_nowait(None)
         try:
-            await asyncio.wait_for(asyncio.shield(self._reader), 5)
+            async with asyncio.timeout(5):  # not wait_for: it can lose a cancel
+                await asyncio.shield(self._reader)
         except TimeoutError:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -114,11 +114,20 @@ class WritableECContainerProvider:
                 open_count -= 1
             elif not _excluded(pipeline, container, excluded):
                 return container
+        counted = open_count
         if open_count >= maximum:
-            # Every open pipeline was full or excluded: one more try, allowing as many pipelines as
-            # there are healthy nodes
+            # Every open pipeline was full or excluded: one more try, allowing as many pipelines as there
+            # are healthy nodes, and not counting those with a datanode the caller found dead (SCM closes
+            # them when it goes stale): a writer that lost a datanode mid-key is not refused because
+            # every open pipeline holds it (docs/differences.md)
             maximum = max(maximum, len(self._nodes.healthy_in_service()))
-        if open_count < maximum:
+            if excluded.datanodes:
+                counted -= sum(
+                    1
+                    for p in self._pipelines.pipelines(config, PipelineState.OPEN)
+                    if not excluded.datanodes.isdisjoint(p.nodes)
+                )
+        if counted < maximum:
             return self._allocate(config, owner, excluded)
         raise SCMException(
             f"Unable to allocate a container for {config} after trying {tried} existing ones: pipeline limit "

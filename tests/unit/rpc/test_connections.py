@@ -266,6 +266,36 @@ def test_a_caller_waiting_on_a_shared_dial_keeps_its_own_deadline() -> None:
     scenario(test)
 
 
+def test_a_caller_cancelled_as_its_dial_fails_ends_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Raft member's stop hung (CI, a loaded machine): it cancelled the task sending to a peer that was
+    down just as the dial to it was refused, Python 3.11's wait_for raised the dial's UNAVAILABLE instead
+    of the cancel, and the task went back to waiting for work. The cancel must win."""
+    from pyozone.rpc import client as rpc_client
+
+    async def test() -> None:
+        for turns in range(20):  # the cancel lands at each step of the failure's way to the caller
+            dial: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+            async def connect_once(*_: object, dial: asyncio.Future[object] = dial) -> object:
+                return await dial
+
+            monkeypatch.setattr(rpc_client.Channel, "_connect_once", connect_once)
+            call = channel(1).unary(SPEC.methods["echo"].path, request(), None, timeout=5)
+            caller = asyncio.ensure_future(call)
+            await asyncio.sleep(0.01)  # the caller waits on the dial
+            dial.set_exception(rpc.RpcError(Code.UNAVAILABLE, "refused"))
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            if caller.done():  # the failure reached the caller first: nothing left to race
+                assert isinstance(caller.exception(), rpc.RpcError)
+                break
+            caller.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await caller
+
+    scenario(test)
+
+
 def test_a_call_the_server_never_took_before_its_goaway_is_sent_again_on_a_new_connection() -> None:
     """Issue 29 D6: an idle close raced a call sent just before the GOAWAY arrived, and the call failed
     UNAVAILABLE though the server never ran it. GOAWAY names the last call taken; a unary call above it is

@@ -171,6 +171,24 @@ def test_every_open_pipeline_excluded_raises_the_maximum_to_the_node_count() -> 
     assert len(h.open_pipelines()) == 3
 
 
+def test_a_datanode_in_every_open_pipeline_excluded_still_gets_a_pipeline_without_it() -> None:
+    """CI: a datanode killed mid-write was in all six open pipelines (six nodes, the raised maximum six)
+    and the writer was refused until SCM found the node stale. Pipelines holding a datanode the writer
+    excluded do not count against the raised maximum."""
+    h = EcScm(6)
+    assert h.scm.blocks.ec_containers.maximum_pipelines(RS_3_2) == 5
+    for _ in range(5):
+        h.allocate()
+    first = h.open_pipelines()
+    dead = next(dn for dn in h.dns if all(dn in p.nodes for p in first))  # five omit at most five nodes
+    other = next(dn for dn in h.dns if dn != dead)
+    h.allocate(excluded=ExcludeList(datanodes=frozenset({other}), pipelines=frozenset(p.id for p in first)))
+    assert len(h.open_pipelines()) == 6 and all(dead in p.nodes for p in h.open_pipelines())
+    block = h.allocate(excluded=ExcludeList(datanodes=frozenset({dead})))
+    assert dead not in block.pipeline.nodes
+    assert len(h.open_pipelines()) == 7
+
+
 def test_no_pipeline_left_and_no_room_to_raise_the_maximum_is_refused() -> None:
     h = EcScm(5)
     blocks = [h.allocate() for _ in range(5)]
