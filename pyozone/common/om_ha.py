@@ -77,6 +77,19 @@ def om_service_nodes(conf: OzoneConfiguration, service_id: str) -> tuple[OmNodeD
     return tuple(nodes)
 
 
+def om_decommissioned_ids(conf: OzoneConfiguration, service_id: str) -> tuple[str, ...]:
+    """`ozone.om.decommissioned.nodes.SERVICE` (Ozone's OZONE_OM_DECOMMISSIONED_NODES_KEY): OMs removed from
+    the service (`admin om decommission`), still named in ozone.om.nodes.SERVICE but members no more."""
+    return _ids(conf, suffixed("ozone.om.decommissioned.nodes", service_id))
+
+
+def om_active_nodes(conf: OzoneConfiguration, service_id: str) -> tuple[OmNodeDetails, ...]:
+    """The service's OMs less the decommissioned ones (Ozone's OmUtils.getAllOMHAAddresses without them):
+    a new service's Raft group, and every OM's address book."""
+    removed = set(om_decommissioned_ids(conf, service_id))
+    return tuple(node for node in om_service_nodes(conf, service_id) if node.node_id not in removed)
+
+
 def client_om_service(conf: OzoneConfiguration, authority: str | None = None) -> str | None:
     """The OM service a client talks to: `authority` when it names a configured service (`ofs://SERVICE/`),
     else the one of `ozone.om.service.ids` (`ozone.om.internal.service.id` choosing among several); None

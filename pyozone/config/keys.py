@@ -226,6 +226,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.service.ids", T, None, "OM services (comma-separated); each an HA group of OMs"),
     _k("ozone.om.internal.service.id", T, None, "The OM service this OM or client belongs to"),
     _k("ozone.om.nodes", T, None, "Written ozone.om.nodes.SERVICE: the node ids of a service's OMs"),
+    _k(
+        "ozone.om.decommissioned.nodes",
+        T,
+        None,
+        "Written ozone.om.decommissioned.nodes.SERVICE: OMs removed from the service (admin om decommission)",
+    ),
     _k("ozone.om.node.id", T, None, "This OM's node id (default: the node with a local address)"),
     _k("ozone.om.ratis.port", N, "9872", "OM's Raft port; .SERVICE.NODE per OM"),
     _k("ozone.om.ratis.storage.dir", T, None, "OM's Raft log directory (default: ozone.metadata.dirs/ratis)"),
@@ -320,6 +326,7 @@ KEYS_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}
 
 SUFFIXES: dict[str, tuple[int, ...]] = {
     "ozone.om.nodes": (1,),
+    "ozone.om.decommissioned.nodes": (1,),
     "ozone.om.address": (2,),
     "ozone.om.http-address": (2,),
     "ozone.om.ratis.port": (2,),

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dpyozone/OmAdminProtocol.proto\x12\x0fpyozone.omadmin\";\n\x19TransferLeadershipRequest\x12\x0e\n\x06nodeId\x18\x01 \x01(\t\x12\x0e\n\x06random\x18\x02 \x01(\x08\"1\n\x1aTransferLeadershipResponse\x12\x13\n\x0bnewLeaderId\x18\x01 \x01(\t2\x89\x01\n\x18OzoneManagerAdminService\x12m\n\x12transferLeadership\x12*.pyozone.omadmin.TransferLeadershipRequest\x1a+.pyozone.omadmin.TransferLeadershipResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dpyozone/OmAdminProtocol.proto\x12\x0fpyozone.omadmin\";\n\x19TransferLeadershipRequest\x12\x0e\n\x06nodeId\x18\x01 \x01(\t\x12\x0e\n\x06random\x18\x02 \x01(\x08\"1\n\x1aTransferLeadershipResponse\x12\x13\n\x0bnewLeaderId\x18\x01 \x01(\t\"m\n\nOMNodeInfo\x12\x0e\n\x06nodeID\x18\x01 \x01(\t\x12\x13\n\x0bhostAddress\x18\x02 \x01(\t\x12\x0f\n\x07rpcPort\x18\x03 \x01(\r\x12\x11\n\tratisPort\x18\x04 \x01(\r\x12\x16\n\x0e\x64\x65\x63ommissioned\x18\x05 \x01(\x08\"\x18\n\x16OMConfigurationRequest\"\xa4\x01\n\x17OMConfigurationResponse\x12\x32\n\rnodesInMemory\x18\x01 \x03(\x0b\x32\x1b.pyozone.omadmin.OMNodeInfo\x12\x33\n\x0enodesInNewConf\x18\x02 \x03(\x0b\x32\x1b.pyozone.omadmin.OMNodeInfo\x12\x0e\n\x06nodeId\x18\x03 \x01(\t\x12\x10\n\x08logKnown\x18\x04 \x01(\x08\"L\n\x12\x42ootstrapOMRequest\x12\x0e\n\x06nodeId\x18\x01 \x01(\t\x12\x13\n\x0bhostAddress\x18\x02 \x01(\t\x12\x11\n\tratisPort\x18\x03 \x01(\r\"1\n\x13\x42ootstrapOMResponse\x12\x1a\n\x12\x63onfigurationIndex\x18\x01 \x01(\x04\"<\n\x15\x44\x65\x63ommissionOMRequest\x12\x0e\n\x06nodeId\x18\x01 \x01(\t\x12\x13\n\x0bnodeAddress\x18\x02 \x01(\t\"4\n\x16\x44\x65\x63ommissionOMResponse\x12\x1a\n\x12\x63onfigurationIndex\x18\x01 \x01(\x04\x32\xab\x03\n\x18OzoneManagerAdminService\x12m\n\x12transferLeadership\x12*.pyozone.omadmin.TransferLeadershipRequest\x1a+.pyozone.omadmin.TransferLeadershipResponse\x12g\n\x12getOMConfiguration\x12\'.pyozone.omadmin.OMConfigurationRequest\x1a(.pyozone.omadmin.OMConfigurationResponse\x12V\n\tbootstrap\x12#.pyozone.omadmin.BootstrapOMRequest\x1a$.pyozone.omadmin.BootstrapOMResponse\x12_\n\x0c\x64\x65\x63ommission\x12&.pyozone.omadmin.DecommissionOMRequest\x1a\'.pyozone.omadmin.DecommissionOMResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,6 +35,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TRANSFERLEADERSHIPREQUEST']._serialized_end=109
   _globals['_TRANSFERLEADERSHIPRESPONSE']._serialized_start=111
   _globals['_TRANSFERLEADERSHIPRESPONSE']._serialized_end=160
-  _globals['_OZONEMANAGERADMINSERVICE']._serialized_start=163
-  _globals['_OZONEMANAGERADMINSERVICE']._serialized_end=300
+  _globals['_OMNODEINFO']._serialized_start=162
+  _globals['_OMNODEINFO']._serialized_end=271
+  _globals['_OMCONFIGURATIONREQUEST']._serialized_start=273
+  _globals['_OMCONFIGURATIONREQUEST']._serialized_end=297
+  _globals['_OMCONFIGURATIONRESPONSE']._serialized_start=300
+  _globals['_OMCONFIGURATIONRESPONSE']._serialized_end=464
+  _globals['_BOOTSTRAPOMREQUEST']._serialized_start=466
+  _globals['_BOOTSTRAPOMREQUEST']._serialized_end=542
+  _globals['_BOOTSTRAPOMRESPONSE']._serialized_start=544
+  _globals['_BOOTSTRAPOMRESPONSE']._serialized_end=593
+  _globals['_DECOMMISSIONOMREQUEST']._serialized_start=595
+  _globals['_DECOMMISSIONOMREQUEST']._serialized_end=655
+  _globals['_DECOMMISSIONOMRESPONSE']._serialized_start=657
+  _globals['_DECOMMISSIONOMRESPONSE']._serialized_end=709
+  _globals['_OZONEMANAGERADMINSERVICE']._serialized_start=712
+  _globals['_OZONEMANAGERADMINSERVICE']._serialized_end=1139
 # @@protoc_insertion_point(module_scope)

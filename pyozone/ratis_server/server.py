@@ -131,7 +131,11 @@ class RaftMember:
         role: CertRole = CertRole.OM,
         rng: random.Random | None = None,
         bind_host: str | None = None,
+        known_peers: tuple[RaftPeer, ...] = (),
     ) -> None:
+        """`group`: the group's first members (the configuration before any change in the log) and their
+        addresses; `known_peers`: other servers' addresses, members later or not (OM: every OM its
+        configuration names), so a member added by a change another member led is reachable here."""
         address = group.address(me)
         if address is None:
             raise ValueError(f"{me} is not a member of group {group.group_id}")
@@ -139,7 +143,7 @@ class RaftMember:
         self.group = group
         """The members in force (the last configuration the core appended) and their addresses."""
         self.address = address
-        self._addresses: dict[RaftPeerId, RaftPeer] = {p.id: p for p in group.peers}
+        self._addresses: dict[RaftPeerId, RaftPeer] = {p.id: p for p in (*known_peers, *group.peers)}
         """Every member's address this member knows: the group's at start and those of the configuration
         changes in force or under way (a refused change's are forgotten). Messages are taken only from
         these; the core decides who is a member."""

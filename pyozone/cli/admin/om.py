@@ -5,12 +5,19 @@ UNREACHABLE.
 
 `pyozone admin om transfer [-id SERVICE] -n NODE | -r`: hands the service's leadership to NODE (or to another
 OM the leader picks), as Ozone's `ozone admin om transfer`, through OM's OzoneManagerAdminService; a
-follower names the leader and the call goes there."""
+follower names the leader and the call goes there.
+
+`pyozone admin om decommission -id SERVICE -nodeid NODE [-hostname HOST] [--force]`: removes an OM from the
+service's Raft group, as Ozone's `ozone admin om decommission` (DecommissionOMSubcommand): the node must be
+listed in ozone.om.decommissioned.nodes.SERVICE here and, unless --force, in every other OM's configuration;
+then the leader removes it. `roles` shows an OM the group does not count (yet, or any more) as
+NOT_A_MEMBER."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import socket
 import ssl
 import urllib.error
 import urllib.request
@@ -18,14 +25,16 @@ from typing import Any
 
 from pyozone import rpc
 from pyozone.common.cli_options import CLIError, load_configuration
-from pyozone.common.om_ha import client_om_service, om_service_nodes
+from pyozone.common.om_ha import client_om_service, om_active_nodes, om_decommissioned_ids, om_service_nodes
 from pyozone.common.output import print_json
 from pyozone.common.tls_mode import client_tls
 from pyozone.config import OzoneConfiguration
+from pyozone.config.keys import suffixed
+from pyozone.framework.om_admin import OmAdminClient, OmAdminError
 from pyozone.framework.om_errors import OMNotLeaderException
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.protocol.om_admin import ADMIN_SERVICE, transfer_request
+from pyozone.protocol.om_admin import ADMIN_SERVICE, decommission_request, transfer_request
 
 OM_ADMIN_SERVICE = rpc.ServiceSpec.of(ADMIN_SERVICE)
 
@@ -50,6 +59,32 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     who.add_argument("-n", "--newLeaderId", dest="node", metavar="NODE", help="the OM to lead next")
     who.add_argument("-r", "--random", action="store_true", help="another OM, picked by the leader")
     transfer.set_defaults(func=run_transfer)
+    decommission = commands.add_parser(
+        "decommission",
+        parents=[parent],
+        help="remove an OM from the service's Raft group",
+        description=(
+            "Decommission an OzoneManager. Ensure that the node being decommissioned is shut down first. Add "
+            "it to ozone.om.decommissioned.nodes.SERVICE in ozone-site.xml of all OzoneManagers (and restart "
+            "them) before proceeding. Decommissioning an OM might make the service lose high availability: "
+            "add another OM first."
+        ),
+    )
+    decommission.add_argument(
+        "-id", "--service-id", dest="service_id", required=True, metavar="SERVICE", help="the OM service"
+    )  # fmt: skip
+    decommission.add_argument(
+        "-nodeid", "--nodeid", dest="node", required=True, metavar="NODE", help="the OM to decommission"
+    )  # fmt: skip
+    decommission.add_argument(
+        "-hostname", "--node-host-address", dest="hostname", metavar="HOST",
+        help="the OM's host name or address (checked against its ozone.om.address.SERVICE.NODE)",
+    )  # fmt: skip
+    decommission.add_argument(
+        "--force", action="store_true",
+        help="skip checking that every OM's configuration lists the node in ozone.om.decommissioned.nodes",
+    )  # fmt: skip
+    decommission.set_defaults(func=run_decommission)
 
 
 def _view(host: str, port: int, context: ssl.SSLContext | None) -> dict[str, Any] | None:
@@ -102,15 +137,28 @@ def run_transfer(args: argparse.Namespace) -> int:
     raise CLIError(f"no OM of the service took the transfer (asked {', '.join(asked)}): {why}")
 
 
+def _members(views: dict[str, dict[str, Any] | None]) -> set[str] | None:
+    """The group's members in force, as the leader's log has them (else any OM's that answers)."""
+    answering = [v for v in views.values() if v and v.get("ha") and "members" in v]
+    leading = [v for v in answering if v.get("role") == "LEADER"]
+    chosen = max(leading or answering, key=lambda v: v.get("term") or 0, default=None)
+    return set(chosen["members"]) if chosen is not None else None
+
+
 def run_roles(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
     service = _service(conf, args)
     tls = client_tls(conf)
     context = tls.client_context() if tls is not None else None
+    nodes = om_service_nodes(conf, service)
+    views = {node.node_id: _view(node.http_address.host, node.http_address.port, context) for node in nodes}
+    members = _members(views)
     rows = []
-    for node in om_service_nodes(conf, service):
-        view = _view(node.http_address.host, node.http_address.port, context)
+    for node in nodes:
+        view = views[node.node_id]
         role = view.get("role", "UNKNOWN") if view and view.get("ha") else "UNREACHABLE"
+        if members is not None and node.node_id not in members:
+            role = "NOT_A_MEMBER"  # a learner being added, or an OM decommissioned (running or not)
         rows.append(
             {
                 "nodeId": node.node_id,
@@ -127,3 +175,65 @@ def run_roles(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"{row['nodeId']} : {row['role']} ({row['host']})")
     return 0
+
+
+def _same_host(a: str, b: str) -> bool:
+    try:
+        return a == b or socket.gethostbyname(a) == socket.gethostbyname(b)
+    except OSError:
+        return False
+
+
+def run_decommission(args: argparse.Namespace) -> int:
+    conf = load_configuration(args)
+    service, gone = args.service_id, args.node
+    nodes = {n.node_id: n for n in om_service_nodes(conf, service)}
+    if gone not in nodes:
+        raise CLIError(f"There is no OM corresponding to {gone} in the configuration ({', '.join(nodes)})")
+    host = nodes[gone].rpc_address.host
+    if args.hostname is not None and not _same_host(args.hostname, host):
+        raise CLIError(
+            f"OM {gone}'s host address in config - {host} does not match the provided host address "
+            f"{args.hostname}"
+        )
+    client = OmAdminClient(nodes, client_tls(conf))
+    if not args.force:
+        _check_decommission_configs(conf, client, service, gone, host)
+    try:
+        _, answer = client.call_leader("decommission", decommission_request(gone, host), timeout_s=60)
+    except OmAdminError as e:
+        print(f"Failed to decommission OM {gone}")
+        raise CLIError(str(e)) from None
+    print(f"Successfully decommissioned OM {gone} (configuration entry {answer.configurationIndex})")
+    return 0
+
+
+def _check_decommission_configs(
+    conf: OzoneConfiguration, client: OmAdminClient, service: str, gone: str, host: str
+) -> None:
+    """Ozone's verifyConfigUpdatedOnAllOMs: the node is decommissioned in this configuration and in every
+    remaining OM's."""
+    key = suffixed("ozone.om.decommissioned.nodes", service)
+    if gone not in om_decommissioned_ids(conf, service):
+        raise CLIError(
+            f"Please add the to be decommissioned OM {gone} to the {key} config in ozone-site.xml of all "
+            "nodes."
+        )
+    active = [n.node_id for n in om_active_nodes(conf, service)]
+    if not active:
+        raise CLIError(f"Cannot decommission OM {gone} as it is the only node in the ring.")
+    stale = []
+    for node in active:
+        try:
+            answer = client.configuration(node)
+        except rpc.RpcError as e:
+            stale.append(f"{node} ({e.code().name})")
+            continue
+        listed = next((n for n in answer.nodesInNewConf if n.nodeID == gone), None)
+        if listed is None or not listed.decommissioned or not _same_host(listed.hostAddress, host):
+            stale.append(node)
+    if stale:
+        raise CLIError(
+            f"OM(s) {', '.join(stale)} have not been updated with decommissioned nodes list ({key}) or their "
+            "address for the decommissioning node does not match (--force skips this check)"
+        )

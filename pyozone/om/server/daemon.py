@@ -31,7 +31,14 @@ from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.http_json import JsonResponse, Route
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import address, bind_address, om_address
-from pyozone.common.om_ha import OmNodeDetails, local_om_node, om_raft_group_id, om_service_nodes
+from pyozone.common.om_ha import (
+    OmNodeDetails,
+    local_om_node,
+    om_active_nodes,
+    om_decommissioned_ids,
+    om_raft_group_id,
+    om_service_nodes,
+)
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
@@ -51,12 +58,13 @@ from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_adm
 from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
+from pyozone.om.server.membership import MembershipRefused, OmMembership, first_members, join_service
 from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.server.web import UI, om_api
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
 from pyozone.om.settings import OMSettings
-from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir
+from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir, read_om_storage
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis.settings import RaftSettings
@@ -89,32 +97,6 @@ def _terminate(error: BaseException) -> None:
     os._exit(1)
 
 
-MEMBERS_FILE = "om-service-nodes"
-"""In the group's Raft directory: the node ids of the service the log was written by, one a line."""
-
-
-def _check_members(group_dir: Path, node: OmNodeDetails, members: list[str]) -> None:
-    """The service's OMs are those its log began with: an OM added or removed in ozone.om.nodes.SERVICE
-    would change the group's majority under its members' feet (Ozone adds an OM with `--bootstrap`, a Raft
-    membership change, which pyozone does not have yet), so OM refuses to start."""
-    path = group_dir / MEMBERS_FILE
-    wanted = "\n".join(sorted(members)) + "\n"
-    if path.exists():
-        had = path.read_text()
-        if had != wanted:
-            raise ServerStartError(
-                f"{suffixed('ozone.om.nodes', node.service_id)} names {', '.join(sorted(members))}, but "
-                f"the service's Raft log in {group_dir} was written by {', '.join(had.split())}: adding or "
-                "removing an OM (pyozone om --bootstrap, a Raft membership change) is not built yet; restore "
-                "the list"
-            )
-        return
-    group_dir.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".tmp")
-    partial.write_text(wanted)
-    os.replace(partial, path)
-
-
 class ServerStartError(Exception):
     """A server could not bind its address; the message names the address and its configuration key."""
 
@@ -125,9 +107,17 @@ class OmDaemon:
     it has its certificate."""
 
     def __init__(
-        self, conf: OzoneConfiguration, scm: ScmGateway | None = None, clock: Clock | None = None
+        self,
+        conf: OzoneConfiguration,
+        scm: ScmGateway | None = None,
+        clock: Clock | None = None,
+        bootstrap: bool = False,
+        force: bool = False,
     ) -> None:
+        """`bootstrap`: `pyozone om --bootstrap` (`force`: --force), an HA OM asking the leader to add it."""
         self.conf = conf
+        self.bootstrap = bootstrap
+        self.force_bootstrap = force
         self.secure = security_enabled(conf)
         self.mtls = mtls_enabled(conf)  # refused here when it comes without security
         self.node: OmNodeDetails | None = local_om_node(conf)
@@ -139,6 +129,7 @@ class OmDaemon:
         self.http_address = bind_address(conf, http_where, "ozone.om.http-bind-host")
         self.replication: OmReplication | None = None
         self.raft: RaftMember | None = None
+        self.membership: OmMembership | None = None
         self.settings = OMSettings.from_conf(conf)
         self.metadata_dir = om_metadata_dir(conf)
         self.db_path = om_db_path(conf)
@@ -223,6 +214,21 @@ class OmDaemon:
             self.db_path,
         )
 
+    async def initialize(self) -> tuple[OMStorage, bool]:
+        """`pyozone om --init` (Ozone's OzoneManager.omInit): SCM's cluster id into VERSION and an empty
+        om.db, then `stop()`; True when this initialized the OM, False when it already was."""
+        mode = dir_permissions(self.conf, METADATA_PERMISSIONS_KEY)
+        for directory in {self.metadata_dir, self.db_path.parent}:
+            private_dir(directory, mode)
+        existed = read_om_storage(self.metadata_dir) is not None
+        if self.secure:
+            await self._obtain_certificate()
+        if self.scm is None:
+            self.scm = GrpcScm(self.conf, tls=self.tls)
+        storage = await self._bind_cluster()
+        OMMetadataStore(self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate).close()
+        return storage, not existed
+
     async def _start_raft(self, node: OmNodeDetails, core: OzoneManager) -> None:
         """This OM's member of its service's Raft group, applying into om.db (om/server/ha.py)."""
         assert self.store is not None
@@ -235,11 +241,25 @@ class OmDaemon:
                 "not have it and sending them om.db's checkpoint is not built yet; start the service's "
                 "OMs on empty om.db directories, or run this one without ozone.om.service.ids"
             )
+        if node.node_id in om_decommissioned_ids(conf, node.service_id):
+            raise ServerStartError(
+                f"OM {node.node_id} is decommissioned "
+                f"({suffixed('ozone.om.decommissioned.nodes', node.service_id)}): it is no member of "
+                f"{node.service_id} any more"
+            )
         nodes = om_service_nodes(conf, node.service_id)
-        peers = tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes)
-        group = RaftGroup(om_raft_group_id(node.service_id), peers)
+        active = om_active_nodes(conf, node.service_id)
         ratis_dir = Path(str(conf.get("ozone.om.ratis.storage.dir") or self.metadata_dir / "ratis"))
         private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
+        group_id = om_raft_group_id(node.service_id)
+        try:
+            first = await first_members(
+                node, ratis_dir / group_id, {n.node_id: n for n in nodes}, {n.node_id: n for n in active},
+                self.tls, self.bootstrap,
+            )  # fmt: skip
+        except MembershipRefused as e:
+            raise ServerStartError(str(e)) from None
+        group = RaftGroup(group_id, tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in first))
         timeout_ms = int(conf.get("ozone.om.ratis.minimum.timeout"))
         settings = RaftSettings(
             rpc_timeout_min_ms=timeout_ms,
@@ -251,11 +271,11 @@ class OmDaemon:
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
             int(conf.get("ozone.om.ratis.server.request.timeout")), settings.append_byte_limit,
         )  # fmt: skip
-        _check_members(ratis_dir / group.group_id, node, [n.node_id for n in nodes])
         storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))
         self.raft = RaftMember(
             RaftPeerId(node.node_id), group, storage, self.replication, settings, self.tls, CertRole.OM,
             bind_host=bind_address(conf, node.ratis_address, None).host,
+            known_peers=tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes),
         )  # fmt: skip
         self.replication.attach(self.raft)
         self.om_metrics.watch_raft(self.replication)
@@ -266,6 +286,12 @@ class OmDaemon:
             raise ServerStartError(f"cannot bind OM's Raft server to {where}: {e.strerror or e}") from None
         log.info("OM %s of service %s: Raft group %s on %s, its log in %s", node.node_id, node.service_id,
                  group.group_id, node.ratis_address, ratis_dir)  # fmt: skip
+        self.membership = OmMembership(conf, node, self.replication, self.raft)
+        try:
+            others = {n.node_id: n for n in active}
+            await join_service(node, others, self.raft, self.tls, self.bootstrap, self.force_bootstrap)
+        except MembershipRefused as e:
+            raise ServerStartError(str(e)) from None
 
     async def _obtain_certificate(self) -> None:
         """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops."""
@@ -330,7 +356,9 @@ class OmDaemon:
         )
         service.ha = self.replication
         add_om_service(server, service)
-        add_om_admin_service(server, OzoneManagerAdminService(service.access, self.replication))
+        add_om_admin_service(
+            server, OzoneManagerAdminService(service.access, self.replication, self.membership)
+        )
         try:
             self.rpc_port = await server.start(self.rpc_address.host, self.rpc_address.port, self.tls)
         except OSError as e:
@@ -404,12 +432,26 @@ class OmDaemon:
         log.info("OM stopped")
 
 
-async def serve(conf: OzoneConfiguration) -> int:
+async def serve(conf: OzoneConfiguration, bootstrap: bool = False, force: bool = False) -> int:
     """Runs the daemon until SIGTERM or SIGINT (also while it still waits for SCM), then stops it."""
-    return await run_until_signalled(OmDaemon(conf), "OM")
+    return await run_until_signalled(OmDaemon(conf, bootstrap=bootstrap, force=force), "OM")
 
 
-def start_om(conf: OzoneConfiguration) -> int:
-    """`pyozone om`: the daemon's entry point."""
+def start_om(conf: OzoneConfiguration, bootstrap: bool = False, force: bool = False) -> int:
+    """`pyozone om [--bootstrap [--force]]`: the daemon's entry point."""
     gc.set_threshold(*GC_THRESHOLDS)
-    return run_on_rpc_loop(serve(conf))
+    return run_on_rpc_loop(serve(conf, bootstrap, force))
+
+
+async def _initialize(conf: OzoneConfiguration) -> tuple[OMStorage, bool, Path]:
+    daemon = OmDaemon(conf)
+    try:
+        storage, created = await daemon.initialize()
+    finally:
+        await daemon.stop(0)
+    return storage, created, daemon.metadata_dir
+
+
+def init_om(conf: OzoneConfiguration) -> tuple[OMStorage, bool, Path]:
+    """`pyozone om --init`: the OM's identity (created or found) and where its storage directory is."""
+    return run_on_rpc_loop(_initialize(conf))

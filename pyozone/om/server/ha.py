@@ -291,6 +291,7 @@ class OmReplication:
             "ready": self.leading(),
             "term": status.term,
             "leader": status.leader.id if status.leader is not None else None,
+            "members": [peer.id for peer in member.group.ids],
             "lastIndex": status.last_index,
             "commitIndex": status.commit_index,
             "appliedIndex": status.applied_index,

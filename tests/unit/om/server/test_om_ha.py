@@ -415,20 +415,3 @@ def test_the_background_services_run_on_the_leader_only(tmp_path: Path) -> None:
                     assert daemon.open_key_cleanup.progress.runs == 0  # type: ignore[union-attr]
 
     run(scenario())
-
-
-def test_an_om_added_to_the_service_without_a_membership_change_is_refused(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        async with service(tmp_path) as svc:
-            client = svc.client()
-            try:
-                await client.create_volume("vol")
-            finally:
-                await client.close()
-            await svc.stop("om1")
-            svc.values["ozone.om.nodes.omservice"] = "om1,om2,om3,om4"
-            svc.values["ozone.om.address.omservice.om4"] = "127.0.0.1:1"
-            with pytest.raises(ServerStartError, match=r"adding or removing an OM \(pyozone om --bootstrap"):
-                await svc.start("om1")
-
-    run(scenario())
