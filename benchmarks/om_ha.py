@@ -70,7 +70,8 @@ class HaOms:
             values[f"ozone.om.ratis.port.{SERVICE}.{node}"] = str(next(ports))
         return cls(data_dir, conf_dir, values, nodes)
 
-    def start(self, node: str) -> None:
+    def start(self, node: str, *options: str) -> None:
+        """`pyozone om` for `node`, with `options` (--bootstrap) after its configuration."""
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
         defines = {
             **self.values,
@@ -83,7 +84,7 @@ class HaOms:
         env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
         with open(self.data_dir / "logs" / f"{node}.log", "ab") as log:
             self.processes[node] = subprocess.Popen(
-                [sys.executable, "-m", "pyozone", "om", "--conf", str(self.conf_dir), *args],
+                [sys.executable, "-m", "pyozone", "om", "--conf", str(self.conf_dir), *args, *options],
                 env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )  # fmt: skip
