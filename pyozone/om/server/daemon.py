@@ -13,7 +13,8 @@ With `ozone.om.service.ids` OM is one member of its service's Raft group (om/ser
 availability"): it finds its node (`local_om_node`), serves on that node's addresses, keeps its Raft log
 under `ozone.om.ratis.storage.dir` (default `ozone.metadata.dirs`/ratis) and runs a RaftMember on its Ratis
 port (mutual TLS with OM's certificate when hdds.grpc.tls.enabled); only the leader executes calls and runs
-the background services. A lone OM keeps the direct double-buffer path.
+the background services. A lone OM keeps the direct double-buffer path. The group's members and who may
+join (`--bootstrap`) or stay: om/server/membership.py, before and right after the member starts.
 """
 
 from __future__ import annotations

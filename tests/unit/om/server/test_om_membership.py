@@ -18,6 +18,7 @@ import pytest
 from pyozone import rpc
 from pyozone.cli.admin.om import run_decommission
 from pyozone.common.cli_options import CLIError
+from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.om.metadata import VOLUME_TABLE, volume_key
 from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.server.ha import AnsweredStatus
@@ -173,6 +174,18 @@ def test_an_om_outside_the_group_is_refused_without_bootstrap_and_a_bootstrap_ou
             assert set(svc.daemons) == set(running)
             error = await refused(leader, "bootstrap", bootstrap_request("om9", "127.0.0.1", 1))
             assert error.code() is rpc.StatusCode.FAILED_PRECONDITION
+            # with mutual TLS only om4's own certificate may ask (checked before the configuration)
+            svc.values[NODES_KEY] = "om1,om2,om3,om4"
+            await restart_all(svc)
+            leader = await svc.leader()
+            assert leader.membership is not None
+            ratis = int(fourth["ozone.om.ratis.port.omservice.om4"])
+            request = bootstrap_request("om4", "127.0.0.1", ratis)
+            for caller in (Identity(CertRole.USER, "alice"), Identity(CertRole.OM, "om", "elsewhere")):
+                with pytest.raises(AnsweredStatus, match="PERMISSION_DENIED: only OM om4 itself") as denied:
+                    await leader.membership.bootstrap(request, caller)
+                assert denied.value.status == "PERMISSION_DENIED"
+            assert members(leader) == {"om1", "om2", "om3"}
         finally:
             for node in list(svc.daemons):
                 await svc.stop(node)
