@@ -1,6 +1,6 @@
 """Adding and removing an OM of an HA service: a Raft membership change (`RaftMember.set_configuration`, one
-OM at a time; the new OM caught up as a learner first), as Ozone does it (docs/om.md "Adding and removing
-an OM").
+OM at a time; the new OM caught up as a learner first), as Ozone does it (docs/om.md "High availability":
+adding an OM, removing an OM).
 
 The leader's side (`OmMembership`, behind OzoneManagerAdminService):
 - `configuration`: Ozone's getOMConfiguration: the group's members in force (the OM's Raft log) and the OMs
@@ -227,22 +227,9 @@ def _peers_without_me(client: OmAdminClient, me: OmNodeDetails) -> dict[str, str
     return stale
 
 
-def _not_member_per_peers(client: OmAdminClient, me: OmNodeDetails) -> tuple[str, tuple[str, ...]] | None:
-    """An OM whose Raft log has members without this OM, and those members; None when no OM that answers
-    says so (a new service: the OMs start together)."""
-    for node in client.nodes:
-        try:
-            answer = client.configuration(node, timeout_s=5)
-        except RpcError:
-            continue
-        members = tuple(n.nodeID for n in answer.nodesInMemory)
-        if answer.logKnown and me.node_id not in members:
-            return node, members
-    return None
-
-
 def _members_per_peers(client: OmAdminClient) -> tuple[str, tuple[str, ...]] | None:
-    """An OM whose Raft log has members, and those members."""
+    """An OM whose Raft log has members, and those members; None when no OM that answers has a log (a new
+    service: its OMs start together)."""
     for node in client.nodes:
         try:
             answer = client.configuration(node, timeout_s=5)
@@ -261,10 +248,11 @@ async def first_members(
     tls: TlsStore | None,
     bootstrap: bool,
 ) -> tuple[OmNodeDetails, ...]:
-    """The group's members before any change in its log, as this OM's log began (`MEMBERS_FILE` in its
-    group's Raft directory, written at its first start): a new service's OMs (`active`); for an OM
-    bootstrapped, the members the running service had then and itself. Its log's configuration entries
-    change them; the configuration's other OMs (`nodes`) are addresses only.
+    """The group's members before any change in this OM's log (`MEMBERS_FILE` in its group's Raft
+    directory, written at its first start): a new service's OMs (`active`); in a running service, the
+    members a running OM has in force, with this one (bootstrapped), so no two OMs begin with different
+    groups. Its log's configuration entries change them; the configuration's other OMs (`nodes`) are
+    addresses only.
 
     MembershipRefused: a new OM started without --bootstrap that a running OM's log does not count, or an
     OM to bootstrap while no OM of the service answers with its members."""
@@ -280,31 +268,31 @@ async def first_members(
             )
         return tuple(nodes[node] for node in ids)
     client = OmAdminClient({n: d for n, d in active.items() if n != me.node_id}, tls)
-    if bootstrap:
-        found = await asyncio.to_thread(_members_per_peers, client)
-        if found is None:
+    found = await asyncio.to_thread(_members_per_peers, client)
+    if found is None:
+        if bootstrap:
             raise MembershipRefused(
                 f"no other OM of {service} answered with its Raft group's members: OM {me.node_id} "
                 "bootstraps into a running service (start its OMs first)"
             )
+        ids = list(active)  # a new service: its OMs start together
+    else:
         peer, members = found
+        if not bootstrap and me.node_id not in members:
+            raise MembershipRefused(
+                f"OM {me.node_id} is not a member of the Ratis group of {service} (OM {peer}'s members: "
+                f"{', '.join(members)}): start it with `pyozone om --bootstrap` to add it to the running "
+                "service"
+            )
         unknown = [node for node in members if node not in nodes]
         if unknown:
             raise MembershipRefused(
                 f"OM {peer}'s Raft group has OMs {', '.join(unknown)}, which "
                 f"{suffixed('ozone.om.nodes', service)} here does not name: update this OM's configuration"
             )
+        # the members in force on a running OM (and this one): the configuration entries that made them
+        # reach this log from the leader
         ids = [*(node for node in members if node != me.node_id), me.node_id]
-    else:
-        refused = await asyncio.to_thread(_not_member_per_peers, client, me)
-        if refused is not None:
-            peer, in_force = refused
-            raise MembershipRefused(
-                f"OM {me.node_id} is not a member of the Ratis group of {service} (OM {peer}'s members: "
-                f"{', '.join(in_force)}): start it with `pyozone om --bootstrap` to add it to the running "
-                "service"
-            )
-        ids = list(active)
     group_dir.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".tmp")
     partial.write_text("\n".join(ids) + "\n")
@@ -348,7 +336,10 @@ async def join_service(
             )
     request = bootstrap_request(me.node_id, me.ratis_address.host, me.ratis_address.port)
     try:
-        leader, answer = await asyncio.to_thread(client.call_leader, "bootstrap", request, timeout_s)
+        # the leader answers once the learner caught up and its configuration entry committed: a long wait
+        leader, answer = await asyncio.to_thread(
+            client.call_leader, "bootstrap", request, timeout_s, 1.0, timeout_s
+        )
     except OmAdminError as e:
         if e.code is StatusCode.ALREADY_EXISTS:
             log.info("OM %s: %s", me.node_id, e)
