@@ -31,12 +31,7 @@ from pyozone.common.tls_mode import client_tls
 from pyozone.config import OzoneConfiguration
 from pyozone.config.keys import suffixed
 from pyozone.framework.om_admin import OmAdminClient, OmAdminError
-from pyozone.framework.om_errors import OMNotLeaderException
-from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
-from pyozone.hdds.security.x509 import CertRole
-from pyozone.protocol.om_admin import ADMIN_SERVICE, decommission_request, transfer_request
-
-OM_ADMIN_SERVICE = rpc.ServiceSpec.of(ADMIN_SERVICE)
+from pyozone.protocol.om_admin import decommission_request, transfer_request
 
 
 def register(groups, parent: argparse.ArgumentParser) -> None:
@@ -108,33 +103,17 @@ def _service(conf: OzoneConfiguration, args: argparse.Namespace) -> str:
 def run_transfer(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
     nodes = {n.node_id: n for n in om_service_nodes(conf, _service(conf, args))}
-    tls = client_tls(conf)
-    settings = rpc.ChannelSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES)
     if args.random and len(nodes) < 2:
         raise CLIError(f"-r: the service has one OM ({', '.join(nodes)}): there is no other OM to lead")
     request = transfer_request(None if args.random else args.node)
-    order = list(nodes)
-    asked: list[str] = []
-    reasons: dict[str, str] = {}
-    while order and len(asked) < 2 * len(nodes):
-        node = order.pop(0)
-        asked.append(node)
-        address = str(nodes[node].rpc_address)
-        try:
-            with rpc.SyncChannel(address, settings, tls, CertRole.OM if tls else None) as channel:
-                answer = rpc.Stub(channel, OM_ADMIN_SERVICE).transferLeadership(request, timeout=60)
-        except rpc.RpcError as e:
-            if e.code() is rpc.StatusCode.UNAVAILABLE:  # not the leader (named, if known), or down
-                refusal = OMNotLeaderException.parse(e.details() or "")
-                if refusal is not None and refusal.leader_id in nodes:
-                    order.insert(0, refusal.leader_id)
-                reasons[node] = e.details() or "unavailable"
-                continue
-            raise CLIError(f"OM {node} at {address}: {e.code().name}: {e.details()}") from None
-        print(f"Transfer leadership successfully to {answer.newLeaderId}.")
-        return 0
-    why = "; ".join(f"OM {node}: {reason}" for node, reason in reasons.items())
-    raise CLIError(f"no OM of the service took the transfer (asked {', '.join(asked)}): {why}")
+    try:  # one round over the OMs, following the leader each follower names
+        _, answer = OmAdminClient(nodes, client_tls(conf)).call_leader(
+            "transferLeadership", request, timeout_s=0, call_timeout_s=60
+        )
+    except OmAdminError as e:
+        raise CLIError(f"{e.code.name}: {e}") from None
+    print(f"Transfer leadership successfully to {answer.newLeaderId}.")
+    return 0
 
 
 def _members(views: dict[str, dict[str, Any] | None]) -> set[str] | None:
