@@ -218,6 +218,7 @@ class OmClient:
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
         failovers = 0
+        down: set[int] = set()  # the OMs found unreachable since the client last waited
         recording = self._steps()
         started = time.perf_counter() if recording is not None else 0.0
         while True:
@@ -237,9 +238,13 @@ class OmClient:
                 ):
                     failovers += 1
                     # The same OM once it is ready; else the leader named, or the next OM (a full round
-                    # of them waits first).
+                    # of them waits first, and so does a leader named that was just found unreachable: a
+                    # follower names the last leader it heard of until the next is elected).
                     stay = isinstance(error, OMLeaderNotReadyException)
-                    if stay or self._fail_over(getattr(error, "leader_id", None)):
+                    if unreachable:
+                        down.add(self._current)
+                    if stay or self._fail_over(getattr(error, "leader_id", None)) or self._current in down:
+                        down.clear()
                         await asyncio.sleep(policy.wait_s)
                     continue
                 waitable = isinstance(error, (OMUnavailableError, SafeModeException))  # SCM restarting

@@ -15,7 +15,11 @@ from collections.abc import Iterator
 import pytest
 
 from benchmarks.om_ha import SERVICE, HaOms
+from pyozone import rpc
 from pyozone.client import OzoneClient
+from pyozone.framework.om import OM_SERVICE
+from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
+from pyozone.proto import OmClientProtocol_pb2 as pb
 from tests.e2e.cluster.cluster_helpers import LiveCluster
 from tests.polling import wait_for
 
@@ -152,6 +156,13 @@ def test_an_om_is_bootstrapped_and_one_decommissioned_while_the_service_serves(
             assert view is not None and sorted(view["members"]) == ["om1", "om2", "om4"]
             roles = cluster.admin("om", "roles", *defines(client_values))
             assert "om3 : NOT_A_MEMBER (127.0.0.1)" in roles.out.splitlines(), roles
+            # om3, still running, serves nothing: it refuses as a follower does, naming no member of its own
+            address = oms.values[f"ozone.om.address.{SERVICE}.om3"]
+            settings = rpc.ChannelSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES)
+            with rpc.SyncChannel(address, settings) as channel, pytest.raises(rpc.RpcError) as refused:
+                rpc.Stub(channel, OM_SERVICE).infoVolume(pb.InfoVolumeRequest(volume=VOLUME))
+            assert refused.value.code() is rpc.StatusCode.UNAVAILABLE
+            assert "OM:om3 is not the leader" in (refused.value.details() or "")
             oms.kill("om3", signal.SIGTERM)
             writer.progress()
         finally:

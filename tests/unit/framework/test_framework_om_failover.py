@@ -12,6 +12,7 @@ import pytest
 from pyozone import rpc
 from pyozone.client.config import ClientConfig
 from pyozone.config import OzoneConfiguration
+from pyozone.framework import om as om_module
 from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException, OMUnavailableError
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -144,6 +145,31 @@ def test_failovers_are_bounded_by_ozone_client_failover_max_attempts() -> None:
     with pytest.raises(OMNotLeaderException):
         asyncio.run(_ask([om1, om2]))
     assert om1.calls + om2.calls == 7  # the first call and 6 failovers
+
+
+def test_a_follower_naming_a_leader_found_down_makes_the_client_wait_not_spin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The leader died; a follower still names it until the next is elected: each time the client comes
+    back to the dead leader it waits ozone.client.wait.between.retries.millis, so its failovers last as
+    long as an election rather than a few milliseconds (without a wait, each failover burnt the budget)."""
+    waits: list[float] = []
+
+    class Recording:
+        def __getattr__(self, name: str) -> object:
+            return getattr(asyncio, name)
+
+        @staticmethod
+        async def sleep(delay: float) -> None:
+            waits.append(delay)
+
+    monkeypatch.setattr(om_module, "asyncio", Recording())
+    om1, om2 = Om("om1"), Om("om2")
+    om2.leader = "om1"
+    with pytest.raises(OMUnavailableError):  # the last of the 6 failovers met om1 down
+        asyncio.run(_ask([om1, om2], down={"om1"}))
+    assert om2.calls == 3  # om1 (down), om2 naming om1, three times over
+    assert waits == [0.01] * 3  # a wait at each return to om1 (before: none)
 
 
 def test_the_refusals_read_as_ozone_writes_them() -> None:
