@@ -22,6 +22,7 @@ import asyncio
 import gc
 import logging
 import os
+import ssl
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -118,6 +119,26 @@ def _check_members(group_dir: Path, node: OmNodeDetails, members: list[str]) -> 
     os.replace(partial, path)
 
 
+def checkpoint_fetchers(conf: OzoneConfiguration) -> Callable[[web.Request], bool]:
+    """Who may GET /dbCheckpoint: over mutual TLS an OM (its certificate's role) or an administrator, as
+    OMDBCheckpointServlet allows OM's principals and ozone.administrators; anyone over plaintext (no
+    security), as every page."""
+    administrators = administrators_only(conf)
+
+    def check(request: web.Request) -> bool:
+        if request.transport is None:
+            return False
+        ssl_object = request.transport.get_extra_info("ssl_object")
+        if ssl_object is None:
+            return True
+        try:
+            return ssl_peer_identity(ssl_object).role is CertRole.OM or administrators(request)
+        except (ValueError, ssl.SSLError):
+            return False
+
+    return check
+
+
 class ServerStartError(Exception):
     """A server could not bind its address; the message names the address and its configuration key."""
 
@@ -168,7 +189,7 @@ class OmDaemon:
         self.open_key_cleanup: OpenKeyCleanupService | None = None
         app = daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
         app.router.add_get(CHECKPOINT_PATH, self._db_checkpoint)
-        self._may_administer = administrators_only(conf)
+        self._may_fetch_checkpoint = checkpoint_fetchers(conf)
         self._http = HttpServer(app)
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
@@ -373,13 +394,8 @@ class OmDaemon:
         store = self.store
         if store is None or self.replication is None:
             return json_refusal(503, "om.db checkpoints are served by an OM of an HA service once it started")
-        ssl_object = request.transport.get_extra_info("ssl_object") if request.transport else None
-        if ssl_object is not None:
-            identity = ssl_peer_identity(ssl_object)
-            if identity.role is not CertRole.OM and not self._may_administer(request):
-                return json_refusal(
-                    403, f"{identity.principal} may not fetch om.db: OMs and administrators only"
-                )
+        if not self._may_fetch_checkpoint(request):
+            return json_refusal(403, "only OMs and administrators may fetch om.db's checkpoint")
         packed = await self.off_loop(store.pack_checkpoint)
         try:
             response = web.StreamResponse(headers=packed.headers())

@@ -13,9 +13,11 @@ from pathlib import Path
 from aiohttp import web
 
 from pyozone.common.om_ha import om_raft_group_id
+from pyozone.config import OzoneConfiguration
 from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER
 from pyozone.om.metadata import VOLUME_TABLE
 from pyozone.om.server import OmDaemon
+from pyozone.om.server.daemon import checkpoint_fetchers
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.polling import wait_for_async
 from tests.unit.om.server.test_om_ha import NODES, node_of, run, service
@@ -152,3 +154,31 @@ def test_a_clean_stop_snapshots_om_db_and_the_log_restarts_after_it(tmp_path: Pa
             assert len(volumes(back)) == 12
 
     run(scenario())
+
+
+class _Peer:
+    """An ssl object whose peer certificate names `common_name`."""
+
+    def __init__(self, common_name: str) -> None:
+        self._cert = {"subject": ((("commonName", common_name),),)}
+
+    def getpeercert(self) -> dict[str, object]:
+        return self._cert
+
+
+class _Request:
+    def __init__(self, ssl_object: _Peer | None) -> None:
+        self.transport = self
+        self._ssl_object = ssl_object
+
+    def get_extra_info(self, name: str) -> object:
+        return self._ssl_object if name == "ssl_object" else None
+
+
+def test_over_mutual_tls_only_oms_and_administrators_fetch_the_checkpoint() -> None:
+    may = checkpoint_fetchers(OzoneConfiguration({"ozone.administrators": "admin"}))
+    assert may(_Request(_Peer("om@host1")))  # type: ignore[arg-type]
+    assert may(_Request(_Peer("admin")))  # type: ignore[arg-type]
+    assert not may(_Request(_Peer("alice")))  # type: ignore[arg-type]
+    assert not may(_Request(_Peer("dn@host2")))  # type: ignore[arg-type]
+    assert may(_Request(None))  # type: ignore[arg-type]  # plaintext: no security
