@@ -21,6 +21,7 @@ from pyozone.om.server.daemon import checkpoint_fetchers
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.polling import wait_for_async
 from tests.unit.om.server.test_om_ha import NODES, node_of, run, service
+from tests.unit.om.server.web.om_web import running_om
 from tests.unit.ratis_server.shell_support import ports_of
 
 SMALL = {"ozone.om.ratis.log.purge.gap": "4", "ozone.om.ratis.snapshot.auto.trigger.threshold": "4"}
@@ -182,3 +183,12 @@ def test_over_mutual_tls_only_oms_and_administrators_fetch_the_checkpoint() -> N
     assert not may(_Request(_Peer("alice")))  # type: ignore[arg-type]
     assert not may(_Request(_Peer("dn@host2")))  # type: ignore[arg-type]
     assert may(_Request(None))  # type: ignore[arg-type]  # plaintext: no security
+
+
+def test_a_lone_om_serves_no_checkpoint(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_om(tmp_path) as om:
+            status, body = await om.get(CHECKPOINT_PATH)
+            assert status == 503 and "HA service" in body["error"]
+
+    run(scenario())
