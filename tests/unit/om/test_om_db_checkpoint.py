@@ -25,7 +25,7 @@ from pyozone.om.db_checkpoint import (
     transaction_info,
     unpack,
 )
-from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, OMMetadataStore
+from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, OMMetadataStore, OMStoreError
 from pyozone.ratis.messages import TermIndex
 
 
@@ -176,3 +176,18 @@ def test_a_crash_mid_swap_leaves_the_old_om_db_or_the_new_one(tmp_path: Path) ->
     assert not db_checkpoint.aside(db).exists()
     reopened.close()
     packed.remove()
+
+
+def test_a_checkpoint_that_does_not_open_in_place_puts_the_old_om_db_back(tmp_path: Path) -> None:
+    store = store_with(tmp_path / "om.db", ["old"], 3)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "CURRENT").write_text("MANIFEST-000099\n")  # names a manifest that is not there
+    with pytest.raises(OMStoreError, match="the checkpoint could not be installed"):
+        store.install(broken)
+    assert not db_checkpoint.aside(store.path).exists()
+    assert [k for k, _ in store.scan(VOLUME_TABLE)] == ["/old"]
+    store.write([(VOLUME_TABLE, "/more", b"m")])  # still serving on the old om.db
+    store.sync()
+    assert store.stored_value(VOLUME_TABLE, "/more") == b"m"
+    store.close()
