@@ -106,11 +106,27 @@ class RaftLog:
             raise ValueError(f"appending index {entry.index} after {self.last_index}")
         self._extend((entry,))
 
-    def merge(self, entries: tuple[LogEntry, ...], commit_index: int) -> tuple[LogEntry, ...]:
+    def contradiction(self, previous: TermIndex, entries: tuple[LogEntry, ...], commit_index: int) -> str:
+        """Why an append (its previous entry and entries) contradicts an entry this log committed, or "": a
+        committed entry is in every later leader's log at the same index and term (Leader Completeness), so
+        an append that names it with another term lies, and taking it would overwrite a committed entry.
+        What a snapshot covers is committed; what it purged can no longer be checked."""
+        checked = [(previous.index, previous.term, "previous entry")]
+        checked += ((e.index, e.term, "entry") for e in entries)
+        for index, term, what in checked:
+            if index > commit_index:
+                break
+            held = self.term_at(index)
+            if held is not None and held != term:
+                return f"{what} {index} of term {term} contradicts committed entry {index} of term {held}"
+        return ""
+
+    def merge(self, entries: tuple[LogEntry, ...]) -> tuple[LogEntry, ...]:
         """A follower takes a leader's entries (Figure 2, AppendEntries steps 3-4): an existing entry that
         conflicts (same index, other term) is deleted with all that follow, entries already held are kept
         (and those a snapshot covers: they are committed, so they match). Returns the suffix written, from
-        the first changed index (empty if nothing changed)."""
+        the first changed index (empty if nothing changed). The caller has refused an append that
+        `contradiction` finds, so no committed entry is deleted."""
         for position, entry in enumerate(entries):
             if entry.index <= self.snapshot.index:
                 continue
@@ -118,8 +134,6 @@ class RaftLog:
             if held == entry.term:
                 continue
             if held is not None:
-                if entry.index <= commit_index:
-                    raise AssertionError(f"a leader's entry {entry} conflicts with committed {entry.index}")
                 self._truncate(entry.index)
             written = entries[position:]
             self._extend(written)

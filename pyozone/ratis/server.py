@@ -58,7 +58,7 @@ from pyozone.ratis.read_index import ReadIndexReads
 from pyozone.ratis.retry_cache import RetryCache
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis.validation import named_sender, refuse, validate
+from pyozone.ratis.validation import check_leader_claim, named_sender, refuse, validate
 
 if TYPE_CHECKING:
     from pyozone.hdds.clock import Clock  # the protocol only: the core never loads a clock that reads time
@@ -224,9 +224,11 @@ class RaftServer:
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
         """A peer's message. One from outside the group, naming another member than the one it came from, or
-        malformed, is refused with ValueError before it changes anything (the shell reports it). A leader of
-        our term or a later one is heard even if our configuration does not name it yet: a member added, or
-        one that missed the change, learns the configuration from it (the thesis, section 4.2.1)."""
+        malformed, or a leader's claim that contradicts what we know (a second leader in a term, an append
+        against an entry we committed: `validation.check_leader_claim`), is refused with ValueError before it
+        changes anything (the shell reports it). A leader of our term or a later one is heard even if our
+        configuration does not name it yet: a member added, or one that missed the change, learns the
+        configuration from it (the thesis, section 4.2.1)."""
         named = named_sender(message)
         from_a_leader = (
             isinstance(message, AppendEntriesRequest | InstallSnapshotRequest)
@@ -617,6 +619,7 @@ class RaftServer:
         if request.leader_term < self.current_term:
             self._answer(request, AppendResult.NOT_LEADER, 0, self.log.last_index + 1)
             return
+        check_leader_claim(request, self.current_term, self.leader_id, self.log, self.commit_index)
         self._follow(request.leader_id, request.leader_term)
         # What a snapshot covers is committed, so it matches the leader's log.
         held = self.log.term_at(request.previous_index)
@@ -627,7 +630,7 @@ class RaftServer:
                 resume = max(self.commit_index + 1, self.log.first_index_of_term_at(request.previous_index))
             self._answer(request, AppendResult.INCONSISTENCY, 0, resume)
             return
-        written = self.log.merge(request.entries, self.commit_index)
+        written = self.log.merge(request.entries)
         if written:
             self._persist(written)
         match = request.previous_index + len(request.entries)
@@ -672,6 +675,7 @@ class RaftServer:
         if request.leader_term < self.current_term:
             self._answer_install(request, InstallSnapshotResult.NOT_LEADER)
             return
+        check_leader_claim(request, self.current_term, self.leader_id, self.log, self.commit_index)
         self._follow(request.leader_id, request.leader_term)
         if self._held_through() + 1 >= request.first_available.index:
             # What we hold and committed reaches the leader's log: a late INCONSISTENCY answer may have sent
