@@ -15,10 +15,18 @@ section 4.1: a configuration takes effect as it is appended, and is undone if it
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 
 from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId, TermIndex
 
 _EMPTY = TermIndex(0, 0)
+
+
+def payload_bytes(entry: LogEntry) -> int:
+    """An entry's cost in an append when nothing better is known: its payload alone (the core knows no wire
+    format; its shell gives it the real cost, framing and client id included:
+    `protocol.raft.entry_wire_bytes`)."""
+    return len(entry.payload)
 
 
 class RaftLog:
@@ -27,12 +35,14 @@ class RaftLog:
         entries: tuple[LogEntry, ...] = (),
         snapshot: TermIndex = _EMPTY,
         configuration: tuple[RaftPeerId, ...] = (),
+        entry_bytes: Callable[[LogEntry], int] = payload_bytes,
     ) -> None:
         for position, entry in enumerate(entries, start=snapshot.index + 1):
             if entry.index != position:
                 raise ValueError(f"log entry at position {position} has index {entry.index}")
         self.snapshot = snapshot
         self.snapshot_configuration = configuration  # the members in force at the snapshot
+        self._entry_bytes = entry_bytes  # what an entry costs in an append (`entries_from`)
         self._configurations: list[int] = []  # the indexes of the CONFIGURATION entries held
         self._entries: list[LogEntry] = []
         self._run_starts: list[int] = []  # the first index of each run of entries of one term
@@ -89,16 +99,18 @@ class RaftLog:
         return self._calls.get((client_id, call_id))
 
     def entries_from(self, start: int, byte_limit: int, element_limit: int) -> tuple[LogEntry, ...]:
-        """Entries from `start` on, at most `byte_limit` payload bytes (but at least one entry, as Ratis sends
-        an entry larger than the buffer alone) and `element_limit` entries (0: no limit)."""
+        """Entries from `start` on, costing at most `byte_limit` bytes (each entry's `entry_bytes`; but at
+        least one entry, as Ratis sends an entry larger than the buffer alone) and `element_limit` entries (0:
+        no limit)."""
         batch: list[LogEntry] = []
         size = 0
         for position in range(start - self.first_index, len(self._entries)):
             entry = self._entries[position]
-            if batch and (size + len(entry.payload) > byte_limit or len(batch) == element_limit):
+            cost = self._entry_bytes(entry)
+            if batch and (size + cost > byte_limit or len(batch) == element_limit):
                 break
             batch.append(entry)
-            size += len(entry.payload)
+            size += cost
         return tuple(batch)
 
     def append(self, entry: LogEntry) -> None:

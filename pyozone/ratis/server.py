@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pyozone.ratis.election import ElectionTally, Phase, grants_pre_vote, grants_vote
 from pyozone.ratis.leader import LeaderState
-from pyozone.ratis.log import RaftLog
+from pyozone.ratis.log import RaftLog, payload_bytes
 from pyozone.ratis.messages import (
     AppendEntriesReply,
     AppendEntriesRequest,
@@ -114,7 +115,12 @@ class RaftServer:
         clock: Clock,
         rng: random.Random,
         state: PersistentState = PersistentState(),
+        entry_bytes: Callable[[LogEntry], int] = payload_bytes,
     ) -> None:
+        """`entry_bytes` is what an entry costs in an append, which the leader fills up to
+        `raft.server.log.appender.buffer.byte-limit`: the shell gives the entry's wire bytes, framing and
+        client id included, so the appends it sends fit the limit as sized (Ratis's appender counts each
+        entry's serialized size)."""
         if me not in members:
             raise ValueError(f"{me} is not a member of the group {[str(m) for m in members]}")
         self.me = me
@@ -124,7 +130,7 @@ class RaftServer:
         self._rng = rng
         self.current_term = state.current_term
         self.voted_for = state.voted_for
-        self.log = RaftLog(state.entries, state.snapshot, state.configuration or members)
+        self.log = RaftLog(state.entries, state.snapshot, state.configuration or members, entry_bytes)
         self.role = RaftPeerRole.FOLLOWER
         self.leader_id: RaftPeerId | None = None
         # The state machine starts from its snapshot: commit and apply resume after it.
