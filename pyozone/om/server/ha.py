@@ -63,7 +63,12 @@ from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_byt
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.member_api import InstalledSnapshot, NotLeaderError, TransferRefusedError
+from pyozone.ratis_server.member_api import (
+    InstalledSnapshot,
+    NotLeaderError,
+    RaftStatus,
+    TransferRefusedError,
+)
 from pyozone.ratis_server.server import RaftMember
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 
@@ -322,6 +327,9 @@ class OmReplication:
             "followers": [
                 {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
             ],
+            "members": [
+                self._member_view(peer.id.id, str(peer.address), status) for peer in member.group.peers
+            ],
             "retryCacheEntries": len(self.retry_cache),
             "readIndexRounds": self.read_rounds,
             "stepDowns": self.stepdowns,
@@ -329,6 +337,23 @@ class OmReplication:
             "snapshots": self.snapshots,
             "snapshotInstalls": self.installs,
             "snapshotInstallFailures": self.install_failures,
+        }
+
+    def _member_view(self, node: str, ratis_address: str, status: RaftStatus) -> dict[str, Any]:
+        """One OM of the service as this OM sees it (Ozone's OM UI "OM Roles", OzoneManagerRatisServer
+        .getRatisRoles): its own role for itself, LEADER for the leader it knows, FOLLOWER for the others
+        (UNKNOWN while it knows no leader)."""
+        if node == self.node_id:
+            role = status.role.name
+        elif status.leader is not None:
+            role = "LEADER" if node == status.leader.id else "FOLLOWER"
+        else:
+            role = "UNKNOWN"
+        return {
+            "nodeId": node,
+            "rpcAddress": self._rpc_addresses.get(node),
+            "ratisAddress": ratis_address,
+            "role": role,
         }
 
     # ------------------------------------------------------------------ who may serve
