@@ -238,7 +238,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.ratis.minimum.timeout", D, "5s", "OM's Raft election timeout, minimum (maximum: twice)"),
     _k("ozone.om.ratis.server.request.timeout", D, "3s", "A write waits this long for its Raft commit"),
     _k("ozone.om.ratis.segment.size", S, "4MB", "OM's Raft log segment size"),
-    _k("ozone.om.ratis.log.purge.gap", N, "1000000", "Raft log entries kept before a snapshot's index"),
+    _k(
+        "ozone.om.ratis.log.purge.gap",
+        N,
+        "1000000",
+        "A snapshot purges OM's Raft log once this many entries gathered since the last purge",
+    ),
     _k(
         "ozone.om.ratis.snapshot.auto.trigger.threshold",
         N,

@@ -119,6 +119,11 @@ class TableCache:
                 else:
                     entries[key] = (0, value)
 
+    def clear(self) -> None:
+        """Forgets everything (om.db was replaced by a checkpoint; reload the full tables)."""
+        for entries in self._tables.values():
+            entries.clear()
+
     def pending(self, table: str, prefix: str, low: str) -> list[tuple[str, bytes | None]]:
         """The table's pending entries with `prefix`, from `low` on (inclusive), in key order."""
         return sorted((k, e[1]) for k, e in self._tables[table].items() if k >= low and k.startswith(prefix))
@@ -271,6 +276,11 @@ class DoubleBuffer:
         """`call()` under the buffer's lock (the stage hook runs under it too)."""
         with self._cond:
             return call()
+
+    @property
+    def busy(self) -> bool:
+        """Transactions are queued for the flusher (read under the lock)."""
+        return bool(self._current)
 
     @property
     def dropping(self) -> bool:

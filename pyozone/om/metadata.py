@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError
+from pyozone.om import db_checkpoint
 from pyozone.om.double_buffer import (
     MISSING,
     BufferFailedError,
@@ -103,8 +104,10 @@ class OMMetadataStore:
     ) -> None:
         """`sync`: each flush syncs RocksDB's WAL; OM HA flushes unsynced, as its Raft log is the WAL."""
         self.path = path
+        self._on_failure = on_failure
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            db_checkpoint.recover(path)
             self._backend = RocksDBBackend(path, tables=TABLE_NAMES, owner="an OM")
         except (StoreError, OSError) as e:
             raise OMStoreError(str(e)) from None
@@ -121,6 +124,9 @@ class OMMetadataStore:
         self._buffer = DoubleBuffer(
             TABLE_NAMES, flush, max_unflushed, on_failure, alive=lambda: this() is not None, full=FULL_TABLES
         )
+        self._load_full_tables()
+
+    def _load_full_tables(self) -> None:
         for table in FULL_TABLES:
             self._buffer.cache.load(table, self._stored(self._call(self._backend.iterate, table, b""), ""))
 
@@ -204,6 +210,59 @@ class OMMetadataStore:
             self._buffer.wait_enqueued()
         except BufferFailedError as e:
             raise OMStoreError(f"{self.path}: {e}") from None
+
+    def snapshot_point(self) -> bytes | None:
+        """OM HA's snapshot (OzoneManagerStateMachine.takeSnapshot): every applied transaction flushed, and
+        RocksDB's memtables written to table files (Ozone's flushDB), so om.db holds them without the
+        unsynced write-ahead log; returns the #TRANSACTIONINFO it now holds durably."""
+        self.sync_applied()
+        self._call(self._backend.flush)
+        return self.stored_value(META_TABLE, db_checkpoint.TRANSACTION_INFO)
+
+    def pack_checkpoint(self) -> db_checkpoint.PackedCheckpoint:
+        """A checkpoint tar of om.db with every applied transaction flushed (the leader's /dbCheckpoint)."""
+        self.sync_applied()
+        try:
+            return db_checkpoint.pack(self._backend, self.path)
+        except StoreError as e:
+            raise OMStoreError(str(e)) from None
+
+    def install(self, checkpoint: Path) -> None:
+        """Replaces om.db by the unpacked, checked `checkpoint` (db_checkpoint.swap_in: crash safe) and
+        reloads the table cache from it. Nothing may be applied meanwhile (the Raft shell holds its applies
+        during an install): everything applied so far is flushed first. If the new om.db does not open,
+        the old one is back and OMStoreError is raised."""
+        self.sync_applied()
+
+        def swap() -> None:
+            if self._buffer.busy:
+                raise OMStoreError(f"{self.path}: transactions arrived during the install")
+            self._backend.close()
+            try:
+                db_checkpoint.swap_in(self.path, checkpoint)
+                backend = RocksDBBackend(self.path, tables=TABLE_NAMES, owner="an OM")
+            except (StoreError, OSError) as e:
+                self._reopen_after(e)
+                raise OMStoreError(f"{self.path}: the checkpoint could not be installed: {e}") from None
+            self._backend = backend
+            self._buffer.cache.clear()
+            self._load_full_tables()
+            db_checkpoint.drop_aside(self.path)
+
+        self._buffer.locked(swap)
+
+    def _reopen_after(self, error: BaseException) -> None:
+        """A failed swap: the old om.db goes back and opens again, or OM cannot go on (`on_failure`)."""
+        try:
+            if db_checkpoint.aside(self.path).exists():
+                db_checkpoint.restore_aside(self.path)
+            self._backend = RocksDBBackend(self.path, tables=TABLE_NAMES, owner="an OM")
+        except (StoreError, OSError) as again:
+            if self._on_failure is not None:
+                self._on_failure(again)
+            raise OMStoreError(
+                f"{self.path}: neither the checkpoint nor the previous om.db opens: {again}"
+            ) from error
 
     def flush_stats(self) -> FlushStats:
         return self._buffer.stats()

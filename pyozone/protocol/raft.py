@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import Raft_pb2 as pb
+from pyozone.protocol.common import varint
 from pyozone.ratis.messages import (
     AppendEntriesReply,
     AppendEntriesRequest,
@@ -67,6 +68,20 @@ def entry_from_proto(message: pb.LogEntryProto) -> LogEntry:
     if body == "metadataEntry":
         return LogEntry(message.term, message.index, kind=EntryKind.NOOP)
     raise ProtocolError("LogEntryBody", f"log entry {message.index} of term {message.term} carries no body")
+
+
+def entry_wire_bytes(entry: LogEntry) -> int:
+    """What `entry` adds to an AppendEntriesRequestProto: its LogEntryProto (term, index, payload, client id,
+    call id or configuration, with their tags and lengths) and its own tag and length in `entries`. The Raft
+    shell gives this to the core (`RaftServer(entry_bytes=...)`), which fills an append up to
+    `raft.server.log.appender.buffer.byte-limit` by it, as Ratis's appender counts each entry's serialized
+    size; `transport.split_append` counts the same, so an append the core sized is never split."""
+    size = entry_to_proto(entry).ByteSize()
+    return _APPEND_ENTRY_TAG_BYTES + len(varint(size)) + size
+
+
+_APPEND_ENTRY_TAG_BYTES = 1
+"""The tag of AppendEntriesRequestProto.entries (field 4, length-delimited): one byte."""
 
 
 def entry_to_bytes(entry: LogEntry) -> bytes:

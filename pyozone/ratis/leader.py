@@ -1,9 +1,10 @@
 """The leader's view of its followers and of the commit index (Ratis's LeaderStateImpl and FollowerInfo;
 Figure 2's nextIndex/matchIndex and the commit rule of section 5.4.2 / Figure 8).
 
-Appends are batched (up to `raft.server.log.appender.buffer.byte-limit` bytes per append) and pipelined: the
-leader moves `next_index` past what it sent without waiting for the answer, up to
-`raft.grpc.server.leader.outstanding.appends.max` appends in flight per follower, as Ratis's GrpcLogAppender.
+Appends are batched (up to `raft.server.log.appender.buffer.byte-limit` bytes per append, each entry counted
+at the cost the shell gives: its wire bytes) and pipelined: the leader moves `next_index` past what it sent
+without waiting for the answer, up to `raft.grpc.server.leader.outstanding.appends.max` appends in flight per
+follower, as Ratis's GrpcLogAppender.
 A lost append shows up as an INCONSISTENCY answer to a later one (or to a heartbeat), which resets the
 follower's pipeline to the index the follower names. Only an answer to an append sent since the last reset
 may reset it again: the other appends of a broken pipeline fail too, and if each of their answers restarted

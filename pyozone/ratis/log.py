@@ -15,10 +15,18 @@ section 4.1: a configuration takes effect as it is appended, and is undone if it
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 
 from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId, TermIndex
 
 _EMPTY = TermIndex(0, 0)
+
+
+def payload_bytes(entry: LogEntry) -> int:
+    """An entry's cost in an append when nothing better is known: its payload alone (the core knows no wire
+    format; its shell gives it the real cost, framing and client id included:
+    `protocol.raft.entry_wire_bytes`)."""
+    return len(entry.payload)
 
 
 class RaftLog:
@@ -27,12 +35,14 @@ class RaftLog:
         entries: tuple[LogEntry, ...] = (),
         snapshot: TermIndex = _EMPTY,
         configuration: tuple[RaftPeerId, ...] = (),
+        entry_bytes: Callable[[LogEntry], int] = payload_bytes,
     ) -> None:
         for position, entry in enumerate(entries, start=snapshot.index + 1):
             if entry.index != position:
                 raise ValueError(f"log entry at position {position} has index {entry.index}")
         self.snapshot = snapshot
         self.snapshot_configuration = configuration  # the members in force at the snapshot
+        self._entry_bytes = entry_bytes  # what an entry costs in an append (`entries_from`)
         self._configurations: list[int] = []  # the indexes of the CONFIGURATION entries held
         self._entries: list[LogEntry] = []
         self._run_starts: list[int] = []  # the first index of each run of entries of one term
@@ -89,16 +99,18 @@ class RaftLog:
         return self._calls.get((client_id, call_id))
 
     def entries_from(self, start: int, byte_limit: int, element_limit: int) -> tuple[LogEntry, ...]:
-        """Entries from `start` on, at most `byte_limit` payload bytes (but at least one entry, as Ratis sends
-        an entry larger than the buffer alone) and `element_limit` entries (0: no limit)."""
+        """Entries from `start` on, costing at most `byte_limit` bytes (each entry's `entry_bytes`; but at
+        least one entry, as Ratis sends an entry larger than the buffer alone) and `element_limit` entries (0:
+        no limit)."""
         batch: list[LogEntry] = []
         size = 0
         for position in range(start - self.first_index, len(self._entries)):
             entry = self._entries[position]
-            if batch and (size + len(entry.payload) > byte_limit or len(batch) == element_limit):
+            cost = self._entry_bytes(entry)
+            if batch and (size + cost > byte_limit or len(batch) == element_limit):
                 break
             batch.append(entry)
-            size += len(entry.payload)
+            size += cost
         return tuple(batch)
 
     def append(self, entry: LogEntry) -> None:
@@ -106,11 +118,27 @@ class RaftLog:
             raise ValueError(f"appending index {entry.index} after {self.last_index}")
         self._extend((entry,))
 
-    def merge(self, entries: tuple[LogEntry, ...], commit_index: int) -> tuple[LogEntry, ...]:
+    def contradiction(self, previous: TermIndex, entries: tuple[LogEntry, ...], commit_index: int) -> str:
+        """Why an append (its previous entry and entries) contradicts an entry this log committed, or "": a
+        committed entry is in every later leader's log at the same index and term (Leader Completeness), so
+        an append that names it with another term lies, and taking it would overwrite a committed entry.
+        What a snapshot covers is committed; what it purged can no longer be checked."""
+        checked = [(previous.index, previous.term, "previous entry")]
+        checked += ((e.index, e.term, "entry") for e in entries)
+        for index, term, what in checked:
+            if index > commit_index:
+                break
+            held = self.term_at(index)
+            if held is not None and held != term:
+                return f"{what} {index} of term {term} contradicts committed entry {index} of term {held}"
+        return ""
+
+    def merge(self, entries: tuple[LogEntry, ...]) -> tuple[LogEntry, ...]:
         """A follower takes a leader's entries (Figure 2, AppendEntries steps 3-4): an existing entry that
         conflicts (same index, other term) is deleted with all that follow, entries already held are kept
         (and those a snapshot covers: they are committed, so they match). Returns the suffix written, from
-        the first changed index (empty if nothing changed)."""
+        the first changed index (empty if nothing changed). The caller has refused an append that
+        `contradiction` finds, so no committed entry is deleted."""
         for position, entry in enumerate(entries):
             if entry.index <= self.snapshot.index:
                 continue
@@ -118,8 +146,6 @@ class RaftLog:
             if held == entry.term:
                 continue
             if held is not None:
-                if entry.index <= commit_index:
-                    raise AssertionError(f"a leader's entry {entry} conflicts with committed {entry.index}")
                 self._truncate(entry.index)
             written = entries[position:]
             self._extend(written)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pyozone.ratis.election import ElectionTally, Phase, grants_pre_vote, grants_vote
 from pyozone.ratis.leader import LeaderState
-from pyozone.ratis.log import RaftLog
+from pyozone.ratis.log import RaftLog, payload_bytes
 from pyozone.ratis.messages import (
     AppendEntriesReply,
     AppendEntriesRequest,
@@ -58,7 +59,7 @@ from pyozone.ratis.read_index import ReadIndexReads
 from pyozone.ratis.retry_cache import RetryCache
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis.validation import named_sender, refuse, validate
+from pyozone.ratis.validation import check_leader_claim, named_sender, refuse, validate
 
 if TYPE_CHECKING:
     from pyozone.hdds.clock import Clock  # the protocol only: the core never loads a clock that reads time
@@ -114,7 +115,12 @@ class RaftServer:
         clock: Clock,
         rng: random.Random,
         state: PersistentState = PersistentState(),
+        entry_bytes: Callable[[LogEntry], int] = payload_bytes,
     ) -> None:
+        """`entry_bytes` is what an entry costs in an append, which the leader fills up to
+        `raft.server.log.appender.buffer.byte-limit`: the shell gives the entry's wire bytes, framing and
+        client id included, so the appends it sends fit the limit as sized (Ratis's appender counts each
+        entry's serialized size)."""
         if me not in members:
             raise ValueError(f"{me} is not a member of the group {[str(m) for m in members]}")
         self.me = me
@@ -124,7 +130,7 @@ class RaftServer:
         self._rng = rng
         self.current_term = state.current_term
         self.voted_for = state.voted_for
-        self.log = RaftLog(state.entries, state.snapshot, state.configuration or members)
+        self.log = RaftLog(state.entries, state.snapshot, state.configuration or members, entry_bytes)
         self.role = RaftPeerRole.FOLLOWER
         self.leader_id: RaftPeerId | None = None
         # The state machine starts from its snapshot: commit and apply resume after it.
@@ -224,9 +230,11 @@ class RaftServer:
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
         """A peer's message. One from outside the group, naming another member than the one it came from, or
-        malformed, is refused with ValueError before it changes anything (the shell reports it). A leader of
-        our term or a later one is heard even if our configuration does not name it yet: a member added, or
-        one that missed the change, learns the configuration from it (the thesis, section 4.2.1)."""
+        malformed, or a leader's claim that contradicts what we know (a second leader in a term, an append
+        against an entry we committed: `validation.check_leader_claim`), is refused with ValueError before it
+        changes anything (the shell reports it). A leader of our term or a later one is heard even if our
+        configuration does not name it yet: a member added, or one that missed the change, learns the
+        configuration from it (the thesis, section 4.2.1)."""
         named = named_sender(message)
         from_a_leader = (
             isinstance(message, AppendEntriesRequest | InstallSnapshotRequest)
@@ -617,6 +625,7 @@ class RaftServer:
         if request.leader_term < self.current_term:
             self._answer(request, AppendResult.NOT_LEADER, 0, self.log.last_index + 1)
             return
+        check_leader_claim(request, self.current_term, self.leader_id, self.log, self.commit_index)
         self._follow(request.leader_id, request.leader_term)
         # What a snapshot covers is committed, so it matches the leader's log.
         held = self.log.term_at(request.previous_index)
@@ -627,7 +636,7 @@ class RaftServer:
                 resume = max(self.commit_index + 1, self.log.first_index_of_term_at(request.previous_index))
             self._answer(request, AppendResult.INCONSISTENCY, 0, resume)
             return
-        written = self.log.merge(request.entries, self.commit_index)
+        written = self.log.merge(request.entries)
         if written:
             self._persist(written)
         match = request.previous_index + len(request.entries)
@@ -672,6 +681,7 @@ class RaftServer:
         if request.leader_term < self.current_term:
             self._answer_install(request, InstallSnapshotResult.NOT_LEADER)
             return
+        check_leader_claim(request, self.current_term, self.leader_id, self.log, self.commit_index)
         self._follow(request.leader_id, request.leader_term)
         if self._held_through() + 1 >= request.first_available.index:
             # What we hold and committed reaches the leader's log: a late INCONSISTENCY answer may have sent

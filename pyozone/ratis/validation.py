@@ -1,9 +1,12 @@
 """What a peer may send (the core's first check of every message, before it changes anything): who a
-message names as its sender, and the shape a well-formed append or install notification has. The refusal
-is a ValueError the shell reports and drops."""
+message names as its sender, the shape a well-formed append or install notification has, and what a
+leader's message may claim against what this member knows: one leader per term (Election Safety) and the
+entries it committed (Leader Completeness). The refusal is a ValueError the shell reports and drops: a
+lying peer never crashes a member nor has it delete a committed entry."""
 
 from __future__ import annotations
 
+from pyozone.ratis.log import RaftLog
 from pyozone.ratis.messages import (
     AppendEntriesRequest,
     InstallSnapshotRequest,
@@ -12,6 +15,7 @@ from pyozone.ratis.messages import (
     RequestVoteReply,
     RequestVoteRequest,
     StartLeaderElectionRequest,
+    TermIndex,
 )
 
 
@@ -50,3 +54,22 @@ def validate(message: Message) -> None:
         message.first_available.index < 1 or message.first_available.term > message.leader_term
     ):
         raise refuse(message, f"first available entry {message.first_available} is impossible")
+
+
+def check_leader_claim(
+    message: AppendEntriesRequest | InstallSnapshotRequest,
+    current_term: int,
+    leader: RaftPeerId | None,
+    log: RaftLog,
+    commit_index: int,
+) -> None:
+    """A leader's message of our term or a later one (a stale one is answered, not taken), before we follow
+    it: refused when another leads its term as far as we know (ourselves, if we lead), or when it is an
+    append that contradicts an entry we committed (`RaftLog.contradiction`)."""
+    if message.leader_term == current_term and leader is not None and leader != message.leader_id:
+        raise refuse(message, f"{leader} leads term {current_term}")
+    if isinstance(message, AppendEntriesRequest):
+        previous = TermIndex(message.previous_term, message.previous_index)
+        why = log.contradiction(previous, message.entries, commit_index)
+        if why:
+            raise refuse(message, why)

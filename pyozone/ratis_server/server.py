@@ -45,7 +45,7 @@ from pyozone.hdds.clock import SystemClock
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import Raft_pb2 as pb
-from pyozone.protocol.raft import RaftEnvelope, messages_from_proto
+from pyozone.protocol.raft import RaftEnvelope, entry_wire_bytes, messages_from_proto
 from pyozone.ratis.messages import (
     AppendEntriesReply,
     AppendEntriesRequest,
@@ -197,7 +197,9 @@ class RaftMember:
     async def start(self) -> None:
         """Loads the storage, starts the core and listens on the member's address."""
         state = self._resume_point(self._storage.load())
-        self._core = RaftServer(self.me, self.group.ids, self._settings, self._clock, self._rng, state)
+        self._core = RaftServer(
+            self.me, self.group.ids, self._settings, self._clock, self._rng, state, entry_wire_bytes
+        )
         self._applied_index = state.snapshot.index
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"raft-flush-{self.me}")
         batch_bytes = self._settings.append_byte_limit

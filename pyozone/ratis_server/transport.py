@@ -26,7 +26,7 @@ from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import Raft_pb2 as pb
-from pyozone.protocol.raft import entry_to_proto, message_to_proto
+from pyozone.protocol.raft import entry_wire_bytes, message_to_proto
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, Message, RaftPeerId
 
 log = logging.getLogger(__name__)
@@ -36,13 +36,11 @@ DELIVER = RAFT_SERVICE.methods["deliver"]
 
 MESSAGE_OVERHEAD_BYTES = 1 << 20
 """What a call may carry beyond `raft.server.log.appender.buffer.byte-limit`: a member refuses a larger
-call. A sender keeps each call's entries under that limit in wire bytes, framing included (an entry's term,
-index, call id, tags and lengths: 18 bytes beyond its payload and client id at small indexes, 24 at index
-10^9, measured), and splits an append the core sized by its payload bytes alone (`split_append`); so the
-overhead carries only the headers and the framing of one entry as large as the limit (the daemon refuses
-a larger one: `EntryTooLargeError`)."""
-_ENTRY_TAG_BYTES = 6
-"""An entry's tag and length in its append, beyond the entry's own bytes."""
+call (Ratis's raft.grpc.message.size.max must exceed the appender's buffer the same way). The core fills
+an append's entries up to the limit in their wire bytes (`protocol.raft.entry_wire_bytes`: an entry's
+framing and client id, 18-24 bytes and the id's length beyond its payload), so the overhead carries the
+append's header and the batch's framing, and one entry as large as the limit (the daemon refuses a larger
+one: `EntryTooLargeError`)."""
 REQUEST_TIMEOUT_S = 3.0
 """How long one call to a peer may take (Ratis's raft.server.rpc.request.timeout, 3 s)."""
 QUEUE_MESSAGES = 1024
@@ -80,9 +78,9 @@ class RaftGroup:
 
 
 def split_append(append: AppendEntriesRequest, byte_limit: int) -> list[AppendEntriesRequest]:
-    """`append` as consecutive appends of at most `byte_limit` wire bytes each (at least one entry each):
-    the core sizes an append by its entries' payload bytes alone (Ratis's appender buffer), while the
-    receiver's limit is on the call's bytes, framing included. Each piece follows the one before it and
+    """`append` as consecutive appends whose entries take at most `byte_limit` wire bytes each (at least one
+    entry each; `entry_wire_bytes`, as the core counts them, so an append the core sized stays whole: this
+    guards a core given a smaller cost, never the common path). Each piece follows the one before it and
     keeps the append's call id, so the follower's answer to each is an answer to that append: SUCCESS up to
     the piece's last entry, or INCONSISTENCY for every piece after one it could not take."""
     pieces: list[AppendEntriesRequest] = []
@@ -90,7 +88,7 @@ def split_append(append: AppendEntriesRequest, byte_limit: int) -> list[AppendEn
     entries: list[LogEntry] = []
     size = 0
     for entry in append.entries:
-        entry_bytes = entry_to_proto(entry).ByteSize() + _ENTRY_TAG_BYTES
+        entry_bytes = entry_wire_bytes(entry)
         if entries and size + entry_bytes > byte_limit:
             pieces.append(
                 replace(append, previous_index=previous, previous_term=previous_term, entries=tuple(entries))
@@ -153,16 +151,18 @@ class PeerSender:
         self.dropped += 1
 
     def _batch(self) -> pb.RaftServerMessagesProto:
-        """The queued messages, oldest first, up to the batch's bytes (always at least one); an append
-        larger than that alone goes as several (`split_append`)."""
+        """The queued messages, oldest first, up to the batch's bytes (always at least one); an append whose
+        entries alone exceed them goes as several (`split_append`; its header rides on the overhead)."""
         batch = pb.RaftServerMessagesProto()
         size = 0
         while self._queue:
             wire = message_to_proto(self._group_id, self.peer.id, self._queue[0])
             if wire.ByteSize() > self._batch_bytes and isinstance(self._queue[0], AppendEntriesRequest):
-                pieces = split_append(self._queue.popleft(), self._batch_bytes)
-                self._queue.extendleft(reversed(pieces))
-                wire = message_to_proto(self._group_id, self.peer.id, self._queue[0])
+                pieces = split_append(self._queue[0], self._batch_bytes)
+                if len(pieces) > 1:
+                    self._queue.popleft()
+                    self._queue.extendleft(reversed(pieces))
+                    wire = message_to_proto(self._group_id, self.peer.id, self._queue[0])
             size += wire.ByteSize()
             if batch.messages and size > self._batch_bytes:
                 break

@@ -121,7 +121,7 @@ def _members(views: dict[str, dict[str, Any] | None]) -> set[str] | None:
     answering = [v for v in views.values() if v and v.get("ha") and "members" in v]
     leading = [v for v in answering if v.get("role") == "LEADER"]
     chosen = max(leading or answering, key=lambda v: v.get("term") or 0, default=None)
-    return set(chosen["members"]) if chosen is not None else None
+    return {member["nodeId"] for member in chosen["members"]} if chosen is not None else None
 
 
 def run_roles(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from rocksdict import AccessType, ColumnFamily, DBRecoveryMode, Options, Rdict, WriteBatch
+from rocksdict import AccessType, Checkpoint, ColumnFamily, DBRecoveryMode, Options, Rdict, WriteBatch
 
 from pyozone.hdds.store.table import Op, StoreError
 
@@ -140,6 +140,15 @@ class RocksDBBackend:
         """Writes every memtable to table files, so nothing depends on the write-ahead log any more."""
         for view in self._views.values():
             view.flush()
+
+    def checkpoint(self, path: Path) -> None:
+        """A consistent copy of the DB in the new directory `path` (RocksDB's Checkpoint: hard links to
+        the table files on the same file system, and what the memtables hold flushed first)."""
+        self._check(DEFAULT_CF)
+        try:
+            Checkpoint(self._db).create_checkpoint(str(path))
+        except Exception as e:
+            raise StoreError(f"{self.path}: cannot create a checkpoint in {path}: {e}") from None
 
     def close(self) -> None:
         """Drops the column-family views first: each holds the DB open (and its LOCK) until freed."""

@@ -23,14 +23,17 @@ import asyncio
 import gc
 import logging
 import os
+import ssl
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from aiohttp import web
+
 from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.http_json import JsonResponse, Route
-from pyozone.common.http_server import HttpServer
+from pyozone.common.http_server import HttpServer, json_refusal
 from pyozone.common.net import address, bind_address, om_address
 from pyozone.common.om_ha import (
     OmNodeDetails,
@@ -40,7 +43,7 @@ from pyozone.common.om_ha import (
     om_raft_group_id,
     om_service_nodes,
 )
-from pyozone.common.tls import TlsStore
+from pyozone.common.tls import TlsStore, ssl_peer_identity
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
@@ -53,6 +56,7 @@ from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
+from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHUNK_BYTES
 from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
@@ -96,6 +100,26 @@ def _terminate(error: BaseException) -> None:
     log.critical("exiting: om.db could not be written (%s)", error)
     logging.shutdown()
     os._exit(1)
+
+
+def checkpoint_fetchers(conf: OzoneConfiguration) -> Callable[[web.Request], bool]:
+    """Who may GET /dbCheckpoint: over mutual TLS an OM (its certificate's role) or an administrator, as
+    OMDBCheckpointServlet allows OM's principals and ozone.administrators; anyone over plaintext (no
+    security), as every page."""
+    administrators = administrators_only(conf)
+
+    def check(request: web.Request) -> bool:
+        if request.transport is None:
+            return False
+        ssl_object = request.transport.get_extra_info("ssl_object")
+        if ssl_object is None:
+            return True
+        try:
+            return ssl_peer_identity(ssl_object).role is CertRole.OM or administrators(request)
+        except (ValueError, ssl.SSLError):
+            return False
+
+    return check
 
 
 class ServerStartError(Exception):
@@ -155,9 +179,10 @@ class OmDaemon:
         """Counts of the namespace for the metrics and the UI (once OM has bound to its cluster)."""
         self.key_deleting: KeyDeletingService | None = None
         self.open_key_cleanup: OpenKeyCleanupService | None = None
-        self._http = HttpServer(
-            daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
-        )
+        app = daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
+        app.router.add_get(CHECKPOINT_PATH, self._db_checkpoint)
+        self._may_fetch_checkpoint = checkpoint_fetchers(conf)
+        self._http = HttpServer(app)
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
         self._stopped = False
@@ -239,8 +264,8 @@ class OmDaemon:
             raise ServerStartError(
                 f"{self.db_path} holds a namespace a lone OM wrote (no {TRANSACTION_INFO}): OM "
                 f"{node.node_id} of service {node.service_id} cannot start from it, as the other OMs do "
-                "not have it and sending them om.db's checkpoint is not built yet; start the service's "
-                "OMs on empty om.db directories, or run this one without ozone.om.service.ids"
+                "not have it and it is no Raft snapshot they could install; start the service's OMs on "
+                "empty om.db directories, or run this one without ozone.om.service.ids"
             )
         if node.node_id in om_decommissioned_ids(conf, node.service_id):
             raise ServerStartError(
@@ -266,11 +291,14 @@ class OmDaemon:
             rpc_timeout_min_ms=timeout_ms,
             rpc_timeout_max_ms=2 * timeout_ms,
             pre_vote=bool(conf.get("ozone.om.ratis.server.leaderelection.pre-vote")),
+            purge_gap=int(conf.get("ozone.om.ratis.log.purge.gap")),
         )
         self.replication = OmReplication(
             self.store, core, node.node_id, {n.node_id: str(n.rpc_address) for n in nodes},
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
             int(conf.get("ozone.om.ratis.server.request.timeout")), settings.append_byte_limit,
+            int(conf.get("ozone.om.ratis.snapshot.auto.trigger.threshold")),
+            {n.node_id: str(n.http_address) for n in nodes}, self.tls,
         )  # fmt: skip
         storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))
         self.raft = RaftMember(
@@ -387,6 +415,28 @@ class OmDaemon:
         """`call(*args)` on OM's executor, as every core call: the web APIs' reads of om.db."""
         return asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
 
+    async def _db_checkpoint(self, request: web.Request) -> web.StreamResponse:
+        """`/dbCheckpoint` (Ozone's OMDBCheckpointServlet): a tar of an om.db checkpoint with every applied
+        entry in it, its SHA-256 and #TRANSACTIONINFO in headers (om/db_checkpoint.py), for a follower
+        behind the purged Raft log. Over mutual TLS only OMs and administrators may fetch it, as Ozone
+        allows OM's principals and ozone.administrators."""
+        store = self.store
+        if store is None or self.replication is None:
+            return json_refusal(503, "om.db checkpoints are served by an OM of an HA service once it started")
+        if not self._may_fetch_checkpoint(request):
+            return json_refusal(403, "only OMs and administrators may fetch om.db's checkpoint")
+        packed = await self.off_loop(store.pack_checkpoint)
+        try:
+            response = web.StreamResponse(headers=packed.headers())
+            await response.prepare(request)
+            with open(packed.tar, "rb") as tar:
+                while chunk := await asyncio.to_thread(tar.read, CHUNK_BYTES):
+                    await response.write(chunk)
+            await response.write_eof()
+            return response
+        finally:
+            await asyncio.to_thread(packed.remove)
+
     def _routes(self) -> dict[str, Route]:
         def ready() -> JsonResponse:
             up = self.serving
@@ -413,6 +463,8 @@ class OmDaemon:
         self.serving = False
         if self._server is not None:
             await self._server.stop(grace_s)
+        if self.replication is not None and self.raft is not None and self.raft.running:
+            await self.replication.take_snapshot()  # as Ratis takes one when its server closes
         if self.raft is not None:
             await self.raft.stop()
         for task in self._tasks:

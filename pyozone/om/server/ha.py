@@ -36,6 +36,7 @@ import heapq
 import itertools
 import logging
 import random
+import shutil
 import time
 import uuid
 from collections import OrderedDict, deque
@@ -44,14 +45,30 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from pyozone.common.net import HostPort
+from pyozone.common.tls import TlsStore
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
+from pyozone.om.db_checkpoint import (
+    CHECKPOINT_PATH,
+    TRANSACTION_INFO,
+    CheckpointError,
+    download,
+    staging_dir,
+    transaction_info,
+    unpack,
+)
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.metadata import META_TABLE, OMMetadataStore, Op
+from pyozone.om.metadata import META_TABLE, OMMetadataStore, OMStoreError, Op
 from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_bytes
-from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.member_api import NotLeaderError, TransferRefusedError
+from pyozone.ratis_server.member_api import (
+    InstalledSnapshot,
+    NotLeaderError,
+    RaftStatus,
+    TransferRefusedError,
+)
 from pyozone.ratis_server.server import RaftMember
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 
@@ -60,15 +77,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TRANSACTION_INFO = "#TRANSACTIONINFO"
-"""meta: the last Raft entry om.db holds, "term#index" (Ozone's TransactionInfo in transactionInfoTable)."""
-
 RETRY_CACHE_TIMEOUT_MS = 600_000
 """ozone.om.ratis.server.retry.cache.timeout's default."""
 RETRY_CACHE_MAX_ENTRIES = 200_000
 """At most this many answers are kept (the oldest go first), however young: 100 s at 2,000 writes/s."""
 REQUEST_TIMEOUT_MS = 3_000
 """ozone.om.ratis.server.request.timeout's default."""
+SNAPSHOT_THRESHOLD = 400_000
+"""ozone.om.ratis.snapshot.auto.trigger.threshold's default."""
 BATCH_MAX = 128
 """At most this many transactions in one entry (and at most `entry_byte_limit` bytes)."""
 ANSWER_ROOM = 64 * 1024
@@ -99,13 +115,6 @@ class AnsweredStatus(Exception):
 
 USER_SEPARATOR = "\x00"
 """Between the user and the client id in a retry cache key: neither metadata value may hold it."""
-
-
-def transaction_info(raw: bytes | None) -> TermIndex:
-    if not raw:
-        return TermIndex(0, 0)
-    term, _, index = raw.decode().partition("#")
-    return TermIndex(int(term), int(index))
 
 
 def ops_bytes(ops: Sequence[Op]) -> int:
@@ -230,10 +239,22 @@ class OmReplication:
         retry_cache_timeout_ms: int = RETRY_CACHE_TIMEOUT_MS,
         request_timeout_ms: int = REQUEST_TIMEOUT_MS,
         entry_byte_limit: int = RaftSettings().append_byte_limit,
+        snapshot_threshold: int = SNAPSHOT_THRESHOLD,
+        http_addresses: Mapping[str, str] | None = None,
+        tls: TlsStore | None = None,
     ) -> None:
         """`rpc_addresses`: each OM's client address (host:port) by node id, named in refusals;
         `request_timeout_ms`: how long a call waits for its transactions to commit; `entry_byte_limit`:
-        raft.server.log.appender.buffer.byte-limit, what one entry may carry."""
+        raft.server.log.appender.buffer.byte-limit, what one entry may carry; `snapshot_threshold`:
+        ozone.om.ratis.snapshot.auto.trigger.threshold; `http_addresses`: each OM's web server (host:port),
+        where a follower fetches the leader's om.db checkpoint (https with `tls`)."""
+        if snapshot_threshold <= 0:
+            raise ValueError(
+                f"ozone.om.ratis.snapshot.auto.trigger.threshold must be positive, got {snapshot_threshold}"
+            )
+        self._snapshot_threshold = snapshot_threshold
+        self._http_addresses = dict(http_addresses or {})
+        self._tls = tls
         self._entry_byte_limit = entry_byte_limit
         self._transaction_limit = max(1, entry_byte_limit - ANSWER_ROOM)
         self._request_timeout_s = request_timeout_ms / 1000
@@ -249,7 +270,15 @@ class OmReplication:
         self._order = itertools.count()
         self.retry_cache = RetryCache(retry_cache_timeout_ms, lambda: time.monotonic() * 1000)
         self.db_applied = transaction_info(store.get(META_TABLE, TRANSACTION_INFO))
-        """The last entry om.db held at start: the log's entries up to it are not applied again."""
+        """The last entry om.db held at start (or installed from the leader): the log's entries up to it
+        are not applied again."""
+        self.snapshot_index = self.db_applied.index
+        """The last snapshot told to the member (`take_snapshot`)."""
+        self._snapshotting: asyncio.Task[TermIndex | None] | None = None
+        self._installing = False
+        self.snapshots = 0
+        self.installs = 0
+        self.install_failures = 0
         self._member: RaftMember | None = None
         self._own_client = f"om-{node_id}-{uuid.uuid4()}"
         self._own_calls = itertools.count(1)
@@ -291,7 +320,6 @@ class OmReplication:
             "ready": self.leading(),
             "term": status.term,
             "leader": status.leader.id if status.leader is not None else None,
-            "members": [peer.id for peer in member.group.ids],
             "lastIndex": status.last_index,
             "commitIndex": status.commit_index,
             "appliedIndex": status.applied_index,
@@ -299,9 +327,33 @@ class OmReplication:
             "followers": [
                 {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
             ],
+            "members": [
+                self._member_view(peer.id.id, str(peer.address), status) for peer in member.group.peers
+            ],
             "retryCacheEntries": len(self.retry_cache),
             "readIndexRounds": self.read_rounds,
             "stepDowns": self.stepdowns,
+            "snapshotIndex": self.snapshot_index,
+            "snapshots": self.snapshots,
+            "snapshotInstalls": self.installs,
+            "snapshotInstallFailures": self.install_failures,
+        }
+
+    def _member_view(self, node: str, ratis_address: str, status: RaftStatus) -> dict[str, Any]:
+        """One OM of the service as this OM sees it (Ozone's OM UI "OM Roles", OzoneManagerRatisServer
+        .getRatisRoles): its own role for itself, LEADER for the leader it knows, FOLLOWER for the others
+        (UNKNOWN while it knows no leader)."""
+        if node == self.node_id:
+            role = status.role.name
+        elif status.leader is not None:
+            role = "LEADER" if node == status.leader.id else "FOLLOWER"
+        else:
+            role = "UNKNOWN"
+        return {
+            "nodeId": node,
+            "rpcAddress": self._rpc_addresses.get(node),
+            "ratisAddress": ratis_address,
+            "role": role,
         }
 
     # ------------------------------------------------------------------ who may serve
@@ -588,6 +640,7 @@ class OmReplication:
                 if staged.answer is not None:
                     self.retry_cache.put(staged.answer)
             self._applied(last.epoch)
+            self._snapshot_due(entry.index)
             return None
         decoded = entry_from_bytes(entry.payload)
         for answer in decoded.answers:
@@ -597,7 +650,89 @@ class OmReplication:
         if self._ready_term is not None or self._staged or self._submitted:
             self._reset(f"entry {entry.index} of term {entry.term} is another leader's")
         self._applied(self._buffer.apply(decoded.ops, [info]))
+        self._snapshot_due(entry.index)
         return None
+
+    # ------------------------------------------------------------------ snapshots
+    def _snapshot_due(self, index: int) -> None:
+        """Ratis's auto trigger: a snapshot once `snapshot_threshold` entries were applied since the last."""
+        if index - self.snapshot_index >= self._snapshot_threshold and self._snapshotting is None:
+            self._snapshotting = self._loop.create_task(self.take_snapshot())
+
+    def latest_snapshot(self) -> TermIndex | None:
+        """What om.db held at start (its #TRANSACTIONINFO): the member resumes after it."""
+        return self.db_applied if self.db_applied.index else None
+
+    async def take_snapshot(self) -> TermIndex | None:
+        """OzoneManagerStateMachine.takeSnapshot: om.db made to hold every applied entry durably
+        (`snapshot_point`), then the member hears `snapshot_taken` with its #TRANSACTIONINFO and purges its
+        log up to it past raft.server.log.purge.gap. Returns that point (None: nothing new, or the member
+        stopped). Also on a clean stop."""
+        try:
+            raw = await asyncio.to_thread(self.store.snapshot_point)
+            point = transaction_info(raw)
+            member = self._member
+            if point.index <= self.snapshot_index or member is None or not member.running or self._installing:
+                return None
+            member.snapshot_taken(point)
+            self.snapshot_index = point.index
+            self.snapshots += 1
+            log.info("OM %s: snapshot at %s (om.db flushed)", self.node_id, point)
+            return point
+        except (OMStoreError, ValueError) as error:
+            log.warning("OM %s: no snapshot taken: %s", self.node_id, error)
+            return None
+        finally:
+            self._snapshotting = None
+
+    async def install_snapshot(
+        self, leader_id: RaftPeerId, leader_address: HostPort | None, first_available: TermIndex
+    ) -> InstalledSnapshot | None:
+        """OzoneManagerStateMachine.notifyInstallSnapshotFromLeader: the leader's log starts at
+        `first_available`, past what this OM holds. Downloads the leader's om.db checkpoint from its web
+        server (`/dbCheckpoint`), checks it (its SHA-256, that it opens, a #TRANSACTIONINFO reaching the
+        leader's log) and swaps it in as om.db (om/db_checkpoint.py). A checkpoint refused is never
+        installed: None, and the member asks again at the leader's next notification."""
+        where = self._http_addresses.get(leader_id.id)
+        if where is None:
+            log.error("OM %s: no web address for OM %s: cannot fetch its checkpoint", self.node_id, leader_id)
+            return None
+        url = f"{'https' if self._tls is not None else 'http'}://{where}{CHECKPOINT_PATH}"
+        if self._snapshotting is not None:
+            await asyncio.shield(self._snapshotting)
+        self._installing = True
+        try:
+            installed = await asyncio.to_thread(self._fetch_and_install, url, first_available.index - 1)
+        except (CheckpointError, OMStoreError) as error:
+            self.install_failures += 1
+            log.error(
+                "OM %s: the checkpoint of OM %s was refused, nothing installed (retried at the leader's next "
+                "notification): %s", self.node_id, leader_id, error,
+            )  # fmt: skip
+            return None
+        finally:
+            self._installing = False
+        self.db_applied = installed
+        self.snapshot_index = installed.index
+        self.installs += 1
+        log.info("OM %s installed the checkpoint of OM %s at %s", self.node_id, leader_id, installed)
+        return installed, ()
+
+    def _fetch_and_install(self, url: str, at_least: int) -> TermIndex:
+        """Off the loop: download, check, unpack and swap in the leader's checkpoint."""
+        staging = staging_dir(self.store.path)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        try:
+            tar = staging / "om.db.tar"
+            download(url, self._tls.client_context() if self._tls is not None else None, tar)
+            unpacked = staging / "om.db"
+            installed = unpack(tar, unpacked, at_least)
+            tar.unlink()
+            self.store.install(unpacked)
+            return installed
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
     def _applied(self, epoch: int) -> None:
         """Answers the calls waiting for epochs up to `epoch`."""

@@ -12,6 +12,7 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import (
     RaftEnvelope,
+    entry_wire_bytes,
     message_from_proto,
     message_to_proto,
     messages_from_bytes,
@@ -211,3 +212,14 @@ def test_a_vote_and_its_reply_carry_the_candidates_round() -> None:
     for message in (vote, grant):
         wire = message_to_proto("g", RaftPeerId("c"), message).SerializeToString()
         assert message_from_proto(pb.RaftServerMessageProto.FromString(wire)).message.call_id == 17
+
+
+@settings(max_examples=200, deadline=None)
+@given(appends(), groups, peers)
+def test_an_entrys_wire_bytes_are_what_it_adds_to_an_append(append: AppendEntriesRequest, group, to) -> None:
+    """The cost the core fills an append by (`entry_wire_bytes`) is exact, framing and client id included."""
+    empty = message_to_proto(group, to, AppendEntriesRequest(**{**append.__dict__, "entries": ()}))
+    full = message_to_proto(group, to, append)
+    assert sum(entry_wire_bytes(e) for e in append.entries) == (
+        full.appendEntries.ByteSize() - empty.appendEntries.ByteSize()
+    )

@@ -4,8 +4,10 @@ says so, so each test walks one path of the Raft paper step by step."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from pyozone.hdds.clock import ManualClock
+from pyozone.ratis.log import payload_bytes
 from pyozone.ratis.messages import LogEntry, Message, RaftPeerId
 from pyozone.ratis.outputs import Apply, Output, Persist, ReadReady, Reply, Send, TransferDone
 from pyozone.ratis.server import PersistentState, RaftServer
@@ -25,6 +27,7 @@ class Group:
         *members: RaftPeerId,
         settings: RaftSettings | None = None,
         states: dict[RaftPeerId, PersistentState] | None = None,
+        entry_bytes: Callable[[LogEntry], int] = payload_bytes,
     ) -> None:
         self.clock = ManualClock()
         self.members = members
@@ -36,6 +39,7 @@ class Group:
                 self.clock,
                 random.Random(i),
                 (states or {}).get(m, PersistentState()),
+                entry_bytes,
             )
             for i, m in enumerate(members)
         }

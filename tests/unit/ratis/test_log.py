@@ -21,21 +21,24 @@ def test_a_log_must_start_at_index_1_without_gaps():
 
 def test_merge_keeps_the_entries_it_holds_so_a_late_or_repeated_append_changes_nothing():
     log = RaftLog(entries(1, 1, 2, 2))
-    assert log.merge(entries(1, 1, 2)[1:], commit_index=0) == ()
+    assert log.merge(entries(1, 1, 2)[1:]) == ()
     assert log.last_index == 4  # an old, shorter append does not cut the tail (Figure 2: only conflicts do)
 
 
 def test_merge_deletes_a_conflicting_entry_and_all_that_follow_then_appends():
     log = RaftLog(entries(1, 1, 2, 2))
-    written = log.merge(entries(1, 1, 3)[2:], commit_index=2)
+    written = log.merge(entries(1, 1, 3)[2:])
     assert [(e.index, e.term) for e in written] == [(3, 3)]
     assert [log.term_at(i) for i in range(1, log.last_index + 1)] == [1, 1, 3]
 
 
-def test_merge_refuses_to_overwrite_a_committed_entry():
+def test_an_append_naming_a_committed_entry_with_another_term_contradicts_the_log():
     log = RaftLog(entries(1, 1, 2))
-    with pytest.raises(AssertionError, match="committed"):
-        log.merge(entries(1, 3)[1:], commit_index=2)
+    assert log.contradiction(TermIndex(1, 1), entries(1, 3)[1:], commit_index=2) == (
+        "entry 2 of term 3 contradicts committed entry 2 of term 1"
+    )
+    assert "previous entry 2 of term 2" in log.contradiction(TermIndex(2, 2), (), commit_index=2)
+    assert log.contradiction(TermIndex(1, 2), entries(1, 1, 3)[2:], commit_index=2) == ""  # past the commit
 
 
 def test_entries_from_batches_by_bytes_and_count_but_always_sends_one():
@@ -77,7 +80,7 @@ def test_the_start_of_a_term_is_found_without_walking_a_long_log():
     started = time.monotonic()
     assert [log.first_index_of_term_at(200_000 - i) for i in range(5000)] == [100_001] * 5000
     assert time.monotonic() - started < 1  # a linear walk back would take minutes
-    log.merge((LogEntry(3, 150_001),), commit_index=0)
+    log.merge((LogEntry(3, 150_001),))
     assert (log.first_index_of_term_at(150_000), log.first_index_of_term_at(150_001)) == (100_001, 150_001)
 
 

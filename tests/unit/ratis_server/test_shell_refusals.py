@@ -231,3 +231,34 @@ def test_a_refused_configuration_change_leaves_no_address_behind() -> None:
     code, details, _ = run(scenario)
     assert code is rpc.StatusCode.PERMISSION_DENIED
     assert "om4 is not another member" in details
+
+
+def test_an_append_overwriting_a_committed_entry_under_the_leaders_name_is_logged_and_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Well formed on the wire, from the leader's name, of a higher term, but contradicting an entry the
+    follower committed: the core refuses it before it changes anything (it once reached an assertion that
+    stopped the member); the follower keeps its term and entries, and the group keeps serving."""
+
+    async def scenario() -> None:
+        async with running_group() as group:
+            leader = await group.leader()
+            index = await leader.submit(put("a", "1"), "c", 1)
+            await group.applied_everywhere(index)
+            target = await follower(group)
+            term = target.status().term
+            lie = AppendEntriesRequest(
+                leader.me, term + 5, index - 1, term, (LogEntry(term + 5, index, put("evil", "1")),), index, 1
+            )
+            settings = rpc.ChannelSettings(max_message_bytes=1 << 20)
+            async with rpc.Channel(target.address, settings) as channel:
+                request = pb.RaftServerMessagesProto(messages=[message_to_proto(GROUP_ID, target.me, lie)])
+                await channel.unary(DELIVER.path, request, None, timeout=10)
+            assert target.running and target.status().term == term
+            after = await leader.submit(put("b", "2"), "c", 2)
+            await group.applied_everywhere(after)
+            assert all("evil" not in n.machine.values for n in group.nodes.values())
+
+    with caplog.at_level("WARNING", logger="pyozone.ratis_server.server"):
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert "contradicts committed entry" in caplog.text

@@ -12,11 +12,14 @@ import pytest
 
 from pyozone.common.net import HostPort
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.protocol.raft import message_to_proto
+from pyozone.protocol.raft import entry_wire_bytes, message_to_proto
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId, RequestVoteReply
-from pyozone.ratis_server import server
+from pyozone.ratis.server import PersistentState
+from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server import server, transport
 from pyozone.ratis_server.transport import REQUEST_TIMEOUT_S, PeerSender, RaftGroup, RaftPeer, split_append
 from tests.polling import wait_for_async
+from tests.unit.ratis import group as core_group
 from tests.unit.ratis_server.shell_support import SETTINGS, Group, ports_of, put, running_group
 
 ME = RaftPeerId("om1")
@@ -88,13 +91,21 @@ def test_a_peer_that_never_answers_holds_up_only_its_own_sender() -> None:
 
 
 def test_a_follower_down_during_many_small_writes_catches_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The core sizes an append by its payload bytes; each entry's framing and client id come on top (here
-    about 60 bytes on 100), so the catch-up append of a follower that was down is far above the receiver's
-    limit (the byte limit and its overhead, made small here): the sender splits it into calls under it."""
+    """Each entry's framing and client id (here about 60 bytes on 100) count toward the byte limit as the
+    core fills a catch-up append, so the appends of a follower that was down fit the receiver's limit (the
+    byte limit and its overhead, made small here) as sized: the sender never splits one."""
     limit = 64 * 1024
     monkeypatch.setattr(server, "MESSAGE_OVERHEAD_BYTES", 4 * 1024)
     settings = dataclasses.replace(SETTINGS, append_byte_limit=limit)
     client = "0123456789abcdef0123456789abcdef0123"
+    pieces: list[int] = []
+
+    def counted_split(append: AppendEntriesRequest, byte_limit: int) -> list[AppendEntriesRequest]:
+        split = split_append(append, byte_limit)
+        pieces.append(len(split))
+        return split
+
+    monkeypatch.setattr(transport, "split_append", counted_split)
 
     async def scenario() -> None:
         async with running_group(settings=settings) as group:
@@ -112,6 +123,44 @@ def test_a_follower_down_during_many_small_writes_catches_up(monkeypatch: pytest
             )
 
     asyncio.run(asyncio.wait_for(scenario(), 120))
+    assert set(pieces) <= {1}  # appends near the limit were checked, none split
+
+
+def test_a_leader_catching_up_a_follower_fills_each_append_to_the_byte_limit_in_wire_bytes() -> None:
+    """The core counts each entry's wire bytes (`entry_wire_bytes`): the catch-up appends of many small
+    entries are full, fit `raft.server.log.appender.buffer.byte-limit` and leave the sender unsplit. Sized
+    by payload alone (as before), each would carry about 1.6 times the limit and be split in two."""
+    limit = 16 * 1024
+    log = tuple(LogEntry(1, i, b"p" * 100, client_id="c" * 36, call_id=i) for i in range(1, 2001))
+    a, b, c = core_group.A, core_group.B, core_group.C
+    group = core_group.Group(
+        a,
+        b,
+        c,
+        settings=RaftSettings(append_byte_limit=limit),
+        states={a: PersistentState(1, a, log), c: PersistentState(1, a, log)},
+        entry_bytes=entry_wire_bytes,
+    )
+    group.elect(a, b)
+    leader, follower = group.servers[a], group.servers[b]
+    group.tick(a, leader.deadline_ms() - group.clock.now_ms())
+    sent: list[AppendEntriesRequest] = []
+    while follower.log.last_index < leader.log.last_index:
+        appends = [m for m in group.sent(a, b) if isinstance(m, AppendEntriesRequest)]
+        assert appends, "the leader stopped sending before the follower caught up"
+        for append in appends:
+            group.deliver(a, b, append)
+        group.sync(b)
+        for answer in group.sent(b, a):
+            group.deliver(b, a, answer)
+        group.sync(a)
+        sent += [m for m in appends if m.entries]
+    most = max(entry_wire_bytes(e) for e in log)
+    for append in sent:
+        size = sum(entry_wire_bytes(e) for e in append.entries)
+        assert size <= limit and split_append(append, limit) == [append]
+        assert append is sent[-1] or size > limit - most  # full: the next entry would not have fit
+    assert len(sent) > 10
 
 
 def test_an_append_above_the_byte_limit_goes_as_consecutive_appends_under_it() -> None:

@@ -2,6 +2,8 @@
 services' progress.
 
     /api/v1/overview                                          ids, counts, usage, requests by type
+    /api/v1/ratis                                             this OM in its HA service (OmReplication
+                                                              .report), {"ha": false} on a lone OM
     /api/v1/volumes                                           volumes, a cursor page of volume_dict
     /api/v1/volumes/{volume}                                  volume_dict
     /api/v1/volumes/{volume}/buckets                          a cursor page of bucket_dict

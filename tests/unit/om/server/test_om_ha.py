@@ -172,11 +172,17 @@ def test_a_write_executes_on_the_leader_and_reaches_every_om(tmp_path: Path) -> 
             assert (shown["ha"], shown["role"], shown["leader"]) == (True, "LEADER", node_of(leader))
             assert shown["commitIndex"] >= shown["appliedIndex"] > 0
             assert sorted(f["nodeId"] for f in shown["followers"]) == sorted(node_of(d) for d in followers)
+            # OM Roles: each OM of the service, its client and Ratis addresses, the role this OM knows
+            roles = {node_of(d): "LEADER" if d is leader else "FOLLOWER" for d in svc.daemons.values()}
+            assert {m["nodeId"]: m["role"] for m in shown["members"]} == roles
+            assert all(m["rpcAddress"] and m["ratisAddress"] for m in shown["members"])
             prom = await asyncio.to_thread(http_text, leader.http_port, "/prom")
             assert f'om_ha_metrics_ozone_manager_ha_leader_state{{leadernodeid="{node_of(leader)}"' in prom
             assert "om_ratis_follower_lag{" in prom and "om_ratis_commit_index " in prom
             follower_view = await asyncio.to_thread(http_json, followers[0].http_port, "/api/v1/ratis")
             assert (follower_view["role"], follower_view["leader"]) == ("FOLLOWER", node_of(leader))
+            assert {m["nodeId"]: m["role"] for m in follower_view["members"]} == roles
+            assert follower_view["followers"] == []  # match index and lag: the leader's to show
 
     run(scenario())
 

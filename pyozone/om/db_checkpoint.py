@@ -1,0 +1,252 @@
+"""om.db checkpoints for OM HA: what the leader serves at `/dbCheckpoint` (Ozone's OMDBCheckpointServlet) and
+what a follower behind the leader's purged Raft log installs (OzoneManagerSnapshotProvider and
+OzoneManager.installCheckpoint).
+
+- The leader packs a RocksDB checkpoint of om.db (hard links, flushed memtables) as an uncompressed tar and
+  sends it with its SHA-256 (`CHECKSUM_HEADER`) and the checkpoint's `#TRANSACTIONINFO`.
+- The follower downloads it to a file beside om.db while hashing it, refuses it when the digest differs
+  (a corrupt or truncated download), unpacks it (regular files only, no path leaving the directory),
+  syncs it, and checks that it opens as RocksDB with a `#TRANSACTIONINFO` at or past the last entry the
+  leader's log no longer holds.
+- The swap (`swap_in`) renames om.db aside (`om.db.old`), then the checkpoint to om.db, syncing the parent
+  directory after each rename; the old one is deleted once the new one opened. A crash at any point
+  leaves either the old om.db or the new one whole, and the next start (`recover`) finishes the job:
+  om.db missing with `om.db.old` present puts the old one back; both present deletes the old one (the new
+  one was checked before the first rename); an unfinished download or unpacked tree is deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import logging
+import os
+import shutil
+import ssl
+import tarfile
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyozone.hdds.store.rocksdb import RocksDBBackend
+from pyozone.hdds.store.table import StoreError
+from pyozone.ratis.messages import TermIndex
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_PATH = "/dbCheckpoint"
+"""The leader's endpoint (Ozone's OZONE_DB_CHECKPOINT_HTTP_ENDPOINT)."""
+CHECKSUM_HEADER = "X-Ozone-Checkpoint-Sha256"
+"""The tar's SHA-256, hex: the follower refuses a download whose digest differs."""
+TRANSACTION_HEADER = "X-Ozone-Checkpoint-Transaction-Info"
+"""The checkpoint's #TRANSACTIONINFO, "term#index"."""
+CHECKPOINTS_DIR = "db.checkpoints"
+"""Beside om.db (the same file system: a checkpoint hard-links om.db's table files), Ozone's name."""
+META_TABLE = "meta"
+TRANSACTION_INFO = "#TRANSACTIONINFO"
+CHUNK_BYTES = 1 << 20
+DOWNLOAD_TIMEOUT_S = 60.0
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be installed (corrupt, truncated, stale, unreadable): never installed."""
+
+
+def transaction_info(raw: bytes | None) -> TermIndex:
+    """meta's #TRANSACTIONINFO, "term#index" (Ozone's TransactionInfo); (0, 0) when absent."""
+    if not raw:
+        return TermIndex(0, 0)
+    term, _, index = raw.decode().partition("#")
+    return TermIndex(int(term), int(index))
+
+
+def _text(info: TermIndex) -> str:
+    return f"{info.term}#{info.index}"
+
+
+@dataclass(frozen=True)
+class PackedCheckpoint:
+    """A checkpoint tar ready to send; `remove` it once sent."""
+
+    tar: Path
+    sha256: str
+    size: int
+    transaction: TermIndex
+
+    def headers(self) -> dict[str, str]:
+        return {
+            CHECKSUM_HEADER: self.sha256,
+            TRANSACTION_HEADER: _text(self.transaction),
+            "Content-Type": "application/x-tar",
+            "Content-Length": str(self.size),
+            "Content-Disposition": f'attachment; filename="om.db-{self.transaction.index}.tar"',
+        }
+
+    def remove(self) -> None:
+        shutil.rmtree(self.tar.parent, ignore_errors=True)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _stored_transaction(db: Path) -> TermIndex:
+    """The #TRANSACTIONINFO of the RocksDB at `db`, opened read-only; CheckpointError if it does not open."""
+    try:
+        backend = RocksDBBackend(db, read_only=True, owner="an OM")
+    except StoreError as e:
+        raise CheckpointError(f"the checkpoint does not open as RocksDB: {e}") from None
+    try:
+        if META_TABLE not in backend.column_families:
+            raise CheckpointError(f"the checkpoint has no {META_TABLE} table: not an om.db")
+        return transaction_info(backend.get(META_TABLE, TRANSACTION_INFO.encode()))
+    finally:
+        backend.close()
+
+
+def pack(backend: RocksDBBackend, db_path: Path) -> PackedCheckpoint:
+    """A checkpoint of om.db (`backend`, at `db_path`) as a tar under db.checkpoints/; the caller flushed
+    what it wants in it (the double buffer) first."""
+    work = db_path.parent / CHECKPOINTS_DIR / f"serve-{uuid.uuid4().hex}"
+    work.parent.mkdir(parents=True, exist_ok=True)
+    work.mkdir()
+    try:
+        checkpoint = work / "om.db"
+        backend.checkpoint(checkpoint)
+        info = _stored_transaction(checkpoint)
+        tar = work / "om.db.tar"
+        with tarfile.open(tar, "w") as archive:
+            for file in sorted(checkpoint.iterdir()):
+                archive.add(file, arcname=file.name, recursive=False)
+        return PackedCheckpoint(tar, _sha256(tar), tar.stat().st_size, info)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def download(
+    url: str, context: ssl.SSLContext | None, into: Path, timeout_s: float = DOWNLOAD_TIMEOUT_S
+) -> str:
+    """GETs the leader's checkpoint tar into the file `into`, returning its SHA-256 once it matches the
+    leader's `CHECKSUM_HEADER`; CheckpointError otherwise (the file is removed)."""
+    digest = hashlib.sha256()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s, context=context) as answer, open(into, "wb") as f:
+            expected = answer.headers.get(CHECKSUM_HEADER)
+            if not expected:
+                raise CheckpointError(f"{url} answered without its {CHECKSUM_HEADER} header")
+            while chunk := answer.read(CHUNK_BYTES):
+                digest.update(chunk)
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+    except urllib.error.HTTPError as e:
+        into.unlink(missing_ok=True)
+        raise CheckpointError(f"{url} answered {e.code}: {e.read()[:200].decode(errors='replace')}") from None
+    except (OSError, ValueError, http.client.HTTPException) as e:  # refused, cut short, timed out
+        into.unlink(missing_ok=True)
+        raise CheckpointError(f"downloading {url} failed: {e}") from None
+    except CheckpointError:
+        into.unlink(missing_ok=True)
+        raise
+    got = digest.hexdigest()
+    if got != expected.strip().lower():
+        into.unlink(missing_ok=True)
+        raise CheckpointError(
+            f"the checkpoint from {url} is corrupt or truncated: its SHA-256 is {got}, the leader sent "
+            f"{expected.strip()} ({CHECKSUM_HEADER}); refused"
+        )
+    return got
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def unpack(tar: Path, into: Path, at_least: int) -> TermIndex:
+    """Unpacks a downloaded (checksum-checked) tar into the new directory `into`, synced, and returns its
+    #TRANSACTIONINFO, which must be at `at_least` or past it; CheckpointError otherwise."""
+    into.mkdir(parents=True)
+    try:
+        with tarfile.open(tar, "r:") as archive:
+            for member in archive.getmembers():
+                name = member.name
+                if not member.isfile() or "/" in name or name in ("", ".", ".."):
+                    raise CheckpointError(f"the checkpoint holds {name!r}: only om.db's files may be in it")
+                source = archive.extractfile(member)
+                assert source is not None  # a regular file
+                with source, open(into / name, "xb") as out:
+                    shutil.copyfileobj(source, out, CHUNK_BYTES)
+                    out.flush()
+                    os.fsync(out.fileno())
+    except tarfile.TarError as e:
+        raise CheckpointError(f"the checkpoint is not a readable tar: {e}") from None
+    _fsync_dir(into)
+    info = _stored_transaction(into)
+    if info.index < at_least:
+        raise CheckpointError(
+            f"the checkpoint's {TRANSACTION_INFO} is {_text(info)}, before index {at_least}, the last entry "
+            "the leader's log no longer holds: it would leave a gap"
+        )
+    return info
+
+
+def aside(db_path: Path) -> Path:
+    """Where the previous om.db waits while an installed checkpoint opens."""
+    return db_path.with_name(db_path.name + ".old")
+
+
+def staging_dir(db_path: Path) -> Path:
+    """Where a follower downloads and unpacks a checkpoint (removed by `recover` after a crash)."""
+    return db_path.parent / CHECKPOINTS_DIR / "install"
+
+
+def swap_in(db_path: Path, new: Path) -> None:
+    """Makes the unpacked checkpoint `new` om.db, keeping the old om.db aside as `om.db.old` (delete it with
+    `drop_aside` once the new one opened; `restore_aside` puts it back). om.db must be closed."""
+    kept = aside(db_path)
+    if kept.exists():
+        shutil.rmtree(kept)
+    os.replace(db_path, kept)
+    _fsync_dir(db_path.parent)
+    os.replace(new, db_path)
+    _fsync_dir(db_path.parent)
+
+
+def drop_aside(db_path: Path) -> None:
+    shutil.rmtree(aside(db_path), ignore_errors=True)
+
+
+def restore_aside(db_path: Path) -> None:
+    """The new om.db did not open: the old one goes back."""
+    if db_path.exists():
+        shutil.rmtree(db_path)
+    os.replace(aside(db_path), db_path)
+    _fsync_dir(db_path.parent)
+
+
+def recover(db_path: Path) -> None:
+    """At start, before om.db opens: finishes (or undoes) an install a crash interrupted (module docs)."""
+    kept = aside(db_path)
+    if kept.exists():
+        if db_path.exists():
+            log.warning(
+                "%s: an installed checkpoint is in place; deleting the previous om.db kept aside", db_path
+            )
+            shutil.rmtree(kept)
+        else:
+            log.warning("%s: an install was interrupted before the checkpoint was in place; the previous "
+                        "om.db is restored", db_path)  # fmt: skip
+            os.replace(kept, db_path)
+            _fsync_dir(db_path.parent)
+    shutil.rmtree(db_path.parent / CHECKPOINTS_DIR, ignore_errors=True)

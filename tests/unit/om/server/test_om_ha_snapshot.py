@@ -1,0 +1,194 @@
+"""OM HA snapshots in one process (three OM daemons, as test_om_ha.py): with a small
+ozone.om.ratis.snapshot.auto.trigger.threshold and ozone.om.ratis.log.purge.gap every OM snapshots om.db and
+purges its Raft log; a follower stopped meanwhile comes back behind the leader's log, downloads the leader's
+om.db checkpoint (/dbCheckpoint), refuses a corrupt one (a proxy flips a byte) and fetches it again, installs
+it, applies the log after it, and holds exactly the leader's namespace."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from pathlib import Path
+
+from aiohttp import web
+
+from pyozone.common.om_ha import om_raft_group_id
+from pyozone.config import OzoneConfiguration
+from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER
+from pyozone.om.metadata import VOLUME_TABLE
+from pyozone.om.server import OmDaemon
+from pyozone.om.server.daemon import checkpoint_fetchers
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
+from tests.polling import wait_for_async
+from tests.unit.om.server.test_om_ha import NODES, node_of, run, service
+from tests.unit.om.server.web.om_web import running_om
+from tests.unit.ratis_server.shell_support import ports_of
+
+SMALL = {"ozone.om.ratis.log.purge.gap": "4", "ozone.om.ratis.snapshot.auto.trigger.threshold": "4"}
+
+
+class FlippingProxy:
+    """Serves `upstream`'s /dbCheckpoint with one byte flipped in its first `corrupt` answers."""
+
+    def __init__(self, upstream_port: int, corrupt: int) -> None:
+        self.upstream_port = upstream_port
+        self.corrupt = corrupt
+        self.served = 0
+        self.port = ports_of(1)[0]
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get(CHECKPOINT_PATH, self._handle)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _handle(self, _: web.Request) -> web.Response:
+        def fetch() -> tuple[str, bytes]:
+            url = f"http://127.0.0.1:{self.upstream_port}{CHECKPOINT_PATH}"
+            with urllib.request.urlopen(url, timeout=30) as answer:
+                return answer.headers[CHECKSUM_HEADER], answer.read()
+
+        checksum, body = await asyncio.to_thread(fetch)
+        self.served += 1
+        if self.served <= self.corrupt:
+            flipped = bytearray(body)
+            flipped[len(flipped) // 2] ^= 0x01
+            body = bytes(flipped)
+        return web.Response(body=body, headers={CHECKSUM_HEADER: checksum})
+
+
+def volumes(daemon: OmDaemon) -> list[str]:
+    assert daemon.store is not None
+    return [key for key, _ in daemon.store.scan(VOLUME_TABLE)]
+
+
+def test_a_follower_behind_the_purged_log_installs_the_leaders_checkpoint_refusing_a_corrupt_one(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path, **SMALL) as svc:
+            client = svc.client()
+            proxy: FlippingProxy | None = None
+            try:
+                await client.create_volume("vol000")
+                leader = await svc.leader()
+                lagging = next(n for n in NODES if n != node_of(leader))
+                await svc.stop(lagging)
+                for i in range(1, 30):
+                    await client.create_volume(f"vol{i:03d}")
+                assert leader.replication is not None and leader.raft is not None
+                await wait_for_async(lambda: leader.replication.snapshots > 0, 20, "a snapshot on the leader")  # type: ignore[union-attr]
+                purged_to = leader.raft._running_core().log.snapshot.index
+                assert purged_to >= 4, "the leader purged its log"
+                # the lagging OM fetches the leader's checkpoint through a proxy that corrupts the first
+                leader_http = f"ozone.om.http-address.omservice.{node_of(leader)}"
+                proxy = FlippingProxy(leader.http_port, corrupt=1)
+                await proxy.start()
+                svc.values[leader_http] = f"127.0.0.1:{proxy.port}"
+                back = await svc.start(lagging)
+                replication = back.replication
+                assert replication is not None
+                await wait_for_async(lambda: replication.installs >= 1, 30, "the checkpoint installed")
+                assert replication.install_failures >= 1, "the corrupt checkpoint was refused first"
+                assert proxy.served >= 2
+                assert replication.db_applied.index >= purged_to
+                for i in range(30, 35):  # the log after the checkpoint reaches it too
+                    await client.create_volume(f"vol{i:03d}")
+                await wait_for_async(
+                    lambda: back.store.get(VOLUME_TABLE, "/vol034") is not None,  # type: ignore[union-attr]
+                    20,
+                    "the entries after the checkpoint applied",
+                )
+                await asyncio.to_thread(back.store.sync)  # type: ignore[union-attr]
+                assert volumes(back) == volumes(leader) == sorted(f"/vol{i:03d}" for i in range(35))
+                shown = back.replication.report()  # type: ignore[union-attr]
+                assert shown["snapshotInstalls"] >= 1 and shown["snapshotInstallFailures"] >= 1
+            finally:
+                await client.close()
+                if proxy is not None:
+                    await proxy.stop()
+            # restarted, the installed OM resumes from its om.db and applies nothing twice
+            await svc.stop(lagging)
+            again = await svc.start(lagging)
+            assert again.replication is not None and again.replication.db_applied.index >= purged_to
+            await wait_for_async(
+                lambda: volumes(again) == volumes(leader), 20, "the restarted OM holds the same namespace"
+            )
+
+    run(scenario())
+
+
+def test_a_clean_stop_snapshots_om_db_and_the_log_restarts_after_it(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        # segments of 1 KB: a purge drops closed segments only, as Ratis's
+        no_auto = {
+            **SMALL,
+            "ozone.om.ratis.snapshot.auto.trigger.threshold": "1000",
+            "ozone.om.ratis.segment.size": "1KB",
+        }
+        async with service(tmp_path, **no_auto) as svc:
+            client = svc.client()
+            try:
+                for i in range(12):
+                    await client.create_volume(f"vol{i:03d}")
+            finally:
+                await client.close()
+            leader = await svc.leader()
+            assert leader.replication is not None and leader.replication.snapshots == 0
+            node = node_of(leader)
+            await svc.stop(node)
+            # the stop's snapshot purged the log on disk up to om.db's #TRANSACTIONINFO
+            group_dir = tmp_path / node / "ratis" / om_raft_group_id("omservice")
+            on_disk = SegmentedRaftLog(group_dir)
+            stored = on_disk.load()
+            on_disk.close()
+            assert stored.snapshot.index >= 8
+            assert all(e.index > stored.snapshot.index for e in stored.entries)
+            back = await svc.start(node)
+            assert back.replication is not None and back.replication.db_applied.index >= 12
+            assert len(volumes(back)) == 12
+
+    run(scenario())
+
+
+class _Peer:
+    """An ssl object whose peer certificate names `common_name`."""
+
+    def __init__(self, common_name: str) -> None:
+        self._cert = {"subject": ((("commonName", common_name),),)}
+
+    def getpeercert(self) -> dict[str, object]:
+        return self._cert
+
+
+class _Request:
+    def __init__(self, ssl_object: _Peer | None) -> None:
+        self.transport = self
+        self._ssl_object = ssl_object
+
+    def get_extra_info(self, name: str) -> object:
+        return self._ssl_object if name == "ssl_object" else None
+
+
+def test_over_mutual_tls_only_oms_and_administrators_fetch_the_checkpoint() -> None:
+    may = checkpoint_fetchers(OzoneConfiguration({"ozone.administrators": "admin"}))
+    assert may(_Request(_Peer("om@host1")))  # type: ignore[arg-type]
+    assert may(_Request(_Peer("admin")))  # type: ignore[arg-type]
+    assert not may(_Request(_Peer("alice")))  # type: ignore[arg-type]
+    assert not may(_Request(_Peer("dn@host2")))  # type: ignore[arg-type]
+    assert may(_Request(None))  # type: ignore[arg-type]  # plaintext: no security
+
+
+def test_a_lone_om_serves_no_checkpoint(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_om(tmp_path) as om:
+            status, body = await om.get(CHECKPOINT_PATH)
+            assert status == 503 and "HA service" in body["error"]
+
+    run(scenario())
