@@ -63,7 +63,13 @@ from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_adm
 from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
-from pyozone.om.server.membership import MembershipRefused, OmMembership, first_members, join_service
+from pyozone.om.server.membership import (
+    MembershipRefused,
+    OmMembership,
+    first_members,
+    join_service,
+    leader_members,
+)
 from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.server.web import UI, om_api
@@ -307,6 +313,7 @@ class OmDaemon:
             known_peers=tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes),
         )  # fmt: skip
         self.replication.attach(self.raft)
+        self.replication.members_at_install = leader_members({n.node_id: n for n in nodes}, self.tls)
         self.om_metrics.watch_raft(self.replication)
         try:
             await self.raft.start()

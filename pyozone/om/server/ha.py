@@ -279,6 +279,10 @@ class OmReplication:
         self.snapshots = 0
         self.installs = 0
         self.install_failures = 0
+        self.members_at_install: Callable[[RaftPeerId], Awaitable[tuple[RaftPeerId, ...]]] | None = None
+        """The group's members at a checkpoint installed from the leader (om.db records none): the daemon
+        asks the leader for its members in force (om/server/membership.py); None, or () answered: the
+        group's first members."""
         self._member: RaftMember | None = None
         self._own_client = f"om-{node_id}-{uuid.uuid4()}"
         self._own_calls = itertools.count(1)
@@ -716,7 +720,8 @@ class OmReplication:
         self.snapshot_index = installed.index
         self.installs += 1
         log.info("OM %s installed the checkpoint of OM %s at %s", self.node_id, leader_id, installed)
-        return installed, ()
+        asking = self.members_at_install
+        return installed, (await asking(leader_id) if asking is not None else ())
 
     def _fetch_and_install(self, url: str, at_least: int) -> TermIndex:
         """Off the loop: download, check, unpack and swap in the leader's checkpoint."""

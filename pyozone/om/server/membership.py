@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -197,6 +198,28 @@ class OmMembership:
         log.info("%s OM %s in Ratis group %s (configuration entry %d): members %s", operation, node_id,
                  self.member.group.group_id, index, ", ".join(self.members()))  # fmt: skip
         return index
+
+
+def leader_members(
+    nodes: dict[str, OmNodeDetails], tls: TlsStore | None
+) -> Callable[[RaftPeerId], Awaitable[tuple[RaftPeerId, ...]]]:
+    """`OmReplication.members_at_install`: the members in force on the leader whose checkpoint was
+    installed (Ratis sends its configuration entry with the notification; OM's checkpoint has none), so an
+    OM that was down during a membership change does not fall back to the group's first members. () when
+    the leader does not answer: the first members, as before."""
+    client = OmAdminClient(nodes, tls)
+
+    async def ask(leader: RaftPeerId) -> tuple[RaftPeerId, ...]:
+        if leader.id not in client.nodes:
+            return ()
+        try:
+            answer = await asyncio.to_thread(client.configuration, leader.id)
+        except RpcError as e:
+            log.warning("OM %s did not tell its members (%s): the group's first members stand", leader, e)
+            return ()
+        return tuple(RaftPeerId(node.nodeID) for node in answer.nodesInMemory)
+
+    return ask
 
 
 # ---------------------------------------------------------------------- the joining OM's side
