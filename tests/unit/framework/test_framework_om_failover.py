@@ -133,6 +133,24 @@ def test_every_attempt_of_a_call_names_the_same_client_and_call() -> None:
     assert seen[2][0] != seen[0][0]  # another client
 
 
+def test_followers_naming_a_dead_leader_do_not_trap_the_client() -> None:
+    """The leader (om1) is down and both followers still name it until om3 wins the election (at its second
+    call here): the client asks every OM once per round and waits between rounds, so it reaches om3 (it
+    used to go om1, om2 naming om1, om1, om2, ... never asking om3, until its attempts ran out)."""
+    om2 = Om("om2")
+
+    class Elected(Om):
+        async def infoVolume(self, request, context):  # type: ignore[no-untyped-def]
+            if self.calls == 1:  # the election is over
+                self.leader = om2.leader = self.node_id
+            return await super().infoVolume(request, context)
+
+    om3 = Elected("om3")
+    om2.leader = om3.leader = "om1"
+    owner, _ = asyncio.run(_ask([Om("om1"), om2, om3], down={"om1"}))
+    assert (owner, om2.calls, om3.calls) == ("om3", 2, 2)
+
+
 def test_an_unreachable_lone_om_is_not_failed_over() -> None:
     with pytest.raises(OMUnavailableError):
         asyncio.run(_ask([Om("om1")], down={"om1"}))
