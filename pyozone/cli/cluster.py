@@ -404,6 +404,8 @@ def _watch(state: ClusterState, tls: TlsStore | None) -> int:
                     print_status(admin, {})
                 except Exception as e:  # SCM may be down (e.g. after `cluster kill scm`)
                     print(f"SCM not answering: {e}")
+                if _om_ha(state):
+                    print(f"OM leader: {_leader(state, _http_tls(tls)) or 'none now'}")
                 print("\nCtrl-C stops the cluster.", flush=True)
                 for _ in range(20 if interactive else 100):
                     if stop["now"]:
