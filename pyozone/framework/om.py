@@ -194,10 +194,13 @@ class OmClient:
         for node in self._nodes:
             await node.channel.close()
 
-    def _fail_over(self, leader_id: str | None) -> bool:
+    def _fail_over(self, leader_id: str | None, asked: int | None = None) -> bool:
         """Moves to the named leader, or else to the next OM, skipping those asked in this round; True when
         every OM was asked: the client waits before the new round (Ozone's OMFailoverProxyProviderBase
-        .getWaitTime), which begins at the named leader or the next OM."""
+        .getWaitTime), which begins at the named leader or the next OM. `asked`: the OM the failed attempt
+        went to; when another call already moved on from it, the call follows (nothing moves)."""
+        if asked is not None and asked != self._current:
+            return False
         self._tried.add(self._current)
         count = len(self._nodes)
         named = [
@@ -233,7 +236,8 @@ class OmClient:
         recording = self._steps()
         started = time.perf_counter() if recording is not None else 0.0
         while True:
-            node = self._nodes[self._current]
+            asked = self._current
+            node = self._nodes[asked]
             try:
                 timeout = self._config.om_timeout_s if timeout_s is None else timeout_s
                 response = await getattr(node.stub, name)(request, timeout=timeout, metadata=metadata)
@@ -251,7 +255,7 @@ class OmClient:
                     # The same OM once it is ready; else the leader named, or the next OM (a full round
                     # of them waits first).
                     stay = isinstance(error, OMLeaderNotReadyException)
-                    if stay or self._fail_over(getattr(error, "leader_id", None)):
+                    if stay or self._fail_over(getattr(error, "leader_id", None), asked):
                         await asyncio.sleep(policy.wait_s)
                     continue
                 waitable = isinstance(error, (OMUnavailableError, SafeModeException))  # SCM restarting
