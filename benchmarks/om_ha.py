@@ -12,8 +12,9 @@ both alike; each row gives the rate, p50, p99 and the CPU per key of each OM pro
 `--failover` (issue 30: a leader killed under load, writes resume within 2x the election timeout, no client
 sees an error): `cluster up --om-ha`, writers (`-w`, one OzoneClient each) create omkg keys (openKey,
 commitKey) one after another; the leader gets SIGKILL (`--kills` times, restarted and caught up between);
-it prints each client's gap (its last write acknowledged before the kill to its first after), the max,
-beside `ozone.om.ratis.minimum.timeout` and twice it, the errors any client saw, and checks every
+it prints each client's gap (its longest wait between two acknowledged writes, from its last before the
+kill to its fifth after), the max, beside `ozone.om.ratis.minimum.timeout` and twice it, when the successor
+was elected, had its log applied and took calls, the errors any client saw, and checks that every
 acknowledged key is listed afterwards.
 
     python -m benchmarks.om_ha --failover [-w 4] [--kills 3] [--keep DIR]
