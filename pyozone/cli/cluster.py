@@ -140,7 +140,14 @@ OM_SERVICE_KEYS = (
     "ozone.om.address",
     "ozone.om.node.id",
 )
-"""Keys `--om-ha` plans itself (with ozone.om.nodes.*, ozone.om.address.*, ...): a -D of one is refused."""
+OM_SERVICE_PREFIXES = (
+    "ozone.om.nodes.",
+    "ozone.om.address.",
+    "ozone.om.http-address.",
+    "ozone.om.ratis.port.",
+)
+"""Keys `--om-ha` plans itself, and the prefixes of those it plans per service and OM: a -D of one is
+refused (it would name another service, or move an OM off the ports planned for it)."""
 
 
 def _check_om_ha(args: argparse.Namespace, overrides: dict[str, str]) -> None:
@@ -152,9 +159,7 @@ def _check_om_ha(args: argparse.Namespace, overrides: dict[str, str]) -> None:
             "--om-ha with --secure is not built: each OM needs a certificate of its own, and SCM's CA "
             "keeps one OM certificate per host (docs/om.md); run --om-ha without --secure"
         )
-    planned = sorted(
-        k for k in overrides if k in OM_SERVICE_KEYS or k.startswith(("ozone.om.nodes.", "ozone.om.address."))
-    )
+    planned = sorted(k for k in overrides if k in OM_SERVICE_KEYS or k.startswith(OM_SERVICE_PREFIXES))
     if planned:
         raise CLIError(f"--om-ha plans the OM service itself: drop -D {', '.join(planned)}")
 

@@ -104,6 +104,7 @@ def test_cluster_down_leaves_no_process(started: tuple[LiveCluster, Result]) -> 
             "--om-ha plans the OM service itself: drop -D ozone.om.service.ids",
         ),
         (("-D", "ozone.om.address=127.0.0.1:9862"), "drop -D ozone.om.address"),
+        (("-D", "ozone.om.ratis.port.omservice.om2=9872"), "drop -D ozone.om.ratis.port.omservice.om2"),
     ],
 )
 def test_om_ha_with_what_it_cannot_combine_with_is_refused(
