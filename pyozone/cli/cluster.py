@@ -3,6 +3,9 @@
 `up --secure` runs it with SCM's CA, mutual TLS on every port, block tokens and ACLs; its configuration
 names the administrator's client certificate, so commands run with it act as the administrator, and the
 readiness probes and the status table speak TLS with that certificate too.
+
+`up --om-ha` runs three OMs of one service (om1..om3 of `omservice`) instead of one: the configuration names
+the service, so `pyozone sh`, the S3 gateway and `ofs://omservice/` fail over among them.
 """
 
 from __future__ import annotations
@@ -20,8 +23,16 @@ from pathlib import Path
 
 from pyozone.client.client import AsyncOzoneClient
 from pyozone.cluster import space, supervisor
-from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, plan_cluster
-from pyozone.cluster.status import cluster_ready, om_ready, print_status, s3g_ready, scm_ready, wait_until
+from pyozone.cluster.layout import HOST, OM_SERVICE_ID, STATE_FILE, ClusterState, plan_cluster
+from pyozone.cluster.status import (
+    cluster_ready,
+    om_leader,
+    om_ready,
+    print_status,
+    s3g_ready,
+    scm_ready,
+    wait_until,
+)
 from pyozone.common.cli_options import CLIError, given_path, parse_overrides
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
@@ -55,17 +66,22 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
         action="store_true",
         help="SCM's CA, mutual TLS on every port, block tokens and ACLs; you are the administrator",
     )
+    up.add_argument(
+        "--om-ha",
+        action="store_true",
+        help=f"three OMs of one service ({OM_SERVICE_ID}: om1, om2, om3) instead of one",
+    )
     up.set_defaults(func=run_up)
     for name, help_text in (("down", "stop every daemon"), ("status", "print the cluster's state once")):
         command = commands.add_parser(name, parents=[parent], help=help_text)
         command.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
         command.set_defaults(func=run_down if name == "down" else run_status)
     for name, help_text in (
-        ("kill", "kill -9 one daemon (scm, om, dn1, ...)"),
+        ("kill", "kill -9 one daemon (scm, om or om1..om3, dn1, ...)"),
         ("start", "start one daemon again"),
     ):
         command = commands.add_parser(name, parents=[parent], help=help_text)
-        command.add_argument("daemon", metavar="NODE", help="scm, om, dn1, dn2, ...")
+        command.add_argument("daemon", metavar="NODE", help="scm, om (om1, om2, om3 with --om-ha), dn1, ...")
         command.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
         command.set_defaults(func=run_kill if name == "kill" else run_start)
 
@@ -118,11 +134,43 @@ def _admin(state: ClusterState, tls: TlsStore | None) -> ScmAdminClient:
     return ScmAdminClient(HostPort(HOST, state.daemon("scm").ports["client"]), timeout_s=5, tls=tls)
 
 
+OM_SERVICE_KEYS = (
+    "ozone.om.service.ids",
+    "ozone.om.internal.service.id",
+    "ozone.om.address",
+    "ozone.om.node.id",
+)
+OM_SERVICE_PREFIXES = (
+    "ozone.om.nodes.",
+    "ozone.om.address.",
+    "ozone.om.http-address.",
+    "ozone.om.ratis.port.",
+)
+"""Keys `--om-ha` plans itself, and the prefixes of those it plans per service and OM: a -D of one is
+refused (it would name another service, or move an OM off the ports planned for it)."""
+
+
+def _check_om_ha(args: argparse.Namespace, overrides: dict[str, str]) -> None:
+    """`--om-ha` with what it cannot run with: a clear error before anything starts."""
+    if not args.om_ha:
+        return
+    if args.secure:
+        raise CLIError(
+            "--om-ha with --secure is not built: each OM needs a certificate of its own, and SCM's CA "
+            "keeps one OM certificate per host (docs/om.md); run --om-ha without --secure"
+        )
+    planned = sorted(k for k in overrides if k in OM_SERVICE_KEYS or k.startswith(OM_SERVICE_PREFIXES))
+    if planned:
+        raise CLIError(f"--om-ha plans the OM service itself: drop -D {', '.join(planned)}")
+
+
 def run_up(args: argparse.Namespace) -> int:
     if args.datanodes < 1 or args.racks < 1:
         raise CLIError("--datanodes and --racks must be at least 1")
     if not args.timeout > 0:
         raise CLIError(f"--timeout must be positive, got {args.timeout:g}")
+    overrides = parse_overrides(getattr(args, "overrides", []))
+    _check_om_ha(args, overrides)
     data_dir = Path(str(given_path(args.data_dir, "--data-dir")))
     if (data_dir / STATE_FILE).exists():
         state = _state(data_dir)
@@ -137,10 +185,16 @@ def run_up(args: argparse.Namespace) -> int:
                 f"the cluster in {data_dir} was made without --secure; start it without --secure, "
                 "or make a secure one in another --data-dir"
             )
+        if args.om_ha and not _om_ha(state):
+            raise CLIError(
+                f"the cluster in {data_dir} was made with one OM; start it without --om-ha, "
+                "or make an --om-ha one in another --data-dir"
+            )
     else:
-        overrides = parse_overrides(getattr(args, "overrides", []))
         try:
-            state = plan_cluster(data_dir, args.datanodes, args.racks, overrides, secure=args.secure)
+            state = plan_cluster(
+                data_dir, args.datanodes, args.racks, overrides, secure=args.secure, om_ha=args.om_ha
+            )
         except OSError as e:
             if e.filename is None:  # not the directory's fault (a port)
                 raise
@@ -151,7 +205,8 @@ def run_up(args: argparse.Namespace) -> int:
     _init_scm(state)
     tls = _tls(state)
     https = _http_tls(tls)
-    om = ", OM" if state.has("om") else ""
+    oms = state.oms()
+    om = f", {len(oms)} OMs of {OM_SERVICE_ID}" if _om_ha(state) else ", OM" if oms else ""
     print(f"Starting SCM{om} and {len(state.datanodes())} datanode(s) in {state.data_dir}")
     for daemon in state.daemons:
         supervisor.start(state, daemon.name)
@@ -173,9 +228,21 @@ def run_up(args: argparse.Namespace) -> int:
                 )
             except TimeoutError as e:
                 raise TimeoutError(f"{e}{_space_hint(state, admin)}") from None
-        if state.has("om"):
-            port = state.daemon("om").ports["http"]
-            wait_until(lambda: om_ready(port, tls=https), args.timeout, "OM readiness", _check_alive(state))
+        for daemon in oms:
+            port = daemon.ports["http"]
+            wait_until(
+                lambda port=port: om_ready(port, tls=https),
+                args.timeout,
+                f"{daemon.name} readiness" if _om_ha(state) else "OM readiness",
+                _check_alive(state),
+            )
+        if _om_ha(state):
+            wait_until(
+                lambda: _leader(state, https) is not None,
+                args.timeout,
+                f"a leader of {OM_SERVICE_ID}",
+                _check_alive(state),
+            )
         if state.has("s3g"):
             admin_port = state.daemon("s3g").ports["admin"]
             wait_until(
@@ -193,6 +260,16 @@ def run_up(args: argparse.Namespace) -> int:
     if args.background:
         return 0
     return _watch(state, tls)
+
+
+def _om_ha(state: ClusterState) -> bool:
+    """Whether the cluster runs an OM service (`--om-ha`) rather than one OM."""
+    return any(d.name != "om" for d in state.oms())
+
+
+def _leader(state: ClusterState, https: ssl.SSLContext | None) -> str | None:
+    """The OM of the cluster's service that leads and executes calls now, if one does."""
+    return om_leader({d.name: d.ports["http"] for d in state.oms()}, https)
 
 
 def _check_space(state: ClusterState) -> None:
@@ -261,7 +338,16 @@ def _print_endpoints(state: ClusterState, tls: bool) -> None:
     if "security" in scm.ports:
         print(f"  SCM security (CA):   {HOST}:{scm.ports['security']}")
     print(f"  SCM web UI:          {web}://{HOST}:{scm.ports['http']}/   (readiness /ready)")
-    if state.has("om"):
+    if _om_ha(state):
+        print(f"  OM service:          {OM_SERVICE_ID}   (ofs://{OM_SERVICE_ID}/...; clients fail over)")
+        for om in state.oms():
+            print(
+                f"  {om.name}: client {HOST}:{om.ports['rpc']}  ratis {HOST}:{om.ports['ratis']}"
+                f"  web UI {web}://{HOST}:{om.ports['http']}/   (its role: /api/v1/ratis)"
+            )
+        leader = _leader(state, _http_tls(_tls(state)))
+        print(f"  OM leader:           {leader or 'none now'}   (pyozone admin om roles)")
+    elif state.has("om"):
         om = state.daemon("om")
         print(f"  OM client:           {HOST}:{om.ports['rpc']}")
         print(f"  OM web UI:           {web}://{HOST}:{om.ports['http']}/   (readiness /ready)")
@@ -323,6 +409,8 @@ def _watch(state: ClusterState, tls: TlsStore | None) -> int:
                     print_status(admin, {})
                 except Exception as e:  # SCM may be down (e.g. after `cluster kill scm`)
                     print(f"SCM not answering: {e}")
+                if _om_ha(state):
+                    print(f"OM leader: {_leader(state, _http_tls(tls)) or 'none now'}")
                 print("\nCtrl-C stops the cluster.", flush=True)
                 for _ in range(20 if interactive else 100):
                     if stop["now"]:
@@ -401,6 +489,8 @@ def run_status(args: argparse.Namespace) -> int:
             f"{d.name:6} {'running' if supervisor.is_running(state.pids.get(d.name)) else 'stopped':8} "
             f"pid {state.pids.get(d.name, '-')}"
         )
+    if _om_ha(state):
+        print(f"OM leader: {_leader(state, _http_tls(_tls(state))) or 'none now'}")
     with _admin(state, _tls(state)) as admin:
         print_status(admin, {})
     return 0

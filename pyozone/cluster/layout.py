@@ -6,6 +6,8 @@ directory per daemon and a log per daemon. A secure cluster's site file also tur
 mutual TLS, block and container tokens and ACLs, and names the administrator's client certificate that
 `scm --init` writes, so every command run with that configuration acts as the administrator; each other
 daemon names a JOIN credential of its own (`join_tokens`), which `scm --init` mints before its first start.
+With `om_ha` three OMs of one service (`om1`..`om3`, `OM_SERVICE_ID`) take the lone OM's place; the site
+file names the service (`om_service_site`), so every client fails over among them.
 """
 
 from __future__ import annotations
@@ -130,6 +132,10 @@ class ClusterState:
     def datanodes(self) -> list[Daemon]:
         return [d for d in self.daemons if d.name.startswith("dn")]
 
+    def oms(self) -> list[Daemon]:
+        """The lone OM, or the OMs of the cluster's HA service (om1, om2, ...)."""
+        return [d for d in self.daemons if d.name.rstrip("0123456789") == "om"]
+
     def join_tokens(self, conf: OzoneConfiguration) -> list[str]:
         """`scm --init --join-token` arguments (ROLE=FILE) for every daemon of a secure cluster that has no
         certificate yet: each gets a JOIN credential of its own, used once (docs/security.md)."""
@@ -173,6 +179,48 @@ LOCAL_INTERVALS = {
 one-machine cluster should notice a killed datanode and show its report within a minute (README)."""
 
 
+OM_SERVICE_ID = "omservice"
+"""The OM service `cluster up --om-ha` runs (ozone.om.service.ids), named as in Ozone's docker-compose HA
+example."""
+OM_HA_NODES = ("om1", "om2", "om3")
+
+LOCAL_OM_HA = {
+    "ozone.om.ratis.minimum.timeout": "1s",
+    "ozone.client.wait.between.retries.millis": "200",
+}
+"""What a local OM service wants instead of Ozone's production timing (an election timeout of 5-10 s, a
+client waiting 2 s after each round of OMs): on one machine a killed leader's successor serves within
+about two seconds (docs/om.md, the failover benchmark)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OmHaPorts:
+    """One OM's ports in an HA service."""
+
+    rpc: int
+    http: int
+    ratis: int
+
+
+def om_service_site(nodes: dict[str, OmHaPorts], service_id: str = OM_SERVICE_ID) -> dict[str, str]:
+    """The site keys of one OM service on this host (Ozone's: ozone.om.service.ids, ozone.om.nodes.SVC,
+    ozone.om.address.SVC.NODE, ozone.om.http-address.SVC.NODE, ozone.om.ratis.port.SVC.NODE), with the
+    local timing of `LOCAL_OM_HA`. Each OM is told its node id (`om_daemon_defines`): they share a host."""
+    site = {"ozone.om.service.ids": service_id, f"ozone.om.nodes.{service_id}": ",".join(nodes)}
+    site.update(LOCAL_OM_HA)
+    for node, ports in nodes.items():
+        site[f"ozone.om.address.{service_id}.{node}"] = f"{HOST}:{ports.rpc}"
+        site[f"ozone.om.http-address.{service_id}.{node}"] = f"{HOST}:{ports.http}"
+        site[f"ozone.om.ratis.port.{service_id}.{node}"] = str(ports.ratis)
+    return site
+
+
+def om_daemon_defines(node: str, metadata_dir: Path) -> dict[str, str]:
+    """What one OM of a service is told on its command line: which node it is, and its own metadata dir
+    (its om.db, its Raft log under ratis/, its VERSION)."""
+    return {"ozone.om.node.id": node, "ozone.metadata.dirs": str(metadata_dir)}
+
+
 def admin_cert_dir(data_dir: Path, admin: str) -> Path:
     """Where `scm --init` writes the administrator's client certificate (contract 2 of issue 15)."""
     return data_dir / "scm" / "ca" / "users" / admin
@@ -205,12 +253,19 @@ def secure_site(data_dir: Path, security_port: int, overrides: dict[str, str]) -
 
 
 def plan_cluster(
-    data_dir: Path, datanodes: int, racks: int, overrides: dict[str, str], secure: bool = False
+    data_dir: Path,
+    datanodes: int,
+    racks: int,
+    overrides: dict[str, str],
+    secure: bool = False,
+    om_ha: bool = False,
 ) -> ClusterState:
     """Ports, directories, the site file and the command line of every daemon. `secure`: certificates,
     mutual TLS, block and container tokens and ACLs, with the login user as the administrator unless
-    `overrides` name ozone.administrators."""
-    ports = iter(free_ports(9 + 5 * datanodes))  # held together, so no two daemons get the same one
+    `overrides` name ozone.administrators. `om_ha`: the OMs of `OM_SERVICE_ID` instead of one OM."""
+    oms = OM_HA_NODES if om_ha else ()
+    # held together, so no two daemons get the same one
+    ports = iter(free_ports(9 + 3 * len(oms) + 5 * datanodes))
     data_dir = data_dir.resolve()
     conf_dir = data_dir / "conf"
     logs = data_dir / "logs"
@@ -219,6 +274,7 @@ def plan_cluster(
     scm_client, scm_datanode, scm_http, scm_block, scm_security, om_rpc, om_http, s3g, s3g_admin = (
         next(ports) for _ in range(9)
     )
+    om_ports = {node: OmHaPorts(next(ports), next(ports), next(ports)) for node in oms}
     scm_ports = {"client": scm_client, "datanode": scm_datanode, "http": scm_http, "block": scm_block}
     if secure:
         scm_ports["security"] = scm_security
@@ -228,8 +284,11 @@ def plan_cluster(
         "ozone.scm.datanode.address": f"{HOST}:{scm_datanode}",
         "ozone.scm.block.client.address": f"{HOST}:{scm_block}",
         "ozone.scm.http-address": f"{HOST}:{scm_http}",
-        "ozone.om.address": f"{HOST}:{om_rpc}",
-        "ozone.om.http-address": f"{HOST}:{om_http}",
+        **(
+            om_service_site(om_ports)
+            if om_ha
+            else {"ozone.om.address": f"{HOST}:{om_rpc}", "ozone.om.http-address": f"{HOST}:{om_http}"}
+        ),
         "ozone.s3g.http-address": f"{HOST}:{s3g}",
         "ozone.s3g.webadmin.http-address": f"{HOST}:{s3g_admin}",
         "ozone.metadata.dirs": str(data_dir / "scm"),
@@ -245,14 +304,21 @@ def plan_cluster(
     def join(name: str) -> list[str]:
         return ["-D", f"ozone.security.join.credentials.file={join_file(data_dir, name)}"] if secure else []
 
+    def om(node: str, ports: dict[str, int]) -> Daemon:
+        if om_ha:
+            defines = om_daemon_defines(node, data_dir / node)
+        else:
+            defines = {"ozone.metadata.dirs": str(data_dir / node)}
+        args = [arg for key, value in defines.items() for arg in ("-D", f"{key}={value}")]
+        return Daemon(node, [*python, "om", *conf_arg, *args, *join(node)], str(logs / f"{node}.log"), ports)
+
     daemons = [
         Daemon("scm", [*python, "scm", *conf_arg], str(logs / "scm.log"), scm_ports),
         # OM right after SCM: it waits for SCM's cluster id by itself, and is stopped before SCM.
-        Daemon(
-            "om",
-            [*python, "om", *conf_arg, "-D", f"ozone.metadata.dirs={data_dir / 'om'}", *join("om")],
-            str(logs / "om.log"),
-            {"rpc": om_rpc, "http": om_http},
+        *(
+            [om(node, {"rpc": p.rpc, "http": p.http, "ratis": p.ratis}) for node, p in om_ports.items()]
+            if om_ha
+            else [om("om", {"rpc": om_rpc, "http": om_http})]
         ),
         # The S3 gateway is an OM client: it waits for OM by itself, and is stopped first. Its own
         # metadata dir holds its certificate (SCM's dir is the site file's).

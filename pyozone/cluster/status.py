@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from pyozone.common.output import age, print_table
 from pyozone.framework.scm_admin import ScmAdminClient
@@ -33,6 +34,31 @@ def scm_ready(http_port: int, host: str = "127.0.0.1", tls: ssl.SSLContext | Non
 
 om_ready = scm_ready
 s3g_ready = scm_ready  # the gateway's web admin port
+
+
+def om_raft_view(
+    http_port: int, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None
+) -> dict[str, Any] | None:
+    """An HA OM's /api/v1/ratis (role, ready, term, leader, indexes); None while it does not answer."""
+    scheme = "https" if tls is not None else "http"
+    try:
+        with urllib.request.urlopen(
+            f"{scheme}://{host}:{http_port}/api/v1/ratis", timeout=2, context=tls
+        ) as response:
+            view = json.loads(response.read())
+    except (OSError, urllib.error.URLError, ValueError):
+        return None
+    return view if isinstance(view, dict) else None
+
+
+def om_leader(http_ports: dict[str, int], tls: ssl.SSLContext | None = None) -> str | None:
+    """The OM (by node id) that leads its service and executes calls (its term's first entry applied),
+    or None while none does."""
+    for node, port in http_ports.items():
+        view = om_raft_view(port, tls=tls)
+        if view is not None and view.get("role") == "LEADER" and view.get("ready"):
+            return node
+    return None
 
 
 def cluster_ready(scm: ScmAdminClient, datanodes: int) -> bool:

@@ -235,7 +235,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.node.id", T, None, "This OM's node id (default: the node with a local address)"),
     _k("ozone.om.ratis.port", N, "9872", "OM's Raft port; .SERVICE.NODE per OM"),
     _k("ozone.om.ratis.storage.dir", T, None, "OM's Raft log directory (default: ozone.metadata.dirs/ratis)"),
-    _k("ozone.om.ratis.minimum.timeout", D, "5s", "OM's Raft election timeout, minimum (maximum: twice)"),
+    _k("ozone.om.ratis.minimum.timeout", D, "5s", "OM's Raft election timeout, minimum (max: +200 ms)"),
     _k("ozone.om.ratis.server.request.timeout", D, "3s", "A write waits this long for its Raft commit"),
     _k("ozone.om.ratis.segment.size", S, "4MB", "OM's Raft log segment size"),
     _k(

@@ -143,7 +143,8 @@ class _Node:
         self.endpoint = endpoint
         self.channel = Channel(
             endpoint.address,
-            ChannelSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES),
+            # an OM of a service that just refused a connection is not waited for: the next one is asked
+            ChannelSettings(max_message_bytes=MAX_OM_MESSAGE_BYTES, fail_fast=len(config.om_nodes) > 1),
             config.tls,
             CertRole.OM,
         )
@@ -157,7 +158,8 @@ class OmClient:
 
     With an HA service (`om_nodes`: several), the client fails over as Ozone's OMFailoverProxyProvider: an
     OM that is not the leader names the one it knows and the call goes there at once; an unreachable OM or
-    one without a leader to name sends it to the next, and after a round of every OM the client waits
+    one without a leader to name sends it to the next OM not asked since the client last waited (a dead
+    leader its followers still name is not asked again at once); once every OM was asked the client waits
     `ozone.client.wait.between.retries.millis`; at most `ozone.client.failover.max.attempts` failovers per
     call. A refusal (not the leader, leader not ready) means the call was not executed, so every call may
     fail over on it; an unreachable OM, only a call that may be repeated (`retry`, or a commit's own loop),
@@ -174,6 +176,8 @@ class OmClient:
         if not self._nodes:
             raise ValueError("an OM client needs at least one OM")
         self._current = 0
+        self._tried: set[int] = set()
+        """The OMs asked since the client last waited (Ozone's attemptedOMs)."""
         self._own = user_metadata(config.tls)
         self._client_id = str(uuid.uuid4())
         self._call_ids = itertools.count(1)
@@ -190,15 +194,26 @@ class OmClient:
         for node in self._nodes:
             await node.channel.close()
 
-    def _fail_over(self, leader_id: str | None) -> bool:
-        """Moves to the named leader, or else to the next OM; True when that starts a new round of them."""
-        if leader_id is not None:
-            for index, node in enumerate(self._nodes):
-                if node.endpoint.node_id == leader_id and index != self._current:
-                    self._current = index
-                    return False
-        self._current = (self._current + 1) % len(self._nodes)
-        return self._current == 0
+    def _fail_over(self, leader_id: str | None, asked: int | None = None) -> bool:
+        """Moves to the named leader, or else to the next OM, skipping those asked in this round; True when
+        every OM was asked: the client waits before the new round (Ozone's OMFailoverProxyProviderBase
+        .getWaitTime), which begins at the named leader or the next OM. `asked`: the OM the failed attempt
+        went to; when another call already moved on from it, the call follows (nothing moves)."""
+        if asked is not None and asked != self._current:
+            return False
+        self._tried.add(self._current)
+        count = len(self._nodes)
+        named = [
+            i for i, n in enumerate(self._nodes) if n.endpoint.node_id == leader_id and i != self._current
+        ]
+        following = [(self._current + step) % count for step in range(1, count)]
+        untried = [i for i in named + following if i not in self._tried]
+        if untried:
+            self._current = untried[0]
+            return False
+        self._tried.clear()
+        self._current = named[0] if named else following[0]
+        return True
 
     async def _call(
         self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False,
@@ -218,11 +233,11 @@ class OmClient:
         deadline = time.monotonic() + (self._config.unavailable_budget_s if budget_s is None else budget_s)
         backoff = _BACKOFF_START_S
         failovers = 0
-        down: set[int] = set()  # the OMs found unreachable since the client last waited
         recording = self._steps()
         started = time.perf_counter() if recording is not None else 0.0
         while True:
-            node = self._nodes[self._current]
+            asked = self._current
+            node = self._nodes[asked]
             try:
                 timeout = self._config.om_timeout_s if timeout_s is None else timeout_s
                 response = await getattr(node.stub, name)(request, timeout=timeout, metadata=metadata)
@@ -237,14 +252,11 @@ class OmClient:
                     and (refused or (unreachable and (retry or service)))
                 ):
                     failovers += 1
-                    # The same OM once it is ready; else the leader named, or the next OM (a full round
-                    # of them waits first, and so does a leader named that was just found unreachable: a
-                    # follower names the last leader it heard of until the next is elected).
+                    # The same OM once it is ready; else the leader named, or the next OM not asked since
+                    # the last wait (a full round of them waits first: a follower names the last leader it
+                    # heard of, maybe the dead one, until the next is elected).
                     stay = isinstance(error, OMLeaderNotReadyException)
-                    if unreachable:
-                        down.add(self._current)
-                    if stay or self._fail_over(getattr(error, "leader_id", None)) or self._current in down:
-                        down.clear()
+                    if stay or self._fail_over(getattr(error, "leader_id", None), asked):
                         await asyncio.sleep(policy.wait_s)
                     continue
                 waitable = isinstance(error, (OMUnavailableError, SafeModeException))  # SCM restarting
@@ -253,6 +265,7 @@ class OmClient:
                     backoff = min(backoff * 2, _BACKOFF_MAX_S)
                     continue
                 raise error from None
+            self._tried.clear()
             if recording is not None:
                 recording.add(name, started)
             return convert(response)

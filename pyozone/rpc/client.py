@@ -2,7 +2,8 @@
 channel of the process to the same server with the same credentials.
 
 A channel connects when its first call needs it and again after the connection is lost, waiting out a
-backoff after a failed attempt (50 ms doubling to 1 s) within the call's deadline. A call's deadline
+backoff after a failed attempt (50 ms doubling to 1 s) within the call's deadline (a `fail_fast` channel's
+call fails at once instead). A call's deadline
 travels to the server (which stops the handler) and is kept here too: when it passes the call fails
 DEADLINE_EXCEEDED and the server is told to cancel. A cancelled caller cancels its call on the server.
 Each stream is flow-controlled by itself (frames.Kind.WINDOW): a caller slow to read one holds up that
@@ -160,7 +161,9 @@ class Channel:
         if dial is None:
             not_before, _ = pool.backoff.get(key, (0.0, 0.0))
             wait = not_before - time.monotonic()
-            if wait > 0 and deadline is not None and time.monotonic() + wait >= deadline:
+            if wait > 0 and (
+                self.settings.fail_fast or (deadline is not None and time.monotonic() + wait >= deadline)
+            ):
                 why = f"failed to connect to {self.target} (retrying in {wait:.2f}s)"
                 raise RpcError(StatusCode.UNAVAILABLE, why)
             dial = pool.connecting[key] = asyncio.get_running_loop().create_task(

@@ -55,6 +55,10 @@ class ChannelSettings:
     """Answers of one stream buffered (its window: the server sends no more until they are read)."""
     backoff_initial_s: float = 0.05
     backoff_max_s: float = 1.0
+    fail_fast: bool = False
+    """A call finding its server's backoff running (a dial failed a moment ago) fails UNAVAILABLE at once
+    instead of waiting it out (gRPC's wait_for_ready false): for a caller with other servers to try, as an OM
+    client of an HA service, whose failover waits between rounds itself."""
 
 
 class _Call:

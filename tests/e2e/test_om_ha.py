@@ -69,7 +69,7 @@ def test_the_leader_killed_the_client_fails_over_and_every_acknowledged_key_stay
             client.put_key(VOLUME, BUCKET, f"after/{i}", data)
             if i == 0:
                 resumed_s = time.monotonic() - started
-        # ozone.om.ratis.minimum.timeout is 1 s here: an election within 1-2 s, then the client's round
+        # ozone.om.ratis.minimum.timeout is 1 s here: an election within 1-1.2 s, then the client's round
         print(f"writes resumed {resumed_s:.2f} s after the leader's SIGKILL")
         assert resumed_s < 15
         for key, data in written.items():

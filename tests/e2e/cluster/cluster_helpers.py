@@ -90,12 +90,15 @@ class LiveCluster:
     def cluster(self, *args: str, timeout_s: float = 60) -> Result:
         return self.pyozone("cluster", *args, "--data-dir", str(self.data_dir), timeout_s=timeout_s)
 
-    def up(self, datanodes: int, racks: int = 1, overrides: dict[str, str] | None = None) -> Result:
+    def up(
+        self, datanodes: int, racks: int = 1, overrides: dict[str, str] | None = None, *options: str
+    ) -> Result:
+        """`options`: more of `cluster up`'s flags (`--om-ha`)."""
         defines = [arg for k, v in {**FAST, **(overrides or {})}.items() for arg in ("-D", f"{k}={v}")]
         for attempt in (1, 2):
             result = self.cluster(
                 "up", "--datanodes", str(datanodes), "--racks", str(racks), "--background", "--timeout", "90",
-                *defines, timeout_s=150,
+                *options, *defines, timeout_s=150,
             )  # fmt: skip
             if result.code == 0 and "Cluster is ready." in result.out:
                 return result

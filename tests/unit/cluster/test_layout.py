@@ -10,6 +10,7 @@ import pytest
 from pyozone.cluster import layout
 from pyozone.cluster.layout import LOCAL_INTERVALS, plan_cluster
 from pyozone.common.fsutil import write_file
+from pyozone.common.om_ha import client_om_service, local_om_node, om_service_nodes
 from pyozone.common.tls import TlsPaths
 from pyozone.config.site import load_configuration
 from pyozone.scm.node.health import HealthIntervals
@@ -111,3 +112,29 @@ def test_an_insecure_plan_has_no_security_port_or_keys(tmp_path: Path) -> None:
     conf = load_configuration(Path(state.conf_dir), {})
     assert "security" not in state.daemon("scm").ports
     assert conf.get("ozone.security.enabled") is False and conf.get("ozone.client.tls.cert.file") is None
+
+
+def test_an_om_ha_plan_runs_three_oms_of_one_service_that_every_client_finds(tmp_path: Path) -> None:
+    state = plan_cluster(tmp_path, 3, 1, {}, om_ha=True)
+    assert [d.name for d in state.oms()] == list(layout.OM_HA_NODES)
+    assert not state.has("om")
+    conf = load_configuration(Path(state.conf_dir), {})
+    assert client_om_service(conf) == layout.OM_SERVICE_ID
+    nodes = om_service_nodes(conf, layout.OM_SERVICE_ID)
+    assert [n.node_id for n in nodes] == list(layout.OM_HA_NODES)
+    ports = [p for d in state.daemons for p in d.ports.values()]
+    assert len(set(ports)) == len(ports)
+    for node in nodes:
+        daemon = state.daemon(node.node_id)
+        assert (node.rpc_address.port, node.http_address.port, node.ratis_address.port) == (
+            daemon.ports["rpc"],
+            daemon.ports["http"],
+            daemon.ports["ratis"],
+        )
+        # each OM knows which node it is (they share a host) and keeps its own om.db and Raft log
+        assert daemon.define("ozone.om.node.id") == node.node_id
+        assert daemon.define("ozone.metadata.dirs") == str(tmp_path.resolve() / node.node_id)
+        assert local_om_node(load_configuration(Path(state.conf_dir), {"ozone.om.node.id": node.node_id}))
+    assert "<name>ozone.om.address</name>" not in (Path(state.conf_dir) / "ozone-site.xml").read_text()
+    for key, value in layout.LOCAL_OM_HA.items():
+        assert conf.get_raw(key) == value

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from functools import partial
 
 import pytest
 
@@ -132,6 +133,58 @@ def test_every_attempt_of_a_call_names_the_same_client_and_call() -> None:
     assert len(seen) == 2 and seen[0] == seen[1]
     asyncio.run(_ask([om1, om2]))
     assert seen[2][0] != seen[0][0]  # another client
+
+
+def test_followers_naming_a_dead_leader_do_not_trap_the_client() -> None:
+    """The leader (om1) is down and both followers still name it until om3 wins the election (at its second
+    call here): the client asks every OM once per round and waits between rounds, so it reaches om3 (it
+    used to go om1, om2 naming om1, om1, om2, ... never asking om3, until its attempts ran out)."""
+    om2 = Om("om2")
+
+    class Elected(Om):
+        async def infoVolume(self, request, context):  # type: ignore[no-untyped-def]
+            if self.calls == 1:  # the election is over
+                self.leader = om2.leader = self.node_id
+            return await super().infoVolume(request, context)
+
+    om3 = Elected("om3")
+    om2.leader = om3.leader = "om1"
+    owner, _ = asyncio.run(_ask([Om("om1"), om2, om3], down={"om1"}))
+    assert (owner, om2.calls, om3.calls) == ("om3", 2, 2)
+
+
+def test_calls_refused_together_move_the_client_once() -> None:
+    """Two calls in flight at om1 are both refused naming om2: the first moves the client there, the second
+    follows it (it used to move on from om2 to om3, a follower, and come back)."""
+    arrived: list[asyncio.Event] = []
+
+    class Together(Om):
+        async def infoVolume(self, request, context):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            if self.calls == 2:
+                arrived[0].set()
+            await arrived[0].wait()  # both calls are here: refuse both
+            await context.abort(rpc.StatusCode.UNAVAILABLE, OMNotLeaderException("om1", "om2").details())
+
+    om1, om2, om3 = Together("om1"), Om("om2"), Om("om3")
+    om3.leader = "om2"
+
+    async def scenario() -> list[str]:
+        arrived.append(asyncio.Event())
+        servers, conf = await _service([om1, om2, om3])
+        client = OmClient(ClientConfig.from_conf(conf))
+        try:
+            ask = partial(
+                client._call, "infoVolume", pb.InfoVolumeRequest(volume="v"), lambda r: r.volume.owner
+            )
+            return list(await asyncio.gather(ask(), ask()))
+        finally:
+            await client.close()
+            for server in servers:
+                await server.stop(0)
+
+    assert asyncio.run(scenario()) == ["om2", "om2"]
+    assert (om1.calls, om2.calls, om3.calls) == (2, 2, 0)
 
 
 def test_an_unreachable_lone_om_is_not_failed_over() -> None:

@@ -95,6 +95,26 @@ def test_an_idle_connection_is_closed_with_goaway_and_the_channel_reconnects() -
     scenario(test)
 
 
+def test_a_fail_fast_channel_does_not_wait_out_its_backoff() -> None:
+    """fail_fast (an OM client of an HA service): within the backoff after a failed dial, a call with a long
+    deadline fails at once instead of waiting to dial again; past it, the channel dials again."""
+
+    async def test() -> None:
+        server, port = await serve()
+        await server.stop(None)
+        settings = rpc.ChannelSettings(4 * MB, backoff_initial_s=30, backoff_max_s=30, fail_fast=True)
+        async with channel(port, settings) as ch:
+            stub = rpc.Stub(ch, SPEC)
+            with pytest.raises(rpc.RpcError) as e:
+                await stub.echo(request(), timeout=60)
+            assert "failed to connect" in e.value.details() and "retrying in" not in e.value.details()
+            with pytest.raises(rpc.RpcError) as e:
+                await asyncio.wait_for(stub.echo(request(), timeout=60), 5)  # not the 30 s backoff
+            assert e.value.code() is Code.UNAVAILABLE and "retrying in" in e.value.details()
+
+    scenario(test)
+
+
 def test_a_channel_reconnects_with_backoff_after_the_server_restarts() -> None:
     async def test() -> None:
         server, port = await serve()
