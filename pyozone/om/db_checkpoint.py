@@ -12,7 +12,9 @@ OzoneManager.installCheckpoint).
   directory after each rename; the old one is deleted once the new one opened. A crash at any point
   leaves either the old om.db or the new one whole, and the next start (`recover`) finishes the job:
   om.db missing with `om.db.old` present puts the old one back; both present deletes the old one (the new
-  one was checked before the first rename); an unfinished download or unpacked tree is deleted.
+  one was checked before the first rename); an unfinished download or unpacked tree is deleted. A new
+  om.db that does not open in place is renamed away before the old one goes back (`restore_aside`), so
+  "both present" only ever means the new one is whole.
 """
 
 from __future__ import annotations
@@ -175,23 +177,30 @@ def _fsync_dir(path: Path) -> None:
 
 def unpack(tar: Path, into: Path, at_least: int) -> TermIndex:
     """Unpacks a downloaded (checksum-checked) tar into the new directory `into`, synced, and returns its
-    #TRANSACTIONINFO, which must be at `at_least` or past it; CheckpointError otherwise."""
-    into.mkdir(parents=True)
+    #TRANSACTIONINFO, which must be at `at_least` or past it; CheckpointError otherwise (also when a file
+    cannot be written: the installer counts and explains every refusal)."""
     try:
+        into.mkdir(parents=True)
         with tarfile.open(tar, "r:") as archive:
+            seen: set[str] = set()
             for member in archive.getmembers():
                 name = member.name
                 if not member.isfile() or "/" in name or name in ("", ".", ".."):
                     raise CheckpointError(f"the checkpoint holds {name!r}: only om.db's files may be in it")
+                if name in seen:
+                    raise CheckpointError(f"the checkpoint holds {name!r} twice: not a checkpoint of om.db")
+                seen.add(name)
                 source = archive.extractfile(member)
                 assert source is not None  # a regular file
                 with source, open(into / name, "xb") as out:
                     shutil.copyfileobj(source, out, CHUNK_BYTES)
                     out.flush()
                     os.fsync(out.fileno())
+        _fsync_dir(into)
     except tarfile.TarError as e:
         raise CheckpointError(f"the checkpoint is not a readable tar: {e}") from None
-    _fsync_dir(into)
+    except OSError as e:  # a name twice (FileExistsError), too long, the disk full
+        raise CheckpointError(f"the checkpoint could not be unpacked into {into}: {e}") from None
     info = _stored_transaction(into)
     if info.index < at_least:
         raise CheckpointError(
@@ -227,12 +236,25 @@ def drop_aside(db_path: Path) -> None:
     shutil.rmtree(aside(db_path), ignore_errors=True)
 
 
+def refused_dir(db_path: Path) -> Path:
+    """Where a swapped-in checkpoint that did not open goes before it is deleted (inside db.checkpoints/,
+    which `recover` deletes)."""
+    return db_path.parent / CHECKPOINTS_DIR / "refused-om.db"
+
+
 def restore_aside(db_path: Path) -> None:
-    """The new om.db did not open: the old one goes back."""
+    """The new om.db did not open: the old one goes back. The refused one is renamed away first, never
+    deleted in place, so a crash at any point leaves om.db whole or missing beside `om.db.old`, which
+    `recover` puts back; never a half-deleted om.db that `recover` would take for an installed one."""
     if db_path.exists():
-        shutil.rmtree(db_path)
+        refused = refused_dir(db_path)
+        shutil.rmtree(refused, ignore_errors=True)
+        refused.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(db_path, refused)
+        _fsync_dir(db_path.parent)
     os.replace(aside(db_path), db_path)
     _fsync_dir(db_path.parent)
+    shutil.rmtree(refused_dir(db_path), ignore_errors=True)
 
 
 def recover(db_path: Path) -> None:

@@ -191,3 +191,76 @@ def test_a_checkpoint_that_does_not_open_in_place_puts_the_old_om_db_back(tmp_pa
     store.sync()
     assert store.stored_value(VOLUME_TABLE, "/more") == b"m"
     store.close()
+
+
+def test_a_crash_while_a_refused_checkpoint_is_deleted_keeps_the_old_om_db(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """restore_aside once deleted the refused om.db in place: a crash mid-delete left a half om.db beside
+    om.db.old, and the next start took it for an installed checkpoint and deleted the only good copy."""
+    db = tmp_path / "om.db"
+    store_with(db, ["precious"], 3).close()
+    new = store_with(tmp_path / "new", ["other"], 9)
+    new.close()
+    db_checkpoint.swap_in(db, tmp_path / "new")
+    deleted = 0
+    real_unlink = db_checkpoint.os.unlink
+
+    def dying_unlink(path: object, *args: object, **kwargs: object) -> None:
+        nonlocal deleted
+        deleted += 1
+        if deleted > 2:
+            raise SystemExit("killed while deleting")
+        real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(db_checkpoint.os, "unlink", dying_unlink)
+    with pytest.raises(SystemExit):
+        db_checkpoint.restore_aside(db)
+    monkeypatch.undo()
+    reopened = OMMetadataStore(db)  # recover() runs as om.db opens
+    assert [k for k, _ in reopened.scan(VOLUME_TABLE)] == ["/precious"]
+    assert not db_checkpoint.aside(db).exists()
+    reopened.close()
+
+
+def test_a_refused_checkpoint_renamed_away_before_the_old_one_is_back_recovers_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "om.db"
+    store_with(db, ["precious"], 3).close()
+    store_with(tmp_path / "new", ["other"], 9).close()
+    db_checkpoint.swap_in(db, tmp_path / "new")
+    real_replace = db_checkpoint.os.replace
+
+    def dying_replace(source: Path, target: Path) -> None:
+        if Path(source) == db_checkpoint.aside(db):
+            raise SystemExit("killed before the old om.db went back")
+        real_replace(source, target)
+
+    monkeypatch.setattr(db_checkpoint.os, "replace", dying_replace)
+    with pytest.raises(SystemExit):
+        db_checkpoint.restore_aside(db)
+    monkeypatch.undo()
+    assert not db.exists()
+    reopened = OMMetadataStore(db)
+    assert [k for k, _ in reopened.scan(VOLUME_TABLE)] == ["/precious"]
+    assert not db_checkpoint.refused_dir(db).exists()
+    reopened.close()
+
+
+@pytest.mark.parametrize(
+    ("names", "why"),
+    [(["CURRENT", "CURRENT"], "'CURRENT' twice"), (["x" * 300], "could not be unpacked")],
+    ids=["duplicate", "name-too-long"],
+)
+def test_a_checkpoint_that_cannot_be_unpacked_is_a_checkpoint_error(
+    tmp_path: Path, names: list[str], why: str
+) -> None:
+    tar = tmp_path / "bad.tar"
+    with tarfile.open(tar, "w") as archive:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size = 3
+            archive.addfile(info, io.BytesIO(b"abc"))
+    with pytest.raises(CheckpointError, match=why):
+        unpack(tar, tmp_path / "out", 1)
