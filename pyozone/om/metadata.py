@@ -214,10 +214,13 @@ class OMMetadataStore:
     def snapshot_point(self) -> bytes | None:
         """OM HA's snapshot (OzoneManagerStateMachine.takeSnapshot): every applied transaction flushed, and
         RocksDB's memtables written to table files (Ozone's flushDB), so om.db holds them without the
-        unsynced write-ahead log; returns the #TRANSACTIONINFO it now holds durably."""
+        unsynced write-ahead log; returns the #TRANSACTIONINFO it now holds durably. The point is read
+        before the flush: a batch the flusher writes meanwhile is past it, so the log is never purged past
+        what the table files hold (read after the flush, that batch sat in the unsynced log only)."""
         self.sync_applied()
+        point = self.stored_value(META_TABLE, db_checkpoint.TRANSACTION_INFO)
         self._call(self._backend.flush)
-        return self.stored_value(META_TABLE, db_checkpoint.TRANSACTION_INFO)
+        return point
 
     def pack_checkpoint(self) -> db_checkpoint.PackedCheckpoint:
         """A checkpoint tar of om.db with every applied transaction flushed (the leader's /dbCheckpoint)."""

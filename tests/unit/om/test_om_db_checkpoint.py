@@ -264,3 +264,32 @@ def test_a_checkpoint_that_cannot_be_unpacked_is_a_checkpoint_error(
             archive.addfile(info, io.BytesIO(b"abc"))
     with pytest.raises(CheckpointError, match=why):
         unpack(tar, tmp_path / "out", 1)
+
+
+def _power_cut_copy(db: Path, into: Path) -> Path:
+    """om.db as a power cut leaves it: its files, less the write-ahead log OM HA writes unsynced."""
+    shutil.copytree(db, into, ignore=shutil.ignore_patterns("LOCK"))
+    for wal in into.glob("*.log"):
+        wal.write_bytes(b"")
+    return into
+
+
+def test_a_snapshot_point_claims_only_what_om_db_holds_without_its_write_ahead_log(tmp_path: Path) -> None:
+    """A batch the flusher writes between the memtable flush and the read of #TRANSACTIONINFO was claimed
+    by the snapshot (and the Raft log purged past it) while only the unsynced WAL held it."""
+    store = store_with(tmp_path / "om.db", ["v5"], 5)
+    backend = store._backend
+    real_flush = backend.flush
+
+    def flush_then_the_flusher_writes_entry_6() -> None:
+        real_flush()
+        backend.write([(META_TABLE, TRANSACTION_INFO.encode(), b"3#6"), (VOLUME_TABLE, b"/v6", b"v6")])
+
+    backend.flush = flush_then_the_flusher_writes_entry_6  # type: ignore[method-assign]
+    point = transaction_info(store.snapshot_point())
+    backend.flush = real_flush  # type: ignore[method-assign]
+    cut = _power_cut_copy(store.path, tmp_path / "cut" / "om.db")
+    store.close()
+    after = OMMetadataStore(cut, sync=False)
+    assert transaction_info(after.get(META_TABLE, TRANSACTION_INFO)).index >= point.index == 5
+    after.close()
