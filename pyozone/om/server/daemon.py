@@ -143,6 +143,25 @@ class ServerStartError(Exception):
     """A server could not bind its address; the message names the address and its configuration key."""
 
 
+POSITIVE_HA_KEYS = ("ozone.om.ratis.log.purge.gap", "ozone.om.ratis.snapshot.auto.trigger.threshold")
+
+
+def om_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
+    """OM's Raft settings from its ozone.om.ratis.* keys, checked before anything opens: a key that must be
+    positive is refused by OM's name for it (RaftSettings would name Ratis's, after om.db opened)."""
+    for key in POSITIVE_HA_KEYS:
+        value = int(conf.get(key))
+        if value <= 0:
+            raise ServerStartError(f"{key} must be positive, got {value}")
+    timeout_ms = int(conf.get("ozone.om.ratis.minimum.timeout"))
+    return RaftSettings(
+        rpc_timeout_min_ms=timeout_ms,
+        rpc_timeout_max_ms=2 * timeout_ms,
+        pre_vote=bool(conf.get("ozone.om.ratis.server.leaderelection.pre-vote")),
+        purge_gap=int(conf.get("ozone.om.ratis.log.purge.gap")),
+    )
+
+
 class OmDaemon:
     """Ports are known after `start()` (the actual ones when the configuration asks for port 0).
     `scm` may be given (tests); by default the daemon talks RPC to the SCM the configuration names, once
@@ -156,6 +175,7 @@ class OmDaemon:
         self.mtls = mtls_enabled(conf)  # refused here when it comes without security
         self.node: OmNodeDetails | None = local_om_node(conf)
         """This OM's node of its HA service (ozone.om.service.ids), None when it runs alone."""
+        self._raft_settings = om_raft_settings(conf) if self.node is not None else None
         # OM has no RPC bind-host key; a non-loopback ozone.om.address binds 0.0.0.0 (docs/differences.md).
         rpc_where = om_address(conf) if self.node is None else self.node.rpc_address
         http_where = address(conf, "ozone.om.http-address") if self.node is None else self.node.http_address
@@ -265,13 +285,8 @@ class OmDaemon:
         group = RaftGroup(om_raft_group_id(node.service_id), peers)
         ratis_dir = Path(str(conf.get("ozone.om.ratis.storage.dir") or self.metadata_dir / "ratis"))
         private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
-        timeout_ms = int(conf.get("ozone.om.ratis.minimum.timeout"))
-        settings = RaftSettings(
-            rpc_timeout_min_ms=timeout_ms,
-            rpc_timeout_max_ms=2 * timeout_ms,
-            pre_vote=bool(conf.get("ozone.om.ratis.server.leaderelection.pre-vote")),
-            purge_gap=int(conf.get("ozone.om.ratis.log.purge.gap")),
-        )
+        settings = self._raft_settings
+        assert settings is not None
         self.replication = OmReplication(
             self.store, core, node.node_id, {n.node_id: str(n.rpc_address) for n in nodes},
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),

@@ -10,6 +10,7 @@ import asyncio
 import urllib.request
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 from pyozone.common.om_ha import om_raft_group_id
@@ -17,10 +18,10 @@ from pyozone.config import OzoneConfiguration
 from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER
 from pyozone.om.metadata import VOLUME_TABLE
 from pyozone.om.server import OmDaemon
-from pyozone.om.server.daemon import checkpoint_fetchers
+from pyozone.om.server.daemon import POSITIVE_HA_KEYS, ServerStartError, checkpoint_fetchers
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.polling import wait_for_async
-from tests.unit.om.server.test_om_ha import NODES, node_of, run, service
+from tests.unit.om.server.test_om_ha import NODES, node_of, planned, run, service
 from tests.unit.om.server.web.om_web import running_om
 from tests.unit.ratis_server.shell_support import ports_of
 
@@ -192,3 +193,18 @@ def test_a_lone_om_serves_no_checkpoint(tmp_path: Path) -> None:
             assert status == 503 and "HA service" in body["error"]
 
     run(scenario())
+
+
+@pytest.mark.parametrize("key", POSITIVE_HA_KEYS)
+def test_a_purge_gap_or_snapshot_threshold_not_positive_is_refused_by_its_om_key_before_om_db_opens(
+    tmp_path: Path, key: str
+) -> None:
+    """purge.gap 0 was refused naming Ratis's raft.server.log.purge.gap, after om.db had opened."""
+    svc = planned(tmp_path, **{key: "0"})
+
+    async def scenario() -> None:
+        with pytest.raises(ServerStartError, match=f"^{key} must be positive, got 0$"):
+            await svc.start("om1")
+
+    run(scenario())
+    assert not (tmp_path / "om1" / "om.db").exists()
