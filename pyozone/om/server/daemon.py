@@ -64,6 +64,7 @@ from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metada
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.member_api import StateMachineBehindLogError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
@@ -294,8 +295,9 @@ class OmDaemon:
             int(conf.get("ozone.om.ratis.snapshot.auto.trigger.threshold")),
             {n.node_id: str(n.http_address) for n in nodes}, self.tls,
         )  # fmt: skip
-        _check_members(ratis_dir / group.group_id, node, [n.node_id for n in nodes])
-        storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))
+        group_dir = ratis_dir / group.group_id
+        _check_members(group_dir, node, [n.node_id for n in nodes])
+        storage = SegmentedRaftLog(group_dir, int(conf.get("ozone.om.ratis.segment.size")))
         self.raft = RaftMember(
             RaftPeerId(node.node_id), group, storage, self.replication, settings, self.tls, CertRole.OM,
             bind_host=bind_address(conf, node.ratis_address, None).host,
@@ -307,6 +309,19 @@ class OmDaemon:
         except OSError as e:
             where = f"{node.ratis_address} (ozone.om.ratis.port of {node.service_id}.{node.node_id})"
             raise ServerStartError(f"cannot bind OM's Raft server to {where}: {e.strerror or e}") from None
+        except StateMachineBehindLogError as e:
+            # Not "delete the Raft log": the leader counts the entries this OM acknowledged as stored here
+            # and would never send them again.
+            raise ServerStartError(
+                f"{self.db_path} holds the namespace up to Raft index "
+                f"{e.state_machine_at.index if e.state_machine_at else 0}, but OM {node.node_id}'s Raft log "
+                f"({group_dir}) starts after index {e.log_starts_after.index}: the entries between were "
+                "purged after a snapshot om.db no longer holds (om.db lost writes, or is an older copy), and "
+                "applying the log after them would skip them. Restore the om.db that went with this log, or "
+                f"put a checkpoint of another OM's om.db in its place: GET {CHECKPOINT_PATH} on the leader's "
+                "web server (ozone.om.http-address of its node) answers a tar of its om.db; unpack it as "
+                f"{self.db_path} and start again"
+            ) from None
         log.info("OM %s of service %s: Raft group %s on %s, its log in %s", node.node_id, node.service_id,
                  group.group_id, node.ratis_address, ratis_dir)  # fmt: skip
 
