@@ -86,10 +86,10 @@ py-spy --native). A cycle now waits longer to be freed, which costs memory only.
 
 
 def _terminate(error: BaseException) -> None:
-    """A failed om.db flush: the table cache holds what om.db does not, so OM must not answer another
-    request. It exits at once, as Ozone's OM terminates; a restart serves what om.db holds, which is every
-    transaction a client was answered for."""
-    log.critical("exiting: om.db could not be written (%s)", error)
+    """A failed om.db flush (or an install after which no om.db opens): the table cache holds what om.db
+    does not, so OM must not answer another request. It exits at once, as Ozone's OM terminates; a restart
+    serves what om.db holds, which is every transaction a client was answered for."""
+    log.critical("exiting: om.db can no longer be used (%s)", error)
     logging.shutdown()
     os._exit(1)
 

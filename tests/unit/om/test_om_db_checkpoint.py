@@ -293,3 +293,28 @@ def test_a_snapshot_point_claims_only_what_om_db_holds_without_its_write_ahead_l
     after = OMMetadataStore(cut, sync=False)
     assert transaction_info(after.get(META_TABLE, TRANSACTION_INFO)).index >= point.index == 5
     after.close()
+
+
+def test_a_scan_open_across_an_install_is_ended_and_the_install_goes_through(tmp_path: Path) -> None:
+    """An open iterator (a listing, a metrics count) kept the old om.db and its LOCK: the checkpoint did
+    not open ("locked by another process"), nor did the old one again, and OM exited."""
+    failures: list[BaseException] = []
+    store = OMMetadataStore(tmp_path / "om.db", sync=False, on_failure=failures.append)
+    store.write([(VOLUME_TABLE, f"/old{i:04d}", b"x") for i in range(100)])
+    store.sync()
+    leader = store_with(tmp_path / "leader" / "om.db", ["new"], 9)
+    packed = leader.pack_checkpoint()
+    leader.close()
+    unpack(packed.tar, tmp_path / "unpacked", 0)
+    listing = store.scan(VOLUME_TABLE)
+    assert [next(listing)[0] for _ in range(2)] == ["/old0000", "/old0001"]
+    store.install(tmp_path / "unpacked")
+    assert failures == []
+    assert [k for k, _ in store.scan(VOLUME_TABLE)] == ["/new"]
+    with pytest.raises(OMStoreError, match="replaced by the leader's checkpoint while this listing read it"):
+        next(listing)
+    store.write([(VOLUME_TABLE, "/more", b"m")])  # serving on the new om.db
+    store.sync()
+    assert store.stored_value(VOLUME_TABLE, "/more") == b"m"
+    store.close()
+    packed.remove()
