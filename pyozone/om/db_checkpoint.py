@@ -29,6 +29,7 @@ import tarfile
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,9 +71,13 @@ def _text(info: TermIndex) -> str:
 
 @dataclass(frozen=True)
 class PackedCheckpoint:
-    """A checkpoint tar ready to send; `remove` it once sent."""
+    """A RocksDB checkpoint of om.db ready to send as a tar: the checkpoint's directory (hard links to om.db's
+    table files, so no copy of om.db) and the tar's size and SHA-256, which `chunks` streams from it, the
+    same bytes each time (fixed headers: name, size, mode 0644, mtime 0). `remove` it once sent."""
 
-    tar: Path
+    directory: Path
+    files: tuple[tuple[str, int], ...]
+    """Each file's name and size, in the tar's order."""
     sha256: str
     size: int
     transaction: TermIndex
@@ -86,16 +91,55 @@ class PackedCheckpoint:
             "Content-Disposition": f'attachment; filename="om.db-{self.transaction.index}.tar"',
         }
 
+    def chunks(self) -> Iterator[bytes]:
+        """The tar, in pieces of at most CHUNK_BYTES (blocking reads: call off the event loop)."""
+        return _tar_stream(self.directory, self.files)
+
     def remove(self) -> None:
-        shutil.rmtree(self.tar.parent, ignore_errors=True)
+        shutil.rmtree(self.directory.parent, ignore_errors=True)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()
+def _tar_header(name: str, size: int) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mode = 0o644
+    info.mtime = 0
+    return info.tobuf(tarfile.GNU_FORMAT)
+
+
+def _tar_size(files: tuple[tuple[str, int], ...]) -> int:
+    body = sum(
+        len(_tar_header(name, size)) + -(-size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+        for name, size in files
+    )
+    end = body + 2 * tarfile.BLOCKSIZE
+    return -(-end // tarfile.RECORDSIZE) * tarfile.RECORDSIZE
+
+
+def _tar_stream(directory: Path, files: tuple[tuple[str, int], ...]) -> Iterator[bytes]:
+    """What tarfile writes for `files` (GNU format, padded to its record size), read from `directory`;
+    CheckpointError if a file is no longer the size it had (a checkpoint's files never change)."""
+    written = 0
+    for name, size in files:
+        header = _tar_header(name, size)
+        written += len(header)
+        yield header
+        left = size
+        with open(directory / name, "rb") as f:
+            while left:
+                chunk = f.read(min(CHUNK_BYTES, left))
+                if not chunk:
+                    raise CheckpointError(f"{directory / name} shrank below {size} bytes while it was sent")
+                left -= len(chunk)
+                written += len(chunk)
+                yield chunk
+        padding = -size % tarfile.BLOCKSIZE
+        written += padding
+        if padding:
+            yield bytes(padding)
+    end = 2 * tarfile.BLOCKSIZE
+    end += -(written + end) % tarfile.RECORDSIZE
+    yield bytes(end)
 
 
 def _stored_transaction(db: Path) -> TermIndex:
@@ -113,20 +157,20 @@ def _stored_transaction(db: Path) -> TermIndex:
 
 
 def pack(backend: RocksDBBackend, db_path: Path) -> PackedCheckpoint:
-    """A checkpoint of om.db (`backend`, at `db_path`) as a tar under db.checkpoints/; the caller flushed
-    what it wants in it (the double buffer) first."""
+    """A checkpoint of om.db (`backend`, at `db_path`) under db.checkpoints/, with its tar's size and digest
+    (om.db read once, nothing copied); the caller flushed what it wants in it (the double buffer) first."""
     work = db_path.parent / CHECKPOINTS_DIR / f"serve-{uuid.uuid4().hex}"
     work.parent.mkdir(parents=True, exist_ok=True)
     work.mkdir()
     try:
         checkpoint = work / "om.db"
         backend.checkpoint(checkpoint)
-        info = _stored_transaction(checkpoint)
-        tar = work / "om.db.tar"
-        with tarfile.open(tar, "w") as archive:
-            for file in sorted(checkpoint.iterdir()):
-                archive.add(file, arcname=file.name, recursive=False)
-        return PackedCheckpoint(tar, _sha256(tar), tar.stat().st_size, info)
+        info = _stored_transaction(checkpoint)  # before the listing: opening it may write its LOG
+        files = tuple((f.name, f.stat().st_size) for f in sorted(checkpoint.iterdir()) if f.is_file())
+        digest = hashlib.sha256()
+        for chunk in _tar_stream(checkpoint, files):
+            digest.update(chunk)
+        return PackedCheckpoint(checkpoint, files, digest.hexdigest(), _tar_size(files), info)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

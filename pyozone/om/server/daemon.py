@@ -48,10 +48,11 @@ from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
-from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHUNK_BYTES
+from pyozone.om.db_checkpoint import CHECKPOINT_PATH, PackedCheckpoint
 from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
+from pyozone.om.server.checkpoint_sender import CheckpointSender
 from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
@@ -211,6 +212,7 @@ class OmDaemon:
         app = daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
         app.router.add_get(CHECKPOINT_PATH, self._db_checkpoint)
         self._may_fetch_checkpoint = checkpoint_fetchers(conf)
+        self.checkpoints = CheckpointSender(self._pack_checkpoint)
         self._http = HttpServer(app)
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
@@ -419,24 +421,19 @@ class OmDaemon:
     async def _db_checkpoint(self, request: web.Request) -> web.StreamResponse:
         """`/dbCheckpoint` (Ozone's OMDBCheckpointServlet): a tar of an om.db checkpoint with every applied
         entry in it, its SHA-256 and #TRANSACTIONINFO in headers (om/db_checkpoint.py), for a follower
-        behind the purged Raft log. Over mutual TLS only OMs and administrators may fetch it, as Ozone
-        allows OM's principals and ozone.administrators."""
+        behind the purged Raft log; one checkpoint at a time, shared, bounded (checkpoint_sender.py). Over
+        mutual TLS only OMs and administrators may fetch it, as Ozone allows OM's principals and
+        ozone.administrators."""
         store = self.store
         if store is None or self.replication is None:
             return json_refusal(503, "om.db checkpoints are served by an OM of an HA service once it started")
         if not self._may_fetch_checkpoint(request):
             return json_refusal(403, "only OMs and administrators may fetch om.db's checkpoint")
-        packed = await self.off_loop(store.pack_checkpoint)
-        try:
-            response = web.StreamResponse(headers=packed.headers())
-            await response.prepare(request)
-            with open(packed.tar, "rb") as tar:
-                while chunk := await asyncio.to_thread(tar.read, CHUNK_BYTES):
-                    await response.write(chunk)
-            await response.write_eof()
-            return response
-        finally:
-            await asyncio.to_thread(packed.remove)
+        return await self.checkpoints.send(request)
+
+    async def _pack_checkpoint(self) -> PackedCheckpoint:
+        assert self.store is not None
+        return await self.off_loop(self.store.pack_checkpoint)
 
     def _routes(self) -> dict[str, Route]:
         def ready() -> JsonResponse:

@@ -5,11 +5,13 @@ crash mid-swap leaves the old om.db or the new one, never a mix."""
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import io
 import shutil
 import tarfile
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +38,13 @@ def store_with(path: Path, volumes: list[str], index: int) -> OMMetadataStore:
     store.write([(META_TABLE, TRANSACTION_INFO, f"3#{index}".encode())])
     store.sync()
     return store
+
+
+def tar_of(packed: db_checkpoint.PackedCheckpoint) -> Path:
+    """The tar /dbCheckpoint streams, as a file (as a follower downloads it)."""
+    tar = packed.directory.parent / f"downloaded-{uuid.uuid4().hex}.tar"
+    tar.write_bytes(b"".join(packed.chunks()))
+    return tar
 
 
 @pytest.fixture
@@ -74,9 +83,15 @@ def test_a_packed_checkpoint_downloads_unpacks_and_replaces_om_db_with_its_cache
     packed = leader.pack_checkpoint()
     assert packed.transaction == TermIndex(3, 40)
     url, state = served
-    state["body"], state["checksum"] = packed.tar.read_bytes(), packed.sha256
+    state["body"], state["checksum"] = b"".join(packed.chunks()), packed.sha256
+    # streamed from the checkpoint's hard links, the same bytes each time: no tar copy on the OM's disk
+    assert len(state["body"]) == packed.size and b"".join(packed.chunks()) == state["body"]
+    assert hashlib.sha256(state["body"]).hexdigest() == packed.sha256  # type: ignore[arg-type]
+    assert [p.name for p in packed.directory.parent.iterdir()] == ["om.db"]
+    tables = [p for p in packed.directory.iterdir() if p.suffix == ".sst"]
+    assert tables and all(p.stat().st_nlink == 2 for p in tables)
     packed.remove()
-    assert not packed.tar.exists()
+    assert not packed.directory.exists()
     follower = store_with(tmp_path / "follower" / "om.db", ["old"], 7)
     staging = db_checkpoint.staging_dir(follower.path)
     staging.mkdir(parents=True)
@@ -102,7 +117,7 @@ def test_a_corrupt_or_truncated_download_is_refused_and_removed(
 ) -> None:
     leader = store_with(tmp_path / "leader" / "om.db", ["a"], 5)
     packed = leader.pack_checkpoint()
-    good = packed.tar.read_bytes()
+    good = b"".join(packed.chunks())
     url, state = served
     flipped = bytearray(good)
     flipped[len(flipped) // 2] ^= 0x01
@@ -127,8 +142,8 @@ def test_a_checkpoint_before_the_leaders_log_or_not_an_om_db_is_refused(tmp_path
     leader = store_with(tmp_path / "leader" / "om.db", ["a"], 5)
     packed = leader.pack_checkpoint()
     with pytest.raises(CheckpointError, match="before index 6, the last entry the leader's log no longer"):
-        unpack(packed.tar, tmp_path / "stale", 6)
-    assert unpack(packed.tar, tmp_path / "fresh", 5) == TermIndex(3, 5)
+        unpack(tar_of(packed), tmp_path / "stale", 6)
+    assert unpack(tar_of(packed), tmp_path / "fresh", 5) == TermIndex(3, 5)
     leader.close()
     escaping = tmp_path / "escaping.tar"
     with tarfile.open(escaping, "w") as archive:
@@ -156,7 +171,7 @@ def test_a_crash_mid_swap_leaves_the_old_om_db_or_the_new_one(tmp_path: Path) ->
     new.close()
     old.close()
     # crashed after om.db went aside, before the checkpoint took its name: the old one comes back
-    unpack(packed.tar, tmp_path / "unpacked", 0)
+    unpack(tar_of(packed), tmp_path / "unpacked", 0)
     db_checkpoint.aside(db).parent.mkdir(exist_ok=True)
     shutil.move(db, db_checkpoint.aside(db))
     staged = db_checkpoint.staging_dir(db)
@@ -168,7 +183,7 @@ def test_a_crash_mid_swap_leaves_the_old_om_db_or_the_new_one(tmp_path: Path) ->
     assert [k for k, _ in reopened.scan(VOLUME_TABLE)] == ["/old"]
     reopened.close()
     # crashed after the checkpoint took om.db's name, before the old one was deleted: the new one stays
-    unpack(packed.tar, tmp_path / "unpacked2", 0)
+    unpack(tar_of(packed), tmp_path / "unpacked2", 0)
     db_checkpoint.swap_in(db, tmp_path / "unpacked2")
     assert db_checkpoint.aside(db).exists()
     reopened = OMMetadataStore(db)  # recover() runs as om.db opens
@@ -305,7 +320,7 @@ def test_a_scan_open_across_an_install_is_ended_and_the_install_goes_through(tmp
     leader = store_with(tmp_path / "leader" / "om.db", ["new"], 9)
     packed = leader.pack_checkpoint()
     leader.close()
-    unpack(packed.tar, tmp_path / "unpacked", 0)
+    unpack(tar_of(packed), tmp_path / "unpacked", 0)
     listing = store.scan(VOLUME_TABLE)
     assert [next(listing)[0] for _ in range(2)] == ["/old0000", "/old0001"]
     store.install(tmp_path / "unpacked")
