@@ -26,13 +26,15 @@ import os
 import shutil
 import ssl
 import tarfile
-import urllib.error
-import urllib.request
+import time
+import urllib.parse
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyozone.common.tls import ssl_peer_identity
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.store.rocksdb import RocksDBBackend
 from pyozone.hdds.store.table import StoreError
 from pyozone.ratis.messages import TermIndex
@@ -51,6 +53,9 @@ META_TABLE = "meta"
 TRANSACTION_INFO = "#TRANSACTIONINFO"
 CHUNK_BYTES = 1 << 20
 DOWNLOAD_TIMEOUT_S = 60.0
+"""Each read of a download."""
+DOWNLOAD_DEADLINE_S = 3600.0
+"""A whole download: a leader trickling bytes cannot hold a follower's install longer."""
 
 
 class CheckpointError(Exception):
@@ -177,24 +182,53 @@ def pack(backend: RocksDBBackend, db_path: Path) -> PackedCheckpoint:
 
 
 def download(
-    url: str, context: ssl.SSLContext | None, into: Path, timeout_s: float = DOWNLOAD_TIMEOUT_S
+    url: str,
+    context: ssl.SSLContext | None,
+    into: Path,
+    timeout_s: float = DOWNLOAD_TIMEOUT_S,
+    deadline_s: float = DOWNLOAD_DEADLINE_S,
+    clock: Callable[[], float] = time.monotonic,
 ) -> str:
     """GETs the leader's checkpoint tar into the file `into`, returning its SHA-256 once it matches the
-    leader's `CHECKSUM_HEADER`; CheckpointError otherwise (the file is removed)."""
+    leader's `CHECKSUM_HEADER`; CheckpointError otherwise (the file is removed). Over https (`context`) the
+    server must present an OM's certificate. Refused too: a tar without Content-Length or larger than half
+    the free space beside `into` (it is unpacked there too), and a download not done within `deadline_s`
+    (each read also times out after `timeout_s`)."""
+    where = urllib.parse.urlsplit(url)
+    if context is not None:
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+            where.hostname or "", where.port, timeout=timeout_s, context=context
+        )
+    else:
+        conn = http.client.HTTPConnection(where.hostname or "", where.port, timeout=timeout_s)
+    ends_at = clock() + deadline_s
     digest = hashlib.sha256()
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s, context=context) as answer, open(into, "wb") as f:
+        try:
+            conn.request("GET", where.path or "/")
+            answer = conn.getresponse()
+            if isinstance(conn.sock, ssl.SSLSocket):
+                _check_om_certificate(conn.sock, url)
+            if answer.status != 200:
+                raise CheckpointError(
+                    f"{url} answered {answer.status}: {answer.read(200).decode(errors='replace')}"
+                )
             expected = answer.headers.get(CHECKSUM_HEADER)
             if not expected:
                 raise CheckpointError(f"{url} answered without its {CHECKSUM_HEADER} header")
-            while chunk := answer.read(CHUNK_BYTES):
-                digest.update(chunk)
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-    except urllib.error.HTTPError as e:
-        into.unlink(missing_ok=True)
-        raise CheckpointError(f"{url} answered {e.code}: {e.read()[:200].decode(errors='replace')}") from None
+            _check_room(url, answer.headers.get("Content-Length"), into.parent)
+            with open(into, "wb") as f:
+                while chunk := answer.read(CHUNK_BYTES):
+                    if clock() > ends_at:
+                        raise CheckpointError(
+                            f"downloading {url} took longer than {deadline_s:.0f} s; refused"
+                        )
+                    digest.update(chunk)
+                    f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())
+        finally:
+            conn.close()
     except (OSError, ValueError, http.client.HTTPException) as e:  # refused, cut short, timed out
         into.unlink(missing_ok=True)
         raise CheckpointError(f"downloading {url} failed: {e}") from None
@@ -209,6 +243,28 @@ def download(
             f"{expected.strip()} ({CHECKSUM_HEADER}); refused"
         )
     return got
+
+
+def _check_om_certificate(sock: ssl.SSLSocket, url: str) -> None:
+    """The handshake checked the leader's host name; the certificate must also be an OM's (any service
+    certificate of the cluster's CA passes the handshake)."""
+    try:
+        identity = ssl_peer_identity(sock)
+    except (ValueError, ssl.SSLError) as e:
+        raise CheckpointError(f"{url} presented a certificate naming no OM ({e}); refused") from None
+    if identity.role is not CertRole.OM:
+        raise CheckpointError(f"{url} presented the certificate of {identity}, not an OM's; refused")
+
+
+def _check_room(url: str, length: str | None, where: Path) -> None:
+    if length is None or not length.isdigit():
+        raise CheckpointError(f"{url} answered without a Content-Length: a checkpoint's size is known")
+    free = shutil.disk_usage(where).free
+    if 2 * int(length) > free:
+        raise CheckpointError(
+            f"the checkpoint from {url} is {length} bytes; {where} has {free} bytes free, less than twice "
+            "that (the tar and the unpacked om.db); refused"
+        )
 
 
 def _fsync_dir(path: Path) -> None:

@@ -119,6 +119,9 @@ class CheckpointSender:
                     if request.transport is not None:
                         request.transport.abort()
                     return response
+                except ConnectionError as e:
+                    log.info("/dbCheckpoint to %s: the fetcher left (%s)", request.remote, e)
+                    return response
             await response.write_eof()
             return response
         finally:

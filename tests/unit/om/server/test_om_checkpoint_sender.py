@@ -8,20 +8,26 @@ import asyncio
 import dataclasses
 import hashlib
 import os
+import shutil
 import socket
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from unittest import mock
 
+import pytest
 from aiohttp import web
 
 from pyozone.common.http_server import HttpServer
-from pyozone.om.db_checkpoint import CHECKSUM_HEADER, PackedCheckpoint
+from pyozone.common.tls import TlsStore
+from pyozone.hdds.security import x509 as X
+from pyozone.om.db_checkpoint import CHECKSUM_HEADER, CheckpointError, PackedCheckpoint, download
 from pyozone.om.server.checkpoint_sender import CheckpointSender
 from pyozone.ratis.messages import TermIndex
 from tests.polling import wait_for_async
+from tests.tls_certs import CertAuthority
 
 BIG = 16 << 20
 """More than the sockets' buffers hold, so a fetcher that does not read stalls the send."""
@@ -50,11 +56,11 @@ class Packs:
 
 
 @asynccontextmanager
-async def serving(sender: CheckpointSender) -> AsyncIterator[int]:
+async def serving(sender: CheckpointSender, tls: TlsStore | None = None) -> AsyncIterator[int]:
     app = web.Application()
     app.router.add_get("/dbCheckpoint", sender.send)
     server = HttpServer(app)
-    port = await server.start("127.0.0.1", 0)
+    port = await server.start("127.0.0.1", 0, tls.server_context() if tls is not None else None)
     try:
         yield port
     finally:
@@ -134,5 +140,50 @@ def test_an_older_checkpoint_still_sent_is_not_shared(tmp_path: Path) -> None:
             await wait_for_async(lambda: sender.sends == 0, 10, "the send ended with its fetcher")
             status, _, _ = await asyncio.to_thread(fetch, port)
             assert status == 200 and len(packs.made) == 2
+
+    run(scenario())
+
+
+def test_a_follower_downloads_only_from_an_om_certificate(tmp_path: Path) -> None:
+    """The follower checked the leader's host name but not that its certificate was an OM's: any service
+    certificate of the cluster's CA naming that host could serve it an om.db."""
+    ca = CertAuthority(tmp_path / "ca")
+    follower = ca.store("om2", X.Identity(X.CertRole.OM, "om", "127.0.0.1"))
+
+    async def scenario() -> None:
+        for role, refused in ((X.CertRole.DATANODE, True), (X.CertRole.OM, False)):
+            server_tls = ca.store(f"{role.value}-server", X.Identity(role, role.value, "127.0.0.1"))
+            async with serving(CheckpointSender(Packs(tmp_path / role.value)), server_tls) as port:
+                url = f"https://127.0.0.1:{port}/dbCheckpoint"
+                into = tmp_path / f"{role.value}.tar"
+                if refused:
+                    with pytest.raises(CheckpointError, match="not an OM's; refused"):
+                        await asyncio.to_thread(download, url, follower.client_context(), into)
+                    assert not into.exists()
+                else:
+                    await asyncio.to_thread(download, url, follower.client_context(), into)
+                    assert into.stat().st_size > BIG
+
+    run(scenario())
+
+
+def test_a_download_past_its_deadline_or_larger_than_the_disk_is_refused(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        (tmp_path / "packs").mkdir()
+        async with serving(CheckpointSender(Packs(tmp_path / "packs"))) as port:
+            url = f"http://127.0.0.1:{port}/dbCheckpoint"
+            ticks = iter([0.0, *[100.0] * 100])
+            into = tmp_path / "late.tar"
+            with pytest.raises(CheckpointError, match="took longer than 5 s; refused"):
+                await asyncio.to_thread(download, url, None, into, 30, 5, lambda: next(ticks))
+            assert not into.exists()
+            small = tmp_path / "small"
+            small.mkdir()
+            with (
+                mock.patch.object(shutil, "disk_usage", return_value=shutil._ntuple_diskusage(1, 0, BIG)),  # type: ignore[attr-defined]
+                pytest.raises(CheckpointError, match="less than twice that"),
+            ):
+                await asyncio.to_thread(download, url, None, small / "om.db.tar")
+            assert list(small.iterdir()) == []
 
     run(scenario())
