@@ -205,10 +205,11 @@ def download(
     digest = hashlib.sha256()
     try:
         try:
+            conn.connect()
+            if isinstance(conn.sock, ssl.SSLSocket):  # before the request: nothing is asked of a non-OM
+                _check_om_certificate(conn.sock, url)
             conn.request("GET", where.path or "/")
             answer = conn.getresponse()
-            if isinstance(conn.sock, ssl.SSLSocket):
-                _check_om_certificate(conn.sock, url)
             if answer.status != 200:
                 raise CheckpointError(
                     f"{url} answered {answer.status}: {answer.read(200).decode(errors='replace')}"

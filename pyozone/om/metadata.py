@@ -268,7 +268,8 @@ class OMMetadataStore:
         return point
 
     def pack_checkpoint(self) -> db_checkpoint.PackedCheckpoint:
-        """A checkpoint tar of om.db with every applied transaction flushed (the leader's /dbCheckpoint)."""
+        """A checkpoint of om.db with every applied transaction flushed, ready to send as a tar (the leader's
+        /dbCheckpoint)."""
         self.sync_applied()
         try:
             return db_checkpoint.pack(self._backend, self.path)

@@ -146,6 +146,7 @@ class ServerStartError(Exception):
 
 
 POSITIVE_HA_KEYS = ("ozone.om.ratis.log.purge.gap", "ozone.om.ratis.snapshot.auto.trigger.threshold")
+"""OM HA keys refused at 0 or below, as the daemon is made."""
 
 
 def om_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
