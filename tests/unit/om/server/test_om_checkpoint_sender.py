@@ -1,15 +1,19 @@
 """/dbCheckpoint's sends (om/server/checkpoint_sender.py): GETs share one checkpoint streamed from its hard
 links (no tar copy per GET), at most `max_sends` at once (503 past it), a fetcher that stops reading is cut
-after `stall_s` and the checkpoint is deleted with its last send; an older checkpoint is not shared."""
+after `stall_s` and the checkpoint is deleted with its last send; an older checkpoint is not shared. And
+what a follower downloads (db_checkpoint.download): only from an OM's certificate, within a deadline, and
+only what fits on its disk."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import hashlib
+import http.server
 import os
 import shutil
 import socket
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -187,3 +191,38 @@ def test_a_download_past_its_deadline_or_larger_than_the_disk_is_refused(tmp_pat
             assert list(small.iterdir()) == []
 
     run(scenario())
+
+
+def test_a_server_closing_after_its_answer_is_checked_for_an_om_certificate_too(tmp_path: Path) -> None:
+    """Checked after the answer, a server that closes the connection with it (HTTP/1.0) left no socket to
+    check, and its om.db was taken."""
+    ca = CertAuthority(tmp_path / "ca")
+    follower = ca.store("om2", X.Identity(X.CertRole.OM, "om", "127.0.0.1"))
+    datanode = ca.store("dn", X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"))
+    body = b"not even a tar"
+
+    class OneShot(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header(CHECKSUM_HEADER, hashlib.sha256(body).hexdigest())
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), OneShot)
+    server.socket = datanode.server_context().wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"https://127.0.0.1:{server.server_address[1]}/dbCheckpoint"
+        with pytest.raises(CheckpointError, match="not an OM's; refused"):
+            download(url, follower.client_context(), tmp_path / "taken.tar")
+        assert not (tmp_path / "taken.tar").exists()
+    finally:
+        server.shutdown()
+        server.server_close()
