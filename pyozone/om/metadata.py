@@ -24,6 +24,7 @@ held whole in the cache (FULL_TABLES), as in Ozone.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -91,6 +92,35 @@ class OMStoreError(Exception):
     """om.db cannot be opened or used; the message names the path."""
 
 
+class _LiveScan:
+    """A RocksDB iterator a scan reads through, which the store can end (`end`): an open iterator keeps its
+    om.db open (and RocksDB's LOCK held), so an install ends every one before it swaps om.db. A scan ended
+    so raises OMStoreError at its next step; the caller lists again, on the new om.db."""
+
+    __slots__ = ("__weakref__", "_iterator", "_lock", "_path")
+
+    def __init__(self, iterator: Iterator[tuple[bytes, bytes]], path: Path) -> None:
+        self._iterator: Iterator[tuple[bytes, bytes]] | None = iterator
+        self._lock = threading.Lock()
+        self._path = path
+
+    def __iter__(self) -> _LiveScan:
+        return self
+
+    def __next__(self) -> tuple[bytes, bytes]:
+        with self._lock:  # `end` waits for a step under way
+            if self._iterator is None:
+                raise OMStoreError(
+                    f"{self._path}: replaced by the leader's checkpoint while this listing read it; "
+                    "list again"
+                )
+            return next(self._iterator)
+
+    def end(self) -> None:
+        with self._lock:
+            self._iterator = None
+
+
 class OMMetadataStore:
     """om.db on the RocksDB backend SCM uses for scm.db, with text keys, written through a double buffer.
     `on_failure`: called (from the flusher) if a flush fails; the daemon exits then."""
@@ -105,6 +135,8 @@ class OMMetadataStore:
         """`sync`: each flush syncs RocksDB's WAL; OM HA flushes unsynced, as its Raft log is the WAL."""
         self.path = path
         self._on_failure = on_failure
+        self._scans: weakref.WeakSet[_LiveScan] = weakref.WeakSet()
+        self._scans_lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             db_checkpoint.recover(path)
@@ -155,10 +187,23 @@ class OMMetadataStore:
         pending, stored = self._buffer.snapshot(
             lambda: (
                 self._buffer.cache.pending(table, prefix, low),
-                self._call(self._backend.iterate, table, low.encode()),
+                self._live(self._call(self._backend.iterate, table, low.encode())),
             )
         )
         yield from merged(pending, self._stored(stored, prefix))
+
+    def _live(self, iterator: Iterator[tuple[bytes, bytes]]) -> _LiveScan:
+        scan = _LiveScan(iterator, self.path)
+        with self._scans_lock:
+            self._scans.add(scan)
+        return scan
+
+    def _end_scans(self) -> None:
+        """Ends every scan still open (an install, before om.db closes: see _LiveScan)."""
+        with self._scans_lock:
+            scans = list(self._scans)
+        for scan in scans:
+            scan.end()
 
     @staticmethod
     def _stored(stored: Iterator[tuple[bytes, bytes]], prefix: str) -> Iterator[tuple[str, bytes]]:
@@ -214,13 +259,17 @@ class OMMetadataStore:
     def snapshot_point(self) -> bytes | None:
         """OM HA's snapshot (OzoneManagerStateMachine.takeSnapshot): every applied transaction flushed, and
         RocksDB's memtables written to table files (Ozone's flushDB), so om.db holds them without the
-        unsynced write-ahead log; returns the #TRANSACTIONINFO it now holds durably."""
+        unsynced write-ahead log; returns the #TRANSACTIONINFO it now holds durably. The point is read
+        before the flush: a batch the flusher writes meanwhile is past it, so the log is never purged past
+        what the table files hold (read after the flush, that batch sat in the unsynced log only)."""
         self.sync_applied()
+        point = self.stored_value(META_TABLE, db_checkpoint.TRANSACTION_INFO)
         self._call(self._backend.flush)
-        return self.stored_value(META_TABLE, db_checkpoint.TRANSACTION_INFO)
+        return point
 
     def pack_checkpoint(self) -> db_checkpoint.PackedCheckpoint:
-        """A checkpoint tar of om.db with every applied transaction flushed (the leader's /dbCheckpoint)."""
+        """A checkpoint of om.db with every applied transaction flushed, ready to send as a tar (the leader's
+        /dbCheckpoint)."""
         self.sync_applied()
         try:
             return db_checkpoint.pack(self._backend, self.path)
@@ -231,12 +280,14 @@ class OMMetadataStore:
         """Replaces om.db by the unpacked, checked `checkpoint` (db_checkpoint.swap_in: crash safe) and
         reloads the table cache from it. Nothing may be applied meanwhile (the Raft shell holds its applies
         during an install): everything applied so far is flushed first. If the new om.db does not open,
-        the old one is back and OMStoreError is raised."""
+        the old one is back and OMStoreError is raised. A scan open meanwhile (a listing, a metrics count)
+        is ended first, and raises OMStoreError at its next step (_LiveScan)."""
         self.sync_applied()
 
         def swap() -> None:
             if self._buffer.busy:
                 raise OMStoreError(f"{self.path}: transactions arrived during the install")
+            self._end_scans()  # no new one starts: a scan begins under the buffer's lock, held here
             self._backend.close()
             try:
                 db_checkpoint.swap_in(self.path, checkpoint)
@@ -258,11 +309,12 @@ class OMMetadataStore:
                 db_checkpoint.restore_aside(self.path)
             self._backend = RocksDBBackend(self.path, tables=TABLE_NAMES, owner="an OM")
         except (StoreError, OSError) as again:
-            if self._on_failure is not None:
-                self._on_failure(again)
-            raise OMStoreError(
+            failure = OMStoreError(
                 f"{self.path}: neither the checkpoint nor the previous om.db opens: {again}"
-            ) from error
+            )
+            if self._on_failure is not None:
+                self._on_failure(failure)
+            raise failure from error
 
     def flush_stats(self) -> FlushStats:
         return self._buffer.stats()

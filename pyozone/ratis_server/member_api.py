@@ -49,6 +49,26 @@ class SnapshotStateMachine(StateMachine, Protocol):
         ...
 
 
+class StateMachineBehindLogError(Exception):
+    """The state machine's durable state (`latest_snapshot`) ends before the member's log starts: the
+    entries between were purged after a snapshot the state machine no longer holds, so the member cannot
+    start (`RaftMember.start`). Ratis neither applies across such a gap (its StateMachineUpdater stops at
+    the missing entry) nor cuts its log to fit (SegmentedRaftLog purges only a log that ends before the
+    snapshot): the member keeps every entry it acknowledged, as it may be counted in their majority."""
+
+    def __init__(
+        self, me: RaftPeerId, state_machine_at: TermIndex | None, log_starts_after: TermIndex
+    ) -> None:
+        self.me = me
+        self.state_machine_at = state_machine_at
+        self.log_starts_after = log_starts_after
+        at = "nothing" if state_machine_at is None else f"index {state_machine_at.index}"
+        super().__init__(
+            f"Raft member {me}: its state machine holds {at}, but its log starts after index "
+            f"{log_starts_after.index}: the entries between are in neither, so it refuses to start"
+        )
+
+
 class TransferRefusedError(Exception):
     """Ratis's TransferLeadershipException: a transfer to another member is already running."""
 

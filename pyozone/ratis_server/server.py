@@ -21,7 +21,8 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
 What the daemon embedding it (OM) uses: `start`, `submit`, `read_index`, `transfer_leadership`,
 `set_configuration`, `snapshot_taken`, `status`, `stop`. A member restarts from its storage, after the
 later of the log's snapshot and its state machine's (`latest_snapshot`); its state machine applies the log
-after that point again.
+after that point again. A state machine behind the log's start is refused (StateMachineBehindLogError): the
+entries between are gone, and applying the log after them would skip them.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ from pyozone.ratis_server.member_api import (
     RaftStatus,
     ReconfigurationError,
     StateMachine,
+    StateMachineBehindLogError,
     TransferRefusedError,
 )
 from pyozone.ratis_server.storage import RaftStorage
@@ -275,18 +277,17 @@ class RaftMember:
         applied point (`latest_snapshot`). When the state machine is ahead of the log's end (it loaded a
         leader's checkpoint and the member died before the log was reset; or the log lost unflushed
         entries the state machine applied), the log is reset to start after it, durably, as an installed
-        snapshot resets it (`Persist.snapshot`), so the core's next entries follow on from the stored log."""
+        snapshot resets it (`Persist.snapshot`), so the core's next entries follow on from the stored log.
+        A state machine with snapshots behind the log's start (it lost what a snapshot claimed, or is an
+        older copy) is refused: StateMachineBehindLogError, the storage closed."""
         latest = getattr(self._state_machine, "latest_snapshot", None)
-        ahead = latest() if latest is not None else None
-        if ahead is None or ahead.index <= stored.snapshot.index:
-            if ahead is not None and ahead.index < stored.snapshot.index:
-                log.warning(
-                    "Raft member %s: its state machine's snapshot %s is behind the log's start %s: the "
-                    "entries between them are no longer in the log",
-                    self.me,
-                    ahead,
-                    stored.snapshot,
-                )
+        if latest is None:
+            return stored  # a state machine without snapshots replays the log it has
+        ahead = latest()
+        if (ahead.index if ahead is not None else 0) < stored.snapshot.index:
+            self._storage.close()
+            raise StateMachineBehindLogError(self.me, ahead, stored.snapshot)
+        if ahead is None or ahead.index == stored.snapshot.index:
             return stored
         held = next((e for e in stored.entries if e.index == ahead.index), None)
         # The members in force at the state machine's snapshot: the last configuration entry before it.

@@ -56,10 +56,11 @@ from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
-from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHUNK_BYTES
+from pyozone.om.db_checkpoint import CHECKPOINT_PATH, PackedCheckpoint
 from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
+from pyozone.om.server.checkpoint_sender import CheckpointSender
 from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
@@ -79,6 +80,7 @@ from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metada
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.member_api import StateMachineBehindLogError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
@@ -100,10 +102,10 @@ py-spy --native). A cycle now waits longer to be freed, which costs memory only.
 
 
 def _terminate(error: BaseException) -> None:
-    """A failed om.db flush: the table cache holds what om.db does not, so OM must not answer another
-    request. It exits at once, as Ozone's OM terminates; a restart serves what om.db holds, which is every
-    transaction a client was answered for."""
-    log.critical("exiting: om.db could not be written (%s)", error)
+    """A failed om.db flush (or an install after which no om.db opens): the table cache holds what om.db
+    does not, so OM must not answer another request. It exits at once, as Ozone's OM terminates; a restart
+    serves what om.db holds, which is every transaction a client was answered for."""
+    log.critical("exiting: om.db can no longer be used (%s)", error)
     logging.shutdown()
     os._exit(1)
 
@@ -134,8 +136,22 @@ OzoneManagerRatisServer sets Ratis's raft.server.rpc.timeout.max to the minimum 
 death is noticed within the minimum + 200 ms rather than up to twice it (benchmarks/om_ha.py --failover)."""
 
 
+class ServerStartError(Exception):
+    """A server could not bind its address; the message names the address and its configuration key."""
+
+
+POSITIVE_HA_KEYS = ("ozone.om.ratis.log.purge.gap", "ozone.om.ratis.snapshot.auto.trigger.threshold")
+"""OM HA keys refused at 0 or below, as the daemon is made."""
+
+
 def om_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
-    """The Raft settings of an OM of a service, from OM's keys as Ozone derives Ratis's."""
+    """OM's Raft settings from its ozone.om.ratis.* keys as Ozone derives Ratis's, checked before anything
+    opens: a key that must be positive is refused by OM's name for it (RaftSettings would name Ratis's, after
+    om.db opened)."""
+    for key in POSITIVE_HA_KEYS:
+        value = int(conf.get(key))
+        if value <= 0:
+            raise ServerStartError(f"{key} must be positive, got {value}")
     timeout_ms = int(conf.get("ozone.om.ratis.minimum.timeout"))
     return RaftSettings(
         rpc_timeout_min_ms=timeout_ms,
@@ -143,10 +159,6 @@ def om_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
         pre_vote=bool(conf.get("ozone.om.ratis.server.leaderelection.pre-vote")),
         purge_gap=int(conf.get("ozone.om.ratis.log.purge.gap")),
     )
-
-
-class ServerStartError(Exception):
-    """A server could not bind its address; the message names the address and its configuration key."""
 
 
 class OmDaemon:
@@ -170,6 +182,7 @@ class OmDaemon:
         self.mtls = mtls_enabled(conf)  # refused here when it comes without security
         self.node: OmNodeDetails | None = local_om_node(conf)
         """This OM's node of its HA service (ozone.om.service.ids), None when it runs alone."""
+        self._raft_settings = om_raft_settings(conf) if self.node is not None else None
         # OM has no RPC bind-host key; a non-loopback ozone.om.address binds 0.0.0.0 (docs/differences.md).
         rpc_where = om_address(conf) if self.node is None else self.node.rpc_address
         http_where = address(conf, "ozone.om.http-address") if self.node is None else self.node.http_address
@@ -205,6 +218,7 @@ class OmDaemon:
         app = daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
         app.router.add_get(CHECKPOINT_PATH, self._db_checkpoint)
         self._may_fetch_checkpoint = checkpoint_fetchers(conf)
+        self.checkpoints = CheckpointSender(self._pack_checkpoint)
         self._http = HttpServer(app)
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
@@ -309,7 +323,8 @@ class OmDaemon:
         except MembershipRefused as e:
             raise ServerStartError(str(e)) from None
         group = RaftGroup(group_id, tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in first))
-        settings = om_raft_settings(conf)
+        settings = self._raft_settings
+        assert settings is not None
         self.replication = OmReplication(
             self.store, core, node.node_id, {n.node_id: str(n.rpc_address) for n in nodes},
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
@@ -317,7 +332,8 @@ class OmDaemon:
             int(conf.get("ozone.om.ratis.snapshot.auto.trigger.threshold")),
             {n.node_id: str(n.http_address) for n in nodes}, self.tls,
         )  # fmt: skip
-        storage = SegmentedRaftLog(ratis_dir / group.group_id, int(conf.get("ozone.om.ratis.segment.size")))
+        group_dir = ratis_dir / group.group_id
+        storage = SegmentedRaftLog(group_dir, int(conf.get("ozone.om.ratis.segment.size")))
         self.raft = RaftMember(
             RaftPeerId(node.node_id), group, storage, self.replication, settings, self.tls, CertRole.OM,
             bind_host=bind_address(conf, node.ratis_address, None).host,
@@ -331,6 +347,19 @@ class OmDaemon:
         except OSError as e:
             where = f"{node.ratis_address} (ozone.om.ratis.port of {node.service_id}.{node.node_id})"
             raise ServerStartError(f"cannot bind OM's Raft server to {where}: {e.strerror or e}") from None
+        except StateMachineBehindLogError as e:
+            # Not "delete the Raft log": the leader counts the entries this OM acknowledged as stored here
+            # and would never send them again.
+            raise ServerStartError(
+                f"{self.db_path} holds the namespace up to Raft index "
+                f"{e.state_machine_at.index if e.state_machine_at else 0}, but OM {node.node_id}'s Raft log "
+                f"({group_dir}) starts after index {e.log_starts_after.index}: the entries between were "
+                "purged after a snapshot om.db no longer holds (om.db lost writes, or is an older copy), and "
+                "applying the log after them would skip them. Restore the om.db that went with this log, or "
+                f"put a checkpoint of another OM's om.db in its place: GET {CHECKPOINT_PATH} on the leader's "
+                "web server (ozone.om.http-address of its node) answers a tar of its om.db; unpack it as "
+                f"{self.db_path} and start again"
+            ) from None
         log.info("OM %s of service %s: Raft group %s on %s, its log in %s", node.node_id, node.service_id,
                  group.group_id, node.ratis_address, ratis_dir)  # fmt: skip
         self.membership = OmMembership(conf, node, self.replication, self.raft)
@@ -436,24 +465,19 @@ class OmDaemon:
     async def _db_checkpoint(self, request: web.Request) -> web.StreamResponse:
         """`/dbCheckpoint` (Ozone's OMDBCheckpointServlet): a tar of an om.db checkpoint with every applied
         entry in it, its SHA-256 and #TRANSACTIONINFO in headers (om/db_checkpoint.py), for a follower
-        behind the purged Raft log. Over mutual TLS only OMs and administrators may fetch it, as Ozone
-        allows OM's principals and ozone.administrators."""
+        behind the purged Raft log; one checkpoint at a time, shared, bounded (checkpoint_sender.py). Over
+        mutual TLS only OMs and administrators may fetch it, as Ozone allows OM's principals and
+        ozone.administrators."""
         store = self.store
         if store is None or self.replication is None:
             return json_refusal(503, "om.db checkpoints are served by an OM of an HA service once it started")
         if not self._may_fetch_checkpoint(request):
             return json_refusal(403, "only OMs and administrators may fetch om.db's checkpoint")
-        packed = await self.off_loop(store.pack_checkpoint)
-        try:
-            response = web.StreamResponse(headers=packed.headers())
-            await response.prepare(request)
-            with open(packed.tar, "rb") as tar:
-                while chunk := await asyncio.to_thread(tar.read, CHUNK_BYTES):
-                    await response.write(chunk)
-            await response.write_eof()
-            return response
-        finally:
-            await asyncio.to_thread(packed.remove)
+        return await self.checkpoints.send(request)
+
+    async def _pack_checkpoint(self) -> PackedCheckpoint:
+        assert self.store is not None
+        return await self.off_loop(self.store.pack_checkpoint)
 
     def _routes(self) -> dict[str, Route]:
         def ready() -> JsonResponse:

@@ -707,7 +707,7 @@ class OmReplication:
         self._installing = True
         try:
             installed = await asyncio.to_thread(self._fetch_and_install, url, first_available.index - 1)
-        except (CheckpointError, OMStoreError) as error:
+        except (CheckpointError, OMStoreError, OSError) as error:  # OSError: the staging directory
             self.install_failures += 1
             log.error(
                 "OM %s: the checkpoint of OM %s was refused, nothing installed (retried at the leader's next "

@@ -22,7 +22,12 @@ from pyozone.ratis.messages import (
     TermIndex,
 )
 from pyozone.ratis.outputs import Persist
-from pyozone.ratis_server.member_api import NotLeaderError, ReconfigurationError, TransferRefusedError
+from pyozone.ratis_server.member_api import (
+    NotLeaderError,
+    ReconfigurationError,
+    StateMachineBehindLogError,
+    TransferRefusedError,
+)
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from tests.polling import wait_for_async
@@ -214,6 +219,38 @@ def test_a_restart_resumes_after_a_checkpoint_ahead_of_the_segmented_log(tmp_pat
         assert state.snapshot == ahead and [e.index for e in state.entries] == [9, 10]
 
     run(scenario())
+
+
+@pytest.mark.parametrize("holds", [TermIndex(1, 3), None], ids=["older", "empty"])
+def test_a_state_machine_behind_the_start_of_its_log_is_refused(
+    tmp_path: Path, holds: TermIndex | None
+) -> None:
+    """om.db lost what a snapshot claimed (or is an older copy) and the log was purged past it: the member
+    started with a warning and applied the log after the gap, never holding the entries in it."""
+    directory = tmp_path / "om1"
+    storage = SegmentedRaftLog(directory)
+    storage.load()
+    storage.write(Persist(1, 1, None, (), TermIndex(1, 6)))  # the log starts after index 6
+    storage.write(Persist(2, 1, None, (LogEntry(1, 7, put("g", "7"), client_id="c", call_id=7),)))
+    storage.flush()
+    storage.close()
+
+    async def scenario() -> None:
+        group = Group(size=1)
+        peer = next(iter(group.nodes))
+        if holds is not None:
+            group.nodes[peer].machine = KeyValues(checkpoint=Checkpoint({"a": "1"}, (1, 2, 3), holds))
+        group.nodes[peer].storage = SegmentedRaftLog(directory)  # type: ignore[assignment]
+        with pytest.raises(StateMachineBehindLogError, match="its log starts after index 6") as refused:
+            await group.start(peer)
+        assert refused.value.state_machine_at == holds
+        assert group.nodes[peer].machine.applied == (list((holds and (1, 2, 3)) or ()))
+
+    run(scenario())
+    reopened = SegmentedRaftLog(directory)  # the refused member closed its log (its lock is free)
+    state = reopened.load()
+    reopened.close()
+    assert state.snapshot == TermIndex(1, 6) and [e.index for e in state.entries] == [7]
 
 
 def test_a_fourth_member_is_added_and_one_removed_and_the_group_keeps_committing() -> None:

@@ -7,20 +7,22 @@ it, applies the log after it, and holds exactly the leader's namespace."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import urllib.request
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 from pyozone.common.om_ha import om_raft_group_id
 from pyozone.config import OzoneConfiguration
-from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER
+from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER, download, unpack
 from pyozone.om.metadata import VOLUME_TABLE
 from pyozone.om.server import OmDaemon
-from pyozone.om.server.daemon import checkpoint_fetchers
+from pyozone.om.server.daemon import POSITIVE_HA_KEYS, ServerStartError, checkpoint_fetchers
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.polling import wait_for_async
-from tests.unit.om.server.test_om_ha import NODES, node_of, run, service
+from tests.unit.om.server.test_om_ha import NODES, node_of, planned, run, service
 from tests.unit.om.server.web.om_web import running_om
 from tests.unit.ratis_server.shell_support import ports_of
 
@@ -190,5 +192,70 @@ def test_a_lone_om_serves_no_checkpoint(tmp_path: Path) -> None:
         async with running_om(tmp_path) as om:
             status, body = await om.get(CHECKPOINT_PATH)
             assert status == 503 and "HA service" in body["error"]
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("key", POSITIVE_HA_KEYS)
+def test_a_purge_gap_or_snapshot_threshold_not_positive_is_refused_by_its_om_key_before_om_db_opens(
+    tmp_path: Path, key: str
+) -> None:
+    """purge.gap 0 was refused naming Ratis's raft.server.log.purge.gap, after om.db had opened."""
+    svc = planned(tmp_path, **{key: "0"})
+
+    async def scenario() -> None:
+        with pytest.raises(ServerStartError, match=f"^{key} must be positive, got 0$"):
+            await svc.start("om1")
+
+    run(scenario())
+    assert not (tmp_path / "om1" / "om.db").exists()
+
+
+def test_an_om_whose_om_db_is_behind_its_purged_raft_log_refuses_to_start_naming_the_way_out(
+    tmp_path: Path,
+) -> None:
+    """It started with a warning, never got the entries between om.db and its log's start, and could then
+    lead without acknowledged writes."""
+
+    async def scenario() -> None:
+        async with service(tmp_path, **SMALL, **{"ozone.om.ratis.segment.size": "1KB"}) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol000")
+                leader = await svc.leader()
+                node = next(n for n in NODES if n != node_of(leader))
+                store = svc.daemons[node].store
+                assert store is not None
+                await wait_for_async(lambda: store.get(VOLUME_TABLE, "/vol000") is not None, 20, "applied")
+                db = store.path
+                await svc.stop(node)
+                older = tmp_path / "older-om.db"
+                shutil.copytree(db, older)
+                follower = await svc.start(node)
+                for i in range(1, 30):
+                    await client.create_volume(f"vol{i:03d}")
+                assert follower.replication is not None
+                await wait_for_async(lambda: follower.replication.snapshots > 1, 20, "follower snapshots")  # type: ignore[union-attr]
+            finally:
+                await client.close()
+            await svc.stop(node)
+            group_dir = tmp_path / node / "ratis" / om_raft_group_id("omservice")
+            on_disk = SegmentedRaftLog(group_dir)
+            purged_to = on_disk.load().snapshot.index
+            on_disk.close()
+            shutil.rmtree(db)
+            shutil.copytree(older, db)
+            with pytest.raises(ServerStartError, match="starts after index") as refused:
+                await svc.start(node)
+            assert purged_to > 2 and f"starts after index {purged_to}" in str(refused.value)
+            assert f"GET {CHECKPOINT_PATH} on the leader's web server" in str(refused.value)
+            # the way out named: a checkpoint of the leader's om.db in its place; its log stays whole
+            url = f"http://127.0.0.1:{leader.http_port}{CHECKPOINT_PATH}"
+            shutil.rmtree(db)
+            fetched = tmp_path / "fetched.tar"
+            await asyncio.to_thread(download, url, None, fetched)
+            await asyncio.to_thread(unpack, fetched, db, purged_to)
+            back = await svc.start(node)
+            await wait_for_async(lambda: volumes(back) == volumes(leader), 20, "the leader's namespace")
 
     run(scenario())
