@@ -192,13 +192,15 @@ class LeaderState:
 
     def commit_index(self, own_match: int, commit_index: int, voters: tuple[RaftPeerId, ...]) -> int:
         """The highest index stored by a majority of `voters` (the configuration in force; the leader counts
-        `own_match`, what its own disk holds, if it is one), committed only if it is of the leader's own
+        `own_match`, what its own disk holds, if it is one) and by the leader's own disk (Ratis's
+        RaftLogBase.updateCommitIndex: min(majority index, flush index); a majority of followers may hold an
+        entry before the leader's write of it is durable), committed only if it is of the leader's own
         term: an older term's entry is committed only through a later entry of the current term (Figure 8)."""
         matches = sorted(
             (own_match if peer == self._me else self.followers[peer].match_index for peer in voters),
             reverse=True,
         )
-        candidate = matches[len(matches) // 2]
+        candidate = min(matches[len(matches) // 2], own_match)
         if candidate > commit_index and self._log.term_at(candidate) == self._term:
             return candidate
         return commit_index

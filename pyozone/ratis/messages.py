@@ -41,9 +41,11 @@ class LogEntry:
     """One entry of the replicated log: the term it was created in, its index (from 1) and its payload.
 
     A STATE_MACHINE entry names the client call it carries (`client_id`, `call_id`: Ratis's
-    StateMachineLogEntryProto), so every member's retry cache knows it; a CONFIGURATION entry carries the
-    members from it on (`peers`) and, during a change, those before (`old_peers`), as Ratis's
-    RaftConfigurationProto."""
+    StateMachineLogEntryProto), so every member's retry cache knows it (`client_id` "": a call without one);
+    `data_size` counts the bytes of state machine data that travel with it in an append but are never in the
+    log (Ratis's stateMachineData, as Ozone's ContainerStateMachine keeps a writeChunk's bytes out of the
+    log): the shell holds them, the core only counts them. A CONFIGURATION entry carries the members from it
+    on (`peers`) and, during a change, those before (`old_peers`), as Ratis's RaftConfigurationProto."""
 
     term: int
     index: int
@@ -53,6 +55,7 @@ class LogEntry:
     call_id: int = 0
     peers: tuple[RaftPeerId, ...] = ()
     old_peers: tuple[RaftPeerId, ...] = ()
+    data_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -176,8 +179,12 @@ Message = (
 
 @dataclass(frozen=True)
 class ClientCall:
-    """A client's write request, as Ratis's RaftClientRequest (client id and call id name it)."""
+    """A client's write request, as Ratis's RaftClientRequest (client id and call id name it). `client_id` ""
+    asks for no retry cache: a retry is appended again, for requests that are idempotent when applied (a
+    datanode's container operations). `data_size`: the bytes of state machine data the shell holds for it
+    (`LogEntry.data_size`)."""
 
     client_id: str
     call_id: int
     payload: bytes
+    data_size: int = 0

@@ -36,9 +36,22 @@ class Persist:
 
 
 @dataclass(frozen=True)
+class Appended:
+    """The leader appended `call` at `index` (output before the entry's `Persist`): the shell files the call's
+    state machine data (`ClientCall.data_size` bytes) under that index before it must write or send it
+    (Ratis's startTransaction has the state machine split a request into log data and state machine data)."""
+
+    call: ClientCall
+    index: int
+
+
+@dataclass(frozen=True)
 class Apply:
-    """Committed entries, in index order, for the state machine (Ratis's applyTransaction); the shell
-    reports each result with `applied(index, result)`."""
+    """Committed entries, in index order, for the state machine (Ratis's applyTransaction). Each is committed
+    and durable on this member (Ratis's RaftLogBase.updateCommitIndex: min(majority index, flush index)), so
+    what the shell wrote beside the entry at append (its state machine data) is there before it applies. The
+    shell reports each result with `applied(index, result)`, in any order (a state machine may apply
+    independent entries in parallel, as Ozone's ContainerStateMachine per container); each entry once."""
 
     entries: tuple[LogEntry, ...]
 
@@ -130,6 +143,7 @@ class InstallSnapshot:
 Output = (
     Send
     | Persist
+    | Appended
     | Apply
     | Reply
     | ReadReady

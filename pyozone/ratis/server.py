@@ -4,12 +4,18 @@ LeaderElection and LeaderStateImpl composed in).
 Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a client's linearizable read),
 `transfer_leadership`, `set_configuration` (add or remove a member), `persisted` (the disk has made every
 `Persist` up to a sequence number durable: a group commit), `applied` (the state machine's result for each
-index it applied), `snapshot_taken` (the state machine durably checkpointed what it applied),
+index it applied, in any order), `snapshot_taken` (the state machine durably checkpointed what it applied),
 `snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `tick` (the injected
 clock moved; call it at `deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
 for the shell to carry out in order. A member restarts from what its disk holds (`PersistentState`): term,
 vote, the snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index
 is relearned from the leader, the state machine applies the log after its snapshot again).
+
+A member commits, and so hands to its state machine, only what its own disk holds (Ratis's
+RaftLogBase.updateCommitIndex: min(majority index, flush index), for every group): a leader counts itself
+in the majority once its write is durable, a follower commits what its leader says is committed once its
+own write of it is durable. So a state machine that writes data beside the log at append (Ozone's
+ContainerStateMachine writes a chunk's bytes, `LogEntry.data_size`) has it on disk before it applies.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from pyozone.ratis.messages import (
     TermIndex,
 )
 from pyozone.ratis.outputs import (
+    Appended,
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
@@ -135,7 +142,11 @@ class RaftServer:
         self.leader_id: RaftPeerId | None = None
         # The state machine starts from its snapshot: commit and apply resume after it.
         self.commit_index = state.snapshot.index  # also the last index handed to the state machine
-        self._applied_index = state.snapshot.index  # the last index the state machine reported applied
+        self._applied_index = state.snapshot.index  # the state machine applied every index up to here
+        self._applied_ahead: set[int] = set()  # and these after it (applied out of order)
+        # A follower: the last index its leader said is committed and its log holds as the leader's; it
+        # commits up to there as its own disk makes the entries durable.
+        self._leader_commit = state.snapshot.index
         self._last_purged = state.snapshot.index
         self._last_leader_contact_ms: int | None = None
         self._lost_majority_ms: int | None = None  # when we last stepped down for LOST_MAJORITY_HEARTBEATS
@@ -161,6 +172,12 @@ class RaftServer:
         self._persisting: deque[_PendingPersist] = deque()
         self._held: deque[tuple[int, Send]] = deque()
         self._out: list[Output] = []
+
+    @property
+    def applied_index(self) -> int:
+        """The state machine applied every index up to here (Ratis's lastAppliedIndex): the gap-free prefix
+        of what it reported `applied`."""
+        return self._applied_index
 
     @property
     def configuration(self) -> tuple[RaftPeerId, ...]:
@@ -266,34 +283,40 @@ class RaftServer:
         """A client's write: a leader appends it and answers once it is applied; others refuse with the
         leader they know of (Ratis's NotLeaderException). A retried call (same client and call id) is never
         appended twice: if applied, it is answered from the retry cache with the original result; if still
-        in the log, it waits for that entry."""
+        in the log, it waits for that entry. A call without a client id ("") bypasses the cache: each
+        submission is appended (its operation must be idempotent). The leader outputs `Appended` before the
+        entry's `Persist`, so the shell files the call's state machine data under its index first."""
         if self._transfer is not None:  # a leader handing over takes no writes: try its successor
             self._out.append(NotLeader(call, self._transfer.target))
             return self._drain()
         if self._leader is None:
             self._out.append(NotLeader(call, self.leader_id))
             return self._drain()
-        cached = self._retry_cache.get(call.client_id, call.call_id, self._clock.now_ms())
-        if cached is not None:
-            self._out.append(Reply(call, cached.index, cached.result))
-            return self._drain()
-        index = self.log.index_of_call(call.client_id, call.call_id)
-        if index is not None and index > self._applied_index:
-            self._pending_calls.setdefault(index, []).append(call)
-            return self._drain()
+        if call.client_id:
+            cached = self._retry_cache.get(call.client_id, call.call_id, self._clock.now_ms())
+            if cached is not None:
+                self._out.append(Reply(call, cached.index, cached.result))
+                return self._drain()
+            index = self.log.index_of_call(call.client_id, call.call_id)
+            if index is not None and not self._is_applied(index):
+                self._pending_calls.setdefault(index, []).append(call)
+                return self._drain()
         entry = LogEntry(
             self.current_term,
             self.log.last_index + 1,
             call.payload,
             client_id=call.client_id,
             call_id=call.call_id,
+            data_size=call.data_size,
         )
         self._pending_calls[entry.index] = [call]
+        self._out.append(Appended(call, entry.index))
         self._append_as_leader(entry)
         return self._drain()
 
     def persisted(self, seq: int) -> list[Output]:
-        """Every `Persist` up to `seq` is durable: release what waited for it."""
+        """Every `Persist` up to `seq` is durable: release what waited for it (the acknowledgements, the
+        commit of what the leader said is committed)."""
         while self._persisting and self._persisting[0].seq <= seq:
             done = self._persisting.popleft()
             if done.first_index is not None:
@@ -301,6 +324,8 @@ class RaftServer:
         self._durable_seq = max(self._durable_seq, seq)
         while self._held and self._held[0][0] <= self._durable_seq:
             self._out.append(self._held.popleft()[1])
+        if self._leader is None:
+            self._commit(min(self._leader_commit, self._durable_match()))
         tally = self._tally
         if (
             self.role is RaftPeerRole.CANDIDATE
@@ -397,9 +422,19 @@ class RaftServer:
         return self._drain()
 
     def applied(self, index: int, result: object) -> list[Output]:
-        """The state machine applied `index`: remember the result of the client call it carried (the retry
-        cache), answer the clients waiting for it if we are their leader, and the reads waiting for it."""
-        self._applied_index = max(self._applied_index, index)
+        """The state machine applied `index`, one of the entries an `Apply` handed it, in any order (Ozone's
+        ContainerStateMachine applies each container's entries in order, containers in parallel): remember
+        the result of the client call it carried (the retry cache), answer the clients waiting for it if we
+        are their leader, and, as the gap-free applied prefix advances (`applied_index`, Ratis's
+        updateLastApplied), the reads waiting for it. An index reported twice or never handed out is the
+        shell's bug: ValueError, before anything changes."""
+        if not self._applied_index < index <= self.commit_index or index in self._applied_ahead:
+            raise ValueError(
+                f"applied index {index}: not an entry handed to the state machine and not yet reported "
+                f"(applied through {self._applied_index}, handed out through {self.commit_index})"
+            )
+        self._applied_ahead.add(index)
+        self._advance_applied()
         if self.log.first_index <= index <= self.log.last_index:
             entry = self.log.entry(index)
             if entry.client_id:
@@ -408,6 +443,14 @@ class RaftServer:
             self._out.append(Reply(call, index, result))
         self._serve_reads()
         return self._drain()
+
+    def _advance_applied(self) -> None:
+        while self._applied_index + 1 in self._applied_ahead:
+            self._applied_index += 1
+            self._applied_ahead.remove(self._applied_index)
+
+    def _is_applied(self, index: int) -> bool:
+        return index <= self._applied_index or index in self._applied_ahead
 
     def snapshot_taken(self, snapshot: TermIndex) -> list[Output]:
         """The state machine durably checkpointed everything it applied up to `snapshot`: the log up to it
@@ -448,7 +491,10 @@ class RaftServer:
             return self._drain()
         self.log.purge(snapshot, configuration or self._initial)
         self.commit_index = max(self.commit_index, snapshot.index)
+        self._leader_commit = max(min(self._leader_commit, self.log.last_index), snapshot.index)
         self._applied_index = snapshot.index
+        self._applied_ahead = {index for index in self._applied_ahead if index > snapshot.index}
+        self._advance_applied()
         self._last_purged = snapshot.index
         self._persist(self.log.entries(), snapshot, self.log.snapshot_configuration)
         self._answer_installed(answer_to, InstallSnapshotResult.SNAPSHOT_INSTALLED, snapshot.index)
@@ -639,8 +685,12 @@ class RaftServer:
         written = self.log.merge(request.entries)
         if written:
             self._persist(written)
+            # What the leader said is committed and our log held as its: no longer past a rewritten entry.
+            self._leader_commit = min(self._leader_commit, written[0].index - 1)
         match = request.previous_index + len(request.entries)
-        self._commit(min(request.leader_commit, match))
+        self._leader_commit = max(self._leader_commit, min(request.leader_commit, match))
+        # Ratis's appendEntries: updateCommitIndex(min(leaderCommit, match)) once the append is flushed.
+        self._commit(min(self._leader_commit, self._durable_match()))
         self._answer(request, AppendResult.SUCCESS, match, match + 1)
 
     def _answer(
@@ -760,14 +810,20 @@ class RaftServer:
 
     # ---- commit
 
-    def _advance_commit(self) -> None:
-        assert self._leader is not None
-        own_match = min(
+    def _durable_match(self) -> int:
+        """The last index up to which our disk holds the log as it stands in memory: what the last durable
+        write reached, but not past the first entry a pending write replaces (a follower's log rewritten
+        after a conflict is durable only up to where the rewrite starts, until the rewrite is)."""
+        return min(
             [
                 self._durable_last_index,
                 *(p.first_index - 1 for p in self._persisting if p.first_index is not None),
             ]
         )
+
+    def _advance_commit(self) -> None:
+        assert self._leader is not None
+        own_match = self._durable_match()
         self._commit(self._leader.commit_index(own_match, self.commit_index, self.log.configuration))
         self._after_commit_as_leader()
         if self._leader is None:
