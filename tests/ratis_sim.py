@@ -47,6 +47,7 @@ from pyozone.ratis.messages import (
     Message,
     RaftPeerId,
     TermIndex,
+    WatchLevel,
 )
 from pyozone.ratis.outputs import (
     Appended,
@@ -63,6 +64,8 @@ from pyozone.ratis.outputs import (
     Send,
     TransferDone,
     TransferRefused,
+    WatchDone,
+    WatchFailed,
 )
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
@@ -179,7 +182,9 @@ class Simulation:
             outstanding_appends_max=self.rng.choice([1, 4]),
             leader_step_down_wait_ms=self.rng.choice([0, 300, 1000]),
             purge_gap=self.rng.choice([1, 4, 16]),
+            push_commit=self.rng.random() < 0.5,
         )
+        self.push = "push_commit on" if self.settings.push_commit else "push_commit off"
         self.faults = Faults(
             loss=self.rng.choice([0.0, 0.05, 0.2]),
             duplicate=self.rng.choice([0.0, 0.05]),
@@ -221,6 +226,7 @@ class Simulation:
         self.read_floor = 0
         self.read_floors: dict[int, int] = {}  # call id -> the floor when the read was invoked
         self.calls = 0
+        self.watches: dict[int, int] = {}  # call id -> when the watch was sent
         self.hint: RaftPeerId | None = None
         for p in self.initial:
             self._start(self.members[p])
@@ -233,6 +239,7 @@ class Simulation:
 
     def run(self) -> None:
         now = 0
+        self._count(f"seeds ({self.push})")
         self._schedule(self.rng.randint(0, self.faults.fault_every_ms), "fault")
         self._schedule(self.rng.randint(0, self.faults.client_every_ms), "client")
         self._schedule(FAULT_MS, "heal")
@@ -356,6 +363,8 @@ class Simulation:
             self._transfer()
         elif action < 0.3:
             self._read()
+        elif action < 0.4:
+            self._watch()
         else:
             writer = self.rng.choice(self.writers)
             if any(call.client_id == writer for call in self.outstanding.values()):
@@ -444,6 +453,17 @@ class Simulation:
         if member.server is not None:
             self.read_floors[self.calls] = self.read_floor
             self._after(member, member.server.read(ClientCall("sim", self.calls, b"")))
+
+    def _watch(self) -> None:
+        """A client waits for an index (committed or not, perhaps past the log) to be committed on a majority
+        or on every member, as a datanode client's watchForCommit."""
+        member = self._target()
+        if member.server is not None:
+            call = ClientCall("watch", self.calls, b"")
+            index = self.rng.randint(1, self.commit_high + 3)
+            level = self.rng.choice(list(WatchLevel))
+            self.watches[call.call_id] = self.clock.now_ms()
+            self._after(member, member.server.watch(call, index, level, self.rng.choice([50, 300])))
 
     def _on_read_deposed(self) -> None:
         self.calls += 1
@@ -537,6 +557,10 @@ class Simulation:
                 self._count("transfers done" if output.stepped_down else "transfers timed out")
             elif isinstance(output, TransferRefused):
                 self._count("transfers refused")
+            elif isinstance(output, WatchDone):
+                self._check_watch(server, output)
+            elif isinstance(output, WatchFailed):
+                self._count(f"watches of {output.level.name} timed out")
             elif isinstance(output, NotLeader):
                 self.hint = output.leader_hint
         self._check_roles(member)
@@ -621,6 +645,7 @@ class Simulation:
         self._after(member, member.server.snapshot_installed(snapshot, configuration))
 
     def _send(self, sender: RaftPeerId, send: Send) -> None:
+        self._count(f"messages sent ({self.push})")
         copies = 1
         if self.faulty:
             if self.rng.random() < self.faults.loss:
@@ -730,6 +755,31 @@ class Simulation:
             )
         self.read_floor = max(self.read_floor, seen)
         self._count("reads served")
+
+    def _check_watch(self, leader: RaftServer, done: WatchDone) -> None:
+        """A watch is done only when its index is committed, and durable on every member (ALL) or on a
+        majority (MAJORITY) of the configuration its infos name: the leader's as the watch ended (its
+        configuration may change later in the same step, by one member)."""
+        entry = self.committed.get(done.index, (None, 0))[0]
+        if entry is None:
+            self._fail(
+                f"{leader.me} ends a watch of {done.level.name} at {done.index}, which is not committed"
+            )
+        members = [peer for peer, _ in done.infos]
+        if len(set(members) ^ set(leader.configuration)) > 1:
+            self._fail(f"{leader.me}'s watch names {members}, not its configuration {leader.configuration}")
+        holders = [p for p in members if self.members[p].disk.holds(entry)]
+        needed = len(members) if done.level is WatchLevel.ALL else len(members) // 2 + 1
+        if len(holders) < needed:
+            self._fail(
+                f"{leader.me} ends a watch of {done.level.name} at {done.index} (infos {done.infos}), but "
+                f"only {[str(h) for h in holders]} hold it durably"
+            )
+        waited = self.clock.now_ms() - self.watches[done.call.call_id]
+        self._count(f"watches of {done.level.name} done ({self.push})")
+        self.counts[f"ms waited for watches of {done.level.name} ({self.push})"] = (
+            self.counts.get(f"ms waited for watches of {done.level.name} ({self.push})", 0) + waited
+        )
 
     def _check_roles(self, member: Member) -> None:
         server = member.server

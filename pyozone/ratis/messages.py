@@ -108,9 +108,12 @@ class AppendEntriesRequest:
 
 @dataclass(frozen=True)
 class AppendEntriesReply:
-    """The follower's answer. On SUCCESS `match_index` is the last index known to match the leader's log; on
-    INCONSISTENCY `next_index` is where the leader should resume (the first index of the conflicting term,
-    section 5.3's optimisation, so a diverged follower costs one round trip per term, not per entry)."""
+    """The follower's answer. On SUCCESS `match_index` is the last index known to match the leader's log, and
+    `follower_commit` the follower's commit index as the reply leaves, at most `match_index` (Ratis's
+    followerCommit): the reply leaves once its entries are durable and a member commits only what its disk
+    holds, so it names entries durable there; the leader's watches count it. On INCONSISTENCY `next_index` is
+    where the leader should resume (the first index of the conflicting term, section 5.3's optimisation, so a
+    diverged follower costs one round trip per term, not per entry)."""
 
     follower_id: RaftPeerId
     term: int
@@ -118,6 +121,7 @@ class AppendEntriesReply:
     match_index: int
     next_index: int
     call_id: int
+    follower_commit: int = 0
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,19 @@ Message = (
     | InstallSnapshotRequest
     | InstallSnapshotReply
 )
+
+
+class WatchLevel(enum.Enum):
+    """How far a watched index must be replicated (Ratis's ReplicationLevel): committed on a majority of the
+    members (MAJORITY_COMMITTED) or on every member (ALL_COMMITTED), each counting the commit index the leader
+    knows of it (a member commits only what its disk holds)."""
+
+    MAJORITY = "MAJORITY_COMMITTED"
+    ALL = "ALL_COMMITTED"
+
+
+CommitInfos = tuple[tuple[RaftPeerId, int], ...]
+"""Each member's commit index as the leader knows it (Ratis's CommitInfoProto list)."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyozone.ratis.messages import ClientCall, LogEntry, Message, RaftPeerId, TermIndex
+from pyozone.ratis.messages import (
+    ClientCall,
+    CommitInfos,
+    LogEntry,
+    Message,
+    RaftPeerId,
+    TermIndex,
+    WatchLevel,
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,30 @@ class TransferRefused:
 
 
 @dataclass(frozen=True)
+class WatchDone:
+    """A `watch` reached its level: `infos` are the members' commit indexes then (Ratis's RaftClientReply of
+    a WatchRequest, with its commitInfos)."""
+
+    call: ClientCall
+    index: int
+    level: WatchLevel
+    infos: CommitInfos
+
+
+@dataclass(frozen=True)
+class WatchFailed:
+    """A `watch` did not reach its level within its timeout (Ratis's NotReplicatedException); `infos` are the
+    members' commit indexes then, so the client can tell which member lags. A leader that steps down answers
+    its watches `NotLeader` instead."""
+
+    call: ClientCall
+    index: int
+    level: WatchLevel
+    infos: CommitInfos
+    reason: str
+
+
+@dataclass(frozen=True)
 class NotLeader:
     """Ratis's NotLeaderException: this member is not (or no longer) the leader; try `leader_hint`."""
 
@@ -154,4 +186,6 @@ Output = (
     | InstallSnapshot
     | ConfigurationDone
     | ConfigurationRefused
+    | WatchDone
+    | WatchFailed
 )

@@ -5,8 +5,9 @@ Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a cli
 `transfer_leadership`, `set_configuration` (add or remove a member), `persisted` (the disk has made every
 `Persist` up to a sequence number durable: a group commit), `applied` (the state machine's result for each
 index it applied, in any order), `snapshot_taken` (the state machine durably checkpointed what it applied),
-`snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `tick` (the injected
-clock moved; call it at `deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
+`snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `watch` (a client waits
+until an index is committed on a majority or on every member), `tick` (the injected clock moved; call it at
+`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
 for the shell to carry out in order. A member restarts from what its disk holds (`PersistentState`): term,
 vote, the snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index
 is relearned from the leader, the state machine applies the log after its snapshot again).
@@ -34,6 +35,7 @@ from pyozone.ratis.messages import (
     AppendEntriesRequest,
     AppendResult,
     ClientCall,
+    CommitInfos,
     EntryKind,
     InstallSnapshotReply,
     InstallSnapshotRequest,
@@ -45,6 +47,7 @@ from pyozone.ratis.messages import (
     RequestVoteRequest,
     StartLeaderElectionRequest,
     TermIndex,
+    WatchLevel,
 )
 from pyozone.ratis.outputs import (
     Appended,
@@ -61,6 +64,8 @@ from pyozone.ratis.outputs import (
     Send,
     TransferDone,
     TransferRefused,
+    WatchDone,
+    WatchFailed,
 )
 from pyozone.ratis.read_index import ReadIndexReads
 from pyozone.ratis.retry_cache import RetryCache
@@ -103,6 +108,15 @@ class _Reconfiguration:
     started_ms: int
     index: int | None = None  # the configuration entry, once appended
     retries: tuple[ClientCall, ...] = ()  # the same call again: answered with its outcome
+
+
+@dataclass(frozen=True)
+class _Watch:
+    call: ClientCall
+    index: int
+    level: WatchLevel
+    deadline_ms: int
+    timeout_ms: int
 
 
 @dataclass(frozen=True)
@@ -163,6 +177,7 @@ class RaftServer:
         self._transfer: _Transfer | None = None
         self._reconfiguration: _Reconfiguration | None = None
         self._failed_reconfiguration: tuple[tuple[str, int], str] | None = None  # the last one: call, why
+        self._watches: list[_Watch] = []  # a leader's watches not yet done
         self._installing: TermIndex | None = None  # the notification our state machine is acting on
         self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
@@ -183,6 +198,24 @@ class RaftServer:
     def configuration(self) -> tuple[RaftPeerId, ...]:
         """The members in force: the last configuration entry's, appended, committed or not."""
         return self.log.configuration
+
+    def commit_infos(self) -> CommitInfos:
+        """Each member's commit index, as this member knows it (Ratis's commitInfos): a leader knows its
+        followers' from their answers; another member knows only its own."""
+        if self._leader is None:
+            return ((self.me, self.commit_index),)
+        followers = self._leader.followers
+        return tuple(
+            (
+                peer,
+                self.commit_index
+                if peer == self.me
+                else followers[peer].commit_index
+                if peer in followers
+                else 0,
+            )
+            for peer in self.log.configuration
+        )
 
     def _peers(self) -> tuple[RaftPeerId, ...]:
         return tuple(m for m in self.log.configuration if m != self.me)
@@ -208,6 +241,7 @@ class RaftServer:
         now = self._clock.now_ms()
         if self._transfer is not None and now >= self._transfer.deadline_ms:
             self._end_transfer(stepped_down=False)
+        self._expire_watches(now)
         if self._leader is not None:
             if self._leader.has_majority_contact(now, self.log.configuration):
                 self._check_staging(now)
@@ -239,10 +273,12 @@ class RaftServer:
         """When `tick` next has something to do, if no other input comes first (None: never, for the
         leader of a group of one)."""
         if self._leader is not None:
-            heartbeat = self._leader.next_heartbeat_ms()
-            if self._transfer is None or heartbeat is None:
-                return heartbeat
-            return min(self._transfer.deadline_ms, heartbeat)
+            due = [
+                self._leader.next_heartbeat_ms(),
+                self._transfer.deadline_ms if self._transfer is not None else None,
+                *(watch.deadline_ms for watch in self._watches),
+            ]
+            return min((at for at in due if at is not None), default=None)
         return self._election_deadline_ms
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
@@ -322,10 +358,16 @@ class RaftServer:
             if done.first_index is not None:
                 self._durable_last_index = done.last_index
         self._durable_seq = max(self._durable_seq, seq)
-        while self._held and self._held[0][0] <= self._durable_seq:
-            self._out.append(self._held.popleft()[1])
         if self._leader is None:
             self._commit(min(self._leader_commit, self._durable_match()))
+        while self._held and self._held[0][0] <= self._durable_seq:
+            send = self._held.popleft()[1]
+            message = send.message
+            if isinstance(message, AppendEntriesReply) and message.result is AppendResult.SUCCESS:
+                # As Ratis builds the reply once the append is flushed: with the commit that made possible.
+                follower_commit = min(self.commit_index, message.match_index)
+                send = Send(send.to, replace(message, follower_commit=follower_commit))
+            self._out.append(send)
         tally = self._tally
         if (
             self.role is RaftPeerRole.CANDIDATE
@@ -409,6 +451,55 @@ class RaftServer:
                 self._send_appends()
             self._continue_reconfiguration()
         return self._drain()
+
+    def watch(self, call: ClientCall, index: int, level: WatchLevel, timeout_ms: int) -> list[Output]:
+        """A client waits until `index` is committed on a majority of the members or on all of them, as their
+        commit indexes reach the leader (Ratis's WatchRequest; Ozone's XceiverClientRatis.watchForCommit with
+        ALL_COMMITTED): `WatchDone` with each member's commit index, `WatchFailed` after `timeout_ms`
+        (NotReplicatedException), `NotLeader` from a member that does not lead or steps down. A member commits
+        only what its disk holds, so ALL means the entry (and what its shell wrote beside it) is durable on
+        every member."""
+        if self._leader is None:
+            self._out.append(NotLeader(call, self.leader_id))
+            return self._drain()
+        if timeout_ms <= 0:
+            raise ValueError(f"watch timeout {timeout_ms} ms: must be positive")
+        now = self._clock.now_ms()
+        self._watches.append(_Watch(call, index, level, now + timeout_ms, timeout_ms))
+        self._check_watches()
+        return self._drain()
+
+    def _watched_index(self, level: WatchLevel) -> int:
+        """The highest index committed on a majority of the members (MAJORITY) or on every one (ALL)
+        (Ratis's LeaderStateImpl.commitIndexChanged: getMajorityMin of the commit indexes)."""
+        commits = sorted((commit for _, commit in self.commit_infos()), reverse=True)
+        if not commits:
+            return 0
+        return commits[len(commits) // 2] if level is WatchLevel.MAJORITY else commits[-1]
+
+    def _check_watches(self) -> None:
+        if not self._watches:
+            return
+        reached = {level: self._watched_index(level) for level in WatchLevel}
+        waiting = []
+        for watch in self._watches:
+            if watch.index <= reached[watch.level]:
+                self._out.append(WatchDone(watch.call, watch.index, watch.level, self.commit_infos()))
+            else:
+                waiting.append(watch)
+        self._watches = waiting
+
+    def _expire_watches(self, now: int) -> None:
+        expired = [watch for watch in self._watches if now >= watch.deadline_ms]
+        if not expired:
+            return
+        self._watches = [watch for watch in self._watches if now < watch.deadline_ms]
+        for watch in expired:
+            why = (
+                f"NotReplicatedException: index {watch.index} not {watch.level.value} within "
+                f"{watch.timeout_ms} ms"
+            )
+            self._out.append(WatchFailed(watch.call, watch.index, watch.level, self.commit_infos(), why))
 
     def read(self, call: ClientCall) -> list[Output]:
         """A client's linearizable read: a leader answers `ReadReady` once it is safe to serve (ReadIndex);
@@ -614,6 +705,8 @@ class RaftServer:
         if self._reconfiguration is not None:
             pending += (self._reconfiguration.call, *self._reconfiguration.retries)
             self._reconfiguration = None
+        pending += (watch.call for watch in self._watches)
+        self._watches = []
         for call in [*pending, *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
         self._pending_calls.clear()
@@ -696,10 +789,11 @@ class RaftServer:
     def _answer(
         self, request: AppendEntriesRequest, result: AppendResult, match_index: int, next_index: int
     ) -> None:
-        self._send(
-            request.leader_id,
-            AppendEntriesReply(self.me, self.current_term, result, match_index, next_index, request.call_id),
+        follower_commit = min(self.commit_index, match_index) if result is AppendResult.SUCCESS else 0
+        reply = AppendEntriesReply(
+            self.me, self.current_term, result, match_index, next_index, request.call_id, follower_commit
         )
+        self._send(request.leader_id, reply)
 
     def _on_append_reply(self, sender: RaftPeerId, reply: AppendEntriesReply) -> None:
         if reply.term > self.current_term:
@@ -710,11 +804,15 @@ class RaftServer:
         if reply.next_index < 1 or reply.match_index > self.log.last_index:
             # Our appends of this term name nothing past our log, and a follower resumes at index 1 at least.
             raise refuse(reply, f"match index {reply.match_index}, next index {reply.next_index}: never sent")
+        if reply.follower_commit > reply.match_index:
+            raise refuse(
+                reply, f"commit index {reply.follower_commit} past its match index {reply.match_index}"
+            )
         self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
         self._serve_reads()
         if reply.result is AppendResult.SUCCESS:
-            self._leader.on_success(sender, reply.match_index)
+            self._leader.on_success(sender, reply.match_index, reply.follower_commit)
             self._advance_commit()
             self._continue_transfer()
             self._continue_reconfiguration()
@@ -824,10 +922,14 @@ class RaftServer:
     def _advance_commit(self) -> None:
         assert self._leader is not None
         own_match = self._durable_match()
+        committed = self.commit_index
         self._commit(self._leader.commit_index(own_match, self.commit_index, self.log.configuration))
         self._after_commit_as_leader()
         if self._leader is None:
             return
+        self._check_watches()
+        if self.commit_index > committed and self._settings.push_commit:
+            self._send_appends()
         self._continue_reconfiguration()
         if self._reads.held and self.log.term_at(self.commit_index) == self.current_term:
             held, self._reads.held = self._reads.held, []

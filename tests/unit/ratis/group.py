@@ -11,7 +11,18 @@ from collections.abc import Callable
 from pyozone.hdds.clock import ManualClock
 from pyozone.ratis.log import payload_bytes
 from pyozone.ratis.messages import LogEntry, Message, RaftPeerId
-from pyozone.ratis.outputs import Appended, Apply, Output, Persist, ReadReady, Reply, Send, TransferDone
+from pyozone.ratis.outputs import (
+    Appended,
+    Apply,
+    Output,
+    Persist,
+    ReadReady,
+    Reply,
+    Send,
+    TransferDone,
+    WatchDone,
+    WatchFailed,
+)
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
 
@@ -54,6 +65,7 @@ class Group:
         self.transfers: list[TransferDone] = []
         self.applied: dict[RaftPeerId, list[LogEntry]] = {m: [] for m in members}  # handed to it, in order
         self.appended: list[Appended] = []
+        self.watches: list[WatchDone | WatchFailed] = []
 
     def take(self, member: RaftPeerId, outputs: list[Output]) -> list[Output]:
         for output in outputs:
@@ -68,6 +80,8 @@ class Group:
                         self.report(member, entry.index)
             elif isinstance(output, Appended):
                 self.appended.append(output)
+            elif isinstance(output, WatchDone | WatchFailed):
+                self.watches.append(output)
             elif isinstance(output, Reply):
                 self.replies.append(output)
             elif isinstance(output, ReadReady):
