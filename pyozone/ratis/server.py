@@ -205,17 +205,12 @@ class RaftServer:
         if self._leader is None:
             return ((self.me, self.commit_index),)
         followers = self._leader.followers
-        return tuple(
-            (
-                peer,
-                self.commit_index
-                if peer == self.me
-                else followers[peer].commit_index
-                if peer in followers
-                else 0,
-            )
-            for peer in self.log.configuration
-        )
+        infos = []
+        for peer in self.log.configuration:
+            info = followers.get(peer)
+            known = self.commit_index if peer == self.me else info.commit_index if info is not None else 0
+            infos.append((peer, known))
+        return tuple(infos)
 
     def _peers(self) -> tuple[RaftPeerId, ...]:
         return tuple(m for m in self.log.configuration if m != self.me)
