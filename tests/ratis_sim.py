@@ -11,13 +11,18 @@ by the others). Clients write (retrying a call with the same call id, following 
 answered), read (some from a leader a later term deposed, which does not know it yet) and hand leadership
 over. After every step the invariants of the Raft paper's Figure 3 are checked, incrementally: election
 safety, log matching, leader completeness, state machine safety (across checkpoints and the entries applied
-after them), that every answered request is what every member applies at its index, that every committed entry
-is durable on a majority of the configuration in force when it committed, that a leader's configuration
-differs by at most one member from the last one committed (one change at a time), that no call is applied
-twice (the retry cache), that reads are linearizable, and that a leader cut off from a majority for longer
-than `raft.server.rpc.timeout.max` (plus the heartbeat interval its checks run at) no longer leads. After the
-faults stop, liveness: within a bound of virtual time a leader is elected and a new request is applied by
-every member of the configuration it committed in.
+after them), that every answered request is what every member applies at its index and its answer that entry's
+result, that a member hands its state machine only entries its own disk holds, that the applied index is the
+gap-free prefix of the applies completed (a state machine completes them in any order), that a leader
+announces each call it appends (`Appended`) before the entry's write and sizes its appends with each entry's
+state machine data, that every committed entry is durable on a majority of the configuration in force when it
+committed, that a leader's configuration differs by at most one member from the last one committed (one change
+at a time), that no call with a client id is applied twice (the retry cache), that reads are linearizable, and
+that a leader cut off from a majority for longer than `raft.server.rpc.timeout.max` (plus the heartbeat
+interval its checks run at) no longer leads. After the faults stop, liveness: within a bound of virtual time a
+leader is elected and a new request is applied by every member of the configuration it committed in. Writes
+carry random amounts of state machine data (`data_size`), and on half the seeds one writer has no client id
+(no retry cache: its retries are appended again, as a datanode's idempotent container operations).
 
 Replay a seed: `python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
 """
@@ -34,6 +39,7 @@ from typing import Any
 from pyozone.hdds.clock import ManualClock
 from pyozone.ratis.messages import (
     AppendEntriesReply,
+    AppendEntriesRequest,
     ClientCall,
     EntryKind,
     InstallSnapshotReply,
@@ -41,8 +47,10 @@ from pyozone.ratis.messages import (
     Message,
     RaftPeerId,
     TermIndex,
+    WatchLevel,
 )
 from pyozone.ratis.outputs import (
+    Appended,
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
@@ -56,6 +64,8 @@ from pyozone.ratis.outputs import (
     Send,
     TransferDone,
     TransferRefused,
+    WatchDone,
+    WatchFailed,
 )
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
@@ -130,6 +140,11 @@ class Member:
     disk: Disk = field(default_factory=Disk)
     incarnation: int = 0
     applied: list[LogEntry] = field(default_factory=list)  # the in-memory state machine: lost on a crash
+    # Its applies: handed out in order (`applied`), completed in any order; done through `applied_prefix`, and
+    # those after it in `done_ahead`; `applying` the entries handed out and not yet done.
+    applied_prefix: int = 0
+    done_ahead: set[int] = field(default_factory=set)
+    applying: dict[int, LogEntry] = field(default_factory=dict)
     seen_commit: int = 0
     was_leader_term: int = 0
     leader_since_ms: int = 0
@@ -151,6 +166,7 @@ class Faults:
     fault_every_ms: int
     client_every_ms: int
     snapshot_every: int  # a member checkpoints its state machine every this many applied entries (0: never)
+    max_apply_ms: int  # an apply completes within this long, in any order (0: at once, in order)
 
 
 class Simulation:
@@ -166,7 +182,9 @@ class Simulation:
             outstanding_appends_max=self.rng.choice([1, 4]),
             leader_step_down_wait_ms=self.rng.choice([0, 300, 1000]),
             purge_gap=self.rng.choice([1, 4, 16]),
+            push_commit=self.rng.random() < 0.5,
         )
+        self.push = "push_commit on" if self.settings.push_commit else "push_commit off"
         self.faults = Faults(
             loss=self.rng.choice([0.0, 0.05, 0.2]),
             duplicate=self.rng.choice([0.0, 0.05]),
@@ -175,7 +193,10 @@ class Simulation:
             fault_every_ms=self.rng.choice([100, 300, 1000]),
             client_every_ms=self.rng.choice([20, 60]),
             snapshot_every=self.rng.choice([0, 3, 10]),
+            max_apply_ms=self.rng.choice([0, 5, 40]),
         )
+        # On half the seeds one writer has no client id: no retry cache, each retry appended again.
+        self.writers = ("" if self.rng.random() < 0.5 else "w0", *(f"w{i}" for i in range(1, WRITERS)))
         # The group's members and one spare: an operator adds and removes members one at a time.
         self.peers = tuple(RaftPeerId(f"n{i}") for i in range(members + 1))
         self.initial = self.peers[:members]
@@ -196,6 +217,7 @@ class Simulation:
         self.applied: dict[int, LogEntry] = {}
         self.acked: dict[bytes, int] = {}
         self.call_applied_at: dict[tuple[str, int], int] = {}  # a client call -> the index it was applied at
+        self.resent_at: set[int] = set()  # where a call without a client id was applied again
         self.outstanding: dict[int, ClientCall] = {}  # writes not yet answered, by call id: retried
         self.heard: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # (leader, follower) -> its last answer
         self.leader_horizon: dict[int, int] = {}  # term -> its leader's retry cache horizon
@@ -204,6 +226,7 @@ class Simulation:
         self.read_floor = 0
         self.read_floors: dict[int, int] = {}  # call id -> the floor when the read was invoked
         self.calls = 0
+        self.watches: dict[int, int] = {}  # call id -> when the watch was sent
         self.hint: RaftPeerId | None = None
         for p in self.initial:
             self._start(self.members[p])
@@ -216,6 +239,7 @@ class Simulation:
 
     def run(self) -> None:
         now = 0
+        self._count(f"seeds ({self.push})")
         self._schedule(self.rng.randint(0, self.faults.fault_every_ms), "fault")
         self._schedule(self.rng.randint(0, self.faults.client_every_ms), "client")
         self._schedule(FAULT_MS, "heal")
@@ -237,13 +261,13 @@ class Simulation:
             if (
                 goal is not None
                 and goal in self.acked
-                and all(len(self.members[p].applied) >= self.acked[goal] for p in self._goal_members())
+                and all(self.members[p].applied_prefix >= self.acked[goal] for p in self._goal_members())
             ):
                 return
         members = self.members.values()
         self._fail(
             f"no progress: {LIVENESS_BOUND_MS} ms after the faults healed, request {goal!r} is not "
-            f"applied by every member (applied: {[len(m.applied) for m in members]}, "
+            f"applied by every member (applied: {[m.applied_prefix for m in members]}, "
             f"roles: {[(str(m.peer), m.server and m.server.role.value) for m in members]})"
         )
 
@@ -270,6 +294,8 @@ class Simulation:
         member.incarnation += 1
         member.started = True
         member.applied = list(disk.snapshot_state)  # the state machine loads its checkpoint
+        member.applied_prefix = len(member.applied)
+        member.done_ahead, member.applying = set(), {}
         member.seen_commit = disk.snapshot.index
         member.cache_horizon = disk.snapshot.index
         member.was_leader_term = 0
@@ -337,11 +363,14 @@ class Simulation:
             self._transfer()
         elif action < 0.3:
             self._read()
+        elif action < 0.4:
+            self._watch()
         else:
-            writer = f"w{self.rng.randrange(WRITERS)}"
+            writer = self.rng.choice(self.writers)
             if any(call.client_id == writer for call in self.outstanding.values()):
                 return  # a writer has one call at a time: it is still retrying its last
-            call = ClientCall(writer, self.calls, b"call-%d" % self.calls)
+            data_size = self.rng.choice([0, 0, 8, 40, 100])  # state machine data beside the entry
+            call = ClientCall(writer, self.calls, b"call-%d" % self.calls, data_size)
             self.outstanding[call.call_id] = call
             self._submit(call)
             self._schedule(self.clock.now_ms() + self.rng.randint(50, 300), "retry", call.call_id)
@@ -425,6 +454,17 @@ class Simulation:
             self.read_floors[self.calls] = self.read_floor
             self._after(member, member.server.read(ClientCall("sim", self.calls, b"")))
 
+    def _watch(self) -> None:
+        """A client waits for an index (committed or not, perhaps past the log) to be committed on a majority
+        or on every member, as a datanode client's watchForCommit."""
+        member = self._target()
+        if member.server is not None:
+            call = ClientCall("watch", self.calls, b"")
+            index = self.rng.randint(1, self.commit_high + 3)
+            level = self.rng.choice(list(WatchLevel))
+            self.watches[call.call_id] = self.clock.now_ms()
+            self._after(member, member.server.watch(call, index, level, self.rng.choice([50, 300])))
+
     def _on_read_deposed(self) -> None:
         self.calls += 1
         self._read(to_deposed=True)
@@ -467,11 +507,17 @@ class Simulation:
     def _after(self, member: Member, outputs: list[Output]) -> None:
         server = member.server
         assert server is not None
+        announced: dict[int, ClientCall] = {}  # the calls this step's `Appended` named, by index
         for output in outputs:
             if isinstance(output, Send):
+                if isinstance(output.message, AppendEntriesRequest):
+                    self._check_append_size(output.message)
                 self._send(member.peer, output)
+            elif isinstance(output, Appended):
+                announced[output.index] = output.call
             elif isinstance(output, Persist):
                 self._check_persist(server, output)
+                self._check_announced(server, output, announced)
                 member.disk.unsynced.append(output)
                 delay = self.rng.randint(1, self.faults.max_disk_ms) if self.faulty else 1
                 self._schedule(
@@ -479,11 +525,15 @@ class Simulation:
                 )
             elif isinstance(output, Apply):
                 for entry in output.entries:
+                    if not member.disk.holds(entry):
+                        self._fail(f"{member.peer} applies {entry}, which its disk does not hold durably")
                     self._apply(member, entry)
-                    self._after(member, server.applied(entry.index, len(member.applied)))
-                    every = self.faults.snapshot_every
-                    if every and entry.index % every == 0:
-                        self._take_snapshot(member, entry)
+                    member.applying[entry.index] = entry
+                    if self.faults.max_apply_ms == 0:
+                        self._complete(member, entry.index)
+                    else:
+                        at = self.clock.now_ms() + self.rng.randint(0, self.faults.max_apply_ms)
+                        self._schedule(at, "complete", member.peer, member.incarnation, entry.index)
             elif isinstance(output, PurgeLog):
                 self._count("log purges")
                 member.disk.purge(output.up_to_index)
@@ -507,6 +557,10 @@ class Simulation:
                 self._count("transfers done" if output.stepped_down else "transfers timed out")
             elif isinstance(output, TransferRefused):
                 self._count("transfers refused")
+            elif isinstance(output, WatchDone):
+                self._check_watch(server, output)
+            elif isinstance(output, WatchFailed):
+                self._count(f"watches of {output.level.name} timed out")
             elif isinstance(output, NotLeader):
                 self.hint = output.leader_hint
         self._check_roles(member)
@@ -516,14 +570,50 @@ class Simulation:
             member.tick_at = deadline
             self._schedule(deadline, "tick", member.peer, member.tick_token)
 
-    def _take_snapshot(self, member: Member, last: LogEntry) -> None:
-        """The state machine checkpoints what it applied (durably, at once), with the last configuration it
-        applied, and tells the core."""
+    def _on_complete(self, peer: RaftPeerId, incarnation: int, index: int) -> None:
+        member = self.members[peer]
+        if member.server is not None and member.incarnation == incarnation and index in member.applying:
+            self._complete(member, index)
+
+    def _complete(self, member: Member, index: int) -> None:
+        """The state machine finished applying `index` (perhaps before an earlier one): the core hears its
+        result; the applied prefix must be the gap-free one; a checkpoint is taken as it passes a multiple of
+        the snapshot interval."""
         assert member.server is not None
+        entry = member.applying.pop(index)
+        if index != member.applied_prefix + 1:
+            self._count("applies completed out of order")
+        before = member.applied_prefix
+        member.done_ahead.add(index)
+        while member.applied_prefix + 1 in member.done_ahead:
+            member.applied_prefix += 1
+            member.done_ahead.remove(member.applied_prefix)
+        self._after(member, member.server.applied(index, self._result(entry)))
+        if member.server.applied_index != member.applied_prefix:
+            self._fail(
+                f"{member.peer}'s core reports applied index {member.server.applied_index}, but its state "
+                f"machine completed every apply through {member.applied_prefix} "
+                f"(and {sorted(member.done_ahead)})"
+            )
+        every = self.faults.snapshot_every
+        if every and member.applied_prefix // every > before // every:
+            self._take_snapshot(member)
+
+    @staticmethod
+    def _result(entry: LogEntry) -> tuple[int, int, bytes]:
+        """The state machine's answer for an entry names the entry: an answer given for another shows."""
+        return (entry.index, entry.term, entry.payload)
+
+    def _take_snapshot(self, member: Member) -> None:
+        """The state machine checkpoints what it applied through its applied prefix (durably, at once), with
+        the last configuration that holds, and tells the core."""
+        assert member.server is not None
+        state = tuple(member.applied[: member.applied_prefix])
+        last = state[-1]
         member.disk.snapshot = TermIndex(last.term, last.index)
-        member.disk.snapshot_state = tuple(member.applied)
+        member.disk.snapshot_state = state
         member.disk.snapshot_configuration = next(
-            (e.peers for e in reversed(member.applied) if e.kind is EntryKind.CONFIGURATION), self.initial
+            (e.peers for e in reversed(state) if e.kind is EntryKind.CONFIGURATION), self.initial
         )
         self._after(member, member.server.snapshot_taken(member.disk.snapshot))
 
@@ -538,11 +628,16 @@ class Simulation:
             self._count("snapshot downloads failed")
             self._after(member, member.server.snapshot_installed(None))
             return
+        # It finishes what it is applying first (the shell reports every earlier apply before the install).
+        for index in self.rng.sample(sorted(member.applying), len(member.applying)):
+            if member.server is not None and index in member.applying:
+                self._complete(member, index)
         disk = source.disk
         snapshot, state, configuration = disk.snapshot, disk.snapshot_state, disk.snapshot_configuration
-        if snapshot.index > len(member.applied):
+        if snapshot.index > member.applied_prefix:
             self._count("snapshots installed")
             member.applied = list(state)
+            member.applied_prefix = len(state)
             member.disk.snapshot, member.disk.snapshot_state = snapshot, state
             member.disk.snapshot_configuration = configuration
             member.seen_commit = max(member.seen_commit, snapshot.index)
@@ -550,6 +645,7 @@ class Simulation:
         self._after(member, member.server.snapshot_installed(snapshot, configuration))
 
     def _send(self, sender: RaftPeerId, send: Send) -> None:
+        self._count(f"messages sent ({self.push})")
         copies = 1
         if self.faulty:
             if self.rng.random() < self.faults.loss:
@@ -569,7 +665,12 @@ class Simulation:
         known = self.applied.setdefault(entry.index, entry)
         if known != entry:
             self._fail(f"state machine safety: {member.peer} applies {entry} where {known} was applied")
-        if entry.client_id:
+        if entry.kind is EntryKind.STATE_MACHINE and not entry.client_id:
+            first = self.call_applied_at.setdefault(("", entry.call_id), entry.index)
+            if first != entry.index and entry.index not in self.resent_at:
+                self.resent_at.add(entry.index)  # counted once per index, not per member applying it
+                self._count("calls without a client id appended again")
+        elif entry.client_id:
             first = self.call_applied_at.setdefault((entry.client_id, entry.call_id), entry.index)
             if first != entry.index:
                 # The one hole the retry cache leaves (as Ratis's): a leader that restarted from, or
@@ -594,6 +695,40 @@ class Simulation:
                     f"{known[0]!r} after term {known[2]} at that index and term"
                 )
 
+    def _check_append_size(self, append: AppendEntriesRequest) -> None:
+        """An append holds more than one entry only within the byte limit, each entry counted with its state
+        machine data, and within the element limit."""
+        size = sum(len(e.payload) + e.data_size for e in append.entries)
+        limit = self.settings.append_element_limit
+        if len(append.entries) > 1 and (
+            size > self.settings.append_byte_limit or (limit and len(append.entries) > limit)
+        ):
+            self._fail(f"an append of {len(append.entries)} entries, {size} bytes with their data: too big")
+
+    def _check_announced(
+        self, server: RaftServer, persist: Persist, announced: dict[int, ClientCall]
+    ) -> None:
+        """A leader announces each call it appends (`Appended`, with its index) before the entry's write, and
+        the entry carries the call and its state machine data."""
+        for entry in persist.entries:
+            call = announced.pop(entry.index, None)
+            if call is not None and (call.client_id, call.call_id, call.payload, call.data_size) != (
+                entry.client_id,
+                entry.call_id,
+                entry.payload,
+                entry.data_size,
+            ):
+                self._fail(f"{server.me} announced {call} at {entry.index} but writes {entry}")
+            if (
+                call is None
+                and server.role is RaftPeerRole.LEADER
+                and entry.term == server.current_term
+                and entry.kind is EntryKind.STATE_MACHINE
+            ):
+                self._fail(f"{server.me} writes {entry} of its own term without announcing its call")
+        if announced:
+            self._fail(f"{server.me} announced calls at {sorted(announced)} that its next write lacks")
+
     def _check_reply(self, reply: Reply) -> None:
         applied = self.applied.get(reply.index)
         if applied is None or (applied.client_id, applied.call_id, applied.payload) != (
@@ -602,6 +737,8 @@ class Simulation:
             reply.call.payload,
         ):
             self._fail(f"acknowledged {reply.call} at index {reply.index}, where {applied} was applied")
+        if reply.result != self._result(applied):
+            self._fail(f"answered {reply.call} with {reply.result}: not the result of {applied}")
         self.acked[reply.call.payload] = reply.index
         self.outstanding.pop(reply.call.call_id, None)
         self.read_floor = max(self.read_floor, reply.index)
@@ -609,7 +746,7 @@ class Simulation:
     def _check_read(self, member: Member, ready: ReadReady) -> None:
         """Linearizable reads: a read served from `member`'s state machine sees every write acknowledged, and
         everything any read saw, before the read was invoked."""
-        seen = len(member.applied)
+        seen = member.applied_prefix
         floor = self.read_floors.pop(ready.call.call_id)
         if seen < ready.read_index or seen < floor:
             self._fail(
@@ -618,6 +755,31 @@ class Simulation:
             )
         self.read_floor = max(self.read_floor, seen)
         self._count("reads served")
+
+    def _check_watch(self, leader: RaftServer, done: WatchDone) -> None:
+        """A watch is done only when its index is committed, and durable on every member (ALL) or on a
+        majority (MAJORITY) of the configuration its infos name: the leader's as the watch ended (its
+        configuration may change later in the same step, by one member)."""
+        entry = self.committed.get(done.index, (None, 0))[0]
+        if entry is None:
+            self._fail(
+                f"{leader.me} ends a watch of {done.level.name} at {done.index}, which is not committed"
+            )
+        members = [peer for peer, _ in done.infos]
+        if len(set(members) ^ set(leader.configuration)) > 1:
+            self._fail(f"{leader.me}'s watch names {members}, not its configuration {leader.configuration}")
+        holders = [p for p in members if self.members[p].disk.holds(entry)]
+        needed = len(members) if done.level is WatchLevel.ALL else len(members) // 2 + 1
+        if len(holders) < needed:
+            self._fail(
+                f"{leader.me} ends a watch of {done.level.name} at {done.index} (infos {done.infos}), but "
+                f"only {[str(h) for h in holders]} hold it durably"
+            )
+        waited = self.clock.now_ms() - self.watches[done.call.call_id]
+        self._count(f"watches of {done.level.name} done ({self.push})")
+        self.counts[f"ms waited for watches of {done.level.name} ({self.push})"] = (
+            self.counts.get(f"ms waited for watches of {done.level.name} ({self.push})", 0) + waited
+        )
 
     def _check_roles(self, member: Member) -> None:
         server = member.server

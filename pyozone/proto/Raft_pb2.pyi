@@ -127,7 +127,7 @@ class AppendEntriesRequestProto(_message.Message):
     def __init__(self, serverRequest: _Optional[_Union[RaftRpcRequestProto, _Mapping]] = ..., leaderTerm: _Optional[int] = ..., previousLog: _Optional[_Union[TermIndexProto, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[LogEntryProto, _Mapping]]] = ..., leaderCommit: _Optional[int] = ...) -> None: ...
 
 class AppendEntriesReplyProto(_message.Message):
-    __slots__ = ("serverReply", "term", "nextIndex", "result", "matchIndex")
+    __slots__ = ("serverReply", "term", "nextIndex", "result", "matchIndex", "followerCommit")
     class AppendResult(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         SUCCESS: _ClassVar[AppendEntriesReplyProto.AppendResult]
@@ -141,12 +141,14 @@ class AppendEntriesReplyProto(_message.Message):
     NEXTINDEX_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     MATCHINDEX_FIELD_NUMBER: _ClassVar[int]
+    FOLLOWERCOMMIT_FIELD_NUMBER: _ClassVar[int]
     serverReply: RaftRpcReplyProto
     term: int
     nextIndex: int
     result: AppendEntriesReplyProto.AppendResult
     matchIndex: int
-    def __init__(self, serverReply: _Optional[_Union[RaftRpcReplyProto, _Mapping]] = ..., term: _Optional[int] = ..., nextIndex: _Optional[int] = ..., result: _Optional[_Union[AppendEntriesReplyProto.AppendResult, str]] = ..., matchIndex: _Optional[int] = ...) -> None: ...
+    followerCommit: int
+    def __init__(self, serverReply: _Optional[_Union[RaftRpcReplyProto, _Mapping]] = ..., term: _Optional[int] = ..., nextIndex: _Optional[int] = ..., result: _Optional[_Union[AppendEntriesReplyProto.AppendResult, str]] = ..., matchIndex: _Optional[int] = ..., followerCommit: _Optional[int] = ...) -> None: ...
 
 class StartLeaderElectionRequestProto(_message.Message):
     __slots__ = ("serverRequest", "leaderLastEntry")

@@ -168,6 +168,7 @@ def message_to_proto(group_id: str, receiver: RaftPeerId, message: Message) -> p
         answer.nextIndex = message.next_index
         answer.result = _RESULTS[message.result]
         answer.matchIndex = message.match_index
+        answer.followerCommit = message.follower_commit
     elif isinstance(message, InstallSnapshotRequest):
         install = out.installSnapshot
         install.serverRequest.CopyFrom(_request(group_id, message.leader_id, receiver, message.call_id))
@@ -216,10 +217,17 @@ def _entries(append: pb.AppendEntriesRequestProto) -> tuple[LogEntry, ...]:
     return entries
 
 
-def _check_append_reply(result: AppendResult, match_index: int, next_index: int) -> None:
-    """What a follower answers (RaftServer._answer): SUCCESS matches up to `match_index` and wants the entry
-    after it; any other answer matches nothing and wants an entry from 1 on. (Indexes are unsigned on the
-    wire: never negative.)"""
+def _check_append_reply(
+    result: AppendResult, match_index: int, next_index: int, follower_commit: int
+) -> None:
+    """What a follower answers (RaftServer._answer): SUCCESS matches up to `match_index`, has committed at
+    most that far and wants the entry after it; any other answer matches and commits nothing and wants an
+    entry from 1 on. (Indexes are unsigned on the wire: never negative.)"""
+    if follower_commit > (match_index if result is AppendResult.SUCCESS else 0):
+        raise ProtocolError(
+            "appendEntriesReply.followerCommit",
+            f"a {result.value} answer with commit index {follower_commit} past its match index {match_index}",
+        )
     if result is AppendResult.SUCCESS and next_index != match_index + 1:
         raise ProtocolError(
             "appendEntriesReply.nextIndex",
@@ -291,8 +299,10 @@ def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
             result = _RESULTS_BACK.get(body.result)
             if result is None:
                 raise ProtocolError(f"{kind}.result", f"an unknown result {body.result}")
-            _check_append_reply(result, body.matchIndex, body.nextIndex)
-            core = AppendEntriesReply(sender, body.term, result, body.matchIndex, body.nextIndex, head.callId)
+            _check_append_reply(result, body.matchIndex, body.nextIndex, body.followerCommit)
+            core = AppendEntriesReply(
+                sender, body.term, result, body.matchIndex, body.nextIndex, head.callId, body.followerCommit
+            )
         return RaftEnvelope(head.groupId, sender, receiver, core)
     raise ProtocolError("Message", "a Raft message that carries no message")
 

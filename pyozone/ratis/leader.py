@@ -48,6 +48,8 @@ class FollowerInfo:
     next_call_id: int = 0
     pipeline_call_id: int = 0  # the first call of the pipeline since its last reset
     last_response_ms: int | None = None  # when it last answered us (FollowerInfo.lastRpcResponseTime)
+    commit_index: int = 0  # its commit index, as its last answers said (FollowerInfo.commitIndex)
+    sent_commit: int = 0  # the highest commit index we wrote to it
 
 
 class LeaderState:
@@ -72,7 +74,10 @@ class LeaderState:
     ) -> list[tuple[RaftPeerId, AppendEntriesRequest | InstallSnapshotRequest]]:
         """The appends due now: new entries to every follower with room in its pipeline, and a heartbeat to
         every follower not written to for a heartbeat interval (to all of them with `heartbeat_all`, as a
-        read confirms leadership); a snapshot notification instead to a follower that needs purged entries."""
+        read confirms leadership); a snapshot notification instead to a follower that needs purged entries.
+        With `push_commit`, also a heartbeat to a follower with nothing in flight that was never sent the
+        commit index and does not report it (once per commit index: a lost one waits for the next heartbeat,
+        and a follower that does not answer gets none while its appends are in flight)."""
         due: list[tuple[RaftPeerId, AppendEntriesRequest | InstallSnapshotRequest]] = []
         for peer, info in self.followers.items():
             heartbeat_due = (
@@ -95,11 +100,18 @@ class LeaderState:
                 info.next_index += len(entries)
                 info.in_flight.append(info.next_index - 1)
                 sent = True
-            if not sent and heartbeat_due:
+            push = (
+                self._settings.push_commit
+                and not info.in_flight
+                and info.commit_index < leader_commit
+                and info.sent_commit < leader_commit
+            )
+            if not sent and (heartbeat_due or push):
                 due.append((peer, self._request(info, (), leader_commit)))
                 sent = True
             if sent:
                 info.last_sent_ms = now_ms
+                info.sent_commit = max(info.sent_commit, leader_commit)
         return due
 
     def next_call_ids(self) -> dict[RaftPeerId, int]:
@@ -163,16 +175,19 @@ class LeaderState:
         return active > len(voters) // 2
 
     def on_snapshot_installed(self, peer: RaftPeerId, snapshot_index: int) -> None:
-        """The follower's log matches ours up to its snapshot: resume appends after it."""
+        """The follower's log matches ours up to its snapshot (what it covers or the follower committed):
+        resume appends after it."""
         info = self.followers[peer]
         info.pipeline_call_id = info.next_call_id + 1
         info.in_flight.clear()
         info.match_index = max(info.match_index, snapshot_index)
+        info.commit_index = max(info.commit_index, snapshot_index)
         info.next_index = max(info.match_index + 1, min(info.next_index, self._log.last_index + 1))
 
-    def on_success(self, peer: RaftPeerId, match_index: int) -> None:
+    def on_success(self, peer: RaftPeerId, match_index: int, follower_commit: int) -> None:
         info = self.followers[peer]
         info.match_index = max(info.match_index, match_index)
+        info.commit_index = max(info.commit_index, follower_commit)
         info.next_index = max(info.next_index, info.match_index + 1)
         while info.in_flight and info.in_flight[0] <= info.match_index:
             info.in_flight.popleft()
@@ -192,13 +207,15 @@ class LeaderState:
 
     def commit_index(self, own_match: int, commit_index: int, voters: tuple[RaftPeerId, ...]) -> int:
         """The highest index stored by a majority of `voters` (the configuration in force; the leader counts
-        `own_match`, what its own disk holds, if it is one), committed only if it is of the leader's own
+        `own_match`, what its own disk holds, if it is one) and by the leader's own disk (Ratis's
+        RaftLogBase.updateCommitIndex: min(majority index, flush index); a majority of followers may hold an
+        entry before the leader's write of it is durable), committed only if it is of the leader's own
         term: an older term's entry is committed only through a later entry of the current term (Figure 8)."""
         matches = sorted(
             (own_match if peer == self._me else self.followers[peer].match_index for peer in voters),
             reverse=True,
         )
-        candidate = matches[len(matches) // 2]
+        candidate = min(matches[len(matches) // 2], own_match)
         if candidate > commit_index and self._log.term_at(candidate) == self._term:
             return candidate
         return commit_index

@@ -23,10 +23,11 @@ _EMPTY = TermIndex(0, 0)
 
 
 def payload_bytes(entry: LogEntry) -> int:
-    """An entry's cost in an append when nothing better is known: its payload alone (the core knows no wire
-    format; its shell gives it the real cost, framing and client id included:
-    `protocol.raft.entry_wire_bytes`)."""
-    return len(entry.payload)
+    """An entry's cost in an append when nothing better is known: its payload and the state machine data that
+    travels with it (`data_size`; the core knows no wire format; its shell gives it the real cost, framing
+    and client id included: `protocol.raft.entry_wire_bytes`, which must count the data too once the shell
+    ships it)."""
+    return len(entry.payload) + entry.data_size
 
 
 class RaftLog:
@@ -95,7 +96,8 @@ class RaftLog:
         return tuple(self._configurations)
 
     def index_of_call(self, client_id: str, call_id: int) -> int | None:
-        """The index of the entry carrying this client call, if the log holds one."""
+        """The index of the entry carrying this client call, if the log holds one (never for a call without a
+        client id: those are not retry-cached)."""
         return self._calls.get((client_id, call_id))
 
     def entries_from(self, start: int, byte_limit: int, element_limit: int) -> tuple[LogEntry, ...]:

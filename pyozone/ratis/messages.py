@@ -41,9 +41,11 @@ class LogEntry:
     """One entry of the replicated log: the term it was created in, its index (from 1) and its payload.
 
     A STATE_MACHINE entry names the client call it carries (`client_id`, `call_id`: Ratis's
-    StateMachineLogEntryProto), so every member's retry cache knows it; a CONFIGURATION entry carries the
-    members from it on (`peers`) and, during a change, those before (`old_peers`), as Ratis's
-    RaftConfigurationProto."""
+    StateMachineLogEntryProto), so every member's retry cache knows it (`client_id` "": a call without one);
+    `data_size` counts the bytes of state machine data that travel with it in an append but are never in the
+    log (Ratis's stateMachineData, as Ozone's ContainerStateMachine keeps a writeChunk's bytes out of the
+    log): the shell holds them, the core only counts them. A CONFIGURATION entry carries the members from it
+    on (`peers`) and, during a change, those before (`old_peers`), as Ratis's RaftConfigurationProto."""
 
     term: int
     index: int
@@ -53,6 +55,7 @@ class LogEntry:
     call_id: int = 0
     peers: tuple[RaftPeerId, ...] = ()
     old_peers: tuple[RaftPeerId, ...] = ()
+    data_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -105,9 +108,12 @@ class AppendEntriesRequest:
 
 @dataclass(frozen=True)
 class AppendEntriesReply:
-    """The follower's answer. On SUCCESS `match_index` is the last index known to match the leader's log; on
-    INCONSISTENCY `next_index` is where the leader should resume (the first index of the conflicting term,
-    section 5.3's optimisation, so a diverged follower costs one round trip per term, not per entry)."""
+    """The follower's answer. On SUCCESS `match_index` is the last index known to match the leader's log, and
+    `follower_commit` the follower's commit index as the reply leaves, at most `match_index` (Ratis's
+    followerCommit): the reply leaves once its entries are durable and a member commits only what its disk
+    holds, so it names entries durable there; the leader's watches count it. On INCONSISTENCY `next_index` is
+    where the leader should resume (the first index of the conflicting term, section 5.3's optimisation, so a
+    diverged follower costs one round trip per term, not per entry)."""
 
     follower_id: RaftPeerId
     term: int
@@ -115,6 +121,7 @@ class AppendEntriesReply:
     match_index: int
     next_index: int
     call_id: int
+    follower_commit: int = 0
 
 
 @dataclass(frozen=True)
@@ -174,10 +181,27 @@ Message = (
 )
 
 
+class WatchLevel(enum.Enum):
+    """How far a watched index must be replicated (Ratis's ReplicationLevel): committed on a majority of the
+    members (MAJORITY_COMMITTED) or on every member (ALL_COMMITTED), each counting the commit index the leader
+    knows of it (a member commits only what its disk holds)."""
+
+    MAJORITY = "MAJORITY_COMMITTED"
+    ALL = "ALL_COMMITTED"
+
+
+CommitInfos = tuple[tuple[RaftPeerId, int], ...]
+"""Each member's commit index as the leader knows it (Ratis's CommitInfoProto list)."""
+
+
 @dataclass(frozen=True)
 class ClientCall:
-    """A client's write request, as Ratis's RaftClientRequest (client id and call id name it)."""
+    """A client's write request, as Ratis's RaftClientRequest (client id and call id name it). `client_id` ""
+    asks for no retry cache: a retry is appended again, for requests that are idempotent when applied (a
+    datanode's container operations). `data_size`: the bytes of state machine data the shell holds for it
+    (`LogEntry.data_size`)."""
 
     client_id: str
     call_id: int
     payload: bytes
+    data_size: int = 0

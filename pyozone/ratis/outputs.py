@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyozone.ratis.messages import ClientCall, LogEntry, Message, RaftPeerId, TermIndex
+from pyozone.ratis.messages import (
+    ClientCall,
+    CommitInfos,
+    LogEntry,
+    Message,
+    RaftPeerId,
+    TermIndex,
+    WatchLevel,
+)
 
 
 @dataclass(frozen=True)
@@ -36,9 +44,22 @@ class Persist:
 
 
 @dataclass(frozen=True)
+class Appended:
+    """The leader appended `call` at `index` (output before the entry's `Persist`): the shell files the call's
+    state machine data (`ClientCall.data_size` bytes) under that index before it must write or send it
+    (Ratis's startTransaction has the state machine split a request into log data and state machine data)."""
+
+    call: ClientCall
+    index: int
+
+
+@dataclass(frozen=True)
 class Apply:
-    """Committed entries, in index order, for the state machine (Ratis's applyTransaction); the shell
-    reports each result with `applied(index, result)`."""
+    """Committed entries, in index order, for the state machine (Ratis's applyTransaction). Each is committed
+    and durable on this member (Ratis's RaftLogBase.updateCommitIndex: min(majority index, flush index)), so
+    what the shell wrote beside the entry at append (its state machine data) is there before it applies. The
+    shell reports each result with `applied(index, result)`, in any order (a state machine may apply
+    independent entries in parallel, as Ozone's ContainerStateMachine per container); each entry once."""
 
     entries: tuple[LogEntry, ...]
 
@@ -78,6 +99,30 @@ class TransferRefused:
 
     call: ClientCall
     in_progress_to: RaftPeerId
+
+
+@dataclass(frozen=True)
+class WatchDone:
+    """A `watch` reached its level: `infos` are the members' commit indexes then (Ratis's RaftClientReply of
+    a WatchRequest, with its commitInfos)."""
+
+    call: ClientCall
+    index: int
+    level: WatchLevel
+    infos: CommitInfos
+
+
+@dataclass(frozen=True)
+class WatchFailed:
+    """A `watch` did not reach its level within its timeout (Ratis's NotReplicatedException); `infos` are the
+    members' commit indexes then, so the client can tell which member lags. A leader that steps down answers
+    its watches `NotLeader` instead."""
+
+    call: ClientCall
+    index: int
+    level: WatchLevel
+    infos: CommitInfos
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -130,6 +175,7 @@ class InstallSnapshot:
 Output = (
     Send
     | Persist
+    | Appended
     | Apply
     | Reply
     | ReadReady
@@ -140,4 +186,6 @@ Output = (
     | InstallSnapshot
     | ConfigurationDone
     | ConfigurationRefused
+    | WatchDone
+    | WatchFailed
 )

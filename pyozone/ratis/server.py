@@ -4,12 +4,19 @@ LeaderElection and LeaderStateImpl composed in).
 Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a client's linearizable read),
 `transfer_leadership`, `set_configuration` (add or remove a member), `persisted` (the disk has made every
 `Persist` up to a sequence number durable: a group commit), `applied` (the state machine's result for each
-index it applied), `snapshot_taken` (the state machine durably checkpointed what it applied),
-`snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `tick` (the injected
-clock moved; call it at `deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
+index it applied, in any order), `snapshot_taken` (the state machine durably checkpointed what it applied),
+`snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `watch` (a client waits
+until an index is committed on a majority or on every member), `tick` (the injected clock moved; call it at
+`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
 for the shell to carry out in order. A member restarts from what its disk holds (`PersistentState`): term,
 vote, the snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index
 is relearned from the leader, the state machine applies the log after its snapshot again).
+
+A member commits, and so hands to its state machine, only what its own disk holds (Ratis's
+RaftLogBase.updateCommitIndex: min(majority index, flush index), for every group): a leader counts itself
+in the majority once its write is durable, a follower commits what its leader says is committed once its
+own write of it is durable. So a state machine that writes data beside the log at append (Ozone's
+ContainerStateMachine writes a chunk's bytes, `LogEntry.data_size`) has it on disk before it applies.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from pyozone.ratis.messages import (
     AppendEntriesRequest,
     AppendResult,
     ClientCall,
+    CommitInfos,
     EntryKind,
     InstallSnapshotReply,
     InstallSnapshotRequest,
@@ -39,8 +47,10 @@ from pyozone.ratis.messages import (
     RequestVoteRequest,
     StartLeaderElectionRequest,
     TermIndex,
+    WatchLevel,
 )
 from pyozone.ratis.outputs import (
+    Appended,
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
@@ -54,6 +64,8 @@ from pyozone.ratis.outputs import (
     Send,
     TransferDone,
     TransferRefused,
+    WatchDone,
+    WatchFailed,
 )
 from pyozone.ratis.read_index import ReadIndexReads
 from pyozone.ratis.retry_cache import RetryCache
@@ -99,6 +111,15 @@ class _Reconfiguration:
 
 
 @dataclass(frozen=True)
+class _Watch:
+    call: ClientCall
+    index: int
+    level: WatchLevel
+    deadline_ms: int
+    timeout_ms: int
+
+
+@dataclass(frozen=True)
 class _Transfer:
     calls: tuple[ClientCall, ...]  # a second transfer to the same target waits for the first's outcome
     target: RaftPeerId
@@ -135,7 +156,11 @@ class RaftServer:
         self.leader_id: RaftPeerId | None = None
         # The state machine starts from its snapshot: commit and apply resume after it.
         self.commit_index = state.snapshot.index  # also the last index handed to the state machine
-        self._applied_index = state.snapshot.index  # the last index the state machine reported applied
+        self._applied_index = state.snapshot.index  # the state machine applied every index up to here
+        self._applied_ahead: set[int] = set()  # and these after it (applied out of order)
+        # A follower: the last index its leader said is committed and its log holds as the leader's; it
+        # commits up to there as its own disk makes the entries durable.
+        self._leader_commit = state.snapshot.index
         self._last_purged = state.snapshot.index
         self._last_leader_contact_ms: int | None = None
         self._lost_majority_ms: int | None = None  # when we last stepped down for LOST_MAJORITY_HEARTBEATS
@@ -152,6 +177,7 @@ class RaftServer:
         self._transfer: _Transfer | None = None
         self._reconfiguration: _Reconfiguration | None = None
         self._failed_reconfiguration: tuple[tuple[str, int], str] | None = None  # the last one: call, why
+        self._watches: list[_Watch] = []  # a leader's watches not yet done
         self._installing: TermIndex | None = None  # the notification our state machine is acting on
         self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
@@ -163,9 +189,28 @@ class RaftServer:
         self._out: list[Output] = []
 
     @property
+    def applied_index(self) -> int:
+        """The state machine applied every index up to here (Ratis's lastAppliedIndex): the gap-free prefix
+        of what it reported `applied`."""
+        return self._applied_index
+
+    @property
     def configuration(self) -> tuple[RaftPeerId, ...]:
         """The members in force: the last configuration entry's, appended, committed or not."""
         return self.log.configuration
+
+    def commit_infos(self) -> CommitInfos:
+        """Each member's commit index, as this member knows it (Ratis's commitInfos): a leader knows its
+        followers' from their answers; another member knows only its own."""
+        if self._leader is None:
+            return ((self.me, self.commit_index),)
+        followers = self._leader.followers
+        infos = []
+        for peer in self.log.configuration:
+            info = followers.get(peer)
+            known = self.commit_index if peer == self.me else info.commit_index if info is not None else 0
+            infos.append((peer, known))
+        return tuple(infos)
 
     def _peers(self) -> tuple[RaftPeerId, ...]:
         return tuple(m for m in self.log.configuration if m != self.me)
@@ -191,6 +236,7 @@ class RaftServer:
         now = self._clock.now_ms()
         if self._transfer is not None and now >= self._transfer.deadline_ms:
             self._end_transfer(stepped_down=False)
+        self._expire_watches(now)
         if self._leader is not None:
             if self._leader.has_majority_contact(now, self.log.configuration):
                 self._check_staging(now)
@@ -222,10 +268,12 @@ class RaftServer:
         """When `tick` next has something to do, if no other input comes first (None: never, for the
         leader of a group of one)."""
         if self._leader is not None:
-            heartbeat = self._leader.next_heartbeat_ms()
-            if self._transfer is None or heartbeat is None:
-                return heartbeat
-            return min(self._transfer.deadline_ms, heartbeat)
+            due = [
+                self._leader.next_heartbeat_ms(),
+                self._transfer.deadline_ms if self._transfer is not None else None,
+                *(watch.deadline_ms for watch in self._watches),
+            ]
+            return min((at for at in due if at is not None), default=None)
         return self._election_deadline_ms
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
@@ -266,41 +314,55 @@ class RaftServer:
         """A client's write: a leader appends it and answers once it is applied; others refuse with the
         leader they know of (Ratis's NotLeaderException). A retried call (same client and call id) is never
         appended twice: if applied, it is answered from the retry cache with the original result; if still
-        in the log, it waits for that entry."""
+        in the log, it waits for that entry. A call without a client id ("") bypasses the cache: each
+        submission is appended (its operation must be idempotent). The leader outputs `Appended` before the
+        entry's `Persist`, so the shell files the call's state machine data under its index first."""
         if self._transfer is not None:  # a leader handing over takes no writes: try its successor
             self._out.append(NotLeader(call, self._transfer.target))
             return self._drain()
         if self._leader is None:
             self._out.append(NotLeader(call, self.leader_id))
             return self._drain()
-        cached = self._retry_cache.get(call.client_id, call.call_id, self._clock.now_ms())
-        if cached is not None:
-            self._out.append(Reply(call, cached.index, cached.result))
-            return self._drain()
-        index = self.log.index_of_call(call.client_id, call.call_id)
-        if index is not None and index > self._applied_index:
-            self._pending_calls.setdefault(index, []).append(call)
-            return self._drain()
+        if call.client_id:
+            cached = self._retry_cache.get(call.client_id, call.call_id, self._clock.now_ms())
+            if cached is not None:
+                self._out.append(Reply(call, cached.index, cached.result))
+                return self._drain()
+            index = self.log.index_of_call(call.client_id, call.call_id)
+            if index is not None and not self._is_applied(index):
+                self._pending_calls.setdefault(index, []).append(call)
+                return self._drain()
         entry = LogEntry(
             self.current_term,
             self.log.last_index + 1,
             call.payload,
             client_id=call.client_id,
             call_id=call.call_id,
+            data_size=call.data_size,
         )
         self._pending_calls[entry.index] = [call]
+        self._out.append(Appended(call, entry.index))
         self._append_as_leader(entry)
         return self._drain()
 
     def persisted(self, seq: int) -> list[Output]:
-        """Every `Persist` up to `seq` is durable: release what waited for it."""
+        """Every `Persist` up to `seq` is durable: release what waited for it (the acknowledgements, the
+        commit of what the leader said is committed)."""
         while self._persisting and self._persisting[0].seq <= seq:
             done = self._persisting.popleft()
             if done.first_index is not None:
                 self._durable_last_index = done.last_index
         self._durable_seq = max(self._durable_seq, seq)
+        if self._leader is None:
+            self._commit(min(self._leader_commit, self._durable_match()))
         while self._held and self._held[0][0] <= self._durable_seq:
-            self._out.append(self._held.popleft()[1])
+            send = self._held.popleft()[1]
+            message = send.message
+            if isinstance(message, AppendEntriesReply) and message.result is AppendResult.SUCCESS:
+                # As Ratis builds the reply once the append is flushed: with the commit that made possible.
+                follower_commit = min(self.commit_index, message.match_index)
+                send = Send(send.to, replace(message, follower_commit=follower_commit))
+            self._out.append(send)
         tally = self._tally
         if (
             self.role is RaftPeerRole.CANDIDATE
@@ -385,6 +447,55 @@ class RaftServer:
             self._continue_reconfiguration()
         return self._drain()
 
+    def watch(self, call: ClientCall, index: int, level: WatchLevel, timeout_ms: int) -> list[Output]:
+        """A client waits until `index` is committed on a majority of the members or on all of them, as their
+        commit indexes reach the leader (Ratis's WatchRequest; Ozone's XceiverClientRatis.watchForCommit with
+        ALL_COMMITTED): `WatchDone` with each member's commit index, `WatchFailed` after `timeout_ms`
+        (NotReplicatedException), `NotLeader` from a member that does not lead or steps down. A member commits
+        only what its disk holds, so ALL means the entry (and what its shell wrote beside it) is durable on
+        every member."""
+        if self._leader is None:
+            self._out.append(NotLeader(call, self.leader_id))
+            return self._drain()
+        if timeout_ms <= 0:
+            raise ValueError(f"watch timeout {timeout_ms} ms: must be positive")
+        now = self._clock.now_ms()
+        self._watches.append(_Watch(call, index, level, now + timeout_ms, timeout_ms))
+        self._check_watches()
+        return self._drain()
+
+    def _watched_index(self, level: WatchLevel) -> int:
+        """The highest index committed on a majority of the members (MAJORITY) or on every one (ALL)
+        (Ratis's LeaderStateImpl.commitIndexChanged: getMajorityMin of the commit indexes)."""
+        commits = sorted((commit for _, commit in self.commit_infos()), reverse=True)
+        if not commits:
+            return 0
+        return commits[len(commits) // 2] if level is WatchLevel.MAJORITY else commits[-1]
+
+    def _check_watches(self) -> None:
+        if not self._watches:
+            return
+        reached = {level: self._watched_index(level) for level in WatchLevel}
+        waiting = []
+        for watch in self._watches:
+            if watch.index <= reached[watch.level]:
+                self._out.append(WatchDone(watch.call, watch.index, watch.level, self.commit_infos()))
+            else:
+                waiting.append(watch)
+        self._watches = waiting
+
+    def _expire_watches(self, now: int) -> None:
+        expired = [watch for watch in self._watches if now >= watch.deadline_ms]
+        if not expired:
+            return
+        self._watches = [watch for watch in self._watches if now < watch.deadline_ms]
+        for watch in expired:
+            why = (
+                f"NotReplicatedException: index {watch.index} not {watch.level.value} within "
+                f"{watch.timeout_ms} ms"
+            )
+            self._out.append(WatchFailed(watch.call, watch.index, watch.level, self.commit_infos(), why))
+
     def read(self, call: ClientCall) -> list[Output]:
         """A client's linearizable read: a leader answers `ReadReady` once it is safe to serve (ReadIndex);
         others refuse as `submit` does."""
@@ -397,9 +508,19 @@ class RaftServer:
         return self._drain()
 
     def applied(self, index: int, result: object) -> list[Output]:
-        """The state machine applied `index`: remember the result of the client call it carried (the retry
-        cache), answer the clients waiting for it if we are their leader, and the reads waiting for it."""
-        self._applied_index = max(self._applied_index, index)
+        """The state machine applied `index`, one of the entries an `Apply` handed it, in any order (Ozone's
+        ContainerStateMachine applies each container's entries in order, containers in parallel): remember
+        the result of the client call it carried (the retry cache), answer the clients waiting for it if we
+        are their leader, and, as the gap-free applied prefix advances (`applied_index`, Ratis's
+        updateLastApplied), the reads waiting for it. An index reported twice or never handed out is the
+        shell's bug: ValueError, before anything changes."""
+        if not self._applied_index < index <= self.commit_index or index in self._applied_ahead:
+            raise ValueError(
+                f"applied index {index}: not an entry handed to the state machine and not yet reported "
+                f"(applied through {self._applied_index}, handed out through {self.commit_index})"
+            )
+        self._applied_ahead.add(index)
+        self._advance_applied()
         if self.log.first_index <= index <= self.log.last_index:
             entry = self.log.entry(index)
             if entry.client_id:
@@ -408,6 +529,14 @@ class RaftServer:
             self._out.append(Reply(call, index, result))
         self._serve_reads()
         return self._drain()
+
+    def _advance_applied(self) -> None:
+        while self._applied_index + 1 in self._applied_ahead:
+            self._applied_index += 1
+            self._applied_ahead.remove(self._applied_index)
+
+    def _is_applied(self, index: int) -> bool:
+        return index <= self._applied_index or index in self._applied_ahead
 
     def snapshot_taken(self, snapshot: TermIndex) -> list[Output]:
         """The state machine durably checkpointed everything it applied up to `snapshot`: the log up to it
@@ -448,7 +577,10 @@ class RaftServer:
             return self._drain()
         self.log.purge(snapshot, configuration or self._initial)
         self.commit_index = max(self.commit_index, snapshot.index)
+        self._leader_commit = max(min(self._leader_commit, self.log.last_index), snapshot.index)
         self._applied_index = snapshot.index
+        self._applied_ahead = {index for index in self._applied_ahead if index > snapshot.index}
+        self._advance_applied()
         self._last_purged = snapshot.index
         self._persist(self.log.entries(), snapshot, self.log.snapshot_configuration)
         self._answer_installed(answer_to, InstallSnapshotResult.SNAPSHOT_INSTALLED, snapshot.index)
@@ -568,6 +700,8 @@ class RaftServer:
         if self._reconfiguration is not None:
             pending += (self._reconfiguration.call, *self._reconfiguration.retries)
             self._reconfiguration = None
+        pending += (watch.call for watch in self._watches)
+        self._watches = []
         for call in [*pending, *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
         self._pending_calls.clear()
@@ -639,17 +773,22 @@ class RaftServer:
         written = self.log.merge(request.entries)
         if written:
             self._persist(written)
+            # What the leader said is committed and our log held as its: no longer past a rewritten entry.
+            self._leader_commit = min(self._leader_commit, written[0].index - 1)
         match = request.previous_index + len(request.entries)
-        self._commit(min(request.leader_commit, match))
+        self._leader_commit = max(self._leader_commit, min(request.leader_commit, match))
+        # Ratis's appendEntries: updateCommitIndex(min(leaderCommit, match)) once the append is flushed.
+        self._commit(min(self._leader_commit, self._durable_match()))
         self._answer(request, AppendResult.SUCCESS, match, match + 1)
 
     def _answer(
         self, request: AppendEntriesRequest, result: AppendResult, match_index: int, next_index: int
     ) -> None:
-        self._send(
-            request.leader_id,
-            AppendEntriesReply(self.me, self.current_term, result, match_index, next_index, request.call_id),
+        follower_commit = min(self.commit_index, match_index) if result is AppendResult.SUCCESS else 0
+        reply = AppendEntriesReply(
+            self.me, self.current_term, result, match_index, next_index, request.call_id, follower_commit
         )
+        self._send(request.leader_id, reply)
 
     def _on_append_reply(self, sender: RaftPeerId, reply: AppendEntriesReply) -> None:
         if reply.term > self.current_term:
@@ -660,11 +799,15 @@ class RaftServer:
         if reply.next_index < 1 or reply.match_index > self.log.last_index:
             # Our appends of this term name nothing past our log, and a follower resumes at index 1 at least.
             raise refuse(reply, f"match index {reply.match_index}, next index {reply.next_index}: never sent")
+        if reply.follower_commit > reply.match_index:
+            raise refuse(
+                reply, f"commit index {reply.follower_commit} past its match index {reply.match_index}"
+            )
         self._leader.on_response(sender, self._clock.now_ms())
         self._reads.on_answer(sender, reply.call_id)
         self._serve_reads()
         if reply.result is AppendResult.SUCCESS:
-            self._leader.on_success(sender, reply.match_index)
+            self._leader.on_success(sender, reply.match_index, reply.follower_commit)
             self._advance_commit()
             self._continue_transfer()
             self._continue_reconfiguration()
@@ -760,18 +903,28 @@ class RaftServer:
 
     # ---- commit
 
-    def _advance_commit(self) -> None:
-        assert self._leader is not None
-        own_match = min(
+    def _durable_match(self) -> int:
+        """The last index up to which our disk holds the log as it stands in memory: what the last durable
+        write reached, but not past the first entry a pending write replaces (a follower's log rewritten
+        after a conflict is durable only up to where the rewrite starts, until the rewrite is)."""
+        return min(
             [
                 self._durable_last_index,
                 *(p.first_index - 1 for p in self._persisting if p.first_index is not None),
             ]
         )
+
+    def _advance_commit(self) -> None:
+        assert self._leader is not None
+        own_match = self._durable_match()
+        committed = self.commit_index
         self._commit(self._leader.commit_index(own_match, self.commit_index, self.log.configuration))
         self._after_commit_as_leader()
         if self._leader is None:
             return
+        self._check_watches()
+        if self.commit_index > committed and self._settings.push_commit:
+            self._send_appends()
         self._continue_reconfiguration()
         if self._reads.held and self.log.term_at(self.commit_index) == self.current_term:
             held, self._reads.held = self._reads.held, []

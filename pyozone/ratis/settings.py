@@ -19,6 +19,11 @@ class RaftSettings:
     leader_step_down_wait_ms: int = 10_000  # raft.server.leaderelection.leader.step-down.wait-time
     retry_cache_expiry_ms: int = 60_000  # raft.server.retrycache.expirytime
     purge_gap: int = 1024  # raft.server.log.purge.gap
+    # When the leader's commit index advances, it writes at once to each follower that does not know it yet
+    # (entries if it has any to send, else a heartbeat), so followers commit, and its watches of ALL complete,
+    # a round trip after the commit instead of up to a heartbeat interval later (Ratis's leader notifies its
+    # log appenders of a commit change). The datanode pipeline sets it; OM keeps its message count.
+    push_commit: bool = False
 
     def __post_init__(self) -> None:
         # The leader writes to an idle follower every half minimum timeout: below 2 ms that interval is 0 and

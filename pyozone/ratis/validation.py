@@ -35,7 +35,8 @@ def refuse(message: Message, why: str) -> ValueError:
 
 def validate(message: Message) -> None:
     """A malformed message from a peer is refused before it changes anything: an append whose entries do not
-    follow `previous_index` one by one, or that names a negative index or a term above its leader's."""
+    follow `previous_index` one by one, or that names a negative index, a term above its leader's or a
+    negative data size."""
     if isinstance(message, AppendEntriesRequest):
         if message.previous_index < 0 or message.leader_commit < 0:
             raise refuse(message, "a negative previous index or commit index")
@@ -49,6 +50,8 @@ def validate(message: Message) -> None:
                 raise refuse(message, f"entry index {entry.index} does not follow {index}")
             if not term <= entry.term <= message.leader_term:
                 raise refuse(message, f"entry {entry.index} has term {entry.term} after term {term}")
+            if entry.data_size < 0:
+                raise refuse(message, f"entry {entry.index} has {entry.data_size} bytes of data")
             index, term = entry.index, entry.term
     elif isinstance(message, InstallSnapshotRequest) and (
         message.first_available.index < 1 or message.first_available.term > message.leader_term

@@ -74,12 +74,13 @@ def appends(draw: st.DrawFn) -> AppendEntriesRequest:
 
 @st.composite
 def append_replies(draw: st.DrawFn) -> AppendEntriesReply:
-    """What a follower answers: SUCCESS wants the entry after its match index; any other answer matches
-    nothing."""
+    """What a follower answers: SUCCESS wants the entry after its match index, having committed at most that
+    far; any other answer matches and commits nothing."""
     result = draw(st.sampled_from(AppendResult))
     if result is AppendResult.SUCCESS:
         match = draw(st.integers(0, 2**64 - 2))
-        return AppendEntriesReply(draw(peers), draw(U64), result, match, match + 1, draw(U64))
+        commit = draw(st.integers(0, match))
+        return AppendEntriesReply(draw(peers), draw(U64), result, match, match + 1, draw(U64), commit)
     return AppendEntriesReply(draw(peers), draw(U64), result, 0, draw(st.integers(1, 2**64 - 1)), draw(U64))
 
 
@@ -189,18 +190,20 @@ def test_entries_that_do_not_follow_the_previous_one_are_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    ("result", "match_index", "next_index"),
+    ("result", "match_index", "next_index", "commit"),
     [
-        (AppendResult.SUCCESS, 10**6, 5),  # matched past where it asks to resume
-        (AppendResult.SUCCESS, 4, 4),
-        (AppendResult.INCONSISTENCY, 7, 3),  # a refusal matches nothing
-        (AppendResult.NOT_LEADER, 0, 0),
+        (AppendResult.SUCCESS, 10**6, 5, 0),  # matched past where it asks to resume
+        (AppendResult.SUCCESS, 4, 4, 0),
+        (AppendResult.SUCCESS, 4, 5, 5),  # committed past what it matched
+        (AppendResult.INCONSISTENCY, 7, 3, 0),  # a refusal matches nothing
+        (AppendResult.INCONSISTENCY, 0, 3, 2),  # nor names a commit
+        (AppendResult.NOT_LEADER, 0, 0, 0),
     ],
 )
 def test_an_append_answer_no_follower_sends_is_refused(
-    result: AppendResult, match_index: int, next_index: int
+    result: AppendResult, match_index: int, next_index: int, commit: int
 ) -> None:
-    reply = AppendEntriesReply(RaftPeerId("b"), 3, result, match_index, next_index, 1)
+    reply = AppendEntriesReply(RaftPeerId("b"), 3, result, match_index, next_index, 1, commit)
     with pytest.raises(ProtocolError, match="appendEntriesReply"):
         message_from_proto(message_to_proto("g", RaftPeerId("a"), reply))
 

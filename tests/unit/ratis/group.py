@@ -1,5 +1,7 @@
 """A hand-driven Raft group for unit tests: messages are delivered and writes made durable only when a test
-says so, so each test walks one path of the Raft paper step by step."""
+says so, so each test walks one path of the Raft paper step by step. The state machine applies each entry
+handed to it at once, in order, unless the group holds applies (`hold_applies`): then a test reports each
+(`report`) when and in the order it chooses."""
 
 from __future__ import annotations
 
@@ -9,7 +11,18 @@ from collections.abc import Callable
 from pyozone.hdds.clock import ManualClock
 from pyozone.ratis.log import payload_bytes
 from pyozone.ratis.messages import LogEntry, Message, RaftPeerId
-from pyozone.ratis.outputs import Apply, Output, Persist, ReadReady, Reply, Send, TransferDone
+from pyozone.ratis.outputs import (
+    Appended,
+    Apply,
+    Output,
+    Persist,
+    ReadReady,
+    Reply,
+    Send,
+    TransferDone,
+    WatchDone,
+    WatchFailed,
+)
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
 
@@ -28,8 +41,10 @@ class Group:
         settings: RaftSettings | None = None,
         states: dict[RaftPeerId, PersistentState] | None = None,
         entry_bytes: Callable[[LogEntry], int] = payload_bytes,
+        hold_applies: bool = False,
     ) -> None:
         self.clock = ManualClock()
+        self.hold_applies = hold_applies
         self.members = members
         self.servers = {
             m: RaftServer(
@@ -48,7 +63,9 @@ class Group:
         self.replies: list[Reply] = []
         self.reads: list[ReadReady] = []
         self.transfers: list[TransferDone] = []
-        self.applied: dict[RaftPeerId, list[LogEntry]] = {m: [] for m in members}
+        self.applied: dict[RaftPeerId, list[LogEntry]] = {m: [] for m in members}  # handed to it, in order
+        self.appended: list[Appended] = []
+        self.watches: list[WatchDone | WatchFailed] = []
 
     def take(self, member: RaftPeerId, outputs: list[Output]) -> list[Output]:
         for output in outputs:
@@ -59,7 +76,12 @@ class Group:
             elif isinstance(output, Apply):
                 for entry in output.entries:
                     self.applied[member].append(entry)
-                    self.take(member, self.servers[member].applied(entry.index, f"result {entry.index}"))
+                    if not self.hold_applies:
+                        self.report(member, entry.index)
+            elif isinstance(output, Appended):
+                self.appended.append(output)
+            elif isinstance(output, WatchDone | WatchFailed):
+                self.watches.append(output)
             elif isinstance(output, Reply):
                 self.replies.append(output)
             elif isinstance(output, ReadReady):
@@ -67,6 +89,10 @@ class Group:
             elif isinstance(output, TransferDone):
                 self.transfers.append(output)
         return outputs
+
+    def report(self, member: RaftPeerId, index: int) -> list[Output]:
+        """The member's state machine finished applying `index`: its result names the index."""
+        return self.take(member, self.servers[member].applied(index, f"result {index}"))
 
     def sync(self, member: RaftPeerId) -> list[Output]:
         """The member's disk makes every write so far durable."""

@@ -133,6 +133,63 @@ def test_appends_are_batched_up_to_the_byte_limit():
     assert [len(m.entries) for m in group.sent(A, B)] == [2]  # then two 4-byte entries per append
 
 
+def test_appends_count_each_entrys_state_machine_data_toward_the_byte_limit():
+    group = Group(A, B, C, settings=RaftSettings(append_byte_limit=8, outstanding_appends_max=1))
+    group.elect(A)
+    for n in range(6):
+        group.take(A, group.servers[A].submit(ClientCall("", n, b"ab", data_size=2)))
+    group.sync(A)
+    first = group.sent(A, B)
+    group.deliver(A, B, first[0])
+    group.sync(B)
+    group.deliver(B, A, group.sent(B)[0])
+    assert [len(m.entries) for m in group.sent(A, B)] == [2]  # 4 bytes each with their data, not 2
+
+
+def test_a_follower_applies_a_committed_entry_only_once_its_own_disk_holds_it():
+    # Ratis's RaftLogBase.updateCommitIndex: min(majority index, flush index). A chunk written beside the
+    # entry at append is on this member's disk before the entry is applied.
+    group = Group(A, B, C)
+    group.deliver(A, B, AppendEntriesRequest(A, 1, 0, 0, entries(1, 1), 2, 1))
+    assert group.applied[B] == [] and group.servers[B].commit_index == 0
+    outputs = group.sync(B)
+    assert group.applied[B] == list(entries(1, 1)) and group.servers[B].commit_index == 2
+    assert any(isinstance(o, Apply) for o in outputs) and group.sent(B)  # the ack leaves with it
+
+
+def test_a_follower_rewriting_its_log_commits_the_rewritten_entries_once_the_rewrite_is_durable():
+    # B's disk holds 1..3 of term 1; the leader of term 2 replaces 2 and 3 and says 3 is committed: only
+    # entry 1 is durable as the leader's log has it until the rewrite is.
+    group = Group(A, B, C, states={B: PersistentState(2, A, entries(1, 1, 1))})
+    rewrite = (LogEntry(2, 2, b"2@2"), LogEntry(2, 3, b"3@2"))
+    group.deliver(A, B, AppendEntriesRequest(A, 2, 1, 1, rewrite, 3, 1))
+    assert group.applied[B] == list(entries(1))
+    group.sync(B)
+    assert group.applied[B] == [*entries(1), *rewrite]
+
+
+def test_the_leader_commits_only_once_its_own_disk_holds_the_entry_though_a_majority_of_followers_do():
+    group = Group(A, B, C)
+    group.elect(A)
+    call = ClientCall("c", 1, b"x")
+    group.take(A, group.servers[A].submit(call))
+    for follower in (B, C):
+        exchange_one_way(group, A, follower)
+    assert group.servers[A].commit_index == 1 and group.replies == []  # B and C hold 2; A's disk not yet
+    group.sync(A)
+    assert group.servers[A].commit_index == 2 and group.replies == [Reply(call, 2, "result 2")]
+
+
+def exchange_one_way(group: Group, sender, to) -> None:
+    """Deliver what `sender` sent `to`, `to` writes to disk, and its answers come back (`sender` does not
+    write)."""
+    for message in group.sent(sender, to):
+        group.deliver(sender, to, message)
+    group.sync(to)
+    for answer in group.sent(to, sender):
+        group.deliver(to, sender, answer)
+
+
 def exchange(group: Group, sender, to) -> None:
     """Deliver what `sender` sent `to`, and the answers back, each side writing to disk first."""
     for message in group.sent(sender, to):
@@ -221,6 +278,7 @@ def test_a_group_of_one_elects_itself_and_commits_on_its_own_disk():
         (AppendEntriesRequest(A, 1, 0, 0, (LogEntry(1, 1), LogEntry(0, 2)), 0, 1), "entry 2 has term 0"),
         (AppendEntriesRequest(A, 1, 3, 2, (), 0, 1), "previous term 2 is impossible"),
         (AppendEntriesRequest(A, 1, 0, 0, (), -1, 1), "negative previous index or commit"),
+        (AppendEntriesRequest(A, 1, 0, 0, (LogEntry(1, 1, data_size=-1),), 0, 1), "-1 bytes of data"),
     ],
 )
 def test_a_malformed_append_is_refused_before_it_changes_anything(request_, why):
