@@ -76,6 +76,15 @@ CURRENT_DIR = "current"
 LOCK_FILE = "in_use.lock"
 
 
+_REJOIN = (
+    "take the member out of its group and add it back with empty storage (OM: `pyozone admin om "
+    "decommission`, then `pyozone om --bootstrap`): deleting its log in place is not enough, as the leader "
+    "counts the entries the member acknowledged as held there and never sends them again, and the member "
+    "would forget its vote"
+)
+"""The safe way out of a Raft log that cannot be loaded."""
+
+
 class RaftLogCorruptError(StoreError):
     """A segment is damaged where a crash cannot have torn it (`offset` in `path`), or the segments do not
     fit together (`offset` None: a gap, an overlap): the member refuses to start."""
@@ -88,15 +97,13 @@ class RaftLogCorruptError(StoreError):
             super().__init__(
                 f"{path}: the Raft log's segments do not fit together ({reason}), refusing to load it. "
                 f"`pyozone repair ratislog` does not delete intact segments: restore the missing or "
-                f"misnamed segment, or delete the member's log ({group_dir}) and let the leader send it a "
-                f"snapshot"
+                f"misnamed segment, or {_REJOIN}"
             )
             return
         super().__init__(
             f"{path}: corrupt Raft log at offset {offset} ({reason}), refusing to load it. Loading past the "
             f"damage could lose entries this member acknowledged; to keep the entries before it, stop the "
-            f"member and run `pyozone repair ratislog --dir {group_dir}` (or delete the member's log and "
-            f"let the leader send it a snapshot)"
+            f"member and run `pyozone repair ratislog --dir {group_dir}` (or {_REJOIN})"
         )
 
 
@@ -492,7 +499,8 @@ def repair_log(group_dir: Path) -> list[str]:
 
     The member may have acknowledged entries after the damage; it gets them back from the leader, but it
     may have counted in a majority for them: with a majority of members repaired, committed entries can
-    be lost. Deleting the member's log and letting the leader send a snapshot is the safe way out."""
+    be lost. Taking the member out of its group and adding it back with empty storage is the safe way
+    out (`_REJOIN`)."""
     directory = group_dir / CURRENT_DIR
     lock_fd = _take_lock(group_dir)
     try:
