@@ -114,9 +114,10 @@ class WatchDone:
 
 @dataclass(frozen=True)
 class WatchFailed:
-    """A `watch` did not reach its level within its timeout (Ratis's NotReplicatedException); `infos` are the
-    members' commit indexes then, so the client can tell which member lags. A leader that steps down answers
-    its watches `NotLeader` instead."""
+    """A `watch` did not reach its level within its timeout (Ratis's NotReplicatedException), or could not
+    wait (`raft.server.watch.element-limit` watches of its level already wait: ResourceUnavailableException;
+    the `reason` names which); `infos` are the members' commit indexes then, so the client can tell which
+    member lags. A leader that steps down answers its watches `NotLeader` instead."""
 
     call: ClientCall
     index: int

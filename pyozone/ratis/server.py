@@ -72,6 +72,7 @@ from pyozone.ratis.retry_cache import RetryCache
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis.validation import check_leader_claim, named_sender, refuse, validate
+from pyozone.ratis.watches import PendingWatches, Watch
 
 if TYPE_CHECKING:
     from pyozone.hdds.clock import Clock  # the protocol only: the core never loads a clock that reads time
@@ -108,15 +109,6 @@ class _Reconfiguration:
     started_ms: int
     index: int | None = None  # the configuration entry, once appended
     retries: tuple[ClientCall, ...] = ()  # the same call again: answered with its outcome
-
-
-@dataclass(frozen=True)
-class _Watch:
-    call: ClientCall
-    index: int
-    level: WatchLevel
-    deadline_ms: int
-    timeout_ms: int
 
 
 @dataclass(frozen=True)
@@ -177,7 +169,7 @@ class RaftServer:
         self._transfer: _Transfer | None = None
         self._reconfiguration: _Reconfiguration | None = None
         self._failed_reconfiguration: tuple[tuple[str, int], str] | None = None  # the last one: call, why
-        self._watches: list[_Watch] = []  # a leader's watches not yet done
+        self._watches = PendingWatches(settings.watch_element_limit)  # a leader's watches not yet done
         self._installing: TermIndex | None = None  # the notification our state machine is acting on
         self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
@@ -193,6 +185,14 @@ class RaftServer:
         """The state machine applied every index up to here (Ratis's lastAppliedIndex): the gap-free prefix
         of what it reported `applied`."""
         return self._applied_index
+
+    @property
+    def known_committed_index(self) -> int:
+        """The last index this member knows is committed: its own commit index or, if higher, what its leader
+        said is committed over entries it holds as the leader's, not all durable here yet (so not committed
+        here: `commit_index`, what it applies and reports, waits for its disk). No later leader's append may
+        contradict an entry up to here (`validation.check_leader_claim`)."""
+        return max(self.commit_index, self._leader_commit)
 
     @property
     def configuration(self) -> tuple[RaftPeerId, ...]:
@@ -271,7 +271,7 @@ class RaftServer:
             due = [
                 self._leader.next_heartbeat_ms(),
                 self._transfer.deadline_ms if self._transfer is not None else None,
-                *(watch.deadline_ms for watch in self._watches),
+                self._watches.next_deadline_ms(),
             ]
             return min((at for at in due if at is not None), default=None)
         return self._election_deadline_ms
@@ -316,7 +316,11 @@ class RaftServer:
         appended twice: if applied, it is answered from the retry cache with the original result; if still
         in the log, it waits for that entry. A call without a client id ("") bypasses the cache: each
         submission is appended (its operation must be idempotent). The leader outputs `Appended` before the
-        entry's `Persist`, so the shell files the call's state machine data under its index first."""
+        entry's `Persist`, so the shell files the call's state machine data under its index first. A negative
+        `data_size` is the caller's bug, refused with ValueError before anything changes: followers would
+        refuse every append carrying the entry (`validation.validate`), and the group would stall for good."""
+        if call.data_size < 0:
+            raise ValueError(f"call {call.client_id}:{call.call_id} has {call.data_size} bytes of data")
         if self._transfer is not None:  # a leader handing over takes no writes: try its successor
             self._out.append(NotLeader(call, self._transfer.target))
             return self._drain()
@@ -347,7 +351,12 @@ class RaftServer:
 
     def persisted(self, seq: int) -> list[Output]:
         """Every `Persist` up to `seq` is durable: release what waited for it (the acknowledgements, the
-        commit of what the leader said is committed)."""
+        commit of what the leader said is committed). A `seq` never handed out is the shell's bug, refused
+        with ValueError before anything changes: taken, it would release later acknowledgements before their
+        writes are durable."""
+        if seq >= self._next_seq:
+            last = self._next_seq - 1
+            raise ValueError(f"persisted {seq}: no Persist of that number was issued (last {last})")
         while self._persisting and self._persisting[0].seq <= seq:
             done = self._persisting.popleft()
             if done.first_index is not None:
@@ -453,15 +462,28 @@ class RaftServer:
         ALL_COMMITTED): `WatchDone` with each member's commit index, `WatchFailed` after `timeout_ms`
         (NotReplicatedException), `NotLeader` from a member that does not lead or steps down. A member commits
         only what its disk holds, so ALL means the entry (and what its shell wrote beside it) is durable on
-        every member."""
+        every member. A malformed watch (a level not a `WatchLevel`, an index not a non-negative int, a
+        timeout not a positive int) is refused with ValueError before anything changes. One that must wait
+        while `raft.server.watch.element-limit` watches of its level wait fails at once (Ratis's
+        ResourceUnavailableException)."""
+        if not isinstance(level, WatchLevel):
+            raise ValueError(f"watch level {level!r}: not one of {[str(w) for w in WatchLevel]}")
+        for name, value, least in (("index", index, 0), ("timeout (ms)", timeout_ms, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"watch {name} {value!r}: must be an int of at least {least}")
         if self._leader is None:
             self._out.append(NotLeader(call, self.leader_id))
             return self._drain()
-        if timeout_ms <= 0:
-            raise ValueError(f"watch timeout {timeout_ms} ms: must be positive")
-        now = self._clock.now_ms()
-        self._watches.append(_Watch(call, index, level, now + timeout_ms, timeout_ms))
-        self._check_watches()
+        if index <= self._watched_index(level):
+            self._out.append(WatchDone(call, index, level, self.commit_infos()))
+        elif self._watches.full(level):
+            why = (
+                f"ResourceUnavailableException: {self._settings.watch_element_limit} watches of "
+                f"{level.value} already wait (raft.server.watch.element-limit)"
+            )
+            self._out.append(WatchFailed(call, index, level, self.commit_infos(), why))
+        else:
+            self._watches.add(Watch(call, index, level, self._clock.now_ms() + timeout_ms, timeout_ms))
         return self._drain()
 
     def _watched_index(self, level: WatchLevel) -> int:
@@ -475,26 +497,23 @@ class RaftServer:
     def _check_watches(self) -> None:
         if not self._watches:
             return
-        reached = {level: self._watched_index(level) for level in WatchLevel}
-        waiting = []
-        for watch in self._watches:
-            if watch.index <= reached[watch.level]:
-                self._out.append(WatchDone(watch.call, watch.index, watch.level, self.commit_infos()))
-            else:
-                waiting.append(watch)
-        self._watches = waiting
+        done = self._watches.reached({level: self._watched_index(level) for level in WatchLevel})
+        if done:
+            infos = self.commit_infos()
+            for watch in done:
+                self._out.append(WatchDone(watch.call, watch.index, watch.level, infos))
 
     def _expire_watches(self, now: int) -> None:
-        expired = [watch for watch in self._watches if now >= watch.deadline_ms]
+        expired = self._watches.expired(now)
         if not expired:
             return
-        self._watches = [watch for watch in self._watches if now < watch.deadline_ms]
+        infos = self.commit_infos()
         for watch in expired:
             why = (
                 f"NotReplicatedException: index {watch.index} not {watch.level.value} within "
                 f"{watch.timeout_ms} ms"
             )
-            self._out.append(WatchFailed(watch.call, watch.index, watch.level, self.commit_infos(), why))
+            self._out.append(WatchFailed(watch.call, watch.index, watch.level, infos, why))
 
     def read(self, call: ClientCall) -> list[Output]:
         """A client's linearizable read: a leader answers `ReadReady` once it is safe to serve (ReadIndex);
@@ -700,8 +719,7 @@ class RaftServer:
         if self._reconfiguration is not None:
             pending += (self._reconfiguration.call, *self._reconfiguration.retries)
             self._reconfiguration = None
-        pending += (watch.call for watch in self._watches)
-        self._watches = []
+        pending += (watch.call for watch in self._watches.drop())
         for call in [*pending, *self._reads.drop()]:
             self._out.append(NotLeader(call, self.leader_id))
         self._pending_calls.clear()
@@ -759,7 +777,7 @@ class RaftServer:
         if request.leader_term < self.current_term:
             self._answer(request, AppendResult.NOT_LEADER, 0, self.log.last_index + 1)
             return
-        check_leader_claim(request, self.current_term, self.leader_id, self.log, self.commit_index)
+        check_leader_claim(request, self.current_term, self.leader_id, self.log, self.known_committed_index)
         self._follow(request.leader_id, request.leader_term)
         # What a snapshot covers is committed, so it matches the leader's log.
         held = self.log.term_at(request.previous_index)
@@ -824,7 +842,7 @@ class RaftServer:
         if request.leader_term < self.current_term:
             self._answer_install(request, InstallSnapshotResult.NOT_LEADER)
             return
-        check_leader_claim(request, self.current_term, self.leader_id, self.log, self.commit_index)
+        check_leader_claim(request, self.current_term, self.leader_id, self.log, self.known_committed_index)
         self._follow(request.leader_id, request.leader_term)
         if self._held_through() + 1 >= request.first_available.index:
             # What we hold and committed reaches the leader's log: a late INCONSISTENCY answer may have sent

@@ -24,6 +24,9 @@ class RaftSettings:
     # a round trip after the commit instead of up to a heartbeat interval later (Ratis's leader notifies its
     # log appenders of a commit change). The datanode pipeline sets it; OM keeps its message count.
     push_commit: bool = False
+    # raft.server.watch.element-limit: watches of one level (MAJORITY, ALL) that may wait on a leader; one
+    # more fails at once (Ratis's ResourceUnavailableException).
+    watch_element_limit: int = 65536
 
     def __post_init__(self) -> None:
         # The leader writes to an idle follower every half minimum timeout: below 2 ms that interval is 0 and
@@ -36,6 +39,8 @@ class RaftSettings:
             )
         if self.append_byte_limit <= 0 or self.append_element_limit < 0 or self.outstanding_appends_max <= 0:
             raise ValueError("the appender's buffer limits and outstanding appends must be positive")
+        if self.watch_element_limit <= 0:
+            raise ValueError(f"raft.server.watch.element-limit ({self.watch_element_limit}) must be positive")
         if self.leader_step_down_wait_ms < 0 or self.retry_cache_expiry_ms <= 0 or self.purge_gap <= 0:
             raise ValueError(
                 "raft.server.leaderelection.leader.step-down.wait-time must not be negative, "

@@ -64,15 +64,18 @@ def check_leader_claim(
     current_term: int,
     leader: RaftPeerId | None,
     log: RaftLog,
-    commit_index: int,
+    known_committed: int,
 ) -> None:
     """A leader's message of our term or a later one (a stale one is answered, not taken), before we follow
     it: refused when another leads its term as far as we know (ourselves, if we lead), or when it is an
-    append that contradicts an entry we committed (`RaftLog.contradiction`)."""
+    append that contradicts an entry we know is committed (`RaftLog.contradiction`): up to
+    `known_committed`, which for a follower reaches past its own commit index to what its leader said is
+    committed over entries it holds, its write of them not yet durable
+    (`RaftServer.known_committed_index`)."""
     if message.leader_term == current_term and leader is not None and leader != message.leader_id:
         raise refuse(message, f"{leader} leads term {current_term}")
     if isinstance(message, AppendEntriesRequest):
         previous = TermIndex(message.previous_term, message.previous_index)
-        why = log.contradiction(previous, message.entries, commit_index)
+        why = log.contradiction(previous, message.entries, known_committed)
         if why:
             raise refuse(message, why)

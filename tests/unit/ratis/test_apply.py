@@ -43,6 +43,22 @@ def test_a_call_without_a_client_id_is_appended_again_when_resent_and_never_retr
     assert all(len(group.servers[m]._retry_cache) == 0 for m in (A, B, C))
 
 
+def test_a_call_with_a_negative_data_size_is_refused_before_anything_changes():
+    """Followers refuse an append carrying a negative data size (`validation.validate`): taken by the leader,
+    the entry would stay in its log and no follower would take an append again (review R10)."""
+    group = Group(A, B, C)
+    group.elect(A)
+    leader = group.servers[A]
+    last = leader.log.last_index
+    with pytest.raises(ValueError, match="-1 bytes of data"):
+        leader.submit(ClientCall("c", 1, b"x", data_size=-1))
+    assert leader.log.last_index == last and group.appended == []
+    call = ClientCall("c", 2, b"y")
+    group.take(A, leader.submit(call))
+    group.settle()
+    assert group.replies == [Reply(call, last + 1, f"result {last + 1}")]
+
+
 def held_group() -> tuple[Group, list[ClientCall]]:
     """A leader whose state machine was handed three calls (indexes 2-4) and has reported none."""
     group = Group(A, B, C, hold_applies=True)

@@ -65,6 +65,21 @@ def test_a_follower_answers_an_append_only_after_its_disk_holds_the_entries():
     assert group.sent(B) == [AppendEntriesReply(B, 1, AppendResult.SUCCESS, 1, 2, 1)]
 
 
+def test_a_persisted_report_for_a_write_never_issued_is_refused_and_acks_still_wait_for_their_writes():
+    """Taken, a `persisted(seq)` past every Persist issued (a shell bug) would release later acknowledgements
+    before their writes are durable (review R10)."""
+    group = Group(A, B, C)
+    follower = group.servers[B]
+    with pytest.raises(ValueError, match="no Persist of that number was issued"):
+        follower.persisted(100)
+    group.deliver(A, B, AppendEntriesRequest(A, 1, 0, 0, entries(1, 1), 2, 1))
+    with pytest.raises(ValueError, match="no Persist of that number was issued"):
+        follower.persisted(group.persists[B][-1].seq + 1)
+    assert group.sent(B) == []  # the ack waits for its Persist
+    group.sync(B)
+    assert [m.result for m in group.sent(B)] == [AppendResult.SUCCESS]
+
+
 def test_an_append_from_a_stale_term_is_refused_with_the_current_term():
     group = Group(A, B, C, states={B: PersistentState(3, None, ())})
     group.deliver(A, B, AppendEntriesRequest(A, 2, 0, 0, (), 0, 1))

@@ -12,8 +12,10 @@ from pyozone.ratis.messages import (
     WatchLevel,
 )
 from pyozone.ratis.outputs import NotLeader, WatchDone, WatchFailed
+from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
-from tests.unit.ratis.group import A, B, C, Group, entries
+from pyozone.ratis.watches import PendingWatches, Watch
+from tests.unit.ratis.group import A, B, C, D, Group, entries
 
 WATCH = ClientCall("watch", 1, b"")
 
@@ -103,3 +105,106 @@ def test_with_push_commit_the_leader_sends_a_new_commit_at_once(push_commit):
         assert [(m.entries, m.leader_commit) for m in sent] == [((), 2)]
     else:  # B learns it with the next heartbeat
         assert sent == []
+
+
+@pytest.mark.parametrize(
+    ("index", "level", "timeout_ms", "why"),
+    [
+        (2, "ALL_COMMITTED", 1000, "watch level 'ALL_COMMITTED'"),
+        ("2", WatchLevel.ALL, 1000, "watch index '2'"),
+        (-1, WatchLevel.ALL, 1000, "watch index -1"),
+        (True, WatchLevel.ALL, 1000, "watch index True"),
+        (2, WatchLevel.ALL, 0, r"watch timeout \(ms\) 0"),
+        (2, WatchLevel.ALL, 1.5, r"watch timeout \(ms\) 1.5"),
+    ],
+)
+def test_a_malformed_watch_is_refused_before_it_is_kept_and_the_leader_goes_on(index, level, timeout_ms, why):
+    """Kept before it failed, a malformed watch broke every later commit check: the leader then failed on
+    each append answer (review R10)."""
+    group = written_group()
+    leader = group.servers[A]
+    with pytest.raises(ValueError, match=why):
+        leader.watch(WATCH, index, level, timeout_ms)
+    assert leader.deadline_ms() < group.clock.now_ms() + 1000  # no watch deadline kept
+    group.take(A, leader.submit(ClientCall("c", 2, b"y")))
+    group.settle()
+    assert leader.commit_index == 3 and group.watches == []
+
+
+def test_watches_beyond_the_element_limit_of_their_level_fail_at_once():
+    """raft.server.watch.element-limit bounds the watches of each level that wait (Ratis's WatchRequests:
+    ResourceUnavailableException); a watch already reached never waits, so it is answered though the level
+    is full."""
+    group = Group(A, B, C, settings=RaftSettings(watch_element_limit=2))
+    group.elect(A)
+    group.tick(A, 75)
+    group.settle()  # every member committed the no-op
+    leader = group.servers[A]
+    calls = [ClientCall("watch", n, b"") for n in range(4)]
+    for call in calls[:3]:
+        group.take(A, leader.watch(call, 100, WatchLevel.ALL, 1000))
+    group.take(A, leader.watch(calls[3], 100, WatchLevel.MAJORITY, 1000))
+    (refused,) = group.watches
+    assert isinstance(refused, WatchFailed) and refused.call == calls[2]
+    assert refused.reason == (
+        "ResourceUnavailableException: 2 watches of ALL_COMMITTED already wait "
+        "(raft.server.watch.element-limit)"
+    )
+    group.take(A, leader.watch(WATCH, 1, WatchLevel.ALL, 1000))
+    assert group.watches[1:] == [WatchDone(WATCH, 1, WatchLevel.ALL, ((A, 1), (B, 1), (C, 1)))]
+    group.tick(A, 1000)
+    assert [w.call for w in group.watches[2:]] == calls[:2] + calls[3:]  # timed out, in arrival order
+    group.take(A, leader.watch(calls[2], 100, WatchLevel.ALL, 1000))  # room again
+    assert len(group.watches) == 5
+
+
+def test_a_commit_advance_and_a_tick_touch_only_the_watches_they_end():
+    """Pending watches are kept by index and by deadline (10,000 watches cost ~6 ms per write when each
+    advance rescanned them all, review R10); a heap keeps at most about twice the live watches."""
+    watches = PendingWatches(element_limit=100_000)
+    for n in range(10_000):
+        watches.add(Watch(ClientCall("w", n, b""), 10**9 - n, WatchLevel.ALL, 1000 + n, 1000))
+    assert watches.reached({WatchLevel.ALL: 10**9 - 10_000, WatchLevel.MAJORITY: 10**9}) == []
+    ended = watches.reached({WatchLevel.ALL: 10**9 - 9_998})
+    assert [w.call.call_id for w in ended] == [9_998, 9_999]  # in arrival order
+    assert watches.next_deadline_ms() == 1000
+    assert [w.call.call_id for w in watches.expired(1000 + 4_999)] == list(range(5_000))
+    assert len(watches) == 4_998 and watches.next_deadline_ms() == 6000
+    assert all(len(heap) <= 2 * len(watches) + 64 for heap in (watches._by_index[WatchLevel.ALL],))
+    assert [w.call.call_id for w in watches.drop()] == list(range(5_000, 9_998))
+    assert len(watches) == 0 and watches.next_deadline_ms() is None
+
+
+def test_a_majority_of_an_even_configuration_is_half_and_one():
+    """While a fourth member is added, MAJORITY needs three of the four members' commit indexes (Ratis's
+    getMajorityMin), not two."""
+    group = Group(A, B, C, D, states={m: PersistentState(configuration=(A, B, C)) for m in (A, B, C)})
+    group.elect(A, D)
+    leader = group.servers[A]
+    group.take(A, leader.set_configuration(ClientCall("admin", 1, b""), (A, B, C, D)))
+    for _ in range(3):
+        group.tick(A, 75)
+        group.settle()
+    assert leader.configuration == (A, B, C, D)
+    group.take(A, leader.submit(ClientCall("c", 1, b"x")))
+    written = leader.log.last_index
+    group.sync(A)
+    for follower in (B, C, D):
+        for message in group.sent(A, follower):
+            group.deliver(A, follower, message)
+        group.sync(follower)
+        for reply in group.sent(follower, A):
+            group.deliver(follower, A, reply)
+    assert leader.commit_index == written
+    group.take(A, leader.watch(WATCH, written, WatchLevel.MAJORITY, 10_000))
+    group.tick(A, leader.deadline_ms() - group.clock.now_ms())  # the heartbeat carries the commit
+    for follower in (B, C):
+        for message in group.sent(A, follower):
+            group.deliver(A, follower, message)
+        for reply in group.sent(follower, A):
+            group.deliver(follower, A, reply)
+        if follower == B:
+            assert [c for _, c in leader.commit_infos()] == [written, written, written - 1, written - 1]
+            assert group.watches == []  # two of four
+    (done,) = group.watches
+    assert done.level is WatchLevel.MAJORITY and [c for _, c in done.infos] == [written] * 3 + [written - 1]
