@@ -57,13 +57,15 @@ pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=f"network namespaces
 VOLUME, BUCKET = "jepsen", "keys"
 OMS = ("om1", "om2", "om3")
 LOCAL, GROUP_A = 254, 250  # this machine's addresses on the bridge: its own, and group A's
-FAMILY, FAMILIES = 3, 4
+FAMILY, FAMILIES = 3, 6
 KEYS = [f"k{i}" for i in range(FAMILY * FAMILIES)]
 CLIENTS_PER_GROUP = 3
 MIX = ((Op.CREATE, 2), (Op.PUT, 2), (Op.GET, 4), (Op.DELETE, 1), (Op.RENAME, 2))
+THINK_S = 0.05  # at most, between a client's operations (the checker's work grows with the history)
 OM_CALL_TIMEOUT_S = 4.0  # one OM call: a client of an isolated leader gives up (info) and goes on
 OM_DEADLINE_S = 15.0  # a commit's retries
 ELECTION_TIMEOUT = "1s"  # ozone.om.ratis.minimum.timeout
+CHECK_STEPS, CHECK_SECONDS = 50_000_000, 900.0  # the checker's budget: past it, "unknown" fails the test
 
 
 class Relay:
@@ -263,6 +265,7 @@ def worker(
             else:
                 args = (KEYS[key],)
             history.record(process, f, args, run_op(client, f, args))
+            time.sleep(rng.uniform(0, THINK_S))
 
 
 @dataclass
@@ -277,16 +280,16 @@ class Nemesis:
         oms, hosts = self.service.oms, self.service.hosts
         leader = oms.leader()
         hold = self.rng.uniform(*self.hold_s)
-        self.done.append(f"{kind} {leader} {hold:.1f}s")
-        print(f"nemesis: {self.done[-1]}", flush=True)
         if kind == "kill":
             oms.kill(leader, signal.SIGKILL)
             time.sleep(hold)
+            during = self.leader_now()
             oms.start(leader)
         elif kind == "pause":
             oms.processes[leader].send_signal(signal.SIGSTOP)
             try:
                 time.sleep(hold)
+                during = self.leader_now()
             finally:
                 oms.processes[leader].send_signal(signal.SIGCONT)
         else:
@@ -294,9 +297,18 @@ class Nemesis:
             hosts.cut_local(leader, self.service.group_a)
             try:
                 time.sleep(hold)
+                during = self.leader_now()
             finally:
                 hosts.heal()
+        self.done.append(f"{kind} {leader} {hold:.1f}s (then {during} led)")
+        print(f"nemesis: {self.done[-1]}", flush=True)
         time.sleep(self.rng.uniform(*self.quiet_s))
+
+    def leader_now(self) -> str:
+        try:
+            return self.service.oms.leader(5)
+        except AssertionError:
+            return "no OM"
 
 
 FAULTS = ("kill", "pause", "isolate")
@@ -332,16 +344,16 @@ def final_reads(conf: OzoneConfiguration, history: History) -> dict[str, str | N
     return state
 
 
-def lost_writes(history: History, final: dict[str, str | None]) -> list[str]:
+def lost_writes(history: History, final: dict[str, str | None]) -> tuple[int, list[str]]:
     """Acknowledged writes that nothing could have replaced, missing at the end: a put acknowledged on key k
     after every other change of k (and of a key renamed onto or from k) was acknowledged, with no change of
-    k left indeterminate, must be what k holds."""
+    k left indeterminate, must be what k holds. Returns how many keys had one, and those lost."""
     ops = [
         op
         for op in history.operations()
         if op.process != "final" and op.f is not Op.GET and op.type is not EventType.FAIL
     ]
-    lost = []
+    checked, lost = 0, []
     for key in KEYS:
         changes = [op for op in ops if key in KeyValueModel().keys(op.f, op.args)]
         if not changes or any(op.ret is None for op in changes):
@@ -349,9 +361,10 @@ def lost_writes(history: History, final: dict[str, str | None]) -> list[str]:
         last = max(changes, key=lambda op: op.call)
         if last.f not in (Op.CREATE, Op.PUT) or any(op.ret > last.call for op in changes if op is not last):
             continue
+        checked += 1
         if final[key] != last.args[1]:
             lost.append(f"{key}: {last} acknowledged, the key holds {final[key]!r}")
-    return lost
+    return checked, lost
 
 
 def run_jepsen(service: Service, tmp_path: Path, faults: int) -> None:
@@ -398,9 +411,11 @@ def run_jepsen(service: Service, tmp_path: Path, faults: int) -> None:
         f"({', '.join(f'{k.value} {n}' for k, n in counts.items())}); faults: {'; '.join(nemesis.done)}",
         flush=True,
     )
-    result = check(history, KeyValueModel(), Budget(steps=20_000_000, seconds=600))
-    lost = lost_writes(history, final)
-    print(result.report(), flush=True)
+    checking = time.monotonic()
+    result = check(history, KeyValueModel(), Budget(steps=CHECK_STEPS, seconds=CHECK_SECONDS))
+    checked, lost = lost_writes(history, final)
+    print(f"{result.report()} in {time.monotonic() - checking:.1f}s", flush=True)
+    print(f"jepsen: {checked} keys end on an acknowledged write, {len(lost)} of them lost", flush=True)
     if result.verdict is not Verdict.LINEARIZABLE or lost or hung:
         saved = tmp_path.parent / f"{tmp_path.name}-history.jsonl"
         history.dump(saved)
