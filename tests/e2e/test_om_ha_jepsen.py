@@ -12,9 +12,11 @@ bridge (the test process joins it at .254). The clients are threads of the test 
 OzoneClient on the service; group B talks to the OMs from .254, group A through relays that open every
 connection from .250, so the nemesis can cut the leader from group A only (and never from SCM).
 
-Keys: families of three (`k0-k2`, `k3-k5`, ...), renames within a family, so operations conflict while the
-checker's components stay small. A history that is not linearizable (or lost keys) is saved as JSON lines
-beside the test's tmp dir and its path printed: `python -m tests.jepsen.checker FILE` replays it.
+Keys: families of three (`e0k0-e0k2`, `e0k3-e0k5`, ...), renames within a family, so operations conflict
+while the checker's components stay small; every 10 faults the clients move to an epoch of new keys, so
+the writes left indeterminate pile up on no one set of keys. A history that is not linearizable (or lost
+keys) is saved as JSON lines beside the test's tmp dir and its path printed: `python -m
+tests.jepsen.checker FILE` replays it.
 
 The default suite runs a handful of faults; `-m slow` runs 200 (PYOZONE_JEPSEN_FAULTS=N for another count,
 PYOZONE_JEPSEN_SEED=S to draw the same operations and faults again)."""
@@ -58,7 +60,24 @@ VOLUME, BUCKET = "jepsen", "keys"
 OMS = ("om1", "om2", "om3")
 LOCAL, GROUP_A = 254, 250  # this machine's addresses on the bridge: its own, and group A's
 FAMILY, FAMILIES = 3, 6
-KEYS = [f"k{i}" for i in range(FAMILY * FAMILIES)]
+EPOCH_FAULTS = 10  # the clients move to new keys after this many faults
+
+
+def keys_of(epoch: int) -> list[str]:
+    """An epoch's keys. Each epoch has its own: an indeterminate write stays open to the end of the history
+    (the checker may place it anywhere after its invocation), so over 200 faults the open writes on one
+    set of keys would make the search exponential; on its own keys an epoch is checked apart (P-locality),
+    as short histories are."""
+    return [f"e{epoch}k{i}" for i in range(FAMILY * FAMILIES)]
+
+
+@dataclass
+class Epoch:
+    """The epoch the clients work in now (the nemesis moves it on)."""
+
+    value: int = 0
+
+
 CLIENTS_PER_GROUP = 3
 MIX = ((Op.CREATE, 2), (Op.PUT, 2), (Op.GET, 4), (Op.DELETE, 1), (Op.RENAME, 2))
 THINK_S = 0.05  # at most, between a client's operations (the checker's work grows with the history)
@@ -247,7 +266,7 @@ def run_op(client: OzoneClient, f: Op, args: tuple[Any, ...]) -> Callable[[], An
 
 
 def worker(
-    process: str, conf: OzoneConfiguration, seed: int, history: History, stop: threading.Event
+    process: str, conf: OzoneConfiguration, seed: int, history: History, stop: threading.Event, epoch: Epoch
 ) -> None:
     rng = random.Random(seed)
     kinds, weights = zip(*MIX, strict=True)
@@ -255,15 +274,16 @@ def worker(
     with client_of(conf) as client:
         while not stop.is_set():
             f = rng.choices(kinds, weights)[0]
-            key = rng.randrange(len(KEYS))
+            keys = keys_of(epoch.value)
+            key = rng.randrange(len(keys))
             if f in (Op.CREATE, Op.PUT):
                 written += 1
-                args: tuple[Any, ...] = (KEYS[key], f"{process}-{written}")
+                args: tuple[Any, ...] = (keys[key], f"{process}-{written}")
             elif f is Op.RENAME:
                 family = key - key % FAMILY
-                args = (KEYS[key], KEYS[rng.randrange(family, family + FAMILY)])
+                args = (keys[key], keys[rng.randrange(family, family + FAMILY)])
             else:
-                args = (KEYS[key],)
+                args = (keys[key],)
             history.record(process, f, args, run_op(client, f, args))
             time.sleep(rng.uniform(0, THINK_S))
 
@@ -314,12 +334,12 @@ class Nemesis:
 FAULTS = ("kill", "pause", "isolate")
 
 
-def final_reads(conf: OzoneConfiguration, history: History) -> dict[str, str | None]:
+def final_reads(conf: OzoneConfiguration, history: History, keys: list[str]) -> dict[str, str | None]:
     """Every key read once more after the faults, as process "final" of the history. Any answer but the
     content or KEY_NOT_FOUND (e.g. a key OM lists whose blocks are gone) fails the test."""
     state: dict[str, str | None] = {}
     with client_of(conf) as client:
-        for key in KEYS:
+        for key in keys:
             for attempt in range(10):
                 invocation = history.invoke("final", Op.GET, key)
                 try:
@@ -354,7 +374,7 @@ def lost_writes(history: History, final: dict[str, str | None]) -> tuple[int, li
         if op.process != "final" and op.f is not Op.GET and op.type is not EventType.FAIL
     ]
     checked, lost = 0, []
-    for key in KEYS:
+    for key in final:
         changes = [op for op in ops if key in KeyValueModel().keys(op.f, op.args)]
         if not changes or any(op.ret is None for op in changes):
             continue
@@ -376,10 +396,11 @@ def run_jepsen(service: Service, tmp_path: Path, faults: int) -> None:
         client.create_bucket(VOLUME, BUCKET)
     history = History()
     stop = threading.Event()
+    epoch = Epoch()
     threads = [
         threading.Thread(
             target=worker,
-            args=(f"{group}{i}", conf, rng.randrange(1 << 32), history, stop),
+            args=(f"{group}{i}", conf, rng.randrange(1 << 32), history, stop, epoch),
             name=f"client-{group}{i}",
             daemon=True,
         )
@@ -394,6 +415,8 @@ def run_jepsen(service: Service, tmp_path: Path, faults: int) -> None:
         time.sleep(2)
         for i in range(faults):
             nemesis.fault(FAULTS[i % len(FAULTS)] if i < len(FAULTS) else rng.choice(FAULTS))
+            if (i + 1) % EPOCH_FAULTS == 0 and i + 1 < faults:
+                epoch.value += 1
         service.oms.leader()
         time.sleep(3)  # calm: every client's operations go through again
     finally:
@@ -401,7 +424,7 @@ def run_jepsen(service: Service, tmp_path: Path, faults: int) -> None:
         for thread in threads:
             thread.join(OM_DEADLINE_S + 4 * OM_CALL_TIMEOUT_S + 30)
     hung = [t.name for t in threads if t.is_alive()]
-    final = final_reads(service.conf_b, history)
+    final = final_reads(service.conf_b, history, [k for e in range(epoch.value + 1) for k in keys_of(e)])
     ops = history.operations()
     counts = {
         kind: sum(op.type is kind for op in ops) for kind in (EventType.OK, EventType.FAIL, EventType.INFO)
