@@ -15,8 +15,8 @@ connection from .250, so the nemesis can cut the leader from group A only (and n
 Keys: families of three (`e0k0-e0k2`, `e0k3-e0k5`, ...), renames within a family, so operations conflict
 while the checker's components stay small; every 10 faults the clients move to an epoch of new keys, so
 the writes left indeterminate pile up on no one set of keys. A history that is not linearizable (or lost
-keys) is saved as JSON lines beside the test's tmp dir and its path printed: `python -m
-tests.jepsen.checker FILE` replays it.
+keys) is saved as JSON lines in the system's temp dir (pyozone-jepsen-SEED-TIME.jsonl), its path printed:
+`python -m tests.jepsen.checker FILE` replays it.
 
 The default suite runs a handful of faults; `-m slow` runs 200 (PYOZONE_JEPSEN_FAULTS=N for another count,
 PYOZONE_JEPSEN_SEED=S to draw the same operations and faults again)."""
@@ -30,6 +30,7 @@ import random
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.request
@@ -387,7 +388,7 @@ def lost_writes(history: History, final: dict[str, str | None]) -> tuple[int, li
     return checked, lost
 
 
-def run_jepsen(service: Service, tmp_path: Path, faults: int) -> None:
+def run_jepsen(service: Service, faults: int) -> None:
     seed = int(os.environ.get("PYOZONE_JEPSEN_SEED", random.randrange(1 << 32)))
     print(f"jepsen: seed {seed} (PYOZONE_JEPSEN_SEED={seed} draws it again), {faults} faults", flush=True)
     rng = random.Random(seed)
@@ -440,7 +441,8 @@ def run_jepsen(service: Service, tmp_path: Path, faults: int) -> None:
     print(f"{result.report()} in {time.monotonic() - checking:.1f}s", flush=True)
     print(f"jepsen: {checked} keys end on an acknowledged write, {len(lost)} of them lost", flush=True)
     if result.verdict is not Verdict.LINEARIZABLE or lost or hung:
-        saved = tmp_path.parent / f"{tmp_path.name}-history.jsonl"
+        # Not under pytest's base temp dir: pytest keeps only the last three runs' of this user.
+        saved = Path(tempfile.gettempdir()) / f"pyozone-jepsen-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
         history.dump(saved)
         print(f"jepsen: history saved: {saved} (replay: python -m tests.jepsen.checker {saved})", flush=True)
         logs = service.oms.data_dir / "logs"
@@ -452,12 +454,12 @@ def run_jepsen(service: Service, tmp_path: Path, faults: int) -> None:
 
 
 def test_om_ha_stays_linearizable_through_leader_kills_pauses_and_partitions(
-    service: Service, tmp_path: Path
+    service: Service,
 ) -> None:
-    run_jepsen(service, tmp_path, int(os.environ.get("PYOZONE_JEPSEN_FAULTS", 3)))
+    run_jepsen(service, int(os.environ.get("PYOZONE_JEPSEN_FAULTS", 3)))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(6 * 3600)
-def test_om_ha_stays_linearizable_through_200_faults(service: Service, tmp_path: Path) -> None:
-    run_jepsen(service, tmp_path, int(os.environ.get("PYOZONE_JEPSEN_FAULTS", 200)))
+def test_om_ha_stays_linearizable_through_200_faults(service: Service) -> None:
+    run_jepsen(service, int(os.environ.get("PYOZONE_JEPSEN_FAULTS", 200)))
