@@ -3,11 +3,13 @@ check that every acknowledged key reads back intact and that SCM re-replicates e
 
     python -m benchmarks.chaos --minutes N [--datanodes 5] [--racks 2] [--max-down 2] [--seed S]
                                [--kill-every 60] [--data-dir DIR] [--keep] [--workload keys]
+                               [--om-ha [--om-kills 3]]
 
 1. `pyozone cluster up` with short intervals (benchmarks/chaos_cluster.py) in a fresh directory;
 2. for N minutes, a writer puts keys of 1 KB-20 MB (log-uniform) through a Workload and records the sha256
    of each one acknowledged, while a killer carries out a seeded plan (benchmarks/chaos_plan.py): kill -9
-   of datanodes, at most --max-down at once, and of OM and SCM once each;
+   of datanodes, at most --max-down at once, and of OM and SCM once each (with --om-ha, three OMs of one
+   service in the lone OM's place, and the leader of the moment killed --om-kills times);
 3. everything is started again; every acknowledged key is read back and compared (lost: unreadable,
    corrupt: other bytes), while the Replication Manager's report (`admin container report`) is polled
    until nothing is under-replicated (bounded);
@@ -58,6 +60,8 @@ class ChaosOptions:
     data_dir: Path | None = None  # None: a new temporary directory
     keep: bool = False
     workload: str = "keys"
+    om_ha: bool = False  # three OMs of one service (issue 30); a kill of "om" kills its leader
+    om_kills: int = 1
     op_timeout_s: float = 300.0  # one write or read; past it the op counts as failed
     ready_timeout_s: float = 180.0
     rm_timeout_s: float = 600.0  # how long to wait for no under-replication
@@ -237,7 +241,7 @@ def run(options: ChaosOptions, on_cluster_up: Callable[[Path], None] | None = No
     """The whole run; the cluster is down again when it returns (or raises)."""
     result = ChaosResult(options)
     data_dir = options.data_dir or Path(tempfile.mkdtemp(prefix="pyozone-chaos-"))
-    cluster = ChaosCluster(data_dir, options.datanodes, options.racks)
+    cluster = ChaosCluster(data_dir, options.datanodes, options.racks, options.om_ha)
     began = time.monotonic()
     try:
         cluster.up(options.ready_timeout_s)
@@ -263,7 +267,12 @@ def _chaos(options: ChaosOptions, cluster: ChaosCluster, workload: Workload, res
     duration_s = options.minutes * 60
     timing = KillTiming(kill_every_s=options.kill_every)
     plan = plan_kills(
-        duration_s, cluster.datanode_names(), options.max_down, random.Random(rng.getrandbits(64)), timing
+        duration_s,
+        cluster.datanode_names(),
+        options.max_down,
+        random.Random(rng.getrandbits(64)),
+        timing,
+        options.om_kills,
     )
     t0 = time.monotonic()
     _log(t0, f"writing for {duration_s:.0f} s; {sum(e.action is Action.KILL for e in plan)} kills planned")
@@ -308,7 +317,11 @@ def summary_rows(result: ChaosResult) -> list[tuple[str, str]]:
     errors = sum(result.write_errors.values())
     rows = [
         ("workload", result.workload),
-        ("cluster", f"{o.datanodes} datanodes on {o.racks} racks, at most {o.max_down} down, seed {o.seed}"),
+        (
+            "cluster",
+            f"{o.datanodes} datanodes on {o.racks} racks, at most {o.max_down} down, seed {o.seed}"
+            + (", OM HA (3 OMs; the leader killed)" if o.om_ha else ""),
+        ),
         ("writing phase", f"{result.writing_s:.1f} s"),
         ("keys acknowledged", str(len(result.acknowledged))),
         ("bytes acknowledged", f"{_gib(result):.2f} GiB"),
@@ -366,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a new temporary directory")
     parser.add_argument("--keep", action="store_true", help="keep the data dir (logs, ledger) afterwards")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="keys")
+    parser.add_argument("--om-ha", action="store_true", help="three OMs of one service; kills hit the leader")
+    parser.add_argument("--om-kills", type=int, default=1, help="OM kills over the run (default 1)")
     args = parser.parse_args(argv)
     if args.datanodes - args.max_down < 1 or args.minutes <= 0 or args.kill_every <= 0:
         parser.error("need --minutes > 0, --kill-every > 0 and more datanodes than --max-down")

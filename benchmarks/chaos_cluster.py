@@ -1,6 +1,7 @@
 """A chaos run's cluster: `pyozone cluster up --background` with short intervals, kill -9 and restart of
 one daemon at a time through the supervisor, a record of what was down when, and a teardown that leaves
-nothing running whatever happened before it."""
+nothing running whatever happened before it. With `om_ha`, three OMs of one service (benchmarks/om_ha.py's
+HaOms) take the lone OM's place, and "om" names the service's leader at the time of a kill."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from benchmarks.chaos_plan import Action, Conditions, Event, conditions, max_datanodes_down
+from benchmarks.om_ha import HaOms
 from pyozone.cluster import supervisor
 from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState
 from pyozone.cluster.status import cluster_ready, om_ready, scm_ready, wait_until
@@ -46,10 +48,13 @@ START_CHECK_S = 3.0  # a restarted daemon that cannot start exits within moments
 
 
 class ChaosCluster:
-    def __init__(self, data_dir: Path, datanodes: int, racks: int) -> None:
+    def __init__(self, data_dir: Path, datanodes: int, racks: int, om_ha: bool = False) -> None:
         self.data_dir = data_dir
         self.datanodes = datanodes
         self.racks = racks
+        self.om_ha = om_ha
+        self.ha: HaOms | None = None  # the OM service, once up
+        self._om_killed: str | None = None  # the service's OM a kill of "om" stopped
         self._state: ClusterState | None = None
         self._lock = threading.Lock()
         self._changes: list[Event] = []  # the kills and starts made, at monotonic times, in order
@@ -60,7 +65,8 @@ class ChaosCluster:
         return self._state
 
     def conf(self) -> OzoneConfiguration:
-        return load_configuration(Path(self.state.conf_dir), {})
+        """The client's: with OM HA, the service's keys (calls fail over among the three)."""
+        return self.ha.conf() if self.ha is not None else load_configuration(Path(self.state.conf_dir), {})
 
     def datanode_names(self) -> list[str]:
         return [d.name for d in self.state.datanodes()]
@@ -81,15 +87,32 @@ class ChaosCluster:
             )
             if done.returncode == 0:
                 self._state = ClusterState.load(self.data_dir)
+                if self.om_ha:
+                    self._start_om_service(timeout_s)
                 return
             if attempt == 1:
                 self.down()
                 shutil.rmtree(self.data_dir, ignore_errors=True)
         raise RuntimeError(f"cluster up failed:\n{done.stdout}\n{done.stderr}")
 
+    def _start_om_service(self, timeout_s: float) -> None:
+        """The cluster's lone OM stopped for good, three OMs of one service started on its SCM."""
+        supervisor.kill(self.state, "om")
+        self.ha = HaOms.plan(self.data_dir / "om-ha", Path(self.state.conf_dir))
+        self.ha.start_all(timeout_s)
+
+    def om_leader(self) -> str | None:
+        """The service's OM that leads (the highest term's, should an old leader still think it leads)."""
+        assert self.ha is not None
+        views = {node: self.ha.raft_view(node) for node in self.ha.processes}
+        leaders = [(v["term"], node) for node, v in views.items() if v and v.get("role") == "LEADER"]
+        return max(leaders)[1] if leaders else None
+
     def down(self) -> None:
         """Every daemon stopped: SIGTERM, then SIGKILL of the process group (each daemon leads its own
         session) of anything left."""
+        if self.ha is not None:
+            self.ha.stop_all()
         if not (self.data_dir / STATE_FILE).exists():
             return
         state = self._state or ClusterState.load(self.data_dir)
@@ -104,14 +127,24 @@ class ChaosCluster:
         wait_until(lambda: scm_ready(state.daemon("scm").ports["http"]), timeout_s, "SCM readiness")
         with self.admin() as admin:
             wait_until(lambda: cluster_ready(admin, self.datanodes), timeout_s, "all datanodes healthy")
-        wait_until(lambda: om_ready(state.daemon("om").ports["http"]), timeout_s, "OM readiness")
+        if self.ha is not None:
+            wait_until(lambda: self.om_leader() is not None, timeout_s, "an OM of the service leading")
+        else:
+            wait_until(lambda: om_ready(state.daemon("om").ports["http"]), timeout_s, "OM readiness")
 
     def admin(self) -> ScmAdminClient:
         return ScmAdminClient(HostPort(HOST, self.state.daemon("scm").ports["client"]), timeout_s=5)
 
     # ------------------------------------------------------------------ chaos
     def kill(self, name: str) -> bool:
-        """kill -9; False if it was not running."""
+        """kill -9; False if it was not running (with OM HA, "om": the leader; False without one)."""
+        if name == "om" and self.ha is not None:
+            leader = self.om_leader() if self._om_killed is None else None
+            if leader is not None:
+                self.ha.kill(leader)
+                self._om_killed = leader
+                self._record(name, up=False)
+            return leader is not None
         killed = supervisor.kill(self.state, name)
         if killed:
             self._record(name, up=False)
@@ -119,6 +152,21 @@ class ChaosCluster:
 
     def start(self, name: str) -> str:
         """Starts a daemon again and watches it briefly; "running", or how it ended."""
+        if name == "om" and self.ha is not None:
+            if self._om_killed is None:
+                return "running"
+            node, self._om_killed = self._om_killed, None
+            self.ha.start(node)
+            process = self.ha.processes[node]
+            deadline = time.monotonic() + START_CHECK_S
+            while process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            status = "running" if process.poll() is None else f"exited with {process.returncode}"
+            if status != "running":
+                self._om_killed = node
+            else:
+                self._record(name, up=True)
+            return status
         if supervisor.is_running(self.state.pids.get(name)):
             return "running"
         pid = supervisor.start(self.state, name)
@@ -130,7 +178,11 @@ class ChaosCluster:
         return status
 
     def stopped(self) -> list[str]:
-        return [d.name for d in self.state.daemons if not supervisor.is_running(self.state.pids.get(d.name))]
+        """The daemons down; with OM HA, "om" while a kill of the leader has not been started again."""
+        down = [d.name for d in self.state.daemons if not supervisor.is_running(self.state.pids.get(d.name))]
+        if self.ha is not None:
+            down = [name for name in down if name != "om"] + ["om"] * (self._om_killed is not None)
+        return down
 
     def _record(self, name: str, up: bool) -> None:
         with self._lock:

@@ -4,7 +4,9 @@ A plan is made up front from a seed, so a failing run can be replayed with the s
 plain list that tests check without a cluster. Like Ozone's MiniOzoneChaosCluster it kills datanodes
 over and over (never more than `max_down` at once), and OM and SCM once each, at a third and at two
 thirds of the run. Some datanode kills come in pairs a few seconds apart: the "two datanodes killed in a
-row" case the write path must survive while a replication factor's worth of datanodes remain.
+row" case the write path must survive while a replication factor's worth of datanodes remain. With OM HA
+(issue 30) "om" is the service's leader at the time of the kill, killed `om_kills` times, spread over the
+first two thirds.
 """
 
 from __future__ import annotations
@@ -49,11 +51,17 @@ def plan_kills(
     max_down: int,
     rng: random.Random,
     timing: KillTiming = KillTiming(),
+    om_kills: int = 1,
 ) -> list[Event]:
     """Kill and start events within [0, duration_s], sorted by time (a start before a kill at the same
-    instant). Every daemon killed is started again by duration_s."""
+    instant). Every daemon killed is started again by duration_s. OM is killed `om_kills` times, at odd
+    multiples of duration_s / (3 * om_kills): one kill at a third, several spread before SCM's."""
     events = [
-        *_outage("om", duration_s / 3, timing.om_down_s, duration_s),
+        *(
+            e
+            for i in range(om_kills)
+            for e in _outage("om", (2 * i + 1) * duration_s / (3 * om_kills), timing.om_down_s, duration_s)
+        ),
         *_outage("scm", 2 * duration_s / 3, timing.scm_down_s, duration_s),
     ]
     back_at: dict[str, float] = {}  # datanode -> when it is started again

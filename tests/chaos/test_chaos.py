@@ -1,6 +1,7 @@
 """`pytest -m chaos`: the chaos suite (benchmarks/chaos.py) for two minutes of writes on 5 datanodes over
 2 racks, a datanode killed every 25 s on average, at most 2 down at once, OM and SCM killed once each:
-nothing acknowledged may be lost or corrupt.
+nothing acknowledged may be lost or corrupt. Then the same with OM HA (issue 30): three OMs of one service,
+whose leader of the moment is killed three times.
 
 Write errors are printed, not asserted: which ones a write path must avoid is its issue's acceptance (the
 summary counts those that happened while OM, SCM and three datanodes were up)."""
@@ -26,5 +27,26 @@ def test_no_acknowledged_key_is_lost_or_corrupt(tmp_path: Path) -> None:
     assert {e.daemon for e in result.killed} >= {"om", "scm"}
     assert any(e.daemon.startswith("dn") for e in result.killed)
     assert result.most_datanodes_down == 2  # seed 1's plan kills dn2 three seconds after dn3
+    assert not result.lost, result.lost
+    assert not result.corrupt, result.corrupt
+
+
+@pytest.mark.timeout(1500)
+def test_no_acknowledged_key_is_lost_or_corrupt_with_om_leader_kills(tmp_path: Path) -> None:
+    result = run(
+        ChaosOptions(
+            minutes=2,
+            seed=1,
+            kill_every=25,
+            data_dir=tmp_path / "cluster",
+            rm_timeout_s=300,
+            om_ha=True,
+            om_kills=3,
+        )
+    )
+    print_summary(result)
+    assert len(result.acknowledged) > 0
+    assert sum(e.daemon == "om" for e in result.killed) == 3  # a leader each time
+    assert "scm" in {e.daemon for e in result.killed}
     assert not result.lost, result.lost
     assert not result.corrupt, result.corrupt

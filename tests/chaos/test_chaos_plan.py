@@ -70,3 +70,19 @@ EVENTS = [
 )
 def test_conditions_over_an_interval(start: float, end: float, expected: Conditions) -> None:
     assert conditions(EVENTS, 5, start, end) == expected
+
+
+def test_om_kills_spread_over_the_first_two_thirds_each_started_again() -> None:
+    plan = plan_kills(90, DATANODES, 2, random.Random(1), om_kills=3)
+    om = [(e.at_s, e.action) for e in plan if e.daemon == "om"]
+    assert om == [
+        (10, Action.KILL),
+        (20, Action.START),
+        (30, Action.KILL),
+        (40, Action.START),
+        (50, Action.KILL),
+        (60, Action.START),
+    ]
+    assert plan_kills(120, DATANODES, 2, random.Random(1)) == plan_kills(
+        120, DATANODES, 2, random.Random(1), om_kills=1
+    )

@@ -10,6 +10,10 @@ u32 filter sends what goes to the other host into a `blackhole` qdisc (no error 
 connections stall until their own timeouts), so a test sees what a real partition shows, not a refused
 connection. `cut(a, b, one_way=True)` drops only a's packets to b (b's still arrive, a's answers are lost).
 (This kernel has no tc drop action and no prio qdisc: an htb root with a blackholed class does the same.)
+
+This machine's own namespace may join the bridge (`join`): its processes then reach the hosts, and the hosts
+its listeners on 0.0.0.0, through addresses 10.231.N.I it holds; `cut_local` drops what passes between a
+host and one of those addresses, both ways (a client of the test process opening its connections from it).
 """
 
 from __future__ import annotations
@@ -61,7 +65,8 @@ class Hosts:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     cuts: set[tuple[str, str]] = field(default_factory=set)
-    shaped: set[str] = field(default_factory=set)
+    local_cuts: set[tuple[str, str]] = field(default_factory=set)
+    shaped: set[str] = field(default_factory=set)  # the devices with the blackhole qdisc
 
     def __post_init__(self) -> None:
         self.net = int(self.tag, 16) % 200 + 20
@@ -95,13 +100,38 @@ class Hosts:
         for src, dst in ((a, b),) if one_way else ((a, b), (b, a)):
             if (src, dst) in self.cuts:
                 continue
-            self._shape(src)
             ns, dev = self.ns(src), self._inside(src)
+            self._shape(ns, dev)
             _tc(
                 "-n", ns, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
                 "u32", "match", "ip", "dst", f"{self.address(dst)}/32", "flowid", "1:2",
             )  # fmt: skip
             self.cuts.add((src, dst))
+
+    def join(self, index: int) -> str:
+        """Gives this machine's own namespace the address 10.231.N.`index` on the bridge (not one of the
+        hosts': 200 and up), and returns it."""
+        local = SUBNET.format(self.net, index)
+        _ip("addr", "add", f"{local}/24", "dev", self.bridge)
+        return local
+
+    def cut_local(self, host: str, local: str) -> None:
+        """Drop every packet `host` sends to `local` (an address `join` gave) and every one `local` sends
+        to `host`: on the host's side of its link and on the bridge's."""
+        if (host, local) in self.local_cuts:
+            return
+        inside, outside = self._inside(host), self._outside(host)
+        self._shape(self.ns(host), inside)
+        self._shape(None, outside)
+        _tc(
+            "-n", self.ns(host), "filter", "add", "dev", inside, "parent", "1:", "protocol", "ip",
+            "prio", "1", "u32", "match", "ip", "dst", f"{local}/32", "flowid", "1:2",
+        )  # fmt: skip
+        _tc(
+            "filter", "add", "dev", outside, "parent", "1:", "protocol", "ip", "prio", "1",
+            "u32", "match", "ip", "src", f"{local}/32", "flowid", "1:2",
+        )  # fmt: skip
+        self.local_cuts.add((host, local))
 
     def isolate(self, host: str) -> None:
         """Cut `host` from every other host."""
@@ -111,26 +141,33 @@ class Hosts:
 
     def heal(self) -> None:
         """Remove every cut."""
-        for src in {src for src, _ in self.cuts}:
+        for src in {src for src, _ in self.cuts} | {host for host, _ in self.local_cuts}:
             _tc("-n", self.ns(src), "filter", "del", "dev", self._inside(src), "parent", "1:", "prio", "1")
+        for host in {host for host, _ in self.local_cuts}:
+            _tc("filter", "del", "dev", self._outside(host), "parent", "1:", "prio", "1")
         self.cuts.clear()
+        self.local_cuts.clear()
 
     def _inside(self, name: str) -> str:
         return f"pz{self.tag}i{self.names.index(name)}"
 
-    def _shape(self, host: str) -> None:
-        """An htb root whose default class passes everything and whose class 1:2 drops it (once per host)."""
-        if host in self.shaped:
+    def _outside(self, name: str) -> str:
+        return f"pz{self.tag}o{self.names.index(name)}"
+
+    def _shape(self, ns: str | None, dev: str) -> None:
+        """An htb root whose default class passes everything and whose class 1:2 drops it (once per device;
+        `ns` None: this machine's own namespace)."""
+        if dev in self.shaped:
             return
-        ns, dev = self.ns(host), self._inside(host)
-        _tc("-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1")
+        where = ("-n", ns) if ns is not None else ()
+        _tc(*where, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1")
         for classid in ("1:1", "1:2"):
             _tc(
-                "-n", ns, "class", "add", "dev", dev, "parent", "1:", "classid", classid, "htb",
+                *where, "class", "add", "dev", dev, "parent", "1:", "classid", classid, "htb",
                 "rate", "10gbit", "quantum", "60000",
             )  # fmt: skip
-        _tc("-n", ns, "qdisc", "add", "dev", dev, "parent", "1:2", "handle", "20:", "blackhole")
-        self.shaped.add(host)
+        _tc(*where, "qdisc", "add", "dev", dev, "parent", "1:2", "handle", "20:", "blackhole")
+        self.shaped.add(dev)
 
     def command(self, host: str, *args: str) -> list[str]:
         """`python -m pyozone ARGS` as run on `host`."""
