@@ -70,6 +70,7 @@ from pyozone.om.server.membership import (
     first_members,
     join_service,
     leader_members,
+    members_confirmed,
 )
 from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
@@ -368,6 +369,7 @@ class OmDaemon:
             await join_service(node, others, self.raft, self.tls, self.bootstrap, self.force_bootstrap)
         except MembershipRefused as e:
             raise ServerStartError(str(e)) from None
+        members_confirmed(group_dir)
 
     async def _obtain_certificate(self) -> None:
         """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops."""

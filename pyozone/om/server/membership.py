@@ -14,7 +14,8 @@ The leader's side (`OmMembership`, behind OzoneManagerAdminService):
   (removeOMFromRatisRing).
 
 The new OM's side (`join_service`, `pyozone om --bootstrap`): unless `--force`, every other OM must have
-the new OM in its configuration (Ozone's checkConfigBeforeBootstrap); then the leader is asked to add it.
+the new OM in its configuration (Ozone's checkConfigBeforeBootstrap); then the leader is asked to add it. Its
+first members are kept pending until the leader did (`PENDING_MEMBERS_FILE`).
 An OM started without --bootstrap that is no member (a peer's log says so, or its own) refuses to start.
 """
 
@@ -49,6 +50,10 @@ log = logging.getLogger(__name__)
 
 MEMBERS_FILE = "om-service-nodes"
 """In the group's Raft directory: the node ids of the group's first members, one a line."""
+PENDING_MEMBERS_FILE = MEMBERS_FILE + ".pending"
+"""`MEMBERS_FILE` of a bootstrapping OM until the leader added it (`members_confirmed`): a bootstrap that
+failed leaves only this, and the OM refuses to start from it without --bootstrap (it would stand for
+election in a group that does not count it)."""
 BOOTSTRAP_TIMEOUT_S = 300.0
 """How long `pyozone om --bootstrap` looks for a leader that takes its request."""
 
@@ -281,6 +286,11 @@ async def first_members(
     OM to bootstrap while no OM of the service answers with its members."""
     service = me.service_id
     path = group_dir / MEMBERS_FILE
+    if not path.exists() and (group_dir / PENDING_MEMBERS_FILE).exists() and not bootstrap:
+        raise MembershipRefused(
+            f"OM {me.node_id}'s bootstrap into {service} did not finish (the leader never confirmed adding "
+            f"it: {group_dir / PENDING_MEMBERS_FILE}): start it with `pyozone om --bootstrap`"
+        )
     if path.exists():
         ids = path.read_text().split()
         missing = [node for node in ids if node not in nodes]
@@ -316,11 +326,20 @@ async def first_members(
         # the members in force on a running OM (and this one): the configuration entries that made them
         # reach this log from the leader
         ids = [*(node for node in members if node != me.node_id), me.node_id]
+        if bootstrap:  # the members once the leader adds this OM: pending until it did
+            path = group_dir / PENDING_MEMBERS_FILE
     group_dir.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".tmp")
     partial.write_text("\n".join(ids) + "\n")
     os.replace(partial, path)
     return tuple(nodes[node] for node in ids)
+
+
+def members_confirmed(group_dir: Path) -> None:
+    """The leader added this OM (or counted it already): its pending first members become its own."""
+    pending = group_dir / PENDING_MEMBERS_FILE
+    if pending.exists():
+        os.replace(pending, group_dir / MEMBERS_FILE)
 
 
 async def join_service(

@@ -18,9 +18,11 @@ import pytest
 from pyozone import rpc
 from pyozone.cli.admin.om import run_decommission
 from pyozone.common.cli_options import CLIError
+from pyozone.common.net import HostPort
+from pyozone.common.om_ha import OmNodeDetails
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.om.metadata import VOLUME_TABLE, volume_key
-from pyozone.om.server import OmDaemon, ServerStartError
+from pyozone.om.server import OmDaemon, ServerStartError, membership
 from pyozone.om.server.ha import AnsweredStatus
 from pyozone.protocol.om_admin import ADMIN_SERVICE, bootstrap_request, decommission_request, transfer_request
 from tests.polling import wait_for_async
@@ -349,3 +351,32 @@ def test_a_member_behind_a_purged_log_and_a_change_installs_the_checkpoint_with_
                 await svc.stop(node)
 
     run(scenario())
+
+
+def _node(node_id: str, port: int) -> OmNodeDetails:
+    address = HostPort("127.0.0.1", port)
+    return OmNodeDetails("omservice", node_id, address, address, address)
+
+
+def test_a_bootstrap_the_leader_never_confirmed_leaves_no_members_to_start_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R9: a failed --bootstrap wrote om-service-nodes naming om4 before the leader agreed; restarted without
+    --bootstrap, om4 started as a member of a group that did not count it (CANDIDATE forever). The members
+    stay pending until the leader added it; without --bootstrap a pending file is refused."""
+    nodes = {n: _node(n, 9860 + i) for i, n in enumerate(("om1", "om2", "om3", "om4"))}
+    running = ("om1", "om2", "om3")
+    monkeypatch.setattr(membership, "_members_per_peers", lambda client: ("om1", running))
+    me, group_dir = nodes["om4"], tmp_path / "group"
+
+    def first(bootstrap: bool) -> tuple[str, ...]:
+        found = asyncio.run(membership.first_members(me, group_dir, nodes, nodes, None, bootstrap))
+        return tuple(n.node_id for n in found)
+
+    assert first(bootstrap=True) == ("om1", "om2", "om3", "om4")  # the bootstrap then fails
+    with pytest.raises(membership.MembershipRefused, match=r"did not finish .* --bootstrap"):
+        first(bootstrap=False)
+    assert first(bootstrap=True) == ("om1", "om2", "om3", "om4")  # again, and the leader adds it
+    membership.members_confirmed(group_dir)
+    monkeypatch.setattr(membership, "_members_per_peers", lambda client: pytest.fail("peers asked"))
+    assert first(bootstrap=False) == ("om1", "om2", "om3", "om4")
