@@ -268,6 +268,23 @@ def _members_per_peers(client: OmAdminClient) -> tuple[str, tuple[str, ...]] | N
     return None
 
 
+def _peers_not_counting(client: OmAdminClient, node_id: str) -> dict[str, tuple[str, ...]]:
+    """The members in force on each OM that answers with a Raft log, when none of them counts `node_id`;
+    {} when one does, or none answers (a whole service starting together)."""
+    views: dict[str, tuple[str, ...]] = {}
+    for node in client.nodes:
+        try:
+            answer = client.configuration(node, timeout_s=5)
+        except RpcError:
+            continue
+        if answer.logKnown:
+            members = tuple(n.nodeID for n in answer.nodesInMemory)
+            if node_id in members:
+                return {}
+            views[node] = members
+    return views
+
+
 async def first_members(
     me: OmNodeDetails,
     group_dir: Path,
@@ -282,8 +299,9 @@ async def first_members(
     groups. Its log's configuration entries change them; the configuration's other OMs (`nodes`) are
     addresses only.
 
-    MembershipRefused: a new OM started without --bootstrap that a running OM's log does not count, or an
-    OM to bootstrap while no OM of the service answers with its members."""
+    MembershipRefused: a new OM started without --bootstrap that a running OM's log does not count, an OM
+    with members that no running OM counts any more (removed while it was stopped), or an OM to bootstrap
+    while no OM of the service answers with its members."""
     service = me.service_id
     path = group_dir / MEMBERS_FILE
     if not path.exists() and (group_dir / PENDING_MEMBERS_FILE).exists() and not bootstrap:
@@ -299,6 +317,18 @@ async def first_members(
                 f"the Raft log in {group_dir} began with OMs {', '.join(missing)}, which "
                 f"{suffixed('ozone.om.nodes', service)} does not name: restore them in the configuration"
             )
+        if not bootstrap:
+            # A stopped OM never receives the entry that removed it: the running OMs know better than its log
+            others = OmAdminClient({n: d for n, d in active.items() if n != me.node_id}, tls)
+            views = await asyncio.to_thread(_peers_not_counting, others, me.node_id)
+            if views:
+                seen = "; ".join(f"OM {node}'s: {', '.join(members)}" for node, members in views.items())
+                key = suffixed("ozone.om.decommissioned.nodes", service)
+                raise MembershipRefused(
+                    f"OM {me.node_id} is not a member of the Ratis group of {service} any more (members "
+                    f"{seen}): it was decommissioned; list it in {key}, or start it with "
+                    "`pyozone om --bootstrap` to add it again"
+                )
         return tuple(nodes[node] for node in ids)
     client = OmAdminClient({n: d for n, d in active.items() if n != me.node_id}, tls)
     found = await asyncio.to_thread(_members_per_peers, client)
