@@ -65,6 +65,7 @@ from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
 from pyozone.om.server.membership import (
+    MEMBERS_FILE,
     MembershipRefused,
     OmMembership,
     first_members,
@@ -316,6 +317,7 @@ class OmDaemon:
         ratis_dir = Path(str(conf.get("ozone.om.ratis.storage.dir") or self.metadata_dir / "ratis"))
         private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
         group_id = om_raft_group_id(node.service_id)
+        counted = (ratis_dir / group_id / MEMBERS_FILE).exists()  # confirmed members, before this start
         try:
             first = await first_members(
                 node, ratis_dir / group_id, {n.node_id: n for n in nodes}, {n.node_id: n for n in active},
@@ -366,7 +368,9 @@ class OmDaemon:
         self.membership = OmMembership(conf, node, self.replication, self.raft)
         try:
             others = {n.node_id: n for n in active}
-            await join_service(node, others, self.raft, self.tls, self.bootstrap, self.force_bootstrap)
+            await join_service(
+                node, others, self.raft, self.tls, self.bootstrap, self.force_bootstrap, counted
+            )
         except MembershipRefused as e:
             raise ServerStartError(str(e)) from None
         members_confirmed(group_dir)

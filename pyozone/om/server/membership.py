@@ -379,14 +379,25 @@ async def join_service(
     tls: TlsStore | None,
     bootstrap: bool,
     force: bool,
+    counted: bool = False,
     timeout_s: float = BOOTSTRAP_TIMEOUT_S,
 ) -> None:
     """Once this OM's Raft member runs. With `bootstrap`: unless `force`, every other OM must name this OM
     in its configuration; then the leader is asked to add it (an OM that is a member already is told so,
-    and serves). Without: an OM whose log counts it no more (decommissioned) refuses to start.
-    MembershipRefused says why."""
+    and serves). `counted`: this OM's confirmed first members (`MEMBERS_FILE`) were there at its start; when
+    its log counts it too and no running OM says otherwise, the bootstrap is skipped, as Ozone's when the
+    node is already part of the ring (a whole service restarted with --bootstrap kept: each OM's admin
+    service opens only after this, so they would wait for each other). Without: an OM whose log counts it
+    no more (decommissioned) refuses to start. MembershipRefused says why."""
     members = tuple(peer.id for peer in member.group.ids)
     service = me.service_id
+    others = {node: details for node, details in nodes.items() if node != me.node_id}
+    client = OmAdminClient(others, tls)
+    counted = counted and me.node_id in members
+    if bootstrap and counted and not await asyncio.to_thread(_peers_not_counting, client, me.node_id):
+        log.info("OM %s is already a member of the Ratis group of %s (its log's members: %s): skipping the "
+                 "bootstrap", me.node_id, service, ", ".join(members))  # fmt: skip
+        return
     if not bootstrap:
         if member.status().last_index > 0 and me.node_id not in members:
             raise MembershipRefused(
@@ -395,8 +406,6 @@ async def join_service(
                 "`pyozone om --bootstrap` to add it again"
             )
         return
-    others = {node: details for node, details in nodes.items() if node != me.node_id}
-    client = OmAdminClient(others, tls)
     if not force:
         stale = await asyncio.to_thread(_peers_without_me, client, me)
         if stale:

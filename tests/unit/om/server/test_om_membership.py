@@ -20,6 +20,7 @@ from pyozone.cli.admin.om import run_decommission
 from pyozone.common.cli_options import CLIError
 from pyozone.common.net import HostPort
 from pyozone.common.om_ha import OmNodeDetails
+from pyozone.framework.om_admin import OmAdminError
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.om.metadata import VOLUME_TABLE, volume_key
 from pyozone.om.server import OmDaemon, ServerStartError, membership
@@ -32,6 +33,8 @@ from pyozone.protocol.om_admin import (
     node_info,
     transfer_request,
 )
+from pyozone.ratis.messages import RaftPeerId
+from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from tests.polling import wait_for_async
 from tests.unit.om.server.test_om_ha import Service, planned, run
 from tests.unit.om.test_om_server import om_channel
@@ -425,3 +428,36 @@ def test_an_om_removed_while_stopped_is_refused_by_the_running_oms_view(
         first()
     views["om2"] = ("om1", "om2", "om3")  # one OM counts it (om1 behind): it starts
     assert first() == ("om1", "om2", "om3")
+
+
+def test_a_member_restarted_with_bootstrap_skips_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R9: a whole service restarted with --bootstrap kept: each OM asked the leader to add it, waiting 300 s
+    for the others' admin service (which opens only after this), then every OM exited. An OM whose confirmed
+    members and log count it, and that no running OM says is removed, skips the bootstrap."""
+    nodes = {n: _node(n, 9860 + i) for i, n in enumerate(("om1", "om2", "om3"))}
+
+    class Admin:
+        def __init__(self, asked: dict[str, OmNodeDetails], tls: Any = None) -> None:
+            self.nodes = asked
+
+        def configuration(self, node: str, timeout_s: float = 10) -> Any:
+            raise rpc.RpcError(rpc.StatusCode.UNAVAILABLE, f"failed to connect to {node}")
+
+        def call_leader(self, *args: Any, **kwargs: Any) -> Any:
+            raise OmAdminError(rpc.StatusCode.UNAVAILABLE, "no OM of the service took the call")
+
+    class Member:
+        group = RaftGroup("g", tuple(RaftPeer(RaftPeerId(n), d.ratis_address) for n, d in nodes.items()))
+
+        def status(self) -> Any:
+            raise AssertionError("not asked")
+
+    monkeypatch.setattr(membership, "OmAdminClient", Admin)
+
+    def join(counted: bool) -> None:
+        member: Any = Member()
+        asyncio.run(membership.join_service(nodes["om3"], nodes, member, None, True, True, counted, 0.1))
+
+    join(counted=True)  # no bootstrap asked
+    with pytest.raises(membership.MembershipRefused, match="Failed to Bootstrap OM om3"):
+        join(counted=False)  # a new OM's members (pending) count it too: it asks the leader
