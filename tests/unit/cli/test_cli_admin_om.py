@@ -12,7 +12,7 @@ from pyozone import rpc
 from pyozone.cli.admin import om as om_cli
 from pyozone.common.cli_options import CLIError
 from pyozone.framework.om_admin import OmAdminError
-from pyozone.protocol.om_admin import configuration_answer, node_info
+from pyozone.protocol.om_admin import configuration_answer, decommission_answer, node_info
 
 NODES = ("om1", "om2", "om3", "om4", "om5")
 
@@ -29,14 +29,16 @@ def _args() -> argparse.Namespace:
     )
 
 
-def _admin(members: dict[str, tuple[str, ...] | None]) -> type:
-    """An OmAdminClient whose leader never answers and whose OMs name `members` (None: down)."""
+def _admin(members: dict[str, tuple[str, ...] | None], leader: str | None = None) -> type:
+    """An OmAdminClient whose OMs name `members` (None: down); `leader` answers the removal, else none."""
 
     class Admin:
         def __init__(self, nodes: Any, tls: Any = None) -> None:
             self.nodes = dict(nodes)
 
         def call_leader(self, *args: Any, **kwargs: Any) -> Any:
+            if leader is not None:
+                return leader, decommission_answer(7)
             raise OmAdminError(rpc.StatusCode.UNAVAILABLE, "no OM of the service took the call: ...")
 
         def configuration(self, node: str, timeout_s: float = 10) -> Any:
@@ -70,3 +72,15 @@ def test_a_removal_no_om_shows_is_reported_failed(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(om_cli, "OmAdminClient", _admin({"om1": NODES}))
     with pytest.raises(CLIError, match=r"OM\(s\) om1 still count it as a member"):
         om_cli.run_decommission(_args())
+
+
+def test_decommissioning_down_to_one_member_warns_that_the_service_runs_without_ha(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(om_cli, "OmAdminClient", _admin({"om1": ("om1",)}, leader="om1"))
+    assert om_cli.run_decommission(_args()) == 0
+    shown = capsys.readouterr()
+    assert "Successfully decommissioned OM om3" in shown.out and "without high availability" in shown.err
+    monkeypatch.setattr(om_cli, "OmAdminClient", _admin({"om1": ("om1", "om2")}, leader="om1"))
+    assert om_cli.run_decommission(_args()) == 0
+    assert "WARNING" not in capsys.readouterr().err
