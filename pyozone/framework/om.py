@@ -161,11 +161,14 @@ class OmClient:
     one without a leader to name sends it to the next OM not asked since the client last waited (a dead
     leader its followers still name is not asked again at once); once every OM was asked the client waits
     `ozone.client.wait.between.retries.millis`; at most `ozone.client.failover.max.attempts` failovers per
-    call. A refusal (not the leader, leader not ready) means the call was not executed, so every call may
-    fail over on it; an unreachable OM, only a call that may be repeated (`retry`, or a commit's own loop),
-    or any call to a service: each names this client and itself (x-ozone-client-id, x-ozone-call-id, as
-    Hadoop RPC's clientId and callId), the same on every attempt, so OM's retry cache answers a call whose
-    first attempt committed with that first answer instead of executing it again."""
+    call. A refusal (not the leader, leader not ready) means the call was not executed, so every call may fail
+    over on it; an OM answering with its own code (SCM_UNAVAILABLE) is answered as a lone OM would be (waited
+    out on the same OM where the call retries), never failed over; an unreachable OM, only a call that may be
+    repeated (`retry`, or a commit's own loop), or any call to a service: each names this client and itself
+    (x-ozone-client-id, x-ozone-call-id, as Hadoop RPC's clientId and callId), the same on every attempt, so
+    OM's retry cache answers a call whose first attempt committed with that first answer instead of executing
+    it again. Out of failovers at a follower after an OM was found unreachable, the client reports the
+    unreachable OM (why the call failed), naming the follower's refusal."""
 
     def __init__(self, config: OmSettings, steps: Callable[[], StepRecorder | None] = _no_recording) -> None:
         """`steps`: the recording open in the caller's context, if any (client/steps.py's `current`):
@@ -235,6 +238,7 @@ class OmClient:
         failovers = 0
         recording = self._steps()
         started = time.perf_counter() if recording is not None else 0.0
+        unreached: OMUnavailableError | None = None  # the last OM found unreachable: why failovers failed
         while True:
             asked = self._current
             node = self._nodes[asked]
@@ -245,7 +249,12 @@ class OmClient:
                 error = om_exception(e, str(node.endpoint.address))
                 policy = self._config.om_retry
                 refused = isinstance(error, (OMNotLeaderException, OMLeaderNotReadyException))
-                unreachable = isinstance(error, OMUnavailableError) and not error.timed_out
+                # an OM that answered with its own code (SCM_UNAVAILABLE) was reached: no failover
+                unreachable = (
+                    isinstance(error, OMUnavailableError) and not error.timed_out and error.result is None
+                )
+                if unreachable:
+                    unreached = error
                 if (
                     len(self._nodes) > 1
                     and failovers < policy.max_attempts
@@ -264,6 +273,12 @@ class OmClient:
                     await asyncio.sleep(backoff)
                     backoff = min(backoff * 2, _BACKOFF_MAX_S)
                     continue
+                if refused and unreached is not None:
+                    # out of failovers at a follower that names a leader found unreachable: that is the news
+                    raise OMUnavailableError(
+                        f"{unreached} (after {failovers} failovers, ozone.client.failover.max.attempts "
+                        f"{policy.max_attempts}; the last OM asked: {error})"
+                    ) from None
                 raise error from None
             self._tried.clear()
             if recording is not None:
@@ -304,7 +319,7 @@ class OmClient:
                 raise
             except OMUnavailableError as e:
                 timed_out = timed_out or e.timed_out
-                if len(self._nodes) > 1:
+                if len(self._nodes) > 1 and e.result is None:
                     self._fail_over(None)  # the next OM of the service may lead now
                 delay = policy.delay(attempt, deadline - time.monotonic())
                 if delay is not None:

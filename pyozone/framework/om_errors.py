@@ -5,7 +5,9 @@ the CLI) can catch everything.
 - OMException: the Ozone Manager refused a call; `result` is Ozone's OMException code as a string
   ("KEY_NOT_FOUND"), parsed from the RPC status details "CODE: message" (OmClientProtocol's header).
   SafeModeException is the SCM_IN_SAFE_MODE code, kept as a subclass because callers wait it out.
-- OMUnavailableError: OM could not be reached, or answered UNAVAILABLE for longer than the client retries.
+- OMUnavailableError: OM could not be reached, or answered UNAVAILABLE for longer than the client retries;
+  `result` tells the two apart: an OM that answered UNAVAILABLE with its result code (SCM_UNAVAILABLE: SCM
+  unreachable, no OPEN pipeline) was reached, and another OM of its service would not do better.
   CommitOutcomeUnknown, one of them: a commit retried after a lost answer no longer finds its session.
 - OMNotLeaderException / OMLeaderNotReadyException: an OM of an HA service that cannot serve the call (a
   follower, naming the leader it knows; a leader still applying its log). Status UNAVAILABLE, details in
@@ -46,11 +48,14 @@ class SafeModeException(OMException):
 
 class OMUnavailableError(OzoneClientError):
     """OM did not answer (or kept answering UNAVAILABLE) within the client's retry budget. `timed_out`:
-    a call reached OM's port and got no answer in time (DEADLINE_EXCEEDED), so OM may have applied it."""
+    a call reached OM's port and got no answer in time (DEADLINE_EXCEEDED), so OM may have applied it.
+    `result`: the OM's own result code when OM answered (SCM_UNAVAILABLE), None when it was not reached
+    (no connection, or the connection lost before an answer): only then is the call failed over."""
 
-    def __init__(self, message: str, timed_out: bool = False) -> None:
+    def __init__(self, message: str, timed_out: bool = False, result: str | None = None) -> None:
         super().__init__(message)
         self.timed_out = timed_out
+        self.result = result
 
 
 class CommitOutcomeUnknown(OMUnavailableError):
@@ -126,7 +131,8 @@ def _split_code(details: str) -> tuple[str | None, str]:
 
 def om_exception(e: RpcError, address: str) -> OzoneClientError:
     """The exception for a failed OM call: OMException with the code from the status details, or
-    OMUnavailableError when OM could not be reached."""
+    OMUnavailableError when OM could not be reached or answered UNAVAILABLE (with its code, if it gave one:
+    the RPC layer's own failures, a refused or lost connection, carry none)."""
     status, details = e.code(), e.details() or ""
     if status is StatusCode.UNAVAILABLE:
         ha_refusal = OMNotLeaderException.parse(details) or OMLeaderNotReadyException.parse(details)
@@ -135,8 +141,9 @@ def om_exception(e: RpcError, address: str) -> OzoneClientError:
     if status in (StatusCode.UNAVAILABLE, StatusCode.DEADLINE_EXCEEDED):
         code, message = _split_code(details)
         return OMUnavailableError(
-            f"OM at {address}: {status.name}: {message or details}",
+            f"OM at {address}: {code or status.name}: {message or details}",
             timed_out=status == StatusCode.DEADLINE_EXCEEDED,
+            result=code,
         )
     code, message = _split_code(details)
     if code is None:

@@ -164,15 +164,19 @@ class LeaderState:
         """Ratis's checkLeadership: false once we have led for `raft.server.rpc.timeout.max` and fewer than a
         majority of `voters` (us counted, if we are one) answered within that long. Only answers count: Ratis
         starts each FollowerInfo as if it had just answered, which would count a follower that never did."""
-        window = self._settings.rpc_timeout_max_ms
-        if now_ms - self._since_ms < window:
+        if now_ms - self._since_ms < self._settings.rpc_timeout_max_ms:
             return True
-        active = 0
+        return len(self.answering(now_ms, voters)) > len(voters) // 2
+
+    def answering(self, now_ms: int, voters: tuple[RaftPeerId, ...]) -> tuple[RaftPeerId, ...]:
+        """Those of `voters` that answered within `raft.server.rpc.timeout.max`, with us if we are one."""
+        window = self._settings.rpc_timeout_max_ms
+        active = []
         for peer in voters:
             answered = self.followers[peer].last_response_ms if peer in self.followers else None
             if peer == self._me or (answered is not None and now_ms - answered <= window):
-                active += 1
-        return active > len(voters) // 2
+                active.append(peer)
+        return tuple(active)
 
     def on_snapshot_installed(self, peer: RaftPeerId, snapshot_index: int) -> None:
         """The follower's log matches ours up to its snapshot (what it covers or the follower committed):

@@ -422,6 +422,8 @@ class RaftServer:
         as a learner (Ratis's staging: replicated to, not counted) until it holds the leader's committed
         entries; one that has not answered for 3 x `raft.server.rpc.timeout.max` fails the change
         (`ConfigurationRefused`, Ratis's ReconfigurationTimeoutException), so it blocks no later change. A
+        removal after which fewer than a majority of the members left answered within
+        `raft.server.rpc.timeout.max` is refused (`ConfigurationRefused`; Ratis takes it). A
         retry of the call (same client and call id) waits for the outcome of the change in progress, or gets
         that of the last failed one. A leader that removes itself leads, not counting itself, until the entry
         commits, then steps down; a removed member stands until it knows its removal committed (not counting
@@ -447,6 +449,15 @@ class RaftServer:
             self._out.append(
                 ConfigurationRefused(call, f"{[str(p) for p in wanted]} changes other than one member")
             )
+        elif len(wanted) < len(current) and len(answering := self._answering(wanted)) <= len(wanted) // 2:
+            self._out.append(
+                ConfigurationRefused(
+                    call,
+                    f"only {len(answering)} of the {len(wanted)} members left "
+                    f"({', '.join(map(str, answering))}) answered within raft.server.rpc.timeout.max: the "
+                    "new configuration would have no majority to commit its entry or elect a leader",
+                )
+            )
         else:
             added = next(iter(set(wanted) - set(current)), None)
             self._reconfiguration = _Reconfiguration(call, wanted, added, self._clock.now_ms())
@@ -455,6 +466,12 @@ class RaftServer:
                 self._send_appends()
             self._continue_reconfiguration()
         return self._drain()
+
+    def _answering(self, wanted: tuple[RaftPeerId, ...]) -> tuple[RaftPeerId, ...]:
+        """The members of `wanted` that answered us lately. A removal must leave a majority of them, not in
+        Ratis (whose docs only warn to keep the new majority online): past it the group has no leader."""
+        assert self._leader is not None
+        return self._leader.answering(self._clock.now_ms(), wanted)
 
     def watch(self, call: ClientCall, index: int, level: WatchLevel, timeout_ms: int) -> list[Output]:
         """A client waits until `index` is committed on a majority of the members or on all of them, as their

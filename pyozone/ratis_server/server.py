@@ -42,7 +42,7 @@ from typing import Any
 from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
-from pyozone.hdds.clock import SystemClock
+from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import Raft_pb2 as pb
@@ -99,6 +99,36 @@ from pyozone.ratis_server.transport import (
 from pyozone.rpc.metadata import peer_identity
 
 log = logging.getLogger(__name__)
+
+REFUSAL_LOG_INTERVAL_MS = 60_000
+"""A refusal of the members' service is logged once a minute per reason (each names its sender): a removed
+member that keeps running sends a vote request or two a second, which every member logged."""
+
+
+class RefusalLog:
+    """The members' service's refusals, logged at most once per reason per `REFUSAL_LOG_INTERVAL_MS`, the
+    next with how many were not; reasons are forgotten once a minute passed without them (at most
+    `_KEPT`, since a caller names what it likes)."""
+
+    _KEPT = 1024
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._seen: dict[str, tuple[int, int]] = {}  # why -> (logged at, refusals not logged since)
+
+    def refused(self, me: RaftPeerId, peer: str, why: str) -> None:
+        now = self._clock.now_ms()
+        seen = self._seen.get(why)
+        if seen is not None and now - seen[0] < REFUSAL_LOG_INTERVAL_MS:
+            self._seen[why] = (seen[0], seen[1] + 1)
+            return
+        if len(self._seen) >= self._KEPT:
+            self._seen = {k: v for k, v in self._seen.items() if now - v[0] < REFUSAL_LOG_INTERVAL_MS}
+            if len(self._seen) >= self._KEPT:
+                self._seen.clear()
+        more = f" ({seen[1]} more like it since {(now - seen[0]) // 1000} s ago)" if seen and seen[1] else ""
+        self._seen[why] = (now, 0)
+        log.warning("Raft member %s refused a call from %s: %s%s", me, peer, why, more)
 
 
 class _Waiting(enum.Enum):
@@ -806,6 +836,7 @@ class _RaftService:
 
     def __init__(self, member: RaftMember) -> None:
         self._member = member
+        self._refusals = RefusalLog(member._clock)
 
     async def deliver(
         self, request: pb.RaftServerMessagesProto, context: rpc.CallContext
@@ -819,7 +850,7 @@ class _RaftService:
             await context.abort(rpc.StatusCode.INVALID_ARGUMENT, f"INVALID_REQUEST: {error}")
         code, why = member.refusal(envelopes, context)
         if code is not None:
-            log.warning("Raft member %s refused a call from %s: %s", member.me, context.peer(), why)
+            self._refusals.refused(member.me, context.peer(), why)
             await context.abort(code, why)
         member.receive(envelopes)
         return pb.RaftServerMessagesAckProto()

@@ -10,8 +10,9 @@ follower names the leader and the call goes there.
 `pyozone admin om decommission -id SERVICE -nodeid NODE [-hostname HOST] [--force]`: removes an OM from the
 service's Raft group, as Ozone's `ozone admin om decommission` (DecommissionOMSubcommand): the node must be
 listed in ozone.om.decommissioned.nodes.SERVICE here and, unless --force, in every other OM's configuration;
-then the leader removes it. `roles` shows an OM the group does not count (yet, or any more) as
-NOT_A_MEMBER."""
+then the leader removes it. Without the leader's answer, the outcome is read back from the other OMs'
+members in force (the removal may have been made). `roles` shows an OM the group does not count (yet, or any
+more) as NOT_A_MEMBER."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import argparse
 import json
 import socket
 import ssl
+import sys
 import urllib.error
 import urllib.request
 from typing import Any
@@ -179,12 +181,60 @@ def run_decommission(args: argparse.Namespace) -> int:
     if not args.force:
         _check_decommission_configs(conf, client, service, gone, host)
     try:
-        _, answer = client.call_leader("decommission", decommission_request(gone, host), timeout_s=60)
+        leader, answer = client.call_leader("decommission", decommission_request(gone, host), timeout_s=60)
     except OmAdminError as e:
+        if e.code in (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED):
+            return _decommission_outcome(client, gone, e)
         print(f"Failed to decommission OM {gone}")
         raise CLIError(str(e)) from None
     print(f"Successfully decommissioned OM {gone} (configuration entry {answer.configurationIndex})")
+    try:
+        left = [n.nodeID for n in client.configuration(leader).nodesInMemory]
+    except rpc.RpcError:
+        return 0
+    _warn_without_ha(left)
     return 0
+
+
+def _warn_without_ha(members: list[str]) -> None:
+    """One member left: the service no longer survives the loss of an OM."""
+    if len(members) == 1:
+        print(
+            f"WARNING: the OM service now has one member ({members[0]}): it runs without high "
+            "availability; bootstrap another OM to restore it",
+            file=sys.stderr,
+        )
+
+
+def _decommission_outcome(client: OmAdminClient, gone: str, lost: OmAdminError) -> int:
+    """No answer from a leader (lost, or none took the call in time): the removal may still have been made,
+    so the outcome is read back from the other OMs' members in force, not taken for a failure."""
+    counting, not_counting = [], []
+    members: list[str] = []
+    for node in client.nodes:
+        if node == gone:
+            continue
+        try:
+            answer = client.configuration(node)
+        except rpc.RpcError:
+            continue
+        members = [n.nodeID for n in answer.nodesInMemory]
+        (counting if gone in members else not_counting).append(node)
+    if not_counting and not counting:
+        print(
+            f"Decommissioned OM {gone}: no answer from the leader ({lost}), but OM(s) "
+            f"{', '.join(not_counting)} no longer count it as a member"
+        )
+        _warn_without_ha(members)
+        return 0
+    print(f"Failed to decommission OM {gone}")
+    if not_counting:
+        raise CLIError(
+            f"outcome unknown: {lost}; OM(s) {', '.join(not_counting)} no longer count {gone} as a member, "
+            f"OM(s) {', '.join(counting)} still do (look again with `pyozone admin om roles`)"
+        )
+    seen = f"OM(s) {', '.join(counting)} still count it as a member" if counting else "no OM answered"
+    raise CLIError(f"{lost}; {seen}")
 
 
 def _check_decommission_configs(

@@ -65,11 +65,13 @@ from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
 from pyozone.om.server.membership import (
+    MEMBERS_FILE,
     MembershipRefused,
     OmMembership,
     first_members,
     join_service,
     leader_members,
+    members_confirmed,
 )
 from pyozone.om.server.metrics import OMMetrics
 from pyozone.om.server.service import OzoneManagerService, add_om_service
@@ -315,6 +317,7 @@ class OmDaemon:
         ratis_dir = Path(str(conf.get("ozone.om.ratis.storage.dir") or self.metadata_dir / "ratis"))
         private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
         group_id = om_raft_group_id(node.service_id)
+        counted = (ratis_dir / group_id / MEMBERS_FILE).exists()  # confirmed members, before this start
         try:
             first = await first_members(
                 node, ratis_dir / group_id, {n.node_id: n for n in nodes}, {n.node_id: n for n in active},
@@ -365,9 +368,12 @@ class OmDaemon:
         self.membership = OmMembership(conf, node, self.replication, self.raft)
         try:
             others = {n.node_id: n for n in active}
-            await join_service(node, others, self.raft, self.tls, self.bootstrap, self.force_bootstrap)
+            await join_service(
+                node, others, self.raft, self.tls, self.bootstrap, self.force_bootstrap, counted
+            )
         except MembershipRefused as e:
             raise ServerStartError(str(e)) from None
+        members_confirmed(group_dir)
 
     async def _obtain_certificate(self) -> None:
         """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops."""

@@ -14,7 +14,8 @@ The leader's side (`OmMembership`, behind OzoneManagerAdminService):
   (removeOMFromRatisRing).
 
 The new OM's side (`join_service`, `pyozone om --bootstrap`): unless `--force`, every other OM must have
-the new OM in its configuration (Ozone's checkConfigBeforeBootstrap); then the leader is asked to add it.
+the new OM in its configuration (Ozone's checkConfigBeforeBootstrap); then the leader is asked to add it. Its
+first members are kept pending until the leader did (`PENDING_MEMBERS_FILE`).
 An OM started without --bootstrap that is no member (a peer's log says so, or its own) refuses to start.
 """
 
@@ -49,6 +50,10 @@ log = logging.getLogger(__name__)
 
 MEMBERS_FILE = "om-service-nodes"
 """In the group's Raft directory: the node ids of the group's first members, one a line."""
+PENDING_MEMBERS_FILE = MEMBERS_FILE + ".pending"
+"""`MEMBERS_FILE` of a bootstrapping OM until the leader added it (`members_confirmed`): a bootstrap that
+failed leaves only this, and the OM refuses to start from it without --bootstrap (it would stand for
+election in a group that does not count it)."""
 BOOTSTRAP_TIMEOUT_S = 300.0
 """How long `pyozone om --bootstrap` looks for a leader that takes its request."""
 
@@ -263,6 +268,23 @@ def _members_per_peers(client: OmAdminClient) -> tuple[str, tuple[str, ...]] | N
     return None
 
 
+def _peers_not_counting(client: OmAdminClient, node_id: str) -> dict[str, tuple[str, ...]]:
+    """The members in force on each OM that answers with a Raft log, when none of them counts `node_id`;
+    {} when one does, or none answers (a whole service starting together)."""
+    views: dict[str, tuple[str, ...]] = {}
+    for node in client.nodes:
+        try:
+            answer = client.configuration(node, timeout_s=5)
+        except RpcError:
+            continue
+        if answer.logKnown:
+            members = tuple(n.nodeID for n in answer.nodesInMemory)
+            if node_id in members:
+                return {}
+            views[node] = members
+    return views
+
+
 async def first_members(
     me: OmNodeDetails,
     group_dir: Path,
@@ -277,10 +299,16 @@ async def first_members(
     groups. Its log's configuration entries change them; the configuration's other OMs (`nodes`) are
     addresses only.
 
-    MembershipRefused: a new OM started without --bootstrap that a running OM's log does not count, or an
-    OM to bootstrap while no OM of the service answers with its members."""
+    MembershipRefused: a new OM started without --bootstrap that a running OM's log does not count, an OM
+    with members that no running OM counts any more (removed while it was stopped), or an OM to bootstrap
+    while no OM of the service answers with its members."""
     service = me.service_id
     path = group_dir / MEMBERS_FILE
+    if not path.exists() and (group_dir / PENDING_MEMBERS_FILE).exists() and not bootstrap:
+        raise MembershipRefused(
+            f"OM {me.node_id}'s bootstrap into {service} did not finish (the leader never confirmed adding "
+            f"it: {group_dir / PENDING_MEMBERS_FILE}): start it with `pyozone om --bootstrap`"
+        )
     if path.exists():
         ids = path.read_text().split()
         missing = [node for node in ids if node not in nodes]
@@ -289,6 +317,18 @@ async def first_members(
                 f"the Raft log in {group_dir} began with OMs {', '.join(missing)}, which "
                 f"{suffixed('ozone.om.nodes', service)} does not name: restore them in the configuration"
             )
+        if not bootstrap:
+            # A stopped OM never receives the entry that removed it: the running OMs know better than its log
+            others = OmAdminClient({n: d for n, d in active.items() if n != me.node_id}, tls)
+            views = await asyncio.to_thread(_peers_not_counting, others, me.node_id)
+            if views:
+                seen = "; ".join(f"OM {node}'s: {', '.join(members)}" for node, members in views.items())
+                key = suffixed("ozone.om.decommissioned.nodes", service)
+                raise MembershipRefused(
+                    f"OM {me.node_id} is not a member of the Ratis group of {service} any more (members "
+                    f"{seen}): it was decommissioned; list it in {key}, or start it with "
+                    "`pyozone om --bootstrap` to add it again"
+                )
         return tuple(nodes[node] for node in ids)
     client = OmAdminClient({n: d for n, d in active.items() if n != me.node_id}, tls)
     found = await asyncio.to_thread(_members_per_peers, client)
@@ -316,11 +356,20 @@ async def first_members(
         # the members in force on a running OM (and this one): the configuration entries that made them
         # reach this log from the leader
         ids = [*(node for node in members if node != me.node_id), me.node_id]
+        if bootstrap:  # the members once the leader adds this OM: pending until it did
+            path = group_dir / PENDING_MEMBERS_FILE
     group_dir.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".tmp")
     partial.write_text("\n".join(ids) + "\n")
     os.replace(partial, path)
     return tuple(nodes[node] for node in ids)
+
+
+def members_confirmed(group_dir: Path) -> None:
+    """The leader added this OM (or counted it already): its pending first members become its own."""
+    pending = group_dir / PENDING_MEMBERS_FILE
+    if pending.exists():
+        os.replace(pending, group_dir / MEMBERS_FILE)
 
 
 async def join_service(
@@ -330,14 +379,25 @@ async def join_service(
     tls: TlsStore | None,
     bootstrap: bool,
     force: bool,
+    counted: bool = False,
     timeout_s: float = BOOTSTRAP_TIMEOUT_S,
 ) -> None:
     """Once this OM's Raft member runs. With `bootstrap`: unless `force`, every other OM must name this OM
     in its configuration; then the leader is asked to add it (an OM that is a member already is told so,
-    and serves). Without: an OM whose log counts it no more (decommissioned) refuses to start.
-    MembershipRefused says why."""
+    and serves). `counted`: this OM's confirmed first members (`MEMBERS_FILE`) were there at its start; when
+    its log counts it too and no running OM says otherwise, the bootstrap is skipped, as Ozone's when the
+    node is already part of the ring (a whole service restarted with --bootstrap kept: each OM's admin
+    service opens only after this, so they would wait for each other). Without: an OM whose log counts it
+    no more (decommissioned) refuses to start. MembershipRefused says why."""
     members = tuple(peer.id for peer in member.group.ids)
     service = me.service_id
+    others = {node: details for node, details in nodes.items() if node != me.node_id}
+    client = OmAdminClient(others, tls)
+    counted = counted and me.node_id in members
+    if bootstrap and counted and not await asyncio.to_thread(_peers_not_counting, client, me.node_id):
+        log.info("OM %s is already a member of the Ratis group of %s (its log's members: %s): skipping the "
+                 "bootstrap", me.node_id, service, ", ".join(members))  # fmt: skip
+        return
     if not bootstrap:
         if member.status().last_index > 0 and me.node_id not in members:
             raise MembershipRefused(
@@ -346,8 +406,6 @@ async def join_service(
                 "`pyozone om --bootstrap` to add it again"
             )
         return
-    others = {node: details for node, details in nodes.items() if node != me.node_id}
-    client = OmAdminClient(others, tls)
     if not force:
         stale = await asyncio.to_thread(_peers_without_me, client, me)
         if stale:

@@ -46,6 +46,8 @@ def test_cluster_ports_are_distinct_and_below_the_ephemeral_range(tmp_path, monk
 def test_a_port_range_keeps_side_by_side_clusters_apart(monkeypatch):
     monkeypatch.setenv(layout.PORT_RANGE_VARIABLE, "20000-22000")
     assert all(20000 <= p < 22000 for p in layout.free_ports(30))
+    monkeypatch.setenv(layout.PORT_RANGE_VARIABLE, "20100-20150")  # R9: 1000 or fewer were ignored
+    assert all(20100 <= p < 20150 for p in layout.free_ports(10))
     monkeypatch.setenv(layout.PORT_RANGE_VARIABLE, "20000")
     with pytest.raises(ValueError, match="PYOZONE_PORT_RANGE"):
         layout.free_ports(1)

@@ -49,7 +49,7 @@ def _free_port() -> int:
 
 
 async def _service(
-    oms: list[Om], down: set[str] = frozenset()
+    oms: list[Om], down: set[str] = frozenset(), attempts: int = 6
 ) -> tuple[list[rpc.Server], OzoneConfiguration]:  # type: ignore[assignment]
     servers, values = (
         [],
@@ -57,7 +57,7 @@ async def _service(
             "ozone.om.service.ids": "omservice",
             "ozone.om.nodes.omservice": ",".join(om.node_id for om in oms),
             "ozone.client.wait.between.retries.millis": "10",
-            "ozone.client.failover.max.attempts": "6",
+            "ozone.client.failover.max.attempts": str(attempts),
         },
     )
     for om in oms:
@@ -74,8 +74,10 @@ async def _service(
     return servers, OzoneConfiguration(values)
 
 
-async def _ask(oms: list[Om], down: set[str] = frozenset(), retry: bool = False) -> tuple[str, OmClient]:  # type: ignore[assignment]
-    servers, conf = await _service(oms, down)
+async def _ask(
+    oms: list[Om], down: set[str] = frozenset(), retry: bool = False, attempts: int = 6
+) -> tuple[str, OmClient]:  # type: ignore[assignment]
+    servers, conf = await _service(oms, down, attempts)
     client = OmClient(ClientConfig.from_conf(conf))
     try:
         answer = await client._call(
@@ -223,6 +225,51 @@ def test_a_follower_naming_a_leader_found_down_makes_the_client_wait_not_spin(
         asyncio.run(_ask([om1, om2], down={"om1"}))
     assert om2.calls == 3  # om1 (down), om2 naming om1, three times over
     assert waits == [0.01] * 3  # a wait at each return to om1 (before: none)
+
+
+class SickLeader(Om):
+    """The leader answers UNAVAILABLE with its own code `sick` times (SCM cannot allocate a block)."""
+
+    def __init__(self, node_id: str, sick: int = 1 << 30) -> None:
+        super().__init__(node_id)
+        self.sick = sick
+
+    async def infoVolume(self, request, context):  # type: ignore[no-untyped-def]
+        if self.leader == self.node_id and self.sick:
+            self.calls += 1
+            self.sick -= 1
+            details = "SCM_UNAVAILABLE: cannot reach SCM: FAILED_TO_FIND_ACTIVE_PIPELINE"
+            await context.abort(rpc.StatusCode.UNAVAILABLE, details)
+        return await super().infoVolume(request, context)
+
+
+def test_the_leaders_own_unavailable_answer_is_raised_not_failed_over() -> None:
+    """The leader answered (SCM_UNAVAILABLE): the client reports that, as against a lone OM; it used to
+    take it for an unreachable OM, fail over to the followers and report one's OMNotLeaderException."""
+    om1, om2, om3 = SickLeader("om1"), SickLeader("om2"), SickLeader("om3")
+    om2.leader = om3.leader = "om1"
+    with pytest.raises(OMUnavailableError) as raised:
+        asyncio.run(_ask([om1, om2, om3]))
+    assert raised.value.result == "SCM_UNAVAILABLE" and "FAILED_TO_FIND_ACTIVE_PIPELINE" in str(raised.value)
+    assert (om1.calls, om2.calls, om3.calls) == (1, 0, 0)
+
+
+def test_a_retried_call_waits_out_the_leaders_unavailable_answer_on_the_leader() -> None:
+    om1, om2 = SickLeader("om1", sick=2), Om("om2")
+    om2.leader = "om1"
+    owner, _ = asyncio.run(_ask([om1, om2], retry=True))
+    assert (owner, om1.calls, om2.calls) == ("om1", 3, 0)
+
+
+def test_out_of_failovers_the_client_reports_the_unreachable_leader_not_a_followers_refusal() -> None:
+    """om1 (the leader its follower names) is down; the failovers end at om2's refusal: the error says om1
+    is unreachable (it said "om2 is not the leader", which hid why the call failed)."""
+    om2 = Om("om2")
+    om2.leader = "om1"
+    with pytest.raises(OMUnavailableError) as raised:  # om1, om2, om1, om2, om1, om2: 5 failovers
+        asyncio.run(_ask([Om("om1"), om2], down={"om1"}, attempts=5))
+    assert "failed to connect" in str(raised.value) and "OM:om2 is not the leader" in str(raised.value)
+    assert om2.calls == 3
 
 
 def test_the_refusals_read_as_ozone_writes_them() -> None:

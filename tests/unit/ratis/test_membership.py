@@ -14,7 +14,7 @@ from pyozone.ratis.messages import (
 from pyozone.ratis.outputs import ConfigurationDone, ConfigurationRefused, NotLeader
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState
-from tests.unit.ratis.group import A, B, C, D, Group
+from tests.unit.ratis.group import A, B, C, D, E, Group
 
 CHANGE = ClientCall("admin", 1, b"")
 OLD = (A, B, C)
@@ -191,3 +191,21 @@ def test_a_learner_that_makes_no_progress_fails_the_change_and_blocks_no_later_o
     answers = group.take(A, leader.set_configuration(ClientCall("admin", 2, b""), (A, B)))
     assert [o for o in answers if isinstance(o, ConfigurationRefused)] == []
     assert leader.configuration == (A, B)  # another change goes ahead (in force as appended)
+
+
+def test_a_removal_that_leaves_no_answering_majority_is_refused():
+    # R9: 5 members, D and E down; removing live C left A and B of four: no majority answers, no leader. The
+    # leader refuses a removal after which those it heard from within raft.server.rpc.timeout.max are not a
+    # majority of the new configuration; removing a member that is down leaves three of four and goes ahead.
+    group = Group(A, B, C, D, E)
+    group.elect(A)
+    leader = group.servers[A]
+    for _ in range(5):  # D and E stop answering; A, B and C (a majority) go on
+        group.tick(A, 75)
+        group.settle(D, E)
+    (refused,) = leader.set_configuration(CHANGE, (A, B, D, E))
+    assert isinstance(refused, ConfigurationRefused)
+    assert "2 of the 4 members" in refused.reason and leader.configuration == (A, B, C, D, E)
+    answers = group.take(A, leader.set_configuration(ClientCall("admin", 2, b""), (A, B, C, D)))
+    assert [o for o in answers if isinstance(o, ConfigurationRefused)] == []
+    assert leader.configuration == (A, B, C, D)

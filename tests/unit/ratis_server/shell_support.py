@@ -34,8 +34,8 @@ SETTINGS = RaftSettings(rpc_timeout_min_ms=300, rpc_timeout_max_ms=600)
 
 
 def ports_of(n: int) -> list[int]:
-    """Ports free now from PYOZONE_PORT_RANGE (LOW-HIGH) when it is set, however narrow (free_ports asks
-    the kernel below 1000 ports), held together so no two are the same."""
+    """Ports free now from PYOZONE_PORT_RANGE (LOW-HIGH) when it is set, every port of it tried (free_ports
+    tries 64 a port, then asks the kernel), held together so no two are the same."""
     raw = os.environ.get(PORT_RANGE_VARIABLE)
     if not raw:
         return free_ports(n)

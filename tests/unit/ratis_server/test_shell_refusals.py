@@ -6,6 +6,7 @@ moves, nothing is applied), and the group keeps serving."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
+from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
 from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import message_to_proto
@@ -25,7 +27,7 @@ from pyozone.ratis.messages import (
 )
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis_server.member_api import ReconfigurationError
-from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.server import RaftMember, RefusalLog
 from pyozone.ratis_server.transport import DELIVER, MESSAGE_OVERHEAD_BYTES, RaftPeer
 from tests.tls_certs import CertAuthority
 from tests.unit.ratis_server.shell_support import GROUP_ID, SETTINGS, Group, put, running_group
@@ -262,3 +264,24 @@ def test_an_append_overwriting_a_committed_entry_under_the_leaders_name_is_logge
     with caplog.at_level("WARNING", logger="pyozone.ratis_server.server"):
         asyncio.run(asyncio.wait_for(scenario(), 60))
     assert "contradicts committed entry" in caplog.text
+
+
+def test_a_peer_refused_again_and_again_is_logged_once_a_minute_with_a_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """R9: a removed OM that keeps running sends a vote request or two a second; each member logged each
+    refusal (~110 WARN lines a minute). Once a minute per reason now, the next line counting the rest."""
+    clock = ManualClock()
+    refusals = RefusalLog(clock)
+    me, why = RaftPeerId("om1"), f"om4 is not another member of group {GROUP_ID}"
+    with caplog.at_level(logging.WARNING, logger="pyozone.ratis_server.server"):
+        for _ in range(110):
+            refusals.refused(me, "127.0.0.1:5000", why)
+            clock.advance(500)
+        refusals.refused(me, "127.0.0.1:5000", "om5 is not another member")  # another peer: its own line
+        clock.advance(5_000)
+        refusals.refused(me, "127.0.0.1:5000", why)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3, lines
+    assert lines[0].endswith(why) and "om5" in lines[1]
+    assert lines[2].endswith("(109 more like it since 60 s ago)")

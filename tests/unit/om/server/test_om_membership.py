@@ -18,11 +18,23 @@ import pytest
 from pyozone import rpc
 from pyozone.cli.admin.om import run_decommission
 from pyozone.common.cli_options import CLIError
+from pyozone.common.net import HostPort
+from pyozone.common.om_ha import OmNodeDetails
+from pyozone.framework.om_admin import OmAdminError
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.om.metadata import VOLUME_TABLE, volume_key
-from pyozone.om.server import OmDaemon, ServerStartError
+from pyozone.om.server import OmDaemon, ServerStartError, membership
 from pyozone.om.server.ha import AnsweredStatus
-from pyozone.protocol.om_admin import ADMIN_SERVICE, bootstrap_request, decommission_request, transfer_request
+from pyozone.protocol.om_admin import (
+    ADMIN_SERVICE,
+    bootstrap_request,
+    configuration_answer,
+    decommission_request,
+    node_info,
+    transfer_request,
+)
+from pyozone.ratis.messages import RaftPeerId
+from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from tests.polling import wait_for_async
 from tests.unit.om.server.test_om_ha import Service, planned, run
 from tests.unit.om.test_om_server import om_channel
@@ -349,3 +361,103 @@ def test_a_member_behind_a_purged_log_and_a_change_installs_the_checkpoint_with_
                 await svc.stop(node)
 
     run(scenario())
+
+
+def _node(node_id: str, port: int) -> OmNodeDetails:
+    address = HostPort("127.0.0.1", port)
+    return OmNodeDetails("omservice", node_id, address, address, address)
+
+
+def test_a_bootstrap_the_leader_never_confirmed_leaves_no_members_to_start_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R9: a failed --bootstrap wrote om-service-nodes naming om4 before the leader agreed; restarted without
+    --bootstrap, om4 started as a member of a group that did not count it (CANDIDATE forever). The members
+    stay pending until the leader added it; without --bootstrap a pending file is refused."""
+    nodes = {n: _node(n, 9860 + i) for i, n in enumerate(("om1", "om2", "om3", "om4"))}
+    running = ("om1", "om2", "om3")
+    monkeypatch.setattr(membership, "_members_per_peers", lambda client: ("om1", running))
+    me, group_dir = nodes["om4"], tmp_path / "group"
+
+    def first(bootstrap: bool) -> tuple[str, ...]:
+        found = asyncio.run(membership.first_members(me, group_dir, nodes, nodes, None, bootstrap))
+        return tuple(n.node_id for n in found)
+
+    assert first(bootstrap=True) == ("om1", "om2", "om3", "om4")  # the bootstrap then fails
+    with pytest.raises(membership.MembershipRefused, match=r"did not finish .* --bootstrap"):
+        first(bootstrap=False)
+    assert first(bootstrap=True) == ("om1", "om2", "om3", "om4")  # again, and the leader adds it
+    membership.members_confirmed(group_dir)
+    monkeypatch.setattr(membership, "_members_per_peers", lambda client: pytest.fail("peers asked"))
+    monkeypatch.setattr(membership, "_peers_not_counting", lambda client, node: {})  # they count it
+    assert first(bootstrap=False) == ("om1", "om2", "om3", "om4")
+
+
+def test_an_om_removed_while_stopped_is_refused_by_the_running_oms_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R9: om3, decommissioned while stopped, restarted with its old configuration (not listing it as
+    decommissioned): its own log still counts it, so it started and stood for election for ever. The running
+    OMs are asked first; it starts only when one of them counts it (or none answers: a whole service)."""
+    nodes = {n: _node(n, 9860 + i) for i, n in enumerate(("om1", "om2", "om3"))}
+    views: dict[str, tuple[str, ...] | None] = {}
+
+    class Admin:
+        def __init__(self, asked: dict[str, OmNodeDetails], tls: Any = None) -> None:
+            self.nodes = asked
+
+        def configuration(self, node: str, timeout_s: float = 10) -> Any:
+            members = views.get(node)
+            if members is None:
+                raise rpc.RpcError(rpc.StatusCode.UNAVAILABLE, f"failed to connect to {node}")
+            in_memory = [node_info(m, "127.0.0.1", 0, 0, False) for m in members]
+            return configuration_answer(node, in_memory, [], True)
+
+    monkeypatch.setattr(membership, "OmAdminClient", Admin)
+    group_dir = tmp_path / "group"
+    group_dir.mkdir()
+    (group_dir / membership.MEMBERS_FILE).write_text("om1\nom2\nom3\n")
+
+    def first() -> tuple[str, ...]:
+        found = asyncio.run(membership.first_members(nodes["om3"], group_dir, nodes, nodes, None, False))
+        return tuple(n.node_id for n in found)
+
+    assert first() == ("om1", "om2", "om3")  # no OM answers: a whole service starting
+    views.update(om1=("om1", "om2"), om2=("om1", "om2"))
+    with pytest.raises(membership.MembershipRefused, match=r"om3 is not a member .* any more"):
+        first()
+    views["om2"] = ("om1", "om2", "om3")  # one OM counts it (om1 behind): it starts
+    assert first() == ("om1", "om2", "om3")
+
+
+def test_a_member_restarted_with_bootstrap_skips_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R9: a whole service restarted with --bootstrap kept: each OM asked the leader to add it, waiting 300 s
+    for the others' admin service (which opens only after this), then every OM exited. An OM whose confirmed
+    members and log count it, and that no running OM says is removed, skips the bootstrap."""
+    nodes = {n: _node(n, 9860 + i) for i, n in enumerate(("om1", "om2", "om3"))}
+
+    class Admin:
+        def __init__(self, asked: dict[str, OmNodeDetails], tls: Any = None) -> None:
+            self.nodes = asked
+
+        def configuration(self, node: str, timeout_s: float = 10) -> Any:
+            raise rpc.RpcError(rpc.StatusCode.UNAVAILABLE, f"failed to connect to {node}")
+
+        def call_leader(self, *args: Any, **kwargs: Any) -> Any:
+            raise OmAdminError(rpc.StatusCode.UNAVAILABLE, "no OM of the service took the call")
+
+    class Member:
+        group = RaftGroup("g", tuple(RaftPeer(RaftPeerId(n), d.ratis_address) for n, d in nodes.items()))
+
+        def status(self) -> Any:
+            raise AssertionError("not asked")
+
+    monkeypatch.setattr(membership, "OmAdminClient", Admin)
+
+    def join(counted: bool) -> None:
+        member: Any = Member()
+        asyncio.run(membership.join_service(nodes["om3"], nodes, member, None, True, True, counted, 0.1))
+
+    join(counted=True)  # no bootstrap asked
+    with pytest.raises(membership.MembershipRefused, match="Failed to Bootstrap OM om3"):
+        join(counted=False)  # a new OM's members (pending) count it too: it asks the leader
