@@ -20,6 +20,7 @@ from pyozone.framework.om_errors import OMNotLeaderException
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from tests.e2e.cluster.cluster_helpers import LiveCluster
+from tests.e2e.om_ha_support import leader, om_service
 from tests.polling import wait_for
 
 VOLUME, BUCKET = "havol", "habucket"
@@ -28,26 +29,8 @@ VOLUME, BUCKET = "havol", "habucket"
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveCluster, HaOms]]:
     cluster = LiveCluster(tmp_path_factory.mktemp("om-ha"))
-    oms = HaOms.plan(cluster.data_dir, cluster.conf_dir)
-    try:
-        cluster.up(3)
-        cluster.kill("om")  # the cluster's lone OM: the service takes its place
-        oms.start_all()
-        yield cluster, oms
-    finally:
-        oms.stop_all()
-        cluster.stop()
-
-
-def leader(oms: HaOms) -> str:
-    def ready() -> str | None:
-        for node in oms.processes:
-            view = oms.raft_view(node)
-            if view is not None and view.get("ready"):
-                return node
-        return None
-
-    return wait_for(ready, 60, "an OM that leads and executes", interval_s=0.5)
+    with om_service(cluster, HaOms.plan(cluster.data_dir, cluster.conf_dir)) as running:
+        yield running
 
 
 def test_the_leader_killed_the_client_fails_over_and_every_acknowledged_key_stays(

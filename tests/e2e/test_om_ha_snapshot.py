@@ -20,7 +20,7 @@ from pyozone.client import OzoneClient
 from pyozone.cluster.layout import free_ports
 from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER
 from tests.e2e.cluster.cluster_helpers import LiveCluster
-from tests.e2e.test_om_ha import leader
+from tests.e2e.om_ha_support import leader, om_service
 from tests.polling import wait_for
 
 VOLUME, BUCKET = "snapvol", "snapbucket"
@@ -71,14 +71,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveClus
     cluster = LiveCluster(tmp_path_factory.mktemp("om-ha-snapshot"))
     oms = HaOms.plan(cluster.data_dir, cluster.conf_dir)
     oms.values.update(SMALL)
-    try:
-        cluster.up(3)
-        cluster.kill("om")  # the cluster's lone OM: the service takes its place
-        oms.start_all()
-        yield cluster, oms
-    finally:
-        oms.stop_all()
-        cluster.stop()
+    with om_service(cluster, oms) as running:
+        yield running
 
 
 def test_a_follower_behind_the_purged_log_installs_the_checkpoint_refusing_a_corrupt_one(

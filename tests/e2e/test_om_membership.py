@@ -22,6 +22,7 @@ from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from tests.e2e.cluster.cluster_helpers import LiveCluster
+from tests.e2e.om_ha_support import leader, om_service
 from tests.polling import wait_for
 
 VOLUME, BUCKET = "membervol", "memberbucket"
@@ -38,25 +39,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveClus
     for node in THREE:  # the service begins with three OMs: om4 is in no configuration yet
         oms.node_values[node] = {NODES_KEY: ",".join(THREE)}
     oms.nodes = THREE
-    try:
-        cluster.up(3)
-        cluster.kill("om")
-        oms.start_all(timeout_s=120)
-        yield cluster, oms
-    finally:
-        oms.stop_all()
-        cluster.stop()
-
-
-def leader(oms: HaOms) -> str:
-    def ready() -> str | None:
-        for node in oms.processes:
-            view = oms.raft_view(node)
-            if view is not None and view.get("ready"):
-                return node
-        return None
-
-    return wait_for(ready, 90, "an OM that leads and executes", interval_s=0.5)
+    with om_service(cluster, oms, timeout_s=120) as running:
+        yield running
 
 
 def member_ids(view: dict[str, Any]) -> list[str]:
@@ -121,7 +105,7 @@ def test_an_om_is_bootstrapped_and_one_decommissioned_while_the_service_serves(
                 oms.node_values[node] = new_conf
                 restart(oms, node)
                 writer.progress()
-            if leader(oms) == "om3":
+            if leader(oms, 90) == "om3":
                 moved = cluster.admin("om", "transfer", "-n", "om1", *defines(oms.values))
                 assert moved.code == 0, moved
             oms.node_values["om4"] = new_conf
@@ -132,7 +116,7 @@ def test_an_om_is_bootstrapped_and_one_decommissioned_while_the_service_serves(
             )  # fmt: skip
             assert "Successfully bootstrapped OM om4" in oms.log("om4")
             writer.progress()
-            view = oms.raft_view(leader(oms))
+            view = oms.raft_view(leader(oms, 90))
             assert view is not None and sorted(member_ids(view)) == list(FOUR)
             roles = cluster.admin("om", "roles", *defines(client_values))
             assert roles.code == 0 and "om4 : FOLLOWER (127.0.0.1)" in roles.out.splitlines(), roles
@@ -140,7 +124,7 @@ def test_an_om_is_bootstrapped_and_one_decommissioned_while_the_service_serves(
             moved = cluster.admin("om", "transfer", "-n", "om4", *defines(client_values))
             assert moved.code == 0, moved
             writer.progress()
-            assert leader(oms) == "om4"
+            assert leader(oms, 90) == "om4"
             # refused: the leader (by the leader: --force skips the CLI's check of the configurations), an
             # unknown node
             own = cluster.admin(
