@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pyozone.om.access import Access
-from pyozone.om.exceptions import OMException
-from pyozone.om.server.ha import AnsweredStatus, OmReplication
+from pyozone.om.server.ha import OmReplication
+from pyozone.om.server.rpc import refusals_as_status
 from pyozone.protocol.om_admin import ADMIN_SERVICE, bootstrap_answer, decommission_answer, transfer_answer
 from pyozone.rpc import CallContext, Server, ServiceSpec, StatusCode
 from pyozone.rpc.metadata import peer_identity
@@ -36,7 +36,7 @@ class OzoneManagerAdminService:
     async def transferLeadership(
         self, request: pb.TransferLeadershipRequest, context: CallContext
     ) -> pb.TransferLeadershipResponse:
-        try:
+        async with refusals_as_status(context):
             self.access.admin(self.access.caller(context), "transfer OM leadership")
             if self.replication is None:
                 await context.abort(
@@ -46,10 +46,6 @@ class OzoneManagerAdminService:
                 )
             target = None if request.random else request.nodeId
             new_leader = await self.replication.transfer_leadership(target)  # type: ignore[union-attr]
-        except OMException as e:
-            await context.abort(StatusCode[e.status_name], str(e))
-        except AnsweredStatus as e:
-            await context.abort(StatusCode[e.status], e.details)
         return transfer_answer(new_leader)
 
     async def getOMConfiguration(
@@ -60,7 +56,7 @@ class OzoneManagerAdminService:
         return self.membership.configuration()  # type: ignore[union-attr]
 
     async def bootstrap(self, request: pb.BootstrapOMRequest, context: CallContext) -> pb.BootstrapOMResponse:
-        try:
+        async with refusals_as_status(context):
             if self.membership is None:
                 await context.abort(
                     StatusCode.FAILED_PRECONDITION,
@@ -71,24 +67,16 @@ class OzoneManagerAdminService:
             if identity is None:  # no certificate to tell the new OM by: an administrator's call, with ACLs
                 self.access.admin(self.access.caller(context), "bootstrap an OM")
             index = await self.membership.bootstrap(request, identity)  # type: ignore[union-attr]
-        except OMException as e:
-            await context.abort(StatusCode[e.status_name], str(e))
-        except AnsweredStatus as e:
-            await context.abort(StatusCode[e.status], e.details)
         return bootstrap_answer(index)
 
     async def decommission(
         self, request: pb.DecommissionOMRequest, context: CallContext
     ) -> pb.DecommissionOMResponse:
-        try:
+        async with refusals_as_status(context):
             self.access.admin(self.access.caller(context), "decommission an OM")
             if self.membership is None:
                 await context.abort(StatusCode.FAILED_PRECONDITION, LONE_OM)
             index = await self.membership.decommission(request)  # type: ignore[union-attr]
-        except OMException as e:
-            await context.abort(StatusCode[e.status_name], str(e))
-        except AnsweredStatus as e:
-            await context.abort(StatusCode[e.status], e.details)
         return decommission_answer(index)
 
 

@@ -15,11 +15,12 @@ Every request passes `rpc` once, so that is where it is observed: its type (Ozon
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.server.ha import AnsweredStatus
@@ -91,11 +92,11 @@ def rpc(handler: Handler) -> Handler:
         except AbortError:
             raise
         except AnsweredStatus as e:
-            await context.abort(StatusCode[e.status], e.details)
+            await abort_with(context, e)
         except OMException as e:
             if e.code in (OMResultCode.SCM_UNAVAILABLE,):
                 log.warning("%s from %s: %s", name, context.peer(), e)
-            await context.abort(StatusCode[e.status_name], str(e))
+            await abort_with(context, e)
         except Exception as e:
             log.error("%s from %s failed", name, context.peer(), exc_info=e)
             await context.abort(StatusCode.INTERNAL, f"{name}: internal error in OM (see its log)")
@@ -103,3 +104,19 @@ def rpc(handler: Handler) -> Handler:
             self.observe(kind, time.perf_counter() - started, failed)
 
     return wrapper
+
+
+async def abort_with(context: CallContext, refusal: AnsweredStatus | OMException) -> NoReturn:
+    """An OM refusal as the call's status: an AnsweredStatus by its status, an OMException by its result's."""
+    if isinstance(refusal, AnsweredStatus):
+        await context.abort(StatusCode[refusal.status], refusal.details)
+    await context.abort(StatusCode[refusal.status_name], str(refusal))
+
+
+@contextlib.asynccontextmanager
+async def refusals_as_status(context: CallContext) -> AsyncIterator[None]:
+    """A handler's OM refusals (AnsweredStatus, OMException) end its call with their status (`abort_with`)."""
+    try:
+        yield
+    except (AnsweredStatus, OMException) as e:
+        await abort_with(context, e)

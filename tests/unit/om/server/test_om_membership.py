@@ -36,7 +36,7 @@ from pyozone.protocol.om_admin import (
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from tests.polling import wait_for_async
-from tests.unit.om.server.test_om_ha import Service, planned, run
+from tests.unit.om.server.test_om_ha import Service, run, service
 from tests.unit.om.test_om_server import om_channel
 from tests.unit.ratis_server.shell_support import ports_of
 
@@ -111,9 +111,7 @@ def roles(svc: Service, node: str) -> dict[str, Any]:
 
 def test_a_fourth_om_bootstraps_catches_up_by_log_then_counts_and_serves(tmp_path: Path) -> None:
     async def scenario() -> None:
-        svc = planned(tmp_path)
-        try:
-            await asyncio.gather(*(svc.start(node) for node in ("om1", "om2", "om3")))
+        async with service(tmp_path) as svc:
             await create_volumes(svc, "before")
             # Ozone: every OM's configuration names the new OM before it bootstraps
             svc.values.update({**plan_fourth(svc), NODES_KEY: "om1,om2,om3,om4"})
@@ -151,9 +149,6 @@ def test_a_fourth_om_bootstraps_catches_up_by_log_then_counts_and_serves(tmp_pat
             error = await refused(leader, "bootstrap", bootstrap_request("om4", "127.0.0.1", ratis))
             assert error.code() is rpc.StatusCode.ALREADY_EXISTS
             assert "already a member" in (error.details() or "")
-        finally:
-            for node in list(svc.daemons):
-                await svc.stop(node)
 
     run(scenario())
 
@@ -162,9 +157,7 @@ def test_an_om_outside_the_group_is_refused_without_bootstrap_and_a_bootstrap_ou
     tmp_path: Path,
 ) -> None:
     async def scenario() -> None:
-        svc = planned(tmp_path)
-        try:
-            await asyncio.gather(*(svc.start(node) for node in ("om1", "om2", "om3")))
+        async with service(tmp_path) as svc:
             await create_volumes(svc, "vol")
             fourth = plan_fourth(svc)
             # om4 knows the service; the three running OMs' configurations do not name it
@@ -199,9 +192,6 @@ def test_an_om_outside_the_group_is_refused_without_bootstrap_and_a_bootstrap_ou
                     await leader.membership.bootstrap(request, caller)
                 assert denied.value.status == "PERMISSION_DENIED"
             assert members(leader) == {"om1", "om2", "om3"}
-        finally:
-            for node in list(svc.daemons):
-                await svc.stop(node)
 
     run(scenario())
 
@@ -210,9 +200,7 @@ def test_decommission_removes_an_om_and_refuses_the_leader_an_unknown_node_and_t
     tmp_path: Path,
 ) -> None:
     async def scenario() -> None:
-        svc = planned(tmp_path)
-        try:
-            await asyncio.gather(*(svc.start(node) for node in ("om1", "om2", "om3")))
+        async with service(tmp_path) as svc:
             await create_volumes(svc, "vol")
             leader = await svc.leader()
             assert leader.node is not None
@@ -270,9 +258,6 @@ def test_decommission_removes_an_om_and_refuses_the_leader_an_unknown_node_and_t
             svc.values[DECOMMISSIONED_KEY] = ""
             with pytest.raises(CLIError, match="Please add the to be decommissioned OM"):
                 await asyncio.to_thread(run_decommission, _decommission_args(svc, stays))
-        finally:
-            for node in list(svc.daemons):
-                await svc.stop(node)
 
     run(scenario())
 
@@ -292,12 +277,10 @@ def _decommission_args(svc: Service, node: str) -> argparse.Namespace:
 
 def test_a_fourth_om_bootstraps_from_the_leaders_checkpoint_when_the_log_was_purged(tmp_path: Path) -> None:
     async def scenario() -> None:
-        svc = planned(
+        async with service(
             tmp_path,
             **{"ozone.om.ratis.log.purge.gap": "4", "ozone.om.ratis.snapshot.auto.trigger.threshold": "4"},
-        )
-        try:
-            await asyncio.gather(*(svc.start(node) for node in ("om1", "om2", "om3")))
+        ) as svc:
             names = [f"vol{i:02d}" for i in range(20)]
             await create_volumes(svc, *names)
             svc.values.update({**plan_fourth(svc), NODES_KEY: "om1,om2,om3,om4"})
@@ -316,9 +299,6 @@ def test_a_fourth_om_bootstraps_from_the_leaders_checkpoint_when_the_log_was_pur
                 assert await holds(om4, name)
             await create_volumes(svc, "after")
             await wait_for_async(lambda: holds(om4, "after"), 20, "om4 applies the log after the checkpoint")
-        finally:
-            for node in list(svc.daemons):
-                await svc.stop(node)
 
     run(scenario())
 
@@ -334,12 +314,10 @@ def test_a_member_behind_a_purged_log_and_a_change_installs_the_checkpoint_with_
     not the group's first members (which would leave out om4, added while it was down)."""
 
     async def scenario() -> None:
-        svc = planned(
+        async with service(
             tmp_path,
             **{"ozone.om.ratis.log.purge.gap": "4", "ozone.om.ratis.snapshot.auto.trigger.threshold": "4"},
-        )
-        try:
-            await asyncio.gather(*(svc.start(node) for node in ("om1", "om2", "om3")))
+        ) as svc:
             await create_volumes(svc, "first")
             leader = await svc.leader()
             lagging = next(node for node in ("om1", "om2", "om3") if svc.daemons[node] is not leader)
@@ -356,9 +334,6 @@ def test_a_member_behind_a_purged_log_and_a_change_installs_the_checkpoint_with_
             # the core takes the members once the leader answered them (after the count above)
             four = {"om1", "om2", "om3", "om4"}
             await wait_for_async(lambda: _async(members(back) == four), 10, "the members in force taken")
-        finally:
-            for node in list(svc.daemons):
-                await svc.stop(node)
 
     run(scenario())
 
