@@ -77,7 +77,8 @@ class CheckpointSender:
                 return self._current is None or self._clock() - self._made_at < self._share_s
 
             try:
-                await asyncio.wait_for(self._changed.wait_for(may_start), self._wait_s)
+                async with asyncio.timeout(self._wait_s):
+                    await self._changed.wait_for(may_start)
             except TimeoutError:
                 raise Busy("an older checkpoint of om.db is still being sent") from None
             if self._sends >= self._max_sends:
@@ -91,11 +92,13 @@ class CheckpointSender:
 
     async def _release(self) -> None:
         async with self._changed:
-            self._sends -= 1
-            if self._sends == 0 and self._current is not None:
-                done, self._current = self._current, None
-                await asyncio.to_thread(done.remove)
-            self._changed.notify_all()
+            try:
+                if self._sends == 1 and self._current is not None:  # removed before `sends` says none are left
+                    done, self._current = self._current, None
+                    await asyncio.to_thread(done.remove)
+            finally:
+                self._sends -= 1
+                self._changed.notify_all()
 
     async def send(self, request: web.Request) -> web.StreamResponse:
         """Answers one GET: the checkpoint's tar, or 503 when busy."""
@@ -109,7 +112,8 @@ class CheckpointSender:
             chunks = packed.chunks()
             while (chunk := await asyncio.to_thread(next, chunks, None)) is not None:
                 try:
-                    await asyncio.wait_for(response.write(chunk), self._stall_s)
+                    async with asyncio.timeout(self._stall_s):
+                        await response.write(chunk)
                 except TimeoutError:
                     log.warning(
                         "/dbCheckpoint to %s: nothing read for %.0f s; the send is cut",
