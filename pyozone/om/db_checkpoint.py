@@ -321,6 +321,27 @@ def staging_dir(db_path: Path) -> Path:
     return db_path.parent / CHECKPOINTS_DIR / "install"
 
 
+def fetch_and_install(
+    url: str, context: ssl.SSLContext | None, db_path: Path, install: Callable[[Path], None], at_least: int
+) -> TermIndex:
+    """A follower's whole install, off the event loop: download the leader's checkpoint beside om.db, check
+    and unpack it, and hand the unpacked tree to `install` (OMMetadataStore.install: the swap, then the
+    reopen); the staging directory is removed whatever happens. Returns the installed #TRANSACTIONINFO."""
+    staging = staging_dir(db_path)
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        tar = staging / "om.db.tar"
+        download(url, context, tar)
+        unpacked = staging / "om.db"
+        installed = unpack(tar, unpacked, at_least)
+        tar.unlink()
+        install(unpacked)
+        return installed
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def swap_in(db_path: Path, new: Path) -> None:
     """Makes the unpacked checkpoint `new` om.db, keeping the old om.db aside as `om.db.old` (delete it with
     `drop_aside` once the new one opened; `restore_aside` puts it back). om.db must be closed."""

@@ -93,7 +93,7 @@ class CheckpointSender:
     async def _release(self) -> None:
         async with self._changed:
             try:
-                if self._sends == 1 and self._current is not None:  # removed before `sends` says none are left
+                if self._sends == 1 and self._current is not None:  # gone before `sends` says none are left
                     done, self._current = self._current, None
                     await asyncio.to_thread(done.remove)
             finally:

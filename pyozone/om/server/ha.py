@@ -21,10 +21,8 @@ term's first entry, then takes the id counter om.db holds.
 Reads are served by the leader only, after a ReadIndex round (Ratis's raft.server.read.option
 LINEARIZABLE); concurrent reads share one round.
 
-The retry cache (Ratis's RetryCache, ozone.om.ratis.server.retry.cache.timeout) maps a call's
-(user, client id, call id) to its answer; every OM fills it as it applies entries, so a call retried after a
-failover is answered with its first answer and never executed twice. Only the leader answers from it, after
-`check_leader`, and only the same user. A call stays in flight (a retry waits for it) until its entry is
+Every OM fills the retry cache (om/server/retry_cache.py) as it applies entries; only the leader answers
+from it, after `check_leader`. A call stays in flight (a retry waits for it) until its entry is
 applied or dropped, however long after the request timeout answered its first caller.
 """
 
@@ -36,10 +34,9 @@ import heapq
 import itertools
 import logging
 import random
-import shutil
 import time
 import uuid
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -52,13 +49,18 @@ from pyozone.om.db_checkpoint import (
     CHECKPOINT_PATH,
     TRANSACTION_INFO,
     CheckpointError,
-    download,
-    staging_dir,
+    fetch_and_install,
     transaction_info,
-    unpack,
 )
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import META_TABLE, OMMetadataStore, OMStoreError, Op
+from pyozone.om.server.retry_cache import (
+    RETRY_CACHE_TIMEOUT_MS,
+    AnsweredStatus,
+    RetryCache,
+    call_key,
+    replay,
+)
 from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
@@ -70,17 +72,12 @@ from pyozone.ratis_server.member_api import (
     TransferRefusedError,
 )
 from pyozone.ratis_server.server import RaftMember
-from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 
 if TYPE_CHECKING:
     from pyozone.om.core import OzoneManager
 
 log = logging.getLogger(__name__)
 
-RETRY_CACHE_TIMEOUT_MS = 600_000
-"""ozone.om.ratis.server.retry.cache.timeout's default."""
-RETRY_CACHE_MAX_ENTRIES = 200_000
-"""At most this many answers are kept (the oldest go first), however young: 100 s at 2,000 writes/s."""
 REQUEST_TIMEOUT_MS = 3_000
 """ozone.om.ratis.server.request.timeout's default."""
 SNAPSHOT_THRESHOLD = 400_000
@@ -103,20 +100,6 @@ READS = frozenset(
 takes the write path as well)."""
 
 
-class AnsweredStatus(Exception):
-    """A call answered with a status rather than a response: an HA refusal (UNAVAILABLE with
-    OMNotLeaderException's or OMLeaderNotReadyException's text) or a replayed error."""
-
-    def __init__(self, status: str, details: str) -> None:
-        super().__init__(details)
-        self.status = status
-        self.details = details
-
-
-USER_SEPARATOR = "\x00"
-"""Between the user and the client id in a retry cache key: neither metadata value may hold it."""
-
-
 def ops_bytes(ops: Sequence[Op]) -> int:
     """What `ops` take in an entry, at most."""
     return sum(len(t) + len(k.encode()) + len(v or b"") + OP_FRAMING for t, k, v in ops)
@@ -126,22 +109,6 @@ def _answer_bytes(answer: CallAnswer | None) -> int:
     if answer is None:
         return 0
     return len(answer.client_id) + len(answer.method) + len(answer.response) + len(answer.error_details)
-
-
-def call_key(context: Any, user: str = "") -> tuple[str, int] | None:
-    """The call's (client id, call id) from its metadata, as Hadoop RPC's header carries them, the client
-    id qualified by the authenticated `user` (another user naming the same ids is another call: Ratis's
-    retry cache is per client, and a client is one user's); None when the client sends none (it talks to a
-    lone OM)."""
-    client_id = call_id = None
-    for key, value in context.invocation_metadata() or ():
-        if key == CLIENT_ID_METADATA:
-            client_id = value
-        elif key == CALL_ID_METADATA:
-            call_id = value
-    if not client_id or not call_id or not call_id.isdigit():
-        return None
-    return (f"{user}{USER_SEPARATOR}{client_id}" if user else client_id), int(call_id)
 
 
 @dataclass(eq=False)
@@ -192,38 +159,6 @@ class _Call:
 CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("om_ha_call", default=None)
 """The call a handler runs for (HA only): `_run` records what it saw, the buffer's stage hook what it
 wrote."""
-
-
-class RetryCache:
-    """(client id, call id) -> the call's answer, for `timeout_ms` after it was applied, at most
-    `max_entries` of them."""
-
-    def __init__(
-        self, timeout_ms: int, now_ms: Callable[[], float], max_entries: int = RETRY_CACHE_MAX_ENTRIES
-    ) -> None:
-        self._timeout_ms = timeout_ms
-        self._max_entries = max_entries
-        self._now_ms = now_ms
-        self._entries: OrderedDict[tuple[str, int], tuple[float, CallAnswer]] = OrderedDict()
-
-    def put(self, answer: CallAnswer) -> None:
-        now = self._now_ms()
-        self._entries[(answer.client_id, answer.call_id)] = (now + self._timeout_ms, answer)
-        self._entries.move_to_end((answer.client_id, answer.call_id))
-        while self._entries:
-            expires, _ = next(iter(self._entries.values()))
-            if expires > now and len(self._entries) <= self._max_entries:
-                break
-            self._entries.popitem(last=False)
-
-    def get(self, key: tuple[str, int]) -> CallAnswer | None:
-        found = self._entries.get(key)
-        if found is None or found[0] <= self._now_ms():
-            return None
-        return found[1]
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class OmReplication:
@@ -460,7 +395,7 @@ class OmReplication:
         if key is not None:
             cached = self.retry_cache.get(key)
             if cached is not None:
-                return _replay(cached, name)
+                return replay(cached, name)
             running = self._inflight.get(key)
             if running is not None:
                 return await self._answer(running)
@@ -706,7 +641,11 @@ class OmReplication:
             await asyncio.shield(self._snapshotting)
         self._installing = True
         try:
-            installed = await asyncio.to_thread(self._fetch_and_install, url, first_available.index - 1)
+            context = self._tls.client_context() if self._tls is not None else None
+            at_least = first_available.index - 1
+            installed = await asyncio.to_thread(
+                fetch_and_install, url, context, self.store.path, self.store.install, at_least
+            )
         except (CheckpointError, OMStoreError, OSError) as error:  # OSError: the staging directory
             self.install_failures += 1
             log.error(
@@ -722,22 +661,6 @@ class OmReplication:
         log.info("OM %s installed the checkpoint of OM %s at %s", self.node_id, leader_id, installed)
         asking = self.members_at_install
         return installed, (await asking(leader_id) if asking is not None else ())
-
-    def _fetch_and_install(self, url: str, at_least: int) -> TermIndex:
-        """Off the loop: download, check, unpack and swap in the leader's checkpoint."""
-        staging = staging_dir(self.store.path)
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        try:
-            tar = staging / "om.db.tar"
-            download(url, self._tls.client_context() if self._tls is not None else None, tar)
-            unpacked = staging / "om.db"
-            installed = unpack(tar, unpacked, at_least)
-            tar.unlink()
-            self.store.install(unpacked)
-            return installed
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
 
     def _applied(self, epoch: int) -> None:
         """Answers the calls waiting for epochs up to `epoch`."""
@@ -802,17 +725,3 @@ class OmReplication:
                     log.debug("OM %s: a ReadIndex round failed: %s", self.node_id, round_.exception())
         finally:
             self._reading = False
-
-
-def _replay(answer: CallAnswer, method: str) -> bytes:
-    """A call's first answer, as the rpc layer sends it (its bytes), or its error raised."""
-    if answer.method != method:
-        client = answer.client_id.rpartition(USER_SEPARATOR)[2]
-        raise AnsweredStatus(
-            "INVALID_ARGUMENT",
-            f"INVALID_REQUEST: call {answer.call_id} of client {client} was a {answer.method}, "
-            f"not a {method}: a call id names one call",
-        )
-    if answer.error_status:
-        raise AnsweredStatus(answer.error_status, answer.error_details)
-    return answer.response

@@ -34,7 +34,8 @@ from pyozone.config.keys import suffixed
 from pyozone.framework.om_admin import OmAdminClient, OmAdminError
 from pyozone.framework.om_errors import OMNotLeaderException
 from pyozone.hdds.security.x509 import CertRole, Identity
-from pyozone.om.server.ha import AnsweredStatus, OmReplication
+from pyozone.om.server.ha import OmReplication
+from pyozone.om.server.retry_cache import AnsweredStatus
 from pyozone.protocol.om_admin import bootstrap_request, configuration_answer, node_info
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis_server.member_api import NotLeaderError, ReconfigurationError

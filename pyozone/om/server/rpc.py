@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.server.ha import AnsweredStatus
+from pyozone.om.server.retry_cache import AnsweredStatus
 from pyozone.protocol import ProtocolError
 from pyozone.rpc import AbortError, CallContext, StatusCode
 

@@ -19,7 +19,8 @@ from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderEx
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException
 from pyozone.om.metadata import DELETED_TABLE, VOLUME_TABLE, OMMetadataStore, volume_key
-from pyozone.om.server.ha import ANSWER_ROOM, AnsweredStatus, OmReplication, RetryCache
+from pyozone.om.server.ha import ANSWER_ROOM, OmReplication
+from pyozone.om.server.retry_cache import AnsweredStatus, RetryCache
 from pyozone.om.services import KeyDeletingService
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.protocol import om as wire

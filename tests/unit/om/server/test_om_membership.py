@@ -24,7 +24,7 @@ from pyozone.framework.om_admin import OmAdminError
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.om.metadata import VOLUME_TABLE, volume_key
 from pyozone.om.server import OmDaemon, ServerStartError, membership
-from pyozone.om.server.ha import AnsweredStatus
+from pyozone.om.server.retry_cache import AnsweredStatus
 from pyozone.protocol.om_admin import (
     ADMIN_SERVICE,
     bootstrap_request,
