@@ -74,7 +74,8 @@ def daemon_tls(
     if why is None:
         log.info("Using the certificate %s of %s", paths.cert, identity.common_name)
         return TlsStore(paths)
-    log.info("Requesting a certificate for %s from SCM (%s)", identity.common_name, why)
+    named = f"{identity.common_name} ({node})" if node else identity.common_name
+    log.info("Requesting a certificate for %s from SCM (%s)", named, why)
     join = join or _join_credential(settings)
     csr = X.csr_to_pem(X.build_csr(key, identity, hosts, datanode, om_node))
     with tempfile.TemporaryDirectory(prefix="pyozone-join-") as tmp:

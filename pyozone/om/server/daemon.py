@@ -12,7 +12,8 @@ makes them durable before a client is answered.
 With `ozone.om.service.ids` OM is one member of its service's Raft group (om/server/ha.py, docs/om.md "High
 availability"): it finds its node (`local_om_node`), serves on that node's addresses, keeps its Raft log
 under `ozone.om.ratis.storage.dir` (default `ozone.metadata.dirs`/ratis) and runs a RaftMember on its Ratis
-port (mutual TLS with OM's certificate when hdds.grpc.tls.enabled); only the leader executes calls and runs
+port (mutual TLS with OM's certificate when hdds.grpc.tls.enabled: each OM holds its own, naming its node,
+and a peer speaks for the node its certificate names: raft_member.py); only the leader executes calls and runs
 the background services. A lone OM keeps the direct double-buffer path. The group's members and who may
 join (`--bootstrap`) or stay: om/server/membership.py, before and right after the member starts.
 """

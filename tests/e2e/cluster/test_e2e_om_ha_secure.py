@@ -182,3 +182,21 @@ def test_the_raft_port_takes_each_om_for_its_own_node_only(started: tuple[Secure
         assert code is rpc.StatusCode.PERMISSION_DENIED and named in why
         assert "may not send Raft messages" in why and "OM certificates only" in why
     assert leader(cluster) == lead  # nothing of it was taken
+
+
+def test_a_restarted_service_keeps_each_om_s_certificate_and_its_keys(
+    started: tuple[SecureCluster, Result], tmp_path: Path
+) -> None:
+    cluster, _ = started
+    certificates = {
+        om.name: certificate_of(cluster, om).paths.cert.read_bytes() for om in cluster.state.oms()
+    }
+    assert cluster.cluster("down", timeout_s=90).code == 0
+    up = cluster.cluster("up", "--om-ha", "--background", "--timeout", "90", timeout_s=150)
+    assert up.code == 0 and "Cluster is ready." in up.out, up
+    assert {
+        om.name: certificate_of(cluster, om).paths.cert.read_bytes() for om in cluster.state.oms()
+    } == certificates
+    got = tmp_path / "got"
+    assert cluster.sh("key", "get", f"/{VOLUME}/{BUCKET}/before", str(got)).code == 0
+    assert got.stat().st_size == 50_000
