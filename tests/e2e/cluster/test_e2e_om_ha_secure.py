@@ -2,7 +2,9 @@
 SCM's CA (its host and "omservice/omN"), mutual TLS on every port, the OMs' Raft port included. `pyozone
 sh` writes and reads keys and goes on after the leader's kill -9; a key written before the failover reads
 back; block tokens the killed leader signed still open its blocks (they are signed with SCM's secret keys,
-which every OM fetches); the killed OM comes back as a follower over its own certificate. An OM fetches
+which every OM fetches); the killed OM comes back as a follower over its own certificate. The S3 gateway
+(https, the administrator's certificate) goes on after the leader's kill too, and a restarted service
+keeps each OM's certificate. An OM fetches
 the leader's /dbCheckpoint with its certificate, a datanode or a plain user cannot. The Raft port refuses a
 datanode's or a user's certificate, and an OM's certificate speaking for another OM node."""
 
@@ -33,6 +35,7 @@ from pyozone.ratis.messages import AppendEntriesRequest, RaftPeerId
 from pyozone.ratis_server.transport import DELIVER
 from pyozone.security.secret_keys import SecretKeyCache
 from tests.e2e.cluster.cluster_helpers import Result, all_running
+from tests.e2e.cluster.s3_cluster import getsecret
 from tests.e2e.cluster.test_e2e_om_ha_cluster import roles
 from tests.e2e.security.secure_cluster import SecureCluster
 from tests.polling import wait_for
@@ -57,6 +60,15 @@ def certificate_of(cluster: SecureCluster, daemon: Daemon) -> TlsStore:
 
 def leader(cluster: SecureCluster) -> str:
     return next(node for node, role in roles(cluster).items() if role == "LEADER")
+
+
+def back_as_a_follower(cluster: SecureCluster, node: str) -> None:
+    wait_for(
+        lambda: sorted(roles(cluster).values()) == ["FOLLOWER", "FOLLOWER", "LEADER"],
+        90,
+        f"{node} back as a follower",
+        interval_s=1,
+    )
 
 
 def test_each_om_holds_a_certificate_of_its_own(started: tuple[SecureCluster, Result]) -> None:
@@ -115,12 +127,7 @@ def test_sh_writes_and_reads_keys_and_goes_on_after_the_leader_s_kill(
         assert got.read_bytes() == data
     assert leader(cluster) != old
     cluster.start(old)  # back as a follower over its own certificate
-    wait_for(
-        lambda: sorted(roles(cluster).values()) == ["FOLLOWER", "FOLLOWER", "LEADER"],
-        90,
-        f"{old} back as a follower",
-        interval_s=1,
-    )
+    back_as_a_follower(cluster, old)
 
 
 def test_an_om_fetches_the_leader_s_checkpoint_a_datanode_or_a_user_cannot(
@@ -182,6 +189,37 @@ def test_the_raft_port_takes_each_om_for_its_own_node_only(started: tuple[Secure
         assert code is rpc.StatusCode.PERMISSION_DENIED and named in why
         assert "may not send Raft messages" in why and "OM certificates only" in why
     assert leader(cluster) == lead  # nothing of it was taken
+
+
+def test_the_s3_gateway_goes_on_after_the_leader_s_kill(started: tuple[SecureCluster, Result]) -> None:
+    import boto3
+    from botocore.config import Config
+
+    cluster, _ = started
+    access, secret = getsecret(cluster, cluster.admin_user)
+    tls = cluster.admin_tls
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=f"https://127.0.0.1:{cluster.state.daemon('s3g').ports['http']}",
+        aws_access_key_id=access,
+        aws_secret_access_key=secret,
+        region_name="us-east-1",
+        config=Config(
+            s3={"addressing_style": "path"},
+            signature_version="s3v4",
+            client_cert=(str(tls.paths.cert), str(tls.paths.key)),
+        ),
+        verify=str(tls.paths.ca),
+    )
+    s3.create_bucket(Bucket="ha-secure")
+    s3.put_object(Bucket="ha-secure", Key="before", Body=b"b" * 5000)
+    old = leader(cluster)
+    cluster.kill(old)
+    s3.put_object(Bucket="ha-secure", Key="after", Body=b"a" * 5000)
+    for key, byte in (("before", b"b"), ("after", b"a")):
+        assert s3.get_object(Bucket="ha-secure", Key=key)["Body"].read() == byte * 5000
+    cluster.start(old)
+    back_as_a_follower(cluster, old)
 
 
 def test_a_restarted_service_keeps_each_om_s_certificate_and_its_keys(
