@@ -42,14 +42,15 @@ class CertAuthority:
         lifetime: dt.timedelta | None = None,
         trust: X.Certificate | None = None,
         datanode: str | None = None,
+        om_node: str | None = None,
     ) -> TlsPaths:
         """Key, certificate and CA files for `identity` under root/name; `trust` is the CA it trusts
         (default: this one). A service names `hosts` (default: loopback), a user none; `datanode`: the
-        datanode UUID a datanode's certificate names."""
+        datanode UUID a datanode's certificate names; `om_node`: the "SERVICE/NODE" an HA OM's names."""
         key = X.generate_private_key()
         if hosts is None:
             hosts = ("127.0.0.1", "localhost") if identity.role.is_service else ()
-        csr = X.build_csr(key, identity, hosts, datanode)
+        csr = X.build_csr(key, identity, hosts, datanode, om_node)
         cert = X.sign_csr(
             csr, self.key, self.cert, self.cluster_id, "SCM-test", lifetime or self.lifetime, next(_serials)
         )

@@ -154,11 +154,6 @@ def _check_om_ha(args: argparse.Namespace, overrides: dict[str, str]) -> None:
     """`--om-ha` with what it cannot run with: a clear error before anything starts."""
     if not args.om_ha:
         return
-    if args.secure:
-        raise CLIError(
-            "--om-ha with --secure is not built: each OM needs a certificate of its own, and SCM's CA "
-            "keeps one OM certificate per host (docs/om.md); run --om-ha without --secure"
-        )
     planned = sorted(k for k in overrides if k in OM_SERVICE_KEYS or k.startswith(OM_SERVICE_PREFIXES))
     if planned:
         raise CLIError(f"--om-ha plans the OM service itself: drop -D {', '.join(planned)}")

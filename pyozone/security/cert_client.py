@@ -3,12 +3,14 @@
 `daemon_tls` runs once at start. It makes the key pair if there is none (mode 0600) and, unless the
 certificate on disk is valid for this daemon, sends a CSR over mutual TLS presenting the JOIN credential
 (`ozone.security.join.credentials.file`), then stores the certificate and the CA's. A datanode's CSR names
-its datanode UUID too (SCM lets its certificate speak for that datanode alone). `CertRenewer` asks for
-a new certificate once the current one is within `hdds.x509.renew.grace.duration` of expiry, presenting
-the current one. Renewal keeps the key pair, so replacing the certificate file (atomically) is the whole
-change: no handshake can see a new certificate with an old key. The TlsStore re-reads the file on the next
-handshake. The renewer also fetches SCM's certificate revocation list every hdds.x509.crl.refresh.interval
-(and at start), so the daemon's ports refuse a revoked peer (TlsStore.update_crl).
+its datanode UUID too (SCM lets its certificate speak for that datanode alone), an HA OM's its service and
+node ("SERVICE/NODE": each OM of a service holds its own, as Ozone's OMCertificateClient is one per OM).
+`CertRenewer` asks for a new certificate once the current one is within `hdds.x509.renew.grace.duration`
+of expiry, presenting the current one. Renewal keeps the key pair, so replacing the certificate file
+(atomically) is the whole change: no handshake can see a new certificate with an old key. The TlsStore
+re-reads the file on the next handshake. The renewer also fetches SCM's certificate revocation list every
+hdds.x509.crl.refresh.interval (and at start), so the daemon's ports refuse a revoked peer
+(TlsStore.update_crl).
 """
 
 from __future__ import annotations
@@ -55,10 +57,11 @@ def daemon_tls(
     hosts: tuple[str, ...],
     wait_s: float = 120.0,
     datanode: str | None = None,
+    om_node: str | None = None,
 ) -> TlsStore:
     """The daemon's TlsStore under `directory` (TlsPaths.under), with a CA-signed certificate for
-    `role@hosts[0]` naming every host of `hosts` (and a datanode's UUID, `datanode`). Waits up to `wait_s`
-    for an SCM that is not up yet."""
+    `role@hosts[0]` naming every host of `hosts` (and a datanode's UUID, `datanode`, or an HA OM's
+    "SERVICE/NODE", `om_node`). Waits up to `wait_s` for an SCM that is not up yet."""
     settings = SecurityConfig.from_conf(conf)
     identity = daemon_identity(role, hosts)
     paths = TlsPaths.under(directory, conf)
@@ -66,20 +69,22 @@ def daemon_tls(
     # A daemon whose host dropped the JOIN file after its first start keeps running on its certificate.
     present = settings.join_credentials_file is not None and settings.join_credentials_file.exists()
     join = _join_credential(settings) if present else None
-    why = _invalid_reason(paths, key, identity, hosts, datanode, SystemClock(), join.ca_pem if join else None)
+    node = datanode or om_node
+    why = _invalid_reason(paths, key, identity, hosts, node, SystemClock(), join.ca_pem if join else None)
     if why is None:
         log.info("Using the certificate %s of %s", paths.cert, identity.common_name)
         return TlsStore(paths)
-    log.info("Requesting a certificate for %s from SCM (%s)", identity.common_name, why)
+    named = f"{identity.common_name} ({node})" if node else identity.common_name
+    log.info("Requesting a certificate for %s from SCM (%s)", named, why)
     join = join or _join_credential(settings)
-    csr = X.csr_to_pem(X.build_csr(key, identity, hosts, datanode))
+    csr = X.csr_to_pem(X.build_csr(key, identity, hosts, datanode, om_node))
     with tempfile.TemporaryDirectory(prefix="pyozone-join-") as tmp:
         join_paths = TlsPaths(Path(tmp) / "join.key", Path(tmp) / "join.crt", Path(tmp) / "ca.crt")
         write_file(join_paths.key, join.key_pem, private=True)
         write_file(join_paths.cert, join.cert_pem)
         write_file(join_paths.ca, join.ca_pem)
         cert_pem, ca_pem = _sign_waiting(conf, TlsStore(join_paths), csr, wait_s)
-    _check_issued(cert_pem, ca_pem, key, identity, datanode, trusted_ca=join.ca_pem)
+    _check_issued(cert_pem, ca_pem, key, identity, node, trusted_ca=join.ca_pem)
     write_file(paths.ca, ca_pem)
     write_file(paths.cert, cert_pem)
     log.info(
@@ -93,7 +98,8 @@ def daemon_tls(
 
 class CertRenewer:
     """Renews a daemon's certificate inside the grace period; `run` checks every
-    hdds.x509.ca.rotation.check.interval until stopped. `datanode`: a datanode's UUID."""
+    hdds.x509.ca.rotation.check.interval until stopped. `datanode`: a datanode's UUID; `om_node`: an HA
+    OM's "SERVICE/NODE"."""
 
     def __init__(
         self,
@@ -103,6 +109,7 @@ class CertRenewer:
         hosts: tuple[str, ...],
         clock: Clock | None = None,
         datanode: str | None = None,
+        om_node: str | None = None,
     ) -> None:
         self.conf = conf
         self.settings = SecurityConfig.from_conf(conf)
@@ -110,6 +117,7 @@ class CertRenewer:
         self.identity = daemon_identity(role, hosts)
         self.hosts = hosts
         self.datanode = datanode
+        self.om_node = om_node
         self.clock = clock or SystemClock()
 
     def due(self) -> bool:
@@ -125,11 +133,12 @@ class CertRenewer:
         if not self.due():
             return False
         key = X.key_from_pem(self.store.paths.key.read_bytes())
-        csr = X.csr_to_pem(X.build_csr(key, self.identity, self.hosts, self.datanode))
+        csr = X.csr_to_pem(X.build_csr(key, self.identity, self.hosts, self.datanode, self.om_node))
         with SCMSecurityClient(scm_security_address(self.conf), self.store) as client:
             cert_pem, ca_pem = client.sign_csr(csr)
         trusted = self.store.paths.ca.read_bytes()
-        _check_issued(cert_pem, ca_pem, key, self.identity, self.datanode, trusted_ca=trusted)
+        node = self.datanode or self.om_node
+        _check_issued(cert_pem, ca_pem, key, self.identity, node, trusted_ca=trusted)
         write_file(self.store.paths.cert, cert_pem)
         self.store.reload()
         log.info(
@@ -195,11 +204,12 @@ def _invalid_reason(
     key: X.PrivateKey,
     identity: Identity,
     hosts: tuple[str, ...],
-    datanode: str | None,
+    node: str | None,
     clock: Clock,
     cluster_ca: bytes | None,
 ) -> str | None:
-    """Why the certificate on disk cannot serve this daemon, or None when it can. `cluster_ca` is the CA
+    """Why the certificate on disk cannot serve this daemon (`node`: the datanode UUID or OM node it
+    names, X.node_of), or None when it can. `cluster_ca` is the CA
     certificate of the JOIN credential, when there is one: a certificate of an earlier CA (SCM was
     initialised again) is replaced."""
     if not paths.cert.exists() or not paths.ca.exists():
@@ -217,8 +227,8 @@ def _invalid_reason(
         return "the stored CA certificate is not the cluster's (the JOIN credential's)"
     if X.common_name(cert) != identity.common_name or set(certificate_hosts(cert)) != set(hosts):
         return f"the stored certificate names {X.common_name(cert)} {sorted(certificate_hosts(cert))}"
-    if X.datanode_id(cert) != datanode:
-        return f"the stored certificate names datanode {X.datanode_id(cert)}, not {datanode}"
+    if X.node_of(cert) != node:
+        return f"the stored certificate names node {X.node_of(cert)}, not {node}"
     if clock.wall_ms() >= int(cert.not_valid_after_utc.timestamp() * 1000):
         return "the stored certificate has expired"
     return None
@@ -260,11 +270,11 @@ def _check_issued(
     ca_pem: bytes,
     key: X.PrivateKey,
     identity: Identity,
-    datanode: str | None,
+    node: str | None,
     trusted_ca: bytes,
 ) -> None:
-    """SCM's answer is a certificate for this key, name and datanode, signed by the CA this daemon already
-    trusts."""
+    """SCM's answer is a certificate for this key, name and node (a datanode's UUID, an HA OM's
+    "SERVICE/NODE"), signed by the CA this daemon already trusts."""
     cert, ca = X.cert_from_pem(cert_pem), X.cert_from_pem(ca_pem)
     if X.cert_to_pem(ca) != X.cert_to_pem(X.cert_from_pem(trusted_ca)):
         raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM answered with another CA certificate")
@@ -276,10 +286,9 @@ def _check_issued(
         raise SecurityError(
             SecurityResult.INTERNAL_ERROR, f"SCM's certificate names {X.common_name(cert)!r}, not {identity}"
         )
-    if X.datanode_id(cert) != datanode:
+    if X.node_of(cert) != node:
         raise SecurityError(
-            SecurityResult.INTERNAL_ERROR,
-            f"SCM's certificate names datanode {X.datanode_id(cert)}, not {datanode}",
+            SecurityResult.INTERNAL_ERROR, f"SCM's certificate names node {X.node_of(cert)}, not {node}"
         )
     if dt.datetime.now(dt.UTC) >= cert.not_valid_after_utc:
         raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM's certificate has already expired")

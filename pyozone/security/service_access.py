@@ -37,6 +37,13 @@ def peer_datanode(context: Any) -> str | None:
     return None if cert is None else X.datanode_id(cert)
 
 
+def peer_node(context: Any) -> str | None:
+    """Which daemon of its common name the caller's certificate is for (X.node_of: a datanode's UUID, an
+    HA OM's "SERVICE/NODE"), or None."""
+    cert = peer_certificate(context)
+    return None if cert is None else X.node_of(cert)
+
+
 @dataclass(frozen=True, slots=True)
 class ServiceAccess:
     """Who may call one service: the certificate roles in `roles`, when `tls` (the port is mutual TLS)."""

@@ -6,9 +6,11 @@ user's certificate names the user alone ("alice"); a user name never holds "@", 
 confused. A service's certificate lists its hosts (subjectAltName) and may serve TLS and call it; a
 user's names no host and may only call (clientAuth): no TLS client takes a user for a server. A
 datanode's also names its datanode UUID (a `urn:uuid:` URI, pyozone), so SCM can tell which datanode a
-datanode certificate speaks for: several datanodes on one host share a common name. Keys are RSA of
-`hdds.key.len` bits (Ozone's `hdds.key.algo` default); certificates are signed with SHA-256
-(SHA256withRSA).
+datanode certificate speaks for: several datanodes on one host share a common name. An OM of an HA
+service names its service and node id (a `urn:ozone-om:SERVICE/NODE` URI; Ozone's OMCertificateClient
+names the OM's service in its CSR), so the OMs of one service on one host each hold a certificate of their
+own. Keys are RSA of `hdds.key.len` bits (Ozone's `hdds.key.algo` default); certificates are signed with
+SHA-256 (SHA256withRSA).
 
 `cryptography` is imported here and nowhere else in the kernel.
 """
@@ -118,6 +120,18 @@ def role_host_name(role: CertRole, host: str) -> str:
     return f"{label}.{role.value}{ROLE_NAME_SUFFIX}"
 
 
+OM_NODE_URN = "urn:ozone-om:"
+"""The prefix of the subjectAltName URI naming an HA OM certificate's service and node ("SERVICE/NODE")."""
+
+
+def om_node_name(service_id: str, node_id: str) -> str:
+    """The node an HA OM's certificate names: "SERVICE/NODE" (ozone.om.service.ids, ozone.om.node.id)."""
+    for part in (service_id, node_id):
+        if not part or not part.isprintable() or any(c in part for c in "/:@, "):
+            raise ValueError(f"{part!r} is not an OM service or node id")
+    return f"{service_id}/{node_id}"
+
+
 def is_datanode_uuid(datanode: str) -> bool:
     """Whether `datanode` is a UUID in the canonical form datanodes report it in."""
     try:
@@ -137,7 +151,14 @@ def _datanode_uri(datanode: str) -> str:
     return DATANODE_URN + datanode
 
 
-def _alt_names(hosts: tuple[str, ...], datanode: str | None) -> list[x509.GeneralName]:
+def _om_node_uri(om_node: str) -> str:
+    service_id, slash, node_id = om_node.partition("/")
+    if not slash or om_node_name(service_id, node_id) != om_node:
+        raise ValueError(f"{om_node!r} is not an OM node (SERVICE/NODE)")
+    return OM_NODE_URN + om_node
+
+
+def _alt_names(hosts: tuple[str, ...], datanode: str | None, om_node: str | None) -> list[x509.GeneralName]:
     names: list[x509.GeneralName] = []
     for host in hosts:
         try:
@@ -146,17 +167,23 @@ def _alt_names(hosts: tuple[str, ...], datanode: str | None) -> list[x509.Genera
             names.append(x509.DNSName(host))
     if datanode is not None:
         names.append(x509.UniformResourceIdentifier(_datanode_uri(datanode)))
+    if om_node is not None:
+        names.append(x509.UniformResourceIdentifier(_om_node_uri(om_node)))
     return names
 
 
 def build_csr(
-    key: PrivateKey, identity: Identity, hosts: tuple[str, ...] = (), datanode: str | None = None
+    key: PrivateKey,
+    identity: Identity,
+    hosts: tuple[str, ...] = (),
+    datanode: str | None = None,
+    om_node: str | None = None,
 ) -> CertificateSigningRequest:
     """A CSR for `identity`; a service's names its hosts (IPs and DNS names) so TLS clients can check them,
-    a datanode's also its datanode UUID."""
+    a datanode's also its datanode UUID, an HA OM's its service and node (`om_node`, "SERVICE/NODE")."""
     builder = x509.CertificateSigningRequestBuilder().subject_name(_name(identity.common_name, "", ""))
-    if hosts or datanode is not None:
-        names = _alt_names(hosts, datanode)
+    if hosts or datanode is not None or om_node is not None:
+        names = _alt_names(hosts, datanode, om_node)
         builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
     return builder.sign(key, hashes.SHA256())
 
@@ -188,10 +215,24 @@ def datanode_id(item: Certificate | CertificateSigningRequest) -> str | None:
     return None
 
 
+def om_node(item: Certificate | CertificateSigningRequest) -> str | None:
+    """The OM node ("SERVICE/NODE") an HA OM's certificate (or CSR) names, or None when it names none."""
+    for name in _subject_alt_names(item):
+        if isinstance(name, x509.UniformResourceIdentifier) and name.value.startswith(OM_NODE_URN):
+            return name.value.removeprefix(OM_NODE_URN)
+    return None
+
+
+def node_of(item: Certificate | CertificateSigningRequest) -> str | None:
+    """Which one of the daemons sharing a common name a certificate (or CSR) is for: a datanode's UUID, an
+    HA OM's "SERVICE/NODE", else None."""
+    return datanode_id(item) or om_node(item)
+
+
 def _checked_alt_names(csr: CertificateSigningRequest, identity: Identity) -> list[x509.GeneralName]:
     """The subjectAltNames a certificate for `identity` keeps from its CSR. A user's names none (a host
-    there would let the user serve TLS as a daemon on that host); a service's names hosts, and a
-    datanode's one datanode UUID besides."""
+    there would let the user serve TLS as a daemon on that host); a service's names hosts, a datanode's
+    one datanode UUID besides, an HA OM's one OM node."""
     names = _subject_alt_names(csr)
     if identity.role is CertRole.USER and names:
         raise ValueError(f"a user's certificate names no host or other name ({identity.common_name})")
@@ -207,10 +248,16 @@ def _checked_alt_names(csr: CertificateSigningRequest, identity: Identity) -> li
             raise ValueError(
                 f"a CSR may not name {name.value!r}: no wildcard, and the CA adds the role names"
             )
-    if uris and (identity.role is not CertRole.DATANODE or len(uris) > 1):
-        raise ValueError(f"only a datanode's certificate names a datanode UUID, and only one: {uris}")
+    if len(uris) > 1:
+        raise ValueError(f"a certificate names one datanode UUID or OM node at most: {uris}")
     for uri in uris:
-        if _datanode_uri(uri.removeprefix(DATANODE_URN)) != uri:
+        if uri.startswith(OM_NODE_URN):
+            if identity.role is not CertRole.OM:
+                raise ValueError(f"only an OM's certificate names an OM node: {uri}")
+            _om_node_uri(uri.removeprefix(OM_NODE_URN))
+        elif identity.role is not CertRole.DATANODE:
+            raise ValueError(f"only a datanode's certificate names a datanode UUID: {uri}")
+        elif _datanode_uri(uri.removeprefix(DATANODE_URN)) != uri:
             raise ValueError(f"{uri!r} is not a datanode UUID URI ({DATANODE_URN}<uuid>)")
     return names
 

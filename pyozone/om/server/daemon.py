@@ -12,7 +12,8 @@ makes them durable before a client is answered.
 With `ozone.om.service.ids` OM is one member of its service's Raft group (om/server/ha.py, docs/om.md "High
 availability"): it finds its node (`local_om_node`), serves on that node's addresses, keeps its Raft log
 under `ozone.om.ratis.storage.dir` (default `ozone.metadata.dirs`/ratis) and runs a RaftMember on its Ratis
-port (mutual TLS with OM's certificate when hdds.grpc.tls.enabled); only the leader executes calls and runs
+port (mutual TLS with OM's certificate when hdds.grpc.tls.enabled: each OM holds its own, naming its node,
+and a peer speaks for the node its certificate names: raft_member.py); only the leader executes calls and runs
 the background services. A lone OM keeps the direct double-buffer path. The group's members and who may
 join (`--bootstrap`) or stay: om/server/membership.py, before and right after the member starts.
 """
@@ -53,6 +54,7 @@ from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, priva
 from pyozone.config.keys import suffixed
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
@@ -74,6 +76,7 @@ from pyozone.om.server.membership import (
     members_confirmed,
 )
 from pyozone.om.server.metrics import OMMetrics
+from pyozone.om.server.raft_member import OmRaftMember
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.server.web import UI, om_api
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
@@ -337,10 +340,11 @@ class OmDaemon:
         )  # fmt: skip
         group_dir = ratis_dir / group.group_id
         storage = SegmentedRaftLog(group_dir, int(conf.get("ozone.om.ratis.segment.size")))
-        self.raft = RaftMember(
+        self.raft = OmRaftMember(
             RaftPeerId(node.node_id), group, storage, self.replication, settings, self.tls, CertRole.OM,
             bind_host=bind_address(conf, node.ratis_address, None).host,
             known_peers=tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes),
+            service_id=node.service_id,
         )  # fmt: skip
         self.replication.attach(self.raft)
         self.replication.members_at_install = leader_members({n.node_id: n for n in nodes}, self.tls)
@@ -376,16 +380,18 @@ class OmDaemon:
         members_confirmed(group_dir)
 
     async def _obtain_certificate(self) -> None:
-        """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops."""
-        # with OM HA, the node's host: its Raft port's peers check the certificate names it
+        """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops. An HA OM's
+        names its node's host and its "SERVICE/NODE" (X.om_node): its Raft port's peers check both
+        (raft_member.py), and each OM of the service holds its own."""
         where = om_address(self.conf) if self.node is None else self.node.rpc_address
         hosts = service_hosts(where.host)
+        om_node = None if self.node is None else X.om_node_name(self.node.service_id, self.node.node_id)
         self.certificate = await asyncio.to_thread(
-            daemon_tls, self.conf, CertRole.OM, self.metadata_dir, hosts
+            daemon_tls, self.conf, CertRole.OM, self.metadata_dir, hosts, om_node=om_node
         )
         if self.mtls:
             self.tls = self.certificate
-        renewer = CertRenewer(self.conf, self.certificate, CertRole.OM, hosts)
+        renewer = CertRenewer(self.conf, self.certificate, CertRole.OM, hosts, om_node=om_node)
         self._tasks.append(asyncio.create_task(renewer.run(self._stopping), name="om-cert-renewer"))
 
     async def _start_http(self) -> None:

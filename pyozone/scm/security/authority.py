@@ -116,12 +116,12 @@ class CertificateAuthority:
         return cert
 
     def sign_request(
-        self, csr_pem: bytes, caller: Identity, policy: AccessPolicy, caller_datanode: str | None = None
+        self, csr_pem: bytes, caller: Identity, policy: AccessPolicy, caller_node: str | None = None
     ) -> X.Certificate:
-        """The security protocol's getCert: a certificate if `caller` (whose certificate names datanode
-        `caller_datanode`, if any) may have the CSR's name."""
+        """The security protocol's getCert: a certificate if `caller` (whose certificate names the datanode
+        or OM node `caller_node`, if any; X.node_of) may have the CSR's name."""
         csr = parse_csr(csr_pem)
-        policy.check_csr(caller, requested_identity(csr), caller_datanode, X.datanode_id(csr))
+        policy.check_csr(caller, requested_identity(csr), caller_node, X.node_of(csr))
         return self.issue(csr)
 
     def remove_expired(self) -> list[int]:

@@ -62,12 +62,12 @@ class RevocationReason(Enum):
 
 
 Holder = tuple[str, str | None]
-"""Whom a certificate names: its common name and, for a datanode, its datanode UUID (several datanodes on
-one host share a common name)."""
+"""Whom a certificate names: its common name and, for a datanode, its datanode UUID, for an HA OM its
+"SERVICE/NODE" (several datanodes, or the OMs of a service, on one host share a common name; X.node_of)."""
 
 
 def holder_of(cert: X.Certificate) -> Holder:
-    return X.common_name(cert), X.datanode_id(cert)
+    return X.common_name(cert), X.node_of(cert)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,11 @@ certificate, for that role, for an identity that does not exist yet:
 - a datanode: a UUID SCM never saw (not registered, in no pipeline) and never named in a certificate
   (valid, revoked, or obtained with another JOIN credential);
 - OM or the S3 gateway: a host the configuration names for that service (`ozone.om.address`,
-  `ozone.s3g.http-address`), with no valid certificate for that name yet.
+  `ozone.s3g.http-address`), with no valid certificate for that name yet;
+- an OM of an HA service (`ozone.om.service.ids`): a node the configuration names (`ozone.om.nodes.SERVICE`),
+  on the host of its `ozone.om.address.SERVICE.NODE`, with no valid certificate for that node yet: each OM
+  of the service holds a certificate of its own, the OMs of one host included (Ozone's OMCertificateClient,
+  one per OM).
 The token is then used: a second CSR with it is refused, as is an expired or revoked one
 (`pyozone admin cert revoke SERIAL`). A lost daemon's certificate is revoked before a new token replaces it.
 A datanode that lost its key or certificate rejoins with its data by a token naming its UUID (`rejoin`),
@@ -69,7 +73,8 @@ class JoinTokens:
     """The `joinTokens` table and the rule of what a JOIN credential may obtain.
 
     `service_hosts`: the hosts the configuration names for OM and the S3 gateway; `known_datanode`: whether
-    SCM saw a datanode UUID (registered, or a member of a pipeline)."""
+    SCM saw a datanode UUID (registered, or a member of a pipeline); `om_nodes`: the HA OMs the
+    configuration names ("SERVICE/NODE" -> the host of its address)."""
 
     def __init__(
         self,
@@ -77,12 +82,14 @@ class JoinTokens:
         certs: CertificateStore,
         service_hosts: Mapping[CertRole, frozenset[str]],
         known_datanode: Callable[[str], bool],
+        om_nodes: Mapping[str, str] | None = None,
     ) -> None:
         self._store = store
         self._table = store.join_tokens
         self._certs = certs
         self._service_hosts = service_hosts
         self._known_datanode = known_datanode
+        self._om_nodes = dict(om_nodes or {})
 
     def check_rejoin(self, datanode: str) -> None:
         """A token may bring back datanode `datanode` once every certificate naming it is revoked."""
@@ -107,9 +114,11 @@ class JoinTokens:
         data = self._table.get(serial) if 0 <= serial < 1 << 64 else None
         return None if data is None else JoinToken.from_json(data)
 
-    def check(self, serial: int, requested: Identity, datanode: str | None, now_ms: int) -> JoinToken:
+    def check(
+        self, serial: int, requested: Identity, datanode: str | None, now_ms: int, om_node: str | None = None
+    ) -> JoinToken:
         """The token of JOIN credential `serial` when it may obtain a certificate for `requested` (and
-        `datanode`); else PERMISSION_DENIED naming why."""
+        `datanode`, or the HA OM node `om_node`); else PERMISSION_DENIED naming why."""
         token = self.get(serial)
         if token is None:
             raise _denied(f"JOIN credential {serial} is not one SCM minted (or it was revoked)")
@@ -135,6 +144,8 @@ class JoinTokens:
             self.check_rejoin(token.rejoin)
         elif requested.role is CertRole.DATANODE:
             self._check_new_datanode(datanode or "")
+        elif om_node is not None:
+            self._check_new_om_node(requested, om_node)
         else:
             self._check_new_service(requested)
         return token
@@ -160,17 +171,40 @@ class JoinTokens:
                 "(a datanode renews its own certificate)"
             )
 
+    def _check_new_om_node(self, requested: Identity, om_node: str) -> None:
+        host = self._om_nodes.get(om_node)
+        if host is None:
+            raise _denied(
+                f"{requested.common_name} of node {om_node}: the configuration names no such OM "
+                "(ozone.om.service.ids, ozone.om.nodes.SERVICE name "
+                f"{', '.join(sorted(self._om_nodes)) or 'none'})"
+            )
+        if requested.host != host:
+            raise _denied(
+                f"{requested.common_name}: OM {om_node} is on {host!r} (ozone.om.address of its node), "
+                f"not {requested.host!r}"
+            )
+        held = self._certs.held_by((requested.common_name, om_node))
+        if held:
+            raise _denied(
+                f"OM {om_node} already has a valid certificate ({held[0].serial}): it renews its own; "
+                "revoke it (pyozone admin cert revoke) before a new one joins"
+            )
+
     def _check_new_service(self, requested: Identity) -> None:
+        if requested.role is CertRole.OM and self._om_nodes:
+            raise _denied(
+                f"{requested.common_name}: the configuration names the OMs of a service "
+                f"({', '.join(sorted(self._om_nodes))}): an OM's certificate names its node (SERVICE/NODE)"
+            )
         hosts = self._service_hosts.get(requested.role, frozenset())
         if requested.host not in hosts:
             raise _denied(
                 f"{requested.common_name}: the configuration names no {requested.role.name} on "
                 f"{requested.host!r} (it names {', '.join(sorted(hosts)) or 'none'})"
             )
-        for record in self._certs.records():
-            if record.role is requested.role and X.common_name(X.cert_from_pem(record.pem)) == (
-                requested.common_name
-            ):
+        for record in self._certs.held_by((requested.common_name, None)):
+            if record.role is requested.role:
                 raise _denied(
                     f"{requested.common_name} already has a valid certificate ({record.serial}): it renews "
                     "its own; revoke it (pyozone admin cert revoke) before a new one joins"

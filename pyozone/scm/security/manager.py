@@ -52,10 +52,11 @@ class ScmSecurity:
             log.info("Removed %d expired certificate(s) from validCerts: %s", len(removed), removed)
 
     # ------------------------------------------------------------------ certificates
-    def check_caller(self, caller: Identity, serial: int | None, datanode: str | None = None) -> None:
+    def check_caller(self, caller: Identity, serial: int | None, node: str | None = None) -> None:
         """Every call on the security port: a revoked certificate (`serial`) is refused, and so is one
-        issued before an administrator revoked a certificate of the same holder (`datanode`: the UUID it
-        names): a user cut off cannot get a new certificate, not even with a spare minted before."""
+        issued before an administrator revoked a certificate of the same holder (`node`: the datanode UUID
+        or OM node it names, X.node_of): a user cut off cannot get a new certificate, not even with a spare
+        minted before."""
         if serial is None:
             return
         if self.ca.certs.revoked(serial) is not None:
@@ -63,7 +64,7 @@ class ScmSecurity:
                 SecurityResult.PERMISSION_DENIED,
                 f"the certificate {serial} of {caller.common_name} was revoked",
             )
-        if caller.role is not CertRole.JOIN and self.ca.certs.cut_off((caller.common_name, datanode), serial):
+        if caller.role is not CertRole.JOIN and self.ca.certs.cut_off((caller.common_name, node), serial):
             raise SecurityError(
                 SecurityResult.PERMISSION_DENIED,
                 f"a certificate of {caller.common_name} was revoked after certificate {serial} was issued: "
@@ -74,25 +75,28 @@ class ScmSecurity:
         self,
         caller: Identity,
         csr_pem: bytes,
-        caller_datanode: str | None = None,
+        caller_node: str | None = None,
         caller_serial: int | None = None,
     ) -> tuple[bytes, bytes]:
-        """(certificate PEM, CA PEM) for a CSR the caller may have signed; `caller_datanode`: the datanode
-        UUID the caller's certificate names; `caller_serial`: its serial (a JOIN credential's token)."""
-        self.check_caller(caller, caller_serial, caller_datanode)
+        """(certificate PEM, CA PEM) for a CSR the caller may have signed; `caller_node`: the datanode
+        UUID or OM node the caller's certificate names (X.node_of); `caller_serial`: its serial (a JOIN
+        credential's token)."""
+        self.check_caller(caller, caller_serial, caller_node)
         if caller.role is not CertRole.JOIN:
             self._check_renewal_names(csr_pem, caller, caller_serial)
             with self.ca.certs.batch():
-                cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_datanode)
+                cert = self.ca.sign_request(csr_pem, caller, self.policy, caller_node)
                 superseded = self._supersede(cert, caller, caller_serial)
             if superseded:
                 log.info("Renewal of %s superseded certificate(s) %s", caller.common_name, superseded)
                 self._publish()
         else:
             csr = parse_csr(csr_pem)
-            requested, datanode = requested_identity(csr), X.datanode_id(csr)
-            self.policy.check_csr(caller, requested, caller_datanode, datanode)
-            token = self.join_tokens.check(caller_serial or 0, requested, datanode, self.ca.clock.wall_ms())
+            requested = requested_identity(csr)
+            self.policy.check_csr(caller, requested, caller_node, X.node_of(csr))
+            token = self.join_tokens.check(
+                caller_serial or 0, requested, X.datanode_id(csr), self.ca.clock.wall_ms(), X.om_node(csr)
+            )
             with self.ca.certs.batch():
                 cert = self.ca.issue(csr)
                 self.join_tokens.redeem(token, cert)

@@ -2,10 +2,11 @@
 
 A JOIN caller (a daemon's first CSR) gets a service certificate only: OM, DATANODE or S3G, and only what its
 token allows (join_tokens.py: one certificate, one role, an identity that does not exist yet). Any caller may
-renew its own common name, a datanode for its own datanode UUID only. An administrator may have a
-certificate made for any user. SCM and JOIN certificates are made by `pyozone scm --init` alone, never over
-the protocol. A datanode's certificate names its datanode's UUID (authority.requested_identity): SCM's
-datanode protocol lets it speak for that datanode alone (several datanodes on one host share a common name).
+renew its own common name, a datanode for its own datanode UUID only, an HA OM for its own node only. An
+administrator may have a certificate made for any user. SCM and JOIN certificates are made by `pyozone scm
+--init` alone, never over the protocol. A datanode's certificate names its datanode's UUID
+(authority.requested_identity): SCM's datanode protocol lets it speak for that datanode alone (several
+datanodes on one host share a common name).
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ class AccessPolicy:
         self,
         caller: Identity,
         requested: Identity,
-        caller_datanode: str | None = None,
-        requested_datanode: str | None = None,
+        caller_node: str | None = None,
+        requested_node: str | None = None,
     ) -> None:
         """Raises PERMISSION_DENIED unless `caller` may have a certificate naming `requested` (and, for a
-        datanode, `requested_datanode`); `caller_datanode` is the UUID the caller's certificate names."""
+        datanode or an HA OM, `requested_node`: X.node_of); `caller_node` is the node the caller's
+        certificate names."""
         if requested.role in (CertRole.SCM, CertRole.JOIN):
             raise _denied(
                 f"{requested.common_name}: {requested.role.name} certificates are made by "
@@ -63,10 +65,12 @@ class AccessPolicy:
                 )
             return
         if caller.common_name == requested.common_name:
-            if caller_datanode != requested_datanode:
+            if caller_node != requested_node:
+                datanode = caller.role is CertRole.DATANODE
+                who, what = ("a datanode", "datanode") if datanode else ("an OM", "node")
                 raise _denied(
-                    f"{caller.common_name} of datanode {caller_datanode} may not obtain a certificate for "
-                    f"datanode {requested_datanode}: a datanode renews its own"
+                    f"{caller.common_name} of {what} {caller_node} may not obtain a certificate for "
+                    f"{what} {requested_node}: {who} renews its own"
                 )
             return  # renewal of the caller's own name
         if requested.role is CertRole.USER and self.is_admin(caller):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pyozone.common.fsutil import write_file
 from pyozone.common.net import ANY, address, om_address, parse_host_port
+from pyozone.common.om_ha import om_service_ids, om_service_nodes
 from pyozone.common.tls import TlsPaths
 from pyozone.common.tls_mode import service_hosts
 from pyozone.config import OzoneConfiguration
@@ -112,6 +113,16 @@ def configured_service_hosts(conf: OzoneConfiguration) -> dict[CertRole, frozens
     }
 
 
+def configured_om_nodes(conf: OzoneConfiguration) -> dict[str, str]:
+    """The HA OMs a JOIN credential may obtain a certificate for ("SERVICE/NODE" -> the host its common
+    name carries: that of ozone.om.address.SERVICE.NODE, as the OM names itself; `service_hosts`)."""
+    return {
+        X.om_node_name(node.service_id, node.node_id): service_hosts(node.rpc_address.host)[0]
+        for service_id in om_service_ids(conf)
+        for node in om_service_nodes(conf, service_id)
+    }
+
+
 # ---------------------------------------------------------------------- loading
 def load_ca(files: ScmSecurityFiles) -> CaMaterial:
     cert_path, key_path = files.external_root or (files.ca.cert, files.ca.key)
@@ -175,7 +186,9 @@ def build_security(
     key_file = SecretKeyFile(files.secret_keys)
     secret_keys = SecretKeyManager(settings, clock, key_file.load(), key_file.save)
     policy = AccessPolicy(Administrators.from_conf(conf), UserGroups.from_conf(conf))
-    tokens = JoinTokens(store, certs, configured_service_hosts(conf), known_datanode)
+    tokens = JoinTokens(
+        store, certs, configured_service_hosts(conf), known_datanode, configured_om_nodes(conf)
+    )
     return ScmSecurity(settings, ca, secret_keys, policy, tokens)
 
 

@@ -30,7 +30,7 @@ from pyozone.rpc.metadata import peer_identity
 from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.security.manager import ScmSecurity
 from pyozone.scm.server.rpc import Handler, InvalidRequest, parse, rpc
-from pyozone.security.service_access import peer_certificate, peer_datanode
+from pyozone.security.service_access import peer_certificate, peer_node
 
 if TYPE_CHECKING:
     from pyozone.proto import ScmSecurityProtocol_pb2 as pb
@@ -86,9 +86,7 @@ class SecurityService:
         nothing and reads nothing)."""
         identity = caller(context)
         cert = peer_certificate(context)
-        self.security.check_caller(
-            identity, None if cert is None else cert.serial_number, peer_datanode(context)
-        )
+        self.security.check_caller(identity, None if cert is None else cert.serial_number, peer_node(context))
         return identity
 
     @security_rpc
@@ -110,7 +108,7 @@ class SecurityService:
         cert, ca = self.security.sign(
             identity,
             request.CSR.encode(),
-            peer_datanode(context),
+            peer_node(context),
             None if own is None else own.serial_number,
         )
         return certificate_pair_to_proto(cert, ca)

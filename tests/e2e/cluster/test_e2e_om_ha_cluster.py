@@ -98,7 +98,6 @@ def test_cluster_down_leaves_no_process(started: tuple[LiveCluster, Result]) -> 
 @pytest.mark.parametrize(
     ("flags", "error"),
     [
-        (("--secure",), "--om-ha with --secure is not built: each OM needs a certificate of its own"),
         (
             ("-D", "ozone.om.service.ids=other"),
             "--om-ha plans the OM service itself: drop -D ozone.om.service.ids",

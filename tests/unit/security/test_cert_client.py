@@ -79,6 +79,14 @@ def test_a_datanodes_certificate_on_disk_serves_the_datanode_it_names(
     assert X.datanode_id(X.cert_from_pem(store.paths.cert.read_bytes())) == uuid
 
 
+def test_an_ha_om_s_certificate_on_disk_serves_the_om_node_it_names(
+    ca: CertAuthority, tmp_path: Path
+) -> None:
+    install(ca, tmp_path, om_node="svc/om2")
+    store = daemon_tls(secure_conf(), CertRole.OM, tmp_path, HOSTS, wait_s=0, om_node="svc/om2")
+    assert X.om_node(X.cert_from_pem(store.paths.cert.read_bytes())) == "svc/om2"
+
+
 def test_a_join_file_removed_after_the_first_start_is_not_needed(ca: CertAuthority, tmp_path: Path) -> None:
     install(ca, tmp_path)
     conf = secure_conf(**{"ozone.security.join.credentials.file": str(tmp_path / "gone.pem")})
@@ -95,7 +103,16 @@ def test_a_first_start_makes_a_private_key_and_needs_the_join_credential(tmp_pat
 
 @pytest.mark.parametrize(
     "case",
-    ["expired", "other name", "other hosts", "other CA", "other key", "other datanode"],
+    [
+        "expired",
+        "other name",
+        "other hosts",
+        "other CA",
+        "other key",
+        "other datanode",
+        "other OM node",
+        "a lone OM's",
+    ],
 )
 def test_a_certificate_that_cannot_serve_is_replaced_through_scm(
     ca: CertAuthority, tmp_path: Path, case: str
@@ -105,8 +122,14 @@ def test_a_certificate_that_cannot_serve_is_replaced_through_scm(
     join_file = tmp_path / "join.pem"
     join_file.write_bytes(join.key.read_bytes() + join.cert.read_bytes() + join.ca.read_bytes())
     directory = tmp_path / "om"
-    role, datanode = CertRole.OM, None
-    if case == "other datanode":  # the datanode's UUID changed (a new datanode.id): its certificate too
+    role, datanode, om_node = CertRole.OM, None, None
+    if case == "other OM node":  # om2 of the service holds a certificate of its own, not om1's
+        install(ca, directory, om_node="svc/om1")
+        om_node = "svc/om2"
+    elif case == "a lone OM's":  # the OM joined an HA service: its certificate names its node now
+        install(ca, directory)
+        om_node = "svc/om1"
+    elif case == "other datanode":  # the datanode's UUID changed (a new datanode.id): its certificate too
         role, datanode = CertRole.DATANODE, "00000000-0000-4000-8000-000000000002"
         dn, theirs = Identity(CertRole.DATANODE, "dn", "127.0.0.1"), "00000000-0000-4000-8000-000000000001"
         install(ca, directory, dn, datanode=theirs)
@@ -123,7 +146,7 @@ def test_a_certificate_that_cannot_serve_is_replaced_through_scm(
         write_file(paths.key, X.key_to_pem(X.generate_private_key()), private=True)
     conf = secure_conf(**{"ozone.security.join.credentials.file": str(join_file)})
     with pytest.raises(SecurityError) as e:
-        daemon_tls(conf, role, directory, HOSTS, wait_s=0, datanode=datanode)
+        daemon_tls(conf, role, directory, HOSTS, wait_s=0, datanode=datanode, om_node=om_node)
     assert e.value.code == SecurityResult.UNAVAILABLE
     assert "ozone.scm.security.service.address" in e.value.message
 

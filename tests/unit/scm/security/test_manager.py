@@ -30,7 +30,8 @@ SERVICE_HOSTS = {CertRole.OM: frozenset({"h", "127.0.0.1"}), CertRole.S3G: froze
 """The hosts the configuration of `security()` names for OM and the S3 gateway."""
 
 
-def security(clock: ManualClock) -> tuple[ScmSecurity, Saved]:
+def security(clock: ManualClock, om_nodes: dict[str, str] | None = None) -> tuple[ScmSecurity, Saved]:
+    """`om_nodes`: the HA OMs the configuration names ("SERVICE/NODE" -> host)."""
     store = SCMMetadataStore.in_memory()
     certs = CertificateStore(store)
     key = X.generate_private_key()
@@ -40,7 +41,7 @@ def security(clock: ManualClock) -> tuple[ScmSecurity, Saved]:
     ca = CertificateAuthority(CaMaterial(key, root), certs, clock, "CID-1", "SCM-1", H)
     keys, saved = manager(clock)
     policy = AccessPolicy(Administrators(frozenset({"admin"}), frozenset()), UserGroups({}))
-    tokens = JoinTokens(store, certs, SERVICE_HOSTS, KNOWN_DATANODES.__contains__)
+    tokens = JoinTokens(store, certs, SERVICE_HOSTS, KNOWN_DATANODES.__contains__, om_nodes)
     return ScmSecurity(SETTINGS, ca, keys, policy, tokens), saved
 
 

@@ -30,6 +30,7 @@ from pyozone.scm.server.ca_files import (
     ScmSecurityFiles,
     SecretKeyFile,
     SecuritySetupError,
+    configured_om_nodes,
     configured_service_hosts,
     load_ca,
     renew_scm_certificate,
@@ -283,6 +284,20 @@ def test_a_join_credential_may_name_only_the_configured_om_and_gateway_host() ->
     assert named == {CertRole.OM: {"om.example"}, CertRole.S3G: {"s3.example"}}
     wildcard = configured_service_hosts(OzoneConfiguration())  # 0.0.0.0: the daemon names itself 127.0.0.1
     assert wildcard == {CertRole.OM: {"127.0.0.1"}, CertRole.S3G: {"127.0.0.1"}}
+
+
+def test_a_join_credential_may_name_each_configured_om_node_on_its_host() -> None:
+    """Issue 30: the OMs of an HA service each obtain a certificate of their own ("SERVICE/NODE")."""
+    conf = OzoneConfiguration(
+        {
+            "ozone.om.service.ids": "svc",
+            "ozone.om.nodes.svc": "om1,om2",
+            "ozone.om.address.svc.om1": "a.example:9862",
+            "ozone.om.address.svc.om2": "0.0.0.0:9863",
+        }
+    )
+    assert configured_om_nodes(conf) == {"svc/om1": "a.example", "svc/om2": "127.0.0.1"}
+    assert configured_om_nodes(OzoneConfiguration()) == {}
 
 
 def test_scm_renews_its_own_certificate_issued_before_the_role_names(initialised: tuple[Path, str]) -> None:
