@@ -336,6 +336,12 @@ class KeyValueContainer(ContainerReplica):
             }
         return self._finalized
 
+    def refuse_if_finalized(self, block_id: BlockID) -> None:
+        """Raises BLOCK_ALREADY_FINALIZED for a finalized block: a pipeline's commit stage re-decides, in log
+        order, what a writeChunk's data stage decided at append (before earlier entries were applied)."""
+        with self._lock:
+            self._check_not_finalized(block_id)
+
     def _check_not_finalized(self, block_id: BlockID) -> None:
         """Under the lock."""
         if block_id.local_id in self._finalized_blocks():
