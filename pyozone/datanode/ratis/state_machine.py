@@ -1,8 +1,9 @@
 """ContainerStateMachine: one pipeline's container replicas on this datanode as the state machine of the
 pipeline's Raft group (Ozone's ContainerStateMachine), a `DataStateMachine` of pyozone.ratis_server.
 
-Design step S5 of issue 30 (/docs: the pipeline log on the Raft core): built and tested, not yet wired; the
-datanode's pipelines are still served by group.py until the switch (S6).
+Design step S5 of issue 30 (the pipeline log on the Raft core): built and tested, not yet wired; the
+datanode's pipelines are still served by group.py until the switch (S6), which also reads the settings
+below from the configuration.
 
 An entry's payload is the container request without its chunk data (`protocol.ratis.entry_payload`); the
 data travels beside it (state machine data) and is written at append by `write_data`, on every member,
@@ -10,9 +11,11 @@ leader included, before the member acknowledges the entry. A committed entry is 
 in log order per container (Ozone's containerTaskQueues), containers in parallel on the executor:
 
 - `write_data` = the dispatcher's WRITE_DATA stage (container created, checksums verified, bytes written),
-  serialized per block. A refusal every member reaches alike for the entry (`protocol.ratis.refused_alike`:
-  a checksum mismatch, a container not open) is remembered for its apply and is no failure; anything else
-  (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises DataWriteError: the shell fails this member of the group.
+  serialized per block; it changes no byte already in the block file (OVERWRITE_FLAG_REQUIRED), so that
+  it cannot change what an earlier putBlock, not yet applied here, commits. A refusal every member reaches
+  alike for the entry (`protocol.ratis.refused_alike`: a checksum mismatch, a container not open) is
+  remembered for its apply and is no failure; anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises
+  DataWriteError: the shell fails this member of the group.
 - `apply_async` = the dispatcher's COMMIT stage (`Dispatcher.apply_entry`), given the data stage's answer:
   the state's refusals are decided again in log order, so every member answers an entry alike although
   their data stages ran at different points of their applies. At most `max_pending_apply`
@@ -20,7 +23,8 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   A result neither SUCCESS nor refused alike (Ozone: not SUCCESS, CONTAINER_NOT_OPEN or CLOSED_CONTAINER_IO;
   pyozone also counts CONTAINER_UNHEALTHY alike: SCM replaces that replica) makes the state machine
   unhealthy: `on_failure(pipeline, reason)` (Ozone's handleApplyTransactionFailure: a pipeline action
-  CLOSE) once, and no later entry is applied (each answered RAFT_RETRY_FAILURE).
+  CLOSE) once, and no later entry is applied (each answered RAFT_RETRY_FAILURE). So does a block whose
+  bytes are missing when its entry is replayed after a restart (`check_restart`).
 - `read_data`: a chunk's bytes read back from its block file (committed or not), for a follower the leader
   no longer caches the entry's data for (Ratis's StateMachine.DataApi.read).
 - Snapshots (`take_snapshot`, every `snapshot_threshold` applied entries, dfs.ratis.snapshot.threshold):
@@ -30,8 +34,10 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   state machine takes none (Ozone refuses too). `latest_snapshot` reads it back at start.
 
 Why the data stage may write what the log later drops: an entry appended and then truncated by a new
-leader has its bytes in the block file, beyond every length a putBlock committed (a block file only grows
-at a block's end); reads, the scanner and exports see only committed chunks (tests pin it).
+leader has its bytes in the block file, beyond every length a putBlock committed; reads, the scanner and
+exports see only committed chunks, and its client resends the same bytes, which pass (tests pin both). A
+client that sent other bytes for the same offsets would be refused only by the members holding the
+truncated ones.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from typing import TYPE_CHECKING
 from pyozone.common.fsutil import atomic_write
 from pyozone.common.net import HostPort
 from pyozone.datanode.storage import chunk_io
-from pyozone.protocol.container import command_name
+from pyozone.protocol.container import command_name, result_code
 from pyozone.protocol.data import result_name
 from pyozone.protocol.ratis import LogResult, entry_request, refusal, refused_alike, succeeded
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
@@ -69,6 +75,7 @@ SNAPSHOT_THRESHOLD = 100_000
 """dfs.ratis.snapshot.threshold: applied entries between two snapshots."""
 
 _BlockKey = tuple[int, int]
+_DATA_GONE = frozenset(result_code(r) for r in ("UNABLE_TO_FIND_CHUNK", "CHECKSUM_MISMATCH"))
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,9 @@ class ContainerStateMachine:
         no-op and configuration entries between them never are)."""
         self._since_snapshot = 0
         self._snapshotting: asyncio.Task[TermIndex | None] | None = None
+        self._replay_to = 0
+        """The log's last index at start (`check_restart`): entries up to it are replayed, their data
+        written (and acknowledged) before the restart."""
 
     # ------------------------------------------------------------------ data (at append)
 
@@ -248,10 +258,13 @@ class ContainerStateMachine:
                 response = await asyncio.get_running_loop().run_in_executor(
                     self._executor, self.dispatcher.apply_entry, request, entry.index, written
                 )
+            what = f"entry {entry.index} ({command_name(request.cmdType)})"
             if not (succeeded(response.result) or refused_alike(response.result)):
+                self._fail(f"{what} failed: {result_name(response.result)}: {response.message}")
+            elif entry.index <= self._replay_to and response.result in _DATA_GONE:
                 self._fail(
-                    f"entry {entry.index} ({command_name(request.cmdType)}) failed: "
-                    f"{result_name(response.result)}: {response.message}"
+                    f"{what} replayed after a restart: {result_name(response.result)}: bytes this member "
+                    f"acknowledged are gone: {response.message}"
                 )
             return response
         finally:
@@ -311,7 +324,12 @@ class ContainerStateMachine:
         """At start: this member cannot go on (`on_failure`) when its containers are ahead of its log
         (entries applied that the log lost), lost some containers with a volume (`lost`: the pipeline's,
         ContainerSet.lost_from), or a failed volume may have held some (`unrecorded_losses`) while the log
-        has history. The checks of group.py, unchanged in meaning."""
+        has history. The checks of group.py, unchanged in meaning. Later, a replayed entry (up to
+        `log_last_index`) whose block's bytes are missing or differ (UNABLE_TO_FIND_CHUNK,
+        CHECKSUM_MISMATCH: refusals alike for a client's entry, but here the member acknowledged those
+        bytes, and a power cut took them: chunk writes are not synced) fails the pipeline too, rather than
+        leave this replica without a block the others committed."""
+        self._replay_to = log_last_index
         applied = max(self._bcsids().values(), default=0)
         lost = list(lost)
         if applied > log_last_index:

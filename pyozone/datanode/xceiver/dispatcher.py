@@ -40,8 +40,9 @@ Semantics that differ from a plain storage call, and why:
   created, chunk verified and written, nothing committed) and `apply_entry` after commit, in log order per
   container, which decides again what depends on the entries before it (the container's state, a
   finalized block, a small file's chunk list) and commits the block the entry carries. A data stage runs
-  before the entries ahead of it are applied, so these must not depend on it; `dispatch` runs both at
-  once for everyone else.
+  before the entries ahead of it are applied, so these must not depend on it, and it changes no byte
+  already written to the block file, committed or not (a putBlock still to apply may commit them);
+  `dispatch` runs both at once for everyone else.
 - PutSmallFile (Ozone's, the client's path for a block of one chunk) writes the chunk and commits the block
   with it as the whole chunk list, in one request (one pipeline log entry). Its chunk must start at 0
   (MALFORMED_REQUEST) and it never replaces a block committed with other chunks (PUT_SMALL_FILE_ERROR):
@@ -288,14 +289,16 @@ class Dispatcher:
             body = request.writeChunk
             block_id, chunk, _ = wire.write_chunk_from_proto(body, request.containerID)
             container = self._writable(request, body.blockID.replicaIndex, index)
-            self.write(container, block_id, chunk, body.data if data is None else data)
+            self.write(container, block_id, chunk, body.data if data is None else data, keep_written=True)
             return wire.write_chunk_answer(None)
         if kind == CommandType.PutSmallFile:
             small = request.putSmallFile
             block, chunk = _small_file(small, request.containerID)
             container = self._writable(request, small.block.blockData.blockID.replicaIndex, index)
             _refuse_other_chunks(container, block.block_id, chunk)
-            self.write(container, block.block_id, chunk, small.data if data is None else data)
+            self.write(
+                container, block.block_id, chunk, small.data if data is None else data, keep_written=True
+            )
             return wire.write_chunk_answer(None)
         raise Refused(Refusal.UNSUPPORTED_REQUEST, f"{command_name(kind)} has no data stage")
 
@@ -483,13 +486,18 @@ class Dispatcher:
         return created
 
     def write(
-        self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview
+        self,
+        container: KeyValueContainer,
+        block_id: BlockID,
+        chunk: ChunkInfo,
+        data: bytes | memoryview,
+        keep_written: bool = False,
     ) -> None:
         """Writes a chunk (checked against its checksums) and asks for the container's close once it (or
         its volume) fills; not for a RECOVERING replica, which SCM does not know yet and which its
-        reconstruction closes."""
+        reconstruction closes. `keep_written`: a data stage's write (KeyValueContainer.write_chunk)."""
         try:
-            container.write_chunk(block_id, chunk, data)
+            container.write_chunk(block_id, chunk, data, keep_written=keep_written)
         finally:  # a write refused for lack of space finds the volume full too
             if container.state is not ReplicaState.RECOVERING:
                 self._check_full(container)

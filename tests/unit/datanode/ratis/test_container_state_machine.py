@@ -410,44 +410,47 @@ def test_a_close_container_twice_is_once(members: list[Member]) -> None:
 
 
 def test_stray_bytes_of_a_truncated_entry_are_invisible(members: list[Member], tmp_path: Path) -> None:
-    """Entry 3 (term 1: a write past the block's end, and a first write of another block, whose data
-    stage's refusal is remembered) is appended, its data written, then truncated by a new leader whose
-    entry 3 is a putBlock. The stray bytes lie beyond the committed length: reads, the scanner and an
-    export (imported on another datanode) see only committed chunks; a later write at the stray range with
-    other bytes and its putBlock commit normally."""
+    """Entries 3-6 of term 1 are appended and their data written, then truncated by a new leader: a chunk
+    its client resends to the new leader, a chunk past the block's end it never resends, a write refused
+    for its checksum (its remembered refusal must not answer the new entry 5) and a first write of another
+    block. The new leader's entries commit the resent chunk over its own stray bytes; the other stray bytes
+    lie beyond every committed length: reads, the scanner and an export (imported on another datanode)
+    see only committed chunks."""
     member = members[0]
-    first, second = payload(1, 1024), payload(2, 1024)
-    c0 = chunk("1_chunk_0", 0, first)
+    first, second, tail = payload(1, 1024), payload(2, 1024), payload(6, 512)
+    c0, c1 = chunk("1_chunk_0", 0, first), chunk("1_chunk_1", 1024, second)
     committed = [write(CID, 1, c0, first), put(CID, 1, [c0])]
-    stray = [write(CID, 1, chunk("1_chunk_1", 1024, payload(3, 1024)), payload(3, 1024))]
-    stray_other = [write(CID, 2, chunk("2_chunk_0", 0, payload(4, 100)), payload(4, 100))]
-    refused = [bad_checksum(CID, 7, 0, payload(5, 100))]
+    truncated = [
+        write(CID, 1, c1, second),
+        write(CID, 1, chunk("1_chunk_2", 2048, tail), tail),
+        bad_checksum(CID, 7, 0, payload(5, 100)),
+        write(CID, 2, chunk("2_chunk_0", 0, payload(4, 100)), payload(4, 100)),
+    ]
 
     async def scenario() -> None:
         await feed(member, entries(committed), datas(committed))
-        for truncated in (stray, stray_other, refused):  # each appended as entry 3 of term 1, then dropped
-            entry = entries(truncated, 3)[0]
-            await member.sm.write_data(entry, memoryview(datas(truncated)[0]))
-        c1 = chunk("1_chunk_1", 1024, second)
+        for entry, blob in zip(entries(truncated, 3), datas(truncated), strict=True):
+            await member.sm.write_data(entry, memoryview(blob))
         after = [put(CID, 1, [c0]), write(CID, 1, c1, second), put(CID, 1, [c0, c1])]
         assert results(await feed(member, entries(after, 3, term=2), datas(after))) == ["SUCCESS"] * 3
+        # Left: a client that sends other bytes over its own truncated ones is refused by the member that
+        # holds them (OVERWRITE_FLAG_REQUIRED) where one without them takes the write.
+        other = [write(CID, 2, chunk("2_chunk_0", 0, payload(7, 100)), payload(7, 100)), close(CID)]
+        answers = await feed(member, entries(other, 6, term=2), datas(other))
+        assert results(answers) == ["OVERWRITE_FLAG_REQUIRED", "SUCCESS"]
 
     run(scenario())
     container = member.container()
-    path = chunk_io.block_file(container.chunks_dir, 2)
-    assert path.exists() and member.ask(get(CID, 2)).result == pb.NO_SUCH_BLOCK
+    assert (
+        chunk_io.block_file(container.chunks_dir, 2).exists()
+        and member.ask(get(CID, 2)).result == pb.NO_SUCH_BLOCK
+    )
     block = container.get_block(BlockID(CID, 1))
     assert block.size == 2048 and block.bcsid == 5
-    assert member.ask(read(CID, 1, chunk("1_chunk_1", 1024, second))).readChunk.data == second
-    run(
-        feed(
-            member,
-            entries([write(CID, 1, chunk("1_x", 2048, payload(6, 512)), payload(6, 512))], 6),
-            [payload(6, 512)],
-        )
-    )
-    assert chunk_io.file_size(chunk_io.block_file(container.chunks_dir, 1)) > block.size  # stray bytes, again
-    run(feed(member, entries([close(CID)], 7), [b""]))
+    assert chunk_io.file_size(chunk_io.block_file(container.chunks_dir, 1)) == 2048 + len(tail)
+    answer = member.ask(get(CID, 1))
+    assert answer.getBlock.blockData.size == 2048 and len(answer.getBlock.blockData.chunks) == 2
+    assert member.ask(read(CID, 1, c1)).readChunk.data == second
     assert [r.healthy for r in ContainerScanner(member.node.containers).scan_all()] == [True]
     stream = ExportStream(container)
     pieces = list(stream)
@@ -457,6 +460,7 @@ def test_stray_bytes_of_a_truncated_entry_are_invisible(members: list[Member], t
         copy = import_container(target.containers, iter(pieces), stream.sha256)
         assert copy.bcsid == 5 and [b.size for b in copy.list_blocks()] == [2048]
         assert copy.read_chunk(BlockID(CID, 1), block.chunks[1]) == second
+        assert [r.healthy for r in ContainerScanner(target.containers).scan_all()] == [True]
     finally:
         target.close()
 
@@ -566,37 +570,38 @@ def test_restart_checks_fail_the_pipeline(members: list[Member]) -> None:
     assert healthy.failures == []
 
 
-# ------------------------------------------------------------ claims of the design found false
+# ------------------------------------------------- two claims of the design that its rules alone did not keep
 
 
-@pytest.mark.xfail(strict=True, reason="design 2.4: a data stage may change bytes an earlier entry commits")
-def test_a_data_stage_over_bytes_an_earlier_entry_commits_answers_alike(members: list[Member]) -> None:
-    """FOUND FALSE, design section 2.4 ("content-determined refusals are the same on every member; the
-    commit stage re-decides the state's"): a data stage runs at append, before the entries ahead of it
-    are applied, and a write at offsets an earlier, not yet applied entry commits (a client sending a
-    putSmallFile, or a writeChunk with other bytes, into a block whose putBlock it has not had the answer
-    for) changes the bytes that putBlock then verifies on some members only: a member that applied the
-    putBlock first refuses the small file (PUT_SMALL_FILE_ERROR) and keeps the block; one that wrote the
-    small file's bytes first refuses the putBlock (CHECKSUM_MISMATCH) and commits the small file. Both
-    outcomes count as healthy, so the replicas differ silently. Only a client that breaks its own block
-    can cause it (Ozone's FilePerBlock data stage has the same order; Ozone's putBlock does not verify, so
-    there the block reads as damaged instead)."""
+def test_a_data_stage_over_bytes_an_earlier_entry_commits_is_refused_alike(members: list[Member]) -> None:
+    """Design section 2.4 says content-determined refusals are the same on every member and the commit
+    stage re-decides the state's; not enough on its own: a data stage runs at append, before the entries
+    ahead of it are applied, and a write over bytes an earlier, not yet applied putBlock commits (a client
+    sending a putSmallFile, or a writeChunk of other bytes, into a block whose putBlock it has not had the
+    answer for) would change what that putBlock verifies on the members whose data stage ran first only:
+    they would refuse the putBlock and commit the small file, the others the reverse, both healthy. So a
+    data stage changes no byte already in the block file (OVERWRITE_FLAG_REQUIRED; the same bytes again
+    pass), which every member decides alike: the file holds the block's earlier data stages, run in log
+    order everywhere. (Ozone's FilePerBlock overwrites, and its putBlock does not verify.)"""
     writes, _ = block_writes(CID, 3, payload(3, 2500), 1024)
-    log = [*writes, small_file(CID, 3, payload(4, 100))]
+    other = write(CID, 3, chunk("3_other", 0, payload(5, 1024)), payload(5, 1024))
+    log = [*writes[:3], other, writes[3], small_file(CID, 3, payload(4, 100))]
     answers = run(feed_all(members, log, (Feed.EACH_IN_TURN, Feed.ALL_DATA_FIRST, Feed.ALL_DATA_FIRST)))
-    assert answers[0] == answers[1]
-    assert replica(members[0]) == replica(members[1])
+    assert answers == [["SUCCESS"] * 3 + ["OVERWRITE_FLAG_REQUIRED", "SUCCESS", "PUT_SMALL_FILE_ERROR"]] * 3
+    for member in members:
+        assert member.failures == [] and replica(member) == replica(members[0])
+        assert member.container().get_block(BlockID(CID, 3)).size == 2500
 
 
-@pytest.mark.xfail(strict=True, reason="design 4, data-loss path 1: a replay's lost bytes are refused alike")
 def test_a_replayed_put_block_whose_bytes_were_lost_fails_the_pipeline(
     members: list[Member], executor: ThreadPoolExecutor
 ) -> None:
-    """FOUND FALSE, design section 4, data-loss path 1 ("a power loss after a follower's ack can lose its
-    bytes; its replay then fails the putBlock (UNABLE_TO_FIND_CHUNK/CHECKSUM_MISMATCH) and closes the
-    pipeline"): both Results are refusals every member may reach alike (protocol.ratis.DETERMINISTIC, as a
-    client's putBlock naming unwritten or other bytes is), so the replaying member refuses the putBlock
-    quietly, stays healthy, and its replica lacks a block the others committed."""
+    """Design section 4, data-loss path 1 says a power loss after a follower's ack can lose its bytes and
+    its replay then fails the putBlock (UNABLE_TO_FIND_CHUNK/CHECKSUM_MISMATCH) and closes the pipeline; by
+    the apply rule alone it would not: both are refusals every member may reach alike (a client's putBlock
+    naming bytes it did not write), so the member would stay, quietly without a block the others committed.
+    A replayed entry (up to the log's end at start, `check_restart`) refused so fails the pipeline; the
+    same refusal outside a replay stays alike (test_a_checksum_mismatch_is_refused_alike_...)."""
     member = members[0]
     writes, _ = block_writes(CID, 1, payload(1, 2048), 1024)
     log = entries(writes)
@@ -614,8 +619,10 @@ def test_a_replayed_put_block_whose_bytes_were_lost_fails_the_pipeline(
             executor,
             member.sm.directory,
             lambda p, r: member.failures.append((p, r)),
-        )  # the log replayed after the restart: no data stages
-        return results(await asyncio.gather(*(restarted.apply_async(e) for e in log)))
+        )
+        restarted.check_restart(log_last_index=len(log), lost=(), unrecorded_losses=False)
+        assert member.failures == []
+        return results(await asyncio.gather(*(restarted.apply_async(e) for e in log)))  # no data stages
 
-    assert run(scenario())[2] == "UNABLE_TO_FIND_CHUNK"
-    assert member.failures, "the member that lost acknowledged bytes stays in the pipeline"
+    assert run(scenario()) == ["SUCCESS", "SUCCESS", "UNABLE_TO_FIND_CHUNK"]
+    assert len(member.failures) == 1 and "replayed after a restart" in member.failures[0][1]
