@@ -6,12 +6,24 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from pathlib import Path
 
 import pytest
 
-from pyozone.ratis.messages import RaftPeerId, WatchLevel
+from pyozone.hdds.errors import ProtocolError
+from pyozone.proto import Raft_pb2 as pb
+from pyozone.protocol.raft import (
+    append_entry_bytes,
+    append_message_pieces,
+    entry_wire_bytes,
+    message_to_proto,
+    messages_from_bytes,
+)
+from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId, WatchLevel
+from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server import transport
 from pyozone.ratis_server.member_api import NotReplicatedError
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.polling import wait_for_async
 from tests.unit.ratis_server.data_support import data_groups
 from tests.unit.ratis_server.shell_support import SETTINGS, running_group
@@ -236,3 +248,38 @@ def test_a_member_without_a_data_state_machine_refuses_data() -> None:
                 await leader.submit(b"x", "c", 1, data=b"data")
 
     run(scenario())
+
+
+@pytest.mark.parametrize("size", [1, 127, 128, 16_383, 16_384, 4 << 20])
+def test_an_entrys_wire_bytes_count_its_data_as_the_core_sizes_appends(size: int) -> None:
+    """The core fills an append by `entry_wire_bytes`; the bytes the sender frames by hand are exactly that
+    long, and the follower reads the entry and its data back."""
+    entry = LogEntry(3, 7, b"header", client_id="", call_id=5, data_size=size)
+    data = chunk(size, size)
+    wire = append_entry_bytes(entry, data)
+    assert entry_wire_bytes(entry) == len(wire)
+    append = AppendEntriesRequest(RaftPeerId("dn1"), 3, 6, 3, (entry,), 6, 1)
+    [envelope] = messages_from_bytes(b"".join(append_message_pieces(G, RaftPeerId("dn2"), append, [wire])))
+    assert envelope.message == append and envelope.data == {7: data}
+
+
+def test_an_append_whose_data_is_not_its_counted_size_is_refused() -> None:
+    entry = LogEntry(3, 7, b"header", data_size=10)
+    append = AppendEntriesRequest(RaftPeerId("dn1"), 3, 6, 3, (entry,), 6, 1)
+    batch = pb.RaftServerMessagesProto(messages=[message_to_proto(G, RaftPeerId("dn2"), append)])
+    batch.messages[0].appendEntries.entries[0].stateMachineLogEntry.stateMachineData = b"x" * 9
+    with pytest.raises(ProtocolError, match="counts 10 bytes of data but carries 9"):
+        messages_from_bytes(batch.SerializeToString())
+
+
+def test_the_log_keeps_an_entrys_data_size_never_its_data(tmp_path: Path) -> None:
+    entry = LogEntry(1, 1, b"header", data_size=4096)
+    storage = SegmentedRaftLog(tmp_path / "g")
+    storage.load()
+    storage.write(Persist(1, 1, None, (entry,)))
+    storage.flush()
+    storage.close()
+    reopened = SegmentedRaftLog(tmp_path / "g")
+    assert reopened.load().entries == (entry,)
+    reopened.close()
+    assert sum(f.stat().st_size for f in (tmp_path / "g").rglob("log_*")) < 200
