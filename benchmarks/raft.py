@@ -9,7 +9,16 @@ member keeps its log in the segmented log files (SegmentedRaftLog, fsynced by th
 core's, the log format's and the transport's, not a disk's. The table gives writes/s and the CPU each
 process spent per write (CpuMeter), and the echo's calls/s and CPU per call, for the ratio of the two.
 
+With `--data BYTES` (e.g. 4194304, a datanode's 4 MB chunk), each write also carries that much state
+machine data (a `DataStateMachine`, as a datanode pipeline's writeChunk: `submit(..., data=)`): every member
+writes it at append into a file of its own under `--dir` (not fsynced, as a datanode's chunk file) before it
+acknowledges the entry, the leader sends it from its data cache, entries are applied with `apply_async`;
+the settings are a datanode's (`dfs.container.ratis.log.appender.queue.byte-limit` 32 MB, push_commit, no
+retry cache). The table adds MB/s of data, and the echo runs with (nearly) that size, the RPC layer's limit
+allowing (4 MB less 64 KB).
+
     python -m benchmarks.raft [--seconds 5] [--warmup 1] [--callers 32] [--size 100] [--dir DIR]
+                              [--data BYTES]    # each write carries BYTES of state machine data
                               [--py-spy FILE]   # also profile the leader (py-spy record, raw stacks)
 """
 
@@ -33,6 +42,7 @@ from pyozone.cluster.layout import free_ports
 from pyozone.common.net import HostPort
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
@@ -40,6 +50,12 @@ from pyozone.rpc.loop import run
 
 HOST = "127.0.0.1"
 GROUP_ID = "bench"
+DATA_SETTINGS = RaftSettings(
+    rpc_timeout_min_ms=1000, rpc_timeout_max_ms=2000, append_byte_limit=32 << 20, push_commit=True
+)
+"""A datanode pipeline's: dfs.container.ratis.log.appender.queue.byte-limit (32 MB), push_commit; election
+timeouts a loaded two-core machine keeps (a datanode's are 5 s)."""
+ECHO_LIMIT = (4 << 20) - (64 << 10)
 
 
 class Dict:
@@ -51,6 +67,35 @@ class Dict:
         return entry.index
 
 
+class Chunks:
+    """A `DataStateMachine` as a datanode's: each entry's data written at append to one file (not synced,
+    as `chunk.write.sync` false), read back by offset for a follower the leader no longer caches it for."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = path.open("w+b")
+        self._at: dict[int, tuple[int, int]] = {}  # index -> (offset, length)
+        self._end = 0
+        self.values: dict[int, bytes] = {}
+
+    def apply(self, entry: LogEntry) -> object:
+        raise AssertionError("entries go to apply_async")
+
+    async def write_data(self, entry: LogEntry, data: memoryview) -> None:
+        offset, self._end = self._end, self._end + len(data)
+        self._at[entry.index] = (offset, len(data))
+        await asyncio.to_thread(os.pwrite, self._file.fileno(), data, offset)
+
+    async def read_data(self, entry: LogEntry) -> bytes:
+        offset, length = self._at[entry.index]
+        return await asyncio.to_thread(os.pread, self._file.fileno(), length, offset)
+
+    def apply_async(self, entry: LogEntry) -> asyncio.Future[object]:
+        self.values[entry.index] = entry.payload
+        done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        done.set_result(entry.index)
+        return done
+
+
 def _group(ports: list[int]) -> RaftGroup:
     return RaftGroup(
         GROUP_ID, tuple(RaftPeer(RaftPeerId(f"om{i + 1}"), HostPort(HOST, p)) for i, p in enumerate(ports))
@@ -59,8 +104,14 @@ def _group(ports: list[int]) -> RaftGroup:
 
 async def member(me: str, ports: list[int], args: argparse.Namespace) -> None:
     """One member; the leader also runs the callers and prints `start` and `end WRITES SECONDS`."""
+    machine = Chunks(Path(args.dir) / f"{me}.chunks") if args.data else Dict()
     node = RaftMember(
-        RaftPeerId(me), _group(ports), SegmentedRaftLog(Path(args.dir) / me), Dict(), rng=random.Random()
+        RaftPeerId(me),
+        _group(ports),
+        SegmentedRaftLog(Path(args.dir) / me),
+        machine,
+        DATA_SETTINGS if args.data else None,
+        rng=random.Random(),
     )
     await node.start()
     print("ready", flush=True)
@@ -69,6 +120,7 @@ async def member(me: str, ports: list[int], args: argparse.Namespace) -> None:
             await asyncio.Event().wait()  # a follower serves until killed
         await asyncio.sleep(0.05)
     payload = os.urandom(args.size)
+    data = os.urandom(args.data) if args.data else None
     writes, running = 0, True
 
     async def caller(number: int) -> None:
@@ -76,7 +128,10 @@ async def member(me: str, ports: list[int], args: argparse.Namespace) -> None:
         call = 0
         while running:
             call += 1
-            await node.submit(payload, f"client-{number}", call)
+            if data is None:
+                await node.submit(payload, f"client-{number}", call)
+            else:  # a datanode's container operations: idempotent, no retry cache
+                await node.submit(payload, "", number << 32 | call, data=data)
             writes += 1
 
     callers = [asyncio.create_task(caller(n)) for n in range(args.callers)]
@@ -119,6 +174,7 @@ def raft_writes(args: argparse.Namespace) -> tuple[int, float, dict[str, float],
                 *("--ports", ",".join(map(str, ports)), "--dir", args.dir),
                 *("--seconds", str(args.seconds), "--warmup", str(args.warmup)),
                 *("--callers", str(args.callers), "--size", str(args.size)),
+                *("--data", str(args.data)),
             ]
             processes[f"om{i + 1}"] = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
         meter = CpuMeter({name: p.pid for name, p in processes.items()})
@@ -171,6 +227,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--callers", type=int, default=32)
     parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--data", type=int, default=0, help="bytes of state machine data per write")
     parser.add_argument(
         "--dir", help="where the members' files go (default: a temporary directory in /dev/shm)"
     )
@@ -187,8 +244,9 @@ def main() -> None:
         writes, seconds, per_write, leader = raft_writes(args)
     echo_case = _pyozone_rpc_case()
     assert echo_case is not None
+    echo_size = min(args.data, ECHO_LIMIT) if args.data else args.size
     echo_args = argparse.Namespace(
-        seconds=args.seconds, warmup=args.warmup, inflight=args.callers, size=args.size
+        seconds=args.seconds, warmup=args.warmup, inflight=args.callers, size=echo_size
     )
     echo: Result = measure(echo_case, None, echo_args)
     rate = writes / seconds
@@ -197,13 +255,17 @@ def main() -> None:
     rows = [
         ("raft writes", f"{rate:9,.0f} writes/s   (3 members, leader {leader}, {args.callers} callers)"),
         ("  CPU ms per write", f"{cpu}; total {per_write['total']:.2f}"),
-        ("pyozone.rpc echo", f"{echo.rate:9,.0f} calls/s   ({args.callers} in flight)"),
+        ("pyozone.rpc echo", f"{echo.rate:9,.0f} calls/s   ({args.callers} in flight, {echo_size:,} B)"),
         ("  CPU ms per call", f"client {client:.3f}, server {server:.3f}; total {client + server:.3f}"),
         ("raft / echo", f"{rate / echo.rate:.3f} of the echo's rate"),
     ]
-    print_table(
-        f"Raft writes of {args.size} B vs the RPC echo, one run (load {os.getloadavg()[0]:.1f})", rows
-    )
+    what = f"{args.size} B"
+    if args.data:
+        mib = 1 << 20
+        rows[1:1] = [("  data", f"{rate * args.data / mib:9,.1f} MiB/s written on each member")]
+        rows.insert(-1, ("  echo data", f"{echo.rate * echo_size / mib:9,.1f} MiB/s each way"))
+        what += f" with {args.data:,} B of state machine data"
+    print_table(f"Raft writes of {what} vs the RPC echo, one run (load {os.getloadavg()[0]:.1f})", rows)
 
 
 if __name__ == "__main__":

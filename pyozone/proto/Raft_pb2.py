@@ -24,53 +24,53 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12pyozone/Raft.proto\x12\x0cpyozone.raft\"-\n\x0eTermIndexProto\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05index\x18\x02 \x01(\x04\"N\n\x19StateMachineLogEntryProto\x12\x0f\n\x07logData\x18\x01 \x01(\x0c\x12\x10\n\x08\x63lientId\x18\x02 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x03 \x01(\x04\"9\n\x16RaftConfigurationProto\x12\r\n\x05peers\x18\x01 \x03(\t\x12\x10\n\x08oldPeers\x18\x02 \x03(\t\"\x0f\n\rMetadataProto\"\xff\x01\n\rLogEntryProto\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05index\x18\x02 \x01(\x04\x12G\n\x14stateMachineLogEntry\x18\x03 \x01(\x0b\x32\'.pyozone.raft.StateMachineLogEntryProtoH\x00\x12\x42\n\x12\x63onfigurationEntry\x18\x04 \x01(\x0b\x32$.pyozone.raft.RaftConfigurationProtoH\x00\x12\x34\n\rmetadataEntry\x18\x05 \x01(\x0b\x32\x1b.pyozone.raft.MetadataProtoH\x00\x42\x0e\n\x0cLogEntryBody\"\\\n\x13RaftRpcRequestProto\x12\x13\n\x0brequestorId\x18\x01 \x01(\t\x12\x0f\n\x07replyId\x18\x02 \x01(\t\x12\x0f\n\x07groupId\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x04 \x01(\x04\"k\n\x11RaftRpcReplyProto\x12\x13\n\x0brequestorId\x18\x01 \x01(\t\x12\x0f\n\x07replyId\x18\x02 \x01(\t\x12\x0f\n\x07groupId\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x04 \x01(\x04\x12\x0f\n\x07success\x18\x05 \x01(\x08\"\xb5\x01\n\x17RequestVoteRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x15\n\rcandidateTerm\x18\x02 \x01(\x04\x12\x38\n\x12\x63\x61ndidateLastEntry\x18\x03 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\x12\x0f\n\x07preVote\x18\x04 \x01(\x08\"l\n\x15RequestVoteReplyProto\x12\x34\n\x0bserverReply\x18\x01 \x01(\x0b\x32\x1f.pyozone.raft.RaftRpcReplyProto\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\x0f\n\x07preVote\x18\x03 \x01(\x08\"\xe0\x01\n\x19\x41ppendEntriesRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x12\n\nleaderTerm\x18\x02 \x01(\x04\x12\x31\n\x0bpreviousLog\x18\x03 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\x12,\n\x07\x65ntries\x18\x04 \x03(\x0b\x32\x1b.pyozone.raft.LogEntryProto\x12\x14\n\x0cleaderCommit\x18\x05 \x01(\x04\"\xa0\x02\n\x17\x41ppendEntriesReplyProto\x12\x34\n\x0bserverReply\x18\x01 \x01(\x0b\x32\x1f.pyozone.raft.RaftRpcReplyProto\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\x11\n\tnextIndex\x18\x03 \x01(\x04\x12\x42\n\x06result\x18\x04 \x01(\x0e\x32\x32.pyozone.raft.AppendEntriesReplyProto.AppendResult\x12\x12\n\nmatchIndex\x18\x05 \x01(\x04\x12\x16\n\x0e\x66ollowerCommit\x18\x06 \x01(\x04\">\n\x0c\x41ppendResult\x12\x0b\n\x07SUCCESS\x10\x00\x12\x0e\n\nNOT_LEADER\x10\x01\x12\x11\n\rINCONSISTENCY\x10\x02\"\x92\x01\n\x1fStartLeaderElectionRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x35\n\x0fleaderLastEntry\x18\x02 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\"\xb2\x02\n\x1bInstallSnapshotRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x12\n\nleaderTerm\x18\x02 \x01(\x04\x12S\n\x0cnotification\x18\x04 \x01(\x0b\x32;.pyozone.raft.InstallSnapshotRequestProto.NotificationProtoH\x00\x1aR\n\x11NotificationProto\x12=\n\x17\x66irstAvailableTermIndex\x18\x01 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProtoB\x1c\n\x1aInstallSnapshotRequestBody\"\xc9\x01\n\x19InstallSnapshotReplyProto\x12\x34\n\x0bserverReply\x18\x01 \x01(\x0b\x32\x1f.pyozone.raft.RaftRpcReplyProto\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\x33\n\x06result\x18\x03 \x01(\x0e\x32#.pyozone.raft.InstallSnapshotResult\x12\x17\n\rsnapshotIndex\x18\x05 \x01(\x04H\x00\x42\x1a\n\x18InstallSnapshotReplyBody\"\x86\x04\n\x16RaftServerMessageProto\x12<\n\x0brequestVote\x18\x01 \x01(\x0b\x32%.pyozone.raft.RequestVoteRequestProtoH\x00\x12?\n\x10requestVoteReply\x18\x02 \x01(\x0b\x32#.pyozone.raft.RequestVoteReplyProtoH\x00\x12@\n\rappendEntries\x18\x03 \x01(\x0b\x32\'.pyozone.raft.AppendEntriesRequestProtoH\x00\x12\x43\n\x12\x61ppendEntriesReply\x18\x04 \x01(\x0b\x32%.pyozone.raft.AppendEntriesReplyProtoH\x00\x12L\n\x13startLeaderElection\x18\x05 \x01(\x0b\x32-.pyozone.raft.StartLeaderElectionRequestProtoH\x00\x12\x44\n\x0finstallSnapshot\x18\x06 \x01(\x0b\x32).pyozone.raft.InstallSnapshotRequestProtoH\x00\x12G\n\x14installSnapshotReply\x18\x07 \x01(\x0b\x32\'.pyozone.raft.InstallSnapshotReplyProtoH\x00\x42\t\n\x07Message\"Q\n\x17RaftServerMessagesProto\x12\x36\n\x08messages\x18\x01 \x03(\x0b\x32$.pyozone.raft.RaftServerMessageProto\"\x1c\n\x1aRaftServerMessagesAckProto*t\n\x15InstallSnapshotResult\x12\x0b\n\x07SUCCESS\x10\x00\x12\x0e\n\nNOT_LEADER\x10\x01\x12\x0f\n\x0bIN_PROGRESS\x10\x02\x12\x15\n\x11\x41LREADY_INSTALLED\x10\x03\x12\x16\n\x12SNAPSHOT_INSTALLED\x10\x05\x32w\n\x19RaftServerProtocolService\x12Z\n\x07\x64\x65liver\x12%.pyozone.raft.RaftServerMessagesProto\x1a(.pyozone.raft.RaftServerMessagesAckProtob\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12pyozone/Raft.proto\x12\x0cpyozone.raft\"-\n\x0eTermIndexProto\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05index\x18\x02 \x01(\x04\"z\n\x19StateMachineLogEntryProto\x12\x0f\n\x07logData\x18\x01 \x01(\x0c\x12\x10\n\x08\x63lientId\x18\x02 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x03 \x01(\x04\x12\x18\n\x10stateMachineData\x18\x04 \x01(\x0c\x12\x10\n\x08\x64\x61taSize\x18\x05 \x01(\x04\"9\n\x16RaftConfigurationProto\x12\r\n\x05peers\x18\x01 \x03(\t\x12\x10\n\x08oldPeers\x18\x02 \x03(\t\"\x0f\n\rMetadataProto\"\xff\x01\n\rLogEntryProto\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05index\x18\x02 \x01(\x04\x12G\n\x14stateMachineLogEntry\x18\x03 \x01(\x0b\x32\'.pyozone.raft.StateMachineLogEntryProtoH\x00\x12\x42\n\x12\x63onfigurationEntry\x18\x04 \x01(\x0b\x32$.pyozone.raft.RaftConfigurationProtoH\x00\x12\x34\n\rmetadataEntry\x18\x05 \x01(\x0b\x32\x1b.pyozone.raft.MetadataProtoH\x00\x42\x0e\n\x0cLogEntryBody\"\\\n\x13RaftRpcRequestProto\x12\x13\n\x0brequestorId\x18\x01 \x01(\t\x12\x0f\n\x07replyId\x18\x02 \x01(\t\x12\x0f\n\x07groupId\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x04 \x01(\x04\"k\n\x11RaftRpcReplyProto\x12\x13\n\x0brequestorId\x18\x01 \x01(\t\x12\x0f\n\x07replyId\x18\x02 \x01(\t\x12\x0f\n\x07groupId\x18\x03 \x01(\t\x12\x0e\n\x06\x63\x61llId\x18\x04 \x01(\x04\x12\x0f\n\x07success\x18\x05 \x01(\x08\"\xb5\x01\n\x17RequestVoteRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x15\n\rcandidateTerm\x18\x02 \x01(\x04\x12\x38\n\x12\x63\x61ndidateLastEntry\x18\x03 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\x12\x0f\n\x07preVote\x18\x04 \x01(\x08\"l\n\x15RequestVoteReplyProto\x12\x34\n\x0bserverReply\x18\x01 \x01(\x0b\x32\x1f.pyozone.raft.RaftRpcReplyProto\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\x0f\n\x07preVote\x18\x03 \x01(\x08\"\xe0\x01\n\x19\x41ppendEntriesRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x12\n\nleaderTerm\x18\x02 \x01(\x04\x12\x31\n\x0bpreviousLog\x18\x03 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\x12,\n\x07\x65ntries\x18\x04 \x03(\x0b\x32\x1b.pyozone.raft.LogEntryProto\x12\x14\n\x0cleaderCommit\x18\x05 \x01(\x04\"\xa0\x02\n\x17\x41ppendEntriesReplyProto\x12\x34\n\x0bserverReply\x18\x01 \x01(\x0b\x32\x1f.pyozone.raft.RaftRpcReplyProto\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\x11\n\tnextIndex\x18\x03 \x01(\x04\x12\x42\n\x06result\x18\x04 \x01(\x0e\x32\x32.pyozone.raft.AppendEntriesReplyProto.AppendResult\x12\x12\n\nmatchIndex\x18\x05 \x01(\x04\x12\x16\n\x0e\x66ollowerCommit\x18\x06 \x01(\x04\">\n\x0c\x41ppendResult\x12\x0b\n\x07SUCCESS\x10\x00\x12\x0e\n\nNOT_LEADER\x10\x01\x12\x11\n\rINCONSISTENCY\x10\x02\"\x92\x01\n\x1fStartLeaderElectionRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x35\n\x0fleaderLastEntry\x18\x02 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProto\"\xb2\x02\n\x1bInstallSnapshotRequestProto\x12\x38\n\rserverRequest\x18\x01 \x01(\x0b\x32!.pyozone.raft.RaftRpcRequestProto\x12\x12\n\nleaderTerm\x18\x02 \x01(\x04\x12S\n\x0cnotification\x18\x04 \x01(\x0b\x32;.pyozone.raft.InstallSnapshotRequestProto.NotificationProtoH\x00\x1aR\n\x11NotificationProto\x12=\n\x17\x66irstAvailableTermIndex\x18\x01 \x01(\x0b\x32\x1c.pyozone.raft.TermIndexProtoB\x1c\n\x1aInstallSnapshotRequestBody\"\xc9\x01\n\x19InstallSnapshotReplyProto\x12\x34\n\x0bserverReply\x18\x01 \x01(\x0b\x32\x1f.pyozone.raft.RaftRpcReplyProto\x12\x0c\n\x04term\x18\x02 \x01(\x04\x12\x33\n\x06result\x18\x03 \x01(\x0e\x32#.pyozone.raft.InstallSnapshotResult\x12\x17\n\rsnapshotIndex\x18\x05 \x01(\x04H\x00\x42\x1a\n\x18InstallSnapshotReplyBody\"\x86\x04\n\x16RaftServerMessageProto\x12<\n\x0brequestVote\x18\x01 \x01(\x0b\x32%.pyozone.raft.RequestVoteRequestProtoH\x00\x12?\n\x10requestVoteReply\x18\x02 \x01(\x0b\x32#.pyozone.raft.RequestVoteReplyProtoH\x00\x12@\n\rappendEntries\x18\x03 \x01(\x0b\x32\'.pyozone.raft.AppendEntriesRequestProtoH\x00\x12\x43\n\x12\x61ppendEntriesReply\x18\x04 \x01(\x0b\x32%.pyozone.raft.AppendEntriesReplyProtoH\x00\x12L\n\x13startLeaderElection\x18\x05 \x01(\x0b\x32-.pyozone.raft.StartLeaderElectionRequestProtoH\x00\x12\x44\n\x0finstallSnapshot\x18\x06 \x01(\x0b\x32).pyozone.raft.InstallSnapshotRequestProtoH\x00\x12G\n\x14installSnapshotReply\x18\x07 \x01(\x0b\x32\'.pyozone.raft.InstallSnapshotReplyProtoH\x00\x42\t\n\x07Message\"Q\n\x17RaftServerMessagesProto\x12\x36\n\x08messages\x18\x01 \x03(\x0b\x32$.pyozone.raft.RaftServerMessageProto\"\x1c\n\x1aRaftServerMessagesAckProto*t\n\x15InstallSnapshotResult\x12\x0b\n\x07SUCCESS\x10\x00\x12\x0e\n\nNOT_LEADER\x10\x01\x12\x0f\n\x0bIN_PROGRESS\x10\x02\x12\x15\n\x11\x41LREADY_INSTALLED\x10\x03\x12\x16\n\x12SNAPSHOT_INSTALLED\x10\x05\x32w\n\x19RaftServerProtocolService\x12Z\n\x07\x64\x65liver\x12%.pyozone.raft.RaftServerMessagesProto\x1a(.pyozone.raft.RaftServerMessagesAckProtob\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pyozone.proto.Raft_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_INSTALLSNAPSHOTRESULT']._serialized_start=2808
-  _globals['_INSTALLSNAPSHOTRESULT']._serialized_end=2924
+  _globals['_INSTALLSNAPSHOTRESULT']._serialized_start=2852
+  _globals['_INSTALLSNAPSHOTRESULT']._serialized_end=2968
   _globals['_TERMINDEXPROTO']._serialized_start=36
   _globals['_TERMINDEXPROTO']._serialized_end=81
   _globals['_STATEMACHINELOGENTRYPROTO']._serialized_start=83
-  _globals['_STATEMACHINELOGENTRYPROTO']._serialized_end=161
-  _globals['_RAFTCONFIGURATIONPROTO']._serialized_start=163
-  _globals['_RAFTCONFIGURATIONPROTO']._serialized_end=220
-  _globals['_METADATAPROTO']._serialized_start=222
-  _globals['_METADATAPROTO']._serialized_end=237
-  _globals['_LOGENTRYPROTO']._serialized_start=240
-  _globals['_LOGENTRYPROTO']._serialized_end=495
-  _globals['_RAFTRPCREQUESTPROTO']._serialized_start=497
-  _globals['_RAFTRPCREQUESTPROTO']._serialized_end=589
-  _globals['_RAFTRPCREPLYPROTO']._serialized_start=591
-  _globals['_RAFTRPCREPLYPROTO']._serialized_end=698
-  _globals['_REQUESTVOTEREQUESTPROTO']._serialized_start=701
-  _globals['_REQUESTVOTEREQUESTPROTO']._serialized_end=882
-  _globals['_REQUESTVOTEREPLYPROTO']._serialized_start=884
-  _globals['_REQUESTVOTEREPLYPROTO']._serialized_end=992
-  _globals['_APPENDENTRIESREQUESTPROTO']._serialized_start=995
-  _globals['_APPENDENTRIESREQUESTPROTO']._serialized_end=1219
-  _globals['_APPENDENTRIESREPLYPROTO']._serialized_start=1222
-  _globals['_APPENDENTRIESREPLYPROTO']._serialized_end=1510
-  _globals['_APPENDENTRIESREPLYPROTO_APPENDRESULT']._serialized_start=1448
-  _globals['_APPENDENTRIESREPLYPROTO_APPENDRESULT']._serialized_end=1510
-  _globals['_STARTLEADERELECTIONREQUESTPROTO']._serialized_start=1513
-  _globals['_STARTLEADERELECTIONREQUESTPROTO']._serialized_end=1659
-  _globals['_INSTALLSNAPSHOTREQUESTPROTO']._serialized_start=1662
-  _globals['_INSTALLSNAPSHOTREQUESTPROTO']._serialized_end=1968
-  _globals['_INSTALLSNAPSHOTREQUESTPROTO_NOTIFICATIONPROTO']._serialized_start=1856
-  _globals['_INSTALLSNAPSHOTREQUESTPROTO_NOTIFICATIONPROTO']._serialized_end=1938
-  _globals['_INSTALLSNAPSHOTREPLYPROTO']._serialized_start=1971
-  _globals['_INSTALLSNAPSHOTREPLYPROTO']._serialized_end=2172
-  _globals['_RAFTSERVERMESSAGEPROTO']._serialized_start=2175
-  _globals['_RAFTSERVERMESSAGEPROTO']._serialized_end=2693
-  _globals['_RAFTSERVERMESSAGESPROTO']._serialized_start=2695
-  _globals['_RAFTSERVERMESSAGESPROTO']._serialized_end=2776
-  _globals['_RAFTSERVERMESSAGESACKPROTO']._serialized_start=2778
-  _globals['_RAFTSERVERMESSAGESACKPROTO']._serialized_end=2806
-  _globals['_RAFTSERVERPROTOCOLSERVICE']._serialized_start=2926
-  _globals['_RAFTSERVERPROTOCOLSERVICE']._serialized_end=3045
+  _globals['_STATEMACHINELOGENTRYPROTO']._serialized_end=205
+  _globals['_RAFTCONFIGURATIONPROTO']._serialized_start=207
+  _globals['_RAFTCONFIGURATIONPROTO']._serialized_end=264
+  _globals['_METADATAPROTO']._serialized_start=266
+  _globals['_METADATAPROTO']._serialized_end=281
+  _globals['_LOGENTRYPROTO']._serialized_start=284
+  _globals['_LOGENTRYPROTO']._serialized_end=539
+  _globals['_RAFTRPCREQUESTPROTO']._serialized_start=541
+  _globals['_RAFTRPCREQUESTPROTO']._serialized_end=633
+  _globals['_RAFTRPCREPLYPROTO']._serialized_start=635
+  _globals['_RAFTRPCREPLYPROTO']._serialized_end=742
+  _globals['_REQUESTVOTEREQUESTPROTO']._serialized_start=745
+  _globals['_REQUESTVOTEREQUESTPROTO']._serialized_end=926
+  _globals['_REQUESTVOTEREPLYPROTO']._serialized_start=928
+  _globals['_REQUESTVOTEREPLYPROTO']._serialized_end=1036
+  _globals['_APPENDENTRIESREQUESTPROTO']._serialized_start=1039
+  _globals['_APPENDENTRIESREQUESTPROTO']._serialized_end=1263
+  _globals['_APPENDENTRIESREPLYPROTO']._serialized_start=1266
+  _globals['_APPENDENTRIESREPLYPROTO']._serialized_end=1554
+  _globals['_APPENDENTRIESREPLYPROTO_APPENDRESULT']._serialized_start=1492
+  _globals['_APPENDENTRIESREPLYPROTO_APPENDRESULT']._serialized_end=1554
+  _globals['_STARTLEADERELECTIONREQUESTPROTO']._serialized_start=1557
+  _globals['_STARTLEADERELECTIONREQUESTPROTO']._serialized_end=1703
+  _globals['_INSTALLSNAPSHOTREQUESTPROTO']._serialized_start=1706
+  _globals['_INSTALLSNAPSHOTREQUESTPROTO']._serialized_end=2012
+  _globals['_INSTALLSNAPSHOTREQUESTPROTO_NOTIFICATIONPROTO']._serialized_start=1900
+  _globals['_INSTALLSNAPSHOTREQUESTPROTO_NOTIFICATIONPROTO']._serialized_end=1982
+  _globals['_INSTALLSNAPSHOTREPLYPROTO']._serialized_start=2015
+  _globals['_INSTALLSNAPSHOTREPLYPROTO']._serialized_end=2216
+  _globals['_RAFTSERVERMESSAGEPROTO']._serialized_start=2219
+  _globals['_RAFTSERVERMESSAGEPROTO']._serialized_end=2737
+  _globals['_RAFTSERVERMESSAGESPROTO']._serialized_start=2739
+  _globals['_RAFTSERVERMESSAGESPROTO']._serialized_end=2820
+  _globals['_RAFTSERVERMESSAGESACKPROTO']._serialized_start=2822
+  _globals['_RAFTSERVERMESSAGESACKPROTO']._serialized_end=2850
+  _globals['_RAFTSERVERPROTOCOLSERVICE']._serialized_start=2970
+  _globals['_RAFTSERVERPROTOCOLSERVICE']._serialized_end=3089
 # @@protoc_insertion_point(module_scope)

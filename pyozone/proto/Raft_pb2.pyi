@@ -29,14 +29,18 @@ class TermIndexProto(_message.Message):
     def __init__(self, term: _Optional[int] = ..., index: _Optional[int] = ...) -> None: ...
 
 class StateMachineLogEntryProto(_message.Message):
-    __slots__ = ("logData", "clientId", "callId")
+    __slots__ = ("logData", "clientId", "callId", "stateMachineData", "dataSize")
     LOGDATA_FIELD_NUMBER: _ClassVar[int]
     CLIENTID_FIELD_NUMBER: _ClassVar[int]
     CALLID_FIELD_NUMBER: _ClassVar[int]
+    STATEMACHINEDATA_FIELD_NUMBER: _ClassVar[int]
+    DATASIZE_FIELD_NUMBER: _ClassVar[int]
     logData: bytes
     clientId: str
     callId: int
-    def __init__(self, logData: _Optional[bytes] = ..., clientId: _Optional[str] = ..., callId: _Optional[int] = ...) -> None: ...
+    stateMachineData: bytes
+    dataSize: int
+    def __init__(self, logData: _Optional[bytes] = ..., clientId: _Optional[str] = ..., callId: _Optional[int] = ..., stateMachineData: _Optional[bytes] = ..., dataSize: _Optional[int] = ...) -> None: ...
 
 class RaftConfigurationProto(_message.Message):
     __slots__ = ("peers", "oldPeers")

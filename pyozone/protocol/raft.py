@@ -9,7 +9,7 @@ core.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from google.protobuf.message import DecodeError
 
@@ -41,6 +41,7 @@ def entry_to_proto(entry: LogEntry) -> pb.LogEntryProto:
         body.logData = entry.payload
         body.clientId = entry.client_id
         body.callId = entry.call_id
+        body.dataSize = entry.data_size
     elif entry.kind is EntryKind.CONFIGURATION:
         message.configurationEntry.peers.extend(p.id for p in entry.peers)
         message.configurationEntry.oldPeers.extend(p.id for p in entry.old_peers)
@@ -54,7 +55,13 @@ def entry_from_proto(message: pb.LogEntryProto) -> LogEntry:
     if body == "stateMachineLogEntry":
         sm = message.stateMachineLogEntry
         return LogEntry(
-            message.term, message.index, sm.logData, EntryKind.STATE_MACHINE, sm.clientId, sm.callId
+            message.term,
+            message.index,
+            sm.logData,
+            EntryKind.STATE_MACHINE,
+            sm.clientId,
+            sm.callId,
+            data_size=sm.dataSize,
         )
     if body == "configurationEntry":
         conf = message.configurationEntry
@@ -76,12 +83,58 @@ def entry_wire_bytes(entry: LogEntry) -> int:
     shell gives this to the core (`RaftServer(entry_bytes=...)`), which fills an append up to
     `raft.server.log.appender.buffer.byte-limit` by it, as Ratis's appender counts each entry's serialized
     size; `transport.split_append` counts the same, so an append the core sized is never split."""
+    if entry.data_size:
+        return len(append_entry_head(entry)) + entry.data_size
     size = entry_to_proto(entry).ByteSize()
     return _APPEND_ENTRY_TAG_BYTES + len(varint(size)) + size
 
 
 _APPEND_ENTRY_TAG_BYTES = 1
 """The tag of AppendEntriesRequestProto.entries (field 4, length-delimited): one byte."""
+_APPEND_ENTRY_TAG = bytes([(4 << 3) | 2])
+_STATE_MACHINE_ENTRY_TAG = bytes([(3 << 3) | 2])  # LogEntryProto.stateMachineLogEntry
+_DATA_TAG = bytes([(4 << 3) | 2])  # StateMachineLogEntryProto.stateMachineData
+_APPEND_TAG = bytes([(3 << 3) | 2])  # RaftServerMessageProto.appendEntries
+_MESSAGES_TAG = bytes([(1 << 3) | 2])  # RaftServerMessagesProto.messages
+
+
+def append_entry_head(entry: LogEntry) -> bytes:
+    """An entry of an append (AppendEntriesRequestProto.entries, tag and length included) up to its state
+    machine data, which follows it to end the element: written by hand around the data, as the datanode's
+    `protocol.ratis.encode_entry` does, so the data is not copied into a message first. Without data: the
+    whole element."""
+    if not entry.data_size:
+        body = entry_to_bytes(entry)
+        return b"".join((_APPEND_ENTRY_TAG, varint(len(body)), body))
+    size = entry.data_size
+    data_head = _DATA_TAG + varint(size)
+    machine = entry_to_proto(entry).stateMachineLogEntry.SerializeToString()
+    machine_size = len(machine) + len(data_head) + size
+    position = pb.LogEntryProto(term=entry.term, index=entry.index).SerializeToString()
+    head = b"".join((position, _STATE_MACHINE_ENTRY_TAG, varint(machine_size), machine, data_head))
+    return b"".join((_APPEND_ENTRY_TAG, varint(len(head) + size), head))
+
+
+def append_entry_bytes(entry: LogEntry, data: bytes | memoryview = b"") -> bytes:
+    """The entry as an append carries it, with its state machine data (`entry.data_size` bytes): built once
+    per entry and shared by every follower's append (`entry_wire_bytes` long)."""
+    if len(data) != entry.data_size:
+        raise ValueError(f"entry {entry.index} has {entry.data_size} bytes of data, given {len(data)}")
+    return append_entry_head(entry) + data if entry.data_size else append_entry_head(entry)
+
+
+def append_message_pieces(
+    group_id: str, receiver: RaftPeerId, append: AppendEntriesRequest, entries: list[bytes]
+) -> list[bytes]:
+    """One element of a RaftServerMessagesProto batch carrying `append`, whose entries are already encoded
+    (`append_entry_bytes`, in order): its header by protobuf, the rest framed by hand, as pieces the caller
+    joins with the batch's other elements (the only copy of the entries' data per follower)."""
+    header = message_to_proto(group_id, receiver, replace(append, entries=())).appendEntries
+    head = header.SerializeToString()
+    body_size = len(head) + sum(len(e) for e in entries)
+    message_head = _APPEND_TAG + varint(body_size)
+    message_size = len(message_head) + body_size
+    return [_MESSAGES_TAG + varint(message_size) + message_head + head, *entries]
 
 
 def entry_to_bytes(entry: LogEntry) -> bytes:
@@ -106,6 +159,8 @@ class RaftEnvelope:
     sender: RaftPeerId
     receiver: RaftPeerId
     message: Message
+    data: dict[int, bytes] = field(default_factory=dict)
+    """An append's state machine data, by the index of its entry (every entry with `data_size` has it)."""
 
 
 _RESULTS = {
@@ -201,10 +256,23 @@ def _peer(value: str, field: str) -> RaftPeerId:
     return RaftPeerId(value)
 
 
-def _entries(append: pb.AppendEntriesRequestProto) -> tuple[LogEntry, ...]:
-    """The entries, refused unless they follow the previous entry one by one, in terms that never go back
-    and none above the leader's (what the core's log takes for granted)."""
+def _entries(append: pb.AppendEntriesRequestProto) -> tuple[tuple[LogEntry, ...], dict[int, bytes]]:
+    """The entries and their state machine data, refused unless they follow the previous entry one by one,
+    in terms that never go back and none above the leader's (what the core's log takes for granted), and
+    each carries all the data it counts (`dataSize`)."""
     entries = tuple(entry_from_proto(e) for e in append.entries)
+    data: dict[int, bytes] = {}
+    for proto, entry in zip(append.entries, entries, strict=True):
+        if entry.kind is not EntryKind.STATE_MACHINE:
+            continue
+        carried = proto.stateMachineLogEntry.stateMachineData
+        if len(carried) != entry.data_size:
+            raise ProtocolError(
+                "appendEntries.entries.stateMachineData",
+                f"entry {entry.index} counts {entry.data_size} bytes of data but carries {len(carried)}",
+            )
+        if carried:
+            data[entry.index] = carried
     index, term = append.previousLog.index, append.previousLog.term
     for entry in entries:
         if entry.index != index + 1 or entry.term < term or entry.term > append.leaderTerm:
@@ -214,7 +282,7 @@ def _entries(append: pb.AppendEntriesRequestProto) -> tuple[LogEntry, ...]:
                 f"in leader term {append.leaderTerm}",
             )
         index, term = entry.index, entry.term
-    return entries
+    return entries, data
 
 
 def _check_append_reply(
@@ -258,15 +326,17 @@ def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
             )
         elif kind == "appendEntries":
             previous = body.previousLog
+            entries, data = _entries(body)
             core = AppendEntriesRequest(
                 sender,
                 body.leaderTerm,
                 previous.index,
                 previous.term,
-                _entries(body),
+                entries,
                 body.leaderCommit,
                 head.callId,
             )
+            return RaftEnvelope(head.groupId, sender, receiver, core, data)
         elif kind == "installSnapshot":
             if not body.HasField("notification"):
                 raise ProtocolError(

@@ -258,6 +258,29 @@ def metadata_only(entry: Request) -> Request:
     return stripped
 
 
+def entry_payload(request: Request) -> bytes:
+    """A request as a Raft log entry's payload (Ozone's startTransaction `setLogData`): without a writeChunk's
+    or putSmallFile's data, which travels beside it as state machine data (`entry_data`)."""
+    return metadata_only(request).SerializeToString()
+
+
+def entry_data(request: Request) -> bytes:
+    """The state machine data of a request: a writeChunk's or putSmallFile's chunk bytes (b"" for others)."""
+    kind = request.WhichOneof("request")
+    return getattr(request, kind).data if kind in ("writeChunk", "putSmallFile") else b""
+
+
+def entry_request(payload: bytes) -> Request:
+    """The request a log entry's payload carries (`entry_payload`); ProtocolError when it does not parse
+    (every member reads the same payload alike)."""
+    request = Request()
+    try:
+        request.ParseFromString(payload)
+    except Exception as e:
+        raise ProtocolError("entry", f"is not a ContainerCommandRequestProto: {e}") from None
+    return request
+
+
 def _copy_field(target: Any, name: str, field: FieldDescriptor, value: Any) -> None:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         getattr(target, name).CopyFrom(value)

@@ -4,11 +4,12 @@ status it shows. `server.py` is the member that drives them."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Protocol
 
 from pyozone.common.net import HostPort
-from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
+from pyozone.ratis.messages import CommitInfos, LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
 
 
@@ -47,6 +48,46 @@ class SnapshotStateMachine(StateMachine, Protocol):
         covers; None when it could not (the leader's next notification starts another try). Called on the
         event loop; every entry handed to `apply` before it was applied."""
         ...
+
+
+class DataStateMachine(StateMachine, Protocol):
+    """A state machine whose entries carry data kept out of the log (Ratis's StateMachine.DataApi, as
+    Ozone's ContainerStateMachine keeps a writeChunk's bytes out of the Raft log): `RaftMember.submit(...,
+    data=)` ships the bytes beside the entry; every member writes them at append (`write_data`, Ratis's
+    writeStateMachineData) and acknowledges the entry only once they are written (Ratis's flush), and
+    applies committed entries with `apply_async` instead of `apply`."""
+
+    async def write_data(self, entry: LogEntry, data: memoryview) -> None:
+        """Write the entry's data (`entry.data_size` bytes) at append, leader and followers alike, before the
+        member acknowledges the entry. Raises `DataWriteError` (or any exception) when it could not: the
+        member fails for this group (no ack, no apply after it), as Ozone's unhealthy state machine."""
+        ...
+
+    async def read_data(self, entry: LogEntry) -> bytes:
+        """The entry's data again (Ratis's StateMachine.DataApi.read), on the leader, for a follower that
+        needs an entry whose data the leader no longer caches (`leader_pending_bytes`)."""
+        ...
+
+    def apply_async(self, entry: LogEntry) -> Awaitable[object]:
+        """Apply a committed entry (handed out in log order); the awaitable's value is the entry's result, its
+        exception the result too. Results may complete out of order (Ozone applies per container in
+        parallel)."""
+        ...
+
+
+class DataWriteError(Exception):
+    """`DataStateMachine.write_data` could not write an entry's data (Ozone: writeStateMachineData failed,
+    the state machine is unhealthy and the pipeline closes)."""
+
+
+class NotReplicatedError(Exception):
+    """Ratis's NotReplicatedException: a `RaftMember.watch` did not reach its level (timeout, or too many
+    watches waiting: `why`); `infos` are the members' commit indexes then, so the caller sees who lags."""
+
+    def __init__(self, infos: CommitInfos, why: str) -> None:
+        super().__init__(f"not replicated: {why} (commit indexes {dict(infos)})")
+        self.infos = infos
+        self.why = why
 
 
 class StateMachineBehindLogError(Exception):

@@ -42,24 +42,25 @@ from typing import Any
 from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
-from pyozone.hdds.clock import Clock, SystemClock
-from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.clock import SystemClock
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.proto import Raft_pb2 as pb
-from pyozone.protocol.raft import RaftEnvelope, entry_wire_bytes, messages_from_proto
+from pyozone.protocol.raft import RaftEnvelope, append_entry_bytes, entry_wire_bytes
 from pyozone.ratis.messages import (
     AppendEntriesReply,
     AppendEntriesRequest,
     AppendResult,
     ClientCall,
+    CommitInfos,
     EntryKind,
     InstallSnapshotReply,
     LogEntry,
     Message,
     RaftPeerId,
     TermIndex,
+    WatchLevel,
 )
 from pyozone.ratis.outputs import (
+    Appended,
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
@@ -73,15 +74,21 @@ from pyozone.ratis.outputs import (
     Send,
     TransferDone,
     TransferRefused,
+    WatchDone,
+    WatchFailed,
 )
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.data_cache import LEADER_PENDING_BYTES, DataCache
 from pyozone.ratis_server.member_api import (
+    DataStateMachine,
+    DataWriteError,
     EntryTooLargeError,
     FollowerStatus,
     InstalledSnapshot,
     NotLeaderError,
+    NotReplicatedError,
     RaftStatus,
     ReconfigurationError,
     StateMachine,
@@ -90,9 +97,8 @@ from pyozone.ratis_server.member_api import (
 )
 from pyozone.ratis_server.storage import RaftStorage
 from pyozone.ratis_server.transport import (
-    MESSAGE_OVERHEAD_BYTES,
-    RAFT_SERVICE,
     PeerSender,
+    RaftDivisions,
     RaftGroup,
     RaftPeer,
 )
@@ -100,42 +106,13 @@ from pyozone.rpc.metadata import peer_identity
 
 log = logging.getLogger(__name__)
 
-REFUSAL_LOG_INTERVAL_MS = 60_000
-"""A refusal of the members' service is logged once a minute per reason (each names its sender): a removed
-member that keeps running sends a vote request or two a second, which every member logged."""
-
-
-class RefusalLog:
-    """The members' service's refusals, logged at most once per reason per `REFUSAL_LOG_INTERVAL_MS`, the
-    next with how many were not; reasons are forgotten once a minute passed without them (at most
-    `_KEPT`, since a caller names what it likes)."""
-
-    _KEPT = 1024
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self._seen: dict[str, tuple[int, int]] = {}  # why -> (logged at, refusals not logged since)
-
-    def refused(self, me: RaftPeerId, peer: str, why: str) -> None:
-        now = self._clock.now_ms()
-        seen = self._seen.get(why)
-        if seen is not None and now - seen[0] < REFUSAL_LOG_INTERVAL_MS:
-            self._seen[why] = (seen[0], seen[1] + 1)
-            return
-        if len(self._seen) >= self._KEPT:
-            self._seen = {k: v for k, v in self._seen.items() if now - v[0] < REFUSAL_LOG_INTERVAL_MS}
-            if len(self._seen) >= self._KEPT:
-                self._seen.clear()
-        more = f" ({seen[1]} more like it since {(now - seen[0]) // 1000} s ago)" if seen and seen[1] else ""
-        self._seen[why] = (now, 0)
-        log.warning("Raft member %s refused a call from %s: %s%s", me, peer, why, more)
-
 
 class _Waiting(enum.Enum):
     WRITE = "write"
     READ = "read"
     TRANSFER = "transfer"
     CONFIGURATION = "configuration"
+    WATCH = "watch"
 
 
 class RaftMember:
@@ -164,10 +141,17 @@ class RaftMember:
         rng: random.Random | None = None,
         bind_host: str | None = None,
         known_peers: tuple[RaftPeer, ...] = (),
+        server: RaftDivisions | None = None,
+        leader_pending_bytes: int = LEADER_PENDING_BYTES,
     ) -> None:
         """`group`: the group's first members (the configuration before any change in the log) and their
         addresses; `known_peers`: other servers' addresses, members later or not (OM: every OM its
-        configuration names), so a member added by a change another member led is reachable here."""
+        configuration names), so a member added by a change another member led is reachable here.
+        `server`: the port this member's group shares with others (a datanode's pipelines); without it the
+        member serves its own port. A `DataStateMachine` makes the group carry state machine data:
+        `submit(..., data=)`, each entry's data written at append on every member and acknowledged only
+        once written, the leader caching what it sends up to `leader_pending_bytes`
+        (`dfs.container.ratis.leader.pending.bytes.limit`), entries applied with `apply_async`."""
         address = group.address(me)
         if address is None:
             raise ValueError(f"{me} is not a member of group {group.group_id}")
@@ -182,13 +166,18 @@ class RaftMember:
         self._bind_host = bind_host or address.host
         self._storage = storage
         self._state_machine = state_machine
+        self._data_machine: DataStateMachine | None = (
+            state_machine if hasattr(state_machine, "write_data") else None  # type: ignore[assignment]
+        )
         self._settings = settings or RaftSettings()
         self._tls = tls
         self._role = role
         self._rng = rng or random.Random()
         self._clock = SystemClock()
         self._core: RaftServer | None = None
-        self._rpc: rpc.Server | None = None
+        self._server = server
+        self._divisions: RaftDivisions | None = None
+        """The port this member serves: `server`, or its own."""
         self._senders: dict[RaftPeerId, PeerSender] = {}
         self._outputs: deque[Output] = deque()
         self._carrying_out = False
@@ -223,24 +212,48 @@ class RaftMember:
         self._held_applies: list[LogEntry] = []
         """Committed entries that came while an install ran: applied after it, those past its snapshot."""
         self._refused_install = False
+        self._cache = DataCache(leader_pending_bytes)
+        self.data_reads = 0
+        """Entries whose data the leader read back from its state machine for a follower (not cached)."""
+        self._submitted: dict[ClientCall, memoryview] = {}
+        """The data of the call being submitted, until the core appends it (`Appended`)."""
+        self._appended: dict[int, memoryview] = {}
+        """The leader's data by index, from `Appended` to the entry's `Persist`."""
+        self._arrived: dict[tuple[int, int], bytes] = {}
+        """A follower's data of the appends being received, by (term, index), until their `Persist`."""
+        self._data_writes: deque[tuple[int, asyncio.Task[None]]] = deque()
+        """The `write_data` under way, with the seq of the `Persist` whose durability waits for them."""
+        self._applying: set[asyncio.Task[None]] = set()
 
     # ---- life cycle
 
     async def start(self) -> None:
-        """Loads the storage, starts the core and listens on the member's address."""
+        """Loads the storage, starts the core and listens on the member's address (or joins `server`)."""
+        shared = self._server
+        if shared is not None and (shared.role is not self._role or shared.address.port != self.address.port):
+            raise ValueError(
+                f"{self.me} of group {self.group.group_id} ({self._role.name} at {self.address}) cannot "
+                f"share the Raft port of {shared.role.name} at {shared.address}"
+            )
+        if shared is not None and self.group.group_id in shared.groups:
+            raise ValueError(f"group {self.group.group_id} already has a member on {shared.address}")
         state = self._resume_point(self._storage.load())
         self._core = RaftServer(
             self.me, self.group.ids, self._settings, self._clock, self._rng, state, entry_wire_bytes
         )
         self._applied_index = state.snapshot.index
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"raft-flush-{self.me}")
-        batch_bytes = self._settings.append_byte_limit
-        self._rpc = rpc.Server(rpc.ServerSettings(max_message_bytes=batch_bytes + MESSAGE_OVERHEAD_BYTES))
-        self._rpc.add_service(RAFT_SERVICE, _RaftService(self))
+        divisions = self._server
+        if divisions is None:
+            address = HostPort(self._bind_host, self.address.port)
+            divisions = RaftDivisions(address, self._tls, self._role, self._settings.append_byte_limit)
+        divisions.register(self)
+        self._divisions = divisions
         self.running = True
         self._follow_configuration()
         try:
-            await self._rpc.start(self._bind_host, self.address.port, self._tls)
+            if self._server is None:
+                await divisions.start()
         except BaseException:
             await self.stop()
             raise
@@ -263,6 +276,12 @@ class RaftMember:
         write after a failed one is reported persisted, and no reply or apply it held back is released."""
         log.exception("Raft member %s: %s; it stops", self.me, what)
         self.running = False
+        notify = getattr(self._state_machine, "notify_failed", None)
+        if notify is not None:  # Ozone: the state machine unhealthy, the pipeline closes
+            try:
+                notify(what)
+            except Exception:
+                log.exception("Raft member %s: its state machine's notify_failed failed", self.me)
         self._outputs.clear()
         if self._timer is not None:
             self._timer.cancel()
@@ -275,9 +294,19 @@ class RaftMember:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._rpc is not None:
-            await self._rpc.stop(0)
-            self._rpc = None
+        if self._divisions is not None:
+            self._divisions.unregister(self)
+            if self._server is None:
+                await self._divisions.stop()
+            self._divisions = None
+        for task in [*self._applying, *(t for _, t in self._data_writes)]:
+            task.cancel()
+        for task in [*self._applying, *(t for _, t in self._data_writes)]:
+            with contextlib.suppress(BaseException):
+                await task
+        self._applying.clear()
+        self._data_writes.clear()
+        self._cache.clear()
         if self._installing is not None:
             self._installing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -370,6 +399,7 @@ class RaftMember:
                 self._tls,
                 self._role,
                 self._settings.append_byte_limit,
+                entry_wire=self._entry_wire if self._data_machine is not None else None,
             )
             self._senders[peer] = sender
         return sender
@@ -380,7 +410,9 @@ class RaftMember:
 
     # ---- the daemon's API
 
-    async def submit(self, payload: bytes, client_id: str, call_id: int) -> object:
+    async def submit(
+        self, payload: bytes, client_id: str, call_id: int, data: bytes | memoryview | None = None
+    ) -> object:
         """Replicates `payload` and returns the state machine's result for it, once applied on this leader;
         NotLeaderError naming the leader when this member does not lead.
 
@@ -388,17 +420,50 @@ class RaftMember:
         own pair, and a retry of the same write (after a timeout or a NotLeaderError, to this member or
         another) must keep it. The retry cache (raft.server.retrycache.expirytime) then answers a retry of a
         write already applied with its first result, and one still in the log waits for that entry: a write
-        is applied once, however often it is retried."""
-        size = len(payload) + len(client_id.encode())
+        is applied once, however often it is retried.
+
+        `data`: state machine data that travels with the entry but stays out of the log (a `DataStateMachine`
+        only; Ratis's stateMachineData): every member writes it (`write_data`) before it acknowledges the
+        entry. `client_id` "" asks for no retry cache (each submission is appended: its operation must be
+        idempotent, as a datanode's container operations are)."""
+        size = len(payload) + len(client_id.encode()) + (len(data) if data is not None else 0)
         if size > self._settings.append_byte_limit:
             raise EntryTooLargeError(
-                f"a request of {size} bytes (its payload and client id) is above "
+                f"a request of {size} bytes (its payload, data and client id) is above "
                 f"raft.server.log.appender.buffer.byte-limit ({self._settings.append_byte_limit} bytes)"
             )
-        call = ClientCall(client_id, call_id, payload)
+        if data is not None and self._data_machine is None:
+            raise ValueError(f"Raft member {self.me}: its state machine takes no state machine data")
+        view = memoryview(data) if data is not None else None
+        call = ClientCall(client_id, call_id, payload, len(view) if view is not None else 0)
         future = self._wait(_Waiting.WRITE, call)
-        self._ask(partial(self._running_core().submit, call))
+        if view is not None and len(view):
+            self._submitted[call] = view
+        try:
+            self._ask(partial(self._running_core().submit, call))
+        finally:
+            self._submitted.pop(call, None)
         return await future
+
+    async def watch(self, index: int, level: WatchLevel, timeout_s: float) -> CommitInfos:
+        """Returns once entry `index` is committed on a majority of the members or on every one (`level`,
+        Ratis's MAJORITY_COMMITTED / ALL_COMMITTED watch): each member's commit index then, as this leader
+        knows it. NotReplicatedError with those indexes when not within `timeout_s` (or too many watches
+        wait); NotLeaderError when this member does not lead or steps down."""
+        call = ClientCall(f"watch@{self.me}", next(self._own_calls), b"")
+        future = self._wait(_Waiting.WATCH, call)
+        timeout_ms = max(1, round(timeout_s * 1000))
+        try:
+            self._ask(partial(self._running_core().watch, call, index, level, timeout_ms))
+        except ValueError:
+            self._waiting.pop((_Waiting.WATCH, call), None)
+            raise
+        return await future
+
+    def commit_infos(self) -> CommitInfos:
+        """Each member's commit index as this member knows it (Ratis's commitInfos; a follower knows only
+        its own)."""
+        return self._running_core().commit_infos()
 
     async def read_index(self) -> int:
         """A linearizable read barrier (ReadIndex): returns once this member, confirmed as the leader after
@@ -519,6 +584,9 @@ class RaftMember:
     def _schedule_tick(self) -> None:
         if not self.running:
             return
+        if self._cache and self._running_core().role is not RaftPeerRole.LEADER:
+            self._cache.clear()  # Ozone's notifyNotLeader evicts the state machine data cache
+            self._appended.clear()
         self._follow_configuration()
         self._reschedule_tick()
 
@@ -581,6 +649,8 @@ class RaftMember:
                     self._note_match(core, message)
                 if not self.running:
                     return
+                for index, data in envelope.data.items():  # paired with the Persist this append brings
+                    self._arrived[(_term_in(message, index), index)] = data
                 try:
                     outputs = core.receive(envelope.sender, message)
                 except ValueError as refused:
@@ -591,6 +661,7 @@ class RaftMember:
                     return
                 self._carry_out(outputs)
         finally:
+            self._arrived.clear()  # data of entries the core did not take (held already): dropped
             self._schedule_tick()
 
     def _impossible(self, core: RaftServer, sender: RaftPeerId, message: Message) -> str:
@@ -619,6 +690,9 @@ class RaftMember:
         if reply.result is AppendResult.SUCCESS:
             peer = reply.follower_id
             self._match[peer] = max(self._match.get(peer, 0), reply.match_index)
+            if self._cache:
+                followers = [p for p in core.configuration if p != self.me]
+                self._cache.drop_through(min((self._match.get(p, 0) for p in followers), default=0))
 
     def refusal(
         self, envelopes: list[RaftEnvelope], context: rpc.CallContext
@@ -697,9 +771,14 @@ class RaftMember:
             sender = self._sender(output.to)
             if sender is not None:
                 sender.send(output.message)
+        elif isinstance(output, Appended):
+            data = self._submitted.get(output.call)
+            if data is not None:
+                self._appended[output.index] = data
         elif isinstance(output, Persist):
             self._storage.write(output)
             self._written_seq = output.seq
+            self._write_data(output)
             self._start_flush()
         elif isinstance(output, PurgeLog):
             self._purge = (output.up_to_index, output.configuration, self._written_seq)
@@ -709,6 +788,14 @@ class RaftMember:
                 self._installing = asyncio.get_running_loop().create_task(self._install(output))
         elif isinstance(output, Apply) and self._installing is not None:
             self._held_applies.extend(output.entries)
+        elif isinstance(output, Apply) and self._data_machine is not None:
+            core = self._running_core()
+            for entry in output.entries:
+                if entry.kind is EntryKind.STATE_MACHINE:
+                    self._apply_async(self._data_machine, entry)
+                else:
+                    self._outputs.extend(core.applied(entry.index, None))
+            self._applied_index = core.applied_index
         elif isinstance(output, Apply):
             core = self._running_core()
             for entry in output.entries:
@@ -723,6 +810,10 @@ class RaftMember:
             target = RaftPeerId(output.call.payload.decode())
             refused = TransferRefusedError(self.me, target, output.in_progress_to)
             self._answer(_Waiting.TRANSFER, output.call, refused)
+        elif isinstance(output, WatchDone):
+            self._answer(_Waiting.WATCH, output.call, output.infos)
+        elif isinstance(output, WatchFailed):
+            self._answer(_Waiting.WATCH, output.call, NotReplicatedError(output.infos, output.reason))
         elif isinstance(output, ConfigurationDone):
             self._proposed.pop(output.call, None)
             self._answer(_Waiting.CONFIGURATION, output.call, output.index)
@@ -735,6 +826,61 @@ class RaftMember:
             error = NotLeaderError(self.me, hint, self._address_of(hint))
             for kind in _Waiting:
                 self._answer(kind, output.call, error)
+
+    def _write_data(self, persist: Persist) -> None:
+        """Starts `write_data` of each entry with data in `persist` (in parallel with the record's write and
+        flush; Ratis's writeStateMachineData at append): the leader's from what `submit` was given (its wire
+        bytes built here, once, into the `DataCache` its followers' appends share), a follower's from the
+        append that brought it. The Persist is reported durable only once they finished (`_flush`)."""
+        for entry in persist.entries:
+            if not entry.data_size:
+                continue
+            data: memoryview | None
+            submitted = self._appended.pop(entry.index, None)
+            if submitted is not None:
+                wire = append_entry_bytes(entry, submitted)
+                self._cache.put(entry, wire)
+                data = memoryview(wire)[len(wire) - entry.data_size :]
+            else:
+                arrived = self._arrived.pop((entry.term, entry.index), None)
+                data = memoryview(arrived) if arrived is not None else None
+            if data is None or self._data_machine is None:
+                raise DataWriteError(f"entry {entry.index} has {entry.data_size} bytes of data never given")
+            task = asyncio.get_running_loop().create_task(self._data_machine.write_data(entry, data))
+            self._data_writes.append((persist.seq, task))
+
+    async def _entry_wire(self, entry: LogEntry) -> bytes:
+        """An entry as a follower's append carries it: with its data from the cache, else read back from
+        the state machine (Ratis's StateMachine.DataApi.read; Ozone's ContainerStateMachine reads the
+        chunk)."""
+        if not entry.data_size:
+            return append_entry_bytes(entry)
+        wire = self._cache.get(entry)
+        if wire is not None:
+            return wire
+        assert self._data_machine is not None
+        self.data_reads += 1
+        return append_entry_bytes(entry, await self._data_machine.read_data(entry))
+
+    def _apply_async(self, machine: DataStateMachine, entry: LogEntry) -> None:
+        """Hands a committed entry to the state machine (in log order); its result is reported to the core
+        when it completes, in any order (section 2.1.3 of the design; Ozone applies per container)."""
+
+        async def applied() -> None:
+            try:
+                result = await machine.apply_async(entry)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # the entry's result: its client gets it raised
+                result = error
+            if self.running:
+                core = self._running_core()
+                self._step(f"the apply of {entry.index}", partial(core.applied, entry.index, result))
+                self._applied_index = core.applied_index
+
+        task = asyncio.get_running_loop().create_task(applied())
+        self._applying.add(task)
+        task.add_done_callback(self._applying.discard)
 
     def _apply(self, entry: LogEntry) -> object:
         """A committed entry's result; CONFIGURATION and no-op entries are the shell's, applied here."""
@@ -819,38 +965,43 @@ class RaftMember:
                 elif self._written_seq > self._flushed_seq:
                     target = self._written_seq
                     await loop.run_in_executor(self._executor, self._storage.flush)
+                    await self._data_written(target)
                     self._flushed_seq = target
                     if self.running:
                         self._step("persisted", partial(self._running_core().persisted, target))
                 else:
                     break
+        except _DataNotWritten as failed:
+            self._flush_task = None
+            self._fail(str(failed))
+            return
         except Exception:
             self._flush_task = None
             self._fail("its storage failed")
             return
         self._flush_task = None
 
+    async def _data_written(self, seq: int) -> None:
+        """Waits for the `write_data` of every entry persisted up to `seq` (Ratis's StateMachine.flush: the
+        log's flush index waits for the state machine data); `_DataNotWritten` when one failed."""
+        while self._data_writes and self._data_writes[0][0] <= seq:
+            task = self._data_writes[0][1]
+            try:
+                await task
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                raise _DataNotWritten(
+                    f"its state machine failed to write an entry's data: {error}"
+                ) from error
+            self._data_writes.popleft()
 
-class _RaftService:
-    """The members' service: checks who sends what before the core sees any of it."""
 
-    def __init__(self, member: RaftMember) -> None:
-        self._member = member
-        self._refusals = RefusalLog(member._clock)
+def _term_in(append: Message, index: int) -> int:
+    """The term of entry `index` in `append` (a received AppendEntriesRequest)."""
+    assert isinstance(append, AppendEntriesRequest)
+    return append.entries[index - append.previous_index - 1].term
 
-    async def deliver(
-        self, request: pb.RaftServerMessagesProto, context: rpc.CallContext
-    ) -> pb.RaftServerMessagesAckProto:
-        member = self._member
-        if not member.running:
-            await context.abort(rpc.StatusCode.UNAVAILABLE, f"Raft member {member.me} is stopping")
-        try:
-            envelopes = messages_from_proto(request)
-        except ProtocolError as error:
-            await context.abort(rpc.StatusCode.INVALID_ARGUMENT, f"INVALID_REQUEST: {error}")
-        code, why = member.refusal(envelopes, context)
-        if code is not None:
-            self._refusals.refused(member.me, context.peer(), why)
-            await context.abort(code, why)
-        member.receive(envelopes)
-        return pb.RaftServerMessagesAckProto()
+
+class _DataNotWritten(Exception):
+    """A `write_data` failed: the member fails for this group (no ack, no apply after it)."""

@@ -1,5 +1,7 @@
 """The members' connections (the role of Ratis's GrpcService and its GrpcServerProtocolClient): the core's
-messages to each peer over pyozone.rpc, one-way, and the group's table of who is where.
+messages to each peer over pyozone.rpc, one-way, the group's table of who is where, and the port that takes
+them (`RaftDivisions`, the role of Ratis's RaftServerProxy: one port serving the divisions of many groups,
+each message routed by its group id).
 
 Every message is one-way: a reply is a message of its own, sent back as its own call, and a call returns
 as soon as the receiver has taken its messages in (the core matches replies by their call ids). So no call
@@ -19,14 +21,24 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
+from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import Raft_pb2 as pb
-from pyozone.protocol.raft import entry_wire_bytes, message_to_proto
+from pyozone.protocol.raft import (
+    RaftEnvelope,
+    append_message_pieces,
+    entry_wire_bytes,
+    message_to_proto,
+    messages_from_proto,
+)
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, Message, RaftPeerId
 
 log = logging.getLogger(__name__)
@@ -103,8 +115,15 @@ def split_append(append: AppendEntriesRequest, byte_limit: int) -> list[AppendEn
     return pieces
 
 
+EntryWire = Callable[[LogEntry], Awaitable[bytes]]
+"""An entry with state machine data as an append carries it (`protocol.raft.append_entry_bytes`): the same
+bytes for every follower, from the leader's `DataCache` or read back from its state machine."""
+
+
 class PeerSender:
-    """The messages for one peer: a bounded queue and one task that sends it, a batch per call."""
+    """The messages for one peer: a bounded queue and one task that sends it, a batch per call. With
+    `entry_wire` (a group whose entries carry state machine data), an append's entries with data are framed
+    by hand around the bytes `entry_wire` gives, which the batch's byte limit counts."""
 
     def __init__(
         self,
@@ -114,8 +133,10 @@ class PeerSender:
         role: CertRole,
         batch_bytes: int,
         queue_messages: int = QUEUE_MESSAGES,
+        entry_wire: EntryWire | None = None,
     ) -> None:
         self._group_id = group_id
+        self._entry_wire = entry_wire
         self.peer = peer
         self._batch_bytes = batch_bytes
         self._queue: deque[Message] = deque()
@@ -170,6 +191,38 @@ class PeerSender:
             self._queue.popleft()
         return batch
 
+    async def _data_batch(self) -> tuple[bytes, int]:
+        """`_batch` for a group whose entries carry data: the batch's bytes and how many messages it holds.
+        Each entry's wire bytes come from `entry_wire` (no per-follower encoding of the data); the batch
+        holds at least one message and, past it, what fits in its bytes (entries counted as the core
+        sized them: `entry_wire_bytes`, so an append stays whole)."""
+        assert self._entry_wire is not None
+        pieces: list[bytes] = []
+        size = count = 0
+        while self._queue:
+            message = self._queue[0]
+            carries = isinstance(message, AppendEntriesRequest) and any(e.data_size for e in message.entries)
+            if carries:
+                assert isinstance(message, AppendEntriesRequest)
+                cost = sum(entry_wire_bytes(e) for e in message.entries)
+            else:
+                wire = pb.RaftServerMessagesProto(
+                    messages=[message_to_proto(self._group_id, self.peer.id, message)]
+                ).SerializeToString()
+                cost = len(wire)
+            if count and size + cost > self._batch_bytes:
+                break
+            self._queue.popleft()  # before any wait: `send` may drop the oldest meanwhile
+            if carries:
+                assert isinstance(message, AppendEntriesRequest)
+                entries = [await self._entry_wire(e) for e in message.entries]
+                pieces.extend(append_message_pieces(self._group_id, self.peer.id, message, entries))
+            else:
+                pieces.append(wire)
+            size += cost
+            count += 1
+        return b"".join(pieces), count
+
     async def _run(self) -> None:
         task = asyncio.current_task()
         assert task is not None
@@ -177,11 +230,22 @@ class PeerSender:
             await self._wake.wait()
             self._wake.clear()
             while self._queue:
-                batch = self._batch()
+                batch: pb.RaftServerMessagesProto | bytes
+                if self._entry_wire is None:
+                    batch = self._batch()
+                    count = len(batch.messages)
+                else:
+                    try:
+                        batch, count = await self._data_batch()
+                    except Exception:  # the leader's state machine could not read an entry's data back
+                        log.exception("Raft peer %s: an append's data could not be read", self.peer.id)
+                        self.dropped += len(self._queue) + 1
+                        self._queue.clear()
+                        break
                 try:
                     await self._channel.unary(DELIVER.path, batch, None, timeout=REQUEST_TIMEOUT_S)
                 except rpc.RpcError as error:
-                    self.dropped += len(batch.messages) + len(self._queue)
+                    self.dropped += count + len(self._queue)
                     self._queue.clear()
                     if self._reachable:
                         log.warning("Raft peer %s at %s: %s", self.peer.id, self.peer.address, error)
@@ -196,3 +260,124 @@ class PeerSender:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         await self._channel.close()
+
+
+REFUSAL_LOG_INTERVAL_MS = 60_000
+"""A refusal of the members' service is logged once a minute per reason (each names its sender): a removed
+member that keeps running sends a vote request or two a second, which every member logged."""
+
+
+class RefusalLog:
+    """The members' service's refusals, logged at most once per reason per `REFUSAL_LOG_INTERVAL_MS`, the
+    next with how many were not; reasons are forgotten once a minute passed without them (at most
+    `_KEPT`, since a caller names what it likes)."""
+
+    _KEPT = 1024
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._seen: dict[str, tuple[int, int]] = {}  # why -> (logged at, refusals not logged since)
+
+    def refused(self, me: object, peer: str, why: str) -> None:
+        now = self._clock.now_ms()
+        seen = self._seen.get(why)
+        if seen is not None and now - seen[0] < REFUSAL_LOG_INTERVAL_MS:
+            self._seen[why] = (seen[0], seen[1] + 1)
+            return
+        if len(self._seen) >= self._KEPT:
+            self._seen = {k: v for k, v in self._seen.items() if now - v[0] < REFUSAL_LOG_INTERVAL_MS}
+            if len(self._seen) >= self._KEPT:
+                self._seen.clear()
+        more = f" ({seen[1]} more like it since {(now - seen[0]) // 1000} s ago)" if seen and seen[1] else ""
+        self._seen[why] = (now, 0)
+        log.warning("Raft member %s refused a call from %s: %s%s", me, peer, why, more)
+
+
+class Division(Protocol):
+    """What `RaftDivisions` routes a group's messages to (`server.RaftMember`)."""
+
+    me: RaftPeerId
+    group: RaftGroup
+    running: bool
+
+    def refusal(
+        self, envelopes: list[RaftEnvelope], context: rpc.CallContext
+    ) -> tuple[rpc.StatusCode | None, str]: ...
+
+    def receive(self, envelopes: list[RaftEnvelope]) -> None: ...
+
+
+class RaftDivisions:
+    """One Raft port serving the members ("divisions") of many groups (Ratis's RaftServerProxy): it owns the
+    rpc server and hands each call's messages to the member of the group they name, after that member's
+    own checks (`refusal`: the caller's certificate role and host, the sender a member). A group with no
+    member here is refused FAILED_PRECONDITION "GroupMismatchException" (Ratis's answer). `batch_bytes`: the
+    largest append a member here takes (`raft.server.log.appender.buffer.byte-limit`), its call that plus
+    `MESSAGE_OVERHEAD_BYTES`. A member stopping (or failed) leaves its group; the port stays for the rest."""
+
+    def __init__(
+        self,
+        address: HostPort,
+        tls: TlsStore | None,
+        role: CertRole,
+        batch_bytes: int,
+        clock: Clock | None = None,
+    ) -> None:
+        self.address = address
+        self.role = role
+        self._tls = tls
+        self._divisions: dict[str, Division] = {}
+        self._refusals = RefusalLog(clock or SystemClock())
+        self._rpc = rpc.Server(rpc.ServerSettings(max_message_bytes=batch_bytes + MESSAGE_OVERHEAD_BYTES))
+        self._rpc.add_service(RAFT_SERVICE, self)
+        self._started = False
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return tuple(self._divisions)
+
+    def register(self, division: Division) -> None:
+        group_id = division.group.group_id
+        if group_id in self._divisions:
+            raise ValueError(f"group {group_id} already has a member on {self.address}")
+        self._divisions[group_id] = division
+
+    def unregister(self, division: Division) -> None:
+        if self._divisions.get(division.group.group_id) is division:
+            del self._divisions[division.group.group_id]
+
+    async def start(self) -> None:
+        await self._rpc.start(self.address.host, self.address.port, self._tls)
+        self._started = True
+
+    async def stop(self) -> None:
+        if self._started:
+            self._started = False
+            await self._rpc.stop(0)
+
+    async def deliver(
+        self, request: pb.RaftServerMessagesProto, context: rpc.CallContext
+    ) -> pb.RaftServerMessagesAckProto:
+        try:
+            envelopes = messages_from_proto(request)
+        except ProtocolError as error:
+            await context.abort(rpc.StatusCode.INVALID_ARGUMENT, f"INVALID_REQUEST: {error}")
+        if not envelopes:
+            return pb.RaftServerMessagesAckProto()
+        group_id = envelopes[0].group_id
+        member = self._divisions.get(group_id)
+        if member is None:
+            why = (
+                f"GroupMismatchException: a message for group {group_id!r} reached {self.address}, which "
+                f"serves no member of it"
+            )
+            self._refusals.refused(self.address, context.peer(), why)
+            await context.abort(rpc.StatusCode.FAILED_PRECONDITION, why)
+        if not member.running:
+            await context.abort(rpc.StatusCode.UNAVAILABLE, f"Raft member {member.me} is stopping")
+        code, why = member.refusal(envelopes, context)
+        if code is not None:
+            self._refusals.refused(member.me, context.peer(), why)
+            await context.abort(code, why)
+        member.receive(envelopes)
+        return pb.RaftServerMessagesAckProto()

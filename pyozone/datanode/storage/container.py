@@ -158,10 +158,14 @@ class KeyValueContainer(ContainerReplica):
 
     # --- data path
 
-    def write_chunk(self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview) -> bool:
+    def write_chunk(
+        self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview, *, keep_written: bool = False
+    ) -> bool:
         """Writes one chunk at its offset in the block file, once its data matches its checksums (on
         every member of a datastream chain too: a member never writes bytes it did not verify, so a bad
-        packet is refused before any replica holds it); True once the container is full."""
+        packet is refused before any replica holds it); True once the container is full. `keep_written`:
+        no byte already in the block file may change, committed or not (OVERWRITE_FLAG_REQUIRED), as a
+        pipeline's data stage needs (see `_check_unchanged`)."""
         self._check_block_id(block_id)
         if len(data) != chunk.length or chunk.offset < 0:
             raise ContainerError(
@@ -179,7 +183,9 @@ class KeyValueContainer(ContainerReplica):
             self._check_not_finalized(block_id)
             path = chunk_io.block_file(self.chunks_dir, block_id.local_id)
             size = chunk_io.file_size(path)
-            if chunk.offset < size:  # appending touches nothing committed
+            if chunk.offset < size and keep_written:  # appending touches nothing written
+                self._check_unchanged(block_id, chunk, data, path, size)
+            elif chunk.offset < size:  # appending touches nothing committed
                 self._check_overwrite(block_id, chunk, data, path)
             growth = max(0, chunk.offset + chunk.length - size)
             if growth and growth > self.volume.writable():
@@ -223,6 +229,28 @@ class KeyValueContainer(ContainerReplica):
                     f"chunk {chunk.name} ({chunk.length} bytes at {start}) changes committed chunk "
                     f"{done.name} of {block_id}",
                 )
+
+    def _check_unchanged(
+        self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview, path: Path, size: int
+    ) -> None:
+        """Raises OVERWRITE_FLAG_REQUIRED for a write that changes a byte already in the block file. A
+        pipeline's data stage runs at append, before the entries ahead of it are applied: one that changed
+        bytes an earlier entry's putBlock is still to commit would make that putBlock's outcome depend on
+        when each member applies it. The bytes in the file are those of the block's earlier data stages,
+        which every member runs in log order, so every member decides alike (bytes of an entry a new leader
+        truncated aside: a client resends the same ones). The same bytes again (a resent write) are fine.
+        Under the lock."""
+        start = chunk.offset
+        end = min(size, start + chunk.length)
+        try:
+            now = chunk_io.read_at(path, start, end - start, self.volume.io_stats)
+        except OSError as e:
+            raise io_error(self.volume, f"read written bytes under chunk {chunk.name}", e) from None
+        if now != data[: end - start]:
+            raise ContainerError(
+                Result.OVERWRITE_FLAG_REQUIRED,
+                f"chunk {chunk.name} ({chunk.length} bytes at {start}) changes bytes written to {block_id}",
+            )
 
     def _remember(self, local_id: int, chunk: ChunkInfo) -> None:
         """Keeps a written chunk's verified checksums while VERIFIED_MAX_BYTES allows; forgets any other
@@ -335,6 +363,12 @@ class KeyValueContainer(ContainerReplica):
                 if FINALIZED.encode() in raw and BlockData.from_json(raw).finalized
             }
         return self._finalized
+
+    def refuse_if_finalized(self, block_id: BlockID) -> None:
+        """Raises BLOCK_ALREADY_FINALIZED for a finalized block: a pipeline's commit stage re-decides, in log
+        order, what a writeChunk's data stage decided at append (before earlier entries were applied)."""
+        with self._lock:
+            self._check_not_finalized(block_id)
 
     def _check_not_finalized(self, block_id: BlockID) -> None:
         """Under the lock."""

@@ -35,6 +35,14 @@ Semantics that differ from a plain storage call, and why:
   refused (CONTAINER_NOT_FOUND, `_check_replica`) by the leader and at apply: another log's indexes are no
   BCSIDs of this container, so a putBlock at or below the container's BCSID, skipped as applied already, is
   only ever a replay of its own log.
+- A logged writeChunk or putSmallFile can also run in two stages, as Ozone's ContainerStateMachine runs it
+  (for the pipeline on the Raft core, datanode/ratis/state_machine.py): `write_data` at append (container
+  created, chunk verified and written, nothing committed) and `apply_entry` after commit, in log order per
+  container, which decides again what depends on the entries before it (the container's state, a
+  finalized block, a small file's chunk list) and commits the block the entry carries. A data stage runs
+  before the entries ahead of it are applied, so these must not depend on it, and it changes no byte
+  already written to the block file, committed or not (a putBlock still to apply may commit them);
+  `dispatch` runs both at once for everyone else.
 - PutSmallFile (Ozone's, the client's path for a block of one chunk) writes the chunk and commits the block
   with it as the whole chunk list, in one request (one pipeline log entry). Its chunk must start at 0
   (MALFORMED_REQUEST) and it never replaces a block committed with other chunks (PUT_SMALL_FILE_ERROR):
@@ -115,6 +123,7 @@ _NOT_OPEN = {
     ReplicaState.INVALID: Result.INVALID_CONTAINER_STATE,
     ReplicaState.DELETED: Result.CONTAINER_NOT_FOUND,
 }
+_SUCCESS = result_code("SUCCESS")
 _MALFORMED = result_code(Result.MALFORMED_REQUEST)
 _INTERNAL_ERROR = result_code(Result.CONTAINER_INTERNAL_ERROR)
 _LOUD = frozenset(
@@ -210,13 +219,39 @@ class Dispatcher:
         }
 
     def dispatch(self, request: Request, index: int = 0) -> Response:
-        """Runs one request. `index` > 0: the request is entry `index` of its pipeline's log, applied on
-        this member (leader or follower): writes then also go to a CLOSING replica (a close ordered after
-        them in the log has not been applied yet) and a putBlock commits at BCSID `index`."""
+        """Runs one request, data and commit at once. `index` > 0: the request is entry `index` of its
+        pipeline's log, applied on this member (leader or follower): writes then also go to a CLOSING
+        replica (a close ordered after them in the log has not been applied yet) and a putBlock commits at
+        BCSID `index`."""
         self.ops.add(request.cmdType)
+        return self._answer(request, lambda: self._handle(request, index))
+
+    def write_data(self, request: Request, index: int, data: bytes | memoryview | None = None) -> Response:
+        """The WRITE_DATA stage of pipeline log entry `index`, a writeChunk or putSmallFile (Ozone's
+        DispatcherContext.WriteChunkStage.WRITE_DATA, run by ContainerStateMachine.writeStateMachineData at
+        append, before the entry commits): the container is created if it is not here (its leader checked
+        the allocation with SCM), the chunk checked against its checksums and written; nothing is committed.
+        `data`: the chunk bytes, kept out of the log's `request` (None: the request's own). Decided on the
+        state this member has applied so far, which differs between members at append: `apply_entry`
+        re-decides the state's refusals in log order."""
+        return self._answer(request, lambda: self._write_stage(request, index, data))
+
+    def apply_entry(self, request: Request, index: int, written: Response | None = None) -> Response:
+        """The COMMIT stage of pipeline log entry `index` (Ozone's applyTransaction, COMMIT_DATA for a
+        writeChunk), in log order per container, alike on every member: a writeChunk or putSmallFile whose
+        data `write_data` handled (`written`: its answer; None when it is not known, as for an entry
+        replayed from the log after a restart, whose data was written before the member acknowledged it)
+        re-checks, in log order, the container's state and the block's (not finalized, a small file's
+        chunk list) and then answers the data stage's refusal, if any, or commits the block it carries
+        (a piggybacked putBlock, a small file's block) at BCSID `index`. Every other entry runs whole, as
+        `dispatch(request, index)`."""
+        self.ops.add(request.cmdType)
+        return self._answer(request, lambda: self._commit_stage(request, index, written))
+
+    def _answer(self, request: Request, run: Callable[[], Response]) -> Response:
         try:
-            return wire.succeeded(request, self._handle(request, index))
-        except Refused as e:
+            return wire.succeeded(request, run())
+        except (Refused, _Answered) as e:
             return self._failed(request, e.result, str(e))
         except ContainerError as e:
             return self._failed(request, result_code(e.result), str(e.args[0]))
@@ -243,6 +278,61 @@ class Dispatcher:
         if handler is None:
             raise Refused(Refusal.UNSUPPORTED_REQUEST, f"{command_name(request.cmdType)} is not supported")
         return handler(request, wire.request_body(request), index)
+
+    # --- the two stages of a logged write
+
+    def _write_stage(self, request: Request, index: int, data: bytes | memoryview | None) -> Response:
+        if index <= 0:
+            raise ProtocolError("index", "a data stage is that of a pipeline log entry")
+        kind = request.cmdType
+        if kind == CommandType.WriteChunk:
+            body = request.writeChunk
+            block_id, chunk, _ = wire.write_chunk_from_proto(body, request.containerID)
+            container = self._writable(request, body.blockID.replicaIndex, index)
+            self.write(container, block_id, chunk, body.data if data is None else data, keep_written=True)
+            return wire.write_chunk_answer(None)
+        if kind == CommandType.PutSmallFile:
+            small = request.putSmallFile
+            block, chunk = _small_file(small, request.containerID)
+            container = self._writable(request, small.block.blockData.blockID.replicaIndex, index)
+            _refuse_other_chunks(container, block.block_id, chunk)
+            self.write(
+                container, block.block_id, chunk, small.data if data is None else data, keep_written=True
+            )
+            return wire.write_chunk_answer(None)
+        raise Refused(Refusal.UNSUPPORTED_REQUEST, f"{command_name(kind)} has no data stage")
+
+    def _commit_stage(self, request: Request, index: int, written: Response | None) -> Response:
+        kind = request.cmdType
+        if kind == CommandType.WriteChunk:
+            body = request.writeChunk
+            block_id, _, block = wire.write_chunk_from_proto(body, request.containerID)
+            container = self._logged_writable(request, body.blockID.replicaIndex, index)
+            container.refuse_if_finalized(block_id)
+            _raise_refusal(written)
+            if block is not None:
+                block = self._commit(container, block, index)
+            return wire.write_chunk_answer(block)
+        if kind == CommandType.PutSmallFile:
+            small = request.putSmallFile
+            block, chunk = _small_file(small, request.containerID)
+            container = self._logged_writable(request, small.block.blockData.blockID.replicaIndex, index)
+            _refuse_other_chunks(container, block.block_id, chunk)
+            container.refuse_if_finalized(block.block_id)
+            _raise_refusal(written)
+            return wire.put_small_file_answer(self._commit(container, replace(block, chunks=(chunk,)), index))
+        return self._handle(request, index)
+
+    def _logged_writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
+        """The container a logged write commits to, in log order: here (its data stage created it), the
+        replica of the entry's pipeline, OPEN or CLOSING (a close after the entry is not applied yet)."""
+        if index <= 0:
+            raise ProtocolError("index", "a commit stage is that of a pipeline log entry")
+        container = self._container(request)
+        _check_replica(container, request.pipelineID, replica_index)
+        if container.state not in (ReplicaState.OPEN, ReplicaState.CLOSING):
+            self._refuse_not_open(container)
+        return container
 
     # --- tokens
 
@@ -396,13 +486,18 @@ class Dispatcher:
         return created
 
     def write(
-        self, container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview
+        self,
+        container: KeyValueContainer,
+        block_id: BlockID,
+        chunk: ChunkInfo,
+        data: bytes | memoryview,
+        keep_written: bool = False,
     ) -> None:
         """Writes a chunk (checked against its checksums) and asks for the container's close once it (or
         its volume) fills; not for a RECOVERING replica, which SCM does not know yet and which its
-        reconstruction closes."""
+        reconstruction closes. `keep_written`: a data stage's write (KeyValueContainer.write_chunk)."""
         try:
-            container.write_chunk(block_id, chunk, data)
+            container.write_chunk(block_id, chunk, data, keep_written=keep_written)
         finally:  # a write refused for lack of space finds the volume full too
             if container.state is not ReplicaState.RECOVERING:
                 self._check_full(container)
@@ -561,11 +656,7 @@ class Dispatcher:
         member). A small file is a whole new block: its chunk starts at 0 (MALFORMED_REQUEST otherwise),
         and a block already committed with other chunks is refused (PUT_SMALL_FILE_ERROR) before anything
         is written, since its chunk list would shrink to this one and hide committed bytes."""
-        block, chunk = wire.put_small_file_from_proto(body, request.containerID)
-        if chunk.offset != 0:
-            raise ProtocolError(
-                "putSmallFile.chunkInfo.offset", f"is {chunk.offset}: a small file starts at 0"
-            )
+        block, chunk = _small_file(body, request.containerID)
         container = self._writable(request, body.block.blockData.blockID.replicaIndex, index)
         _refuse_other_chunks(container, block.block_id, chunk)
         self.write(container, block.block_id, chunk, body.data)
@@ -606,6 +697,28 @@ def _check_replica(container: KeyValueContainer, pipeline_id: str, replica_index
             f"container {container.container_id} here is replica index {here.replica_index} of pipeline "
             f"{here.origin_pipeline_id or 'none'}, not {replica_index} of {pipeline_id or 'none'}",
         )
+
+
+def _small_file(body: pb.PutSmallFileRequestProto, cid: int) -> tuple[BlockData, ChunkInfo]:
+    """A putSmallFile's block and chunk, which starts at 0 (MALFORMED_REQUEST otherwise)."""
+    block, chunk = wire.put_small_file_from_proto(body, cid)
+    if chunk.offset != 0:
+        raise ProtocolError("putSmallFile.chunkInfo.offset", f"is {chunk.offset}: a small file starts at 0")
+    return block, chunk
+
+
+def _raise_refusal(written: Response | None) -> None:
+    """A data stage's refusal (`written`, not SUCCESS), answered again by its commit stage."""
+    if written is not None and written.result != _SUCCESS:
+        raise _Answered(written.result, written.message)
+
+
+class _Answered(Exception):
+    """A refusal already decided (a logged write's data stage): its Result number and message as they were."""
+
+    def __init__(self, result: int, message: str) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def _refuse_other_chunks(container: KeyValueContainer, block_id: BlockID, chunk: ChunkInfo) -> None:

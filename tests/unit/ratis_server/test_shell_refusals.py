@@ -27,8 +27,8 @@ from pyozone.ratis.messages import (
 )
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis_server.member_api import ReconfigurationError
-from pyozone.ratis_server.server import RaftMember, RefusalLog
-from pyozone.ratis_server.transport import DELIVER, MESSAGE_OVERHEAD_BYTES, RaftPeer
+from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.transport import DELIVER, MESSAGE_OVERHEAD_BYTES, RaftPeer, RefusalLog
 from tests.tls_certs import CertAuthority
 from tests.unit.ratis_server.shell_support import GROUP_ID, SETTINGS, Group, put, running_group
 

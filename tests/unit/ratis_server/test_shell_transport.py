@@ -16,7 +16,7 @@ from pyozone.protocol.raft import entry_wire_bytes, message_to_proto
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId, RequestVoteReply
 from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server import server, transport
+from pyozone.ratis_server import transport
 from pyozone.ratis_server.transport import REQUEST_TIMEOUT_S, PeerSender, RaftGroup, RaftPeer, split_append
 from tests.polling import wait_for_async
 from tests.unit.ratis import group as core_group
@@ -95,7 +95,7 @@ def test_a_follower_down_during_many_small_writes_catches_up(monkeypatch: pytest
     core fills a catch-up append, so the appends of a follower that was down fit the receiver's limit (the
     byte limit and its overhead, made small here) as sized: the sender never splits one."""
     limit = 64 * 1024
-    monkeypatch.setattr(server, "MESSAGE_OVERHEAD_BYTES", 4 * 1024)
+    monkeypatch.setattr(transport, "MESSAGE_OVERHEAD_BYTES", 4 * 1024)
     settings = dataclasses.replace(SETTINGS, append_byte_limit=limit)
     client = "0123456789abcdef0123456789abcdef0123"
     pieces: list[int] = []

@@ -286,7 +286,7 @@ def test_dispatch_never_raises(dispatcher: Dispatcher, node_a: Node, monkeypatch
     run(dispatcher, create(1))
     container = node_a.containers.require(1)
 
-    def explode(*args: object) -> None:
+    def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(container, "write_chunk", explode)

@@ -1,0 +1,408 @@
+"""ContainerStateMachine: one pipeline's container replicas on this datanode as the state machine of the
+pipeline's Raft group (Ozone's ContainerStateMachine), a `DataStateMachine` of pyozone.ratis_server.
+
+Design step S5 of issue 30 (the pipeline log on the Raft core): built and tested, not yet wired; the
+datanode's pipelines are still served by group.py until the switch (S6), which also reads the settings
+below from the configuration.
+
+An entry's payload is the container request without its chunk data (`protocol.ratis.entry_payload`); the
+data travels beside it (state machine data) and is written at append by `write_data`, on every member,
+leader included, before the member acknowledges the entry. A committed entry is applied by `apply_async`,
+in log order per container (Ozone's containerTaskQueues), containers in parallel on the executor:
+
+- `write_data` = the dispatcher's WRITE_DATA stage (container created, checksums verified, bytes written),
+  serialized per block; it changes no byte already in the block file (OVERWRITE_FLAG_REQUIRED), so that
+  it cannot change what an earlier putBlock, not yet applied here, commits. A refusal every member reaches
+  alike for the entry (`protocol.ratis.refused_alike`: a checksum mismatch, a container not open) is
+  remembered for its apply and is no failure; anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises
+  DataWriteError: the shell fails this member of the group.
+- `apply_async` = the dispatcher's COMMIT stage (`Dispatcher.apply_entry`), given the data stage's answer:
+  the state's refusals are decided again in log order, so every member answers an entry alike although
+  their data stages ran at different points of their applies. At most `max_pending_apply`
+  (dfs.container.ratis.statemachine.max.pending.apply-transactions) entries run on the executor at once.
+  A result neither SUCCESS nor refused alike (Ozone: not SUCCESS, CONTAINER_NOT_OPEN or CLOSED_CONTAINER_IO;
+  pyozone also counts CONTAINER_UNHEALTHY alike: SCM replaces that replica) makes the state machine
+  unhealthy: `on_failure(pipeline, reason)` (Ozone's handleApplyTransactionFailure: a pipeline action
+  CLOSE) once, and no later entry is applied (each answered RAFT_RETRY_FAILURE). So does a block whose
+  bytes are missing when its entry is replayed after a restart (`check_restart`).
+- `read_data`: a chunk's bytes read back from its block file (committed or not), for a follower the leader
+  no longer caches the entry's data for (Ratis's StateMachine.DataApi.read).
+- Snapshots (`take_snapshot`, every `snapshot_threshold` applied entries, dfs.ratis.snapshot.threshold):
+  the block files written since the last one are synced, then `sm-snapshot` records the last entry of the
+  gap-free applied prefix and each of the pipeline's containers' BCSID (Ozone's takeSnapshot with its
+  container2BCSIDMap), and `on_snapshot(term_index)` lets the member purge its log up to it. An unhealthy
+  state machine takes none (Ozone refuses too). `latest_snapshot` reads it back at start.
+
+Why the data stage may write what the log later drops: an entry appended and then truncated by a new
+leader has its bytes in the block file, beyond every length a putBlock committed; reads, the scanner and
+exports see only committed chunks, and its client resends the same bytes, which pass (tests pin both). A
+client that sent other bytes for the same offsets would be refused only by the members holding the
+truncated ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pyozone.common.fsutil import atomic_write
+from pyozone.common.net import HostPort
+from pyozone.datanode.storage import chunk_io
+from pyozone.protocol.container import command_name, result_code
+from pyozone.protocol.data import result_name
+from pyozone.protocol.ratis import LogResult, entry_request, refusal, refused_alike, succeeded
+from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
+from pyozone.ratis_server.member_api import DataWriteError, InstalledSnapshot
+
+if TYPE_CHECKING:
+    from pyozone.datanode.xceiver.dispatcher import Dispatcher
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
+    from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_FILE = "sm-snapshot"
+MAX_PENDING_APPLY = 100_000
+"""dfs.container.ratis.statemachine.max.pending.apply-transactions (Ozone's default: the snapshot
+threshold)."""
+SNAPSHOT_THRESHOLD = 100_000
+"""dfs.ratis.snapshot.threshold: applied entries between two snapshots."""
+
+_BlockKey = tuple[int, int]
+_DATA_GONE = frozenset(result_code(r) for r in ("UNABLE_TO_FIND_CHUNK", "CHECKSUM_MISMATCH"))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What `sm-snapshot` holds: the applied prefix's last entry and the pipeline's containers' BCSIDs."""
+
+    term: int
+    index: int
+    bcsids: dict[int, int]
+
+    @property
+    def term_index(self) -> TermIndex:
+        return TermIndex(self.term, self.index)
+
+    def to_bytes(self) -> bytes:
+        bcsids = {str(cid): bcsid for cid, bcsid in sorted(self.bcsids.items())}
+        return json.dumps({"term": self.term, "index": self.index, "bcsids": bcsids}).encode()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> Snapshot:
+        doc = json.loads(raw)
+        return cls(int(doc["term"]), int(doc["index"]), {int(c): int(b) for c, b in doc["bcsids"].items()})
+
+
+def read_snapshot(directory: Path) -> Snapshot | None:
+    """The pipeline's `sm-snapshot` in `directory`; None when there is none. ValueError when damaged."""
+    try:
+        raw = (directory / SNAPSHOT_FILE).read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return Snapshot.from_bytes(raw)
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{directory / SNAPSHOT_FILE} is damaged: {e}") from None
+
+
+class ContainerStateMachine:
+    def __init__(
+        self,
+        pipeline_id: str,
+        dispatcher: Dispatcher,
+        executor: Executor,
+        directory: Path,
+        on_failure: Callable[[str, str], None],
+        *,
+        max_pending_apply: int = MAX_PENDING_APPLY,
+        snapshot_threshold: int = SNAPSHOT_THRESHOLD,
+        on_snapshot: Callable[[TermIndex], None] | None = None,
+    ) -> None:
+        """`directory`: the pipeline's Raft directory (its log's), where `sm-snapshot` lives.
+        `on_failure(pipeline_id, reason)` asks SCM to close the pipeline (a pipeline action CLOSE).
+        `on_snapshot(term_index)`: a snapshot is durable (the member's `snapshot_taken`)."""
+        if max_pending_apply < 1 or snapshot_threshold < 1:
+            raise ValueError("max_pending_apply and snapshot_threshold are at least 1")
+        self.pipeline_id = pipeline_id
+        self.dispatcher = dispatcher
+        self.directory = directory
+        self._executor = executor
+        self._on_failure = on_failure
+        self._on_snapshot = on_snapshot
+        self._snapshot_threshold = snapshot_threshold
+        self._permits: asyncio.Semaphore | None = None  # made on the loop, at the first apply
+        self._max_pending = max_pending_apply
+        self.failure: str | None = None
+        """Why this member no longer applies (None: healthy)."""
+        self._written: dict[tuple[int, int], Response] = {}
+        """(term, index) -> the data stage's refusal, until the entry is handed to apply (or truncated)."""
+        self._block_tails: dict[_BlockKey, asyncio.Future[None]] = {}
+        self._container_tails: dict[int, asyncio.Future[None]] = {}
+        self._dirty: set[_BlockKey] = set()
+        """Blocks whose files took bytes since the last snapshot (synced by the next one)."""
+        self._handed: dict[int, TermIndex] = {}  # handed to apply, not all done: in log order
+        self._done: set[int] = set()
+        self.applied: TermIndex | None = None
+        """The last entry of the gap-free prefix of what was applied (entries handed here; the shell's
+        no-op and configuration entries between them never are)."""
+        self._since_snapshot = 0
+        self._snapshotting: asyncio.Task[TermIndex | None] | None = None
+        self._replay_to = 0
+        """The log's last index at start (`check_restart`): entries up to it are replayed, their data
+        written (and acknowledged) before the restart."""
+
+    # ------------------------------------------------------------------ data (at append)
+
+    async def write_data(self, entry: LogEntry, data: memoryview) -> None:
+        """The entry's data stage, after the previous one of its block (chunks of a block are written in
+        log order), on the executor. Raises DataWriteError when this member could not write the data, or
+        applies no more (an unhealthy state machine holds no new data: it must not acknowledge entries)."""
+        if self.failure is not None:
+            raise DataWriteError(f"pipeline {self.pipeline_id} failed here: {self.failure}")
+        request = self._request(entry)
+        key = _block_key(request)
+        loop = asyncio.get_running_loop()
+        previous = self._block_tails.get(key)
+        mine: asyncio.Future[None] = loop.create_future()
+        self._block_tails[key] = mine
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])
+            response = await loop.run_in_executor(
+                self._executor, self.dispatcher.write_data, request, entry.index, data
+            )
+        finally:
+            mine.set_result(None)
+            if self._block_tails.get(key) is mine:
+                del self._block_tails[key]
+        if succeeded(response.result):
+            self._dirty.add(key)
+            return
+        if refused_alike(response.result):
+            self._written[(entry.term, entry.index)] = response
+            return
+        raise DataWriteError(
+            f"pipeline {self.pipeline_id}: entry {entry.index} ({command_name(request.cmdType)}): "
+            f"{result_name(response.result)}: {response.message}"
+        )
+
+    async def read_data(self, entry: LogEntry) -> bytes:
+        """The entry's chunk bytes again, read from its block file (committed or not), for a follower whose
+        data the leader no longer caches. OSError (or ValueError for a short read: the data is not here)
+        when they cannot be read; Ozone's readStateMachineData fails alike."""
+        request = self._request(entry)
+        cid, lid = _block_key(request)
+        body = request.writeChunk if request.HasField("writeChunk") else request.putSmallFile
+        chunk = body.chunkData if request.HasField("writeChunk") else body.chunkInfo
+        container = self.dispatcher.containers.require(cid)
+        path = chunk_io.block_file(container.chunks_dir, lid)
+        data = await asyncio.get_running_loop().run_in_executor(
+            self._executor, chunk_io.read_at, path, chunk.offset, entry.data_size
+        )
+        if len(data) != entry.data_size:
+            raise ValueError(
+                f"pipeline {self.pipeline_id}: entry {entry.index}: {len(data)} of its {entry.data_size} "
+                f"bytes are in {path}"
+            )
+        return data
+
+    # ------------------------------------------------------------------ apply (after commit)
+
+    def apply(self, entry: LogEntry) -> object:
+        """The plain StateMachine's apply: the shell uses `apply_async` for a DataStateMachine."""
+        raise NotImplementedError("a ContainerStateMachine is applied with apply_async")
+
+    def apply_async(self, entry: LogEntry) -> Awaitable[Response]:
+        """Applies a committed entry (called in log order) after the previous entry of its container; the
+        awaitable is the entry's answer."""
+        request = self._request(entry)
+        written = self._written.pop((entry.term, entry.index), None)
+        for stale in [k for k in self._written if k[1] <= entry.index]:  # truncated entries' refusals
+            del self._written[stale]
+        loop = asyncio.get_running_loop()
+        if self._permits is None:
+            self._permits = asyncio.Semaphore(self._max_pending)
+        cid = request.containerID
+        previous = self._container_tails.get(cid)
+        mine: asyncio.Future[None] = loop.create_future()
+        self._container_tails[cid] = mine
+        self._handed[entry.index] = TermIndex(entry.term, entry.index)
+        return loop.create_task(self._apply(entry, request, written, previous, mine))
+
+    async def _apply(
+        self,
+        entry: LogEntry,
+        request: Request,
+        written: Response | None,
+        previous: asyncio.Future[None] | None,
+        mine: asyncio.Future[None],
+    ) -> Response:
+        cid = request.containerID
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])
+            if self.failure is not None:
+                return refusal(
+                    request, LogResult.RAFT_RETRY_FAILURE,
+                    f"pipeline {self.pipeline_id} failed here: {self.failure}",
+                )  # fmt: skip
+            assert self._permits is not None
+            async with self._permits:
+                response = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, self.dispatcher.apply_entry, request, entry.index, written
+                )
+            what = f"entry {entry.index} ({command_name(request.cmdType)})"
+            if not (succeeded(response.result) or refused_alike(response.result)):
+                self._fail(f"{what} failed: {result_name(response.result)}: {response.message}")
+            elif entry.index <= self._replay_to and response.result in _DATA_GONE:
+                self._fail(
+                    f"{what} replayed after a restart: {result_name(response.result)}: bytes this member "
+                    f"acknowledged are gone: {response.message}"
+                )
+            return response
+        finally:
+            mine.set_result(None)
+            if self._container_tails.get(cid) is mine:
+                del self._container_tails[cid]
+            self._applied_one(entry.index)
+
+    def _applied_one(self, index: int) -> None:
+        self._done.add(index)
+        while self._handed:
+            first = next(iter(self._handed))
+            if first not in self._done:
+                break
+            self._done.discard(first)
+            self.applied = self._handed.pop(first)
+            self._since_snapshot += 1
+        if (
+            self._since_snapshot >= self._snapshot_threshold
+            and self._snapshotting is None
+            and not self.failure
+        ):
+            self._snapshotting = asyncio.get_running_loop().create_task(self.take_snapshot())
+            self._snapshotting.add_done_callback(self._snapshot_done)
+
+    def _snapshot_done(self, task: asyncio.Task[TermIndex | None]) -> None:
+        self._snapshotting = None
+        if not task.cancelled() and task.exception() is not None:
+            log.error("pipeline %s: snapshot failed: %r", self.pipeline_id, task.exception())
+
+    def _fail(self, reason: str) -> None:
+        if self.failure is not None:
+            return
+        self.failure = reason
+        log.warning("pipeline %s: %s; no more entries are applied here, asking SCM to close it",
+                    self.pipeline_id, reason)  # fmt: skip
+        self._on_failure(self.pipeline_id, reason)
+
+    # ------------------------------------------------------------------ the shell's notifications
+
+    def notify_failed(self, reason: str) -> None:
+        """The member failed for this group (a data write or its log failed): SCM is asked to close it."""
+        self._fail(reason)
+
+    async def install_snapshot(
+        self, leader_id: RaftPeerId, leader_address: HostPort | None, first_available: TermIndex
+    ) -> InstalledSnapshot | None:
+        """The leader purged entries this member needs: a datanode never installs a snapshot (Ozone's
+        notifyInstallSnapshotFromLeader), it reports the pipeline failed and SCM closes it."""
+        self._fail(
+            f"the leader {leader_id} no longer holds the entries from {self.applied} on (its log starts at "
+            f"{first_available.index}): a datanode installs no snapshot"
+        )
+        return None
+
+    def check_restart(self, log_last_index: int, lost: Iterable[int], unrecorded_losses: bool) -> None:
+        """At start: this member cannot go on (`on_failure`) when its containers are ahead of its log
+        (entries applied that the log lost), lost some containers with a volume (`lost`: the pipeline's,
+        ContainerSet.lost_from), or a failed volume may have held some (`unrecorded_losses`) while the log
+        has history. The checks of group.py, unchanged in meaning. Later, a replayed entry (up to
+        `log_last_index`) whose block's bytes are missing or differ (UNABLE_TO_FIND_CHUNK,
+        CHECKSUM_MISMATCH: refusals alike for a client's entry, but here the member acknowledged those
+        bytes, and a power cut took them: chunk writes are not synced) fails the pipeline too, rather than
+        leave this replica without a block the others committed."""
+        self._replay_to = log_last_index
+        applied = max(self._bcsids().values(), default=0)
+        lost = list(lost)
+        if applied > log_last_index:
+            self._fail(
+                f"restarted with entries up to {applied} applied but its log ending at {log_last_index}"
+            )
+        elif lost:
+            self._fail(f"restarted without its containers {lost}, lost with a volume")
+        elif unrecorded_losses and log_last_index:
+            self._fail("restarted with a failed data volume: containers may be gone")
+
+    # ------------------------------------------------------------------ snapshots
+
+    def latest_snapshot(self) -> TermIndex | None:
+        snapshot = read_snapshot(self.directory)
+        return None if snapshot is None else snapshot.term_index
+
+    async def take_snapshot(self) -> TermIndex | None:
+        """Syncs the block files written since the last snapshot, then writes `sm-snapshot` for the applied
+        prefix; returns what it covers (None: nothing applied yet). RuntimeError when unhealthy."""
+        if self.failure is not None:
+            raise RuntimeError(
+                f"pipeline {self.pipeline_id}: no snapshot of an unhealthy state machine ({self.failure})"
+            )
+        covered = self.applied
+        if covered is None:
+            return None
+        dirty, self._dirty = self._dirty, set()
+        self._since_snapshot = 0
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._write_snapshot, covered, dirty
+            )
+        except BaseException:
+            self._dirty |= dirty
+            raise
+        if self._on_snapshot is not None:
+            self._on_snapshot(covered)
+        return covered
+
+    def _write_snapshot(self, covered: TermIndex, dirty: set[_BlockKey]) -> None:
+        for cid, lid in sorted(dirty):
+            container = self.dispatcher.containers.get(cid)
+            if container is None:
+                continue  # deleted since: nothing of it to keep
+            path = chunk_io.block_file(container.chunks_dir, lid)
+            if path.exists():
+                chunk_io.sync_file(path)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        atomic_write(
+            self.directory / SNAPSHOT_FILE, Snapshot(covered.term, covered.index, self._bcsids()).to_bytes()
+        )
+
+    def _bcsids(self) -> dict[int, int]:
+        return {
+            c.container_id: c.bcsid
+            for c in self.dispatcher.containers
+            if c.data.origin_pipeline_id == self.pipeline_id
+        }
+
+    # ------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _request(entry: LogEntry) -> Request:
+        return entry_request(entry.payload)
+
+
+def _block_key(request: Request) -> _BlockKey:
+    """The block a writeChunk or putSmallFile writes to."""
+    if request.HasField("writeChunk"):
+        block = request.writeChunk.blockID
+    elif request.HasField("putSmallFile"):
+        block = request.putSmallFile.block.blockData.blockID
+    else:
+        raise DataWriteError(f"{command_name(request.cmdType)} carries no data")
+    return request.containerID, block.localID
