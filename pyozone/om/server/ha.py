@@ -596,7 +596,24 @@ class OmReplication:
     def _snapshot_due(self, index: int) -> None:
         """Ratis's auto trigger: a snapshot once `snapshot_threshold` entries were applied since the last."""
         if index - self.snapshot_index >= self._snapshot_threshold and self._snapshotting is None:
-            self._snapshotting = self._loop.create_task(self.take_snapshot())
+            self._snapshotting = self._loop.create_task(self._auto_snapshot())
+
+    async def _auto_snapshot(self) -> None:
+        try:
+            await self.take_snapshot()
+        finally:
+            self._snapshotting = None
+
+    async def snapshot_ended(self) -> None:
+        """Returns once no automatic snapshot runs (om.db must not close under its flush)."""
+        while self._snapshotting is not None:
+            await asyncio.shield(self._snapshotting)
+
+    async def snapshot_at_stop(self) -> None:
+        """A clean stop's snapshot (as Ratis takes one when its server closes), after the automatic one under
+        way."""
+        await self.snapshot_ended()
+        await self.take_snapshot()
 
     def latest_snapshot(self) -> TermIndex | None:
         """What om.db held at start (its #TRANSACTIONINFO): the member resumes after it."""
@@ -621,8 +638,6 @@ class OmReplication:
         except (OMStoreError, ValueError) as error:
             log.warning("OM %s: no snapshot taken: %s", self.node_id, error)
             return None
-        finally:
-            self._snapshotting = None
 
     async def install_snapshot(
         self, leader_id: RaftPeerId, leader_address: HostPort | None, first_available: TermIndex
@@ -637,8 +652,7 @@ class OmReplication:
             log.error("OM %s: no web address for OM %s: cannot fetch its checkpoint", self.node_id, leader_id)
             return None
         url = f"{'https' if self._tls is not None else 'http'}://{where}{CHECKPOINT_PATH}"
-        if self._snapshotting is not None:
-            await asyncio.shield(self._snapshotting)
+        await self.snapshot_ended()
         self._installing = True
         try:
             context = self._tls.client_context() if self._tls is not None else None

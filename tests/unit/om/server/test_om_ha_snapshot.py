@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -155,6 +156,52 @@ def test_a_clean_stop_snapshots_om_db_and_the_log_restarts_after_it(tmp_path: Pa
             back = await svc.start(node)
             assert back.replication is not None and back.replication.db_applied.index >= 12
             assert len(volumes(back)) == 12
+
+    run(scenario())
+
+
+def test_a_stop_waits_for_the_automatic_snapshot_under_way_before_om_db_closes(tmp_path: Path) -> None:
+    """A stop closed om.db while an automatic snapshot flushed it on a thread ("dictionary changed size during
+    iteration", then om.db still locked at the restart): the stop now waits for it."""
+
+    async def scenario() -> None:
+        async with service(tmp_path, **SMALL) as svc:
+            leader = await svc.leader()
+            store = leader.store
+            assert store is not None and leader.replication is not None
+            gate, order = threading.Event(), []
+            flush = store.snapshot_point
+
+            def held_flush() -> bytes | None:
+                if not order:  # the automatic one; the stop's own snapshot is not held
+                    order.append("held")
+                    gate.wait(30)
+                point = flush()
+                order.append("snapshot")
+                return point
+
+            close = store.close
+
+            def recorded_close() -> None:
+                order.append("close")
+                close()
+
+            store.snapshot_point = held_flush  # type: ignore[method-assign]
+            store.close = recorded_close  # type: ignore[method-assign]
+            client = svc.client()
+            try:
+                for i in range(6):
+                    await client.create_volume(f"vol{i}")
+            finally:
+                await client.close()
+            replication = leader.replication
+            await wait_for_async(lambda: replication._snapshotting is not None, 10, "an automatic snapshot")
+            stopping = asyncio.ensure_future(svc.stop(node_of(leader)))
+            await asyncio.sleep(0.5)
+            assert not stopping.done() and order == ["held"]
+            gate.set()
+            await stopping
+            assert order[1] == "snapshot" and order[-1] == "close"
 
     run(scenario())
 
