@@ -20,7 +20,9 @@ committed, that a leader's configuration differs by at most one member from the 
 at a time), that no call with a client id is applied twice (the retry cache), that reads are linearizable, and
 that a leader cut off from a majority for longer than `raft.server.rpc.timeout.max` (plus the heartbeat
 interval its checks run at) no longer leads. After the faults stop, liveness: within a bound of virtual time a
-leader is elected and a new request is applied by every member of the configuration it committed in. Writes
+leader is elected and a new request is applied by every member of the configuration it committed in; then,
+once every member committed the leader's whole log, the leader is cut off and the others elect one of them
+within 10 election timeouts, whatever the step-down wait. Writes
 carry random amounts of state machine data (`data_size`), and on half the seeds one writer has no client id
 (no retry cache: its retries are appended again, as a datanode's idempotent container operations).
 
@@ -74,6 +76,7 @@ from pyozone.ratis.settings import RaftSettings
 NO_SNAPSHOT = TermIndex(0, 0)
 FAULT_MS = 1500  # virtual time with faults
 LIVENESS_BOUND_MS = 4000  # after the heal: a leader and a request applied everywhere within this
+REELECTION_BOUND_MS = 3000  # then its leader is cut off: the others elect within 10 election timeouts
 WRITERS = 4  # clients that write, each one call at a time (retried until answered)
 MAX_STEPS = 100_000  # a run is a few thousand steps: more is a message storm
 
@@ -180,7 +183,7 @@ class Simulation:
             append_byte_limit=64,
             append_element_limit=self.rng.choice([0, 1, 3]),
             outstanding_appends_max=self.rng.choice([1, 4]),
-            leader_step_down_wait_ms=self.rng.choice([0, 300, 1000]),
+            leader_step_down_wait_ms=self.rng.choice([0, 300, 1000, 10_000]),
             purge_gap=self.rng.choice([1, 4, 16]),
             push_commit=self.rng.random() < 0.5,
         )
@@ -244,9 +247,18 @@ class Simulation:
         self._schedule(self.rng.randint(0, self.faults.client_every_ms), "client")
         self._schedule(FAULT_MS, "heal")
         goal: bytes | None = None
+        lost: tuple[RaftPeerId, int, int] | None = (
+            None  # the leader cut off after the final write, term, when
+        )
         while self.events:
             now, _, kind, args = heapq.heappop(self.events)
-            if not self.faulty and now > FAULT_MS + LIVENESS_BOUND_MS:
+            if lost is not None and now > lost[2] + REELECTION_BOUND_MS:
+                self._fail(
+                    f"no leader: {REELECTION_BOUND_MS} ms after {lost[0]}, leader of term {lost[1]}, was cut "
+                    f"off, the others connected elected nobody (roles: "
+                    f"{[(str(m.peer), m.server and m.server.role.value) for m in self.members.values()]})"
+                )
+            if lost is None and not self.faulty and now > FAULT_MS + self._liveness_bound_ms():
                 break
             self.clock.set(now)
             self.steps += 1
@@ -258,18 +270,52 @@ class Simulation:
             if goal is None and not self.faulty:
                 goal = b"final-%d" % self.seed
                 self._schedule(now, "final", goal)
-            if (
+            if lost is not None:
+                if any(
+                    m.server is not None
+                    and m.server.role is RaftPeerRole.LEADER
+                    and m.server.current_term > lost[1]
+                    for m in self.members.values()
+                ):
+                    return
+            elif (
                 goal is not None
                 and goal in self.acked
                 and all(self.members[p].applied_prefix >= self.acked[goal] for p in self._goal_members())
             ):
-                return
+                lost = self._cut_off_leader()
         members = self.members.values()
         self._fail(
-            f"no progress: {LIVENESS_BOUND_MS} ms after the faults healed, request {goal!r} is not "
+            f"no progress: {self._liveness_bound_ms()} ms after the faults healed, request {goal!r} is not "
             f"applied by every member (applied: {[m.applied_prefix for m in members]}, "
             f"roles: {[(str(m.peer), m.server and m.server.role.value) for m in members]})"
         )
+
+    def _liveness_bound_ms(self) -> int:
+        """How long after the heal a leader must have taken the final write everywhere. A member that stepped
+        down for a lost majority and has heard from no leader since may hold the only log the others can
+        elect, and stands only after `raft.server.leaderelection.leader.step-down.wait-time` (as Ratis's)."""
+        return LIVENESS_BOUND_MS + self.settings.leader_step_down_wait_ms
+
+    def _cut_off_leader(self) -> tuple[RaftPeerId, int, int] | None:
+        """Liveness once more: once every member of the leader's configuration has committed its whole log
+        (so each has followed it, and holds the same log and configuration), the leader is cut off from the
+        others, which must elect one of them within `REELECTION_BOUND_MS`, whatever the step-down wait (R11
+        defect 4: members that had stepped down from leading during the faults waited it out although they
+        had followed a newer leader since). None until then (a later step tries again)."""
+        leaders = [
+            m.server
+            for m in self.members.values()
+            if m.server is not None and m.server.role is RaftPeerRole.LEADER
+        ]
+        if not leaders:
+            return None
+        leader = max(leaders, key=lambda server: server.current_term)
+        if any(commit != leader.log.last_index for _, commit in leader.commit_infos()):
+            return None
+        self.side[leader.me] = 1
+        self._count("leaders cut off after the heal")
+        return leader.me, leader.current_term, self.clock.now_ms()
 
     def _goal_members(self) -> list[RaftPeerId]:
         """Who must apply the final write: the members when it committed that are members still (a removed

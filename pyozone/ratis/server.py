@@ -250,7 +250,10 @@ class RaftServer:
                 and now - self._lost_majority_ms < self._settings.leader_step_down_wait_ms
             ):
                 # Ratis's FollowerState.lostMajorityHeartbeatsRecently: a leader that lost its majority does
-                # not stand again at once, so a leader cut off alone cannot churn the group's term.
+                # not stand again at once, so a leader cut off alone cannot churn the group's term. Only until
+                # it hears from a leader or a candidate of a later term (`_follow`, `_on_request_vote`): the
+                # wait is that of the FollowerState its step-down started. It still grants votes and pre-votes
+                # meanwhile (Ratis's VoteContext does not look at it).
                 self._reset_election_timer()
             elif self.me not in self.log.configuration and self.me not in self.log.configuration_at(
                 self.commit_index
@@ -683,6 +686,7 @@ class RaftServer:
         else:
             if request.candidate_term > self.current_term:
                 self._step_down(request.candidate_term)
+                self._lost_majority_ms = None  # Ratis: changeToFollower(force) for a later term's candidate
             granted = grants_vote(
                 request, current_term=self.current_term, voted_for=self.voted_for, log=self.log
             )
@@ -787,6 +791,9 @@ class RaftServer:
         if leader_term > self.current_term or self.role is not RaftPeerRole.FOLLOWER:
             self._step_down(leader_term, leader_id)
         self.leader_id = leader_id
+        # Ratis's appendEntries starts a new FollowerState (changeToFollower with force): the wait after a
+        # step-down for a lost majority belongs to the one the step-down started, and ends here.
+        self._lost_majority_ms = None
         self._last_leader_contact_ms = self._clock.now_ms()
         self._reset_election_timer()
 
