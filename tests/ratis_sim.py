@@ -22,7 +22,10 @@ that a leader cut off from a majority for longer than `raft.server.rpc.timeout.m
 interval its checks run at) no longer leads. After the faults stop, liveness: within a bound of virtual time a
 leader is elected and a new request is applied by every member of the configuration it committed in; then,
 once every member committed the leader's whole log, the leader is cut off and the others elect one of them
-within 10 election timeouts, whatever the step-down wait. Writes
+within 10 election timeouts, whatever the step-down wait. Members have random priorities on half the
+seeds (a member of the highest priority must lead within 10 election timeouts of the final write applied
+everywhere), a short first election on a quarter, and `NoLeader` / `FollowerSlow` must come exactly when a
+member had no leader (a leader was not answered by a follower) for their timeouts, never earlier. Writes
 carry random amounts of state machine data (`data_size`), and on half the seeds one writer has no client id
 (no retry cache: its retries are appended again, as a datanode's idempotent container operations).
 
@@ -35,7 +38,7 @@ import argparse
 import heapq
 import random
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyozone.hdds.clock import ManualClock
@@ -45,6 +48,7 @@ from pyozone.ratis.messages import (
     ClientCall,
     EntryKind,
     InstallSnapshotReply,
+    InstallSnapshotRequest,
     LogEntry,
     Message,
     RaftPeerId,
@@ -56,7 +60,9 @@ from pyozone.ratis.outputs import (
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
+    FollowerSlow,
     InstallSnapshot,
+    NoLeader,
     NotLeader,
     Output,
     Persist,
@@ -76,7 +82,7 @@ from pyozone.ratis.settings import RaftSettings
 NO_SNAPSHOT = TermIndex(0, 0)
 FAULT_MS = 1500  # virtual time with faults
 LIVENESS_BOUND_MS = 4000  # after the heal: a leader and a request applied everywhere within this
-REELECTION_BOUND_MS = 3000  # then its leader is cut off: the others elect within 10 election timeouts
+REELECTION_BOUND_MS = 3000  # 10 election timeouts: then a top-priority member leads; cut off, others elect
 WRITERS = 4  # clients that write, each one call at a time (retried until answered)
 MAX_STEPS = 100_000  # a run is a few thousand steps: more is a message storm
 
@@ -151,6 +157,12 @@ class Member:
     seen_commit: int = 0
     was_leader_term: int = 0
     leader_since_ms: int = 0
+    # NoLeader: when it last had a leader (a leader's message it took, or its own leadership), and when it
+    # last reported having none; FollowerSlow: when it last reported each follower, as leader.
+    leader_seen_ms: int = 0
+    was_leading: bool = False
+    no_leader_reported_ms: int | None = None
+    slow_reported_ms: dict[RaftPeerId, int] = field(default_factory=dict)
     cache_horizon: int = 0  # calls applied up to here came in a snapshot: its retry cache never saw them
     started: bool = False  # the spare is started when it is first added
     members_arg: tuple[RaftPeerId, ...] = ()  # the configuration it was first started with
@@ -198,6 +210,20 @@ class Simulation:
             snapshot_every=self.rng.choice([0, 3, 10]),
             max_apply_ms=self.rng.choice([0, 5, 40]),
         )
+        # Priorities (on half the seeds; the spare's too), a short first election on a quarter, and the
+        # failure notifications' timeouts (0: off).
+        first = self.rng.choice([None, None, None, (0, 20)])
+        self.settings = replace(
+            self.settings,
+            first_election_timeout_min_ms=first and first[0],
+            first_election_timeout_max_ms=first and first[1],
+            no_leader_timeout_ms=self.rng.choice([0, 400, 1000]),
+            rpc_slowness_timeout_ms=self.rng.choice([0, 400, 1000]),
+        )
+        peers = [RaftPeerId(f"n{i}") for i in range(members + 1)]
+        self.priorities = (
+            {p: self.rng.randint(0, 2) for p in peers} if self.rng.random() < 0.5 else dict.fromkeys(peers, 0)
+        )
         # On half the seeds one writer has no client id: no retry cache, each retry appended again.
         self.writers = ("" if self.rng.random() < 0.5 else "w0", *(f"w{i}" for i in range(1, WRITERS)))
         # The group's members and one spare: an operator adds and removes members one at a time.
@@ -223,6 +249,7 @@ class Simulation:
         self.resent_at: set[int] = set()  # where a call without a client id was applied again
         self.outstanding: dict[int, ClientCall] = {}  # writes not yet answered, by call id: retried
         self.heard: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # (leader, follower) -> its last answer
+        self.answered: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # the same, answers of the leader's term
         self.leader_horizon: dict[int, int] = {}  # term -> its leader's retry cache horizon
         self.goal_configuration: tuple[RaftPeerId, ...] = self.initial  # who must apply the final write
         # Linearizable reads: what a read must see, the highest index acknowledged or seen by a read so far.
@@ -247,6 +274,7 @@ class Simulation:
         self._schedule(self.rng.randint(0, self.faults.client_every_ms), "client")
         self._schedule(FAULT_MS, "heal")
         goal: bytes | None = None
+        goal_at: int | None = None  # when every member applied the final write
         lost: tuple[RaftPeerId, int, int] | None = (
             None  # the leader cut off after the final write, term, when
         )
@@ -258,7 +286,7 @@ class Simulation:
                     f"off, the others connected elected nobody (roles: "
                     f"{[(str(m.peer), m.server and m.server.role.value) for m in self.members.values()]})"
                 )
-            if lost is None and not self.faulty and now > FAULT_MS + self._liveness_bound_ms():
+            if goal_at is None and not self.faulty and now > FAULT_MS + self._liveness_bound_ms():
                 break
             self.clock.set(now)
             self.steps += 1
@@ -283,7 +311,8 @@ class Simulation:
                 and goal in self.acked
                 and all(self.members[p].applied_prefix >= self.acked[goal] for p in self._goal_members())
             ):
-                lost = self._cut_off_leader()
+                goal_at = now if goal_at is None else goal_at
+                lost = self._cut_off_leader(goal_at)
         members = self.members.values()
         self._fail(
             f"no progress: {self._liveness_bound_ms()} ms after the faults healed, request {goal!r} is not "
@@ -297,21 +326,37 @@ class Simulation:
         elect, and stands only after `raft.server.leaderelection.leader.step-down.wait-time` (as Ratis's)."""
         return LIVENESS_BOUND_MS + self.settings.leader_step_down_wait_ms
 
-    def _cut_off_leader(self) -> tuple[RaftPeerId, int, int] | None:
-        """Liveness once more: once every member of the leader's configuration has committed its whole log
-        (so each has followed it, and holds the same log and configuration), the leader is cut off from the
-        others, which must elect one of them within `REELECTION_BOUND_MS`, whatever the step-down wait (R11
-        defect 4: members that had stepped down from leading during the faults waited it out although they
-        had followed a newer leader since). None until then (a later step tries again)."""
+    def _cut_off_leader(self, goal_at: int) -> tuple[RaftPeerId, int, int] | None:
+        """Liveness once more. Priorities: within `REELECTION_BOUND_MS` of the final write applied everywhere,
+        a member of the highest priority in its configuration leads (a leader of lower priority hands over to
+        it once it holds the whole log). Then, once every member of the leader's configuration has committed
+        its whole log (so each has followed it, and holds the same log and configuration), the leader is cut
+        off from the others, which must elect one of them within `REELECTION_BOUND_MS`, whatever the
+        step-down wait (R11 defect 4: members that had stepped down from leading during the faults waited it
+        out although they had followed a newer leader since). None until then (a later step tries again)."""
         leaders = [
             m.server
             for m in self.members.values()
             if m.server is not None and m.server.role is RaftPeerRole.LEADER
         ]
+        late = self.clock.now_ms() > goal_at + REELECTION_BOUND_MS
         if not leaders:
+            if late:
+                self._fail(f"no leader {REELECTION_BOUND_MS} ms after the final write was applied everywhere")
             return None
         leader = max(leaders, key=lambda server: server.current_term)
+        top = max(self.priorities[p] for p in leader.configuration)
+        if self.priorities[leader.me] < top:
+            if late:
+                self._fail(
+                    f"priorities: {REELECTION_BOUND_MS} ms after the final write was applied everywhere, "
+                    f"{leader.me} (priority {self.priorities[leader.me]}) still leads term "
+                    f"{leader.current_term} of {[(str(p), self.priorities[p]) for p in leader.configuration]}"
+                )
+            return None
         if any(commit != leader.log.last_index for _, commit in leader.commit_infos()):
+            if late:
+                self._fail(f"{leader.me}'s log is not committed on every member: {leader.commit_infos()}")
             return None
         self.side[leader.me] = 1
         self._count("leaders cut off after the heal")
@@ -346,6 +391,11 @@ class Simulation:
         member.cache_horizon = disk.snapshot.index
         member.was_leader_term = 0
         member.tick_at = None
+        member.leader_seen_ms, member.was_leading, member.no_leader_reported_ms = (
+            self.clock.now_ms(),
+            False,
+            None,
+        )
         member.server = RaftServer(
             member.peer,
             member.members_arg,
@@ -359,6 +409,7 @@ class Simulation:
                 disk.snapshot,
                 disk.snapshot_configuration,
             ),
+            priorities=self.priorities,
         )
         self._after(member, [])
 
@@ -373,15 +424,30 @@ class Simulation:
         member = self.members[to]
         if member.server is None or self.side[to] != self.side[sender] or (sender, to) in self.cut:
             return
+        server = member.server
         if isinstance(message, AppendEntriesReply | InstallSnapshotReply):
             self.heard[(to, sender)] = self.clock.now_ms()
+        # An answer to the leader of its term: the follower is not silent (FollowerSlow).
+        answer = (
+            isinstance(message, AppendEntriesReply | InstallSnapshotReply)
+            and server.role is RaftPeerRole.LEADER
+            and message.term == server.current_term
+        )
         try:
-            outputs = member.server.receive(sender, message)
+            outputs = server.receive(sender, message)
         except ValueError as refused:  # from a server outside the configuration (removed, or not yet added)
             if "not another member" not in str(refused):
                 raise
             self._count("messages refused from non-members")
             return
+        if answer:
+            self.answered[(to, sender)] = self.clock.now_ms()
+        if (
+            isinstance(message, AppendEntriesRequest | InstallSnapshotRequest)
+            and server.current_term == message.leader_term
+            and server.leader_id == sender
+        ):
+            member.leader_seen_ms = self.clock.now_ms()  # it took a current leader's message (NoLeader)
         self._after(member, outputs)
 
     def _on_sync(self, peer: RaftPeerId, incarnation: int, seq: int) -> None:
@@ -609,7 +675,12 @@ class Simulation:
                 self._count(f"watches of {output.level.name} timed out")
             elif isinstance(output, NotLeader):
                 self.hint = output.leader_hint
+            elif isinstance(output, NoLeader):
+                self._check_no_leader_notice(member, output)
+            elif isinstance(output, FollowerSlow):
+                self._check_slow_notice(member, output)
         self._check_roles(member)
+        self._check_notices_due(member)
         deadline = max(server.deadline_ms() or 0, self.clock.now_ms())  # groups here have 3 or 5 members
         if member.tick_at is None or deadline < member.tick_at:
             member.tick_token += 1
@@ -872,6 +943,71 @@ class Simulation:
         if server.role is RaftPeerRole.LEADER:
             self._check_leader_contact(member)
             self._check_one_change(server)
+
+    def _follower_silent_since(self, member: Member, peer: RaftPeerId) -> int:
+        return max(member.leader_since_ms, self.answered.get((member.peer, peer), member.leader_since_ms))
+
+    def _check_no_leader_notice(self, member: Member, notice: NoLeader) -> None:
+        """`NoLeader` never while a leader reached the member (or it led) within the timeout, and it names
+        when that last happened."""
+        now, timeout = self.clock.now_ms(), self.settings.no_leader_timeout_ms
+        if not timeout or now - member.leader_seen_ms < timeout or notice.since_ms != member.leader_seen_ms:
+            self._fail(
+                f"{member.peer} reports no leader since {notice.since_ms} ms, but had one at "
+                f"{member.leader_seen_ms} ms (raft.server.notification.no-leader.timeout {timeout} ms)"
+            )
+        member.no_leader_reported_ms = now
+        self._count("no-leader notices")
+
+    def _check_slow_notice(self, member: Member, notice: FollowerSlow) -> None:
+        """`FollowerSlow(p)` only from a leader not answered by p within the timeout, naming how long."""
+        now, timeout = self.clock.now_ms(), self.settings.rpc_slowness_timeout_ms
+        since = self._follower_silent_since(member, notice.peer)
+        if (
+            member.server is None
+            or member.server.role is not RaftPeerRole.LEADER
+            or not timeout
+            or now - since < timeout
+            or notice.silent_ms != now - since
+        ):
+            self._fail(
+                f"{member.peer} reports {notice.peer} silent for {notice.silent_ms} ms, but heard from it at "
+                f"{since} ms (raft.server.rpc.slowness.timeout {timeout} ms)"
+            )
+        member.slow_reported_ms[notice.peer] = now
+        self._count("follower-slow notices")
+
+    def _check_notices_due(self, member: Member) -> None:
+        """Each notification is given once its condition held for its timeout: a member without a leader (and
+        not leading) reports it; a leader reports each member of its configuration it has not heard from."""
+        server = member.server
+        assert server is not None
+        now = self.clock.now_ms()
+        leading = server.role is RaftPeerRole.LEADER
+        if leading or member.was_leading:
+            member.leader_seen_ms = now
+        member.was_leading = leading
+        timeout = self.settings.no_leader_timeout_ms
+        reported = member.no_leader_reported_ms
+        if (
+            timeout
+            and now - member.leader_seen_ms > timeout
+            and (reported is None or reported < member.leader_seen_ms)
+        ):
+            self._fail(
+                f"{member.peer} has had no leader since {member.leader_seen_ms} ms and did not report it"
+            )
+        timeout = self.settings.rpc_slowness_timeout_ms
+        if not leading or not timeout:
+            return
+        for peer in server.configuration:
+            since = self._follower_silent_since(member, peer)
+            if (
+                peer != member.peer
+                and now - since > timeout
+                and member.slow_reported_ms.get(peer, -1) < since
+            ):
+                self._fail(f"{member.peer} has not heard from {peer} since {since} ms and did not report it")
 
     def _check_one_change(self, leader: RaftServer) -> None:
         """One change at a time, directly: the configuration a leader decides with differs by at most one

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -54,7 +54,9 @@ from pyozone.ratis.outputs import (
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
+    FollowerSlow,
     InstallSnapshot,
+    NoLeader,
     NotLeader,
     Output,
     Persist,
@@ -129,11 +131,15 @@ class RaftServer:
         rng: random.Random,
         state: PersistentState = PersistentState(),
         entry_bytes: Callable[[LogEntry], int] = payload_bytes,
+        priorities: Mapping[RaftPeerId, int] | None = None,
     ) -> None:
         """`entry_bytes` is what an entry costs in an append, which the leader fills up to
         `raft.server.log.appender.buffer.byte-limit`: the shell gives the entry's wire bytes, framing and
         client id included, so the appends it sends fit the limit as sized (Ratis's appender counts each
-        entry's serialized size)."""
+        entry's serialized size). `priorities` are the members' priorities (Ratis's RaftPeer.priority; a
+        member not named has 0, as every member of a group without them): at equal logs a voter refuses a
+        candidate of lower priority than its own, and a leader hands over to a follower of higher priority
+        that holds its whole log (Ozone gives SCM's suggested leader of a pipeline priority 1)."""
         if me not in members:
             raise ValueError(f"{me} is not a member of the group {[str(m) for m in members]}")
         self.me = me
@@ -141,6 +147,7 @@ class RaftServer:
         self._settings = settings
         self._clock = clock
         self._rng = rng
+        self._priorities = dict(priorities or {})
         self.current_term = state.current_term
         self.voted_for = state.voted_for
         self.log = RaftLog(state.entries, state.snapshot, state.configuration or members, entry_bytes)
@@ -157,7 +164,12 @@ class RaftServer:
         self._last_leader_contact_ms: int | None = None
         self._lost_majority_ms: int | None = None  # when we last stepped down for LOST_MAJORITY_HEARTBEATS
         self._election_deadline_ms = 0
+        self._first_election = True  # until we first stand or hear from a leader (firstElectionSinceStartup)
         self._reset_election_timer()
+        # NoLeader: when we last had a leader (heard from one, or led); whether this stretch was reported.
+        self._leader_seen_ms = self._clock.now_ms()
+        self._no_leader_reported = False
+        self._yielded_ms: int | None = None  # a leader's last hand-over to a follower of higher priority
         self._tally: ElectionTally | None = None
         # Rounds are numbered from the clock at start and are a minimum timeout apart, so a restarted
         # member does not reuse the number of a round whose late replies may still arrive.
@@ -240,11 +252,16 @@ class RaftServer:
         if self._leader is not None:
             if self._leader.has_majority_contact(now, self.log.configuration):
                 self._check_staging(now)
+                self._yield_to_higher_priority()
+                for peer, silent_ms in self._leader.slow_followers(now):
+                    self._out.append(FollowerSlow(peer, silent_ms))
                 self._send_appends()
             else:
                 self._lost_majority_ms = now
                 self._step_down(self.current_term)
-        elif now >= self._election_deadline_ms:
+            return self._drain()
+        self._check_no_leader(now)
+        if now >= self._election_deadline_ms:
             if (
                 self._lost_majority_ms is not None
                 and now - self._lost_majority_ms < self._settings.leader_step_down_wait_ms
@@ -275,9 +292,21 @@ class RaftServer:
                 self._leader.next_heartbeat_ms(),
                 self._transfer.deadline_ms if self._transfer is not None else None,
                 self._watches.next_deadline_ms(),
+                self._leader.next_slowness_ms(),
             ]
             return min((at for at in due if at is not None), default=None)
+        timeout = self._settings.no_leader_timeout_ms
+        if timeout and not self._no_leader_reported:
+            return min(self._election_deadline_ms, self._leader_seen_ms + timeout)
         return self._election_deadline_ms
+
+    def _check_no_leader(self, now: int) -> None:
+        """Ratis's notifyExtendedNoLeader: once per leaderless stretch of `raft.server.notification
+        .no-leader.timeout` (0: never)."""
+        timeout = self._settings.no_leader_timeout_ms
+        if timeout and not self._no_leader_reported and now - self._leader_seen_ms >= timeout:
+            self._no_leader_reported = True
+            self._out.append(NoLeader(self._leader_seen_ms))
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
         """A peer's message. One from outside the group, naming another member than the one it came from, or
@@ -637,8 +666,11 @@ class RaftServer:
     # ---- elections
 
     def _reset_election_timer(self) -> None:
-        timeout = self._rng.randint(self._settings.rpc_timeout_min_ms, self._settings.rpc_timeout_max_ms)
-        self._election_deadline_ms = self._clock.now_ms() + timeout
+        if self._first_election:
+            low, high = self._settings.first_election_timeout_ms
+        else:
+            low, high = self._settings.rpc_timeout_min_ms, self._settings.rpc_timeout_max_ms
+        self._election_deadline_ms = self._clock.now_ms() + self._rng.randint(low, high)
 
     def _leader_alive(self) -> bool:
         if self.role is RaftPeerRole.LEADER:
@@ -651,6 +683,7 @@ class RaftServer:
     def _start_election(self, phase: Phase) -> None:
         self.role = RaftPeerRole.CANDIDATE
         self.leader_id = None
+        self._first_election = False
         self._reset_election_timer()
         self._round += 1
         voters = self.log.configuration
@@ -679,16 +712,27 @@ class RaftServer:
             reply = RequestVoteReply(self.me, self.current_term, False, request.pre_vote, request.call_id)
             self._send(request.candidate_id, reply)
             return
+        mine, theirs = self._priority(self.me), self._priority(request.candidate_id)
         if request.pre_vote:
             granted = grants_pre_vote(
-                request, current_term=self.current_term, log=self.log, leader_alive=self._leader_alive()
+                request,
+                current_term=self.current_term,
+                log=self.log,
+                leader_alive=self._leader_alive(),
+                priority=mine,
+                candidate_priority=theirs,
             )
         else:
             if request.candidate_term > self.current_term:
                 self._step_down(request.candidate_term)
                 self._lost_majority_ms = None  # Ratis: changeToFollower(force) for a later term's candidate
             granted = grants_vote(
-                request, current_term=self.current_term, voted_for=self.voted_for, log=self.log
+                request,
+                current_term=self.current_term,
+                voted_for=self.voted_for,
+                log=self.log,
+                priority=mine,
+                candidate_priority=theirs,
             )
             if granted and self.voted_for is None:
                 self.voted_for = request.candidate_id
@@ -729,6 +773,9 @@ class RaftServer:
             self.voted_for = None
             self.leader_id = None
             self._persist(())
+        if self.role is RaftPeerRole.LEADER:
+            self._leader_seen_ms = self._clock.now_ms()  # leaderless from here
+            self._no_leader_reported = False
         if self.role is not RaftPeerRole.FOLLOWER:
             self._reset_election_timer()
         if leader is not None or self.role is RaftPeerRole.LEADER:
@@ -754,6 +801,7 @@ class RaftServer:
         self.leader_id = self.me
         self._tally = None
         self._lost_majority_ms = None
+        self._yielded_ms = None
         self._leader = LeaderState(
             self.me, self.current_term, self._peers(), self.log, self._settings, self._clock.now_ms()
         )
@@ -794,7 +842,9 @@ class RaftServer:
         # Ratis's appendEntries starts a new FollowerState (changeToFollower with force): the wait after a
         # step-down for a lost majority belongs to the one the step-down started, and ends here.
         self._lost_majority_ms = None
-        self._last_leader_contact_ms = self._clock.now_ms()
+        self._first_election = False
+        self._last_leader_contact_ms = self._leader_seen_ms = self._clock.now_ms()
+        self._no_leader_reported = False
         self._reset_election_timer()
 
     def _on_append_entries(self, request: AppendEntriesRequest) -> None:
@@ -853,6 +903,8 @@ class RaftServer:
             self._advance_commit()
             self._continue_transfer()
             self._continue_reconfiguration()
+            if self._leader is not None:
+                self._yield_to_higher_priority()
         elif reply.result is AppendResult.INCONSISTENCY:
             self._leader.on_inconsistency(sender, reply.next_index, reply.call_id)
         if self._leader is not None:  # not if the commit removed us
@@ -924,6 +976,33 @@ class RaftServer:
             self._send(
                 transfer.target, StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index)
             )
+
+    def _priority(self, peer: RaftPeerId) -> int:
+        return self._priorities.get(peer, 0)
+
+    def _yield_to_higher_priority(self) -> None:
+        """Ratis's LeaderStateImpl.yieldLeaderToHigherPriorityPeer: tell the follower of the highest priority
+        above ours that holds our whole log to stand now (StartLeaderElection, as a transfer does, but
+        writes go on meanwhile), at most once per `raft.server.rpc.timeout.max`, and not while a transfer
+        runs. One still behind is caught up first by the appends."""
+        assert self._leader is not None
+        now = self._clock.now_ms()
+        if self._transfer is not None or (
+            self._yielded_ms is not None and now - self._yielded_ms < self._settings.rpc_timeout_max_ms
+        ):
+            return
+        mine = self._priority(self.me)
+        caught_up = [
+            peer
+            for peer in self._peers()
+            if self._priority(peer) > mine
+            and (info := self._leader.followers.get(peer)) is not None
+            and info.match_index == self.log.last_index
+        ]
+        if caught_up:
+            target = max(caught_up, key=self._priority)
+            self._yielded_ms = now
+            self._send(target, StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index))
 
     def _end_transfer(self, stepped_down: bool) -> None:
         assert self._transfer is not None
