@@ -7,10 +7,12 @@ Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a cli
 index it applied, in any order), `snapshot_taken` (the state machine durably checkpointed what it applied),
 `snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `watch` (a client waits
 until an index is committed on a majority or on every member), `tick` (the injected clock moved; call it at
-`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
-for the shell to carry out in order. A member restarts from what its disk holds (`PersistentState`): term,
-vote, the snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index
-is relearned from the leader, the state machine applies the log after its snapshot again).
+`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs` for the shell to carry
+out in order. The client calls' inputs (`submit`, `read`, `watch`, `applied`) and the state that answers them
+are `client_calls.ClientCalls`, mixed in; this module is elections, replication, commit, snapshots, leadership
+transfer and membership. A member restarts from what its disk holds (`PersistentState`): term, vote, the
+snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index is
+relearned from the leader, the state machine applies the log after its snapshot again).
 
 A member commits, and so hands to its state machine, only what its own disk holds (Ratis's
 RaftLogBase.updateCommitIndex: min(majority index, flush index), for every group): a leader counts itself
@@ -27,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from pyozone.ratis.client_calls import ClientCalls
 from pyozone.ratis.election import ElectionTally, Phase, grants_pre_vote, grants_vote
 from pyozone.ratis.leader import LeaderState
 from pyozone.ratis.log import RaftLog, payload_bytes
@@ -35,7 +38,6 @@ from pyozone.ratis.messages import (
     AppendEntriesRequest,
     AppendResult,
     ClientCall,
-    CommitInfos,
     EntryKind,
     InstallSnapshotReply,
     InstallSnapshotRequest,
@@ -47,10 +49,8 @@ from pyozone.ratis.messages import (
     RequestVoteRequest,
     StartLeaderElectionRequest,
     TermIndex,
-    WatchLevel,
 )
 from pyozone.ratis.outputs import (
-    Appended,
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
@@ -61,20 +61,13 @@ from pyozone.ratis.outputs import (
     Output,
     Persist,
     PurgeLog,
-    ReadReady,
-    Reply,
     Send,
     TransferDone,
     TransferRefused,
-    WatchDone,
-    WatchFailed,
 )
-from pyozone.ratis.read_index import ReadIndexReads
-from pyozone.ratis.retry_cache import RetryCache
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis.validation import check_leader_claim, named_sender, refuse, validate
-from pyozone.ratis.watches import PendingWatches, Watch
 
 if TYPE_CHECKING:
     from pyozone.hdds.clock import Clock  # the protocol only: the core never loads a clock that reads time
@@ -121,7 +114,7 @@ class _Transfer:
     started: bool = False  # StartLeaderElection sent
 
 
-class RaftServer:
+class RaftServer(ClientCalls):
     def __init__(
         self,
         me: RaftPeerId,
@@ -155,8 +148,7 @@ class RaftServer:
         self.leader_id: RaftPeerId | None = None
         # The state machine starts from its snapshot: commit and apply resume after it.
         self.commit_index = state.snapshot.index  # also the last index handed to the state machine
-        self._applied_index = state.snapshot.index  # the state machine applied every index up to here
-        self._applied_ahead: set[int] = set()  # and these after it (applied out of order)
+        self._init_client_calls(me, settings, state.snapshot.index)
         # A follower: the last index its leader said is committed and its log holds as the leader's; it
         # commits up to there as its own disk makes the entries durable.
         self._leader_commit = state.snapshot.index
@@ -175,13 +167,9 @@ class RaftServer:
         # member does not reuse the number of a round whose late replies may still arrive.
         self._round = self._clock.now_ms()
         self._leader: LeaderState | None = None
-        self._pending_calls: dict[int, list[ClientCall]] = {}  # by the index of their entry
-        self._retry_cache = RetryCache(settings.retry_cache_expiry_ms)
-        self._reads = ReadIndexReads(me)
         self._transfer: _Transfer | None = None
         self._reconfiguration: _Reconfiguration | None = None
         self._failed_reconfiguration: tuple[tuple[str, int], str] | None = None  # the last one: call, why
-        self._watches = PendingWatches(settings.watch_element_limit)  # a leader's watches not yet done
         self._installing: TermIndex | None = None  # the notification our state machine is acting on
         self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
@@ -191,12 +179,6 @@ class RaftServer:
         self._persisting: deque[_PendingPersist] = deque()
         self._held: deque[tuple[int, Send]] = deque()
         self._out: list[Output] = []
-
-    @property
-    def applied_index(self) -> int:
-        """The state machine applied every index up to here (Ratis's lastAppliedIndex): the gap-free prefix
-        of what it reported `applied`."""
-        return self._applied_index
 
     @property
     def known_committed_index(self) -> int:
@@ -210,19 +192,6 @@ class RaftServer:
     def configuration(self) -> tuple[RaftPeerId, ...]:
         """The members in force: the last configuration entry's, appended, committed or not."""
         return self.log.configuration
-
-    def commit_infos(self) -> CommitInfos:
-        """Each member's commit index, as this member knows it (Ratis's commitInfos): a leader knows its
-        followers' from their answers; another member knows only its own."""
-        if self._leader is None:
-            return ((self.me, self.commit_index),)
-        followers = self._leader.followers
-        infos = []
-        for peer in self.log.configuration:
-            info = followers.get(peer)
-            known = self.commit_index if peer == self.me else info.commit_index if info is not None else 0
-            infos.append((peer, known))
-        return tuple(infos)
 
     def _peers(self) -> tuple[RaftPeerId, ...]:
         return tuple(m for m in self.log.configuration if m != self.me)
@@ -340,45 +309,6 @@ class RaftServer:
             self._on_install_reply(sender, message)
         else:
             self._on_append_reply(sender, message)
-        return self._drain()
-
-    def submit(self, call: ClientCall) -> list[Output]:
-        """A client's write: a leader appends it and answers once it is applied; others refuse with the
-        leader they know of (Ratis's NotLeaderException). A retried call (same client and call id) is never
-        appended twice: if applied, it is answered from the retry cache with the original result; if still
-        in the log, it waits for that entry. A call without a client id ("") bypasses the cache: each
-        submission is appended (its operation must be idempotent). The leader outputs `Appended` before the
-        entry's `Persist`, so the shell files the call's state machine data under its index first. A negative
-        `data_size` is the caller's bug, refused with ValueError before anything changes: followers would
-        refuse every append carrying the entry (`validation.validate`), and the group would stall for good."""
-        if call.data_size < 0:
-            raise ValueError(f"call {call.client_id}:{call.call_id} has {call.data_size} bytes of data")
-        if self._transfer is not None:  # a leader handing over takes no writes: try its successor
-            self._out.append(NotLeader(call, self._transfer.target))
-            return self._drain()
-        if self._leader is None:
-            self._out.append(NotLeader(call, self.leader_id))
-            return self._drain()
-        if call.client_id:
-            cached = self._retry_cache.get(call.client_id, call.call_id, self._clock.now_ms())
-            if cached is not None:
-                self._out.append(Reply(call, cached.index, cached.result))
-                return self._drain()
-            index = self.log.index_of_call(call.client_id, call.call_id)
-            if index is not None and not self._is_applied(index):
-                self._pending_calls.setdefault(index, []).append(call)
-                return self._drain()
-        entry = LogEntry(
-            self.current_term,
-            self.log.last_index + 1,
-            call.payload,
-            client_id=call.client_id,
-            call_id=call.call_id,
-            data_size=call.data_size,
-        )
-        self._pending_calls[entry.index] = [call]
-        self._out.append(Appended(call, entry.index))
-        self._append_as_leader(entry)
         return self._drain()
 
     def persisted(self, seq: int) -> list[Output]:
@@ -504,107 +434,6 @@ class RaftServer:
         Ratis (whose docs only warn to keep the new majority online): past it the group has no leader."""
         assert self._leader is not None
         return self._leader.answering(self._clock.now_ms(), wanted)
-
-    def watch(self, call: ClientCall, index: int, level: WatchLevel, timeout_ms: int) -> list[Output]:
-        """A client waits until `index` is committed on a majority of the members or on all of them, as their
-        commit indexes reach the leader (Ratis's WatchRequest; Ozone's XceiverClientRatis.watchForCommit with
-        ALL_COMMITTED): `WatchDone` with each member's commit index, `WatchFailed` after `timeout_ms`
-        (NotReplicatedException), `NotLeader` from a member that does not lead or steps down. A member commits
-        only what its disk holds, so ALL means the entry (and what its shell wrote beside it) is durable on
-        every member. A malformed watch (a level not a `WatchLevel`, an index not a non-negative int, a
-        timeout not a positive int) is refused with ValueError before anything changes. One that must wait
-        while `raft.server.watch.element-limit` watches of its level wait fails at once (Ratis's
-        ResourceUnavailableException)."""
-        if not isinstance(level, WatchLevel):
-            raise ValueError(f"watch level {level!r}: not one of {[str(w) for w in WatchLevel]}")
-        for name, value, least in (("index", index, 0), ("timeout (ms)", timeout_ms, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"watch {name} {value!r}: must be an int of at least {least}")
-        if self._leader is None:
-            self._out.append(NotLeader(call, self.leader_id))
-            return self._drain()
-        if index <= self._watched_index(level):
-            self._out.append(WatchDone(call, index, level, self.commit_infos()))
-        elif self._watches.full(level):
-            why = (
-                f"ResourceUnavailableException: {self._settings.watch_element_limit} watches of "
-                f"{level.value} already wait (raft.server.watch.element-limit)"
-            )
-            self._out.append(WatchFailed(call, index, level, self.commit_infos(), why))
-        else:
-            self._watches.add(Watch(call, index, level, self._clock.now_ms() + timeout_ms, timeout_ms))
-        return self._drain()
-
-    def _watched_index(self, level: WatchLevel) -> int:
-        """The highest index committed on a majority of the members (MAJORITY) or on every one (ALL)
-        (Ratis's LeaderStateImpl.commitIndexChanged: getMajorityMin of the commit indexes)."""
-        commits = sorted((commit for _, commit in self.commit_infos()), reverse=True)
-        if not commits:
-            return 0
-        return commits[len(commits) // 2] if level is WatchLevel.MAJORITY else commits[-1]
-
-    def _check_watches(self) -> None:
-        if not self._watches:
-            return
-        done = self._watches.reached({level: self._watched_index(level) for level in WatchLevel})
-        if done:
-            infos = self.commit_infos()
-            for watch in done:
-                self._out.append(WatchDone(watch.call, watch.index, watch.level, infos))
-
-    def _expire_watches(self, now: int) -> None:
-        expired = self._watches.expired(now)
-        if not expired:
-            return
-        infos = self.commit_infos()
-        for watch in expired:
-            why = (
-                f"NotReplicatedException: index {watch.index} not {watch.level.value} within "
-                f"{watch.timeout_ms} ms"
-            )
-            self._out.append(WatchFailed(watch.call, watch.index, watch.level, infos, why))
-
-    def read(self, call: ClientCall) -> list[Output]:
-        """A client's linearizable read: a leader answers `ReadReady` once it is safe to serve (ReadIndex);
-        others refuse as `submit` does."""
-        if self._leader is None:
-            self._out.append(NotLeader(call, self.leader_id))
-        elif self.log.term_at(self.commit_index) != self.current_term:
-            self._reads.held.append(call)
-        else:
-            self._start_read(call)
-        return self._drain()
-
-    def applied(self, index: int, result: object) -> list[Output]:
-        """The state machine applied `index`, one of the entries an `Apply` handed it, in any order (Ozone's
-        ContainerStateMachine applies each container's entries in order, containers in parallel): remember
-        the result of the client call it carried (the retry cache), answer the clients waiting for it if we
-        are their leader, and, as the gap-free applied prefix advances (`applied_index`, Ratis's
-        updateLastApplied), the reads waiting for it. An index reported twice or never handed out is the
-        shell's bug: ValueError, before anything changes."""
-        if not self._applied_index < index <= self.commit_index or index in self._applied_ahead:
-            raise ValueError(
-                f"applied index {index}: not an entry handed to the state machine and not yet reported "
-                f"(applied through {self._applied_index}, handed out through {self.commit_index})"
-            )
-        self._applied_ahead.add(index)
-        self._advance_applied()
-        if self.log.first_index <= index <= self.log.last_index:
-            entry = self.log.entry(index)
-            if entry.client_id:
-                self._retry_cache.record(entry.client_id, entry.call_id, index, result, self._clock.now_ms())
-        for call in self._pending_calls.pop(index, []):
-            self._out.append(Reply(call, index, result))
-        self._serve_reads()
-        return self._drain()
-
-    def _advance_applied(self) -> None:
-        while self._applied_index + 1 in self._applied_ahead:
-            self._applied_index += 1
-            self._applied_ahead.remove(self._applied_index)
-
-    def _is_applied(self, index: int) -> bool:
-        return index <= self._applied_index or index in self._applied_ahead
 
     def snapshot_taken(self, snapshot: TermIndex) -> list[Output]:
         """The state machine durably checkpointed everything it applied up to `snapshot`: the log up to it
@@ -818,21 +647,6 @@ class RaftServer:
         assert self._leader is not None
         for peer, request in self._leader.appends(self._clock.now_ms(), self.commit_index, heartbeat_all):
             self._send(peer, request)
-
-    def _start_read(self, call: ClientCall) -> None:
-        self._reads.start(call, self.commit_index)
-        self._serve_reads()
-
-    def _serve_reads(self) -> None:
-        """Serve the reads confirmed and applied, and send the next heartbeat round for the reads waiting."""
-        while True:
-            if self._leader is not None and self._reads.round_due():
-                self._reads.begin_round(self._leader.next_call_ids())
-                self._send_appends(heartbeat_all=True)
-            for read in self._reads.ready(self._applied_index, self.log.configuration):
-                self._out.append(ReadReady(read.call, read.read_index))
-            if self._leader is None or not self._reads.round_due():
-                return
 
     def _follow(self, leader_id: RaftPeerId, leader_term: int) -> None:
         """A message of a current leader: follow it and restart the election timeout."""
