@@ -20,11 +20,17 @@ committed, that a leader's configuration differs by at most one member from the 
 at a time), that no call with a client id is applied twice (the retry cache), that reads are linearizable, and
 that a leader cut off from a majority for longer than `raft.server.rpc.timeout.max` (plus the heartbeat
 interval its checks run at) no longer leads. After the faults stop, liveness: within a bound of virtual time a
-leader is elected and a new request is applied by every member of the configuration it committed in. Writes
+leader is elected and a new request is applied by every member of the configuration it committed in; then,
+once every member committed the leader's whole log, the leader is cut off and the others elect one of them
+within 10 election timeouts, whatever the step-down wait. Members have random priorities on half the
+seeds (a member of the highest priority must lead within 10 election timeouts of the final write applied
+everywhere), a short first election on a quarter, and `NoLeader` / `FollowerSlow` must come exactly when a
+member had no leader (a leader was not answered by a follower) for their timeouts, never earlier. Writes
 carry random amounts of state machine data (`data_size`), and on half the seeds one writer has no client id
 (no retry cache: its retries are appended again, as a datanode's idempotent container operations).
 
-Replay a seed: `python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
+The checks are `tests/ratis_invariants.py`'s, mixed into `Simulation`. Replay a seed:
+`python -m tests.ratis_sim --seed 17 --members 5 [--trace]`.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import argparse
 import heapq
 import random
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyozone.hdds.clock import ManualClock
@@ -43,6 +49,7 @@ from pyozone.ratis.messages import (
     ClientCall,
     EntryKind,
     InstallSnapshotReply,
+    InstallSnapshotRequest,
     LogEntry,
     Message,
     RaftPeerId,
@@ -54,7 +61,9 @@ from pyozone.ratis.outputs import (
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
+    FollowerSlow,
     InstallSnapshot,
+    NoLeader,
     NotLeader,
     Output,
     Persist,
@@ -70,16 +79,14 @@ from pyozone.ratis.outputs import (
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
+from tests.ratis_invariants import Invariants, InvariantViolation
 
 NO_SNAPSHOT = TermIndex(0, 0)
 FAULT_MS = 1500  # virtual time with faults
 LIVENESS_BOUND_MS = 4000  # after the heal: a leader and a request applied everywhere within this
+REELECTION_BOUND_MS = 3000  # 10 election timeouts: then a top-priority member leads; cut off, others elect
 WRITERS = 4  # clients that write, each one call at a time (retried until answered)
 MAX_STEPS = 100_000  # a run is a few thousand steps: more is a message storm
-
-
-class InvariantViolation(AssertionError):
-    pass
 
 
 @dataclass
@@ -148,6 +155,12 @@ class Member:
     seen_commit: int = 0
     was_leader_term: int = 0
     leader_since_ms: int = 0
+    # NoLeader: when it last had a leader (a leader's message it took, or its own leadership), and when it
+    # last reported having none; FollowerSlow: when it last reported each follower, as leader.
+    leader_seen_ms: int = 0
+    was_leading: bool = False
+    no_leader_reported_ms: int | None = None
+    slow_reported_ms: dict[RaftPeerId, int] = field(default_factory=dict)
     cache_horizon: int = 0  # calls applied up to here came in a snapshot: its retry cache never saw them
     started: bool = False  # the spare is started when it is first added
     members_arg: tuple[RaftPeerId, ...] = ()  # the configuration it was first started with
@@ -169,7 +182,7 @@ class Faults:
     max_apply_ms: int  # an apply completes within this long, in any order (0: at once, in order)
 
 
-class Simulation:
+class Simulation(Invariants):
     def __init__(self, seed: int, members: int = 3, trace: bool = False) -> None:
         self.seed = seed
         self.n = members
@@ -180,7 +193,7 @@ class Simulation:
             append_byte_limit=64,
             append_element_limit=self.rng.choice([0, 1, 3]),
             outstanding_appends_max=self.rng.choice([1, 4]),
-            leader_step_down_wait_ms=self.rng.choice([0, 300, 1000]),
+            leader_step_down_wait_ms=self.rng.choice([0, 300, 1000, 10_000]),
             purge_gap=self.rng.choice([1, 4, 16]),
             push_commit=self.rng.random() < 0.5,
         )
@@ -194,6 +207,20 @@ class Simulation:
             client_every_ms=self.rng.choice([20, 60]),
             snapshot_every=self.rng.choice([0, 3, 10]),
             max_apply_ms=self.rng.choice([0, 5, 40]),
+        )
+        # Priorities (on half the seeds; the spare's too), a short first election on a quarter, and the
+        # failure notifications' timeouts (0: off).
+        first = self.rng.choice([None, None, None, (0, 20)])
+        self.settings = replace(
+            self.settings,
+            first_election_timeout_min_ms=first and first[0],
+            first_election_timeout_max_ms=first and first[1],
+            no_leader_timeout_ms=self.rng.choice([0, 400, 1000]),
+            rpc_slowness_timeout_ms=self.rng.choice([0, 400, 1000]),
+        )
+        peers = [RaftPeerId(f"n{i}") for i in range(members + 1)]
+        self.priorities = (
+            {p: self.rng.randint(0, 2) for p in peers} if self.rng.random() < 0.5 else dict.fromkeys(peers, 0)
         )
         # On half the seeds one writer has no client id: no retry cache, each retry appended again.
         self.writers = ("" if self.rng.random() < 0.5 else "w0", *(f"w{i}" for i in range(1, WRITERS)))
@@ -220,6 +247,7 @@ class Simulation:
         self.resent_at: set[int] = set()  # where a call without a client id was applied again
         self.outstanding: dict[int, ClientCall] = {}  # writes not yet answered, by call id: retried
         self.heard: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # (leader, follower) -> its last answer
+        self.answered: dict[tuple[RaftPeerId, RaftPeerId], int] = {}  # the same, answers of the leader's term
         self.leader_horizon: dict[int, int] = {}  # term -> its leader's retry cache horizon
         self.goal_configuration: tuple[RaftPeerId, ...] = self.initial  # who must apply the final write
         # Linearizable reads: what a read must see, the highest index acknowledged or seen by a read so far.
@@ -244,9 +272,19 @@ class Simulation:
         self._schedule(self.rng.randint(0, self.faults.client_every_ms), "client")
         self._schedule(FAULT_MS, "heal")
         goal: bytes | None = None
+        goal_at: int | None = None  # when every member applied the final write
+        lost: tuple[RaftPeerId, int, int] | None = (
+            None  # the leader cut off after the final write, term, when
+        )
         while self.events:
             now, _, kind, args = heapq.heappop(self.events)
-            if not self.faulty and now > FAULT_MS + LIVENESS_BOUND_MS:
+            if lost is not None and now > lost[2] + REELECTION_BOUND_MS:
+                self._fail(
+                    f"no leader: {REELECTION_BOUND_MS} ms after {lost[0]}, leader of term {lost[1]}, was cut "
+                    f"off, the others connected elected nobody (roles: "
+                    f"{[(str(m.peer), m.server and m.server.role.value) for m in self.members.values()]})"
+                )
+            if goal_at is None and not self.faulty and now > FAULT_MS + self._liveness_bound_ms():
                 break
             self.clock.set(now)
             self.steps += 1
@@ -258,18 +296,69 @@ class Simulation:
             if goal is None and not self.faulty:
                 goal = b"final-%d" % self.seed
                 self._schedule(now, "final", goal)
-            if (
+            if lost is not None:
+                if any(
+                    m.server is not None
+                    and m.server.role is RaftPeerRole.LEADER
+                    and m.server.current_term > lost[1]
+                    for m in self.members.values()
+                ):
+                    return
+            elif (
                 goal is not None
                 and goal in self.acked
                 and all(self.members[p].applied_prefix >= self.acked[goal] for p in self._goal_members())
             ):
-                return
+                goal_at = now if goal_at is None else goal_at
+                lost = self._cut_off_leader(goal_at)
         members = self.members.values()
         self._fail(
-            f"no progress: {LIVENESS_BOUND_MS} ms after the faults healed, request {goal!r} is not "
+            f"no progress: {self._liveness_bound_ms()} ms after the faults healed, request {goal!r} is not "
             f"applied by every member (applied: {[m.applied_prefix for m in members]}, "
             f"roles: {[(str(m.peer), m.server and m.server.role.value) for m in members]})"
         )
+
+    def _liveness_bound_ms(self) -> int:
+        """How long after the heal a leader must have taken the final write everywhere. A member that stepped
+        down for a lost majority and has heard from no leader since may hold the only log the others can
+        elect, and stands only after `raft.server.leaderelection.leader.step-down.wait-time` (as Ratis's)."""
+        return LIVENESS_BOUND_MS + self.settings.leader_step_down_wait_ms
+
+    def _cut_off_leader(self, goal_at: int) -> tuple[RaftPeerId, int, int] | None:
+        """Liveness once more. Priorities: within `REELECTION_BOUND_MS` of the final write applied everywhere,
+        a member of the highest priority in its configuration leads (a leader of lower priority hands over to
+        it once it holds the whole log). Then, once every member of the leader's configuration has committed
+        its whole log (so each has followed it, and holds the same log and configuration), the leader is cut
+        off from the others, which must elect one of them within `REELECTION_BOUND_MS`, whatever the
+        step-down wait (R11 defect 4: members that had stepped down from leading during the faults waited it
+        out although they had followed a newer leader since). None until then (a later step tries again)."""
+        leaders = [
+            m.server
+            for m in self.members.values()
+            if m.server is not None and m.server.role is RaftPeerRole.LEADER
+        ]
+        late = self.clock.now_ms() > goal_at + REELECTION_BOUND_MS
+        if not leaders:
+            if late:
+                self._fail(f"no leader {REELECTION_BOUND_MS} ms after the final write was applied everywhere")
+            return None
+        leader = max(leaders, key=lambda server: server.current_term)
+        top = max(self.priorities[p] for p in leader.configuration)
+        if self.priorities[leader.me] < top:
+            if late:
+                self._fail(
+                    f"priorities: {REELECTION_BOUND_MS} ms after the final write was applied everywhere, "
+                    f"{leader.me} (priority {self.priorities[leader.me]}) still leads term "
+                    f"{leader.current_term} of {[(str(p), self.priorities[p]) for p in leader.configuration]}"
+                )
+            return None
+        if any(commit != leader.log.last_index for _, commit in leader.commit_infos()):
+            if late:
+                self._fail(f"{leader.me}'s log is not committed on every member: {leader.commit_infos()}")
+            return None
+        self.side[leader.me] = 1
+        self._count("leaders cut off after the heal")
+        return leader.me, leader.current_term, self.clock.now_ms()
 
     def _goal_members(self) -> list[RaftPeerId]:
         """Who must apply the final write: the members when it committed that are members still (a removed
@@ -300,6 +389,11 @@ class Simulation:
         member.cache_horizon = disk.snapshot.index
         member.was_leader_term = 0
         member.tick_at = None
+        member.leader_seen_ms, member.was_leading, member.no_leader_reported_ms = (
+            self.clock.now_ms(),
+            False,
+            None,
+        )
         member.server = RaftServer(
             member.peer,
             member.members_arg,
@@ -313,6 +407,7 @@ class Simulation:
                 disk.snapshot,
                 disk.snapshot_configuration,
             ),
+            priorities=self.priorities,
         )
         self._after(member, [])
 
@@ -327,15 +422,30 @@ class Simulation:
         member = self.members[to]
         if member.server is None or self.side[to] != self.side[sender] or (sender, to) in self.cut:
             return
+        server = member.server
         if isinstance(message, AppendEntriesReply | InstallSnapshotReply):
             self.heard[(to, sender)] = self.clock.now_ms()
+        # An answer to the leader of its term: the follower is not silent (FollowerSlow).
+        answer = (
+            isinstance(message, AppendEntriesReply | InstallSnapshotReply)
+            and server.role is RaftPeerRole.LEADER
+            and message.term == server.current_term
+        )
         try:
-            outputs = member.server.receive(sender, message)
+            outputs = server.receive(sender, message)
         except ValueError as refused:  # from a server outside the configuration (removed, or not yet added)
             if "not another member" not in str(refused):
                 raise
             self._count("messages refused from non-members")
             return
+        if answer:
+            self.answered[(to, sender)] = self.clock.now_ms()
+        if (
+            isinstance(message, AppendEntriesRequest | InstallSnapshotRequest)
+            and server.current_term == message.leader_term
+            and server.leader_id == sender
+        ):
+            member.leader_seen_ms = self.clock.now_ms()  # it took a current leader's message (NoLeader)
         self._after(member, outputs)
 
     def _on_sync(self, peer: RaftPeerId, incarnation: int, seq: int) -> None:
@@ -563,7 +673,12 @@ class Simulation:
                 self._count(f"watches of {output.level.name} timed out")
             elif isinstance(output, NotLeader):
                 self.hint = output.leader_hint
+            elif isinstance(output, NoLeader):
+                self._check_no_leader_notice(member, output)
+            elif isinstance(output, FollowerSlow):
+                self._check_slow_notice(member, output)
         self._check_roles(member)
+        self._check_notices_due(member)
         deadline = max(server.deadline_ms() or 0, self.clock.now_ms())  # groups here have 3 or 5 members
         if member.tick_at is None or deadline < member.tick_at:
             member.tick_token += 1
@@ -680,193 +795,6 @@ class Simulation:
                         f"call {entry.client_id}/{entry.call_id} applied twice: at {first} and {entry.index}"
                     )
                 self._count("calls applied again after a snapshot hid them")
-
-    # ---- the invariants (Figure 3), checked as each step's outputs are carried out
-
-    def _check_persist(self, server: RaftServer, persist: Persist) -> None:
-        """Log matching: any two entries with one index and term hold one payload and follow the same term
-        (so, by induction, the same prefix). Each entry enters a log through a Persist: all are seen."""
-        for entry in persist.entries:
-            fact = (entry.payload, entry.kind, server.log.term_at(entry.index - 1))
-            known = self.entries_seen.setdefault((entry.index, entry.term), fact)
-            if known != fact:
-                self._fail(
-                    f"log matching: {server.me} holds {entry} after term {fact[2]}, another log holds "
-                    f"{known[0]!r} after term {known[2]} at that index and term"
-                )
-
-    def _check_append_size(self, append: AppendEntriesRequest) -> None:
-        """An append holds more than one entry only within the byte limit, each entry counted with its state
-        machine data, and within the element limit."""
-        size = sum(len(e.payload) + e.data_size for e in append.entries)
-        limit = self.settings.append_element_limit
-        if len(append.entries) > 1 and (
-            size > self.settings.append_byte_limit or (limit and len(append.entries) > limit)
-        ):
-            self._fail(f"an append of {len(append.entries)} entries, {size} bytes with their data: too big")
-
-    def _check_announced(
-        self, server: RaftServer, persist: Persist, announced: dict[int, ClientCall]
-    ) -> None:
-        """A leader announces each call it appends (`Appended`, with its index) before the entry's write, and
-        the entry carries the call and its state machine data."""
-        for entry in persist.entries:
-            call = announced.pop(entry.index, None)
-            if call is not None and (call.client_id, call.call_id, call.payload, call.data_size) != (
-                entry.client_id,
-                entry.call_id,
-                entry.payload,
-                entry.data_size,
-            ):
-                self._fail(f"{server.me} announced {call} at {entry.index} but writes {entry}")
-            if (
-                call is None
-                and server.role is RaftPeerRole.LEADER
-                and entry.term == server.current_term
-                and entry.kind is EntryKind.STATE_MACHINE
-            ):
-                self._fail(f"{server.me} writes {entry} of its own term without announcing its call")
-        if announced:
-            self._fail(f"{server.me} announced calls at {sorted(announced)} that its next write lacks")
-
-    def _check_reply(self, reply: Reply) -> None:
-        applied = self.applied.get(reply.index)
-        if applied is None or (applied.client_id, applied.call_id, applied.payload) != (
-            reply.call.client_id,
-            reply.call.call_id,
-            reply.call.payload,
-        ):
-            self._fail(f"acknowledged {reply.call} at index {reply.index}, where {applied} was applied")
-        if reply.result != self._result(applied):
-            self._fail(f"answered {reply.call} with {reply.result}: not the result of {applied}")
-        self.acked[reply.call.payload] = reply.index
-        self.outstanding.pop(reply.call.call_id, None)
-        self.read_floor = max(self.read_floor, reply.index)
-
-    def _check_read(self, member: Member, ready: ReadReady) -> None:
-        """Linearizable reads: a read served from `member`'s state machine sees every write acknowledged, and
-        everything any read saw, before the read was invoked."""
-        seen = member.applied_prefix
-        floor = self.read_floors.pop(ready.call.call_id)
-        if seen < ready.read_index or seen < floor:
-            self._fail(
-                f"stale read: {member.peer} serves read {ready.call.call_id} at applied index {seen} "
-                f"(read index {ready.read_index}), though {floor} was acknowledged or read before"
-            )
-        self.read_floor = max(self.read_floor, seen)
-        self._count("reads served")
-
-    def _check_watch(self, leader: RaftServer, done: WatchDone) -> None:
-        """A watch is done only when its index is committed, and durable on every member (ALL) or on a
-        majority (MAJORITY) of the configuration its infos name: the leader's as the watch ended (its
-        configuration may change later in the same step, by one member)."""
-        entry = self.committed.get(done.index, (None, 0))[0]
-        if entry is None:
-            self._fail(
-                f"{leader.me} ends a watch of {done.level.name} at {done.index}, which is not committed"
-            )
-        members = [peer for peer, _ in done.infos]
-        if len(set(members) ^ set(leader.configuration)) > 1:
-            self._fail(f"{leader.me}'s watch names {members}, not its configuration {leader.configuration}")
-        holders = [p for p in members if self.members[p].disk.holds(entry)]
-        needed = len(members) if done.level is WatchLevel.ALL else len(members) // 2 + 1
-        if len(holders) < needed:
-            self._fail(
-                f"{leader.me} ends a watch of {done.level.name} at {done.index} (infos {done.infos}), but "
-                f"only {[str(h) for h in holders]} hold it durably"
-            )
-        waited = self.clock.now_ms() - self.watches[done.call.call_id]
-        self._count(f"watches of {done.level.name} done ({self.push})")
-        self.counts[f"ms waited for watches of {done.level.name} ({self.push})"] = (
-            self.counts.get(f"ms waited for watches of {done.level.name} ({self.push})", 0) + waited
-        )
-
-    def _check_roles(self, member: Member) -> None:
-        server = member.server
-        assert server is not None
-        if server.role is RaftPeerRole.LEADER and member.was_leader_term != server.current_term:
-            member.was_leader_term = server.current_term
-            member.leader_since_ms = self.clock.now_ms()
-            self.leader_horizon[server.current_term] = member.cache_horizon
-            other = self.leaders.setdefault(server.current_term, member.peer)
-            if other != member.peer:
-                self._fail(f"election safety: {member.peer} and {other} both lead term {server.current_term}")
-            for _ in range(self.rng.randint(0, 3)):  # clients still reading from the leader it deposed
-                self._schedule(self.clock.now_ms() + self.rng.randint(10, 300), "read_deposed")
-            for index, (entry, term) in self.committed.items():
-                if term < server.current_term:
-                    self._check_holds(server, index, entry, term)
-        if server.commit_index > member.seen_commit and server.role is RaftPeerRole.LEADER:
-            entry = server.log.entry(server.commit_index)
-            voters = server.configuration
-            holders = [p for p in voters if self.members[p].disk.holds(entry)]
-            if len(holders) <= len(voters) // 2:
-                self._fail(
-                    f"{server.me} commits {entry.index} held durably by {[str(h) for h in holders]} only, "
-                    f"not a majority of {[str(v) for v in voters]}"
-                )
-        if server.commit_index > member.seen_commit:
-            for index in range(
-                max(member.seen_commit, server.log.snapshot.index) + 1, server.commit_index + 1
-            ):
-                entry = server.log.entry(index)
-                self.commit_high = max(self.commit_high, index)
-                known, _ = self.committed.setdefault(index, (entry, server.current_term))
-                if known != entry:
-                    self._fail(f"{server.me} commits {entry} where {known} was committed")
-                for other in self.members.values():
-                    leader = other.server
-                    if (
-                        leader is not None
-                        and leader.role is RaftPeerRole.LEADER
-                        and leader.current_term > self.committed[index][1]
-                    ):
-                        self._check_holds(leader, index, entry, self.committed[index][1])
-            member.seen_commit = server.commit_index
-        if server.role is RaftPeerRole.LEADER:
-            self._check_leader_contact(member)
-            self._check_one_change(server)
-
-    def _check_one_change(self, leader: RaftServer) -> None:
-        """One change at a time, directly: the configuration a leader decides with differs by at most one
-        member from the last configuration committed (as its log holds it), so any two configurations in
-        force at once have overlapping majorities (the thesis, section 4.1)."""
-        high = min(self.commit_high, leader.log.last_index)
-        if high > leader.log.snapshot.index and (
-            high not in self.committed or leader.log.entry(high) != self.committed[high][0]
-        ):
-            return  # a leader of an older term, its log diverged: it can no longer commit
-        committed = leader.log.configuration_at(high)
-        if len(set(committed) ^ set(leader.configuration)) > 1:
-            self._fail(
-                f"two changes at once: {leader.me} decides with {[str(p) for p in leader.configuration]} "
-                f"while {[str(p) for p in committed]} is the last configuration committed"
-            )
-
-    def _check_leader_contact(self, member: Member) -> None:
-        """CheckQuorum: a leader that has heard from no majority for the window (Ratis's checkLeadership runs
-        at each heartbeat tick) has stepped down."""
-        now = self.clock.now_ms()
-        window = self.settings.rpc_timeout_max_ms + self.settings.heartbeat_interval_ms + 1
-        if now - member.leader_since_ms <= window:
-            return
-        assert member.server is not None
-        voters = member.server.configuration
-        heard = sum(
-            1 for p in voters if p == member.peer or now - self.heard.get((member.peer, p), -window) <= window
-        )
-        if heard <= len(voters) // 2:
-            self._fail(f"{member.peer} still leads term {member.was_leader_term}, having heard from {heard}")
-
-    def _check_holds(self, leader: RaftServer, index: int, entry: LogEntry, term: int) -> None:
-        """Leader completeness: a leader of a later term holds every entry committed before."""
-        if index <= leader.log.snapshot.index:
-            return  # in its state machine's snapshot: checked as it was applied
-        if leader.log.term_at(index) is None or leader.log.entry(index) != entry:
-            self._fail(
-                f"leader completeness: {leader.me}, leader of term {leader.current_term}, lacks "
-                f"{entry} committed in term {term}"
-            )
 
 
 def main() -> None:

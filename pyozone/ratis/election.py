@@ -21,27 +21,51 @@ class Phase(enum.Enum):
     ELECTION = "ELECTION"
 
 
+def log_allows(request: RequestVoteRequest, log: RaftLog, priority: int, candidate_priority: int) -> bool:
+    """Ratis's VoteContext.decideVote: a candidate whose log is more up to date than ours gets our vote, one
+    whose log is behind does not (section 5.4.1), and at equal last entries only one of at least our priority
+    (Ratis's RaftPeer.priority): the log decides first, so priorities never elect a log that lacks a committed
+    entry."""
+    if not log.is_up_to_date(request.last_log_term, request.last_log_index):
+        return False
+    if (request.last_log_term, request.last_log_index) != (log.last_term, log.last_index):
+        return True
+    return priority <= candidate_priority
+
+
 def grants_pre_vote(
-    request: RequestVoteRequest, *, current_term: int, log: RaftLog, leader_alive: bool
+    request: RequestVoteRequest,
+    *,
+    current_term: int,
+    log: RaftLog,
+    leader_alive: bool,
+    priority: int = 0,
+    candidate_priority: int = 0,
 ) -> bool:
-    """A pre-vote is granted to a candidate whose would-be term is ahead of ours, whose log is at least as up
-    to date, and only while we have not heard from a leader within the minimum election timeout."""
+    """A pre-vote is granted to a candidate whose would-be term is ahead of ours, whose log `log_allows`, and
+    only while we have not heard from a leader within the minimum election timeout."""
     return (
         request.candidate_term > current_term
         and not leader_alive
-        and log.is_up_to_date(request.last_log_term, request.last_log_index)
+        and log_allows(request, log, priority, candidate_priority)
     )
 
 
 def grants_vote(
-    request: RequestVoteRequest, *, current_term: int, voted_for: RaftPeerId | None, log: RaftLog
+    request: RequestVoteRequest,
+    *,
+    current_term: int,
+    voted_for: RaftPeerId | None,
+    log: RaftLog,
+    priority: int = 0,
+    candidate_priority: int = 0,
 ) -> bool:
     """The vote of Figure 2, once the voter has moved to a higher candidate term: at most one candidate per
-    term, and only one whose log is at least as up to date as the voter's (section 5.4.1)."""
+    term, and only one whose log `log_allows` (section 5.4.1, with Ratis's priority at equal logs)."""
     return (
         request.candidate_term == current_term
         and voted_for in (None, request.candidate_id)
-        and log.is_up_to_date(request.last_log_term, request.last_log_index)
+        and log_allows(request, log, priority, candidate_priority)
     )
 
 

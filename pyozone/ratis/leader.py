@@ -68,6 +68,10 @@ class LeaderState:
         self._settings = settings
         self._since_ms = now_ms
         self.followers = {peer: FollowerInfo(next_index=log.last_index + 1) for peer in followers}
+        # For raft.server.rpc.slowness.timeout: each peer's last answer while we lead (kept if it is dropped
+        # and added again), and those reported slow since.
+        self._answered: dict[RaftPeerId, int] = {}
+        self._slow_reported: set[RaftPeerId] = set()
 
     def appends(
         self, now_ms: int, leader_commit: int, heartbeat_all: bool = False
@@ -158,7 +162,33 @@ class LeaderState:
         self.followers = {peer: info for peer, info in self.followers.items() if peer in keep}
 
     def on_response(self, peer: RaftPeerId, now_ms: int) -> None:
-        self.followers[peer].last_response_ms = now_ms
+        self.followers[peer].last_response_ms = self._answered[peer] = now_ms
+        self._slow_reported.discard(peer)
+
+    def slow_followers(self, now_ms: int) -> list[tuple[RaftPeerId, int]]:
+        """Followers silent for `raft.server.rpc.slowness.timeout` (since their last answer, or since we began
+        to lead) not yet reported, with how long (Ratis's LeaderStateImpl.checkHealth); each is reported once
+        per silence. None with the timeout 0 (off)."""
+        timeout = self._settings.rpc_slowness_timeout_ms
+        slow = []
+        for peer in self.followers:
+            silent = now_ms - self._answered.get(peer, self._since_ms)
+            if timeout and peer not in self._slow_reported and silent >= timeout:
+                self._slow_reported.add(peer)
+                slow.append((peer, silent))
+        return slow
+
+    def next_slowness_ms(self) -> int | None:
+        """When the next follower not yet reported becomes slow, if none answers first."""
+        timeout = self._settings.rpc_slowness_timeout_ms
+        if not timeout:
+            return None
+        due = [
+            self._answered.get(peer, self._since_ms) + timeout
+            for peer in self.followers
+            if peer not in self._slow_reported
+        ]
+        return min(due, default=None)
 
     def has_majority_contact(self, now_ms: int, voters: tuple[RaftPeerId, ...]) -> bool:
         """Ratis's checkLeadership: false once we have led for `raft.server.rpc.timeout.max` and fewer than a

@@ -173,6 +173,27 @@ class InstallSnapshot:
     first_available: TermIndex
 
 
+@dataclass(frozen=True)
+class NoLeader:
+    """This member has had no leader (as a follower or a candidate) since `since_ms`, for
+    `raft.server.notification.no-leader.timeout` (Ratis's StateMachine.notifyExtendedNoLeader; Ozone's
+    datanode closes the pipeline, XceiverServerRatis.handleNoLeader). Once per such period: the next one
+    follows a leader's message or our own leadership."""
+
+    since_ms: int
+
+
+@dataclass(frozen=True)
+class FollowerSlow:
+    """As leader, we have not heard from `peer` for `silent_ms` (since its last answer, or since we began to
+    lead), at least `raft.server.rpc.slowness.timeout` (Ratis's LeaderEventApi.notifyFollowerSlowness;
+    Ozone's datanode closes the pipeline, handleNodeSlowness). Once per silence: the next one follows an
+    answer."""
+
+    peer: RaftPeerId
+    silent_ms: int
+
+
 Output = (
     Send
     | Persist
@@ -189,4 +210,6 @@ Output = (
     | ConfigurationRefused
     | WatchDone
     | WatchFailed
+    | NoLeader
+    | FollowerSlow
 )

@@ -7,10 +7,12 @@ Inputs: `receive` (a peer's message), `submit` (a client's write), `read` (a cli
 index it applied, in any order), `snapshot_taken` (the state machine durably checkpointed what it applied),
 `snapshot_installed` (it loaded the leader's checkpoint after an `InstallSnapshot`), `watch` (a client waits
 until an index is committed on a majority or on every member), `tick` (the injected clock moved; call it at
-`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs`
-for the shell to carry out in order. A member restarts from what its disk holds (`PersistentState`): term,
-vote, the snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index
-is relearned from the leader, the state machine applies the log after its snapshot again).
+`deadline_ms()` at the latest). Each returns the outputs of `pyozone.ratis.outputs` for the shell to carry
+out in order. The client calls' inputs (`submit`, `read`, `watch`, `applied`) and the state that answers them
+are `client_calls.ClientCalls`, mixed in; this module is elections, replication, commit, snapshots, leadership
+transfer and membership. A member restarts from what its disk holds (`PersistentState`): term, vote, the
+snapshot its state machine loads and the log after it; everything else is rebuilt (the commit index is
+relearned from the leader, the state machine applies the log after its snapshot again).
 
 A member commits, and so hands to its state machine, only what its own disk holds (Ratis's
 RaftLogBase.updateCommitIndex: min(majority index, flush index), for every group): a leader counts itself
@@ -23,10 +25,11 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from pyozone.ratis.client_calls import ClientCalls
 from pyozone.ratis.election import ElectionTally, Phase, grants_pre_vote, grants_vote
 from pyozone.ratis.leader import LeaderState
 from pyozone.ratis.log import RaftLog, payload_bytes
@@ -35,7 +38,6 @@ from pyozone.ratis.messages import (
     AppendEntriesRequest,
     AppendResult,
     ClientCall,
-    CommitInfos,
     EntryKind,
     InstallSnapshotReply,
     InstallSnapshotRequest,
@@ -47,32 +49,25 @@ from pyozone.ratis.messages import (
     RequestVoteRequest,
     StartLeaderElectionRequest,
     TermIndex,
-    WatchLevel,
 )
 from pyozone.ratis.outputs import (
-    Appended,
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
+    FollowerSlow,
     InstallSnapshot,
+    NoLeader,
     NotLeader,
     Output,
     Persist,
     PurgeLog,
-    ReadReady,
-    Reply,
     Send,
     TransferDone,
     TransferRefused,
-    WatchDone,
-    WatchFailed,
 )
-from pyozone.ratis.read_index import ReadIndexReads
-from pyozone.ratis.retry_cache import RetryCache
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis.validation import check_leader_claim, named_sender, refuse, validate
-from pyozone.ratis.watches import PendingWatches, Watch
 
 if TYPE_CHECKING:
     from pyozone.hdds.clock import Clock  # the protocol only: the core never loads a clock that reads time
@@ -119,7 +114,7 @@ class _Transfer:
     started: bool = False  # StartLeaderElection sent
 
 
-class RaftServer:
+class RaftServer(ClientCalls):
     def __init__(
         self,
         me: RaftPeerId,
@@ -129,11 +124,15 @@ class RaftServer:
         rng: random.Random,
         state: PersistentState = PersistentState(),
         entry_bytes: Callable[[LogEntry], int] = payload_bytes,
+        priorities: Mapping[RaftPeerId, int] | None = None,
     ) -> None:
         """`entry_bytes` is what an entry costs in an append, which the leader fills up to
         `raft.server.log.appender.buffer.byte-limit`: the shell gives the entry's wire bytes, framing and
         client id included, so the appends it sends fit the limit as sized (Ratis's appender counts each
-        entry's serialized size)."""
+        entry's serialized size). `priorities` are the members' priorities (Ratis's RaftPeer.priority; a
+        member not named has 0, as every member of a group without them): at equal logs a voter refuses a
+        candidate of lower priority than its own, and a leader hands over to a follower of higher priority
+        that holds its whole log (Ozone gives SCM's suggested leader of a pipeline priority 1)."""
         if me not in members:
             raise ValueError(f"{me} is not a member of the group {[str(m) for m in members]}")
         self.me = me
@@ -141,6 +140,7 @@ class RaftServer:
         self._settings = settings
         self._clock = clock
         self._rng = rng
+        self._priorities = dict(priorities or {})
         self.current_term = state.current_term
         self.voted_for = state.voted_for
         self.log = RaftLog(state.entries, state.snapshot, state.configuration or members, entry_bytes)
@@ -148,8 +148,7 @@ class RaftServer:
         self.leader_id: RaftPeerId | None = None
         # The state machine starts from its snapshot: commit and apply resume after it.
         self.commit_index = state.snapshot.index  # also the last index handed to the state machine
-        self._applied_index = state.snapshot.index  # the state machine applied every index up to here
-        self._applied_ahead: set[int] = set()  # and these after it (applied out of order)
+        self._init_client_calls(me, settings, state.snapshot.index)
         # A follower: the last index its leader said is committed and its log holds as the leader's; it
         # commits up to there as its own disk makes the entries durable.
         self._leader_commit = state.snapshot.index
@@ -157,19 +156,20 @@ class RaftServer:
         self._last_leader_contact_ms: int | None = None
         self._lost_majority_ms: int | None = None  # when we last stepped down for LOST_MAJORITY_HEARTBEATS
         self._election_deadline_ms = 0
+        self._first_election = True  # until we first stand or hear from a leader (firstElectionSinceStartup)
         self._reset_election_timer()
+        # NoLeader: when we last had a leader (heard from one, or led); whether this stretch was reported.
+        self._leader_seen_ms = self._clock.now_ms()
+        self._no_leader_reported = False
+        self._yielded_ms: int | None = None  # a leader's last hand-over to a follower of higher priority
         self._tally: ElectionTally | None = None
         # Rounds are numbered from the clock at start and are a minimum timeout apart, so a restarted
         # member does not reuse the number of a round whose late replies may still arrive.
         self._round = self._clock.now_ms()
         self._leader: LeaderState | None = None
-        self._pending_calls: dict[int, list[ClientCall]] = {}  # by the index of their entry
-        self._retry_cache = RetryCache(settings.retry_cache_expiry_ms)
-        self._reads = ReadIndexReads(me)
         self._transfer: _Transfer | None = None
         self._reconfiguration: _Reconfiguration | None = None
         self._failed_reconfiguration: tuple[tuple[str, int], str] | None = None  # the last one: call, why
-        self._watches = PendingWatches(settings.watch_element_limit)  # a leader's watches not yet done
         self._installing: TermIndex | None = None  # the notification our state machine is acting on
         self._install_from: tuple[RaftPeerId, int, int] | None = None  # its leader, term and call id
         # Durability: what the disk holds for sure, what is on its way, and the sends waiting for it.
@@ -179,12 +179,6 @@ class RaftServer:
         self._persisting: deque[_PendingPersist] = deque()
         self._held: deque[tuple[int, Send]] = deque()
         self._out: list[Output] = []
-
-    @property
-    def applied_index(self) -> int:
-        """The state machine applied every index up to here (Ratis's lastAppliedIndex): the gap-free prefix
-        of what it reported `applied`."""
-        return self._applied_index
 
     @property
     def known_committed_index(self) -> int:
@@ -198,19 +192,6 @@ class RaftServer:
     def configuration(self) -> tuple[RaftPeerId, ...]:
         """The members in force: the last configuration entry's, appended, committed or not."""
         return self.log.configuration
-
-    def commit_infos(self) -> CommitInfos:
-        """Each member's commit index, as this member knows it (Ratis's commitInfos): a leader knows its
-        followers' from their answers; another member knows only its own."""
-        if self._leader is None:
-            return ((self.me, self.commit_index),)
-        followers = self._leader.followers
-        infos = []
-        for peer in self.log.configuration:
-            info = followers.get(peer)
-            known = self.commit_index if peer == self.me else info.commit_index if info is not None else 0
-            infos.append((peer, known))
-        return tuple(infos)
 
     def _peers(self) -> tuple[RaftPeerId, ...]:
         return tuple(m for m in self.log.configuration if m != self.me)
@@ -240,17 +221,25 @@ class RaftServer:
         if self._leader is not None:
             if self._leader.has_majority_contact(now, self.log.configuration):
                 self._check_staging(now)
+                self._yield_to_higher_priority()
+                for peer, silent_ms in self._leader.slow_followers(now):
+                    self._out.append(FollowerSlow(peer, silent_ms))
                 self._send_appends()
             else:
                 self._lost_majority_ms = now
                 self._step_down(self.current_term)
-        elif now >= self._election_deadline_ms:
+            return self._drain()
+        self._check_no_leader(now)
+        if now >= self._election_deadline_ms:
             if (
                 self._lost_majority_ms is not None
                 and now - self._lost_majority_ms < self._settings.leader_step_down_wait_ms
             ):
                 # Ratis's FollowerState.lostMajorityHeartbeatsRecently: a leader that lost its majority does
-                # not stand again at once, so a leader cut off alone cannot churn the group's term.
+                # not stand again at once, so a leader cut off alone cannot churn the group's term. Only until
+                # it hears from a leader or a candidate of a later term (`_follow`, `_on_request_vote`): the
+                # wait is that of the FollowerState its step-down started. It still grants votes and pre-votes
+                # meanwhile (Ratis's VoteContext does not look at it).
                 self._reset_election_timer()
             elif self.me not in self.log.configuration and self.me not in self.log.configuration_at(
                 self.commit_index
@@ -272,9 +261,21 @@ class RaftServer:
                 self._leader.next_heartbeat_ms(),
                 self._transfer.deadline_ms if self._transfer is not None else None,
                 self._watches.next_deadline_ms(),
+                self._leader.next_slowness_ms(),
             ]
             return min((at for at in due if at is not None), default=None)
+        timeout = self._settings.no_leader_timeout_ms
+        if timeout and not self._no_leader_reported:
+            return min(self._election_deadline_ms, self._leader_seen_ms + timeout)
         return self._election_deadline_ms
+
+    def _check_no_leader(self, now: int) -> None:
+        """Ratis's notifyExtendedNoLeader: once per leaderless stretch of `raft.server.notification
+        .no-leader.timeout` (0: never)."""
+        timeout = self._settings.no_leader_timeout_ms
+        if timeout and not self._no_leader_reported and now - self._leader_seen_ms >= timeout:
+            self._no_leader_reported = True
+            self._out.append(NoLeader(self._leader_seen_ms))
 
     def receive(self, sender: RaftPeerId, message: Message) -> list[Output]:
         """A peer's message. One from outside the group, naming another member than the one it came from, or
@@ -308,45 +309,6 @@ class RaftServer:
             self._on_install_reply(sender, message)
         else:
             self._on_append_reply(sender, message)
-        return self._drain()
-
-    def submit(self, call: ClientCall) -> list[Output]:
-        """A client's write: a leader appends it and answers once it is applied; others refuse with the
-        leader they know of (Ratis's NotLeaderException). A retried call (same client and call id) is never
-        appended twice: if applied, it is answered from the retry cache with the original result; if still
-        in the log, it waits for that entry. A call without a client id ("") bypasses the cache: each
-        submission is appended (its operation must be idempotent). The leader outputs `Appended` before the
-        entry's `Persist`, so the shell files the call's state machine data under its index first. A negative
-        `data_size` is the caller's bug, refused with ValueError before anything changes: followers would
-        refuse every append carrying the entry (`validation.validate`), and the group would stall for good."""
-        if call.data_size < 0:
-            raise ValueError(f"call {call.client_id}:{call.call_id} has {call.data_size} bytes of data")
-        if self._transfer is not None:  # a leader handing over takes no writes: try its successor
-            self._out.append(NotLeader(call, self._transfer.target))
-            return self._drain()
-        if self._leader is None:
-            self._out.append(NotLeader(call, self.leader_id))
-            return self._drain()
-        if call.client_id:
-            cached = self._retry_cache.get(call.client_id, call.call_id, self._clock.now_ms())
-            if cached is not None:
-                self._out.append(Reply(call, cached.index, cached.result))
-                return self._drain()
-            index = self.log.index_of_call(call.client_id, call.call_id)
-            if index is not None and not self._is_applied(index):
-                self._pending_calls.setdefault(index, []).append(call)
-                return self._drain()
-        entry = LogEntry(
-            self.current_term,
-            self.log.last_index + 1,
-            call.payload,
-            client_id=call.client_id,
-            call_id=call.call_id,
-            data_size=call.data_size,
-        )
-        self._pending_calls[entry.index] = [call]
-        self._out.append(Appended(call, entry.index))
-        self._append_as_leader(entry)
         return self._drain()
 
     def persisted(self, seq: int) -> list[Output]:
@@ -473,107 +435,6 @@ class RaftServer:
         assert self._leader is not None
         return self._leader.answering(self._clock.now_ms(), wanted)
 
-    def watch(self, call: ClientCall, index: int, level: WatchLevel, timeout_ms: int) -> list[Output]:
-        """A client waits until `index` is committed on a majority of the members or on all of them, as their
-        commit indexes reach the leader (Ratis's WatchRequest; Ozone's XceiverClientRatis.watchForCommit with
-        ALL_COMMITTED): `WatchDone` with each member's commit index, `WatchFailed` after `timeout_ms`
-        (NotReplicatedException), `NotLeader` from a member that does not lead or steps down. A member commits
-        only what its disk holds, so ALL means the entry (and what its shell wrote beside it) is durable on
-        every member. A malformed watch (a level not a `WatchLevel`, an index not a non-negative int, a
-        timeout not a positive int) is refused with ValueError before anything changes. One that must wait
-        while `raft.server.watch.element-limit` watches of its level wait fails at once (Ratis's
-        ResourceUnavailableException)."""
-        if not isinstance(level, WatchLevel):
-            raise ValueError(f"watch level {level!r}: not one of {[str(w) for w in WatchLevel]}")
-        for name, value, least in (("index", index, 0), ("timeout (ms)", timeout_ms, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"watch {name} {value!r}: must be an int of at least {least}")
-        if self._leader is None:
-            self._out.append(NotLeader(call, self.leader_id))
-            return self._drain()
-        if index <= self._watched_index(level):
-            self._out.append(WatchDone(call, index, level, self.commit_infos()))
-        elif self._watches.full(level):
-            why = (
-                f"ResourceUnavailableException: {self._settings.watch_element_limit} watches of "
-                f"{level.value} already wait (raft.server.watch.element-limit)"
-            )
-            self._out.append(WatchFailed(call, index, level, self.commit_infos(), why))
-        else:
-            self._watches.add(Watch(call, index, level, self._clock.now_ms() + timeout_ms, timeout_ms))
-        return self._drain()
-
-    def _watched_index(self, level: WatchLevel) -> int:
-        """The highest index committed on a majority of the members (MAJORITY) or on every one (ALL)
-        (Ratis's LeaderStateImpl.commitIndexChanged: getMajorityMin of the commit indexes)."""
-        commits = sorted((commit for _, commit in self.commit_infos()), reverse=True)
-        if not commits:
-            return 0
-        return commits[len(commits) // 2] if level is WatchLevel.MAJORITY else commits[-1]
-
-    def _check_watches(self) -> None:
-        if not self._watches:
-            return
-        done = self._watches.reached({level: self._watched_index(level) for level in WatchLevel})
-        if done:
-            infos = self.commit_infos()
-            for watch in done:
-                self._out.append(WatchDone(watch.call, watch.index, watch.level, infos))
-
-    def _expire_watches(self, now: int) -> None:
-        expired = self._watches.expired(now)
-        if not expired:
-            return
-        infos = self.commit_infos()
-        for watch in expired:
-            why = (
-                f"NotReplicatedException: index {watch.index} not {watch.level.value} within "
-                f"{watch.timeout_ms} ms"
-            )
-            self._out.append(WatchFailed(watch.call, watch.index, watch.level, infos, why))
-
-    def read(self, call: ClientCall) -> list[Output]:
-        """A client's linearizable read: a leader answers `ReadReady` once it is safe to serve (ReadIndex);
-        others refuse as `submit` does."""
-        if self._leader is None:
-            self._out.append(NotLeader(call, self.leader_id))
-        elif self.log.term_at(self.commit_index) != self.current_term:
-            self._reads.held.append(call)
-        else:
-            self._start_read(call)
-        return self._drain()
-
-    def applied(self, index: int, result: object) -> list[Output]:
-        """The state machine applied `index`, one of the entries an `Apply` handed it, in any order (Ozone's
-        ContainerStateMachine applies each container's entries in order, containers in parallel): remember
-        the result of the client call it carried (the retry cache), answer the clients waiting for it if we
-        are their leader, and, as the gap-free applied prefix advances (`applied_index`, Ratis's
-        updateLastApplied), the reads waiting for it. An index reported twice or never handed out is the
-        shell's bug: ValueError, before anything changes."""
-        if not self._applied_index < index <= self.commit_index or index in self._applied_ahead:
-            raise ValueError(
-                f"applied index {index}: not an entry handed to the state machine and not yet reported "
-                f"(applied through {self._applied_index}, handed out through {self.commit_index})"
-            )
-        self._applied_ahead.add(index)
-        self._advance_applied()
-        if self.log.first_index <= index <= self.log.last_index:
-            entry = self.log.entry(index)
-            if entry.client_id:
-                self._retry_cache.record(entry.client_id, entry.call_id, index, result, self._clock.now_ms())
-        for call in self._pending_calls.pop(index, []):
-            self._out.append(Reply(call, index, result))
-        self._serve_reads()
-        return self._drain()
-
-    def _advance_applied(self) -> None:
-        while self._applied_index + 1 in self._applied_ahead:
-            self._applied_index += 1
-            self._applied_ahead.remove(self._applied_index)
-
-    def _is_applied(self, index: int) -> bool:
-        return index <= self._applied_index or index in self._applied_ahead
-
     def snapshot_taken(self, snapshot: TermIndex) -> list[Output]:
         """The state machine durably checkpointed everything it applied up to `snapshot`: the log up to it
         goes, once `raft.server.log.purge.gap` entries have gathered since the last purge (Ratis's
@@ -634,8 +495,11 @@ class RaftServer:
     # ---- elections
 
     def _reset_election_timer(self) -> None:
-        timeout = self._rng.randint(self._settings.rpc_timeout_min_ms, self._settings.rpc_timeout_max_ms)
-        self._election_deadline_ms = self._clock.now_ms() + timeout
+        if self._first_election:
+            low, high = self._settings.first_election_timeout_ms
+        else:
+            low, high = self._settings.rpc_timeout_min_ms, self._settings.rpc_timeout_max_ms
+        self._election_deadline_ms = self._clock.now_ms() + self._rng.randint(low, high)
 
     def _leader_alive(self) -> bool:
         if self.role is RaftPeerRole.LEADER:
@@ -648,6 +512,7 @@ class RaftServer:
     def _start_election(self, phase: Phase) -> None:
         self.role = RaftPeerRole.CANDIDATE
         self.leader_id = None
+        self._first_election = False
         self._reset_election_timer()
         self._round += 1
         voters = self.log.configuration
@@ -676,15 +541,27 @@ class RaftServer:
             reply = RequestVoteReply(self.me, self.current_term, False, request.pre_vote, request.call_id)
             self._send(request.candidate_id, reply)
             return
+        mine, theirs = self._priority(self.me), self._priority(request.candidate_id)
         if request.pre_vote:
             granted = grants_pre_vote(
-                request, current_term=self.current_term, log=self.log, leader_alive=self._leader_alive()
+                request,
+                current_term=self.current_term,
+                log=self.log,
+                leader_alive=self._leader_alive(),
+                priority=mine,
+                candidate_priority=theirs,
             )
         else:
             if request.candidate_term > self.current_term:
                 self._step_down(request.candidate_term)
+                self._lost_majority_ms = None  # Ratis: changeToFollower(force) for a later term's candidate
             granted = grants_vote(
-                request, current_term=self.current_term, voted_for=self.voted_for, log=self.log
+                request,
+                current_term=self.current_term,
+                voted_for=self.voted_for,
+                log=self.log,
+                priority=mine,
+                candidate_priority=theirs,
             )
             if granted and self.voted_for is None:
                 self.voted_for = request.candidate_id
@@ -725,6 +602,9 @@ class RaftServer:
             self.voted_for = None
             self.leader_id = None
             self._persist(())
+        if self.role is RaftPeerRole.LEADER:
+            self._leader_seen_ms = self._clock.now_ms()  # leaderless from here
+            self._no_leader_reported = False
         if self.role is not RaftPeerRole.FOLLOWER:
             self._reset_election_timer()
         if leader is not None or self.role is RaftPeerRole.LEADER:
@@ -750,6 +630,7 @@ class RaftServer:
         self.leader_id = self.me
         self._tally = None
         self._lost_majority_ms = None
+        self._yielded_ms = None
         self._leader = LeaderState(
             self.me, self.current_term, self._peers(), self.log, self._settings, self._clock.now_ms()
         )
@@ -767,27 +648,17 @@ class RaftServer:
         for peer, request in self._leader.appends(self._clock.now_ms(), self.commit_index, heartbeat_all):
             self._send(peer, request)
 
-    def _start_read(self, call: ClientCall) -> None:
-        self._reads.start(call, self.commit_index)
-        self._serve_reads()
-
-    def _serve_reads(self) -> None:
-        """Serve the reads confirmed and applied, and send the next heartbeat round for the reads waiting."""
-        while True:
-            if self._leader is not None and self._reads.round_due():
-                self._reads.begin_round(self._leader.next_call_ids())
-                self._send_appends(heartbeat_all=True)
-            for read in self._reads.ready(self._applied_index, self.log.configuration):
-                self._out.append(ReadReady(read.call, read.read_index))
-            if self._leader is None or not self._reads.round_due():
-                return
-
     def _follow(self, leader_id: RaftPeerId, leader_term: int) -> None:
         """A message of a current leader: follow it and restart the election timeout."""
         if leader_term > self.current_term or self.role is not RaftPeerRole.FOLLOWER:
             self._step_down(leader_term, leader_id)
         self.leader_id = leader_id
-        self._last_leader_contact_ms = self._clock.now_ms()
+        # Ratis's appendEntries starts a new FollowerState (changeToFollower with force): the wait after a
+        # step-down for a lost majority belongs to the one the step-down started, and ends here.
+        self._lost_majority_ms = None
+        self._first_election = False
+        self._last_leader_contact_ms = self._leader_seen_ms = self._clock.now_ms()
+        self._no_leader_reported = False
         self._reset_election_timer()
 
     def _on_append_entries(self, request: AppendEntriesRequest) -> None:
@@ -846,6 +717,8 @@ class RaftServer:
             self._advance_commit()
             self._continue_transfer()
             self._continue_reconfiguration()
+            if self._leader is not None:
+                self._yield_to_higher_priority()
         elif reply.result is AppendResult.INCONSISTENCY:
             self._leader.on_inconsistency(sender, reply.next_index, reply.call_id)
         if self._leader is not None:  # not if the commit removed us
@@ -917,6 +790,33 @@ class RaftServer:
             self._send(
                 transfer.target, StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index)
             )
+
+    def _priority(self, peer: RaftPeerId) -> int:
+        return self._priorities.get(peer, 0)
+
+    def _yield_to_higher_priority(self) -> None:
+        """Ratis's LeaderStateImpl.yieldLeaderToHigherPriorityPeer: tell the follower of the highest priority
+        above ours that holds our whole log to stand now (StartLeaderElection, as a transfer does, but
+        writes go on meanwhile), at most once per `raft.server.rpc.timeout.max`, and not while a transfer
+        runs. One still behind is caught up first by the appends."""
+        assert self._leader is not None
+        now = self._clock.now_ms()
+        if self._transfer is not None or (
+            self._yielded_ms is not None and now - self._yielded_ms < self._settings.rpc_timeout_max_ms
+        ):
+            return
+        mine = self._priority(self.me)
+        caught_up = [
+            peer
+            for peer in self._peers()
+            if self._priority(peer) > mine
+            and (info := self._leader.followers.get(peer)) is not None
+            and info.match_index == self.log.last_index
+        ]
+        if caught_up:
+            target = max(caught_up, key=self._priority)
+            self._yielded_ms = now
+            self._send(target, StartLeaderElectionRequest(self.me, self.current_term, self.log.last_index))
 
     def _end_transfer(self, stepped_down: bool) -> None:
         assert self._transfer is not None

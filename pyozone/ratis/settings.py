@@ -27,6 +27,19 @@ class RaftSettings:
     # raft.server.watch.element-limit: watches of one level (MAJORITY, ALL) that may wait on a leader; one
     # more fails at once (Ratis's ResourceUnavailableException).
     watch_element_limit: int = 65536
+    # raft.server.rpc.first-election.timeout.min / .max: the election timeout until a member first stands or
+    # hears from a leader after it starts (None: raft.server.rpc.timeout.min / .max, as Ratis's default). A
+    # shell gives a short one to the member it wants to lead a fresh group (the datanode: SCM's suggested
+    # leader), which then stands at once instead of after a full election timeout.
+    first_election_timeout_min_ms: int | None = None
+    first_election_timeout_max_ms: int | None = None
+    # raft.server.notification.no-leader.timeout (Ozone's hdds.ratis.raft.server.Notification.no-leader
+    # .timeout, 300 s): a member without a leader this long outputs `NoLeader` (notifyExtendedNoLeader).
+    # raft.server.rpc.slowness.timeout (Ozone: hdds.ratis.raft.server.rpc.slowness.timeout, 300 s): a leader
+    # that has not heard from a follower for this long outputs `FollowerSlow` (notifyFollowerSlowness).
+    # 0 turns either off (OM: its state machine has nothing to do on them).
+    no_leader_timeout_ms: int = 300_000
+    rpc_slowness_timeout_ms: int = 300_000
 
     def __post_init__(self) -> None:
         # The leader writes to an idle follower every half minimum timeout: below 2 ms that interval is 0 and
@@ -39,6 +52,17 @@ class RaftSettings:
             )
         if self.append_byte_limit <= 0 or self.append_element_limit < 0 or self.outstanding_appends_max <= 0:
             raise ValueError("the appender's buffer limits and outstanding appends must be positive")
+        low, high = self.first_election_timeout_ms
+        if not 0 <= low <= high:
+            raise ValueError(
+                f"raft.server.rpc.first-election.timeout.min ({low} ms) must be at least 0 and at most "
+                f"raft.server.rpc.first-election.timeout.max ({high} ms)"
+            )
+        if self.no_leader_timeout_ms < 0 or self.rpc_slowness_timeout_ms < 0:
+            raise ValueError(
+                "raft.server.notification.no-leader.timeout and raft.server.rpc.slowness.timeout must not be "
+                "negative (0: off)"
+            )
         if self.watch_element_limit <= 0:
             raise ValueError(f"raft.server.watch.element-limit ({self.watch_element_limit}) must be positive")
         if self.leader_step_down_wait_ms < 0 or self.retry_cache_expiry_ms <= 0 or self.purge_gap <= 0:
@@ -51,6 +75,16 @@ class RaftSettings:
     def heartbeat_interval_ms(self) -> int:
         """A leader writes to an idle follower every half minimum timeout (Ratis's LogAppender)."""
         return self.rpc_timeout_min_ms // 2
+
+    @property
+    def first_election_timeout_ms(self) -> tuple[int, int]:
+        """The first election timeout's range (raft.server.rpc.first-election.timeout.min, .max)."""
+        low = self.first_election_timeout_min_ms
+        high = self.first_election_timeout_max_ms
+        return (
+            self.rpc_timeout_min_ms if low is None else low,
+            self.rpc_timeout_max_ms if high is None else high,
+        )
 
     @property
     def staging_timeout_ms(self) -> int:

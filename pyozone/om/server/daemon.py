@@ -163,6 +163,8 @@ def om_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
         rpc_timeout_max_ms=timeout_ms + ELECTION_TIMEOUT_SPREAD_MS,
         pre_vote=bool(conf.get("ozone.om.ratis.server.leaderelection.pre-vote")),
         purge_gap=int(conf.get("ozone.om.ratis.log.purge.gap")),
+        no_leader_timeout_ms=0,  # OzoneManagerStateMachine keeps Ratis's no-op notifyExtendedNoLeader
+        rpc_slowness_timeout_ms=0,  # and notifyFollowerSlowness
     )
 
 

@@ -14,6 +14,8 @@ from pyozone.ratis.messages import LogEntry, Message, RaftPeerId
 from pyozone.ratis.outputs import (
     Appended,
     Apply,
+    FollowerSlow,
+    NoLeader,
     Output,
     Persist,
     ReadReady,
@@ -42,6 +44,7 @@ class Group:
         states: dict[RaftPeerId, PersistentState] | None = None,
         entry_bytes: Callable[[LogEntry], int] = payload_bytes,
         hold_applies: bool = False,
+        priorities: dict[RaftPeerId, int] | None = None,
     ) -> None:
         self.clock = ManualClock()
         self.hold_applies = hold_applies
@@ -55,6 +58,7 @@ class Group:
                 random.Random(i),
                 (states or {}).get(m, PersistentState()),
                 entry_bytes,
+                priorities,
             )
             for i, m in enumerate(members)
         }
@@ -66,6 +70,7 @@ class Group:
         self.applied: dict[RaftPeerId, list[LogEntry]] = {m: [] for m in members}  # handed to it, in order
         self.appended: list[Appended] = []
         self.watches: list[WatchDone | WatchFailed] = []
+        self.notices: dict[RaftPeerId, list[NoLeader | FollowerSlow]] = {m: [] for m in members}
 
     def take(self, member: RaftPeerId, outputs: list[Output]) -> list[Output]:
         for output in outputs:
@@ -88,6 +93,8 @@ class Group:
                 self.reads.append(output)
             elif isinstance(output, TransferDone):
                 self.transfers.append(output)
+            elif isinstance(output, NoLeader | FollowerSlow):
+                self.notices[member].append(output)
         return outputs
 
     def report(self, member: RaftPeerId, index: int) -> list[Output]:

@@ -240,3 +240,34 @@ def test_a_reply_naming_no_round_does_not_count():
     group.sent(A)
     group.deliver(B, A, RequestVoteReply(B, 0, True, True))
     assert group.servers[A].current_term == 0
+
+
+def test_a_stepped_down_leader_that_follows_a_new_leader_stands_again_once_that_one_is_lost():
+    # R11 defect 4: a leader that lost its majority waited out the step-down wait (10 s) before standing
+    # even after it had followed a newer leader, so when that one was cut off too, the two connected members
+    # elected nobody: the other's pre-vote was refused (our log is ahead of its) and we would not stand. Ratis
+    # applies raft.server.leaderelection.leader.step-down.wait-time only to the FollowerState its step-down
+    # started; an append from a leader starts a new one (changeToFollower(force) in appendEntries).
+    group = Group(A, B, C)
+    group.elect(A)
+    while group.servers[A].role is RaftPeerRole.LEADER:  # A is cut off: it steps down, lost majority
+        group.tick(A, 75)
+        group.sent(A)
+    group.elect(B, A)
+    group.tick(B, group.servers[B].deadline_ms() - group.clock.now_ms())
+    group.settle()  # healed: A follows B
+    assert group.servers[A].leader_id == B
+    group.take(B, group.servers[B].submit(ClientCall("c", 1, b"x")))
+    group.sync(B)
+    for message in group.sent(B, A):  # the entry reaches A, not C: A's log is ahead of C's
+        group.deliver(B, A, message)
+    group.sync(A)
+    group.sent(B)
+    group.sent(A)
+    cut_off = group.clock.now_ms()  # B is cut off; A and C are a majority
+    while not any(group.servers[m].role is RaftPeerRole.LEADER for m in (A, C)):
+        assert group.clock.now_ms() - cut_off < 10 * 300, "no leader within 10 election timeouts"
+        member = min((A, C), key=lambda m: group.servers[m].deadline_ms())
+        group.tick(member, max(0, group.servers[member].deadline_ms() - group.clock.now_ms()))
+        group.settle(B)
+    assert group.servers[A].role is RaftPeerRole.LEADER  # C's log lacks the entry: only A can win
