@@ -5,21 +5,28 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
   on a worker thread; when it returns, the core hears `persisted(the last seq written before it began)`,
   and what was written meanwhile goes in the next flush. So a burst of writes costs one fsync, and the loop
   never waits for the disk. A failed write or flush, or an exception from the core (a bug), stops the
-  member at once (`_fail`).
+  member at once (`_fail`). With a `DataStateMachine`, each entry's state machine data is written first
+  (`write_data`): its record (and every later one) waits in order until that write finished, so neither
+  the log nor an acknowledgement ever holds an entry whose data is not written.
+- `Appended`: the leader files the data `submit` was given under the entry's index, for its `Persist`
+  (which builds the entry's wire bytes once into the `DataCache` its followers' appends share).
 - `PurgeLog`: `RaftStorage.purge` on the same worker thread, after the flushes before it.
 - `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py); the
   senders and `group` follow the configuration in force.
 - `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`);
-  CONFIGURATION and no-op entries are reported applied by the shell itself.
+  CONFIGURATION and no-op entries are reported applied by the shell itself. A `DataStateMachine`'s
+  `apply_async` results are reported as each completes, in any order.
 - `InstallSnapshot`: the state machine fetches the leader's checkpoint (`install_snapshot`), then the core
   hears `snapshot_installed`; Applies that come meanwhile are held, then those past the snapshot applied.
 - `Reply`, `NotLeader`, `ReadReady`, `TransferDone`, `TransferRefused`, `ConfigurationDone`,
-  `ConfigurationRefused`: the futures of the callers of `submit`, `read_index`, `transfer_leadership` and
-  `set_configuration`.
+  `ConfigurationRefused`, `WatchDone`, `WatchFailed`: the futures of the callers of `submit`, `read_index`,
+  `transfer_leadership`, `set_configuration` and `watch`.
 - Ticks: one loop timer at the core's `deadline_ms()`, moved after every input.
 
-What the daemon embedding it (OM) uses: `start`, `submit`, `read_index`, `transfer_leadership`,
-`set_configuration`, `snapshot_taken`, `status`, `stop`. A member restarts from its storage, after the
+What the daemon embedding it (OM; a datanode's pipelines) uses: `start`, `submit`, `watch`,
+`commit_infos`, `read_index`, `transfer_leadership`, `set_configuration`, `snapshot_taken`, `status`,
+`stop`. Its messages come through a `RaftDivisions` port (transport.py): its own, or one it shares with
+members of other groups. A member restarts from its storage, after the
 later of the log's snapshot and its state machine's (`latest_snapshot`); its state machine applies the log
 after that point again. A state machine behind the log's start is refused (StateMachineBehindLogError): the
 entries between are gone, and applying the log after them would skip them.
@@ -221,8 +228,13 @@ class RaftMember:
         """The leader's data by index, from `Appended` to the entry's `Persist`."""
         self._arrived: dict[tuple[int, int], bytes] = {}
         """A follower's data of the appends being received, by (term, index), until their `Persist`."""
-        self._data_writes: deque[tuple[int, asyncio.Task[None]]] = deque()
-        """The `write_data` under way, with the seq of the `Persist` whose durability waits for them."""
+        self._queued: deque[tuple[Persist, list[asyncio.Task[None]]]] = deque()
+        """Persists whose records wait, in order, for the `write_data` of their entries (and of those before
+        them): a record reaches the storage only once its data is written (`_write_queued`)."""
+        self._awaited: asyncio.Task[None] | None = None
+        """The data write `_write_queued` waits for."""
+        self._issued_seq = 0
+        """The last Persist the core issued (written or queued)."""
         self._applying: set[asyncio.Task[None]] = set()
 
     # ---- life cycle
@@ -299,13 +311,14 @@ class RaftMember:
             if self._server is None:
                 await self._divisions.stop()
             self._divisions = None
-        for task in [*self._applying, *(t for _, t in self._data_writes)]:
+        writes = [t for _, tasks in self._queued for t in tasks]
+        self._queued.clear()  # never written: never acknowledged
+        for task in [*self._applying, *writes]:
             task.cancel()
-        for task in [*self._applying, *(t for _, t in self._data_writes)]:
+        for task in [*self._applying, *writes]:
             with contextlib.suppress(BaseException):
                 await task
         self._applying.clear()
-        self._data_writes.clear()
         self._cache.clear()
         if self._installing is not None:
             self._installing.cancel()
@@ -649,6 +662,14 @@ class RaftMember:
                     self._note_match(core, message)
                 if not self.running:
                     return
+                if envelope.data and self._data_machine is None:
+                    log.warning(
+                        "Raft member %s refused an append of %s: its entries carry state machine data, "
+                        "which its state machine does not take",
+                        self.me,
+                        envelope.sender,
+                    )
+                    continue
                 for index, data in envelope.data.items():  # paired with the Persist this append brings
                     self._arrived[(_term_in(message, index), index)] = data
                 try:
@@ -776,12 +797,17 @@ class RaftMember:
             if data is not None:
                 self._appended[output.index] = data
         elif isinstance(output, Persist):
-            self._storage.write(output)
-            self._written_seq = output.seq
-            self._write_data(output)
-            self._start_flush()
+            self._issued_seq = output.seq
+            writes = self._write_data(output)
+            if writes or self._queued:
+                self._queued.append((output, writes))
+                self._write_queued()
+            else:
+                self._storage.write(output)
+                self._written_seq = output.seq
+                self._start_flush()
         elif isinstance(output, PurgeLog):
-            self._purge = (output.up_to_index, output.configuration, self._written_seq)
+            self._purge = (output.up_to_index, output.configuration, self._issued_seq)
             self._start_flush()
         elif isinstance(output, InstallSnapshot):
             if self._installing is None:
@@ -827,11 +853,11 @@ class RaftMember:
             for kind in _Waiting:
                 self._answer(kind, output.call, error)
 
-    def _write_data(self, persist: Persist) -> None:
-        """Starts `write_data` of each entry with data in `persist` (in parallel with the record's write and
-        flush; Ratis's writeStateMachineData at append): the leader's from what `submit` was given (its wire
-        bytes built here, once, into the `DataCache` its followers' appends share), a follower's from the
-        append that brought it. The Persist is reported durable only once they finished (`_flush`)."""
+    def _write_data(self, persist: Persist) -> list[asyncio.Task[None]]:
+        """Starts `write_data` of each entry with data in `persist` (Ratis's writeStateMachineData at
+        append): the leader's from what `submit` was given (its wire bytes built here, once, into the
+        `DataCache` its followers' appends share), a follower's from the append that brought it."""
+        writes: list[asyncio.Task[None]] = []
         for entry in persist.entries:
             if not entry.data_size:
                 continue
@@ -846,8 +872,44 @@ class RaftMember:
                 data = memoryview(arrived) if arrived is not None else None
             if data is None or self._data_machine is None:
                 raise DataWriteError(f"entry {entry.index} has {entry.data_size} bytes of data never given")
-            task = asyncio.get_running_loop().create_task(self._data_machine.write_data(entry, data))
-            self._data_writes.append((persist.seq, task))
+            writes.append(asyncio.get_running_loop().create_task(self._data_machine.write_data(entry, data)))
+        return writes
+
+    def _write_queued(self) -> None:
+        """Writes the queued Persists, in order, whose entries' data is written, and flushes them; waits for
+        the first data write still running. So a record reaches the log (even its page cache: a kill -9
+        keeps it) only after its data, and `persisted` (the acknowledgement, the commit) follows both, as
+        Ratis's log flush waits for StateMachine.flush. A failed data write fails the member for this
+        group: neither its record nor any after it is written."""
+        try:
+            while self._queued and self.running:
+                persist, writes = self._queued[0]
+                running = next((t for t in writes if not t.done()), None)
+                if running is not None:
+                    if self._awaited is not running:
+                        self._awaited = running
+                        running.add_done_callback(self._data_done)
+                    return
+                for task in writes:
+                    failed = task.exception() if not task.cancelled() else asyncio.CancelledError()
+                    if failed is not None:
+                        raise _DataNotWritten(f"its state machine failed to write an entry's data: {failed}")
+                self._queued.popleft()
+                self._storage.write(persist)
+                self._written_seq = persist.seq
+        except _DataNotWritten as failed:
+            self._fail(str(failed))
+            return
+        except Exception:
+            self._fail("its storage failed")
+            return
+        self._start_flush()
+
+    def _data_done(self, task: asyncio.Task[None]) -> None:
+        if self._awaited is task:
+            self._awaited = None
+        if self.running:
+            self._write_queued()
 
     async def _entry_wire(self, entry: LogEntry) -> bytes:
         """An entry as a follower's append carries it: with its data from the cache, else read back from
@@ -965,36 +1027,16 @@ class RaftMember:
                 elif self._written_seq > self._flushed_seq:
                     target = self._written_seq
                     await loop.run_in_executor(self._executor, self._storage.flush)
-                    await self._data_written(target)
                     self._flushed_seq = target
                     if self.running:
                         self._step("persisted", partial(self._running_core().persisted, target))
                 else:
                     break
-        except _DataNotWritten as failed:
-            self._flush_task = None
-            self._fail(str(failed))
-            return
         except Exception:
             self._flush_task = None
             self._fail("its storage failed")
             return
         self._flush_task = None
-
-    async def _data_written(self, seq: int) -> None:
-        """Waits for the `write_data` of every entry persisted up to `seq` (Ratis's StateMachine.flush: the
-        log's flush index waits for the state machine data); `_DataNotWritten` when one failed."""
-        while self._data_writes and self._data_writes[0][0] <= seq:
-            task = self._data_writes[0][1]
-            try:
-                await task
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                raise _DataNotWritten(
-                    f"its state machine failed to write an entry's data: {error}"
-                ) from error
-            self._data_writes.popleft()
 
 
 def _term_in(append: Message, index: int) -> int:
