@@ -23,7 +23,7 @@ from pyozone.protocol.raft import (
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId, WatchLevel
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server import transport
-from pyozone.ratis_server.member_api import NotReplicatedError
+from pyozone.ratis_server.member_api import NotLeaderError, NotReplicatedError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.transport import DELIVER
 from tests.polling import wait_for_async
@@ -304,5 +304,27 @@ def test_a_member_without_a_data_state_machine_drops_appends_carrying_data() -> 
                 await channel.unary(DELIVER.path, batch, None, timeout=10)
             assert target.running and target.status().term == term
             await group.applied_everywhere(await leader.submit(b'{"put": ["a", "1"]}', "c", 1))
+
+    run(scenario())
+
+
+def test_a_leader_whose_write_data_fails_stops_and_the_others_elect_and_go_on() -> None:
+    """The leader writes each entry's data too before it counts itself: when it cannot, it fails for the
+    group (the caller hears NotLeaderError), and the two others elect a leader that commits."""
+
+    async def scenario() -> None:
+        async with data_groups() as groups:
+            leader = await groups.leader(G)
+            groups.machine(leader.me, G).fail_writes = True
+            with pytest.raises(NotLeaderError):
+                await leader.submit(b"lost", "", 1, data=chunk(1))
+            assert not leader.running and groups.machine(leader.me, G).failures
+            groups.nodes[leader.me].members.pop(G)
+            successor = await groups.leader(G)
+            index = await successor.submit(b"w", "", 2, data=chunk(2))
+            await groups.applied_everywhere(G, index)
+            assert all(
+                groups.machine(m.me, G).contents()[index] == (b"w", chunk(2)) for m in groups.members(G)
+            )
 
     run(scenario())
