@@ -43,9 +43,10 @@ def run(scenario: object, timeout_s: float = 90) -> None:
 
 
 def test_a_follower_acknowledges_an_entry_only_after_its_write_data() -> None:
-    """Both followers received the entry, but their `write_data` waits: its record is not in their logs
-    and no acknowledgement leaves them, so the leader does not commit it (data-loss path 1 of the design);
-    once one follower's write finishes, the entry commits and the caller hears its result."""
+    """Both followers received the entry, but their `write_data` waits: its record is not written to their
+    logs (it follows its data), so no acknowledgement can leave them and the leader does not commit it
+    (data-loss path 1 of the design); once one follower's write finishes, the entry commits and the caller
+    hears its result."""
 
     async def scenario() -> None:
         async with data_groups() as groups:
@@ -61,7 +62,6 @@ def test_a_follower_acknowledges_an_entry_only_after_its_write_data() -> None:
                 lambda: all(index in groups.machine(f.me, G).writes_started for f in followers),
                 what="both followers writing the entry's data",
             )
-            await asyncio.sleep(0.3)  # real connections: room for an acknowledgement that must not come
             assert leader.status().commit_index < index and not write.done()
             assert all(commit < index for peer, commit in leader.commit_infos() if peer != leader.me)
             for f in followers:
