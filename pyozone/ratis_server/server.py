@@ -5,21 +5,28 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
   on a worker thread; when it returns, the core hears `persisted(the last seq written before it began)`,
   and what was written meanwhile goes in the next flush. So a burst of writes costs one fsync, and the loop
   never waits for the disk. A failed write or flush, or an exception from the core (a bug), stops the
-  member at once (`_fail`).
+  member at once (`_fail`). With a `DataStateMachine`, each entry's state machine data is written first
+  (`write_data`): its record (and every later one) waits in order until that write finished, so neither
+  the log nor an acknowledgement ever holds an entry whose data is not written.
+- `Appended`: the leader files the data `submit` was given under the entry's index, for its `Persist`
+  (which builds the entry's wire bytes once into the `DataCache` its followers' appends share).
 - `PurgeLog`: `RaftStorage.purge` on the same worker thread, after the flushes before it.
 - `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py); the
   senders and `group` follow the configuration in force.
 - `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`);
-  CONFIGURATION and no-op entries are reported applied by the shell itself.
+  CONFIGURATION and no-op entries are reported applied by the shell itself. A `DataStateMachine`'s
+  `apply_async` results are reported as each completes, in any order.
 - `InstallSnapshot`: the state machine fetches the leader's checkpoint (`install_snapshot`), then the core
   hears `snapshot_installed`; Applies that come meanwhile are held, then those past the snapshot applied.
 - `Reply`, `NotLeader`, `ReadReady`, `TransferDone`, `TransferRefused`, `ConfigurationDone`,
-  `ConfigurationRefused`: the futures of the callers of `submit`, `read_index`, `transfer_leadership` and
-  `set_configuration`.
+  `ConfigurationRefused`, `WatchDone`, `WatchFailed`: the futures of the callers of `submit`, `read_index`,
+  `transfer_leadership`, `set_configuration` and `watch`.
 - Ticks: one loop timer at the core's `deadline_ms()`, moved after every input.
 
-What the daemon embedding it (OM) uses: `start`, `submit`, `read_index`, `transfer_leadership`,
-`set_configuration`, `snapshot_taken`, `status`, `stop`. A member restarts from its storage, after the
+What the daemon embedding it (OM; a datanode's pipelines) uses: `start`, `submit`, `watch`,
+`commit_infos`, `read_index`, `transfer_leadership`, `set_configuration`, `snapshot_taken`, `status`,
+`stop`. Its messages come through a `RaftDivisions` port (transport.py): its own, or one it shares with
+members of other groups. A member restarts from its storage, after the
 later of the log's snapshot and its state machine's (`latest_snapshot`); its state machine applies the log
 after that point again. A state machine behind the log's start is refused (StateMachineBehindLogError): the
 entries between are gone, and applying the log after them would skip them.
@@ -44,7 +51,7 @@ from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.clock import SystemClock
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.protocol.raft import RaftEnvelope, append_entry_bytes, entry_wire_bytes
+from pyozone.protocol.raft import RaftEnvelope, entry_wire_bytes
 from pyozone.ratis.messages import (
     AppendEntriesReply,
     AppendEntriesRequest,
@@ -80,7 +87,6 @@ from pyozone.ratis.outputs import (
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.data_cache import LEADER_PENDING_BYTES, DataCache
 from pyozone.ratis_server.member_api import (
     DataStateMachine,
     DataWriteError,
@@ -95,6 +101,7 @@ from pyozone.ratis_server.member_api import (
     StateMachineBehindLogError,
     TransferRefusedError,
 )
+from pyozone.ratis_server.state_machine_data import LEADER_PENDING_BYTES, StateMachineData
 from pyozone.ratis_server.storage import RaftStorage
 from pyozone.ratis_server.transport import (
     PeerSender,
@@ -169,6 +176,10 @@ class RaftMember:
         self._data_machine: DataStateMachine | None = (
             state_machine if hasattr(state_machine, "write_data") else None  # type: ignore[assignment]
         )
+        self._data = (
+            StateMachineData(self._data_machine, leader_pending_bytes) if self._data_machine else None
+        )
+        """The state machine data of its entries (with a `DataStateMachine`)."""
         self._settings = settings or RaftSettings()
         self._tls = tls
         self._role = role
@@ -212,17 +223,13 @@ class RaftMember:
         self._held_applies: list[LogEntry] = []
         """Committed entries that came while an install ran: applied after it, those past its snapshot."""
         self._refused_install = False
-        self._cache = DataCache(leader_pending_bytes)
-        self.data_reads = 0
-        """Entries whose data the leader read back from its state machine for a follower (not cached)."""
-        self._submitted: dict[ClientCall, memoryview] = {}
-        """The data of the call being submitted, until the core appends it (`Appended`)."""
-        self._appended: dict[int, memoryview] = {}
-        """The leader's data by index, from `Appended` to the entry's `Persist`."""
-        self._arrived: dict[tuple[int, int], bytes] = {}
-        """A follower's data of the appends being received, by (term, index), until their `Persist`."""
-        self._data_writes: deque[tuple[int, asyncio.Task[None]]] = deque()
-        """The `write_data` under way, with the seq of the `Persist` whose durability waits for them."""
+        self._queued: deque[tuple[Persist, list[asyncio.Task[None]]]] = deque()
+        """Persists whose records wait, in order, for the `write_data` of their entries (and of those before
+        them): a record reaches the storage only once its data is written (`_write_queued`)."""
+        self._awaited: asyncio.Task[None] | None = None
+        """The data write `_write_queued` waits for."""
+        self._issued_seq = 0
+        """The last Persist the core issued (written or queued)."""
         self._applying: set[asyncio.Task[None]] = set()
 
     # ---- life cycle
@@ -299,14 +306,16 @@ class RaftMember:
             if self._server is None:
                 await self._divisions.stop()
             self._divisions = None
-        for task in [*self._applying, *(t for _, t in self._data_writes)]:
+        writes = [t for _, tasks in self._queued for t in tasks]
+        self._queued.clear()  # never written: never acknowledged
+        for task in [*self._applying, *writes]:
             task.cancel()
-        for task in [*self._applying, *(t for _, t in self._data_writes)]:
+        for task in [*self._applying, *writes]:
             with contextlib.suppress(BaseException):
                 await task
         self._applying.clear()
-        self._data_writes.clear()
-        self._cache.clear()
+        if self._data is not None:
+            self._data.not_leading()
         if self._installing is not None:
             self._installing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -399,7 +408,7 @@ class RaftMember:
                 self._tls,
                 self._role,
                 self._settings.append_byte_limit,
-                entry_wire=self._entry_wire if self._data_machine is not None else None,
+                entry_wire=self._data.entry_wire if self._data is not None else None,
             )
             self._senders[peer] = sender
         return sender
@@ -432,17 +441,19 @@ class RaftMember:
                 f"a request of {size} bytes (its payload, data and client id) is above "
                 f"raft.server.log.appender.buffer.byte-limit ({self._settings.append_byte_limit} bytes)"
             )
-        if data is not None and self._data_machine is None:
+        if data is not None and self._data is None:
             raise ValueError(f"Raft member {self.me}: its state machine takes no state machine data")
         view = memoryview(data) if data is not None else None
         call = ClientCall(client_id, call_id, payload, len(view) if view is not None else 0)
         future = self._wait(_Waiting.WRITE, call)
-        if view is not None and len(view):
-            self._submitted[call] = view
+        if self._data is None or view is None or not len(view):
+            self._ask(partial(self._running_core().submit, call))
+            return await future
+        self._data.submitting(call, view)
         try:
             self._ask(partial(self._running_core().submit, call))
         finally:
-            self._submitted.pop(call, None)
+            self._data.submitting(call, None)
         return await future
 
     async def watch(self, index: int, level: WatchLevel, timeout_s: float) -> CommitInfos:
@@ -459,6 +470,12 @@ class RaftMember:
             self._waiting.pop((_Waiting.WATCH, call), None)
             raise
         return await future
+
+    @property
+    def data_reads(self) -> int:
+        """Entries whose data this member, leading, read back from its state machine for a follower
+        (evicted from its cache, or from before it led)."""
+        return self._data.reads if self._data is not None else 0
 
     def commit_infos(self) -> CommitInfos:
         """Each member's commit index as this member knows it (Ratis's commitInfos; a follower knows only
@@ -584,9 +601,8 @@ class RaftMember:
     def _schedule_tick(self) -> None:
         if not self.running:
             return
-        if self._cache and self._running_core().role is not RaftPeerRole.LEADER:
-            self._cache.clear()  # Ozone's notifyNotLeader evicts the state machine data cache
-            self._appended.clear()
+        if self._data is not None and self._running_core().role is not RaftPeerRole.LEADER:
+            self._data.not_leading()
         self._follow_configuration()
         self._reschedule_tick()
 
@@ -649,8 +665,17 @@ class RaftMember:
                     self._note_match(core, message)
                 if not self.running:
                     return
-                for index, data in envelope.data.items():  # paired with the Persist this append brings
-                    self._arrived[(_term_in(message, index), index)] = data
+                if envelope.data and self._data is None:
+                    log.warning(
+                        "Raft member %s refused an append of %s: its entries carry state machine data, "
+                        "which its state machine does not take",
+                        self.me,
+                        envelope.sender,
+                    )
+                    continue
+                if envelope.data and self._data is not None:
+                    assert isinstance(message, AppendEntriesRequest)
+                    self._data.arrived(message, envelope.data)
                 try:
                     outputs = core.receive(envelope.sender, message)
                 except ValueError as refused:
@@ -661,7 +686,8 @@ class RaftMember:
                     return
                 self._carry_out(outputs)
         finally:
-            self._arrived.clear()  # data of entries the core did not take (held already): dropped
+            if self._data is not None:
+                self._data.received()
             self._schedule_tick()
 
     def _impossible(self, core: RaftServer, sender: RaftPeerId, message: Message) -> str:
@@ -690,9 +716,9 @@ class RaftMember:
         if reply.result is AppendResult.SUCCESS:
             peer = reply.follower_id
             self._match[peer] = max(self._match.get(peer, 0), reply.match_index)
-            if self._cache:
+            if self._data is not None and self._data.cache:
                 followers = [p for p in core.configuration if p != self.me]
-                self._cache.drop_through(min((self._match.get(p, 0) for p in followers), default=0))
+                self._data.cache.drop_through(min((self._match.get(p, 0) for p in followers), default=0))
 
     def refusal(
         self, envelopes: list[RaftEnvelope], context: rpc.CallContext
@@ -772,16 +798,20 @@ class RaftMember:
             if sender is not None:
                 sender.send(output.message)
         elif isinstance(output, Appended):
-            data = self._submitted.get(output.call)
-            if data is not None:
-                self._appended[output.index] = data
+            if self._data is not None:
+                self._data.appended(output.call, output.index)
         elif isinstance(output, Persist):
-            self._storage.write(output)
-            self._written_seq = output.seq
-            self._write_data(output)
-            self._start_flush()
+            self._issued_seq = output.seq
+            writes = self._write_data(output)
+            if writes or self._queued:
+                self._queued.append((output, writes))
+                self._write_queued()
+            else:
+                self._storage.write(output)
+                self._written_seq = output.seq
+                self._start_flush()
         elif isinstance(output, PurgeLog):
-            self._purge = (output.up_to_index, output.configuration, self._written_seq)
+            self._purge = (output.up_to_index, output.configuration, self._issued_seq)
             self._start_flush()
         elif isinstance(output, InstallSnapshot):
             if self._installing is None:
@@ -827,40 +857,52 @@ class RaftMember:
             for kind in _Waiting:
                 self._answer(kind, output.call, error)
 
-    def _write_data(self, persist: Persist) -> None:
-        """Starts `write_data` of each entry with data in `persist` (in parallel with the record's write and
-        flush; Ratis's writeStateMachineData at append): the leader's from what `submit` was given (its wire
-        bytes built here, once, into the `DataCache` its followers' appends share), a follower's from the
-        append that brought it. The Persist is reported durable only once they finished (`_flush`)."""
-        for entry in persist.entries:
-            if not entry.data_size:
-                continue
-            data: memoryview | None
-            submitted = self._appended.pop(entry.index, None)
-            if submitted is not None:
-                wire = append_entry_bytes(entry, submitted)
-                self._cache.put(entry, wire)
-                data = memoryview(wire)[len(wire) - entry.data_size :]
-            else:
-                arrived = self._arrived.pop((entry.term, entry.index), None)
-                data = memoryview(arrived) if arrived is not None else None
-            if data is None or self._data_machine is None:
-                raise DataWriteError(f"entry {entry.index} has {entry.data_size} bytes of data never given")
-            task = asyncio.get_running_loop().create_task(self._data_machine.write_data(entry, data))
-            self._data_writes.append((persist.seq, task))
+    def _write_data(self, persist: Persist) -> list[asyncio.Task[None]]:
+        """Starts `write_data` of each entry with data in `persist` (Ratis's writeStateMachineData at
+        append)."""
+        entries = [e for e in persist.entries if e.data_size]
+        if not entries:
+            return []
+        if self._data is None or self._data_machine is None:
+            raise DataWriteError(f"entry {entries[0].index} carries data its state machine does not take")
+        loop = asyncio.get_running_loop()
+        return [loop.create_task(self._data_machine.write_data(e, self._data.to_write(e))) for e in entries]
 
-    async def _entry_wire(self, entry: LogEntry) -> bytes:
-        """An entry as a follower's append carries it: with its data from the cache, else read back from
-        the state machine (Ratis's StateMachine.DataApi.read; Ozone's ContainerStateMachine reads the
-        chunk)."""
-        if not entry.data_size:
-            return append_entry_bytes(entry)
-        wire = self._cache.get(entry)
-        if wire is not None:
-            return wire
-        assert self._data_machine is not None
-        self.data_reads += 1
-        return append_entry_bytes(entry, await self._data_machine.read_data(entry))
+    def _write_queued(self) -> None:
+        """Writes the queued Persists, in order, whose entries' data is written, and flushes them; waits for
+        the first data write still running. So a record reaches the log (even its page cache: a kill -9
+        keeps it) only after its data, and `persisted` (the acknowledgement, the commit) follows both, as
+        Ratis's log flush waits for StateMachine.flush. A failed data write fails the member for this
+        group: neither its record nor any after it is written."""
+        try:
+            while self._queued and self.running:
+                persist, writes = self._queued[0]
+                running = next((t for t in writes if not t.done()), None)
+                if running is not None:
+                    if self._awaited is not running:
+                        self._awaited = running
+                        running.add_done_callback(self._data_done)
+                    return
+                for task in writes:
+                    failed = task.exception() if not task.cancelled() else asyncio.CancelledError()
+                    if failed is not None:
+                        raise _DataNotWritten(f"its state machine failed to write an entry's data: {failed}")
+                self._queued.popleft()
+                self._storage.write(persist)
+                self._written_seq = persist.seq
+        except _DataNotWritten as failed:
+            self._fail(str(failed))
+            return
+        except Exception:
+            self._fail("its storage failed")
+            return
+        self._start_flush()
+
+    def _data_done(self, task: asyncio.Task[None]) -> None:
+        if self._awaited is task:
+            self._awaited = None
+        if self.running:
+            self._write_queued()
 
     def _apply_async(self, machine: DataStateMachine, entry: LogEntry) -> None:
         """Hands a committed entry to the state machine (in log order); its result is reported to the core
@@ -965,42 +1007,16 @@ class RaftMember:
                 elif self._written_seq > self._flushed_seq:
                     target = self._written_seq
                     await loop.run_in_executor(self._executor, self._storage.flush)
-                    await self._data_written(target)
                     self._flushed_seq = target
                     if self.running:
                         self._step("persisted", partial(self._running_core().persisted, target))
                 else:
                     break
-        except _DataNotWritten as failed:
-            self._flush_task = None
-            self._fail(str(failed))
-            return
         except Exception:
             self._flush_task = None
             self._fail("its storage failed")
             return
         self._flush_task = None
-
-    async def _data_written(self, seq: int) -> None:
-        """Waits for the `write_data` of every entry persisted up to `seq` (Ratis's StateMachine.flush: the
-        log's flush index waits for the state machine data); `_DataNotWritten` when one failed."""
-        while self._data_writes and self._data_writes[0][0] <= seq:
-            task = self._data_writes[0][1]
-            try:
-                await task
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                raise _DataNotWritten(
-                    f"its state machine failed to write an entry's data: {error}"
-                ) from error
-            self._data_writes.popleft()
-
-
-def _term_in(append: Message, index: int) -> int:
-    """The term of entry `index` in `append` (a received AppendEntriesRequest)."""
-    assert isinstance(append, AppendEntriesRequest)
-    return append.entries[index - append.previous_index - 1].term
 
 
 class _DataNotWritten(Exception):

@@ -17,9 +17,9 @@ from pyozone.hdds.security.x509 import CertRole
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.data_cache import LEADER_PENDING_BYTES
 from pyozone.ratis_server.member_api import DataWriteError
 from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.state_machine_data import LEADER_PENDING_BYTES
 from pyozone.ratis_server.transport import RaftDivisions, RaftGroup, RaftPeer
 from tests.polling import wait_for_async
 from tests.unit.ratis_server.shell_support import SETTINGS, MemoryStorage, ports_of

@@ -9,12 +9,15 @@ Each member process (`python -m tests.unit.ratis_server.test_shell_crash --membe
 its stdin, `state {...}` (the keys its state machine holds, how many entries it was handed twice, its
 applied index). A restarted member's state machine starts empty and applies its log again from the first
 entry (no snapshots here), so what it holds is what its log files kept plus what the leader sends it.
+With `--data`, each write also carries state machine data (`_DataKeys`, a `DataStateMachine`) and `state`
+counts the entries applied without the data their write carried.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import queue
@@ -68,12 +71,44 @@ class _Keys:
         return entry.index
 
 
-async def _member(me: str, ports: list[int], directory: Path) -> None:
+def _data_of(key: str) -> bytes:
+    """The state machine data a write of `key` carries (16 KB, different for every key)."""
+    return hashlib.sha256(key.encode()).digest() * 512
+
+
+class _DataKeys(_Keys):
+    """The same keys as a `DataStateMachine` (a datanode's ContainerStateMachine in miniature): each entry's
+    data is written at append to a file of its index (not synced, as a chunk file; a kill -9 keeps the page
+    cache), read back for a follower the leader no longer caches it for, and checked at apply against
+    what the key's write carried: `bad` counts entries applied with other data or none."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__()
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.bad = 0
+
+    async def write_data(self, entry: LogEntry, data: memoryview) -> None:
+        (self.directory / str(entry.index)).write_bytes(data)
+
+    async def read_data(self, entry: LogEntry) -> bytes:
+        return (self.directory / str(entry.index)).read_bytes()
+
+    def apply_async(self, entry: LogEntry) -> asyncio.Future[object]:
+        path = self.directory / str(entry.index)
+        if not path.exists() or path.read_bytes() != _data_of(entry.payload.decode()):
+            self.bad += 1
+        done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        done.set_result(self.apply(entry))
+        return done
+
+
+async def _member(me: str, ports: list[int], directory: Path, data: bool) -> None:
     group = RaftGroup(
         "crash",
         tuple(RaftPeer(RaftPeerId(n), HostPort("127.0.0.1", p)) for n, p in zip(NAMES, ports, strict=True)),
     )
-    machine = _Keys()
+    machine = _DataKeys(directory / f"{me}-data") if data else _Keys()
     member = RaftMember(
         RaftPeerId(me), group, SegmentedRaftLog(directory / me), machine, SETTINGS, rng=random.Random()
     )
@@ -92,7 +127,8 @@ async def _member(me: str, ports: list[int], directory: Path) -> None:
             call += 1
             key = f"{incarnation}-{number}-{call}"
             try:
-                index = await member.submit(key.encode(), f"{incarnation}-{number}", call)
+                carried = _data_of(key) if data else None
+                index = await member.submit(key.encode(), f"{incarnation}-{number}", call, data=carried)
             except Exception:  # not (or no longer) the leader: not acknowledged
                 await asyncio.sleep(0.05)
                 continue
@@ -118,6 +154,7 @@ async def _member(me: str, ports: list[int], directory: Path) -> None:
             print("stopped", flush=True)
         elif command == "dump":
             state = {"keys": sorted(machine.keys), "twice": machine.twice, "applied": machine.last}
+            state["bad"] = machine.bad if isinstance(machine, _DataKeys) else 0
             print(f"state {json.dumps(state)}", flush=True)
         elif command in ("exit", ""):
             break
@@ -151,8 +188,9 @@ class _Process:
 
 
 class _Cluster:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, data: bool = False) -> None:
         self.directory = directory
+        self.data = data
         self.ports = ports_of(3)
         self.processes: dict[str, _Process] = {}
         self.acked: dict[str, int] = {}
@@ -165,6 +203,7 @@ class _Cluster:
         command = [
             *(sys.executable, "-m", "tests.unit.ratis_server.test_shell_crash", "--member", name),
             *("--ports", ",".join(map(str, self.ports)), "--dir", str(self.directory)),
+            *(("--data",) if self.data else ()),
         ]
         popen = subprocess.Popen(
             command,
@@ -239,8 +278,8 @@ class _Cluster:
         self.processes.clear()
 
 
-def _crash_rounds(directory: Path, rounds: int) -> None:
-    cluster = _Cluster(directory)
+def _crash_rounds(directory: Path, rounds: int, data: bool = False) -> None:
+    cluster = _Cluster(directory, data)
     cluster._ready = set()
     cluster.states = {}
     try:
@@ -277,6 +316,7 @@ def _crash_rounds(directory: Path, rounds: int) -> None:
         cluster.wait(converged, 20, "every acknowledged write applied on every member, alike")
         for name, state in cluster.states.items():
             assert state["twice"] == 0, (name, state["twice"])
+            assert state["bad"] == 0, (name, state["bad"])
         print(f"{len(acked)} writes acknowledged; {cluster.log}")
         for process in cluster.processes.values():
             process.tell("exit")
@@ -380,6 +420,13 @@ def test_killed_leader_and_follower_lose_no_acknowledged_write(tmp_path: Path) -
     _crash_rounds(tmp_path, rounds=2)
 
 
+def test_killed_members_with_state_machine_data_restart_and_catch_up_with_equal_data(tmp_path: Path) -> None:
+    """Design S4: the same kill -9 rounds with each write carrying 16 KB of state machine data: every
+    member, restarted ones included (their data read back from the leader when it no longer caches it),
+    applies the same keys, each with the data its write carried."""
+    _crash_rounds(tmp_path, rounds=2, data=True)
+
+
 @pytest.mark.slow
 def test_many_kills_lose_no_acknowledged_write(tmp_path: Path) -> None:
     _crash_rounds(tmp_path, rounds=10)
@@ -390,8 +437,9 @@ def main() -> None:
     parser.add_argument("--member", required=True)
     parser.add_argument("--ports", required=True)
     parser.add_argument("--dir", required=True)
+    parser.add_argument("--data", action="store_true")
     args = parser.parse_args()
-    asyncio.run(_member(args.member, [int(p) for p in args.ports.split(",")], Path(args.dir)))
+    asyncio.run(_member(args.member, [int(p) for p in args.ports.split(",")], Path(args.dir), args.data))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone import rpc
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import (
@@ -22,8 +23,9 @@ from pyozone.protocol.raft import (
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId, WatchLevel
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server import transport
-from pyozone.ratis_server.member_api import NotReplicatedError
+from pyozone.ratis_server.member_api import NotLeaderError, NotReplicatedError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
+from pyozone.ratis_server.transport import DELIVER
 from tests.polling import wait_for_async
 from tests.unit.ratis_server.data_support import data_groups
 from tests.unit.ratis_server.shell_support import SETTINGS, running_group
@@ -41,9 +43,10 @@ def run(scenario: object, timeout_s: float = 90) -> None:
 
 
 def test_a_follower_acknowledges_an_entry_only_after_its_write_data() -> None:
-    """Both followers hold the entry durably in their logs, but their `write_data` waits: no
-    acknowledgement leaves them, so the leader does not commit it (data-loss path 1 of the design); once one
-    follower's write finishes, the entry commits and the caller hears its result."""
+    """Both followers received the entry, but their `write_data` waits: its record is not written to their
+    logs (it follows its data), so no acknowledgement can leave them and the leader does not commit it
+    (data-loss path 1 of the design); once one follower's write finishes, the entry commits and the caller
+    hears its result."""
 
     async def scenario() -> None:
         async with data_groups() as groups:
@@ -55,18 +58,16 @@ def test_a_follower_acknowledges_an_entry_only_after_its_write_data() -> None:
             index = await wait_for_async(
                 lambda: leader.status().last_index if leader.status().last_index > 1 else 0
             )
-
-            def held_durably() -> bool:
-                return all(
-                    any(e.index == index and e.data_size for e in groups.nodes[f.me].storages[G].entries)
-                    and index in groups.machine(f.me, G).writes_started
-                    for f in followers
-                )
-
-            await wait_for_async(held_durably, what="the entry durable in both followers' logs")
-            await asyncio.sleep(0.3)  # real connections: room for an acknowledgement that must not come
+            await wait_for_async(
+                lambda: all(index in groups.machine(f.me, G).writes_started for f in followers),
+                what="both followers writing the entry's data",
+            )
             assert leader.status().commit_index < index and not write.done()
             assert all(commit < index for peer, commit in leader.commit_infos() if peer != leader.me)
+            for f in followers:
+                storage = groups.nodes[f.me].storages[G]
+                assert all(e.index < index for e in storage.entries)
+                assert not any(e.index == index for p in storage._written for e in p.entries)
             gate = groups.machine(followers[0].me, G).gate
             assert gate is not None
             gate.set()
@@ -283,3 +284,47 @@ def test_the_log_keeps_an_entrys_data_size_never_its_data(tmp_path: Path) -> Non
     assert reopened.load().entries == (entry,)
     reopened.close()
     assert sum(f.stat().st_size for f in (tmp_path / "g").rglob("log_*")) < 200
+
+
+def test_a_member_without_a_data_state_machine_drops_appends_carrying_data() -> None:
+    """An OM member (a plain StateMachine) takes no entry with state machine data: such an append is logged
+    and dropped before its core sees it, and the member goes on."""
+
+    async def scenario() -> None:
+        async with running_group() as group:
+            leader = await group.leader()
+            target = next(m for m in group.running() if m is not leader)
+            term = target.status().term
+            entry = LogEntry(99, 1, b"evil", data_size=4)
+            append = AppendEntriesRequest(leader.me, 99, 0, 0, (entry,), 1, 1)
+            wire = append_entry_bytes(entry, b"data")
+            batch = b"".join(append_message_pieces(group.group.group_id, target.me, append, [wire]))
+            settings = rpc.ChannelSettings(max_message_bytes=1 << 20)
+            async with rpc.Channel(target.address, settings) as channel:
+                await channel.unary(DELIVER.path, batch, None, timeout=10)
+            assert target.running and target.status().term == term
+            await group.applied_everywhere(await leader.submit(b'{"put": ["a", "1"]}', "c", 1))
+
+    run(scenario())
+
+
+def test_a_leader_whose_write_data_fails_stops_and_the_others_elect_and_go_on() -> None:
+    """The leader writes each entry's data too before it counts itself: when it cannot, it fails for the
+    group (the caller hears NotLeaderError), and the two others elect a leader that commits."""
+
+    async def scenario() -> None:
+        async with data_groups() as groups:
+            leader = await groups.leader(G)
+            groups.machine(leader.me, G).fail_writes = True
+            with pytest.raises(NotLeaderError):
+                await leader.submit(b"lost", "", 1, data=chunk(1))
+            assert not leader.running and groups.machine(leader.me, G).failures
+            groups.nodes[leader.me].members.pop(G)
+            successor = await groups.leader(G)
+            index = await successor.submit(b"w", "", 2, data=chunk(2))
+            await groups.applied_everywhere(G, index)
+            assert all(
+                groups.machine(m.me, G).contents()[index] == (b"w", chunk(2)) for m in groups.members(G)
+            )
+
+    run(scenario())

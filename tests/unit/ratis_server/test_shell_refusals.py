@@ -274,7 +274,7 @@ def test_a_peer_refused_again_and_again_is_logged_once_a_minute_with_a_count(
     clock = ManualClock()
     refusals = RefusalLog(clock)
     me, why = RaftPeerId("om1"), f"om4 is not another member of group {GROUP_ID}"
-    with caplog.at_level(logging.WARNING, logger="pyozone.ratis_server.server"):
+    with caplog.at_level(logging.WARNING, logger="pyozone.ratis_server.transport"):
         for _ in range(110):
             refusals.refused(me, "127.0.0.1:5000", why)
             clock.advance(500)

@@ -1,0 +1,136 @@
+"""A member's state machine data (design S4; Ratis's StateMachine.DataApi plumbing): the bytes `submit` was
+given until the entry's `Persist`, those a follower's append brought until theirs, and the leader's
+`DataCache` of what its followers' appends carry, read back from the state machine once evicted."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from pyozone.protocol.raft import append_entry_bytes
+from pyozone.ratis.messages import AppendEntriesRequest, ClientCall, LogEntry
+from pyozone.ratis_server.member_api import DataStateMachine, DataWriteError
+
+LEADER_PENDING_BYTES = 1 << 30
+"""dfs.container.ratis.leader.pending.bytes.limit (1 GB)."""
+
+
+class DataCache:
+    """The leader's state machine data of recent entries, as its followers' appends carry it (the role of
+    Ozone's ContainerStateMachine stateMachineDataCache): each entry's wire bytes with its data
+    (`append_entry_bytes`), built once and sent to every follower. Bounded by
+    `dfs.container.ratis.leader.pending.bytes.limit` with FIFO eviction, as Ozone's: past it the oldest go
+    first (read back from the state machine for a slow follower); an entry goes once every follower holds
+    it."""
+
+    def __init__(self, limit_bytes: int = LEADER_PENDING_BYTES) -> None:
+        if limit_bytes <= 0:
+            raise ValueError(
+                f"dfs.container.ratis.leader.pending.bytes.limit ({limit_bytes}) must be positive"
+            )
+        self._limit = limit_bytes
+        self._wires: OrderedDict[int, tuple[int, bytes]] = OrderedDict()  # index -> (term, wire bytes)
+        self.bytes = 0
+        self.evicted = 0
+        """Entries dropped for the bound before every follower held them."""
+
+    def __len__(self) -> int:
+        return len(self._wires)
+
+    def put(self, entry: LogEntry, wire: bytes) -> None:
+        """Files an entry's wire bytes (a rewritten index replaces the old), then keeps within the bound."""
+        old = self._wires.pop(entry.index, None)
+        if old is not None:
+            self.bytes -= len(old[1])
+        self._wires[entry.index] = (entry.term, wire)
+        self.bytes += len(wire)
+        while self.bytes > self._limit:
+            _, (_, dropped) = self._wires.popitem(last=False)
+            self.bytes -= len(dropped)
+            self.evicted += 1
+
+    def get(self, entry: LogEntry) -> bytes | None:
+        held = self._wires.get(entry.index)
+        return held[1] if held is not None and held[0] == entry.term else None
+
+    def drop_through(self, index: int) -> None:
+        """Every follower holds the entries up to `index`: their data is not sent again."""
+        while self._wires:
+            first = next(iter(self._wires))
+            if first > index:
+                break
+            self.bytes -= len(self._wires.pop(first)[1])
+
+    def clear(self) -> None:
+        """The member stopped leading (Ozone's notifyNotLeader evicts the cache)."""
+        self._wires.clear()
+        self.bytes = 0
+
+
+class StateMachineData:
+    """The data of one member's entries on their way to `write_data` and to its followers."""
+
+    def __init__(self, machine: DataStateMachine, pending_bytes: int = LEADER_PENDING_BYTES) -> None:
+        self._machine = machine
+        self.cache = DataCache(pending_bytes)
+        self.reads = 0
+        """Entries whose data the leader read back from its state machine for a follower (not cached)."""
+        self._submitted: dict[ClientCall, memoryview] = {}
+        """The data of the call being submitted, until the core appends it (`Appended`)."""
+        self._appended: dict[int, memoryview] = {}
+        """The leader's data by index, from `Appended` to the entry's `Persist`."""
+        self._arrived: dict[tuple[int, int], bytes] = {}
+        """A follower's data of the append being received, by (term, index), until its `Persist`."""
+
+    def submitting(self, call: ClientCall, data: memoryview | None) -> None:
+        """`call` is being submitted with `data` (None: done, appended or not)."""
+        if data is None:
+            self._submitted.pop(call, None)
+        else:
+            self._submitted[call] = data
+
+    def appended(self, call: ClientCall, index: int) -> None:
+        """The core appended `call` at `index` (`Appended`): its data waits for the entry's `Persist`."""
+        data = self._submitted.get(call)
+        if data is not None:
+            self._appended[index] = data
+
+    def arrived(self, append: AppendEntriesRequest, data: dict[int, bytes]) -> None:
+        """A follower's append brought `data` (by index), for the `Persist` the core answers it with."""
+        for index, carried in data.items():
+            self._arrived[(append.entries[index - append.previous_index - 1].term, index)] = carried
+
+    def received(self) -> None:
+        """The appends were taken: the data of entries the core did not take (held already) is dropped."""
+        self._arrived.clear()
+
+    def to_write(self, entry: LogEntry) -> memoryview:
+        """The data `write_data` writes for an entry being persisted: the leader's builds the entry's wire
+        bytes here, once, into the cache its followers' appends share (the data a view into them). A
+        `DataWriteError` when the member was never given it."""
+        submitted = self._appended.pop(entry.index, None)
+        if submitted is not None:
+            wire = append_entry_bytes(entry, submitted)
+            self.cache.put(entry, wire)
+            return memoryview(wire)[len(wire) - entry.data_size :]
+        arrived = self._arrived.pop((entry.term, entry.index), None)
+        if arrived is None:
+            raise DataWriteError(f"entry {entry.index} has {entry.data_size} bytes of data never given")
+        return memoryview(arrived)
+
+    async def entry_wire(self, entry: LogEntry) -> bytes:
+        """An entry as a follower's append carries it: with its data from the cache, else read back from
+        the state machine (Ratis's StateMachine.DataApi.read; Ozone's ContainerStateMachine reads the
+        chunk)."""
+        if not entry.data_size:
+            return append_entry_bytes(entry)
+        wire = self.cache.get(entry)
+        if wire is not None:
+            return wire
+        self.reads += 1
+        return append_entry_bytes(entry, await self._machine.read_data(entry))
+
+    def not_leading(self) -> None:
+        """The member stopped leading (Ozone's notifyNotLeader evicts the cache) or stopped."""
+        if self.cache or self._appended:
+            self.cache.clear()
+            self._appended.clear()
