@@ -25,7 +25,7 @@ from typing import Any
 from pyozone import rpc
 from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
-from pyozone.common.net import address, scm_datanode_address
+from pyozone.common.net import HostPort, address, scm_datanode_address
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
@@ -44,12 +44,11 @@ from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore, identity_dir, ratis_storage_dir
 from pyozone.datanode.metrics import DatanodeMetrics
 from pyozone.datanode.pipelines import PipelineSet
-from pyozone.datanode.ratis import PipelineGroups, RaftServerService, add_raft_service
-from pyozone.datanode.ratis.service import SERVER_SETTINGS as RATIS_SERVER_SETTINGS
+from pyozone.datanode.ratis import PipelineGroups, PipelineRaftConfig
 from pyozone.datanode.replication.push import push_container
 from pyozone.datanode.replication.service import SERVER_SETTINGS as REPLICATION_SERVER_SETTINGS
 from pyozone.datanode.replication.service import ReplicationService, add_replication_service
-from pyozone.datanode.reports import PendingReports
+from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.datanode.scanner_service import ContainerScannerService, RecoveringScrubService
 from pyozone.datanode.scm_endpoint import (
     HeartbeatLoop,
@@ -82,6 +81,7 @@ from pyozone.hdds.replication_limits import out_of_service_limit
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import NodeOperationalState, ReplicaState
 from pyozone.hdds.store import StoreError
+from pyozone.ratis_server.transport import RaftDivisions
 from pyozone.rpc.loop import run as run_loop
 from pyozone.security.cert_client import CertRenewer, daemon_tls
 
@@ -264,15 +264,16 @@ class Datanode:
                 ContainerAllocations(self.lookup, self.pipelines),
                 self.tokens.verifier if self.tokens is not None else None,
             )
+            raft_config = PipelineRaftConfig.from_conf(self.conf)
+            divisions = RaftDivisions(
+                HostPort(self.bind_host, self.conf.get("hdds.container.ratis.ipc.port")),
+                self.tls, CertRole.DATANODE, raft_config.appender_queue_bytes,
+            )  # fmt: skip
             self.groups = PipelineGroups(
                 self.uuid, ratis_storage_dir(self.conf), self.dispatcher, executor,
-                self._pipeline_failed,
-                self.conf.get("hdds.ratis.raft.server.watch.timeout") / 1000,
-                self.conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000,
-                tls=self.tls,
+                self._pipeline_failed, raft_config, divisions, self._pipeline_leader_changed,
             )  # fmt: skip
-            for membership in self.pipelines.all():
-                self.groups.join(membership)
+            self.pipelines.leading = self.groups.leading
             self.queue = self._command_queue(executor)
             self.scanner = ContainerScannerService(self.containers, self.conf, executor)
             parts = (self.volumes, self.containers, self.pipelines, self.queue, self.scanner)
@@ -305,8 +306,6 @@ class Datanode:
     ) -> None:
         xceiver = xceiver_server()
         add_xceiver_service(xceiver, XceiverService(self.dispatcher, executor, groups=self.groups))
-        ratis = rpc.Server(RATIS_SERVER_SETTINGS)
-        add_raft_service(ratis, RaftServerService(self.groups))
         replication = rpc.Server(REPLICATION_SERVER_SETTINGS)
         verifier = self.tokens.verifier if self.tokens is not None else None
         add_replication_service(replication, ReplicationService(self.containers, executor, tokens=verifier))
@@ -318,11 +317,13 @@ class Datanode:
         try:
             self.ports = Ports(
                 await self._serve_rpc(xceiver, "hdds.container.ipc.port"),
-                await self._serve_rpc(ratis, "hdds.container.ratis.ipc.port"),
+                await self._serve_raft(self.groups.divisions),
                 await self._serve_rpc(replication, "hdds.datanode.replication.port"),
                 self.http_port,
                 self._listen(datastream),
             )
+            for membership in self.pipelines.all():  # once the RATIS port listens: its members rejoin
+                await self.groups.join(membership)
             self._advertise(cluster_id)
             self.phase = "running"
             self.started.set()
@@ -343,11 +344,8 @@ class Datanode:
             log.info("datanode %s shutting down", self.uuid)
             if datastream is not None:  # first: no new stream starts while the rest stops
                 datastream.stop()
-            # A leader's streams to this follower never end by themselves: they are cut at once (the
-            # leader then reports this member failed, which it has).
             await asyncio.gather(
                 xceiver.stop(SHUTDOWN_GRACE_S),
-                ratis.stop(0),
                 replication.stop(SHUTDOWN_GRACE_S),
                 self.queue.close(SHUTDOWN_GRACE_S),
                 self.groups.close(),
@@ -379,6 +377,16 @@ class Datanode:
         except OSError as e:
             target = f"{self.bind_host}:{port}"
             raise DatanodeError(f"cannot listen on {target} ({port_key}): {e.strerror or e}") from None
+
+    async def _serve_raft(self, divisions: RaftDivisions) -> int:
+        """The RATIS port (hdds.container.ratis.ipc.port), every pipeline's Raft member on it."""
+        try:
+            return await divisions.start()
+        except OSError as e:
+            target = f"{divisions.address}"
+            raise DatanodeError(
+                f"cannot listen on {target} (hdds.container.ratis.ipc.port): {e.strerror or e}"
+            ) from None
 
     async def _start_http(self, http: HttpServer) -> int:
         """hdds.datanode.http-address; its wildcard default follows the bind rule of the data ports."""
@@ -423,6 +431,11 @@ class Datanode:
     def _pipeline_failed(self, pipeline_id: str, reason: str) -> None:
         """A member of the pipeline failed: ask SCM to close it (Ozone's triggerPipelineClose)."""
         self.reports.add_pipeline_action(PipelineAction(pipeline_id, reason))
+
+    def _pipeline_leader_changed(self, pipeline_id: str) -> None:
+        """Ozone's handleLeaderChangedNotification: the pipeline report goes at once, so SCM's pipeline
+        leader follows the elected one."""
+        self.reports.request(Periodic.PIPELINES, urgent=True)
 
     def _op_state_changed(self, state: NodeOperationalState) -> None:
         self.queue.set_out_of_service(state is not NodeOperationalState.IN_SERVICE)

@@ -1,7 +1,8 @@
 """The pipelines this datanode is a member of, as createPipeline/closePipeline left them.
 
-Membership is who the members are, where their pipeline-log (RATIS) ports are and whether this datanode
-leads; the log itself is pyozone.datanode.ratis. It is kept in pipelines.json next to datanode.id
+Membership is who the members are, where their pipeline-log (RATIS) ports are and whether SCM suggested
+this datanode as leader; the log itself, and who leads it now (elected), is pyozone.datanode.ratis. It is
+kept in pipelines.json next to datanode.id
 because Ozone's Ratis groups survive a restart: a restarted datanode still reports its pipelines, and a
 closeContainer for one of them still closes (rather than quasi-closes) the replica.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +70,9 @@ class PipelineSet:
         self.datanode_uuid = datanode_uuid
         self._lock = threading.Lock()
         self._pipelines: dict[str, Membership] = self._load()
+        self.leading: Callable[[str], bool | None] | None = None
+        """Whether this datanode leads a pipeline now (its Raft member's role; None: not known), for the
+        reports; without it, or when unknown, the suggested leader reports itself as leader."""
 
     def _load(self) -> dict[str, Membership]:
         try:
@@ -155,4 +160,12 @@ class PipelineSet:
     def reports(self) -> tuple[PipelineReport, ...]:
         with self._lock:
             pipelines = sorted(self._pipelines.values(), key=lambda m: m.pipeline_id)
-        return tuple(PipelineReport(m.pipeline_id, m.is_leader) for m in pipelines)
+        leading = self.leading
+        return tuple(
+            PipelineReport(m.pipeline_id, _leads(m, leading(m.pipeline_id) if leading else None))
+            for m in pipelines
+        )
+
+
+def _leads(membership: Membership, elected: bool | None) -> bool:
+    return membership.is_leader if elected is None else elected

@@ -1,38 +1,28 @@
-"""The pipeline log's wire: pyozone's RaftServerProtocolService (the part of Ratis' appendEntries write
-pipeline V1 uses), the log's records, and what the log reads and answers of the container protocol.
+"""What the pipeline's Raft log reads and answers of the container protocol: a request as a log entry's
+payload (without its chunk data, which travels beside it as state machine data), the refusals every member
+reaches alike, and the answers the log itself gives a client (a refusal, NOT_LEADER, a committed entry's
+logIndex and commitInfos, a watchForCommit).
 
-The group (pyozone.datanode.ratis) works with indexes, member ids, Result numbers and the values here; this
-module builds, reads and serializes the messages: the leader's entries (an AppendEntriesRequestProto,
-serialized once for every follower), a follower's answer to each (AppendReply), a log record, and the
-answers the log itself gives a client (a refusal, a committed entry's logIndex and commitInfos, a
-watchForCommit). There are no votes or heartbeats: the leader is the one SCM names and the term stays 1.
-
-Hot path (every V1 write and putSmallFile): an entry's ContainerCommandRequestProto is handed through as it
-came (the group reads its plain fields, containerID and cmdType); its chunk data is never copied
-(encode_entry, metadata_only). The container-request helpers (LOGGED, commits, answer_with, ...) belong with
-the container protocol and live here until it has a module of its own.
+Hot path (every V1 write and putSmallFile): an entry's chunk data is never copied into the payload
+(metadata_only). The container-request helpers (LOGGED, commits, answer_with, ...) belong with the container
+protocol and live here until it has a module of its own.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor, ServiceDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.protocol.common import varint
 
 Request = pb.ContainerCommandRequestProto
 Response = pb.ContainerCommandResponseProto
 
-RAFT_SERVER_SERVICE: ServiceDescriptor = pb.DESCRIPTOR.services_by_name["RaftServerProtocolService"]
-"""Leader to followers, on the datanode's RATIS port (rpc.ServiceSpec.of makes its server's and stub's)."""
-APPEND_ENTRIES = f"/{RAFT_SERVER_SERVICE.full_name}/appendEntries"
 
 # ------------------------------------------------------------------ container requests, as the log sees them
 
@@ -57,8 +47,8 @@ DETERMINISTIC = frozenset(
         pb.PUT_SMALL_FILE_ERROR,
     }
 )
-"""Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere); how the
-log counts them: pyozone.datanode.ratis.group."""
+"""Refusals every member may reach alike for the same entry (the entry is then a no-op everywhere): not a
+failure of the member (pyozone.datanode.ratis.state_machine)."""
 
 
 class LogResult(StrEnum):
@@ -117,6 +107,15 @@ def refusal(request: Request, result: str, message: str) -> Response:
     return answer_with(request, pb.Result.Value(result), message)
 
 
+def not_leader(request: Request, pipeline_id: str, me: str, leader: str | None) -> Response:
+    """NOT_LEADER from member `me` of the pipeline, naming its leader when known (Ratis's
+    NotLeaderException with its suggested leader)."""
+    hint = f"the leader is {leader}" if leader else "no leader is known yet"
+    return refusal(
+        request, LogResult.NOT_LEADER, f"pipeline {pipeline_id}: datanode {me} is not the leader; {hint}"
+    )
+
+
 def commit_infos(members: Sequence[str], applied: Mapping[str, int]) -> list[pb.CommitInfoProto]:
     return [pb.CommitInfoProto(datanodeUuid=m, commitIndex=applied[m]) for m in members]
 
@@ -160,85 +159,7 @@ def watch_answer(
     return reply
 
 
-# ------------------------------------------------------------------ appendEntries
-
-
-def encode_entry(
-    pipeline_id: str, leader_id: str, term: int, index: int, leader_commit: int, request: Request
-) -> bytes:
-    """An AppendEntriesRequestProto as bytes, serialized once for every follower. The request is appended
-    as field 6 (`entry`) by hand: building the message would copy the chunk data into it first."""
-    header = pb.AppendEntriesRequestProto(
-        pipelineID=pipeline_id, leaderID=leader_id, term=term, index=index, leaderCommit=leader_commit
-    ).SerializeToString()
-    body = request.SerializeToString()
-    return b"".join((header, _ENTRY_TAG, varint(len(body)), body))
-
-
-_ENTRY_TAG = bytes([(6 << 3) | 2])  # field 6, length-delimited
-
-
-@dataclass(frozen=True, slots=True)
-class AppendReply:
-    """A follower's answer to one entry: `result` is the container protocol's Result number of its apply
-    (or why it took no entry); `applied_index` the entry's index once applied, else 0. Reading one from
-    its message costs about 1 us more than handing the message through (measured): small beside the
-    entry's apply, log write and fsync."""
-
-    index: int
-    result: int
-    message: str = ""
-    applied_index: int = 0
-
-
-def applied_reply(index: int, response: Response) -> AppendReply:
-    """A follower applied entry `index` with this outcome."""
-    return AppendReply(index, response.result, response.message, index)
-
-
-def refused_reply(index: int, result: LogResult, message: str) -> AppendReply:
-    """A follower took no entry `index`."""
-    return AppendReply(index, pb.Result.Value(result), message)
-
-
-def ends_stream(reply: AppendReply) -> bool:
-    """The follower is not in the entry's pipeline (or not following this leader): the stream ends."""
-    return reply.result == pb.GROUP_MISMATCH
-
-
-def append_reply_to_proto(reply: AppendReply) -> pb.AppendEntriesReplyProto:
-    return pb.AppendEntriesReplyProto(
-        index=reply.index, result=reply.result, message=reply.message, appliedIndex=reply.applied_index
-    )
-
-
-def append_reply_from_bytes(data: bytes) -> AppendReply:
-    """The leader's side: a follower's answer as it arrives on the stream."""
-    proto = pb.AppendEntriesReplyProto.FromString(data)
-    return AppendReply(proto.index, proto.result, proto.message, proto.appliedIndex)
-
-
-# ------------------------------------------------------------------ the log's records
-
-_RECORD = struct.Struct(">QQ")
-"""term, index; the entry without its chunk data follows."""
-
-
-def encode_record(term: int, index: int, entry: Request) -> bytes:
-    return _RECORD.pack(term, index) + metadata_only(entry).SerializeToString()
-
-
-def decode_record(payload: bytes) -> tuple[int, int, Request] | None:
-    """(term, index, entry) of a record; None for one that does not parse (a corrupt tail)."""
-    if len(payload) < _RECORD.size:
-        return None
-    term, index = _RECORD.unpack_from(payload)
-    entry = Request()
-    try:
-        entry.ParseFromString(payload[_RECORD.size :])
-    except Exception:
-        return None
-    return term, index, entry
+# ------------------------------------------------------------------ log entries
 
 
 def metadata_only(entry: Request) -> Request:

@@ -241,6 +241,9 @@ class RaftMember:
         """The last Persist the core issued (written or queued)."""
         self._applying: set[asyncio.Task[None]] = set()
         self._priorities = dict(priorities or {})
+        self._answered_ms: dict[RaftPeerId, int] = {}
+        """When each follower last answered this member in its leading term `_match_term`."""
+        self._leading_since_ms = 0
         self._notified_leader: RaftPeerId | None = None
         """The leader `notify_leader_changed` last named."""
 
@@ -560,6 +563,21 @@ class RaftMember:
         log."""
         self._ask(partial(self._running_core().snapshot_taken, snapshot))
 
+    def silent_followers(self, silent_ms: int) -> tuple[RaftPeerId, ...]:
+        """The followers that have not answered this leader for `silent_ms` (since it began to lead, for one
+        that never did): a datanode's leader does not wait for them before it answers. Empty when this
+        member does not lead."""
+        core = self._core
+        if core is None or not self.running or core.role is not RaftPeerRole.LEADER:
+            return ()
+        now = self._clock.now_ms()
+        answered = self._answered_ms if self._match_term == core.current_term else {}
+        return tuple(
+            peer
+            for peer in core.configuration
+            if peer != self.me and now - answered.get(peer, self._leading_since_ms) >= silent_ms
+        )
+
     def leading_term(self) -> int | None:
         """The term this member leads in, else None: `status`'s role and term without the rest (OM asks it
         on every call)."""
@@ -620,6 +638,8 @@ class RaftMember:
             self._data.not_leading()
         if core.leader_id is not None and core.leader_id != self._notified_leader:
             self._notified_leader = core.leader_id
+            if core.leader_id == self.me:
+                self._leading_since_ms = self._clock.now_ms()
             self._notify("notify_leader_changed", core.leader_id)
         self._follow_configuration()
         self._reschedule_tick()
@@ -731,6 +751,8 @@ class RaftMember:
             return
         if self._match_term != core.current_term:
             self._match, self._match_term = {}, core.current_term
+            self._answered_ms = {}
+        self._answered_ms[reply.follower_id] = self._clock.now_ms()
         if reply.result is AppendResult.SUCCESS:
             peer = reply.follower_id
             self._match[peer] = max(self._match.get(peer, 0), reply.match_index)

@@ -325,7 +325,7 @@ class RaftDivisions:
     ) -> None:
         self.address = address
         self.role = role
-        self._tls = tls
+        self.tls = tls
         self._divisions: dict[str, Division] = {}
         self._refusals = RefusalLog(clock or SystemClock())
         self._rpc = rpc.Server(rpc.ServerSettings(max_message_bytes=batch_bytes + MESSAGE_OVERHEAD_BYTES))
@@ -346,9 +346,12 @@ class RaftDivisions:
         if self._divisions.get(division.group.group_id) is division:
             del self._divisions[division.group.group_id]
 
-    async def start(self) -> None:
-        await self._rpc.start(self.address.host, self.address.port, self._tls)
+    async def start(self) -> int:
+        """Listens; returns the port (port 0: the one the OS chose, which `address` then names)."""
+        port = await self._rpc.start(self.address.host, self.address.port, self.tls)
+        self.address = HostPort(self.address.host, port)
         self._started = True
+        return port
 
     async def stop(self) -> None:
         if self._started:

@@ -6,7 +6,7 @@ import logging
 
 from pyozone.datanode.command_queue import CommandHandler
 from pyozone.datanode.commands.context import CommandContext
-from pyozone.datanode.ratis import RaftGroup
+from pyozone.datanode.ratis import PipelineGroup
 from pyozone.datanode.storage import ContainerError, KeyValueContainer
 from pyozone.hdds.commands import CloseContainerCommand
 from pyozone.hdds.states import ReplicaState
@@ -51,7 +51,7 @@ class CloseContainerHandler(CommandHandler):
         except ContainerError as e:
             log.error("closeContainer %d failed: %s", container_id, e)
 
-    async def _close_through_log(self, group: RaftGroup, container_id: int, pipeline_id: str) -> None:
+    async def _close_through_log(self, group: PipelineGroup, container_id: int, pipeline_id: str) -> None:
         request = close_container_request(container_id, pipeline_id, self.ctx.datanode_uuid)
         failure = refusal(await group.submit(request))
         if failure is not None:

@@ -38,7 +38,7 @@ class CreatePipelineHandler(CommandHandler):
         membership = await self.ctx.blocking(
             self.ctx.pipelines.add, command.pipeline_id, members, command.suggested_leader, addresses, streams
         )
-        self.ctx.groups.join(membership)
+        await self.ctx.groups.join(membership)
         self.ctx.reports.request(Periodic.PIPELINES, urgent=True)
 
 

@@ -1,8 +1,7 @@
-"""The datanode's leader-ordered pipeline log: write pipeline V1 (Ratis in Ozone)."""
+"""The datanode's pipelines on the Raft core (write pipeline V1; Ratis in Ozone): a ContainerStateMachine per
+pipeline, routed by PipelineGroups."""
 
-from pyozone.datanode.ratis.group import RaftGroup
-from pyozone.datanode.ratis.groups import PipelineGroups
-from pyozone.datanode.ratis.log import RaftLog
-from pyozone.datanode.ratis.service import RaftServerService, add_raft_service
+from pyozone.datanode.ratis.groups import PipelineGroup, PipelineGroups, PipelineRaftConfig
+from pyozone.datanode.ratis.state_machine import ContainerStateMachine
 
-__all__ = ["PipelineGroups", "RaftGroup", "RaftLog", "RaftServerService", "add_raft_service"]
+__all__ = ["ContainerStateMachine", "PipelineGroup", "PipelineGroups", "PipelineRaftConfig"]

@@ -1,13 +1,26 @@
-"""PipelineGroups: this datanode's pipeline logs, one RaftGroup per pipeline it is a member of
-(Ozone's XceiverServerRatis), and the routing of client requests into them.
+"""PipelineGroups: this datanode's pipelines as divisions of the Raft core (Ozone's XceiverServerRatis), one
+`RaftMember` per pipeline with a `ContainerStateMachine`, all on one `RaftDivisions` port (the RATIS port),
+and the routing of client requests into them.
 
 A write (writeChunk, putBlock, putSmallFile), finalizeBlock (OM's, at a key's commit under a space quota:
 every member applies it after every putBlock before it) or closeContainer that names a pipeline goes through
-that pipeline's log: on its leader it is ordered and replicated, on a follower it is refused with
-NOT_LEADER, on a datanode that is not a member with GROUP_MISMATCH. The leader refuses, before it takes an
-index, one for a container whose replica here belongs to another pipeline (Dispatcher.check_writable).
-WatchForCommit is answered by the leader. A request without a pipeline id (tools, tests, SCM's own commands)
-is not routed: the dispatcher runs it on this replica alone.
+that pipeline's log: its leader logs the request without its chunk data (the data travels beside the entry
+and every member writes it at append, `ContainerStateMachine.write_data`), and answers with its own apply's
+result once the entry committed and it applied it; a follower refuses it with NOT_LEADER naming the leader,
+a datanode that is not a member with GROUP_MISMATCH. The leader refuses, before it logs, a request whose
+token fails or whose container's replica here belongs to another pipeline (Dispatcher.check_writable), in
+arrival order (`_submit_in_turn`), as Ozone's ContainerStateMachine.startTransaction validates. WatchForCommit
+is answered by the leader: every member's commit index, as the core knows it. A request without a pipeline id
+(tools, tests, SCM's own commands) is not routed: the dispatcher runs it on this replica alone.
+
+The group: the pipeline's members at their RATIS addresses (as SCM sent them with createPipeline), SCM's
+suggested leader at priority 1 and the others at 0 (Ozone's addGroup with its priority list), the suggested
+leader's first election immediate so a new pipeline has its leader at once; elections after that as
+`hdds.ratis.leader.election.minimum.timeout.duration` (max = min + 200 ms, Ozone's
+setRatisLeaderElectionTimeout). A failure of this member, its state machine's, a follower silent for
+`hdds.ratis.raft.server.rpc.slowness.timeout` or no leader for
+`hdds.ratis.raft.server.Notification.no-leader.timeout` asks SCM to close the pipeline (a pipeline action
+CLOSE, Ozone's triggerPipelineClose).
 """
 
 from __future__ import annotations
@@ -17,24 +30,256 @@ import logging
 import shutil
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pyozone.common.tls import TlsStore
+from pyozone.common.net import parse_host_port
 from pyozone.datanode.pipelines import Membership
-from pyozone.datanode.ratis.group import RaftGroup
-from pyozone.datanode.ratis.log import RaftLog
+from pyozone.datanode.ratis.state_machine import MAX_PENDING_APPLY, SNAPSHOT_THRESHOLD, ContainerStateMachine
 from pyozone.datanode.storage import ContainerError
 from pyozone.datanode.xceiver.dispatcher import Refused
 from pyozone.hdds.errors import ProtocolError
-from pyozone.protocol.ratis import LogResult, answer_with, is_watch, refusal, routed, watch_from_proto
+from pyozone.protocol.ratis import (
+    LogResult,
+    answer_with,
+    committed_answer,
+    entry_data,
+    entry_payload,
+    is_put_small_file,
+    is_watch,
+    not_leader,
+    refusal,
+    refused_alike,
+    routed,
+    succeeded,
+    watch_answer,
+    watch_from_proto,
+)
+from pyozone.ratis.messages import CommitInfos, RaftPeerId, WatchLevel
+from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.member_api import EntryTooLargeError, NotLeaderError, NotReplicatedError
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
+from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.transport import RaftDivisions, RaftGroup, RaftPeer
 
 if TYPE_CHECKING:
+    from pyozone.config import OzoneConfiguration
     from pyozone.datanode.xceiver.dispatcher import Dispatcher
     from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
     from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
 
 log = logging.getLogger(__name__)
+
+LAST_MEMBER_WAIT = 1.0
+"""Once a majority committed an entry and the leader applied it, the leader waits for the other members'
+commit at most this many times as long as the majority took, then answers. Ratis answers at the majority; a
+client that wants every replica (watch ALL_COMMITTED, Ozone's default) then asks again with a watch, a round
+trip that costs a small key about a fifth of its time (benchmarks/small_keys.py) when the last member is only
+a little behind; an answer whose commitInfos show every member at the entry needs none. A member silent for
+an election timeout is not waited for, and a client that watches MAJORITY_COMMITTED waits at most this much
+longer."""
+LAST_MEMBER_WAIT_MAX_S = 0.5
+"""The wait for the last member is as long again as the majority took, at most this (and never past half
+the request timeout), so a slow majority cannot push an answer past the client's deadline. A putSmallFile
+(a small key's whole block in one entry) waits for every live member up to half the request timeout: the
+key is committed only once every replica has it, and an answer that shows so saves its client the watch."""
+ELECTION_SPREAD_MS = 200
+"""raft.server.rpc.timeout.max = min + 200 ms (Ozone's XceiverServerRatis.setRatisLeaderElectionTimeout)."""
+FIRST_ELECTION_MAX_MS = 10
+"""SCM's suggested leader stands within this of joining a new pipeline (raft.server.rpc.first-election
+.timeout.max); the others wait a whole election timeout first."""
+
+
+@dataclass(frozen=True)
+class PipelineRaftConfig:
+    """The datanode's Ratis settings for its pipelines (Ozone's DatanodeRatisServerConfig and the
+    dfs.container.ratis.* keys), with Ozone's names and defaults."""
+
+    election_timeout_ms: int = 5000  # hdds.ratis.leader.election.minimum.timeout.duration
+    slowness_timeout_ms: int = 300_000  # hdds.ratis.raft.server.rpc.slowness.timeout
+    no_leader_timeout_ms: int = 300_000  # hdds.ratis.raft.server.Notification.no-leader.timeout
+    write_element_limit: int = 1024  # hdds.ratis.raft.server.write.element-limit
+    leader_pending_bytes: int = 1 << 30  # dfs.container.ratis.leader.pending.bytes.limit
+    appender_queue_bytes: int = 32 << 20  # dfs.container.ratis.log.appender.queue.byte-limit
+    snapshot_threshold: int = SNAPSHOT_THRESHOLD  # dfs.ratis.snapshot.threshold
+    purge_gap: int = 1_000_000  # dfs.container.ratis.log.purge.gap
+    # dfs.container.ratis.statemachine.max.pending.apply-transactions
+    max_pending_apply: int = MAX_PENDING_APPLY
+    watch_timeout_s: float = 30.0  # hdds.ratis.raft.server.watch.timeout
+    request_timeout_s: float = 60.0  # hdds.ratis.raft.server.rpc.request.timeout
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> PipelineRaftConfig:
+        return cls(
+            election_timeout_ms=conf.get("hdds.ratis.leader.election.minimum.timeout.duration"),
+            slowness_timeout_ms=conf.get("hdds.ratis.raft.server.rpc.slowness.timeout"),
+            no_leader_timeout_ms=conf.get("hdds.ratis.raft.server.Notification.no-leader.timeout"),
+            write_element_limit=conf.get("hdds.ratis.raft.server.write.element-limit"),
+            leader_pending_bytes=conf.get("dfs.container.ratis.leader.pending.bytes.limit"),
+            appender_queue_bytes=conf.get("dfs.container.ratis.log.appender.queue.byte-limit"),
+            snapshot_threshold=conf.get("dfs.ratis.snapshot.threshold"),
+            purge_gap=conf.get("dfs.container.ratis.log.purge.gap"),
+            max_pending_apply=conf.get("dfs.container.ratis.statemachine.max.pending.apply-transactions"),
+            watch_timeout_s=conf.get("hdds.ratis.raft.server.watch.timeout") / 1000,
+            request_timeout_s=conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000,
+        )
+
+    def settings(self, suggested_leader: bool) -> RaftSettings:
+        return RaftSettings(
+            rpc_timeout_min_ms=self.election_timeout_ms,
+            rpc_timeout_max_ms=self.election_timeout_ms + ELECTION_SPREAD_MS,
+            append_byte_limit=self.appender_queue_bytes,
+            purge_gap=self.purge_gap,
+            push_commit=True,
+            first_election_timeout_min_ms=0 if suggested_leader else None,
+            first_election_timeout_max_ms=FIRST_ELECTION_MAX_MS if suggested_leader else None,
+            no_leader_timeout_ms=self.no_leader_timeout_ms,
+            rpc_slowness_timeout_ms=self.slowness_timeout_ms,
+        )
+
+
+class PipelineGroup:
+    """One pipeline's member here: the Raft member, its state machine, and the leader's answers."""
+
+    def __init__(
+        self,
+        membership: Membership,
+        member: RaftMember,
+        machine: ContainerStateMachine,
+        config: PipelineRaftConfig,
+    ) -> None:
+        self.membership = membership
+        self.pipeline_id = membership.pipeline_id
+        self.members = membership.members
+        self.member = member
+        self.machine = machine
+        self.config = config
+        self._in_flight: asyncio.Semaphore | None = None
+        """hdds.ratis.raft.server.write.element-limit: writes the leader holds at once (made on the loop)."""
+
+    @property
+    def is_leader(self) -> bool:
+        return self.member.leading_term() is not None
+
+    @property
+    def leader_id(self) -> str | None:
+        if not self.member.running:
+            return None
+        leader = self.member.status().leader
+        return leader.id if leader is not None else None
+
+    @property
+    def failure(self) -> str | None:
+        """Why this member no longer serves the pipeline (None: it does)."""
+        if self.machine.failure is not None:
+            return self.machine.failure
+        return None if self.member.running else "its Raft member stopped"
+
+    async def leader_known(self, timeout_s: float) -> None:
+        """Waits (at most `timeout_s`) until this member knows its pipeline's leader: an election under way
+        (a new pipeline, a leader change) ends within an election timeout or two."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while self.member.running and self.leader_id is None and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+
+    async def submit(self, request: Request) -> Response:
+        """Logs `request` (this member leading) and answers with its apply's result and every member's commit
+        index: NOT_LEADER naming the leader when this member does not lead, RAFT_RETRY_FAILURE when it
+        failed for the pipeline."""
+        failure = self.failure
+        if failure is not None:
+            return refusal(
+                request, LogResult.RAFT_RETRY_FAILURE, f"pipeline {self.pipeline_id} failed here: {failure}"
+            )
+        if self._in_flight is None:
+            self._in_flight = asyncio.Semaphore(self.config.write_element_limit)
+        loop = asyncio.get_running_loop()
+        submitted = loop.time()
+        data = entry_data(request)
+        async with self._in_flight:
+            try:
+                # Shielded: a client that goes away cancels its answer, never the entry.
+                response = await asyncio.shield(
+                    self.member.submit(entry_payload(request), "", 0, data=data or None)
+                )
+            except NotLeaderError as e:
+                return self._not_leader(request, e)
+            except EntryTooLargeError as e:
+                return refusal(request, LogResult.MALFORMED_REQUEST, str(e))
+        if isinstance(response, BaseException):  # the state machine's apply raised: the entry's result
+            return refusal(request, LogResult.IO_EXCEPTION, f"pipeline {self.pipeline_id}: {response!r}")
+        assert not isinstance(response, (bytes, int))
+        index = response.logIndex
+        if not (succeeded(response.result) or refused_alike(response.result)):
+            return response
+        infos = await self._last_members(request, index, loop.time() - submitted)
+        return committed_answer(response, index, self.members, _by_member(infos))
+
+    async def _last_members(self, request: Request, index: int, majority_took: float) -> CommitInfos:
+        """Every member's commit index after the leader's wait for the members not at `index` yet."""
+        infos = self._infos()
+        if all(i >= index for _, i in infos):
+            return infos
+        wait = min(LAST_MEMBER_WAIT * majority_took, LAST_MEMBER_WAIT_MAX_S)
+        if is_put_small_file(request):  # a whole small key: answered once every replica has it
+            wait = self.config.request_timeout_s
+        wait = min(wait, self.config.request_timeout_s / 2 - majority_took)
+        if wait <= 0 or not self._others_alive():
+            return infos
+        try:
+            return await self.member.watch(index, WatchLevel.ALL, wait)
+        except NotReplicatedError as e:
+            return e.infos
+        except NotLeaderError:
+            return infos
+
+    def _others_alive(self) -> bool:
+        """Every other member answered this leader within an election timeout (a member down is not waited
+        for: its pipeline closes by the slowness timeout meanwhile)."""
+        silent = self.member.silent_followers(self.config.election_timeout_ms)
+        return not silent
+
+    def _infos(self) -> CommitInfos:
+        try:
+            return self.member.commit_infos()
+        except RuntimeError:
+            return ()
+
+    async def watch(self, request: Request) -> Response:
+        """WatchForCommit: SUCCESS once the entry is committed on a majority (MAJORITY_COMMITTED) or on every
+        member (ALL_COMMITTED); NOT_REPLICATED with the members' commit indexes when not in
+        hdds.ratis.raft.server.watch.timeout."""
+        try:
+            watch = watch_from_proto(request)
+        except ProtocolError as e:
+            return refusal(request, LogResult.MALFORMED_REQUEST, str(e))
+        level = WatchLevel.MAJORITY if watch.majority else WatchLevel.ALL
+        try:
+            infos = await self.member.watch(watch.index, level, self.config.watch_timeout_s)
+        except NotLeaderError as e:
+            return self._not_leader(request, e)
+        except NotReplicatedError as e:
+            lagging = sorted(m for m, i in _by_member(e.infos).items() if i < watch.index)
+            behind = (
+                f"pipeline {self.pipeline_id}: entry {watch.index} not committed by {', '.join(lagging)} "
+                f"({e.why})"
+            )
+            return watch_answer(request, watch.index, self.members, _by_member(e.infos), behind)
+        return watch_answer(request, watch.index, self.members, _by_member(infos), None)
+
+    def _not_leader(self, request: Request, error: NotLeaderError) -> Response:
+        if not self.member.running:
+            return refusal(
+                request, LogResult.RAFT_RETRY_FAILURE,
+                f"pipeline {self.pipeline_id} failed here: {self.failure or 'its Raft member stopped'}",
+            )  # fmt: skip
+        leader = error.leader_id.id if error.leader_id is not None else None
+        return not_leader(request, self.pipeline_id, self.member.me.id, leader)
+
+    async def close(self) -> None:
+        await self.member.stop()
 
 
 class PipelineGroups:
@@ -45,61 +290,114 @@ class PipelineGroups:
         dispatcher: Dispatcher,
         executor: Executor,
         on_failure: Callable[[str, str], None],
-        watch_timeout_s: float,
-        request_timeout_s: float,
-        tls: TlsStore | None = None,
+        config: PipelineRaftConfig,
+        divisions: RaftDivisions,
+        on_leader_changed: Callable[[str], None] | None = None,
     ) -> None:
-        """`directory` holds one sub-directory per pipeline with its RaftLog; `tls`: the datanode's
-        certificate, with which a leader reaches its followers (hdds.grpc.tls.enabled)."""
-        self.tls = tls
+        """`directory` holds one sub-directory per pipeline with its Raft log and `sm-snapshot`;
+        `divisions`: the RATIS port every pipeline's member serves on (started before `join`).
+        `on_failure(pipeline_id, reason)` asks SCM to close a pipeline; `on_leader_changed(pipeline_id)`
+        (Ozone's handleLeaderChangedNotification) sends the pipeline report at once."""
         self.self_id = self_id
         self.directory = directory
         self.dispatcher = dispatcher
         self.executor = executor
         self.on_failure = on_failure
-        self.watch_timeout_s = watch_timeout_s
-        self.request_timeout_s = request_timeout_s
-        self._groups: dict[str, RaftGroup] = {}
+        self.config = config
+        self.divisions = divisions
+        self.on_leader_changed = on_leader_changed
+        self._groups: dict[str, PipelineGroup] = {}
+        self._failed: dict[str, str] = {}
+        """Pipelines whose member could not be built here (why): their requests are refused."""
         self._turns: dict[str, asyncio.Future[None]] = {}
         """Per pipeline, the last request waiting for SCM's allocation answer (see _submit_in_turn)."""
 
-    def join(self, membership: Membership) -> RaftGroup:
-        """The pipeline's group, created (or recovered from its log) on first use; idempotent."""
-        group = self._groups.get(membership.pipeline_id)
+    async def join(self, membership: Membership) -> PipelineGroup | None:
+        """The pipeline's member, started (from its log after a restart) on first use; idempotent. None when
+        it cannot be built (no RATIS address for a member, a log that cannot be read): the pipeline is
+        reported failed."""
+        pid = membership.pipeline_id
+        group = self._groups.get(pid)
         if group is not None:  # a pipeline's members never change; a resent createPipeline finds it here
             if group.members != membership.members:
                 log.warning(
                     "pipeline %s: createPipeline names members %s, the group has %s; keeping the group",
-                    membership.pipeline_id, list(membership.members), list(group.members),
+                    pid, list(membership.members), list(group.members),
                 )  # fmt: skip
             return group
-        raft_log = RaftLog(self.directory / membership.pipeline_id)
-        pid = membership.pipeline_id
-        ours = [c.bcsid for c in self.dispatcher.containers if c.data.origin_pipeline_id == pid]
-        applied = max(ours, default=0)
-        group = RaftGroup(
-            membership,
-            self.self_id,
-            raft_log,
-            apply=self.dispatcher.dispatch,
-            executor=self.executor,
-            on_failure=self.on_failure,
-            watch_timeout_s=self.watch_timeout_s,
-            request_timeout_s=self.request_timeout_s,
-            applied=applied,
-            lost=self.dispatcher.containers.lost_from(pid),
-            unrecorded_losses=self.dispatcher.containers.unrecorded_losses,
-            tls=self.tls,
-        )
-        self._groups[membership.pipeline_id] = group
+        if pid in self._failed:
+            return None
+        try:
+            group = await self._start(membership)
+        except Exception as e:
+            reason = f"its Raft member cannot start: {e}"
+            log.exception("pipeline %s: %s", pid, reason)
+            self._failed[pid] = reason
+            self.on_failure(pid, f"member {self.self_id} failed: {reason}")
+            return None
+        self._groups[pid] = group
         log.info(
-            "pipeline %s: log at index %d, %s", membership.pipeline_id, raft_log.last_index,
-            "leader" if group.is_leader else f"following {group.leader_id}",
+            "pipeline %s: joined at log index %d%s", pid, group.member.status().last_index,
+            " (suggested leader)" if membership.suggested_leader == self.self_id else "",
         )  # fmt: skip
         return group
 
+    async def _start(self, membership: Membership) -> PipelineGroup:
+        pid = membership.pipeline_id
+        peers = []
+        for uuid in membership.members:
+            where = membership.address(uuid)
+            if where is not None:
+                peers.append(RaftPeer(RaftPeerId(uuid), parse_host_port(where, None, "RATIS")))
+            elif uuid == self.self_id:  # SCM sent no details of this datanode: its own port
+                peers.append(RaftPeer(RaftPeerId(uuid), self.divisions.address))
+            else:
+                raise ValueError(f"SCM sent no RATIS address for member {uuid}")
+        me = RaftPeerId(self.self_id)
+        mine = next(p for p in peers if p.id == me)
+        if mine.address.port != self.divisions.address.port:
+            raise ValueError(
+                f"this member's RATIS port is {self.divisions.address.port}, the pipeline has {mine.address}"
+            )
+        directory = self.directory / pid
+        leader_changed = self.on_leader_changed
+        member: RaftMember | None = None
+
+        def snapshot_taken(covered: object) -> None:
+            if member is not None and member.running:
+                member.snapshot_taken(covered)  # type: ignore[arg-type]
+
+        machine = ContainerStateMachine(
+            pid, self.dispatcher, self.executor, directory, self.on_failure,
+            max_pending_apply=self.config.max_pending_apply,
+            snapshot_threshold=self.config.snapshot_threshold,
+            on_snapshot=snapshot_taken,
+            on_leader_changed=(lambda: leader_changed(pid)) if leader_changed is not None else None,
+        )  # fmt: skip
+        storage = await asyncio.get_running_loop().run_in_executor(self.executor, SegmentedRaftLog, directory)
+        suggested = membership.suggested_leader
+        member = RaftMember(
+            me,
+            RaftGroup(pid, tuple(peers)),
+            storage,
+            machine,
+            self.config.settings(suggested == self.self_id),
+            tls=self.divisions.tls,
+            role=self.divisions.role,
+            server=self.divisions,
+            leader_pending_bytes=self.config.leader_pending_bytes,
+            priorities={p.id: 1 if p.id.id == suggested else 0 for p in peers},
+        )
+        await member.start()
+        containers = self.dispatcher.containers
+        machine.check_restart(
+            member.status().last_index, containers.lost_from(pid), containers.unrecorded_losses
+        )
+        return PipelineGroup(membership, member, machine, self.config)
+
     async def leave(self, pipeline_id: str) -> None:
-        """The pipeline is closed: its group stops and its log goes."""
+        """The pipeline is closed: its member stops and its log goes."""
+        self._failed.pop(pipeline_id, None)
         group = self._groups.pop(pipeline_id, None)
         if group is None:
             return
@@ -110,17 +408,25 @@ class PipelineGroups:
 
     def fail(self, pipeline_ids: Iterable[str], reason: str) -> None:
         """This member has failed these pipelines (e.g. it lost their containers): SCM is asked to close
-        them and their leaders here take no more entries."""
+        them and their state machines here apply no more (their members acknowledge no more entries)."""
         for pipeline_id in pipeline_ids:
             group = self._groups.get(pipeline_id)
             if group is not None:
-                group.fail(reason)
+                group.machine.notify_failed(reason)
 
-    def get(self, pipeline_id: str) -> RaftGroup | None:
+    def get(self, pipeline_id: str) -> PipelineGroup | None:
         return self._groups.get(pipeline_id)
 
     def __contains__(self, pipeline_id: object) -> bool:
         return pipeline_id in self._groups
+
+    def leading(self, pipeline_id: str) -> bool | None:
+        """Whether this member leads the pipeline now (Ozone's pipeline report from the Raft role); None
+        when it has no member of it or knows no leader yet."""
+        group = self._groups.get(pipeline_id)
+        if group is None or group.leader_id is None:
+            return None
+        return group.is_leader
 
     def route(self, request: Request) -> asyncio.Future[Response] | None:
         """The answer to a pipeline request, ordered now; None for a request the dispatcher runs alone."""
@@ -128,58 +434,65 @@ class PipelineGroups:
             return None
         group = self._groups.get(request.pipelineID)
         if group is None:
+            failed = self._failed.get(request.pipelineID)
+            if failed is not None:
+                return _refused(
+                    request, LogResult.RAFT_RETRY_FAILURE,
+                    f"pipeline {request.pipelineID} failed on datanode {self.self_id}: {failed}",
+                )  # fmt: skip
             return _refused(
                 request, LogResult.GROUP_MISMATCH,
                 f"datanode {self.self_id} is not in pipeline {request.pipelineID}",
             )  # fmt: skip
-        if not group.is_leader:
-            return _refused(
-                request, LogResult.NOT_LEADER,
-                f"pipeline {request.pipelineID}: datanode {self.self_id} is a follower; "
-                f"the leader is {group.leader_id}",
-            )  # fmt: skip
-        if is_watch(request):
+        electing = group.leader_id is None and group.failure is None
+        if not electing and not group.is_leader and group.failure is None:
+            return _done(not_leader(request, group.pipeline_id, self.self_id, group.leader_id))
+        if is_watch(request) and not electing:
+            return asyncio.ensure_future(group.watch(request))
+        checks: list[Callable[[], None]] = []
+        if not is_watch(request):
             try:
-                watch = watch_from_proto(request)
+                token_check = self.dispatcher.check_token(request)  # the followers trust this leader's check
+                if token_check is not None:
+                    checks.append(token_check)
+                allocation_check = self.dispatcher.check_writable(request)  # the container's own pipeline
+                if allocation_check is not None:
+                    checks.append(allocation_check)
+            except Refused as e:
+                return _done(answer_with(request, e.result, str(e)))
+            except ContainerError as e:
+                return _refused(request, e.result, str(e.args[0]))
             except ProtocolError as e:
                 return _refused(request, LogResult.MALFORMED_REQUEST, str(e))
-            return group.watch(request, watch)
-        checks: list[Callable[[], None]] = []
-        try:
-            token_check = self.dispatcher.check_token(request)  # the followers trust this leader's check
-            if token_check is not None:
-                checks.append(token_check)
-            allocation_check = self.dispatcher.check_writable(request)  # the container's own pipeline
-            if allocation_check is not None:
-                checks.append(allocation_check)
-        except Refused as e:
-            return _done(answer_with(request, e.result, str(e)))
-        except ContainerError as e:
-            return _refused(request, e.result, str(e.args[0]))
-        except ProtocolError as e:
-            return _refused(request, LogResult.MALFORMED_REQUEST, str(e))
         turn = self._turns.get(request.pipelineID)
-        if not checks and (turn is None or turn.done()):
-            return group.submit(request)
+        if not checks and not electing and (turn is None or turn.done()):
+            return asyncio.ensure_future(group.submit(request))
         mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._turns[request.pipelineID] = mine
         return asyncio.ensure_future(self._submit_in_turn(group, request, checks, turn, mine))
 
     async def _submit_in_turn(
         self,
-        group: RaftGroup,
+        group: PipelineGroup,
         request: Request,
         checks: list[Callable[[], None]],
         previous: asyncio.Future[None] | None,
         mine: asyncio.Future[None],
     ) -> Response:
-        """Asks SCM off the event loop (a token's secret key, the container's allocation), then submits
-        in arrival order: a pipeline's requests that came after one waiting for SCM wait for it too, so a
-        block's chunks and its PutBlock stay in order. A refusal answers the client and leaves the
-        pipeline healthy."""
+        """Waits for the end of an election under way, asks SCM off the event loop (a token's secret key,
+        the container's allocation), then submits in arrival order: a pipeline's requests that came after
+        one waiting for SCM wait for it too, so a block's chunks and its PutBlock stay in order. A refusal
+        answers the client and leaves the pipeline healthy."""
         try:
             if previous is not None:
                 await previous
+            if group.leader_id is None:  # an election under way (a new pipeline): wait for its end
+                await group.leader_known(2 * (self.config.election_timeout_ms + ELECTION_SPREAD_MS) / 1000)
+            if not group.is_leader and group.failure is None:
+                return not_leader(request, group.pipeline_id, self.self_id, group.leader_id)
+            if is_watch(request):
+                answer = asyncio.ensure_future(group.watch(request))
+                checks = []
             for check in checks:
                 try:
                     await asyncio.get_running_loop().run_in_executor(self.executor, check)
@@ -187,7 +500,8 @@ class PipelineGroups:
                     return answer_with(request, e.result, str(e))
                 except ContainerError as e:
                     return refusal(request, e.result, str(e.args[0]))
-            answer = group.submit(request)
+            if not is_watch(request):
+                answer = asyncio.ensure_future(group.submit(request))
         finally:
             mine.set_result(None)
             if self._turns.get(request.pipelineID) is mine:
@@ -195,8 +509,14 @@ class PipelineGroups:
         return await answer
 
     async def close(self) -> None:
+        """Stops every member, then the RATIS port."""
         groups, self._groups = list(self._groups.values()), {}
         await asyncio.gather(*(g.close() for g in groups), return_exceptions=True)
+        await self.divisions.stop()
+
+
+def _by_member(infos: CommitInfos) -> dict[str, int]:
+    return {peer.id: index for peer, index in infos}
 
 
 def _refused(request: Request, result: str, message: str) -> asyncio.Future[Response]:

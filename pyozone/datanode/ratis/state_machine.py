@@ -1,9 +1,7 @@
 """ContainerStateMachine: one pipeline's container replicas on this datanode as the state machine of the
 pipeline's Raft group (Ozone's ContainerStateMachine), a `DataStateMachine` of pyozone.ratis_server.
 
-Design step S5 of issue 30 (the pipeline log on the Raft core): built and tested, not yet wired; the
-datanode's pipelines are still served by group.py until the switch (S6), which also reads the settings
-below from the configuration.
+The datanode's pipelines run on it (`groups.py`), one per pipeline, its settings from the configuration.
 
 An entry's payload is the container request without its chunk data (`protocol.ratis.entry_payload`); the
 data travels beside it (state machine data) and is written at append by `write_data`, on every member,
@@ -124,10 +122,12 @@ class ContainerStateMachine:
         max_pending_apply: int = MAX_PENDING_APPLY,
         snapshot_threshold: int = SNAPSHOT_THRESHOLD,
         on_snapshot: Callable[[TermIndex], None] | None = None,
+        on_leader_changed: Callable[[], None] | None = None,
     ) -> None:
         """`directory`: the pipeline's Raft directory (its log's), where `sm-snapshot` lives.
         `on_failure(pipeline_id, reason)` asks SCM to close the pipeline (a pipeline action CLOSE).
-        `on_snapshot(term_index)`: a snapshot is durable (the member's `snapshot_taken`)."""
+        `on_snapshot(term_index)`: a snapshot is durable (the member's `snapshot_taken`).
+        `on_leader_changed()`: the group has a new leader (the datanode reports its pipelines at once)."""
         if max_pending_apply < 1 or snapshot_threshold < 1:
             raise ValueError("max_pending_apply and snapshot_threshold are at least 1")
         self.pipeline_id = pipeline_id
@@ -136,6 +136,7 @@ class ContainerStateMachine:
         self._executor = executor
         self._on_failure = on_failure
         self._on_snapshot = on_snapshot
+        self._on_leader_changed = on_leader_changed
         self._snapshot_threshold = snapshot_threshold
         self._permits: asyncio.Semaphore | None = None  # made on the loop, at the first apply
         self._max_pending = max_pending_apply
@@ -258,6 +259,7 @@ class ContainerStateMachine:
                 response = await asyncio.get_running_loop().run_in_executor(
                     self._executor, self.dispatcher.apply_entry, request, entry.index, written
                 )
+            response.logIndex = entry.index  # Ratis's RaftClientReply.logIndex: a putBlock's BCSID
             what = f"entry {entry.index} ({command_name(request.cmdType)})"
             if not (succeeded(response.result) or refused_alike(response.result)):
                 self._fail(f"{what} failed: {result_name(response.result)}: {response.message}")
@@ -309,6 +311,25 @@ class ContainerStateMachine:
         """The member failed for this group (a data write or its log failed): SCM is asked to close it."""
         self._fail(reason)
 
+    def notify_leader_changed(self, leader: RaftPeerId) -> None:
+        """Ozone's handleLeaderChangedNotification: the pipeline report (its leader) goes to SCM at once."""
+        if self._on_leader_changed is not None:
+            self._on_leader_changed()
+
+    def notify_no_leader(self) -> None:
+        """Ozone's handleNoLeader: no leader for hdds.ratis.raft.server.Notification.no-leader.timeout, SCM
+        is asked to close the pipeline (the state machine stays healthy: a leader may still come)."""
+        reason = "no leader for hdds.ratis.raft.server.Notification.no-leader.timeout"
+        log.warning("pipeline %s: %s; asking SCM to close it", self.pipeline_id, reason)
+        self._on_failure(self.pipeline_id, reason)
+
+    def notify_follower_slow(self, peer: RaftPeerId) -> None:
+        """Ozone's handleNodeSlowness: a follower silent for hdds.ratis.raft.server.rpc.slowness.timeout;
+        SCM is asked to close the pipeline (its writes go on at majority meanwhile)."""
+        reason = f"member {peer.id} silent for hdds.ratis.raft.server.rpc.slowness.timeout"
+        log.warning("pipeline %s: %s; asking SCM to close it", self.pipeline_id, reason)
+        self._on_failure(self.pipeline_id, reason)
+
     async def install_snapshot(
         self, leader_id: RaftPeerId, leader_address: HostPort | None, first_available: TermIndex
     ) -> InstalledSnapshot | None:
@@ -324,8 +345,8 @@ class ContainerStateMachine:
         """At start: this member cannot go on (`on_failure`) when its containers are ahead of its log
         (entries applied that the log lost), lost some containers with a volume (`lost`: the pipeline's,
         ContainerSet.lost_from), or a failed volume may have held some (`unrecorded_losses`) while the log
-        has history. The checks of group.py, unchanged in meaning. Later, a replayed entry (up to
-        `log_last_index`) whose block's bytes are missing or differ (UNABLE_TO_FIND_CHUNK,
+        has history (the checks of the former leader-ordered log, unchanged in meaning). Later, a replayed
+        entry (up to `log_last_index`) whose block's bytes are missing or differ (UNABLE_TO_FIND_CHUNK,
         CHECKSUM_MISMATCH: refusals alike for a client's entry, but here the member acknowledged those
         bytes, and a power cut took them: chunk writes are not synced) fails the pipeline too, rather than
         leave this replica without a block the others committed."""

@@ -35,9 +35,9 @@ from pyozone.common.web.ops import readers_only
 from pyozone.datanode.command_queue import DROPPED, FAILED, SUCCEEDED, CommandOutcome
 from pyozone.datanode.metrics import KINDS, NO_LATENCY, Latency
 from pyozone.datanode.pipelines import Membership
-from pyozone.datanode.ratis.group import TERM
 from pyozone.datanode.storage import HddsVolume, KeyValueContainer
 from pyozone.hdds.states import ReplicaState, SCMCommandType
+from pyozone.ratis.roles import RaftPeerRole
 
 if TYPE_CHECKING:
     from pyozone.datanode.daemon import Datanode
@@ -140,24 +140,31 @@ class _Api:
 
     def _pipeline(self, m: Membership) -> dict[str, Any]:
         group = self.dn.groups.get(m.pipeline_id)
+        status = group.member.status() if group is not None and group.member.running else None
+        leads = status is not None and status.role is RaftPeerRole.LEADER
+        matches = {f.peer.id: f.match_index for f in status.followers} if status is not None else {}
+        if status is not None and leads:
+            matches[status.me.id] = status.last_index
+        leader = status.leader.id if status is not None and status.leader is not None else None
         members = [
             {
                 "uuid": member,
                 "address": m.address(member),
-                "leader": member == m.leader,
-                "matchIndex": group.match.get(member) if group is not None and m.is_leader else None,
-                "failed": group.failed.get(member) if group is not None else None,
+                "leader": member == leader,
+                "matchIndex": matches.get(member) if leads else None,
+                "failed": group.failure if group is not None and member == self.dn.uuid else None,
             }
             for member in m.members
         ]
         return {
             "pipelineId": m.pipeline_id,
-            "role": "LEADER" if m.is_leader else "FOLLOWER",
-            "leader": m.leader,
-            "term": TERM,
+            "role": status.role.name if status is not None else "FAILED",
+            "leader": leader,
+            "term": status.term if status is not None else None,
             "members": members,
-            "lastIndex": group.log.last_index if group is not None else None,
-            "commitIndex": group.commit_index if group is not None and m.is_leader else None,
+            "lastIndex": status.last_index if status is not None else None,
+            "commitIndex": status.commit_index if status is not None else None,
+            "appliedIndex": status.applied_index if status is not None else None,
         }
 
     def commands(self, q: Query) -> dict[str, Any]:

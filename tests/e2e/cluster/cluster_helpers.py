@@ -48,6 +48,7 @@ FAST = {
     "hdds.scm.wait.time.after.safemode.exit": "5s",
     "ozone.scm.pipeline.creation.interval": "5s",
     "hdds.scm.safemode.rule.refresh.interval": "1s",
+    "hdds.ratis.leader.election.minimum.timeout.duration": "1s",  # a pipeline's elections
 }
 
 

@@ -179,6 +179,7 @@ def dn_conf(root: Path, scm_address: str, **overrides: str) -> OzoneConfiguratio
         "ozone.scm.container.size": "1MB",
         "ozone.scm.block.size": "256KB",
         "hdds.container.scrub.enabled": "false",
+        "hdds.ratis.leader.election.minimum.timeout.duration": "300ms",  # pipelines elect quickly
         **NO_FREE_SPACE_FLOOR,
     }
     values.update(overrides)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import Executor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -14,12 +14,16 @@ from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode.pipelines import Membership
+from pyozone.datanode.ratis import PipelineGroup, PipelineGroups, PipelineRaftConfig
 from pyozone.datanode.storage import ChecksumType, ContainerSet, VolumeSet, compute
 from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service, xceiver_server
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.ratis_server.transport import RaftDivisions
+from tests.polling import wait_for_async
 from tests.unit.datanode.storage.dn_helpers import NO_FREE_SPACE_FLOOR
 
 CLUSTER = "CID-dns-test"
@@ -215,3 +219,27 @@ def flip_byte(path: Path, offset: int) -> None:
     data = bytearray(path.read_bytes())
     data[offset] ^= 0x40
     path.write_bytes(bytes(data))
+
+
+def pipeline_groups(
+    dispatcher: Dispatcher,
+    directory: Path,
+    executor: Executor,
+    on_failure: Callable[[str, str], None] = lambda pipeline, reason: None,
+) -> PipelineGroups:
+    """This datanode's pipelines on a RATIS port of 127.0.0.1 (started by `lead_alone`), quick elections."""
+    divisions = RaftDivisions(HostPort("127.0.0.1", 0), None, CertRole.DATANODE, 32 << 20)
+    config = PipelineRaftConfig(election_timeout_ms=300, watch_timeout_s=5, request_timeout_s=5)
+    return PipelineGroups(
+        dispatcher.datanode_uuid, directory, dispatcher, executor, on_failure, config, divisions
+    )
+
+
+async def lead_alone(groups: PipelineGroups) -> PipelineGroup:
+    """Starts the RATIS port and joins PIPELINE, of this datanode alone, once it leads it."""
+    await groups.divisions.start()
+    me = groups.self_id
+    group = await groups.join(Membership(PIPELINE, (me,), me, True))
+    assert group is not None
+    await wait_for_async(lambda: group.is_leader, 10, "the pipeline's only member leads")
+    return group

@@ -27,6 +27,7 @@ from pyozone.hdds.commands import (
     SetNodeOperationalStateCommand,
 )
 from pyozone.hdds.datanode import DatanodeDetails
+from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.messages import DeleteBlockTransactionResult, Heartbeat
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState
 from pyozone.hdds.states import SCMCommandType as T
@@ -42,6 +43,7 @@ from tests.unit.datanode.dnd_helpers import (
 
 OTHER_A = "00000000-0000-4000-8000-00000000000a"
 OTHER_B = "00000000-0000-4000-8000-00000000000b"
+OTHERS = (OTHER_A, OTHER_B)
 
 
 async def _started(dn: Datanode, scm: FakeScm) -> None:
@@ -73,8 +75,13 @@ async def _reported(scm: FakeScm, cid: int, state: ReplicaState) -> float:
 
 
 def _pipeline(pid: str, nodes: list[str], leader: str | None) -> CreatePipelineCommand:
+    """The other members (OTHER_A, OTHER_B) at RATIS ports where nothing listens."""
+    others = tuple(
+        DatanodeDetails(DatanodeID(n), "other", "127.0.0.1", (("RATIS", 1),)) if n in OTHERS else None
+        for n in nodes
+    )
     return CreatePipelineCommand(
-        pipeline_id=pid, factor=len(nodes), nodes=tuple(nodes), suggested_leader=leader
+        pipeline_id=pid, factor=len(nodes), nodes=tuple(nodes), suggested_leader=leader, datanodes=others
     )
 
 

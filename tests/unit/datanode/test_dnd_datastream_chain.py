@@ -22,6 +22,7 @@ from tests.unit.datanode.dnd_helpers import async_test, wait_for_beat
 from tests.unit.datanode.test_dnd_pipeline_log import (
     CID,
     PID,
+    _applied_everywhere,
     _get_block,
     _ok,
     _send,
@@ -129,6 +130,7 @@ async def test_a_datastream_put_block_must_name_the_checksums_of_the_bytes_strea
         assert pb.Result.Name(answers[0].result) == "CHECKSUM_MISMATCH", answers[0].message
         _ok([answers[1]])
         _ok(await _send(first, [_watch(answers[1].logIndex)]))  # every member committed the honest one
+        await _applied_everywhere(cluster.dns, answers[1].logIndex)
         for dn in cluster.dns:
             (got,) = await _send(dn, [_get_block(1)])
             _ok([got])
@@ -171,12 +173,20 @@ async def test_a_packet_whose_bytes_do_not_match_its_checksums_is_written_by_no_
         (put,) = await _send(leader, [_put_block(DATA)])
         _ok([put])
         _ok(await _send(leader, [_watch(put.logIndex)]))  # every member committed the honest bytes
+        await _applied_everywhere(cluster.dns, put.logIndex)
         for dn in cluster.dns:
             (got,) = await _send(dn, [_get_block(1)])
             _ok([got])
             assert got.getBlock.blockData.size == len(DATA)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 30 S6: on the Raft core no leader judges its followers' applies (design section 1, "
+    "'Apply'): the leader's CHECKSUM_MISMATCH and its followers' SUCCESS of a putBlock over bytes streamed "
+    "differently to each (V2, plaintext only) leave the block committed on the followers alone, and the "
+    "client, refused, rewrites it elsewhere; the pipeline stays open",
+)
 @async_test
 async def test_a_follower_committing_what_the_leader_refused_has_failed(tmp_path: Path) -> None:
     """Issue 28 (dn3 defect 3): members that hold different bytes (each streamed alone, which only a

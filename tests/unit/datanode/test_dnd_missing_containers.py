@@ -57,4 +57,4 @@ async def test_a_swapped_disk_fails_the_pipelines_whose_containers_it_held(
             raise AssertionError("a lost container was created again")
         except ContainerError as e:
             assert e.result is Result.CONTAINER_MISSING
-        assert not dn.groups.get(KEEPS).failed
+        assert dn.groups.get(KEEPS).failure is None  # type: ignore[union-attr]

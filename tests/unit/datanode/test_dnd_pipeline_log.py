@@ -1,7 +1,9 @@
-"""Write pipeline V1 on three in-process datanodes: the leader orders writes in the pipeline log,
-replicates them to the followers, answers at majority and a watch for ALL_COMMITTED tells when every
-replica applied them; a failed follower fails the watch and makes the leader ask SCM to close the
-pipeline; a close goes through the log so every replica closes at the same BCSID."""
+"""Write pipeline V1 on three in-process datanodes, each pipeline a group of the Raft core: the leader (SCM's
+suggested one, elected at once with its priority) logs writes without their chunk data, which every member
+writes at append; it answers once the entry committed and it applied it, and a watch for ALL_COMMITTED tells
+when every member committed it; a silent follower fails the watch and, after
+hdds.ratis.raft.server.rpc.slowness.timeout, makes the leader ask SCM to close the pipeline; a close goes
+through the log so every replica closes at the same BCSID."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ from typing import Any
 
 from pyozone import rpc
 from pyozone.datanode.daemon import Datanode
-from pyozone.datanode.ratis.log import RaftLog
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.hdds.commands import CloseContainerCommand, ClosePipelineCommand, CreatePipelineCommand
 from pyozone.hdds.ids import BlockID
@@ -20,6 +21,8 @@ from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import MAX_DATA_MESSAGE_BYTES
 from pyozone.protocol.data import finalize_block_request, finalized_length_from_proto
+from pyozone.protocol.ratis import entry_request
+from pyozone.ratis.messages import EntryKind, LogEntry
 from tests.polling import wait_for_async
 from tests.unit.datanode.dnd_helpers import (
     FakeScm,
@@ -54,8 +57,12 @@ async def three_datanodes(tmp_path: Path) -> AsyncIterator[Cluster]:
             dns, stops = [], []
             for i, scm in enumerate(scms):
                 conf = dn_conf(
-                    tmp_path / f"dn{i}", scm.address, **{"hdds.ratis.raft.server.watch.timeout": "2s"}
-                )
+                    tmp_path / f"dn{i}", scm.address,
+                    **{
+                        "hdds.ratis.raft.server.watch.timeout": "2s",
+                        "hdds.ratis.raft.server.rpc.slowness.timeout": "3s",
+                    },
+                )  # fmt: skip
                 ctx = running(conf, lookup=allocated_on(PID))
                 dns.append(await ctx.__aenter__())
                 stack.push_async_exit(ctx)
@@ -81,6 +88,23 @@ def _once(ctx: AbstractAsyncContextManager[Datanode]) -> Callable[[], Awaitable[
 
     ctx.__aexit__ = aexit  # type: ignore[method-assign]
     return stop
+
+
+def _logged(dn: Datanode, pipeline_id: str = PID) -> tuple[LogEntry, ...]:
+    """The pipeline's log on `dn` (its member's), every entry."""
+    group = dn.groups.get(pipeline_id)
+    assert group is not None
+    core = group.member._core
+    assert core is not None
+    return core.log.entries()
+
+
+async def _applied_everywhere(dns: Sequence[Datanode], bcsid: int) -> None:
+    """Every replica of CID applied the putBlock at `bcsid` (followers apply after the leader answered)."""
+    await wait_for_async(
+        lambda: all(CID in dn.containers and dn.containers.require(CID).bcsid >= bcsid for dn in dns),
+        what=f"every replica at BCSID {bcsid}",
+    )
 
 
 def _chunk(local_id: int, n: int, offset: int, data: bytes) -> pb.ChunkInfo:
@@ -152,15 +176,17 @@ async def test_leader_orders_replicates_and_watch_all_sees_every_replica(tmp_pat
         (watched,) = await _send(dns[0], [_watch(put.logIndex)])
         _ok([watched])
         assert all(info.commitIndex >= put.logIndex for info in watched.commitInfos)
+        await _applied_everywhere(dns, bcsid)  # committed everywhere; followers apply after
         for dn in dns:  # every replica has the block, committed at the log index
             container = dn.containers.require(CID)
             assert container.bcsid == bcsid
             block = container.get_block(BlockID(CID, 1))
             got = b"".join(container.read_chunk(BlockID(CID, 1), c) for c in block.chunks)
             assert got == data
-            records = RaftLog(dn.groups.directory / PID).records()  # metadata only, data in the block file
-            assert [r.index for r in records] == indexes
-            assert all(not r.entry.writeChunk.data for r in records)
+            records = [e for e in _logged(dn) if e.kind is EntryKind.STATE_MACHINE]
+            assert [r.index for r in records] == indexes  # metadata only, data in the block file
+            assert all(not entry_request(r.payload).writeChunk.data for r in records)
+            assert [r.data_size for r in records] == [64 * 1024] * 4 + [0]
 
 
 @async_test
@@ -249,27 +275,36 @@ async def test_a_client_that_goes_away_mid_stream_leaves_no_gap_in_the_log(tmp_p
         # has no per-stream window (gRPC's held most of the 30 chunks back), so all of them may reach the
         # leader, which takes them in arrival order until it reads the cancel or the connection's end.
         for dn in dns:
-            indexes = [r.index for r in RaftLog(dn.groups.directory / PID).records()]
+            await wait_for_async(lambda dn=dn: _logged(dn)[-1].index >= answers[-1].logIndex, what="logged")
+            indexes = [r.index for r in _logged(dn)]
             assert indexes == list(range(1, len(indexes) + 1)) and indexes[-1] >= answers[-1].logIndex
 
 
 @async_test
-async def test_a_follower_refusing_what_the_leader_applied_has_failed(tmp_path: Path) -> None:
-    """CONTAINER_UNHEALTHY is a refusal every member could reach, but here only one replica is unhealthy:
-    the entry is on two replicas, so it must not count as applied on the third."""
+async def test_a_follower_whose_replica_went_unhealthy_keeps_the_pipeline_and_lacks_the_block(
+    tmp_path: Path,
+) -> None:
+    """CONTAINER_UNHEALTHY is a refusal every member could reach (protocol.ratis.DETERMINISTIC): the member
+    whose replica went unhealthy commits the entry (its log holds it) and applies it as a refusal, so the
+    pipeline goes on; its replica, UNHEALTHY, lacks the block and SCM replaces it from the healthy ones
+    (design section 1, "Apply failure"; Ozone would close the pipeline instead)."""
     async with three_datanodes(tmp_path) as cluster:
         dns, scms = cluster.dns, cluster.scms
         _ok(await _send(dns[0], _requests(1, b"f" * 1000, 1000)))
         await wait_for_async(lambda: CID in dns[2].containers, what="the follower's replica")
         dns[2].containers.require(CID).mark_unhealthy("damaged on this replica only")
         answers = await _send(dns[0], _requests(2, b"g" * 1000, 1000))
-        _ok(answers)  # the leader and the healthy follower: a majority
-        index = answers[-1].logIndex
-        (watched,) = await _send(dns[0], [_watch(index)])
-        assert watched.result == pb.NOT_REPLICATED
-        assert {i.datanodeUuid for i in watched.commitInfos if i.commitIndex < index} == {dns[2].uuid}
-        beat = await wait_for_beat(scms[0], lambda hb: hb.pipeline_actions)
-        assert "CONTAINER_UNHEALTHY where the leader had SUCCESS" in beat.pipeline_actions[0].reason
+        _ok(answers)
+        (watched,) = await _send(dns[0], [_watch(answers[-1].logIndex)])
+        _ok([watched])
+        await _applied_everywhere(dns[:2], answers[-1].logIndex)
+        for dn in dns[:2]:
+            (got,) = await _send(dn, [_get_block(2)])
+            _ok([got])
+        replica = dns[2].containers.require(CID)
+        assert replica.state is ReplicaState.UNHEALTHY
+        assert all(b.block_id.local_id != 2 for b in replica.list_blocks())
+        assert not any(hb.pipeline_actions for scm in scms for hb in scm.beats())
 
 
 def _direct(request: pb.ContainerCommandRequestProto, bcsid: int = 0) -> pb.ContainerCommandRequestProto:
@@ -297,7 +332,9 @@ async def test_a_client_cannot_set_a_containers_bcsid_outside_the_log(tmp_path: 
     async with three_datanodes(tmp_path) as cluster:
         dns = cluster.dns
         mine = _requests(1, b"m" * 1000, 1000)
-        _ok(await _send(dns[0], mine))
+        answers = await _send(dns[0], mine)
+        _ok(answers)
+        await _applied_everywhere(dns, answers[-1].logIndex)
         before = {dn.uuid: dn.containers.require(CID).bcsid for dn in dns}
         for dn in dns:
             close = pb.ContainerCommandRequestProto(
@@ -313,6 +350,7 @@ async def test_a_client_cannot_set_a_containers_bcsid_outside_the_log(tmp_path: 
         answers = await _send(dns[0], _requests(2, theirs, 1000))
         _ok(answers)
         _ok(await _send(dns[0], [_watch(answers[-1].logIndex)]))
+        await _applied_everywhere(dns, answers[-1].logIndex)
         for dn in dns:  # every replica has the other writer's block, at the log's index
             (got,) = await _send(dn, [_get_block(2)])
             _ok([got])
@@ -359,6 +397,12 @@ async def _create_pipeline(scms: Sequence[Any], dns: Sequence[Any], pipeline_id:
         )
     await wait_for_async(lambda: all(pipeline_id in dn.groups for dn in dns), what=f"pipeline {pipeline_id}")
 
+    def led() -> bool:
+        groups = [dn.groups.get(pipeline_id) for dn in dns]
+        return all(g is not None and g.leader_id == dns[0].uuid for g in groups)
+
+    await wait_for_async(led, 15, f"pipeline {pipeline_id} led by its suggested leader")
+
 
 async def _second_pipeline(cluster: Cluster) -> None:
     """Pipeline PID2 on the same three datanodes, led by the same one (the default cluster has two
@@ -390,16 +434,17 @@ async def test_a_write_through_another_pipelines_log_is_refused(tmp_path: Path) 
         await _second_pipeline(cluster)
         _ok(await _send(dns[0], _requests(1, b"m" * 1000, 1000)))
         before = [dn.containers.require(CID).bcsid for dn in dns]
-        last_index = dns[0].groups.get(PID2).log.last_index
+        last_index = _logged(dns[0], PID2)[-1].index
         answers = await _send(dns[0], _via(_requests(9, b"z" * 4000, 100), PID2))
         assert {pb.Result.Name(a.result) for a in answers} == {"CONTAINER_NOT_FOUND"}, answers[0].message
         assert f"not 0 of {PID2}" in answers[0].message
-        assert dns[0].groups.get(PID2).log.last_index == last_index  # refused before the log
+        assert _logged(dns[0], PID2)[-1].index == last_index  # refused before the log
         assert [dn.containers.require(CID).bcsid for dn in dns] == before
         theirs = b"t" * 3000
         answers = await _send(dns[0], _requests(2, theirs, 1000))
         _ok(answers)
         _ok(await _send(dns[0], [_watch(answers[-1].logIndex)]))
+        await _applied_everywhere(dns, answers[-1].logIndex)
         for dn in dns:
             (got,) = await _send(dn, [_get_block(2)])
             _ok([got])
@@ -451,6 +496,7 @@ async def test_a_put_block_must_carry_the_checksums_its_chunks_were_written_with
         answers = await _send(dns[0], _requests(2, b"w" * 1000, 1000))  # others write on, on every replica
         _ok(answers)
         _ok(await _send(dns[0], [_watch(answers[-1].logIndex)]))
+        await _applied_everywhere(dns, answers[-1].logIndex)
         for dn in dns:
             _ok(await _send(dn, [_get_block(1), _get_block(2)]))
 
@@ -472,8 +518,10 @@ async def test_a_finalize_through_the_log_makes_every_replica_refuse_writes_to_t
         assert finalized_length_from_proto(finalized) == len(data)
         (watched,) = await _send(dns[0], [_watch(finalized.logIndex)])
         _ok([watched])
-        for dn in dns:
-            assert dn.containers.require(CID).get_block(BlockID(CID, 1)).finalized
+        await wait_for_async(
+            lambda: all(dn.containers.require(CID).get_block(BlockID(CID, 1)).finalized for dn in dns),
+            what="the block finalized on every replica",
+        )
         late = await _send(dns[0], _requests(1, data + data, 32 * 1024)[2:])
         assert [pb.Result.Name(a.result) for a in late] == ["BLOCK_ALREADY_FINALIZED"] * 3
         _ok(await _send(dns[0], _requests(2, data, 32 * 1024)))  # the pipeline is healthy

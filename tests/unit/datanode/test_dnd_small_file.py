@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyozone.datanode.ratis.log import RaftLog
 from pyozone.hdds.ids import BlockID
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import entry_request
+from pyozone.ratis.messages import EntryKind
 from tests.unit.datanode.dnd_helpers import async_test
 from tests.unit.datanode.test_dnd_pipeline_log import (
     CID,
     PID,
+    _applied_everywhere,
     _chunk,
+    _logged,
     _ok,
     _requests,
     _send,
@@ -45,15 +48,18 @@ async def test_one_entry_writes_and_commits_the_block_on_every_replica(tmp_path:
         index = answer.logIndex
         assert answer.putSmallFile.committedBlockLength.blockID.blockCommitSequenceId == index
         assert answer.putSmallFile.committedBlockLength.blockLength == len(data)
-        _ok(await _send(dns[0], [_watch(index)]))  # ALL_COMMITTED: every replica applied the entry
+        _ok(await _send(dns[0], [_watch(index)]))  # ALL_COMMITTED: every member logged the entry
+        await _applied_everywhere(dns, index)
         for dn in dns:
             container = dn.containers.require(CID)
             block = container.get_block(BlockID(CID, 1))
             assert (container.bcsid, block.bcsid, block.size) == (index, index, len(data))
             assert container.read_chunk(BlockID(CID, 1), block.chunks[0]) == data
-            records = RaftLog(dn.groups.directory / PID).records()
-            assert [r.entry.cmdType for r in records] == [pb.PutSmallFile]  # one entry, no data in it
-            assert records[0].index == index and not records[0].entry.putSmallFile.data
+            records = [e for e in _logged(dn) if e.kind is EntryKind.STATE_MACHINE]
+            requests = [entry_request(r.payload) for r in records]
+            assert [r.cmdType for r in requests] == [pb.PutSmallFile]  # one entry, no data in it
+            assert records[0].index == index and not requests[0].putSmallFile.data
+            assert records[0].data_size == len(data)
             assert dn.dispatcher.ops.counts()["PutSmallFile"] == 1
             assert "WriteChunk" not in dn.dispatcher.ops.counts()
 
@@ -75,6 +81,7 @@ async def test_a_refused_small_file_is_refused_by_every_member_and_the_pipeline_
         (answer,) = await _send(dns[0], [_small_file(3, b"s" * 500)])
         _ok([answer])
         _ok(await _send(dns[0], [_watch(answer.logIndex)]))  # no member failed
+        await _applied_everywhere(dns, answer.logIndex)
         for dn in dns:
             container = dn.containers.require(CID)
             assert container.get_block(BlockID(CID, 2)).size == 2000

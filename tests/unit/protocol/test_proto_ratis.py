@@ -5,35 +5,25 @@ from __future__ import annotations
 
 import pytest
 
-from pyozone import rpc
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.data import result_name
 from pyozone.protocol.ratis import (
-    APPEND_ENTRIES,
-    RAFT_SERVER_SERVICE,
-    AppendReply,
     LogResult,
     Watch,
-    append_reply_from_bytes,
-    append_reply_to_proto,
-    applied_reply,
     commits,
     committed_answer,
-    decode_record,
-    encode_entry,
-    encode_record,
-    ends_stream,
+    entry_data,
+    entry_payload,
+    entry_request,
     metadata_only,
+    not_leader,
     refusal,
     refused_alike,
-    refused_reply,
     routed,
     watch_answer,
     watch_from_proto,
 )
-
-TERM = 1
 
 
 def _write_chunk(data: bytes) -> pb.ContainerCommandRequestProto:
@@ -42,15 +32,6 @@ def _write_chunk(data: bytes) -> pb.ContainerCommandRequestProto:
         blockID=pb.DatanodeBlockID(containerID=1, localID=1), chunkData=chunk, data=data
     )
     return pb.ContainerCommandRequestProto(cmdType=pb.WriteChunk, containerID=1, writeChunk=body)
-
-
-def test_an_entry_serialized_by_hand_parses_as_the_message() -> None:
-    request = _write_chunk(bytes(range(256)) * 600)  # a length that needs a multi-byte varint
-    raw = encode_entry("pipe", "leader", TERM, 42, 41, request)
-    expected = pb.AppendEntriesRequestProto(
-        pipelineID="pipe", leaderID="leader", term=TERM, index=42, leaderCommit=41, entry=request
-    )
-    assert pb.AppendEntriesRequestProto.FromString(raw) == expected
 
 
 def test_metadata_only_keeps_every_other_field() -> None:
@@ -62,15 +43,20 @@ def test_metadata_only_keeps_every_other_field() -> None:
     assert stripped == request
 
 
-def test_a_record_keeps_term_index_and_the_entry_without_its_data() -> None:
+def test_an_entry_keeps_the_request_without_its_data_which_travels_beside_it() -> None:
     entry = _write_chunk(b"x" * 100)
-    decoded = decode_record(encode_record(1, 7, entry))
-    assert decoded is not None
-    term, index, kept = decoded
-    assert (term, index, kept.writeChunk.data) == (1, 7, b"")
-    assert kept.writeChunk.chunkData == entry.writeChunk.chunkData
-    assert decode_record(b"short") is None
-    assert decode_record(encode_record(1, 7, entry)[:-3]) is None  # a torn tail
+    kept = entry_request(entry_payload(entry))
+    assert kept.writeChunk.data == b"" and kept.writeChunk.chunkData == entry.writeChunk.chunkData
+    assert entry_data(entry) == b"x" * 100
+    with pytest.raises(ProtocolError, match="not a ContainerCommandRequestProto"):
+        entry_request(b"\xff\xff")
+
+
+def test_not_leader_names_the_leader_when_known() -> None:
+    request = pb.ContainerCommandRequestProto(cmdType=pb.PutBlock, traceID="t")
+    named = not_leader(request, "p1", "dn2", "dn1")
+    assert (named.result, named.traceID) == (pb.NOT_LEADER, "t") and "the leader is dn1" in named.message
+    assert "no leader is known" in not_leader(request, "p1", "dn2", None).message
 
 
 def test_entries_that_commit_a_block_or_close_a_container_sync_the_log() -> None:
@@ -90,19 +76,6 @@ def test_only_a_logged_or_watch_request_naming_a_pipeline_is_routed() -> None:
 
     assert routed(request(pb.PutBlock)) and routed(request(pb.WatchForCommit))
     assert not routed(request(pb.PutBlock, "")) and not routed(request(pb.ReadChunk))
-
-
-def test_a_followers_answer_crosses_the_wire_unchanged() -> None:
-    response = pb.ContainerCommandResponseProto(result=pb.CHECKSUM_MISMATCH, message="bad")
-    applied = applied_reply(5, response)
-    assert applied == AppendReply(5, pb.CHECKSUM_MISMATCH, "bad", 5)
-    refused = refused_reply(6, LogResult.GROUP_MISMATCH, "not here")
-    for reply in (applied, refused):
-        assert append_reply_from_bytes(append_reply_to_proto(reply).SerializeToString()) == reply
-    assert append_reply_to_proto(refused) == pb.AppendEntriesReplyProto(
-        index=6, result=pb.GROUP_MISMATCH, message="not here"
-    )
-    assert ends_stream(refused) and not ends_stream(applied)
 
 
 def test_results_have_names_even_unknown_ones() -> None:
@@ -136,9 +109,3 @@ def test_a_watch_is_read_and_answered() -> None:
         pb.NOT_REPLICATED, "a is behind", False
     )  # fmt: skip
     assert [(c.datanodeUuid, c.commitIndex) for c in behind.commitInfos] == [("a", 3)]
-
-
-def test_the_service_path_is_grpcs_name_for_it() -> None:
-    spec = rpc.ServiceSpec.of(RAFT_SERVER_SERVICE)
-    assert spec.methods["appendEntries"].path == APPEND_ENTRIES
-    assert APPEND_ENTRIES == "/pyozone.hdds.datanode.RaftServerProtocolService/appendEntries"

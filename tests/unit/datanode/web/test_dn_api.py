@@ -26,8 +26,6 @@ from tests.tls_certs import CertAuthority
 from tests.unit.datanode.dnd_helpers import FakeScm, async_test, dn_conf, put_block, running
 
 PIPELINE = "11111111-0000-4000-8000-0000000000aa"
-OTHER = "00000000-0000-4000-8000-00000000000a"
-OTHER_B = "00000000-0000-4000-8000-00000000000b"
 STORAGE_APIS = (
     "/api/v1/volumes",
     "/api/v1/containers",
@@ -58,8 +56,8 @@ async def ok(dn: Datanode, path: str) -> Any:
 
 
 async def populate(dn: Datanode, scm: FakeScm) -> None:
-    """Containers 1 (OPEN, one block), 2 (CLOSED) and 3 (OPEN), and a pipeline this datanode leads,
-    created by SCM's command."""
+    """Containers 1 (OPEN, one block), 2 (CLOSED) and 3 (OPEN), and a pipeline of this datanode alone (it
+    leads it once elected), created by SCM's command."""
     await wait_for_async(lambda: dn.registered, what="registration")
 
     def build() -> None:
@@ -72,12 +70,11 @@ async def populate(dn: Datanode, scm: FakeScm) -> None:
 
     await asyncio.to_thread(build)
     scm.send(
-        CreatePipelineCommand(
-            pipeline_id=PIPELINE, factor=3, nodes=(dn.uuid, OTHER, OTHER_B), suggested_leader=dn.uuid
-        )
+        CreatePipelineCommand(pipeline_id=PIPELINE, factor=1, nodes=(dn.uuid,), suggested_leader=dn.uuid)
     )
     dn.heartbeat_loop.trigger_heartbeat()
     await wait_for_async(lambda: sum(dn.queue.outcomes.values()) == 1, what="createPipeline run")
+    await wait_for_async(lambda: dn.groups.leading(PIPELINE), what="the pipeline led")
     await wait_for_async(lambda: dn.heartbeat_loop.last_heartbeat_ms, what="an answered heartbeat")
 
 
@@ -128,11 +125,8 @@ async def test_the_apis_show_what_the_datanode_holds(tmp_path: Path, scm: FakeSc
         pipelines = await ok(dn, "/api/v1/pipelines")
         (pipeline,) = pipelines["items"]
         assert pipeline["pipelineId"] == PIPELINE and pipeline["role"] == "LEADER" and pipeline["term"] == 1
-        assert [(m["uuid"], m["leader"]) for m in pipeline["members"]] == [
-            (dn.uuid, True),
-            (OTHER, False),
-            (OTHER_B, False),
-        ]
+        assert [(m["uuid"], m["leader"]) for m in pipeline["members"]] == [(dn.uuid, True)]
+        assert pipeline["commitIndex"] == pipeline["appliedIndex"] == pipeline["lastIndex"] >= 1
 
         commands = await ok(dn, "/api/v1/commands")
         assert commands["received"] == {"createPipelineCommand": 1}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.datanode.pipelines import Membership, PipelineSet, StreamAddress
+from pyozone.datanode.pipelines import PipelineSet, StreamAddress
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.allocations import ContainerAllocations, ScmContainer, ScmUnreachable
@@ -22,7 +22,16 @@ from pyozone.hdds.states import LifeCycleState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.datastream import Hop
 from tests.unit.datanode.dnd_helpers import async_test
-from tests.unit.datanode.dns_helpers import PIPELINE, Node, block_writes, create, payload, results
+from tests.unit.datanode.dns_helpers import (
+    PIPELINE,
+    Node,
+    block_writes,
+    create,
+    lead_alone,
+    payload,
+    pipeline_groups,
+    results,
+)
 
 ALLOCATED, CLOSED, ELSEWHERE = 7, 8, 9
 
@@ -136,11 +145,9 @@ def test_an_unreachable_scm_refuses_the_write(
 def groups(dispatcher: Dispatcher, tmp_path: Path) -> Iterator[tuple[PipelineGroups, list[str]]]:
     failures: list[str] = []
     executor = ThreadPoolExecutor(2)
-    groups = PipelineGroups(
-        dispatcher.datanode_uuid, tmp_path / "ratis", dispatcher, executor,
-        lambda pipeline, reason: failures.append(reason), 5, 5,
-    )  # fmt: skip
-    groups.join(Membership(PIPELINE, (dispatcher.datanode_uuid,), dispatcher.datanode_uuid, True))
+    groups = pipeline_groups(
+        dispatcher, tmp_path / "ratis", executor, lambda pipeline, reason: failures.append(reason)
+    )
     yield groups, failures
     executor.shutdown()
 
@@ -161,6 +168,7 @@ async def test_a_clients_write_through_the_leader_needs_the_container_open_in_sc
     groups: tuple[PipelineGroups, list[str]], node_a: Node
 ) -> None:
     leader, failures = groups
+    await lead_alone(leader)
     assert await _through_leader(leader, CLOSED) == ["CLOSED_CONTAINER_IO"] * 2
     assert CLOSED not in node_a.containers and failures == []
     await leader.close()
@@ -171,6 +179,7 @@ async def test_scm_away_refuses_the_write_and_leaves_the_pipeline_healthy(
     groups: tuple[PipelineGroups, list[str]], scm: FakeScmContainers
 ) -> None:
     leader, failures = groups
+    await lead_alone(leader)
     scm.down = True
     assert await _through_leader(leader, ALLOCATED) == ["CONTAINER_INTERNAL_ERROR"] * 2
     scm.down = False
@@ -184,6 +193,7 @@ async def test_a_container_deleted_here_is_asked_about_again(
     groups: tuple[PipelineGroups, list[str]], node_a: Node, scm: FakeScmContainers
 ) -> None:
     leader, _ = groups
+    await lead_alone(leader)
     assert await _through_leader(leader, ALLOCATED) == ["SUCCESS"] * 2
     container = node_a.containers.require(ALLOCATED)
     container.mark_closing()

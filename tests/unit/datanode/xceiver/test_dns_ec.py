@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.datanode.pipelines import Membership, PipelineSet
+from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher, XceiverService
 from pyozone.datanode.xceiver.allocations import ContainerAllocations
@@ -22,7 +22,9 @@ from tests.unit.datanode.dns_helpers import (
     PIPELINE,
     Node,
     block_writes,
+    lead_alone,
     payload,
+    pipeline_groups,
     read,
     request,
     results,
@@ -177,11 +179,7 @@ def test_a_ratis_write_outside_this_datanodes_pipelines_is_still_refused_without
 @pytest.fixture
 def groups(dispatcher: Dispatcher, tmp_path: Path) -> Iterator[PipelineGroups]:
     executor = ThreadPoolExecutor(2)
-    groups = PipelineGroups(
-        dispatcher.datanode_uuid, tmp_path / "ratis", dispatcher, executor, lambda p, r: None, 5, 5
-    )
-    groups.join(Membership(PIPELINE, (dispatcher.datanode_uuid,), dispatcher.datanode_uuid, True))
-    yield groups
+    yield pipeline_groups(dispatcher, tmp_path / "ratis", executor)
     executor.shutdown()
 
 
@@ -189,6 +187,7 @@ def groups(dispatcher: Dispatcher, tmp_path: Path) -> Iterator[PipelineGroups]:
 async def test_the_service_dispatches_ec_writes_at_once_and_ratis_ones_through_their_log(
     dispatcher: Dispatcher, groups: PipelineGroups, executor: ThreadPoolExecutor, node_a: Node
 ) -> None:
+    await lead_alone(groups)
     service = XceiverService(dispatcher, executor, groups=groups)
 
     async def send(requests: list[pb.ContainerCommandRequestProto]) -> list[pb.ContainerCommandResponseProto]:

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.tokens import DatanodeTokens, TokenSigner, TokenVerifier
@@ -39,7 +38,9 @@ from tests.unit.datanode.dns_helpers import (
     close,
     create,
     get,
+    lead_alone,
     payload,
+    pipeline_groups,
     read,
     request,
     small_file,
@@ -211,11 +212,7 @@ def test_a_key_not_held_is_fetched_off_the_event_loop(dispatcher: Dispatcher, ke
 @pytest.fixture
 def groups(dispatcher: Dispatcher, tmp_path: Path) -> Iterator[PipelineGroups]:
     executor = ThreadPoolExecutor(2)
-    groups = PipelineGroups(
-        dispatcher.datanode_uuid, tmp_path / "ratis", dispatcher, executor, lambda p, r: None, 5, 5
-    )
-    groups.join(Membership(PIPELINE, (dispatcher.datanode_uuid,), dispatcher.datanode_uuid, True))
-    yield groups
+    yield pipeline_groups(dispatcher, tmp_path / "ratis", executor)
     executor.shutdown()
 
 
@@ -223,16 +220,18 @@ def groups(dispatcher: Dispatcher, tmp_path: Path) -> Iterator[PipelineGroups]:
 async def test_the_leader_refuses_a_write_before_it_takes_an_index(
     groups: PipelineGroups, keys: FakeKeys, node_a: Node
 ) -> None:
+    group = await lead_alone(groups)
+    first = group.member.status().last_index  # the leader's first entry (its term's no-op)
     requests, _ = block_writes(7, 1, payload(1, 1024), 1024)
     for r in requests:
         answer = groups.route(with_token(r, token(keys, 7, 2)))
         assert answer is not None and refusal(await answer).startswith("for another block:")
-    assert groups.get(PIPELINE).log.last_index == 0 and 7 not in node_a.containers  # type: ignore[union-attr]
+    assert group.member.status().last_index == first and 7 not in node_a.containers
     keys.held.clear()  # the key is fetched off the loop, in the writes' turn
     for r in requests:
         answer = groups.route(with_token(r, token(keys, 7, 1)))
         assert answer is not None and (await answer).result == pb.SUCCESS
-    assert groups.get(PIPELINE).log.last_index == 2  # type: ignore[union-attr]
+    assert group.member.status().last_index == first + 2
     await groups.close()
 
 
@@ -305,10 +304,12 @@ def test_a_small_file_must_fit_its_tokens_max_length(
 async def test_the_leader_refuses_a_write_beyond_max_length_before_it_takes_an_index(
     groups: PipelineGroups, keys: FakeKeys
 ) -> None:
+    group = await lead_alone(groups)
+    first = group.member.status().last_index
     requests, _ = block_writes(7, 1, payload(1, 2048), 1024)
     answer = groups.route(with_token(requests[1], token(keys, 7, 1, max_length=1024)))
     assert answer is not None and refusal(await answer).startswith("beyond maxLength:")
-    assert groups.get(PIPELINE).log.last_index == 0  # type: ignore[union-attr]
+    assert group.member.status().last_index == first
     await groups.close()
 
 
