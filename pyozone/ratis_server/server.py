@@ -155,6 +155,7 @@ class RaftMember:
         server: RaftDivisions | None = None,
         leader_pending_bytes: int = LEADER_PENDING_BYTES,
         priorities: Mapping[RaftPeerId, int] | None = None,
+        on_sent: Callable[[RaftPeerId, int], None] | None = None,
     ) -> None:
         """`group`: the group's first members (the configuration before any change in the log) and their
         addresses; `known_peers`: other servers' addresses, members later or not (OM: every OM its
@@ -167,7 +168,8 @@ class RaftMember:
         `priorities`: the members' priorities (Ratis's RaftPeer.priority, unnamed: 0), for the core's vote
         rule and hand-over to a caught-up follower of higher priority; with `settings`'
         `first_election_timeout_*` short for the top one, a fresh group's first leader is that member at
-        once (Ozone's datanode: SCM's suggested leader of the pipeline)."""
+        once (Ozone's datanode: SCM's suggested leader of the pipeline). `on_sent(peer, nbytes)`: the bytes of
+        each call delivered to a peer (the datanode's traffic counts)."""
         address = group.address(me)
         if address is None:
             raise ValueError(f"{me} is not a member of group {group.group_id}")
@@ -241,6 +243,7 @@ class RaftMember:
         """The last Persist the core issued (written or queued)."""
         self._applying: set[asyncio.Task[None]] = set()
         self._priorities = dict(priorities or {})
+        self._on_sent = on_sent
         self._answered_ms: dict[RaftPeerId, int] = {}
         """When each follower last answered this member in its leading term `_match_term`."""
         self._leading_since_ms = 0
@@ -426,6 +429,7 @@ class RaftMember:
                 self._role,
                 self._settings.append_byte_limit,
                 entry_wire=self._data.entry_wire if self._data is not None else None,
+                on_sent=self._on_sent,
             )
             self._senders[peer] = sender
         return sender

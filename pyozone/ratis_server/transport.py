@@ -134,9 +134,13 @@ class PeerSender:
         batch_bytes: int,
         queue_messages: int = QUEUE_MESSAGES,
         entry_wire: EntryWire | None = None,
+        on_sent: Callable[[RaftPeerId, int], None] | None = None,
     ) -> None:
+        """`on_sent(peer, nbytes)`: each call delivered, its bytes (the datanode counts its pipelines' traffic
+        per peer)."""
         self._group_id = group_id
         self._entry_wire = entry_wire
+        self._on_sent = on_sent
         self.peer = peer
         self._batch_bytes = batch_bytes
         self._queue: deque[Message] = deque()
@@ -244,6 +248,10 @@ class PeerSender:
                         break
                 try:
                     await self._channel.unary(DELIVER.path, batch, None, timeout=REQUEST_TIMEOUT_S)
+                    if self._on_sent is not None:
+                        self._on_sent(
+                            self.peer.id, len(batch) if isinstance(batch, bytes) else batch.ByteSize()
+                        )
                 except rpc.RpcError as error:
                     self.dropped += count + len(self._queue)
                     self._queue.clear()

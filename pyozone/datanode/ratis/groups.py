@@ -32,12 +32,13 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from pyozone.common.net import parse_host_port
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.state_machine import MAX_PENDING_APPLY, SNAPSHOT_THRESHOLD, ContainerStateMachine
 from pyozone.datanode.storage import ContainerError
+from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Refused
 from pyozone.hdds.errors import ProtocolError
 from pyozone.protocol.ratis import (
@@ -210,7 +211,7 @@ class PipelineGroup:
                 return refusal(request, LogResult.MALFORMED_REQUEST, str(e))
         if isinstance(response, BaseException):  # the state machine's apply raised: the entry's result
             return refusal(request, LogResult.IO_EXCEPTION, f"pipeline {self.pipeline_id}: {response!r}")
-        assert not isinstance(response, (bytes, int))
+        response = cast("Response", response)
         index = response.logIndex
         if not (succeeded(response.result) or refused_alike(response.result)):
             return response
@@ -387,6 +388,7 @@ class PipelineGroups:
             server=self.divisions,
             leader_pending_bytes=self.config.leader_pending_bytes,
             priorities={p.id: 1 if p.id.id == suggested else 0 for p in peers},
+            on_sent=_count_sent,
         )
         await member.start()
         containers = self.dispatcher.containers
@@ -513,6 +515,11 @@ class PipelineGroups:
         groups, self._groups = list(self._groups.values()), {}
         await asyncio.gather(*(g.close() for g in groups), return_exceptions=True)
         await self.divisions.stop()
+
+
+def _count_sent(peer: RaftPeerId, nbytes: int) -> None:
+    """A pipeline's messages to a peer, chunk data included, are write pipeline V1's traffic (`/traffic`)."""
+    TRAFFIC.sent(peer.id, "V1", nbytes)
 
 
 def _by_member(infos: CommitInfos) -> dict[str, int]:
