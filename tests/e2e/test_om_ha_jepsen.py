@@ -171,9 +171,9 @@ class Relay:
             return
         upstream.settimeout(None)
         with self._lock:
-            if self._closed:
-                upstream.close()
-                downstream.close()
+            if self._closed or self._refusing:  # closed or refusing while it connected
+                _reset(upstream)
+                _reset(downstream)
                 return
             self._open |= {upstream, downstream}
         for a, b in ((downstream, upstream), (upstream, downstream)):
@@ -190,6 +190,7 @@ class Relay:
                 s.shutdown(socket.SHUT_RDWR)
 
     def refuse(self, refusing: bool) -> None:
+        """Resets every connection from now on (and those open) while `refusing`."""
         with self._lock:
             self._refusing = refusing
             if refusing:
