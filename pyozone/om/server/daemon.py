@@ -354,7 +354,7 @@ class OmDaemon:
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
             int(conf.get("ozone.om.ratis.server.request.timeout")), settings.append_byte_limit,
             int(conf.get("ozone.om.ratis.snapshot.auto.trigger.threshold")),
-            {n.node_id: str(n.http_address) for n in nodes}, self.tls,
+            {n.node_id: str(n.http_address) for n in nodes}, self.tls, node.service_id,
         )  # fmt: skip
         group_dir = ratis_dir / group.group_id
         storage = SegmentedRaftLog(group_dir, int(conf.get("ozone.om.ratis.segment.size")))

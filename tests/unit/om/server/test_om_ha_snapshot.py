@@ -7,6 +7,7 @@ it, applies the log after it, and holds exactly the leader's namespace."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import shutil
 import threading
 import urllib.request
@@ -19,7 +20,7 @@ from pyozone.common.om_ha import om_raft_group_id
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security import x509 as X
-from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER, download, unpack
+from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER, CheckpointError, download, unpack
 from pyozone.om.metadata import VOLUME_TABLE
 from pyozone.om.server import OmDaemon
 from pyozone.om.server.daemon import POSITIVE_HA_KEYS, ServerStartError, checkpoint_fetchers
@@ -292,6 +293,56 @@ def test_an_ha_om_hands_its_checkpoint_over_mutual_tls_only_to_its_own_service_a
         "administrator": 200,
         "user": 403,
         "datanode": 403,
+    }
+
+
+def test_a_follower_downloads_the_checkpoint_only_from_the_leader_nodes_certificate(tmp_path: Path) -> None:
+    """The follower checked only that the server held an OM certificate for the leader's host: another OM of
+    that host (svc/om2) or of another service could pose as the leader svc/om1 and hand over its om.db."""
+    om = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
+    ca = CertAuthority(tmp_path)
+    follower = ca.store("om3", om, om_node="svc/om3")
+    servers = {
+        "svc/om1": ca.store("om1", om, om_node="svc/om1"),
+        "svc/om2": ca.store("om2", om, om_node="svc/om2"),
+        "other/om1": ca.store("other", om, om_node="other/om1"),
+    }
+
+    async def handler(_: web.Request) -> web.Response:
+        body = b"checkpoint"
+        return web.Response(body=body, headers={CHECKSUM_HEADER: hashlib.sha256(body).hexdigest()})
+
+    def fetch(port: int, n: int) -> str:
+        try:
+            download(
+                f"https://127.0.0.1:{port}{CHECKPOINT_PATH}",
+                follower.client_context(),
+                tmp_path / f"om.db.tar.{n}",
+                om_node="svc/om1",
+            )
+            return "downloaded"
+        except CheckpointError as e:
+            return "refused" if "not svc/om1's" in str(e) else str(e)
+
+    async def scenario() -> dict[str, str]:
+        got = {}
+        for n, (name, store) in enumerate(servers.items()):
+            app = web.Application()
+            app.router.add_get(CHECKPOINT_PATH, handler)
+            runner = web.AppRunner(app)
+            await runner.setup()
+            port = ports_of(1)[0]
+            await web.TCPSite(runner, "127.0.0.1", port, ssl_context=store.server_context()).start()
+            try:
+                got[name] = await asyncio.to_thread(fetch, port, n)
+            finally:
+                await runner.cleanup()
+        return got
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {
+        "svc/om1": "downloaded",
+        "svc/om2": "refused",
+        "other/om1": "refused",
     }
 
 
