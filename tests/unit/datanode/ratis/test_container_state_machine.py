@@ -642,13 +642,15 @@ def _restarted(member: Member, executor: ThreadPoolExecutor, log_last_index: int
     return again
 
 
+@pytest.mark.parametrize("waiting", [True, False], ids=["while-waiting", "before-it-started"])
 def test_an_apply_cancelled_before_it_ran_is_not_applied_nor_snapshotted(
-    tmp_path: Path, executor: ThreadPoolExecutor
+    tmp_path: Path, executor: ThreadPoolExecutor, waiting: bool
 ) -> None:
     """R13 D1: the shell's stop cancels the applies under way. An entry cancelled while it waited for the
-    previous entry of its container never ran: the applied point stays before it, and the snapshot the
-    threshold then takes does not cover it (a restart resumes after the snapshot: the entry would never be
-    applied on this replica); a later entry of that container is not applied either."""
+    previous entry of its container (or before its task even started) never ran: the applied point stays
+    before it, and the snapshot the threshold then takes does not cover it (a restart resumes after the
+    snapshot: the entry would never be applied on this replica); a later entry of that container is not
+    applied either (before, it waited forever when its predecessor was cancelled before it started)."""
     member = make_member(tmp_path, UUIDS[0], executor, snapshot_threshold=1)
     release = threading.Event()
     apply_entry = member.dispatcher.apply_entry
@@ -667,7 +669,8 @@ def test_an_apply_cancelled_before_it_ran_is_not_applied_nor_snapshotted(
             for entry, blob in zip(log, datas(requests), strict=True):
                 await member.sm.write_data(entry, memoryview(blob))
             first, second, third = (member.sm.apply_async(e) for e in log)
-            await asyncio.sleep(0)
+            if waiting:
+                await asyncio.sleep(0)
             second.cancel()  # the member stops while entry 2 waits for entry 1
             release.set()
             answers = await asyncio.gather(first, second, third, return_exceptions=True)
