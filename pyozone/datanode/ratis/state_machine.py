@@ -273,8 +273,8 @@ class ContainerStateMachine:
         mine: asyncio.Future[None] = loop.create_future()
         self._container_tails[cid] = mine
         self._handed[entry.index] = TermIndex(entry.term, entry.index)
-        task = loop.create_task(self._apply(entry, request, written, previous))
-        task.add_done_callback(partial(self._apply_done, entry.index, cid, mine))
+        task = loop.create_task(self._apply(entry, request, written, previous, mine))
+        task.add_done_callback(partial(self._cancelled_unstarted, cid, mine))
         return task
 
     async def _apply(
@@ -283,52 +283,59 @@ class ContainerStateMachine:
         request: Request,
         written: Response | None,
         previous: asyncio.Future[None] | None,
+        mine: asyncio.Future[None],
     ) -> Response:
-        if previous is not None:
-            await asyncio.wait([previous])
-            if previous.cancelled():  # the container's previous entry was never applied
-                raise asyncio.CancelledError
-        if self.failure is not None:
-            return refusal(
-                request, LogResult.RAFT_RETRY_FAILURE,
-                f"pipeline {self.pipeline_id} failed here: {self.failure}",
-            )  # fmt: skip
-        assert self._permits is not None
-        async with self._permits:
-            response = await asyncio.get_running_loop().run_in_executor(
-                self._executor, self.dispatcher.apply_entry, request, entry.index, written
-            )
-        what = f"entry {entry.index} ({command_name(request.cmdType)})"
-        if not (succeeded(response.result) or refused_alike(response.result)):
-            self._fail(f"{what} failed: {result_name(response.result)}: {response.message}")
-        elif (
-            entry.index <= self._replay_to
-            and response.result in _DATA_GONE
-            and written is None
-            and await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._acknowledged_bytes_gone, request
-            )
-        ):
-            self._fail(
-                f"{what} replayed after a restart: {result_name(response.result)}: bytes this member "
-                f"acknowledged are gone: {response.message}"
-            )
-        return response
+        cid = request.containerID
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])
+                if previous.cancelled():  # the container's previous entry was never applied
+                    raise asyncio.CancelledError
+            if self.failure is not None:
+                return refusal(
+                    request, LogResult.RAFT_RETRY_FAILURE,
+                    f"pipeline {self.pipeline_id} failed here: {self.failure}",
+                )  # fmt: skip
+            assert self._permits is not None
+            async with self._permits:
+                response = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, self.dispatcher.apply_entry, request, entry.index, written
+                )
+            what = f"entry {entry.index} ({command_name(request.cmdType)})"
+            if not (succeeded(response.result) or refused_alike(response.result)):
+                self._fail(f"{what} failed: {result_name(response.result)}: {response.message}")
+            elif (
+                entry.index <= self._replay_to
+                and response.result in _DATA_GONE
+                and written is None
+                and await asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._acknowledged_bytes_gone, request
+                )
+            ):
+                self._fail(
+                    f"{what} replayed after a restart: {result_name(response.result)}: bytes this member "
+                    f"acknowledged are gone: {response.message}"
+                )
+            return response
+        except asyncio.CancelledError:  # the member stops: the entry is not applied (the applied point,
+            mine.cancel()  # and so a snapshot, stays before it), nor are its container's later entries
+            raise
+        finally:
+            if not mine.cancelled():
+                mine.set_result(None)
+            if self._container_tails.get(cid) is mine:
+                del self._container_tails[cid]
+            if not mine.cancelled():
+                self._applied_one(entry.index)
 
-    def _apply_done(
-        self, index: int, cid: int, mine: asyncio.Future[None], task: asyncio.Task[Response]
+    def _cancelled_unstarted(
+        self, cid: int, mine: asyncio.Future[None], task: asyncio.Task[Response]
     ) -> None:
-        """An apply ended. Cancelled (the member stops; before it started, or while it waited), the entry
-        counts as not applied: the applied point, and so a snapshot, stays before it, and the later
-        entries of its container are not applied either."""
-        if task.cancelled():
+        """An apply cancelled before its task started (its `finally` never ran): not applied either."""
+        if not mine.done():
             mine.cancel()
-        else:
-            mine.set_result(None)
-        if self._container_tails.get(cid) is mine:
-            del self._container_tails[cid]
-        if not task.cancelled():
-            self._applied_one(index)
+            if self._container_tails.get(cid) is mine:
+                del self._container_tails[cid]
 
     def _applied_one(self, index: int) -> None:
         self._done.add(index)
