@@ -75,6 +75,32 @@ class DataStateMachine(StateMachine, Protocol):
         ...
 
 
+class StateMachineEvents(Protocol):
+    """Hooks a state machine may have, each optional (Ratis's StateMachine.EventApi and LeaderEventApi, as
+    Ozone's ContainerStateMachine implements them to close a failing pipeline through SCM). Called on the
+    event loop; an exception a hook raises is logged and the member goes on."""
+
+    def notify_leader_changed(self, leader: RaftPeerId) -> None:
+        """This member learned of a new leader of its group, itself included (notifyLeaderChanged; Ozone's
+        datanode then sends its pipeline report at once, handleLeaderChangedNotification)."""
+        ...
+
+    def notify_no_leader(self) -> None:
+        """No leader for `RaftSettings.no_leader_timeout_ms` (notifyExtendedNoLeader; Ozone: handleNoLeader,
+        the pipeline closes). Once per leaderless stretch."""
+        ...
+
+    def notify_follower_slow(self, peer: RaftPeerId) -> None:
+        """This leader has not heard from `peer` for `RaftSettings.rpc_slowness_timeout_ms`
+        (notifyFollowerSlowness; Ozone: handleNodeSlowness, the pipeline closes). Once per silence."""
+        ...
+
+    def notify_failed(self, reason: str) -> None:
+        """The member failed for this group (its log or a `write_data` failed) and stopped (Ozone: the state
+        machine unhealthy, the pipeline closes)."""
+        ...
+
+
 class DataWriteError(Exception):
     """`DataStateMachine.write_data` could not write an entry's data (Ozone: writeStateMachineData failed,
     the state machine is unhealthy and the pipeline closes)."""

@@ -21,6 +21,8 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
 - `Reply`, `NotLeader`, `ReadReady`, `TransferDone`, `TransferRefused`, `ConfigurationDone`,
   `ConfigurationRefused`, `WatchDone`, `WatchFailed`: the futures of the callers of `submit`, `read_index`,
   `transfer_leadership`, `set_configuration` and `watch`.
+- `NoLeader`, `FollowerSlow`, a leader newly known, a failure of the member: the state machine's optional
+  hooks (`StateMachineEvents`).
 - Ticks: one loop timer at the core's `deadline_ms()`, moved after every input.
 
 What the daemon embedding it (OM; a datanode's pipelines) uses: `start`, `submit`, `watch`,
@@ -41,7 +43,7 @@ import itertools
 import logging
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -71,7 +73,9 @@ from pyozone.ratis.outputs import (
     Apply,
     ConfigurationDone,
     ConfigurationRefused,
+    FollowerSlow,
     InstallSnapshot,
+    NoLeader,
     NotLeader,
     Output,
     Persist,
@@ -150,6 +154,7 @@ class RaftMember:
         known_peers: tuple[RaftPeer, ...] = (),
         server: RaftDivisions | None = None,
         leader_pending_bytes: int = LEADER_PENDING_BYTES,
+        priorities: Mapping[RaftPeerId, int] | None = None,
     ) -> None:
         """`group`: the group's first members (the configuration before any change in the log) and their
         addresses; `known_peers`: other servers' addresses, members later or not (OM: every OM its
@@ -158,7 +163,11 @@ class RaftMember:
         member serves its own port. A `DataStateMachine` makes the group carry state machine data:
         `submit(..., data=)`, each entry's data written at append on every member and acknowledged only
         once written, the leader caching what it sends up to `leader_pending_bytes`
-        (`dfs.container.ratis.leader.pending.bytes.limit`), entries applied with `apply_async`."""
+        (`dfs.container.ratis.leader.pending.bytes.limit`), entries applied with `apply_async`.
+        `priorities`: the members' priorities (Ratis's RaftPeer.priority, unnamed: 0), for the core's vote
+        rule and hand-over to a caught-up follower of higher priority; with `settings`'
+        `first_election_timeout_*` short for the top one, a fresh group's first leader is that member at
+        once (Ozone's datanode: SCM's suggested leader of the pipeline)."""
         address = group.address(me)
         if address is None:
             raise ValueError(f"{me} is not a member of group {group.group_id}")
@@ -233,6 +242,9 @@ class RaftMember:
         self._issued_seq = 0
         """The last Persist the core issued (written or queued)."""
         self._applying: set[asyncio.Task[None]] = set()
+        self._priorities = dict(priorities or {})
+        self._notified_leader: RaftPeerId | None = None
+        """The leader `notify_leader_changed` last named."""
 
     # ---- life cycle
 
@@ -248,7 +260,14 @@ class RaftMember:
             raise ValueError(f"group {self.group.group_id} already has a member on {shared.address}")
         state = self._resume_point(self._storage.load())
         self._core = RaftServer(
-            self.me, self.group.ids, self._settings, self._clock, self._rng, state, entry_wire_bytes
+            self.me,
+            self.group.ids,
+            self._settings,
+            self._clock,
+            self._rng,
+            state,
+            entry_wire_bytes,
+            self._priorities,
         )
         self._applied_index = state.snapshot.index
         self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"raft-flush-{self.me}")
@@ -285,12 +304,7 @@ class RaftMember:
         write after a failed one is reported persisted, and no reply or apply it held back is released."""
         log.exception("Raft member %s: %s; it stops", self.me, what)
         self.running = False
-        notify = getattr(self._state_machine, "notify_failed", None)
-        if notify is not None:  # Ozone: the state machine unhealthy, the pipeline closes
-            try:
-                notify(what)
-            except Exception:
-                log.exception("Raft member %s: its state machine's notify_failed failed", self.me)
+        self._notify("notify_failed", what)  # Ozone: the state machine unhealthy, the pipeline closes
         self._outputs.clear()
         if self._timer is not None:
             self._timer.cancel()
@@ -603,8 +617,12 @@ class RaftMember:
     def _schedule_tick(self) -> None:
         if not self.running:
             return
-        if self._data is not None and self._running_core().role is not RaftPeerRole.LEADER:
+        core = self._running_core()
+        if self._data is not None and core.role is not RaftPeerRole.LEADER:
             self._data.not_leading()
+        if core.leader_id is not None and core.leader_id != self._notified_leader:
+            self._notified_leader = core.leader_id
+            self._notify("notify_leader_changed", core.leader_id)
         self._follow_configuration()
         self._reschedule_tick()
 
@@ -852,12 +870,27 @@ class RaftMember:
         elif isinstance(output, ConfigurationRefused):
             self._forget_proposed(output.call)
             self._answer(_Waiting.CONFIGURATION, output.call, ReconfigurationError(self.me, output.reason))
+        elif isinstance(output, NoLeader):
+            self._notify("notify_no_leader")
+        elif isinstance(output, FollowerSlow):
+            self._notify("notify_follower_slow", output.peer)
         elif isinstance(output, NotLeader):
             self._forget_proposed(output.call)
             hint = output.leader_hint
             error = NotLeaderError(self.me, hint, self._address_of(hint))
             for kind in _Waiting:
                 self._answer(kind, output.call, error)
+
+    def _notify(self, hook: str, *args: object) -> None:
+        """Calls the state machine's optional hook `hook` (`StateMachineEvents`), if it has one; an
+        exception from it is logged, and the member goes on."""
+        notify = getattr(self._state_machine, hook, None)
+        if notify is None:
+            return
+        try:
+            notify(*args)
+        except Exception:
+            log.exception("Raft member %s: its state machine's %s failed", self.me, hook)
 
     def _write_data(self, persist: Persist) -> list[asyncio.Task[None]]:
         """Starts `write_data` of each entry with data in `persist` (Ratis's writeStateMachineData at
