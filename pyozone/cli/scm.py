@@ -1,5 +1,5 @@
-"""`pyozone scm [--init [--clusterid CID-...] [--join-token ROLE[:HOST]=FILE ...]]`: initialise or start the
-Storage Container Manager.
+"""`pyozone scm [--init [--clusterid CID-...] [--join-token ROLE[:HOST][:SERVICE/NODE]=FILE ...]]`:
+initialise or start the Storage Container Manager.
 
 With ozone.security.enabled, --init also makes SCM's certificate authority and the certificates it starts
 with (scm/server/ca_files.py), mints one JOIN credential per --join-token (one daemon each), and prints
@@ -52,9 +52,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--join-token",
         action="append",
         default=[],
-        metavar="ROLE[:HOST]=FILE",
+        metavar="ROLE[:HOST][:SERVICE/NODE]=FILE",
         help="with --init on a secure cluster: write a JOIN credential for one new daemon (ROLE om, dn or "
-        "s3g; HOST binds it to that host) to FILE (repeatable)",
+        "s3g; HOST binds it to that host, SERVICE/NODE to that HA OM node) to FILE (repeatable)",
     )
     parser.set_defaults(func=run)
 

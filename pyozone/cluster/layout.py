@@ -137,16 +137,19 @@ class ClusterState:
         return [d for d in self.daemons if d.name.rstrip("0123456789") == "om"]
 
     def join_tokens(self, conf: OzoneConfiguration) -> list[str]:
-        """`scm --init --join-token` arguments (ROLE=FILE) for every daemon of a secure cluster that has no
-        certificate yet: each gets a JOIN credential of its own, used once (docs/security.md)."""
+        """`scm --init --join-token` arguments (ROLE=FILE; an HA OM's bound to its node,
+        om:SERVICE/NODE=FILE) for every daemon of a secure cluster that has no certificate yet: each gets a
+        JOIN credential of its own, used once (docs/security.md)."""
         tokens = []
         for d in self.daemons:
             join, metadata = d.define("ozone.security.join.credentials.file"), d.define("ozone.metadata.dirs")
             role = JOIN_ROLES.get(d.name.rstrip("0123456789"))
             if join is None or metadata is None or role is None:
                 continue
+            node = d.define("ozone.om.node.id")
+            bound = f":{conf.get('ozone.om.service.ids')}/{node}" if role == "om" and node else ""
             if not TlsPaths.under(Path(metadata), conf).cert.exists():
-                tokens.append(f"{role}={join}")
+                tokens.append(f"{role}{bound}={join}")
         return tokens
 
     def has(self, name: str) -> bool:

@@ -79,11 +79,11 @@ class SCMSecurityClient:
         )
 
     def create_join_token(
-        self, role: CertRole, name: str, csr_pem: bytes, datanode: str = ""
+        self, role: CertRole, name: str, csr_pem: bytes, datanode: str = "", om_node: str = ""
     ) -> tuple[bytes, bytes]:
         """A JOIN credential's certificate for the CSR's key and the CA certificate (administrators);
-        `datanode`: the known datanode it brings back."""
-        request = wire.join_token_request(role, name, csr_pem.decode(), datanode)
+        `datanode`: the known datanode it brings back; `om_node`: the HA OM node it is for."""
+        request = wire.join_token_request(role, name, csr_pem.decode(), datanode, om_node)
         return self._call(self._stub.createJoinToken, request, wire.certificate_pair_from_proto)
 
     def revoke_certificates(self, serials: list[int], reason: int, names: list[str] | None = None) -> int:

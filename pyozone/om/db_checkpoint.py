@@ -33,7 +33,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography import x509
+
 from pyozone.common.tls import ssl_peer_identity
+from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.store.rocksdb import RocksDBBackend
 from pyozone.hdds.store.table import StoreError
@@ -188,12 +191,14 @@ def download(
     timeout_s: float = DOWNLOAD_TIMEOUT_S,
     deadline_s: float = DOWNLOAD_DEADLINE_S,
     clock: Callable[[], float] = time.monotonic,
+    om_node: str = "",
 ) -> str:
     """GETs the leader's checkpoint tar into the file `into`, returning its SHA-256 once it matches the
     leader's `CHECKSUM_HEADER`; CheckpointError otherwise (the file is removed). Over https (`context`) the
-    server must present an OM's certificate. Refused too: a tar without Content-Length or larger than half
-    the free space beside `into` (it is unpacked there too), and a download not done within `deadline_s`
-    (each read also times out after `timeout_s`)."""
+    server must present an OM's certificate, naming `om_node` ("SERVICE/NODE", x509.om_node) when given:
+    another OM of the host cannot pose as the leader. Refused too: a tar without Content-Length or larger
+    than half the free space beside `into` (it is unpacked there too), and a download not done within
+    `deadline_s` (each read also times out after `timeout_s`)."""
     where = urllib.parse.urlsplit(url)
     if context is not None:
         conn: http.client.HTTPConnection = http.client.HTTPSConnection(
@@ -207,7 +212,7 @@ def download(
         try:
             conn.connect()
             if isinstance(conn.sock, ssl.SSLSocket):  # before the request: nothing is asked of a non-OM
-                _check_om_certificate(conn.sock, url)
+                _check_om_certificate(conn.sock, url, om_node)
             conn.request("GET", where.path or "/")
             answer = conn.getresponse()
             if answer.status != 200:
@@ -246,15 +251,21 @@ def download(
     return got
 
 
-def _check_om_certificate(sock: ssl.SSLSocket, url: str) -> None:
+def _check_om_certificate(sock: ssl.SSLSocket, url: str, om_node: str) -> None:
     """The handshake checked the leader's host name; the certificate must also be an OM's (any service
-    certificate of the cluster's CA passes the handshake)."""
+    certificate of the cluster's CA passes the handshake), and `om_node`'s when given."""
     try:
         identity = ssl_peer_identity(sock)
     except (ValueError, ssl.SSLError) as e:
         raise CheckpointError(f"{url} presented a certificate naming no OM ({e}); refused") from None
     if identity.role is not CertRole.OM:
         raise CheckpointError(f"{url} presented the certificate of {identity}, not an OM's; refused")
+    if om_node:
+        named = X.om_node(x509.load_der_x509_certificate(sock.getpeercert(binary_form=True) or b""))
+        if named != om_node:
+            raise CheckpointError(
+                f"{url} presented the certificate of OM node {named}, not {om_node}'s; refused"
+            )
 
 
 def _check_room(url: str, length: str | None, where: Path) -> None:
@@ -322,7 +333,12 @@ def staging_dir(db_path: Path) -> Path:
 
 
 def fetch_and_install(
-    url: str, context: ssl.SSLContext | None, db_path: Path, install: Callable[[Path], None], at_least: int
+    url: str,
+    context: ssl.SSLContext | None,
+    db_path: Path,
+    install: Callable[[Path], None],
+    at_least: int,
+    om_node: str = "",
 ) -> TermIndex:
     """A follower's whole install, off the event loop: download the leader's checkpoint beside om.db, check
     and unpack it, and hand the unpacked tree to `install` (OMMetadataStore.install: the swap, then the
@@ -332,7 +348,7 @@ def fetch_and_install(
     staging.mkdir(parents=True)
     try:
         tar = staging / "om.db.tar"
-        download(url, context, tar)
+        download(url, context, tar, om_node=om_node)
         unpacked = staging / "om.db"
         installed = unpack(tar, unpacked, at_least)
         tar.unlink()

@@ -67,16 +67,18 @@ class SCMListCertificateResponseProto(_message.Message):
     def __init__(self, certificates: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SCMCreateJoinTokenRequestProto(_message.Message):
-    __slots__ = ("role", "name", "CSR", "datanode")
+    __slots__ = ("role", "name", "CSR", "datanode", "omNode")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     CSR_FIELD_NUMBER: _ClassVar[int]
     DATANODE_FIELD_NUMBER: _ClassVar[int]
+    OMNODE_FIELD_NUMBER: _ClassVar[int]
     role: NodeType
     name: str
     CSR: str
     datanode: str
-    def __init__(self, role: _Optional[_Union[NodeType, str]] = ..., name: _Optional[str] = ..., CSR: _Optional[str] = ..., datanode: _Optional[str] = ...) -> None: ...
+    omNode: str
+    def __init__(self, role: _Optional[_Union[NodeType, str]] = ..., name: _Optional[str] = ..., CSR: _Optional[str] = ..., datanode: _Optional[str] = ..., omNode: _Optional[str] = ...) -> None: ...
 
 class SCMRevokeCertificatesRequestProto(_message.Message):
     __slots__ = ("certIds", "reason", "names")

@@ -202,6 +202,19 @@ def entry_request(payload: bytes) -> Request:
     return request
 
 
+def kept_refusal_bytes(response: Response, data: bytes | memoryview) -> bytes:
+    """A data stage's refusal of a log entry and the entry's data, as a pipeline member keeps them: the
+    answer's length (4 bytes, big-endian), the answer, the data."""
+    answer = response.SerializeToString()
+    return len(answer).to_bytes(4, "big") + answer + bytes(data)
+
+
+def kept_refusal(raw: bytes) -> tuple[Response, bytes]:
+    """What `kept_refusal_bytes` wrote: the refusal and the entry's data."""
+    size = int.from_bytes(raw[:4], "big")
+    return Response.FromString(raw[4 : 4 + size]), raw[4 + size :]
+
+
 def _copy_field(target: Any, name: str, field: FieldDescriptor, value: Any) -> None:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         getattr(target, name).CopyFrom(value)

@@ -123,9 +123,11 @@ def list_certificates_request(
 
 
 def join_token_request(
-    role: CertRole, name: str, csr: str, datanode: str
+    role: CertRole, name: str, csr: str, datanode: str, om_node: str = ""
 ) -> pb.SCMCreateJoinTokenRequestProto:
-    return pb.SCMCreateJoinTokenRequestProto(role=role_to_proto(role), name=name, CSR=csr, datanode=datanode)
+    return pb.SCMCreateJoinTokenRequestProto(
+        role=role_to_proto(role), name=name, CSR=csr, datanode=datanode, omNode=om_node
+    )
 
 
 def revoke_request(

@@ -188,7 +188,9 @@ class RaftMember:
             state_machine if hasattr(state_machine, "write_data") else None  # type: ignore[assignment]
         )
         self._data = (
-            StateMachineData(self._data_machine, leader_pending_bytes) if self._data_machine else None
+            StateMachineData(self._data_machine, leader_pending_bytes, self._data_unreadable)
+            if self._data_machine
+            else None
         )
         """The state machine data of its entries (with a `DataStateMachine`)."""
         self._settings = settings or RaftSettings()
@@ -925,7 +927,17 @@ class RaftMember:
         if self._data is None or self._data_machine is None:
             raise DataWriteError(f"entry {entries[0].index} carries data its state machine does not take")
         loop = asyncio.get_running_loop()
-        return [loop.create_task(self._data_machine.write_data(e, self._data.to_write(e))) for e in entries]
+        tasks = [loop.create_task(self._data_machine.write_data(e, self._data.to_write(e))) for e in entries]
+        for entry, task in zip(entries, tasks, strict=True):
+            self._data.writing(entry, task)
+        return tasks
+
+    def _data_unreadable(self, why: str) -> None:
+        """The leader cannot read back an entry's data a follower needs (Ozone: readStateMachineData
+        failed, the state machine is unhealthy and the pipeline closes): the member fails for this group
+        rather than resend to that follower forever."""
+        if self.running:
+            self._fail(why)
 
     def _write_queued(self) -> None:
         """Writes the queued Persists, in order, whose entries' data is written, and flushes them; waits for
@@ -978,6 +990,12 @@ class RaftMember:
                 core = self._running_core()
                 self._step(f"the apply of {entry.index}", partial(core.applied, entry.index, result))
                 self._applied_index = core.applied_index
+                if (
+                    self._data is not None
+                    and self._data.cache
+                    and all(p == self.me for p in core.configuration)
+                ):
+                    self._data.cache.drop_through(core.applied_index)  # no follower will need them
 
         task = asyncio.get_running_loop().create_task(applied())
         self._applying.add(task)

@@ -4,7 +4,10 @@ given until the entry's `Persist`, those a follower's append brought until their
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
+from collections.abc import Callable
+from functools import partial
 
 from pyozone.protocol.raft import append_entry_bytes
 from pyozone.ratis.messages import AppendEntriesRequest, ClientCall, LogEntry
@@ -20,7 +23,8 @@ class DataCache:
     (`append_entry_bytes`), built once and sent to every follower. Bounded by
     `dfs.container.ratis.leader.pending.bytes.limit` with FIFO eviction, as Ozone's: past it the oldest go
     first (read back from the state machine for a slow follower); an entry goes once every follower holds
-    it."""
+    it, or, in a group of one member, once it is applied (Ozone's removeStateMachineDataIfMajorityFollowSync
+    drops it at apply)."""
 
     def __init__(self, limit_bytes: int = LEADER_PENDING_BYTES) -> None:
         if limit_bytes <= 0:
@@ -69,8 +73,16 @@ class DataCache:
 class StateMachineData:
     """The data of one member's entries on their way to `write_data` and to its followers."""
 
-    def __init__(self, machine: DataStateMachine, pending_bytes: int = LEADER_PENDING_BYTES) -> None:
+    def __init__(
+        self,
+        machine: DataStateMachine,
+        pending_bytes: int = LEADER_PENDING_BYTES,
+        on_unreadable: Callable[[str], None] | None = None,
+    ) -> None:
+        """`on_unreadable(why)`: the state machine could not read back an entry's data for a follower
+        (called in the except block)."""
         self._machine = machine
+        self._on_unreadable = on_unreadable
         self.cache = DataCache(pending_bytes)
         self.reads = 0
         """Entries whose data the leader read back from its state machine for a follower (not cached)."""
@@ -80,6 +92,8 @@ class StateMachineData:
         """The leader's data by index, from `Appended` to the entry's `Persist`."""
         self._arrived: dict[tuple[int, int], bytes] = {}
         """A follower's data of the append being received, by (term, index), until its `Persist`."""
+        self._writing: dict[int, asyncio.Task[None]] = {}
+        """The `write_data` of each entry still writing, by index: a read back waits for it."""
 
     def submitting(self, call: ClientCall, data: memoryview | None) -> None:
         """`call` is being submitted with `data` (None: done, appended or not)."""
@@ -117,6 +131,16 @@ class StateMachineData:
             raise DataWriteError(f"entry {entry.index} has {entry.data_size} bytes of data never given")
         return memoryview(arrived)
 
+    def writing(self, entry: LogEntry, task: asyncio.Task[None]) -> None:
+        """`task` writes `entry`'s data: reading it back waits for it (a new leader may send an entry its own
+        write has not finished)."""
+        self._writing[entry.index] = task
+        task.add_done_callback(partial(self._written, entry.index))
+
+    def _written(self, index: int, task: asyncio.Task[None]) -> None:
+        if self._writing.get(index) is task:
+            del self._writing[index]
+
     async def entry_wire(self, entry: LogEntry) -> bytes:
         """An entry as a follower's append carries it: with its data from the cache, else read back from
         the state machine (Ratis's StateMachine.DataApi.read; Ozone's ContainerStateMachine reads the
@@ -127,7 +151,19 @@ class StateMachineData:
         if wire is not None:
             return wire
         self.reads += 1
-        return append_entry_bytes(entry, await self._machine.read_data(entry))
+        writing = self._writing.get(entry.index)
+        if writing is not None:
+            await asyncio.wait([writing])
+        try:
+            data = await self._machine.read_data(entry)
+        except Exception as error:  # for good: retrying would leave the follower behind forever
+            if self._on_unreadable is not None:
+                self._on_unreadable(
+                    f"its state machine could not read back the data of entry {entry.index} for a follower "
+                    f"({error!r})"
+                )
+            raise
+        return append_entry_bytes(entry, data)
 
     def not_leading(self) -> None:
         """The member stopped leading (Ozone's notifyNotLeader evicts the cache) or stopped."""

@@ -5,7 +5,7 @@ and a completion when the client learns how it ended.
   keys' state: models.py says why those are results).
 - fail: it certainly did not happen (OM refused it as a whole on a rule that says nothing about the keys:
   an invalid name, a missing bucket, permission, quota, safe mode; or a put whose commit found its open key
-  gone). A failed operation is left out of the check.
+  gone; or a read an OM refused as not the leader). A failed operation is left out of the check.
 - info: indeterminate (a timeout, a lost connection, an OM that stopped answering, a commit whose answer was
   lost): it may or may not have happened. As in Jepsen, an info operation stays open to the end of the
   history: the checker may place it anywhere after its invocation, or nowhere.
@@ -27,7 +27,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pyozone.framework.om_errors import OMException
+from pyozone.framework.om_errors import OMException, OMLeaderNotReadyException, OMNotLeaderException
 from tests.jepsen.models import Op, Refusal
 
 
@@ -100,6 +100,7 @@ class Operation:
     ret: int | None
     type: EventType  # OK, FAIL or INFO
     result: Any = None
+    end: int | None = None  # the completion event's index, an info one's too (None: never completed)
 
     def __str__(self) -> str:
         args = ", ".join(repr(a) for a in self.args)
@@ -139,7 +140,11 @@ STATE_RESULTS = {
 
 def outcome_of(f: Op, error: BaseException) -> tuple[EventType, Any]:
     """How an operation that raised `error` completes: ok with a `Refusal` result, fail, or info. Anything
-    not known to be definite is info: that is always sound, it only leaves the checker more to try."""
+    not known to be definite is info: that is always sound, it only leaves the checker more to try. A read
+    an OM refused as not the leader (or not ready) fails: a read changes nothing, and a client pinned to
+    one OM gets that refusal from every follower."""
+    if f is Op.GET and isinstance(error, (OMNotLeaderException, OMLeaderNotReadyException)):
+        return EventType.FAIL, None
     if isinstance(error, OMException):
         refusal = next((r for r in STATE_RESULTS.get(f, ()) if r.value == error.result), None)
         if refusal is not None:
@@ -234,7 +239,7 @@ class History:
                 )
             ret = None if e.type is EventType.INFO else e.index
             ops[invocation.index] = Operation(
-                invocation.index, e.process, e.f, e.args, invocation.index, ret, e.type, e.value
+                invocation.index, e.process, e.f, e.args, invocation.index, ret, e.type, e.value, e.index
             )
         return list(ops.values())
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pyozone.client.errors import CommitOutcomeUnknown, OMException, OMUnavailableError, SafeModeException
+from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
 from tests.jepsen.history import EventType, History, outcome_of
 from tests.jepsen.models import Op, Refusal
 
@@ -73,12 +74,17 @@ def test_threads_record_a_total_order() -> None:
         (Op.CREATE, OMException("INVALID_KEY_NAME", "k"), (EventType.FAIL, None)),
         (Op.RENAME, OMException("PERMISSION_DENIED", "k"), (EventType.FAIL, None)),
         (Op.PUT, SafeModeException("SCM_IN_SAFE_MODE", ""), (EventType.FAIL, None)),
+        # a read refused by an OM that does not lead (a client pinned to a follower): it changed nothing
+        (Op.GET, OMNotLeaderException("om2", "om1", "h:1"), (EventType.FAIL, None)),
+        (Op.GET, OMLeaderNotReadyException("om1"), (EventType.FAIL, None)),
         # may or may not have happened
         (Op.PUT, CommitOutcomeUnknown("lost answer"), (EventType.INFO, None)),
         (Op.DELETE, OMUnavailableError("no answer", timed_out=True), (EventType.INFO, None)),
         (Op.RENAME, OMException("INTERNAL_ERROR", "k"), (EventType.INFO, None)),
         (Op.GET, TimeoutError(), (EventType.INFO, None)),
         (Op.PUT, ConnectionResetError(), (EventType.INFO, None)),
+        # a write refused so may have run on an earlier attempt (the client's failover retries it)
+        (Op.PUT, OMNotLeaderException("om2"), (EventType.INFO, None)),
     ],
 )
 def test_how_an_error_completes_an_operation(

@@ -26,7 +26,7 @@ from pyozone.common.output import print_json
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.common.tls_mode import security_enabled
 from pyozone.config import OzoneConfiguration
-from pyozone.framework.scm_security import SCMSecurityClient
+from pyozone.framework.scm_security import MAX_LIST_COUNT, SCMSecurityClient
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.errors import SecurityError
 from pyozone.hdds.security.x509 import CertRole, Identity
@@ -97,6 +97,12 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
         metavar="UUID",
         help="bring back this known datanode (its data kept) once every certificate of it is revoked",
     )
+    join.add_argument(
+        "--node",
+        default="",
+        metavar="SERVICE/NODE",
+        help="with --role om: only for this OM node of an HA service (each OM of a service needs its own)",
+    )
     join.add_argument("--out", required=True, metavar="FILE", help="where to write it (mode 0600)")
     _add_connection_option(join)
     join.set_defaults(func=run_join_token)
@@ -113,7 +119,17 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="also every valid certificate of this common name (bob, om@host, dn@host); repeatable",
+        help="also every valid certificate of this common name (bob, om@host, dn@host: every OM of the "
+        "host); repeatable",
+    )
+    revoke.add_argument(
+        "--om-node",
+        dest="om_nodes",
+        action="append",
+        default=[],
+        metavar="SERVICE/NODE",
+        help="also the valid certificate of this HA OM node alone (admin cert list shows each OM's node); "
+        "repeatable",
     )
     revoke.add_argument(
         "--reason", choices=sorted(REVOCATION_REASONS), default="unspecified", help="RFC 5280 CRLReason"
@@ -191,21 +207,30 @@ def run_list(args: argparse.Namespace) -> int:
         s = _summary(c)
         print(
             LIST_FORMAT.format(
-                s["serialNumber"], s["validFrom"], s["expiry"], s["subjectDN"], s["issuerDN"]
+                s["serialNumber"], s["validFrom"], s["expiry"], _subject(s), s["issuerDN"]
             ).rstrip()
         )
     return 0
 
 
 def _summary(cert: X.Certificate) -> dict[str, object]:
-    """Ozone's JSON fields for a listed certificate."""
+    """Ozone's JSON fields for a listed certificate, and pyozone's `node` when it names one (a datanode's
+    UUID, an HA OM's SERVICE/NODE: what tells the daemons of one common name apart)."""
+    node = X.node_of(cert)
     return {
         "serialNumber": cert.serial_number,
         "validFrom": _java_date(cert.not_valid_before_utc),
         "expiry": _java_date(cert.not_valid_after_utc),
         "subjectDN": _dn(cert.subject),
         "issuerDN": _dn(cert.issuer),
+        **({"node": node} if node else {}),
     }
+
+
+def _subject(summary: dict[str, object]) -> str:
+    """The listing's subject column: the DN, and the node it names."""
+    node = summary.get("node")
+    return f"{summary['subjectDN']}{f' [{node}]' if node else ''}"
 
 
 def _java_date(when: dt.datetime) -> str:
@@ -243,6 +268,10 @@ def run_info(args: argparse.Namespace) -> int:
     print(f"  Valid from: {_java_date(cert.not_valid_before_utc)}")
     print(f"  Expiry: {_java_date(cert.not_valid_after_utc)}")
     print(f"  Role: {X.identity_of(cert).role.value}")
+    if X.om_node(cert):
+        print(f"  OM node: {X.om_node(cert)}")
+    if X.datanode_id(cert):
+        print(f"  Datanode: {X.datanode_id(cert)}")
     hosts = certificate_hosts(cert)
     if hosts:
         print(f"  Hosts: {', '.join(hosts)}")
@@ -287,16 +316,31 @@ def run_join_token(args: argparse.Namespace) -> int:
     out = Path(args.out).absolute()
     if out.exists():
         raise CLIError(f"{out} already exists: remove it or choose another --out")
-    conf, client = connect(args)
     role = JOIN_ROLES[args.role]
+    if args.node:
+        if role is not CertRole.OM:
+            raise CLIError(f"--node {args.node}: only an OM's JOIN credential names an OM node (--role om)")
+        try:
+            X.check_om_node(args.node)
+        except ValueError as e:
+            raise CLIError(f"--node: {e}") from None
+    conf, client = connect(args)
     key = X.generate_private_key(conf.get("hdds.key.len"))
     csr = X.csr_to_pem(X.build_csr(key, Identity(CertRole.JOIN, CertRole.JOIN.value, role.value)))
     with client:
-        cert_pem, ca_pem = _security(lambda: client.create_join_token(role, args.name, csr, args.datanode))
+        cert_pem, ca_pem = _security(
+            lambda: client.create_join_token(role, args.name, csr, args.datanode, args.node)
+        )
     JoinCredential(X.key_to_pem(key), cert_pem, ca_pem).write(out)
     cert = X.cert_from_pem(cert_pem)
     where = f" on {args.name}" if args.name else ""
-    which = f"datanode {args.datanode} again" if args.datanode else f"one new {role.name}"
+    which = (
+        f"datanode {args.datanode} again"
+        if args.datanode
+        else f"OM node {args.node}"
+        if args.node
+        else f"one new {role.name}"
+    )
     print(
         f"JOIN credential {cert.serial_number} for {which}{where}, valid until "
         f"{_java_date(cert.not_valid_after_utc)}, written to {out} (mode 0600). The daemon names it in "
@@ -308,26 +352,67 @@ def run_join_token(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- revoke
 def run_revoke(args: argparse.Namespace) -> int:
     serials = [parse_serial(s) for s in args.serials]
-    if not serials and not args.names:
-        raise CLIError("name a SERIAL or --name NAME to revoke")
+    if not serials and not args.names and not args.om_nodes:
+        raise CLIError("name a SERIAL, --name NAME or --om-node SERVICE/NODE to revoke")
+    for node in args.om_nodes:
+        try:
+            X.check_om_node(node)
+        except ValueError as e:
+            raise CLIError(f"--om-node: {e}") from None
     conf, client = connect(args)
     with client:
+        om_names = any(n.startswith(f"{CertRole.OM.value}@") for n in args.names)
+        oms = _valid_certificates(client, CertRole.OM) if args.om_nodes or om_names else []
+        for node in args.om_nodes:
+            held = [c.serial_number for c in oms if X.om_node(c) == node]
+            if not held:
+                raise CLIError(f"--om-node {node}: no valid certificate names OM node {node}")
+            serials += held
+        serials = list(dict.fromkeys(serials))
+        by_name = {
+            n: [_described(c) for c in oms if X.common_name(c) == n and X.om_node(c)] for n in args.names
+        }
         crl = _security(
             lambda: client.revoke_certificates(serials, REVOCATION_REASONS[args.reason], args.names)
         )
         users = [n for n in args.names if "@" not in n]
         named = []
         for serial in serials:  # a revoked certificate is still read by its serial
-            identity = X.identity_of(X.cert_from_pem(_security(lambda s=serial: client.get_certificate(s))))
+            cert = X.cert_from_pem(_security(lambda s=serial: client.get_certificate(s)))
+            identity = X.identity_of(cert)
             users += [identity.principal] if identity.role is CertRole.USER else []
-            named.append(f"{serial} ({identity.common_name})")
-    what = [*named, *(f"every certificate of {n}" for n in args.names)]
+            named.append(_described(cert))
+    what = [*named, *(f"every certificate of {n}{_of_om_nodes(by_name[n])}" for n in args.names)]
     print(
         f"Revoked certificate(s) {', '.join(what)} ({args.reason}); CRL {crl} lists them, and their "
         "holders renew nothing until an administrator issues again. Every daemon refuses them once it "
         "fetched it (hdds.x509.crl.refresh.interval)."
     )
     return _revoke_s3_secrets(conf, list(dict.fromkeys(users)))
+
+
+def _valid_certificates(client: SCMSecurityClient, role: CertRole) -> list[X.Certificate]:
+    """Every valid certificate of `role`, batch after batch."""
+    certs: list[X.Certificate] = []
+    while True:
+        start = certs[-1].serial_number + 1 if certs else 0
+        batch = [X.cert_from_pem(p) for p in _security(lambda s=start: client.list_certificates(role, s))]
+        certs += batch
+        if len(batch) < MAX_LIST_COUNT:
+            return certs
+
+
+def _described(cert: X.Certificate) -> str:
+    """ "SERIAL (COMMON NAME)", with the HA OM node it names: the OMs of one host share a common name."""
+    node = X.om_node(cert)
+    return f"{cert.serial_number} ({X.common_name(cert)}{f', OM node {node}' if node else ''})"
+
+
+def _of_om_nodes(described: list[str]) -> str:
+    """What a `--name om@HOST` revokes: every OM of the host, each its own certificate(s)."""
+    if not described:
+        return ""
+    return f" ({', '.join(described)}: every HA OM of the host; --om-node SERVICE/NODE revokes one)"
 
 
 def _revoke_s3_secrets(conf: OzoneConfiguration, users: list[str]) -> int:

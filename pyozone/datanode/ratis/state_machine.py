@@ -12,8 +12,10 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   serialized per block; it changes no byte already in the block file (OVERWRITE_FLAG_REQUIRED), so that
   it cannot change what an earlier putBlock, not yet applied here, commits. A refusal every member reaches
   alike for the entry (`protocol.ratis.refused_alike`: a checksum mismatch, a container not open) is
-  remembered for its apply and is no failure; anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises
-  DataWriteError: the shell fails this member of the group.
+  remembered for its apply and is no failure: it is kept, with the entry's data, in `refused/<index>-<term>`
+  of the pipeline's directory (synced before the entry is acknowledged) until a snapshot covers the entry;
+  anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises DataWriteError: the shell fails this member of
+  the group.
 - `apply_async` = the dispatcher's COMMIT stage (`Dispatcher.apply_entry`), given the data stage's answer:
   the state's refusals are decided again in log order, so every member answers an entry alike although
   their data stages ran at different points of their applies. At most `max_pending_apply`
@@ -22,9 +24,13 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   pyozone also counts CONTAINER_UNHEALTHY alike: SCM replaces that replica) makes the state machine
   unhealthy: `on_failure(pipeline, reason)` (Ozone's handleApplyTransactionFailure: a pipeline action
   CLOSE) once, and no later entry is applied (each answered RAFT_RETRY_FAILURE). So does a block whose
-  bytes are missing when its entry is replayed after a restart (`check_restart`).
-- `read_data`: a chunk's bytes read back from its block file (committed or not), for a follower the leader
-  no longer caches the entry's data for (Ratis's StateMachine.DataApi.read).
+  bytes are missing when its entry is replayed after a restart (`check_restart`): bytes a replayed write
+  acknowledged here, not those of an entry refused alike (its kept refusal is answered again). An apply
+  cancelled (the member stops) is not applied: the applied point, and so a snapshot, stays before it, and
+  the later entries of its container are not applied either.
+- `read_data`: a chunk's bytes read back from its block file (committed or not), or kept with its
+  refusal, for a follower the leader no longer caches the entry's data for (Ratis's
+  StateMachine.DataApi.read); when it fails, the shell fails the member for the group.
 - Snapshots (`take_snapshot`, every `snapshot_threshold` applied entries, dfs.ratis.snapshot.threshold):
   the block files written since the last one are synced, then `sm-snapshot` records the last entry of the
   gap-free applied prefix and each of the pipeline's containers' BCSID (Ozone's takeSnapshot with its
@@ -46,15 +52,28 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyozone.common.fsutil import atomic_write
 from pyozone.common.net import HostPort
-from pyozone.datanode.storage import chunk_io
+from pyozone.datanode.storage import ContainerError, chunk_io
+from pyozone.hdds.block_data import ChunkInfo
+from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.ids import BlockID
+from pyozone.protocol import container as wire
 from pyozone.protocol.container import command_name, result_code
 from pyozone.protocol.data import result_name
-from pyozone.protocol.ratis import LogResult, entry_request, refusal, refused_alike, succeeded
+from pyozone.protocol.ratis import (
+    LogResult,
+    entry_request,
+    kept_refusal,
+    kept_refusal_bytes,
+    refusal,
+    refused_alike,
+    succeeded,
+)
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis_server.member_api import DataWriteError, InstalledSnapshot
 
@@ -66,6 +85,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SNAPSHOT_FILE = "sm-snapshot"
+REFUSED_DIR = "refused"
+"""Where the entries whose data stage refused them keep that answer and their data, `<index>-<term>`."""
 MAX_PENDING_APPLY = 100_000
 """dfs.container.ratis.statemachine.max.pending.apply-transactions (Ozone's default: the snapshot
 threshold)."""
@@ -158,6 +179,11 @@ class ContainerStateMachine:
         self._replay_to = 0
         """The log's last index at start (`check_restart`): entries up to it are replayed, their data
         written (and acknowledged) before the restart."""
+        self._kept_refusals: set[tuple[int, int]] = set()
+        """(term, index) of the replayed entries whose data stage refused them (`REFUSED_DIR` at start)."""
+        self._replayed_chunks: dict[_BlockKey, dict[int, ChunkInfo]] = {}
+        """The chunks replayed writes acknowledged here (by offset): their bytes were written before the
+        restart, maybe not synced."""
 
     # ------------------------------------------------------------------ data (at append)
 
@@ -187,6 +213,12 @@ class ContainerStateMachine:
             self._dirty.add(key)
             return
         if refused_alike(response.result):
+            try:
+                await loop.run_in_executor(self._executor, self._keep_refusal, entry, response, data)
+            except OSError as e:
+                raise DataWriteError(
+                    f"pipeline {self.pipeline_id}: entry {entry.index}: its refusal could not be kept: {e}"
+                ) from None
             self._written[(entry.term, entry.index)] = response
             return
         raise DataWriteError(
@@ -195,9 +227,14 @@ class ContainerStateMachine:
         )
 
     async def read_data(self, entry: LogEntry) -> bytes:
-        """The entry's chunk bytes again, read from its block file (committed or not), for a follower whose
-        data the leader no longer caches. OSError (or ValueError for a short read: the data is not here)
-        when they cannot be read; Ozone's readStateMachineData fails alike."""
+        """The entry's chunk bytes again, read from its block file (committed or not), or kept with its
+        data stage's refusal (`REFUSED_DIR`: nothing went to the block file), for a follower whose data the
+        leader no longer caches; the follower's data stage then refuses it alike. OSError (or ValueError
+        for a short read: the data is not here) when they cannot be read; Ozone's readStateMachineData
+        fails alike, and the shell fails the group."""
+        kept = await asyncio.get_running_loop().run_in_executor(self._executor, self._read_refusal, entry)
+        if kept is not None:
+            return kept[1]
         request = self._request(entry)
         cid, lid = _block_key(request)
         body = request.writeChunk if request.HasField("writeChunk") else request.putSmallFile
@@ -227,6 +264,8 @@ class ContainerStateMachine:
         written = self._written.pop((entry.term, entry.index), None)
         for stale in [k for k in self._written if k[1] <= entry.index]:  # truncated entries' refusals
             del self._written[stale]
+        if entry.index <= self._replay_to:
+            written = self._replayed(entry, request, written)
         loop = asyncio.get_running_loop()
         if self._permits is None:
             self._permits = asyncio.Semaphore(self._max_pending)
@@ -235,7 +274,9 @@ class ContainerStateMachine:
         mine: asyncio.Future[None] = loop.create_future()
         self._container_tails[cid] = mine
         self._handed[entry.index] = TermIndex(entry.term, entry.index)
-        return loop.create_task(self._apply(entry, request, written, previous, mine))
+        task = loop.create_task(self._apply(entry, request, written, previous, mine))
+        task.add_done_callback(partial(self._cancelled_unstarted, cid, mine))
+        return task
 
     async def _apply(
         self,
@@ -249,6 +290,8 @@ class ContainerStateMachine:
         try:
             if previous is not None:
                 await asyncio.wait([previous])
+                if previous.cancelled():  # the container's previous entry was never applied
+                    raise asyncio.CancelledError
             if self.failure is not None:
                 return refusal(
                     request, LogResult.RAFT_RETRY_FAILURE,
@@ -263,17 +306,38 @@ class ContainerStateMachine:
             what = f"entry {entry.index} ({command_name(request.cmdType)})"
             if not (succeeded(response.result) or refused_alike(response.result)):
                 self._fail(f"{what} failed: {result_name(response.result)}: {response.message}")
-            elif entry.index <= self._replay_to and response.result in _DATA_GONE:
+            elif (
+                entry.index <= self._replay_to
+                and response.result in _DATA_GONE
+                and written is None
+                and await asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._acknowledged_bytes_gone, request
+                )
+            ):
                 self._fail(
                     f"{what} replayed after a restart: {result_name(response.result)}: bytes this member "
                     f"acknowledged are gone: {response.message}"
                 )
             return response
+        except asyncio.CancelledError:  # the member stops: the entry is not applied (the applied point,
+            mine.cancel()  # and so a snapshot, stays before it), nor are its container's later entries
+            raise
         finally:
-            mine.set_result(None)
+            if not mine.cancelled():
+                mine.set_result(None)
             if self._container_tails.get(cid) is mine:
                 del self._container_tails[cid]
-            self._applied_one(entry.index)
+            if not mine.cancelled():
+                self._applied_one(entry.index)
+
+    def _cancelled_unstarted(
+        self, cid: int, mine: asyncio.Future[None], task: asyncio.Task[Response]
+    ) -> None:
+        """An apply cancelled before its task started (its `finally` never ran): not applied either."""
+        if not mine.done():
+            mine.cancel()
+            if self._container_tails.get(cid) is mine:
+                del self._container_tails[cid]
 
     def _applied_one(self, index: int) -> None:
         self._done.add(index)
@@ -349,8 +413,12 @@ class ContainerStateMachine:
         entry (up to `log_last_index`) whose block's bytes are missing or differ (UNABLE_TO_FIND_CHUNK,
         CHECKSUM_MISMATCH: refusals alike for a client's entry, but here the member acknowledged those
         bytes, and a power cut took them: chunk writes are not synced) fails the pipeline too, rather than
-        leave this replica without a block the others committed."""
+        leave this replica without a block the others committed; not one whose data stage refused it
+        (kept in `REFUSED_DIR`) nor one over chunks no replayed write acknowledged."""
         self._replay_to = log_last_index
+        self._kept_refusals = {
+            (term, index) for index, term in self._refusal_names() if index <= log_last_index
+        }
         applied = max(self._bcsids().values(), default=0)
         lost = list(lost)
         if applied > log_last_index:
@@ -403,6 +471,9 @@ class ContainerStateMachine:
         atomic_write(
             self.directory / SNAPSHOT_FILE, Snapshot(covered.term, covered.index, self._bcsids()).to_bytes()
         )
+        for index, term in self._refusal_names():  # applied and covered: no follower is sent them again
+            if index <= covered.index:
+                (self.directory / REFUSED_DIR / f"{index}-{term}").unlink(missing_ok=True)
 
     def _bcsids(self) -> dict[int, int]:
         return {
@@ -411,11 +482,106 @@ class ContainerStateMachine:
             if c.data.origin_pipeline_id == self.pipeline_id
         }
 
+    # ------------------------------------------------------------------ refusals kept, replays
+
+    def _keep_refusal(self, entry: LogEntry, response: Response, data: memoryview) -> None:
+        """Keeps the data stage's refusal of an entry and its data, durably before the entry is acknowledged:
+        the leader sends that data to a follower that needs the entry (`read_data`), and after a restart
+        the replay knows the entry was refused, not that its bytes were lost."""
+        folder = self.directory / REFUSED_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(folder / f"{entry.index}-{entry.term}", kept_refusal_bytes(response, data))
+
+    def _read_refusal(self, entry: LogEntry) -> tuple[Response, bytes] | None:
+        try:
+            raw = (self.directory / REFUSED_DIR / f"{entry.index}-{entry.term}").read_bytes()
+        except FileNotFoundError:
+            return None
+        return kept_refusal(raw)
+
+    def _refusal_names(self) -> list[tuple[int, int]]:
+        """(index, term) of each refusal kept."""
+        try:
+            names = [p.name for p in (self.directory / REFUSED_DIR).iterdir()]
+        except FileNotFoundError:
+            return []
+        found = []
+        for name in names:
+            index, _, term = name.partition("-")
+            if index.isdigit() and term.isdigit():
+                found.append((int(index), int(term)))
+        return found
+
+    def _replayed(self, entry: LogEntry, request: Request, written: Response | None) -> Response | None:
+        """A replayed entry's data stage answer: its refusal kept before the restart, if any; a write
+        acknowledged here otherwise, whose chunk is noted (`_acknowledged_bytes_gone`)."""
+        if written is None and (entry.term, entry.index) in self._kept_refusals:
+            kept = self._read_refusal(entry)
+            written = kept[0] if kept is not None else None
+        if written is None and entry.data_size:
+            try:
+                chunks = _named_chunks(request)
+            except ProtocolError:
+                return written
+            key = _block_key(request)
+            for chunk in chunks[:1]:  # its data's chunk (a piggybacked block's come after)
+                self._replayed_chunks.setdefault(key, {})[chunk.offset] = chunk
+        return written
+
+    def _acknowledged_bytes_gone(self, request: Request) -> bool:
+        """Whether a replayed entry refused UNABLE_TO_FIND_CHUNK or CHECKSUM_MISMATCH names a chunk that a
+        replayed write acknowledged here and whose bytes are now missing or damaged (a power cut took
+        them: chunk writes are synced only by a putBlock or a snapshot). Chunks of entries before the
+        replay are synced; a refusal over chunks no replayed write acknowledged is one every member
+        reached alike (a putBlock naming a chunk never written)."""
+        try:
+            chunks = _named_chunks(request)
+        except ProtocolError:
+            return False
+        key = (request.containerID, _named_block(request))
+        acknowledged = self._replayed_chunks.get(key, {})
+        container = self.dispatcher.containers.get(request.containerID)
+        for chunk in chunks:
+            written = acknowledged.get(chunk.offset)
+            if written is None or written.length != chunk.length:
+                continue
+            if container is None:
+                return True
+            try:
+                container.read_chunk(BlockID(*key), written)
+            except ContainerError:
+                return True
+        return False
+
     # ------------------------------------------------------------------ helpers
 
     @staticmethod
     def _request(entry: LogEntry) -> Request:
         return entry_request(entry.payload)
+
+
+def _named_chunks(request: Request) -> list[ChunkInfo]:
+    """The chunks a logged write names: a writeChunk's (then its piggybacked block's), a putSmallFile's, a
+    putBlock's block's. ProtocolError for a malformed one."""
+    cid = request.containerID
+    if request.HasField("writeChunk"):
+        _, chunk, block = wire.write_chunk_from_proto(request.writeChunk, cid)
+        return [chunk, *(block.chunks if block is not None else ())]
+    if request.HasField("putSmallFile"):
+        _, chunk = wire.put_small_file_from_proto(request.putSmallFile, cid)
+        return [chunk]
+    if request.HasField("putBlock"):
+        return list(wire.put_block_from_proto(request.putBlock, cid, "putBlock").chunks)
+    return []
+
+
+def _named_block(request: Request) -> int:
+    """The local id of the block a logged write names (0: none)."""
+    if request.HasField("putBlock"):
+        return request.putBlock.blockData.blockID.localID
+    if request.HasField("writeChunk") or request.HasField("putSmallFile"):
+        return _block_key(request)[1]
+    return 0
 
 
 def _block_key(request: Request) -> _BlockKey:

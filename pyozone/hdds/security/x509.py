@@ -151,11 +151,19 @@ def _datanode_uri(datanode: str) -> str:
     return DATANODE_URN + datanode
 
 
-def _om_node_uri(om_node: str) -> str:
+def check_om_node(om_node: str) -> str:
+    """`om_node` when it names an HA OM node ("SERVICE/NODE", as `om_node_name` makes it); else ValueError."""
     service_id, slash, node_id = om_node.partition("/")
-    if not slash or om_node_name(service_id, node_id) != om_node:
-        raise ValueError(f"{om_node!r} is not an OM node (SERVICE/NODE)")
-    return OM_NODE_URN + om_node
+    try:
+        if slash and om_node_name(service_id, node_id) == om_node:
+            return om_node
+    except ValueError:
+        pass
+    raise ValueError(f"{om_node!r} is not an OM node (SERVICE/NODE)")
+
+
+def _om_node_uri(om_node: str) -> str:
+    return OM_NODE_URN + check_om_node(om_node)
 
 
 def _alt_names(hosts: tuple[str, ...], datanode: str | None, om_node: str | None) -> list[x509.GeneralName]:

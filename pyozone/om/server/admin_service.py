@@ -2,8 +2,8 @@
 leadership of an HA service to another OM (`pyozone admin om transfer`); `getOMConfiguration`,
 `bootstrap` (Ozone's OMInterServiceProtocol) and `decommission` add and remove an OM
 (om/server/membership.py). Administrators only when ACLs are on (bootstrap: the new OM itself, checked by
-its certificate with mutual TLS); a follower refuses as every OM call does (OMNotLeaderException naming the
-leader)."""
+its certificate's host and OM node with mutual TLS); a follower refuses as every OM call does
+(OMNotLeaderException naming the leader)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pyozone.om.server.rpc import refusals_as_status
 from pyozone.protocol.om_admin import ADMIN_SERVICE, bootstrap_answer, decommission_answer, transfer_answer
 from pyozone.rpc import CallContext, Server, ServiceSpec, StatusCode
 from pyozone.rpc.metadata import peer_identity
+from pyozone.security.service_access import peer_node
 
 if TYPE_CHECKING:
     from pyozone.om.server.membership import OmMembership
@@ -66,7 +67,9 @@ class OzoneManagerAdminService:
             identity = peer_identity(context)
             if identity is None:  # no certificate to tell the new OM by: an administrator's call, with ACLs
                 self.access.admin(self.access.caller(context), "bootstrap an OM")
-            index = await self.membership.bootstrap(request, identity)  # type: ignore[union-attr]
+            index = await self.membership.bootstrap(  # type: ignore[union-attr]
+                request, identity, peer_node(context)
+            )
         return bootstrap_answer(index)
 
     async def decommission(

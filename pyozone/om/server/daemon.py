@@ -115,10 +115,15 @@ def _terminate(error: BaseException) -> None:
     os._exit(1)
 
 
-def checkpoint_fetchers(conf: OzoneConfiguration) -> Callable[[web.Request], bool]:
-    """Who may GET /dbCheckpoint: over mutual TLS an OM (its certificate's role) or an administrator, as
-    OMDBCheckpointServlet allows OM's principals and ozone.administrators; anyone over plaintext (no
-    security), as every page."""
+def checkpoint_fetchers(
+    conf: OzoneConfiguration, service_nodes: frozenset[str] = frozenset()
+) -> Callable[[web.Request], bool]:
+    """Who may GET /dbCheckpoint: over mutual TLS an administrator, or an OM of this service: a
+    certificate naming one of `service_nodes` ("SERVICE/NODE", X.om_node; the nodes ozone.om.nodes.SERVICE
+    configures), as OMDBCheckpointServlet allows OM's principals and ozone.administrators. om.db holds every
+    key's record and the S3 secrets, so an OM certificate of another service, or a lone OM's (no node), is
+    refused here as on the Raft port (OmRaftMember). Without `service_nodes` (a lone OM, which serves no
+    checkpoint) the certificate's OM role is enough. Anyone over plaintext (no security), as every page."""
     administrators = administrators_only(conf)
 
     def check(request: web.Request) -> bool:
@@ -128,7 +133,11 @@ def checkpoint_fetchers(conf: OzoneConfiguration) -> Callable[[web.Request], boo
         if ssl_object is None:
             return True
         try:
-            return ssl_peer_identity(ssl_object).role is CertRole.OM or administrators(request)
+            if ssl_peer_identity(ssl_object).role is CertRole.OM and (
+                not service_nodes or X.om_node(X.cert_from_der(ssl_object.getpeercert(True))) in service_nodes
+            ):
+                return True
+            return administrators(request)
         except (ValueError, ssl.SSLError):
             return False
 
@@ -224,7 +233,14 @@ class OmDaemon:
         self.open_key_cleanup: OpenKeyCleanupService | None = None
         app = daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
         app.router.add_get(CHECKPOINT_PATH, self._db_checkpoint)
-        self._may_fetch_checkpoint = checkpoint_fetchers(conf)
+        self._may_fetch_checkpoint = checkpoint_fetchers(
+            conf,
+            frozenset()
+            if self.node is None
+            else frozenset(
+                X.om_node_name(n.service_id, n.node_id) for n in om_service_nodes(conf, self.node.service_id)
+            ),
+        )
         self.checkpoints = CheckpointSender(self._pack_checkpoint)
         self._http = HttpServer(app)
         self._tasks: list[asyncio.Task[None]] = []
@@ -338,7 +354,7 @@ class OmDaemon:
             int(conf.get("ozone.om.ratis.server.retry.cache.timeout")),
             int(conf.get("ozone.om.ratis.server.request.timeout")), settings.append_byte_limit,
             int(conf.get("ozone.om.ratis.snapshot.auto.trigger.threshold")),
-            {n.node_id: str(n.http_address) for n in nodes}, self.tls,
+            {n.node_id: str(n.http_address) for n in nodes}, self.tls, node.service_id,
         )  # fmt: skip
         group_dir = ratis_dir / group.group_id
         storage = SegmentedRaftLog(group_dir, int(conf.get("ozone.om.ratis.segment.size")))

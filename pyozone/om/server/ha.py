@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.framework.om_errors import OMLeaderNotReadyException, OMNotLeaderException
+from pyozone.hdds.security.x509 import om_node_name
 from pyozone.om.db_checkpoint import (
     CHECKPOINT_PATH,
     TRANSACTION_INFO,
@@ -177,12 +178,14 @@ class OmReplication:
         snapshot_threshold: int = SNAPSHOT_THRESHOLD,
         http_addresses: Mapping[str, str] | None = None,
         tls: TlsStore | None = None,
+        service_id: str = "",
     ) -> None:
         """`rpc_addresses`: each OM's client address (host:port) by node id, named in refusals;
         `request_timeout_ms`: how long a call waits for its transactions to commit; `entry_byte_limit`:
         raft.server.log.appender.buffer.byte-limit, what one entry may carry; `snapshot_threshold`:
         ozone.om.ratis.snapshot.auto.trigger.threshold; `http_addresses`: each OM's web server (host:port),
-        where a follower fetches the leader's om.db checkpoint (https with `tls`)."""
+        where a follower fetches the leader's om.db checkpoint (https with `tls`, from the certificate of
+        `service_id`'s leader node)."""
         if snapshot_threshold <= 0:
             raise ValueError(
                 f"ozone.om.ratis.snapshot.auto.trigger.threshold must be positive, got {snapshot_threshold}"
@@ -190,6 +193,7 @@ class OmReplication:
         self._snapshot_threshold = snapshot_threshold
         self._http_addresses = dict(http_addresses or {})
         self._tls = tls
+        self._service_id = service_id
         self._entry_byte_limit = entry_byte_limit
         self._transaction_limit = max(1, entry_byte_limit - ANSWER_ROOM)
         self._request_timeout_s = request_timeout_ms / 1000
@@ -657,8 +661,9 @@ class OmReplication:
         try:
             context = self._tls.client_context() if self._tls is not None else None
             at_least = first_available.index - 1
+            node = om_node_name(self._service_id, leader_id.id) if self._service_id else ""
             installed = await asyncio.to_thread(
-                fetch_and_install, url, context, self.store.path, self.store.install, at_least
+                fetch_and_install, url, context, self.store.path, self.store.install, at_least, node
             )
         except (CheckpointError, OMStoreError, OSError) as error:  # OSError: the staging directory
             self.install_failures += 1

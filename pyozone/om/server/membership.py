@@ -33,6 +33,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.config.keys import suffixed
 from pyozone.framework.om_admin import OmAdminClient, OmAdminError
 from pyozone.framework.om_errors import OMNotLeaderException
+from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.om.server.ha import OmReplication
 from pyozone.om.server.retry_cache import AnsweredStatus
@@ -101,8 +102,13 @@ class OmMembership:
         logged = status is not None and status.last_index > 0
         return configuration_answer(self.node.node_id, in_memory, in_conf, logged)
 
-    async def bootstrap(self, request: pb.BootstrapOMRequest, caller: Identity | None) -> int:
-        """Adds the OM `request` names; the index of the configuration entry that made it a member."""
+    async def bootstrap(
+        self, request: pb.BootstrapOMRequest, caller: Identity | None, caller_node: str | None = None
+    ) -> int:
+        """Adds the OM `request` names; the index of the configuration entry that made it a member.
+        `caller`, `caller_node`: what the caller's certificate names over mutual TLS (its identity, and its
+        X.om_node), None on a plaintext port: only the new OM's own certificate asks (its host and its
+        node, so neither another OM of that host nor another service's OM nor a lone OM's may)."""
         self.replication.check_leader()
         new_id = request.nodeId
         nodes, removed = self._configured()
@@ -129,11 +135,15 @@ class OmMembership:
                 f"{found.ratis_address} where the bootstrapping OM address is {request.hostAddress}:"
                 f"{request.ratisPort}",
             )
-        if caller is not None and (caller.role is not CertRole.OM or caller.host != found.rpc_address.host):
+        node = X.om_node_name(self.node.service_id, new_id)
+        if caller is not None and (
+            caller.role is not CertRole.OM or caller.host != found.rpc_address.host or caller_node != node
+        ):
             raise AnsweredStatus(
                 "PERMISSION_DENIED",
                 f"PERMISSION_DENIED: only OM {new_id} itself (an OM certificate for "
-                f"{found.rpc_address.host}) may ask to bootstrap it, not {caller.common_name}",
+                f"{found.rpc_address.host} naming node {node}) may ask to bootstrap it, not "
+                f"{caller.common_name} of {f'node {caller_node}' if caller_node else 'no OM node'}",
             )
         if new_id in self.members():
             raise AnsweredStatus(

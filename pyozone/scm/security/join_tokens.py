@@ -9,10 +9,13 @@ certificate, for that role, for an identity that does not exist yet:
   (valid, revoked, or obtained with another JOIN credential);
 - OM or the S3 gateway: a host the configuration names for that service (`ozone.om.address`,
   `ozone.s3g.http-address`), with no valid certificate for that name yet;
-- an OM of an HA service (`ozone.om.service.ids`): a node the configuration names (`ozone.om.nodes.SERVICE`),
-  on the host of its `ozone.om.address.SERVICE.NODE`, with no valid certificate for that node yet: each OM
-  of the service holds a certificate of its own, the OMs of one host included (Ozone's OMCertificateClient,
-  one per OM).
+- an OM of an HA service (`ozone.om.service.ids`): the node the credential was minted for (`--node
+  SERVICE/NODE`: a credential for no node obtains no HA OM's certificate, so one OM's credential cannot take
+  another's node), a node the configuration names (`ozone.om.nodes.SERVICE`), on the host of its
+  `ozone.om.address.SERVICE.NODE`, with no valid certificate for that node yet, whatever host that one names
+  (one valid certificate per OM node: a moved OM's old certificate is revoked first); its certificate names
+  no host of another configured OM (`om_host_refusal`). Each OM of the service holds a certificate of its
+  own, the OMs of one host included (Ozone's OMCertificateClient, one per OM).
 The token is then used: a second CSR with it is refused, as is an expired or revoked one
 (`pyozone admin cert revoke SERIAL`). A lost daemon's certificate is revoked before a new token replaces it.
 A datanode that lost its key or certificate rejoins with its data by a token naming its UUID (`rejoin`),
@@ -34,6 +37,9 @@ from pyozone.scm.store import SCMMetadataStore
 JOIN_ROLES = (CertRole.OM, CertRole.DATANODE, CertRole.S3G)
 """The roles a JOIN credential may be minted for."""
 
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "localhost"})
+"""Names every daemon's certificate may carry (`service_hosts`): each machine's own."""
+
 
 def join_identity(role: CertRole) -> Identity:
     """The common name of a JOIN credential for `role`: "join@dn", "join@om", "join@s3g"."""
@@ -44,8 +50,9 @@ def join_identity(role: CertRole) -> Identity:
 
 @dataclass(frozen=True, slots=True)
 class JoinToken:
-    """What the JOIN credential `serial` may obtain (`role`, on host `name` when set) until `expiry_ms`,
-    and, once used, the certificate it obtained (`issued`, its common name and datanode UUID)."""
+    """What the JOIN credential `serial` may obtain (`role`, on host `name` when set, as HA OM node `om_node`
+    when set) until `expiry_ms`, and, once used, the certificate it obtained (`issued`, its common name and
+    datanode UUID)."""
 
     serial: int
     role: CertRole
@@ -56,6 +63,8 @@ class JoinToken:
     datanode: str = ""
     rejoin: str = ""
     """The UUID of the known datanode it brings back ("" for a new daemon)."""
+    om_node: str = ""
+    """The HA OM node ("SERVICE/NODE") it obtains the certificate of ("": none)."""
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "role": self.role.value}
@@ -102,11 +111,13 @@ class JoinTokens:
                 "them (pyozone admin cert revoke) before it rejoins"
             )
 
-    def add(self, cert: X.Certificate, role: CertRole, name: str, rejoin: str = "") -> JoinToken:
-        """Records a JOIN credential SCM's CA just issued, bound to `role` and host `name` ("": any), and
-        to the known datanode `rejoin` brings back."""
+    def add(
+        self, cert: X.Certificate, role: CertRole, name: str, rejoin: str = "", om_node: str = ""
+    ) -> JoinToken:
+        """Records a JOIN credential SCM's CA just issued, bound to `role` and host `name` ("": any), to
+        the known datanode `rejoin` brings back, and to the HA OM node `om_node`."""
         expiry = int(cert.not_valid_after_utc.timestamp() * 1000)
-        token = JoinToken(cert.serial_number, role, name, expiry, rejoin=rejoin)
+        token = JoinToken(cert.serial_number, role, name, expiry, rejoin=rejoin, om_node=om_node)
         self._table.put(token.serial, token.to_json())
         return token
 
@@ -114,11 +125,22 @@ class JoinTokens:
         data = self._table.get(serial) if 0 <= serial < 1 << 64 else None
         return None if data is None else JoinToken.from_json(data)
 
+    def check_om_node(self, om_node: str) -> None:
+        """A credential may be minted for HA OM node `om_node` when the configuration names it."""
+        if om_node not in self._om_nodes:
+            raise _denied(self._unknown_om_node(om_node))
+
     def check(
-        self, serial: int, requested: Identity, datanode: str | None, now_ms: int, om_node: str | None = None
+        self,
+        serial: int,
+        requested: Identity,
+        datanode: str | None,
+        now_ms: int,
+        om_node: str | None = None,
+        hosts: tuple[str, ...] = (),
     ) -> JoinToken:
         """The token of JOIN credential `serial` when it may obtain a certificate for `requested` (and
-        `datanode`, or the HA OM node `om_node`); else PERMISSION_DENIED naming why."""
+        `datanode`, or the HA OM node `om_node`, naming `hosts`); else PERMISSION_DENIED naming why."""
         token = self.get(serial)
         if token is None:
             raise _denied(f"JOIN credential {serial} is not one SCM minted (or it was revoked)")
@@ -138,6 +160,15 @@ class JoinTokens:
             )
         if token.name and requested.host != token.name:
             raise _denied(f"JOIN credential {serial} is for {token.role.value}@{token.name} only")
+        if token.om_node and om_node != token.om_node:
+            raise _denied(
+                f"JOIN credential {serial} is for OM node {token.om_node} only, not {om_node or 'none'}"
+            )
+        if om_node is not None and not token.om_node:
+            raise _denied(
+                f"JOIN credential {serial} names no OM node: the certificate of HA OM {om_node} is obtained "
+                f"with a credential minted for it (admin cert join-token --role om --node {om_node})"
+            )
         if token.rejoin:
             if datanode != token.rejoin:
                 raise _denied(f"JOIN credential {serial} is for datanode {token.rejoin} only")
@@ -145,7 +176,7 @@ class JoinTokens:
         elif requested.role is CertRole.DATANODE:
             self._check_new_datanode(datanode or "")
         elif om_node is not None:
-            self._check_new_om_node(requested, om_node)
+            self._check_new_om_node(requested, om_node, hosts)
         else:
             self._check_new_service(requested)
         return token
@@ -171,25 +202,47 @@ class JoinTokens:
                 "(a datanode renews its own certificate)"
             )
 
-    def _check_new_om_node(self, requested: Identity, om_node: str) -> None:
+    def _unknown_om_node(self, om_node: str) -> str:
+        return (
+            f"the configuration names no OM {om_node} (ozone.om.service.ids, ozone.om.nodes.SERVICE name "
+            f"{', '.join(sorted(self._om_nodes)) or 'none'})"
+        )
+
+    def _check_new_om_node(self, requested: Identity, om_node: str, hosts: tuple[str, ...]) -> None:
         host = self._om_nodes.get(om_node)
         if host is None:
-            raise _denied(
-                f"{requested.common_name} of node {om_node}: the configuration names no such OM "
-                "(ozone.om.service.ids, ozone.om.nodes.SERVICE name "
-                f"{', '.join(sorted(self._om_nodes)) or 'none'})"
-            )
+            raise _denied(f"{requested.common_name} of node {om_node}: {self._unknown_om_node(om_node)}")
         if requested.host != host:
             raise _denied(
                 f"{requested.common_name}: OM {om_node} is on {host!r} (ozone.om.address of its node), "
                 f"not {requested.host!r}"
             )
-        held = self._certs.held_by((requested.common_name, om_node))
+        why = self.om_host_refusal(om_node, hosts)
+        if why:
+            raise _denied(f"{requested.common_name} of node {om_node}: {why}")
+        held = [r for r in self._certs.records() if X.om_node(X.cert_from_pem(r.pem)) == om_node]
         if held:
             raise _denied(
-                f"OM {om_node} already has a valid certificate ({held[0].serial}): it renews its own; "
-                "revoke it (pyozone admin cert revoke) before a new one joins"
+                f"OM {om_node} already has a valid certificate ({held[0].serial}, "
+                f"{X.common_name(X.cert_from_pem(held[0].pem))}): it renews its own; revoke it "
+                "(pyozone admin cert revoke --om-node) before a new one joins"
             )
+
+    def om_host_refusal(self, om_node: str, hosts: tuple[str, ...] | list[str]) -> str | None:
+        """Why a certificate of HA OM `om_node` may not name `hosts`, or None: it names no host the
+        configuration gives another OM (another node of any service, or a lone OM's ozone.om.address), so
+        it never verifies as that OM (`HOST.om.role.invalid`) to whoever dials it. Its own host, the
+        loopback names and the names of its machine SCM cannot know (`service_hosts`) are its own."""
+        own = self._om_nodes.get(om_node)
+        others = {h for n, h in self._om_nodes.items() if n != om_node}
+        others |= self._service_hosts.get(CertRole.OM, frozenset())
+        taken = sorted(h for h in hosts if h in others and h != own and h not in LOOPBACK_NAMES)
+        if not taken:
+            return None
+        return (
+            f"{', '.join(taken)} is the host of another OM (ozone.om.address): an OM's certificate names "
+            "its own host only"
+        )
 
     def _check_new_service(self, requested: Identity) -> None:
         if requested.role is CertRole.OM and self._om_nodes:

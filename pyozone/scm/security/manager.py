@@ -95,7 +95,12 @@ class ScmSecurity:
             requested = requested_identity(csr)
             self.policy.check_csr(caller, requested, caller_node, X.node_of(csr))
             token = self.join_tokens.check(
-                caller_serial or 0, requested, X.datanode_id(csr), self.ca.clock.wall_ms(), X.om_node(csr)
+                caller_serial or 0,
+                requested,
+                X.datanode_id(csr),
+                self.ca.clock.wall_ms(),
+                X.om_node(csr),
+                tuple(X.host_names(csr)),
             )
             with self.ca.certs.batch():
                 cert = self.ca.issue(csr)
@@ -112,7 +117,8 @@ class ScmSecurity:
 
     def _check_renewal_names(self, csr_pem: bytes, caller: Identity, caller_serial: int | None) -> None:
         """A renewal (the caller's own common name) names no host its current certificate does not: a
-        certificate's hosts are fixed when it is first issued (a JOIN credential's, or an administrator's)."""
+        certificate's hosts are fixed when it is first issued (a JOIN credential's, or an administrator's);
+        an HA OM's names no other OM's host (one issued before SCM refused them is not renewed)."""
         current = None if caller_serial is None else self.ca.certs.get(caller_serial)
         csr = parse_csr(csr_pem)
         if current is None or not caller.role.is_service or X.csr_common_name(csr) != caller.common_name:
@@ -123,6 +129,13 @@ class ScmSecurity:
                 SecurityResult.PERMISSION_DENIED,
                 f"{caller.common_name} may not add {', '.join(sorted(added))} in a renewal: its certificate "
                 "names the hosts it was first issued for",
+            )
+        om_node = X.om_node(csr)
+        why = None if om_node is None else self.join_tokens.om_host_refusal(om_node, X.host_names(csr))
+        if why:
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"{caller.common_name} of node {om_node} is not renewed: {why}; revoke it and join again",
             )
 
     def _supersede(self, cert: X.Certificate, caller: Identity, caller_serial: int | None) -> list[int]:
@@ -149,11 +162,12 @@ class ScmSecurity:
             self.on_crl(*self.crl())
 
     def mint_join(
-        self, caller: Identity, role: CertRole, name: str, csr_pem: bytes, rejoin: str = ""
+        self, caller: Identity, role: CertRole, name: str, csr_pem: bytes, rejoin: str = "", om_node: str = ""
     ) -> tuple[bytes, bytes]:
         """An administrator's new JOIN credential for one `role` daemon (on host `name`, "" for any; the
-        known datanode `rejoin` whose certificates are all revoked): the certificate for the CSR's key
-        (common name join@<role>), valid hdds.x509.join.token.expiry."""
+        known datanode `rejoin` whose certificates are all revoked; the HA OM node `om_node` the
+        configuration names): the certificate for the CSR's key (common name join@<role>), valid
+        hdds.x509.join.token.expiry."""
         if not self.policy.is_admin(caller):
             raise SecurityError(
                 SecurityResult.PERMISSION_DENIED,
@@ -163,12 +177,17 @@ class ScmSecurity:
             if role is not CertRole.DATANODE:
                 raise SecurityError(SecurityResult.INVALID_CSR, "only a datanode rejoins by its UUID")
             self.join_tokens.check_rejoin(rejoin)
-        cert = mint_join(self.ca, self.join_tokens, role, name, parse_csr(csr_pem), self.join_expiry, rejoin)
+        if om_node and role is CertRole.OM:
+            self.join_tokens.check_om_node(om_node)
+        cert = mint_join(
+            self.ca, self.join_tokens, role, name, parse_csr(csr_pem), self.join_expiry, rejoin, om_node
+        )
         log.info(
-            "Minted JOIN credential %d for a %s%s for %s, valid until %s",
+            "Minted JOIN credential %d for a %s%s%s for %s, valid until %s",
             cert.serial_number,
             role.name,
             f" on {name}" if name else "",
+            f" (node {om_node})" if om_node else "",
             caller.common_name,
             cert.not_valid_after_utc.isoformat(),
         )
@@ -314,9 +333,10 @@ def mint_join(
     csr: X.CertificateSigningRequest,
     lifetime: dt.timedelta,
     rejoin: str = "",
+    om_node: str = "",
 ) -> X.Certificate:
-    """Issues and records a JOIN credential for `role` (host `name`, "" for any) with the CSR's key, in one
-    batch: `scm --init --join-token` and the security protocol's createJoinToken."""
+    """Issues and records a JOIN credential for `role` (host `name`, "" for any; HA OM node `om_node`) with
+    the CSR's key, in one batch: `scm --init --join-token` and the security protocol's createJoinToken."""
     try:
         expected = join_identity(role)
     except ValueError as e:
@@ -331,7 +351,14 @@ def mint_join(
             Identity.from_common_name(f"{role.value}@{name}")
         except ValueError as e:
             raise SecurityError(SecurityResult.INVALID_CSR, f"--name {name!r}: {e}") from None
+    if om_node:
+        if role is not CertRole.OM:
+            raise SecurityError(SecurityResult.INVALID_CSR, "only an OM's JOIN credential names an OM node")
+        try:
+            X.check_om_node(om_node)
+        except ValueError as e:
+            raise SecurityError(SecurityResult.INVALID_CSR, f"--node: {e}") from None
     with ca.certs.batch():
         cert = ca.issue(csr, lifetime)
-        tokens.add(cert, role, name, rejoin)
+        tokens.add(cert, role, name, rejoin, om_node)
     return cert

@@ -221,20 +221,29 @@ class InitReport:
 
 @dataclass(frozen=True, slots=True)
 class JoinRequest:
-    """`scm --init --join-token ROLE[:HOST]=FILE`: mint a JOIN credential for one daemon into FILE."""
+    """`scm --init --join-token ROLE[:HOST][:SERVICE/NODE]=FILE`: mint a JOIN credential for one daemon into
+    FILE (an HA OM's for its node: `om:omservice/om1=FILE`; a host never holds "/")."""
 
     role: CertRole
     name: str
     path: Path
+    om_node: str = ""
 
     @classmethod
     def parse(cls, text: str) -> JoinRequest:
         spec, eq, path = text.partition("=")
         role_name, _, name = spec.partition(":")
+        om_node = ""
+        if "/" in name:
+            name, _, om_node = name.rpartition(":")
         roles = {r.value: r for r in (CertRole.OM, CertRole.DATANODE, CertRole.S3G)}
         if not eq or not path or role_name not in roles:
-            raise ValueError(f"--join-token {text!r}: expected ROLE[:HOST]=FILE, ROLE one of om, dn, s3g")
-        return cls(roles[role_name], name, Path(path))
+            raise ValueError(
+                f"--join-token {text!r}: expected ROLE[:HOST][:SERVICE/NODE]=FILE, ROLE one of om, dn, s3g"
+            )
+        if om_node and roles[role_name] is not CertRole.OM:
+            raise ValueError(f"--join-token {text!r}: only an OM's JOIN credential names an OM node")
+        return cls(roles[role_name], name, Path(path), om_node)
 
 
 def init_security(
@@ -287,9 +296,10 @@ def init_security(
             expiry = dt.timedelta(milliseconds=settings.join_token_expiry_ms)
             for join in joins:
                 cert = _mint_join_file(ca, tokens, join, expiry, bits)
+                node = f" (node {join.om_node})" if join.om_node else ""
                 lines.append(
                     f"JOIN credential {cert.serial_number} for one {join.role.name}"
-                    f"{f' on {join.name}' if join.name else ''}: {join.path} (mode 0600), valid until "
+                    f"{f' on {join.name}' if join.name else ''}{node}: {join.path} (mode 0600), valid until "
                     f"{cert.not_valid_after_utc.isoformat()}"
                 )
     if scm_ok:
@@ -373,6 +383,7 @@ def _mint_join_file(
     ca: CertificateAuthority, tokens: JoinTokens, join: JoinRequest, lifetime: dt.timedelta, bits: int
 ) -> X.Certificate:
     key = X.generate_private_key(bits)
-    cert = mint_join(ca, tokens, join.role, join.name, X.build_csr(key, join_identity(join.role)), lifetime)
+    csr = X.build_csr(key, join_identity(join.role))
+    cert = mint_join(ca, tokens, join.role, join.name, csr, lifetime, om_node=join.om_node)
     JoinCredential(X.key_to_pem(key), X.cert_to_pem(cert), ca.material.pem).write(join.path)
     return cert

@@ -165,7 +165,7 @@ class SecurityService:
         if not request.CSR:
             raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
         cert, ca = self.security.mint_join(
-            identity, role, request.name, request.CSR.encode(), request.datanode
+            identity, role, request.name, request.CSR.encode(), request.datanode, request.omNode
         )
         return certificate_pair_to_proto(cert, ca)
 

@@ -1,16 +1,25 @@
 """`pyozone admin cert` refusals made before anything is dialled: on a configuration without security
-(no CA exists) and with client certificate files that are not what they claim."""
+(no CA exists) and with client certificate files that are not what they claim; what the listing, info and
+revoke say of the HA OMs of one host (against an in-process SCM CA)."""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.security import x509 as X
+from pyozone.scm.security.certificates import RevocationReason
+from pyozone.scm.security.manager import ScmSecurity
 from tests.cli_support import Result
 from tests.tls_certs import CertAuthority
+from tests.unit.scm.security.test_manager import security
+from tests.unit.scm.security.test_om_node_certificates import ADMIN, joined
 
 ALICE = X.Identity(X.CertRole.USER, "alice")
 
@@ -82,3 +91,77 @@ def test_a_serial_is_the_listings_decimal_or_hex_with_0x_and_nothing_else(cli: C
         assert result.code == 1 and "decimal, as `admin cert list` prints it, or hex with 0x" in result.err, (
             bad
         )
+
+
+class _Scm:
+    """The CLI's SCMSecurityClient answered by an in-process ScmSecurity, as an administrator."""
+
+    def __init__(self, scm: ScmSecurity) -> None:
+        self.scm = scm
+
+    def __enter__(self) -> _Scm:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
+
+    def list_certificates(
+        self, role: X.CertRole | None = None, start: int = 0, count: int = 1000, revoked: bool = False
+    ) -> list[bytes]:
+        return self.scm.certificates(ADMIN, role, start, count, revoked)
+
+    def get_certificate(self, serial: int) -> bytes:
+        return self.scm.certificate(ADMIN, serial)
+
+    def revoke_certificates(self, serials: list[int], reason: int, names: list[str]) -> int:
+        self.scm.revoke(ADMIN, serials, RevocationReason(reason), names)
+        return self.scm.crl()[0]
+
+
+@pytest.fixture
+def three_oms_of_one_host(monkeypatch: pytest.MonkeyPatch) -> tuple[ScmSecurity, dict[str, int]]:
+    """SCM's CA with the three OMs of `cluster up --om-ha` (one host), behind `admin cert`."""
+    from pyozone.cli.admin import cert
+
+    nodes = {"svc/om1": "h", "svc/om2": "h", "svc/om3": "h"}
+    scm = security(ManualClock(epoch_ms=time.time_ns() // 1_000_000), nodes)[0]
+    serials = {node: joined(scm, node)[0].serial_number for node in nodes}
+    monkeypatch.setattr(cert, "connect", lambda args: (OzoneConfiguration(), _Scm(scm)))
+    return scm, serials
+
+
+def test_the_listing_and_info_show_which_om_node_a_certificate_is(
+    cli: Callable[..., Result], three_oms_of_one_host: tuple[ScmSecurity, dict[str, int]]
+) -> None:
+    """R12 D4: the three OMs of one host were three identical CN=om@h rows."""
+    _, serials = three_oms_of_one_host
+    table = cli("admin", "cert", "list", "--role", "om")
+    assert table.code == 0, table.err
+    for node, serial in serials.items():
+        row = next(line for line in table.out.splitlines() if line.startswith(f"{serial} "))
+        assert "CN=om@h" in row and f"[{node}]" in row
+    listed = json.loads(cli("admin", "cert", "list", "--role", "om", "--json").out)
+    assert {(c["serialNumber"], c["node"]) for c in listed} == {(s, n) for n, s in serials.items()}
+    info = cli("admin", "cert", "info", str(serials["svc/om2"]))
+    assert "  OM node: svc/om2" in info.out.splitlines()
+
+
+def test_an_administrator_revokes_one_om_of_a_host_by_its_node(
+    cli: Callable[..., Result], three_oms_of_one_host: tuple[ScmSecurity, dict[str, int]]
+) -> None:
+    """R12 D4: `revoke --name om@h` was the only way by name, and it revokes every OM of the host."""
+    scm, serials = three_oms_of_one_host
+    done = cli("admin", "cert", "revoke", "--om-node", "svc/om2", "--reason", "keyCompromise")
+    assert done.code == 0, done.err
+    assert f"Revoked certificate(s) {serials['svc/om2']} (om@h, OM node svc/om2) (keyCompromise)" in done.out
+    assert [scm.ca.certs.get(s) is None for s in serials.values()] == [False, True, False]
+    missing = cli("admin", "cert", "revoke", "--om-node", "svc/om2")
+    assert missing.code != 0 and "no valid certificate names OM node svc/om2" in missing.err
+    assert "is not an OM node" in cli("admin", "cert", "revoke", "--om-node", "om2").err
+    every = cli("admin", "cert", "revoke", "--name", "om@h")
+    assert every.code == 0, every.err
+    om1, om3 = serials["svc/om1"], serials["svc/om3"]
+    assert (
+        f"every certificate of om@h ({om1} (om@h, OM node svc/om1), {om3} (om@h, OM node svc/om3): every HA "
+        "OM of the host; --om-node SERVICE/NODE revokes one)"
+    ) in every.out

@@ -13,8 +13,9 @@ from pyozone.common.fsutil import write_file
 from pyozone.common.om_ha import client_om_service, local_om_node, om_service_nodes
 from pyozone.common.tls import TlsPaths
 from pyozone.config.site import load_configuration
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.scm.node.health import HealthIntervals
-from pyozone.scm.server.ca_files import ScmSecurityFiles
+from pyozone.scm.server.ca_files import JoinRequest, ScmSecurityFiles
 from pyozone.security.config import SecurityConfig, admin_user
 
 
@@ -140,3 +141,18 @@ def test_an_om_ha_plan_runs_three_oms_of_one_service_that_every_client_finds(tmp
     assert "<name>ozone.om.address</name>" not in (Path(state.conf_dir) / "ozone-site.xml").read_text()
     for key, value in layout.LOCAL_OM_HA.items():
         assert conf.get_raw(key) == value
+
+
+def test_a_secure_om_ha_plan_mints_each_om_a_join_credential_bound_to_its_node(tmp_path: Path) -> None:
+    """R12 D3: the OMs' credentials named their role only, so om1's could take om2's node first."""
+    state = plan_cluster(tmp_path, 3, 1, {}, secure=True, om_ha=True)
+    conf = load_configuration(Path(state.conf_dir), {})
+    joins = tmp_path.resolve() / "scm" / "ca" / "join"
+    tokens = state.join_tokens(conf)
+    assert [t for t in tokens if t.startswith("om")] == [
+        f"om:{layout.OM_SERVICE_ID}/{node}={joins}/{node}.pem" for node in layout.OM_HA_NODES
+    ]
+    requests = [JoinRequest.parse(t) for t in tokens if t.startswith("om")]
+    assert [(r.role, r.name, r.om_node) for r in requests] == [
+        (CertRole.OM, "", f"{layout.OM_SERVICE_ID}/{node}") for node in layout.OM_HA_NODES
+    ]

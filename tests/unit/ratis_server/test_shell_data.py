@@ -328,3 +328,49 @@ def test_a_leader_whose_write_data_fails_stops_and_the_others_elect_and_go_on() 
             )
 
     run(scenario())
+
+
+def test_a_leader_that_cannot_read_back_an_entrys_data_fails_its_group() -> None:
+    """R13 D2: a follower that was down needs an entry whose data the leader no longer caches, and the
+    leader's state machine cannot read it back. Before, the leader dropped the append on every attempt,
+    for good and silently (the follower answered heartbeats, so nothing noticed). Now the leader fails for
+    the group (its state machine hears notify_failed: Ozone's unhealthy state machine, the pipeline
+    closes), and the two others elect a leader that catches the follower up."""
+
+    async def scenario() -> None:
+        async with data_groups(pending_bytes=64 * 1024) as groups:
+            leader = await groups.leader(G)
+            down = next(m.me for m in groups.members(G) if m is not leader)
+            await groups.stop(down, G)
+            indexes = [await leader.submit(f"w{i}".encode(), "", i, data=chunk(i)) for i in range(6)]
+            machine = groups.machine(leader.me, G)
+
+            async def unreadable(entry: LogEntry) -> bytes:
+                raise FileNotFoundError(f"entry {entry.index}: its block file is gone")
+
+            machine.read_data = unreadable  # type: ignore[method-assign]
+            await groups.start(down, G)
+            await wait_for_async(lambda: not leader.running, 15, "the leader failing for the group")
+            assert any("could not read back the data of entry" in f for f in machine.failures)
+            groups.nodes[leader.me].members.pop(G)
+            await groups.applied_everywhere(G, indexes[-1], timeout_s=30)
+            back = groups.machine(down, G).contents()
+            assert all(back[index] == (f"w{i}".encode(), chunk(i)) for i, index in enumerate(indexes))
+
+    run(scenario())
+
+
+def test_a_single_member_groups_data_cache_is_released_once_applied() -> None:
+    """R13 D5: a one-member group (Ozone's RATIS/ONE pipelines) has no follower whose answer would drop
+    its cached data: each entry's goes once it is applied (durable first), not at leader_pending_bytes."""
+
+    async def scenario() -> None:
+        async with data_groups(size=1) as groups:
+            leader = await groups.leader(G)
+            for i in range(20):
+                await leader.submit(f"w{i}".encode(), "", i, data=chunk(i))
+            await groups.applied_everywhere(G, leader.status().last_index)
+            cache = leader._data.cache  # type: ignore[union-attr]
+            assert len(cache) == 0 and cache.bytes == 0
+
+    run(scenario())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -626,3 +627,134 @@ def test_a_replayed_put_block_whose_bytes_were_lost_fails_the_pipeline(
 
     assert run(scenario()) == ["SUCCESS", "SUCCESS", "UNABLE_TO_FIND_CHUNK"]
     assert len(member.failures) == 1 and "replayed after a restart" in member.failures[0][1]
+
+
+# ------------------------------------------------- R13's findings (D1, D2, D4)
+
+
+def _restarted(member: Member, executor: ThreadPoolExecutor, log_last_index: int) -> ContainerStateMachine:
+    """A new state machine over the member's replicas and directory, as after a restart."""
+    again = ContainerStateMachine(
+        PIPELINE, member.dispatcher, executor, member.sm.directory,
+        lambda p, r: member.failures.append((p, r)),
+    )  # fmt: skip
+    again.check_restart(log_last_index=log_last_index, lost=(), unrecorded_losses=False)
+    return again
+
+
+@pytest.mark.parametrize("waiting", [True, False], ids=["while-waiting", "before-it-started"])
+def test_an_apply_cancelled_before_it_ran_is_not_applied_nor_snapshotted(
+    tmp_path: Path, executor: ThreadPoolExecutor, waiting: bool
+) -> None:
+    """R13 D1: the shell's stop cancels the applies under way. An entry cancelled while it waited for the
+    previous entry of its container (or before its task even started) never ran: the applied point stays
+    before it, and the snapshot the threshold then takes does not cover it (a restart resumes after the
+    snapshot: the entry would never be applied on this replica); a later entry of that container is not
+    applied either (before, it waited forever when its predecessor was cancelled before it started)."""
+    member = make_member(tmp_path, UUIDS[0], executor, snapshot_threshold=1)
+    release = threading.Event()
+    apply_entry = member.dispatcher.apply_entry
+
+    def held(request: Any, index: int, written: Any = None) -> Any:
+        if index == 1:
+            release.wait(10)
+        return apply_entry(request, index, written)
+
+    member.dispatcher.apply_entry = held  # type: ignore[method-assign]
+    try:
+        requests = [small_file(CID, n, payload(n, 10)) for n in (1, 2, 3)]
+        log = entries(requests)
+
+        async def scenario() -> list[Any]:
+            for entry, blob in zip(log, datas(requests), strict=True):
+                await member.sm.write_data(entry, memoryview(blob))
+            first, second, third = (member.sm.apply_async(e) for e in log)
+            if waiting:
+                await asyncio.sleep(0)
+            second.cancel()  # the member stops while entry 2 waits for entry 1
+            release.set()
+            answers = await asyncio.gather(first, second, third, return_exceptions=True)
+            while member.sm._snapshotting is not None:
+                await asyncio.sleep(0.01)
+            return answers
+
+        answers = run(scenario())
+        assert answers[0].result == pb.SUCCESS
+        assert all(isinstance(a, asyncio.CancelledError) for a in answers[1:])
+        assert member.sm.applied == TermIndex(1, 1)
+        snapshot = read_snapshot(member.sm.directory)
+        assert snapshot is not None and snapshot.index == 1
+        assert member.ask(get(CID, 2)).result == pb.NO_SUCH_BLOCK
+    finally:
+        release.set()
+        member.node.close()
+
+
+def test_a_leader_reads_back_an_entry_its_data_stage_refused_and_a_follower_refuses_it_alike(
+    members: list[Member], executor: ThreadPoolExecutor
+) -> None:
+    """R13 D2: an entry refused at its data stage (a checksum mismatch: nothing goes to the block file)
+    keeps its data beside the refusal, so the leader reads it back for a follower it no longer caches it
+    for (before: FileNotFoundError, the follower stuck for good); the follower refuses it alike. The kept
+    refusal goes once a snapshot covers its entry."""
+    leader, follower = members[0], members[1]
+    good = payload(1, 64)
+    requests = [small_file(CID, 1, payload(1, 10)), bad_checksum(CID, 2, 0, good)]
+    log = entries(requests)
+    answers = run(feed(leader, log, datas(requests)))
+    assert results(answers) == ["SUCCESS", "CHECKSUM_MISMATCH"]
+    sent = [run(leader.sm.read_data(e)) for e in log]
+    assert sent == datas(requests)
+    assert results(run(feed(follower, log, sent))) == ["SUCCESS", "CHECKSUM_MISMATCH"]
+    assert follower.failures == [] and replica(follower) == replica(leader)
+    assert run(leader.sm.take_snapshot()) == TermIndex(1, 2)
+    assert not any((leader.sm.directory / "refused").iterdir())
+
+
+def test_a_replay_does_not_fail_the_pipeline_for_entries_every_member_refused(
+    members: list[Member], executor: ThreadPoolExecutor
+) -> None:
+    """R13 D4: entries every member refused alike in their first run, replayed after a restart (no later
+    putBlock moved the BCSID past them): a putSmallFile refused at its data stage (its refusal was kept,
+    so the replay answers it again) and a putBlock naming a chunk no entry wrote (the chunk it names that
+    a replayed write acknowledged is intact). Neither fails the pipeline, which before it did ("bytes this
+    member acknowledged are gone"): a restart of any member closed it."""
+    member = members[0]
+    good = payload(1, 100)
+    requests = [
+        small_file(CID, 1, payload(1, 10)),
+        small_file(CID, 2, payload(3, 10), chunk("2_chunk", 0, payload(4, 10))),  # checksums of other bytes
+        write(CID, 3, chunk("3_chunk_0", 0, good), good),
+        put(CID, 3, [chunk("3_chunk_0", 0, good), chunk("3_chunk_1", 100, payload(2, 100))]),
+    ]
+    log = entries(requests)
+    first_life = ["SUCCESS", "CHECKSUM_MISMATCH", "SUCCESS", "UNABLE_TO_FIND_CHUNK"]
+    assert results(run(feed(member, log, datas(requests)))) == first_life
+    assert member.failures == []
+
+    async def replay() -> list[str]:
+        again = _restarted(member, executor, len(log))
+        return results(await asyncio.gather(*(again.apply_async(e) for e in log)))
+
+    assert run(replay()) == first_life
+    assert member.failures == []
+
+
+def test_a_replayed_put_small_file_whose_bytes_were_lost_fails_the_pipeline(
+    members: list[Member], executor: ThreadPoolExecutor
+) -> None:
+    """The other side of R13 D4: a putSmallFile this member acknowledged (its data stage wrote it, no
+    refusal kept) whose bytes a power cut took still fails the pipeline when it is replayed."""
+    member = members[0]
+    requests = [small_file(CID, 1, payload(1, 10)), small_file(CID, 2, payload(2, 10))]
+    log = entries(requests)
+
+    async def scenario() -> list[str]:
+        for entry, blob in zip(log, datas(requests), strict=True):
+            await member.sm.write_data(entry, memoryview(blob))
+        chunk_io.block_file(member.container().chunks_dir, 2).unlink()  # never synced: a power cut
+        again = _restarted(member, executor, len(log))
+        return results(await asyncio.gather(*(again.apply_async(e) for e in log)))
+
+    assert run(scenario()) == ["SUCCESS", "UNABLE_TO_FIND_CHUNK"]
+    assert len(member.failures) == 1 and "entry 2 (PutSmallFile) replayed" in member.failures[0][1]

@@ -30,11 +30,13 @@ from tests.unit.datanode.dns_helpers import (
     PIPELINE,
     Node,
     block_writes,
+    chunk,
     close,
     get_small_file,
     open_node,
     payload,
     small_file,
+    write,
 )
 from tests.unit.ratis_server.shell_support import SETTINGS, MemoryStorage, ports_of
 
@@ -200,5 +202,35 @@ def test_a_follower_whose_data_write_fails_reports_the_pipeline_failed(tmp_path:
             assert len(victim.failures) == 1 and "IO_EXCEPTION" in victim.failures[0][1]
             assert leader.failures == other.failures == []
             assert _replica(leader) == _replica(other) == (ReplicaState.OPEN, len(writes) + 1, [(1, 100_000)])
+
+    run(scenario())
+
+
+def test_a_follower_down_gets_the_entries_every_data_stage_refused(tmp_path: Path) -> None:
+    """R13 D2: a client's bad chunks (a writeChunk and a putSmallFile whose checksums are not their bytes)
+    are refused at every data stage, nothing written to a block file. A follower down meanwhile needs them
+    once the leader's cache has evicted them: the leader reads them back from the refusals it kept (before,
+    read_data failed on every attempt and the follower stayed behind for good), and the follower refuses
+    them alike, ending with the others' replica, nobody failed."""
+
+    async def scenario() -> None:
+        async with pipeline(tmp_path) as p:
+            leader = await p.leader()
+            down = next(d for d in p.datanodes if d is not leader)
+            assert down.member is not None
+            await down.member.stop()
+            bad = payload(3, 4096)
+            refused = [
+                write(CID, 3, chunk("3_chunk_0", 0, bad), bytes([bad[0] ^ 1]) + bad[1:]),
+                small_file(CID, 4, payload(4, 10), chunk("4_chunk", 0, payload(5, 10))),
+            ]
+            writes, _ = block_writes(CID, 1, payload(1, 300_000), 65536)  # past the leader's cache
+            answers = await p.write([*refused, *writes])
+            assert answers == ["CHECKSUM_MISMATCH"] * 2 + ["SUCCESS"] * len(writes)
+            await p.start(down)
+            await p.applied_everywhere(p.datanodes)
+            replicas = [_replica(d) for d in p.datanodes]
+            assert replicas == [replicas[0]] * 3 and replicas[0][2] == [(1, 300_000)]
+            assert all(d.failures == [] for d in p.datanodes)
 
     run(scenario())

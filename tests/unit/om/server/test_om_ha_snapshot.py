@@ -7,6 +7,7 @@ it, applies the log after it, and holds exactly the leader's namespace."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import shutil
 import threading
 import urllib.request
@@ -16,13 +17,16 @@ import pytest
 from aiohttp import web
 
 from pyozone.common.om_ha import om_raft_group_id
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
-from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER, download, unpack
+from pyozone.hdds.security import x509 as X
+from pyozone.om.db_checkpoint import CHECKPOINT_PATH, CHECKSUM_HEADER, CheckpointError, download, unpack
 from pyozone.om.metadata import VOLUME_TABLE
 from pyozone.om.server import OmDaemon
 from pyozone.om.server.daemon import POSITIVE_HA_KEYS, ServerStartError, checkpoint_fetchers
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.polling import wait_for_async
+from tests.tls_certs import CertAuthority
 from tests.unit.om.server.test_om_ha import NODES, node_of, planned, run, service
 from tests.unit.om.server.web.om_web import running_om
 from tests.unit.ratis_server.shell_support import ports_of
@@ -232,6 +236,114 @@ def test_over_mutual_tls_only_oms_and_administrators_fetch_the_checkpoint() -> N
     assert not may(_Request(_Peer("alice")))  # type: ignore[arg-type]
     assert not may(_Request(_Peer("dn@host2")))  # type: ignore[arg-type]
     assert may(_Request(None))  # type: ignore[arg-type]  # plaintext: no security
+
+
+def test_an_ha_om_hands_its_checkpoint_over_mutual_tls_only_to_its_own_service_and_administrators(
+    tmp_path: Path,
+) -> None:
+    """R12 D1: the gate took any OM certificate, so another service's OM (other/om1) and a lone OM's (no
+    node), which the Raft port refuses, downloaded om.db whole. A real handshake against the real gate."""
+    om = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
+    ca = CertAuthority(tmp_path)
+    server = ca.store("om1", om, om_node="svc/om1")
+    fetchers = {
+        "member": ca.store("om2", om, om_node="svc/om2"),
+        "other service": ca.store("other", om, om_node="other/om1"),
+        "lone OM": ca.store("lone", om),
+        "administrator": ca.store("admin", X.Identity(X.CertRole.USER, "admin")),
+        "user": ca.store("alice", X.Identity(X.CertRole.USER, "alice")),
+        "datanode": ca.store(
+            "dn",
+            X.Identity(X.CertRole.DATANODE, "dn", "127.0.0.1"),
+            datanode="5f0c4a4e-8f5e-4a55-9f7c-1d6b7d2c8a11",
+        ),
+    }
+    may = checkpoint_fetchers(
+        OzoneConfiguration({"ozone.administrators": "admin"}), frozenset({"svc/om1", "svc/om2", "svc/om3"})
+    )
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(status=200 if may(request) else 403)
+
+    def fetch(port: int, store: TlsStore) -> int:
+        try:
+            with urllib.request.urlopen(
+                f"https://127.0.0.1:{port}{CHECKPOINT_PATH}", context=store.client_context(), timeout=10
+            ) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    async def scenario() -> dict[str, int]:
+        app = web.Application()
+        app.router.add_get(CHECKPOINT_PATH, handler)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        port = ports_of(1)[0]
+        await web.TCPSite(runner, "127.0.0.1", port, ssl_context=server.server_context()).start()
+        try:
+            return {name: await asyncio.to_thread(fetch, port, store) for name, store in fetchers.items()}
+        finally:
+            await runner.cleanup()
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {
+        "member": 200,
+        "other service": 403,
+        "lone OM": 403,
+        "administrator": 200,
+        "user": 403,
+        "datanode": 403,
+    }
+
+
+def test_a_follower_downloads_the_checkpoint_only_from_the_leader_nodes_certificate(tmp_path: Path) -> None:
+    """The follower checked only that the server held an OM certificate for the leader's host: another OM of
+    that host (svc/om2) or of another service could pose as the leader svc/om1 and hand over its om.db."""
+    om = X.Identity(X.CertRole.OM, "om", "127.0.0.1")
+    ca = CertAuthority(tmp_path)
+    follower = ca.store("om3", om, om_node="svc/om3")
+    servers = {
+        "svc/om1": ca.store("om1", om, om_node="svc/om1"),
+        "svc/om2": ca.store("om2", om, om_node="svc/om2"),
+        "other/om1": ca.store("other", om, om_node="other/om1"),
+    }
+
+    async def handler(_: web.Request) -> web.Response:
+        body = b"checkpoint"
+        return web.Response(body=body, headers={CHECKSUM_HEADER: hashlib.sha256(body).hexdigest()})
+
+    def fetch(port: int, n: int) -> str:
+        try:
+            download(
+                f"https://127.0.0.1:{port}{CHECKPOINT_PATH}",
+                follower.client_context(),
+                tmp_path / f"om.db.tar.{n}",
+                om_node="svc/om1",
+            )
+            return "downloaded"
+        except CheckpointError as e:
+            return "refused" if "not svc/om1's" in str(e) else str(e)
+
+    async def scenario() -> dict[str, str]:
+        got = {}
+        for n, (name, store) in enumerate(servers.items()):
+            app = web.Application()
+            app.router.add_get(CHECKPOINT_PATH, handler)
+            runner = web.AppRunner(app)
+            await runner.setup()
+            port = ports_of(1)[0]
+            await web.TCPSite(runner, "127.0.0.1", port, ssl_context=store.server_context()).start()
+            try:
+                got[name] = await asyncio.to_thread(fetch, port, n)
+            finally:
+                await runner.cleanup()
+        return got
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {
+        "svc/om1": "downloaded",
+        "svc/om2": "refused",
+        "other/om1": "refused",
+    }
 
 
 def test_a_lone_om_serves_no_checkpoint(tmp_path: Path) -> None:

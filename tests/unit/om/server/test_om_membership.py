@@ -187,10 +187,24 @@ def test_an_om_outside_the_group_is_refused_without_bootstrap_and_a_bootstrap_ou
             assert leader.membership is not None
             ratis = int(fourth["ozone.om.ratis.port.omservice.om4"])
             request = bootstrap_request("om4", "127.0.0.1", ratis)
-            for caller in (Identity(CertRole.USER, "alice"), Identity(CertRole.OM, "om", "elsewhere")):
+            om_here = Identity(CertRole.OM, "om", "127.0.0.1")
+            callers = [
+                (Identity(CertRole.USER, "alice"), None),
+                (Identity(CertRole.OM, "om", "elsewhere"), "omservice/om4"),
+                # R12 D6: om4's host was enough, so these started the change (om1's own certificate, a lone
+                # OM's, another service's OM on that host)
+                (om_here, "omservice/om1"),
+                (om_here, None),
+                (om_here, "other/om4"),
+            ]
+            for caller, node in callers:
                 with pytest.raises(AnsweredStatus, match="PERMISSION_DENIED: only OM om4 itself") as denied:
-                    await leader.membership.bootstrap(request, caller)
+                    await leader.membership.bootstrap(request, caller, node)
                 assert denied.value.status == "PERMISSION_DENIED"
+                assert "naming node omservice/om4" in str(denied.value)
+            # om4's own certificate passes the check: the leader starts the change (om4 is not running)
+            with pytest.raises(AnsweredStatus, match="ReconfigurationTimeoutException"):
+                await leader.membership.bootstrap(request, om_here, "omservice/om4")
             assert members(leader) == {"om1", "om2", "om3"}
 
     run(scenario())

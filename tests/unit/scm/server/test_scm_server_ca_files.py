@@ -27,6 +27,7 @@ from pyozone.scm.security.authority import CertificateAuthority
 from pyozone.scm.security.certificates import CertificateStore
 from pyozone.scm.server import ScmDaemon, ServerStartError
 from pyozone.scm.server.ca_files import (
+    JoinRequest,
     ScmSecurityFiles,
     SecretKeyFile,
     SecuritySetupError,
@@ -165,6 +166,44 @@ def test_a_second_init_reuses_everything_and_opens_no_database(cli: Cli, tmp_pat
     assert "Reusing the root CA certificate" in again.out and "Reusing the SCM certificate" in again.out
     after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "scm.db" not in p.parts}
     assert after == before
+
+
+def test_init_mints_an_ha_om_join_credential_for_its_node(cli: Cli, tmp_path: Path) -> None:
+    """R12 D3: `scm --init --join-token om=FILE` (what `cluster up --om-ha --secure` ran) minted a
+    credential any OM of the service could spend on any node; `om:SERVICE/NODE=FILE` binds it."""
+    join = tmp_path / "om1.pem"
+    done = cli(
+        "scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE, f"--join-token=om:svc/om1={join}"
+    )
+    assert done.code == 0, done.err
+    assert f"for one OM (node svc/om1): {join} (mode 0600)" in done.out
+    store = open_scm_db(tmp_path, read_only=True)
+    try:
+        assert [token["om_node"] for _, token in store.join_tokens.items()] == ["svc/om1"]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("om=/f", (CertRole.OM, "", "")),
+        ("om:h1=/f", (CertRole.OM, "h1", "")),
+        ("om:svc/om1=/f", (CertRole.OM, "", "svc/om1")),
+        ("om:h1:svc/om1=/f", (CertRole.OM, "h1", "svc/om1")),
+        ("om:::1:svc/om1=/f", (CertRole.OM, "::1", "svc/om1")),
+    ],
+)
+def test_a_join_token_argument_names_a_role_a_host_and_an_om_node(
+    text: str, parsed: tuple[CertRole, str, str]
+) -> None:
+    request = JoinRequest.parse(text)
+    assert (request.role, request.name, request.om_node) == parsed and request.path == Path("/f")
+
+
+def test_only_an_om_join_token_argument_names_an_om_node() -> None:
+    with pytest.raises(ValueError, match="only an OM's JOIN credential names an OM node"):
+        JoinRequest.parse("dn:svc/om1=/f")
 
 
 def test_a_missing_admin_certificate_is_issued_again_alone(cli: Cli, tmp_path: Path) -> None:
