@@ -171,11 +171,16 @@ def metadata_only(entry: Request) -> Request:
     for field, value in entry.ListFields():  # field by field: copying the whole entry would copy the data
         if field.name != kind:
             _copy_field(stripped, field.name, field, value)
+    body = getattr(entry, kind)
     target = getattr(stripped, kind)
     target.SetInParent()
-    for field, value in getattr(entry, kind).ListFields():
-        if field.name != "data":
-            _copy_field(target, field.name, field, value)
+    for field in body.DESCRIPTOR.fields:  # not ListFields: it would read (and so copy) the data too
+        if field.name == "data":
+            continue
+        if field.is_repeated:
+            getattr(target, field.name).extend(getattr(body, field.name))
+        elif body.HasField(field.name):
+            _copy_field(target, field.name, field, getattr(body, field.name))
     return stripped
 
 

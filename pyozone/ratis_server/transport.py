@@ -195,8 +195,10 @@ class PeerSender:
             self._queue.popleft()
         return batch
 
-    async def _data_batch(self) -> tuple[bytes, int]:
-        """`_batch` for a group whose entries carry data: the batch's bytes and how many messages it holds.
+    async def _data_batch(self) -> tuple[list[bytes], int]:
+        """`_batch` for a group whose entries carry data: the batch's bytes, as pieces the call sends without
+        joining them (each entry's wire bytes are shared by every follower's call), and how many messages it
+        holds.
         Each entry's wire bytes come from `entry_wire` (no per-follower encoding of the data); the batch
         holds at least one message and, past it, what fits in its bytes (entries counted as the core
         sized them: `entry_wire_bytes`, so an append stays whole)."""
@@ -225,7 +227,7 @@ class PeerSender:
                 pieces.append(wire)
             size += cost
             count += 1
-        return b"".join(pieces), count
+        return pieces, count
 
     async def _run(self) -> None:
         task = asyncio.current_task()
@@ -234,7 +236,7 @@ class PeerSender:
             await self._wake.wait()
             self._wake.clear()
             while self._queue:
-                batch: pb.RaftServerMessagesProto | bytes
+                batch: pb.RaftServerMessagesProto | list[bytes]
                 if self._entry_wire is None:
                     batch = self._batch()
                     count = len(batch.messages)
@@ -250,7 +252,8 @@ class PeerSender:
                     await self._channel.unary(DELIVER.path, batch, None, timeout=REQUEST_TIMEOUT_S)
                     if self._on_sent is not None:
                         self._on_sent(
-                            self.peer.id, len(batch) if isinstance(batch, bytes) else batch.ByteSize()
+                            self.peer.id,
+                            sum(map(len, batch)) if isinstance(batch, list) else batch.ByteSize(),
                         )
                 except rpc.RpcError as error:
                     self.dropped += count + len(self._queue)

@@ -281,7 +281,7 @@ class Channel:
             or conn.loop is not asyncio.get_running_loop()
         ):
             conn = await self.connection(deadline)
-        if type(request) is bytes:
+        if type(request) is bytes or type(request) is list:  # a list: the body's pieces, never joined
             body = request
         elif isinstance(request, (bytearray, memoryview)):
             body = bytes(request)

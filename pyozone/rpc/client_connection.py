@@ -183,15 +183,30 @@ class ClientConnection(asyncio.Protocol):
             self._flush_scheduled = True
             self.loop.call_soon(self._flush)
 
-    def send_unary(self, call_id: int, head: bytes, body: bytes) -> None:
-        """A unary call's one frame (send_frame, inline: every unary call takes this path)."""
-        if len(body) > LARGE_BODY_BYTES:
+    def send_unary(self, call_id: int, head: bytes, body: bytes | list[bytes]) -> None:
+        """A unary call's one frame (send_frame, inline: every unary call takes this path). `body` may be a
+        list of pieces (a Raft append around its entries' data): written one by one, never joined."""
+        if type(body) is list:
+            size = sum(map(len, body))
+            frame_head = HEADER.pack(len(head) + size, K_CALL, _UNARY, len(head), call_id) + head
+            if size > LARGE_BODY_BYTES:
+                self._flush()
+                if self.transport is not None:
+                    self.transport.write(frame_head)
+                    for piece in body:
+                        self.transport.write(piece)
+                return
+            self._out += frame_head
+            for piece in body:
+                self._out += piece
+        elif len(body) > LARGE_BODY_BYTES:
             self.send_frame(K_CALL, _UNARY, call_id, head, body)
             return
-        out = self._out
-        out += HEADER.pack(len(head) + len(body), K_CALL, _UNARY, len(head), call_id)
-        out += head
-        out += body
+        else:
+            out = self._out
+            out += HEADER.pack(len(head) + len(body), K_CALL, _UNARY, len(head), call_id)
+            out += head
+            out += body
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self.loop.call_soon(self._flush)
