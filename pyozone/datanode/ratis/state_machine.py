@@ -23,9 +23,10 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   A result neither SUCCESS nor refused alike (Ozone: not SUCCESS, CONTAINER_NOT_OPEN or CLOSED_CONTAINER_IO;
   pyozone also counts CONTAINER_UNHEALTHY alike: SCM replaces that replica) makes the state machine
   unhealthy: `on_failure(pipeline, reason)` (Ozone's handleApplyTransactionFailure: a pipeline action
-  CLOSE) once, and no later entry is applied (each answered RAFT_RETRY_FAILURE). So does a block whose
-  bytes are missing when its entry is replayed after a restart (`check_restart`): bytes a replayed write
-  acknowledged here, not those of an entry refused alike (its kept refusal is answered again). An apply
+  CLOSE) once, and no later entry is applied (each answered RAFT_RETRY_FAILURE). So does an entry
+  refused UNABLE_TO_FIND_CHUNK or CHECKSUM_MISMATCH over a chunk whose bytes an entry's data stage wrote
+  here (lost on this disk, or by a power cut before a replay, `check_restart`), not over chunks no entry
+  wrote here nor an entry refused alike (its kept refusal is answered again). An apply
   cancelled (the member stops) is not applied: the applied point, and so a snapshot, stays before it, and
   the later entries of its container are not applied either.
 - `read_data`: a chunk's bytes read back from its block file (committed or not), or kept with its
@@ -63,7 +64,7 @@ from pyozone.hdds.block_data import ChunkInfo
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.protocol import container as wire
-from pyozone.protocol.container import command_name, result_code
+from pyozone.protocol.container import CommandType, command_name, result_code
 from pyozone.protocol.data import result_name
 from pyozone.protocol.ratis import (
     LogResult,
@@ -181,9 +182,9 @@ class ContainerStateMachine:
         written (and acknowledged) before the restart."""
         self._kept_refusals: set[tuple[int, int]] = set()
         """(term, index) of the replayed entries whose data stage refused them (`REFUSED_DIR` at start)."""
-        self._replayed_chunks: dict[_BlockKey, dict[int, ChunkInfo]] = {}
-        """The chunks replayed writes acknowledged here (by offset): their bytes were written before the
-        restart, maybe not synced."""
+        self._acknowledged: dict[_BlockKey, dict[int, ChunkInfo]] = {}
+        """The chunks whose bytes entries' data stages wrote here (by offset; replayed ones: written before
+        the restart, maybe not synced), until their container closes."""
 
     # ------------------------------------------------------------------ data (at append)
 
@@ -266,6 +267,8 @@ class ContainerStateMachine:
             del self._written[stale]
         if entry.index <= self._replay_to:
             written = self._replayed(entry, request, written)
+        if written is None and entry.data_size:
+            self._note_acknowledged(request)
         loop = asyncio.get_running_loop()
         if self._permits is None:
             self._permits = asyncio.Semaphore(self._max_pending)
@@ -307,17 +310,19 @@ class ContainerStateMachine:
             if not (succeeded(response.result) or refused_alike(response.result)):
                 self._fail(f"{what} failed: {result_name(response.result)}: {response.message}")
             elif (
-                entry.index <= self._replay_to
-                and response.result in _DATA_GONE
+                response.result in _DATA_GONE
                 and written is None
                 and await asyncio.get_running_loop().run_in_executor(
                     self._executor, self._acknowledged_bytes_gone, request
                 )
             ):
+                replayed = " replayed after a restart" if entry.index <= self._replay_to else ""
                 self._fail(
-                    f"{what} replayed after a restart: {result_name(response.result)}: bytes this member "
-                    f"acknowledged are gone: {response.message}"
+                    f"{what}{replayed}: {result_name(response.result)}: bytes this member acknowledged "
+                    f"are gone: {response.message}"
                 )
+            elif request.cmdType == CommandType.CloseContainer and succeeded(response.result):
+                self._forget_acknowledged(cid)
             return response
         except asyncio.CancelledError:  # the member stops: the entry is not applied (the applied point,
             mine.cancel()  # and so a snapshot, stays before it), nor are its container's later entries
@@ -513,33 +518,41 @@ class ContainerStateMachine:
         return found
 
     def _replayed(self, entry: LogEntry, request: Request, written: Response | None) -> Response | None:
-        """A replayed entry's data stage answer: its refusal kept before the restart, if any; a write
-        acknowledged here otherwise, whose chunk is noted (`_acknowledged_bytes_gone`)."""
+        """A replayed entry's data stage answer: its refusal kept before the restart, if any (None: a write
+        acknowledged here)."""
         if written is None and (entry.term, entry.index) in self._kept_refusals:
             kept = self._read_refusal(entry)
             written = kept[0] if kept is not None else None
-        if written is None and entry.data_size:
-            try:
-                chunks = _named_chunks(request)
-            except ProtocolError:
-                return written
-            key = _block_key(request)
-            for chunk in chunks[:1]:  # its data's chunk (a piggybacked block's come after)
-                self._replayed_chunks.setdefault(key, {})[chunk.offset] = chunk
         return written
 
+    def _note_acknowledged(self, request: Request) -> None:
+        """Notes the chunk of an entry whose data stage wrote its bytes here (`_acknowledged_bytes_gone`)."""
+        try:
+            chunks = _named_chunks(request)
+        except ProtocolError:
+            return
+        key = _block_key(request)
+        for chunk in chunks[:1]:  # its data's chunk (a piggybacked block's come after)
+            self._acknowledged.setdefault(key, {})[chunk.offset] = chunk
+
+    def _forget_acknowledged(self, cid: int) -> None:
+        """The container closed: no later putBlock names its chunks."""
+        for key in [k for k in self._acknowledged if k[0] == cid]:
+            del self._acknowledged[key]
+
     def _acknowledged_bytes_gone(self, request: Request) -> bool:
-        """Whether a replayed entry refused UNABLE_TO_FIND_CHUNK or CHECKSUM_MISMATCH names a chunk that a
-        replayed write acknowledged here and whose bytes are now missing or damaged (a power cut took
-        them: chunk writes are synced only by a putBlock or a snapshot). Chunks of entries before the
-        replay are synced; a refusal over chunks no replayed write acknowledged is one every member
-        reached alike (a putBlock naming a chunk never written)."""
+        """Whether an entry refused UNABLE_TO_FIND_CHUNK or CHECKSUM_MISMATCH names a chunk whose bytes an
+        entry's data stage wrote here (this member acknowledged them) and that are now missing or damaged:
+        lost on this member's disk, or taken by a power cut (chunk writes are synced only by a putBlock or
+        a snapshot). Ozone fails the pipeline at such an apply (not SUCCESS); a refusal over chunks no
+        entry wrote here is one every member reaches alike (a putBlock naming a chunk never written, or
+        V2 stream bytes: not through the log)."""
         try:
             chunks = _named_chunks(request)
         except ProtocolError:
             return False
         key = (request.containerID, _named_block(request))
-        acknowledged = self._replayed_chunks.get(key, {})
+        acknowledged = self._acknowledged.get(key, {})
         container = self.dispatcher.containers.get(request.containerID)
         for chunk in chunks:
             written = acknowledged.get(chunk.offset)

@@ -758,3 +758,34 @@ def test_a_replayed_put_small_file_whose_bytes_were_lost_fails_the_pipeline(
 
     assert run(scenario()) == ["SUCCESS", "UNABLE_TO_FIND_CHUNK"]
     assert len(member.failures) == 1 and "entry 2 (PutSmallFile) replayed" in member.failures[0][1]
+
+
+# ------------------------------------------------- R14's findings (D1)
+
+
+@pytest.mark.parametrize("damage", ["missing", "cut short"])
+def test_a_put_block_over_bytes_this_member_wrote_and_lost_fails_the_pipeline(
+    members: list[Member], damage: str
+) -> None:
+    """R14 D1 (r4_putblock_missing_on_follower.py): a member whose writeChunk entry was applied SUCCESS
+    here, and whose bytes of that chunk are then gone or damaged on its disk, refuses the putBlock
+    naming it (UNABLE_TO_FIND_CHUNK / CHECKSUM_MISMATCH) while the others apply it: that is this
+    replica's failure, not a refusal alike (it stayed healthy and quietly without the block). It fails
+    the pipeline (Ozone's applyTransaction failure: pipeline action CLOSE); a putBlock over a chunk no
+    entry wrote stays refused alike (test_a_replay_does_not_fail_the_pipeline_for_entries_...)."""
+    member = members[0]
+    data = payload(1, 100)
+    writes = [write(CID, 1, chunk("1_chunk_0", 0, data), data)]
+    log = entries(writes)
+    assert results(run(feed(member, log, datas(writes)))) == ["SUCCESS"]
+    path = chunk_io.block_file(member.container().chunks_dir, 1)
+    if damage == "missing":
+        path.unlink()
+    else:
+        with open(path, "r+b") as f:
+            f.truncate(60)
+    putting = [put(CID, 1, [chunk("1_chunk_0", 0, data)])]
+    answers = results(run(feed(member, entries(putting, first=2), datas(putting))))
+    assert answers == ["UNABLE_TO_FIND_CHUNK"]
+    assert len(member.failures) == 1 and "bytes this member acknowledged are gone" in member.failures[0][1]
+    assert member.sm.failure is not None
