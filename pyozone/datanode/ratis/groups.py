@@ -310,6 +310,8 @@ class PipelineGroups:
         self._groups: dict[str, PipelineGroup] = {}
         self._failed: dict[str, str] = {}
         """Pipelines whose member could not be built here (why): their requests are refused."""
+        self._stopping: set[asyncio.Task[None]] = set()
+        """Members stopping because their state machine failed (`_stop_failed`)."""
         self._turns: dict[str, asyncio.Future[None]] = {}
         """Per pipeline, the last request waiting for SCM's allocation answer (see _submit_in_turn)."""
 
@@ -368,8 +370,15 @@ class PipelineGroups:
             if member is not None and member.running:
                 member.snapshot_taken(covered)  # type: ignore[arg-type]
 
+        loop = asyncio.get_running_loop()
+
+        def failed(pipeline_id: str, reason: str) -> None:
+            self.on_failure(pipeline_id, reason)
+            if machine.failure is not None:  # unhealthy, not only slow or leaderless: stops voting too
+                loop.call_soon_threadsafe(self._stop_failed, member)
+
         machine = ContainerStateMachine(
-            pid, self.dispatcher, self.executor, directory, self.on_failure,
+            pid, self.dispatcher, self.executor, directory, failed,
             max_pending_apply=self.config.max_pending_apply,
             snapshot_threshold=self.config.snapshot_threshold,
             on_snapshot=snapshot_taken,
@@ -396,6 +405,17 @@ class PipelineGroups:
             member.status().last_index, containers.lost_from(pid), containers.unrecorded_losses
         )
         return PipelineGroup(membership, member, machine, self.config)
+
+    def _stop_failed(self, member: RaftMember | None) -> None:
+        """A member whose state machine failed stops for its group (as the shell's `_fail` does for a
+        storage failure): a leader no longer leads (its heartbeats end, the healthy members elect one and
+        SCM's close reaches them through its log), a follower neither votes nor acknowledges entries it
+        will never apply. Its requests are answered RAFT_RETRY_FAILURE until SCM closes the pipeline."""
+        if member is None or not member.running:
+            return
+        task = asyncio.get_running_loop().create_task(member.stop())
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
 
     async def leave(self, pipeline_id: str) -> None:
         """The pipeline is closed: its member stops and its log goes."""

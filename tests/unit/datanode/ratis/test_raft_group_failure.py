@@ -1,0 +1,59 @@
+"""A pipeline's member that failed here (R14's findings): it stops for the group, so the healthy members
+go on without it and close through their log. Three in-process members (test_raft_group_commit's)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pyozone.datanode.ratis import PipelineGroups
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.polling import wait_for_async
+from tests.unit.datanode.dns_helpers import PIPELINE, block_writes, close, payload
+from tests.unit.datanode.ratis.test_raft_group_commit import three_members
+
+CID = 3
+
+
+async def _route(
+    groups: PipelineGroups, request: pb.ContainerCommandRequestProto
+) -> pb.ContainerCommandResponseProto:
+    request.pipelineID = PIPELINE
+    routed = groups.route(request)
+    assert routed is not None
+    return await routed
+
+
+def test_a_leader_whose_state_machine_failed_stops_and_the_healthy_two_close(tmp_path: Path) -> None:
+    """R14 D5 (r3_failed_leader_keeps_lead.py): a leader whose state machine failed (a failed volume)
+    kept leading, refusing everything RAFT_RETRY_FAILURE, SCM's closeContainer included, while the healthy
+    followers answered NOT_LEADER naming it: the container could not close through the log. Now it stops
+    its member of the group, the healthy two elect one of them, and the close reaches both."""
+
+    async def scenario() -> None:
+        async with three_members(tmp_path) as members:
+            a, b, c = members
+            requests, _ = block_writes(CID, 1, payload(1, 1000), 1000)
+            for request in requests:
+                assert (await _route(a, request)).result == pb.SUCCESS
+            a.fail([PIPELINE], "volume failed")
+            group_a = a.get(PIPELINE)
+            assert group_a is not None
+            await wait_for_async(lambda: not group_a.member.running, 10, "the failed member stops")
+            await wait_for_async(
+                lambda: any(g.leading(PIPELINE) for g in (b, c)), 15, "a healthy member leads"
+            )
+            leader = b if b.leading(PIPELINE) else c
+            answer = await _route(leader, close(CID))
+            assert answer.result == pb.SUCCESS, answer.message
+            await wait_for_async(
+                lambda: all(g.dispatcher.containers.require(CID).state.name == "CLOSED" for g in (b, c)),
+                10,
+                "the healthy replicas close",
+            )
+            bcsids = {g.dispatcher.containers.require(CID).bcsid for g in (b, c)}
+            assert len(bcsids) == 1
+            refused = await _route(a, close(CID))
+            assert pb.Result.Name(refused.result) == "RAFT_RETRY_FAILURE"
+
+    asyncio.run(asyncio.wait_for(scenario(), 90))
