@@ -323,7 +323,7 @@ class Datanode:
                 self._listen(datastream),
             )
             for membership in self.pipelines.all():  # once the RATIS port listens: its members rejoin
-                await self.groups.join(membership)
+                await self.groups.join(membership, rejoin=True)
             self._advertise(cluster_id)
             self.phase = "running"
             self.started.set()

@@ -60,7 +60,7 @@ from pyozone.protocol.ratis import (
 from pyozone.ratis.messages import CommitInfos, RaftPeerId, WatchLevel
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.member_api import EntryTooLargeError, NotLeaderError, NotReplicatedError
-from pyozone.ratis_server.segmented_log import SegmentedRaftLog
+from pyozone.ratis_server.segmented_log import CURRENT_DIR, SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftDivisions, RaftGroup, RaftPeer
 
@@ -315,10 +315,13 @@ class PipelineGroups:
         self._turns: dict[str, asyncio.Future[None]] = {}
         """Per pipeline, the last request waiting for SCM's allocation answer (see _submit_in_turn)."""
 
-    async def join(self, membership: Membership) -> PipelineGroup | None:
+    async def join(self, membership: Membership, *, rejoin: bool = False) -> PipelineGroup | None:
         """The pipeline's member, started (from its log after a restart) on first use; idempotent. None when
         it cannot be built (no RATIS address for a member, a log that cannot be read): the pipeline is
-        reported failed."""
+        reported failed. `rejoin`: a membership this datanode held before its restart (pipelines.json),
+        whose Raft log must be there: without it (a lost disk, a removed directory) the member would come
+        back blank, its acknowledged entries and its vote forgotten, so it fails the pipeline instead and
+        starts no member (Ozone loads no group whose storage is gone: the pipeline closes)."""
         pid = membership.pipeline_id
         group = self._groups.get(pid)
         if group is not None:  # a pipeline's members never change; a resent createPipeline finds it here
@@ -329,6 +332,14 @@ class PipelineGroups:
                 )  # fmt: skip
             return group
         if pid in self._failed:
+            return None
+        if rejoin and not await asyncio.get_running_loop().run_in_executor(
+            self.executor, _has_log, self.directory / pid
+        ):
+            reason = f"its Raft log {self.directory / pid} is missing or empty: it cannot rejoin as a voter"
+            log.error("pipeline %s: %s", pid, reason)
+            self._failed[pid] = reason
+            self.on_failure(pid, f"member {self.self_id} failed: {reason}")
             return None
         try:
             group = await self._start(membership)
@@ -535,6 +546,13 @@ class PipelineGroups:
         groups, self._groups = list(self._groups.values()), {}
         await asyncio.gather(*(g.close() for g in groups), return_exceptions=True)
         await self.divisions.stop()
+
+
+def _has_log(directory: Path) -> bool:
+    """Whether a group's directory holds its member's log (some file under `current`: its metadata, a
+    segment)."""
+    current = directory / CURRENT_DIR
+    return current.is_dir() and any(p.is_file() for p in current.iterdir())
 
 
 def _count_sent(peer: RaftPeerId, nbytes: int) -> None:

@@ -4,12 +4,16 @@ go on without it and close through their log. Three in-process members (test_raf
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
+
+import pytest
 
 from pyozone.datanode.ratis import PipelineGroups
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.ratis_server.segmented_log import CURRENT_DIR
 from tests.polling import wait_for_async
-from tests.unit.datanode.dns_helpers import PIPELINE, block_writes, close, payload
+from tests.unit.datanode.dns_helpers import PIPELINE, block_writes, close, payload, pipeline_groups
 from tests.unit.datanode.ratis.test_raft_group_commit import three_members
 
 CID = 3
@@ -55,5 +59,45 @@ def test_a_leader_whose_state_machine_failed_stops_and_the_healthy_two_close(tmp
             assert len(bcsids) == 1
             refused = await _route(a, close(CID))
             assert pb.Result.Name(refused.result) == "RAFT_RETRY_FAILURE"
+
+    asyncio.run(asyncio.wait_for(scenario(), 90))
+
+
+@pytest.mark.parametrize("loss", ["missing", "empty"])
+def test_a_member_whose_raft_log_is_gone_at_restart_does_not_rejoin_as_a_blank_voter(
+    tmp_path: Path, loss: str
+) -> None:
+    """R14 D2 (r2_lost_ratis_dir.py): a member of a pipeline in pipelines.json whose Raft log directory
+    is gone (or empty) at its restart came back as a blank voter, term 0 and no vote, its acknowledged
+    entries forgotten (with B down, a write committed on {A, C} was lost once A failed). It now reports
+    the pipeline failed (CLOSE) and starts no member of it: its requests are refused."""
+
+    async def scenario() -> None:
+        failures: list[tuple[str, str]] = []
+        async with three_members(tmp_path) as members:
+            a, _, c = members
+            requests, _ = block_writes(CID, 1, payload(1, 1000), 1000)
+            assert (await _route(a, requests[0])).result == pb.SUCCESS
+            group = c.get(PIPELINE)
+            assert group is not None
+            await c.close()
+            group_dir = c.directory / PIPELINE
+            shutil.rmtree(group_dir)
+            if loss == "empty":
+                (group_dir / CURRENT_DIR).mkdir(parents=True)
+            again = pipeline_groups(
+                c.dispatcher, c.directory, c.executor, lambda p, why: failures.append((p, why))
+            )
+            await again.divisions.start()
+            try:
+                assert await again.join(group.membership, rejoin=True) is None
+                assert again.get(PIPELINE) is None
+                assert len(failures) == 1 and failures[0][0] == PIPELINE
+                assert "missing or empty" in failures[0][1]
+                assert not (loss == "missing" and group_dir.exists())
+                refused = await _route(again, requests[1])
+                assert pb.Result.Name(refused.result) == "RAFT_RETRY_FAILURE"
+            finally:
+                await again.close()
 
     asyncio.run(asyncio.wait_for(scenario(), 90))
