@@ -158,6 +158,11 @@ class PipelineGroup:
         self.config = config
         self._in_flight: asyncio.Semaphore | None = None
         """hdds.ratis.raft.server.write.element-limit: writes the leader holds at once (made on the loop)."""
+        self._changed: asyncio.Future[None] | None = None
+        """Done at the next leader change or stop: what every request waiting for a leader awaits."""
+        self.waiting: set[asyncio.Future[None]] = set()
+        """The turns of the requests waiting (`PipelineGroups._submit_in_turn`), at most the element
+        limit."""
 
     @property
     def is_leader(self) -> bool:
@@ -177,13 +182,21 @@ class PipelineGroup:
             return self.machine.failure
         return None if self.member.running else "its Raft member stopped"
 
-    async def leader_known(self, timeout_s: float) -> None:
-        """Waits (at most `timeout_s`) until this member knows its pipeline's leader: an election under way
-        (a new pipeline, a leader change) ends within an election timeout or two."""
+    async def leader_known(self, deadline: float) -> None:
+        """Waits (until the loop's time `deadline`) until this member knows its pipeline's leader or stops:
+        an election under way (a new pipeline, a leader change) ends within an election timeout or two.
+        Every waiter awaits the same future, done at the next leader change (the shell's
+        notify_leader_changed) or stop: no polling."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
         while self.member.running and self.leader_id is None and loop.time() < deadline:
-            await asyncio.sleep(0.01)
+            if self._changed is None or self._changed.done():
+                self._changed = loop.create_future()
+            await asyncio.wait([self._changed], timeout=deadline - loop.time())
+
+    def leader_changed(self) -> None:
+        """The leader changed, or this member stops: the requests waiting for a leader look again."""
+        if self._changed is not None and not self._changed.done():
+            self._changed.set_result(None)
 
     async def submit(self, request: Request) -> Response:
         """Logs `request` (this member leading) and answers with its apply's result and every member's commit
@@ -281,6 +294,7 @@ class PipelineGroup:
 
     async def close(self) -> None:
         await self.member.stop()
+        self.leader_changed()
 
 
 class PipelineGroups:
@@ -374,8 +388,8 @@ class PipelineGroups:
                 f"this member's RATIS port is {self.divisions.address.port}, the pipeline has {mine.address}"
             )
         directory = self.directory / pid
-        leader_changed = self.on_leader_changed
         member: RaftMember | None = None
+        group: PipelineGroup | None = None
 
         def snapshot_taken(covered: object) -> None:
             if member is not None and member.running:
@@ -386,14 +400,20 @@ class PipelineGroups:
         def failed(pipeline_id: str, reason: str) -> None:
             self.on_failure(pipeline_id, reason)
             if machine.failure is not None:  # unhealthy, not only slow or leaderless: stops voting too
-                loop.call_soon_threadsafe(self._stop_failed, member)
+                loop.call_soon_threadsafe(self._stop_failed, member, group)
+
+        def leader_changed() -> None:
+            if group is not None:
+                group.leader_changed()
+            if self.on_leader_changed is not None:
+                self.on_leader_changed(pid)
 
         machine = ContainerStateMachine(
             pid, self.dispatcher, self.executor, directory, failed,
             max_pending_apply=self.config.max_pending_apply,
             snapshot_threshold=self.config.snapshot_threshold,
             on_snapshot=snapshot_taken,
-            on_leader_changed=(lambda: leader_changed(pid)) if leader_changed is not None else None,
+            on_leader_changed=leader_changed,
         )  # fmt: skip
         storage = await asyncio.get_running_loop().run_in_executor(self.executor, SegmentedRaftLog, directory)
         suggested = membership.suggested_leader
@@ -415,9 +435,12 @@ class PipelineGroups:
         machine.check_restart(
             member.status().last_index, containers.lost_from(pid), containers.unrecorded_losses
         )
-        return PipelineGroup(membership, member, machine, self.config)
+        group = PipelineGroup(membership, member, machine, self.config)
+        if not member.running:  # failed at its restart check (`failed`, before the group was made)
+            group.leader_changed()
+        return group
 
-    def _stop_failed(self, member: RaftMember | None) -> None:
+    def _stop_failed(self, member: RaftMember | None, group: PipelineGroup | None) -> None:
         """A member whose state machine failed stops for its group (as the shell's `_fail` does for a
         storage failure): a leader no longer leads (its heartbeats end, the healthy members elect one and
         SCM's close reaches them through its log), a follower neither votes nor acknowledges entries it
@@ -425,6 +448,8 @@ class PipelineGroups:
         if member is None or not member.running:
             return
         task = asyncio.get_running_loop().create_task(member.stop())
+        if group is not None:
+            task.add_done_callback(lambda _task: group.leader_changed())
         self._stopping.add(task)
         task.add_done_callback(self._stopping.discard)
 
@@ -500,9 +525,20 @@ class PipelineGroups:
         turn = self._turns.get(request.pipelineID)
         if not checks and not electing and (turn is None or turn.done()):
             return asyncio.ensure_future(group.submit(request))
-        mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if len(group.waiting) >= self.config.write_element_limit:
+            return _refused(
+                request, LogResult.RAFT_RETRY_FAILURE,
+                f"pipeline {group.pipeline_id}: {len(group.waiting)} requests wait already "
+                "(hdds.ratis.raft.server.write.element-limit)",
+            )  # fmt: skip
+        loop = asyncio.get_running_loop()
+        mine: asyncio.Future[None] = loop.create_future()
         self._turns[request.pipelineID] = mine
-        return asyncio.ensure_future(self._submit_in_turn(group, request, checks, turn, mine))
+        deadline = loop.time() + 2 * (self.config.election_timeout_ms + ELECTION_SPREAD_MS) / 1000
+        group.waiting.add(mine)
+        task = asyncio.ensure_future(self._submit_in_turn(group, request, checks, turn, mine, deadline))
+        task.add_done_callback(lambda _task: self._end_turn(group, turn, mine))  # cancelled unstarted too
+        return task
 
     async def _submit_in_turn(
         self,
@@ -511,16 +547,22 @@ class PipelineGroups:
         checks: list[Callable[[], None]],
         previous: asyncio.Future[None] | None,
         mine: asyncio.Future[None],
+        deadline: float,
     ) -> Response:
-        """Waits for the end of an election under way, asks SCM off the event loop (a token's secret key,
-        the container's allocation), then submits in arrival order: a pipeline's requests that came after
-        one waiting for SCM wait for it too, so a block's chunks and its PutBlock stay in order. A refusal
-        answers the client and leaves the pipeline healthy."""
+        """Waits for the end of an election under way (every waiter at once, each until its own `deadline`:
+        one election wait from its arrival), asks SCM off the event loop (a token's secret key, the
+        container's allocation), then submits in arrival order: a pipeline's requests that came after one
+        waiting for SCM wait for it too, so a block's chunks and its PutBlock stay in order. A refusal
+        answers the client and leaves the pipeline healthy. Cancelling a request (its client went away)
+        never cancels another's turn: the previous turn is awaited without being cancelled, and a request
+        that ends early passes its turn on once the previous one is done."""
         try:
-            if previous is not None:
-                await previous
             if group.leader_id is None:  # an election under way (a new pipeline): wait for its end
-                await group.leader_known(2 * (self.config.election_timeout_ms + ELECTION_SPREAD_MS) / 1000)
+                await group.leader_known(deadline)
+            if not group.is_leader and group.failure is None:
+                return not_leader(request, group.pipeline_id, self.self_id, group.leader_id)
+            if previous is not None:
+                await asyncio.wait([previous])
             if not group.is_leader and group.failure is None:
                 return not_leader(request, group.pipeline_id, self.self_id, group.leader_id)
             if is_watch(request):
@@ -536,10 +578,28 @@ class PipelineGroups:
             if not is_watch(request):
                 answer = asyncio.ensure_future(group.submit(request))
         finally:
-            mine.set_result(None)
-            if self._turns.get(request.pipelineID) is mine:
-                del self._turns[request.pipelineID]
+            self._end_turn(group, previous, mine)
         return await answer
+
+    def _end_turn(
+        self, group: PipelineGroup, previous: asyncio.Future[None] | None, mine: asyncio.Future[None]
+    ) -> None:
+        """A request's turn ends (once): at once when the previous one is over, else when it is, so a
+        request answered or cancelled early never lets the next one go ahead of an earlier one."""
+        if mine not in group.waiting:
+            return
+        group.waiting.discard(mine)
+
+        def done(_previous: object = None) -> None:
+            if not mine.done():
+                mine.set_result(None)
+            if self._turns.get(group.pipeline_id) is mine:
+                del self._turns[group.pipeline_id]
+
+        if previous is None or previous.done():
+            done()
+        else:
+            previous.add_done_callback(done)
 
     async def close(self) -> None:
         """Stops every member, then the RATIS port."""
