@@ -56,8 +56,8 @@ async def ok(dn: Datanode, path: str) -> Any:
 
 
 async def populate(dn: Datanode, scm: FakeScm) -> None:
-    """Containers 1 (OPEN, one block), 2 (CLOSED) and 3 (OPEN), and a pipeline of this datanode alone (it
-    leads it once elected), created by SCM's command."""
+    """A pipeline of this datanode alone (it leads it once elected), created by SCM's command, and
+    containers 1 (OPEN, one block), 2 (CLOSED) and 3 (OPEN) of it."""
     await wait_for_async(lambda: dn.registered, what="registration")
 
     def build() -> None:
@@ -68,13 +68,13 @@ async def populate(dn: Datanode, scm: FakeScm) -> None:
         second.close()
         dn.containers.create(3, dn.uuid, PIPELINE)
 
-    await asyncio.to_thread(build)
     scm.send(
         CreatePipelineCommand(pipeline_id=PIPELINE, factor=1, nodes=(dn.uuid,), suggested_leader=dn.uuid)
     )
     dn.heartbeat_loop.trigger_heartbeat()
     await wait_for_async(lambda: sum(dn.queue.outcomes.values()) == 1, what="createPipeline run")
     await wait_for_async(lambda: dn.groups.leading(PIPELINE), what="the pipeline led")
+    await asyncio.to_thread(build)  # after the member started: at its start a BCSID above its log fails it
     await wait_for_async(lambda: dn.heartbeat_loop.last_heartbeat_ms, what="an answered heartbeat")
 
 
