@@ -11,6 +11,8 @@ import hashlib
 import shutil
 import threading
 import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,23 @@ class FlippingProxy:
             flipped[len(flipped) // 2] ^= 0x01
             body = bytes(flipped)
         return web.Response(body=body, headers={CHECKSUM_HEADER: checksum})
+
+
+@asynccontextmanager
+async def serving_checkpoints(
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]], tls: TlsStore
+) -> AsyncIterator[int]:
+    """`handler` on /dbCheckpoint over mutual TLS with `tls`'s certificate; yields its port."""
+    app = web.Application()
+    app.router.add_get(CHECKPOINT_PATH, handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = ports_of(1)[0]
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=tls.server_context()).start()
+    try:
+        yield port
+    finally:
+        await runner.cleanup()
 
 
 def volumes(daemon: OmDaemon) -> list[str]:
@@ -275,16 +294,8 @@ def test_an_ha_om_hands_its_checkpoint_over_mutual_tls_only_to_its_own_service_a
             return e.code
 
     async def scenario() -> dict[str, int]:
-        app = web.Application()
-        app.router.add_get(CHECKPOINT_PATH, handler)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        port = ports_of(1)[0]
-        await web.TCPSite(runner, "127.0.0.1", port, ssl_context=server.server_context()).start()
-        try:
+        async with serving_checkpoints(handler, server) as port:
             return {name: await asyncio.to_thread(fetch, port, store) for name, store in fetchers.items()}
-        finally:
-            await runner.cleanup()
 
     assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {
         "member": 200,
@@ -327,16 +338,8 @@ def test_a_follower_downloads_the_checkpoint_only_from_the_leader_nodes_certific
     async def scenario() -> dict[str, str]:
         got = {}
         for n, (name, store) in enumerate(servers.items()):
-            app = web.Application()
-            app.router.add_get(CHECKPOINT_PATH, handler)
-            runner = web.AppRunner(app)
-            await runner.setup()
-            port = ports_of(1)[0]
-            await web.TCPSite(runner, "127.0.0.1", port, ssl_context=store.server_context()).start()
-            try:
+            async with serving_checkpoints(handler, store) as port:
                 got[name] = await asyncio.to_thread(fetch, port, n)
-            finally:
-                await runner.cleanup()
         return got
 
     assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {
