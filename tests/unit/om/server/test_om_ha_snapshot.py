@@ -29,7 +29,7 @@ from pyozone.om.server.daemon import POSITIVE_HA_KEYS, ServerStartError, checkpo
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.polling import wait_for_async
 from tests.tls_certs import CertAuthority
-from tests.unit.om.server.test_om_ha import NODES, node_of, planned, run, service
+from tests.unit.om.server.test_om_ha import NODES, create_volumes, node_of, planned, run, service
 from tests.unit.om.server.web.om_web import running_om
 from tests.unit.ratis_server.shell_support import ports_of
 
@@ -159,12 +159,7 @@ def test_a_clean_stop_snapshots_om_db_and_the_log_restarts_after_it(tmp_path: Pa
             "ozone.om.ratis.segment.size": "1KB",
         }
         async with service(tmp_path, **no_auto) as svc:
-            client = svc.client()
-            try:
-                for i in range(12):
-                    await client.create_volume(f"vol{i:03d}")
-            finally:
-                await client.close()
+            await create_volumes(svc, *(f"vol{i:03d}" for i in range(12)))
             leader = await svc.leader()
             assert leader.replication is not None and leader.replication.snapshots == 0
             node = node_of(leader)
@@ -211,12 +206,7 @@ def test_a_stop_waits_for_the_automatic_snapshot_under_way_before_om_db_closes(t
 
             store.snapshot_point = held_flush  # type: ignore[method-assign]
             store.close = recorded_close  # type: ignore[method-assign]
-            client = svc.client()
-            try:
-                for i in range(6):
-                    await client.create_volume(f"vol{i}")
-            finally:
-                await client.close()
+            await create_volumes(svc, *(f"vol{i}" for i in range(6)))
             replication = leader.replication
             await wait_for_async(lambda: replication._snapshotting is not None, 10, "an automatic snapshot")
             stopping = asyncio.ensure_future(svc.stop(node_of(leader)))
