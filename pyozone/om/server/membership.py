@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -266,33 +266,31 @@ def _peers_without_me(client: OmAdminClient, me: OmNodeDetails) -> dict[str, str
     return stale
 
 
-def _members_per_peers(client: OmAdminClient) -> tuple[str, tuple[str, ...]] | None:
-    """An OM whose Raft log has members, and those members; None when no OM that answers has a log (a new
-    service: its OMs start together)."""
+def _logged_views(client: OmAdminClient) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each OM that answers and has a Raft log, with the members in force there, asked one at a time."""
     for node in client.nodes:
         try:
             answer = client.configuration(node, timeout_s=5)
         except RpcError:
             continue
         if answer.logKnown:
-            return node, tuple(n.nodeID for n in answer.nodesInMemory)
-    return None
+            yield node, tuple(n.nodeID for n in answer.nodesInMemory)
+
+
+def _members_per_peers(client: OmAdminClient) -> tuple[str, tuple[str, ...]] | None:
+    """An OM whose Raft log has members, and those members; None when no OM that answers has a log (a new
+    service: its OMs start together)."""
+    return next(_logged_views(client), None)
 
 
 def _peers_not_counting(client: OmAdminClient, node_id: str) -> dict[str, tuple[str, ...]]:
     """The members in force on each OM that answers with a Raft log, when none of them counts `node_id`;
     {} when one does, or none answers (a whole service starting together)."""
     views: dict[str, tuple[str, ...]] = {}
-    for node in client.nodes:
-        try:
-            answer = client.configuration(node, timeout_s=5)
-        except RpcError:
-            continue
-        if answer.logKnown:
-            members = tuple(n.nodeID for n in answer.nodesInMemory)
-            if node_id in members:
-                return {}
-            views[node] = members
+    for node, members in _logged_views(client):
+        if node_id in members:
+            return {}
+        views[node] = members
     return views
 
 

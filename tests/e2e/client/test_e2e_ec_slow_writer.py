@@ -25,7 +25,11 @@ PAUSE_S = 1.8  # the writer's own pause, longer than a datanode keeps an idle st
 def cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveCluster]:
-    overrides = {"hdds.ratis.raft.server.rpc.request.timeout": f"{IDLE_S:g}s"}
+    overrides = {
+        "hdds.ratis.raft.server.rpc.request.timeout": f"{IDLE_S:g}s",
+        # five datanodes for rs-3-2: every one must stay placeable whatever the host disk has free
+        "ozone.scm.container.size": "256MB",
+    }
     with live_cluster(request, tmp_path_factory, "ec-slow", 5, overrides=overrides) as c:
         c.wait_healthy(5)
         with ozone_client(c) as client:

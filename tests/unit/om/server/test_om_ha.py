@@ -103,6 +103,15 @@ def planned(tmp_path: Path, **extra: str) -> Service:
     return Service(tmp_path, FakeScm(), values, {})
 
 
+async def create_volumes(svc: Service, *names: str) -> None:
+    client = svc.client()
+    try:
+        for name in names:
+            await client.create_volume(name)
+    finally:
+        await client.close()
+
+
 @asynccontextmanager
 async def service(tmp_path: Path, **extra: str) -> AsyncIterator[Service]:
     running = planned(tmp_path, **extra)

@@ -11,6 +11,8 @@ import hashlib
 import shutil
 import threading
 import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,7 @@ from pyozone.om.server.daemon import POSITIVE_HA_KEYS, ServerStartError, checkpo
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.polling import wait_for_async
 from tests.tls_certs import CertAuthority
-from tests.unit.om.server.test_om_ha import NODES, node_of, planned, run, service
+from tests.unit.om.server.test_om_ha import NODES, create_volumes, node_of, planned, run, service
 from tests.unit.om.server.web.om_web import running_om
 from tests.unit.ratis_server.shell_support import ports_of
 
@@ -68,6 +70,23 @@ class FlippingProxy:
             flipped[len(flipped) // 2] ^= 0x01
             body = bytes(flipped)
         return web.Response(body=body, headers={CHECKSUM_HEADER: checksum})
+
+
+@asynccontextmanager
+async def serving_checkpoints(
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]], tls: TlsStore
+) -> AsyncIterator[int]:
+    """`handler` on /dbCheckpoint over mutual TLS with `tls`'s certificate; yields its port."""
+    app = web.Application()
+    app.router.add_get(CHECKPOINT_PATH, handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = ports_of(1)[0]
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=tls.server_context()).start()
+    try:
+        yield port
+    finally:
+        await runner.cleanup()
 
 
 def volumes(daemon: OmDaemon) -> list[str]:
@@ -140,12 +159,7 @@ def test_a_clean_stop_snapshots_om_db_and_the_log_restarts_after_it(tmp_path: Pa
             "ozone.om.ratis.segment.size": "1KB",
         }
         async with service(tmp_path, **no_auto) as svc:
-            client = svc.client()
-            try:
-                for i in range(12):
-                    await client.create_volume(f"vol{i:03d}")
-            finally:
-                await client.close()
+            await create_volumes(svc, *(f"vol{i:03d}" for i in range(12)))
             leader = await svc.leader()
             assert leader.replication is not None and leader.replication.snapshots == 0
             node = node_of(leader)
@@ -192,12 +206,7 @@ def test_a_stop_waits_for_the_automatic_snapshot_under_way_before_om_db_closes(t
 
             store.snapshot_point = held_flush  # type: ignore[method-assign]
             store.close = recorded_close  # type: ignore[method-assign]
-            client = svc.client()
-            try:
-                for i in range(6):
-                    await client.create_volume(f"vol{i}")
-            finally:
-                await client.close()
+            await create_volumes(svc, *(f"vol{i}" for i in range(6)))
             replication = leader.replication
             await wait_for_async(lambda: replication._snapshotting is not None, 10, "an automatic snapshot")
             stopping = asyncio.ensure_future(svc.stop(node_of(leader)))
@@ -275,16 +284,8 @@ def test_an_ha_om_hands_its_checkpoint_over_mutual_tls_only_to_its_own_service_a
             return e.code
 
     async def scenario() -> dict[str, int]:
-        app = web.Application()
-        app.router.add_get(CHECKPOINT_PATH, handler)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        port = ports_of(1)[0]
-        await web.TCPSite(runner, "127.0.0.1", port, ssl_context=server.server_context()).start()
-        try:
+        async with serving_checkpoints(handler, server) as port:
             return {name: await asyncio.to_thread(fetch, port, store) for name, store in fetchers.items()}
-        finally:
-            await runner.cleanup()
 
     assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {
         "member": 200,
@@ -327,16 +328,8 @@ def test_a_follower_downloads_the_checkpoint_only_from_the_leader_nodes_certific
     async def scenario() -> dict[str, str]:
         got = {}
         for n, (name, store) in enumerate(servers.items()):
-            app = web.Application()
-            app.router.add_get(CHECKPOINT_PATH, handler)
-            runner = web.AppRunner(app)
-            await runner.setup()
-            port = ports_of(1)[0]
-            await web.TCPSite(runner, "127.0.0.1", port, ssl_context=store.server_context()).start()
-            try:
+            async with serving_checkpoints(handler, store) as port:
                 got[name] = await asyncio.to_thread(fetch, port, n)
-            finally:
-                await runner.cleanup()
         return got
 
     assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {

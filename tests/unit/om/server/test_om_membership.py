@@ -36,7 +36,7 @@ from pyozone.protocol.om_admin import (
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from tests.polling import wait_for_async
-from tests.unit.om.server.test_om_ha import Service, run, service
+from tests.unit.om.server.test_om_ha import Service, create_volumes, run, service
 from tests.unit.om.test_om_server import om_channel
 from tests.unit.ratis_server.shell_support import ports_of
 
@@ -87,15 +87,6 @@ async def refused(daemon: OmDaemon, method: str, request: Any) -> rpc.RpcError:
 def members(daemon: OmDaemon) -> set[str]:
     assert daemon.raft is not None
     return {peer.id for peer in daemon.raft.group.ids}
-
-
-async def create_volumes(svc: Service, *names: str) -> None:
-    client = svc.client()
-    try:
-        for name in names:
-            await client.create_volume(name)
-    finally:
-        await client.close()
 
 
 async def holds(daemon: OmDaemon, volume: str) -> bool:
