@@ -196,6 +196,24 @@ def entry_data(request: Request) -> bytes:
     return getattr(request, kind).data if kind in ("writeChunk", "putSmallFile") else b""
 
 
+def held_chunks(request: Request) -> bytes:
+    """The state machine data of a putBlock over bytes written outside the log (a V2 datastream: each
+    member holds its own copy): the chunks it names, offsets, lengths and checksums, which its leader
+    checked against its own bytes before logging it, as a PutBlockRequestProto of their block. Every
+    member checks its own bytes against them at append (`held_from_data`)."""
+    block = request.putBlock.blockData
+    held = pb.BlockData(blockID=block.blockID, chunks=block.chunks)
+    return pb.PutBlockRequestProto(blockData=held).SerializeToString()
+
+
+def held_from_data(data: bytes | memoryview) -> pb.PutBlockRequestProto:
+    """What `held_chunks` wrote; ProtocolError when it does not parse."""
+    try:
+        return pb.PutBlockRequestProto.FromString(bytes(data))
+    except Exception as e:
+        raise ProtocolError("entry data", f"is not the chunks a leader holds: {e}") from None
+
+
 def entry_request(payload: bytes) -> Request:
     """The request a log entry's payload carries (`entry_payload`); ProtocolError when it does not parse
     (every member reads the same payload alike)."""

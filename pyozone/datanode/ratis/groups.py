@@ -198,10 +198,11 @@ class PipelineGroup:
         if self._changed is not None and not self._changed.done():
             self._changed.set_result(None)
 
-    async def submit(self, request: Request) -> Response:
+    async def submit(self, request: Request, held: bytes = b"") -> Response:
         """Logs `request` (this member leading) and answers with its apply's result and every member's commit
         index: NOT_LEADER naming the leader when this member does not lead, RAFT_RETRY_FAILURE when it
-        failed for the pipeline."""
+        failed for the pipeline. `held`: a putBlock's data, the chunks of its streamed bytes this leader
+        checked (`Dispatcher.held_by_stream`)."""
         failure = self.failure
         if failure is not None:
             return refusal(
@@ -211,7 +212,7 @@ class PipelineGroup:
             self._in_flight = asyncio.Semaphore(self.config.write_element_limit)
         loop = asyncio.get_running_loop()
         submitted = loop.time()
-        data = entry_data(request)
+        data = entry_data(request) or held
         async with self._in_flight:
             try:
                 # Shielded: a client that goes away cancels its answer, never the entry.
@@ -508,6 +509,7 @@ class PipelineGroups:
         if is_watch(request) and not electing:
             return asyncio.ensure_future(group.watch(request))
         checks: list[Callable[[], None]] = []
+        held: Callable[[], bytes] | None = None
         if not is_watch(request):
             try:
                 token_check = self.dispatcher.check_token(request)  # the followers trust this leader's check
@@ -516,6 +518,7 @@ class PipelineGroups:
                 allocation_check = self.dispatcher.check_writable(request)  # the container's own pipeline
                 if allocation_check is not None:
                     checks.append(allocation_check)
+                held = self.dispatcher.held_by_stream(request)  # a putBlock of V2-streamed bytes
             except Refused as e:
                 return _done(answer_with(request, e.result, str(e)))
             except ContainerError as e:
@@ -523,7 +526,7 @@ class PipelineGroups:
             except ProtocolError as e:
                 return _refused(request, LogResult.MALFORMED_REQUEST, str(e))
         turn = self._turns.get(request.pipelineID)
-        if not checks and not electing and (turn is None or turn.done()):
+        if not checks and held is None and not electing and (turn is None or turn.done()):
             return asyncio.ensure_future(group.submit(request))
         if len(group.waiting) >= self.config.write_element_limit:
             return _refused(
@@ -536,7 +539,7 @@ class PipelineGroups:
         self._turns[request.pipelineID] = mine
         deadline = loop.time() + 2 * (self.config.election_timeout_ms + ELECTION_SPREAD_MS) / 1000
         group.waiting.add(mine)
-        task = asyncio.ensure_future(self._submit_in_turn(group, request, checks, turn, mine, deadline))
+        task = asyncio.ensure_future(self._submit_in_turn(group, request, checks, turn, mine, deadline, held))
         task.add_done_callback(lambda _task: self._end_turn(group, turn, mine))  # cancelled unstarted too
         return task
 
@@ -548,6 +551,7 @@ class PipelineGroups:
         previous: asyncio.Future[None] | None,
         mine: asyncio.Future[None],
         deadline: float,
+        held: Callable[[], bytes] | None = None,
     ) -> Response:
         """Waits for the end of an election under way (every waiter at once, each until its own `deadline`:
         one election wait from its arrival), asks SCM off the event loop (a token's secret key, the
@@ -555,7 +559,9 @@ class PipelineGroups:
         waiting for SCM wait for it too, so a block's chunks and its PutBlock stay in order. A refusal
         answers the client and leaves the pipeline healthy. Cancelling a request (its client went away)
         never cancels another's turn: the previous turn is awaited without being cancelled, and a request
-        that ends early passes its turn on once the previous one is done."""
+        that ends early passes its turn on once the previous one is done. `held`: a putBlock's check of
+        this leader's own streamed bytes (`Dispatcher.held_by_stream`), refused before anything is logged
+        when they are not what it names; what it returns is the entry's data."""
         try:
             if group.leader_id is None:  # an election under way (a new pipeline): wait for its end
                 await group.leader_known(deadline)
@@ -575,8 +581,16 @@ class PipelineGroups:
                     return answer_with(request, e.result, str(e))
                 except ContainerError as e:
                     return refusal(request, e.result, str(e.args[0]))
+            data = b""
+            if held is not None:
+                try:
+                    data = await asyncio.get_running_loop().run_in_executor(self.executor, held)
+                except ContainerError as e:
+                    return refusal(request, e.result, str(e.args[0]))
+                except ProtocolError as e:
+                    return refusal(request, LogResult.MALFORMED_REQUEST, str(e))
             if not is_watch(request):
-                answer = asyncio.ensure_future(group.submit(request))
+                answer = asyncio.ensure_future(group.submit(request, data))
         finally:
             self._end_turn(group, previous, mine)
         return await answer

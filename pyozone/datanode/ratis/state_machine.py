@@ -15,7 +15,12 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   remembered for its apply and is no failure: it is kept, with the entry's data, in `refused/<index>-<term>`
   of the pipeline's directory (synced before the entry is acknowledged) until a snapshot covers the entry;
   anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises DataWriteError: the shell fails this member of
-  the group.
+  the group. A putBlock over bytes written outside the log (a V2 datastream: each member wrote its own
+  copy) carries the chunks its leader holds, checked by the leader before it logged it
+  (`Dispatcher.held_by_stream`); its data stage checks this member's own bytes against them, and any
+  difference (missing, short, other checksums) raises DataWriteError: the leader's are the bytes the
+  entry commits, so a member without them has failed for the group (its pipeline closes through SCM, as
+  Ozone's applyTransaction failure), rather than refuse alike, or commit, what the others do not.
 - `apply_async` = the dispatcher's COMMIT stage (`Dispatcher.apply_entry`), given the data stage's answer:
   the state's refusals are decided again in log order, so every member answers an entry alike although
   their data stages ran at different points of their applies. At most `max_pending_apply`
@@ -69,6 +74,7 @@ from pyozone.protocol.data import result_name
 from pyozone.protocol.ratis import (
     LogResult,
     entry_request,
+    held_chunks,
     kept_refusal,
     kept_refusal_bytes,
     refusal,
@@ -213,7 +219,7 @@ class ContainerStateMachine:
         if succeeded(response.result):
             self._dirty.add(key)
             return
-        if refused_alike(response.result):
+        if refused_alike(response.result) and request.cmdType != CommandType.PutBlock:
             try:
                 await loop.run_in_executor(self._executor, self._keep_refusal, entry, response, data)
             except OSError as e:
@@ -222,8 +228,10 @@ class ContainerStateMachine:
                 ) from None
             self._written[(entry.term, entry.index)] = response
             return
+        putting = request.cmdType == CommandType.PutBlock
+        whose = " (this member's bytes are not the leader's)" if putting else ""
         raise DataWriteError(
-            f"pipeline {self.pipeline_id}: entry {entry.index} ({command_name(request.cmdType)}): "
+            f"pipeline {self.pipeline_id}: entry {entry.index} ({command_name(request.cmdType)}){whose}: "
             f"{result_name(response.result)}: {response.message}"
         )
 
@@ -237,6 +245,8 @@ class ContainerStateMachine:
         if kept is not None:
             return kept[1]
         request = self._request(entry)
+        if request.cmdType == CommandType.PutBlock:  # the chunks it names, as its leader attached them
+            return held_chunks(request)
         cid, lid = _block_key(request)
         body = request.writeChunk if request.HasField("writeChunk") else request.putSmallFile
         chunk = body.chunkData if request.HasField("writeChunk") else body.chunkInfo
@@ -526,13 +536,16 @@ class ContainerStateMachine:
         return written
 
     def _note_acknowledged(self, request: Request) -> None:
-        """Notes the chunk of an entry whose data stage wrote its bytes here (`_acknowledged_bytes_gone`)."""
+        """Notes the chunk of an entry whose data stage wrote its bytes here, or the chunks of a putBlock
+        whose data stage found them here (`_acknowledged_bytes_gone`)."""
         try:
             chunks = _named_chunks(request)
         except ProtocolError:
             return
         key = _block_key(request)
-        for chunk in chunks[:1]:  # its data's chunk (a piggybacked block's come after)
+        if request.cmdType != CommandType.PutBlock:
+            chunks = chunks[:1]  # its data's chunk (a piggybacked block's come after)
+        for chunk in chunks:
             self._acknowledged.setdefault(key, {})[chunk.offset] = chunk
 
     def _forget_acknowledged(self, cid: int) -> None:
@@ -544,9 +557,9 @@ class ContainerStateMachine:
         """Whether an entry refused UNABLE_TO_FIND_CHUNK or CHECKSUM_MISMATCH names a chunk whose bytes an
         entry's data stage wrote here (this member acknowledged them) and that are now missing or damaged:
         lost on this member's disk, or taken by a power cut (chunk writes are synced only by a putBlock or
-        a snapshot). Ozone fails the pipeline at such an apply (not SUCCESS); a refusal over chunks no
-        entry wrote here is one every member reaches alike (a putBlock naming a chunk never written, or
-        V2 stream bytes: not through the log)."""
+        a snapshot), or that a putBlock's data stage found here (V2 stream bytes, checked at append).
+        Ozone fails the pipeline at such an apply (not SUCCESS); a refusal over chunks no entry wrote or
+        checked here is one every member reaches alike (a putBlock naming a chunk never written)."""
         try:
             chunks = _named_chunks(request)
         except ProtocolError:
@@ -598,11 +611,14 @@ def _named_block(request: Request) -> int:
 
 
 def _block_key(request: Request) -> _BlockKey:
-    """The block a writeChunk or putSmallFile writes to."""
+    """The block an entry with data is about: the one a writeChunk or putSmallFile writes to, or whose
+    streamed bytes a putBlock commits."""
     if request.HasField("writeChunk"):
         block = request.writeChunk.blockID
     elif request.HasField("putSmallFile"):
         block = request.putSmallFile.block.blockData.blockID
+    elif request.HasField("putBlock"):
+        block = request.putBlock.blockData.blockID
     else:
         raise DataWriteError(f"{command_name(request.cmdType)} carries no data")
     return request.containerID, block.localID

@@ -112,6 +112,9 @@ class KeyValueContainer(ContainerReplica):
         memory: after a restart a putBlock reads its chunks back instead)."""
         self._kept_bytes = 0
         """The estimated memory of `_verified`, at most VERIFIED_MAX_BYTES."""
+        self._outside_log: set[int] = set()
+        """The local ids of the blocks that took bytes outside a pipeline log's data stage (a V2
+        datastream), until they are finalized or forgotten (in memory, as `_verified`)."""
         self._finalized: set[int] | None = None
         """The local ids of the finalized blocks (their records say so), read on the first write after
         a load: Ozone's KeyValueContainerData finalizedBlockSet."""
@@ -202,6 +205,8 @@ class KeyValueContainer(ContainerReplica):
             self.volume.add_used(growth)
             self._sync_committed()
             self._remember(block_id.local_id, chunk)
+            if not keep_written:
+                self._outside_log.add(block_id.local_id)
             return self.used_bytes >= self.data.max_size
 
     def _check_overwrite(
@@ -296,6 +301,30 @@ class KeyValueContainer(ContainerReplica):
             raise ContainerError(Result.MALFORMED_REQUEST, f"chunk {chunk.name}: {e}") from None
         return data
 
+    def written_outside_log(self, local_id: int) -> bool:
+        """Whether the block took bytes outside a pipeline log's data stage (a V2 datastream) since this
+        replica was loaded, and is not finalized: a putBlock of it commits bytes no log entry carried."""
+        return local_id in self._outside_log
+
+    def check_written(self, block: BlockData) -> None:
+        """The byte checks of `put_block` without its commit: raises UNABLE_TO_FIND_CHUNK when the block
+        file is shorter than the chunks `block` names, CHECKSUM_MISMATCH unless each chunk is committed
+        as it is, kept verified with those checksums, or read back and verified against them."""
+        self._check_block_id(block.block_id)
+        lid = block.block_id.local_id
+        with self._lock:
+            path = chunk_io.block_file(self.chunks_dir, lid)
+            size = chunk_io.file_size(path)
+            if size < block.file_length:
+                raise ContainerError(
+                    Result.UNABLE_TO_FIND_CHUNK,
+                    f"{block.block_id}: its block file holds {size} of its {block.file_length} bytes",
+                )
+            stored = self.db.block(lid)
+            committed = () if stored is None else BlockData.from_json(stored).chunks
+            for chunk in self._check_chunks(block, committed, path):
+                self._remember(lid, chunk)  # its putBlock, applied next, need not read it again
+
     def put_block(self, block: BlockData, bcsid: int) -> None:
         """Commits a block's metadata at `bcsid`; a replayed putBlock (bcsid <= current) is a no-op.
 
@@ -378,13 +407,14 @@ class KeyValueContainer(ContainerReplica):
                 f"{block_id} was finalized at its key's commit: it takes no more writes",
             )
 
-    def _check_chunks(self, block: BlockData, committed: Iterable[ChunkInfo], path: Path) -> None:
+    def _check_chunks(self, block: BlockData, committed: Iterable[ChunkInfo], path: Path) -> list[ChunkInfo]:
         """Raises CHECKSUM_MISMATCH unless every chunk `block` names describes the bytes written: one
         committed before, or one a writeChunk was verified with, as it is; any other read back and
-        verified (checksums not kept, past VERIFIED_MAX_BYTES, or a restart since the write).
-        Under the lock."""
+        verified (checksums not kept, past VERIFIED_MAX_BYTES, or a restart since the write): those are
+        returned. Under the lock."""
         known = {_extent(c) for c in committed}
         kept = self._verified.get(block.block_id.local_id, _Kept())
+        read_back = []
         for chunk in block.chunks:
             if _extent(chunk) in known:
                 continue
@@ -405,11 +435,15 @@ class KeyValueContainer(ContainerReplica):
                 ) from None
             except ValueError as e:
                 raise ContainerError(Result.MALFORMED_REQUEST, f"chunk {chunk.name}: {e}") from None
+            read_back.append(chunk)
+        return read_back
 
     def _forget(self, local_id: int, below: int | None = None) -> None:
-        """Drops the kept checksums of a block's bytes below `below` (all of them if None): committed,
-        replaced or gone. Under the lock."""
+        """Drops the kept checksums of a block's bytes below `below` (all of them, and its mark of bytes
+        written outside a log, if None): committed, replaced or gone. Under the lock."""
         kept = self._verified.get(local_id)
+        if below is None:
+            self._outside_log.discard(local_id)
         if kept is None:
             return
         if below is None:
@@ -430,6 +464,7 @@ class KeyValueContainer(ContainerReplica):
 
     def _forget_all(self) -> None:
         self._verified.clear()
+        self._outside_log.clear()
         self._kept_bytes = 0
 
     def get_block(self, block_id: BlockID, bcsid: int | None = None) -> BlockData:

@@ -43,6 +43,12 @@ Semantics that differ from a plain storage call, and why:
   before the entries ahead of it are applied, so these must not depend on it, and it changes no byte
   already written to the block file, committed or not (a putBlock still to apply may commit them);
   `dispatch` runs both at once for everyone else.
+- A putBlock of a block that took bytes outside the log (a V2 datastream: each member wrote its own copy,
+  no entry carried them) also has a data stage (`held_by_stream`): its leader checks its own bytes
+  against the chunks it names before it logs it (refused CHECKSUM_MISMATCH or UNABLE_TO_FIND_CHUNK, no
+  entry made) and attaches those chunks, lengths and checksums, as the entry's data; every member's
+  `write_data` then checks its own bytes against them at append. A member whose bytes are not the
+  leader's is no refusal alike: its state machine fails that write (the member fails for the group).
 - PutSmallFile (Ozone's, the client's path for a block of one chunk) writes the chunk and commits the block
   with it as the whole chunk list, in one request (one pipeline log entry). Its chunk must start at 0
   (MALFORMED_REQUEST) and it never replaces a block committed with other chunks (PUT_SMALL_FILE_ERROR):
@@ -107,6 +113,7 @@ from pyozone.protocol import container as wire
 from pyozone.protocol.common import container_id, int32, integer
 from pyozone.protocol.container import CommandType, command_name, result_code
 from pyozone.protocol.data import result_name
+from pyozone.protocol.ratis import held_chunks, held_from_data
 
 if TYPE_CHECKING:
     from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -300,6 +307,10 @@ class Dispatcher:
                 container, block.block_id, chunk, small.data if data is None else data, keep_written=True
             )
             return wire.write_chunk_answer(None)
+        if kind == CommandType.PutBlock and data is not None:  # the chunks its leader holds (V2)
+            held = wire.put_block_from_proto(held_from_data(data), request.containerID, "the leader's chunks")
+            self._container(request).check_written(held)
+            return wire.put_block_answer(held)
         raise Refused(Refusal.UNSUPPORTED_REQUEST, f"{command_name(kind)} has no data stage")
 
     def _commit_stage(self, request: Request, index: int, written: Response | None) -> Response:
@@ -424,6 +435,26 @@ class Dispatcher:
             if container.state is not ReplicaState.OPEN:
                 self._refuse_not_open(container)
         return None
+
+    def held_by_stream(self, request: Request) -> Callable[[], bytes] | None:
+        """For a putBlock of a block here that took bytes outside the log (a V2 datastream), what its leader
+        checks before it logs it: its own bytes against the chunks the putBlock names (ContainerError
+        UNABLE_TO_FIND_CHUNK or CHECKSUM_MISMATCH when they differ; ProtocolError for a malformed one);
+        it returns what the entry then carries as its data (`held_chunks`), which every member checks its
+        own bytes against at append. None for any other request (its bytes, if any, went through the
+        log). The check blocks (a read back of chunks not kept verified): run it off the event loop."""
+        if request.cmdType != CommandType.PutBlock:
+            return None
+        container = self.containers.get(request.containerID)
+        if container is None or not container.written_outside_log(request.putBlock.blockData.blockID.localID):
+            return None
+
+        def check() -> bytes:
+            block = wire.put_block_from_proto(request.putBlock, request.containerID, "putBlock")
+            container.check_written(block)
+            return held_chunks(request)
+
+        return check
 
     def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
         """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN

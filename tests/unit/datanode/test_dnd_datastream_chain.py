@@ -15,6 +15,7 @@ import pytest
 
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.datastream.sockets import recv_exact
+from pyozone.datanode.storage import chunk_io
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import datastream as ds
@@ -180,28 +181,108 @@ async def test_a_packet_whose_bytes_do_not_match_its_checksums_is_written_by_no_
             assert got.getBlock.blockData.size == len(DATA)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30 S6: on the Raft core no leader judges its followers' applies (design section 1, "
-    "'Apply'): the leader's CHECKSUM_MISMATCH and its followers' SUCCESS of a putBlock over bytes streamed "
-    "differently to each (V2, plaintext only) leave the block committed on the followers alone, and the "
-    "client, refused, rewrites it elsewhere; the pipeline stays open",
-)
+def _stream_alone(dns: list[Datanode], datas: list[bytes]) -> None:
+    """Streams block CID/1 to each member alone (no chain: a plaintext cluster allows it), each its own
+    bytes with their own checksums, so that each member verifies and holds what it was sent."""
+    for dn, data in zip(dns, datas, strict=True):
+        acks = _stream(dn, (), data)
+        assert [a.ok for a, _ in acks] == [True, True], (dn.uuid, acks)
+
+
+def _last_index(dn: Datanode) -> int:
+    group = dn.groups.get(PID)
+    assert group is not None
+    return group.member.status().last_index
+
+
+async def _has_block(dn: Datanode) -> bool:
+    (got,) = await _send(dn, [_get_block(1)])
+    return got.result == pb.SUCCESS
+
+
 @async_test
 async def test_a_follower_committing_what_the_leader_refused_has_failed(tmp_path: Path) -> None:
-    """Issue 28 (dn3 defect 3): members that hold different bytes (each streamed alone, which only a
-    plaintext cluster allows) take a putBlock differently. The leader refused it (CHECKSUM_MISMATCH, a
-    refusal all members may share) and counted the followers' SUCCESS as agreement: the block was
-    committed on two replicas and not on the third, silently. A follower that applied what the leader
-    refused so has failed: the write reaches no majority and SCM is asked to close the pipeline."""
+    """Issue 28 (dn3 defect 3), issue 30 (S6): members that hold different bytes (each streamed alone,
+    which only a plaintext cluster allows) took a putBlock differently, and on the Raft core no leader
+    judges its followers' applies: a follower committed what its leader did not hold. The putBlock's entry
+    carries the chunks the leader holds (their lengths and checksums, checked on the leader before it
+    logged it); a follower whose own bytes differ fails that entry's data stage at append: it never
+    applies the putBlock, stops for the group, and SCM is asked to close the pipeline; the leader and the
+    follower that holds its bytes commit it."""
     evil = b"ev" * (len(DATA) // 2)
     async with three_datanodes(tmp_path) as cluster:
         leader, f1, f2 = cluster.dns
-        for dn, data in ((f1, DATA), (f2, DATA), (leader, evil)):
-            acks = await asyncio.to_thread(_stream, dn, (), data)
-            assert [a.ok for a, _ in acks] == [True, True], (dn.uuid, acks)
+        await asyncio.to_thread(_stream_alone, [leader, f1, f2], [DATA, evil, DATA])
+        (put,) = await _send(leader, [_put_block(DATA)])
+        _ok([put])
+        beat = await wait_for_beat(cluster.scms[1], lambda hb: hb.pipeline_actions)
+        reason = beat.pipeline_actions[0].reason
+        assert "this member's bytes are not the leader's" in reason and "CHECKSUM_MISMATCH" in reason, reason
+        await _applied_everywhere([leader, f2], put.logIndex)
+        assert await _has_block(leader) and await _has_block(f2)
+        assert not await _has_block(f1)  # never applied
+        group = f1.groups.get(PID)
+        assert group is not None and group.failure is not None
+        assert f1.containers.require(CID).bcsid < put.logIndex
+
+
+@async_test
+async def test_equal_streamed_bytes_commit_on_every_member_and_keep_the_pipeline(tmp_path: Path) -> None:
+    """The putBlock over bytes each member streamed alone, the same bytes: every member's data stage finds
+    the leader's chunks, every member commits, no member fails."""
+    async with three_datanodes(tmp_path) as cluster:
+        dns = cluster.dns
+        await asyncio.to_thread(_stream_alone, dns, [DATA, DATA, DATA])
+        (put,) = await _send(dns[0], [_put_block(DATA)])
+        _ok([put])
+        _ok(await _send(dns[0], [_watch(put.logIndex)]))  # ALL_COMMITTED: every member acknowledged it
+        await _applied_everywhere(dns, put.logIndex)
+        for dn in dns:
+            assert await _has_block(dn)
+            group = dn.groups.get(PID)
+            assert group is not None and group.failure is None
+        assert not any(hb.pipeline_actions for scm in cluster.scms for hb in scm.beats())
+
+
+@async_test
+async def test_a_leader_whose_streamed_bytes_differ_refuses_the_put_block_before_logging_it(
+    tmp_path: Path,
+) -> None:
+    """The leader checks its own streamed bytes against the putBlock before it logs it: bytes other than
+    the ones named are refused CHECKSUM_MISMATCH with no log entry made, so no follower commits what the
+    leader does not hold, and the pipeline stays healthy."""
+    evil = b"ev" * (len(DATA) // 2)
+    async with three_datanodes(tmp_path) as cluster:
+        leader, f1, f2 = cluster.dns
+        await asyncio.to_thread(_stream_alone, [leader, f1, f2], [evil, DATA, DATA])
+        before = _last_index(leader)
         (refused,) = await _send(leader, [_put_block(DATA)])
-        assert pb.Result.Name(refused.result) == "RAFT_RETRY_FAILURE", refused.message  # no majority
-        assert "SUCCESS where the leader had CHECKSUM_MISMATCH" in refused.message
-        beat = await wait_for_beat(cluster.scms[0], lambda hb: hb.pipeline_actions)
-        assert "SUCCESS where the leader had CHECKSUM_MISMATCH" in beat.pipeline_actions[0].reason
+        assert pb.Result.Name(refused.result) == "CHECKSUM_MISMATCH", refused.message
+        assert "names checksums that are not those of the bytes written" in refused.message
+        assert _last_index(leader) == before  # nothing logged
+        for dn in (leader, f1, f2):
+            assert not await _has_block(dn)
+            group = dn.groups.get(PID)
+            assert group is not None and group.failure is None
+
+
+@async_test
+async def test_a_follower_that_lost_its_streamed_bytes_fails_at_the_put_block(tmp_path: Path) -> None:
+    """R14 D1 (V2): a member lost the block file the stream wrote (a disk, a power cut) before the
+    putBlock: its data stage finds the leader's chunks missing, so it fails for the group (SCM closes the
+    pipeline) rather than refuse alike UNABLE_TO_FIND_CHUNK while the others commit."""
+    async with three_datanodes(tmp_path) as cluster:
+        leader, f1, f2 = cluster.dns
+        acks = await asyncio.to_thread(_stream, leader, (_hop(f1), _hop(f2)))
+        assert [a.ok for a, _ in acks] == [True, True], acks
+        lost = chunk_io.block_file(f2.containers.require(CID).chunks_dir, 1)
+        lost.unlink()
+        (put,) = await _send(leader, [_put_block(DATA)])
+        _ok([put])
+        beat = await wait_for_beat(cluster.scms[2], lambda hb: hb.pipeline_actions)
+        reason = beat.pipeline_actions[0].reason
+        assert "UNABLE_TO_FIND_CHUNK" in reason and "not the leader's" in reason, reason
+        await _applied_everywhere([leader, f1], put.logIndex)
+        assert not await _has_block(f2)
+        group = f2.groups.get(PID)
+        assert group is not None and group.failure is not None

@@ -18,7 +18,16 @@ from typing import Any
 import pytest
 
 from pyozone.datanode.ratis.state_machine import SNAPSHOT_FILE, ContainerStateMachine, read_snapshot
-from pyozone.datanode.storage import ContainerError, ContainerScanner, KeyValueContainer, Result, chunk_io
+from pyozone.datanode.storage import (
+    ChecksumType,
+    ChunkInfo,
+    ContainerError,
+    ContainerScanner,
+    KeyValueContainer,
+    Result,
+    chunk_io,
+    compute,
+)
 from pyozone.datanode.storage.archive import ExportStream
 from pyozone.datanode.storage.archive_import import import_container
 from pyozone.datanode.xceiver import Dispatcher
@@ -26,10 +35,11 @@ from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.data import finalize_block_request
-from pyozone.protocol.ratis import entry_data, entry_payload, refused_alike, succeeded
+from pyozone.protocol.ratis import entry_data, entry_payload, held_chunks, refused_alike, succeeded
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis_server.member_api import DataWriteError
 from tests.unit.datanode.dns_helpers import (
+    BPC,
     PIPELINE,
     Node,
     block_id,
@@ -481,6 +491,49 @@ def test_read_data_returns_the_chunk_bytes_committed_or_not(members: list[Member
         return [uncommitted, await member.sm.read_data(log[2]), await member.sm.read_data(log[4])]
 
     assert run(scenario()) == [payload(1, 3000)[1024:2048], payload(1, 3000)[2048:], payload(2, 77)]
+
+
+def _streamed(member: Member, data: bytes) -> None:
+    """Block CID/1 written as a V2 datastream writes it on one member: outside the log, checked."""
+    container = member.dispatcher.writable(CID, PIPELINE)
+    sums = compute(data, ChecksumType.CRC32, BPC)
+    member.dispatcher.write(container, BlockID(CID, 1), ChunkInfo("1_chunk_1", 0, len(data), sums), data)
+
+
+def test_a_put_block_over_streamed_bytes_checks_each_members_own_bytes_at_append(
+    members: list[Member],
+) -> None:
+    """Issue 30 (V2 on the Raft core): the leader checks its own streamed bytes before it logs a putBlock
+    and attaches the chunks it holds as the entry's data; a member whose bytes differ fails that data
+    stage (no refusal alike: it never applies the putBlock, and asks SCM to close the pipeline), the
+    others commit. A follower needing the entry again gets the same data (`read_data`); a putBlock of
+    bytes the log carried attaches nothing."""
+    good, evil = payload(1, 3000), payload(9, 3000)
+    leader = members[0]
+    for member, data in zip(members, (good, evil, good), strict=True):
+        _streamed(member, data)
+    lying = put(CID, 1, [chunk("1_chunk_1", 0, evil)])
+    check = leader.dispatcher.held_by_stream(lying)
+    assert check is not None
+    with pytest.raises(ContainerError) as refused:
+        check()
+    assert refused.value.result is Result.CHECKSUM_MISMATCH  # the leader's own bytes: nothing logged
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, good)])
+    check = leader.dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    assert held == held_chunks(honest)
+    log = [LogEntry(1, 1, entry_payload(honest), data_size=len(held))]
+    answers = [run(feed(m, log, [held]))[0] for m in members]
+    assert [pb.Result.Name(a.result) if a else "-" for a in answers] == ["SUCCESS", "-", "SUCCESS"]
+    assert members[1].write_failed is not None and "not the leader's" in members[1].write_failed
+    assert [reason for _, reason in members[1].failures] == [members[1].write_failed]
+    assert not leader.failures and not members[2].failures
+    assert [replica(m)[1] for m in members] == [1, 0, 1]
+    assert run(leader.sm.read_data(log[0])) == held
+    writes, _ = block_writes(CID, 2, payload(2, 2048), 1024)
+    run(feed(leader, entries(writes, first=2), datas(writes)))
+    assert leader.dispatcher.held_by_stream(writes[-1]) is None  # its bytes went through the log
 
 
 # ------------------------------------------------------------------ snapshots, the apply bound, restarts
