@@ -309,7 +309,9 @@ class Dispatcher:
             return wire.write_chunk_answer(None)
         if kind == CommandType.PutBlock and data is not None:  # the chunks its leader holds (V2)
             held = wire.put_block_from_proto(held_from_data(data), request.containerID, "the leader's chunks")
-            self._container(request).check_written(held)
+            container = self._container(request)
+            if container.state in (ReplicaState.OPEN, ReplicaState.CLOSING):  # else refused alike at apply
+                container.check_written(held)
             return wire.put_block_answer(held)
         raise Refused(Refusal.UNSUPPORTED_REQUEST, f"{command_name(kind)} has no data stage")
 

@@ -46,6 +46,7 @@ from tests.unit.datanode.dns_helpers import (
     block_writes,
     chunk,
     close,
+    flip_byte,
     get,
     get_small_file,
     open_node,
@@ -534,6 +535,28 @@ def test_a_put_block_over_streamed_bytes_checks_each_members_own_bytes_at_append
     writes, _ = block_writes(CID, 2, payload(2, 2048), 1024)
     run(feed(leader, entries(writes, first=2), datas(writes)))
     assert leader.dispatcher.held_by_stream(writes[-1]) is None  # its bytes went through the log
+
+
+def test_a_put_block_over_streamed_bytes_on_an_unhealthy_replica_is_refused_alike(
+    members: list[Member],
+) -> None:
+    """A member whose replica went UNHEALTHY (its bytes damaged, found by the scanner) refuses the putBlock
+    alike at apply, CONTAINER_UNHEALTHY, as any entry (SCM replaces that replica): its data stage checks
+    no bytes of a replica that takes no writes, and the pipeline stays healthy."""
+    data = payload(1, 3000)
+    for member in members:
+        _streamed(member, data)
+    damaged = members[1].container()
+    flip_byte(chunk_io.block_file(damaged.chunks_dir, 1), 10)
+    damaged.mark_unhealthy("the scanner found block 1 damaged")
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, data)])
+    check = members[0].dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    log = [LogEntry(1, 1, entry_payload(honest), data_size=len(held))]
+    answers = [run(feed(m, log, [held]))[0] for m in members]
+    assert [pb.Result.Name(a.result) for a in answers] == ["SUCCESS", "CONTAINER_UNHEALTHY", "SUCCESS"]
+    assert not any(m.failures for m in members)
 
 
 # ------------------------------------------------------------------ snapshots, the apply bound, restarts
