@@ -47,8 +47,9 @@ Semantics that differ from a plain storage call, and why:
   no entry carried them) also has a data stage (`held_by_stream`): its leader checks its own bytes
   against the chunks it names before it logs it (refused CHECKSUM_MISMATCH or UNABLE_TO_FIND_CHUNK, no
   entry made) and attaches those chunks, lengths and checksums, as the entry's data; every member's
-  `write_data` then checks its own bytes against them at append. A member whose bytes are not the
-  leader's is no refusal alike: its state machine fails that write (the member fails for the group).
+  `write_data` then checks its own bytes against them at append (on an OPEN or CLOSING replica: another
+  refuses the putBlock alike at apply, by its state). A member whose bytes are not the leader's is no
+  refusal alike: its state machine fails that write (the member fails for the group).
 - PutSmallFile (Ozone's, the client's path for a block of one chunk) writes the chunk and commits the block
   with it as the whole chunk list, in one request (one pipeline log entry). Its chunk must start at 0
   (MALFORMED_REQUEST) and it never replaces a block committed with other chunks (PUT_SMALL_FILE_ERROR):

@@ -559,6 +559,35 @@ def test_a_put_block_over_streamed_bytes_on_an_unhealthy_replica_is_refused_alik
     assert not any(m.failures for m in members)
 
 
+def test_streamed_bytes_lost_after_the_put_blocks_data_stage_fail_the_pipeline_at_apply(
+    members: list[Member],
+) -> None:
+    """R14 D1 (V2): a member whose data stage found the leader's chunks acknowledged the putBlock for them;
+    losing them before its apply (a disk, a power cut and a replay) is no refusal alike: that apply's
+    UNABLE_TO_FIND_CHUNK fails the pipeline there, while the others commit."""
+    data = payload(1, 3000)
+    for member in members:
+        _streamed(member, data)
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, data)])
+    check = members[0].dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    (entry,) = entries([honest])
+    entry = LogEntry(entry.term, entry.index, entry.payload, data_size=len(held))
+
+    async def scenario() -> list[pb.ContainerCommandResponseProto]:
+        for member in members:
+            await member.sm.write_data(entry, memoryview(held))
+        chunk_io.block_file(members[2].container().chunks_dir, 1).unlink()
+        return [await member.sm.apply_async(entry) for member in members]
+
+    answers = run(scenario())
+    assert [pb.Result.Name(a.result) for a in answers] == ["SUCCESS", "SUCCESS", "UNABLE_TO_FIND_CHUNK"]
+    assert not members[0].failures and not members[1].failures
+    [(_, reason)] = members[2].failures
+    assert "bytes this member acknowledged are gone" in reason, reason
+
+
 # ------------------------------------------------------------------ snapshots, the apply bound, restarts
 
 
