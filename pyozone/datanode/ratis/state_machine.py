@@ -30,12 +30,14 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   unhealthy: `on_failure(pipeline, reason)` (Ozone's handleApplyTransactionFailure: a pipeline action
   CLOSE) once, and no later entry is applied (each answered RAFT_RETRY_FAILURE). So does an entry
   refused UNABLE_TO_FIND_CHUNK or CHECKSUM_MISMATCH over a chunk whose bytes an entry's data stage wrote
-  here (lost on this disk, or by a power cut before a replay, `check_restart`), not over chunks no entry
-  wrote here nor an entry refused alike (its kept refusal is answered again). An apply
+  or (a putBlock's, V2) found here (lost on this disk, or by a power cut before a replay,
+  `check_restart`), not over chunks no entry wrote or checked here nor an entry refused alike (its kept
+  refusal is answered again). An apply
   cancelled (the member stops) is not applied: the applied point, and so a snapshot, stays before it, and
   the later entries of its container are not applied either.
 - `read_data`: a chunk's bytes read back from its block file (committed or not), or kept with its
-  refusal, for a follower the leader no longer caches the entry's data for (Ratis's
+  refusal, or a putBlock's chunks (`protocol.ratis.held_chunks`, made from the entry's payload again),
+  for a follower the leader no longer caches the entry's data for (Ratis's
   StateMachine.DataApi.read); when it fails, the shell fails the member for the group.
 - Snapshots (`take_snapshot`, every `snapshot_threshold` applied entries, dfs.ratis.snapshot.threshold):
   the block files written since the last one are synced, then `sm-snapshot` records the last entry of the
