@@ -65,6 +65,9 @@ DISCARD_DELAY_S = 5.0
 log reaches every member in milliseconds; one later than this fails the pipeline, never data."""
 
 
+_CHECKSUM_MISMATCH = ds.result_number("CHECKSUM_MISMATCH")
+
+
 class _ChainBroken(Exception):
     """The stream failed; `ack` is what goes back up the chain (None: the relay already sent it)."""
 
@@ -296,6 +299,8 @@ class ChainWriter:
                 ack, length = ds.decode_ack_frame(recv_exact(downstream, ds.ACK.size, at_frame_start=True))
                 message = recv_exact(downstream, length).decode("utf-8", "replace") if length else ""
                 if not ack.ok:
+                    if ack.result == _CHECKSUM_MISMATCH and self._own_verdict(ack.acked):
+                        return  # the packet's fault, refused here too: this member's refusal went up
                     self._fail(ds.encode_ack(ack.result, ack.acked, ack.member + 1, message))
                     return
                 acked = ack.acked
@@ -315,6 +320,15 @@ class ChainWriter:
             self._fail(
                 ds.encode_ack(ds.IO_EXCEPTION, self._written, 1, f"{hop.uuid} at {hop.address}: {why}")
             )
+
+    def _own_verdict(self, offset: int) -> bool:
+        """The next member refused the packet at `offset` for its checksums. This member forwarded that
+        packet before verifying it and verifies it now: waits for that verdict, True when it refused the
+        packet too (its own refusal, naming the sender's bytes and no member, went up), so a bad packet
+        never gets a healthy member excluded."""
+        with self._progress:
+            self._progress.wait_for(lambda: self._failed or self._written > offset, self.timeout_s)
+            return self._failed
 
     def _send(self, frame: bytes) -> None:
         with self._send_lock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -179,6 +180,28 @@ async def test_a_packet_whose_bytes_do_not_match_its_checksums_is_written_by_no_
             (got,) = await _send(dn, [_get_block(1)])
             _ok([got])
             assert got.getBlock.blockData.size == len(DATA)
+
+
+@async_test
+async def test_a_bad_packet_the_next_member_refused_first_is_still_the_senders_fault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member forwards a packet before it verifies it, so the next member may refuse a bad packet first:
+    that refusal (the next member's, CHECKSUM_MISMATCH) went up as the answer, and the client excluded a
+    healthy datanode. A member whose next one refused a packet for its checksums waits for its own
+    verdict on it, and its own refusal (member 0: the sender's bytes) is the answer."""
+    evil = b"ev" * (len(DATA) // 2)
+    async with three_datanodes(tmp_path) as cluster:
+        leader, f1, f2 = cluster.dns
+        write = f1.dispatcher.write
+
+        def slow_write(*args: object, **kwargs: object) -> None:
+            time.sleep(0.3)  # the next member's refusal arrives before this member's own verdict
+            write(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(f1.dispatcher, "write", slow_write)
+        [(ack, message)] = await asyncio.to_thread(_stream, f1, (_hop(f2), _hop(leader)), evil, DATA)
+        assert ack.result == pb.CHECKSUM_MISMATCH and ack.member == 0, (ack, message)
 
 
 def _stream_alone(dns: list[Datanode], datas: list[bytes]) -> None:
