@@ -432,7 +432,9 @@ async def test_a_write_through_another_pipelines_log_is_refused(tmp_path: Path) 
     async with three_datanodes(tmp_path) as cluster:
         dns = cluster.dns
         await _second_pipeline(cluster)
-        _ok(await _send(dns[0], _requests(1, b"m" * 1000, 1000)))
+        mine = await _send(dns[0], _requests(1, b"m" * 1000, 1000))
+        _ok(mine)
+        await _applied_everywhere(dns, mine[-1].logIndex)  # the leader answered before the last one applied
         before = [dn.containers.require(CID).bcsid for dn in dns]
         last_index = _logged(dns[0], PID2)[-1].index
         answers = await _send(dns[0], _via(_requests(9, b"z" * 4000, 100), PID2))
