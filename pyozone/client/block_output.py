@@ -87,6 +87,13 @@ class _Sent:
     moves: int
 
 
+def _succeeded(answer: asyncio.Future[Response]) -> bool:
+    """Whether `answer` came, SUCCESS."""
+    if not answer.done() or answer.cancelled() or answer.exception() is not None:
+        return False
+    return wire.refusal(answer.result()) is None
+
+
 Answer = _Sent | asyncio.Future["Response"]
 """What a flush waits for: a request sent (`_Sent`), or a V2 packet's ack (datastream.py)."""
 
@@ -355,7 +362,8 @@ class BlockOutputStream:
             for old in streams:
                 await old.close()
         for sent in self._in_flight:
-            sent.stream, sent.answer, sent.moves = stream, stream.submit(sent.request), self._moves
+            if not _succeeded(sent.answer):  # one answered SUCCESS (applied) is only to be read
+                sent.stream, sent.answer, sent.moves = stream, stream.submit(sent.request), self._moves
         self.failover_s += perf_counter() - started
         return True
 
