@@ -350,22 +350,24 @@ class BlockOutputStream:
             return await self._move(target, started)
 
     async def _move(self, target: DatanodeRef, started: float) -> bool:
-        """Sends every request not answered yet to `target`, in order (its watches follow on their own)."""
-        streams, self._streams = list(self._streams.values()), {}
+        """Sends every request not answered yet to `target`, in order (its watches follow on their own),
+        before anything else can: a chunk the writer sends meanwhile must follow them, or the leader would
+        write it first and the resent chunks before it would find the gap's zeros changed."""
+        old, self._streams = list(self._streams.values()), {}
         self._leader = target
         self._moves += 1
         try:
-            stream = self._stream("data")
+            stream: XceiverStream | None = self._stream("data")
         except BlockFailure:
-            return False
-        finally:
-            for old in streams:
-                await old.close()
-        for sent in self._in_flight:
-            if not _succeeded(sent.answer):  # one answered SUCCESS (applied) is only to be read
-                sent.stream, sent.answer, sent.moves = stream, stream.submit(sent.request), self._moves
-        self.failover_s += perf_counter() - started
-        return True
+            stream = None
+        if stream is not None:
+            for sent in self._in_flight:
+                if not _succeeded(sent.answer):  # one answered SUCCESS (applied) is only to be read
+                    sent.stream, sent.answer, sent.moves = stream, stream.submit(sent.request), self._moves
+            self.failover_s += perf_counter() - started
+        for done in old:
+            await done.close()
+        return stream is not None
 
     def _track(self, answer: Answer) -> asyncio.Task[None]:
         """Checks a putBlock's answer (and the chunks before it) and watches its index, in a task."""

@@ -87,6 +87,7 @@ class FakeDatanode:
         self.blocks: dict[tuple[int, int], pb.BlockData] = {}
         self.applied: dict[str, int] = defaultdict(int)  # pipeline id -> last applied log index
         self.received: dict[tuple[int, int], int] = defaultdict(int)  # writeChunk bytes as leader
+        self.offsets: dict[tuple[int, int], list[int]] = defaultdict(list)  # writeChunk offsets as leader
         self.requests: list[int] = []  # cmdTypes received
         self.streams = 0  # send() streams clients opened
         self.faults: dict[int, list[Fault]] = defaultdict(list)
@@ -195,6 +196,7 @@ class FakeDatanode:
             body = request.writeChunk
             key = (body.blockID.containerID, body.blockID.localID)
             self.received[key] += len(body.data)
+            self.offsets[key].append(body.chunkData.offset)
             for member in live:
                 member.chunks[(*key, body.chunkData.chunkName)] = body.data
             return pb.ContainerCommandResponseProto(

@@ -6,7 +6,9 @@ closes the block and rewrites the rest elsewhere, as before."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +18,7 @@ from pyozone.client.block_output import BlockOutputStream
 from pyozone.client.config import ClientConfig
 from pyozone.client.retry import LEADER_FAILOVER, LeaderFailover
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.framework.datanode import XceiverStream
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.ratis import named_leader, not_leader
 from tests.polling import wait_for
@@ -25,8 +28,10 @@ from tests.unit.client.test_client_retry import blocks, check_retry, received
 POLICY = LeaderFailover.KEY
 
 
-def _client(make_client: Callable[..., OzoneClient], policy: str) -> OzoneClient:
-    client = make_client({POLICY: policy})
+def _client(
+    make_client: Callable[..., OzoneClient], policy: str, extra: dict[str, str] | None = None
+) -> OzoneClient:
+    client = make_client({POLICY: policy, **(extra or {})})
     client.create_volume("vol")
     client.create_bucket("vol", "bucket")
     return client
@@ -72,6 +77,40 @@ def test_a_block_follows_the_leader_a_not_leader_names_and_stays_in_its_pipeline
     assert pipeline.members[1].received[(cid, lid)] >= FLUSH  # the second flush, resent
     assert pipeline.members[2].received[(cid, lid)] >= len(data) - 2 * FLUSH
     assert block.failover_s > 0
+
+
+def test_the_resent_requests_reach_the_new_leader_before_any_later_one(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer goes on while the block moves (here: while the old streams close): the new leader gets the
+    block's chunks in order, the resent ones first. A chunk written before them would leave zeros in the
+    block file that the resent ones then change (OVERWRITE_FLAG_REQUIRED, seen end to end)."""
+    release = threading.Event()
+    real_close = XceiverStream.close
+
+    async def held_close(stream: XceiverStream) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, release.wait, 10)
+        await real_close(stream)
+
+    monkeypatch.setattr(XceiverStream, "close", held_close)
+    client = _client(make_client, "0s, 2")
+    data = os.urandom(3 * FLUSH + 100)  # one block
+    with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
+        pipeline = cluster.pipelines[writer.stream._preallocated[0].pipeline.id]
+        writer.write(data[:FLUSH])
+        block = writer.stream._current
+        assert isinstance(block, BlockOutputStream)
+        wait_for(lambda: block.acked == FLUSH, 5, "the first flush acknowledged", interval_s=0.01)
+        pipeline.leader_at = 1
+        writer.write(data[FLUSH : 2 * FLUSH])  # refused NOT_LEADER: the block moves
+        wait_for(lambda: block._moves == 1, 5, "the block moved", interval_s=0.01)
+        writer.write(data[2 * FLUSH : 3 * FLUSH])  # while the old streams close
+        release.set()
+        writer.write(data[3 * FLUSH :])  # the block's end: its flushes awaited
+    assert client.read_key("vol", "bucket", "k").readall() == data
+    ((cid, lid, *_),) = blocks(cluster)
+    got = pipeline.members[1].offsets[(cid, lid)]
+    assert got == sorted(got) and got[0] == FLUSH and got[-1] == 3 * FLUSH, got
 
 
 @pytest.mark.parametrize("policy", ["0s, 1", "0s, 0"])
