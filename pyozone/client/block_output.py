@@ -8,7 +8,14 @@ chunks stay in memory, because a failure means rewriting them elsewhere. When th
 would pass ozone.client.stream.buffer.max.size the writer waits for the oldest watch.
 
 Watches go on a second stream to the leader, so a slow watch never holds up the answers to writes.
-A failure becomes a BlockFailure saying what to exclude; KeyOutputStream decides what happens next.
+
+A NOT_LEADER naming another member of the pipeline (a leader change: Ratis's NotLeaderException with its
+suggested leader) moves the block to that member: every request not answered yet is sent to it again, in
+order, and so are the watches, as Ozone's XceiverClientRatis follows the suggested leader in the same
+pipeline (resending is safe: every logged container op is idempotent at apply). The failovers of a block are
+bounded by hdds.ratis.client.multilinear.random.retry.policy (retry.LeaderFailover).
+Any other failure, a NOT_LEADER naming no member among them, becomes a BlockFailure saying what to exclude;
+KeyOutputStream decides what happens next.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -25,9 +32,10 @@ from pyozone.client import steps
 from pyozone.client.config import ClientConfig
 from pyozone.framework.datanode import ChannelPool, DatanodeCallError, XceiverStream
 from pyozone.hdds.checksum import ChecksumData, compute
-from pyozone.hdds.locations import KeyLocation
+from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.protocol import data as wire
 from pyozone.protocol.chunks import chunk_info_to_proto
+from pyozone.protocol.ratis import named_leader
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -66,6 +74,28 @@ class BlockFailure(Exception):
 class _Flush:
     end: int  # block bytes covered by this putBlock
     task: asyncio.Task[None]
+
+
+@dataclass(eq=False, slots=True)
+class _Sent:
+    """A writeChunk, putBlock or putSmallFile sent and not answered yet: where it went last (`moves`: the
+    block's failovers then) and the future of that answer."""
+
+    request: Request
+    stream: XceiverStream
+    answer: asyncio.Future[Response] = field(repr=False)
+    moves: int
+
+
+def _succeeded(answer: asyncio.Future[Response]) -> bool:
+    """Whether `answer` came, SUCCESS."""
+    if not answer.done() or answer.cancelled() or answer.exception() is not None:
+        return False
+    return wire.refusal(answer.result()) is None
+
+
+Answer = _Sent | asyncio.Future["Response"]
+"""What a flush waits for: a request sent (`_Sent`), or a V2 packet's ack (datastream.py)."""
 
 
 def classify(error: DatanodeCallError, location: KeyLocation, index: int = 0) -> BlockFailure:
@@ -154,6 +184,13 @@ class BlockOutputStream:
         """BlockData.metadata of the next putBlock (an EC index's "blockGroupLen")."""
         self._config = config
         self._pool = pool
+        self._leader = location.pipeline.leader()
+        """Where the block's requests go: the pipeline's leader as OM named it, then as a NOT_LEADER did."""
+        self._moves = 0  # failovers to a named leader
+        self._moving = asyncio.Lock()
+        self._in_flight: deque[_Sent] = deque()  # sent, not answered yet, in order
+        self.failover_s = 0.0
+        """The time the failovers took, from the NOT_LEADER that started each to its requests resent."""
         self._chunk_size = config.buffer_size
         self._chunks_per_flush = config.chunks_per_flush
         self._max_unacked = config.max_size
@@ -163,7 +200,7 @@ class BlockOutputStream:
         putBlock."""
         self._unacked: deque[tuple[int, Data]] = deque()  # (offset in block, data) sent, not acknowledged
         self._pending = PendingBytes()  # accepted, not sent yet
-        self._chunk_answers: list[asyncio.Future[Response]] = []
+        self._chunk_answers: list[Answer] = []
         self._flushes: deque[_Flush] = deque()
         self._failure: BlockFailure | None = None
         self._put_phase: asyncio.Future[bool] | None = None  # the last flush's writes all succeeded
@@ -220,7 +257,7 @@ class BlockOutputStream:
     def _stream(self, name: str) -> XceiverStream:
         stream = self._streams.get(name)
         if stream is None:
-            leader = self.location.pipeline.leader()
+            leader = self._leader
             if leader is None:
                 raise BlockFailure(
                     FailureKind.PIPELINE, "NO_LEADER", f"pipeline {self.location.pipeline.id} has no members"
@@ -257,7 +294,7 @@ class BlockOutputStream:
             )
         else:
             request = wire.write_chunk_request(self.location, self.replica_index, chunk, data)
-        answer = stream.submit(request)
+        answer = self._send(stream, request)
         self._chunks.append(chunk)
         self._unacked.append((self.sent, data))
         self.sent += len(data)
@@ -271,16 +308,74 @@ class BlockOutputStream:
         request = wire.put_block_request(
             self.location, self.replica_index, self._chunks, self.sent, self.block_metadata, eof
         )
-        self._track(self._stream("data").submit(request))
+        self._track(self._send(self._stream("data"), request))
 
-    def _track(self, answer: asyncio.Future[Response]) -> asyncio.Task[None]:
+    def _send(self, stream: XceiverStream, request: Request) -> _Sent:
+        sent = _Sent(request, stream, stream.submit(request), self._moves)
+        self._in_flight.append(sent)
+        return sent
+
+    async def _answer(self, sent: Answer) -> Response:
+        """The answer to `sent` (SUCCESS), followed to the leader a NOT_LEADER names; DatanodeCallError. A
+        V2 packet's ack is only checked: the datastream does not fail over."""
+        if isinstance(sent, asyncio.Future):
+            return await self._stream("data").wait(sent)
+        try:
+            while True:
+                stream, answer, moves = sent.stream, sent.answer, sent.moves
+                try:
+                    return await stream.wait(answer)
+                except DatanodeCallError as e:
+                    if not await self._fail_over(moves, e):
+                        raise
+        finally:
+            self._in_flight.remove(sent)
+
+    async def _fail_over(self, moves: int, error: DatanodeCallError) -> bool:
+        """After `error` from the leader of failover `moves`: whether the block's requests now go to the
+        leader it names (resent in order there, by whichever waiter got here first)."""
+        async with self._moving:
+            if moves != self._moves:  # another answer moved the block already
+                return True
+            named = named_leader(error.message) if error.result == "NOT_LEADER" else None
+            target = next((m for m in self.location.pipeline.members if m.uuid == named), None)
+            if target is None or target == self._leader:
+                return False
+            delay = self._config.leader_failover.delay(self._moves + 1)
+            if delay is None:
+                return False
+            started = perf_counter()
+            if delay:
+                await asyncio.sleep(delay)
+            return await self._move(target, started)
+
+    async def _move(self, target: DatanodeRef, started: float) -> bool:
+        """Sends every request not answered yet to `target`, in order (its watches follow on their own),
+        before anything else can: a chunk the writer sends meanwhile must follow them, or the leader would
+        write it first and the resent chunks before it would find the gap's zeros changed."""
+        old, self._streams = list(self._streams.values()), {}
+        self._leader = target
+        self._moves += 1
+        try:
+            stream: XceiverStream | None = self._stream("data")
+        except BlockFailure:
+            stream = None
+        if stream is not None:
+            for sent in self._in_flight:
+                if not _succeeded(sent.answer):  # one answered SUCCESS (applied) is only to be read
+                    sent.stream, sent.answer, sent.moves = stream, stream.submit(sent.request), self._moves
+            self.failover_s += perf_counter() - started
+        for done in old:
+            await done.close()
+        return stream is not None
+
+    def _track(self, answer: Answer) -> asyncio.Task[None]:
         """Checks a putBlock's answer (and the chunks before it) and watches its index, in a task."""
-        stream = self._stream("data")
         chunk_answers, self._chunk_answers = self._chunk_answers, []
         previous, phase = self._put_phase, asyncio.get_running_loop().create_future()
         self._put_phase = phase
         task = asyncio.get_running_loop().create_task(
-            self._complete(stream, previous, phase, chunk_answers, answer, self.sent, perf_counter())
+            self._complete(previous, phase, chunk_answers, answer, self.sent, perf_counter())
         )
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
         self._flushes.append(_Flush(self.sent, task))
@@ -288,11 +383,10 @@ class BlockOutputStream:
 
     async def _complete(
         self,
-        stream: XceiverStream,
         previous: asyncio.Future[bool] | None,
         phase: asyncio.Future[bool],
-        chunk_answers: list[asyncio.Future[Response]],
-        answer: asyncio.Future[Response],
+        chunk_answers: list[Answer],
+        answer: Answer,
         end: int,
         sent_at: float,
     ) -> None:
@@ -307,8 +401,8 @@ class BlockOutputStream:
                 assert self._failure is not None
                 raise self._failure
             for chunk_answer in chunk_answers:
-                await stream.wait(chunk_answer)
-            response = await stream.wait(answer)
+                await self._answer(chunk_answer)
+            response = await self._answer(answer)
             ok = True
         except DatanodeCallError as e:
             raise self._failed(classify(e, self.location)) from None
@@ -347,7 +441,15 @@ class BlockOutputStream:
         return done == len(members) if self._config.watch_all else done > len(members) // 2
 
     async def _watch(self, index: int) -> None:
-        await self._stream("watch").call(wire.watch_request(self.location, index, self._config.watch_all))
+        request = wire.watch_request(self.location, index, self._config.watch_all)
+        while True:
+            moves = self._moves
+            try:
+                await self._stream("watch").call(request)
+                return
+            except DatanodeCallError as e:
+                if not await self._fail_over(moves, e):
+                    raise
 
     async def _await_oldest(self) -> None:
         flush = self._flushes.popleft()

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pyozone.client.retry import COMMIT_DEADLINE_S, OmRetryPolicy, WriteRetryPolicy
+from pyozone.client.retry import (
+    COMMIT_DEADLINE_S,
+    LEADER_FAILOVER,
+    LeaderFailover,
+    OmRetryPolicy,
+    WriteRetryPolicy,
+)
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
 from pyozone.common.om_ha import client_om_service, om_service_nodes
 from pyozone.common.tls import TlsStore
@@ -51,6 +57,7 @@ class ClientConfig:
     om_attempts: int = 500  # ozone.client.failover.max.attempts: a commit while OM is unreachable
     om_wait_s: float = 2.0  # ozone.client.wait.between.retries.millis
     om_deadline_s: float = COMMIT_DEADLINE_S  # ozone.client.retry.deadline: a commit's whole wait for OM
+    leader_failover: LeaderFailover = LEADER_FAILOVER  # hdds.ratis.client.multilinear.random.retry.policy
 
     @property
     def om_address(self) -> HostPort:
@@ -103,6 +110,10 @@ class ClientConfig:
         # pipelines; a commit, until an OM restart or failover is long over (retry.COMMIT_DEADLINE_S).
         deadline = conf.get("ozone.scm.dead.node.interval") if explicit is None else explicit
         om_deadline_s = COMMIT_DEADLINE_S if explicit is None else int(explicit) / 1000
+        try:
+            failover = LeaderFailover.parse(str(conf.get(LeaderFailover.KEY)))
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         config = cls(
             om_nodes=om_nodes,
             buffer_size=int(conf.get("ozone.client.stream.buffer.size")),
@@ -131,6 +142,7 @@ class ClientConfig:
             om_attempts=int(conf.get("ozone.client.failover.max.attempts")),
             om_wait_s=int(conf.get("ozone.client.wait.between.retries.millis")) / 1000,
             om_deadline_s=om_deadline_s,
+            leader_failover=failover,
         )
         config.check()
         return config

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pyozone.config.units import parse_duration_ms
+
 
 @dataclass(frozen=True, slots=True)
 class WriteRetryPolicy:
@@ -37,6 +39,44 @@ class WriteRetryPolicy:
         if attempt <= 1:
             return self.interval_s
         return min(self.backoff_base_s * 2 ** (attempt - 2), self.backoff_max_s)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderFailover:
+    """How far a block's requests follow the leader a NOT_LEADER names inside their pipeline before the block
+    fails (and is rewritten elsewhere): Ozone's Ratis client retries a write by
+    hdds.ratis.client.multilinear.random.retry.policy, pairs of a sleep and a count ("5s, 5, 10s, 5, ...":
+    5 retries about 5 s apart, then 5 about 10 s apart, ...). The first failover of a block goes at once (the
+    named leader was just elected); each later one waits its pair's sleep (an election still moving)."""
+
+    steps: tuple[tuple[float, int], ...]
+
+    KEY = "hdds.ratis.client.multilinear.random.retry.policy"
+
+    @classmethod
+    def parse(cls, text: str) -> LeaderFailover:
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        if len(parts) % 2:
+            raise ValueError(f"{cls.KEY}: {text!r} is not pairs of a sleep and a count")
+        steps = []
+        for sleep, count in zip(parts[::2], parts[1::2], strict=True):
+            if not count.isdigit():
+                raise ValueError(f"{cls.KEY}: {count!r} is not a count of retries")
+            steps.append((parse_duration_ms(sleep) / 1000, int(count)))
+        return cls(tuple(steps))
+
+    def delay(self, failover: int) -> float | None:
+        """The wait before failover `failover` (1-based) of a block, or None when the policy has no more."""
+        left = failover
+        for sleep, count in self.steps:
+            if left <= count:
+                return 0.0 if failover == 1 else sleep
+            left -= count
+        return None
+
+
+LEADER_FAILOVER = LeaderFailover.parse("5s, 5, 10s, 5, 15s, 5, 20s, 5, 25s, 5, 60s, 10")
+"""Ozone's default hdds.ratis.client.multilinear.random.retry.policy."""
 
 
 COMMIT_DEADLINE_S = 120.0

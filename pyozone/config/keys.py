@@ -142,6 +142,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.fs.datastream.enabled", B, "true", "Client writes large keys by write pipeline V2"),
     _k("ozone.fs.datastream.auto.threshold", S, "4MB", "Streaming above this size"),
     _k("hdds.ratis.client.request.watch.type", T, "ALL_COMMITTED", "Watch type before key commit"),
+    _k(
+        "hdds.ratis.client.multilinear.random.retry.policy",
+        T,
+        "5s, 5, 10s, 5, 15s, 5, 20s, 5, 25s, 5, 60s, 10",
+        "A block's failovers to the leader a NOT_LEADER names: (sleep, count) pairs",
+    ),
     _k("ozone.client.max.ec.stripe.write.retries", N, "10", "EC stripe write retries"),
     # --- daemons and storage
     _k("ozone.metadata.dirs", T, None, "Directory for metadata (RocksDB, VERSION files)"),

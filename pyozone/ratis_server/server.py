@@ -249,8 +249,9 @@ class RaftMember:
         self._answered_ms: dict[RaftPeerId, int] = {}
         """When each follower last answered this member in its leading term `_match_term`."""
         self._leading_since_ms = 0
-        self._notified_leader: RaftPeerId | None = None
-        """The leader `notify_leader_changed` last named."""
+        self._notified_leader: tuple[RaftPeerId, int] | None = None
+        """The leader `notify_leader_changed` last named and its term; None once this member knows no leader,
+        so the same leader heard again after a gap (or in a new term) is a change to notify."""
 
     # ---- life cycle
 
@@ -642,8 +643,12 @@ class RaftMember:
         core = self._running_core()
         if self._data is not None and core.role is not RaftPeerRole.LEADER:
             self._data.not_leading()
-        if core.leader_id is not None and core.leader_id != self._notified_leader:
-            self._notified_leader = core.leader_id
+        # Ratis's ServerState.setLeader notifies every leader set after none (a new term starts with none,
+        # updateCurrentTerm): the requests waiting for a leader (PipelineGroups) wake on it.
+        if core.leader_id is None:
+            self._notified_leader = None
+        elif (core.leader_id, core.current_term) != self._notified_leader:
+            self._notified_leader = (core.leader_id, core.current_term)
             if core.leader_id == self.me:
                 self._leading_since_ms = self._clock.now_ms()
             self._notify("notify_leader_changed", core.leader_id)

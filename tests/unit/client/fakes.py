@@ -11,7 +11,8 @@ the real commitInfos) otherwise.
 Faults: `fail_next(TYPE, RESULT)` answers the next request of that type with RESULT; `lag()` makes a
 member stop applying entries (a failed follower); `stop()` stops a datanode's server (UNAVAILABLE);
 `corrupt(container, local, mode)` makes ReadChunk and GetSmallFile return flipped bytes ("bytes") or
-CHECKSUM_MISMATCH.
+CHECKSUM_MISMATCH; setting a pipeline's `leader_at` changes its leader (the other members answer
+NOT_LEADER naming it).
 
 FakeOM is dict-backed and implements the OmClientProtocol calls the client uses, with Ozone's error
 codes in the status details, SCM's block allocation honouring the exclude list (UNAVAILABLE, as OM answers
@@ -38,6 +39,7 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.proto import OmClientProtocol_pb2 as om
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
+from pyozone.protocol.ratis import not_leader
 from pyozone.rpc.sync import run_sync
 from tests.rpc_threads import ThreadedRpcServer
 
@@ -85,6 +87,7 @@ class FakeDatanode:
         self.blocks: dict[tuple[int, int], pb.BlockData] = {}
         self.applied: dict[str, int] = defaultdict(int)  # pipeline id -> last applied log index
         self.received: dict[tuple[int, int], int] = defaultdict(int)  # writeChunk bytes as leader
+        self.offsets: dict[tuple[int, int], list[int]] = defaultdict(list)  # writeChunk offsets as leader
         self.requests: list[int] = []  # cmdTypes received
         self.streams = 0  # send() streams clients opened
         self.faults: dict[int, list[Fault]] = defaultdict(list)
@@ -172,7 +175,7 @@ class FakeDatanode:
         if pipeline is None or self not in pipeline.members:
             return pb.ContainerCommandResponseProto(result=pb.GROUP_MISMATCH, message=request.pipelineID)
         if pipeline.leader is not self:
-            return pb.ContainerCommandResponseProto(result=pb.NOT_LEADER, message=pipeline.leader.uuid)
+            return not_leader(request, pipeline.id, self.uuid, pipeline.leader.uuid)
         if request.cmdType == pb.WatchForCommit:
             index = request.watchForCommit.index
             infos = pipeline.commit_infos()
@@ -193,6 +196,7 @@ class FakeDatanode:
             body = request.writeChunk
             key = (body.blockID.containerID, body.blockID.localID)
             self.received[key] += len(body.data)
+            self.offsets[key].append(body.chunkData.offset)
             for member in live:
                 member.chunks[(*key, body.chunkData.chunkName)] = body.data
             return pb.ContainerCommandResponseProto(
@@ -286,10 +290,12 @@ class FakePipeline:
     id: str
     members: list[FakeDatanode]
     index: int = 0
+    leader_at: int = 0
+    """Which member leads; a test that changes it makes the others answer NOT_LEADER naming it."""
 
     @property
     def leader(self) -> FakeDatanode:
-        return self.members[0]
+        return self.members[self.leader_at]
 
     def commit_infos(self) -> list[pb.CommitInfoProto]:
         return [pb.CommitInfoProto(datanodeUuid=m.uuid, commitIndex=m.applied[self.id]) for m in self.members]

@@ -151,3 +151,42 @@ def test_a_leader_notifies_a_silent_follower_once_and_a_new_leader_is_told() -> 
             await _stop_all(group)
 
     run(scenario())
+
+
+def test_the_same_leader_heard_again_after_a_leaderless_gap_is_notified_again() -> None:
+    """A follower that hears nothing from its leader stands (pre-vote, no leader known, the term unchanged:
+    the others still hear the leader and refuse it); once it hears the same leader again that leader is a
+    change to notify (Ratis's ServerState.setLeader after none), so the requests waiting for a leader wake."""
+
+    async def scenario() -> None:
+        group = Group()
+        try:
+            for peer in group.nodes:
+                await _start(group, peer)
+            leader = await group.leader()
+            follower = next(p for p in group.nodes if p != leader.me)
+            member = group.nodes[follower].member
+            assert member is not None
+            await wait_for_async(
+                lambda: _machine(group, follower).leaders == [leader.me], 15, "the follower told its leader"
+            )
+            term = leader.status().term
+            hears = member.receive
+            member.receive = lambda envelopes: hears(  # type: ignore[method-assign]
+                [e for e in envelopes if e.sender != leader.me]
+            )
+            await wait_for_async(lambda: member.status().leader is None, 15, "the follower knows no leader")
+            member.receive = hears  # type: ignore[method-assign]
+            await wait_for_async(
+                lambda: member.status().leader == leader.me, 15, "the follower hears its leader again"
+            )
+            assert leader.status().term == member.status().term == term
+            await wait_for_async(
+                lambda: _machine(group, follower).leaders == [leader.me, leader.me],
+                15,
+                "the follower told its leader again",
+            )
+        finally:
+            await _stop_all(group)
+
+    run(scenario())

@@ -1,0 +1,177 @@
+"""S8 end to end: a key written through a RATIS/THREE pipeline across two leader changes completes in one
+block of that pipeline. The leader datanode is stopped (SIGSTOP) for longer than the election timeout (1 s,
+FAST): the other two elect a leader, which SCM reports, and the key's block is allocated with it and half
+written (acknowledged by a majority: hdds.ratis.client.request.watch.type MAJORITY_COMMITTED). The old
+leader runs again, catches up and, SCM's suggested leader (priority 1), takes the leadership back. The
+writer's next request, to the leader its block names, is refused NOT_LEADER naming the old one: the block
+follows it (Ozone's XceiverClientRatis) instead of being closed and rewritten elsewhere. Every acknowledged
+key reads back byte-identical; the election, the leadership's return and the failover times are printed.
+
+(A request in flight when a leader steps down, or one a member takes while it knows no leader, is refused
+NOT_LEADER naming none, which closes the block as before: the writer is paused, nothing in flight, at each
+change.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from pyozone.client.block_output import BlockOutputStream
+from pyozone.cluster.layout import HOST
+from tests.e2e.cluster.cluster_helpers import (
+    LiveCluster,
+    MiB,
+    block_files,
+    file_sha256,
+    live_cluster,
+    ozone_client,
+    random_file,
+    sh,
+)
+from tests.polling import wait_for
+
+VOL, BUCKET = "failover", "bucket1"
+SIZE = 8 * MiB
+PAUSE_AT = 4 * MiB  # two flushes acknowledged, nothing in flight
+PIECE = 1 * MiB
+# Write pipeline V1 (the datastream does not fail over); a writeChunk per MB, a putBlock every 2 MB.
+WRITER = {
+    "ozone.fs.datastream.enabled": "false",
+    "hdds.ratis.client.request.watch.type": "MAJORITY_COMMITTED",
+    "ozone.client.stream.buffer.size": "1MB",
+    "ozone.client.stream.buffer.flush.size": "2MB",
+    "ozone.client.stream.buffer.max.size": "8MB",
+}
+OVERRIDES = {
+    "ozone.scm.block.size": "16MB",
+    "ozone.scm.container.size": "64MB",
+    # The stopped leader must not go STALE meanwhile: SCM would close its pipelines (StaleNodeHandler).
+    "ozone.scm.stale.node.interval": "60s",
+    "ozone.scm.dead.node.interval": "120s",
+}
+
+
+def _leader(cluster: LiveCluster, pipeline_id: str) -> str | None:
+    for p in cluster.pipelines():
+        if p["id"] == pipeline_id and p["state"] == "OPEN":
+            return str(p.get("leaderId") or "") or None
+    return None
+
+
+def _views(cluster: LiveCluster, hosts: list[str], pipeline_id: str) -> set[tuple[str | None, int | None]]:
+    """(leader, term) of the pipeline as each datanode in `hosts` sees it (its /api/v1/pipelines)."""
+    seen = set()
+    for host in hosts:
+        url = f"http://{HOST}:{cluster.port(host, 'http')}/api/v1/pipelines?limit=100"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            items = json.load(answer)["items"]
+        item = next(i for i in items if i["pipelineId"] == pipeline_id)
+        seen.add((item["leader"], item["term"]))
+    return seen
+
+
+def _pid(cluster: LiveCluster, host: str) -> int:
+    pid = cluster.state.pids.get(host)
+    assert pid is not None, f"no pid for datanode {host}"
+    return pid
+
+
+def test_a_key_written_across_leader_changes_completes_in_its_pipeline(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    before, during = tmp_path / "before.bin", tmp_path / "during.bin"
+    digests = {"before": random_file(before, 2 * MiB), "during": random_file(during, SIZE)}
+    with live_cluster(request, tmp_path_factory, "leader-failover", 3, overrides=OVERRIDES) as cluster:
+        for made in (
+            sh(cluster, "volume", "create", f"/{VOL}"),
+            sh(cluster, "bucket", "create", f"/{VOL}/{BUCKET}"),
+        ):
+            assert made.code == 0, made
+        with ozone_client(cluster, **WRITER) as client:
+            client.put_key(VOL, BUCKET, "before", before.read_bytes())
+            (pipeline,) = {b.pipeline for b in client.key_info(VOL, BUCKET, "before").locations}
+            pipeline_id = pipeline.id
+            for other in cluster.pipelines():  # the default cluster has two RATIS/THREE pipelines: use one
+                if other["id"] != pipeline_id and other["replicationConfig"].endswith("THREE"):
+                    assert cluster.admin("pipeline", "deactivate", other["id"]).code == 0
+            first = wait_for(lambda: _leader(cluster, pipeline_id), 30, "the pipeline's leader")
+            old = next(m for m in pipeline.members if m.uuid == first)
+            others = [m.host for m in pipeline.members if m is not old]
+            pid = _pid(cluster, old.host)
+
+            os.kill(pid, signal.SIGSTOP)
+            stopped = time.monotonic()
+            try:
+                new = wait_for(
+                    lambda: (leader := _leader(cluster, pipeline_id)) not in (None, first) and leader,
+                    60,
+                    "SCM reports a new leader of the pipeline",
+                )
+                wait_for(
+                    lambda: len(views := _views(cluster, others, pipeline_id)) == 1 and views.pop()[0] == new,
+                    60,
+                    "the running members agree on it",
+                )
+                elected_s = time.monotonic() - stopped
+                writer = client.create_key(VOL, BUCKET, "during", size_hint=SIZE)
+                with open(during, "rb") as f:
+                    for _ in range(PAUSE_AT // PIECE):
+                        writer.write(f.read(PIECE))
+                    block = writer.stream._current
+                    assert isinstance(block, BlockOutputStream)
+                    assert block.location.pipeline.id == pipeline_id
+                    named = block.location.pipeline.leader_id
+                    assert named != first, (first, new, cluster.pipelines())  # a leader that runs
+                    wait_for(lambda: block.acked == block.sent == PAUSE_AT, 60, "the first 4 MB acknowledged")
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            stopped_s = time.monotonic() - stopped
+            hosts = [m.host for m in pipeline.members]
+            wait_for(  # every member in one term under it (SCM may hear the resumed one's stale claim first)
+                lambda: len(views := _views(cluster, hosts, pipeline_id)) == 1 and views.pop()[0] == first,
+                120,
+                "the old leader leads again",
+            )
+            returned_s = time.monotonic() - stopped - stopped_s
+
+            resumed = time.monotonic()
+            with open(during, "rb") as f:
+                f.seek(PAUSE_AT)
+                while piece := f.read(PIECE):
+                    writer.write(piece)
+            info = writer.close()
+            written_s = time.monotonic() - resumed
+            stream = writer.stream
+            print(
+                f"\nleader {old.host} of pipeline {pipeline_id[:8]} stopped {stopped_s:.1f} s; new leader "
+                f"{new[:8]} reported after {elected_s:.1f} s; {old.host} led again {returned_s:.1f} s after "
+                f"it ran again; the block followed it in {block.failover_s * 1000:.0f} ms ({block._moves} "
+                f"failover(s)); the last {(SIZE - PAUSE_AT) // MiB} MB written and the key committed in "
+                f"{written_s:.1f} s; {stream.retries} block rewrites"
+            )
+            for failure in stream._failures:
+                print(f"  block rewritten: {failure[:400]}")
+            assert block._moves == 1 and block.failover_s > 0
+            assert stream.retries == 0, stream._failures  # no block closed, nothing rewritten elsewhere
+            (location,) = stream._blocks
+            assert location.pipeline.id == pipeline_id and location.length == SIZE == info.data_size
+
+            for name, digest in digests.items():
+                out = tmp_path / f"{name}.read"
+                client.get_key(VOL, BUCKET, name, out)
+                assert file_sha256(out) == digest, name
+
+        # every replica holds the same bytes, the old leader's (which caught up from the new one) too
+        def replicas() -> dict[str, str]:
+            files = block_files(cluster, location.container_id, location.local_id)
+            return {dn: file_sha256(path) for dn, path in files.items() if path.stat().st_size == SIZE}
+
+        seen = wait_for(lambda: len(found := replicas()) == 3 and found, 60, "three replicas of the block")
+        assert set(seen.values()) == {digests["during"]}, seen

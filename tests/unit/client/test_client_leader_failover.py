@@ -1,0 +1,155 @@
+"""S8: a block follows its pipeline's new leader. A NOT_LEADER naming another member of the pipeline (Ratis's
+NotLeaderException with its suggested leader) sends the block's unanswered requests and its watches there,
+in order, and the key completes in the same block and pipeline (Ozone's XceiverClientRatis); only a
+NOT_LEADER naming no member, or a block past hdds.ratis.client.multilinear.random.retry.policy's failovers,
+closes the block and rewrites the rest elsewhere, as before."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable
+
+import pytest
+
+from pyozone.client import OzoneClient
+from pyozone.client.block_output import BlockOutputStream
+from pyozone.client.config import ClientConfig
+from pyozone.client.retry import LEADER_FAILOVER, LeaderFailover
+from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.framework.datanode import XceiverStream
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import named_leader, not_leader
+from tests.polling import wait_for
+from tests.unit.client.fakes import BUFFER, FLUSH, FakeCluster, FakePipeline
+from tests.unit.client.test_client_retry import blocks, check_retry, received
+
+POLICY = LeaderFailover.KEY
+
+
+def _client(
+    make_client: Callable[..., OzoneClient], policy: str, extra: dict[str, str] | None = None
+) -> OzoneClient:
+    client = make_client({POLICY: policy, **(extra or {})})
+    client.create_volume("vol")
+    client.create_bucket("vol", "bucket")
+    return client
+
+
+def _write_with_leader_changes(
+    client: OzoneClient, pipeline: FakePipeline, data: bytes, leaders: list[int]
+) -> BlockOutputStream:
+    """Writes `data` a flush at a time, each acknowledged before the next; before each flush after the first,
+    the pipeline's leader becomes the next of `leaders` (the members' indexes)."""
+    with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
+        writer.write(data[:FLUSH])
+        block = writer.stream._current
+        assert isinstance(block, BlockOutputStream)
+        wait_for(lambda: block.acked >= FLUSH, 5, "the first flush acknowledged", interval_s=0.01)
+        for n, leader in enumerate(leaders, start=1):
+            pipeline.leader_at = leader
+            writer.write(data[n * FLUSH : (n + 1) * FLUSH])
+            end = (n + 1) * FLUSH
+            wait_for(
+                lambda end=end: block.acked >= end or block.failure, 5, f"{end} bytes acknowledged", 0.01
+            )
+            if block.failure is not None:  # the rest goes to another block
+                break
+        writer.write(data[writer.stream.written :])
+    return block
+
+
+def test_a_block_follows_the_leader_a_not_leader_names_and_stays_in_its_pipeline(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster
+) -> None:
+    client = _client(make_client, "0s, 2")
+    pipeline = next(iter(cluster.pipelines.values()))
+    old = pipeline.leader
+    data = os.urandom(3 * FLUSH + 100)
+    block = _write_with_leader_changes(client, pipeline, data, [1, 2])
+    assert client.read_key("vol", "bucket", "k").readall() == data
+    ((cid, lid, offset, length, bcsid),) = blocks(cluster)  # one block: nothing rewritten elsewhere
+    assert (offset, length) == (0, len(data)) and bcsid > 0
+    assert cluster.pipeline_of(cid) is pipeline
+    assert cluster.om.allocations == []  # no block allocated past the pre-allocated one: nothing excluded
+    assert old.received[(cid, lid)] == FLUSH
+    assert pipeline.members[1].received[(cid, lid)] >= FLUSH  # the second flush, resent
+    assert pipeline.members[2].received[(cid, lid)] >= len(data) - 2 * FLUSH
+    assert block.failover_s > 0
+
+
+def test_the_resent_requests_reach_the_new_leader_before_any_later_one(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer goes on while the block moves (here: while the old streams close): the new leader gets the
+    block's chunks in order, the resent ones first. A chunk written before them would leave zeros in the
+    block file that the resent ones then change (OVERWRITE_FLAG_REQUIRED, seen end to end)."""
+    release = threading.Event()
+    real_close = XceiverStream.close
+
+    async def held_close(stream: XceiverStream) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, release.wait, 10)
+        await real_close(stream)
+
+    monkeypatch.setattr(XceiverStream, "close", held_close)
+    client = _client(make_client, "0s, 2")
+    data = os.urandom(3 * FLUSH + 100)  # one block
+    with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
+        pipeline = cluster.pipelines[writer.stream._preallocated[0].pipeline.id]
+        writer.write(data[:FLUSH])
+        block = writer.stream._current
+        assert isinstance(block, BlockOutputStream)
+        wait_for(lambda: block.acked == FLUSH, 5, "the first flush acknowledged", interval_s=0.01)
+        pipeline.leader_at = 1
+        writer.write(data[FLUSH : 2 * FLUSH])  # refused NOT_LEADER: the block moves
+        wait_for(lambda: block._moves == 1, 5, "the block moved", interval_s=0.01)
+        writer.write(data[2 * FLUSH : 3 * FLUSH])  # while the old streams close
+        release.set()
+        writer.write(data[3 * FLUSH :])  # the block's end: its flushes awaited
+    assert client.read_key("vol", "bucket", "k").readall() == data
+    ((cid, lid, *_),) = blocks(cluster)
+    got = pipeline.members[1].offsets[(cid, lid)]
+    assert got == sorted(got) and got[0] == FLUSH and got[-1] == 3 * FLUSH, got
+
+
+@pytest.mark.parametrize("policy", ["0s, 1", "0s, 0"])
+def test_past_the_failover_policy_the_block_closes_and_the_rest_goes_elsewhere(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster, policy: str
+) -> None:
+    """hdds.ratis.client.multilinear.random.retry.policy allows one failover (or none): the second leader
+    change (or the first) fails the block as before: kept at its acknowledged length, pipeline excluded."""
+    client = _client(make_client, policy)
+    pipeline = next(iter(cluster.pipelines.values()))
+    data = os.urandom(3 * FLUSH + 100)
+    _write_with_leader_changes(client, pipeline, data, [1, 2])
+    acked = 2 * FLUSH if policy == "0s, 1" else FLUSH
+    check_retry(client, cluster, data, acked=acked)
+    assert [p.id for p in cluster.om.allocations[-1].pipelineIds] == [pipeline.id]
+
+
+def test_a_not_leader_naming_no_member_closes_the_block(client: OzoneClient, cluster: FakeCluster) -> None:
+    pipeline = next(iter(cluster.pipelines.values()))
+    pipeline.leader.fail_next(pb.PutBlock, pb.NOT_LEADER, after=1)  # "injected": names no leader
+    data = os.urandom(4 * BUFFER + 100)
+    with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
+        writer.write(data)
+    check_retry(client, cluster, data, acked=FLUSH)
+    assert [p.id for p in cluster.om.allocations[-1].pipelineIds] == [pipeline.id]
+    assert received(cluster, *blocks(cluster)[0][:2]) == 2 * FLUSH  # nothing resent to the pipeline
+
+
+def test_the_named_leader_is_read_back_from_the_datanodes_not_leader() -> None:
+    request = pb.ContainerCommandRequestProto(cmdType=pb.PutBlock, containerID=1)
+    assert named_leader(not_leader(request, "p1", "dn2", "dn1").message) == "dn1"
+    assert named_leader(not_leader(request, "p1", "dn2", None).message) is None
+    assert named_leader("injected") is None
+
+
+def test_the_failover_policy_is_ozones_multilinear_retry_policy() -> None:
+    policy = LeaderFailover.parse("1s, 2, 500ms, 1")
+    assert [policy.delay(n) for n in (1, 2, 3, 4)] == [0.0, 1.0, 0.5, None]
+    assert LEADER_FAILOVER.delay(35) == 60.0 and LEADER_FAILOVER.delay(36) is None
+    assert ClientConfig.from_conf(OzoneConfiguration({POLICY: "2s, 3"})).leader_failover.steps == ((2.0, 3),)
+    with pytest.raises(ConfigError, match=POLICY):
+        ClientConfig.from_conf(OzoneConfiguration({POLICY: "2s, 3, 4s"}))
