@@ -35,7 +35,6 @@ from pyozone.hdds.checksum import ChecksumData, compute
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.protocol import data as wire
 from pyozone.protocol.chunks import chunk_info_to_proto
-from pyozone.protocol.ratis import named_leader
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -337,7 +336,7 @@ class BlockOutputStream:
         async with self._moving:
             if moves != self._moves:  # another answer moved the block already
                 return True
-            named = named_leader(error.message) if error.result == "NOT_LEADER" else None
+            named = error.leader if error.result == "NOT_LEADER" else None
             target = next((m for m in self.location.pipeline.members if m.uuid == named), None)
             if target is None or target == self._leader:
                 return False

@@ -49,7 +49,7 @@ class DatanodeCallError(Exception):
     """A request failed at (or on the way to) one datanode. `result` is the datanode's Result name, or
     the call's status name when the datanode did not answer (`unreachable`: the stream broke);
     `commit_indexes`: each pipeline member's applied log index the refusal reported (a NOT_REPLICATED
-    watch's)."""
+    watch's); `leader`: the pipeline leader a NOT_LEADER named."""
 
     def __init__(
         self,
@@ -58,6 +58,7 @@ class DatanodeCallError(Exception):
         message: str,
         commit_indexes: Mapping[str, int] = _NONE,
         unreachable: bool = False,
+        leader: str | None = None,
     ) -> None:
         super().__init__(f"{datanode.address} ({datanode.uuid[:8]}): {result}: {message}")
         self.datanode = datanode
@@ -65,13 +66,16 @@ class DatanodeCallError(Exception):
         self.message = message
         self.commit_indexes = commit_indexes
         self.unreachable = unreachable
+        self.leader = leader
 
 
 def check(datanode: DatanodeRef, response: Response) -> Response:
     """The response, or DatanodeCallError when its result is not SUCCESS."""
     refused = refusal(response)
     if refused is not None:
-        raise DatanodeCallError(datanode, refused.result, refused.message, refused.commit_indexes)
+        raise DatanodeCallError(
+            datanode, refused.result, refused.message, refused.commit_indexes, leader=refused.leader
+        )
     return response
 
 

@@ -110,18 +110,25 @@ def result_name(code: int) -> str:
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """An answer other than SUCCESS: Ozone's Result name, the datanode's message, and each member's applied
-    log index it reported (commitInfos; a NOT_REPLICATED watch names the members behind)."""
+    log index it reported (commitInfos; a NOT_REPLICATED watch names the members behind), and on NOT_LEADER
+    the pipeline's leader the datanode named (suggestedLeader), if any."""
 
     result: str
     message: str
     commit_indexes: Mapping[str, int]
+    leader: str | None = None
 
 
 def refusal(response: Response) -> Refusal | None:
     """None for SUCCESS, else what the datanode refused with."""
     if response.result == data_pb2.SUCCESS:
         return None
-    return Refusal(result_name(response.result), response.message, commit_indexes(response))
+    return Refusal(
+        result_name(response.result),
+        response.message,
+        commit_indexes(response),
+        response.suggestedLeader or None,
+    )
 
 
 def commit_indexes(response: Response) -> dict[str, int]:

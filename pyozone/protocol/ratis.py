@@ -107,23 +107,15 @@ def refusal(request: Request, result: str, message: str) -> Response:
     return answer_with(request, pb.Result.Value(result), message)
 
 
-_LEADER_IS = "; the leader is "
-
-
 def not_leader(request: Request, pipeline_id: str, me: str, leader: str | None) -> Response:
-    """NOT_LEADER from member `me` of the pipeline, naming its leader when known (Ratis's
-    NotLeaderException with its suggested leader; `named_leader` reads it back)."""
-    hint = f"{_LEADER_IS}{leader}" if leader else "; no leader is known yet"
-    return refusal(
+    """NOT_LEADER from member `me` of the pipeline, naming its leader when known in `suggestedLeader`
+    (Ratis's NotLeaderException with its suggested leader)."""
+    hint = f"; the leader is {leader}" if leader else "; no leader is known yet"
+    response = refusal(
         request, LogResult.NOT_LEADER, f"pipeline {pipeline_id}: datanode {me} is not the leader{hint}"
     )
-
-
-def named_leader(message: str) -> str | None:
-    """The leader a NOT_LEADER's message (`not_leader`) names, or None (Ratis's
-    NotLeaderException.getSuggestedLeader)."""
-    _, found, leader = message.rpartition(_LEADER_IS)
-    return leader or None if found else None
+    response.suggestedLeader = leader or ""
+    return response
 
 
 def commit_infos(members: Sequence[str], applied: Mapping[str, int]) -> list[pb.CommitInfoProto]:

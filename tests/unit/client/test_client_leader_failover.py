@@ -20,7 +20,8 @@ from pyozone.client.retry import LEADER_FAILOVER, LeaderFailover
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.framework.datanode import XceiverStream
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from pyozone.protocol.ratis import named_leader, not_leader
+from pyozone.protocol.data import refusal
+from pyozone.protocol.ratis import not_leader
 from tests.polling import wait_for
 from tests.unit.client.fakes import BUFFER, FLUSH, FakeCluster, FakePipeline
 from tests.unit.client.test_client_retry import blocks, check_retry, received
@@ -140,10 +141,12 @@ def test_a_not_leader_naming_no_member_closes_the_block(client: OzoneClient, clu
 
 
 def test_the_named_leader_is_read_back_from_the_datanodes_not_leader() -> None:
+    """The leader travels in its own field (a message naming one is not read as one)."""
     request = pb.ContainerCommandRequestProto(cmdType=pb.PutBlock, containerID=1)
-    assert named_leader(not_leader(request, "p1", "dn2", "dn1").message) == "dn1"
-    assert named_leader(not_leader(request, "p1", "dn2", None).message) is None
-    assert named_leader("injected") is None
+    assert refusal(not_leader(request, "p1", "dn2", "dn1")).leader == "dn1"
+    assert refusal(not_leader(request, "p1", "dn2", None)).leader is None
+    injected = pb.ContainerCommandResponseProto(result=pb.NOT_LEADER, message="x; the leader is dn3")
+    assert refusal(injected).leader is None
 
 
 def test_the_failover_policy_is_ozones_multilinear_retry_policy() -> None:
