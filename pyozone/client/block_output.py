@@ -12,10 +12,13 @@ Watches go on a second stream to the leader, so a slow watch never holds up the 
 A NOT_LEADER naming another member of the pipeline (a leader change: Ratis's NotLeaderException with its
 suggested leader) moves the block to that member: every request not answered yet is sent to it again, in
 order, and so are the watches, as Ozone's XceiverClientRatis follows the suggested leader in the same
-pipeline (resending is safe: every logged container op is idempotent at apply). The failovers of a block are
-bounded by hdds.ratis.client.multilinear.random.retry.policy (retry.LeaderFailover).
-Any other failure, a NOT_LEADER naming no member among them, becomes a BlockFailure saying what to exclude;
-KeyOutputStream decides what happens next.
+pipeline (resending is safe: every logged container op is idempotent at apply). A NOT_LEADER naming none (its
+leader stepped down: a vote, a lost majority) or a leader that stopped answering (killed, hung past the
+request timeout) sends them to the next member in turn, which leads or names the leader, as Ratis's
+RaftClient tries another peer when no leader is suggested. The failovers of a block are bounded by
+hdds.ratis.client.multilinear.random.retry.policy (retry.LeaderFailover); every member unreachable in turn
+ends them too. Any other failure (a refusal other than NOT_LEADER: the pipeline or container closed) becomes
+a BlockFailure saying what to exclude; KeyOutputStream decides what happens next.
 """
 
 from __future__ import annotations
@@ -172,6 +175,9 @@ class BlockOutputStream:
     SMALL_FILE = True
     """A block of one chunk goes out as one putSmallFile (Ozone's ContainerProtocolCalls.writeSmallFile): one
     request and one pipeline log entry that writes the chunk and commits the block on every replica."""
+    ASKS_PEERS = True
+    """A NOT_LEADER naming no leader, or the leader unreachable, sends the block's requests to the next member
+    (False: only a named leader is followed)."""
 
     def __init__(
         self, location: KeyLocation, config: ClientConfig, pool: ChannelPool, *, replica_index: int = 0
@@ -185,7 +191,9 @@ class BlockOutputStream:
         self._pool = pool
         self._leader = location.pipeline.leader()
         """Where the block's requests go: the pipeline's leader as OM named it, then as a NOT_LEADER did."""
-        self._moves = 0  # failovers to a named leader
+        self._moves = 0  # failovers to another member
+        self._unreachable: set[str] = set()
+        """The members whose last request failed unreachable (any answer, a refusal too, takes one out)."""
         self._moving = asyncio.Lock()
         self._in_flight: deque[_Sent] = deque()  # sent, not answered yet, in order
         self.failover_s = 0.0
@@ -323,22 +331,24 @@ class BlockOutputStream:
             while True:
                 stream, answer, moves = sent.stream, sent.answer, sent.moves
                 try:
-                    return await stream.wait(answer)
+                    response = await stream.wait(answer)
                 except DatanodeCallError as e:
                     if not await self._fail_over(moves, e):
                         raise
+                else:
+                    self._unreachable.discard(stream.datanode.uuid)
+                    return response
         finally:
             self._in_flight.remove(sent)
 
     async def _fail_over(self, moves: int, error: DatanodeCallError) -> bool:
-        """After `error` from the leader of failover `moves`: whether the block's requests now go to the
-        leader it names (resent in order there, by whichever waiter got here first)."""
+        """After `error` from the leader of failover `moves`: whether the block's requests now go to another
+        member (resent in order there, by whichever waiter got here first)."""
         async with self._moving:
             if moves != self._moves:  # another answer moved the block already
                 return True
-            named = error.leader if error.result == "NOT_LEADER" else None
-            target = next((m for m in self.location.pipeline.members if m.uuid == named), None)
-            if target is None or target == self._leader:
+            target = self._next_leader(error)
+            if target is None:
                 return False
             delay = self._config.leader_failover.delay(self._moves + 1)
             if delay is None:
@@ -347,6 +357,27 @@ class BlockOutputStream:
             if delay:
                 await asyncio.sleep(delay)
             return await self._move(target, started)
+
+    def _next_leader(self, error: DatanodeCallError) -> DatanodeRef | None:
+        """Where the block's requests go after `error`: the member a NOT_LEADER names; else (none named, or
+        the leader unreachable) the next member after the current one whose last request did not fail
+        unreachable (Ratis's RaftClientImpl.handleIOException picks another peer when no leader is
+        suggested); None for any other refusal, or when every member is unreachable."""
+        members = self.location.pipeline.members
+        if error.unreachable:
+            self._unreachable.add(error.datanode.uuid)
+        elif error.result == "NOT_LEADER":
+            self._unreachable.discard(error.datanode.uuid)
+            named = next((m for m in members if m.uuid == error.leader), None)
+            if named is not None and named != self._leader:
+                return named
+        else:
+            return None
+        if not self.ASKS_PEERS or self._leader is None or self._leader not in members:
+            return None
+        at = members.index(self._leader)
+        turn = [*members[at + 1 :], *members[:at]]
+        return next((m for m in turn if m.uuid not in self._unreachable), None)
 
     async def _move(self, target: DatanodeRef, started: float) -> bool:
         """Sends every request not answered yet to `target`, in order (its watches follow on their own),
@@ -427,6 +458,10 @@ class BlockOutputStream:
                 self._unacked.popleft()
 
     def _failed(self, failure: BlockFailure) -> BlockFailure:
+        """Records the block's first failure; a pipeline's names the members found unreachable while its
+        leader was sought too, to exclude (Ozone's XceiverClientRatis.getFailedServers)."""
+        if failure.kind is FailureKind.PIPELINE and self._unreachable:
+            failure.datanodes = tuple(dict.fromkeys([*failure.datanodes, *sorted(self._unreachable)]))
         self._failure = self._failure or failure
         return failure
 
@@ -444,7 +479,9 @@ class BlockOutputStream:
         while True:
             moves = self._moves
             try:
-                await self._stream("watch").call(request)
+                stream = self._stream("watch")
+                await stream.call(request)
+                self._unreachable.discard(stream.datanode.uuid)
                 return
             except DatanodeCallError as e:
                 if not await self._fail_over(moves, e):

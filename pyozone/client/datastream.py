@@ -50,6 +50,7 @@ answered, then the connection is closed, which fails the sends after it)."""
 class BlockDataStreamOutput(BlockOutputStream):
     PATH = "V2"
     SMALL_FILE = False  # the data never goes through the log
+    ASKS_PEERS = False  # the chain's datastreams end at their members: only a named leader is followed
 
     def __init__(
         self,

@@ -5,14 +5,15 @@ FakeCluster starts one XceiverClientProtocolService server per datanode and grou
 pipelines; the leader of a pipeline plays the pipeline log: it orders writeChunk/putBlock, copies them
 to every live follower and answers a putBlock with its log index and commitInfos. By default the
 commitInfos show the followers one step behind (as a Ratis leader usually reports), so the client must
-send WatchForCommit, which answers SUCCESS when every member applied the index and NOT_REPLICATED (with
-the real commitInfos) otherwise.
+send WatchForCommit, which answers SUCCESS when every member (MAJORITY_COMMITTED: a majority) applied the
+index and NOT_REPLICATED (with the real commitInfos) otherwise.
 
 Faults: `fail_next(TYPE, RESULT)` answers the next request of that type with RESULT; `lag()` makes a
 member stop applying entries (a failed follower); `stop()` stops a datanode's server (UNAVAILABLE);
 `corrupt(container, local, mode)` makes ReadChunk and GetSmallFile return flipped bytes ("bytes") or
 CHECKSUM_MISMATCH; setting a pipeline's `leader_at` changes its leader (the other members answer
-NOT_LEADER naming it).
+NOT_LEADER naming it); `step_down(to, refusals)` makes every member refuse the next writes NOT_LEADER naming
+none (an election) or a stale leader, then `to` leads.
 
 FakeOM is dict-backed and implements the OmClientProtocol calls the client uses, with Ozone's error
 codes in the status details, SCM's block allocation honouring the exclude list (UNAVAILABLE, as OM answers
@@ -174,12 +175,19 @@ class FakeDatanode:
         pipeline = self.cluster.pipelines.get(request.pipelineID)
         if pipeline is None or self not in pipeline.members:
             return pb.ContainerCommandResponseProto(result=pb.GROUP_MISMATCH, message=request.pipelineID)
+        if pipeline.refusals:
+            pipeline.refusals -= 1
+            if not pipeline.refusals:
+                pipeline.leader_at = pipeline.next_leader
+            return not_leader(request, pipeline.id, self.uuid, pipeline.stale)
         if pipeline.leader is not self:
             return not_leader(request, pipeline.id, self.uuid, pipeline.leader.uuid)
         if request.cmdType == pb.WatchForCommit:
             index = request.watchForCommit.index
             infos = pipeline.commit_infos()
-            if all(i.commitIndex >= index for i in infos):
+            done = sum(i.commitIndex >= index for i in infos)
+            majority = request.watchForCommit.replication == pb.MAJORITY_COMMITTED
+            if done == len(infos) or (majority and done > len(infos) // 2):
                 return pb.ContainerCommandResponseProto(
                     result=pb.SUCCESS, watchForCommit=pb.WatchForCommitResponseProto(index=index)
                 )
@@ -292,6 +300,17 @@ class FakePipeline:
     index: int = 0
     leader_at: int = 0
     """Which member leads; a test that changes it makes the others answer NOT_LEADER naming it."""
+    refusals: int = 0
+    """Write-path requests every member still refuses NOT_LEADER naming `stale` (step_down)."""
+    stale: str | None = None
+    next_leader: int = 0
+
+    def step_down(self, to: int, refusals: int, naming: str | None = None) -> None:
+        """The leader steps down: the next `refusals` write-path requests, at any member, are refused
+        NOT_LEADER naming `naming` (None: no leader known, a vote going on; else a leader the members still
+        believe in), then member `to` leads."""
+        with self.members[0].cluster.lock:
+            self.refusals, self.stale, self.next_leader = refusals, naming, to
 
     @property
     def leader(self) -> FakeDatanode:

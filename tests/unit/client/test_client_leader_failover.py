@@ -1,8 +1,10 @@
 """S8: a block follows its pipeline's new leader. A NOT_LEADER naming another member of the pipeline (Ratis's
 NotLeaderException with its suggested leader) sends the block's unanswered requests and its watches there,
-in order, and the key completes in the same block and pipeline (Ozone's XceiverClientRatis); only a
-NOT_LEADER naming no member, or a block past hdds.ratis.client.multilinear.random.retry.policy's failovers,
-closes the block and rewrites the rest elsewhere, as before."""
+in order, and the key completes in the same block and pipeline (Ozone's XceiverClientRatis). A NOT_LEADER
+naming none (the leader stepped down) or an unreachable leader sends them to the next member in turn, until
+one leads or names the leader (Ratis's RaftClient). Only a block past
+hdds.ratis.client.multilinear.random.retry.policy's failovers, or whose every member is unreachable, closes
+and rewrites the rest elsewhere, as before."""
 
 from __future__ import annotations
 
@@ -129,15 +131,100 @@ def test_past_the_failover_policy_the_block_closes_and_the_rest_goes_elsewhere(
     assert [p.id for p in cluster.om.allocations[-1].pipelineIds] == [pipeline.id]
 
 
-def test_a_not_leader_naming_no_member_closes_the_block(client: OzoneClient, cluster: FakeCluster) -> None:
-    pipeline = next(iter(cluster.pipelines.values()))
-    pipeline.leader.fail_next(pb.PutBlock, pb.NOT_LEADER, after=1)  # "injected": names no leader
-    data = os.urandom(4 * BUFFER + 100)
+def _write_stepping_down(
+    client: OzoneClient, cluster: FakeCluster, data: bytes, change: Callable[[FakePipeline], None]
+) -> tuple[FakePipeline, BlockOutputStream]:
+    """Writes `data` into one block; once its first flush is acknowledged (nothing in flight), `change`
+    happens to the block's pipeline and the rest is written."""
     with client.create_key("vol", "bucket", "k", size_hint=len(data)) as writer:
-        writer.write(data)
+        pipeline = cluster.pipelines[writer.stream._preallocated[0].pipeline.id]
+        writer.write(data[:FLUSH])
+        block = writer.stream._current
+        assert isinstance(block, BlockOutputStream)
+        wait_for(lambda: block.acked == FLUSH, 5, "the first flush acknowledged", interval_s=0.01)
+        change(pipeline)
+        writer.write(data[FLUSH:])
+    return pipeline, block
+
+
+def _stayed_in(client: OzoneClient, cluster: FakeCluster, pipeline: FakePipeline, data: bytes) -> None:
+    """The key reads back whole from one block of `pipeline`: nothing closed, excluded or rewritten."""
+    assert client.read_key("vol", "bucket", "k").readall() == data
+    ((cid, lid, offset, length, bcsid),) = blocks(cluster)
+    assert (offset, length) == (0, len(data)) and bcsid > 0
+    assert cluster.pipeline_of(cid) is pipeline
+    assert cluster.om.allocations == []
+    assert pipeline.leader.received[(cid, lid)] >= len(data) - FLUSH  # the new leader wrote the rest
+
+
+@pytest.mark.parametrize(("to", "refusals"), [(1, 1), (2, 6)])
+def test_a_leader_that_steps_down_naming_none_is_found_among_the_other_members(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster, to: int, refusals: int
+) -> None:
+    """Every member answers NOT_LEADER naming none for a while (a vote), then member `to` leads: the block
+    asks the members in turn (the next one may name the leader) and completes where it is."""
+    client = _client(make_client, "0s, 20")
+    data = os.urandom(3 * FLUSH + 100)
+    pipeline, block = _write_stepping_down(client, cluster, data, lambda p: p.step_down(to, refusals))
+    _stayed_in(client, cluster, pipeline, data)
+    assert pipeline.leader is pipeline.members[to] and 1 <= block._moves <= 20
+    assert block.failover_s > 0
+
+
+def test_an_unreachable_leader_is_replaced_by_the_member_the_others_elect(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster
+) -> None:
+    """The leader dies (its server stops): the next member still names it for a while (its election timeout),
+    then the third member leads. The block goes round the members until it finds it (its watches at
+    MAJORITY_COMMITTED: the dead member applies nothing more)."""
+    client = _client(make_client, "0s, 20", {"hdds.ratis.client.request.watch.type": "MAJORITY_COMMITTED"})
+    data = os.urandom(3 * FLUSH + 100)
+
+    def dies(pipeline: FakePipeline) -> None:
+        old = pipeline.leader
+        old.stop()
+        pipeline.step_down(2, 3, naming=old.uuid)
+
+    pipeline, block = _write_stepping_down(client, cluster, data, dies)
+    _stayed_in(client, cluster, pipeline, data)
+    assert pipeline.leader is pipeline.members[2] and block._moves >= 2
+
+
+def test_every_member_refusing_past_the_policy_closes_the_block(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster
+) -> None:
+    """No member leads within hdds.ratis.client.multilinear.random.retry.policy (three failovers): the block
+    closes at its acknowledged length and the rest goes to another pipeline, as before."""
+    client = _client(make_client, "0s, 3")
+    data = os.urandom(4 * BUFFER + 100)
+    pipeline, block = _write_stepping_down(client, cluster, data, lambda p: p.step_down(0, 1000))
+    assert block._moves == 3
     check_retry(client, cluster, data, acked=FLUSH)
-    assert [p.id for p in cluster.om.allocations[-1].pipelineIds] == [pipeline.id]
-    assert received(cluster, *blocks(cluster)[0][:2]) == 2 * FLUSH  # nothing resent to the pipeline
+    exclude = cluster.om.allocations[-1]
+    assert [p.id for p in exclude.pipelineIds] == [pipeline.id] and list(exclude.datanodes) == []
+
+
+def test_every_member_unreachable_closes_the_block_before_the_policy_ends(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster
+) -> None:
+    """The whole pipeline is gone: once each member failed unreachable in turn the block closes (the policy
+    would allow 20 failovers), excluding the pipeline and its members."""
+    client = _client(make_client, "0s, 20")
+    data = os.urandom(4 * BUFFER + 100)
+
+    def all_die(pipeline: FakePipeline) -> None:
+        for member in pipeline.members:
+            member.stop()
+
+    pipeline, block = _write_stepping_down(client, cluster, data, all_die)
+    assert block._moves == 2
+    exclude = cluster.om.allocations[-1]
+    assert [p.id for p in exclude.pipelineIds] == [pipeline.id]
+    assert sorted(exclude.datanodes) == sorted(m.uuid for m in pipeline.members)
+    (first, second) = blocks(cluster)
+    assert first[2:4] == (0, FLUSH) and second[2:4] == (FLUSH, len(data) - FLUSH)
+    assert cluster.pipeline_of(second[0]) is not pipeline
+    assert received(cluster, second[0], second[1]) == len(data) - FLUSH
 
 
 def test_the_named_leader_is_read_back_from_the_datanodes_not_leader() -> None:

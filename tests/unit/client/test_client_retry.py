@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 
 import pytest
 
@@ -123,7 +124,7 @@ def test_failed_follower_seen_by_watch(client: OzoneClient, cluster: FakeCluster
     assert list(cluster.om.allocations[-1].datanodes) == [pipeline.members[1].uuid]
 
 
-@pytest.mark.parametrize("result", [pb.GROUP_MISMATCH, pb.NOT_LEADER, pb.RAFT_RETRY_FAILURE])
+@pytest.mark.parametrize("result", [pb.GROUP_MISMATCH, pb.RAFT_RETRY_FAILURE])
 def test_pipeline_failures_exclude_the_pipeline(
     client: OzoneClient, cluster: FakeCluster, result: int
 ) -> None:
@@ -137,7 +138,15 @@ def test_pipeline_failures_exclude_the_pipeline(
     assert list(exclude.datanodes) == []
 
 
-def test_unreachable_leader_excludes_pipeline_and_leader(client: OzoneClient, cluster: FakeCluster) -> None:
+def test_unreachable_leader_excludes_pipeline_and_leader(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster
+) -> None:
+    """No other member leads within hdds.ratis.client.multilinear.random.retry.policy (one failover: the
+    next member still names the unreachable leader): the block fails, excluding the leader and its
+    pipeline."""
+    client = make_client({"hdds.ratis.client.multilinear.random.retry.policy": "0s, 1"})
+    client.create_volume("vol")
+    client.create_bucket("vol", "bucket")
     leader = first_leader(cluster)
     data = os.urandom(4 * BUFFER)
     with client.create_key("vol", "bucket", "k") as writer:
