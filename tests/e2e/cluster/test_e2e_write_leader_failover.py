@@ -7,9 +7,10 @@ writer's next request, to the leader its block names, is refused NOT_LEADER nami
 follows it (Ozone's XceiverClientRatis) instead of being closed and rewritten elsewhere. Every acknowledged
 key reads back byte-identical; the election, the leadership's return and the failover times are printed.
 
-(A request in flight when a leader steps down, or one a member takes while it knows no leader, is refused
-NOT_LEADER naming none, which closes the block as before: the writer is paused, nothing in flight, at each
-change.)
+A second case kills the leader datanode (kill -9) while a key's requests are in flight: they fail
+unreachable, the writer asks the other members in turn (one names the dead leader until the two elect
+another, then names the new one or leads) and the key completes in its block of that pipeline; the time
+from the kill to the key's commit and the failovers are printed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -175,3 +177,106 @@ def test_a_key_written_across_leader_changes_completes_in_its_pipeline(
 
         seen = wait_for(lambda: len(found := replicas()) == 3 and found, 60, "three replicas of the block")
         assert set(seen.values()) == {digests["during"]}, seen
+
+
+KILL_SIZE = 12 * MiB
+KILL_AT = 4 * MiB  # requests in flight: a putBlock every 2 MB, up to 8 MB unacknowledged
+
+
+def _watch_election(
+    cluster: LiveCluster, hosts: list[str], pipeline_id: str, old: str, elected: list[float]
+) -> None:
+    """Appends the time (monotonic) the running members `hosts` first agree on a leader other than `old`."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            views = _views(cluster, hosts, pipeline_id)
+        except OSError:  # a datanode's web server busy past the call's timeout: ask again
+            continue
+        if len(views) == 1 and (leader := views.pop()[0]) and leader != old:
+            elected.append(time.monotonic())
+            return
+        time.sleep(0.1)
+
+
+def test_a_key_in_flight_when_its_leader_is_killed_completes_in_its_pipeline(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    before, during = tmp_path / "before.bin", tmp_path / "during.bin"
+    digests = {"before": random_file(before, 2 * MiB), "during": random_file(during, KILL_SIZE)}
+    with live_cluster(request, tmp_path_factory, "leader-kill", 3, overrides=OVERRIDES) as cluster:
+        for made in (
+            sh(cluster, "volume", "create", f"/{VOL}"),
+            sh(cluster, "bucket", "create", f"/{VOL}/{BUCKET}"),
+        ):
+            assert made.code == 0, made
+        with ozone_client(cluster, **WRITER) as client:
+            client.put_key(VOL, BUCKET, "before", before.read_bytes())
+            (pipeline,) = {b.pipeline for b in client.key_info(VOL, BUCKET, "before").locations}
+            pipeline_id = pipeline.id
+            for other in cluster.pipelines():  # the default cluster has two RATIS/THREE pipelines: use one
+                if other["id"] != pipeline_id and other["replicationConfig"].endswith("THREE"):
+                    assert cluster.admin("pipeline", "deactivate", other["id"]).code == 0
+            first = wait_for(lambda: _leader(cluster, pipeline_id), 30, "the pipeline's leader")
+            hosts = [m.host for m in pipeline.members]
+            wait_for(
+                lambda: len(views := _views(cluster, hosts, pipeline_id)) == 1 and views.pop()[0] == first,
+                60,
+                "every member agrees on the leader SCM reports",
+            )
+            old = next(m for m in pipeline.members if m.uuid == first)
+            others = [m.host for m in pipeline.members if m is not old]
+
+            writer = client.create_key(VOL, BUCKET, "during", size_hint=KILL_SIZE)
+            with open(during, "rb") as f:
+                for _ in range(KILL_AT // PIECE):
+                    writer.write(f.read(PIECE))
+                block = writer.stream._current
+                assert isinstance(block, BlockOutputStream)
+                assert block.location.pipeline.id == pipeline_id
+                assert block.location.pipeline.leader_id == first
+                in_flight = block.sent - block.acked
+                os.kill(_pid(cluster, old.host), signal.SIGKILL)
+                killed = time.monotonic()
+                elected: list[float] = []
+                watcher = threading.Thread(
+                    target=_watch_election, args=(cluster, others, pipeline_id, first, elected)
+                )
+                watcher.start()
+                while piece := f.read(PIECE):
+                    writer.write(piece)
+            info = writer.close()
+            committed_s = time.monotonic() - killed
+            watcher.join(60)
+            assert elected, "the other two elected no leader"
+            stream = writer.stream
+            new = block._leader
+            assert new is not None
+            views = _views(cluster, others, pipeline_id)
+            print(
+                f"\nleader {old.host} of pipeline {pipeline_id[:8]} killed with {in_flight // MiB} MB "
+                f"unacknowledged; the other two agreed on a new leader {elected[0] - killed:.1f} s later; "
+                f"the block found {new.host} leading after {block._moves} failover(s) "
+                f"({block.failover_s:.1f} s in them, the policy's sleeps included); the key committed "
+                f"{committed_s:.1f} s after the kill; {stream.retries} block rewrites; the other members "
+                f"see (leader, term) {sorted(views, key=str)}"
+            )
+            for failure in stream._failures:
+                print(f"  block rewritten: {failure[:400]}")
+            assert block._moves >= 1 and new.uuid != first
+            assert views == {(new.uuid, max(term for _, term in views))}, views
+            assert stream.retries == 0, stream._failures  # no block closed, nothing rewritten elsewhere
+            (location,) = stream._blocks
+            assert location.pipeline.id == pipeline_id and location.length == KILL_SIZE == info.data_size
+
+            for name, digest in digests.items():
+                out = tmp_path / f"{name}.read"
+                client.get_key(VOL, BUCKET, name, out)
+                assert file_sha256(out) == digest, name
+
+        def replicas() -> dict[str, str]:
+            files = block_files(cluster, location.container_id, location.local_id)
+            return {dn: file_sha256(path) for dn, path in files.items() if path.stat().st_size == KILL_SIZE}
+
+        seen = wait_for(lambda: set(others) <= set(found := replicas()) and found, 60, "the live replicas")
+        assert {seen[host] for host in others} == {digests["during"]}, seen
