@@ -22,6 +22,7 @@ running:
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -53,7 +54,7 @@ from tests.polling import wait_for
 VOL, BUCKET = "elections", "bucket1"
 ELECTION_S = 1.0  # hdds.ratis.leader.election.minimum.timeout.duration (FAST)
 SLOWNESS_S = 5.0
-ELECTION_MARGIN_S = 3.0  # the members' web API polled over HTTP on a shared 2-core machine
+ELECTION_MARGIN_S = 2.0  # a shared, loaded 2-core machine
 STOP_S = 2.5  # a follower stopped for less than the slowness and no-leader timeouts
 OVERRIDES = {
     "ozone.scm.block.size": "4MB",
@@ -207,6 +208,20 @@ def dormant_others(cluster: LiveCluster, pipeline_id: str) -> list[str]:
 def activate(cluster: LiveCluster, pipelines: list[str]) -> None:
     for pipeline_id in pipelines:
         cluster.admin("pipeline", "activate", pipeline_id)
+
+
+def leader_noticed(
+    cluster: LiveCluster, host: str, pipeline_id: str, leader: str, since: datetime.datetime
+) -> float | None:
+    """Seconds from `since` to the datanode's first log line, after it, of `leader` taking over the
+    pipeline (its state machine's leader change notification, as Ozone's XceiverServerRatis logs it)."""
+    wanted = f"Leader change notification received for group: {pipeline_id} with new leaderId: {leader}"
+    for line in cluster.log(host).splitlines():
+        if wanted in line:
+            at = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+            if at >= since:
+                return (at - since).total_seconds()
+    return None
 
 
 def restart(cluster: LiveCluster, host: str) -> None:
@@ -374,7 +389,7 @@ def test_a_killed_follower_leaves_the_writes_going_and_its_leader_closes_the_pip
         restart(cluster, victim)
     print(
         f"\nfollower {victim} of pipeline {pipeline['id'][:8]} killed: a key written there "
-        f"{majority_s:.1f} s after the kill at majority (the leader committed to {seen['commitIndex']}, the "
+        f"{majority_s:.2f} s after the kill at majority (the leader committed to {seen['commitIndex']}, the "
         f"dead follower holds up to {held[follower]}); SCM closed the pipeline {closed - killed:.1f} s after "
         f"the kill (slowness timeout {SLOWNESS_S:.0f} s) on {action.split('] ')[-1]!r}; "
         f"{len(keys.acked)} keys written meanwhile and after, each read back byte-identical"
@@ -394,8 +409,9 @@ def test_a_killed_leader_is_replaced_within_two_election_timeouts_and_no_acknowl
         leader = pipeline["leaderId"]
         survivors = [host for uuid, host in members.items() if uuid != leader]
         before = wait_for(lambda: view(cluster, survivors[0], pipeline["id"]), 30, "the survivor's view")
-        killed = time.monotonic()  # before `cluster kill` runs: the times below are upper bounds
-        cluster.kill(members[leader])
+        pid = pid_of(cluster, members[leader])
+        killed, killed_at = time.monotonic(), datetime.datetime.now()
+        os.kill(pid, signal.SIGKILL)
         try:
 
             def elected() -> tuple[str, int] | None:
@@ -407,7 +423,13 @@ def test_a_killed_leader_is_replaced_within_two_election_timeouts_and_no_acknowl
                 return (who, term) if who in members and who != leader else None
 
             new, term = wait_for(elected, 30, "the survivors elect a leader", interval_s=0.05)
-            elected_s = time.monotonic() - killed
+            agreed_s = time.monotonic() - killed
+            # when the first survivor heard of the new leader, by its log (no polling in the figure)
+            elected_s = min(
+                noticed
+                for host in survivors
+                if (noticed := leader_noticed(cluster, host, pipeline["id"], new, killed_at)) is not None
+            )
             recorded = wait_for(
                 lambda: (p := scm_pipeline(cluster, pipeline["id"])) is not None and p["leaderId"] == new,
                 30,
@@ -434,7 +456,8 @@ def test_a_killed_leader_is_replaced_within_two_election_timeouts_and_no_acknowl
     print(
         f"\nleader {members[leader]} of pipeline {pipeline['id'][:8]} killed (term {before['term']}): "
         f"{members[new]} elected in term {term} after {elected_s:.2f} s (bound 2 x {ELECTION_S:.0f} s + "
-        f"{ELECTION_MARGIN_S:.0f} s margin), recorded by SCM after {recorded_s:.2f} s; SCM closed the "
+        f"{ELECTION_MARGIN_S:.0f} s margin; both survivors' web API named it after {agreed_s:.2f} s), "
+        f"recorded by SCM after {recorded_s:.2f} s; SCM closed the "
         f"pipeline {closed - killed:.1f} s after the kill; {len(writer.acked)} keys acknowledged "
         f"({len(writer.acked_after(killed))} after the kill), each read back byte-identical"
     )
