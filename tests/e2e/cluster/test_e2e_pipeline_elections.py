@@ -14,8 +14,8 @@ running:
     action closes the pipeline through SCM;
 (1) the leader killed (-9) while a client writes keys through its pipeline: the other two elect a leader
     within 2 x the election timeout (+ a margin for this loaded machine; printed), SCM records it, every
-    key the client acknowledged reads back byte-identical, and SCM closes the pipeline on the new leader's
-    slowness action for the dead one.
+    key the client acknowledged reads back byte-identical, SCM closes the pipeline on the new leader's
+    slowness action for the dead one, and the pipeline's containers close or quasi-close.
 
 (A writer that follows the named leader in the same pipeline is S8: test_e2e_write_leader_failover.py.)
 """
@@ -44,6 +44,7 @@ from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
     MiB,
     block_files,
+    container_replica_states,
     file_sha256,
     live_cluster,
     ozone_client,
@@ -56,9 +57,12 @@ ELECTION_S = 1.0  # hdds.ratis.leader.election.minimum.timeout.duration (FAST)
 SLOWNESS_S = 5.0
 ELECTION_MARGIN_S = 2.0  # a shared, loaded 2-core machine
 STOP_S = 2.5  # a follower stopped for less than the slowness and no-leader timeouts
+LEASE_S = 20  # ozone.scm.close.container.wait.duration
+ENDED = ("CLOSED", "QUASI_CLOSED", "DELETING", "DELETED", "")  # "": deleted and forgotten (empty)
 OVERRIDES = {
     "ozone.scm.block.size": "4MB",
     "ozone.scm.container.size": "64MB",
+    "ozone.scm.close.container.wait.duration": f"{LEASE_S}s",
     "hdds.ratis.raft.server.rpc.slowness.timeout": f"{SLOWNESS_S:.0f}s",
     "hdds.ratis.raft.server.Notification.no-leader.timeout": f"{SLOWNESS_S:.0f}s",
     "ozone.scm.stale.node.interval": "60s",
@@ -144,6 +148,8 @@ class KeysWriter:
         self.acked: dict[str, str] = {}
         self.acked_at: dict[str, float] = {}
         self.pipelines: dict[str, set[str]] = {}
+        self.containers: set[tuple[str, int]] = set()
+        """(pipeline, container) of the acknowledged keys' blocks."""
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"writer-{prefix}", daemon=True)
@@ -171,6 +177,7 @@ class KeysWriter:
             self.acked[name] = hashlib.sha256(data).hexdigest()
             self.acked_at[name] = time.monotonic()
             self.pipelines[name] = {b.pipeline.id for b in info.locations}
+            self.containers |= {(b.pipeline.id, b.container_id) for b in info.locations}
 
     def acked_after(self, moment: float) -> list[str]:
         return [name for name, at in list(self.acked_at.items()) if at > moment]
@@ -451,6 +458,15 @@ def test_a_killed_leader_is_replaced_within_two_election_timeouts_and_no_acknowl
             writer.stop()
             assert not writer.errors, writer.errors
             writer.read_back()
+            # the pipeline's containers close or quasi-close (or, emptied, are deleted) without the dead one
+            touched = sorted(cid for pid, cid in writer.containers if pid == pipeline["id"])
+            ended: dict[int, tuple[str, list[str]]] = {}
+
+            def containers_ended() -> bool:
+                ended.update({cid: container_replica_states(cluster, cid) for cid in touched})
+                return all(state in ENDED for state, _ in ended.values())
+
+            wait_for(containers_ended, LEASE_S + 60, lambda: f"containers {touched} closed: {ended}", 1)
         finally:
             restart(cluster, members[leader])
     print(
@@ -459,7 +475,8 @@ def test_a_killed_leader_is_replaced_within_two_election_timeouts_and_no_acknowl
         f"{ELECTION_MARGIN_S:.0f} s margin; both survivors' web API named it after {agreed_s:.2f} s), "
         f"recorded by SCM after {recorded_s:.2f} s; SCM closed the "
         f"pipeline {closed - killed:.1f} s after the kill; {len(writer.acked)} keys acknowledged "
-        f"({len(writer.acked_after(killed))} after the kill), each read back byte-identical"
+        f"({len(writer.acked_after(killed))} after the kill), each read back byte-identical; its containers "
+        f"ended {ended}"
     )
     assert recorded and term > before["term"]
     assert elected_s <= 2 * ELECTION_S + ELECTION_MARGIN_S, elected_s
