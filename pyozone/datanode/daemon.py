@@ -277,7 +277,7 @@ class Datanode:
             self.queue = self._command_queue(executor)
             self.scanner = ContainerScannerService(self.containers, self.conf, executor)
             parts = (self.volumes, self.containers, self.pipelines, self.queue, self.scanner)
-            self.dn_metrics.watch(*parts, self.dispatcher.ops.counts)
+            self.dn_metrics.watch(*parts, self.dispatcher.ops.counts, self.groups.raft_statuses)
             await self._serve(cluster_id, endpoint, intervals, executor, stop)
         finally:
             await loop.run_in_executor(None, lambda: executor.shutdown(wait=True, cancel_futures=True))

@@ -21,7 +21,15 @@ Sources and their metrics (labels in braces; `volume` is the volume's directory)
     CommandHandlerMetrics         datanode_commands_received_total{type}: SCM's commands by type;
                                   datanode_commands_total{type,result=succeeded|failed|dropped}: how they
                                   ended; datanode_command_queue_length{type}: queued and running now
-    DatanodeContainers            datanode_containers{state}: replicas by state; datanode_pipelines{role}
+    DatanodeContainers            datanode_containers{state}: replicas by state; datanode_pipelines{role}:
+                                  pipelines by this member's elected role (LEADER, FOLLOWER)
+    RatisServer                   per pipeline this datanode is a member of (labels instance = this datanode,
+                                  group = the Raft group as Ratis prints it, as Ozone's datanode exports
+                                  Ratis' metrics): Ratis' ratis_server_peerCommitIndex{follower} (each
+                                  member's commit index as this member knows it: a follower knows its own)
+                                  and ratis_state_machine_appliedIndex; pyozone's ratis_server_term,
+                                  ratis_server_last_index and ratis_server_role{role} (1 for this member's
+                                  role: LEADER, CANDIDATE, FOLLOWER; Ratis has no gauge of these)
     StorageContainerMetrics       storage_container_metrics_num_ops_total{type}: requests dispatched by
                                   command type (PutSmallFile, ...), a client's and every pipeline log entry
                                   applied here (Ozone's ContainerMetrics numOps and num<Type>)
@@ -52,6 +60,9 @@ from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.scanner_service import ContainerScannerService
 from pyozone.datanode.storage import ContainerSet, HddsVolume, VolumeSet
 from pyozone.hdds.states import ReplicaState
+from pyozone.ratis.messages import CommitInfos
+from pyozone.ratis.roles import RaftPeerRole
+from pyozone.ratis_server.member_api import RaftStatus
 
 IO = "VolumeIOStats"
 OPS = "StorageContainerMetrics"
@@ -174,13 +185,16 @@ class DatanodeMetrics:
         queue: CommandQueue,
         scanner: ContainerScannerService,
         container_ops: Callable[[], dict[str, int]],
+        raft: Callable[[], Iterable[tuple[RaftStatus, CommitInfos]]] = tuple,
     ) -> None:
-        """`container_ops`: the dispatcher's requests by command type (Dispatcher.ops.counts)."""
+        """`container_ops`: the dispatcher's requests by command type (Dispatcher.ops.counts); `raft`: the
+        status and commit infos of each running pipeline member (PipelineGroups.raft_statuses)."""
         self.metrics.add_collector("VolumeInfoMetrics", _VolumeInfo(volumes))
         self.metrics.add_collector(OPS, _ContainerOps(container_ops))
         self.metrics.add_collector("CommandHandlerMetrics", _Commands(queue))
         self.metrics.add_collector("DatanodeContainers", _Containers(containers, pipelines))
         self.metrics.add_collector("ContainerDataScannerMetrics", _Scanner(scanner))
+        self.metrics.add_collector("RatisServer", _PipelineRaft(raft))
 
     def latency(self) -> dict[str, dict[str, Latency]]:
         """Per volume, per kind ("write", "read"): its chunk latency since the datanode started."""
@@ -286,14 +300,53 @@ class _Containers:
         for state, n in counts.items():
             by_state.add_metric([state.name], n)
         roles = {"LEADER": 0, "FOLLOWER": 0}
-        for membership in self.pipelines.all():
-            roles["LEADER" if membership.is_leader else "FOLLOWER"] += 1
+        for report in self.pipelines.reports():
+            roles["LEADER" if report.is_leader else "FOLLOWER"] += 1
         by_role = GaugeMetricFamily(
             "datanode_pipelines", "Pipelines this datanode is a member of", labels=["role"]
         )
         for role, n in roles.items():
             by_role.add_metric([role], n)
         yield from (by_state, by_role)
+
+
+def ratis_group_name(pipeline_id: str) -> str:
+    """The Raft group of a pipeline as Ratis prints it (RaftGroupId.toString: "group-" and the last 12 hex
+    digits of its UUID, upper case), the `group` label of Ozone's exported Ratis metrics."""
+    return f"group-{pipeline_id.replace('-', '')[-12:].upper()}"
+
+
+class _PipelineRaft:
+    def __init__(self, statuses: Callable[[], Iterable[tuple[RaftStatus, CommitInfos]]]) -> None:
+        self.statuses = statuses
+
+    def collect(self) -> Iterator[Metric]:
+        labels = ["instance", "group"]
+        peer_commit = GaugeMetricFamily(
+            "ratis_server_peerCommitIndex",
+            "A member's commit index as this member knows it",
+            labels=[*labels, "follower"],
+        )
+        applied = GaugeMetricFamily(
+            "ratis_state_machine_appliedIndex", "The last entry this member applied", labels=labels
+        )
+        term = GaugeMetricFamily("ratis_server_term", "This member's current term", labels=labels)
+        last = GaugeMetricFamily(
+            "ratis_server_last_index", "The last entry of this member's log", labels=labels
+        )
+        role = GaugeMetricFamily(
+            "ratis_server_role", "1 for this member's role in its group", labels=[*labels, "role"]
+        )
+        for status, infos in self.statuses():
+            names = [status.me.id, ratis_group_name(status.group_id)]
+            for peer, index in infos:
+                peer_commit.add_metric([*names, peer.id], index)
+            applied.add_metric(names, status.applied_index)
+            term.add_metric(names, status.term)
+            last.add_metric(names, status.last_index)
+            for r in RaftPeerRole:
+                role.add_metric([*names, r.name], int(status.role is r))
+        yield from (peer_commit, applied, term, last, role)
 
 
 class _ContainerOps:

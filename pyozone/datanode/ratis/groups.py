@@ -59,7 +59,7 @@ from pyozone.protocol.ratis import (
 )
 from pyozone.ratis.messages import CommitInfos, RaftPeerId, WatchLevel
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.member_api import EntryTooLargeError, NotLeaderError, NotReplicatedError
+from pyozone.ratis_server.member_api import EntryTooLargeError, NotLeaderError, NotReplicatedError, RaftStatus
 from pyozone.ratis_server.segmented_log import CURRENT_DIR, SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftDivisions, RaftGroup, RaftPeer
@@ -478,6 +478,12 @@ class PipelineGroups:
 
     def __contains__(self, pipeline_id: object) -> bool:
         return pipeline_id in self._groups
+
+    def raft_statuses(self) -> list[tuple[RaftStatus, CommitInfos]]:
+        """Each running member's status and the commit indexes it knows (the datanode's /prom), by
+        pipeline."""
+        members = [self._groups[pid].member for pid in sorted(self._groups)]
+        return [(m.status(), m.commit_infos()) for m in members if m.running]
 
     def leading(self, pipeline_id: str) -> bool | None:
         """Whether this member leads the pipeline now (Ozone's pipeline report from the Raft role); None

@@ -394,6 +394,11 @@ class ContainerStateMachine:
 
     def notify_leader_changed(self, leader: RaftPeerId) -> None:
         """Ozone's handleLeaderChangedNotification: the pipeline report (its leader) goes to SCM at once."""
+        log.info(
+            "Leader change notification received for group: %s with new leaderId: %s",
+            self.pipeline_id,
+            leader,
+        )
         if self._on_leader_changed is not None:
             self._on_leader_changed()
 

@@ -97,7 +97,7 @@ class _Api:
         if dn.started.is_set():
             volumes = dn.volumes.data_volumes
             states = Counter(c.state.name for c in dn.containers)
-            roles = Counter("LEADER" if m.is_leader else "FOLLOWER" for m in dn.pipelines.all())
+            roles = Counter("LEADER" if r.is_leader else "FOLLOWER" for r in dn.pipelines.reports())
             answer |= {
                 "volumes": {
                     "total": len(volumes),

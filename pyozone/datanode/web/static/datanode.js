@@ -111,7 +111,7 @@ async function containers(main, params) {
 async function pipelines(main) {
   const member = (m) => h("div", { class: m.failed ? "bad" : "" },
     `${m.uuid}${m.leader ? " (leader)" : ""}${m.address ? ` at ${m.address}` : ""}`,
-    m.matchIndex !== null && m.matchIndex !== undefined ? `, applied ${m.matchIndex}` : "",
+    m.matchIndex !== null && m.matchIndex !== undefined ? `, holds up to ${m.matchIndex}` : "",
     m.failed ? `: failed: ${m.failed}` : "");
   const columns = [
     { title: "pipeline", value: (p) => p.pipelineId, cls: "id" },
@@ -120,10 +120,11 @@ async function pipelines(main) {
     { title: "members", value: (p) => p.members.map(member), cls: "members" },
     num("last index", (p) => (p.lastIndex === null ? "-" : p.lastIndex), "lastIndex"),
     num("commit index", (p) => (p.commitIndex === null ? "-" : p.commitIndex), "commitIndex"),
+    num("applied index", (p) => (p.appliedIndex === null ? "-" : p.appliedIndex), "appliedIndex"),
   ];
   const pager = oz.pager("/api/v1/pipelines", {}, columns, "pipelines", (p) => p.pipelineId, kept("pipelines"));
   main.append(h("h2", {}, "Pipelines"),
-    h("p", { class: "note" }, "This datanode's role in each pipeline it is a member of. The leader SCM named leads for the pipeline's life: its log has no elections, so the term stays 1."),
+    h("p", { class: "note" }, "This datanode's role in each pipeline it is a member of, as its Raft member has it: the members elect their leader (SCM's suggested leader first, by priority), and each election starts a new term. On the leader, each member's match index: the last entry it is known to hold."),
     pager);
   await pager.ready;
 }

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.ratis import PipelineGroups
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.ratis_server.segmented_log import CURRENT_DIR
@@ -99,5 +100,39 @@ def test_a_member_whose_raft_log_is_gone_at_restart_does_not_rejoin_as_a_blank_v
                 assert pb.Result.Name(refused.result) == "RAFT_RETRY_FAILURE"
             finally:
                 await again.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 90))
+
+
+def test_a_leader_change_reports_the_pipeline_at_once_with_the_elected_role(tmp_path: Path) -> None:
+    """S7 (Ozone's handleLeaderChangedNotification → sendPipelineReport): when the leader stops, each
+    healthy member hears of the change (the daemon then sends its pipeline report at once) and its report
+    carries its elected role: exactly the new leader reports itself leader, though SCM suggested the old
+    one."""
+
+    async def scenario() -> None:
+        async with three_members(tmp_path) as members:
+            a, b, c = members
+            changed: list[str] = []
+            reports = {}
+            for groups in (b, c):
+                groups.on_leader_changed = lambda pid, me=groups.self_id: changed.append(f"{me} {pid}")
+                directory = tmp_path / f"set-{groups.self_id}"
+                directory.mkdir()
+                memberships = PipelineSet(directory, groups.self_id)
+                memberships.add(PIPELINE, a.get(PIPELINE).members, a.self_id)  # type: ignore[union-attr]
+                memberships.leading = groups.leading
+                reports[groups.self_id] = memberships
+            assert [r.is_leader for s in reports.values() for r in s.reports()] == [False, False]
+            a.fail([PIPELINE], "volume failed")
+            await wait_for_async(
+                lambda: any(g.leading(PIPELINE) for g in (b, c)), 15, "a healthy member leads"
+            )
+            leader = b if b.leading(PIPELINE) else c
+            await wait_for_async(
+                lambda: {f"{g.self_id} {PIPELINE}" for g in (b, c)} <= set(changed), 10, "both hear of it"
+            )
+            led = {me for me, s in reports.items() for r in s.reports() if r.is_leader}
+            assert led == {leader.self_id}
 
     asyncio.run(asyncio.wait_for(scenario(), 90))

@@ -49,6 +49,11 @@ async def get(dn: Datanode, path: str) -> tuple[int, Any]:
     return await asyncio.to_thread(fetch)
 
 
+def _text(dn: Datanode, path: str) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{dn.http_port}{path}", timeout=5) as answer:
+        return answer.read().decode()
+
+
 async def ok(dn: Datanode, path: str) -> Any:
     status, body = await get(dn, path)
     assert status == 200, (path, status, body)
@@ -127,6 +132,19 @@ async def test_the_apis_show_what_the_datanode_holds(tmp_path: Path, scm: FakeSc
         assert pipeline["pipelineId"] == PIPELINE and pipeline["role"] == "LEADER" and pipeline["term"] == 1
         assert [(m["uuid"], m["leader"]) for m in pipeline["members"]] == [(dn.uuid, True)]
         assert pipeline["commitIndex"] == pipeline["appliedIndex"] == pipeline["lastIndex"] >= 1
+        prom = await asyncio.to_thread(_text, dn, "/prom")
+        group = f'group="group-0000000000AA",instance="{dn.uuid}"'
+        index = pipeline["commitIndex"]
+        for line in (
+            f'ratis_server_peerCommitIndex{{follower="{dn.uuid}",{group}}} {index}.0',
+            f"ratis_state_machine_appliedIndex{{{group}}} {index}.0",
+            f"ratis_server_term{{{group}}} 1.0",
+            f"ratis_server_last_index{{{group}}} {index}.0",
+            f'ratis_server_role{{{group},role="LEADER"}} 1.0',
+            f'ratis_server_role{{{group},role="FOLLOWER"}} 0.0',
+            'datanode_pipelines{role="LEADER"} 1.0',
+        ):
+            assert line in prom.splitlines(), (line, prom)
 
         commands = await ok(dn, "/api/v1/commands")
         assert commands["received"] == {"createPipelineCommand": 1}
