@@ -44,7 +44,12 @@ class CloseContainerEventHandler:
         self._leases: set[ContainerID] = set()
 
     def on_close_container(self, container_id: ContainerID) -> None:
-        """The SCMEvent.CLOSE_CONTAINER handler; its payload is the container id."""
+        """The SCMEvent.CLOSE_CONTAINER handler; its payload is the container id. Leader only, as Ozone's
+        ("Skip close container since current SCM is not leader"): a follower learns the CLOSING record
+        from the leader, and the datanodes get the leader's close commands."""
+        if not self._nodes.context.is_leader():
+            log.info("Skip close container %d: this SCM is not the leader", container_id)
+            return
         try:
             info = self._containers.get(container_id)
             if info.state is LifeCycleState.OPEN:
@@ -60,7 +65,7 @@ class CloseContainerEventHandler:
             return
         force = info.replication_config.type is not ReplicationType.RATIS
         self._leases.add(container_id)
-        term = self._nodes.term
+        term = self._nodes.context.term_of_leader()
         self.timers.call_at(
             self.clock.now_ms() + self.wait_ms, lambda: self._lease_expired(info, force, term)
         )

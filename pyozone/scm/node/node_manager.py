@@ -23,6 +23,7 @@ from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import NodeState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
 from pyozone.scm.node.metrics import NodeMetrics
@@ -61,8 +62,12 @@ class NodeManager:
         events: EventQueue,
         topology: NetworkTopology | None = None,
         layout: LayoutVersion = SCM_LAYOUT,
+        context: ScmContext | None = None,
     ) -> None:
         self.conf = conf
+        # Leader or follower, and the leader's term that every command carries: the managers that queue
+        # commands here read it from this one place.
+        self.context = context or ScmContext.standalone()
         self.clock = clock
         self.events = events
         self.topology = topology or NetworkTopology()
@@ -70,7 +75,6 @@ class NodeManager:
         self.intervals = HealthIntervals.from_conf(conf)
         self.commands = CommandQueue()
         self.metrics = NodeMetrics()
-        self.term = 0
         self._nodes: dict[DatanodeID, DatanodeInfo] = {}
         # IN_SERVICE + HEALTHY nodes, kept current so placement need not scan every node
         self._writable: dict[DatanodeID, None] = {}
@@ -140,7 +144,9 @@ class NodeManager:
         info = self._nodes.get(dn)
         if info is None:
             self.metrics.num_hb_processing_failed += 1
-            reregister: list[SCMCommand] = [ReregisterCommand(term=self.term)]
+            # Every SCM, leader or not, asks an unknown datanode to register: it answers its endpoint,
+            # not a leader's command (the datanode's endpoint handles it, spec 3.4)
+            reregister: list[SCMCommand] = [ReregisterCommand(term=self.context.known_term)]
             self.metrics.sent(dn, reregister)
             return reregister
         self.metrics.num_hb_processed += 1
@@ -148,8 +154,10 @@ class NodeManager:
         info.last_heartbeat_wall_ms = self.clock.wall_ms()
         if layout is not None:
             info.layout = layout
-            if layout.metadata_layout_version < self.layout.metadata_layout_version:
-                self.commands.add(dn, FinalizeNewLayoutVersionCommand(term=self.term))
+            behind = layout.metadata_layout_version < self.layout.metadata_layout_version
+            if behind and self.context.is_leader():
+                # a follower skips it, as Ozone's "Skip sending finalize upgrade command" on NotLeader
+                self.commands.add(dn, FinalizeNewLayoutVersionCommand(term=self.context.term_of_leader()))
         if persisted_op_state is not None:
             self._sync_operational_state(info, persisted_op_state, persisted_op_state_expiry)
         sent = self.commands.drain(dn)
@@ -161,21 +169,45 @@ class NodeManager:
         return sent
 
     def _sync_operational_state(self, info: DatanodeInfo, reported: Op, expiry: int) -> None:
+        """Spec 3.4 (Ozone's updateDatanodeOpState): where the datanode's persisted op-state differs from
+        SCM's, the leader commands SCM's value and a follower adopts the datanode's; the leader alone
+        notifies the Replication Manager of a persisted change."""
         previous = info.details.persisted_op_state
         if (reported, expiry) != (previous, info.details.persisted_op_state_expiry):
             info.details = _with_persisted_state(info.details, reported, expiry)
-            if reported in _NOTIFY_RM_ON and reported is not previous:
+            if reported in _NOTIFY_RM_ON and reported is not previous and self.context.is_leader():
                 self.events.fire(SCMEvent.REPLICATION_MANAGER_NOTIFY, info.uuid)
         status = info.status
-        if (reported, expiry) != (status.operational_state, status.op_state_expiry_epoch_sec):
-            self.commands.add(
-                info.uuid,
-                SetNodeOperationalStateCommand(
-                    state=status.operational_state,
-                    expiry_epoch_s=status.op_state_expiry_epoch_sec,
-                    term=self.term,
-                ),
-            )
+        if (reported, expiry) == (status.operational_state, status.op_state_expiry_epoch_sec):
+            return
+        if not self.context.is_leader():
+            self._adopt_operational_state(info, reported, expiry)
+            return
+        self.commands.add(
+            info.uuid,
+            SetNodeOperationalStateCommand(
+                state=status.operational_state,
+                expiry_epoch_s=status.op_state_expiry_epoch_sec,
+                term=self.context.term_of_leader(),
+            ),
+        )
+
+    def _adopt_operational_state(self, info: DatanodeInfo, state: Op, expiry: int) -> None:
+        """A follower takes the datanode's value whatever the transition (it may have missed the steps
+        between); as Ozone's NodeStateManager.setNodeOperationalState, a changed state re-fires the event
+        of the node's health."""
+        current = info.status.operational_state
+        log.info(
+            "Follower SCM adopts the operational state %s (expiry %d) datanode %s reports (SCM had %s)",
+            state.name,
+            expiry,
+            info.uuid,
+            current.name,
+        )
+        info.status = info.status.with_operational_state(state, expiry)
+        self._track_writable(info)
+        if state is not current:
+            self.events.fire(HEALTH_EVENTS[info.status.health], info.uuid)
 
     def _update_command_counts(
         self, info: DatanodeInfo, reported: dict[SCMCommandType, int], sent: list[SCMCommand]

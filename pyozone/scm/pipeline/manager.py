@@ -209,6 +209,7 @@ class PipelineManager:
         rtype = replication_config.type
         if rtype not in (ReplicationType.RATIS, ReplicationType.EC):
             raise SCMException(f"cannot create {replication_config} pipelines", ResultCode.INTERNAL_ERROR)
+        term = self.nodes.context.term_of_leader()  # a follower creates none: it raises before any write
         if self.frozen:
             raise SCMException("pipeline creation is frozen", ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
         if (rtype is ReplicationType.EC or replication_config.factor == 3) and not self.precheck_passed():
@@ -246,7 +247,7 @@ class PipelineManager:
                     factor=replication_config.factor,
                     nodes=tuple(members),
                     suggested_leader=leader,
-                    term=self.nodes.term,
+                    term=term,
                 ),
             )
         log.info("Created pipeline %s %s on %s", pipeline.id, replication_config, ",".join(members))
@@ -368,7 +369,8 @@ class PipelineManager:
             self.send_close_command(dn, pipeline.id)
 
     def send_close_command(self, dn: DatanodeID, pid: PipelineID) -> None:
-        self.nodes.add_datanode_command(dn, ClosePipelineCommand(pipeline_id=pid, term=self.nodes.term))
+        command = ClosePipelineCommand(pipeline_id=pid, term=self.nodes.context.term_of_leader())
+        self.nodes.add_datanode_command(dn, command)
 
     def close_and_delete(self, pid: PipelineID) -> None:
         self.close_pipeline(pid)
@@ -376,9 +378,14 @@ class PipelineManager:
 
     # ------------------------------------------------------------------ reports
     def process_pipeline_report(self, dn: DatanodeID, pid: PipelineID, is_leader: bool) -> None:
+        """Every SCM records who reported the pipeline and who leads it (memory on a follower, whose
+        records come from the leader); the leader alone opens a pipeline or closes an unknown one
+        (Ozone's PipelineReportHandler: openPipeline is replicated, the close command needs the term)."""
+        leader = self.nodes.context.is_leader()
         pipeline = self._pipelines.get(pid)
         if pipeline is None:
-            self.send_close_command(dn, pid)
+            if leader:
+                self.send_close_command(dn, pid)
             return
         if dn not in pipeline.nodes:
             log.warning("Datanode %s reported pipeline %s it is not a member of", dn, pid)
@@ -388,15 +395,20 @@ class PipelineManager:
             return
         updated = pipeline.with_report(dn, is_leader)
         if updated != pipeline or updated.reported != pipeline.reported:
-            self._put(updated)
-        if updated.state is PipelineState.ALLOCATED and updated.is_healthy():
+            self._put(updated, persist=leader)
+        if leader and updated.state is PipelineState.ALLOCATED and updated.is_healthy():
             self.open_pipeline(pid)
         current = self._pipelines[pid]
         if self.in_safe_mode() and current.state is PipelineState.OPEN:
             self.events.fire(SCMEvent.OPEN_PIPELINE, current)
 
     def process_pipeline_action(self, dn: DatanodeID, pid: PipelineID, reason: str) -> None:
+        """Leader only (Ozone's PipelineActionHandler: closePipeline is replicated): a follower learns of
+        the close from the leader's record."""
         log.error("pipeline Action CLOSE on pipeline %s. Reason : %s (from %s)", pid, reason, dn)
+        if not self.nodes.context.is_leader():
+            log.info("Follower SCM leaves the close of pipeline %s to the leader", pid)
+            return
         if pid in self._pipelines:
             self.close_pipeline(pid, failed=True)
         else:
