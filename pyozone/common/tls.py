@@ -27,7 +27,8 @@ from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import Identity
 
 CRL_FILE = "crl.pem"
-"""The CA's revocation list a party last fetched, beside its ca.crt."""
+"""The CA's revocation lists a party last fetched (one per issuer, and the sub-CA signing them), beside its
+ca.crt."""
 
 
 @dataclass(frozen=True, slots=True)
