@@ -595,6 +595,12 @@ def crl_serials(bundle: bytes, root: Certificate) -> frozenset[int]:
     return frozenset(entry.serial_number for crl in _verified_crls(bundle, root) for entry in crl)
 
 
+def crl_issuers(bundle: bytes, root: Certificate) -> frozenset[str]:
+    """The issuers (RFC 4514 names) whose CRL a PEM bundle carries, once each verifies (ValueError
+    otherwise)."""
+    return frozenset(crl.issuer.rfc4514_string() for crl in _verified_crls(bundle, root))
+
+
 def crl_number(bundle: bytes, root: Certificate) -> int:
     """The highest CRL number of a PEM bundle's CRLs, once each verifies (ValueError otherwise, or when one
     carries none)."""

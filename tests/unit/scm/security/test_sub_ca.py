@@ -234,3 +234,23 @@ def test_the_sub_ca_renews_with_the_same_key_and_subject_so_what_it_issued_still
     _, new_pem, _ = issue(s, Identity(CertRole.USER, "carol"))
     assert X.certs_from_pem(new_pem)[1:] == [renewed]
     assert renew_scm_certificate(s.ca, paths, SCM_HOSTS, GRACE) is None  # not due again
+
+
+def test_a_party_holding_the_roots_crl_alone_takes_the_bundle_of_the_same_number(tmp_path: Path) -> None:
+    """A daemon (or SCM) that kept the root's CRL of a directory made before the sub-CA: without the
+    sub-CA's CRL OpenSSL refuses every leaf the sub-CA issued, so the first bundle carrying it is taken
+    even at the same number."""
+    s = security(now_clock())
+    m = s.ca.material
+    om = store_of(tmp_path, "om", *issue(s, OM, ("127.0.0.1",)))
+    alice = store_of(tmp_path, "alice", *issue(s, Identity(CertRole.USER, "alice")))
+    start = int(m.trust_anchor.not_valid_before_utc.timestamp() * 1000)
+    expiry = int(m.trust_anchor.not_valid_after_utc.timestamp() * 1000)
+    root_only = X.build_crl(m.root_key, m.trust_anchor, [], 0, start, expiry)  # type: ignore[arg-type]
+    assert om.update_crl(0, root_only) and om.crl_issuers == {m.trust_anchor.subject.rfc4514_string()}
+    assert "unable to get certificate CRL" in handshake(om, alice)
+    number, bundle = s.crl()
+    assert number == 0 and om.update_crl(number, bundle)
+    assert handshake(om, alice) == "ok"
+    assert not om.update_crl(number, bundle) and not om.update_crl(number, root_only)
+    assert TlsStore(om.paths).crl_issuers == om.crl_issuers  # kept
