@@ -78,7 +78,8 @@ class ScmSecurity:
         caller_node: str | None = None,
         caller_serial: int | None = None,
     ) -> tuple[bytes, bytes]:
-        """(certificate PEM, CA PEM) for a CSR the caller may have signed; `caller_node`: the datanode
+        """(certificate file PEM: the certificate, then the issuing sub-CA; the root CA's PEM, ca.crt) for
+        a CSR the caller may have signed; `caller_node`: the datanode
         UUID or OM node the caller's certificate names (X.node_of); `caller_serial`: its serial (a JOIN
         credential's token)."""
         self.check_caller(caller, caller_serial, caller_node)
