@@ -24,7 +24,7 @@ from pyozone.hdds.states import NodeState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.ha.context import ScmContext
-from pyozone.scm.node.commands import CommandQueue
+from pyozone.scm.node.commands import CommandQueue, Epochs
 from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
 from pyozone.scm.node.metrics import NodeMetrics
 from pyozone.scm.node.pending_containers import PendingContainerTracker
@@ -63,7 +63,9 @@ class NodeManager:
         topology: NetworkTopology | None = None,
         layout: LayoutVersion = SCM_LAYOUT,
         context: ScmContext | None = None,
+        epochs: Epochs | None = None,
     ) -> None:
+        """`epochs`: the store's, for the command barrier (pyozone/scm/node/commands.py)."""
         self.conf = conf
         # Leader or follower, and the leader's term that every command carries: the managers that queue
         # commands here read it from this one place.
@@ -73,7 +75,7 @@ class NodeManager:
         self.topology = topology or NetworkTopology()
         self.layout = layout
         self.intervals = HealthIntervals.from_conf(conf)
-        self.commands = CommandQueue()
+        self.commands = CommandQueue(epochs)
         self.metrics = NodeMetrics()
         self._nodes: dict[DatanodeID, DatanodeInfo] = {}
         # IN_SERVICE + HEALTHY nodes, kept current so placement need not scan every node
