@@ -131,6 +131,10 @@ class DeletedBlockLog:
         if i == len(self._tx_ids) or self._tx_ids[i] != tx_id:
             self._tx_ids.insert(i, tx_id)
 
+    def record_keys(self) -> list[bytes]:
+        """The keys of the records in memory, as stored (`ScmReplication.reload_all`)."""
+        return [self._table.key_codec.encode(tx_id) for tx_id in self._tx_ids]
+
     def clear_leader_state(self) -> None:
         """What a leader alone keeps (design 2.3, spec 8.4): commands' statuses, ACK sets, retry counts
         and where the scan stopped; the next leader sends every logged transaction again."""

@@ -43,9 +43,8 @@ class SequenceIdGenerator:
         return value
 
     def _reserve(self, name: str) -> int:
-        last = self._end.get(name)
-        if last is None:
-            last = self.persisted_end(name)
+        # the stored end too: in HA another SCM may have led (and reserved) since this one's last batch
+        last = max(self._end.get(name, 0), self.persisted_end(name))
         start, end = last + 1, last + self._batch_size
         table = self._store.sequence_id
         # At once, not in a caller's store.batch(), whose put would only land when that batch commits,

@@ -129,6 +129,10 @@ class ContainerManager:
             if pipeline is not None:
                 self._nodes.pending_containers.record(pipeline.nodes, container_id)
 
+    def record_keys(self) -> list[bytes]:
+        """The keys of the records in memory, as stored (`ScmReplication.reload_all`)."""
+        return [self._table.key_codec.encode(cid) for cid in self._containers]
+
     def pipeline_changed(self, pipeline_id: PipelineID) -> None:
         """A `pipelines` record changed under this SCM (design 2.3): its set of OPEN containers is
         derived again from the container records."""

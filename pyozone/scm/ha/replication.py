@@ -39,6 +39,11 @@ class ScmReplication:
         self.scm = scm
         self.store = scm.store
         self.context = scm.context
+        self._record_keys: dict[str, Callable[[], list[bytes]]] = {
+            "pipelines": scm.pipelines.record_keys,
+            "containers": scm.containers.record_keys,
+            "deletedBlocks": scm.deleted_blocks.record_keys,
+        }
         self._listeners: dict[str, RecordListener] = {
             "pipelines": scm.pipelines.record_changed,
             "containers": scm.containers.record_changed,
@@ -104,6 +109,18 @@ class ScmReplication:
         self.store.stage()
         self.context.set_leader_ready()
         log.info("SCM is the ready leader of term %d", term)
+
+    def reload_all(self) -> None:
+        """A follower installed a checkpoint of the leader's scm.db: every record in memory or in the
+        new tables goes through its listener again (Ozone's reinitialize of each manager)."""
+        keys = [
+            (cf, key)
+            for cf, record_keys in self._record_keys.items()
+            for key in dict.fromkeys([*record_keys(), *(k for k, _ in self.store.items(cf))])
+        ]
+        self.scm.sequence_ids.invalidate()
+        self._notify(keys)
+        log.info("SCM reloaded %d records from its installed scm.db", len(keys))
 
     # ------------------------------------------------------------------ internals
     def _notify(self, keys: Iterable[tuple[str, bytes]]) -> None:

@@ -114,6 +114,10 @@ class PipelineManager:
         if persist:
             self._table.delete(pipeline.id)
 
+    def record_keys(self) -> list[bytes]:
+        """The keys of the records in memory, as stored (`ScmReplication.reload_all`)."""
+        return [self._table.key_codec.encode(pid) for pid in self._pipelines]
+
     def record_id(self, key: bytes) -> PipelineID:
         return self._table.key_codec.decode(key)
 
