@@ -4,7 +4,8 @@ The leader executes and the log carries the records its core wrote: the leader's
 transaction (`SCMMetadataStore`, STAGING) and its memory runs ahead of the commit, as OM's table cache
 does; nothing leaves it before its writes commit (answers wait for their epoch, commands are held by the
 command barrier of `CommandQueue`). A follower runs no decision code: it applies the leader's records
-and each record goes to its table's *record listener*, which brings the manager's memory to it. A
+and each record goes to its table's *record listener*, which brings the manager's memory to it
+(certificates, JOIN tokens and the datanodeOpStates records keep nothing in a follower's memory). A
 step-down undoes the uncommitted tail the same way: every key the tail touched goes back to its
 committed record through the listeners (O(keys touched), not a reload), and what a leader alone keeps
 is cleared.
@@ -97,17 +98,20 @@ class ScmReplication:
             leader_term,
             leader_id,
         )
+        self.context.follow(leader_term, leader_id, leader_commit)
         self._notify(touched)
         self._clear_leader_state()
-        self.context.follow(leader_term, leader_id, leader_commit)
+        self.scm.nodes.follow_datanode_operational_states()
 
     def step_up(self, term: int) -> None:
         """This SCM leads `term` and applied the term's first entry (Ozone's notifyLeaderReady): sequence
-        batches invalidated, leader-local state cleared, writes staged (design 3.1 (1)-(3))."""
+        batches invalidated, leader-local state cleared, writes staged, the operational states of the
+        records over those adopted from the datanodes (design 3.1 (1)-(4))."""
         self.context.lead(term)
         self._clear_leader_state()
         self.store.stage()
         self.context.set_leader_ready()
+        self.scm.nodes.adopt_operational_state_records()
         log.info("SCM is the ready leader of term %d", term)
 
     def reload_all(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import (
@@ -24,11 +25,12 @@ from pyozone.hdds.states import NodeState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.ha.context import ScmContext
-from pyozone.scm.node.commands import CommandQueue, Epochs
+from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
 from pyozone.scm.node.metrics import NodeMetrics
 from pyozone.scm.node.pending_containers import PendingContainerTracker
 from pyozone.scm.pipeline_limits import PipelineLimitSettings, datanode_pipeline_limit
+from pyozone.scm.store import JsonCodec, SCMMetadataStore, StrKeyCodec, Table
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +65,10 @@ class NodeManager:
         topology: NetworkTopology | None = None,
         layout: LayoutVersion = SCM_LAYOUT,
         context: ScmContext | None = None,
-        epochs: Epochs | None = None,
+        store: SCMMetadataStore | None = None,
     ) -> None:
-        """`epochs`: the store's, for the command barrier (pyozone/scm/node/commands.py)."""
+        """`store`: its epochs hold commands back (the command barrier, pyozone/scm/node/commands.py);
+        in an HA service it keeps the operational states an administrator or the admin monitor set."""
         self.conf = conf
         # Leader or follower, and the leader's term that every command carries: the managers that queue
         # commands here read it from this one place.
@@ -75,7 +78,14 @@ class NodeManager:
         self.topology = topology or NetworkTopology()
         self.layout = layout
         self.intervals = HealthIntervals.from_conf(conf)
-        self.commands = CommandQueue(epochs)
+        self.commands = CommandQueue(store)
+        # pyozone's datanodeOpStates (HA only, design 2.2): uuid -> {"state", "expiry"} as the leader set
+        # it, so a failover between an admin's answer and the datanode persisting it loses nothing
+        self._op_states: Table[str, Any] | None = (
+            store.table("datanodeOpStates", StrKeyCodec(), JsonCodec())
+            if store is not None and self.context.ha
+            else None
+        )
         self.metrics = NodeMetrics()
         self._nodes: dict[DatanodeID, DatanodeInfo] = {}
         # IN_SERVICE + HEALTHY nodes, kept current so placement need not scan every node
@@ -274,18 +284,44 @@ class NodeManager:
     def set_operational_state(self, dn: DatanodeID, state: Op, expiry_epoch_sec: int = 0) -> None:
         info = self.node(dn)
         current = info.status.operational_state
-        if state is current:
-            info.status = info.status.with_operational_state(state, expiry_epoch_sec)
-            return
-        if (current, state) not in OPERATIONAL_TRANSITIONS:
+        if state is not current and (current, state) not in OPERATIONAL_TRANSITIONS:
             raise SCMException(
                 f"datanode {dn} cannot go from {current.name} to {state.name}",
                 ResultCode.INVALID_OPERATIONAL_STATE_TRANSITION,
             )
+        if self._op_states is not None:
+            self._op_states.put(dn, {"state": state.name, "expiry": expiry_epoch_sec})
         info.status = info.status.with_operational_state(state, expiry_epoch_sec)
+        if state is current:
+            return
         self._track_writable(info)
         log.info("Datanode %s: operational state %s -> %s", dn, current.name, state.name)
         self.events.fire(HEALTH_EVENTS[info.status.health], dn)
+
+    def follow_datanode_operational_states(self) -> None:
+        """Step-down: a follower's view of every node is what its datanode persisted (spec 3.4), not
+        what this SCM set as leader; the `datanodeOpStates` records count again when it leads
+        (`adopt_operational_state_records`)."""
+        for info in self._nodes.values():
+            persisted = (info.details.persisted_op_state, info.details.persisted_op_state_expiry)
+            if persisted != (info.status.operational_state, info.status.op_state_expiry_epoch_sec):
+                self._adopt_operational_state(info, *persisted)
+
+    def adopt_operational_state_records(self) -> None:
+        """Step-up (design 3.1 (4)): the states the service's leaders set win over what this SCM
+        adopted from the datanodes as a follower; the heartbeats' sync then commands the datanodes."""
+        if self._op_states is None:
+            return
+        for dn, record in self._op_states.items():
+            info = self._nodes.get(dn)
+            state, expiry = Op[record["state"]], int(record["expiry"])
+            if info is not None and (state, expiry) != (
+                info.status.operational_state,
+                info.status.op_state_expiry_epoch_sec,
+            ):
+                info.status = info.status.with_operational_state(state, expiry)
+                self._track_writable(info)
+                self.events.fire(HEALTH_EVENTS[info.status.health], dn)
 
     # ------------------------------------------------------------------ queries
     def node(self, dn: DatanodeID) -> DatanodeInfo:

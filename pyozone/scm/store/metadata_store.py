@@ -30,6 +30,7 @@ TABLE_NAMES: tuple[str, ...] = (
     "sequenceId",
     "meta",
     "scmTransactionInfos",
+    "datanodeOpStates",
 )
 
 TRANSACTION_INFO_KEY = "#TRANSACTIONINFO"

@@ -51,7 +51,7 @@ from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.security.certificates import CertificateStore
-from pyozone.scm.store import TABLE_NAMES, MemoryBackend, SCMMetadataStore
+from pyozone.scm.store import TABLE_NAMES, JsonCodec, MemoryBackend, SCMMetadataStore, StrKeyCodec
 from tests.builders import dn_id, node_report
 
 DATANODES = 9
@@ -341,12 +341,23 @@ class Service:
             for scm in self.scms():
                 assert _ignoring_reregister(scm.core.heartbeat(hb)) == []
         assert digest(self.leader) == digest(self.follower)
+        # both followers now: each holds the operational state its datanode persisted
+        assert (
+            op_states(self.leader)
+            == op_states(self.follower)
+            == {dn.uuid: dn.op_state for dn in self.datanodes}
+        )
         self.step_downs += 1
         if winner is self.follower:
             self.leader, self.follower = self.follower, self.leader
         else:
             self.follower.core.context.follow(self.term, winner.name, self.index)
         self.leader.replication.step_up(self.term)
+        # the new leader's are the records its predecessors wrote (the datanodes are told so next)
+        records = self.leader.core.store.table("datanodeOpStates", StrKeyCodec(), JsonCodec())
+        current = op_states(self.leader)
+        for dn, record in records.items():
+            assert current[dn] is NodeOperationalState[record["state"]]
 
 
 def _container_codec():
@@ -357,6 +368,10 @@ def _container_codec():
 
 def _ignoring_reregister(commands: list[SCMCommand]) -> list[SCMCommand]:
     return [c for c in commands if c.type is not SCMCommandType.reregisterCommand]
+
+
+def op_states(scm: Scm) -> dict[DatanodeID, NodeOperationalState]:
+    return {info.uuid: info.status.operational_state for info in scm.core.nodes.nodes()}
 
 
 def digest(scm: Scm, reports: bool = True) -> dict[str, object]:
@@ -521,3 +536,35 @@ def test_a_follower_that_installs_the_leaders_tables_reloads_its_views() -> None
     # learns as pending from now, the leader counted each from its allocation
     del reloaded["pending_containers"], leader["pending_containers"]
     assert reloaded == leader
+
+
+def test_a_decommission_answered_before_a_failover_reaches_the_datanode_from_the_next_leader() -> None:
+    """The administrator's answer left once the record committed; the datanode had not heard of it when
+    the leader fell. The next leader's state is the record, and it tells the datanode."""
+    service = Service.start(17)
+    for _ in range(20):
+        service.heartbeats()
+        service.tick()
+        service.commit()
+    target = service.datanodes[4]
+    service.leader.core.nodes.set_operational_state(target.uuid, NodeOperationalState.DECOMMISSIONING)
+    service.commit()
+    assert service.follower.core.nodes.node(target.uuid).status.is_in_service()  # it adopts the datanode's
+    service.term += 1
+    old, new = service.leader, service.follower
+    old.replication.step_down(service.term, new.name, service.index, why="the leader fell")
+    assert old.core.nodes.node(target.uuid).status.is_in_service()  # a follower's view: the datanode's
+    new.replication.step_up(service.term)
+    assert new.core.nodes.node(target.uuid).status.operational_state is NodeOperationalState.DECOMMISSIONING
+    [told] = [
+        c for c in new.core.heartbeat(target.heartbeat()) if isinstance(c, SetNodeOperationalStateCommand)
+    ]
+    assert (told.state, told.term) == (NodeOperationalState.DECOMMISSIONING, service.term)
+
+
+def test_a_lone_scm_keeps_no_operational_state_records() -> None:
+    core = StorageContainerManager(OzoneConfiguration(CONF), ManualClock(), SCMMetadataStore.in_memory())
+    dn = FakeDatanode(0)
+    core.register(dn.details(), node_report())
+    core.nodes.set_operational_state(dn.uuid, NodeOperationalState.DECOMMISSIONING)
+    assert list(core.store.backend.items("datanodeOpStates")) == []
