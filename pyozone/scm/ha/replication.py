@@ -144,6 +144,7 @@ class ScmReplication:
         scm.sequence_ids.invalidate()
         scm.nodes.commands.clear()
         scm.close_containers.clear()
+        scm.admin_monitor.clear()
         scm.replication.clear_leader_state()
         scm.deleted_blocks.clear_leader_state()
 

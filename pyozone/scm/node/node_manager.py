@@ -305,7 +305,10 @@ class NodeManager:
         for info in self._nodes.values():
             persisted = (info.details.persisted_op_state, info.details.persisted_op_state_expiry)
             if persisted != (info.status.operational_state, info.status.op_state_expiry_epoch_sec):
-                self._adopt_operational_state(info, *persisted)
+                # no health event again: what a follower derives from one (the replicas of a dead node
+                # dropped) was done when the health changed, on every SCM alike
+                info.status = info.status.with_operational_state(*persisted)
+                self._track_writable(info)
 
     def adopt_operational_state_records(self) -> None:
         """Step-up (design 3.1 (4)): the states the service's leaders set win over what this SCM
@@ -319,9 +322,11 @@ class NodeManager:
                 info.status.operational_state,
                 info.status.op_state_expiry_epoch_sec,
             ):
+                # no health event again (as at a step-down): the admin monitor picks the node up on its
+                # next pass, and what a leader does about a node that went stale or dead while this SCM
+                # followed is the step-up's reconciliation (design 3.1 (6))
                 info.status = info.status.with_operational_state(state, expiry)
                 self._track_writable(info)
-                self.events.fire(HEALTH_EVENTS[info.status.health], dn)
 
     # ------------------------------------------------------------------ queries
     def node(self, dn: DatanodeID) -> DatanodeInfo:

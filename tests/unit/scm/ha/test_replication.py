@@ -40,12 +40,14 @@ from pyozone.hdds.messages import (
     Heartbeat,
     PipelineReport,
 )
+from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.hdds.states import (
     CommandStatus,
     LifeCycleState,
     NodeOperationalState,
+    NodeState,
     PipelineState,
     ReplicaState,
     SCMCommandType,
@@ -70,6 +72,8 @@ CONF = {
     "hdds.scm.block.deleting.service.interval": "20s",
     "ozone.scm.pipeline.creation.interval": "20s",
     "ozone.scm.datanode.admin.monitor.interval": "20s",
+    "ozone.scm.stale.node.interval": "60s",
+    "ozone.scm.dead.node.interval": "120s",
 }
 
 
@@ -84,6 +88,8 @@ class FakeDatanode:
     icrs: list[ContainerReplicaReport] = field(default_factory=list)
     statuses: list[CommandStatusReport] = field(default_factory=list)
     op_state: NodeOperationalState = NodeOperationalState.IN_SERVICE
+    silent_until_ms: int = 0  # no heartbeat before (a network cut: STALE, then DEAD)
+    full_report: bool = False  # its next heartbeat carries a full container report
 
     @property
     def uuid(self) -> DatanodeID:
@@ -121,7 +127,12 @@ class FakeDatanode:
         elif isinstance(command, SetNodeOperationalStateCommand):
             self.op_state = command.state
 
-    def heartbeat(self) -> Heartbeat:
+    def heartbeat(self, dead: bool = False) -> Heartbeat:
+        """`dead`: the SCMs still count it DEAD; it keeps its reports for its next heartbeat. (S1's
+        follower re-fires DEAD_NODE when it adopts the operational state the leader just commanded, one
+        heartbeat after the leader: replicas a dead node reported in between would go on one SCM only.)"""
+        if dead:
+            return Heartbeat(self.details(), node_report=node_report(), persisted_op_state=self.op_state)
         hb = Heartbeat(
             self.details(),
             node_report=node_report(),
@@ -129,8 +140,9 @@ class FakeDatanode:
             command_status_reports=tuple(self.statuses),
             pipeline_reports=tuple(PipelineReport(pid, leader) for pid, leader in self.pipelines.items()),
             persisted_op_state=self.op_state,
+            container_report=tuple(self.replica(cid) for cid in self.replicas) if self.full_report else None,
         )
-        self.icrs, self.statuses = [], []
+        self.icrs, self.statuses, self.full_report = [], [], False
         return hb
 
 
@@ -155,6 +167,9 @@ class Service:
     term: int = 1
     index: int = 0
     last_entry: str | None = None  # "term#index" of the last entry applied
+    # datanodes heard since the last step-down: a pipeline the undone tail had removed comes back with
+    # its committed record, and learns who reports it and who leads it from their next reports
+    heard: set[DatanodeID] | None = None
     waiting: list[tuple[int, str, object]] = field(default_factory=list)  # (epoch, kind, id) not yet answered
     acked_local: set[int] = field(default_factory=set)
     acked_blocks: list[BlockID] = field(default_factory=list)
@@ -268,9 +283,17 @@ class Service:
             return
         self.waiting.append((self.leader.replication.epoch, "block", block))
 
+    def live(self) -> list[FakeDatanode]:
+        return [dn for dn in self.datanodes if dn.silent_until_ms <= self.clock.now_ms()]
+
+    def dead(self, dn: FakeDatanode) -> bool:
+        return self.follower.core.nodes.node(dn.uuid).status.health is NodeState.DEAD
+
     def heartbeats(self) -> None:
-        for dn in self.datanodes:
-            hb = dn.heartbeat()
+        for dn in self.live():
+            if self.heard is not None and not self.dead(dn):
+                self.heard.add(dn.uuid)
+            hb = dn.heartbeat(self.dead(dn))
             assert _ignoring_reregister(self.follower.core.heartbeat(hb)) == []
             for command in self.leader.core.heartbeat(hb):
                 self.check_released(dn, command)
@@ -319,6 +342,14 @@ class Service:
             return
         self.waiting += [(self.leader.replication.epoch, "tx", tx) for tx in tx_ids]
 
+    def cut_off_datanode(self) -> None:
+        """A datanode heard by no SCM for 30 s to 4 min (STALE past 60 s, DEAD past 120 s); back, it
+        sends a full container report."""
+        if len(self.live()) > 7:
+            dn = self.rng.choice(self.live())
+            dn.silent_until_ms = self.clock.now_ms() + self.rng.randint(30_000, 240_000)
+            dn.full_report = True
+
     def issue_certificate(self) -> None:
         """getCert: a serial (CertificateId, batches of one) and the validCerts record."""
         cert = self.leader.ca.issue(ca_material()[1])
@@ -349,9 +380,10 @@ class Service:
                 self.delete_blocks,
                 self.issue_certificate,
                 self.revoke_certificate,
+                self.cut_off_datanode,
                 self.tick,
             ),
-            weights=(30, 25, 6, 2, 1, 6, 3, 2, 20),
+            weights=(30, 25, 6, 2, 1, 6, 3, 2, 1, 20),
         )[0]
         action()
 
@@ -364,13 +396,13 @@ class Service:
         winner = self.rng.choice(self.scms())
         self.leader.replication.step_down(self.term, winner.name, self.index, why="a newer term")
         self.waiting = []  # their callers hear SCM_NOT_LEADER
-        assert digest(self.leader, reports=False) == digest(self.follower, reports=False)
-        # who reported and who leads a pipeline the tail had removed: relearned from the next reports
-        for dn in self.datanodes:
-            hb = dn.heartbeat()
+        assert digest(self.leader, set()) == digest(self.follower, set())
+        self.heard = {dn.uuid for dn in self.live() if not self.dead(dn)}
+        for dn in self.live():
+            hb = dn.heartbeat(self.dead(dn))
             for scm in self.scms():
                 assert _ignoring_reregister(scm.core.heartbeat(hb)) == []
-        assert digest(self.leader) == digest(self.follower)
+        assert digest(self.leader, self.heard) == digest(self.follower, self.heard)
         # both followers now: each holds the operational state its datanode persisted
         assert (
             op_states(self.leader)
@@ -410,14 +442,21 @@ def _ignoring_reregister(commands: list[SCMCommand]) -> list[SCMCommand]:
     return [c for c in commands if c.type is not SCMCommandType.reregisterCommand]
 
 
+def _reported(p: Pipeline, heard: set[DatanodeID] | None) -> tuple[Pipeline, frozenset[DatanodeID]]:
+    if heard is None:
+        return p, p.reported
+    leader = p.leader if p.leader in heard else None
+    return replace(p, leader=leader), p.reported & heard
+
+
 def op_states(scm: Scm) -> dict[DatanodeID, NodeOperationalState]:
     return {info.uuid: info.status.operational_state for info in scm.core.nodes.nodes()}
 
 
-def digest(scm: Scm, reports: bool = True) -> dict[str, object]:
-    """The tables as the core reads them, and every in-memory view a follower must share (but, unless
-    `reports`, who reported and who leads each pipeline: a pipeline the uncommitted tail had removed
-    comes back with its committed record, and learns them from the next reports)."""
+def digest(scm: Scm, heard: set[DatanodeID] | None) -> dict[str, object]:
+    """The tables as the core reads them, and every in-memory view a follower must share; of who reported
+    a pipeline and who leads it, only what the datanodes `heard` since the last step-down told (all of
+    it when None)."""
     core = scm.core
     store = core.store
     containers, pipelines, nodes = core.containers, core.pipelines, core.nodes
@@ -431,8 +470,7 @@ def digest(scm: Scm, reports: bool = True) -> dict[str, object]:
         },
         "replicas": {cid: containers.replicas(cid) for cid in containers.container_ids()},
         "pipelines": {
-            p.id: (p, p.reported, p.leader) if reports else replace(p, leader=None)
-            for p in pipelines.pipelines()
+            p.id: _reported(p, heard) for p in pipelines.pipelines() for p in pipelines.pipelines()
         },
         "pipeline_sets": {pid: pipelines.containers(pid) for pid in known_pipelines},
         "pipeline_counts": {k: v for k, v in pipelines.state_counts().items() if v},
@@ -459,7 +497,7 @@ def test_a_follower_keeps_the_leaders_tables_and_views_through_step_downs(seed: 
         else:
             service.commit()
             assert service.leader.core.store.staged_keys() == 0
-            assert digest(service.leader) == digest(service.follower)
+            assert digest(service.leader, service.heard) == digest(service.follower, service.heard)
     assert service.step_downs > 0
     # each scm.db knows the last entry it applied (Ozone's scmTransactionInfos)
     applied = {scm.core.store.transaction_infos.get("#TRANSACTIONINFO") for scm in service.scms()}
@@ -569,14 +607,14 @@ def test_a_follower_that_installs_the_leaders_tables_reloads_its_views() -> None
             service.index += 1
             lost += transaction.ops
             service.leader.replication.own_applied(transaction.epoch, service.term, service.index)
-    assert lost and digest(behind, reports=False) != digest(service.leader, reports=False)
+    assert lost and digest(behind, set()) != digest(service.leader, set())
     backend = behind.core.store.backend
     backend.write([(cf, key, None) for cf in TABLE_NAMES for key, _ in list(backend.items(cf))])
     backend.write(
         [(cf, key, value) for cf in TABLE_NAMES for key, value in service.leader.core.store.backend.items(cf)]
     )
     behind.replication.reload_all()
-    reloaded, leader = digest(behind, reports=False), digest(service.leader, reports=False)
+    reloaded, leader = digest(behind, set()), digest(service.leader, set())
     # not the allocation window of PendingContainerTracker: a reload counts the OPEN containers it
     # learns as pending from now, the leader counted each from its allocation
     del reloaded["pending_containers"], leader["pending_containers"]
