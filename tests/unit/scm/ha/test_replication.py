@@ -403,12 +403,9 @@ class Service:
             for scm in self.scms():
                 assert _ignoring_reregister(scm.core.heartbeat(hb)) == []
         assert digest(self.leader, self.heard) == digest(self.follower, self.heard)
-        # both followers now: each holds the operational state its datanode persisted
-        assert (
-            op_states(self.leader)
-            == op_states(self.follower)
-            == {dn.uuid: dn.op_state for dn in self.datanodes}
-        )
+        # both followers now: each holds the operational state its datanode last reported persisted
+        reported = {info.uuid: info.details.persisted_op_state for info in self.follower.core.nodes.nodes()}
+        assert op_states(self.leader) == op_states(self.follower) == reported
         self.step_downs += 1
         if winner is self.follower:
             self.leader, self.follower = self.follower, self.leader
