@@ -40,6 +40,8 @@ Key = tuple[str, bytes]
 
 
 class StoreMode(Enum):
+    """How the core's writes land: at once (a lone SCM), staged (an HA leader), refused (an HA follower)."""
+
     DIRECT = "direct"
     STAGING = "staging"
     FOLLOWER = "follower"
