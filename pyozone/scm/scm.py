@@ -79,7 +79,7 @@ class StorageContainerManager:
         self.context = context or ScmContext.standalone()
         self.events = EventQueue()
         self.timers = Timers()
-        self.nodes = NodeManager(conf, clock, self.events, topology, context=self.context)
+        self.nodes = NodeManager(conf, clock, self.events, topology, context=self.context, store=store)
         self.pipelines = PipelineManager(
             conf,
             clock,

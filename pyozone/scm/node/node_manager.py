@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import (
@@ -29,6 +30,7 @@ from pyozone.scm.node.health import HealthIntervals, health_transitions, next_st
 from pyozone.scm.node.metrics import NodeMetrics
 from pyozone.scm.node.pending_containers import PendingContainerTracker
 from pyozone.scm.pipeline_limits import PipelineLimitSettings, datanode_pipeline_limit
+from pyozone.scm.store import JsonCodec, SCMMetadataStore, StrKeyCodec, Table
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,10 @@ class NodeManager:
         topology: NetworkTopology | None = None,
         layout: LayoutVersion = SCM_LAYOUT,
         context: ScmContext | None = None,
+        store: SCMMetadataStore | None = None,
     ) -> None:
+        """`store`: its epochs hold commands back (the command barrier, pyozone/scm/node/commands.py);
+        in an HA service it keeps the operational states an administrator or the admin monitor set."""
         self.conf = conf
         # Leader or follower, and the leader's term that every command carries: the managers that queue
         # commands here read it from this one place.
@@ -73,7 +78,14 @@ class NodeManager:
         self.topology = topology or NetworkTopology()
         self.layout = layout
         self.intervals = HealthIntervals.from_conf(conf)
-        self.commands = CommandQueue()
+        self.commands = CommandQueue(store)
+        # pyozone's datanodeOpStates (HA only, design 2.2): uuid -> {"state", "expiry"} as the leader set
+        # it, so a failover between an admin's answer and the datanode persisting it loses nothing
+        self._op_states: Table[str, Any] | None = (
+            store.table("datanodeOpStates", StrKeyCodec(), JsonCodec())
+            if store is not None and self.context.ha
+            else None
+        )
         self.metrics = NodeMetrics()
         self._nodes: dict[DatanodeID, DatanodeInfo] = {}
         # IN_SERVICE + HEALTHY nodes, kept current so placement need not scan every node
@@ -272,18 +284,49 @@ class NodeManager:
     def set_operational_state(self, dn: DatanodeID, state: Op, expiry_epoch_sec: int = 0) -> None:
         info = self.node(dn)
         current = info.status.operational_state
-        if state is current:
-            info.status = info.status.with_operational_state(state, expiry_epoch_sec)
-            return
-        if (current, state) not in OPERATIONAL_TRANSITIONS:
+        if state is not current and (current, state) not in OPERATIONAL_TRANSITIONS:
             raise SCMException(
                 f"datanode {dn} cannot go from {current.name} to {state.name}",
                 ResultCode.INVALID_OPERATIONAL_STATE_TRANSITION,
             )
+        if self._op_states is not None:
+            self._op_states.put(dn, {"state": state.name, "expiry": expiry_epoch_sec})
         info.status = info.status.with_operational_state(state, expiry_epoch_sec)
+        if state is current:
+            return
         self._track_writable(info)
         log.info("Datanode %s: operational state %s -> %s", dn, current.name, state.name)
         self.events.fire(HEALTH_EVENTS[info.status.health], dn)
+
+    def follow_datanode_operational_states(self) -> None:
+        """Step-down: a follower's view of every node is what its datanode persisted (spec 3.4), not
+        what this SCM set as leader; the `datanodeOpStates` records count again when it leads
+        (`adopt_operational_state_records`)."""
+        for info in self._nodes.values():
+            persisted = (info.details.persisted_op_state, info.details.persisted_op_state_expiry)
+            if persisted != (info.status.operational_state, info.status.op_state_expiry_epoch_sec):
+                # no health event again: what a follower derives from one (the replicas of a dead node
+                # dropped) was done when the health changed, on every SCM alike
+                info.status = info.status.with_operational_state(*persisted)
+                self._track_writable(info)
+
+    def adopt_operational_state_records(self) -> None:
+        """Step-up (design 3.1 (4)): the states the service's leaders set win over what this SCM
+        adopted from the datanodes as a follower; the heartbeats' sync then commands the datanodes."""
+        if self._op_states is None:
+            return
+        for dn, record in self._op_states.items():
+            info = self._nodes.get(dn)
+            state, expiry = Op[record["state"]], int(record["expiry"])
+            if info is not None and (state, expiry) != (
+                info.status.operational_state,
+                info.status.op_state_expiry_epoch_sec,
+            ):
+                # no health event again (as at a step-down): the admin monitor picks the node up on its
+                # next pass, and what a leader does about a node that went stale or dead while this SCM
+                # followed is the step-up's reconciliation (design 3.1 (6))
+                info.status = info.status.with_operational_state(state, expiry)
+                self._track_writable(info)
 
     # ------------------------------------------------------------------ queries
     def node(self, dn: DatanodeID) -> DatanodeInfo:

@@ -16,6 +16,7 @@ import random
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand
@@ -102,7 +103,7 @@ class PipelineManager:
         if persist and (old is None or _persisted_fields(old) != _persisted_fields(pipeline)):
             self._table.put(pipeline.id, pipeline)
 
-    def _remove(self, pipeline: Pipeline) -> None:
+    def _remove(self, pipeline: Pipeline, persist: bool = True) -> None:
         del self._pipelines[pipeline.id]
         self._count_members(pipeline, -1)
         self._containers.pop(pipeline.id, None)
@@ -110,7 +111,31 @@ class PipelineManager:
         if pipeline.suggested_leader and not pipeline.is_closed():
             self._leader_counts[pipeline.suggested_leader] -= 1
         self.nodes.remove_pipeline(pipeline.id, pipeline.nodes)
-        self._table.delete(pipeline.id)
+        if persist:
+            self._table.delete(pipeline.id)
+
+    def record_keys(self) -> list[bytes]:
+        """The keys of the records in memory, as stored (`ScmReplication.reload_all`)."""
+        return [self._table.key_codec.encode(pid) for pid in self._pipelines]
+
+    def record_id(self, key: bytes) -> PipelineID:
+        return self._table.key_codec.decode(key)
+
+    def record_changed(self, key: bytes, value: bytes | None) -> None:
+        """A `pipelines` record as it now stands (design 2.3): a follower applying the leader's record,
+        or a deposed leader's undo back to the committed one (None: no record). Who reported the
+        pipeline and who leads it stay as reports told this SCM; the set of OPEN containers is the
+        container manager's to derive again (`ContainerManager.pipeline_changed`)."""
+        pid = self._table.key_codec.decode(key)
+        old = self._pipelines.get(pid)
+        if value is None:
+            if old is not None:
+                self._remove(old, persist=False)
+            return
+        pipeline = self._table.value_codec.decode(value)
+        if old is not None:
+            pipeline = replace(pipeline, reported=old.reported, leader=old.leader)
+        self._put(pipeline, persist=False)
 
     def count(
         self, replication_config: ReplicationConfig, states: Iterable[PipelineState] = LIVE_STATES
