@@ -3,16 +3,14 @@
 An HA service is named in `ozone.om.service.ids`; its OMs in `ozone.om.nodes.SERVICE`; each OM's addresses in
 the keys suffixed with the service and node (`ozone.om.address.SERVICE.NODE`, `ozone.om.ratis.port.SERVICE
 .NODE`, `ozone.om.http-address.SERVICE.NODE`). An OM finds itself by `ozone.om.node.id`, or as the one node
-whose address is on this machine (Ozone's rule; OMs sharing a host must be told their node id).
+whose address is on this machine (common/ha_nodes.py, shared with SCM).
 """
 
 from __future__ import annotations
 
-import hashlib
-import socket
-import uuid
 from dataclasses import dataclass
 
+from pyozone.common.ha_nodes import id_list, local_node, name_uuid_from_bytes
 from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.config.keys import suffixed
@@ -32,17 +30,9 @@ class OmNodeDetails:
     http_address: HostPort
 
 
-def _ids(conf: OzoneConfiguration, key: str) -> tuple[str, ...]:
-    raw = conf.get(key)
-    ids = tuple(part.strip() for part in str(raw or "").split(",") if part.strip())
-    if len(set(ids)) != len(ids):
-        raise ConfigError(f"{key}: {raw!r} names an id twice")
-    return ids
-
-
 def om_service_ids(conf: OzoneConfiguration) -> tuple[str, ...]:
     """`ozone.om.service.ids`: empty when OM runs alone (`ozone.om.address`)."""
-    return _ids(conf, "ozone.om.service.ids")
+    return id_list(conf, "ozone.om.service.ids")
 
 
 def om_service_nodes(conf: OzoneConfiguration, service_id: str) -> tuple[OmNodeDetails, ...]:
@@ -53,7 +43,7 @@ def om_service_nodes(conf: OzoneConfiguration, service_id: str) -> tuple[OmNodeD
             f"({conf.get('ozone.om.service.ids')})"
         )
     nodes_key = suffixed("ozone.om.nodes", service_id)
-    node_ids = _ids(conf, nodes_key)
+    node_ids = id_list(conf, nodes_key)
     if not node_ids:
         raise ConfigError(f"{nodes_key}: not set: OM service {service_id} names no OM")
     nodes = []
@@ -80,7 +70,7 @@ def om_service_nodes(conf: OzoneConfiguration, service_id: str) -> tuple[OmNodeD
 def om_decommissioned_ids(conf: OzoneConfiguration, service_id: str) -> tuple[str, ...]:
     """`ozone.om.decommissioned.nodes.SERVICE` (Ozone's OZONE_OM_DECOMMISSIONED_NODES_KEY): OMs removed from
     the service (`admin om decommission`), still named in ozone.om.nodes.SERVICE but members no more."""
-    return _ids(conf, suffixed("ozone.om.decommissioned.nodes", service_id))
+    return id_list(conf, suffixed("ozone.om.decommissioned.nodes", service_id))
 
 
 def om_active_nodes(conf: OzoneConfiguration, service_id: str) -> tuple[OmNodeDetails, ...]:
@@ -114,43 +104,23 @@ def client_om_service(conf: OzoneConfiguration, authority: str | None = None) ->
     return ids[0]
 
 
-def _local_addresses() -> set[str]:
-    names = {"localhost", "127.0.0.1", "::1", socket.gethostname(), socket.getfqdn()}
-    for name in list(names):
-        try:
-            names.update(info[4][0] for info in socket.getaddrinfo(name, None))
-        except OSError:
-            continue
-    return names
-
-
 def local_om_node(conf: OzoneConfiguration) -> OmNodeDetails | None:
     """This OM's node of its service (Ozone's OMHANodeDetails.loadOMHAConfig), or None when OM runs alone."""
     service_id = client_om_service(conf)
     if service_id is None:
         return None
-    nodes = om_service_nodes(conf, service_id)
-    node_id = conf.get("ozone.om.node.id")
-    if node_id:
-        for node in nodes:
-            if node.node_id == node_id:
-                return node
-        raise ConfigError(
-            f"ozone.om.node.id: {node_id!r} is not one of {suffixed('ozone.om.nodes', service_id)} "
-            f"({', '.join(n.node_id for n in nodes)})"
-        )
-    local = _local_addresses()
-    matches = [node for node in nodes if node.rpc_address.host in local]
-    if len(matches) != 1:
-        found = "none" if not matches else ", ".join(n.node_id for n in matches)
-        raise ConfigError(
-            f"OM service {service_id}: cannot tell which OM this is (nodes on this machine: {found}): "
-            "set ozone.om.node.id"
-        )
-    return matches[0]
+    return local_node(
+        conf,
+        om_service_nodes(conf, service_id),
+        lambda node: node.rpc_address.host,
+        role="OM",
+        service_id=service_id,
+        node_id_key="ozone.om.node.id",
+        nodes_key=suffixed("ozone.om.nodes", service_id),
+    )
 
 
 def om_raft_group_id(service_id: str) -> str:
     """The Raft group of an OM service: Java's UUID.nameUUIDFromBytes of the service id's UTF-8 bytes (an
     MD5, version 3 UUID), as Ozone's OzoneManagerRatisServer derives its RaftGroupId."""
-    return str(uuid.UUID(bytes=hashlib.md5(service_id.encode()).digest(), version=3))
+    return str(name_uuid_from_bytes(service_id.encode()))

@@ -27,7 +27,8 @@ from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import Identity
 
 CRL_FILE = "crl.pem"
-"""The CA's revocation list a party last fetched, beside its ca.crt."""
+"""The CA's revocation lists a party last fetched (one per issuer, and the sub-CA signing them), beside its
+ca.crt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,8 @@ class TlsStore:
         self.revoked: frozenset[int] = frozenset()
         """The serials the CA's CRL lists (`update_crl`); empty until one is loaded."""
         self.crl_number = -1
+        self.crl_issuers: frozenset[str] = frozenset()
+        """The issuers whose CRL the held bundle carries (OpenSSL checks a peer against its issuer's)."""
         self._load_kept_crl()
 
     def _load_kept_crl(self) -> None:
@@ -114,20 +117,26 @@ class TlsStore:
         try:
             ca = X.cert_from_pem(self.paths.ca.read_bytes())
             self.crl_number, self.revoked = X.crl_number(pem, ca), X.crl_serials(pem, ca)
+            self.crl_issuers = X.crl_issuers(pem, ca)
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
 
     def update_crl(self, number: int, pem: bytes) -> bool:
-        """Takes the CA's CRL number `number` when newer than the one held: checks its signature against
-        the trusted CA (ValueError otherwise), keeps it beside ca.crt and has every ssl context of this party
-        refuse the certificates it lists. True when it was newer."""
-        if number <= self.crl_number:
+        """Takes the CA's CRL bundle number `number` when newer than the one held, or as new but carrying
+        the CRL of an issuer the held one lacks (SCM's sub-CA made after the root's CRL was kept): checks
+        each signature against the trusted root (ValueError otherwise), keeps it beside ca.crt and has every
+        ssl context of this party refuse the certificates it lists. True when it was taken."""
+        if number < self.crl_number:
             return False
-        serials = X.crl_serials(pem, X.cert_from_pem(self.material().ca_pem))
+        root = X.cert_from_pem(self.material().ca_pem)
+        issuers = X.crl_issuers(pem, root)
+        if number == self.crl_number and issuers <= self.crl_issuers:
+            return False
+        serials = X.crl_serials(pem, root)
         path = self.paths.ca.with_name(CRL_FILE)
         write_file(path, pem)
         with self._lock:
-            self.crl_number, self.revoked = number, serials
+            self.crl_number, self.revoked, self.crl_issuers = number, serials, issuers
             for context in self._contexts:
                 self._load_crl(context)
         return True

@@ -267,6 +267,25 @@ KEYS: tuple[ConfigKey, ...] = (
     ),
     _k("ozone.om.ratis.server.retry.cache.timeout", D, "600000", "How long OM remembers a call's answer"),
     _k("ozone.om.ratis.server.leaderelection.pre-vote", B, "true", "OMs ask before they stand for election"),
+    # --- SCM high availability (ScmConfigKeys; Ozone's ConfUtils suffixes a key with .SERVICE[.NODE])
+    _k("ozone.scm.service.ids", T, None, "SCM services (comma-separated); each an HA group of SCMs"),
+    _k("ozone.scm.default.service.id", T, None, "The SCM service of this daemon when several are named"),
+    _k("ozone.scm.nodes", T, None, "Written ozone.scm.nodes.SERVICE: the node ids of a service's SCMs"),
+    _k("ozone.scm.node.id", T, None, "This SCM's node id (default: the node with a local address)"),
+    _k("ozone.scm.primordial.node.id", T, None, "The SCM (node id or host) that scm --init initializes"),
+    _k("ozone.scm.skip.bootstrap.validation", B, "false", "scm --bootstrap skips the cluster id check"),
+    _k("ozone.scm.address", T, None, "Written ozone.scm.address.SERVICE.NODE: an SCM's host"),
+    _k("ozone.scm.ratis.port", N, "9894", "SCM's Raft port; .SERVICE.NODE per SCM"),
+    _k("ozone.scm.grpc.port", N, "9895", "SCM's InterSCMGrpc port (configured, unused); .SERVICE.NODE"),
+    _k("ozone.scm.ha.ratis.storage.dir", T, None, "SCM's Raft log directory (default: ozone.metadata.dirs)"),
+    _k("ozone.scm.ha.ratis.segment.size", S, "64MB", "SCM's Raft log segment size"),
+    _k("ozone.scm.ha.ratis.leader.election.timeout", D, "5s", "SCM's Raft election timeout (max: +200 ms)"),
+    _k("ozone.scm.ha.ratis.server.leaderelection.pre-vote", B, "true", "SCMs ask before they stand"),
+    _k("ozone.scm.ha.ratis.request.timeout", D, "30s", "A replicated SCM write waits this long to apply"),
+    _k("ozone.scm.ha.ratis.server.retry.cache.timeout", D, "60s", "SCM's Raft retry cache expiry"),
+    _k("ozone.scm.ha.ratis.snapshot.threshold", N, "1000", "Applied entries between two snapshots of scm.db"),
+    _k("ozone.scm.ha.ratis.log.purge.enabled", B, "false", "A snapshot purges SCM's Raft log"),
+    _k("ozone.scm.ha.ratis.log.purge.gap", N, "1000000", "Entries kept in SCM's Raft log before a purge"),
     # --- S3 gateway
     _k("ozone.s3g.http-address", T, "0.0.0.0:9878", "S3 gateway address (host[:port])"),
     _k("ozone.s3g.http-bind-host", T, "0.0.0.0", "Host the S3 gateway listens on"),
@@ -350,9 +369,19 @@ SUFFIXES: dict[str, tuple[int, ...]] = {
     "ozone.om.address": (2,),
     "ozone.om.http-address": (2,),
     "ozone.om.ratis.port": (2,),
+    "ozone.scm.nodes": (1,),
+    "ozone.scm.address": (2,),
+    "ozone.scm.client.port": (2,),
+    "ozone.scm.block.client.port": (2,),
+    "ozone.scm.datanode.port": (2,),
+    "ozone.scm.security.service.port": (2,),
+    "ozone.scm.ratis.port": (2,),
+    "ozone.scm.grpc.port": (2,),
+    "ozone.scm.http-address": (2,),
 }
 """Keys an HA service writes per service or per node, with how many suffixes each takes: Ozone's
-ConfUtils.addKeySuffixes (`ozone.om.nodes.omservice`, `ozone.om.address.omservice.om1`)."""
+ConfUtils.addKeySuffixes (`ozone.om.nodes.omservice`, `ozone.om.address.omservice.om1`, `ozone.scm.client.port
+.scmservice.scm1`)."""
 
 
 def lookup(name: str) -> ConfigKey | None:

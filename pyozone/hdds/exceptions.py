@@ -24,6 +24,8 @@ class ResultCode(Enum):
     INVALID_BLOCK_SIZE = auto()
     INVALID_OPERATIONAL_STATE_TRANSITION = auto()
     INTERNAL_ERROR = auto()
+    # pyozone's stand-in for Ratis' NotLeaderException: a leader-only call reached a follower SCM
+    SCM_NOT_LEADER = auto()
 
 
 class SCMException(Exception):

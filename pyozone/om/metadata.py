@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError
-from pyozone.om import db_checkpoint
 from pyozone.om.double_buffer import (
     MISSING,
     BufferFailedError,
@@ -41,6 +41,7 @@ from pyozone.om.double_buffer import (
     encoded,
     merged,
 )
+from pyozone.ratis_server import db_checkpoint
 
 VOLUME_TABLE = "volumeTable"
 BUCKET_TABLE = "bucketTable"
@@ -60,6 +61,10 @@ TABLE_NAMES = (
     MULTIPART_INFO_TABLE,
     META_TABLE,
 )
+TRANSACTION_INFO = "#TRANSACTIONINFO"
+"""meta's key of the last applied Raft entry, "term#index" (Ozone's TRANSACTION_INFO_KEY)."""
+OM_CHECKPOINT = db_checkpoint.CheckpointSpec("om.db", META_TABLE, TRANSACTION_INFO, CertRole.OM)
+"""om.db's checkpoints: sent by an OM leader, nothing beside om.db."""
 
 
 def volume_key(volume: str) -> str:
@@ -263,7 +268,7 @@ class OMMetadataStore:
         before the flush: a batch the flusher writes meanwhile is past it, so the log is never purged past
         what the table files hold (read after the flush, that batch sat in the unsynced log only)."""
         self.sync_applied()
-        point = self.stored_value(META_TABLE, db_checkpoint.TRANSACTION_INFO)
+        point = self.stored_value(META_TABLE, TRANSACTION_INFO)
         self._call(self._backend.flush)
         return point
 
@@ -272,7 +277,7 @@ class OMMetadataStore:
         /dbCheckpoint)."""
         self.sync_applied()
         try:
-            return db_checkpoint.pack(self._backend, self.path)
+            return db_checkpoint.pack(OM_CHECKPOINT, self._backend, self.path)
         except StoreError as e:
             raise OMStoreError(str(e)) from None
 

@@ -6,10 +6,15 @@ order events were fired, so the core behaves identically in a daemon and in the 
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict, deque
 from collections.abc import Callable
 from enum import Enum, auto
 from typing import Any
+
+from pyozone.hdds.exceptions import ResultCode, SCMException
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[Any], None]
 
@@ -30,10 +35,14 @@ class SCMEvent(Enum):
     CONTAINER_REGISTRATION_REPORT = auto()
     SAFE_MODE_STATUS = auto()
     PRE_CHECK_COMPLETED = auto()
+    STATEMACHINE_READY = auto()
 
 
 class EventQueue:
-    """Run-to-completion dispatch: an event fired by a handler runs after the current one returns."""
+    """Run-to-completion dispatch: an event fired by a handler runs after the current one returns.
+
+    A handler that reaches leader-only work on a follower SCM (SCM_NOT_LEADER) is logged and skipped, as
+    Ozone's handlers catch NotLeaderException ("Skip sending ..."): the other handlers still run."""
 
     def __init__(self) -> None:
         self._handlers: dict[SCMEvent, list[Handler]] = defaultdict(list)
@@ -54,7 +63,12 @@ class EventQueue:
             while self._pending:
                 ev, data = self._pending.popleft()
                 for handler in self._handlers.get(ev, ()):
-                    handler(data)
+                    try:
+                        handler(data)
+                    except SCMException as e:
+                        if e.code is not ResultCode.SCM_NOT_LEADER:
+                            raise
+                        log.info("Skipped %s on a follower SCM: %s", ev.name, e)
         finally:
             self._dispatching = False
             self._pending.clear()

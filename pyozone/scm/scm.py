@@ -3,6 +3,10 @@
 Inputs are registrations, heartbeats, admin calls and `tick()`; outputs are the commands returned
 with each heartbeat. No sockets, no threads, no sleeps: the SCM daemon (pyozone/scm/server) and the
 simulator drive this same object.
+
+Its ScmContext says whether it leads (a lone SCM always does, in term 0). A follower of an HA service
+takes every registration and report into its views (replicas, node health, pipeline leaders) but moves
+no record, sends no command and runs none of the leader's services (spec 3.4; design S1).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.container.report_handler import ContainerReportHandler
 from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.node.admin_monitor import DatanodeAdminMonitor
 from pyozone.scm.node.handlers import NodeEventHandlers
 from pyozone.scm.node.node_manager import NodeManager
@@ -64,15 +69,17 @@ class StorageContainerManager:
         topology: NetworkTopology | None = None,
         rng: random.Random | None = None,
         creator_budget: int | None = None,
+        context: ScmContext | None = None,
     ) -> None:
         self.conf = conf
         self.clock = clock
         self.store = store
         self.cluster_id = cluster_id
         self.rng = rng or random.Random()
+        self.context = context or ScmContext.standalone()
         self.events = EventQueue()
         self.timers = Timers()
-        self.nodes = NodeManager(conf, clock, self.events, topology)
+        self.nodes = NodeManager(conf, clock, self.events, topology, context=self.context, store=store)
         self.pipelines = PipelineManager(
             conf,
             clock,
@@ -146,8 +153,15 @@ class StorageContainerManager:
             on_dead_node=[self.deleted_blocks.on_datanode_dead],
         )
         self.safe_mode = SafeModeManager(
-            conf, clock, self.events, self.nodes, self.pipelines, self.containers
+            conf,
+            clock,
+            self.events,
+            self.nodes,
+            self.pipelines,
+            self.containers,
+            self.context.state_machine_ready if self.context.ha else None,
         )
+        self.context.add_ready_listener(lambda: self.events.fire(SCMEvent.STATEMACHINE_READY, True))
         self.events.add_handler(SCMEvent.PRE_CHECK_COMPLETED, lambda _: self.creator.trigger())
         self.tasks = self._periodic_tasks()
         self.safe_mode.start()
@@ -194,17 +208,21 @@ class StorageContainerManager:
                 "DatanodeAdminMonitor",
                 c.get("ozone.scm.datanode.admin.monitor.interval"),
                 self.admin_monitor.run,
+                self.context.is_leader_ready,
             ),
         ]
 
     def services_ready(self) -> bool:
-        """Out of safe mode for hdds.scm.wait.time.after.safemode.exit (spec 9.4)."""
+        """The ready leader, out of safe mode for hdds.scm.wait.time.after.safemode.exit (spec 9.4): the
+        Replication Manager, block deletion and the pipeline scrubber run only then."""
         exited = self.safe_mode.exited_at_ms
-        if exited is None or self.safe_mode.in_safe_mode():
+        if not self.context.is_leader_ready() or exited is None or self.safe_mode.in_safe_mode():
             return False
         return self.clock.now_ms() - exited >= self.conf.get("hdds.scm.wait.time.after.safemode.exit")
 
     def _creator_running(self) -> bool:
+        if not self.context.is_leader_ready():
+            return False
         creation_in_safe_mode = self.conf.get("hdds.scm.safemode.pipeline.creation")
         if self.safe_mode.in_safe_mode():
             return creation_in_safe_mode
@@ -256,7 +274,8 @@ class StorageContainerManager:
             self.pipelines.process_pipeline_action(dn, action.pipeline_id, action.reason)
         if hb.container_actions:
             self.container_actions.process_actions(dn, hb.container_actions)
-        if hb.command_status_reports:
+        if hb.command_status_reports and self.context.is_leader():
+            # ACKs of delete transactions count on the leader only (spec 8.5, DeletedBlockLogImpl.onMessage)
             self.deleted_blocks.process_command_status(dn, hb.command_status_reports)
         commands = self.nodes.process_heartbeat(
             dn,

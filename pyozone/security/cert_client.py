@@ -221,8 +221,8 @@ def _invalid_reason(
         return f"the stored certificate is unreadable: {e}"
     if cert.public_key().public_numbers() != key.public_key().public_numbers():  # type: ignore[union-attr]
         return "the stored certificate is not for this key pair"
-    if not X.is_signed_by(cert, ca):
-        return "the stored certificate is not signed by the stored CA certificate"
+    if not X.chain_verifies(paths.cert.read_bytes(), ca):
+        return "the stored certificate does not chain to the stored CA certificate"
     if cluster_ca is not None and ca != X.cert_from_pem(cluster_ca):
         return "the stored CA certificate is not the cluster's (the JOIN credential's)"
     if X.common_name(cert) != identity.common_name or set(certificate_hosts(cert)) != set(hosts):
@@ -274,12 +274,12 @@ def _check_issued(
     trusted_ca: bytes,
 ) -> None:
     """SCM's answer is a certificate for this key, name and node (a datanode's UUID, an HA OM's
-    "SERVICE/NODE"), signed by the CA this daemon already trusts."""
+    "SERVICE/NODE"), followed by its issuing sub-CA, chaining to the CA this daemon already trusts."""
     cert, ca = X.cert_from_pem(cert_pem), X.cert_from_pem(ca_pem)
     if X.cert_to_pem(ca) != X.cert_to_pem(X.cert_from_pem(trusted_ca)):
         raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM answered with another CA certificate")
-    if not X.is_signed_by(cert, ca):
-        raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM's certificate is not signed by its CA")
+    if not X.chain_verifies(cert_pem, ca):
+        raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM's certificate does not chain to its CA")
     if cert.public_key().public_numbers() != key.public_key().public_numbers():  # type: ignore[union-attr]
         raise SecurityError(SecurityResult.INTERNAL_ERROR, "SCM's certificate is not for this key pair")
     if X.common_name(cert) != identity.common_name:

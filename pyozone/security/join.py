@@ -1,4 +1,5 @@
-"""The JOIN credential: one PEM file holding a key, its JOIN certificate and the CA certificate.
+"""The JOIN credential: one PEM file holding a key, its JOIN certificate (with SCM's sub-CA that issued it)
+and the root CA certificate.
 
 `pyozone scm --init --join-token ROLE=FILE` or `pyozone admin cert join-token` writes one (mode 0600) per
 daemon; the daemon reaches it through `ozone.security.join.credentials.file` and presents it when it has no
@@ -31,8 +32,8 @@ class JoinCredential:
 
     @classmethod
     def from_pem(cls, data: bytes, source: str = "the JOIN credential") -> JoinCredential:
-        """The three blocks in any order: one private key, then the certificate the key belongs to and
-        the CA certificate that signed it."""
+        """The blocks in any order: one private key, the certificate the key belongs to, the root CA
+        certificate (self-signed) and the sub-CA between them, if any (its issuer, SCM's)."""
         keys, certs = [], []
         for match in _BLOCK.finditer(data):
             kind = match.group(1)
@@ -40,10 +41,10 @@ class JoinCredential:
                 keys.append(match.group(0))
             elif kind == b"CERTIFICATE":
                 certs.append(match.group(0))
-        if len(keys) != 1 or len(certs) != 2:
+        if len(keys) != 1 or len(certs) < 2:
             raise ValueError(
-                f"{source}: expected one PEM private key and two PEM certificates (JOIN and CA), "
-                f"found {len(keys)} key(s) and {len(certs)} certificate(s)"
+                f"{source}: expected one PEM private key and the PEM certificates of the JOIN credential and "
+                f"its CA, found {len(keys)} key(s) and {len(certs)} certificate(s)"
             )
         key = X.key_from_pem(keys[0])
         parsed = [X.cert_from_pem(c) for c in certs]
@@ -51,12 +52,16 @@ class JoinCredential:
         own = [i for i, c in enumerate(parsed) if c.public_key().public_numbers() == public]
         if len(own) != 1:
             raise ValueError(f"{source}: no certificate of the bundle belongs to its private key")
-        cert, ca = parsed[own[0]], parsed[1 - own[0]]
+        roots = [i for i, c in enumerate(parsed) if i != own[0] and c.issuer == c.subject]
+        if len(roots) != 1:
+            raise ValueError(f"{source}: expected one self-signed root CA certificate, found {len(roots)}")
+        cert, ca = parsed[own[0]], parsed[roots[0]]
         if X.identity_of(cert).role is not CertRole.JOIN:
             raise ValueError(f"{source}: {X.common_name(cert)!r} is not a JOIN certificate")
-        if not X.is_signed_by(cert, ca):
+        between = [i for i in range(len(parsed)) if i not in (own[0], roots[0])]
+        if not X.verifies_to(cert, [parsed[i] for i in between], ca):
             raise ValueError(f"{source}: the JOIN certificate is not signed by the bundle's CA certificate")
-        return cls(keys[0], certs[own[0]], certs[1 - own[0]])
+        return cls(keys[0], b"".join(certs[i] for i in (own[0], *between)), certs[roots[0]])
 
     @classmethod
     def read(cls, path: Path) -> JoinCredential:

@@ -195,7 +195,7 @@ class SimCluster:
         commands = self.scm.heartbeat(heartbeat)
         if self.heartbeat_observer is not None:
             self.heartbeat_observer(time.perf_counter() - started)
-        node.receive(commands, self.scm.nodes.term, self.clock.wall_ms())
+        node.receive(commands, self.scm.context.known_term, self.clock.wall_ms())
 
     # ------------------------------------------------------------------ writes
     def write_block(

@@ -182,7 +182,7 @@ def test_expired_replicate_commands_are_dropped_by_the_datanode():
     )
     first, second = sorted(node.replicas)[:2]
     target = next(dn for dn in c.datanodes if not {first, second} & set(c.datanodes[dn].replicas))
-    now, term = c.clock.wall_ms(), c.scm.nodes.term
+    now, term = c.clock.wall_ms(), c.scm.context.known_term
 
     def command(cid: int, deadline_ms: int) -> ReplicateContainerCommand:
         details = c.scm.nodes.node(target).details

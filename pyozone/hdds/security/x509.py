@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import re
 import uuid
 from dataclasses import dataclass
 from enum import Enum
@@ -283,8 +284,8 @@ def self_signed_root(
     serial: int,
     not_before: dt.datetime | None = None,
 ) -> Certificate:
-    """SCM's root CA certificate: "scm@host", CA:true, may sign certificates (path length 1: SCM's own
-    certificate may be a sub-CA in Ozone; here it is a leaf)."""
+    """SCM's root CA certificate: "scm@host", CA:true, may sign certificates (path length 1: it signs
+    each SCM's sub-CA, which signs the leaves)."""
     start = not_before or _now()
     name = _name(f"scm@{host}", cluster_id, scm_id)
     return (
@@ -302,6 +303,62 @@ def self_signed_root(
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
+
+
+def sub_ca_certificate(
+    key: PrivateKey,
+    root_key: PrivateKey,
+    root_cert: Certificate,
+    identity: Identity,
+    hosts: tuple[str, ...],
+    cluster_id: str,
+    scm_id: str,
+    lifetime: dt.timedelta,
+    serial: int,
+    not_before: dt.datetime | None = None,
+) -> Certificate:
+    """An SCM's own certificate, a sub-CA signed by the root (Ozone's HASecurityUtils / SCMCertificateClient):
+    "scm@HOST" naming its hosts (and their role names, X.role_host_name) for TLS both ways, CA:true with path
+    length 0 (it signs leaves only), keyCertSign, cRLSign and digitalSignature. Never valid past the root. A
+    renewal passes the same key and identity, so what the sub-CA issued still chains."""
+    if identity.role is not CertRole.SCM:
+        raise ValueError(f"only an SCM's certificate is a sub-CA, not {identity.common_name}")
+    start = not_before or _now()
+    lifetime = min(lifetime, root_cert.not_valid_after_utc - start)
+    names = _alt_names(hosts, None, None)
+    names += [x509.DNSName(role_host_name(identity.role, h)) for h in hosts]
+    return (
+        x509.CertificateBuilder()
+        .subject_name(_name(identity.common_name, cluster_id, scm_id))
+        .issuer_name(root_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(serial)
+        .not_valid_before(start - dt.timedelta(minutes=1))
+        .not_valid_after(start + lifetime)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True
+        )
+        .add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+            critical=False,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(root_cert.public_key()),  # type: ignore[arg-type]
+            critical=False,
+        )
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(root_key, hashes.SHA256())
+    )
+
+
+def is_ca(cert: Certificate) -> bool:
+    """Whether a certificate may sign others (BasicConstraints CA:true)."""
+    try:
+        return bool(cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca)
+    except x509.ExtensionNotFound:
+        return False
 
 
 def sign_csr(
@@ -381,8 +438,49 @@ def is_signed_by(cert: Certificate, ca_cert: Certificate) -> bool:
     return True
 
 
+def verifies_to(
+    cert: Certificate, chain: list[Certificate] | tuple[Certificate, ...], root: Certificate
+) -> bool:
+    """Whether `cert` chains to the trust anchor `root`: signed by it directly (a root-issued certificate, or
+    a sub-CA), or by a CA certificate of `chain` (the sub-CAs a certificate file holds after its leaf) that
+    itself chains to `root`. Validity periods are TLS's to check."""
+    current, seen = cert, 0
+    while seen <= len(chain):
+        if current.issuer == root.subject and is_signed_by(current, root):
+            return True
+        issuer = next(
+            (c for c in chain if c.subject == current.issuer and c != current and is_ca(c)),
+            None,
+        )
+        if issuer is None or not is_signed_by(current, issuer):
+            return False
+        current, seen = issuer, seen + 1
+    return False
+
+
 def cert_to_pem(cert: Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def chain_to_pem(certs: list[Certificate] | tuple[Certificate, ...]) -> bytes:
+    return b"".join(cert_to_pem(c) for c in certs)
+
+
+def certs_from_pem(pem: bytes) -> list[Certificate]:
+    """Every certificate of a PEM file in order (a certificate file: the leaf, then its issuing sub-CA)."""
+    try:
+        return x509.load_pem_x509_certificates(pem)
+    except ValueError as e:
+        raise ValueError(f"not a PEM certificate: {e}") from None
+
+
+def chain_verifies(chain_pem: bytes, root: Certificate) -> bool:
+    """Whether a certificate file's first certificate chains to `root` through the others (`verifies_to`)."""
+    try:
+        certs = certs_from_pem(chain_pem)
+    except ValueError:
+        return False
+    return verifies_to(certs[0], certs[1:], root)
 
 
 def cert_from_pem(pem: bytes) -> Certificate:
@@ -467,27 +565,49 @@ def build_crl(
     return builder.sign(ca_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)
 
 
-def _verified_crl(crl_pem: bytes, ca_cert: Certificate) -> x509.CertificateRevocationList:
+_CRL_BLOCK = re.compile(rb"-----BEGIN X509 CRL-----.*?-----END X509 CRL-----\r?\n?", re.DOTALL)
+
+
+def _verified_crls(bundle: bytes, root: Certificate) -> list[x509.CertificateRevocationList]:
+    """Every CRL of a bundle (SCM's getCrl answer: a CRL per issuer, then the sub-CA certificates that sign
+    them), each verified against `root` or a sub-CA of the bundle that chains to it; ValueError otherwise."""
+    blocks = _CRL_BLOCK.findall(bundle)
+    if not blocks:
+        raise ValueError("not a PEM certificate revocation list")
     try:
-        crl = x509.load_pem_x509_crl(crl_pem)
+        crls = [x509.load_pem_x509_crl(b) for b in blocks]
+        certs = x509.load_pem_x509_certificates(bundle) if b"-----BEGIN CERTIFICATE-----" in bundle else []
     except ValueError as e:
         raise ValueError(f"not a PEM certificate revocation list: {e}") from None
-    if crl.issuer != ca_cert.subject or not crl.is_signature_valid(ca_cert.public_key()):  # type: ignore[arg-type]
-        raise ValueError("the revocation list is not signed by the CA")
-    return crl
+    issuers = [root, *(c for c in certs if is_ca(c) and verifies_to(c, certs, root))]
+    for crl in crls:
+        if not any(
+            crl.issuer == ca.subject and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
+            for ca in issuers
+        ):
+            raise ValueError("the revocation list is not signed by the CA")
+    return crls
 
 
-def crl_serials(crl_pem: bytes, ca_cert: Certificate) -> frozenset[int]:
-    """The serials a PEM CRL lists, once its signature verifies against the CA certificate (ValueError
+def crl_serials(bundle: bytes, root: Certificate) -> frozenset[int]:
+    """The serials the CRLs of a PEM bundle list (`_verified_crls`), once each verifies (ValueError
     otherwise)."""
-    return frozenset(entry.serial_number for entry in _verified_crl(crl_pem, ca_cert))
+    return frozenset(entry.serial_number for crl in _verified_crls(bundle, root) for entry in crl)
 
 
-def crl_number(crl_pem: bytes, ca_cert: Certificate) -> int:
-    """A PEM CRL's CRL number, once its signature verifies against the CA certificate (ValueError
-    otherwise, or when it carries none)."""
-    crl = _verified_crl(crl_pem, ca_cert)
-    try:
-        return crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number
-    except x509.ExtensionNotFound:
-        raise ValueError("the revocation list carries no CRL number") from None
+def crl_issuers(bundle: bytes, root: Certificate) -> frozenset[str]:
+    """The issuers (RFC 4514 names) whose CRL a PEM bundle carries, once each verifies (ValueError
+    otherwise)."""
+    return frozenset(crl.issuer.rfc4514_string() for crl in _verified_crls(bundle, root))
+
+
+def crl_number(bundle: bytes, root: Certificate) -> int:
+    """The highest CRL number of a PEM bundle's CRLs, once each verifies (ValueError otherwise, or when one
+    carries none)."""
+    numbers = []
+    for crl in _verified_crls(bundle, root):
+        try:
+            numbers.append(crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number)
+        except x509.ExtensionNotFound:
+            raise ValueError("the revocation list carries no CRL number") from None
+    return max(numbers)

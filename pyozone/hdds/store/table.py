@@ -74,19 +74,23 @@ class Table(Generic[K, V]):
         self._store.apply((self.name, self.key_codec.encode(key), None))
 
     def get(self, key: K) -> V | None:
-        data = self._store.backend.get(self.name, self.key_codec.encode(key))
+        data = self._store.get(self.name, self.key_codec.encode(key))
         return None if data is None else self.value_codec.decode(data)
 
     def items(self) -> Iterator[tuple[K, V]]:
-        for k, v in self._store.backend.items(self.name):
+        for k, v in self._store.items(self.name):
             yield self.key_codec.decode(k), self.value_codec.decode(v)
 
     def values(self) -> Iterator[V]:
-        for _, v in self._store.backend.items(self.name):
+        for _, v in self._store.items(self.name):
             yield self.value_codec.decode(v)
 
 
 class _BatchOwner(Protocol):
-    backend: KVBackend
+    """The store a table writes through and reads through (its staged writes included)."""
 
     def apply(self, op: Op) -> None: ...
+
+    def get(self, cf: str, key: bytes) -> bytes | None: ...
+
+    def items(self, cf: str) -> Iterator[tuple[bytes, bytes]]: ...

@@ -62,7 +62,6 @@ from pyozone.om.db_checkpoint import CHECKPOINT_PATH, PackedCheckpoint
 from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
-from pyozone.om.server.checkpoint_sender import CheckpointSender
 from pyozone.om.server.counts import NamespaceCounter
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
@@ -85,6 +84,7 @@ from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metada
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.checkpoint_sender import CheckpointSender
 from pyozone.ratis_server.member_api import StateMachineBehindLogError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember

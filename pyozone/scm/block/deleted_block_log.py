@@ -76,7 +76,7 @@ class DeletedBlockLog:
         self._last_processed = -1
         # Only the keys stay in memory, in order: the scan resumes after the last processed id.
         decode = self._table.key_codec.decode
-        self._tx_ids: list[int] = [decode(key) for key, _ in store.backend.items(self._table.name)]
+        self._tx_ids: list[int] = [decode(key) for key, _ in store.items(self._table.name)]
 
     # ------------------------------------------------------------------ the log
     def add_transactions(self, container_blocks: Mapping[ContainerID, Sequence[int]]) -> list[int]:
@@ -111,11 +111,37 @@ class DeletedBlockLog:
             for tx_id in tx_ids:
                 self._table.delete(tx_id)
         for tx_id in tx_ids:
-            i = bisect.bisect_left(self._tx_ids, tx_id)
-            if i < len(self._tx_ids) and self._tx_ids[i] == tx_id:
-                del self._tx_ids[i]
-            self._committed.pop(tx_id, None)
-            self._retries.pop(tx_id, None)
+            self._forget(tx_id)
+
+    def _forget(self, tx_id: int) -> None:
+        i = bisect.bisect_left(self._tx_ids, tx_id)
+        if i < len(self._tx_ids) and self._tx_ids[i] == tx_id:
+            del self._tx_ids[i]
+        self._committed.pop(tx_id, None)
+        self._retries.pop(tx_id, None)
+
+    def record_changed(self, key: bytes, value: bytes | None) -> None:
+        """A `deletedBlocks` record as it now stands (design 2.3, 2.5): a follower applying the
+        leader's, or a deposed leader's undo; only the id is kept in memory."""
+        tx_id = self._table.key_codec.decode(key)
+        if value is None:
+            self._forget(tx_id)
+            return
+        i = bisect.bisect_left(self._tx_ids, tx_id)
+        if i == len(self._tx_ids) or self._tx_ids[i] != tx_id:
+            self._tx_ids.insert(i, tx_id)
+
+    def record_keys(self) -> list[bytes]:
+        """The keys of the records in memory, as stored (`ScmReplication.reload_all`)."""
+        return [self._table.key_codec.encode(tx_id) for tx_id in self._tx_ids]
+
+    def clear_leader_state(self) -> None:
+        """What a leader alone keeps (design 2.3, spec 8.4): commands' statuses, ACK sets, retry counts
+        and where the scan stopped; the next leader sends every logged transaction again."""
+        self._status = DeleteBlocksCommandStatusManager(self.clock, self._status.timeout_ms)
+        self._committed.clear()
+        self._retries.clear()
+        self._last_processed = -1
 
     def get(self, tx_id: int) -> DeletedBlocksTransaction | None:
         return self._table.get(tx_id)

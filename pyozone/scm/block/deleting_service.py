@@ -54,12 +54,13 @@ class SCMBlockDeletingService:
                 self.commit_map_limit,
             )
             return 0
+        term = self._nodes.context.term_of_leader()  # before get_transactions, which purges: leader only
         dn_set = self.eligible_datanodes()
         selected = self._log.get_transactions(self.block_deletion_limit, dn_set)
         processed: set[int] = set()
         for dn, txs in selected.by_datanode.items():
             tx_ids = [tx.tx_id for tx in txs]
-            command = DeleteBlocksCommand(transactions=tuple(txs), term=self._nodes.term)
+            command = DeleteBlocksCommand(transactions=tuple(txs), term=term)
             self._log.record_transaction_created(dn, command.id, tx_ids)
             self._nodes.add_datanode_command(dn, command)
             processed.update(tx_ids)

@@ -2,7 +2,9 @@
 
 Each name ("localId", "delTxnId", "containerId") has its own sequence. A batch is reserved by writing
 its last id to the `sequenceId` table before any id of it is handed out, so a process killed at any
-moment restarts past every id it may have handed out; the unused rest of a batch is skipped.
+moment restarts past every id it may have handed out; the unused rest of a batch is skipped. In an HA
+service the reservation is the leader's staged record, committed before any answer or command carrying
+an id of it leaves (design 2.4).
 """
 
 from __future__ import annotations
@@ -41,17 +43,28 @@ class SequenceIdGenerator:
         return value
 
     def _reserve(self, name: str) -> int:
-        last = self._end.get(name)
-        if last is None:
-            last = self.persisted_end(name)
+        # the stored end too: in HA another SCM may have led (and reserved) since this one's last batch
+        last = max(self._end.get(name, 0), self.persisted_end(name))
         start, end = last + 1, last + self._batch_size
         table = self._store.sequence_id
-        # Straight to the backend: inside a caller's store.batch() a plain put would only land when that
-        # batch commits, after ids of this batch were already handed out.
-        self._store.backend.write([(table.name, table.key_codec.encode(name), table.value_codec.encode(end))])
+        # At once, not in a caller's store.batch(), whose put would only land when that batch commits,
+        # after ids of this batch were already handed out; in HA, a transaction of its own before the
+        # caller's (design 2.4)
+        self._store.write_now((table.name, table.key_codec.encode(name), table.value_codec.encode(end)))
         self._end[name] = end
         log.debug("Reserved %s ids %d..%d", name, start, end)
         return start
+
+    def invalidate(self, name: str | None = None) -> None:
+        """Forgets the current batch (of `name`, or of every name): the next id starts after the stored
+        end. Ozone's invalidateBatch, at a step-down or step-up, and when a follower applies a leader's
+        reservation."""
+        if name is None:
+            self._next.clear()
+            self._end.clear()
+        else:
+            self._next.pop(name, None)
+            self._end.pop(name, None)
 
     def persisted_end(self, name: str) -> int:
         """The last id of the reserved batch as stored (0 before the first): no id above it was handed out."""

@@ -42,9 +42,15 @@ class CloseContainerEventHandler:
         self._pipelines = pipeline_manager
         self._nodes = node_manager
         self._leases: set[ContainerID] = set()
+        self._generation = 0  # a step-down voids the leases' timers
 
     def on_close_container(self, container_id: ContainerID) -> None:
-        """The SCMEvent.CLOSE_CONTAINER handler; its payload is the container id."""
+        """The SCMEvent.CLOSE_CONTAINER handler; its payload is the container id. Leader only, as Ozone's
+        ("Skip close container since current SCM is not leader"): a follower learns the CLOSING record
+        from the leader, and the datanodes get the leader's close commands."""
+        if not self._nodes.context.is_leader():
+            log.info("Skip close container %d: this SCM is not the leader", container_id)
+            return
         try:
             info = self._containers.get(container_id)
             if info.state is LifeCycleState.OPEN:
@@ -60,14 +66,21 @@ class CloseContainerEventHandler:
             return
         force = info.replication_config.type is not ReplicationType.RATIS
         self._leases.add(container_id)
-        term = self._nodes.term
+        term = self._nodes.context.term_of_leader()
+        generation = self._generation
         self.timers.call_at(
-            self.clock.now_ms() + self.wait_ms, lambda: self._lease_expired(info, force, term)
+            self.clock.now_ms() + self.wait_ms,
+            lambda: self._lease_expired(info, force, term) if generation == self._generation else None,
         )
 
     def pending(self) -> frozenset[ContainerID]:
         """Containers whose close command waits for its lease to expire."""
         return frozenset(self._leases)
+
+    def clear(self) -> None:
+        """A step-down: the leases were the deposed leader's; its timers send nothing (design 2.3)."""
+        self._leases.clear()
+        self._generation += 1
 
     def _lease_expired(self, info: ContainerInfo, force: bool, term: int) -> None:
         self._leases.discard(info.container_id)

@@ -84,10 +84,68 @@ class ContainerManager:
         if info.pipeline_id is not None:
             self._by_pipeline.setdefault(info.pipeline_id, set()).add(info.container_id)
 
+    def _unindex(self, info: ContainerInfo) -> None:
+        del self._containers[info.container_id]
+        self._by_state[info.state].discard(info.container_id)
+        self._membership += 1
+        if info.pipeline_id is not None:
+            self._by_pipeline.get(info.pipeline_id, set()).discard(info.container_id)
+
     def _save(self, info: ContainerInfo) -> ContainerInfo:
         self._table.put(info.container_id, info)
         self._index(info)
         return info
+
+    # ------------------------------------------------------------------ HA record listener
+    def record_changed(self, key: bytes, value: bytes | None) -> None:
+        """A `containers` record as it now stands (design 2.3): a follower applying the leader's record,
+        or a deposed leader's undo back to the committed one (None: no record). The stats are kept from
+        memory, where reports put them on every SCM; an OPEN container is in its pipeline's set, any
+        other state out of it."""
+        container_id = self._table.key_codec.decode(key)
+        old = self._containers.get(container_id)
+        if value is None:
+            if old is None:
+                return
+            self._unindex(old)
+            if old.pipeline_id is not None:
+                self._pipelines.remove_container_from_pipeline(old.pipeline_id, container_id)
+                pipeline = self._pipelines.find(old.pipeline_id)
+                for dn in pipeline.nodes if pipeline is not None else ():
+                    self._nodes.pending_containers.remove(dn, container_id)
+            return
+        info = self._table.value_codec.decode(value)
+        if old is not None:
+            info = replace(
+                info,
+                sequence_id=old.sequence_id,
+                used_bytes=old.used_bytes,
+                number_of_keys=old.number_of_keys,
+            )
+        self._index(info)
+        self._place_in_pipeline(info)
+        if old is None and info.state is LifeCycleState.OPEN and info.pipeline_id is not None:
+            pipeline = self._pipelines.find(info.pipeline_id)
+            if pipeline is not None:
+                self._nodes.pending_containers.record(pipeline.nodes, container_id)
+
+    def record_keys(self) -> list[bytes]:
+        """The keys of the records in memory, as stored (`ScmReplication.reload_all`)."""
+        return [self._table.key_codec.encode(cid) for cid in self._containers]
+
+    def pipeline_changed(self, pipeline_id: PipelineID) -> None:
+        """A `pipelines` record changed under this SCM (design 2.3): its set of OPEN containers is
+        derived again from the container records."""
+        for container_id in sorted(self._by_pipeline.get(pipeline_id, ())):
+            self._place_in_pipeline(self._containers[container_id])
+
+    def _place_in_pipeline(self, info: ContainerInfo) -> None:
+        if info.pipeline_id is None:
+            return
+        if info.state is not LifeCycleState.OPEN:
+            self._pipelines.remove_container_from_pipeline(info.pipeline_id, info.container_id)
+        elif self._pipelines.find(info.pipeline_id) is not None:
+            self._pipelines.add_container_to_pipeline(info.pipeline_id, info.container_id, force=True)
 
     def bulk_load(self, infos: Iterable[ContainerInfo], replicas: Iterable[ContainerReplica]) -> None:
         """Puts records straight into memory, without writing the store: for benchmarks and offline

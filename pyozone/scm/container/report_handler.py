@@ -3,6 +3,10 @@
 Each reported replica first refreshes the container's stats, then may move the container's state,
 then is stored (or removed, if the datanode reports it DELETED). A full report is the datanode's
 whole truth: containers SCM thought it held but it no longer reports lose that replica.
+
+Every SCM of an HA service processes every report; only the leader moves a container's state, marks
+it reported or sends a delete (a follower learns those from the leader's records), while replicas and
+stats update everywhere.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import DeleteContainerCommand
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.exceptions import SCMException
-from pyozone.hdds.ids import DatanodeID
+from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, ReplicationType
 from pyozone.scm.events import EventQueue, SCMEvent
@@ -99,7 +103,9 @@ class ContainerReportHandler:
                 self._process_safely(dn, info, report)
 
     def _unknown_container(self, dn: DatanodeID, report: ContainerReplicaReport) -> None:
-        if self.unknown_container_action is UnknownContainerAction.DELETE:
+        """A follower only logs: it may not have applied the container's record yet, and only the
+        leader sends commands."""
+        if self.unknown_container_action is UnknownContainerAction.DELETE and self._nodes.context.is_leader():
             self._delete_replica(dn, report, force=True, reason="CONTAINER_NOT_FOUND")
         else:
             log.error("CONTAINER_NOT_FOUND: container %d reported by %s", report.container_id, dn)
@@ -107,7 +113,8 @@ class ContainerReportHandler:
     def _process_safely(self, dn: DatanodeID, info: ContainerInfo, report: ContainerReplicaReport) -> None:
         """A replica that cannot be processed is logged and skipped; the rest of the report still counts."""
         try:
-            self._containers.replica_reported(info.container_id)
+            if self._nodes.context.is_leader():
+                self._containers.replica_reported(info.container_id)
             self._update_stats(dn, info, report)
             if not self._update_state(dn, report):
                 self._store_replica(dn, report)
@@ -134,27 +141,34 @@ class ContainerReportHandler:
 
     # ------------------------------------------------------------------ state
     def _update_state(self, dn: DatanodeID, report: ContainerReplicaReport) -> bool:
-        """Moves the container as the replica implies; True when the replica must not be recorded."""
+        """Moves the container as the replica implies; True when the replica must not be recorded (on a
+        follower too, so that its replica map is the leader's)."""
         info = self._containers.get(report.container_id)
         cid, state, replica = info.container_id, info.state, report.state
         if state is LifeCycleState.OPEN:
             if replica is not ReplicaState.OPEN:
-                self._containers.update_state(cid, LifeCycleEvent.FINALIZE)
+                self._transition(cid, LifeCycleEvent.FINALIZE)
         elif state is LifeCycleState.CLOSING:
             if replica is ReplicaState.QUASI_CLOSED:
-                self._containers.update_state(cid, LifeCycleEvent.QUASI_CLOSE)
+                self._transition(cid, LifeCycleEvent.QUASI_CLOSE)
             elif replica is ReplicaState.CLOSED and _counts_for_close(info, report):
                 if _bcsid_mismatch(info, report, dn):
                     return True
-                self._containers.update_state(cid, LifeCycleEvent.CLOSE)
+                self._transition(cid, LifeCycleEvent.CLOSE)
         elif state is LifeCycleState.QUASI_CLOSED:
             if replica is ReplicaState.CLOSED:
                 if _bcsid_mismatch(info, report, dn):
                     return True
-                self._containers.update_state(cid, LifeCycleEvent.FORCE_CLOSE)
-        elif state in (LifeCycleState.DELETING, LifeCycleState.DELETED):
+                self._transition(cid, LifeCycleEvent.FORCE_CLOSE)
+        elif state in (LifeCycleState.DELETING, LifeCycleState.DELETED) and self._nodes.context.is_leader():
             self._deleting_or_deleted(dn, info, report)
         return False
+
+    def _transition(self, container_id: ContainerID, event: LifeCycleEvent) -> None:
+        """The leader moves the container (spec 7.3: "only applied on the leader"); a follower gets the
+        new state from the leader's record."""
+        if self._nodes.context.is_leader():
+            self._containers.update_state(container_id, event)
 
     def _deleting_or_deleted(
         self, dn: DatanodeID, info: ContainerInfo, report: ContainerReplicaReport
@@ -217,7 +231,7 @@ class ContainerReportHandler:
             container_id=report.container_id,
             force=force,
             replica_index=report.replica_index,
-            term=self._nodes.term,
+            term=self._nodes.context.term_of_leader(),
         )
         self._nodes.add_datanode_command(dn, command)
 

@@ -103,6 +103,11 @@ class DatanodeAdminMonitor:
         self.logging_limit = logging_limit
         self._progress: dict[DatanodeID, DecommissionProgress] = {}
 
+    def clear(self) -> None:
+        """A step-down: the workflows under way were the deposed leader's; the next leader's monitor
+        starts them again from the operational states (Ozone's DecommissionManager.onBecomeLeader)."""
+        self._progress.clear()
+
     def tracked(self) -> frozenset[DatanodeID]:
         return frozenset(self._progress)
 

@@ -42,6 +42,10 @@ class NodeEventHandlers:
         self.events = events
 
     def _close_pipelines(self, dn: DatanodeID) -> None:
+        """Leader only: a follower gets the CLOSED records from the leader (spec 3.3 handlers on a
+        follower keep only their derived state: replicas, topology)."""
+        if not self.nodes.context.is_leader():
+            return
         for pipeline in self.pipelines.pipelines_of_node(dn):
             self.pipelines.close_pipeline(pipeline.id)
 
@@ -53,12 +57,13 @@ class NodeEventHandlers:
         info = self.nodes.get(dn)
         if info is None or info.status.health is not NodeState.DEAD:
             return
-        for container_id in sorted(self.nodes.containers(dn)):
-            container = self.containers.find(container_id)
-            if container is not None and container.state is LifeCycleState.OPEN:
-                self.events.fire(SCMEvent.CLOSE_CONTAINER, container_id)
-        for pipeline in self.pipelines.pipelines_of_node(dn):
-            self.pipelines.close_and_delete(pipeline.id)
+        if self.nodes.context.is_leader():
+            for container_id in sorted(self.nodes.containers(dn)):
+                container = self.containers.find(container_id)
+                if container is not None and container.state is LifeCycleState.OPEN:
+                    self.events.fire(SCMEvent.CLOSE_CONTAINER, container_id)
+            for pipeline in self.pipelines.pipelines_of_node(dn):
+                self.pipelines.close_and_delete(pipeline.id)
         if info.status.operational_state is not NodeOperationalState.IN_MAINTENANCE:
             # Maintenance nodes keep their replicas: they are expected back.
             held = sorted(self.nodes.containers(dn))

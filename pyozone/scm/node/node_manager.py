@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import (
@@ -23,11 +24,13 @@ from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import NodeState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
 from pyozone.scm.node.metrics import NodeMetrics
 from pyozone.scm.node.pending_containers import PendingContainerTracker
 from pyozone.scm.pipeline_limits import PipelineLimitSettings, datanode_pipeline_limit
+from pyozone.scm.store import JsonCodec, SCMMetadataStore, StrKeyCodec, Table
 
 log = logging.getLogger(__name__)
 
@@ -61,16 +64,29 @@ class NodeManager:
         events: EventQueue,
         topology: NetworkTopology | None = None,
         layout: LayoutVersion = SCM_LAYOUT,
+        context: ScmContext | None = None,
+        store: SCMMetadataStore | None = None,
     ) -> None:
+        """`store`: its epochs hold commands back (the command barrier, pyozone/scm/node/commands.py);
+        in an HA service it keeps the operational states an administrator or the admin monitor set."""
         self.conf = conf
+        # Leader or follower, and the leader's term that every command carries: the managers that queue
+        # commands here read it from this one place.
+        self.context = context or ScmContext.standalone()
         self.clock = clock
         self.events = events
         self.topology = topology or NetworkTopology()
         self.layout = layout
         self.intervals = HealthIntervals.from_conf(conf)
-        self.commands = CommandQueue()
+        self.commands = CommandQueue(store)
+        # pyozone's datanodeOpStates (HA only, design 2.2): uuid -> {"state", "expiry"} as the leader set
+        # it, so a failover between an admin's answer and the datanode persisting it loses nothing
+        self._op_states: Table[str, Any] | None = (
+            store.table("datanodeOpStates", StrKeyCodec(), JsonCodec())
+            if store is not None and self.context.ha
+            else None
+        )
         self.metrics = NodeMetrics()
-        self.term = 0
         self._nodes: dict[DatanodeID, DatanodeInfo] = {}
         # IN_SERVICE + HEALTHY nodes, kept current so placement need not scan every node
         self._writable: dict[DatanodeID, None] = {}
@@ -140,7 +156,9 @@ class NodeManager:
         info = self._nodes.get(dn)
         if info is None:
             self.metrics.num_hb_processing_failed += 1
-            reregister: list[SCMCommand] = [ReregisterCommand(term=self.term)]
+            # Every SCM, leader or not, asks an unknown datanode to register: it answers its endpoint,
+            # not a leader's command (the datanode's endpoint handles it, spec 3.4)
+            reregister: list[SCMCommand] = [ReregisterCommand(term=self.context.known_term)]
             self.metrics.sent(dn, reregister)
             return reregister
         self.metrics.num_hb_processed += 1
@@ -148,8 +166,10 @@ class NodeManager:
         info.last_heartbeat_wall_ms = self.clock.wall_ms()
         if layout is not None:
             info.layout = layout
-            if layout.metadata_layout_version < self.layout.metadata_layout_version:
-                self.commands.add(dn, FinalizeNewLayoutVersionCommand(term=self.term))
+            behind = layout.metadata_layout_version < self.layout.metadata_layout_version
+            if behind and self.context.is_leader():
+                # a follower skips it, as Ozone's "Skip sending finalize upgrade command" on NotLeader
+                self.commands.add(dn, FinalizeNewLayoutVersionCommand(term=self.context.term_of_leader()))
         if persisted_op_state is not None:
             self._sync_operational_state(info, persisted_op_state, persisted_op_state_expiry)
         sent = self.commands.drain(dn)
@@ -161,21 +181,45 @@ class NodeManager:
         return sent
 
     def _sync_operational_state(self, info: DatanodeInfo, reported: Op, expiry: int) -> None:
+        """Spec 3.4 (Ozone's updateDatanodeOpState): where the datanode's persisted op-state differs from
+        SCM's, the leader commands SCM's value and a follower adopts the datanode's; the leader alone
+        notifies the Replication Manager of a persisted change."""
         previous = info.details.persisted_op_state
         if (reported, expiry) != (previous, info.details.persisted_op_state_expiry):
             info.details = _with_persisted_state(info.details, reported, expiry)
-            if reported in _NOTIFY_RM_ON and reported is not previous:
+            if reported in _NOTIFY_RM_ON and reported is not previous and self.context.is_leader():
                 self.events.fire(SCMEvent.REPLICATION_MANAGER_NOTIFY, info.uuid)
         status = info.status
-        if (reported, expiry) != (status.operational_state, status.op_state_expiry_epoch_sec):
-            self.commands.add(
-                info.uuid,
-                SetNodeOperationalStateCommand(
-                    state=status.operational_state,
-                    expiry_epoch_s=status.op_state_expiry_epoch_sec,
-                    term=self.term,
-                ),
-            )
+        if (reported, expiry) == (status.operational_state, status.op_state_expiry_epoch_sec):
+            return
+        if not self.context.is_leader():
+            self._adopt_operational_state(info, reported, expiry)
+            return
+        self.commands.add(
+            info.uuid,
+            SetNodeOperationalStateCommand(
+                state=status.operational_state,
+                expiry_epoch_s=status.op_state_expiry_epoch_sec,
+                term=self.context.term_of_leader(),
+            ),
+        )
+
+    def _adopt_operational_state(self, info: DatanodeInfo, state: Op, expiry: int) -> None:
+        """A follower takes the datanode's value whatever the transition (it may have missed the steps
+        between); as Ozone's NodeStateManager.setNodeOperationalState, a changed state re-fires the event
+        of the node's health."""
+        current = info.status.operational_state
+        log.info(
+            "Follower SCM adopts the operational state %s (expiry %d) datanode %s reports (SCM had %s)",
+            state.name,
+            expiry,
+            info.uuid,
+            current.name,
+        )
+        info.status = info.status.with_operational_state(state, expiry)
+        self._track_writable(info)
+        if state is not current:
+            self.events.fire(HEALTH_EVENTS[info.status.health], info.uuid)
 
     def _update_command_counts(
         self, info: DatanodeInfo, reported: dict[SCMCommandType, int], sent: list[SCMCommand]
@@ -240,18 +284,49 @@ class NodeManager:
     def set_operational_state(self, dn: DatanodeID, state: Op, expiry_epoch_sec: int = 0) -> None:
         info = self.node(dn)
         current = info.status.operational_state
-        if state is current:
-            info.status = info.status.with_operational_state(state, expiry_epoch_sec)
-            return
-        if (current, state) not in OPERATIONAL_TRANSITIONS:
+        if state is not current and (current, state) not in OPERATIONAL_TRANSITIONS:
             raise SCMException(
                 f"datanode {dn} cannot go from {current.name} to {state.name}",
                 ResultCode.INVALID_OPERATIONAL_STATE_TRANSITION,
             )
+        if self._op_states is not None:
+            self._op_states.put(dn, {"state": state.name, "expiry": expiry_epoch_sec})
         info.status = info.status.with_operational_state(state, expiry_epoch_sec)
+        if state is current:
+            return
         self._track_writable(info)
         log.info("Datanode %s: operational state %s -> %s", dn, current.name, state.name)
         self.events.fire(HEALTH_EVENTS[info.status.health], dn)
+
+    def follow_datanode_operational_states(self) -> None:
+        """Step-down: a follower's view of every node is what its datanode persisted (spec 3.4), not
+        what this SCM set as leader; the `datanodeOpStates` records count again when it leads
+        (`adopt_operational_state_records`)."""
+        for info in self._nodes.values():
+            persisted = (info.details.persisted_op_state, info.details.persisted_op_state_expiry)
+            if persisted != (info.status.operational_state, info.status.op_state_expiry_epoch_sec):
+                # no health event again: what a follower derives from one (the replicas of a dead node
+                # dropped) was done when the health changed, on every SCM alike
+                info.status = info.status.with_operational_state(*persisted)
+                self._track_writable(info)
+
+    def adopt_operational_state_records(self) -> None:
+        """Step-up (design 3.1 (4)): the states the service's leaders set win over what this SCM
+        adopted from the datanodes as a follower; the heartbeats' sync then commands the datanodes."""
+        if self._op_states is None:
+            return
+        for dn, record in self._op_states.items():
+            info = self._nodes.get(dn)
+            state, expiry = Op[record["state"]], int(record["expiry"])
+            if info is not None and (state, expiry) != (
+                info.status.operational_state,
+                info.status.op_state_expiry_epoch_sec,
+            ):
+                # no health event again (as at a step-down): the admin monitor picks the node up on its
+                # next pass, and what a leader does about a node that went stale or dead while this SCM
+                # followed is the step-up's reconciliation (design 3.1 (6))
+                info.status = info.status.with_operational_state(state, expiry)
+                self._track_writable(info)
 
     # ------------------------------------------------------------------ queries
     def node(self, dn: DatanodeID) -> DatanodeInfo:

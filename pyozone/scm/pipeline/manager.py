@@ -16,6 +16,7 @@ import random
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand
@@ -102,7 +103,7 @@ class PipelineManager:
         if persist and (old is None or _persisted_fields(old) != _persisted_fields(pipeline)):
             self._table.put(pipeline.id, pipeline)
 
-    def _remove(self, pipeline: Pipeline) -> None:
+    def _remove(self, pipeline: Pipeline, persist: bool = True) -> None:
         del self._pipelines[pipeline.id]
         self._count_members(pipeline, -1)
         self._containers.pop(pipeline.id, None)
@@ -110,7 +111,31 @@ class PipelineManager:
         if pipeline.suggested_leader and not pipeline.is_closed():
             self._leader_counts[pipeline.suggested_leader] -= 1
         self.nodes.remove_pipeline(pipeline.id, pipeline.nodes)
-        self._table.delete(pipeline.id)
+        if persist:
+            self._table.delete(pipeline.id)
+
+    def record_keys(self) -> list[bytes]:
+        """The keys of the records in memory, as stored (`ScmReplication.reload_all`)."""
+        return [self._table.key_codec.encode(pid) for pid in self._pipelines]
+
+    def record_id(self, key: bytes) -> PipelineID:
+        return self._table.key_codec.decode(key)
+
+    def record_changed(self, key: bytes, value: bytes | None) -> None:
+        """A `pipelines` record as it now stands (design 2.3): a follower applying the leader's record,
+        or a deposed leader's undo back to the committed one (None: no record). Who reported the
+        pipeline and who leads it stay as reports told this SCM; the set of OPEN containers is the
+        container manager's to derive again (`ContainerManager.pipeline_changed`)."""
+        pid = self._table.key_codec.decode(key)
+        old = self._pipelines.get(pid)
+        if value is None:
+            if old is not None:
+                self._remove(old, persist=False)
+            return
+        pipeline = self._table.value_codec.decode(value)
+        if old is not None:
+            pipeline = replace(pipeline, reported=old.reported, leader=old.leader)
+        self._put(pipeline, persist=False)
 
     def count(
         self, replication_config: ReplicationConfig, states: Iterable[PipelineState] = LIVE_STATES
@@ -209,6 +234,7 @@ class PipelineManager:
         rtype = replication_config.type
         if rtype not in (ReplicationType.RATIS, ReplicationType.EC):
             raise SCMException(f"cannot create {replication_config} pipelines", ResultCode.INTERNAL_ERROR)
+        term = self.nodes.context.term_of_leader()  # a follower creates none: it raises before any write
         if self.frozen:
             raise SCMException("pipeline creation is frozen", ResultCode.FAILED_TO_FIND_SUITABLE_NODE)
         if (rtype is ReplicationType.EC or replication_config.factor == 3) and not self.precheck_passed():
@@ -246,7 +272,7 @@ class PipelineManager:
                     factor=replication_config.factor,
                     nodes=tuple(members),
                     suggested_leader=leader,
-                    term=self.nodes.term,
+                    term=term,
                 ),
             )
         log.info("Created pipeline %s %s on %s", pipeline.id, replication_config, ",".join(members))
@@ -368,7 +394,8 @@ class PipelineManager:
             self.send_close_command(dn, pipeline.id)
 
     def send_close_command(self, dn: DatanodeID, pid: PipelineID) -> None:
-        self.nodes.add_datanode_command(dn, ClosePipelineCommand(pipeline_id=pid, term=self.nodes.term))
+        command = ClosePipelineCommand(pipeline_id=pid, term=self.nodes.context.term_of_leader())
+        self.nodes.add_datanode_command(dn, command)
 
     def close_and_delete(self, pid: PipelineID) -> None:
         self.close_pipeline(pid)
@@ -376,9 +403,14 @@ class PipelineManager:
 
     # ------------------------------------------------------------------ reports
     def process_pipeline_report(self, dn: DatanodeID, pid: PipelineID, is_leader: bool) -> None:
+        """Every SCM records who reported the pipeline and who leads it (memory on a follower, whose
+        records come from the leader); the leader alone opens a pipeline or closes an unknown one
+        (Ozone's PipelineReportHandler: openPipeline is replicated, the close command needs the term)."""
+        leader = self.nodes.context.is_leader()
         pipeline = self._pipelines.get(pid)
         if pipeline is None:
-            self.send_close_command(dn, pid)
+            if leader:
+                self.send_close_command(dn, pid)
             return
         if dn not in pipeline.nodes:
             log.warning("Datanode %s reported pipeline %s it is not a member of", dn, pid)
@@ -388,15 +420,20 @@ class PipelineManager:
             return
         updated = pipeline.with_report(dn, is_leader)
         if updated != pipeline or updated.reported != pipeline.reported:
-            self._put(updated)
-        if updated.state is PipelineState.ALLOCATED and updated.is_healthy():
+            self._put(updated, persist=leader)
+        if leader and updated.state is PipelineState.ALLOCATED and updated.is_healthy():
             self.open_pipeline(pid)
         current = self._pipelines[pid]
         if self.in_safe_mode() and current.state is PipelineState.OPEN:
             self.events.fire(SCMEvent.OPEN_PIPELINE, current)
 
     def process_pipeline_action(self, dn: DatanodeID, pid: PipelineID, reason: str) -> None:
+        """Leader only (Ozone's PipelineActionHandler: closePipeline is replicated): a follower learns of
+        the close from the leader's record."""
         log.error("pipeline Action CLOSE on pipeline %s. Reason : %s (from %s)", pid, reason, dn)
+        if not self.nodes.context.is_leader():
+            log.info("Follower SCM leaves the close of pipeline %s to the leader", pid)
+            return
         if pid in self._pipelines:
             self.close_pipeline(pid, failed=True)
         else:

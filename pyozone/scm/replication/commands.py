@@ -44,6 +44,7 @@ from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, required_replic
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.states import NodeOperationalState, SCMCommandType
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.config import ReplicationManagerConfig
@@ -75,7 +76,7 @@ class InsufficientDatanodesError(Exception):
 class NodeManagerView(Protocol):
     """The node manager as the sender sees it (pyozone.scm.node.node_manager.NodeManager)."""
 
-    term: int
+    context: ScmContext  # the leader's term, stamped on every command
     commands: CommandQueue
 
     def get(self, dn: DatanodeID) -> DatanodeInfo | None: ...
@@ -241,7 +242,8 @@ class ReplicationCommandSender:
         if op.type is not PendingOpType.DELETE:
             raise ValueError(f"only DELETE ops are resent, not {op.type.name}")
         deadline = self._scm_deadline()
-        command = replace(op.command, term=self._nodes.term, deadline_epoch_ms=self._dn_deadline(deadline))
+        term = self._nodes.context.term_of_leader()
+        command = replace(op.command, term=term, deadline_epoch_ms=self._dn_deadline(deadline))
         self._nodes.add_datanode_command(op.target_dn, command)
         self._pending.schedule_delete(container_id, op.target_dn, op.replica_index, command, deadline)
         self._count_delete(op.replica_index)
@@ -304,7 +306,8 @@ class ReplicationCommandSender:
 
     def _queue(self, dn: DatanodeID, command: SCMCommand, scm_deadline: int) -> SCMCommand:
         """Queues a copy of `command` with the leader's term and the datanode deadline; returns it."""
-        command = replace(command, term=self._nodes.term, deadline_epoch_ms=self._dn_deadline(scm_deadline))
+        term = self._nodes.context.term_of_leader()
+        command = replace(command, term=term, deadline_epoch_ms=self._dn_deadline(scm_deadline))
         log.debug("Queueing %s for %s (SCM deadline %d)", command, dn, scm_deadline)
         self._nodes.add_datanode_command(dn, command)
         return command

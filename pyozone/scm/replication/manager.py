@@ -189,6 +189,16 @@ class ReplicationManager:
         self._was_ready = ready
         return ready and self._running
 
+    def clear_leader_state(self) -> None:
+        """A step-down (design 2.3): the queue, the scan under way and the pending replica operations
+        were the deposed leader's; the next ready leader starts from the reports."""
+        self.pending_ops.clear()
+        self.queue = ReplicationQueue()
+        self._scan = None
+        self._scan_upto = 0
+        self._revisit.clear()
+        self._was_ready = False
+
     # ------------------------------------------------------------------ check stage
     def process_all(self) -> ReplicationManagerReport:
         """The full scan (spec 10.1) in one go: every container in id order through the chain, into a

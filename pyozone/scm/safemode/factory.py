@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.states import ReplicationType
@@ -17,6 +19,7 @@ from pyozone.scm.safemode.pipeline_rules import (
     OneReplicaPipelineSafeModeRule,
     PipelineSource,
 )
+from pyozone.scm.safemode.ready_rule import StateMachineReadyRule
 from pyozone.scm.safemode.rule import SafeModeExitRule, fraction
 
 
@@ -39,8 +42,10 @@ def create_rules(
     node_manager: NodeSource,
     pipeline_manager: PipelineSource | None,
     container_manager: ContainerSource,
+    state_machine_ready: Callable[[], bool] | None = None,
 ) -> list[SafeModeExitRule]:
-    """Builds the rules in Ozone's order; totals and thresholds come from the managers' current state."""
+    """Builds the rules in Ozone's order; totals and thresholds come from the managers' current state.
+    `state_machine_ready`: an SCM of an HA service (ScmContext) gets StateMachineReadyRule, a lone one not."""
     min_datanodes: int = conf.get("hdds.scm.safemode.min.datanode")
     container_cutoff = fraction(conf, "hdds.scm.safemode.threshold.pct")
     healthy_pct = fraction(conf, "hdds.scm.safemode.healthy.pipeline.pct")
@@ -52,6 +57,8 @@ def create_rules(
         RatisContainerSafeModeRule(container_manager, container_cutoff),
         ECContainerSafeModeRule(container_manager, container_cutoff),
     ]
+    if state_machine_ready is not None:
+        rules.append(StateMachineReadyRule(state_machine_ready))
     # With EC as the default, RATIS/THREE pipelines may not be created at all; waiting for them would
     # keep SCM in safe mode for ever.
     if pipeline_manager is not None and (

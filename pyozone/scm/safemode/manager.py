@@ -35,10 +35,13 @@ class SafeModeManager:
         node_manager: NodeSource,
         pipeline_manager: PipelineSource | None,
         container_manager: ContainerSource,
+        state_machine_ready: Callable[[], bool] | None = None,
     ) -> None:
         self.clock = clock
         self.events = events
-        self._rules = create_rules(conf, node_manager, pipeline_manager, container_manager)
+        self._rules = create_rules(
+            conf, node_manager, pipeline_manager, container_manager, state_machine_ready
+        )
         self._validated: set[str] = set()
         self.exited_at_ms: int | None = None
         self._status = SafeModeStatus.INITIAL

@@ -10,8 +10,6 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from cryptography import x509
-
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.errors import SecurityError, SecurityResult
@@ -22,24 +20,45 @@ from pyozone.scm.security.policy import AccessPolicy
 
 @dataclass(frozen=True, slots=True)
 class CaMaterial:
-    """The root CA's key pair and self-signed (or external) certificate."""
+    """The issuing CA's key pair and certificate, and the root it chains to. In Ozone's layout (`scm --init`)
+    `cert` is the SCM's own sub-CA, signed by `root`, and `root_key` signs the root's CRL and renews the
+    sub-CA; a CA without `root` is a root that issues directly (tests; the CA on its own)."""
 
     key: X.PrivateKey
     cert: X.Certificate
+    root: X.Certificate | None = None
+    root_key: X.PrivateKey | None = None
 
     def __post_init__(self) -> None:
         if self.cert.public_key().public_numbers() != self.key.public_key().public_numbers():  # type: ignore[union-attr]
             raise ValueError("the CA certificate is not for the CA private key")
-        try:
-            constraints = self.cert.extensions.get_extension_for_class(x509.BasicConstraints).value
-        except x509.ExtensionNotFound:
-            constraints = None
-        if constraints is None or not constraints.ca:
+        if not X.is_ca(self.cert):
             raise ValueError("the CA certificate is not a CA certificate (BasicConstraints CA:true)")
+        if self.root is not None and not X.verifies_to(self.cert, (), self.root):
+            raise ValueError(f"the sub-CA {X.common_name(self.cert)} is not signed by the root CA")
+        if self.root_key is not None and (
+            self.trust_anchor.public_key().public_numbers() != self.root_key.public_key().public_numbers()  # type: ignore[union-attr]
+        ):
+            raise ValueError("the root CA certificate is not for the root CA private key")
+
+    @property
+    def trust_anchor(self) -> X.Certificate:
+        """The root every certificate chains to: what daemons keep as ca.crt."""
+        return self.root if self.root is not None else self.cert
 
     @property
     def pem(self) -> bytes:
-        return X.cert_to_pem(self.cert)
+        """The trust anchor's PEM (ca.crt)."""
+        return X.cert_to_pem(self.trust_anchor)
+
+    @property
+    def chain(self) -> tuple[X.Certificate, ...]:
+        """The certificates a leaf's file holds after the leaf: the issuing sub-CA (none for a root CA)."""
+        return () if self.root is None else (self.cert,)
+
+    def with_cert(self, cert: X.Certificate) -> CaMaterial:
+        """The same CA with its renewed certificate (same key and subject)."""
+        return CaMaterial(self.key, cert, self.root, self.root_key)
 
 
 def renewal_due(cert: X.Certificate, now_ms: int, grace_ms: int) -> bool:
@@ -114,6 +133,11 @@ class CertificateAuthority:
             raise SecurityError(SecurityResult.INVALID_CSR, str(e)) from None
         self.certs.add(cert)
         return cert
+
+    def file_pem(self, cert: X.Certificate) -> bytes:
+        """What a holder's certificate file holds: the certificate, then its issuing sub-CA (TLS sends the
+        chain; ca.crt, the root, is the trust anchor)."""
+        return X.chain_to_pem((cert, *self.material.chain))
 
     def sign_request(
         self, csr_pem: bytes, caller: Identity, policy: AccessPolicy, caller_node: str | None = None

@@ -78,7 +78,8 @@ class ScmSecurity:
         caller_node: str | None = None,
         caller_serial: int | None = None,
     ) -> tuple[bytes, bytes]:
-        """(certificate PEM, CA PEM) for a CSR the caller may have signed; `caller_node`: the datanode
+        """(certificate file PEM: the certificate, then the issuing sub-CA; the root CA's PEM, ca.crt) for
+        a CSR the caller may have signed; `caller_node`: the datanode
         UUID or OM node the caller's certificate names (X.node_of); `caller_serial`: its serial (a JOIN
         credential's token)."""
         self.check_caller(caller, caller_serial, caller_node)
@@ -113,7 +114,7 @@ class ScmSecurity:
             caller_serial,
             cert.not_valid_after_utc.isoformat(),
         )
-        return X.cert_to_pem(cert), self.ca.material.pem
+        return self.ca.file_pem(cert), self.ca.material.pem
 
     def _check_renewal_names(self, csr_pem: bytes, caller: Identity, caller_serial: int | None) -> None:
         """A renewal (the caller's own common name) names no host its current certificate does not: a
@@ -191,7 +192,7 @@ class ScmSecurity:
             caller.common_name,
             cert.not_valid_after_utc.isoformat(),
         )
-        return X.cert_to_pem(cert), self.ca.material.pem
+        return self.ca.file_pem(cert), self.ca.material.pem
 
     def revoke(
         self,
@@ -250,23 +251,39 @@ class ScmSecurity:
         return done
 
     def crl(self) -> tuple[int, bytes]:
-        """(CRL number, PEM): the CA's signed list of every revoked certificate not yet expired. The number
-        counts revocations, and the same number is always the same list. Any certificate holder may fetch
-        it (it names serials only)."""
+        """(CRL number, PEM): a signed CRL per issuer this SCM holds the key of, listing the revoked
+        certificates that issuer signed and that have not expired — its sub-CA's (the daemons' and users'
+        certificates) and the root's (SCM certificates, and leaves the root signed before SCM had a sub-CA)
+        — then the sub-CA certificate, so a holder verifies each list against its ca.crt. OpenSSL's CRL
+        check wants the CRL of a peer's issuer, SCM's own certificate's too. The number counts revocations,
+        and the same number is always the same lists. Any certificate holder may fetch it (it names
+        serials only)."""
         now = self.ca.clock.wall_ms()
         revoked = self.ca.certs.all_revoked()
-        listed = [(r.cert.serial, r.revoked_ms, r.reason.name) for r in revoked if r.cert.expiry_ms > now]
-        ca = self.ca.material.cert
+        material = self.ca.material
+        signers = [(material.key, material.cert)]
+        if material.root is not None and material.root_key is not None:
+            signers.append((material.root_key, material.root))
+        anchor = material.trust_anchor
+        last_update = crl_last_update(anchor, [r.revoked_ms for r in revoked], now)
+        issuers = {r.cert.serial: X.cert_from_pem(r.cert.pem).issuer for r in revoked}
         number = len(revoked)
-        pem = X.build_crl(
-            self.ca.material.key,
-            ca,
-            listed,
-            number,
-            crl_last_update(ca, [r.revoked_ms for r in revoked], now),
-            int(ca.not_valid_after_utc.timestamp() * 1000),
-        )
-        return number, pem
+        lists = [
+            X.build_crl(
+                key,
+                issuer,
+                [
+                    (r.cert.serial, r.revoked_ms, r.reason.name)
+                    for r in revoked
+                    if r.cert.expiry_ms > now and issuers[r.cert.serial] == issuer.subject
+                ],
+                number,
+                last_update,
+                int(anchor.not_valid_after_utc.timestamp() * 1000),
+            )
+            for key, issuer in signers
+        ]
+        return number, b"".join(lists) + X.chain_to_pem(material.chain)
 
     def ca_certificate(self) -> bytes:
         return self.ca.material.pem

@@ -3,7 +3,8 @@
 Under SCM's metadata directory (ozone.metadata.dirs):
   ca/keys/private.pem, ca/certs/certificate.crt   the root CA (key 0600); or the external root CA of
                                                   hdds.x509.rootca.certificate.file / private.key.file
-  keys/private.pem, certs/certificate.crt, certs/ca.crt   SCM's own certificate (TlsPaths.under)
+  keys/private.pem, certs/certificate.crt, certs/ca.crt   SCM's own certificate, a sub-CA of the root that
+                                                  signs every other (TlsPaths.under; ca.crt: the root)
   (a JOIN credential is written where `scm --init --join-token ROLE[:HOST]=FILE` names, mode 0600)
   ca/users/<name>/                                the administrator's client certificate
   keys/secret_keys.json                           the secret keys (hdds.secret.key.file.name, 0600)
@@ -124,7 +125,8 @@ def configured_om_nodes(conf: OzoneConfiguration) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------- loading
-def load_ca(files: ScmSecurityFiles) -> CaMaterial:
+def load_root(files: ScmSecurityFiles) -> CaMaterial:
+    """The root CA (its key and self-signed or external certificate)."""
     cert_path, key_path = files.external_root or (files.ca.cert, files.ca.key)
     if not cert_path.exists() or not key_path.exists():
         raise SecuritySetupError(
@@ -135,6 +137,36 @@ def load_ca(files: ScmSecurityFiles) -> CaMaterial:
         return CaMaterial(X.key_from_pem(key_path.read_bytes()), X.cert_from_pem(cert_path.read_bytes()))
     except (OSError, ValueError) as e:
         raise SecuritySetupError(f"the root CA ({cert_path}, {key_path}) is unusable: {e}") from None
+
+
+def load_ca(files: ScmSecurityFiles) -> CaMaterial:
+    """The CA SCM issues with: its own certificate, a sub-CA signed by the root, with its key, and the root
+    CA's key (Ozone's layout: HASecurityUtils, DefaultCAServer). A data directory made before SCM had a
+    sub-CA (its certificate a leaf the root signed) is refused, naming the fix: `scm --init` again makes the
+    sub-CA; the certificates the root signed before stay valid (the root is still every holder's ca.crt)."""
+    root = load_root(files)
+    paths = files.scm
+    if not paths.cert.exists() or not paths.key.exists():
+        raise SecuritySetupError(
+            f"SCM has no certificate ({paths.cert} missing): run `pyozone scm --init` with "
+            "ozone.security.enabled=true"
+        )
+    try:
+        key, cert = X.key_from_pem(paths.key.read_bytes()), X.cert_from_pem(paths.cert.read_bytes())
+    except (OSError, ValueError) as e:
+        raise SecuritySetupError(f"SCM's certificate ({paths.cert}, {paths.key}) is unusable: {e}") from None
+    if not X.is_ca(cert):
+        raise SecuritySetupError(
+            f"SCM's certificate {paths.cert} is not a sub-CA: it was made before SCM signed with a sub-CA of "
+            "its own under the root CA. Run `pyozone scm --init` again (SCM stopped): it issues SCM's sub-CA "
+            "and keeps the root CA, so every certificate issued before stays valid"
+        )
+    try:
+        return CaMaterial(key, cert, root.cert, root.key)
+    except ValueError as e:
+        raise SecuritySetupError(
+            f"SCM's certificate {paths.cert}: {e}; run `pyozone scm --init` again"
+        ) from None
 
 
 class SecretKeyFile:
@@ -178,11 +210,6 @@ def build_security(
         storage.scm_uuid,
         settings.default_duration_ms,
     )
-    if not files.scm.cert.exists() or not files.scm.key.exists():
-        raise SecuritySetupError(
-            f"SCM has no certificate ({files.scm.cert} missing): run `pyozone scm --init` with "
-            "ozone.security.enabled=true"
-        )
     key_file = SecretKeyFile(files.secret_keys)
     secret_keys = SecretKeyManager(settings, clock, key_file.load(), key_file.save)
     policy = AccessPolicy(Administrators.from_conf(conf), UserGroups.from_conf(conf))
@@ -195,18 +222,34 @@ def build_security(
 def renew_scm_certificate(
     ca: CertificateAuthority, paths: TlsPaths, hosts: tuple[str, ...], grace_ms: int
 ) -> X.Certificate | None:
-    """SCM renews its own certificate (signs its own CSR, same key pair) inside the grace period, or when
-    it was issued before the CA added role-qualified names (X.role_host_name, which the daemons dialling
-    SCM verify); the TlsStore reads the new file at the next handshake. The new certificate, or None when
-    not due."""
+    """SCM renews its own certificate, its sub-CA, with the root CA's key inside the grace period (or when it
+    was issued before the CA added role-qualified names, X.role_host_name, which the daemons dialling SCM
+    verify): same key pair and subject, so every certificate the sub-CA issued still chains (design 5.3).
+    The CA issues with it from then on; the TlsStore reads the new file at the next handshake. The new
+    certificate, or None when not due."""
+    material = ca.material
     current = X.cert_from_pem(paths.cert.read_bytes())
     identity = X.identity_of(current)
     named = X.role_host_name(identity.role, identity.host) in X.dns_names(current)
     if named and not renewal_due(current, ca.clock.wall_ms(), grace_ms):
         return None
-    key = X.key_from_pem(paths.key.read_bytes())
-    cert = ca.issue(X.build_csr(key, identity, hosts))
-    write_file(paths.ca, ca.material.pem)
+    if material.root is None or material.root_key is None:
+        raise SecuritySetupError("SCM's sub-CA is renewed with the root CA's key, which this SCM lacks")
+    cert = X.sub_ca_certificate(
+        material.key,
+        material.root_key,
+        material.root,
+        identity,
+        hosts,
+        ca.cluster_id,
+        ca.scm_id,
+        ca.lifetime,
+        ca.certs.next_serial(),
+        dt.datetime.fromtimestamp(ca.clock.wall_ms() / 1000, dt.UTC),
+    )
+    ca.certs.add(cert)
+    ca.material = material.with_cert(cert)
+    write_file(paths.ca, material.pem)
     write_file(paths.cert, X.cert_to_pem(cert))
     return cert
 
@@ -260,31 +303,38 @@ def init_security(
     lines: list[str] = []
 
     ca_exists = files.external_root is not None or (files.ca.cert.exists() and files.ca.key.exists())
-    material = load_ca(files) if ca_exists else None
-    scm_ok = material is not None and _valid(files.scm, material, clock)
+    root = load_root(files) if ca_exists else None
+    scm_ok = root is not None and _valid(files.scm, root.cert, clock, sub_ca=True)
     admin_paths = files.user(admin)
-    admin_ok = material is not None and _valid(admin_paths, material, clock)
-    if material is not None and scm_ok and admin_ok and not joins:
+    admin_ok = root is not None and _valid(admin_paths, root.cert, clock)
+    if root is not None and scm_ok and admin_ok and not joins:
         lines.append(f"Reusing the root CA certificate {_ca_cert_path(files)}")
     else:
         with _open_store(conf) as store:
             certs = CertificateStore(store)
-            if material is None:
-                material = _create_root(files, certs, storage, settings, clock)
+            if root is None:
+                root = _create_root(files, certs, storage, settings, clock)
                 lines.append(
-                    f"Root CA certificate created: {files.ca.cert} (serial {material.cert.serial_number}), "
+                    f"Root CA certificate created: {files.ca.cert} (serial {root.cert.serial_number}), "
                     f"private key {files.ca.key} (mode 0600)"
                 )
             else:
                 lines.append(f"Reusing the root CA certificate {_ca_cert_path(files)}")
-            ca = CertificateAuthority(
-                material, certs, clock, storage.cluster_id, storage.scm_uuid, settings.default_duration_ms
-            )
             bits = settings.key_len
             if not scm_ok:
-                scm = Identity(CertRole.SCM, CertRole.SCM.value, hosts[0])
-                cert = _issue_to(ca, files.scm, scm, hosts, bits)
-                lines.append(f"SCM certificate created: {files.scm.cert} (serial {cert.serial_number})")
+                cert = _issue_sub_ca(root, certs, files.scm, hosts, storage, settings, clock)
+                lines.append(
+                    f"SCM certificate created: {files.scm.cert} (serial {cert.serial_number}), a sub-CA "
+                    "of the root CA: it signs every other certificate"
+                )
+            ca = CertificateAuthority(
+                load_ca(files),
+                certs,
+                clock,
+                storage.cluster_id,
+                storage.scm_uuid,
+                settings.default_duration_ms,
+            )
             if not admin_ok:
                 cert = _issue_to(ca, admin_paths, Identity(CertRole.USER, admin), (), bits)
                 lines.append(
@@ -333,20 +383,54 @@ def _now(clock: Clock) -> dt.datetime:
     return dt.datetime.fromtimestamp(clock.wall_ms() / 1000, dt.UTC)
 
 
-def _valid(paths: TlsPaths, material: CaMaterial, clock: Clock) -> bool:
-    """A key and a certificate for it, signed by this CA, not expired, with the CA certificate beside."""
+def _valid(paths: TlsPaths, root: X.Certificate, clock: Clock, sub_ca: bool = False) -> bool:
+    """A key and a certificate for it that chains to this root CA (through the sub-CA its file holds), not
+    expired, with the root CA certificate beside; `sub_ca`: SCM's own, itself a sub-CA the root signed."""
     try:
         key = X.key_from_pem(paths.key.read_bytes())
-        cert = X.cert_from_pem(paths.cert.read_bytes())
+        chain = paths.cert.read_bytes()
+        cert = X.cert_from_pem(chain)
         ca = X.cert_from_pem(paths.ca.read_bytes())
     except (OSError, ValueError):
         return False
     return (
         cert.public_key().public_numbers() == key.public_key().public_numbers()  # type: ignore[union-attr]
-        and X.is_signed_by(cert, material.cert)
-        and ca == material.cert
+        and X.chain_verifies(chain, root)
+        and (not sub_ca or (X.is_ca(cert) and X.is_signed_by(cert, root)))
+        and ca == root
         and _now(clock) < cert.not_valid_after_utc
     )
+
+
+def _issue_sub_ca(
+    root: CaMaterial,
+    certs: CertificateStore,
+    paths: TlsPaths,
+    hosts: tuple[str, ...],
+    storage: SCMStorageConfig,
+    settings: SecurityConfig,
+    clock: Clock,
+) -> X.Certificate:
+    """SCM's own certificate: a sub-CA the root signs (CN scm@HOST, its hosts), valid
+    hdds.x509.default.duration as Ozone's DefaultApprover gives it, with a new key pair."""
+    key = X.generate_private_key(settings.key_len)
+    cert = X.sub_ca_certificate(
+        key,
+        root.key,
+        root.cert,
+        Identity(CertRole.SCM, CertRole.SCM.value, hosts[0]),
+        hosts,
+        storage.cluster_id,
+        storage.scm_uuid,
+        dt.timedelta(milliseconds=settings.default_duration_ms),
+        certs.next_serial(),
+        _now(clock),
+    )
+    write_file(paths.key, X.key_to_pem(key), private=True)
+    write_file(paths.ca, root.pem)
+    write_file(paths.cert, X.cert_to_pem(cert))
+    certs.add(cert)
+    return cert
 
 
 def _create_root(
@@ -375,7 +459,7 @@ def _issue_to(
     cert = ca.issue(X.build_csr(key, identity, hosts))
     write_file(paths.key, X.key_to_pem(key), private=True)
     write_file(paths.ca, ca.material.pem)
-    write_file(paths.cert, X.cert_to_pem(cert))
+    write_file(paths.cert, ca.file_pem(cert))
     return cert
 
 
@@ -385,5 +469,5 @@ def _mint_join_file(
     key = X.generate_private_key(bits)
     csr = X.build_csr(key, join_identity(join.role))
     cert = mint_join(ca, tokens, join.role, join.name, csr, lifetime, om_node=join.om_node)
-    JoinCredential(X.key_to_pem(key), X.cert_to_pem(cert), ca.material.pem).write(join.path)
+    JoinCredential(X.key_to_pem(key), ca.file_pem(cert), ca.material.pem).write(join.path)
     return cert

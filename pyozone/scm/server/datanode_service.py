@@ -94,7 +94,7 @@ class DatanodeProtocolService:
         await self.access.require_datanode(context, hb.datanode.uuid)
         commands = self.core.heartbeat(hb)
         log.debug("Heartbeat from datanode %s: %d command(s) back", hb.datanode.uuid, len(commands))
-        response = p.HeartbeatResponse(hb.datanode.uuid, tuple(commands), self.core.nodes.term)
+        response = p.HeartbeatResponse(hb.datanode.uuid, tuple(commands), self.core.context.known_term)
         answer = p.heartbeat_response_to_proto(response, self._resolve)
         if self.heartbeat_seconds is not None:
             self.heartbeat_seconds.observe(time.perf_counter() - start)

@@ -196,7 +196,13 @@ def test_a_daemon_bootstraps_through_join_with_a_ca_signed_certificate(
     store = daemon_tls(scm.joining("om", tmp_path / "join.pem"), CertRole.OM, tmp_path / "om", HOSTS)
     cert = X.cert_from_pem(store.paths.cert.read_bytes())
     ca = X.cert_from_pem((scm.metadata / "ca" / "certs" / "certificate.crt").read_bytes())
-    assert X.identity_of(cert) == Identity(CertRole.OM, "om", HOST) and X.is_signed_by(cert, ca)
+    assert X.identity_of(cert) == Identity(CertRole.OM, "om", HOST) and not X.is_signed_by(cert, ca)
+    # Issued by SCM's sub-CA, which the certificate file holds after the leaf (issue 31).
+    sub_ca = X.cert_from_pem((scm.metadata / "certs" / "certificate.crt").read_bytes())
+    assert X.certs_from_pem(store.paths.cert.read_bytes())[1:] == [sub_ca]
+    assert X.chain_verifies(
+        store.paths.cert.read_bytes(), ca
+    ) and store.paths.ca.read_bytes() == X.cert_to_pem(ca)
     assert store.paths.ca.read_bytes() == X.cert_to_pem(ca)
     assert stat.S_IMODE(store.paths.key.stat().st_mode) == 0o600
     with scm.client(store) as om:  # the new certificate is a working identity

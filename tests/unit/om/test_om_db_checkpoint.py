@@ -1,15 +1,13 @@
-"""om.db checkpoints (om/db_checkpoint.py): packed by the leader, downloaded with their SHA-256 checked,
-unpacked and checked to open with a #TRANSACTIONINFO reaching the leader's log, swapped in as om.db with the
-cache reloaded; a corrupt, truncated, stale or malformed checkpoint is refused and nothing is installed; a
-crash mid-swap leaves the old om.db or the new one, never a mix."""
+"""om.db checkpoints (om/db_checkpoint.py over ratis_server/db_checkpoint.py, whose own cases are in
+tests/unit/ratis_server/test_db_checkpoint.py): OM's store packs them, installs one with its cache reloaded,
+finishes an install a crash interrupted as om.db opens, keeps the old om.db when the new one does not open,
+and snapshots only what om.db holds without its write-ahead log."""
 
 from __future__ import annotations
 
 import hashlib
 import http.server
-import io
 import shutil
-import tarfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -17,18 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.om import db_checkpoint
-from pyozone.om.db_checkpoint import (
-    CHECKSUM_HEADER,
-    TRANSACTION_INFO,
-    CheckpointError,
-    download,
-    recover,
-    transaction_info,
-    unpack,
-)
+from pyozone.om.db_checkpoint import CHECKSUM_HEADER, TRANSACTION_INFO, download, transaction_info, unpack
 from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, OMMetadataStore, OMStoreError
 from pyozone.ratis.messages import TermIndex
+from pyozone.ratis_server import db_checkpoint
 
 
 def store_with(path: Path, volumes: list[str], index: int) -> OMMetadataStore:
@@ -112,58 +102,7 @@ def test_a_packed_checkpoint_downloads_unpacks_and_replaces_om_db_with_its_cache
     leader.close()
 
 
-def test_a_corrupt_or_truncated_download_is_refused_and_removed(
-    tmp_path: Path, served: tuple[str, dict[str, bytes | str]]
-) -> None:
-    leader = store_with(tmp_path / "leader" / "om.db", ["a"], 5)
-    packed = leader.pack_checkpoint()
-    good = b"".join(packed.chunks())
-    url, state = served
-    flipped = bytearray(good)
-    flipped[len(flipped) // 2] ^= 0x01
-    state["body"], state["checksum"] = bytes(flipped), packed.sha256
-    into = tmp_path / "download.tar"
-    with pytest.raises(CheckpointError, match=r"corrupt or truncated: its SHA-256 is .* refused"):
-        download(url, None, into)
-    assert not into.exists()
-    state["body"], state["length"] = good[: len(good) // 2], str(len(good))  # the connection ends early
-    with pytest.raises(CheckpointError):
-        download(url, None, into)
-    assert not into.exists()
-    del state["length"]
-    state["body"], state["checksum"] = good, ""
-    with pytest.raises(CheckpointError, match=f"without its {CHECKSUM_HEADER}"):
-        download(url, None, into)
-    packed.remove()
-    leader.close()
-
-
-def test_a_checkpoint_before_the_leaders_log_or_not_an_om_db_is_refused(tmp_path: Path) -> None:
-    leader = store_with(tmp_path / "leader" / "om.db", ["a"], 5)
-    packed = leader.pack_checkpoint()
-    with pytest.raises(CheckpointError, match="before index 6, the last entry the leader's log no longer"):
-        unpack(tar_of(packed), tmp_path / "stale", 6)
-    assert unpack(tar_of(packed), tmp_path / "fresh", 5) == TermIndex(3, 5)
-    leader.close()
-    escaping = tmp_path / "escaping.tar"
-    with tarfile.open(escaping, "w") as archive:
-        info = tarfile.TarInfo("../CURRENT")
-        info.size = 1
-        archive.addfile(info, io.BytesIO(b"x"))
-    with pytest.raises(CheckpointError, match=r"only om\.db's files"):
-        unpack(escaping, tmp_path / "escaped", 0)
-    assert not (tmp_path / "CURRENT").exists()
-    empty = tmp_path / "empty.tar"
-    with tarfile.open(empty, "w"):
-        pass
-    with pytest.raises(CheckpointError, match="does not open as RocksDB"):
-        unpack(empty, tmp_path / "nothing", 0)
-    (tmp_path / "garbage.tar").write_bytes(b"not a tar at all" * 100)
-    with pytest.raises(CheckpointError, match="not a readable tar"):
-        unpack(tmp_path / "garbage.tar", tmp_path / "garbage", 0)
-
-
-def test_a_crash_mid_swap_leaves_the_old_om_db_or_the_new_one(tmp_path: Path) -> None:
+def test_om_db_finishes_an_install_a_crash_interrupted_as_it_opens(tmp_path: Path) -> None:
     db = tmp_path / "om.db"
     old = store_with(db, ["old"], 3)
     new = store_with(tmp_path / "leader" / "om.db", ["new"], 9)
@@ -177,9 +116,8 @@ def test_a_crash_mid_swap_leaves_the_old_om_db_or_the_new_one(tmp_path: Path) ->
     staged = db_checkpoint.staging_dir(db)
     staged.mkdir(parents=True)
     shutil.move(tmp_path / "unpacked", staged / "om.db")
-    recover(db)
+    reopened = OMMetadataStore(db)  # recover() runs as om.db opens
     assert not staged.exists() and not db_checkpoint.aside(db).exists()
-    reopened = OMMetadataStore(db)
     assert [k for k, _ in reopened.scan(VOLUME_TABLE)] == ["/old"]
     reopened.close()
     # crashed after the checkpoint took om.db's name, before the old one was deleted: the new one stays
@@ -206,79 +144,6 @@ def test_a_checkpoint_that_does_not_open_in_place_puts_the_old_om_db_back(tmp_pa
     store.sync()
     assert store.stored_value(VOLUME_TABLE, "/more") == b"m"
     store.close()
-
-
-def test_a_crash_while_a_refused_checkpoint_is_deleted_keeps_the_old_om_db(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """restore_aside once deleted the refused om.db in place: a crash mid-delete left a half om.db beside
-    om.db.old, and the next start took it for an installed checkpoint and deleted the only good copy."""
-    db = tmp_path / "om.db"
-    store_with(db, ["precious"], 3).close()
-    new = store_with(tmp_path / "new", ["other"], 9)
-    new.close()
-    db_checkpoint.swap_in(db, tmp_path / "new")
-    deleted = 0
-    real_unlink = db_checkpoint.os.unlink
-
-    def dying_unlink(path: object, *args: object, **kwargs: object) -> None:
-        nonlocal deleted
-        deleted += 1
-        if deleted > 2:
-            raise SystemExit("killed while deleting")
-        real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(db_checkpoint.os, "unlink", dying_unlink)
-    with pytest.raises(SystemExit):
-        db_checkpoint.restore_aside(db)
-    monkeypatch.undo()
-    reopened = OMMetadataStore(db)  # recover() runs as om.db opens
-    assert [k for k, _ in reopened.scan(VOLUME_TABLE)] == ["/precious"]
-    assert not db_checkpoint.aside(db).exists()
-    reopened.close()
-
-
-def test_a_refused_checkpoint_renamed_away_before_the_old_one_is_back_recovers_the_old_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db = tmp_path / "om.db"
-    store_with(db, ["precious"], 3).close()
-    store_with(tmp_path / "new", ["other"], 9).close()
-    db_checkpoint.swap_in(db, tmp_path / "new")
-    real_replace = db_checkpoint.os.replace
-
-    def dying_replace(source: Path, target: Path) -> None:
-        if Path(source) == db_checkpoint.aside(db):
-            raise SystemExit("killed before the old om.db went back")
-        real_replace(source, target)
-
-    monkeypatch.setattr(db_checkpoint.os, "replace", dying_replace)
-    with pytest.raises(SystemExit):
-        db_checkpoint.restore_aside(db)
-    monkeypatch.undo()
-    assert not db.exists()
-    reopened = OMMetadataStore(db)
-    assert [k for k, _ in reopened.scan(VOLUME_TABLE)] == ["/precious"]
-    assert not db_checkpoint.refused_dir(db).exists()
-    reopened.close()
-
-
-@pytest.mark.parametrize(
-    ("names", "why"),
-    [(["CURRENT", "CURRENT"], "'CURRENT' twice"), (["x" * 300], "could not be unpacked")],
-    ids=["duplicate", "name-too-long"],
-)
-def test_a_checkpoint_that_cannot_be_unpacked_is_a_checkpoint_error(
-    tmp_path: Path, names: list[str], why: str
-) -> None:
-    tar = tmp_path / "bad.tar"
-    with tarfile.open(tar, "w") as archive:
-        for name in names:
-            info = tarfile.TarInfo(name)
-            info.size = 3
-            archive.addfile(info, io.BytesIO(b"abc"))
-    with pytest.raises(CheckpointError, match=why):
-        unpack(tar, tmp_path / "out", 1)
 
 
 def _power_cut_copy(db: Path, into: Path) -> Path:

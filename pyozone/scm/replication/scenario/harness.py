@@ -9,6 +9,9 @@ datanodes stand by as targets for new replicas.
 
 Datanode aliases map to fixed ids (uuid5 of the alias), so two runs of a scenario choose alike; the
 random choices the RM makes come from a seeded random.Random.
+
+The RM runs on a lone SCM (the ready leader of term 0) unless the harness is given another leader's
+ScmContext: its commands then carry that leader's term.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState,
 from pyozone.scm.block.sequence_id import SequenceIdGenerator
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.events import EventQueue
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.manager import PipelineManager
 from pyozone.scm.replication.manager import ReplicationManager
@@ -55,6 +59,7 @@ class SentCommand:
     datanode: DatanodeID
     alias: str | None
     force: bool | None = None
+    term: int = 0
 
     def __str__(self) -> str:
         where = self.alias or f"<unnamed {self.datanode[:8]}>"
@@ -74,8 +79,10 @@ class CheckOutcome:
 class _ScenarioNodeManager(NodeManager):
     """The real NodeManager, with statuses pinned as the scenario says and every command recorded."""
 
-    def __init__(self, conf: OzoneConfiguration, clock: ManualClock, events: EventQueue) -> None:
-        super().__init__(conf, clock, events)
+    def __init__(
+        self, conf: OzoneConfiguration, clock: ManualClock, events: EventQueue, context: ScmContext
+    ) -> None:
+        super().__init__(conf, clock, events, context=context)
         self.sent: list[tuple[DatanodeID, SCMCommand]] = []
 
     def pin_status(self, dn: DatanodeID, status: NodeStatus) -> None:
@@ -96,7 +103,7 @@ class _ScenarioNodeManager(NodeManager):
 
 
 class ScenarioHarness:
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, context: ScmContext | None = None) -> None:
         self.scenario = scenario
         self.clock = ManualClock()
         self.conf = OzoneConfiguration(
@@ -111,7 +118,9 @@ class ScenarioHarness:
         self.events = EventQueue()
         self.aliases: dict[str, DatanodeID] = {}
         self._names: dict[DatanodeID, str] = {}
-        self.nodes = _ScenarioNodeManager(self.conf, self.clock, self.events)
+        self.nodes = _ScenarioNodeManager(
+            self.conf, self.clock, self.events, context or ScmContext.standalone()
+        )
         replica_dns = self._register_datanodes()
         store = SCMMetadataStore.in_memory()
         container = self._container()
@@ -172,7 +181,7 @@ class ScenarioHarness:
 
     def _take_sent(self) -> tuple[SentCommand, ...]:
         return tuple(
-            SentCommand(command.type, dn, self._names.get(dn), getattr(command, "force", None))
+            SentCommand(command.type, dn, self._names.get(dn), getattr(command, "force", None), command.term)
             for dn, command in self.nodes.take_sent()
         )
 

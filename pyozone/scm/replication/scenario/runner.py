@@ -8,6 +8,9 @@ scenario expects, phase by phase as Ozone's TestReplicationManagerScenarios does
    moved the container on, e.g. an empty one to DELETING);
 3. processing of the first queued item: the commands sent.
 
+Every command sent must carry the term of the SCM that leads (0 for a lone SCM; `leader_term` runs the
+scenario on the ready leader of that term of an HA service).
+
 A scenario's result lists every difference, so one run shows everything that is off.
 """
 
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.replication_report import ReplicationManagerReport
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.replication.scenario.harness import CheckOutcome, ScenarioHarness, SentCommand
 from pyozone.scm.replication.scenario.model import (
     OVER_QUEUE,
@@ -42,25 +46,30 @@ class ScenarioResult:
         return not self.differences
 
 
-def run_scenario(scenario: Scenario) -> ScenarioResult:
+def run_scenario(scenario: Scenario, leader_term: int = 0) -> ScenarioResult:
     """Any exception the RM raises is a difference too (with its type), not a crash of the run."""
     try:
-        return ScenarioResult(scenario, tuple(_differences(scenario)))
+        return ScenarioResult(scenario, tuple(_differences(scenario, leader_term)))
     except Exception as e:  # a failing RM fails the scenario, not the run
         frame = traceback.extract_tb(e.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
         return ScenarioResult(scenario, (f"error: {type(e).__name__}: {e} (at {where})",))
 
 
-def _differences(scenario: Scenario) -> list[str]:
-    harness = ScenarioHarness(scenario)
+def _differences(scenario: Scenario, leader_term: int) -> list[str]:
+    def new_harness() -> ScenarioHarness:
+        context = ScmContext.ha_leader(leader_term) if leader_term else ScmContext.standalone()
+        return ScenarioHarness(scenario, context)
+
+    harness = new_harness()
     checked = harness.check()
     diffs = compare_report("check", scenario.expectation, checked.report)
     diffs += compare_queues(scenario.expectation, checked)
     diffs += compare_commands("check commands", scenario.check_commands, checked.commands)
+    diffs += compare_terms("check commands", leader_term, checked.commands)
 
     initial_state = scenario.container_state
-    read_only = ScenarioHarness(scenario).check_read_only()
+    read_only = new_harness().check_read_only()
     diffs += compare_report("read-only check", scenario.expectation, read_only.report)
     if read_only.commands:
         diffs.append(f"read-only check: sent {_names(read_only.commands)}, expected no command")
@@ -68,7 +77,9 @@ def _differences(scenario: Scenario) -> list[str]:
         moved = f"{initial_state.name} to {read_only.container_state.name}"
         diffs.append(f"read-only check: moved the container from {moved}")
 
-    diffs += compare_commands("processing commands", scenario.commands, harness.process_first())
+    processed = harness.process_first()
+    diffs += compare_commands("processing commands", scenario.commands, processed)
+    diffs += compare_terms("processing commands", leader_term, processed)
     return diffs
 
 
@@ -89,6 +100,13 @@ def compare_queues(expectation: Expectation, outcome: CheckOutcome) -> list[str]
         if expected != actual:
             diffs.append(f"check: {name}: expected {expected}, got {actual}")
     return diffs
+
+
+def compare_terms(phase: str, leader_term: int, actual: Sequence[SentCommand]) -> list[str]:
+    """Every command carries the leader's term: a datanode drops one older than the newest it saw."""
+    return [
+        f"{phase}: {c} carries term {c.term}, expected {leader_term}" for c in actual if c.term != leader_term
+    ]
 
 
 def compare_commands(

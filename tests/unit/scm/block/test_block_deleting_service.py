@@ -15,6 +15,7 @@ from pyozone.hdds.states import (
 from pyozone.scm.block.command_status import CmdStatus
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.deleting_service import SCMBlockDeletingService
+from pyozone.scm.ha.context import ScmContext
 from tests.unit.scm.container.scm_fakes import Harness, make_harness
 
 DELETE_BLOCKS = SCMCommandType.deleteBlocksCommand
@@ -58,7 +59,7 @@ def test_eligible_datanodes_are_in_service_healthy_with_room_in_both_queues() ->
 
 def test_a_run_queues_one_command_per_datanode_with_its_transactions() -> None:
     h, dns, log, service = setup()
-    h.nodes.term = 3
+    h.nodes.context = ScmContext.ha_leader(3)
     first, second = closed_container(h, dns), closed_container(h, dns)
     tx_ids = log.add_transactions({first: [11, 12], second: [21]})
     assert service.run() == 3

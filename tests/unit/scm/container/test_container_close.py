@@ -11,6 +11,7 @@ from pyozone.hdds.states import LifeCycleEvent, LifeCycleState, ReplicaState, SC
 from pyozone.scm.container.actions_handler import ContainerActionsHandler
 from pyozone.scm.container.close_handler import CloseContainerEventHandler
 from pyozone.scm.events import SCMEvent
+from pyozone.scm.ha.context import ScmContext
 from tests.unit.scm.container.scm_fakes import Harness
 
 S = LifeCycleState
@@ -124,7 +125,7 @@ def test_unknown_container_is_logged(h: Harness, close: CloseContainerEventHandl
 def test_commands_carry_the_term_at_close_time(h: Harness, close: CloseContainerEventHandler) -> None:
     dns = h.register(3)
     cid = h.containers.allocate_container(h.pipelines.add(tuple(dns)), "om").container_id
-    h.nodes.term = 4
+    h.nodes.context = ScmContext.ha_leader(4)
     h.events.fire(SCMEvent.CLOSE_CONTAINER, cid)
     advance(h, LEASE_MS)
     assert {c.term for dn in dns for c in h.commands(dn)} == {4}

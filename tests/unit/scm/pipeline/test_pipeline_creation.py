@@ -11,6 +11,7 @@ from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import NodeOperationalState as Op
 from pyozone.hdds.states import PipelineState, ReplicationType, SCMCommandType
+from pyozone.scm.ha.context import ScmContext
 
 LIMIT_MSG = (
     "Cannot create pipeline as it would exceed the limit per datanode: {} replicationConfig: RATIS/THREE"
@@ -191,7 +192,7 @@ def test_standalone_creation_is_refused(cluster) -> None:
 # ------------------------------------------------------------------------------------ commands, leaders, ids
 def test_create_pipeline_command_goes_to_every_member(cluster) -> None:
     cluster.add_nodes(5)
-    cluster.nm.term = 4
+    cluster.nm.context = ScmContext.ha_leader(4)
     p = cluster.pm.create_pipeline(RATIS_THREE)
     assert p.state is PipelineState.ALLOCATED
     assert p.created_ms == p.state_entered_ms == cluster.clock.wall_ms()

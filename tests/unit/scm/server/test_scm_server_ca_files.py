@@ -4,6 +4,7 @@ administrator's client certificate, their modes, their reuse; the secret key fil
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import io
 import json
 import socket
@@ -100,17 +101,20 @@ def test_init_makes_the_ca_and_the_first_certificates(initialised: tuple[Path, s
     ca = load_ca(files)
     assert files.ca.key == metadata / "ca" / "keys" / "private.pem"
     assert files.ca.cert == metadata / "ca" / "certs" / "certificate.crt"
-    assert X.common_name(ca.cert) == "scm@root-ca" and ca.cert.serial_number == 1
+    root = ca.trust_anchor
+    assert X.common_name(root) == "scm@root-ca" and root.serial_number == 1
     storage = read_scm_storage(metadata)
-    assert ca.cert.subject.rfc4514_string().startswith(f"O={storage.cluster_id},OU={storage.scm_uuid}")
+    assert root.subject.rfc4514_string().startswith(f"O={storage.cluster_id},OU={storage.scm_uuid}")
     scm = X.cert_from_pem(files.scm.cert.read_bytes())
-    assert X.common_name(scm) == "scm@127.0.0.1" and X.is_signed_by(scm, ca.cert)
+    assert X.common_name(scm) == "scm@127.0.0.1" and X.is_signed_by(scm, root) and X.is_ca(scm)
+    assert ca.cert == scm and ca.root_key is not None  # SCM's sub-CA issues, the root signs it
     join = JoinCredential.read(metadata / "join-dn.pem")
     assert X.common_name(X.cert_from_pem(join.cert_pem)) == "join@dn"
+    assert X.certs_from_pem(join.cert_pem)[1:] == [scm]
     ada = files.user("ada")
     assert ada.key == metadata / "ca" / "users" / "ada" / "private.pem"
-    assert X.common_name(X.cert_from_pem(ada.cert.read_bytes())) == "ada"
-    assert ada.ca.read_bytes() == X.cert_to_pem(ca.cert) == files.scm.ca.read_bytes()
+    assert [X.common_name(c) for c in X.certs_from_pem(ada.cert.read_bytes())] == ["ada", "scm@127.0.0.1"]
+    assert ada.ca.read_bytes() == X.cert_to_pem(root) == files.scm.ca.read_bytes()
     assert serials(metadata) == [1, 2, 3, 4]
     assert f"Root CA certificate created: {files.ca.cert} (serial 1), private key {files.ca.key}" in out
     assert f"SCM certificate created: {files.scm.cert} (serial 2)" in out
@@ -214,6 +218,32 @@ def test_a_missing_admin_certificate_is_issued_again_alone(cli: Cli, tmp_path: P
     again = cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE)
     assert "Client certificate of administrator ada created" in again.out
     assert files.scm.cert.read_bytes() == scm_before and serials(tmp_path) == [1, 2, 3, 4]
+
+
+def test_a_directory_made_before_the_sub_ca_is_refused_until_init_makes_it(cli: Cli, tmp_path: Path) -> None:
+    """Issue 31: SCM's certificate was a leaf the root signed (and so were the others). SCM refuses to start
+    and names the fix; `scm --init` again makes SCM's sub-CA, keeps the root, and the root-signed
+    certificates issued before stay valid (the root is still every holder's ca.crt)."""
+    assert cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE).code == 0
+    files = files_of(conf_of(tmp_path))
+    root = load_ca(files).trust_anchor
+    root_key = X.key_from_pem(files.ca.key.read_bytes())
+    scm_key = X.key_from_pem(files.scm.key.read_bytes())
+    csr = X.build_csr(scm_key, X.Identity(CertRole.SCM, "scm", "127.0.0.1"), ("127.0.0.1",))
+    storage = read_scm_storage(tmp_path)
+    old = X.sign_csr(csr, root_key, root, storage.cluster_id, storage.scm_uuid, dt.timedelta(days=1), 99)
+    files.scm.cert.write_bytes(X.cert_to_pem(old))  # the layout before: SCM's certificate a leaf
+    with pytest.raises(SecuritySetupError, match=r"not a sub-CA.*Run `pyozone scm --init` again"):
+        load_ca(files)
+    with pytest.raises(ServerStartError, match="not a sub-CA"):
+        ScmDaemon(conf_of(tmp_path), *open_scm_store(conf_of(tmp_path)))
+    admin_before = files.user("ada").cert.read_bytes()
+    again = cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE)
+    assert again.code == 0, again.err
+    assert "Reusing the root CA certificate" in again.out and "a sub-CA of the root CA" in again.out
+    material = load_ca(files)
+    assert X.is_ca(material.cert) and material.trust_anchor == root
+    assert files.user("ada").cert.read_bytes() == admin_before  # still valid: reused
 
 
 def test_insecure_init_makes_no_security_files(cli: Cli, tmp_path: Path) -> None:

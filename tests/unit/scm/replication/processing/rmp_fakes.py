@@ -16,6 +16,7 @@ from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion
 from pyozone.hdds.ids import ContainerID, DatanodeID, ReplicationConfig
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, ReplicaState, SCMCommandType
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.node.commands import CommandQueue
 from pyozone.scm.replication.commands import ReplicationCommandSender
 from pyozone.scm.replication.config import ReplicationManagerConfig
@@ -103,7 +104,7 @@ class FakeNodeManager:
     queued commands live in a real CommandQueue and count toward the totals like NodeManager's."""
 
     def __init__(self, term: int = 7) -> None:
-        self.term = term
+        self.context = ScmContext.ha_leader(term)
         self.commands = CommandQueue()
         self.log: list[Sent] = []
         self._nodes: dict[DatanodeID, DatanodeInfo] = {}

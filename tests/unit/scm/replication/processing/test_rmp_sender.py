@@ -11,6 +11,7 @@ from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.states import NodeState
 from pyozone.protocol.commands import scm_command_from_proto, scm_command_to_proto
 from pyozone.scm.events import EventQueue, SCMEvent
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.commands import CommandTargetOverloadedError, ReplicationCommandSender
@@ -301,7 +302,7 @@ def test_an_expired_delete_is_resent_with_fresh_deadlines_and_replaces_its_op() 
     ctx = ctx_with(1)
     ctx.sender.send_delete(container(), dn(1), 0, True, True)
     ctx.clock.advance(13 * MINUTE)
-    ctx.nodes.term = 8
+    ctx.nodes.context = ScmContext.ha_leader(8)
     expired = []
     ctx.pending_ops.subscribe(lambda op, cid, timed_out: expired.append(op) if timed_out else None)
     ctx.pending_ops.remove_expired()

@@ -1,5 +1,6 @@
-"""The scenario files shipped in scenarios/rm: every one passes against the real Replication Manager, and
-together they exercise every check handler, report state, queue and command kind the harness can reach."""
+"""The scenario files shipped in scenarios/rm: every one passes against the real Replication Manager, on a
+lone SCM and on the leader of term 7 of an HA service (every command then carries term 7), and together
+they exercise every check handler, report state, queue and command kind the harness can reach."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import pytest
 import pyozone
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, SCMCommandType
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.replication.check import default_chain
 from pyozone.scm.replication.check.request import CheckServices, ContainerCheckRequest
 from pyozone.scm.replication.pending_ops import PendingOpType
+from pyozone.scm.replication.scenario.harness import ScenarioHarness
 from pyozone.scm.replication.scenario.model import Scenario, load_file
 from pyozone.scm.replication.scenario.runner import run_scenario
 
@@ -26,6 +29,7 @@ UNREACHABLE_STATES = {
     ContainerHealthState.HEALTHY,
 }
 UNREACHABLE_HANDLERS = {"ECMisReplicationCheckHandler"}  # placement is always satisfied
+HA_LEADER_TERM = 7
 
 
 def all_scenarios() -> Iterator[Scenario]:
@@ -33,10 +37,34 @@ def all_scenarios() -> Iterator[Scenario]:
         yield from load_file(path)
 
 
+@pytest.mark.parametrize("leader_term", [0, HA_LEADER_TERM], ids=["lone-scm", "ha-leader-term-7"])
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
-def test_every_shipped_scenario_passes(path: Path) -> None:
-    failures = {s.description: r.differences for s in load_file(path) if not (r := run_scenario(s)).passed}
+def test_every_shipped_scenario_passes(path: Path, leader_term: int) -> None:
+    """The runner also checks that every command sent carries the leader's term."""
+    failures = {
+        s.description: r.differences
+        for s in load_file(path)
+        if not (r := run_scenario(s, leader_term)).passed
+    }
     assert not failures
+
+
+def test_the_commands_of_a_leader_of_term_7_carry_it() -> None:
+    """The term check above is not vacuous: the scenarios send commands of every kind, each with term 7."""
+    sent = []
+    for scenario in all_scenarios():
+        harness = ScenarioHarness(scenario, ScmContext.ha_leader(HA_LEADER_TERM))
+        sent += [*harness.check().commands, *harness.process_first()]
+    assert len({c.type for c in sent}) == 4
+    assert {c.term for c in sent} == {HA_LEADER_TERM}
+
+
+def test_a_command_with_another_term_is_a_difference(monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = next(s for s in all_scenarios() if s.commands)
+    assert run_scenario(scenario, HA_LEADER_TERM).passed
+    monkeypatch.setattr(ScmContext, "term_of_leader", lambda self: 6)
+    differences = run_scenario(scenario, HA_LEADER_TERM).differences
+    assert differences and all("carries term 6, expected 7" in d for d in differences)
 
 
 def test_the_files_cover_every_reachable_state_queue_and_command_kind() -> None:

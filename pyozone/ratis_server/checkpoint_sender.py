@@ -1,10 +1,10 @@
-"""How OM's web server sends `/dbCheckpoint` (Ozone's OMDBCheckpointServlet), bounded so that GETs cannot
-fill OM's disk or hold its om.db.
+"""How a leader's web server sends `/dbCheckpoint` (Ozone's OMDBCheckpointServlet), bounded so that GETs
+cannot fill the daemon's disk or hold its database (OM's om.db, SCM's scm.db).
 
-- One checkpoint at a time: a RocksDB checkpoint of om.db (hard links to its table files: no copy of
-  om.db) streamed as a tar (om/db_checkpoint.py `PackedCheckpoint`). GETs that come while it is sent share
-  it if it is younger than `share_s`; otherwise they wait (at most `wait_s`) until its last send ended,
-  and the next GET packs a new one. It is deleted as its last send ends.
+- One checkpoint at a time: a RocksDB checkpoint of the database (hard links to its table files: no copy
+  of it) streamed as a tar (ratis_server/db_checkpoint.py `PackedCheckpoint`). GETs that come while it is
+  sent share it if it is younger than `share_s`; otherwise they wait (at most `wait_s`) until its last send
+  ended, and the next GET packs a new one. It is deleted as its last send ends.
 - At most `max_sends` sends at once; a GET past that is answered 503 (the follower fetches again at the
   leader's next notification).
 - A send that cannot hand a chunk to the socket for `stall_s` (its fetcher stopped reading) is cut, so an
@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from pyozone.common.http_server import json_refusal
-from pyozone.om.db_checkpoint import PackedCheckpoint
+from pyozone.ratis_server.db_checkpoint import PackedCheckpoint
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,8 @@ class Busy(Exception):
 
 
 class CheckpointSender:
-    """`pack()` makes a new checkpoint (off the event loop: the daemon runs om.db's pack on its executor)."""
+    """`pack()` makes a new checkpoint (off the event loop: the daemon runs the database's pack on its
+    executor)."""
 
     def __init__(
         self,
@@ -71,7 +72,7 @@ class CheckpointSender:
     async def _acquire(self) -> PackedCheckpoint:
         async with self._changed:
             if self._sends >= self._max_sends:
-                raise Busy(f"{self._sends} sends of om.db's checkpoint are under way")
+                raise Busy(f"{self._sends} sends of the checkpoint are under way")
 
             def may_start() -> bool:
                 return self._current is None or self._clock() - self._made_at < self._share_s
@@ -80,9 +81,9 @@ class CheckpointSender:
                 async with asyncio.timeout(self._wait_s):
                     await self._changed.wait_for(may_start)
             except TimeoutError:
-                raise Busy("an older checkpoint of om.db is still being sent") from None
+                raise Busy("an older checkpoint is still being sent") from None
             if self._sends >= self._max_sends:
-                raise Busy(f"{self._sends} sends of om.db's checkpoint are under way")
+                raise Busy(f"{self._sends} sends of the checkpoint are under way")
             if self._current is None:  # packed under the lock: one at a time, the GETs meanwhile share it
                 self._current = await self._pack()
                 self._made_at = self._clock()

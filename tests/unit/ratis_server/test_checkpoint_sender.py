@@ -1,8 +1,8 @@
-"""/dbCheckpoint's sends (om/server/checkpoint_sender.py): GETs share one checkpoint streamed from its hard
-links (no tar copy per GET), at most `max_sends` at once (503 past it), a fetcher that stops reading is cut
-after `stall_s` and the checkpoint is deleted with its last send; an older checkpoint is not shared. And
-what a follower downloads (db_checkpoint.download): only from an OM's certificate, within a deadline, and
-only what fits on its disk."""
+"""/dbCheckpoint's sends (ratis_server/checkpoint_sender.py), on OM's om.db: GETs share one checkpoint
+streamed from its hard links (no tar copy per GET), at most `max_sends` at once (503 past it), a fetcher that
+stops reading is cut after `stall_s` and the checkpoint is deleted with its last send; an older checkpoint is
+not shared. And what a follower downloads (db_checkpoint.download): only from an OM's certificate, within a
+deadline, and only what fits on its disk."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from pyozone.common.http_server import HttpServer
 from pyozone.common.tls import TlsStore
 from pyozone.hdds.security import x509 as X
 from pyozone.om.db_checkpoint import CHECKSUM_HEADER, CheckpointError, PackedCheckpoint, download
-from pyozone.om.server.checkpoint_sender import CheckpointSender
 from pyozone.ratis.messages import TermIndex
+from pyozone.ratis_server.checkpoint_sender import CheckpointSender
 from tests.polling import wait_for_async
 from tests.tls_certs import CertAuthority
 
