@@ -14,7 +14,8 @@ block goes on in its pipeline, its later watches MAJORITY_COMMITTED (Ozone's Xce
 "3 way commit failed", handleFailedAllCommit; BlockOutputStream.failedServers). KeyOutputStream excludes the
 failed servers from the next allocations.
 
-Watches go on a second stream to the leader, so a slow watch never holds up the answers to writes.
+Watches go on a second stream to the leader, so a slow watch never holds up the answers to writes; a watch
+is given hdds.ratis.raft.client.rpc.watch.request.timeout, longer than the datanode's own wait.
 
 A NOT_LEADER naming another member of the pipeline (a leader change: Ratis's NotLeaderException with its
 suggested leader) moves the block to that member: every request not answered yet is sent to it again, in
@@ -279,8 +280,9 @@ class BlockOutputStream:
                 raise BlockFailure(
                     FailureKind.PIPELINE, "NO_LEADER", f"pipeline {self.location.pipeline.id} has no members"
                 )
+            timeout_s = self._config.watch_timeout_s if name == "watch" else self._config.request_timeout_s
             try:
-                stream = self._pool.stream(leader, self._config.request_timeout_s)
+                stream = self._pool.stream(leader, timeout_s)
             except DatanodeCallError as e:
                 raise classify(e, self.location) from None
             self._streams[name] = stream

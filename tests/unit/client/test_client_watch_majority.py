@@ -9,8 +9,9 @@ import os
 from collections.abc import Callable
 
 from pyozone.client import OzoneClient
+from pyozone.client.config import ClientConfig
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from tests.unit.client.fakes import BLOCK, BUFFER, FLUSH, FakeCluster, FakePipeline
+from tests.unit.client.fakes import BLOCK, BUFFER, FLUSH, FakeCluster, FakePipeline, small_conf
 
 MAJORITY = {"hdds.ratis.client.request.watch.type": "MAJORITY_COMMITTED"}
 
@@ -120,3 +121,11 @@ def test_a_majority_watch_refused_not_replicated_still_fails_the_block(
     assert list(exclude.datanodes) == [follower.uuid]
     assert [p.id for p in exclude.pipelineIds] == [pipeline.id]
     assert cluster.pipeline_of(_commits(cluster)[-1][0]) is not pipeline
+
+
+def test_a_watch_is_given_hdds_ratis_raft_client_rpc_watch_request_timeout() -> None:
+    """Longer than the datanode's own wait (hdds.ratis.raft.server.watch.timeout, 30 s), so the leader's
+    NOT_REPLICATED, with the members' commit indexes, comes before the client gives up on the watch."""
+    key = "hdds.ratis.raft.client.rpc.watch.request.timeout"
+    assert ClientConfig.from_conf(small_conf("127.0.0.1:1")).watch_timeout_s == 180
+    assert ClientConfig.from_conf(small_conf("127.0.0.1:1", {key: "45s"})).watch_timeout_s == 45
