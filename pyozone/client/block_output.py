@@ -7,7 +7,15 @@ already show every member at that index). Only a watched putBlock acknowledges d
 chunks stay in memory, because a failure means rewriting them elsewhere. When the unacknowledged bytes
 would pass ozone.client.stream.buffer.max.size the writer waits for the oldest watch.
 
-Watches go on a second stream to the leader, so a slow watch never holds up the answers to writes.
+An ALL_COMMITTED watch the leader answers NOT_REPLICATED (a follower died or lags past the datanode's
+hdds.ratis.raft.server.watch.timeout) still acknowledges the putBlock, which a majority committed before it
+was answered: the members its commitInfos show below the index become the block's failed servers, and the
+block goes on in its pipeline, its later watches MAJORITY_COMMITTED (Ozone's XceiverClientRatis.watchForCommit
+"3 way commit failed", handleFailedAllCommit; BlockOutputStream.failedServers). KeyOutputStream excludes the
+failed servers from the next allocations.
+
+Watches go on a second stream to the leader, so a slow watch never holds up the answers to writes; a watch
+is given hdds.ratis.raft.client.rpc.watch.request.timeout, longer than the datanode's own wait.
 
 A NOT_LEADER naming another member of the pipeline (a leader change: Ratis's NotLeaderException with its
 suggested leader) moves the block to that member: every request not answered yet is sent to it again, in
@@ -214,6 +222,9 @@ class BlockOutputStream:
         self.sent = 0  # bytes sent as writeChunk
         self.acked = 0  # bytes acknowledged by a watched putBlock
         self.acked_bcsid = 0
+        self.failed_servers: set[str] = set()
+        """Members found below a watched index once an ALL_COMMITTED watch failed: no longer waited for in
+        this block, excluded from the key's next allocations (Ozone's BlockOutputStream.failedServers)."""
 
     # ------------------------------------------------------------------ state
     @property
@@ -269,8 +280,9 @@ class BlockOutputStream:
                 raise BlockFailure(
                     FailureKind.PIPELINE, "NO_LEADER", f"pipeline {self.location.pipeline.id} has no members"
                 )
+            timeout_s = self._config.watch_timeout_s if name == "watch" else self._config.request_timeout_s
             try:
-                stream = self._pool.stream(leader, self._config.request_timeout_s)
+                stream = self._pool.stream(leader, timeout_s)
             except DatanodeCallError as e:
                 raise classify(e, self.location) from None
             self._streams[name] = stream
@@ -467,25 +479,44 @@ class BlockOutputStream:
 
     def _replicated(self, applied: Mapping[str, int], index: int) -> bool:
         """Whether the members that applied log `index` (`applied`: each member's applied index) are enough:
-        all when hdds.ratis.client.request.watch.type is ALL_COMMITTED, else a majority."""
+        all but the failed servers when hdds.ratis.client.request.watch.type is ALL_COMMITTED (Ozone's
+        getReplicatedMinCommitIndex over the members it still tracks), else a majority."""
         members = [m.uuid for m in self.location.pipeline.members] or list(applied)
         if not members:
             return False
-        done = sum(applied.get(m, 0) >= index for m in members)
-        return done == len(members) if self._config.watch_all else done > len(members) // 2
+        if not self._config.watch_all:
+            return sum(applied.get(m, 0) >= index for m in members) > len(members) // 2
+        tracked = [m for m in members if m not in self.failed_servers]
+        return bool(tracked) and all(applied.get(m, 0) >= index for m in tracked)
 
     async def _watch(self, index: int) -> None:
-        request = wire.watch_request(self.location, index, self._config.watch_all)
+        """WatchForCommit of `index` on the leader: ALL_COMMITTED, or MAJORITY_COMMITTED by the watch type
+        or once a member failed in this block. An ALL_COMMITTED watch answered NOT_REPLICATED acknowledges
+        the index all the same (the putBlock was answered once a majority committed it) and records the
+        members its commitInfos show below it as failed servers (Ozone's XceiverClientRatis.watchForCommit
+        and handleFailedAllCommit); so does a MAJORITY_COMMITTED one after a failure."""
+        all_committed = self._config.watch_all and not self.failed_servers
+        request = wire.watch_request(self.location, index, all_committed)
         while True:
             moves = self._moves
             try:
                 stream = self._stream("watch")
-                await stream.call(request)
-                self._unreachable.discard(stream.datanode.uuid)
-                return
+                response = await stream.call(request)
             except DatanodeCallError as e:
+                if all_committed and e.result == "NOT_REPLICATED" and not e.unreachable:
+                    self._fail_servers(e.commit_indexes, index)
+                    return
                 if not await self._fail_over(moves, e):
                     raise
+            else:
+                self._unreachable.discard(stream.datanode.uuid)
+                if self.failed_servers:
+                    self._fail_servers(wire.commit_indexes(response), index)
+                return
+
+    def _fail_servers(self, commit_indexes: Mapping[str, int], index: int) -> None:
+        """Records the members of `commit_indexes` below `index` as failed servers."""
+        self.failed_servers.update(m for m, at in commit_indexes.items() if at < index)
 
     async def _await_oldest(self) -> None:
         flush = self._flushes.popleft()

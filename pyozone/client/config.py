@@ -41,7 +41,8 @@ class ClientConfig:
     verify_checksum: bool
     exclude_expiry_s: float
     watch_all: bool  # hdds.ratis.client.request.watch.type is ALL_COMMITTED
-    request_timeout_s: float = 60.0  # one datanode request (a watch may wait this long)
+    request_timeout_s: float = 60.0  # one datanode request
+    watch_timeout_s: float = 180.0  # hdds.ratis.raft.client.rpc.watch.request.timeout: one WatchForCommit
     om_timeout_s: float = 30.0  # one OM call
     unavailable_budget_s: float = 60.0  # how long OM/SCM "no OPEN pipeline yet" is retried
     backoff_base_s: float = 4.0  # write retries after the first
@@ -129,6 +130,7 @@ class ClientConfig:
             verify_checksum=bool(conf.get("ozone.client.verify.checksum")),
             exclude_expiry_s=int(conf.get("ozone.client.exclude.nodes.expiry.time")) / 1000,
             watch_all=str(conf.get("hdds.ratis.client.request.watch.type")).upper() != "MAJORITY_COMMITTED",
+            watch_timeout_s=int(conf.get("hdds.ratis.raft.client.rpc.watch.request.timeout")) / 1000,
             backoff_base_s=int(conf.get("hdds.ratis.client.exponential.backoff.base.sleep")) / 1000,
             backoff_max_s=int(conf.get("hdds.ratis.client.exponential.backoff.max.sleep")) / 1000,
             retry_deadline_s=int(deadline) / 1000,

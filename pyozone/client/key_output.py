@@ -219,6 +219,7 @@ class KeyOutputStream:
     async def _finish(self, block: BlockOutputStream) -> None:
         await block.emit(final=True)
         self._current = None
+        self._exclude_servers(block)
         await block.close()
         if block.acked:
             self._blocks.append(block.committed(self._offset))
@@ -238,6 +239,7 @@ class KeyOutputStream:
             f"(leader {leader.address if leader else '-'}): {failure}"
         )
         self._exclude_failed(failure, loc)
+        self._exclude_servers(block)
         if block.acked:
             self._blocks.append(block.committed(self._offset))
             self._offset += block.acked
@@ -254,6 +256,13 @@ class KeyOutputStream:
                 self._exclude.add_pipeline(location.pipeline.id)
                 for uuid in failure.datanodes:
                     self._exclude.add_datanode(uuid)
+
+    def _exclude_servers(self, block: BlockOutputStream) -> None:
+        """The members a watch of `block` found failing: later blocks go elsewhere, though `block` kept its
+        data and its pipeline (Ozone's KeyOutputStream adds BlockOutputStream.getFailedServers to the
+        exclude list as it closes a block, or on a failure)."""
+        for uuid in sorted(block.failed_servers):
+            self._exclude.add_datanode(uuid)
 
     async def _next_try(self, what: str, failure: BlockFailure, progressed: bool, unwritten: int) -> None:
         """Counts a failed block in the run of failures (a new run when data was acknowledged since the

@@ -143,6 +143,12 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.fs.datastream.auto.threshold", S, "4MB", "Streaming above this size"),
     _k("hdds.ratis.client.request.watch.type", T, "ALL_COMMITTED", "Watch type before key commit"),
     _k(
+        "hdds.ratis.raft.client.rpc.watch.request.timeout",
+        D,
+        "180s",
+        "A client's watch for commit; longer than hdds.ratis.raft.server.watch.timeout",
+    ),
+    _k(
         "hdds.ratis.client.multilinear.random.retry.policy",
         T,
         "5s, 5, 10s, 5, 15s, 5, 20s, 5, 25s, 5, 60s, 10",

@@ -11,10 +11,16 @@ A second case kills the leader datanode (kill -9) while a key's requests are in 
 unreachable, the writer asks the other members in turn (one names the dead leader until the two elect
 another, then names the new one or leads) and the key completes in its block of that pipeline; the time
 from the kill to the key's commit and the failovers are printed.
+
+A third kills a follower (kill -9) while a key's first block is being written (watch type ALL_COMMITTED):
+the leader answers the block's watches NOT_REPLICATED after its hdds.ratis.raft.server.watch.timeout, the
+client takes them as committed by the majority (Ozone's XceiverClientRatis "3 way commit failed"), the
+block completes in its pipeline and the key's next block is allocated away from the dead datanode.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -280,3 +286,92 @@ def test_a_key_in_flight_when_its_leader_is_killed_completes_in_its_pipeline(
 
         seen = wait_for(lambda: set(others) <= set(found := replicas()) and found, 60, "the live replicas")
         assert {seen[host] for host in others} == {digests["during"]}, seen
+
+
+FOLLOWER_BLOCK = 16 * MiB
+FOLLOWER_SIZE = FOLLOWER_BLOCK + 4 * MiB  # the key's second block is allocated after the kill
+FOLLOWER_OVERRIDES = {
+    **OVERRIDES,
+    # Four RATIS/THREE pipelines on six datanodes: one of them leaves the dead follower out.
+    "hdds.scm.safemode.min.datanode": "6",
+}
+ALL_COMMITTED = {**WRITER, "hdds.ratis.client.request.watch.type": "ALL_COMMITTED"}
+
+
+def test_a_key_whose_follower_is_killed_completes_its_block_at_majority_and_avoids_it_next(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    source = tmp_path / "during.bin"
+    digest = random_file(source, FOLLOWER_SIZE)
+    with live_cluster(request, tmp_path_factory, "follower-kill", 6, overrides=FOLLOWER_OVERRIDES) as cluster:
+        wait_for(
+            lambda: sum(
+                p["state"] == "OPEN" and p["replicationConfig"].endswith("THREE") for p in cluster.pipelines()
+            ) >= 4,
+            60,
+            "4 OPEN RATIS/THREE pipelines",
+        )  # fmt: skip
+        for made in (
+            sh(cluster, "volume", "create", f"/{VOL}"),
+            sh(cluster, "bucket", "create", f"/{VOL}/{BUCKET}"),
+        ):
+            assert made.code == 0, made
+        with ozone_client(cluster, **ALL_COMMITTED) as client:
+            writer = client.create_key(VOL, BUCKET, "during")  # one block pre-allocated, then allocateBlock
+            with open(source, "rb") as f:
+                for _ in range(KILL_AT // PIECE):
+                    writer.write(f.read(PIECE))
+                block = writer.stream._current
+                assert isinstance(block, BlockOutputStream)
+                pipeline = block.location.pipeline
+                leader = pipeline.leader()
+                assert leader is not None
+                hosts = [m.host for m in pipeline.members]
+                wait_for(
+                    lambda: (
+                        len(views := _views(cluster, hosts, pipeline.id)) == 1
+                        and views.pop()[0] == leader.uuid
+                    ),
+                    60,
+                    "every member agrees on the leader the block names",
+                )
+                victim = next(m for m in pipeline.members if m is not leader)
+                in_flight = block.sent - block.acked
+                cluster.kill(victim.host)
+                killed = time.monotonic()
+                while piece := f.read(PIECE):
+                    writer.write(piece)
+            info = writer.close()
+            committed_s = time.monotonic() - killed
+            stream = writer.stream
+            print(
+                f"\nfollower {victim.host} of pipeline {pipeline.id[:8]} killed with {in_flight // MiB} MB "
+                f"unacknowledged; the key committed {committed_s:.1f} s later; failed servers "
+                f"{sorted(block.failed_servers)}; {stream.retries} block rewrites; next allocation excluded "
+                f"{stream.exclude_list}"
+            )
+            for failure in stream._failures:
+                print(f"  block rewritten: {failure[:400]}")
+            assert stream.retries == 0, stream._failures  # nothing closed, nothing rewritten elsewhere
+            assert block.failed_servers == {victim.uuid}
+            first, second = stream._blocks
+            assert first.pipeline.id == pipeline.id and first.length == FOLLOWER_BLOCK
+            assert victim.uuid not in {m.uuid for m in second.pipeline.members}, second.pipeline
+            assert second.length == FOLLOWER_SIZE - FOLLOWER_BLOCK == info.data_size - FOLLOWER_BLOCK
+            assert stream.exclude_list.datanodes == {victim.uuid}
+
+            out = tmp_path / "during.read"
+            client.get_key(VOL, BUCKET, "during", out)
+            assert file_sha256(out) == digest
+
+        def replicas() -> dict[str, str]:
+            files = block_files(cluster, first.container_id, first.local_id)
+            return {
+                dn: file_sha256(path) for dn, path in files.items() if path.stat().st_size == FOLLOWER_BLOCK
+            }
+
+        live = [m.host for m in pipeline.members if m is not victim]
+        seen = wait_for(lambda: set(live) <= set(found := replicas()) and found, 60, "the live replicas")
+        with open(source, "rb") as f:
+            expected = hashlib.sha256(f.read(FOLLOWER_BLOCK)).hexdigest()
+        assert {seen[host] for host in live} == {expected}, seen

@@ -90,6 +90,7 @@ class FakeDatanode:
         self.received: dict[tuple[int, int], int] = defaultdict(int)  # writeChunk bytes as leader
         self.offsets: dict[tuple[int, int], list[int]] = defaultdict(list)  # writeChunk offsets as leader
         self.requests: list[int] = []  # cmdTypes received
+        self.watch_levels: list[int] = []  # the replication level of each WatchForCommit received
         self.streams = 0  # send() streams clients opened
         self.faults: dict[int, list[Fault]] = defaultdict(list)
         self.corrupted: dict[tuple[int, int], str] = {}
@@ -145,6 +146,8 @@ class FakeDatanode:
         cluster = self.cluster
         with cluster.lock:
             self.requests.append(request.cmdType)
+            if request.cmdType == pb.WatchForCommit:
+                self.watch_levels.append(request.watchForCommit.replication)
             queued = self.faults.get(request.cmdType)
             if queued and queued[0].after > 0:
                 for fault in queued:

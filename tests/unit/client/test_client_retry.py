@@ -92,38 +92,6 @@ def test_closed_container_before_any_write_drops_the_block(client: OzoneClient, 
     assert list(cluster.om.allocations[-1].containerIds) == [cid]
 
 
-def test_not_replicated_excludes_lagging_datanode_and_pipeline(
-    client: OzoneClient, cluster: FakeCluster
-) -> None:
-    leader = first_leader(cluster)
-    pipeline = next(iter(cluster.pipelines.values()))
-    follower = pipeline.members[2]
-    leader.fail_next(pb.WatchForCommit, pb.NOT_REPLICATED, times=5, behind=(follower.uuid,))
-    data = os.urandom(5 * BUFFER)
-    write(client, data)
-    # Every watch sent fails. Which putBlocks got acknowledged without one depends on timing (an answer
-    # showing every member at an earlier index makes that index's watch unnecessary), but the last
-    # putBlock always needs a watch, so the block fails before its end.
-    got = blocks(cluster)
-    acked = got[0][3] if len(got) == 2 else 0
-    assert acked in (0, FLUSH, 2 * FLUSH)
-    _, second = check_retry(client, cluster, data, acked=acked)
-    exclude = cluster.om.allocations[-1]
-    assert list(exclude.datanodes) == [follower.uuid]
-    assert [p.id for p in exclude.pipelineIds] == [pipeline.id]
-    assert cluster.pipeline_of(second[0]) is not pipeline
-
-
-def test_failed_follower_seen_by_watch(client: OzoneClient, cluster: FakeCluster) -> None:
-    """A follower that stops applying: the leader still has a majority, the watch ALL fails."""
-    pipeline = next(iter(cluster.pipelines.values()))
-    pipeline.members[1].lag()
-    data = os.urandom(3 * BUFFER)
-    write(client, data)
-    check_retry(client, cluster, data, acked=0)
-    assert list(cluster.om.allocations[-1].datanodes) == [pipeline.members[1].uuid]
-
-
 @pytest.mark.parametrize("result", [pb.GROUP_MISMATCH, pb.RAFT_RETRY_FAILURE])
 def test_pipeline_failures_exclude_the_pipeline(
     client: OzoneClient, cluster: FakeCluster, result: int
