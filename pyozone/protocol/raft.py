@@ -116,25 +116,36 @@ def append_entry_head(entry: LogEntry) -> bytes:
 
 
 def append_entry_bytes(entry: LogEntry, data: bytes | memoryview = b"") -> bytes:
-    """The entry as an append carries it, with its state machine data (`entry.data_size` bytes): built once
-    per entry and shared by every follower's append (`entry_wire_bytes` long)."""
+    """The entry as an append carries it, with its state machine data (`entry.data_size` bytes), joined."""
+    return b"".join(append_entry_pieces(entry, data))
+
+
+EntryPieces = tuple[bytes | memoryview, ...]
+"""An entry as an append carries it, in pieces whose bytes follow one another (`append_entry_pieces`)."""
+
+
+def append_entry_pieces(entry: LogEntry, data: bytes | memoryview = b"") -> EntryPieces:
+    """The entry as an append carries it (`entry_wire_bytes` long): its head and its state machine data
+    (`entry.data_size` bytes) as they are, not joined, so the data is not copied; built once per entry
+    and shared by every follower's append."""
     if len(data) != entry.data_size:
         raise ValueError(f"entry {entry.index} has {entry.data_size} bytes of data, given {len(data)}")
-    return append_entry_head(entry) + data if entry.data_size else append_entry_head(entry)
+    return (append_entry_head(entry), data) if entry.data_size else (append_entry_head(entry),)
 
 
 def append_message_pieces(
-    group_id: str, receiver: RaftPeerId, append: AppendEntriesRequest, entries: list[bytes]
-) -> list[bytes]:
+    group_id: str, receiver: RaftPeerId, append: AppendEntriesRequest, entries: list[EntryPieces]
+) -> list[bytes | memoryview]:
     """One element of a RaftServerMessagesProto batch carrying `append`, whose entries are already encoded
-    (`append_entry_bytes`, in order): its header by protobuf, the rest framed by hand, as pieces the caller
-    joins with the batch's other elements (the only copy of the entries' data per follower)."""
+    (`append_entry_pieces`, in order): its header by protobuf, the rest framed by hand, as pieces the
+    caller sends with the batch's other elements, never joined (no copy of the entries' data per
+    follower)."""
     header = message_to_proto(group_id, receiver, replace(append, entries=())).appendEntries
     head = header.SerializeToString()
-    body_size = len(head) + sum(len(e) for e in entries)
+    body_size = len(head) + sum(len(piece) for e in entries for piece in e)
     message_head = _APPEND_TAG + varint(body_size)
     message_size = len(message_head) + body_size
-    return [_MESSAGES_TAG + varint(message_size) + message_head + head, *entries]
+    return [_MESSAGES_TAG + varint(message_size) + message_head + head, *(p for e in entries for p in e)]
 
 
 def entry_to_bytes(entry: LogEntry) -> bytes:
@@ -159,7 +170,7 @@ class RaftEnvelope:
     sender: RaftPeerId
     receiver: RaftPeerId
     message: Message
-    data: dict[int, bytes] = field(default_factory=dict)
+    data: dict[int, bytes | memoryview] = field(default_factory=dict)
     """An append's state machine data, by the index of its entry (every entry with `data_size` has it)."""
 
 
@@ -256,16 +267,19 @@ def _peer(value: str, field: str) -> RaftPeerId:
     return RaftPeerId(value)
 
 
-def _entries(append: pb.AppendEntriesRequestProto) -> tuple[tuple[LogEntry, ...], dict[int, bytes]]:
+def _entries(
+    append: pb.AppendEntriesRequestProto, views: list[memoryview | None] | None = None
+) -> tuple[tuple[LogEntry, ...], dict[int, bytes | memoryview]]:
     """The entries and their state machine data, refused unless they follow the previous entry one by one,
     in terms that never go back and none above the leader's (what the core's log takes for granted), and
-    each carries all the data it counts (`dataSize`)."""
+    each carries all the data it counts (`dataSize`). `views`: each entry's data as a view of the bytes
+    the append came in (`_without_data`: the message holds none then)."""
     entries = tuple(entry_from_proto(e) for e in append.entries)
-    data: dict[int, bytes] = {}
-    for proto, entry in zip(append.entries, entries, strict=True):
+    data: dict[int, bytes | memoryview] = {}
+    for position, (proto, entry) in enumerate(zip(append.entries, entries, strict=True)):
         if entry.kind is not EntryKind.STATE_MACHINE:
             continue
-        carried = proto.stateMachineLogEntry.stateMachineData
+        carried = proto.stateMachineLogEntry.stateMachineData if views is None else views[position] or b""
         if len(carried) != entry.data_size:
             raise ProtocolError(
                 "appendEntries.entries.stateMachineData",
@@ -308,8 +322,11 @@ def _check_append_reply(
         )
 
 
-def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
-    """The core's message and its header; ProtocolError when any part is missing or inconsistent."""
+def message_from_proto(
+    message: pb.RaftServerMessageProto, views: list[memoryview | None] | None = None
+) -> RaftEnvelope:
+    """The core's message and its header; ProtocolError when any part is missing or inconsistent. `views`:
+    an append's entries' data as views of the bytes it came in (`_entries`)."""
     kind = message.WhichOneof("Message")
     if kind in ("requestVote", "appendEntries", "startLeaderElection", "installSnapshot"):
         body = getattr(message, kind)
@@ -326,7 +343,7 @@ def message_from_proto(message: pb.RaftServerMessageProto) -> RaftEnvelope:
             )
         elif kind == "appendEntries":
             previous = body.previousLog
-            entries, data = _entries(body)
+            entries, data = _entries(body, views)
             core = AppendEntriesRequest(
                 sender,
                 body.leaderTerm,
@@ -390,10 +407,107 @@ def messages_from_proto(batch: pb.RaftServerMessagesProto) -> list[RaftEnvelope]
 
 
 def messages_from_bytes(data: bytes) -> list[RaftEnvelope]:
-    """A batch as it came off the wire; damaged or truncated bytes raise ProtocolError."""
+    """A batch as it came off the wire; damaged or truncated bytes raise ProtocolError. The entries' state
+    machine data are views of `data`: protobuf parses the batch without them (`_without_data`), as it
+    would copy each chunk twice (into the message, then out of it as bytes)."""
     batch = pb.RaftServerMessagesProto()
     try:
-        batch.ParseFromString(data)
+        stripped = _without_data(data)
+    except (IndexError, ValueError):
+        stripped = None  # damaged: protobuf's parse says how
+    try:
+        batch.ParseFromString(data if stripped is None else stripped[0])
     except (DecodeError, ValueError) as error:  # ValueError: bad UTF-8 in a string field
         raise ProtocolError("RaftServerMessagesProto", f"a damaged Raft message: {error}") from error
-    return messages_from_proto(batch)
+    if stripped is None:
+        return messages_from_proto(batch)
+    return [message_from_proto(m, v) for m, v in zip(batch.messages, stripped[1], strict=True)]
+
+
+_PATH = (1, 3, 4, 3, 4)
+"""The fields down to an entry's data: RaftServerMessagesProto.messages, RaftServerMessageProto.appendEntries,
+AppendEntriesRequestProto.entries, LogEntryProto.stateMachineLogEntry, StateMachineLogEntryProto
+.stateMachineData."""
+_MESSAGE, _APPEND, _ENTRY, _BODY, _DATA = range(5)  # depths along _PATH
+
+
+class _Unmapped(ValueError):
+    """A message part protobuf would merge from several occurrences: the batch is parsed whole."""
+
+
+def _without_data(raw: bytes) -> tuple[bytes, list[list[memoryview | None]]] | None:
+    """`raw` (a RaftServerMessagesProto) without its entries' stateMachineData fields (the enclosing lengths
+    rewritten), and per message each of its append's entries' data as a view of `raw` (None: an entry
+    without). None when a part along `_PATH` comes more than once (protobuf merges those: the views would
+    not be what it reads); IndexError or ValueError when `raw` is not well formed."""
+    view = memoryview(raw)
+    found: list[list[memoryview | None]] = []
+    try:
+        pieces, _ = _strip(view, 0, len(raw), 0, found)
+    except _Unmapped:
+        return None
+    return b"".join(pieces), found
+
+
+def _strip(
+    raw: memoryview, start: int, end: int, depth: int, found: list[list[memoryview | None]]
+) -> tuple[list[memoryview | bytes], int]:
+    """The fields of the message in raw[start:end] at `depth` of `_PATH` as pieces (and their bytes), the
+    next field along the path rewritten without the data, the data itself left out (into `found`)."""
+    pieces: list[memoryview | bytes] = []
+    size = 0
+    along = 0
+    pos = start
+    while pos < end:
+        field_start = pos
+        tag, pos = _varint_at(raw, pos)
+        wire_type = tag & 7
+        if wire_type == 2:
+            length, pos = _varint_at(raw, pos)
+            value_end = pos + length
+            if value_end > end:
+                raise ValueError("a field runs past its message")
+            if tag >> 3 == _PATH[depth]:
+                along += 1
+                if along > 1 and depth != _MESSAGE and depth != _ENTRY:  # not a repeated field: merged
+                    raise _Unmapped
+                if depth == _MESSAGE:
+                    found.append([])
+                elif depth == _ENTRY:
+                    found[-1].append(None)
+                if depth == _DATA:
+                    found[-1][-1] = raw[pos:value_end]
+                else:
+                    inner, inner_size = _strip(raw, pos, value_end, depth + 1, found)
+                    head = varint(tag) + varint(inner_size)
+                    pieces.append(head)
+                    pieces += inner
+                    size += len(head) + inner_size
+                pos = value_end
+                continue
+            pos = value_end
+        elif wire_type == 0:
+            _, pos = _varint_at(raw, pos)
+        elif wire_type == 1:
+            pos += 8
+        elif wire_type == 5:
+            pos += 4
+        else:
+            raise ValueError(f"wire type {wire_type}")
+        pieces.append(raw[field_start:pos])
+        size += pos - field_start
+    if pos != end:
+        raise ValueError("a field runs past its message")
+    return pieces, size
+
+
+def _varint_at(raw: memoryview, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while shift < 70:
+        byte = raw[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+    raise ValueError("a varint longer than 10 bytes")

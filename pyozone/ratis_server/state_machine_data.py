@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
 
-from pyozone.protocol.raft import append_entry_bytes
+from pyozone.protocol.raft import EntryPieces, append_entry_pieces
 from pyozone.ratis.messages import AppendEntriesRequest, ClientCall, LogEntry
 from pyozone.ratis_server.member_api import DataStateMachine, DataWriteError
 
@@ -19,8 +19,8 @@ LEADER_PENDING_BYTES = 1 << 30
 
 class DataCache:
     """The leader's state machine data of recent entries, as its followers' appends carry it (the role of
-    Ozone's ContainerStateMachine stateMachineDataCache): each entry's wire bytes with its data
-    (`append_entry_bytes`), built once and sent to every follower. Bounded by
+    Ozone's ContainerStateMachine stateMachineDataCache): each entry's head and its data as `submit` was
+    given it (`append_entry_pieces`: the data not copied), built once and sent to every follower. Bounded by
     `dfs.container.ratis.leader.pending.bytes.limit` with FIFO eviction, as Ozone's: past it the oldest go
     first (read back from the state machine for a slow follower); an entry goes once every follower holds
     it, or, in a group of one member, once it is applied (Ozone's removeStateMachineDataIfMajorityFollowSync
@@ -32,7 +32,8 @@ class DataCache:
                 f"dfs.container.ratis.leader.pending.bytes.limit ({limit_bytes}) must be positive"
             )
         self._limit = limit_bytes
-        self._wires: OrderedDict[int, tuple[int, bytes]] = OrderedDict()  # index -> (term, wire bytes)
+        self._wires: OrderedDict[int, tuple[int, EntryPieces, int]] = OrderedDict()
+        """index -> (term, the entry's pieces, their bytes)"""
         self.bytes = 0
         self.evicted = 0
         """Entries dropped for the bound before every follower held them."""
@@ -40,19 +41,20 @@ class DataCache:
     def __len__(self) -> int:
         return len(self._wires)
 
-    def put(self, entry: LogEntry, wire: bytes) -> None:
-        """Files an entry's wire bytes (a rewritten index replaces the old), then keeps within the bound."""
+    def put(self, entry: LogEntry, wire: EntryPieces) -> None:
+        """Files an entry's pieces (a rewritten index replaces the old), then keeps within the bound."""
         old = self._wires.pop(entry.index, None)
         if old is not None:
-            self.bytes -= len(old[1])
-        self._wires[entry.index] = (entry.term, wire)
-        self.bytes += len(wire)
+            self.bytes -= old[2]
+        size = sum(map(len, wire))
+        self._wires[entry.index] = (entry.term, wire, size)
+        self.bytes += size
         while self.bytes > self._limit:
-            _, (_, dropped) = self._wires.popitem(last=False)
-            self.bytes -= len(dropped)
+            _, (_, _, dropped) = self._wires.popitem(last=False)
+            self.bytes -= dropped
             self.evicted += 1
 
-    def get(self, entry: LogEntry) -> bytes | None:
+    def get(self, entry: LogEntry) -> EntryPieces | None:
         held = self._wires.get(entry.index)
         return held[1] if held is not None and held[0] == entry.term else None
 
@@ -62,7 +64,7 @@ class DataCache:
             first = next(iter(self._wires))
             if first > index:
                 break
-            self.bytes -= len(self._wires.pop(first)[1])
+            self.bytes -= self._wires.pop(first)[2]
 
     def clear(self) -> None:
         """The member stopped leading (Ozone's notifyNotLeader evicts the cache)."""
@@ -90,7 +92,7 @@ class StateMachineData:
         """The data of the call being submitted, until the core appends it (`Appended`)."""
         self._appended: dict[int, memoryview] = {}
         """The leader's data by index, from `Appended` to the entry's `Persist`."""
-        self._arrived: dict[tuple[int, int], bytes] = {}
+        self._arrived: dict[tuple[int, int], bytes | memoryview] = {}
         """A follower's data of the append being received, by (term, index), until its `Persist`."""
         self._writing: dict[int, asyncio.Task[None]] = {}
         """The `write_data` of each entry still writing, by index: a read back waits for it."""
@@ -108,7 +110,7 @@ class StateMachineData:
         if data is not None:
             self._appended[index] = data
 
-    def arrived(self, append: AppendEntriesRequest, data: dict[int, bytes]) -> None:
+    def arrived(self, append: AppendEntriesRequest, data: dict[int, bytes | memoryview]) -> None:
         """A follower's append brought `data` (by index), for the `Persist` the core answers it with."""
         for index, carried in data.items():
             self._arrived[(append.entries[index - append.previous_index - 1].term, index)] = carried
@@ -118,14 +120,13 @@ class StateMachineData:
         self._arrived.clear()
 
     def to_write(self, entry: LogEntry) -> memoryview:
-        """The data `write_data` writes for an entry being persisted: the leader's builds the entry's wire
-        bytes here, once, into the cache its followers' appends share (the data a view into them). A
+        """The data `write_data` writes for an entry being persisted: the leader's files the entry's pieces
+        here, once, in the cache its followers' appends share (the data as `submit` was given it). A
         `DataWriteError` when the member was never given it."""
         submitted = self._appended.pop(entry.index, None)
         if submitted is not None:
-            wire = append_entry_bytes(entry, submitted)
-            self.cache.put(entry, wire)
-            return memoryview(wire)[len(wire) - entry.data_size :]
+            self.cache.put(entry, append_entry_pieces(entry, submitted))
+            return submitted
         arrived = self._arrived.pop((entry.term, entry.index), None)
         if arrived is None:
             raise DataWriteError(f"entry {entry.index} has {entry.data_size} bytes of data never given")
@@ -141,12 +142,12 @@ class StateMachineData:
         if self._writing.get(index) is task:
             del self._writing[index]
 
-    async def entry_wire(self, entry: LogEntry) -> bytes:
+    async def entry_wire(self, entry: LogEntry) -> EntryPieces:
         """An entry as a follower's append carries it: with its data from the cache, else read back from
         the state machine (Ratis's StateMachine.DataApi.read; Ozone's ContainerStateMachine reads the
         chunk)."""
         if not entry.data_size:
-            return append_entry_bytes(entry)
+            return append_entry_pieces(entry)
         wire = self.cache.get(entry)
         if wire is not None:
             return wire
@@ -163,7 +164,7 @@ class StateMachineData:
                     f"({error!r})"
                 )
             raise
-        return append_entry_bytes(entry, data)
+        return append_entry_pieces(entry, data)
 
     def not_leading(self) -> None:
         """The member stopped leading (Ozone's notifyNotLeader evicts the cache) or stopped."""

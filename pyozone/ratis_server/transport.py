@@ -33,18 +33,28 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import (
+    EntryPieces,
     RaftEnvelope,
     append_message_pieces,
     entry_wire_bytes,
     message_to_proto,
-    messages_from_proto,
+    messages_from_bytes,
 )
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, Message, RaftPeerId
 
 log = logging.getLogger(__name__)
 
-RAFT_SERVICE = rpc.service(pb, "RaftServerProtocolService")
-DELIVER = RAFT_SERVICE.methods["deliver"]
+
+class _MessagesAsSent:
+    """`deliver`'s request as it came: `RaftDivisions.deliver` parses it (`messages_from_bytes`), so each
+    entry's state machine data is a view of the call's bytes, not a copy out of the message."""
+
+    FromString = bytes  # bytes(b) is b
+
+
+_SERVICE = rpc.service(pb, "RaftServerProtocolService")
+DELIVER = replace(_SERVICE.methods["deliver"], request=_MessagesAsSent)
+RAFT_SERVICE = replace(_SERVICE, methods={**_SERVICE.methods, "deliver": DELIVER})
 
 MESSAGE_OVERHEAD_BYTES = 1 << 20
 """What a call may carry beyond `raft.server.log.appender.buffer.byte-limit`: a member refuses a larger
@@ -115,9 +125,9 @@ def split_append(append: AppendEntriesRequest, byte_limit: int) -> list[AppendEn
     return pieces
 
 
-EntryWire = Callable[[LogEntry], Awaitable[bytes]]
-"""An entry with state machine data as an append carries it (`protocol.raft.append_entry_bytes`): the same
-bytes for every follower, from the leader's `DataCache` or read back from its state machine."""
+EntryWire = Callable[[LogEntry], Awaitable[EntryPieces]]
+"""An entry with state machine data as an append carries it (`protocol.raft.append_entry_pieces`): the same
+pieces for every follower, from the leader's `DataCache` or read back from its state machine."""
 
 
 class PeerSender:
@@ -195,7 +205,7 @@ class PeerSender:
             self._queue.popleft()
         return batch
 
-    async def _data_batch(self) -> tuple[list[bytes], int]:
+    async def _data_batch(self) -> tuple[list[bytes | memoryview], int]:
         """`_batch` for a group whose entries carry data: the batch's bytes, as pieces the call sends without
         joining them (each entry's wire bytes are shared by every follower's call), and how many messages it
         holds.
@@ -203,7 +213,7 @@ class PeerSender:
         holds at least one message and, past it, what fits in its bytes (entries counted as the core
         sized them: `entry_wire_bytes`, so an append stays whole)."""
         assert self._entry_wire is not None
-        pieces: list[bytes] = []
+        pieces: list[bytes | memoryview] = []
         size = count = 0
         while self._queue:
             message = self._queue[0]
@@ -236,7 +246,7 @@ class PeerSender:
             await self._wake.wait()
             self._wake.clear()
             while self._queue:
-                batch: pb.RaftServerMessagesProto | list[bytes]
+                batch: pb.RaftServerMessagesProto | list[bytes | memoryview]
                 if self._entry_wire is None:
                     batch = self._batch()
                     count = len(batch.messages)
@@ -369,11 +379,9 @@ class RaftDivisions:
             self._started = False
             await self._rpc.stop(0)
 
-    async def deliver(
-        self, request: pb.RaftServerMessagesProto, context: rpc.CallContext
-    ) -> pb.RaftServerMessagesAckProto:
+    async def deliver(self, request: bytes, context: rpc.CallContext) -> pb.RaftServerMessagesAckProto:
         try:
-            envelopes = messages_from_proto(request)
+            envelopes = messages_from_bytes(request)
         except ProtocolError as error:
             await context.abort(rpc.StatusCode.INVALID_ARGUMENT, f"INVALID_REQUEST: {error}")
         if not envelopes:

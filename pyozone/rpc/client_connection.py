@@ -183,7 +183,7 @@ class ClientConnection(asyncio.Protocol):
             self._flush_scheduled = True
             self.loop.call_soon(self._flush)
 
-    def send_unary(self, call_id: int, head: bytes, body: bytes | list[bytes]) -> None:
+    def send_unary(self, call_id: int, head: bytes, body: bytes | list[bytes | memoryview]) -> None:
         """A unary call's one frame (send_frame, inline: every unary call takes this path). `body` may be a
         list of pieces (a Raft append around its entries' data): written one by one, never joined."""
         if type(body) is list:

@@ -108,29 +108,51 @@ class FrameDecoder:
     """Frames out of a byte stream. `max_frame`: the largest head + body buffered at all; `admit` is asked
     about a message body above `free_body` bytes (smaller ones are taken without asking)."""
 
-    __slots__ = ("_admit", "_buf", "_frame", "_need", "_skip", "free_body", "max_frame")
+    __slots__ = (
+        "_admit", "_body", "_buf", "_frame", "_have", "_need", "_skip", "free_body", "max_frame",
+    )  # fmt: skip
 
     def __init__(self, max_frame: int, admit: Admit | None = None, free_body: int = 0) -> None:
         self.max_frame = max_frame
         self._admit = admit
         self.free_body = free_body
         self._buf = bytearray()
-        """The start of a frame whose rest has not arrived."""
+        """The start of a frame whose header or head has not all arrived."""
         self._need = 0
-        """The bytes `_buf` must hold before decoding can go on (a header, a head, or the whole frame): a
-        large frame arriving in many reads is appended to, not copied at each (which is quadratic)."""
+        """The bytes `_buf` must hold before decoding can go on (a header or a head): arriving in many reads,
+        it is appended to, not copied at each (which is quadratic)."""
         self._skip = 0
         self._frame: Frame | None = None
-        """A frame whose body is being skipped, reported when the skip ends."""
+        """A frame whose body is being skipped (`_skip`) or gathered (`_body`), reported when it ends."""
+        self._body: list[bytes | memoryview] = []
+        """The pieces of `_frame`'s body that arrived, as they arrived: joined once it is whole, so a large
+        body costs one copy (appending to a buffer, copying that to `bytes` and slicing the body out of
+        it were three)."""
+        self._have = 0
+        """The bytes in `_body`."""
 
     @property
     def pending(self) -> bool:
         """Part of a frame has arrived and the rest has not (a stalled peer is seen by this)."""
-        return bool(self._buf) or self._skip > 0
+        return bool(self._buf) or self._frame is not None
 
     def feed(self, data: bytes) -> list[Frame]:
-        """The frames `data` completes. Heads and bodies are sliced from one `bytes` (one copy each)."""
+        """The frames `data` completes. Heads and bodies are sliced from one `bytes` (one copy each); a body
+        whose frame is not whole when its head is is gathered in pieces (`_body`)."""
         frames: list[Frame] = []
+        if type(data) is not bytes:
+            data = bytes(data)  # kept in `_body`: the caller may reuse its buffer
+        if self._frame is not None and not self._skip:
+            n = self._frame.body_size - self._have
+            if len(data) < n:
+                self._body.append(data)
+                self._have += len(data)
+                return frames
+            self._body.append(memoryview(data)[:n] if len(data) > n else data)
+            self._frame.body = b"".join(self._body)
+            frames.append(self._frame)
+            self._frame, self._body, self._have = None, [], 0
+            data = data[n:]
         if self._skip:
             n = min(self._skip, len(data))
             self._skip -= n
@@ -146,7 +168,7 @@ class FrameDecoder:
                 return frames
             src = bytes(self._buf)
         else:
-            src = data if type(data) is bytes else bytes(data)
+            src = data
         pos, end = 0, len(src)
         header_size = HEADER.size
         unpack = HEADER.unpack_from
@@ -180,7 +202,14 @@ class FrameDecoder:
                 if length > max_frame:
                     raise FrameError(f"a message of {body_size} bytes taken above the limit of {max_frame}")
             if end - start < length:
-                need = header_size + length
+                if end - start >= head_len:  # the head is here: the body is gathered as it comes
+                    split = start + head_len
+                    self._frame = Frame(kind, flags, call_id, src[start:split], None, body_size)
+                    self._body = [memoryview(src)[split:]] if end > split else []
+                    self._have = end - split
+                    self._buf = bytearray()
+                    return frames
+                need = header_size + head_len
                 break
             split = start + head_len
             pos = start + length

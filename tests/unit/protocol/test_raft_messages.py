@@ -4,6 +4,8 @@ and never a malformed message for the core."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,10 +14,13 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import (
     RaftEnvelope,
+    append_entry_pieces,
+    append_message_pieces,
     entry_wire_bytes,
     message_from_proto,
     message_to_proto,
     messages_from_bytes,
+    messages_from_proto,
     messages_to_proto,
 )
 from pyozone.ratis.messages import (
@@ -226,3 +231,79 @@ def test_an_entrys_wire_bytes_are_what_it_adds_to_an_append(append: AppendEntrie
     assert sum(entry_wire_bytes(e) for e in append.entries) == (
         full.appendEntries.ByteSize() - empty.appendEntries.ByteSize()
     )
+
+
+def _data_batch(sizes: list[int]) -> bytes:
+    """A batch of two appends whose entries carry state machine data of `sizes`, as a leader frames it."""
+    pieces: list[bytes | memoryview] = []
+    previous = 0
+    for half in (sizes[: len(sizes) // 2], sizes[len(sizes) // 2 :]):
+        entries = tuple(
+            LogEntry(2, previous + i + 1, b"p%d" % i, client_id="c", call_id=i, data_size=size)
+            for i, size in enumerate(half)
+        )
+        append = AppendEntriesRequest(RaftPeerId("dn1"), 2, previous, 2 if previous else 0, entries, 0, 7)
+        data = [append_entry_pieces(e, bytes([e.index % 256]) * e.data_size) for e in entries]
+        pieces += append_message_pieces("g", RaftPeerId("dn2"), append, data)
+        previous += len(half)
+    return b"".join(pieces)
+
+
+def _parsed_data(raw: bytes) -> list[dict[int, bytes]]:
+    """Each envelope's data as protobuf's parse of `raw` holds it (copied out of the message)."""
+    return [e.data for e in messages_from_proto(pb.RaftServerMessagesProto.FromString(raw))]
+
+
+def test_an_appends_data_are_views_of_the_bytes_it_came_in() -> None:
+    """S6 CPU (issue 30): a follower takes each entry's data in place, a view of the call's bytes: protobuf
+    parses the batch without the data (it would copy each chunk into the message, then out of it)."""
+    raw = _data_batch([5, 0, 4 << 20, 300])
+    tracemalloc.start()
+    try:
+        envelopes = messages_from_bytes(raw)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 10  # the batch without its data, never a chunk
+    views = [d for e in envelopes for d in e.data.values()]
+    assert len(views) == 3 and all(isinstance(v, memoryview) and v.obj is raw for v in views)
+    assert [e.data for e in envelopes] == _parsed_data(raw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 200), min_size=1, max_size=4), st.data())
+def test_damaged_data_batches_decode_as_protobuf_parses_them_or_are_refused(
+    sizes: list[int], data: st.DataObject
+) -> None:
+    """Bytes protobuf still parses after a flip (a field repeated, a tag changed) give each entry the data
+    protobuf's message holds, read in place or, where the walk cannot map it alike, from the message."""
+    raw = bytearray(_data_batch(sizes))
+    for _ in range(data.draw(st.integers(1, 3), "flips")):
+        raw[data.draw(st.integers(0, len(raw) - 1), "position")] = data.draw(st.integers(0, 255), "byte")
+    try:
+        envelopes = messages_from_bytes(bytes(raw))
+    except ProtocolError:
+        return
+    assert [e.data for e in envelopes] == _parsed_data(bytes(raw))
+
+
+def test_an_entry_whose_body_comes_twice_takes_protobufs_merged_data() -> None:
+    """A stateMachineLogEntry written twice is merged by protobuf (the data of the second joins the first's
+    fields): the data is taken from the message, never from a part the walk would have picked."""
+    first = pb.LogEntryProto(term=1, index=1)
+    first.stateMachineLogEntry.dataSize = 3
+    second = pb.LogEntryProto()
+    second.stateMachineLogEntry.stateMachineData = b"new"
+    append = pb.AppendEntriesRequestProto(leaderTerm=1)
+    append.serverRequest.requestorId, append.serverRequest.replyId = "a", "b"
+    entry = first.SerializeToString() + second.SerializeToString()
+    body = append.SerializeToString() + _field(4, entry)
+    raw = _field(1, _field(3, body))
+    [envelope] = messages_from_bytes(raw)
+    assert envelope.data == {1: b"new"} and not isinstance(envelope.data[1], memoryview)
+
+
+def _field(number: int, value: bytes) -> bytes:
+    """A length-delimited field (values under 128 bytes)."""
+    assert len(value) < 128
+    return bytes([(number << 3) | 2, len(value)]) + value

@@ -15,6 +15,7 @@ from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.raft import (
     append_entry_bytes,
+    append_entry_pieces,
     append_message_pieces,
     entry_wire_bytes,
     message_to_proto,
@@ -27,7 +28,7 @@ from pyozone.ratis_server.member_api import NotLeaderError, NotReplicatedError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.transport import DELIVER
 from tests.polling import wait_for_async
-from tests.unit.ratis_server.data_support import data_groups
+from tests.unit.ratis_server.data_support import DataMachine, data_groups
 from tests.unit.ratis_server.shell_support import SETTINGS, running_group
 
 G = "pipeline-1"
@@ -182,26 +183,52 @@ def test_a_killed_member_restarts_and_catches_up_with_equal_data() -> None:
     run(scenario(), 120)
 
 
-def test_an_entrys_wire_bytes_are_built_once_for_every_follower(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Design risk 2: the entry with its data is serialized once (`DataCache`), and each follower's append
-    carries that same bytes object, not a copy built for it."""
-    carried: dict[RaftPeerId, list[int]] = {}
+def test_an_entrys_data_goes_to_every_follower_and_to_write_data_uncopied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Design risk 2: the entry's head is serialized once (`DataCache`), and each follower's append carries
+    those same pieces, not a copy built for it. S6 CPU (issue 30): the shells copy no data: the leader's
+    append piece and its `write_data` get views of the bytes `submit` was given, a follower's `write_data`
+    a view of the bytes of the call its append came in."""
+    carried: dict[RaftPeerId, list[tuple[int, object]]] = {}
     real = transport.append_message_pieces
 
     def spy(group_id, receiver, append, entries):  # type: ignore[no-untyped-def]
         held = zip(entries, append.entries, strict=True)
-        carried.setdefault(receiver, []).extend(id(wire) for wire, e in held if e.data_size)
+        carried.setdefault(receiver, []).extend((id(wire), wire[-1]) for wire, e in held if e.data_size)
         return real(group_id, receiver, append, entries)
 
     monkeypatch.setattr(transport, "append_message_pieces", spy)
+    written: dict[RaftPeerId, list[memoryview]] = {}
+
+    def keep_writes(peer: RaftPeerId, machine: DataMachine) -> None:
+        write = machine.write_data
+
+        async def keep(entry: LogEntry, data: memoryview) -> None:
+            written.setdefault(peer, []).append(data)
+            await write(entry, data)
+
+        machine.write_data = keep  # type: ignore[method-assign]
 
     async def scenario() -> None:
         async with data_groups() as groups:
             leader = await groups.leader(G)
-            index = await leader.submit(b"w", "", 1, data=chunk(1, 1 << 20))
+            for member in groups.members(G):
+                keep_writes(member.me, groups.machine(member.me, G))
+            data = chunk(1, 1 << 20)
+            index = await leader.submit(b"w", "", 1, data=data)
             await groups.applied_everywhere(G, index)
-            sent = [ids for peer, ids in carried.items() if peer != leader.me]
-            assert len(sent) == 2 and sent[0] and set(sent[0]) == set(sent[1])
+            sent = [held for peer, held in carried.items() if peer != leader.me]
+            assert len(sent) == 2 and sent[0] and {i for i, _ in sent[0]} == {i for i, _ in sent[1]}
+            assert all(
+                isinstance(piece, memoryview) and piece.obj is data for held in sent for _, piece in held
+            )
+            assert [view.obj for view in written.pop(leader.me)] == [data]
+            assert len(written) == 2
+            for views in written.values():  # the call's body: the data, its entry's head and the append's
+                assert [(type(v.obj), v == data, len(v.obj) > len(data)) for v in views] == [
+                    (bytes, True, True)
+                ]
             assert leader.data_reads == 0
 
     run(scenario())
@@ -257,8 +284,8 @@ def test_an_entrys_wire_bytes_count_its_data_as_the_core_sizes_appends(size: int
     long, and the follower reads the entry and its data back."""
     entry = LogEntry(3, 7, b"header", client_id="", call_id=5, data_size=size)
     data = chunk(size, size)
-    wire = append_entry_bytes(entry, data)
-    assert entry_wire_bytes(entry) == len(wire)
+    wire = append_entry_pieces(entry, data)
+    assert entry_wire_bytes(entry) == len(append_entry_bytes(entry, data)) == sum(map(len, wire))
     append = AppendEntriesRequest(RaftPeerId("dn1"), 3, 6, 3, (entry,), 6, 1)
     [envelope] = messages_from_bytes(b"".join(append_message_pieces(G, RaftPeerId("dn2"), append, [wire])))
     assert envelope.message == append and envelope.data == {7: data}
@@ -297,7 +324,7 @@ def test_a_member_without_a_data_state_machine_drops_appends_carrying_data() -> 
             term = target.status().term
             entry = LogEntry(99, 1, b"evil", data_size=4)
             append = AppendEntriesRequest(leader.me, 99, 0, 0, (entry,), 1, 1)
-            wire = append_entry_bytes(entry, b"data")
+            wire = append_entry_pieces(entry, b"data")
             batch = b"".join(append_message_pieces(group.group.group_id, target.me, append, [wire]))
             settings = rpc.ChannelSettings(max_message_bytes=1 << 20)
             async with rpc.Channel(target.address, settings) as channel:

@@ -4,7 +4,9 @@ than its frame, is a broken peer."""
 
 from __future__ import annotations
 
+import os
 import time
+import tracemalloc
 
 import pytest
 from hypothesis import given
@@ -115,3 +117,24 @@ def test_a_large_frame_arriving_in_small_reads_is_decoded_in_linear_time() -> No
     got = decode(decoder, [data[i : i + piece] for i in range(0, len(data), piece)])
     assert time.monotonic() - began < 2.0
     assert len(got) == 1 and got[0].body == body
+
+
+def test_a_large_body_arriving_in_reads_is_copied_once() -> None:
+    """S6 CPU (issue 30): a 4 MiB chunk's frame, read in 64 KiB pieces, is decoded with one copy of its
+    body (the pieces joined), not three (appended to a buffer, the buffer copied to bytes, the body sliced
+    out of those): the memory the decode allocates at its peak is one body, not three."""
+    body = os.urandom(4 << 20)
+    data = encode(Kind.CALL, Flag.MESSAGE, 5, b"head", body) + encode(Kind.PING, 0, 6)
+    pieces = [data[i : i + (64 << 10)] for i in range(0, len(data), 64 << 10)]
+    decoder = FrameDecoder(len(data))
+    tracemalloc.start()
+    try:
+        got = decode(decoder, pieces)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(f.kind, f.call_id, f.head, f.body) for f in got] == [
+        (Kind.CALL, 5, b"head", body),
+        (Kind.PING, 6, b"", b""),
+    ]
+    assert len(body) <= peak < len(body) + (1 << 20)
