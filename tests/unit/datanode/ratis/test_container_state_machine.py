@@ -894,3 +894,54 @@ def test_a_put_block_over_bytes_this_member_wrote_and_lost_fails_the_pipeline(
     assert answers == ["UNABLE_TO_FIND_CHUNK"]
     assert len(member.failures) == 1 and "bytes this member acknowledged are gone" in member.failures[0][1]
     assert member.sm.failure is not None
+
+
+# ------------------------------------------------- R16's findings (D1, D2)
+
+
+def test_a_replayed_put_block_over_damaged_acknowledged_bytes_fails_the_pipeline(
+    members: list[Member], executor: ThreadPoolExecutor
+) -> None:
+    """R16 D1 (test_r16_damaged_replay.py): after a power cut an allocated but unwritten extent reads back
+    as zeros; the replayed putBlock over bytes this member acknowledged is refused CHECKSUM_MISMATCH and
+    the check of its own bytes meets ChecksumMismatch (damaged, not missing): bytes gone, the pipeline
+    fails here (the check raised, and the member stayed healthy and applied past a block it lacks)."""
+    member = members[0]
+    writes, _ = block_writes(CID, 1, payload(1, 2048), 1024)
+    log = entries(writes)
+
+    async def scenario() -> tuple[list[str], ContainerStateMachine]:
+        for entry, blob in zip(log, datas(writes), strict=True):  # acknowledged: written, not synced
+            if entry.data_size:
+                await member.sm.write_data(entry, memoryview(blob))
+        with open(chunk_io.block_file(member.container().chunks_dir, 1), "r+b") as f:
+            f.seek(1024)
+            f.write(b"\0" * 1024)  # the power cut: the second chunk's extent reads back as zeros
+        member.container()._forget_all()  # a restart keeps no checksums in memory
+        again = _restarted(member, executor, len(log))
+        return results(await asyncio.gather(*(again.apply_async(e) for e in log))), again
+
+    answers, again = run(scenario())
+    assert answers == ["SUCCESS", "SUCCESS", "CHECKSUM_MISMATCH"]
+    assert len(member.failures) == 1 and "bytes this member acknowledged are gone" in member.failures[0][1]
+    assert again.failure is not None and replica(member)[1:] == (0, [])
+
+
+def test_an_apply_that_raises_fails_the_member_and_is_not_applied(
+    members: list[Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R16 D1, generally (design 2.2.3: an exception result is an apply failure): an exception out of the
+    state machine's own apply steps fails the member for its group and answers CONTAINER_INTERNAL_ERROR;
+    the applied point (and so a snapshot) stays before that entry, which the shell would otherwise have
+    recorded as a result, the member healthy and its applied index past an entry it never applied."""
+    member = members[0]
+    data = payload(1, 100)
+    writes = [write(CID, 1, chunk("1_chunk_0", 0, data), data)]
+    assert results(run(feed(member, entries(writes), datas(writes)))) == ["SUCCESS"]
+    chunk_io.block_file(member.container().chunks_dir, 1).unlink()
+    monkeypatch.setattr(member.sm, "_acknowledged_bytes_gone", _io_error("the check"))
+    putting = [put(CID, 1, [chunk("1_chunk_0", 0, data)])]
+    answers = results(run(feed(member, entries(putting, first=2), datas(putting))))
+    assert answers == ["CONTAINER_INTERNAL_ERROR"]
+    assert len(member.failures) == 1 and "entry 2 (PutBlock) raised" in member.failures[0][1]
+    assert member.sm.applied == TermIndex(1, 1)
