@@ -84,7 +84,7 @@ from pyozone.protocol.ratis import (
     refused_alike,
     succeeded,
 )
-from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
+from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis_server.member_api import DataWriteError, InstalledSnapshot
 
 if TYPE_CHECKING:
@@ -613,6 +613,21 @@ def _named_chunks(request: Request) -> list[ChunkInfo]:
     if request.HasField("putBlock"):
         return list(wire.put_block_from_proto(request.putBlock, cid, "putBlock").chunks)
     return []
+
+
+def logged_blocks(entries: Iterable[LogEntry]) -> set[BlockID]:
+    """The blocks the writes among `entries` name (a log's entries a restarted member will apply)."""
+    named = set()
+    for entry in entries:
+        if entry.kind is not EntryKind.STATE_MACHINE:
+            continue
+        try:
+            request = entry_request(entry.payload)
+        except ProtocolError:
+            continue
+        if local_id := _named_block(request):
+            named.add(BlockID(request.containerID, local_id))
+    return named
 
 
 def _named_block(request: Request) -> int:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_left, insort
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -557,18 +557,24 @@ class KeyValueContainer(ContainerReplica):
             self._forget(local_id)
             return freed
 
-    def discard_orphans(self) -> int:
+    def discard_orphans(self, logged: Callable[[BlockID], bool] = lambda _block: False) -> int:
         """At start-up, before the volume counts this replica: removes the block files of an OPEN or CLOSING
-        replica that no committed block owns (a datastream or writeChunk cut off by a crash: no writer
-        comes back for them after a restart) and takes its used bytes from the files that remain.
-        Returns the bytes freed."""
+        replica that no committed block owns and no entry of a pipeline's log names (`logged`: a
+        datastream cut off by a crash, no writer comes back for it after a restart) and takes its used
+        bytes from the files that remain. A block a log names keeps its bytes: the member acknowledged
+        them and its replay (or the block's putBlock to come) commits them; Ozone's ContainerReader
+        removes no chunk file at start. Returns the bytes freed."""
         if self.state not in _STILL_WRITTEN or not self.chunks_dir.is_dir():
             return 0
         freed, kept = 0, 0
         for path in self.chunks_dir.glob("*.block"):
             size = chunk_io.file_size(path)
             stem = path.name.removesuffix(".block")
-            if stem.isdigit() and self.db.block(int(stem)) is None:
+            if (
+                stem.isdigit()
+                and self.db.block(int(stem)) is None
+                and not logged(BlockID(self.container_id, int(stem)))
+            ):
                 path.unlink(missing_ok=True)
                 freed += size
             else:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pyozone.datanode.ratis import blocks_in_logs
 from pyozone.datanode.ratis.state_machine import SNAPSHOT_FILE, ContainerStateMachine, read_snapshot
 from pyozone.datanode.storage import (
     ChecksumType,
@@ -37,7 +38,9 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.data import finalize_block_request
 from pyozone.protocol.ratis import entry_data, entry_payload, held_chunks, refused_alike, succeeded
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
+from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server.member_api import DataWriteError
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.unit.datanode.dns_helpers import (
     BPC,
     PIPELINE,
@@ -58,6 +61,7 @@ from tests.unit.datanode.dns_helpers import (
     small_file,
     write,
 )
+from tests.unit.datanode.storage.dn_helpers import chunk_for
 
 CID, OTHER = 5, 6
 UUIDS = tuple(f"{n}{n}{n}{n}0000-0000-4000-8000-00000000000{n}" for n in (1, 2, 3))
@@ -945,3 +949,63 @@ def test_an_apply_that_raises_fails_the_member_and_is_not_applied(
     assert answers == ["CONTAINER_INTERNAL_ERROR"]
     assert len(member.failures) == 1 and "entry 2 (PutBlock) raised" in member.failures[0][1]
     assert member.sm.applied == TermIndex(1, 1)
+
+
+def test_a_restart_keeps_the_bytes_of_a_block_its_log_names_and_the_replay_commits_it(
+    tmp_path: Path, executor: ThreadPoolExecutor
+) -> None:
+    """R16 D2 (test_r16_restart_orphans.py): a member killed (kill -9: the page cache survives) while a
+    block's writeChunks are in its log and acknowledged but its putBlock is not applied. At start only
+    uncommitted block files no pipeline log names are orphans (a datastream cut off); this block's bytes
+    stay, and the replay commits it (they were removed, and the replay failed the pipeline over them)."""
+    member = make_member(tmp_path / "m0", UUIDS[0], executor)
+    writes, _ = block_writes(CID, 1, payload(1, 2048), 1024)  # writeChunk, writeChunk, putBlock
+    log = entries(writes)
+    storage = SegmentedRaftLog(tmp_path / "m0" / "ratis" / PIPELINE)
+    storage.load()
+    storage.write(Persist(1, 1, None, tuple(log)))
+    storage.flush()
+    storage.close()
+
+    async def before_the_kill() -> None:
+        for entry, blob in zip(log, datas(writes), strict=True):
+            if entry.data_size:
+                await member.sm.write_data(entry, memoryview(blob))
+
+    run(before_the_kill())
+    stray = BlockID(CID, 9)  # a stream's bytes no log names
+    member.container().write_chunk(stray, chunk_for(b"x" * 100, "9_chunk_1"), b"x" * 100)
+    member.node.close()
+    logged = blocks_in_logs(tmp_path / "m0" / "ratis")
+    node = open_node(tmp_path / "m0" / "dn", UUIDS[0], container_size="4MB", logged=logged)
+    try:
+        chunks = node.containers.require(CID).chunks_dir
+        assert chunk_io.block_file(chunks, 1).exists() and not chunk_io.block_file(chunks, 9).exists()
+        again = Member(node, Dispatcher(node.containers, UUIDS[0], lambda _cid: None), member.sm)
+        machine = _restarted(again, executor, len(log))
+
+        async def replay() -> list[str]:
+            return results(await asyncio.gather(*(machine.apply_async(e) for e in log)))
+
+        assert run(replay()) == ["SUCCESS", "SUCCESS", "SUCCESS"]
+        assert again.failures == [] and machine.failure is None
+        assert replica(again)[1:] == (3, [(1, 3, ("1_chunk_0", "1_chunk_1"))])
+    finally:
+        node.close()
+
+
+def test_blocks_in_logs_keeps_every_block_when_a_log_cannot_be_read(tmp_path: Path) -> None:
+    """A damaged log says nothing of its blocks: no uncommitted block file is removed at start (its member
+    will not start; the pipeline closes and the replica is judged at its close)."""
+    ratis = tmp_path / "ratis"
+    storage = SegmentedRaftLog(ratis / PIPELINE)
+    storage.load()
+    data = b"a" * 10
+    storage.write(Persist(1, 1, None, tuple(entries([write(CID, 1, chunk("1_chunk_0", 0, data), data)]))))
+    storage.flush()
+    storage.close()
+    assert blocks_in_logs(ratis)(BlockID(CID, 1)) and not blocks_in_logs(ratis)(BlockID(CID, 2))
+    (ratis / "other" / "current").mkdir(parents=True)
+    (ratis / "other" / "current" / "raft-meta").write_bytes(b"damaged")
+    assert blocks_in_logs(ratis)(BlockID(CID, 2))
+    assert not blocks_in_logs(tmp_path / "none")(BlockID(CID, 1))
