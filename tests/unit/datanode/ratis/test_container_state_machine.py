@@ -502,7 +502,8 @@ def _streamed(member: Member, data: bytes) -> None:
     """Block CID/1 written as a V2 datastream writes it on one member: outside the log, checked."""
     container = member.dispatcher.writable(CID, PIPELINE)
     sums = compute(data, ChecksumType.CRC32, BPC)
-    member.dispatcher.write(container, BlockID(CID, 1), ChunkInfo("1_chunk_1", 0, len(data), sums), data)
+    chunk = ChunkInfo("1_chunk_1", 0, len(data), sums)
+    member.dispatcher.write(container, BlockID(CID, 1), chunk, data, streamed=True)
 
 
 def test_a_put_block_over_streamed_bytes_checks_each_members_own_bytes_at_append(
@@ -1009,3 +1010,40 @@ def test_blocks_in_logs_keeps_every_block_when_a_log_cannot_be_read(tmp_path: Pa
     (ratis / "other" / "current" / "raft-meta").write_bytes(b"damaged")
     assert blocks_in_logs(ratis)(BlockID(CID, 2))
     assert not blocks_in_logs(tmp_path / "none")(BlockID(CID, 1))
+
+
+@pytest.mark.parametrize("when", ["before any apply", "after the leader's apply"])
+def test_a_second_stream_may_not_change_streamed_bytes_a_logged_put_block_commits(
+    members: list[Member], when: str
+) -> None:
+    """R16 D3 (test_r16_v2_overwrite.py): a second V2 stream of the block (same token, full chain) with
+    other bytes at offset 0, after the putBlock over the first stream's bytes is logged: each member's
+    stream path refuses it (OVERWRITE_FLAG_REQUIRED, as a data stage refuses changed bytes), whether or not
+    that member applied the putBlock yet (the leader's hop forwards before it writes). Every member then
+    commits the block: it neither failed the pipeline (CHECKSUM_MISMATCH at apply over acknowledged bytes)
+    nor stayed on the leader alone."""
+    good = payload(1, 3000)
+    for member in members:
+        _streamed(member, good)
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, good)])
+    check = members[0].dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    (logged,) = entries([honest])
+    entry = LogEntry(logged.term, logged.index, logged.payload, data_size=len(held))
+
+    async def scenario() -> list[str]:
+        for member in members:
+            await member.sm.write_data(entry, memoryview(held))
+        first = [await members[0].sm.apply_async(entry)] if when == "after the leader's apply" else []
+        for member in members:
+            with pytest.raises(ContainerError) as refused:
+                _streamed(member, payload(9, 3000))
+            assert refused.value.result is Result.OVERWRITE_FLAG_REQUIRED
+        rest = members[len(first) :]
+        return results([*first, *await asyncio.gather(*(m.sm.apply_async(entry) for m in rest))])
+
+    assert run(scenario()) == ["SUCCESS"] * 3
+    assert not any(m.failures for m in members)
+    assert [replica(m)[1:] for m in members] == [(1, [(1, 1, ("1_chunk_1",))])] * 3
+    _streamed(members[1], good)  # the same bytes again (a resent packet) are fine
