@@ -25,8 +25,10 @@ leader stepped down: a vote, a lost majority) or a leader that stopped answering
 request timeout) sends them to the next member in turn, which leads or names the leader, as Ratis's
 RaftClient tries another peer when no leader is suggested. The failovers of a block are bounded by
 hdds.ratis.client.multilinear.random.retry.policy (retry.LeaderFailover); every member unreachable in turn
-ends them too. Any other failure (a refusal other than NOT_LEADER: the pipeline or container closed) becomes
-a BlockFailure saying what to exclude; KeyOutputStream decides what happens next.
+ends them too, a member counting as unreachable once it named a leader this block found unreachable on
+ELECTION_TURNS asks (such a NOT_LEADER is as one naming none). Any other failure (a refusal other than
+NOT_LEADER: the pipeline or container closed) becomes a BlockFailure saying what to exclude;
+KeyOutputStream decides what happens next.
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ CONTAINER_RESULTS = frozenset(
     {"CLOSED_CONTAINER_IO", "CONTAINER_NOT_OPEN", "CONTAINER_UNHEALTHY", "INVALID_CONTAINER_STATE"}
 )
 PIPELINE_RESULTS = frozenset({"GROUP_MISMATCH", "NOT_LEADER", "RAFT_RETRY_FAILURE"})
+ELECTION_TURNS = 2
+"""A member naming a leader this block found unreachable on this many asks in a row (a turn of the other
+members between them, each after its failover sleep) is a dead end: a dead leader's followers elect another
+within a turn (about 1 s end to end); a client cut off from a live leader would bounce between its
+followers, each naming it, for the whole failover policy (16 min of sleeps by Ozone's default)."""
 STREAM_IDLE = "STREAM_IDLE"
 """The client's name for a datastream its datanode closed unasked, after no packet came for its idle
 timeout (datanode/datastream/write.py): the writer paused, nothing failed."""
@@ -202,6 +209,9 @@ class BlockOutputStream:
         self._moves = 0  # failovers to another member
         self._unreachable: set[str] = set()
         """The members whose last request failed unreachable (any answer, a refusal too, takes one out)."""
+        self._naming_unreachable: dict[str, int] = {}
+        """Per member, its NOT_LEADERs in a row naming a leader this block found unreachable (a client cut
+        off from a live leader; a dead leader before its followers elected another)."""
         self._moving = asyncio.Lock()
         self._in_flight: deque[_Sent] = deque()  # sent, not answered yet, in order
         self.failover_s = 0.0
@@ -348,7 +358,7 @@ class BlockOutputStream:
                     if not await self._fail_over(moves, e):
                         raise
                 else:
-                    self._unreachable.discard(stream.datanode.uuid)
+                    self._answered(stream.datanode.uuid)
                     return response
         finally:
             self._in_flight.remove(sent)
@@ -376,20 +386,36 @@ class BlockOutputStream:
         unreachable (Ratis's RaftClientImpl.handleIOException picks another peer when no leader is
         suggested); None for any other refusal, or when every member is unreachable."""
         members = self.location.pipeline.members
+        asked = error.datanode.uuid
         if error.unreachable:
-            self._unreachable.add(error.datanode.uuid)
+            self._unreachable.add(asked)
         elif error.result == "NOT_LEADER":
-            self._unreachable.discard(error.datanode.uuid)
+            self._unreachable.discard(asked)
             named = next((m for m in members if m.uuid == error.leader), None)
-            if named is not None and named != self._leader:
-                return named
+            if named is not None and named.uuid in self._unreachable:  # as if none were named
+                self._naming_unreachable[asked] = self._naming_unreachable.get(asked, 0) + 1
+            else:
+                self._naming_unreachable.pop(asked, None)
+                if named is not None and named != self._leader:
+                    return named
         else:
             return None
         if not self.ASKS_PEERS or self._leader is None or self._leader not in members:
             return None
         at = members.index(self._leader)
         turn = [*members[at + 1 :], *members[:at]]
-        return next((m for m in turn if m.uuid not in self._unreachable), None)
+        return next((m for m in turn if self._may_lead(m.uuid)), None)
+
+    def _may_lead(self, uuid: str) -> bool:
+        """Whether a turn asks this member: not unreachable, nor a dead end that named a leader this block
+        found unreachable again after a whole turn (ELECTION_TURNS), long enough for a dead leader's
+        followers to elect another: a client cut off from a live leader ends its failovers there."""
+        return uuid not in self._unreachable and self._naming_unreachable.get(uuid, 0) < ELECTION_TURNS
+
+    def _answered(self, uuid: str) -> None:
+        """A member answered SUCCESS: it is reachable and leads."""
+        self._unreachable.discard(uuid)
+        self._naming_unreachable.pop(uuid, None)
 
     async def _move(self, target: DatanodeRef, started: float) -> bool:
         """Sends every request not answered yet to `target`, in order (its watches follow on their own),
@@ -509,7 +535,7 @@ class BlockOutputStream:
                 if not await self._fail_over(moves, e):
                     raise
             else:
-                self._unreachable.discard(stream.datanode.uuid)
+                self._answered(stream.datanode.uuid)
                 if self.failed_servers:
                     self._fail_servers(wire.commit_indexes(response), index)
                 return

@@ -44,7 +44,7 @@ from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore, identity_dir, ratis_storage_dir
 from pyozone.datanode.metrics import DatanodeMetrics
 from pyozone.datanode.pipelines import PipelineSet
-from pyozone.datanode.ratis import PipelineGroups, PipelineRaftConfig
+from pyozone.datanode.ratis import PipelineGroups, PipelineRaftConfig, blocks_in_logs
 from pyozone.datanode.replication.push import push_container
 from pyozone.datanode.replication.service import SERVER_SETTINGS as REPLICATION_SERVER_SETTINGS
 from pyozone.datanode.replication.service import ReplicationService, add_replication_service
@@ -246,8 +246,9 @@ class Datanode:
                 self.witnessed = await loop.run_in_executor(
                     executor, lambda: WitnessedContainers(identity_dir(self.conf))
                 )
+                logged = await loop.run_in_executor(executor, blocks_in_logs, ratis_storage_dir(self.conf))
                 self.containers = await loop.run_in_executor(
-                    executor, lambda: ContainerSet(self.volumes, self.witnessed)
+                    executor, lambda: ContainerSet(self.volumes, self.witnessed, logged=logged)
                 )
             except StoreError as e:
                 raise DatanodeError(str(e)) from None

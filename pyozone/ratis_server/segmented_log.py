@@ -477,6 +477,15 @@ def _scan(group_dir: Path, snapshot: TermIndex) -> _Scan:
     return scan
 
 
+def stored_entries(group_dir: Path) -> list[LogEntry]:
+    """The entries a member's log holds (those after its snapshot), read before its member starts, without
+    its lock and without changing anything on disk; RaftLogCorruptError or a StoreError as `load`."""
+    directory = group_dir / CURRENT_DIR
+    if not directory.is_dir():
+        return []
+    return _scan(group_dir, read_meta(directory).snapshot).entries
+
+
 def _cut_torn_tail(path: Path, length: int) -> None:
     """Cuts the open segment at its last good record (or rewrites a torn header) and syncs it."""
     fd = os.open(path, os.O_RDWR)

@@ -253,7 +253,7 @@ class ChainWriter:
                 ),
             )
             try:
-                self.dispatcher.write(container, self.block_id, chunk, data)
+                self.dispatcher.write(container, self.block_id, chunk, data, streamed=True)
             except ContainerError as e:
                 code = ds.result_number(e.result.value)
                 raise _ChainBroken(ds.encode_ack(code, self._written, 0, str(e))) from None

@@ -1,7 +1,7 @@
 """The datanode's pipelines on the Raft core (write pipeline V1; Ratis in Ozone): a ContainerStateMachine per
 pipeline, routed by PipelineGroups."""
 
-from pyozone.datanode.ratis.groups import PipelineGroup, PipelineGroups, PipelineRaftConfig
+from pyozone.datanode.ratis.groups import PipelineGroup, PipelineGroups, PipelineRaftConfig, blocks_in_logs
 from pyozone.datanode.ratis.state_machine import ContainerStateMachine
 
-__all__ = ["ContainerStateMachine", "PipelineGroup", "PipelineGroups", "PipelineRaftConfig"]
+__all__ = ["ContainerStateMachine", "PipelineGroup", "PipelineGroups", "PipelineRaftConfig", "blocks_in_logs"]

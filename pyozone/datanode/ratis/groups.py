@@ -36,11 +36,18 @@ from typing import TYPE_CHECKING, cast
 
 from pyozone.common.net import parse_host_port
 from pyozone.datanode.pipelines import Membership
-from pyozone.datanode.ratis.state_machine import MAX_PENDING_APPLY, SNAPSHOT_THRESHOLD, ContainerStateMachine
+from pyozone.datanode.ratis.state_machine import (
+    MAX_PENDING_APPLY,
+    SNAPSHOT_THRESHOLD,
+    ContainerStateMachine,
+    logged_blocks,
+)
 from pyozone.datanode.storage import ContainerError
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Refused
 from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.store import StoreError
 from pyozone.protocol.ratis import (
     LogResult,
     answer_with,
@@ -60,7 +67,7 @@ from pyozone.protocol.ratis import (
 from pyozone.ratis.messages import CommitInfos, RaftPeerId, WatchLevel
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.member_api import EntryTooLargeError, NotLeaderError, NotReplicatedError, RaftStatus
-from pyozone.ratis_server.segmented_log import CURRENT_DIR, SegmentedRaftLog
+from pyozone.ratis_server.segmented_log import CURRENT_DIR, SegmentedRaftLog, stored_entries
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftDivisions, RaftGroup, RaftPeer
 
@@ -626,6 +633,25 @@ class PipelineGroups:
         groups, self._groups = list(self._groups.values()), {}
         await asyncio.gather(*(g.close() for g in groups), return_exceptions=True)
         await self.divisions.stop()
+
+
+def blocks_in_logs(directory: Path) -> Callable[[BlockID], bool]:
+    """Before the members start (before `ContainerSet` discards uncommitted block files): whether a block is
+    named by an entry of a pipeline log under `directory` (R16 D2: bytes a member acknowledged through its
+    log, whose putBlock its replay is still to apply, must not be removed). A log that cannot be read
+    keeps every block (its member will not start: nothing is decided about its blocks here)."""
+    named: set[BlockID] = set()
+    if not directory.is_dir():
+        return named.__contains__
+    for group_dir in directory.iterdir():
+        if not group_dir.is_dir():
+            continue
+        try:
+            named |= logged_blocks(stored_entries(group_dir))
+        except (StoreError, OSError) as e:
+            log.error("%s: its log cannot be read (%s): no uncommitted block file is removed", group_dir, e)
+            return lambda _block: True
+    return named.__contains__
 
 
 def _has_log(directory: Path) -> bool:

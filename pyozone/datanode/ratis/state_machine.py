@@ -68,6 +68,7 @@ from pyozone.common.fsutil import atomic_write
 from pyozone.common.net import HostPort
 from pyozone.datanode.storage import ContainerError, chunk_io
 from pyozone.hdds.block_data import ChunkInfo
+from pyozone.hdds.checksum import ChecksumMismatch
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.protocol import container as wire
@@ -83,7 +84,7 @@ from pyozone.protocol.ratis import (
     refused_alike,
     succeeded,
 )
-from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
+from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis_server.member_api import DataWriteError, InstalledSnapshot
 
 if TYPE_CHECKING:
@@ -302,6 +303,7 @@ class ContainerStateMachine:
         mine: asyncio.Future[None],
     ) -> Response:
         cid = request.containerID
+        raised = False
         try:
             if previous is not None:
                 await asyncio.wait([previous])
@@ -339,12 +341,17 @@ class ContainerStateMachine:
         except asyncio.CancelledError:  # the member stops: the entry is not applied (the applied point,
             mine.cancel()  # and so a snapshot, stays before it), nor are its container's later entries
             raise
+        except Exception as error:  # design 2.2.3: an exception is an apply failure, never an entry applied
+            raised = True
+            reason = f"entry {entry.index} ({command_name(request.cmdType)}) raised {error!r}"
+            self._fail(reason)
+            return refusal(request, "CONTAINER_INTERNAL_ERROR", reason)
         finally:
             if not mine.cancelled():
                 mine.set_result(None)
             if self._container_tails.get(cid) is mine:
                 del self._container_tails[cid]
-            if not mine.cancelled():
+            if not mine.cancelled() and not raised:  # the applied point stays before an entry that raised
                 self._applied_one(entry.index)
 
     def _cancelled_unstarted(
@@ -582,7 +589,7 @@ class ContainerStateMachine:
                 return True
             try:
                 container.read_chunk(BlockID(*key), written)
-            except ContainerError:
+            except (ContainerError, ChecksumMismatch):  # missing, or damaged (a power cut's zeros)
                 return True
         return False
 
@@ -606,6 +613,21 @@ def _named_chunks(request: Request) -> list[ChunkInfo]:
     if request.HasField("putBlock"):
         return list(wire.put_block_from_proto(request.putBlock, cid, "putBlock").chunks)
     return []
+
+
+def logged_blocks(entries: Iterable[LogEntry]) -> set[BlockID]:
+    """The blocks the writes among `entries` name (a log's entries a restarted member will apply)."""
+    named = set()
+    for entry in entries:
+        if entry.kind is not EntryKind.STATE_MACHINE:
+            continue
+        try:
+            request = entry_request(entry.payload)
+        except ProtocolError:
+            continue
+        if local_id := _named_block(request):
+            named.add(BlockID(request.containerID, local_id))
+    return named
 
 
 def _named_block(request: Request) -> int:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_left, insort
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -162,13 +162,21 @@ class KeyValueContainer(ContainerReplica):
     # --- data path
 
     def write_chunk(
-        self, block_id: BlockID, chunk: ChunkInfo, data: bytes | memoryview, *, keep_written: bool = False
+        self,
+        block_id: BlockID,
+        chunk: ChunkInfo,
+        data: bytes | memoryview,
+        *,
+        keep_written: bool = False,
+        streamed: bool = False,
     ) -> bool:
         """Writes one chunk at its offset in the block file, once its data matches its checksums (on
         every member of a datastream chain too: a member never writes bytes it did not verify, so a bad
         packet is refused before any replica holds it); True once the container is full. `keep_written`:
         no byte already in the block file may change, committed or not (OVERWRITE_FLAG_REQUIRED), as a
-        pipeline's data stage needs (see `_check_unchanged`)."""
+        pipeline's data stage needs (see `_check_unchanged`). `streamed`: a V2 datastream's packet, held
+        to the same rule (R16 D3): a second stream of the block must not change bytes a putBlock in the
+        pipeline log may be committing, which each member applies at its own time."""
         self._check_block_id(block_id)
         if len(data) != chunk.length or chunk.offset < 0:
             raise ContainerError(
@@ -186,7 +194,7 @@ class KeyValueContainer(ContainerReplica):
             self._check_not_finalized(block_id)
             path = chunk_io.block_file(self.chunks_dir, block_id.local_id)
             size = chunk_io.file_size(path)
-            if chunk.offset < size and keep_written:  # appending touches nothing written
+            if chunk.offset < size and (keep_written or streamed):  # appending touches nothing written
                 self._check_unchanged(block_id, chunk, data, path, size)
             elif chunk.offset < size:  # appending touches nothing committed
                 self._check_overwrite(block_id, chunk, data, path)
@@ -557,18 +565,24 @@ class KeyValueContainer(ContainerReplica):
             self._forget(local_id)
             return freed
 
-    def discard_orphans(self) -> int:
+    def discard_orphans(self, logged: Callable[[BlockID], bool] = lambda _block: False) -> int:
         """At start-up, before the volume counts this replica: removes the block files of an OPEN or CLOSING
-        replica that no committed block owns (a datastream or writeChunk cut off by a crash: no writer
-        comes back for them after a restart) and takes its used bytes from the files that remain.
-        Returns the bytes freed."""
+        replica that no committed block owns and no entry of a pipeline's log names (`logged`: a
+        datastream cut off by a crash, no writer comes back for it after a restart) and takes its used
+        bytes from the files that remain. A block a log names keeps its bytes: the member acknowledged
+        them and its replay (or the block's putBlock to come) commits them; Ozone's ContainerReader
+        removes no chunk file at start. Returns the bytes freed."""
         if self.state not in _STILL_WRITTEN or not self.chunks_dir.is_dir():
             return 0
         freed, kept = 0, 0
         for path in self.chunks_dir.glob("*.block"):
             size = chunk_io.file_size(path)
             stem = path.name.removesuffix(".block")
-            if stem.isdigit() and self.db.block(int(stem)) is None:
+            if (
+                stem.isdigit()
+                and self.db.block(int(stem)) is None
+                and not logged(BlockID(self.container_id, int(stem)))
+            ):
                 path.unlink(missing_ok=True)
                 freed += size
             else:

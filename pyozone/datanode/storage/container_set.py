@@ -24,6 +24,7 @@ from pyozone.datanode.storage.container_state import ContainerReplica
 from pyozone.datanode.storage.errors import ContainerError, Result
 from pyozone.datanode.storage.volume_set import VolumeSet
 from pyozone.datanode.storage.witnessed import ContainerCreateInfo, WitnessedContainers
+from pyozone.hdds.ids import BlockID
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
 from pyozone.hdds.store import StoreError
@@ -52,11 +53,13 @@ class ContainerSet:
         volume_set: VolumeSet,
         witnessed: WitnessedContainers | None = None,
         clock: Callable[[], float] = time.monotonic,
+        logged: Callable[[BlockID], bool] = lambda _block: False,
     ) -> None:
         """`witnessed` records every container that arrives (and its state as it changes) and forgets those
         deleted; a container it names that no healthy volume holds is missing from the start. Without it
         (tools, unit tests) only containers lost while running are known to be missing. `clock` times how
-        long a replica stays RECOVERING."""
+        long a replica stays RECOVERING. `logged`: whether a pipeline's log names a block (its uncommitted
+        bytes stay, see `KeyValueContainer.discard_orphans`)."""
         self.volume_set = volume_set
         self._clock = clock
         self._recovering_since: dict[int, float] = {}
@@ -78,7 +81,7 @@ class ContainerSet:
         for c in self._containers.values():
             if c.state is ReplicaState.RECOVERING:
                 c.mark_unhealthy("still RECOVERING at start-up: the reconstruction writing it was cut off")
-            c.discard_orphans()
+            c.discard_orphans(logged)
             c.volume.add_used(c.used_bytes)
             c.listener = self._fire
         log.info("loaded %d containers", len(self._containers))

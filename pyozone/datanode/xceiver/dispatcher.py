@@ -526,12 +526,14 @@ class Dispatcher:
         chunk: ChunkInfo,
         data: bytes | memoryview,
         keep_written: bool = False,
+        streamed: bool = False,
     ) -> None:
         """Writes a chunk (checked against its checksums) and asks for the container's close once it (or
         its volume) fills; not for a RECOVERING replica, which SCM does not know yet and which its
-        reconstruction closes. `keep_written`: a data stage's write (KeyValueContainer.write_chunk)."""
+        reconstruction closes. `keep_written`: a data stage's write, `streamed`: a datastream's packet
+        (KeyValueContainer.write_chunk)."""
         try:
-            container.write_chunk(block_id, chunk, data, keep_written=keep_written)
+            container.write_chunk(block_id, chunk, data, keep_written=keep_written, streamed=streamed)
         finally:  # a write refused for lack of space finds the volume full too
             if container.state is not ReplicaState.RECOVERING:
                 self._check_full(container)

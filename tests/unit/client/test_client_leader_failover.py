@@ -243,3 +243,28 @@ def test_the_failover_policy_is_ozones_multilinear_retry_policy() -> None:
     assert ClientConfig.from_conf(OzoneConfiguration({POLICY: "2s, 3"})).leader_failover.steps == ((2.0, 3),)
     with pytest.raises(ConfigError, match=POLICY):
         ClientConfig.from_conf(OzoneConfiguration({POLICY: "2s, 3, 4s"}))
+
+
+def test_a_client_cut_off_from_a_live_leader_ends_its_failovers_early(
+    make_client: Callable[..., OzoneClient], cluster: FakeCluster
+) -> None:
+    """R16 D5 (test_r16_pingpong.py): the leader is unreachable from this client only (its followers still
+    follow it and name it in every NOT_LEADER). A NOT_LEADER naming a leader this block found unreachable
+    is as one naming none: the block asks the next reachable member instead of the dead end again, and a
+    member naming it again after a whole turn counts as unreachable; so every member is unreachable in
+    turn after four failovers (the policy would allow 30: A, B, A, B, ... until it ran out) and the block
+    closes, the rest going to another pipeline."""
+    client = _client(make_client, "0s, 30")
+    data = os.urandom(4 * BUFFER + 100)
+
+    def cut_off(pipeline: FakePipeline) -> None:
+        old = pipeline.leader
+        old.stop()
+        pipeline.step_down(0, 10_000, naming=old.uuid)
+
+    pipeline, block = _write_stepping_down(client, cluster, data, cut_off)
+    assert block._moves == 4
+    check_retry(client, cluster, data, acked=FLUSH)
+    exclude = cluster.om.allocations[-1]
+    assert [p.id for p in exclude.pipelineIds] == [pipeline.id]
+    assert list(exclude.datanodes) == [pipeline.members[0].uuid]

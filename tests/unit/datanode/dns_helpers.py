@@ -18,6 +18,7 @@ from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis import PipelineGroup, PipelineGroups, PipelineRaftConfig
 from pyozone.datanode.storage import ChecksumType, ContainerSet, VolumeSet, compute
 from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service, xceiver_server
+from pyozone.hdds.ids import BlockID
 from pyozone.hdds.limits import MAX_DATA_MESSAGE_BYTES
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.security.x509 import CertRole
@@ -49,7 +50,11 @@ class Node:
         return [p for v in self.volumes.data_volumes for p in v.tmp_dir.glob("import-*")]
 
 
-def open_node(root: Path, dn_uuid: str, container_size: str = "1MB", **conf: str) -> Node:
+def open_node(
+    root: Path, dn_uuid: str, container_size: str = "1MB", logged: Callable[[BlockID], bool] | None = None,
+    **conf: str,
+) -> Node:  # fmt: skip
+    """`logged`: the blocks pipeline logs name, kept at start (`ContainerSet`'s `logged`)."""
     settings = {
         "hdds.datanode.dir": ",".join(str(root / f"disk{i}") for i in range(2)),
         "ozone.metadata.dirs": str(root / "meta"),
@@ -59,7 +64,8 @@ def open_node(root: Path, dn_uuid: str, container_size: str = "1MB", **conf: str
     }
     config = OzoneConfiguration(settings)
     volumes = VolumeSet(config, dn_uuid, CLUSTER)
-    node = Node(dn_uuid, config, volumes, ContainerSet(volumes))
+    containers = ContainerSet(volumes) if logged is None else ContainerSet(volumes, logged=logged)
+    node = Node(dn_uuid, config, volumes, containers)
     node.containers.on_change(node.reports.append)
     return node
 

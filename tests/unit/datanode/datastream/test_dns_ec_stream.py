@@ -84,3 +84,21 @@ def test_a_cell_stream_naming_a_chain_is_refused(port: int, node_a: Node) -> Non
     hop = ds.Hop("00000000-0000-4000-8000-000000000009", "127.0.0.1", port)
     ack = _stream(port, EC_OPEN, 1, [payload(1, CELL)], chain=(hop,))
     assert ack.result == pb.MALFORMED_REQUEST and EC_OPEN not in node_a.containers
+
+
+def test_a_second_stream_of_a_block_may_not_change_its_written_bytes(
+    port: int, dispatcher: Dispatcher, node_a: Node
+) -> None:
+    """R16 D3: a stream's packet changing bytes already in the block file, committed or not, is refused
+    (OVERWRITE_FLAG_REQUIRED) and writes nothing; the same bytes again (a resent stream) are taken. Ozone's
+    stream opens the block file for writing and its writeChunk only warns of an overwrite not asked for; a
+    replicated block's bytes are committed by a putBlock each member applies at its own time, so bytes
+    changed under it would fail or split the pipeline."""
+    cells = [payload(n, CELL) for n in range(2)]
+    assert _stream(port, EC_OPEN, 3, cells).ok
+    refused = _stream(port, EC_OPEN, 3, [payload(9, CELL)])
+    assert refused.result == pb.OVERWRITE_FLAG_REQUIRED
+    assert _stream(port, EC_OPEN, 3, cells).ok
+    chunks = [chunk(f"1_chunk_{n + 1}", n * CELL, c) for n, c in enumerate(cells)]
+    assert results([dispatcher.dispatch(ec_request(put(EC_OPEN, 1, chunks), 3))]) == ["SUCCESS"]
+    assert _read(port, EC_OPEN, 2 * CELL) == (pb.SUCCESS, b"".join(cells))

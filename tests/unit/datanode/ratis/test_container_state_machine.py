@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pyozone.datanode.ratis import blocks_in_logs
 from pyozone.datanode.ratis.state_machine import SNAPSHOT_FILE, ContainerStateMachine, read_snapshot
 from pyozone.datanode.storage import (
     ChecksumType,
@@ -37,7 +38,9 @@ from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol.data import finalize_block_request
 from pyozone.protocol.ratis import entry_data, entry_payload, held_chunks, refused_alike, succeeded
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
+from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server.member_api import DataWriteError
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from tests.unit.datanode.dns_helpers import (
     BPC,
     PIPELINE,
@@ -58,6 +61,7 @@ from tests.unit.datanode.dns_helpers import (
     small_file,
     write,
 )
+from tests.unit.datanode.storage.dn_helpers import chunk_for
 
 CID, OTHER = 5, 6
 UUIDS = tuple(f"{n}{n}{n}{n}0000-0000-4000-8000-00000000000{n}" for n in (1, 2, 3))
@@ -498,7 +502,8 @@ def _streamed(member: Member, data: bytes) -> None:
     """Block CID/1 written as a V2 datastream writes it on one member: outside the log, checked."""
     container = member.dispatcher.writable(CID, PIPELINE)
     sums = compute(data, ChecksumType.CRC32, BPC)
-    member.dispatcher.write(container, BlockID(CID, 1), ChunkInfo("1_chunk_1", 0, len(data), sums), data)
+    chunk = ChunkInfo("1_chunk_1", 0, len(data), sums)
+    member.dispatcher.write(container, BlockID(CID, 1), chunk, data, streamed=True)
 
 
 def test_a_put_block_over_streamed_bytes_checks_each_members_own_bytes_at_append(
@@ -894,3 +899,151 @@ def test_a_put_block_over_bytes_this_member_wrote_and_lost_fails_the_pipeline(
     assert answers == ["UNABLE_TO_FIND_CHUNK"]
     assert len(member.failures) == 1 and "bytes this member acknowledged are gone" in member.failures[0][1]
     assert member.sm.failure is not None
+
+
+# ------------------------------------------------- R16's findings (D1, D2)
+
+
+def test_a_replayed_put_block_over_damaged_acknowledged_bytes_fails_the_pipeline(
+    members: list[Member], executor: ThreadPoolExecutor
+) -> None:
+    """R16 D1 (test_r16_damaged_replay.py): after a power cut an allocated but unwritten extent reads back
+    as zeros; the replayed putBlock over bytes this member acknowledged is refused CHECKSUM_MISMATCH and
+    the check of its own bytes meets ChecksumMismatch (damaged, not missing): bytes gone, the pipeline
+    fails here (the check raised, and the member stayed healthy and applied past a block it lacks)."""
+    member = members[0]
+    writes, _ = block_writes(CID, 1, payload(1, 2048), 1024)
+    log = entries(writes)
+
+    async def scenario() -> tuple[list[str], ContainerStateMachine]:
+        for entry, blob in zip(log, datas(writes), strict=True):  # acknowledged: written, not synced
+            if entry.data_size:
+                await member.sm.write_data(entry, memoryview(blob))
+        with open(chunk_io.block_file(member.container().chunks_dir, 1), "r+b") as f:
+            f.seek(1024)
+            f.write(b"\0" * 1024)  # the power cut: the second chunk's extent reads back as zeros
+        member.container()._forget_all()  # a restart keeps no checksums in memory
+        again = _restarted(member, executor, len(log))
+        return results(await asyncio.gather(*(again.apply_async(e) for e in log))), again
+
+    answers, again = run(scenario())
+    assert answers == ["SUCCESS", "SUCCESS", "CHECKSUM_MISMATCH"]
+    assert len(member.failures) == 1 and "bytes this member acknowledged are gone" in member.failures[0][1]
+    assert again.failure is not None and replica(member)[1:] == (0, [])
+
+
+def test_an_apply_that_raises_fails_the_member_and_is_not_applied(
+    members: list[Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R16 D1, generally (design 2.2.3: an exception result is an apply failure): an exception out of the
+    state machine's own apply steps fails the member for its group and answers CONTAINER_INTERNAL_ERROR;
+    the applied point (and so a snapshot) stays before that entry, which the shell would otherwise have
+    recorded as a result, the member healthy and its applied index past an entry it never applied."""
+    member = members[0]
+    data = payload(1, 100)
+    writes = [write(CID, 1, chunk("1_chunk_0", 0, data), data)]
+    assert results(run(feed(member, entries(writes), datas(writes)))) == ["SUCCESS"]
+    chunk_io.block_file(member.container().chunks_dir, 1).unlink()
+    monkeypatch.setattr(member.sm, "_acknowledged_bytes_gone", _io_error("the check"))
+    putting = [put(CID, 1, [chunk("1_chunk_0", 0, data)])]
+    answers = results(run(feed(member, entries(putting, first=2), datas(putting))))
+    assert answers == ["CONTAINER_INTERNAL_ERROR"]
+    assert len(member.failures) == 1 and "entry 2 (PutBlock) raised" in member.failures[0][1]
+    assert member.sm.applied == TermIndex(1, 1)
+
+
+def test_a_restart_keeps_the_bytes_of_a_block_its_log_names_and_the_replay_commits_it(
+    tmp_path: Path, executor: ThreadPoolExecutor
+) -> None:
+    """R16 D2 (test_r16_restart_orphans.py): a member killed (kill -9: the page cache survives) while a
+    block's writeChunks are in its log and acknowledged but its putBlock is not applied. At start only
+    uncommitted block files no pipeline log names are orphans (a datastream cut off); this block's bytes
+    stay, and the replay commits it (they were removed, and the replay failed the pipeline over them)."""
+    member = make_member(tmp_path / "m0", UUIDS[0], executor)
+    writes, _ = block_writes(CID, 1, payload(1, 2048), 1024)  # writeChunk, writeChunk, putBlock
+    log = entries(writes)
+    storage = SegmentedRaftLog(tmp_path / "m0" / "ratis" / PIPELINE)
+    storage.load()
+    storage.write(Persist(1, 1, None, tuple(log)))
+    storage.flush()
+    storage.close()
+
+    async def before_the_kill() -> None:
+        for entry, blob in zip(log, datas(writes), strict=True):
+            if entry.data_size:
+                await member.sm.write_data(entry, memoryview(blob))
+
+    run(before_the_kill())
+    stray = BlockID(CID, 9)  # a stream's bytes no log names
+    member.container().write_chunk(stray, chunk_for(b"x" * 100, "9_chunk_1"), b"x" * 100)
+    member.node.close()
+    logged = blocks_in_logs(tmp_path / "m0" / "ratis")
+    node = open_node(tmp_path / "m0" / "dn", UUIDS[0], container_size="4MB", logged=logged)
+    try:
+        chunks = node.containers.require(CID).chunks_dir
+        assert chunk_io.block_file(chunks, 1).exists() and not chunk_io.block_file(chunks, 9).exists()
+        again = Member(node, Dispatcher(node.containers, UUIDS[0], lambda _cid: None), member.sm)
+        machine = _restarted(again, executor, len(log))
+
+        async def replay() -> list[str]:
+            return results(await asyncio.gather(*(machine.apply_async(e) for e in log)))
+
+        assert run(replay()) == ["SUCCESS", "SUCCESS", "SUCCESS"]
+        assert again.failures == [] and machine.failure is None
+        assert replica(again)[1:] == (3, [(1, 3, ("1_chunk_0", "1_chunk_1"))])
+    finally:
+        node.close()
+
+
+def test_blocks_in_logs_keeps_every_block_when_a_log_cannot_be_read(tmp_path: Path) -> None:
+    """A damaged log says nothing of its blocks: no uncommitted block file is removed at start (its member
+    will not start; the pipeline closes and the replica is judged at its close)."""
+    ratis = tmp_path / "ratis"
+    storage = SegmentedRaftLog(ratis / PIPELINE)
+    storage.load()
+    data = b"a" * 10
+    storage.write(Persist(1, 1, None, tuple(entries([write(CID, 1, chunk("1_chunk_0", 0, data), data)]))))
+    storage.flush()
+    storage.close()
+    assert blocks_in_logs(ratis)(BlockID(CID, 1)) and not blocks_in_logs(ratis)(BlockID(CID, 2))
+    (ratis / "other" / "current").mkdir(parents=True)
+    (ratis / "other" / "current" / "raft-meta").write_bytes(b"damaged")
+    assert blocks_in_logs(ratis)(BlockID(CID, 2))
+    assert not blocks_in_logs(tmp_path / "none")(BlockID(CID, 1))
+
+
+@pytest.mark.parametrize("when", ["before any apply", "after the leader's apply"])
+def test_a_second_stream_may_not_change_streamed_bytes_a_logged_put_block_commits(
+    members: list[Member], when: str
+) -> None:
+    """R16 D3 (test_r16_v2_overwrite.py): a second V2 stream of the block (same token, full chain) with
+    other bytes at offset 0, after the putBlock over the first stream's bytes is logged: each member's
+    stream path refuses it (OVERWRITE_FLAG_REQUIRED, as a data stage refuses changed bytes), whether or not
+    that member applied the putBlock yet (the leader's hop forwards before it writes). Every member then
+    commits the block: it neither failed the pipeline (CHECKSUM_MISMATCH at apply over acknowledged bytes)
+    nor stayed on the leader alone."""
+    good = payload(1, 3000)
+    for member in members:
+        _streamed(member, good)
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, good)])
+    check = members[0].dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    (logged,) = entries([honest])
+    entry = LogEntry(logged.term, logged.index, logged.payload, data_size=len(held))
+
+    async def scenario() -> list[str]:
+        for member in members:
+            await member.sm.write_data(entry, memoryview(held))
+        first = [await members[0].sm.apply_async(entry)] if when == "after the leader's apply" else []
+        for member in members:
+            with pytest.raises(ContainerError) as refused:
+                _streamed(member, payload(9, 3000))
+            assert refused.value.result is Result.OVERWRITE_FLAG_REQUIRED
+        rest = members[len(first) :]
+        return results([*first, *await asyncio.gather(*(m.sm.apply_async(entry) for m in rest))])
+
+    assert run(scenario()) == ["SUCCESS"] * 3
+    assert not any(m.failures for m in members)
+    assert [replica(m)[1:] for m in members] == [(1, [(1, 1, ("1_chunk_1",))])] * 3
+    _streamed(members[1], good)  # the same bytes again (a resent packet) are fine
