@@ -568,9 +568,12 @@ def build_crl(
 _CRL_BLOCK = re.compile(rb"-----BEGIN X509 CRL-----.*?-----END X509 CRL-----\r?\n?", re.DOTALL)
 
 
-def _verified_crls(bundle: bytes, root: Certificate) -> list[x509.CertificateRevocationList]:
+def _verified_crls(
+    bundle: bytes, root: Certificate
+) -> tuple[list[x509.CertificateRevocationList], list[Certificate]]:
     """Every CRL of a bundle (SCM's getCrl answer: a CRL per issuer, then the sub-CA certificates that sign
-    them), each verified against `root` or a sub-CA of the bundle that chains to it; ValueError otherwise."""
+    them), each verified against `root` or a sub-CA of the bundle that chains to it, and the certificates
+    that signed them; ValueError otherwise, or when a certificate of the bundle does not chain to `root`."""
     blocks = _CRL_BLOCK.findall(bundle)
     if not blocks:
         raise ValueError("not a PEM certificate revocation list")
@@ -579,33 +582,58 @@ def _verified_crls(bundle: bytes, root: Certificate) -> list[x509.CertificateRev
         certs = x509.load_pem_x509_certificates(bundle) if b"-----BEGIN CERTIFICATE-----" in bundle else []
     except ValueError as e:
         raise ValueError(f"not a PEM certificate revocation list: {e}") from None
-    issuers = [root, *(c for c in certs if is_ca(c) and verifies_to(c, certs, root))]
+    for cert in certs:
+        if not (is_ca(cert) and verifies_to(cert, certs, root)):
+            raise ValueError(
+                f"the revocation list carries a certificate the CA did not issue: {cert.subject}"
+            )
+    signers = []
     for crl in crls:
-        if not any(
-            crl.issuer == ca.subject and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
-            for ca in issuers
-        ):
+        signer = next(
+            (
+                ca
+                for ca in (root, *certs)
+                if crl.issuer == ca.subject and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
+            ),
+            None,
+        )
+        if signer is None:
             raise ValueError("the revocation list is not signed by the CA")
-    return crls
+        signers.append(signer)
+    return crls, signers
 
 
 def crl_serials(bundle: bytes, root: Certificate) -> frozenset[int]:
     """The serials the CRLs of a PEM bundle list (`_verified_crls`), once each verifies (ValueError
     otherwise)."""
-    return frozenset(entry.serial_number for crl in _verified_crls(bundle, root) for entry in crl)
+    return frozenset(entry.serial_number for crl in _verified_crls(bundle, root)[0] for entry in crl)
 
 
 def crl_issuers(bundle: bytes, root: Certificate) -> frozenset[str]:
     """The issuers (RFC 4514 names) whose CRL a PEM bundle carries, once each verifies (ValueError
     otherwise)."""
-    return frozenset(crl.issuer.rfc4514_string() for crl in _verified_crls(bundle, root))
+    return frozenset(crl.issuer.rfc4514_string() for crl in _verified_crls(bundle, root)[0])
+
+
+def crl_signers(bundle: bytes, root: Certificate) -> dict[str, dt.datetime]:
+    """The issuers (RFC 4514 names) whose CRL a PEM bundle carries, each with the notBefore of the
+    certificate that signed it (the root, SCM's sub-CA), once each verifies (ValueError otherwise): a
+    renewed or re-made sub-CA signs with a later one."""
+    crls, signers = _verified_crls(bundle, root)
+    return {crl.issuer.rfc4514_string(): c.not_valid_before_utc for crl, c in zip(crls, signers, strict=True)}
+
+
+def crl_blocks(bundle: bytes) -> bytes:
+    """The CRLs of a PEM bundle without its certificates: what a party hands OpenSSL, which checks each
+    CRL with the issuer in the peer's chain (a certificate loaded beside it would become a trust anchor)."""
+    return b"".join(_CRL_BLOCK.findall(bundle))
 
 
 def crl_number(bundle: bytes, root: Certificate) -> int:
     """The highest CRL number of a PEM bundle's CRLs, once each verifies (ValueError otherwise, or when one
     carries none)."""
     numbers = []
-    for crl in _verified_crls(bundle, root):
+    for crl in _verified_crls(bundle, root)[0]:
         try:
             numbers.append(crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number)
         except x509.ExtensionNotFound:
