@@ -106,8 +106,9 @@ class TlsStore:
         self.crl_number = -1
         self.crl_issuers: frozenset[str] = frozenset()
         """The issuers whose CRL the held bundle carries (OpenSSL checks a peer against its issuer's)."""
-        self.crl_signers: dict[str, dt.datetime] = {}
-        """Per issuer of the held bundle, when the certificate that signed its CRL starts (X.crl_signers)."""
+        self.crl_signers: dict[str, tuple[dt.datetime, int]] = {}
+        """Per issuer of the held bundle, the start and serial of the certificate that signed its CRL
+        (X.crl_signers)."""
         self._crls = b""
         """The held bundle's CRLs alone (X.crl_blocks), what OpenSSL is given."""
         self._load_kept_crl()
@@ -142,7 +143,8 @@ class TlsStore:
         root = X.cert_from_pem(self.material().ca_pem)
         signers = X.crl_signers(pem, root)
         newer = any(
-            name not in self.crl_signers or start > self.crl_signers[name] for name, start in signers.items()
+            name not in self.crl_signers or signer > self.crl_signers[name]
+            for name, signer in signers.items()
         )
         if number == self.crl_number and not newer:
             return False

@@ -541,7 +541,9 @@ def build_crl(
 ) -> bytes:
     """The CA's signed CRL (PEM) listing `revoked` as (serial, revocation time in ms, reason name of
     x509.ReasonFlags in upper case, e.g. KEY_COMPROMISE), with CRL number `number`. OpenSSL uses the CRL
-    of the latest lastUpdate it holds for an issuer, so a newer list must carry a later one."""
+    of the latest lastUpdate it holds for an issuer, so a newer list must carry a later one; it names its
+    signer's key (AuthorityKeyIdentifier, RFC 5280 5.2.1), so OpenSSL passes over a CRL of the same issuer
+    name signed by another key (SCM's sub-CA made again by scm --init) for the one of the peer's issuer."""
 
     def when(ms: int) -> dt.datetime:
         return dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
@@ -552,6 +554,10 @@ def build_crl(
         .last_update(when(last_update_ms))
         .next_update(when(next_update_ms))
         .add_extension(x509.CRLNumber(number), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),  # type: ignore[arg-type]
+            critical=False,
+        )
     )
     for serial, revoked_ms, reason in revoked:
         entry = (
@@ -615,12 +621,15 @@ def crl_issuers(bundle: bytes, root: Certificate) -> frozenset[str]:
     return frozenset(crl.issuer.rfc4514_string() for crl in _verified_crls(bundle, root)[0])
 
 
-def crl_signers(bundle: bytes, root: Certificate) -> dict[str, dt.datetime]:
-    """The issuers (RFC 4514 names) whose CRL a PEM bundle carries, each with the notBefore of the
-    certificate that signed it (the root, SCM's sub-CA), once each verifies (ValueError otherwise): a
-    renewed or re-made sub-CA signs with a later one."""
+def crl_signers(bundle: bytes, root: Certificate) -> dict[str, tuple[dt.datetime, int]]:
+    """The issuers (RFC 4514 names) whose CRL a PEM bundle carries, each with the notBefore and serial of
+    the certificate that signed it (the root, SCM's sub-CA), once each verifies (ValueError otherwise): a
+    renewed or re-made sub-CA signs with a later one (one serial counter orders two made in a second)."""
     crls, signers = _verified_crls(bundle, root)
-    return {crl.issuer.rfc4514_string(): c.not_valid_before_utc for crl, c in zip(crls, signers, strict=True)}
+    return {
+        crl.issuer.rfc4514_string(): (c.not_valid_before_utc, c.serial_number)
+        for crl, c in zip(crls, signers, strict=True)
+    }
 
 
 def crl_blocks(bundle: bytes) -> bytes:

@@ -165,3 +165,24 @@ def test_scm_publishes_the_renewed_sub_cas_bundle_to_its_own_ports_at_once(tmp_p
         assert [c.serial_number for c in kept] == [renewed.serial_number]
     finally:
         daemon.store.close()
+
+
+def test_a_running_partys_contexts_take_the_re_made_sub_cas_crl_over_the_old_keys(tmp_path: Path) -> None:
+    """OpenSSL keeps the CRLs a context was given: the old key's CRL (same issuer name) is passed over
+    for the new one, as each CRL names its signer's key (AuthorityKeyIdentifier, RFC 5280 5.2.1)."""
+    s = security(now_clock())
+    m = s.ca.material
+    om = store_of(tmp_path, "om", *issue(s, OM, ("127.0.0.1",)))
+    assert om.update_crl(*s.crl())
+    running = om.server_context()  # opened before scm --init makes the new sub-CA
+    key = X.generate_private_key()
+    cert = X.sub_ca_certificate(
+        key, m.root_key, m.root, X.identity_of(m.cert), SCM_HOSTS, "CID-1", "SCM-1",  # type: ignore[arg-type]
+        s.ca.lifetime, s.ca.certs.next_serial(),
+    )  # fmt: skip
+    s.ca.certs.add(cert)
+    s.ca.material = CaMaterial(key, cert, m.root, m.root_key)
+    alice = store_of(tmp_path, "alice", *issue(s, Identity(CertRole.USER, "alice")))
+    assert om.update_crl(*s.crl())
+    om.server_context = lambda: running  # type: ignore[method-assign]
+    assert handshake(om, alice) == "ok"
