@@ -220,11 +220,12 @@ def build_security(
 
 
 def renew_scm_certificate(
-    ca: CertificateAuthority, paths: TlsPaths, hosts: tuple[str, ...], grace_ms: int
+    ca: CertificateAuthority, paths: TlsPaths, hosts: tuple[str, ...], grace_ms: int, lifetime_ms: int
 ) -> X.Certificate | None:
     """SCM renews its own certificate, its sub-CA, with the root CA's key inside the grace period (or when it
     was issued before the CA added role-qualified names, X.role_host_name, which the daemons dialling SCM
-    verify): same key pair and subject, so every certificate the sub-CA issued still chains (design 5.3).
+    verify): same key pair and subject, so every certificate the sub-CA issued still chains (design 5.3);
+    valid `lifetime_ms`, hdds.x509.max.duration as at `scm --init` (_issue_sub_ca), never past the root.
     The CA issues with it from then on; the TlsStore reads the new file at the next handshake. The new
     certificate, or None when not due."""
     material = ca.material
@@ -243,7 +244,7 @@ def renew_scm_certificate(
         hosts,
         ca.cluster_id,
         ca.scm_id,
-        ca.lifetime,
+        dt.timedelta(milliseconds=lifetime_ms),
         ca.certs.next_serial(),
         dt.datetime.fromtimestamp(ca.clock.wall_ms() / 1000, dt.UTC),
     )
@@ -411,8 +412,10 @@ def _issue_sub_ca(
     settings: SecurityConfig,
     clock: Clock,
 ) -> X.Certificate:
-    """SCM's own certificate: a sub-CA the root signs (CN scm@HOST, its hosts), valid
-    hdds.x509.default.duration as Ozone's DefaultApprover gives it, with a new key pair."""
+    """SCM's own certificate: a sub-CA the root signs (CN scm@HOST, its hosts), with a new key pair, valid
+    hdds.x509.max.duration as Ozone's DefaultCAServer.expiryFor gives a sub-CA ("similar to self-signed
+    root certificate"), never past the root: the leaves it signs (hdds.x509.default.duration, capped at
+    their issuer's expiry) keep their whole lifetime."""
     key = X.generate_private_key(settings.key_len)
     cert = X.sub_ca_certificate(
         key,
@@ -422,7 +425,7 @@ def _issue_sub_ca(
         hosts,
         storage.cluster_id,
         storage.scm_uuid,
-        dt.timedelta(milliseconds=settings.default_duration_ms),
+        dt.timedelta(milliseconds=settings.max_duration_ms),
         certs.next_serial(),
         _now(clock),
     )

@@ -178,7 +178,9 @@ class ScmDaemon:
         ca, hosts = security.ca, scm_hosts(conf)
 
         def renew() -> None:
-            cert = renew_scm_certificate(ca, files.scm, hosts, settings.renew_grace_ms)
+            cert = renew_scm_certificate(
+                ca, files.scm, hosts, settings.renew_grace_ms, settings.max_duration_ms
+            )
             if cert is not None:
                 log.info("Renewed SCM's certificate: serial %d", cert.serial_number)
                 security.publish_crl()

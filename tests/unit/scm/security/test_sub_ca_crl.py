@@ -69,7 +69,7 @@ def test_after_the_sub_ca_renews_and_the_old_one_expires_its_leaves_still_pass(t
     assert om.update_crl(*stale) and scm.update_crl(*stale)  # fetched before the renewal
     s.ca.clock.advance(H)  # type: ignore[attr-defined]
     old = s.ca.material.cert
-    assert renew_scm_certificate(s.ca, scm.paths, SCM_HOSTS, 45 * 60_000) is not None
+    assert renew_scm_certificate(s.ca, scm.paths, SCM_HOSTS, 45 * 60_000, 24 * H) is not None
     k = X.key_from_pem(om_key_pem := om.paths.key.read_bytes())  # OM renews its leaf, as CertRenewer does
     csr = X.csr_to_pem(X.build_csr(k, OM, ("127.0.0.1",)))
     om = store_of(tmp_path, "om", k, *s.sign(OM, csr, None, X.cert_from_pem(om_cert).serial_number))
@@ -94,7 +94,7 @@ def test_a_stale_kept_bundle_holding_an_expired_sub_ca_is_no_trust_anchor(tmp_pa
     om = store_of(tmp_path, "om", *issue(s, OM, ("127.0.0.1",)))
     assert om.update_crl(*s.crl())
     s.ca.clock.advance(H)  # type: ignore[attr-defined]
-    renew_scm_certificate(s.ca, scm.paths, SCM_HOSTS, 45 * 60_000)
+    renew_scm_certificate(s.ca, scm.paths, SCM_HOSTS, 45 * 60_000, 24 * H)
     k = X.key_from_pem(om.paths.key.read_bytes())  # OM renews its leaf, but has not fetched the CRL since
     old_serial = X.cert_from_pem(om.paths.cert.read_bytes()).serial_number
     om = store_of(
