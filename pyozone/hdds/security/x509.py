@@ -438,23 +438,44 @@ def is_signed_by(cert: Certificate, ca_cert: Certificate) -> bool:
     return True
 
 
+def signing_problem(ca_cert: Certificate, below: int) -> str | None:
+    """Why `ca_cert` may not sign a certificate with `below` CA certificates between it and the end of the
+    chain, as OpenSSL checks a chain (check_chain_extensions): it is not a CA (BasicConstraints CA:true),
+    its KeyUsage lacks keyCertSign, or its path length is under `below`. None when it may."""
+    if not is_ca(ca_cert):
+        return "it is not a CA certificate (BasicConstraints CA:true)"
+    try:
+        if not ca_cert.extensions.get_extension_for_class(x509.KeyUsage).value.key_cert_sign:
+            return "its KeyUsage lacks keyCertSign"
+    except x509.ExtensionNotFound:
+        pass
+    path_length = ca_cert.extensions.get_extension_for_class(x509.BasicConstraints).value.path_length
+    if path_length is not None and path_length < below:
+        return (
+            f"its BasicConstraints path length {path_length} allows {path_length} CA certificate(s) "
+            f"below it, not {below}"
+        )
+    return None
+
+
 def verifies_to(
     cert: Certificate, chain: list[Certificate] | tuple[Certificate, ...], root: Certificate
 ) -> bool:
     """Whether `cert` chains to the trust anchor `root`: signed by it directly (a root-issued certificate, or
     a sub-CA), or by a CA certificate of `chain` (the sub-CAs a certificate file holds after its leaf) that
-    itself chains to `root`. Validity periods are TLS's to check."""
-    current, seen = cert, 0
-    while seen <= len(chain):
+    itself chains to `root`; each signer may sign what lies below it (`signing_problem`: CA, keyCertSign,
+    path length), as OpenSSL requires in the handshake. Validity periods are TLS's to check."""
+    current, below = cert, 0
+    while below <= len(chain):
         if current.issuer == root.subject and is_signed_by(current, root):
-            return True
+            return signing_problem(root, below) is None
         issuer = next(
             (c for c in chain if c.subject == current.issuer and c != current and is_ca(c)),
             None,
         )
-        if issuer is None or not is_signed_by(current, issuer):
+        if issuer is None or not is_signed_by(current, issuer) or signing_problem(issuer, below) is not None:
             return False
-        current, seen = issuer, seen + 1
+        current, below = issuer, below + 1
     return False
 
 

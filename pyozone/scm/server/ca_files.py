@@ -126,7 +126,9 @@ def configured_om_nodes(conf: OzoneConfiguration) -> dict[str, str]:
 
 # ---------------------------------------------------------------------- loading
 def load_root(files: ScmSecurityFiles) -> CaMaterial:
-    """The root CA (its key and self-signed or external certificate)."""
+    """The root CA (its key and self-signed or external certificate). One that cannot sign SCM's sub-CA
+    (X.signing_problem: not a CA, no keyCertSign, path length 0) is refused: every leaf the sub-CA issued
+    would fail OpenSSL's chain check."""
     cert_path, key_path = files.external_root or (files.ca.cert, files.ca.key)
     if not cert_path.exists() or not key_path.exists():
         raise SecuritySetupError(
@@ -134,9 +136,17 @@ def load_root(files: ScmSecurityFiles) -> CaMaterial:
             "ozone.security.enabled=true"
         )
     try:
-        return CaMaterial(X.key_from_pem(key_path.read_bytes()), X.cert_from_pem(cert_path.read_bytes()))
+        cert = X.cert_from_pem(cert_path.read_bytes())
+        problem = X.signing_problem(cert, 1)
+        if problem is None:
+            return CaMaterial(X.key_from_pem(key_path.read_bytes()), cert)
     except (OSError, ValueError) as e:
         raise SecuritySetupError(f"the root CA ({cert_path}, {key_path}) is unusable: {e}") from None
+    raise SecuritySetupError(
+        f"the root CA certificate {cert_path} cannot sign SCM's sub-CA, which signs every other certificate: "
+        f"{problem}; set hdds.x509.rootca.certificate.file and hdds.x509.rootca.private.key.file to a CA "
+        "with keyCertSign and no path length (or one of at least 1)"
+    )
 
 
 def load_ca(files: ScmSecurityFiles) -> CaMaterial:
