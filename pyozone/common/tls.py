@@ -13,9 +13,11 @@ list (`update_crl`), a revoked peer fails it too: OpenSSL checks the CRL in the 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import os
 import ssl
+import tempfile
 import threading
 import weakref
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from pyozone.hdds.security.x509 import Identity
 
 CRL_FILE = "crl.pem"
 """The CA's revocation lists a party last fetched (one per issuer, and the sub-CA signing them), beside its
-ca.crt."""
+ca.crt. Only the lists reach OpenSSL: ca.crt stays the one trust anchor."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,11 @@ class TlsStore:
         self.crl_number = -1
         self.crl_issuers: frozenset[str] = frozenset()
         """The issuers whose CRL the held bundle carries (OpenSSL checks a peer against its issuer's)."""
+        self.crl_signers: dict[str, tuple[dt.datetime, int]] = {}
+        """Per issuer of the held bundle, the start and serial of the certificate that signed its CRL
+        (X.crl_signers)."""
+        self._crls = b""
+        """The held bundle's CRLs alone (X.crl_blocks), what OpenSSL is given."""
         self._load_kept_crl()
 
     def _load_kept_crl(self) -> None:
@@ -117,34 +124,50 @@ class TlsStore:
         try:
             ca = X.cert_from_pem(self.paths.ca.read_bytes())
             self.crl_number, self.revoked = X.crl_number(pem, ca), X.crl_serials(pem, ca)
-            self.crl_issuers = X.crl_issuers(pem, ca)
+            self.crl_signers = X.crl_signers(pem, ca)
+            self.crl_issuers = frozenset(self.crl_signers)
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
+        self._crls = X.crl_blocks(pem)
 
     def update_crl(self, number: int, pem: bytes) -> bool:
         """Takes the CA's CRL bundle number `number` when newer than the one held, or as new but carrying
-        the CRL of an issuer the held one lacks (SCM's sub-CA made after the root's CRL was kept): checks
-        each signature against the trusted root (ValueError otherwise), keeps it beside ca.crt and has every
-        ssl context of this party refuse the certificates it lists. True when it was taken."""
+        the CRL of an issuer the held one lacks (SCM's sub-CA made after the root's CRL was kept) or signed
+        by a later certificate of that issuer (SCM renewed or re-made its sub-CA; the revocation count did
+        not move; the older bundle is not taken back):
+        checks each signature against the trusted root, and that each certificate of the bundle chains to
+        it (ValueError otherwise), keeps it beside ca.crt and has every ssl context of this party refuse
+        the certificates it lists. True when it was taken."""
         if number < self.crl_number:
             return False
         root = X.cert_from_pem(self.material().ca_pem)
-        issuers = X.crl_issuers(pem, root)
-        if number == self.crl_number and issuers <= self.crl_issuers:
+        signers = X.crl_signers(pem, root)
+        newer = any(
+            name not in self.crl_signers or signer > self.crl_signers[name]
+            for name, signer in signers.items()
+        )
+        if number == self.crl_number and not newer:
             return False
         serials = X.crl_serials(pem, root)
         path = self.paths.ca.with_name(CRL_FILE)
         write_file(path, pem)
         with self._lock:
-            self.crl_number, self.revoked, self.crl_issuers = number, serials, issuers
+            self.crl_number, self.revoked, self.crl_issuers = number, serials, frozenset(signers)
+            self.crl_signers, self._crls = signers, X.crl_blocks(pem)
             for context in self._contexts:
                 self._load_crl(context)
         return True
 
     def _load_crl(self, context: ssl.SSLContext) -> None:
-        """OpenSSL keeps every CRL loaded and checks a peer against the one of the latest lastUpdate."""
+        """Hands OpenSSL the CRLs alone: it checks each with the issuer in the peer's chain (the peer sends
+        its sub-CA), so no certificate of the bundle becomes a trust anchor, and a sub-CA held from an
+        older bundle never outranks the renewed one the peer sends. OpenSSL keeps every CRL loaded and
+        checks a peer against the one of the latest lastUpdate."""
         if self.crl_number >= 0:
-            context.load_verify_locations(cafile=str(self.paths.ca.with_name(CRL_FILE)))
+            with tempfile.NamedTemporaryFile(suffix=".pem") as crls:
+                crls.write(self._crls)
+                crls.flush()
+                context.load_verify_locations(cafile=crls.name)
             context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
 
     def _mtimes(self) -> tuple[int, int, int]:

@@ -438,23 +438,44 @@ def is_signed_by(cert: Certificate, ca_cert: Certificate) -> bool:
     return True
 
 
+def signing_problem(ca_cert: Certificate, below: int) -> str | None:
+    """Why `ca_cert` may not sign a certificate with `below` CA certificates between it and the end of the
+    chain, as OpenSSL checks a chain (check_chain_extensions): it is not a CA (BasicConstraints CA:true),
+    its KeyUsage lacks keyCertSign, or its path length is under `below`. None when it may."""
+    if not is_ca(ca_cert):
+        return "it is not a CA certificate (BasicConstraints CA:true)"
+    try:
+        if not ca_cert.extensions.get_extension_for_class(x509.KeyUsage).value.key_cert_sign:
+            return "its KeyUsage lacks keyCertSign"
+    except x509.ExtensionNotFound:
+        pass
+    path_length = ca_cert.extensions.get_extension_for_class(x509.BasicConstraints).value.path_length
+    if path_length is not None and path_length < below:
+        return (
+            f"its BasicConstraints path length {path_length} allows {path_length} CA certificate(s) "
+            f"below it, not {below}"
+        )
+    return None
+
+
 def verifies_to(
     cert: Certificate, chain: list[Certificate] | tuple[Certificate, ...], root: Certificate
 ) -> bool:
     """Whether `cert` chains to the trust anchor `root`: signed by it directly (a root-issued certificate, or
     a sub-CA), or by a CA certificate of `chain` (the sub-CAs a certificate file holds after its leaf) that
-    itself chains to `root`. Validity periods are TLS's to check."""
-    current, seen = cert, 0
-    while seen <= len(chain):
+    itself chains to `root`; each signer may sign what lies below it (`signing_problem`: CA, keyCertSign,
+    path length), as OpenSSL requires in the handshake. Validity periods are TLS's to check."""
+    current, below = cert, 0
+    while below <= len(chain):
         if current.issuer == root.subject and is_signed_by(current, root):
-            return True
+            return signing_problem(root, below) is None
         issuer = next(
             (c for c in chain if c.subject == current.issuer and c != current and is_ca(c)),
             None,
         )
-        if issuer is None or not is_signed_by(current, issuer):
+        if issuer is None or not is_signed_by(current, issuer) or signing_problem(issuer, below) is not None:
             return False
-        current, seen = issuer, seen + 1
+        current, below = issuer, below + 1
     return False
 
 
@@ -541,7 +562,9 @@ def build_crl(
 ) -> bytes:
     """The CA's signed CRL (PEM) listing `revoked` as (serial, revocation time in ms, reason name of
     x509.ReasonFlags in upper case, e.g. KEY_COMPROMISE), with CRL number `number`. OpenSSL uses the CRL
-    of the latest lastUpdate it holds for an issuer, so a newer list must carry a later one."""
+    of the latest lastUpdate it holds for an issuer, so a newer list must carry a later one; it names its
+    signer's key (AuthorityKeyIdentifier, RFC 5280 5.2.1), so OpenSSL passes over a CRL of the same issuer
+    name signed by another key (SCM's sub-CA made again by scm --init) for the one of the peer's issuer."""
 
     def when(ms: int) -> dt.datetime:
         return dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
@@ -552,6 +575,10 @@ def build_crl(
         .last_update(when(last_update_ms))
         .next_update(when(next_update_ms))
         .add_extension(x509.CRLNumber(number), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),  # type: ignore[arg-type]
+            critical=False,
+        )
     )
     for serial, revoked_ms, reason in revoked:
         entry = (
@@ -568,9 +595,12 @@ def build_crl(
 _CRL_BLOCK = re.compile(rb"-----BEGIN X509 CRL-----.*?-----END X509 CRL-----\r?\n?", re.DOTALL)
 
 
-def _verified_crls(bundle: bytes, root: Certificate) -> list[x509.CertificateRevocationList]:
+def _verified_crls(
+    bundle: bytes, root: Certificate
+) -> tuple[list[x509.CertificateRevocationList], list[Certificate]]:
     """Every CRL of a bundle (SCM's getCrl answer: a CRL per issuer, then the sub-CA certificates that sign
-    them), each verified against `root` or a sub-CA of the bundle that chains to it; ValueError otherwise."""
+    them), each verified against `root` or a sub-CA of the bundle that chains to it, and the certificates
+    that signed them; ValueError otherwise, or when a certificate of the bundle does not chain to `root`."""
     blocks = _CRL_BLOCK.findall(bundle)
     if not blocks:
         raise ValueError("not a PEM certificate revocation list")
@@ -579,33 +609,61 @@ def _verified_crls(bundle: bytes, root: Certificate) -> list[x509.CertificateRev
         certs = x509.load_pem_x509_certificates(bundle) if b"-----BEGIN CERTIFICATE-----" in bundle else []
     except ValueError as e:
         raise ValueError(f"not a PEM certificate revocation list: {e}") from None
-    issuers = [root, *(c for c in certs if is_ca(c) and verifies_to(c, certs, root))]
+    for cert in certs:
+        if not (is_ca(cert) and verifies_to(cert, certs, root)):
+            raise ValueError(
+                f"the revocation list carries a certificate the CA did not issue: {cert.subject}"
+            )
+    signers = []
     for crl in crls:
-        if not any(
-            crl.issuer == ca.subject and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
-            for ca in issuers
-        ):
+        signer = next(
+            (
+                ca
+                for ca in (root, *certs)
+                if crl.issuer == ca.subject and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
+            ),
+            None,
+        )
+        if signer is None:
             raise ValueError("the revocation list is not signed by the CA")
-    return crls
+        signers.append(signer)
+    return crls, signers
 
 
 def crl_serials(bundle: bytes, root: Certificate) -> frozenset[int]:
     """The serials the CRLs of a PEM bundle list (`_verified_crls`), once each verifies (ValueError
     otherwise)."""
-    return frozenset(entry.serial_number for crl in _verified_crls(bundle, root) for entry in crl)
+    return frozenset(entry.serial_number for crl in _verified_crls(bundle, root)[0] for entry in crl)
 
 
 def crl_issuers(bundle: bytes, root: Certificate) -> frozenset[str]:
     """The issuers (RFC 4514 names) whose CRL a PEM bundle carries, once each verifies (ValueError
     otherwise)."""
-    return frozenset(crl.issuer.rfc4514_string() for crl in _verified_crls(bundle, root))
+    return frozenset(crl.issuer.rfc4514_string() for crl in _verified_crls(bundle, root)[0])
+
+
+def crl_signers(bundle: bytes, root: Certificate) -> dict[str, tuple[dt.datetime, int]]:
+    """The issuers (RFC 4514 names) whose CRL a PEM bundle carries, each with the notBefore and serial of
+    the certificate that signed it (the root, SCM's sub-CA), once each verifies (ValueError otherwise): a
+    renewed or re-made sub-CA signs with a later one (one serial counter orders two made in a second)."""
+    crls, signers = _verified_crls(bundle, root)
+    return {
+        crl.issuer.rfc4514_string(): (c.not_valid_before_utc, c.serial_number)
+        for crl, c in zip(crls, signers, strict=True)
+    }
+
+
+def crl_blocks(bundle: bytes) -> bytes:
+    """The CRLs of a PEM bundle without its certificates: what a party hands OpenSSL, which checks each
+    CRL with the issuer in the peer's chain (a certificate loaded beside it would become a trust anchor)."""
+    return b"".join(_CRL_BLOCK.findall(bundle))
 
 
 def crl_number(bundle: bytes, root: Certificate) -> int:
     """The highest CRL number of a PEM bundle's CRLs, once each verifies (ValueError otherwise, or when one
     carries none)."""
     numbers = []
-    for crl in _verified_crls(bundle, root):
+    for crl in _verified_crls(bundle, root)[0]:
         try:
             numbers.append(crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number)
         except x509.ExtensionNotFound:

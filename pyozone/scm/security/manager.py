@@ -90,7 +90,7 @@ class ScmSecurity:
                 superseded = self._supersede(cert, caller, caller_serial)
             if superseded:
                 log.info("Renewal of %s superseded certificate(s) %s", caller.common_name, superseded)
-                self._publish()
+                self.publish_crl()
         else:
             csr = parse_csr(csr_pem)
             requested = requested_identity(csr)
@@ -158,7 +158,9 @@ class ScmSecurity:
         latest = max((r.revoked_ms for r in self.ca.certs.all_revoked()), default=0)
         return max(self.ca.clock.wall_ms(), latest + 1000)
 
-    def _publish(self) -> None:
+    def publish_crl(self) -> None:
+        """Hands the current CRL bundle to `on_crl`: after a revocation, and after SCM renews its sub-CA
+        (a bundle signed by the new certificate, which parties take at the same number)."""
         if self.on_crl is not None:
             self.on_crl(*self.crl())
 
@@ -239,7 +241,7 @@ class ScmSecurity:
             done = [
                 r for s in serials if (r := self.ca.certs.revoke(s, reason, now, s not in join)) is not None
             ]
-        self._publish()
+        self.publish_crl()
         for r in done:
             log.warning(
                 "Revoked certificate %d (%s, %s) for %s",

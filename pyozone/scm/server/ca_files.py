@@ -126,7 +126,9 @@ def configured_om_nodes(conf: OzoneConfiguration) -> dict[str, str]:
 
 # ---------------------------------------------------------------------- loading
 def load_root(files: ScmSecurityFiles) -> CaMaterial:
-    """The root CA (its key and self-signed or external certificate)."""
+    """The root CA (its key and self-signed or external certificate). One that cannot sign SCM's sub-CA
+    (X.signing_problem: not a CA, no keyCertSign, path length 0) is refused: every leaf the sub-CA issued
+    would fail OpenSSL's chain check."""
     cert_path, key_path = files.external_root or (files.ca.cert, files.ca.key)
     if not cert_path.exists() or not key_path.exists():
         raise SecuritySetupError(
@@ -134,9 +136,17 @@ def load_root(files: ScmSecurityFiles) -> CaMaterial:
             "ozone.security.enabled=true"
         )
     try:
-        return CaMaterial(X.key_from_pem(key_path.read_bytes()), X.cert_from_pem(cert_path.read_bytes()))
+        cert = X.cert_from_pem(cert_path.read_bytes())
+        problem = X.signing_problem(cert, 1)
+        if problem is None:
+            return CaMaterial(X.key_from_pem(key_path.read_bytes()), cert)
     except (OSError, ValueError) as e:
         raise SecuritySetupError(f"the root CA ({cert_path}, {key_path}) is unusable: {e}") from None
+    raise SecuritySetupError(
+        f"the root CA certificate {cert_path} cannot sign SCM's sub-CA, which signs every other certificate: "
+        f"{problem}; set hdds.x509.rootca.certificate.file and hdds.x509.rootca.private.key.file to a CA "
+        "with keyCertSign and no path length (or one of at least 1)"
+    )
 
 
 def load_ca(files: ScmSecurityFiles) -> CaMaterial:
@@ -220,11 +230,12 @@ def build_security(
 
 
 def renew_scm_certificate(
-    ca: CertificateAuthority, paths: TlsPaths, hosts: tuple[str, ...], grace_ms: int
+    ca: CertificateAuthority, paths: TlsPaths, hosts: tuple[str, ...], grace_ms: int, lifetime_ms: int
 ) -> X.Certificate | None:
     """SCM renews its own certificate, its sub-CA, with the root CA's key inside the grace period (or when it
     was issued before the CA added role-qualified names, X.role_host_name, which the daemons dialling SCM
-    verify): same key pair and subject, so every certificate the sub-CA issued still chains (design 5.3).
+    verify): same key pair and subject, so every certificate the sub-CA issued still chains (design 5.3);
+    valid `lifetime_ms`, hdds.x509.max.duration as at `scm --init` (_issue_sub_ca), never past the root.
     The CA issues with it from then on; the TlsStore reads the new file at the next handshake. The new
     certificate, or None when not due."""
     material = ca.material
@@ -243,7 +254,7 @@ def renew_scm_certificate(
         hosts,
         ca.cluster_id,
         ca.scm_id,
-        ca.lifetime,
+        dt.timedelta(milliseconds=lifetime_ms),
         ca.certs.next_serial(),
         dt.datetime.fromtimestamp(ca.clock.wall_ms() / 1000, dt.UTC),
     )
@@ -411,8 +422,10 @@ def _issue_sub_ca(
     settings: SecurityConfig,
     clock: Clock,
 ) -> X.Certificate:
-    """SCM's own certificate: a sub-CA the root signs (CN scm@HOST, its hosts), valid
-    hdds.x509.default.duration as Ozone's DefaultApprover gives it, with a new key pair."""
+    """SCM's own certificate: a sub-CA the root signs (CN scm@HOST, its hosts), with a new key pair, valid
+    hdds.x509.max.duration as Ozone's DefaultCAServer.expiryFor gives a sub-CA ("similar to self-signed
+    root certificate"), never past the root: the leaves it signs (hdds.x509.default.duration, capped at
+    their issuer's expiry) keep their whole lifetime."""
     key = X.generate_private_key(settings.key_len)
     cert = X.sub_ca_certificate(
         key,
@@ -422,7 +435,7 @@ def _issue_sub_ca(
         hosts,
         storage.cluster_id,
         storage.scm_uuid,
-        dt.timedelta(milliseconds=settings.default_duration_ms),
+        dt.timedelta(milliseconds=settings.max_duration_ms),
         certs.next_serial(),
         _now(clock),
     )

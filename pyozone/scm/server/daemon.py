@@ -178,9 +178,12 @@ class ScmDaemon:
         ca, hosts = security.ca, scm_hosts(conf)
 
         def renew() -> None:
-            cert = renew_scm_certificate(ca, files.scm, hosts, settings.renew_grace_ms)
+            cert = renew_scm_certificate(
+                ca, files.scm, hosts, settings.renew_grace_ms, settings.max_duration_ms
+            )
             if cert is not None:
                 log.info("Renewed SCM's certificate: serial %d", cert.serial_number)
+                security.publish_crl()
 
         renew()  # a certificate inside its grace period (or expired while SCM was down) before serving
         # The CA's periodic work runs on the core's tick loop, so it never races a request.

@@ -187,7 +187,7 @@ def test_the_crl_of_each_issuer_lists_what_it_issued(tmp_path: Path) -> None:
     assert number == 1 and X.crl_serials(bundle, m.trust_anchor) == {bob}
     assert X.crl_number(bundle, m.trust_anchor) == 1
     # Verified against the root: a bundle of another cluster is refused.
-    with pytest.raises(ValueError, match="not signed by the CA"):
+    with pytest.raises(ValueError, match="the CA did not issue"):
         X.crl_serials(security(now_clock()).crl()[1], m.trust_anchor)
 
 
@@ -222,18 +222,18 @@ def test_the_sub_ca_renews_with_the_same_key_and_subject_so_what_it_issued_still
     paths = scm_store(tmp_path, s).paths
     _, om_pem, _ = issue(s, OM, ("127.0.0.1",))
     clock.advance(23 * H + H // 2)  # inside the grace period of the sub-CA's one-day life
-    renewed = renew_scm_certificate(s.ca, paths, SCM_HOSTS, GRACE)
+    renewed = renew_scm_certificate(s.ca, paths, SCM_HOSTS, GRACE, 24 * H)
     assert renewed is not None and X.is_ca(renewed) and renewed.serial_number != before.cert.serial_number
     assert renewed.subject == before.cert.subject and renewed.public_key() == before.cert.public_key()
     assert s.ca.material.cert == renewed and s.ca.material.key == before.key
     assert X.cert_from_pem(paths.cert.read_bytes()) == renewed and paths.ca.read_bytes() == before.pem
     om_leaf = X.cert_from_pem(om_pem)
     assert X.verifies_to(om_leaf, [renewed], before.trust_anchor)
-    assert renewed.not_valid_after_utc > before.cert.not_valid_after_utc  # hdds.x509.default.duration on
+    assert renewed.not_valid_after_utc > before.cert.not_valid_after_utc  # the lifetime passed on
     # What it issues now carries the renewed sub-CA.
     _, new_pem, _ = issue(s, Identity(CertRole.USER, "carol"))
     assert X.certs_from_pem(new_pem)[1:] == [renewed]
-    assert renew_scm_certificate(s.ca, paths, SCM_HOSTS, GRACE) is None  # not due again
+    assert renew_scm_certificate(s.ca, paths, SCM_HOSTS, GRACE, 24 * H) is None  # not due again
 
 
 def test_a_party_holding_the_roots_crl_alone_takes_the_bundle_of_the_same_number(tmp_path: Path) -> None:

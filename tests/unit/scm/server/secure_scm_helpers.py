@@ -52,7 +52,7 @@ def certificate(scm: ScmDaemon, root: Path, identity: Identity, datanode: str | 
     where = root / f"{identity.principal}-{datanode}"
     paths = TlsPaths(where / "private.pem", where / "certificate.crt", where / "ca.crt")
     write_file(paths.key, X.key_to_pem(key), private=True)
-    write_file(paths.cert, X.cert_to_pem(cert))
+    write_file(paths.cert, ca.file_pem(cert))  # the leaf and the sub-CA, as SCM's sign answers
     write_file(paths.ca, ca.material.pem)
     return TlsStore(paths)
 

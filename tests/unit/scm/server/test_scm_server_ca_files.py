@@ -335,14 +335,15 @@ def test_scm_renews_its_own_certificate_inside_the_grace_period(initialised: tup
             365 * 86_400_000,
         )
         key_before = own.key.read_bytes()
-        assert renew_scm_certificate(ca, own, ("127.0.0.1",), grace_ms) is None
+        assert renew_scm_certificate(ca, own, ("127.0.0.1",), grace_ms, 1865 * 86_400_000) is None
         clock.advance(1)
-        renewed = renew_scm_certificate(ca, own, ("127.0.0.1", "localhost"), grace_ms)
+        renewed = renew_scm_certificate(ca, own, ("127.0.0.1", "localhost"), grace_ms, 1865 * 86_400_000)
     finally:
         store.close()
     assert renewed is not None and renewed.serial_number > current.serial_number
     assert own.cert.read_bytes() == X.cert_to_pem(renewed) and own.key.read_bytes() == key_before
-    assert renewed.not_valid_after_utc > current.not_valid_after_utc
+    # hdds.x509.max.duration, never past the root (the sub-CA made at init already ends with it)
+    assert renewed.not_valid_after_utc == ca.material.trust_anchor.not_valid_after_utc
 
 
 def test_a_join_credential_may_name_only_the_configured_om_and_gateway_host() -> None:
@@ -386,7 +387,7 @@ def test_scm_renews_its_own_certificate_issued_before_the_role_names(initialised
         ca = CertificateAuthority(
             material, CertificateStore(store), clock, storage.cluster_id, storage.scm_uuid, 365 * 86_400_000
         )
-        renewed = renew_scm_certificate(ca, own, ("127.0.0.1",), 86_400_000)
+        renewed = renew_scm_certificate(ca, own, ("127.0.0.1",), 86_400_000, 1865 * 86_400_000)
     finally:
         store.close()
     assert renewed is not None and X.role_host_name(X.CertRole.SCM, "127.0.0.1") in X.dns_names(renewed)
