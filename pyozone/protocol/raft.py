@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from google.protobuf.message import DecodeError
 
+from pyozone.common.varint import read_varint
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import Raft_pb2 as pb
 from pyozone.protocol.common import varint
@@ -460,10 +461,10 @@ def _strip(
     pos = start
     while pos < end:
         field_start = pos
-        tag, pos = _varint_at(raw, pos)
+        tag, pos = read_varint(raw, pos)
         wire_type = tag & 7
         if wire_type == 2:
-            length, pos = _varint_at(raw, pos)
+            length, pos = read_varint(raw, pos)
             value_end = pos + length
             if value_end > end:
                 raise ValueError("a field runs past its message")
@@ -487,7 +488,7 @@ def _strip(
                 continue
             pos = value_end
         elif wire_type == 0:
-            _, pos = _varint_at(raw, pos)
+            _, pos = read_varint(raw, pos)
         elif wire_type == 1:
             pos += 8
         elif wire_type == 5:
@@ -499,15 +500,3 @@ def _strip(
     if pos != end:
         raise ValueError("a field runs past its message")
     return pieces, size
-
-
-def _varint_at(raw: memoryview, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while shift < 70:
-        byte = raw[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-    raise ValueError("a varint longer than 10 bytes")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from pyozone.common.varint import read_varint
 from pyozone.rpc.status import StatusCode
 
 
@@ -58,37 +59,25 @@ def _long_field(raw: bytes, fields: Mapping[int, tuple[str, int]]) -> Oversized 
     pos, end = 0, len(raw)
     try:
         while pos < end:
-            tag, pos = _varint(raw, pos)
+            tag, pos = read_varint(raw, pos)
             wire_type = tag & 7
             if wire_type == 0:
-                _, pos = _varint(raw, pos)
+                _, pos = read_varint(raw, pos)
             elif wire_type == 1:
                 pos += 8
             elif wire_type == 5:
                 pos += 4
             elif wire_type == 2:
-                size, pos = _varint(raw, pos)
+                size, pos = read_varint(raw, pos)
                 bound = fields.get(tag >> 3)
                 if bound is not None and size > bound[1] and pos + size <= end:
                     return Oversized(bound[0], size, bound[1])
                 pos += size
             else:  # groups (long deprecated): the parser decides
                 return None
-    except IndexError:  # truncated: the parser says so
+    except (IndexError, ValueError):  # truncated or malformed: the parser says so
         return None
     return None
-
-
-def _varint(raw: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while shift < 70:
-        byte = raw[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-    raise IndexError("varint longer than 10 bytes")
 
 
 class RequestLimits(Protocol):
