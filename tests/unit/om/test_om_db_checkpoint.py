@@ -6,19 +6,17 @@ and snapshots only what om.db holds without its write-ahead log."""
 from __future__ import annotations
 
 import hashlib
-import http.server
 import shutil
-import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pyozone.om.db_checkpoint import CHECKSUM_HEADER, TRANSACTION_INFO, download, transaction_info, unpack
+from pyozone.om.db_checkpoint import TRANSACTION_INFO, download, transaction_info, unpack
 from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, OMMetadataStore, OMStoreError
 from pyozone.ratis.messages import TermIndex
 from pyozone.ratis_server import db_checkpoint
+from tests.checkpoint_server import serving_state, tar_of
 
 
 def store_with(path: Path, volumes: list[str], index: int) -> OMMetadataStore:
@@ -30,40 +28,10 @@ def store_with(path: Path, volumes: list[str], index: int) -> OMMetadataStore:
     return store
 
 
-def tar_of(packed: db_checkpoint.PackedCheckpoint) -> Path:
-    """The tar /dbCheckpoint streams, as a file (as a follower downloads it)."""
-    tar = packed.directory.parent / f"downloaded-{uuid.uuid4().hex}.tar"
-    tar.write_bytes(b"".join(packed.chunks()))
-    return tar
-
-
 @pytest.fixture
 def served() -> Iterator[tuple[str, dict[str, bytes | str]]]:
-    """An HTTP server answering `state["body"]` with `state["checksum"]` (and Content-Length `state["length"]`
-    when set, to cut the body short)."""
-    state: dict[str, bytes | str] = {}
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = state["body"]
-            assert isinstance(body, bytes)
-            self.send_response(200)
-            self.send_header(CHECKSUM_HEADER, str(state["checksum"]))
-            self.send_header("Content-Length", str(state.get("length", len(body))))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/dbCheckpoint", state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_state() as served:
+        yield served
 
 
 def test_a_packed_checkpoint_downloads_unpacks_and_replaces_om_db_with_its_cache(

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import http.server
 import io
 import shutil
 import tarfile
-import threading
-import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -42,6 +39,7 @@ from pyozone.ratis_server.db_checkpoint import (
     recover,
     unpack,
 )
+from tests.checkpoint_server import serving_state, tar_of
 from tests.tls_certs import CertAuthority
 
 OM_LIKE = CheckpointSpec("om.db", "meta", "#TRANSACTIONINFO", CertRole.OM)
@@ -78,40 +76,10 @@ def keys_of(path: Path, table: str) -> list[str]:
         backend.close()
 
 
-def tar_of(packed: PackedCheckpoint) -> Path:
-    """The tar /dbCheckpoint streams, as a file (as a follower downloads it)."""
-    tar = packed.directory.parent / f"downloaded-{uuid.uuid4().hex}.tar"
-    tar.write_bytes(b"".join(packed.chunks()))
-    return tar
-
-
 @pytest.fixture
 def served() -> Iterator[tuple[str, dict[str, bytes | str]]]:
-    """An HTTP server answering `state["body"]` with `state["checksum"]` (and Content-Length `state["length"]`
-    when set, to cut the body short)."""
-    state: dict[str, bytes | str] = {}
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = state["body"]
-            assert isinstance(body, bytes)
-            self.send_response(200)
-            self.send_header(CHECKSUM_HEADER, str(state["checksum"]))
-            self.send_header("Content-Length", str(state.get("length", len(body))))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{CHECKPOINT_PATH}", state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_state() as served:
+        yield served
 
 
 def test_a_second_spec_round_trips_other_tables_and_an_extra_file(
