@@ -32,7 +32,9 @@ from pathlib import Path
 import pytest
 
 from pyozone.client.block_output import BlockOutputStream
+from pyozone.client.sync import OzoneClient
 from pyozone.cluster.layout import HOST
+from pyozone.hdds.locations import PipelineRef
 from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
     MiB,
@@ -91,25 +93,42 @@ def _pid(cluster: LiveCluster, host: str) -> int:
     return pid
 
 
+def _make_bucket(cluster: LiveCluster) -> None:
+    for made in (
+        sh(cluster, "volume", "create", f"/{VOL}"),
+        sh(cluster, "bucket", "create", f"/{VOL}/{BUCKET}"),
+    ):
+        assert made.code == 0, made
+
+
+def _on_one_pipeline(cluster: LiveCluster, client: OzoneClient, before: Path) -> tuple[PipelineRef, str]:
+    """Puts the key "before", leaves its RATIS/THREE pipeline the only active one (the default cluster has
+    two) and returns it with its leader once SCM and every member agree on that leader."""
+    client.put_key(VOL, BUCKET, "before", before.read_bytes())
+    (pipeline,) = {b.pipeline for b in client.key_info(VOL, BUCKET, "before").locations}
+    for other in cluster.pipelines():
+        if other["id"] != pipeline.id and other["replicationConfig"].endswith("THREE"):
+            assert cluster.admin("pipeline", "deactivate", other["id"]).code == 0
+    first = wait_for(lambda: _leader(cluster, pipeline.id), 30, "the pipeline's leader")
+    hosts = [m.host for m in pipeline.members]
+    wait_for(
+        lambda: len(views := _views(cluster, hosts, pipeline.id)) == 1 and views.pop()[0] == first,
+        60,
+        "every member agrees on the leader SCM reports",
+    )
+    return pipeline, first
+
+
 def test_a_key_written_across_leader_changes_completes_in_its_pipeline(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     before, during = tmp_path / "before.bin", tmp_path / "during.bin"
     digests = {"before": random_file(before, 2 * MiB), "during": random_file(during, SIZE)}
     with live_cluster(request, tmp_path_factory, "leader-failover", 3, overrides=OVERRIDES) as cluster:
-        for made in (
-            sh(cluster, "volume", "create", f"/{VOL}"),
-            sh(cluster, "bucket", "create", f"/{VOL}/{BUCKET}"),
-        ):
-            assert made.code == 0, made
+        _make_bucket(cluster)
         with ozone_client(cluster, **WRITER) as client:
-            client.put_key(VOL, BUCKET, "before", before.read_bytes())
-            (pipeline,) = {b.pipeline for b in client.key_info(VOL, BUCKET, "before").locations}
+            pipeline, first = _on_one_pipeline(cluster, client, before)
             pipeline_id = pipeline.id
-            for other in cluster.pipelines():  # the default cluster has two RATIS/THREE pipelines: use one
-                if other["id"] != pipeline_id and other["replicationConfig"].endswith("THREE"):
-                    assert cluster.admin("pipeline", "deactivate", other["id"]).code == 0
-            first = wait_for(lambda: _leader(cluster, pipeline_id), 30, "the pipeline's leader")
             old = next(m for m in pipeline.members if m.uuid == first)
             others = [m.host for m in pipeline.members if m is not old]
             pid = _pid(cluster, old.host)
@@ -211,25 +230,10 @@ def test_a_key_in_flight_when_its_leader_is_killed_completes_in_its_pipeline(
     before, during = tmp_path / "before.bin", tmp_path / "during.bin"
     digests = {"before": random_file(before, 2 * MiB), "during": random_file(during, KILL_SIZE)}
     with live_cluster(request, tmp_path_factory, "leader-kill", 3, overrides=OVERRIDES) as cluster:
-        for made in (
-            sh(cluster, "volume", "create", f"/{VOL}"),
-            sh(cluster, "bucket", "create", f"/{VOL}/{BUCKET}"),
-        ):
-            assert made.code == 0, made
+        _make_bucket(cluster)
         with ozone_client(cluster, **WRITER) as client:
-            client.put_key(VOL, BUCKET, "before", before.read_bytes())
-            (pipeline,) = {b.pipeline for b in client.key_info(VOL, BUCKET, "before").locations}
+            pipeline, first = _on_one_pipeline(cluster, client, before)
             pipeline_id = pipeline.id
-            for other in cluster.pipelines():  # the default cluster has two RATIS/THREE pipelines: use one
-                if other["id"] != pipeline_id and other["replicationConfig"].endswith("THREE"):
-                    assert cluster.admin("pipeline", "deactivate", other["id"]).code == 0
-            first = wait_for(lambda: _leader(cluster, pipeline_id), 30, "the pipeline's leader")
-            hosts = [m.host for m in pipeline.members]
-            wait_for(
-                lambda: len(views := _views(cluster, hosts, pipeline_id)) == 1 and views.pop()[0] == first,
-                60,
-                "every member agrees on the leader SCM reports",
-            )
             old = next(m for m in pipeline.members if m.uuid == first)
             others = [m.host for m in pipeline.members if m is not old]
 
@@ -311,11 +315,7 @@ def test_a_key_whose_follower_is_killed_completes_its_block_at_majority_and_avoi
             60,
             "4 OPEN RATIS/THREE pipelines",
         )  # fmt: skip
-        for made in (
-            sh(cluster, "volume", "create", f"/{VOL}"),
-            sh(cluster, "bucket", "create", f"/{VOL}/{BUCKET}"),
-        ):
-            assert made.code == 0, made
+        _make_bucket(cluster)
         with ozone_client(cluster, **ALL_COMMITTED) as client:
             writer = client.create_key(VOL, BUCKET, "during")  # one block pre-allocated, then allocateBlock
             with open(source, "rb") as f:
