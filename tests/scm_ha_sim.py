@@ -187,10 +187,12 @@ class Run:
         self.checker = Checker(seed)
         conf = dict(CONF)
         conf["ozone.scm.sequence.id.batch.size"] = str(self.rng.choice([5, 50, 1000]))
+        conf["hdds.heartbeat.interval"] = self.rng.choice(["1s", "3s"])
         self.cluster = SimHaCluster(
             self.rng.randint(6, 9), conf=OzoneConfiguration(conf), seed=seed, observer=self.checker
         )
         self.cluster.loss = self.rng.choice([0.0, 0.0, 0.05, 0.2])
+        self.cluster.max_delay_ms = self.rng.choice([20, 100, 300])
 
     def log(self, what: str) -> None:
         self.checker.counts[what.split(" ")[0]] += 1
@@ -255,7 +257,7 @@ class Run:
                 self.fault()
             c.advance(rng.randint(100, 1500))
         # the faults stop
-        c.loss = 0.0
+        c.loss, c.max_delay_ms = 0.0, 20
         c.heal_scms()
         for name in SCM_NAMES:
             c.restart_scm_node(name)

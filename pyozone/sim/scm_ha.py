@@ -194,7 +194,8 @@ class SimHaCluster(SimCluster):
         self.observer = observer or ScmHaObserver()
         self.net_rng = random.Random(f"{seed}-net")
         self.scm_side: dict[str, int] = dict.fromkeys(SCM_NAMES, 0)
-        self.loss = 0.0
+        self.loss = 0.0  # the share of Raft messages lost
+        self.max_delay_ms = 20  # a Raft message takes 1 ms to this long
         self.acked: list[AllocatedBlock] = []
         self.pending: list[PendingWrite] = []
         self._raft_events: dict[int, tuple[Callable[..., None], tuple[Any, ...]]] = {}
@@ -308,7 +309,7 @@ class SimHaCluster(SimCluster):
         to = str(send.to)
         if not self._reachable(sender, to) or self.net_rng.random() < self.loss:
             return
-        delay = self.net_rng.randint(1, 20)
+        delay = self.net_rng.randint(1, self.max_delay_ms)
         self._raft_event(self.clock.now_ms() + delay, self._on_deliver, to, sender, send.message)
 
     def _on_deliver(self, to: str, sender: str, message: Message) -> None:

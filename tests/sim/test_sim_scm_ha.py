@@ -82,3 +82,28 @@ def test_an_isolated_leader_acknowledges_nothing_and_steps_down() -> None:
     c.heal_scms()
     _write(c, 5)
     assert len(c.acked) == before + 5
+
+
+def test_the_cli_kills_and_cuts_off_the_scm_leader_and_a_new_one_takes_over(cli) -> None:
+    result = cli(
+        "sim", "--scm-ha", "--datanodes", "6", "--minutes", "6", "--kill-scm-leader", "2",
+        "--partition-scm-leader", "4",
+    )  # fmt: skip
+    assert result.code == 0
+    told = [line for line in result.out.splitlines() if line.startswith("-- ")]
+    assert [line.split(" at ")[0] for line in told] == [
+        "-- kill scm leader", "-- restart scms", "-- isolate scm leader", "-- heal scms",
+    ]  # fmt: skip
+    killed, after = told[0].split("leader: ")[1], told[1].split("leader: ")[1]
+    assert killed.split(",")[0] != after.split(",")[0]  # another SCM leads a later term
+    assert _term(told[3]) > _term(told[2])
+    assert result.out.splitlines()[-1].split()[1] == "OUT_OF_SAFE_MODE"
+
+
+def test_the_cli_refuses_scm_leader_faults_without_scm_ha(cli) -> None:
+    result = cli("sim", "--kill-scm-leader", "2")
+    assert result.code != 0 and "--scm-ha" in result.err
+
+
+def _term(told: str) -> int:
+    return int(told.split("term ")[1].rstrip(")"))

@@ -109,15 +109,18 @@ class ScmReplication:
     def step_up(self, term: int) -> None:
         """This SCM leads `term` and applied the term's first entry (Ozone's notifyLeaderReady): sequence
         batches invalidated, leader-local state cleared, writes staged, the operational states of the
-        records over those adopted from the datanodes (design 3.1 (1)-(4)); safe mode's rules are judged
-        at once (3.1 (7)): block allocation waits on the exit. A follower counts an OPEN pipeline for
-        HealthyPipelineSafeModeRule only from a pipeline report after the record that opened it (the
-        next periodic one, a minute later): its OPEN pipelines every member reported count now."""
+        records over those adopted from the datanodes (design 3.1 (1)-(4)), ALLOCATED pipelines' create
+        commands sent again (of (6), the reconciliation pass, the part a lost queue needs); safe mode's
+        rules are judged at once (3.1 (7)): block allocation waits on the exit. A follower counts an
+        OPEN pipeline for HealthyPipelineSafeModeRule only from a pipeline report after the record that
+        opened it (the next periodic one, a minute later): its OPEN pipelines every member reported
+        count now."""
         self.context.lead(term)
         self._clear_leader_state()
         self.store.stage()
         self.context.set_leader_ready()
         self.scm.nodes.adopt_operational_state_records()
+        self.scm.pipelines.resend_create_commands()
         if self.scm.safe_mode.in_safe_mode():
             for pipeline in self.scm.pipelines.pipelines(RATIS_THREE, PipelineState.OPEN):
                 if pipeline.is_healthy():

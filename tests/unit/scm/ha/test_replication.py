@@ -648,3 +648,20 @@ def test_a_lone_scm_keeps_no_operational_state_records() -> None:
     core.register(dn.details(), node_report())
     core.nodes.set_operational_state(dn.uuid, NodeOperationalState.DECOMMISSIONING)
     assert list(core.store.backend.items("datanodeOpStates")) == []
+
+
+def test_a_new_leader_tells_the_members_of_an_allocated_pipeline_whose_create_command_never_left() -> None:
+    """The deposed leader's command queue went with its leadership before the members heard it: the
+    pipeline would stay ALLOCATED until the scrubber's timeout. The next leader sends the command again,
+    with its term (design 3.1 (6))."""
+    service = Service.start(19)
+    pipeline = service.leader.core.pipelines.create_pipeline(RATIS_THREE)
+    service.commit()
+    service.term += 1
+    old, new = service.leader, service.follower
+    old.replication.step_down(service.term, new.name, service.index, why="the leader fell")
+    new.replication.step_up(service.term)
+    members = [dn for dn in service.datanodes if dn.uuid in pipeline.nodes]
+    for dn in members:
+        created = [c for c in new.core.heartbeat(dn.heartbeat()) if isinstance(c, CreatePipelineCommand)]
+        assert [(c.pipeline_id, c.term) for c in created] == [(pipeline.id, service.term)]
