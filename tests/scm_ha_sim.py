@@ -36,6 +36,7 @@ from pyozone.hdds.commands import (
     SCMCommand,
 )
 from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState
@@ -50,6 +51,16 @@ SECOND = 1000
 FAULT_MS = 120 * SECOND
 WARMUP_MS = 120 * SECOND
 SETTLE_MS = 120 * SECOND
+HEALTHY_MS = 15 * 60 * SECOND  # then every container healthy in the leader's RM report, none CLOSING
+UNHEALTHY_STATES = (
+    ContainerHealthState.UNDER_REPLICATED,
+    ContainerHealthState.OVER_REPLICATED,
+    ContainerHealthState.MISSING,
+    ContainerHealthState.UNHEALTHY,
+    ContainerHealthState.QUASI_CLOSED_STUCK,
+    ContainerHealthState.OPEN_UNHEALTHY,
+    ContainerHealthState.OPEN_WITHOUT_PIPELINE,
+)
 MB = 1 << 20
 
 
@@ -174,6 +185,7 @@ CONF = {
     "ozone.scm.dead.node.interval": "60s",
     "ozone.scm.close.container.wait.duration": "10s",
     "ozone.scm.pipeline.creation.interval": "10s",
+    "hdds.scm.replication.thread.interval": "30s",
 }
 
 
@@ -283,6 +295,22 @@ class Run:
         if not c.run_until(converged, SETTLE_MS):
             self.checker.fail(
                 c, f"SCMs did not converge: applied {[s.server.applied_index for s in c.scms.values()]}"
+            )
+        leader = c.leader()
+        assert leader is not None
+        stale_report = leader.core.replication.report
+
+        def healthy() -> bool:
+            report = leader.core.replication.report
+            unhealthy = any(report.stat(state.name) for state in UNHEALTHY_STATES)
+            return report is not stale_report and not unhealthy and report.stat("CLOSING") == 0
+
+        if not c.run_until(healthy, HEALTHY_MS):
+            report = leader.core.replication.report
+            self.checker.fail(
+                c,
+                f"containers not healthy: {[(s.name, report.stat(s.name)) for s in UNHEALTHY_STATES]}, "
+                f"CLOSING {report.stat('CLOSING')}",
             )
 
 

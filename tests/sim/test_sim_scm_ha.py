@@ -5,6 +5,7 @@ restarts, isolations and partitions beside datanode faults, every invariant chec
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import pytest
 
@@ -14,18 +15,19 @@ from pyozone.sim.scm_ha import ELECTION_MS, SimHaCluster
 from tests.scm_ha_sim import CONF, Checker, run_seed
 
 MB = 1 << 20
+_run = functools.cache(run_seed)  # the seeds' counts, shared by the tests that read them
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_failovers_keep_ids_unique_acknowledged_blocks_and_equal_tables(seed: int) -> None:
-    counts = run_seed(seed)
+    counts = _run(seed)
     assert counts["blocks acknowledged"] > 0
 
 
 def test_the_seeds_reach_every_fault_and_failover() -> None:
     total: dict[str, int] = {}
     for seed in range(6):
-        for key, value in run_seed(seed).items():
+        for key, value in _run(seed).items():
             total[key] = total.get(key, 0) + value
     for fault in ("kill-leader", "restart-scm", "isolate-leader", "partition"):
         assert total.get(fault), f"no {fault} in the first seeds: {total}"

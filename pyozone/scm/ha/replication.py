@@ -110,7 +110,8 @@ class ScmReplication:
         """This SCM leads `term` and applied the term's first entry (Ozone's notifyLeaderReady): sequence
         batches invalidated, leader-local state cleared, writes staged, the operational states of the
         records over those adopted from the datanodes (design 3.1 (1)-(4)), ALLOCATED pipelines' create
-        commands sent again (of (6), the reconciliation pass, the part a lost queue needs); safe mode's
+        commands sent again and the report handler's state rules replayed over the replicas recorded
+        while following (the reconciliation pass of (6)); safe mode's
         rules are judged at once (3.1 (7)): block allocation waits on the exit. A follower counts an
         OPEN pipeline for HealthyPipelineSafeModeRule only from a pipeline report after the record that
         opened it (the next periodic one, a minute later): its OPEN pipelines every member reported
@@ -121,6 +122,7 @@ class ScmReplication:
         self.context.set_leader_ready()
         self.scm.nodes.adopt_operational_state_records()
         self.scm.pipelines.resend_create_commands()
+        self.scm.container_reports.reconcile()
         if self.scm.safe_mode.in_safe_mode():
             for pipeline in self.scm.pipelines.pipelines(RATIS_THREE, PipelineState.OPEN):
                 if pipeline.is_healthy():
