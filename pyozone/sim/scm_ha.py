@@ -267,9 +267,10 @@ class SimHaCluster(SimCluster):
         leading, submit what the core sealed, and the server's next deadline."""
         work = list(outputs)
         while True:
+            later: list[Output] = []
             for output in work:
-                self._carry_out(scm, output)
-            work = []
+                later += self._carry_out(scm, output)
+            work = later
             server = scm.server
             scm.driver.observe(
                 scm.leading_term(),
@@ -289,21 +290,25 @@ class SimHaCluster(SimCluster):
             self._raft_event(deadline, self._on_raft_tick, scm, scm.incarnation, scm.tick_token)
         self._release_writes()
 
-    def _carry_out(self, scm: SimScm, output: Output) -> None:
+    def _carry_out(self, scm: SimScm, output: Output) -> list[Output]:
+        """One output, in order; returns what the server answered to it (after the rest of the batch)."""
         if isinstance(output, Send):
             self._send(scm.name, output)
         elif isinstance(output, Persist):
             scm.disk.write(output)
             self._raft_event(self.clock.now_ms() + 1, self._on_persisted, scm, scm.incarnation, output.seq)
         elif isinstance(output, Apply):
+            answered: list[Output] = []
             for entry in output.entries:
                 scm.driver.apply(entry, scm.leading_term())
                 self.observer.entry_applied(self, scm, entry)
-                self._raft_step(scm, scm.server.applied(entry.index, None))
+                answered += scm.server.applied(entry.index, None)
+            return answered
         elif isinstance(output, InstallSnapshot):
             self._raft_event(
                 self.clock.now_ms() + 5, self._on_install, scm, scm.incarnation, str(output.leader_id)
             )
+        return []
 
     def _send(self, sender: str, send: Send) -> None:
         to = str(send.to)
