@@ -186,6 +186,9 @@ CONF = {
     "ozone.scm.close.container.wait.duration": "10s",
     "ozone.scm.pipeline.creation.interval": "10s",
     "hdds.scm.replication.thread.interval": "30s",
+    # A follower drops the ICR of a container whose record it has not applied yet (the datanode wrote the
+    # block once the leader applied it): a later leader learns that replica from the next full report.
+    "hdds.container.report.interval": "5m",
 }
 
 
