@@ -387,7 +387,9 @@ class SimHaCluster(SimCluster):
             node.pending_pipeline_report = True
         heartbeat = node.heartbeat(Periodic.CONTAINERS in due, Periodic.NODE in due)
         for scm in self.scms.values():
-            if not scm.alive:
+            if not scm.alive or not scm.core.context.state_machine_ready():
+                # down, or catching up its log: its datanode service answers UNAVAILABLE (design 3.4), so
+                # no report is judged against a half-replayed container table
                 self._needs_full.add((dn, scm.name))
                 continue
             self._heartbeat_one(node, scm, heartbeat)
