@@ -21,6 +21,7 @@ from pyozone.scm.store.version import StorageError, open_scm_store
 from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.populate import PlaceAtSafeModeExit
+from pyozone.sim.scm_ha import SimHaCluster
 from pyozone.sim.status import HEADER, cluster_status, format_row
 
 FAULTS = ("kill", "restart", "partition", "heal")
@@ -77,6 +78,28 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
     sim.add_argument(
         "--speed", type=float, default=1.0, help="while serving, virtual seconds per real second (default 1)"
     )
+    sim.add_argument(
+        "--scm-ha",
+        action="store_true",
+        help="three SCM cores of one service on a simulated Raft log (election timeout 1 s)",
+    )
+    sim.add_argument(
+        "--kill-scm-leader",
+        action="append",
+        type=float,
+        default=[],
+        metavar="MINUTE",
+        help="with --scm-ha: kill the leader SCM at a virtual minute, restart it a minute later (repeatable)",
+    )
+    sim.add_argument(
+        "--partition-scm-leader",
+        action="append",
+        type=float,
+        default=[],
+        metavar="MINUTE",
+        help="with --scm-ha: cut the leader SCM off from the other SCMs (not from the datanodes) at a "
+        "virtual minute, heal a minute later (repeatable)",
+    )
     for action in FAULTS:
         sim.add_argument(
             f"--{action}",
@@ -118,6 +141,10 @@ def check_options(args: argparse.Namespace) -> HostPort | None:
         raise CLIError("--containers places containers in memory only: it cannot be used with --data-dir")
     if args.speed <= 0:
         raise CLIError("--speed must be positive")
+    if (args.kill_scm_leader or args.partition_scm_leader) and not args.scm_ha:
+        raise CLIError("--kill-scm-leader and --partition-scm-leader need --scm-ha")
+    if args.scm_ha and (args.data_dir or args.serve is not None or args.containers):
+        raise CLIError("--scm-ha runs three in-memory SCMs: not with --data-dir, --serve or --containers")
     if args.serve is None:
         if args.serve_for is not None:
             raise CLIError("--serve-for needs --serve")
@@ -145,6 +172,12 @@ def run(args: argparse.Namespace) -> int:
         scm_id = storage.scm_uuid
         state_file = Path(args.data_dir) / SIM_STATE_FILE
         restored = _load_datanodes(state_file, store)
+    if args.scm_ha:
+        ha = SimHaCluster(args.datanodes, conf=conf, seed=args.seed, racks=args.racks)
+        if not args.json:
+            print(HEADER)
+        _run_minutes(ha, args, faults + _scm_faults(args), lambda: None)
+        return 0
     try:
         cluster = SimCluster(
             args.datanodes,
@@ -172,15 +205,47 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scm_faults(args: argparse.Namespace) -> list[Fault]:
+    """The SCM leader's faults and, a minute later, their ends (node 0: whichever SCM leads then)."""
+    faults = []
+    for minute in args.kill_scm_leader:
+        faults += [Fault("kill_scm_leader", 0, minute), Fault("restart_scms", 0, minute + 1)]
+    for minute in args.partition_scm_leader:
+        faults += [Fault("isolate_scm_leader", 0, minute), Fault("heal_scms", 0, minute + 1)]
+    return faults
+
+
+def _scm_fault(cluster: SimHaCluster, action: str) -> str:
+    leader = cluster.leader()
+    if action == "kill_scm_leader" and leader is not None:
+        cluster.kill_scm(leader.name)
+    elif action == "isolate_scm_leader" and leader is not None:
+        cluster.isolate_scm(leader.name)
+    elif action == "restart_scms":
+        for name in cluster.scms:
+            cluster.restart_scm_node(name)
+    elif action == "heal_scms":
+        cluster.heal_scms()
+    return f"-- {action.replace('_', ' ')} at minute {cluster.clock.now_ms() / 60_000:g} (leader: " + (
+        f"{leader.name}, term {leader.core.context.known_term})" if leader is not None else "none)"
+    )
+
+
 def _run_minutes(cluster: SimCluster, args: argparse.Namespace, faults: list[Fault], place) -> None:
     """The rows of the run, one every --every virtual minutes, with the faults at their minutes."""
     nodes = list(cluster.datanodes)
+    faults = sorted(faults, key=lambda f: f.minute)
     step_ms, end_ms = int(args.every * 60_000), int(args.minutes * 60_000)
     while cluster.clock.now_ms() < end_ms:
         target = min(cluster.clock.now_ms() + step_ms, end_ms)
         while faults and faults[0].minute * 60_000 <= target:
             fault = faults.pop(0)
             cluster.advance(max(0, int(fault.minute * 60_000) - cluster.clock.now_ms()))
+            if isinstance(cluster, SimHaCluster) and fault.node == 0:
+                told = _scm_fault(cluster, fault.action)
+                if not args.json:
+                    print(told)
+                continue
             getattr(cluster, fault.action)(nodes[fault.node - 1])
             if not args.json:
                 print(f"-- {fault.action} datanode {fault.node} at minute {fault.minute:g}")

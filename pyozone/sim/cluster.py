@@ -207,6 +207,11 @@ class SimCluster:
     ) -> AllocatedBlock:
         """Allocates a block from SCM and lands it on every pipeline member, as a client write would."""
         block = self.scm.blocks.allocate_block(size, replication, owner, excluded or ExcludeList())
+        self._land(block, size)
+        return block
+
+    def _land(self, block: AllocatedBlock, size: int) -> None:
+        """The client writes the block's chunks to every member of its pipeline."""
         for dn in block.pipeline.nodes:
             node = self.datanodes[dn]
             old = node.replicas.get(block.block_id.container_id)
@@ -226,4 +231,3 @@ class SimCluster:
                 node.container_actions.append(
                     ContainerAction(block.block_id.container_id, ContainerActionReason.CONTAINER_FULL)
                 )
-        return block

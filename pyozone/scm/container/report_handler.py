@@ -164,6 +164,26 @@ class ContainerReportHandler:
             self._deleting_or_deleted(dn, info, report)
         return False
 
+    def reconcile(self) -> int:
+        """A new leader (design 3.1 (6)) replays the state rules over the replicas it recorded while it
+        followed, whose reports moved no container then (a CLOSING container whose replicas all reported
+        CLOSED would wait for the next full report, an hour away by default). Returns how many
+        containers moved. (The design's pass runs SCAN_STEP containers per tick; this one runs at once.)"""
+        moved = 0
+        unsettled = (LifeCycleState.OPEN, LifeCycleState.CLOSING, LifeCycleState.QUASI_CLOSED)
+        for state in unsettled:
+            for container_id in list(self._containers.container_ids(state)):
+                for replica in self._containers.replicas(container_id):
+                    if self._containers.get(container_id).state not in unsettled:
+                        break
+                    try:
+                        self._update_state(replica.datanode, _as_report(replica))
+                    except SCMException as e:
+                        log.error("Failed to reconcile container %d with %s: %s", container_id, replica, e)
+                if self._containers.get(container_id).state is not state:
+                    moved += 1
+        return moved
+
     def _transition(self, container_id: ContainerID, event: LifeCycleEvent) -> None:
         """The leader moves the container (spec 7.3: "only applied on the leader"); a follower gets the
         new state from the leader's record."""
@@ -266,3 +286,18 @@ def _bcsid_mismatch(info: ContainerInfo, report: ContainerReplicaReport, dn: Dat
         dn,
     )
     return True
+
+
+def _as_report(replica: ContainerReplica) -> ContainerReplicaReport:
+    """The report a recorded replica came from."""
+    return ContainerReplicaReport(
+        replica.container_id,
+        replica.state,
+        replica.sequence_id,
+        replica.origin_node_id,
+        replica.key_count,
+        replica.bytes_used,
+        replica.replica_index,
+        replica.is_empty,
+        replica.data_checksum,
+    )

@@ -20,7 +20,10 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from pyozone.hdds.ids import RATIS_THREE
+from pyozone.hdds.states import PipelineState
 from pyozone.hdds.store.table import Op
+from pyozone.scm.events import SCMEvent
 from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY, Transaction
 
 if TYPE_CHECKING:
@@ -106,12 +109,25 @@ class ScmReplication:
     def step_up(self, term: int) -> None:
         """This SCM leads `term` and applied the term's first entry (Ozone's notifyLeaderReady): sequence
         batches invalidated, leader-local state cleared, writes staged, the operational states of the
-        records over those adopted from the datanodes (design 3.1 (1)-(4))."""
+        records over those adopted from the datanodes (design 3.1 (1)-(4)), ALLOCATED pipelines' create
+        commands sent again and the report handler's state rules replayed over the replicas recorded
+        while following (the reconciliation pass of (6)); safe mode's
+        rules are judged at once (3.1 (7)): block allocation waits on the exit. A follower counts an
+        OPEN pipeline for HealthyPipelineSafeModeRule only from a pipeline report after the record that
+        opened it (the next periodic one, a minute later): its OPEN pipelines every member reported
+        count now."""
         self.context.lead(term)
         self._clear_leader_state()
         self.store.stage()
         self.context.set_leader_ready()
         self.scm.nodes.adopt_operational_state_records()
+        self.scm.pipelines.resend_create_commands()
+        self.scm.container_reports.reconcile()
+        if self.scm.safe_mode.in_safe_mode():
+            for pipeline in self.scm.pipelines.pipelines(RATIS_THREE, PipelineState.OPEN):
+                if pipeline.is_healthy():
+                    self.scm.events.fire(SCMEvent.OPEN_PIPELINE, pipeline)
+            self.scm.safe_mode.refresh()
         log.info("SCM is the ready leader of term %d", term)
 
     def reload_all(self) -> None:

@@ -263,20 +263,39 @@ class PipelineManager:
             suggested_leader=leader,
         )
         self._put(pipeline)
-        for dn in members:
+        self._tell_members(pipeline, term)
+        log.info("Created pipeline %s %s on %s", pipeline.id, replication_config, ",".join(members))
+        return pipeline
+
+    def _tell_members(self, pipeline: Pipeline, term: int) -> None:
+        for dn in pipeline.nodes:
             self.nodes.add_datanode_command(
                 dn,
                 CreatePipelineCommand(
                     pipeline_id=pipeline.id,
                     replication_type=ReplicationType.RATIS,
-                    factor=replication_config.factor,
-                    nodes=tuple(members),
-                    suggested_leader=leader,
+                    factor=pipeline.replication_config.factor,
+                    nodes=tuple(pipeline.nodes),
+                    suggested_leader=pipeline.suggested_leader,
                     term=term,
                 ),
             )
-        log.info("Created pipeline %s %s on %s", pipeline.id, replication_config, ",".join(members))
-        return pipeline
+
+    def resend_create_commands(self) -> int:
+        """A new leader (design 3.1 (6)): the members of every ALLOCATED Ratis pipeline are told to
+        create it again (a datanode that holds the group already ignores it). The deposed leader's queue
+        went with its leadership, perhaps before its create commands left: such a pipeline would stay
+        ALLOCATED, counted against the members' limits, until the scrubber's
+        ozone.scm.pipeline.allocated.timeout. Returns how many pipelines."""
+        term = self.nodes.context.term_of_leader()
+        allocated = [
+            p
+            for p in self._pipelines.values()
+            if p.state is PipelineState.ALLOCATED and p.replication_config.type is ReplicationType.RATIS
+        ]
+        for pipeline in allocated:
+            self._tell_members(pipeline, term)
+        return len(allocated)
 
     def _create_ec_pipeline(self, config: ReplicationConfig, excluded: Iterable[DatanodeID]) -> Pipeline:
         """ECPipelineProvider: data + parity members by rack scatter, each with room for a container."""

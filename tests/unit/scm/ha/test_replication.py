@@ -648,3 +648,53 @@ def test_a_lone_scm_keeps_no_operational_state_records() -> None:
     core.register(dn.details(), node_report())
     core.nodes.set_operational_state(dn.uuid, NodeOperationalState.DECOMMISSIONING)
     assert list(core.store.backend.items("datanodeOpStates")) == []
+
+
+def test_a_new_leader_tells_the_members_of_an_allocated_pipeline_whose_create_command_never_left() -> None:
+    """The deposed leader's command queue went with its leadership before the members heard it: the
+    pipeline would stay ALLOCATED until the scrubber's timeout. The next leader sends the command again,
+    with its term (design 3.1 (6))."""
+    service = Service.start(19)
+    pipeline = service.leader.core.pipelines.create_pipeline(RATIS_THREE)
+    service.commit()
+    service.term += 1
+    old, new = service.leader, service.follower
+    old.replication.step_down(service.term, new.name, service.index, why="the leader fell")
+    new.replication.step_up(service.term)
+    members = [dn for dn in service.datanodes if dn.uuid in pipeline.nodes]
+    for dn in members:
+        created = [c for c in new.core.heartbeat(dn.heartbeat()) if isinstance(c, CreatePipelineCommand)]
+        assert [(c.pipeline_id, c.term) for c in created] == [(pipeline.id, service.term)]
+
+
+def test_a_new_leader_closes_a_closing_container_whose_replicas_reported_closed_while_it_followed() -> None:
+    """The deposed leader committed CLOSING; the replicas' CLOSED reports reached the next leader while it
+    followed, which moves no container. At step-up it replays the report rules over those replicas
+    (design 3.1 (6)) instead of waiting for the next full report (an hour by default)."""
+    service = Service.start(23)
+    for _ in range(12):
+        service.allocate()
+        service.commit()
+        service.heartbeats()
+        service.tick()
+        service.commit()
+    leader = service.leader.core
+    cid = next(
+        c for c in leader.containers.container_ids(LifeCycleState.OPEN) if leader.containers.replicas(c)
+    )
+    leader.events.fire(SCMEvent.CLOSE_CONTAINER, cid)
+    service.commit()
+    service.term += 1
+    old, new = service.leader, service.follower
+    old.replication.step_down(service.term, new.name, service.index, why="the leader fell")
+    for dn in service.datanodes:
+        if cid in dn.replicas:
+            dn.replicas[cid] = ReplicaState.CLOSED
+            dn.icrs.append(dn.replica(cid))
+    for dn in service.datanodes:
+        hb = dn.heartbeat()
+        for scm in (old, new):
+            scm.core.heartbeat(hb)
+    assert new.core.containers.get(cid).state is LifeCycleState.CLOSING
+    new.replication.step_up(service.term)
+    assert new.core.containers.get(cid).state is LifeCycleState.CLOSED

@@ -1,0 +1,352 @@
+"""Seeded runs of three SCM cores of one service on virtual time, with failovers (issue 31, design 7.2).
+
+Each seed draws a cluster (6-9 datanodes, a sequence id batch size, message loss) and, for two virtual
+minutes, block writes to the ready leader beside faults: the leader killed (most often) or another SCM,
+restarts, the leader isolated from the other SCMs (not from the datanodes), random partitions of the SCMs,
+datanode kills and restarts. Then every fault heals. After every event the invariants of the design hold:
+
+1. no local id is acknowledged twice, and a committed container or delete-transaction id names one record
+   for ever (its pipeline, owner and replication, its blocks) on every SCM;
+2. every acknowledged block's container is in the table of every SCM that applied the entry it was
+   acknowledged at, and not DELETED;
+3. SCMs at equal applied index hold equal scm.db tables (a digest per index);
+4. a command leaves only the ready leader of its term, carrying that term, and only once what it acts on
+   committed (CreatePipeline: the pipeline's record; CloseContainer: a record past OPEN; DeleteBlocks: the
+   transactions'); a datanode that observed a newer term drops it;
+5. after the faults stop, within 10 election timeouts a ready leader takes a write, and within two minutes
+   more every SCM has applied the same log and holds the same tables.
+
+Replay a seed: `python -m tests.scm_ha_sim --seed 17 --trace`; many: `python -m tests.scm_ha_sim --seeds 200`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.block import AllocatedBlock
+from pyozone.hdds.commands import (
+    CloseContainerCommand,
+    CreatePipelineCommand,
+    DeleteBlocksCommand,
+    SCMCommand,
+)
+from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.exceptions import SCMException
+from pyozone.hdds.pipeline import Pipeline
+from pyozone.hdds.states import LifeCycleState
+from pyozone.hdds.store.codec import IntKeyCodec, RecordCodec, StrKeyCodec
+from pyozone.ratis.messages import EntryKind, LogEntry
+from pyozone.scm.ha.driver import decode
+from pyozone.scm.store import SCMMetadataStore
+from pyozone.sim.datanode import SimDatanode
+from pyozone.sim.scm_ha import ELECTION_MS, SCM_NAMES, ScmHaObserver, SimHaCluster, SimScm
+
+SECOND = 1000
+FAULT_MS = 120 * SECOND
+WARMUP_MS = 120 * SECOND
+SETTLE_MS = 120 * SECOND
+HEALTHY_MS = 15 * 60 * SECOND  # then every container healthy in the leader's RM report, none CLOSING
+UNHEALTHY_STATES = (
+    ContainerHealthState.UNDER_REPLICATED,
+    ContainerHealthState.OVER_REPLICATED,
+    ContainerHealthState.MISSING,
+    ContainerHealthState.UNHEALTHY,
+    ContainerHealthState.QUASI_CLOSED_STUCK,
+    ContainerHealthState.OPEN_UNHEALTHY,
+    ContainerHealthState.OPEN_WITHOUT_PIPELINE,
+)
+MB = 1 << 20
+
+
+class InvariantViolation(AssertionError):
+    pass
+
+
+class Checker(ScmHaObserver):
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.acked_local: set[int] = set()
+        self.acked_at: dict[int, int] = {}  # container id -> the leader's applied index at its first ack
+        self.containers_seen: dict[int, tuple] = {}
+        self.tx_seen: dict[int, tuple] = {}
+        self.digest_at: dict[int, tuple[str, str]] = {}  # applied index -> (SCM, digest)
+        self.counts: Counter[str] = Counter()
+        self._container_codec = RecordCodec(ContainerInfo)
+        self._int = IntKeyCodec()
+
+    def fail(self, cluster: SimHaCluster, message: str) -> None:
+        raise InvariantViolation(
+            f"seed {self.seed}, t={cluster.clock.now_ms()} ms: {message}\n"
+            f"replay: python -m tests.scm_ha_sim --seed {self.seed} --trace"
+        )
+
+    # ---- (1), (2): acknowledgements
+    def acknowledged(self, cluster: SimHaCluster, scm: SimScm, block: AllocatedBlock) -> None:
+        local = block.block_id.local_id
+        if local in self.acked_local:
+            self.fail(cluster, f"local id {local} acknowledged twice")
+        self.acked_local.add(local)
+        self.acked_at.setdefault(block.container_id, scm.server.applied_index)
+        self.counts["blocks acknowledged"] += 1
+
+    # ---- (1), (3): every applied entry
+    def entry_applied(self, cluster: SimHaCluster, scm: SimScm, entry: LogEntry) -> None:
+        if entry.kind is not EntryKind.STATE_MACHINE:
+            return
+        for cf, key, value in decode(entry.payload).ops:
+            if value is None:
+                continue
+            if cf == "containers":
+                info = self._container_codec.decode(value)
+                identity = (info.pipeline_id, info.owner, info.replication_config)
+                if self.containers_seen.setdefault(info.container_id, identity) != identity:
+                    self.fail(cluster, f"container id {info.container_id} names two containers")
+            elif cf == "deletedBlocks":
+                tx = self._int.decode(key)
+                identity = (value,)
+                seen = self.tx_seen.setdefault(tx, identity)
+                if seen != identity and _blocks(seen[0]) != _blocks(value):
+                    self.fail(cluster, f"delete transaction {tx} names two sets of blocks")
+        digest = scm.digest()
+        first = self.digest_at.setdefault(entry.index, (scm.name, digest))
+        if first[1] != digest:
+            self.fail(cluster, f"{scm.name} and {first[0]} applied index {entry.index}: their scm.db differ")
+        self.counts["entries applied"] += 1
+
+    # ---- (4): commands
+    def commands(self, cluster: SimHaCluster, scm: SimScm, node: SimDatanode, commands: list) -> None:
+        if not commands:
+            return
+        context = scm.core.context
+        if not context.is_leader_ready():
+            self.fail(cluster, f"{scm.name}, not the ready leader, sent {commands}")
+        committed = SCMMetadataStore(scm.backend)
+        for command in commands:
+            self._check_command(cluster, scm, committed, command, context.known_term)
+        self.counts["commands sent"] += len(commands)
+
+    def _check_command(
+        self, cluster: SimHaCluster, scm: SimScm, committed: SCMMetadataStore, command: SCMCommand, term: int
+    ) -> None:
+        if command.term != term:
+            self.fail(cluster, f"{scm.name}, leader of term {term}, sent {command} of term {command.term}")
+        if isinstance(command, CreatePipelineCommand):
+            table = committed.table("pipelines", StrKeyCodec(), RecordCodec(Pipeline))
+            if table.get(command.pipeline_id) is None:
+                self.fail(cluster, f"{scm.name} sent {command} before the pipeline's record committed")
+        elif isinstance(command, CloseContainerCommand):
+            info = committed.int_table("containers", self._container_codec).get(command.container_id)
+            if info is None or info.state is LifeCycleState.OPEN:
+                self.fail(cluster, f"{scm.name} sent {command} before a record past OPEN committed")
+        elif isinstance(command, DeleteBlocksCommand):
+            raw = committed.backend
+            for tx in command.transactions:
+                if raw.get("deletedBlocks", self._int.encode(tx.tx_id)) is None:
+                    self.fail(cluster, f"{scm.name} sent delete transaction {tx.tx_id} before it committed")
+
+    def received(self, cluster: SimHaCluster, node: SimDatanode, stale: int, dropped: int) -> None:
+        if dropped < stale:
+            self.fail(cluster, f"datanode {node.uuid} executed a command older than a term it observed")
+        self.counts["stale commands dropped"] += stale
+
+    # ---- (2) after every event
+    def after_event(self, cluster: SimHaCluster) -> None:
+        for scm in cluster.scms.values():
+            if not scm.alive:
+                continue
+            applied = scm.server.applied_index
+            table = None
+            for cid, at in self.acked_at.items():
+                if applied < at:
+                    continue
+                if table is None:
+                    table = SCMMetadataStore(scm.backend).int_table("containers", self._container_codec)
+                info = table.get(cid)
+                if info is None or info.state is LifeCycleState.DELETED:
+                    self.fail(cluster, f"acknowledged container {cid} is {info and info.state} on {scm.name}")
+
+
+def _blocks(value: bytes) -> bytes:
+    return value
+
+
+CONF = {
+    "hdds.heartbeat.interval": "3s",
+    "ozone.scm.container.size": "10MB",
+    "ozone.scm.block.size": "1MB",
+    "hdds.scm.wait.time.after.safemode.exit": "0s",
+    "ozone.scm.stale.node.interval": "30s",
+    "ozone.scm.dead.node.interval": "60s",
+    "ozone.scm.close.container.wait.duration": "10s",
+    "ozone.scm.pipeline.creation.interval": "10s",
+    "hdds.scm.replication.thread.interval": "30s",
+    # A follower drops the ICR of a container whose record it has not applied yet (the datanode wrote the
+    # block once the leader applied it): a later leader learns that replica from the next full report.
+    "hdds.container.report.interval": "5m",
+}
+
+
+class Run:
+    """One seed: the cluster, the workload, the faults, the checks."""
+
+    def __init__(self, seed: int, trace: bool = False) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.trace = trace
+        self.checker = Checker(seed)
+        conf = dict(CONF)
+        conf["ozone.scm.sequence.id.batch.size"] = str(self.rng.choice([5, 50, 1000]))
+        conf["hdds.heartbeat.interval"] = self.rng.choice(["1s", "3s"])
+        self.cluster = SimHaCluster(
+            self.rng.randint(6, 9), conf=OzoneConfiguration(conf), seed=seed, observer=self.checker
+        )
+        self.cluster.loss = self.rng.choice([0.0, 0.0, 0.05, 0.2])
+        self.cluster.max_delay_ms = self.rng.choice([20, 100, 300])
+
+    def log(self, what: str) -> None:
+        self.checker.counts[what.split(" ")[0]] += 1
+        if self.trace:
+            print(f"{self.cluster.clock.now_ms():8d} {what}")
+
+    def write(self) -> None:
+        try:
+            self.cluster.write_block(self.rng.choice([MB // 2, MB]))
+        except SCMException as refused:
+            self.checker.counts[f"writes refused ({refused.code.name})"] += 1
+
+    def fault(self) -> None:
+        c, rng = self.cluster, self.rng
+        leader = c.leader()
+        dead = [s for s in c.scms.values() if not s.alive]
+        what = rng.choices(
+            [
+                "kill-leader",
+                "kill-scm",
+                "restart-scm",
+                "isolate-leader",
+                "partition",
+                "heal",
+                "kill-dn",
+                "restart-dn",
+            ],
+            weights=[4, 1, 4, 2, 1, 3, 1, 2],
+        )[0]
+        if what == "kill-leader" and leader is not None:
+            c.kill_scm(leader.name)
+        elif what == "kill-scm":
+            c.kill_scm(rng.choice(SCM_NAMES))
+        elif what == "restart-scm" and dead:
+            c.restart_scm_node(rng.choice(dead).name)
+        elif what == "isolate-leader" and leader is not None:
+            c.isolate_scm(leader.name)
+        elif what == "partition":
+            c.partition_scms({n: rng.randint(0, 1) for n in SCM_NAMES})
+        elif what == "heal":
+            c.heal_scms()
+        elif what == "kill-dn":
+            c.kill(rng.choice(list(c.datanodes)))
+        elif what == "restart-dn":
+            for dn, node in c.datanodes.items():
+                if not node.alive:
+                    c.restart(dn)
+                    break
+        else:
+            return
+        self.log(f"{what} (leader {leader and leader.name})")
+
+    def run(self) -> None:
+        c, rng = self.cluster, self.rng
+        if not c.run_until(lambda: c.leader() is not None and not c.scm.safe_mode.in_safe_mode(), WARMUP_MS):
+            self.checker.fail(c, "no ready leader out of safe mode after the warm-up")
+        end = c.clock.now_ms() + FAULT_MS
+        while c.clock.now_ms() < end:
+            for _ in range(rng.randint(0, 3)):
+                self.write()
+            if rng.random() < 0.08:
+                self.fault()
+            c.advance(rng.randint(100, 1500))
+        # the faults stop
+        c.loss, c.max_delay_ms = 0.0, 20
+        c.heal_scms()
+        for name in SCM_NAMES:
+            c.restart_scm_node(name)
+        for dn in list(c.datanodes):
+            c.restart(dn)
+        healed = c.clock.now_ms()
+        acked = len(c.acked)
+        while len(c.acked) == acked:
+            if c.clock.now_ms() > healed + 10 * ELECTION_MS + 10 * SECOND:
+                self.checker.fail(c, "no write acknowledged within 10 election timeouts of the heal (+10 s)")
+            if c.leader() is not None:
+                self.write()
+            c.advance(200)
+        took = c.clock.now_ms() - healed
+        self.checker.counts["ms to the first write after the heal (max)"] = max(
+            self.checker.counts["ms to the first write after the heal (max)"], took
+        )
+
+        def converged() -> bool:
+            scms = list(c.scms.values())
+            return len({s.server.applied_index for s in scms}) == 1 and len({s.digest() for s in scms}) == 1
+
+        if not c.run_until(converged, SETTLE_MS):
+            self.checker.fail(
+                c, f"SCMs did not converge: applied {[s.server.applied_index for s in c.scms.values()]}"
+            )
+        leader = c.leader()
+        assert leader is not None
+        stale_report = leader.core.replication.report
+
+        def healthy() -> bool:
+            report = leader.core.replication.report
+            unhealthy = any(report.stat(state.name) for state in UNHEALTHY_STATES)
+            return report is not stale_report and not unhealthy and report.stat("CLOSING") == 0
+
+        if not c.run_until(healthy, HEALTHY_MS):
+            report = leader.core.replication.report
+            self.checker.fail(
+                c,
+                f"containers not healthy: {[(s.name, report.stat(s.name)) for s in UNHEALTHY_STATES]}, "
+                f"CLOSING {report.stat('CLOSING')}",
+            )
+
+
+def run_seed(seed: int, trace: bool = False) -> Counter[str]:
+    run = Run(seed, trace)
+    run.run()
+    return run.checker.counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, help="run this seed only")
+    parser.add_argument("--seeds", type=int, default=20, help="run seeds 0..N-1")
+    parser.add_argument("--first", type=int, default=0, help="the first seed of --seeds")
+    parser.add_argument("--trace", action="store_true", help="print every fault")
+    args = parser.parse_args()
+    seeds = [args.seed] if args.seed is not None else range(args.first, args.first + args.seeds)
+    total: Counter[str] = Counter()
+    started = time.perf_counter()
+    for seed in seeds:
+        counts = run_seed(seed, args.trace)
+        for key, value in counts.items():
+            if "(max)" in key:
+                total[key] = max(total[key], value)
+            else:
+                total[key] += value
+        if args.seed is not None:
+            print(f"seed {seed}: {dict(counts)}")
+    print(
+        f"{len(seeds)} seeds in {time.perf_counter() - started:.1f} s: all invariants hold; "
+        f"{dict(sorted(total.items()))}"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

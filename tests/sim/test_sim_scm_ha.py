@@ -1,0 +1,111 @@
+"""Three SCM cores of one service on virtual time (issue 31, design 7.2): seeded runs with leader kills,
+restarts, isolations and partitions beside datanode faults, every invariant checked after every event
+(`tests/scm_ha_sim.py`; `python -m tests.scm_ha_sim --seeds N` for long runs)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import pytest
+
+from pyozone.config import OzoneConfiguration
+from pyozone.hdds.exceptions import SCMException
+from pyozone.sim.scm_ha import ELECTION_MS, SimHaCluster
+from tests.scm_ha_sim import CONF, Checker, run_seed
+
+MB = 1 << 20
+_run = functools.cache(run_seed)  # the seeds' counts, shared by the tests that read them
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_failovers_keep_ids_unique_acknowledged_blocks_and_equal_tables(seed: int) -> None:
+    counts = _run(seed)
+    assert counts["blocks acknowledged"] > 0
+
+
+def test_the_seeds_reach_every_fault_and_failover() -> None:
+    total: dict[str, int] = {}
+    for seed in range(6):
+        for key, value in _run(seed).items():
+            total[key] = total.get(key, 0) + value
+    for fault in ("kill-leader", "restart-scm", "isolate-leader", "partition"):
+        assert total.get(fault), f"no {fault} in the first seeds: {total}"
+    assert total["commands sent"] and total["entries applied"]
+
+
+def _cluster(seed: int = 3) -> SimHaCluster:
+    c = SimHaCluster(6, conf=OzoneConfiguration(CONF), seed=seed, observer=Checker(seed))
+    assert c.run_until(lambda: c.leader() is not None and not c.scm.safe_mode.in_safe_mode(), 120_000)
+    return c
+
+
+def _write(c: SimHaCluster, n: int) -> None:
+    for _ in range(n):
+        c.write_block(MB)
+        c.advance(200)
+
+
+def test_a_killed_leader_is_replaced_within_two_election_timeouts_and_ids_keep_growing() -> None:
+    c = _cluster()
+    _write(c, 20)
+    acked = {b.block_id.local_id for b in c.acked}
+    old = c.leader()
+    assert old is not None
+    c.kill_scm(old.name)
+    killed = c.clock.now_ms()
+    while c.leader() is None or c.leader() is old:
+        c.advance(20)
+        assert c.clock.now_ms() - killed < 2 * ELECTION_MS + 400  # election timeout max = min + 200 ms
+    new = c.leader()
+    assert new is not None and new.core.context.known_term > old.core.context.known_term
+    _write(c, 20)
+    fresh = {b.block_id.local_id for b in c.acked} - acked
+    assert fresh and min(fresh) > max(acked)
+    c.restart_scm_node(old.name)
+    assert c.run_until(lambda: old.server.applied_index == new.server.applied_index, 30_000, 100)
+    assert old.digest() == new.digest()
+
+
+def test_an_isolated_leader_acknowledges_nothing_and_steps_down() -> None:
+    c = _cluster(5)
+    old = c.leader()
+    assert old is not None
+    c.isolate_scm(old.name)
+    before = len(c.acked)
+    for _ in range(5):
+        with contextlib.suppress(SCMException):
+            c.write_block(MB)
+        c.advance(100)
+    assert len(c.acked) == before  # its writes cannot commit: never acknowledged
+    c.advance(3 * ELECTION_MS)
+    assert not old.core.context.is_leader()
+    assert c.leader() is not None and c.leader() is not old
+    c.heal_scms()
+    _write(c, 5)
+    assert len(c.acked) == before + 5
+
+
+def test_the_cli_kills_and_cuts_off_the_scm_leader_and_a_new_one_takes_over(cli) -> None:
+    result = cli(
+        "sim", "--scm-ha", "--datanodes", "6", "--minutes", "6", "--kill-scm-leader", "2",
+        "--partition-scm-leader", "4",
+    )  # fmt: skip
+    assert result.code == 0
+    told = [line for line in result.out.splitlines() if line.startswith("-- ")]
+    assert [line.split(" at ")[0] for line in told] == [
+        "-- kill scm leader", "-- restart scms", "-- isolate scm leader", "-- heal scms",
+    ]  # fmt: skip
+    killed, after = told[0].split("leader: ")[1], told[1].split("leader: ")[1]
+    assert killed.split(",")[0] != after.split(",")[0]  # another SCM leads a later term
+    assert _term(told[3]) > _term(told[2])
+    assert result.out.splitlines()[-1].split()[1] == "OUT_OF_SAFE_MODE"
+
+
+def test_the_cli_refuses_scm_leader_faults_without_scm_ha(cli) -> None:
+    result = cli("sim", "--kill-scm-leader", "2")
+    assert result.code != 0 and "--scm-ha" in result.err
+
+
+def _term(told: str) -> int:
+    return int(told.split("term ")[1].rstrip(")"))
