@@ -1,8 +1,10 @@
 """Acceptance (issue 4, item 4): a datanode of the pipeline a 200 MB write is using is killed with -9 while
 the write runs (the pipeline's leader, or a follower). The write moves to another RATIS/THREE pipeline and
 completes, the key reads back bit-identical, a lookup before the commit finds no key, and the containers
-the write had on the failed pipeline end CLOSED or QUASI_CLOSED in SCM once the pipeline is closed: at once
-on the leader's pipeline action when a follower died, when the dead leader goes STALE otherwise.
+the write had on the failed pipeline end CLOSED or QUASI_CLOSED in SCM once the pipeline is closed. As in
+Ozone, SCM closes it when the dead datanode goes STALE (its StaleNodeHandler), or earlier on a member's
+pipeline action (a leader's `hdds.ratis.raft.server.rpc.slowness.timeout`, 300 s, is far off here): which
+of the two comes first is a race the test does not time.
 
 Each case gets its own cluster of 6 datanodes (4 RATIS/THREE pipelines), so the other case's dead datanode
 and closed pipelines do not shrink its choice of pipelines.
@@ -167,19 +169,14 @@ def test_a_write_survives_a_pipeline_member_killed_mid_write(
         pipeline_closed_s = (
             datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f") - killed_at
         ).total_seconds()
-        if role == "follower":  # the leader's pipeline action, at once; not the node going STALE
-            assert pipeline_closed_s < STALE_S, pipeline_closed_s
-            # the leader reports the dead follower when its append stream breaks. Twice on a loaded CI
-            # run (two workers) no action came and the victim went STALE instead, its last heartbeat
-            # taken before the kill (issue 28's note: left to investigate); the close still came early
-            action = "pipeline Action CLOSE on pipeline " + pipeline.id
-            stale = f"Datanode {victim.uuid}: HEALTHY -> STALE"
-            how = wait_for(
-                lambda: next((w for w in (action, stale) if w in cluster.log("scm")), None),
-                30,
-                "the leader's pipeline action, or the follower STALE",
-            )
-            print(f"pipeline closed {pipeline_closed_s:.1f} s after the kill, on: {how}")
+        action = "pipeline Action CLOSE on pipeline " + pipeline.id
+        stale = f"Datanode {victim.uuid}: HEALTHY -> STALE"
+        how = wait_for(
+            lambda: next((w for w in (action, stale) if w in cluster.log("scm")), None),
+            30,
+            "a member's pipeline action, or the killed datanode STALE",
+        )
+        print(f"pipeline closed {pipeline_closed_s:.1f} s after the kill, on: {how}")
         touched = {b.container_id for b in on_dead if b.pipeline.id == pipeline.id}
         touched |= {int(f.split("conID: ")[1].split()[0]) for f in failures if pipeline.id in f}
         ended: dict[int, tuple[str, list[str]]] = {}
