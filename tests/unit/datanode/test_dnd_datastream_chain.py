@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +16,7 @@ import pytest
 
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.datastream.sockets import recv_exact
+from pyozone.datanode.datastream.write import ChainWriter
 from pyozone.datanode.storage import chunk_io
 from pyozone.hdds.checksum import ChecksumType, compute
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -193,13 +194,21 @@ async def test_a_bad_packet_the_next_member_refused_first_is_still_the_senders_f
     evil = b"ev" * (len(DATA) // 2)
     async with three_datanodes(tmp_path) as cluster:
         leader, f1, f2 = cluster.dns
-        write = f1.dispatcher.write
+        write, own_verdict = f1.dispatcher.write, ChainWriter._own_verdict
+        next_refused = threading.Event()
 
-        def slow_write(*args: object, **kwargs: object) -> None:
-            time.sleep(0.3)  # the next member's refusal arrives before this member's own verdict
+        def waiting_verdict(self: ChainWriter, offset: int) -> bool:
+            if self.dispatcher is f1.dispatcher:
+                next_refused.set()
+            return own_verdict(self, offset)
+
+        def late_write(*args: object, **kwargs: object) -> None:
+            # f1 writes (and so verifies) only once the next member's refusal has reached it
+            assert next_refused.wait(30), "the next member's refusal never reached f1"
             write(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(f1.dispatcher, "write", slow_write)
+        monkeypatch.setattr(ChainWriter, "_own_verdict", waiting_verdict)
+        monkeypatch.setattr(f1.dispatcher, "write", late_write)
         [(ack, message)] = await asyncio.to_thread(_stream, f1, (_hop(f2), _hop(leader)), evil, DATA)
         assert ack.result == pb.CHECKSUM_MISMATCH and ack.member == 0, (ack, message)
 
