@@ -96,7 +96,11 @@ def test_a_follower_down_during_many_small_writes_catches_up(monkeypatch: pytest
     byte limit and its overhead, made small here) as sized: the sender never splits one."""
     limit = 64 * 1024
     monkeypatch.setattr(transport, "MESSAGE_OVERHEAD_BYTES", 4 * 1024)
-    settings = dataclasses.replace(SETTINGS, append_byte_limit=limit)
+    # elections slower than SETTINGS': under load a 2-of-3 group re-elected mid-burst refused writes with
+    # "not the leader", which this test of append sizes is not about
+    settings = dataclasses.replace(
+        SETTINGS, append_byte_limit=limit, rpc_timeout_min_ms=3000, rpc_timeout_max_ms=6000
+    )
     client = "0123456789abcdef0123456789abcdef0123"
     pieces: list[int] = []
 
