@@ -105,6 +105,19 @@ class ScmRaftDriver:
             self.replication.step_up(entry.term)
             self.step_ups += 1
 
+    def shell_applied(self, leading_term: int | None, applied_index: int, last_index: int) -> bool:
+        """For a shell that applies its no-op and configuration entries itself (ratis_server's RaftMember
+        hands its state machine the STATE_MACHINE entries only): its applied index counts for the
+        catch-up (spec 3.4), and the leader of `leading_term` that applied its log up to its last entry has
+        applied its term's first one, so it steps up as `apply` does at that NOOP. True when it stepped up."""
+        context = self.context
+        context.applied(applied_index)
+        if leading_term is None or context.is_leader() or applied_index < last_index:
+            return False
+        self.replication.step_up(leading_term)
+        self.step_ups += 1
+        return True
+
     def observe(self, leading_term: int | None, term: int, leader_id: str | None, leader_commit: int) -> bool:
         """After every Raft input: a leader whose server no longer leads its term steps down (its
         uncommitted tail undone, its callers refused); a follower learns the leader it follows, whose term
