@@ -59,7 +59,13 @@ from pyozone.scm.server.ca_files import (
     scm_hosts,
 )
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
-from pyozone.scm.server.ha import LeaderOnly, ScmRaft, scm_raft_settings, scm_ratis_dir
+from pyozone.scm.server.ha import (
+    ScmRaft,
+    caught_up_only,
+    leader_only,
+    scm_raft_settings,
+    scm_ratis_dir,
+)
 from pyozone.scm.server.metrics import register_scm_metrics
 from pyozone.scm.server.readiness import readiness_routes
 from pyozone.scm.server.security_service import SecurityService
@@ -350,11 +356,13 @@ class ScmDaemon:
         )
         admin: object = AdminService(self.core, scm_uuid, self.snapshot_source)
         block: object = BlockService(self.core, scm_uuid, tls=self.tls is not None)
+        datanode_servicer: object = datanode
         if self.ha is not None:
-            admin = LeaderOnly(admin, self.ha, lambda n: n.client_address)
-            block = LeaderOnly(block, self.ha, lambda n: n.block_client_address)
+            admin = leader_only(admin, self.ha, lambda n: n.client_address)
+            block = leader_only(block, self.ha, lambda n: n.block_client_address)
+            datanode_servicer = caught_up_only(datanode, self.ha)
         self.datanode_port = await self._serve(
-            DATANODE_SERVICE, datanode, MAX_HEARTBEAT_MESSAGE_BYTES,
+            DATANODE_SERVICE, datanode_servicer, MAX_HEARTBEAT_MESSAGE_BYTES,
             self.datanode_address, "ozone.scm.datanode", self.tls,
         )  # fmt: skip
         self.client_port = await self._serve(

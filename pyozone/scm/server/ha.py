@@ -11,11 +11,11 @@ submit and every `POLL_S`: a leader that applied its log up to its last entry ha
 first one and steps up (Ozone's notifyLeaderReady); a leader whose member no longer leads its term steps
 down, and the callers waiting for its uncommitted writes are refused.
 
-The client-facing protocols (admin, block) are `LeaderOnly`: a follower refuses every call but the static
+The client-facing protocols (admin, block) are `leader_only`: a follower refuses every call but the static
 getScmInfo (and the snapshot stream, any SCM's applied state) with Ozone's ServerNotLeaderException text
 naming the leader at the port of the protocol called, and the leader answers once what the call wrote has
-committed (`ozone.scm.ha.ratis.request.timeout`). Datanodes heartbeat every SCM (the datanode service is
-not wrapped).
+committed (`ozone.scm.ha.ratis.request.timeout`). Datanodes heartbeat every SCM; the datanode protocol
+is `caught_up_only`: refused while the SCM knows no leader or has not applied the leader's commit index.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import heapq
 import inspect
 import itertools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +226,21 @@ class ScmRaft:
             f"Server:{where.host}:{where.port}."
         )
 
+    def check_caught_up(self) -> None:
+        """Raises NotServing unless StateMachineReadyRule's condition holds (spec 3.4): the ready leader,
+        or a follower that applied its log up to the leader's commit index seen when it learned it."""
+        self.observe()
+        if self.context.state_machine_ready():
+            return
+        member = self._member
+        status = member.status() if member is not None and member.running else None
+        if status is None or status.leader is None:
+            raise NotServing(f"SCM {self.node.node_id} knows no leader of its service yet")
+        raise NotServing(
+            f"SCM {self.node.node_id} is catching up its Raft log: applied {status.applied_index} of "
+            f"{status.commit_index}"
+        )
+
     async def committed(self) -> None:
         """Returns once every write the core made so far has committed (a call's answer leaves then);
         NotServing when this SCM stepped down before, or past the request timeout."""
@@ -268,27 +283,26 @@ class ScmRaft:
                 )
 
 
-class LeaderOnly:
-    """A client-facing servicer of an HA SCM (Ozone's SCM protocol translators check isLeader first): a
-    call is refused UNAVAILABLE unless this SCM is the ready leader, and answered only once its writes
-    committed. `port` picks the called protocol's address of a node, named in the refusal."""
+class Gated:
+    """A servicer whose every call (but `exempt` ones) first passes `check` (NotServing: refused
+    UNAVAILABLE with its text) and, with `settle`, is answered only once `settle()` returns."""
 
     def __init__(
         self,
         servicer: object,
-        raft: ScmRaft,
-        port: Callable[[ScmNodeDetails], HostPort],
-        any_scm: frozenset[str] = ANY_SCM,
+        check: Callable[[], None],
+        settle: Callable[[], Awaitable[None]] | None = None,
+        exempt: frozenset[str] = frozenset(),
     ) -> None:
         self._servicer = servicer
-        self._raft = raft
-        self._port = port
-        self._any_scm = any_scm
+        self._check = check
+        self._settle = settle
+        self._exempt = exempt
         self._wrapped: dict[str, Any] = {}
 
     def __getattr__(self, name: str) -> Any:
         handler = getattr(self._servicer, name)
-        if name in self._any_scm or not callable(handler):
+        if name in self._exempt or not callable(handler):
             return handler
         wrapped = self._wrapped.get(name)
         if wrapped is None:
@@ -296,7 +310,7 @@ class LeaderOnly:
         return wrapped
 
     def _wrap(self, handler: Any) -> Any:
-        raft, port = self._raft, self._port
+        check, settle = self._check, self._settle
 
         async def refuse(context: rpc.CallContext, error: NotServing) -> None:
             await context.abort(rpc.StatusCode.UNAVAILABLE, error.text)
@@ -305,7 +319,7 @@ class LeaderOnly:
 
             async def stream(request: Any, context: rpc.CallContext) -> AsyncIterator[Any]:
                 try:
-                    raft.check_leader(port)
+                    check()
                 except NotServing as error:
                     await refuse(context, error)
                 async for message in handler(request, context):
@@ -315,11 +329,25 @@ class LeaderOnly:
 
         async def call(request: Any, context: rpc.CallContext) -> Any:
             try:
-                raft.check_leader(port)
+                check()
                 answer = await handler(request, context)
-                await raft.committed()
+                if settle is not None:
+                    await settle()
             except NotServing as error:
                 await refuse(context, error)
             return answer
 
         return call
+
+
+def leader_only(servicer: object, raft: ScmRaft, port: Callable[[ScmNodeDetails], HostPort]) -> Gated:
+    """A client-facing servicer of an HA SCM (Ozone's SCM protocol translators check isLeader first): a
+    call (but those of `ANY_SCM`) is refused unless this SCM is the ready leader, and answered only once
+    its writes committed. `port` picks the called protocol's address of a node, named in the refusal."""
+    return Gated(servicer, functools.partial(raft.check_leader, port), raft.committed, ANY_SCM)
+
+
+def caught_up_only(servicer: object, raft: ScmRaft) -> Gated:
+    """The datanode protocol of an HA SCM: refused while this SCM catches up its log (spec 3.4, Ozone's
+    deferred DatanodeProtocolServer start), so no report is judged against a half-replayed table."""
+    return Gated(servicer, raft.check_caught_up)

@@ -1,7 +1,8 @@
 """SCM HA in one process (issue 31, design 7 S4): three SCM daemons of one service (ozone.scm.service.ids) on
 real sockets, their Raft group on the shell, fake datanodes heartbeating every SCM. A follower refuses the
 block protocol naming the leader at its block port; an allocation the leader answered is in every SCM's
-scm.db; when the leader stops another leads and allocations go on, never reusing an id."""
+scm.db; when the leader stops another leads and allocations go on, never reusing an id; the service
+restarted resumes from each scm.db's transaction info."""
 
 from __future__ import annotations
 
@@ -94,6 +95,11 @@ class Service:
     async def stop(self, node: str) -> None:
         await self.daemons.pop(node).stop(0.2)
 
+    async def restart(self) -> None:
+        for node in list(self.daemons):
+            await self.stop(node)
+        await asyncio.gather(*(self.start(node) for node in NODES))
+
     async def beat(self) -> None:
         for dn in self.datanodes:
             await dn.heartbeat(self.daemons)
@@ -150,6 +156,10 @@ async def service(tmp_path: Path) -> AsyncIterator[Service]:
     assert [version_file(scm_metadata_dir(running.conf(n))).exists() for n in NODES] == [True, False, False]
     try:
         await running.start("scm1")
+        async with channel(running.port("scm1", "datanode")) as ch:
+            with pytest.raises(rpc.RpcError) as refused:  # no leader without a second SCM
+                await FakeDatanode(1, ch).register()
+        assert "UNAVAILABLE" in str(refused.value) and "scm1 knows no leader" in refused.value.details()
         for node in NODES[1:]:
             assert await asyncio.to_thread(running.cli, node, "--bootstrap") == 0
             await running.start(node)
@@ -205,12 +215,13 @@ def test_a_follower_refuses_block_calls_naming_the_leader_and_answers_its_identi
             ) in refused.value.details()
             assert info.clusterId == leader.core.cluster_id
             # a bootstrap again is a no-op; one over an SCM of another cluster is refused
-            assert await asyncio.to_thread(svc.cli, follower, "--bootstrap") == 0
+            joined = next(n for n in NODES[1:] if n != leader_node)
+            assert await asyncio.to_thread(svc.cli, joined, "--bootstrap") == 0
             other = {"ozone.metadata.dirs": str(tmp_path / "other")}
-            assert svc.cli(follower, "--init", extra={**other, "ozone.scm.primordial.node.id": follower}) == 0
+            assert svc.cli(joined, "--init", extra={**other, "ozone.scm.primordial.node.id": joined}) == 0
             capsys.readouterr()
-            assert await asyncio.to_thread(svc.cli, follower, "--bootstrap", extra=other) != 0
-            assert f"SCM {follower} cannot bootstrap: it is already initialized with cluster id" in (
+            assert await asyncio.to_thread(svc.cli, joined, "--bootstrap", extra=other) != 0
+            assert f"SCM {joined} cannot bootstrap: it is already initialized with cluster id" in (
                 capsys.readouterr().err
             )
 
@@ -252,3 +263,17 @@ def test_bootstrap_is_for_the_other_scms_of_an_insecure_service(tmp_path: Path, 
     assert svc.cli("scm2", "--bootstrap") != 0  # the primordial is not running
     assert "SCM scm2 cannot bootstrap: no other SCM of service scmservice answered" in capsys.readouterr().err
     assert not version_file(scm_metadata_dir(svc.conf("scm2"))).exists()
+
+
+def test_a_restarted_service_resumes_from_each_scm_db_and_allocates_new_ids(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            first = (await allocate(svc, svc.node_of(await svc.leader()))).blocks[0].containerBlockID
+            await svc.restart()
+            assert all(d.ha is not None and d.ha.db_applied.index > 0 for d in svc.daemons.values())
+            leader = await svc.leader()
+            assert container_record(leader, first.containerID) is not None
+            second = (await allocate(svc, svc.node_of(leader))).blocks[0].containerBlockID
+            assert second.localID != first.localID
+
+    run(scenario())
