@@ -332,7 +332,11 @@ class Gated:
                 check()
                 answer = await handler(request, context)
                 if settle is not None:
-                    await settle()
+                    try:
+                        await settle()
+                    except NotServing:
+                        check()  # a step-down: refused as a call arriving now is (naming the leader)
+                        raise
             except NotServing as error:
                 await refuse(context, error)
             return answer
