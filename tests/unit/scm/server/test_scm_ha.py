@@ -24,7 +24,8 @@ from pyozone.hdds.store.codec import IntKeyCodec
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
-from pyozone.scm.server import ScmDaemon
+from pyozone.scm.server import ScmDaemon, ServerStartError
+from pyozone.scm.server.ha import scm_raft_settings
 from pyozone.scm.store.layout import scm_metadata_dir, version_file
 from pyozone.scm.store.version import open_scm_store
 from tests.polling import wait_for_async
@@ -277,3 +278,32 @@ def test_a_restarted_service_resumes_from_each_scm_db_and_allocates_new_ids(tmp_
             assert second.localID != first.localID
 
     run(scenario())
+
+
+def test_scm_raft_settings_come_from_ozone_scm_ha_ratis_keys() -> None:
+    defaults = scm_raft_settings(OzoneConfiguration())
+    assert (defaults.rpc_timeout_min_ms, defaults.rpc_timeout_max_ms) == (5000, 5200)
+    assert defaults.pre_vote and defaults.purge_gap == 1_000_000
+    assert defaults.append_byte_limit == 32 * 1024 * 1024 and defaults.retry_cache_expiry_ms == 60_000
+    tuned = scm_raft_settings(
+        OzoneConfiguration(
+            {
+                "ozone.scm.ha.ratis.leader.election.timeout": "1s",
+                "ozone.scm.ha.ratis.server.leaderelection.pre-vote": "false",
+            }
+        )
+    )
+    assert (tuned.rpc_timeout_min_ms, tuned.rpc_timeout_max_ms, tuned.pre_vote) == (1000, 1200, False)
+    with pytest.raises(ValueError, match=r"ozone.scm.ha.ratis.log.purge.gap must be positive"):
+        scm_raft_settings(OzoneConfiguration({"ozone.scm.ha.ratis.log.purge.gap": "0"}))
+
+
+def test_a_secure_scm_of_a_service_is_refused_at_start_naming_what_is_missing(tmp_path: Path) -> None:
+    svc = planned(tmp_path)
+    assert svc.cli("scm1", "--init") == 0
+    conf = OzoneConfiguration({**svc.node_values("scm1"), "ozone.security.enabled": "true"})
+    storage, store = open_scm_store(conf)
+    with pytest.raises(
+        ServerStartError, match=r"SCM HA with ozone\.security\.enabled is not implemented yet"
+    ):
+        ScmDaemon(conf, storage, store)
