@@ -30,7 +30,7 @@ from pyozone.scm.store.layout import scm_metadata_dir, version_file
 from pyozone.scm.store.version import open_scm_store
 from tests.polling import wait_for_async
 from tests.unit.ratis_server.shell_support import ports_of
-from tests.unit.scm.server.scm_server_helpers import FAST, FakeDatanode, channel
+from tests.unit.scm.server.scm_server_helpers import FAST, FakeDatanode, admin_stub, channel
 from tests.unit.scm.server.test_scm_server_block import block_stub
 
 NODES = ("scm1", "scm2", "scm3")
@@ -215,6 +215,12 @@ def test_a_follower_refuses_block_calls_naming_the_leader_and_answers_its_identi
                 f"Server:127.0.0.1:{svc.port(leader_node, 'block.client')}."
             ) in refused.value.details()
             assert info.clusterId == leader.core.cluster_id
+            async with channel(svc.port(follower, "client")) as ch:  # the admin protocol alike
+                with pytest.raises(rpc.RpcError) as refused:
+                    await admin_stub(ch).inSafeMode(admin_pb.InSafeModeRequestProto())
+            assert f"Suggested leader is Server:127.0.0.1:{svc.port(leader_node, 'client')}." in (
+                refused.value.details()
+            )
             # a bootstrap again is a no-op; one over an SCM of another cluster is refused
             joined = next(n for n in NODES[1:] if n != leader_node)
             assert await asyncio.to_thread(svc.cli, joined, "--bootstrap") == 0
