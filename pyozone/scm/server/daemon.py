@@ -60,6 +60,8 @@ from pyozone.scm.server.ca_files import (
 )
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
 from pyozone.scm.server.ha import (
+    ADMIN_ANY_SCM,
+    BLOCK_ANY_SCM,
     ScmRaft,
     caught_up_only,
     leader_only,
@@ -358,8 +360,8 @@ class ScmDaemon:
         block: object = BlockService(self.core, scm_uuid, tls=self.tls is not None)
         datanode_servicer: object = datanode
         if self.ha is not None:
-            admin = leader_only(admin, self.ha, lambda n: n.client_address)
-            block = leader_only(block, self.ha, lambda n: n.block_client_address)
+            admin = leader_only(admin, self.ha, lambda n: n.client_address, ADMIN_ANY_SCM)
+            block = leader_only(block, self.ha, lambda n: n.block_client_address, BLOCK_ANY_SCM)
             datanode_servicer = caught_up_only(datanode, self.ha)
         self.datanode_port = await self._serve(
             DATANODE_SERVICE, datanode_servicer, MAX_HEARTBEAT_MESSAGE_BYTES,

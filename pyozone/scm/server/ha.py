@@ -11,8 +11,8 @@ submit and every `POLL_S`: a leader that applied its log up to its last entry ha
 first one and steps up (Ozone's notifyLeaderReady); a leader whose member no longer leads its term steps
 down, and the callers waiting for its uncommitted writes are refused.
 
-The client-facing protocols (admin, block) are `leader_only`: a follower refuses every call but the static
-getScmInfo (and the snapshot stream, any SCM's applied state) with Ozone's ServerNotLeaderException text
+The client-facing protocols (admin, block) are `leader_only`: a follower refuses every call but getScmInfo,
+the snapshot stream and Ozone's per-SCM admin commands with Ozone's ServerNotLeaderException text
 naming the leader at the port of the protocol called, and the leader answers once what the call wrote has
 committed (`ozone.scm.ha.ratis.request.timeout`). Datanodes heartbeat every SCM; the datanode protocol
 is `caught_up_only`: refused while the SCM knows no leader or has not applied the leader's commit index.
@@ -55,9 +55,18 @@ POLL_S = 0.02
 sealed."""
 RATIS_DIR_NAME = "scm-ha"
 """`ozone.scm.ha.ratis.storage.dir`'s default, under SCM's metadata directory."""
-ANY_SCM = frozenset({"getScmInfo", "streamSnapshot"})
-"""Client calls any SCM of the service answers: the cluster's identity (`scm --bootstrap` asks it before a
-leader exists) and the snapshot stream of an applied state."""
+BLOCK_ANY_SCM = frozenset({"getScmInfo"})
+"""Block protocol calls any SCM of the service answers: the cluster's identity (`scm --bootstrap` asks it
+before a leader exists)."""
+ADMIN_ANY_SCM = BLOCK_ANY_SCM | {
+    "streamSnapshot",
+    "startReplicationManager",
+    "stopReplicationManager",
+    "forceExitSafeMode",
+}
+"""Admin calls any SCM answers: getScmInfo, the snapshot stream of its applied state, and Ozone's
+ADMIN_COMMAND_TYPE (StorageContainerLocationProtocol: "admin command should take effect on all SCM
+instance"), each SCM's own Replication Manager and safe mode."""
 
 
 def scm_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
@@ -344,11 +353,13 @@ class Gated:
         return call
 
 
-def leader_only(servicer: object, raft: ScmRaft, port: Callable[[ScmNodeDetails], HostPort]) -> Gated:
-    """A client-facing servicer of an HA SCM (Ozone's SCM protocol translators check isLeader first): a
-    call (but those of `ANY_SCM`) is refused unless this SCM is the ready leader, and answered only once
+def leader_only(
+    servicer: object, raft: ScmRaft, port: Callable[[ScmNodeDetails], HostPort], any_scm: frozenset[str]
+) -> Gated:
+    """A client-facing servicer of an HA SCM (Ozone's SCM protocol translators check the leader first): a
+    call (but those of `any_scm`) is refused unless this SCM is the ready leader, and answered only once
     its writes committed. `port` picks the called protocol's address of a node, named in the refusal."""
-    return Gated(servicer, functools.partial(raft.check_leader, port), raft.committed, ANY_SCM)
+    return Gated(servicer, functools.partial(raft.check_leader, port), raft.committed, any_scm)
 
 
 def caught_up_only(servicer: object, raft: ScmRaft) -> Gated:

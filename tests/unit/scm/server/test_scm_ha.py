@@ -218,6 +218,9 @@ def test_a_follower_refuses_block_calls_naming_the_leader_and_answers_its_identi
             async with channel(svc.port(follower, "client")) as ch:  # the admin protocol alike
                 with pytest.raises(rpc.RpcError) as refused:
                     await admin_stub(ch).inSafeMode(admin_pb.InSafeModeRequestProto())
+                # but Ozone's ADMIN_COMMAND_TYPE acts on the SCM called, leader or not
+                await admin_stub(ch).stopReplicationManager(admin_pb.StopReplicationManagerRequestProto())
+            assert not svc.daemons[follower].core.replication.is_running()
             assert f"Suggested leader is Server:127.0.0.1:{svc.port(leader_node, 'client')}." in (
                 refused.value.details()
             )
