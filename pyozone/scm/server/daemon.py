@@ -206,7 +206,10 @@ class ScmDaemon:
                 self.metrics,
                 conf,
                 readiness_routes(self.core, lambda: self.serving),
-                scm_api(self.core, self.storage.scm_uuid, readers_only(conf)),
+                {
+                    **scm_api(self.core, self.storage.scm_uuid, readers_only(conf)),
+                    "/api/v1/ratis": self._ratis,
+                },
                 UI,
                 administrators_only(conf),
             )
@@ -216,6 +219,12 @@ class ScmDaemon:
         self.ha: ScmRaft | None = None
         """The glue of this SCM's Raft member (HA only, made at start on the serving loop)."""
         self.raft: RaftMember | None = None
+
+    def _ratis(self, _: object) -> dict[str, object]:
+        """/api/v1/ratis: this SCM in its HA service's Raft group (as OM's); {"ha": false} for a lone SCM."""
+        if self.ha is None:
+            return {"ha": False}
+        return {"ha": True, **self.ha.report()}
 
     def _secure(
         self, conf: OzoneConfiguration, settings: SecurityConfig, store: SCMMetadataStore, clock: Clock

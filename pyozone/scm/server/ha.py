@@ -149,6 +149,33 @@ class ScmRaft:
             await asyncio.gather(self._poller, return_exceptions=True)
         self._fail_waiting("this SCM stopped")
 
+    def report(self) -> dict[str, Any]:
+        """What /api/v1/ratis shows (as OM's): role, readiness, term, leader, indexes, each follower's lag,
+        step-ups and step-downs."""
+        member = self._member
+        if member is None or not member.running:
+            return {"nodeId": self.node.node_id, "running": False}
+        status = member.status()
+        return {
+            "nodeId": self.node.node_id,
+            "running": True,
+            "groupId": status.group_id,
+            "role": status.role.name,
+            "ready": self.context.is_leader_ready(),
+            "stateMachineReady": self.context.state_machine_ready(),
+            "term": status.term,
+            "leader": status.leader.id if status.leader is not None else None,
+            "lastIndex": status.last_index,
+            "commitIndex": status.commit_index,
+            "appliedIndex": status.applied_index,
+            "scmDbAppliedAtStart": self.db_applied.index,
+            "followers": [
+                {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
+            ],
+            "stepUps": self.driver.step_ups,
+            "stepDowns": self.driver.step_downs,
+        }
+
     # ------------------------------------------------------------------ the state machine
     def apply(self, entry: LogEntry) -> None:
         """A committed STATE_MACHINE entry, in log order (every SCM): a leader whose member no longer leads

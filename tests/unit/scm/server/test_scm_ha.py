@@ -30,7 +30,15 @@ from pyozone.scm.store.layout import scm_metadata_dir, version_file
 from pyozone.scm.store.version import open_scm_store
 from tests.polling import wait_for_async
 from tests.unit.ratis_server.shell_support import ports_of
-from tests.unit.scm.server.scm_server_helpers import FAST, FakeDatanode, admin_stub, channel
+from tests.unit.scm.server.scm_server_helpers import (
+    FAST,
+    FakeDatanode,
+    admin_stub,
+    channel,
+    http_get,
+    running_scm,
+    scm_conf,
+)
 from tests.unit.scm.server.test_scm_server_block import block_stub
 
 NODES = ("scm1", "scm2", "scm3")
@@ -215,6 +223,13 @@ def test_a_follower_refuses_block_calls_naming_the_leader_and_answers_its_identi
                 f"Server:127.0.0.1:{svc.port(leader_node, 'block.client')}."
             ) in refused.value.details()
             assert info.clusterId == leader.core.cluster_id
+            status, ratis = await http_get(leader.http_port, "/api/v1/ratis")
+            assert status == 200 and ratis["ha"] and ratis["role"] == "LEADER" and ratis["ready"]
+            assert ratis["nodeId"] == leader_node and {f["nodeId"] for f in ratis["followers"]} == (
+                set(NODES) - {leader_node}
+            )
+            _, ratis = await http_get(svc.daemons[follower].http_port, "/api/v1/ratis")
+            assert (ratis["role"], ratis["leader"], ratis["ready"]) == ("FOLLOWER", leader_node, False)
             async with channel(svc.port(follower, "client")) as ch:  # the admin protocol alike
                 with pytest.raises(rpc.RpcError) as refused:
                     await admin_stub(ch).inSafeMode(admin_pb.InSafeModeRequestProto())
@@ -316,3 +331,13 @@ def test_a_secure_scm_of_a_service_is_refused_at_start_naming_what_is_missing(tm
         ServerStartError, match=r"SCM HA with ozone\.security\.enabled is not implemented yet"
     ):
         ScmDaemon(conf, storage, store)
+
+
+def test_a_lone_scm_runs_no_raft_member(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_scm(scm_conf(tmp_path)) as scm:
+            assert scm.node is None and scm.ha is None and scm.raft is None
+            assert scm.core.context.is_leader_ready() and not scm.core.context.ha
+            assert await http_get(scm.http_port, "/api/v1/ratis") == (200, {"ha": False})
+
+    run(scenario())
