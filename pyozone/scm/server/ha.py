@@ -75,6 +75,12 @@ def scm_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
     purge_gap = int(conf.get("ozone.scm.ha.ratis.log.purge.gap"))
     if purge_gap <= 0:
         raise ValueError(f"ozone.scm.ha.ratis.log.purge.gap must be positive, got {purge_gap}")
+    if conf.get("ozone.scm.ha.ratis.log.purge.enabled"):
+        raise ValueError(
+            "ozone.scm.ha.ratis.log.purge.enabled: SCM's Raft snapshots (scm.db checkpoints a follower "
+            "behind a purged log would install) are not implemented yet: SCM keeps its whole log; set it "
+            "false"
+        )
     return RaftSettings(
         rpc_timeout_min_ms=election_ms,
         rpc_timeout_max_ms=election_ms + ELECTION_TIMEOUT_SPREAD_MS,

@@ -320,6 +320,8 @@ def test_scm_raft_settings_come_from_ozone_scm_ha_ratis_keys() -> None:
     assert (tuned.rpc_timeout_min_ms, tuned.rpc_timeout_max_ms, tuned.pre_vote) == (1000, 1200, False)
     with pytest.raises(ValueError, match=r"ozone.scm.ha.ratis.log.purge.gap must be positive"):
         scm_raft_settings(OzoneConfiguration({"ozone.scm.ha.ratis.log.purge.gap": "0"}))
+    with pytest.raises(ValueError, match=r"purge\.enabled: SCM's Raft snapshots .* are not implemented yet"):
+        scm_raft_settings(OzoneConfiguration({"ozone.scm.ha.ratis.log.purge.enabled": "true"}))
 
 
 def test_a_secure_scm_of_a_service_is_refused_at_start_naming_what_is_missing(tmp_path: Path) -> None:
