@@ -343,3 +343,26 @@ def test_a_lone_scm_runs_no_raft_member(tmp_path: Path) -> None:
             assert await http_get(scm.http_port, "/api/v1/ratis") == (200, {"ha": False})
 
     run(scenario())
+
+
+def test_a_follower_down_while_the_leader_allocates_catches_up_from_the_log(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            leader = await svc.leader()
+            follower = next(n for n in NODES if n != svc.node_of(leader))
+            await svc.stop(follower)
+            blocks = [(await allocate(svc, svc.node_of(leader))).blocks[0].containerBlockID for _ in range(3)]
+            await svc.start(follower)
+
+            async def caught_up() -> bool:
+                await svc.beat()
+                daemon = svc.daemons[follower]
+                assert daemon.ha is not None
+                return daemon.ha.context.state_machine_ready() and all(
+                    container_record(daemon, b.containerID) is not None for b in blocks
+                )
+
+            await wait_for_async(caught_up, 20, "the restarted follower caught up", 0.05)
+            assert len({b.localID for b in blocks}) == 3
+
+    run(scenario())
