@@ -32,6 +32,7 @@ from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only, readers_only
 from pyozone.config import OzoneConfiguration
+from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
@@ -75,6 +76,8 @@ from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
 from pyozone.scm.server.web import UI, scm_api
 from pyozone.scm.store import SCMMetadataStore
+from pyozone.scm.store.layout import scm_db_dir
+from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
 from pyozone.scm.store.version import SCMStorageConfig
 from pyozone.security.config import SecurityConfig
 
@@ -84,6 +87,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PIPELINES_PER_TICK = 32
+
+REPLICATED_RECORDS = ("containers", "pipelines", "deletedBlocks", "validCerts")
+"""Column families whose records a lone SCM's scm.db would hold and no Raft log carries."""
 
 SHUTDOWN_GRACE_S = 5.0
 """How long in-flight RPCs may finish after SIGTERM before they are cancelled."""
@@ -316,8 +322,24 @@ class ScmDaemon:
         nodes = scm_service_nodes(conf, node.service_id)
         peers = tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes)
         group = RaftGroup(scm_raft_group_id(self.storage.cluster_id), peers)
-        group_dir = scm_ratis_dir(conf) / group.group_id
-        group_dir.mkdir(parents=True, exist_ok=True)
+        if self.store.transaction_infos.get(TRANSACTION_INFO_KEY) is None and any(
+            next(self.store.items(cf), None) is not None for cf in REPLICATED_RECORDS
+        ):
+            raise ServerStartError(
+                f"{scm_db_dir(conf)} holds records a lone SCM wrote (no {TRANSACTION_INFO_KEY}): SCM "
+                f"{node.node_id} of service {node.service_id} cannot start from it, as the other SCMs do not "
+                "have them and they are in no Raft log; start the service's SCMs on empty scm.db directories "
+                "(scm --init on the primordial, scm --bootstrap on the others), or run this one without "
+                "ozone.scm.service.ids"
+            )
+        ratis_dir = scm_ratis_dir(conf)
+        try:
+            private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
+        except OSError as e:
+            raise ServerStartError(
+                f"cannot make SCM's Raft log directory {ratis_dir}: {e.strerror or e}"
+            ) from None
+        group_dir = ratis_dir / group.group_id
         self.ha = ScmRaft(
             self.core,
             node,

@@ -366,3 +366,17 @@ def test_a_follower_down_while_the_leader_allocates_catches_up_from_the_log(tmp_
             assert len({b.localID for b in blocks}) == 3
 
     run(scenario())
+
+
+def test_an_scm_db_a_lone_scm_wrote_is_refused_in_a_service(tmp_path: Path) -> None:
+    svc = planned(tmp_path)
+    assert svc.cli("scm1", "--init") == 0
+    _, store = open_scm_store(svc.conf("scm1"))
+    store.apply(("validCerts", IntKeyCodec().encode(7), b"{}"))  # a certificate a lone CA issued
+    store.close()
+
+    async def scenario() -> None:
+        with pytest.raises(ServerStartError, match=r"holds records a lone SCM wrote \(no #TRANSACTIONINFO\)"):
+            await svc.start("scm1")
+
+    run(scenario())
