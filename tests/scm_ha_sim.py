@@ -41,8 +41,8 @@ from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState
 from pyozone.hdds.store.codec import IntKeyCodec, RecordCodec, StrKeyCodec
+from pyozone.protocol.scm_ratis import entry_from_bytes
 from pyozone.ratis.messages import EntryKind, LogEntry
-from pyozone.scm.ha.driver import decode
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.scm_ha import ELECTION_MS, SCM_NAMES, ScmHaObserver, SimHaCluster, SimScm
@@ -99,7 +99,7 @@ class Checker(ScmHaObserver):
     def entry_applied(self, cluster: SimHaCluster, scm: SimScm, entry: LogEntry) -> None:
         if entry.kind is not EntryKind.STATE_MACHINE:
             return
-        for cf, key, value in decode(entry.payload).ops:
+        for cf, key, value in entry_from_bytes(entry.payload).ops:
             if value is None:
                 continue
             if cf == "containers":

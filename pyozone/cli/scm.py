@@ -1,5 +1,9 @@
-"""`pyozone scm [--init [--clusterid CID-...] [--join-token ROLE[:HOST][:SERVICE/NODE]=FILE ...]]`:
-initialise or start the Storage Container Manager.
+"""`pyozone scm [--init [--clusterid CID-...] [--join-token ROLE[:HOST][:SERVICE/NODE]=FILE ...]]`,
+`pyozone scm --bootstrap`: initialise or start the Storage Container Manager.
+
+In an HA service (`ozone.scm.service.ids`), as Ozone's: `--init` initialises the primordial SCM
+(`ozone.scm.primordial.node.id`) and does nothing on the others; `--bootstrap` initialises one of the
+others with the cluster id the running SCMs answer (getScmInfo), its own scmUuid and an empty scm.db.
 
 With ozone.security.enabled, --init also makes SCM's certificate authority and the certificates it starts
 with (scm/server/ca_files.py), mints one JOIN credential per --join-token (one daemon each), and prints
@@ -15,11 +19,18 @@ from typing import TYPE_CHECKING
 
 from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
-from pyozone.config import OzoneConfiguration
+from pyozone.common.scm_ha import ScmNodeDetails, local_scm_node, primordial_scm_node, scm_service_nodes
+from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.config.dirs import daemon_umask
 from pyozone.hdds.store import StoreError
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir, version_file
-from pyozone.scm.store.version import SCMStorageConfig, StorageError, init_scm, open_scm_store
+from pyozone.scm.store.version import (
+    SCMStorageConfig,
+    StorageError,
+    init_scm,
+    open_scm_store,
+    read_scm_storage,
+)
 from pyozone.security.config import SecurityConfig
 
 if TYPE_CHECKING:
@@ -47,6 +58,11 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     parser.add_argument(
         "--init", action="store_true", help="create the cluster identity (VERSION) and scm.db, then exit"
     )
+    parser.add_argument(
+        "--bootstrap",
+        action="store_true",
+        help="in an HA service: initialise this SCM with the cluster id of the running SCMs, then exit",
+    )
     parser.add_argument("--clusterid", metavar="CID-...", help="with --init: the cluster id to use")
     parser.add_argument(
         "--join-token",
@@ -64,15 +80,100 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("--clusterid only applies to --init")
     if args.join_token and not args.init:
         raise CLIError("--join-token only applies to --init")
+    if args.bootstrap and args.init:
+        raise CLIError(
+            "--init and --bootstrap exclude each other: --init on the primordial SCM, --bootstrap on the "
+            "others"
+        )
     conf = load_configuration(args)
     try:
         with daemon_umask(conf):
-            return _init(conf, args.clusterid, tuple(args.join_token)) if args.init else _start(conf)
-    except (StorageError, StoreError) as e:
+            if args.bootstrap:
+                return _bootstrap(conf)
+            if args.init:
+                return _init(conf, args.clusterid, tuple(args.join_token))
+            return _start(conf)
+    except (StorageError, StoreError, ConfigError) as e:
         raise CLIError(str(e)) from None
 
 
+def _primordial_elsewhere(conf: OzoneConfiguration) -> str | None:
+    """In an HA service whose primordial SCM (`ozone.scm.primordial.node.id`) is another node: why this
+    SCM's `--init` does nothing (Ozone's SCMHAUtils.isPrimordialSCM); None otherwise."""
+    node = local_scm_node(conf)
+    if node is None:
+        return None
+    primordial = primordial_scm_node(conf, node.service_id)
+    if primordial is None or primordial.node_id == node.node_id:
+        return None
+    return (
+        f"SCM {node.node_id} of service {node.service_id} is not the primordial SCM "
+        f"(ozone.scm.primordial.node.id: {primordial.node_id})"
+    )
+
+
+def _bootstrap(conf: OzoneConfiguration) -> int:
+    """`scm --bootstrap` (Ozone's StorageContainerManager.scmBootstrap): the cluster id of the running SCMs,
+    then VERSION with this SCM's own scmUuid and an empty scm.db."""
+    node = local_scm_node(conf)
+    if node is None:
+        raise CLIError("--bootstrap is for an SCM of an HA service: set ozone.scm.service.ids")
+    primordial = primordial_scm_node(conf, node.service_id)
+    if primordial is not None and primordial.node_id == node.node_id:
+        print(f"SCM {node.node_id} is the primordial SCM: bootstrap skipped (run scm --init on it)")
+        return 0
+    if SecurityConfig.from_conf(conf).enabled:
+        raise CLIError(
+            "scm --bootstrap with ozone.security.enabled is not implemented yet: this SCM's sub-CA "
+            "certificate signed by the primordial SCM's root CA (getScmCertificate) is missing; bootstrap an "
+            "insecure service"
+        )
+    storage_dir = version_file(scm_metadata_dir(conf)).parent.parent
+    cluster_id = _service_cluster_id(conf, node)
+    if version_file(scm_metadata_dir(conf)).exists():
+        kept = read_scm_storage(scm_metadata_dir(conf)).cluster_id
+        if kept != cluster_id:
+            raise CLIError(
+                f"SCM {node.node_id} cannot bootstrap: it is already initialized with cluster id {kept} "
+                f"(sd={storage_dir}) but the running SCMs of service {node.service_id} have {cluster_id}"
+            )
+        print(f"SCM already initialized with cluster id {kept}: bootstrap skipped for sd={storage_dir}")
+        return 0
+    storage, _ = init_scm(conf, cluster_id)
+    print(
+        f"SCM bootstrap succeeded. Current cluster id for sd={storage_dir}; cid={storage.cluster_id}; "
+        f"layoutVersion={storage.layout_version}"
+    )
+    print(f"scmUuid={storage.scm_uuid}")
+    return 0
+
+
+def _service_cluster_id(conf: OzoneConfiguration, node: ScmNodeDetails) -> str:
+    """The cluster id the first other SCM of the service that answers getScmInfo gives."""
+    from pyozone.framework.scm_admin import ScmAdminClient
+    from pyozone.framework.scm_errors import ScmClientError
+
+    refusals = []
+    for other in scm_service_nodes(conf, node.service_id):
+        if other.node_id == node.node_id:
+            continue
+        try:
+            with ScmAdminClient(other.client_address, timeout_s=10.0) as client:
+                return client.scm_info().cluster_id
+        except ScmClientError as e:
+            refusals.append(f"{other.node_id} at {other.client_address}: {e}")
+    raise CLIError(
+        f"SCM {node.node_id} cannot bootstrap: no other SCM of service {node.service_id} answered its "
+        f"cluster id ({'; '.join(refusals) or 'the service names no other SCM'}); start the primordial "
+        "SCM first"
+    )
+
+
 def _init(conf: OzoneConfiguration, cluster_id: str | None, joins: tuple[str, ...] = ()) -> int:
+    elsewhere = _primordial_elsewhere(conf)
+    if elsewhere is not None:
+        print(f"{elsewhere}: init skipped (run scm --bootstrap on it)")
+        return 0
     secure = SecurityConfig.from_conf(conf).enabled
     if joins and not secure:
         raise CLIError("--join-token needs ozone.security.enabled=true: there is no CA to mint it")

@@ -31,6 +31,7 @@ from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
+from pyozone.protocol.scm_ratis import ScmEntryCodec
 from pyozone.ratis.messages import ClientCall, LogEntry, Message, RaftPeerId, TermIndex
 from pyozone.ratis.outputs import Apply, InstallSnapshot, Output, Persist, Send
 from pyozone.ratis.roles import RaftPeerRole
@@ -119,7 +120,7 @@ class SimScm:
             context=ScmContext.ha_follower(),
         )
         self.replication = ScmReplication(self.core)
-        self.driver = ScmRaftDriver(self.replication)
+        self.driver = ScmRaftDriver(self.replication, ScmEntryCodec())
         snapshot = self.applied_entry()
         self.core.context.applied(snapshot.index)
         self.server = RaftServer(

@@ -2,18 +2,18 @@
 
 Shared by the daemon's glue and the simulator's, so the simulator tests the daemon's decisions: the
 transactions the leader's core sealed after an input are packed, in epoch order, into log entries
-(`pack`, each at most `entry_byte_limit` bytes unless one transaction alone is larger); each committed
-entry is applied (`apply`: the leader's own records go from its overlay to its scm.db, another leader's
-records through the record listeners); the leader steps up once the first entry of its term (the new
-leader's NOOP) is applied (Ozone's notifyLeaderReady) and steps down as soon as the Raft server no longer
-leads that term (`observe`). The I/O (the Raft server, its disk, the network) stays in the glue.
+(`pack`, each at most `entry_byte_limit` bytes unless one transaction alone is larger; the wire is the
+glue's `EntryCodec`, ScmRatis.proto in both); each committed entry is applied (`apply`: the leader's own
+records go from its overlay to its scm.db, another leader's records through the record listeners); the
+leader steps up once the first entry of its term (the new leader's NOOP) is applied (Ozone's
+notifyLeaderReady) and steps down as soon as the Raft server no longer leads that term (`observe`). The
+I/O (the Raft server, its disk, the network) stays in the glue.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import Protocol
 
 from pyozone.hdds.store.table import Op
 from pyozone.ratis.messages import EntryKind, LogEntry
@@ -23,76 +23,60 @@ from pyozone.scm.store.metadata_store import Transaction
 ENTRY_BYTE_LIMIT = 32 * 1024 * 1024
 """An entry's bytes at most (the shell's append limit, `ozone.scm.ha.ratis.log.appender.queue.byte-limit`)."""
 
-_MAGIC = b"SCMT"
-_HEAD = struct.Struct(">4sQI")  # magic, the last epoch the entry carries, how many ops
-_OP = struct.Struct(">HIi")  # column family length, key length, value length (-1: deleted)
 
-
-@dataclass(frozen=True)
-class EntryRecords:
+class EntryRecords(Protocol):
     """A decoded SCM log entry: the last epoch of the leader's transactions it carries, and their ops."""
 
-    epoch: int
-    ops: tuple[Op, ...]
+    @property
+    def epoch(self) -> int: ...
+
+    @property
+    def ops(self) -> tuple[Op, ...]: ...
 
 
-def encode(epoch: int, ops: Sequence[Op]) -> bytes:
-    parts = [_HEAD.pack(_MAGIC, epoch, len(ops))]
-    for cf, key, value in ops:
-        name = cf.encode()
-        parts.append(_OP.pack(len(name), len(key), -1 if value is None else len(value)))
-        parts += [name, key, value or b""]
-    return b"".join(parts)
+class EntryCodec(Protocol):
+    """The wire of an entry, given by the glue (protocol/scm_ratis.py's `ScmEntryCodec`, ScmRatis.proto):
+    the driver stays off the protocol layer. `op_bytes` and `head_bytes` bound an op's and an entry's own
+    bytes, so packed entries keep within the limit."""
+
+    head_bytes: int
+
+    def encode(self, epoch: int, ops: Sequence[Op]) -> bytes: ...
+
+    def decode(self, payload: bytes) -> EntryRecords: ...
+
+    def op_bytes(self, op: Op) -> int: ...
 
 
-def decode(payload: bytes) -> EntryRecords:
-    magic, epoch, count = _HEAD.unpack_from(payload)
-    if magic != _MAGIC:
-        raise ValueError(f"not an SCM log entry: {payload[:8]!r}")
-    at = _HEAD.size
-    ops: list[Op] = []
-    for _ in range(count):
-        name_len, key_len, value_len = _OP.unpack_from(payload, at)
-        at += _OP.size
-        cf = payload[at : at + name_len].decode()
-        at += name_len
-        key = payload[at : at + key_len]
-        at += key_len
-        value = None if value_len < 0 else payload[at : at + value_len]
-        at += max(value_len, 0)
-        ops.append((cf, key, value))
-    return EntryRecords(epoch, tuple(ops))
-
-
-def _op_bytes(op: Op) -> int:
-    cf, key, value = op
-    return _OP.size + len(cf) + len(key) + len(value or b"")
-
-
-def pack(transactions: Iterable[Transaction], entry_byte_limit: int = ENTRY_BYTE_LIMIT) -> list[bytes]:
+def pack(
+    transactions: Iterable[Transaction], codec: EntryCodec, entry_byte_limit: int = ENTRY_BYTE_LIMIT
+) -> list[bytes]:
     """The payloads of the log entries carrying `transactions`, in epoch order: whole transactions per
     entry (a transaction is atomic: one RocksDB batch on every SCM), as many as fit the limit."""
     payloads: list[bytes] = []
     ops: list[Op] = []
-    size, epoch = _HEAD.size, 0
+    size, epoch = codec.head_bytes, 0
     for transaction in transactions:
-        cost = sum(_op_bytes(op) for op in transaction.ops)
+        cost = sum(codec.op_bytes(op) for op in transaction.ops)
         if ops and size + cost > entry_byte_limit:
-            payloads.append(encode(epoch, ops))
-            ops, size = [], _HEAD.size
+            payloads.append(codec.encode(epoch, ops))
+            ops, size = [], codec.head_bytes
         ops += transaction.ops
         size += cost
         epoch = transaction.epoch
     if epoch:
-        payloads.append(encode(epoch, ops))
+        payloads.append(codec.encode(epoch, ops))
     return payloads
 
 
 class ScmRaftDriver:
     """One SCM's glue decisions over its `ScmReplication` (the Raft server and its I/O are the caller's)."""
 
-    def __init__(self, replication: ScmReplication, entry_byte_limit: int = ENTRY_BYTE_LIMIT) -> None:
+    def __init__(
+        self, replication: ScmReplication, codec: EntryCodec, entry_byte_limit: int = ENTRY_BYTE_LIMIT
+    ) -> None:
         self.replication = replication
+        self.codec = codec
         self.context = replication.context
         self.entry_byte_limit = entry_byte_limit
         self.step_ups = 0
@@ -101,7 +85,7 @@ class ScmRaftDriver:
     def pack_sealed(self) -> list[bytes]:
         """After each core input (an RPC's core call, a heartbeat, a tick): what the leader's core wrote,
         as entry payloads to submit (nothing on a follower)."""
-        return pack(self.replication.seal(), self.entry_byte_limit)
+        return pack(self.replication.seal(), self.codec, self.entry_byte_limit)
 
     def apply(self, entry: LogEntry, leading_term: int | None) -> None:
         """A committed entry, in log order. `leading_term`: the term this SCM's Raft server leads now
@@ -110,7 +94,7 @@ class ScmRaftDriver:
         SCM leads makes it the ready leader (design 3.1)."""
         context = self.context
         if entry.kind is EntryKind.STATE_MACHINE:
-            records = decode(entry.payload)
+            records = self.codec.decode(entry.payload)
             if context.is_leader() and entry.term == context.known_term:
                 self.replication.own_applied(records.epoch, entry.term, entry.index)
             else:
@@ -120,6 +104,19 @@ class ScmRaftDriver:
         if entry.kind is EntryKind.NOOP and leading_term == entry.term and not context.is_leader():
             self.replication.step_up(entry.term)
             self.step_ups += 1
+
+    def shell_applied(self, leading_term: int | None, applied_index: int, last_index: int) -> bool:
+        """For a shell that applies its no-op and configuration entries itself (ratis_server's RaftMember
+        hands its state machine the STATE_MACHINE entries only): its applied index counts for the
+        catch-up (spec 3.4), and the leader of `leading_term` that applied its log up to its last entry has
+        applied its term's first one, so it steps up as `apply` does at that NOOP. True when it stepped up."""
+        context = self.context
+        context.applied(applied_index)
+        if leading_term is None or context.is_leader() or applied_index < last_index:
+            return False
+        self.replication.step_up(leading_term)
+        self.step_ups += 1
+        return True
 
     def observe(self, leading_term: int | None, term: int, leader_id: str | None, leader_commit: int) -> bool:
         """After every Raft input: a leader whose server no longer leads its term steps down (its

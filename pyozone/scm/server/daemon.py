@@ -6,6 +6,11 @@ tick loop is a task on it, so the core (which is not thread-safe) only ever runs
 With ozone.security.enabled SCM is also the certificate authority: the security protocol listens on its
 own port (always mutual TLS), and the CA's periodic work (secret key rotation, expired certificates, SCM's
 own renewal) joins the core's schedule. With hdds.grpc.tls.enabled every other port is mutual TLS too.
+
+With `ozone.scm.service.ids` SCM is one member of its service's Raft group (scm/server/ha.py): it serves on
+its node's addresses (common/scm_ha.py), keeps its Raft log under `ozone.scm.ha.ratis.storage.dir`, and only
+the ready leader answers the admin and block protocols. Secure SCM HA (the sub-CA of each SCM signed at
+bootstrap) is not built yet: refused at start.
 """
 
 from __future__ import annotations
@@ -21,19 +26,27 @@ from typing import TYPE_CHECKING
 from pyozone import rpc
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import HostPort, address, bind_address
+from pyozone.common.scm_ha import ScmNodeDetails, local_scm_node, scm_raft_group_id, scm_service_nodes
 from pyozone.common.tls import TlsStore
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only, readers_only
 from pyozone.config import OzoneConfiguration
+from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES
 from pyozone.protocol.admin import ADMIN_SERVICE
 from pyozone.protocol.block import BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES
 from pyozone.protocol.heartbeat import DATANODE_SERVICE
 from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, SECURITY_SERVICE
+from pyozone.ratis.messages import RaftPeerId
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
+from pyozone.ratis_server.server import RaftMember
+from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc import loop as rpc_loop
+from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.security.manager import ScmSecurity
@@ -47,6 +60,15 @@ from pyozone.scm.server.ca_files import (
     scm_hosts,
 )
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
+from pyozone.scm.server.ha import (
+    ADMIN_ANY_SCM,
+    BLOCK_ANY_SCM,
+    ScmRaft,
+    caught_up_only,
+    leader_only,
+    scm_raft_settings,
+    scm_ratis_dir,
+)
 from pyozone.scm.server.metrics import register_scm_metrics
 from pyozone.scm.server.readiness import readiness_routes
 from pyozone.scm.server.security_service import SecurityService
@@ -54,6 +76,8 @@ from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
 from pyozone.scm.server.web import UI, scm_api
 from pyozone.scm.store import SCMMetadataStore
+from pyozone.scm.store.layout import scm_db_dir
+from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
 from pyozone.scm.store.version import SCMStorageConfig
 from pyozone.security.config import SecurityConfig
 
@@ -63,6 +87,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PIPELINES_PER_TICK = 32
+
+REPLICATED_RECORDS = ("containers", "pipelines", "deletedBlocks", "validCerts")
+"""Column families whose records a lone SCM's scm.db would hold and no Raft log carries."""
 
 SHUTDOWN_GRACE_S = 5.0
 """How long in-flight RPCs may finish after SIGTERM before they are cancelled."""
@@ -83,7 +110,11 @@ class SecureScm:
 
 
 def build_core(
-    conf: OzoneConfiguration, storage: SCMStorageConfig, store: SCMMetadataStore, clock: Clock
+    conf: OzoneConfiguration,
+    storage: SCMStorageConfig,
+    store: SCMMetadataStore,
+    clock: Clock,
+    context: ScmContext | None = None,
 ) -> StorageContainerManager:
     mapping_file = conf.get("net.topology.node.switch.mapping.file")
     topology = NetworkTopology(load_rack_mapping(Path(mapping_file)) if mapping_file else None)
@@ -95,6 +126,7 @@ def build_core(
         cluster_id=storage.cluster_id,
         topology=topology,
         creator_budget=PIPELINES_PER_TICK,
+        context=context,
     )
 
 
@@ -113,27 +145,48 @@ class ScmDaemon:
         self.storage = storage
         self.snapshot_source = snapshot_source
         self.store = store
+        self.conf = conf
         try:
+            self.node: ScmNodeDetails | None = local_scm_node(conf)
+            """This SCM's node of its HA service (ozone.scm.service.ids), None when it runs alone."""
+            node = self.node
             self.datanode_address = bind_address(
                 conf,
-                address(conf, "ozone.scm.datanode.address", "ozone.scm.datanode.port"),
+                node.datanode_address
+                if node
+                else address(conf, "ozone.scm.datanode.address", "ozone.scm.datanode.port"),
                 "ozone.scm.datanode.bind.host",
             )
             self.client_address = bind_address(
                 conf,
-                address(conf, "ozone.scm.client.address", "ozone.scm.client.port"),
+                node.client_address
+                if node
+                else address(conf, "ozone.scm.client.address", "ozone.scm.client.port"),
                 "ozone.scm.client.bind.host",
             )
             self.block_address = bind_address(
                 conf,
-                address(conf, "ozone.scm.block.client.address", "ozone.scm.block.client.port"),
+                node.block_client_address
+                if node
+                else address(conf, "ozone.scm.block.client.address", "ozone.scm.block.client.port"),
                 "ozone.scm.block.client.bind.host",
             )
             self.http_address = bind_address(
-                conf, address(conf, "ozone.scm.http-address"), "ozone.scm.http-bind-host"
+                conf,
+                node.http_address if node else address(conf, "ozone.scm.http-address"),
+                "ozone.scm.http-bind-host",
             )
             clock = clock or SystemClock()
-            self.core = build_core(conf, storage, store, clock)
+            if node is not None and SecurityConfig.from_conf(conf).enabled:
+                raise ServerStartError(
+                    f"SCM {node.node_id} of service {node.service_id}: SCM HA with ozone.security.enabled "
+                    "is not implemented yet (each SCM's sub-CA signed by the primordial SCM's root at "
+                    "--bootstrap, getScmCertificate, per-SCM CRLs and replicated secret keys are missing): "
+                    "run the service with security off, or one secure SCM without ozone.scm.service.ids"
+                )
+            self.core = build_core(
+                conf, storage, store, clock, ScmContext.ha_follower() if node is not None else None
+            )
             # The records just loaded (millions of containers and replicas) live as long as SCM: out of
             # the cyclic collector's sight, a full collection no longer walks them and stalls the event
             # loop (6 s at 1M containers, measured on the simulator).
@@ -159,13 +212,25 @@ class ScmDaemon:
                 self.metrics,
                 conf,
                 readiness_routes(self.core, lambda: self.serving),
-                scm_api(self.core, self.storage.scm_uuid, readers_only(conf)),
+                {
+                    **scm_api(self.core, self.storage.scm_uuid, readers_only(conf)),
+                    "/api/v1/ratis": self._ratis,
+                },
                 UI,
                 administrators_only(conf),
             )
         )
         self._ticker: asyncio.Task[None] | None = None
         self._stopped = False
+        self.ha: ScmRaft | None = None
+        """The glue of this SCM's Raft member (HA only, made at start on the serving loop)."""
+        self.raft: RaftMember | None = None
+
+    def _ratis(self, _: object) -> dict[str, object]:
+        """/api/v1/ratis: this SCM in its HA service's Raft group (as OM's); {"ha": false} for a lone SCM."""
+        if self.ha is None:
+            return {"ha": False}
+        return {"ha": True, **self.ha.report()}
 
     def _secure(
         self, conf: OzoneConfiguration, settings: SecurityConfig, store: SCMMetadataStore, clock: Clock
@@ -209,6 +274,8 @@ class ScmDaemon:
 
     async def start(self) -> None:
         await self.start_http()
+        if self.node is not None:
+            await self._start_raft(self.node)
         await self.start_rpc()
         interval = tick_interval_ms(self.core)
         self._ticker = asyncio.create_task(run_ticks(self.core, interval), name="scm-tick")
@@ -244,6 +311,64 @@ class ScmDaemon:
             health.dead_ms,
         )
 
+    async def _start_raft(self, node: ScmNodeDetails) -> None:
+        """This SCM's member of its service's Raft group: every SCM of `ozone.scm.nodes.SERVICE` is a first
+        member (no addScm yet), the group is the cluster id's (Ozone's SCMRatisServerImpl)."""
+        conf = self.conf
+        try:
+            settings = scm_raft_settings(conf)
+        except ValueError as e:
+            raise ServerStartError(str(e)) from None
+        nodes = scm_service_nodes(conf, node.service_id)
+        peers = tuple(RaftPeer(RaftPeerId(n.node_id), n.ratis_address) for n in nodes)
+        group = RaftGroup(scm_raft_group_id(self.storage.cluster_id), peers)
+        if self.store.transaction_infos.get(TRANSACTION_INFO_KEY) is None and any(
+            next(self.store.items(cf), None) is not None for cf in REPLICATED_RECORDS
+        ):
+            raise ServerStartError(
+                f"{scm_db_dir(conf)} holds records a lone SCM wrote (no {TRANSACTION_INFO_KEY}): SCM "
+                f"{node.node_id} of service {node.service_id} cannot start from it, as the other SCMs do not "
+                "have them and they are in no Raft log; start the service's SCMs on empty scm.db directories "
+                "(scm --init on the primordial, scm --bootstrap on the others), or run this one without "
+                "ozone.scm.service.ids"
+            )
+        ratis_dir = scm_ratis_dir(conf)
+        try:
+            private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
+        except OSError as e:
+            raise ServerStartError(
+                f"cannot make SCM's Raft log directory {ratis_dir}: {e.strerror or e}"
+            ) from None
+        group_dir = ratis_dir / group.group_id
+        self.ha = ScmRaft(
+            self.core,
+            node,
+            nodes,
+            int(conf.get("ozone.scm.ha.ratis.request.timeout")),
+            settings.append_byte_limit,
+        )
+        self.raft = RaftMember(
+            RaftPeerId(node.node_id),
+            group,
+            SegmentedRaftLog(group_dir, int(conf.get("ozone.scm.ha.ratis.segment.size"))),
+            self.ha,
+            settings,
+            None,
+            CertRole.SCM,
+            bind_host=bind_address(conf, node.ratis_address, None).host,
+        )
+        self.ha.attach(self.raft)
+        try:
+            await self.raft.start()
+        except OSError as e:
+            where = f"{node.ratis_address} (ozone.scm.ratis.port of {node.service_id}.{node.node_id})"
+            raise ServerStartError(f"cannot bind SCM's Raft server to {where}: {e.strerror or e}") from None
+        self.ha.start()
+        log.info(
+            "SCM %s of service %s: Raft group %s on %s, its log in %s",
+            node.node_id, node.service_id, group.group_id, node.ratis_address, group_dir,
+        )  # fmt: skip
+
     async def start_http(self) -> None:
         """The readiness endpoint comes first, so pollers see 503 rather than a refused connection."""
         host, port = self.http_address.host, self.http_address.port
@@ -262,10 +387,15 @@ class ScmDaemon:
             tls=self.tls is not None,
             heartbeat_seconds=self.scm_metrics.heartbeat_seconds,
         )
-        admin = AdminService(self.core, scm_uuid, self.snapshot_source)
-        block = BlockService(self.core, scm_uuid, tls=self.tls is not None)
+        admin: object = AdminService(self.core, scm_uuid, self.snapshot_source)
+        block: object = BlockService(self.core, scm_uuid, tls=self.tls is not None)
+        datanode_servicer: object = datanode
+        if self.ha is not None:
+            admin = leader_only(admin, self.ha, lambda n: n.client_address, ADMIN_ANY_SCM)
+            block = leader_only(block, self.ha, lambda n: n.block_client_address, BLOCK_ANY_SCM)
+            datanode_servicer = caught_up_only(datanode, self.ha)
         self.datanode_port = await self._serve(
-            DATANODE_SERVICE, datanode, MAX_HEARTBEAT_MESSAGE_BYTES,
+            DATANODE_SERVICE, datanode_servicer, MAX_HEARTBEAT_MESSAGE_BYTES,
             self.datanode_address, "ozone.scm.datanode", self.tls,
         )  # fmt: skip
         self.client_port = await self._serve(
@@ -317,6 +447,10 @@ class ScmDaemon:
         if self._ticker is not None:
             self._ticker.cancel()
             await asyncio.gather(self._ticker, return_exceptions=True)
+        if self.ha is not None:
+            await self.ha.stop()
+        if self.raft is not None:
+            await self.raft.stop()
         await self._http.stop()
         self.store.close()
         log.info("SCM stopped")

@@ -1,0 +1,89 @@
+"""SCM's Raft entries (proto/pyozone/ScmRatis.proto): the scm.db records of the transactions an SCM leader
+sealed, with the last epoch they carry (SCM HA, design 2.1-2.3). The ops keep their order: consecutive ops
+of one column family share a DBTableUpdate, a change of column family starts the next. `ScmEntryCodec` is
+what the sans-IO driver (scm/ha/driver.py) is given by its glue, the daemon's or the simulator's. Damaged
+bytes are refused with ProtocolError; unknown fields are skipped, as protobuf does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from pyozone.hdds.errors import ProtocolError
+from pyozone.hdds.store.table import Op
+from pyozone.proto import ScmRatis_pb2 as pb
+
+_LENGTH_FIELD = 1 + 5
+"""A length-delimited field's tag and length varint at most (lengths below 2^35 bytes)."""
+
+HEAD_BYTES = 1 + 10
+"""The entry's own bytes besides its ops at most: the epoch field (tag, varint of 10 bytes at most)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScmEntry:
+    """A decoded SCM log entry: the last epoch of the leader's transactions it carries, and their ops."""
+
+    epoch: int
+    ops: tuple[Op, ...]
+
+
+def op_bytes(op: Op) -> int:
+    """An op's bytes in an entry at most (its own DBTableUpdate, the worst case): what the driver counts to
+    keep an entry within the append limit."""
+    table, key, value = op
+    # DBTableUpdate: tableName, then one DBTableRecord: key, then value (or deleted: 2 bytes).
+    record = _LENGTH_FIELD + len(key) + (2 if value is None else _LENGTH_FIELD + len(value))
+    return _LENGTH_FIELD + (_LENGTH_FIELD + len(table.encode())) + (_LENGTH_FIELD + record)
+
+
+def entry_to_bytes(epoch: int, ops: Sequence[Op]) -> bytes:
+    if epoch < 1:
+        raise ProtocolError("ScmRatisEntry.epoch", f"epochs count from 1, not {epoch}")
+    message = pb.ScmRatisEntry(epoch=epoch)
+    update: pb.DBTableUpdate | None = None
+    for table, key, value in ops:
+        if not table:
+            raise ProtocolError("ScmRatisEntry.ops.tableName", f"an op names no column family (key {key!r})")
+        if update is None or update.tableName != table:
+            update = message.ops.add(tableName=table)
+        if value is None:
+            update.records.add(key=key, deleted=True)
+        else:
+            update.records.add(key=key, value=value)
+    return message.SerializeToString()
+
+
+def entry_from_bytes(data: bytes) -> ScmEntry:
+    """The entry `data` carries; ProtocolError for bytes that are not one (truncated or corrupt, another
+    message, an op without a column family, a deleted record that carries a value)."""
+    try:
+        message = pb.ScmRatisEntry.FromString(data)
+    except DecodeError as error:
+        raise ProtocolError("ScmRatisEntry", f"not an SCM Raft entry ({len(data)} bytes): {error}") from None
+    if message.epoch < 1:
+        raise ProtocolError(
+            "ScmRatisEntry.epoch", f"not an SCM Raft entry ({len(data)} bytes): it carries no epoch"
+        )
+    ops: list[Op] = []
+    for u, update in enumerate(message.ops):
+        if not update.tableName:
+            raise ProtocolError(f"ScmRatisEntry.ops[{u}].tableName", "a DBTableUpdate names no column family")
+        for r, record in enumerate(update.records):
+            if record.deleted and record.value:
+                raise ProtocolError(
+                    f"ScmRatisEntry.ops[{u}].records[{r}]", "a deleted record carries a value"
+                )
+            ops.append((update.tableName, record.key, None if record.deleted else record.value))
+    return ScmEntry(message.epoch, tuple(ops))
+
+
+class ScmEntryCodec:
+    """SCM's entry codec as the driver takes it (scm/ha/driver.py `EntryCodec`)."""
+
+    head_bytes = HEAD_BYTES
+    encode = staticmethod(entry_to_bytes)
+    decode = staticmethod(entry_from_bytes)
+    op_bytes = staticmethod(op_bytes)

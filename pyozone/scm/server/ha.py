@@ -1,0 +1,401 @@
+"""SCM high availability on the Raft shell (issue 31, design 2.3, 3.1, 3.2; docs/architecture.md).
+
+With `ozone.scm.service.ids` each SCM is one member of its service's Raft group (the cluster id's UUID,
+Ozone's SCMRatisServerImpl): `ScmRaft` is the member's state machine and the glue around the sans-IO
+`ScmRaftDriver` (scm/ha/driver.py, shared with the simulator). The leader's core executes as a lone SCM's
+does; its store stages each transaction and `flush` submits what the core sealed, in epoch order, as
+ScmRatis.proto entries (protocol/scm_ratis.py). Every SCM applies the committed entries: the leader's own
+records go from its overlay to scm.db, another leader's through the record listeners. The shell applies
+its no-op and configuration entries itself, so the glue reads the member's status after each entry, each
+submit and every `POLL_S`: a leader that applied its log up to its last entry has applied its term's
+first one and steps up (Ozone's notifyLeaderReady); a leader whose member no longer leads its term steps
+down, and the callers waiting for its uncommitted writes are refused.
+
+The client-facing protocols (admin, block) are `leader_only`: a follower refuses every call but getScmInfo,
+the snapshot stream and Ozone's per-SCM admin commands with Ozone's ServerNotLeaderException text
+naming the leader at the port of the protocol called, and the leader answers once what the call wrote has
+committed (`ozone.scm.ha.ratis.request.timeout`). Datanodes heartbeat every SCM; the datanode protocol
+is `caught_up_only`: refused while the SCM knows no leader or has not applied the leader's commit index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import heapq
+import inspect
+import itertools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from pyozone import rpc
+from pyozone.common.net import HostPort
+from pyozone.common.scm_ha import ScmNodeDetails
+from pyozone.config import OzoneConfiguration
+from pyozone.protocol.scm_ratis import ScmEntryCodec
+from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.member_api import NotLeaderError
+from pyozone.ratis_server.server import RaftMember
+from pyozone.scm.ha.driver import ScmRaftDriver
+from pyozone.scm.ha.replication import ScmReplication
+from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.store.layout import scm_metadata_dir
+from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
+
+log = logging.getLogger(__name__)
+
+ELECTION_TIMEOUT_SPREAD_MS = 200
+"""How far above `ozone.scm.ha.ratis.leader.election.timeout` an SCM's election timer may be drawn
+(Ozone's RatisUtil sets raft.server.rpc.timeout.max to the minimum + 200 ms)."""
+POLL_S = 0.02
+"""How often the glue reads the member's role and submits what background work (ticks, heartbeats)
+sealed."""
+RATIS_DIR_NAME = "scm-ha"
+"""`ozone.scm.ha.ratis.storage.dir`'s default, under SCM's metadata directory."""
+BLOCK_ANY_SCM = frozenset({"getScmInfo"})
+"""Block protocol calls any SCM of the service answers: the cluster's identity (`scm --bootstrap` asks it
+before a leader exists)."""
+ADMIN_ANY_SCM = BLOCK_ANY_SCM | {
+    "streamSnapshot",
+    "startReplicationManager",
+    "stopReplicationManager",
+    "forceExitSafeMode",
+}
+"""Admin calls any SCM answers: getScmInfo, the snapshot stream of its applied state, and Ozone's
+ADMIN_COMMAND_TYPE (StorageContainerLocationProtocol: "admin command should take effect on all SCM
+instance"), each SCM's own Replication Manager and safe mode."""
+
+
+def scm_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
+    """SCM's Raft settings from Ozone's `ozone.scm.ha.ratis.*` keys (Ozone's RatisUtil.newRaftProperties)."""
+    election_ms = int(conf.get("ozone.scm.ha.ratis.leader.election.timeout"))
+    purge_gap = int(conf.get("ozone.scm.ha.ratis.log.purge.gap"))
+    if purge_gap <= 0:
+        raise ValueError(f"ozone.scm.ha.ratis.log.purge.gap must be positive, got {purge_gap}")
+    if conf.get("ozone.scm.ha.ratis.log.purge.enabled"):
+        raise ValueError(
+            "ozone.scm.ha.ratis.log.purge.enabled: SCM's Raft snapshots (scm.db checkpoints a follower "
+            "behind a purged log would install) are not implemented yet: SCM keeps its whole log; set it "
+            "false"
+        )
+    return RaftSettings(
+        rpc_timeout_min_ms=election_ms,
+        rpc_timeout_max_ms=election_ms + ELECTION_TIMEOUT_SPREAD_MS,
+        pre_vote=bool(conf.get("ozone.scm.ha.ratis.server.leaderelection.pre-vote")),
+        append_byte_limit=int(conf.get("ozone.scm.ha.ratis.log.appender.queue.byte-limit")),
+        leader_step_down_wait_ms=election_ms,
+        retry_cache_expiry_ms=int(conf.get("ozone.scm.ha.ratis.server.retry.cache.timeout")),
+        purge_gap=purge_gap,
+        no_leader_timeout_ms=0,
+        rpc_slowness_timeout_ms=0,
+    )
+
+
+def scm_ratis_dir(conf: OzoneConfiguration) -> Path:
+    """`ozone.scm.ha.ratis.storage.dir`, else `scm-ha` beside scm.db (Ozone's default: the metadata dirs)."""
+    named = conf.get("ozone.scm.ha.ratis.storage.dir")
+    return Path(str(named)) if named else scm_metadata_dir(conf) / RATIS_DIR_NAME
+
+
+class NotServing(Exception):
+    """This SCM may not answer a leader-only call now: `text` is the refusal (UNAVAILABLE)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class ScmRaft:
+    """The Raft member's state machine and the leader's replicator, on the serving loop."""
+
+    def __init__(
+        self,
+        core: StorageContainerManager,
+        node: ScmNodeDetails,
+        nodes: tuple[ScmNodeDetails, ...],
+        request_timeout_ms: int,
+        entry_byte_limit: int,
+    ) -> None:
+        self.core = core
+        self.node = node
+        self.nodes = {n.node_id: n for n in nodes}
+        self.context = core.context
+        self.replication = ScmReplication(core)
+        self.driver = ScmRaftDriver(self.replication, ScmEntryCodec(), entry_byte_limit)
+        self._request_timeout_s = request_timeout_ms / 1000
+        self._loop = asyncio.get_running_loop()
+        self._member: RaftMember | None = None
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+        self._generation = 0
+        self._poller: asyncio.Task[None] | None = None
+        raw = core.store.transaction_infos.get(TRANSACTION_INFO_KEY)
+        term, _, index = str(raw or "0#0").partition("#")
+        self.db_applied = TermIndex(int(term), int(index))
+        """The last entry scm.db held at start: the log's entries up to it are not applied again."""
+
+    def attach(self, member: RaftMember) -> None:
+        self._member = member
+
+    @property
+    def member(self) -> RaftMember:
+        if self._member is None:
+            raise RuntimeError("SCM's Raft member is not attached")
+        return self._member
+
+    def start(self) -> None:
+        self._poller = self._loop.create_task(self._poll_loop(), name="scm-raft-poll")
+
+    async def stop(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
+        self._fail_waiting("this SCM stopped")
+
+    def report(self) -> dict[str, Any]:
+        """What /api/v1/ratis shows (as OM's): role, readiness, term, leader, indexes, each follower's lag,
+        step-ups and step-downs."""
+        member = self._member
+        if member is None or not member.running:
+            return {"nodeId": self.node.node_id, "running": False}
+        status = member.status()
+        return {
+            "nodeId": self.node.node_id,
+            "running": True,
+            "groupId": status.group_id,
+            "role": status.role.name,
+            "ready": self.context.is_leader_ready(),
+            "stateMachineReady": self.context.state_machine_ready(),
+            "term": status.term,
+            "leader": status.leader.id if status.leader is not None else None,
+            "lastIndex": status.last_index,
+            "commitIndex": status.commit_index,
+            "appliedIndex": status.applied_index,
+            "scmDbAppliedAtStart": self.db_applied.index,
+            "followers": [
+                {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
+            ],
+            "stepUps": self.driver.step_ups,
+            "stepDowns": self.driver.step_downs,
+        }
+
+    # ------------------------------------------------------------------ the state machine
+    def apply(self, entry: LogEntry) -> None:
+        """A committed STATE_MACHINE entry, in log order (every SCM): a leader whose member no longer leads
+        steps down before it applies another's entry; one that applied its whole log steps up after."""
+        self.observe(step_up=False)
+        if entry.index <= self.db_applied.index:
+            self.context.applied(entry.index)
+            return  # scm.db holds it (a restart replays the log from its start)
+        self.driver.apply(entry, self.member.leading_term())
+        self._release()
+        self.observe()
+
+    # ------------------------------------------------------------------ the glue
+    def observe(self, step_up: bool = True) -> None:
+        """The member's role into the context: step-down, a leader learned, and with `step_up` the step-up
+        of a leader that applied its log (design 3.1, 3.2)."""
+        member = self._member
+        if member is None or not member.running:
+            return
+        status = member.status()
+        leading = member.leading_term()
+        leader = status.leader.id if status.leader is not None else None
+        if self.driver.observe(leading, status.term, leader, status.commit_index):
+            self._stepped_down(f"SCM {self.node.node_id} no longer leads")
+        if step_up:
+            self.driver.shell_applied(leading, status.applied_index, status.last_index)
+
+    def flush(self) -> None:
+        """Submits what the leader's core sealed, in epoch order (tasks start in the order made)."""
+        if not self.context.is_leader() or self._member is None or not self._member.running:
+            return
+        for payload in self.driver.pack_sealed():
+            task = self._loop.create_task(self.member.submit(payload, "", 0))
+            task.add_done_callback(functools.partial(self._submit_done, self._generation))
+
+    def _submit_done(self, generation: int, task: asyncio.Task[object]) -> None:
+        error = asyncio.CancelledError() if task.cancelled() else task.exception()
+        if error is None or generation != self._generation or not self.context.is_leader():
+            return
+        if not isinstance(error, (NotLeaderError, asyncio.CancelledError)):
+            log.error("SCM %s: an entry was refused by the Raft member: %s", self.node.node_id, error)
+        # what was staged after the entry may build on it: the whole uncommitted tail goes
+        status = self.member.status() if self.member.running else None
+        leader = status.leader.id if status is not None and status.leader is not None else None
+        self.replication.step_down(
+            status.term if status is not None else self.context.known_term,
+            leader,
+            status.commit_index if status is not None else None,
+            why=f"an entry was not committed: {error}",
+        )
+        self.driver.step_downs += 1
+        self._stepped_down(f"an entry was not committed: {error}")
+
+    async def _poll_loop(self) -> None:
+        while True:
+            try:
+                self.observe()
+                self.flush()
+            except Exception:
+                log.exception("SCM %s: the Raft glue failed; continuing", self.node.node_id)
+            await asyncio.sleep(POLL_S)
+
+    # ------------------------------------------------------------------ serving
+    def check_leader(self, port: Callable[[ScmNodeDetails], HostPort]) -> None:
+        """Raises NotServing unless this SCM is the ready leader of the term its member leads."""
+        self.observe()
+        member = self._member
+        leading = member.leading_term() if member is not None else None
+        if self.context.is_leader_ready() and leading == self.context.known_term:
+            return
+        me = self.node.node_id
+        if leading is not None:
+            raise NotServing(f"LeaderNotReadyException: Server:{me} is in LEADER state but not yet ready.")
+        known = member.status().leader if member is not None and member.running else None
+        leader = self.nodes.get(known.id) if known is not None else None
+        if leader is None or leader.node_id == me:
+            raise NotServing(
+                f"ServerNotLeaderException: Server:{me} is not the leader. Could not determine the leader "
+                "node."
+            )
+        where = port(leader)
+        raise NotServing(
+            f"ServerNotLeaderException: Server:{me} is not the leader. Suggested leader is "
+            f"Server:{where.host}:{where.port}."
+        )
+
+    def check_caught_up(self) -> None:
+        """Raises NotServing unless StateMachineReadyRule's condition holds (spec 3.4): the ready leader,
+        or a follower that applied its log up to the leader's commit index seen when it learned it."""
+        self.observe()
+        if self.context.state_machine_ready():
+            return
+        member = self._member
+        status = member.status() if member is not None and member.running else None
+        if status is None or status.leader is None:
+            raise NotServing(f"SCM {self.node.node_id} knows no leader of its service yet")
+        raise NotServing(
+            f"SCM {self.node.node_id} is catching up its Raft log: applied {status.applied_index} of "
+            f"{status.commit_index}"
+        )
+
+    async def committed(self) -> None:
+        """Returns once every write the core made so far has committed (a call's answer leaves then);
+        NotServing when this SCM stepped down before, or past the request timeout."""
+        epoch = self.replication.epoch
+        self.flush()
+        if self.replication.released(epoch):
+            return
+        future: asyncio.Future[None] = self._loop.create_future()
+        heapq.heappush(self._waiting, (epoch, next(self._order), future))
+        try:
+            await asyncio.wait_for(asyncio.shield(future), self._request_timeout_s)
+        except TimeoutError:
+            raise NotServing(
+                f"SCM {self.node.node_id}: the call's writes did not commit within "
+                f"{self._request_timeout_s:g} s (ozone.scm.ha.ratis.request.timeout)"
+            ) from None
+
+    def _release(self) -> None:
+        waiting = self._waiting
+        while waiting and self.replication.released(waiting[0][0]):
+            future = heapq.heappop(waiting)[2]
+            if not future.done():
+                future.set_result(None)
+
+    def _stepped_down(self, why: str) -> None:
+        self._generation += 1
+        self._fail_waiting(why)
+
+    def _fail_waiting(self, why: str) -> None:
+        waiting, self._waiting = self._waiting, []
+        leader = self.context.leader_id
+        suggested = f" Suggested leader is Server:{leader}." if leader and leader != self.node.node_id else ""
+        for _, _, future in waiting:
+            if not future.done():
+                future.set_exception(
+                    NotServing(
+                        f"ServerNotLeaderException: Server:{self.node.node_id} is not the leader ({why})."
+                        f"{suggested}"
+                    )
+                )
+
+
+class Gated:
+    """A servicer whose every call (but `exempt` ones) first passes `check` (NotServing: refused
+    UNAVAILABLE with its text) and, with `settle`, is answered only once `settle()` returns."""
+
+    def __init__(
+        self,
+        servicer: object,
+        check: Callable[[], None],
+        settle: Callable[[], Awaitable[None]] | None = None,
+        exempt: frozenset[str] = frozenset(),
+    ) -> None:
+        self._servicer = servicer
+        self._check = check
+        self._settle = settle
+        self._exempt = exempt
+        self._wrapped: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        handler = getattr(self._servicer, name)
+        if name in self._exempt or not callable(handler):
+            return handler
+        wrapped = self._wrapped.get(name)
+        if wrapped is None:
+            wrapped = self._wrapped[name] = self._wrap(handler)
+        return wrapped
+
+    def _wrap(self, handler: Any) -> Any:
+        check, settle = self._check, self._settle
+
+        async def refuse(context: rpc.CallContext, error: NotServing) -> None:
+            await context.abort(rpc.StatusCode.UNAVAILABLE, error.text)
+
+        if inspect.isasyncgenfunction(handler):
+
+            async def stream(request: Any, context: rpc.CallContext) -> AsyncIterator[Any]:
+                try:
+                    check()
+                except NotServing as error:
+                    await refuse(context, error)
+                async for message in handler(request, context):
+                    yield message
+
+            return stream
+
+        async def call(request: Any, context: rpc.CallContext) -> Any:
+            try:
+                check()
+                answer = await handler(request, context)
+                if settle is not None:
+                    try:
+                        await settle()
+                    except NotServing:
+                        check()  # a step-down: refused as a call arriving now is (naming the leader)
+                        raise
+            except NotServing as error:
+                await refuse(context, error)
+            return answer
+
+        return call
+
+
+def leader_only(
+    servicer: object, raft: ScmRaft, port: Callable[[ScmNodeDetails], HostPort], any_scm: frozenset[str]
+) -> Gated:
+    """A client-facing servicer of an HA SCM (Ozone's SCM protocol translators check the leader first): a
+    call (but those of `any_scm`) is refused unless this SCM is the ready leader, and answered only once
+    its writes committed. `port` picks the called protocol's address of a node, named in the refusal."""
+    return Gated(servicer, functools.partial(raft.check_leader, port), raft.committed, any_scm)
+
+
+def caught_up_only(servicer: object, raft: ScmRaft) -> Gated:
+    """The datanode protocol of an HA SCM: refused while this SCM catches up its log (spec 3.4, Ozone's
+    deferred DatanodeProtocolServer start), so no report is judged against a half-replayed table."""
+    return Gated(servicer, raft.check_caught_up)
