@@ -163,13 +163,14 @@ class Killer(threading.Thread):
 
     def _start(self, name: str) -> None:
         status = self._cluster.start(name)
+        daemon = self._cluster.resolved(name)
         if status == "running":
             self._pending.discard(name)
-            _log(self._t0, f"started {name}")
+            _log(self._t0, f"started {daemon}")
         else:
             self._pending.add(name)
-            self._result.start_failures.append(f"{name}: {status}")
-            _log(self._t0, f"{name} did not start: {status}")
+            self._result.start_failures.append(f"{daemon}: {status}")
+            _log(self._t0, f"{daemon} did not start: {status}")
 
 
 # ------------------------------------------------------------------ the phases
