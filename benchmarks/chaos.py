@@ -2,14 +2,16 @@
 check that every acknowledged key reads back intact and that SCM re-replicates everything.
 
     python -m benchmarks.chaos --minutes N [--datanodes 5] [--racks 2] [--max-down 2] [--seed S]
-                               [--kill-every 60] [--data-dir DIR] [--keep] [--workload keys]
+                               [--kill-every 60] [--leader-every 3] [--data-dir DIR] [--keep]
+                               [--workload keys]
                                [--om-ha [--om-kills 3]]
 
 1. `pyozone cluster up` with short intervals (benchmarks/chaos_cluster.py) in a fresh directory;
 2. for N minutes, a writer puts keys of 1 KB-20 MB (log-uniform) through a Workload and records the sha256
    of each one acknowledged, while a killer carries out a seeded plan (benchmarks/chaos_plan.py): kill -9
-   of datanodes, at most --max-down at once, and of OM and SCM once each (with --om-ha, three OMs of one
-   service in the lone OM's place, and the leader of the moment killed --om-kills times);
+   of datanodes, at most --max-down at once, every third of them the leader of pipelines being written
+   through (--leader-every), and of OM and SCM once each (with --om-ha, three OMs of one service in the
+   lone OM's place, and the leader of the moment killed --om-kills times);
 3. everything is started again; every acknowledged key is read back and compared (lost: unreadable,
    corrupt: other bytes), while the Replication Manager's report (`admin container report`) is polled
    until nothing is under-replicated (bounded);
@@ -38,7 +40,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.chaos_cluster import ChaosCluster, under_replicated
-from benchmarks.chaos_plan import KILL_EVERY_S, Action, Conditions, Event, KillTiming, plan_kills
+from benchmarks.chaos_plan import (
+    KILL_EVERY_S,
+    LEADER_EVERY,
+    Action,
+    Conditions,
+    Event,
+    KillTiming,
+    is_leader_kill,
+    plan_kills,
+)
 from benchmarks.chaos_workload import WORKLOADS, Workload, error_class, key_size
 from benchmarks.common import print_table
 
@@ -57,6 +68,7 @@ class ChaosOptions:
     max_down: int = 2
     seed: int = 1
     kill_every: float = KILL_EVERY_S  # mean seconds between datanode kills
+    leader_every: int = LEADER_EVERY  # every n-th datanode kill hits a pipeline's leader (0: none)
     data_dir: Path | None = None  # None: a new temporary directory
     keep: bool = False
     workload: str = "keys"
@@ -141,10 +153,9 @@ class Killer(threading.Thread):
                 self._skipped.add(event.daemon)
             else:
                 self._result.killed.append(event)
-                _log(
-                    self._t0,
-                    f"killed {event.daemon} (kill -9); stopped: {', '.join(self._cluster.stopped())}",
-                )
+                name = self._cluster.resolved(event.daemon)
+                what = f"{name}, the leader of the most pipelines" if name != event.daemon else name
+                _log(self._t0, f"killed {what} (kill -9); stopped: {', '.join(self._cluster.stopped())}")
 
     def _may_kill(self, name: str) -> bool:
         down = [n for n in self._cluster.stopped() if n.startswith("dn")]
@@ -152,13 +163,14 @@ class Killer(threading.Thread):
 
     def _start(self, name: str) -> None:
         status = self._cluster.start(name)
+        daemon = self._cluster.resolved(name)
         if status == "running":
             self._pending.discard(name)
-            _log(self._t0, f"started {name}")
+            _log(self._t0, f"started {daemon}")
         else:
             self._pending.add(name)
-            self._result.start_failures.append(f"{name}: {status}")
-            _log(self._t0, f"{name} did not start: {status}")
+            self._result.start_failures.append(f"{daemon}: {status}")
+            _log(self._t0, f"{daemon} did not start: {status}")
 
 
 # ------------------------------------------------------------------ the phases
@@ -265,7 +277,7 @@ def run(options: ChaosOptions, on_cluster_up: Callable[[Path], None] | None = No
 def _chaos(options: ChaosOptions, cluster: ChaosCluster, workload: Workload, result: ChaosResult) -> None:
     rng = random.Random(options.seed)
     duration_s = options.minutes * 60
-    timing = KillTiming(kill_every_s=options.kill_every)
+    timing = KillTiming(kill_every_s=options.kill_every, leader_every=options.leader_every)
     plan = plan_kills(
         duration_s,
         cluster.datanode_names(),
@@ -313,7 +325,7 @@ def _gib(result: ChaosResult) -> float:
 
 def summary_rows(result: ChaosResult) -> list[tuple[str, str]]:
     o = result.options
-    kills = Counter(e.daemon if e.daemon in ("om", "scm") else "datanode" for e in result.killed)
+    kills = Counter(_kind(e.daemon) for e in result.killed)
     errors = sum(result.write_errors.values())
     rows = [
         ("workload", result.workload),
@@ -332,7 +344,7 @@ def summary_rows(result: ChaosResult) -> list[tuple[str, str]]:
     ]
     rows += [(f"  {name} [{cond}]", str(n)) for (name, cond), n in sorted(result.write_errors.items())]
     rows += [
-        ("kills", ", ".join(f"{name} {kills[name]}" for name in ("datanode", "om", "scm"))),
+        ("kills", ", ".join(f"{name} {kills[name]}" for name in KILL_KINDS)),
         ("most datanodes down at once", str(result.most_datanodes_down)),
         ("failed restarts", str(len(result.start_failures))),
         ("ready after restart", "not reached" if result.ready_s is None else f"{result.ready_s:.1f} s"),
@@ -341,6 +353,15 @@ def summary_rows(result: ChaosResult) -> list[tuple[str, str]]:
         ("total", f"{result.total_s:.1f} s"),
     ]
     return rows
+
+
+KILL_KINDS = ("datanode", "pipeline leader", "om", "scm")
+
+
+def _kind(daemon: str) -> str:
+    if daemon in ("om", "scm"):
+        return daemon
+    return "pipeline leader" if is_leader_kill(daemon) else "datanode"
 
 
 def _replication_figure(result: ChaosResult) -> str:
@@ -376,14 +397,22 @@ def main(argv: list[str] | None = None) -> int:
         default=KILL_EVERY_S,
         help="mean seconds between datanode kills",
     )
+    parser.add_argument(
+        "--leader-every",
+        type=int,
+        default=LEADER_EVERY,
+        help="every n-th datanode kill hits the leader of the most pipelines (0: none; default 3)",
+    )
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a new temporary directory")
     parser.add_argument("--keep", action="store_true", help="keep the data dir (logs, ledger) afterwards")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="keys")
     parser.add_argument("--om-ha", action="store_true", help="three OMs of one service; kills hit the leader")
     parser.add_argument("--om-kills", type=int, default=1, help="OM kills over the run (default 1)")
     args = parser.parse_args(argv)
-    if args.datanodes - args.max_down < 1 or args.minutes <= 0 or args.kill_every <= 0:
-        parser.error("need --minutes > 0, --kill-every > 0 and more datanodes than --max-down")
+    if min(args.minutes, args.kill_every) <= 0 or args.datanodes - args.max_down < 1 or args.leader_every < 0:
+        parser.error(
+            "need --minutes > 0, --kill-every > 0, --leader-every >= 0 and more datanodes than --max-down"
+        )
     if args.data_dir is not None and args.data_dir.exists() and any(args.data_dir.iterdir()):
         parser.error(f"--data-dir {args.data_dir} is not empty")
     options = ChaosOptions(**vars(args))

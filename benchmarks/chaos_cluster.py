@@ -1,7 +1,9 @@
 """A chaos run's cluster: `pyozone cluster up --background` with short intervals, kill -9 and restart of
 one daemon at a time through the supervisor, a record of what was down when, and a teardown that leaves
 nothing running whatever happened before it. With `om_ha`, three OMs of one service (benchmarks/om_ha.py's
-HaOms) take the lone OM's place, and "om" names the service's leader at the time of a kill."""
+HaOms) take the lone OM's place, and "om" names the service's leader at the time of a kill. A plan's
+`dn-leader<n>` names the datanode that leads the most RATIS/THREE pipelines at the time of the kill (each
+running datanode's /prom), and that same datanode at the placeholder's start."""
 
 from __future__ import annotations
 
@@ -13,9 +15,19 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
-from benchmarks.chaos_plan import Action, Conditions, Event, conditions, max_datanodes_down
+from benchmarks.chaos_plan import (
+    Action,
+    Conditions,
+    Event,
+    conditions,
+    groups_led,
+    is_leader_kill,
+    max_datanodes_down,
+)
 from benchmarks.om_ha import HaOms
 from pyozone.cluster import supervisor
 from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState
@@ -58,6 +70,7 @@ class ChaosCluster:
         self._state: ClusterState | None = None
         self._lock = threading.Lock()
         self._changes: list[Event] = []  # the kills and starts made, at monotonic times, in order
+        self._leaders: dict[str, str] = {}  # a plan's dn-leader<n> -> the datanode it killed
 
     @property
     def state(self) -> ClusterState:
@@ -136,8 +149,37 @@ class ChaosCluster:
         return ScmAdminClient(HostPort(HOST, self.state.daemon("scm").ports["client"]), timeout_s=5)
 
     # ------------------------------------------------------------------ chaos
+    def pipeline_leader(self) -> tuple[str, list[str]] | None:
+        """The running datanode that leads the most RATIS/THREE pipelines (by its /prom; the first by name
+        on a tie) and their groups; None if none answers as a leader."""
+        best: tuple[str, list[str]] | None = None
+        for name in sorted(self.datanode_names()):
+            if not supervisor.is_running(self.state.pids.get(name)):
+                continue
+            url = f"http://{HOST}:{self.state.daemon(name).ports['http']}/prom"
+            try:
+                with urllib.request.urlopen(url, timeout=2) as answer:
+                    led = groups_led(answer.read().decode())
+            except (urllib.error.URLError, OSError):
+                continue
+            if led and (best is None or len(led) > len(best[1])):
+                best = (name, led)
+        return best
+
+    def resolved(self, name: str) -> str:
+        """The datanode a plan's `dn-leader<n>` killed; any other name as it is."""
+        return self._leaders.get(name, name)
+
     def kill(self, name: str) -> bool:
-        """kill -9; False if it was not running (with OM HA, "om": the leader; False without one)."""
+        """kill -9; False if it was not running (with OM HA, "om": the leader; False without one; a plan's
+        `dn-leader<n>`: the datanode leading the most pipelines, False without one)."""
+        if is_leader_kill(name):
+            found = self.pipeline_leader()
+            if found is None or not supervisor.kill(self.state, found[0]):
+                return False
+            self._leaders[name] = found[0]
+            self._record(found[0], up=False)
+            return True
         if name == "om" and self.ha is not None:
             leader = self.om_leader() if self._om_killed is None else None
             if leader is not None:
@@ -167,6 +209,7 @@ class ChaosCluster:
             else:
                 self._record(name, up=True)
             return status
+        name = self.resolved(name)
         if supervisor.is_running(self.state.pids.get(name)):
             return "running"
         pid = supervisor.start(self.state, name)

@@ -6,12 +6,18 @@ over and over (never more than `max_down` at once), and OM and SCM once each, at
 thirds of the run. Some datanode kills come in pairs a few seconds apart: the "two datanodes killed in a
 row" case the write path must survive while a replication factor's worth of datanodes remain. With OM HA
 (issue 30) "om" is the service's leader at the time of the kill, killed `om_kills` times, spread over the
-first two thirds.
+first two thirds. Every `leader_every`-th datanode outage (issue 30, S9) is a kill of a pipeline's Raft
+leader while the writer writes through it: its daemon is a placeholder, `dn-leader1`, `dn-leader2`, ...,
+which the run resolves at the kill to the datanode leading the most RATIS/THREE pipelines then (its /prom
+`ratis_server_role`), and starts again at the placeholder's start. The plan's times and bounds are those of
+the same seed without leader kills.
 """
 
 from __future__ import annotations
 
 import random
+import re
+from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 
@@ -29,6 +35,26 @@ class Event:
 
 
 KILL_EVERY_S = 60.0  # mean gap between datanode kills (the run this reproduces: 11 in 11.5 minutes)
+LEADER_EVERY = 3  # every third datanode outage kills a pipeline's leader
+LEADER = "dn-leader"
+"""The prefix of a placeholder daemon: the datanode leading the most pipelines at the time of the kill."""
+
+
+def is_leader_kill(daemon: str) -> bool:
+    return daemon.startswith(LEADER)
+
+
+_ROLE = re.compile(r'^ratis_server_role\{[^}]*group="([^"]+)"[^}]*role="LEADER"[^}]*\} 1(?:\.0)?$')
+_PEER = re.compile(r'^ratis_server_peerCommitIndex\{[^}]*group="([^"]+)"')
+
+
+def groups_led(prom: str) -> list[str]:
+    """The Raft groups of more than one member (pipelines, not RATIS/ONE) that a datanode's /prom says it
+    leads (`ratis_server_role{...,role="LEADER"} 1`; the leader's `ratis_server_peerCommitIndex` names
+    every member), in their order there."""
+    lines = prom.splitlines()
+    members = Counter(m.group(1) for line in lines if (m := _PEER.match(line)))
+    return [m.group(1) for line in lines if (m := _ROLE.match(line)) and members[m.group(1)] > 1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +69,7 @@ class KillTiming:
     om_down_s: float = 10.0
     scm_down_s: float = 15.0
     first_kill_s: float = 15.0  # let the writer get going first
+    leader_every: int = LEADER_EVERY  # 0: no leader kills
 
 
 def plan_kills(
@@ -82,7 +109,29 @@ def plan_kills(
             events += outage
             t = at
         t += rng.uniform(0.5, 1.5) * timing.kill_every_s
-    return sorted(events, key=lambda e: (e.at_s, e.action is Action.KILL))
+    return sorted(_leader_kills(events, timing.leader_every), key=lambda e: (e.at_s, e.action is Action.KILL))
+
+
+def _leader_kills(events: list[Event], every: int) -> list[Event]:
+    """Every `every`-th datanode outage (in plan order) made a pipeline leader's: its kill and start name the
+    placeholder `dn-leader<n>` instead of the datanode, at the same times."""
+    if every <= 0:
+        return events
+    renamed: dict[tuple[str, float], str] = {}  # (datanode, kill time) -> placeholder
+    outages = [e for e in events if e.daemon.startswith("dn") and e.action is Action.KILL]
+    for n, kill in enumerate(outages[every - 1 :: every], start=1):
+        renamed[(kill.daemon, kill.at_s)] = f"{LEADER}{n}"
+    out: list[Event] = []
+    open_kill: dict[str, str] = {}  # datanode -> placeholder of its outage under way
+    for e in events:  # each outage's kill comes right before its start (`_outage`)
+        if e.action is Action.KILL and (e.daemon, e.at_s) in renamed:
+            open_kill[e.daemon] = renamed[(e.daemon, e.at_s)]
+            out.append(Event(e.at_s, e.action, open_kill[e.daemon]))
+        elif e.action is Action.START and e.daemon in open_kill:
+            out.append(Event(e.at_s, e.action, open_kill.pop(e.daemon)))
+        else:
+            out.append(e)
+    return out
 
 
 def _outage(name: str, at_s: float, down_s: float, end_s: float) -> list[Event]:

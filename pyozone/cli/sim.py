@@ -24,7 +24,7 @@ from pyozone.sim.populate import PlaceAtSafeModeExit
 from pyozone.sim.scm_ha import SimHaCluster
 from pyozone.sim.status import HEADER, cluster_status, format_row
 
-FAULTS = ("kill", "restart", "partition", "heal")
+FAULTS = ("kill", "restart", "pause", "resume", "partition", "heal")
 SIM_STATE_FILE = "sim-datanodes.json"
 _FAULT = re.compile(r"^(\d+)@(\d+(?:\.\d+)?)$")
 

@@ -169,26 +169,23 @@ class LeaderState:
         """Followers silent for `raft.server.rpc.slowness.timeout` (since their last answer, or since we began
         to lead) not yet reported, with how long (Ratis's LeaderStateImpl.checkHealth); each is reported once
         per silence. None with the timeout 0 (off)."""
-        timeout = self._settings.rpc_slowness_timeout_ms
         slow = []
         for peer in self.followers:
-            silent = now_ms - self._answered.get(peer, self._since_ms)
-            if timeout and peer not in self._slow_reported and silent >= timeout:
+            last = self._answered.get(peer, self._since_ms)
+            due = self._settings.slow_at_ms(last)
+            if due is not None and peer not in self._slow_reported and now_ms >= due:
                 self._slow_reported.add(peer)
-                slow.append((peer, silent))
+                slow.append((peer, now_ms - last))
         return slow
 
     def next_slowness_ms(self) -> int | None:
         """When the next follower not yet reported becomes slow, if none answers first."""
-        timeout = self._settings.rpc_slowness_timeout_ms
-        if not timeout:
-            return None
         due = [
-            self._answered.get(peer, self._since_ms) + timeout
+            self._settings.slow_at_ms(self._answered.get(peer, self._since_ms))
             for peer in self.followers
             if peer not in self._slow_reported
         ]
-        return min(due, default=None)
+        return min((at for at in due if at is not None), default=None)
 
     def has_majority_contact(self, now_ms: int, voters: tuple[RaftPeerId, ...]) -> bool:
         """Ratis's checkLeadership: false once we have led for `raft.server.rpc.timeout.max` and fewer than a

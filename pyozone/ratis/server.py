@@ -264,16 +264,16 @@ class RaftServer(ClientCalls):
                 self._leader.next_slowness_ms(),
             ]
             return min((at for at in due if at is not None), default=None)
-        timeout = self._settings.no_leader_timeout_ms
-        if timeout and not self._no_leader_reported:
-            return min(self._election_deadline_ms, self._leader_seen_ms + timeout)
+        no_leader_at = self._settings.no_leader_at_ms(self._leader_seen_ms)
+        if no_leader_at is not None and not self._no_leader_reported:
+            return min(self._election_deadline_ms, no_leader_at)
         return self._election_deadline_ms
 
     def _check_no_leader(self, now: int) -> None:
         """Ratis's notifyExtendedNoLeader: once per leaderless stretch of `raft.server.notification
         .no-leader.timeout` (0: never)."""
-        timeout = self._settings.no_leader_timeout_ms
-        if timeout and not self._no_leader_reported and now - self._leader_seen_ms >= timeout:
+        due = self._settings.no_leader_at_ms(self._leader_seen_ms)
+        if due is not None and not self._no_leader_reported and now >= due:
             self._no_leader_reported = True
             self._out.append(NoLeader(self._leader_seen_ms))
 

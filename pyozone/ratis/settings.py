@@ -86,6 +86,19 @@ class RaftSettings:
             self.rpc_timeout_max_ms if high is None else high,
         )
 
+    def slow_at_ms(self, last_answer_ms: int) -> int | None:
+        """When a follower last heard from at `last_answer_ms` (or since we lead) becomes slow: the leader
+        outputs `FollowerSlow` from then on (`raft.server.rpc.slowness.timeout`; None: off). One rule for
+        the core and for the simulator's pipelines (pyozone/sim/datanode.py)."""
+        timeout = self.rpc_slowness_timeout_ms
+        return last_answer_ms + timeout if timeout else None
+
+    def no_leader_at_ms(self, leader_seen_ms: int) -> int | None:
+        """When a member whose last leader (heard from, or itself) was at `leader_seen_ms` outputs
+        `NoLeader` (`raft.server.notification.no-leader.timeout`; None: off). Shared as `slow_at_ms`."""
+        timeout = self.no_leader_timeout_ms
+        return leader_seen_ms + timeout if timeout else None
+
     @property
     def staging_timeout_ms(self) -> int:
         """A new member that has not answered for this long while staging fails the change (Ratis's

@@ -1,7 +1,9 @@
 """SimCluster: thousands of virtual datanodes heartbeating the real SCM core on a virtual clock.
 
-Deterministic for a seed: events run in (time, sequence) order from one heap. Tests kill, restart,
-slow or partition nodes and advance time; nothing sleeps.
+Deterministic for a seed: events run in (time, sequence) order from one heap. Tests kill, restart, pause,
+slow or partition nodes and advance time; nothing sleeps. At every tick the pipelines of a node that is
+down, paused or cut off are looked at (`step_pipeline`): their members ask SCM to close them as the daemon's
+would, after the pipeline timeouts.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from itertools import count
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.command_admission import QueueLimits
 from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY, check_close_threshold, fills_up
+from pyozone.datanode.pipeline_raft import PipelineRaftConfig
 from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.clock import ManualClock
@@ -27,7 +30,7 @@ from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
-from pyozone.sim.datanode import SimDatanode
+from pyozone.sim.datanode import SimDatanode, step_pipeline
 
 _HEARTBEAT, _TICK = 0, 1
 
@@ -65,6 +68,11 @@ class SimCluster:
         self.container_size: int = self.conf.get("ozone.scm.container.size")
         self._close_threshold = check_close_threshold(self.conf.get(CLOSE_THRESHOLD_KEY))
         self._queue_limits = QueueLimits.from_conf(self.conf)
+        self._pipeline_raft = PipelineRaftConfig.from_conf(self.conf).settings(suggested_leader=False)
+        self._members: dict[str, tuple[str, ...]] = {}  # pipeline id -> members, as the datanodes hold it
+        self._pipelines_of: dict[str, set[str]] = {}  # datanode -> pipelines naming it
+        self._disturbed: set[str] = set()  # datanodes dead, paused or cut off: their pipelines are watched
+        self._unsettled: set[str] = set()  # pipelines whose group is not whole again yet
         self._schedule(0, _TICK, "")
         total = max(datanodes, len(restored))
         for i, node in enumerate(restored):
@@ -99,6 +107,7 @@ class SimCluster:
         self._racks[node.uuid] = rack
         self.scm.nodes.topology.map_name(node.uuid, rack)
         self.datanodes[node.uuid] = node
+        self._index_pipelines(node)
         self._start_process(node)
         self._schedule(self.clock.now_ms() + first_heartbeat_ms, _HEARTBEAT, node.uuid)
 
@@ -108,6 +117,7 @@ class SimCluster:
 
     def kill(self, dn: str) -> None:
         """The process dies: no heartbeats until restart; its disks (replicas) survive."""
+        self._disturb(dn)
         self.datanodes[dn].alive = False
 
     def restart(self, dn: str) -> None:
@@ -115,8 +125,20 @@ class SimCluster:
         if node.alive:
             return
         node.alive, node.registered = True, False
+        node.rejoin(self.clock.now_ms())
         self._start_process(node)  # commands and owed reports lived in the dead process's memory
         self._schedule(self.clock.now_ms(), _HEARTBEAT, dn)
+        self._settle(dn)
+
+    def pause(self, dn: str) -> None:
+        """The process stops (SIGSTOP, a long GC pause): no heartbeats, no answers to its pipelines' peers;
+        it resumes with its memory."""
+        self._disturb(dn)
+        self.datanodes[dn].paused = True
+
+    def resume(self, dn: str) -> None:
+        self.datanodes[dn].paused = False
+        self._settle(dn)
 
     def fail_pipeline(self, pipeline_id: str, reporter: str, reason: str) -> None:
         """A pipeline's log fails (its leader lost a follower, a disk error): no member can commit a close
@@ -126,15 +148,66 @@ class SimCluster:
                 node.fail_pipeline(pipeline_id, reason if dn == reporter else None)
 
     def partition(self, dn: str) -> None:
-        """Heartbeats are lost on the way; the node keeps running."""
+        """The node is cut off: its heartbeats and its pipelines' Raft messages are lost on the way; it keeps
+        running."""
+        self._disturb(dn)
         self.datanodes[dn].partitioned = True
 
     def heal(self, dn: str) -> None:
         self.datanodes[dn].partitioned = False
+        self._settle(dn)
 
     def slow(self, dn: str, factor: float) -> None:
         """Heartbeats arrive `factor` times less often."""
         self.datanodes[dn].slow_factor = factor
+
+    # ------------------------------------------------------------------ pipelines' Raft groups
+    def _index_pipelines(self, node: SimDatanode) -> None:
+        """Learns the pipelines a datanode holds (after each command batch), so a member's trouble finds
+        every pipeline naming it, including one it never joined."""
+        for pid, members in node.pipelines.items():
+            if pid not in self._members:
+                self._members[pid] = members
+                for member in members:
+                    self._pipelines_of.setdefault(member, set()).add(pid)
+
+    def _disturb(self, dn: str) -> None:
+        """Before a node goes down, pauses or is cut off: its pipelines' groups are looked at now (the last
+        instant every member heard the others), then at every tick until they are whole again."""
+        self._step_pipelines(self._pipelines_of.get(dn, set()))
+        self._disturbed.add(dn)
+
+    def _settle(self, dn: str) -> None:
+        node = self.datanodes[dn]
+        if node.running and not node.partitioned:
+            self._disturbed.discard(dn)
+            self._unsettled |= self._pipelines_of.get(dn, set())
+
+    def _step_pipelines(self, pipelines: set[str]) -> None:
+        now = self.clock.now_ms()
+        for pid in sorted(pipelines):
+            members = self._members[pid]
+            if not any(pid in self.datanodes[m].pipelines for m in members if m in self.datanodes):
+                self._forget_pipeline(pid)
+            elif len(members) == 1 or step_pipeline(pid, members, self.datanodes, self._pipeline_raft, now):
+                self._unsettled.discard(pid)
+            else:
+                self._unsettled.add(pid)
+
+    def _forget_pipeline(self, pid: str) -> None:
+        """No datanode holds it any more (closed everywhere)."""
+        for member in self._members.pop(pid):
+            self._pipelines_of.get(member, set()).discard(pid)
+        self._unsettled.discard(pid)
+
+    def _step_troubled_pipelines(self) -> None:
+        """At each tick: the pipelines of every node down, paused or cut off, and those not whole again."""
+        if not (self._disturbed or self._unsettled):
+            return
+        watched = set(self._unsettled)
+        for dn in self._disturbed:
+            watched |= self._pipelines_of.get(dn, set())
+        self._step_pipelines(watched)
 
     def restart_scm(self) -> None:
         """A new SCM over the same store: state reloads, datanodes are told to register again."""
@@ -147,6 +220,7 @@ class SimCluster:
             due, _, kind, dn = heapq.heappop(self._heap)
             self.clock.set(max(due, self.clock.now_ms()))
             if kind == _TICK:
+                self._step_troubled_pipelines()
                 self.scm.tick()
                 self._schedule(due + self.tick_ms, _TICK, "")
             else:
@@ -177,7 +251,7 @@ class SimCluster:
             return
         now = self.clock.now_ms()
         self._schedule(now + int(self.heartbeat_ms * node.slow_factor), _HEARTBEAT, dn)
-        if node.partitioned:
+        if node.partitioned or node.paused:
             return
         self.heartbeats_delivered += 1
         if not node.registered:
@@ -196,6 +270,7 @@ class SimCluster:
         if self.heartbeat_observer is not None:
             self.heartbeat_observer(time.perf_counter() - started)
         node.receive(commands, self.scm.context.known_term, self.clock.wall_ms())
+        self._index_pipelines(node)
 
     # ------------------------------------------------------------------ writes
     def write_block(

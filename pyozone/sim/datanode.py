@@ -12,11 +12,21 @@ on a real datanode the new replicas are reported once CLOSED (RECOVERING ones ar
 Replications and reconstructions wait, NORMAL before LOW, for the datanode's replication workers, which
 finish one each per heartbeat interval. `running_work` tells which nodes a running one keeps busy, as
 source and as target, so the load replication puts on every node can be measured.
+
+Pipelines fail as the daemon's do (`step_pipeline`): each member keeps its view of its pipeline's Raft group
+(`RaftView`: term, when it last heard a leader, as leader when each follower last answered), and a member that
+dies, pauses or is cut off makes the leader ask SCM to close the pipeline after
+`hdds.ratis.raft.server.rpc.slowness.timeout`, or, without a leader (the leader dead and no majority left to
+elect another), the others after `hdds.ratis.raft.server.Notification.no-leader.timeout`: the keys read by the
+daemon's `PipelineRaftConfig`, the instants decided by the Raft core's own rule (`RaftSettings.slow_at_ms`,
+`no_leader_at_ms`). A dead leader with a majority left is replaced after an election timeout (the first
+member, in the pipeline's order, of the majority), which then reports its pipeline and in turn raises the
+slowness action for the old leader.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,6 +36,7 @@ from pyozone.datanode.command_admission import (
     QueueLimits,
     replication_priority,
 )
+from pyozone.datanode.pipeline_raft import NO_LEADER_REASON, slow_member_reason
 from pyozone.hdds.commands import (
     CloseContainerCommand,
     ClosePipelineCommand,
@@ -49,7 +60,22 @@ from pyozone.hdds.messages import (
     PipelineReport,
 )
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
+from pyozone.ratis.settings import RaftSettings
 from pyozone.scm.node.storage_report import node_report
+
+
+@dataclass(slots=True)
+class RaftView:
+    """One member's view of its pipeline's Raft group: what the core keeps that decides its failure
+    notifications (pyozone/ratis: the term, `_leader_seen_ms`, the leader's `_answered`)."""
+
+    term: int
+    leader_seen_ms: int  # when it last heard from a leader, or led
+    leading_since_ms: int = 0
+    majority_ms: int = 0  # as leader: when a majority last answered (LeaderState.has_majority_contact)
+    answered: dict[str, int] = field(default_factory=dict)  # as leader: follower -> its last answer
+    slow_reported: set[str] = field(default_factory=set)
+    no_leader_reported: bool = False
 
 
 @dataclass(slots=True)
@@ -57,6 +83,7 @@ class SimDatanode:
     details: DatanodeDetails
     report: NodeReport
     alive: bool = True
+    paused: bool = False
     partitioned: bool = False
     slow_factor: float = 1.0
     registered: bool = False
@@ -65,6 +92,7 @@ class SimDatanode:
     replicas: dict[int, ContainerReplicaReport] = field(default_factory=dict)
     pipelines: dict[str, tuple[str, ...]] = field(default_factory=dict)  # pipeline id -> members
     leader_of: set[str] = field(default_factory=set)
+    raft: dict[str, RaftView] = field(default_factory=dict)  # pipeline id -> its Raft group as seen here
     pending_icr: dict[int, ContainerReplicaReport] = field(default_factory=dict)
     pending_status: list[CommandStatusReport] = field(default_factory=list)
     pending_pipeline_report: bool = False
@@ -85,6 +113,26 @@ class SimDatanode:
     @property
     def uuid(self) -> str:
         return self.details.uuid
+
+    @property
+    def running(self) -> bool:
+        """Its process runs (neither dead nor paused): it takes part in its pipelines' Raft groups."""
+        return self.alive and not self.paused
+
+    def view(self, pipeline_id: str, now_ms: int) -> RaftView:
+        """This member's view of a pipeline's group, begun `now_ms` (its leader heard, its followers
+        answered) the first time the model looks at the pipeline."""
+        view = self.raft.get(pipeline_id)
+        if view is None:
+            leads = pipeline_id in self.leader_of
+            view = self.raft[pipeline_id] = RaftView(int(leads), now_ms, now_ms, now_ms)
+        return view
+
+    def rejoin(self, now_ms: int) -> None:
+        """A restarted process: its Raft members start again from their persisted term, every silence
+        counted from now."""
+        for pid, view in self.raft.items():
+            self.raft[pid] = RaftView(view.term, now_ms, now_ms, now_ms)
 
     def to_dict(self) -> dict[str, Any]:
         """What survives a restart of the simulated process: identity, disks, pipelines, replicas."""
@@ -228,6 +276,7 @@ class SimDatanode:
         pid = command.pipeline_id
         self.pipelines.pop(pid, None)
         self.leader_of.discard(pid)
+        self.raft.pop(pid, None)
         self.failed_pipelines.discard(pid)
         for cid in [cid for cid, waited in self.waiting_for_log.items() if waited == pid]:
             del self.waiting_for_log[cid]
@@ -340,6 +389,103 @@ class SimDatanode:
         self.op_state = command.state
         self.op_state_expiry = command.expiry_epoch_s
         self._admission().out_of_service = command.state is not NodeOperationalState.IN_SERVICE
+
+    # ------------------------------------------------------------------ the pipeline's Raft group
+    def lead(self, pipeline_id: str, view: RaftView, term: int, now_ms: int) -> None:
+        """Won an election of `term`: leads from now, and reports its pipelines (the daemon's
+        notify_leader_changed -> pipeline report)."""
+        self.leader_of.add(pipeline_id)
+        view.term, view.leader_seen_ms = term, now_ms
+        view.leading_since_ms = view.majority_ms = now_ms
+        view.answered.clear()
+        view.slow_reported.clear()
+        self.pending_pipeline_report = True
+
+    def step_down(self, pipeline_id: str, view: RaftView, now_ms: int) -> None:
+        """A higher term seen, or no majority for raft.server.rpc.timeout.max: a follower, leaderless
+        from now."""
+        self.leader_of.discard(pipeline_id)
+        view.leader_seen_ms, view.no_leader_reported = now_ms, False
+        self.pending_pipeline_report = True
+
+    def ask_close(self, pipeline_id: str, reason: str) -> None:
+        """A pipeline action CLOSE on the next heartbeat (Ozone's triggerPipelineClose)."""
+        self.pipeline_actions.append(PipelineAction(pipeline_id, reason))
+
+
+def step_pipeline(
+    pipeline_id: str,
+    members: Sequence[str],
+    nodes: Mapping[str, SimDatanode],
+    settings: RaftSettings,
+    now_ms: int,
+) -> bool:
+    """One look at a pipeline's Raft group at `now_ms`: who hears whom (a running member that is not
+    partitioned hears every other such member), terms spread, the leader's contact, elections and the two
+    failure notifications, each at most once per silence as the core's (`RaftSettings.slow_at_ms`,
+    `no_leader_at_ms`; an election after `rpc_timeout_min_ms`, a leader without a majority steps down after
+    `rpc_timeout_max_ms`). True when the group is whole again: every member holds it, runs and hears the
+    others, under one leader of one term (the caller stops looking)."""
+    held = [nodes[m] for m in members if m in nodes and pipeline_id in nodes[m].pipelines]
+    running = [n for n in held if n.running]
+    views = {n.uuid: n.view(pipeline_id, now_ms) for n in running}
+    connected = [n for n in running if not n.partitioned]
+    majority = len(members) // 2 + 1
+    top = max((views[n.uuid].term for n in connected), default=0)
+    # one leader among those who hear each other: the one of the highest term (a restarted member may
+    # still think it leads the term it led before)
+    leading = sorted((n for n in connected if pipeline_id in n.leader_of), key=lambda n: -views[n.uuid].term)
+    for node in leading[1:]:
+        node.step_down(pipeline_id, views[node.uuid], now_ms)
+    for node in connected:
+        views[node.uuid].term = top
+    heard: set[str] = set()  # followers that heard their leader now
+    for leader in [n for n in running if pipeline_id in n.leader_of]:
+        view = views[leader.uuid]
+        followers = [n for n in connected if n is not leader] if leader in connected else []
+        for node in followers:
+            view.answered[node.uuid] = now_ms
+            view.slow_reported.discard(node.uuid)
+            views[node.uuid].leader_seen_ms = now_ms
+            views[node.uuid].no_leader_reported = False
+            heard.add(node.uuid)
+        view.leader_seen_ms = now_ms
+        if len(followers) + 1 >= majority:
+            view.majority_ms = now_ms
+        elif now_ms - view.majority_ms >= settings.rpc_timeout_max_ms:
+            leader.step_down(pipeline_id, view, now_ms)
+            continue
+        for member in members:
+            if member == leader.uuid or member in heard or member in view.slow_reported:
+                continue
+            due = settings.slow_at_ms(view.answered.get(member, view.leading_since_ms))
+            if due is not None and now_ms >= due:
+                view.slow_reported.add(member)
+                leader.ask_close(pipeline_id, slow_member_reason(member))
+    leaderless = [n for n in running if n.uuid not in heard and pipeline_id not in n.leader_of]
+    for node in leaderless:
+        view = views[node.uuid]
+        if pipeline_id in node.leader_of:
+            continue  # won an election of this look
+        voters = [n for n in leaderless if n in connected] if node in connected else [node]
+        timed_out = now_ms - view.leader_seen_ms >= settings.rpc_timeout_min_ms
+        if timed_out and len(voters) >= majority:
+            term = max(views[n.uuid].term for n in voters) + 1
+            for voter in voters:
+                views[voter.uuid].term, views[voter.uuid].leader_seen_ms = term, now_ms
+                views[voter.uuid].no_leader_reported = False
+            voters[0].lead(pipeline_id, views[voters[0].uuid], term, now_ms)
+            continue
+        due = settings.no_leader_at_ms(view.leader_seen_ms)
+        if due is not None and now_ms >= due and not view.no_leader_reported:
+            view.no_leader_reported = True
+            node.ask_close(pipeline_id, NO_LEADER_REASON)
+    leaders = [n for n in connected if pipeline_id in n.leader_of]
+    return (
+        len(connected) == len(members)
+        and len(leaders) == 1
+        and len({views[n.uuid].term for n in connected}) == 1
+    )
 
 
 _REPLICABLE = (ReplicaState.CLOSED, ReplicaState.QUASI_CLOSED, ReplicaState.UNHEALTHY)

@@ -359,6 +359,7 @@ class SimHaCluster(SimCluster):
                 handler, args = self._raft_events.pop(seq)
                 handler(*args)
             elif kind == 1:  # the cores' periodic tick
+                self._step_troubled_pipelines()
                 for scm in self.scms.values():
                     if scm.alive:
                         scm.core.tick()
@@ -377,7 +378,7 @@ class SimHaCluster(SimCluster):
             return
         now = self.clock.now_ms()
         self._schedule(now + int(self.heartbeat_ms * node.slow_factor), 0, dn)
-        if node.partitioned:
+        if node.partitioned or node.paused:
             for name in SCM_NAMES:
                 self._needs_full.add((dn, name))
             return
@@ -422,6 +423,7 @@ class SimHaCluster(SimCluster):
         stale = sum(1 for c in commands if c.term < seen)
         dropped = node.commands_dropped
         node.receive(commands, scm.core.context.known_term, self.clock.wall_ms())
+        self._index_pipelines(node)
         self.observer.received(self, node, stale, node.commands_dropped - dropped)
         self._raft_step(scm, [])
 

@@ -6,7 +6,18 @@ import random
 
 import pytest
 
-from benchmarks.chaos_plan import Action, Conditions, Event, conditions, max_datanodes_down, plan_kills
+from benchmarks.chaos_plan import (
+    LEADER,
+    Action,
+    Conditions,
+    Event,
+    KillTiming,
+    conditions,
+    groups_led,
+    is_leader_kill,
+    max_datanodes_down,
+    plan_kills,
+)
 
 DATANODES = [f"dn{i}" for i in range(1, 6)]
 
@@ -86,3 +97,46 @@ def test_om_kills_spread_over_the_first_two_thirds_each_started_again() -> None:
     assert plan_kills(120, DATANODES, 2, random.Random(1)) == plan_kills(
         120, DATANODES, 2, random.Random(1), om_kills=1
     )
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_every_third_datanode_outage_kills_a_pipeline_leader_at_the_same_times(seed: int) -> None:
+    """Issue 30, S9: the plan with leader kills is the plan without them, some datanode outages renamed to a
+    placeholder the run resolves to the leader of the moment; each is started again."""
+    plain = plan_kills(900, DATANODES, 2, random.Random(seed), KillTiming(leader_every=0))
+    plan = plan_kills(900, DATANODES, 2, random.Random(seed))
+    assert [(e.at_s, e.action) for e in plan] == [(e.at_s, e.action) for e in plain]
+    assert max_datanodes_down(plan) == max_datanodes_down(plain)
+    datanode_kills = [e for e in plain if e.daemon.startswith("dn") and e.action is Action.KILL]
+    leaders = [e.daemon for e in plan if is_leader_kill(e.daemon) and e.action is Action.KILL]
+    assert len(leaders) == len(datanode_kills) // 3 >= 2
+    assert leaders == [f"{LEADER}{n}" for n in range(1, len(leaders) + 1)]
+    for name in leaders:
+        kill, start = (e for e in plan if e.daemon == name)
+        assert kill.action is Action.KILL and start.action is Action.START and kill.at_s < start.at_s
+    kinds = [e for e in plan if not is_leader_kill(e.daemon)]
+    assert all(e in plain for e in kinds)
+
+
+PROM = """\
+# HELP ratis_server_role 1 for this member's role in its group
+ratis_server_peerCommitIndex{instance="u1",group="group-AAAAAAAAAAAA",follower="u1"} 7.0
+ratis_server_peerCommitIndex{instance="u1",group="group-AAAAAAAAAAAA",follower="u2"} 7.0
+ratis_server_peerCommitIndex{instance="u1",group="group-AAAAAAAAAAAA",follower="u3"} 6.0
+ratis_server_peerCommitIndex{instance="u1",group="group-BBBBBBBBBBBB",follower="u1"} 3.0
+ratis_server_peerCommitIndex{instance="u1",group="group-CCCCCCCCCCCC",follower="u1"} 9.0
+ratis_server_peerCommitIndex{instance="u1",group="group-CCCCCCCCCCCC",follower="u4"} 9.0
+ratis_server_peerCommitIndex{instance="u1",group="group-CCCCCCCCCCCC",follower="u5"} 9.0
+ratis_server_role{instance="u1",group="group-AAAAAAAAAAAA",role="LEADER"} 1.0
+ratis_server_role{instance="u1",group="group-AAAAAAAAAAAA",role="FOLLOWER"} 0.0
+ratis_server_role{instance="u1",group="group-BBBBBBBBBBBB",role="LEADER"} 1.0
+ratis_server_role{instance="u1",group="group-CCCCCCCCCCCC",role="LEADER"} 0.0
+ratis_server_role{instance="u1",group="group-CCCCCCCCCCCC",role="FOLLOWER"} 1.0
+"""
+
+
+def test_the_groups_a_datanode_leads_are_read_from_its_prom() -> None:
+    """The leader kill's target: groups of more than one member (RATIS/ONE's lone member always leads)
+    whose ratis_server_role is LEADER here."""
+    assert groups_led(PROM) == ["group-AAAAAAAAAAAA"]
+    assert groups_led("") == []

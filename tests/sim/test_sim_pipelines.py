@@ -79,7 +79,8 @@ def test_no_ratis_one_pipelines_without_auto_factor_one(sim):
 def test_stuck_allocated_pipeline_is_scrubbed_after_allocated_timeout(sim):
     """Two members never hear of the pipeline: it stays ALLOCATED and the scrubber removes it once
     allocated.timeout (5m) passed, on its next run (every scrub.interval, after the post-safe-mode wait).
-    The stale interval is raised so that the silent members are still HEALTHY when that happens."""
+    The stale interval is raised so that the silent members are still HEALTHY when that happens, and the
+    no-leader timeout so that the member which joined alone does not ask SCM to close it first."""
     c = sim.cluster(
         6,
         {
@@ -88,6 +89,7 @@ def test_stuck_allocated_pipeline_is_scrubbed_after_allocated_timeout(sim):
             "hdds.scm.wait.time.after.safemode.exit": "30s",
             "ozone.scm.stale.node.interval": "10m",
             "ozone.scm.dead.node.interval": "20m",
+            "hdds.ratis.raft.server.Notification.no-leader.timeout": "20m",
         },
     )
     scm = c.scm
@@ -121,6 +123,8 @@ def test_scrubber_waits_for_the_time_after_safe_mode_exit(sim):
             "ozone.scm.pipeline.allocated.timeout": "60s",
             "ozone.scm.stale.node.interval": "10m",
             "ozone.scm.dead.node.interval": "20m",
+            # the member that joined alone would ask SCM to close it at the no-leader timeout (5 min)
+            "hdds.ratis.raft.server.Notification.no-leader.timeout": "20m",
         },
     )
     scm = c.scm

@@ -30,18 +30,13 @@ import logging
 import shutil
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from pyozone.common.net import parse_host_port
+from pyozone.datanode.pipeline_raft import ELECTION_SPREAD_MS, PipelineRaftConfig
 from pyozone.datanode.pipelines import Membership
-from pyozone.datanode.ratis.state_machine import (
-    MAX_PENDING_APPLY,
-    SNAPSHOT_THRESHOLD,
-    ContainerStateMachine,
-    logged_blocks,
-)
+from pyozone.datanode.ratis.state_machine import ContainerStateMachine, logged_blocks
 from pyozone.datanode.storage import ContainerError
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Refused
@@ -65,14 +60,12 @@ from pyozone.protocol.ratis import (
     watch_from_proto,
 )
 from pyozone.ratis.messages import CommitInfos, RaftPeerId, WatchLevel
-from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.member_api import EntryTooLargeError, NotLeaderError, NotReplicatedError, RaftStatus
 from pyozone.ratis_server.segmented_log import CURRENT_DIR, SegmentedRaftLog, stored_entries
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftDivisions, RaftGroup, RaftPeer
 
 if TYPE_CHECKING:
-    from pyozone.config import OzoneConfiguration
     from pyozone.datanode.xceiver.dispatcher import Dispatcher
     from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandRequestProto as Request
     from pyozone.proto.DatanodeClientProtocol_pb2 import ContainerCommandResponseProto as Response
@@ -92,59 +85,6 @@ LAST_MEMBER_WAIT_MAX_S = 0.5
 the request timeout), so a slow majority cannot push an answer past the client's deadline. A putSmallFile
 (a small key's whole block in one entry) waits for every live member up to half the request timeout: the
 key is committed only once every replica has it, and an answer that shows so saves its client the watch."""
-ELECTION_SPREAD_MS = 200
-"""raft.server.rpc.timeout.max = min + 200 ms (Ozone's XceiverServerRatis.setRatisLeaderElectionTimeout)."""
-FIRST_ELECTION_MAX_MS = 10
-"""SCM's suggested leader stands within this of joining a new pipeline (raft.server.rpc.first-election
-.timeout.max); the others wait a whole election timeout first."""
-
-
-@dataclass(frozen=True)
-class PipelineRaftConfig:
-    """The datanode's Ratis settings for its pipelines (Ozone's DatanodeRatisServerConfig and the
-    dfs.container.ratis.* keys), with Ozone's names and defaults."""
-
-    election_timeout_ms: int = 5000  # hdds.ratis.leader.election.minimum.timeout.duration
-    slowness_timeout_ms: int = 300_000  # hdds.ratis.raft.server.rpc.slowness.timeout
-    no_leader_timeout_ms: int = 300_000  # hdds.ratis.raft.server.Notification.no-leader.timeout
-    write_element_limit: int = 1024  # hdds.ratis.raft.server.write.element-limit
-    leader_pending_bytes: int = 1 << 30  # dfs.container.ratis.leader.pending.bytes.limit
-    appender_queue_bytes: int = 32 << 20  # dfs.container.ratis.log.appender.queue.byte-limit
-    snapshot_threshold: int = SNAPSHOT_THRESHOLD  # dfs.ratis.snapshot.threshold
-    purge_gap: int = 1_000_000  # dfs.container.ratis.log.purge.gap
-    # dfs.container.ratis.statemachine.max.pending.apply-transactions
-    max_pending_apply: int = MAX_PENDING_APPLY
-    watch_timeout_s: float = 30.0  # hdds.ratis.raft.server.watch.timeout
-    request_timeout_s: float = 60.0  # hdds.ratis.raft.server.rpc.request.timeout
-
-    @classmethod
-    def from_conf(cls, conf: OzoneConfiguration) -> PipelineRaftConfig:
-        return cls(
-            election_timeout_ms=conf.get("hdds.ratis.leader.election.minimum.timeout.duration"),
-            slowness_timeout_ms=conf.get("hdds.ratis.raft.server.rpc.slowness.timeout"),
-            no_leader_timeout_ms=conf.get("hdds.ratis.raft.server.Notification.no-leader.timeout"),
-            write_element_limit=conf.get("hdds.ratis.raft.server.write.element-limit"),
-            leader_pending_bytes=conf.get("dfs.container.ratis.leader.pending.bytes.limit"),
-            appender_queue_bytes=conf.get("dfs.container.ratis.log.appender.queue.byte-limit"),
-            snapshot_threshold=conf.get("dfs.ratis.snapshot.threshold"),
-            purge_gap=conf.get("dfs.container.ratis.log.purge.gap"),
-            max_pending_apply=conf.get("dfs.container.ratis.statemachine.max.pending.apply-transactions"),
-            watch_timeout_s=conf.get("hdds.ratis.raft.server.watch.timeout") / 1000,
-            request_timeout_s=conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000,
-        )
-
-    def settings(self, suggested_leader: bool) -> RaftSettings:
-        return RaftSettings(
-            rpc_timeout_min_ms=self.election_timeout_ms,
-            rpc_timeout_max_ms=self.election_timeout_ms + ELECTION_SPREAD_MS,
-            append_byte_limit=self.appender_queue_bytes,
-            purge_gap=self.purge_gap,
-            push_commit=True,
-            first_election_timeout_min_ms=0 if suggested_leader else None,
-            first_election_timeout_max_ms=FIRST_ELECTION_MAX_MS if suggested_leader else None,
-            no_leader_timeout_ms=self.no_leader_timeout_ms,
-            rpc_slowness_timeout_ms=self.slowness_timeout_ms,
-        )
 
 
 class PipelineGroup:

@@ -66,6 +66,12 @@ from typing import TYPE_CHECKING
 
 from pyozone.common.fsutil import atomic_write
 from pyozone.common.net import HostPort
+from pyozone.datanode.pipeline_raft import (
+    MAX_PENDING_APPLY,
+    NO_LEADER_REASON,
+    SNAPSHOT_THRESHOLD,
+    slow_member_reason,
+)
 from pyozone.datanode.storage import ContainerError, chunk_io
 from pyozone.hdds.block_data import ChunkInfo
 from pyozone.hdds.checksum import ChecksumMismatch
@@ -97,11 +103,6 @@ log = logging.getLogger(__name__)
 SNAPSHOT_FILE = "sm-snapshot"
 REFUSED_DIR = "refused"
 """Where the entries whose data stage refused them keep that answer and their data, `<index>-<term>`."""
-MAX_PENDING_APPLY = 100_000
-"""dfs.container.ratis.statemachine.max.pending.apply-transactions (Ozone's default: the snapshot
-threshold)."""
-SNAPSHOT_THRESHOLD = 100_000
-"""dfs.ratis.snapshot.threshold: applied entries between two snapshots."""
 
 _BlockKey = tuple[int, int]
 _DATA_GONE = frozenset(result_code(r) for r in ("UNABLE_TO_FIND_CHUNK", "CHECKSUM_MISMATCH"))
@@ -412,14 +413,13 @@ class ContainerStateMachine:
     def notify_no_leader(self) -> None:
         """Ozone's handleNoLeader: no leader for hdds.ratis.raft.server.Notification.no-leader.timeout, SCM
         is asked to close the pipeline (the state machine stays healthy: a leader may still come)."""
-        reason = "no leader for hdds.ratis.raft.server.Notification.no-leader.timeout"
-        log.warning("pipeline %s: %s; asking SCM to close it", self.pipeline_id, reason)
-        self._on_failure(self.pipeline_id, reason)
+        log.warning("pipeline %s: %s; asking SCM to close it", self.pipeline_id, NO_LEADER_REASON)
+        self._on_failure(self.pipeline_id, NO_LEADER_REASON)
 
     def notify_follower_slow(self, peer: RaftPeerId) -> None:
         """Ozone's handleNodeSlowness: a follower silent for hdds.ratis.raft.server.rpc.slowness.timeout;
         SCM is asked to close the pipeline (its writes go on at majority meanwhile)."""
-        reason = f"member {peer.id} silent for hdds.ratis.raft.server.rpc.slowness.timeout"
+        reason = slow_member_reason(peer.id)
         log.warning("pipeline %s: %s; asking SCM to close it", self.pipeline_id, reason)
         self._on_failure(self.pipeline_id, reason)
 
