@@ -1,0 +1,140 @@
+"""ContainerStateMachine, write pipeline V2: a putBlock over bytes each member wrote outside the log (a
+datastream), checked against the leader's own bytes before it is logged and against each member's at
+append (`Dispatcher.held_by_stream`). Harness: csm_helpers.py."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pyozone.datanode.storage import ContainerError, Result, chunk_io
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol.ratis import entry_payload, held_chunks
+from pyozone.ratis.messages import LogEntry
+from tests.unit.datanode.dns_helpers import block_writes, chunk, flip_byte, payload, put, results
+from tests.unit.datanode.ratis.csm_helpers import CID, Member, datas, entries, feed, replica, run, streamed
+
+
+def test_a_put_block_over_streamed_bytes_checks_each_members_own_bytes_at_append(
+    members: list[Member],
+) -> None:
+    """Issue 30 (V2 on the Raft core): the leader checks its own streamed bytes before it logs a putBlock
+    and attaches the chunks it holds as the entry's data; a member whose bytes differ fails that data
+    stage (no refusal alike: it never applies the putBlock, and asks SCM to close the pipeline), the
+    others commit. A follower needing the entry again gets the same data (`read_data`); a putBlock of
+    bytes the log carried attaches nothing."""
+    good, evil = payload(1, 3000), payload(9, 3000)
+    leader = members[0]
+    for member, data in zip(members, (good, evil, good), strict=True):
+        streamed(member, data)
+    lying = put(CID, 1, [chunk("1_chunk_1", 0, evil)])
+    check = leader.dispatcher.held_by_stream(lying)
+    assert check is not None
+    with pytest.raises(ContainerError) as refused:
+        check()
+    assert refused.value.result is Result.CHECKSUM_MISMATCH  # the leader's own bytes: nothing logged
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, good)])
+    check = leader.dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    assert held == held_chunks(honest)
+    log = [LogEntry(1, 1, entry_payload(honest), data_size=len(held))]
+    answers = [run(feed(m, log, [held]))[0] for m in members]
+    assert [pb.Result.Name(a.result) if a else "-" for a in answers] == ["SUCCESS", "-", "SUCCESS"]
+    assert members[1].write_failed is not None and "not the leader's" in members[1].write_failed
+    assert [reason for _, reason in members[1].failures] == [members[1].write_failed]
+    assert not leader.failures and not members[2].failures
+    assert [replica(m)[1] for m in members] == [1, 0, 1]
+    assert run(leader.sm.read_data(log[0])) == held
+    writes, _ = block_writes(CID, 2, payload(2, 2048), 1024)
+    run(feed(leader, entries(writes, first=2), datas(writes)))
+    assert leader.dispatcher.held_by_stream(writes[-1]) is None  # its bytes went through the log
+
+
+def test_a_put_block_over_streamed_bytes_on_an_unhealthy_replica_is_refused_alike(
+    members: list[Member],
+) -> None:
+    """A member whose replica went UNHEALTHY (its bytes damaged, found by the scanner) refuses the putBlock
+    alike at apply, CONTAINER_UNHEALTHY, as any entry (SCM replaces that replica): its data stage checks
+    no bytes of a replica that takes no writes, and the pipeline stays healthy."""
+    data = payload(1, 3000)
+    for member in members:
+        streamed(member, data)
+    damaged = members[1].container()
+    flip_byte(chunk_io.block_file(damaged.chunks_dir, 1), 10)
+    damaged.mark_unhealthy("the scanner found block 1 damaged")
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, data)])
+    check = members[0].dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    log = [LogEntry(1, 1, entry_payload(honest), data_size=len(held))]
+    answers = [run(feed(m, log, [held]))[0] for m in members]
+    assert [pb.Result.Name(a.result) for a in answers] == ["SUCCESS", "CONTAINER_UNHEALTHY", "SUCCESS"]
+    assert not any(m.failures for m in members)
+
+
+def test_streamed_bytes_lost_after_the_put_blocks_data_stage_fail_the_pipeline_at_apply(
+    members: list[Member],
+) -> None:
+    """R14 D1 (V2): a member whose data stage found the leader's chunks acknowledged the putBlock for them;
+    losing them before its apply (a disk, a power cut and a replay) is no refusal alike: that apply's
+    UNABLE_TO_FIND_CHUNK fails the pipeline there, while the others commit."""
+    data = payload(1, 3000)
+    for member in members:
+        streamed(member, data)
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, data)])
+    check = members[0].dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    (entry,) = entries([honest])
+    entry = LogEntry(entry.term, entry.index, entry.payload, data_size=len(held))
+
+    async def scenario() -> list[pb.ContainerCommandResponseProto]:
+        for member in members:
+            await member.sm.write_data(entry, memoryview(held))
+        chunk_io.block_file(members[2].container().chunks_dir, 1).unlink()
+        return [await member.sm.apply_async(entry) for member in members]
+
+    answers = run(scenario())
+    assert [pb.Result.Name(a.result) for a in answers] == ["SUCCESS", "SUCCESS", "UNABLE_TO_FIND_CHUNK"]
+    assert not members[0].failures and not members[1].failures
+    [(_, reason)] = members[2].failures
+    assert "bytes this member acknowledged are gone" in reason, reason
+
+
+@pytest.mark.parametrize("when", ["before any apply", "after the leader's apply"])
+def test_a_second_stream_may_not_change_streamed_bytes_a_logged_put_block_commits(
+    members: list[Member], when: str
+) -> None:
+    """R16 D3 (test_r16_v2_overwrite.py): a second V2 stream of the block (same token, full chain) with
+    other bytes at offset 0, after the putBlock over the first stream's bytes is logged: each member's
+    stream path refuses it (OVERWRITE_FLAG_REQUIRED, as a data stage refuses changed bytes), whether or not
+    that member applied the putBlock yet (the leader's hop forwards before it writes). Every member then
+    commits the block: it neither failed the pipeline (CHECKSUM_MISMATCH at apply over acknowledged bytes)
+    nor stayed on the leader alone."""
+    good = payload(1, 3000)
+    for member in members:
+        streamed(member, good)
+    honest = put(CID, 1, [chunk("1_chunk_1", 0, good)])
+    check = members[0].dispatcher.held_by_stream(honest)
+    assert check is not None
+    held = check()
+    (logged,) = entries([honest])
+    entry = LogEntry(logged.term, logged.index, logged.payload, data_size=len(held))
+
+    async def scenario() -> list[str]:
+        for member in members:
+            await member.sm.write_data(entry, memoryview(held))
+        first = [await members[0].sm.apply_async(entry)] if when == "after the leader's apply" else []
+        for member in members:
+            with pytest.raises(ContainerError) as refused:
+                streamed(member, payload(9, 3000))
+            assert refused.value.result is Result.OVERWRITE_FLAG_REQUIRED
+        rest = members[len(first) :]
+        return results([*first, *await asyncio.gather(*(m.sm.apply_async(entry) for m in rest))])
+
+    assert run(scenario()) == ["SUCCESS"] * 3
+    assert not any(m.failures for m in members)
+    assert [replica(m)[1:] for m in members] == [(1, [(1, 1, ("1_chunk_1",))])] * 3
+    streamed(members[1], good)  # the same bytes again (a resent packet) are fine
