@@ -209,3 +209,9 @@ def twice(members: list[Member], requests: list[pb.ContainerCommandRequestProto]
     ):
         run(scenario(member, how))
     assert replica(members[0]) == replica(members[1]) == replica(members[2])
+
+
+def held_by_stream(leader: Member, req: pb.ContainerCommandRequestProto) -> Callable[[], bytes] | None:
+    """What `leader` checks of a putBlock before it logs it, as PipelineGroups.route asks it: its own bytes
+    for the chunks its log did not carry."""
+    return leader.dispatcher.held_by_stream(req, leader.sm.carried_by_log)
