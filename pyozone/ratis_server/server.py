@@ -1,29 +1,23 @@
 """One member of a Raft group on the event loop (the role of Ratis's RaftServerImpl around its state
 machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the core's outputs, in order.
 
-- `Persist`: written to `RaftStorage` on the loop, made durable by a group commit: one `flush` at a time
-  on a worker thread; when it returns, the core hears `persisted(the last seq written before it began)`,
-  and what was written meanwhile goes in the next flush. So a burst of writes costs one fsync, and the loop
-  never waits for the disk. A failed write or flush, or an exception from the core (a bug), stops the
-  member at once (`_fail`). With a `DataStateMachine`, each entry's state machine data is written first
-  (`write_data`): its record (and every later one) waits in order until that write finished, so neither
-  the log nor an acknowledgement ever holds an entry whose data is not written.
+- `Persist` and `PurgeLog`: to its `LogWriter` (log_writer.py): each entry's state machine data, then the
+  record, group-committed on a worker thread; the core hears `persisted` once a flush returns. A failed
+  write or flush, or an exception from the core (a bug), stops the member at once (`_fail`).
 - `Appended`: the leader files the data `submit` was given under the entry's index, for its `Persist`
   (which builds the entry's wire bytes once into the `DataCache` its followers' appends share).
-- `PurgeLog`: `RaftStorage.purge` on the same worker thread, after the flushes before it.
 - `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py); the
   senders and `group` follow the configuration in force.
-- `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`);
-  CONFIGURATION and no-op entries are reported applied by the shell itself. A `DataStateMachine`'s
-  `apply_async` results are reported as each completes, in any order.
-- `InstallSnapshot`: the state machine fetches the leader's checkpoint (`install_snapshot`), then the core
-  hears `snapshot_installed`; Applies that come meanwhile are held, then those past the snapshot applied.
+- `Apply` and `InstallSnapshot`: to its `Applier` (applier.py): each committed entry to the state machine in
+  log order, its result back to the core; a leader's checkpoint loaded, Applies meanwhile held.
 - `Reply`, `NotLeader`, `ReadReady`, `TransferDone`, `TransferRefused`, `ConfigurationDone`,
   `ConfigurationRefused`, `WatchDone`, `WatchFailed`: the futures of the callers of `submit`, `read_index`,
   `transfer_leadership`, `set_configuration` and `watch`.
 - `NoLeader`, `FollowerSlow`, a leader newly known, a failure of the member: the state machine's optional
   hooks (`StateMachineEvents`).
 - Ticks: one loop timer at the core's `deadline_ms()`, moved after every input.
+
+A peer's messages reach the core only past `InboundChecks` (inbound.py: which messages a member takes).
 
 What the daemon embedding it (OM; a datanode's pipelines) uses: `start`, `submit`, `watch`,
 `commit_infos`, `read_index`, `transfer_leadership`, `set_configuration`, `snapshot_taken`, `status`,
@@ -37,14 +31,12 @@ entries between are gone, and applying the log after them would skip them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import itertools
 import logging
 import random
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -61,9 +53,6 @@ from pyozone.ratis.messages import (
     ClientCall,
     CommitInfos,
     EntryKind,
-    InstallSnapshotReply,
-    LogEntry,
-    Message,
     RaftPeerId,
     TermIndex,
     WatchLevel,
@@ -91,12 +80,13 @@ from pyozone.ratis.outputs import (
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.server import PersistentState, RaftServer
 from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.applier import Applier
+from pyozone.ratis_server.inbound import InboundChecks
+from pyozone.ratis_server.log_writer import LogWriter
 from pyozone.ratis_server.member_api import (
     DataStateMachine,
-    DataWriteError,
     EntryTooLargeError,
     FollowerStatus,
-    InstalledSnapshot,
     NotLeaderError,
     NotReplicatedError,
     RaftStatus,
@@ -113,7 +103,6 @@ from pyozone.ratis_server.transport import (
     RaftGroup,
     RaftPeer,
 )
-from pyozone.rpc.metadata import peer_identity
 
 log = logging.getLogger(__name__)
 
@@ -127,18 +116,9 @@ class _Waiting(enum.Enum):
 
 
 class RaftMember:
-    """One member of `group`, `me`, serving the members' service on its own address in the group.
-
-    Security (mutual TLS when `tls`): the rpc server takes only callers whose certificate the cluster's CA
-    signed, and this member takes a call's messages only when that certificate is a service certificate of
-    `role` (OM's for OM's group) for the host the group lists for the member the messages name as their
-    sender. What the certificate proves: the caller holds a key the CA certified for that role on that
-    host. What it does not prove: which member of the group the caller is when members share a host (three
-    OMs on one machine hold certificates alike, so each could speak as another), nor that the caller runs
-    this group's software rather than another service of the same role on that host. On a plaintext port
-    nothing is proven, as Ozone's simple authentication trusts whoever calls: the group id and the member
-    table are checked, the sender is not.
-    """
+    """One member of `group`, `me`, serving the members' service on its own address in the group (or on
+    a port it shares with other groups' members). What it takes from its peers, and what that proves over
+    mutual TLS or plaintext: inbound.py."""
 
     def __init__(
         self,
@@ -207,43 +187,37 @@ class RaftMember:
         self._carrying_out = False
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
-        self._written_seq = 0
-        self._flushed_seq = 0
-        self._flush_task: asyncio.Task[None] | None = None
-        self._executor: ThreadPoolExecutor | None = None
         self._waiting: dict[tuple[_Waiting, ClientCall], list[asyncio.Future[Any]]] = {}
         self._own_calls = itertools.count(1)
-        self._applied_index = 0
         self._match: dict[RaftPeerId, int] = {}
         self._match_term = 0
-        self._sent_up_to: dict[RaftPeerId, int] = {}
-        """The last index each follower was sent in an append of `_sent_term` (this member leading): an
-        answer claiming more is one no honest follower sends."""
-        self._sent_term = 0
         self.running = False
         self._stopping: asyncio.Task[None] | None = None
         """The stop under way (the daemon's, or the one a failure started): a second `stop` waits for it."""
         self._members: tuple[RaftPeerId, ...] = ()
         """The configuration `group` and the senders follow."""
         self._closing: set[asyncio.Task[None]] = set()
+        """Senders of removed members, closing."""
         self._proposed: dict[ClientCall, tuple[RaftPeerId, ...]] = {}
         """The members each configuration change under way added to `_addresses`."""
-        """Senders of removed members, closing."""
-        self._purge: tuple[int, tuple[RaftPeerId, ...], int] | None = None
-        """The highest `PurgeLog` not yet carried out, and the last write before it: the flush task runs
-        it once that write is flushed."""
-        self._installing: asyncio.Task[None] | None = None
-        self._held_applies: list[LogEntry] = []
-        """Committed entries that came while an install ran: applied after it, those past its snapshot."""
-        self._refused_install = False
-        self._queued: deque[tuple[Persist, list[asyncio.Task[None]]]] = deque()
-        """Persists whose records wait, in order, for the `write_data` of their entries (and of those before
-        them): a record reaches the storage only once its data is written (`_write_queued`)."""
-        self._awaited: asyncio.Task[None] | None = None
-        """The data write `_write_queued` waits for."""
-        self._issued_seq = 0
-        """The last Persist the core issued (written or queued)."""
-        self._applying: set[asyncio.Task[None]] = set()
+        self._inbound = InboundChecks(me, tls, role, self._address_of)
+        """Which peer messages this member takes (inbound.py)."""
+        self._log_writer = LogWriter(
+            storage, self._data_machine, self._data, self._is_running, self._persisted, self._fail
+        )
+        """Its Persists and purges, data before record, group-committed (log_writer.py)."""
+        self._applier = Applier(
+            me,
+            state_machine,
+            self._data_machine,
+            self._data,
+            self._running_core,
+            self._step,
+            self._input,
+            self._is_running,
+            self._address_of,
+        )
+        """Its committed entries to the state machine, and snapshot installs (applier.py)."""
         self._priorities = dict(priorities or {})
         self._on_sent = on_sent
         self._answered_ms: dict[RaftPeerId, int] = {}
@@ -276,8 +250,8 @@ class RaftMember:
             entry_wire_bytes,
             self._priorities,
         )
-        self._applied_index = state.snapshot.index
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"raft-flush-{self.me}")
+        self._applier.applied_index = state.snapshot.index
+        self._log_writer.open(str(self.me))
         divisions = self._server
         if divisions is None:
             address = HostPort(self._bind_host, self.address.port)
@@ -329,32 +303,16 @@ class RaftMember:
             if self._server is None:
                 await self._divisions.stop()
             self._divisions = None
-        writes = [t for _, tasks in self._queued for t in tasks]
-        self._queued.clear()  # never written: never acknowledged
-        for task in [*self._applying, *writes]:
-            task.cancel()
-        for task in [*self._applying, *writes]:
-            with contextlib.suppress(BaseException):
-                await task
-        self._applying.clear()
+        await self._log_writer.abandon_writes()
+        await self._applier.stop()
         if self._data is not None:
             self._data.not_leading()
-        if self._installing is not None:
-            self._installing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._installing
-            self._installing = None
         for sender in self._senders.values():
             await sender.close()
         self._senders = {}
         for closing in list(self._closing):
             await closing
-        if self._flush_task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(self._flush_task)
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
+        await self._log_writer.close()
         waiting, self._waiting = self._waiting, {}
         stopped = NotLeaderError(self.me, None, None)
         for futures in waiting.values():
@@ -614,11 +572,18 @@ class RaftMember:
             core.leader_id,
             last,
             core.commit_index,
-            self._applied_index,
+            self._applier.applied_index,
             followers,
         )
 
     # ---- inputs
+
+    def _is_running(self) -> bool:
+        return self.running
+
+    def _persisted(self, seq: int) -> None:
+        """Every Persist up to `seq` is durable (the log writer's group commit)."""
+        self._step("persisted", partial(self._running_core().persisted, seq))
 
     def _running_core(self) -> RaftServer:
         if self._core is None:
@@ -704,7 +669,7 @@ class RaftMember:
         try:
             for envelope in envelopes:
                 message = envelope.message
-                impossible = self._impossible(core, envelope.sender, message)
+                impossible = self._inbound.impossible(core, envelope.sender, message)
                 if impossible:
                     log.warning(
                         "Raft member %s refused a message of %s: %s", self.me, envelope.sender, impossible
@@ -739,23 +704,6 @@ class RaftMember:
                 self._data.received()
             self._schedule_tick()
 
-    def _impossible(self, core: RaftServer, sender: RaftPeerId, message: Message) -> str:
-        """Why a leader's answer claims what no honest follower can (the wire checked each field alone), or
-        "": SUCCESS up to an index past what this leader sent that follower in its term, or an installed
-        snapshot past this leader's log (every entry a snapshot covers is committed, so in the leader's
-        log). The core trusts both to advance the follower's match index and the commit index."""
-        if core.role is not RaftPeerRole.LEADER or getattr(message, "term", None) != core.current_term:
-            return ""
-        if isinstance(message, AppendEntriesReply) and message.result is AppendResult.SUCCESS:
-            sent = self._sent_up_to.get(sender, 0) if self._sent_term == core.current_term else 0
-            if message.match_index > sent:
-                return f"it matched up to {message.match_index}, but was sent entries up to {sent} only"
-        if isinstance(message, InstallSnapshotReply) and message.snapshot_index > core.log.last_index:
-            return (
-                f"its snapshot at {message.snapshot_index} is past this leader's log ({core.log.last_index})"
-            )
-        return ""
-
     def _note_match(self, core: RaftServer, reply: AppendEntriesReply) -> None:
         """The followers' match indexes, for `status` (the core keeps its own, for the commit rule)."""
         if core.role is not RaftPeerRole.LEADER or reply.term != core.current_term:
@@ -774,50 +722,9 @@ class RaftMember:
     def refusal(
         self, envelopes: list[RaftEnvelope], context: rpc.CallContext
     ) -> tuple[rpc.StatusCode | None, str]:
-        """Why a call's messages are refused (the status and the reason), or (None, ""): the checks the
-        class's docstring describes."""
-        group = self.group
-        identity = None
-        if self._tls is not None:
-            try:
-                identity = peer_identity(context)
-            except ValueError as error:
-                return rpc.StatusCode.PERMISSION_DENIED, f"the caller's certificate names no service: {error}"
-            if identity is None or identity.role is not self._role:
-                named = "no certificate" if identity is None else identity.common_name
-                return (
-                    rpc.StatusCode.PERMISSION_DENIED,
-                    f"{named} may not send Raft messages to group {group.group_id}: "
-                    f"{self._role.name} certificates only",
-                )
-        senders = {e.sender for e in envelopes}
-        if len(senders) > 1:
-            named = ", ".join(sorted(p.id for p in senders))
-            return rpc.StatusCode.INVALID_ARGUMENT, f"one call speaks for one member, not for {named}"
-        for envelope in envelopes:
-            if envelope.group_id != group.group_id:
-                return (
-                    rpc.StatusCode.FAILED_PRECONDITION,
-                    f"GroupMismatchException: a message for group {envelope.group_id!r} reached "
-                    f"{self.me} of group {group.group_id!r}",
-                )
-            if envelope.receiver != self.me:
-                return (
-                    rpc.StatusCode.FAILED_PRECONDITION,
-                    f"a message for {envelope.receiver} reached {self.me}",
-                )
-            address = self._address_of(envelope.sender)
-            if address is None or envelope.sender == self.me:
-                return (
-                    rpc.StatusCode.PERMISSION_DENIED,
-                    f"{envelope.sender} is not another member of group {group.group_id}",
-                )
-            if identity is not None and identity.host != address.host:
-                return (
-                    rpc.StatusCode.PERMISSION_DENIED,
-                    f"{identity.common_name} may not speak for {envelope.sender}, a member on {address.host}",
-                )
-        return None, ""
+        """Why a call's messages are refused (the status and the reason), or (None, ""): `InboundChecks`
+        (inbound.py) against the members in force."""
+        return self._inbound.refusal(self.group, envelopes, context)
 
     # ---- outputs
 
@@ -841,10 +748,7 @@ class RaftMember:
         if isinstance(output, Send):
             message = output.message
             if isinstance(message, AppendEntriesRequest):
-                if self._sent_term != message.leader_term:
-                    self._sent_up_to, self._sent_term = {}, message.leader_term
-                last = message.previous_index + len(message.entries)
-                self._sent_up_to[output.to] = max(self._sent_up_to.get(output.to, 0), last)
+                self._inbound.sent(output.to, message)
             sender = self._sender(output.to)
             if sender is not None:
                 sender.send(output.message)
@@ -852,35 +756,13 @@ class RaftMember:
             if self._data is not None:
                 self._data.appended(output.call, output.index)
         elif isinstance(output, Persist):
-            self._issued_seq = output.seq
-            writes = self._write_data(output)
-            if writes or self._queued:
-                self._queued.append((output, writes))
-                self._write_queued()
-            else:
-                self._storage.write(output)
-                self._written_seq = output.seq
-                self._start_flush()
+            self._log_writer.persist(output)
         elif isinstance(output, PurgeLog):
-            self._purge = (output.up_to_index, output.configuration, self._issued_seq)
-            self._start_flush()
+            self._log_writer.purge(output)
         elif isinstance(output, InstallSnapshot):
-            if self._installing is None:
-                self._installing = asyncio.get_running_loop().create_task(self._install(output))
-        elif isinstance(output, Apply) and self._installing is not None:
-            self._held_applies.extend(output.entries)
-        elif isinstance(output, Apply) and self._data_machine is not None:
-            core = self._running_core()
-            for entry in output.entries:
-                if entry.kind is EntryKind.STATE_MACHINE:
-                    self._apply_async(self._data_machine, entry)
-                else:
-                    self._outputs.extend(core.applied(entry.index, None))
-            self._applied_index = core.applied_index
+            self._applier.install(output)
         elif isinstance(output, Apply):
-            core = self._running_core()
-            for entry in output.entries:
-                self._outputs.extend(core.applied(entry.index, self._apply(entry)))
+            self._outputs.extend(self._applier.apply(output))
         elif isinstance(output, Reply):
             self._answer(_Waiting.WRITE, output.call, output.result)
         elif isinstance(output, ReadReady):
@@ -923,139 +805,12 @@ class RaftMember:
         except Exception:
             log.exception("Raft member %s: its state machine's %s failed", self.me, hook)
 
-    def _write_data(self, persist: Persist) -> list[asyncio.Task[None]]:
-        """Starts `write_data` of each entry with data in `persist` (Ratis's writeStateMachineData at
-        append)."""
-        entries = [e for e in persist.entries if e.data_size]
-        if not entries:
-            return []
-        if self._data is None or self._data_machine is None:
-            raise DataWriteError(f"entry {entries[0].index} carries data its state machine does not take")
-        loop = asyncio.get_running_loop()
-        tasks = [loop.create_task(self._data_machine.write_data(e, self._data.to_write(e))) for e in entries]
-        for entry, task in zip(entries, tasks, strict=True):
-            self._data.writing(entry, task)
-        return tasks
-
     def _data_unreadable(self, why: str) -> None:
         """The leader cannot read back an entry's data a follower needs (Ozone: readStateMachineData
         failed, the state machine is unhealthy and the pipeline closes): the member fails for this group
         rather than resend to that follower forever."""
         if self.running:
             self._fail(why)
-
-    def _write_queued(self) -> None:
-        """Writes the queued Persists, in order, whose entries' data is written, and flushes them; waits for
-        the first data write still running. So a record reaches the log (even its page cache: a kill -9
-        keeps it) only after its data, and `persisted` (the acknowledgement, the commit) follows both, as
-        Ratis's log flush waits for StateMachine.flush. A failed data write fails the member for this
-        group: neither its record nor any after it is written."""
-        try:
-            while self._queued and self.running:
-                persist, writes = self._queued[0]
-                running = next((t for t in writes if not t.done()), None)
-                if running is not None:
-                    if self._awaited is not running:
-                        self._awaited = running
-                        running.add_done_callback(self._data_done)
-                    return
-                for task in writes:
-                    failed = task.exception() if not task.cancelled() else asyncio.CancelledError()
-                    if failed is not None:
-                        raise _DataNotWritten(f"its state machine failed to write an entry's data: {failed}")
-                self._queued.popleft()
-                self._storage.write(persist)
-                self._written_seq = persist.seq
-        except _DataNotWritten as failed:
-            self._fail(str(failed))
-            return
-        except Exception:
-            self._fail("its storage failed")
-            return
-        self._start_flush()
-
-    def _data_done(self, task: asyncio.Task[None]) -> None:
-        if self._awaited is task:
-            self._awaited = None
-        if self.running:
-            self._write_queued()
-
-    def _apply_async(self, machine: DataStateMachine, entry: LogEntry) -> None:
-        """Hands a committed entry to the state machine (in log order); its result is reported to the core
-        when it completes, in any order (section 2.1.3 of the design; Ozone applies per container)."""
-
-        async def applied() -> None:
-            try:
-                result = await machine.apply_async(entry)
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:  # the entry's result: its client gets it raised
-                result = error
-            if self.running:
-                core = self._running_core()
-                self._step(f"the apply of {entry.index}", partial(core.applied, entry.index, result))
-                self._applied_index = core.applied_index
-                if (
-                    self._data is not None
-                    and self._data.cache
-                    and all(p == self.me for p in core.configuration)
-                ):
-                    self._data.cache.drop_through(core.applied_index)  # no follower will need them
-
-        task = asyncio.get_running_loop().create_task(applied())
-        self._applying.add(task)
-        task.add_done_callback(self._applying.discard)
-
-    def _apply(self, entry: LogEntry) -> object:
-        """A committed entry's result; CONFIGURATION and no-op entries are the shell's, applied here."""
-        self._applied_index = entry.index
-        if entry.kind is not EntryKind.STATE_MACHINE:
-            return None
-        try:
-            return self._state_machine.apply(entry)
-        except Exception as error:  # the entry's result: its client gets it raised
-            return error
-
-    async def _install(self, notice: InstallSnapshot) -> None:
-        """The state machine fetches and loads the leader's checkpoint; the core hears the outcome. Every
-        Apply before the notice was carried out (and reported) before this task runs: the core's rule that
-        `snapshot_installed` follows the reports of every earlier entry. An Apply that comes while the
-        install runs (a new leader that still holds the entries sends them) is held, not handed to the
-        state machine, whose state the checkpoint is about to replace: the core emits each committed entry
-        once and never again, so none may be dropped. Once the core heard the outcome, the held entries
-        past the installed snapshot are applied (and reported) in order; those it covers are not."""
-        install = getattr(self._state_machine, "install_snapshot", None)
-        installed: InstalledSnapshot | None = None
-        if install is None:
-            if not self._refused_install:
-                log.warning(
-                    "Raft member %s: leader %s no longer holds the entries it needs, and its state machine "
-                    "cannot install a snapshot (no install_snapshot): it cannot catch up",
-                    self.me,
-                    notice.leader_id,
-                )
-                self._refused_install = True
-        else:
-            try:
-                installed = await install(
-                    notice.leader_id, self._address_of(notice.leader_id), notice.first_available
-                )
-            except Exception:
-                log.exception(
-                    "Raft member %s: installing the snapshot of %s failed", self.me, notice.leader_id
-                )
-        self._installing = None
-        if not self.running:
-            return
-        snapshot, configuration = installed if installed is not None else (None, ())
-        if snapshot is not None:
-            self._applied_index = max(self._applied_index, snapshot.index)
-        held, self._held_applies = self._held_applies, []
-        core = self._running_core()
-        self._step("snapshot_installed", partial(core.snapshot_installed, snapshot, configuration))
-        after = tuple(e for e in held if e.index > self._applied_index)
-        if after:
-            self._input([Apply(after)])
 
     def _answer(self, kind: _Waiting, call: ClientCall, result: object) -> None:
         futures = self._waiting.get((kind, call))
@@ -1070,36 +825,3 @@ class RaftMember:
             future.set_exception(result)
         else:
             future.set_result(result)
-
-    def _start_flush(self) -> None:
-        if self._flush_task is None:
-            self._flush_task = asyncio.get_running_loop().create_task(self._flush())
-
-    async def _flush(self) -> None:
-        """The group commit: one flush at a time; what was written during one goes in the next. A purge
-        waits for the flushes before it (it drops entries the flushes made durable first), on the same
-        worker thread, off the loop."""
-        loop = asyncio.get_running_loop()
-        try:
-            while self._executor is not None:
-                purge = self._purge
-                if purge is not None and purge[2] <= self._flushed_seq:
-                    self._purge = None
-                    await loop.run_in_executor(self._executor, self._storage.purge, purge[0], purge[1])
-                elif self._written_seq > self._flushed_seq:
-                    target = self._written_seq
-                    await loop.run_in_executor(self._executor, self._storage.flush)
-                    self._flushed_seq = target
-                    if self.running:
-                        self._step("persisted", partial(self._running_core().persisted, target))
-                else:
-                    break
-        except Exception:
-            self._flush_task = None
-            self._fail("its storage failed")
-            return
-        self._flush_task = None
-
-
-class _DataNotWritten(Exception):
-    """A `write_data` failed: the member fails for this group (no ack, no apply after it)."""

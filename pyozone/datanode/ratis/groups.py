@@ -471,13 +471,30 @@ class PipelineGroups:
                 allocation_check = self.dispatcher.check_writable(request)  # the container's own pipeline
                 if allocation_check is not None:
                     checks.append(allocation_check)
-                held = self.dispatcher.held_by_stream(request)  # a putBlock of V2-streamed bytes
+                if group.failure is None:  # else nothing is logged: RAFT_RETRY_FAILURE is the answer
+                    # a putBlock over bytes no entry carried here (V2-streamed): this leader vouches for them
+                    held = self.dispatcher.held_by_stream(request, group.machine.carried_by_log)
             except Refused as e:
                 return _done(answer_with(request, e.result, str(e)))
             except ContainerError as e:
                 return _refused(request, e.result, str(e.args[0]))
             except ProtocolError as e:
                 return _refused(request, LogResult.MALFORMED_REQUEST, str(e))
+        logged = group.machine.logging_write(request)  # its chunk: carried by the log for a putBlock after it
+        answer = self._in_turn(group, request, checks, held, electing)
+        answer.add_done_callback(lambda _answer: logged())
+        return answer
+
+    def _in_turn(
+        self,
+        group: PipelineGroup,
+        request: Request,
+        checks: list[Callable[[], None]],
+        held: Callable[[], bytes] | None,
+        electing: bool,
+    ) -> asyncio.Future[Response]:
+        """A request past the leader's checks at its arrival: submitted at once when it waits for nothing
+        (no check off the loop, no election, no earlier turn), else in its turn (`_submit_in_turn`)."""
         turn = self._turns.get(request.pipelineID)
         if not checks and held is None and not electing and (turn is None or turn.done()):
             return asyncio.ensure_future(group.submit(request))

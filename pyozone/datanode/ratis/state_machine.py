@@ -16,11 +16,12 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   of the pipeline's directory (synced before the entry is acknowledged) until a snapshot covers the entry;
   anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises DataWriteError: the shell fails this member of
   the group. A putBlock over bytes written outside the log (a V2 datastream: each member wrote its own
-  copy) carries the chunks its leader holds, checked by the leader before it logged it
-  (`Dispatcher.held_by_stream`); its data stage checks this member's own bytes against them, and any
-  difference (missing, short, other checksums) raises DataWriteError: the leader's are the bytes the
-  entry commits, so a member without them has failed for the group (its pipeline closes through SCM, as
-  Ozone's applyTransaction failure), rather than refuse alike, or commit, what the others do not.
+  copy), or naming any chunk the leader's log did not carry (`carried_by_log`), carries the chunks its
+  leader holds, checked by the leader before it logged it (`Dispatcher.held_by_stream`); its data stage
+  checks this member's own bytes against them, and any difference (missing, short, other checksums)
+  raises DataWriteError: the leader's are the bytes the entry commits, so a member without them has
+  failed for the group (its pipeline closes through SCM, as Ozone's applyTransaction failure), rather
+  than refuse alike, or commit, what the others do not.
 - `apply_async` = the dispatcher's COMMIT stage (`Dispatcher.apply_entry`), given the data stage's answer:
   the state's refusals are decided again in log order, so every member answers an entry alike although
   their data stages ran at different points of their applies. At most `max_pending_apply`
@@ -57,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -195,6 +197,9 @@ class ContainerStateMachine:
         self._acknowledged: dict[_BlockKey, dict[int, ChunkInfo]] = {}
         """The chunks whose bytes entries' data stages wrote here (by offset; replayed ones: written before
         the restart, maybe not synced), until their container closes."""
+        self._logging: Counter[tuple[_BlockKey, int, int]] = Counter()
+        """The chunks of the writes this member, leading, is putting into the log (`logging_write`):
+        (block, offset, length) -> how many."""
 
     # ------------------------------------------------------------------ data (at append)
 
@@ -561,6 +566,52 @@ class ContainerStateMachine:
             chunks = chunks[:1]  # its data's chunk (a piggybacked block's come after)
         for chunk in chunks:
             self._acknowledged.setdefault(key, {})[chunk.offset] = chunk
+
+    def logging_write(self, request: Request) -> Callable[[], None]:
+        """This member, leading, puts a client's writeChunk or putSmallFile into the log: until the returned
+        call (its entry applied here, or refused), the chunk it writes counts as carried by the log
+        (`carried_by_log`), although its data stage may not have run yet (a client sends a block's
+        putBlock without waiting for its writeChunks' answers)."""
+        try:
+            named = _named_chunks(request)[:1]  # its data's chunk
+        except ProtocolError:
+            named = []
+        if not named or request.cmdType == CommandType.PutBlock:
+            return lambda: None
+        chunk = named[0]
+        key = (_block_key(request), chunk.offset, chunk.length)
+        self._logging[key] += 1
+
+        def done() -> None:
+            self._logging[key] -= 1
+            if self._logging[key] <= 0:
+                del self._logging[key]
+
+        return done
+
+    def carried_by_log(self, request: Request) -> bool:
+        """Whether the bytes of every chunk a putBlock names (its offset and length) are ones this member's
+        log carried: written by an entry's data stage here and applied (a replayed one too) or named by a
+        putBlock the leader vouched for, or in a write this member is putting into the log
+        (`logging_write`). Every member then holds those bytes as the log wrote them (no stream changes
+        bytes already written), and judges the putBlock's checksums against them alike at apply. Any other
+        chunk's bytes came outside the log (a V2 datastream: before this member restarted, or to other
+        members only) or not at all, and the leader vouches for them before it logs the putBlock
+        (`Dispatcher.held_by_stream`). A malformed putBlock counts as carried: the commit refuses it alike
+        on every member."""
+        try:
+            chunks = _named_chunks(request)
+        except ProtocolError:
+            return True
+        key = (request.containerID, _named_block(request))
+        applied = self._acknowledged.get(key, {})
+        for chunk in chunks:
+            written = applied.get(chunk.offset)
+            if written is not None and written.length == chunk.length:
+                continue
+            if not self._logging.get((key, chunk.offset, chunk.length)):
+                return False
+        return True
 
     def _forget_acknowledged(self, cid: int) -> None:
         """The container closed: no later putBlock names its chunks."""

@@ -43,13 +43,14 @@ Semantics that differ from a plain storage call, and why:
   before the entries ahead of it are applied, so these must not depend on it, and it changes no byte
   already written to the block file, committed or not (a putBlock still to apply may commit them);
   `dispatch` runs both at once for everyone else.
-- A putBlock of a block that took bytes outside the log (a V2 datastream: each member wrote its own copy,
-  no entry carried them) also has a data stage (`held_by_stream`): its leader checks its own bytes
-  against the chunks it names before it logs it (refused CHECKSUM_MISMATCH or UNABLE_TO_FIND_CHUNK, no
-  entry made) and attaches those chunks, lengths and checksums, as the entry's data; every member's
-  `write_data` then checks its own bytes against them at append (on an OPEN or CLOSING replica: another
-  refuses the putBlock alike at apply, by its state). A member whose bytes are not the leader's is no
-  refusal alike: its state machine fails that write (the member fails for the group).
+- A putBlock over bytes no log entry carried (a V2 datastream: each member wrote its own copy; or any
+  chunk the leader's log did not carry, as after the leader restarted, R16 D4) also has a data stage
+  (`held_by_stream`): its leader checks its own bytes against the chunks it names before it logs it
+  (refused CHECKSUM_MISMATCH or UNABLE_TO_FIND_CHUNK, no entry made) and attaches those chunks, lengths
+  and checksums, as the entry's data; every member's `write_data` then checks its own bytes against them
+  at append (on an OPEN or CLOSING replica: another refuses the putBlock alike at apply, by its state). A
+  member whose bytes are not the leader's is no refusal alike: its state machine fails that write (the
+  member fails for the group).
 - PutSmallFile (Ozone's, the client's path for a block of one chunk) writes the chunk and commits the block
   with it as the whole chunk list, in one request (one pipeline log entry). Its chunk must start at 0
   (MALFORMED_REQUEST) and it never replaces a block committed with other chunks (PUT_SMALL_FILE_ERROR):
@@ -439,22 +440,40 @@ class Dispatcher:
                 self._refuse_not_open(container)
         return None
 
-    def held_by_stream(self, request: Request) -> Callable[[], bytes] | None:
-        """For a putBlock of a block here that took bytes outside the log (a V2 datastream), what its leader
-        checks before it logs it: its own bytes against the chunks the putBlock names (ContainerError
-        UNABLE_TO_FIND_CHUNK or CHECKSUM_MISMATCH when they differ; ProtocolError for a malformed one);
-        it returns what the entry then carries as its data (`held_chunks`), which every member checks its
-        own bytes against at append. None for any other request (its bytes, if any, went through the
-        log). The check blocks (a read back of chunks not kept verified): run it off the event loop."""
+    def held_by_stream(
+        self, request: Request, carried_by_log: Callable[[Request], bool]
+    ) -> Callable[[], bytes] | None:
+        """For a putBlock over bytes no log entry carried here, what its leader checks before it logs it:
+        its own bytes against the chunks the putBlock names (ContainerError UNABLE_TO_FIND_CHUNK or
+        CHECKSUM_MISMATCH when they differ; ProtocolError for a malformed one); it returns what the entry
+        then carries as its data (`held_chunks`), which every member checks its own bytes against at
+        append. Such a putBlock is one of a block that took bytes outside the log since this replica was
+        loaded (a V2 datastream), or one naming a chunk that `carried_by_log` (the pipeline's
+        `ContainerStateMachine.carried_by_log`) does not know: the stream came before this leader
+        restarted, or went to other members only (R16 D4). Unvouched, it would be logged without data, and
+        each member would judge its own bytes alone at apply: a member without them refusing alike while
+        the others commit. The check refuses CONTAINER_NOT_FOUND when the container is not here (this
+        leader holds none of the bytes). None for any other request (its bytes, if any, went through the
+        log). The check blocks (a read back of chunks not kept verified): run it off the event loop, after
+        the request's other checks (SCM's answer for a container not here comes first)."""
         if request.cmdType != CommandType.PutBlock:
             return None
         container = self.containers.get(request.containerID)
-        if container is None or not container.written_outside_log(request.putBlock.blockData.blockID.localID):
+        local_id = request.putBlock.blockData.blockID.localID
+        streamed = container is not None and container.written_outside_log(local_id)
+        if not streamed and carried_by_log(request):
             return None
 
         def check() -> bytes:
             block = wire.put_block_from_proto(request.putBlock, request.containerID, "putBlock")
-            container.check_written(block)
+            here = self.containers.get(request.containerID)
+            if here is None:
+                raise ContainerError(
+                    Result.CONTAINER_NOT_FOUND,
+                    f"container {request.containerID} is not on this leader: it holds none of the bytes "
+                    f"the putBlock of block {local_id} commits, which no log entry carried",
+                )
+            here.check_written(block)
             return held_chunks(request)
 
         return check

@@ -1,7 +1,7 @@
 """A pipeline's member after a restart: it rejoins from its log and goes on, unless its containers are
 ahead of that log (entries applied that the log lost): then it reports the pipeline failed and takes no
 write. (The other restart checks, containers lost with a volume and a failed volume, are the state
-machine's: test_container_state_machine.py::test_restart_checks_fail_the_pipeline.)"""
+machine's: test_container_state_machine_restarts.py::test_restart_checks_fail_the_pipeline.)"""
 
 from __future__ import annotations
 
