@@ -63,7 +63,7 @@ from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
 from pyozone.om.server.counts import NamespaceCounter
-from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication
+from pyozone.om.server.ha import ROLE_CHECK_INTERVAL_S, TRANSACTION_INFO, OmReplication
 from pyozone.om.server.limits import OMRequestLimits, server_settings
 from pyozone.om.server.membership import (
     MEMBERS_FILE,
@@ -281,6 +281,8 @@ class OmDaemon:
         # full collection walks only what requests made since.
         gc.freeze()
         await self._start_rpc()
+        if self.replication is not None:
+            self._tasks.append(asyncio.create_task(self._follow_role(self.replication), name="om-role"))
         self._tasks += [
             self._every("key-deleting", self.settings.key_deleting_interval_ms, self.key_deleting.run_once),
             self._every(
@@ -473,6 +475,13 @@ class OmDaemon:
             ) from None
         self._server = server
         self.serving = True
+
+    @staticmethod
+    async def _follow_role(replication: OmReplication) -> None:
+        """An elected OM steps up, a deposed one down, without waiting for a client's call."""
+        while True:
+            await asyncio.sleep(ROLE_CHECK_INTERVAL_S)
+            replication.follow_role()
 
     def _every(self, name: str, interval_ms: int, step: Callable[[], object]) -> asyncio.Task[None]:
         async def loop() -> None:

@@ -29,6 +29,7 @@ applied or dropped, however long after the request timeout answered its first ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import heapq
 import itertools
@@ -81,6 +82,9 @@ log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT_MS = 3_000
 """ozone.om.ratis.server.request.timeout's default."""
+ROLE_CHECK_INTERVAL_S = 0.1
+"""How often the daemon has `OmReplication.follow_role` look at its member's role: a tenth of the
+shortest election timeout Ozone allows (ozone.om.ratis.minimum.timeout, 1 s), one cheap look."""
 SNAPSHOT_THRESHOLD = 400_000
 """ozone.om.ratis.snapshot.auto.trigger.threshold's default."""
 BATCH_MAX = 128
@@ -345,6 +349,15 @@ class OmReplication:
         self._ready_term = status.term
         log.info("OM %s leads its service from term %d (applied up to %d)", self.node_id, status.term,
                  status.applied_index)  # fmt: skip
+
+    def follow_role(self) -> None:
+        """Steps up, or down, without waiting for a call: an elected OM's background services and its
+        /api/v1/ratis `ready` must not wait for the first client (Ozone's leader is ready once its state
+        machine applied its term's first entry, OzoneManagerRatisServer.checkLeaderStatus), and a deposed
+        one stops them at once. The daemon calls it every `ROLE_CHECK_INTERVAL_S`."""
+        if self._member is not None:
+            with contextlib.suppress(AnsweredStatus):
+                self.check_leader()
 
     async def transfer_leadership(self, node_id: str | None) -> str:
         """Hands leadership to `node_id` (None: another OM at random), as Ozone's `admin om transfer`:

@@ -430,3 +430,35 @@ def test_the_background_services_run_on_the_leader_only(tmp_path: Path) -> None:
                     assert daemon.open_key_cleanup.progress.runs == 0  # type: ignore[union-attr]
 
     run(scenario())
+
+
+def test_an_elected_om_takes_over_without_waiting_for_a_call(tmp_path: Path) -> None:
+    """A new leader stepped up only when a client called it: with no traffic its /api/v1/ratis said not
+    ready and its background services (key deletion, open-key cleanup) never ran, also after a failover.
+    It steps up on its own once its log is applied; a stopped leader's successor does too."""
+
+    async def scenario() -> None:
+        fast = {"ozone.block.deleting.service.interval": "50ms"}
+        async with service(tmp_path, **fast) as svc:
+
+            async def ready() -> OmDaemon:
+                def found() -> OmDaemon | None:
+                    leading = [d for d in svc.daemons.values() if d.replication.leading()]  # type: ignore[union-attr]
+                    return leading[0] if len(leading) == 1 else None
+
+                daemon = await wait_for_async(found, 20, "an OM that took over with no call")
+                shown = await asyncio.to_thread(http_json, daemon.http_port, "/api/v1/ratis")
+                assert shown["ready"] is True
+                await wait_for_async(
+                    lambda: daemon.key_deleting.progress.runs >= 2,  # type: ignore[union-attr]
+                    20,
+                    "the new leader's services running",
+                )
+                return daemon
+
+            first = await ready()
+            await svc.stop(node_of(first))
+            second = await ready()
+            assert second is not first
+
+    run(scenario())
