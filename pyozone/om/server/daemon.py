@@ -478,10 +478,14 @@ class OmDaemon:
 
     @staticmethod
     async def _follow_role(replication: OmReplication) -> None:
-        """An elected OM steps up, a deposed one down, without waiting for a client's call."""
+        """An elected OM steps up, a deposed one down, without waiting for a client's call; a look that
+        fails is logged and the next one comes (a client's call would step it up meanwhile)."""
         while True:
             await asyncio.sleep(ROLE_CHECK_INTERVAL_S)
-            replication.follow_role()
+            try:
+                replication.follow_role()
+            except Exception:
+                log.exception("OM's look at its Raft role failed")
 
     def _every(self, name: str, interval_ms: int, step: Callable[[], object]) -> asyncio.Task[None]:
         async def loop() -> None:

@@ -23,7 +23,7 @@ from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMNotLeaderException
 from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, key_key, volume_key
 from pyozone.om.server import OmDaemon, ServerStartError
-from pyozone.om.server.ha import TRANSACTION_INFO, transaction_info
+from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication, transaction_info
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import Raft_pb2 as raft_pb
 from pyozone.protocol import om as wire
@@ -460,5 +460,33 @@ def test_an_elected_om_takes_over_without_waiting_for_a_call(tmp_path: Path) -> 
             await svc.stop(node_of(first))
             second = await ready()
             assert second is not first
+
+    run(scenario())
+
+
+def test_a_failed_look_at_the_role_does_not_end_the_om_s_step_ups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review R20 D6: one exception out of the role check ended the daemon's loop for good, and the OM went
+    back to stepping up only at a client's call."""
+
+    async def scenario() -> None:
+        looks = {"n": 0}
+        original = OmReplication.follow_role
+
+        def failing_once(self: OmReplication) -> None:
+            looks["n"] += 1
+            if looks["n"] == 1:
+                raise RuntimeError("planted")
+            original(self)
+
+        monkeypatch.setattr(OmReplication, "follow_role", failing_once)
+        async with service(tmp_path) as svc:
+            await wait_for_async(
+                lambda: any(d.replication.leading() for d in svc.daemons.values()),  # type: ignore[union-attr]
+                20,
+                "an OM that took over with no call",
+            )
+            assert looks["n"] > 3
 
     run(scenario())
