@@ -86,6 +86,38 @@ def test_an_isolated_leader_acknowledges_nothing_and_steps_down() -> None:
     assert len(c.acked) == before + 5
 
 
+def test_an_answer_staged_by_a_deposed_leader_is_never_released() -> None:
+    """Review R17 D3: the block an isolated leader allocated never committed; after its step-down, and
+    after it leads again, `released` of its epoch stays False (a glue parking answers on it would
+    acknowledge ids the next leader hands out again)."""
+    c = _cluster(5)
+    old = c.leader()
+    assert old is not None
+    c.isolate_scm(old.name)
+    block = c.write_block(MB)
+    epoch = old.replication.epoch
+    assert not old.replication.released(epoch)
+    c.advance(5_000)
+    assert not old.core.context.is_leader()
+    assert old.core.store.sequence_id.get("localId") is None  # its reservation never committed
+    assert not old.replication.released(epoch) and block not in c.acked
+    c.heal_scms()
+    _write(c, 5)
+    for _ in range(10):  # cut off each other leader until the deposed one leads again
+        leader = c.leader()
+        assert leader is not None
+        if leader is old:
+            break
+        c.isolate_scm(leader.name)
+        c.advance(3 * ELECTION_MS)
+        c.heal_scms()
+        c.advance(ELECTION_MS)
+    assert c.leader() is old
+    _write(c, 5)
+    assert old.replication.epoch > epoch and old.replication.released(old.replication.epoch)
+    assert not old.replication.released(epoch)
+
+
 def test_the_cli_kills_and_cuts_off_the_scm_leader_and_a_new_one_takes_over(cli) -> None:
     result = cli(
         "sim", "--scm-ha", "--datanodes", "6", "--minutes", "6", "--kill-scm-leader", "2",

@@ -70,8 +70,10 @@ class ScmReplication:
         return self.store.epoch
 
     def released(self, epoch: int) -> bool:
-        """Whether an answer (or command) of `epoch` may leave: its writes have committed."""
-        return epoch <= self.store.applied_epoch
+        """Whether an answer of `epoch` may leave: its writes have committed. Never for an epoch a
+        step-down dropped, even once this SCM leads again (review R17 D3): its ids may be handed out by
+        the next leader."""
+        return self.store.committed(epoch)
 
     def own_applied(self, epoch: int, term: int, index: int) -> None:
         """The leader's log entry `term#index`, the last of its transactions up to `epoch`, applied: the
