@@ -14,7 +14,9 @@ datanode kills and restarts. Then every fault heals. After every event the invar
    committed (CreatePipeline: the pipeline's record; CloseContainer: a record past OPEN; DeleteBlocks: the
    transactions'); a datanode that observed a newer term drops it;
 5. after the faults stop, within 10 election timeouts a ready leader takes a write, and within two minutes
-   more every SCM has applied the same log and holds the same tables.
+   more every SCM has applied the same log and holds the same tables;
+6. an SCM (a follower or a new leader, restarted behind the log or not) leaves safe mode only with its
+   container and pipeline rules' totals those of its records then, and each rule holding on them.
 
 Replay a seed: `python -m tests.scm_ha_sim --seed 17 --trace`; many: `python -m tests.scm_ha_sim --seeds 200`.
 """
@@ -22,6 +24,7 @@ Replay a seed: `python -m tests.scm_ha_sim --seed 17 --trace`; many: `python -m 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -38,11 +41,17 @@ from pyozone.hdds.commands import (
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.exceptions import SCMException
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.pipeline import Pipeline
-from pyozone.hdds.states import LifeCycleState
+from pyozone.hdds.safemode_status import SafeModeStatus
+from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicationType
 from pyozone.hdds.store.codec import IntKeyCodec, RecordCodec, StrKeyCodec
 from pyozone.ratis.messages import EntryKind, LogEntry
+from pyozone.scm.events import SCMEvent
 from pyozone.scm.ha.driver import decode
+from pyozone.scm.safemode.container_rules import AbstractContainerSafeModeRule
+from pyozone.scm.safemode.pipeline_rules import HealthyPipelineSafeModeRule, OneReplicaPipelineSafeModeRule
+from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.scm_ha import ELECTION_MS, SCM_NAMES, ScmHaObserver, SimHaCluster, SimScm
@@ -154,6 +163,46 @@ class Checker(ScmHaObserver):
         if dropped < stale:
             self.fail(cluster, f"datanode {node.uuid} executed a command older than a term it observed")
         self.counts["stale commands dropped"] += stale
+
+    # ---- (6) safe mode
+    def scm_started(self, cluster: SimHaCluster, scm: SimScm) -> None:
+        core = scm.core
+        core.events.add_handler(
+            SCMEvent.SAFE_MODE_STATUS, lambda status: self._safe_mode_status(cluster, scm, core, status)
+        )
+
+    def _safe_mode_status(
+        self, cluster: SimHaCluster, scm: SimScm, core: StorageContainerManager, status: SafeModeStatus
+    ) -> None:
+        if status is not SafeModeStatus.OUT_OF_SAFE_MODE:
+            return
+        eligible: dict[ReplicationType, set[int]] = {t: set() for t in ReplicationType}
+        for state in (LifeCycleState.CLOSED, LifeCycleState.QUASI_CLOSED):
+            for info in core.containers.containers(state):
+                if info.number_of_keys > 0:
+                    eligible[info.replication_config.type].add(info.container_id)
+        opened = len(core.pipelines.pipelines(RATIS_THREE, PipelineState.OPEN))
+        for rule in core.safe_mode.rules():
+            wrong = ""
+            if isinstance(rule, AbstractContainerSafeModeRule):
+                records = eligible[rule.container_type]
+                if rule.eligible != records:
+                    wrong = f"waits for {sorted(rule.eligible)}, its records {sorted(records)}"
+            elif isinstance(rule, HealthyPipelineSafeModeRule | OneReplicaPipelineSafeModeRule):
+                want = math.ceil(rule.percent * opened)
+                if isinstance(rule, HealthyPipelineSafeModeRule):
+                    want = max(rule.min_healthy_pipelines, want)
+                if rule.threshold != want:
+                    wrong = f"threshold {rule.threshold} for {opened} OPEN RATIS/THREE pipelines"
+            if not wrong and not rule.validate():
+                wrong = f"does not hold: {rule.status_text()}"
+            if wrong:
+                self.fail(
+                    cluster,
+                    f"{scm.name} (leader={core.context.is_leader()}, applied {scm.server.applied_index}) "
+                    f"left safe mode; its {rule.name} {wrong}",
+                )
+        self.counts["safe mode exits checked"] += 1
 
     # ---- (2) after every event
     def after_event(self, cluster: SimHaCluster) -> None:

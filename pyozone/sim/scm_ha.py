@@ -130,6 +130,7 @@ class SimScm:
             random.Random(f"{cluster.seed}-{self.name}-raft-{self.incarnation}"),
             PersistentState(self.disk.term, self.disk.voted_for, self.disk.after(snapshot.index), snapshot),
         )
+        cluster.observer.scm_started(cluster, self)
 
     def applied_entry(self) -> TermIndex:
         """The last entry this scm.db applied (Ozone's scmTransactionInfos), the state machine's snapshot."""
@@ -173,6 +174,7 @@ class ScmHaObserver:
     def commands(self, cluster: SimHaCluster, scm: SimScm, node: SimDatanode, commands: list) -> None: ...
     def received(self, cluster: SimHaCluster, node: SimDatanode, stale: int, dropped: int) -> None: ...
     def after_event(self, cluster: SimHaCluster) -> None: ...
+    def scm_started(self, cluster: SimHaCluster, scm: SimScm) -> None: ...
 
 
 class SimHaCluster(SimCluster):
@@ -276,7 +278,7 @@ class SimHaCluster(SimCluster):
                 scm.leading_term(),
                 server.current_term,
                 server.leader_id and str(server.leader_id),
-                server.known_committed_index,
+                server.leader_commit_index,
             )
             if scm.core.context.is_leader():
                 for payload in scm.driver.pack_sealed():
