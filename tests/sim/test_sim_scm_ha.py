@@ -13,10 +13,11 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.safemode_status import SafeModeStatus
 from pyozone.hdds.states import LifeCycleState
+from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.safemode.container_rules import RatisContainerSafeModeRule
 from pyozone.sim.scm_ha import ELECTION_MS, SimHaCluster
-from tests.scm_ha_sim import CONF, Checker, run_seed
+from tests.scm_ha_sim import CONF, Checker, InvariantViolation, run_seed
 
 MB = 1 << 20
 _run = functools.cache(run_seed)  # the seeds' counts, shared by the tests that read them
@@ -36,6 +37,17 @@ def test_the_seeds_reach_every_fault_and_failover() -> None:
     for fault in ("kill-leader", "restart-scm", "isolate-leader", "partition"):
         assert total.get(fault), f"no {fault} in the first seeds: {total}"
     assert total["commands sent"] and total["entries applied"]
+    assert total["delete transactions acknowledged"] and total["safe mode exits checked"]
+
+
+def test_the_memory_invariant_catches_a_deleted_block_log_that_ignores_the_leaders_records(
+    monkeypatch,
+) -> None:
+    """Review R17 D4: with no block deleted in the workload and no check of memory against records, a
+    follower whose deletedBlocks listener did nothing went unnoticed in every seed."""
+    monkeypatch.setattr(DeletedBlockLog, "record_changed", lambda self, key, value: None)
+    with pytest.raises(InvariantViolation, match="delete transactions: records"):
+        run_seed(0)
 
 
 def _cluster(seed: int = 3) -> SimHaCluster:
