@@ -2,9 +2,9 @@
 
 Each seed draws a cluster (6-9 datanodes, a sequence id batch size, message loss) and, for two virtual
 minutes, block writes (three owners, RATIS/THREE and RATIS/ONE) and block deletes (OM's deleteScmKeyBlocks)
-to the ready leader beside faults: the leader killed (most often) or another SCM,
-restarts, the leader isolated from the other SCMs (not from the datanodes), random partitions of the SCMs,
-datanode kills and restarts. Then every fault heals. After every event the invariants of the design hold:
+to the ready leader beside faults: the leader killed (most often) or another SCM, restarts, the leader
+isolated from the other SCMs (not from the datanodes), random partitions of the SCMs, datanode kills and
+restarts. Then every fault heals. After every event the invariants of the design hold:
 
 1. no local id or delete transaction id is acknowledged twice, an acknowledged delete transaction
    committed with the blocks it was asked for, and a committed container or delete-transaction id names
@@ -12,8 +12,9 @@ datanode kills and restarts. Then every fault heals. After every event the invar
 2. every acknowledged block's container is in the table of every SCM that applied the entry it was
    acknowledged at, and not DELETED;
 3. SCMs at equal applied index hold equal scm.db tables (a digest per index);
-4. a command leaves only the ready leader of its term, carrying that term, and only once what it acts on
-   committed (CreatePipeline: the pipeline's record; CloseContainer: a record past OPEN; DeleteBlocks: the
+4. a command leaves only the ready leader of its term, carrying that term, once every write the leader
+   staged before it was queued applied (or was undone), and only once what it acts on committed
+   (CreatePipeline: the pipeline's record; CloseContainer: a record past OPEN; DeleteBlocks: the
    transactions'; ClosePipeline: the record CLOSED or gone; replicate and reconstruct: a CLOSED or
    QUASI_CLOSED record; DeleteContainer of a container the leader moved to DELETING: that record); a
    datanode that observed a newer term drops it;
@@ -53,7 +54,7 @@ from pyozone.hdds.commands import (
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.exceptions import SCMException
-from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID
+from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID, DatanodeID
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.safemode_status import SafeModeStatus
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicationType
@@ -99,6 +100,7 @@ class Checker(ScmHaObserver):
         self.containers_seen: dict[int, tuple] = {}
         self.tx_seen: dict[int, tuple] = {}
         self.acked_tx: set[int] = set()
+        self.queued_at: dict[int, int] = {}  # id of a queued command -> the leader's store epoch then
         self.digest_at: dict[int, tuple[str, str]] = {}  # applied index -> (SCM, digest)
         self.counts: Counter[str] = Counter()
         self._container_codec = RecordCodec(ContainerInfo)
@@ -186,6 +188,11 @@ class Checker(ScmHaObserver):
             self.fail(cluster, f"{scm.name}, not the ready leader, sent {commands}")
         committed = SCMMetadataStore(scm.backend)
         for command in commands:
+            epoch = self.queued_at.pop(id(command), 0)
+            if epoch > scm.core.store.applied_epoch:
+                self.fail(
+                    cluster, f"{scm.name} sent {command} queued at epoch {epoch} before that epoch applied"
+                )
             self._check_command(cluster, scm, committed, command, context.known_term)
         self.counts["commands sent"] += len(commands)
 
@@ -233,6 +240,14 @@ class Checker(ScmHaObserver):
     # ---- (6) safe mode
     def scm_started(self, cluster: SimHaCluster, scm: SimScm) -> None:
         core = scm.core
+        queue = core.nodes.commands
+        add = queue.add
+
+        def queued(dn: DatanodeID, command: SCMCommand) -> None:
+            self.queued_at[id(command)] = core.store.epoch  # what the leader had staged when it was queued
+            add(dn, command)
+
+        queue.add = queued  # type: ignore[method-assign]
         core.events.add_handler(
             SCMEvent.SAFE_MODE_STATUS, lambda status: self._safe_mode_status(cluster, scm, core, status)
         )
