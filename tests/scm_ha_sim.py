@@ -1,20 +1,30 @@
 """Seeded runs of three SCM cores of one service on virtual time, with failovers (issue 31, design 7.2).
 
 Each seed draws a cluster (6-9 datanodes, a sequence id batch size, message loss) and, for two virtual
-minutes, block writes to the ready leader beside faults: the leader killed (most often) or another SCM,
-restarts, the leader isolated from the other SCMs (not from the datanodes), random partitions of the SCMs,
-datanode kills and restarts. Then every fault heals. After every event the invariants of the design hold:
+minutes, block writes (three owners, RATIS/THREE and RATIS/ONE) and block deletes (OM's deleteScmKeyBlocks)
+to the ready leader beside faults: the leader killed (most often) or another SCM, restarts, the leader
+isolated from the other SCMs (not from the datanodes), random partitions of the SCMs, datanode kills and
+restarts. Then every fault heals. After every event the invariants of the design hold:
 
-1. no local id is acknowledged twice, and a committed container or delete-transaction id names one record
-   for ever (its pipeline, owner and replication, its blocks) on every SCM;
+1. no local id or delete transaction id is acknowledged twice, an acknowledged delete transaction
+   committed with the blocks it was asked for, and a committed container or delete-transaction id names
+   one record for ever (its pipeline, owner and replication, its blocks) on every SCM;
 2. every acknowledged block's container is in the table of every SCM that applied the entry it was
    acknowledged at, and not DELETED;
 3. SCMs at equal applied index hold equal scm.db tables (a digest per index);
-4. a command leaves only the ready leader of its term, carrying that term, and only once what it acts on
-   committed (CreatePipeline: the pipeline's record; CloseContainer: a record past OPEN; DeleteBlocks: the
-   transactions'); a datanode that observed a newer term drops it;
+4. a command leaves only the ready leader of its term, carrying that term, once every write the leader
+   staged before it was queued applied (or was undone), and only once what it acts on committed
+   (CreatePipeline: the pipeline's record; CloseContainer: a record past OPEN; DeleteBlocks: the
+   transactions'; ClosePipeline: the record CLOSED or gone; replicate and reconstruct: a CLOSED or
+   QUASI_CLOSED record; DeleteContainer of a container the leader moved to DELETING: that record); a
+   datanode that observed a newer term drops it;
 5. after the faults stop, within 10 election timeouts a ready leader takes a write, and within two minutes
-   more every SCM has applied the same log and holds the same tables.
+   more every SCM has applied the same log and holds the same tables;
+6. an SCM (a follower or a new leader, restarted behind the log or not) leaves safe mode only with its
+   container and pipeline rules' totals those of its records then, and each rule holding on them;
+7. every live SCM's memory equals its records (the leader's through its overlay): each container's state
+   and pipeline, each pipeline's state and members, the OPEN containers of each pipeline, the delete
+   transaction ids (a step-down's undo, a follower's record listeners, an installed checkpoint).
 
 Replay a seed: `python -m tests.scm_ha_sim --seed 17 --trace`; many: `python -m tests.scm_ha_sim --seeds 200`.
 """
@@ -22,6 +32,7 @@ Replay a seed: `python -m tests.scm_ha_sim --seed 17 --trace`; many: `python -m 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -31,18 +42,29 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.block import AllocatedBlock
 from pyozone.hdds.commands import (
     CloseContainerCommand,
+    ClosePipelineCommand,
     CreatePipelineCommand,
     DeleteBlocksCommand,
+    DeleteContainerCommand,
+    DeletedBlocksTransaction,
+    ReconstructECContainersCommand,
+    ReplicateContainerCommand,
     SCMCommand,
 )
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.exceptions import SCMException
+from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID, DatanodeID
 from pyozone.hdds.pipeline import Pipeline
-from pyozone.hdds.states import LifeCycleState
+from pyozone.hdds.safemode_status import SafeModeStatus
+from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicationType
 from pyozone.hdds.store.codec import IntKeyCodec, RecordCodec, StrKeyCodec
 from pyozone.protocol.scm_ratis import entry_from_bytes
 from pyozone.ratis.messages import EntryKind, LogEntry
+from pyozone.scm.events import SCMEvent
+from pyozone.scm.safemode.container_rules import AbstractContainerSafeModeRule
+from pyozone.scm.safemode.pipeline_rules import HealthyPipelineSafeModeRule, OneReplicaPipelineSafeModeRule
+from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.scm_ha import ELECTION_MS, SCM_NAMES, ScmHaObserver, SimHaCluster, SimScm
@@ -62,6 +84,8 @@ UNHEALTHY_STATES = (
     ContainerHealthState.OPEN_WITHOUT_PIPELINE,
 )
 MB = 1 << 20
+OWNERS = ("om-a", "om-b", "om-c")
+REPLICATIONS = (RATIS_THREE, RATIS_THREE, RATIS_THREE, RATIS_ONE)
 
 
 class InvariantViolation(AssertionError):
@@ -75,10 +99,29 @@ class Checker(ScmHaObserver):
         self.acked_at: dict[int, int] = {}  # container id -> the leader's applied index at its first ack
         self.containers_seen: dict[int, tuple] = {}
         self.tx_seen: dict[int, tuple] = {}
+        self.acked_tx: set[int] = set()
+        self.queued_at: dict[int, int] = {}  # id of a queued command -> the leader's store epoch then
         self.digest_at: dict[int, tuple[str, str]] = {}  # applied index -> (SCM, digest)
         self.counts: Counter[str] = Counter()
         self._container_codec = RecordCodec(ContainerInfo)
+        self._pipeline_codec = RecordCodec(Pipeline)
+        self._decoded: dict[bytes, ContainerInfo] = {}
+        self._decoded_pipelines: dict[bytes, Pipeline] = {}
         self._int = IntKeyCodec()
+
+    def _container(self, raw: bytes) -> ContainerInfo:
+        """A stored container record, decoded once per distinct value (the checks read every record after
+        every event)."""
+        info = self._decoded.get(raw)
+        if info is None:
+            info = self._decoded[raw] = self._container_codec.decode(raw)
+        return info
+
+    def _pipeline(self, raw: bytes) -> Pipeline:
+        pipeline = self._decoded_pipelines.get(raw)
+        if pipeline is None:
+            pipeline = self._decoded_pipelines[raw] = self._pipeline_codec.decode(raw)
+        return pipeline
 
     def fail(self, cluster: SimHaCluster, message: str) -> None:
         raise InvariantViolation(
@@ -94,6 +137,23 @@ class Checker(ScmHaObserver):
         self.acked_local.add(local)
         self.acked_at.setdefault(block.container_id, scm.server.applied_index)
         self.counts["blocks acknowledged"] += 1
+
+    def deletes_acknowledged(
+        self, cluster: SimHaCluster, scm: SimScm, tx_ids: list[int], blocks: list[BlockID]
+    ) -> None:
+        asked = {(b.container_id, b.local_id) for b in blocks}
+        for tx in tx_ids:
+            if tx in self.acked_tx:
+                self.fail(cluster, f"delete transaction {tx} acknowledged twice")
+            self.acked_tx.add(tx)
+            seen = self.tx_seen.get(tx)
+            if seen is None:
+                self.fail(cluster, f"{scm.name} acknowledged delete transaction {tx} before it committed")
+            else:
+                container_id, local_ids = _blocks(seen[0])
+                if not {(container_id, local) for local in local_ids} <= asked:
+                    self.fail(cluster, f"delete transaction {tx} names blocks {local_ids} not asked for")
+        self.counts["delete transactions acknowledged"] += len(tx_ids)
 
     # ---- (1), (3): every applied entry
     def entry_applied(self, cluster: SimHaCluster, scm: SimScm, entry: LogEntry) -> None:
@@ -128,6 +188,11 @@ class Checker(ScmHaObserver):
             self.fail(cluster, f"{scm.name}, not the ready leader, sent {commands}")
         committed = SCMMetadataStore(scm.backend)
         for command in commands:
+            epoch = self.queued_at.pop(id(command), 0)
+            if epoch > scm.core.store.applied_epoch:
+                self.fail(
+                    cluster, f"{scm.name} sent {command} queued at epoch {epoch} before that epoch applied"
+                )
             self._check_command(cluster, scm, committed, command, context.known_term)
         self.counts["commands sent"] += len(commands)
 
@@ -149,31 +214,144 @@ class Checker(ScmHaObserver):
             for tx in command.transactions:
                 if raw.get("deletedBlocks", self._int.encode(tx.tx_id)) is None:
                     self.fail(cluster, f"{scm.name} sent delete transaction {tx.tx_id} before it committed")
+        elif isinstance(command, ClosePipelineCommand):
+            table = committed.table("pipelines", StrKeyCodec(), RecordCodec(Pipeline))
+            pipeline = table.get(command.pipeline_id)
+            if pipeline is not None and pipeline.state is not PipelineState.CLOSED:
+                self.fail(
+                    cluster, f"{scm.name} sent {command} while the committed record is {pipeline.state}"
+                )
+        elif isinstance(command, ReplicateContainerCommand | ReconstructECContainersCommand):
+            info = committed.int_table("containers", self._container_codec).get(command.container_id)
+            if info is None or info.state not in (LifeCycleState.CLOSED, LifeCycleState.QUASI_CLOSED):
+                self.fail(cluster, f"{scm.name} sent {command} while the committed record is {info}")
+        elif isinstance(command, DeleteContainerCommand):
+            info = committed.int_table("containers", self._container_codec).get(command.container_id)
+            view = scm.core.containers.find(command.container_id)
+            deleting = (LifeCycleState.DELETING, LifeCycleState.DELETED)
+            if view is not None and view.state in deleting and (info is None or info.state not in deleting):
+                self.fail(cluster, f"{scm.name} sent {command} before its DELETING record committed: {info}")
 
     def received(self, cluster: SimHaCluster, node: SimDatanode, stale: int, dropped: int) -> None:
         if dropped < stale:
             self.fail(cluster, f"datanode {node.uuid} executed a command older than a term it observed")
         self.counts["stale commands dropped"] += stale
 
-    # ---- (2) after every event
+    # ---- (6) safe mode
+    def scm_started(self, cluster: SimHaCluster, scm: SimScm) -> None:
+        core = scm.core
+        queue = core.nodes.commands
+        add = queue.add
+
+        def queued(dn: DatanodeID, command: SCMCommand) -> None:
+            self.queued_at[id(command)] = core.store.epoch  # what the leader had staged when it was queued
+            add(dn, command)
+
+        queue.add = queued  # type: ignore[method-assign]
+        core.events.add_handler(
+            SCMEvent.SAFE_MODE_STATUS, lambda status: self._safe_mode_status(cluster, scm, core, status)
+        )
+
+    def _safe_mode_status(
+        self, cluster: SimHaCluster, scm: SimScm, core: StorageContainerManager, status: SafeModeStatus
+    ) -> None:
+        if status is not SafeModeStatus.OUT_OF_SAFE_MODE:
+            return
+        eligible: dict[ReplicationType, set[int]] = {t: set() for t in ReplicationType}
+        for state in (LifeCycleState.CLOSED, LifeCycleState.QUASI_CLOSED):
+            for info in core.containers.containers(state):
+                if info.number_of_keys > 0:
+                    eligible[info.replication_config.type].add(info.container_id)
+        opened = len(core.pipelines.pipelines(RATIS_THREE, PipelineState.OPEN))
+        for rule in core.safe_mode.rules():
+            wrong = ""
+            if isinstance(rule, AbstractContainerSafeModeRule):
+                records = eligible[rule.container_type]
+                if rule.eligible != records:
+                    wrong = f"waits for {sorted(rule.eligible)}, its records {sorted(records)}"
+            elif isinstance(rule, HealthyPipelineSafeModeRule | OneReplicaPipelineSafeModeRule):
+                want = math.ceil(rule.percent * opened)
+                if isinstance(rule, HealthyPipelineSafeModeRule):
+                    want = max(rule.min_healthy_pipelines, want)
+                if rule.threshold != want:
+                    wrong = f"threshold {rule.threshold} for {opened} OPEN RATIS/THREE pipelines"
+            if not wrong and not rule.validate():
+                wrong = f"does not hold: {rule.status_text()}"
+            if wrong:
+                self.fail(
+                    cluster,
+                    f"{scm.name} (leader={core.context.is_leader()}, applied {scm.server.applied_index}) "
+                    f"left safe mode; its {rule.name} {wrong}",
+                )
+        self.counts["safe mode exits checked"] += 1
+
+    # ---- (7) memory against records
+    def _memory_matches_records(self, cluster: SimHaCluster, scm: SimScm) -> None:
+        core = scm.core
+        store = core.store  # through the overlay on the leader
+        records = {}
+        for key, value in store.items("containers"):
+            info = self._container(value)
+            records[self._int.decode(key)] = (info.state, info.pipeline_id)
+        memory = {info.container_id: (info.state, info.pipeline_id) for info in core.containers.containers()}
+        problems = []
+        if records != memory:
+            problems.append(f"containers (record, memory): {_diff(records, memory)}")
+        records_p = {}
+        for _, value in store.items("pipelines"):
+            pipeline = self._pipeline(value)
+            records_p[pipeline.id] = (pipeline.state, tuple(pipeline.nodes))
+        memory_p = {p.id: (p.state, tuple(p.nodes)) for p in core.pipelines.pipelines()}
+        if records_p != memory_p:
+            problems.append(f"pipelines (record, memory): {_diff(records_p, memory_p)}")
+        for pid in memory_p:
+            derived = {cid for cid, (state, p) in memory.items() if p == pid and state is LifeCycleState.OPEN}
+            if set(core.pipelines.containers(pid)) != derived:
+                problems.append(
+                    f"pipeline {pid} holds {sorted(core.pipelines.containers(pid))}, OPEN {sorted(derived)}"
+                )
+        records_t = [self._int.decode(key) for key, _ in store.items("deletedBlocks")]
+        memory_t = [self._int.decode(key) for key in core.deleted_blocks.record_keys()]
+        if records_t != memory_t:
+            problems.append(f"delete transactions: records {records_t}, memory {memory_t}")
+        if problems:
+            self.fail(
+                cluster,
+                f"{scm.name} (leader={core.context.is_leader()}, applied {scm.server.applied_index}): "
+                + "; ".join(problems),
+            )
+
+    # ---- (2), (7) after every event
     def after_event(self, cluster: SimHaCluster) -> None:
         for scm in cluster.scms.values():
             if not scm.alive:
                 continue
+            self._memory_matches_records(cluster, scm)
             applied = scm.server.applied_index
-            table = None
             for cid, at in self.acked_at.items():
                 if applied < at:
                     continue
-                if table is None:
-                    table = SCMMetadataStore(scm.backend).int_table("containers", self._container_codec)
-                info = table.get(cid)
+                raw = scm.backend.get("containers", self._int.encode(cid))
+                info = None if raw is None else self._container(raw)
                 if info is None or info.state is LifeCycleState.DELETED:
                     self.fail(cluster, f"acknowledged container {cid} is {info and info.state} on {scm.name}")
 
 
-def _blocks(value: bytes) -> bytes:
-    return value
+def _diff(records: dict, memory: dict) -> dict:
+    return {
+        k: (records.get(k), memory.get(k))
+        for k in records.keys() | memory.keys()
+        if records.get(k) != memory.get(k)
+    }
+
+
+def _blocks(value: bytes) -> tuple[int, tuple[int, ...]]:
+    """A deletedBlocks record's container and blocks (its retry count is no part of its identity)."""
+    tx = _TX_CODEC.decode(value)
+    return tx.container_id, tuple(tx.local_ids)
+
+
+_TX_CODEC = RecordCodec(DeletedBlocksTransaction)
 
 
 CONF = {
@@ -206,6 +384,7 @@ class Run:
         self.cluster = SimHaCluster(
             self.rng.randint(6, 9), conf=OzoneConfiguration(conf), seed=seed, observer=self.checker
         )
+        self.deleted: set[BlockID] = set()  # blocks asked to be deleted (answered or not)
         self.cluster.loss = self.rng.choice([0.0, 0.0, 0.05, 0.2])
         self.cluster.max_delay_ms = self.rng.choice([20, 100, 300])
 
@@ -215,10 +394,27 @@ class Run:
             print(f"{self.cluster.clock.now_ms():8d} {what}")
 
     def write(self) -> None:
+        rng = self.rng
         try:
-            self.cluster.write_block(self.rng.choice([MB // 2, MB]))
+            self.cluster.write_block(
+                rng.choice([MB // 2, MB]), rng.choice(REPLICATIONS), owner=rng.choice(OWNERS)
+            )
         except SCMException as refused:
             self.checker.counts[f"writes refused ({refused.code.name})"] += 1
+
+    def delete(self) -> None:
+        """OM deletes keys: some acknowledged blocks not deleted yet go to the deleted block log."""
+        c, rng = self.cluster, self.rng
+        live = [b.block_id for b in c.acked if b.block_id not in self.deleted]
+        if not live:
+            return
+        blocks = rng.sample(live, min(len(live), rng.randint(1, 4)))
+        try:
+            c.delete_blocks(blocks)
+        except SCMException as refused:
+            self.checker.counts[f"deletes refused ({refused.code.name})"] += 1
+            return
+        self.deleted.update(blocks)
 
     def fault(self) -> None:
         c, rng = self.cluster, self.rng
@@ -268,6 +464,8 @@ class Run:
         while c.clock.now_ms() < end:
             for _ in range(rng.randint(0, 3)):
                 self.write()
+            if rng.random() < 0.15:
+                self.delete()
             if rng.random() < 0.08:
                 self.fault()
             c.advance(rng.randint(100, 1500))

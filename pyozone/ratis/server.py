@@ -152,6 +152,10 @@ class RaftServer(ClientCalls):
         # A follower: the last index its leader said is committed and its log holds as the leader's; it
         # commits up to there as its own disk makes the entries durable.
         self._leader_commit = state.snapshot.index
+        # The commit index the leader's last append carried, whatever this log holds (Ratis's commit infos
+        # of the leader, read by Ozone's SCMStateMachine.getLeaderCommitIndex): how far a restarted
+        # follower must apply before its state is the service's (SCM's catch-up target).
+        self.leader_commit_index = state.snapshot.index
         self._last_purged = state.snapshot.index
         self._last_leader_contact_ms: int | None = None
         self._lost_majority_ms: int | None = None  # when we last stepped down for LOST_MAJORITY_HEARTBEATS
@@ -667,6 +671,7 @@ class RaftServer(ClientCalls):
             return
         check_leader_claim(request, self.current_term, self.leader_id, self.log, self.known_committed_index)
         self._follow(request.leader_id, request.leader_term)
+        self.leader_commit_index = request.leader_commit
         # What a snapshot covers is committed, so it matches the leader's log.
         held = self.log.term_at(request.previous_index)
         if held != request.previous_term and request.previous_index >= self.log.snapshot.index:

@@ -161,10 +161,17 @@ class StorageContainerManager:
             self.containers,
             self.context.state_machine_ready if self.context.ha else None,
         )
-        self.context.add_ready_listener(lambda: self.events.fire(SCMEvent.STATEMACHINE_READY, True))
+        self.context.add_ready_listener(self._state_machine_ready)
         self.events.add_handler(SCMEvent.PRE_CHECK_COMPLETED, lambda _: self.creator.trigger())
         self.tasks = self._periodic_tasks()
         self.safe_mode.start()
+
+    def _state_machine_ready(self) -> None:
+        """HA: this SCM's records are the service's (a follower caught up, the leader ready): safe mode's
+        rules re-read them before the StateMachineReadyRule may let safe mode exit (Ozone's
+        SCMStateMachine.tryStartDNServerAndRefreshSafeMode)."""
+        self.safe_mode.reinitialize()
+        self.events.fire(SCMEvent.STATEMACHINE_READY, True)
 
     def _replication_healthy(self, container_id: int) -> bool:
         """Block deletion waits until the Replication Manager finds the container HEALTHY (spec 8.2)."""

@@ -27,7 +27,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.datanode.reports import Periodic
 from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.exceptions import ResultCode, SCMException
-from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
+from pyozone.hdds.ids import RATIS_THREE, BlockID, ReplicationConfig
 from pyozone.hdds.messages import Heartbeat
 from pyozone.hdds.states import SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
@@ -131,6 +131,7 @@ class SimScm:
             random.Random(f"{cluster.seed}-{self.name}-raft-{self.incarnation}"),
             PersistentState(self.disk.term, self.disk.voted_for, self.disk.after(snapshot.index), snapshot),
         )
+        cluster.observer.scm_started(cluster, self)
 
     def applied_entry(self) -> TermIndex:
         """The last entry this scm.db applied (Ozone's scmTransactionInfos), the state machine's snapshot."""
@@ -157,13 +158,15 @@ class SimScm:
 
 
 @dataclass
-class PendingWrite:
+class PendingAnswer:
+    """A call's answer, held until its epoch applied on the SCM that answered it; never given once that
+    SCM stepped down or restarted (its caller heard SCM_NOT_LEADER, or nothing)."""
+
     scm: SimScm
     incarnation: int
     term: int
     epoch: int
-    block: AllocatedBlock
-    size: int
+    deliver: Callable[[], None]
 
 
 class ScmHaObserver:
@@ -174,6 +177,10 @@ class ScmHaObserver:
     def commands(self, cluster: SimHaCluster, scm: SimScm, node: SimDatanode, commands: list) -> None: ...
     def received(self, cluster: SimHaCluster, node: SimDatanode, stale: int, dropped: int) -> None: ...
     def after_event(self, cluster: SimHaCluster) -> None: ...
+    def scm_started(self, cluster: SimHaCluster, scm: SimScm) -> None: ...
+    def deletes_acknowledged(
+        self, cluster: SimHaCluster, scm: SimScm, tx_ids: list[int], blocks: list[BlockID]
+    ) -> None: ...
 
 
 class SimHaCluster(SimCluster):
@@ -198,7 +205,8 @@ class SimHaCluster(SimCluster):
         self.loss = 0.0  # the share of Raft messages lost
         self.max_delay_ms = 20  # a Raft message takes 1 ms to this long
         self.acked: list[AllocatedBlock] = []
-        self.pending: list[PendingWrite] = []
+        self.pending: list[PendingAnswer] = []
+        self.deleted_tx: list[int] = []  # delete transactions acknowledged (deleteScmKeyBlocks answered)
         self._raft_events: dict[int, tuple[Callable[..., None], tuple[Any, ...]]] = {}
         self._registered: set[tuple[str, str]] = set()  # (datanode, SCM) registrations
         self._needs_full: set[tuple[str, str]] = set()  # an SCM missed some of the datanode's reports
@@ -277,7 +285,7 @@ class SimHaCluster(SimCluster):
                 scm.leading_term(),
                 server.current_term,
                 server.leader_id and str(server.leader_id),
-                server.known_committed_index,
+                server.leader_commit_index,
             )
             if scm.core.context.is_leader():
                 for payload in scm.driver.pack_sealed():
@@ -441,28 +449,49 @@ class SimHaCluster(SimCluster):
         if leader is None:
             raise SCMException("no SCM is the ready leader", ResultCode.SCM_NOT_LEADER)
         block = leader.core.blocks.allocate_block(size, replication, owner, excluded or ExcludeList())
-        context = leader.core.context
-        self.pending.append(
-            PendingWrite(
-                leader, leader.incarnation, context.known_term, leader.replication.epoch, block, size
-            )
-        )
-        self._raft_step(leader, [])
+
+        def deliver() -> None:
+            self._land(block, size)
+            self.acked.append(block)
+            self.observer.acknowledged(self, leader, block)
+
+        self._hold(leader, deliver)
         return block
 
+    def delete_blocks(self, blocks: list[BlockID]) -> list[int]:
+        """OM's deleteScmKeyBlocks on the ready leader: the blocks go to the deleted block log; the
+        transaction ids are acknowledged once their epoch applied there (`deleted_tx`). Raises
+        SCMException when no SCM is the ready leader or the leader refuses."""
+        leader = self.leader()
+        if leader is None:
+            raise SCMException("no SCM is the ready leader", ResultCode.SCM_NOT_LEADER)
+        tx_ids = leader.core.blocks.delete_blocks(blocks)
+
+        def deliver() -> None:
+            self.deleted_tx.extend(tx_ids)
+            self.observer.deletes_acknowledged(self, leader, tx_ids, blocks)
+
+        self._hold(leader, deliver)
+        return tx_ids
+
+    def _hold(self, leader: SimScm, deliver: Callable[[], None]) -> None:
+        context = leader.core.context
+        self.pending.append(
+            PendingAnswer(leader, leader.incarnation, context.known_term, leader.replication.epoch, deliver)
+        )
+        self._raft_step(leader, [])
+
     def _release_writes(self) -> None:
-        still: list[PendingWrite] = []
-        for write in self.pending:
-            scm = write.scm
+        still: list[PendingAnswer] = []
+        for answer in self.pending:
+            scm = answer.scm
             context = scm.core.context
-            if not (scm.alive and scm.incarnation == write.incarnation and context.is_leader()):
+            if not (scm.alive and scm.incarnation == answer.incarnation and context.is_leader()):
                 continue  # the caller hears SCM_NOT_LEADER (or nothing): never acknowledged
-            if context.known_term != write.term:
+            if context.known_term != answer.term:
                 continue
-            if not scm.replication.released(write.epoch):
-                still.append(write)
+            if not scm.replication.released(answer.epoch):
+                still.append(answer)
                 continue
-            self._land(write.block, write.size)
-            self.acked.append(write.block)
-            self.observer.acknowledged(self, scm, write.block)
+            answer.deliver()
         self.pending = still

@@ -11,8 +11,13 @@ import pytest
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.exceptions import SCMException
+from pyozone.hdds.safemode_status import SafeModeStatus
+from pyozone.hdds.states import LifeCycleState
+from pyozone.scm.block.deleted_block_log import DeletedBlockLog
+from pyozone.scm.events import SCMEvent
+from pyozone.scm.safemode.container_rules import RatisContainerSafeModeRule
 from pyozone.sim.scm_ha import ELECTION_MS, SimHaCluster
-from tests.scm_ha_sim import CONF, Checker, run_seed
+from tests.scm_ha_sim import CONF, Checker, InvariantViolation, run_seed
 
 MB = 1 << 20
 _run = functools.cache(run_seed)  # the seeds' counts, shared by the tests that read them
@@ -32,6 +37,17 @@ def test_the_seeds_reach_every_fault_and_failover() -> None:
     for fault in ("kill-leader", "restart-scm", "isolate-leader", "partition"):
         assert total.get(fault), f"no {fault} in the first seeds: {total}"
     assert total["commands sent"] and total["entries applied"]
+    assert total["delete transactions acknowledged"] and total["safe mode exits checked"]
+
+
+def test_the_memory_invariant_catches_a_deleted_block_log_that_ignores_the_leaders_records(
+    monkeypatch,
+) -> None:
+    """Review R17 D4: with no block deleted in the workload and no check of memory against records, a
+    follower whose deletedBlocks listener did nothing went unnoticed in every seed."""
+    monkeypatch.setattr(DeletedBlockLog, "record_changed", lambda self, key, value: None)
+    with pytest.raises(InvariantViolation, match="delete transactions: records"):
+        run_seed(0)
 
 
 def _cluster(seed: int = 3) -> SimHaCluster:
@@ -84,6 +100,76 @@ def test_an_isolated_leader_acknowledges_nothing_and_steps_down() -> None:
     c.heal_scms()
     _write(c, 5)
     assert len(c.acked) == before + 5
+
+
+def test_an_answer_staged_by_a_deposed_leader_is_never_released() -> None:
+    """Review R17 D3: the block an isolated leader allocated never committed; after its step-down, and
+    after it leads again, `released` of its epoch stays False (a glue parking answers on it would
+    acknowledge ids the next leader hands out again)."""
+    c = _cluster(5)
+    old = c.leader()
+    assert old is not None
+    c.isolate_scm(old.name)
+    block = c.write_block(MB)
+    epoch = old.replication.epoch
+    assert not old.replication.released(epoch)
+    c.advance(5_000)
+    assert not old.core.context.is_leader()
+    assert old.core.store.sequence_id.get("localId") is None  # its reservation never committed
+    assert not old.replication.released(epoch) and block not in c.acked
+    c.heal_scms()
+    _write(c, 5)
+    for _ in range(10):  # cut off each other leader until the deposed one leads again
+        leader = c.leader()
+        assert leader is not None
+        if leader is old:
+            break
+        c.isolate_scm(leader.name)
+        c.advance(3 * ELECTION_MS)
+        c.heal_scms()
+        c.advance(ELECTION_MS)
+    assert c.leader() is old
+    _write(c, 5)
+    assert old.replication.epoch > epoch and old.replication.released(old.replication.epoch)
+    assert not old.replication.released(epoch)
+
+
+def test_a_follower_restarted_behind_the_log_waits_for_replicas_of_what_it_caught_up_on() -> None:
+    """Review R17 D1: its container rules read an scm.db without the containers closed while it was
+    down; the rules re-read the records once it caught up (Ozone refreshes them when the state machine is
+    ready), so it leaves safe mode only once a replica of each of them was reported to it."""
+    c = _cluster(5)
+    leader = c.leader()
+    assert leader is not None
+    victim = next(s for s in c.scms.values() if s is not leader)
+    c.kill_scm(victim.name)
+    for _ in range(120):
+        with contextlib.suppress(SCMException):
+            c.write_block(MB)
+        c.advance(500)
+    c.advance(60_000)
+    closed = {
+        i.container_id
+        for i in leader.core.containers.containers()
+        if i.state in (LifeCycleState.CLOSED, LifeCycleState.QUASI_CLOSED) and i.number_of_keys > 0
+    }
+    assert closed
+    c.restart_scm_node(victim.name)
+    core = victim.core
+    (rule,) = [r for r in core.safe_mode.rules() if isinstance(r, RatisContainerSafeModeRule)]
+    assert rule.total == 0  # its scm.db at start holds none of them
+    exits: list[tuple[frozenset[int], int]] = []
+    core.events.add_handler(
+        SCMEvent.SAFE_MODE_STATUS,
+        lambda status: (
+            status is SafeModeStatus.OUT_OF_SAFE_MODE
+            and exits.append((rule.eligible, rule.with_min_replicas))
+        ),
+    )
+    assert c.run_until(lambda: not core.safe_mode.in_safe_mode(), 60_000)
+    assert victim.server.applied_index >= leader.server.applied_index - 2
+    (eligible, reported) = exits[0]
+    assert closed <= eligible and reported >= rule.cutoff * len(eligible)
 
 
 def test_the_cli_kills_and_cuts_off_the_scm_leader_and_a_new_one_takes_over(cli) -> None:

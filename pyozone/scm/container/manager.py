@@ -100,8 +100,10 @@ class ContainerManager:
     def record_changed(self, key: bytes, value: bytes | None) -> None:
         """A `containers` record as it now stands (design 2.3): a follower applying the leader's record,
         or a deposed leader's undo back to the committed one (None: no record). The stats are kept from
-        memory, where reports put them on every SCM; an OPEN container is in its pipeline's set, any
-        other state out of it."""
+        memory, where reports put them on every SCM, once a replica was reported here; before that the
+        record's (the leader's at its last state change) are the best known, e.g. for safe mode's
+        container rules on an SCM restarted behind the log (review R17 D1). An OPEN container is in its
+        pipeline's set, any other state out of it."""
         container_id = self._table.key_codec.decode(key)
         old = self._containers.get(container_id)
         if value is None:
@@ -115,7 +117,7 @@ class ContainerManager:
                     self._nodes.pending_containers.remove(dn, container_id)
             return
         info = self._table.value_codec.decode(value)
-        if old is not None:
+        if old is not None and self._replicas.replicas(container_id):
             info = replace(
                 info,
                 sequence_id=old.sequence_id,

@@ -20,10 +20,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from pyozone.hdds.ids import RATIS_THREE
-from pyozone.hdds.states import PipelineState
 from pyozone.hdds.store.table import Op
-from pyozone.scm.events import SCMEvent
 from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY, Transaction
 
 if TYPE_CHECKING:
@@ -70,8 +67,10 @@ class ScmReplication:
         return self.store.epoch
 
     def released(self, epoch: int) -> bool:
-        """Whether an answer (or command) of `epoch` may leave: its writes have committed."""
-        return epoch <= self.store.applied_epoch
+        """Whether an answer of `epoch` may leave: its writes have committed. Never for an epoch a
+        step-down dropped, even once this SCM leads again (review R17 D3): its ids may be handed out by
+        the next leader."""
+        return self.store.committed(epoch)
 
     def own_applied(self, epoch: int, term: int, index: int) -> None:
         """The leader's log entry `term#index`, the last of its transactions up to `epoch`, applied: the
@@ -112,10 +111,10 @@ class ScmReplication:
         records over those adopted from the datanodes (design 3.1 (1)-(4)), ALLOCATED pipelines' create
         commands sent again and the report handler's state rules replayed over the replicas recorded
         while following (the reconciliation pass of (6)); safe mode's
-        rules are judged at once (3.1 (7)): block allocation waits on the exit. A follower counts an
-        OPEN pipeline for HealthyPipelineSafeModeRule only from a pipeline report after the record that
-        opened it (the next periodic one, a minute later): its OPEN pipelines every member reported
-        count now."""
+        rules re-read the records and are judged at once (3.1 (7), SafeModeManager.reinitialize): block
+        allocation waits on the exit. A follower counts an OPEN pipeline for HealthyPipelineSafeModeRule
+        only from a pipeline report after the record that opened it (the next periodic one, a minute
+        later): its OPEN pipelines every member reported count now."""
         self.context.lead(term)
         self._clear_leader_state()
         self.store.stage()
@@ -123,16 +122,13 @@ class ScmReplication:
         self.scm.nodes.adopt_operational_state_records()
         self.scm.pipelines.resend_create_commands()
         self.scm.container_reports.reconcile()
-        if self.scm.safe_mode.in_safe_mode():
-            for pipeline in self.scm.pipelines.pipelines(RATIS_THREE, PipelineState.OPEN):
-                if pipeline.is_healthy():
-                    self.scm.events.fire(SCMEvent.OPEN_PIPELINE, pipeline)
-            self.scm.safe_mode.refresh()
+        self.scm.safe_mode.reinitialize()
         log.info("SCM is the ready leader of term %d", term)
 
     def reload_all(self) -> None:
         """A follower installed a checkpoint of the leader's scm.db: every record in memory or in the
-        new tables goes through its listener again (Ozone's reinitialize of each manager)."""
+        new tables goes through its listener again (Ozone's reinitialize of each manager), and safe
+        mode's rules re-read them."""
         keys = [
             (cf, key)
             for cf, record_keys in self._record_keys.items()
@@ -140,6 +136,7 @@ class ScmReplication:
         ]
         self.scm.sequence_ids.invalidate()
         self._notify(keys)
+        self.scm.safe_mode.reinitialize()
         log.info("SCM reloaded %d records from its installed scm.db", len(keys))
 
     # ------------------------------------------------------------------ internals

@@ -29,10 +29,16 @@ class ContainerRecord(Protocol):
     def number_of_keys(self) -> int: ...
 
 
+class ReplicaRecord(Protocol):
+    @property
+    def datanode(self) -> DatanodeID: ...
+
+
 class ContainerSource(Protocol):
     """What the container rules read of the ContainerManager."""
 
     def containers(self, state: LifeCycleState | None = None) -> list[ContainerRecord]: ...
+    def replicas(self, container_id: ContainerID) -> tuple[ReplicaRecord, ...]: ...
 
 
 class AbstractContainerSafeModeRule(SafeModeExitRule):
@@ -62,6 +68,11 @@ class AbstractContainerSafeModeRule(SafeModeExitRule):
     @property
     def total(self) -> int:
         return len(self._min_replicas)
+
+    @property
+    def eligible(self) -> frozenset[ContainerID]:
+        """The containers the rule waits for (its totals)."""
+        return frozenset(self._min_replicas)
 
     @property
     def with_min_replicas(self) -> int:
@@ -112,6 +123,18 @@ class AbstractContainerSafeModeRule(SafeModeExitRule):
             self.cutoff_count,
             self.total,
         )
+
+    def reinitialize(self) -> None:
+        """The eligible set re-read; a container that joined it counts the replicas this SCM recorded."""
+        self.refresh()
+        for cid, needed in self._min_replicas.items():
+            if cid in self._counted:
+                continue
+            reporters = self._reporters.setdefault(cid, set())
+            reporters.update(r.datanode for r in self.container_manager.replicas(cid))
+            if len(reporters) >= needed:
+                self._counted.add(cid)
+                del self._reporters[cid]
 
     def status_text(self) -> str:
         ratio = self.current_threshold()

@@ -43,6 +43,8 @@ class SafeModeManager:
             conf, node_manager, pipeline_manager, container_manager, state_machine_ready
         )
         self._validated: set[str] = set()
+        # HA: the records change under the rules (applied from the leader's log, installed)
+        self._ha = state_machine_ready is not None
         self.exited_at_ms: int | None = None
         self._status = SafeModeStatus.INITIAL
         if not conf.get("hdds.scm.safemode.enabled"):
@@ -99,6 +101,25 @@ class SafeModeManager:
             if rule.validate():
                 self._mark_validated(rule)
 
+    def reinitialize(self) -> None:
+        """HA (Ozone's SCMStateMachine refreshes the rules at reinitialize and once the state machine is
+        ready, SafeModeExitRule.refresh(forceRefresh)): every rule re-reads the applied records, those
+        validated on the records read before too (an SCM restarted behind the log, or that installed a
+        checkpoint, read a stale or empty scm.db: 0 eligible containers pass at once); a rule that no
+        longer holds counts as not validated until it holds again (review R17 D1)."""
+        if not self.in_safe_mode():
+            return
+        self._rejudge()
+        for rule in self._rules:
+            if self.in_safe_mode() and rule.name not in self._validated and rule.validate():
+                self._mark_validated(rule)
+
+    def _rejudge(self) -> None:
+        for rule in self._rules:
+            rule.reinitialize()
+            if not rule.validate():
+                self._validated.discard(rule.name)
+
     def _handler(self, rule: SafeModeExitRule) -> Callable[[Any], None]:
         def on_event(payload: Any) -> None:
             if not self.in_safe_mode() or rule.name in self._validated:
@@ -122,6 +143,11 @@ class SafeModeManager:
             log.info("All SCM safe mode pre check rules have passed")
             self._set_status(SafeModeStatus.PRE_CHECKS_PASSED)
         if self.status is SafeModeStatus.PRE_CHECKS_PASSED and len(self._validated) == len(self._rules):
+            if self._ha:
+                # the records may have changed since a rule was validated: the exit is judged on them
+                self._rejudge()
+                if len(self._validated) < len(self._rules):
+                    return
             log.info("All SCM safe mode rules are validated; SCM exiting safe mode.")
             self._set_status(SafeModeStatus.OUT_OF_SAFE_MODE)
 

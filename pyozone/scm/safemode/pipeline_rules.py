@@ -108,6 +108,14 @@ class HealthyPipelineSafeModeRule(SafeModeExitRule):
             self.threshold,
         )
 
+    def reinitialize(self) -> None:
+        """The threshold re-read; an OPEN pipeline every member already reported counts now (a pipeline
+        report before the record that opened it fired no OPEN_PIPELINE)."""
+        self.refresh()
+        for pipeline in self.pipeline_manager.pipelines(RATIS_THREE, PipelineState.OPEN):
+            if pipeline.is_healthy():
+                self.process(pipeline)
+
     def status_text(self) -> str:
         return (
             f"healthy {RATIS_THREE} pipelines (={self.healthy_count}) >= healthyPipelineThresholdCount"
@@ -162,6 +170,13 @@ class OneReplicaPipelineSafeModeRule(SafeModeExitRule):
             "Total pipeline count is %d, pipelines with at least one datanode reported threshold count is %d",
             len(self._expected),
             self.threshold,
+        )
+
+    def reinitialize(self) -> None:
+        """The open set re-read; an OPEN pipeline a member already reported counts now."""
+        self.refresh()
+        self._reported.update(
+            p.id for p in self.pipeline_manager.pipelines(RATIS_THREE, PipelineState.OPEN) if p.reported
         )
 
     def status_text(self) -> str:

@@ -35,6 +35,12 @@ class SafeModeExitRule(ABC):
     def refresh(self) -> None:  # noqa: B027 - most rules count events only and have no SCM state to re-read
         """Re-reads SCM state (totals, thresholds) so a rule stuck on stale totals can still pass."""
 
+    def reinitialize(self) -> None:
+        """HA: the records changed under the rule (a checkpoint installed, the log replayed up to the
+        leader's): re-read them, and count what this SCM already recorded from the datanodes' reports
+        for what newly joined the totals (those reports came before the rule looked for them)."""
+        self.refresh()
+
     @abstractmethod
     def status_text(self) -> str:
         """Progress as "counted (=n) >= required (=m)", in the spirit of Ozone's getStatusText()."""

@@ -10,6 +10,8 @@ whose store refuses the core's writes (SCM_NOT_LEADER) and takes the leader's re
 
 from __future__ import annotations
 
+import bisect
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -70,7 +72,10 @@ class SCMMetadataStore:
         self._overlay: dict[str, dict[bytes, bytes | None]] = {}
         self._writer: dict[Key, int] = {}
         self._closed = 0
+        # every epoch up to here applied or was dropped: what the command barrier waits for
         self.applied_epoch = 0
+        # (first, last) epochs of each staged tail a step-down dropped, ascending: they never committed here
+        self._dropped: list[tuple[int, int]] = []
         json_codec = JsonCodec()
         self.sequence_id: Table[str, Any] = Table(self, "sequenceId", StrKeyCodec(), json_codec)
         self.meta: Table[str, Any] = Table(self, "meta", StrKeyCodec(), json_codec)
@@ -183,12 +188,24 @@ class SCMMetadataStore:
         """The follower's mode. Staged transactions are dropped (their entries never commit under this
         leader); returns the keys they touched, per table in the order first touched, for the undo."""
         touched = [(cf, key) for cf, staged in self._overlay.items() for key in staged]
+        if self._pending:
+            self._dropped.append((self._pending[0].epoch, self._closed))
         self._pending, self._handed = [], 0
         self._overlay.clear()
         self._writer.clear()
         self.applied_epoch = self._closed
         self.mode = StoreMode.FOLLOWER
         return touched
+
+    def committed(self, epoch: int) -> bool:
+        """Whether the transactions up to `epoch` went to this scm.db as the leader's own (`own_applied`).
+        False for an epoch a step-down dropped, for good: `applied_epoch` passes it (nothing of the old
+        term waits any more) and the next term's epochs apply past it, but its writes never committed
+        here (the next leader may still commit the entry: its caller was refused and retries)."""
+        if epoch > self.applied_epoch:
+            return False
+        at = bisect.bisect_right(self._dropped, (epoch, sys.maxsize)) - 1
+        return at < 0 or self._dropped[at][1] < epoch
 
     def seal(self) -> tuple[Transaction, ...]:
         """The transactions closed since the last seal, in epoch order, for the glue to submit."""

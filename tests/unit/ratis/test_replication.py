@@ -315,3 +315,21 @@ def test_an_answer_claiming_entries_the_leader_never_sent_is_refused():
         leader.receive(B, lie)
     assert leader.commit_index == commit
     assert leader._leader.followers[B].match_index <= leader.log.last_index
+
+
+def test_a_follower_knows_the_leaders_commit_index_beyond_the_entries_it_holds() -> None:
+    """SCM HA's catch-up target (Ozone's SCMStateMachine.getLeaderCommitIndex reads the leader's commit
+    info): what the leader's last append said is committed, not capped at this follower's log as
+    `known_committed_index` is (review R17 D1: a restarted SCM judged itself caught up at the end of the
+    first batch it received)."""
+    group = Group(A, B, C)
+    group.elect(A, B)
+    for n in range(4):
+        group.take(A, group.servers[A].submit(ClientCall("c", n, b"w%d" % n)))
+    group.settle(B)
+    leader = group.servers[A]
+    assert leader.commit_index == 5
+    follower = group.servers[B]
+    heartbeat = AppendEntriesRequest(A, leader.current_term, 0, 0, (), leader.commit_index, 1)
+    group.deliver(A, B, heartbeat)
+    assert (follower.known_committed_index, follower.leader_commit_index) == (0, 5)

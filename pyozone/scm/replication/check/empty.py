@@ -1,6 +1,6 @@
 """(5) EmptyContainerHandler (spec 10.3 (5)): delete containers whose blocks have all been deleted.
 
-A: CLOSED, every replica CLOSED and empty -> delete the replicas and move the container to DELETING.
+A: CLOSED, every replica CLOSED and empty -> move the container to DELETING, then delete the replicas.
    For Ratis the container stays CLOSED unless some replica has the container's BCSID: replicas that
    are all behind it may be stale copies, and the container is not given up on their word alone.
 B: QUASI_CLOSED, every replica empty (any state) -> raise the container BCSID to the highest replica's
@@ -9,6 +9,8 @@ B: QUASI_CLOSED, every replica empty (any state) -> raise the container BCSID to
 C: CLOSED with no keys and no replicas (allocated, never written) -> only reported EMPTY, so it is not
    reported MISSING further down the chain; there is nothing to delete.
 The usual delete limit does not apply: empty replicas cost the datanode next to nothing.
+The state change is staged before the DeleteContainer commands are queued, so that in an HA service the
+command barrier holds them until the DELETING record commits (design 2.3; review R17 D2).
 """
 
 from __future__ import annotations
@@ -35,12 +37,11 @@ class EmptyContainerHandler:
             request.record(ContainerHealthState.EMPTY)  # branch A
             if request.read_only:
                 return True
-            self._delete_replicas(request, services)
-            if container.replication_config.type is ReplicationType.RATIS and not any(
+            if container.replication_config.type is not ReplicationType.RATIS or any(
                 r.sequence_id == container.sequence_id for r in replicas
             ):
-                return True
-            services.update_container_state(container.container_id, LifeCycleEvent.DELETE)
+                services.update_container_state(container.container_id, LifeCycleEvent.DELETE)
+            self._delete_replicas(request, services)
             return True
 
         if container.state is LifeCycleState.QUASI_CLOSED and replicas and all(r.is_empty for r in replicas):

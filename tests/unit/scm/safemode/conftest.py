@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -31,6 +32,10 @@ class FakeContainer:
 class FakeContainerManager:
     def __init__(self) -> None:
         self.by_id: dict[int, FakeContainer] = {}
+        self.replica_dns: dict[int, tuple[str, ...]] = {}  # what reports put in the replica map
+
+    def replicas(self, cid: int) -> tuple[SimpleNamespace, ...]:
+        return tuple(SimpleNamespace(datanode=dn) for dn in self.replica_dns.get(cid, ()))
 
     def add(self, container: FakeContainer) -> None:
         self.by_id[container.container_id] = container
@@ -93,9 +98,16 @@ class Harness:
         self.events.add_handler(SCMEvent.SAFE_MODE_STATUS, self.statuses.append)
         self.manager: SafeModeManager | None = None
 
-    def build(self) -> SafeModeManager:
+    def build(self, state_machine_ready: Callable[[], bool] | None = None) -> SafeModeManager:
+        """`state_machine_ready`: an SCM of an HA service (StateMachineReadyRule)."""
         self.manager = SafeModeManager(
-            self.conf, self.clock, self.events, self.nodes, self.pipelines, self.containers
+            self.conf,
+            self.clock,
+            self.events,
+            self.nodes,
+            self.pipelines,
+            self.containers,
+            state_machine_ready,
         )
         return self.manager
 

@@ -239,3 +239,44 @@ def test_no_pipeline_rules_without_a_pipeline_manager(make_harness):
         "HealthyPipelineSafeModeRule",
         "OneReplicaPipelineSafeModeRule",
     }
+
+
+def test_ha_rules_validated_on_stale_records_are_judged_again_once_ready(make_harness):
+    """Review R17 D1: an HA SCM restarted behind the log read an scm.db without the containers closed
+    while it was down (0 eligible: the container rule passes at once). Once it caught up, the rules
+    re-read the records (SafeModeManager.reinitialize, as Ozone refreshes them when the state machine is
+    ready), counting the replicas already reported to it, and safe mode waits for the others."""
+    ready = [False]
+    h = make_harness({"hdds.scm.safemode.min.datanode": "1"})
+    h.build(lambda: ready[0])
+    h.register("d1")
+    assert h.failing() == {"StateMachineReadyRule"}  # the container rules passed on 0 containers
+    h.add_container(1)  # applied from the log
+    h.add_container(2)
+    h.containers.replica_dns[1] = ("d1",)
+    ready[0] = True
+    h.manager.reinitialize()
+    h.events.fire(SCMEvent.STATEMACHINE_READY, True)
+    assert h.manager.in_safe_mode() and h.failing() == {"RatisContainerSafeModeRule"}
+    assert (
+        h.rule("RatisContainerSafeModeRule").total,
+        h.rule("RatisContainerSafeModeRule").with_min_replicas,
+    ) == (2, 1)
+    h.register("d2", [2])
+    assert h.manager.status is SafeModeStatus.OUT_OF_SAFE_MODE
+
+
+def test_ha_exit_is_judged_on_the_records_of_the_moment(make_harness):
+    """Records applied after a rule passed (a container closed since): the exit re-reads them first."""
+    ready = [False]
+    h = make_harness({"hdds.scm.safemode.min.datanode": "1"})
+    h.build(lambda: ready[0])
+    h.register("d1")
+    h.manager.refresh()
+    assert h.failing() == {"StateMachineReadyRule"}
+    h.add_container(1)
+    ready[0] = True
+    h.events.fire(SCMEvent.STATEMACHINE_READY, True)  # the last rule passes: the exit finds 1 unreported
+    assert h.manager.in_safe_mode() and h.failing() == {"RatisContainerSafeModeRule"}
+    h.register("d2", [1])
+    assert h.manager.status is SafeModeStatus.OUT_OF_SAFE_MODE

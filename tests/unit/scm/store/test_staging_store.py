@@ -126,6 +126,30 @@ def test_a_step_down_drops_the_unapplied_tail_and_names_its_keys() -> None:
     assert dict(store.meta.items()) == {"a": 1, "b": 1}
 
 
+def test_an_epoch_a_step_down_dropped_is_never_committed() -> None:
+    """Review R17 D3: an answer parked on a dropped epoch is never released, not while following and not
+    once the next term's epochs apply past it; the command barrier (`applied_epoch`) waits for it no more."""
+    store = SCMMetadataStore.in_memory()
+    store.stage()
+    store.meta.put("a", 1)
+    store.seal()
+    store.own_applied(1)
+    store.meta.put("b", 2)  # epochs 2 and 3: sealed, never applied
+    store.meta.put("c", 3)
+    store.seal()
+    store.follow()
+    assert store.applied_epoch == 3
+    assert [store.committed(e) for e in (1, 2, 3, 4)] == [True, False, False, False]
+    store.stage()  # this SCM leads again: epochs 4, 5 apply; 6 is dropped by a second step-down
+    store.meta.put("d", 4)
+    store.meta.put("e", 5)
+    store.seal()
+    store.own_applied(5)
+    store.meta.put("f", 6)
+    store.follow()
+    assert [store.committed(e) for e in range(1, 8)] == [True, False, False, True, True, False, False]
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_reads_through_the_overlay_match_a_model(seed: int) -> None:
     """Random puts, deletes and batches over two tables, random applies of sealed epochs: every read
