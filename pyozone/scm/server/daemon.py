@@ -225,6 +225,8 @@ class ScmDaemon:
         self.ha: ScmRaft | None = None
         """The glue of this SCM's Raft member (HA only, made at start on the serving loop)."""
         self.raft: RaftMember | None = None
+        self.failed = asyncio.Event()
+        """Set when this SCM's Raft member failed (an entry it could not apply): `serve` exits then."""
 
     def _ratis(self, _: object) -> dict[str, object]:
         """/api/v1/ratis: this SCM in its HA service's Raft group (as OM's); {"ha": false} for a lone SCM."""
@@ -346,6 +348,7 @@ class ScmDaemon:
             nodes,
             int(conf.get("ozone.scm.ha.ratis.request.timeout")),
             settings.append_byte_limit,
+            self._raft_failed,
         )
         self.raft = RaftMember(
             RaftPeerId(node.node_id),
@@ -368,6 +371,11 @@ class ScmDaemon:
             "SCM %s of service %s: Raft group %s on %s, its log in %s",
             node.node_id, node.service_id, group.group_id, node.ratis_address, group_dir,
         )  # fmt: skip
+
+    def _raft_failed(self, reason: str) -> None:
+        """The Raft member failed: not ready (pollers see 503), and `serve` stops the daemon."""
+        self.serving = False
+        self.failed.set()
 
     async def start_http(self) -> None:
         """The readiness endpoint comes first, so pollers see 503 rather than a refused connection."""
@@ -462,7 +470,8 @@ async def serve(
     store: SCMMetadataStore,
     snapshot_source: SnapshotSource | None = None,
 ) -> int:
-    """Runs the daemon until SIGTERM or SIGINT, then shuts it down gracefully."""
+    """Runs the daemon until SIGTERM or SIGINT, then shuts it down gracefully: 0. Its Raft member failing
+    (an entry it could not apply) stops it too: 1 (Ozone's SCM terminates with status 1)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -470,11 +479,14 @@ async def serve(
     daemon = ScmDaemon(conf, storage, store, snapshot_source=snapshot_source)
     try:
         await daemon.start()
-        await stop.wait()
-        log.info("SCM shutting down")
+        waits = [asyncio.create_task(stop.wait()), asyncio.create_task(daemon.failed.wait())]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for wait in waits:
+            wait.cancel()
+        log.info("SCM shutting down%s", " (its Raft member failed)" if daemon.failed.is_set() else "")
     finally:
         await daemon.stop()
-    return 0
+    return 1 if daemon.failed.is_set() else 0
 
 
 def start_scm(

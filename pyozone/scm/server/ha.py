@@ -9,7 +9,10 @@ records go from its overlay to scm.db, another leader's through the record liste
 its no-op and configuration entries itself, so the glue reads the member's status after each entry, each
 submit and every `POLL_S`: a leader that applied its log up to its last entry has applied its term's
 first one and steps up (Ozone's notifyLeaderReady); a leader whose member no longer leads its term steps
-down, and the callers waiting for its uncommitted writes are refused.
+down, and the callers waiting for its uncommitted writes are refused. An entry that cannot be applied (a
+failed scm.db write, a record listener's error, bytes that are not an entry) is never gone past: the
+member fails for its group and the SCM stops serving and exits (Ozone's SCMStateMachine.applyTransaction
+terminates), so its scm.db never lacks an entry it counted applied; a restart applies it again.
 
 The client-facing protocols (admin, block) are `leader_only`: a follower refuses every call but getScmInfo,
 the snapshot stream and Ozone's per-SCM admin commands with Ozone's ServerNotLeaderException text
@@ -37,7 +40,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.protocol.scm_ratis import ScmEntryCodec
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.member_api import NotLeaderError
+from pyozone.ratis_server.member_api import ApplyFailedError, NotLeaderError
 from pyozone.ratis_server.server import RaftMember
 from pyozone.scm.ha.driver import ScmRaftDriver
 from pyozone.scm.ha.replication import ScmReplication
@@ -118,6 +121,7 @@ class ScmRaft:
         nodes: tuple[ScmNodeDetails, ...],
         request_timeout_ms: int,
         entry_byte_limit: int,
+        on_failed: Callable[[str], None],
     ) -> None:
         self.core = core
         self.node = node
@@ -132,6 +136,9 @@ class ScmRaft:
         self._order = itertools.count()
         self._generation = 0
         self._poller: asyncio.Task[None] | None = None
+        self._on_failed = on_failed
+        self.failed: str | None = None
+        """Why the member failed for its group (an entry could not be applied): this SCM serves no more."""
         raw = core.store.transaction_infos.get(TRANSACTION_INFO_KEY)
         term, _, index = str(raw or "0#0").partition("#")
         self.db_applied = TermIndex(int(term), int(index))
@@ -160,7 +167,7 @@ class ScmRaft:
         step-ups and step-downs."""
         member = self._member
         if member is None or not member.running:
-            return {"nodeId": self.node.node_id, "running": False}
+            return {"nodeId": self.node.node_id, "running": False, "failed": self.failed}
         status = member.status()
         return {
             "nodeId": self.node.node_id,
@@ -185,14 +192,32 @@ class ScmRaft:
     # ------------------------------------------------------------------ the state machine
     def apply(self, entry: LogEntry) -> None:
         """A committed STATE_MACHINE entry, in log order (every SCM): a leader whose member no longer leads
-        steps down before it applies another's entry; one that applied its whole log steps up after."""
-        self.observe(step_up=False)
-        if entry.index <= self.db_applied.index:
-            self.context.applied(entry.index)
-            return  # scm.db holds it (a restart replays the log from its start)
-        self.driver.apply(entry, self.member.leading_term())
+        steps down before it applies another's entry; one that applied its whole log steps up after. Any
+        failure is an ApplyFailedError: the member fails rather than go past the entry."""
+        try:
+            self.observe(step_up=False)
+            if entry.index <= self.db_applied.index:
+                self.context.applied(entry.index)
+                return  # scm.db holds it (a restart replays the log from its start)
+            self.driver.apply(entry, self.member.leading_term())
+        except Exception as error:
+            raise ApplyFailedError(
+                f"SCM {self.node.node_id} could not apply log entry {entry.term}#{entry.index} "
+                f"({type(error).__name__}: {error}); it stops rather than go past it: a restart applies it "
+                "again from the log"
+            ) from error
         self._release()
         self.observe()
+
+    def notify_failed(self, reason: str) -> None:
+        """The member failed for its group (an entry not applied, its log not written): this SCM refuses
+        every call from now on and its daemon exits (Ozone: ExitUtils.terminate)."""
+        if self.failed is not None:
+            return
+        self.failed = reason
+        log.critical("SCM %s stops serving: its Raft member failed: %s", self.node.node_id, reason)
+        self._fail_waiting(f"its Raft member failed: {reason}")
+        self._on_failed(reason)
 
     # ------------------------------------------------------------------ the glue
     def observe(self, step_up: bool = True) -> None:
@@ -247,6 +272,7 @@ class ScmRaft:
     # ------------------------------------------------------------------ serving
     def check_leader(self, port: Callable[[ScmNodeDetails], HostPort]) -> None:
         """Raises NotServing unless this SCM is the ready leader of the term its member leads."""
+        self._refuse_if_failed()
         self.observe()
         member = self._member
         leading = member.leading_term() if member is not None else None
@@ -271,6 +297,7 @@ class ScmRaft:
     def check_caught_up(self) -> None:
         """Raises NotServing unless StateMachineReadyRule's condition holds (spec 3.4): the ready leader,
         or a follower that applied its log up to the leader's commit index seen when it learned it."""
+        self._refuse_if_failed()
         self.observe()
         if self.context.state_machine_ready():
             return
@@ -282,6 +309,11 @@ class ScmRaft:
             f"SCM {self.node.node_id} is catching up its Raft log: applied {status.applied_index} of "
             f"{status.commit_index}"
         )
+
+    def _refuse_if_failed(self) -> None:
+        if self.failed is not None:
+            me = self.node.node_id
+            raise NotServing(f"SCM {me} stopped serving: its Raft member failed: {self.failed}")
 
     async def committed(self) -> None:
         """Returns once every write the core made so far has committed (a call's answer leaves then);
