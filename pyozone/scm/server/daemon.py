@@ -42,7 +42,6 @@ from pyozone.protocol.block import BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES
 from pyozone.protocol.heartbeat import DATANODE_SERVICE
 from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, SECURITY_SERVICE
 from pyozone.ratis.messages import RaftPeerId
-from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc import loop as rpc_loop
@@ -63,7 +62,9 @@ from pyozone.scm.server.datanode_service import DatanodeProtocolService
 from pyozone.scm.server.ha import (
     ADMIN_ANY_SCM,
     BLOCK_ANY_SCM,
+    RaftLogMismatchError,
     ScmRaft,
+    ScmRaftLog,
     caught_up_only,
     leader_only,
     scm_raft_settings,
@@ -353,7 +354,12 @@ class ScmDaemon:
         self.raft = RaftMember(
             RaftPeerId(node.node_id),
             group,
-            SegmentedRaftLog(group_dir, int(conf.get("ozone.scm.ha.ratis.segment.size"))),
+            ScmRaftLog(
+                group_dir,
+                int(conf.get("ozone.scm.ha.ratis.segment.size")),
+                self.ha.db_applied,
+                scm_db_dir(conf),
+            ),
             self.ha,
             settings,
             None,
@@ -366,6 +372,8 @@ class ScmDaemon:
         except OSError as e:
             where = f"{node.ratis_address} (ozone.scm.ratis.port of {node.service_id}.{node.node_id})"
             raise ServerStartError(f"cannot bind SCM's Raft server to {where}: {e.strerror or e}") from None
+        except RaftLogMismatchError as e:
+            raise ServerStartError(f"SCM {node.node_id} of service {node.service_id}: {e}") from None
         self.ha.start()
         log.info(
             "SCM %s of service %s: Raft group %s on %s, its log in %s",

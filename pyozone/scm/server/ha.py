@@ -39,8 +39,10 @@ from pyozone.common.scm_ha import ScmNodeDetails
 from pyozone.config import OzoneConfiguration
 from pyozone.protocol.scm_ratis import ScmEntryCodec
 from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.member_api import ApplyFailedError, NotLeaderError
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.scm.ha.driver import ScmRaftDriver
 from pyozone.scm.ha.replication import ScmReplication
@@ -101,6 +103,58 @@ def scm_ratis_dir(conf: OzoneConfiguration) -> Path:
     """`ozone.scm.ha.ratis.storage.dir`, else `scm-ha` beside scm.db (Ozone's default: the metadata dirs)."""
     named = conf.get("ozone.scm.ha.ratis.storage.dir")
     return Path(str(named)) if named else scm_metadata_dir(conf) / RATIS_DIR_NAME
+
+
+class RaftLogMismatchError(Exception):
+    """SCM's Raft log is not the one its scm.db was applied from (`ScmRaftLog.load`)."""
+
+
+def log_mismatch(stored: PersistentState, db_applied: TermIndex) -> str | None:
+    """How the loaded log `stored` fails to hold scm.db's last applied entry `db_applied` (its
+    #TRANSACTIONINFO) with its term, or None when it holds it (then, by the log matching property, the
+    log's entries up to it are those scm.db applied, and skipping them by index is sound)."""
+    if db_applied.index == 0:
+        return None
+    first = stored.snapshot.index
+    if first > db_applied.index:
+        return f"starts after index {first}"
+    if first == db_applied.index:
+        held = stored.snapshot.term
+    elif db_applied.index - first <= len(stored.entries):
+        held = stored.entries[db_applied.index - first - 1].term
+    else:
+        last = first + len(stored.entries)
+        return f"ends at index {last}" if last else "is empty"
+    return None if held == db_applied.term else f"holds term {held} at index {db_applied.index}"
+
+
+class ScmRaftLog(SegmentedRaftLog):
+    """SCM's Raft log, refused at load unless it holds scm.db's #TRANSACTIONINFO entry with its term
+    (R19 D2): a log younger than scm.db (ozone.scm.ha.ratis.storage.dir moved without its contents, the
+    directory lost) would have its first entries skipped as applied although scm.db never saw them. Ozone
+    starts Ratis from scm.db's TransactionInfo as the state machine's snapshot; pyozone's SCM keeps its
+    whole log instead (no snapshots yet), so the two must agree."""
+
+    def __init__(self, group_dir: Path, segment_size_max: int, db_applied: TermIndex, db_dir: Path) -> None:
+        super().__init__(group_dir, segment_size_max)
+        self._db_applied = db_applied
+        self._db_dir = db_dir
+
+    def load(self) -> PersistentState:
+        stored = super().load()
+        problem = log_mismatch(stored, self._db_applied)
+        if problem is None:
+            return stored
+        self.close()
+        at = self._db_applied
+        raise RaftLogMismatchError(
+            f"scm.db ({self._db_dir}) holds the transactions up to log entry {at.term}#{at.index} (its "
+            f"{TRANSACTION_INFO_KEY}), but SCM's Raft log in {self._group_dir} {problem}: it is not the "
+            "log this scm.db was applied from, and its entries would be taken as applied by index. Restore "
+            "the Raft log directory that belongs with this scm.db (ozone.scm.ha.ratis.storage.dir); if this "
+            "SCM alone lost it, start it on an empty scm.db directory and run `scm --bootstrap`, so it "
+            "catches up from the leader's log"
+        )
 
 
 class NotServing(Exception):
@@ -197,8 +251,12 @@ class ScmRaft:
         try:
             self.observe(step_up=False)
             if entry.index <= self.db_applied.index:
+                # scm.db holds it (a restart replays the log from its start; ScmRaftLog checked at load
+                # that the log holds scm.db's last entry with its term)
+                if entry.index == self.db_applied.index and entry.term != self.db_applied.term:
+                    raise RaftLogMismatchError(f"scm.db applied {self.db_applied}, not term {entry.term}")
                 self.context.applied(entry.index)
-                return  # scm.db holds it (a restart replays the log from its start)
+                return
             self.driver.apply(entry, self.member.leading_term())
         except Exception as error:
             raise ApplyFailedError(

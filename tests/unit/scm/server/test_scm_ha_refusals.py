@@ -9,10 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.scm.server.ha import NotServing
+from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.server import PersistentState
+from pyozone.scm.server import ServerStartError
+from pyozone.scm.server.ha import NotServing, log_mismatch, scm_ratis_dir
 from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
+from pyozone.scm.store.version import open_scm_store
 from tests.polling import wait_for_async
-from tests.unit.scm.server.test_scm_ha import NODES, allocate, container_record, run, service
+from tests.unit.scm.server.test_scm_ha import (
+    NODES,
+    Service,
+    allocate,
+    container_record,
+    planned,
+    run,
+    service,
+)
 
 
 def test_a_follower_whose_scm_db_write_fails_stops_and_applies_the_entry_again_at_restart(
@@ -65,3 +77,44 @@ def test_a_follower_whose_scm_db_write_fails_stops_and_applies_the_entry_again_a
             assert at_failure is None or restarted.ha.db_applied.index == int(str(at_failure).split("#")[1])
 
     run(scenario())
+
+
+def _applied_before(svc: Service, node: str, term_index: str) -> None:
+    """`node`'s scm.db as if it had applied its service's log up to `term_index`."""
+    _, store = open_scm_store(svc.conf(node))
+    table = store.transaction_infos
+    key = table.key_codec.encode(TRANSACTION_INFO_KEY)
+    store.apply((table.name, key, table.value_codec.encode(term_index)))
+    store.close()
+
+
+def test_a_raft_log_younger_than_scm_db_is_refused_at_start_naming_both(tmp_path: Path) -> None:
+    """R19 D2: a new (empty) Raft log under an scm.db that applied up to 1#6 (the log directory lost or
+    moved): refused, never its first entries skipped by index."""
+    svc = planned(tmp_path)
+    assert svc.cli("scm1", "--init") == 0
+    _applied_before(svc, "scm1", "1#6")
+    group_dir = scm_ratis_dir(svc.conf("scm1"))
+
+    async def scenario() -> None:
+        with pytest.raises(ServerStartError) as refused:
+            await svc.start("scm1")
+        text = str(refused.value)
+        assert "scm.db (" in text and "holds the transactions up to log entry 1#6" in text
+        assert f"SCM's Raft log in {group_dir}" in text and "is empty" in text
+        assert "ozone.scm.ha.ratis.storage.dir" in text and "scm --bootstrap" in text
+
+    run(scenario())
+
+
+def test_log_mismatch_compares_the_term_at_scm_db_s_index_not_the_index_alone() -> None:
+    entries = tuple(LogEntry(1 if i < 3 else 2, i, b"") for i in range(1, 6))
+    stored = PersistentState(2, None, entries, TermIndex(0, 0), ())
+    assert log_mismatch(stored, TermIndex(0, 0)) is None
+    assert log_mismatch(stored, TermIndex(2, 4)) is None
+    assert log_mismatch(stored, TermIndex(1, 4)) == "holds term 2 at index 4"
+    assert log_mismatch(stored, TermIndex(2, 6)) == "ends at index 5"
+    assert log_mismatch(PersistentState(0, None, (), TermIndex(0, 0), ()), TermIndex(1, 1)) == "is empty"
+    assert log_mismatch(PersistentState(2, None, (), TermIndex(2, 9), ()), TermIndex(1, 6)) == (
+        "starts after index 9"
+    )
