@@ -276,6 +276,8 @@ class ScmDaemon:
         return any(datanode in p.nodes for p in self.core.pipelines.pipelines())
 
     async def start(self) -> None:
+        if self.node is None:
+            self._refuse_a_service_db()
         await self.start_http()
         if self.node is not None:
             await self._start_raft(self.node)
@@ -312,6 +314,22 @@ class ScmDaemon:
             health.check_interval_ms,
             health.stale_ms,
             health.dead_ms,
+        )
+
+    def _refuse_a_service_db(self) -> None:
+        """A lone SCM on the scm.db of an HA service's SCM (it holds #TRANSACTIONINFO, the last log entry
+        applied) is refused (R19 D5): its writes would be in no Raft log, so its scm.db would differ from
+        the other SCMs' at the same applied index when it rejoins (and a sequence id it reserved alone
+        could be handed out again). The opposite case is `_start_raft`'s; Ozone's SCM likewise refuses to
+        start with HA off once its storage was initialised for SCM HA."""
+        applied = self.store.transaction_infos.get(TRANSACTION_INFO_KEY)
+        if applied is None:
+            return
+        raise ServerStartError(
+            f"{scm_db_dir(self.conf)} belongs to an SCM of an HA service (its {TRANSACTION_INFO_KEY} is "
+            f"{applied}): it cannot start alone (no ozone.scm.service.ids), as what it wrote would be in no "
+            "Raft log and its scm.db would differ from the other SCMs'; start it with its service's "
+            "ozone.scm.service.ids, ozone.scm.nodes.SERVICE and ozone.scm.node.id"
         )
 
     async def _start_raft(self, node: ScmNodeDetails) -> None:

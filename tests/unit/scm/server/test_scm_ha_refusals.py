@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.config import OzoneConfiguration
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.server import PersistentState
-from pyozone.scm.server import ServerStartError
+from pyozone.scm.server import ScmDaemon, ServerStartError
 from pyozone.scm.server.ha import NotServing, log_mismatch, scm_ratis_dir
 from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
 from pyozone.scm.store.version import open_scm_store
@@ -118,3 +119,27 @@ def test_log_mismatch_compares_the_term_at_scm_db_s_index_not_the_index_alone() 
     assert log_mismatch(PersistentState(2, None, (), TermIndex(2, 9), ()), TermIndex(1, 6)) == (
         "starts after index 9"
     )
+
+
+def test_an_scm_db_of_a_service_is_refused_to_an_scm_started_alone(tmp_path: Path) -> None:
+    """R19 D5: without ozone.scm.service.ids an SCM whose scm.db holds #TRANSACTIONINFO does not start
+    (its writes would be in no Raft log, and it would rejoin with a diverged scm.db)."""
+    svc = planned(tmp_path)
+    assert svc.cli("scm1", "--init") == 0
+    _applied_before(svc, "scm1", "1#3")
+    lone = {k: v for k, v in svc.node_values("scm1").items() if k != "ozone.scm.service.ids"}
+    conf = OzoneConfiguration(lone)
+
+    async def scenario() -> None:
+        storage, store = open_scm_store(conf)
+        daemon = ScmDaemon(conf, storage, store)
+        try:
+            with pytest.raises(ServerStartError) as refused:
+                await daemon.start()
+        finally:
+            await daemon.stop(0.2)
+        text = str(refused.value)
+        assert "belongs to an SCM of an HA service (its #TRANSACTIONINFO is 1#3)" in text
+        assert "cannot start alone (no ozone.scm.service.ids)" in text
+
+    run(scenario())
