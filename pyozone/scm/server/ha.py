@@ -48,7 +48,7 @@ from pyozone.scm.ha.driver import ScmRaftDriver
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store.layout import scm_metadata_dir
-from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
+from pyozone.scm.store.metadata_store import REPLICATED_TABLES, TRANSACTION_INFO_KEY
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +182,7 @@ class ScmRaft:
         self.nodes = {n.node_id: n for n in nodes}
         self.context = core.context
         self.replication = ScmReplication(core)
-        self.driver = ScmRaftDriver(self.replication, ScmEntryCodec(), entry_byte_limit)
+        self.driver = ScmRaftDriver(self.replication, ScmEntryCodec(REPLICATED_TABLES), entry_byte_limit)
         self._request_timeout_s = request_timeout_ms / 1000
         self._loop = asyncio.get_running_loop()
         self._member: RaftMember | None = None

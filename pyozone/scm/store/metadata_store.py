@@ -33,6 +33,10 @@ TABLE_NAMES: tuple[str, ...] = (
     "datanodeOpStates",
 )
 
+REPLICATED_TABLES = frozenset(TABLE_NAMES) - {"scmTransactionInfos"}
+"""The column families an SCM HA leader's log entries may write: every table but scmTransactionInfos, which
+each SCM writes itself as it applies an entry (protocol/scm_ratis.py refuses any other)."""
+
 TRANSACTION_INFO_KEY = "#TRANSACTIONINFO"
 """Ozone's key in scmTransactionInfos: the term#index of the last log entry applied to this scm.db."""
 
