@@ -37,6 +37,8 @@ from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.scm_ha import ScmNodeDetails
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.exceptions import ResultCode, SCMException
+from pyozone.hdds.store.table import Op
 from pyozone.protocol.scm_ratis import ScmEntryCodec
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.server import PersistentState
@@ -190,6 +192,8 @@ class ScmRaft:
         self._order = itertools.count()
         self._generation = 0
         self._poller: asyncio.Task[None] | None = None
+        self._entry_byte_limit = entry_byte_limit
+        core.store.admit = self._admit
         self._on_failed = on_failed
         self.failed: str | None = None
         """Why the member failed for its group (an entry could not be applied): this SCM serves no more."""
@@ -299,6 +303,21 @@ class ScmRaft:
         for payload in self.driver.pack_sealed():
             task = self._loop.create_task(self.member.submit(payload, "", 0))
             task.add_done_callback(functools.partial(self._submit_done, self._generation))
+
+    def _admit(self, ops: list[Op]) -> None:
+        """Refuses a leader's transaction one log entry could not carry, before it is staged (R19 D4):
+        submitted, the member would refuse its entry and the leader would undo every staged transaction
+        and step down and up again, for a call the client retries for ever. The writer gets a
+        non-retriable SCMException (Ozone: the Ratis request too big)."""
+        codec = self.driver.codec
+        size = codec.head_bytes + sum(codec.op_bytes(op) for op in ops)
+        if size > self._entry_byte_limit:
+            raise SCMException(
+                f"a transaction of {len(ops)} records ({size} bytes) is above the "
+                f"{self._entry_byte_limit} bytes one SCM Raft log entry may carry "
+                "(ozone.scm.ha.ratis.log.appender.queue.byte-limit): refused, nothing of it written",
+                ResultCode.INTERNAL_ERROR,
+            )
 
     def _submit_done(self, generation: int, task: asyncio.Task[object]) -> None:
         error = asyncio.CancelledError() if task.cancelled() else task.exception()

@@ -10,7 +10,7 @@ whose store refuses the core's writes (SCM_NOT_LEADER) and takes the leader's re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -75,6 +75,9 @@ class SCMMetadataStore:
         self._writer: dict[Key, int] = {}
         self._closed = 0
         self.applied_epoch = 0
+        self.admit: Callable[[list[Op]], None] | None = None
+        """STAGING: the HA glue's check of a transaction before it is staged (one log entry must carry
+        it); what it raises goes to the writer, nothing of the transaction staged."""
         json_codec = JsonCodec()
         self.sequence_id: Table[str, Any] = Table(self, "sequenceId", StrKeyCodec(), json_codec)
         self.meta: Table[str, Any] = Table(self, "meta", StrKeyCodec(), json_codec)
@@ -172,6 +175,8 @@ class SCMMetadataStore:
         if self.mode is StoreMode.DIRECT:
             self.backend.write(ops)
             return
+        if self.admit is not None:
+            self.admit(ops)
         self._closed += 1
         self._pending.append(Transaction(self._closed, tuple(ops)))
         for cf, key, value in ops:

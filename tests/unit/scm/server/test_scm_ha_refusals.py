@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import BlockID
+from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
+from pyozone.protocol.block import KeyBlocks, key_blocks_to_proto
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.server import PersistentState
 from pyozone.scm.server import ScmDaemon, ServerStartError
@@ -17,6 +20,8 @@ from pyozone.scm.server.ha import NotServing, log_mismatch, scm_ratis_dir
 from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
 from pyozone.scm.store.version import open_scm_store
 from tests.polling import wait_for_async
+from tests.unit.scm.server import test_scm_ha
+from tests.unit.scm.server.scm_server_helpers import channel
 from tests.unit.scm.server.test_scm_ha import (
     NODES,
     Service,
@@ -26,6 +31,7 @@ from tests.unit.scm.server.test_scm_ha import (
     run,
     service,
 )
+from tests.unit.scm.server.test_scm_server_block import block_stub
 
 
 def test_a_follower_whose_scm_db_write_fails_stops_and_applies_the_entry_again_at_restart(
@@ -141,5 +147,45 @@ def test_an_scm_db_of_a_service_is_refused_to_an_scm_started_alone(tmp_path: Pat
         text = str(refused.value)
         assert "belongs to an SCM of an HA service (its #TRANSACTIONINFO is 1#3)" in text
         assert "cannot start alone (no ozone.scm.service.ids)" in text
+
+    run(scenario())
+
+
+def test_a_transaction_above_the_append_limit_is_refused_to_its_caller_without_a_step_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R19 D4: one key of 20000 blocks in one container, a delete transaction above a 256KB append limit,
+    is refused to deleteScmKeyBlocks (unknownFailure per block, as Ozone answers an SCM exception); the
+    leader neither steps down nor up, other calls go on, and a delete that fits is logged."""
+    planned_at = test_scm_ha.planned
+
+    def small_entries(path: Path) -> Service:
+        svc = planned_at(path)
+        svc.values["ozone.scm.ha.ratis.log.appender.queue.byte-limit"] = "256KB"
+        return svc
+
+    monkeypatch.setattr(test_scm_ha, "planned", small_entries)
+
+    def delete_request(first: int, count: int) -> pb.DeleteScmKeyBlocksRequestProto:
+        blocks = tuple(BlockID(1, first + i) for i in range(count))
+        return pb.DeleteScmKeyBlocksRequestProto(keyBlocks=[key_blocks_to_proto(KeyBlocks("/v/b/k", blocks))])
+
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            leader = await svc.leader()
+            assert leader.ha is not None
+            node = svc.node_of(leader)
+            ups, downs = leader.ha.driver.step_ups, leader.ha.driver.step_downs
+            async with channel(svc.port(node, "block.client")) as ch:
+                refused = await block_stub(ch).deleteScmKeyBlocks(delete_request(1 << 40, 20_000))
+                fits = await block_stub(ch).deleteScmKeyBlocks(delete_request(1 << 41, 100))
+            outcomes = {r.result for k in refused.results for r in k.blockResults}
+            assert outcomes == {pb.DeleteScmBlockResult.unknownFailure}
+            assert {r.result for k in fits.results for r in k.blockResults} == {
+                pb.DeleteScmBlockResult.success
+            }
+            assert (leader.ha.driver.step_ups, leader.ha.driver.step_downs) == (ups, downs)
+            assert leader.ha.context.is_leader_ready()
+            await allocate(svc, node)
 
     run(scenario())
