@@ -1,12 +1,15 @@
 """SCM's Raft entries (proto/pyozone/ScmRatis.proto): the scm.db records of the transactions an SCM leader
 sealed, with the last epoch they carry (SCM HA, design 2.1-2.3). The ops keep their order: consecutive ops
 of one column family share a DBTableUpdate, a change of column family starts the next. `ScmEntryCodec` is
-what the sans-IO driver (scm/ha/driver.py) is given by its glue, the daemon's or the simulator's. Damaged
-bytes are refused with ProtocolError; unknown fields are skipped, as protobuf does."""
+what the sans-IO driver (scm/ha/driver.py) is given by its glue, the daemon's or the simulator's, with the
+column families an entry may write (scm.db's replicated tables). Damaged bytes, and an op of any other
+column family (scmTransactionInfos, which each SCM writes itself as it applies, or a name scm.db does not
+have), are refused with ProtocolError before anything of the entry is applied; unknown fields are
+skipped, as protobuf does."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
@@ -56,9 +59,10 @@ def entry_to_bytes(epoch: int, ops: Sequence[Op]) -> bytes:
     return message.SerializeToString()
 
 
-def entry_from_bytes(data: bytes) -> ScmEntry:
+def entry_from_bytes(data: bytes, tables: Collection[str] | None = None) -> ScmEntry:
     """The entry `data` carries; ProtocolError for bytes that are not one (truncated or corrupt, another
-    message, an op without a column family, a deleted record that carries a value)."""
+    message, an op without a column family, a deleted record that carries a value), or with `tables` an
+    op of a column family not among them (None: any, for a reader that only shows entries)."""
     try:
         message = pb.ScmRatisEntry.FromString(data)
     except DecodeError as error:
@@ -71,6 +75,12 @@ def entry_from_bytes(data: bytes) -> ScmEntry:
     for u, update in enumerate(message.ops):
         if not update.tableName:
             raise ProtocolError(f"ScmRatisEntry.ops[{u}].tableName", "a DBTableUpdate names no column family")
+        if tables is not None and update.tableName not in tables:
+            named = ", ".join(sorted(tables))
+            raise ProtocolError(
+                f"ScmRatisEntry.ops[{u}].tableName",
+                f"{update.tableName!r} is not one of scm.db's replicated tables ({named})",
+            )
         for r, record in enumerate(update.records):
             if record.deleted and record.value:
                 raise ProtocolError(
@@ -80,10 +90,15 @@ def entry_from_bytes(data: bytes) -> ScmEntry:
     return ScmEntry(message.epoch, tuple(ops))
 
 
+@dataclass(frozen=True)
 class ScmEntryCodec:
-    """SCM's entry codec as the driver takes it (scm/ha/driver.py `EntryCodec`)."""
+    """SCM's entry codec as the driver takes it (scm/ha/driver.py `EntryCodec`): `tables`, the column
+    families an entry may write (scm/store/metadata_store.py `REPLICATED_TABLES`)."""
 
+    tables: frozenset[str]
     head_bytes = HEAD_BYTES
     encode = staticmethod(entry_to_bytes)
-    decode = staticmethod(entry_from_bytes)
     op_bytes = staticmethod(op_bytes)
+
+    def decode(self, payload: bytes) -> ScmEntry:
+        return entry_from_bytes(payload, self.tables)

@@ -5,7 +5,8 @@ state machine alone: the order of applies, when a result is reported, and which 
 covers.
 
 - `Apply`: each entry to the `StateMachine` in log order, its result back to the core (`applied`);
-  CONFIGURATION and no-op entries are reported applied by the shell itself. A `DataStateMachine`'s
+  CONFIGURATION and no-op entries are reported applied by the shell itself. An `ApplyFailedError` is not
+  a result: it goes up, and the member fails (server.py). A `DataStateMachine`'s
   `apply_async` results are reported as each completes, in any order.
 - `InstallSnapshot`: the state machine fetches the leader's checkpoint (`install_snapshot`), then the core
   hears `snapshot_installed`; Applies that come meanwhile are held, then those past the snapshot applied.
@@ -23,7 +24,12 @@ from pyozone.common.net import HostPort
 from pyozone.ratis.messages import EntryKind, LogEntry, RaftPeerId
 from pyozone.ratis.outputs import Apply, InstallSnapshot, Output
 from pyozone.ratis.server import RaftServer
-from pyozone.ratis_server.member_api import DataStateMachine, InstalledSnapshot, StateMachine
+from pyozone.ratis_server.member_api import (
+    ApplyFailedError,
+    DataStateMachine,
+    InstalledSnapshot,
+    StateMachine,
+)
 from pyozone.ratis_server.state_machine_data import StateMachineData
 
 log = logging.getLogger(__name__)
@@ -129,14 +135,19 @@ class Applier:
         task.add_done_callback(self._applying.discard)
 
     def _apply(self, entry: LogEntry) -> object:
-        """A committed entry's result; CONFIGURATION and no-op entries are the shell's, applied here."""
-        self.applied_index = entry.index
+        """A committed entry's result; CONFIGURATION and no-op entries are the shell's, applied here. An
+        `ApplyFailedError` goes up (the member fails), the entry not counted applied."""
         if entry.kind is not EntryKind.STATE_MACHINE:
+            self.applied_index = entry.index
             return None
         try:
-            return self._state_machine.apply(entry)
+            result: object = self._state_machine.apply(entry)
+        except ApplyFailedError:
+            raise
         except Exception as error:  # the entry's result: its client gets it raised
-            return error
+            result = error
+        self.applied_index = entry.index
+        return result
 
     async def _install(self, notice: InstallSnapshot) -> None:
         """The state machine fetches and loads the leader's checkpoint; the core hears the outcome. Every

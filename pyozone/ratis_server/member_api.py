@@ -18,7 +18,9 @@ class StateMachine(Protocol):
     committed client entry, in log order, once per entry per incarnation of the member, on the event loop.
     It must be deterministic: every member applies the same entries and must reach the same state. What it
     returns is the entry's result (the leader answers the client with it); an exception it raises is the
-    result too, raised to the client. (CONFIGURATION and no-op entries are the shell's: never applied here.)
+    result too, raised to the client, except `ApplyFailedError`: the entry could not be applied, and the
+    member fails for its group rather than go past it. (CONFIGURATION and no-op entries are the shell's:
+    never applied here.)
 
     A state machine with snapshots (OM's om.db) also has the methods of `SnapshotStateMachine`; the shell
     looks for them and, without them, starts from the log alone and refuses a leader's InstallSnapshot."""
@@ -99,6 +101,14 @@ class StateMachineEvents(Protocol):
         """The member failed for this group (its log or a `write_data` failed) and stopped (Ozone: the state
         machine unhealthy, the pipeline closes)."""
         ...
+
+
+class ApplyFailedError(Exception):
+    """`StateMachine.apply` could not apply a committed entry (its store's write failed, the entry is not
+    one it can apply): its state now lacks the entry, so it must not apply a later one. The member fails
+    for its group (`StateMachineEvents.notify_failed` with this text; the entry is not counted applied), as
+    Ozone's SCMStateMachine and OzoneManagerStateMachine terminate on an applyTransaction failure
+    (ExitUtils.terminate): a restart applies the entry again from the log."""
 
 
 class DataWriteError(Exception):

@@ -3,7 +3,8 @@ machine): it runs one sans-IO `pyozone.ratis.RaftServer` and carries out the cor
 
 - `Persist` and `PurgeLog`: to its `LogWriter` (log_writer.py): each entry's state machine data, then the
   record, group-committed on a worker thread; the core hears `persisted` once a flush returns. A failed
-  write or flush, or an exception from the core (a bug), stops the member at once (`_fail`).
+  write or flush, an exception from the core (a bug), or a state machine's `ApplyFailedError`, stops the
+  member at once (`_fail`).
 - `Appended`: the leader files the data `submit` was given under the entry's index, for its `Persist`
   (which builds the entry's wire bytes once into the `DataCache` its followers' appends share).
 - `Send`: to the peer's `PeerSender` (one-way messages, a bounded queue per peer: transport.py); the
@@ -84,6 +85,7 @@ from pyozone.ratis_server.applier import Applier
 from pyozone.ratis_server.inbound import InboundChecks
 from pyozone.ratis_server.log_writer import LogWriter
 from pyozone.ratis_server.member_api import (
+    ApplyFailedError,
     DataStateMachine,
     EntryTooLargeError,
     FollowerStatus,
@@ -739,6 +741,8 @@ class RaftMember:
                 output = self._outputs.popleft()
                 try:
                     self._carry_out_one(output)
+                except ApplyFailedError as error:
+                    self._fail(str(error))
                 except Exception:
                     self._fail(f"carrying out {type(output).__name__} failed")
         finally:

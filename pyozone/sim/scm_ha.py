@@ -42,7 +42,7 @@ from pyozone.scm.ha.driver import ScmRaftDriver
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import TABLE_NAMES, MemoryBackend, SCMMetadataStore
-from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
+from pyozone.scm.store.metadata_store import REPLICATED_TABLES, TRANSACTION_INFO_KEY
 from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode
 
@@ -120,7 +120,7 @@ class SimScm:
             context=ScmContext.ha_follower(),
         )
         self.replication = ScmReplication(self.core)
-        self.driver = ScmRaftDriver(self.replication, ScmEntryCodec())
+        self.driver = ScmRaftDriver(self.replication, ScmEntryCodec(REPLICATED_TABLES))
         snapshot = self.applied_entry()
         self.core.context.applied(snapshot.index)
         self.server = RaftServer(

@@ -115,6 +115,15 @@ def _terminate(error: BaseException) -> None:
     os._exit(1)
 
 
+def _raft_failed(reason: str) -> None:
+    """OM's Raft member failed for its group (an entry it could not apply, its log not written): om.db
+    lacks an entry the member counted, so OM must not answer another request. It exits at once, as
+    Ozone's OzoneManagerStateMachine terminates; a restart applies the entry again from the log."""
+    log.critical("exiting: OM's Raft member failed (%s)", reason)
+    logging.shutdown()
+    os._exit(1)
+
+
 def checkpoint_fetchers(
     conf: OzoneConfiguration, service_nodes: frozenset[str] = frozenset()
 ) -> Callable[[web.Request], bool]:
@@ -368,6 +377,7 @@ class OmDaemon:
         )  # fmt: skip
         self.replication.attach(self.raft)
         self.replication.members_at_install = leader_members({n.node_id: n for n in nodes}, self.tls)
+        self.replication.on_failed = _raft_failed
         self.om_metrics.watch_raft(self.replication)
         try:
             await self.raft.start()

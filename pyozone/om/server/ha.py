@@ -68,6 +68,7 @@ from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.member_api import (
+    ApplyFailedError,
     InstalledSnapshot,
     NotLeaderError,
     RaftStatus,
@@ -226,6 +227,8 @@ class OmReplication:
         """The group's members at a checkpoint installed from the leader (om.db records none): the daemon
         asks the leader for its members in force (om/server/membership.py); None, or () answered: the
         group's first members."""
+        self.on_failed: Callable[[str], None] | None = None
+        """What the daemon does once the member failed for its group (`notify_failed`): it exits."""
         self._member: RaftMember | None = None
         self._own_client = f"om-{node_id}-{uuid.uuid4()}"
         self._own_calls = itertools.count(1)
@@ -584,7 +587,26 @@ class OmReplication:
 
     # ------------------------------------------------------------------ the state machine
     def apply(self, entry: LogEntry) -> object:
-        """A committed entry, in log order, on the loop (every OM)."""
+        """A committed entry, in log order, on the loop (every OM). One that cannot be applied (bytes that
+        are not an entry, om.db's flusher failed) is an ApplyFailedError: the member fails rather than go
+        past it, as OzoneManagerStateMachine terminates on an applyTransaction failure."""
+        try:
+            return self._apply(entry)
+        except Exception as error:
+            raise ApplyFailedError(
+                f"OM {self.node_id} could not apply log entry {entry.term}#{entry.index} "
+                f"({type(error).__name__}: {error}); it stops rather than go past it: a restart applies it "
+                "again from the log"
+            ) from error
+
+    def notify_failed(self, reason: str) -> None:
+        """The member failed for its group (an entry not applied, its log not written): it serves no more
+        (`check_leader` refuses), and the daemon exits (Ozone: ExitUtils.terminate)."""
+        log.critical("OM %s: its Raft member failed: %s", self.node_id, reason)
+        if self.on_failed is not None:
+            self.on_failed(reason)
+
+    def _apply(self, entry: LogEntry) -> object:
         info = (META_TABLE, TRANSACTION_INFO, f"{entry.term}#{entry.index}".encode())
         head = self._submitted[0] if self._submitted else None
         # the leader's own entry: the next it submitted, in its term (the same bytes)

@@ -80,7 +80,9 @@ class DeletedBlockLog:
 
     # ------------------------------------------------------------------ the log
     def add_transactions(self, container_blocks: Mapping[ContainerID, Sequence[int]]) -> list[int]:
-        """One transaction per container; written in batches of at most ~90% of the Ratis appender limit."""
+        """One transaction per container; written in batches of at most ~90% of the Ratis appender limit
+        (a batch is written before a transaction would take it past, so one SCM HA log entry carries it;
+        a single transaction above the limit is refused by the HA glue, `SCMMetadataStore.admit`)."""
         added: list[int] = []
         batch: list[DeletedBlocksTransaction] = []
         batch_bytes = 0
@@ -88,12 +90,13 @@ class DeletedBlockLog:
             tx = DeletedBlocksTransaction(
                 self._sequence_ids.next_id(DEL_TXN_ID), container_id, tuple(local_ids)
             )
-            batch.append(tx)
-            added.append(tx.tx_id)
-            batch_bytes += len(self._codec.encode(tx))
-            if batch_bytes >= self._batch_bytes:
+            size = len(self._codec.encode(tx))
+            if batch and batch_bytes + size > self._batch_bytes:
                 self._write(batch)
                 batch, batch_bytes = [], 0
+            batch.append(tx)
+            added.append(tx.tx_id)
+            batch_bytes += size
         if batch:
             self._write(batch)
         return added

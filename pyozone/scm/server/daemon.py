@@ -42,7 +42,6 @@ from pyozone.protocol.block import BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES
 from pyozone.protocol.heartbeat import DATANODE_SERVICE
 from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, SECURITY_SERVICE
 from pyozone.ratis.messages import RaftPeerId
-from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc import loop as rpc_loop
@@ -63,7 +62,9 @@ from pyozone.scm.server.datanode_service import DatanodeProtocolService
 from pyozone.scm.server.ha import (
     ADMIN_ANY_SCM,
     BLOCK_ANY_SCM,
+    RaftLogMismatchError,
     ScmRaft,
+    ScmRaftLog,
     caught_up_only,
     leader_only,
     scm_raft_settings,
@@ -225,6 +226,8 @@ class ScmDaemon:
         self.ha: ScmRaft | None = None
         """The glue of this SCM's Raft member (HA only, made at start on the serving loop)."""
         self.raft: RaftMember | None = None
+        self.failed = asyncio.Event()
+        """Set when this SCM's Raft member failed (an entry it could not apply): `serve` exits then."""
 
     def _ratis(self, _: object) -> dict[str, object]:
         """/api/v1/ratis: this SCM in its HA service's Raft group (as OM's); {"ha": false} for a lone SCM."""
@@ -273,6 +276,8 @@ class ScmDaemon:
         return any(datanode in p.nodes for p in self.core.pipelines.pipelines())
 
     async def start(self) -> None:
+        if self.node is None:
+            self._refuse_a_service_db()
         await self.start_http()
         if self.node is not None:
             await self._start_raft(self.node)
@@ -311,6 +316,22 @@ class ScmDaemon:
             health.dead_ms,
         )
 
+    def _refuse_a_service_db(self) -> None:
+        """A lone SCM on the scm.db of an HA service's SCM (it holds #TRANSACTIONINFO, the last log entry
+        applied) is refused (R19 D5): its writes would be in no Raft log, so its scm.db would differ from
+        the other SCMs' at the same applied index when it rejoins (and a sequence id it reserved alone
+        could be handed out again). The opposite case is `_start_raft`'s; Ozone's SCM likewise refuses to
+        start with HA off once its storage was initialised for SCM HA."""
+        applied = self.store.transaction_infos.get(TRANSACTION_INFO_KEY)
+        if applied is None:
+            return
+        raise ServerStartError(
+            f"{scm_db_dir(self.conf)} belongs to an SCM of an HA service (its {TRANSACTION_INFO_KEY} is "
+            f"{applied}): it cannot start alone (no ozone.scm.service.ids), as what it wrote would be in no "
+            "Raft log and its scm.db would differ from the other SCMs'; start it with its service's "
+            "ozone.scm.service.ids, ozone.scm.nodes.SERVICE and ozone.scm.node.id"
+        )
+
     async def _start_raft(self, node: ScmNodeDetails) -> None:
         """This SCM's member of its service's Raft group: every SCM of `ozone.scm.nodes.SERVICE` is a first
         member (no addScm yet), the group is the cluster id's (Ozone's SCMRatisServerImpl)."""
@@ -346,11 +367,17 @@ class ScmDaemon:
             nodes,
             int(conf.get("ozone.scm.ha.ratis.request.timeout")),
             settings.append_byte_limit,
+            self._raft_failed,
         )
         self.raft = RaftMember(
             RaftPeerId(node.node_id),
             group,
-            SegmentedRaftLog(group_dir, int(conf.get("ozone.scm.ha.ratis.segment.size"))),
+            ScmRaftLog(
+                group_dir,
+                int(conf.get("ozone.scm.ha.ratis.segment.size")),
+                self.ha.db_applied,
+                scm_db_dir(conf),
+            ),
             self.ha,
             settings,
             None,
@@ -363,11 +390,18 @@ class ScmDaemon:
         except OSError as e:
             where = f"{node.ratis_address} (ozone.scm.ratis.port of {node.service_id}.{node.node_id})"
             raise ServerStartError(f"cannot bind SCM's Raft server to {where}: {e.strerror or e}") from None
+        except RaftLogMismatchError as e:
+            raise ServerStartError(f"SCM {node.node_id} of service {node.service_id}: {e}") from None
         self.ha.start()
         log.info(
             "SCM %s of service %s: Raft group %s on %s, its log in %s",
             node.node_id, node.service_id, group.group_id, node.ratis_address, group_dir,
         )  # fmt: skip
+
+    def _raft_failed(self, reason: str) -> None:
+        """The Raft member failed: not ready (pollers see 503), and `serve` stops the daemon."""
+        self.serving = False
+        self.failed.set()
 
     async def start_http(self) -> None:
         """The readiness endpoint comes first, so pollers see 503 rather than a refused connection."""
@@ -462,7 +496,8 @@ async def serve(
     store: SCMMetadataStore,
     snapshot_source: SnapshotSource | None = None,
 ) -> int:
-    """Runs the daemon until SIGTERM or SIGINT, then shuts it down gracefully."""
+    """Runs the daemon until SIGTERM or SIGINT, then shuts it down gracefully: 0. Its Raft member failing
+    (an entry it could not apply) stops it too: 1 (Ozone's SCM terminates with status 1)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -470,11 +505,14 @@ async def serve(
     daemon = ScmDaemon(conf, storage, store, snapshot_source=snapshot_source)
     try:
         await daemon.start()
-        await stop.wait()
-        log.info("SCM shutting down")
+        waits = [asyncio.create_task(stop.wait()), asyncio.create_task(daemon.failed.wait())]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for wait in waits:
+            wait.cancel()
+        log.info("SCM shutting down%s", " (its Raft member failed)" if daemon.failed.is_set() else "")
     finally:
         await daemon.stop()
-    return 0
+    return 1 if daemon.failed.is_set() else 0
 
 
 def start_scm(

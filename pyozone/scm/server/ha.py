@@ -9,7 +9,10 @@ records go from its overlay to scm.db, another leader's through the record liste
 its no-op and configuration entries itself, so the glue reads the member's status after each entry, each
 submit and every `POLL_S`: a leader that applied its log up to its last entry has applied its term's
 first one and steps up (Ozone's notifyLeaderReady); a leader whose member no longer leads its term steps
-down, and the callers waiting for its uncommitted writes are refused.
+down, and the callers waiting for its uncommitted writes are refused. An entry that cannot be applied (a
+failed scm.db write, a record listener's error, bytes that are not an entry) is never gone past: the
+member fails for its group and the SCM stops serving and exits (Ozone's SCMStateMachine.applyTransaction
+terminates), so its scm.db never lacks an entry it counted applied; a restart applies it again.
 
 The client-facing protocols (admin, block) are `leader_only`: a follower refuses every call but getScmInfo,
 the snapshot stream and Ozone's per-SCM admin commands with Ozone's ServerNotLeaderException text
@@ -34,16 +37,20 @@ from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.scm_ha import ScmNodeDetails
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.exceptions import ResultCode, SCMException
+from pyozone.hdds.store.table import Op
 from pyozone.protocol.scm_ratis import ScmEntryCodec
 from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.member_api import NotLeaderError
+from pyozone.ratis_server.member_api import ApplyFailedError, NotLeaderError
+from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.scm.ha.driver import ScmRaftDriver
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store.layout import scm_metadata_dir
-from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
+from pyozone.scm.store.metadata_store import REPLICATED_TABLES, TRANSACTION_INFO_KEY
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +107,58 @@ def scm_ratis_dir(conf: OzoneConfiguration) -> Path:
     return Path(str(named)) if named else scm_metadata_dir(conf) / RATIS_DIR_NAME
 
 
+class RaftLogMismatchError(Exception):
+    """SCM's Raft log is not the one its scm.db was applied from (`ScmRaftLog.load`)."""
+
+
+def log_mismatch(stored: PersistentState, db_applied: TermIndex) -> str | None:
+    """How the loaded log `stored` fails to hold scm.db's last applied entry `db_applied` (its
+    #TRANSACTIONINFO) with its term, or None when it holds it (then, by the log matching property, the
+    log's entries up to it are those scm.db applied, and skipping them by index is sound)."""
+    if db_applied.index == 0:
+        return None
+    first = stored.snapshot.index
+    if first > db_applied.index:
+        return f"starts after index {first}"
+    if first == db_applied.index:
+        held = stored.snapshot.term
+    elif db_applied.index - first <= len(stored.entries):
+        held = stored.entries[db_applied.index - first - 1].term
+    else:
+        last = first + len(stored.entries)
+        return f"ends at index {last}" if last else "is empty"
+    return None if held == db_applied.term else f"holds term {held} at index {db_applied.index}"
+
+
+class ScmRaftLog(SegmentedRaftLog):
+    """SCM's Raft log, refused at load unless it holds scm.db's #TRANSACTIONINFO entry with its term
+    (R19 D2): a log younger than scm.db (ozone.scm.ha.ratis.storage.dir moved without its contents, the
+    directory lost) would have its first entries skipped as applied although scm.db never saw them. Ozone
+    starts Ratis from scm.db's TransactionInfo as the state machine's snapshot; pyozone's SCM keeps its
+    whole log instead (no snapshots yet), so the two must agree."""
+
+    def __init__(self, group_dir: Path, segment_size_max: int, db_applied: TermIndex, db_dir: Path) -> None:
+        super().__init__(group_dir, segment_size_max)
+        self._db_applied = db_applied
+        self._db_dir = db_dir
+
+    def load(self) -> PersistentState:
+        stored = super().load()
+        problem = log_mismatch(stored, self._db_applied)
+        if problem is None:
+            return stored
+        self.close()
+        at = self._db_applied
+        raise RaftLogMismatchError(
+            f"scm.db ({self._db_dir}) holds the transactions up to log entry {at.term}#{at.index} (its "
+            f"{TRANSACTION_INFO_KEY}), but SCM's Raft log in {self._group_dir} {problem}: it is not the "
+            "log this scm.db was applied from, and its entries would be taken as applied by index. Restore "
+            "the Raft log directory that belongs with this scm.db (ozone.scm.ha.ratis.storage.dir); if this "
+            "SCM alone lost it, start it on an empty scm.db directory and run `scm --bootstrap`, so it "
+            "catches up from the leader's log"
+        )
+
+
 class NotServing(Exception):
     """This SCM may not answer a leader-only call now: `text` is the refusal (UNAVAILABLE)."""
 
@@ -118,13 +177,14 @@ class ScmRaft:
         nodes: tuple[ScmNodeDetails, ...],
         request_timeout_ms: int,
         entry_byte_limit: int,
+        on_failed: Callable[[str], None],
     ) -> None:
         self.core = core
         self.node = node
         self.nodes = {n.node_id: n for n in nodes}
         self.context = core.context
         self.replication = ScmReplication(core)
-        self.driver = ScmRaftDriver(self.replication, ScmEntryCodec(), entry_byte_limit)
+        self.driver = ScmRaftDriver(self.replication, ScmEntryCodec(REPLICATED_TABLES), entry_byte_limit)
         self._request_timeout_s = request_timeout_ms / 1000
         self._loop = asyncio.get_running_loop()
         self._member: RaftMember | None = None
@@ -132,6 +192,11 @@ class ScmRaft:
         self._order = itertools.count()
         self._generation = 0
         self._poller: asyncio.Task[None] | None = None
+        self._entry_byte_limit = entry_byte_limit
+        core.store.admit = self._admit
+        self._on_failed = on_failed
+        self.failed: str | None = None
+        """Why the member failed for its group (an entry could not be applied): this SCM serves no more."""
         raw = core.store.transaction_infos.get(TRANSACTION_INFO_KEY)
         term, _, index = str(raw or "0#0").partition("#")
         self.db_applied = TermIndex(int(term), int(index))
@@ -160,7 +225,7 @@ class ScmRaft:
         step-ups and step-downs."""
         member = self._member
         if member is None or not member.running:
-            return {"nodeId": self.node.node_id, "running": False}
+            return {"nodeId": self.node.node_id, "running": False, "failed": self.failed}
         status = member.status()
         return {
             "nodeId": self.node.node_id,
@@ -185,14 +250,36 @@ class ScmRaft:
     # ------------------------------------------------------------------ the state machine
     def apply(self, entry: LogEntry) -> None:
         """A committed STATE_MACHINE entry, in log order (every SCM): a leader whose member no longer leads
-        steps down before it applies another's entry; one that applied its whole log steps up after."""
-        self.observe(step_up=False)
-        if entry.index <= self.db_applied.index:
-            self.context.applied(entry.index)
-            return  # scm.db holds it (a restart replays the log from its start)
-        self.driver.apply(entry, self.member.leading_term())
+        steps down before it applies another's entry; one that applied its whole log steps up after. Any
+        failure is an ApplyFailedError: the member fails rather than go past the entry."""
+        try:
+            self.observe(step_up=False)
+            if entry.index <= self.db_applied.index:
+                # scm.db holds it (a restart replays the log from its start; ScmRaftLog checked at load
+                # that the log holds scm.db's last entry with its term)
+                if entry.index == self.db_applied.index and entry.term != self.db_applied.term:
+                    raise RaftLogMismatchError(f"scm.db applied {self.db_applied}, not term {entry.term}")
+                self.context.applied(entry.index)
+                return
+            self.driver.apply(entry, self.member.leading_term())
+        except Exception as error:
+            raise ApplyFailedError(
+                f"SCM {self.node.node_id} could not apply log entry {entry.term}#{entry.index} "
+                f"({type(error).__name__}: {error}); it stops rather than go past it: a restart applies it "
+                "again from the log"
+            ) from error
         self._release()
         self.observe()
+
+    def notify_failed(self, reason: str) -> None:
+        """The member failed for its group (an entry not applied, its log not written): this SCM refuses
+        every call from now on and its daemon exits (Ozone: ExitUtils.terminate)."""
+        if self.failed is not None:
+            return
+        self.failed = reason
+        log.critical("SCM %s stops serving: its Raft member failed: %s", self.node.node_id, reason)
+        self._fail_waiting(f"its Raft member failed: {reason}")
+        self._on_failed(reason)
 
     # ------------------------------------------------------------------ the glue
     def observe(self, step_up: bool = True) -> None:
@@ -216,6 +303,21 @@ class ScmRaft:
         for payload in self.driver.pack_sealed():
             task = self._loop.create_task(self.member.submit(payload, "", 0))
             task.add_done_callback(functools.partial(self._submit_done, self._generation))
+
+    def _admit(self, ops: list[Op]) -> None:
+        """Refuses a leader's transaction one log entry could not carry, before it is staged (R19 D4):
+        submitted, the member would refuse its entry and the leader would undo every staged transaction
+        and step down and up again, for a call the client retries for ever. The writer gets a
+        non-retriable SCMException (Ozone: the Ratis request too big)."""
+        codec = self.driver.codec
+        size = codec.head_bytes + sum(codec.op_bytes(op) for op in ops)
+        if size > self._entry_byte_limit:
+            raise SCMException(
+                f"a transaction of {len(ops)} records ({size} bytes) is above the "
+                f"{self._entry_byte_limit} bytes one SCM Raft log entry may carry "
+                "(ozone.scm.ha.ratis.log.appender.queue.byte-limit): refused, nothing of it written",
+                ResultCode.INTERNAL_ERROR,
+            )
 
     def _submit_done(self, generation: int, task: asyncio.Task[object]) -> None:
         error = asyncio.CancelledError() if task.cancelled() else task.exception()
@@ -247,6 +349,7 @@ class ScmRaft:
     # ------------------------------------------------------------------ serving
     def check_leader(self, port: Callable[[ScmNodeDetails], HostPort]) -> None:
         """Raises NotServing unless this SCM is the ready leader of the term its member leads."""
+        self._refuse_if_failed()
         self.observe()
         member = self._member
         leading = member.leading_term() if member is not None else None
@@ -271,6 +374,7 @@ class ScmRaft:
     def check_caught_up(self) -> None:
         """Raises NotServing unless StateMachineReadyRule's condition holds (spec 3.4): the ready leader,
         or a follower that applied its log up to the leader's commit index seen when it learned it."""
+        self._refuse_if_failed()
         self.observe()
         if self.context.state_machine_ready():
             return
@@ -282,6 +386,11 @@ class ScmRaft:
             f"SCM {self.node.node_id} is catching up its Raft log: applied {status.applied_index} of "
             f"{status.commit_index}"
         )
+
+    def _refuse_if_failed(self) -> None:
+        if self.failed is not None:
+            me = self.node.node_id
+            raise NotServing(f"SCM {me} stopped serving: its Raft member failed: {self.failed}")
 
     async def committed(self) -> None:
         """Returns once every write the core made so far has committed (a call's answer leaves then);

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -34,6 +34,10 @@ TABLE_NAMES: tuple[str, ...] = (
     "scmTransactionInfos",
     "datanodeOpStates",
 )
+
+REPLICATED_TABLES = frozenset(TABLE_NAMES) - {"scmTransactionInfos"}
+"""The column families an SCM HA leader's log entries may write: every table but scmTransactionInfos, which
+each SCM writes itself as it applies an entry (protocol/scm_ratis.py refuses any other)."""
 
 TRANSACTION_INFO_KEY = "#TRANSACTIONINFO"
 """Ozone's key in scmTransactionInfos: the term#index of the last log entry applied to this scm.db."""
@@ -76,6 +80,9 @@ class SCMMetadataStore:
         self.applied_epoch = 0
         # (first, last) epochs of each staged tail a step-down dropped, ascending: they never committed here
         self._dropped: list[tuple[int, int]] = []
+        self.admit: Callable[[list[Op]], None] | None = None
+        """STAGING: the HA glue's check of a transaction before it is staged (one log entry must carry
+        it); what it raises goes to the writer, nothing of the transaction staged."""
         json_codec = JsonCodec()
         self.sequence_id: Table[str, Any] = Table(self, "sequenceId", StrKeyCodec(), json_codec)
         self.meta: Table[str, Any] = Table(self, "meta", StrKeyCodec(), json_codec)
@@ -173,6 +180,8 @@ class SCMMetadataStore:
         if self.mode is StoreMode.DIRECT:
             self.backend.write(ops)
             return
+        if self.admit is not None:
+            self.admit(ops)
         self._closed += 1
         self._pending.append(Transaction(self._closed, tuple(ops)))
         for cf, key, value in ops:

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from pyozone.hdds.errors import ProtocolError
 from pyozone.proto import OmRatis_pb2 as om_pb
 from pyozone.proto import ScmRatis_pb2 as pb
-from pyozone.protocol.scm_ratis import HEAD_BYTES, entry_from_bytes, entry_to_bytes, op_bytes
+from pyozone.protocol.scm_ratis import HEAD_BYTES, ScmEntryCodec, entry_from_bytes, entry_to_bytes, op_bytes
+from pyozone.scm.store.metadata_store import REPLICATED_TABLES
 
 ops_strategy = st.lists(
     st.tuples(
@@ -80,3 +81,17 @@ def test_a_deleted_record_with_a_value_is_refused() -> None:
 def test_an_epoch_below_one_is_not_encoded() -> None:
     with pytest.raises(ProtocolError, match="epochs count from 1"):
         entry_to_bytes(0, [("containers", b"k", b"v")])
+
+
+def test_the_codec_refuses_a_column_family_that_is_not_one_of_scm_db_s_replicated_tables() -> None:
+    """R19 D6: an entry naming a table scm.db does not have, or scmTransactionInfos (each SCM writes its
+    own as it applies), is refused as a whole at decode, before anything of it is applied."""
+    codec = ScmEntryCodec(REPLICATED_TABLES)
+    good = entry_to_bytes(3, [("containers", b"k", b"v"), ("sequenceId", b"s", b"1")])
+    assert codec.decode(good).ops == (("containers", b"k", b"v"), ("sequenceId", b"s", b"1"))
+    unknown = entry_to_bytes(3, [("containers", b"k", b"v"), ("noSuchTable", b"k", b"v")])
+    with pytest.raises(ProtocolError, match=r"ops\[1\].tableName: 'noSuchTable' is not one of scm.db's"):
+        codec.decode(unknown)
+    info = entry_to_bytes(3, [("scmTransactionInfos", b"#TRANSACTIONINFO", b'"9#999999"')])
+    with pytest.raises(ProtocolError, match=r"'scmTransactionInfos' is not one of scm.db's replicated"):
+        codec.decode(info)

@@ -15,6 +15,7 @@ from pyozone.common.net import HostPort
 from pyozone.protocol.raft import RaftEnvelope
 from pyozone.ratis.messages import AppendEntriesRequest, LogEntry, RaftPeerId
 from pyozone.ratis.outputs import Persist
+from pyozone.ratis_server.member_api import ApplyFailedError
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from tests.polling import wait_for_async
@@ -185,6 +186,48 @@ def test_a_bug_in_the_core_on_a_caller_s_input_stops_the_member() -> None:
             with pytest.raises(AssertionError, match="a bug"):
                 await member.submit(put("k", "v"), "c", 1)
             assert not member.running
+        finally:
+            await member.stop()
+
+    run(scenario())
+
+
+class FailingMachine(KeyValues):
+    """A state machine whose store fails on one entry (ENOSPC): it raises ApplyFailedError, and
+    `failures` records what `notify_failed` heard."""
+
+    def __init__(self, fails_at: int) -> None:
+        super().__init__()
+        self.fails_at = fails_at
+        self.failures: list[str] = []
+
+    def apply(self, entry: LogEntry) -> object:
+        if entry.index == self.fails_at:
+            raise ApplyFailedError(f"entry {entry.index} not written: No space left on device")
+        return super().apply(entry)
+
+    def notify_failed(self, reason: str) -> None:
+        self.failures.append(reason)
+
+
+def test_an_entry_its_state_machine_could_not_apply_stops_the_member_and_is_not_counted_applied() -> None:
+    """R19 D1: an ApplyFailedError is not the entry's result: the member fails for its group (as Ozone's
+    SCM and OM terminate on an applyTransaction failure) and applies nothing after it."""
+
+    async def scenario() -> None:
+        (port,) = ports_of(1)
+        group = RaftGroup(GROUP_ID, (RaftPeer(OM1, HostPort("127.0.0.1", port)),))
+        machine = FailingMachine(fails_at=3)
+        member = RaftMember(OM1, group, MemoryStorage(), machine, SETTINGS)
+        await member.start()
+        try:
+            await wait_for_async(lambda: member.leading_term() is not None, 10, "the lone member leads")
+            assert await member.submit(put("a", "1"), "c", 1) == 2  # index 1: the leader's no-op
+            with pytest.raises(Exception):  # noqa: B017 - the member stops under the caller
+                await member.submit(put("b", "2"), "c", 2)
+            assert not member.running
+            assert machine.failures == ["entry 3 not written: No space left on device"]
+            assert machine.applied == [2] and member._applier.applied_index == 2
         finally:
             await member.stop()
 

@@ -28,7 +28,12 @@ from pyozone.protocol import om_records
 from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.roles import RaftPeerRole
-from pyozone.ratis_server.member_api import EntryTooLargeError, RaftStatus, TransferRefusedError
+from pyozone.ratis_server.member_api import (
+    ApplyFailedError,
+    EntryTooLargeError,
+    RaftStatus,
+    TransferRefusedError,
+)
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
 from tests.unit.om.om_fakes import FakeScm
 
@@ -489,3 +494,29 @@ def test_the_cli_refuses_a_random_transfer_in_a_one_om_service(capsys: pytest.Ca
                "-D", "ozone.om.address.svc.om1=127.0.0.1:1"]  # fmt: skip
     assert main(["admin", "om", "transfer", "-r", *defines]) != 0
     assert "the service has one OM (om1)" in capsys.readouterr().err
+
+
+def test_an_entry_an_om_cannot_apply_fails_its_member_instead_of_being_skipped(tmp_path: Path) -> None:
+    """R19 D1 (OM alike): bytes that are not an entry were returned as the entry's result and skipped; now
+    an ApplyFailedError (the shell fails the member) and the daemon's `on_failed` hears it."""
+
+    async def scenario() -> None:
+        store = OMMetadataStore(tmp_path / "om.db", sync=False)
+        core = OzoneManager(store, FakeScm())
+        replication = OmReplication(store, core, "om1", ADDRESSES)
+        member = ScriptedMember()
+        member.role, member.leader = RaftPeerRole.FOLLOWER, "om2"
+        replication.attach(member)  # type: ignore[arg-type]
+        heard: list[str] = []
+        replication.on_failed = heard.append
+        try:
+            with pytest.raises(
+                ApplyFailedError, match=r"OM om1 could not apply log entry 1#2 \(ProtocolError"
+            ):
+                replication.apply(LogEntry(1, 2, b"\xff\xff\xff"))
+            replication.notify_failed("entry 1#2 not applied")
+            assert heard == ["entry 1#2 not applied"]
+        finally:
+            store.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))

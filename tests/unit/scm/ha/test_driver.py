@@ -11,9 +11,9 @@ from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.ha.driver import ScmRaftDriver, pack
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
-from pyozone.scm.store.metadata_store import SCMMetadataStore, Transaction
+from pyozone.scm.store.metadata_store import REPLICATED_TABLES, SCMMetadataStore, Transaction
 
-CODEC = ScmEntryCodec()
+CODEC = ScmEntryCodec(REPLICATED_TABLES)
 
 
 def test_transactions_are_packed_whole_in_epoch_order_within_the_limit() -> None:
