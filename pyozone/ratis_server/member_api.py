@@ -202,3 +202,6 @@ class RaftStatus:
     applied_index: int
     followers: tuple[FollowerStatus, ...]
     """Each follower's match index and lag, on the leader only."""
+    leader_commit_index: int = 0
+    """The commit index the leader's last append carried (a follower's own stops at the entries it holds;
+    Ratis's getLeaderCommitIndex): how far a restarted follower must apply to be the service's state."""

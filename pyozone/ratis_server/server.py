@@ -576,6 +576,7 @@ class RaftMember:
             core.commit_index,
             self._applier.applied_index,
             followers,
+            core.leader_commit_index,
         )
 
     # ---- inputs

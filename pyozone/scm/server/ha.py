@@ -291,7 +291,10 @@ class ScmRaft:
         status = member.status()
         leading = member.leading_term()
         leader = status.leader.id if status.leader is not None else None
-        if self.driver.observe(leading, status.term, leader, status.commit_index):
+        # the catch-up target: the leader's commit index of its last append (a restarted follower's own
+        # stops at the entries it holds), or this SCM's own where it knows more (it led)
+        target = max(status.commit_index, status.leader_commit_index)
+        if self.driver.observe(leading, status.term, leader, target):
             self._stepped_down(f"SCM {self.node.node_id} no longer leads")
         if step_up:
             self.driver.shell_applied(leading, status.applied_index, status.last_index)
@@ -384,7 +387,7 @@ class ScmRaft:
             raise NotServing(f"SCM {self.node.node_id} knows no leader of its service yet")
         raise NotServing(
             f"SCM {self.node.node_id} is catching up its Raft log: applied {status.applied_index} of "
-            f"{status.commit_index}"
+            f"{max(status.commit_index, status.leader_commit_index)}"
         )
 
     def _refuse_if_failed(self) -> None:

@@ -25,7 +25,7 @@ from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.scm.server import ScmDaemon, ServerStartError
-from pyozone.scm.server.ha import scm_raft_settings
+from pyozone.scm.server.ha import ScmRaft, scm_raft_settings
 from pyozone.scm.store.layout import scm_metadata_dir, version_file
 from pyozone.scm.store.version import open_scm_store
 from tests.polling import wait_for_async
@@ -137,10 +137,11 @@ class Service:
         return daemon.node.node_id
 
 
-def planned(tmp_path: Path) -> Service:
+def planned(tmp_path: Path, **extra: str) -> Service:
     ports = iter(ports_of(5 * len(NODES)))
     values = {
         **FAST,
+        **extra,
         "ozone.scm.service.ids": "scmservice",
         "ozone.scm.nodes.scmservice": ",".join(NODES),
         "ozone.scm.primordial.node.id": "scm1",
@@ -156,10 +157,10 @@ def planned(tmp_path: Path) -> Service:
 
 
 @asynccontextmanager
-async def service(tmp_path: Path) -> AsyncIterator[Service]:
+async def service(tmp_path: Path, **extra: str) -> AsyncIterator[Service]:
     """`scm --init` on every SCM (the primordial alone initialises), the primordial started, then `scm
     --bootstrap` and start on the others, as an operator does."""
-    running = planned(tmp_path)
+    running = planned(tmp_path, **extra)
     for node in NODES:
         assert running.cli(node, "--init") == 0
     assert [version_file(scm_metadata_dir(running.conf(n))).exists() for n in NODES] == [True, False, False]
@@ -365,6 +366,54 @@ def test_a_follower_down_while_the_leader_allocates_catches_up_from_the_log(tmp_
             await wait_for_async(caught_up, 20, "the restarted follower caught up", 0.05)
             assert len({b.localID for b in blocks}) == 3
 
+    run(scenario())
+
+
+def test_a_restarted_follower_serves_datanodes_only_once_it_applied_the_leaders_commit_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review R19 D3: a restarted follower took its own commit index (0, or its stale one) as its catch-up
+    target when it learned the leader, so it said caught up at once and took datanode calls on a
+    half-replayed table (spec 3.4). The target is the leader's commit index its last append carried."""
+    passed: list[int] = []
+    gate = ScmRaft.check_caught_up
+
+    def counted(self: ScmRaft) -> None:
+        gate(self)
+        if self.node.node_id == follower and self.member.running:
+            passed.append(self.member.status().applied_index)
+
+    async def scenario() -> None:
+        nonlocal follower
+        # a container per block (each allocation an entry), appends of a few entries (a catch-up of many)
+        small = {
+            "ozone.scm.container.size": "1MB",
+            "ozone.scm.block.size": "1MB",
+            "ozone.scm.ha.ratis.log.appender.queue.byte-limit": "16KB",
+        }
+        async with service(tmp_path, **small) as svc:
+            leader = await svc.leader()
+            follower = next(n for n in NODES if n != svc.node_of(leader))
+            await svc.stop(follower)
+            for _ in range(60):
+                await allocate(svc, svc.node_of(leader))
+            assert leader.raft is not None
+            committed = leader.raft.status().commit_index
+            monkeypatch.setattr(ScmRaft, "check_caught_up", counted)
+            daemon = await svc.start(follower)
+            assert daemon.ha is not None
+
+            async def caught_up() -> bool:
+                await svc.beat()  # datanodes call it meanwhile: each call passes its gate or is refused
+                return daemon.ha.context.state_machine_ready()  # type: ignore[union-attr]
+
+            await wait_for_async(caught_up, 20, "the restarted follower caught up", 0.01)
+            for _ in range(5):
+                await svc.beat()
+            assert passed, "no datanode call reached the restarted follower"
+            assert min(passed) >= committed, (committed, passed[:5])
+
+    follower = ""
     run(scenario())
 
 
