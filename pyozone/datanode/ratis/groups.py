@@ -473,7 +473,7 @@ class PipelineGroups:
                     checks.append(allocation_check)
                 if group.failure is None:  # else nothing is logged: RAFT_RETRY_FAILURE is the answer
                     # a putBlock over bytes no entry carried here (V2-streamed): this leader vouches for them
-                    held = self.dispatcher.held_by_stream(request, group.machine.carried_by_log)
+                    held = self.dispatcher.held_by_stream(request, group.machine.uncarried)
             except Refused as e:
                 return _done(answer_with(request, e.result, str(e)))
             except ContainerError as e:

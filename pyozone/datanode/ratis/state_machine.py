@@ -16,7 +16,7 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   of the pipeline's directory (synced before the entry is acknowledged) until a snapshot covers the entry;
   anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises DataWriteError: the shell fails this member of
   the group. A putBlock over bytes written outside the log (a V2 datastream: each member wrote its own
-  copy), or naming any chunk the leader's log did not carry (`carried_by_log`), carries the chunks its
+  copy), or naming any chunk the leader's log did not carry (`uncarried`), carries the chunks its
   leader holds, checked by the leader before it logged it (`Dispatcher.held_by_stream`); its data stage
   checks this member's own bytes against them, and any difference (missing, short, other checksums)
   raises DataWriteError: the leader's are the bytes the entry commits, so a member without them has
@@ -570,7 +570,7 @@ class ContainerStateMachine:
     def logging_write(self, request: Request) -> Callable[[], None]:
         """This member, leading, puts a client's writeChunk or putSmallFile into the log: until the returned
         call (its entry applied here, or refused), the chunk it writes counts as carried by the log
-        (`carried_by_log`), although its data stage may not have run yet (a client sends a block's
+        (`uncarried`), although its data stage may not have run yet (a client sends a block's
         putBlock without waiting for its writeChunks' answers)."""
         try:
             named = _named_chunks(request)[:1]  # its data's chunk
@@ -589,29 +589,31 @@ class ContainerStateMachine:
 
         return done
 
-    def carried_by_log(self, request: Request) -> bool:
-        """Whether the bytes of every chunk a putBlock names (its offset and length) are ones this member's
-        log carried: written by an entry's data stage here and applied (a replayed one too) or named by a
-        putBlock the leader vouched for, or in a write this member is putting into the log
-        (`logging_write`). Every member then holds those bytes as the log wrote them (no stream changes
-        bytes already written), and judges the putBlock's checksums against them alike at apply. Any other
-        chunk's bytes came outside the log (a V2 datastream: before this member restarted, or to other
-        members only) or not at all, and the leader vouches for them before it logs the putBlock
-        (`Dispatcher.held_by_stream`). A malformed putBlock counts as carried: the commit refuses it alike
-        on every member."""
+    def uncarried(self, request: Request) -> set[tuple[int, int]]:
+        """The chunks (offset, length) a putBlock names whose bytes this member's log did not carry: not
+        written by an entry's data stage here and applied (a replayed one too), nor named by a putBlock the
+        leader vouched for, nor in a write this member is putting into the log (`logging_write`). The log
+        carried the others: every member holds those bytes as the log wrote them (no stream changes bytes
+        already written), and judges the putBlock's checksums against them alike at apply. The bytes of
+        the uncarried ones came outside the log (a V2 datastream: before this member restarted, or to
+        other members only), before the member's last snapshot (no replayed entry notes them), or not at
+        all: the leader vouches for them before it logs the putBlock (`Dispatcher.held_by_stream`),
+        checking only those (R20 D1: a chunk still being written here is not on disk yet). A malformed
+        putBlock names none: the commit refuses it alike on every member."""
         try:
             chunks = _named_chunks(request)
         except ProtocolError:
-            return True
+            return set()
         key = (request.containerID, _named_block(request))
         applied = self._acknowledged.get(key, {})
+        missing = set()
         for chunk in chunks:
             written = applied.get(chunk.offset)
             if written is not None and written.length == chunk.length:
                 continue
             if not self._logging.get((key, chunk.offset, chunk.length)):
-                return False
-        return True
+                missing.add((chunk.offset, chunk.length))
+        return missing
 
     def _forget_acknowledged(self, cid: int) -> None:
         """The container closed: no later putBlock names its chunks."""

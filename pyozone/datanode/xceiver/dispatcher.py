@@ -441,27 +441,32 @@ class Dispatcher:
         return None
 
     def held_by_stream(
-        self, request: Request, carried_by_log: Callable[[Request], bool]
+        self, request: Request, uncarried: Callable[[Request], set[tuple[int, int]]]
     ) -> Callable[[], bytes] | None:
         """For a putBlock over bytes no log entry carried here, what its leader checks before it logs it:
-        its own bytes against the chunks the putBlock names (ContainerError UNABLE_TO_FIND_CHUNK or
+        its own bytes of the chunks the log did not carry (ContainerError UNABLE_TO_FIND_CHUNK or
         CHECKSUM_MISMATCH when they differ; ProtocolError for a malformed one); it returns what the entry
-        then carries as its data (`held_chunks`), which every member checks its own bytes against at
-        append. Such a putBlock is one of a block that took bytes outside the log since this replica was
-        loaded (a V2 datastream), or one naming a chunk that `carried_by_log` (the pipeline's
-        `ContainerStateMachine.carried_by_log`) does not know: the stream came before this leader
-        restarted, or went to other members only (R16 D4). Unvouched, it would be logged without data, and
-        each member would judge its own bytes alone at apply: a member without them refusing alike while
-        the others commit. The check refuses CONTAINER_NOT_FOUND when the container is not here (this
-        leader holds none of the bytes). None for any other request (its bytes, if any, went through the
-        log). The check blocks (a read back of chunks not kept verified): run it off the event loop, after
-        the request's other checks (SCM's answer for a container not here comes first)."""
+        then carries as its data (`held_chunks`: every chunk it names), which every member checks its own
+        bytes against at append, after its block's earlier data stages. Such a putBlock is one of a block
+        that took bytes outside the log since this replica was loaded (a V2 datastream), or one naming a
+        chunk in `uncarried` (the pipeline's `ContainerStateMachine.uncarried`): the stream came before
+        this leader restarted, or went to other members only (R16 D4). Unvouched, it would be logged
+        without data, and each member would judge its own bytes alone at apply: a member without them
+        refusing alike while the others commit. Only the uncarried chunks are checked here (R20 D1): the
+        others' bytes are the log's, maybe not yet written here by the data stage of a write logged just
+        before (a V1 client sends the putBlock without waiting), and a chunk committed as it is counts as
+        carried (`check_written`). The check refuses CONTAINER_NOT_FOUND when the container is not here
+        (this leader holds none of the bytes). None for any other request (its bytes, if any, went
+        through the log). The check blocks (a read back of chunks not kept verified, the block's record):
+        run it off the event loop, after the request's other checks (SCM's answer for a container not
+        here comes first)."""
         if request.cmdType != CommandType.PutBlock:
             return None
         container = self.containers.get(request.containerID)
         local_id = request.putBlock.blockData.blockID.localID
         streamed = container is not None and container.written_outside_log(local_id)
-        if not streamed and carried_by_log(request):
+        missing = uncarried(request)
+        if not streamed and not missing:
             return None
 
         def check() -> bytes:
@@ -473,7 +478,8 @@ class Dispatcher:
                     f"container {request.containerID} is not on this leader: it holds none of the bytes "
                     f"the putBlock of block {local_id} commits, which no log entry carried",
                 )
-            here.check_written(block)
+            chunks = tuple(c for c in block.chunks if (c.offset, c.length) in missing)
+            here.check_written(replace(block, chunks=chunks))
             return held_chunks(request)
 
         return check
