@@ -16,6 +16,7 @@ from tests.unit.datanode.dns_helpers import block_writes, chunk, flip_byte, payl
 from tests.unit.datanode.ratis.csm_helpers import (
     CID,
     Member,
+    bad_checksum,
     datas,
     entries,
     feed,
@@ -203,24 +204,36 @@ def test_a_leader_left_out_of_a_plaintext_chain_refuses_the_put_block(
 
 def test_a_put_block_after_writes_the_leader_is_logging_needs_no_vouching(members: list[Member]) -> None:
     """V1 on the Raft core: a client sends a block's putBlock without waiting for its writeChunks' answers,
-    so their data stages may not have run on the leader yet. Their chunks count as carried by the log while
-    the leader logs them (`ContainerStateMachine.logging_write`) and once applied: the putBlock is logged
-    without data, as before. Once a logged write is over unapplied (refused, or its leader stepped down),
-    its chunk is not carried any more, and the leader vouches for it (here: it holds no bytes of it). A
-    chunk is known by its offset and length: the log's bytes there are every member's, and a putBlock
-    naming other checksums for them is refused alike at apply."""
+    so their data stages may not have run on the leader yet. The putBlock waits for those data stages here
+    (`ContainerStateMachine.logging`); their chunks then count as carried by the log, and once applied:
+    the putBlock is logged without data, as before. Once a logged write is over unwritten (refused, or
+    its leader stepped down), its chunk is not carried, and the leader vouches for it (here: it holds no
+    bytes of it). A chunk is known by its offset and length: the log's bytes there are every member's,
+    and a putBlock naming other checksums for them is refused alike at apply."""
     leader = members[0]
     writes, _ = block_writes(CID, 1, payload(1, 2048), 1024)  # writeChunk, writeChunk, putBlock
+    log = entries(writes[:2])
+
+    async def data_stages() -> None:
+        waits = leader.sm.logging(writes[2])
+        assert len(waits) == 2 and not any(w.done() for w in waits)
+        for entry, data in zip(log, datas(writes[:2]), strict=True):
+            await leader.sm.write_data(entry, memoryview(data))
+        assert all(w.done() for w in waits) and not leader.sm.logging(writes[2])
+
     done = [leader.sm.logging_write(w) for w in writes[:2]]
-    assert held_by_stream(leader, writes[2]) is None
-    done[1]()
+    done[1]()  # over before its data stage here
     with pytest.raises(ContainerError) as refused:
         check = held_by_stream(leader, writes[2])
         assert check is not None
         check()
     assert refused.value.result is Result.CONTAINER_NOT_FOUND
-    done[0]()
-    assert results(run(feed(leader, entries(writes[:2]), datas(writes[:2])))) == ["SUCCESS"] * 2
+    done[1] = leader.sm.logging_write(writes[1])
+    run(data_stages())
+    assert held_by_stream(leader, writes[2]) is None  # written here by the log, not applied yet
+    assert results(run(feed(leader, log, datas(writes[:2])))) == ["SUCCESS"] * 2
+    for over in done:
+        over()
     assert held_by_stream(leader, writes[2]) is None  # applied here: carried by the log
     lying = put(CID, 1, [chunk("1_chunk_0", 0, payload(9, 1024))])  # the log's bytes: refused alike at apply
     assert held_by_stream(leader, lying) is None
@@ -230,3 +243,38 @@ def test_a_put_block_after_writes_the_leader_is_logging_needs_no_vouching(member
     with pytest.raises(ContainerError) as refused:
         check()
     assert refused.value.result is Result.UNABLE_TO_FIND_CHUNK
+
+
+def test_a_put_block_after_a_write_the_leader_then_refuses_is_vouched_for(members: list[Member]) -> None:
+    """R20 D3: a putBlock arriving while the leader logs a writeChunk of one of its chunks used to count
+    that chunk as carried by the log; the write's data stage then refused it (its bytes are not its
+    checksums), and the putBlock, logged without data, was committed by the followers holding streamed
+    bytes there (a plaintext chain that left the leader out) and refused by the leader. It now waits for
+    that data stage here, and the leader vouches for the chunk: it holds none of its bytes, so the
+    putBlock is refused before anything is logged."""
+    leader = members[0]
+    other = [write(CID, 2, chunk("2_c", 0, payload(3, 1024)), payload(3, 1024))]
+    assert results(run(feed(leader, entries(other), datas(other)))) == [
+        "SUCCESS"
+    ]  # the leader has the container
+    data = payload(1, 3000)
+    for member in members[1:]:
+        streamed(member, data)
+    refused_write = bad_checksum(CID, 1, 0, data)  # chunk (0, 3000): its bytes are not its checksums
+    putting = put(CID, 1, [chunk("1_chunk_1", 0, data)])
+    done = leader.sm.logging_write(refused_write)
+    log = entries([refused_write], first=2)
+
+    async def data_stage() -> None:
+        waits = leader.sm.logging(putting)
+        assert len(waits) == 1
+        await leader.sm.write_data(log[0], memoryview(datas([refused_write])[0]))
+        await asyncio.wait(waits)
+
+    run(data_stage())
+    check = held_by_stream(leader, putting)
+    assert check is not None
+    with pytest.raises(ContainerError) as refused:
+        check()
+    assert refused.value.result is Result.UNABLE_TO_FIND_CHUNK  # nothing logged: no member commits it
+    done()
