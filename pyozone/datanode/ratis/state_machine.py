@@ -647,15 +647,13 @@ class ContainerStateMachine:
 
     @staticmethod
     def _named_extents(request: Request) -> list[_Extent]:
-        """The chunks a putBlock names, as (block, offset, length)."""
+        """The chunks a putBlock names, as (block, offset, length), read off the request: no checksums are
+        parsed on the event loop for every putBlock (R20 D5); a malformed one is refused at apply."""
         if request.cmdType != CommandType.PutBlock:
             return []
-        try:
-            chunks = _named_chunks(request)
-        except ProtocolError:
-            return []
-        key = (request.containerID, _named_block(request))
-        return [(key, chunk.offset, chunk.length) for chunk in chunks]
+        block = request.putBlock.blockData
+        key = (request.containerID, block.blockID.localID)
+        return [(key, chunk.offset, chunk.len) for chunk in block.chunks]
 
     def _forget_acknowledged(self, cid: int) -> None:
         """The container closed: no later putBlock names its chunks."""
@@ -728,14 +726,15 @@ class _Logging:
 
 
 def _written_extent(request: Request) -> _Extent | None:
-    """The chunk a writeChunk or putSmallFile writes (None for anything else)."""
-    try:
-        named = _named_chunks(request)[:1] if request.cmdType != CommandType.PutBlock else []
-    except ProtocolError:
+    """The chunk a writeChunk or putSmallFile writes (None for anything else), read off the request (R20
+    D5)."""
+    if request.HasField("writeChunk"):
+        chunk = request.writeChunk.chunkData
+    elif request.HasField("putSmallFile"):
+        chunk = request.putSmallFile.chunkInfo
+    else:
         return None
-    if not named:
-        return None
-    return _block_key(request), named[0].offset, named[0].length
+    return _block_key(request), chunk.offset, chunk.len
 
 
 def logged_blocks(entries: Iterable[LogEntry]) -> set[BlockID]:
