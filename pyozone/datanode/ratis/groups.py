@@ -567,6 +567,8 @@ class PipelineGroups:
             if held is not None:
                 try:
                     data = await asyncio.get_running_loop().run_in_executor(self.executor, held)
+                except Refused as e:
+                    return answer_with(request, e.result, str(e))
                 except ContainerError as e:
                     return refusal(request, e.result, str(e.args[0]))
                 except ProtocolError as e:

@@ -622,7 +622,8 @@ class ContainerStateMachine:
         return waits
 
     def uncarried(self, request: Request) -> set[tuple[int, int]]:
-        """The chunks (offset, length) a putBlock names whose bytes this member's log did not carry: not
+        """The chunks (offset, length) a putBlock (or a piggybacked one, `_named_extents`) names whose bytes
+        this member's log did not carry: not
         written by an entry's data stage here and applied (a replayed one too), nor named by a putBlock the
         leader vouched for, nor by a write this member is logging whose data stage wrote them here
         (`logging_write`; one whose data stage has not ended counts as not carried: its putBlock waits
@@ -647,13 +648,19 @@ class ContainerStateMachine:
 
     @staticmethod
     def _named_extents(request: Request) -> list[_Extent]:
-        """The chunks a putBlock names, as (block, offset, length), read off the request: no checksums are
-        parsed on the event loop for every putBlock (R20 D5); a malformed one is refused at apply."""
-        if request.cmdType != CommandType.PutBlock:
+        """The chunks a putBlock names, or the block a writeChunk commits with it (Ozone's putBlock
+        piggybacking) other than the writeChunk's own, as (block, offset, length), read off the request:
+        no checksums are parsed on the event loop for every putBlock (R20 D5); a malformed one is refused
+        at apply."""
+        if request.cmdType == CommandType.PutBlock:
+            block, own = request.putBlock.blockData, None
+        elif request.cmdType == CommandType.WriteChunk and request.writeChunk.HasField("block"):
+            block, own = request.writeChunk.block.blockData, _written_extent(request)
+        else:
             return []
-        block = request.putBlock.blockData
         key = (request.containerID, block.blockID.localID)
-        return [(key, chunk.offset, chunk.len) for chunk in block.chunks]
+        named = [(key, chunk.offset, chunk.len) for chunk in block.chunks]
+        return [extent for extent in named if extent != own]
 
     def _forget_acknowledged(self, cid: int) -> None:
         """The container closed: no later putBlock names its chunks."""

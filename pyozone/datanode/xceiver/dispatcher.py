@@ -92,6 +92,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from enum import StrEnum
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyozone.datanode.container_full import check_close_threshold, is_full
@@ -459,7 +460,13 @@ class Dispatcher:
         (this leader holds none of the bytes). None for any other request (its bytes, if any, went
         through the log). The check blocks (a read back of chunks not kept verified, the block's record):
         run it off the event loop, after the request's other checks (SCM's answer for a container not
-        here comes first)."""
+        here comes first). A writeChunk committing its block with it (Ozone's putBlock piggybacking) names
+        chunks too, but its data are its own bytes, with nowhere for the leader's chunks: it is refused
+        unless every other chunk it names was carried by the log or is committed as it is (R20 D2,
+        `_piggybacked_over_log`); the check returns no data then."""
+        if request.cmdType == CommandType.WriteChunk and request.writeChunk.HasField("block"):
+            others = uncarried(request)
+            return partial(self._piggybacked_over_log, request, others) if others else None
         if request.cmdType != CommandType.PutBlock:
             return None
         container = self.containers.get(request.containerID)
@@ -483,6 +490,32 @@ class Dispatcher:
             return held_chunks(request)
 
         return check
+
+    def _piggybacked_over_log(self, request: Request, uncarried: set[tuple[int, int]]) -> bytes:
+        """A writeChunk committing its block, whose `uncarried` chunks its leader's log did not carry: each
+        must be committed here as it is (so on every member: the log committed it), else the request is
+        refused UNSUPPORTED_REQUEST, nothing logged. Unvouched, each member would judge its own bytes
+        (streamed, or gone) alone at apply, and the members would commit the block differently. Blocks
+        (the block's record): run it off the event loop."""
+        lid = request.writeChunk.blockID.localID
+        container = self.containers.get(request.containerID)
+        committed: set[tuple[int, int]] = set()
+        if container is not None:
+            try:
+                block = container.get_block(BlockID(request.containerID, lid))
+            except ContainerError:
+                block = None
+            if block is not None:
+                committed = {(c.offset, c.length) for c in block.chunks}
+        if not uncarried <= committed:
+            offset, length = min(uncarried - committed)
+            raise Refused(
+                Refusal.UNSUPPORTED_REQUEST,
+                f"a writeChunk of conID: {request.containerID} locID: {lid} commits its block with chunks "
+                f"this pipeline's log did not carry ({length} bytes at {offset}, written outside it or "
+                "not at all): send its putBlock apart",
+            )
+        return b""
 
     def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
         """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN

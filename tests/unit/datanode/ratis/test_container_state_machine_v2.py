@@ -5,15 +5,28 @@ append (`Dispatcher.held_by_stream`). Harness: csm_helpers.py."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from pyozone.datanode.storage import ContainerError, Result, chunk_io
+from pyozone.datanode.xceiver.dispatcher import Refusal, Refused
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
 from pyozone.protocol import container as wire
+from pyozone.protocol.container import result_code
 from pyozone.protocol.ratis import entry_payload, held_chunks
 from pyozone.ratis.messages import LogEntry
-from tests.unit.datanode.dns_helpers import block_writes, chunk, flip_byte, payload, put, results, write
+from tests.unit.datanode.dns_helpers import (
+    block_id,
+    block_writes,
+    chunk,
+    flip_byte,
+    payload,
+    put,
+    request,
+    results,
+    write,
+)
 from tests.unit.datanode.ratis.csm_helpers import (
     CID,
     Member,
@@ -23,6 +36,7 @@ from tests.unit.datanode.ratis.csm_helpers import (
     feed,
     held_by_stream,
     replica,
+    restarted,
     run,
     streamed,
 )
@@ -299,3 +313,52 @@ def test_the_leader_decides_its_vouching_without_parsing_checksums(
     assert leader.sm.uncarried(writes[2]) == {(0, 1024), (1024, 1024)}  # their data stages: not yet
     for over in done:
         over()
+
+
+def _piggybacking(lid: int, chunks: list[pb.ChunkInfo], data: bytes) -> pb.ContainerCommandRequestProto:
+    """A writeChunk of the last of `chunks` (`data`) that commits its block with all of them."""
+    block = pb.PutBlockRequestProto(blockData=pb.BlockData(blockID=block_id(CID, lid), chunks=chunks))
+    body = pb.WriteChunkRequestProto(blockID=block_id(CID, lid), chunkData=chunks[-1], data=data, block=block)
+    return request(pb.WriteChunk, CID, writeChunk=body)
+
+
+@pytest.mark.parametrize("streams", ["to every member", "leaving the leader out"])
+def test_a_write_chunk_committing_its_block_over_chunks_the_log_did_not_carry_is_refused(
+    members: list[Member], executor: ThreadPoolExecutor, streams: str
+) -> None:
+    """R20 D2: a writeChunk that commits its block with it (Ozone's putBlock piggybacking) over a streamed
+    chunk was logged without the leader vouching for it: each member judged its own bytes at apply, a
+    follower that lost them (or the leader, left out of a plaintext chain) refusing alike while the others
+    commit. Its data are its own bytes, with nowhere for the leader's chunks: it is refused before it is
+    logged (UNSUPPORTED_REQUEST), unless every other chunk it names was carried by the log or is committed
+    as it is (after a restart the log no longer notes it). pyozone's client sends its putBlocks apart."""
+    leader = members[0]
+    data, tail = payload(1, 3000), payload(2, 100)
+    if streams == "to every member":
+        for member in members:
+            streamed(member, data)
+    else:
+        other = [write(CID, 2, chunk("2_c", 0, payload(3, 1024)), payload(3, 1024))]
+        assert results(run(feed(leader, entries(other), datas(other)))) == ["SUCCESS"]
+        for member in members[1:]:
+            streamed(member, data)
+    first, last = chunk("1_chunk_1", 0, data), chunk("1_chunk_2", 3000, tail)
+    check = held_by_stream(leader, _piggybacking(1, [first, last], tail))
+    assert check is not None
+    with pytest.raises(Refused) as refused:
+        check()
+    assert refused.value.result == result_code(Refusal.UNSUPPORTED_REQUEST)
+    assert "send its putBlock apart" in str(refused.value)
+    if streams == "leaving the leader out":
+        return
+    committing = put(CID, 1, [first])  # vouched for: the entry carries the leader's chunks
+    vouched = held_by_stream(leader, committing)
+    assert vouched is not None
+    held = vouched()
+    log = [LogEntry(1, 1, entry_payload(committing), data_size=len(held))]
+    assert results(run(feed(leader, log, [held]))) == ["SUCCESS"]
+    assert held_by_stream(leader, _piggybacking(1, [first, last], tail)) is None  # carried by the log now
+    leader.sm = restarted(leader, executor, log_last_index=1)  # the log no longer notes the chunk
+    check = held_by_stream(leader, _piggybacking(1, [first, last], tail))
+    assert check is not None and check() == b""  # committed as it is here, so on every member
+    assert not leader.failures
