@@ -456,7 +456,8 @@ class Dispatcher:
         refusing alike while the others commit. Only the uncarried chunks are checked here (R20 D1): the
         others' bytes are the log's, maybe not yet written here by the data stage of a write logged just
         before (a V1 client sends the putBlock without waiting), and a chunk committed as it is counts as
-        carried (`check_written`). The check refuses CONTAINER_NOT_FOUND when the container is not here
+        carried (`check_written`). The check refuses BLOCK_ALREADY_FINALIZED for a finalized block (for
+        good: its commit would refuse it alike), and CONTAINER_NOT_FOUND when the container is not here
         (this leader holds none of the bytes). None for any other request (its bytes, if any, went
         through the log). The check blocks (a read back of chunks not kept verified, the block's record):
         run it off the event loop, after the request's other checks (SCM's answer for a container not
@@ -485,6 +486,7 @@ class Dispatcher:
                     f"container {request.containerID} is not on this leader: it holds none of the bytes "
                     f"the putBlock of block {local_id} commits, which no log entry carried",
                 )
+            here.refuse_if_finalized(block.block_id)  # for good: the commit would refuse it alike
             chunks = tuple(c for c in block.chunks if (c.offset, c.length) in missing)
             here.check_written(replace(block, chunks=chunks))
             return held_chunks(request)
@@ -501,6 +503,7 @@ class Dispatcher:
         container = self.containers.get(request.containerID)
         committed: set[tuple[int, int]] = set()
         if container is not None:
+            container.refuse_if_finalized(BlockID(request.containerID, lid))  # the commit's answer
             try:
                 block = container.get_block(BlockID(request.containerID, lid))
             except ContainerError:
