@@ -632,8 +632,8 @@ class ContainerStateMachine:
         them alike at apply. The bytes of the uncarried ones came outside the log (a V2 datastream:
         before this member restarted, or to other members only), before the member's last snapshot (no
         replayed entry notes them), or not at all: the leader vouches for them before it logs the
-        putBlock (`Dispatcher.held_by_stream`), checking only those (R20 D1). A malformed putBlock names
-        none: the commit refuses it alike on every member."""
+        putBlock (`Dispatcher.held_by_stream`), checking only those (R20 D1). A malformed putBlock is refused
+        by that check (MALFORMED_REQUEST) or alike on every member by the commit."""
         key = (request.containerID, _named_block(request))
         applied = self._acknowledged.get(key, {})
         missing = set()

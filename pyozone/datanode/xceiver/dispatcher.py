@@ -454,17 +454,18 @@ class Dispatcher:
         this leader restarted, or went to other members only (R16 D4). Unvouched, it would be logged
         without data, and each member would judge its own bytes alone at apply: a member without them
         refusing alike while the others commit. Only the uncarried chunks are checked here (R20 D1): the
-        others' bytes are the log's, maybe not yet written here by the data stage of a write logged just
-        before (a V1 client sends the putBlock without waiting), and a chunk committed as it is counts as
-        carried (`check_written`). The check refuses BLOCK_ALREADY_FINALIZED for a finalized block (for
-        good: its commit would refuse it alike), and CONTAINER_NOT_FOUND when the container is not here
-        (this leader holds none of the bytes). None for any other request (its bytes, if any, went
-        through the log). The check blocks (a read back of chunks not kept verified, the block's record):
-        run it off the event loop, after the request's other checks (SCM's answer for a container not
-        here comes first). A writeChunk committing its block with it (Ozone's putBlock piggybacking) names
-        chunks too, but its data are its own bytes, with nowhere for the leader's chunks: it is refused
-        unless every other chunk it names was carried by the log or is committed as it is (R20 D2,
-        `_piggybacked_over_log`); the check returns no data then."""
+        others' bytes are the log's, which every member's data stages wrote alike (and which a V1
+        client's putBlock, sent without waiting, may name before they are applied), and a chunk
+        committed as it is counts as carried (`check_written`). The check refuses
+        BLOCK_ALREADY_FINALIZED for a finalized block (for good: its commit would refuse it alike), and
+        CONTAINER_NOT_FOUND when the container is not here (this leader holds none of the bytes). None
+        for any other request (its bytes, if any, went through the log). The check blocks (a read back
+        of chunks not kept verified, the block's record): run it off the event loop, after the request's
+        other checks (SCM's answer for a container not here comes first). A writeChunk committing its
+        block with it (Ozone's putBlock piggybacking) names chunks too, but its data are its own bytes,
+        with nowhere for the leader's chunks: it is refused unless every other chunk it names was carried
+        by the log or is committed as it is (R20 D2, `_piggybacked_over_log`); the check returns no data
+        then."""
         if request.cmdType == CommandType.WriteChunk and request.writeChunk.HasField("block"):
             others = uncarried(request)
             return partial(self._piggybacked_over_log, request, others) if others else None
