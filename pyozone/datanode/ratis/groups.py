@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -463,6 +463,7 @@ class PipelineGroups:
             return asyncio.ensure_future(group.watch(request))
         checks: list[Callable[[], None]] = []
         held: Callable[[], bytes] | None = None
+        waits: list[asyncio.Future[None]] = []  # a putBlock after writes this leader is logging
         if not is_watch(request):
             try:
                 token_check = self.dispatcher.check_token(request)  # the followers trust this leader's check
@@ -472,8 +473,9 @@ class PipelineGroups:
                 if allocation_check is not None:
                     checks.append(allocation_check)
                 if group.failure is None:  # else nothing is logged: RAFT_RETRY_FAILURE is the answer
-                    # a putBlock over bytes no entry carried here (V2-streamed): this leader vouches for them
-                    held = self.dispatcher.held_by_stream(request, group.machine.carried_by_log)
+                    waits = group.machine.logging(request)
+                    if not waits:  # a putBlock over bytes no entry carried here: this leader vouches for them
+                        held = self.dispatcher.held_by_stream(request, group.machine.uncarried)
             except Refused as e:
                 return _done(answer_with(request, e.result, str(e)))
             except ContainerError as e:
@@ -481,7 +483,7 @@ class PipelineGroups:
             except ProtocolError as e:
                 return _refused(request, LogResult.MALFORMED_REQUEST, str(e))
         logged = group.machine.logging_write(request)  # its chunk: carried by the log for a putBlock after it
-        answer = self._in_turn(group, request, checks, held, electing)
+        answer = self._in_turn(group, request, checks, held, electing, waits)
         answer.add_done_callback(lambda _answer: logged())
         return answer
 
@@ -492,11 +494,13 @@ class PipelineGroups:
         checks: list[Callable[[], None]],
         held: Callable[[], bytes] | None,
         electing: bool,
+        waits: list[asyncio.Future[None]],
     ) -> asyncio.Future[Response]:
         """A request past the leader's checks at its arrival: submitted at once when it waits for nothing
-        (no check off the loop, no election, no earlier turn), else in its turn (`_submit_in_turn`)."""
+        (no check off the loop, no election, no earlier turn, no write's data stage), else in its turn
+        (`_submit_in_turn`)."""
         turn = self._turns.get(request.pipelineID)
-        if not checks and held is None and not electing and (turn is None or turn.done()):
+        if not checks and held is None and not waits and not electing and (turn is None or turn.done()):
             return asyncio.ensure_future(group.submit(request))
         if len(group.waiting) >= self.config.write_element_limit:
             return _refused(
@@ -509,7 +513,9 @@ class PipelineGroups:
         self._turns[request.pipelineID] = mine
         deadline = loop.time() + 2 * (self.config.election_timeout_ms + ELECTION_SPREAD_MS) / 1000
         group.waiting.add(mine)
-        task = asyncio.ensure_future(self._submit_in_turn(group, request, checks, turn, mine, deadline, held))
+        task = asyncio.ensure_future(
+            self._submit_in_turn(group, request, checks, turn, mine, deadline, held, waits)
+        )
         task.add_done_callback(lambda _task: self._end_turn(group, turn, mine))  # cancelled unstarted too
         return task
 
@@ -522,6 +528,7 @@ class PipelineGroups:
         mine: asyncio.Future[None],
         deadline: float,
         held: Callable[[], bytes] | None = None,
+        waits: Sequence[asyncio.Future[None]] = (),
     ) -> Response:
         """Waits for the end of an election under way (every waiter at once, each until its own `deadline`:
         one election wait from its arrival), asks SCM off the event loop (a token's secret key, the
@@ -531,7 +538,9 @@ class PipelineGroups:
         never cancels another's turn: the previous turn is awaited without being cancelled, and a request
         that ends early passes its turn on once the previous one is done. `held`: a putBlock's check of
         this leader's own streamed bytes (`Dispatcher.held_by_stream`), refused before anything is logged
-        when they are not what it names; what it returns is the entry's data."""
+        when they are not what it names; what it returns is the entry's data. `waits`: a putBlock naming
+        chunks of writes this leader is logging: the ends of their data stages here, which it waits for
+        before it decides what it vouches for (`ContainerStateMachine.logging`)."""
         try:
             if group.leader_id is None:  # an election under way (a new pipeline): wait for its end
                 await group.leader_known(deadline)
@@ -551,10 +560,15 @@ class PipelineGroups:
                     return answer_with(request, e.result, str(e))
                 except ContainerError as e:
                     return refusal(request, e.result, str(e.args[0]))
+            if waits and group.failure is None:
+                await asyncio.wait(waits)
+                held = self.dispatcher.held_by_stream(request, group.machine.uncarried)
             data = b""
             if held is not None:
                 try:
                     data = await asyncio.get_running_loop().run_in_executor(self.executor, held)
+                except Refused as e:
+                    return answer_with(request, e.result, str(e))
                 except ContainerError as e:
                     return refusal(request, e.result, str(e.args[0]))
                 except ProtocolError as e:

@@ -16,7 +16,7 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   of the pipeline's directory (synced before the entry is acknowledged) until a snapshot covers the entry;
   anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises DataWriteError: the shell fails this member of
   the group. A putBlock over bytes written outside the log (a V2 datastream: each member wrote its own
-  copy), or naming any chunk the leader's log did not carry (`carried_by_log`), carries the chunks its
+  copy), or naming any chunk the leader's log did not carry (`uncarried`), carries the chunks its
   leader holds, checked by the leader before it logged it (`Dispatcher.held_by_stream`); its data stage
   checks this member's own bytes against them, and any difference (missing, short, other checksums)
   raises DataWriteError: the leader's are the bytes the entry commits, so a member without them has
@@ -58,10 +58,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -107,6 +106,8 @@ REFUSED_DIR = "refused"
 """Where the entries whose data stage refused them keep that answer and their data, `<index>-<term>`."""
 
 _BlockKey = tuple[int, int]
+_Extent = tuple[_BlockKey, int, int]
+"""A chunk of a block: (block, offset, length)."""
 _DATA_GONE = frozenset(result_code(r) for r in ("UNABLE_TO_FIND_CHUNK", "CHECKSUM_MISMATCH"))
 
 
@@ -197,9 +198,9 @@ class ContainerStateMachine:
         self._acknowledged: dict[_BlockKey, dict[int, ChunkInfo]] = {}
         """The chunks whose bytes entries' data stages wrote here (by offset; replayed ones: written before
         the restart, maybe not synced), until their container closes."""
-        self._logging: Counter[tuple[_BlockKey, int, int]] = Counter()
-        """The chunks of the writes this member, leading, is putting into the log (`logging_write`):
-        (block, offset, length) -> how many."""
+        self._logging: dict[_Extent, list[_Logging]] = {}
+        """The writes this member, leading, is putting into the log (`logging_write`), by their chunk, in
+        the order they came."""
 
     # ------------------------------------------------------------------ data (at append)
 
@@ -215,16 +216,20 @@ class ContainerStateMachine:
         previous = self._block_tails.get(key)
         mine: asyncio.Future[None] = loop.create_future()
         self._block_tails[key] = mine
+        wrote = False
         try:
             if previous is not None:
                 await asyncio.wait([previous])
             response = await loop.run_in_executor(
                 self._executor, self.dispatcher.write_data, request, entry.index, data
             )
+            wrote = succeeded(response.result)
         finally:
             mine.set_result(None)
             if self._block_tails.get(key) is mine:
                 del self._block_tails[key]
+            if self._logging:
+                self._written_here(request, wrote)
         if succeeded(response.result):
             self._dirty.add(key)
             return
@@ -569,49 +574,93 @@ class ContainerStateMachine:
 
     def logging_write(self, request: Request) -> Callable[[], None]:
         """This member, leading, puts a client's writeChunk or putSmallFile into the log: until the returned
-        call (its entry applied here, or refused), the chunk it writes counts as carried by the log
-        (`carried_by_log`), although its data stage may not have run yet (a client sends a block's
-        putBlock without waiting for its writeChunks' answers)."""
-        try:
-            named = _named_chunks(request)[:1]  # its data's chunk
-        except ProtocolError:
-            named = []
-        if not named or request.cmdType == CommandType.PutBlock:
+        call (its answer: its entry applied here, or refused), the chunk it writes counts as carried by the
+        log (`uncarried`) once its data stage wrote it here (`_written_here`), and a putBlock naming it
+        waits for that data stage first (`logging`)."""
+        extent = _written_extent(request)
+        if extent is None:
             return lambda: None
-        chunk = named[0]
-        key = (_block_key(request), chunk.offset, chunk.length)
-        self._logging[key] += 1
+        mine = _Logging()
+        self._logging.setdefault(extent, []).append(mine)
 
         def done() -> None:
-            self._logging[key] -= 1
-            if self._logging[key] <= 0:
-                del self._logging[key]
+            mine.settle(False)  # its data stage's outcome, if known, stays
+            writes = self._logging.get(extent, [])
+            if mine in writes:
+                writes.remove(mine)
+            if not writes:
+                self._logging.pop(extent, None)
 
         return done
 
-    def carried_by_log(self, request: Request) -> bool:
-        """Whether the bytes of every chunk a putBlock names (its offset and length) are ones this member's
-        log carried: written by an entry's data stage here and applied (a replayed one too) or named by a
-        putBlock the leader vouched for, or in a write this member is putting into the log
-        (`logging_write`). Every member then holds those bytes as the log wrote them (no stream changes
-        bytes already written), and judges the putBlock's checksums against them alike at apply. Any other
-        chunk's bytes came outside the log (a V2 datastream: before this member restarted, or to other
-        members only) or not at all, and the leader vouches for them before it logs the putBlock
-        (`Dispatcher.held_by_stream`). A malformed putBlock counts as carried: the commit refuses it alike
-        on every member."""
-        try:
-            chunks = _named_chunks(request)
-        except ProtocolError:
-            return True
+    def _written_here(self, request: Request, wrote: bool) -> None:
+        """This member's data stage of a write it is logging (the oldest of its chunk not settled) ended:
+        `wrote` its bytes here, or not (refused, or failed)."""
+        extent = _written_extent(request)
+        for write in self._logging.get(extent, []) if extent is not None else []:
+            if write.wrote is None:
+                write.settle(wrote)
+                return
+
+    def logging(self, request: Request) -> list[asyncio.Future[None]]:
+        """The ends of the data stages here of the writes this member is logging, still to end, of chunks a
+        putBlock names (R20 D3): the putBlock waits for them before its leader decides which chunks it
+        vouches for (`uncarried`). Counted as carried at once, a write refused after (a data stage
+        refusing it, the leader's own checks off the event loop) would leave the putBlock logged without
+        data, and members holding other bytes there (streamed, a chain that left the leader out) would
+        commit what the leader refuses. Waiting for the leader's own data stage, not for the entry's
+        commit, keeps a V1 client's putBlock right behind its writeChunk: it is that leader's bytes the
+        entry commits, and every member's data stages of a block run in log order. Only the writes come
+        before the putBlock: one after it may wait for the putBlock's turn."""
+        waits = []
+        for extent in self._named_extents(request):
+            for write in self._logging.get(extent, []):
+                if write.wrote is None:
+                    ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                    write.waiters.append(ended)
+                    waits.append(ended)
+        return waits
+
+    def uncarried(self, request: Request) -> set[tuple[int, int]]:
+        """The chunks (offset, length) a putBlock (or a piggybacked one, `_named_extents`) names whose bytes
+        this member's log did not carry: not
+        written by an entry's data stage here and applied (a replayed one too), nor named by a putBlock the
+        leader vouched for, nor by a write this member is logging whose data stage wrote them here
+        (`logging_write`; one whose data stage has not ended counts as not carried: its putBlock waits
+        for it first, `logging`). The log carried the others: every member holds those bytes as the log
+        wrote them (no stream changes bytes already written), and judges the putBlock's checksums against
+        them alike at apply. The bytes of the uncarried ones came outside the log (a V2 datastream:
+        before this member restarted, or to other members only), before the member's last snapshot (no
+        replayed entry notes them), or not at all: the leader vouches for them before it logs the
+        putBlock (`Dispatcher.held_by_stream`), checking only those (R20 D1). A malformed putBlock is refused
+        by that check (MALFORMED_REQUEST) or alike on every member by the commit."""
         key = (request.containerID, _named_block(request))
         applied = self._acknowledged.get(key, {})
-        for chunk in chunks:
-            written = applied.get(chunk.offset)
-            if written is not None and written.length == chunk.length:
+        missing = set()
+        for extent in self._named_extents(request):
+            _, offset, length = extent
+            written = applied.get(offset)
+            if written is not None and written.length == length:
                 continue
-            if not self._logging.get((key, chunk.offset, chunk.length)):
-                return False
-        return True
+            if not any(write.wrote for write in self._logging.get(extent, [])):
+                missing.add((offset, length))
+        return missing
+
+    @staticmethod
+    def _named_extents(request: Request) -> list[_Extent]:
+        """The chunks a putBlock names, or the block a writeChunk commits with it (Ozone's putBlock
+        piggybacking) other than the writeChunk's own, as (block, offset, length), read off the request:
+        no checksums are parsed on the event loop for every putBlock (R20 D5); a malformed one is refused
+        at apply."""
+        if request.cmdType == CommandType.PutBlock:
+            block, own = request.putBlock.blockData, None
+        elif request.cmdType == CommandType.WriteChunk and request.writeChunk.HasField("block"):
+            block, own = request.writeChunk.block.blockData, _written_extent(request)
+        else:
+            return []
+        key = (request.containerID, block.blockID.localID)
+        named = [(key, chunk.offset, chunk.len) for chunk in block.chunks]
+        return [extent for extent in named if extent != own]
 
     def _forget_acknowledged(self, cid: int) -> None:
         """The container closed: no later putBlock names its chunks."""
@@ -664,6 +713,35 @@ def _named_chunks(request: Request) -> list[ChunkInfo]:
     if request.HasField("putBlock"):
         return list(wire.put_block_from_proto(request.putBlock, cid, "putBlock").chunks)
     return []
+
+
+@dataclass
+class _Logging:
+    """A write this member, leading, is putting into the log (`ContainerStateMachine.logging_write`)."""
+
+    wrote: bool | None = None
+    """Whether its data stage wrote its bytes here (None: not ended yet)."""
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def settle(self, wrote: bool) -> None:
+        if self.wrote is None:
+            self.wrote = wrote
+        for waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self.waiters.clear()
+
+
+def _written_extent(request: Request) -> _Extent | None:
+    """The chunk a writeChunk or putSmallFile writes (None for anything else), read off the request (R20
+    D5)."""
+    if request.HasField("writeChunk"):
+        chunk = request.writeChunk.chunkData
+    elif request.HasField("putSmallFile"):
+        chunk = request.putSmallFile.chunkInfo
+    else:
+        return None
+    return _block_key(request), chunk.offset, chunk.len
 
 
 def logged_blocks(entries: Iterable[LogEntry]) -> set[BlockID]:

@@ -299,6 +299,41 @@ async def test_a_leader_whose_streamed_bytes_differ_refuses_the_put_block_before
 
 
 @async_test
+async def test_a_write_chunk_committing_its_block_over_streamed_bytes_is_refused_before_logging_it(
+    tmp_path: Path,
+) -> None:
+    """R20 D2: a writeChunk that commits its block with it (Ozone's putBlock piggybacking) over streamed
+    bytes cannot carry the leader's chunks (its data are its own bytes), so each member would judge its
+    own streamed bytes alone at apply: it is refused UNSUPPORTED_REQUEST before anything is logged."""
+    async with three_datanodes(tmp_path) as cluster:
+        leader, f1, f2 = cluster.dns
+        acks = await asyncio.to_thread(_stream, leader, (_hop(f1), _hop(f2)))
+        assert [a.ok for a, _ in acks] == [True, True], acks
+        streamed_chunk = _put_block(DATA).putBlock.blockData.chunks[0]
+        tail = b"t" * 100
+        sums = compute(tail, ChecksumType.CRC32, BPC).checksums
+        last = pb.ChunkInfo(
+            chunkName="1_chunk_2", offset=len(DATA), len=len(tail),
+            checksumData=pb.ChecksumData(type=pb.CRC32, bytesPerChecksum=BPC, checksums=sums),
+        )  # fmt: skip
+        block_id = pb.DatanodeBlockID(containerID=CID, localID=1)
+        block = pb.BlockData(blockID=block_id, chunks=[streamed_chunk, last])
+        piggybacking = pb.ContainerCommandRequestProto(
+            cmdType=pb.WriteChunk, containerID=CID, pipelineID=PID,
+            writeChunk=pb.WriteChunkRequestProto(
+                blockID=block_id, chunkData=last, data=tail, block=pb.PutBlockRequestProto(blockData=block)
+            ),
+        )  # fmt: skip
+        before = _last_index(leader)
+        (refused,) = await _send(leader, [piggybacking])
+        assert pb.Result.Name(refused.result) == "UNSUPPORTED_REQUEST", refused.message
+        assert "send its putBlock apart" in refused.message
+        assert _last_index(leader) == before  # nothing logged
+        for dn in (leader, f1, f2):
+            assert not await _has_block(dn)
+
+
+@async_test
 async def test_a_follower_that_lost_its_streamed_bytes_fails_at_the_put_block(tmp_path: Path) -> None:
     """R14 D1 (V2): a member lost the block file the stream wrote (a disk, a power cut) before the
     putBlock: its data stage finds the leader's chunks missing, so it fails for the group (SCM closes the

@@ -214,4 +214,4 @@ def twice(members: list[Member], requests: list[pb.ContainerCommandRequestProto]
 def held_by_stream(leader: Member, req: pb.ContainerCommandRequestProto) -> Callable[[], bytes] | None:
     """What `leader` checks of a putBlock before it logs it, as PipelineGroups.route asks it: its own bytes
     for the chunks its log did not carry."""
-    return leader.dispatcher.held_by_stream(req, leader.sm.carried_by_log)
+    return leader.dispatcher.held_by_stream(req, leader.sm.uncarried)

@@ -5,22 +5,38 @@ append (`Dispatcher.held_by_stream`). Harness: csm_helpers.py."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from pyozone.datanode.storage import ContainerError, Result, chunk_io
+from pyozone.datanode.xceiver.dispatcher import Refusal, Refused
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from pyozone.protocol import container as wire
+from pyozone.protocol.container import result_code
 from pyozone.protocol.ratis import entry_payload, held_chunks
 from pyozone.ratis.messages import LogEntry
-from tests.unit.datanode.dns_helpers import block_writes, chunk, flip_byte, payload, put, results, write
+from tests.unit.datanode.dns_helpers import (
+    block_id,
+    block_writes,
+    chunk,
+    flip_byte,
+    payload,
+    put,
+    request,
+    results,
+    write,
+)
 from tests.unit.datanode.ratis.csm_helpers import (
     CID,
     Member,
+    bad_checksum,
     datas,
     entries,
     feed,
     held_by_stream,
     replica,
+    restarted,
     run,
     streamed,
 )
@@ -203,24 +219,36 @@ def test_a_leader_left_out_of_a_plaintext_chain_refuses_the_put_block(
 
 def test_a_put_block_after_writes_the_leader_is_logging_needs_no_vouching(members: list[Member]) -> None:
     """V1 on the Raft core: a client sends a block's putBlock without waiting for its writeChunks' answers,
-    so their data stages may not have run on the leader yet. Their chunks count as carried by the log while
-    the leader logs them (`ContainerStateMachine.logging_write`) and once applied: the putBlock is logged
-    without data, as before. Once a logged write is over unapplied (refused, or its leader stepped down),
-    its chunk is not carried any more, and the leader vouches for it (here: it holds no bytes of it). A
-    chunk is known by its offset and length: the log's bytes there are every member's, and a putBlock
-    naming other checksums for them is refused alike at apply."""
+    so their data stages may not have run on the leader yet. The putBlock waits for those data stages here
+    (`ContainerStateMachine.logging`); their chunks then count as carried by the log, and once applied:
+    the putBlock is logged without data, as before. Once a logged write is over unwritten (refused, or
+    its leader stepped down), its chunk is not carried, and the leader vouches for it (here: it holds no
+    bytes of it). A chunk is known by its offset and length: the log's bytes there are every member's,
+    and a putBlock naming other checksums for them is refused alike at apply."""
     leader = members[0]
     writes, _ = block_writes(CID, 1, payload(1, 2048), 1024)  # writeChunk, writeChunk, putBlock
+    log = entries(writes[:2])
+
+    async def data_stages() -> None:
+        waits = leader.sm.logging(writes[2])
+        assert len(waits) == 2 and not any(w.done() for w in waits)
+        for entry, data in zip(log, datas(writes[:2]), strict=True):
+            await leader.sm.write_data(entry, memoryview(data))
+        assert all(w.done() for w in waits) and not leader.sm.logging(writes[2])
+
     done = [leader.sm.logging_write(w) for w in writes[:2]]
-    assert held_by_stream(leader, writes[2]) is None
-    done[1]()
+    done[1]()  # over before its data stage here
     with pytest.raises(ContainerError) as refused:
         check = held_by_stream(leader, writes[2])
         assert check is not None
         check()
     assert refused.value.result is Result.CONTAINER_NOT_FOUND
-    done[0]()
-    assert results(run(feed(leader, entries(writes[:2]), datas(writes[:2])))) == ["SUCCESS"] * 2
+    done[1] = leader.sm.logging_write(writes[1])
+    run(data_stages())
+    assert held_by_stream(leader, writes[2]) is None  # written here by the log, not applied yet
+    assert results(run(feed(leader, log, datas(writes[:2])))) == ["SUCCESS"] * 2
+    for over in done:
+        over()
     assert held_by_stream(leader, writes[2]) is None  # applied here: carried by the log
     lying = put(CID, 1, [chunk("1_chunk_0", 0, payload(9, 1024))])  # the log's bytes: refused alike at apply
     assert held_by_stream(leader, lying) is None
@@ -230,3 +258,107 @@ def test_a_put_block_after_writes_the_leader_is_logging_needs_no_vouching(member
     with pytest.raises(ContainerError) as refused:
         check()
     assert refused.value.result is Result.UNABLE_TO_FIND_CHUNK
+
+
+def test_a_put_block_after_a_write_the_leader_then_refuses_is_vouched_for(members: list[Member]) -> None:
+    """R20 D3: a putBlock arriving while the leader logs a writeChunk of one of its chunks used to count
+    that chunk as carried by the log; the write's data stage then refused it (its bytes are not its
+    checksums), and the putBlock, logged without data, was committed by the followers holding streamed
+    bytes there (a plaintext chain that left the leader out) and refused by the leader. It now waits for
+    that data stage here, and the leader vouches for the chunk: it holds none of its bytes, so the
+    putBlock is refused before anything is logged."""
+    leader = members[0]
+    other = [write(CID, 2, chunk("2_c", 0, payload(3, 1024)), payload(3, 1024))]
+    assert results(run(feed(leader, entries(other), datas(other)))) == [
+        "SUCCESS"
+    ]  # the leader has the container
+    data = payload(1, 3000)
+    for member in members[1:]:
+        streamed(member, data)
+    refused_write = bad_checksum(CID, 1, 0, data)  # chunk (0, 3000): its bytes are not its checksums
+    putting = put(CID, 1, [chunk("1_chunk_1", 0, data)])
+    done = leader.sm.logging_write(refused_write)
+    log = entries([refused_write], first=2)
+
+    async def data_stage() -> None:
+        waits = leader.sm.logging(putting)
+        assert len(waits) == 1
+        await leader.sm.write_data(log[0], memoryview(datas([refused_write])[0]))
+        await asyncio.wait(waits)
+
+    run(data_stage())
+    check = held_by_stream(leader, putting)
+    assert check is not None
+    with pytest.raises(ContainerError) as refused:
+        check()
+    assert refused.value.result is Result.UNABLE_TO_FIND_CHUNK  # nothing logged: no member commits it
+    done()
+
+
+def test_the_leader_decides_its_vouching_without_parsing_checksums(
+    members: list[Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R20 D5: which chunks of a putBlock the leader's log carried is decided on the event loop for every
+    putBlock (and every write it logs is noted there): it reads their offsets and lengths off the request,
+    without building each chunk's checksums (2.6 ms for a putBlock of 64 chunks of 256 checksums)."""
+    leader = members[0]
+    writes, _ = block_writes(CID, 1, payload(1, 2048), 1024)  # writeChunk, writeChunk, putBlock
+
+    def parsed(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a request's checksums were parsed")
+
+    monkeypatch.setattr(wire, "put_block_from_proto", parsed)
+    monkeypatch.setattr(wire, "write_chunk_from_proto", parsed)
+    done = [leader.sm.logging_write(w) for w in writes[:2]]
+    assert leader.sm.uncarried(writes[2]) == {(0, 1024), (1024, 1024)}  # their data stages: not yet
+    for over in done:
+        over()
+
+
+def _piggybacking(lid: int, chunks: list[pb.ChunkInfo], data: bytes) -> pb.ContainerCommandRequestProto:
+    """A writeChunk of the last of `chunks` (`data`) that commits its block with all of them."""
+    block = pb.PutBlockRequestProto(blockData=pb.BlockData(blockID=block_id(CID, lid), chunks=chunks))
+    body = pb.WriteChunkRequestProto(blockID=block_id(CID, lid), chunkData=chunks[-1], data=data, block=block)
+    return request(pb.WriteChunk, CID, writeChunk=body)
+
+
+@pytest.mark.parametrize("streams", ["to every member", "leaving the leader out"])
+def test_a_write_chunk_committing_its_block_over_chunks_the_log_did_not_carry_is_refused(
+    members: list[Member], executor: ThreadPoolExecutor, streams: str
+) -> None:
+    """R20 D2: a writeChunk that commits its block with it (Ozone's putBlock piggybacking) over a streamed
+    chunk was logged without the leader vouching for it: each member judged its own bytes at apply, a
+    follower that lost them (or the leader, left out of a plaintext chain) refusing alike while the others
+    commit. Its data are its own bytes, with nowhere for the leader's chunks: it is refused before it is
+    logged (UNSUPPORTED_REQUEST), unless every other chunk it names was carried by the log or is committed
+    as it is (after a restart the log no longer notes it). pyozone's client sends its putBlocks apart."""
+    leader = members[0]
+    data, tail = payload(1, 3000), payload(2, 100)
+    if streams == "to every member":
+        for member in members:
+            streamed(member, data)
+    else:
+        other = [write(CID, 2, chunk("2_c", 0, payload(3, 1024)), payload(3, 1024))]
+        assert results(run(feed(leader, entries(other), datas(other)))) == ["SUCCESS"]
+        for member in members[1:]:
+            streamed(member, data)
+    first, last = chunk("1_chunk_1", 0, data), chunk("1_chunk_2", 3000, tail)
+    check = held_by_stream(leader, _piggybacking(1, [first, last], tail))
+    assert check is not None
+    with pytest.raises(Refused) as refused:
+        check()
+    assert refused.value.result == result_code(Refusal.UNSUPPORTED_REQUEST)
+    assert "send its putBlock apart" in str(refused.value)
+    if streams == "leaving the leader out":
+        return
+    committing = put(CID, 1, [first])  # vouched for: the entry carries the leader's chunks
+    vouched = held_by_stream(leader, committing)
+    assert vouched is not None
+    held = vouched()
+    log = [LogEntry(1, 1, entry_payload(committing), data_size=len(held))]
+    assert results(run(feed(leader, log, [held]))) == ["SUCCESS"]
+    assert held_by_stream(leader, _piggybacking(1, [first, last], tail)) is None  # carried by the log now
+    leader.sm = restarted(leader, executor, log_last_index=1)  # the log no longer notes the chunk
+    check = held_by_stream(leader, _piggybacking(1, [first, last], tail))
+    assert check is not None and check() == b""  # committed as it is here, so on every member
+    assert not leader.failures

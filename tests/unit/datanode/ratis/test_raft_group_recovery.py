@@ -8,20 +8,26 @@ from __future__ import annotations
 import asyncio
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
+from pyozone.hdds.ids import BlockID
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.polling import wait_for_async
 from tests.unit.datanode.dns_helpers import (
     PIPELINE,
     Node,
     block_writes,
+    chunk,
     lead_alone,
     open_node,
     payload,
     pipeline_groups,
+    put,
+    write,
 )
 
 CID = 3
@@ -96,3 +102,45 @@ def test_a_member_whose_containers_are_ahead_of_its_log_has_failed(tmp_path: Pat
     node.close()
     assert result == "RAFT_RETRY_FAILURE"
     assert len(failures) == 1 and f"entries up to {first} applied but its log ending at 0" in failures[0]
+
+
+def test_a_v1_put_block_after_a_restart_is_not_refused_for_the_chunk_still_being_written(
+    tmp_path: Path,
+) -> None:
+    """R20 D1: after a restart the leader's log no longer notes a chunk its snapshot covers, so it vouches
+    for the block's next putBlock; it checks only that chunk, not the one whose writeChunk it is still
+    logging (a V1 client sends the putBlock without waiting for it: its data stage may not have run), which
+    used to refuse the putBlock UNABLE_TO_FIND_CHUNK although both writes succeed."""
+    node = open_node(tmp_path / "dn", "11110000-0000-4000-8000-000000000001", "64MB")
+    dispatcher = Dispatcher(node.containers, node.uuid, lambda _cid: None)
+    data = [payload(1, 1 << 20), payload(2, 1 << 20)]
+    chunks = [chunk(f"1_chunk_{n}", n << 20, d) for n, d in enumerate(data)]
+
+    def routed(groups: PipelineGroups, request: pb.ContainerCommandRequestProto) -> asyncio.Future:
+        request.pipelineID = PIPELINE
+        answer = groups.route(request)
+        assert answer is not None
+        return answer
+
+    async def scenario(executor: ThreadPoolExecutor) -> list[str]:
+        groups = pipeline_groups(dispatcher, tmp_path / "ratis", executor)
+        groups.config = replace(groups.config, snapshot_threshold=1)
+        group = await lead_alone(groups)
+        first = await routed(groups, write(CID, 1, chunks[0], data[0]))
+        assert first.result == pb.SUCCESS, first.message
+        await wait_for_async(lambda: group.machine.latest_snapshot() is not None, 10, "a snapshot")
+        await groups.close()
+        groups = pipeline_groups(dispatcher, tmp_path / "ratis", executor)
+        group = await lead_alone(groups)
+        assert group.machine.uncarried(put(CID, 1, chunks[:1])) == {(0, 1 << 20)}  # snapshotted
+        answers = [routed(groups, write(CID, 1, chunks[1], data[1])), routed(groups, put(CID, 1, chunks))]
+        names = [pb.Result.Name((await a).result) for a in answers]
+        await groups.close()
+        return names
+
+    with ThreadPoolExecutor(4) as executor:
+        names = asyncio.run(asyncio.wait_for(scenario(executor), 60))
+    assert names == ["SUCCESS", "SUCCESS"]
+    block = node.containers.require(CID).get_block(BlockID(CID, 1))
+    assert [c.name for c in block.chunks] == ["1_chunk_0", "1_chunk_1"]
+    node.close()
