@@ -87,6 +87,16 @@ class HaOms:
         values["ozone.om.ratis.minimum.timeout"] = election_timeout
         return cls(data_dir, conf_dir, values, nodes)
 
+    def redraw_ports(self) -> None:
+        """New ports for every OM planned, drawn now: those `plan` drew before the cluster beside the
+        service was up may since be held by one of its daemons, which drew theirs from the same range."""
+        prefix = f"ozone.om.address.{SERVICE}."
+        planned = [key.removeprefix(prefix) for key in self.values if key.startswith(prefix)]
+        ports = iter(free_ports(3 * len(planned)))
+        site = om_service_site({node: OmHaPorts(next(ports), next(ports), next(ports)) for node in planned})
+        ends = tuple(f".{SERVICE}.{node}" for node in planned)
+        self.values.update({key: value for key, value in site.items() if key.endswith(ends)})
+
     def start(self, node: str, *options: str) -> None:
         """`pyozone om` for `node`, with `options` (--bootstrap) after its configuration."""
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ def om_service(
     try:
         cluster.up(3)
         cluster.kill("om")  # the cluster's lone OM: the service takes its place
+        oms.redraw_ports()  # planned before the cluster's daemons took theirs
         oms.start_all(timeout_s=timeout_s)
         yield cluster, oms
     finally:
