@@ -1,7 +1,8 @@
 """OM's gateway to an SCM service (om/scm.py GrpcScm, framework/scm_failover.py) against three in-process SCM
 daemons (tests/unit/scm/server/test_scm_ha.py's service): its first call goes to a follower, which refuses
-naming the leader, and lands on the leader; once the leader stops, calls go on at the next leader. The admin
-CLI reaches the service from the site keys alike (`-id` pins the service)."""
+naming the leader, and lands on the leader; once the leader stops, calls go on at the next leader. A
+datanode's container lookup and the admin CLI reach the service from its keys alike (`-id` pins the
+service)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from pyozone.cli.main import main
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode.xceiver.allocations import ScmContainerLookup, scm_lookup_nodes
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.om.scm import GrpcScm
@@ -57,6 +59,11 @@ def test_oms_gateway_lands_on_the_leader_through_a_follower_and_follows_the_next
                 located = await asyncio.to_thread(gateway.container_location, second.container_id)
                 assert gateway._admin.address == HostPort("127.0.0.1", svc.port(successor, "client"))
                 assert located.state is not None and located.pipeline is not None
+                # a datanode's container lookup alike, the stopped SCM named first
+                lookup = ScmContainerLookup(scm_lookup_nodes(OzoneConfiguration(client_values(svc, leader))))
+                found = await asyncio.to_thread(lookup, second.container_id)
+                await asyncio.to_thread(lookup.close)
+                assert found is not None and found.info.container_id == second.container_id
             finally:
                 gateway.close()
 
