@@ -67,7 +67,7 @@ def test_oms_gateway_lands_on_the_leader_through_a_follower_and_follows_the_next
             finally:
                 gateway.close()
 
-            # the admin CLI: the service from its keys, a follower named first, a dead SCM among them
+            # the admin CLI: the service from its keys (-id), the stopped SCM named first
             flags = [a for k, v in client_values(svc, leader).items() for a in ("-D", f"{k}={v}")]
             capsys.readouterr()
             code = await asyncio.to_thread(main, ["admin", "safemode", "status", "-id", "scmservice", *flags])
