@@ -292,6 +292,10 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.scm.ha.ratis.snapshot.threshold", N, "1000", "Applied entries between two snapshots of scm.db"),
     _k("ozone.scm.ha.ratis.log.purge.enabled", B, "false", "A snapshot purges SCM's Raft log"),
     _k("ozone.scm.ha.ratis.log.purge.gap", N, "1000000", "Entries kept in SCM's Raft log before a purge"),
+    _k("hdds.scmclient.failover.max.retry", N, "15", "Failovers of one SCM call between a service's SCMs"),
+    _k("hdds.scmclient.failover.retry.interval", D, "2s", "Wait once every SCM of the service was asked"),
+    _k("hdds.scmclient.max.retry.timeout", D, "10m", "How long one SCM call fails over at most"),
+    _k("hdds.scmclient.rpc.timeout", D, "15m", "Longest wait for one SCM answer (caps a client's timeout)"),
     # --- S3 gateway
     _k("ozone.s3g.http-address", T, "0.0.0.0:9878", "S3 gateway address (host[:port])"),
     _k("ozone.s3g.http-bind-host", T, "0.0.0.0", "Host the S3 gateway listens on"),

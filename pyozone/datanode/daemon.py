@@ -66,7 +66,7 @@ from pyozone.datanode.xceiver.allocations import (
     ContainerAllocations,
     ContainerLookup,
     ScmContainerLookup,
-    scm_lookup_address,
+    scm_lookup_nodes,
 )
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service, xceiver_server
@@ -174,7 +174,7 @@ class Datanode:
             if renewer is None:
                 return
         if self.lookup is None:
-            self.lookup = ScmContainerLookup(scm_lookup_address(self.conf), tls=self.tls)
+            self.lookup = ScmContainerLookup(scm_lookup_nodes(self.conf), tls=self.tls)
         self.tokens = DatanodeTokens.from_conf(self.conf, self.certificate)
         if self.tls is not None or self.tokens is not None:
             signer = self.tokens.signer if self.tokens is not None else None

@@ -13,6 +13,7 @@ from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.framework.scm_errors import ScmClientError, scm_error, scm_malformed
+from pyozone.framework.scm_failover import FailoverStub, ScmNodes, channel_stubs
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import ReplicationConfig
@@ -50,10 +51,33 @@ ADMIN_SERVICE = rpc.ServiceSpec.of(wire.ADMIN_SERVICE)
 
 
 class ScmClient(RpcClient):
-    """What SCM's admin and block clients share: SCM's certificate, one error mapping (scm_errors.py) and
-    getScmInfo, which both services answer."""
+    """What SCM's admin and block clients share: SCM's certificate, one error mapping (scm_errors.py),
+    getScmInfo, which both services answer, and failover between the SCMs of a service (scm_failover.py:
+    `nodes` at the client's protocol port; a lone SCM's address is a one-node ScmNodes)."""
 
     PEER = CertRole.SCM
+
+    def __init__(
+        self,
+        nodes: ScmNodes | HostPort,
+        spec: rpc.ServiceSpec,
+        max_message_bytes: int,
+        timeout_s: float,
+        tls: TlsStore | None = None,
+    ) -> None:
+        self.nodes = nodes if isinstance(nodes, ScmNodes) else ScmNodes.lone(nodes)
+        self.timeout_s = timeout_s
+        self._stub = FailoverStub(
+            self.nodes, channel_stubs(self.nodes, spec, max_message_bytes, tls, self.PEER)
+        )
+
+    @property  # type: ignore[override]
+    def address(self) -> HostPort:
+        """The SCM calls go to now."""
+        return self._stub.address
+
+    def close(self) -> None:
+        self._stub.close()
 
     def _error(self, e: rpc.RpcError) -> ScmClientError:
         return scm_error(self.address, e)
@@ -67,8 +91,10 @@ class ScmClient(RpcClient):
 
 
 class ScmAdminClient(ScmClient):
-    def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
-        super().__init__(address, ADMIN_SERVICE, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls)
+    def __init__(
+        self, nodes: ScmNodes | HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None
+    ) -> None:
+        super().__init__(nodes, ADMIN_SERVICE, MAX_ADMIN_MESSAGE_BYTES, timeout_s, tls)
 
     # ------------------------------------------------------------------ cluster
 
@@ -187,8 +213,9 @@ class ScmAdminClient(ScmClient):
     def snapshot_chunks(self, batch_rows: int = 0) -> Iterator[SnapshotChunk | None]:
         """streamSnapshot's chunks as they arrive (pyozone/admin/snapshot.py makes a snapshot of them; None
         is a chunk that carries neither info nor batch). No deadline: a large cluster's snapshot takes as
-        long as it takes; an unreachable SCM still fails at once."""
-        chunks = self._stub.streamSnapshot(snapshot_request(batch_rows))
+        long as it takes; an unreachable SCM still fails at once. Any SCM of a service answers it (an
+        applied state), so the stream goes to the SCM calls go to now, with no failover."""
+        chunks = self._stub.current.streamSnapshot(snapshot_request(batch_rows))
         try:
             for chunk in chunks:
                 yield snapshot_chunk_from_proto(chunk)

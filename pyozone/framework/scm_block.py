@@ -16,6 +16,7 @@ from pyozone.common.tls import TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.framework.scm_admin import ScmClient
 from pyozone.framework.scm_errors import ScmClientError
+from pyozone.framework.scm_failover import ScmNodes
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.protocol import ProtocolError
@@ -58,8 +59,10 @@ def _checked(build: Callable[[], T]) -> T:
 
 
 class ScmBlockClient(ScmClient):
-    def __init__(self, address: HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None) -> None:
-        super().__init__(address, BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES, timeout_s, tls)
+    def __init__(
+        self, nodes: ScmNodes | HostPort, timeout_s: float = 30.0, tls: TlsStore | None = None
+    ) -> None:
+        super().__init__(nodes, BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES, timeout_s, tls)
 
     def allocate_blocks(
         self,

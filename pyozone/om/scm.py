@@ -20,6 +20,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.framework.scm_admin import ContainerWithPipeline, ReplicaLocation, ScmAdminClient, ScmInfo
 from pyozone.framework.scm_block import ScmBlockClient, scm_block_address
 from pyozone.framework.scm_errors import ScmClientError
+from pyozone.framework.scm_failover import ScmNodes
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
@@ -87,16 +88,18 @@ def container_location(answer: ContainerWithPipeline) -> ContainerLocation:
 
 
 class GrpcScm:
-    """The real gateway: two synchronous clients, safe to use from several threads (rpc.SyncChannel is).
-    `tls`: OM's certificate, when hdds.grpc.tls.enabled."""
+    """The real gateway: two synchronous clients, safe to use from several threads (rpc.SyncChannel is),
+    each failing over between the SCMs of a service (framework/scm_failover.py: the block protocol at each
+    SCM's block client port, the admin protocol at its client port). `tls`: OM's certificate, when
+    hdds.grpc.tls.enabled."""
 
     def __init__(
         self, conf: OzoneConfiguration, timeout_s: float = 30.0, tls: TlsStore | None = None
     ) -> None:
-        self.block_address = scm_block_address(conf)
-        self.admin_address = scm_client_address(conf)
-        self._blocks = ScmBlockClient(self.block_address, timeout_s, tls)
-        self._admin = ScmAdminClient(self.admin_address, timeout_s, tls)
+        blocks = ScmNodes.from_conf(conf, lambda n: n.block_client_address, scm_block_address)
+        admin = ScmNodes.from_conf(conf, lambda n: n.client_address, scm_client_address)
+        self._blocks = ScmBlockClient(blocks, timeout_s, tls)
+        self._admin = ScmAdminClient(admin, timeout_s, tls)
 
     def scm_info(self) -> ScmInfo:
         return self._blocks.scm_info()

@@ -45,6 +45,7 @@ from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.storage import ContainerError, Result
 from pyozone.framework.scm_admin import ContainerWithPipeline, ScmAdminClient
 from pyozone.framework.scm_errors import ScmClientError
+from pyozone.framework.scm_failover import ScmNodes
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import LifeCycleState, ReplicationType
@@ -232,13 +233,21 @@ def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
     return HostPort(scm_datanode_address(conf).host, conf.get("ozone.scm.client.port"))
 
 
-class ScmContainerLookup:
-    """A ContainerLookup through SCM's getContainer (ScmAdminClient, on the admin protocol's client port),
-    which sends the container's pipeline with it. `tls`: the datanode's certificate
-    (hdds.grpc.tls.enabled)."""
+def scm_lookup_nodes(conf: OzoneConfiguration) -> ScmNodes:
+    """The SCMs of the datanode's SCM service at their client ports (failing over between them), else the
+    lone SCM at `scm_lookup_address`."""
+    return ScmNodes.from_conf(conf, lambda n: n.client_address, scm_lookup_address)
 
-    def __init__(self, address: HostPort, timeout_s: float = 10.0, tls: TlsStore | None = None) -> None:
-        self._client = ScmAdminClient(address, timeout_s, tls)
+
+class ScmContainerLookup:
+    """A ContainerLookup through SCM's getContainer (ScmAdminClient, on the admin protocol's client port,
+    failing over between the SCMs of a service), which sends the container's pipeline with it. `tls`: the
+    datanode's certificate (hdds.grpc.tls.enabled)."""
+
+    def __init__(
+        self, nodes: ScmNodes | HostPort, timeout_s: float = 10.0, tls: TlsStore | None = None
+    ) -> None:
+        self._client = ScmAdminClient(nodes, timeout_s, tls)
 
     def __call__(self, container_id: int) -> ScmContainer | None:
         try:
