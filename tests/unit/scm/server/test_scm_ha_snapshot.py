@@ -19,10 +19,11 @@ import pytest
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
-from pyozone.ratis.messages import LogEntry
+from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.server import PersistentState
 from pyozone.ratis_server.db_checkpoint import CHECKSUM_HEADER, TRANSACTION_HEADER
 from pyozone.scm.server import ScmDaemon
-from pyozone.scm.server.ha import ScmRaft, scm_raft_settings
+from pyozone.scm.server.ha import ScmRaft, log_mismatch, scm_raft_settings
 from pyozone.scm.store.metadata_store import TABLE_NAMES, TRANSACTION_INFO_KEY
 from tests.polling import wait_for_async
 from tests.unit.scm.server.scm_server_helpers import admin_stub, async_test, channel
@@ -149,6 +150,14 @@ def test_a_restart_after_a_purge_applies_only_the_logs_tail(
                 assert min(indexes) > starts[node], (node, starts[node], indexes[:5])
 
     run(scenario())
+
+
+def test_the_start_up_check_accepts_a_log_purged_up_to_a_snapshot_scm_db_covers() -> None:
+    purged = PersistentState(2, None, tuple(LogEntry(2, i, b"") for i in range(6, 9)), TermIndex(2, 5), ())
+    assert log_mismatch(purged, TermIndex(2, 5)) is None  # scm.db at the snapshot: the log's start
+    assert log_mismatch(purged, TermIndex(2, 7)) is None  # past it: the tail after it is applied
+    assert log_mismatch(purged, TermIndex(1, 5)) == "holds term 2 at index 5"
+    assert log_mismatch(purged, TermIndex(2, 3)) == "starts after index 5"  # scm.db lost what was purged
 
 
 def test_scm_snapshot_and_purge_settings() -> None:
