@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import json
 import logging
 import os
 import shutil
@@ -81,6 +82,8 @@ class CheckpointSpec:
     extra_files: tuple[str, ...] = ()
     """Names of files the tar may carry beside the database's (SCM's secret_keys.json), none a RocksDB
     file's name; `pack` takes where each is, `unpack` puts them in `extras_dir`."""
+    info_json: bool = False
+    """The info value is a JSON string (SCM's scmTransactionInfos, a JsonCodec table), not raw text."""
 
     def __post_init__(self) -> None:
         for name in self.extra_files:
@@ -184,7 +187,13 @@ def _stored_transaction(spec: CheckpointSpec, db: Path) -> TermIndex:
     try:
         if spec.meta_cf not in backend.column_families:
             raise CheckpointError(f"the checkpoint has no {spec.meta_cf} table: not an {spec.db_name}")
-        return transaction_info(backend.get(spec.meta_cf, spec.info_key.encode()))
+        raw = backend.get(spec.meta_cf, spec.info_key.encode())
+        try:
+            if raw and spec.info_json:
+                raw = str(json.loads(raw)).encode()
+            return transaction_info(raw)
+        except ValueError:
+            raise CheckpointError(f"the checkpoint's {spec.info_key} is not term#index: {raw!r}") from None
     finally:
         backend.close()
 

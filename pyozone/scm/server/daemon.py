@@ -19,15 +19,19 @@ import asyncio
 import gc
 import logging
 import signal
+import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aiohttp import web
+
 from pyozone import rpc
-from pyozone.common.http_server import HttpServer
+from pyozone.common.http_server import HttpServer, json_refusal
 from pyozone.common.net import HostPort, address, bind_address
 from pyozone.common.scm_ha import ScmNodeDetails, local_scm_node, scm_raft_group_id, scm_service_nodes
-from pyozone.common.tls import TlsStore
+from pyozone.common.tls import TlsStore, ssl_peer_identity
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only, readers_only
@@ -42,6 +46,8 @@ from pyozone.protocol.block import BLOCK_SERVICE, MAX_BLOCK_MESSAGE_BYTES
 from pyozone.protocol.heartbeat import DATANODE_SERVICE
 from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, SECURITY_SERVICE
 from pyozone.ratis.messages import RaftPeerId
+from pyozone.ratis_server.checkpoint_sender import CheckpointSender
+from pyozone.ratis_server.db_checkpoint import CHECKPOINT_PATH, PackedCheckpoint
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc import loop as rpc_loop
@@ -76,7 +82,7 @@ from pyozone.scm.server.security_service import SecurityService
 from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
 from pyozone.scm.server.web import UI, scm_api
-from pyozone.scm.store import SCMMetadataStore
+from pyozone.scm.store import SCMMetadataStore, scm_db
 from pyozone.scm.store.layout import scm_db_dir
 from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
 from pyozone.scm.store.version import SCMStorageConfig
@@ -94,6 +100,26 @@ REPLICATED_RECORDS = ("containers", "pipelines", "deletedBlocks", "validCerts")
 
 SHUTDOWN_GRACE_S = 5.0
 """How long in-flight RPCs may finish after SIGTERM before they are cancelled."""
+
+
+def checkpoint_fetchers(conf: OzoneConfiguration) -> Callable[[web.Request], bool]:
+    """Who may GET /dbCheckpoint: over mutual TLS an SCM's certificate or an administrator, as
+    SCMDBCheckpointServlet allows SCM's principals and ozone.administrators (scm.db holds the CA's
+    certificates and every block's deletion record); anyone over plaintext (no security), as every page."""
+    administrators = administrators_only(conf)
+
+    def check(request: web.Request) -> bool:
+        if request.transport is None:
+            return False
+        ssl_object = request.transport.get_extra_info("ssl_object")
+        if ssl_object is None:
+            return True
+        try:
+            return ssl_peer_identity(ssl_object).role is CertRole.SCM or administrators(request)
+        except (ValueError, ssl.SSLError):
+            return False
+
+    return check
 
 
 class ServerStartError(Exception):
@@ -208,19 +234,21 @@ class ScmDaemon:
         self._servers: list[rpc.Server] = []
         self.metrics = MetricsSystem("StorageContainerManager")
         self.scm_metrics = register_scm_metrics(self.metrics, self.core)
-        self._http = HttpServer(
-            daemon_app(
-                self.metrics,
-                conf,
-                readiness_routes(self.core, lambda: self.serving),
-                {
-                    **scm_api(self.core, self.storage.scm_uuid, readers_only(conf)),
-                    "/api/v1/ratis": self._ratis,
-                },
-                UI,
-                administrators_only(conf),
-            )
+        app = daemon_app(
+            self.metrics,
+            conf,
+            readiness_routes(self.core, lambda: self.serving),
+            {
+                **scm_api(self.core, self.storage.scm_uuid, readers_only(conf)),
+                "/api/v1/ratis": self._ratis,
+            },
+            UI,
+            administrators_only(conf),
         )
+        app.router.add_get(CHECKPOINT_PATH, self._db_checkpoint)
+        self._may_fetch_checkpoint = checkpoint_fetchers(conf)
+        self.checkpoints = CheckpointSender(self._pack_checkpoint)
+        self._http = HttpServer(app)
         self._ticker: asyncio.Task[None] | None = None
         self._stopped = False
         self.ha: ScmRaft | None = None
@@ -368,6 +396,8 @@ class ScmDaemon:
             int(conf.get("ozone.scm.ha.ratis.request.timeout")),
             settings.append_byte_limit,
             self._raft_failed,
+            int(conf.get("ozone.scm.ha.ratis.snapshot.threshold")),
+            self.tls,
         )
         self.raft = RaftMember(
             RaftPeerId(node.node_id),
@@ -402,6 +432,18 @@ class ScmDaemon:
         """The Raft member failed: not ready (pollers see 503), and `serve` stops the daemon."""
         self.serving = False
         self.failed.set()
+
+    async def _db_checkpoint(self, request: web.Request) -> web.StreamResponse:
+        """`/dbCheckpoint` (Ozone's SCMDBCheckpointServlet): a tar of a consistent scm.db checkpoint with its
+        SHA-256 and #TRANSACTIONINFO in headers (ratis_server/db_checkpoint.py), for a follower behind the
+        leader's purged Raft log (or an operator's backup); one checkpoint at a time, shared, bounded
+        (checkpoint_sender.py). Over mutual TLS only SCMs and administrators (`checkpoint_fetchers`)."""
+        if not self._may_fetch_checkpoint(request):
+            return json_refusal(403, "only SCMs and administrators may fetch scm.db's checkpoint")
+        return await self.checkpoints.send(request)
+
+    async def _pack_checkpoint(self) -> PackedCheckpoint:
+        return await asyncio.to_thread(scm_db.pack_checkpoint, self.store)
 
     async def start_http(self) -> None:
         """The readiness endpoint comes first, so pollers see 503 rather than a refused connection."""
@@ -482,6 +524,7 @@ class ScmDaemon:
             self._ticker.cancel()
             await asyncio.gather(self._ticker, return_exceptions=True)
         if self.ha is not None:
+            await self.ha.snapshot_at_stop()
             await self.ha.stop()
         if self.raft is not None:
             await self.raft.stop()

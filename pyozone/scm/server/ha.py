@@ -14,6 +14,12 @@ failed scm.db write, a record listener's error, bytes that are not an entry) is 
 member fails for its group and the SCM stops serving and exits (Ozone's SCMStateMachine.applyTransaction
 terminates), so its scm.db never lacks an entry it counted applied; a restart applies it again.
 
+Snapshots (design 2.6): every `ozone.scm.ha.ratis.snapshot.threshold` applied entries and at a clean stop
+scm.db is flushed and the member hears `snapshot_taken`, purging its log per
+`ozone.scm.ha.ratis.log.purge.enabled` and `.gap`; a restart resumes after scm.db's #TRANSACTIONINFO
+(`latest_snapshot`). A follower the leader purged past fetches the leader's `/dbCheckpoint`, swaps it in
+as scm.db and reloads the core's views from it (`install_snapshot`).
+
 The client-facing protocols (admin, block) are `leader_only`: a follower refuses every call but getScmInfo,
 the snapshot stream and Ozone's per-SCM admin commands with Ozone's ServerNotLeaderException text
 naming the leader at the port of the protocol called, and the leader answers once what the call wrote has
@@ -29,6 +35,7 @@ import heapq
 import inspect
 import itertools
 import logging
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -36,19 +43,22 @@ from typing import Any
 from pyozone import rpc
 from pyozone.common.net import HostPort
 from pyozone.common.scm_ha import ScmNodeDetails
+from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.exceptions import ResultCode, SCMException
-from pyozone.hdds.store.table import Op
+from pyozone.hdds.store.table import Op, StoreError
 from pyozone.protocol.scm_ratis import ScmEntryCodec
-from pyozone.ratis.messages import LogEntry, TermIndex
+from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
-from pyozone.ratis_server.member_api import ApplyFailedError, NotLeaderError
+from pyozone.ratis_server.db_checkpoint import CHECKPOINT_PATH, CheckpointError, fetch_and_install
+from pyozone.ratis_server.member_api import ApplyFailedError, InstalledSnapshot, NotLeaderError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.scm.ha.driver import ScmRaftDriver
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.store import scm_db
 from pyozone.scm.store.layout import scm_metadata_dir
 from pyozone.scm.store.metadata_store import REPLICATED_TABLES, TRANSACTION_INFO_KEY
 
@@ -82,12 +92,8 @@ def scm_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
     purge_gap = int(conf.get("ozone.scm.ha.ratis.log.purge.gap"))
     if purge_gap <= 0:
         raise ValueError(f"ozone.scm.ha.ratis.log.purge.gap must be positive, got {purge_gap}")
-    if conf.get("ozone.scm.ha.ratis.log.purge.enabled"):
-        raise ValueError(
-            "ozone.scm.ha.ratis.log.purge.enabled: SCM's Raft snapshots (scm.db checkpoints a follower "
-            "behind a purged log would install) are not implemented yet: SCM keeps its whole log; set it "
-            "false"
-        )
+    if int(conf.get("ozone.scm.ha.ratis.snapshot.threshold")) <= 0:
+        raise ValueError("ozone.scm.ha.ratis.snapshot.threshold must be positive")
     return RaftSettings(
         rpc_timeout_min_ms=election_ms,
         rpc_timeout_max_ms=election_ms + ELECTION_TIMEOUT_SPREAD_MS,
@@ -95,7 +101,8 @@ def scm_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
         append_byte_limit=int(conf.get("ozone.scm.ha.ratis.log.appender.queue.byte-limit")),
         leader_step_down_wait_ms=election_ms,
         retry_cache_expiry_ms=int(conf.get("ozone.scm.ha.ratis.server.retry.cache.timeout")),
-        purge_gap=purge_gap,
+        # without ozone.scm.ha.ratis.log.purge.enabled a snapshot never purges the log
+        purge_gap=purge_gap if conf.get("ozone.scm.ha.ratis.log.purge.enabled") else sys.maxsize,
         no_leader_timeout_ms=0,
         rpc_slowness_timeout_ms=0,
     )
@@ -133,9 +140,9 @@ def log_mismatch(stored: PersistentState, db_applied: TermIndex) -> str | None:
 class ScmRaftLog(SegmentedRaftLog):
     """SCM's Raft log, refused at load unless it holds scm.db's #TRANSACTIONINFO entry with its term
     (R19 D2): a log younger than scm.db (ozone.scm.ha.ratis.storage.dir moved without its contents, the
-    directory lost) would have its first entries skipped as applied although scm.db never saw them. Ozone
-    starts Ratis from scm.db's TransactionInfo as the state machine's snapshot; pyozone's SCM keeps its
-    whole log instead (no snapshots yet), so the two must agree."""
+    directory lost) would have its first entries skipped as applied although scm.db never saw them. A log
+    purged up to a snapshot passes: a snapshot is taken only of what scm.db holds durably, so the log's
+    start is at or before scm.db's entry (Ozone starts Ratis from scm.db's TransactionInfo likewise)."""
 
     def __init__(self, group_dir: Path, segment_size_max: int, db_applied: TermIndex, db_dir: Path) -> None:
         super().__init__(group_dir, segment_size_max)
@@ -178,7 +185,12 @@ class ScmRaft:
         request_timeout_ms: int,
         entry_byte_limit: int,
         on_failed: Callable[[str], None],
+        snapshot_threshold: int = 1000,
+        tls: TlsStore | None = None,
     ) -> None:
+        """`snapshot_threshold`: ozone.scm.ha.ratis.snapshot.threshold, applied entries between two
+        snapshots; `tls`: this SCM's TLS material, when a follower fetches the leader's checkpoint over
+        https."""
         self.core = core
         self.node = node
         self.nodes = {n.node_id: n for n in nodes}
@@ -200,7 +212,18 @@ class ScmRaft:
         raw = core.store.transaction_infos.get(TRANSACTION_INFO_KEY)
         term, _, index = str(raw or "0#0").partition("#")
         self.db_applied = TermIndex(int(term), int(index))
-        """The last entry scm.db held at start: the log's entries up to it are not applied again."""
+        """The last entry scm.db held at start (or installed from the leader): the member resumes after
+        it (`latest_snapshot`), so only the log's tail is applied again."""
+        self.context.applied(self.db_applied.index)
+        self._snapshot_threshold = snapshot_threshold
+        self._tls = tls
+        self.snapshot_index = self.db_applied.index
+        """The last snapshot told to the member (`take_snapshot`)."""
+        self._snapshotting: asyncio.Task[None] | None = None
+        self._installing = False
+        self.snapshots = 0
+        self.installs = 0
+        self.install_failures = 0
 
     def attach(self, member: RaftMember) -> None:
         self._member = member
@@ -240,6 +263,10 @@ class ScmRaft:
             "commitIndex": status.commit_index,
             "appliedIndex": status.applied_index,
             "scmDbAppliedAtStart": self.db_applied.index,
+            "snapshotIndex": self.snapshot_index,
+            "snapshots": self.snapshots,
+            "snapshotInstalls": self.installs,
+            "snapshotInstallFailures": self.install_failures,
             "followers": [
                 {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
             ],
@@ -254,13 +281,6 @@ class ScmRaft:
         failure is an ApplyFailedError: the member fails rather than go past the entry."""
         try:
             self.observe(step_up=False)
-            if entry.index <= self.db_applied.index:
-                # scm.db holds it (a restart replays the log from its start; ScmRaftLog checked at load
-                # that the log holds scm.db's last entry with its term)
-                if entry.index == self.db_applied.index and entry.term != self.db_applied.term:
-                    raise RaftLogMismatchError(f"scm.db applied {self.db_applied}, not term {entry.term}")
-                self.context.applied(entry.index)
-                return
             self.driver.apply(entry, self.member.leading_term())
         except Exception as error:
             raise ApplyFailedError(
@@ -270,6 +290,7 @@ class ScmRaft:
             ) from error
         self._release()
         self.observe()
+        self._snapshot_due(entry.index)
 
     def notify_failed(self, reason: str) -> None:
         """The member failed for its group (an entry not applied, its log not written): this SCM refuses
@@ -280,6 +301,118 @@ class ScmRaft:
         log.critical("SCM %s stops serving: its Raft member failed: %s", self.node.node_id, reason)
         self._fail_waiting(f"its Raft member failed: {reason}")
         self._on_failed(reason)
+
+    # ------------------------------------------------------------------ snapshots
+    def latest_snapshot(self) -> TermIndex | None:
+        """What scm.db held at start (its #TRANSACTIONINFO): the member resumes after it (Ozone's
+        SCMStateMachine starts from scm.db's TransactionInfo)."""
+        return self.db_applied if self.db_applied.index else None
+
+    def _snapshot_due(self, index: int) -> None:
+        """A snapshot once `snapshot_threshold` entries were applied since the last (Ozone's
+        SCMStateMachine with ozone.scm.ha.ratis.snapshot.threshold)."""
+        if index - self.snapshot_index >= self._snapshot_threshold and self._snapshotting is None:
+            self._snapshotting = self._loop.create_task(self._auto_snapshot(), name="scm-snapshot")
+
+    async def _auto_snapshot(self) -> None:
+        try:
+            await self.take_snapshot()
+        finally:
+            self._snapshotting = None
+
+    async def snapshot_ended(self) -> None:
+        """Returns once no automatic snapshot runs (scm.db must not close under its flush)."""
+        while self._snapshotting is not None:
+            await asyncio.shield(self._snapshotting)
+
+    async def snapshot_at_stop(self) -> None:
+        """A clean stop's snapshot (as Ratis takes one when its server closes), after the automatic one
+        under way."""
+        await self.snapshot_ended()
+        await self.take_snapshot()
+
+    async def take_snapshot(self) -> TermIndex | None:
+        """SCMStateMachine.takeSnapshot: scm.db's #TRANSACTIONINFO read, then its memtables flushed to table
+        files (so it holds that entry without the unsynced write-ahead log), then the member hears
+        `snapshot_taken` and purges its log up to it past ozone.scm.ha.ratis.log.purge.gap (when
+        ozone.scm.ha.ratis.log.purge.enabled). The point is read before the flush: what is applied
+        meanwhile is past it. Returns the point (None: nothing new, the member stopped, an install runs)."""
+        member = self._member
+        if member is None or not member.running or self._installing:
+            return None
+        raw = self.core.store.transaction_infos.get(TRANSACTION_INFO_KEY)
+        term, _, index = str(raw or "0#0").partition("#")
+        point = TermIndex(int(term), int(index))
+        if point.index <= self.snapshot_index:
+            return None
+        try:
+            await asyncio.to_thread(scm_db.flush, self.core.store)
+            if not member.running or self._installing:
+                return None
+            member.snapshot_taken(point)
+        except (StoreError, ValueError) as error:
+            log.warning("SCM %s: no snapshot taken: %s", self.node.node_id, error)
+            return None
+        self.snapshot_index = point.index
+        self.snapshots += 1
+        log.info("SCM %s: snapshot at %s (scm.db flushed)", self.node.node_id, point)
+        return point
+
+    async def install_snapshot(
+        self, leader_id: RaftPeerId, leader_address: HostPort | None, first_available: TermIndex
+    ) -> InstalledSnapshot | None:
+        """SCMStateMachine.notifyInstallSnapshotFromLeader: the leader's log starts at `first_available`,
+        past what this SCM holds. Downloads the leader's scm.db checkpoint from its web server
+        (`/dbCheckpoint`), checks it (SHA-256, that it opens, a #TRANSACTIONINFO reaching the leader's log),
+        swaps it in as scm.db (ratis_server/db_checkpoint.py) and reloads the core's views from it
+        (`ScmReplication.reload_all`: every record through its listener, safe-mode rules re-read). A
+        checkpoint refused is never installed: None, and the member asks again at the leader's next
+        notification. The members in force are the group's first ones (no addScm yet)."""
+        leader = self.nodes.get(leader_id.id)
+        if leader is None:
+            log.error("SCM %s: %s is no SCM of this service: no checkpoint", self.node.node_id, leader_id)
+            return None
+        where = leader.http_address
+        url = f"{'https' if self._tls is not None else 'http'}://{where.host}:{where.port}{CHECKPOINT_PATH}"
+        await self.snapshot_ended()
+        self._installing = True
+        loop = self._loop
+
+        def install(unpacked: Path, _: object) -> None:  # the swap on the loop: nothing reads scm.db then
+            asyncio.run_coroutine_threadsafe(self._swap_in(unpacked), loop).result()
+
+        try:
+            context = self._tls.client_context() if self._tls is not None else None
+            db_path = scm_db.db_path(self.core.store)
+            installed = await asyncio.to_thread(
+                fetch_and_install, scm_db.SCM_CHECKPOINT, url, context, db_path, install,
+                first_available.index - 1,
+            )  # fmt: skip
+        except (CheckpointError, StoreError, OSError) as error:  # OSError: the staging directory
+            self.install_failures += 1
+            log.error(
+                "SCM %s: the checkpoint of SCM %s was refused, nothing installed (retried at the leader's "
+                "next notification): %s", self.node.node_id, leader_id, error,
+            )  # fmt: skip
+            return None
+        finally:
+            self._installing = False
+        self.db_applied = installed
+        self.snapshot_index = installed.index
+        self.context.applied(installed.index)
+        self.installs += 1
+        log.info("SCM %s installed the checkpoint of SCM %s at %s", self.node.node_id, leader_id, installed)
+        return installed, ()
+
+    async def _swap_in(self, unpacked: Path) -> None:
+        """The checked checkpoint becomes scm.db, and the core's views are rebuilt from it. A reload that
+        fails leaves views that are not scm.db's: this SCM serves no more (`notify_failed`)."""
+        scm_db.install(self.core.store, unpacked)
+        try:
+            self.replication.reload_all()
+        except Exception as error:
+            self.notify_failed(f"its views could not be reloaded from the installed scm.db: {error}")
+            raise
 
     # ------------------------------------------------------------------ the glue
     def observe(self, step_up: bool = True) -> None:

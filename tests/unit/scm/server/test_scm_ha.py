@@ -308,7 +308,7 @@ def test_a_restarted_service_resumes_from_each_scm_db_and_allocates_new_ids(tmp_
 def test_scm_raft_settings_come_from_ozone_scm_ha_ratis_keys() -> None:
     defaults = scm_raft_settings(OzoneConfiguration())
     assert (defaults.rpc_timeout_min_ms, defaults.rpc_timeout_max_ms) == (5000, 5200)
-    assert defaults.pre_vote and defaults.purge_gap == 1_000_000
+    assert defaults.pre_vote and defaults.purge_gap > 10**15  # purge.enabled false: never purged
     assert defaults.append_byte_limit == 32 * 1024 * 1024 and defaults.retry_cache_expiry_ms == 60_000
     tuned = scm_raft_settings(
         OzoneConfiguration(
@@ -321,8 +321,6 @@ def test_scm_raft_settings_come_from_ozone_scm_ha_ratis_keys() -> None:
     assert (tuned.rpc_timeout_min_ms, tuned.rpc_timeout_max_ms, tuned.pre_vote) == (1000, 1200, False)
     with pytest.raises(ValueError, match=r"ozone.scm.ha.ratis.log.purge.gap must be positive"):
         scm_raft_settings(OzoneConfiguration({"ozone.scm.ha.ratis.log.purge.gap": "0"}))
-    with pytest.raises(ValueError, match=r"purge\.enabled: SCM's Raft snapshots .* are not implemented yet"):
-        scm_raft_settings(OzoneConfiguration({"ozone.scm.ha.ratis.log.purge.enabled": "true"}))
 
 
 def test_a_secure_scm_of_a_service_is_refused_at_start_naming_what_is_missing(tmp_path: Path) -> None:
