@@ -22,6 +22,7 @@ import asyncio
 import io
 import logging
 import re
+import ssl
 import sys
 import threading
 import traceback
@@ -207,13 +208,28 @@ def readers_only(conf: OzoneConfiguration) -> ReadCheck:
 
 
 def _peer_check(rule: AdminRule, right: AdminRight) -> Callable[[web.Request], bool]:
+    def permits(_request: web.Request, ssl_object: ssl.SSLObject) -> bool:
+        identity = ssl_peer_identity(ssl_object)
+        return rule.permits(identity.principal, right, identity.role)
+
+    return tls_peer_check(permits)
+
+
+def tls_peer_check(
+    accepts: Callable[[web.Request, ssl.SSLObject], bool],
+) -> Callable[[web.Request], bool]:
+    """A page's guard: anyone over plaintext (no security), as every page; over mutual TLS whom `accepts`
+    takes, and nobody whose certificate cannot be read (refused, not an error page)."""
+
     def check(request: web.Request) -> bool:
         if request.transport is None:
             return False
         ssl_object = request.transport.get_extra_info("ssl_object")
         if ssl_object is None:
             return True
-        identity = ssl_peer_identity(ssl_object)
-        return rule.permits(identity.principal, right, identity.role)
+        try:
+            return accepts(request, ssl_object)
+        except (ValueError, ssl.SSLError):
+            return False
 
     return check

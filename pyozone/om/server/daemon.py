@@ -48,7 +48,7 @@ from pyozone.common.tls import TlsStore, ssl_peer_identity
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
-from pyozone.common.web.ops import administrators_only
+from pyozone.common.web.ops import administrators_only, tls_peer_check
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.config.keys import suffixed
@@ -135,22 +135,14 @@ def checkpoint_fetchers(
     checkpoint) the certificate's OM role is enough. Anyone over plaintext (no security), as every page."""
     administrators = administrators_only(conf)
 
-    def check(request: web.Request) -> bool:
-        if request.transport is None:
-            return False
-        ssl_object = request.transport.get_extra_info("ssl_object")
-        if ssl_object is None:
+    def accepts(request: web.Request, ssl_object: ssl.SSLObject) -> bool:
+        if ssl_peer_identity(ssl_object).role is CertRole.OM and (
+            not service_nodes or X.om_node(X.cert_from_der(ssl_object.getpeercert(True))) in service_nodes
+        ):
             return True
-        try:
-            if ssl_peer_identity(ssl_object).role is CertRole.OM and (
-                not service_nodes or X.om_node(X.cert_from_der(ssl_object.getpeercert(True))) in service_nodes
-            ):
-                return True
-            return administrators(request)
-        except (ValueError, ssl.SSLError):
-            return False
+        return administrators(request)
 
-    return check
+    return tls_peer_check(accepts)
 
 
 ELECTION_TIMEOUT_SPREAD_MS = 200

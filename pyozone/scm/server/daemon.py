@@ -34,7 +34,7 @@ from pyozone.common.scm_ha import ScmNodeDetails, local_scm_node, scm_raft_group
 from pyozone.common.tls import TlsStore, ssl_peer_identity
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
-from pyozone.common.web.ops import administrators_only, readers_only
+from pyozone.common.web.ops import administrators_only, readers_only, tls_peer_check
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.hdds.clock import Clock, SystemClock
@@ -108,18 +108,10 @@ def checkpoint_fetchers(conf: OzoneConfiguration) -> Callable[[web.Request], boo
     certificates and every block's deletion record); anyone over plaintext (no security), as every page."""
     administrators = administrators_only(conf)
 
-    def check(request: web.Request) -> bool:
-        if request.transport is None:
-            return False
-        ssl_object = request.transport.get_extra_info("ssl_object")
-        if ssl_object is None:
-            return True
-        try:
-            return ssl_peer_identity(ssl_object).role is CertRole.SCM or administrators(request)
-        except (ValueError, ssl.SSLError):
-            return False
+    def accepts(request: web.Request, ssl_object: ssl.SSLObject) -> bool:
+        return ssl_peer_identity(ssl_object).role is CertRole.SCM or administrators(request)
 
-    return check
+    return tls_peer_check(accepts)
 
 
 class ServerStartError(Exception):
