@@ -551,11 +551,11 @@ class OmDaemon:
         if self._server is not None:
             await self._server.stop(grace_s)
         if self.replication is not None and self.raft is not None and self.raft.running:
-            await self.replication.snapshot_at_stop()
+            await self.replication.auto_snapshot.at_stop()
         if self.raft is not None:
             await self.raft.stop()
         if self.replication is not None:
-            await self.replication.snapshot_ended()
+            await self.replication.auto_snapshot.ended()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -67,6 +67,7 @@ from pyozone.protocol.om_ratis import CallAnswer, entry_from_bytes, entry_to_byt
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.roles import RaftPeerRole
 from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.auto_snapshot import AutoSnapshot
 from pyozone.ratis_server.member_api import (
     ApplyFailedError,
     InstalledSnapshot,
@@ -195,7 +196,6 @@ class OmReplication:
             raise ValueError(
                 f"ozone.om.ratis.snapshot.auto.trigger.threshold must be positive, got {snapshot_threshold}"
             )
-        self._snapshot_threshold = snapshot_threshold
         self._http_addresses = dict(http_addresses or {})
         self._tls = tls
         self._service_id = service_id
@@ -218,7 +218,7 @@ class OmReplication:
         are not applied again."""
         self.snapshot_index = self.db_applied.index
         """The last snapshot told to the member (`take_snapshot`)."""
-        self._snapshotting: asyncio.Task[TermIndex | None] | None = None
+        self.auto_snapshot = AutoSnapshot(snapshot_threshold, self.take_snapshot, self._loop, "om-snapshot")
         self._installing = False
         self.snapshots = 0
         self.installs = 0
@@ -633,26 +633,7 @@ class OmReplication:
 
     # ------------------------------------------------------------------ snapshots
     def _snapshot_due(self, index: int) -> None:
-        """Ratis's auto trigger: a snapshot once `snapshot_threshold` entries were applied since the last."""
-        if index - self.snapshot_index >= self._snapshot_threshold and self._snapshotting is None:
-            self._snapshotting = self._loop.create_task(self._auto_snapshot())
-
-    async def _auto_snapshot(self) -> None:
-        try:
-            await self.take_snapshot()
-        finally:
-            self._snapshotting = None
-
-    async def snapshot_ended(self) -> None:
-        """Returns once no automatic snapshot runs (om.db must not close under its flush)."""
-        while self._snapshotting is not None:
-            await asyncio.shield(self._snapshotting)
-
-    async def snapshot_at_stop(self) -> None:
-        """A clean stop's snapshot (as Ratis takes one when its server closes), after the automatic one under
-        way."""
-        await self.snapshot_ended()
-        await self.take_snapshot()
+        self.auto_snapshot.applied(index, self.snapshot_index)
 
     def latest_snapshot(self) -> TermIndex | None:
         """What om.db held at start (its #TRANSACTIONINFO): the member resumes after it."""
@@ -691,7 +672,7 @@ class OmReplication:
             log.error("OM %s: no web address for OM %s: cannot fetch its checkpoint", self.node_id, leader_id)
             return None
         url = f"{'https' if self._tls is not None else 'http'}://{where}{CHECKPOINT_PATH}"
-        await self.snapshot_ended()
+        await self.auto_snapshot.ended()
         self._installing = True
         try:
             context = self._tls.client_context() if self._tls is not None else None

@@ -516,7 +516,7 @@ class ScmDaemon:
             self._ticker.cancel()
             await asyncio.gather(self._ticker, return_exceptions=True)
         if self.ha is not None:
-            await self.ha.snapshot_at_stop()
+            await self.ha.auto_snapshot.at_stop()
             await self.ha.stop()
         if self.raft is not None:
             await self.raft.stop()

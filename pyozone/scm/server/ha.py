@@ -51,6 +51,7 @@ from pyozone.protocol.scm_ratis import ScmEntryCodec
 from pyozone.ratis.messages import LogEntry, RaftPeerId, TermIndex
 from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
+from pyozone.ratis_server.auto_snapshot import AutoSnapshot
 from pyozone.ratis_server.db_checkpoint import CHECKPOINT_PATH, CheckpointError, fetch_and_install
 from pyozone.ratis_server.member_api import ApplyFailedError, InstalledSnapshot, NotLeaderError
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
@@ -215,11 +216,10 @@ class ScmRaft:
         """The last entry scm.db held at start (or installed from the leader): the member resumes after
         it (`latest_snapshot`), so only the log's tail is applied again."""
         self.context.applied(self.db_applied.index)
-        self._snapshot_threshold = snapshot_threshold
         self._tls = tls
         self.snapshot_index = self.db_applied.index
         """The last snapshot told to the member (`take_snapshot`)."""
-        self._snapshotting: asyncio.Task[None] | None = None
+        self.auto_snapshot = AutoSnapshot(snapshot_threshold, self.take_snapshot, self._loop, "scm-snapshot")
         self._installing = False
         self.snapshots = 0
         self.installs = 0
@@ -290,7 +290,7 @@ class ScmRaft:
             ) from error
         self._release()
         self.observe()
-        self._snapshot_due(entry.index)
+        self.auto_snapshot.applied(entry.index, self.snapshot_index)
 
     def notify_failed(self, reason: str) -> None:
         """The member failed for its group (an entry not applied, its log not written): this SCM refuses
@@ -307,29 +307,6 @@ class ScmRaft:
         """What scm.db held at start (its #TRANSACTIONINFO): the member resumes after it (Ozone's
         SCMStateMachine starts from scm.db's TransactionInfo)."""
         return self.db_applied if self.db_applied.index else None
-
-    def _snapshot_due(self, index: int) -> None:
-        """A snapshot once `snapshot_threshold` entries were applied since the last (Ozone's
-        SCMStateMachine with ozone.scm.ha.ratis.snapshot.threshold)."""
-        if index - self.snapshot_index >= self._snapshot_threshold and self._snapshotting is None:
-            self._snapshotting = self._loop.create_task(self._auto_snapshot(), name="scm-snapshot")
-
-    async def _auto_snapshot(self) -> None:
-        try:
-            await self.take_snapshot()
-        finally:
-            self._snapshotting = None
-
-    async def snapshot_ended(self) -> None:
-        """Returns once no automatic snapshot runs (scm.db must not close under its flush)."""
-        while self._snapshotting is not None:
-            await asyncio.shield(self._snapshotting)
-
-    async def snapshot_at_stop(self) -> None:
-        """A clean stop's snapshot (as Ratis takes one when its server closes), after the automatic one
-        under way."""
-        await self.snapshot_ended()
-        await self.take_snapshot()
 
     async def take_snapshot(self) -> TermIndex | None:
         """SCMStateMachine.takeSnapshot: scm.db's #TRANSACTIONINFO read, then its memtables flushed to table
@@ -374,7 +351,7 @@ class ScmRaft:
             return None
         where = leader.http_address
         url = f"{'https' if self._tls is not None else 'http'}://{where.host}:{where.port}{CHECKPOINT_PATH}"
-        await self.snapshot_ended()
+        await self.auto_snapshot.ended()
         self._installing = True
         loop = self._loop
 

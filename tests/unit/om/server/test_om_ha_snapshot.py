@@ -208,7 +208,9 @@ def test_a_stop_waits_for_the_automatic_snapshot_under_way_before_om_db_closes(t
             store.close = recorded_close  # type: ignore[method-assign]
             await create_volumes(svc, *(f"vol{i}" for i in range(6)))
             replication = leader.replication
-            await wait_for_async(lambda: replication._snapshotting is not None, 10, "an automatic snapshot")
+            await wait_for_async(
+                lambda: replication.auto_snapshot.running is not None, 10, "an automatic snapshot"
+            )
             stopping = asyncio.ensure_future(svc.stop(node_of(leader)))
             await asyncio.sleep(0.5)
             assert not stopping.done() and order == ["held"]
