@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
+from pyozone.framework.failover_round import next_in_round
 from pyozone.framework.om_errors import (
     CommitOutcomeUnknown,
     OMException,
@@ -204,19 +205,11 @@ class OmClient:
         went to; when another call already moved on from it, the call follows (nothing moves)."""
         if asked is not None and asked != self._current:
             return False
-        self._tried.add(self._current)
-        count = len(self._nodes)
         named = [
             i for i, n in enumerate(self._nodes) if n.endpoint.node_id == leader_id and i != self._current
         ]
-        following = [(self._current + step) % count for step in range(1, count)]
-        untried = [i for i in named + following if i not in self._tried]
-        if untried:
-            self._current = untried[0]
-            return False
-        self._tried.clear()
-        self._current = named[0] if named else following[0]
-        return True
+        self._current, new_round = next_in_round(self._current, len(self._nodes), named, self._tried)
+        return new_round
 
     async def _call(
         self, name: str, request: Any, convert: Callable[[Any], T], retry: bool = False,

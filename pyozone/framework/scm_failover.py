@@ -27,6 +27,7 @@ from pyozone.common.net import HostPort
 from pyozone.common.scm_ha import ScmNodeDetails, scm_service_id, scm_service_nodes
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
+from pyozone.framework.failover_round import next_in_round
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.rpc.client import ChannelSettings
@@ -242,19 +243,11 @@ class FailoverStub:
         with self._lock:
             if asked != self._current:
                 return False
-            self._tried.add(asked)
-            count = len(self._nodes)
             named = [
                 i for i, n in enumerate(self._nodes) if leader is not None and n.named(leader) and i != asked
             ]
-            following = [(asked + step) % count for step in range(1, count)]
-            untried = [i for i in named + following if i not in self._tried]
-            if untried:
-                self._current = untried[0]
-                return False
-            self._tried.clear()
-            self._current = named[0] if named else following[0]
-            return True
+            self._current, new_round = next_in_round(asked, len(self._nodes), named, self._tried)
+            return new_round
 
     def _call(self, name: str, request: Any, timeout: float | None, kwargs: dict[str, Any]) -> Any:
         policy = self.nodes.policy
