@@ -166,8 +166,11 @@ class ScmAdminClient(ScmClient):
         )
 
     def force_exit_safe_mode(self) -> bool:
+        """Every SCM of a service leaves safe mode (each has its own); True when each did."""
         return self._call(
-            self._stub.forceExitSafeMode, wire.empty_request("forceExitSafeMode"), wire.force_exit_from_proto
+            self._stub.on_every_scm("forceExitSafeMode"),
+            wire.empty_request("forceExitSafeMode"),
+            lambda answers: all(wire.force_exit_from_proto(a) for a in answers),
         )
 
     # ------------------------------------------------------------------ node admin
@@ -197,10 +200,20 @@ class ScmAdminClient(ScmClient):
         )
 
     def start_replication_manager(self) -> None:
-        self._call(self._stub.startReplicationManager, wire.empty_request("startReplicationManager"), _none)
+        """On every SCM of a service (each runs its own Replication Manager, active while it leads)."""
+        self._call(
+            self._stub.on_every_scm("startReplicationManager"),
+            wire.empty_request("startReplicationManager"),
+            _none,
+        )
 
     def stop_replication_manager(self) -> None:
-        self._call(self._stub.stopReplicationManager, wire.empty_request("stopReplicationManager"), _none)
+        """On every SCM of a service, so no leader to come runs it."""
+        self._call(
+            self._stub.on_every_scm("stopReplicationManager"),
+            wire.empty_request("stopReplicationManager"),
+            _none,
+        )
 
     def replication_manager_running(self) -> bool:
         return self._call(

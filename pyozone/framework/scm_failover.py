@@ -236,6 +236,29 @@ class FailoverStub:
 
         return call
 
+    def on_every_scm(self, name: str) -> Callable[..., list[Any]]:
+        """A call every SCM of the service takes for itself, sent to each in turn (Ozone's ADMIN_COMMAND_TYPE
+        of StorageContainerLocationProtocol: "admin command should take effect on all SCM instance": each
+        SCM's own Replication Manager and safe mode); its answers, one per SCM. The first SCM that fails
+        raises, naming itself: the command did not take effect everywhere, and the operator repeats it."""
+
+        def call(request: Any, timeout: float | None = None, **kwargs: Any) -> list[Any]:
+            answers = []
+            for node in self._nodes:
+                try:
+                    answers.append(getattr(node.stub, name)(request, timeout=timeout, **kwargs))
+                except RpcError as e:
+                    if not self.nodes.service:
+                        raise
+                    raise ScmClientError(
+                        f"{name} did not reach every SCM of the service: {node.endpoint.node_id} at "
+                        f"{node.endpoint.address}: {e.details() or e.code().name}",
+                        e.code(),
+                    ) from None
+            return answers
+
+        return call
+
     def _fail_over(self, leader: str | None, asked: int) -> bool:
         """Moves to the named leader, else to the next SCM not asked in this round; True when every SCM
         was asked: the caller waits before the new round. When another call already moved on from

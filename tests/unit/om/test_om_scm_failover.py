@@ -75,3 +75,38 @@ def test_oms_gateway_lands_on_the_leader_through_a_follower_and_follows_the_next
             assert "SCM is out of safe mode." in capsys.readouterr().out
 
     run(scenario())
+
+
+def test_an_admin_command_for_every_scm_reaches_each_of_them(tmp_path: Path, capsys: Any) -> None:
+    """Review R21 D3: `replicationmanager stop|start` (Ozone's ADMIN_COMMAND_TYPE, each SCM's own) went to
+    the SCM named first only, a follower, and exited 0 while the leader's Replication Manager ran on. It goes
+    to every SCM of the service, and fails naming the SCM it did not reach."""
+
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            leader = svc.node_of(await svc.leader())
+            follower = next(n for n in NODES if n != leader)
+            flags = [a for k, v in client_values(svc, follower).items() for a in ("-D", f"{k}={v}")]
+
+            def running() -> dict[str, bool]:
+                return {n: d.core.replication.is_running() for n, d in svc.daemons.items()}
+
+            code = await asyncio.to_thread(
+                main, ["admin", "replicationmanager", "stop", "-id", "scmservice", *flags]
+            )
+            assert code == 0
+            assert not any(running().values()), running()
+            code = await asyncio.to_thread(
+                main, ["admin", "replicationmanager", "start", "-id", "scmservice", *flags]
+            )
+            assert code == 0
+            assert all(running().values()), running()
+            await svc.stop(follower)
+            capsys.readouterr()
+            code = await asyncio.to_thread(
+                main, ["admin", "replicationmanager", "stop", "-id", "scmservice", *flags]
+            )
+            assert code != 0
+            assert f"did not reach every SCM of the service: {follower}" in capsys.readouterr().err
+
+    run(scenario())
