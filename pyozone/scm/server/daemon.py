@@ -48,6 +48,7 @@ from pyozone.protocol.security import MAX_SECURITY_MESSAGE_BYTES, SECURITY_SERVI
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis_server.checkpoint_sender import CheckpointSender
 from pyozone.ratis_server.db_checkpoint import CHECKPOINT_PATH, PackedCheckpoint
+from pyozone.ratis_server.member_api import StateMachineBehindLogError
 from pyozone.ratis_server.server import RaftMember
 from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc import loop as rpc_loop
@@ -414,6 +415,19 @@ class ScmDaemon:
             raise ServerStartError(f"cannot bind SCM's Raft server to {where}: {e.strerror or e}") from None
         except RaftLogMismatchError as e:
             raise ServerStartError(f"SCM {node.node_id} of service {node.service_id}: {e}") from None
+        except StateMachineBehindLogError as e:
+            # Not "delete the Raft log": the leader counts the entries this SCM acknowledged as stored here
+            # and would never send them again.
+            raise ServerStartError(
+                f"{scm_db_dir(conf)} holds SCM's state up to Raft index "
+                f"{e.state_machine_at.index if e.state_machine_at else 0}, but SCM {node.node_id}'s Raft log "
+                f"({group_dir}) starts after index {e.log_starts_after.index}: the entries between were "
+                "purged after a snapshot scm.db no longer holds (scm.db lost writes, or is an older copy), "
+                "and applying the log after them would skip them. Restore the scm.db that went with this "
+                "log, or put a checkpoint of another SCM's scm.db in its place: GET "
+                f"{CHECKPOINT_PATH} on the leader's web server (ozone.scm.http-address of its node) answers "
+                "a tar of its scm.db"
+            ) from None
         self.ha.start()
         log.info(
             "SCM %s of service %s: Raft group %s on %s, its log in %s",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,9 @@ from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.ratis.messages import LogEntry, TermIndex
 from pyozone.ratis.server import PersistentState
 from pyozone.ratis_server.db_checkpoint import CHECKSUM_HEADER, TRANSACTION_HEADER
-from pyozone.scm.server import ScmDaemon
+from pyozone.scm.server import ScmDaemon, ServerStartError
 from pyozone.scm.server.ha import ScmRaft, log_mismatch, scm_raft_settings
+from pyozone.scm.store.layout import scm_db_dir
 from pyozone.scm.store.metadata_store import TABLE_NAMES, TRANSACTION_INFO_KEY
 from tests.polling import wait_for_async
 from tests.unit.scm.server.scm_server_helpers import admin_stub, async_test, channel
@@ -148,6 +150,26 @@ def test_a_restart_after_a_purge_applies_only_the_logs_tail(
             assert second.localID != first.localID
             for node, indexes in applied.items():
                 assert min(indexes) > starts[node], (node, starts[node], indexes[:5])
+
+    run(scenario())
+
+
+def test_an_scm_db_lost_behind_a_purged_log_is_refused_at_start_naming_the_repair(tmp_path: Path) -> None:
+    """Review R21 D5: an SCM whose scm.db is gone while its Raft log was purged past the start crashed with
+    a traceback (StateMachineBehindLogError); it is refused as OM's is, naming both and the repair."""
+
+    async def scenario() -> None:
+        async with service(tmp_path, **SNAPSHOTS, **{"ozone.scm.ha.ratis.segment.size": "2048"}) as svc:
+            leader = await svc.leader()
+            node = svc.node_of(leader)  # the leader's own log is purged
+            await churn(svc, leader, 10)
+            assert log_start(leader) > 1
+            await svc.stop(node)
+            shutil.rmtree(scm_db_dir(svc.conf(node)) / "scm.db")
+            with pytest.raises(ServerStartError) as refused:
+                await svc.start(node)
+            message = str(refused.value)
+            assert "Raft log" in message and "/dbCheckpoint" in message and "scm.db" in message, message
 
     run(scenario())
 
