@@ -31,8 +31,9 @@ from pyozone.common.net import HostPort
 from pyozone.framework.scm_block import ScmBlockClient
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.ids import ReplicationConfig
+from pyozone.proto import DatanodeClientProtocol_pb2 as dn_pb
 from pyozone.protocol.block import BlockLocation
-from tests.e2e.cluster.xceiver_client import XceiverClient
+from tests.e2e.cluster.xceiver_client import XceiverClient, XceiverError
 from tests.polling import wait_for
 
 REPO = Path(pyozone.__file__).parents[1]
@@ -278,13 +279,23 @@ def member_client(location: BlockLocation, dn: str) -> XceiverClient:
 
 def write_to_pipeline(location: BlockLocation, data: bytes) -> None:
     """Writes the block (chunks + putBlock) through its pipeline's leader, waits until every member
-    applied it (watch ALL_COMMITTED) and reads it back from each member."""
+    committed it (watch ALL_COMMITTED) and reads it back from each member once that member applied it (a
+    watch counts the members' commit indexes, as Ratis's: a follower applies after)."""
     leader = location.pipeline.leader or location.pipeline.suggested_leader or location.pipeline.nodes[0]
     with member_client(location, leader) as client:
         client.write_block(location.block_id, data)
     for dn in location.pipeline.nodes:
         with member_client(location, dn) as client:
-            assert client.read_block(location.block_id) == data
+
+            def applied(client: XceiverClient = client) -> bytes | None:
+                try:
+                    return client.read_block(location.block_id)
+                except XceiverError as e:
+                    if e.result != dn_pb.NO_SUCH_BLOCK:
+                        raise
+                    return None
+
+            assert wait_for(applied, 15, f"{dn} applied block {location.block_id}") == data
 
 
 def allocate(cluster: LiveCluster, config: ReplicationConfig, size: int = 1 << 20) -> BlockLocation:
