@@ -40,6 +40,7 @@ from pyozone.datanode.ratis.state_machine import ContainerStateMachine, logged_b
 from pyozone.datanode.storage import ContainerError
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Refused
+from pyozone.datanode.xceiver.vouching import held_by_stream
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.store import StoreError
@@ -149,7 +150,7 @@ class PipelineGroup:
         """Logs `request` (this member leading) and answers with its apply's result and every member's commit
         index: NOT_LEADER naming the leader when this member does not lead, RAFT_RETRY_FAILURE when it
         failed for the pipeline. `held`: a putBlock's data, the chunks of its streamed bytes this leader
-        checked (`Dispatcher.held_by_stream`)."""
+        checked (`vouching.held_by_stream`)."""
         failure = self.failure
         if failure is not None:
             return refusal(
@@ -475,7 +476,7 @@ class PipelineGroups:
                 if group.failure is None:  # else nothing is logged: RAFT_RETRY_FAILURE is the answer
                     waits = group.machine.logging(request)
                     if not waits:  # a putBlock over bytes no entry carried here: this leader vouches for them
-                        held = self.dispatcher.held_by_stream(request, group.machine.uncarried)
+                        held = held_by_stream(self.dispatcher.containers, request, group.machine.uncarried)
             except Refused as e:
                 return _done(answer_with(request, e.result, str(e)))
             except ContainerError as e:
@@ -537,7 +538,7 @@ class PipelineGroups:
         answers the client and leaves the pipeline healthy. Cancelling a request (its client went away)
         never cancels another's turn: the previous turn is awaited without being cancelled, and a request
         that ends early passes its turn on once the previous one is done. `held`: a putBlock's check of
-        this leader's own streamed bytes (`Dispatcher.held_by_stream`), refused before anything is logged
+        this leader's own streamed bytes (`vouching.held_by_stream`), refused before anything is logged
         when they are not what it names; what it returns is the entry's data. `waits`: a putBlock naming
         chunks of writes this leader is logging: the ends of their data stages here, which it waits for
         before it decides what it vouches for (`ContainerStateMachine.logging`)."""
@@ -562,7 +563,7 @@ class PipelineGroups:
                     return refusal(request, e.result, str(e.args[0]))
             if waits and group.failure is None:
                 await asyncio.wait(waits)
-                held = self.dispatcher.held_by_stream(request, group.machine.uncarried)
+                held = held_by_stream(self.dispatcher.containers, request, group.machine.uncarried)
             data = b""
             if held is not None:
                 try:

@@ -17,7 +17,7 @@ in log order per container (Ozone's containerTaskQueues), containers in parallel
   anything else (IO_EXCEPTION, DISK_OUT_OF_SPACE) raises DataWriteError: the shell fails this member of
   the group. A putBlock over bytes written outside the log (a V2 datastream: each member wrote its own
   copy), or naming any chunk the leader's log did not carry (`uncarried`), carries the chunks its
-  leader holds, checked by the leader before it logged it (`Dispatcher.held_by_stream`); its data stage
+  leader holds, checked by the leader before it logged it (`vouching.held_by_stream`); its data stage
   checks this member's own bytes against them, and any difference (missing, short, other checksums)
   raises DataWriteError: the leader's are the bytes the entry commits, so a member without them has
   failed for the group (its pipeline closes through SCM, as Ozone's applyTransaction failure), rather
@@ -632,7 +632,7 @@ class ContainerStateMachine:
         them alike at apply. The bytes of the uncarried ones came outside the log (a V2 datastream:
         before this member restarted, or to other members only), before the member's last snapshot (no
         replayed entry notes them), or not at all: the leader vouches for them before it logs the
-        putBlock (`Dispatcher.held_by_stream`), checking only those (R20 D1). A malformed putBlock is refused
+        putBlock (`vouching.held_by_stream`), checking only those (R20 D1). A malformed putBlock is refused
         by that check (MALFORMED_REQUEST) or alike on every member by the commit."""
         key = (request.containerID, _named_block(request))
         applied = self._acknowledged.get(key, {})

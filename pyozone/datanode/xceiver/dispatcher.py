@@ -45,7 +45,7 @@ Semantics that differ from a plain storage call, and why:
   `dispatch` runs both at once for everyone else.
 - A putBlock over bytes no log entry carried (a V2 datastream: each member wrote its own copy; or any
   chunk the leader's log did not carry, as after the leader restarted, R16 D4) also has a data stage
-  (`held_by_stream`): its leader checks its own bytes against the chunks it names before it logs it
+  (`vouching.held_by_stream`): its leader checks its own bytes against the chunks it names before it logs it
   (refused CHECKSUM_MISMATCH or UNABLE_TO_FIND_CHUNK, no entry made) and attaches those chunks, lengths
   and checksums, as the entry's data; every member's `write_data` then checks its own bytes against them
   at append (on an OPEN or CLOSING replica: another refuses the putBlock alike at apply, by its state). A
@@ -92,7 +92,6 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from enum import StrEnum
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyozone.datanode.container_full import check_close_threshold, is_full
@@ -116,7 +115,7 @@ from pyozone.protocol import container as wire
 from pyozone.protocol.common import container_id, int32, integer
 from pyozone.protocol.container import CommandType, command_name, result_code
 from pyozone.protocol.data import result_name
-from pyozone.protocol.ratis import held_chunks, held_from_data
+from pyozone.protocol.ratis import held_from_data
 
 if TYPE_CHECKING:
     from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -440,86 +439,6 @@ class Dispatcher:
             if container.state is not ReplicaState.OPEN:
                 self._refuse_not_open(container)
         return None
-
-    def held_by_stream(
-        self, request: Request, uncarried: Callable[[Request], set[tuple[int, int]]]
-    ) -> Callable[[], bytes] | None:
-        """For a putBlock over bytes no log entry carried here, what its leader checks before it logs it:
-        its own bytes of the chunks the log did not carry (ContainerError UNABLE_TO_FIND_CHUNK or
-        CHECKSUM_MISMATCH when they differ; ProtocolError for a malformed one); it returns what the entry
-        then carries as its data (`held_chunks`: every chunk it names), which every member checks its own
-        bytes against at append, after its block's earlier data stages. Such a putBlock is one of a block
-        that took bytes outside the log since this replica was loaded (a V2 datastream), or one naming a
-        chunk in `uncarried` (the pipeline's `ContainerStateMachine.uncarried`): the stream came before
-        this leader restarted, or went to other members only (R16 D4). Unvouched, it would be logged
-        without data, and each member would judge its own bytes alone at apply: a member without them
-        refusing alike while the others commit. Only the uncarried chunks are checked here (R20 D1): the
-        others' bytes are the log's, which every member's data stages wrote alike (and which a V1
-        client's putBlock, sent without waiting, may name before they are applied), and a chunk
-        committed as it is counts as carried (`check_written`). The check refuses
-        BLOCK_ALREADY_FINALIZED for a finalized block (for good: its commit would refuse it alike), and
-        CONTAINER_NOT_FOUND when the container is not here (this leader holds none of the bytes). None
-        for any other request (its bytes, if any, went through the log). The check blocks (a read back
-        of chunks not kept verified, the block's record): run it off the event loop, after the request's
-        other checks (SCM's answer for a container not here comes first). A writeChunk committing its
-        block with it (Ozone's putBlock piggybacking) names chunks too, but its data are its own bytes,
-        with nowhere for the leader's chunks: it is refused unless every other chunk it names was carried
-        by the log or is committed as it is (R20 D2, `_piggybacked_over_log`); the check returns no data
-        then."""
-        if request.cmdType == CommandType.WriteChunk and request.writeChunk.HasField("block"):
-            others = uncarried(request)
-            return partial(self._piggybacked_over_log, request, others) if others else None
-        if request.cmdType != CommandType.PutBlock:
-            return None
-        container = self.containers.get(request.containerID)
-        local_id = request.putBlock.blockData.blockID.localID
-        streamed = container is not None and container.written_outside_log(local_id)
-        missing = uncarried(request)
-        if not streamed and not missing:
-            return None
-
-        def check() -> bytes:
-            block = wire.put_block_from_proto(request.putBlock, request.containerID, "putBlock")
-            here = self.containers.get(request.containerID)
-            if here is None:
-                raise ContainerError(
-                    Result.CONTAINER_NOT_FOUND,
-                    f"container {request.containerID} is not on this leader: it holds none of the bytes "
-                    f"the putBlock of block {local_id} commits, which no log entry carried",
-                )
-            here.refuse_if_finalized(block.block_id)  # for good: the commit would refuse it alike
-            chunks = tuple(c for c in block.chunks if (c.offset, c.length) in missing)
-            here.check_written(replace(block, chunks=chunks))
-            return held_chunks(request)
-
-        return check
-
-    def _piggybacked_over_log(self, request: Request, uncarried: set[tuple[int, int]]) -> bytes:
-        """A writeChunk committing its block, whose `uncarried` chunks its leader's log did not carry: each
-        must be committed here as it is (so on every member: the log committed it), else the request is
-        refused UNSUPPORTED_REQUEST, nothing logged. Unvouched, each member would judge its own bytes
-        (streamed, or gone) alone at apply, and the members would commit the block differently. Blocks
-        (the block's record): run it off the event loop."""
-        lid = request.writeChunk.blockID.localID
-        container = self.containers.get(request.containerID)
-        committed: set[tuple[int, int]] = set()
-        if container is not None:
-            container.refuse_if_finalized(BlockID(request.containerID, lid))  # the commit's answer
-            try:
-                block = container.get_block(BlockID(request.containerID, lid))
-            except ContainerError:
-                block = None
-            if block is not None:
-                committed = {(c.offset, c.length) for c in block.chunks}
-        if not uncarried <= committed:
-            offset, length = min(uncarried - committed)
-            raise Refused(
-                Refusal.UNSUPPORTED_REQUEST,
-                f"a writeChunk of conID: {request.containerID} locID: {lid} commits its block with chunks "
-                f"this pipeline's log did not carry ({length} bytes at {offset}, written outside it or "
-                "not at all): send its putBlock apart",
-            )
-        return b""
 
     def _writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:
         """The container to write to, created by its first write (HddsDispatcher); refused unless OPEN

@@ -23,7 +23,7 @@ from pyozone.datanode.storage import (
     Result,
     compute,
 )
-from pyozone.datanode.xceiver import Dispatcher
+from pyozone.datanode.xceiver import Dispatcher, vouching
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -214,4 +214,4 @@ def twice(members: list[Member], requests: list[pb.ContainerCommandRequestProto]
 def held_by_stream(leader: Member, req: pb.ContainerCommandRequestProto) -> Callable[[], bytes] | None:
     """What `leader` checks of a putBlock before it logs it, as PipelineGroups.route asks it: its own bytes
     for the chunks its log did not carry."""
-    return leader.dispatcher.held_by_stream(req, leader.sm.uncarried)
+    return vouching.held_by_stream(leader.dispatcher.containers, req, leader.sm.uncarried)

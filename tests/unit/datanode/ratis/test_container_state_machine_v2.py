@@ -1,6 +1,6 @@
 """ContainerStateMachine, write pipeline V2: a putBlock over bytes each member wrote outside the log (a
 datastream), checked against the leader's own bytes before it is logged and against each member's at
-append (`Dispatcher.held_by_stream`). Harness: csm_helpers.py."""
+append (`xceiver/vouching.py` `held_by_stream`). Harness: csm_helpers.py."""
 
 from __future__ import annotations
 
