@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.config import OzoneConfiguration
 from pyozone.datanode.pipelines import PipelineSet, StreamAddress
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
-from pyozone.config import OzoneConfiguration
 from pyozone.datanode.xceiver.allocations import (
     LOOKUP_FAILOVER_S,
     ContainerAllocations,
