@@ -120,9 +120,14 @@ class RaftLogMismatchError(Exception):
 
 
 def log_mismatch(stored: PersistentState, db_applied: TermIndex) -> str | None:
-    """How the loaded log `stored` fails to hold scm.db's last applied entry `db_applied` (its
-    #TRANSACTIONINFO) with its term, or None when it holds it (then, by the log matching property, the
-    log's entries up to it are those scm.db applied, and skipping them by index is sound)."""
+    """How the loaded log `stored` fails to go with scm.db's last applied entry `db_applied` (its
+    #TRANSACTIONINFO), or None when it goes with it: it holds that entry with its term (then, by the log
+    matching property, the log's entries up to it are those scm.db applied, and skipping them by index is
+    sound), or it ends before it with no entry of a later term (scm.db installed a leader's checkpoint
+    and the SCM died before its log was reset, or the log lost unflushed entries scm.db applied: scm.db
+    applies committed entries only, so the member restarts its log after scm.db's entry, dropping the
+    shorter log's, as an installed snapshot does: RaftMember._resume_point). A log that knows no term at
+    all is a lost or new directory, never taken for scm.db's (its votes are gone)."""
     if db_applied.index == 0:
         return None
     first = stored.snapshot.index
@@ -132,9 +137,17 @@ def log_mismatch(stored: PersistentState, db_applied: TermIndex) -> str | None:
         held = stored.snapshot.term
     elif db_applied.index - first <= len(stored.entries):
         held = stored.entries[db_applied.index - first - 1].term
+    elif not (first or stored.entries or stored.current_term):
+        return "is empty"
     else:
-        last = first + len(stored.entries)
-        return f"ends at index {last}" if last else "is empty"
+        later = next((e for e in stored.entries if e.term > db_applied.term), None)
+        if later is None and stored.snapshot.term <= db_applied.term:
+            return None
+        at = later.index if later is not None else first
+        term = later.term if later is not None else stored.snapshot.term
+        return (
+            f"ends at index {first + len(stored.entries)} with term {term} at index {at}, after scm.db's term"
+        )
     return None if held == db_applied.term else f"holds term {held} at index {db_applied.index}"
 
 
