@@ -120,6 +120,26 @@ def test_roles_show_each_scm_and_transfer_hands_the_leadership_to_the_named_scm(
     run(scenario())
 
 
+def test_ratislogparser_scm_decodes_the_pipelines_the_leader_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            leader = await svc.leader()  # out of safe mode with an OPEN pipeline: the leader wrote it
+            pipeline = leader.core.pipelines.pipelines()[0]
+            segments = sorted((tmp_path / svc.node_of(leader)).rglob("current/log_*"))
+            capsys.readouterr()
+            assert (
+                await asyncio.to_thread(main, ["debug", "ratislogparser", "scm", "-s", str(segments[0])]) == 0
+            )
+            out = capsys.readouterr().out
+            assert f"put pipelines {pipeline.id} {{" in out, out
+            entries = int(out.rpartition("Num StateMachineEntries Entries: ")[2])
+            assert entries >= 1 and out.count("State Machine: SCMRatisRequest epoch: ") == entries, out
+
+    run(scenario())
+
+
 def test_a_lone_scm_has_no_roles_nor_a_leadership_to_transfer(capsys: pytest.CaptureFixture[str]) -> None:
     lone = ["-D", "ozone.scm.client.address=scm.example:9860"]
     assert main(["admin", "scm", "roles", *lone]) == 0
