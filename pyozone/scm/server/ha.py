@@ -25,6 +25,8 @@ the snapshot stream and Ozone's per-SCM admin commands with Ozone's ServerNotLea
 naming the leader at the port of the protocol called, and the leader answers once what the call wrote has
 committed (`ozone.scm.ha.ratis.request.timeout`). Datanodes heartbeat every SCM; the datanode protocol
 is `caught_up_only`: refused while the SCM knows no leader or has not applied the leader's commit index.
+`transfer_leadership` (`pyozone admin scm transfer`) checks the leader itself and answers once the
+leadership moved; `report` is /api/v1/ratis and, through ratis_server/raft_gauges.py, SCM HA's /prom.
 """
 
 from __future__ import annotations
