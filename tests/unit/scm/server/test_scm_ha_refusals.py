@@ -178,6 +178,10 @@ def test_a_transaction_above_the_append_limit_is_refused_to_its_caller_without_a
     def small_entries(path: Path) -> Service:
         svc = planned_at(path)
         svc.values["ozone.scm.ha.ratis.log.appender.queue.byte-limit"] = "256KB"
+        # the leader builds and refuses a 20000-block transaction on its loop: under load that took longer
+        # than a 300 ms election timeout, a follower was elected, and the test saw a step-down it was not
+        # about
+        svc.values["ozone.scm.ha.ratis.leader.election.timeout"] = "3s"
         return svc
 
     monkeypatch.setattr(test_scm_ha, "planned", small_entries)
