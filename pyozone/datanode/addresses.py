@@ -10,6 +10,7 @@ hdds.datanode.http-bind-host, when set, overrides this for the web server.
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 
 from pyozone.common.net import ANY, HostPort, is_loopback, parse_host_port, scm_datanode_address
 from pyozone.common.scm_ha import scm_service_id, scm_service_nodes
@@ -37,16 +38,20 @@ def bind_host(conf: OzoneConfiguration) -> str:
     return LOOPBACK if hosts and all(is_loopback(h) for h in hosts) else ANY
 
 
-def advertised_ip(scm: HostPort, bound_host: str) -> str:
-    """The IP SCM and clients should use: the loopback address, or this host's address on the route to SCM."""
+def advertised_ip(scms: Sequence[HostPort], bound_host: str) -> str:
+    """The IP SCM and clients should use: the loopback address, or this host's address on the route to the
+    first SCM (of a service's, in its order) a route is found to: an SCM whose host no longer resolves
+    must not leave the datanode advertising loopback while the others are reachable."""
     if bound_host == LOOPBACK:
         return LOOPBACK
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.connect((scm.host, scm.port or 9))  # UDP connect sends nothing; it only picks a route
-            return str(probe.getsockname()[0])
-    except OSError:
+    for scm in scms:
         try:
-            return socket.gethostbyname(socket.gethostname())
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect((scm.host, scm.port or 9))  # UDP connect sends nothing; it only picks a route
+                return str(probe.getsockname()[0])
         except OSError:
-            return LOOPBACK
+            continue
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return LOOPBACK

@@ -157,6 +157,11 @@ class Datanode:
         return self.identity.uuid
 
     @property
+    def scm_addresses(self) -> tuple[HostPort, ...]:
+        """Every SCM's datanode address, in the service's order."""
+        return tuple(e.address for e in self.scm_nodes.endpoints)
+
+    @property
     def registered(self) -> bool:
         return self.scm_connections is not None and self.scm_connections.registered
 
@@ -212,7 +217,7 @@ class Datanode:
         """The datanode's certificate from SCM's CA (waiting for SCM), named by the address it advertises
         and naming its UUID, with the renewer that keeps it valid."""
         hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
-        hosts = service_hosts(advertised_ip(self.scm_nodes.endpoints[0].address, self.bind_host), hostname)
+        hosts = service_hosts(advertised_ip(self.scm_addresses, self.bind_host), hostname)
         directory = metadata_dir(self.conf, "datanode", "its key pair and certificate")
         self.certificate = await asyncio.to_thread(
             daemon_tls, self.conf, CertRole.DATANODE, directory, hosts, datanode=self.uuid
@@ -399,7 +404,7 @@ class Datanode:
 
     def _advertise(self, cluster_id: str) -> None:
         hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
-        ip = advertised_ip(self.scm_nodes.endpoints[0].address, self.bind_host)
+        ip = advertised_ip(self.scm_addresses, self.bind_host)
         self.identity.update(
             hostname=hostname, ip_address=ip, ports=self.ports.advertised(), cluster_id=cluster_id
         )
@@ -444,13 +449,9 @@ class Datanode:
             "ready": self.registered,
             "phase": self.phase,
             "uuid": self.uuid,
-            "scm": self._scm_addresses(),
+            "scm": ",".join(map(str, self.scm_addresses)),
         }
         return JsonResponse(200 if self.registered else 503, body)
-
-    def _scm_addresses(self) -> str:
-        """Every SCM's datanode address, comma-separated."""
-        return ",".join(str(e.address) for e in self.scm_nodes.endpoints)
 
     def _traffic(self) -> JsonResponse:
         """Bytes sent to each peer datanode, by write pipeline (datanode/traffic.py)."""

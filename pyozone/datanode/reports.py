@@ -10,7 +10,10 @@ A datanode of an SCM HA service reports to every SCM (Ozone's StateContext keeps
 endpoint): each SCM has its own outbox, every report goes into each, and each SCM's heartbeat loop takes
 from its own, so an SCM that is down misses nothing of what the others heard. An outbox that piles up
 more than MAX_INCREMENTAL incremental reports (its SCM down long under writes) drops them and owes its
-SCM a full container report instead, which carries every replica's latest state.
+SCM a full container report instead, which carries every replica's latest state; its final command
+statuses are bounded likewise (MAX_OWED_RESULTS). A registration's full report discards the incremental
+reports queued before it (Ozone's getFullContainerReportDiscardPendingICR): delivered after it, one would
+re-add a replica the full report has just left out.
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ LONE_SCM = ""
 """The outbox of a datanode reporting to one SCM."""
 MAX_INCREMENTAL = 10_000
 """Incremental reports one SCM's outbox keeps at most; past it a full container report replaces them."""
+MAX_OWED_RESULTS = 500_000
+"""Block-deletion results (one per delete transaction) the final command statuses of one SCM's outbox carry
+at most, as many as one deleteBlocks command may (hdds.scm.block.deletion.per-interval.max's default):
+about 6 MB, well within a heartbeat (16 MiB). Past it the oldest final statuses are dropped: an SCM down
+that long gets nothing from them (only the leader acts on a status, and a new leader sends the
+transactions it has no acknowledgement of again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,17 @@ class _Outbox:
         if len(self.incremental) > MAX_INCREMENTAL:
             self.incremental.clear()
             self.next_due[Periodic.CONTAINERS] = now
+
+    def add_status(self, status: CommandStatusReport, replace: bool = True) -> None:
+        if replace or status.command_id not in self.statuses:
+            self.statuses[status.command_id] = status
+        finals = [s for s in self.statuses.values() if s.status is not CommandStatus.PENDING]
+        owed = sum(len(s.block_deletion_results) for s in finals)
+        for oldest in finals[:-1]:  # the newest is kept: a command SCM sent fits a heartbeat
+            if owed <= MAX_OWED_RESULTS:
+                break
+            del self.statuses[oldest.command_id]
+            owed -= len(oldest.block_deletion_results)
 
 
 class PendingReports:
@@ -127,7 +147,7 @@ class PendingReports:
         Every SCM hears it (Ozone's datanode reports to all); only the leader's core acts on it."""
         with self._lock:
             for box in self._outboxes.values():
-                box.statuses[status.command_id] = status
+                box.add_status(status)
 
     def request(self, report: Periodic, urgent: bool = False) -> None:
         with self._lock:
@@ -167,6 +187,12 @@ class PendingReports:
             if built_at is not None:
                 reports = frozenset(r for r in reports if box.next_due[r] <= built_at)
             self._restart(box, reports, self._clock())
+
+    def discard_incremental(self, scm: str = LONE_SCM) -> None:
+        """A full container report for `scm` is being built (its registration's): the incremental reports
+        queued before it are superseded by it."""
+        with self._lock:
+            self._outboxes[scm].incremental.clear()
 
     def _restart(self, box: _Outbox, reports: frozenset[Periodic], now: float) -> None:
         for report in reports:
@@ -209,7 +235,7 @@ class PendingReports:
                 box.next_due[report] = now
             box.add_incremental(outgoing.incremental, now, first=True)  # before the changes made since
             for status in outgoing.statuses:
-                box.statuses.setdefault(status.command_id, status)
+                box.add_status(status, replace=False)
             for action in outgoing.actions:
                 box.actions[action] = None
             for pipeline_action in outgoing.pipeline_actions:

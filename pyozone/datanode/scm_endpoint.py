@@ -239,6 +239,7 @@ class HeartbeatLoop:
     async def _register(self) -> bool:
         details = self.identity.identity.details()
         built_at = self.reports.now()
+        self.reports.discard_incremental(self.scm)
         request = RegisterRequest(
             datanode=details,
             node_report=self.volumes.node_report(),

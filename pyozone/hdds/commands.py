@@ -23,6 +23,14 @@ def _next_id() -> int:
     return next(_command_ids)
 
 
+def seed_command_ids(floor: int) -> None:
+    """Command ids go on from at least `floor`, never back. An SCM daemon seeds them from the clock (epoch
+    ms, as Ozone's HddsIdFactory), so a new leader's or a restarted SCM's ids do not repeat the ones of the
+    SCM before it: a datanode and SCM's delete-command tracking key statuses by id."""
+    global _command_ids
+    _command_ids = count(max(floor, next(_command_ids)))
+
+
 class ReplicationCommandPriority(Enum):
     """Ozone's ReplicationCommandPriority: LOW commands (e.g. for mis-replication) yield to NORMAL ones."""
 

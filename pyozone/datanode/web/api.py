@@ -85,7 +85,7 @@ class _Api:
             "hostname": identity.hostname,
             "ipAddress": identity.ip_address,
             "clusterId": identity.cluster_id,
-            "scm": ",".join(str(e.address) for e in dn.scm_nodes.endpoints),
+            "scm": ",".join(map(str, dn.scm_addresses)),
             "scms": scms.status() if scms is not None else [],
             "phase": dn.phase,
             "registered": dn.registered,

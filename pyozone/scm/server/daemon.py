@@ -20,6 +20,7 @@ import gc
 import logging
 import signal
 import ssl
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from pyozone.common.web.ops import administrators_only, readers_only, tls_peer_c
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.hdds.clock import Clock, SystemClock
+from pyozone.hdds.commands import seed_command_ids
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES
@@ -163,6 +165,7 @@ class ScmDaemon:
         clock: Clock | None = None,
         snapshot_source: SnapshotSource | None = None,
     ) -> None:
+        seed_command_ids(time.time_ns() // 1_000_000)  # ids no other SCM of the service handed out
         self.storage = storage
         self.snapshot_source = snapshot_source
         self.store = store

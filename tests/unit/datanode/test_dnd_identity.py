@@ -86,5 +86,8 @@ def test_bind_host_follows_the_scm_addresses(scm: dict[str, str], expected: str)
 
 
 def test_advertised_ip() -> None:
-    assert advertised_ip(HostPort("127.0.0.1", 9861), "127.0.0.1") == "127.0.0.1"
-    assert advertised_ip(HostPort("127.0.0.1", 9861), "0.0.0.0").startswith("127.")
+    assert advertised_ip([HostPort("127.0.0.1", 9861)], "127.0.0.1") == "127.0.0.1"
+    assert advertised_ip([HostPort("127.0.0.1", 9861)], "0.0.0.0").startswith("127.")
+    # the first SCM of a service does not resolve (review R22 D3): the route to the next one is taken
+    gone = HostPort("scm1.invalid", 9861)
+    assert advertised_ip([gone, HostPort("127.0.0.2", 9861)], "0.0.0.0") == "127.0.0.1"

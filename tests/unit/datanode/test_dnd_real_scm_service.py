@@ -76,7 +76,10 @@ async def test_datanodes_report_to_every_scm_and_follow_the_leader_across_a_fail
             await wait_for_async(
                 lambda: _known_everywhere(svc, datanodes), 30, "the restarted SCM reported to"
             )
-            assert all(all(s["registered"] for s in dn.scm_connections.status()) for dn in datanodes)
+            await wait_for_async(
+                lambda: all(all(s["registered"] for s in dn.scm_connections.status()) for dn in datanodes),
+                30, "every datanode registered with every SCM again",
+            )  # fmt: skip
     finally:
         for node in list(svc.daemons):
             await svc.stop(node)

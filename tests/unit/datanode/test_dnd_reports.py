@@ -17,6 +17,7 @@ from pyozone.hdds.messages import (
     ContainerAction,
     ContainerActionReason,
     ContainerReplicaReport,
+    DeleteBlockTransactionResult,
 )
 from pyozone.hdds.states import CommandStatus, ReplicaState, SCMCommandType
 from tests.polling import wait_for_async
@@ -80,6 +81,31 @@ def test_an_outbox_past_its_bound_owes_a_full_container_report_instead(monkeypat
     owed = reports.take("scm1")
     assert owed.incremental == () and owed.periodic == {Periodic.CONTAINERS}
     assert [r.container_id for r in reports.take("scm2").incremental] == [3]
+
+
+def test_the_final_statuses_owed_to_an_scm_are_bounded_oldest_first(monkeypatch) -> None:
+    """Review R22 D1: delete acknowledgements owed to an SCM down for hours grew without bound, and once
+    above a heartbeat's 16 MiB that SCM refused every heartbeat for good. The newest is always kept."""
+    monkeypatch.setattr(reports_module, "MAX_OWED_RESULTS", 5)
+    reports, _ = _pending(("scm1", "scm2"))
+
+    def acked(command_id: int, results: int) -> CommandStatusReport:
+        acks = tuple(DeleteBlockTransactionResult(t, 1, True) for t in range(results))
+        return CommandStatusReport(
+            command_id, SCMCommandType.deleteBlocksCommand, CommandStatus.EXECUTED, acks
+        )
+
+    pending = CommandStatusReport(9, SCMCommandType.deleteBlocksCommand, CommandStatus.PENDING)
+    reports.set_command_status(pending)
+    for command_id in (1, 2, 3):
+        reports.set_command_status(acked(command_id, 2))
+    assert [s.command_id for s in reports.take("scm1").statuses] == [9, 2, 3]
+    reports.set_command_status(acked(4, 7))  # alone above the bound: kept, the older ones dropped
+    assert [s.command_id for s in reports.take("scm1").statuses] == [4]
+    taken = reports.take("scm2")
+    assert [s.command_id for s in taken.statuses] == [9, 4]
+    reports.put_back(taken, "scm2")
+    assert [s.command_id for s in reports.take("scm2").statuses] == [4]  # the PENDING one at its interval
 
 
 def test_periodic_reports_come_due_on_their_intervals() -> None:

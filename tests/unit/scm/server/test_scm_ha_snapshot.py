@@ -83,9 +83,12 @@ def test_a_follower_down_past_the_purge_installs_the_leaders_checkpoint_and_ends
             await svc.stop(follower)
             blocks = await churn(svc, leader, 10)
 
-            async def purged() -> bool:
+            async def purged() -> bool:  # under load the leader packs more per entry: churn on till purged
                 await svc.beat()
-                return log_start(leader) > 10
+                if log_start(leader) > 10:
+                    return True
+                blocks.extend(await churn(svc, leader, 2))
+                return False
 
             await wait_for_async(purged, 20, "the leader's log purged", 0.05)
             daemon = await svc.start(follower)
@@ -163,7 +166,14 @@ def test_an_scm_db_lost_behind_a_purged_log_is_refused_at_start_naming_the_repai
             leader = await svc.leader()
             node = svc.node_of(leader)  # the leader's own log is purged
             await churn(svc, leader, 10)
-            assert log_start(leader) > 1
+
+            async def purged() -> bool:  # under load the leader packs more per entry: churn on till purged
+                if log_start(leader) > 1:
+                    return True
+                await churn(svc, leader, 2)
+                return False
+
+            await wait_for_async(purged, 20, "the leader's log purged", 0.05)
             await svc.stop(node)
             shutil.rmtree(scm_db_dir(svc.conf(node)) / "scm.db")
             with pytest.raises(ServerStartError) as refused:
