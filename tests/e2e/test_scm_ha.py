@@ -173,3 +173,26 @@ def test_the_leader_killed_writes_resume_on_the_next_and_no_container_id_is_hand
         interval_s=0.5,
     )
     wait_for(lambda: registered(cluster, killed) == 3, 60, f"3 HEALTHY datanodes on {killed}", interval_s=0.5)
+
+
+@pytest.mark.slow
+def test_scm_ha_with_om_ha_restarts_from_its_data_dir_in_its_mode(tmp_path: Path) -> None:
+    """Both services at once; `cluster down`, then `cluster up` without the flags: the data dir keeps its
+    three SCMs and three OMs (scm2 and scm3 bootstrap again: already initialized, skipped), and the key."""
+    cluster = LiveCluster(tmp_path / "both")
+    try:
+        up = cluster.up(3, 1, None, "--scm-ha", "--om-ha")
+        assert "Starting 3 SCMs of scmservice, 3 OMs of omservice and 3 datanode(s)" in up.out, up
+        data = os.urandom(64_000)
+        (tmp_path / "data").write_bytes(data)
+        for command in (("volume", "create", f"/{VOLUME}"), ("bucket", "create", f"/{VOLUME}/{BUCKET}")):
+            assert sh(cluster, *command).code == 0
+        assert sh(cluster, "key", "put", f"/{VOLUME}/{BUCKET}/kept", str(tmp_path / "data")).code == 0
+        assert cluster.cluster("down", timeout_s=90).code == 0
+        again = cluster.cluster("up", "--background", "--timeout", "90", timeout_s=150)
+        assert again.code == 0 and "Starting 3 SCMs of scmservice, 3 OMs of omservice" in again.out, again
+        assert sh(cluster, "key", "get", f"/{VOLUME}/{BUCKET}/kept", str(tmp_path / "got")).code == 0
+        assert (tmp_path / "got").read_bytes() == data
+        all_running(cluster)
+    finally:
+        cluster.stop()
