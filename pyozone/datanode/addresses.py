@@ -1,10 +1,10 @@
 """Where the datanode's servers bind and which address it advertises to SCM.
 
 Ozone's datanode data ports listen on every interface. pyozone's follow from where SCM is: when every
-configured SCM address is loopback the whole cluster is on this machine (`pyozone cluster up`, tests) and
-the datanode binds to 127.0.0.1 only, never exposing an unauthenticated data port; otherwise it binds to
-0.0.0.0 and advertises the address it reaches SCM from. hdds.datanode.http-bind-host, when set, overrides
-this for the web server.
+configured SCM address (every SCM of an HA service) is loopback the whole cluster is on this machine
+(`pyozone cluster up`, tests) and the datanode binds to 127.0.0.1 only, never exposing an unauthenticated
+data port; otherwise it binds to 0.0.0.0 and advertises the address it reaches SCM from.
+hdds.datanode.http-bind-host, when set, overrides this for the web server.
 """
 
 from __future__ import annotations
@@ -12,12 +12,16 @@ from __future__ import annotations
 import socket
 
 from pyozone.common.net import ANY, HostPort, is_loopback, parse_host_port, scm_datanode_address
+from pyozone.common.scm_ha import scm_service_id, scm_service_nodes
 from pyozone.config import OzoneConfiguration
 
 LOOPBACK = "127.0.0.1"
 
 
 def _scm_hosts(conf: OzoneConfiguration) -> list[str]:
+    service = scm_service_id(conf)
+    if service is not None:
+        return [node.host for node in scm_service_nodes(conf, service)]
     hosts = []
     if conf.get("ozone.scm.datanode.address"):
         hosts.append(scm_datanode_address(conf).host)

@@ -4,10 +4,10 @@ Start-up follows Ozone's datanode state machine: with ozone.security.enabled, ob
 certificate from SCM's CA (first start) and renew it in the background; learn the cluster from SCM
 (getVersion) and refuse another cluster's SCM before touching any data; format or load the volumes for that
 cluster; load the containers; bind the data (STANDALONE) and replication servers and advertise the ports
-actually bound; then register and heartbeat. With hdds.grpc.tls.enabled every port (RPC, datastream,
-HTTP) and every channel (to SCM, pipeline followers, replication and EC peers) is mutual TLS.
-Shutdown (SIGTERM/SIGINT) stops accepting RPCs, gives running RPCs and commands a grace period, waits for
-in-flight storage work and closes the volumes' databases.
+actually bound; then register and heartbeat, with every SCM of an HA service (scm_connections.py). With
+hdds.grpc.tls.enabled every port (RPC, datastream, HTTP) and every channel (to SCM, pipeline followers,
+replication and EC peers) is mutual TLS. Shutdown (SIGTERM/SIGINT) stops accepting RPCs, gives running RPCs
+and commands a grace period, waits for in-flight storage work and closes the volumes' databases.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 from pyozone import rpc
 from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
-from pyozone.common.net import HostPort, address, scm_datanode_address
+from pyozone.common.net import HostPort, address
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
@@ -50,13 +50,8 @@ from pyozone.datanode.replication.service import SERVER_SETTINGS as REPLICATION_
 from pyozone.datanode.replication.service import ReplicationService, add_replication_service
 from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.datanode.scanner_service import ContainerScannerService, RecoveringScrubService
-from pyozone.datanode.scm_endpoint import (
-    HeartbeatLoop,
-    Intervals,
-    ScmEndpoint,
-    fetch_version,
-    until_stopped,
-)
+from pyozone.datanode.scm_connections import ScmConnections, scm_datanode_nodes
+from pyozone.datanode.scm_endpoint import Intervals, until_stopped
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.witnessed import WitnessedContainers
 from pyozone.datanode.traffic import TRAFFIC
@@ -134,7 +129,8 @@ class Datanode:
         self.push = push
         self.lookup = lookup
         self.identity = IdentityStore(conf)
-        self.scm = scm_datanode_address(conf)
+        self.scm_nodes = scm_datanode_nodes(conf)
+        """The SCMs the datanode reports to: every SCM of the service, or the lone SCM."""
         self.bind_host = bind_host(conf)
         self.certificate: TlsStore | None = None
         """The datanode's certificate (ozone.security.enabled); `tls` is it when hdds.grpc.tls.enabled."""
@@ -144,7 +140,7 @@ class Datanode:
         self.started = asyncio.Event()
         self.phase = "starting"
         self.http_port = 0
-        self.heartbeat_loop: HeartbeatLoop | None = None
+        self.scm_connections: ScmConnections | None = None
         self.volumes: VolumeSet
         self.containers: ContainerSet
         self.witnessed: WitnessedContainers | None = None
@@ -162,7 +158,7 @@ class Datanode:
 
     @property
     def registered(self) -> bool:
-        return self.heartbeat_loop is not None and self.heartbeat_loop.registered
+        return self.scm_connections is not None and self.scm_connections.registered
 
     async def run(self, stop: asyncio.Event) -> None:
         """Raises DatanodeError for what the datanode cannot run with (wrong cluster, no usable disk)."""
@@ -190,16 +186,17 @@ class Datanode:
             )
         )
         self.http_port = await self._start_http(http)  # pollers see 503, not a refused connection
-        endpoint = ScmEndpoint(self.scm, intervals, self.tls)
-        log.info("datanode %s starting; SCM at %s", self.uuid, self.scm)
+        scms = self.scm_connections = ScmConnections(self.scm_nodes, intervals, self.tls)
+        log.info("datanode %s starting; SCM: %s", self.uuid, scms.describe())
         renewing = asyncio.create_task(renewer.run(stop), name="cert-renewer") if renewer else None
         try:
             self.phase = "waiting for SCM"
-            version = await until_stopped(fetch_version(endpoint, stop), stop)
-            if version is None:
+            answer = await until_stopped(scms.fetch_version(stop), stop)
+            if answer is None:
                 return
-            self.identity.check_cluster(version.cluster_id, str(self.scm))
-            await self._run_storage(version.cluster_id, endpoint, intervals, stop)
+            answered, version = answer
+            self.identity.check_cluster(version.cluster_id, str(answered))
+            await self._run_storage(version.cluster_id, scms, stop)
         finally:
             self.phase = "stopping"
             if renewing is not None:
@@ -207,7 +204,7 @@ class Datanode:
                 await asyncio.gather(renewing, return_exceptions=True)
             if self.tokens is not None:
                 self.tokens.close()
-            await endpoint.close()
+            await scms.close()
             await http.stop()
         log.info("datanode %s stopped", self.uuid)
 
@@ -215,7 +212,7 @@ class Datanode:
         """The datanode's certificate from SCM's CA (waiting for SCM), named by the address it advertises
         and naming its UUID, with the renewer that keeps it valid."""
         hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
-        hosts = service_hosts(advertised_ip(self.scm, self.bind_host), hostname)
+        hosts = service_hosts(advertised_ip(self.scm_nodes.endpoints[0].address, self.bind_host), hostname)
         directory = metadata_dir(self.conf, "datanode", "its key pair and certificate")
         self.certificate = await asyncio.to_thread(
             daemon_tls, self.conf, CertRole.DATANODE, directory, hosts, datanode=self.uuid
@@ -225,9 +222,7 @@ class Datanode:
         return CertRenewer(self.conf, self.certificate, CertRole.DATANODE, hosts, datanode=self.uuid)
 
     # ------------------------------------------------------------------ storage and services
-    async def _run_storage(
-        self, cluster_id: str, endpoint: ScmEndpoint, intervals: Intervals, stop: asyncio.Event
-    ) -> None:
+    async def _run_storage(self, cluster_id: str, scms: ScmConnections, stop: asyncio.Event) -> None:
         self.phase = "loading volumes"
         loop = asyncio.get_running_loop()
         limits = QueueLimits.from_conf(self.conf)
@@ -252,7 +247,7 @@ class Datanode:
                 )
             except StoreError as e:
                 raise DatanodeError(str(e)) from None
-            self.reports = PendingReports(self.conf)
+            self.reports = PendingReports(self.conf, scms=scms.names)
             self.volumes.on_full = self.reports.volume_full
             self.containers.on_change(self._replica_changed)
             self.pipelines = PipelineSet(identity_dir(self.conf), self.uuid)
@@ -279,7 +274,7 @@ class Datanode:
             self.scanner = ContainerScannerService(self.containers, self.conf, executor)
             parts = (self.volumes, self.containers, self.pipelines, self.queue, self.scanner)
             self.dn_metrics.watch(*parts, self.dispatcher.ops.counts, self.groups.raft_statuses)
-            await self._serve(cluster_id, endpoint, intervals, executor, stop)
+            await self._serve(cluster_id, scms, executor, stop)
         finally:
             await loop.run_in_executor(None, lambda: executor.shutdown(wait=True, cancel_futures=True))
             _close_volumes(self.volumes)
@@ -300,8 +295,7 @@ class Datanode:
     async def _serve(
         self,
         cluster_id: str,
-        endpoint: ScmEndpoint,
-        intervals: Intervals,
+        scms: ScmConnections,
         executor: ThreadPoolExecutor,
         stop: asyncio.Event,
     ) -> None:
@@ -310,9 +304,9 @@ class Datanode:
         replication = rpc.Server(REPLICATION_SERVER_SETTINGS)
         verifier = self.tokens.verifier if self.tokens is not None else None
         add_replication_service(replication, ReplicationService(self.containers, executor, tokens=verifier))
-        self.heartbeat_loop = HeartbeatLoop(
-            endpoint, intervals, cluster_id, self.identity, self.volumes, self.containers,
-            self.pipelines, self.reports, self.queue, self.dn_metrics.heartbeat,
+        scms.start(
+            cluster_id, self.identity, self.volumes, self.containers, self.pipelines, self.reports,
+            self.queue, self.dn_metrics.heartbeat,
         )  # fmt: skip
         datastream = self._datastream()
         try:
@@ -339,7 +333,7 @@ class Datanode:
                 "container-scanner": self.scanner.run(stop),
                 "recovering-scrubber": recovering.run(stop),
             }
-            await _supervise(self.heartbeat_loop.run(stop), background, stop)
+            await _supervise(scms.run(stop), background, stop)
         finally:
             self.phase = "stopping"
             log.info("datanode %s shutting down", self.uuid)
@@ -405,7 +399,7 @@ class Datanode:
 
     def _advertise(self, cluster_id: str) -> None:
         hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
-        ip = advertised_ip(self.scm, self.bind_host)
+        ip = advertised_ip(self.scm_nodes.endpoints[0].address, self.bind_host)
         self.identity.update(
             hostname=hostname, ip_address=ip, ports=self.ports.advertised(), cluster_id=cluster_id
         )
@@ -440,14 +434,23 @@ class Datanode:
 
     def _op_state_changed(self, state: NodeOperationalState) -> None:
         self.queue.set_out_of_service(state is not NodeOperationalState.IN_SERVICE)
-        if self.heartbeat_loop is not None:
-            self.heartbeat_loop.trigger_heartbeat()
+        if self.scm_connections is not None:
+            self.scm_connections.trigger_heartbeat()
 
     # ------------------------------------------------------------------ HTTP (on the event loop)
     def _ready(self) -> JsonResponse:
         """200 once registered with SCM: the datanode then serves data and takes commands."""
-        body = {"ready": self.registered, "phase": self.phase, "uuid": self.uuid, "scm": str(self.scm)}
+        body = {
+            "ready": self.registered,
+            "phase": self.phase,
+            "uuid": self.uuid,
+            "scm": self._scm_addresses(),
+        }
         return JsonResponse(200 if self.registered else 503, body)
+
+    def _scm_addresses(self) -> str:
+        """Every SCM's datanode address, comma-separated."""
+        return ",".join(str(e.address) for e in self.scm_nodes.endpoints)
 
     def _traffic(self) -> JsonResponse:
         """Bytes sent to each peer datanode, by write pipeline (datanode/traffic.py)."""
@@ -456,9 +459,10 @@ class Datanode:
     def _health(self) -> JsonResponse:
         """200 while the process runs; the body says how it is doing."""
         body: dict[str, object] = {"uuid": self.uuid, "phase": self.phase, "registered": self.registered}
-        if self.started.is_set() and self.heartbeat_loop is not None:
+        if self.started.is_set() and self.scm_connections is not None:
             body |= {
-                "heartbeats": self.heartbeat_loop.heartbeats,
+                "heartbeats": self.scm_connections.heartbeats,
+                "scms": self.scm_connections.status(),
                 "containers": len(self.containers),
                 "pipelines": len(self.pipelines.reports()),
                 "healthyVolumes": len(self.volumes.healthy_volumes()),

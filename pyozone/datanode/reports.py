@@ -1,17 +1,23 @@
-"""What the datanode owes SCM on its next heartbeats (Ozone's StateContext report queues).
+"""What the datanode owes each SCM on its next heartbeats (Ozone's StateContext report queues).
 
 Periodic reports (node, full container, pipeline) become due on their intervals or when something asks
 for one; incremental container reports, container actions and command statuses accumulate between
 heartbeats. A heartbeat takes what is due; if it fails, everything it took is put back, so SCM misses
 nothing while it is unreachable. Replicas and command handlers change state on worker threads, so every
-method is thread-safe; `on_urgent` asks the heartbeat loop for an immediate heartbeat.
+method is thread-safe; `on_urgent` asks the heartbeat loops for an immediate heartbeat.
+
+A datanode of an SCM HA service reports to every SCM (Ozone's StateContext keeps one queue per SCM
+endpoint): each SCM has its own outbox, every report goes into each, and each SCM's heartbeat loop takes
+from its own, so an SCM that is down misses nothing of what the others heard. An outbox that piles up
+more than MAX_INCREMENTAL incremental reports (its SCM down long under writes) drops them and owes its
+SCM a full container report instead, which carries every replica's latest state.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -28,6 +34,10 @@ class Periodic(Enum):
 
 STATUS_INTERVAL_KEY = "hdds.command.status.report.interval"
 HEARTBEAT_INTERVAL_KEY = "hdds.heartbeat.interval"
+LONE_SCM = ""
+"""The outbox of a datanode reporting to one SCM."""
+MAX_INCREMENTAL = 10_000
+"""Incremental reports one SCM's outbox keeps at most; past it a full container report replaces them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,51 +51,89 @@ class Outgoing:
     pipeline_actions: tuple[PipelineAction, ...] = ()
 
 
+class _Outbox:
+    """What one SCM is owed."""
+
+    def __init__(self, now: float) -> None:
+        self.next_due = {p: now for p in Periodic}
+        self.next_pending_status = now
+        self.incremental: list[ContainerReplicaReport] = []
+        self.statuses: dict[int, CommandStatusReport] = {}
+        self.actions: dict[ContainerAction, None] = {}
+        self.pipeline_actions: dict[str, PipelineAction] = {}
+
+    def add_incremental(
+        self, reports: Iterable[ContainerReplicaReport], now: float, first: bool = False
+    ) -> None:
+        if first:
+            self.incremental[:0] = reports
+        else:
+            self.incremental.extend(reports)
+        if len(self.incremental) > MAX_INCREMENTAL:
+            self.incremental.clear()
+            self.next_due[Periodic.CONTAINERS] = now
+
+
 class PendingReports:
-    def __init__(self, conf: OzoneConfiguration, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        conf: OzoneConfiguration,
+        clock: Callable[[], float] = time.monotonic,
+        scms: Iterable[str] = (LONE_SCM,),
+    ) -> None:
+        """`scms`: the outboxes, one per SCM the datanode reports to (by node id; LONE_SCM for a lone SCM)."""
         self._intervals_s = {p: conf.get(p.value) / 1000 for p in Periodic}
         self._status_interval_s = conf.get(STATUS_INTERVAL_KEY) / 1000
         self._full_volume_throttle_s = conf.get(HEARTBEAT_INTERVAL_KEY) / 1000
         self._clock = clock
         self._lock = threading.Lock()
         now = clock()
-        self._next_due = {p: now for p in Periodic}
-        self._next_pending_status = now
+        self._outboxes = {scm: _Outbox(now) for scm in scms}
+        if not self._outboxes:
+            raise ValueError("a datanode reports to at least one SCM")
         self._next_full_volume_report = now
-        self._incremental: list[ContainerReplicaReport] = []
-        self._statuses: dict[int, CommandStatusReport] = {}
-        self._actions: dict[ContainerAction, None] = {}
-        self._pipeline_actions: dict[str, PipelineAction] = {}
         self.on_urgent: Callable[[], None] = lambda: None
 
-    # ------------------------------------------------------------------ producers
+    @property
+    def scms(self) -> tuple[str, ...]:
+        return tuple(self._outboxes)
+
+    # ------------------------------------------------------------------ producers (every SCM's outbox)
     def replica_changed(self, report: ContainerReplicaReport) -> None:
         """An incremental report, sent at once (Ozone triggers a heartbeat for every ICR). Every change is
         kept, in order: SCM moves a container one step per report (OPEN -> CLOSING on a CLOSING replica,
         then CLOSED on a CLOSED one), so CLOSING then CLOSED must not collapse into CLOSED."""
         with self._lock:
-            self._incremental.append(report)
+            now = self._clock()
+            for box in self._outboxes.values():
+                box.add_incremental((report,), now)
         self.on_urgent()
 
     def add_container_action(self, action: ContainerAction) -> None:
         """Queued once until sent (Ozone's addContainerActionIfAbsent); goes with the next heartbeat."""
         with self._lock:
-            self._actions[action] = None
+            for box in self._outboxes.values():
+                box.actions[action] = None
 
     def add_pipeline_action(self, action: PipelineAction) -> None:
         """A pipeline member failed: SCM should close the pipeline. Sent at once, one per pipeline."""
         with self._lock:
-            self._pipeline_actions.setdefault(action.pipeline_id, action)
+            for box in self._outboxes.values():
+                box.pipeline_actions.setdefault(action.pipeline_id, action)
         self.on_urgent()
 
     def set_command_status(self, status: CommandStatusReport) -> None:
-        """PENDING statuses are re-sent every status interval; a final one goes with the next heartbeat."""
+        """PENDING statuses are re-sent every status interval; a final one goes with the next heartbeat.
+        Every SCM hears it (Ozone's datanode reports to all); only the leader's core acts on it."""
         with self._lock:
-            self._statuses[status.command_id] = status
+            for box in self._outboxes.values():
+                box.statuses[status.command_id] = status
 
     def request(self, report: Periodic, urgent: bool = False) -> None:
         with self._lock:
-            self._next_due[report] = self._clock()
+            now = self._clock()
+            for box in self._outboxes.values():
+                box.next_due[report] = now
         if urgent:
             self.on_urgent()
 
@@ -99,62 +147,70 @@ class PendingReports:
             if now < self._next_full_volume_report:
                 return
             self._next_full_volume_report = now + self._full_volume_throttle_s
-            self._next_due[Periodic.NODE] = now
+            for box in self._outboxes.values():
+                box.next_due[Periodic.NODE] = now
         self.on_urgent()
 
     def now(self) -> float:
         """The reports' clock: what `mark_sent`'s `built_at` is read on."""
         return self._clock()
 
-    def mark_sent(self, reports: frozenset[Periodic], built_at: float | None = None) -> None:
-        """Registration carried these reports, built at `built_at`: their intervals restart now, except
-        a report asked for since they were built (a full volume's node report requested while the
+    # ------------------------------------------------------------------ one SCM's heartbeat loop
+    def mark_sent(
+        self, reports: frozenset[Periodic], built_at: float | None = None, scm: str = LONE_SCM
+    ) -> None:
+        """Registration with `scm` carried these reports, built at `built_at`: their intervals restart now,
+        except a report asked for since they were built (a full volume's node report requested while the
         registration was in flight stays due, or SCM would hear of the full volume an interval late)."""
         with self._lock:
+            box = self._outboxes[scm]
             if built_at is not None:
-                reports = frozenset(r for r in reports if self._next_due[r] <= built_at)
-            self._restart(reports, self._clock())
+                reports = frozenset(r for r in reports if box.next_due[r] <= built_at)
+            self._restart(box, reports, self._clock())
 
-    def _restart(self, reports: frozenset[Periodic], now: float) -> None:
+    def _restart(self, box: _Outbox, reports: frozenset[Periodic], now: float) -> None:
         for report in reports:
-            self._next_due[report] = now + self._intervals_s[report]
+            box.next_due[report] = now + self._intervals_s[report]
 
-    # ------------------------------------------------------------------ the heartbeat
-    def take(self) -> Outgoing:
+    def take(self, scm: str = LONE_SCM) -> Outgoing:
         with self._lock:
+            box = self._outboxes[scm]
             now = self._clock()
-            due = frozenset(p for p, at in self._next_due.items() if now >= at)
-            self._restart(due, now)
-            send_pending = now >= self._next_pending_status
+            due = frozenset(p for p, at in box.next_due.items() if now >= at)
+            self._restart(box, due, now)
+            send_pending = now >= box.next_pending_status
             if send_pending:
-                self._next_pending_status = now + self._status_interval_s
+                box.next_pending_status = now + self._status_interval_s
             statuses = tuple(
-                s for s in self._statuses.values() if send_pending or s.status is not CommandStatus.PENDING
+                s for s in box.statuses.values() if send_pending or s.status is not CommandStatus.PENDING
             )
             for s in statuses:
                 if s.status is not CommandStatus.PENDING:
-                    del self._statuses[s.command_id]
+                    del box.statuses[s.command_id]
             outgoing = Outgoing(
                 due,
-                tuple(self._incremental),
+                tuple(box.incremental),
                 statuses,
-                tuple(self._actions),
-                tuple(self._pipeline_actions.values()),
+                tuple(box.actions),
+                tuple(box.pipeline_actions.values()),
             )
-            self._incremental.clear()
-            self._actions.clear()
-            self._pipeline_actions.clear()
+            box.incremental.clear()
+            box.actions.clear()
+            box.pipeline_actions.clear()
         return outgoing
 
-    def put_back(self, outgoing: Outgoing) -> None:
-        """A heartbeat failed: whatever it carried is owed again (final statuses: unless replaced)."""
+    def put_back(self, outgoing: Outgoing, scm: str = LONE_SCM) -> None:
+        """A heartbeat to `scm` failed: whatever it carried is owed again (final statuses: unless
+        replaced)."""
         with self._lock:
+            box = self._outboxes[scm]
+            now = self._clock()
             for report in outgoing.periodic:
-                self._next_due[report] = self._clock()
-            self._incremental[:0] = outgoing.incremental  # before the changes made since
+                box.next_due[report] = now
+            box.add_incremental(outgoing.incremental, now, first=True)  # before the changes made since
             for status in outgoing.statuses:
-                self._statuses.setdefault(status.command_id, status)
+                box.statuses.setdefault(status.command_id, status)
             for action in outgoing.actions:
-                self._actions[action] = None
+                box.actions[action] = None
             for pipeline_action in outgoing.pipeline_actions:
-                self._pipeline_actions.setdefault(pipeline_action.pipeline_id, pipeline_action)
+                box.pipeline_actions.setdefault(pipeline_action.pipeline_id, pipeline_action)

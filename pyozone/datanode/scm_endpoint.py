@@ -1,4 +1,5 @@
-"""The datanode's connection to SCM: getVersion, then register, then the heartbeat loop (seed 001).
+"""The datanode's connection to one SCM: getVersion, then register, then the heartbeat loop (seed 001);
+a datanode of an SCM HA service runs one per SCM (scm_connections.py).
 
 SCM being unreachable is never fatal: every call is retried with a capped exponential backoff, and the
 log says when SCM goes away and when it comes back, not every attempt. What is fatal is what retrying
@@ -23,7 +24,7 @@ from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore
 from pyozone.datanode.pipelines import PipelineSet
-from pyozone.datanode.reports import Outgoing, PendingReports, Periodic
+from pyozone.datanode.reports import LONE_SCM, Outgoing, PendingReports, Periodic
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.volume import LAYOUT_VERSION
 from pyozone.hdds.commands import ReregisterCommand
@@ -158,8 +159,10 @@ async def fetch_version(endpoint: ScmEndpoint, stop: asyncio.Event) -> VersionRe
 
 
 class HeartbeatLoop:
-    """Register, then heartbeat every interval (or at once when a report is urgent); a reregister
-    command (SCM restarted or forgot this node) goes back to registration with full reports."""
+    """Check the SCM's cluster id, register, then heartbeat every interval (or at once when a report is
+    urgent); a reregister command (SCM restarted or forgot this node) goes back to registration with full
+    reports. `scm` names this SCM's outbox in `reports`; the command queue is the datanode's, shared by
+    the loops of every SCM (it refuses a command of a term older than one any SCM told of)."""
 
     def __init__(
         self,
@@ -173,9 +176,14 @@ class HeartbeatLoop:
         reports: PendingReports,
         queue: CommandQueue,
         observe: Callable[[float, bool], None] = lambda seconds, ok: None,
+        scm: str = LONE_SCM,
+        version_checked: bool = False,
     ) -> None:
-        """`observe(seconds, ok)`: each heartbeat's round trip, and whether SCM answered it (metrics)."""
+        """`observe(seconds, ok)`: each heartbeat's round trip, and whether SCM answered it (metrics);
+        `version_checked`: this SCM's cluster id is already known to be the datanode's."""
         self.endpoint = endpoint
+        self.scm = scm
+        self.version_checked = version_checked
         self.intervals = intervals
         self.cluster_id = cluster_id
         self.identity = identity
@@ -192,7 +200,6 @@ class HeartbeatLoop:
         self._observe = observe
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
-        reports.on_urgent = self.trigger_heartbeat
 
     def trigger_heartbeat(self) -> None:
         """Thread-safe: the next heartbeat goes now rather than at the end of the interval."""
@@ -201,13 +208,34 @@ class HeartbeatLoop:
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            ok = await (self._heartbeat() if self.registered else self._register())
+            if not self.version_checked:
+                ok = await self._check_version()
+            else:
+                ok = await (self._heartbeat() if self.registered else self._register())
             if not ok:
                 await wait_or_stop(stop, self.endpoint.retry_delay())
             elif self.registered:  # else a reregister command arrived: register again at once
                 await wait_or_stop(stop, self.intervals.heartbeat_s, self._wake)
 
     # ------------------------------------------------------------------ registration
+    async def _check_version(self) -> bool:
+        """getVersion: an SCM answering for another cluster is fatal (Ozone's VersionEndpointTask)."""
+        proto = await self.endpoint.call("getVersion", version_request_to_proto())
+        if proto is None:
+            return False
+        try:
+            version = version_response_from_proto(proto)
+        except ProtocolError as e:
+            log.error("SCM at %s sent an unreadable version response: %s", self.endpoint.address, e)
+            return False
+        if version.cluster_id != self.cluster_id:
+            raise DatanodeError(
+                f"datanode {self.identity.uuid} belongs to cluster {self.cluster_id}, SCM at "
+                f"{self.endpoint.address} manages cluster {version.cluster_id}"
+            )
+        self.version_checked = True
+        return True
+
     async def _register(self) -> bool:
         details = self.identity.identity.details()
         built_at = self.reports.now()
@@ -238,7 +266,7 @@ class HeartbeatLoop:
                 f"datanode {details.uuid} belongs to cluster {self.cluster_id}, SCM at "
                 f"{self.endpoint.address} is now cluster {response.cluster_id}"
             )
-        self.reports.mark_sent(frozenset(Periodic), built_at)
+        self.reports.mark_sent(frozenset(Periodic), built_at, self.scm)
         self.registered = True
         self.registrations += 1
         log.info(
@@ -269,7 +297,7 @@ class HeartbeatLoop:
 
     async def _heartbeat(self) -> bool:
         self._wake.clear()
-        out = self.reports.take()
+        out = self.reports.take(self.scm)
         try:
             request = heartbeat_to_proto(self._build(out))
         except ProtocolError:
@@ -279,7 +307,7 @@ class HeartbeatLoop:
         proto = await self.endpoint.call("sendHeartbeat", request)
         self._observe(time.perf_counter() - started, proto is not None)
         if proto is None:
-            self.reports.put_back(out)
+            self.reports.put_back(out, self.scm)
             return False
         self.heartbeats += 1
         self.last_heartbeat_ms = time.time_ns() // 1_000_000

@@ -79,19 +79,20 @@ class _Api:
     def overview(self, q: Query) -> dict[str, Any]:
         dn = self.dn
         identity = dn.identity.identity
-        loop = dn.heartbeat_loop
+        scms = dn.scm_connections
         answer: dict[str, Any] = {
             "uuid": dn.uuid,
             "hostname": identity.hostname,
             "ipAddress": identity.ip_address,
             "clusterId": identity.cluster_id,
-            "scm": str(dn.scm),
+            "scm": ",".join(str(e.address) for e in dn.scm_nodes.endpoints),
+            "scms": scms.status() if scms is not None else [],
             "phase": dn.phase,
             "registered": dn.registered,
             "operationalState": identity.persisted_op_state.name,
             "ports": dict(identity.ports),
-            "lastHeartbeat": (loop.last_heartbeat_ms or None) if loop is not None else None,
-            "heartbeats": loop.heartbeats if loop is not None else 0,
+            "lastHeartbeat": (scms.last_heartbeat_ms or None) if scms is not None else None,
+            "heartbeats": scms.heartbeats if scms is not None else 0,
             "storage": dn.started.is_set(),
         }
         if dn.started.is_set():

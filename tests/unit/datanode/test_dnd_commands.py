@@ -107,13 +107,13 @@ async def test_create_and_close_pipeline(tmp_path: Path, scm: FakeScm) -> None:
             _pipeline(p2, [OTHER_A, dn.uuid, OTHER_B], OTHER_A),
             _pipeline(p3, [dn.uuid], None),
         )
-        dn.heartbeat_loop.trigger_heartbeat()  # delivers the commands; the reports must follow at once
+        dn.scm_connections.trigger_heartbeat()  # delivers the commands; the reports must follow at once
         hb = await wait_for_beat(scm, lambda hb: _reports(hb) and len(hb.pipeline_reports) == 3, timeout=5)
         assert _reports(hb) == {p1: True, p2: False, p3: True}  # promptly, not after 30 s
         doc = json.loads((tmp_path / "meta" / "pipelines.json").read_text())
         assert doc[p1]["members"] == [dn.uuid, OTHER_A, OTHER_B]
         scm.send(ClosePipelineCommand(pipeline_id=p2))
-        dn.heartbeat_loop.trigger_heartbeat()
+        dn.scm_connections.trigger_heartbeat()
         await wait_for_async(lambda: p2 not in dn.pipelines)
     async with running(conf) as dn:  # membership survives a restart, as Ratis groups do
         await wait_for_async(lambda: len(scm.registrations) == 2)

@@ -176,7 +176,7 @@ async def test_reregister_sends_full_reports_again(tmp_path: Path, scm: FakeScm)
         count = len(scm.beats())
         await wait_for_async(lambda: len(scm.beats()) > count + 2, what="heartbeats after re-registration")
         assert len(scm.registrations) == 2
-        assert dn.heartbeat_loop.registrations == 2
+        assert dn.scm_connections.loops[0].registrations == 2
 
 
 @async_test

@@ -91,7 +91,7 @@ async def test_datanodes_register_again_after_an_scm_restart(tmp_path: Path) -> 
         await asyncio.sleep(0.5)  # an outage, not a bare restart: the datanodes' heartbeats fail meanwhile
         async with _scm(_scm_conf(tmp_path, port)) as again:
             await wait_for_async(
-                lambda: all(dn.heartbeat_loop.registrations >= 2 for dn in datanodes), timeout_s=15
+                lambda: all(dn.scm_connections.loops[0].registrations >= 2 for dn in datanodes), timeout_s=15
             )
             await wait_for_async(
                 lambda: _open_three(again), timeout_s=15, what="safe mode exit after restart"

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode import reports as reports_module
 from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.hdds.messages import (
     CommandStatusReport,
@@ -30,7 +31,7 @@ class FakeClock:
         return self.now
 
 
-def _pending() -> tuple[PendingReports, FakeClock]:
+def _pending(scms: tuple[str, ...] = ("",)) -> tuple[PendingReports, FakeClock]:
     clock = FakeClock()
     conf = OzoneConfiguration(
         {
@@ -40,7 +41,45 @@ def _pending() -> tuple[PendingReports, FakeClock]:
             "hdds.command.status.report.interval": "30s",
         }
     )
-    return PendingReports(conf, clock), clock
+    return PendingReports(conf, clock, scms), clock
+
+
+def test_each_scm_of_a_service_is_owed_every_report_on_its_own() -> None:
+    """One outbox per SCM (Ozone's StateContext per endpoint): what one SCM's heartbeat took or failed to
+    deliver does not change what another is owed."""
+    reports, clock = _pending(("scm1", "scm2"))
+    for scm in reports.scms:
+        reports.mark_sent(frozenset(Periodic), scm=scm)
+    icr = ContainerReplicaReport(1, ReplicaState.CLOSING)
+    reports.replica_changed(icr)
+    reports.add_container_action(ContainerAction(1, ContainerActionReason.CONTAINER_FULL))
+    taken = reports.take("scm1")
+    assert taken.incremental == (icr,) and len(taken.actions) == 1
+    reports.put_back(taken, "scm1")  # scm1 did not answer
+    assert reports.take("scm2").incremental == (icr,)
+    assert reports.take("scm2").incremental == ()
+    assert reports.take("scm1").incremental == (icr,)
+    clock.now += 10
+    assert reports.take("scm1").periodic == {Periodic.NODE}
+    reports.request(Periodic.PIPELINES)
+    assert reports.take("scm1").periodic == {Periodic.PIPELINES}
+    assert reports.take("scm2").periodic == {Periodic.NODE, Periodic.PIPELINES}
+
+
+def test_an_outbox_past_its_bound_owes_a_full_container_report_instead(monkeypatch) -> None:
+    """An SCM down long under writes: its incremental reports are replaced by one full report, which
+    carries every replica's latest state; the other SCM keeps its own."""
+    monkeypatch.setattr(reports_module, "MAX_INCREMENTAL", 3)
+    reports, _ = _pending(("scm1", "scm2"))
+    for scm in reports.scms:
+        reports.mark_sent(frozenset(Periodic), scm=scm)
+    for cid in range(3):
+        reports.replica_changed(ContainerReplicaReport(cid, ReplicaState.CLOSED))
+    assert len(reports.take("scm2").incremental) == 3
+    reports.replica_changed(ContainerReplicaReport(3, ReplicaState.CLOSED))
+    owed = reports.take("scm1")
+    assert owed.incremental == () and owed.periodic == {Periodic.CONTAINERS}
+    assert [r.container_id for r in reports.take("scm2").incremental] == [3]
 
 
 def test_periodic_reports_come_due_on_their_intervals() -> None:

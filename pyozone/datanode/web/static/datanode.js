@@ -43,6 +43,16 @@ async function overview(main) {
     ["Heartbeats answered", o.heartbeats, "heartbeats"],
     ["Ports", Object.entries(o.ports).map(([k, v]) => `${k} ${v}`).join(", ") || "-", "ports"],
   ], "overview"));
+  if (o.scms.length > 1) {
+    main.append(h("h3", {}, "SCMs of the service"),
+      oz.table([
+        { title: "SCM", value: (s) => s.node, cls: "node" },
+        { title: "address", value: (s) => s.address, cls: "address" },
+        { title: "registered", value: (s) => h("span", { class: s.registered ? "ok" : "bad" }, s.registered ? "yes" : "no"), cls: "registered" },
+        num("heartbeats answered", (s) => s.heartbeats, "heartbeats"),
+        { title: "last heartbeat", value: (s) => when(s.lastHeartbeat), cls: "lastHeartbeat" },
+      ], o.scms, "scms", (s) => s.node));
+  }
   if (!o.storage) {
     main.append(h("p", { class: "note" }, `No storage yet (${o.phase}): volumes, containers and commands appear once it runs.`));
     return;

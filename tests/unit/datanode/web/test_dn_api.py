@@ -76,11 +76,11 @@ async def populate(dn: Datanode, scm: FakeScm) -> None:
     scm.send(
         CreatePipelineCommand(pipeline_id=PIPELINE, factor=1, nodes=(dn.uuid,), suggested_leader=dn.uuid)
     )
-    dn.heartbeat_loop.trigger_heartbeat()
+    dn.scm_connections.trigger_heartbeat()
     await wait_for_async(lambda: sum(dn.queue.outcomes.values()) == 1, what="createPipeline run")
     await wait_for_async(lambda: dn.groups.leading(PIPELINE), what="the pipeline led")
     await asyncio.to_thread(build)  # after the member started: at its start a BCSID above its log fails it
-    await wait_for_async(lambda: dn.heartbeat_loop.last_heartbeat_ms, what="an answered heartbeat")
+    await wait_for_async(lambda: dn.scm_connections.last_heartbeat_ms, what="an answered heartbeat")
 
 
 @async_test
