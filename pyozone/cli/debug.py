@@ -2,9 +2,9 @@
 
 The DB is opened read-only, so this works on the scm.db of a running SCM.
 
-`pyozone debug ratislogparser generic|om -s SEGMENT`: print a Raft log segment's entries, as Ozone's `ozone
-debug ratislogparser` (seed 001); `om` also decodes each OM entry (its om.db ops and the calls it answered);
-`scm` comes with SCM high availability.
+`pyozone debug ratislogparser generic|om|scm -s SEGMENT`: print a Raft log segment's entries, as Ozone's
+`ozone debug ratislogparser` (seed 001); `om` also decodes each OM entry (its om.db ops and the calls it
+answered), `scm` each SCM entry (its scm.db ops, keys read as `ldb scan` reads them).
 
 `pyozone debug rm-scenario FILE.json|DIR ...`: run Replication Manager scenario files (the JSON format of
 Ozone's TestReplicationManagerScenarios, spec 19) through a real Replication Manager; PASS/FAIL per
@@ -14,6 +14,7 @@ scenario with the differences; exit 1 if any fails, 2 if a file is malformed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -23,10 +24,9 @@ from typing import Any
 from pyozone.common.cli_options import CLIError, given_path
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError, list_column_families
 from pyozone.protocol.om_ratis import describe as describe_om_entry
+from pyozone.protocol.scm_ratis import describe as describe_scm_entry
 from pyozone.ratis_server.segment_file import dump_segment
-
-INT_KEY_FAMILIES = frozenset({"containers", "deletedBlocks"})
-"""Families keyed by 8-byte big-endian ids (container ids, deleted-block transaction ids)."""
+from pyozone.scm.store.metadata_store import INT_KEY_TABLES
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -88,6 +88,16 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="the segment file, e.g. <ozone.om.ratis.storage.dir>/<group id>/current/log_inprogress_1",
     )  # fmt: skip
     om.set_defaults(func=run_ratislogparser, describe=describe_om_entry)
+    scm = kinds.add_parser(
+        "scm", allow_abbrev=False, help="an SCM service's log: each entry with its scm.db ops"
+    )
+    scm.add_argument(
+        "-s", "--segment-path", "--segmentPath", dest="segment", required=True, metavar="SEGMENT",
+        help="the segment file, e.g. <ozone.scm.ha.ratis.storage.dir>/<group id>/current/log_inprogress_1",
+    )  # fmt: skip
+    scm.set_defaults(
+        func=run_ratislogparser, describe=functools.partial(describe_scm_entry, key_text=decode_key)
+    )
 
 
 def run_ratislogparser(args: argparse.Namespace) -> int:
@@ -147,7 +157,7 @@ def run_scan(args: argparse.Namespace) -> int:
 
 
 def decode_key(column_family: str, key: bytes) -> int | str:
-    if column_family in INT_KEY_FAMILIES:
+    if column_family in INT_KEY_TABLES:
         return int.from_bytes(key, "big") if len(key) == 8 else "0x" + key.hex()
     try:
         return key.decode()

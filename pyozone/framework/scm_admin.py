@@ -222,6 +222,16 @@ class ScmAdminClient(ScmClient):
             wire.rm_status_from_proto,
         )
 
+    # ------------------------------------------------------------------ SCM HA
+    def transfer_leadership(self, target: str | None) -> str:
+        """Hands the service's leadership to `target` (an SCM's node id or Ratis address; None: another SCM,
+        picked by the leader); returns the SCM that leads now. Sent to the leader (a follower names it)."""
+        return self._call(
+            self._stub.transferLeadership,
+            wire.transfer_leadership_request(target),
+            wire.transfer_leadership_from_proto,
+        )
+
     # ------------------------------------------------------------------ snapshot
     def snapshot_chunks(self, batch_rows: int = 0) -> Iterator[SnapshotChunk | None]:
         """streamSnapshot's chunks as they arrive (pyozone/admin/snapshot.py makes a snapshot of them; None

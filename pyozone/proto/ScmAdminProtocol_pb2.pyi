@@ -416,6 +416,18 @@ class ReplicationManagerStatusResponseProto(_message.Message):
     isRunning: bool
     def __init__(self, isRunning: _Optional[bool] = ...) -> None: ...
 
+class TransferLeadershipRequestProto(_message.Message):
+    __slots__ = ("newLeaderId",)
+    NEWLEADERID_FIELD_NUMBER: _ClassVar[int]
+    newLeaderId: str
+    def __init__(self, newLeaderId: _Optional[str] = ...) -> None: ...
+
+class TransferLeadershipResponseProto(_message.Message):
+    __slots__ = ("newLeaderId",)
+    NEWLEADERID_FIELD_NUMBER: _ClassVar[int]
+    newLeaderId: str
+    def __init__(self, newLeaderId: _Optional[str] = ...) -> None: ...
+
 class SnapshotRequestProto(_message.Message):
     __slots__ = ("batchRows",)
     BATCHROWS_FIELD_NUMBER: _ClassVar[int]

@@ -783,3 +783,23 @@ def rm_status_to_proto(running: bool) -> admin_pb2.ReplicationManagerStatusRespo
 
 def rm_status_from_proto(proto: admin_pb2.ReplicationManagerStatusResponseProto) -> bool:
     return proto.isRunning
+
+
+# SCM HA
+def transfer_leadership_request(target: str | None) -> admin_pb2.TransferLeadershipRequestProto:
+    """`target`: an SCM's node id or Ratis address; None: another SCM, picked by the leader."""
+    return admin_pb2.TransferLeadershipRequestProto(newLeaderId=target or "")
+
+
+def transfer_leadership_target(proto: admin_pb2.TransferLeadershipRequestProto) -> str | None:
+    return proto.newLeaderId or None
+
+
+def transfer_leadership_to_proto(new_leader: str) -> admin_pb2.TransferLeadershipResponseProto:
+    return admin_pb2.TransferLeadershipResponseProto(newLeaderId=new_leader)
+
+
+def transfer_leadership_from_proto(proto: admin_pb2.TransferLeadershipResponseProto) -> str:
+    if not proto.newLeaderId:
+        raise ProtocolError("newLeaderId", "the answer names no new leader")
+    return proto.newLeaderId

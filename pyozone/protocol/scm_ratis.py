@@ -9,7 +9,7 @@ skipped, as protobuf does."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
@@ -23,6 +23,9 @@ _LENGTH_FIELD = 1 + 5
 
 HEAD_BYTES = 1 + 10
 """The entry's own bytes besides its ops at most: the epoch field (tag, varint of 10 bytes at most)."""
+
+VALUE_CHARS = 60
+"""How much of a value `describe` shows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +105,26 @@ class ScmEntryCodec:
 
     def decode(self, payload: bytes) -> ScmEntry:
         return entry_from_bytes(payload, self.tables)
+
+
+def describe(data: bytes, key_text: Callable[[str, bytes], object]) -> str:
+    """An SCM entry in a line, for `pyozone debug ratislogparser scm` (Ratis's `State Machine:` line), named
+    as Ozone's SCMRatisRequest: its epoch and each op, `put TABLE KEY VALUE` (the value's first VALUE_CHARS
+    characters and its size) or `delete TABLE KEY`; `key_text` reads a key of a column family."""
+    try:
+        entry = entry_from_bytes(data)
+    except ProtocolError as error:
+        return f"not an SCM entry: {error}"
+    ops = ", ".join(
+        f"delete {table} {key_text(table, key)}"
+        if value is None
+        else f"put {table} {key_text(table, key)} {_value_summary(value)}"
+        for table, key, value in entry.ops
+    )
+    return f"SCMRatisRequest epoch: {entry.epoch} [{ops}]"
+
+
+def _value_summary(value: bytes) -> str:
+    text = value.decode("utf-8", errors="replace")
+    shown = text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS] + "..."
+    return f"{shown} ({len(value)} bytes)"

@@ -1,7 +1,6 @@
 """`pyozone admin om roles [-id SERVICE] [--json]`: each OM of an HA service and its Raft role, printed as
 Ozone's `ozone admin om roles` prints them (`om1 : LEADER (host1)`), read from each OM's web endpoint
-(/api/v1/ratis; https with the user's certificate when hdds.grpc.tls.enabled). An OM that does not answer is
-UNREACHABLE.
+(ratis_roles.py, shared with `admin scm roles`). An OM that does not answer is UNREACHABLE.
 
 `pyozone admin om transfer [-id SERVICE] -n NODE | -r`: hands the service's leadership to NODE (or to another
 OM the leader picks), as Ozone's `ozone admin om transfer`, through OM's OzoneManagerAdminService; a
@@ -17,15 +16,11 @@ more) as NOT_A_MEMBER."""
 from __future__ import annotations
 
 import argparse
-import json
 import socket
-import ssl
 import sys
-import urllib.error
-import urllib.request
-from typing import Any
 
 from pyozone import rpc
+from pyozone.cli.admin.ratis_roles import member_roles
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.common.om_ha import client_om_service, om_active_nodes, om_decommissioned_ids, om_service_nodes
 from pyozone.common.output import print_json
@@ -84,17 +79,6 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     decommission.set_defaults(func=run_decommission)
 
 
-def _view(host: str, port: int, context: ssl.SSLContext | None) -> dict[str, Any] | None:
-    scheme = "https" if context is not None else "http"
-    try:
-        with urllib.request.urlopen(
-            f"{scheme}://{host}:{port}/api/v1/ratis", timeout=5, context=context
-        ) as r:
-            return json.loads(r.read())
-    except (OSError, urllib.error.URLError, ValueError):
-        return None
-
-
 def _service(conf: OzoneConfiguration, args: argparse.Namespace) -> str:
     service = args.service_id or client_om_service(conf)
     if service is None:
@@ -118,43 +102,28 @@ def run_transfer(args: argparse.Namespace) -> int:
     return 0
 
 
-def _members(views: dict[str, dict[str, Any] | None]) -> set[str] | None:
-    """The group's members in force, as the leader's log has them (else any OM's that answers)."""
-    answering = [v for v in views.values() if v and v.get("ha") and "members" in v]
-    leading = [v for v in answering if v.get("role") == "LEADER"]
-    chosen = max(leading or answering, key=lambda v: v.get("term") or 0, default=None)
-    return {member["nodeId"] for member in chosen["members"]} if chosen is not None else None
-
-
 def run_roles(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
-    service = _service(conf, args)
-    tls = client_tls(conf)
-    context = tls.client_context() if tls is not None else None
-    nodes = om_service_nodes(conf, service)
-    views = {node.node_id: _view(node.http_address.host, node.http_address.port, context) for node in nodes}
-    members = _members(views)
-    rows = []
-    for node in nodes:
-        view = views[node.node_id]
-        role = view.get("role", "UNKNOWN") if view and view.get("ha") else "UNREACHABLE"
-        if members is not None and node.node_id not in members:
-            role = "NOT_A_MEMBER"  # a learner being added, or an OM decommissioned (running or not)
-        rows.append(
-            {
-                "nodeId": node.node_id,
-                "role": role,
-                "host": node.rpc_address.host,
-                "term": view.get("term") if view else None,
-                "commitIndex": view.get("commitIndex") if view else None,
-                "appliedIndex": view.get("appliedIndex") if view else None,
-            }
-        )
+    nodes = om_service_nodes(conf, _service(conf, args))
+    roles = member_roles({node.node_id: node.http_address for node in nodes}, conf)
+    hosts = {node.node_id: node.rpc_address.host for node in nodes}
     if args.json:
-        print_json(rows)
+        print_json(
+            [
+                {
+                    "nodeId": r.node_id,
+                    "role": r.role,
+                    "host": hosts[r.node_id],
+                    "term": r.term,
+                    "commitIndex": r.commit_index,
+                    "appliedIndex": r.applied_index,
+                }
+                for r in roles
+            ]
+        )
         return 0
-    for row in rows:
-        print(f"{row['nodeId']} : {row['role']} ({row['host']})")
+    for r in roles:
+        print(f"{r.node_id} : {r.role} ({hosts[r.node_id]})")
     return 0
 
 

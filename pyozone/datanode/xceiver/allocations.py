@@ -36,7 +36,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyozone.common.net import HostPort, scm_client_address, scm_datanode_address
 from pyozone.common.tls import TlsStore
@@ -233,10 +233,18 @@ def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
     return HostPort(scm_datanode_address(conf).host, conf.get("ozone.scm.client.port"))
 
 
+LOOKUP_FAILOVER_S = 30.0
+"""How long a write waits at most for an SCM of the service to lead and answer its lookup: the write holds
+a dispatcher thread meanwhile, where Ozone's clients of SCM (hdds.scmclient.max.retry.timeout) wait 10
+minutes."""
+
+
 def scm_lookup_nodes(conf: OzoneConfiguration) -> ScmNodes:
-    """The SCMs of the datanode's SCM service at their client ports (failing over between them), else the
-    lone SCM at `scm_lookup_address`."""
-    return ScmNodes.from_conf(conf, lambda n: n.client_address, scm_lookup_address)
+    """The SCMs of the datanode's SCM service at their client ports (failing over between them for at
+    most LOOKUP_FAILOVER_S), else the lone SCM at `scm_lookup_address`."""
+    nodes = ScmNodes.from_conf(conf, lambda n: n.client_address, scm_lookup_address)
+    bounded = min(nodes.policy.max_retry_timeout_s, LOOKUP_FAILOVER_S)
+    return replace(nodes, policy=replace(nodes.policy, max_retry_timeout_s=bounded))
 
 
 class ScmContainerLookup:

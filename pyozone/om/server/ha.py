@@ -72,9 +72,9 @@ from pyozone.ratis_server.member_api import (
     ApplyFailedError,
     InstalledSnapshot,
     NotLeaderError,
-    RaftStatus,
     TransferRefusedError,
 )
+from pyozone.ratis_server.roles import member_roles
 from pyozone.ratis_server.server import RaftMember
 
 if TYPE_CHECKING:
@@ -277,9 +277,7 @@ class OmReplication:
             "followers": [
                 {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
             ],
-            "members": [
-                self._member_view(peer.id.id, str(peer.address), status) for peer in member.group.peers
-            ],
+            "members": member_roles(status, member.group.peers, self._rpc_addresses),
             "retryCacheEntries": len(self.retry_cache),
             "readIndexRounds": self.read_rounds,
             "stepDowns": self.stepdowns,
@@ -287,23 +285,6 @@ class OmReplication:
             "snapshots": self.snapshots,
             "snapshotInstalls": self.installs,
             "snapshotInstallFailures": self.install_failures,
-        }
-
-    def _member_view(self, node: str, ratis_address: str, status: RaftStatus) -> dict[str, Any]:
-        """One OM of the service as this OM sees it (Ozone's OM UI "OM Roles", OzoneManagerRatisServer
-        .getRatisRoles): its own role for itself, LEADER for the leader it knows, FOLLOWER for the others
-        (UNKNOWN while it knows no leader)."""
-        if node == self.node_id:
-            role = status.role.name
-        elif status.leader is not None:
-            role = "LEADER" if node == status.leader.id else "FOLLOWER"
-        else:
-            role = "UNKNOWN"
-        return {
-            "nodeId": node,
-            "rpcAddress": self._rpc_addresses.get(node),
-            "ratisAddress": ratis_address,
-            "role": role,
         }
 
     # ------------------------------------------------------------------ who may serve

@@ -31,10 +31,12 @@ Source OzoneManagerDoubleBufferMetrics (om.db's double buffer, double_buffer.py)
 Source OMHAMetrics (OM HA only: om/server/ha.py), read from the Raft member when scraped:
   om_ha_metrics_ozone_manager_ha_leader_state{nodeid,leadernodeid}   1 on the OM that leads and executes
                                       (Ozone's OMHAMetrics OzoneManagerHALeaderState), else 0
+  om_ratis_role{role}                 1 for this OM's Raft role (LEADER, FOLLOWER, CANDIDATE), else 0
   om_ratis_term, om_ratis_last_index, om_ratis_commit_index, om_ratis_applied_index   this member's
   om_ratis_follower_match_index{follower}, om_ratis_follower_lag{follower}   on the leader: each follower's
                                       match index and the entries it is behind (pyozone's names; Ratis's own
-                                      ratis_* metrics are not modelled)
+                                      ratis_* metrics are not modelled); the gauges are SCM HA's too
+                                      (ratis_server/raft_gauges.py)
 
 A request is observed once (`observe`, called by rpc.py for every request): the histogram and the failure
 counter. Ozone's counters are read from those two when scraped, so no request is counted twice.
@@ -56,6 +58,7 @@ from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.server.counts import COUNT_CAP, NamespaceCounter
 from pyozone.om.server.ha import OmReplication
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
+from pyozone.ratis_server.raft_gauges import RaftGauges
 
 SOURCE = "OMMetrics"
 BUFFER_SOURCE = "OzoneManagerDoubleBufferMetrics"
@@ -176,46 +179,14 @@ class OMMetrics:
 
     def watch_raft(self, replication: OmReplication) -> None:
         """OM HA: the Raft member's role, term, indexes and followers, read when scraped."""
-        self.system.add_collector(HA_SOURCE, _RaftGauges(replication))
+        self.system.add_collector(
+            HA_SOURCE,
+            RaftGauges("om", "om_ha_metrics_ozone_manager_ha_leader_state", "OM", replication.report),
+        )
 
     def watch_writes(self, store: OMMetadataStore, blocks: BlockBatcher) -> None:
         """The double buffer's flushes and the batched block requests, read when scraped."""
         self.system.add_collector(BUFFER_SOURCE, _WritePath(store, blocks))
-
-
-class _RaftGauges:
-    def __init__(self, replication: OmReplication) -> None:
-        self.replication = replication
-
-    def collect(self) -> Iterator[Metric]:
-        report = self.replication.report()
-        if not report["running"]:
-            return
-        state = GaugeMetricFamily(
-            "om_ha_metrics_ozone_manager_ha_leader_state",
-            "1 on the OM that leads its service and executes calls, else 0",
-            labels=["nodeid", "leadernodeid"],
-        )
-        state.add_metric([report["nodeId"], report["leader"] or ""], 1 if report["ready"] else 0)
-        yield state
-        for name, field in (
-            ("term", "term"),
-            ("last_index", "lastIndex"),
-            ("commit_index", "commitIndex"),
-            ("applied_index", "appliedIndex"),
-        ):
-            yield GaugeMetricFamily(
-                f"om_ratis_{name}", f"this OM's Raft {name.replace('_', ' ')}", report[field]
-            )
-        match = GaugeMetricFamily(
-            "om_ratis_follower_match_index", "the last entry a follower is known to hold", labels=["follower"]
-        )
-        lag = GaugeMetricFamily("om_ratis_follower_lag", "entries a follower is behind", labels=["follower"])
-        for follower in report["followers"]:
-            match.add_metric([follower["nodeId"]], follower["matchIndex"])
-            lag.add_metric([follower["nodeId"]], follower["lag"])
-        yield match
-        yield lag
 
 
 class _WritePath:

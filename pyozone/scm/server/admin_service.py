@@ -7,7 +7,8 @@ never during one. With security or ACLs on (admin_access.py), a call that change
 administrators only, and one that reads SCM's datanodes, pipelines or containers (their lists, a
 container's replicas, the Replication Manager's report, a snapshot) for administrators, read-only
 administrators, OM and the datanodes. SCM's identity, safe mode and whether the Replication Manager runs
-stay open to every caller, as in Ozone.
+stay open to every caller, as in Ozone. In an HA service, `transferLeadership` (administrators only) hands
+the leadership to another SCM.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pyozone.scm.events import SCMEvent
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server import node_admin
 from pyozone.scm.server.admin_access import AdminAccess
+from pyozone.scm.server.ha import LeadershipNotMoved, NotServing, ScmRaft
 from pyozone.scm.server.listings import container_view, datanode_listing, pipeline_view
 from pyozone.scm.server.resolve import details_resolver
 from pyozone.scm.server.rpc import InvalidRequest, parse, rpc, rpc_stream
@@ -48,11 +50,17 @@ Context = CallContext
 
 class AdminService:
     def __init__(
-        self, core: StorageContainerManager, scm_uuid: str, snapshot_source: SnapshotSource | None = None
+        self,
+        core: StorageContainerManager,
+        scm_uuid: str,
+        snapshot_source: SnapshotSource | None = None,
+        raft: ScmRaft | None = None,
     ) -> None:
+        """`raft`: this SCM's Raft glue in an HA service (None: a lone SCM)."""
         self.core = core
         self.scm_uuid = scm_uuid
         self.snapshot_source = snapshot_source
+        self.raft = raft
         self._resolve = details_resolver(core.nodes)
         self._admins = AdminAccess.from_conf(core.conf)
 
@@ -247,6 +255,28 @@ class AdminService:
         self, request: pb.ReplicationManagerStatusRequestProto, context: Context
     ) -> pb.ReplicationManagerStatusResponseProto:
         return wire.rm_status_to_proto(self.core.replication.is_running())
+
+    # ------------------------------------------------------------------ SCM HA
+    @rpc
+    async def transferLeadership(
+        self, request: pb.TransferLeadershipRequestProto, context: Context
+    ) -> pb.TransferLeadershipResponseProto:
+        """`pyozone admin scm transfer` (Ozone's SCMClientProtocolServer.transferLeadership): administrators
+        only; the leader hands over (ha.py `ScmRaft.transfer_leadership`), a follower refuses naming it."""
+        await self._admins.require(context)
+        if self.raft is None:
+            await context.abort(
+                StatusCode.FAILED_PRECONDITION,
+                "this SCM runs alone (no ozone.scm.service.ids): there is no leadership to transfer",
+            )
+        target = wire.transfer_leadership_target(request)
+        try:
+            new_leader = await self.raft.transfer_leadership(target)  # type: ignore[union-attr]
+        except NotServing as refusal:
+            await context.abort(StatusCode.UNAVAILABLE, refusal.text)
+        except LeadershipNotMoved as failure:
+            await context.abort(StatusCode.FAILED_PRECONDITION, str(failure))
+        return wire.transfer_leadership_to_proto(new_leader)
 
     # ------------------------------------------------------------------ snapshot
     @rpc_stream

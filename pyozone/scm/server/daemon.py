@@ -68,6 +68,7 @@ from pyozone.scm.server.ca_files import (
 from pyozone.scm.server.datanode_service import DatanodeProtocolService
 from pyozone.scm.server.ha import (
     ADMIN_ANY_SCM,
+    ADMIN_LEADER_CHECKED,
     BLOCK_ANY_SCM,
     RaftLogMismatchError,
     ScmRaft,
@@ -77,7 +78,7 @@ from pyozone.scm.server.ha import (
     scm_raft_settings,
     scm_ratis_dir,
 )
-from pyozone.scm.server.metrics import register_scm_metrics
+from pyozone.scm.server.metrics import register_scm_ha_metrics, register_scm_metrics
 from pyozone.scm.server.readiness import readiness_routes
 from pyozone.scm.server.security_service import SecurityService
 from pyozone.scm.server.snapshot_source import SnapshotSource
@@ -408,6 +409,7 @@ class ScmDaemon:
             bind_host=bind_address(conf, node.ratis_address, None).host,
         )
         self.ha.attach(self.raft)
+        register_scm_ha_metrics(self.metrics, self.ha.report)
         try:
             await self.raft.start()
         except OSError as e:
@@ -469,11 +471,13 @@ class ScmDaemon:
             tls=self.tls is not None,
             heartbeat_seconds=self.scm_metrics.heartbeat_seconds,
         )
-        admin: object = AdminService(self.core, scm_uuid, self.snapshot_source)
+        admin: object = AdminService(self.core, scm_uuid, self.snapshot_source, self.ha)
         block: object = BlockService(self.core, scm_uuid, tls=self.tls is not None)
         datanode_servicer: object = datanode
         if self.ha is not None:
-            admin = leader_only(admin, self.ha, lambda n: n.client_address, ADMIN_ANY_SCM)
+            admin = leader_only(
+                admin, self.ha, lambda n: n.client_address, ADMIN_ANY_SCM | ADMIN_LEADER_CHECKED
+            )
             block = leader_only(block, self.ha, lambda n: n.block_client_address, BLOCK_ANY_SCM)
             datanode_servicer = caught_up_only(datanode, self.ha)
         self.datanode_port = await self._serve(

@@ -25,6 +25,8 @@ the snapshot stream and Ozone's per-SCM admin commands with Ozone's ServerNotLea
 naming the leader at the port of the protocol called, and the leader answers once what the call wrote has
 committed (`ozone.scm.ha.ratis.request.timeout`). Datanodes heartbeat every SCM; the datanode protocol
 is `caught_up_only`: refused while the SCM knows no leader or has not applied the leader's commit index.
+`transfer_leadership` (`pyozone admin scm transfer`) checks the leader itself and answers once the
+leadership moved; `report` is /api/v1/ratis and, through ratis_server/raft_gauges.py, SCM HA's /prom.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import heapq
 import inspect
 import itertools
 import logging
+import random
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -53,12 +56,19 @@ from pyozone.ratis.server import PersistentState
 from pyozone.ratis.settings import RaftSettings
 from pyozone.ratis_server.auto_snapshot import AutoSnapshot
 from pyozone.ratis_server.db_checkpoint import CHECKPOINT_PATH, CheckpointError, fetch_and_install
-from pyozone.ratis_server.member_api import ApplyFailedError, InstalledSnapshot, NotLeaderError
+from pyozone.ratis_server.member_api import (
+    ApplyFailedError,
+    InstalledSnapshot,
+    NotLeaderError,
+    TransferRefusedError,
+)
+from pyozone.ratis_server.roles import member_roles
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
 from pyozone.scm.ha.driver import ScmRaftDriver
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.server.rpc import InvalidRequest
 from pyozone.scm.store import scm_db
 from pyozone.scm.store.layout import scm_metadata_dir
 from pyozone.scm.store.metadata_store import REPLICATED_TABLES, TRANSACTION_INFO_KEY
@@ -85,6 +95,10 @@ ADMIN_ANY_SCM = BLOCK_ANY_SCM | {
 """Admin calls any SCM answers: getScmInfo, the snapshot stream of its applied state, and Ozone's
 ADMIN_COMMAND_TYPE (StorageContainerLocationProtocol: "admin command should take effect on all SCM
 instance"), each SCM's own Replication Manager and safe mode."""
+ADMIN_LEADER_CHECKED = frozenset({"transferLeadership"})
+"""Admin calls that check the leader themselves (`ScmRaft.transfer_leadership`), not through the gate: a
+transfer is answered once this SCM stepped down, when the gate's wait for its writes would refuse it as a
+follower's and the client would send it again to the new leader."""
 
 
 def scm_raft_settings(conf: OzoneConfiguration) -> RaftSettings:
@@ -120,9 +134,14 @@ class RaftLogMismatchError(Exception):
 
 
 def log_mismatch(stored: PersistentState, db_applied: TermIndex) -> str | None:
-    """How the loaded log `stored` fails to hold scm.db's last applied entry `db_applied` (its
-    #TRANSACTIONINFO) with its term, or None when it holds it (then, by the log matching property, the
-    log's entries up to it are those scm.db applied, and skipping them by index is sound)."""
+    """How the loaded log `stored` fails to go with scm.db's last applied entry `db_applied` (its
+    #TRANSACTIONINFO), or None when it goes with it: it holds that entry with its term (then, by the log
+    matching property, the log's entries up to it are those scm.db applied, and skipping them by index is
+    sound), or it ends before it with no entry of a later term (scm.db installed a leader's checkpoint
+    and the SCM died before its log was reset, or the log lost unflushed entries scm.db applied: scm.db
+    applies committed entries only, so the member restarts its log after scm.db's entry, dropping the
+    shorter log's, as an installed snapshot does: RaftMember._resume_point). A log that knows no term at
+    all is a lost or new directory, never taken for scm.db's (its votes are gone)."""
     if db_applied.index == 0:
         return None
     first = stored.snapshot.index
@@ -132,9 +151,17 @@ def log_mismatch(stored: PersistentState, db_applied: TermIndex) -> str | None:
         held = stored.snapshot.term
     elif db_applied.index - first <= len(stored.entries):
         held = stored.entries[db_applied.index - first - 1].term
+    elif not (first or stored.entries or stored.current_term):
+        return "is empty"
     else:
-        last = first + len(stored.entries)
-        return f"ends at index {last}" if last else "is empty"
+        later = next((e for e in stored.entries if e.term > db_applied.term), None)
+        if later is None and stored.snapshot.term <= db_applied.term:
+            return None
+        at = later.index if later is not None else first
+        term = later.term if later is not None else stored.snapshot.term
+        return (
+            f"ends at index {first + len(stored.entries)} with term {term} at index {at}, after scm.db's term"
+        )
     return None if held == db_applied.term else f"holds term {held} at index {db_applied.index}"
 
 
@@ -173,6 +200,11 @@ class NotServing(Exception):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.text = text
+
+
+class LeadershipNotMoved(Exception):
+    """A leadership transfer the leader could not make: another one runs, or the target did not take over
+    in time (FAILED_PRECONDITION: the caller may try again; not a failover)."""
 
 
 class ScmRaft:
@@ -245,6 +277,7 @@ class ScmRaft:
 
     def report(self) -> dict[str, Any]:
         """What /api/v1/ratis shows (as OM's): role, readiness, term, leader, indexes, each follower's lag,
+        each SCM of the group with the role this SCM knows it in (its client address as `rpcAddress`),
         step-ups and step-downs."""
         member = self._member
         if member is None or not member.running:
@@ -270,6 +303,9 @@ class ScmRaft:
             "followers": [
                 {"nodeId": f.peer.id, "matchIndex": f.match_index, "lag": f.lag} for f in status.followers
             ],
+            "members": member_roles(
+                status, member.group.peers, {n.node_id: str(n.client_address) for n in self.nodes.values()}
+            ),
             "stepUps": self.driver.step_ups,
             "stepDowns": self.driver.step_downs,
         }
@@ -458,6 +494,47 @@ class ScmRaft:
             except Exception:
                 log.exception("SCM %s: the Raft glue failed; continuing", self.node.node_id)
             await asyncio.sleep(POLL_S)
+
+    # ------------------------------------------------------------------ leadership
+    async def transfer_leadership(self, target: str | None) -> str:
+        """Hands the service's leadership to `target` (an SCM's node id or Ratis address HOST:PORT; None:
+        another SCM at random), as Ozone's `admin scm transfer` (SCMClientProtocolServer
+        .transferLeadership, RatisUtil.transferRatisLeadership): returns the new leader's id once this SCM
+        stepped down, or this SCM's own when it is the target (a retry after the answer was lost finds the
+        target leading). NotServing (naming the leader at the admin port) unless this SCM is the ready
+        leader; InvalidRequest for a target that is no SCM of the service, or with none to pick;
+        LeadershipNotMoved when another transfer runs or the target did not take over in time."""
+        self.check_leader(lambda n: n.client_address)
+        me = self.node.node_id
+        peers = self.member.group.peers
+        if target is None:
+            others = [p.id for p in peers if p.id.id != me]
+            if not others:
+                raise InvalidRequest(f"SCM {me} is the only SCM of its service: no other SCM to lead")
+            chosen = random.choice(others)
+        else:
+            found = [p.id for p in peers if target in (p.id.id, str(p.address))]
+            if not found:
+                named = ", ".join(f"{p.id.id} ({p.address})" for p in peers)
+                raise InvalidRequest(f"newLeaderId: {target!r} is no SCM of the service ({named})")
+            chosen = found[0]
+            if chosen.id == me:
+                return me
+        try:
+            moved = await self.member.transfer_leadership(chosen)
+        except TransferRefusedError as error:
+            raise LeadershipNotMoved(f"SCM {me}: {error}") from None
+        except NotLeaderError:
+            self.check_leader(lambda n: n.client_address)  # refused naming the leader it knows now
+            raise
+        if not moved:
+            raise LeadershipNotMoved(
+                f"SCM {chosen.id} did not take over from SCM {me} in time (ozone.scm.ha.ratis.leader.election"
+                ".timeout): is it running and caught up?"
+            )
+        self.observe()
+        log.info("SCM %s handed the leadership of its service to SCM %s", me, chosen.id)
+        return chosen.id
 
     # ------------------------------------------------------------------ serving
     def check_leader(self, port: Callable[[ScmNodeDetails], HostPort]) -> None:

@@ -35,13 +35,22 @@ ReplicationManagerMetrics
   _inflight_ec_deletion: pending replica operations; _under_replicated_queue_size / _over_...
 - replication_manager_metrics_<state>_containers: the last report, per lifecycle state and per health
   state (ContainerHealthState.metric_name: under_replicated_containers, missing_containers, ...)
+SCMHAMetrics (SCM HA only, `register_scm_ha_metrics`: the Raft member's report, ratis_server/raft_gauges.py
+as OM HA's)
+- scmha_metrics_scmha_leader_state{nodeid,leadernodeid}: 1 on the SCM that leads and serves (Ozone's
+  SCMHAMetrics SCMHALeaderState), else 0
+- scm_ratis_role{role}: 1 for this SCM's Raft role (LEADER, FOLLOWER, CANDIDATE), else 0
+- scm_ratis_term, scm_ratis_last_index, scm_ratis_commit_index, scm_ratis_applied_index: this member's
+- scm_ratis_follower_match_index{follower}, scm_ratis_follower_lag{follower}: on the leader, each
+  follower's match index and the entries it is behind (pyozone's names, as OM's)
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
+from typing import Any
 
 from prometheus_client import Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -50,6 +59,7 @@ from prometheus_client.metrics_core import Metric
 from pyozone.common.web.metrics import LATENCY_BUCKETS_S, MetricsSystem, prometheus_name, snake
 from pyozone.hdds.replication_report import REPORT_HEALTH_STATES
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState, PipelineState
+from pyozone.ratis_server.raft_gauges import RaftGauges
 from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.scm import StorageContainerManager
 
@@ -58,6 +68,7 @@ CONTAINERS = "SCMContainerMetrics"
 PIPELINES = "SCMPipelineMetrics"
 SAFE_MODE = "SafeModeMetrics"
 REPLICATION = "ReplicationManagerMetrics"
+HA = "SCMHAMetrics"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +92,11 @@ def register_scm_metrics(metrics: MetricsSystem, core: StorageContainerManager) 
         registry=metrics.source(NODES),
     )
     return ScmServerMetrics(heartbeat)
+
+
+def register_scm_ha_metrics(metrics: MetricsSystem, report: Callable[[], dict[str, Any]]) -> None:
+    """Adds SCM HA's Raft gauges, read from `report` (scm/server/ha.py `ScmRaft.report`) when scraped."""
+    metrics.add_collector(HA, RaftGauges("scm", prometheus_name(HA, "SCMHALeaderState"), "SCM", report))
 
 
 def _counter(source: str, metric: str, doc: str, value: int) -> CounterMetricFamily:

@@ -35,6 +35,10 @@ TABLE_NAMES: tuple[str, ...] = (
     "datanodeOpStates",
 )
 
+INT_KEY_TABLES = frozenset({"containers", "deletedBlocks", "validCerts", "revokedCerts", "joinTokens"})
+"""The column families keyed by 8-byte big-endian ids (IntKeyCodec: container ids, deleted-block transaction
+ids, certificate serials); the others by UTF-8 text. How `pyozone debug` tools read a key."""
+
 REPLICATED_TABLES = frozenset(TABLE_NAMES) - {"scmTransactionInfos"}
 """The column families an SCM HA leader's log entries may write: every table but scmTransactionInfos, which
 each SCM writes itself as it applies an entry (protocol/scm_ratis.py refuses any other)."""

@@ -1,6 +1,6 @@
-"""`pyozone repair ratislog` and `pyozone debug ratislogparser generic|om` on a member's real log files: a log
-a corrupt closed segment keeps from loading loads again after the repair, and the parser prints each entry
-(`om`: with its om.db ops and calls)."""
+"""`pyozone repair ratislog` and `pyozone debug ratislogparser generic|om|scm` on a member's real log files: a
+log a corrupt closed segment keeps from loading loads again after the repair, and the parser prints each
+entry (`om`: with its om.db ops and calls; `scm`: with its scm.db ops)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import pytest
 
 from pyozone.cli.main import main
 from pyozone.protocol.om_ratis import CallAnswer, entry_to_bytes
+from pyozone.protocol.scm_ratis import VALUE_CHARS
+from pyozone.protocol.scm_ratis import entry_to_bytes as scm_entry_to_bytes
 from pyozone.ratis.messages import LogEntry, RaftPeerId
 from pyozone.ratis.outputs import Persist
 from pyozone.ratis_server.segmented_log import RaftLogCorruptError, SegmentedRaftLog
@@ -109,4 +111,34 @@ def test_ratislogparser_om_prints_each_entry_with_its_ops_and_calls(
     assert "ExecutionControlRequest [createVolume (client-a, 7)]" in out
     assert "[delete keyTable /vol/b/k] ExecutionControlRequest [deleteKey (client-b, 3, NOT_FOUND)]" in out
     assert "State Machine: not an OM entry" in out
+    assert "Num StateMachineEntries Entries: 3" in out
+
+
+def test_ratislogparser_scm_prints_each_entry_with_its_scm_db_ops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = tmp_path / "group"
+    storage = SegmentedRaftLog(group)
+    storage.load()
+    container = b'{"containerID": 7, "state": "OPEN", "owner": "om1", "replicationConfig": "RATIS/THREE"}'
+    entries = (
+        LogEntry(1, 1, scm_entry_to_bytes(3, [("containers", (7).to_bytes(8, "big"), container)])),
+        LogEntry(
+            1, 2, scm_entry_to_bytes(4, [("pipelines", b"p-1", None), ("sequenceId", b"localId", b"9")])
+        ),
+        LogEntry(1, 3, b"\xff\xff"),
+    )
+    storage.write(Persist(1, 1, RaftPeerId("scm1"), entries))
+    storage.flush()
+    storage.close()
+    assert main(["debug", "ratislogparser", "scm", "-s", str(_segments(group)[0])]) == 0
+    out = capsys.readouterr().out
+    # a container id key reads as its number, the value as its first VALUE_CHARS characters and its size
+    shown = container.decode()[:VALUE_CHARS]
+    assert (
+        f"State Machine: SCMRatisRequest epoch: 3 [put containers 7 {shown}... ({len(container)} bytes)]"
+        in out
+    )
+    assert "SCMRatisRequest epoch: 4 [delete pipelines p-1, put sequenceId localId 9 (1 bytes)]" in out
+    assert "State Machine: not an SCM entry" in out
     assert "Num StateMachineEntries Entries: 3" in out

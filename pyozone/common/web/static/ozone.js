@@ -221,6 +221,44 @@ const oz = (() => {
     main.append(h("h2", {}, "Log levels"), h("p", {}, "Logger ", name, " level ", level, " ", h("button", { id: "log-submit", onclick: go }, "apply")), out);
   }
 
+  // A member of an HA service in its Raft group (its /api/v1/ratis), as Ozone's OM and SCM pages show their
+  // roles: its role, term, leader and Raft indexes, each member of the service with the role this one knows
+  // it in, and, on the leader, each follower's match index and lag (entries behind the leader's log).
+  // `service`: "OM" or "SCM"; `serviceKey`: the key naming the service (ozone.om.service.ids, ...);
+  // `serves`: the label of `ready` (what the ready leader does).
+  const roleClass = (role) => ({ LEADER: "ok", FOLLOWER: "", CANDIDATE: "warn" })[role] ?? "bad";
+  function raftRoles(r, service, serviceKey, serves) {
+    const heading = h("h3", {}, `High availability (${service} Roles)`);
+    if (!r.ha) return [heading, kv([["HA", `no: a lone ${service} (${serviceKey} names no service)`, "ha"]], "ratis")];
+    if (!r.running) return [heading, kv([["HA", `yes: ${service} ${r.nodeId}, its Raft member is not running`, "ha"]], "ratis")];
+    const followers = new Map(r.followers.map((f) => [f.nodeId, f]));
+    const ofFollower = (m, what) => (followers.has(m.nodeId) ? followers.get(m.nodeId)[what] : "-");
+    return [
+      heading,
+      kv([
+        ["HA", `yes: ${service} ${r.nodeId} in Raft group ${r.groupId}`, "ha"],
+        ["role", h("span", { class: roleClass(r.role) }, r.role), "role"],
+        [serves, r.ready ? "yes" : "no", "ready"],
+        ["term", String(r.term), "term"],
+        ["leader", r.leader || "none known", "leader"],
+        ["last index", String(r.lastIndex), "lastIndex"],
+        ["commit index", String(r.commitIndex), "commitIndex"],
+        ["applied index", String(r.appliedIndex), "appliedIndex"],
+      ], "ratis"),
+      table([
+        { title: "node ID", value: (m) => m.nodeId },
+        { title: "host (client RPC)", value: (m) => m.rpcAddress || "-" },
+        { title: "Ratis address", value: (m) => m.ratisAddress },
+        { title: "role", value: (m) => h("span", { class: roleClass(m.role) }, m.role) },
+        { title: "match index", cls: "num", value: (m) => ofFollower(m, "matchIndex") },
+        { title: "lag", cls: "num", value: (m) => ofFollower(m, "lag") },
+      ], r.members, `${service.toLowerCase()}Roles`, (m) => m.nodeId),
+      h("p", { class: "note" }, r.role === "LEADER"
+        ? "Match index and lag: how far each follower's log is behind this leader's."
+        : "Each follower's match index and lag show on the leader's page."),
+    ];
+  }
+
   function metricsPage(main) {
     main.append(h("h2", {}, "Metrics and diagnostics"), h("ul", {},
       h("li", {}, h("a", { href: "/prom" }, "/prom"), ": every metric in Prometheus text format"),
@@ -268,5 +306,5 @@ const oz = (() => {
     show();
   }
 
-  return { h, get, withQuery, size, age, time, pct, kv, table, pager, cursorPager, bars, histogram, lines, start };
+  return { h, get, withQuery, size, age, time, pct, kv, table, pager, cursorPager, bars, histogram, lines, raftRoles, start };
 })();

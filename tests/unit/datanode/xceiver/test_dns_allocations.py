@@ -12,10 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from pyozone.config import OzoneConfiguration
 from pyozone.datanode.pipelines import PipelineSet, StreamAddress
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
-from pyozone.datanode.xceiver.allocations import ContainerAllocations, ScmContainer, ScmUnreachable
+from pyozone.datanode.xceiver.allocations import (
+    LOOKUP_FAILOVER_S,
+    ContainerAllocations,
+    ScmContainer,
+    ScmUnreachable,
+    scm_lookup_nodes,
+)
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.states import LifeCycleState
@@ -221,3 +228,18 @@ def test_a_chain_is_checked_against_the_members_datastream_addresses_kept_across
     assert allocations.chain_refusal(PIPELINE, (c, b), from_client=True) == ""  # a client's: every member
     for partial in [(b,), (c,), ()]:
         assert "names every other member" in allocations.chain_refusal(PIPELINE, partial, from_client=True)
+
+
+def test_a_lookup_waits_for_a_leader_of_the_service_at_most_lookup_failover_s() -> None:
+    """A write holds a dispatcher thread while it waits (review R21 D4): not Ozone's 10-minute default of
+    hdds.scmclient.max.retry.timeout, and never longer than a shorter configured one."""
+    values = {
+        "ozone.scm.service.ids": "svc",
+        "ozone.scm.nodes.svc": "a,b",
+        "ozone.scm.address.svc.a": "127.0.0.1",
+        "ozone.scm.address.svc.b": "127.0.0.2",
+    }
+    nodes = scm_lookup_nodes(OzoneConfiguration(values))
+    assert nodes.service and nodes.policy.max_retry_timeout_s == LOOKUP_FAILOVER_S
+    shorter = scm_lookup_nodes(OzoneConfiguration({**values, "hdds.scmclient.max.retry.timeout": "5s"}))
+    assert shorter.policy.max_retry_timeout_s == 5.0

@@ -120,8 +120,24 @@ def test_log_mismatch_compares_the_term_at_scm_db_s_index_not_the_index_alone() 
     assert log_mismatch(stored, TermIndex(0, 0)) is None
     assert log_mismatch(stored, TermIndex(2, 4)) is None
     assert log_mismatch(stored, TermIndex(1, 4)) == "holds term 2 at index 4"
-    assert log_mismatch(stored, TermIndex(2, 6)) == "ends at index 5"
     assert log_mismatch(PersistentState(0, None, (), TermIndex(0, 0), ()), TermIndex(1, 1)) == "is empty"
+
+
+def test_log_mismatch_lets_a_shorter_log_of_scm_db_s_history_restart_after_it() -> None:
+    """Review R21 D2: scm.db swapped for the leader's checkpoint at 3#9, the SCM killed before its log was
+    reset (the log ends at 5, or knows a term but holds no entry): it starts, its log restarting after 3#9;
+    a shorter log holding an entry of a term later than scm.db's is another history, refused."""
+    entries = tuple(LogEntry(1 if i < 3 else 2, i, b"") for i in range(1, 6))
+    stored = PersistentState(2, None, entries, TermIndex(0, 0), ())
+    assert log_mismatch(stored, TermIndex(2, 6)) is None
+    assert log_mismatch(stored, TermIndex(3, 9)) is None
+    assert log_mismatch(PersistentState(3, "scm2", (), TermIndex(0, 0), ()), TermIndex(3, 9)) is None
+    assert log_mismatch(stored, TermIndex(1, 9)) == (
+        "ends at index 5 with term 2 at index 3, after scm.db's term"
+    )
+    assert log_mismatch(PersistentState(4, None, (), TermIndex(4, 2), ()), TermIndex(3, 9)) == (
+        "ends at index 2 with term 4 at index 2, after scm.db's term"
+    )
     assert log_mismatch(PersistentState(2, None, (), TermIndex(2, 9), ()), TermIndex(1, 6)) == (
         "starts after index 9"
     )
@@ -162,6 +178,10 @@ def test_a_transaction_above_the_append_limit_is_refused_to_its_caller_without_a
     def small_entries(path: Path) -> Service:
         svc = planned_at(path)
         svc.values["ozone.scm.ha.ratis.log.appender.queue.byte-limit"] = "256KB"
+        # the leader builds and refuses a 20000-block transaction on its loop: under load that took longer
+        # than a 300 ms election timeout, a follower was elected, and the test saw a step-down it was not
+        # about
+        svc.values["ozone.scm.ha.ratis.leader.election.timeout"] = "3s"
         return svc
 
     monkeypatch.setattr(test_scm_ha, "planned", small_entries)

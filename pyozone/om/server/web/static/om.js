@@ -65,42 +65,6 @@
   }
 
   // ------------------------------------------------------------------ overview
-  // This OM in its HA service (/api/v1/ratis), as Ozone's OM page shows "OM Roles": its role, term, leader
-  // and Raft indexes, each OM of the service with the role this OM knows it in, and, on the leader, each
-  // follower's match index and lag (entries behind the leader's log).
-  const roleClass = (role) => ({ LEADER: "ok", FOLLOWER: "", CANDIDATE: "warn" })[role] ?? "bad";
-  function highAvailability(r) {
-    const heading = h("h3", {}, "High availability (OM Roles)");
-    if (!r.ha) return [heading, oz.kv([["HA", "no: a lone OM (ozone.om.service.ids names no service)", "ha"]], "ratis")];
-    if (!r.running) return [heading, oz.kv([["HA", `yes: OM ${r.nodeId}, its Raft member is not running`, "ha"]], "ratis")];
-    const followers = new Map(r.followers.map((f) => [f.nodeId, f]));
-    const ofFollower = (m, what) => (followers.has(m.nodeId) ? followers.get(m.nodeId)[what] : "-");
-    return [
-      heading,
-      oz.kv([
-        ["HA", `yes: OM ${r.nodeId} in Raft group ${r.groupId}`, "ha"],
-        ["role", h("span", { class: roleClass(r.role) }, r.role), "role"],
-        ["executes requests", r.ready ? "yes" : "no", "ready"],
-        ["term", num(r.term), "term"],
-        ["leader", r.leader || "none known", "leader"],
-        ["last index", num(r.lastIndex), "lastIndex"],
-        ["commit index", num(r.commitIndex), "commitIndex"],
-        ["applied index", num(r.appliedIndex), "appliedIndex"],
-      ], "ratis"),
-      oz.table([
-        { title: "node ID", value: (m) => m.nodeId },
-        { title: "host (client RPC)", value: (m) => m.rpcAddress || "-" },
-        { title: "Ratis address", value: (m) => m.ratisAddress },
-        { title: "role", value: (m) => h("span", { class: roleClass(m.role) }, m.role) },
-        { title: "match index", cls: "num", value: (m) => ofFollower(m, "matchIndex") },
-        { title: "lag", cls: "num", value: (m) => ofFollower(m, "lag") },
-      ], r.members, "omRoles", (m) => m.nodeId),
-      h("p", { class: "note" }, r.role === "LEADER"
-        ? "Match index and lag: how far each follower's log is behind this leader's."
-        : "Each follower's match index and lag show on the leader's page."),
-    ];
-  }
-
   async function overview(main) {
     const [o, r] = await Promise.all([oz.get("/api/v1/overview"), oz.get("/api/v1/ratis")]);
     main.append(
@@ -111,7 +75,7 @@
         ["client protocol", o.rpcAddress, "rpcAddress"],
         ["serving", o.serving ? "yes" : "no", "serving"],
       ], "ids"),
-      ...highAvailability(r),
+      ...oz.raftRoles(r, "OM", "ozone.om.service.ids", "executes requests"),
       cards([
         ["volumes", num(o.volumes), "volumes"],
         ["buckets", num(o.buckets), "buckets"],

@@ -59,8 +59,10 @@
   }
 
   // ------------------------------------------------------------------ overview
+  // The overview with this SCM in its HA service (/api/v1/ratis: role, term, leader, commit index, each
+  // follower's lag; ozone.js raftRoles, as OM's page shows its own).
   async function overview(main) {
-    const o = await oz.get("/api/v1/overview");
+    const [o, r] = await Promise.all([oz.get("/api/v1/overview"), oz.get("/api/v1/ratis")]);
     const d = o.datanodes, u = o.usage, rm = o.replicationManager;
     main.append(
       h("h2", {}, "Overview"),
@@ -70,6 +72,7 @@
         ["Safe mode", o.inSafeMode ? "in safe mode" : "out of safe mode", "safeMode"],
         ["Replication Manager", `${rm.running ? "running" : "stopped"}; last report ${rm.reportTimeStamp ? oz.time(rm.reportTimeStamp) : "not yet"}`, "replicationManager"],
       ], "cluster"),
+      ...oz.raftRoles(r, "SCM", "ozone.scm.service.ids", "serves as the leader"),
       cards([
         ["datanodes", d.total, "datanodes"],
         ["capacity", oz.size(o.capacity), "capacity"],
