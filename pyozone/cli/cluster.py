@@ -474,7 +474,8 @@ def _print_endpoints(state: ClusterState, tls: bool) -> None:
                 f"  ratis {HOST}:{scm.ports['ratis']}"
                 f"  web UI {web}://{HOST}:{scm.ports['http']}/   (its role: /api/v1/ratis)"
             )
-        print(f"  SCM leader:          {_scm_leader(state, _http_tls(_tls(state))) or 'none now'}")
+        leader = _scm_leader(state, _http_tls(_tls(state)))
+        print(f"  SCM leader:          {leader or 'none now'}   (pyozone admin scm roles)")
     else:
         scm = state.daemon("scm")
         print(f"  SCM client (admin):  {HOST}:{scm.ports['client']}")

@@ -90,7 +90,7 @@ def read_back(cluster: LiveCluster, key: str, path: Path) -> bytes:
     return path.read_bytes()
 
 
-def test_up_prints_each_scm_and_the_leader(started: tuple[LiveCluster, Result]) -> None:
+def test_up_status_and_admin_scm_roles_show_each_scm_and_the_leader(started: tuple[LiveCluster, Result]) -> None:
     cluster, up = started
     state = cluster.state
     assert [d.name for d in state.scms()] == list(SCM_HA_NODES) and not state.has("scm")
@@ -105,6 +105,11 @@ def test_up_prints_each_scm_and_the_leader(started: tuple[LiveCluster, Result]) 
     assert status.code == 0 and f"SCM leader: {current}" in status.out, status
     shown = {line.split()[0]: line.split()[1] for line in status.out.splitlines() if " pid " in line}
     assert shown == {d.name: "running" for d in state.daemons}, (status.out, cluster.logs())
+    roles = cluster.admin("scm", "roles")  # HOST:RATIS_PORT:ROLE:NODE_ID:IP, found through the site file
+    assert roles.code == 0, roles
+    assert {line.split(":")[3]: line.split(":")[2] for line in roles.out.splitlines()} == {
+        node: "LEADER" if node == current else "FOLLOWER" for node in SCM_HA_NODES
+    }
 
 
 def test_every_datanode_registers_with_every_scm(started: tuple[LiveCluster, Result]) -> None:
