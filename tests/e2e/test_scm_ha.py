@@ -90,7 +90,9 @@ def read_back(cluster: LiveCluster, key: str, path: Path) -> bytes:
     return path.read_bytes()
 
 
-def test_up_status_and_admin_scm_roles_show_each_scm_and_the_leader(started: tuple[LiveCluster, Result]) -> None:
+def test_up_status_and_admin_scm_roles_show_each_scm_and_the_leader(
+    started: tuple[LiveCluster, Result],
+) -> None:
     cluster, up = started
     state = cluster.state
     assert [d.name for d in state.scms()] == list(SCM_HA_NODES) and not state.has("scm")
