@@ -53,7 +53,7 @@ from pyozone.cluster.layout import (
     om_daemon_defines,
     om_service_site,
 )
-from pyozone.cluster.status import om_leader, om_raft_view
+from pyozone.cluster.status import raft_leader, raft_view
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
 from pyozone.freon import FreonOptions, FreonReport, generate_om_keys
@@ -263,7 +263,7 @@ class Kill:
 
 def kill_leader(state: ClusterState, writers: list[Writer], settle_s: float) -> Kill:
     """SIGKILLs the leader once every writer is under way."""
-    leader = _wait("a leader", 60, lambda: om_leader(_oms(state)))
+    leader = _wait("a leader", 60, lambda: raft_leader(_oms(state)))
     started = [len(w.acks) for w in writers]
     _wait(
         "writes under way",
@@ -280,7 +280,7 @@ def kill_leader(state: ClusterState, writers: list[Writer], settle_s: float) -> 
     def leads() -> str | None:
         nonlocal elected_s, applied_s
         for node, port in others.items():
-            view = om_raft_view(port) or {}
+            view = raft_view(port) or {}
             if view.get("role") == "LEADER":
                 elected_s = elected_s or time.monotonic() - killed_at
                 if view["appliedIndex"] >= view["lastIndex"]:
@@ -305,7 +305,7 @@ def restart(state: ClusterState, node: str, commit_index: int) -> None:
     supervisor.start(state, node)
 
     def caught_up() -> bool:
-        view = om_raft_view(_oms(state)[node])
+        view = raft_view(_oms(state)[node])
         return bool(view and view.get("appliedIndex", -1) >= commit_index)
 
     _wait(f"{node} caught up", 120, caught_up)
@@ -345,7 +345,7 @@ def failover(args: argparse.Namespace) -> None:
             thread.start()
         for kill in range(1, args.kills + 1):
             done = kill_leader(state, writers, args.settle)
-            view = om_raft_view(_oms(state)[done.successor]) or {}
+            view = raft_view(_oms(state)[done.successor]) or {}
             largest = max(done.gaps)
             worst = max(worst, largest)
             rows.append(

@@ -6,12 +6,18 @@ readiness probes and the status table speak TLS with that certificate too.
 
 `up --om-ha` runs three OMs of one service (om1..om3 of `omservice`) instead of one: the configuration names
 the service, so `pyozone sh`, the S3 gateway and `ofs://omservice/` fail over among them.
+
+`up --scm-ha` runs three SCMs of one service (scm1..scm3 of `scmservice`) instead of one, as Ozone's
+ozone-ha example does: `scm --init` on the primordial scm1, which then starts, `scm --bootstrap` on scm2 and
+scm3 with its cluster id; the configuration names the service, so OM, the datanodes and the admin tools
+fail over among them.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import signal
 import socket
@@ -19,28 +25,39 @@ import ssl
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pyozone.client.client import AsyncOzoneClient
 from pyozone.cluster import space, supervisor
-from pyozone.cluster.layout import HOST, OM_SERVICE_ID, STATE_FILE, ClusterState, plan_cluster
+from pyozone.cluster.layout import (
+    HOST,
+    OM_SERVICE_ID,
+    SCM_SERVICE_ID,
+    STATE_FILE,
+    ClusterState,
+    Daemon,
+    plan_cluster,
+)
 from pyozone.cluster.status import (
     cluster_ready,
-    om_leader,
     om_ready,
     print_status,
+    raft_leader,
     s3g_ready,
     scm_ready,
     wait_until,
 )
 from pyozone.common.cli_options import CLIError, given_path, parse_overrides
-from pyozone.common.net import HostPort
+from pyozone.common.net import scm_client_address
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import client_tls, security_enabled
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
 from pyozone.framework.scm_admin import ScmAdminClient
 from pyozone.framework.scm_errors import ScmClientError
+from pyozone.framework.scm_failover import ScmNodes
 from pyozone.hdds.security.users import login_user
 
 DEFAULT_DATA_DIR = "pyozone-data/cluster"
@@ -49,6 +66,9 @@ DATA_DIR_HELP = (
 )
 START_CHECK_S = 3.0  # how long `cluster start` watches a daemon without ports for an immediate exit
 START_WAIT_S = 60.0  # how long it waits for a daemon with ports to listen on one (or to exit)
+ADMIN_FAILOVER_S = 10.0
+"""How long one call of the status table and the readiness probes fails over between the SCMs of a service
+(Ozone's hdds.scmclient.max.retry.timeout is 10 minutes): with every SCM down they say so in seconds."""
 
 
 def register(subparsers, parent: argparse.ArgumentParser) -> None:
@@ -71,17 +91,26 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"three OMs of one service ({OM_SERVICE_ID}: om1, om2, om3) instead of one",
     )
+    up.add_argument(
+        "--scm-ha",
+        action="store_true",
+        help=f"three SCMs of one service ({SCM_SERVICE_ID}: scm1, scm2, scm3) instead of one",
+    )
     up.set_defaults(func=run_up)
     for name, help_text in (("down", "stop every daemon"), ("status", "print the cluster's state once")):
         command = commands.add_parser(name, parents=[parent], help=help_text)
         command.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
         command.set_defaults(func=run_down if name == "down" else run_status)
     for name, help_text in (
-        ("kill", "kill -9 one daemon (scm, om or om1..om3, dn1, ...)"),
+        ("kill", "kill -9 one daemon (scm or scm1..scm3, om or om1..om3, dn1, ...)"),
         ("start", "start one daemon again"),
     ):
         command = commands.add_parser(name, parents=[parent], help=help_text)
-        command.add_argument("daemon", metavar="NODE", help="scm, om (om1, om2, om3 with --om-ha), dn1, ...")
+        command.add_argument(
+            "daemon",
+            metavar="NODE",
+            help="scm (scm1, scm2, scm3 with --scm-ha), om (om1, om2, om3 with --om-ha), dn1, ...",
+        )
         command.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
         command.set_defaults(func=run_kill if name == "kill" else run_start)
 
@@ -131,7 +160,13 @@ def _http_tls(tls: TlsStore | None) -> ssl.SSLContext | None:
 
 
 def _admin(state: ClusterState, tls: TlsStore | None) -> ScmAdminClient:
-    return ScmAdminClient(HostPort(HOST, state.daemon("scm").ports["client"]), timeout_s=5, tls=tls)
+    """SCM's admin client as the site file names SCM: the lone SCM, or the SCMs of the service, failing over
+    for at most ADMIN_FAILOVER_S."""
+    nodes = ScmNodes.from_conf(_conf(state), lambda n: n.client_address, scm_client_address)
+    policy = dataclasses.replace(
+        nodes.policy, max_retry_timeout_s=min(nodes.policy.max_retry_timeout_s, ADMIN_FAILOVER_S)
+    )
+    return ScmAdminClient(dataclasses.replace(nodes, policy=policy), timeout_s=5, tls=tls)
 
 
 OM_SERVICE_KEYS = (
@@ -159,6 +194,46 @@ def _check_om_ha(args: argparse.Namespace, overrides: dict[str, str]) -> None:
         raise CLIError(f"--om-ha plans the OM service itself: drop -D {', '.join(planned)}")
 
 
+SCM_SERVICE_KEYS = (
+    "ozone.scm.service.ids",
+    "ozone.scm.default.service.id",
+    "ozone.scm.node.id",
+    "ozone.scm.primordial.node.id",
+    "ozone.scm.names",
+    "ozone.scm.client.address",
+    "ozone.scm.block.client.address",
+    "ozone.scm.datanode.address",
+    "ozone.scm.http-address",
+)
+SCM_SERVICE_PREFIXES = (
+    "ozone.scm.nodes.",
+    "ozone.scm.address.",
+    "ozone.scm.http-address.",
+    "ozone.scm.client.port.",
+    "ozone.scm.block.client.port.",
+    "ozone.scm.datanode.port.",
+    "ozone.scm.ratis.port.",
+)
+"""Keys `--scm-ha` plans itself (the service, each SCM's node, the primordial one; a lone SCM's addresses,
+which the site file no longer names), and the prefixes of those it plans per service and SCM: a -D of one
+is refused, as `--om-ha` refuses its own."""
+
+
+def _check_scm_ha(args: argparse.Namespace, overrides: dict[str, str]) -> None:
+    """`--scm-ha` with what it cannot run with: a clear error before anything starts."""
+    if not args.scm_ha:
+        return
+    if args.secure:
+        raise CLIError(
+            "--scm-ha with --secure is not implemented yet: an SCM of a service cannot bootstrap with "
+            "ozone.security.enabled (its sub-CA certificate, signed by the primordial SCM's root CA, is "
+            "missing); start --scm-ha without --secure"
+        )
+    planned = sorted(k for k in overrides if k in SCM_SERVICE_KEYS or k.startswith(SCM_SERVICE_PREFIXES))
+    if planned:
+        raise CLIError(f"--scm-ha plans the SCM service itself: drop -D {', '.join(planned)}")
+
+
 def run_up(args: argparse.Namespace) -> int:
     if args.datanodes < 1 or args.racks < 1:
         raise CLIError("--datanodes and --racks must be at least 1")
@@ -166,6 +241,7 @@ def run_up(args: argparse.Namespace) -> int:
         raise CLIError(f"--timeout must be positive, got {args.timeout:g}")
     overrides = parse_overrides(getattr(args, "overrides", []))
     _check_om_ha(args, overrides)
+    _check_scm_ha(args, overrides)
     data_dir = Path(str(given_path(args.data_dir, "--data-dir")))
     if (data_dir / STATE_FILE).exists():
         state = _state(data_dir)
@@ -185,10 +261,21 @@ def run_up(args: argparse.Namespace) -> int:
                 f"the cluster in {data_dir} was made with one OM; start it without --om-ha, "
                 "or make an --om-ha one in another --data-dir"
             )
+        if args.scm_ha and not _scm_ha(state):
+            raise CLIError(
+                f"the cluster in {data_dir} was made with one SCM; start it without --scm-ha, "
+                "or make an --scm-ha one in another --data-dir"
+            )
     else:
         try:
             state = plan_cluster(
-                data_dir, args.datanodes, args.racks, overrides, secure=args.secure, om_ha=args.om_ha
+                data_dir,
+                args.datanodes,
+                args.racks,
+                overrides,
+                secure=args.secure,
+                om_ha=args.om_ha,
+                scm_ha=args.scm_ha,
             )
         except OSError as e:
             if e.filename is None:  # not the directory's fault (a port)
@@ -200,19 +287,30 @@ def run_up(args: argparse.Namespace) -> int:
     _init_scm(state)
     tls = _tls(state)
     https = _http_tls(tls)
-    oms = state.oms()
+    oms, scms = state.oms(), state.scms()
     om = f", {len(oms)} OMs of {OM_SERVICE_ID}" if _om_ha(state) else ", OM" if oms else ""
-    print(f"Starting SCM{om} and {len(state.datanodes())} datanode(s) in {state.data_dir}")
-    for daemon in state.daemons:
-        supervisor.start(state, daemon.name)
-    scm = state.daemon("scm")
+    scm = f"{len(scms)} SCMs of {SCM_SERVICE_ID}" if _scm_ha(state) else "SCM"
+    print(f"Starting {scm}{om} and {len(state.datanodes())} datanode(s) in {state.data_dir}")
     try:
-        wait_until(
-            lambda: scm_ready(scm.ports["http"], tls=https),
-            args.timeout,
-            "SCM readiness",
-            _check_alive(state),
-        )
+        if _scm_ha(state):
+            _bootstrap_scms(state, args.timeout)
+        for daemon in state.daemons:
+            supervisor.start(state, daemon.name)
+        for daemon in scms:
+            port = daemon.ports["http"]
+            wait_until(
+                lambda port=port: scm_ready(port, tls=https),
+                args.timeout,
+                f"{daemon.name} readiness" if _scm_ha(state) else "SCM readiness",
+                _check_alive(state),
+            )
+        if _scm_ha(state):
+            wait_until(
+                lambda: _scm_leader(state, https) is not None,
+                args.timeout,
+                f"a leader of {SCM_SERVICE_ID}",
+                _check_alive(state),
+            )
         with _admin(state, tls) as admin:
             try:
                 wait_until(
@@ -233,7 +331,7 @@ def run_up(args: argparse.Namespace) -> int:
             )
         if _om_ha(state):
             wait_until(
-                lambda: _leader(state, https) is not None,
+                lambda: _om_leader(state, https) is not None,
                 args.timeout,
                 f"a leader of {OM_SERVICE_ID}",
                 _check_alive(state),
@@ -262,9 +360,19 @@ def _om_ha(state: ClusterState) -> bool:
     return any(d.name != "om" for d in state.oms())
 
 
-def _leader(state: ClusterState, https: ssl.SSLContext | None) -> str | None:
+def _om_leader(state: ClusterState, https: ssl.SSLContext | None) -> str | None:
     """The OM of the cluster's service that leads and executes calls now, if one does."""
-    return om_leader({d.name: d.ports["http"] for d in state.oms()}, https)
+    return raft_leader({d.name: d.ports["http"] for d in state.oms()}, https)
+
+
+def _scm_ha(state: ClusterState) -> bool:
+    """Whether the cluster runs an SCM service (`--scm-ha`) rather than one SCM."""
+    return any(d.name != "scm" for d in state.scms())
+
+
+def _scm_leader(state: ClusterState, https: ssl.SSLContext | None) -> str | None:
+    """The SCM of the cluster's service that leads and executes calls now, if one does."""
+    return raft_leader({d.name: d.ports["http"] for d in state.scms()}, https)
 
 
 def _check_space(state: ClusterState) -> None:
@@ -301,15 +409,47 @@ def _init_scm(state: ClusterState) -> None:
     certificate."""
     conf = _conf(state)
     joins = state.join_tokens(conf) if security_enabled(conf) else []
-    init = [*state.daemon("scm").command, "--init", *(f"--join-token={j}" for j in joins)]
+    init = [*state.scms()[0].command, "--init", *(f"--join-token={j}" for j in joins)]
     result = subprocess.run(init, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise CLIError(f"SCM init failed: {result.stderr.strip()}")
 
 
-def _check_alive(state: ClusterState):
+def _bootstrap_scms(state: ClusterState, timeout_s: float) -> None:
+    """Starts the primordial SCM (`_init_scm` initialized it), then runs `scm --bootstrap` on the others
+    side by side: each takes the cluster id the running SCM answers (Ozone's scmBootstrap), or finds it
+    already has it (a restart)."""
+    primordial, *others = state.scms()
+    supervisor.start(state, primordial.name)
+    port = primordial.ports["client"]
+    wait_until(
+        lambda: _listening(port), timeout_s, f"{primordial.name} listening", _check_alive(state, [primordial])
+    )
+
+    def bootstrap(daemon: Daemon) -> str | None:
+        try:
+            done = subprocess.run(
+                [*daemon.command, "--bootstrap"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=timeout_s,
+            )
+        except subprocess.TimeoutExpired:
+            return f"SCM {daemon.name} bootstrap did not end within {timeout_s:.0f} s"
+        return None if done.returncode == 0 else f"SCM {daemon.name} bootstrap failed: {done.stderr.strip()}"
+
+    with ThreadPoolExecutor(len(others)) as pool:
+        failed = [why for why in pool.map(bootstrap, others) if why is not None]
+    if failed:
+        raise CLIError("; ".join(failed))
+
+
+def _check_alive(state: ClusterState, daemons: list[Daemon] | None = None) -> Callable[[], None]:
+    """A wait's check that every daemon started (or those of `daemons`) still runs."""
+
     def check() -> None:
-        pids = {d.name: state.pids.get(d.name) for d in state.daemons}
+        pids = {d.name: state.pids.get(d.name) for d in (state.daemons if daemons is None else daemons)}
         dead = [
             f"{name} ({supervisor.exit_status(pid)})"
             for name, pid in pids.items()
@@ -323,16 +463,28 @@ def _check_alive(state: ClusterState):
 
 def _print_endpoints(state: ClusterState, tls: bool) -> None:
     """Every endpoint; on a secure cluster each is mutual TLS (https:// for the web ones)."""
-    scm = state.daemon("scm")
     web = "https" if tls else "http"
     print("Cluster is ready." + ("  Every port is mutual TLS (client certificates required)." if tls else ""))
-    print(f"  SCM client (admin):  {HOST}:{scm.ports['client']}")
-    print(f"  SCM datanode:        {HOST}:{scm.ports['datanode']}")
-    if "block" in scm.ports:
-        print(f"  SCM block (OM):      {HOST}:{scm.ports['block']}")
-    if "security" in scm.ports:
-        print(f"  SCM security (CA):   {HOST}:{scm.ports['security']}")
-    print(f"  SCM web UI:          {web}://{HOST}:{scm.ports['http']}/   (readiness /ready)")
+    if _scm_ha(state):
+        print(f"  SCM service:         {SCM_SERVICE_ID}   (OM, datanodes and admin tools fail over)")
+        for scm in state.scms():
+            print(
+                f"  {scm.name}: client (admin) {HOST}:{scm.ports['client']}"
+                f"  block {HOST}:{scm.ports['block']}  datanode {HOST}:{scm.ports['datanode']}"
+                f"  ratis {HOST}:{scm.ports['ratis']}"
+                f"  web UI {web}://{HOST}:{scm.ports['http']}/   (its role: /api/v1/ratis)"
+            )
+        leader = _scm_leader(state, _http_tls(_tls(state)))
+        print(f"  SCM leader:          {leader or 'none now'}   (pyozone admin scm roles)")
+    else:
+        scm = state.daemon("scm")
+        print(f"  SCM client (admin):  {HOST}:{scm.ports['client']}")
+        print(f"  SCM datanode:        {HOST}:{scm.ports['datanode']}")
+        if "block" in scm.ports:
+            print(f"  SCM block (OM):      {HOST}:{scm.ports['block']}")
+        if "security" in scm.ports:
+            print(f"  SCM security (CA):   {HOST}:{scm.ports['security']}")
+        print(f"  SCM web UI:          {web}://{HOST}:{scm.ports['http']}/   (readiness /ready)")
     if _om_ha(state):
         print(f"  OM service:          {OM_SERVICE_ID}   (ofs://{OM_SERVICE_ID}/...; clients fail over)")
         for om in state.oms():
@@ -340,7 +492,7 @@ def _print_endpoints(state: ClusterState, tls: bool) -> None:
                 f"  {om.name}: client {HOST}:{om.ports['rpc']}  ratis {HOST}:{om.ports['ratis']}"
                 f"  web UI {web}://{HOST}:{om.ports['http']}/   (its role: /api/v1/ratis)"
             )
-        leader = _leader(state, _http_tls(_tls(state)))
+        leader = _om_leader(state, _http_tls(_tls(state)))
         print(f"  OM leader:           {leader or 'none now'}   (pyozone admin om roles)")
     elif state.has("om"):
         om = state.daemon("om")
@@ -404,8 +556,7 @@ def _watch(state: ClusterState, tls: TlsStore | None) -> int:
                     print_status(admin, {})
                 except Exception as e:  # SCM may be down (e.g. after `cluster kill scm`)
                     print(f"SCM not answering: {e}")
-                if _om_ha(state):
-                    print(f"OM leader: {_leader(state, _http_tls(tls)) or 'none now'}")
+                _print_leaders(state, _http_tls(tls))
                 print("\nCtrl-C stops the cluster.", flush=True)
                 for _ in range(20 if interactive else 100):
                     if stop["now"]:
@@ -419,6 +570,14 @@ def _watch(state: ClusterState, tls: TlsStore | None) -> int:
         raise CLIError(f"could not stop: {', '.join(left)}")
     print("Stopped.")
     return 0
+
+
+def _print_leaders(state: ClusterState, https: ssl.SSLContext | None) -> None:
+    """The leader of each HA service of the cluster."""
+    if _scm_ha(state):
+        print(f"SCM leader: {_scm_leader(state, https) or 'none now'}")
+    if _om_ha(state):
+        print(f"OM leader: {_om_leader(state, https) or 'none now'}")
 
 
 def run_down(args: argparse.Namespace) -> int:
@@ -484,8 +643,7 @@ def run_status(args: argparse.Namespace) -> int:
             f"{d.name:6} {'running' if supervisor.is_running(state.pids.get(d.name)) else 'stopped':8} "
             f"pid {state.pids.get(d.name, '-')}"
         )
-    if _om_ha(state):
-        print(f"OM leader: {_leader(state, _http_tls(_tls(state))) or 'none now'}")
+    _print_leaders(state, _http_tls(_tls(state)))
     with _admin(state, _tls(state)) as admin:
         print_status(admin, {})
     return 0

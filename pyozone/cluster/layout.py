@@ -7,7 +7,10 @@ mutual TLS, block and container tokens and ACLs, and names the administrator's c
 `scm --init` writes, so every command run with that configuration acts as the administrator; each other
 daemon names a JOIN credential of its own (`join_tokens`), which `scm --init` mints before its first start.
 With `om_ha` three OMs of one service (`om1`..`om3`, `OM_SERVICE_ID`) take the lone OM's place; the site
-file names the service (`om_service_site`), so every client fails over among them.
+file names the service (`om_service_site`), so every client fails over among them. With `scm_ha` three SCMs
+of one service (`scm1`..`scm3`, `SCM_SERVICE_ID`) take the lone SCM's place the same way
+(`scm_service_site`): OM, the datanodes and the admin tools find them by the service, none by a lone SCM's
+address.
 """
 
 from __future__ import annotations
@@ -136,6 +139,10 @@ class ClusterState:
         """The lone OM, or the OMs of the cluster's HA service (om1, om2, ...)."""
         return [d for d in self.daemons if d.name.rstrip("0123456789") == "om"]
 
+    def scms(self) -> list[Daemon]:
+        """The lone SCM, or the SCMs of the cluster's HA service (scm1, scm2, ...)."""
+        return [d for d in self.daemons if d.name.rstrip("0123456789") == "scm"]
+
     def join_tokens(self, conf: OzoneConfiguration) -> list[str]:
         """`scm --init --join-token` arguments (ROLE=FILE; an HA OM's bound to its node,
         om:SERVICE/NODE=FILE) for every daemon of a secure cluster that has no certificate yet: each gets a
@@ -224,6 +231,60 @@ def om_daemon_defines(node: str, metadata_dir: Path) -> dict[str, str]:
     return {"ozone.om.node.id": node, "ozone.metadata.dirs": str(metadata_dir)}
 
 
+SCM_SERVICE_ID = "scmservice"
+"""The SCM service `cluster up --scm-ha` runs (ozone.scm.service.ids), named as in Ozone's docker-compose
+ozone-ha example; its first SCM is the primordial one (ozone.scm.primordial.node.id), which `scm --init`
+initializes and the others `scm --bootstrap` from."""
+SCM_HA_NODES = ("scm1", "scm2", "scm3")
+
+LOCAL_SCM_HA = {
+    "ozone.scm.ha.ratis.leader.election.timeout": "1s",
+    "hdds.scmclient.failover.retry.interval": "200ms",
+}
+"""What a local SCM service wants instead of Ozone's production timing (an election timeout of 5 s, a client
+waiting 2 s after each round of SCMs): on one machine a killed leader's successor serves within seconds, as
+`LOCAL_OM_HA` does for OMs."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScmHaPorts:
+    """One SCM's ports in an HA service (Ozone's per-node ozone.scm.*.port.SERVICE.NODE keys)."""
+
+    client: int
+    block: int
+    datanode: int
+    http: int
+    ratis: int
+
+
+def scm_service_site(nodes: dict[str, ScmHaPorts], service_id: str = SCM_SERVICE_ID) -> dict[str, str]:
+    """The site keys of one SCM service on this host (Ozone's: ozone.scm.service.ids, ozone.scm.nodes.SVC,
+    ozone.scm.primordial.node.id, ozone.scm.address.SVC.NODE and each protocol's
+    ozone.scm.*.port.SVC.NODE, ozone.scm.http-address.SVC.NODE), with the local timing of `LOCAL_SCM_HA`.
+    The first SCM is the primordial one. Each SCM is told its node id (`scm_daemon_defines`): they share a
+    host."""
+    site = {
+        "ozone.scm.service.ids": service_id,
+        f"ozone.scm.nodes.{service_id}": ",".join(nodes),
+        "ozone.scm.primordial.node.id": next(iter(nodes)),
+    }
+    site.update(LOCAL_SCM_HA)
+    for node, ports in nodes.items():
+        site[f"ozone.scm.address.{service_id}.{node}"] = HOST
+        site[f"ozone.scm.client.port.{service_id}.{node}"] = str(ports.client)
+        site[f"ozone.scm.block.client.port.{service_id}.{node}"] = str(ports.block)
+        site[f"ozone.scm.datanode.port.{service_id}.{node}"] = str(ports.datanode)
+        site[f"ozone.scm.ratis.port.{service_id}.{node}"] = str(ports.ratis)
+        site[f"ozone.scm.http-address.{service_id}.{node}"] = f"{HOST}:{ports.http}"
+    return site
+
+
+def scm_daemon_defines(node: str, metadata_dir: Path) -> dict[str, str]:
+    """What one SCM of a service is told on its command line: which node it is, and its own metadata dir
+    (its VERSION, scm.db and Raft log)."""
+    return {"ozone.scm.node.id": node, "ozone.metadata.dirs": str(metadata_dir)}
+
+
 def admin_cert_dir(data_dir: Path, admin: str) -> Path:
     """Where `scm --init` writes the administrator's client certificate (contract 2 of issue 15)."""
     return data_dir / "scm" / "ca" / "users" / admin
@@ -262,13 +323,16 @@ def plan_cluster(
     overrides: dict[str, str],
     secure: bool = False,
     om_ha: bool = False,
+    scm_ha: bool = False,
 ) -> ClusterState:
     """Ports, directories, the site file and the command line of every daemon. `secure`: certificates,
     mutual TLS, block and container tokens and ACLs, with the login user as the administrator unless
-    `overrides` name ozone.administrators. `om_ha`: the OMs of `OM_SERVICE_ID` instead of one OM."""
+    `overrides` name ozone.administrators. `om_ha`: the OMs of `OM_SERVICE_ID` instead of one OM. `scm_ha`:
+    the SCMs of `SCM_SERVICE_ID` instead of one SCM (`cluster up` refuses it with `secure`)."""
     oms = OM_HA_NODES if om_ha else ()
+    scms = SCM_HA_NODES if scm_ha else ()
     # held together, so no two daemons get the same one
-    ports = iter(free_ports(9 + 3 * len(oms) + 5 * datanodes))
+    ports = iter(free_ports(9 + 3 * len(oms) + 5 * len(scms) + 5 * datanodes))
     data_dir = data_dir.resolve()
     conf_dir = data_dir / "conf"
     logs = data_dir / "logs"
@@ -278,15 +342,22 @@ def plan_cluster(
         next(ports) for _ in range(9)
     )
     om_ports = {node: OmHaPorts(next(ports), next(ports), next(ports)) for node in oms}
+    scm_ha_ports = {node: ScmHaPorts(*(next(ports) for _ in range(5))) for node in scms}
     scm_ports = {"client": scm_client, "datanode": scm_datanode, "http": scm_http, "block": scm_block}
     if secure:
         scm_ports["security"] = scm_security
     site = {
-        "ozone.scm.names": HOST,
-        "ozone.scm.client.address": f"{HOST}:{scm_client}",
-        "ozone.scm.datanode.address": f"{HOST}:{scm_datanode}",
-        "ozone.scm.block.client.address": f"{HOST}:{scm_block}",
-        "ozone.scm.http-address": f"{HOST}:{scm_http}",
+        **(
+            scm_service_site(scm_ha_ports)
+            if scm_ha
+            else {
+                "ozone.scm.names": HOST,
+                "ozone.scm.client.address": f"{HOST}:{scm_client}",
+                "ozone.scm.datanode.address": f"{HOST}:{scm_datanode}",
+                "ozone.scm.block.client.address": f"{HOST}:{scm_block}",
+                "ozone.scm.http-address": f"{HOST}:{scm_http}",
+            }
+        ),
         **(
             om_service_site(om_ports)
             if om_ha
@@ -294,7 +365,8 @@ def plan_cluster(
         ),
         "ozone.s3g.http-address": f"{HOST}:{s3g}",
         "ozone.s3g.webadmin.http-address": f"{HOST}:{s3g_admin}",
-        "ozone.metadata.dirs": str(data_dir / "scm"),
+        # SCM's directory; in a service, the primordial SCM's (each SCM is told its own)
+        "ozone.metadata.dirs": str(data_dir / (scms[0] if scm_ha else "scm")),
         "hdds.scm.safemode.min.datanode": str(min(3, datanodes)),
         "ozone.scm.datanode.pipeline.limit": "2",
         **LOCAL_INTERVALS,
@@ -315,8 +387,28 @@ def plan_cluster(
         args = [arg for key, value in defines.items() for arg in ("-D", f"{key}={value}")]
         return Daemon(node, [*python, "om", *conf_arg, *args, *join(node)], str(logs / f"{node}.log"), ports)
 
+    def scm(node: str) -> Daemon:
+        p = scm_ha_ports[node]
+        args = [
+            arg
+            for key, value in scm_daemon_defines(node, data_dir / node).items()
+            for arg in ("-D", f"{key}={value}")
+        ]
+        ports = {
+            "client": p.client,
+            "block": p.block,
+            "datanode": p.datanode,
+            "http": p.http,
+            "ratis": p.ratis,
+        }
+        return Daemon(node, [*python, "scm", *conf_arg, *args], str(logs / f"{node}.log"), ports)
+
     daemons = [
-        Daemon("scm", [*python, "scm", *conf_arg], str(logs / "scm.log"), scm_ports),
+        *(
+            [scm(node) for node in scms]
+            if scm_ha
+            else [Daemon("scm", [*python, "scm", *conf_arg], str(logs / "scm.log"), scm_ports)]
+        ),
         # OM right after SCM: it waits for SCM's cluster id by itself, and is stopped before SCM.
         *(
             [om(node, {"rpc": p.rpc, "http": p.http, "ratis": p.ratis}) for node, p in om_ports.items()]

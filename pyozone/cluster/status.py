@@ -36,10 +36,11 @@ om_ready = scm_ready
 s3g_ready = scm_ready  # the gateway's web admin port
 
 
-def om_raft_view(
+def raft_view(
     http_port: int, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None
 ) -> dict[str, Any] | None:
-    """An HA OM's /api/v1/ratis (role, ready, term, leader, indexes); None while it does not answer."""
+    """An HA OM's or SCM's /api/v1/ratis (role, ready, term, leader, indexes; both have that shape); None
+    while it does not answer."""
     scheme = "https" if tls is not None else "http"
     try:
         with urllib.request.urlopen(
@@ -51,11 +52,11 @@ def om_raft_view(
     return view if isinstance(view, dict) else None
 
 
-def om_leader(http_ports: dict[str, int], tls: ssl.SSLContext | None = None) -> str | None:
-    """The OM (by node id) that leads its service and executes calls (its term's first entry applied),
-    or None while none does."""
+def raft_leader(http_ports: dict[str, int], tls: ssl.SSLContext | None = None) -> str | None:
+    """The OM or SCM (by node id) that leads its service and executes calls (its term's first entry
+    applied), or None while none does."""
     for node, port in http_ports.items():
-        view = om_raft_view(port, tls=tls)
+        view = raft_view(port, tls=tls)
         if view is not None and view.get("role") == "LEADER" and view.get("ready"):
             return node
     return None

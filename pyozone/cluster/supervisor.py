@@ -153,9 +153,11 @@ def kill(state: ClusterState, name: str) -> bool:
 
 
 def stop_all(state: ClusterState, grace_s: float = 15) -> list[str]:
-    """SIGTERM OM and the datanodes, then SCM (their server); SIGKILL what is left after the grace period."""
-    datanodes = [d.name for d in state.daemons if d.name != "scm"]
-    for group in (datanodes, ["scm"]):
+    """SIGTERM OM and the datanodes, then SCM or the SCMs of its service (their server); SIGKILL what is
+    left after the grace period."""
+    scms = [d.name for d in state.scms()]
+    clients = [d.name for d in state.daemons if d.name not in scms]
+    for group in (clients, scms):
         for name in group:
             signal_daemon(state, name, signal.SIGTERM)
         for name in wait_stopped(state, group, grace_s):

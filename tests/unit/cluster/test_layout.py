@@ -11,6 +11,7 @@ from pyozone.cluster import layout
 from pyozone.cluster.layout import LOCAL_INTERVALS, plan_cluster
 from pyozone.common.fsutil import write_file
 from pyozone.common.om_ha import client_om_service, local_om_node, om_service_nodes
+from pyozone.common.scm_ha import local_scm_node, primordial_scm_node, scm_service_id, scm_service_nodes
 from pyozone.common.tls import TlsPaths
 from pyozone.config.site import load_configuration
 from pyozone.hdds.security.x509 import CertRole
@@ -156,3 +157,48 @@ def test_a_secure_om_ha_plan_mints_each_om_a_join_credential_bound_to_its_node(t
     assert [(r.role, r.name, r.om_node) for r in requests] == [
         (CertRole.OM, "", f"{layout.OM_SERVICE_ID}/{node}") for node in layout.OM_HA_NODES
     ]
+
+
+def test_an_scm_ha_plan_runs_three_scms_of_one_service_that_every_client_finds(tmp_path: Path) -> None:
+    state = plan_cluster(tmp_path, 3, 1, {}, scm_ha=True)
+    assert [d.name for d in state.scms()] == list(layout.SCM_HA_NODES)
+    assert not state.has("scm")
+    conf = load_configuration(Path(state.conf_dir), {})
+    assert scm_service_id(conf) == layout.SCM_SERVICE_ID
+    primordial = primordial_scm_node(conf, layout.SCM_SERVICE_ID)
+    assert primordial is not None and primordial.node_id == "scm1"
+    nodes = scm_service_nodes(conf, layout.SCM_SERVICE_ID)
+    assert [n.node_id for n in nodes] == list(layout.SCM_HA_NODES)
+    ports = [p for d in state.daemons for p in d.ports.values()]
+    assert len(set(ports)) == len(ports)
+    for node in nodes:
+        daemon = state.daemon(node.node_id)
+        assert daemon.command[3] == "scm" and daemon.log.endswith(f"logs/{node.node_id}.log")
+        assert {
+            "client": node.client_address.port,
+            "block": node.block_client_address.port,
+            "datanode": node.datanode_address.port,
+            "http": node.http_address.port,
+            "ratis": node.ratis_address.port,
+        } == daemon.ports
+        # each SCM knows which node it is (they share a host) and keeps its own scm.db and Raft log
+        assert daemon.define("ozone.scm.node.id") == node.node_id
+        assert daemon.define("ozone.metadata.dirs") == str(tmp_path.resolve() / node.node_id)
+        here = local_scm_node(load_configuration(Path(state.conf_dir), {"ozone.scm.node.id": node.node_id}))
+        assert here == node
+    site = (Path(state.conf_dir) / "ozone-site.xml").read_text()
+    for lone in ("ozone.scm.names", "ozone.scm.client.address", "ozone.scm.datanode.address"):
+        assert f"<name>{lone}</name>" not in site  # no daemon or tool finds a lone SCM
+    for key, value in layout.LOCAL_SCM_HA.items():
+        assert conf.get_raw(key) == value
+    assert conf.get("ozone.metadata.dirs") == str(tmp_path.resolve() / "scm1")
+
+
+def test_an_scm_ha_plan_with_an_om_service_runs_both_services(tmp_path: Path) -> None:
+    state = plan_cluster(tmp_path, 3, 1, {}, om_ha=True, scm_ha=True)
+    names = [d.name for d in state.daemons]
+    assert names[:6] == [*layout.SCM_HA_NODES, *layout.OM_HA_NODES]
+    conf = load_configuration(Path(state.conf_dir), {})
+    assert (scm_service_id(conf), client_om_service(conf)) == (layout.SCM_SERVICE_ID, layout.OM_SERVICE_ID)
+    ports = [p for d in state.daemons for p in d.ports.values()]
+    assert len(set(ports)) == len(ports)

@@ -1,11 +1,16 @@
-"""A local cluster's daemon logs are private (issue 28 defect 9): at DEBUG they name other users' keys."""
+"""A local cluster's daemon logs are private (issue 28 defect 9): at DEBUG they name other users' keys. The
+SCMs of a service stop after the daemons that call them."""
 
 from __future__ import annotations
 
+import signal
 import stat
 from pathlib import Path
 
-from pyozone.cluster.layout import plan_cluster
+import pytest
+
+from pyozone.cluster import supervisor
+from pyozone.cluster.layout import SCM_HA_NODES, plan_cluster
 from pyozone.cluster.supervisor import _open_log
 
 
@@ -25,3 +30,17 @@ def test_logs_are_0640_in_a_0750_directory(tmp_path: Path) -> None:
             log.write(b"line\n")
         assert _mode(path) == 0o640
     assert old.read_bytes() == b"an older run\nline\n"
+
+
+def test_stop_all_stops_the_scms_of_a_service_after_every_other_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = plan_cluster(tmp_path / "cluster", 3, 1, {}, scm_ha=True)
+    signalled: list[tuple[str, int]] = []
+    monkeypatch.setattr(
+        supervisor, "signal_daemon", lambda _, name, sig: signalled.append((name, sig)) or True
+    )
+    monkeypatch.setattr(supervisor, "wait_stopped", lambda *_: [])  # each stops when asked
+    assert supervisor.stop_all(state) == []
+    others = [d.name for d in state.daemons if d.name not in SCM_HA_NODES]
+    assert signalled == [(name, signal.SIGTERM) for name in (*others, *SCM_HA_NODES)]
