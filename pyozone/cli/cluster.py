@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import os
 import signal
 import socket
@@ -163,10 +162,7 @@ def _admin(state: ClusterState, tls: TlsStore | None) -> ScmAdminClient:
     """SCM's admin client as the site file names SCM: the lone SCM, or the SCMs of the service, failing over
     for at most ADMIN_FAILOVER_S."""
     nodes = ScmNodes.from_conf(_conf(state), lambda n: n.client_address, scm_client_address)
-    policy = dataclasses.replace(
-        nodes.policy, max_retry_timeout_s=min(nodes.policy.max_retry_timeout_s, ADMIN_FAILOVER_S)
-    )
-    return ScmAdminClient(dataclasses.replace(nodes, policy=policy), timeout_s=5, tls=tls)
+    return ScmAdminClient(nodes.waiting_at_most(ADMIN_FAILOVER_S), timeout_s=5, tls=tls)
 
 
 OM_SERVICE_KEYS = (

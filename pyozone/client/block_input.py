@@ -176,6 +176,8 @@ class BlockInputStream:
                     continue
                 self._chunks, self._preferred = None, None
             order = list(self.location.read_order())
+            if not order:
+                tried.append("the block's location names no datanode (SCM knows no replica of its container)")
             if self._preferred in order:
                 order.remove(self._preferred)
                 order.insert(0, self._preferred)

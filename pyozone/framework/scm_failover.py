@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyozone.common.net import HostPort
@@ -163,6 +163,12 @@ class ScmNodes:
     def service(self) -> bool:
         return len(self.endpoints) > 1
 
+    def waiting_at_most(self, seconds: float) -> ScmNodes:
+        """These SCMs, failing over for at most `seconds` (a caller that holds something while it waits:
+        a datanode's write thread, an operator's status command), or the configured timeout if shorter."""
+        bounded = min(self.policy.max_retry_timeout_s, seconds)
+        return replace(self, policy=replace(self.policy, max_retry_timeout_s=bounded))
+
 
 @dataclass(frozen=True, slots=True)
 class _Node:
@@ -292,8 +298,9 @@ class FailoverStub:
                 if retries >= policy.retry_count or self._clock() >= deadline:
                     raise ScmClientError(
                         f"{name}: no SCM of the service ({self._names()}) took the call after {retries} "
-                        f"failovers (hdds.scmclient.failover.max.retry {policy.max_retry}, "
-                        f"hdds.scmclient.max.retry.timeout {policy.max_retry_timeout_s:g}s); the last, "
+                        f"failovers (hdds.scmclient.failover.max.retry {policy.max_retry}; at most "
+                        f"{policy.max_retry_timeout_s:g}s: hdds.scmclient.max.retry.timeout or the caller's "
+                        "shorter bound); the last, "
                         f"{node.endpoint.node_id} at {node.endpoint.address}: {e.details() or e.code().name}",
                         StatusCode.UNAVAILABLE,
                     ) from None

@@ -36,7 +36,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from pyozone.common.net import HostPort, scm_client_address, scm_datanode_address
 from pyozone.common.tls import TlsStore
@@ -242,9 +242,9 @@ minutes."""
 def scm_lookup_nodes(conf: OzoneConfiguration) -> ScmNodes:
     """The SCMs of the datanode's SCM service at their client ports (failing over between them for at
     most LOOKUP_FAILOVER_S), else the lone SCM at `scm_lookup_address`."""
-    nodes = ScmNodes.from_conf(conf, lambda n: n.client_address, scm_lookup_address)
-    bounded = min(nodes.policy.max_retry_timeout_s, LOOKUP_FAILOVER_S)
-    return replace(nodes, policy=replace(nodes.policy, max_retry_timeout_s=bounded))
+    return ScmNodes.from_conf(conf, lambda n: n.client_address, scm_lookup_address).waiting_at_most(
+        LOOKUP_FAILOVER_S
+    )
 
 
 class ScmContainerLookup:

@@ -182,9 +182,15 @@ def test_the_client_gives_up_once_max_retry_timeout_passed() -> None:
     harness = Harness(lambda node: down(node), nodes)
     with pytest.raises(ScmClientError) as error:
         harness.stub.allocate("request")
-    assert "hdds.scmclient.max.retry.timeout 5s" in str(error.value)
+    assert "at most 5s: hdds.scmclient.max.retry.timeout or the caller's shorter bound" in str(error.value)
     assert harness.sleeps == [2.0, 2.0, 2.0]
     assert harness.now == 6.0
+
+
+def test_a_caller_bounds_how_long_it_fails_over_never_past_the_configured_timeout() -> None:
+    assert ScmNodes(NODES.endpoints).waiting_at_most(30).policy.max_retry_timeout_s == 30
+    short = ScmNodes(NODES.endpoints, ScmFailoverPolicy(max_retry_timeout_s=5.0))
+    assert short.waiting_at_most(30).policy.max_retry_timeout_s == 5.0
 
 
 def test_an_answer_of_the_scm_itself_is_the_callers_at_once() -> None:
